@@ -1,0 +1,33 @@
+"""proctor.core: the journal agents write and operators decide in. No Qt, ever."""
+
+from . import errors
+from .canonical import canonical_json, digest_of
+from .errors import ProctorError
+from .journal import Journal
+from .models import (
+    Actor,
+    ActorKind,
+    ApprovalScope,
+    ApprovalStatus,
+    EffectStatus,
+    InboxFilter,
+    InboxKind,
+    InteractionKind,
+    InteractionStatus,
+    MemoryScope,
+    OnExpiry,
+    ReconciliationStatus,
+    RuleEffect,
+    RunStatus,
+    SafetyClass,
+    ToolCallStatus,
+    Trust,
+)
+from .verify import verify
+
+__all__ = [
+    "Actor", "ActorKind", "ApprovalScope", "ApprovalStatus", "EffectStatus", "InboxFilter",
+    "InboxKind", "InteractionKind", "InteractionStatus", "Journal", "MemoryScope", "OnExpiry",
+    "ProctorError", "ReconciliationStatus", "RuleEffect", "RunStatus", "SafetyClass",
+    "ToolCallStatus", "Trust", "canonical_json", "digest_of", "errors", "verify",
+]

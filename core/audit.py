@@ -1,0 +1,88 @@
+"""The audit log (read side) and the change feed."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from typing import Any
+
+from sqlalchemy import func, select
+
+from . import schema as s
+from .journal import Journal
+from .models import AuditEntry, Change, ChangeSet, Page
+from .rows import to_model, to_models
+
+
+class Audit:
+    def __init__(self, journal: Journal) -> None:
+        self.j = journal
+
+    def list(self, *, before: int | None = None, limit: int = 200, actor: str | None = None,
+             entity_kind: str | None = None, run_id: str | None = None,
+             action_prefix: str | None = None) -> Page[AuditEntry]:
+        """Newest first, keyset-paged by sequence (pass the cursor back as ``before``)."""
+        a = s.audit.c
+        conds = [c for c in (a.sequence < before if before else None,
+                             a.actor == actor if actor else None,
+                             a.entity_kind == entity_kind if entity_kind else None,
+                             a.run_id == run_id if run_id else None,
+                             a.action.like(f"{action_prefix}%") if action_prefix else None)
+                 if c is not None]
+        stmt = select(s.audit).where(*conds).order_by(a.sequence.desc()).limit(limit + 1)
+        rows = self.j.read(lambda c: c.execute(stmt).all())
+        items = to_models(AuditEntry, rows[:limit])
+        cursor = str(items[-1].sequence) if len(rows) > limit and items else None
+        return Page[AuditEntry](items=items, next_cursor=cursor)
+
+    def for_entity(self, entity_id: str) -> list[AuditEntry]:
+        stmt = select(s.audit).where(s.audit.c.entity_id == entity_id).order_by(
+            s.audit.c.sequence)
+        return self.j.read(lambda c: to_models(AuditEntry, c.execute(stmt)))
+
+    def count(self) -> int:
+        stmt = select(func.max(s.audit.c.sequence))
+        return self.j.read(lambda c: int(c.execute(stmt).scalar() or 0))
+
+
+class Changes:
+    """``since(seq)`` tells each view what changed; ``data_version`` is the cheap poll."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.j = journal
+        self._probe: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def latest(self) -> int:
+        stmt = select(func.max(s.changes.c.seq))
+        return self.j.read(lambda c: int(c.execute(stmt).scalar() or 0))
+
+    def since(self, seq: int, limit: int = 5000) -> ChangeSet:
+        stmt = select(s.changes).where(s.changes.c.seq > seq).order_by(
+            s.changes.c.seq).limit(limit)
+
+        def q(conn: Any) -> ChangeSet:
+            rows = to_models(Change, conn.execute(stmt))
+            until = rows[-1].seq if rows else seq
+            return ChangeSet(since=seq, until=until, changes=rows)
+
+        return self.j.read(q)
+
+    def data_version(self) -> int:
+        """SQLite's PRAGMA data_version on one long-lived probe connection (no open
+        transaction, so it never pins a WAL snapshot). Changes when another connection commits."""
+        with self._lock:
+            if self._probe is None:
+                from .db import _connect
+
+                self._probe = _connect(self.j.path, True, self.j.busy_timeout)
+            return int(self._probe.execute("PRAGMA data_version").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._probe is not None:
+                self._probe.close()
+                self._probe = None
+
+
+__all__ = ["Audit", "Changes", "to_model"]

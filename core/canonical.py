@@ -1,0 +1,39 @@
+"""Canonical JSON and digests: one helper, used everywhere."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from .errors import ValidationError
+
+ZERO_DIGEST = "0" * 64
+
+
+def canonical_json(obj: Any) -> str:
+    """Serialize ``obj`` deterministically; NaN and Infinity are refused."""
+    try:
+        return json.dumps(
+            obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"not valid JSON data: {exc}", field="") from exc
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def digest_of(obj: Any) -> str:
+    """sha256 over the canonical JSON of ``obj``."""
+    return sha256_hex(canonical_json(obj))
+
+
+def chain_digest(prev_digest: str, obj: Any) -> str:
+    """One link of a hash chain: sha256(prev_digest + canonical(obj))."""
+    return sha256_hex(prev_digest + canonical_json(obj))
+
+
+def loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)

@@ -1,0 +1,155 @@
+"""SQLite engine setup: the only place with SQLite-specific SQL.
+
+WAL, synchronous=FULL, foreign_keys=ON, busy_timeout, and BEGIN IMMEDIATE for
+every transaction that may write (the documented pysqlite recipe: the driver's
+own transaction handling is switched off and the BEGIN is emitted by us).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from sqlalchemy import Engine, create_engine, event, exc, text
+from sqlalchemy.pool import QueuePool
+
+from . import errors
+from .schema import IMMUTABLE_TABLES
+
+BUSY_TIMEOUT_S = 5.0
+
+# Every revision this code knows, oldest first. A test checks it against Alembic.
+SCHEMA_REVISIONS = ("0001",)
+SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
+
+
+def path_from_url(url_or_path: str | os.PathLike[str]) -> Path:
+    raw = os.fspath(url_or_path)
+    if raw.startswith("sqlite:///"):
+        raw = raw[len("sqlite:///") :]
+    elif "://" in raw:
+        raise errors.StoreError(f"unsupported journal URL {raw!r}: only sqlite:/// is supported")
+    return Path(raw).expanduser().absolute()
+
+
+def prepare_file(path: Path) -> bool:
+    """Create the journal's folder (0700) and file (0600) if missing. True if created."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True)
+    if path.exists():
+        return path.stat().st_size == 0
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.close(fd)
+    return True
+
+
+def _connect(path: Path, read_only: bool, timeout: float) -> sqlite3.Connection:
+    if read_only:
+        uri = f"file:{quote(str(path))}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False,
+                               isolation_level=None)
+    else:
+        conn = sqlite3.connect(str(path), timeout=timeout, check_same_thread=False,
+                               isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = FULL")
+    return conn
+
+
+def make_engine(path: Path, *, read_only: bool, immediate: bool,
+                timeout: float = BUSY_TIMEOUT_S) -> Engine:
+    """An engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN (reads)."""
+    engine = create_engine(
+        "sqlite://",
+        creator=lambda: _connect(path, read_only, timeout),
+        poolclass=QueuePool,
+        pool_size=4,
+        max_overflow=8,
+        pool_reset_on_return="rollback",
+    )
+    begin_sql = "BEGIN IMMEDIATE" if immediate and not read_only else "BEGIN"
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn):  # noqa: ANN001 - SQLAlchemy event signature
+        conn.exec_driver_sql(begin_sql)
+
+    return engine
+
+
+def enable_wal(path: Path, timeout: float = BUSY_TIMEOUT_S) -> None:
+    conn = _connect(path, False, timeout)
+    try:
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise errors.StoreError(f"could not switch {path} to WAL (got {mode})")
+    finally:
+        conn.close()
+
+
+def translate(err: BaseException) -> errors.ProctorError | None:
+    """Map a DBAPI error to a typed Proctor error, or None if it is not a store fault."""
+    orig = getattr(err, "orig", err)
+    if not isinstance(orig, sqlite3.Error):
+        return None
+    name = getattr(orig, "sqlite_errorname", "") or ""
+    msg = str(orig)
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in msg:
+        return errors.StoreBusy(f"the journal is busy (locked by another process): {msg}")
+    if name.startswith("SQLITE_READONLY") or "readonly" in msg:
+        return errors.StoreReadOnly(f"the journal is read-only: {msg}")
+    if name.startswith("SQLITE_FULL") or name.startswith("SQLITE_IOERR"):
+        return errors.StoreFull(f"the journal could not be written: {msg}")
+    if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or "malformed" in msg or "not a database" in msg:
+        return errors.Corrupt(f"the journal file is damaged: {msg}")
+    if name.startswith("SQLITE_CANTOPEN"):
+        return errors.StoreError(f"the journal file cannot be opened: {msg}",
+                                 hint="Check the path and its permissions.")
+    return None
+
+
+def raise_translated(err: exc.DBAPIError | sqlite3.Error) -> None:
+    typed = translate(err)
+    if typed is not None:
+        raise typed from err
+
+
+def create_immutability_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    """UPDATE/DELETE on evidence tables abort (DESIGN invariant 8)."""
+    for table in IMMUTABLE_TABLES:
+        for op in ("UPDATE", "DELETE"):
+            conn.execute(text(
+                f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_{op.lower()} "
+                f"BEFORE {op} ON {table} BEGIN "
+                f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
+            ))
+
+
+def trigger_names(conn) -> set[str]:  # noqa: ANN001
+    rows = conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))
+    return {r[0] for r in rows}
+
+
+def expected_trigger_names() -> set[str]:
+    return {f"trg_{t}_no_{op}" for t in IMMUTABLE_TABLES for op in ("update", "delete")}
+
+
+def current_revision(conn) -> str | None:  # noqa: ANN001
+    has = conn.execute(text(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='alembic_version'"
+    )).first()
+    if not has:
+        return None
+    row = conn.execute(text("SELECT version_num FROM alembic_version")).first()
+    return row[0] if row else None
+
+
+def integrity_check(conn, quick: bool = False) -> list[str]:  # noqa: ANN001
+    pragma = "quick_check" if quick else "integrity_check"
+    return [r[0] for r in conn.execute(text(f"PRAGMA {pragma}"))]
+
+
+def backup_to(conn, target: Path) -> None:  # noqa: ANN001
+    conn.execute(text("VACUUM INTO :t"), {"t": str(target)})

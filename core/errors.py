@@ -1,0 +1,113 @@
+"""Typed errors raised by proctor.core.
+
+Every error carries a message an operator can act on (``str(err)``) and a short
+``hint`` naming the next step. Callers catch the class, not the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ProctorError(Exception):
+    """Base class of every error proctor.core raises on purpose."""
+
+    hint: str = ""
+
+    def __init__(self, message: str, *, hint: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        if hint is not None:
+            self.hint = hint
+        self.details = details
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class NotFound(ProctorError):
+    hint = "It may have been removed, or the id is mistyped."
+
+
+class StaleVersion(ProctorError):
+    hint = "Someone changed it since you looked. Reload and decide again."
+
+
+class AlreadyDecided(ProctorError):
+    hint = "Nothing to do: it was decided already. Reload to see the decision."
+
+
+class Expired(ProctorError):
+    hint = "The request expired before the decision; the agent has been told."
+
+
+class IdempotencyConflict(ProctorError):
+    hint = "The same request id was used before with different content; use a new id."
+
+
+class InvalidTransition(ProctorError):
+    hint = "The item is not in a state that allows this action. Reload it."
+
+
+class RunTerminal(InvalidTransition):
+    hint = "The run has ended; it accepts no new requests or decisions."
+
+
+class NotAllowed(ProctorError):
+    hint = "Another operator must do this."
+
+
+class DigestMismatch(ProctorError):
+    hint = "The action changed after it was approved; request a new approval."
+
+
+class NotConsumable(ProctorError):
+    hint = "Only an approved, unconsumed approval can be consumed."
+
+
+class EffectBusy(ProctorError):
+    hint = "Another worker holds a live lease on this effect; wait for it."
+
+
+class EffectAmbiguous(ProctorError):
+    hint = "Nobody knows whether this effect happened. A person must resolve it."
+
+
+class EffectCommitted(ProctorError):
+    hint = "The effect already happened; it is never run again."
+
+
+class ValidationError(ProctorError):
+    hint = "Fix the named field and submit again."
+
+    def __init__(self, message: str, *, field: str = "", **details: Any) -> None:
+        super().__init__(message, field=field, **details)
+        self.field = field
+
+
+class StoreError(ProctorError):
+    """The journal file itself could not be used."""
+
+
+class StoreBusy(StoreError):
+    hint = "Another process holds the journal lock. Retry in a moment."
+
+
+class StoreReadOnly(StoreError):
+    hint = "The journal is open read-only; reopen it writable to make changes."
+
+
+class StoreFull(StoreError):
+    hint = "The disk is full or a file-size limit was hit; free space and retry."
+
+
+class SchemaTooNew(StoreError):
+    hint = "This journal was written by a newer Proctor. Upgrade Proctor to open it."
+
+
+class SchemaTooOld(StoreError):
+    hint = "Open it with migration allowed (a backup is made first), or read-only."
+
+
+class Corrupt(StoreError):
+    hint = "Restore the journal from a backup; `proctor verify` names what is broken."

@@ -1,0 +1,266 @@
+"""Human interactions: the agent asks, a person answers through a validated form."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import jsonschema
+from sqlalchemy import insert, select, update
+
+from . import errors
+from . import schema as s
+from .approvals import write_decision
+from .canonical import canonical_json, digest_of
+from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
+from .journal import Journal, Tx
+from .models import Interaction, InteractionKind, InteractionStatus
+from .rows import fetch_one, interaction_select, to_models
+
+MAX_PROMPT = 100_000
+
+
+def option_values(options: list[Any]) -> list[Any]:
+    return [o.get("value") if isinstance(o, dict) else o for o in options]
+
+
+def default_schema(kind: InteractionKind, options: list[Any]) -> dict:
+    """The response schema each interaction type gets when the agent gives none."""
+    obj = {"type": "object", "additionalProperties": False}
+    text = {"type": "string", "minLength": 1}
+    note = {"type": "string"}
+    if kind == InteractionKind.QUESTION:
+        return {**obj, "properties": {"text": text}, "required": ["text"]}
+    if kind == InteractionKind.CHOICE:
+        return {**obj, "properties": {"choice": {"enum": option_values(options)}, "note": note},
+                "required": ["choice"]}
+    if kind == InteractionKind.CONFIRMATION:
+        return {**obj, "properties": {"confirmed": {"type": "boolean"}, "note": note},
+                "required": ["confirmed"]}
+    if kind == InteractionKind.DIFF_REVIEW:
+        return {**obj, "properties": {
+            "verdict": {"enum": ["approve", "request_changes", "reject"]}, "comment": note},
+            "required": ["verdict"]}
+    if kind == InteractionKind.MERGE_CONFLICT:
+        return {**obj, "properties": {"resolution": {"enum": ["ours", "theirs", "merged"]},
+                                      "merged": note},
+                "required": ["resolution"]}
+    if kind == InteractionKind.CREDENTIAL_BINDING:
+        return {**obj, "properties": {"credential_ref": text, "note": note},
+                "required": ["credential_ref"]}
+    if kind == InteractionKind.MEMORY_CHANGE_REVIEW:
+        return {**obj, "properties": {"verdict": {"enum": ["accept", "reject", "edit"]},
+                                      "content": note},
+                "required": ["verdict"]}
+    raise errors.ValidationError("a form needs a response_schema", field="response_schema")
+
+
+def validate_response(schema: dict, response: Any) -> None:
+    """Raise ValidationError naming the first bad field."""
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = sorted(validator.iter_errors(response), key=lambda e: list(e.absolute_path))
+    if problems:
+        first = problems[0]
+        field = "/".join(str(p) for p in first.absolute_path) or (
+            first.validator_value[0] if first.validator == "required" and
+            isinstance(first.validator_value, list) and len(first.validator_value) == 1 else "")
+        if first.validator == "required":
+            field = _missing_field(first.message) or field
+        raise errors.ValidationError(
+            f"{field or 'answer'}: {first.message}", field=str(field),
+            all=[e.message for e in problems])
+
+
+def _missing_field(message: str) -> str:
+    # jsonschema: "'name' is a required property"
+    return message.split("'")[1] if message.count("'") >= 2 else ""
+
+
+def check_schema(schema: Any) -> None:
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise errors.ValidationError(f"invalid response_schema: {exc.message}",
+                                     field="response_schema") from exc
+
+
+class Interactions:
+    def __init__(self, journal: Journal) -> None:
+        self.j = journal
+
+    # ------------------------------------------------------------ agent side
+    def ask(self, run_id: str, kind: InteractionKind | str, prompt: str, *,
+            request: Any = None, response_schema: dict | None = None,
+            options: list[Any] | None = None, expires_in: float | None = None,
+            request_key: str | None = None) -> Interaction:
+        """Ask a person. Idempotent by ``request_key``."""
+        kind = InteractionKind(kind)
+        options = list(options or [])
+        if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > MAX_PROMPT:
+            raise errors.ValidationError("the prompt must be non-empty text", field="prompt")
+        if kind == InteractionKind.CHOICE and not options:
+            raise errors.ValidationError("a choice needs options", field="options")
+        schema = response_schema if response_schema is not None else default_schema(kind, options)
+        check_schema(schema)
+        body = {"run_id": run_id, "kind": kind.value, "prompt": prompt, "request": request,
+                "schema": schema, "options": options}
+        canonical_json(body)
+
+        def op(tx: Tx) -> str:
+            key = request_key or tx.new_id("req")
+            row = tx.conn.execute(select(s.interactions.c.id, s.interactions.c.request_digest)
+                                  .where(s.interactions.c.request_key == key)).first()
+            if row is not None:
+                if row.request_digest != digest_of(body):
+                    raise errors.IdempotencyConflict(
+                        f"question {key!r} was asked before with other content")
+                return row.id
+            run = tx.live_run(run_id)
+            iid = tx.new_id("int")
+            tx.conn.execute(insert(s.interactions).values(
+                id=iid, run_id=run_id, attempt=run.current_attempt, agent=run.agent,
+                kind=kind.value, prompt=prompt, request=canonical_json(request),
+                response_schema=canonical_json(schema), options=canonical_json(options),
+                status=InteractionStatus.REQUESTED.value,
+                expires_at=tx.now + expires_in if expires_in else None, request_key=key,
+                request_digest=digest_of(body), version=1, created_at=tx.now))
+            tx.changed("interaction", iid, run_id)
+            tx.append_event(run, "interaction.requested",
+                            {"interaction_id": iid, "kind": kind.value, "prompt": prompt[:500]},
+                            status=status_when_opening(run))
+            return iid
+
+        return self.get(self.j.write(op))
+
+    def wait(self, interaction_id: str, timeout: float, poll: float = 0.05) -> Interaction:
+        deadline = time.monotonic() + timeout
+        while True:
+            item = self.get(interaction_id)
+            if item.status in (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED) \
+                    and item.expires_at is not None and self.j.now() >= item.expires_at:
+                self.expire_due()
+                item = self.get(interaction_id)
+            if item.status not in OPEN_INTERACTION or time.monotonic() >= deadline:
+                return item
+            time.sleep(poll)
+
+    def withdraw(self, interaction_id: str, reason: str) -> Interaction:
+        def op(tx: Tx) -> None:
+            row = self._row(tx, interaction_id)
+            if row.status not in OPEN_INTERACTION:
+                raise errors.InvalidTransition(f"question {interaction_id} is {row.status}")
+            self._close(tx, row, InteractionStatus.CANCELLED, {})
+            tx.audit("interaction.withdrawn", "interaction", interaction_id, run_id=row.run_id,
+                     reason=reason, before={"status": row.status},
+                     after={"status": "cancelled"})
+            tx.run_event(row.run_id, "interaction.withdrawn",
+                         {"interaction_id": interaction_id, "reason": reason},
+                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+
+        self.j.write(op)
+        return self.get(interaction_id)
+
+    def expire_due(self) -> int:
+        if self.j.read_only:
+            return 0
+
+        def op(tx: Tx) -> int:
+            rows = tx.conn.execute(select(s.interactions).where(
+                s.interactions.c.status.in_(OPEN_INTERACTION),
+                s.interactions.c.expires_at <= tx.now).limit(500)).all()
+            for row in rows:
+                self._expire(tx, row)
+            return len(rows)
+
+        return self.j.write(op)
+
+    def _expire(self, tx: Tx, row: Any) -> None:
+        self._close(tx, row, InteractionStatus.EXPIRED, {"resolved_at": tx.now,
+                                                         "resolved_by": "system:expiry"})
+        tx.audit("interaction.expired", "interaction", row.id, run_id=row.run_id,
+                 actor="system:expiry", before={"status": row.status},
+                 after={"status": "expired"})
+        tx.run_event(row.run_id, "interaction.expired", {"interaction_id": row.id},
+                     status=status_after_closing(tx.conn, tx.run_row(row.run_id)),
+                     actor="system:expiry")
+
+    # ------------------------------------------------------------ operator side
+    def answer(self, interaction_id: str, response: Any, *, expected_version: int,
+               reason: str | None = None, request_id: str | None = None,
+               source: str = "desk") -> Interaction:
+        """Answer, validated against the question's schema. One transaction."""
+        self.j.require_operator()
+        canonical_json(response)
+        request = {"op": "interaction.answer", "id": interaction_id, "response": response,
+                   "expected_version": expected_version}
+
+        def op(tx: Tx) -> None:
+            if tx.replayed(request_id, request):
+                return
+            row = self._row(tx, interaction_id)
+            if row.status == InteractionStatus.EXPIRED:
+                raise errors.Expired(f"question {interaction_id} expired before the answer")
+            if row.status not in OPEN_INTERACTION:
+                raise errors.AlreadyDecided(
+                    f"question {interaction_id} is already {row.status}"
+                    + (f" by {row.resolved_by}" if row.resolved_by else ""),
+                    status=row.status, decided_by=row.resolved_by)
+            if row.expires_at is not None and tx.now >= row.expires_at:
+                self._expire(tx, row)
+                tx.raise_after_commit(errors.Expired(
+                    f"question {interaction_id} expired before the answer"))
+                return
+            if row.version != expected_version:
+                raise errors.StaleVersion(f"question {interaction_id} changed since you looked")
+            if tx.actor.name == row.agent:
+                raise errors.NotAllowed(f"{row.agent} asked this and cannot answer it")
+            validate_response(_loads(row.response_schema), response)
+            self._close(tx, row, InteractionStatus.RESOLVED, {
+                "resolved_at": tx.now, "resolved_by": tx.actor.label,
+                "response": canonical_json(response)})
+            write_decision(tx, "interaction", interaction_id, row.run_id, response,
+                           actor=tx.actor.label, source=source, reason=reason,
+                           request_id=request_id)
+            tx.audit("interaction.answered", "interaction", interaction_id, run_id=row.run_id,
+                     before={"status": row.status}, after={"status": "resolved"},
+                     reason=reason, request_id=request_id, request=request)
+            tx.run_event(row.run_id, "interaction.answered",
+                         {"interaction_id": interaction_id, "by": tx.actor.label},
+                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+
+        self.j.write(op)
+        return self.get(interaction_id)
+
+    # ------------------------------------------------------------ reads
+    def get(self, interaction_id: str) -> Interaction:
+        stmt = interaction_select().where(s.interactions.c.id == interaction_id)
+        return self.j.read(lambda c: fetch_one(c, Interaction, stmt,
+                                               f"question {interaction_id}"))
+
+    def for_run(self, run_id: str) -> list[Interaction]:
+        stmt = interaction_select().where(s.interactions.c.run_id == run_id).order_by(
+            s.interactions.c.created_at, s.interactions.c.id)
+        return self.j.read(lambda c: to_models(Interaction, c.execute(stmt)))
+
+    @staticmethod
+    def _row(tx: Tx, interaction_id: str) -> Any:
+        row = tx.conn.execute(select(s.interactions).where(
+            s.interactions.c.id == interaction_id)).first()
+        if row is None:
+            raise errors.NotFound(f"question {interaction_id} does not exist")
+        return row
+
+    @staticmethod
+    def _close(tx: Tx, row: Any, status: InteractionStatus, values: dict) -> None:
+        done = tx.conn.execute(update(s.interactions).where(
+            s.interactions.c.id == row.id, s.interactions.c.version == row.version).values(
+            status=status.value, version=row.version + 1, **values)).rowcount
+        if done != 1:
+            raise errors.StaleVersion(f"question {row.id} changed meanwhile")
+        tx.changed("interaction", row.id, row.run_id)
+
+
+def _loads(text: str) -> Any:
+    import json
+
+    return json.loads(text)

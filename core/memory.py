@@ -1,0 +1,302 @@
+"""Agent memory: scoped entries, every change a mutation row, conflicts reconciled by a person."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+
+from . import errors
+from . import schema as s
+from .approvals import write_decision
+from .canonical import digest_of, sha256_hex
+from .journal import Journal, Tx
+from .models import (
+    MemoryEntry,
+    MemoryMutation,
+    MemoryScope,
+    Reconciliation,
+    ReconciliationStatus,
+    Trust,
+)
+from .rows import fetch_one, reconciliation_select, to_model, to_models
+
+MAX_CONTENT = 200_000
+
+
+def content_hash(text: str) -> str:
+    return sha256_hex(text)
+
+
+class Memory:
+    def __init__(self, journal: Journal) -> None:
+        self.j = journal
+
+    # ------------------------------------------------------------ writes (agent and operator)
+    def add(self, scope: MemoryScope | str, scope_key: str, title: str, content: str, *,
+            kind: str = "fact", priority: int = 0, trust: Trust | str = Trust.AGENT_OBSERVED,
+            sensitivity: str = "normal", run_id: str | None = None,
+            idempotency_key: str | None = None, reason: str | None = None,
+            entry_id: str | None = None) -> MemoryEntry:
+        scope, trust = MemoryScope(scope), Trust(trust)
+        _check_content(content)
+        request = {"op": "add", "scope": scope.value, "scope_key": scope_key, "title": title,
+                   "content": content, "kind": kind}
+
+        def op(tx: Tx) -> str:
+            prior = self._replayed(tx, idempotency_key, request)
+            if prior:
+                return prior
+            eid = entry_id or tx.new_id("mem")
+            h = content_hash(content)
+            tx.conn.execute(insert(s.memory_entries).values(
+                id=eid, scope=scope.value, scope_key=scope_key, kind=kind, title=title,
+                content=content, priority=priority, trust=trust.value, sensitivity=sensitivity,
+                pinned=False, confirmed=trust == Trust.USER_CONFIRMED, deleted=False, version=1,
+                content_hash=h, source_run_id=run_id, created_at=tx.now, updated_at=tx.now))
+            self._mutation(tx, eid, "add", 1, None, None, h, content, reason, run_id,
+                           idempotency_key, request)
+            return eid
+
+        return self.get(self.j.write(op))
+
+    def replace(self, entry_id: str, content: str, *, expected_version: int,
+                title: str | None = None, reason: str | None = None, run_id: str | None = None,
+                idempotency_key: str | None = None) -> MemoryEntry:
+        _check_content(content)
+        trust = Trust.OPERATOR_EDITED if self.j.actor.kind == "operator" else None
+        values: dict[str, Any] = {"content": content, "content_hash": content_hash(content)}
+        if title is not None:
+            values["title"] = title
+        if trust is not None:
+            values["trust"] = trust.value
+        return self._change(entry_id, "replace", expected_version, values, reason, run_id,
+                            idempotency_key, {"content": content, "title": title})
+
+    def remove(self, entry_id: str, *, expected_version: int, reason: str | None = None,
+               idempotency_key: str | None = None) -> MemoryEntry:
+        return self._change(entry_id, "remove", expected_version, {"deleted": True}, reason,
+                            None, idempotency_key, {}, need_live=True)
+
+    def restore(self, entry_id: str, *, expected_version: int, reason: str | None = None,
+                idempotency_key: str | None = None) -> MemoryEntry:
+        return self._change(entry_id, "restore", expected_version, {"deleted": False}, reason,
+                            None, idempotency_key, {}, need_deleted=True)
+
+    def confirm(self, entry_id: str, *, expected_version: int, reason: str | None = None,
+                idempotency_key: str | None = None) -> MemoryEntry:
+        return self._change(entry_id, "confirm", expected_version,
+                            {"confirmed": True, "trust": Trust.USER_CONFIRMED.value}, reason,
+                            None, idempotency_key, {})
+
+    def pin(self, entry_id: str, pinned: bool = True, *, expected_version: int,
+            reason: str | None = None, idempotency_key: str | None = None) -> MemoryEntry:
+        op = "pin" if pinned else "unpin"
+        return self._change(entry_id, op, expected_version, {"pinned": pinned}, reason, None,
+                            idempotency_key, {})
+
+    def _change(self, entry_id: str, operation: str, expected_version: int,
+                values: dict, reason: str | None, run_id: str | None,
+                idempotency_key: str | None, extra: dict, need_live: bool = False,
+                need_deleted: bool = False) -> MemoryEntry:
+        request = {"op": operation, "entry_id": entry_id, "expected_version": expected_version,
+                   **extra}
+
+        def op(tx: Tx) -> str:
+            if self._replayed(tx, idempotency_key, request):
+                return entry_id
+            row = self._entry_row(tx, entry_id)
+            if row.version != expected_version:
+                raise errors.StaleVersion(
+                    f"memory entry {entry_id} is at version {row.version}, "
+                    f"you saw {expected_version}")
+            if need_live and row.deleted:
+                raise errors.InvalidTransition(f"memory entry {entry_id} is already removed")
+            if need_deleted and not row.deleted:
+                raise errors.InvalidTransition(f"memory entry {entry_id} is not removed")
+            self._apply(tx, row, operation, values, reason, run_id, idempotency_key, request)
+            if tx.actor.kind == "operator":
+                tx.audit(f"memory.{operation}", "memory", entry_id, run_id=run_id,
+                         before={"version": row.version, "hash": row.content_hash},
+                         after={"version": row.version + 1}, reason=reason)
+            return entry_id
+
+        return self.get(self.j.write(op))
+
+    def _apply(self, tx: Tx, row: Any, operation: str, values: dict, reason: str | None,
+               run_id: str | None, idempotency_key: str | None, request: Any) -> None:
+        version = row.version + 1
+        done = tx.conn.execute(update(s.memory_entries).where(
+            s.memory_entries.c.id == row.id, s.memory_entries.c.version == row.version).values(
+            version=version, updated_at=tx.now, **values)).rowcount
+        if done != 1:
+            raise errors.StaleVersion(f"memory entry {row.id} changed meanwhile")
+        after = values.get("content", row.content)
+        self._mutation(tx, row.id, operation, version, row.content_hash, row.content,
+                       content_hash(after), after, reason, run_id, idempotency_key, request)
+
+    def _mutation(self, tx: Tx, entry_id: str, operation: str, version: int,
+                  before_hash: str | None, before: str | None, after_hash: str,
+                  after: str, reason: str | None, run_id: str | None,
+                  idempotency_key: str | None, request: Any) -> None:
+        mid = tx.new_id("mut")
+        tx.conn.execute(insert(s.memory_mutations).values(
+            id=mid, entry_id=entry_id, operation=operation, actor=tx.actor.label,
+            reason=reason, version=version, before_hash=before_hash, after_hash=after_hash,
+            before_content=before, after_content=after, run_id=run_id,
+            idempotency_key=idempotency_key,
+            request_digest=digest_of(request) if idempotency_key else None, created_at=tx.now))
+        tx.changed("memory", entry_id, run_id)
+        if run_id:
+            tx.run_event(run_id, "memory.changed",
+                         {"entry_id": entry_id, "operation": operation, "version": version})
+
+    @staticmethod
+    def _replayed(tx: Tx, key: str | None, request: Any) -> str | None:
+        if key is None:
+            return None
+        row = tx.conn.execute(select(s.memory_mutations.c.entry_id,
+                                     s.memory_mutations.c.request_digest).where(
+            s.memory_mutations.c.idempotency_key == key)).first()
+        if row is None:
+            return None
+        if row.request_digest != digest_of(request):
+            raise errors.IdempotencyConflict(f"memory change {key!r} was made with other content")
+        return row.entry_id
+
+    @staticmethod
+    def _entry_row(tx: Tx, entry_id: str) -> Any:
+        row = tx.conn.execute(select(s.memory_entries).where(
+            s.memory_entries.c.id == entry_id)).first()
+        if row is None:
+            raise errors.NotFound(f"memory entry {entry_id} does not exist")
+        return row
+
+    # ------------------------------------------------------------ conflicts
+    def record_conflict(self, entry_id: str, incoming_content: str, *, incoming_source: str,
+                        run_id: str | None = None,
+                        local_version: int | None = None) -> Reconciliation:
+        """Two versions of one entry disagree: park the incoming one for a person."""
+        _check_content(incoming_content)
+
+        def op(tx: Tx) -> str:
+            row = self._entry_row(tx, entry_id)
+            rid = tx.new_id("rec")
+            tx.conn.execute(insert(s.reconciliations).values(
+                id=rid, entry_id=entry_id, local_content=row.content,
+                local_version=local_version or row.version, incoming_content=incoming_content,
+                incoming_source=incoming_source, run_id=run_id, status="pending", version=1,
+                created_at=tx.now))
+            tx.changed("reconciliation", rid, run_id)
+            if run_id:
+                tx.run_event(run_id, "memory.conflict", {"reconciliation_id": rid,
+                                                         "entry_id": entry_id})
+            return rid
+
+        return self.reconciliation(self.j.write(op))
+
+    def resolve(self, item_id: str, choice: ReconciliationStatus | str, *,
+                expected_version: int, merged_content: str | None = None,
+                reason: str | None = None, request_id: str | None = None) -> Reconciliation:
+        """Accept local / accept incoming / merged / dismiss: the mutation and the
+        resolution in one transaction."""
+        self.j.require_operator()
+        choice = ReconciliationStatus(choice)
+        if choice == ReconciliationStatus.PENDING:
+            raise errors.ValidationError("choose how to resolve the conflict", field="choice")
+        if choice == ReconciliationStatus.MERGED:
+            if not merged_content:
+                raise errors.ValidationError("merged content is required", field="merged")
+            _check_content(merged_content)
+        request = {"op": "memory.resolve", "id": item_id, "choice": choice.value,
+                   "merged": merged_content, "expected_version": expected_version}
+
+        def op(tx: Tx) -> None:
+            if tx.replayed(request_id, request):
+                return
+            item = tx.conn.execute(select(s.reconciliations).where(
+                s.reconciliations.c.id == item_id)).first()
+            if item is None:
+                raise errors.NotFound(f"memory conflict {item_id} does not exist")
+            if item.status != "pending":
+                raise errors.AlreadyDecided(
+                    f"memory conflict {item_id} is already {item.status} by {item.resolved_by}",
+                    status=item.status, decided_by=item.resolved_by)
+            if item.version != expected_version:
+                raise errors.StaleVersion(f"memory conflict {item_id} changed since you looked")
+            entry = self._entry_row(tx, item.entry_id)
+            new_content = {ReconciliationStatus.ACCEPTED_INCOMING: item.incoming_content,
+                           ReconciliationStatus.MERGED: merged_content}.get(choice)
+            if new_content is not None and new_content != entry.content:
+                self._apply(tx, entry, f"reconcile_{choice.value}",
+                            {"content": new_content, "content_hash": content_hash(new_content)},
+                            reason, item.run_id, None, request)
+            tx.conn.execute(update(s.reconciliations).where(
+                s.reconciliations.c.id == item_id).values(
+                status=choice.value, version=item.version + 1, resolved_at=tx.now,
+                resolved_by=tx.actor.label, resolution_reason=reason))
+            tx.changed("reconciliation", item_id, item.run_id)
+            write_decision(tx, "reconciliation", item_id, item.run_id, {"choice": choice.value},
+                           actor=tx.actor.label, source="desk", reason=reason,
+                           request_id=request_id)
+            tx.audit(f"memory.conflict_{choice.value}", "reconciliation", item_id,
+                     run_id=item.run_id, before={"status": "pending"},
+                     after={"status": choice.value, "entry_id": item.entry_id}, reason=reason,
+                     request_id=request_id, request=request)
+            if item.run_id and not tx.run_row(item.run_id).status in (
+                    "completed", "failed", "cancelled"):
+                tx.run_event(item.run_id, "memory.conflict_resolved",
+                             {"reconciliation_id": item_id, "choice": choice.value})
+
+        self.j.write(op)
+        return self.reconciliation(item_id)
+
+    # ------------------------------------------------------------ reads
+    def get(self, entry_id: str) -> MemoryEntry:
+        stmt = select(s.memory_entries).where(s.memory_entries.c.id == entry_id)
+        return self.j.read(lambda c: fetch_one(c, MemoryEntry, stmt, f"memory entry {entry_id}"))
+
+    def list(self, *, scope: str | None = None, scope_key: str | None = None,
+             include_deleted: bool = False, text: str | None = None,
+             limit: int = 500) -> list[MemoryEntry]:
+        from .runs import escape_like
+
+        m = s.memory_entries.c
+        conds = [c for c in (m.scope == scope if scope else None,
+                             m.scope_key == scope_key if scope_key else None,
+                             None if include_deleted else m.deleted.is_(False),
+                             m.content.ilike(f"%{escape_like(text)}%", escape="\\")
+                             if text else None) if c is not None]
+        stmt = select(s.memory_entries).where(*conds).order_by(
+            m.updated_at.desc(), m.id).limit(limit)
+        return self.j.read(lambda c: to_models(MemoryEntry, c.execute(stmt)))
+
+    def history(self, entry_id: str) -> list[MemoryMutation]:
+        stmt = select(s.memory_mutations).where(
+            s.memory_mutations.c.entry_id == entry_id).order_by(s.memory_mutations.c.version)
+        return self.j.read(lambda c: to_models(MemoryMutation, c.execute(stmt)))
+
+    def reconciliation(self, item_id: str) -> Reconciliation:
+        stmt = reconciliation_select().where(s.reconciliations.c.id == item_id)
+        return self.j.read(lambda c: fetch_one(c, Reconciliation, stmt,
+                                               f"memory conflict {item_id}"))
+
+    def reconciliations(self, status: str = "pending", limit: int = 500) -> list[Reconciliation]:
+        stmt = reconciliation_select().where(s.reconciliations.c.status == status).order_by(
+            s.reconciliations.c.created_at.desc()).limit(limit)
+        return self.j.read(lambda c: to_models(Reconciliation, c.execute(stmt)))
+
+    def count(self) -> int:
+        stmt = select(func.count()).select_from(s.memory_entries).where(
+            s.memory_entries.c.deleted.is_(False))
+        return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
+
+
+def _check_content(content: Any) -> None:
+    if not isinstance(content, str) or not content.strip():
+        raise errors.ValidationError("memory content must be non-empty text", field="content")
+    if len(content) > MAX_CONTENT:
+        raise errors.ValidationError("memory content is too long", field="content")
+
+
+__all__ = ["Memory", "to_model"]

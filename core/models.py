@@ -1,0 +1,518 @@
+"""Frozen pydantic models: the only shapes that cross the core boundary.
+
+Times are UTC seconds since the epoch (float). JSON payloads are plain Python
+values (dict/list/str/...), already parsed.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# ---------------------------------------------------------------- enums
+
+
+class ActorKind(StrEnum):
+    AGENT = "agent"
+    OPERATOR = "operator"
+    SYSTEM = "system"
+
+
+class RunStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    WAITING_FOR_USER = "waiting_for_user"
+    INTERRUPTED = "interrupted"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL_RUN_STATUSES
+
+
+TERMINAL_RUN_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
+
+
+class AttemptStatus(StrEnum):
+    RUNNING = "running"
+    WAITING_FOR_USER = "waiting_for_user"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+class SafetyClass(StrEnum):
+    SAFE_READ = "safe_read"
+    IDEMPOTENT_WRITE = "idempotent_write"
+    UNSAFE_WRITE = "unsafe_write"
+    EXTERNAL_SIDE_EFFECT = "external_side_effect"
+    FINANCIAL = "financial"
+    DESTRUCTIVE = "destructive"
+
+
+class ToolCallStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    OUTCOME_UNKNOWN = "outcome_unknown"
+
+
+class ApprovalStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    DENIED = "denied"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+class ApprovalScope(StrEnum):
+    ONCE = "once"
+    RUN = "run"
+    SPACE = "space"
+
+
+class OnExpiry(StrEnum):
+    KEEP_PENDING = "keep_pending"
+    DENY = "deny"
+
+
+class RuleEffect(StrEnum):
+    ALLOW = "allow"
+    PROMPT = "prompt"
+    DENY = "deny"
+
+
+class InteractionKind(StrEnum):
+    QUESTION = "question"
+    CHOICE = "choice"
+    FORM = "form"
+    CONFIRMATION = "confirmation"
+    DIFF_REVIEW = "diff_review"
+    MERGE_CONFLICT = "merge_conflict"
+    CREDENTIAL_BINDING = "credential_binding"
+    MEMORY_CHANGE_REVIEW = "memory_change_review"
+
+
+class InteractionStatus(StrEnum):
+    REQUESTED = "requested"
+    PRESENTED = "presented"
+    RESOLVED = "resolved"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+class MemoryScope(StrEnum):
+    PROJECT = "project"
+    SPACE = "space"
+    USER = "user"
+
+
+class Trust(StrEnum):
+    USER_CONFIRMED = "user_confirmed"
+    OPERATOR_EDITED = "operator_edited"
+    AGENT_OBSERVED = "agent_observed"
+    MODEL_INFERRED = "model_inferred"
+
+
+class ReconciliationStatus(StrEnum):
+    PENDING = "pending"
+    ACCEPTED_LOCAL = "accepted_local"
+    ACCEPTED_INCOMING = "accepted_incoming"
+    MERGED = "merged"
+    DISMISSED = "dismissed"
+
+
+class EffectStatus(StrEnum):
+    RESERVED = "reserved"
+    EXECUTING = "executing"
+    COMMITTED = "committed"
+    FAILED = "failed"
+    AMBIGUOUS = "ambiguous"
+
+
+class InboxKind(StrEnum):
+    APPROVAL = "approval"
+    QUESTION = "question"
+    MEMORY = "memory"
+    EFFECT = "effect"
+
+
+# ---------------------------------------------------------------- inputs
+
+
+class Actor(Frozen):
+    """Who performs a call. Recorded on every decision and audit row."""
+
+    name: str = Field(min_length=1, max_length=200)
+    kind: ActorKind = ActorKind.OPERATOR
+
+    @classmethod
+    def operator(cls, name: str) -> Actor:
+        return cls(name=name, kind=ActorKind.OPERATOR)
+
+    @classmethod
+    def agent(cls, name: str) -> Actor:
+        return cls(name=name, kind=ActorKind.AGENT)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind.value}:{self.name}"
+
+
+# ---------------------------------------------------------------- entities
+
+
+class Run(Frozen):
+    id: str
+    project: str
+    space: str
+    agent: str
+    title: str
+    parent_run_id: str | None
+    status: RunStatus
+    version: int
+    deadline: float | None
+    created_at: float
+    updated_at: float
+    finished_at: float | None
+    last_sequence: int
+    current_attempt: int
+    cancel_requested: bool
+    cancel_reason: str | None
+    error: str | None
+    open_items: int = 0
+
+
+class Attempt(Frozen):
+    run_id: str
+    number: int
+    status: AttemptStatus
+    started_at: float
+    finished_at: float | None
+    error: str | None
+
+
+class RunEvent(Frozen):
+    id: str
+    run_id: str
+    sequence: int
+    type: str
+    payload: Any
+    run_version: int
+    attempt: int
+    actor: str
+    created_at: float
+    prev_digest: str
+    digest: str
+
+
+class ToolCall(Frozen):
+    id: str
+    run_id: str
+    attempt: int
+    tool: str
+    safety_class: SafetyClass
+    idempotency_key: str | None
+    request: Any
+    result: Any
+    error: str | None
+    status: ToolCallStatus
+    version: int
+    created_at: float
+    updated_at: float
+
+
+class Approval(Frozen):
+    id: str
+    run_id: str
+    attempt: int
+    agent: str
+    project: str
+    space: str
+    run_title: str
+    tool_call_id: str | None
+    action: Any
+    action_name: str
+    action_digest: str
+    safety_class: SafetyClass
+    reason: str
+    requested_scope: ApprovalScope
+    status: ApprovalStatus
+    on_expiry: OnExpiry
+    expires_at: float | None
+    version: int
+    created_at: float
+    decided_at: float | None
+    decided_by: str | None
+    decision_reason: str | None
+    decision_scope: ApprovalScope | None
+    rule_id: str | None
+    consumed_at: float | None
+    consumed_effect_key: str | None
+    snoozed_until: float | None
+
+
+class ApprovalRule(Frozen):
+    id: str
+    effect: RuleEffect
+    action_pattern: str
+    resource_pattern: str
+    scope: ApprovalScope
+    run_id: str | None
+    project: str
+    space: str | None
+    created_by: str
+    created_at: float
+    expires_at: float | None
+    revoked_at: float | None
+    revoked_by: str | None
+    source_approval_id: str | None
+    version: int
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+class Interaction(Frozen):
+    id: str
+    run_id: str
+    attempt: int
+    agent: str
+    project: str
+    space: str
+    run_title: str
+    kind: InteractionKind
+    prompt: str
+    request: Any
+    response_schema: Any
+    options: list[Any]
+    status: InteractionStatus
+    expires_at: float | None
+    version: int
+    created_at: float
+    resolved_at: float | None
+    resolved_by: str | None
+    response: Any
+    snoozed_until: float | None
+
+
+class Decision(Frozen):
+    id: str
+    target_kind: str
+    target_id: str
+    run_id: str | None
+    decision: Any
+    actor: str
+    source: str
+    request_id: str | None
+    reason: str | None
+    created_at: float
+    digest: str
+
+
+class MemoryEntry(Frozen):
+    id: str
+    scope: MemoryScope
+    scope_key: str
+    kind: str
+    title: str
+    content: str
+    priority: int
+    trust: Trust
+    sensitivity: str
+    pinned: bool
+    confirmed: bool
+    deleted: bool
+    version: int
+    content_hash: str
+    source_run_id: str | None
+    created_at: float
+    updated_at: float
+
+
+class MemoryMutation(Frozen):
+    id: str
+    entry_id: str
+    operation: str
+    actor: str
+    reason: str | None
+    version: int
+    before_hash: str | None
+    after_hash: str | None
+    before_content: str | None
+    after_content: str | None
+    run_id: str | None
+    idempotency_key: str | None
+    created_at: float
+
+
+class Reconciliation(Frozen):
+    id: str
+    entry_id: str
+    scope: MemoryScope
+    scope_key: str
+    title: str
+    local_content: str
+    local_version: int
+    incoming_content: str
+    incoming_source: str
+    run_id: str | None
+    status: ReconciliationStatus
+    version: int
+    created_at: float
+    resolved_at: float | None
+    resolved_by: str | None
+    resolution_reason: str | None
+    snoozed_until: float | None
+
+
+class Effect(Frozen):
+    key: str
+    run_id: str | None
+    attempt: int
+    tool: str
+    action: Any
+    safety_class: SafetyClass
+    idempotency_key: str | None
+    status: EffectStatus
+    lease_owner: str | None
+    lease_seconds: float
+    lease_expires_at: float | None
+    approval_id: str | None
+    result: Any
+    error: str | None
+    ambiguous_reason: str | None
+    resolved_by: str | None
+    resolution_reason: str | None
+    version: int
+    created_at: float
+    started_at: float | None
+    updated_at: float
+    snoozed_until: float | None
+
+
+class Receipt(Frozen):
+    id: str
+    effect_key: str
+    run_id: str | None
+    kind: str
+    status: str
+    external_id: str | None
+    evidence: Any
+    digest: str
+    actor: str
+    created_at: float
+
+
+class AuditEntry(Frozen):
+    sequence: int
+    id: str
+    actor: str
+    action: str
+    entity_kind: str
+    entity_id: str
+    run_id: str | None
+    before: Any
+    after: Any
+    reason: str | None
+    request_id: str | None
+    created_at: float
+    prev_digest: str
+    digest: str
+
+
+class Change(Frozen):
+    seq: int
+    entity_kind: str
+    entity_id: str
+    run_id: str | None
+    created_at: float
+
+
+class ChangeSet(Frozen):
+    """What changed since a change_seq: enough for each view to refresh its part."""
+
+    since: int
+    until: int
+    changes: list[Change]
+
+    def kinds(self) -> set[str]:
+        return {c.entity_kind for c in self.changes}
+
+    def ids(self, kind: str) -> set[str]:
+        return {c.entity_id for c in self.changes if c.entity_kind == kind}
+
+    def run_ids(self) -> set[str]:
+        return {c.run_id for c in self.changes if c.run_id}
+
+
+class InboxItem(Frozen):
+    """One row of the cross-run inbox: something that waits for a person."""
+
+    kind: InboxKind
+    id: str
+    run_id: str | None
+    agent: str
+    project: str
+    space: str
+    run_title: str
+    summary: str
+    safety_class: str | None
+    created_at: float
+    expires_at: float | None
+    snoozed_until: float | None
+    version: int
+
+
+class InboxFilter(Frozen):
+    kinds: frozenset[InboxKind] = frozenset()
+    agent: str | None = None
+    project: str | None = None
+    safety_class: str | None = None
+    text: str | None = None
+    snoozed: bool = False  # False: hide snoozed items; True: show only snoozed ones
+    newest_first: bool = True
+
+
+T = TypeVar("T")
+
+
+class Page(Frozen, Generic[T]):
+    items: list[T]
+    next_cursor: str | None = None
+
+
+class BulkResult(Frozen):
+    id: str
+    ok: bool
+    error: str | None = None
+    error_type: str | None = None
+
+
+class VerifyProblem(Frozen):
+    what: str
+    where: str
+    detail: str
+
+
+class VerifyReport(Frozen):
+    ok: bool
+    checked_runs: int
+    checked_events: int
+    checked_audit: int
+    problems: list[VerifyProblem]
+
+    @property
+    def first_problem(self) -> VerifyProblem | None:
+        return self.problems[0] if self.problems else None

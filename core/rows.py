@@ -1,0 +1,121 @@
+"""Row -> model conversion and the column sets the read queries share."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from sqlalchemy import Select, and_, or_, select
+
+from . import errors
+from . import schema as s
+from .canonical import loads
+from .models import (
+    Approval,
+    ApprovalRule,
+    Attempt,
+    AuditEntry,
+    Decision,
+    Effect,
+    Interaction,
+    MemoryEntry,
+    MemoryMutation,
+    Receipt,
+    Reconciliation,
+    Run,
+    RunEvent,
+    ToolCall,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+JSON_FIELDS: dict[type, tuple[str, ...]] = {
+    RunEvent: ("payload",),
+    ToolCall: ("request", "result"),
+    Approval: ("action",),
+    Interaction: ("request", "response_schema", "options", "response"),
+    Decision: ("decision",),
+    Effect: ("action", "result"),
+    Receipt: ("evidence",),
+    AuditEntry: ("before", "after"),
+}
+
+
+def to_model(model: type[M], row: Any) -> M:
+    data = dict(row._mapping)
+    for name in JSON_FIELDS.get(model, ()):
+        data[name] = loads(data[name])
+    fields = model.model_fields
+    return model.model_validate({k: v for k, v in data.items() if k in fields})
+
+
+def to_models(model: type[M], rows: Iterable[Any]) -> list[M]:
+    return [to_model(model, r) for r in rows]
+
+
+# Items that belong to a run carry the run's agent/project/space/title.
+RUN_CONTEXT = (s.runs.c.project, s.runs.c.space, s.runs.c.title.label("run_title"))
+
+
+def approval_select() -> Select:
+    return select(s.approvals, *RUN_CONTEXT).join(s.runs, s.runs.c.id == s.approvals.c.run_id)
+
+
+def interaction_select() -> Select:
+    return select(s.interactions, *RUN_CONTEXT).join(
+        s.runs, s.runs.c.id == s.interactions.c.run_id)
+
+
+def reconciliation_select() -> Select:
+    e = s.memory_entries
+    return select(s.reconciliations, e.c.scope, e.c.scope_key, e.c.title).join(
+        e, e.c.id == s.reconciliations.c.entry_id)
+
+
+def fetch_one(conn: Any, model: type[M], stmt: Select, what: str) -> M:
+    row = conn.execute(stmt).first()
+    if row is None:
+        raise errors.NotFound(f"{what} does not exist")
+    return to_model(model, row)
+
+
+# ---------------------------------------------------------------- keyset cursors
+
+
+def encode_cursor(*values: Any) -> str:
+    text = "\x1f".join(repr(v) for v in values)
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+def decode_cursor(cursor: str) -> list[Any]:
+    import ast
+
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode()).decode()
+        return [ast.literal_eval(part) for part in text.split("\x1f")]
+    except (ValueError, SyntaxError, UnicodeDecodeError) as exc:
+        raise errors.ValidationError(f"malformed page cursor {cursor!r}", field="cursor") from exc
+
+
+def keyset_after(time_col: Any, id_col: Any, cursor: str | None, newest_first: bool) -> Any:
+    """WHERE clause for the rows after ``cursor`` in (time, id) order."""
+    if cursor is None:
+        return None
+    t, i = decode_cursor(cursor)
+    if newest_first:
+        return or_(time_col < t, and_(time_col == t, id_col < i))
+    return or_(time_col > t, and_(time_col == t, id_col > i))
+
+
+def order_by(time_col: Any, id_col: Any, newest_first: bool) -> tuple[Any, Any]:
+    if newest_first:
+        return time_col.desc(), id_col.desc()
+    return time_col.asc(), id_col.asc()
+
+
+__all__ = [
+    "Approval", "ApprovalRule", "Attempt", "AuditEntry", "Decision", "Effect", "Interaction",
+    "MemoryEntry", "MemoryMutation", "Receipt", "Reconciliation", "Run", "RunEvent", "ToolCall",
+]

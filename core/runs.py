@@ -1,0 +1,378 @@
+"""Runs, attempts, events and tool calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import insert, select, update
+
+from . import errors
+from . import schema as s
+from .canonical import ZERO_DIGEST, canonical_json, loads
+from .items import OPEN_INTERACTION, open_items_by_run, status_after_closing
+from .journal import Journal, Tx
+from .models import (
+    Attempt,
+    AttemptStatus,
+    Page,
+    Run,
+    RunEvent,
+    RunStatus,
+    SafetyClass,
+    ToolCall,
+    ToolCallStatus,
+)
+from .rows import decode_cursor, encode_cursor, keyset_after, order_by, to_model, to_models
+
+MAX_PAGE = 1000
+
+
+class Runs:
+    def __init__(self, journal: Journal) -> None:
+        self.j = journal
+
+    # ------------------------------------------------------------ agent side
+    def start(self, project: str, title: str, *, space: str = "default",
+              agent: str | None = None, parent_run_id: str | None = None,
+              deadline: float | None = None, run_id: str | None = None,
+              metadata: dict | None = None) -> Run:
+        """Start a run (status running, attempt 1). Idempotent by ``run_id``."""
+        agent = agent or self.j.actor.name
+        request = {"project": project, "space": space, "title": title, "agent": agent,
+                   "parent_run_id": parent_run_id}
+
+        def op(tx: Tx) -> str:
+            rid = run_id or tx.new_id("run")
+            existing = tx.conn.execute(select(s.runs).where(s.runs.c.id == rid)).first()
+            if existing is not None:
+                stored = {k: getattr(existing, k) for k in request}
+                if stored != request:
+                    raise errors.IdempotencyConflict(f"run {rid} exists with other content")
+                return rid
+            if parent_run_id:
+                tx.run_row(parent_run_id)
+            tx.conn.execute(insert(s.runs).values(
+                id=rid, project=project, space=space, agent=agent, title=title,
+                parent_run_id=parent_run_id, status=RunStatus.PENDING.value, version=0,
+                deadline=deadline, created_at=tx.now, updated_at=tx.now, finished_at=None,
+                last_sequence=0, last_digest=ZERO_DIGEST, current_attempt=1,
+                cancel_requested=False, cancel_reason=None, error=None))
+            tx.conn.execute(insert(s.attempts).values(
+                run_id=rid, number=1, status=AttemptStatus.RUNNING.value, started_at=tx.now))
+            tx.run_event(rid, "run.started", {**request, "deadline": deadline,
+                                              "metadata": metadata or {}},
+                         status=RunStatus.RUNNING)
+            return rid
+
+        return self.get(self.j.write(op))
+
+    def start_attempt(self, run_id: str, reason: str = "") -> Attempt:
+        """Close the current attempt (interrupted if still running) and open the next one."""
+
+        def op(tx: Tx) -> int:
+            run = tx.live_run(run_id)
+            number = run.current_attempt + 1
+            tx.conn.execute(update(s.attempts).where(
+                s.attempts.c.run_id == run_id, s.attempts.c.number == run.current_attempt,
+                s.attempts.c.finished_at.is_(None)).values(
+                status=AttemptStatus.INTERRUPTED.value, finished_at=tx.now))
+            tx.conn.execute(insert(s.attempts).values(
+                run_id=run_id, number=number, status=AttemptStatus.RUNNING.value,
+                started_at=tx.now))
+            tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(
+                current_attempt=number))
+            run = tx.run_row(run_id)
+            status = RunStatus.RUNNING if run.status == RunStatus.INTERRUPTED else None
+            tx.append_event(run, "attempt.started", {"attempt": number, "reason": reason},
+                            status=status)
+            return number
+
+        number = self.j.write(op)
+        return self.attempts(run_id)[number - 1]
+
+    def append_event(self, run_id: str, type_: str, payload: Any = None, *,
+                     event_id: str | None = None) -> RunEvent:
+        """Append one event. Idempotent by ``event_id``."""
+        return self.append_events(run_id, [(type_, payload, event_id)])[0]
+
+    def append_events(self, run_id: str,
+                      batch: list[tuple[str, Any] | tuple[str, Any, str | None]]) -> list[RunEvent]:
+        """Append several events in one transaction (the batched path)."""
+        if not batch:
+            return []
+        for item in batch:
+            if not isinstance(item[0], str) or not item[0] or len(item[0]) > 100:
+                raise errors.ValidationError("event type must be a short non-empty string",
+                                             field="type")
+            canonical_json(item[1])
+
+        def op(tx: Tx) -> list[str]:
+            ids = []
+            run = None
+            for item in batch:
+                type_, payload = item[0], item[1]
+                event_id = item[2] if len(item) > 2 else None
+                if event_id and self._replayed_event(tx, run_id, event_id, type_, payload):
+                    ids.append(event_id)
+                    continue
+                run = tx.live_run(run_id)
+                ids.append(tx.append_event(run, type_, payload, event_id=event_id)["id"])
+            return ids
+
+        ids = self.j.write(op)
+        return self.j.read(lambda c: [to_model(RunEvent, c.execute(
+            select(s.events).where(s.events.c.id == i)).one()) for i in ids])
+
+    @staticmethod
+    def _replayed_event(tx: Tx, run_id: str, event_id: str, type_: str, payload: Any) -> bool:
+        row = tx.conn.execute(select(s.events).where(s.events.c.id == event_id)).first()
+        if row is None:
+            return False
+        if (row.run_id, row.type, row.payload) != (run_id, type_, canonical_json(payload)):
+            raise errors.IdempotencyConflict(f"event {event_id} exists with other content")
+        return True
+
+    def record_tool_call(self, run_id: str, tool: str, request: Any, *,
+                         safety_class: SafetyClass | str = SafetyClass.SAFE_READ,
+                         idempotency_key: str | None = None,
+                         tool_call_id: str | None = None) -> ToolCall:
+        safety = SafetyClass(safety_class)
+        body = canonical_json(request)
+
+        def op(tx: Tx) -> str:
+            tid = tool_call_id or tx.new_id("tc")
+            row = tx.conn.execute(select(s.tool_calls).where(s.tool_calls.c.id == tid)).first()
+            if row is not None:
+                if (row.run_id, row.tool, row.request) != (run_id, tool, body):
+                    raise errors.IdempotencyConflict(f"tool call {tid} exists with other content")
+                return tid
+            run = tx.live_run(run_id)
+            tx.conn.execute(insert(s.tool_calls).values(
+                id=tid, run_id=run_id, attempt=run.current_attempt, tool=tool,
+                safety_class=safety.value, idempotency_key=idempotency_key, request=body,
+                result=None, error=None, status=ToolCallStatus.RUNNING.value, version=1,
+                created_at=tx.now, updated_at=tx.now))
+            tx.append_event(run, "tool.called", {"tool_call_id": tid, "tool": tool,
+                                                  "safety_class": safety.value,
+                                                  "request": request})
+            tx.changed("tool_call", tid, run_id)
+            return tid
+
+        return self.tool_call(self.j.write(op))
+
+    def finish_tool_call(self, tool_call_id: str, status: ToolCallStatus | str, *,
+                         result: Any = None, error: str | None = None) -> ToolCall:
+        status = ToolCallStatus(status)
+
+        def op(tx: Tx) -> None:
+            row = tx.conn.execute(select(s.tool_calls).where(
+                s.tool_calls.c.id == tool_call_id)).first()
+            if row is None:
+                raise errors.NotFound(f"tool call {tool_call_id} does not exist")
+            if row.status not in (ToolCallStatus.RUNNING, ToolCallStatus.PENDING):
+                raise errors.InvalidTransition(f"tool call {tool_call_id} is already {row.status}")
+            run = tx.live_run(row.run_id)
+            tx.conn.execute(update(s.tool_calls).where(s.tool_calls.c.id == tool_call_id).values(
+                status=status.value, result=canonical_json(result), error=error,
+                version=row.version + 1, updated_at=tx.now))
+            tx.append_event(run, "tool.finished", {"tool_call_id": tool_call_id,
+                                                    "status": status.value, "result": result,
+                                                    "error": error})
+            tx.changed("tool_call", tool_call_id, row.run_id)
+
+        self.j.write(op)
+        return self.tool_call(tool_call_id)
+
+    def wait_for_user(self, run_id: str) -> Run:
+        return self._set_status(run_id, RunStatus.WAITING_FOR_USER, "run.waiting", {})
+
+    def resume(self, run_id: str) -> Run:
+        return self._set_status(run_id, RunStatus.RUNNING, "run.resumed", {})
+
+    def interrupt(self, run_id: str, reason: str) -> Run:
+        return self._set_status(run_id, RunStatus.INTERRUPTED, "run.interrupted",
+                                {"reason": reason})
+
+    def complete(self, run_id: str, result: Any = None) -> Run:
+        return self._finish(run_id, RunStatus.COMPLETED, "run.completed", {"result": result})
+
+    def fail(self, run_id: str, error: str) -> Run:
+        return self._finish(run_id, RunStatus.FAILED, "run.failed", {"error": error}, error)
+
+    def cancel(self, run_id: str, reason: str) -> Run:
+        """Agent side: the run stops because cancellation was requested (or it gave up)."""
+        return self._finish(run_id, RunStatus.CANCELLED, "run.cancelled", {"reason": reason})
+
+    def _set_status(self, run_id: str, status: RunStatus, type_: str, payload: Any) -> Run:
+        def op(tx: Tx) -> None:
+            run = tx.live_run(run_id)
+            tx.append_event(run, type_, payload, status=status)
+
+        self.j.write(op)
+        return self.get(run_id)
+
+    def _finish(self, run_id: str, status: RunStatus, type_: str, payload: Any,
+                error: str | None = None) -> Run:
+        def op(tx: Tx) -> None:
+            run = tx.live_run(run_id)
+            self._close_open_items(tx, run_id, status)
+            attempt_status = (AttemptStatus.COMPLETED if status == RunStatus.COMPLETED
+                              else AttemptStatus.FAILED)
+            tx.conn.execute(update(s.attempts).where(
+                s.attempts.c.run_id == run_id, s.attempts.c.finished_at.is_(None)).values(
+                status=attempt_status.value, finished_at=tx.now, error=error))
+            if error:
+                tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(error=error))
+            tx.append_event(tx.run_row(run_id), type_, payload, status=status)
+            del run
+
+        self.j.write(op)
+        return self.get(run_id)
+
+    @staticmethod
+    def _close_open_items(tx: Tx, run_id: str, status: RunStatus) -> None:
+        """A run that ends withdraws what it still asked for (nobody waits for it any more)."""
+        reason = f"run {status.value}"
+        pending = tx.conn.execute(select(s.approvals.c.id).where(
+            s.approvals.c.run_id == run_id, s.approvals.c.status == "pending")).scalars().all()
+        for aid in pending:
+            tx.conn.execute(update(s.approvals).where(s.approvals.c.id == aid).values(
+                status="cancelled", version=s.approvals.c.version + 1))
+            tx.audit("approval.withdrawn", "approval", aid, run_id=run_id, reason=reason,
+                     before={"status": "pending"}, after={"status": "cancelled"})
+            tx.changed("approval", aid, run_id)
+        asked = tx.conn.execute(select(s.interactions.c.id).where(
+            s.interactions.c.run_id == run_id,
+            s.interactions.c.status.in_(OPEN_INTERACTION))).scalars().all()
+        for iid in asked:
+            tx.conn.execute(update(s.interactions).where(s.interactions.c.id == iid).values(
+                status="cancelled", version=s.interactions.c.version + 1))
+            tx.audit("interaction.withdrawn", "interaction", iid, run_id=run_id, reason=reason,
+                     before={"status": "open"}, after={"status": "cancelled"})
+            tx.changed("interaction", iid, run_id)
+
+    # ------------------------------------------------------------ operator side
+    def request_cancel(self, run_id: str, reason: str, *, expected_version: int,
+                       request_id: str | None = None) -> Run:
+        """Operator asks the agent to stop; the agent completes the cancel."""
+        self.j.require_operator()
+        if not reason.strip():
+            raise errors.ValidationError("a reason is required to cancel a run", field="reason")
+        request = {"op": "run.request_cancel", "run_id": run_id, "reason": reason,
+                   "expected_version": expected_version}
+
+        def op(tx: Tx) -> None:
+            if tx.replayed(request_id, request):
+                return
+            run = tx.live_run(run_id)
+            if run.version != expected_version:
+                raise errors.StaleVersion(
+                    f"run {run_id} is at version {run.version}, you saw {expected_version}")
+            tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(
+                cancel_requested=True, cancel_reason=reason))
+            tx.append_event(run, "run.cancel_requested", {"reason": reason})
+            tx.audit("run.cancel_requested", "run", run_id, run_id=run_id, reason=reason,
+                     before={"cancel_requested": False}, after={"cancel_requested": True},
+                     request_id=request_id, request=request)
+
+        self.j.write(op)
+        return self.get(run_id)
+
+    # ------------------------------------------------------------ reads
+    def get(self, run_id: str) -> Run:
+        def q(conn: Any) -> Run:
+            row = conn.execute(select(s.runs, open_items_by_run([])).where(
+                s.runs.c.id == run_id)).first()
+            if row is None:
+                raise errors.NotFound(f"run {run_id} does not exist")
+            return to_model(Run, row)
+
+        return self.j.read(q)
+
+    def list(self, *, status: list[str] | None = None, project: str | None = None,
+             agent: str | None = None, text: str | None = None, since: float | None = None,
+             until: float | None = None, has_open_items: bool = False,
+             newest_first: bool = True, cursor: str | None = None,
+             limit: int = 200) -> Page[Run]:
+        r = s.runs.c
+        open_items = open_items_by_run([])
+        stmt = select(s.runs, open_items)
+        conds = [c for c in (
+            r.status.in_(status) if status else None,
+            r.project == project if project else None,
+            r.agent == agent if agent else None,
+            r.title.ilike(f"%{escape_like(text)}%", escape="\\") if text else None,
+            r.created_at >= since if since is not None else None,
+            r.created_at < until if until is not None else None,
+            open_items > 0 if has_open_items else None,
+            keyset_after(r.created_at, r.id, cursor, newest_first),
+        ) if c is not None]
+        stmt = stmt.where(*conds).order_by(*order_by(r.created_at, r.id, newest_first))
+        stmt = stmt.limit(min(limit, MAX_PAGE) + 1)
+        rows = self.j.read(lambda c: c.execute(stmt).all())
+        return page_of(Run, rows, limit, lambda m: (m.created_at, m.id))
+
+    def count(self, *, status: list[str] | None = None) -> int:
+        from sqlalchemy import func
+
+        stmt = select(func.count()).select_from(s.runs)
+        if status:
+            stmt = stmt.where(s.runs.c.status.in_(status))
+        return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
+
+    def events(self, run_id: str, *, after: int = 0, limit: int = 500,
+               types: list[str] | None = None, descending: bool = False) -> list[RunEvent]:
+        """Events by sequence, keyset-paged: pass the last sequence you have as ``after``."""
+        e = s.events.c
+        stmt = select(s.events).where(e.run_id == run_id)
+        if descending:
+            stmt = stmt.where(e.sequence < after) if after else stmt
+            stmt = stmt.order_by(e.sequence.desc())
+        else:
+            stmt = stmt.where(e.sequence > after).order_by(e.sequence.asc())
+        if types:
+            stmt = stmt.where(e.type.in_(types))
+        stmt = stmt.limit(min(limit, 10 * MAX_PAGE))
+        return self.j.read(lambda c: to_models(RunEvent, c.execute(stmt)))
+
+    def attempts(self, run_id: str) -> list[Attempt]:
+        stmt = select(s.attempts).where(s.attempts.c.run_id == run_id).order_by(
+            s.attempts.c.number)
+        return self.j.read(lambda c: to_models(Attempt, c.execute(stmt)))
+
+    def tool_calls(self, run_id: str) -> list[ToolCall]:
+        stmt = select(s.tool_calls).where(s.tool_calls.c.run_id == run_id).order_by(
+            s.tool_calls.c.created_at, s.tool_calls.c.id)
+        return self.j.read(lambda c: to_models(ToolCall, c.execute(stmt)))
+
+    def tool_call(self, tool_call_id: str) -> ToolCall:
+        stmt = select(s.tool_calls).where(s.tool_calls.c.id == tool_call_id)
+
+        def q(conn: Any) -> ToolCall:
+            row = conn.execute(stmt).first()
+            if row is None:
+                raise errors.NotFound(f"tool call {tool_call_id} does not exist")
+            return to_model(ToolCall, row)
+
+        return self.j.read(q)
+
+    def agents(self) -> list[str]:
+        stmt = select(s.runs.c.agent).distinct().order_by(s.runs.c.agent)
+        return self.j.read(lambda c: list(c.execute(stmt).scalars()))
+
+    def projects(self) -> list[str]:
+        stmt = select(s.runs.c.project).distinct().order_by(s.runs.c.project)
+        return self.j.read(lambda c: list(c.execute(stmt).scalars()))
+
+
+def escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def page_of(model: Any, rows: list[Any], limit: int, key: Any) -> Page:
+    items = to_models(model, rows[:limit])
+    cursor = encode_cursor(*key(items[-1])) if len(rows) > limit and items else None
+    return Page[model](items=items, next_cursor=cursor)
+
+
+__all__ = ["Runs", "decode_cursor", "loads", "status_after_closing"]

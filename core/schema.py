@@ -1,0 +1,347 @@
+"""The journal schema (SQLAlchemy 2 typed mapping).
+
+Portable on purpose: no rowid ordering, per-run ``sequence`` with UNIQUE,
+idempotency keys as UNIQUE, every transition a guarded UPDATE. Queries use the
+Core tables (``Model.__table__``); ORM rows never leave core.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class RunRow(Base):
+    __tablename__ = "runs"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    project: Mapped[str] = mapped_column(String(200))
+    space: Mapped[str] = mapped_column(String(200))
+    agent: Mapped[str] = mapped_column(String(200))
+    title: Mapped[str] = mapped_column(Text)
+    parent_run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"))
+    status: Mapped[str] = mapped_column(String(32))
+    version: Mapped[int] = mapped_column(Integer)
+    deadline: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    finished_at: Mapped[float | None] = mapped_column(Float)
+    last_sequence: Mapped[int] = mapped_column(Integer)
+    last_digest: Mapped[str] = mapped_column(String(64))
+    current_attempt: Mapped[int] = mapped_column(Integer)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean)
+    cancel_reason: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    __table_args__ = (
+        Index("ix_runs_created", "created_at", "id"),
+        Index("ix_runs_status_created", "status", "created_at"),
+        Index("ix_runs_agent", "agent", "created_at"),
+        Index("ix_runs_project", "project", "created_at"),
+        Index("ix_runs_parent", "parent_run_id"),
+    )
+
+
+class AttemptRow(Base):
+    __tablename__ = "attempts"
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    status: Mapped[str] = mapped_column(String(32))
+    started_at: Mapped[float] = mapped_column(Float)
+    finished_at: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class EventRow(Base):
+    __tablename__ = "events"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
+    sequence: Mapped[int] = mapped_column(Integer)
+    type: Mapped[str] = mapped_column(String(100))
+    payload: Mapped[str] = mapped_column(Text)
+    run_version: Mapped[int] = mapped_column(Integer)
+    attempt: Mapped[int] = mapped_column(Integer)
+    actor: Mapped[str] = mapped_column(String(250))
+    created_at: Mapped[float] = mapped_column(Float)
+    prev_digest: Mapped[str] = mapped_column(String(64))
+    digest: Mapped[str] = mapped_column(String(64))
+    __table_args__ = (
+        UniqueConstraint("run_id", "sequence", name="uq_events_run_sequence"),
+        Index("ix_events_run_type", "run_id", "type", "sequence"),
+    )
+
+
+class ToolCallRow(Base):
+    __tablename__ = "tool_calls"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    tool: Mapped[str] = mapped_column(String(200))
+    safety_class: Mapped[str] = mapped_column(String(32))
+    idempotency_key: Mapped[str | None] = mapped_column(String(200))
+    request: Mapped[str] = mapped_column(Text)
+    result: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(32))
+    version: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_tool_calls_run", "run_id", "created_at"),)
+
+
+class ApprovalRow(Base):
+    __tablename__ = "approvals"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    agent: Mapped[str] = mapped_column(String(200))
+    tool_call_id: Mapped[str | None] = mapped_column(ForeignKey("tool_calls.id"))
+    action: Mapped[str] = mapped_column(Text)
+    action_name: Mapped[str] = mapped_column(String(200))
+    action_digest: Mapped[str] = mapped_column(String(64))
+    safety_class: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(Text)
+    requested_scope: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    on_expiry: Mapped[str] = mapped_column(String(16))
+    expires_at: Mapped[float | None] = mapped_column(Float)
+    request_key: Mapped[str] = mapped_column(String(200), unique=True)
+    request_digest: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[float] = mapped_column(Float)
+    decided_at: Mapped[float | None] = mapped_column(Float)
+    decided_by: Mapped[str | None] = mapped_column(String(250))
+    decision_reason: Mapped[str | None] = mapped_column(Text)
+    decision_scope: Mapped[str | None] = mapped_column(String(16))
+    rule_id: Mapped[str | None] = mapped_column(String(64))
+    consumed_at: Mapped[float | None] = mapped_column(Float)
+    consumed_effect_key: Mapped[str | None] = mapped_column(String(200))
+    snoozed_until: Mapped[float | None] = mapped_column(Float)
+    __table_args__ = (
+        Index("ix_approvals_status_created", "status", "created_at", "id"),
+        Index("ix_approvals_run", "run_id", "created_at"),
+        Index("ix_approvals_action", "action_name", "decided_at"),
+        Index("ix_approvals_expiry", "status", "expires_at"),
+    )
+
+
+class ApprovalRuleRow(Base):
+    __tablename__ = "approval_rules"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    effect: Mapped[str] = mapped_column(String(16))
+    action_pattern: Mapped[str] = mapped_column(String(400))
+    resource_pattern: Mapped[str] = mapped_column(String(400))
+    scope: Mapped[str] = mapped_column(String(16))
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"))
+    project: Mapped[str] = mapped_column(String(200))
+    space: Mapped[str | None] = mapped_column(String(200))
+    created_by: Mapped[str] = mapped_column(String(250))
+    created_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float | None] = mapped_column(Float)
+    revoked_at: Mapped[float | None] = mapped_column(Float)
+    revoked_by: Mapped[str | None] = mapped_column(String(250))
+    source_approval_id: Mapped[str | None] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    __table_args__ = (Index("ix_rules_lookup", "revoked_at", "project", "space"),)
+
+
+class InteractionRow(Base):
+    __tablename__ = "interactions"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    agent: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(32))
+    prompt: Mapped[str] = mapped_column(Text)
+    request: Mapped[str] = mapped_column(Text)
+    response_schema: Mapped[str] = mapped_column(Text)
+    options: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))
+    expires_at: Mapped[float | None] = mapped_column(Float)
+    request_key: Mapped[str] = mapped_column(String(200), unique=True)
+    request_digest: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[float] = mapped_column(Float)
+    resolved_at: Mapped[float | None] = mapped_column(Float)
+    resolved_by: Mapped[str | None] = mapped_column(String(250))
+    response: Mapped[str | None] = mapped_column(Text)
+    snoozed_until: Mapped[float | None] = mapped_column(Float)
+    __table_args__ = (
+        Index("ix_interactions_status_created", "status", "created_at", "id"),
+        Index("ix_interactions_run", "run_id", "created_at"),
+    )
+
+
+class DecisionRow(Base):
+    __tablename__ = "decisions"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    target_kind: Mapped[str] = mapped_column(String(32))
+    target_id: Mapped[str] = mapped_column(String(200))
+    run_id: Mapped[str | None] = mapped_column(String(64))
+    decision: Mapped[str] = mapped_column(Text)
+    actor: Mapped[str] = mapped_column(String(250))
+    source: Mapped[str] = mapped_column(String(32))
+    request_id: Mapped[str | None] = mapped_column(String(200), unique=True)
+    reason: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Float)
+    digest: Mapped[str] = mapped_column(String(64))
+    __table_args__ = (Index("ix_decisions_target", "target_kind", "target_id"),)
+
+
+class MemoryEntryRow(Base):
+    __tablename__ = "memory_entries"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    scope: Mapped[str] = mapped_column(String(16))
+    scope_key: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(32))
+    title: Mapped[str] = mapped_column(Text)
+    content: Mapped[str] = mapped_column(Text)
+    priority: Mapped[int] = mapped_column(Integer)
+    trust: Mapped[str] = mapped_column(String(32))
+    sensitivity: Mapped[str] = mapped_column(String(32))
+    pinned: Mapped[bool] = mapped_column(Boolean)
+    confirmed: Mapped[bool] = mapped_column(Boolean)
+    deleted: Mapped[bool] = mapped_column(Boolean)
+    version: Mapped[int] = mapped_column(Integer)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    source_run_id: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_memory_scope", "scope", "scope_key", "updated_at"),)
+
+
+class MemoryMutationRow(Base):
+    __tablename__ = "memory_mutations"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    entry_id: Mapped[str] = mapped_column(ForeignKey("memory_entries.id"))
+    operation: Mapped[str] = mapped_column(String(32))
+    actor: Mapped[str] = mapped_column(String(250))
+    reason: Mapped[str | None] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer)
+    before_hash: Mapped[str | None] = mapped_column(String(64))
+    after_hash: Mapped[str | None] = mapped_column(String(64))
+    before_content: Mapped[str | None] = mapped_column(Text)
+    after_content: Mapped[str | None] = mapped_column(Text)
+    run_id: Mapped[str | None] = mapped_column(String(64))
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True)
+    request_digest: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_mutations_entry", "entry_id", "version"),)
+
+
+class ReconciliationRow(Base):
+    __tablename__ = "memory_reconciliations"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    entry_id: Mapped[str] = mapped_column(ForeignKey("memory_entries.id"))
+    local_content: Mapped[str] = mapped_column(Text)
+    local_version: Mapped[int] = mapped_column(Integer)
+    incoming_content: Mapped[str] = mapped_column(Text)
+    incoming_source: Mapped[str] = mapped_column(String(200))
+    run_id: Mapped[str | None] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(32))
+    version: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[float] = mapped_column(Float)
+    resolved_at: Mapped[float | None] = mapped_column(Float)
+    resolved_by: Mapped[str | None] = mapped_column(String(250))
+    resolution_reason: Mapped[str | None] = mapped_column(Text)
+    snoozed_until: Mapped[float | None] = mapped_column(Float)
+    __table_args__ = (Index("ix_recon_status_created", "status", "created_at", "id"),)
+
+
+class EffectRow(Base):
+    __tablename__ = "effects"
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    tool: Mapped[str] = mapped_column(String(200))
+    action: Mapped[str] = mapped_column(Text)
+    safety_class: Mapped[str] = mapped_column(String(32))
+    idempotency_key: Mapped[str | None] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(16))
+    lease_owner: Mapped[str | None] = mapped_column(String(250))
+    lease_seconds: Mapped[float] = mapped_column(Float)
+    lease_expires_at: Mapped[float | None] = mapped_column(Float)
+    approval_id: Mapped[str | None] = mapped_column(String(64))
+    result: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    ambiguous_reason: Mapped[str | None] = mapped_column(Text)
+    resolved_by: Mapped[str | None] = mapped_column(String(250))
+    resolution_reason: Mapped[str | None] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[float] = mapped_column(Float)
+    started_at: Mapped[float | None] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    snoozed_until: Mapped[float | None] = mapped_column(Float)
+    __table_args__ = (
+        Index("ix_effects_status_created", "status", "created_at", "key"),
+        Index("ix_effects_run", "run_id"),
+    )
+
+
+class ReceiptRow(Base):
+    __tablename__ = "receipts"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    effect_key: Mapped[str] = mapped_column(ForeignKey("effects.key"))
+    run_id: Mapped[str | None] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(32))
+    external_id: Mapped[str | None] = mapped_column(String(400))
+    evidence: Mapped[str] = mapped_column(Text)
+    digest: Mapped[str] = mapped_column(String(64))
+    actor: Mapped[str] = mapped_column(String(250))
+    created_at: Mapped[float] = mapped_column(Float)
+    __table_args__ = (Index("ix_receipts_effect", "effect_key", "created_at"),)
+
+
+class AuditRow(Base):
+    __tablename__ = "audit"
+    sequence: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    id: Mapped[str] = mapped_column(String(64), unique=True)
+    actor: Mapped[str] = mapped_column(String(250))
+    action: Mapped[str] = mapped_column(String(64))
+    entity_kind: Mapped[str] = mapped_column(String(32))
+    entity_id: Mapped[str] = mapped_column(String(200))
+    run_id: Mapped[str | None] = mapped_column(String(64))
+    before: Mapped[str] = mapped_column(Text)
+    after: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str | None] = mapped_column(Text)
+    request_id: Mapped[str | None] = mapped_column(String(200), unique=True)
+    request_digest: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[float] = mapped_column(Float)
+    prev_digest: Mapped[str] = mapped_column(String(64))
+    digest: Mapped[str] = mapped_column(String(64))
+    __table_args__ = (
+        Index("ix_audit_entity", "entity_kind", "entity_id"),
+        Index("ix_audit_run", "run_id", "sequence"),
+        Index("ix_audit_actor", "actor", "sequence"),
+    )
+
+
+class ChangeRow(Base):
+    __tablename__ = "changes"
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    entity_kind: Mapped[str] = mapped_column(String(32))
+    entity_id: Mapped[str] = mapped_column(String(200))
+    run_id: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+IMMUTABLE_TABLES = ("events", "receipts", "decisions", "audit", "memory_mutations", "changes")
+
+runs = RunRow.__table__
+attempts = AttemptRow.__table__
+events = EventRow.__table__
+tool_calls = ToolCallRow.__table__
+approvals = ApprovalRow.__table__
+approval_rules = ApprovalRuleRow.__table__
+interactions = InteractionRow.__table__
+decisions = DecisionRow.__table__
+memory_entries = MemoryEntryRow.__table__
+memory_mutations = MemoryMutationRow.__table__
+reconciliations = ReconciliationRow.__table__
+effects = EffectRow.__table__
+receipts = ReceiptRow.__table__
+audit = AuditRow.__table__
+changes = ChangeRow.__table__
