@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import jsonschema
 from sqlalchemy import insert, select, update
 
 from . import errors
@@ -57,6 +56,8 @@ def default_schema(kind: InteractionKind, options: list[Any]) -> dict:
 
 def validate_response(schema: dict, response: Any) -> None:
     """Raise ValidationError naming the first bad field."""
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema)
     problems = sorted(validator.iter_errors(response), key=lambda e: list(e.absolute_path))
     if problems:
@@ -77,6 +78,8 @@ def _missing_field(message: str) -> str:
 
 
 def check_schema(schema: Any) -> None:
+    import jsonschema
+
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
