@@ -126,6 +126,36 @@ class Tx:
         self.changed("event", row["id"], run.id)
         return row
 
+    def append_events(self, run: Any, items: list[tuple[str, Any, str]]) -> list[dict]:
+        """Append several ``(type, payload, event_id)`` to ``run``'s chain in two executemany
+        statements (the batched path; the run's status does not change)."""
+        rows, prev, sequence, version = [], run.last_digest, run.last_sequence, run.version
+        for type_, payload, event_id in items:
+            sequence, version = sequence + 1, version + 1
+            row = {
+                "id": event_id, "run_id": run.id, "sequence": sequence, "type": type_,
+                "payload": canonical_json(payload), "run_version": version,
+                "attempt": run.current_attempt, "actor": self.actor.label,
+                "created_at": self.now, "prev_digest": prev,
+            }
+            row["digest"] = prev = chain_digest(prev, event_digest_body(row, payload))
+            rows.append(row)
+        if not rows:
+            return rows
+        self.conn.execute(insert(s.events), rows)
+        done = self.conn.execute(
+            update(s.runs).where(s.runs.c.id == run.id,
+                                 s.runs.c.last_sequence == run.last_sequence).values(
+                last_sequence=sequence, last_digest=prev, version=version, updated_at=self.now)
+        ).rowcount
+        if done != 1:
+            raise errors.StaleVersion(f"run {run.id} changed while appending events")
+        change = {"entity_kind": "run", "entity_id": run.id, "run_id": run.id,
+                  "created_at": self.now}
+        self.conn.execute(insert(s.changes), [change] + [
+            {**change, "entity_kind": "event", "entity_id": r["id"]} for r in rows])
+        return rows
+
     def run_event(self, run_id: str, type_: str, payload: Any, *,
                   status: RunStatus | None = None, actor: str | None = None) -> dict:
         return self.append_event(self.run_row(run_id), type_, payload, status=status, actor=actor)

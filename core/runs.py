@@ -107,21 +107,38 @@ class Runs:
             canonical_json(item[1])
 
         def op(tx: Tx) -> list[str]:
-            ids = []
-            run = None
+            ids, fresh, seen = [], [], {}
             for item in batch:
                 type_, payload = item[0], item[1]
                 event_id = item[2] if len(item) > 2 else None
+                if event_id and event_id in seen:
+                    if seen[event_id] != (type_, canonical_json(payload)):
+                        raise errors.IdempotencyConflict(
+                            f"event {event_id} appears twice with other content")
+                    ids.append(event_id)
+                    continue
                 if event_id and self._replayed_event(tx, run_id, event_id, type_, payload):
                     ids.append(event_id)
                     continue
-                run = tx.live_run(run_id)
-                ids.append(tx.append_event(run, type_, payload, event_id=event_id)["id"])
+                event_id = event_id or tx.new_id("evt")
+                seen[event_id] = (type_, canonical_json(payload))
+                fresh.append((type_, payload, event_id))
+                ids.append(event_id)
+            if fresh:
+                tx.append_events(tx.live_run(run_id), fresh)
             return ids
 
         ids = self.j.write(op)
-        return self.j.read(lambda c: [to_model(RunEvent, c.execute(
-            select(s.events).where(s.events.c.id == i)).one()) for i in ids])
+
+        def q(conn: Any) -> list[RunEvent]:
+            found = {}
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                found.update((r.id, r) for r in conn.execute(
+                    select(s.events).where(s.events.c.id.in_(chunk))))
+            return [to_model(RunEvent, found[i]) for i in ids]
+
+        return self.j.read(q)
 
     @staticmethod
     def _replayed_event(tx: Tx, run_id: str, event_id: str, type_: str, payload: Any) -> bool:
