@@ -17,6 +17,7 @@ from .models import (
     MemoryScope,
     Reconciliation,
     ReconciliationStatus,
+    RunStatus,
     Trust,
 )
 from .rows import fetch_one, reconciliation_select, to_model, to_models
@@ -124,7 +125,8 @@ class Memory:
         return self.get(self.j.write(op))
 
     def _apply(self, tx: Tx, row: Any, operation: str, values: dict, reason: str | None,
-               run_id: str | None, idempotency_key: str | None, request: Any) -> None:
+               run_id: str | None, idempotency_key: str | None, request: Any,
+               event: bool = True) -> None:
         version = row.version + 1
         done = tx.conn.execute(update(s.memory_entries).where(
             s.memory_entries.c.id == row.id, s.memory_entries.c.version == row.version).values(
@@ -133,12 +135,13 @@ class Memory:
             raise errors.StaleVersion(f"memory entry {row.id} changed meanwhile")
         after = values.get("content", row.content)
         self._mutation(tx, row.id, operation, version, row.content_hash, row.content,
-                       content_hash(after), after, reason, run_id, idempotency_key, request)
+                       content_hash(after), after, reason, run_id, idempotency_key, request,
+                       event=event)
 
     def _mutation(self, tx: Tx, entry_id: str, operation: str, version: int,
                   before_hash: str | None, before: str | None, after_hash: str,
                   after: str, reason: str | None, run_id: str | None,
-                  idempotency_key: str | None, request: Any) -> None:
+                  idempotency_key: str | None, request: Any, event: bool = True) -> None:
         mid = tx.new_id("mut")
         tx.conn.execute(insert(s.memory_mutations).values(
             id=mid, entry_id=entry_id, operation=operation, actor=tx.actor.label,
@@ -147,9 +150,9 @@ class Memory:
             idempotency_key=idempotency_key,
             request_digest=digest_of(request) if idempotency_key else None, created_at=tx.now))
         tx.changed("memory", entry_id, run_id)
-        if run_id:
-            tx.run_event(run_id, "memory.changed",
-                         {"entry_id": entry_id, "operation": operation, "version": version})
+        if event:
+            _run_event(tx, run_id, "memory.changed",
+                       {"entry_id": entry_id, "operation": operation, "version": version})
 
     @staticmethod
     def _replayed(tx: Tx, key: str | None, request: Any) -> str | None:
@@ -188,9 +191,8 @@ class Memory:
                 incoming_source=incoming_source, run_id=run_id, status="pending", version=1,
                 created_at=tx.now))
             tx.changed("reconciliation", rid, run_id)
-            if run_id:
-                tx.run_event(run_id, "memory.conflict", {"reconciliation_id": rid,
-                                                         "entry_id": entry_id})
+            _run_event(tx, run_id, "memory.conflict", {"reconciliation_id": rid,
+                                                       "entry_id": entry_id})
             return rid
 
         return self.reconciliation(self.j.write(op))
@@ -230,7 +232,7 @@ class Memory:
             if new_content is not None and new_content != entry.content:
                 self._apply(tx, entry, f"reconcile_{choice.value}",
                             {"content": new_content, "content_hash": content_hash(new_content)},
-                            reason, item.run_id, None, request)
+                            reason, item.run_id, None, request, event=False)
             tx.conn.execute(update(s.reconciliations).where(
                 s.reconciliations.c.id == item_id).values(
                 status=choice.value, version=item.version + 1, resolved_at=tx.now,
@@ -243,10 +245,9 @@ class Memory:
                      run_id=item.run_id, before={"status": "pending"},
                      after={"status": choice.value, "entry_id": item.entry_id}, reason=reason,
                      request_id=request_id, request=request)
-            if item.run_id and not tx.run_row(item.run_id).status in (
-                    "completed", "failed", "cancelled"):
-                tx.run_event(item.run_id, "memory.conflict_resolved",
-                             {"reconciliation_id": item_id, "choice": choice.value})
+            _run_event(tx, item.run_id, "memory.conflict_resolved",
+                       {"reconciliation_id": item_id, "choice": choice.value,
+                        "entry_id": item.entry_id})
 
         self.j.write(op)
         return self.reconciliation(item_id)
@@ -290,6 +291,16 @@ class Memory:
         stmt = select(func.count()).select_from(s.memory_entries).where(
             s.memory_entries.c.deleted.is_(False))
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
+
+
+def _run_event(tx: Tx, run_id: str | None, type_: str, payload: Any) -> None:
+    """An event on the linked run, unless it has ended (a terminal run never changes)."""
+    if not run_id:
+        return
+    run = tx.run_row(run_id)
+    if RunStatus(run.status).terminal:
+        return
+    tx.append_event(run, type_, payload)
 
 
 def _check_content(content: Any) -> None:

@@ -1,0 +1,96 @@
+"""Fixtures for core tests: real journal files (never :memory:), an agent and an operator
+journal on the same file, and a controllable clock for expiry and lease tests."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from proctor.core import Actor, Journal
+from proctor.core.models import Run
+
+AGENT = "agent-1"
+OPERATOR = "alice"
+T0 = 1_700_000_000.0
+
+
+class FakeClock:
+    """A clock the test moves by hand: pass it as ``clock=`` to Journal.open."""
+
+    def __init__(self, start: float = T0) -> None:
+        self.t = start
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> float:
+        self.t += seconds
+        return self.t
+
+
+@pytest.fixture(scope="session")
+def template_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One freshly migrated journal per session; each test copies it (migrating is slow)."""
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    Journal.open(path, actor=Actor.operator("setup")).close()
+    assert not Path(f"{path}-wal").exists(), "template must be checkpointed before copying"
+    return path
+
+
+@pytest.fixture
+def journal_path(tmp_path: Path, template_journal: Path) -> Path:
+    folder = tmp_path / "journal"
+    folder.mkdir(mode=0o700)
+    path = folder / "journal.db"
+    shutil.copy2(template_journal, path)
+    return path
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def open_journal(journal_path: Path, clock: FakeClock) -> Iterator[Callable[..., Journal]]:
+    """Open more journals on the test's file; all are closed at teardown."""
+    opened: list[Journal] = []
+
+    def _open(actor: Actor | str, **kwargs) -> Journal:
+        kwargs.setdefault("clock", clock)
+        journal = Journal.open(kwargs.pop("path", journal_path), actor=actor, **kwargs)
+        opened.append(journal)
+        return journal
+
+    yield _open
+    for journal in opened:
+        journal.close()
+
+
+@pytest.fixture
+def agent(open_journal: Callable[..., Journal]) -> Journal:
+    return open_journal(Actor.agent(AGENT))
+
+
+@pytest.fixture
+def operator(open_journal: Callable[..., Journal]) -> Journal:
+    return open_journal(Actor.operator(OPERATOR))
+
+
+@pytest.fixture
+def start_run(agent: Journal) -> Callable[..., Run]:
+    counter = iter(range(1, 10_000))
+
+    def _start(project: str = "proj", title: str | None = None, **kwargs) -> Run:
+        return agent.runs.start(project, title or f"run {next(counter)}", **kwargs)
+
+    return _start
+
+
+@pytest.fixture
+def run(start_run: Callable[..., Run]) -> Run:
+    return start_run()
+
