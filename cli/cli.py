@@ -9,7 +9,8 @@ import sys
 from . import __version__
 
 # Each module has ``register(subparsers)``; its subcommands set ``func(args) -> int``.
-COMMAND_MODULES = ("proctor.cmd_ops", "proctor.cmd_sim", "proctor.cmd_desk")
+COMMAND_MODULES = ("proctor.cmd_ops", "proctor.cmd_sim", "proctor.cmd_desk",
+                   "proctor.cmd_integrations")
 
 
 def build_parser() -> argparse.ArgumentParser:

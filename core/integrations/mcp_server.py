@@ -1,0 +1,456 @@
+"""`proctor mcp JOURNAL`: an MCP server through which any MCP host asks a person.
+
+Built on the official ``mcp`` SDK (v2 API, ``MCPServer``) and on the public proctor.core API
+only. Every request is written through the same services as any agent's, so the desk shows it
+live and the operator decides it there.
+
+- One run per client session: the first tool call of a client opens a run (agent name from the
+  client's info, or ``--agent``); the session's end completes it, which withdraws whatever is
+  still open. Over stdio one process serves one host session.
+- Every tool call is a tool-call row on that run.
+- ``request_approval`` / ``ask_human`` block until the operator decides, sending progress
+  notifications meanwhile. If the client cancels or times out, the pending request is withdrawn
+  (cancelled, with an audit row) in a shielded write: the operator is never asked to decide
+  something nobody waits for.
+- ``submit_approval`` / ``submit_question`` + ``await_decision(id, wait_s <= 50)`` serve hosts
+  with short tool timeouts; a cancelled ``await_decision`` withdraws nothing.
+- Each call takes an ``idempotency_key``: a retried call with the same key (same session, same
+  content) rejoins the same request. A request that was withdrawn because its caller went away
+  is not rejoined: the retry files a fresh one.
+
+Blocking core calls run in worker threads (``anyio.to_thread``); the event loop never blocks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from .. import errors
+from ..journal import Journal
+from ..models import (
+    Actor,
+    Approval,
+    ApprovalStatus,
+    Interaction,
+    InteractionStatus,
+    SafetyClass,
+    ToolCallStatus,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+RETRY_CHAIN = 50  # at most this many fresh requests for one idempotency key
+
+SafetyName = Literal["safe_read", "idempotent_write", "unsafe_write", "external_side_effect",
+                     "financial", "destructive"]
+KindName = Literal["question", "choice", "form", "confirmation", "diff_review",
+                   "merge_conflict", "credential_binding", "memory_change_review"]
+ExpiresIn = Annotated[float | None, Field(gt=0, description="seconds until the request lapses")]
+IdempotencyKey = Annotated[str | None, Field(
+    max_length=200, description="reuse it when you retry, so the person is asked once")]
+WaitSeconds = Annotated[float, Field(ge=0, le=50, description="wait at most this long (<= 50 s)")]
+StatusName = Literal["pending", "approved", "denied", "answered", "expired", "withdrawn"]
+
+INSTRUCTIONS = (
+    "Proctor puts a person in the loop. Before an action with side effects, call "
+    "request_approval(action={'tool': ..., 'args': {...}}, reason=...) and act only if the "
+    "result says approved. To ask the person something, call ask_human(question, "
+    "response_schema=...). Both wait for the person; if your tool calls time out quickly, use "
+    "submit_approval / submit_question and then await_decision(id, wait_s<=50) until the "
+    "status is no longer 'pending'. Pass an idempotency_key and reuse it when you retry a "
+    "call, so the person is asked once."
+)
+
+
+class Outcome(BaseModel):
+    """What every tool returns: the request and, once decided, the person's decision."""
+
+    id: str = Field(description="approval (apr_...) or question (int_...) id")
+    kind: Literal["approval", "question"]
+    status: StatusName
+    approved: bool | None = Field(None, description="approvals: True only when approved")
+    answer: Any = Field(None, description="questions: the person's answer (JSON)")
+    reason: str | None = Field(None, description="the person's reason, if given")
+    decided_by: str | None = None
+    scope: str | None = Field(None, description="approvals: once, run or space")
+    run_id: str
+    action_digest: str | None = None
+
+
+APPROVAL_STATUS: dict[ApprovalStatus, StatusName] = {
+    ApprovalStatus.PENDING: "pending", ApprovalStatus.APPROVED: "approved",
+    ApprovalStatus.DENIED: "denied", ApprovalStatus.EXPIRED: "expired",
+    ApprovalStatus.CANCELLED: "withdrawn",
+}
+QUESTION_STATUS: dict[InteractionStatus, StatusName] = {
+    InteractionStatus.REQUESTED: "pending", InteractionStatus.PRESENTED: "pending",
+    InteractionStatus.RESOLVED: "answered", InteractionStatus.EXPIRED: "expired",
+    InteractionStatus.CANCELLED: "withdrawn",
+}
+
+
+def approval_outcome(a: Approval) -> Outcome:
+    status = APPROVAL_STATUS[a.status]
+    decided = status in ("approved", "denied", "expired")
+    return Outcome(id=a.id, kind="approval", status=status,
+                   approved=(status == "approved") if decided else None,
+                   reason=a.decision_reason, decided_by=a.decided_by,
+                   scope=a.decision_scope.value if a.decision_scope else None,
+                   run_id=a.run_id, action_digest=a.action_digest)
+
+
+def question_outcome(q: Interaction) -> Outcome:
+    return Outcome(id=q.id, kind="question", status=QUESTION_STATUS[q.status],
+                   answer=q.response, decided_by=q.resolved_by, run_id=q.run_id)
+
+
+@dataclass
+class Session:
+    """One MCP client session: its own journal handle (as that agent) and its run."""
+
+    journal: Journal
+    run_id: str
+    agent: str
+
+
+@dataclass
+class Sessions:
+    """The sessions of one server lifespan (stdio: one process; in-memory: one client)."""
+
+    server: ProctorMCP
+    by_client: dict[str, Session] = field(default_factory=dict)
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    async def get(self, ctx: Context) -> Session:
+        agent, meta = self.server.client_identity(ctx)
+        async with self.lock:
+            session = self.by_client.get(agent)
+            if session is None:
+                session = await anyio.to_thread.run_sync(self.server.open_session, agent, meta)
+                self.by_client[agent] = session
+            return session
+
+    async def close_all(self, reason: str) -> None:
+        with anyio.CancelScope(shield=True):
+            for session in list(self.by_client.values()):
+                await anyio.to_thread.run_sync(self.server.close_session, session, reason)
+            self.by_client.clear()
+
+
+class ProctorMCP:
+    """The server object. ``.server`` is the ``MCPServer`` (give it to ``mcp.Client`` in tests,
+    or ``run_stdio()`` it)."""
+
+    def __init__(self, journal_path: str | os.PathLike[str], *, project: str = "mcp",
+                 agent: str | None = None, poll_s: float = 0.1, progress_every_s: float = 1.0,
+                 name: str = "proctor") -> None:
+        self.journal_path = Path(journal_path)
+        self.project = project
+        self.agent = agent
+        self.poll_s = poll_s
+        self.progress_every_s = progress_every_s
+        self.server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS,
+                                           lifespan=self._lifespan, log_level="WARNING")
+        register_tools(self)
+
+    # ------------------------------------------------------------ sessions
+    @asynccontextmanager
+    async def _lifespan(self, _server: MCPServer) -> AsyncIterator[Sessions]:
+        sessions = Sessions(self)
+        try:
+            yield sessions
+        finally:
+            await sessions.close_all("the MCP session ended")
+
+    def client_identity(self, ctx: Context) -> tuple[str, dict[str, Any]]:
+        params = ctx.request_context.session.client_params
+        info = params.client_info if params is not None else None
+        agent = self.agent or (info.name if info is not None and info.name else "mcp-client")
+        meta = {"via": "mcp", "protocol_version": ctx.protocol_version, "server_pid": os.getpid(),
+                "client": info.model_dump(mode="json", exclude_none=True) if info else None}
+        return agent[:200], meta
+
+    def open_session(self, agent: str, meta: dict[str, Any]) -> Session:
+        journal = Journal.open(self.journal_path, actor=Actor.agent(agent))
+        try:
+            run = journal.runs.start(self.project, f"MCP session of {agent}", agent=agent,
+                                     metadata=meta)
+        except BaseException:
+            journal.close()
+            raise
+        return Session(journal=journal, run_id=run.id, agent=agent)
+
+    @staticmethod
+    def close_session(session: Session, reason: str) -> None:
+        try:
+            if not session.journal.runs.get(session.run_id).status.terminal:
+                session.journal.runs.complete(session.run_id, {"reason": reason})
+        except errors.ProctorError as err:
+            log.warning("could not close run %s: %s", session.run_id, err)
+        finally:
+            session.journal.close()
+
+    # ------------------------------------------------------------ one tool call
+    async def call(self, ctx: Context, tool: str, args: dict[str, Any], key: str | None,
+                   body: Callable[[Session, str], Awaitable[Outcome]]) -> Outcome:
+        """Record the call as a tool-call row, run ``body``, finish the row (also when the
+        client cancels); core errors become tool errors the model can read."""
+        sessions: Sessions = ctx.request_context.lifespan_context
+        session = await sessions.get(ctx)
+        j = session.journal
+        try:
+            call = await anyio.to_thread.run_sync(lambda: j.runs.record_tool_call(
+                session.run_id, f"mcp.{tool}", args, idempotency_key=key))
+        except errors.ProctorError as err:
+            raise tool_error(err) from err
+        try:
+            outcome = await body(session, call.id)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self.finish_call(j, call.id, ToolCallStatus.FAILED,
+                                       error="cancelled: the MCP client cancelled or timed out")
+            raise
+        except errors.ProctorError as err:
+            await self.finish_call(j, call.id, ToolCallStatus.FAILED, error=str(err))
+            raise tool_error(err) from err
+        await self.finish_call(j, call.id, ToolCallStatus.SUCCEEDED,
+                               result=outcome.model_dump(mode="json"))
+        return outcome
+
+    @staticmethod
+    async def finish_call(j: Journal, call_id: str, status: ToolCallStatus, *,
+                          result: Any = None, error: str | None = None) -> None:
+        try:
+            await anyio.to_thread.run_sync(lambda: j.runs.finish_tool_call(
+                call_id, status, result=result, error=error))
+        except errors.ProctorError as err:  # the run ended meanwhile: the row stays open
+            log.info("tool call %s not finished: %s", call_id, err)
+
+    # ------------------------------------------------------------ filing
+    def file_approval(self, s: Session, key: str | None, tool_call_id: str, action: dict,
+                      reason: str, safety_class: str, expires_in: float | None) -> Approval:
+        def file(request_key: str | None) -> Approval:
+            return s.journal.approvals.request(
+                s.run_id, action, reason=reason, safety_class=safety_class,
+                expires_in=expires_in, request_key=request_key, tool_call_id=tool_call_id)
+
+        return self.file_once(s, key, file, ApprovalStatus.CANCELLED)
+
+    def file_question(self, s: Session, key: str | None, question: str, schema: dict | None,
+                      options: list | None, kind: str | None,
+                      expires_in: float | None) -> Interaction:
+        kind = kind or ("choice" if options else "form" if schema is not None else "question")
+
+        def file(request_key: str | None) -> Interaction:
+            return s.journal.interactions.ask(
+                s.run_id, kind, question, request={"via": "mcp", "agent": s.agent},
+                response_schema=schema, options=options, expires_in=expires_in,
+                request_key=request_key)
+
+        return self.file_once(s, key, file, InteractionStatus.CANCELLED)
+
+    @staticmethod
+    def file_once(s: Session, key: str | None, file: Callable[[str | None], T],
+                  withdrawn: Any) -> T:
+        """File under the session-scoped key; a withdrawn request is not rejoined (its caller
+        went away), so the retry files the next one in the key's chain."""
+        if key is None:
+            return file(None)
+        for n in range(1, RETRY_CHAIN + 1):
+            item = file(f"mcp:{s.run_id}:{key}" + (f"#{n}" if n > 1 else ""))
+            if item.status != withdrawn:  # type: ignore[attr-defined]
+                return item
+        raise errors.ValidationError(f"idempotency key {key!r} was withdrawn too often; "
+                                     "use a new key", field="idempotency_key")
+
+    # ------------------------------------------------------------ waiting
+    async def wait(self, ctx: Context, s: Session, item_id: str, *, limit: float | None,
+                   withdraw_on_cancel: bool) -> Outcome:
+        """Wait (in worker threads) until decided, sending progress; ``limit`` None waits
+        until decided, expired or withdrawn."""
+        start = anyio.current_time()
+        try:
+            while True:
+                elapsed = anyio.current_time() - start
+                chunk = self.progress_every_s if limit is None else \
+                    max(0.0, min(self.progress_every_s, limit - elapsed))
+                outcome = await anyio.to_thread.run_sync(
+                    self.wait_chunk, s, item_id, chunk, abandon_on_cancel=True)
+                elapsed = anyio.current_time() - start
+                if outcome.status != "pending" or (limit is not None and elapsed >= limit):
+                    return outcome
+                await ctx.report_progress(round(elapsed, 3), limit,
+                                          "waiting for an operator on the Proctor desk")
+        except anyio.get_cancelled_exc_class():
+            if withdraw_on_cancel:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(
+                        self.withdraw, s, item_id,
+                        "the MCP client cancelled or timed out while waiting")
+            raise
+
+    def wait_chunk(self, s: Session, item_id: str, timeout: float) -> Outcome:
+        outcome = self.read(s, item_id, wait=timeout)
+        if outcome.status == "pending":
+            run = s.journal.runs.get(outcome.run_id)
+            if run.cancel_requested and not run.status.terminal:
+                reason = f"the operator asked this run to stop: {run.cancel_reason or ''}".strip()
+                self.withdraw(s, item_id, reason)
+                s.journal.runs.cancel(run.id, reason)
+                return self.read(s, item_id).model_copy(update={"reason": reason})
+        return outcome
+
+    def read(self, s: Session, item_id: str, wait: float = 0.0) -> Outcome:
+        j = s.journal
+        if item_id.startswith("apr_"):
+            return approval_outcome(j.approvals.wait(item_id, wait, poll=self.poll_s)
+                                    if wait > 0 else j.approvals.get(item_id))
+        if item_id.startswith("int_"):
+            outcome = question_outcome(j.interactions.wait(item_id, wait, poll=self.poll_s)
+                                       if wait > 0 else j.interactions.get(item_id))
+            if outcome.status == "answered":
+                decisions = j.approvals.decisions(item_id)
+                if decisions:
+                    outcome = outcome.model_copy(update={"reason": decisions[-1].reason})
+            return outcome
+        raise errors.NotFound(f"{item_id!r} is not an approval (apr_...) or question (int_...) id")
+
+    @staticmethod
+    def withdraw(s: Session, item_id: str, reason: str) -> None:
+        """Withdraw if still pending; a decision that won the race stands."""
+        try:
+            if item_id.startswith("apr_"):
+                s.journal.approvals.withdraw(item_id, reason)
+            else:
+                s.journal.interactions.withdraw(item_id, reason)
+        except (errors.InvalidTransition, errors.NotFound) as err:
+            log.info("not withdrawn: %s", err)
+
+
+def tool_error(err: errors.ProctorError) -> ToolError:
+    hint = f" {err.hint}" if err.hint else ""
+    return ToolError(f"{type(err).__name__}: {err.message}.{hint}")
+
+
+def register_tools(p: ProctorMCP) -> None:
+    """The five tools. Closures over ``p``, so several servers can live in one process."""
+    mcp = p.server
+
+    async def file_approval(ctx: Context, tool: str, args: dict, *, wait: bool) -> Outcome:
+        async def body(s: Session, call_id: str) -> Outcome:
+            approval = await anyio.to_thread.run_sync(lambda: p.file_approval(
+                s, args["idempotency_key"], call_id, args["action"], args["reason"],
+                args["safety_class"], args["expires_in"]))
+            outcome = approval_outcome(approval)
+            if not wait or outcome.status != "pending":
+                return outcome
+            return await p.wait(ctx, s, approval.id, limit=None, withdraw_on_cancel=True)
+
+        return await p.call(ctx, tool, args, args["idempotency_key"], body)
+
+    async def file_question(ctx: Context, tool: str, args: dict, *, wait: bool) -> Outcome:
+        async def body(s: Session, _call_id: str) -> Outcome:
+            question = await anyio.to_thread.run_sync(lambda: p.file_question(
+                s, args["idempotency_key"], args["question"], args["response_schema"],
+                args["options"], args["kind"], args["expires_in"]))
+            outcome = question_outcome(question)
+            if not wait or outcome.status != "pending":
+                return outcome
+            return await p.wait(ctx, s, question.id, limit=None, withdraw_on_cancel=True)
+
+        return await p.call(ctx, tool, args, args["idempotency_key"], body)
+
+    @mcp.tool()
+    async def request_approval(
+            action: dict[str, Any], reason: str, ctx: Context,
+            safety_class: SafetyName = "unsafe_write",
+            expires_in: ExpiresIn = None, idempotency_key: IdempotencyKey = None) -> Outcome:
+        """Ask a person to approve `action` (a JSON object with a 'tool' name and 'args') and
+        wait for the decision. Act only if status is 'approved'; a denial carries the reason."""
+        args = dict(action=action, reason=reason, safety_class=safety_class,
+                    expires_in=expires_in, idempotency_key=idempotency_key)
+        return await file_approval(ctx, "request_approval", args, wait=True)
+
+    @mcp.tool()
+    async def submit_approval(
+            action: dict[str, Any], reason: str, ctx: Context,
+            safety_class: SafetyName = "unsafe_write",
+            expires_in: ExpiresIn = None, idempotency_key: IdempotencyKey = None) -> Outcome:
+        """Like request_approval, but return at once with the request id; then call
+        await_decision(id) until the status is no longer 'pending'."""
+        args = dict(action=action, reason=reason, safety_class=safety_class,
+                    expires_in=expires_in, idempotency_key=idempotency_key)
+        return await file_approval(ctx, "submit_approval", args, wait=False)
+
+    @mcp.tool()
+    async def ask_human(
+            question: str, ctx: Context, response_schema: dict[str, Any] | None = None,
+            options: list[Any] | None = None, kind: KindName | None = None,
+            expires_in: ExpiresIn = None, idempotency_key: IdempotencyKey = None) -> Outcome:
+        """Ask a person a question and wait for the answer. Give `options` for a choice, or a
+        JSON Schema `response_schema` for a form; the answer is validated against it."""
+        args = dict(question=question, response_schema=response_schema, options=options,
+                    kind=kind, expires_in=expires_in, idempotency_key=idempotency_key)
+        return await file_question(ctx, "ask_human", args, wait=True)
+
+    @mcp.tool()
+    async def submit_question(
+            question: str, ctx: Context, response_schema: dict[str, Any] | None = None,
+            options: list[Any] | None = None, kind: KindName | None = None,
+            expires_in: ExpiresIn = None, idempotency_key: IdempotencyKey = None) -> Outcome:
+        """Like ask_human, but return at once with the question id; then call
+        await_decision(id) until the status is no longer 'pending'."""
+        args = dict(question=question, response_schema=response_schema, options=options,
+                    kind=kind, expires_in=expires_in, idempotency_key=idempotency_key)
+        return await file_question(ctx, "submit_question", args, wait=False)
+
+    @mcp.tool()
+    async def await_decision(
+            id: str, ctx: Context,
+            wait_s: WaitSeconds = 25.0) -> Outcome:
+        """Wait up to wait_s seconds for the decision on a submitted approval or question and
+        return its state; call again while the status is 'pending'."""
+        async def body(s: Session, _call_id: str) -> Outcome:
+            return await p.wait(ctx, s, id, limit=wait_s, withdraw_on_cancel=False)
+
+        return await p.call(ctx, "await_decision", {"id": id, "wait_s": wait_s}, None, body)
+
+
+def serve_stdio(journal_path: str | os.PathLike[str], *, project: str = "mcp",
+                agent: str | None = None) -> None:
+    """Serve over stdio until the host closes the pipe (or SIGTERM/SIGINT)."""
+    import signal
+
+    proctor = ProctorMCP(journal_path, project=project, agent=agent)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()
+                        return
+
+            async def serve() -> None:
+                await proctor.server.run_stdio_async()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stop_on_signal)
+            tg.start_soon(serve)
+
+    anyio.run(main)
+
+
+__all__ = ["Outcome", "ProctorMCP", "serve_stdio"]
