@@ -265,6 +265,7 @@ class Approvals:
                     reason: str | None = None, scope: ApprovalScope | str = ApprovalScope.ONCE,
                     request_id: str | None = None) -> list[BulkResult]:
         """Decide N approvals, each in its own transaction; a per-item result for each."""
+        self.j.require_operator()
         results = []
         for approval_id, version in items:
             rid = f"{request_id}:{approval_id}" if request_id else None
