@@ -51,7 +51,11 @@ def default_schema(kind: InteractionKind, options: list[Any]) -> dict:
         return {**obj, "properties": {"verdict": {"enum": ["accept", "reject", "edit"]},
                                       "content": note},
                 "required": ["verdict"]}
-    raise errors.ValidationError("a form needs a response_schema", field="response_schema")
+    # a form: one text field per option, or free named text fields when none are given
+    fields = [str(v) for v in option_values(options)]
+    if fields:
+        return {**obj, "properties": {f: note for f in fields}, "required": fields}
+    return {"type": "object", "additionalProperties": note, "minProperties": 1}
 
 
 def validate_response(schema: dict, response: Any) -> None:
@@ -62,11 +66,12 @@ def validate_response(schema: dict, response: Any) -> None:
     problems = sorted(validator.iter_errors(response), key=lambda e: list(e.absolute_path))
     if problems:
         first = problems[0]
-        field = "/".join(str(p) for p in first.absolute_path) or (
-            first.validator_value[0] if first.validator == "required" and
-            isinstance(first.validator_value, list) and len(first.validator_value) == 1 else "")
-        if first.validator == "required":
-            field = _missing_field(first.message) or field
+        path = "/".join(str(p) for p in first.absolute_path)
+        field = path
+        if first.validator in ("required", "additionalProperties"):
+            name = _missing_field(first.message)  # the missing or the unexpected property
+            if name:
+                field = f"{path}/{name}" if path else name
         raise errors.ValidationError(
             f"{field or 'answer'}: {first.message}", field=str(field),
             all=[e.message for e in problems])

@@ -1,0 +1,193 @@
+"""Human interactions: every kind has a default schema; answers are validated in core and an
+invalid answer names its field (DESIGN §2 invariants 2-4, 10, 11; issue 2 interactions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from proctor.core import Actor, InteractionKind, errors
+
+from .helpers import delta, row_counts, snapshot
+
+CHOICES = ["small", {"value": "large", "label": "Large (slow)"}]
+
+# kind -> (options, a valid answer, an invalid answer, the field the error must name)
+CASES = {
+    "question": ([], {"text": "use the staging DB"}, {"text": ""}, "text"),
+    "choice": (CHOICES, {"choice": "large", "note": "ok"}, {"choice": "medium"}, "choice"),
+    "form": (["name", "email"], {"name": "Ada", "email": "ada@example.org"},
+             {"name": "Ada"}, "email"),
+    "confirmation": ([], {"confirmed": False}, {"confirmed": "yes"}, "confirmed"),
+    "diff_review": ([], {"verdict": "request_changes", "comment": "nit"},
+                    {"verdict": "lgtm"}, "verdict"),
+    "merge_conflict": ([], {"resolution": "merged", "merged": "a\nb"}, {}, "resolution"),
+    "credential_binding": ([], {"credential_ref": "vault:deploy-key"},
+                           {"credential_ref": ""}, "credential_ref"),
+    "memory_change_review": ([], {"verdict": "edit", "content": "new"},
+                             {"verdict": "maybe"}, "verdict"),
+}
+
+
+def test_every_kind_is_covered():
+    assert set(CASES) == {k.value for k in InteractionKind}
+
+
+def answer(operator, item, response, **kw):
+    return operator.interactions.answer(item.id, response, expected_version=item.version, **kw)
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_each_kind_has_a_default_schema_that_validates(agent, operator, run, journal_path,
+                                                       kind):
+    options, good, bad, field = CASES[kind]
+    item = agent.interactions.ask(run.id, kind, f"please answer a {kind}", options=options)
+    assert item.response_schema["type"] == "object"
+    before = snapshot(journal_path)
+    with pytest.raises(errors.ValidationError) as info:
+        answer(operator, item, bad)
+    assert info.value.field == field
+    assert field in str(info.value)
+    assert snapshot(journal_path) == before
+    done = answer(operator, item, good)
+    assert done.status == "resolved" and done.response == good
+
+
+def test_form_without_fields_takes_named_text_values(agent, operator, run):
+    item = agent.interactions.ask(run.id, "form", "tell me anything")
+    with pytest.raises(errors.ValidationError) as info:
+        answer(operator, item, {"port": 8080})
+    assert info.value.field == "port"
+    with pytest.raises(errors.ValidationError):
+        answer(operator, item, {})
+    assert answer(operator, item, {"port": "8080"}).status == "resolved"
+
+
+def test_unexpected_field_is_named(agent, operator, run):
+    item = agent.interactions.ask(run.id, "confirmation", "deploy?")
+    with pytest.raises(errors.ValidationError) as info:
+        answer(operator, item, {"confirmed": True, "sneaky": 1})
+    assert info.value.field == "sneaky"
+
+
+def test_custom_schema_names_nested_field(agent, operator, run):
+    schema = {"type": "object", "required": ["limits"], "properties": {"limits": {
+        "type": "object", "properties": {"max": {"type": "integer", "minimum": 1}}}}}
+    item = agent.interactions.ask(run.id, "form", "limits?", response_schema=schema)
+    with pytest.raises(errors.ValidationError) as info:
+        answer(operator, item, {"limits": {"max": 0}})
+    assert info.value.field == "limits/max"
+    assert answer(operator, item, {"limits": {"max": 3}}).response == {"limits": {"max": 3}}
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"kind": "choice", "prompt": "pick"}, "options"),
+    ({"kind": "question", "prompt": "  "}, "prompt"),
+    ({"kind": "form", "prompt": "x", "response_schema": {"type": "no-such-type"}},
+     "response_schema"),
+])
+def test_ask_refuses_malformed_questions(agent, run, journal_path, kwargs, field):
+    before = row_counts(journal_path)
+    with pytest.raises(errors.ValidationError) as info:
+        agent.interactions.ask(run.id, kwargs.pop("kind"), kwargs.pop("prompt"), **kwargs)
+    assert info.value.field == field
+    assert row_counts(journal_path) == before
+
+
+def test_answer_writes_one_decision_one_audit_one_event(agent, operator, run, journal_path):
+    item = agent.interactions.ask(run.id, "question", "which DB?")
+    assert agent.runs.get(run.id).status == "waiting_for_user"
+    before = row_counts(journal_path)
+    done = answer(operator, item, {"text": "staging"}, reason="safer")
+    changed = delta(before, row_counts(journal_path))
+    assert set(changed) == {"decisions", "audit", "events", "changes"}
+    assert (changed["decisions"], changed["audit"], changed["events"]) == (1, 1, 1)
+    assert done.resolved_by == "operator:alice" and done.version == item.version + 1
+    [decision] = operator.approvals.decisions(item.id)
+    assert decision.decision == {"text": "staging"} and decision.reason == "safer"
+    assert [a.action for a in operator.audit.for_entity(item.id)] == ["interaction.answered"]
+    assert agent.runs.get(run.id).status == "running"
+    assert agent.interactions.wait(item.id, timeout=0).response == {"text": "staging"}
+
+
+def test_answered_at_most_once(agent, operator, open_journal, run, journal_path):
+    item = agent.interactions.ask(run.id, "question", "which DB?")
+    done = answer(operator, item, {"text": "staging"})
+    bob = open_journal(Actor.operator("bob"))
+    before = snapshot(journal_path)
+    with pytest.raises(errors.AlreadyDecided) as info:
+        answer(bob, done, {"text": "prod"})
+    assert "alice" in str(info.value)
+    assert snapshot(journal_path) == before
+
+
+def test_answer_replay_and_conflict_by_request_id(agent, operator, run, journal_path):
+    item = agent.interactions.ask(run.id, "question", "which DB?")
+    first = answer(operator, item, {"text": "staging"}, request_id="rq-1")
+    before = snapshot(journal_path)
+    assert answer(operator, item, {"text": "staging"}, request_id="rq-1") == first
+    with pytest.raises(errors.IdempotencyConflict):
+        answer(operator, item, {"text": "prod"}, request_id="rq-1")
+    assert snapshot(journal_path) == before
+
+
+def test_answer_with_stale_version_writes_nothing(agent, operator, run, journal_path):
+    item = agent.interactions.ask(run.id, "question", "which DB?")
+    operator.inbox.snooze("question", item.id, 10.0**10, expected_version=item.version)
+    before = snapshot(journal_path)
+    with pytest.raises(errors.StaleVersion):
+        answer(operator, item, {"text": "x"})
+    assert snapshot(journal_path) == before
+
+
+def test_asking_agent_cannot_answer_itself(agent, open_journal, run, journal_path):
+    item = agent.interactions.ask(run.id, "question", "which DB?")
+    before = snapshot(journal_path)
+    with pytest.raises(errors.NotAllowed):
+        answer(agent, item, {"text": "me"})
+    with pytest.raises(errors.NotAllowed):
+        answer(open_journal(Actor.operator("agent-1")), item, {"text": "me"})
+    assert snapshot(journal_path) == before
+
+
+def test_expired_question_refuses_the_answer_and_keeps_expiry(agent, operator, run, clock,
+                                                              journal_path):
+    item = agent.interactions.ask(run.id, "question", "quick?", expires_in=30)
+    clock.advance(31)
+    with pytest.raises(errors.Expired):
+        answer(operator, item, {"text": "late"})
+    expired = operator.interactions.get(item.id)
+    assert expired.status == "expired" and expired.resolved_by == "system:expiry"
+    assert [a.action for a in operator.audit.for_entity(item.id)] == ["interaction.expired"]
+    before = snapshot(journal_path)
+    with pytest.raises(errors.Expired):
+        answer(operator, expired, {"text": "later"})
+    assert snapshot(journal_path) == before
+    assert agent.runs.get(run.id).status == "running"
+
+
+def test_expire_due_and_wait(agent, run, clock):
+    item = agent.interactions.ask(run.id, "question", "quick?", expires_in=30)
+    assert agent.interactions.wait(item.id, timeout=0).status == "requested"
+    clock.advance(31)
+    assert agent.interactions.wait(item.id, timeout=0).status == "expired"
+    assert agent.interactions.expire_due() == 0
+
+
+def test_ask_is_idempotent_by_request_key(agent, run, journal_path):
+    first = agent.interactions.ask(run.id, "question", "which DB?", request_key="q-1")
+    before = snapshot(journal_path)
+    assert agent.interactions.ask(run.id, "question", "which DB?", request_key="q-1") == first
+    with pytest.raises(errors.IdempotencyConflict):
+        agent.interactions.ask(run.id, "question", "which host?", request_key="q-1")
+    assert snapshot(journal_path) == before
+
+
+def test_withdraw_closes_the_question(agent, operator, run, journal_path):
+    item = agent.interactions.ask(run.id, "question", "which DB?")
+    gone = agent.interactions.withdraw(item.id, "found it")
+    assert gone.status == "cancelled" and agent.runs.get(run.id).status == "running"
+    with pytest.raises(errors.InvalidTransition):
+        agent.interactions.withdraw(item.id, "again")
+    with pytest.raises(errors.AlreadyDecided):
+        answer(operator, gone, {"text": "x"})
+    assert [i.id for i in agent.interactions.for_run(run.id)] == [item.id]
