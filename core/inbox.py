@@ -36,35 +36,45 @@ def _approvals() -> Any:
     ).join(s.runs, r.id == a.run_id).where(a.status == "pending")
 
 
+COLUMNS = ("kind", "id", "run_id", "agent", "project", "space", "run_title", "s1", "s2",
+           "safety_class", "created_at", "expires_at", "snoozed_until", "version")
+
+
+def _labelled(*cols: Any) -> list[Any]:
+    """Every part names its columns: a union takes its names from its first part, and a
+    kind filter may leave any part first."""
+    return [c.label(n) for c, n in zip(cols, COLUMNS, strict=True)]
+
+
 def _questions() -> Any:
     i, r = s.interactions.c, s.runs.c
-    return select(
+    return select(*_labelled(
         literal("question"), i.id, i.run_id, r.agent, r.project, r.space, r.title,
         i.kind, i.prompt, cast(literal(None), String), i.created_at, i.expires_at,
         i.snoozed_until, i.version,
-    ).join(s.runs, r.id == i.run_id).where(i.status.in_(OPEN_INTERACTION))
+    )).join(s.runs, r.id == i.run_id).where(i.status.in_(OPEN_INTERACTION))
 
 
 def _memory() -> Any:
     m, e, r = s.reconciliations.c, s.memory_entries.c, s.runs.c
-    return select(
+    return select(*_labelled(
         literal("memory"), m.id, m.run_id, func.coalesce(r.agent, m.incoming_source),
         func.coalesce(r.project, e.scope_key), func.coalesce(r.space, e.scope),
         func.coalesce(r.title, ""), e.title, m.incoming_source, cast(literal(None), String),
         m.created_at, cast(literal(None), s.reconciliations.c.created_at.type),
         m.snoozed_until, m.version,
-    ).join(s.memory_entries, e.id == m.entry_id).outerjoin(s.runs, r.id == m.run_id).where(
+    )).join(s.memory_entries, e.id == m.entry_id).outerjoin(s.runs, r.id == m.run_id).where(
         m.status == "pending")
 
 
 def _effects() -> Any:
     f, r = s.effects.c, s.runs.c
-    return select(
+    return select(*_labelled(
         literal("effect"), f.key, f.run_id, func.coalesce(r.agent, f.lease_owner, ""),
         func.coalesce(r.project, ""), func.coalesce(r.space, ""), func.coalesce(r.title, ""),
         f.tool, f.ambiguous_reason, f.safety_class, f.created_at,
         cast(literal(None), s.effects.c.created_at.type), f.snoozed_until, f.version,
-    ).outerjoin(s.runs, r.id == f.run_id).where(f.status == "ambiguous")
+    )).outerjoin(s.runs, r.id == f.run_id).where(f.status == "ambiguous")
 
 
 PARTS = {InboxKind.APPROVAL: _approvals, InboxKind.QUESTION: _questions,
