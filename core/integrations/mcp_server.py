@@ -44,7 +44,6 @@ from ..models import (
     ApprovalStatus,
     Interaction,
     InteractionStatus,
-    SafetyClass,
     ToolCallStatus,
 )
 

@@ -1,0 +1,296 @@
+"""`proctor mcp`: the SDK's own Client (in memory and over stdio) against the server, with the
+operator deciding through proctor.core in a worker thread. Offline, no LLM."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, MCPError, StdioServerParameters
+from mcp_types import Implementation
+from proctor.core import errors
+from proctor.core.integrations.mcp_server import ProctorMCP
+
+HOST = Implementation(name="test-host", version="1.0")
+REFUND = {"tool": "refund", "args": {"account": "acct-9", "amount": 4200}}
+ENV_SCHEMA = {"type": "object", "properties": {"env": {"enum": ["staging", "prod"]}},
+              "required": ["env"], "additionalProperties": False}
+
+
+def client(path, mode: str = "auto", **kw: Any) -> Client:
+    server = ProctorMCP(path, poll_s=0.02, progress_every_s=0.1).server
+    return Client(server, mode=mode, client_info=HOST, **kw)
+
+
+async def desk_do(fn, *args) -> Any:
+    return await anyio.to_thread.run_sync(fn, *args)
+
+
+def structured(result) -> dict:
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_approve_and_deny_with_reason(journal_path, desk, mode):
+    progress: list[float] = []
+
+    async def on_progress(value, total, message):
+        progress.append(value)
+
+    async def desk_side():
+        [item] = await desk_do(desk.wait_pending, "approval")
+        await anyio.sleep(0.25)  # the caller waits meanwhile, with progress notifications
+        await desk_do(desk.approve, item.id)
+        [item] = await desk_do(desk.wait_pending, "approval")
+        await desk_do(desk.deny, item.id, "not on a Friday")
+
+    async def main():
+        async with client(journal_path, mode) as c, anyio.create_task_group() as tg:
+            tg.start_soon(desk_side)
+            first = structured(await c.call_tool(
+                "request_approval", {"action": REFUND, "reason": "customer asked"},
+                progress_callback=on_progress))
+            second = structured(await c.call_tool(
+                "request_approval", {"action": {"tool": "deploy"}, "reason": "release"}))
+            return first, second
+
+    first, second = anyio.run(main)
+    assert first["status"] == "approved" and first["approved"] is True
+    assert first["decided_by"] == "operator:alice"
+    assert second["status"] == "denied" and second["approved"] is False
+    assert second["reason"] == "not on a Friday"
+    assert progress and progress == sorted(progress)
+
+    j = desk.journal
+    run = j.runs.get(first["run_id"])
+    assert run.agent == "test-host" and run.project == "mcp"
+    assert second["run_id"] == run.id  # one session, one run
+    assert run.status == "completed"  # the session ended
+    calls = j.runs.tool_calls(run.id)
+    assert [(c.tool, c.status) for c in calls] == [("mcp.request_approval", "succeeded")] * 2
+    assert j.approvals.get(first["id"]).tool_call_id == calls[0].id
+
+
+def test_schema_question_invalid_answer_refused_then_answered(journal_path, desk):
+    async def desk_side():
+        [item] = await desk_do(desk.wait_pending, "question")
+        with pytest.raises(errors.ValidationError) as refused:
+            await desk_do(desk.answer, item.id, {"env": "qa"})
+        assert refused.value.field == "env"
+        assert desk.journal.interactions.get(item.id).status == "requested"  # still open
+        await desk_do(desk.answer, item.id, {"env": "staging"}, "staging is free today")
+
+    async def main():
+        async with client(journal_path) as c, anyio.create_task_group() as tg:
+            tg.start_soon(desk_side)
+            return structured(await c.call_tool(
+                "ask_human", {"question": "Which environment?", "response_schema": ENV_SCHEMA}))
+
+    out = anyio.run(main)
+    assert out["status"] == "answered"
+    assert out["answer"] == {"env": "staging"}
+    assert out["reason"] == "staging is free today"
+    assert desk.journal.interactions.get(out["id"]).kind == "form"
+
+
+def test_bad_requests_are_tool_errors(journal_path):
+    async def main():
+        async with client(journal_path) as c:
+            no_tool = await c.call_tool("request_approval", {"action": {"x": 1}, "reason": "r"})
+            bad_schema = await c.call_tool(
+                "submit_question", {"question": "q", "response_schema": {"type": "nope"}})
+            unknown = await c.call_tool("await_decision", {"id": "xyz", "wait_s": 0})
+            too_long = await c.call_tool("await_decision", {"id": "apr_1", "wait_s": 51})
+            return no_tool, bad_schema, unknown, too_long
+
+    results = anyio.run(main)
+    assert all(r.is_error for r in results)
+    assert "'tool' name" in results[0].content[0].text
+    assert "response_schema" in results[1].content[0].text
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_client_timeout_withdraws_the_request(journal_path, desk, mode):
+    async def main():
+        async with client(journal_path, mode) as c:
+            with pytest.raises(MCPError):
+                await c.call_tool("request_approval", {"action": REFUND, "reason": "r"},
+                                  read_timeout_seconds=0.4)
+            with pytest.raises(MCPError):
+                await c.call_tool("ask_human", {"question": "Still there?"},
+                                  read_timeout_seconds=0.4)
+            # the withdrawal is written before the session goes on
+            with anyio.fail_after(10):
+                while desk.journal.inbox.count() != 0:
+                    await anyio.sleep(0.02)
+            return desk.journal.runs.list().items[0].id
+
+    run_id = anyio.run(main)
+    j = desk.journal
+    [approval] = j.approvals.for_run(run_id)
+    [question] = j.interactions.for_run(run_id)
+    assert approval.status == "cancelled" and question.status == "cancelled"
+    assert [e.action for e in j.audit.for_entity(approval.id)] == ["approval.withdrawn"]
+    assert [e.action for e in j.audit.for_entity(question.id)] == ["interaction.withdrawn"]
+    with pytest.raises(errors.AlreadyDecided):
+        desk.approve(approval.id)
+    calls = j.runs.tool_calls(run_id)
+    assert [c.status for c in calls] == ["failed", "failed"]
+    assert all("cancelled" in c.error for c in calls)
+
+
+def test_three_concurrent_blocked_calls_on_one_session(journal_path, desk):
+    results: dict[str, dict] = {}
+
+    async def call(c, name, args):
+        results[name] = structured(await c.call_tool(name.split(":")[0], args))
+
+    async def main():
+        async with client(journal_path) as c, anyio.create_task_group() as tg:
+            tg.start_soon(call, c, "request_approval:a", {"action": REFUND, "reason": "a"})
+            tg.start_soon(call, c, "request_approval:b",
+                          {"action": {"tool": "deploy"}, "reason": "b"})
+            tg.start_soon(call, c, "ask_human:c", {"question": "Colour?",
+                                                   "options": ["red", "blue"]})
+            approvals = await desk_do(desk.wait_pending, "approval", 2)
+            [question] = await desk_do(desk.wait_pending, "question", 1)
+            by_action = {desk.journal.approvals.get(a.id).action_name: a.id for a in approvals}
+            await desk_do(desk.answer, question.id, {"choice": "blue"})
+            await desk_do(desk.deny, by_action["deploy"], "freeze")
+            await desk_do(desk.approve, by_action["refund"])
+
+    anyio.run(main)
+    assert results["request_approval:a"]["status"] == "approved"
+    assert results["request_approval:b"]["status"] == "denied"
+    assert results["ask_human:c"]["answer"] == {"choice": "blue"}
+    assert len({r["run_id"] for r in results.values()}) == 1
+
+
+def test_retried_call_with_the_same_key_rejoins_the_same_request(journal_path, desk):
+    args = {"action": REFUND, "reason": "customer asked", "idempotency_key": "refund-acct-9"}
+
+    async def main():
+        async with client(journal_path) as c, anyio.create_task_group() as tg:
+            submitted = structured(await c.call_tool("submit_approval", args))
+            again = structured(await c.call_tool("submit_approval", args))
+            assert again["id"] == submitted["id"] and again["status"] == "pending"
+            other = await c.call_tool("submit_approval", {**args, "reason": "something else"})
+            assert other.is_error and "IdempotencyConflict" in other.content[0].text
+
+            async def approve_later():
+                await anyio.sleep(0.2)
+                await desk_do(desk.approve, submitted["id"])
+
+            tg.start_soon(approve_later)
+            blocked = structured(await c.call_tool("request_approval", args))
+            assert blocked["id"] == submitted["id"] and blocked["status"] == "approved"
+            # after the decision the same key returns the decision at once
+            return submitted, structured(await c.call_tool("request_approval", args))
+
+    submitted, replay = anyio.run(main)
+    assert replay["id"] == submitted["id"] and replay["approved"] is True
+    assert len(desk.journal.approvals.for_run(submitted["run_id"])) == 1
+
+
+def test_retry_after_a_timeout_files_a_fresh_request(journal_path, desk):
+    args = {"question": "Proceed?", "kind": "confirmation", "idempotency_key": "proceed-1"}
+
+    async def main():
+        async with client(journal_path) as c, anyio.create_task_group() as tg:
+            with pytest.raises(MCPError):
+                await c.call_tool("ask_human", args, read_timeout_seconds=0.3)
+
+            async def answer_later():
+                items = await desk_do(desk.wait_pending, "question")
+                await desk_do(desk.answer, items[0].id, {"confirmed": True})
+
+            tg.start_soon(answer_later)
+            return structured(await c.call_tool("ask_human", args))
+
+    out = anyio.run(main)
+    assert out["status"] == "answered" and out["answer"] == {"confirmed": True}
+    statuses = sorted(q.status for q in desk.journal.interactions.for_run(out["run_id"]))
+    assert statuses == ["cancelled", "resolved"]
+
+
+def test_submit_then_await_decision_polls_and_a_cancelled_poll_withdraws_nothing(
+        journal_path, desk):
+    async def main():
+        async with client(journal_path) as c:
+            q = structured(await c.call_tool("submit_question", {"question": "Ticket id?"}))
+            assert q["status"] == "pending"
+            waited = structured(await c.call_tool("await_decision",
+                                                  {"id": q["id"], "wait_s": 0.2}))
+            assert waited["status"] == "pending"
+            with pytest.raises(MCPError):
+                await c.call_tool("await_decision", {"id": q["id"], "wait_s": 30},
+                                  read_timeout_seconds=0.3)
+            assert desk.journal.interactions.get(q["id"]).status == "requested"
+            await desk_do(desk.answer, q["id"], {"text": "OPS-42"})
+            return structured(await c.call_tool("await_decision", {"id": q["id"]}))
+
+    out = anyio.run(main)
+    assert out["status"] == "answered" and out["answer"] == {"text": "OPS-42"}
+
+
+def test_session_end_withdraws_what_nobody_awaits(journal_path, desk):
+    async def main():
+        async with client(journal_path) as c:
+            return structured(await c.call_tool("submit_approval",
+                                                {"action": REFUND, "reason": "later"}))
+
+    out = anyio.run(main)
+    assert desk.journal.approvals.get(out["id"]).status == "cancelled"
+    assert desk.journal.runs.get(out["run_id"]).status == "completed"
+
+
+def test_operator_cancelling_the_run_releases_the_waiting_call(journal_path, desk):
+    async def desk_side():
+        [item] = await desk_do(desk.wait_pending, "approval")
+        run = desk.journal.runs.get(item.run_id)
+        desk.journal.runs.request_cancel(run.id, "wrong ticket", expected_version=run.version)
+
+    async def main():
+        async with client(journal_path) as c, anyio.create_task_group() as tg:
+            tg.start_soon(desk_side)
+            return structured(await c.call_tool("request_approval",
+                                                {"action": REFUND, "reason": "r"}))
+
+    out = anyio.run(main)
+    assert out["status"] == "withdrawn" and "wrong ticket" in out["reason"]
+    assert desk.journal.runs.get(out["run_id"]).status == "cancelled"
+
+
+def test_stdio_server_process(journal_path, desk):
+    """`python -m proctor mcp JOURNAL` as a real subprocess, over the SDK's stdio client."""
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "proctor", "mcp", str(journal_path),
+                                         "--project", "stdio-test"])
+
+    async def desk_side():
+        [item] = await desk_do(desk.wait_pending, "approval")
+        await desk_do(desk.approve, item.id, "fine")
+
+    async def main():
+        async with Client(params, client_info=HOST) as c:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(desk_side)
+                approved = structured(await c.call_tool(
+                    "request_approval", {"action": REFUND, "reason": "stdio"}))
+            with pytest.raises(MCPError):
+                await c.call_tool("ask_human", {"question": "Timeout?"},
+                                  read_timeout_seconds=0.5)
+            with anyio.fail_after(10):
+                while desk.journal.inbox.count() != 0:
+                    await anyio.sleep(0.02)
+            return approved
+
+    approved = anyio.run(main)
+    assert approved["status"] == "approved" and approved["reason"] == "fine"
+    run = desk.journal.runs.get(approved["run_id"])
+    assert (run.agent, run.project) == ("test-host", "stdio-test")
+    [question] = desk.journal.interactions.for_run(run.id)
+    assert question.status == "cancelled"
