@@ -275,7 +275,7 @@ class Effects:
     def _update(tx: Tx, row: Any, **values: Any) -> None:
         done = tx.conn.execute(update(s.effects).where(
             s.effects.c.key == row.key, s.effects.c.version == row.version).values(
-            version=row.version + 1, updated_at=tx.now, **values)).rowcount
+            **{"version": row.version + 1, "updated_at": tx.now, **values})).rowcount
         if done != 1:
             raise errors.StaleVersion(f"effect {row.key} changed meanwhile")
         tx.changed("effect", row.key, row.run_id)
