@@ -1,0 +1,145 @@
+"""Demo journals: realistic, deterministic, built through the public core API.
+
+``small``: a few hundred runs, every kind of pending item (approvals of every safety
+class, questions of every interaction type, memory conflicts, ambiguous effects) plus
+finished history. ``large``: >= 1M events, >= 10k runs, >= 1k pending items, for
+benchmarks and big-journal tests (batched ``runs.append_events`` writes).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from proctor.core import InboxKind
+
+from . import content
+from .demo_runs import DemoClock, DemoWriter
+
+Progress = Callable[[int, int, str], None]
+
+# How many runs of each kind a journal gets.
+SMALL_PLAN = {"history": 150, "pending_approval": 42, "pending_question": 32,
+              "ambiguous": 8, "conflict": 12, "interrupted": 8, "parent_with_children": 5}
+LARGE_PLAN = {"history": 300, "pending_approval": 520, "pending_question": 400,
+              "ambiguous": 150, "conflict": 150, "interrupted": 60, "parent_with_children": 20,
+              "bulk": 9400}
+LARGE_MIN_EVENTS = 1_000_000
+BULK_EVENTS = (60, 160)  # events per bulk run, uniform
+
+KIND_METHOD = {"history": "history_run", "pending_approval": "pending_approval_run",
+               "pending_question": "pending_question_run", "ambiguous": "ambiguous_run",
+               "conflict": "conflict_run", "interrupted": "interrupted_run",
+               "parent_with_children": "parent_with_children"}
+
+
+def build_demo_journal(path: str | os.PathLike[str], size: str = "small", seed: int = 0,
+                       progress: Progress | None = None) -> dict:
+    """Write a new demo journal at ``path`` and return its summary counts.
+
+    ``progress(done, total, message)`` is called after each run (``done``/``total`` count
+    runs). The same ``seed`` gives the same journal: identical ids, times and digests.
+    Raises FileExistsError if ``path`` already holds something.
+    """
+    if size not in ("small", "large"):
+        raise ValueError("size must be 'small' or 'large'")
+    target = Path(path)
+    if target.exists() and target.stat().st_size > 0:
+        raise FileExistsError(f"{target} already exists")
+    started = time.monotonic()
+    clock = DemoClock()
+    writer = DemoWriter(str(target), seed, clock)
+    try:
+        plan = dict(SMALL_PLAN if size == "small" else LARGE_PLAN)
+        kinds = [kind for kind, count in plan.items() for _ in range(count)]
+        random.Random(f"plan:{seed}").shuffle(kinds)
+        bulk = BulkRuns(writer, seed)
+        total = len(kinds)
+        for done, kind in enumerate(kinds, start=1):
+            if done == 12:
+                writer.add_rules()
+            if kind == "bulk":
+                bulk.run()
+            else:
+                getattr(writer, KIND_METHOD[kind])()
+            if progress and (done % 25 == 0 or done == total):
+                progress(done, total, f"{writer.events:,} events")
+        while size == "large" and writer.events < LARGE_MIN_EVENTS:
+            bulk.run()
+            total += 1
+            if progress:
+                progress(total, total, f"{writer.events:,} events")
+        summary = summarize(writer, target, size, seed)
+    finally:
+        writer.close()
+    summary["seconds"] = round(time.monotonic() - started, 2)
+    summary["bytes"] = sum(f.stat().st_size for f in (
+        target, target.with_name(target.name + "-wal")) if f.exists())
+    return summary
+
+
+class BulkRuns:
+    """Plain finished runs with ~100 events each, appended in one batch per run."""
+
+    def __init__(self, writer: DemoWriter, seed: int) -> None:
+        self.w = writer
+        self.rng = random.Random(f"bulk:{seed}")
+        self.pool = [self._payload(i) for i in range(400)]
+
+    def _payload(self, i: int) -> tuple[str, Any]:
+        rng = self.rng
+        kind = rng.choice(["model.request", "model.response", "tool.output", "log",
+                           "agent.thought"])
+        if kind == "model.request":
+            return kind, {"model": rng.choice(content.MODELS),
+                          "prompt_tokens": rng.randint(800, 30_000),
+                          "messages": rng.randint(3, 60), "temperature": 0.2}
+        if kind == "model.response":
+            return kind, {"completion_tokens": rng.randint(20, 2000),
+                          "stop_reason": rng.choice(["tool_use", "end_turn"]),
+                          "text": rng.choice(content.THOUGHTS),
+                          "latency_ms": rng.randint(200, 12_000)}
+        if kind == "tool.output":
+            path = rng.choice(sorted(content.SOURCES))
+            return kind, {"tool": rng.choice(["fs.read", "search.code", "shell.exec"]),
+                          "path": path, "exit_code": rng.choice([0, 0, 0, 1]),
+                          "excerpt": content.SOURCES[path][: rng.randint(80, 240)]}
+        if kind == "log":
+            return kind, {"level": rng.choice(["debug", "info", "info", "warning"]),
+                          "message": rng.choice([
+                              "retrying request after 429 (attempt 2/5)",
+                              "cache hit for embeddings of docs/quickstart.md",
+                              f"loaded {rng.randint(1, 900)} rows from the export",
+                              "context window 78% full; summarising older turns"])}
+        return kind, {"thought": rng.choice(content.THOUGHTS), "index": i}
+
+    def run(self) -> None:
+        w, rng = self.w, self.rng
+        aj = w.agent()
+        project, space = content.pick_place(rng)
+        run = aj.runs.start(project, content.run_title(rng, project), space=space,
+                            metadata={"model": rng.choice(content.MODELS), "demo": True})
+        count = rng.randint(*BULK_EVENTS)
+        aj.runs.append_events(run.id, [rng.choice(self.pool) for _ in range(count)])
+        if rng.random() < 0.07:
+            done = aj.runs.fail(run.id, "gave up after 5 failed tool calls")
+        else:
+            done = aj.runs.complete(run.id, {"summary": "done", "events": count})
+        w.events += done.last_sequence
+        w.clock.advance(rng.uniform(30, 600))
+
+
+def summarize(writer: DemoWriter, path: Path, size: str, seed: int) -> dict:
+    j = writer.operators[0]
+    counts = j.inbox.counts()
+    pending = {kind.value: counts.get(kind, 0) for kind in InboxKind}
+    return {
+        "path": str(path), "size": size, "seed": seed,
+        "runs": j.runs.count(), "events": writer.events,
+        "pending": pending, "pending_total": sum(pending.values()),
+        "memory_entries": j.memory.count(), "audit_rows": j.audit.count(),
+    }
