@@ -152,4 +152,8 @@ def integrity_check(conn, quick: bool = False) -> list[str]:  # noqa: ANN001
 
 
 def backup_to(conn, target: Path) -> None:  # noqa: ANN001
-    conn.execute(text("VACUUM INTO :t"), {"t": str(target)})
+    """VACUUM INTO ``target`` (created 0600 first, like the journal). Call it on a fresh
+    Connection, before any statement: VACUUM cannot run inside the BEGIN our engine emits."""
+    fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.close(fd)
+    conn.connection.driver_connection.execute("VACUUM INTO ?", (str(target),))

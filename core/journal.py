@@ -268,7 +268,7 @@ class Journal:
             if backup:
                 backup_path = self.path.with_name(
                     f"{self.path.name}.backup-{time.strftime('%Y%m%d-%H%M%S')}")
-                db.backup_to(conn.execution_options(isolation_level="AUTOCOMMIT"), backup_path)
+                db.backup_to(conn, backup_path)
             cfg = Config()
             cfg.set_main_option("script_location", "proctor.core:migrations")
             cfg.attributes["connection"] = conn

@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from proctor.core import Actor, Journal
 from proctor.core.models import Run
 
@@ -38,6 +37,21 @@ def template_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Journal.open(path, actor=Actor.operator("setup")).close()
     assert not Path(f"{path}-wal").exists(), "template must be checkpointed before copying"
     return path
+
+
+@pytest.fixture(scope="session")
+def busy_template(tmp_path_factory: pytest.TempPathFactory,
+                  template_journal: Path) -> tuple[Path, dict]:
+    """A journal with a row in every table (see helpers.populate), built once per session."""
+    from .helpers import populate
+
+    path = tmp_path_factory.mktemp("busy") / "busy.db"
+    shutil.copy2(template_journal, path)
+    clock = FakeClock()
+    with Journal.open(path, actor=Actor.agent(AGENT), clock=clock) as agent, \
+            Journal.open(path, actor=Actor.operator(OPERATOR), clock=clock) as operator:
+        ids = populate(agent, operator, clock)
+    return path, ids
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+from proctor.core import errors
+
 ACTION = {"tool": "shell", "args": {"command": "rm -rf build"}}
 SKIP_TABLES = {"alembic_version", "sqlite_sequence"}
 
@@ -78,3 +80,37 @@ def assert_no_open_transaction(journal) -> None:  # noqa: ANN001 - a Journal
         conn.execute("PRAGMA busy_timeout = 200")
         conn.execute("BEGIN IMMEDIATE")  # fails with 'database is locked' if a lock leaked
         conn.execute("ROLLBACK")
+
+
+def populate(agent, operator, clock) -> dict:  # noqa: ANN001 - journals and a FakeClock
+    """A busy journal: a row in every table, through the public API only."""
+    runs = [agent.runs.start("proj", f"run {i}") for i in range(3)]
+    r0, r1, r2 = (r.id for r in runs)
+    for i in range(5):
+        agent.runs.append_event(runs[i % 3].id, "step", {"i": i, "text": "ünïcode ✓"})
+    agent.runs.append_events(r1, [("batch", {"n": n}) for n in range(4)])
+    call = agent.runs.record_tool_call(r0, "http.get", {"url": "https://x"})
+    agent.runs.finish_tool_call(call.id, "succeeded", result={"status": 200})
+    approved = agent.approvals.request(r0, ACTION, reason="clean")
+    operator.approvals.decide(approved.id, True, expected_version=1, scope="run")
+    agent.approvals.consume_and_reserve(approved.id, approved.action_digest, "fx-1", owner="w")
+    agent.effects.begin("fx-1", owner="w")
+    agent.effects.commit("fx-1", {"ok": True}, owner="w", external_id="ext-1")
+    denied = agent.approvals.request(r1, {"tool": "pay"}, reason="pay")
+    operator.approvals.decide(denied.id, False, expected_version=1, reason="no")
+    agent.approvals.request(r2, {"tool": "mail"}, reason="mail", expires_in=5)
+    question = agent.interactions.ask(r1, "choice", "which?", options=["a", "b"])
+    operator.interactions.answer(question.id, {"choice": "a"}, expected_version=1)
+    agent.effects.reserve("fx-2", tool="pay", run_id=r2, owner="w", lease_seconds=5)
+    clock.advance(10)
+    agent.approvals.expire_due()
+    with contextlib.suppress(errors.EffectAmbiguous):  # the lapsed lease turns ambiguous
+        agent.effects.reserve("fx-2", tool="pay", run_id=r2, owner="w2")
+    operator.effects.resolve("fx-2", "failed", reason="never sent", expected_version=2)
+    entry = agent.memory.add("project", "proj", "db", "db1", run_id=r0)
+    conflict = agent.memory.record_conflict(entry.id, "db2", incoming_source="sync", run_id=r0)
+    operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1)
+    operator.runs.request_cancel(r2, "stop", expected_version=agent.runs.get(r2).version)
+    agent.runs.cancel(r2, "asked to")
+    agent.runs.complete(r0, {"done": True})
+    return {"runs": [r0, r1, r2]}

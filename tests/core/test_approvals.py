@@ -4,7 +4,6 @@ exact digest, rules (DESIGN §2 invariants 2-5, 10, 11)."""
 from __future__ import annotations
 
 import pytest
-
 from proctor.core import Actor, digest_of, errors
 from proctor.core.journal import Tx
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-
 from proctor.core import errors
 from proctor.core.journal import Tx
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from proctor.core import Actor, RunStatus, ToolCallStatus, errors, verify
 from proctor.core.journal import Tx
 

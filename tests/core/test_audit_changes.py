@@ -1,0 +1,92 @@
+"""The audit log (hash-chained, keyset-paged) and the change feed views refresh from."""
+
+from __future__ import annotations
+
+from proctor.core import canonical_json
+from proctor.core.canonical import chain_digest
+
+from .helpers import ACTION
+
+
+def _operator_actions(agent, operator, run, n=3):
+    ids = []
+    for i in range(n):
+        approval = agent.approvals.request(run.id, {**ACTION, "n": i}, reason="r")
+        operator.approvals.decide(approval.id, i % 2 == 0, expected_version=1,
+                                  reason=None if i % 2 == 0 else "no")
+        ids.append(approval.id)
+    return ids
+
+
+def test_audit_rows_form_one_hash_chain(agent, operator, run):
+    _operator_actions(agent, operator, run, n=4)
+    agent.runs.complete(run.id)
+    rows = list(reversed(operator.audit.list(limit=100).items))
+    assert [r.sequence for r in rows] == list(range(1, len(rows) + 1))
+    prev = "0" * 64
+    for row in rows:
+        assert row.prev_digest == prev
+        body = {"sequence": row.sequence, "id": row.id, "actor": row.actor,
+                "action": row.action, "entity_kind": row.entity_kind,
+                "entity_id": row.entity_id, "run_id": row.run_id,
+                "before": canonical_json(row.before), "after": canonical_json(row.after),
+                "reason": row.reason, "created_at": row.created_at}
+        assert row.digest == chain_digest(prev, body)
+        prev = row.digest
+    assert operator.audit.count() == len(rows)
+
+
+def test_audit_list_pages_and_filters(agent, operator, run, start_run):
+    ids = _operator_actions(agent, operator, run, n=5)
+    other = start_run()
+    operator.runs.request_cancel(other.id, "stop", expected_version=1)
+    seen, cursor = [], None
+    while True:
+        page = operator.audit.list(limit=2, before=int(cursor) if cursor else None)
+        seen += [r.sequence for r in page.items]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == list(range(6, 0, -1))
+    assert {r.entity_id for r in operator.audit.list(entity_kind="approval").items} == set(ids)
+    assert [r.action for r in operator.audit.list(run_id=other.id).items] == [
+        "run.cancel_requested"]
+    denied = operator.audit.list(action_prefix="approval.denied").items
+    assert {r.entity_id for r in denied} == {ids[1], ids[3]}
+    assert len(operator.audit.list(actor="operator:alice").items) == 6
+    assert operator.audit.list(actor="operator:nobody").items == []
+
+
+def test_change_feed_names_what_changed(agent, operator, run):
+    approval = agent.approvals.request(run.id, ACTION, reason="r")
+    mark = operator.changes.latest()
+    operator.approvals.decide(approval.id, True, expected_version=1)
+    changes = operator.changes.since(mark)
+    assert changes.since == mark and changes.until == operator.changes.latest() > mark
+    assert changes.kinds() == {"approval", "decision", "audit", "event", "run"}
+    assert changes.ids("approval") == {approval.id}
+    assert changes.run_ids() == {run.id}
+    assert operator.changes.since(changes.until).changes == []
+    assert [c.seq for c in changes.changes] == sorted(c.seq for c in changes.changes)
+
+
+def test_change_feed_is_monotone_across_journals_and_limited(agent, operator, run):
+    for i in range(5):
+        (agent if i % 2 else operator).runs.append_event(run.id, "tick", {"i": i})
+    feed = operator.changes.since(0)
+    seqs = [c.seq for c in feed.changes]
+    assert seqs == sorted(set(seqs))
+    first = operator.changes.since(0, limit=3)
+    assert len(first.changes) == 3 and first.until == first.changes[-1].seq
+    rest = operator.changes.since(first.until)
+    assert [c.seq for c in first.changes + rest.changes] == seqs
+
+
+def test_data_version_moves_only_when_someone_commits(agent, operator, run):
+    start = operator.changes.data_version()
+    operator.runs.list()
+    assert operator.changes.data_version() == start
+    agent.runs.append_event(run.id, "tick", {})
+    moved = operator.changes.data_version()
+    assert moved != start
+    assert operator.changes.data_version() == moved

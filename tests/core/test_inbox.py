@@ -1,0 +1,137 @@
+"""The cross-run inbox: everything waiting for a person, filtered and keyset-paged; snooze
+hides an item without deciding it (issue 2, operator side)."""
+
+from __future__ import annotations
+
+import pytest
+from proctor.core import Actor, InboxFilter, InboxKind, errors
+
+from .helpers import ACTION, delta, row_counts, snapshot
+
+
+@pytest.fixture
+def waiting(agent, open_journal, start_run, clock):
+    """One item of each kind, a second later each; returns kind -> id."""
+    other = open_journal(Actor.agent("agent-2"))
+    run_a = start_run("alpha")
+    run_b = other.runs.start("beta", "other agent's run")
+    items = {}
+    clock.advance(1)
+    items["approval"] = agent.approvals.request(run_a.id, ACTION, reason="tidy up",
+                                                safety_class="destructive").id
+    clock.advance(1)
+    items["question"] = other.interactions.ask(run_b.id, "question", "which region?").id
+    clock.advance(1)
+    entry = agent.memory.add("project", "alpha", "region", "eu-west")
+    items["memory"] = agent.memory.record_conflict(entry.id, "us-east",
+                                                   incoming_source="sync", run_id=run_a.id).id
+    clock.advance(1)
+    agent.effects.reserve("charge-1", tool="payments.charge", run_id=run_a.id, owner="w")
+    agent.effects.mark_ambiguous("charge-1", "gateway timeout", owner="w")
+    items["effect"] = "charge-1"
+    return items
+
+
+def test_every_kind_of_waiting_item_is_listed_newest_first(operator, waiting):
+    page = operator.inbox.list()
+    assert [(i.kind.value, i.id) for i in page.items] == [
+        ("effect", waiting["effect"]), ("memory", waiting["memory"]),
+        ("question", waiting["question"]), ("approval", waiting["approval"])]
+    oldest = operator.inbox.list(InboxFilter(newest_first=False))
+    assert [i.id for i in oldest.items] == [i.id for i in reversed(page.items)]
+    assert operator.inbox.counts() == {k: 1 for k in InboxKind}
+    assert operator.inbox.count() == 4
+
+
+def test_item_versions_are_the_ones_to_decide_with(operator, waiting):
+    by_kind = {i.kind.value: i for i in operator.inbox.list().items}
+    operator.approvals.decide(waiting["approval"], True,
+                              expected_version=by_kind["approval"].version)
+    operator.interactions.answer(waiting["question"], {"text": "eu"},
+                                 expected_version=by_kind["question"].version)
+    operator.memory.resolve(waiting["memory"], "dismissed",
+                            expected_version=by_kind["memory"].version)
+    operator.effects.resolve("charge-1", "failed", reason="no charge on statement",
+                             expected_version=by_kind["effect"].version)
+    assert operator.inbox.list().items == [] and operator.inbox.count() == 0
+
+
+def test_filters(operator, waiting):
+    def ids(**kw):
+        return {i.id for i in operator.inbox.list(InboxFilter(**kw)).items}
+
+    assert ids(kinds=frozenset({InboxKind.QUESTION})) == {waiting["question"]}
+    assert ids(agent="agent-2") == {waiting["question"]}
+    assert ids(project="alpha") == {waiting["approval"], waiting["memory"], waiting["effect"]}
+    assert ids(safety_class="destructive") == {waiting["approval"]}
+    assert ids(text="gateway") == {waiting["effect"]}
+    assert ids(text="region") == {waiting["question"], waiting["memory"]}
+    assert ids(text="100%") == set()
+    facets = operator.inbox.facets()
+    assert facets["agent"] == ["agent-1", "agent-2"]
+    assert facets["project"] == ["alpha", "beta"]
+
+
+def test_keyset_paging_is_exact_even_with_equal_timestamps(agent, operator, run, clock):
+    made = set()
+    for i in range(9):
+        if i % 3 == 0:
+            clock.advance(1)  # three items share each timestamp
+        made.add(agent.approvals.request(run.id, {"tool": f"t{i}"}, reason="r").id)
+    for newest_first in (True, False):
+        seen, cursor, pages = [], None, 0
+        while True:
+            page = operator.inbox.list(InboxFilter(newest_first=newest_first), cursor=cursor,
+                                       limit=2)
+            seen += page.items
+            pages += 1
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        assert [i.id for i in seen] != [] and {i.id for i in seen} == made
+        assert len(seen) == 9 and pages == 5
+        keys = [(i.created_at, i.id) for i in seen]
+        assert keys == sorted(keys, reverse=newest_first)
+
+
+def test_snooze_hides_without_deciding(operator, waiting, clock, journal_path):
+    approval = operator.approvals.get(waiting["approval"])
+    before = row_counts(journal_path)
+    operator.inbox.snooze("approval", approval.id, clock() + 3600,
+                          expected_version=approval.version, request_id="sn-1")
+    changed = delta(before, row_counts(journal_path))
+    assert changed.get("decisions", 0) == 0 and changed["audit"] == 1
+    snoozed = operator.approvals.get(approval.id)
+    assert snoozed.status == "pending" and snoozed.version == approval.version + 1
+    assert waiting["approval"] not in {i.id for i in operator.inbox.list().items}
+    assert operator.inbox.counts()[InboxKind.APPROVAL] == 0
+    assert [i.id for i in operator.inbox.list(InboxFilter(snoozed=True)).items] == \
+        [approval.id]
+    assert [a.action for a in operator.audit.for_entity(approval.id)] == ["inbox.snoozed"]
+    replay = snapshot(journal_path)
+    operator.inbox.snooze("approval", approval.id, clock() + 3600,
+                          expected_version=approval.version, request_id="sn-1")
+    assert snapshot(journal_path) == replay
+    clock.advance(3601)
+    assert waiting["approval"] in {i.id for i in operator.inbox.list().items}
+
+
+def test_unsnooze_and_stale_snooze(operator, waiting, clock, journal_path):
+    effect = operator.effects.get("charge-1")
+    operator.inbox.snooze("effect", "charge-1", clock() + 60, expected_version=effect.version)
+    before = snapshot(journal_path)
+    with pytest.raises(errors.StaleVersion):
+        operator.inbox.snooze("effect", "charge-1", None, expected_version=effect.version)
+    with pytest.raises(errors.NotFound):
+        operator.inbox.snooze("question", "int_missing", None, expected_version=1)
+    assert snapshot(journal_path) == before
+    operator.inbox.snooze("effect", "charge-1", None, expected_version=effect.version + 1)
+    assert "charge-1" in {i.id for i in operator.inbox.list().items}
+    assert [a.action for a in operator.audit.for_entity("charge-1")][-2:] == [
+        "inbox.snoozed", "inbox.unsnoozed"]
+
+
+def test_summary_of_long_agent_text_is_bounded(agent, operator, run):
+    agent.approvals.request(run.id, ACTION, reason="very long reason " * 100)
+    [item] = operator.inbox.list().items
+    assert len(item.summary) <= 240 and item.summary.endswith("…")

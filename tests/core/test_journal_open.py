@@ -1,0 +1,281 @@
+"""Opening a journal: file modes, pragmas, read-only, schema too new/old, damaged and foreign
+files (issue 2 storage rules)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from proctor.core import Actor, ActorKind, Journal, errors, verify
+from proctor.core import db as core_db
+
+from .helpers import ACTION, raw, snapshot
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def umask_zero():
+    old = os.umask(0)
+    yield
+    os.umask(old)
+
+
+def test_new_journal_is_private_folder_and_files(tmp_path, umask_zero):
+    path = tmp_path / "fresh" / "journal.db"
+    with Journal.open(path, actor=Actor.agent("a")) as journal:
+        journal.runs.start("p", "t")
+        assert mode(path.parent) == 0o700
+        for suffix in ("", "-wal", "-shm"):
+            assert mode(Path(f"{path}{suffix}")) == 0o600, suffix
+
+
+def test_connections_use_wal_full_sync_foreign_keys(journal_path):
+    with Journal.open(journal_path, busy_timeout=2.5) as journal:
+        pragmas = journal.read(lambda c: {
+            name: c.exec_driver_sql(f"PRAGMA {name}").scalar()
+            for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")})
+    assert pragmas == {"journal_mode": "wal", "synchronous": 2, "foreign_keys": 1,
+                       "busy_timeout": 2500}
+
+
+def test_writes_take_the_lock_up_front_and_report_busy(journal_path):
+    with Journal.open(journal_path, actor=Actor.agent("a"), busy_timeout=0.1) as journal:
+        run = journal.runs.start("p", "t")
+        with raw(journal_path) as other:
+            other.execute("BEGIN IMMEDIATE")
+            before_reads = journal.runs.get(run.id)  # WAL: readers never wait
+            with pytest.raises(errors.StoreBusy):
+                journal.runs.append_event(run.id, "x", {})
+            other.execute("ROLLBACK")
+        assert journal.runs.get(run.id) == before_reads
+        assert journal.runs.append_event(run.id, "x", {}).sequence == 2
+
+
+def test_urls_paths_and_actors(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROCTOR_OPERATOR", "night-shift")
+    path = tmp_path / "j.db"
+    with Journal.open(f"sqlite:///{path}") as journal:
+        assert journal.path == path and journal.actor == Actor.operator("night-shift")
+    with Journal.open(path, actor="bob") as journal:
+        assert journal.actor.kind is ActorKind.OPERATOR and journal.actor.name == "bob"
+    with pytest.raises(errors.StoreError):
+        Journal.open("postgresql://db/proctor")
+    with pytest.raises(errors.StoreError):
+        Journal.open(tmp_path)
+    with pytest.raises(errors.NotFound):
+        Journal.open(tmp_path / "missing.db", create=False)
+    with pytest.raises(errors.NotFound):
+        Journal.open(tmp_path / "missing.db", read_only=True)
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_empty_file_becomes_a_journal(tmp_path):
+    path = tmp_path / "empty.db"
+    path.touch(mode=0o600)
+    with Journal.open(path, actor=Actor.agent("a")) as journal:
+        assert journal.runs.start("p", "t").status == "running"
+        assert journal.triggers_present() == set()
+        assert journal.integrity_check() == ["ok"]
+
+
+# ---------------------------------------------------------------- read-only
+
+
+@pytest.fixture
+def populated(agent, operator, run):
+    """Something for every write method to act on; returns the ids."""
+    approval = agent.approvals.request(run.id, ACTION, reason="r")
+    approved = agent.approvals.request(run.id, {"tool": "t2"}, reason="r")
+    operator.approvals.decide(approved.id, True, expected_version=1)
+    question = agent.interactions.ask(run.id, "question", "why?")
+    entry = agent.memory.add("project", "proj", "t", "c")
+    conflict = agent.memory.record_conflict(entry.id, "c2", incoming_source="s")
+    agent.effects.reserve("live", tool="t", owner="w")
+    agent.effects.reserve("amb", tool="t", owner="w")
+    agent.effects.mark_ambiguous("amb", "lost", owner="w")
+    rule = operator.approvals.add_rule("allow", "never", run_id=run.id)
+    call = agent.runs.record_tool_call(run.id, "t", {})
+    return {"run": run.id, "approval": approval.id, "approved": approved, "question": question.id,
+            "entry": entry.id, "conflict": conflict.id, "rule": rule.id, "call": call.id}
+
+
+def write_calls(a: Journal, o: Journal, ids: dict) -> list:
+    """Every public write, each with arguments that would succeed on a writable journal."""
+    r = ids["run"]
+    return [
+        lambda: a.runs.start("p", "t"), lambda: a.runs.start_attempt(r),
+        lambda: a.runs.append_event(r, "x", {}), lambda: a.runs.append_events(r, [("x", 1)]),
+        lambda: a.runs.record_tool_call(r, "t", {}),
+        lambda: a.runs.finish_tool_call(ids["call"], "succeeded"),
+        lambda: a.runs.wait_for_user(r), lambda: a.runs.resume(r),
+        lambda: a.runs.interrupt(r, "x"), lambda: a.runs.complete(r),
+        lambda: a.runs.fail(r, "x"), lambda: a.runs.cancel(r, "x"),
+        lambda: o.runs.request_cancel(r, "x", expected_version=o.runs.get(r).version),
+        lambda: a.approvals.request(r, ACTION, reason="again"),
+        lambda: a.approvals.withdraw(ids["approval"], "x"),
+        lambda: a.approvals.consume_and_reserve(ids["approved"].id,
+                                                ids["approved"].action_digest, "new-key"),
+        lambda: o.approvals.decide(ids["approval"], True, expected_version=1),
+        lambda: o.approvals.add_rule("deny", "*", run_id=r),
+        lambda: o.approvals.revoke_rule(ids["rule"], expected_version=1),
+        lambda: a.interactions.ask(r, "question", "more?"),
+        lambda: a.interactions.withdraw(ids["question"], "x"),
+        lambda: o.interactions.answer(ids["question"], {"text": "x"}, expected_version=1),
+        lambda: a.memory.add("user", "u", "t", "c"),
+        lambda: a.memory.replace(ids["entry"], "c3", expected_version=1),
+        lambda: a.memory.remove(ids["entry"], expected_version=1),
+        lambda: a.memory.confirm(ids["entry"], expected_version=1),
+        lambda: a.memory.pin(ids["entry"], expected_version=1),
+        lambda: a.memory.record_conflict(ids["entry"], "c4", incoming_source="s"),
+        lambda: o.memory.resolve(ids["conflict"], "dismissed", expected_version=1),
+        lambda: a.effects.reserve("new-key", tool="t"),
+        lambda: a.effects.begin("live", owner="w"), lambda: a.effects.renew("live", owner="w"),
+        lambda: a.effects.fail("live", "x", owner="w"),
+        lambda: a.effects.mark_ambiguous("live", "x", owner="w"),
+        lambda: o.effects.resolve("amb", "failed", reason="r", expected_version=3),
+        lambda: o.inbox.snooze("approval", ids["approval"], None, expected_version=1),
+    ]
+
+
+def test_read_only_refuses_every_write_and_changes_nothing(journal_path, populated, clock):
+    before = snapshot(journal_path)
+    with Journal.open(journal_path, actor=Actor.agent("agent-1"), read_only=True,
+                      clock=clock) as a, \
+            Journal.open(journal_path, actor=Actor.operator("alice"), read_only=True,
+                         clock=clock) as o:
+        calls = write_calls(a, o, populated)
+        for n, call in enumerate(calls):
+            with pytest.raises(errors.StoreReadOnly):
+                call()
+                pytest.fail(f"write #{n} succeeded on a read-only journal")
+        [result] = o.approvals.bulk_decide([(populated["approval"], 1)], True)
+        assert result.error_type == "StoreReadOnly"
+        assert (a.approvals.expire_due(), a.interactions.expire_due(),
+                a.effects.sweep_expired()) == (0, 0, 0)
+        assert a.runs.get(populated["run"]).id == populated["run"]  # reads work
+        assert verify(a).ok
+    assert snapshot(journal_path) == before
+
+
+def test_every_write_call_works_on_a_writable_journal(agent, operator, populated):
+    """The list above is not vacuous: each call succeeds when the journal is writable."""
+    moved_on = (errors.RunTerminal, errors.InvalidTransition, errors.StaleVersion,
+                errors.AlreadyDecided)  # an earlier call in the list moved the item on
+    for call in write_calls(agent, operator, populated):
+        with contextlib.suppress(*moved_on):
+            call()
+
+
+def test_read_only_connection_itself_refuses_writes(journal_path, run):
+    with Journal.open(journal_path, actor=Actor.agent("a"), read_only=True) as journal:
+        journal.read_only = False  # even without the flag check, mode=ro holds
+        with pytest.raises(errors.StoreReadOnly):
+            journal.runs.append_event(run.id, "x", {})
+
+
+# ---------------------------------------------------------------- schema versions
+
+
+def set_revision(path: Path, revision: str) -> None:
+    with raw(path) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = ?", (revision,))
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_newer_schema_is_refused(journal_path, read_only):
+    set_revision(journal_path, "9999")
+    before = file_digest(journal_path)
+    with pytest.raises(errors.SchemaTooNew) as info:
+        Journal.open(journal_path, read_only=read_only)
+    assert "9999" in str(info.value)
+    assert file_digest(journal_path) == before
+
+
+@pytest.fixture
+def code_knows_newer_schema(monkeypatch):
+    """Pretend this code's head is 0002, so the stored 0001 journal is 'old'."""
+    monkeypatch.setattr(core_db, "SCHEMA_REVISIONS", ("0001", "0002"))
+    monkeypatch.setattr(core_db, "SCHEMA_HEAD", "0002")
+
+
+def test_old_schema_policy_error(journal_path, run, code_knows_newer_schema):
+    before = file_digest(journal_path)
+    with pytest.raises(errors.SchemaTooOld):
+        Journal.open(journal_path, on_old_schema="error")
+    assert file_digest(journal_path) == before
+
+
+def test_old_schema_policy_read_only(journal_path, run, code_knows_newer_schema):
+    with Journal.open(journal_path, actor=Actor.agent("a"), on_old_schema="read_only") as j:
+        assert j.read_only and j.schema_revision == "0001"
+        assert j.runs.get(run.id).id == run.id
+        with pytest.raises(errors.StoreReadOnly):
+            j.runs.append_event(run.id, "x", {})
+
+
+def test_old_schema_is_migrated_after_a_private_backup(journal_path, run,
+                                                       code_knows_newer_schema):
+    with Journal.open(journal_path, actor=Actor.agent("a")) as journal:
+        assert not journal.read_only
+    [backup] = list(journal_path.parent.glob("journal.db.backup-*"))
+    assert mode(backup) == 0o600
+    with sqlite3.connect(backup) as conn:
+        assert conn.execute("SELECT id FROM runs").fetchall() == [(run.id,)]
+
+
+# ---------------------------------------------------------------- damaged and foreign files
+
+
+def test_garbage_file_is_corrupt_and_left_alone(tmp_path):
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"definitely not sqlite " * 500)
+    before = file_digest(path)
+    for read_only in (False, True):
+        with pytest.raises(errors.Corrupt):
+            Journal.open(path, read_only=read_only)
+    assert file_digest(path) == before
+
+
+def test_damaged_pages_are_reported_as_corrupt(journal_path, agent, run):
+    agent.runs.append_events(run.id, [("bulk", {"pad": "x" * 500, "i": i}) for i in range(400)])
+    agent.close()
+    size = journal_path.stat().st_size
+    with open(journal_path, "r+b") as f:
+        f.seek(size // 2)
+        f.write(b"\xa5" * 16384)
+    try:
+        journal = Journal.open(journal_path, actor=Actor.agent("a"))
+    except errors.Corrupt:
+        return  # found at open: fine
+    with journal:
+        try:
+            report = verify(journal)
+        except errors.Corrupt:
+            return  # found while reading: fine
+    assert not report.ok and report.first_problem.what == "integrity"
+
+
+def test_foreign_sqlite_file_is_not_a_journal(tmp_path):
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.execute("INSERT INTO notes (body) VALUES ('keep me')")
+    conn.close()
+    before = file_digest(path)
+    for read_only in (False, True):
+        with pytest.raises(errors.Corrupt) as info:
+            Journal.open(path, read_only=read_only)
+        assert "not a Proctor journal" in str(info.value)
+    assert file_digest(path) == before
