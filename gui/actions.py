@@ -1,0 +1,211 @@
+"""The action registry: every command is declared once (id, text, shortcut, handler,
+enablement); menus, the toolbar, the command palette (Ctrl+K) and the shortcut help (?)
+are all built from it. Shortcuts are data: defaults in DEFAULT_SHORTCUTS, user
+overrides stored apart; single-key shortcuts can be switched off as a group. A value may
+hold several sequences separated by "; " (the first is the one shown in menus).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QMenuBar, QToolBar, QWidget
+
+DEFAULT_SHORTCUTS: dict[str, str] = {
+    "app.open": "Ctrl+O",
+    "app.quit": "Ctrl+Q",
+    "app.palette": "Ctrl+K",
+    "app.shortcuts": "?",
+    "app.preferences": "Ctrl+,",
+    "app.refresh": "F5",
+    "go.inbox": "Ctrl+1",
+    "go.runs": "Ctrl+2",
+    "go.memory": "Ctrl+3",
+    "go.effects": "Ctrl+4",
+    "go.audit": "Ctrl+5",
+    "inbox.next": "J",
+    "inbox.prev": "K",
+    "inbox.open": "Return",
+    "inbox.back": "Escape",
+    "inbox.approve": "A; Ctrl+Return",
+    "inbox.deny": "D; Ctrl+Shift+Return",
+    "inbox.snooze": "S",
+    "inbox.toggle_select": "X",
+    "inbox.search": "/",
+}
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    id: str
+    text: str
+    menu: str  # menu title it belongs to ("File", "Inbox", "Go", "View", "Help")
+    tip: str = ""
+    checkable: bool = False
+    # WindowShortcut: anywhere in the window; WidgetShortcut: only where the page attaches it
+    context: Qt.ShortcutContext = Qt.ShortcutContext.WindowShortcut
+
+
+def is_single_key(sequence: str) -> bool:
+    """True for shortcuts without Ctrl/Alt/Meta (they would fire while typing elsewhere)."""
+    if not sequence:
+        return False
+    keys = QKeySequence(sequence)
+    if keys.count() != 1:
+        return False
+    mods = keys[0].keyboardModifiers()
+    blocked = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+               | Qt.KeyboardModifier.MetaModifier)
+    named = keys[0].key() in (Qt.Key.Key_Escape, Qt.Key.Key_Return, Qt.Key.Key_Enter,
+                              Qt.Key.Key_F5)
+    return not (mods & blocked) and not named
+
+
+class ActionRegistry(QObject):
+    """Signals:
+        triggered(str): the id of an action that just ran.
+    """
+
+    triggered = Signal(str)
+
+    def __init__(self, host: QWidget, overrides: dict[str, str] | None = None) -> None:
+        super().__init__(host)
+        self._host = host
+        self._overrides = dict(overrides or {})
+        self._specs: dict[str, ActionSpec] = {}
+        self._actions: dict[str, QAction] = {}
+        self._handlers: dict[str, Callable[[], None]] = {}
+        self._enabled: dict[str, Callable[[], bool]] = {}
+        self.single_keys = True
+
+    # ------------------------------------------------------------ declaring
+    def register(self, spec: ActionSpec, handler: Callable[[], None],
+                 enabled: Callable[[], bool] | None = None) -> QAction:
+        if spec.id in self._specs:
+            raise ValueError(f"action {spec.id} is declared twice")
+        action = QAction(spec.text, self._host)
+        action.setObjectName(spec.id)
+        action.setData(spec.id)
+        action.setStatusTip(spec.tip)
+        action.setToolTip(self._tooltip(spec))
+        action.setCheckable(spec.checkable)
+        action.setShortcutContext(spec.context)
+        action.triggered.connect(self._on_triggered)
+        if spec.context == Qt.ShortcutContext.WindowShortcut:
+            self._host.addAction(action)
+        self._specs[spec.id] = spec
+        self._actions[spec.id] = action
+        self._handlers[spec.id] = handler
+        if enabled is not None:
+            self._enabled[spec.id] = enabled
+        self._apply_shortcut(spec.id)
+        return action
+
+    def attach(self, action_id: str, widget: QWidget) -> None:
+        """Make a WidgetShortcut action live on ``widget`` (e.g. Enter on the inbox list)."""
+        widget.addAction(self._actions[action_id])
+
+    # ------------------------------------------------------------ running
+    @Slot()
+    def _on_triggered(self) -> None:
+        action = self.sender()
+        if isinstance(action, QAction):
+            self._run(str(action.data()))
+
+    def trigger(self, action_id: str) -> bool:
+        """Run an action by id if it is enabled (the palette and tests use this)."""
+        self.refresh()
+        if not self._actions[action_id].isEnabled():
+            return False
+        if self._specs[action_id].checkable:
+            self._actions[action_id].toggle()
+        self._run(action_id)
+        return True
+
+    def _run(self, action_id: str) -> None:
+        self._handlers[action_id]()
+        self.triggered.emit(action_id)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-evaluate every action's enablement."""
+        for action_id, enabled in self._enabled.items():
+            self._actions[action_id].setEnabled(bool(enabled()))
+
+    # ------------------------------------------------------------ shortcuts
+    def shortcuts(self, action_id: str) -> list[str]:
+        """The configured sequences of an action (override, else default)."""
+        value = self._overrides.get(action_id, DEFAULT_SHORTCUTS.get(action_id, ""))
+        return [s.strip() for s in value.split(";") if s.strip()]
+
+    def effective_shortcuts(self, action_id: str) -> list[str]:
+        """The sequences in force now (single keys dropped when they are switched off)."""
+        return [s for s in self.shortcuts(action_id) if self.single_keys or not is_single_key(s)]
+
+    def effective_shortcut(self, action_id: str) -> str:
+        return "; ".join(self.effective_shortcuts(action_id))
+
+    def set_single_keys(self, enabled: bool) -> None:
+        self.single_keys = enabled
+        for action_id in self._actions:
+            self._apply_shortcut(action_id)
+
+    def _apply_shortcut(self, action_id: str) -> None:
+        action = self._actions[action_id]
+        action.setShortcuts([QKeySequence(s) for s in self.effective_shortcuts(action_id)])
+        action.setToolTip(self._tooltip(self._specs[action_id]))
+
+    def _tooltip(self, spec: ActionSpec) -> str:
+        seqs = self.effective_shortcuts(spec.id) if spec.id in self._actions else []
+        return f"{spec.text} ({display_key(seqs[0])})" if seqs else spec.text
+
+    def duplicates(self) -> dict[str, list[str]]:
+        """Sequences bound to more than one action (must be empty)."""
+        seen: dict[str, list[str]] = {}
+        for action_id in self._specs:
+            for seq in self.shortcuts(action_id):
+                seen.setdefault(QKeySequence(seq).toString(), []).append(action_id)
+        return {k: v for k, v in seen.items() if len(v) > 1}
+
+    # ------------------------------------------------------------ access
+    def action(self, action_id: str) -> QAction:
+        return self._actions[action_id]
+
+    def specs(self) -> list[ActionSpec]:
+        return list(self._specs.values())
+
+    def is_enabled(self, action_id: str) -> bool:
+        enabled = self._enabled.get(action_id)
+        return enabled() if enabled else True
+
+    # ------------------------------------------------------------ building
+    def build_menus(self, bar: QMenuBar, layout: dict[str, list[str]]) -> dict[str, QMenu]:
+        """``layout``: menu title -> action ids ("-" is a separator)."""
+        menus = {}
+        for title, ids in layout.items():
+            menu = bar.addMenu(f"&{title}")
+            menu.setObjectName(f"menu.{title.lower()}")
+            for action_id in ids:
+                if action_id == "-":
+                    menu.addSeparator()
+                else:
+                    menu.addAction(self._actions[action_id])
+            menus[title] = menu
+        return menus
+
+    def build_toolbar(self, toolbar: QToolBar, ids: list[str]) -> None:
+        for action_id in ids:
+            if action_id == "-":
+                toolbar.addSeparator()
+            else:
+                toolbar.addAction(self._actions[action_id])
+
+
+def display_key(sequence: str) -> str:
+    """Sequences ("A; Ctrl+Return") in the platform's notation, joined by " or "."""
+    parts = [p.strip() for p in sequence.split(";") if p.strip()]
+    return " or ".join(QKeySequence(p).toString(QKeySequence.SequenceFormat.NativeText)
+                       for p in parts)

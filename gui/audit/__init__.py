@@ -1,0 +1,1 @@
+"""Audit: every operator action and automatic decision, newest first."""

@@ -1,0 +1,74 @@
+"""Sidebar badges: counts re-read (off the GUI thread) when the change feed says so."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from proctor.core.models import ChangeSet, InboxKind, RunStatus
+
+from .tasks import TaskRunner
+
+THROTTLE_MS = 300
+ACTIVE = [RunStatus.PENDING.value, RunStatus.RUNNING.value, RunStatus.WAITING_FOR_USER.value]
+KINDS = frozenset({"approval", "interaction", "reconciliation", "effect", "run", "audit"})
+
+
+def read_counts(journal: Any) -> dict[str, int]:
+    inbox = journal.inbox.counts()
+    return {
+        "inbox": sum(inbox.values()),
+        "runs": journal.runs.count(status=ACTIVE),
+        "memory": inbox[InboxKind.MEMORY],
+        "effects": inbox[InboxKind.EFFECT],
+        "audit": journal.audit.count(),
+        "approvals": inbox[InboxKind.APPROVAL],
+        "questions": inbox[InboxKind.QUESTION],
+    }
+
+
+class Counts(QObject):
+    """Signals:
+        counted(dict): page id -> count (inbox, runs, memory, effects, audit, ...).
+    """
+
+    counted = Signal(dict)
+
+    def __init__(self, journal: Any, runner: TaskRunner, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._journal = journal
+        self._runner = runner
+        self._running = False
+        self._again = False
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(THROTTLE_MS)
+        self._timer.timeout.connect(self.read)
+
+    def on_changes(self, cs: ChangeSet) -> None:
+        if cs.kinds() & KINDS and not self._timer.isActive():
+            self._timer.start()
+
+    @Slot()
+    def read(self) -> None:
+        if self._running:
+            self._again = True
+            return
+        self._running = True
+        journal = self._journal
+        self._runner.run(lambda: read_counts(journal), on_done=self._on_counts,
+                         on_error=self._on_error, owner=self)
+
+    def _on_counts(self, counts: dict[str, int]) -> None:
+        self._done()
+        self.counted.emit(counts)
+
+    def _on_error(self, _exc: BaseException) -> None:
+        self._done()
+
+    def _done(self) -> None:
+        self._running = False
+        if self._again:
+            self._again = False
+            self._timer.start()

@@ -1,0 +1,1 @@
+"""Effects: side effects and their outcomes; ambiguous ones wait for a person."""

@@ -1,0 +1,111 @@
+"""The one error presenter.
+
+Expected domain errors (stale, already decided, expired, busy, read-only, validation,
+run ended ...) are shown inline where the operator acted, with the error's ``hint`` as
+the next step. Anything else is a bug: it is logged with its traceback and shown in a
+details dialog (``ErrorDialog.ask`` is mockable in tests).
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core import errors
+
+from .widgets.message_bar import Level, MessageBar
+
+log = logging.getLogger("proctor.gui")
+
+# Store faults the operator can do nothing about from this screen: a details dialog.
+FATAL = (errors.Corrupt, errors.SchemaTooNew)
+
+
+def is_expected(exc: BaseException) -> bool:
+    return isinstance(exc, errors.ProctorError) and not isinstance(exc, FATAL)
+
+
+def describe(exc: BaseException) -> str:
+    """Message + next step, for an expected error."""
+    message = str(exc) or type(exc).__name__
+    hint = getattr(exc, "hint", "")
+    return f"{message}. {hint}" if hint and not message.endswith(".") else \
+        f"{message} {hint}".strip()
+
+
+def level_of(exc: BaseException) -> Level:
+    if isinstance(exc, errors.AlreadyDecided | errors.StoreBusy | errors.StoreReadOnly):
+        return Level.WARNING
+    return Level.ERROR
+
+
+class ErrorDialog(QDialog):
+    """Shows an unexpected error with its details (traceback)."""
+
+    def __init__(self, parent: QWidget | None, title: str, text: str, details: str) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        label = QLabel(text, self)
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setWordWrap(True)
+        box = QPlainTextEdit(self)
+        box.setReadOnly(True)
+        box.setPlainText(details)
+        box.setAccessibleName("Error details")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(label)
+        layout.addWidget(box, 1)
+        layout.addWidget(buttons)
+        self.resize(640, 400)
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, title: str, text: str, details: str) -> None:
+        cls(parent, title, text, details).exec()
+
+
+class ErrorPresenter(QObject):
+    """Signals:
+        presented(object): an error was shown (expected or not); the exception.
+    """
+
+    presented = Signal(object)
+
+    def __init__(self, parent_widget: QWidget, fallback: MessageBar) -> None:
+        super().__init__(parent_widget)
+        self._parent = parent_widget
+        self._fallback = fallback
+
+    def present(self, exc: BaseException, *, inline: MessageBar | None = None,
+                action: str | None = None, on_action: Callable[[], None] | None = None) -> None:
+        """Show ``exc`` inline (expected) or in a details dialog (a bug or a fatal store error)."""
+        self.presented.emit(exc)
+        if is_expected(exc):
+            bar = inline or self._fallback
+            bar.show_message(describe(exc), level_of(exc), action=action, on_action=on_action)
+            return
+        log.error("unexpected error", exc_info=exc)
+        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        ErrorDialog.ask(self._parent, "Something went wrong", unexpected_text(exc), details)
+
+    def __call__(self, exc: BaseException) -> None:
+        self.present(exc)
+
+
+def unexpected_text(exc: BaseException) -> str:
+    if isinstance(exc, FATAL):
+        return f"{exc} {getattr(exc, 'hint', '')}".strip()
+    return (f"An unexpected error stopped this action: {type(exc).__name__}: {exc}\n"
+            "Nothing else was changed. The details below help a developer fix it.")

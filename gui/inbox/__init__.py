@@ -1,0 +1,1 @@
+"""The cross-run inbox: everything that waits for a person."""

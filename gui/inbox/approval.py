@@ -1,0 +1,205 @@
+"""Approval detail: the action shown whole, and the decision form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QButtonGroup,
+    QHBoxLayout,
+    QHeaderView,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core.models import Approval, ApprovalScope, ApprovalStatus, InboxItem, InboxKind
+
+from ..widgets import fmt
+from ..widgets.bounded_text import BoundedText
+from ..widgets.json_tree import JsonTree
+from ..widgets.labels import plain_label, section
+from .detail import DetailContext, DetailWidget
+from .similar import SimilarModel
+
+SCOPES = ((ApprovalScope.ONCE, "Once"), (ApprovalScope.RUN, "Always in this run"),
+          (ApprovalScope.SPACE, "Always in this space"))
+
+
+def outcome_text(a: Approval) -> str:
+    """What happened to a decided approval, and who did it."""
+    if a.status == ApprovalStatus.PENDING:
+        return ""
+    who = a.decided_by or ("the agent" if a.status == ApprovalStatus.CANCELLED else "someone")
+    when = fmt.clock(a.decided_at) if a.decided_at else ""
+    text = f"{a.status.value.capitalize()} by {who}" + (f" at {when}" if when else "")
+    if a.decision_reason:
+        text += f": {fmt.bounded(a.decision_reason, 300)}"
+    if a.consumed_at:
+        text += f" — consumed by the agent at {fmt.clock(a.consumed_at)}"
+    return text
+
+
+def action_button(registry: Any, action_id: str, parent: QWidget) -> QToolButton:
+    button = QToolButton(parent)
+    button.setDefaultAction(registry.action(action_id))
+    button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+    button.setMinimumWidth(96)
+    button.setAccessibleName(registry.action(action_id).text())
+    return button
+
+
+class ApprovalDetail(DetailWidget):
+    kind = InboxKind.APPROVAL
+
+    def __init__(self, ctx: DetailContext, parent: QWidget | None = None) -> None:
+        self._drafts: dict[str, str] = {}
+        super().__init__(ctx, parent)
+        self.state = plain_label(parent=self)
+        self.state.setAccessibleName("Approval state")
+        self.facts = plain_label(parent=self)
+        self.agent_reason = BoundedText("Agent's reason", self)
+        self.args = JsonTree("Action and arguments", self)
+        self.args.setMinimumHeight(170)
+        self.digest = plain_label(parent=self, name="Mono")
+        self.digest.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.digest.setAccessibleName("Action digest")
+        self.copy_digest = QPushButton("Copy", self)
+        self.copy_digest.setAccessibleName("Copy the action digest")
+        self.copy_digest.clicked.connect(self._copy_digest)
+        self.similar = SimilarModel(self)
+        self.similar_view = self._similar_view()
+        self._build_body()
+
+    def _similar_view(self) -> QTableView:
+        view = QTableView(self)
+        view.setModel(self.similar)
+        view.setAccessibleName("Similar past decisions")
+        view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        view.verticalHeader().hide()
+        view.setShowGrid(False)
+        view.setMaximumHeight(150)
+        view.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        return view
+
+    def _build_body(self) -> None:
+        self.body.addWidget(self.state)
+        self.body.addWidget(self.facts)
+        self.body.addWidget(section("Agent's reason", self))
+        self.body.addWidget(self.agent_reason)
+        self.body.addWidget(self.args, 1)
+        digest_row = QHBoxLayout()
+        digest_row.addWidget(section("Action digest", self))
+        digest_row.addWidget(self.digest, 1)
+        digest_row.addWidget(self.copy_digest)
+        self.body.addLayout(digest_row)
+        self.body.addWidget(section("Similar past decisions", self))
+        self.body.addWidget(self.similar_view)
+
+    def footer(self) -> QVBoxLayout:
+        registry = self.ctx.registry
+        self.reason = QPlainTextEdit(self)
+        self.reason.setAccessibleName("Your reason")
+        self.reason.setPlaceholderText(
+            "Your reason — required to deny  (Ctrl+Enter approves, Ctrl+Shift+Enter denies)")
+        self.reason.setTabChangesFocus(True)
+        self.reason.setMaximumHeight(72)
+        self.scopes = QButtonGroup(self)
+        scope_row = QHBoxLayout()
+        scope_row.addWidget(section("Scope", self))
+        for n, (scope, text) in enumerate(SCOPES):
+            radio = QRadioButton(text, self)
+            radio.setAccessibleName(f"Scope: {text}")
+            radio.setProperty("scope", scope.value)
+            self.scopes.addButton(radio, n)
+            scope_row.addWidget(radio)
+        self.scopes.button(0).setChecked(True)
+        scope_row.addStretch(1)
+        self.approve_button = action_button(registry, "inbox.approve", self)
+        self.approve_button.setObjectName("ApproveButton")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.approve_button)
+        buttons.addWidget(action_button(registry, "inbox.deny", self))
+        buttons.addWidget(action_button(registry, "inbox.snooze", self))
+        buttons.addStretch(1)
+        form = QVBoxLayout()
+        form.setContentsMargins(8, 4, 8, 8)
+        form.addWidget(self.reason)
+        form.addLayout(scope_row)
+        form.addLayout(buttons)
+        return form
+
+    # ------------------------------------------------------------ drafts
+    def reason_text(self) -> str:
+        return self.reason.toPlainText().strip()
+
+    def scope(self) -> ApprovalScope:
+        button = self.scopes.checkedButton()
+        return ApprovalScope(button.property("scope")) if button else ApprovalScope.ONCE
+
+    def leave_item(self) -> None:
+        if self.item is not None:
+            self._drafts[self.item.id] = self.reason.toPlainText()
+
+    def enter_item(self, item: InboxItem) -> None:
+        self.reason.setPlainText(self._drafts.pop(item.id, ""))
+        self.scopes.button(0).setChecked(True)
+
+    def forget_draft(self, item_id: str) -> None:
+        self._drafts.pop(item_id, None)
+        if self.item is not None and self.item.id == item_id:
+            self.reason.clear()
+
+    def focus_primary(self) -> None:
+        self.reason.setFocus()
+
+    # ------------------------------------------------------------ entity
+    def show_row(self, item: InboxItem) -> None:
+        self.title.setText(fmt.bounded(item.summary.split(":", 1)[0], 120))
+        self.title.setToolTip(item.summary)
+
+    def fetcher(self, item: InboxItem) -> Any:
+        approvals, item_id = self.ctx.journal.approvals, item.id
+        return lambda: (approvals.get(item_id), approvals.similar(item_id, limit=10))
+
+    def show_entity(self, data: tuple[Approval, list[Approval]]) -> None:
+        approval, similar = data
+        self.entity = approval
+        self.title.setText(approval.action_name)
+        self.args.set_value(approval.action)
+        self.agent_reason.set_text(approval.reason)
+        self.digest.setText(approval.action_digest)
+        self.facts.setText(
+            f"Safety: {approval.safety_class.value.replace('_', ' ')}  ·  "
+            f"requested scope: {approval.requested_scope.value}  ·  "
+            f"run: {approval.run_title} (attempt {approval.attempt})  ·  "
+            f"on expiry: {approval.on_expiry.value.replace('_', ' ')}")
+        self.similar.set_rows(similar)
+        self.tick()
+
+    def tick(self) -> None:
+        a = self.entity
+        if not isinstance(a, Approval):
+            return
+        if a.status != ApprovalStatus.PENDING:
+            self.state.setText(outcome_text(a))
+            return
+        expiry = "no expiry" if a.expires_at is None else (
+            f"expires in {fmt.countdown(a.expires_at)} ({fmt.clock(a.expires_at)})"
+            if fmt.countdown(a.expires_at) != "expired" else "past its expiry")
+        self.state.setText(f"Pending for {fmt.age(a.created_at)} · {expiry}")
+
+    def is_pending(self) -> bool:
+        return isinstance(self.entity, Approval) and self.entity.status == ApprovalStatus.PENDING
+
+    @Slot()
+    def _copy_digest(self) -> None:
+        QGuiApplication.clipboard().setText(self.digest.text())

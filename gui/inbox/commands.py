@@ -1,0 +1,264 @@
+"""Inbox commands: declared in the action registry, carried out through the Decider."""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+from PySide6.QtCore import QObject, Qt
+
+from proctor.core import errors
+from proctor.core.models import BulkResult, EffectStatus, InboxItem, InboxKind
+
+from ..actions import ActionRegistry, ActionSpec
+from ..widgets.dialogs import ConfirmDialog, ReasonDialog, SnoozeDialog
+from ..widgets.message_bar import Level
+from .approval import ApprovalDetail
+from .effect import EffectDetail
+from .model import item_key
+from .page import InboxPage
+
+WIDGET = Qt.ShortcutContext.WidgetShortcut
+SPECS = [
+    ActionSpec("inbox.next", "Next item", "Inbox", "Move to the next item"),
+    ActionSpec("inbox.prev", "Previous item", "Inbox", "Move to the previous item"),
+    ActionSpec("inbox.open", "Open item", "Inbox", "Go to the item's reason field", context=WIDGET),
+    ActionSpec("inbox.back", "Back to the list", "Inbox", "Return to the list; clear selection"),
+    ActionSpec("inbox.approve", "Approve", "Inbox", "Approve the approval(s)"),
+    ActionSpec("inbox.deny", "Deny…", "Inbox", "Deny the approval(s) with a reason"),
+    ActionSpec("inbox.snooze", "Snooze…", "Inbox", "Hide the item(s) until later"),
+    ActionSpec("inbox.wake", "Wake now", "Inbox", "Bring snoozed item(s) back now"),
+    ActionSpec("inbox.toggle_select", "Select / unselect", "Inbox",
+               "Add the current item to the selection, or take it out"),
+    ActionSpec("inbox.search", "Search the inbox", "Inbox", "Focus the search field"),
+    ActionSpec("inbox.snoozed", "Show snoozed items", "Inbox", "Toggle the Snoozed filter"),
+    ActionSpec("inbox.open_run", "Open the item's run", "Inbox", "Show the run in Runs"),
+    ActionSpec("inbox.effect_committed", "Mark effect committed", "Inbox",
+               "The effect happened (a reason is required)"),
+    ActionSpec("inbox.effect_failed", "Mark effect failed", "Inbox",
+               "The effect did not happen (a reason is required)"),
+]
+
+
+class InboxCommands(QObject):
+    def __init__(self, page: InboxPage, registry: ActionRegistry) -> None:
+        super().__init__(page)
+        self.page = page
+        self.registry = registry
+        self.decider = page.decider
+        self._connect()
+
+    def register(self) -> None:
+        handlers = {
+            "inbox.next": partial(self.page.move, 1), "inbox.prev": partial(self.page.move, -1),
+            "inbox.open": self.open, "inbox.back": self.back, "inbox.approve": self.approve,
+            "inbox.deny": self.deny, "inbox.snooze": self.snooze, "inbox.wake": self.wake,
+            "inbox.toggle_select": self.page.toggle_select,
+            "inbox.search": self.page.filters.focus_search,
+            "inbox.snoozed": self.page.filters.snoozed.toggle, "inbox.open_run": self.open_run,
+            "inbox.effect_committed": partial(self.resolve_effect, EffectStatus.COMMITTED),
+            "inbox.effect_failed": partial(self.resolve_effect, EffectStatus.FAILED),
+        }
+        enabled = {
+            "inbox.approve": self.can_decide, "inbox.deny": self.can_decide,
+            "inbox.snooze": self.can_snooze, "inbox.wake": self.can_wake,
+            "inbox.open_run": self.has_run,
+            "inbox.effect_committed": self.can_resolve, "inbox.effect_failed": self.can_resolve,
+        }
+        for spec in SPECS:
+            self.registry.register(spec, handlers[spec.id], enabled.get(spec.id))
+        self.registry.attach("inbox.open", self.page.table)
+
+    def _connect(self) -> None:
+        self.decider.done.connect(self._on_done)
+        self.decider.refused.connect(self._on_refused)
+        self.decider.bulk_done.connect(self._on_bulk_done)
+        self.decider.snoozed.connect(self._on_snoozed)
+
+    # ------------------------------------------------------------ enablement
+    def writable(self) -> bool:
+        return not self.page.read_only
+
+    def can_decide(self) -> bool:
+        return self.writable() and any(t.kind == InboxKind.APPROVAL for t in self.page.targets())
+
+    def can_snooze(self) -> bool:
+        return self.writable() and bool(self.page.targets())
+
+    def can_wake(self) -> bool:
+        return self.can_snooze() and self.page.model.filter.snoozed
+
+    def can_resolve(self) -> bool:
+        targets = self.page.targets()
+        return self.writable() and len(targets) == 1 and targets[0].kind == InboxKind.EFFECT
+
+    def has_run(self) -> bool:
+        targets = self.page.targets()
+        return len(targets) == 1 and bool(targets[0].run_id)
+
+    # ------------------------------------------------------------ navigation
+    def open(self) -> None:
+        widget = self.page.detail.current()
+        if widget is not None:
+            widget.focus_primary()
+
+    def back(self) -> None:
+        if self.page.table.hasFocus():
+            self.page.clear_selection()
+        self.page.focus_list()
+
+    def open_run(self) -> None:
+        targets = self.page.targets()
+        if targets and targets[0].run_id:
+            self.page.open_run.emit(targets[0].run_id)
+
+    # ------------------------------------------------------------ deciding
+    def approve(self) -> None:
+        approvals = self._approvals()
+        if len(self.page.targets()) > 1:
+            self._bulk(approvals, approve=True)
+        elif approvals:
+            item = approvals[0]
+            detail = self._detail_for(item, ApprovalDetail)
+            reason = detail.reason_text() if detail else ""
+            scope = detail.scope() if detail else None
+            self._working(item, "Approving…")
+            self.decider.approve(item, reason=reason, **({"scope": scope} if scope else {}))
+
+    def deny(self) -> None:
+        approvals = self._approvals()
+        if len(self.page.targets()) > 1:
+            self._bulk(approvals, approve=False)
+        elif approvals:
+            item = approvals[0]
+            detail = self._detail_for(item, ApprovalDetail)
+            reason = detail.reason_text() if detail else ""
+            if not reason:
+                reason = ReasonDialog.ask(
+                    self.page, "Deny", "Why deny this action? The agent is told your reason.",
+                    ok="Deny", required=True) or ""
+            if reason:
+                self._working(item, "Denying…")
+                self.decider.deny(item, reason=reason)
+
+    def _bulk(self, approvals: list[InboxItem], *, approve: bool) -> None:
+        n, skipped = len(approvals), len(self.page.targets()) - len(approvals)
+        noun = "approval" if n == 1 else "approvals"
+        note = f"\n{skipped} selected item(s) that are not approvals stay as they are." \
+            if skipped else ""
+        if approve:
+            if not ConfirmDialog.ask(self.page, f"Approve {n} {noun}",
+                                     f"Approve {n} {noun}, once each?{note}",
+                                     ok=f"Approve {n}"):
+                return
+            reason = ""
+        else:
+            reason = ReasonDialog.ask(
+                self.page, f"Deny {n} {noun}",
+                f"Deny {n} {noun}? Each agent is told your reason.{note}",
+                ok=f"Deny {n}", required=True) or ""
+            if not reason:
+                return
+        self.page.message.show_message(f"{'Approving' if approve else 'Denying'} {n} {noun}…")
+        self.decider.bulk(approvals, approve, reason=reason)
+
+    def snooze(self) -> None:
+        targets = self.page.targets()
+        if not targets:
+            return
+        until = SnoozeDialog.ask(self.page, len(targets), time.time())
+        if until is not None:
+            self.decider.snooze(targets, until)
+
+    def wake(self) -> None:
+        targets = self.page.targets()
+        if targets:
+            self.decider.snooze(targets, None)
+
+    def resolve_effect(self, outcome: EffectStatus) -> None:
+        targets = self.page.targets()
+        if len(targets) != 1 or targets[0].kind != InboxKind.EFFECT:
+            return
+        item = targets[0]
+        detail = self._detail_for(item, EffectDetail)
+        reason = detail.reason_text() if detail else ""
+        if not reason:
+            reason = ReasonDialog.ask(
+                self.page, f"Mark {outcome.value}",
+                f"Why do you know the effect {outcome.value}? This is kept as evidence.",
+                ok=f"Mark {outcome.value}", required=True) or ""
+        if reason:
+            self._working(item, f"Marking {outcome.value}…")
+            self.decider.resolve_effect(item, outcome.value, reason=reason,
+                                        external_id=detail.external_id() if detail else None)
+
+    # ------------------------------------------------------------ outcomes
+    def _on_done(self, key: str, result: object) -> None:
+        self.page.decided.add(key)
+        item_id = key.split(":", 1)[1]
+        widget = self.page.detail.current()
+        if widget is not None and hasattr(widget, "forget_draft"):
+            widget.forget_draft(item_id)
+        status = getattr(result, "status", "")
+        self.page.message.show_message(f"{getattr(status, 'value', status) or 'Done'}: "
+                                       f"{self._label(result)}", Level.SUCCESS)
+        if widget is not None and widget.item is not None and item_key(widget.item) == key:
+            widget.message.clear()
+        self.page.model.refresh()
+
+    def _on_refused(self, key: str, exc: BaseException) -> None:
+        widget = self.page.detail.current()
+        shown = widget is not None and widget.item is not None and item_key(widget.item) == key
+        retry = isinstance(exc, errors.StoreBusy) and bool(key)
+        inline = widget.message if shown and widget is not None else self.page.message
+        self.page.ctx.presenter.present(
+            exc, inline=inline, action="Retry" if retry else None,
+            on_action=partial(self.decider.retry, key) if retry else None)
+        if shown and widget is not None:
+            widget.reload()
+        self.page.model.refresh()
+
+    def _on_bulk_done(self, results: list[BulkResult], approve: bool) -> None:
+        ok = [r for r in results if r.ok]
+        bad = [r for r in results if not r.ok]
+        self.page.decided.update(f"approval:{r.id}" for r in ok)
+        verb = "Approved" if approve else "Denied"
+        text = f"{verb} {len(ok)} of {len(results)}."
+        if bad:
+            text += f" {len(bad)} refused: " + "; ".join(r.error or "" for r in bad[:3])
+        self.page.message.show_message(text, Level.WARNING if bad else Level.SUCCESS)
+        self.page.clear_selection()
+        self.page.model.refresh()
+
+    def _on_snoozed(self, ok: list[str], failed: list) -> None:
+        self.page.decided.update(ok)
+        text = f"Snoozed {len(ok)} item(s)." if not self.page.model.filter.snoozed \
+            else f"Woke {len(ok)} item(s)."
+        if failed:
+            text += f" {len(failed)} refused: {failed[0][1]}"
+        self.page.message.show_message(text, Level.WARNING if failed else Level.SUCCESS)
+        self.page.clear_selection()
+        self.page.model.refresh()
+
+    # ------------------------------------------------------------ helpers
+    def _approvals(self) -> list[InboxItem]:
+        return [t for t in self.page.targets() if t.kind == InboxKind.APPROVAL]
+
+    def _detail_for(self, item: InboxItem, cls: type) -> object | None:
+        widget = self.page.detail.current()
+        if isinstance(widget, cls) and widget.item is not None and widget.item.id == item.id:
+            return widget
+        return None
+
+    def _working(self, item: InboxItem, text: str) -> None:
+        widget = self.page.detail.current()
+        if widget is not None and widget.item is not None and widget.item.id == item.id:
+            widget.message.show_message(text, Level.INFO)
+
+    @staticmethod
+    def _label(result: object) -> str:
+        for attr in ("action_name", "tool", "id", "key"):
+            value = getattr(result, attr, None)
+            if value:
+                return str(value)
+        return ""

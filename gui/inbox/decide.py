@@ -1,0 +1,126 @@
+"""Operator writes from the inbox: approve, deny, snooze, bulk, resolve an effect.
+
+Each click is one core call on the task runner with its own request id, so a retry
+after "store busy" is idempotent. Results come back as signals on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from proctor.core import errors
+from proctor.core.models import ApprovalScope, BulkResult, InboxItem, InboxKind
+
+from ..tasks import TaskRunner
+from .model import item_key
+
+
+def request_id() -> str:
+    return f"desk-{uuid.uuid4().hex}"
+
+
+class Decider(QObject):
+    """Signals:
+        done(str, object): a write for item key committed; the updated entity.
+        refused(str, object): the store refused the write for item key; the exception.
+        bulk_done(list, bool): per-item BulkResults of a bulk decision; True if approving.
+        snoozed(list, list): keys snoozed, and (key, exception) pairs that failed.
+    """
+
+    done = Signal(str, object)
+    refused = Signal(str, object)
+    bulk_done = Signal(list, bool)
+    snoozed = Signal(list, list)
+
+    def __init__(self, journal: Any, runner: TaskRunner, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._journal = journal
+        self._runner = runner
+        self._retry: dict[str, Callable[[], Any]] = {}
+
+    # ------------------------------------------------------------ single items
+    def approve(self, item: InboxItem, *, reason: str = "",
+                scope: ApprovalScope = ApprovalScope.ONCE) -> None:
+        approvals, rid = self._journal.approvals, request_id()
+        self._submit(item, lambda: approvals.decide(
+            item.id, True, expected_version=item.version, reason=reason or None, scope=scope,
+            request_id=rid))
+
+    def deny(self, item: InboxItem, *, reason: str) -> None:
+        approvals, rid = self._journal.approvals, request_id()
+        self._submit(item, lambda: approvals.decide(
+            item.id, False, expected_version=item.version, reason=reason, request_id=rid))
+
+    def resolve_effect(self, item: InboxItem, outcome: str, *, reason: str,
+                       external_id: str | None = None) -> None:
+        effects, rid = self._journal.effects, request_id()
+        self._submit(item, lambda: effects.resolve(
+            item.id, outcome, reason=reason, expected_version=item.version,
+            external_id=external_id or None, request_id=rid))
+
+    def retry(self, key: str) -> bool:
+        """Run the last refused write for ``key`` again (same request id: idempotent)."""
+        fn = self._retry.get(key)
+        if fn is None:
+            return False
+        self._run(key, fn)
+        return True
+
+    def _submit(self, item: InboxItem, fn: Callable[[], Any]) -> None:
+        key = item_key(item)
+        self._retry[key] = fn
+        self._run(key, fn)
+
+    def _run(self, key: str, fn: Callable[[], Any]) -> None:
+        self._runner.run(fn, on_done=lambda result: self._on_done(key, result),
+                         on_error=lambda exc: self._on_refused(key, exc), owner=self,
+                         write=True)
+
+    def _on_done(self, key: str, result: object) -> None:
+        self._retry.pop(key, None)
+        self.done.emit(key, result)
+
+    def _on_refused(self, key: str, exc: BaseException) -> None:
+        if not isinstance(exc, errors.StoreBusy):
+            self._retry.pop(key, None)
+        self.refused.emit(key, exc)
+
+    # ------------------------------------------------------------ many items
+    def bulk(self, items: list[InboxItem], approve: bool, *, reason: str = "") -> None:
+        approvals, rid = self._journal.approvals, request_id()
+        pairs = [(i.id, i.version) for i in items if i.kind == InboxKind.APPROVAL]
+        self._runner.run(
+            lambda: approvals.bulk_decide(pairs, approve, reason=reason or None, request_id=rid),
+            on_done=lambda results: self._on_bulk(results, approve),
+            on_error=self._on_bulk_error, owner=self, write=True)
+
+    def _on_bulk(self, results: list[BulkResult], approve: bool) -> None:
+        self.bulk_done.emit(results, approve)
+
+    def _on_bulk_error(self, exc: BaseException) -> None:
+        self.refused.emit("", exc)
+
+    def snooze(self, items: list[InboxItem], until: float | None) -> None:
+        inbox = self._journal.inbox
+        work = [(item_key(i), i.kind, i.id, i.version) for i in items]
+
+        def run() -> tuple[list[str], list[tuple[str, BaseException]]]:
+            ok, failed = [], []
+            for key, kind, item_id, version in work:
+                try:
+                    inbox.snooze(kind, item_id, until, expected_version=version,
+                                 request_id=request_id())
+                    ok.append(key)
+                except errors.ProctorError as exc:
+                    failed.append((key, exc))
+            return ok, failed
+
+        self._runner.run(run, on_done=self._on_snoozed, on_error=self._on_bulk_error,
+                         owner=self, write=True)
+
+    def _on_snoozed(self, result: tuple[list[str], list[tuple[str, BaseException]]]) -> None:
+        self.snoozed.emit(*result)

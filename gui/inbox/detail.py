@@ -1,0 +1,229 @@
+"""The detail pane: one widget class per inbox kind (pluggable: ``DETAIL_WIDGETS``).
+
+A detail widget shows the inbox row at once, then loads the whole entity on the task
+runner. It keeps the operator's typed text per item (drafts), so a refused or stale
+click never loses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core.models import InboxItem, InboxKind
+
+from ..actions import ActionRegistry
+from ..errors import ErrorPresenter
+from ..tasks import TaskRunner
+from ..widgets import fmt
+from ..widgets.icons import kind_icon
+from ..widgets.labels import plain_label
+from ..widgets.message_bar import MessageBar
+from .decide import Decider
+
+
+@dataclass
+class DetailContext:
+    journal: Any
+    runner: TaskRunner
+    presenter: ErrorPresenter
+    registry: ActionRegistry
+    decider: Decider
+    read_only: bool
+
+
+class DetailWidget(QWidget):
+    """Base of every kind's detail view.
+
+    Signals:
+        open_run(str): the operator asked to see the run (run id).
+    """
+
+    open_run = Signal(str)
+    kind: ClassVar[InboxKind]
+
+    def __init__(self, ctx: DetailContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.item: InboxItem | None = None
+        self.entity: Any = None
+        self._generation = 0
+        self.message = MessageBar(self)
+        self.title = plain_label(parent=self, name="DetailTitle")
+        self.title.setAccessibleName("Item title")
+        self.icon = QLabel(self)
+        self.subtitle = plain_label(parent=self, name="Muted")
+        self.run_button = QPushButton("Open run", self)
+        self.run_button.setAccessibleName("Open the run this item belongs to")
+        self.run_button.clicked.connect(self._on_open_run)
+        self.body = QVBoxLayout()
+        self._build_frame()
+
+    def _build_frame(self) -> None:
+        head = QHBoxLayout()
+        head.addWidget(self.icon)
+        head.addWidget(self.title, 1)
+        head.addWidget(self.run_button)
+        content = QWidget(self)
+        inner = QVBoxLayout(content)
+        inner.addLayout(head)
+        inner.addWidget(self.subtitle)
+        inner.addLayout(self.body)
+        inner.addStretch(1)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.message)
+        outer.addWidget(scroll, 1)
+        outer.addLayout(self.footer())
+
+    def footer(self) -> QVBoxLayout:
+        """Subclasses put their decision form here (stays visible while the body scrolls)."""
+        return QVBoxLayout()
+
+    # ------------------------------------------------------------ showing
+    def show_item(self, item: InboxItem) -> None:
+        """Show ``item`` now from the inbox row, then load the whole entity."""
+        same = self.item is not None and self.item.id == item.id
+        if not same:
+            self.leave_item()
+            self.message.clear()
+            self.entity = None
+        self.item = item
+        self.icon.setPixmap(kind_icon(item.kind.value).pixmap(28, 28))
+        self.subtitle.setText(f"{item.agent} · {item.project}/{item.space} · "
+                              f"requested {fmt.clock(item.created_at)}")
+        self.run_button.setVisible(bool(item.run_id))
+        self.show_row(item)
+        if not same:
+            self.enter_item(item)
+        self.reload()
+
+    def reload(self) -> None:
+        if self.item is None:
+            return
+        self._generation += 1
+        generation, item = self._generation, self.item
+        fetch = self.fetcher(item)
+        self.ctx.runner.run(lambda: (generation, fetch()), on_done=self._on_loaded,
+                            on_error=self._on_load_error, owner=self)
+
+    def _on_loaded(self, result: tuple[int, Any]) -> None:
+        generation, data = result
+        if generation == self._generation:
+            self.show_entity(data)
+
+    def _on_load_error(self, exc: BaseException) -> None:
+        self.ctx.presenter.present(exc, inline=self.message)
+
+    @Slot()
+    def _on_open_run(self) -> None:
+        if self.item is not None and self.item.run_id:
+            self.open_run.emit(self.item.run_id)
+
+    # ------------------------------------------------------------ for subclasses
+    def show_row(self, item: InboxItem) -> None:
+        self.title.setText(fmt.bounded(item.summary, 200))
+
+    def fetcher(self, item: InboxItem) -> Any:
+        """A no-argument callable run on the task runner; its result goes to show_entity."""
+        raise NotImplementedError
+
+    def show_entity(self, data: Any) -> None:
+        raise NotImplementedError
+
+    def enter_item(self, item: InboxItem) -> None:
+        """Restore drafts for ``item``."""
+
+    def leave_item(self) -> None:
+        """Save drafts of the item being left."""
+
+    def tick(self) -> None:
+        """Once a second: refresh countdowns."""
+
+    def focus_primary(self) -> None:
+        self.setFocus()
+
+    def show_refusal(self, exc: BaseException) -> None:
+        self.ctx.presenter.present(exc, inline=self.message)
+        self.reload()
+
+
+class EmptyDetail(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label = plain_label("Select an item to see it whole.", self, name="Muted",
+                                 selectable=False)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.label)
+
+    def set_text(self, text: str) -> None:
+        self.label.setText(text)
+
+
+class DetailPane(QStackedWidget):
+    """Shows the detail widget of the current item's kind.
+
+    Signals:
+        open_run(str): a detail asked to open a run.
+    """
+
+    open_run = Signal(str)
+
+    def __init__(self, ctx: DetailContext, widgets: dict[InboxKind, type[DetailWidget]],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self._classes = dict(widgets)
+        self._widgets: dict[InboxKind, DetailWidget] = {}
+        self.empty = EmptyDetail(self)
+        self.addWidget(self.empty)
+
+    def widget_for(self, kind: InboxKind) -> DetailWidget:
+        if kind not in self._widgets:
+            widget = self._classes[kind](self.ctx, self)
+            widget.open_run.connect(self.open_run)
+            self._widgets[kind] = widget
+            self.addWidget(widget)
+        return self._widgets[kind]
+
+    def show_item(self, item: InboxItem | None) -> None:
+        if item is None or item.kind not in self._classes:
+            self.setCurrentWidget(self.empty)
+            return
+        widget = self.widget_for(item.kind)
+        widget.show_item(item)
+        self.setCurrentWidget(widget)
+
+    def show_empty(self, text: str) -> None:
+        self.empty.set_text(text)
+        self.setCurrentWidget(self.empty)
+
+    def current(self) -> DetailWidget | None:
+        widget = self.currentWidget()
+        return widget if isinstance(widget, DetailWidget) else None
+
+    def current_item(self) -> InboxItem | None:
+        widget = self.current()
+        return widget.item if widget else None
+
+    def tick(self) -> None:
+        widget = self.current()
+        if widget is not None:
+            widget.tick()

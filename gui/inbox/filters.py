@@ -1,0 +1,113 @@
+"""The inbox filter bar: kind, agent, project, safety class, text, sort, snoozed."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QWidget
+
+from proctor.core.models import InboxFilter, InboxKind
+
+SEARCH_DEBOUNCE_MS = 250
+ANY = ""
+
+
+def _combo(name: str, parent: QWidget, any_text: str) -> QComboBox:
+    combo = QComboBox(parent)
+    combo.setAccessibleName(name)
+    combo.setToolTip(name)
+    combo.addItem(any_text, ANY)
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+    return combo
+
+
+class FilterBar(QWidget):
+    """Signals:
+        changed(InboxFilter): the operator changed a filter (search is debounced).
+    """
+
+    changed = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Search the inbox  ( / )")
+        self.search.setAccessibleName("Search the inbox")
+        self.search.setClearButtonEnabled(True)
+        self.kind = _combo("Kind", self, "All kinds")
+        for kind, title in ((InboxKind.APPROVAL, "Approvals"), (InboxKind.QUESTION, "Questions"),
+                            (InboxKind.MEMORY, "Memory conflicts"),
+                            (InboxKind.EFFECT, "Ambiguous effects")):
+            self.kind.addItem(title, kind.value)
+        self.agent = _combo("Agent", self, "All agents")
+        self.project = _combo("Project", self, "All projects")
+        self.safety = _combo("Safety class", self, "Any safety")
+        self.sort = QComboBox(self)
+        self.sort.setAccessibleName("Sort order")
+        self.sort.addItem("Newest first", True)
+        self.sort.addItem("Oldest first", False)
+        self.snoozed = QCheckBox("Snoozed", self)
+        self.snoozed.setAccessibleName("Show snoozed items only")
+        self.snoozed.setToolTip("Show only snoozed items (they are hidden otherwise)")
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(SEARCH_DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._emit)
+        self._connect()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.search, 1)
+        for widget in (self.kind, self.agent, self.project, self.safety, self.sort, self.snoozed):
+            layout.addWidget(widget)
+
+    def _connect(self) -> None:
+        self.search.textChanged.connect(self._on_text)
+        self.search.returnPressed.connect(self._emit)
+        for combo in (self.kind, self.agent, self.project, self.safety, self.sort):
+            combo.currentIndexChanged.connect(self._emit)
+        self.snoozed.toggled.connect(self._emit)
+
+    @Slot(str)
+    def _on_text(self, _text: str) -> None:
+        self._debounce.start()
+
+    @Slot()
+    def _emit(self) -> None:
+        self._debounce.stop()
+        self.changed.emit(self.value())
+
+    def value(self) -> InboxFilter:
+        kind = self.kind.currentData()
+        return InboxFilter(
+            kinds=frozenset({InboxKind(kind)}) if kind else frozenset(),
+            agent=self.agent.currentData() or None,
+            project=self.project.currentData() or None,
+            safety_class=self.safety.currentData() or None,
+            text=self.search.text().strip() or None,
+            snoozed=self.snoozed.isChecked(),
+            newest_first=bool(self.sort.currentData()),
+        )
+
+    def set_facets(self, facets: dict[str, list[str]]) -> None:
+        """Refill the agent/project/safety menus, keeping the current choices."""
+        for combo, name in ((self.agent, "agent"), (self.project, "project"),
+                            (self.safety, "safety_class")):
+            self._refill(combo, facets.get(name, []), name == "safety_class")
+
+    @staticmethod
+    def _refill(combo: QComboBox, values: list[str], pretty: bool) -> None:
+        current = combo.currentData()
+        wanted = sorted(set(values) | ({current} if current else set()))
+        present = [combo.itemData(i) for i in range(1, combo.count())]
+        if present == wanted:
+            return
+        combo.blockSignals(True)
+        while combo.count() > 1:
+            combo.removeItem(1)
+        for value in wanted:
+            combo.addItem(value.replace("_", " ") if pretty else value, value)
+        combo.setCurrentIndex(max(0, combo.findData(current)) if current else 0)
+        combo.blockSignals(False)
+
+    def focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()

@@ -1,0 +1,86 @@
+"""The inbox table model: keyset pages of ``journal.inbox.list``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from proctor.core.models import InboxFilter, InboxItem
+
+from ..tasks import TaskRunner
+from ..widgets import fmt
+from ..widgets.icons import kind_icon
+from ..widgets.paged_model import Column, PagedModel
+
+SAFETY_ROLE = Qt.ItemDataRole.UserRole + 10
+KIND_TITLES = {"approval": "Approval", "question": "Question", "memory": "Memory",
+               "effect": "Effect"}
+URGENT_S = 60  # countdowns under a minute are shown in red
+
+COL_KIND, COL_AGENT, COL_RUN, COL_SUMMARY, COL_SAFETY, COL_AGE, COL_EXPIRES = range(7)
+
+
+def expires_text(item: InboxItem) -> str:
+    if item.snoozed_until and item.snoozed_until > time.time():
+        return f"snoozed {fmt.countdown(item.snoozed_until)}"
+    return fmt.countdown(item.expires_at)
+
+
+COLUMNS = [
+    Column("Kind", lambda i: KIND_TITLES.get(i.kind.value, i.kind.value), width=104),
+    Column("Agent", lambda i: i.agent, width=120),
+    Column("Run", lambda i: i.run_title, tip=lambda i: f"{i.run_title}\n{i.run_id or ''}",
+           width=190),
+    Column("Summary", lambda i: i.summary, tip=lambda i: i.summary, width=380),
+    Column("Safety", lambda i: (i.safety_class or "").replace("_", " "), width=150),
+    Column("Age", lambda i: fmt.age(i.created_at),
+           tip=lambda i: f"requested {fmt.clock(i.created_at)}",
+           align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=70,
+           live=True),
+    Column("Expires", expires_text, tip=lambda i: f"expires {fmt.clock(i.expires_at)}",
+           align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=110,
+           live=True),
+]
+
+
+def item_key(item: InboxItem) -> str:
+    return f"{item.kind.value}:{item.id}"
+
+
+def accessible(item: InboxItem) -> str:
+    return (f"{KIND_TITLES.get(item.kind.value, '')} from {item.agent}, run {item.run_title}: "
+            f"{fmt.bounded(item.summary, 200)}")
+
+
+class InboxModel(PagedModel):
+    """Rows are InboxItems; keys are ``kind:id``."""
+
+    def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
+        super().__init__(runner, COLUMNS, item_key, lambda i: (i.created_at, i.id), parent)
+        self.filter = InboxFilter()
+
+    def show(self, journal: Any, f: InboxFilter) -> None:
+        """Query the inbox with filter ``f`` (sort and filter run in the core)."""
+        self.filter = f
+        inbox = journal.inbox
+        self.set_query(lambda cursor, limit: inbox.list(f, cursor=cursor, limit=limit),
+                       descending=f.newest_first)
+
+    def extra_data(self, item: InboxItem, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DecorationRole and column == COL_KIND:
+            return kind_icon(item.kind.value)
+        if role == SAFETY_ROLE:
+            return item.safety_class
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return accessible(item)
+        if role == Qt.ItemDataRole.ForegroundRole and column == COL_EXPIRES \
+                and item.expires_at is not None and item.expires_at - time.time() < URGENT_S:
+            return QBrush(QColor("#d23c3c"))
+        return None
+
+    def due_items(self, now: float) -> list[InboxItem]:
+        """Loaded items whose expiry has passed (the store still says pending)."""
+        return [i for i in self.items() if i.expires_at is not None and i.expires_at <= now]

@@ -1,0 +1,330 @@
+"""The inbox page: filters, the cross-run list, and the detail of the current item.
+
+Selection rules (keyboard first): j/k move the cursor; while several rows are selected
+(x, shift/ctrl-click) the cursor moves without dropping the selection, and actions apply
+to the selection; otherwise they apply to the current row. After the operator's own
+decision the next row becomes current; when someone else decides the item being looked
+at, the detail stays on it and says what happened.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core.models import ChangeSet, InboxItem, InboxKind
+
+from ..widgets.delegates import ChipDelegate
+from ..widgets.message_bar import Level, MessageBar
+from .decide import Decider
+from .detail import DetailContext, DetailPane
+from .filters import FilterBar
+from .kinds import CHANGE_KIND, DETAIL_WIDGETS, INBOX_CHANGE_KINDS
+from .model import COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
+
+TICK_MS = 1000
+SWEEP_EVERY_S = 3.0
+Flag = QItemSelectionModel.SelectionFlag
+
+
+class InboxTable(QTableView):
+    def __init__(self, model: InboxModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setModel(model)
+        self.setAccessibleName("Inbox items")
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setShowGrid(False)
+        self.setAlternatingRowColors(True)
+        self.setWordWrap(False)
+        self.setTabKeyNavigation(False)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(30)
+        self.setItemDelegateForColumn(COL_SAFETY, ChipDelegate(SAFETY_ROLE, self))
+        header = self.horizontalHeader()
+        header.setHighlightSections(False)
+        for col, width in enumerate(model.column_widths()):
+            header.resizeSection(col, width)
+        header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+
+
+class InboxPage(QWidget):
+    """Signals:
+        arrived(list): InboxItems that appeared while the desk was open (for notifications).
+        counts_stale(): the inbox changed; sidebar badges should be re-read.
+        open_run(str): the operator asked to see a run.
+    """
+
+    arrived = Signal(list)
+    counts_stale = Signal()
+    open_run = Signal(str)
+
+    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.journal = ctx.journal
+        self.read_only = bool(ctx.journal.read_only)
+        self.decider = Decider(ctx.journal, ctx.runner, self)
+        self.model = InboxModel(ctx.runner, self)
+        self.filters = FilterBar(self)
+        self.table = InboxTable(self.model, self)
+        self.message = MessageBar(self)
+        self.detail = DetailPane(DetailContext(ctx.journal, ctx.runner, ctx.presenter,
+                                               ctx.registry, self.decider, self.read_only),
+                                 DETAIL_WIDGETS, self)
+        self.sticky = False  # several rows are selected on purpose (x, ctrl/shift-click)
+        self.decided: set[str] = set()  # keys this desk just decided (advance when they go)
+        self.pinned: str | None = None  # key of an item that vanished while being looked at
+        self._removing = False
+        self._facets_running = False
+        self._swept: frozenset[str] = frozenset()
+        self._last_sweep = 0.0
+        self._tick = QTimer(self)
+        self._tick.setInterval(TICK_MS)
+        self._build()
+        self._connect()
+
+    def _build(self) -> None:
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.setObjectName("InboxSplitter")
+        split.addWidget(self.table)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setChildrenCollapsible(False)
+        self.splitter = split
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 0)
+        layout.addWidget(self.filters)
+        layout.addWidget(self.message)
+        layout.addWidget(split, 1)
+
+    def _connect(self) -> None:
+        self.filters.changed.connect(self._on_filter)
+        self.table.selectionModel().currentChanged.connect(self._on_current)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        self.table.pressed.connect(self._on_pressed)
+        self.model.loaded.connect(self._on_loaded)
+        self.model.vanished.connect(self._on_vanished)
+        self.model.arrived.connect(self._on_arrived)
+        self.model.failed.connect(self._on_model_failed)
+        self.model.rowsAboutToBeRemoved.connect(self._on_removing)
+        self.model.rowsRemoved.connect(self._on_removed)
+        self.detail.open_run.connect(self.open_run)
+        self._tick.timeout.connect(self._on_tick)
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        self.model.show(self.journal, self.filters.value())
+        self._load_facets()
+        self._tick.start()
+
+    def on_changes(self, cs: ChangeSet) -> None:
+        """The watcher saw commits: refresh the list and the detail if they are concerned."""
+        kinds = cs.kinds()
+        if kinds & INBOX_CHANGE_KINDS:
+            self.model.refresh()
+            self._load_facets()
+            self.counts_stale.emit()
+        widget = self.detail.current()
+        if widget is not None and widget.item is not None:
+            if widget.item.id in cs.ids(CHANGE_KIND[widget.item.kind]):
+                widget.reload()
+
+    # ------------------------------------------------------------ selection
+    def current_item(self) -> InboxItem | None:
+        index = self.table.currentIndex()
+        return self.model.item(index.row()) if index.isValid() else None
+
+    def targets(self) -> list[InboxItem]:
+        """What an action applies to: the selection while several rows are chosen, else the
+        current row (or the pinned item shown in the detail)."""
+        rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
+        if self.sticky and rows:
+            return [self.model.item(r) for r in rows if self.model.item(r) is not None]
+        item = self.current_item()
+        if item is None and self.pinned is not None:
+            shown = self.detail.current_item()
+            return [shown] if shown is not None else []
+        return [item] if item is not None else []
+
+    def move(self, step: int) -> None:
+        rows = self.model.rowCount()
+        if rows == 0:
+            return
+        current = self.table.currentIndex()
+        row = 0 if not current.isValid() else max(0, min(rows - 1, current.row() + step))
+        if row == rows - 1 and step > 0 and self.model.canFetchMore():
+            self.model.fetchMore()
+        self.set_current_row(row)
+
+    def set_current_row(self, row: int) -> None:
+        index = self.model.index(row, 0)
+        flags = Flag.NoUpdate if self.sticky else Flag.ClearAndSelect | Flag.Rows
+        self.table.selectionModel().setCurrentIndex(index, flags)
+        self.table.scrollTo(index)
+
+    def toggle_select(self) -> None:
+        index = self.table.currentIndex()
+        if not index.isValid():
+            return
+        mode = Flag.Select if not self.sticky else Flag.Toggle
+        self.sticky = True
+        self.table.selectionModel().select(index, mode | Flag.Rows)
+
+    def clear_selection(self) -> None:
+        self.sticky = False
+        index = self.table.currentIndex()
+        if index.isValid():
+            self.table.selectionModel().select(index, Flag.ClearAndSelect | Flag.Rows)
+
+    @Slot(QModelIndex)
+    def _on_pressed(self, _index: QModelIndex) -> None:
+        mods = QGuiApplication.keyboardModifiers()
+        plain = not (mods & (Qt.KeyboardModifier.ControlModifier
+                             | Qt.KeyboardModifier.ShiftModifier))
+        if plain:
+            self.sticky = False
+
+    @Slot()
+    def _on_selection(self) -> None:
+        count = len(self.table.selectionModel().selectedRows())
+        if count > 1:
+            self.sticky = True
+        elif count == 0:
+            self.sticky = False
+        self.ctx.registry.refresh()
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self._removing:
+            return
+        if current.isValid():
+            self.pinned = None
+        self._show_current()
+
+    def _show_current(self) -> None:
+        item = self.current_item()
+        if item is not None:
+            self.detail.show_item(item)
+        elif self.pinned is None:
+            self.detail.show_empty(self._empty_text())
+        self.ctx.registry.refresh()
+
+    def _empty_text(self) -> str:
+        if not self.model.has_loaded:
+            return "Loading…"
+        if self.model.rowCount():
+            return "Select an item to see it whole."
+        f = self.model.filter
+        if f.snoozed:
+            return "Nothing is snoozed."
+        if f.kinds or f.agent or f.project or f.safety_class or f.text:
+            return "No waiting item matches these filters."
+        return "Nothing waits for you. New requests appear here as agents make them."
+
+    # ------------------------------------------------------------ model events
+    @Slot(object)
+    def _on_filter(self, f: Any) -> None:
+        self.pinned = None
+        self.sticky = False
+        self.model.show(self.journal, f)
+
+    @Slot()
+    def _on_loaded(self) -> None:
+        if not self.table.currentIndex().isValid() and self.pinned is None \
+                and self.model.rowCount():
+            self.set_current_row(0)
+        elif self.table.currentIndex().isValid():
+            self._show_current()  # the row's snapshot (version, snooze) may have changed
+        else:
+            self._show_current()
+
+    @Slot()
+    def _on_removing(self) -> None:
+        self._removing = True
+
+    @Slot()
+    def _on_removed(self) -> None:
+        self._removing = False
+
+    @Slot(list)
+    def _on_vanished(self, keys: list[str]) -> None:
+        shown = self.detail.current_item()
+        shown_key = item_key(shown) if shown is not None else None
+        mine = shown_key in self.decided
+        self.decided.difference_update(keys)
+        if shown_key not in keys:
+            return
+        if mine or self.detail.current() is None:
+            self.pinned = None
+            self._show_current()
+            return
+        self.pinned = shown_key  # decided elsewhere: stay and say what happened
+        self.sticky = False
+        self.table.selectionModel().clear()
+        widget = self.detail.current()
+        if widget is not None:
+            widget.reload()
+
+    @Slot(list)
+    def _on_arrived(self, keys: list[str]) -> None:
+        items = [self.model.item(self.model.row_of(k)) for k in keys]
+        self.arrived.emit([i for i in items if i is not None])
+
+    @Slot(object)
+    def _on_model_failed(self, exc: BaseException) -> None:
+        self.ctx.presenter.present(exc, inline=self.message, action="Retry",
+                                   on_action=self.model.refresh)
+
+    # ------------------------------------------------------------ facets, clock, expiry
+    def _load_facets(self) -> None:
+        if self._facets_running:
+            return
+        self._facets_running = True
+        self.ctx.runner.run(self.journal.inbox.facets, on_done=self._on_facets,
+                            on_error=self._on_facets_error, owner=self)
+
+    def _on_facets(self, facets: dict[str, list[str]]) -> None:
+        self._facets_running = False
+        self.filters.set_facets(facets)
+
+    def _on_facets_error(self, _exc: BaseException) -> None:
+        self._facets_running = False
+
+    @Slot()
+    def _on_tick(self) -> None:
+        self.model.tick()
+        self.detail.tick()
+        self._sweep_expired()
+
+    def _sweep_expired(self) -> None:
+        """Let the store expire what is due (the agent may not be polling any more)."""
+        now = time.time()
+        due = frozenset(item_key(i) for i in self.model.due_items(now)
+                        if i.kind in (InboxKind.APPROVAL, InboxKind.QUESTION))
+        if self.read_only or not due or due <= self._swept \
+                or now - self._last_sweep < SWEEP_EVERY_S:
+            return
+        self._swept, self._last_sweep = due, now
+        approvals, interactions = self.journal.approvals, self.journal.interactions
+        self.ctx.runner.run(lambda: approvals.expire_due() + interactions.expire_due(),
+                            on_error=self._on_sweep_error, owner=self, write=True)
+
+    def _on_sweep_error(self, exc: BaseException) -> None:
+        self.message.show_message(f"Could not record expiries: {exc}", Level.WARNING)
+
+    def focus_list(self) -> None:
+        self.table.setFocus()

@@ -1,0 +1,322 @@
+"""The main window: sidebar with live badges, the pages, menus/toolbar from the action
+registry, status bar, notification banner."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+from PySide6.QtCore import QSize, Qt, Signal, Slot
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QMainWindow,
+    QMenu,
+    QStackedWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core.models import ChangeSet
+
+from .actions import ActionRegistry, ActionSpec
+from .audit.page import AuditPage
+from .context import PageContext, Services
+from .counts import Counts
+from .effects.page import EffectsPage
+from .errors import ErrorPresenter
+from .inbox.commands import InboxCommands
+from .inbox.page import InboxPage
+from .memory.page import MemoryPage
+from .notify import Notifier
+from .preferences import PreferencesDialog, Prefs
+from .runs.page import RunsPage
+from .theme import ThemeMode
+from .widgets.dialogs import OpenJournalDialog
+from .widgets.icons import icon
+from .widgets.message_bar import MessageBar
+from .widgets.palette import CommandPalette, ShortcutHelp
+from .widgets.sidebar import Entry, Sidebar, SidebarModel
+from .widgets.status import DeskStatusBar
+
+PAGES = (("inbox", "Inbox"), ("runs", "Runs"), ("memory", "Memory"), ("effects", "Effects"),
+         ("audit", "Audit"))
+APP_SPECS = [
+    ActionSpec("app.open", "Open journal…", "File", "Open another journal"),
+    ActionSpec("app.preferences", "Preferences…", "File", "Theme, shortcuts, notifications"),
+    ActionSpec("app.quit", "Quit", "File", "Close the desk"),
+    ActionSpec("app.refresh", "Refresh", "View", "Re-read everything shown"),
+    ActionSpec("app.palette", "Command palette…", "View", "Find and run any command"),
+    ActionSpec("app.shortcuts", "Keyboard shortcuts", "Help", "Every shortcut"),
+] + [ActionSpec(f"go.{pid}", f"Go to {title}", "Go", f"Show the {title} page")
+     for pid, title in PAGES]
+MENUS = {
+    "File": ["app.open", "-", "app.preferences", "-", "app.quit"],
+    "Inbox": ["inbox.approve", "inbox.deny", "inbox.snooze", "inbox.wake", "-",
+              "inbox.toggle_select", "inbox.snoozed", "inbox.open_run", "-",
+              "inbox.effect_committed", "inbox.effect_failed"],
+    "Go": [f"go.{pid}" for pid, _ in PAGES] + ["-", "inbox.next", "inbox.prev", "inbox.open",
+                                                "inbox.back", "inbox.search"],
+    "View": ["app.refresh", "app.palette"],
+    "Help": ["app.shortcuts"],
+}
+TOOLBAR = ["app.refresh", "-", "inbox.approve", "inbox.deny", "inbox.snooze", "-",
+           "app.palette"]
+
+
+class MainWindow(QMainWindow):
+    """Signals:
+        closed(): the window closed (its watcher stopped, its journal closing).
+        open_requested(str): the operator chose another journal to open.
+    """
+
+    closed = Signal()
+    open_requested = Signal(str)
+
+    def __init__(self, services: Services) -> None:
+        super().__init__()
+        self.services = services
+        self.journal = services.journal
+        self.settings = services.settings
+        self.setWindowIcon(icon("proctor"))
+        self.setObjectName("MainWindow")
+        self.registry = ActionRegistry(self, self.settings.shortcut_overrides())
+        self.banner = MessageBar(self)
+        self.notice = MessageBar(self)
+        self.presenter = ErrorPresenter(self, self.notice)
+        services.runner.default_error = self.presenter.present
+        ctx = PageContext(self.journal, services.runner, self.presenter, self.registry,
+                          self.settings)
+        self.inbox = InboxPage(ctx, self)
+        self.inbox_commands = InboxCommands(self.inbox, self.registry)
+        self.runs = RunsPage(ctx, self)
+        self.memory = MemoryPage(ctx, self)
+        self.effects = EffectsPage(ctx, self)
+        self.audit = AuditPage(ctx, self)
+        self.pages = {"inbox": self.inbox, "runs": self.runs, "memory": self.memory,
+                      "effects": self.effects, "audit": self.audit}
+        self.sidebar_model = SidebarModel([Entry(pid, title) for pid, title in PAGES], self)
+        self.sidebar = Sidebar(self.sidebar_model, self)
+        self.stack = QStackedWidget(self)
+        self.status = DeskStatusBar(self)
+        self.counts = Counts(self.journal, services.runner, self)
+        self.notifier = Notifier(self, self.banner, self.settings.notifications)
+        self._closing = False
+        self._build()
+        self._register_actions()
+        self._connect()
+        self._restore_state()
+
+    # ------------------------------------------------------------ building
+    def _build(self) -> None:
+        for page in self.pages.values():
+            self.stack.addWidget(page)
+        right = QWidget(self)
+        column = QVBoxLayout(right)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.banner)
+        column.addWidget(self.notice)
+        column.addWidget(self.stack, 1)
+        central = QWidget(self)
+        row = QHBoxLayout(central)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.sidebar)
+        row.addWidget(right, 1)
+        self.setCentralWidget(central)
+        self.setStatusBar(self.status)
+        self.setWindowTitle(self._title())
+        self.resize(1360, 860)
+        self.setMinimumSize(QSize(900, 560))
+
+    def _register_actions(self) -> None:
+        handlers = {"app.open": self.choose_journal, "app.preferences": self.edit_preferences,
+                    "app.quit": self.close, "app.refresh": self.refresh_all,
+                    "app.palette": self.show_palette, "app.shortcuts": self.show_shortcuts}
+        handlers.update({f"go.{pid}": partial(self.go, pid) for pid, _ in PAGES})
+        for spec in APP_SPECS:
+            self.registry.register(spec, handlers[spec.id])
+        self.inbox_commands.register()
+        self.registry.set_single_keys(self.settings.single_keys)
+        menus = self.registry.build_menus(self.menuBar(), MENUS)
+        self.recent_menu = QMenu("Open &recent", self)
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        menus["File"].insertMenu(menus["File"].actions()[1], self.recent_menu)
+        toolbar = QToolBar("Main", self)
+        toolbar.setObjectName("MainToolbar")
+        toolbar.setMovable(False)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.registry.build_toolbar(toolbar, TOOLBAR)
+        self.addToolBar(toolbar)
+
+    def _connect(self) -> None:
+        watcher, runner = self.services.watcher, self.services.runner
+        watcher.changed.connect(self._on_changes)
+        watcher.seen_at.connect(self.status.set_last_change)
+        runner.busy_changed.connect(self.status.set_busy)
+        runner.store_failed.connect(self._on_store_failed)
+        runner.store_succeeded.connect(self._on_store_ok)
+        self.sidebar.page_chosen.connect(self.go)
+        self.counts.counted.connect(self._on_counts)
+        self.inbox.counts_stale.connect(self.counts.read)
+        self.inbox.arrived.connect(self.notifier.notify)
+        self.inbox.open_run.connect(self.show_run)
+        self.notifier.show_requested.connect(self._on_show_requested)
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Read the change feed position, then start watching and load every page."""
+        j = self.journal
+        self.status.set_journal(str(j.path), j.schema_revision, j.actor.name, bool(j.read_only))
+        self.sidebar.select("inbox")
+        self.services.runner.run(j.changes.latest, on_done=self._on_latest, owner=self)
+
+    def _on_latest(self, seq: int) -> None:
+        self.services.watcher.start(seq)
+        for page in self.pages.values():
+            page.start()
+        self.counts.read()
+        self.inbox.focus_list()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._closing:
+            self._closing = True
+            self._save_state()
+            self.services.watcher.stop()
+            self.notifier.hide_tray()
+            self.services.runner.run(self.journal.close)
+            self.closed.emit()
+        super().closeEvent(event)
+
+    # ------------------------------------------------------------ navigation
+    def go(self, page_id: str) -> None:
+        page = self.pages[page_id]
+        self.stack.setCurrentWidget(page)
+        self.sidebar.select(page_id)
+        page.focus_list()
+        self.registry.refresh()
+
+    def current_page_id(self) -> str:
+        return next(pid for pid, page in self.pages.items()
+                    if page is self.stack.currentWidget())
+
+    @Slot(str)
+    def show_run(self, run_id: str) -> None:
+        self.go("runs")
+        self.runs.show_run(run_id)
+
+    @Slot()
+    def _on_show_requested(self) -> None:
+        self.banner.clear()
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+        self.go("inbox")
+
+    # ------------------------------------------------------------ live data
+    @Slot(object)
+    def _on_changes(self, cs: ChangeSet) -> None:
+        for page in self.pages.values():
+            page.on_changes(cs)
+        self.counts.on_changes(cs)
+
+    @Slot(dict)
+    def _on_counts(self, counts: dict[str, int]) -> None:
+        hints = {"inbox": f"{counts['approvals']} approvals, {counts['questions']} questions, "
+                          f"{counts['memory']} memory conflicts, {counts['effects']} effects",
+                 "runs": "active runs", "memory": "pending conflicts",
+                 "effects": "ambiguous effects", "audit": "audit entries"}
+        for pid, _title in PAGES:
+            self.sidebar_model.set_count(pid, counts.get(pid), hints[pid])
+        self.setWindowTitle(self._title(counts.get("inbox")))
+
+    def _title(self, waiting: int | None = None) -> str:
+        name = Path(str(self.journal.path)).name
+        ro = " (read-only)" if self.journal.read_only else ""
+        return f"Proctor — {waiting} waiting — {name}{ro}" if waiting else \
+            f"Proctor — {name}{ro}"
+
+    @Slot(object)
+    def _on_store_failed(self, exc: BaseException) -> None:
+        self.status.set_error(True)
+        self.presenter.present(exc)
+
+    @Slot()
+    def _on_store_ok(self) -> None:
+        self.status.set_error(False)
+        self.notice.clear()
+
+    def refresh_all(self) -> None:
+        self.services.watcher.refresh_now()
+        for page in self.pages.values():
+            page.model.refresh()
+        self.counts.read()
+
+    # ------------------------------------------------------------ dialogs
+    def show_palette(self) -> None:
+        palette = CommandPalette(self.registry, self)
+        palette.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        palette.open()
+
+    def show_shortcuts(self) -> None:
+        dialog = ShortcutHelp(self.registry, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+
+    def choose_journal(self) -> None:
+        recent = self.settings.recent()
+        path = OpenJournalDialog.ask(self, str(Path(recent[0]).parent) if recent else "")
+        if path:
+            self.open_requested.emit(path)
+
+    @Slot()
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for path in self.settings.recent():
+            action = self.recent_menu.addAction(path)
+            action.setData(path)
+            action.triggered.connect(self._on_recent)
+        self.recent_menu.setEnabled(True)
+        if not self.recent_menu.actions():
+            self.recent_menu.addAction("(no recent journals)").setEnabled(False)
+
+    @Slot()
+    def _on_recent(self) -> None:
+        action = self.sender()
+        path = action.data() if action is not None else None
+        if path:
+            self.open_requested.emit(str(path))
+
+    def edit_preferences(self) -> None:
+        s = self.settings
+        prefs = PreferencesDialog.ask(self, Prefs(s.theme, s.single_keys, s.notifications))
+        if prefs is not None:
+            self.apply_preferences(prefs)
+
+    def apply_preferences(self, prefs: Prefs) -> None:
+        s = self.settings
+        s.theme, s.single_keys, s.notifications = prefs.theme, prefs.single_keys, \
+            prefs.notifications
+        self.registry.set_single_keys(prefs.single_keys)
+        self.notifier.enabled = prefs.notifications
+        if self.services.theme is not None:
+            self.services.theme.apply(ThemeMode(prefs.theme))
+
+    # ------------------------------------------------------------ window state
+    def _save_state(self) -> None:
+        s = self.settings
+        s.save_state("geometry", self.saveGeometry())
+        s.save_state("state", self.saveState())
+        s.save_state("inbox_splitter", self.inbox.splitter.saveState())
+        s.sync()
+
+    def _restore_state(self) -> None:
+        s = self.settings
+        if (geometry := s.state("geometry")) is not None:
+            self.restoreGeometry(geometry)
+        if (state := s.state("state")) is not None:
+            self.restoreState(state)
+        if (split := s.state("inbox_splitter")) is not None:
+            self.inbox.splitter.restoreState(split)

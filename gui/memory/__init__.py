@@ -1,0 +1,1 @@
+"""Memory: entries agents remember, and conflicts waiting for a person."""

@@ -1,0 +1,65 @@
+"""Tell the operator about new inbox items while the window is not focused:
+a tray message where a system tray exists, an in-app banner otherwise."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QSystemTrayIcon, QWidget
+
+from proctor.core.models import InboxItem
+
+from .widgets import fmt
+from .widgets.icons import icon
+from .widgets.message_bar import Level, MessageBar
+
+TRAY_MS = 8000
+
+
+def notice_text(items: list[InboxItem]) -> tuple[str, str]:
+    """(title, body) of a notification about ``items``."""
+    n = len(items)
+    title = "New request waiting" if n == 1 else f"{n} new requests waiting"
+    first = items[0]
+    body = f"{first.agent}: {fmt.bounded(first.summary, 140)}"
+    if n > 1:
+        body += f"  (+{n - 1} more)"
+    return title, body
+
+
+class Notifier(QObject):
+    """Signals:
+        notified(str, str): channel ("tray" or "banner") and the text shown.
+        show_requested(): the operator clicked the notification.
+    """
+
+    notified = Signal(str, str)
+    show_requested = Signal()
+
+    def __init__(self, window: QWidget, banner: MessageBar, enabled: bool = True) -> None:
+        super().__init__(window)
+        self._window = window
+        self._banner = banner
+        self.enabled = enabled
+        self._tray: QSystemTrayIcon | None = None
+        if QSystemTrayIcon.isSystemTrayAvailable():
+            self._tray = QSystemTrayIcon(icon("proctor"), self)
+            self._tray.setToolTip("Proctor Desk")
+            self._tray.messageClicked.connect(self.show_requested)
+            self._tray.activated.connect(self.show_requested)
+            self._tray.show()
+
+    def notify(self, items: list[InboxItem]) -> None:
+        if not items or not self.enabled or self._window.isActiveWindow():
+            return
+        title, body = notice_text(items)
+        if self._tray is not None and self._tray.supportsMessages():
+            self._tray.showMessage(title, body, QSystemTrayIcon.MessageIcon.Information, TRAY_MS)
+            self.notified.emit("tray", f"{title}: {body}")
+            return
+        self._banner.show_message(f"{title} — {body}", Level.INFO, action="Show",
+                                  on_action=self.show_requested.emit)
+        self.notified.emit("banner", f"{title}: {body}")
+
+    def hide_tray(self) -> None:
+        if self._tray is not None:
+            self._tray.hide()

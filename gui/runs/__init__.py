@@ -1,0 +1,1 @@
+"""Runs: the list of runs and one run's attempts and events."""

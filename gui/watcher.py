@@ -1,0 +1,136 @@
+"""Live refresh: notice other processes' commits and say what changed.
+
+Fast path: a QFileSystemWatcher on the journal's ``-wal`` file (and on its folder, to
+re-arm when ``-wal`` reappears after the last connection closed it). Safety net:
+``journal.changes.data_version()`` polled off the GUI thread every POLL_MS. Either one
+triggers a read of ``journal.changes.since(last_seq)``; a non-empty ChangeSet is
+emitted once. Reads are coalesced: at most one in flight, one more queued.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
+
+from proctor.core.models import ChangeSet
+
+from .tasks import TaskRunner
+
+POLL_MS = 400
+MAX_BATCH = 5000
+
+
+class JournalWatcher(QObject):
+    """Signals:
+        changed(ChangeSet): changes committed since the last one seen (any process).
+        seen_at(float): wall time of the newest change seen (for the status bar).
+    """
+
+    changed = Signal(object)
+    seen_at = Signal(float)
+
+    def __init__(self, journal: Any, runner: TaskRunner, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._journal = journal
+        self._runner = runner
+        self._path = Path(journal.path)
+        self._wal = Path(f"{self._path}-wal")
+        self.last_seq = 0
+        self._data_version: int | None = None
+        self._reading = False
+        self._again = False
+        self._polling = False
+        self._fs = QFileSystemWatcher(self)
+        self._fs.fileChanged.connect(self._on_file_changed)
+        self._fs.directoryChanged.connect(self._on_dir_changed)
+        self._poll = QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self._on_poll)
+        self.wakeups = {"wal": 0, "poll": 0}
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self, since: int) -> None:
+        """Start watching; changes after ``since`` (a change_seq) are reported."""
+        self.last_seq = since
+        self._arm()
+        folder = str(self._path.parent)
+        if folder not in self._fs.directories():
+            self._fs.addPath(folder)
+        self._poll.start()
+
+    def stop(self) -> None:
+        self._poll.stop()
+        paths = self._fs.files() + self._fs.directories()
+        if paths:
+            self._fs.removePaths(paths)
+
+    def watching_wal(self) -> bool:
+        return str(self._wal) in self._fs.files()
+
+    def refresh_now(self) -> None:
+        """Read the change feed now (after our own writes, or on demand)."""
+        self._read()
+
+    # ------------------------------------------------------------ triggers
+    def _arm(self) -> None:
+        if self._wal.exists() and str(self._wal) not in self._fs.files():
+            self._fs.addPath(str(self._wal))
+
+    @Slot(str)
+    def _on_file_changed(self, _path: str) -> None:
+        self.wakeups["wal"] += 1
+        self._arm()  # the watch is dropped when -wal is removed or replaced
+        self._read()
+
+    @Slot(str)
+    def _on_dir_changed(self, _path: str) -> None:
+        if not self.watching_wal() and self._wal.exists():
+            self._arm()
+            self._read()
+
+    @Slot()
+    def _on_poll(self) -> None:
+        if self._polling:
+            return
+        self._polling = True
+        self._arm()
+        self._runner.run(self._journal.changes.data_version, on_done=self._on_data_version,
+                         on_error=self._on_poll_error, owner=self)
+
+    def _on_data_version(self, version: int) -> None:
+        self._polling = False
+        if self._data_version is not None and version != self._data_version:
+            self.wakeups["poll"] += 1
+            self._read()
+        self._data_version = version
+
+    def _on_poll_error(self, _exc: BaseException) -> None:
+        self._polling = False  # the next read reports the error; polling goes on
+
+    # ------------------------------------------------------------ reading
+    def _read(self) -> None:
+        if self._reading:
+            self._again = True
+            return
+        self._reading = True
+        since = self.last_seq
+        self._runner.run(lambda: self._journal.changes.since(since, limit=MAX_BATCH),
+                         on_done=self._on_changes, on_error=self._on_read_error, owner=self)
+
+    def _on_changes(self, cs: ChangeSet) -> None:
+        self._reading = False
+        if cs.changes:
+            self.last_seq = cs.until
+            self.seen_at.emit(max(c.created_at for c in cs.changes))
+            self.changed.emit(cs)
+        if self._again or len(cs.changes) >= MAX_BATCH:
+            self._again = False
+            self._read()
+
+    def _on_read_error(self, exc: BaseException) -> None:
+        self._reading = False
+        self._again = False
+        self._runner.default_error(exc)
+

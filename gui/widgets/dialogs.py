@@ -1,0 +1,159 @@
+"""Small modal dialogs. Each returns its answer through a mockable ``ask()`` classmethod."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+from PySide6.QtCore import QDateTime, Qt, Slot
+from PySide6.QtWidgets import (
+    QDateTimeEdit,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+def _label(text: str, parent: QWidget) -> QLabel:
+    label = QLabel(text, parent)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setWordWrap(True)
+    return label
+
+
+class ConfirmDialog(QDialog):
+    """Yes/no with the consequence spelled out (e.g. "Approve 3 approvals?")."""
+
+    def __init__(self, parent: QWidget | None, title: str, text: str, ok: str) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        buttons = QDialogButtonBox(self)
+        self.ok = buttons.addButton(ok, QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(_label(text, self))
+        layout.addWidget(buttons)
+        self.ok.setDefault(True)
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, title: str, text: str, ok: str = "OK") -> bool:
+        return cls(parent, title, text, ok).exec() == QDialog.DialogCode.Accepted
+
+
+class ReasonDialog(QDialog):
+    """Asks for a reason (required for deny); Ctrl+Enter submits."""
+
+    def __init__(self, parent: QWidget | None, title: str, prompt: str, ok: str,
+                 required: bool, initial: str) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self._required = required
+        self.box = QPlainTextEdit(self)
+        self.box.setPlainText(initial)
+        self.box.setAccessibleName("Reason")
+        self.box.setPlaceholderText("Reason (required)" if required else "Reason (optional)")
+        self.box.setTabChangesFocus(True)
+        buttons = QDialogButtonBox(self)
+        self.ok = buttons.addButton(ok, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.ok.setShortcut("Ctrl+Return")
+        buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self.box.textChanged.connect(self._update)
+        layout = QVBoxLayout(self)
+        layout.addWidget(_label(prompt, self))
+        layout.addWidget(self.box, 1)
+        layout.addWidget(buttons)
+        self.resize(460, 220)
+        self._update()
+
+    @Slot()
+    def _update(self) -> None:
+        self.ok.setEnabled(bool(self.box.toPlainText().strip()) or not self._required)
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, title: str, prompt: str, *, ok: str = "OK",
+            required: bool = True, initial: str = "") -> str | None:
+        dialog = cls(parent, title, prompt, ok, required, initial)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        return dialog.box.toPlainText().strip()
+
+
+def snooze_presets(now: float) -> list[tuple[str, float]]:
+    """(label, until) choices: minutes, hours, tomorrow morning, next Monday morning."""
+    today = dt.datetime.fromtimestamp(now)
+    tomorrow = (today + dt.timedelta(days=1)).replace(hour=9, minute=0, second=0, microsecond=0)
+    monday = (today + dt.timedelta(days=7 - today.weekday())).replace(
+        hour=9, minute=0, second=0, microsecond=0)
+    return [("15 minutes", now + 900), ("1 hour", now + 3600), ("4 hours", now + 4 * 3600),
+            (f"Tomorrow {tomorrow:%a %H:%M}", tomorrow.timestamp()),
+            (f"Next week {monday:%a %d %b %H:%M}", monday.timestamp())]
+
+
+class SnoozeDialog(QDialog):
+    """Pick when the item comes back: a preset or a date and time."""
+
+    CUSTOM = "Pick a date and time…"
+
+    def __init__(self, parent: QWidget | None, count: int, now: float) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Snooze")
+        self.list = QListWidget(self)
+        self.list.setAccessibleName("Snooze until")
+        for label, until in snooze_presets(now):
+            item = QListWidgetItem(label, self.list)
+            item.setData(Qt.ItemDataRole.UserRole, until)
+        QListWidgetItem(self.CUSTOM, self.list)
+        self.list.setCurrentRow(1)
+        self.when = QDateTimeEdit(QDateTime.fromSecsSinceEpoch(int(now + 3600)), self)
+        self.when.setCalendarPopup(True)
+        self.when.setAccessibleName("Snooze until date and time")
+        self.when.setEnabled(False)
+        self.list.currentTextChanged.connect(self._on_choice)
+        self.list.itemActivated.connect(self.accept)
+        buttons = QDialogButtonBox(self)
+        buttons.addButton("Snooze", QDialogButtonBox.ButtonRole.AcceptRole).setDefault(True)
+        buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        what = "this item" if count == 1 else f"{count} items"
+        layout = QVBoxLayout(self)
+        layout.addWidget(_label(f"Hide {what} until:", self))
+        layout.addWidget(self.list)
+        layout.addWidget(self.when)
+        layout.addWidget(buttons)
+
+    @Slot(str)
+    def _on_choice(self, text: str) -> None:
+        self.when.setEnabled(text == self.CUSTOM)
+
+    def until(self) -> float:
+        item = self.list.currentItem()
+        value = item.data(Qt.ItemDataRole.UserRole) if item else None
+        return float(value) if value is not None else float(self.when.dateTime().toSecsSinceEpoch())
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, count: int, now: float | None = None) -> float | None:
+        dialog = cls(parent, count, now or time.time())
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        return dialog.until()
+
+
+class OpenJournalDialog:
+    """File ▸ Open: choose a journal file."""
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, start: str = "") -> str | None:
+        path, _ = QFileDialog.getOpenFileName(
+            parent, "Open journal", start, "Proctor journals (*.db *.sqlite *.journal);;All files (*)")
+        return path or None

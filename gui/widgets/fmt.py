@@ -1,0 +1,60 @@
+"""Plain-text formatting shared by the views: ages, countdowns, times, bounded text."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+CELL_MAX = 300  # characters shown in one table cell (agent text is bounded on display)
+
+
+def bounded(text: Any, limit: int = CELL_MAX) -> str:
+    """One line of at most ``limit`` characters (agent text is data, never markup)."""
+    s = " ".join(str(text if text is not None else "").split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def span(seconds: float) -> str:
+    """A short human duration: 45s, 12m, 3h 05m, 2d 4h."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m {sec:02d}s" if minutes < 10 else f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h {minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d {hours}h"
+
+
+def age(created_at: float, now: float | None = None) -> str:
+    return span((now or time.time()) - created_at)
+
+
+def countdown(expires_at: float | None, now: float | None = None) -> str:
+    if expires_at is None:
+        return "—"
+    left = expires_at - (now or time.time())
+    return "expired" if left <= 0 else span(left)
+
+
+def clock(ts: float | None) -> str:
+    """Local wall time; the date too when it is not today."""
+    if ts is None:
+        return "—"
+    local = time.localtime(ts)
+    if time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d"):
+        return time.strftime("%H:%M:%S", local)
+    return time.strftime("%Y-%m-%d %H:%M", local)
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def short(text: str | None, keep: int = 12) -> str:
+    text = text or ""
+    return text if len(text) <= keep else text[:keep] + "…"

@@ -1,0 +1,155 @@
+"""A list page: filter row + a PagedModel table, refreshed live from the change feed.
+
+A page refreshes only when the change set names one of its ``change_kinds``; while it
+is hidden it only notes that it is stale and refreshes when shown.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from PySide6.QtCore import QTimer, Slot
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core.models import ChangeSet
+
+from .message_bar import MessageBar
+from .paged_model import PagedModel
+
+REFRESH_THROTTLE_MS = 300
+SEARCH_DEBOUNCE_MS = 250
+
+
+def make_table(model: PagedModel, name: str, parent: QWidget, stretch: int) -> QTableView:
+    view = QTableView(parent)
+    view.setModel(model)
+    view.setAccessibleName(name)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setShowGrid(False)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.setTabKeyNavigation(False)
+    view.verticalHeader().hide()
+    view.verticalHeader().setDefaultSectionSize(28)
+    header = view.horizontalHeader()
+    header.setHighlightSections(False)
+    for col, width in enumerate(model.column_widths()):
+        header.resizeSection(col, width)
+    header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+    return view
+
+
+def choice_combo(name: str, choices: list[tuple[str, Any]], parent: QWidget) -> QComboBox:
+    combo = QComboBox(parent)
+    combo.setAccessibleName(name)
+    combo.setToolTip(name)
+    for text, value in choices:
+        combo.addItem(text, value)
+    return combo
+
+
+class ListPage(QWidget):
+    """Subclasses set ``change_kinds`` and ``title``, build ``self.model`` and implement
+    ``apply_query()``; ``self.layout_top`` holds the filter row."""
+
+    change_kinds: ClassVar[frozenset[str]] = frozenset()
+    title: ClassVar[str] = ""
+    stretch_column: ClassVar[int] = 0
+
+    def __init__(self, ctx: Any, model: PagedModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.journal = ctx.journal
+        self.model = model
+        self.message = MessageBar(self)
+        self.search = QLineEdit(self)
+        self.search.setClearButtonEnabled(True)
+        self.search.setAccessibleName(f"Search {self.title.lower()}")
+        self.search.setPlaceholderText(f"Search {self.title.lower()}")
+        self.heading = QLabel(self.title, self)
+        self.heading.setObjectName("DetailTitle")
+        self.count_label = QLabel(self)
+        self.count_label.setObjectName("Muted")
+        self.table = make_table(model, self.title, self, self.stretch_column)
+        self.layout_top = QHBoxLayout()
+        self.layout_top.addWidget(self.heading)
+        self.layout_top.addWidget(self.count_label)
+        self.layout_top.addStretch(1)
+        self.layout_top.addWidget(self.search, 1)
+        self.body = QVBoxLayout(self)
+        self.body.setContentsMargins(8, 8, 8, 0)
+        self.body.addLayout(self.layout_top)
+        self.body.addWidget(self.message)
+        self._stale = False
+        self._throttle = QTimer(self)
+        self._throttle.setSingleShot(True)
+        self._throttle.setInterval(REFRESH_THROTTLE_MS)
+        self._throttle.timeout.connect(self._refresh_if_visible)
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(SEARCH_DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.apply_query)
+        self.search.textChanged.connect(self._debounce.start)
+        self.model.failed.connect(self._on_failed)
+        self.model.loaded.connect(self._on_loaded)
+
+    def add_main(self, widget: QWidget) -> None:
+        """Put the page's main widget (the table, or a splitter holding it) under the filters."""
+        self.body.addWidget(widget, 1)
+
+    def start(self) -> None:
+        self.apply_query()
+
+    def apply_query(self) -> None:
+        raise NotImplementedError
+
+    def on_changes(self, cs: ChangeSet) -> None:
+        if cs.kinds() & self.change_kinds:
+            self._stale = True
+            if not self._throttle.isActive():
+                self._throttle.start()
+
+    @Slot()
+    def _refresh_if_visible(self) -> None:
+        if self._stale and self.isVisible():
+            self._stale = False
+            self.model.refresh()
+            self.refreshed()
+
+    def refreshed(self) -> None:
+        """Called after a live refresh was started (subclasses refresh side panels)."""
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._throttle.start(0)
+
+    @Slot()
+    def _on_loaded(self) -> None:
+        n = self.model.rowCount()
+        more = "+" if self.model.canFetchMore() else ""
+        self.count_label.setText(f"{n:,}{more} shown")
+
+    @Slot(object)
+    def _on_failed(self, exc: BaseException) -> None:
+        self.ctx.presenter.present(exc, inline=self.message, action="Retry",
+                                   on_action=self.model.refresh)
+
+    def focus_list(self) -> None:
+        self.table.setFocus()
+
+    def text(self) -> str | None:
+        return self.search.text().strip() or None
