@@ -11,23 +11,10 @@ import pytest
 from proctor.core import Actor, Journal
 from proctor.core.models import Run
 
+from .helpers import FakeClock
+
 AGENT = "agent-1"
 OPERATOR = "alice"
-T0 = 1_700_000_000.0
-
-
-class FakeClock:
-    """A clock the test moves by hand: pass it as ``clock=`` to Journal.open."""
-
-    def __init__(self, start: float = T0) -> None:
-        self.t = start
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, seconds: float) -> float:
-        self.t += seconds
-        return self.t
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,23 @@ from pathlib import Path
 
 from proctor.core import errors
 
+T0 = 1_700_000_000.0
+
+
+class FakeClock:
+    """A clock the test moves by hand: pass it as ``clock=`` to Journal.open."""
+
+    def __init__(self, start: float = T0) -> None:
+        self.t = start
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> float:
+        self.t += seconds
+        return self.t
+
+
 ACTION = {"tool": "shell", "args": {"command": "rm -rf build"}}
 SKIP_TABLES = {"alembic_version", "sqlite_sequence"}
 
