@@ -509,7 +509,8 @@ def sample_for_schema(schema: dict) -> Any:
     kind = schema.get("type")
     if kind == "object":
         props = schema.get("properties", {})
-        return {name: sample_for_schema(props.get(name, {})) for name in props}
+        names = schema.get("required") or list(props)
+        return {name: sample_for_schema(props.get(name, {})) for name in names}
     if kind == "array":
         items = schema.get("items", {})
         if "enum" in items:

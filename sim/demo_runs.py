@@ -17,7 +17,7 @@ from . import content
 DEMO_AGENTS = ["claude-billing", "codex-docs", "ops-bot", "triage-bot", "pipeline-agent",
                "release-bot"]
 DEMO_OPERATORS = ["alice", "bob"]
-BASE_TIME = 1_767_600_000.0  # 2026-01-05 08:00 UTC
+BASE_TIME = 1_790_841_600.0  # 2026-10-01 08:00 UTC
 
 
 class DemoClock:

@@ -1,0 +1,327 @@
+"""Plain-text output of the operator commands.
+
+Agent-supplied text is data: control characters, bidi overrides and other invisible
+code points are printed as visible escapes (so no agent can move the cursor, recolour
+the terminal or reorder a line), and long text is shortened unless --full is given.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+import sys
+import time
+import unicodedata
+from typing import Any
+
+ID_HELP = {"approval": "an approval id (apr_…)", "question": "a question id (int_…)",
+           "memory": "a memory conflict id (rec_…)", "run": "a run id (run_…)",
+           "effect": "an effect key"}
+LIMIT = 2000  # characters per field unless --full
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def clean(text: Any, limit: int | None = None, *, one_line: bool = False) -> str:
+    """Terminal-safe text: invisible and control characters escaped, optionally shortened."""
+    text = "" if text is None else str(text)
+    out = []
+    for ch in text:
+        if ch == "\n" and not one_line:
+            out.append(ch)
+        elif ch == "\t" and not one_line:
+            out.append("    ")
+        elif ch in "\n\r\t":
+            out.append(" ")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch != "\u200d":
+            out.append(_escape(ch))
+        else:
+            out.append(ch)
+    result = "".join(out)
+    if limit is not None and len(result) > limit:
+        more = len(result) - limit
+        result = result[:limit] + f"… [{more:,} more characters; use --full]"
+    return result
+
+
+def when(t: float | None) -> str:
+    if t is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+def age(t: float, now: float) -> str:
+    secs = max(0.0, now - t)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{int(secs // size)}{unit}"
+    return f"{int(secs)}s"
+
+
+def pretty(value: Any, limit: int | None) -> str:
+    text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    return clean(text, limit)
+
+
+def indent(text: str, prefix: str = "  ") -> str:
+    return "\n".join(prefix + line for line in text.splitlines()) or prefix
+
+
+def width() -> int | None:
+    """The terminal's width, or None when the output goes to a pipe or a file."""
+    if not sys.stdout.isatty():
+        return None
+    return max(60, shutil.get_terminal_size((120, 24)).columns)
+
+
+def table(rows: list[list[str]], header: list[str]) -> None:
+    sizes = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    room = width()
+    for row in [header, *rows]:
+        cells = [c.ljust(sizes[i]) for i, c in enumerate(row[:-1])]
+        line = "  ".join([*cells, row[-1]])
+        print(line if room is None or len(line) <= room else line[: room - 1] + "…")
+
+
+# ---------------------------------------------------------------- lists
+
+
+def inbox(page: Any, counts: dict, now: float) -> None:
+    rows = [[i.kind.value, i.id if len(i.id) < 60 else i.id[:59] + "…", age(i.created_at, now),
+             clean(i.agent, 24, one_line=True), clean(f"{i.project}/{i.space}", 32, one_line=True),
+             clean(i.summary, 300, one_line=True)] for i in page.items]
+    if rows:
+        table(rows, ["KIND", "ID", "AGE", "AGENT", "WHERE", "SUMMARY"])
+    total = sum(counts.values())
+    parts = ", ".join(f"{k.value} {v}" for k, v in counts.items())
+    print(f"{len(rows)} shown; {total} waiting ({parts})")
+    if page.next_cursor:
+        print(f"more: --cursor {page.next_cursor}")
+
+
+def runs(page: Any, now: float) -> None:
+    rows = [[r.id, r.status.value, age(r.created_at, now), clean(r.agent, 24, one_line=True),
+             clean(f"{r.project}/{r.space}", 32, one_line=True), str(r.open_items),
+             clean(r.title, 200, one_line=True)] for r in page.items]
+    if rows:
+        table(rows, ["ID", "STATUS", "AGE", "AGENT", "WHERE", "OPEN", "TITLE"])
+    print(f"{len(rows)} runs shown")
+    if page.next_cursor:
+        print(f"more: --cursor {page.next_cursor}")
+
+
+def timeline(run: Any, events: list, next_after: int | None, full: bool) -> None:
+    print(f"{run.id}  [{run.status.value}]  {clean(run.title, 200, one_line=True)}")
+    for e in events:
+        payload = json.dumps(e.payload, ensure_ascii=False, sort_keys=True)
+        text = clean(payload, None if full else 160, one_line=True)
+        print(f"#{e.sequence:<5} {when(e.created_at)}  {clean(e.actor, 40, one_line=True):<24} "
+              f"{e.type:<26} {text}")
+    if next_after is not None:
+        print(f"more: --after {next_after}")
+
+
+# ---------------------------------------------------------------- show
+
+
+def field(label: str, value: Any, limit: int | None = LIMIT) -> None:
+    text = clean(value, limit)
+    if "\n" in text:
+        print(f"{label}:")
+        print(indent(text, "    "))
+    else:
+        print(f"{label:<12}{text}")
+
+
+def section(title: str, body: str) -> None:
+    print(f"\n{title}:")
+    print(indent(body))
+
+
+def show(kind: str, data: dict, *, full: bool, now: float) -> None:
+    limit = None if full else LIMIT
+    {"approval": show_approval, "question": show_question, "memory": show_conflict,
+     "effect": show_effect, "run": show_run, "entry": show_entry, "rule": show_generic,
+     "tool_call": show_generic}[kind](data, limit)
+
+
+def run_line(item: Any) -> None:
+    field("run", f"{item.run_id}  “{clean(item.run_title, 200, one_line=True)}”  "
+          f"({item.project}/{item.space}, agent {item.agent})")
+
+
+def show_decisions(decisions: list, limit: int | None) -> None:
+    if decisions:
+        body = "\n".join(
+            f"{when(d.created_at)}  {clean(d.actor, 60)}  via {d.source}  "
+            f"{clean(json.dumps(d.decision, ensure_ascii=False), limit, one_line=True)}"
+            + (f"  reason: {clean(d.reason, limit, one_line=True)}" if d.reason else "")
+            for d in decisions)
+        section("decisions", body)
+
+
+def show_approval(data: dict, limit: int | None) -> None:
+    a = data["item"]
+    print(f"approval {a.id}  [{a.status.value}]  version {a.version}")
+    run_line(a)
+    field("action", f"{clean(a.action_name, 200)}   safety {a.safety_class.value}   "
+          f"requested scope {a.requested_scope.value}")
+    field("reason", a.reason, limit)
+    field("created", when(a.created_at))
+    if a.expires_at:
+        field("expires", f"{when(a.expires_at)} (then {a.on_expiry.value.replace('_', ' ')})")
+    if a.decided_at:
+        field("decided", f"{when(a.decided_at)} by {clean(a.decided_by)}"
+              + (f": {clean(a.decision_reason, limit)}" if a.decision_reason else ""))
+    if a.consumed_at:
+        field("consumed", f"{when(a.consumed_at)} for effect {clean(a.consumed_effect_key)}")
+    section("action", pretty(a.action, limit))
+    show_decisions(data["decisions"], limit)
+    if a.status.value == "pending":
+        print(f"\nnext: proctor approve {a.id} [--scope run|space]   |   "
+              f"proctor deny {a.id} --reason TEXT")
+
+
+def show_question(data: dict, limit: int | None) -> None:
+    from proctor.sim.content import sample_for_schema
+
+    q = data["item"]
+    print(f"question {q.id}  [{q.status.value}]  {q.kind.value}  version {q.version}")
+    run_line(q)
+    field("created", when(q.created_at))
+    if q.expires_at:
+        field("expires", when(q.expires_at))
+    section("prompt", clean(q.prompt, limit))
+    request = q.request
+    if isinstance(request, dict) and q.kind.value == "merge_conflict":
+        for side in ("base", "ours", "theirs"):
+            if side in request:
+                section(f"{side} ({clean(request.get(side + '_ref', ''), 80)})".replace(" ()", ""),
+                        clean(request[side], limit))
+        request = {k: v for k, v in request.items() if k not in ("base", "ours", "theirs")}
+    if isinstance(request, dict) and isinstance(request.get("diff"), str):
+        section("diff", clean(request["diff"], limit))
+        request = {k: v for k, v in request.items() if k != "diff"}
+    if request not in (None, {}):
+        section("request", pretty(request, limit))
+    if q.options:
+        section("options", "\n".join(
+            clean(f"{o.get('value')} — {o.get('label', '')}" if isinstance(o, dict) else o,
+                  400, one_line=True) for o in q.options))
+    section("answer schema", pretty(q.response_schema, limit))
+    if q.resolved_at:
+        field("\nresolved", f"{when(q.resolved_at)} by {clean(q.resolved_by)}")
+        section("answer", pretty(q.response, limit))
+    show_decisions(data["decisions"], limit)
+    if q.status.value in ("requested", "presented"):
+        example = json.dumps(sample_for_schema(q.response_schema), ensure_ascii=False)
+        print(f"\nnext: proctor answer {q.id} --json '{clean(example, 400, one_line=True)}'")
+
+
+def show_conflict(data: dict, limit: int | None) -> None:
+    r, entry = data["item"], data["entry"]
+    print(f"memory conflict {r.id}  [{r.status.value}]  version {r.version}")
+    field("entry", f"{entry.id}  “{clean(r.title, 200, one_line=True)}”  "
+          f"({r.scope.value}: {clean(r.scope_key, 200)})")
+    field("from", clean(r.incoming_source, 200))
+    if r.run_id:
+        field("run", r.run_id)
+    field("created", when(r.created_at))
+    section(f"local (version {r.local_version})", clean(r.local_content, limit))
+    section("incoming", clean(r.incoming_content, limit))
+    diff = "\n".join(difflib.unified_diff(r.local_content.splitlines(),
+                                          r.incoming_content.splitlines(),
+                                          fromfile="local", tofile="incoming", lineterm=""))
+    section("difference", clean(diff, limit))
+    if r.resolved_at:
+        field("\nresolved", f"{when(r.resolved_at)} by {clean(r.resolved_by)}"
+              + (f": {clean(r.resolution_reason)}" if r.resolution_reason else ""))
+    show_decisions(data["decisions"], limit)
+    if r.status.value == "pending":
+        print(f"\nnext: proctor resolve-memory {r.id} keep-local|take-incoming|dismiss   |   "
+              f"proctor resolve-memory {r.id} merge --content TEXT")
+
+
+def show_effect(data: dict, limit: int | None) -> None:
+    e = data["item"]
+    print(f"effect {clean(e.key, 300)}  [{e.status.value}]  attempt {e.attempt}  "
+          f"version {e.version}")
+    field("tool", f"{clean(e.tool, 200)}   safety {e.safety_class.value}")
+    if e.run_id:
+        field("run", e.run_id)
+    if e.approval_id:
+        field("approval", e.approval_id)
+    field("lease", f"{clean(e.lease_owner)} until {when(e.lease_expires_at)}"
+          if e.lease_expires_at else clean(e.lease_owner or "-"))
+    field("started", when(e.started_at))
+    if e.ambiguous_reason:
+        field("unknown", e.ambiguous_reason, limit)
+    if e.error:
+        field("error", e.error, limit)
+    if e.resolved_by:
+        field("resolved", f"by {clean(e.resolved_by)}: {clean(e.resolution_reason, limit)}")
+    section("action", pretty(e.action, limit))
+    if e.result is not None:
+        section("result", pretty(e.result, limit))
+    if data["receipts"]:
+        section("receipts", "\n".join(
+            f"{when(r.created_at)}  {r.kind} {r.status}  by {clean(r.actor)}"
+            + (f"  external id {clean(r.external_id, 200)}" if r.external_id else "")
+            for r in data["receipts"]))
+    show_decisions(data["decisions"], limit)
+    if e.status.value == "ambiguous":
+        print(f"\nnext: proctor resolve-effect '{clean(e.key, 300)}' committed|failed "
+              "--reason TEXT")
+
+
+def show_run(data: dict, limit: int | None) -> None:
+    r = data["item"]
+    print(f"run {r.id}  [{r.status.value}]  version {r.version}")
+    field("title", r.title, 400)
+    field("where", f"{r.project}/{r.space}   agent {r.agent}")
+    field("created", when(r.created_at))
+    if r.finished_at:
+        field("finished", when(r.finished_at))
+    if r.parent_run_id:
+        field("parent", r.parent_run_id)
+    field("events", r.last_sequence)
+    if r.cancel_requested:
+        field("cancel", f"requested: {clean(r.cancel_reason, limit)}")
+    if r.error:
+        field("error", r.error, limit)
+    section("attempts", "\n".join(
+        f"#{a.number} {a.status.value}  {when(a.started_at)} → {when(a.finished_at)}"
+        + (f"  {clean(a.error, 200, one_line=True)}" if a.error else "")
+        for a in data["attempts"]))
+    items = [f"approval {a.id} [{a.status.value}] {clean(a.action_name, 80)}"
+             for a in data["approvals"]]
+    items += [f"question {q.id} [{q.status.value}] {q.kind.value}" for q in data["questions"]]
+    items += [f"effect {clean(e.key, 120)} [{e.status.value}]" for e in data["effects"]]
+    if items:
+        section("items", "\n".join(items))
+    section("last events", "\n".join(
+        f"#{e.sequence:<5} {when(e.created_at)}  {e.type}" for e in data["events"]))
+    print(f"\nmore: proctor timeline {r.id}")
+
+
+def show_entry(data: dict, limit: int | None) -> None:
+    m = data["item"]
+    flags = [f for f, on in (("pinned", m.pinned), ("confirmed", m.confirmed),
+                             ("deleted", m.deleted)) if on]
+    print(f"memory entry {m.id}  version {m.version}  {' '.join(flags)}".rstrip())
+    field("title", m.title, 400)
+    field("scope", f"{m.scope.value}: {clean(m.scope_key, 200)}   kind {clean(m.kind, 40)}   "
+          f"trust {m.trust.value}   sensitivity {clean(m.sensitivity, 40)}")
+    section("content", clean(m.content, limit))
+    section("history", "\n".join(
+        f"v{h.version} {when(h.created_at)}  {h.operation}  by {clean(h.actor)}"
+        + (f"  ({clean(h.reason, 200, one_line=True)})" if h.reason else "")
+        for h in data["history"]))
+
+
+def show_generic(data: dict, limit: int | None) -> None:
+    print(pretty(data["item"].model_dump(mode="json"), limit))
