@@ -56,6 +56,24 @@ def compile_stream(units: list[list[dict]], mode: str) -> list[list[tuple]]:
     return out
 
 
+def run_txns(conn: sqlite3.Connection, txns: list[tuple]) -> None:
+    """Execute compiled transactions (``compile_stream`` output for one unit)."""
+    for begin, stmts in txns:
+        conn.execute(begin)
+        try:
+            for sql, params, many, is_read in stmts:
+                if many:
+                    conn.executemany(sql, params)
+                elif is_read:
+                    conn.execute(sql, params).fetchall()
+                else:
+                    conn.execute(sql, params)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
 class Replay:
     """Workload: replay worker ``worker``'s recorded stream (``params["stream"]``)."""
 
@@ -68,21 +86,7 @@ class Replay:
         return self.units[i]
 
     def unit(self, txns: list[tuple], lap: Any) -> None:
-        conn = self.conn
-        for begin, stmts in txns:
-            conn.execute(begin)
-            try:
-                for sql, params, many, is_read in stmts:
-                    if many:
-                        conn.executemany(sql, params)
-                    elif is_read:
-                        conn.execute(sql, params).fetchall()
-                    else:
-                        conn.execute(sql, params)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        run_txns(self.conn, txns)
 
     def rows(self) -> int:
         return self.conn.total_changes

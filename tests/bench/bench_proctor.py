@@ -51,6 +51,7 @@ class ProctorWorkload:
         self.worker = worker
         self.params = params
         self.run_id = params.get("run_id")
+        self.tag = f"{params.get('prefix', '')}w{worker}"  # effect keys: unique per journal
         self.agent = Journal.open(path, actor=Actor.agent(f"agent-{worker}"))
         self.op = (Journal.open(path, actor=Actor.operator(f"operator-{worker}"))
                    if self.operator else None)
@@ -76,7 +77,7 @@ class EffectLifecycle(ProctorWorkload):
     """reserve -> begin -> commit (3 transactions; events, a receipt, change rows)."""
 
     def prepare(self, i: int) -> Any:
-        return f"w{self.worker}-e{i}", action_of(self.worker, i), {"status": 201, "id": i}
+        return f"{self.tag}-e{i}", action_of(self.worker, i), {"status": 201, "id": i}
 
     def unit(self, x: Any, lap: Any) -> None:
         key, action, result = x
@@ -95,7 +96,7 @@ class ApprovalCycle(ProctorWorkload):
     operator = True
 
     def prepare(self, i: int) -> Any:
-        return f"w{self.worker}-a{i}", action_of(self.worker, i)
+        return f"{self.tag}-a{i}", action_of(self.worker, i)
 
     def unit(self, x: Any, lap: Any) -> Any:
         key, action = x

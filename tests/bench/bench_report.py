@@ -108,6 +108,28 @@ def extras_table(figures: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def scale_table(figures: list[dict]) -> str:
+    """Rows: figures; columns: p50 / p99 at each journal size, growth, the same SQL alone."""
+    labels = list(figures[0]["extra"]["by_size"])
+    head = (["figure"] + [f"{lab} events" for lab in labels]
+            + [f"growth p50 {labels[0]}→{labels[-1]}", "same SQL alone, p50 by size"])
+    lines = ["_p50 / p99 latency in ms (writes: also units/s); 1 process._", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for f in figures:
+        cells = [f["title"]]
+        for lab in labels:
+            m = f["extra"]["by_size"][lab]
+            rate = f" · {fmt_num(m['units_per_s'])}/s" if m.get("units_per_s") else ""
+            cells.append(f"{fmt_ms(m['p50_ms'])} / {fmt_ms(m['p99_ms'])}{rate}")
+        g = f["extra"].get("growth_p50")
+        cells.append("–" if g is None else f"{g:.2f}×")
+        floors = f["extra"].get("floor_by_size") or {}
+        cells.append(" → ".join(fmt_ms(floors[lab]["p50_ms"]) for lab in labels if lab in floors)
+                     or "–")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def render(results: dict) -> str:
     out = []
     m = results.get("machine", {})
@@ -124,7 +146,8 @@ def render(results: dict) -> str:
     for f in results.get("figures", []):
         suites.setdefault(f["suite"], []).append(f)
     for suite, figures in suites.items():
-        out += ["", f"### {suite}", "", suite_table(figures)]
+        scaled = all(f.get("extra", {}).get("by_size") for f in figures)
+        out += ["", f"### {suite}", "", scale_table(figures) if scaled else suite_table(figures)]
         extra = extras_table(figures)
         if extra:
             out += ["", "Where Proctor's time goes (1 process):", "", extra]
