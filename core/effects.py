@@ -237,6 +237,21 @@ class Effects:
         rows = self.j.read(lambda c: c.execute(stmt).all())
         return page_of(Effect, rows, limit, lambda m: (m.created_at, m.key))
 
+    def browse(self, query: Any = None, *, cursor: str | None = None,
+               limit: int = 200) -> Page[Effect]:
+        """Filtered, keyset-paged effects (``effect_views.EffectQuery``)."""
+        from . import effect_views
+
+        return effect_views.browse(self.j, query or effect_views.EffectQuery(), self.j.now(),
+                                   cursor, limit)
+
+    def context(self, key: str) -> Any:
+        """The effect with its receipts, run, approval and tool call
+        (``effect_views.EffectContext``)."""
+        from . import effect_views
+
+        return effect_views.context(self.j, key)
+
     def count(self, status: str = "ambiguous") -> int:
         stmt = select(func.count()).select_from(s.effects).where(s.effects.c.status == status)
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))

@@ -15,6 +15,7 @@ from .models import (
     MemoryEntry,
     MemoryMutation,
     MemoryScope,
+    Page,
     Reconciliation,
     ReconciliationStatus,
     RunStatus,
@@ -202,6 +203,23 @@ class Memory:
                 reason: str | None = None, request_id: str | None = None) -> Reconciliation:
         """Accept local / accept incoming / merged / dismiss: the mutation and the
         resolution in one transaction."""
+        return self._resolve(item_id, choice, expected_version=expected_version,
+                             merged_content=merged_content, reason=reason,
+                             request_id=request_id, entry_version=None)
+
+    def resolve_seen(self, item_id: str, choice: ReconciliationStatus | str, *,
+                     expected_version: int, entry_version: int,
+                     merged_content: str | None = None, reason: str | None = None,
+                     request_id: str | None = None) -> Reconciliation:
+        """``resolve``, refused with ``StaleVersion`` (nothing written) when the entry is no
+        longer at ``entry_version``, the version the person reviewed the conflict against."""
+        return self._resolve(item_id, choice, expected_version=expected_version,
+                             merged_content=merged_content, reason=reason,
+                             request_id=request_id, entry_version=entry_version)
+
+    def _resolve(self, item_id: str, choice: ReconciliationStatus | str, *,
+                 expected_version: int, merged_content: str | None, reason: str | None,
+                 request_id: str | None, entry_version: int | None) -> Reconciliation:
         self.j.require_operator()
         choice = ReconciliationStatus(choice)
         if choice == ReconciliationStatus.PENDING:
@@ -212,6 +230,8 @@ class Memory:
             _check_content(merged_content)
         request = {"op": "memory.resolve", "id": item_id, "choice": choice.value,
                    "merged": merged_content, "expected_version": expected_version}
+        if entry_version is not None:
+            request["entry_version"] = entry_version
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -227,6 +247,11 @@ class Memory:
             if item.version != expected_version:
                 raise errors.StaleVersion(f"memory conflict {item_id} changed since you looked")
             entry = self._entry_row(tx, item.entry_id)
+            if entry_version is not None and entry.version != entry_version:
+                raise errors.StaleVersion(
+                    f"memory entry {entry.id} is now at version {entry.version}; you reviewed "
+                    f"this conflict against version {entry_version}",
+                    entry_version=entry.version)
             new_content = {ReconciliationStatus.ACCEPTED_INCOMING: item.incoming_content,
                            ReconciliationStatus.MERGED: merged_content}.get(choice)
             if new_content is not None and new_content != entry.content:
@@ -251,6 +276,19 @@ class Memory:
 
         self.j.write(op)
         return self.reconciliation(item_id)
+
+    def reveal(self, entry_id: str, *, reason: str | None = None) -> MemoryEntry:
+        """An operator looks at a masked (sensitive) entry: the look is audited."""
+        self.j.require_operator()
+
+        def op(tx: Tx) -> None:
+            row = self._entry_row(tx, entry_id)
+            tx.audit("memory.reveal", "memory", entry_id, run_id=None,
+                     before={"version": row.version, "sensitivity": row.sensitivity},
+                     reason=reason)
+
+        self.j.write(op)
+        return self.get(entry_id)
 
     # ------------------------------------------------------------ reads
     def get(self, entry_id: str) -> MemoryEntry:
@@ -286,6 +324,24 @@ class Memory:
         stmt = reconciliation_select().where(s.reconciliations.c.status == status).order_by(
             s.reconciliations.c.created_at.desc()).limit(limit)
         return self.j.read(lambda c: to_models(Reconciliation, c.execute(stmt)))
+
+    def browse(self, query: Any = None, *, cursor: str | None = None,
+               limit: int = 200) -> Page[MemoryEntry]:
+        """Filtered, sorted, keyset-paged entries (``memory_views.MemoryQuery``)."""
+        from . import memory_views
+
+        return memory_views.browse(self.j, query or memory_views.MemoryQuery(), cursor, limit)
+
+    def scopes(self) -> list[Any]:
+        """Per-scope counts and estimated tokens (``memory_views.ScopeUsage``)."""
+        from . import memory_views
+
+        return memory_views.scopes(self.j)
+
+    def facets(self) -> dict[str, list[str]]:
+        from . import memory_views
+
+        return memory_views.facets(self.j)
 
     def count(self) -> int:
         stmt = select(func.count()).select_from(s.memory_entries).where(
