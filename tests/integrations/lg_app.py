@@ -1,83 +1,34 @@
-"""A deterministic LangGraph agent for the tests (no LLM): plan -> approve -> act -> ask -> END.
+"""The example agent (examples/langgraph_refund_agent.py) as a test process, with a start line
+for racing and a crash seam.
 
-Run as its own process: python lg_app.py JOURNAL CHECKPOINTS OUTBOX COMMAND THREAD [options]
+    python lg_app.py JOURNAL COMMAND THREAD [--lease S] [--go FILE]
+
 COMMAND is start, resume or crash-after-claim. The last stdout line is the GraphOutcome JSON.
-The ``act`` node appends one line to OUTBOX per refund really made.
+The graph's "bank" is ``JOURNAL.refunds.log``: one line per refund really made.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any
 
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import interrupt
-from proctor.core import Actor, Journal
-from proctor.core.integrations.langgraph import (
-    GraphEffects,
-    LangGraphBridge,
-    open_checkpointer,
-)
-from pydantic import BaseModel, field_validator
+from proctor.core.integrations.langgraph import LangGraphBridge
 
-REFUND = {"tool": "refund", "args": {"account": "acct-9", "amount": 4200}}
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langgraph_refund_agent.py"
 
 
-class Env(BaseModel):
-    env: Literal["staging", "prod"]
-
-    @field_validator("env")
-    @classmethod
-    def prod_is_frozen(cls, value: str) -> str:
-        if value == "prod":  # passes the JSON Schema (enum), refused only at resume
-            raise ValueError("prod is frozen this week")
-        return value
-
-
-class State(TypedDict, total=False):
-    plan: str
-    approval: dict
-    refund: Any
-    env: str
-
-
-def build_graph(effects: GraphEffects, checkpoints: Path, outbox: Path) -> Any:
-    def plan(state: State) -> State:
-        return {"plan": "refund 4200 to acct-9"}
-
-    def approve(state: State) -> State:
-        return {"approval": interrupt({"kind": "approval", "action": REFUND,
-                                       "reason": "the customer was charged twice"})}
-
-    def act(state: State) -> State:
-        if not state["approval"]["approved"]:
-            return {"refund": None}
-
-        def refund() -> dict:
-            with outbox.open("a") as f:
-                f.write(f"REFUND 4200 by {os.getpid()}\n")
-            return {"refund_id": "rf-1"}
-
-        return {"refund": effects.run("refund", refund, approval=state["approval"])}
-
-    def ask(state: State) -> State:
-        answer = interrupt({"question": "Which environment gets the fix?"},
-                           response_schema=Env)
-        return {"env": answer.env}
-
-    g = StateGraph(State)
-    for name, fn in (("plan", plan), ("approve", approve), ("act", act), ("ask", ask)):
-        g.add_node(name, fn)
-    g.add_edge(START, "plan")
-    g.add_edge("plan", "approve")
-    g.add_edge("approve", "act")
-    g.add_edge("act", "ask")
-    g.add_edge("ask", END)
-    return g.compile(checkpointer=open_checkpointer(checkpoints))
+def load_example() -> Any:
+    name = "langgraph_refund_agent"
+    if name not in sys.modules:  # registered first: the graph's TypedDict resolves through it
+        spec = importlib.util.spec_from_file_location(name, EXAMPLE)
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
 
 
 class CrashAfterClaim(LangGraphBridge):
@@ -85,24 +36,16 @@ class CrashAfterClaim(LangGraphBridge):
         os._exit(17)  # the claim is won and begun; the process dies before the graph runs
 
 
-def make_bridge(journal_path: Path, checkpoints: Path, outbox: Path, *, crash: bool = False,
-                lease: float = 30.0) -> tuple[LangGraphBridge, Journal]:
-    journal = Journal.open(journal_path, actor=Actor.agent("refund-bot"))
-    effects = GraphEffects(journal)
-    graph = build_graph(effects, checkpoints, outbox)
-    bridge_cls = CrashAfterClaim if crash else LangGraphBridge
-    return bridge_cls(journal, graph, project="refunds", lease_seconds=lease), journal
-
-
 def main() -> int:
     p = argparse.ArgumentParser()
-    for name in ("journal", "checkpoints", "outbox", "command", "thread"):
+    for name in ("journal", "command", "thread"):
         p.add_argument(name)
     p.add_argument("--lease", type=float, default=30.0)
     p.add_argument("--go", help="wait for this file to exist before acting (a start line)")
     args = p.parse_args()
-    bridge, journal = make_bridge(Path(args.journal), Path(args.checkpoints), Path(args.outbox),
-                                  crash=args.command == "crash-after-claim", lease=args.lease)
+    cls = CrashAfterClaim if args.command == "crash-after-claim" else LangGraphBridge
+    bridge, journal = load_example().make_bridge(Path(args.journal), lease=args.lease,
+                                                 bridge_cls=cls)
     if args.go:
         print("ready", flush=True)
         while not os.path.exists(args.go):

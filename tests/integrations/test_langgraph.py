@@ -30,13 +30,11 @@ APP = Path(__file__).with_name("lg_app.py")
 class Files:
     def __init__(self, tmp_path: Path, journal_path: Path) -> None:
         self.journal = journal_path
-        self.checkpoints = tmp_path / "checkpoints.db"
-        self.outbox = tmp_path / "outbox.txt"
+        self.outbox = Path(f"{journal_path}.refunds.log")  # the example's "bank"
         self.tmp = tmp_path
 
     def argv(self, command: str, thread: str, *extra: str) -> list[str]:
-        return [sys.executable, str(APP), str(self.journal), str(self.checkpoints),
-                str(self.outbox), command, thread, *extra]
+        return [sys.executable, str(APP), str(self.journal), command, thread, *extra]
 
     def run(self, command: str, thread: str, *extra: str) -> dict:
         done = subprocess.run(self.argv(command, thread, *extra), capture_output=True,
@@ -46,9 +44,9 @@ class Files:
 
     def bridge(self) -> tuple[LangGraphBridge, Journal]:
         """The same agent, in this process (for steps whose timing a new process would blur)."""
-        from lg_app import make_bridge
+        from lg_app import load_example
 
-        return make_bridge(self.journal, self.checkpoints, self.outbox, lease=2.0)
+        return load_example().make_bridge(self.journal, lease=2.0)
 
     def refunds(self) -> list[str]:
         return self.outbox.read_text().splitlines() if self.outbox.exists() else []
@@ -103,20 +101,18 @@ def test_graph_across_processes_races_and_refused_answers(files, desk):
     with pytest.raises(errors.ValidationError):  # the desk refuses what fails the schema
         desk.answer(question.id, {"env": "qa"})
     desk.answer(question.id, {"env": "prod"})  # passes the schema, refused by the graph
-    refused = files.run("resume", thread)
-    assert refused["action"] == "refused" and "prod is frozen" in refused["detail"]
-    [again] = refused["pending"]
-    assert again["attempt"] == 2 and again["status"] == "requested"
-    assert again["item_id"] != question.id
-    item = j.interactions.get(again["item_id"])
+    refused = here.resume(thread)
+    assert refused.action == "refused" and "prod is frozen" in refused.detail
+    [again] = refused.pending
+    assert again.attempt == 2 and again.status == "requested" and again.item_id != question.id
+    item = j.interactions.get(again.item_id)
     assert "prod is frozen" in item.prompt and item.request["refused_answer"] == {"env": "prod"}
     assert j.interactions.get(question.id).status == "resolved"  # the answer stays on record
 
-    desk.answer(again["item_id"], {"env": "staging"})
-    final = files.run("resume", thread)
-    assert final["action"] == "resumed" and final["done"] is True
-    assert final["values"]["env"] == "staging"
-    assert final["values"]["refund"] == {"refund_id": "rf-1"}
+    desk.answer(again.item_id, {"env": "staging"})
+    final = here.resume(thread)
+    assert final.action == "resumed" and final.done is True
+    assert final.values["env"] == "staging" and final.values["refund"] == {"refund_id": "rf-1"}
     assert j.runs.get(run.id).status == "completed"
     assert len(files.refunds()) == 1
     assert here.resume(thread).action == "done"
@@ -148,6 +144,31 @@ def test_crash_after_claim_is_reclaimed(files, desk):
     assert [e.payload["ambiguous_claim"] for e in events] == [claim.key]
     assert len(files.refunds()) == 1
     agent_journal.close()
+
+
+def test_the_example_agent_proceeds_on_the_operators_clicks(files, desk):
+    example = APP.parents[2] / "examples" / "langgraph_refund_agent.py"
+    agent = subprocess.Popen([sys.executable, str(example), str(files.journal), "--timeout", "90"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        [approval] = desk.wait_pending("approval", timeout=60)
+        desk.approve(approval.id)
+        [question] = desk.wait_pending("question")
+        desk.answer(question.id, {"env": "prod"})  # refused by the graph: asked again
+        for _ in range(200):
+            items = desk.wait_pending("question")
+            if items[0].id != question.id:
+                break
+        [again] = items
+        assert "prod is frozen" in desk.journal.interactions.get(again.id).prompt
+        desk.answer(again.id, {"env": "staging"})
+        out, err = agent.communicate(timeout=90)
+    finally:
+        agent.kill()
+    assert agent.returncode == 0, err
+    final = json.loads(out.strip().splitlines()[-1])
+    assert final["done"] is True and final["values"]["env"] == "staging"
+    assert files.refunds() == ["REFUND 4200 EUR acct-9"]
 
 
 # ---------------------------------------------------------------- in-process cases
