@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QButtonGroup,
     QHBoxLayout,
     QHeaderView,
+    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
@@ -68,7 +69,9 @@ class ApprovalDetail(DetailWidget):
         self.agent_reason = BoundedText("Agent's reason", self)
         self.args = JsonTree("Action and arguments", self)
         self.args.setMinimumHeight(170)
-        self.digest = plain_label(parent=self, name="Mono")
+        self.digest = QLineEdit(self)
+        self.digest.setReadOnly(True)
+        self.digest.setFrame(False)
         self.digest.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.digest.setAccessibleName("Action digest")
         self.copy_digest = QPushButton("Copy", self)
@@ -87,7 +90,12 @@ class ApprovalDetail(DetailWidget):
         view.verticalHeader().hide()
         view.setShowGrid(False)
         view.setMaximumHeight(150)
-        view.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        view.setWordWrap(False)
+        view.verticalHeader().setDefaultSectionSize(26)
+        header = view.horizontalHeader()
+        for col, width in enumerate((128, 76, 130, 200)):
+            header.resizeSection(col, width)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         return view
 
     def _build_body(self) -> None:
@@ -177,11 +185,12 @@ class ApprovalDetail(DetailWidget):
         self.args.set_value(approval.action)
         self.agent_reason.set_text(approval.reason)
         self.digest.setText(approval.action_digest)
+        self.digest.setCursorPosition(0)
         self.facts.setText(
-            f"Safety: {approval.safety_class.value.replace('_', ' ')}  ·  "
-            f"requested scope: {approval.requested_scope.value}  ·  "
-            f"run: {approval.run_title} (attempt {approval.attempt})  ·  "
-            f"on expiry: {approval.on_expiry.value.replace('_', ' ')}")
+            f"Safety: {approval.safety_class.value.replace('_', ' ')}  ·  requested scope: "
+            f"{approval.requested_scope.value}  ·  on expiry: "
+            f"{approval.on_expiry.value.replace('_', ' ')}\n"
+            f"Run: {fmt.bounded(approval.run_title, 120)} (attempt {approval.attempt})")
         self.similar.set_rows(similar)
         self.tick()
 

@@ -12,6 +12,7 @@ from proctor.core.models import InboxFilter, InboxItem
 
 from ..tasks import TaskRunner
 from ..widgets import fmt
+from ..widgets.delegates import SECOND_LINE_ROLE
 from ..widgets.icons import kind_icon
 from ..widgets.paged_model import Column, PagedModel
 
@@ -20,7 +21,13 @@ KIND_TITLES = {"approval": "Approval", "question": "Question", "memory": "Memory
                "effect": "Effect"}
 URGENT_S = 60  # countdowns under a minute are shown in red
 
-COL_KIND, COL_AGENT, COL_RUN, COL_SUMMARY, COL_SAFETY, COL_AGE, COL_EXPIRES = range(7)
+COL_KIND, COL_SUMMARY, COL_SAFETY, COL_AGE, COL_EXPIRES = range(5)
+
+
+def second_line(item: InboxItem) -> str:
+    """Who asked and in which run (the muted line under the summary)."""
+    run = f" · {item.run_title}" if item.run_title else ""
+    return f"{KIND_TITLES.get(item.kind.value, '')} · {item.agent}{run} · {item.project}"
 
 
 def expires_text(item: InboxItem) -> str:
@@ -30,18 +37,17 @@ def expires_text(item: InboxItem) -> str:
 
 
 COLUMNS = [
-    Column("Kind", lambda i: KIND_TITLES.get(i.kind.value, i.kind.value), width=104),
-    Column("Agent", lambda i: i.agent, width=120),
-    Column("Run", lambda i: i.run_title, tip=lambda i: f"{i.run_title}\n{i.run_id or ''}",
-           width=190),
-    Column("Summary", lambda i: i.summary, tip=lambda i: i.summary, width=380),
-    Column("Safety", lambda i: (i.safety_class or "").replace("_", " "), width=150),
+    Column("", lambda i: "", tip=lambda i: KIND_TITLES.get(i.kind.value, ""),
+           align=Qt.AlignmentFlag.AlignCenter, width=34),
+    Column("Request", lambda i: i.summary, tip=lambda i: f"{i.summary}\n\n{second_line(i)}",
+           width=360),
+    Column("Safety", lambda i: (i.safety_class or "").replace("_", " "), width=136),
     Column("Age", lambda i: fmt.age(i.created_at),
            tip=lambda i: f"requested {fmt.clock(i.created_at)}",
-           align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=70,
+           align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=64,
            live=True),
     Column("Expires", expires_text, tip=lambda i: f"expires {fmt.clock(i.expires_at)}",
-           align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=110,
+           align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=92,
            live=True),
 ]
 
@@ -72,6 +78,8 @@ class InboxModel(PagedModel):
     def extra_data(self, item: InboxItem, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DecorationRole and column == COL_KIND:
             return kind_icon(item.kind.value)
+        if role == SECOND_LINE_ROLE:
+            return fmt.bounded(second_line(item), 200)
         if role == SAFETY_ROLE:
             return item.safety_class
         if role == Qt.ItemDataRole.AccessibleTextRole:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet, InboxItem, InboxKind
 
-from ..widgets.delegates import ChipDelegate
+from ..widgets.delegates import ChipDelegate, TwoLineDelegate
 from ..widgets.message_bar import Level, MessageBar
 from .decide import Decider
 from .detail import DetailContext, DetailPane
@@ -51,8 +51,9 @@ class InboxTable(QTableView):
         self.setWordWrap(False)
         self.setTabKeyNavigation(False)
         self.verticalHeader().hide()
-        self.verticalHeader().setDefaultSectionSize(30)
+        self.verticalHeader().setDefaultSectionSize(2 * self.fontMetrics().height() + 12)
         self.setItemDelegateForColumn(COL_SAFETY, ChipDelegate(SAFETY_ROLE, self))
+        self.setItemDelegateForColumn(COL_SUMMARY, TwoLineDelegate(self))
         header = self.horizontalHeader()
         header.setHighlightSections(False)
         for col, width in enumerate(model.column_widths()):
@@ -87,7 +88,6 @@ class InboxPage(QWidget):
         self.sticky = False  # several rows are selected on purpose (x, ctrl/shift-click)
         self.decided: set[str] = set()  # keys this desk just decided (advance when they go)
         self.pinned: str | None = None  # key of an item that vanished while being looked at
-        self._removing = False
         self._facets_running = False
         self._swept: frozenset[str] = frozenset()
         self._last_sweep = 0.0
@@ -103,6 +103,7 @@ class InboxPage(QWidget):
         split.addWidget(self.detail)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.setSizes([600, 420])
         split.setChildrenCollapsible(False)
         self.splitter = split
         layout = QVBoxLayout(self)
@@ -120,8 +121,6 @@ class InboxPage(QWidget):
         self.model.vanished.connect(self._on_vanished)
         self.model.arrived.connect(self._on_arrived)
         self.model.failed.connect(self._on_model_failed)
-        self.model.rowsAboutToBeRemoved.connect(self._on_removing)
-        self.model.rowsRemoved.connect(self._on_removed)
         self.detail.open_run.connect(self.open_run)
         self._tick.timeout.connect(self._on_tick)
 
@@ -209,8 +208,8 @@ class InboxPage(QWidget):
 
     @Slot(QModelIndex, QModelIndex)
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if self._removing:
-            return
+        if self.model.applying:
+            return  # a refresh moved the cursor; _on_vanished decides what to show
         if current.isValid():
             self.pinned = None
         self._show_current()
@@ -251,14 +250,6 @@ class InboxPage(QWidget):
             self._show_current()  # the row's snapshot (version, snooze) may have changed
         else:
             self._show_current()
-
-    @Slot()
-    def _on_removing(self) -> None:
-        self._removing = True
-
-    @Slot()
-    def _on_removed(self) -> None:
-        self._removing = False
 
     @Slot(list)
     def _on_vanished(self, keys: list[str]) -> None:

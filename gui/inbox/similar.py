@@ -9,12 +9,12 @@ from proctor.core.models import Approval
 from ..widgets import fmt
 
 Index = QModelIndex | QPersistentModelIndex
-HEADERS = ("When", "Decision", "By", "Reason", "Run")
+HEADERS = ("When", "Decision", "By", "Reason")
 
 
 def cells(a: Approval) -> tuple[str, ...]:
     return (fmt.clock(a.decided_at), a.status.value, a.decided_by or "",
-            fmt.bounded(a.decision_reason or "", 120), fmt.bounded(a.run_title, 60))
+            fmt.bounded(a.decision_reason or "", 120))
 
 
 class SimilarModel(QAbstractTableModel):
@@ -39,8 +39,8 @@ class SimilarModel(QAbstractTableModel):
         row = self._rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             return cells(row)[index.column()]
-        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 3:
-            return fmt.bounded(row.decision_reason or "", 2000) or None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return fmt.bounded(f"{row.decision_reason or ''}\nrun: {row.run_title}", 2000)
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation,

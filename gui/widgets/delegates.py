@@ -53,3 +53,42 @@ class ChipDelegate(QStyledItemDelegate):
                  index: QModelIndex | QPersistentModelIndex) -> QSize:
         size = super().sizeHint(option, index)
         return QSize(size.width() + 14, max(size.height(), option.fontMetrics.height() + 8))
+
+
+SECOND_LINE_ROLE = Qt.ItemDataRole.UserRole + 20
+
+
+class TwoLineDelegate(QStyledItemDelegate):
+    """The cell's text on the first line, SECOND_LINE_ROLE muted under it (both elided)."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        first, second = opt.text, str(index.data(SECOND_LINE_ROLE) or "")
+        opt.text = ""
+        widget = opt.widget
+        if widget is not None:
+            widget.style().drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter,
+                                       widget)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        rect = option.rect.adjusted(6, 3, -6, -3)
+        metrics = option.fontMetrics
+        half = rect.height() // 2
+        painter.save()
+        painter.setPen(option.palette.color(role))
+        painter.drawText(rect.adjusted(0, 0, 0, -half), Qt.AlignmentFlag.AlignLeft
+                         | Qt.AlignmentFlag.AlignVCenter,
+                         metrics.elidedText(first, Qt.TextElideMode.ElideRight, rect.width()))
+        muted = option.palette.color(role if selected else QPalette.ColorRole.PlaceholderText)
+        painter.setPen(muted)
+        painter.drawText(rect.adjusted(0, half, 0, 0), Qt.AlignmentFlag.AlignLeft
+                         | Qt.AlignmentFlag.AlignVCenter,
+                         metrics.elidedText(second, Qt.TextElideMode.ElideRight, rect.width()))
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem,
+                 index: QModelIndex | QPersistentModelIndex) -> QSize:
+        size = super().sizeHint(option, index)
+        return QSize(size.width(), option.fontMetrics.height() * 2 + 10)

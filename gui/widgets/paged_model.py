@@ -77,6 +77,7 @@ class PagedModel(QAbstractTableModel):
         self._loading = False
         self._refresh_queued = False
         self.has_loaded = False
+        self.applying = False  # True while a refresh's row changes are being signalled
 
     # ------------------------------------------------------------ query
     def set_query(self, fetch: Fetch, *, descending: bool = True) -> None:
@@ -168,13 +169,17 @@ class PagedModel(QAbstractTableModel):
         new_keys = [self._key(i) for i in fresh]
         wanted = set(new_keys)
         removed = [k for k in self._keys if k not in wanted]
-        self._remove(removed)
-        kept_order = [k for k in new_keys if k in self._keys]
-        if kept_order != [self._key(r) for r in self._rows]:
-            self._reorder(kept_order)
-        inserted = [k for k in new_keys if k not in self._keys]
-        self._insert(fresh, new_keys)
-        self._update(fresh)
+        self.applying = True
+        try:
+            self._remove(removed)
+            kept_order = [k for k in new_keys if k in self._keys]
+            if kept_order != [self._key(r) for r in self._rows]:
+                self._reorder(kept_order)
+            inserted = [k for k in new_keys if k not in self._keys]
+            self._insert(fresh, new_keys)
+            self._update(fresh)
+        finally:
+            self.applying = False
         return removed, inserted
 
     def _remove(self, keys: list[str]) -> None:

@@ -1,0 +1,92 @@
+"""`proctor demo` and `proctor open`: the desk (PySide6 is imported only when they run)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+EXIT_OK, EXIT_USAGE, EXIT_STORE = 0, 2, 3
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    demo = sub.add_parser(
+        "demo", help="build a demo journal, start simulated agents, open the desk",
+        description="Builds a fresh demo journal (under your user data folder), starts "
+                    "simulated agent processes that keep asking for approvals and answers, "
+                    "and opens the desk on it. The agents stop when the window closes.")
+    demo.add_argument("--agents", type=int, default=3, help="agent processes (default 3)")
+    demo.add_argument("--rate", type=float, default=0.5,
+                      help="steps per second per agent (default 0.5)")
+    demo.add_argument("--seed", type=int, default=0, help="seed for the demo journal")
+    demo.add_argument("--dir", type=Path, help="folder for the demo (default: a new folder "
+                                               "under the user data folder)")
+    demo.add_argument("--no-agents", action="store_true", help="open without live agents")
+    demo.add_argument("--as", dest="operator", help="operator name (default: your login)")
+    demo.set_defaults(func=cmd_demo)
+
+    opener = sub.add_parser("open", help="open a journal in the desk",
+                            description="Open a journal in the desk.")
+    opener.add_argument("path", type=Path, help="the journal file")
+    opener.add_argument("--read-only", action="store_true", help="watch only; decide nothing")
+    opener.add_argument("--as", dest="operator", help="operator name (default: your login)")
+    opener.add_argument("--create", action="store_true", help="create the journal if missing")
+    opener.set_defaults(func=cmd_open)
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    path = args.path.expanduser()
+    if not path.exists() and (args.read_only or not args.create):
+        print(f"proctor open: no journal at {path} (use --create to start a new one)",
+              file=sys.stderr)
+        return EXIT_STORE
+    from proctor.gui.app import run_desk
+
+    return run_desk(path, read_only=args.read_only, operator=args.operator)
+
+
+def demo_folder(base: Path | None) -> Path:
+    """A new, empty folder for one demo (user data folder, else the temp folder)."""
+    import tempfile
+
+    import platformdirs
+
+    stamp = time.strftime("demo-%Y%m%d-%H%M%S")
+    roots = [base] if base else [Path(platformdirs.user_data_dir("proctor")) / "demos",
+                                 Path(tempfile.gettempdir()) / "proctor-demos"]
+    for root in roots:
+        try:
+            root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            folder = Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=root))
+            return folder
+        except OSError:
+            continue
+    raise OSError("no writable folder for the demo journal")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from proctor.sim.agents import start_agents
+    from proctor.sim.demo import build_demo_journal
+
+    if args.agents < 0:
+        print("proctor demo: --agents must be 0 or more", file=sys.stderr)
+        return EXIT_USAGE
+    path = demo_folder(args.dir) / "journal.db"
+    print(f"Building a demo journal at {path} …", flush=True)
+    summary = build_demo_journal(path, size="small", seed=args.seed)
+    print(f"  {summary.get('runs', '?')} runs, {summary.get('events', '?')} events "
+          f"in {summary.get('seconds', '?')} s", flush=True)
+    agents = None
+    if args.agents and not args.no_agents:
+        agents = start_agents(path, agents=args.agents, rate=args.rate, seed=args.seed)
+        print(f"Started {args.agents} simulated agents.", flush=True)
+    from proctor.gui.app import run_desk
+
+    try:
+        return run_desk(path, operator=args.operator)
+    finally:
+        if agents is not None:
+            agents.stop()
+            print("Stopped the simulated agents.", flush=True)
+        print(f"The demo journal stays at {path}", flush=True)

@@ -1,0 +1,110 @@
+"""Validate an answer with ``jsonschema`` and say which field each problem belongs to.
+
+The desk checks what the core checks (Draft 2020-12), plus formats (date, email ...),
+so the operator sees a problem next to its field while typing; the core's check at
+submit time stays the authority.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+
+MAX_PROBLEMS = 50
+MESSAGE_MAX = 240
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: tuple[str, ...]  # the field's place in the answer ("" keys for the root)
+    message: str
+
+    @property
+    def where(self) -> str:
+        return "/".join(self.path) or "answer"
+
+
+@lru_cache(maxsize=64)
+def _validator(schema_text: str) -> jsonschema.protocols.Validator:
+    schema = json.loads(schema_text)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def validator_for(schema: Any) -> jsonschema.protocols.Validator:
+    return _validator(json.dumps(schema, sort_keys=True, ensure_ascii=False))
+
+
+def problems(schema: Any, value: Any) -> list[Problem]:
+    """Every problem of ``value`` (bounded), each tied to the field it concerns."""
+    try:
+        errors = validator_for(schema).iter_errors(value)
+        found: list[Problem] = []
+        for error in errors:
+            found.append(to_problem(error))
+            if len(found) >= MAX_PROBLEMS:
+                break
+    except RecursionError:
+        return [Problem((), "the agent's schema refers to itself without end")]
+    except Exception as exc:  # an unresolvable $ref, a broken schema: the agent's data
+        return [Problem((), f"the agent's schema cannot be checked: {bounded(str(exc))}")]
+    return sorted(found, key=lambda p: p.path)
+
+
+def to_problem(error: jsonschema.ValidationError) -> Problem:
+    path = tuple(str(p) for p in error.absolute_path)
+    kind = error.validator
+    if kind == "required":
+        name = quoted(error.message)
+        return Problem(path + (name,), "required") if name else Problem(path, "required")
+    if kind == "additionalProperties":
+        name = quoted(error.message)
+        return Problem(path + ((name,) if name else ()), "not expected here")
+    return Problem(path, plain_message(error))
+
+
+def plain_message(error: jsonschema.ValidationError) -> str:
+    """A short message without echoing the (possibly huge) value."""
+    kind, want = error.validator, error.validator_value
+    messages = {
+        "minLength": "must not be empty" if want == 1 else f"needs at least {want} characters",
+        "maxLength": f"at most {want} characters",
+        "minimum": f"must be at least {want}",
+        "maximum": f"must be at most {want}",
+        "exclusiveMinimum": f"must be more than {want}",
+        "exclusiveMaximum": f"must be less than {want}",
+        "multipleOf": f"must be a multiple of {want}",
+        "minItems": f"needs at least {want} item{'s' if want != 1 else ''}",
+        "maxItems": f"at most {want} item{'s' if want != 1 else ''}",
+        "uniqueItems": "items must not repeat",
+        "pattern": f"must match the pattern {bounded(str(want), 80)}",
+        "format": f"not a valid {want}",
+        "type": f"must be {type_words(want)}",
+        "enum": "not one of the allowed values",
+        "const": f"must be {bounded(json.dumps(want, ensure_ascii=False), 80)}",
+        "minProperties": f"needs at least {want} entr{'ies' if want != 1 else 'y'}",
+        "maxProperties": f"at most {want} entr{'ies' if want != 1 else 'y'}",
+    }
+    return messages.get(kind, bounded(error.message))
+
+
+def type_words(want: Any) -> str:
+    names = {"string": "text", "integer": "a whole number", "number": "a number",
+             "boolean": "yes or no", "object": "an object", "array": "a list", "null": "empty"}
+    if isinstance(want, list):
+        return " or ".join(names.get(str(w), str(w)) for w in want)
+    return names.get(str(want), str(want))
+
+
+def quoted(message: str) -> str:
+    """jsonschema: "'name' is a required property" -> name."""
+    return message.split("'")[1] if message.count("'") >= 2 else ""
+
+
+def bounded(text: str, limit: int = MESSAGE_MAX) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

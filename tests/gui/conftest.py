@@ -1,0 +1,112 @@
+"""Desk test fixtures: a real journal file, the real window, agent processes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from proctor.core import Actor, Journal
+from proctor.gui.app import build_window
+from proctor.gui.mainwindow import MainWindow
+from proctor.gui.settings import DeskSettings
+from proctor.gui.tasks import TaskRunner
+
+from .data import populate
+
+AGENT = Path(__file__).with_name("agent_proc.py")
+WAIT_MS = 15_000
+
+
+class AgentProcess:
+    """A separate Python process running agent_proc.py; its output lines are collected."""
+
+    def __init__(self, journal: Path, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(AGENT), str(journal), *args], stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def found(self, prefix: str) -> list[str]:
+        return [line for line in self.lines if line.startswith(prefix)]
+
+    def wait_for(self, qtbot, prefix: str, count: int = 1, timeout: int = WAIT_MS) -> list[str]:
+        qtbot.waitUntil(lambda: len(self.found(prefix)) >= count, timeout=timeout)
+        return self.found(prefix)
+
+    def requested(self) -> list[str]:
+        return [line.split()[1] for line in self.found("REQUESTED")]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def journal_path(tmp_path: Path) -> Path:
+    path = tmp_path / "journal.db"
+    Journal.open(path).close()
+    return path
+
+
+@pytest.fixture
+def populated(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    path = tmp_path / "journal.db"
+    return path, populate(path)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> DeskSettings:
+    return DeskSettings(QSettings(str(tmp_path / "desk.ini"), QSettings.Format.IniFormat))
+
+
+@pytest.fixture
+def open_desk(qtbot, settings) -> Iterator:
+    """open_desk(path, operator="alice", read_only=False) -> a started, shown MainWindow."""
+    opened: list[tuple[MainWindow, TaskRunner]] = []
+
+    def make(path: Path, operator: str = "alice", read_only: bool = False) -> MainWindow:
+        journal = Journal.open(path, actor=Actor.operator(operator), read_only=read_only)
+        runner = TaskRunner()
+        window = build_window(journal, runner=runner, settings=settings, strict=True)
+        qtbot.addWidget(window)
+        opened.append((window, runner))
+        window.show()
+        qtbot.waitExposed(window)
+        window.activateWindow()
+        window.start()
+        qtbot.waitUntil(lambda: window.inbox.model.has_loaded, timeout=WAIT_MS)
+        return window
+
+    yield make
+    for window, runner in opened:
+        window.close()
+        runner.shutdown()
+        assert window.services.guard.violations == []
+
+
+@pytest.fixture
+def agents() -> Iterator:
+    started: list[AgentProcess] = []
+
+    def start(journal: Path, *args: str) -> AgentProcess:
+        agent = AgentProcess(journal, *args)
+        started.append(agent)
+        return agent
+
+    yield start
+    for agent in started:
+        agent.stop()

@@ -1,0 +1,166 @@
+"""End to end: an agent process asks, the operator decides from the keyboard, the agent
+sees the decision and consumes it. Real journal file, real window, no sleeps."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt
+
+from proctor.core import Actor, Journal
+from proctor.gui.widgets.dialogs import ConfirmDialog, ReasonDialog, SnoozeDialog
+
+from .conftest import WAIT_MS
+
+
+def wait_row(qtbot, window, approval_id: str) -> None:
+    model = window.inbox.model
+    qtbot.waitUntil(lambda: model.row_of(f"approval:{approval_id}") >= 0, timeout=WAIT_MS)
+
+
+def select(qtbot, window, approval_id: str) -> None:
+    wait_row(qtbot, window, approval_id)
+    window.inbox.set_current_row(window.inbox.model.row_of(f"approval:{approval_id}"))
+    detail = window.inbox.detail
+    qtbot.waitUntil(lambda: detail.current() is not None and detail.current().entity is not None
+                    and detail.current().entity.id == approval_id)
+
+
+def press(qtbot, window, key: Qt.Key, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+    qtbot.waitUntil(window.isActiveWindow)
+    window.inbox.table.setFocus()
+    qtbot.keyClick(window.inbox.table, key, modifier)
+
+
+def test_keyboard_approve_reaches_agent(qtbot, journal_path, open_desk, agents):
+    window = open_desk(journal_path)
+    agent = agents(journal_path)
+    [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
+    select(qtbot, window, approval_id)
+    press(qtbot, window, Qt.Key.Key_A)
+    [status] = agent.wait_for(qtbot, "STATUS")
+    assert status.split()[2:4] == ["approved", "operator:alice"]
+    assert agent.wait_for(qtbot, "CONSUMED") == [f"CONSUMED {approval_id} reserved"]
+    model = window.inbox.model
+    qtbot.waitUntil(lambda: model.row_of(f"approval:{approval_id}") < 0)
+
+
+def test_keyboard_deny_with_typed_reason(qtbot, journal_path, open_desk, agents):
+    window = open_desk(journal_path)
+    agent = agents(journal_path)
+    [approval_id] = agent.requested() or [
+        line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
+    select(qtbot, window, approval_id)
+    reason_box = window.inbox.detail.current().reason
+    qtbot.keyClicks(reason_box, "staging is frozen")
+    press(qtbot, window, Qt.Key.Key_D)
+    [status] = agent.wait_for(qtbot, "STATUS")
+    assert status.split()[2:4] == ["denied", "operator:alice"]
+    assert status.endswith("staging is frozen")
+    assert not agent.found("CONSUMED")
+
+
+def test_deny_without_reason_asks_for_one(qtbot, journal_path, open_desk, agents, monkeypatch):
+    window = open_desk(journal_path)
+    agent = agents(journal_path)
+    [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
+    select(qtbot, window, approval_id)
+    asked = []
+    monkeypatch.setattr(ReasonDialog, "ask",
+                        lambda *a, **k: asked.append(a) or "not during the freeze")
+    press(qtbot, window, Qt.Key.Key_D)
+    [status] = agent.wait_for(qtbot, "STATUS")
+    assert len(asked) == 1
+    assert "denied" in status and status.endswith("not during the freeze")
+
+
+def test_snooze_hides_until_woken_then_approve(qtbot, journal_path, open_desk, agents,
+                                               monkeypatch):
+    window = open_desk(journal_path)
+    agent = agents(journal_path)
+    [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
+    select(qtbot, window, approval_id)
+    monkeypatch.setattr(SnoozeDialog, "ask", lambda *a, **k: time.time() + 3600)
+    press(qtbot, window, Qt.Key.Key_S)
+    model, key = window.inbox.model, f"approval:{approval_id}"
+    qtbot.waitUntil(lambda: model.row_of(key) < 0, timeout=WAIT_MS)
+    assert not agent.found("STATUS")  # snoozing is not a decision
+    window.inbox.filters.snoozed.setChecked(True)
+    qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
+    assert "snoozed" in model.index(model.row_of(key), 4).data()
+    select(qtbot, window, approval_id)
+    press(qtbot, window, Qt.Key.Key_A)
+    assert agent.wait_for(qtbot, "CONSUMED") == [f"CONSUMED {approval_id} reserved"]
+
+
+def test_bulk_approve_confirms_the_count(qtbot, journal_path, open_desk, agents, monkeypatch):
+    window = open_desk(journal_path)
+    agent = agents(journal_path, "--count", "3")
+    ids = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED", 3)]
+    for approval_id in ids:
+        wait_row(qtbot, window, approval_id)
+    confirmations = []
+    monkeypatch.setattr(ConfirmDialog, "ask",
+                        lambda parent, title, text, ok="OK": confirmations.append(text) or True)
+    window.inbox.set_current_row(0)
+    for _ in ids:
+        press(qtbot, window, Qt.Key.Key_X)
+        press(qtbot, window, Qt.Key.Key_J)
+    assert len(window.inbox.targets()) == 3
+    press(qtbot, window, Qt.Key.Key_A)
+    assert len(confirmations) == 1 and "Approve 3 approvals" in confirmations[0]
+    consumed = agent.wait_for(qtbot, "CONSUMED", 3)
+    assert sorted(line.split()[1] for line in consumed) == sorted(ids)
+    qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 0, timeout=WAIT_MS)
+
+
+def test_bulk_cancelled_decides_nothing(qtbot, journal_path, open_desk, agents, monkeypatch):
+    window = open_desk(journal_path)
+    agent = agents(journal_path, "--count", "2", "--wait", "3")
+    ids = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED", 2)]
+    for approval_id in ids:
+        wait_row(qtbot, window, approval_id)
+    monkeypatch.setattr(ConfirmDialog, "ask", lambda *a, **k: False)
+    window.inbox.table.selectAll()
+    press(qtbot, window, Qt.Key.Key_A)
+    statuses = agent.wait_for(qtbot, "STATUS", 2)
+    assert all(line.split()[2] == "pending" for line in statuses)
+
+
+def test_stale_click_after_second_operator_keeps_reason(qtbot, journal_path, open_desk,
+                                                         agents):
+    window = open_desk(journal_path)
+    agent = agents(journal_path)
+    [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
+    select(qtbot, window, approval_id)
+    detail = window.inbox.detail.current()
+    qtbot.keyClicks(detail.reason, "looks fine to me")
+    with Journal.open(journal_path, actor=Actor.operator("bob")) as bob:
+        bob.approvals.decide(approval_id, True, expected_version=1, reason="bob was quicker")
+    press(qtbot, window, Qt.Key.Key_A)  # the desk has not refreshed yet: a stale click
+    qtbot.waitUntil(lambda: "operator:bob" in detail.message.text(), timeout=WAIT_MS)
+    assert "already approved" in detail.message.text()
+    assert detail.reason.toPlainText() == "looks fine to me"
+    qtbot.waitUntil(lambda: "operator:bob" in detail.state.text(), timeout=WAIT_MS)
+    [status] = agent.wait_for(qtbot, "STATUS")
+    assert status.split()[2:4] == ["approved", "operator:bob"]
+    assert window.inbox.detail.current_item().id == approval_id  # still shown, not replaced
+
+
+def test_stale_click_after_expiry_keeps_reason(qtbot, journal_path, open_desk, agents):
+    window = open_desk(journal_path)
+    agent = agents(journal_path, "--expires", "1.5")
+    [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
+    select(qtbot, window, approval_id)
+    detail = window.inbox.detail.current()
+    qtbot.keyClicks(detail.reason, "ok once")
+    [status] = agent.wait_for(qtbot, "STATUS")  # the agent's wait applied the expiry
+    assert status.split()[2] == "expired"
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") < 0,
+                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: detail.state.text().startswith("Expired"), timeout=WAIT_MS)
+    assert window.inbox.detail.current_item().id == approval_id
+    press(qtbot, window, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: "expired" in detail.message.text(), timeout=WAIT_MS)
+    assert detail.reason.toPlainText() == "ok once"
+    assert not agent.found("CONSUMED")
