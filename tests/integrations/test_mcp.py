@@ -3,7 +3,9 @@ operator deciding through proctor.core in a worker thread. Offline, no LLM."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -294,3 +296,23 @@ def test_stdio_server_process(journal_path, desk):
     assert (run.agent, run.project) == ("test-host", "stdio-test")
     [question] = desk.journal.interactions.for_run(run.id)
     assert question.status == "cancelled"
+
+
+def test_the_example_host_proceeds_on_the_operators_clicks(journal_path, desk):
+    example = Path(__file__).resolve().parents[2] / "examples" / "mcp_agent.py"
+    host = subprocess.Popen([sys.executable, str(example), str(journal_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        [approval] = desk.wait_pending("approval", timeout=60)
+        assert desk.journal.approvals.get(approval.id).safety_class == "destructive"
+        desk.approve(approval.id, "build/ is generated")
+        [question] = desk.wait_pending("question")
+        desk.answer(question.id, {"choice": "release-1.2"})
+        out, err = host.communicate(timeout=60)
+    finally:
+        host.kill()
+    assert host.returncode == 0, err
+    assert "approval: approved (build/ is generated)" in out
+    assert "answer: {'choice': 'release-1.2'}" in out
+    [run] = desk.journal.runs.list().items
+    assert run.agent == "demo-host" and run.status == "completed"
