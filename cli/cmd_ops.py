@@ -12,6 +12,7 @@ import getpass
 import json
 import os
 import sys
+import time
 import tomllib
 import uuid
 from collections.abc import Callable
@@ -190,15 +191,30 @@ def cmd_inbox(args: argparse.Namespace) -> int:
                         text=args.text, snoozed=args.snoozed,
                         newest_first=not args.oldest_first)
         page = j.inbox.list(f, cursor=args.cursor, limit=args.limit)
+        deadline = time.monotonic() + (args.wait or 0)
+        while not page.items and time.monotonic() < deadline:
+            time.sleep(0.1)
+            page = j.inbox.list(f, cursor=args.cursor, limit=args.limit)
         counts = j.inbox.counts()
         if args.json:
-            emit_json({"items": dump(page.items), "next_cursor": page.next_cursor,
+            items = dump(page.items)
+            if args.details:
+                for row, item in zip(items, page.items, strict=True):
+                    row["detail"] = dump(detail_of(j, item))
+            emit_json({"items": items, "next_cursor": page.next_cursor,
                        "counts": {k.value: v for k, v in counts.items()}})
         else:
             render.inbox(page, counts, j.now())
         return EXIT_OK
     finally:
         j.close()
+
+
+def detail_of(j: Journal, item: Any) -> Any:
+    """The full approval, question, conflict or effect behind an inbox row."""
+    get = {InboxKind.APPROVAL: j.approvals.get, InboxKind.QUESTION: j.interactions.get,
+           InboxKind.MEMORY: j.memory.reconciliation, InboxKind.EFFECT: j.effects.get}
+    return get[item.kind](item.id)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -487,6 +503,10 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--cursor", help="continue after the previous page")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--wait", type=float, metavar="S",
+                   help="if nothing is waiting, wait up to S seconds for something (scripts)")
+    p.add_argument("--details", action="store_true",
+                   help="with --json: add each item's full record (action, schema, …)")
 
     p = add(sub, "show", cmd_show, "show one approval, question, conflict, effect or run",
             [common], "Show one item by id: apr_… approval, int_… question, rec_… memory "

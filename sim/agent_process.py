@@ -135,15 +135,20 @@ class Agent(Steps):
             self.run_id, self.waiting_on = None, None
 
     def plan(self) -> list[Any]:
+        first = self.stats["runs"] == 1
         steps: list[Any] = [self.step_model]
         middle: list[Any] = [self.step_approval, self.step_question]
         if self.rng.random() < 0.5:
             middle.append(self.step_approval)
-        if self.rng.random() < 0.6:
+        if self.rng.random() < 0.6 or first:
             middle.append(self.step_memory)
-        if self.rng.random() < 0.3:
+        if self.rng.random() < 0.3 or first:
             middle.append(self.step_question)
         self.rng.shuffle(middle)
+        if first:  # a fresh agent asks more, and asks first, in its first run
+            order = [self.step_question, self.step_memory]
+            middle = [self.step_question] + sorted(
+                middle, key=lambda s: order.index(s) if s in order else len(order))
         for step in middle:
             steps += [step, self.step_model]
         return steps
@@ -175,10 +180,10 @@ class Agent(Steps):
         return InteractionKind(self.question_deck.pop(0))
 
     def next_fault(self) -> str | None:
-        """Which fault (if any) the next effect suffers. The first restart-free agent run
-        always gets one at its second effect, so every simulation shows both kinds."""
+        """Which fault (if any) the next effect suffers. A fresh agent's first effect always
+        gets one (a crash or a lapsed lease, by agent), so every simulation shows both."""
         self.effects_done += 1
-        if self.restart == 0 and self.effects_done == 2:
+        if self.restart == 0 and self.effects_done == 1:
             return "crash" if self.index % 2 == 0 else "lease"
         if self.rng.random() < self.fault_rate:
             return self.rng.choice(["crash", "lease"])
