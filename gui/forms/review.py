@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from proctor.core.models import Interaction
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QColor, QFontDatabase, QSyntaxHighlighter, QTextCharFormat
 from PySide6.QtWidgets import (
@@ -26,8 +27,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from proctor.core.models import Interaction
 
 from ..widgets.labels import plain_label, section
 from . import diff
@@ -75,7 +74,8 @@ class DiffView(QWidget):
     """A diff shown side by side and unified (tabs)."""
 
     def __init__(self, parent: QWidget | None = None, *, path: str = "", before: str | None = None,
-                 after: str | None = None, unified_text: str | None = None) -> None:
+                 after: str | None = None, unified_text: str | None = None,
+                 titles: tuple[str, str] = ("Before", "After")) -> None:
         super().__init__(parent)
         if before is not None and after is not None:
             self.rows, cut = diff.side_by_side(before, after)
@@ -90,7 +90,7 @@ class DiffView(QWidget):
         self.head = plain_label(head, self, name="Mono")
         self.tabs = QTabWidget(self)
         self.tabs.setAccessibleName("Diff")
-        self.table = self._table()
+        self.table = self._table(titles)
         self.tabs.addTab(self.table, "Side by side")
         self.unified = read_only_text(text or "(no changes)", "Unified diff", self, height=220)
         self.highlighter = UnifiedHighlighter(self.unified.document())
@@ -100,10 +100,10 @@ class DiffView(QWidget):
         layout.addWidget(self.head)
         layout.addWidget(self.tabs)
 
-    def _table(self) -> QTableWidget:
+    def _table(self, titles: tuple[str, str]) -> QTableWidget:
         table = QTableWidget(len(self.rows), 4, self)
         table.setAccessibleName("Side-by-side diff")
-        table.setHorizontalHeaderLabels(["", "Before", "", "After"])
+        table.setHorizontalHeaderLabels(["", titles[0], "", titles[1]])
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.verticalHeader().hide()
@@ -155,11 +155,11 @@ class VerdictGroup(QWidget):
         super().__init__(parent)
         self.values = values
         self.group = QButtonGroup(self)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
         labels = {**VERDICT_WORDS, **(words or {})}
-        for n, value in enumerate(values):
-            text = labels.get(str(value), pretty_name(str(value)))
+        texts = [labels.get(str(v), pretty_name(str(v))) for v in values]
+        row = QHBoxLayout(self) if sum(len(t) for t in texts) <= 48 else QVBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        for n, text in enumerate(texts):
             radio = QRadioButton(button_text(text), self)
             radio.setAccessibleName(text)
             self.group.addButton(radio, n)
@@ -244,23 +244,25 @@ class DiffReviewView(AnswerView):
 
 
 def merge_material(interaction: Interaction, parent: QWidget | None = None) -> QWidget:
+    """Ours against theirs as a diff, and each side (and the base) whole, in tabs."""
     r = request_dict(interaction)
     box = QWidget(parent)
     layout = QVBoxLayout(box)
     layout.setContentsMargins(0, 0, 0, 0)
     if r.get("path"):
         layout.addWidget(plain_label(str(r["path"])[:300], box, name="Mono"))
-    split = QSplitter(Qt.Orientation.Horizontal, box)
-    for key, title in (("base", "Base"), ("ours", "Ours"), ("theirs", "Theirs")):
-        column = QWidget(split)
-        inner = QVBoxLayout(column)
-        inner.setContentsMargins(0, 0, 0, 0)
-        ref = r.get(f"{key}_ref")
-        name = f"{title} ({str(ref)[:80]})" if ref else title
-        inner.addWidget(section(name, column))
-        inner.addWidget(read_only_text(text_of(r.get(key, "")), name, column))
-        split.addWidget(column)
-    layout.addWidget(split)
+    names = {key: (f"{title} ({str(r[key + '_ref'])[:60]})" if r.get(f"{key}_ref") else title)
+             for key, title in (("base", "Base"), ("ours", "Ours"), ("theirs", "Theirs"))}
+    tabs = QTabWidget(box)
+    tabs.setAccessibleName("Conflict")
+    ours, theirs = text_of(r.get("ours", "")), text_of(r.get("theirs", ""))
+    compare = DiffView(tabs, before=ours, after=theirs, titles=(names["ours"], names["theirs"]),
+                       path=str(r.get("path", ""))[:300])
+    compare.tabs.removeTab(1)  # the unified text adds nothing here
+    tabs.addTab(compare, "Ours vs theirs")
+    for key in ("base", "ours", "theirs"):
+        tabs.addTab(read_only_text(text_of(r.get(key, "")), names[key], tabs), names[key])
+    layout.addWidget(tabs)
     return box
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, ClassVar
 
+from proctor.core.models import Interaction, InteractionKind
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -26,8 +27,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from proctor.core.models import Interaction, InteractionKind
 
 from ..widgets.labels import plain_label, section
 from .fields import button_text, option_label
@@ -98,6 +97,7 @@ class AnswerView(QWidget):
         self.schema = interaction.response_schema
         self._valid = False
         self._server: list[Problem] = []
+        self.touched = False  # problems are shown once the operator has changed something
         self.problem = problem_line(self)
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)
@@ -141,10 +141,16 @@ class AnswerView(QWidget):
     def is_valid(self) -> bool:
         return self._valid
 
+    def untouched(self) -> None:
+        """Start quiet: problems show after the first change (the submit hint says them)."""
+        self.touched = False
+        self.check()
+
     def check(self) -> None:
         found = self.current_problems()
+        shown = found if self.touched or self._server else []
         text = "; ".join(f"{p.where}: {p.message}" if p.path else p.message
-                         for p in found[:6])
+                         for p in shown[:6])
         self.problem.setText(text)
         self.problem.setVisible(bool(text))
         if (not found) != self._valid:
@@ -154,6 +160,7 @@ class AnswerView(QWidget):
     @Slot()
     def changed(self) -> None:
         self._server = []
+        self.touched = True
         self.check()
         self.edited.emit()
 
@@ -464,7 +471,8 @@ class FormView(AnswerView):
     def check(self) -> None:
         super().check()
         self.problem.hide()  # the form shows each problem at its field
-        self.form.display(self.current_problems())
+        found = self.current_problems()
+        self.form.display(found if self.touched or self._server else [])
 
     def draft(self) -> Any:
         return self.form.draft()

@@ -10,10 +10,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
-
 from proctor.core import errors
 from proctor.core.models import ApprovalScope, BulkResult, InboxItem, InboxKind
+from PySide6.QtCore import QObject, Signal
 
 from ..tasks import TaskRunner
 from .model import item_key
@@ -55,6 +54,12 @@ class Decider(QObject):
         self._submit(item, lambda: approvals.decide(
             item.id, False, expected_version=item.version, reason=reason, request_id=rid))
 
+    def answer(self, item: InboxItem, response: Any, *, expected_version: int) -> None:
+        """Answer a question (interaction) with ``response``, as the operator saw it."""
+        interactions, rid = self._journal.interactions, request_id()
+        self._submit(item, lambda: interactions.answer(
+            item.id, response, expected_version=expected_version, request_id=rid))
+
     def resolve_effect(self, item: InboxItem, outcome: str, *, reason: str,
                        external_id: str | None = None) -> None:
         effects, rid = self._journal.effects, request_id()
@@ -69,6 +74,11 @@ class Decider(QObject):
             return False
         self._run(key, fn)
         return True
+
+    def submit(self, item: InboxItem, fn: Callable[[], Any]) -> None:
+        """Run any single-item operator write ``fn`` for ``item`` (detail widgets of other
+        kinds); the outcome arrives as ``done`` / ``refused`` like the built-in ones."""
+        self._submit(item, fn)
 
     def _submit(self, item: InboxItem, fn: Callable[[], Any]) -> None:
         key = item_key(item)

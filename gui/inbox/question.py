@@ -1,20 +1,44 @@
-"""Question detail (read-only view: prompt, options, request, expiry)."""
+"""Question detail: what the agent asked, and a real form to answer it.
+
+The prompt and the request are shown as the agent wrote them (plain text, bounded; JSON
+as a tree). The answer view comes from ``proctor.gui.forms.build_view`` (one per
+interaction type). Submitting is one ``interactions.answer`` call on the task runner
+(through the Decider); the waiting agent continues.
+
+Drafts: each question's answer view is kept for the session (the last MAX_VIEWS; older
+ones keep their answer as a draft value), so a half-filled form survives switching to
+another item and back. When the agent withdraws the question or it expires while the
+form is open, the form says so and keeps what was typed ("Copy what I typed").
+"""
 
 from __future__ import annotations
 
+import json
+import time
+from collections import OrderedDict
+from functools import partial
 from typing import Any
 
-from PySide6.QtWidgets import QWidget
-
+from proctor.core import errors
 from proctor.core.models import InboxItem, InboxKind, Interaction, InteractionStatus
+from PySide6.QtCore import Slot
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
+from ..forms import AnswerView, build_view
+from ..forms.credentials import CredentialView, keyring_status
+from ..forms.schema import MISSING
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, section
+from ..widgets.message_bar import Level
+from .approval import action_button
 from .detail import DetailContext, DetailWidget
+from .model import item_key
 
 OPEN = (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED)
+MAX_VIEWS = 24
 
 
 def option_text(option: Any) -> str:
@@ -23,49 +47,288 @@ def option_text(option: Any) -> str:
     return str(option)
 
 
+def kind_words(kind: Any) -> str:
+    return str(getattr(kind, "value", kind)).replace("_", " ").capitalize()
+
+
+def closed_text(q: Interaction) -> str:
+    """What happened to a question that is no longer open."""
+    when = fmt.clock(q.resolved_at) if q.resolved_at else ""
+    if q.status == InteractionStatus.CANCELLED:
+        return "The agent withdrew this question; no answer can be sent."
+    if q.status == InteractionStatus.EXPIRED:
+        return f"This question expired{' at ' + when if when else ''} before an answer was sent."
+    who = q.resolved_by or "someone"
+    return f"Answered by {who}{' at ' + when if when else ''}."
+
+
 class QuestionDetail(DetailWidget):
     kind = InboxKind.QUESTION
 
     def __init__(self, ctx: DetailContext, parent: QWidget | None = None) -> None:
+        self._views: OrderedDict[str, AnswerView] = OrderedDict()
+        self._saved: dict[str, Any] = {}
+        self.view: AnswerView | None = None
+        self._sending: str | None = None  # item key of an answer in flight
         super().__init__(ctx, parent)
         self.state = plain_label(parent=self)
         self.state.setAccessibleName("Question state")
+        self.facts = plain_label(parent=self, name="Muted")
+        self.facts.setAccessibleName("Who asked, in which run")
+        self.closed = plain_label(parent=self)
+        self.closed.setObjectName("ClosedNotice")
+        self.closed.setStyleSheet("color: #b26a00; font-weight: 600;")
+        self.closed.setAccessibleName("Question closed")
+        self.closed.hide()
         self.prompt = BoundedText("Question", self)
-        self.options = BoundedText("Options", self)
-        self.request = JsonTree("Request", self)
-        self.request.setMinimumHeight(140)
+        self.slot = QVBoxLayout()
+        self.slot.setContentsMargins(0, 0, 0, 0)
+        self.request = JsonTree("Request (as sent)", self)
+        self.request.setMinimumHeight(120)
         self.body.addWidget(self.state)
+        self.body.addWidget(self.facts)
+        self.body.addWidget(self.closed)
         self.body.addWidget(section("Question", self))
         self.body.addWidget(self.prompt)
-        self.body.addWidget(section("Options", self))
-        self.body.addWidget(self.options)
-        self.body.addWidget(self.request, 1)
+        self.body.addLayout(self.slot)
+        self.body.addWidget(self.request)
+        ctx.decider.done.connect(self._on_done)
+        ctx.decider.refused.connect(self._on_refused)
 
+    def footer(self) -> QVBoxLayout:
+        self.submit_button = QPushButton("Send answer", self)
+        self.submit_button.setObjectName("SubmitAnswer")
+        self.submit_button.setAccessibleName("Send the answer to the agent")
+        self.submit_button.setToolTip("Send the answer (Ctrl+Enter)")
+        self.submit_button.setDefault(True)
+        self.submit_button.setEnabled(False)
+        self.submit_button.clicked.connect(self.submit)
+        self.copy_button = QPushButton("Copy what I typed", self)
+        self.copy_button.setAccessibleName("Copy the answer typed so far as JSON")
+        self.copy_button.clicked.connect(self.copy_typed)
+        self.hint = plain_label(parent=self, name="Muted", selectable=False)
+        self.hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        row = QHBoxLayout()
+        row.addWidget(self.submit_button)
+        row.addWidget(self.copy_button)
+        row.addWidget(action_button(self.ctx.registry, "inbox.snooze", self))
+        row.addWidget(self.hint, 1)
+        form = QVBoxLayout()
+        form.setContentsMargins(8, 4, 8, 8)
+        form.addLayout(row)
+        return form
+
+    # ------------------------------------------------------------ items and drafts
     def show_row(self, item: InboxItem) -> None:
-        self.title.setText(f"Question from {item.agent}")
+        self.title.setText(f"Question from {fmt.bounded(item.agent, 80)}")
 
+    def enter_item(self, item: InboxItem) -> None:
+        self.prompt.set_text("")
+        self.request.set_value(None)
+        self.facts.setText("")
+        self.closed.hide()
+        self._show_view(self._views.get(item.id))
+
+    def leave_item(self) -> None:
+        self._show_view(None)
+
+    def forget_draft(self, item_id: str) -> None:
+        """This desk's answer was accepted: drop the form (and anything sensitive in it)."""
+        self._saved.pop(item_id, None)
+        view = self._views.pop(item_id, None)
+        if view is not None:
+            view.submitted()
+            if view is self.view:
+                self._show_view(None)
+            view.deleteLater()
+
+    def _show_view(self, view: AnswerView | None) -> None:
+        if self.view is view:
+            return
+        if self.view is not None:
+            self.view.hide()
+            self.slot.removeWidget(self.view)
+        self.view = view
+        if view is not None:
+            self.slot.addWidget(view)
+            view.show()
+        self._update_state()
+
+    def view_for(self, q: Interaction) -> AnswerView:
+        view = self._views.get(q.id)
+        if view is not None:
+            self._views.move_to_end(q.id)
+            return view
+        view = build_view(q)
+        view.setParent(self)
+        view.hide()
+        if q.id in self._saved:
+            view.restore(self._saved.pop(q.id))
+        view.valid_changed.connect(self._on_valid)
+        view.edited.connect(self._on_edited)
+        view.submit_requested.connect(self.submit)
+        self._views[q.id] = view
+        self._evict()
+        if isinstance(view, CredentialView) and CredentialView.keyring_known is None:
+            self.ctx.runner.run(keyring_status, on_done=self._on_keyring, owner=self)
+        return view
+
+    def _evict(self) -> None:
+        while len(self._views) > MAX_VIEWS:
+            old_id = next(iter(self._views))
+            old = self._views.pop(old_id)
+            if old is self.view:
+                self._views[old_id] = old
+                continue
+            self._saved[old_id] = old.draft()
+            old.deleteLater()
+
+    # ------------------------------------------------------------ entity
     def fetcher(self, item: InboxItem) -> Any:
         interactions, item_id = self.ctx.journal.interactions, item.id
         return lambda: interactions.get(item_id)
 
     def show_entity(self, data: Interaction) -> None:
         self.entity = data
-        self.title.setText(f"{data.kind.value.replace('_', ' ').capitalize()} from {data.agent}")
+        self.title.setText(f"{kind_words(data.kind)} from {fmt.bounded(data.agent, 80)}")
+        self.facts.setText(
+            f"Asked by {fmt.bounded(data.agent, 80)} at {fmt.clock(data.created_at)} · run "
+            f"“{fmt.bounded(data.run_title, 120)}” (attempt {data.attempt}) · "
+            f"{fmt.bounded(data.project, 60)}/{fmt.bounded(data.space, 60)}")
         self.prompt.set_text(data.prompt)
-        self.options.set_text("\n".join(f"• {option_text(o)}" for o in data.options)
-                              or "(free answer)")
         self.request.set_value(data.request)
-        self.tick()
+        self._show_view(self.view_for(data))
+        self._update_state()
 
     def tick(self) -> None:
+        self._update_state()
+
+    def is_open(self) -> bool:
         q = self.entity
-        if not isinstance(q, Interaction):
+        return isinstance(q, Interaction) and q.status in OPEN
+
+    def past_expiry(self) -> bool:
+        q = self.entity
+        return isinstance(q, Interaction) and q.expires_at is not None \
+            and time.time() >= q.expires_at
+
+    def _update_state(self) -> None:
+        q = self.entity
+        if not isinstance(q, Interaction) or self.item is None or q.id != self.item.id:
+            self.state.setText("Loading…" if self.item is not None else "")
+            self._update_submit()
             return
         if q.status not in OPEN:
-            who = f" by {q.resolved_by}" if q.resolved_by else ""
-            self.state.setText(f"{q.status.value.capitalize()}{who} {fmt.clock(q.resolved_at)}")
+            self.state.setText(closed_text(q))
+            typed = self.view is not None and self._has_typed()
+            self.closed.setText(closed_text(q) + (" What you typed is kept below; copy it "
+                                                  "if you need it." if typed else ""))
+            self.closed.setVisible(q.resolved_by != self._me() or
+                                   q.status != InteractionStatus.RESOLVED)
+        elif self.past_expiry():
+            self.state.setText("Past its expiry: the agent will not wait for this answer.")
+            self.closed.setText("This question expired while the form was open. What you "
+                                "typed is kept below; copy it if you need it.")
+            self.closed.show()
+        else:
+            self.closed.hide()
+            expiry = "no expiry" if q.expires_at is None else \
+                f"expires in {fmt.countdown(q.expires_at)} ({fmt.clock(q.expires_at)})"
+            self.state.setText(f"Waiting for {fmt.age(q.created_at)} · {expiry}")
+        self._update_submit()
+
+    def _me(self) -> str:
+        actor = getattr(self.ctx.journal, "actor", None)
+        return str(getattr(actor, "label", "") or "")
+
+    def _has_typed(self) -> bool:
+        value = self.view.value() if self.view is not None else MISSING
+        return value not in (MISSING, None, {}, [], "")
+
+    def can_submit(self) -> bool:
+        return (self.view is not None and self.view.is_valid() and self.is_open()
+                and not self.past_expiry() and not self.ctx.read_only
+                and self._sending is None)
+
+    def _update_submit(self) -> None:
+        self.submit_button.setEnabled(self.can_submit())
+        if self.ctx.read_only:
+            hint = "Opened read-only: answers cannot be sent."
+        elif self._sending:
+            hint = "Sending…"
+        elif self.view is not None and self.is_open() and not self.view.is_valid():
+            problems = self.view.problem_texts()
+            hint = f"Fix first: {problems[0]}" if problems else ""
+        else:
+            hint = "Ctrl+Enter sends" if self.can_submit() else ""
+        self.hint.setText(fmt.bounded(hint, 70))
+
+    @Slot(bool)
+    def _on_valid(self, _valid: bool) -> None:
+        self._update_submit()
+
+    @Slot()
+    def _on_edited(self) -> None:
+        self._update_submit()
+
+    def focus_primary(self) -> None:
+        if self.view is not None:
+            self.view.focus_primary()
+        else:
+            super().focus_primary()
+
+    # ------------------------------------------------------------ submitting
+    @Slot()
+    def submit(self) -> None:
+        if not self.can_submit() or self.item is None or self.view is None:
             return
-        expiry = "no expiry" if q.expires_at is None else \
-            f"expires in {fmt.countdown(q.expires_at)}"
-        self.state.setText(f"Waiting for {fmt.age(q.created_at)} · {expiry} · "
-                           f"run: {q.run_title} (attempt {q.attempt})")
+        q = self.entity
+        assert isinstance(q, Interaction)
+        item, value = self.item, self.view.value()
+        self._sending = item_key(item)
+        self.message.show_message("Sending the answer…", Level.INFO)
+        self._update_submit()
+        prepare = self.view.before_submit()
+        if prepare is None:
+            self.ctx.decider.answer(item, value, expected_version=q.version)
+            return
+        self.ctx.runner.run(prepare, on_done=partial(self._prepared, item, value, q.version),
+                            on_error=self._on_prepare_failed, owner=self, write=True)
+
+    def _prepared(self, item: InboxItem, value: Any, version: int, _result: Any) -> None:
+        self.ctx.decider.answer(item, value, expected_version=version)
+
+    def _on_prepare_failed(self, exc: BaseException) -> None:
+        self._sending = None
+        self.message.show_message(f"{exc} Nothing was sent to the agent.", Level.ERROR)
+        self._update_submit()
+
+    def _on_done(self, key: str, _result: object) -> None:
+        if key == self._sending:
+            self._sending = None
+            self._update_submit()
+
+    def _on_refused(self, key: str, exc: BaseException) -> None:
+        if key != self._sending:
+            return
+        self._sending = None
+        item_id = key.split(":", 1)[-1]
+        view = self._views.get(item_id)
+        if isinstance(exc, errors.ValidationError) and view is not None:
+            view.show_server_problem(exc.field, str(exc))
+        self._update_submit()
+
+    @Slot()
+    def copy_typed(self) -> None:
+        if self.view is None:
+            return
+        value = self.view.value()
+        text = json.dumps(None if value is MISSING else value, indent=2, ensure_ascii=False)
+        QGuiApplication.clipboard().setText(text)
+        self.message.show_message("Copied what you typed (as JSON).", Level.INFO)
+
+    def _on_keyring(self, status: tuple[bool, str]) -> None:
+        for view in self._views.values():
+            if isinstance(view, CredentialView):
+                view.set_keyring(*status)
+        self._update_submit()
