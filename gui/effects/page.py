@@ -1,66 +1,274 @@
-"""The Effects page: keyset-paged effects, ambiguous ones first by default."""
+"""The Effects page: the queue of side effects whose outcome nobody knows, and the rest of
+the effect lifecycle for context (live leases with countdowns, lapsed leases not yet
+marked, committed and failed effects with their receipts).
+
+Only an ambiguous effect can be resolved (committed or failed, with a reason); only a
+lapsed lease is offered "mark ambiguous" (a live lease is never released). Keyboard: Tab
+moves between filters, list, detail and form; Alt+C marks committed, Alt+A marks failed,
+Alt+B marks lapsed leases ambiguous, Ctrl+F searches.
+"""
 
 from __future__ import annotations
 
+import time
+from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
+from proctor.core.effect_views import EffectContext, EffectQuery
 from proctor.core.models import Effect, EffectStatus
 
-from ..tasks import TaskRunner
-from ..widgets import fmt
+from ..widgets.labels import plain_label
 from ..widgets.list_page import ListPage, choice_combo
-from ..widgets.paged_model import Column, PagedModel
+from ..widgets.message_bar import Level, MessageBar
+from .model import EffectsModel
+from .resolve import ResolveForm, resolve_call
+from .view import LIVE, EffectView, lapsed
 
-RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-
-
-def effect_note(e: Effect) -> str:
-    return e.ambiguous_reason or e.error or e.resolution_reason or ""
-
-
-COLUMNS = [
-    Column("Key", lambda e: e.key, tip=lambda e: e.key, width=220),
-    Column("Tool", lambda e: e.tool, width=140),
-    Column("Status", lambda e: e.status.value, width=100),
-    Column("Safety", lambda e: e.safety_class.value.replace("_", " "), width=140),
-    Column("Attempt", lambda e: str(e.attempt), align=RIGHT, width=64),
-    Column("Owner", lambda e: e.lease_owner or "", width=140),
-    Column("Note", effect_note, tip=effect_note, width=260),
-    Column("Updated", lambda e: fmt.clock(e.updated_at), align=RIGHT, width=130),
+TICK_MS = 1000
+FILTERS: list[tuple[str, str]] = [
+    ("Needs a person (ambiguous)", "ambiguous"), ("Lease lapsed, not marked", "lapsed"),
+    ("Live (reserved or executing)", "live"), ("Committed", "committed"),
+    ("Failed", "failed"), ("All effects", "all"),
 ]
-STATUSES: list[tuple[str, Any]] = [("Ambiguous", [EffectStatus.AMBIGUOUS.value]),
-                                   ("All effects", None)] + [
-    (s.value.capitalize(), [s.value]) for s in EffectStatus if s != EffectStatus.AMBIGUOUS]
 
 
-class EffectsModel(PagedModel):
-    def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
-        super().__init__(runner, COLUMNS, lambda e: e.key, lambda e: (e.created_at, e.key),
-                         parent)
-
-    def show(self, journal: Any, status: list[str] | None) -> None:
-        effects = journal.effects
-        self.set_query(lambda cursor, limit: effects.list(status=status, cursor=cursor,
-                                                          limit=limit))
+def effect_query(choice: str, text: str | None) -> EffectQuery:
+    statuses = {"ambiguous": {EffectStatus.AMBIGUOUS}, "live": set(LIVE),
+                "committed": {EffectStatus.COMMITTED}, "failed": {EffectStatus.FAILED}}
+    return EffectQuery(statuses=frozenset(statuses.get(choice, set())),
+                       lapsed=choice == "lapsed", text=text)
 
 
 class EffectsPage(ListPage):
-    change_kinds = frozenset({"effect"})
+    """Signals:
+        open_run(str): the operator asked to see the run of an effect.
+    """
+
+    open_run = Signal(str)
+    change_kinds = frozenset({"effect", "receipt"})
     title = "Effects"
-    stretch_column = 6
+    stretch_column = 7
 
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, EffectsModel(ctx.runner), parent)
         self.model.setParent(self)
-        self.search.hide()  # the core filters effects by status and run, not by text
-        self.status = choice_combo("Effect status", STATUSES, self)
+        self.read_only = bool(ctx.journal.read_only)
+        self.key: str | None = None
+        self.context: EffectContext | None = None
+        self._generation = 0
+        self._last_tick = time.time()
+        self.status = choice_combo("Effect status", FILTERS, self)
         self.status.currentIndexChanged.connect(self.apply_query)
-        self.layout_top.addWidget(self.status)
-        self.add_main(self.table)
+        self.layout_top.insertWidget(2, self.status)
+        self.search.setPlaceholderText("Search keys, actions, idempotency keys")
+        self.detail_message = MessageBar(self)
+        self.view = EffectView(self)
+        self.empty = plain_label("Select an effect to see it whole.", self, name="Muted",
+                                 selectable=False)
+        self.form = ResolveForm(self)
+        self._buttons()
+        self._layout()
+        self.table.selectionModel().currentChanged.connect(self._on_current)
+        self.model.loaded.connect(self._on_loaded)
+        self.view.open_run.connect(self.open_run)
+        self._tick = QTimer(self)
+        self._tick.setInterval(TICK_MS)
+        self._tick.timeout.connect(self._on_tick)
+        find = QShortcut(QKeySequence("Ctrl+F"), self)
+        find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find.activated.connect(self.search.setFocus)
+        self.show_context(None)
 
+    # ------------------------------------------------------------ building
+    def _buttons(self) -> None:
+        self.committed_button = QPushButton("Mark &committed", self)
+        self.committed_button.setAccessibleName("Mark the effect committed")
+        self.committed_button.setToolTip("It happened: never retry it (Alt+C)")
+        self.failed_button = QPushButton("Mark f&ailed", self)
+        self.failed_button.setAccessibleName("Mark the effect failed")
+        self.failed_button.setToolTip("It did not happen: the next attempt may retry (Alt+A)")
+        self.lapsed_button = QPushButton("Mark lapsed leases am&biguous", self)
+        self.lapsed_button.setAccessibleName("Mark lapsed leases ambiguous")
+        self.lapsed_button.setToolTip("Every lease that has expired without an outcome becomes "
+                                      "ambiguous; live leases are never touched (Alt+B)")
+        self.committed_button.clicked.connect(partial(self.resolve, EffectStatus.COMMITTED))
+        self.failed_button.clicked.connect(partial(self.resolve, EffectStatus.FAILED))
+        self.lapsed_button.clicked.connect(self.mark_lapsed)
+        row = QHBoxLayout()
+        for button in (self.committed_button, self.failed_button, self.lapsed_button):
+            row.addWidget(button)
+        row.addStretch(1)
+        self.form.buttons.addLayout(row)
+
+    def _layout(self) -> None:
+        content = QWidget(self)
+        inner = QVBoxLayout(content)
+        inner.addWidget(self.empty)
+        inner.addWidget(self.view)
+        inner.addStretch(1)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(content)
+        right = QWidget(self)
+        column = QVBoxLayout(right)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.detail_message)
+        column.addWidget(scroll, 1)
+        column.addWidget(self.form)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.setObjectName("EffectsSplitter")
+        split.addWidget(self.table)
+        split.addWidget(right)
+        split.setChildrenCollapsible(False)
+        split.setSizes([640, 560])
+        self.splitter = split
+        self.add_main(split)
+
+    # ------------------------------------------------------------ list
     def apply_query(self) -> None:
         assert isinstance(self.model, EffectsModel)
-        self.model.show(self.journal, self.status.currentData())
+        self.model.show(self.journal, effect_query(self.status.currentData(), self.text()))
+
+    def start(self) -> None:
+        super().start()
+        self._tick.start()
+
+    def choose_filter(self, choice: str) -> None:
+        self.status.setCurrentIndex(max(0, self.status.findData(choice)))
+
+    @Slot()
+    def _on_loaded(self) -> None:
+        if not self.table.currentIndex().isValid() and self.model.rowCount():
+            self.table.selectRow(0)
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        item = self.model.item(current.row()) if current.isValid() else None
+        if item is not None:
+            self.select_effect(item.key)
+
+    def select_effect(self, key: str) -> None:
+        if key != self.key:
+            self.detail_message.clear()
+            self.form.clear()
+        self.key = key
+        self.reload_detail()
+
+    def refreshed(self) -> None:
+        self.reload_detail()
+
+    # ------------------------------------------------------------ detail
+    def reload_detail(self) -> None:
+        if self.key is None:
+            return
+        self._generation += 1
+        generation, key, effects = self._generation, self.key, self.journal.effects
+        self.ctx.runner.run(lambda: (generation, effects.context(key)),
+                            on_done=self._on_context, on_error=self._on_context_error,
+                            owner=self)
+
+    def _on_context(self, result: tuple[int, EffectContext]) -> None:
+        generation, context = result
+        if generation == self._generation:
+            self.show_context(context)
+
+    def _on_context_error(self, exc: BaseException) -> None:
+        self.ctx.presenter.present(exc, inline=self.detail_message)
+
+    def show_context(self, context: EffectContext | None) -> None:
+        self.context = context
+        self.empty.setVisible(context is None)
+        self.view.setVisible(context is not None)
+        if context is not None:
+            self.view.show_context(context)
+        self.form.set_effect(self.effect(), writable=not self.read_only)
+        self.update_buttons()
+
+    def effect(self) -> Effect | None:
+        return self.context.effect if self.context is not None else None
+
+    def update_buttons(self) -> None:
+        e = self.effect()
+        writable = not self.read_only and e is not None
+        ambiguous = writable and e.status == EffectStatus.AMBIGUOUS
+        self.committed_button.setEnabled(ambiguous)
+        self.failed_button.setEnabled(ambiguous)
+        show_lapsed = e is not None and lapsed(e)
+        self.lapsed_button.setVisible(show_lapsed)
+        self.lapsed_button.setEnabled(show_lapsed and writable)
+        self.form.setVisible(e is not None and (e.status == EffectStatus.AMBIGUOUS
+                                                or show_lapsed))
+
+    # ------------------------------------------------------------ writes
+    def resolve(self, outcome: EffectStatus) -> bool:
+        """Resolve the shown effect (after the form's checks); False if nothing was sent."""
+        e = self.effect()
+        if self.read_only or e is None or not self.committed_button.isEnabled():
+            return False
+        if not self.form.check(e, outcome):
+            return False
+        call = resolve_call(self.journal.effects, e, outcome, self.form.reason_text(),
+                            self.form.external_id(), self.form.evidence())
+        self.detail_message.show_message(f"Marking {outcome.value}…", Level.INFO)
+        self.committed_button.setEnabled(False)
+        self.failed_button.setEnabled(False)
+        self.ctx.runner.run(call, on_done=self._on_resolved, on_error=self._on_refused,
+                            owner=self, write=True)
+        return True
+
+    def _on_resolved(self, effect: Effect) -> None:
+        self.form.clear()
+        self.detail_message.show_message(
+            f"Marked {effect.status.value}: {effect.key}. Receipt, run event and audit row "
+            "written.", Level.SUCCESS)
+        self.model.refresh()
+        self.reload_detail()
+
+    def _on_refused(self, exc: BaseException) -> None:
+        self.ctx.presenter.present(exc, inline=self.detail_message)
+        self.model.refresh()
+        self.reload_detail()
+
+    @Slot()
+    def mark_lapsed(self) -> None:
+        e = self.effect()
+        if self.read_only or e is None or not lapsed(e):
+            return
+        effects = self.journal.effects
+        self.ctx.runner.run(effects.sweep_expired, on_done=self._on_swept,
+                            on_error=self._on_refused, owner=self, write=True)
+
+    def _on_swept(self, n: int) -> None:
+        self.detail_message.show_message(
+            f"Marked {n} lapsed effect{'s' if n != 1 else ''} ambiguous; each now waits for a "
+            "person.", Level.SUCCESS)
+        self.model.refresh()
+        self.reload_detail()
+
+    # ------------------------------------------------------------ clock
+    @Slot()
+    def _on_tick(self) -> None:
+        now = time.time()
+        since, self._last_tick = self._last_tick, now
+        if not self.isVisible():
+            return
+        self.model.tick()
+        self.view.tick()
+        assert isinstance(self.model, EffectsModel)
+        if self.model.crossed_expiry(since, now):
+            self.model.refresh()
+        self.update_buttons()

@@ -181,6 +181,9 @@ class InboxCommands(QObject):
             return
         item = targets[0]
         detail = self._detail_for(item, EffectDetail)
+        if detail is not None and hasattr(detail, "resolve"):
+            detail.resolve(outcome)  # the detail checks, confirms and submits
+            return
         reason = detail.reason_text() if detail else ""
         if not reason:
             reason = ReasonDialog.ask(

@@ -1,16 +1,19 @@
-"""Memory conflict detail (read-only view: the local and the incoming version)."""
+"""Memory conflict detail: the side-by-side review with word-level highlighting, the
+field differences, and keep local / take incoming / merge / dismiss (with a reason)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtCore import Slot
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from proctor.core.models import InboxItem, InboxKind, Reconciliation, ReconciliationStatus
+from proctor.core.models import InboxItem, InboxKind, ReconciliationStatus
 
+from ..memory.common import RevealState
+from ..memory.conflict_view import ConflictData, ConflictReview, load_conflict, resolve_call
 from ..widgets import fmt
-from ..widgets.bounded_text import BoundedText
-from ..widgets.labels import plain_label, section
+from ..widgets.message_bar import Level
 from .detail import DetailContext, DetailWidget
 
 
@@ -18,40 +21,74 @@ class ConflictDetail(DetailWidget):
     kind = InboxKind.MEMORY
 
     def __init__(self, ctx: DetailContext, parent: QWidget | None = None) -> None:
+        self._drafts: dict[str, tuple[str | None, str]] = {}
+        self.reveals = RevealState()
         super().__init__(ctx, parent)
-        self.state = plain_label(parent=self)
-        self.state.setAccessibleName("Conflict state")
-        self.local = BoundedText("Local version", self)
-        self.incoming = BoundedText("Incoming version", self)
-        self.local_title = section("Local", self)
-        self.incoming_title = section("Incoming", self)
-        columns = QHBoxLayout()
-        for title, text in ((self.local_title, self.local), (self.incoming_title, self.incoming)):
-            column = QVBoxLayout()
-            column.addWidget(title)
-            column.addWidget(text)
-            column.addStretch(1)
-            columns.addLayout(column, 1)
-        self.body.addWidget(self.state)
-        self.body.addLayout(columns)
+        self.reveals.setParent(self)
+        self.body.addWidget(self.review)
+        self.review.resolve_requested.connect(self._on_resolve)
+        self.review.reveal_requested.connect(self._on_reveal)
+        self.review.open_run.connect(self.open_run)
 
+    def footer(self) -> QVBoxLayout:
+        self.review = ConflictReview(self.reveals, self, read_only=self.ctx.read_only)
+        self.review.run_button.hide()  # the detail's header has "Open run"
+        form = QVBoxLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        form.addWidget(self.review.form)
+        return form
+
+    # ------------------------------------------------------------ drafts
+    def leave_item(self) -> None:
+        if self.item is not None:
+            self._drafts[self.item.id] = self.review.draft()
+
+    def enter_item(self, item: InboxItem) -> None:
+        merged, reason = self._drafts.pop(item.id, (None, ""))
+        self.review.set_draft(merged, reason)
+
+    def forget_draft(self, item_id: str) -> None:
+        self._drafts.pop(item_id, None)
+        if self.item is not None and self.item.id == item_id:
+            self.review.clear_draft()
+
+    def focus_primary(self) -> None:
+        self.review.reason.setFocus()
+
+    # ------------------------------------------------------------ entity
     def show_row(self, item: InboxItem) -> None:
         self.title.setText(fmt.bounded(item.summary, 160))
 
     def fetcher(self, item: InboxItem) -> Any:
         memory, item_id = self.ctx.journal.memory, item.id
-        return lambda: memory.reconciliation(item_id)
+        return lambda: load_conflict(memory, item_id)
 
-    def show_entity(self, data: Reconciliation) -> None:
-        self.entity = data
-        self.title.setText(f"Memory conflict: {fmt.bounded(data.title, 120)}")
-        self.local_title.setText(f"Local (version {data.local_version})")
-        self.incoming_title.setText(f"Incoming from {fmt.bounded(data.incoming_source, 80)}")
-        self.local.set_text(data.local_content)
-        self.incoming.set_text(data.incoming_content)
-        if data.status == ReconciliationStatus.PENDING:
-            self.state.setText(f"Pending for {fmt.age(data.created_at)} · "
-                               f"{data.scope.value} {data.scope_key}")
-        else:
-            self.state.setText(f"{data.status.value.replace('_', ' ').capitalize()} by "
-                               f"{data.resolved_by} at {fmt.clock(data.resolved_at)}")
+    def show_entity(self, data: ConflictData) -> None:
+        self.entity = data.item
+        self.title.setText(f"Memory conflict: {fmt.bounded(data.item.title, 120)}")
+        self.review.show_conflict(data)
+
+    def tick(self) -> None:
+        self.review.tick()
+
+    def is_pending(self) -> bool:
+        return self.review.is_pending()
+
+    # ------------------------------------------------------------ writes
+    @Slot(object, object, str)
+    def _on_resolve(self, choice: ReconciliationStatus, merged: str | None, reason: str) -> None:
+        data = self.review.data
+        if self.item is None or data is None or data.item.id != self.item.id:
+            return
+        self.message.show_message("Saving your decision…", Level.INFO)
+        self.ctx.decider.submit(self.item, resolve_call(self.ctx.journal.memory, data, choice,
+                                                        merged, reason))
+
+    @Slot(str)
+    def _on_reveal(self, entry_id: str) -> None:
+        memory = self.ctx.journal.memory
+        self.ctx.runner.run(lambda: memory.reveal(entry_id), on_done=self._on_revealed,
+                            on_error=self._on_load_error, owner=self, write=True)
+
+    def _on_revealed(self, entry: Any) -> None:
+        self.reveals.add(entry.id)

@@ -1,110 +1,393 @@
-"""The Memory page: entries (newest change first) and pending conflicts."""
+"""The Memory page: a scope tree with counts and token budgets; entries filtered, searched
+and sorted in the store; pending conflicts; and on the right the selected entry (content,
+history, edits) or conflict (side-by-side review), or several conflicts at once (bulk).
+
+Keyboard: Tab moves between the tree, filters, lists and the detail; arrows move in a
+list; Shift+arrows / Ctrl+A select several conflicts; the detail's buttons carry Alt
+mnemonics (Alt+K keep local, Alt+T take incoming, Alt+M merge, Alt+D dismiss, Alt+E edit,
+Alt+P pin, Alt+O confirm, Alt+M remove, Alt+A reveal); Ctrl+F searches.
+"""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import QItemSelection, QModelIndex, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
-from proctor.core.models import Page
+from proctor.core.memory_views import MemoryQuery
+from proctor.core.models import MemoryScope, ReconciliationStatus, Trust
 
-from ..tasks import TaskRunner
-from ..widgets import fmt
-from ..widgets.labels import section
+from ..widgets.labels import plain_label, section
 from ..widgets.list_page import ListPage, choice_combo, make_table
-from ..widgets.paged_model import Column, PagedModel
+from ..widgets.message_bar import Level
+from .bulk import BulkPanel, bulk_resolve
+from .common import RevealState, label, token_limit
+from .conflict_view import ConflictReview, load_conflict, resolve_call
+from .entry import EntryDetail, load_entry
+from .model import ConflictsModel, EntriesModel
+from .scopes import ScopeTree
 
-LIMIT = 500  # the core lists memory in one bounded page
-RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-
-ENTRY_COLUMNS = [
-    Column("Title", lambda e: e.title, tip=lambda e: e.content, width=220),
-    Column("Content", lambda e: e.content, tip=lambda e: e.content, width=320),
-    Column("Scope", lambda e: f"{e.scope.value}:{e.scope_key}", width=150),
-    Column("Kind", lambda e: e.kind, width=80),
-    Column("Trust", lambda e: e.trust.value.replace("_", " "), width=120),
-    Column("Flags", lambda e: " ".join(f for f, on in (("pinned", e.pinned),
-                                                       ("confirmed", e.confirmed),
-                                                       ("deleted", e.deleted)) if on),
-           width=120),
-    Column("Ver.", lambda e: str(e.version), align=RIGHT, width=48),
-    Column("Updated", lambda e: fmt.clock(e.updated_at), align=RIGHT, width=130),
+SORTS: list[tuple[str, Any]] = [
+    ("Recently updated", ("updated", True)), ("Least recently updated", ("updated", False)),
+    ("Highest priority", ("priority", True)), ("Lowest priority", ("priority", False)),
+    ("Newest", ("created", True)), ("Title A–Z", ("title", False)),
 ]
-CONFLICT_COLUMNS = [
-    Column("Entry", lambda c: c.title, width=220),
-    Column("Incoming", lambda c: c.incoming_content, tip=lambda c: c.incoming_content,
-           width=320),
-    Column("From", lambda c: c.incoming_source, width=140),
-    Column("Scope", lambda c: f"{c.scope.value}:{c.scope_key}", width=150),
-    Column("Waiting", lambda c: fmt.age(c.created_at), align=RIGHT, width=80, live=True),
+FLAGS: list[tuple[str, Any]] = [
+    ("Any flags", (None, None)), ("Pinned", (True, None)), ("Not pinned", (False, None)),
+    ("Confirmed", (None, True)), ("Not confirmed", (None, False)),
 ]
-SCOPES = [("All scopes", None), ("Project", "project"), ("Space", "space"), ("User", "user")]
+REMOVED: list[tuple[str, Any]] = [
+    ("Live entries", False), ("Removed only", True), ("Live and removed", None)]
+TRUSTS: list[tuple[str, Any]] = [("Any trust", None)] + [
+    (label(t.value).capitalize(), t.value) for t in Trust]
+CHOICE_DONE = {ReconciliationStatus.ACCEPTED_LOCAL: "Kept local",
+               ReconciliationStatus.ACCEPTED_INCOMING: "Took incoming",
+               ReconciliationStatus.MERGED: "Merged", ReconciliationStatus.DISMISSED: "Dismissed"}
 
 
-def one_page(items: list[Any]) -> Page:
-    return Page[Any](items=items, next_cursor=None)
-
-
-class EntriesModel(PagedModel):
-    def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
-        super().__init__(runner, ENTRY_COLUMNS, lambda e: e.id, lambda e: (e.updated_at, e.id),
-                         parent)
-
-    def show(self, journal: Any, *, text: str | None, scope: str | None,
-             deleted: bool) -> None:
-        memory = journal.memory
-        self.set_query(lambda _cursor, _limit: one_page(memory.list(
-            scope=scope, text=text, include_deleted=deleted, limit=LIMIT)))
-
-
-class ConflictsModel(PagedModel):
-    def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
-        super().__init__(runner, CONFLICT_COLUMNS, lambda c: c.id,
-                         lambda c: (c.created_at, c.id), parent)
-
-    def show(self, journal: Any) -> None:
-        memory = journal.memory
-        self.set_query(lambda _cursor, _limit: one_page(memory.reconciliations(
-            "pending", limit=LIMIT)))
+def fill_combo(combo: Any, first: str, values: list[str]) -> None:
+    """Replace a facet combo's choices, keeping the current one."""
+    current = combo.currentData()
+    combo.blockSignals(True)
+    combo.clear()
+    combo.addItem(first, None)
+    for value in values:
+        combo.addItem(value, value)
+    index = combo.findData(current)
+    combo.setCurrentIndex(max(0, index))
+    combo.blockSignals(False)
 
 
 class MemoryPage(ListPage):
+    """Signals:
+        open_run(str): the operator asked to see a run (an entry's source, a conflict's run).
+    """
+
+    open_run = Signal(str)
     change_kinds = frozenset({"memory", "reconciliation"})
     title = "Memory"
     stretch_column = 1
 
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
-        super().__init__(ctx, EntriesModel(ctx.runner), parent)
+        self.reveals = RevealState()
+        super().__init__(ctx, EntriesModel(ctx.runner, self.reveals), parent)
+        self.reveals.setParent(self)
         self.model.setParent(self)
+        self.read_only = bool(ctx.journal.read_only)
+        self.limit = token_limit(ctx.settings)
+        self.scope: tuple[MemoryScope | None, str | None] = (None, None)
+        self._generation = 0
+        self.shown: tuple[str, str] | None = None  # ("entry"|"conflict", id) on the right
         self.conflicts = ConflictsModel(ctx.runner, self)
-        self.conflicts_table = make_table(self.conflicts, "Pending memory conflicts", self, 1)
-        self.scope = choice_combo("Memory scope", SCOPES, self)
-        self.scope.currentIndexChanged.connect(self.apply_query)
-        self.deleted = choice_combo("Deleted entries",
-                                    [("Hide deleted", False), ("Show deleted", True)], self)
-        self.deleted.currentIndexChanged.connect(self.apply_query)
-        self.layout_top.addWidget(self.scope)
-        self.layout_top.addWidget(self.deleted)
-        lower = QWidget(self)
+        self.conflicts_table = make_table(self.conflicts, "Pending memory conflicts", self, 0)
+        self.conflicts_table.setSelectionMode(
+            QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.tree = ScopeTree(self)
+        self.entry = EntryDetail(ctx.journal.memory, self.reveals, self,
+                                 read_only=self.read_only)
+        self.review = ConflictReview(self.reveals, self, read_only=self.read_only)
+        self.bulk = BulkPanel(self, read_only=self.read_only)
+        self.empty = plain_label("Select an entry or a conflict.", self, name="Muted",
+                                 selectable=False)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._filters()
+        self._layout()
+        self._connect()
+
+    # ------------------------------------------------------------ building
+    def _filters(self) -> None:
+        self.kind = choice_combo("Entry kind", [("Any kind", None)], self)
+        self.trust = choice_combo("Trust level", TRUSTS, self)
+        self.sensitivity = choice_combo("Sensitivity", [("Any sensitivity", None)], self)
+        self.flags = choice_combo("Pinned or confirmed", FLAGS, self)
+        self.removed = choice_combo("Removed entries", REMOVED, self)
+        self.sort = choice_combo("Sort entries by", SORTS, self)
+        row = QHBoxLayout()
+        for combo in (self.kind, self.trust, self.sensitivity, self.flags, self.removed,
+                      self.sort):
+            row.addWidget(combo)
+            combo.currentIndexChanged.connect(self.apply_query)
+        row.addStretch(1)
+        self.body.insertLayout(1, row)
+        self.search.setPlaceholderText("Search titles and content")
+        find = QShortcut(QKeySequence("Ctrl+F"), self)
+        find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find.activated.connect(self.search.setFocus)
+
+    def _layout(self) -> None:
+        middle = QWidget(self)
+        column = QVBoxLayout(middle)
+        column.setContentsMargins(0, 0, 0, 0)
+        self.conflicts_title = section("Pending conflicts", middle)
+        lists = QSplitter(Qt.Orientation.Vertical, middle)
+        lists.addWidget(self.table)
+        lower = QWidget(lists)
         box = QVBoxLayout(lower)
         box.setContentsMargins(0, 0, 0, 0)
-        box.addWidget(section("Pending conflicts", lower))
+        box.addWidget(self.conflicts_title)
         box.addWidget(self.conflicts_table)
-        split = QSplitter(Qt.Orientation.Vertical, self)
+        lists.addWidget(lower)
+        lists.setStretchFactor(0, 3)
+        lists.setStretchFactor(1, 2)
+        column.addWidget(lists)
+        conflict_pane = QWidget(self)
+        pane = QVBoxLayout(conflict_pane)
+        pane.setContentsMargins(0, 0, 0, 0)
+        pane.addWidget(self.review, 1)
+        pane.addWidget(self.review.form)
+        self.right = QStackedWidget(self)
+        for widget in (self.empty, self.entry, conflict_pane, self.bulk):
+            self.right.addWidget(widget)
+        self.conflict_pane = conflict_pane
+        split = QSplitter(Qt.Orientation.Horizontal, self)
         split.setObjectName("MemorySplitter")
-        split.addWidget(self.table)
-        split.addWidget(lower)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
+        split.addWidget(self.tree)
+        split.addWidget(middle)
+        split.addWidget(self.right)
+        split.setChildrenCollapsible(False)
+        split.setSizes([260, 450, 610])
+        split.setStretchFactor(1, 2)
+        split.setStretchFactor(2, 3)
+        self.splitter = split
         self.add_main(split)
+
+    def _connect(self) -> None:
+        self.tree.scope_chosen.connect(self._on_scope)
+        self.table.selectionModel().currentChanged.connect(self._on_entry_current)
+        self.conflicts_table.selectionModel().currentChanged.connect(self._on_conflict_current)
+        self.conflicts_table.selectionModel().selectionChanged.connect(self._on_conflict_selection)
+        self.conflicts.loaded.connect(self._on_conflicts_loaded)
+        self.entry.write_requested.connect(self._on_entry_write)
+        self.entry.reveal_requested.connect(self.reveal)
+        self.entry.open_run.connect(self.open_run)
+        self.review.reveal_requested.connect(self.reveal)
+        self.review.resolve_requested.connect(self._on_resolve)
+        self.review.open_run.connect(self.open_run)
+        self.bulk.resolve_requested.connect(self._on_bulk)
+
+    # ------------------------------------------------------------ querying
+    def query(self) -> MemoryQuery:
+        sort, descending = self.sort.currentData()
+        pinned, confirmed = self.flags.currentData()
+        trust = self.trust.currentData()
+        return MemoryQuery(
+            scope=self.scope[0], scope_key=self.scope[1], kind=self.kind.currentData(),
+            trust=Trust(trust) if trust else None, sensitivity=self.sensitivity.currentData(),
+            pinned=pinned, confirmed=confirmed, deleted=self.removed.currentData(),
+            text=self.text(), sort=sort, descending=descending)
 
     def apply_query(self) -> None:
         assert isinstance(self.model, EntriesModel)
-        self.model.show(self.journal, text=self.text(), scope=self.scope.currentData(),
-                        deleted=bool(self.deleted.currentData()))
-        self.conflicts.show(self.journal)
+        self.model.show(self.journal, self.query())
+        self.conflicts.show(self.journal, *self.scope)
+        self._load_side()
 
     def refreshed(self) -> None:
         self.conflicts.refresh()
+        self._load_side()
+        self.reload_detail()
 
+    def _load_side(self) -> None:
+        memory, limit = self.journal.memory, self.limit
+        self.ctx.runner.run(lambda: (memory.scopes(), memory.facets()),
+                            on_done=partial(self._on_side, limit), on_error=self._on_failed,
+                            owner=self)
+
+    def _on_side(self, limit: int, result: tuple[list[Any], dict[str, list[str]]]) -> None:
+        usages, facets = result
+        self.tree.set_usage(usages, limit)
+        fill_combo(self.kind, "Any kind", facets.get("kind", []))
+        fill_combo(self.sensitivity, "Any sensitivity", facets.get("sensitivity", []))
+
+    @Slot(object, object)
+    def _on_scope(self, scope: MemoryScope | None, scope_key: str | None) -> None:
+        self.scope = (scope, scope_key)
+        assert isinstance(self.model, EntriesModel)
+        self.model.show(self.journal, self.query())
+        self.conflicts.show(self.journal, scope, scope_key)
+
+    @Slot()
+    def _on_conflicts_loaded(self) -> None:
+        n = self.conflicts.rowCount()
+        self.conflicts_title.setText(f"Pending conflicts ({n})" if n else
+                                     "Pending conflicts (none)")
+
+    # ------------------------------------------------------------ the right-hand side
+    @Slot(QModelIndex, QModelIndex)
+    def _on_entry_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        item = self.model.item(current.row()) if current.isValid() else None
+        if item is not None:
+            self.show_detail("entry", item.id)
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_conflict_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        item = self.conflicts.item(current.row()) if current.isValid() else None
+        if item is not None and len(self.selected_conflicts()) <= 1:
+            self.show_detail("conflict", item.id)
+
+    @Slot(QItemSelection, QItemSelection)
+    def _on_conflict_selection(self, *_: Any) -> None:
+        chosen = self.selected_conflicts()
+        if len(chosen) > 1:
+            self.shown = None
+            self.bulk.show_items(chosen)
+            self.right.setCurrentWidget(self.bulk)
+        elif len(chosen) == 1 and self.shown != ("conflict", chosen[0].id):
+            self.show_detail("conflict", chosen[0].id)
+
+    def selected_conflicts(self) -> list[Any]:
+        rows = sorted(i.row() for i in self.conflicts_table.selectionModel().selectedRows())
+        return [c for c in (self.conflicts.item(r) for r in rows) if c is not None]
+
+    def show_detail(self, kind: str, item_id: str) -> None:
+        """Show an entry or a conflict on the right (loaded off the GUI thread)."""
+        if self.shown != (kind, item_id) and kind == "conflict":
+            self.review.clear_draft()
+        self.shown = (kind, item_id)
+        self.right.setCurrentWidget(self.entry if kind == "entry" else self.conflict_pane)
+        self.reload_detail()
+
+    def reload_detail(self) -> None:
+        if self.shown is None:
+            return
+        self._generation += 1
+        generation, (kind, item_id) = self._generation, self.shown
+        memory = self.journal.memory
+        fetch = (lambda: load_entry(memory, item_id)) if kind == "entry" else \
+            (lambda: load_conflict(memory, item_id))
+        self.ctx.runner.run(lambda: (generation, fetch()), on_done=self._on_detail,
+                            on_error=self._on_detail_error, owner=self)
+
+    def _on_detail(self, result: tuple[int, Any]) -> None:
+        generation, data = result
+        if generation != self._generation or self.shown is None:
+            return
+        if self.shown[0] == "entry":
+            self.entry.show_entry(data)
+        else:
+            self.review.show_conflict(data)
+
+    def _on_detail_error(self, exc: BaseException) -> None:
+        bar = self.entry.message if self.shown and self.shown[0] == "entry" else \
+            self.review.notice
+        self.ctx.presenter.present(exc, inline=bar)
+
+    # ------------------------------------------------------------ writes
+    @Slot(str)
+    def reveal(self, entry_id: str) -> None:
+        """Reveal a sensitive entry: the store audits the look first."""
+        if self.read_only:
+            return
+        memory = self.journal.memory
+        self.ctx.runner.run(lambda: memory.reveal(entry_id),
+                            on_done=self._on_revealed, on_error=self._on_write_error,
+                            owner=self, write=True)
+
+    def _on_revealed(self, entry: Any) -> None:
+        self.reveals.add(entry.id)
+
+    @Slot(str, object)
+    def _on_entry_write(self, what: str, fn: Any) -> None:
+        self.entry.message.show_message(f"{what.rstrip('d')}ing…" if what != "Saved"
+                                        else "Saving…", Level.INFO)
+        self.ctx.runner.run(fn, on_done=partial(self._on_entry_written, what),
+                            on_error=self._on_write_error, owner=self, write=True)
+
+    def _on_entry_written(self, what: str, entry: Any) -> None:
+        if what == "Saved":
+            self.entry.edit_saved()
+        self.entry.message.show_message(f"{what}: “{entry.title}” is now version "
+                                        f"{entry.version}.", Level.SUCCESS)
+        self.reload_detail()
+        self.model.refresh()
+
+    def _on_write_error(self, exc: BaseException) -> None:
+        bar = self.entry.message if self.shown and self.shown[0] == "entry" else \
+            self.review.notice
+        self.ctx.presenter.present(exc, inline=bar)
+        self.reload_detail()
+
+    @Slot(object, object, str)
+    def _on_resolve(self, choice: ReconciliationStatus, merged: str | None, reason: str) -> None:
+        data = self.review.data
+        if data is None:
+            return
+        self.review.notice.show_message("Saving your decision…", Level.INFO)
+        call = resolve_call(self.journal.memory, data, choice, merged, reason)
+        self.ctx.runner.run(call, on_done=partial(self._on_resolved, choice),
+                            on_error=self._on_write_error, owner=self, write=True)
+
+    def _on_resolved(self, choice: ReconciliationStatus, item: Any) -> None:
+        self.review.clear_draft()
+        self.review.notice.clear()
+        self.message.show_message(f"{CHOICE_DONE[choice]}: “{item.title}”.", Level.SUCCESS)
+        self.reload_detail()
+        self.conflicts.refresh()
+        self.model.refresh()
+        self._load_side()
+
+    @Slot(object, str)
+    def _on_bulk(self, choice: ReconciliationStatus, reason: str) -> None:
+        items = self.bulk.items
+        memory = self.journal.memory
+        self.message.show_message(f"{CHOICE_DONE[choice]} for {len(items)} conflicts…")
+        self.ctx.runner.run(lambda: bulk_resolve(memory, items, choice, reason),
+                            on_done=partial(self._on_bulk_done, choice),
+                            on_error=self._on_write_error, owner=self, write=True)
+
+    def _on_bulk_done(self, choice: ReconciliationStatus,
+                      results: list[tuple[Any, BaseException | None]]) -> None:
+        bad = [(c, e) for c, e in results if e is not None]
+        text = f"{CHOICE_DONE[choice]} for {len(results) - len(bad)} of {len(results)} conflicts."
+        if bad:
+            text += f" {len(bad)} refused — " + "; ".join(
+                f"“{c.title}”: {e}" for c, e in bad[:3])
+        self.message.show_message(text, Level.WARNING if bad else Level.SUCCESS)
+        self.conflicts_table.clearSelection()
+        self.shown = None
+        self.right.setCurrentWidget(self.empty)
+        self.conflicts.refresh()
+        self.model.refresh()
+        self._load_side()
+
+    # ------------------------------------------------------------ focus
+    def focus_list(self) -> None:
+        if self.conflicts.rowCount() and not self.model.rowCount():
+            self.conflicts_table.setFocus()
+        else:
+            self.table.setFocus()
+
+    def focus_conflicts(self) -> None:
+        self.conflicts_table.setFocus()
+        if not self.conflicts_table.currentIndex().isValid() and self.conflicts.rowCount():
+            self.conflicts_table.selectRow(0)
+
+    def show_conflict(self, item_id: str) -> None:
+        """Open a conflict's review (e.g. from a link)."""
+        self.show_detail("conflict", item_id)
+
+    def start(self) -> None:
+        super().start()
+        QTimer.singleShot(0, self._tick_start)
+
+    def _tick_start(self) -> None:
+        self._tick = QTimer(self)
+        self._tick.setInterval(1000)
+        self._tick.timeout.connect(self._on_tick)
+        self._tick.start()
+
+    @Slot()
+    def _on_tick(self) -> None:
+        if self.isVisible():
+            self.conflicts.tick()
+            self.review.tick()

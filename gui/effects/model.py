@@ -1,0 +1,66 @@
+"""The Effects page's list: keyset-paged effects filtered in the store."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt
+
+from proctor.core.effect_views import EffectQuery
+from proctor.core.models import Effect
+
+from ..memory.common import label
+from ..tasks import TaskRunner
+from ..widgets import fmt
+from ..widgets.paged_model import Column, PagedModel
+from .view import LIVE, lapsed
+
+RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
+
+def note(e: Effect) -> str:
+    return e.ambiguous_reason or e.error or e.resolution_reason or ""
+
+
+def lease_cell(e: Effect) -> str:
+    if e.status not in LIVE or e.lease_expires_at is None:
+        return fmt.span(e.lease_seconds)
+    left = e.lease_expires_at - time.time()
+    return f"{fmt.span(left)} left" if left > 0 else f"lapsed {fmt.span(-left)}"
+
+
+def status_cell(e: Effect) -> str:
+    return "lapsed" if lapsed(e) else e.status.value
+
+
+COLUMNS = [
+    Column("Key", lambda e: e.key, tip=lambda e: e.key, width=210),
+    Column("Action", lambda e: e.tool, width=130),
+    Column("Status", status_cell, width=90, live=True),
+    Column("Safety", lambda e: label(e.safety_class.value), width=130),
+    Column("Try", lambda e: str(e.attempt), align=RIGHT, width=40),
+    Column("Holder", lambda e: e.lease_owner or "", tip=lambda e: e.lease_owner or "",
+           width=130),
+    Column("Lease", lease_cell, align=RIGHT, width=96, live=True),
+    Column("Why / outcome", note, tip=note, width=240),
+    Column("Updated", lambda e: fmt.clock(e.updated_at), align=RIGHT, width=120),
+]
+
+
+class EffectsModel(PagedModel):
+    def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
+        super().__init__(runner, COLUMNS, lambda e: e.key, lambda e: (e.created_at, e.key),
+                         parent)
+        self.query = EffectQuery()
+
+    def show(self, journal: Any, query: EffectQuery) -> None:
+        self.query = query
+        effects = journal.effects
+        self.set_query(lambda cursor, limit: effects.browse(query, cursor=cursor, limit=limit),
+                       descending=query.newest_first)
+
+    def crossed_expiry(self, since: float, now: float) -> bool:
+        """True if a shown live lease expired between ``since`` and ``now``."""
+        return any(e.status in LIVE and e.lease_expires_at is not None
+                   and since < e.lease_expires_at <= now for e in self.items())

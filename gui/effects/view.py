@@ -1,0 +1,224 @@
+"""Everything known about one side effect, read-only: state (with a live lease countdown),
+key, action, agent, run, attempt, times, lease, why it became ambiguous, the tool call's
+request and (partial) result, the receipts with their evidence, safety class and
+idempotency key. Used by the Effects page and the inbox detail of kind "effect"."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QItemSelection, Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core.effect_views import EffectContext
+from proctor.core.models import Effect, EffectStatus, Receipt
+
+from ..memory.common import RowsModel, label
+from ..widgets import fmt
+from ..widgets.bounded_text import BoundedText
+from ..widgets.json_tree import JsonTree
+from ..widgets.labels import plain_label, section
+
+LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
+RECEIPT_HEADERS = ("When", "Kind", "Status", "External id", "By")
+FACTS = ("Key", "Action", "Agent", "Run", "Attempt", "Reserved", "Started", "Lease",
+         "Safety class", "Idempotency key", "Approval")
+
+
+def lapsed(e: Effect, now: float | None = None) -> bool:
+    """A live effect whose lease expired, not yet marked ambiguous."""
+    return e.status in LIVE and e.lease_expires_at is not None \
+        and e.lease_expires_at <= (now or time.time())
+
+
+def lease_text(e: Effect, now: float | None = None) -> str:
+    length = fmt.span(e.lease_seconds)
+    if e.status not in LIVE:
+        return f"{length} lease (held by {e.lease_owner or '—'}; ended)"
+    if e.lease_expires_at is None:
+        return f"{length} lease held by {e.lease_owner or '—'}"
+    left = e.lease_expires_at - (now or time.time())
+    if left > 0:
+        return f"held by {e.lease_owner or '—'} · {fmt.span(left)} left of {length}"
+    return f"lapsed {fmt.span(-left)} ago · was held by {e.lease_owner or '—'} for {length}"
+
+
+def state_text(e: Effect, now: float | None = None) -> str:
+    if e.status == EffectStatus.AMBIGUOUS:
+        return (f"Outcome unknown since {fmt.clock(e.updated_at)} — only a person can say "
+                "whether it happened.")
+    if lapsed(e, now):
+        return (f"{e.status.value.capitalize()}, but the lease lapsed "
+                f"{fmt.span((now or time.time()) - (e.lease_expires_at or 0))} ago and nobody "
+                "has marked it ambiguous yet.")
+    if e.status in LIVE:
+        return f"{e.status.value.capitalize()} — {lease_text(e, now)}."
+    who = e.resolved_by or "the agent"
+    text = f"{e.status.value.capitalize()} by {who} at {fmt.clock(e.updated_at)}"
+    if e.resolution_reason:
+        text += f": {fmt.bounded(e.resolution_reason, 300)}"
+    elif e.error:
+        text += f": {fmt.bounded(e.error, 300)}"
+    return text
+
+
+def fact_values(c: EffectContext) -> dict[str, str]:
+    e, run = c.effect, c.run
+    return {
+        "Key": e.key, "Action": e.tool,
+        "Agent": run.agent if run else (e.lease_owner or "—"),
+        "Run": f"{fmt.bounded(run.title, 80)} ({run.id}, {run.status.value})" if run
+        else (e.run_id or "— (no run)"),
+        "Attempt": str(e.attempt), "Reserved": fmt.clock(e.created_at),
+        "Started": fmt.clock(e.started_at) if e.started_at else "— (never began)",
+        "Lease": lease_text(e), "Safety class": label(e.safety_class.value),
+        "Idempotency key": e.idempotency_key or "— (none: a retry is not deduplicated)",
+        "Approval": c.approval.id + (f" (approved by {c.approval.decided_by})"
+                                     if c.approval and c.approval.decided_by else "")
+        if c.approval else "—",
+    }
+
+
+def receipt_cells(r: Receipt) -> tuple[str, ...]:
+    return (fmt.clock(r.created_at), r.kind, r.status, r.external_id or "—", r.actor)
+
+
+class EffectView(QWidget):
+    """Signals:
+        open_run(str): the operator asked to see the effect's run.
+    """
+
+    open_run = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context: EffectContext | None = None
+        self.state = plain_label(parent=self)
+        self.state.setAccessibleName("Effect state")
+        self.facts: dict[str, Any] = {}
+        form = QFormLayout()
+        for name in FACTS:
+            value = plain_label(parent=self)
+            value.setAccessibleName(name)
+            self.facts[name] = value
+            form.addRow(plain_label(name, self, name="Muted", selectable=False), value)
+        self.run_button = QPushButton("Open the r&un", self)
+        self.run_button.setAccessibleName("Open the run of this effect")
+        self.run_button.clicked.connect(self._on_open_run)
+        self.why = BoundedText("Why the outcome is unknown", self)
+        self.prior_error = BoundedText("Prior error", self)
+        self.action = JsonTree("Action", self)
+        self.request = JsonTree("Tool call request", self)
+        self.result = JsonTree("Result so far (partial)", self)
+        self.tool_note = plain_label(parent=self, name="Muted")
+        for tree in (self.action, self.request, self.result):
+            tree.setMinimumHeight(120)
+        self.receipts = RowsModel(RECEIPT_HEADERS, receipt_cells, self,
+                                  tip=lambda r: f"digest {r.digest}")
+        self.receipts_view = self._receipts_view()
+        self.evidence = JsonTree("Evidence of the selected receipt", self)
+        self.evidence.setMinimumHeight(110)
+        self._build(form)
+
+    def _receipts_view(self) -> QTableView:
+        view = QTableView(self)
+        view.setModel(self.receipts)
+        view.setAccessibleName("Receipts")
+        view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        view.setTabKeyNavigation(False)
+        view.verticalHeader().hide()
+        view.setShowGrid(False)
+        view.setMaximumHeight(140)
+        view.verticalHeader().setDefaultSectionSize(24)
+        header = view.horizontalHeader()
+        for col, width in enumerate((120, 90, 90, 170, 150)):
+            header.resizeSection(col, width)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        view.selectionModel().selectionChanged.connect(self._on_receipt)
+        return view
+
+    def _build(self, form: QFormLayout) -> None:
+        head = QHBoxLayout()
+        head.addWidget(self.state, 1)
+        head.addWidget(self.run_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(head)
+        layout.addLayout(form)
+        self.why_title = section("Why the outcome is unknown", self)
+        self.error_title = section("Prior error", self)
+        for widget in (self.why_title, self.why, self.error_title, self.prior_error,
+                       self.action, section("Tool call", self), self.tool_note, self.request,
+                       self.result, section("Receipts", self), self.receipts_view,
+                       self.evidence):
+            layout.addWidget(widget)
+
+    # ------------------------------------------------------------ showing
+    def show_context(self, c: EffectContext) -> None:
+        self.context = c
+        e = c.effect
+        for name, value in fact_values(c).items():
+            self.facts[name].setText(fmt.bounded(value, 400))
+        self.run_button.setVisible(bool(e.run_id))
+        self.why.set_text(e.ambiguous_reason or "")
+        self.prior_error.set_text(e.error or "")
+        for widget in (self.why_title, self.why):
+            widget.setVisible(bool(e.ambiguous_reason))
+        for widget in (self.error_title, self.prior_error):
+            widget.setVisible(bool(e.error))
+        self.action.set_value(e.action)
+        self._show_tool_call(c)
+        self.receipts.set_rows(c.receipts)
+        self.evidence.setVisible(bool(c.receipts))
+        if c.receipts:
+            self.receipts_view.selectRow(len(c.receipts) - 1)
+        self.tick()
+
+    def _show_tool_call(self, c: EffectContext) -> None:
+        call, e = c.tool_call, c.effect
+        if call is None:
+            self.tool_note.setText("No tool call is linked to this effect.")
+        else:
+            status = label(call.status.value)
+            error = f" · error: {fmt.bounded(call.error, 200)}" if call.error else ""
+            self.tool_note.setText(f"{call.tool} · {status} · recorded "
+                                   f"{fmt.clock(call.created_at)}{error}")
+        self.request.setVisible(call is not None)
+        if call is not None:
+            self.request.set_value(call.request)
+        partial = call.result if call is not None and call.result is not None else e.result
+        self.result.setVisible(partial is not None)
+        if partial is not None:
+            self.result.set_value(partial)
+
+    def tick(self) -> None:
+        """Once a second: the lease countdown."""
+        if self.context is None:
+            return
+        e = self.context.effect
+        self.state.setText(state_text(e))
+        self.facts["Lease"].setText(lease_text(e))
+
+    @Slot(QItemSelection, QItemSelection)
+    def _on_receipt(self, *_: Any) -> None:
+        rows = self.receipts_view.selectionModel().selectedRows()
+        r = self.receipts.item(rows[0].row()) if rows else None
+        if r is not None:
+            self.evidence.set_value(r.evidence)
+
+    @Slot()
+    def _on_open_run(self) -> None:
+        if self.context is not None and self.context.effect.run_id:
+            self.open_run.emit(self.context.effect.run_id)

@@ -1,0 +1,122 @@
+"""Several pending conflicts resolved the same way with one confirmed action
+("Take incoming for these 12")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+
+from proctor.core import errors
+from proctor.core.models import Reconciliation, ReconciliationStatus
+
+from ..widgets import fmt
+from ..widgets.dialogs import ReasonDialog
+from ..widgets.labels import plain_label
+from .common import request_id
+
+SHOWN = 12  # titles listed in the panel; the rest are counted
+VERBS = {ReconciliationStatus.ACCEPTED_LOCAL: ("Keep local for", "each entry stays as it is"),
+         ReconciliationStatus.ACCEPTED_INCOMING: (
+             "Take incoming for", "each entry gets the incoming text as its next version; "
+             "an entry that changed after its conflict was recorded is refused (review "
+             "that one on its own)"),
+         ReconciliationStatus.DISMISSED: ("Dismiss", "each incoming version is dropped")}
+
+
+def bulk_resolve(memory: Any, items: list[Reconciliation], choice: ReconciliationStatus,
+                 reason: str) -> list[tuple[Reconciliation, BaseException | None]]:
+    """Runs on the task runner: one transaction per conflict; refusals are collected."""
+    rid = request_id()
+    out: list[tuple[Reconciliation, BaseException | None]] = []
+    for item in items:
+        try:
+            if choice == ReconciliationStatus.ACCEPTED_INCOMING:
+                memory.resolve_seen(item.id, choice, expected_version=item.version,
+                                    entry_version=item.local_version, reason=reason,
+                                    request_id=f"{rid}:{item.id}")
+            else:
+                memory.resolve(item.id, choice, expected_version=item.version, reason=reason,
+                               request_id=f"{rid}:{item.id}")
+            out.append((item, None))
+        except errors.ProctorError as exc:
+            out.append((item, exc))
+    return out
+
+
+def confirm_text(choice: ReconciliationStatus, items: list[Reconciliation]) -> tuple[str, str]:
+    verb, effect = VERBS[choice]
+    n = len(items)
+    title = f"{verb} {n} conflicts"
+    return title, f"{verb} these {n} conflicts? {effect.capitalize()}.\nWhy? (required)"
+
+
+class BulkPanel(QWidget):
+    """Signals:
+        resolve_requested(object, str): the choice and the reason, confirmed by the operator
+            for every conflict in ``items``.
+    """
+
+    resolve_requested = Signal(object, str)
+
+    def __init__(self, parent: QWidget | None = None, *, read_only: bool = False) -> None:
+        super().__init__(parent)
+        self.items: list[Reconciliation] = []
+        self.read_only = read_only
+        self.title = plain_label(parent=self, name="DetailTitle")
+        self.listing = plain_label(parent=self, name="Muted")
+        self.buttons: dict[ReconciliationStatus, QPushButton] = {}
+        self._texts: dict[ReconciliationStatus, str] = {}
+        row = QHBoxLayout()
+        for choice, mnemonic in ((ReconciliationStatus.ACCEPTED_LOCAL, "&Keep local for"),
+                                 (ReconciliationStatus.ACCEPTED_INCOMING, "&Take incoming for"),
+                                 (ReconciliationStatus.DISMISSED, "&Dismiss")):
+            button = QPushButton(mnemonic, self)
+            button.setProperty("choice", choice.value)
+            button.clicked.connect(self._on_button)
+            self.buttons[choice] = button
+            self._texts[choice] = mnemonic
+            row.addWidget(button)
+        row.addStretch(1)
+        note = plain_label("Merging needs one conflict at a time. Each conflict is its own "
+                           "transaction: one refused does not stop the others.", self,
+                           name="Muted")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.title)
+        layout.addWidget(self.listing)
+        layout.addLayout(row)
+        layout.addWidget(note)
+        layout.addStretch(1)
+
+    def show_items(self, items: list[Reconciliation]) -> None:
+        self.items = list(items)
+        n = len(items)
+        self.title.setText(f"{n} conflicts selected")
+        lines = [f"• {fmt.bounded(c.title, 80)} — from {fmt.bounded(c.incoming_source, 50)}"
+                 for c in items[:SHOWN]]
+        if n > SHOWN:
+            lines.append(f"… and {n - SHOWN} more")
+        self.listing.setText("\n".join(lines))
+        for choice, button in self.buttons.items():
+            button.setText(f"{self._texts[choice]} {n}")
+            button.setEnabled(not self.read_only and n > 0)
+            button.setAccessibleName(f"{VERBS[choice][0]} {n} conflicts")
+
+    @Slot()
+    def _on_button(self) -> None:
+        button = self.sender()
+        if button is None or not self.items:
+            return
+        self.ask(ReconciliationStatus(button.property("choice")))
+
+    def ask(self, choice: ReconciliationStatus) -> bool:
+        """Confirm (stating the count) and ask the reason; emit if the operator agrees."""
+        if self.read_only or not self.items:
+            return False
+        title, prompt = confirm_text(choice, self.items)
+        reason = ReasonDialog.ask(self, title, prompt, ok=title, required=True)
+        if not reason:
+            return False
+        self.resolve_requested.emit(choice, reason)
+        return True

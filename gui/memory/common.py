@@ -1,0 +1,135 @@
+"""Pieces the memory views share: sensitivity masking, the reveal state, a small read-only
+table model, and the per-scope token budget setting."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from proctor.core.models import MemoryEntry
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QFont
+
+from ..widgets import fmt
+
+Index = QModelIndex | QPersistentModelIndex
+
+# Sensitivities shown as they are; every other value (personal, secret, credential ...)
+# is masked until the operator reveals it, and each reveal is written to the audit log.
+OPEN_SENSITIVITIES = frozenset({"", "normal", "public", "internal"})
+DEFAULT_TOKEN_LIMIT = 8000
+TOKEN_LIMIT_KEY = "memory/token_limit_per_scope"
+
+
+def is_sensitive(sensitivity: str | None) -> bool:
+    return (sensitivity or "").strip().lower() not in OPEN_SENSITIVITIES
+
+
+def mask_text(entry: MemoryEntry) -> str:
+    return (f"Hidden: this entry is marked “{fmt.bounded(entry.sensitivity, 40)}”. "
+            f"Reveal it to read it ({len(entry.content):,} characters); the reveal is "
+            "recorded in the audit log.")
+
+
+def token_limit(settings: Any) -> int:
+    """The per-scope token budget (QSettings ``memory/token_limit_per_scope``)."""
+    q = getattr(settings, "q", None)
+    try:
+        value = int(q.value(TOKEN_LIMIT_KEY, DEFAULT_TOKEN_LIMIT)) if q is not None \
+            else DEFAULT_TOKEN_LIMIT
+    except (TypeError, ValueError):
+        value = DEFAULT_TOKEN_LIMIT
+    return value if value > 0 else DEFAULT_TOKEN_LIMIT
+
+
+def request_id() -> str:
+    return f"desk-{uuid.uuid4().hex}"
+
+
+def label(text: str) -> str:
+    return text.replace("_", " ")
+
+
+class RevealState(QObject):
+    """Which sensitive entries this desk has revealed (after an audited reveal).
+
+    Signals:
+        changed(str): the entry id that was revealed.
+    """
+
+    changed = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._ids: set[str] = set()
+
+    def add(self, entry_id: str) -> None:
+        if entry_id not in self._ids:
+            self._ids.add(entry_id)
+            self.changed.emit(entry_id)
+
+    def shows(self, entry: MemoryEntry | None) -> bool:
+        """True if ``entry``'s content may be shown."""
+        return entry is not None and (not is_sensitive(entry.sensitivity)
+                                      or entry.id in self._ids)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._ids
+
+
+class RowsModel(QAbstractTableModel):
+    """A small read-only table over a list (history, field differences, receipts)."""
+
+    def __init__(self, headers: Sequence[str], cells: Callable[[Any], Sequence[str]],
+                 parent: QObject | None = None, *,
+                 tip: Callable[[Any], str] | None = None,
+                 bold: Callable[[Any], bool] | None = None) -> None:
+        super().__init__(parent)
+        self._headers = list(headers)
+        self._cells = cells
+        self._tip = tip
+        self._bold = bold
+        self._rows: list[Any] = []
+
+    def set_rows(self, rows: Sequence[Any]) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def item(self, row: int) -> Any:
+        return self._rows[row] if 0 <= row < len(self._rows) else None
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._headers)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return fmt.bounded(self._cells(row)[index.column()])
+        if role == Qt.ItemDataRole.ToolTipRole and self._tip is not None:
+            return fmt.bounded(self._tip(row), 2000)
+        if role == Qt.ItemDataRole.FontRole and self._bold is not None and self._bold(row):
+            font = QFont()
+            font.setBold(True)
+            return font
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
+                and 0 <= section < len(self._headers):
+            return self._headers[section]
+        return None

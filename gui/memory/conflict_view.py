@@ -1,0 +1,425 @@
+"""Review of one memory conflict: local vs incoming side by side with word-level
+highlighting, the field differences, and the form to resolve it (keep local, take
+incoming, merge in an editor pre-filled with both versions, dismiss — with a reason).
+
+Used by the Memory page and by the inbox detail of kind "memory". The widget never writes:
+it emits ``resolve_requested`` and the host runs the store call built by ``resolve_call``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Any
+
+from proctor.core.memory import content_hash
+from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatus
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QPlainTextEdit,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..widgets import fmt
+from ..widgets.labels import plain_label, section
+from ..widgets.message_bar import Level, MessageBar
+from .common import RevealState, RowsModel, label, request_id
+from .diff import DiffView, Piece, whitespace_only, word_diff
+
+CHOICE_TEXT = {
+    ReconciliationStatus.ACCEPTED_LOCAL: "Kept local",
+    ReconciliationStatus.ACCEPTED_INCOMING: "Took incoming",
+    ReconciliationStatus.MERGED: "Merged",
+    ReconciliationStatus.DISMISSED: "Dismissed",
+}
+CHANGES_CONTENT = (ReconciliationStatus.ACCEPTED_INCOMING, ReconciliationStatus.MERGED)
+MERGE_NOTE = ("The editor holds both versions of every changed line, local first. Edit it "
+              "down to the text the entry should have, then save the merge.")
+
+
+@dataclass(frozen=True)
+class ConflictData:
+    item: Reconciliation
+    entry: MemoryEntry
+    pieces: list[Piece]  # the entry's current content -> the incoming content
+
+
+def load_conflict(memory: Any, item_id: str) -> ConflictData:
+    """Runs on the task runner: the item, its entry now, and the word diff between them."""
+    item = memory.reconciliation(item_id)
+    entry = memory.get(item.entry_id)
+    return ConflictData(item, entry, word_diff(entry.content, item.incoming_content))
+
+
+def union_merge(local: str, incoming: str) -> str:
+    """Both versions of every changed line, local first (like ``git merge-file --union``)."""
+    a, b = local.splitlines(keepends=True), incoming.splitlines(keepends=True)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out += a[i1:i2]
+            continue
+        block = a[i1:i2] + b[j1:j2]
+        out += [line if line.endswith("\n") or n == len(block) - 1 else line + "\n"
+                for n, line in enumerate(block)]
+    text = "".join(out)
+    return text if text.strip() else incoming
+
+
+def resolve_call(memory: Any, data: ConflictData, choice: ReconciliationStatus,
+                 merged: str | None, reason: str) -> Callable[[], Any]:
+    """The store call for one resolution (its own request id, so a retry is idempotent).
+    Choices that change the content are refused if the entry moved past the version shown."""
+    rid, item = request_id(), data.item
+    if choice in CHANGES_CONTENT:
+        version = data.entry.version
+        return lambda: memory.resolve_seen(
+            item.id, choice, expected_version=item.version, entry_version=version,
+            merged_content=merged, reason=reason, request_id=rid)
+    return lambda: memory.resolve(item.id, choice, expected_version=item.version,
+                                  reason=reason, request_id=rid)
+
+
+def field_rows(data: ConflictData) -> list[tuple[str, str, str, bool]]:
+    """(field, local, incoming, differs): the incoming version carries content only."""
+    e, item = data.entry, data.item
+    same = "same"
+    local_len, in_len = len(e.content), len(item.incoming_content)
+    moved = e.version != item.local_version
+    return [
+        ("Version", f"{e.version}" + (f" (conflict recorded at {item.local_version})"
+                                      if moved else ""), "new version if taken", moved),
+        ("Source", f"run {e.source_run_id}" if e.source_run_id else "—",
+         f"{item.incoming_source}" + (f" · run {item.run_id}" if item.run_id else ""), True),
+        ("Kind", e.kind, same, False),
+        ("Priority", str(e.priority), same, False),
+        ("Trust", label(e.trust.value), same, False),
+        ("Sensitivity", e.sensitivity, same, False),
+        ("Length", f"{local_len:,} characters", f"{in_len:,} characters", local_len != in_len),
+        ("Content hash", fmt.short(e.content_hash, 16),
+         fmt.short(content_hash(item.incoming_content), 16),
+         e.content_hash != content_hash(item.incoming_content)),
+    ]
+
+
+class ConflictReview(QWidget):
+    """Signals:
+        resolve_requested(object, object, str): choice (ReconciliationStatus), merged text
+            (str or None), reason — the operator asked to resolve the conflict shown.
+        reveal_requested(str): the operator asked to reveal the (sensitive) entry id.
+        open_run(str): the operator asked to see a run.
+    """
+
+    resolve_requested = Signal(object, object, str)
+    reveal_requested = Signal(str)
+    open_run = Signal(str)
+
+    def __init__(self, reveals: RevealState, parent: QWidget | None = None, *,
+                 read_only: bool = False) -> None:
+        super().__init__(parent)
+        self.reveals = reveals
+        self.read_only = read_only
+        self.data: ConflictData | None = None
+        self.seen_version: int | None = None  # entry version the operator has been shown
+        self.notice = MessageBar(self)
+        self.state = plain_label(parent=self)
+        self.state.setAccessibleName("Conflict state")
+        self.summary = plain_label(parent=self, name="Muted")
+        self.fields = RowsModel(("Field", "Local", "Incoming"), lambda r: r[:3], self,
+                                tip=lambda r: f"{r[0]}: {r[1]} | {r[2]}", bold=lambda r: r[3])
+        self.fields_view = self._fields_view()
+        self.local_title = section("Local", self)
+        self.incoming_title = section("Incoming", self)
+        self.local = DiffView("Local version (deleted words highlighted)", self, side="old")
+        self.incoming = DiffView("Incoming version (new words highlighted)", self, side="new")
+        for view in (self.local, self.incoming):
+            view.setMinimumHeight(160)
+        self.local.verticalScrollBar().valueChanged.connect(self._sync_from_local)
+        self.reveal_button = QPushButton("Reve&al sensitive content", self)
+        self.reveal_button.setAccessibleName("Reveal the sensitive entry (audited)")
+        self.reveal_button.clicked.connect(self._on_reveal)
+        self.run_button = QPushButton("Open the incoming r&un", self)
+        self.run_button.clicked.connect(self._on_open_run)
+        self.form = self._build_form()
+        self._build()
+        reveals.changed.connect(self._on_revealed)
+        self.set_enabled_actions()
+
+    # ------------------------------------------------------------ building
+    def _fields_view(self) -> QTableView:
+        view = QTableView(self)
+        view.setModel(self.fields)
+        view.setAccessibleName("Field differences")
+        view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        view.setTabKeyNavigation(False)
+        view.verticalHeader().hide()
+        view.setShowGrid(False)
+        view.setWordWrap(False)
+        view.verticalHeader().setDefaultSectionSize(24)
+        view.setMaximumHeight(8 * 24 + 30)
+        header = view.horizontalHeader()
+        header.resizeSection(0, 110)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        return view
+
+    def _build(self) -> None:
+        sides = QHBoxLayout()
+        for title, view in ((self.local_title, self.local), (self.incoming_title, self.incoming)):
+            column = QVBoxLayout()
+            column.addWidget(title)
+            column.addWidget(view, 1)
+            sides.addLayout(column, 1)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.reveal_button)
+        buttons.addWidget(self.run_button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.notice)
+        layout.addWidget(self.state)
+        layout.addWidget(self.summary)
+        layout.addLayout(sides, 3)
+        layout.addLayout(buttons)
+        layout.addWidget(section("Field differences", self))
+        layout.addWidget(self.fields_view, 1)
+        layout.addWidget(plain_label("The incoming version carries content only: kind, "
+                                     "priority, trust and sensitivity stay as they are.", self,
+                                     name="Muted"))
+
+    def _build_form(self) -> QWidget:
+        form = QWidget(self)
+        self.merge_note = plain_label(MERGE_NOTE, form, name="Muted")
+        self.merge_editor = QPlainTextEdit(form)
+        self.merge_editor.setAccessibleName("Merged text")
+        self.merge_editor.setTabChangesFocus(True)
+        self.merge_editor.setMinimumHeight(120)
+        self.reason = QPlainTextEdit(form)
+        self.reason.setAccessibleName("Resolution reason")
+        self.reason.setPlaceholderText("Why this version? (required; kept in the audit log)")
+        self.reason.setTabChangesFocus(True)
+        self.reason.setMaximumHeight(60)
+        self.keep_button = QPushButton("&Keep local", form)
+        self.take_button = QPushButton("&Take incoming", form)
+        self.merge_button = QPushButton("&Merge…", form)
+        self.dismiss_button = QPushButton("&Dismiss", form)
+        self.cancel_merge = QPushButton("Cancel merge", form)
+        tips = {self.keep_button: "Keep the entry as it is (Alt+K)",
+                self.take_button: "Replace the entry with the incoming text (Alt+T)",
+                self.merge_button: "Write the entry's text yourself, starting from both (Alt+M)",
+                self.dismiss_button: "Drop the incoming version without a change (Alt+D)"}
+        for button, tip in tips.items():
+            button.setToolTip(tip)
+            button.setAccessibleName(button.text().replace("&", "").rstrip("…"))
+        self.keep_button.clicked.connect(self._on_keep)
+        self.take_button.clicked.connect(self._on_take)
+        self.merge_button.clicked.connect(self._on_merge)
+        self.dismiss_button.clicked.connect(self._on_dismiss)
+        self.cancel_merge.clicked.connect(self.close_merge)
+        row = QHBoxLayout()
+        for button in (self.keep_button, self.take_button, self.merge_button,
+                       self.dismiss_button, self.cancel_merge):
+            row.addWidget(button)
+        row.addStretch(1)
+        box = QVBoxLayout(form)
+        box.setContentsMargins(8, 4, 8, 8)
+        box.addWidget(section("Resolve", form))
+        box.addWidget(self.merge_note)
+        box.addWidget(self.merge_editor, 1)
+        box.addWidget(self.reason)
+        box.addLayout(row)
+        self.close_merge()
+        return form
+
+    # ------------------------------------------------------------ showing
+    def show_conflict(self, data: ConflictData) -> None:
+        """Show ``data``; if the entry moved on since this conflict was shown, say so."""
+        same = self.data is not None and self.data.item.id == data.item.id
+        if not same:
+            self.notice.clear()
+            self.seen_version = data.entry.version
+        elif self.seen_version is not None and data.entry.version != self.seen_version:
+            self.notice.show_message(
+                f"The entry changed while you were reviewing: version {self.seen_version} → "
+                f"{data.entry.version}. “Local” now shows version {data.entry.version}; "
+                "check the differences again before you resolve.", Level.WARNING)
+            self.seen_version = data.entry.version
+        self.data = data
+        item, entry = data.item, data.entry
+        self.local_title.setText(f"Local — the entry now (version {entry.version})")
+        self.incoming_title.setText(f"Incoming — from {fmt.bounded(item.incoming_source, 60)}")
+        self.summary.setText(self._summary(data))
+        self.fields.set_rows(field_rows(data))
+        self.run_button.setVisible(bool(item.run_id))
+        self._show_sides()
+        self._show_state()
+        self.set_enabled_actions()
+
+    def _summary(self, data: ConflictData) -> str:
+        text = (f"“{fmt.bounded(data.item.title, 100)}” · {data.item.scope.value} "
+                f"{fmt.bounded(data.item.scope_key, 60)} · {data.entry.kind}")
+        if data.entry.version != data.item.local_version:
+            text += (f"\nThe entry moved on after this conflict was recorded (recorded "
+                     f"against version {data.item.local_version}, now {data.entry.version}).")
+        if whitespace_only(data.pieces):
+            text += "\nOnly white space differs."
+        elif not any(p.op != "equal" for p in data.pieces):
+            text += "\nThe two versions are identical."
+        return text
+
+    def _show_sides(self) -> None:
+        data = self.data
+        if data is None:
+            return
+        hidden = not self.reveals.shows(data.entry)
+        self.reveal_button.setVisible(hidden)
+        self.reveal_button.setEnabled(hidden and not self.read_only)
+        if hidden:
+            marked = fmt.bounded(data.entry.sensitivity, 40)
+            masked = (f"Hidden: the entry is marked “{marked}”. Reveal it to compare the "
+                      "versions; the reveal is audited.")
+            self.local.show_text(masked)
+            self.incoming.show_text(masked)
+        else:
+            self.local.show_pieces(data.pieces)
+            self.incoming.show_pieces(data.pieces)
+
+    def _show_state(self) -> None:
+        item = self.data.item if self.data else None
+        if item is None:
+            return
+        if item.status == ReconciliationStatus.PENDING:
+            self.state.setText(f"Pending for {fmt.age(item.created_at)} · from "
+                               f"{fmt.bounded(item.incoming_source, 80)}")
+            return
+        text = f"{CHOICE_TEXT.get(item.status, item.status.value)} by {item.resolved_by}"
+        text += f" at {fmt.clock(item.resolved_at)}"
+        if item.resolution_reason:
+            text += f": {fmt.bounded(item.resolution_reason, 300)}"
+        self.state.setText(text)
+        self.close_merge()
+
+    def tick(self) -> None:
+        """Once a second while shown: the waiting time moves on."""
+        if self.is_pending():
+            self._show_state()
+
+    def is_pending(self) -> bool:
+        return self.data is not None and self.data.item.status == ReconciliationStatus.PENDING
+
+    def set_enabled_actions(self) -> None:
+        can = self.is_pending() and not self.read_only
+        revealed = self.data is not None and self.reveals.shows(self.data.entry)
+        for button in (self.keep_button, self.dismiss_button):
+            button.setEnabled(can)
+        for button in (self.take_button, self.merge_button):
+            button.setEnabled(can and revealed)  # nobody takes or merges what they cannot read
+        self.reason.setEnabled(can)
+
+    # ------------------------------------------------------------ drafts
+    def draft(self) -> tuple[str | None, str]:
+        merged = self.merge_editor.toPlainText() if self.merging() else None
+        return merged, self.reason.toPlainText()
+
+    def set_draft(self, merged: str | None, reason: str) -> None:
+        self.reason.setPlainText(reason)
+        if merged is None:
+            self.close_merge()
+        else:
+            self.open_merge(merged)
+
+    def clear_draft(self) -> None:
+        self.set_draft(None, "")
+
+    # ------------------------------------------------------------ merge editor
+    def open_merge(self, text: str | None = None) -> None:
+        if text is None and self.data is not None:
+            text = union_merge(self.data.entry.content, self.data.item.incoming_content)
+        if text is not None:
+            self.merge_editor.setPlainText(text)
+        for widget in (self.merge_note, self.merge_editor, self.cancel_merge):
+            widget.setVisible(True)
+        self.merge_button.setText("Save &merge")
+        self.merge_button.setAccessibleName("Save merge")
+
+    @Slot()
+    def close_merge(self) -> None:
+        for widget in (self.merge_note, self.merge_editor, self.cancel_merge):
+            widget.setVisible(False)
+        self.merge_editor.clear()
+        self.merge_button.setText("&Merge…")
+        self.merge_button.setAccessibleName("Merge")
+
+    def merging(self) -> bool:
+        return not self.merge_editor.isHidden()
+
+    # ------------------------------------------------------------ actions
+    @Slot()
+    def _on_keep(self) -> None:
+        self.request(ReconciliationStatus.ACCEPTED_LOCAL)
+
+    @Slot()
+    def _on_take(self) -> None:
+        self.request(ReconciliationStatus.ACCEPTED_INCOMING)
+
+    @Slot()
+    def _on_dismiss(self) -> None:
+        self.request(ReconciliationStatus.DISMISSED)
+
+    @Slot()
+    def _on_merge(self) -> None:
+        if not self.merging():
+            self.open_merge()
+            self.merge_editor.setFocus()
+            return
+        self.request(ReconciliationStatus.MERGED)
+
+    def request(self, choice: ReconciliationStatus) -> bool:
+        """Validate the form and emit ``resolve_requested``; False (and say why) if not."""
+        if not self.is_pending() or self.read_only:
+            return False
+        reason = self.reason.toPlainText().strip()
+        merged = self.merge_editor.toPlainText() if choice == ReconciliationStatus.MERGED \
+            else None
+        if merged is not None and not merged.strip():
+            self.notice.show_message("The merged text is empty. Write the entry's text, or "
+                                     "choose another way.", Level.WARNING)
+            self.merge_editor.setFocus()
+            return False
+        if not reason:
+            self.notice.show_message("Write a reason first: it is kept with the decision.",
+                                     Level.WARNING)
+            self.reason.setFocus()
+            return False
+        self.resolve_requested.emit(choice, merged, reason)
+        return True
+
+    @Slot()
+    def _on_reveal(self) -> None:
+        if self.data is not None:
+            self.reveal_requested.emit(self.data.entry.id)
+
+    @Slot(str)
+    def _on_revealed(self, entry_id: str) -> None:
+        if self.data is not None and self.data.entry.id == entry_id:
+            self._show_sides()
+            self.set_enabled_actions()
+
+    @Slot()
+    def _on_open_run(self) -> None:
+        if self.data is not None and self.data.item.run_id:
+            self.open_run.emit(self.data.item.run_id)
+
+    @Slot(int)
+    def _sync_from_local(self, value: int) -> None:
+        src, dst = self.local.verticalScrollBar(), self.incoming.verticalScrollBar()
+        if src.maximum() > 0:
+            dst.setValue(round(value / src.maximum() * dst.maximum()))

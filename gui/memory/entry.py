@@ -1,0 +1,374 @@
+"""One memory entry: its content (masked when sensitive), facts, operator edits (edit with
+the expected version, pin/unpin, confirm, remove/restore) and its full history, with the
+word-level diff of every change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from proctor.core.models import MemoryEntry, MemoryMutation
+from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..widgets import fmt
+from ..widgets.dialogs import ReasonDialog
+from ..widgets.labels import plain_label, section
+from ..widgets.message_bar import Level, MessageBar
+from .common import RevealState, RowsModel, is_sensitive, label, mask_text
+from .diff import DiffView, Piece, whitespace_only, word_diff
+
+HISTORY_HEADERS = ("Ver.", "When", "Operation", "Actor", "Reason", "Before → after")
+
+
+@dataclass(frozen=True)
+class EntryData:
+    entry: MemoryEntry
+    history: list[MemoryMutation]
+
+
+def load_entry(memory: Any, entry_id: str) -> EntryData:
+    return EntryData(memory.get(entry_id), memory.history(entry_id))
+
+
+def history_cells(m: MemoryMutation) -> tuple[str, ...]:
+    return (str(m.version), fmt.clock(m.created_at), label(m.operation), m.actor,
+            m.reason or "",
+            f"{fmt.short(m.before_hash, 8) or '—'} → {fmt.short(m.after_hash, 8)}")
+
+
+def history_tip(m: MemoryMutation) -> str:
+    return (f"{label(m.operation)} by {m.actor} at {fmt.clock(m.created_at)}\n"
+            f"reason: {m.reason or '—'}\nbefore: {m.before_hash or '—'}\n"
+            f"after: {m.after_hash or '—'}" + (f"\nrun: {m.run_id}" if m.run_id else ""))
+
+
+def mutation_diff(m: MemoryMutation) -> list[Piece]:
+    return word_diff(m.before_content or "", m.after_content or "")
+
+
+def facts_text(e: MemoryEntry) -> str:
+    flags = [f for f, on in (("pinned", e.pinned), ("confirmed", e.confirmed),
+                             ("removed", e.deleted)) if on]
+    return (f"{e.scope.value} · {fmt.bounded(e.scope_key, 60)} · kind {e.kind} · priority "
+            f"{e.priority} · trust {label(e.trust.value)} · sensitivity {e.sensitivity}\n"
+            f"version {e.version} · created {fmt.clock(e.created_at)} · updated "
+            f"{fmt.clock(e.updated_at)}" + (f" · {', '.join(flags)}" if flags else ""))
+
+
+class EntryDetail(QWidget):
+    """Signals:
+        write_requested(str, object): a label ("Pinned") and a no-argument store call the
+            host runs on the task runner (the widget itself never calls the store).
+        reveal_requested(str): the operator asked to reveal this sensitive entry id.
+        open_run(str): the operator asked to see the entry's source run.
+    """
+
+    write_requested = Signal(str, object)
+    reveal_requested = Signal(str)
+    open_run = Signal(str)
+
+    def __init__(self, memory: Any, reveals: RevealState, parent: QWidget | None = None, *,
+                 read_only: bool = False) -> None:
+        super().__init__(parent)
+        self.memory = memory
+        self.reveals = reveals
+        self.read_only = read_only
+        self.data: EntryData | None = None
+        self.edit_base: int | None = None  # the version the open edit started from
+        self.message = MessageBar(self)
+        self.title = plain_label(parent=self, name="DetailTitle")
+        self.title.setAccessibleName("Entry title")
+        self.facts = plain_label(parent=self, name="Muted")
+        self.facts.setAccessibleName("Entry facts")
+        self.content = QPlainTextEdit(self)
+        self.content.setReadOnly(True)
+        self.content.setAccessibleName("Entry content")
+        self.content.setTabChangesFocus(True)
+        self.editor = QPlainTextEdit(self)
+        self.editor.setAccessibleName("Edit entry content")
+        self.editor.setTabChangesFocus(True)
+        self.edit_reason = QLineEdit(self)
+        self.edit_reason.setAccessibleName("Reason for the edit")
+        self.edit_reason.setPlaceholderText("Why this change? (optional, kept in the history)")
+        self.history = RowsModel(HISTORY_HEADERS, history_cells, self, tip=history_tip)
+        self.history_view = self._history_view()
+        self.diff = DiffView("Change in the selected version", self)
+        self.diff_note = plain_label(parent=self, name="Muted")
+        self._buttons()
+        self._build()
+        reveals.changed.connect(self._on_revealed)
+        self.show_entry(None)
+
+    # ------------------------------------------------------------ building
+    def _buttons(self) -> None:
+        def button(text: str, name: str, slot: Any) -> QPushButton:
+            b = QPushButton(text, self)
+            b.setAccessibleName(name)
+            b.clicked.connect(slot)
+            return b
+
+        self.reveal_button = button("Reve&al", "Reveal sensitive content (audited)",
+                                    self._on_reveal)
+        self.run_button = button("Open source r&un", "Open the run that wrote this entry",
+                                 self._on_open_run)
+        self.edit_button = button("&Edit", "Edit the content", self.start_edit)
+        self.pin_button = button("&Pin", "Pin or unpin", self._on_pin)
+        self.confirm_button = button("C&onfirm", "Confirm the entry as true", self._on_confirm)
+        self.remove_button = button("Re&move", "Remove (a restorable tombstone)",
+                                    self._on_remove_or_restore)
+        self.save_button = button("&Save (Ctrl+S)", "Save the edit", self.save_edit)
+        self.cancel_button = button("&Cancel edit", "Cancel the edit", self.cancel_edit)
+        save = QShortcut(QKeySequence("Ctrl+S"), self.editor)
+        save.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        save.activated.connect(self.save_edit)
+
+    def _history_view(self) -> QTableView:
+        view = QTableView(self)
+        view.setModel(self.history)
+        view.setAccessibleName("Entry history")
+        view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        view.setTabKeyNavigation(False)
+        view.verticalHeader().hide()
+        view.setShowGrid(False)
+        view.setWordWrap(False)
+        view.verticalHeader().setDefaultSectionSize(24)
+        header = view.horizontalHeader()
+        for col, width in enumerate((44, 120, 130, 150, 160, 150)):
+            header.resizeSection(col, width)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        view.selectionModel().selectionChanged.connect(self._on_history_selected)
+        return view
+
+    def _build(self) -> None:
+        head = QHBoxLayout()
+        head.addWidget(self.title, 1)
+        head.addWidget(self.run_button)
+        actions = QHBoxLayout()
+        for b in (self.reveal_button, self.edit_button, self.pin_button, self.confirm_button,
+                  self.remove_button, self.save_button, self.cancel_button):
+            actions.addWidget(b)
+        actions.addStretch(1)
+        top = QWidget(self)
+        upper = QVBoxLayout(top)
+        upper.setContentsMargins(0, 0, 0, 0)
+        upper.addLayout(head)
+        upper.addWidget(self.facts)
+        upper.addWidget(self.content, 1)
+        upper.addWidget(self.editor, 1)
+        upper.addWidget(self.edit_reason)
+        upper.addLayout(actions)
+        bottom = QWidget(self)
+        lower = QVBoxLayout(bottom)
+        lower.setContentsMargins(0, 0, 0, 0)
+        self.history_title = section("History", bottom)
+        lower.addWidget(self.history_title)
+        lower.addWidget(self.history_view, 1)
+        lower.addWidget(self.diff_note)
+        lower.addWidget(self.diff, 2)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(top)
+        split.addWidget(bottom)
+        split.setChildrenCollapsible(False)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.message)
+        layout.addWidget(split, 1)
+
+    # ------------------------------------------------------------ showing
+    def entry(self) -> MemoryEntry | None:
+        return self.data.entry if self.data else None
+
+    def show_entry(self, data: EntryData | None) -> None:
+        previous = self.entry()
+        if data is None or previous is None or previous.id != data.entry.id:
+            self.message.clear()
+            self._end_edit()
+        elif self.editing() and data.entry.version != self.edit_base:
+            self.message.show_message(
+                f"The entry changed while you were editing (version {self.edit_base} → "
+                f"{data.entry.version}, {label(data.history[-1].operation)} by "
+                f"{data.history[-1].actor}). Saving now is refused; copy your text, cancel, "
+                "and edit the new version.", Level.WARNING)
+        self.data = data
+        e = data.entry if data else None
+        self.title.setText(fmt.bounded(e.title, 160) if e else "Select an entry")
+        self.facts.setText(facts_text(e) if e else "")
+        self.run_button.setVisible(bool(e and e.source_run_id))
+        self._show_content()
+        row = self.history_view.currentIndex().row()
+        self.history.set_rows(data.history if data else [])
+        self.history_title.setText(f"History ({len(data.history)} changes)" if data
+                                   else "History")
+        if data and data.history:
+            self.history_view.selectRow(row if 0 <= row < len(data.history)
+                                        else len(data.history) - 1)
+        else:
+            self.diff.show_text("")
+            self.diff_note.setText("")
+        self._update_buttons()
+
+    def _show_content(self) -> None:
+        e = self.entry()
+        shown = self.reveals.shows(e)
+        self.content.setPlainText(e.content if e and shown else mask_text(e) if e else "")
+        self.reveal_button.setVisible(bool(e) and not shown)
+        self.reveal_button.setEnabled(not self.read_only)
+        self.reveal_button.setToolTip("Reveals are audited; a read-only desk cannot reveal."
+                                      if self.read_only else "Show the content (audited)")
+
+    def _update_buttons(self) -> None:
+        e, editing = self.entry(), self.editing()
+        writable = e is not None and not self.read_only
+        shown = self.reveals.shows(e)
+        self.edit_button.setEnabled(writable and shown and not e.deleted and not editing)
+        self.pin_button.setEnabled(writable and not editing)
+        self.pin_button.setText("Un&pin" if e and e.pinned else "&Pin")
+        self.confirm_button.setEnabled(writable and shown and not e.confirmed and not editing)
+        self.remove_button.setEnabled(writable and not editing)
+        self.remove_button.setText("Res&tore" if e and e.deleted else "Re&move")
+        self.remove_button.setAccessibleName("Restore the removed entry" if e and e.deleted
+                                             else "Remove (a restorable tombstone)")
+        for w in (self.editor, self.edit_reason, self.save_button, self.cancel_button):
+            w.setVisible(editing)
+        self.content.setVisible(not editing)
+
+    @Slot(QItemSelection, QItemSelection)
+    def _on_history_selected(self, *_: Any) -> None:
+        rows = self.history_view.selectionModel().selectedRows()
+        m = self.history.item(rows[0].row()) if rows else None
+        if m is None:
+            return
+        if not self.reveals.shows(self.entry()):
+            self.diff.show_text("Hidden until the entry is revealed.")
+            self.diff_note.setText("")
+            return
+        pieces = mutation_diff(m)
+        self.diff.show_pieces(pieces)
+        if m.before_content is None:
+            note = f"Version {m.version}: first version."
+        elif m.before_hash == m.after_hash:
+            note = f"Version {m.version}: content unchanged ({label(m.operation)})."
+        elif whitespace_only(pieces):
+            note = f"Version {m.version}: only white space changed (marked ↵ at line ends)."
+        else:
+            note = f"Version {m.version}: deleted words struck out, new words highlighted."
+        self.diff_note.setText(note)
+
+    @Slot(str)
+    def _on_revealed(self, entry_id: str) -> None:
+        e = self.entry()
+        if e is not None and e.id == entry_id:
+            self._show_content()
+            self._update_buttons()
+            self._on_history_selected()
+
+    # ------------------------------------------------------------ editing
+    def editing(self) -> bool:
+        return self.edit_base is not None
+
+    @Slot()
+    def start_edit(self) -> None:
+        e = self.entry()
+        if e is None or not self.edit_button.isEnabled():
+            return
+        self.edit_base = e.version
+        self.editor.setPlainText(e.content)
+        self.edit_reason.clear()
+        self._update_buttons()
+        self.editor.setFocus()
+
+    @Slot()
+    def save_edit(self) -> None:
+        e = self.entry()
+        if e is None or not self.editing():
+            return
+        text = self.editor.toPlainText()
+        if not text.strip():
+            self.message.show_message("The content cannot be empty; remove the entry "
+                                      "instead.", Level.WARNING)
+            return
+        memory, base, reason = self.memory, self.edit_base, self.edit_reason.text().strip()
+        self.write_requested.emit("Saved", lambda: memory.replace(
+            e.id, text, expected_version=base, reason=reason or None))
+
+    @Slot()
+    def cancel_edit(self) -> None:
+        self._end_edit()
+        self._update_buttons()
+        self.content.setFocus()
+
+    def _end_edit(self) -> None:
+        self.edit_base = None
+        self.editor.clear()
+        self.edit_reason.clear()
+
+    def edit_saved(self) -> None:
+        """The host's save succeeded: leave edit mode."""
+        self.cancel_edit()
+
+    # ------------------------------------------------------------ other writes
+    @Slot()
+    def _on_pin(self) -> None:
+        e = self.entry()
+        if e is None or not self.pin_button.isEnabled():
+            return
+        memory, pinned = self.memory, not e.pinned
+        self.write_requested.emit("Pinned" if pinned else "Unpinned", lambda: memory.pin(
+            e.id, pinned, expected_version=e.version))
+
+    @Slot()
+    def _on_confirm(self) -> None:
+        e = self.entry()
+        if e is None or not self.confirm_button.isEnabled():
+            return
+        memory = self.memory
+        self.write_requested.emit("Confirmed", lambda: memory.confirm(
+            e.id, expected_version=e.version, reason="confirmed at the desk"))
+
+    @Slot()
+    def _on_remove_or_restore(self) -> None:
+        e = self.entry()
+        if e is None or not self.remove_button.isEnabled():
+            return
+        memory = self.memory
+        if e.deleted:
+            self.write_requested.emit("Restored", lambda: memory.restore(
+                e.id, expected_version=e.version, reason="restored at the desk"))
+            return
+        reason = ReasonDialog.ask(
+            self, "Remove memory entry",
+            f"Remove “{fmt.bounded(e.title, 80)}”? Agents stop seeing it. Every version is "
+            "kept and it can be restored.", ok="Remove", required=False)
+        if reason is None:
+            return
+        self.write_requested.emit("Removed", lambda: memory.remove(
+            e.id, expected_version=e.version, reason=reason or None))
+
+    @Slot()
+    def _on_reveal(self) -> None:
+        e = self.entry()
+        if e is not None and is_sensitive(e.sensitivity) and not self.read_only:
+            self.reveal_requested.emit(e.id)
+
+    @Slot()
+    def _on_open_run(self) -> None:
+        e = self.entry()
+        if e is not None and e.source_run_id:
+            self.open_run.emit(e.source_run_id)
