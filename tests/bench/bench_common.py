@@ -303,7 +303,7 @@ class BenchContext:
 
     def n_units(self, procs: int, heavy: bool = False) -> int:
         """Timed units per worker per round. ``heavy``: a unit of 4+ transactions."""
-        sizes = {True: (80, 40), False: (1000, 400)}[self.quick]
+        sizes = {True: (50, 25), False: (1000, 400)}[self.quick]
         base = sizes[0] if procs == 1 else sizes[1]
         total = max(10, base // 2) if heavy else base
         return max(5, total // self.rounds())
