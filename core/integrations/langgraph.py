@@ -44,7 +44,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from langgraph.errors import is_invalid_resume
 from langgraph.types import Command, Interrupt
 from pydantic import BaseModel, ConfigDict
 
@@ -436,7 +435,8 @@ class LangGraphBridge:
              refused: dict | None) -> Interaction:
         value = intr.value
         fields = value if isinstance(value, Mapping) else {}
-        schema = intr.response_schema if isinstance(intr.response_schema, dict) else None
+        schema = getattr(intr, "response_schema", None)  # langgraph >= 1.2
+        schema = schema if isinstance(schema, dict) else None
         options = fields.get("options") if isinstance(fields.get("options"), list) else None
         kind = fields.get("kind") if fields.get("kind") in set(InteractionKind) else (
             "choice" if options else "form" if schema is not None else "question")
@@ -501,6 +501,15 @@ class LangGraphBridge:
                  **extra: Any) -> GraphOutcome:
         return GraphOutcome(thread_id=thread_id, run_id=run_id_for(thread_id), action=action,
                             pending=pending, **extra)
+
+
+def is_invalid_resume(exc: BaseException) -> bool:
+    """The resume value failed the interrupt's response_schema (langgraph >= 1.2 marks it)."""
+    try:
+        from langgraph.errors import is_invalid_resume as marked
+    except ImportError:  # older langgraph validates nothing at resume
+        return False
+    return marked(exc)
 
 
 def error_text(exc: Exception) -> str:

@@ -238,6 +238,19 @@ def test_submit_then_await_decision_polls_and_a_cancelled_poll_withdraws_nothing
     assert out["status"] == "answered" and out["answer"] == {"text": "OPS-42"}
 
 
+def test_an_expired_request_is_a_denial(journal_path, desk):
+    async def main():
+        async with client(journal_path) as c:
+            submitted = structured(await c.call_tool(
+                "submit_approval", {"action": REFUND, "reason": "r", "expires_in": 0.3}))
+            return structured(await c.call_tool("await_decision",
+                                                {"id": submitted["id"], "wait_s": 10}))
+
+    out = anyio.run(main)
+    assert out["status"] == "expired" and out["approved"] is False
+    assert desk.journal.approvals.get(out["id"]).status == "expired"
+
+
 def test_session_end_withdraws_what_nobody_awaits(journal_path, desk):
     async def main():
         async with client(journal_path) as c:
