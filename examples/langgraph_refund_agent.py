@@ -21,9 +21,10 @@ from typing import Any, Literal, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
+from pydantic import BaseModel, field_validator
+
 from proctor.core import Actor, Journal
 from proctor.core.integrations.langgraph import GraphEffects, LangGraphBridge, open_checkpointer
-from pydantic import BaseModel, field_validator
 
 REFUND = {"tool": "refund", "args": {"account": "acct-9", "amount": 4200, "currency": "EUR"}}
 

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from proctor.core import Actor, InboxFilter, InboxKind, Journal
 from proctor.core.models import InboxItem
 

@@ -15,6 +15,7 @@ import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
+
 from proctor.core import Actor, Journal, errors
 from proctor.core.integrations.langgraph import (
     EffectNotExecuted,

@@ -12,6 +12,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp_types import Implementation
+
 from proctor.core import errors
 from proctor.core.integrations.mcp_server import ProctorMCP
 
