@@ -101,8 +101,11 @@ class JournalWatcher(QObject):
 
     def _on_data_version(self, version: int) -> None:
         self._polling = False
-        if self._data_version is not None and version != self._data_version:
-            self.wakeups["poll"] += 1
+        if version != self._data_version:
+            # the first reading has no baseline: read the feed once to close the gap
+            # between start(since) and this first poll
+            if self._data_version is not None:
+                self.wakeups["poll"] += 1
             self._read()
         self._data_version = version
 

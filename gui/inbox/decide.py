@@ -10,9 +10,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from PySide6.QtCore import QObject, Signal
+
 from proctor.core import errors
 from proctor.core.models import ApprovalScope, BulkResult, InboxItem, InboxKind
-from PySide6.QtCore import QObject, Signal
 
 from ..tasks import TaskRunner
 from .model import item_key

@@ -14,7 +14,6 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QScrollArea,
     QStackedWidget,
@@ -63,7 +62,7 @@ class DetailWidget(QWidget):
         self.message = MessageBar(self)
         self.title = plain_label(parent=self, name="DetailTitle")
         self.title.setAccessibleName("Item title")
-        self.icon = QLabel(self)
+        self.icon = plain_label(parent=self, selectable=False)
         self.subtitle = plain_label(parent=self, name="Muted")
         self.run_button = QPushButton("Open run", self)
         self.run_button.setAccessibleName("Open the run this item belongs to")

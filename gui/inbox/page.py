@@ -138,9 +138,10 @@ class InboxPage(QWidget):
             self._load_facets()
             self.counts_stale.emit()
         widget = self.detail.current()
-        if widget is not None and widget.item is not None:
-            if widget.item.id in cs.ids(CHANGE_KIND[widget.item.kind]):
-                widget.reload()
+        item = widget.item if widget is not None else None
+        if widget is not None and item is not None \
+                and item.id in cs.ids(CHANGE_KIND[item.kind]):
+            widget.reload()
 
     # ------------------------------------------------------------ selection
     def current_item(self) -> InboxItem | None:

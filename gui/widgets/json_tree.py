@@ -10,7 +10,6 @@ from PySide6.QtGui import QGuiApplication, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QMenu,
     QPushButton,
     QTreeView,
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from . import fmt
+from .labels import section
 
 MAX_CHILDREN = 500  # per object/array; the rest is summarised in one row
 VALUE_MAX = 500  # characters of a scalar shown in its cell (the tooltip/copy has more)
@@ -87,8 +87,7 @@ class JsonTree(QWidget):
         self.copy_button = QPushButton("Copy JSON", self)
         self.copy_button.setAccessibleName(f"Copy {name.lower()} as JSON")
         self.copy_button.clicked.connect(self.copy_all)
-        self._title = QLabel(name, self)
-        self._title.setObjectName("SectionLabel")
+        self._title = section(name, self)
         top = QHBoxLayout()
         top.addWidget(self._title)
         top.addStretch(1)

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QTableView,
     QVBoxLayout,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet
 
+from .labels import plain_label
 from .message_bar import MessageBar
 from .paged_model import PagedModel
 
@@ -79,10 +79,10 @@ class ListPage(QWidget):
         self.search.setClearButtonEnabled(True)
         self.search.setAccessibleName(f"Search {self.title.lower()}")
         self.search.setPlaceholderText(f"Search {self.title.lower()}")
-        self.heading = QLabel(self.title, self)
-        self.heading.setObjectName("DetailTitle")
-        self.count_label = QLabel(self)
-        self.count_label.setObjectName("Muted")
+        self.heading = plain_label(self.title, self, name="DetailTitle", selectable=False)
+        self.heading.setWordWrap(False)
+        self.count_label = plain_label("", self, name="Muted", selectable=False)
+        self.count_label.setWordWrap(False)
         self.table = make_table(model, self.title, self, self.stretch_column)
         self.layout_top = QHBoxLayout()
         self.layout_top.addWidget(self.heading)

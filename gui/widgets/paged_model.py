@@ -291,9 +291,9 @@ class PagedModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self._columns):
-            if role == Qt.ItemDataRole.DisplayRole:
-                return self._columns[section].title
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self._columns) \
+                and role == Qt.ItemDataRole.DisplayRole:
+            return self._columns[section].title
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:

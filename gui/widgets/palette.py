@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, Slot
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Slot,
+)
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -130,6 +138,7 @@ class CommandPalette(QDialog):
         layout.addWidget(self.view, 1)
         self.resize(560, 420)
         self._on_text("")
+        self.search.setFocus()
 
     @Slot(str)
     def _on_text(self, text: str) -> None:

@@ -1,0 +1,359 @@
+"""The window around the inbox: actions, keyboard, pages, status, read-only, live refresh,
+notifications, accessibility, the GUI-thread guard."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAccessible
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QApplication,
+    QComboBox,
+    QLineEdit,
+    QPlainTextEdit,
+    QWidget,
+)
+
+from proctor.core import Actor, EffectStatus, Journal
+from proctor.gui.guard import GuiThreadStoreCall
+from proctor.gui.inbox.decide import Decider
+from proctor.gui.preferences import Prefs
+from proctor.gui.widgets.palette import CommandPalette, ShortcutHelp
+
+from .conftest import WAIT_MS
+from .data import agent, request
+
+
+def select_key(qtbot, window, key: str) -> None:
+    model = window.inbox.model
+    qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
+    window.inbox.set_current_row(model.row_of(key))
+    detail = window.inbox.detail
+    item_id = key.split(":", 1)[1]
+    qtbot.waitUntil(lambda: detail.current() is not None and detail.current().entity is not None
+                    and getattr(detail.current().entity, "id",
+                                getattr(detail.current().entity, "key", None)) == item_id)
+
+
+def key_on_table(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+    qtbot.waitUntil(window.isActiveWindow)
+    window.inbox.table.setFocus()
+    qtbot.keyClick(window.inbox.table, key, modifier)
+
+
+# ---------------------------------------------------------------- actions and keyboard
+
+
+def test_registry_has_no_duplicate_shortcuts_and_builds_every_menu(qtbot, populated, open_desk):
+    path, _ = populated
+    window = open_desk(path)
+    assert window.registry.duplicates() == {}
+    in_menus = {a.objectName() for menu in window.menuBar().findChildren(type(
+        window.recent_menu)) for a in menu.actions()}
+    for spec in window.registry.specs():
+        assert spec.id in in_menus, spec.id
+    help_dialog = ShortcutHelp(window.registry, window)
+    qtbot.addWidget(help_dialog)
+    rows = {help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
+            for r in range(help_dialog.model.rowCount())}
+    assert rows["Approve"] == "A or Ctrl+Return"
+    assert rows["Command palette…"] == "Ctrl+K"
+
+
+def test_command_palette_runs_an_action(qtbot, populated, open_desk):
+    path, _ = populated
+    window = open_desk(path)
+    key_on_table(qtbot, window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    palette = window.findChild(CommandPalette)
+    assert palette is not None
+    qtbot.waitUntil(palette.isActiveWindow)
+    qtbot.keyClicks(palette.search, "snoozed items")
+    assert palette.model.rowCount() == 1
+    qtbot.keyClick(palette.search, Qt.Key.Key_Return)
+    assert window.inbox.filters.snoozed.isChecked()
+
+
+def test_question_mark_opens_shortcut_help(qtbot, populated, open_desk):
+    path, _ = populated
+    window = open_desk(path)
+    key_on_table(qtbot, window, Qt.Key.Key_Question)
+    assert window.findChild(ShortcutHelp) is not None
+
+
+def test_j_k_move_and_slash_searches(qtbot, populated, open_desk):
+    path, _ = populated
+    window = open_desk(path)
+    inbox = window.inbox
+    qtbot.waitUntil(lambda: inbox.current_item() is not None)
+    assert inbox.table.currentIndex().row() == 0
+    key_on_table(qtbot, window, Qt.Key.Key_J)
+    key_on_table(qtbot, window, Qt.Key.Key_J)
+    key_on_table(qtbot, window, Qt.Key.Key_K)
+    assert inbox.table.currentIndex().row() == 1
+    key_on_table(qtbot, window, Qt.Key.Key_Slash)
+    assert inbox.filters.search.hasFocus()
+
+
+def test_single_keys_do_not_fire_while_typing(qtbot, populated, open_desk, monkeypatch):
+    path, _ = populated
+    window = open_desk(path)
+    calls = []
+    monkeypatch.setattr(Decider, "approve", lambda self, *a, **k: calls.append(a))
+    search = window.inbox.filters.search
+    search.setFocus()
+    qtbot.keyClicks(search, "ajks")
+    assert search.text() == "ajks" and calls == []
+
+
+def test_single_keys_can_be_switched_off(qtbot, populated, open_desk):
+    path, _ = populated
+    window = open_desk(path)
+    window.apply_preferences(Prefs("system", single_keys=False, notifications=True))
+    qtbot.waitUntil(lambda: window.inbox.current_item() is not None)
+    key_on_table(qtbot, window, Qt.Key.Key_J)
+    assert window.inbox.table.currentIndex().row() == 0
+    key_on_table(qtbot, window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    assert window.current_page_id() == "runs"
+    assert window.settings.single_keys is False
+
+
+def test_enter_opens_the_item_and_escape_returns(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    select_key(qtbot, window, f"approval:{ids['approval']}")
+    key_on_table(qtbot, window, Qt.Key.Key_Return)
+    reason = window.inbox.detail.current().reason
+    assert reason.hasFocus()
+    qtbot.keyClick(reason, Qt.Key.Key_Escape)
+    assert window.inbox.table.hasFocus()
+
+
+# ---------------------------------------------------------------- deciding in the window
+
+
+def test_own_decision_moves_to_the_next_item(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    key = f"approval:{ids['approval']}"
+    select_key(qtbot, window, key)
+    row = window.inbox.model.row_of(key)
+    key_on_table(qtbot, window, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(key) < 0, timeout=WAIT_MS)
+    assert window.inbox.pinned is None
+    current = window.inbox.current_item()
+    assert current is not None and window.inbox.table.currentIndex().row() == min(
+        row, window.inbox.model.rowCount() - 1)
+    assert window.inbox.detail.current_item().id == current.id
+
+
+def test_scope_run_creates_a_rule(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    select_key(qtbot, window, f"approval:{ids['approval']}")
+    detail = window.inbox.detail.current()
+    detail.scopes.button(1).click()
+    key_on_table(qtbot, window, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{ids['approval']}") < 0,
+                    timeout=WAIT_MS)
+    with Journal.open(path) as j:
+        approval = j.approvals.get(ids["approval"])
+        assert approval.decision_scope.value == "run" and approval.rule_id
+        assert j.approvals.rule(approval.rule_id).run_id == ids["run"]
+
+
+def test_resolve_an_ambiguous_effect(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    key = f"effect:{ids['effect']}"
+    select_key(qtbot, window, key)
+    detail = window.inbox.detail.current()
+    qtbot.keyClicks(detail.reason, "the mail server log shows it was delivered")
+    qtbot.keyClicks(detail.external, "msg-991")
+    assert window.registry.trigger("inbox.effect_committed")
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(key) < 0, timeout=WAIT_MS)
+    with Journal.open(path) as j:
+        effect = j.effects.get(ids["effect"])
+    assert effect.status == EffectStatus.COMMITTED
+    assert effect.resolved_by == "operator:alice"
+
+
+def test_other_kinds_show_their_details(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    select_key(qtbot, window, f"question:{ids['question']}")
+    assert "currency" in window.inbox.detail.current().prompt.text()
+    assert not window.registry.action("inbox.approve").isEnabled()
+    select_key(qtbot, window, f"memory:{ids['conflict']}")
+    detail = window.inbox.detail.current()
+    assert detail.local.text() == "db1.internal" and detail.incoming.text() == "db2.internal"
+
+
+def test_open_run_from_an_approval(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    select_key(qtbot, window, f"approval:{ids['approval']}")
+    qtbot.mouseClick(window.inbox.detail.current().run_button, Qt.MouseButton.LeftButton)
+    assert window.current_page_id() == "runs"
+    runs = window.runs
+    qtbot.waitUntil(lambda: runs.detail.title.text() == "Fix checkout rounding bug",
+                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: runs.detail.events.rowCount() > 30, timeout=WAIT_MS)
+
+
+def test_read_only_desk_watches_but_does_not_decide(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path, read_only=True)
+    select_key(qtbot, window, f"approval:{ids['approval']}")
+    assert not window.registry.action("inbox.approve").isEnabled()
+    assert not window.registry.action("inbox.snooze").isEnabled()
+    assert window.status.state.text() == "store: read-only"
+    assert "(read-only)" in window.windowTitle()
+
+
+# ---------------------------------------------------------------- live refresh
+
+
+def test_pages_refresh_live_and_badges_follow(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    qtbot.waitUntil(lambda: window.sidebar_model.count("inbox") == 6, timeout=WAIT_MS)
+    window.go("runs")
+    qtbot.waitUntil(lambda: window.runs.model.rowCount() == 2, timeout=WAIT_MS)
+    with agent(path, "newbie") as a:
+        run = a.runs.start("webshop", "Brand new run", agent="newbie")
+        request(a, run.id, "noop", {}, "just checking")
+    qtbot.waitUntil(lambda: window.runs.model.row_of(run.id) >= 0, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.sidebar_model.count("inbox") == 7, timeout=WAIT_MS)
+    assert window.status.last_change.text() != "last change: —"
+
+
+def test_poll_finds_changes_when_the_file_watcher_misses_them(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    watcher = window.services.watcher
+    watcher.stop()
+    watcher._arm = lambda: None  # simulate a platform where -wal cannot be watched
+    watcher._poll.start()
+    qtbot.waitUntil(lambda: watcher._data_version is not None, timeout=WAIT_MS)
+    with agent(path, "coder") as a:
+        approval_id = request(a, ids["run"], "poll_me", {}, "found by polling")
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0,
+                    timeout=WAIT_MS)
+    assert watcher.wakeups["poll"] >= 1
+
+
+def test_banner_when_a_request_arrives_in_the_background(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    other = QWidget()
+    qtbot.addWidget(other)
+    other.show()
+    other.activateWindow()
+    qtbot.waitUntil(lambda: not window.isActiveWindow(), timeout=WAIT_MS)
+    with qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as blocker, \
+            agent(path, "coder") as a:
+        request(a, ids["run"], "deploy", {"to": "prod"}, "release 4.2")
+    assert blocker.args[0] == "banner"
+    assert "deploy: release 4.2" in window.banner.text()
+
+
+# ---------------------------------------------------------------- guard, a11y, theme
+
+
+def test_store_calls_on_the_gui_thread_are_refused(qtbot, populated, open_desk):
+    path, _ = populated
+    window = open_desk(path)
+    with pytest.raises(GuiThreadStoreCall):
+        window.journal.inbox.list()
+    assert window.services.guard.violations == ["journal.inbox.list"]
+    window.services.guard.violations.clear()
+
+
+def interactive(window: QWidget) -> list[QWidget]:
+    kinds = (QAbstractButton, QLineEdit, QComboBox, QAbstractItemView, QPlainTextEdit)
+    return [w for w in window.findChildren(QWidget)
+            if isinstance(w, kinds) and w.isVisible() and w.focusPolicy() != Qt.FocusPolicy.NoFocus]
+
+
+def accessible_name(widget: QWidget) -> str:
+    iface = QAccessible.queryAccessibleInterface(widget)
+    return iface.text(QAccessible.Text.Name) if iface else ""
+
+
+def test_every_interactive_widget_has_an_accessible_name(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    for key in (f"approval:{ids['approval']}", f"effect:{ids['effect']}"):
+        select_key(qtbot, window, key)
+        nameless = [type(w).__name__ for w in interactive(window) if not accessible_name(w)]
+        assert nameless == []
+    for page in ("runs", "memory", "effects", "audit"):
+        window.go(page)
+        nameless = [type(w).__name__ for w in interactive(window) if not accessible_name(w)]
+        assert nameless == [], page
+
+
+def test_tab_reaches_the_decision_form(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    select_key(qtbot, window, f"approval:{ids['approval']}")
+    qtbot.waitUntil(window.isActiveWindow)
+    window.inbox.table.setFocus()
+    detail = window.inbox.detail.current()
+    wanted = {detail.reason, detail.approve_button, window.inbox.filters.search,
+              window.sidebar}
+    seen = set()
+    for _ in range(80):
+        focus = QApplication.focusWidget()
+        seen.add(focus)
+        qtbot.keyClick(focus, Qt.Key.Key_Tab)
+    assert wanted <= seen
+
+
+def test_dark_and_light_palettes(qtbot, populated, open_desk):
+    from proctor.gui.theme import Theme, ThemeMode
+
+    path, _ = populated
+    window = open_desk(path)
+    theme = Theme(QApplication.instance(), ThemeMode.DARK)
+    try:
+        assert QApplication.palette().base().color().lightness() < 80
+        window.grab()
+    finally:
+        theme.apply(ThemeMode.LIGHT)
+    assert QApplication.palette().base().color().lightness() > 200
+
+
+def test_window_state_and_recent_journals_are_remembered(qtbot, populated, open_desk, settings):
+    path, _ = populated
+    window = open_desk(path)
+    window.resize(1000, 700)
+    window.close()
+    assert settings.state("geometry") is not None
+    settings.add_recent(path)
+    settings.add_recent("/tmp/other.db")
+    settings.add_recent(path)
+    assert settings.recent() == [str(path), "/tmp/other.db"]
+
+
+def test_status_bar_names_journal_schema_operator(qtbot, populated, open_desk):
+    path, _ = populated
+    window = open_desk(path, operator="carol")
+    status = window.status
+    assert status.path.text() == str(path)
+    assert status.schema.text().startswith("schema ")
+    assert status.operator.text() == "operator: carol"
+    assert status.state.text() == "store: ok"
+
+
+def test_second_operator_cannot_approve_own_agent_request(qtbot, populated, open_desk):
+    """An operator named like the requesting agent is refused (core rule), shown inline."""
+    path, ids = populated
+    window = open_desk(path, operator="coder")
+    select_key(qtbot, window, f"approval:{ids['approval']}")
+    key_on_table(qtbot, window, Qt.Key.Key_A)
+    detail = window.inbox.detail.current()
+    qtbot.waitUntil(lambda: "cannot approve" in detail.message.text(), timeout=WAIT_MS)
+    assert Actor.operator("coder").name == "coder"

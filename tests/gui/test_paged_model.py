@@ -1,0 +1,45 @@
+"""PagedModel.apply_rows turns any row list into any other with fine-grained signals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PySide6.QtCore import QPersistentModelIndex
+
+from proctor.gui.tasks import TaskRunner
+from proctor.gui.widgets.paged_model import Column, PagedModel
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    value: int
+
+
+def make_model() -> PagedModel:
+    return PagedModel(TaskRunner(), [Column("Key", lambda r: r.key),
+                                     Column("Value", lambda r: str(r.value))],
+                      lambda r: r.key, lambda r: r.key)
+
+
+rows = st.lists(st.tuples(st.sampled_from("abcdefghij"), st.integers(0, 2)),
+                unique_by=lambda t: t[0], max_size=10)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(before=rows, after=rows)
+def test_apply_rows_reaches_the_new_list(qtmodeltester, before, after):
+    model = make_model()
+    qtmodeltester.check(model)  # a fresh tester per example, watching every signal
+    model.apply_rows([Row(k, v) for k, v in before])
+    kept = {k for k, _ in before} & {k for k, _ in after}
+    pins = {k: QPersistentModelIndex(model.index(model.row_of(k), 0)) for k in kept}
+    removed, inserted = model.apply_rows([Row(k, v) for k, v in after])
+    assert [model.item(r) for r in range(model.rowCount())] == [Row(k, v) for k, v in after]
+    assert set(removed) == {k for k, _ in before} - {k for k, _ in after}
+    assert set(inserted) == {k for k, _ in after} - {k for k, _ in before}
+    for key, pin in pins.items():  # persistent indexes (selection, current) follow their row
+        assert pin.row() == model.row_of(key)
