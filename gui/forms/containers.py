@@ -474,5 +474,13 @@ class MapField(Field):
                                        else p.message)
                                for p in problems if not p.path or p.path[0] not in keys])
 
+    def find(self, path: tuple[str, ...]) -> Field | None:
+        if not path:
+            return self
+        for _line, name, field in self.rows:
+            if name.text().strip() == path[0]:
+                return field.find(path[1:])
+        return None
+
     def fields(self) -> list[Field]:
         return [self] + [g for _l, _n, f in self.rows for g in f.fields()]
