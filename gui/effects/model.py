@@ -54,7 +54,8 @@ class EffectsModel(PagedModel):
                          parent)
         self.query = EffectQuery()
 
-    def show(self, journal: Any, query: EffectQuery) -> None:
+    def show(self, journal: Any, query: EffectQuery | None = None) -> None:
+        query = query if isinstance(query, EffectQuery) else EffectQuery()
         self.query = query
         effects = journal.effects
         self.set_query(lambda cursor, limit: effects.browse(query, cursor=cursor, limit=limit),

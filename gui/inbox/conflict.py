@@ -26,6 +26,7 @@ class ConflictDetail(DetailWidget):
         super().__init__(ctx, parent)
         self.reveals.setParent(self)
         self.body.addWidget(self.review)
+        self.local, self.incoming = self.review.local, self.review.incoming
         self.review.resolve_requested.connect(self._on_resolve)
         self.review.reveal_requested.connect(self._on_reveal)
         self.review.open_run.connect(self.open_run)

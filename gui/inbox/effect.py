@@ -33,6 +33,7 @@ class EffectDetail(DetailWidget):
 
     def footer(self) -> QVBoxLayout:
         self.form = ResolveForm(self)
+        self.reason, self.external = self.form.reason, self.form.external
         registry = self.ctx.registry
         buttons = QHBoxLayout()
         buttons.addWidget(action_button(registry, "inbox.effect_committed", self))

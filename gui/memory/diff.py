@@ -20,9 +20,11 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 EQUAL, DELETE, INSERT = "equal", "delete", "insert"
 MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe00-\ufe0f\ufe20-\ufe2f"
-# A word (with its combining marks), a run of white space, or one symbol with its marks,
-# skin-tone modifiers and zero-width-joined partners (so an emoji stays whole).
-TOKEN = re.compile(rf"[\w{MARKS}]+|\s+|[^\w\s](?:[{MARKS}\U0001F3FB-\U0001F3FF]|\u200d[^\w\s])*")
+# A word (with its combining marks), a line break, a run of other white space, or one
+# symbol with its marks, skin-tone modifiers and zero-width-joined partners (an emoji
+# stays whole).
+TOKEN = re.compile(rf"[\w{MARKS}]+|\n|[^\S\n]+"
+                   rf"|[^\w\s](?:[{MARKS}\U0001F3FB-\U0001F3FF]|\u200d[^\w\s])*")
 SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 LONG_SEGMENT = 800  # characters; longer lines are cut into smaller segments
 MAX_TOKEN_PAIRS = 3_000_000  # a changed block bigger than this is shown replaced whole
@@ -182,6 +184,7 @@ def fill(doc: QTextDocument, pieces: list[Piece], palette: QPalette,
     cursor = QTextCursor(doc)
     cursor.beginEditBlock()
     plain = QTextCharFormat()
+    plain.setProperty(OP_PROPERTY, "")  # a non-empty format: line breaks never inherit a mark
     for piece in pieces:
         if piece.op == skip:
             continue
@@ -246,6 +249,14 @@ class DiffView(QPlainTextEdit):
     def show_text(self, text: str) -> None:
         self.pieces = [Piece(EQUAL, text)] if text else []
         self.setPlainText(text)
+
+    def text(self) -> str:
+        """The text this view stands for (its side of the diff; a note when masked)."""
+        if self.pieces and self.side == "old":
+            return old_text(self.pieces)
+        if self.pieces and self.side == "new":
+            return new_text(self.pieces)
+        return self.toPlainText()
 
     def marked(self) -> list[tuple[str, str]]:
         return highlighted(self.document())

@@ -200,7 +200,8 @@ class EntryDetail(QWidget):
         if data is None or previous is None or previous.id != data.entry.id:
             self.message.clear()
             self._end_edit()
-        elif self.editing() and data.entry.version != self.edit_base:
+        elif self.editing() and data.entry.version != self.edit_base \
+                and data.entry.version != previous.version:
             self.message.show_message(
                 f"The entry changed while you were editing (version {self.edit_base} → "
                 f"{data.entry.version}, {label(data.history[-1].operation)} by "

@@ -167,6 +167,8 @@ class MemoryPage(ListPage):
         self.conflicts_table.selectionModel().currentChanged.connect(self._on_conflict_current)
         self.conflicts_table.selectionModel().selectionChanged.connect(self._on_conflict_selection)
         self.conflicts.loaded.connect(self._on_conflicts_loaded)
+        self.table.pressed.connect(self._on_entry_pressed)
+        self.conflicts_table.pressed.connect(self._on_conflict_pressed)
         self.entry.write_requested.connect(self._on_entry_write)
         self.entry.reveal_requested.connect(self.reveal)
         self.entry.open_run.connect(self.open_run)
@@ -226,12 +228,23 @@ class MemoryPage(ListPage):
     @Slot(QModelIndex, QModelIndex)
     def _on_entry_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         item = self.model.item(current.row()) if current.isValid() else None
-        if item is not None:
+        if item is not None and self.shown != ("entry", item.id):
             self.show_detail("entry", item.id)
 
     @Slot(QModelIndex, QModelIndex)
     def _on_conflict_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         item = self.conflicts.item(current.row()) if current.isValid() else None
+        if item is not None and len(self.selected_conflicts()) <= 1 \
+                and self.shown != ("conflict", item.id):
+            self.show_detail("conflict", item.id)
+
+    @Slot(QModelIndex)
+    def _on_entry_pressed(self, index: QModelIndex) -> None:
+        self._on_entry_current(index, QModelIndex())
+
+    @Slot(QModelIndex)
+    def _on_conflict_pressed(self, index: QModelIndex) -> None:
+        item = self.conflicts.item(index.row())
         if item is not None and len(self.selected_conflicts()) <= 1:
             self.show_detail("conflict", item.id)
 
