@@ -209,22 +209,26 @@ class ProctorMCP:
         sessions: Sessions = ctx.request_context.lifespan_context
         session = await sessions.get(ctx)
         j = session.journal
+        calls: list[str] = []
+
+        def record() -> None:
+            calls.append(j.runs.record_tool_call(session.run_id, f"mcp.{tool}", args,
+                                                 idempotency_key=key).id)
+
         try:
-            call = await anyio.to_thread.run_sync(lambda: j.runs.record_tool_call(
-                session.run_id, f"mcp.{tool}", args, idempotency_key=key))
-        except errors.ProctorError as err:
-            raise tool_error(err) from err
-        try:
-            outcome = await body(session, call.id)
+            await anyio.to_thread.run_sync(record)
+            outcome = await body(session, calls[0])
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self.finish_call(j, call.id, ToolCallStatus.FAILED,
-                                       error="cancelled: the MCP client cancelled or timed out")
+            if calls:
+                with anyio.CancelScope(shield=True):
+                    await self.finish_call(j, calls[0], ToolCallStatus.FAILED,
+                                           error="cancelled: the MCP client cancelled or timed out")
             raise
         except errors.ProctorError as err:
-            await self.finish_call(j, call.id, ToolCallStatus.FAILED, error=str(err))
+            if calls:
+                await self.finish_call(j, calls[0], ToolCallStatus.FAILED, error=str(err))
             raise tool_error(err) from err
-        await self.finish_call(j, call.id, ToolCallStatus.SUCCEEDED,
+        await self.finish_call(j, calls[0], ToolCallStatus.SUCCEEDED,
                                result=outcome.model_dump(mode="json"))
         return outcome
 
@@ -275,30 +279,50 @@ class ProctorMCP:
                                      "use a new key", field="idempotency_key")
 
     # ------------------------------------------------------------ waiting
-    async def wait(self, ctx: Context, s: Session, item_id: str, *, limit: float | None,
-                   withdraw_on_cancel: bool) -> Outcome:
+    async def file_and_wait(self, ctx: Context, s: Session,
+                            file: Callable[[], Approval | Interaction], *,
+                            wait: bool) -> Outcome:
+        """File the request, then (``wait``) wait for the decision. If the client cancels or
+        times out before it has the outcome — while filing or while waiting — a still-pending
+        request is withdrawn, in a shielded write."""
+        filed: list[str] = []
+
+        def file_once() -> Approval | Interaction:
+            item = file()
+            filed.append(item.id)
+            return item
+
+        try:
+            item = await anyio.to_thread.run_sync(file_once)
+            outcome = approval_outcome(item) if isinstance(item, Approval) \
+                else question_outcome(item)
+            if wait and outcome.status == "pending":
+                outcome = await self.wait(ctx, s, item.id, limit=None)
+            return outcome
+        except anyio.get_cancelled_exc_class():
+            if filed:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(
+                        self.withdraw, s, filed[0],
+                        "the MCP client cancelled or timed out before it had the decision")
+            raise
+
+    async def wait(self, ctx: Context, s: Session, item_id: str, *,
+                   limit: float | None) -> Outcome:
         """Wait (in worker threads) until decided, sending progress; ``limit`` None waits
         until decided, expired or withdrawn."""
         start = anyio.current_time()
-        try:
-            while True:
-                elapsed = anyio.current_time() - start
-                chunk = self.progress_every_s if limit is None else \
-                    max(0.0, min(self.progress_every_s, limit - elapsed))
-                outcome = await anyio.to_thread.run_sync(
-                    self.wait_chunk, s, item_id, chunk, abandon_on_cancel=True)
-                elapsed = anyio.current_time() - start
-                if outcome.status != "pending" or (limit is not None and elapsed >= limit):
-                    return outcome
-                await ctx.report_progress(round(elapsed, 3), limit,
-                                          "waiting for an operator on the Proctor desk")
-        except anyio.get_cancelled_exc_class():
-            if withdraw_on_cancel:
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(
-                        self.withdraw, s, item_id,
-                        "the MCP client cancelled or timed out while waiting")
-            raise
+        while True:
+            elapsed = anyio.current_time() - start
+            chunk = self.progress_every_s if limit is None else \
+                max(0.0, min(self.progress_every_s, limit - elapsed))
+            outcome = await anyio.to_thread.run_sync(
+                self.wait_chunk, s, item_id, chunk, abandon_on_cancel=True)
+            elapsed = anyio.current_time() - start
+            if outcome.status != "pending" or (limit is not None and elapsed >= limit):
+                return outcome
+            await ctx.report_progress(round(elapsed, 3), limit,
+                                      "waiting for an operator on the Proctor desk")
 
     def wait_chunk(self, s: Session, item_id: str, timeout: float) -> Outcome:
         outcome = self.read(s, item_id, wait=timeout)
@@ -349,25 +373,17 @@ def register_tools(p: ProctorMCP) -> None:
 
     async def file_approval(ctx: Context, tool: str, args: dict, *, wait: bool) -> Outcome:
         async def body(s: Session, call_id: str) -> Outcome:
-            approval = await anyio.to_thread.run_sync(lambda: p.file_approval(
+            return await p.file_and_wait(ctx, s, lambda: p.file_approval(
                 s, args["idempotency_key"], call_id, args["action"], args["reason"],
-                args["safety_class"], args["expires_in"]))
-            outcome = approval_outcome(approval)
-            if not wait or outcome.status != "pending":
-                return outcome
-            return await p.wait(ctx, s, approval.id, limit=None, withdraw_on_cancel=True)
+                args["safety_class"], args["expires_in"]), wait=wait)
 
         return await p.call(ctx, tool, args, args["idempotency_key"], body)
 
     async def file_question(ctx: Context, tool: str, args: dict, *, wait: bool) -> Outcome:
         async def body(s: Session, _call_id: str) -> Outcome:
-            question = await anyio.to_thread.run_sync(lambda: p.file_question(
+            return await p.file_and_wait(ctx, s, lambda: p.file_question(
                 s, args["idempotency_key"], args["question"], args["response_schema"],
-                args["options"], args["kind"], args["expires_in"]))
-            outcome = question_outcome(question)
-            if not wait or outcome.status != "pending":
-                return outcome
-            return await p.wait(ctx, s, question.id, limit=None, withdraw_on_cancel=True)
+                args["options"], args["kind"], args["expires_in"]), wait=wait)
 
         return await p.call(ctx, tool, args, args["idempotency_key"], body)
 
@@ -422,7 +438,7 @@ def register_tools(p: ProctorMCP) -> None:
         """Wait up to wait_s seconds for the decision on a submitted approval or question and
         return its state; call again while the status is 'pending'."""
         async def body(s: Session, _call_id: str) -> Outcome:
-            return await p.wait(ctx, s, id, limit=wait_s, withdraw_on_cancel=False)
+            return await p.wait(ctx, s, id, limit=wait_s)  # a poll: its cancel withdraws nothing
 
         return await p.call(ctx, "await_decision", {"id": id, "wait_s": wait_s}, None, body)
 

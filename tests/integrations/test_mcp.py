@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,34 @@ def test_client_timeout_withdraws_the_request(journal_path, desk, mode):
     calls = j.runs.tool_calls(run_id)
     assert [c.status for c in calls] == ["failed", "failed"]
     assert all("cancelled" in c.error for c in calls)
+
+
+class SlowFiling(ProctorMCP):
+    """The client gives up while the request is still being written."""
+
+    def file_approval(self, *args: Any, **kwargs: Any):
+        time.sleep(0.6)
+        return super().file_approval(*args, **kwargs)
+
+
+def test_a_request_filed_after_the_client_gave_up_is_withdrawn(journal_path, desk):
+    server = SlowFiling(journal_path, poll_s=0.02, progress_every_s=0.1).server
+
+    async def main():
+        async with Client(server, client_info=HOST) as c:
+            with pytest.raises(MCPError):
+                await c.call_tool("request_approval", {"action": REFUND, "reason": "r"},
+                                  read_timeout_seconds=0.2)
+            with anyio.fail_after(10):
+                while not [a for r in desk.journal.runs.list().items
+                           for a in desk.journal.approvals.for_run(r.id)
+                           if a.status == "cancelled"]:
+                    await anyio.sleep(0.02)
+
+    anyio.run(main)
+    [run] = desk.journal.runs.list().items
+    [call] = desk.journal.runs.tool_calls(run.id)
+    assert call.status == "failed" and "cancelled" in call.error
 
 
 def test_three_concurrent_blocked_calls_on_one_session(journal_path, desk):
