@@ -23,7 +23,7 @@ from .demo_runs import DemoClock, DemoWriter
 Progress = Callable[[int, int, str], None]
 
 # How many runs of each kind a journal gets.
-SMALL_PLAN = {"history": 150, "pending_approval": 42, "pending_question": 32,
+SMALL_PLAN = {"history": 110, "pending_approval": 42, "pending_question": 32,
               "ambiguous": 8, "conflict": 12, "interrupted": 8, "parent_with_children": 5}
 LARGE_PLAN = {"history": 300, "pending_approval": 520, "pending_question": 400,
               "ambiguous": 150, "conflict": 150, "interrupted": 60, "parent_with_children": 20,

@@ -71,11 +71,14 @@ class DemoWriter:
         self.chatter(aj, run.id, model, self.rng.randint(1, 3))
         return run, model
 
-    def chatter(self, aj: Journal, run_id: str, model: str, steps: int) -> None:
+    def chatter(self, aj: Journal, run_id: str, model: str, steps: int,
+                tool_call: bool = True) -> None:
         batch: list[tuple[str, Any]] = []
         for step in range(1, steps + 1):
             batch += content.model_events(self.rng, model, step)
         aj.runs.append_events(run_id, batch)
+        if not tool_call:
+            return
         tool, request = content.read_request(self.rng, "demo")
         call = aj.runs.record_tool_call(run_id, tool, request)
         aj.runs.finish_tool_call(call.id, "succeeded", result={
@@ -131,7 +134,7 @@ class DemoWriter:
         run, model = self.start(aj, parent)
         for _ in range(self.rng.choice([0, 1, 1, 2])):
             self.decided_approval(aj, run)
-            self.chatter(aj, run.id, model, 1)
+            self.chatter(aj, run.id, model, 1, tool_call=False)
         if self.rng.random() < 0.5:
             self.answered_question(aj, run)
         if self.rng.random() < 0.35:

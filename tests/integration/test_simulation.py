@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
 from proctor.core import InteractionKind, Journal
 from proctor.sim.agents import start_agents
 
