@@ -124,6 +124,29 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+BUSY_RETRIES = 5
+_busy = {"retries": 0}
+
+
+def is_busy(err: BaseException) -> bool:
+    """SQLite's write lock was not granted within busy_timeout (Proctor: StoreBusy; the
+    peers and the floor: sqlite3.OperationalError 'database is locked')."""
+    return type(err).__name__ == "StoreBusy" or "database is locked" in str(err)
+
+
+def busy(fn: Any, *args: Any, **kw: Any) -> Any:
+    """Call ``fn``; when the write lock was not granted in time, retry as an agent would
+    (nothing was written) and count it. Every workload routes its store calls through this."""
+    for attempt in range(BUSY_RETRIES + 1):
+        try:
+            return fn(*args, **kw)
+        except Exception as err:
+            if attempt == BUSY_RETRIES or not is_busy(err):
+                raise
+            _busy["retries"] += 1
+    raise AssertionError("unreachable")
+
+
 def load_workload(module: str, name: str, path: str, worker: int, params: dict) -> Any:
     cls = getattr(importlib.import_module(module), name)
     return cls(path, worker, params)
@@ -133,6 +156,7 @@ def run_job(job: dict, barrier: Any = None) -> dict:
     """Warm up, wait at the barrier, run the timed units; returns raw samples."""
     wl = load_workload(job["module"], job["workload"], job["path"], job["worker"],
                        job.get("params", {}))
+    _busy["retries"] = 0
     try:
         warmup, n, first = job["warmup"], job["n"], job.get("offset", 0)
         for i in range(first, first + warmup):
@@ -155,7 +179,7 @@ def run_job(job: dict, barrier: Any = None) -> dict:
         rows1 = wl.rows()
         rows = None if rows0 is None or rows1 is None else rows1 - rows0
         return {"start": start, "end": end, "latencies": latencies, "steps": dict(steps),
-                "rows": rows, "info": wl.info()}
+                "rows": rows, "info": wl.info(), "busy_retries": _busy["retries"]}
     finally:
         wl.close()
 
@@ -228,7 +252,7 @@ def _serve(inbox: Any, outbox: Any, barrier: Any) -> None:
         def wait(self) -> None:
             barrier.wait(WorkerPool.BARRIER_TIMEOUT)
 
-    while (job := inbox.get()) is not None:
+    while (job := _next_job(inbox)) is not None:
         try:
             result = run_job(job, Bounded())
             result["worker"] = job["worker"]
@@ -238,6 +262,19 @@ def _serve(inbox: Any, outbox: Any, barrier: Any) -> None:
             barrier.abort()
             result = {"worker": job["worker"], "error": traceback.format_exc()}
         outbox.put(result)
+
+
+def _next_job(inbox: Any) -> dict | None:
+    """The next job, or None when told to stop or when the parent is gone."""
+    import queue
+
+    parent = multiprocessing.parent_process()
+    while True:
+        try:
+            return inbox.get(timeout=2.0)
+        except queue.Empty:
+            if parent is None or not parent.is_alive():
+                return None
 
 
 _POOLS: dict[int, WorkerPool] = {}
@@ -271,6 +308,9 @@ def summarize(rounds: list[list[dict]], txns_per_unit: float | None = None) -> M
     rows = [r["rows"] for r in results]
     total_rows = None if any(x is None for x in rows) else sum(rows)
     info = dict(results[0]["info"])
+    retries = sum(r.get("busy_retries", 0) for r in results)
+    if retries:
+        info["busy_retries"] = retries
     if len(rates) > 1:
         info["rounds_units_per_s"] = [round(x, 1) for x in rates]
     return Measure(

@@ -22,6 +22,7 @@ import pickle
 import sqlite3
 from typing import Any
 
+from bench_common import busy
 from bench_data import is_write
 
 
@@ -59,7 +60,7 @@ def compile_stream(units: list[list[dict]], mode: str) -> list[list[tuple]]:
 def run_txns(conn: sqlite3.Connection, txns: list[tuple]) -> None:
     """Execute compiled transactions (``compile_stream`` output for one unit)."""
     for begin, stmts in txns:
-        conn.execute(begin)
+        busy(conn.execute, begin)  # a BEGIN refused for the lock wrote nothing: retry it
         try:
             for sql, params, many, is_read in stmts:
                 if many:

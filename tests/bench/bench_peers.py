@@ -17,6 +17,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bench_common import busy
 from bench_data import action_of, payload_of
 
 SYNC_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
@@ -92,11 +93,11 @@ class CtrlrunEffect(CtrlrunWorkload):
 
     def unit(self, x: Any, lap: Any) -> None:
         key, action = x
-        self.store.reserve_effect(key, action.action_id, timedelta(seconds=60))
+        busy(self.store.reserve_effect, key, action.action_id, timedelta(seconds=60))
         lap("reserve")
-        self.store.begin_execution(key, action.action_id)
+        busy(self.store.begin_execution, key, action.action_id)
         lap("begin")
-        self.store.commit_effect(key, action.action_id, {"status": 201})
+        busy(self.store.commit_effect, key, action.action_id, {"status": 201})
         lap("commit")
 
 
@@ -110,14 +111,14 @@ class CtrlrunApproval(CtrlrunWorkload):
         digest = action.action_hash
         now = datetime.now(UTC)
         request_id = f"apr-{key}"
-        self.store.put_approval_request(ApprovalRequest(
+        busy(self.store.put_approval_request, ApprovalRequest(
             request_id=request_id, action_hash=digest, action=action, created_at=now,
             expires_at=now + timedelta(hours=1)))
         lap("request")
-        self.store.grant_approval(request_id, f"operator-{self.worker}")
+        busy(self.store.grant_approval, request_id, f"operator-{self.worker}")
         lap("decide")
-        self.store.consume_approval_and_reserve(request_id, digest, key, action.action_id,
-                                                timedelta(seconds=60))
+        busy(self.store.consume_approval_and_reserve, request_id, digest, key, action.action_id,
+             timedelta(seconds=60))
         lap("consume_and_reserve")
         return key, action
 
@@ -127,9 +128,9 @@ class CtrlrunGoverned(CtrlrunApproval):
 
     def unit(self, x: Any, lap: Any) -> None:
         key, action = super().unit(x, lap)
-        self.store.begin_execution(key, action.action_id)
+        busy(self.store.begin_execution, key, action.action_id)
         lap("begin")
-        self.store.commit_effect(key, action.action_id, {"status": 201})
+        busy(self.store.commit_effect, key, action.action_id, {"status": 201})
         lap("commit")
 
 
@@ -142,7 +143,7 @@ class CtrlrunEvent(CtrlrunWorkload):
     def unit(self, x: Any, lap: Any) -> None:
         from ctrlrun.receipt import Event, EventType
 
-        self.store.append_event(Event(type=EventType.EXECUTION_STARTED,
+        busy(self.store.append_event, Event(type=EventType.EXECUTION_STARTED,
                                       action_id=f"act-w{self.worker}", ts=datetime.now(UTC),
                                       data=x))
 
@@ -182,15 +183,15 @@ class ApsimoWorkload:
 
         intent, envelope = x
         st = self.store
-        action = st.propose(intent.idempotency_key, DEFAULT_SOURCE_PREFIX + "bench-host",
+        action = busy(st.propose, intent.idempotency_key, DEFAULT_SOURCE_PREFIX + "bench-host",
                             DEFAULT_ACTION_TYPE, envelope, source_ref=intent.intent_id)
         aid = action["action_id"]
         lap("request")
         now = time.time()
         evidence = delivery_gate_evidence(action, decided_at=now, expires_at=now + 3600)
-        _, gate = st.gate(aid, evidence, external_id=evidence["approval_id"])
+        _, gate = busy(st.gate, aid, evidence, external_id=evidence["approval_id"])
         lap("decide")
-        leased = st.lease_next(self.owner, lease_seconds=60, states=("gated",),
+        leased = busy(st.lease_next, self.owner, lease_seconds=60, states=("gated",),
                                action_ids=(aid,))
         authorization = validate_owner_gate(leased, st.list_receipts(aid),
                                             tool_name=intent.tool_name, now=time.time())
@@ -200,8 +201,8 @@ class ApsimoWorkload:
             return assert_dispatchable(validate_owner_gate(
                 action_, receipts, tool_name=intent.tool_name, now=at))
 
-        st.begin_owner_authorized_dispatch(
-            aid, self.owner, gate_receipt_key=gate["receipt_key"],
+        busy(
+            st.begin_owner_authorized_dispatch, aid, self.owner, gate_receipt_key=gate["receipt_key"],
             expected_source=leased["source"], expected_source_ref=leased["source_ref"],
             expected_action_type=leased["action_type"], expected_payload=leased["payload"],
             expected_approval_id=evidence["approval_id"],
@@ -233,10 +234,10 @@ class ApsimoGoverned(ApsimoWorkload):
         st = self.store
         projection = {"status": "completed", "execution_digest": digest, "observed": "bench"}
         acceptance = "governed-action-acceptance:" + digest
-        st.accept(aid, self.owner, acceptance, "governed_action_acceptance", projection,
+        busy(st.accept, aid, self.owner, acceptance, "governed_action_acceptance", projection,
                   external_id=aid)
-        st.verify(aid, self.owner, "governed-action-verification:" + digest, projection,
+        busy(st.verify, aid, self.owner, "governed-action-verification:" + digest, projection,
                   qualifying_receipt_keys=(acceptance,))
         lap("accept_and_verify")
-        st.complete(aid, self.owner, {"status": "completed"})
+        busy(st.complete, aid, self.owner, {"status": "completed"})
         lap("complete")

@@ -10,9 +10,11 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+from bench_common import busy
 from bench_data import EVENT_BATCH, action_of, is_write, payload_of
-from proctor.core import Actor, Journal
 from sqlalchemy import event
+
+from proctor.core import Actor, Journal
 
 
 def setup_journal(path: str, procs: int, *, memory: bool = False) -> list[dict]:
@@ -82,11 +84,12 @@ class EffectLifecycle(ProctorWorkload):
     def unit(self, x: Any, lap: Any) -> None:
         key, action, result = x
         fx = self.agent.effects
-        fx.reserve(key, tool="http.post", run_id=self.run_id, action=action, lease_seconds=60)
+        busy(fx.reserve, key, tool="http.post", run_id=self.run_id, action=action,
+             lease_seconds=60)
         lap("reserve")
-        fx.begin(key)
+        busy(fx.begin, key)
         lap("begin")
-        fx.commit(key, result, external_id=f"ord-{key}")
+        busy(fx.commit, key, result, external_id=f"ord-{key}")
         lap("commit")
 
 
@@ -100,13 +103,13 @@ class ApprovalCycle(ProctorWorkload):
 
     def unit(self, x: Any, lap: Any) -> Any:
         key, action = x
-        approval = self.agent.approvals.request(self.run_id, action,
-                                                reason="send the order to the supplier")
+        approval = busy(self.agent.approvals.request, self.run_id, action,
+                        reason="send the order to the supplier")
         lap("request")
-        self.op.approvals.decide(approval.id, True, expected_version=approval.version)
+        busy(self.op.approvals.decide, approval.id, True, expected_version=approval.version)
         lap("decide")
-        self.agent.approvals.consume_and_reserve(approval.id, approval.action_digest, key,
-                                                 lease_seconds=60)
+        busy(self.agent.approvals.consume_and_reserve, approval.id, approval.action_digest, key,
+             lease_seconds=60)
         lap("consume_and_reserve")
         return key
 
@@ -116,9 +119,9 @@ class GovernedAction(ApprovalCycle):
 
     def unit(self, x: Any, lap: Any) -> None:
         key = super().unit(x, lap)
-        self.agent.effects.begin(key)
+        busy(self.agent.effects.begin, key)
         lap("begin")
-        self.agent.effects.commit(key, {"status": 201}, external_id=f"ord-{key}")
+        busy(self.agent.effects.commit, key, {"status": 201}, external_id=f"ord-{key}")
         lap("commit")
 
 
@@ -129,7 +132,7 @@ class EventAppend(ProctorWorkload):
         return payload_of(self.worker, i)
 
     def unit(self, x: Any, lap: Any) -> None:
-        self.agent.runs.append_event(self.run_id, "tool.output", x)
+        busy(self.agent.runs.append_event, self.run_id, "tool.output", x)
 
 
 class EventBatch(ProctorWorkload):
@@ -140,7 +143,7 @@ class EventBatch(ProctorWorkload):
                 for k in range(EVENT_BATCH)]
 
     def unit(self, x: Any, lap: Any) -> None:
-        self.agent.runs.append_events(self.run_id, x)
+        busy(self.agent.runs.append_events, self.run_id, x)
 
 
 class MemoryReplace(ProctorWorkload):
@@ -152,8 +155,8 @@ class MemoryReplace(ProctorWorkload):
 
     def unit(self, x: Any, lap: Any) -> None:
         content, version = x
-        self.agent.memory.replace(self.params["entry_id"], content, expected_version=version,
-                                  reason="refreshed from the runbook", run_id=self.run_id)
+        busy(self.agent.memory.replace, self.params["entry_id"], content,
+             expected_version=version, reason="refreshed from the runbook", run_id=self.run_id)
 
 
 # --------------------------------------------------------------------------- recording

@@ -130,6 +130,19 @@ def scale_table(figures: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def what_list(figures: list[dict]) -> list[str]:
+    seen, lines = set(), []
+    for f in figures:
+        if f["id"] in seen:
+            continue
+        seen.add(f["id"])
+        peers = [f"{name}: {m['info']['calls']}" for name, m in f["systems"].items()
+                 if (m.get("info") or {}).get("calls")]
+        lines.append(f"- **{f['title']}** — Proctor: {f['what']}"
+                     + ("; " + "; ".join(peers) if peers else "") + ".")
+    return lines
+
+
 def render(results: dict) -> str:
     out = []
     m = results.get("machine", {})
@@ -151,6 +164,7 @@ def render(results: dict) -> str:
         extra = extras_table(figures)
         if extra:
             out += ["", "Where Proctor's time goes (1 process):", "", extra]
+        out += ["", "What each figure measured:", ""] + what_list(figures)
         notes = sorted({n for f in figures for n in f.get("notes", [])})
         if notes:
             out += [""] + [f"- {n}" for n in notes]
@@ -158,6 +172,13 @@ def render(results: dict) -> str:
                    + (f" ({m['info']['how']})" if (m.get("info") or {}).get("how") else "")
                    for f in results.get("figures", []) for name, m in f["systems"].items()
                    if (m.get("info") or {}).get("synchronous")})
+    busy = [f"{name} in {f['id']} ×{f['procs']}: {m['info']['busy_retries']}"
+            for f in results.get("figures", []) for name, m in f["systems"].items()
+            if (m.get("info") or {}).get("busy_retries")]
+    if busy:
+        out += ["", "Write lock not granted within busy_timeout (5 s), call retried as an agent "
+                "would (nothing had been written); the retries count in the latencies:", ""]
+        out += [f"- {b}" for b in busy]
     if sync:
         out += ["", "Durability in force (read back with PRAGMA synchronous in each worker):",
                 ""] + [f"- {s}" for s in sync]

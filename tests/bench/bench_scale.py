@@ -30,6 +30,7 @@ from bench_common import PROCTOR, BenchContext, Figure, Measure, measure, percen
 from bench_data import action_of, payload_of
 from bench_floor import compile_stream, connect, run_txns
 from bench_proctor import Recorder, setup_journal
+
 from proctor.core import Actor, InteractionKind, Journal
 
 RUN_EVENTS = 100
