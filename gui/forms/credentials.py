@@ -15,9 +15,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from proctor.core.models import Interaction
 from PySide6.QtCore import QSettings, Slot
 from PySide6.QtWidgets import QButtonGroup, QComboBox, QLineEdit, QRadioButton, QWidget
+
+from proctor.core.models import Interaction
 
 from ..widgets.labels import plain_label, section
 from .validate import Problem

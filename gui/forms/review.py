@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from proctor.core.models import Interaction
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QColor, QFontDatabase, QSyntaxHighlighter, QTextCharFormat
 from PySide6.QtWidgets import (
@@ -27,6 +26,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from proctor.core.models import Interaction
 
 from ..widgets.labels import plain_label, section
 from . import diff

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, ClassVar
 
-from proctor.core.models import Interaction, InteractionKind
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -27,6 +26,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from proctor.core.models import Interaction, InteractionKind
 
 from ..widgets.labels import plain_label, section
 from .fields import button_text, option_label

@@ -19,11 +19,12 @@ from collections import OrderedDict
 from functools import partial
 from typing import Any
 
-from proctor.core import errors
-from proctor.core.models import InboxItem, InboxKind, Interaction, InteractionStatus
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+
+from proctor.core import errors
+from proctor.core.models import InboxItem, InboxKind, Interaction, InteractionStatus
 
 from ..forms import AnswerView, build_view
 from ..forms.credentials import CredentialView, keyring_status

@@ -9,12 +9,13 @@ from typing import Any
 
 import jsonschema
 import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QToolButton
+
 from proctor.gui.forms.containers import ArrayField, ChecklistField, MapField
 from proctor.gui.forms.fields import EnumField, JsonField
 from proctor.gui.forms.form import RAW_TAB, SchemaForm
 from proctor.gui.forms.schema import plan
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QToolButton
 
 # ---------------------------------------------------------------- actions on a form
 
