@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import or_, select
 
 from . import schema as s
 from .models import Approval, Effect, EffectStatus, Frozen, Page, Receipt, Run, ToolCall
@@ -54,7 +54,7 @@ def browse(journal: Any, q: EffectQuery, now: float, cursor: str | None = None,
     after = keyset_after(e.created_at, e.key, cursor, q.newest_first)
     if after is not None:
         conds.append(after)
-    stmt = select(s.effects).where(and_(*conds)).order_by(
+    stmt = select(s.effects).where(*conds).order_by(
         *order_by(e.created_at, e.key, q.newest_first)).limit(limit + 1)
     rows = journal.read(lambda c: c.execute(stmt).all())
     return page_of(Effect, rows, limit, lambda m: (m.created_at, m.key))

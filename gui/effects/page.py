@@ -37,6 +37,7 @@ from .resolve import ResolveForm, resolve_call
 from .view import LIVE, EffectView, lapsed
 
 TICK_MS = 1000
+LEASE_REFRESH_S = 2.0  # while lapsed/live leases are listed, re-read this often
 FILTERS: list[tuple[str, str]] = [
     ("Needs a person (ambiguous)", "ambiguous"), ("Lease lapsed, not marked", "lapsed"),
     ("Live (reserved or executing)", "live"), ("Committed", "committed"),
@@ -68,7 +69,7 @@ class EffectsPage(ListPage):
         self.key: str | None = None
         self.context: EffectContext | None = None
         self._generation = 0
-        self._last_tick = time.time()
+        self._last_tick = self._last_refresh = time.time()
         self.status = choice_combo("Effect status", FILTERS, self)
         self.status.currentIndexChanged.connect(self.apply_query)
         self.layout_top.insertWidget(2, self.status)
@@ -232,7 +233,8 @@ class EffectsPage(ListPage):
 
     def _on_resolved(self, effect: Effect) -> None:
         self.form.clear()
-        self.detail_message.show_message(
+        self.detail_message.clear()
+        self.message.show_message(
             f"Marked {effect.status.value}: {effect.key}. Receipt, run event and audit row "
             "written.", Level.SUCCESS)
         self.model.refresh()
@@ -253,7 +255,7 @@ class EffectsPage(ListPage):
                             on_error=self._on_refused, owner=self, write=True)
 
     def _on_swept(self, n: int) -> None:
-        self.detail_message.show_message(
+        self.message.show_message(
             f"Marked {n} lapsed effect{'s' if n != 1 else ''} ambiguous; each now waits for a "
             "person.", Level.SUCCESS)
         self.model.refresh()
@@ -269,6 +271,9 @@ class EffectsPage(ListPage):
         self.model.tick()
         self.view.tick()
         assert isinstance(self.model, EffectsModel)
-        if self.model.crossed_expiry(since, now):
-            self.model.refresh()
+        watching_leases = self.status.currentData() in ("lapsed", "live")
+        if self.model.crossed_expiry(since, now) or (
+                watching_leases and now - self._last_refresh >= LEASE_REFRESH_S):
+            self._last_refresh = now
+            self.model.refresh()  # leases lapse without a write: look again
         self.update_buttons()

@@ -1,0 +1,168 @@
+"""Ambiguous effects end to end: an agent process reserves and begins effects and is
+SIGKILLed; the next reserve makes them ambiguous; the desk shows them live; the operator
+resolves one failed and one committed through the widgets; the agent's retry then gets
+attempt 2 for the failed one and is refused for the committed one.
+
+Run as a script, this file is the agent process:
+``python test_effects_flow.py JOURNAL begin KEY...`` (reserve, begin, then hang) and
+``python test_effects_flow.py JOURNAL retry RUN KEY...`` (reserve again until decided).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from proctor.core import Actor, Journal, errors
+
+LEASE_S = 1.0
+
+
+def agent_main(path: str, mode: str, rest: list[str]) -> int:
+    j = Journal.open(path, actor=Actor.agent("payer"))
+    if mode == "begin":
+        run = j.runs.start("billing", "pay the invoices", agent="payer")
+        for key in rest:
+            j.runs.record_tool_call(run.id, "pay_invoice", {"invoice": key, "amount": 1200},
+                                    safety_class="financial")
+            j.effects.reserve(key, tool="pay_invoice", run_id=run.id, safety_class="financial",
+                              action={"invoice": key, "amount": 1200},
+                              lease_seconds=LEASE_S, owner="payer@first")
+            j.effects.begin(key, owner="payer@first")
+        print(f"BEGUN {run.id}", flush=True)
+        threading.Event().wait()  # the process is killed here, mid-flight
+    run_id, keys = rest[0], rest[1:]
+    deadline = time.monotonic() + 30
+    for key in keys:
+        while True:
+            try:
+                effect = j.effects.reserve(key, tool="pay_invoice", run_id=run_id,
+                                           safety_class="financial", owner="payer@retry")
+                print(f"RESERVED {key} {effect.attempt}", flush=True)
+            except errors.EffectBusy:
+                if time.monotonic() < deadline:
+                    time.sleep(0.05)  # the dead process's lease has not lapsed yet
+                    continue
+                print(f"BUSY {key}", flush=True)
+            except errors.ProctorError as exc:
+                print(f"REFUSED {key} {type(exc).__name__}", flush=True)
+            break
+    j.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(agent_main(sys.argv[1], sys.argv[2], sys.argv[3:]))
+
+# ---------------------------------------------------------------- the tests
+
+from PySide6.QtCore import Qt  # noqa: E402
+
+from proctor.core.models import EffectStatus  # noqa: E402
+from proctor.gui.effects.resolve import NEXT_COMMITTED, NEXT_FAILED  # noqa: E402
+from proctor.gui.widgets.dialogs import ConfirmDialog  # noqa: E402
+
+from .conftest import WAIT_MS  # noqa: E402
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+class Agent:
+    def __init__(self, path: Path, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, __file__, str(path), *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.strip())
+
+    def wait_lines(self, qtbot, prefix: str, count: int = 1) -> list[str]:
+        qtbot.waitUntil(lambda: len([x for x in self.lines if x.startswith(prefix)]) >= count,
+                        timeout=WAIT_MS)
+        return [x for x in self.lines if x.startswith(prefix)]
+
+    def finish(self, qtbot) -> list[str]:
+        qtbot.waitUntil(lambda: self.proc.poll() is not None, timeout=WAIT_MS)
+        self.reader.join(5)  # the pipe is closed: the reader ends at once
+        return self.lines
+
+
+def select(qtbot, page, key: str) -> None:
+    qtbot.waitUntil(lambda: page.model.row_of(key) >= 0, timeout=WAIT_MS)
+    page.table.setCurrentIndex(page.model.index(page.model.row_of(key), 0))
+    qtbot.waitUntil(lambda: page.effect() is not None and page.effect().key == key,
+                    timeout=WAIT_MS)
+
+
+def test_killed_agent_effects_resolved_at_the_desk_then_retried(
+        qtbot, journal_path, open_desk, monkeypatch):
+    window = open_desk(journal_path)
+    window.go("effects")
+    page = window.effects
+    first = Agent(journal_path, "begin", "pay:inv-1", "pay:inv-2")
+    run_id = first.wait_lines(qtbot, "BEGUN")[0].split()[1]
+    first.proc.kill()  # SIGKILL: no cleanup, the leases stay taken
+    first.proc.wait(10)
+    retry = Agent(journal_path, "retry", run_id, "pay:inv-1", "pay:inv-2")
+    assert retry.wait_lines(qtbot, "REFUSED", 2) == [
+        "REFUSED pay:inv-1 EffectAmbiguous", "REFUSED pay:inv-2 EffectAmbiguous"]
+    qtbot.waitUntil(lambda: window.inbox.model.row_of("effect:pay:inv-1") >= 0,
+                    timeout=WAIT_MS)
+
+    select(qtbot, page, "pay:inv-1")  # appeared live on the open page
+    view = page.view
+    assert view.facts["Attempt"].text() == "1"
+    assert view.facts["Agent"].text() == "payer"
+    assert view.facts["Safety class"].text() == "financial"
+    assert view.facts["Lease"].text().startswith("1s lease (held by payer@first")
+    assert run_id in view.facts["Run"].text()
+    assert "lease expired" in view.why.text()
+    assert "pay_invoice" in view.tool_note.text()
+    assert view.request.isVisible() and "inv-1" in view.request.json_text()
+    assert page.form.next_committed.text() == NEXT_COMMITTED
+    assert page.form.next_failed.text() == NEXT_FAILED
+    assert "You will be asked to confirm" in page.form.risk.text()
+
+    answers = iter([False, True])
+    monkeypatch.setattr(ConfirmDialog, "ask", classmethod(lambda *a, **k: next(answers)))
+    qtbot.keyClicks(page.form.reason, "the bank shows no debit for inv-1")
+    qtbot.keyClicks(page.form.url, "https://bank.example/statement/7")
+    qtbot.keyClicks(page.form.note, "checked by phone")
+    assert not page.resolve(EffectStatus.FAILED)  # the second confirmation said no
+    with Journal.open(journal_path, read_only=True) as j:
+        assert j.effects.get("pay:inv-1").status == EffectStatus.AMBIGUOUS
+    qtbot.mouseClick(page.failed_button, LEFT)
+    qtbot.waitUntil(lambda: "Marked failed" in page.message.text(), timeout=WAIT_MS)
+
+    select(qtbot, page, "pay:inv-2")
+    qtbot.keyClicks(page.form.reason, "the bank shows the debit for inv-2")
+    qtbot.keyClicks(page.form.external, "txn-4411")
+    qtbot.mouseClick(page.committed_button, LEFT)
+    qtbot.waitUntil(lambda: "Marked committed" in page.message.text(), timeout=WAIT_MS)
+
+    with Journal.open(journal_path, read_only=True) as j:
+        failed, committed = j.effects.get("pay:inv-1"), j.effects.get("pay:inv-2")
+        assert (failed.status, failed.resolved_by) == (EffectStatus.FAILED, "operator:alice")
+        assert committed.status == EffectStatus.COMMITTED
+        [receipt] = j.effects.receipts("pay:inv-1")
+        assert receipt.kind == "resolution" and receipt.status == "failed"
+        assert receipt.evidence["evidence"] == {"url": "https://bank.example/statement/7",
+                                                "note": "checked by phone"}
+        assert "lease expired" in receipt.evidence["ambiguous_reason"]
+        assert j.effects.receipts("pay:inv-2")[0].external_id == "txn-4411"
+        actions = [a.action for a in j.audit.for_entity("pay:inv-1")]
+        assert actions.count("effect.resolved_failed") == 1
+        events = [e.type for e in j.runs.events(run_id)]
+        assert events.count("effect.resolved") == 2
+
+    again = Agent(journal_path, "retry", run_id, "pay:inv-1", "pay:inv-2")
+    lines = again.finish(qtbot)
+    assert lines == ["RESERVED pay:inv-1 2", "REFUSED pay:inv-2 EffectCommitted"]
