@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 MAX_ROWS = 5_000
 MAX_INPUT = 2_000_000  # characters of one side / of a diff considered
+MAX_LINES = 20_000  # lines of one side compared
 HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
@@ -29,9 +30,10 @@ def lines(text: str) -> list[str]:
 
 def side_by_side(before: str, after: str) -> tuple[list[Row], bool]:
     """Rows comparing two texts; True when the rows were cut at MAX_ROWS."""
-    a, b = lines(before), lines(after)
+    a, b = lines(before)[:MAX_LINES], lines(after)[:MAX_LINES]
     rows: list[Row] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    # autojunk keeps huge inputs of repeated lines from going quadratic
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=len(b) > 2_000)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             rows.extend(Row("equal", i1 + k + 1, a[i1 + k], j1 + k + 1, b[j1 + k])
@@ -102,7 +104,8 @@ def from_unified(diff: str) -> tuple[list[Row], bool]:
 
 def unified(before: str, after: str, path: str = "") -> str:
     name = path or "text"
-    return "\n".join(difflib.unified_diff(lines(before), lines(after), fromfile=f"a/{name}",
+    return "\n".join(difflib.unified_diff(lines(before)[:MAX_LINES], lines(after)[:MAX_LINES],
+                                          fromfile=f"a/{name}",
                                           tofile=f"b/{name}", lineterm=""))
 
 

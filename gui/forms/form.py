@@ -19,7 +19,7 @@ from ..widgets.labels import plain_label
 from .containers import ObjectField, make_field
 from .fields import Field
 from .schema import MISSING, Node, plan
-from .validate import Problem, problems
+from .validate import Checker, Problem
 
 FORM_TAB, RAW_TAB = 0, 1
 RAW_MAX = 2_000_000  # characters of raw JSON accepted from the operator
@@ -38,6 +38,7 @@ class SchemaForm(QWidget):
                  title: str = "Answer") -> None:
         super().__init__(parent)
         self.schema = schema
+        self.checker = Checker(schema)
         self.node: Node = plan(schema)
         self.node.title = self.node.title or title
         self.supported = self.node.kind != "json"
@@ -125,7 +126,7 @@ class SchemaForm(QWidget):
             value = self.value()
             if value is MISSING:
                 return [Problem((), "required")]
-        return problems(self.schema, value)
+        return self.checker.problems(value)
 
     def is_valid(self) -> bool:
         return self._valid

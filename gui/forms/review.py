@@ -37,7 +37,8 @@ from .validate import Problem
 from .views import AnswerView, enum_of, props, request_dict, text_of
 
 LINE_MAX = 2_000  # characters of one diff line shown in a cell
-UNIFIED_MAX = 500_000
+UNIFIED_MAX = 200_000
+MEMORY_MAX = 20_000  # characters of a memory text shown in its pane
 COLORS = {"delete": QColor(220, 60, 60, 60), "insert": QColor(46, 160, 67, 60),
           "replace": QColor(210, 160, 30, 60), "hunk": QColor(80, 120, 220, 45)}
 VERDICT_WORDS = {"approve": "Approve", "request_changes": "Request changes", "reject": "Reject",
@@ -50,13 +51,17 @@ def mono() -> Any:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
 
-def read_only_text(text: str, name: str, parent: QWidget, *, height: int = 180) -> QPlainTextEdit:
+def read_only_text(text: str, name: str, parent: QWidget, *, height: int = 180,
+                   limit: int = UNIFIED_MAX) -> QPlainTextEdit:
+    """Agent material, read-only, monospace; cut at ``limit`` characters (said so)."""
     box = QPlainTextEdit(parent)
     box.setReadOnly(True)
     box.setFont(mono())
     box.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
     box.setAccessibleName(name)
-    box.setPlainText(text_of(text, UNIFIED_MAX))
+    shown = text if len(text) <= limit else \
+        text[:limit] + f"\n… cut: {len(text) - limit:,} more characters (the request has all)"
+    box.setPlainText(shown)
     box.setMinimumHeight(height)
     return box
 
@@ -377,7 +382,7 @@ def memory_material(interaction: Interaction, parent: QWidget | None = None) -> 
         inner = QVBoxLayout(column)
         inner.setContentsMargins(0, 0, 0, 0)
         inner.addWidget(section(title, column))
-        shown = read_only_text(text, title, column, height=90)
+        shown = read_only_text(text, title, column, height=90, limit=MEMORY_MAX)
         shown.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         inner.addWidget(shown)
         split.addWidget(column)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import jsonschema
@@ -28,31 +27,39 @@ class Problem:
         return "/".join(self.path) or "answer"
 
 
-@lru_cache(maxsize=64)
-def _validator(schema_text: str) -> jsonschema.protocols.Validator:
-    schema = json.loads(schema_text)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+class Checker:
+    """Validates answers against one schema (the validator is built once)."""
 
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+        self.broken = ""
+        self.validator: Any = None
+        try:
+            cls = jsonschema.validators.validator_for(schema,
+                                                      default=jsonschema.Draft202012Validator)
+            self.validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        except Exception as exc:  # the agent's schema is data: report it, never crash
+            self.broken = f"the agent's schema cannot be checked: {bounded(str(exc))}"
 
-def validator_for(schema: Any) -> jsonschema.protocols.Validator:
-    return _validator(json.dumps(schema, sort_keys=True, ensure_ascii=False))
+    def problems(self, value: Any) -> list[Problem]:
+        """Every problem of ``value`` (bounded), each tied to the field it concerns."""
+        if self.broken:
+            return [Problem((), self.broken)]
+        try:
+            found: list[Problem] = []
+            for error in self.validator.iter_errors(value):
+                found.append(to_problem(error))
+                if len(found) >= MAX_PROBLEMS:
+                    break
+        except RecursionError:
+            return [Problem((), "the agent's schema refers to itself without end")]
+        except Exception as exc:  # an unresolvable $ref, a broken schema: the agent's data
+            return [Problem((), f"the agent's schema cannot be checked: {bounded(str(exc))}")]
+        return sorted(found, key=lambda p: p.path)
 
 
 def problems(schema: Any, value: Any) -> list[Problem]:
-    """Every problem of ``value`` (bounded), each tied to the field it concerns."""
-    try:
-        errors = validator_for(schema).iter_errors(value)
-        found: list[Problem] = []
-        for error in errors:
-            found.append(to_problem(error))
-            if len(found) >= MAX_PROBLEMS:
-                break
-    except RecursionError:
-        return [Problem((), "the agent's schema refers to itself without end")]
-    except Exception as exc:  # an unresolvable $ref, a broken schema: the agent's data
-        return [Problem((), f"the agent's schema cannot be checked: {bounded(str(exc))}")]
-    return sorted(found, key=lambda p: p.path)
+    return Checker(schema).problems(value)
 
 
 def to_problem(error: jsonschema.ValidationError) -> Problem:

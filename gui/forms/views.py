@@ -33,7 +33,7 @@ from ..widgets.labels import plain_label, section
 from .fields import button_text, option_label
 from .form import SchemaForm
 from .schema import MISSING
-from .validate import Problem, problems
+from .validate import Checker, Problem
 
 BUTTONS_MAX = 50  # options shown as radio buttons / check boxes; more go in a list
 DESCRIPTION_MAX = 400
@@ -96,6 +96,7 @@ class AnswerView(QWidget):
         super().__init__(parent)
         self.interaction = interaction
         self.schema = interaction.response_schema
+        self.checker = Checker(self.schema)
         self._valid = False
         self._server: list[Problem] = []
         self.touched = False  # problems are shown once the operator has changed something
@@ -134,7 +135,7 @@ class AnswerView(QWidget):
         value = self.value()
         if value is MISSING:
             return [Problem((), "required")]
-        return problems(self.schema, value) + self._server
+        return self.checker.problems(value) + self._server
 
     def problem_texts(self) -> list[str]:
         return [f"{p.where}: {p.message}" for p in self.current_problems()]
