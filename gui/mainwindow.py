@@ -163,6 +163,7 @@ class MainWindow(QMainWindow):
         self.inbox.counts_stale.connect(self.counts.read)
         self.inbox.arrived.connect(self.notifier.notify)
         self.inbox.open_run.connect(self.show_run)
+        self.audit.open_run.connect(self.show_run)
         self.memory.open_run.connect(self.show_run)
         self.effects.open_run.connect(self.show_run)
         self.notifier.show_requested.connect(self._on_show_requested)

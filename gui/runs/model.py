@@ -1,7 +1,9 @@
-"""Run list and run event models."""
+"""The run list model (keyset pages of ``timeline.list_runs``: filters and sort in SQL)
+and a small bounded event list (events around a broken link, and other short lists)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from PySide6.QtCore import (
@@ -10,50 +12,113 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
+    Signal,
 )
 
+from proctor.core import timeline
 from proctor.core.models import Run, RunEvent
+from proctor.core.timeline import RunQuery
 
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.paged_model import Column, PagedModel
+from .status import status_icon, words
+from .summary import event_summary
 
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 Index = QModelIndex | QPersistentModelIndex
 
+
+def duration(run: Run, now: float | None = None) -> str:
+    end = run.finished_at or (now or time.time())
+    return fmt.span(end - run.created_at)
+
+
+def open_text(run: Run) -> str:
+    return f"{run.open_items} waiting" if run.open_items else ""
+
+
 RUN_COLUMNS = [
-    Column("Title", lambda r: r.title, tip=lambda r: f"{r.title}\n{r.id}", width=260),
+    Column("Status", lambda r: words(r.status.value), width=150,
+           tip=lambda r: f"{words(r.status.value)}"
+           + (f"\nerror: {fmt.bounded(r.error, 400)}" if r.error else "")
+           + ("\ncancel requested" if r.cancel_requested else "")),
+    Column("Title", lambda r: r.title, tip=lambda r: f"{r.title}\n{r.id}", width=300),
     Column("Agent", lambda r: r.agent, width=120),
     Column("Project", lambda r: f"{r.project}/{r.space}", width=150),
-    Column("Status", lambda r: r.status.value.replace("_", " "), width=130),
-    Column("Open", lambda r: str(r.open_items or ""), align=RIGHT, width=56),
-    Column("Events", lambda r: f"{r.last_sequence:,}", align=RIGHT, width=70),
-    Column("Updated", lambda r: fmt.age(r.updated_at) + " ago", align=RIGHT, width=90,
-           live=True),
-    Column("Started", lambda r: fmt.clock(r.created_at), align=RIGHT, width=130),
+    Column("Started", lambda r: fmt.clock(r.created_at), align=RIGHT, width=128),
+    Column("Duration", duration, align=RIGHT, width=80, live=True),
+    Column("Attempts", lambda r: str(r.current_attempt), align=RIGHT, width=70),
+    Column("Events", lambda r: f"{r.last_sequence:,}", align=RIGHT, width=76),
+    Column("Open items", open_text, align=RIGHT, width=90),
 ]
+COL_STATUS, COL_TITLE = 0, 1
+# Header column -> the sort key the core understands (None: not sortable).
+SORT_OF = {0: "status", 1: "title", 2: "agent", 3: "project", 4: "started", 7: "events"}
 
 
 class RunsModel(PagedModel):
+    """Rows are Runs; keys are run ids.
+
+    Signals:
+        sorted(str, bool): the sort changed (key, descending) by a header click.
+    """
+
+    sorted = Signal(str, bool)
+
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
-        super().__init__(runner, RUN_COLUMNS, lambda r: r.id, lambda r: (r.created_at, r.id),
-                         parent)
+        super().__init__(runner, RUN_COLUMNS, lambda r: r.id,
+                         lambda r: (r.created_at, r.id), parent)
+        self.query = RunQuery()
+        self._journal: Any = None
 
-    def show(self, journal: Any, *, text: str | None, status: list[str] | None) -> None:
-        runs = journal.runs
-        self.set_query(lambda cursor, limit: runs.list(
-            text=text, status=status, cursor=cursor, limit=limit))
+    def show(self, journal: Any, *, text: str | None = None,
+             status: list[str] | None = None) -> None:
+        """The newest runs, optionally filtered by title text and status."""
+        self.show_query(journal, RunQuery(text=text, status=tuple(status or ())))
+
+    def show_query(self, journal: Any, q: RunQuery) -> None:
+        self._journal, self.query = journal, q
+        self._order = _order_key(q)
+        self.set_query(lambda cursor, limit: timeline.list_runs(journal, q, cursor=cursor,
+                                                               limit=limit),
+                       descending=q.descending)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        key = SORT_OF.get(column)
+        if key is None or self._journal is None:
+            return
+        descending = order == Qt.SortOrder.DescendingOrder
+        if (key, descending) == (self.query.sort, self.query.descending):
+            return
+        self.show_query(self._journal, self.query.model_copy(
+            update={"sort": key, "descending": descending}))
+        self.sorted.emit(key, descending)
+
+    def extra_data(self, item: Run, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DecorationRole and column == COL_STATUS:
+            return status_icon(item.status.value)
+        if role == Qt.ItemDataRole.AccessibleTextRole and column == COL_STATUS:
+            return f"status {words(item.status.value)}"
+        return None
 
 
-EVENT_HEADERS = ("#", "When", "Type", "Actor", "Payload")
+def _order_key(q: RunQuery) -> Any:
+    attr = {"started": "created_at", "updated": "updated_at", "events": "last_sequence"}.get(
+        q.sort, q.sort)
+
+    def key(run: Run) -> Any:
+        value = getattr(run, attr)
+        return (getattr(value, "value", value), run.id)
+
+    return key
 
 
-def payload_preview(event: RunEvent) -> str:
-    return fmt.bounded(fmt.pretty_json(event.payload), 160) if event.payload is not None else ""
+EVENT_HEADERS = ("#", "When", "Type", "Summary")
 
 
 class EventsModel(QAbstractTableModel):
-    """The newest events of one run (a bounded list; the run page loads more on demand)."""
+    """A short, fully loaded list of events (e.g. around a broken link)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -78,8 +143,8 @@ class EventsModel(QAbstractTableModel):
             return None
         e = self._rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return (str(e.sequence), fmt.clock(e.created_at), e.type, e.actor,
-                    payload_preview(e))[index.column()]
+            return (str(e.sequence), fmt.clock(e.created_at), fmt.bounded(e.type, 100),
+                    fmt.bounded(event_summary(e), 200))[index.column()]
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation,

@@ -1,162 +1,169 @@
-"""The Runs page: a keyset-paged list of runs, and the selected run's attempts and events."""
+"""The Runs page: the run list (filters, search, sort, live) and, on Enter or a double
+click, one run in full (``RunDetail``). "← Runs" or Alt+Left goes back to the list,
+which kept its filters, selection and scroll position.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Slot
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHeaderView,
-    QSplitter,
-    QTableView,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Slot
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
-from proctor.core.models import Attempt, ChangeSet, Run, RunEvent, RunStatus
+from proctor.core.models import ChangeSet
 
-from ..widgets import fmt
-from ..widgets.json_tree import JsonTree
-from ..widgets.labels import plain_label
-from ..widgets.list_page import ListPage, choice_combo
+from ..widgets.list_page import ListPage
 from ..widgets.paged_model import KEY_ROLE
-from .model import EventsModel, RunsModel
+from .detail import RunDetail
+from .export import Exporter
+from .filters import RunFilterBar
+from .model import COL_STATUS, SORT_OF, RunsModel
 
-EVENTS_SHOWN = 300
-ACTIVE = [RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING_FOR_USER,
-          RunStatus.INTERRUPTED]
-STATUS_CHOICES: list[tuple[str, Any]] = [
-    ("All runs", None), ("Active", [s.value for s in ACTIVE]),
-    ("Waiting for you", [RunStatus.WAITING_FOR_USER.value]),
-    ("Completed", [RunStatus.COMPLETED.value]), ("Failed", [RunStatus.FAILED.value]),
-    ("Cancelled", [RunStatus.CANCELLED.value]), ("Interrupted", [RunStatus.INTERRUPTED.value]),
-]
+TICK_MS = 1000
 
 
-def run_summary(run: Run, attempts: list[Attempt]) -> str:
-    lines = [f"{run.status.value.replace('_', ' ')} · agent {run.agent} · "
-             f"{run.project}/{run.space} · started {fmt.clock(run.created_at)}"]
-    if run.finished_at:
-        lines.append(f"finished {fmt.clock(run.finished_at)}")
-    if run.error:
-        lines.append(f"error: {fmt.bounded(run.error, 300)}")
-    if run.cancel_requested:
-        lines.append(f"cancel requested: {fmt.bounded(run.cancel_reason or '', 200)}")
-    lines.append(" · ".join(f"attempt {a.number}: {a.status.value}" for a in attempts))
-    lines.append(f"run id {run.id}")
-    return "\n".join(lines)
+class RunList(ListPage):
+    """The list half of the Runs page."""
 
-
-class RunDetail(QWidget):
-    """One run: summary, its newest events, and the selected event's payload."""
-
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.ctx = ctx
-        self.run_id: str | None = None
-        self._generation = 0
-        self.title = plain_label(parent=self, name="DetailTitle")
-        self.summary = plain_label(parent=self, name="Muted")
-        self.summary.setAccessibleName("Run summary")
-        self.events = EventsModel(self)
-        self.table = QTableView(self)
-        self.table.setModel(self.events)
-        self.table.setAccessibleName("Run events")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().hide()
-        self.table.setShowGrid(False)
-        self.table.horizontalHeader().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
-        self.table.selectionModel().currentChanged.connect(self._on_event)
-        self.payload = JsonTree("Event payload", self)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.title)
-        layout.addWidget(self.summary)
-        split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(self.table)
-        split.addWidget(self.payload)
-        layout.addWidget(split, 1)
-
-    def show_run(self, run_id: str | None) -> None:
-        self.run_id = run_id
-        self.reload()
-
-    def reload(self) -> None:
-        if self.run_id is None:
-            return
-        self._generation += 1
-        generation, run_id, runs = self._generation, self.run_id, self.ctx.journal.runs
-        self.ctx.runner.run(
-            lambda: (generation, runs.get(run_id), runs.attempts(run_id),
-                     runs.events(run_id, descending=True, limit=EVENTS_SHOWN)),
-            on_done=self._on_loaded, owner=self)
-
-    def _on_loaded(self, result: tuple[int, Run, list[Attempt], list[RunEvent]]) -> None:
-        generation, run, attempts, events = result
-        if generation != self._generation:
-            return
-        self.title.setText(fmt.bounded(run.title, 160))
-        self.summary.setText(run_summary(run, attempts))
-        keep = self.table.currentIndex().row()
-        self.events.set_rows(events)
-        if self.events.rowCount():
-            self.table.selectRow(max(0, min(keep, self.events.rowCount() - 1)))
-
-    @Slot(QModelIndex, QModelIndex)
-    def _on_event(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        event = self.events.event_at(current.row())
-        self.payload.set_value(event.payload if event else None)
-
-
-class RunsPage(ListPage):
-    change_kinds = frozenset({"run"})
+    change_kinds = frozenset({"run", "approval", "interaction", "effect"})
     title = "Runs"
+    stretch_column = 1
 
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, RunsModel(ctx.runner), parent)
         self.model.setParent(self)
-        self.status = choice_combo("Run status", STATUS_CHOICES, self)
-        self.status.currentIndexChanged.connect(self.apply_query)
-        self.layout_top.addWidget(self.status)
-        self.detail = RunDetail(ctx, self)
-        split = QSplitter(Qt.Orientation.Horizontal, self)
-        split.setObjectName("RunsSplitter")
-        split.addWidget(self.table)
-        split.addWidget(self.detail)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        self.add_main(split)
-        self.table.selectionModel().currentChanged.connect(self._on_current)
-        self.model.loaded.connect(self._select_wanted)
-        self._wanted: str | None = None
+        self.search.setPlaceholderText("Search titles, ids, agents, projects")
+        self.search.setAccessibleName("Search runs")
+        self.filters = RunFilterBar(self)
+        self.export_button = QPushButton("Export CSV…", self)
+        self.export_button.setAccessibleName("Export the filtered run list as CSV")
+        self.exporter = Exporter(ctx, self, self.message)
+        self.layout_top.addWidget(self.export_button)
+        self.body.insertWidget(1, self.filters)
+        self.add_main(self.table)
+        self.table.setSortingEnabled(True)
+        self.table.horizontalHeader().setSortIndicator(4, Qt.SortOrder.DescendingOrder)
+        self.table.horizontalHeader().setSortIndicatorShown(True)
+        self.filters.changed.connect(self.apply_query)
+        self.export_button.clicked.connect(self._export)
+        assert isinstance(self.model, RunsModel)
+        self.model.sorted.connect(self.filters.set_sort)
+        self.table.horizontalHeader().sortIndicatorChanged.connect(self._on_header_sort)
+        self._facets_loading = False
 
     def apply_query(self) -> None:
         assert isinstance(self.model, RunsModel)
-        self.model.show(self.journal, text=self.text(), status=self.status.currentData())
+        self.model.show_query(self.journal, self.filters.query(self.text()))
+        self._sync_indicator()
 
-    def show_run(self, run_id: str) -> None:
-        """Select ``run_id`` in the list if it is loaded, and show it either way."""
-        self._wanted = run_id
-        self.detail.show_run(run_id)
-        self._select_wanted()
+    def start(self) -> None:
+        super().start()
+        self.load_facets()
+
+    def load_facets(self) -> None:
+        if self._facets_loading:
+            return
+        self._facets_loading = True
+        runs = self.journal.runs
+        self.ctx.runner.run(lambda: (runs.agents(), runs.projects()),
+                            on_done=self._on_facets, on_error=self._on_facets_error, owner=self)
+
+    def _on_facets(self, result: tuple[list[str], list[str]]) -> None:
+        self._facets_loading = False
+        self.filters.set_facets(*result)
+
+    def _on_facets_error(self, exc: BaseException) -> None:
+        self._facets_loading = False
+        self._on_failed(exc)
+
+    def refreshed(self) -> None:
+        self.load_facets()
 
     @Slot()
-    def _select_wanted(self) -> None:
-        if self._wanted is None:
-            return
-        row = self.model.row_of(self._wanted)
-        if row >= 0:
-            self.table.selectRow(row)
-            self.table.scrollTo(self.model.index(row, 0))
-            self._wanted = None
+    def _sync_indicator(self) -> None:
+        q = self.model.query  # type: ignore[attr-defined]
+        column = next((c for c, key in SORT_OF.items() if key == q.sort), -1)
+        header = self.table.horizontalHeader()
+        header.blockSignals(True)
+        header.setSortIndicator(column, Qt.SortOrder.DescendingOrder if q.descending
+                                else Qt.SortOrder.AscendingOrder)
+        header.blockSignals(False)
 
-    @Slot(QModelIndex, QModelIndex)
-    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid():
-            self.detail.show_run(str(current.data(KEY_ROLE)))
+    @Slot(int, Qt.SortOrder)
+    def _on_header_sort(self, _column: int, _order: Qt.SortOrder) -> None:
+        QTimer.singleShot(0, self._sync_indicator)  # unsortable columns snap back
+
+    @Slot()
+    def _export(self) -> None:
+        self.exporter.runs_csv(self.filters.query(self.text()))
+
+
+class RunsPage(QWidget):
+    """The page the main window shows: the run list, or one run."""
+
+    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.journal = ctx.journal
+        self.list = RunList(ctx, self)
+        self.model = self.list.model
+        self.table = self.list.table
+        self.detail = RunDetail(ctx, self)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.list)
+        self.stack.addWidget(self.detail)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 8, 0)
+        layout.addWidget(self.stack)
+        self.table.activated.connect(self._on_activated)
+        self.detail.back.connect(self.show_list)
+        self.detail.open_run.connect(self.show_run)
+        self.back_shortcut = QShortcut(QKeySequence("Alt+Left"), self)
+        self.back_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.back_shortcut.activated.connect(self.show_list)
+        self._tick = QTimer(self)
+        self._tick.setInterval(TICK_MS)
+        self._tick.timeout.connect(self._on_tick)
+
+    def start(self) -> None:
+        self.list.start()
+        self._tick.start()
 
     def on_changes(self, cs: ChangeSet) -> None:
-        super().on_changes(cs)
-        if self.detail.run_id and self.detail.run_id in cs.run_ids() and self.isVisible():
-            self.detail.reload()
+        self.list.on_changes(cs)
+        self.detail.on_changes(cs)
+
+    def focus_list(self) -> None:
+        if self.stack.currentWidget() is self.list:
+            self.list.focus_list()
+        else:
+            self.detail.events_pane.table.setFocus()
+
+    # ------------------------------------------------------------ navigation
+    def show_run(self, run_id: str) -> None:
+        """Show one run in full (from the list, the inbox, a parent or child link)."""
+        self.detail.show_run(run_id)
+        self.stack.setCurrentWidget(self.detail)
+        row = self.model.row_of(run_id)
+        if row >= 0:
+            self.table.selectRow(row)
+
+    @Slot()
+    def show_list(self) -> None:
+        self.stack.setCurrentWidget(self.list)
+        self.list.focus_list()
+
+    def showing_run(self) -> bool:
+        return self.stack.currentWidget() is self.detail
+
+    @Slot(QModelIndex)
+    def _on_activated(self, index: QModelIndex) -> None:
+        run_id = index.siblingAtColumn(COL_STATUS).data(KEY_ROLE)
+        if run_id:
+            self.show_run(str(run_id))
+
+    @Slot()
+    def _on_tick(self) -> None:
+        if self.isVisible() and not self.showing_run():
+            self.model.tick()

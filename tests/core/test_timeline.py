@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from proctor.core import timeline as tl
 from proctor.core.models import InboxKind
 

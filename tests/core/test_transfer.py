@@ -9,6 +9,7 @@ import json
 import shutil
 
 import pytest
+
 from proctor.cli import main as cli_main
 from proctor.core import Actor, Journal, errors, verify
 from proctor.core.transfer import (

@@ -1,0 +1,380 @@
+"""One run, whole: the header (status, who, where, why it ended), the visual timeline,
+and tabs for its events, waiting items, attempts, tool calls, approvals and questions,
+effects and receipts, memory changes, parent and child runs, and the chain's integrity.
+
+Live: when the change feed names this run, the header and the event list follow at once
+(new events are added at the end); the other tabs and the visual timeline are re-read
+at most once a second.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core.models import ChangeSet, Run, RunEvent
+
+from ..timeline.pane import TimelinePane
+from ..widgets import fmt
+from ..widgets.dialogs import ReasonDialog
+from ..widgets.labels import plain_label
+from ..widgets.message_bar import Level, MessageBar
+from .events_pane import EventsPane
+from .export import Exporter
+from .facts import TABS, FactsTab, RunFacts, dump, load_facts
+from .integrity import IntegrityPane
+from .model import duration
+from .pending import PendingPane
+from .status import status_icon, words
+
+HEADER_MS = 200
+FACTS_MS = 1000
+
+
+def facts_line(run: Run) -> str:
+    parts = [f"agent {run.agent}", f"{run.project}/{run.space}",
+             f"started {fmt.clock(run.created_at)}", f"took {duration(run)}"
+             if run.finished_at else f"running for {duration(run)}",
+             f"attempt {run.current_attempt}", f"{run.last_sequence:,} events"]
+    if run.deadline:
+        parts.append(f"deadline {fmt.clock(run.deadline)}")
+    return " · ".join(parts)
+
+
+def ending_line(run: Run) -> str:
+    """Why the run ended (or what stops it), in words; empty while nothing is wrong."""
+    if run.error:
+        return f"Failed: {fmt.bounded(run.error, 400)}"
+    if run.cancel_requested:
+        return f"Cancel requested: {fmt.bounded(run.cancel_reason or '', 300)}"
+    if run.status.value == "interrupted":
+        return "Interrupted: the agent stopped without finishing; see the last events."
+    if run.open_items:
+        return f"Waiting for you: {run.open_items} item(s) — see “Waiting for you”."
+    return ""
+
+
+class RunDetail(QWidget):
+    """Signals:
+        back(): the operator wants the run list again.
+        open_run(str): show another run (parent, child).
+    """
+
+    back = Signal()
+    open_run = Signal(str)
+
+    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.run_id: str | None = None
+        self.run: Run | None = None
+        self.facts: RunFacts | None = None
+        self._generation = 0
+        self.message = MessageBar(self)
+        self.exporter = Exporter(ctx, self, self.message)
+        self._build_header()
+        self.timeline = TimelinePane(ctx, self)
+        self.events_pane = EventsPane(ctx, self)
+        self.events = self.events_pane.model
+        self.pending = PendingPane(ctx, self)
+        self.integrity = IntegrityPane(ctx, self)
+        self.fact_tabs = [FactsTab(t.name, t.columns, self, empty=t.empty) for t in TABS]
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.events_pane, "Events")
+        self.tabs.addTab(self.pending, "Waiting for you")
+        for tab in self.fact_tabs:
+            self.tabs.addTab(tab, tab.name.replace("&", "&&"))
+        self.tabs.addTab(self.integrity, "Integrity")
+        self._build()
+        self._header_timer = self._timer(HEADER_MS, self.reload_header)
+        self._facts_timer = self._timer(FACTS_MS, self.reload_facts)
+        self._connect()
+
+    def _timer(self, ms: int, slot: Any) -> QTimer:
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(ms)
+        timer.timeout.connect(slot)
+        return timer
+
+    def _build_header(self) -> None:
+        self.back_button = QPushButton("← Runs", self)
+        self.back_button.setAccessibleName("Back to the run list")
+        self.back_button.setToolTip("Back to the run list (Alt+Left)")
+        self.status_icon = QLabel(self)
+        self.status_text = plain_label(parent=self, selectable=False)
+        self.status_text.setAccessibleName("Run status")
+        self.title = plain_label(parent=self, name="DetailTitle")
+        self.title.setAccessibleName("Run title")
+        self.facts_label = plain_label(parent=self, name="Muted")
+        self.facts_label.setAccessibleName("Run facts")
+        self.ending = plain_label(parent=self)
+        self.ending.setObjectName("RunEnding")
+        self.ending.setAccessibleName("Why the run ended")
+        self.ending.setStyleSheet("font-weight: 600;")
+        self.show_end = QPushButton("Show the last event", self)
+        self.show_end.setAccessibleName("Show the run's last event")
+        self.parent_button = QPushButton("Parent run", self)
+        self.parent_button.setAccessibleName("Open the parent run")
+        self.cancel_button = QPushButton("Request cancel…", self)
+        self.cancel_button.setAccessibleName("Ask the agent to cancel this run")
+        self.export_button = QToolButton(self)
+        self.export_button.setText("Export")
+        self.export_button.setAccessibleName("Export this run")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_button)
+        menu.addAction("Run as JSON (everything)…", self._export_json)
+        menu.addAction("Events as JSON lines…", self._export_jsonl)
+        menu.addAction("Copy run as JSON", self.copy_run)
+        self.export_button.setMenu(menu)
+
+    def _build(self) -> None:
+        top = QHBoxLayout()
+        top.addWidget(self.back_button)
+        top.addWidget(self.status_icon)
+        top.addWidget(self.status_text)
+        top.addWidget(self.title, 1)
+        top.addWidget(self.parent_button)
+        top.addWidget(self.cancel_button)
+        top.addWidget(self.export_button)
+        ending = QHBoxLayout()
+        ending.addWidget(self.ending, 1)
+        ending.addWidget(self.show_end)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(self.timeline)
+        split.addWidget(self.tabs)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 3)
+        split.setSizes([self.timeline.preferred_height(), 600])
+        split.setChildrenCollapsible(False)
+        self.splitter = split
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.facts_label)
+        layout.addLayout(ending)
+        layout.addWidget(self.message)
+        layout.addWidget(split, 1)
+
+    def _connect(self) -> None:
+        self.back_button.clicked.connect(self.back)
+        self.show_end.clicked.connect(self.show_last_event)
+        self.parent_button.clicked.connect(self._open_parent)
+        self.cancel_button.clicked.connect(self.request_cancel)
+        self.timeline.sequence_chosen.connect(self.show_sequence)
+        self.integrity.sequence_chosen.connect(self.show_sequence)
+        self.events_pane.event_selected.connect(self._on_event_selected)
+        self.tabs.currentChanged.connect(self._on_tab)
+        self.pending.decided.connect(self.refresh)
+        self.pending.open_run.connect(self.open_run)
+        for tab in self.fact_tabs:
+            tab.activated.connect(self._on_fact_activated)
+        for source in (self.timeline, self.events_pane, self.integrity):
+            source.failed.connect(self._on_failed)
+
+    # ------------------------------------------------------------ loading
+    def show_run(self, run_id: str) -> None:
+        """Open ``run_id``: header and events first, the rest as it arrives."""
+        if run_id == self.run_id and self.run is not None:
+            return
+        self.run_id, self.run, self.facts = run_id, None, None
+        self._generation += 1
+        self.message.clear()
+        self.title.setText("Loading run…")
+        self.integrity.show_run(run_id)
+        self.timeline.show_run(run_id)
+        generation, runs = self._generation, self.ctx.journal.runs
+        self.ctx.runner.run(lambda: (generation, runs.get(run_id)), on_done=self._on_opened,
+                            on_error=self._on_failed, owner=self)
+        self.reload_facts()
+
+    def _on_opened(self, result: tuple[int, Run]) -> None:
+        generation, run = result
+        if generation != self._generation:
+            return
+        self.events_pane.set_run(run)
+        self._show_header(run)
+        if self.tabs.currentWidget() is self.integrity:
+            self.integrity.verify()
+
+    def refresh(self) -> None:
+        """Re-read what may have changed (after a decision here, or on demand)."""
+        self.reload_header()
+        self.reload_facts()
+        self.timeline.reload()
+
+    def on_changes(self, cs: ChangeSet) -> None:
+        if self.run_id is None or self.run_id not in cs.run_ids():
+            return
+        if not self._header_timer.isActive():
+            self._header_timer.start()
+        if not self._facts_timer.isActive():
+            self._facts_timer.start()
+
+    @Slot()
+    def reload_header(self) -> None:
+        if self.run_id is None:
+            return
+        generation, run_id, runs = self._generation, self.run_id, self.ctx.journal.runs
+        self.ctx.runner.run(lambda: (generation, runs.get(run_id)), on_done=self._on_header,
+                            on_error=self._on_failed, owner=self)
+
+    def _on_header(self, result: tuple[int, Run]) -> None:
+        generation, run = result
+        if generation != self._generation:
+            return
+        if self.run is None:
+            self.events_pane.set_run(run)
+        else:
+            self.events_pane.grow(run)
+        self._show_header(run)
+
+    @Slot()
+    def reload_facts(self) -> None:
+        if self.run_id is None:
+            return
+        generation, run_id, journal = self._generation, self.run_id, self.ctx.journal
+        self.ctx.runner.run(lambda: (generation, load_facts(journal, run_id)),
+                            on_done=self._on_facts, on_error=self._on_failed, owner=self)
+        if self.run is not None:
+            self.timeline.reload()
+
+    def _on_facts(self, result: tuple[int, RunFacts]) -> None:
+        generation, facts = result
+        if generation != self._generation:
+            return
+        grew = self.facts is not None and facts.run.last_sequence != \
+            self.facts.run.last_sequence
+        self.facts = facts
+        if grew:
+            self.events_pane.load_types()
+        for tab, spec in zip(self.fact_tabs, TABS, strict=True):
+            rows = spec.rows(facts)
+            tab.set_rows(rows)
+            name = spec.name.replace("&", "&&")  # a tab title's & marks a mnemonic
+            self.tabs.setTabText(self.tabs.indexOf(tab),
+                                 f"{name} ({len(rows)})" if rows else name)
+        self.pending.set_items(facts.open_items)
+        n = len(facts.open_items)
+        self.tabs.setTabText(self.tabs.indexOf(self.pending),
+                             f"Waiting for you ({n})" if n else "Waiting for you")
+        self.parent_button.setVisible(facts.parent is not None)
+
+    # ------------------------------------------------------------ header
+    def _show_header(self, run: Run) -> None:
+        self.run = run
+        self.status_icon.setPixmap(status_icon(run.status.value, 18).pixmap(18, 18))
+        self.status_text.setText(words(run.status.value))
+        self.title.setText(fmt.bounded(run.title, 200))
+        self.title.setToolTip(f"{run.title}\n{run.id}")
+        self.facts_label.setText(facts_line(run) + f" · {run.id}")
+        ending = ending_line(run)
+        self.ending.setText(ending)
+        self.ending.setVisible(bool(ending))
+        self.ending.setStyleSheet("font-weight: 600; color: #cc3333;" if run.error
+                                  else "font-weight: 600;")
+        self.show_end.setVisible(run.status.terminal or bool(run.error))
+        writable = not self.ctx.journal.read_only
+        self.cancel_button.setEnabled(writable and not run.status.terminal
+                                      and not run.cancel_requested)
+        self.cancel_button.setToolTip(
+            "The run has ended" if run.status.terminal else
+            "Cancel was already requested" if run.cancel_requested else
+            "Ask the agent to stop; it finishes the cancel itself")
+
+    # ------------------------------------------------------------ moving around
+    @Slot(int)
+    def show_sequence(self, sequence: int) -> None:
+        self.tabs.setCurrentWidget(self.events_pane)
+        self.events_pane.select_sequence(sequence)
+
+    @Slot()
+    def show_last_event(self) -> None:
+        if self.run is not None and self.run.last_sequence:
+            self.show_sequence(self.run.last_sequence)
+
+    @Slot(object)
+    def _on_event_selected(self, event: RunEvent) -> None:
+        self.timeline.mark_event(event.created_at)
+
+    @Slot(int)
+    def _on_tab(self, _index: int) -> None:
+        if self.tabs.currentWidget() is self.integrity and self.integrity.needs_check():
+            self.integrity.verify()
+
+    @Slot(object)
+    def _on_fact_activated(self, item: Any) -> None:
+        if isinstance(item, Run):
+            self.open_run.emit(item.id)
+
+    @Slot()
+    def _open_parent(self) -> None:
+        if self.run is not None and self.run.parent_run_id:
+            self.open_run.emit(self.run.parent_run_id)
+
+    # ------------------------------------------------------------ actions
+    @Slot()
+    def request_cancel(self) -> None:
+        run = self.run
+        if run is None or run.status.terminal:
+            return
+        reason = ReasonDialog.ask(self, "Request cancel",
+                                  f"Ask the agent to stop “{fmt.bounded(run.title, 80)}”? "
+                                  "The agent is told your reason and cancels the run itself.",
+                                  ok="Request cancel", required=True)
+        if not reason:
+            return
+        runs, rid = self.ctx.journal.runs, f"desk-{uuid.uuid4().hex}"
+        run_id, version = run.id, run.version
+        self.message.show_message("Requesting cancel…", Level.INFO)
+        self.ctx.runner.run(lambda: runs.request_cancel(run_id, reason,
+                                                        expected_version=version,
+                                                        request_id=rid),
+                            on_done=self._on_cancel_requested, on_error=self._on_cancel_refused,
+                            owner=self, write=True)
+
+    def _on_cancel_requested(self, run: Run) -> None:
+        self.message.show_message("Cancel requested; the agent will stop at its next step.",
+                                  Level.SUCCESS)
+        if run.id == self.run_id:
+            self._show_header(run)
+            self.events_pane.grow(run)
+
+    def _on_cancel_refused(self, exc: BaseException) -> None:
+        self.ctx.presenter.present(exc, inline=self.message)
+        self.reload_header()
+
+    @Slot()
+    def _export_json(self) -> None:
+        if self.run_id:
+            self.exporter.run_json(self.run_id)
+
+    @Slot()
+    def _export_jsonl(self) -> None:
+        if self.run_id:
+            self.exporter.run_jsonl(self.run_id)
+
+    @Slot()
+    def copy_run(self) -> None:
+        if self.run is not None:
+            QGuiApplication.clipboard().setText(fmt.pretty_json(dump(self.run)))
+
+    @Slot(object)
+    def _on_failed(self, exc: BaseException) -> None:
+        self.ctx.presenter.present(exc, inline=self.message, action="Retry",
+                                   on_action=self.refresh)

@@ -1,0 +1,324 @@
+"""The event timeline model: every event of one run, loaded lazily.
+
+``rowCount`` is the run's ``last_sequence`` (or, under a type filter, the number of
+matching events), so the scroll bar is right at once; ``data()`` serves rows from an LRU
+of keyset-paged blocks of BLOCK events. A missing block is fetched on the task runner
+(never on the GUI thread) and its rows repaint when it arrives. When the operator drags
+the scroll bar across thousands of rows, only the blocks still wanted are fetched:
+at most IN_FLIGHT fetches run, newer wishes first, and stale wishes are dropped.
+
+Unfiltered, row ``r`` is sequence ``r + 1`` (sequences are gapless). Filtered, the
+model first reads the matching sequences (an index-only scan) and maps rows through it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
+
+from proctor.core import timeline
+from proctor.core.models import RunEvent
+
+from ..tasks import TaskRunner
+from ..widgets import fmt
+from .summary import event_summary
+
+BLOCK = 200
+CACHE_BLOCKS = 48
+IN_FLIGHT = 2
+MAX_WANTED = 6
+EVENT_ROLE = Qt.ItemDataRole.UserRole + 1
+SEQUENCE_ROLE = Qt.ItemDataRole.UserRole + 2
+HEADERS = ("#", "Time", "Type", "Summary", "Actor", "Attempt")
+COL_SEQ, COL_TIME, COL_TYPE, COL_SUMMARY, COL_ACTOR, COL_ATTEMPT = range(6)
+Index = QModelIndex | QPersistentModelIndex
+RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+
+
+class EventBlockModel(QAbstractTableModel):
+    """Signals:
+        block_loaded(int): a block of rows arrived (its number).
+        shaped(): the row count was set for a new run or filter (rows are mapped).
+        failed(object): a fetch failed (the exception).
+    """
+
+    block_loaded = Signal(int)
+    shaped = Signal()
+    failed = Signal(object)
+
+    def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._runner = runner
+        self._journal: Any = None
+        self.run_id: str | None = None
+        self.types: list[str] | None = None
+        self._count = 0
+        self._seqs: list[int] | None = None  # row -> sequence under a filter
+        self._blocks: OrderedDict[int, list[RunEvent]] = OrderedDict()
+        self._inflight: set[int] = set()
+        self._wanted: OrderedDict[int, None] = OrderedDict()
+        self._generation = 0
+        self.fetched_rows = 0  # events read from the store since set_run (for tests, benches)
+        self.fetches = 0
+
+    # ------------------------------------------------------------ shaping
+    def set_run(self, journal: Any, run_id: str, last_sequence: int,
+                types: list[str] | None = None) -> None:
+        """Show ``run_id`` (all events, or only ``types``); rows load when first shown."""
+        self._journal, self.run_id, self.types = journal, run_id, list(types or []) or None
+        self._generation += 1
+        self.fetched_rows = self.fetches = 0
+        self.beginResetModel()
+        self._clear()
+        self._count = 0 if self.types else last_sequence
+        self.endResetModel()
+        if self.types:
+            self._load_sequences()
+        else:
+            self.shaped.emit()
+
+    def clear(self) -> None:
+        self._generation += 1
+        self.run_id = None
+        self.beginResetModel()
+        self._clear()
+        self._count = 0
+        self.endResetModel()
+
+    def _clear(self) -> None:
+        self._blocks.clear()
+        self._inflight.clear()
+        self._wanted.clear()
+        self._seqs = None
+
+    def _load_sequences(self) -> None:
+        journal, run_id, types, generation = self._journal, self.run_id, self.types, \
+            self._generation
+        self._runner.run(lambda: (generation, timeline.event_sequences(journal, run_id, types)),
+                         on_done=self._on_sequences, on_error=self._on_error, owner=self)
+
+    def _on_sequences(self, result: tuple[int, list[int]]) -> None:
+        generation, seqs = result
+        if generation != self._generation:
+            return
+        self.beginResetModel()
+        self._seqs, self._count = seqs, len(seqs)
+        self.endResetModel()
+        self.shaped.emit()
+
+    def grow(self, last_sequence: int) -> None:
+        """The run has more events (live): add rows at the end; nothing else moves."""
+        if self.run_id is None:
+            return
+        if self.types:
+            self._load_tail(last_sequence)
+            return
+        if last_sequence <= self._count:
+            return
+        first = self._count
+        self._drop_block(first // BLOCK)  # the last, partial block is stale now
+        self.beginInsertRows(QModelIndex(), first, last_sequence - 1)
+        self._count = last_sequence
+        self.endInsertRows()
+
+    def _load_tail(self, last_sequence: int) -> None:
+        if self._seqs is None:
+            return
+        journal, run_id, types, generation = self._journal, self.run_id, self.types, \
+            self._generation
+        after = self._seqs[-1] if self._seqs else 0
+
+        def fetch() -> tuple[int, int, list[int]]:
+            events = journal.runs.events(run_id, after=after, limit=10_000, types=types)
+            return generation, after, [e.sequence for e in events]
+
+        self._runner.run(fetch, on_done=self._on_tail, on_error=self._on_error, owner=self)
+
+    def _on_tail(self, result: tuple[int, int, list[int]]) -> None:
+        generation, after, fresh = result
+        if generation != self._generation or self._seqs is None or not fresh:
+            return
+        if (self._seqs[-1] if self._seqs else 0) != after:
+            return
+        first = self._count
+        self._drop_block(first // BLOCK)
+        self.beginInsertRows(QModelIndex(), first, first + len(fresh) - 1)
+        self._seqs.extend(fresh)
+        self._count = len(self._seqs)
+        self.endInsertRows()
+
+    def _drop_block(self, block: int) -> None:
+        self._blocks.pop(block, None)
+        self._wanted.pop(block, None)
+
+    # ------------------------------------------------------------ mapping
+    def sequence_at(self, row: int) -> int | None:
+        if not 0 <= row < self._count:
+            return None
+        return self._seqs[row] if self._seqs is not None else row + 1
+
+    def row_of_sequence(self, sequence: int) -> int:
+        """The row showing ``sequence`` (under a filter: the nearest row at or after it)."""
+        if self._seqs is None:
+            return min(max(sequence - 1, 0), self._count - 1) if self._count else -1
+        if not self._seqs:
+            return -1
+        return min(bisect_left(self._seqs, sequence), len(self._seqs) - 1)
+
+    def event_at(self, row: int) -> RunEvent | None:
+        """The event at ``row`` if its block is loaded (requests it otherwise)."""
+        block = self._blocks.get(row // BLOCK)
+        if block is None:
+            if 0 <= row < self._count:
+                self._want(row // BLOCK)
+            return None
+        offset = row % BLOCK
+        if offset >= len(block):  # fetched before the run grew: read it again
+            self._drop_block(row // BLOCK)
+            self._want(row // BLOCK)
+            return None
+        self._blocks.move_to_end(row // BLOCK)
+        return block[offset]
+
+    def is_loaded(self, row: int) -> bool:
+        block = self._blocks.get(row // BLOCK)
+        return block is not None and row % BLOCK < len(block)
+
+    def load_rows(self, first: int, last: int) -> None:
+        """Ask for the blocks covering rows ``first..last`` (e.g. before selecting one)."""
+        for block in range(max(first, 0) // BLOCK, min(last, self._count - 1) // BLOCK + 1):
+            if block not in self._blocks:
+                self._want(block)
+
+    # ------------------------------------------------------------ fetching
+    def _want(self, block: int) -> None:
+        if block in self._inflight:
+            return
+        self._wanted.pop(block, None)
+        self._wanted[block] = None
+        while len(self._wanted) > MAX_WANTED:
+            self._wanted.popitem(last=False)  # the oldest wish scrolled away
+        self._pump()
+
+    def _pump(self) -> None:
+        while self._wanted and len(self._inflight) < IN_FLIGHT:
+            block, _ = self._wanted.popitem(last=True)  # newest wish first
+            self._fetch(block)
+
+    def _fetch(self, block: int) -> None:
+        first_row = block * BLOCK
+        start = self.sequence_at(first_row)
+        if start is None:
+            return
+        self._inflight.add(block)
+        journal, run_id, types, generation = self._journal, self.run_id, self.types, \
+            self._generation
+        limit = min(BLOCK, self._count - first_row)
+        runs = journal.runs
+        self._runner.run(
+            lambda: (generation, block, runs.events(run_id, after=start - 1, limit=limit,
+                                                     types=types)),
+            on_done=self._on_block, on_error=self._on_block_error, owner=self)
+
+    def _on_block(self, result: tuple[int, int, list[RunEvent]]) -> None:
+        generation, block, events = result
+        if generation != self._generation:
+            return
+        self._inflight.discard(block)
+        self.fetches += 1
+        self.fetched_rows += len(events)
+        self._blocks[block] = events
+        self._blocks.move_to_end(block)
+        while len(self._blocks) > CACHE_BLOCKS:
+            self._blocks.popitem(last=False)
+        first = block * BLOCK
+        last = min(first + len(events), self._count) - 1
+        if last >= first:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(HEADERS) - 1))
+        self.block_loaded.emit(block)
+        self._pump()
+
+    def _on_block_error(self, exc: BaseException) -> None:
+        self._inflight.clear()
+        self._on_error(exc)
+
+    def _on_error(self, exc: BaseException) -> None:
+        self.failed.emit(exc)
+
+    # ------------------------------------------------------------ Qt model API
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else self._count
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < self._count:
+            return None
+        row, col = index.row(), index.column()
+        if role == SEQUENCE_ROLE:
+            return self.sequence_at(row)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return RIGHT if col in (COL_SEQ, COL_ATTEMPT) else None
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, EVENT_ROLE,
+                        Qt.ItemDataRole.AccessibleTextRole):
+            return None
+        event = self.event_at(row)
+        if event is None:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return str(self.sequence_at(row)) if col == COL_SEQ else "…"
+            return None
+        if role == EVENT_ROLE:
+            return event
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"Event {event.sequence}, {event.type}: {event_summary(event)}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return fmt.bounded(event_summary(event), 600) if col == COL_SUMMARY else None
+        return cell_text(event, col)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
+                and 0 <= section < len(HEADERS):
+            return HEADERS[section]
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+
+def cell_text(event: RunEvent, col: int) -> str:
+    if col == COL_SEQ:
+        return str(event.sequence)
+    if col == COL_TIME:
+        return precise_clock(event.created_at)
+    if col == COL_TYPE:
+        return fmt.bounded(event.type, 100)
+    if col == COL_SUMMARY:
+        return fmt.bounded(event_summary(event), 200)
+    if col == COL_ACTOR:
+        return fmt.bounded(event.actor, 80)
+    return str(event.attempt)
+
+
+def precise_clock(ts: float) -> str:
+    """Local time with milliseconds (events of one run are often within one second)."""
+    import time
+
+    local = time.localtime(ts)
+    millis = int((ts - int(ts)) * 1000)
+    day = "" if time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d") \
+        else time.strftime("%Y-%m-%d ", local)
+    return f"{day}{time.strftime('%H:%M:%S', local)}.{millis:03d}"

@@ -1,0 +1,345 @@
+"""What a run did besides its events: attempts, tool calls, approvals and questions with
+their decisions, effects with their receipts, memory changes, child runs.
+
+``load_facts`` reads all of it in one task; each tab is a small table whose selected
+row is shown whole as a JSON tree (with "Copy JSON": any item can be copied).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+    Slot,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core import timeline
+from proctor.core.models import (
+    Approval,
+    Attempt,
+    Decision,
+    Effect,
+    InboxItem,
+    Interaction,
+    MemoryMutation,
+    Receipt,
+    Run,
+    ToolCall,
+)
+
+from ..widgets import fmt
+from ..widgets.json_tree import JsonTree
+from ..widgets.paged_model import Column
+from .status import status_icon, words
+
+Index = QModelIndex | QPersistentModelIndex
+RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+@dataclass
+class RunFacts:
+    run: Run
+    parent: Run | None
+    children: list[Run]
+    attempts: list[Attempt]
+    tool_calls: list[ToolCall]
+    approvals: list[Approval]
+    interactions: list[Interaction]
+    decisions: list[Decision]
+    effects: list[Effect]
+    receipts: dict[str, list[Receipt]] = field(default_factory=dict)
+    memory: list[MemoryMutation] = field(default_factory=list)
+    open_items: list[InboxItem] = field(default_factory=list)
+
+
+def load_facts(journal: Any, run_id: str) -> RunFacts:
+    """Everything about one run except its events (runs on the task runner)."""
+    run = journal.runs.get(run_id)
+    effects = journal.effects.list(run_id=run_id, newest_first=False, limit=1000).items
+    return RunFacts(
+        run=run,
+        parent=journal.runs.get(run.parent_run_id) if run.parent_run_id else None,
+        children=timeline.child_runs(journal, run_id),
+        attempts=journal.runs.attempts(run_id),
+        tool_calls=journal.runs.tool_calls(run_id),
+        approvals=journal.approvals.for_run(run_id),
+        interactions=journal.interactions.for_run(run_id),
+        decisions=timeline.run_decisions(journal, run_id),
+        effects=effects,
+        receipts={e.key: journal.effects.receipts(e.key) for e in effects},
+        memory=timeline.memory_changes(journal, run_id),
+        open_items=timeline.open_items(journal, run_id),
+    )
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table row: the shown object and what "Copy JSON" / the tree show for it."""
+
+    item: Any
+    status: str | None
+    whole: Any
+
+
+class RowsModel(QAbstractTableModel):
+    """A short, fully loaded list of rows described by Columns."""
+
+    def __init__(self, columns: Sequence[Column], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._columns = list(columns)
+        self._rows: list[Row] = []
+
+    def set_rows(self, rows: list[Row]) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def row(self, n: int) -> Row | None:
+        return self._rows[n] if 0 <= n < len(self._rows) else None
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._columns)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self._rows):
+            return None
+        row, column = self._rows[index.row()], self._columns[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return fmt.bounded(column.text(row.item), 200)
+        if role == Qt.ItemDataRole.ToolTipRole and column.tip:
+            return fmt.bounded(column.tip(row.item), 1000)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(column.align.value)
+        if role == Qt.ItemDataRole.DecorationRole and index.column() == 0 and row.status:
+            return status_icon(row.status)
+        if role == ITEM_ROLE:
+            return row.item
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
+                and 0 <= section < len(self._columns):
+            return self._columns[section].title
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+
+class FactsTab(QWidget):
+    """A table of rows and the selected row as a JSON tree.
+
+    Signals:
+        activated(object): a row was double-clicked or Enter was pressed (its item).
+    """
+
+    activated = Signal(object)
+
+    def __init__(self, name: str, columns: Sequence[Column], parent: QWidget | None = None,
+                 *, empty: str = "") -> None:
+        super().__init__(parent)
+        self.name = name
+        self.model = RowsModel(columns, self)
+        self.table = QTableView(self)
+        self.table.setModel(self.model)
+        self.table.setAccessibleName(name)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setShowGrid(False)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(24)
+        header = self.table.horizontalHeader()
+        for col, column in enumerate(columns):
+            header.resizeSection(col, column.width)
+        header.setStretchLastSection(True)
+        self.tree = JsonTree(f"{name}: selected item", self)
+        self.empty = empty
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(self.table)
+        split.addWidget(self.tree)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current)
+        self.table.activated.connect(self._on_activated)
+
+    def set_rows(self, rows: list[Row]) -> None:
+        keep = self.table.currentIndex().row()
+        self.model.set_rows(rows)
+        if rows:
+            self.table.selectRow(min(max(keep, 0), len(rows) - 1))
+        else:
+            self.tree.set_value(self.empty or None)
+
+    def count(self) -> int:
+        return self.model.rowCount()
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        row = self.model.row(current.row())
+        self.tree.set_value(row.whole if row else None)
+
+    @Slot(QModelIndex)
+    def _on_activated(self, index: QModelIndex) -> None:
+        row = self.model.row(index.row())
+        if row is not None:
+            self.activated.emit(row.item)
+
+
+def dump(model: Any) -> Any:
+    return model.model_dump(mode="json") if hasattr(model, "model_dump") else model
+
+
+def _span(start: float, end: float | None) -> str:
+    return fmt.span(end - start) if end else "open"
+
+
+# ---------------------------------------------------------------- the tabs
+
+ATTEMPT_COLUMNS = [
+    Column("Attempt", lambda a: f"{a.number} · {words(a.status.value)}", width=170),
+    Column("Started", lambda a: fmt.clock(a.started_at), align=RIGHT, width=130),
+    Column("Took", lambda a: _span(a.started_at, a.finished_at), align=RIGHT, width=80),
+    Column("Error", lambda a: a.error or "", tip=lambda a: a.error or "", width=300),
+]
+TOOL_COLUMNS = [
+    Column("Tool", lambda t: f"{t.tool} · {words(t.status.value)}", width=230),
+    Column("Safety", lambda t: t.safety_class.value.replace("_", " "), width=140),
+    Column("Called", lambda t: fmt.clock(t.created_at), align=RIGHT, width=100),
+    Column("Took", lambda t: "" if t.status.value in ("running", "pending")
+           else fmt.span(t.updated_at - t.created_at), align=RIGHT, width=70),
+    Column("Attempt", lambda t: str(t.attempt), align=RIGHT, width=64),
+    Column("Request / result", lambda t: fmt.bounded(fmt.pretty_json(
+        t.result if t.result is not None else t.request), 160),
+        tip=lambda t: f"request: {fmt.pretty_json(t.request)}\nresult: "
+                      f"{fmt.pretty_json(t.result)}\n{t.error or ''}", width=300),
+]
+
+
+def _asked_text(item: Any) -> str:
+    if isinstance(item, Approval):
+        return f"approval · {item.action_name}"
+    return f"{item.kind.value.replace('_', ' ')} · {item.prompt}"
+
+
+def _decided_text(item: Any) -> str:
+    if isinstance(item, Approval):
+        who = item.decided_by or ""
+        reason = f": {item.decision_reason}" if item.decision_reason else ""
+        return f"{who}{reason}"
+    if item.resolved_by:
+        return f"{item.resolved_by}: {fmt.bounded(fmt.pretty_json(item.response), 120)}"
+    return ""
+
+
+ASK_COLUMNS = [
+    Column("Status", lambda i: words(i.status.value), width=140),
+    Column("What was asked", _asked_text, tip=_asked_text, width=320),
+    Column("Asked", lambda i: fmt.clock(i.created_at), align=RIGHT, width=100),
+    Column("Decided by / answer", _decided_text, tip=_decided_text, width=320),
+]
+EFFECT_COLUMNS = [
+    Column("Status", lambda e: words(e.status.value), width=140),
+    Column("Key", lambda e: e.key, tip=lambda e: e.key, width=220),
+    Column("Tool", lambda e: e.tool, width=140),
+    Column("Updated", lambda e: fmt.clock(e.updated_at), align=RIGHT, width=100),
+    Column("Note", lambda e: e.resolution_reason or e.ambiguous_reason or e.error or "",
+           tip=lambda e: e.resolution_reason or e.ambiguous_reason or e.error or "",
+           width=300),
+]
+MEMORY_COLUMNS = [
+    Column("Change", lambda m: f"{m.operation} · v{m.version}", width=150),
+    Column("When", lambda m: fmt.clock(m.created_at), align=RIGHT, width=100),
+    Column("By", lambda m: m.actor, width=150),
+    Column("Entry", lambda m: m.entry_id, width=200),
+    Column("Content after", lambda m: m.after_content or "(deleted)",
+           tip=lambda m: f"before: {m.before_content or ''}\nafter: {m.after_content or ''}",
+           width=300),
+]
+RUN_LINK_COLUMNS = [
+    Column("Status", lambda r: words(r.status.value), width=150),
+    Column("Title", lambda r: r.title, tip=lambda r: f"{r.title}\n{r.id}", width=320),
+    Column("Agent", lambda r: r.agent, width=120),
+    Column("Started", lambda r: fmt.clock(r.created_at), align=RIGHT, width=120),
+]
+
+
+def attempt_rows(f: RunFacts) -> list[Row]:
+    return [Row(a, a.status.value, dump(a)) for a in f.attempts]
+
+
+def tool_rows(f: RunFacts) -> list[Row]:
+    return [Row(t, t.status.value, dump(t)) for t in f.tool_calls]
+
+
+def ask_rows(f: RunFacts) -> list[Row]:
+    by_target: dict[str, list[Decision]] = {}
+    for d in f.decisions:
+        by_target.setdefault(d.target_id, []).append(d)
+    items: list[Any] = sorted([*f.approvals, *f.interactions], key=lambda i: i.created_at)
+    kind = {True: "approval", False: "question"}
+    return [Row(i, i.status.value, {kind[isinstance(i, Approval)]: dump(i),
+                                    "decisions": [dump(d) for d in by_target.get(i.id, [])]})
+            for i in items]
+
+
+def effect_rows(f: RunFacts) -> list[Row]:
+    return [Row(e, e.status.value, {"effect": dump(e),
+                                    "receipts": [dump(r) for r in f.receipts.get(e.key, [])]})
+            for e in f.effects]
+
+
+def memory_rows(f: RunFacts) -> list[Row]:
+    return [Row(m, None, dump(m)) for m in f.memory]
+
+
+def link_rows(f: RunFacts) -> list[Row]:
+    runs = ([f.parent] if f.parent else []) + f.children
+    return [Row(r, r.status.value, dump(r)) for r in runs]
+
+
+@dataclass(frozen=True)
+class TabSpec:
+    name: str
+    columns: list[Column]
+    rows: Callable[[RunFacts], list[Row]]
+    empty: str
+
+
+TABS = [
+    TabSpec("Attempts", ATTEMPT_COLUMNS, attempt_rows, "No attempts."),
+    TabSpec("Tool calls", TOOL_COLUMNS, tool_rows, "This run recorded no tool calls."),
+    TabSpec("Approvals & questions", ASK_COLUMNS, ask_rows,
+            "This run asked for no approvals and no answers."),
+    TabSpec("Effects & receipts", EFFECT_COLUMNS, effect_rows, "This run has no effects."),
+    TabSpec("Memory changes", MEMORY_COLUMNS, memory_rows, "This run changed no memory."),
+    TabSpec("Parent & children", RUN_LINK_COLUMNS, link_rows,
+            "This run has no parent and no child runs."),
+]

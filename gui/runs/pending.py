@@ -1,0 +1,243 @@
+"""Decide a run's waiting items from the run itself.
+
+The list holds the run's open approvals, questions, memory conflicts and ambiguous
+effects; the detail is the inbox's own detail widget for the kind (DETAIL_WIDGETS),
+driven by a Decider. The inbox widgets' buttons are actions from a registry; this pane
+gives them a private registry whose actions act on *this* pane's item and carry no
+shortcuts (the window's shortcuts stay with the inbox).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
+from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QListView,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core import errors
+from proctor.core.models import EffectStatus, InboxItem, InboxKind
+
+from ..actions import ActionRegistry
+from ..inbox.commands import SPECS
+from ..inbox.decide import Decider
+from ..inbox.detail import DetailContext, DetailPane
+from ..inbox.kinds import DETAIL_WIDGETS
+from ..inbox.model import KIND_TITLES, item_key
+from ..widgets import fmt
+from ..widgets.dialogs import ReasonDialog, SnoozeDialog
+from ..widgets.icons import kind_icon
+from ..widgets.labels import plain_label
+from ..widgets.message_bar import Level, MessageBar
+
+ACTION_IDS = ("inbox.approve", "inbox.deny", "inbox.snooze", "inbox.effect_committed",
+              "inbox.effect_failed")
+ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def private_registry(host: QWidget) -> ActionRegistry:
+    """A registry for the pane's detail widgets: same texts, no shortcuts."""
+    return ActionRegistry(host, {action_id: "" for action_id in ACTION_IDS})
+
+
+class PendingCommands(QObject):
+    """Approve, deny, snooze and resolve the pane's current item through its Decider."""
+
+    def __init__(self, pane: PendingPane) -> None:
+        super().__init__(pane)
+        self.pane = pane
+        self.decider = pane.decider
+
+    def register(self, registry: ActionRegistry) -> None:
+        handlers = {"inbox.approve": self.approve, "inbox.deny": self.deny,
+                    "inbox.snooze": self.snooze,
+                    "inbox.effect_committed": lambda: self.resolve(EffectStatus.COMMITTED),
+                    "inbox.effect_failed": lambda: self.resolve(EffectStatus.FAILED)}
+        enabled = {"inbox.approve": self._is(InboxKind.APPROVAL),
+                   "inbox.deny": self._is(InboxKind.APPROVAL),
+                   "inbox.snooze": self._writable,
+                   "inbox.effect_committed": self._is(InboxKind.EFFECT),
+                   "inbox.effect_failed": self._is(InboxKind.EFFECT)}
+        for spec in SPECS:
+            if spec.id in handlers:
+                local = dataclasses.replace(spec, context=Qt.ShortcutContext.WidgetShortcut)
+                registry.register(local, handlers[spec.id], enabled[spec.id])
+
+    def _writable(self) -> bool:
+        return not self.pane.read_only and self.pane.current_item() is not None
+
+    def _is(self, kind: InboxKind) -> Any:
+        def check() -> bool:
+            item = self.pane.current_item()
+            return self._writable() and item is not None and item.kind == kind
+        return check
+
+    def approve(self) -> None:
+        item, widget = self.pane.current_item(), self.pane.detail.current()
+        if item is None or item.kind != InboxKind.APPROVAL:
+            return
+        reason = widget.reason_text() if hasattr(widget, "reason_text") else ""
+        scope = widget.scope() if hasattr(widget, "scope") else None
+        self.pane.working(item, "Approving…")
+        self.decider.approve(item, reason=reason, **({"scope": scope} if scope else {}))
+
+    def deny(self) -> None:
+        item, widget = self.pane.current_item(), self.pane.detail.current()
+        if item is None or item.kind != InboxKind.APPROVAL:
+            return
+        reason = widget.reason_text() if hasattr(widget, "reason_text") else ""
+        if not reason:
+            reason = ReasonDialog.ask(self.pane, "Deny", "Why deny this action? The agent is "
+                                      "told your reason.", ok="Deny", required=True) or ""
+        if reason:
+            self.pane.working(item, "Denying…")
+            self.decider.deny(item, reason=reason)
+
+    def snooze(self) -> None:
+        item = self.pane.current_item()
+        if item is None:
+            return
+        until = SnoozeDialog.ask(self.pane, 1, time.time())
+        if until is not None:
+            self.decider.snooze([item], until)
+
+    def resolve(self, outcome: EffectStatus) -> None:
+        item, widget = self.pane.current_item(), self.pane.detail.current()
+        if item is None or item.kind != InboxKind.EFFECT:
+            return
+        reason = widget.reason_text() if hasattr(widget, "reason_text") else ""
+        if not reason:
+            reason = ReasonDialog.ask(
+                self.pane, f"Mark {outcome.value}",
+                f"Why do you know the effect {outcome.value}? This is kept as evidence.",
+                ok=f"Mark {outcome.value}", required=True) or ""
+        if reason:
+            external = widget.external_id() if hasattr(widget, "external_id") else None
+            self.pane.working(item, f"Marking {outcome.value}…")
+            self.decider.resolve_effect(item, outcome.value, reason=reason,
+                                        external_id=external)
+
+
+class PendingPane(QWidget):
+    """Signals:
+        decided(): something of this run was decided here (the run should refresh).
+        open_run(str): a detail asked to open a run.
+    """
+
+    decided = Signal()
+    open_run = Signal(str)
+
+    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.read_only = bool(ctx.journal.read_only)
+        self.decider = Decider(ctx.journal, ctx.runner, self)
+        self.registry = private_registry(self)
+        self.commands = PendingCommands(self)
+        self.commands.register(self.registry)
+        self.message = MessageBar(self)
+        self.items = QStandardItemModel(self)
+        self.list = QListView(self)
+        self.list.setModel(self.items)
+        self.list.setAccessibleName("Items of this run waiting for you")
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.list.setMaximumWidth(360)
+        self.empty = plain_label("Nothing of this run waits for you.", self, name="Muted",
+                                 selectable=False)
+        self.detail = DetailPane(DetailContext(ctx.journal, ctx.runner, ctx.presenter,
+                                               self.registry, self.decider, self.read_only),
+                                 DETAIL_WIDGETS, self)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(self.list)
+        split.addWidget(self.detail)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.message)
+        layout.addWidget(self.empty)
+        layout.addWidget(split, 1)
+        self.list.selectionModel().currentChanged.connect(self._on_current)
+        self.decider.done.connect(self._on_done)
+        self.decider.refused.connect(self._on_refused)
+        self.decider.snoozed.connect(self._on_snoozed)
+        self.detail.open_run.connect(self.open_run)
+
+    # ------------------------------------------------------------ items
+    def set_items(self, items: list[InboxItem]) -> None:
+        """Show the run's waiting items; the current one stays current if still there."""
+        keep = self.current_item()
+        self.items.clear()
+        for item in items:
+            row = QStandardItem(kind_icon(item.kind.value),
+                                f"{KIND_TITLES.get(item.kind.value, item.kind.value)}: "
+                                f"{fmt.bounded(item.summary, 160)}")
+            row.setData(item, ITEM_ROLE)
+            row.setToolTip(fmt.bounded(item.summary, 600))
+            row.setEditable(False)
+            self.items.appendRow(row)
+        self.empty.setVisible(not items)
+        keys = [item_key(i) for i in items]
+        row = keys.index(item_key(keep)) if keep is not None and item_key(keep) in keys else 0
+        if items:
+            self.list.setCurrentIndex(self.items.index(row, 0))
+            self.detail.show_item(items[row])
+        else:
+            self.detail.show_empty("Nothing of this run waits for you.")
+        self.registry.refresh()
+
+    def current_item(self) -> InboxItem | None:
+        index = self.list.currentIndex()
+        return index.data(ITEM_ROLE) if index.isValid() else None
+
+    def count(self) -> int:
+        return self.items.rowCount()
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        item = current.data(ITEM_ROLE) if current.isValid() else None
+        self.detail.show_item(item)
+        self.registry.refresh()
+
+    def working(self, item: InboxItem, text: str) -> None:
+        widget = self.detail.current()
+        if widget is not None and widget.item is not None and widget.item.id == item.id:
+            widget.message.show_message(text, Level.INFO)
+
+    # ------------------------------------------------------------ outcomes
+    def _on_done(self, key: str, result: object) -> None:
+        widget = self.detail.current()
+        if widget is not None and hasattr(widget, "forget_draft"):
+            widget.forget_draft(key.split(":", 1)[1])
+        if widget is not None:
+            widget.message.clear()
+        status = getattr(result, "status", "")
+        self.message.show_message(f"{getattr(status, 'value', status) or 'Done'}.",
+                                  Level.SUCCESS)
+        self.decided.emit()
+
+    def _on_refused(self, key: str, exc: BaseException) -> None:
+        widget = self.detail.current()
+        shown = widget is not None and widget.item is not None and item_key(widget.item) == key
+        inline = widget.message if shown and widget is not None else self.message
+        retry = isinstance(exc, errors.StoreBusy) and bool(key)
+        self.ctx.presenter.present(exc, inline=inline, action="Retry" if retry else None,
+                                   on_action=(lambda: self.decider.retry(key)) if retry
+                                   else None)
+        if shown and widget is not None:
+            widget.reload()
+        self.decided.emit()
+
+    def _on_snoozed(self, ok: list[str], failed: list) -> None:
+        text = f"Snoozed {len(ok)} item(s)."
+        if failed:
+            text += f" Refused: {failed[0][1]}"
+        self.message.show_message(text, Level.WARNING if failed else Level.SUCCESS)
+        self.decided.emit()

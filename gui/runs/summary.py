@@ -1,0 +1,83 @@
+"""One-line, plain-text summaries of run events (the timeline's Summary column)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from proctor.core.models import RunEvent
+
+from ..widgets import fmt
+
+MAX_PAIRS = 4
+
+
+def _get(payload: Any, *keys: str) -> str:
+    if not isinstance(payload, dict):
+        return ""
+    for key in keys:
+        value = payload.get(key)
+        if value not in (None, "", [], {}):
+            return value if isinstance(value, str) else fmt.bounded(_compact(value), 120)
+    return ""
+
+
+def _compact(value: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ": "))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def generic(payload: Any) -> str:
+    """``key: value`` pairs of a dict payload, or the compact JSON of anything else."""
+    if payload is None:
+        return ""
+    if not isinstance(payload, dict):
+        return _compact(payload)
+    pairs = [f"{k}: {v if isinstance(v, str) else _compact(v)}"
+             for k, v in list(payload.items())[:MAX_PAIRS]]
+    more = f" (+{len(payload) - MAX_PAIRS} more)" if len(payload) > MAX_PAIRS else ""
+    return " · ".join(pairs) + more
+
+
+def _tool_finished(p: Any) -> str:
+    status = _get(p, "status")
+    error = _get(p, "error")
+    return f"{status}: {error}" if error else status
+
+
+def _approval(p: Any) -> str:
+    return " · ".join(x for x in (_get(p, "action"), _get(p, "safety_class")) if x)
+
+
+SUMMARIES = {
+    "run.started": lambda p: f"{_get(p, 'title')} ({_get(p, 'agent')} in {_get(p, 'project')})",
+    "run.failed": lambda p: f"failed: {_get(p, 'error')}",
+    "run.completed": lambda p: f"completed {_get(p, 'result')}".strip(),
+    "run.cancelled": lambda p: f"cancelled: {_get(p, 'reason')}",
+    "run.cancel_requested": lambda p: f"cancel requested: {_get(p, 'reason')}",
+    "run.interrupted": lambda p: f"interrupted: {_get(p, 'reason')}",
+    "attempt.started": lambda p: f"attempt {_get(p, 'attempt')} {_get(p, 'reason')}".strip(),
+    "tool.called": lambda p: f"{_get(p, 'tool')} ({_get(p, 'safety_class')}) "
+                             f"{_get(p, 'request')}",
+    "tool.finished": _tool_finished,
+    "approval.requested": _approval,
+    "interaction.requested": lambda p: _get(p, "prompt", "kind"),
+    "effect.ambiguous": lambda p: f"{_get(p, 'effect_key')}: {_get(p, 'reason', 'error')}",
+    "memory.changed": lambda p: f"{_get(p, 'operation')} {_get(p, 'entry_id')}",
+}
+
+
+def event_summary(event: RunEvent) -> str:
+    """What happened, in one line (agent text stays plain and bounded)."""
+    special = SUMMARIES.get(event.type)
+    if special is not None:
+        try:
+            text = special(event.payload)
+        except (AttributeError, TypeError):
+            text = ""
+        if text.strip():
+            return fmt.bounded(text, 300)
+    return fmt.bounded(generic(event.payload), 300)

@@ -1,0 +1,1 @@
+"""The visual (Gantt-like) timeline of a run."""
