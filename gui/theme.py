@@ -73,10 +73,9 @@ def style_sheet(dark: bool) -> str:
 #DetailTitle {{ font-size: 15pt; font-weight: 600; }}
 #Muted {{ color: {c["muted"]}; }}
 #Mono {{ font-family: "DejaVu Sans Mono", monospace; }}
-#SectionLabel {{ color: {c["muted"]}; font-weight: 600; margin-top: 6px; }}
+#SectionLabel {{ color: {c["muted"]}; font-weight: 600; }}
 #Banner {{ background: {LEVEL["info"][i]}; border-bottom: 1px solid {c["border"]}; }}
 QPushButton#ApproveButton {{ font-weight: 600; }}
-QStatusBar QLabel {{ padding: 0 6px; }}
 QToolTip {{ color: {c["text"]}; background: {c["tooltip"]}; border: 1px solid {c["border"]}; }}
 """
 

@@ -19,4 +19,6 @@ def plain_label(text: str = "", parent: QWidget | None = None, *, name: str = ""
 
 
 def section(title: str, parent: QWidget) -> QLabel:
-    return plain_label(title, parent, name="SectionLabel", selectable=False)
+    label = plain_label(title, parent, name="SectionLabel", selectable=False)
+    label.setWordWrap(False)
+    return label

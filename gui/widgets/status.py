@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar, QWidget
 
 from . import fmt
 
@@ -40,8 +40,11 @@ class DeskStatusBar(QStatusBar):
         self.state = _label(self, "Store state")
         self.operator = _label(self, "Operator")
         self.last_change = _label(self, "Last change seen")
+        self.path.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.path.setMinimumWidth(80)
         self.addWidget(self.path, 1)
         for widget in (self.schema, self.state, self.operator, self.last_change):
+            widget.setContentsMargins(8, 0, 8, 0)
             self.addPermanentWidget(widget)
         self.read_only = False
         self._error = False
