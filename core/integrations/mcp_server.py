@@ -293,19 +293,30 @@ class ProctorMCP:
             return item
 
         try:
-            item = await anyio.to_thread.run_sync(file_once)
-            outcome = approval_outcome(item) if isinstance(item, Approval) \
-                else question_outcome(item)
-            if wait and outcome.status == "pending":
+            for _ in range(3):
+                item = await anyio.to_thread.run_sync(file_once)
+                outcome = approval_outcome(item) if isinstance(item, Approval) \
+                    else question_outcome(item)
+                if not wait or outcome.status != "pending":
+                    return outcome
                 outcome = await self.wait(ctx, s, item.id, limit=None)
+                # a rejoined request that an earlier caller's timeout withdrew: file afresh
+                if outcome.status != "withdrawn" or \
+                        not await anyio.to_thread.run_sync(self.run_goes_on, s):
+                    return outcome
             return outcome
         except anyio.get_cancelled_exc_class():
             if filed:
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(
-                        self.withdraw, s, filed[0],
+                        self.withdraw, s, filed[-1],
                         "the MCP client cancelled or timed out before it had the decision")
             raise
+
+    @staticmethod
+    def run_goes_on(s: Session) -> bool:
+        run = s.journal.runs.get(s.run_id)
+        return not run.status.terminal and not run.cancel_requested
 
     async def wait(self, ctx: Context, s: Session, item_id: str, *,
                    limit: float | None) -> Outcome:

@@ -248,6 +248,33 @@ def test_retry_after_a_timeout_files_a_fresh_request(journal_path, desk):
     assert statuses == ["cancelled", "resolved"]
 
 
+def test_a_caller_whose_rejoined_request_was_withdrawn_by_another_gets_a_fresh_one(
+        journal_path, desk):
+    args = {"action": REFUND, "reason": "r", "idempotency_key": "shared"}
+    results = {}
+
+    async def patient(c):
+        results["patient"] = structured(await c.call_tool("request_approval", args))
+
+    async def main():
+        async with client(journal_path) as c, anyio.create_task_group() as tg:
+            tg.start_soon(patient, c)
+            [first] = await desk_do(desk.wait_pending, "approval")
+            with pytest.raises(MCPError):  # the impatient caller rejoins, then gives up
+                await c.call_tool("request_approval", args, read_timeout_seconds=0.3)
+            with anyio.fail_after(10):
+                while True:
+                    items = await desk_do(desk.wait_pending, "approval")
+                    if items[0].id != first.id:
+                        break
+                    await anyio.sleep(0.02)
+            assert desk.journal.approvals.get(first.id).status == "cancelled"
+            await desk_do(desk.approve, items[0].id)
+
+    anyio.run(main)
+    assert results["patient"]["status"] == "approved"
+
+
 def test_submit_then_await_decision_polls_and_a_cancelled_poll_withdraws_nothing(
         journal_path, desk):
     async def main():
