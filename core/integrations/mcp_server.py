@@ -149,8 +149,8 @@ class Sessions:
 
 
 class ProctorMCP:
-    """The server object. ``.server`` is the ``MCPServer`` (give it to ``mcp.Client`` in tests,
-    or ``run_stdio()`` it)."""
+    """The server object. ``.server`` is the ``MCPServer``: give it to ``mcp.Client`` in tests;
+    :func:`serve_stdio` serves it to a host."""
 
     def __init__(self, journal_path: str | os.PathLike[str], *, project: str = "mcp",
                  agent: str | None = None, poll_s: float = 0.1, progress_every_s: float = 1.0,
