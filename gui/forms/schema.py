@@ -224,11 +224,27 @@ class Planner:
     def _object(self, node: Node, depth: int, refs: tuple[str, ...]) -> None:
         props = node.schema.get("properties", {})
         required = node.schema.get("required", [])
-        required = set(required) if isinstance(required, list) else set()
-        for key, sub in props.items():
+        required = [str(r) for r in required] if isinstance(required, list) else []
+        for key in field_order(props, required):
+            sub = props[key]
             child = self.plan(sub, str(key), required=key in required, depth=depth + 1,
                               refs=refs)
             node.children.append(child)
+
+
+def field_order(props: dict, required: list[str]) -> list[str]:
+    """Required fields first, in the order the schema lists them as required (the journal
+    stores schemas with sorted keys, so property order is lost); then any explicit
+    ``x-order``/``propertyOrder``; then the rest as stored."""
+    def rank(item: tuple[int, str]) -> tuple[int, float, int]:
+        n, key = item
+        sub = props[key] if isinstance(props[key], dict) else {}
+        explicit = sub.get("x-order", sub.get("propertyOrder"))
+        explicit = float(explicit) if isinstance(explicit, int | float) else float("inf")
+        first = required.index(key) if key in required else len(required)
+        return (first, explicit, n)
+
+    return [key for _n, key in sorted(enumerate(props), key=rank)]
 
 
 def string_kind(schema: dict, name: str) -> str:

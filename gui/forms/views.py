@@ -382,8 +382,22 @@ def consequence(interaction: Interaction) -> str:
             return said if len(said) <= 2000 else said[:2000] + "…"
     prompt = " ".join(interaction.prompt.split())
     prompt = prompt if len(prompt) <= 300 else prompt[:300] + "…"
-    return (f"If you confirm, {interaction.agent} goes ahead with what it asked: “{prompt}”. "
+    text = (f"If you confirm, {interaction.agent} goes ahead with what it asked: “{prompt}”. "
             f"If you decline, it does not, and carries on without it.")
+    facts = request_facts(request)
+    return f"{text}\nIt concerns: {facts}" if facts else text
+
+
+def request_facts(request: dict, limit: int = 400) -> str:
+    """The request's short top-level values, e.g. "count: 280 · sample: a, b, c"."""
+    parts = []
+    for key, value in list(request.items())[:12]:
+        if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+            value = ", ".join(str(v) for v in value[:10]) + ("…" if len(value) > 10 else "")
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            parts.append(f"{key}: {' '.join(str(value).split())[:120]}")
+    text = " · ".join(parts)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class ConfirmationView(AnswerView):
