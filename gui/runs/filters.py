@@ -30,11 +30,15 @@ TIME_CHOICES: list[tuple[str, Any]] = [
     ("Last 7 days", 7 * 86_400), ("Last 30 days", 30 * 86_400),
 ]
 SORT_CHOICES: list[tuple[str, Any]] = [
-    ("Newest first", ("started", True)), ("Oldest first", ("started", False)),
-    ("Recently updated", ("updated", True)), ("Most events", ("events", True)),
-    ("Title A–Z", ("title", False)), ("Agent A–Z", ("agent", False)),
-    ("Status", ("status", False)),
+    ("Newest first", "started:desc"), ("Oldest first", "started:asc"),
+    ("Recently updated", "updated:desc"), ("Most events", "events:desc"),
+    ("Title A–Z", "title:asc"), ("Agent A–Z", "agent:asc"), ("Status", "status:asc"),
 ]
+
+
+def sort_data(key: str, descending: bool) -> str:
+    """The sort menu's item data for a sort (strings: QComboBox.findData can match them)."""
+    return f"{key}:{'desc' if descending else 'asc'}"
 
 
 class RunFilterBar(QWidget):
@@ -88,18 +92,19 @@ class RunFilterBar(QWidget):
 
     def set_sort(self, key: str, descending: bool) -> None:
         """Reflect a sort chosen elsewhere (a header click) without re-emitting."""
-        found = self.sort.findData((key, descending))
+        found = self.sort.findData(sort_data(key, descending))
         self.sort.blockSignals(True)
         if found < 0:
-            self.sort.addItem(f"{key} {'descending' if descending else 'ascending'}",
-                              (key, descending))
+            self.sort.addItem(f"{key.capitalize()} {'descending' if descending else 'ascending'}",
+                              sort_data(key, descending))
             found = self.sort.count() - 1
         self.sort.setCurrentIndex(found)
         self.sort.blockSignals(False)
 
     def query(self, text: str | None, now: float | None = None) -> RunQuery:
         window = self.when.currentData()
-        key, descending = self.sort.currentData()
+        key, order = str(self.sort.currentData() or "started:desc").split(":")
+        descending = order == "desc"
         return RunQuery(status=tuple(self.status.currentData() or ()),
                         agent=self.agent.currentData(), project=self.project.currentData(),
                         text=text, since=(now or time.time()) - window if window else None,

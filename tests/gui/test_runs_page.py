@@ -1,0 +1,174 @@
+"""The Runs page: status shown as words and shape, filters, search, sort, live changes,
+CSV export of the filtered list, opening a run and going back."""
+
+from __future__ import annotations
+
+import csv
+
+from PySide6.QtCore import Qt
+
+from proctor.core import Actor, Journal
+from proctor.core.timeline import RunQuery
+from proctor.gui.runs.export import SaveDialog
+from proctor.gui.runs.model import COL_STATUS, RunsModel
+from proctor.gui.runs.status import STYLE, status_icon
+from proctor.gui.tasks import TaskRunner
+from proctor.gui.widgets.paged_model import ITEM_ROLE
+
+from .conftest import WAIT_MS
+from .data import agent
+from .test_models import guarded, loaded
+
+
+def add_runs(path) -> dict[str, str]:
+    """Three more runs: a failed one, a completed one, a running one with a child."""
+    with agent(path, "tester") as a:
+        failed = a.runs.start("shop", "Migrate the orders table", agent="tester")
+        a.runs.append_event(failed.id, "tool.output", {"exit_code": 1})
+        a.runs.fail(failed.id, "migration 0042 failed: column exists")
+        done = a.runs.start("docs", "Write the changelog", agent="tester")
+        a.runs.complete(done.id, {"ok": True})
+        parent = a.runs.start("shop", "Release 4.2", agent="tester")
+        child = a.runs.start("shop", "Release 4.2: build", agent="tester",
+                             parent_run_id=parent.id)
+    return {"failed": failed.id, "done": done.id, "parent": parent.id, "child": child.id}
+
+
+def runs_page(qtbot, window):
+    window.go("runs")
+    page = window.runs
+    qtbot.waitUntil(lambda: page.model.has_loaded and not page.model.is_loading(),
+                    timeout=WAIT_MS)
+    return page
+
+
+def shown_titles(page) -> list[str]:
+    return [page.model.item(r).title for r in range(page.model.rowCount())]
+
+
+def wait_titles(qtbot, page, expected) -> None:
+    qtbot.waitUntil(lambda: not page.model.is_loading() and shown_titles(page) == expected,
+                    timeout=WAIT_MS)
+
+
+def test_status_is_words_and_a_shape_not_only_colour(qtbot, populated, open_desk):
+    path, _ids = populated
+    more = add_runs(path)
+    page = runs_page(qtbot, open_desk(path))
+    row = page.model.row_of(more["failed"])
+    index = page.model.index(row, COL_STATUS)
+    assert index.data() == "failed"
+    assert not index.data(Qt.ItemDataRole.DecorationRole).isNull()
+    assert "failed" in index.data(Qt.ItemDataRole.AccessibleTextRole)
+    waiting = page.model.index(page.model.row_of(_ids["run"]), COL_STATUS)
+    assert waiting.data() == "waiting for you"
+    shapes = {STYLE[s][0] for s in ("running", "waiting_for_user", "completed", "failed",
+                                     "cancelled", "interrupted", "pending")}
+    assert len(shapes) == 7  # every run status has its own shape
+    assert not status_icon("unknown-status").isNull()
+
+
+def test_filters_search_and_open_items(qtbot, populated, open_desk):
+    path, ids = populated
+    more = add_runs(path)
+    page = runs_page(qtbot, open_desk(path))
+    bar = page.list.filters
+    bar.status.setCurrentIndex(bar.status.findText("Failed"))
+    wait_titles(qtbot, page, ["Migrate the orders table"])
+    bar.status.setCurrentIndex(0)
+    page.list.search.setText("release 4.2")
+    wait_titles(qtbot, page, ["Release 4.2: build", "Release 4.2"])
+    page.list.search.setText(more["done"][-10:])  # ids are searched too
+    wait_titles(qtbot, page, ["Write the changelog"])
+    page.list.search.clear()
+    bar.waiting.setChecked(True)
+    qtbot.waitUntil(lambda: not page.model.is_loading() and set(shown_titles(page)) ==
+                    {"Fix checkout rounding bug", "Rotate database credentials"},
+                    timeout=WAIT_MS)
+    bar.waiting.setChecked(False)
+    qtbot.waitUntil(lambda: bar.agent.findData("tester") >= 0, timeout=WAIT_MS)
+    bar.agent.setCurrentIndex(bar.agent.findData("ops-bot"))
+    wait_titles(qtbot, page, ["Rotate database credentials"])
+    del ids
+
+
+def test_sort_by_header_and_by_menu(qtbot, populated, open_desk):
+    path, _ids = populated
+    add_runs(path)
+    page = runs_page(qtbot, open_desk(path))
+    expected = sorted(shown_titles(page))
+    page.table.horizontalHeader().setSortIndicator(1, Qt.SortOrder.AscendingOrder)  # Title
+    wait_titles(qtbot, page, expected)
+    assert page.list.filters.sort.currentData() == "title:asc"
+    bar = page.list.filters
+    bar.sort.setCurrentIndex(bar.sort.findData("events:desc"))
+    qtbot.waitUntil(lambda: not page.model.is_loading() and page.model.query.sort == "events",
+                    timeout=WAIT_MS)
+    counts = [page.model.item(r).last_sequence for r in range(page.model.rowCount())]
+    assert counts == sorted(counts, reverse=True)
+    assert page.table.horizontalHeader().sortIndicatorSection() == 7
+
+
+def test_live_status_change_shows_without_reload(qtbot, populated, open_desk):
+    path, ids = populated
+    more = add_runs(path)
+    page = runs_page(qtbot, open_desk(path))
+    row = page.model.row_of(more["parent"])
+    page.table.selectRow(row)
+    with agent(path, "tester") as a:
+        a.runs.fail(more["parent"], "out of disk")
+    status = lambda: page.model.index(page.model.row_of(more["parent"]), COL_STATUS).data()  # noqa: E731
+    qtbot.waitUntil(lambda: status() == "failed", timeout=WAIT_MS)
+    assert page.table.currentIndex().row() == page.model.row_of(more["parent"])
+    del ids
+
+
+def test_export_the_filtered_list_as_csv(qtbot, populated, open_desk, tmp_path, monkeypatch):
+    path, _ids = populated
+    add_runs(path)
+    page = runs_page(qtbot, open_desk(path))
+    page.list.search.setText("release")
+    wait_titles(qtbot, page, ["Release 4.2: build", "Release 4.2"])
+    out = tmp_path / "runs.csv"
+    monkeypatch.setattr(SaveDialog, "ask", classmethod(lambda cls, *a: str(out)))
+    page.list.export_button.click()
+    qtbot.waitUntil(lambda: "Wrote 2 runs" in page.list.message.text(), timeout=WAIT_MS)
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert [r["title"] for r in rows] == ["Release 4.2: build", "Release 4.2"]
+    assert not (tmp_path / "runs.csv.partial").exists()
+
+
+def test_enter_opens_the_run_and_back_returns(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    page = runs_page(qtbot, window)
+    row = page.model.row_of(ids["run2"])
+    page.table.setCurrentIndex(page.model.index(row, 1))
+    page.table.setFocus()
+    qtbot.keyClick(page.table, Qt.Key.Key_Return)
+    assert page.showing_run()
+    qtbot.waitUntil(lambda: page.detail.title.text() == "Rotate database credentials",
+                    timeout=WAIT_MS)
+    qtbot.mouseClick(page.detail.back_button, Qt.MouseButton.LeftButton)
+    assert not page.showing_run()
+    assert page.table.currentIndex().row() == row
+
+
+def test_runs_model_passes_the_model_tester(qtbot, qtmodeltester, populated):
+    path, _ids = populated
+    add_runs(path)
+    runner, journal = TaskRunner(), guarded(path)
+    model = RunsModel(runner)
+    qtmodeltester.check(model)
+    model.show_query(journal, RunQuery(sort="title", descending=False))
+    loaded(qtbot, model)
+    titles = [model.index(r, 1).data(ITEM_ROLE).title for r in range(model.rowCount())]
+    assert titles == sorted(titles)
+    with Journal.open(path, actor=Actor.agent("late")) as a:
+        a.runs.start("zzz", "Aardvark run")
+    model.refresh()
+    qtbot.waitUntil(lambda: model.index(0, 1).data() == "Aardvark run", timeout=WAIT_MS)
+    model.sort(4, Qt.SortOrder.DescendingOrder)
+    loaded(qtbot, model)
+    qtmodeltester.check(model)
+    runner.shutdown()
