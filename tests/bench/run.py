@@ -21,6 +21,7 @@ import argparse
 import importlib
 import json
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -73,6 +74,7 @@ def progress(figure: Figure) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still clean up and save
     workdir = args.dir or Path(tempfile.mkdtemp(prefix="proctor-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     ctx = BenchContext(quick=args.quick, workdir=workdir, keep=args.keep, on_figure=progress,
