@@ -324,6 +324,7 @@ class TimelineView(QGraphicsView):
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         super().mouseReleaseEvent(event)
+        event.accept()  # the view handles every release (a click or the end of a pan)
         press, self._press = self._press, None
         if press is None or event.button() != Qt.MouseButton.LeftButton:
             return
