@@ -49,6 +49,7 @@ class Measure:
     p99_ms: float | None = None
     n: int = 0
     rows_per_unit: float | None = None
+    cpu_ms_per_unit: float | None = None  # this process's CPU only: robust to other load
     txns_per_unit: float | None = None
     steps_p50_ms: dict[str, float] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
@@ -167,7 +168,7 @@ def run_job(job: dict, barrier: Any = None) -> dict:
             barrier.wait()
         latencies: list[float] = []
         steps: dict[str, list[float]] = defaultdict(list)
-        start = time.monotonic()
+        start, cpu = time.monotonic(), time.process_time()
         for item in inputs:
             lap = Lap()
             t0 = lap._last
@@ -175,11 +176,11 @@ def run_job(job: dict, barrier: Any = None) -> dict:
             latencies.append(time.perf_counter() - t0)
             for name, secs in lap.marks:
                 steps[name].append(secs)
-        end = time.monotonic()
+        end, cpu = time.monotonic(), time.process_time() - cpu
         rows1 = wl.rows()
         rows = None if rows0 is None or rows1 is None else rows1 - rows0
         return {"start": start, "end": end, "latencies": latencies, "steps": dict(steps),
-                "rows": rows, "info": wl.info(), "busy_retries": _busy["retries"]}
+                "rows": rows, "info": wl.info(), "busy_retries": _busy["retries"], "cpu": cpu}
     finally:
         wl.close()
 
@@ -320,6 +321,7 @@ def summarize(rounds: list[list[dict]], txns_per_unit: float | None = None) -> M
         p99_ms=percentile(latencies, 99) * 1000,
         n=len(latencies),
         rows_per_unit=None if total_rows is None else total_rows / len(latencies),
+        cpu_ms_per_unit=sum(r.get("cpu", 0.0) for r in results) / len(latencies) * 1000,
         txns_per_unit=txns_per_unit,
         steps_p50_ms={k: round(statistics.median(v) * 1000, 3) for k, v in steps.items()},
         info=info,

@@ -73,8 +73,13 @@ def suite_table(figures: list[dict]) -> str:
     head = (["figure (unit)", "procs"] + [LABELS.get(n, n) for n in names]
             + [f"Proctor ÷ {LABELS.get(n, n).split(' ')[0]}" for n in others])
     rows_names = [n for n in names if n != FLOOR]
-    if any(m.get("rows_per_unit") for f in figures for m in f["systems"].values() if m):
+    has_rows = any(m.get("rows_per_unit") for f in figures for m in f["systems"].values() if m)
+    if has_rows:
         head.append("rows/txns per unit (" + " · ".join(LABELS.get(n, n) for n in rows_names)
+                    + ")")
+    has_cpu = any(m.get("cpu_ms_per_unit") for f in figures for m in f["systems"].values() if m)
+    if has_cpu:
+        head.append("CPU ms/unit (" + " · ".join(LABELS.get(n, n).split(" ")[0] for n in names)
                     + ")")
     lines = [f"_{how}; ratios are Proctor's throughput over the other's (>1: Proctor faster)._",
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -82,8 +87,11 @@ def suite_table(figures: list[dict]) -> str:
         cells = [f"{f['title']} ({f['unit']})", str(f["procs"])]
         cells += [cell(f["systems"].get(n)) for n in names]
         cells += [ratio(f.get("ratios", {}).get(f"proctor_vs_{n}")) for n in others]
-        if len(head) > len(cells):
+        if has_rows:
             cells.append(rows_cell(f, rows_names))
+        if has_cpu:
+            cells.append(" · ".join(fmt_ms((f["systems"].get(n) or {}).get("cpu_ms_per_unit"))
+                                    for n in names))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -94,16 +102,19 @@ def extras_table(figures: list[dict]) -> str:
     if not rows:
         return ""
     lines = ["| figure | Proctor p50 ms | Proctor's SQL alone p50 ms | floor p50 ms | "
-             "Python share of Proctor's time | Proctor p50 per step (ms) |",
-             "|---|---|---|---|---|---|"]
+             "CPU ms/unit: Proctor · SQL alone · floor | Python share of Proctor's CPU | "
+             "Proctor p50 per step (ms) |",
+             "|---|---|---|---|---|---|---|"]
     for f in rows:
         p = f["systems"][PROCTOR]
         alone = f["extra"]["proctor_sql_alone"]
         floor = f["systems"].get(FLOOR, {})
-        share = 1 - alone["p50_ms"] / p["p50_ms"] if p.get("p50_ms") else None
+        cpu = [p.get("cpu_ms_per_unit"), alone.get("cpu_ms_per_unit"),
+               floor.get("cpu_ms_per_unit")]
+        share = 1 - cpu[1] / cpu[0] if cpu[0] and cpu[1] is not None else None
         steps = ", ".join(f"{k} {v:.2f}" for k, v in p.get("steps_p50_ms", {}).items())
         lines.append(f"| {f['title']} | {fmt_ms(p['p50_ms'])} | {fmt_ms(alone['p50_ms'])} | "
-                     f"{fmt_ms(floor.get('p50_ms'))} | "
+                     f"{fmt_ms(floor.get('p50_ms'))} | {' · '.join(fmt_ms(c) for c in cpu)} | "
                      f"{'–' if share is None else f'{share:.0%}'} | {steps or '–'} |")
     return "\n".join(lines)
 
