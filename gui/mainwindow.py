@@ -178,10 +178,18 @@ class MainWindow(QMainWindow):
 
     def _on_latest(self, seq: int) -> None:
         self.services.watcher.start(seq)
+        if seq:
+            changes = self.journal.changes
+            self.services.runner.run(lambda: changes.since(seq - 1, limit=1),
+                                     on_done=self._on_last_change, owner=self)
         for page in self.pages.values():
             page.start()
         self.counts.read()
         self.inbox.focus_list()
+
+    def _on_last_change(self, cs: ChangeSet) -> None:
+        if cs.changes:
+            self.status.set_last_change(cs.changes[-1].created_at)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._closing:
