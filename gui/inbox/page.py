@@ -126,6 +126,7 @@ class InboxPage(QWidget):
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
+        self.detail.show_empty("Loading…")
         self.model.show(self.journal, self.filters.value())
         self._load_facets()
         self._tick.start()
@@ -247,10 +248,8 @@ class InboxPage(QWidget):
         if not self.table.currentIndex().isValid() and self.pinned is None \
                 and self.model.rowCount():
             self.set_current_row(0)
-        elif self.table.currentIndex().isValid():
-            self._show_current()  # the row's snapshot (version, snooze) may have changed
-        else:
-            self._show_current()
+        elif self.current_item() != self.detail.current_item() or self.current_item() is None:
+            self._show_current()  # a new row, or the row's snapshot (version, snooze) changed
 
     @Slot(list)
     def _on_vanished(self, keys: list[str]) -> None:
