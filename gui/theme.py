@@ -1,16 +1,20 @@
 """Light and dark palettes on the Fusion style; follows the system unless overridden.
 
 The style sheet only adds what a palette cannot say (chips, the message bar levels,
-the sidebar badges); colours for painted chips come from ``chip_colors``.
+the sidebar badges); colours for painted chips come from ``chip_colors``. Palettes and
+the style sheet template are files in ``proctor.resources`` (``themes/``).
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+from string import Template
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
+
+from proctor import resources
 
 
 class ThemeMode(StrEnum):
@@ -19,16 +23,9 @@ class ThemeMode(StrEnum):
     DARK = "dark"
 
 
-LIGHT = {
-    "window": "#f4f5f7", "base": "#ffffff", "alt": "#f7f8fa", "text": "#1d2230",
-    "muted": "#5d6577", "button": "#eceef2", "highlight": "#2f6fdf", "hl_text": "#ffffff",
-    "link": "#1f5fcf", "border": "#d4d8e0", "tooltip": "#ffffe8",
-}
-DARK = {
-    "window": "#1f2228", "base": "#17191e", "alt": "#1c1f25", "text": "#e3e6ec",
-    "muted": "#9aa2b2", "button": "#2a2e36", "highlight": "#3d7bf0", "hl_text": "#ffffff",
-    "link": "#7fa9ff", "border": "#363b45", "tooltip": "#2a2e36",
-}
+# Palette colours and the style sheet template ship in proctor.resources (themes/).
+LIGHT = resources.palette("light")
+DARK = resources.palette("dark")
 
 # Safety classes, most dangerous last: (light, dark) background colours of their chips.
 SAFETY = {
@@ -39,7 +36,7 @@ SAFETY = {
     "financial": ("#f8d3d3", "#642121"),
     "destructive": ("#f6c6c6", "#7a1d1d"),
 }
-KIND = {"approval": "#2f6fdf", "question": "#7b4fd6", "memory": "#138a7a", "effect": "#c2561b"}
+KIND = {"approval": "#2f6fdf", "question": "#8053df", "memory": "#138a7a", "effect": "#c2561b"}
 LEVEL = {"info": ("#e3ecfb", "#1f2f4d"), "success": ("#dcf2e2", "#1d3b26"),
          "warning": ("#fcefcf", "#4a3b12"), "error": ("#f9dada", "#4d1e1e")}
 
@@ -67,17 +64,8 @@ def style_sheet(dark: bool) -> str:
     levels = "\n".join(
         f'#MessageBar[level="{name}"] {{ background: {colors[i]}; border: 1px solid {c["border"]};'
         f" border-radius: 6px; }}" for name, colors in LEVEL.items())
-    return f"""
-{levels}
-#Sidebar {{ background: {c["alt"]}; border: none; border-right: 1px solid {c["border"]}; }}
-#DetailTitle {{ font-size: 15pt; font-weight: 600; }}
-#Muted {{ color: {c["muted"]}; }}
-#Mono {{ font-family: "DejaVu Sans Mono", monospace; }}
-#SectionLabel {{ color: {c["muted"]}; font-weight: 600; }}
-#Banner {{ background: {LEVEL["info"][i]}; border-bottom: 1px solid {c["border"]}; }}
-QPushButton#ApproveButton {{ font-weight: 600; }}
-QToolTip {{ color: {c["text"]}; background: {c["tooltip"]}; border: 1px solid {c["border"]}; }}
-"""
+    template = Template(resources.read_text("themes", "desk.qss"))
+    return template.substitute(c, levels=levels, info=LEVEL["info"][i])
 
 
 def is_dark(mode: ThemeMode) -> bool:

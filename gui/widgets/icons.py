@@ -1,20 +1,32 @@
-"""SVG icons shipped in gui/resources."""
+"""SVG icons shipped in ``proctor.resources`` (the top-level ``resources/icons`` folder),
+found through importlib.resources so they load the same from a wheel and a bundle."""
 
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 
 from PySide6.QtGui import QIcon
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+from proctor import resources
 
 
 @cache
 def icon(name: str) -> QIcon:
-    """``icon("kind-approval")`` -> QIcon from resources/kind-approval.svg (empty if missing)."""
-    path = RESOURCES / f"{name}.svg"
-    return QIcon(str(path)) if path.exists() else QIcon()
+    """``icon("kind-approval")`` -> QIcon from resources/icons/kind-approval.svg.
+
+    An unknown name gives an empty icon (tests/gui/test_resources.py checks that every
+    name the code uses exists). The app icon also gets its rendered PNG sizes, which
+    window managers and docks prefer over scaling the SVG down.
+    """
+    if not resources.exists("icons", f"{name}.svg"):
+        return QIcon()
+    result = QIcon(str(resources.path("icons", f"{name}.svg")))
+    if name == "proctor":
+        for size in resources.APP_ICON_SIZES:
+            png = ("icons", "app", f"proctor-{size}.png")
+            if resources.exists(*png):
+                result.addFile(str(resources.path(*png)))
+    return result
 
 
 def kind_icon(kind: str) -> QIcon:
