@@ -101,7 +101,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
         handle.stop(timeout=5)
     totals = handle.totals()
-    handle.cleanup()
     minutes = max(totals["elapsed"], 1e-6) / 60
     line = (f"simulation: {args.agents} agents, {totals['elapsed']:.1f} s, "
             f"{totals.get('runs', 0)} runs, {totals['items']} items for a person "

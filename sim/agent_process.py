@@ -46,7 +46,9 @@ class Agent(Steps):
         self.seed = opts.seed
         self.restart = opts.restart
         self.rate = max(opts.rate, 0.01)
-        self.until = opts.until
+        # A fresh agent that started late (a busy machine) still gets its drain time.
+        self.until = opts.until if opts.until is None or opts.restart else \
+            max(opts.until, time.time())
         self.drain = opts.drain
         self.fault_rate = opts.fault_rate
         self.parent_pid = opts.parent_pid
@@ -70,7 +72,9 @@ class Agent(Steps):
         started = time.monotonic()
         try:
             self.recover()
-            while not self.stopping and not self.past_deadline():
+            first = self.restart == 0  # a fresh agent does at least one run, even if late
+            while not self.stopping and (first or not self.past_deadline()):
+                first = False
                 self.one_run()
                 self.think()
         except Stop:

@@ -43,6 +43,7 @@ class SimulationHandle:
         self._procs: dict[int, subprocess.Popen] = {}
         self._restarts: Counter[int] = Counter()
         self._reaped: set[int] = set()
+        self._final: dict[str, dict] | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         for index in range(agents):
@@ -88,10 +89,14 @@ class SimulationHandle:
                 proc.kill()
                 proc.wait()
         self._thread.join(timeout=2)
-        return self.stats()
+        self._final = self.stats()
+        self.cleanup()
+        return self._final
 
     def stats(self) -> dict[str, dict]:
-        """Per-agent totals so far (from each agent's stats file)."""
+        """Per-agent totals so far (from each agent's stats file; kept after stop)."""
+        if self._final is not None:
+            return self._final
         result = {}
         for name in self.names:
             path = self.stats_dir / f"{name}.json"
@@ -110,6 +115,7 @@ class SimulationHandle:
         return dict(total)
 
     def cleanup(self) -> None:
+        """Remove the stats folder (stop() does it; safe to call again)."""
         shutil.rmtree(self.stats_dir, ignore_errors=True)
 
     # ------------------------------------------------------------ internals

@@ -198,6 +198,26 @@ def make_action(kind: str, rng: random.Random, project: str) -> ActionSpec:
     return _MAKERS[kind](rng, project)
 
 
+# Which action kinds can carry each safety class.
+KINDS_OF_CLASS = {
+    SafetyClass.SAFE_READ: ("data_read",),
+    SafetyClass.IDEMPOTENT_WRITE: ("file_write",),
+    SafetyClass.UNSAFE_WRITE: ("file_write", "shell", "migration"),
+    SafetyClass.EXTERNAL_SIDE_EFFECT: ("http", "email", "shell"),
+    SafetyClass.FINANCIAL: ("payment",),
+    SafetyClass.DESTRUCTIVE: ("shell", "migration"),
+}
+
+
+def make_action_of_class(safety: SafetyClass, rng: random.Random, project: str) -> ActionSpec:
+    """An action whose safety class is ``safety``."""
+    for _ in range(100):
+        spec = make_action(rng.choice(KINDS_OF_CLASS[safety]), rng, project)
+        if spec.safety_class == safety:
+            return spec
+    raise RuntimeError(f"no action of class {safety}")  # pragma: no cover - 100 tries
+
+
 def _shell(rng: random.Random, project: str) -> ActionSpec:
     options = [
         ("git push origin fix/{n}-flaky-tests", SafetyClass.EXTERNAL_SIDE_EFFECT,

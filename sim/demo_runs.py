@@ -10,7 +10,7 @@ import random
 from typing import Any
 
 from proctor.core import Actor, Journal
-from proctor.core.models import ApprovalStatus, InteractionKind
+from proctor.core.models import ApprovalStatus, InteractionKind, SafetyClass
 
 from . import content
 
@@ -50,6 +50,8 @@ class DemoWriter:
         self.events = 0
         self.action_turn = 0
         self.question_turn = 0
+        self.pending_turn = 0
+        self.approval_turn = 0
 
     def close(self) -> None:
         for journal in self.agents + self.operators:
@@ -241,18 +243,21 @@ class DemoWriter:
         run, _ = self.start(aj)
         if self.rng.random() < 0.3:
             self.decided_approval(aj, run)
-        spec = self.next_action(run.project)
-        approval, _ = self.request(aj, run, spec, expiring=self.rng.random() < 0.2,
-                                   scope="run" if self.rng.random() < 0.25 else "once")
-        if approval.status != ApprovalStatus.PENDING:  # a rule decided it; ask again
-            spec = content.make_action("data_read", self.rng, run.project)
-            self.request(aj, run, spec)
+        safety = list(SafetyClass)[self.approval_turn % len(SafetyClass)]
+        self.approval_turn += 1
+        for _ in range(5):  # a rule may decide it at once; then the agent asks for another
+            spec = content.make_action_of_class(safety, self.rng, run.project)
+            approval, _ = self.request(aj, run, spec, expiring=self.rng.random() < 0.2,
+                                       scope="run" if self.rng.random() < 0.25 else "once")
+            if approval.status == ApprovalStatus.PENDING:
+                break
         return self.left_open(aj, run)
 
     def pending_question_run(self) -> Any:
         aj = self.agent()
         run, _ = self.start(aj)
-        kind = self.next_question_kind()
+        kind = content.INTERACTION_KINDS[self.pending_turn % len(content.INTERACTION_KINDS)]
+        self.pending_turn += 1
         entry = self.entry_for(aj, run) if kind == InteractionKind.MEMORY_CHANGE_REVIEW else None
         spec = content.make_question(kind, self.rng, run.project, entry)
         aj.interactions.ask(run.id, spec.kind, spec.prompt, request=spec.request,

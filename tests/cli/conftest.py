@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from subprocess import PIPE, Popen
 
 import pytest
 
@@ -26,7 +28,21 @@ class Result:
 
 
 @pytest.fixture(scope="session")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+def demo_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Popen]]:
+    """A second build with the same seed by `proctor demo-journal` in another process,
+    started first so it runs on the other core while the template is built."""
+    path = tmp_path_factory.mktemp("twin") / "twin.db"
+    proc = Popen([sys.executable, "-m", "proctor", "demo-journal", str(path), "--seed",
+                  str(SEED), "--json", "--quiet"], stdout=PIPE, stderr=PIPE, text=True)
+    yield path, proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate()
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory,
+                  demo_twin: tuple[Path, Popen]) -> tuple[Path, dict]:
     path = tmp_path_factory.mktemp("demo") / "demo.db"
     summary = build_demo_journal(path, "small", seed=SEED)
     assert not Path(f"{path}-wal").exists(), "the template must be checkpointed"

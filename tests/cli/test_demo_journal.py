@@ -6,13 +6,12 @@ import io
 import json
 from collections import Counter
 from pathlib import Path
+from subprocess import Popen
 
 import pytest
 
 from proctor.cmd_sim import ProgressBar
 from proctor.core import InteractionKind, Journal, SafetyClass
-
-from .conftest import SEED
 
 
 def fingerprint(path: Path) -> tuple[list, str]:
@@ -32,16 +31,16 @@ def fingerprint(path: Path) -> tuple[list, str]:
 
 @pytest.mark.slow
 def test_small_demo_is_deterministic(cli, demo_template: tuple[Path, dict],
-                                     tmp_path: Path) -> None:
+                                     demo_twin: tuple[Path, Popen]) -> None:
     template, summary = demo_template
-    again = tmp_path / "again.db"
-    result = cli("demo-journal", again, "--seed", SEED, "--json", "--quiet")
-    assert result.rc == 0, result.err
-    assert {k: v for k, v in json.loads(result.out).items()
+    twin, proc = demo_twin
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    assert {k: v for k, v in json.loads(out).items()
             if k not in ("path", "seconds", "bytes")} == \
         {k: v for k, v in summary.items() if k not in ("path", "seconds", "bytes")}
-    assert fingerprint(again) == fingerprint(template)
-    verified = cli("verify", again)
+    assert fingerprint(twin) == fingerprint(template)
+    verified = cli("verify", twin)
     assert verified.rc == 0 and verified.out.startswith("ok: ")
 
 
