@@ -241,7 +241,10 @@ class EffectsPage(ListPage):
         self.reload_detail()
 
     def _on_refused(self, exc: BaseException) -> None:
-        self.ctx.presenter.present(exc, inline=self.detail_message)
+        """Said on the page (it stays when the list moves on); the detail reloads to show
+        the effect as it is now (who resolved it, and how)."""
+        self.detail_message.clear()
+        self.ctx.presenter.present(exc, inline=self.message)
         self.model.refresh()
         self.reload_detail()
 

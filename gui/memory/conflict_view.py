@@ -246,7 +246,8 @@ class ConflictReview(QWidget):
         if not same:
             self.notice.clear()
             self.seen_version = data.entry.version
-        elif self.seen_version is not None and data.entry.version != self.seen_version:
+        elif self.seen_version is not None and data.entry.version != self.seen_version \
+                and data.item.status == ReconciliationStatus.PENDING:
             self.notice.show_message(
                 f"The entry changed while you were reviewing: version {self.seen_version} → "
                 f"{data.entry.version}. “Local” now shows version {data.entry.version}; "

@@ -330,6 +330,14 @@ class MemoryPage(ListPage):
         self.ctx.presenter.present(exc, inline=bar)
         self.reload_detail()
 
+    def _on_resolve_refused(self, exc: BaseException) -> None:
+        """Said on the page (it stays when the list moves on); the review reloads to show
+        what the conflict and its entry look like now."""
+        self.review.notice.clear()
+        self.ctx.presenter.present(exc, inline=self.message)
+        self.reload_detail()
+        self.conflicts.refresh()
+
     @Slot(object, object, str)
     def _on_resolve(self, choice: ReconciliationStatus, merged: str | None, reason: str) -> None:
         data = self.review.data
@@ -338,7 +346,7 @@ class MemoryPage(ListPage):
         self.review.notice.show_message("Saving your decision…", Level.INFO)
         call = resolve_call(self.journal.memory, data, choice, merged, reason)
         self.ctx.runner.run(call, on_done=partial(self._on_resolved, choice),
-                            on_error=self._on_write_error, owner=self, write=True)
+                            on_error=self._on_resolve_refused, owner=self, write=True)
 
     def _on_resolved(self, choice: ReconciliationStatus, item: Any) -> None:
         self.review.clear_draft()

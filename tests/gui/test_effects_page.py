@@ -65,7 +65,7 @@ def test_two_desks_one_wins_the_other_sees_the_winner(qtbot, journal_path, open_
     qtbot.keyClicks(b_page.form.reason, "the customer got the mail")
     assert b_page.committed_button.isEnabled()  # bob still sees it ambiguous
     qtbot.mouseClick(b_page.committed_button, LEFT)
-    qtbot.waitUntil(lambda: "is failed by operator:alice" in b_page.detail_message.text(),
+    qtbot.waitUntil(lambda: "is failed by operator:alice" in b_page.message.text(),
                     timeout=WAIT_MS)
     qtbot.waitUntil(lambda: b_page.effect().status == EffectStatus.FAILED, timeout=WAIT_MS)
     assert b_page.view.state.text().startswith("Failed by operator:alice")

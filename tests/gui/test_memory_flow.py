@@ -134,7 +134,7 @@ def test_agent_conflict_merged_at_the_desk_and_a_stale_desk_is_refused(
     assert stale.is_pending()
     qtbot.keyClicks(stale.reason, "take theirs")
     qtbot.mouseClick(stale.take_button, LEFT)
-    qtbot.waitUntil(lambda: "already merged by operator:alice" in stale.notice.text(),
+    qtbot.waitUntil(lambda: "already merged by operator:alice" in bob.memory.message.text(),
                     timeout=WAIT_MS)
     qtbot.waitUntil(lambda: not stale.is_pending(), timeout=WAIT_MS)
     assert stale.state.text().startswith("Merged by operator:alice")
@@ -164,8 +164,8 @@ def test_entry_changed_while_reviewing_is_shown_and_never_overwritten(
                                expected_version=seen + 1)
     qtbot.keyClicks(review.reason, "incoming is newer")
     qtbot.mouseClick(review.take_button, LEFT)
-    qtbot.waitUntil(lambda: "reviewed this conflict against version" in review.notice.text()
-                    or "while you were reviewing" in review.notice.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "you reviewed this conflict against version" in
+                    window.memory.message.text(), timeout=WAIT_MS)
     with store(journal_path) as j:
         assert j.memory.get(entry_id).content == "Rewritten by a third agent.\n"
         assert j.memory.reconciliation(item_id).status.value == "pending"
