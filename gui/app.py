@@ -12,23 +12,28 @@ import logging
 import os
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QTimer, QtMsgType, Signal, qInstallMessageHandler
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication
 
+from proctor import resources
 from proctor.core import Actor, Journal
 
 from .context import Services
-from .errors import ErrorDialog, describe, is_expected
+from .errors import ErrorDialog, describe, is_expected, unexpected_text
 from .guard import GuardedJournal, ThreadGuard
+from .logging_setup import setup_logging
 from .mainwindow import MainWindow
 from .settings import DeskSettings
+from .single_instance import JournalServer, bring_to_front, focus_running, same_journal
 from .tasks import TaskRunner
 from .theme import Theme, ThemeMode
 from .watcher import JournalWatcher
 from .widgets.icons import icon
+from .widgets.message_bar import Level
 
 log = logging.getLogger("proctor.gui")
 
@@ -43,6 +48,7 @@ def build_window(journal: Journal, *, runner: TaskRunner, settings: DeskSettings
     guard = ThreadGuard(strict=debug_mode() if strict is None else strict)
     guarded = GuardedJournal(journal, guard)
     watcher = JournalWatcher(guarded, runner)
+    watcher.set_poll_interval(settings.poll_ms)
     services = Services(journal=guarded, runner=runner, watcher=watcher, settings=settings,
                         guard=guard, theme=theme)
     window = MainWindow(services)
@@ -56,21 +62,27 @@ def make_app(argv: list[str] | None = None) -> QApplication:
         app = QApplication(argv or [sys.argv[0]])
     app.setOrganizationName("Proctor")
     app.setApplicationName("Proctor Desk")
-    app.setDesktopFileName("proctor-desk")
+    app.setDesktopFileName(resources.APP_ID)
     app.setWindowIcon(icon("proctor"))
     return app
 
 
-def route_qt_messages() -> None:
-    """Qt's own warnings go to Python logging."""
-    levels = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,
-              QtMsgType.QtWarningMsg: logging.WARNING, QtMsgType.QtCriticalMsg: logging.ERROR,
-              QtMsgType.QtFatalMsg: logging.CRITICAL}
+def install_excepthook(desk: DeskApp) -> None:
+    """Exceptions escaping a slot are logged and shown with details, not lost on stderr."""
+    showing = []
 
-    def handler(kind: QtMsgType, _context: object, message: str) -> None:
-        logging.getLogger("qt").log(levels.get(kind, logging.WARNING), message)
+    def hook(kind: type[BaseException], exc: BaseException, tb: object) -> None:
+        log.error("uncaught exception", exc_info=(kind, exc, tb))  # type: ignore[arg-type]
+        if showing or not issubclass(kind, Exception):
+            return
+        showing.append(True)
+        try:
+            details = "".join(traceback.format_exception(kind, exc, tb))  # type: ignore[arg-type]
+            ErrorDialog.ask(desk.window, "Something went wrong", unexpected_text(exc), details)
+        finally:
+            showing.clear()
 
-    qInstallMessageHandler(handler)
+    sys.excepthook = hook
 
 
 class DeskApp(QObject):
@@ -94,9 +106,15 @@ class DeskApp(QObject):
         self.runner = TaskRunner(self)
         self.window: MainWindow | None = None
         self.on_window: Callable[[MainWindow], None] | None = None
+        self.instances = JournalServer(self)
+        self.instances.focus_requested.connect(self._on_focus_requested)
 
     def open(self, path: str | Path, *, read_only: bool = False,
              operator: str | None = None) -> None:
+        """Open ``path`` in this desk, unless a desk already has it open: then focus that."""
+        operator = operator or self.settings.operator or None
+        if self._focus_existing(path, read_only, operator):
+            return
         actor = Actor.operator(operator) if operator else None
         self.runner.run(lambda: Journal.open(path, actor=actor, read_only=read_only),
                         on_done=self._on_opened, on_error=self._on_open_failed, owner=self)
@@ -107,6 +125,7 @@ class DeskApp(QObject):
         window.open_requested.connect(self._on_open_requested)
         old, self.window = self.window, window
         self.settings.add_recent(journal.path)
+        self.instances.listen(journal.path)
         window.show()
         window.start()
         if old is not None:
@@ -118,7 +137,28 @@ class DeskApp(QObject):
 
     def _on_open_requested(self, path: str) -> None:
         operator = self.window.journal.actor.name if self.window else None
-        self.open(path, operator=operator)
+        self.open(path, operator=self.settings.operator or operator)
+
+    def _focus_existing(self, path: str | Path, read_only: bool, operator: str | None) -> bool:
+        window = self.window
+        if window is None:
+            return False
+        journal = window.journal
+        if same_journal(path, journal.path):
+            if bool(journal.read_only) == read_only and operator in (None, journal.actor.name):
+                bring_to_front(window)
+                return True
+            return False  # reopening the same journal as someone else, or writable
+        if focus_running(path):
+            window.notice.show_message(f"{path} is open in another desk window; "
+                                       "that window was brought to the front.", Level.INFO)
+            return True
+        return False
+
+    @Slot()
+    def _on_focus_requested(self) -> None:
+        if self.window is not None:
+            bring_to_front(self.window)
 
     def _on_open_failed(self, exc: BaseException) -> None:
         self.open_failed.emit(exc)
@@ -130,19 +170,29 @@ class DeskApp(QObject):
             self.app.exit(1)
 
     def shutdown(self) -> None:
+        self.instances.close()
         self.runner.shutdown()
 
 
 def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None = None,
-             on_window: Callable[[MainWindow], None] | None = None) -> int:
-    """Open ``path`` in the desk and run the event loop until the window closes."""
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+             on_window: Callable[[MainWindow], None] | None = None,
+             single_instance: bool = True) -> int:
+    """Open ``path`` in the desk and run the event loop until the window closes.
+
+    When another desk already has ``path`` open, that window is brought to the front
+    and this returns 0 at once (unless ``single_instance`` is False).
+    """
+    setup_logging(console_level=logging.DEBUG if debug_mode() else logging.WARNING)
     app = make_app()
-    route_qt_messages()
+    if single_instance and focus_running(path):
+        print(f"{path} is already open in a desk; brought that window to the front.",
+              file=sys.stderr)
+        return 0
     settings = DeskSettings()
     theme = Theme(app, ThemeMode(settings.theme))
     desk = DeskApp(app, settings, theme, strict=debug_mode())
     desk.on_window = on_window
+    install_excepthook(desk)
     desk.open(path, read_only=read_only, operator=operator)
     try:
         return app.exec()
