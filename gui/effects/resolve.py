@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
 
 from proctor.core.models import Effect, EffectStatus, SafetyClass
 
@@ -78,10 +78,9 @@ class ResolveForm(QWidget):
         self.reason.setPlaceholderText("What really happened, and how you know (required)")
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(64)
-        self.external = self._line("External id",
-                                   "External id, e.g. the payment or ticket number (optional)")
-        self.url = self._line("Evidence URL", "Link to the evidence, e.g. the provider's "
-                                              "dashboard (optional, stored as text)")
+        self.external = self._line("External id", "External id, e.g. payment or ticket "
+                                                  "number (optional)")
+        self.url = self._line("Evidence URL", "Link to the evidence (optional, kept as text)")
         self.note = self._line("Evidence note", "Anything else worth keeping (optional)")
         self.buttons = QVBoxLayout()
         layout = QVBoxLayout(self)
@@ -92,8 +91,11 @@ class ResolveForm(QWidget):
         layout.addWidget(self.next_failed)
         layout.addWidget(self.risk)
         layout.addWidget(self.reason)
-        for line in (self.external, self.url, self.note):
-            layout.addWidget(line)
+        evidence = QHBoxLayout()
+        evidence.addWidget(self.external, 2)
+        evidence.addWidget(self.url, 3)
+        layout.addLayout(evidence)
+        layout.addWidget(self.note)
         layout.addLayout(self.buttons)
 
     def _line(self, name: str, placeholder: str) -> QLineEdit:

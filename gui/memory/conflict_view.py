@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -137,6 +138,8 @@ class ConflictReview(QWidget):
         self.fields_view = self._fields_view()
         self.local_title = section("Local", self)
         self.incoming_title = section("Incoming", self)
+        for title in (self.local_title, self.incoming_title):  # long titles never widen a side
+            title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.local = DiffView("Local version (deleted words highlighted)", self, side="old")
         self.incoming = DiffView("Incoming version (new words highlighted)", self, side="new")
         for view in (self.local, self.incoming):
@@ -257,6 +260,7 @@ class ConflictReview(QWidget):
         item, entry = data.item, data.entry
         self.local_title.setText(f"Local — the entry now (version {entry.version})")
         self.incoming_title.setText(f"Incoming — from {fmt.bounded(item.incoming_source, 60)}")
+        self.incoming_title.setToolTip(item.incoming_source)
         self.summary.setText(self._summary(data))
         self.fields.set_rows(field_rows(data))
         self.run_button.setVisible(bool(item.run_id))

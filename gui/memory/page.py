@@ -87,6 +87,7 @@ class MemoryPage(ListPage):
         self.limit = token_limit(ctx.settings)
         self.scope: tuple[MemoryScope | None, str | None] = (None, None)
         self._generation = 0
+        self._sized = False
         self.shown: tuple[str, str] | None = None  # ("entry"|"conflict", id) on the right
         self.conflicts = ConflictsModel(ctx.runner, self)
         self.conflicts_table = make_table(self.conflicts, "Pending memory conflicts", self, 0)
@@ -396,6 +397,13 @@ class MemoryPage(ListPage):
     def show_conflict(self, item_id: str) -> None:
         """Open a conflict's review (e.g. from a link)."""
         self.show_detail("conflict", item_id)
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if not self._sized:  # first show: share the real width (tree, lists, detail)
+            self._sized = True
+            width = max(900, self.splitter.width())
+            self.splitter.setSizes([int(width * 0.21), int(width * 0.36), int(width * 0.43)])
 
     def start(self) -> None:
         super().start()

@@ -86,8 +86,8 @@ class ScopeTree(QTreeView):
         header = self.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.resizeSection(1, 44)
-        header.resizeSection(2, 82)
+        header.resizeSection(1, 36)
+        header.resizeSection(2, 76)
         self.setIndentation(12)
         self.setMinimumWidth(240)
         self.chosen = ""
