@@ -33,6 +33,7 @@ from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar
+from .events_model import precise_clock, read_tail
 from .events_pane import EventsPane
 from .export import Exporter
 from .facts import TABS, FactsTab, RunFacts, dump, load_facts
@@ -47,7 +48,7 @@ FACTS_MS = 1000
 
 def facts_line(run: Run) -> str:
     parts = [f"agent {run.agent}", f"{run.project}/{run.space}",
-             f"started {fmt.clock(run.created_at)}", f"took {duration(run)}"
+             f"started {precise_clock(run.created_at)}", f"took {duration(run)}"
              if run.finished_at else f"running for {duration(run)}",
              f"attempt {run.current_attempt}", f"{run.last_sequence:,} events"]
     if run.deadline:
@@ -102,7 +103,7 @@ class RunDetail(QWidget):
         self.tabs.addTab(self.integrity, "Integrity")
         self._build()
         self._header_timer = self._timer(HEADER_MS, self.reload_header)
-        self._facts_timer = self._timer(FACTS_MS, self.reload_facts)
+        self._facts_timer = self._timer(FACTS_MS, self._reload_rest)
         self._connect()
 
     def _timer(self, ms: int, slot: Any) -> QTimer:
@@ -197,18 +198,19 @@ class RunDetail(QWidget):
         self.message.clear()
         self.title.setText("Loading run…")
         self.integrity.show_run(run_id)
-        self.timeline.show_run(run_id)
-        generation, runs = self._generation, self.ctx.journal.runs
-        self.ctx.runner.run(lambda: (generation, runs.get(run_id)), on_done=self._on_opened,
-                            on_error=self._on_failed, owner=self)
-        self.reload_facts()
+        generation, journal = self._generation, self.ctx.journal
+        self.ctx.runner.run(lambda: (generation, read_tail(journal, run_id)),
+                            on_done=self._on_opened, on_error=self._on_failed, owner=self)
 
-    def _on_opened(self, result: tuple[int, Run]) -> None:
-        generation, run = result
+    def _on_opened(self, result: tuple[int, tuple[Run, int, list[RunEvent]]]) -> None:
+        """The run and its newest events are here: show them, then read the rest."""
+        generation, (run, block, tail) = result
         if generation != self._generation:
             return
-        self.events_pane.set_run(run)
+        self.events_pane.set_run(run, (block, tail))
         self._show_header(run)
+        self.timeline.show_run(run.id)
+        self.reload_facts()
         if self.tabs.currentWidget() is self.integrity:
             self.integrity.verify()
 
@@ -251,8 +253,11 @@ class RunDetail(QWidget):
         generation, run_id, journal = self._generation, self.run_id, self.ctx.journal
         self.ctx.runner.run(lambda: (generation, load_facts(journal, run_id)),
                             on_done=self._on_facts, on_error=self._on_failed, owner=self)
-        if self.run is not None:
-            self.timeline.reload()
+
+    @Slot()
+    def _reload_rest(self) -> None:
+        self.reload_facts()
+        self.timeline.reload()
 
     def _on_facts(self, result: tuple[int, RunFacts]) -> None:
         generation, facts = result

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
@@ -64,7 +65,7 @@ class EventBlockModel(QAbstractTableModel):
         self.types: list[str] | None = None
         self._count = 0
         self._seqs: list[int] | None = None  # row -> sequence under a filter
-        self._blocks: OrderedDict[int, list[RunEvent]] = OrderedDict()
+        self._blocks: OrderedDict[int, Block] = OrderedDict()
         self._inflight: set[int] = set()
         self._wanted: OrderedDict[int, None] = OrderedDict()
         self._generation = 0
@@ -157,6 +158,17 @@ class EventBlockModel(QAbstractTableModel):
         self._count = len(self._seqs)
         self.endInsertRows()
 
+    def put_block(self, block: int, events: list[RunEvent]) -> None:
+        """Store a block read together with the run (the newest events, when opening)."""
+        if self.types or not events or events[0].sequence != block * BLOCK + 1:
+            return
+        self._blocks[block] = make_block(events)
+        self.fetched_rows += len(events)
+        first = block * BLOCK
+        last = min(first + len(events), self._count) - 1
+        if last >= first:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(HEADERS) - 1))
+
     def _drop_block(self, block: int) -> None:
         self._blocks.pop(block, None)
         self._wanted.pop(block, None)
@@ -188,7 +200,7 @@ class EventBlockModel(QAbstractTableModel):
             self._want(row // BLOCK)
             return None
         self._blocks.move_to_end(row // BLOCK)
-        return block[offset]
+        return block.events[offset]
 
     def is_loaded(self, row: int) -> bool:
         block = self._blocks.get(row // BLOCK)
@@ -226,11 +238,11 @@ class EventBlockModel(QAbstractTableModel):
         limit = min(BLOCK, self._count - first_row)
         runs = journal.runs
         self._runner.run(
-            lambda: (generation, block, runs.events(run_id, after=start - 1, limit=limit,
-                                                     types=types)),
+            lambda: (generation, block, make_block(runs.events(
+                run_id, after=start - 1, limit=limit, types=types))),
             on_done=self._on_block, on_error=self._on_block_error, owner=self)
 
-    def _on_block(self, result: tuple[int, int, list[RunEvent]]) -> None:
+    def _on_block(self, result: tuple[int, int, Block]) -> None:
         generation, block, events = result
         if generation != self._generation:
             return
@@ -278,13 +290,16 @@ class EventBlockModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 return str(self.sequence_at(row)) if col == COL_SEQ else "…"
             return None
+        texts = self._blocks[row // BLOCK].texts[row % BLOCK]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return texts[col]
         if role == EVENT_ROLE:
             return event
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"Event {event.sequence}, {event.type}: {event_summary(event)}"
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return fmt.bounded(event_summary(event), 600) if col == COL_SUMMARY else None
-        return cell_text(event, col)
+            return f"Event {event.sequence}, {texts[COL_TYPE]}: {texts[COL_SUMMARY]}"
+        if col == COL_TIME:
+            return precise_clock(event.created_at)
+        return texts[-1] if col == COL_SUMMARY else None
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -299,26 +314,44 @@ class EventBlockModel(QAbstractTableModel):
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
-def cell_text(event: RunEvent, col: int) -> str:
-    if col == COL_SEQ:
-        return str(event.sequence)
-    if col == COL_TIME:
-        return precise_clock(event.created_at)
-    if col == COL_TYPE:
-        return fmt.bounded(event.type, 100)
-    if col == COL_SUMMARY:
-        return fmt.bounded(event_summary(event), 200)
-    if col == COL_ACTOR:
-        return fmt.bounded(event.actor, 80)
-    return str(event.attempt)
+@dataclass(frozen=True)
+class Block:
+    """Events of one block and their cell texts (made on the worker thread, so painting
+    only looks strings up)."""
+
+    events: list[RunEvent]
+    texts: list[tuple[str, ...]]
+
+    def __len__(self) -> int:
+        return len(self.events)
 
 
-def precise_clock(ts: float) -> str:
-    """Local time with milliseconds (events of one run are often within one second)."""
+def make_block(events: list[RunEvent]) -> Block:
+    texts = []
+    for e in events:
+        summary = event_summary(e)
+        texts.append((str(e.sequence), precise_clock(e.created_at, date=False),
+                      fmt.bounded(e.type, 100), fmt.bounded(summary, 200),
+                      fmt.bounded(e.actor, 80), str(e.attempt), fmt.bounded(summary, 600)))
+    return Block(events, texts)
+
+
+def read_tail(journal: Any, run_id: str) -> tuple[Any, int, list[RunEvent]]:
+    """The run and its last block of events, in one task (opening shows the end)."""
+    run = journal.runs.get(run_id)
+    block = max(run.last_sequence - 1, 0) // BLOCK
+    events = journal.runs.events(run_id, after=block * BLOCK, limit=BLOCK) \
+        if run.last_sequence else []
+    return run, block, events
+
+
+def precise_clock(ts: float, *, date: bool = True) -> str:
+    """Local time with milliseconds (events of one run are often within one second);
+    with ``date``, the day too when it is not today."""
     import time
 
     local = time.localtime(ts)
     millis = int((ts - int(ts)) * 1000)
-    day = "" if time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d") \
+    day = "" if not date or time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d") \
         else time.strftime("%Y-%m-%d ", local)
     return f"{day}{time.strftime('%H:%M:%S', local)}.{millis:03d}"

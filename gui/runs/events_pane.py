@@ -40,7 +40,7 @@ from ..widgets.labels import plain_label
 from .events_model import BLOCK, COL_SUMMARY, EventBlockModel, precise_clock
 
 RAW_MAX = 200_000  # characters of a payload shown raw (copy has all of it)
-WIDTHS = (64, 178, 170, 420, 150, 60)
+WIDTHS = (60, 100, 150, 360, 130, 56)
 
 
 def event_json(event: RunEvent) -> str:
@@ -204,11 +204,12 @@ class EventsPane(QWidget):
         tools.addWidget(self.find_prev)
         tools.addWidget(self.find_next)
         tools.addWidget(self.follow)
-        split = QSplitter(Qt.Orientation.Vertical, self)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.table)
         split.addWidget(self.detail)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.setSizes([700, 460])
         split.setChildrenCollapsible(False)
         self.splitter = split
         layout = QVBoxLayout(self)
@@ -231,8 +232,9 @@ class EventsPane(QWidget):
         self.model.failed.connect(self.failed)
 
     # ------------------------------------------------------------ showing a run
-    def set_run(self, run: Run) -> None:
-        """Show ``run`` from its newest events; follow it while it is live."""
+    def set_run(self, run: Run, tail: tuple[int, list[RunEvent]] | None = None) -> None:
+        """Show ``run`` from its newest events (``tail``: the last block, already read);
+        follow it while it is live."""
         same = self.run is not None and self.run.id == run.id
         self.run = run
         if not same:
@@ -248,6 +250,8 @@ class EventsPane(QWidget):
             self._pending_sequence = None
         self._set_time_range(run)
         self.model.set_run(self.ctx.journal, run.id, run.last_sequence, self._types)
+        if tail is not None:
+            self.model.put_block(*tail)
         self.load_types()
 
     def grow(self, run: Run) -> None:

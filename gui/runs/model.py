@@ -30,8 +30,8 @@ Index = QModelIndex | QPersistentModelIndex
 
 
 def duration(run: Run, now: float | None = None) -> str:
-    end = run.finished_at or (now or time.time())
-    return fmt.span(end - run.created_at)
+    seconds = (run.finished_at or (now or time.time())) - run.created_at
+    return f"{max(seconds, 0) * 1000:.0f} ms" if seconds < 1 else fmt.span(seconds)
 
 
 def open_text(run: Run) -> str:

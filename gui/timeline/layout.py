@@ -30,10 +30,10 @@ class Placed:
 def pack(spans: list[Span], until: float) -> tuple[list[Placed], list[int]]:
     """Place spans in lanes; overlapping spans of one lane go to separate rows.
 
-    Returns the placed spans and the number of rows of each lane (at least 1)."""
+    Returns the placed spans and the number of rows of each lane (0 when empty)."""
     lane_of = {name: n for n, (name, _title) in enumerate(LANES)}
     placed: list[Placed] = []
-    rows = [1] * len(LANES)
+    rows = [0] * len(LANES)
     for lane_name, lane in lane_of.items():
         ends: list[float] = []  # per row: where its last span ends
         for span in sorted((s for s in spans if s.lane == lane_name),
@@ -48,7 +48,7 @@ def pack(spans: list[Span], until: float) -> tuple[list[Placed], list[int]]:
                     row = MAX_ROWS - 1
             ends[row] = max(ends[row], end)
             placed.append(Placed(span, lane, row, end))
-        rows[lane] = max(1, len(ends))
+        rows[lane] = len(ends)
     return placed, rows
 
 

@@ -47,6 +47,7 @@ AXIS_H = 22
 ROW_H = 18
 ROW_GAP = 4
 LANE_PAD = 6
+EMPTY_LANE_H = 18
 DENSITY_H = 34
 RIGHT_PAD = 24
 MIN_BAR = 3.0
@@ -140,7 +141,7 @@ class TimelineView(QGraphicsView):
         self.setMouseTracking(True)
         self.timeline: RunTimeline | None = None
         self.bars: list[SpanItem] = []
-        self.rows = [1] * len(LANES)
+        self.rows = [0] * len(LANES)
         self.t0 = self.t1 = 0.0
         self.pps = 1.0
         self.fitted = True
@@ -206,8 +207,13 @@ class TimelineView(QGraphicsView):
     def t_of(self, x: float) -> float:
         return self.t0 + (x - LABEL_W) / self.pps
 
+    def lane_height(self, lane: int) -> float:
+        """Rows of bars; an empty lane keeps a thin strip (its title says it is empty)."""
+        rows = self.rows[lane]
+        return rows * (ROW_H + ROW_GAP) + LANE_PAD * 2 if rows else EMPTY_LANE_H
+
     def lane_top(self, lane: int) -> float:
-        return AXIS_H + sum(self.rows[:lane]) * (ROW_H + ROW_GAP) + lane * LANE_PAD * 2
+        return AXIS_H + sum(self.lane_height(n) for n in range(lane))
 
     def density_top(self) -> float:
         return self.lane_top(len(LANES))
@@ -411,7 +417,8 @@ class TimelineView(QGraphicsView):
         painter.setPen(pal.color(QPalette.ColorRole.Mid))
         painter.drawLine(QPointF(LABEL_W - 0.5, 0), QPointF(LABEL_W - 0.5, height))
         painter.setPen(pal.color(QPalette.ColorRole.WindowText))
-        titles = [title for _name, title in LANES] + ["Events"]
+        titles = [title if self.rows[n] else f"{title}: none"
+                  for n, (_name, title) in enumerate(LANES)] + ["Events"]
         for lane, title in enumerate(titles):
             top = self._vy(self.lane_top(lane))
             bottom = self._vy(self.lane_top(lane + 1) if lane < len(LANES)

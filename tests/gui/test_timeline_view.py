@@ -35,6 +35,7 @@ def test_pack_puts_overlaps_on_separate_rows():
     by_id = {p.span.id: p for p in placed}
     assert by_id["t1"].row == 0 and by_id["t2"].row == 1 and by_id["t3"].row == 0
     assert rows == [1, 2, 1, 1, 1]
+    assert pack([], T)[1] == [0] * 5  # empty lanes have no rows (drawn as a thin strip)
     assert by_id["p1"].end == T + 60  # an open span runs to the end
     crowd = [span("tool", f"c{n}", 0, 10) for n in range(MAX_ROWS + 3)]
     placed, rows = pack(crowd, T + 10)

@@ -1,0 +1,316 @@
+"""Runs page and run timeline benchmarks (not run by pytest), each against its floor.
+
+    uv run python tests/bench/timeline_bench.py --journal /tmp/large.db
+    uv run python tests/bench/timeline_bench.py --journal /tmp/large.db --shots docs/screenshots
+
+The large journal (``proctor demo-journal PATH --size large``) is copied, and one run with
+100 000 events is imported into the copy. Then, in one offscreen desk:
+
+1. runs page first paint: the run list queried again until its rows are painted;
+2. open the 100k-event run: the run detail shown until the visible event rows are loaded
+   and painted (header, facts, visual timeline and type counts load alongside);
+3. scroll from top to bottom: page by page through all 100 000 rows, each page loaded and
+   painted before the next;
+4. filter by event type: one type chosen until the filtered rows are painted.
+
+The floor of each figure is the same SQL alone: every statement the desk had completed
+during the operation (recorded on the journal's read engine) replayed serially with raw
+sqlite3, fetching every row. ratio = desk / floor. Median of --repeat runs (scrolls: one).
+The scroll figures paint every position, so their desk time is mostly Qt painting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+BIG = "run_bench0000000000100000"
+N_EVENTS = 100_000
+
+
+# ---------------------------------------------------------------- recording the SQL
+
+
+class Recorder:
+    """Collects (sql, params) of the statements an engine *finished* while ``on``: the SQL
+    the desk had done by the time the operation was on screen (reads still running for
+    other panes, e.g. the facts tabs, are not part of the figure)."""
+
+    def __init__(self, engine) -> None:  # noqa: ANN001 - a SQLAlchemy Engine
+        from sqlalchemy import event
+
+        self.on = False
+        self.statements: list[tuple[str, object]] = []
+        event.listen(engine, "after_cursor_execute", self._record)
+
+    def _record(self, _conn, _cursor, sql, params, _context, _many) -> None:  # noqa: ANN001
+        if self.on and "FROM changes" not in sql and not sql.startswith(("BEGIN", "PRAGMA")):
+            self.statements.append((sql, params))
+
+    def take(self) -> list[tuple[str, object]]:
+        taken, self.statements = self.statements, []
+        return taken
+
+
+def floor_seconds(path: Path, statements: list[tuple[str, object]]) -> float:
+    """The statements alone on a raw sqlite3 connection (one read transaction each)."""
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    started = time.perf_counter()
+    for sql, params in statements:
+        conn.execute("BEGIN")
+        conn.execute(sql, params).fetchall()
+        conn.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return elapsed
+
+
+# ---------------------------------------------------------------- the desk
+
+
+def wait(app, cond: Callable[[], bool], timeout: float = 120.0) -> None:  # noqa: ANN001
+    from PySide6.QtCore import QEventLoop
+
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the desk did not get there in time")
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
+
+
+def visible_rows_loaded(pane) -> bool:  # noqa: ANN001 - an EventsPane
+    table, model = pane.table, pane.model
+    if model.rowCount() == 0:
+        return True
+    top = table.rowAt(0)
+    bottom = table.rowAt(table.viewport().height() - 1)
+    bottom = model.rowCount() - 1 if bottom < 0 else bottom
+    return top >= 0 and all(model.is_loaded(r) for r in range(top, bottom + 1))
+
+
+def prepare(source: Path, work: Path) -> None:
+    from proctor.core import Actor, Journal
+    from proctor.core.transfer import import_run
+    from tests.gui.timeline_data import big_run_bundle
+
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{work}{suffix}").unlink(missing_ok=True)
+    print(f"copying {source} ({source.stat().st_size / 1e6:.0f} MB) …", flush=True)
+    shutil.copy2(source, work)
+    started = time.perf_counter()
+    with Journal.open(work, actor=Actor.operator("bench")) as j:
+        import_run(j, big_run_bundle(BIG, N_EVENTS, t0=time.time() - 3600, step=0.03,
+                                     title="Bench: a run with 100 000 events"), verify=False)
+    print(f"imported a {N_EVENTS:,}-event run in {time.perf_counter() - started:.1f} s",
+          flush=True)
+
+
+def open_window(path: Path):  # noqa: ANN201
+    from PySide6.QtCore import QSettings
+
+    from proctor.core import Actor, Journal
+    from proctor.gui.app import build_window, make_app
+    from proctor.gui.settings import DeskSettings
+    from proctor.gui.tasks import TaskRunner
+    from proctor.gui.theme import Theme, ThemeMode
+
+    app = make_app()
+    Theme(app, ThemeMode.LIGHT)
+    journal = Journal.open(path, actor=Actor.operator("bench"))
+    runner = TaskRunner()
+    ini = Path(tempfile.gettempdir()) / "proctor-timeline-bench.ini"
+    settings = DeskSettings(QSettings(str(ini), QSettings.Format.IniFormat))
+    window = build_window(journal, runner=runner, settings=settings, strict=True)
+    window.resize(1400, 900)
+    window.show()
+    window.start()
+    wait(app, lambda: window.inbox.model.has_loaded)
+    return app, window, journal, runner
+
+
+# ---------------------------------------------------------------- figures
+
+
+def runs_first_paint(app, window) -> None:  # noqa: ANN001
+    page = window.runs
+    page.show_list()
+    page.list.apply_query()
+    wait(app, lambda: page.model.has_loaded and not page.model.is_loading()
+         and page.model.rowCount() > 0)
+    page.table.viewport().repaint()
+
+
+def open_big_run(app, window) -> None:  # noqa: ANN001
+    detail = window.runs.detail
+    detail.run_id = None  # open afresh every time
+    window.show_run(BIG)
+    wait(app, lambda: detail.run is not None and detail.events.rowCount() == N_EVENTS)
+    pane = detail.events_pane
+    wait(app, lambda: visible_rows_loaded(pane))
+    pane.table.viewport().repaint()
+
+
+def settle(app, window) -> None:  # noqa: ANN001
+    """Let the run detail's other reads (facts, timeline, density) finish."""
+    runner = window.services.runner
+    wait(app, lambda: runner.pending() == 0)
+
+
+def scroll_all(app, window) -> None:  # noqa: ANN001
+    pane = window.runs.detail.events_pane
+    table, bar = pane.table, pane.table.verticalScrollBar()
+    bar.setValue(0)
+    page = max(1, bar.pageStep())
+    value = 0
+    while True:
+        bar.setValue(value)
+        wait(app, lambda: visible_rows_loaded(pane))
+        table.viewport().repaint()
+        if value >= bar.maximum():
+            return
+        value = min(value + page, bar.maximum())
+
+
+def drag_all(app, window, positions: int = 200) -> None:  # noqa: ANN001
+    """The scroll bar dragged from top to bottom: each position loaded and painted."""
+    pane = window.runs.detail.events_pane
+    bar = pane.table.verticalScrollBar()
+    for n in range(positions + 1):
+        bar.setValue(round(bar.maximum() * n / positions))
+        wait(app, lambda: visible_rows_loaded(pane))
+        pane.table.viewport().repaint()
+
+
+def to_top(app, window) -> None:  # noqa: ANN001
+    window.runs.detail.events_pane.table.verticalScrollBar().setValue(0)
+    wait(app, lambda: visible_rows_loaded(window.runs.detail.events_pane))
+
+
+def all_types(app, window) -> None:  # noqa: ANN001
+    pane = window.runs.detail.events_pane
+    pane.set_types(None)
+    wait(app, lambda: pane.model.types is None and pane.model.rowCount() == N_EVENTS)
+
+
+def filter_type(app, window) -> None:  # noqa: ANN001
+    pane = window.runs.detail.events_pane
+    pane.set_types(["log"])
+    wait(app, lambda: pane.model.types == ["log"] and 0 < pane.model.rowCount() < N_EVENTS)
+    wait(app, lambda: visible_rows_loaded(pane))
+    pane.table.viewport().repaint()
+
+
+def measure(app, window, recorder, path: Path, name: str,  # noqa: ANN001
+            fn: Callable[..., object], repeat: int,
+            before: Callable[..., object] | None = None) -> tuple[str, float, float, int]:
+    """Desk time of ``fn`` and the floor of the SQL it had sent by the time it was done."""
+    desk, floor, count = [], [], 0
+    for n in range(repeat + 1):  # the first run warms caches and is not counted
+        if before is not None:
+            before(app, window)
+        settle(app, window)
+        recorder.take()
+        recorder.on = True
+        started = time.perf_counter()
+        fn(app, window)
+        elapsed = time.perf_counter() - started
+        recorder.on = False
+        statements = recorder.take()
+        if n == 0 and repeat > 0:
+            continue
+        desk.append(elapsed)
+        floor.append(floor_seconds(path, statements))
+        count = len(statements)
+    return name, statistics.median(desk), statistics.median(floor), count
+
+
+def shots(app, window, folder: Path) -> None:  # noqa: ANN001
+    """Screenshots of the run detail and the visual timeline (a run with tool calls)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    from proctor.core import timeline
+
+    journal = window.journal.unguarded
+    candidates = journal.runs.list(status=["failed"], limit=200).items
+    if not candidates:
+        return
+    run = max(candidates, key=lambda r: (len(timeline.timeline(journal, r.id).spans),
+                                         r.last_sequence))
+    window.show_run(run.id)
+    detail = window.runs.detail
+    wait(app, lambda: detail.facts is not None and detail.run is not None)
+    settle(app, window)
+    detail.show_last_event()
+    wait(app, lambda: detail.events_pane.detail.shown is not None)
+    settle(app, window)
+    window.grab().save(str(folder / "run-detail.png"))
+    detail.timeline.view.zoom(1.0)
+    detail.timeline.grab().save(str(folder / "visual-timeline.png"))
+    print(f"screenshots in {folder}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--journal", type=Path, default=Path("/tmp/large.db"),
+                   help="the large demo journal (proctor demo-journal PATH --size large)")
+    p.add_argument("--work", type=Path,
+                   default=Path(tempfile.gettempdir()) / "proctor-timeline-bench.db")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--shots", type=Path, help="also save screenshots into this folder")
+    p.add_argument("--reuse", action="store_true", help="reuse --work if it exists")
+    args = p.parse_args(argv)
+    if not (args.reuse and args.work.exists()):
+        if not args.journal.exists():
+            print(f"no journal at {args.journal}; build one with "
+                  "`uv run proctor demo-journal PATH --size large`", file=sys.stderr)
+            return 2
+        prepare(args.journal, args.work)
+    app, window, journal, runner = open_window(args.work)
+    recorder = Recorder(journal._reader)
+    counts = journal.runs.count()
+    print(f"journal: {counts:,} runs; run {BIG}: {N_EVENTS:,} events", flush=True)
+    rows = [
+        measure(app, window, recorder, args.work, "runs page first paint", runs_first_paint,
+                args.repeat),
+        measure(app, window, recorder, args.work, "open the 100k-event run", open_big_run,
+                args.repeat),
+    ]
+    opened = window.runs.detail.events.fetched_rows
+    rows += [
+        measure(app, window, recorder, args.work, "drag scroll bar top to bottom (200)",
+                drag_all, 0, before=to_top),
+        measure(app, window, recorder, args.work, "page down top to bottom (100k rows)",
+                scroll_all, 0, before=to_top),
+        measure(app, window, recorder, args.work, "filter by event type", filter_type,
+                args.repeat, before=all_types),
+    ]
+    print(f"\n{'figure':36} {'desk ms':>10} {'floor ms':>10} {'ratio':>7} {'statements':>11}")
+    for name, desk, floor, count in rows:
+        ratio = desk / floor if floor > 0 else float("inf")
+        print(f"{name:36} {desk * 1000:10.1f} {floor * 1000:10.1f} {ratio:7.1f} {count:11,}")
+    detail = window.runs.detail
+    table = detail.events_pane.table
+    print(f"\nevent rows read to open the run: {opened:,} of {N_EVENTS:,}; rows on screen: "
+          f"{table.verticalScrollBar().pageStep()}; blocks cached now: "
+          f"{len(detail.events._blocks)}")
+    if args.shots:
+        shots(app, window, args.shots)
+    window.close()
+    runner.shutdown()
+    journal.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
