@@ -35,6 +35,7 @@ from .model import COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
 
 TICK_MS = 1000
 SWEEP_EVERY_S = 3.0
+FACETS_AFTER_MS = 1000
 Flag = QItemSelectionModel.SelectionFlag
 
 
@@ -89,6 +90,10 @@ class InboxPage(QWidget):
         self.decided: set[str] = set()  # keys this desk just decided (advance when they go)
         self.pinned: str | None = None  # key of an item that vanished while being looked at
         self._facets_running = False
+        self._facets_timer = QTimer(self)  # filter menus may lag a little: rows come first
+        self._facets_timer.setSingleShot(True)
+        self._facets_timer.setInterval(FACETS_AFTER_MS)
+        self._facets_timer.timeout.connect(self._load_facets)
         self._swept: frozenset[str] = frozenset()
         self._last_sweep = 0.0
         self._tick = QTimer(self)
@@ -136,7 +141,8 @@ class InboxPage(QWidget):
         kinds = cs.kinds()
         if kinds & INBOX_CHANGE_KINDS:
             self.model.refresh()
-            self._load_facets()
+            if not self._facets_timer.isActive():
+                self._facets_timer.start()
             self.counts_stale.emit()
         widget = self.detail.current()
         item = widget.item if widget is not None else None
@@ -281,6 +287,7 @@ class InboxPage(QWidget):
                                    on_action=self.model.refresh)
 
     # ------------------------------------------------------------ facets, clock, expiry
+    @Slot()
     def _load_facets(self) -> None:
         if self._facets_running:
             return
