@@ -107,7 +107,7 @@ class TaskRunner(QObject):
         self._tasks[task.id] = task
         if write and not self._busy_timer.isActive():
             self._busy_timer.start()
-        self._pool.start(_Job(task, self._relay))
+        self._pool.start(_Job(task, self._relay), 1 if write else 0)  # clicks jump the queue
         return task.id
 
     def pending(self) -> int:
