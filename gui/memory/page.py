@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QItemSelection, QModelIndex, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QItemSelection, QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -170,6 +170,8 @@ class MemoryPage(ListPage):
         self.conflicts.loaded.connect(self._on_conflicts_loaded)
         self.table.pressed.connect(self._on_entry_pressed)
         self.conflicts_table.pressed.connect(self._on_conflict_pressed)
+        self.table.installEventFilter(self)
+        self.conflicts_table.installEventFilter(self)
         self.entry.write_requested.connect(self._on_entry_write)
         self.entry.reveal_requested.connect(self.reveal)
         self.entry.open_run.connect(self.open_run)
@@ -239,6 +241,16 @@ class MemoryPage(ListPage):
                 and self.shown != ("conflict", item.id):
             self.show_detail("conflict", item.id)
 
+    def eventFilter(self, watched: Any, event: Any) -> bool:
+        """Focus entering a list shows its current item on the right (keyboard users)."""
+        if event.type() == QEvent.Type.FocusIn:
+            if watched is self.table and self.table.currentIndex().isValid():
+                self._on_entry_pressed(self.table.currentIndex())
+            elif watched is self.conflicts_table \
+                    and self.conflicts_table.currentIndex().isValid():
+                self._on_conflict_selection()
+        return super().eventFilter(watched, event)
+
     @Slot(QModelIndex)
     def _on_entry_pressed(self, index: QModelIndex) -> None:
         self._on_entry_current(index, QModelIndex())
@@ -256,8 +268,12 @@ class MemoryPage(ListPage):
             self.shown = None
             self.bulk.show_items(chosen)
             self.right.setCurrentWidget(self.bulk)
-        elif len(chosen) == 1 and self.shown != ("conflict", chosen[0].id):
-            self.show_detail("conflict", chosen[0].id)
+            return
+        current = self.conflicts_table.currentIndex()
+        item = chosen[0] if chosen else self.conflicts.item(current.row()) \
+            if current.isValid() else None
+        if item is not None and self.shown != ("conflict", item.id):
+            self.show_detail("conflict", item.id)
 
     def selected_conflicts(self) -> list[Any]:
         rows = sorted(i.row() for i in self.conflicts_table.selectionModel().selectedRows())
@@ -390,9 +406,12 @@ class MemoryPage(ListPage):
             self.table.setFocus()
 
     def focus_conflicts(self) -> None:
+        """Move to the conflicts list and show its current conflict (or the first)."""
         self.conflicts_table.setFocus()
         if not self.conflicts_table.currentIndex().isValid() and self.conflicts.rowCount():
             self.conflicts_table.selectRow(0)
+        else:
+            self._on_conflict_selection()
 
     def show_conflict(self, item_id: str) -> None:
         """Open a conflict's review (e.g. from a link)."""

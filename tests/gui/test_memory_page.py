@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from proctor.core import Actor, Journal
-from proctor.core.models import MemoryScope
+from proctor.core.models import MemoryScope, ReconciliationStatus
 from proctor.gui.guard import GuardedJournal, ThreadGuard
 from proctor.gui.memory.common import TOKEN_LIMIT_KEY, RevealState, RowsModel
 from proctor.gui.memory.entry import HISTORY_HEADERS, history_cells
@@ -18,6 +18,7 @@ from proctor.gui.tasks import TaskRunner
 from proctor.gui.widgets.dialogs import ReasonDialog
 
 from .conftest import WAIT_MS
+from .test_memory_flow import open_conflict, open_entry
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -172,6 +173,8 @@ def test_keyboard_reaches_the_review_and_mnemonics_resolve(qtbot, journal_path, 
         qtbot.keyClick(focus, Qt.Key.Key_Tab)
     assert {review.reason, review.keep_button, review.take_button, page.table,
             page.conflicts_table, page.tree, page.search} <= seen
+    page.focus_conflicts()  # the detail follows the focused list: back to the conflict
+    qtbot.waitUntil(lambda: page.right.currentWidget() is page.conflict_pane)
     item_id = review.data.item.id
     review.reason.setFocus()
     qtbot.keyClicks(review.reason, "dismissed from the keyboard")
@@ -202,3 +205,24 @@ def test_memory_models_pass_the_model_tester(qtbot, qtmodeltester, journal_path)
     qtmodeltester.check(history)
     runner.shutdown()
     journal.unguarded.close()
+
+
+def test_read_only_desk_shows_but_never_writes(qtbot, journal_path, open_desk):
+    ids = fill(journal_path)
+    with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
+        secret = a.memory.add("user", "bob", "Bob's phone", "+1 555 0100",
+                              sensitivity="personal")
+    window = open_desk(journal_path, read_only=True)
+    window.go("memory")
+    page = window.memory
+    open_conflict(qtbot, page, ids["c0"])
+    review = page.review
+    assert not any(b.isEnabled() for b in (review.keep_button, review.take_button,
+                                           review.merge_button, review.dismiss_button))
+    assert not review.request(ReconciliationStatus.ACCEPTED_LOCAL)
+    open_entry(qtbot, page, secret.id)
+    detail = page.entry
+    assert not detail.reveal_button.isEnabled()  # a reveal must be audited: not here
+    assert not any(b.isEnabled() for b in (detail.edit_button, detail.pin_button,
+                                           detail.confirm_button, detail.remove_button))
+    assert "0100" not in detail.content.toPlainText()

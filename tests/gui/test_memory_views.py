@@ -11,9 +11,7 @@ from proctor.core.memory_views import MemoryQuery, estimate_tokens
 from proctor.core.models import EffectStatus, MemoryScope, Trust
 
 
-@pytest.fixture
-def filled(tmp_path):
-    path = tmp_path / "j.db"
+def make_filled(path):
     ids: dict[str, str] = {}
     with Journal.open(path, actor=Actor.agent("coder")) as a:
         run = a.runs.start("shop", "memory run", agent="coder")
@@ -35,6 +33,17 @@ def filled(tmp_path):
     return path, ids
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One filled journal for the tests that only read it."""
+    return make_filled(tmp_path_factory.mktemp("memory-views") / "j.db")
+
+
+@pytest.fixture
+def filled(tmp_path):
+    return make_filled(tmp_path / "j.db")
+
+
 def all_pages(memory, query: MemoryQuery, limit: int = 2) -> list:
     out, cursor = [], None
     while True:
@@ -51,8 +60,8 @@ def all_pages(memory, query: MemoryQuery, limit: int = 2) -> list:
     ("title", False, lambda e: (e.title, e.id)),
     ("created", False, lambda e: (e.created_at, e.id)),
 ])
-def test_browse_pages_through_every_entry_in_order(filled, sort, descending, key):
-    path, _ = filled
+def test_browse_pages_through_every_entry_in_order(shared, sort, descending, key):
+    path, _ = shared
     with Journal.open(path, read_only=True) as j:
         got = all_pages(j.memory, MemoryQuery(sort=sort, descending=descending,
                                               deleted=None))
@@ -61,8 +70,8 @@ def test_browse_pages_through_every_entry_in_order(filled, sort, descending, key
             assert [key(e)[0] for e in got] == sorted(key(e)[0] for e in got)
 
 
-def test_browse_filters(filled):
-    path, ids = filled
+def test_browse_filters(shared):
+    path, ids = shared
     with Journal.open(path, read_only=True) as j:
         m = j.memory
 
@@ -85,8 +94,8 @@ def test_browse_filters(filled):
         assert m.facets() == {"kind": ["fact", "lesson"], "sensitivity": ["normal", "personal"]}
 
 
-def test_scope_usage_counts_and_tokens(filled):
-    path, _ = filled
+def test_scope_usage_counts_and_tokens(shared):
+    path, _ = shared
     with Journal.open(path, read_only=True) as j:
         usage = {(u.scope, u.scope_key): u for u in j.memory.scopes()}
     shop = usage[(MemoryScope.PROJECT, "shop")]
