@@ -14,6 +14,9 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMenuBar, QToolBar, QWidget
 
+from .action_icons import ICONS
+from .widgets.icons import icon
+
 DEFAULT_SHORTCUTS: dict[str, str] = {
     "app.open": "Ctrl+O",
     "app.quit": "Ctrl+Q",
@@ -92,6 +95,8 @@ class ActionRegistry(QObject):
         action.setStatusTip(spec.tip)
         action.setToolTip(self._tooltip(spec))
         action.setCheckable(spec.checkable)
+        if spec.id in ICONS:
+            action.setIcon(icon(ICONS[spec.id]))
         action.setShortcutContext(spec.context)
         action.triggered.connect(self._on_triggered)
         if spec.context == Qt.ShortcutContext.WindowShortcut:

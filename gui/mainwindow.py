@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet
 
+from . import logging_setup
+from .about import AboutDialog
 from .actions import ActionRegistry, ActionSpec
 from .audit.page import AuditPage
 from .context import PageContext, Services
@@ -30,12 +32,12 @@ from .inbox.commands import InboxCommands
 from .inbox.page import InboxPage
 from .memory.page import MemoryPage
 from .notify import Notifier
-from .preferences import PreferencesDialog, Prefs
+from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
 from .runs.page import RunsPage
 from .theme import ThemeMode
 from .widgets.dialogs import OpenJournalDialog
 from .widgets.icons import icon
-from .widgets.message_bar import MessageBar
+from .widgets.message_bar import Level, MessageBar
 from .widgets.palette import CommandPalette, ShortcutHelp
 from .widgets.sidebar import Entry, Sidebar, SidebarModel
 from .widgets.status import DeskStatusBar
@@ -49,6 +51,9 @@ APP_SPECS = [
     ActionSpec("app.refresh", "Refresh", "View", "Re-read everything shown"),
     ActionSpec("app.palette", "Command palette…", "View", "Find and run any command"),
     ActionSpec("app.shortcuts", "Keyboard shortcuts", "Help", "Every shortcut"),
+    ActionSpec("app.logs", "Open log folder", "Help", "Show the desk's log files"),
+    ActionSpec("app.about", "About Proctor", "Help", "Versions of Proctor, Qt, SQLite and "
+                                                     "the journal's schema"),
 ] + [ActionSpec(f"go.{pid}", f"Go to {title}", "Go", f"Show the {title} page")
      for pid, title in PAGES]
 MENUS = {
@@ -59,7 +64,7 @@ MENUS = {
     "Go": [f"go.{pid}" for pid, _ in PAGES] + ["-", "inbox.next", "inbox.prev", "inbox.open",
                                                 "inbox.back", "inbox.search"],
     "View": ["app.refresh", "app.palette"],
-    "Help": ["app.shortcuts"],
+    "Help": ["app.shortcuts", "-", "app.logs", "app.about"],
 }
 TOOLBAR = ["app.refresh", "-", "inbox.approve", "inbox.deny", "inbox.snooze", "-",
            "app.palette"]
@@ -134,7 +139,8 @@ class MainWindow(QMainWindow):
     def _register_actions(self) -> None:
         handlers = {"app.open": self.choose_journal, "app.preferences": self.edit_preferences,
                     "app.quit": self.close, "app.refresh": self.refresh_all,
-                    "app.palette": self.show_palette, "app.shortcuts": self.show_shortcuts}
+                    "app.palette": self.show_palette, "app.shortcuts": self.show_shortcuts,
+                    "app.about": self.show_about, "app.logs": logging_setup.open_log_folder}
         handlers.update({f"go.{pid}": partial(self.go, pid) for pid, _ in PAGES})
         for spec in APP_SPECS:
             self.registry.register(spec, handlers[spec.id])
@@ -276,6 +282,11 @@ class MainWindow(QMainWindow):
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
 
+    def show_about(self) -> None:
+        dialog = AboutDialog(self, self.journal)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+
     def choose_journal(self) -> None:
         recent = self.settings.recent()
         path = OpenJournalDialog.ask(self, str(Path(recent[0]).parent) if recent else "")
@@ -301,19 +312,26 @@ class MainWindow(QMainWindow):
             self.open_requested.emit(str(path))
 
     def edit_preferences(self) -> None:
-        s = self.settings
-        prefs = PreferencesDialog.ask(self, Prefs(s.theme, s.single_keys, s.notifications))
+        prefs = PreferencesDialog.ask(self, prefs_from(self.settings))
         if prefs is not None:
             self.apply_preferences(prefs)
 
     def apply_preferences(self, prefs: Prefs) -> None:
-        s = self.settings
-        s.theme, s.single_keys, s.notifications = prefs.theme, prefs.single_keys, \
-            prefs.notifications
+        save_prefs(self.settings, prefs)
         self.registry.set_single_keys(prefs.single_keys)
         self.notifier.enabled = prefs.notifications
+        self.services.watcher.set_poll_interval(prefs.poll_ms)
         if self.services.theme is not None:
             self.services.theme.apply(ThemeMode(prefs.theme))
+        if prefs.operator and prefs.operator != self.journal.actor.name:
+            self.notice.show_message(
+                f"Decisions in this window are recorded as {self.journal.actor.name}; "
+                f"reopen the journal to decide as {prefs.operator}.", Level.INFO,
+                action="Reopen now", on_action=self.reopen)
+
+    def reopen(self) -> None:
+        """Open this journal again (e.g. as the operator name just chosen)."""
+        self.open_requested.emit(str(self.journal.path))
 
     # ------------------------------------------------------------ window state
     def _save_state(self) -> None:

@@ -1,17 +1,29 @@
-"""Preferences: theme, single-key shortcuts, notifications."""
+"""Preferences: theme, single-key shortcuts, notifications, the operator name recorded on
+decisions, the default journal and the refresh fallback interval."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from PySide6.QtCore import Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
     QWidget,
 )
+
+from proctor.core.journal import default_operator_name
+
+from .settings import POLL_RANGE_MS, DeskSettings
+from .watcher import POLL_MS
+from .widgets.dialogs import OpenJournalDialog
 
 THEMES = (("Follow the system", "system"), ("Light", "light"), ("Dark", "dark"))
 
@@ -21,6 +33,24 @@ class Prefs:
     theme: str
     single_keys: bool
     notifications: bool
+    operator: str = ""  # "" = the login name (or PROCTOR_OPERATOR)
+    default_journal: str = ""  # "" = the most recent journal
+    poll_ms: int = POLL_MS
+
+
+def prefs_from(settings: DeskSettings) -> Prefs:
+    return Prefs(settings.theme, settings.single_keys, settings.notifications,
+                 settings.operator, settings.default_journal, settings.poll_ms)
+
+
+def save_prefs(settings: DeskSettings, prefs: Prefs) -> None:
+    settings.theme = prefs.theme
+    settings.single_keys = prefs.single_keys
+    settings.notifications = prefs.notifications
+    settings.operator = prefs.operator
+    settings.default_journal = prefs.default_journal
+    settings.poll_ms = prefs.poll_ms
+    settings.sync()
 
 
 class PreferencesDialog(QDialog):
@@ -39,6 +69,29 @@ class PreferencesDialog(QDialog):
                                        "background", self)
         self.notifications.setAccessibleName("Notifications")
         self.notifications.setChecked(prefs.notifications)
+        self.operator = QLineEdit(prefs.operator, self)
+        self.operator.setAccessibleName("Operator name")
+        self.operator.setMaxLength(200)
+        self.operator.setPlaceholderText(f"{default_operator_name()} (your login name)")
+        self.operator.setToolTip("The name recorded on every decision you make. A change "
+                                 "applies when a journal is next opened.")
+        self.default_journal = QLineEdit(prefs.default_journal, self)
+        self.default_journal.setAccessibleName("Default journal")
+        self.default_journal.setPlaceholderText("the most recent journal")
+        self.browse = QPushButton("Choose…", self)
+        self.browse.setAccessibleName("Choose the default journal")
+        self.browse.clicked.connect(self._on_browse)
+        journal_row = QHBoxLayout()
+        journal_row.addWidget(self.default_journal, 1)
+        journal_row.addWidget(self.browse)
+        self.poll_ms = QSpinBox(self)
+        self.poll_ms.setAccessibleName("Refresh fallback interval")
+        self.poll_ms.setRange(*POLL_RANGE_MS)
+        self.poll_ms.setSingleStep(100)
+        self.poll_ms.setSuffix(" ms")
+        self.poll_ms.setValue(prefs.poll_ms)
+        self.poll_ms.setToolTip("Changes from agents normally show at once (a file watcher); "
+                                "this poll catches any the watcher misses.")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel, self)
         buttons.accepted.connect(self.accept)
@@ -47,11 +100,21 @@ class PreferencesDialog(QDialog):
         form.addRow("Theme", self.theme)
         form.addRow(self.single_keys)
         form.addRow(self.notifications)
+        form.addRow("Operator name", self.operator)
+        form.addRow("Default journal", journal_row)
+        form.addRow("Refresh fallback", self.poll_ms)
         form.addRow(buttons)
+
+    @Slot()
+    def _on_browse(self) -> None:
+        path = OpenJournalDialog.ask(self, self.default_journal.text())
+        if path:
+            self.default_journal.setText(path)
 
     def value(self) -> Prefs:
         return Prefs(str(self.theme.currentData()), self.single_keys.isChecked(),
-                     self.notifications.isChecked())
+                     self.notifications.isChecked(), self.operator.text().strip(),
+                     self.default_journal.text().strip(), self.poll_ms.value())
 
     @classmethod
     def ask(cls, parent: QWidget | None, prefs: Prefs) -> Prefs | None:

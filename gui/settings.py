@@ -1,5 +1,6 @@
 """What the desk remembers between sessions (QSettings): theme, single-key shortcuts,
-notifications, recent journals, window geometry and splitter positions."""
+notifications, the operator name, the default journal, the refresh fallback interval,
+recent journals, window geometry and splitter positions."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from .watcher import POLL_MS
+
 MAX_RECENT = 8
+POLL_RANGE_MS = (100, 10_000)  # the data_version poll: the safety net under the -wal watcher
 
 
 class DeskSettings:
@@ -39,6 +43,38 @@ class DeskSettings:
     @notifications.setter
     def notifications(self, value: bool) -> None:
         self.q.setValue("ui/notifications", bool(value))
+
+    @property
+    def operator(self) -> str:
+        """The name recorded on decisions ("" = the login name or PROCTOR_OPERATOR)."""
+        return str(self.q.value("journal/operator", "") or "").strip()
+
+    @operator.setter
+    def operator(self, value: str) -> None:
+        self.q.setValue("journal/operator", value.strip())
+
+    @property
+    def default_journal(self) -> str:
+        """The journal opened when the desk starts without one ("" = the most recent)."""
+        return str(self.q.value("journal/default", "") or "").strip()
+
+    @default_journal.setter
+    def default_journal(self, value: str) -> None:
+        self.q.setValue("journal/default", value.strip())
+
+    @property
+    def poll_ms(self) -> int:
+        """How often the desk polls for changes when the file watcher misses them."""
+        try:
+            value = int(self.q.value("journal/poll_ms", POLL_MS))
+        except (TypeError, ValueError):
+            return POLL_MS
+        low, high = POLL_RANGE_MS
+        return min(max(value, low), high)
+
+    @poll_ms.setter
+    def poll_ms(self, value: int) -> None:
+        self.q.setValue("journal/poll_ms", int(value))
 
     def shortcut_overrides(self) -> dict[str, str]:
         self.q.beginGroup("shortcuts")

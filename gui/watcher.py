@@ -69,6 +69,13 @@ class JournalWatcher(QObject):
     def watching_wal(self) -> bool:
         return str(self._wal) in self._fs.files()
 
+    def set_poll_interval(self, ms: int) -> None:
+        """The safety-net poll period (the operator's "refresh fallback interval")."""
+        self._poll.setInterval(int(ms))
+
+    def poll_interval(self) -> int:
+        return self._poll.interval()
+
     def refresh_now(self) -> None:
         """Read the change feed now (after our own writes, or on demand)."""
         self._read()

@@ -16,10 +16,10 @@ Layout::
 from __future__ import annotations
 
 import atexit
+import importlib.resources as ir
 import json
 from contextlib import ExitStack
 from functools import cache
-import importlib.resources as ir
 from pathlib import Path
 
 APP_ID = "dev.proctor.Desk"

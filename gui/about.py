@@ -1,0 +1,84 @@
+"""Help ▸ About: what is running (for bug reports), with a button that copies it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import sqlite3
+from typing import Any
+
+import PySide6
+import sqlalchemy
+from PySide6.QtCore import Qt, qVersion
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
+
+import proctor
+
+from .logging_setup import log_dir
+from .widgets.icons import icon
+from .widgets.labels import plain_label
+
+
+def proctor_version() -> str:
+    try:
+        return importlib.metadata.version("proctor")
+    except importlib.metadata.PackageNotFoundError:  # a bundle without dist-info
+        return proctor.__version__
+
+
+def versions(journal: Any | None) -> list[tuple[str, str]]:
+    """(name, version) rows: the desk, its libraries and the open journal's schema."""
+    rows = [("Proctor", proctor_version()),
+            ("Python", platform.python_version()),
+            ("Qt", qVersion()),
+            ("PySide6", PySide6.__version__),
+            ("SQLAlchemy", sqlalchemy.__version__),
+            ("SQLite", sqlite3.sqlite_version)]
+    if journal is not None:
+        rows.append(("Journal schema", str(journal.schema_revision)))
+        rows.append(("Journal", str(journal.path)))
+    rows.append(("Platform", platform.platform()))
+    rows.append(("Log folder", str(log_dir())))
+    return rows
+
+
+def as_text(rows: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{name}: {value}" for name, value in rows)
+
+
+class AboutDialog(QDialog):
+    def __init__(self, parent: QWidget | None, journal: Any | None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("About Proctor")
+        self.rows = versions(journal)
+        logo = QLabel(self)
+        logo.setPixmap(icon("proctor").pixmap(64, 64))
+        logo.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        title = plain_label(f"Proctor {self.rows[0][1]}", self, name="DetailTitle")
+        title.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        blurb = plain_label("The operator desk for AI-agent runs: approve, answer, resolve and "
+                            "audit what agents do.", self, selectable=False)
+        form = QFormLayout()
+        for name, value in self.rows:
+            form.addRow(plain_label(name, self, selectable=False), plain_label(value, self))
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        self.copy = buttons.addButton("Copy versions", QDialogButtonBox.ButtonRole.ActionRole)
+        self.copy.clicked.connect(self.copy_versions)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(logo)
+        layout.addWidget(title)
+        layout.addWidget(blurb)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+
+    def copy_versions(self) -> None:
+        QGuiApplication.clipboard().setText(as_text(self.rows))

@@ -1,0 +1,41 @@
+"""Which icon each registered action shows in menus and the command palette.
+
+Every action id in the registry is either in ICONS (an icon name from resources/icons) or
+in TEXT_ONLY with the reason it has none; tests/gui/test_resources.py holds the registry
+of a real window to this, so a new action must pick one.
+"""
+
+from __future__ import annotations
+
+ICONS: dict[str, str] = {
+    "app.open": "action-open",
+    "app.preferences": "action-preferences",
+    "app.quit": "action-quit",
+    "app.refresh": "action-refresh",
+    "app.palette": "action-palette",
+    "app.shortcuts": "action-shortcuts",
+    "app.about": "action-about",
+    "app.logs": "action-logs",
+    "go.inbox": "page-inbox",
+    "go.runs": "page-runs",
+    "go.memory": "page-memory",
+    "go.effects": "page-effects",
+    "go.audit": "page-audit",
+    "inbox.approve": "action-approve",
+    "inbox.deny": "action-deny",
+    "inbox.snooze": "action-snooze",
+    "inbox.wake": "action-wake",
+    "inbox.search": "action-search",
+    "inbox.open_run": "page-runs",
+    "inbox.effect_committed": "status-done",
+    "inbox.effect_failed": "status-failed",
+}
+
+TEXT_ONLY: dict[str, str] = {
+    "inbox.next": "list movement (j); the key is the affordance",
+    "inbox.prev": "list movement (k); the key is the affordance",
+    "inbox.open": "Enter on the list; moves focus, no command of its own",
+    "inbox.back": "Escape; moves focus back to the list",
+    "inbox.toggle_select": "bulk selection toggle (x); its state shows as the row's check",
+    "inbox.snoozed": "a checkable filter; the menu shows its check mark",
+}

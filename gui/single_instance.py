@@ -1,0 +1,129 @@
+"""One desk window per journal: opening a journal that is already open in a desk focuses
+that window instead of starting a second one.
+
+Each desk listens on a local socket (QLocalServer: a Unix socket, a named pipe on
+Windows) whose name is a hash of the user and the journal's resolved path. A second
+``proctor open J`` connects, says ``focus``, waits for ``ok`` and exits; the first desk
+brings its window to the front. A socket file left by a desk that crashed answers
+nobody and is replaced.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+from functools import partial
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtNetwork import QLocalServer, QLocalSocket
+from PySide6.QtWidgets import QWidget
+
+CONNECT_MS = 1000
+REPLY_MS = 3000
+
+
+def journal_key(path: str | Path) -> str:
+    """The local socket name for ``path`` (same file, same user -> same name)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = ""
+    resolved = str(Path(path).expanduser().resolve())
+    digest = hashlib.sha256(f"{user}\0{resolved}".encode()).hexdigest()[:24]
+    return f"proctor-desk-{digest}"
+
+
+def same_journal(a: str | Path, b: str | Path) -> bool:
+    return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
+
+
+def focus_running(path: str | Path, *, reply_ms: int = REPLY_MS) -> bool:
+    """Ask the desk that has ``path`` open (in another process) to focus its window.
+
+    True when a desk answered; False when none has it open (or it did not answer).
+    Blocks for at most about ``CONNECT_MS + reply_ms`` (a local socket; normally < 10 ms).
+    """
+    socket = QLocalSocket()
+    socket.connectToServer(journal_key(path))
+    if not socket.waitForConnected(CONNECT_MS):
+        return False
+    try:
+        socket.write(b"focus\n")
+        socket.flush()
+        reply = b""
+        while b"\n" not in reply and socket.waitForReadyRead(reply_ms):
+            reply += bytes(socket.readAll().data())
+        return reply.startswith(b"ok")
+    finally:
+        socket.abort()
+
+
+def bring_to_front(window: QWidget) -> None:
+    if window.isMinimized():
+        window.showNormal()
+    window.show()
+    window.raise_()
+    window.activateWindow()
+
+
+class JournalServer(QObject):
+    """Answers other desks asking for the journal this desk has open.
+
+    Signals:
+        focus_requested(): another ``proctor open`` asked for this journal's window.
+    """
+
+    focus_requested = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._server = QLocalServer(self)
+        self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
+        self._server.newConnection.connect(self._on_new_connection)
+
+    def listen(self, path: str | Path) -> bool:
+        """Answer for ``path`` from now on (and no longer for the previous journal).
+
+        False when another live desk already answers for it.
+        """
+        name = journal_key(path)
+        if self._server.isListening() and self._server.serverName() == name:
+            return True
+        self._server.close()
+        # Qt replaces an existing socket file when it listens (it binds a temporary file
+        # and renames it), so ask first: a live desk answers, a crashed one's file does not.
+        probe = QLocalSocket()
+        probe.connectToServer(name)
+        if probe.waitForConnected(CONNECT_MS):
+            probe.abort()
+            return False
+        if self._server.listen(name):
+            return True
+        QLocalServer.removeServer(name)
+        return self._server.listen(name)
+
+    def name(self) -> str:
+        return self._server.serverName() if self._server.isListening() else ""
+
+    def close(self) -> None:
+        self._server.close()
+
+    @Slot()
+    def _on_new_connection(self) -> None:
+        while (socket := self._server.nextPendingConnection()) is not None:
+            socket.setParent(self)
+            socket.readyRead.connect(partial(self._on_ready, socket))
+            socket.disconnected.connect(socket.deleteLater)
+            if socket.bytesAvailable():
+                self._on_ready(socket)
+
+    def _on_ready(self, socket: QLocalSocket) -> None:
+        if not socket.canReadLine():
+            return
+        request = bytes(socket.readLine().data()).strip()
+        if request == b"focus":
+            socket.write(b"ok\n")
+            socket.flush()
+            self.focus_requested.emit()
+        socket.disconnectFromServer()
