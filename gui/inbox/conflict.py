@@ -3,6 +3,7 @@ field differences, and keep local / take incoming / merge / dismiss (with a reas
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from PySide6.QtCore import Slot
@@ -16,12 +17,15 @@ from ..widgets import fmt
 from ..widgets.message_bar import Level
 from .detail import DetailContext, DetailWidget
 
+ENTRY_CHECK_S = 2.0
+
 
 class ConflictDetail(DetailWidget):
     kind = InboxKind.MEMORY
 
     def __init__(self, ctx: DetailContext, parent: QWidget | None = None) -> None:
         self._drafts: dict[str, tuple[str | None, str]] = {}
+        self._checking, self._checked = False, 0.0
         self.reveals = RevealState()
         super().__init__(ctx, parent)
         self.reveals.setParent(self)
@@ -70,7 +74,27 @@ class ConflictDetail(DetailWidget):
         self.review.show_conflict(data)
 
     def tick(self) -> None:
+        """Once a second: the waiting time; every few seconds, whether the entry moved on
+        (the inbox is told about conflicts, not entries), reloading the review if so."""
         self.review.tick()
+        data = self.review.data
+        now = time.monotonic()
+        if data is None or not self.review.is_pending() or self._checking \
+                or now - self._checked < ENTRY_CHECK_S:
+            return
+        self._checking, self._checked = True, now
+        memory, entry_id, seen = self.ctx.journal.memory, data.entry.id, data.entry.version
+        self.ctx.runner.run(lambda: memory.get(entry_id).version != seen,
+                            on_done=self._on_entry_checked, on_error=self._on_check_error,
+                            owner=self)
+
+    def _on_entry_checked(self, moved: bool) -> None:
+        self._checking = False
+        if moved:
+            self.reload()
+
+    def _on_check_error(self, _exc: BaseException) -> None:
+        self._checking = False
 
     def is_pending(self) -> bool:
         return self.review.is_pending()

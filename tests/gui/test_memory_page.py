@@ -226,3 +226,21 @@ def test_read_only_desk_shows_but_never_writes(qtbot, journal_path, open_desk):
     assert not any(b.isEnabled() for b in (detail.edit_button, detail.pin_button,
                                            detail.confirm_button, detail.remove_button))
     assert "0100" not in detail.content.toPlainText()
+
+
+def test_inbox_review_notices_the_entry_moving_on(qtbot, journal_path, open_desk):
+    ids = fill(journal_path)
+    window = open_desk(journal_path)
+    key = f"memory:{ids['c1']}"
+    model = window.inbox.model
+    qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
+    window.inbox.set_current_row(model.row_of(key))
+    pane = window.inbox.detail
+    qtbot.waitUntil(lambda: pane.current() is not None and pane.current().entity is not None
+                    and pane.current().entity.id == ids["c1"], timeout=WAIT_MS)
+    review = pane.current().review
+    with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
+        a.memory.replace(ids["e1"], "rule 1 rewritten", expected_version=1)
+    qtbot.waitUntil(lambda: review.data.entry.version == 2, timeout=WAIT_MS)
+    assert "version 1 → 2" in review.notice.text()
+    assert review.local.text() == "rule 1 rewritten"
