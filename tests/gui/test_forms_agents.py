@@ -132,8 +132,17 @@ class Desk:
             qid = j.interactions.ask(run.id, spec["kind"], spec["prompt"],
                                      request=spec.get("request"),
                                      response_schema=spec.get("schema"),
-                                     options=spec.get("options")).id
+                                     options=spec.get("options"),
+                                     expires_in=spec.get("expires_in")).id
         return open_question(self.qtbot, self.open(), qid)
+
+    def ask_read_only(self, spec: dict):
+        """Asked here, looked at by a desk that opened the journal read-only -> detail."""
+        with Journal.open(self.path, actor=Actor.agent("asker")) as j:
+            run = j.runs.start("shop", "forms test run", agent="asker")
+            qid = j.interactions.ask(run.id, spec["kind"], spec["prompt"]).id
+        self.window = self._open(self.path, read_only=True)
+        return open_question(self.qtbot, self.window, qid)
 
     def stop(self) -> None:
         for agent in self.agents:
@@ -412,3 +421,20 @@ def test_answer_refused_by_store_shows_at_field(qtbot, desk, monkeypatch):
     assert detail.view.edit.toPlainText() == "because"
 
 
+
+
+def test_expired_while_typing_keeps_the_text(qtbot, desk):
+    detail = desk.ask_here({"kind": "question", "prompt": "Quick one?", "expires_in": 1.5})
+    qtbot.keyClicks(detail.view.edit, "too late")
+    qtbot.waitUntil(lambda: detail.closed.isVisible(), timeout=WAIT_MS)
+    assert "expired" in detail.closed.text() and "What you typed is kept" in detail.closed.text()
+    assert not detail.submit_button.isEnabled()
+    qtbot.waitUntil(lambda: detail.entity.status.value == "expired", timeout=WAIT_MS)
+    assert detail.view.edit.toPlainText() == "too late"
+
+
+def test_read_only_desk_cannot_answer(qtbot, desk):
+    detail = desk.ask_read_only({"kind": "question", "prompt": "Anyone?"})
+    qtbot.keyClicks(detail.view.edit, "me")
+    assert detail.view.is_valid() and not detail.submit_button.isEnabled()
+    assert "read-only" in detail.hint.text()
