@@ -77,14 +77,20 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # still clean up and save
     workdir = args.dir or Path(tempfile.mkdtemp(prefix="proctor-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    ctx = BenchContext(quick=args.quick, workdir=workdir, keep=args.keep, on_figure=progress,
+    done: list[dict] = []  # figures so far, saved even if the run is cut short
+
+    def on_figure(figure: Figure) -> None:
+        progress(figure)
+        done.append(figure.to_json())
+
+    ctx = BenchContext(quick=args.quick, workdir=workdir, keep=args.keep, on_figure=on_figure,
                        procs=tuple(int(x) for x in args.procs.split(",") if x))
     wanted = {x.strip() for x in args.only.split(",") if x.strip()}
     suites = [s for s in discover() if not wanted or s in wanted]
     started = time.monotonic()
     results = {"generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                "mode": "quick" if args.quick else "full", "machine": machine(workdir),
-               "peers": peer_versions(), "suites": suites, "errors": {}, "figures": []}
+               "peers": peer_versions(), "suites": suites, "errors": {}, "figures": done}
     print(f"proctor bench ({results['mode']}): suites {', '.join(suites)}; files in {workdir}",
           file=sys.stderr, flush=True)
     try:
@@ -95,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
                 results["errors"][name] = traceback.format_exc()
                 print(results["errors"][name], file=sys.stderr)
                 continue
-            results["figures"] += [f.to_json() for f in figures]
+            reported = {(f["suite"], f["id"], f["procs"]) for f in done}
+            done.extend(f.to_json() for f in figures
+                        if (f.suite, f.id, f.procs) not in reported)
     finally:
         close_pools()
         results["duration_s"] = time.monotonic() - started
