@@ -106,6 +106,9 @@ def open_journal(args: argparse.Namespace, *, write: bool,
     except errors.NotFound as err:
         raise Unusable(f"no journal at {Path(path).expanduser().absolute()}",
                        "Check the path (--journal or PROCTOR_JOURNAL).") from err
+    except errors.SchemaTooOld as err:
+        raise Unusable(err.message, "Pass --migrate to upgrade it (a backup is made "
+                       "first), or use a Proctor of its version.") from err
 
 
 def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

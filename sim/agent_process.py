@@ -75,7 +75,12 @@ class Agent(Steps):
             first = self.restart == 0  # a fresh agent does at least one run, even if late
             while not self.stopping and (first or not self.past_deadline()):
                 first = False
-                self.one_run()
+                try:
+                    self.one_run()
+                except errors.ProctorError as err:  # e.g. the journal stayed locked too long
+                    self.stats["errors"] += 1
+                    print(f"{self.name}: the run stopped on an error: {err}", file=sys.stderr,
+                          flush=True)
                 self.think()
         except Stop:
             pass
@@ -134,6 +139,11 @@ class Agent(Steps):
             self.stats["cancelled"] += 1
         except Stop:
             self.leave(run.id)
+            raise
+        except errors.ProctorError as err:
+            with contextlib.suppress(errors.ProctorError):
+                self.j.runs.fail(run.id, f"agent error: {type(err).__name__}: {err}")
+            self.stats["failed"] += 1
             raise
         finally:
             self.run_id, self.waiting_on = None, None
