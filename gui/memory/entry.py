@@ -131,6 +131,9 @@ class EntryDetail(QWidget):
                                     self._on_remove_or_restore)
         self.save_button = button("&Save (Ctrl+S)", "Save the edit", self.save_edit)
         self.cancel_button = button("&Cancel edit", "Cancel the edit", self.cancel_edit)
+        self.change_run_button = button("Open the run of this change",
+                                        "Open the run that made the selected change",
+                                        self._on_open_change_run)
         save = QShortcut(QKeySequence("Ctrl+S"), self.editor)
         save.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         save.activated.connect(self.save_edit)
@@ -152,6 +155,7 @@ class EntryDetail(QWidget):
             header.resizeSection(col, width)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         view.selectionModel().selectionChanged.connect(self._on_history_selected)
+        view.activated.connect(self._on_open_change_run)  # Enter on a change opens its run
         return view
 
     def _build(self) -> None:
@@ -178,7 +182,10 @@ class EntryDetail(QWidget):
         self.history_title = section("History", bottom)
         lower.addWidget(self.history_title)
         lower.addWidget(self.history_view, 1)
-        lower.addWidget(self.diff_note)
+        note_row = QHBoxLayout()
+        note_row.addWidget(self.diff_note, 1)
+        note_row.addWidget(self.change_run_button)
+        lower.addLayout(note_row)
         lower.addWidget(self.diff, 2)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(top)
@@ -223,6 +230,7 @@ class EntryDetail(QWidget):
         else:
             self.diff.show_text("")
             self.diff_note.setText("")
+            self.change_run_button.hide()
         self._update_buttons()
 
     def _show_content(self) -> None:
@@ -250,10 +258,14 @@ class EntryDetail(QWidget):
             w.setVisible(editing)
         self.content.setVisible(not editing)
 
+    def selected_change(self) -> MemoryMutation | None:
+        rows = self.history_view.selectionModel().selectedRows()
+        return self.history.item(rows[0].row()) if rows else None
+
     @Slot(QItemSelection, QItemSelection)
     def _on_history_selected(self, *_: Any) -> None:
-        rows = self.history_view.selectionModel().selectedRows()
-        m = self.history.item(rows[0].row()) if rows else None
+        m = self.selected_change()
+        self.change_run_button.setVisible(bool(m and m.run_id))
         if m is None:
             return
         if not self.reveals.shows(self.entry()):
@@ -367,6 +379,12 @@ class EntryDetail(QWidget):
         e = self.entry()
         if e is not None and is_sensitive(e.sensitivity) and not self.read_only:
             self.reveal_requested.emit(e.id)
+
+    @Slot()
+    def _on_open_change_run(self, *_: Any) -> None:
+        m = self.selected_change()
+        if m is not None and m.run_id:
+            self.open_run.emit(m.run_id)
 
     @Slot()
     def _on_open_run(self) -> None:

@@ -84,7 +84,8 @@ def test_identical_and_empty_texts():
 
 
 def long_text(rng: random.Random, words: int, line_every: int | None) -> str:
-    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyzäöü") for _ in range(rng.randint(2, 9)))
+    letters = "abcdefghijklmnopqrstuvwxyzäöü"
+    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9)))
              for _ in range(4000)]
     out = []
     for n in range(words):

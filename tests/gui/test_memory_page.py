@@ -244,3 +244,24 @@ def test_inbox_review_notices_the_entry_moving_on(qtbot, journal_path, open_desk
     qtbot.waitUntil(lambda: review.data.entry.version == 2, timeout=WAIT_MS)
     assert "version 1 → 2" in review.notice.text()
     assert review.local.text() == "rule 1 rewritten"
+
+
+def test_source_and_change_runs_open_in_runs(qtbot, journal_path, open_desk):
+    with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
+        run = a.runs.start("shop", "learn things", agent="coder")
+        entry = a.memory.add("project", "shop", "Port", "8080", run_id=run.id)
+        a.memory.replace(entry.id, "8443", expected_version=1, run_id=run.id)
+    window = open_desk(journal_path)
+    window.go("memory")
+    page = window.memory
+    open_entry(qtbot, page, entry.id)
+    detail = page.entry
+    assert detail.history_view.selectionModel().selectedRows()[0].row() == 1  # newest
+    assert detail.change_run_button.isVisible()
+    qtbot.mouseClick(detail.change_run_button, LEFT)
+    assert window.current_page_id() == "runs"
+    window.go("memory")
+    qtbot.mouseClick(detail.run_button, LEFT)
+    assert window.current_page_id() == "runs"
+    qtbot.waitUntil(lambda: window.runs.detail.title.text() == "learn things",
+                    timeout=WAIT_MS)
