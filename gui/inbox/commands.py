@@ -198,6 +198,7 @@ class InboxCommands(QObject):
     # ------------------------------------------------------------ outcomes
     def _on_done(self, key: str, result: object) -> None:
         self.page.decided.add(key)
+        self.page.advance_from(key)
         item_id = key.split(":", 1)[1]
         widget = self.page.detail.current()
         if widget is not None and hasattr(widget, "forget_draft"):
@@ -245,7 +246,9 @@ class InboxCommands(QObject):
 
     # ------------------------------------------------------------ helpers
     def _approvals(self) -> list[InboxItem]:
-        return [t for t in self.page.targets() if t.kind == InboxKind.APPROVAL]
+        """Approvals among the targets, minus those already decided or being decided here."""
+        return [t for t in self.page.targets() if t.kind == InboxKind.APPROVAL
+                and not self.decider.busy(item_key(t)) and item_key(t) not in self.page.decided]
 
     def _detail_for(self, item: InboxItem, cls: type) -> object | None:
         widget = self.page.detail.current()

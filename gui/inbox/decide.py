@@ -41,6 +41,7 @@ class Decider(QObject):
         self._journal = journal
         self._runner = runner
         self._retry: dict[str, Callable[[], Any]] = {}
+        self.in_flight: set[str] = set()
 
     # ------------------------------------------------------------ single items
     def approve(self, item: InboxItem, *, reason: str = "",
@@ -86,16 +87,23 @@ class Decider(QObject):
         self._retry[key] = fn
         self._run(key, fn)
 
+    def busy(self, key: str) -> bool:
+        """A write for ``key`` is on its way (a second click would only be refused)."""
+        return key in self.in_flight
+
     def _run(self, key: str, fn: Callable[[], Any]) -> None:
+        self.in_flight.add(key)
         self._runner.run(fn, on_done=lambda result: self._on_done(key, result),
                          on_error=lambda exc: self._on_refused(key, exc), owner=self,
                          write=True)
 
     def _on_done(self, key: str, result: object) -> None:
+        self.in_flight.discard(key)
         self._retry.pop(key, None)
         self.done.emit(key, result)
 
     def _on_refused(self, key: str, exc: BaseException) -> None:
+        self.in_flight.discard(key)
         if not isinstance(exc, errors.StoreBusy):
             self._retry.pop(key, None)
         self.refused.emit(key, exc)

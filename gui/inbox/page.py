@@ -183,6 +183,16 @@ class InboxPage(QWidget):
         self.table.selectionModel().setCurrentIndex(index, flags)
         self.table.scrollTo(index)
 
+    def advance_from(self, key: str) -> None:
+        """The operator just decided ``key``: if it is the current row, the next row becomes
+        current now (the decided row disappears with the next refresh)."""
+        row = self.model.row_of(key)
+        if row < 0 or self.sticky or self.table.currentIndex().row() != row:
+            return
+        following = row + 1 if row + 1 < self.model.rowCount() else row - 1
+        if following >= 0:
+            self.set_current_row(following)
+
     def toggle_select(self) -> None:
         index = self.table.currentIndex()
         if not index.isValid():

@@ -43,7 +43,8 @@ def test_screenshots_of_the_desk(qtbot, populated, open_desk):
     qtbot.waitUntil(lambda: window.sidebar_model.count("inbox") == 6)
     assert shoot(qtbot, window, "desk-inbox.png").stat().st_size > 10_000
     theme = Theme(QApplication.instance(), ThemeMode.DARK)
-    try:
+    try:  # palette changes reach the widgets through posted events
+        qtbot.waitUntil(lambda: window.inbox.table.palette().base().color().lightness() < 80)
         shoot(qtbot, window, "desk-inbox-dark.png")
     finally:
         theme.apply(ThemeMode.LIGHT)
