@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
 from proctor.core import Actor, Journal
 from proctor.core.models import Run
 

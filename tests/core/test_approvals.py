@@ -4,6 +4,7 @@ exact digest, rules (DESIGN §2 invariants 2-5, 10, 11)."""
 from __future__ import annotations
 
 import pytest
+
 from proctor.core import Actor, digest_of, errors
 from proctor.core.journal import Tx
 
@@ -173,8 +174,9 @@ def test_requesting_agent_cannot_approve_its_own_action(open_journal, pending, j
     assert snapshot(journal_path) == before
 
 
-def test_agents_cannot_call_operator_methods(agent, run, pending, journal_path):
+def test_agents_cannot_call_operator_methods(agent, open_journal, run, pending, journal_path):
     question = agent.interactions.ask(run.id, "question", "why?")
+    agent = open_journal(Actor.agent("agent-9"))  # not the requester: only its kind refuses
     before = snapshot(journal_path)
     calls = [
         lambda: approve(agent, pending),

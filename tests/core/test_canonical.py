@@ -8,6 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from proctor.core import canonical_json, digest_of, errors
 from proctor.core.canonical import ZERO_DIGEST, chain_digest
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+
 from proctor.core import Actor, errors
 from proctor.core.journal import Tx
 

@@ -4,6 +4,7 @@ hides an item without deciding it (issue 2, operator side)."""
 from __future__ import annotations
 
 import pytest
+
 from proctor.core import Actor, InboxFilter, InboxKind, errors
 
 from .helpers import ACTION, delta, row_counts, snapshot

@@ -4,6 +4,7 @@ invalid answer names its field (DESIGN §2 invariants 2-4, 10, 11; issue 2 inter
 from __future__ import annotations
 
 import pytest
+
 from proctor.core import Actor, InteractionKind, errors
 
 from .helpers import delta, row_counts, snapshot

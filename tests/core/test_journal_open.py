@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 
 import pytest
+
 from proctor.core import Actor, ActorKind, Journal, errors, verify
 from proctor.core import db as core_db
 

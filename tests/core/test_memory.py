@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+
 from proctor.core import errors
 from proctor.core.journal import Tx
 

@@ -5,23 +5,29 @@ from __future__ import annotations
 
 import itertools
 import shutil
+from collections import Counter
 from dataclasses import dataclass, field
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
+    initialize,
     invariant,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
-from proctor.core import Actor, Journal, digest_of, errors, verify
+from sqlalchemy import select
+
+from proctor.core import Actor, Journal, digest_of, errors, schema, verify
 
 from .helpers import FakeClock
 
-KEYS = st.sampled_from(["k0", "k1", "k2"])
+KEYS = st.sampled_from(["k0", "k1"])
 OWNERS = st.sampled_from(["w1", "w2"])
+STEPS = ("begin", "commit", "fail", "mark_ambiguous")
 LIVE = ("reserved", "executing")
 CONSUME_LEASE = 20.0
 
@@ -53,6 +59,9 @@ class Model:
 
 
 class ApprovalEffectMachine(RuleBasedStateMachine):
+    """Blind rules pick ids, keys and owners at random (mostly refusals); targeted rules pick
+    from what the model says exists, so success paths and their follow-ups are reached too."""
+
     approvals = Bundle("approvals")
 
     def __init__(self, path):
@@ -72,31 +81,37 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             self.agent.close()
             self.operator.close()
 
-    # ------------------------------------------------------------ helpers
+    # ------------------------------------------------------------ model helpers
     def now(self) -> float:
         return self.clock()
 
-    def expect(self, error, call):
-        """Run ``call``; it must raise exactly ``error`` (or succeed when ``error`` is None)."""
-        if error is None:
-            return call()
+    @staticmethod
+    def expect(error, call) -> None:
+        """Run ``call``: it must raise exactly ``error``, or succeed when ``error`` is None."""
         try:
             call()
         except errors.ProctorError as err:
-            assert type(err) is error, f"expected {error.__name__}, got {type(err).__name__}"
-            return None
-        raise AssertionError(f"expected {error.__name__}, the call succeeded")
+            assert type(err) is error, f"expected {error}, got {type(err).__name__}: {err}"
+            return
+        assert error is None, f"expected {error.__name__}, the call succeeded"
 
-    def lapsed(self, approval: ModelApproval) -> bool:
-        return (approval.status == "pending" and approval.on_expiry == "deny"
-                and approval.expires_at is not None and self.now() >= approval.expires_at)
+    def lapsed(self, m: ModelApproval) -> bool:
+        return (m.status == "pending" and m.on_expiry == "deny" and m.expires_at is not None
+                and self.now() >= m.expires_at)
 
-    def expire(self, approval: ModelApproval) -> None:
-        approval.status, approval.version = "expired", approval.version + 1
+    @staticmethod
+    def expire(m: ModelApproval) -> None:
+        m.status, m.version = "expired", m.version + 1
 
-    def reservation_outcome(self, key: str, owner: str, lease: float,
-                            approval_id: str | None):
-        """Model of Effects.reserve_in: (error, changed)."""
+    # creation order, never id order: ids are random, draws must replay identically
+    def approvals_in(self, *states: str) -> list[str]:
+        return [a for a, m in self.model.approvals.items() if m.status in states]
+
+    def effects_in(self, *states: str) -> list[str]:
+        return sorted(k for k, m in self.model.effects.items() if m.status in states)
+
+    def reservation(self, key: str, owner: str, lease: float, approval_id: str | None):
+        """Model of Effects.reserve_in; returns the expected error (None: reserved)."""
         effect = self.model.effects.get(key)
         if effect is None:
             self.model.effects[key] = ModelEffect("reserved", owner, lease, self.now() + lease,
@@ -109,15 +124,15 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         if effect.status in LIVE:
             if effect.lease_until > self.now():
                 return errors.EffectBusy
-            effect.status, effect.lease_until = "ambiguous", None
+            effect.status, effect.lease_until = "ambiguous", None  # survives the refusal
             return errors.EffectAmbiguous
         effect.status, effect.owner, effect.attempt = "reserved", owner, effect.attempt + 1
         effect.lease_seconds, effect.lease_until = lease, self.now() + lease
         effect.approval_id = approval_id
         return None
 
-    def owned_outcome(self, key: str, owner: str, allowed: tuple[str, ...]):
-        """Model of Effects._owned: (error, effect-or-None when the caller may proceed)."""
+    def owned(self, key: str, owner: str, allowed: tuple[str, ...]):
+        """Model of Effects._owned: (expected error, the effect when the caller may go on)."""
         effect = self.model.effects.get(key)
         if effect is None:
             return errors.NotFound, None
@@ -130,13 +145,8 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             return errors.EffectAmbiguous, None
         return None, effect
 
-    # ------------------------------------------------------------ approval rules
-    @rule(target=approvals, variant=st.integers(0, 2),
-          expires_in=st.sampled_from([None, 5.0, 50.0]),
-          on_expiry=st.sampled_from(["deny", "keep_pending"]))
-    def request(self, variant, expires_in, on_expiry):
-        action = {"tool": "deploy", "args": {"target": f"env-{variant}"},
-                  "n": next(self.actions)}
+    def new_approval(self, expires_in: float | None, on_expiry: str) -> str:
+        action = {"tool": "deploy", "n": next(self.actions)}
         approval = self.agent.approvals.request(self.run_id, action, reason="ship it",
                                                 expires_in=expires_in, on_expiry=on_expiry)
         self.model.approvals[approval.id] = ModelApproval(
@@ -144,8 +154,8 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             on_expiry)
         return approval.id
 
-    @rule(approval_id=approvals, approve=st.booleans(), stale=st.booleans())
-    def decide(self, approval_id, approve, stale):
+    # ------------------------------------------------------------ actions
+    def do_decide(self, approval_id: str, approve: bool, stale: bool) -> None:
         m = self.model.approvals[approval_id]
         version = m.version - 1 if stale else m.version
         if m.status == "expired":
@@ -154,7 +164,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             error = errors.AlreadyDecided
         elif self.lapsed(m):
             error = errors.Expired
-            self.expire(m)
+            self.expire(m)  # the expiry is written even though the call is refused
         elif stale:
             error = errors.StaleVersion
         else:
@@ -162,6 +172,76 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             m.status, m.version = ("approved" if approve else "denied"), m.version + 1
         self.expect(error, lambda: self.operator.approvals.decide(
             approval_id, approve, expected_version=version, reason="because"))
+
+    def do_consume(self, approval_id: str, key: str, owner: str, exact: bool) -> None:
+        m = self.model.approvals[approval_id]
+        digest = m.digest if exact else digest_of({"tool": "deploy", "edited": True})
+        if m.status != "approved" or m.consumed_key is not None:
+            error = errors.NotConsumable
+        elif not exact:
+            error = errors.DigestMismatch
+        else:
+            error = self.reservation(key, owner, CONSUME_LEASE, approval_id)
+            if error is None:
+                m.consumed_key, m.version = key, m.version + 1
+        self.expect(error, lambda: self.agent.approvals.consume_and_reserve(
+            approval_id, digest, key, owner=owner, lease_seconds=CONSUME_LEASE))
+
+    def do_step(self, key: str, owner: str, step: str) -> None:
+        allowed = {"begin": ("reserved",), "commit": ("executing",)}.get(step, LIVE)
+        error, effect = self.owned(key, owner, allowed)
+        if effect is not None:
+            effect.status = {"begin": "executing", "commit": "committed", "fail": "failed",
+                             "mark_ambiguous": "ambiguous"}[step]
+            effect.lease_until = self.now() + effect.lease_seconds if step == "begin" else None
+        call = {"begin": lambda: self.agent.effects.begin(key, owner=owner),
+                "commit": lambda: self.agent.effects.commit(key, {"ok": 1}, owner=owner),
+                "fail": lambda: self.agent.effects.fail(key, "HTTP 500", owner=owner),
+                "mark_ambiguous": lambda: self.agent.effects.mark_ambiguous(
+                    key, "timeout", owner=owner)}[step]
+        self.expect(error, call)
+
+    def do_resolve(self, key: str, outcome: str) -> None:
+        effect = self.model.effects.get(key)
+        if effect is None:
+            error = errors.NotFound
+        elif effect.status != "ambiguous":
+            error = errors.AlreadyDecided
+        else:
+            error, effect.status = None, outcome
+        version = self.agent.effects.get(key).version if effect else 1
+        self.expect(error, lambda: self.operator.effects.resolve(
+            key, outcome, reason="checked by hand", expected_version=version))
+
+    # ------------------------------------------------------------ rules
+    @initialize(target=approvals)
+    def start_with_some_state(self):
+        """Every example starts with an approved approval and a short lease on k0."""
+        approved = self.new_approval(None, "deny")
+        self.do_decide(approved, approve=True, stale=False)
+        self.expect(self.reservation("k0", "w1", 5.0, None), lambda: self.agent.effects.reserve(
+            "k0", tool="deploy", run_id=self.run_id, owner="w1", lease_seconds=5.0))
+        return approved
+
+    @initialize(target=approvals)
+    def start_with_an_expiring_approval(self):
+        return self.new_approval(5.0, "deny")
+
+    @rule(target=approvals, expires_in=st.sampled_from([None, 5.0, 50.0]),
+          on_expiry=st.sampled_from(["deny", "keep_pending"]))
+    def request(self, expires_in, on_expiry):
+        return self.new_approval(expires_in, on_expiry)
+
+    @rule(approval_id=approvals, approve=st.booleans(), stale=st.booleans())
+    def decide(self, approval_id, approve, stale):
+        self.do_decide(approval_id, approve, stale)
+
+    @precondition(lambda self: self.approvals_in("pending"))
+    @rule(data=st.data(), wait=st.sampled_from([0.0, 0.0, 6.0]))
+    def approve_pending(self, data, wait):
+        approval_id = data.draw(st.sampled_from(self.approvals_in("pending")))
+        self.clock.advance(wait)  # sometimes the person is too late
+        self.do_decide(approval_id, True, False)
 
     @rule(approval_id=approvals)
     def withdraw(self, approval_id):
@@ -184,54 +264,47 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
 
     @rule(approval_id=approvals, key=KEYS, owner=OWNERS, exact=st.booleans())
     def consume(self, approval_id, key, owner, exact):
-        m = self.model.approvals[approval_id]
-        digest = m.digest if exact else digest_of({"tool": "deploy", "edited": True})
-        if m.status != "approved" or m.consumed_key is not None:
-            error = errors.NotConsumable
-        elif not exact:
-            error = errors.DigestMismatch
-        else:
-            error = self.reservation_outcome(key, owner, CONSUME_LEASE, approval_id)
-            if error is None:
-                m.consumed_key, m.version = key, m.version + 1
-        self.expect(error, lambda: self.agent.approvals.consume_and_reserve(
-            approval_id, digest, key, owner=owner, lease_seconds=CONSUME_LEASE))
+        self.do_consume(approval_id, key, owner, exact)
 
-    # ------------------------------------------------------------ effect rules
+    @precondition(lambda self: self.approvals_in("approved"))
+    @rule(data=st.data(), key=KEYS)
+    def consume_approved(self, data, key):
+        self.do_consume(data.draw(st.sampled_from(self.approvals_in("approved"))), key, "w1",
+                        exact=True)
+
     @rule(key=KEYS, owner=OWNERS, lease=st.sampled_from([5.0, 20.0]))
     def reserve(self, key, owner, lease):
-        error = self.reservation_outcome(key, owner, lease, None)
+        error = self.reservation(key, owner, lease, None)
         self.expect(error, lambda: self.agent.effects.reserve(
             key, tool="deploy", run_id=self.run_id, owner=owner, lease_seconds=lease))
 
-    @rule(key=KEYS, owner=OWNERS)
-    def begin(self, key, owner):
-        error, effect = self.owned_outcome(key, owner, ("reserved",))
-        if effect is not None:
-            effect.status, effect.lease_until = "executing", self.now() + effect.lease_seconds
-        self.expect(error, lambda: self.agent.effects.begin(key, owner=owner))
+    @precondition(lambda self: self.effects_in(*LIVE))
+    @rule(data=st.data(), wait=st.sampled_from([0.0, 6.0, 30.0]))
+    def take_over(self, data, wait):
+        """Another worker wants a leased key: busy while the lease lives, ambiguous after."""
+        key = data.draw(st.sampled_from(self.effects_in(*LIVE)))
+        self.clock.advance(wait)
+        self.reserve(key, "w2" if self.model.effects[key].owner == "w1" else "w1", 20.0)
 
-    @rule(key=KEYS, owner=OWNERS)
-    def commit(self, key, owner):
-        error, effect = self.owned_outcome(key, owner, ("executing",))
-        if effect is not None:
-            effect.status, effect.lease_until = "committed", None
-        self.expect(error, lambda: self.agent.effects.commit(key, {"ok": 1}, owner=owner))
+    @precondition(lambda self: self.effects_in("failed", "committed"))
+    @rule(data=st.data(), owner=OWNERS)
+    def retry_finished(self, data, owner):
+        self.reserve(data.draw(st.sampled_from(self.effects_in("failed", "committed"))), owner,
+                     20.0)
 
-    @rule(key=KEYS, owner=OWNERS)
-    def fail(self, key, owner):
-        error, effect = self.owned_outcome(key, owner, LIVE)
-        if effect is not None:
-            effect.status, effect.lease_until = "failed", None
-        self.expect(error, lambda: self.agent.effects.fail(key, "HTTP 500", owner=owner))
+    @rule(key=KEYS, owner=OWNERS, step=st.sampled_from(STEPS))
+    def blind_step(self, key, owner, step):
+        self.do_step(key, owner, step)
 
-    @rule(key=KEYS, owner=OWNERS)
-    def mark_ambiguous(self, key, owner):
-        error, effect = self.owned_outcome(key, owner, LIVE)
-        if effect is not None:
-            effect.status, effect.lease_until = "ambiguous", None
-        self.expect(error, lambda: self.agent.effects.mark_ambiguous(key, "timeout",
-                                                                     owner=owner))
+    @precondition(lambda self: self.effects_in(*LIVE))
+    @rule(data=st.data(), wait=st.sampled_from([0.0, 0.0, 6.0]))
+    def owner_moves_on(self, data, wait):
+        key = data.draw(st.sampled_from(self.effects_in(*LIVE)))
+        self.clock.advance(wait)  # sometimes the worker stalls past its lease
+        effect = self.model.effects[key]
+        steps = ["begin", "begin", "fail", "mark_ambiguous"] if effect.status == "reserved" \
+            else ["commit", "commit", "fail", "mark_ambiguous"]
+        self.do_step(key, effect.owner, data.draw(st.sampled_from(steps)))
 
     @rule()
     def sweep(self):
@@ -243,32 +316,30 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
 
     @rule(key=KEYS, outcome=st.sampled_from(["committed", "failed"]))
     def resolve(self, key, outcome):
-        effect = self.model.effects.get(key)
-        if effect is None:
-            error = errors.NotFound
-        elif effect.status != "ambiguous":
-            error = errors.AlreadyDecided
-        else:
-            error, effect.status = None, outcome
-        version = self.agent.effects.get(key).version if effect else 1
-        self.expect(error, lambda: self.operator.effects.resolve(
-            key, outcome, reason="checked by hand", expected_version=version))
+        self.do_resolve(key, outcome)
+
+    @precondition(lambda self: self.effects_in("ambiguous"))
+    @rule(data=st.data(), outcome=st.sampled_from(["committed", "failed"]))
+    def resolve_ambiguous(self, data, outcome):
+        self.do_resolve(data.draw(st.sampled_from(self.effects_in("ambiguous"))), outcome)
 
     # ------------------------------------------------------------ invariants
     @invariant()
     def journal_matches_model(self):
+        stored = {a.id: a for a in self.agent.approvals.for_run(self.run_id)}
+        assert set(stored) == set(self.model.approvals)
+        decisions = Counter(self.agent.read(lambda c: c.execute(
+            select(schema.decisions.c.target_id).where(
+                schema.decisions.c.target_kind == "approval")).scalars().all()))
         for aid, m in self.model.approvals.items():
-            stored = self.agent.approvals.get(aid)
-            assert (stored.status, stored.version, stored.consumed_effect_key) == \
+            a = stored[aid]
+            assert (a.status, a.version, a.consumed_effect_key) == \
                 (m.status, m.version, m.consumed_key), aid
-            decisions = self.agent.approvals.decisions(aid)
-            assert len(decisions) == (0 if m.status in ("pending", "cancelled") else 1)
-            if m.consumed_key is not None:
-                assert m.status == "approved"
-        stored_effects = {e.key: e for e in self.agent.effects.list(limit=10).items}
-        assert set(stored_effects) == set(self.model.effects)
+            assert decisions[aid] == (0 if m.status in ("pending", "cancelled") else 1), aid
+        effects = {e.key: e for e in self.agent.effects.list(limit=10).items}
+        assert set(effects) == set(self.model.effects)
         for key, m in self.model.effects.items():
-            e = stored_effects[key]
+            e = effects[key]
             assert (e.status, e.attempt, e.lease_owner, e.lease_expires_at, e.approval_id) == \
                 (m.status, m.attempt, m.owner, m.lease_until, m.approval_id), key
 
@@ -289,5 +360,6 @@ def test_approvals_and_effects_follow_the_model(template_journal, tmp_path):
         return ApprovalEffectMachine(path)
 
     run_state_machine_as_test(machine, settings=settings(
-        max_examples=30, stateful_step_count=25, deadline=None, derandomize=True,
+        max_examples=30, stateful_step_count=30, deadline=None, derandomize=True,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: keep CI fast
         suppress_health_check=[HealthCheck.too_slow]))

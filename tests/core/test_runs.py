@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+
 from proctor.core import Actor, RunStatus, ToolCallStatus, errors, verify
 from proctor.core.journal import Tx
 

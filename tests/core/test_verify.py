@@ -7,11 +7,14 @@ import shutil
 import sqlite3
 
 import pytest
-from proctor.core import verify
-from proctor.core.schema import IMMUTABLE_TABLES
 from sqlalchemy import text
 
+from proctor.core import verify
+from proctor.core.schema import IMMUTABLE_TABLES
+
 from .helpers import drop_immutability_triggers, raw, row_counts
+
+EVIDENCE = ("events", "receipts", "decisions", "audit", "memory_mutations", "changes")
 
 
 @pytest.fixture
@@ -35,7 +38,7 @@ def restore_triggers(journal) -> None:
 
 def test_busy_journal_verifies(agent, busy, journal_path):
     counts = row_counts(journal_path)
-    assert all(counts[t] > 0 for t in IMMUTABLE_TABLES), counts
+    assert all(counts[t] > 0 for t in EVIDENCE), counts
     report = verify(agent)
     assert report.ok, report.problems
     assert report.checked_runs == 3 and report.checked_events == counts["events"]
@@ -46,7 +49,11 @@ def test_busy_journal_verifies(agent, busy, journal_path):
         assert agent.runs.get(run_id).last_sequence == len(seqs)
 
 
-@pytest.mark.parametrize("table", IMMUTABLE_TABLES)
+def test_schema_protects_every_evidence_table():
+    assert set(EVIDENCE) <= set(IMMUTABLE_TABLES)
+
+
+@pytest.mark.parametrize("table", EVIDENCE)
 @pytest.mark.parametrize("sql", ["UPDATE {t} SET created_at = created_at + 1",
                                  "DELETE FROM {t}"])
 def test_evidence_rows_cannot_be_changed_by_raw_sql(busy, journal_path, table, sql):
