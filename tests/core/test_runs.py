@@ -239,7 +239,7 @@ def test_run_status_changes_only_together_with_an_event(agent, operator, run, jo
 
 
 @pytest.mark.parametrize("end", ["complete", "fail", "cancel"])
-def test_terminal_run_refuses_everything_new(agent, run, journal_path, end):
+def test_terminal_run_refuses_everything_new(agent, operator, run, journal_path, end):
     getattr(agent.runs, end)(run.id, *([] if end == "complete" else ["why"]))
     ended = agent.runs.get(run.id)
     assert ended.status.terminal and ended.finished_at is not None
@@ -256,6 +256,7 @@ def test_terminal_run_refuses_everything_new(agent, run, journal_path, end):
         lambda: agent.runs.complete(run.id),
         lambda: agent.runs.fail(run.id, "again"),
         lambda: agent.effects.reserve("late-effect", tool="t", run_id=run.id),
+        lambda: operator.runs.request_cancel(run.id, "stop", expected_version=ended.version),
     ]
     for attempt in attempts:
         with pytest.raises(errors.RunTerminal):
