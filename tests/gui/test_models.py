@@ -13,6 +13,7 @@ from proctor.gui.runs.model import EventsModel, RunsModel
 from proctor.gui.tasks import TaskRunner
 from proctor.gui.widgets import paged_model
 from proctor.gui.widgets.json_tree import JsonTree
+from proctor.gui.widgets.palette import CommandsModel, Row
 from proctor.gui.widgets.sidebar import Entry, SidebarModel
 
 from .data import agent, request
@@ -114,6 +115,13 @@ def test_small_models(qtmodeltester, populated):
     qtmodeltester.check(sidebar)
     sidebar.set_count("inbox", 4)
     assert sidebar.count("inbox") == 4
+    commands = CommandsModel([Row("a.b", "Approve", "Inbox", "A", True),
+                              Row("c.d", "Deny", "Inbox", "D", False)])
+    qtmodeltester.check(commands)
+    commands.set_filter("appr")
+    assert commands.rowCount() == 1 and commands.id_at(0) == "a.b"
+    commands.set_filter("deny")
+    assert commands.id_at(0) is None  # disabled commands are listed but cannot run
 
 
 def test_json_tree_model(qtbot, qtmodeltester):
