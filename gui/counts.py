@@ -46,6 +46,10 @@ class Counts(QObject):
         self._timer.setInterval(THROTTLE_MS)
         self._timer.timeout.connect(self.read)
 
+    def stop(self) -> None:
+        self._timer.stop()
+        self._again = False
+
     def on_changes(self, cs: ChangeSet) -> None:
         if cs.kinds() & KINDS and not self._timer.isActive():
             self._timer.start()

@@ -202,6 +202,8 @@ class MainWindow(QMainWindow):
             self._closing = True
             self._save_state()
             self.services.watcher.stop()
+            self.inbox.stop()
+            self.counts.stop()
             self.notifier.hide_tray()
             self.services.runner.run(self.journal.close)
             self.closed.emit()

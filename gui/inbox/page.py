@@ -136,6 +136,11 @@ class InboxPage(QWidget):
         self._load_facets()
         self._tick.start()
 
+    def stop(self) -> None:
+        """The window closes: no more ticks, sweeps or facet reads."""
+        self._tick.stop()
+        self._facets_timer.stop()
+
     def on_changes(self, cs: ChangeSet) -> None:
         """The watcher saw commits: refresh the list and the detail if they are concerned."""
         kinds = cs.kinds()
