@@ -136,3 +136,15 @@ def test_summary_of_long_agent_text_is_bounded(agent, operator, run):
     agent.approvals.request(run.id, ACTION, reason="very long reason " * 100)
     [item] = operator.inbox.list().items
     assert len(item.summary) <= 240 and item.summary.endswith("…")
+
+
+def test_items_without_a_run_are_listed_with_their_own_context(agent, operator):
+    entry = agent.memory.add("user", "ada", "editor", "vim")
+    conflict = agent.memory.record_conflict(entry.id, "emacs", incoming_source="laptop-sync")
+    agent.effects.reserve("mail-1", tool="smtp.send", owner="mailer@42")
+    agent.effects.mark_ambiguous("mail-1", "connection reset", owner="mailer@42")
+    items = {i.id: i for i in operator.inbox.list().items}
+    memory, effect = items[conflict.id], items["mail-1"]
+    assert (memory.run_id, memory.agent, memory.project) == (None, "laptop-sync", "ada")
+    assert (effect.run_id, effect.agent) == (None, "mailer@42")
+    assert "connection reset" in effect.summary and "editor" in memory.summary
