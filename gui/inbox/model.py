@@ -46,7 +46,8 @@ COLUMNS = [
            tip=lambda i: f"requested {fmt.clock(i.created_at)}",
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=64,
            live=True),
-    Column("Expires", expires_text, tip=lambda i: f"expires {fmt.clock(i.expires_at)}",
+    Column("Expires", expires_text, tip=lambda i: f"expires {fmt.clock(i.expires_at)}"
+           if i.expires_at else "no expiry",
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=92,
            live=True),
 ]

@@ -31,7 +31,7 @@ from .decide import Decider
 from .detail import DetailContext, DetailPane
 from .filters import FilterBar
 from .kinds import CHANGE_KIND, DETAIL_WIDGETS, INBOX_CHANGE_KINDS
-from .model import COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
+from .model import COL_AGE, COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
 
 TICK_MS = 1000
 SWEEP_EVERY_S = 3.0
@@ -60,6 +60,10 @@ class InboxTable(QTableView):
         for col, width in enumerate(model.column_widths()):
             header.resizeSection(col, width)
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+        header.setSortIndicator(COL_AGE, Qt.SortOrder.AscendingOrder)  # youngest first
+        header.setSortIndicatorShown(True)
+        header.setSectionsClickable(True)
+        header.setToolTip("Click Age to switch between newest and oldest first")
 
 
 class InboxPage(QWidget):
@@ -119,6 +123,7 @@ class InboxPage(QWidget):
 
     def _connect(self) -> None:
         self.filters.changed.connect(self._on_filter)
+        self.table.horizontalHeader().sectionClicked.connect(self._on_header_clicked)
         self.table.selectionModel().currentChanged.connect(self._on_current)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.table.pressed.connect(self._on_pressed)
@@ -258,8 +263,22 @@ class InboxPage(QWidget):
         return "Nothing waits for you. New requests appear here as agents make them."
 
     # ------------------------------------------------------------ model events
+    @Slot(int)
+    def _on_header_clicked(self, section: int) -> None:
+        """Age is the one sortable column (the store orders by time, never a proxy)."""
+        sort = self.filters.sort
+        if section == COL_AGE:
+            sort.setCurrentIndex(1 - sort.currentIndex())
+        self._show_sort()
+
+    def _show_sort(self) -> None:
+        newest = bool(self.filters.sort.currentData())
+        self.table.horizontalHeader().setSortIndicator(
+            COL_AGE, Qt.SortOrder.AscendingOrder if newest else Qt.SortOrder.DescendingOrder)
+
     @Slot(object)
     def _on_filter(self, f: Any) -> None:
+        self._show_sort()
         self.pinned = None
         self.sticky = False
         self.model.show(self.journal, f)

@@ -85,6 +85,7 @@ class PagedModel(QAbstractTableModel):
         self._generation += 1
         self._fetch = fetch
         self._descending = descending
+        self.has_loaded = False
         self.beginResetModel()
         self._rows, self._keys, self._cursor = [], {}, None
         self.endResetModel()

@@ -4,7 +4,7 @@ notifications, accessibility, the GUI-thread guard."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -357,3 +357,24 @@ def test_second_operator_cannot_approve_own_agent_request(qtbot, populated, open
     detail = window.inbox.detail.current()
     qtbot.waitUntil(lambda: "cannot approve" in detail.message.text(), timeout=WAIT_MS)
     assert Actor.operator("coder").name == "coder"
+
+
+def test_clicking_age_switches_newest_and_oldest_first(qtbot, populated, open_desk):
+    from proctor.gui.inbox.model import COL_AGE, COL_SUMMARY
+
+    path, ids = populated
+    window = open_desk(path)
+    inbox = window.inbox
+    header = inbox.table.horizontalHeader()
+    first = inbox.model.item(0).id
+    x = header.sectionViewportPosition(COL_AGE) + 5
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton,
+                     pos=header.viewport().rect().topLeft() + QPoint(x, 5))
+    assert inbox.filters.sort.currentData() is False
+    qtbot.waitUntil(lambda: inbox.model.has_loaded and inbox.model.item(0).id != first,
+                    timeout=WAIT_MS)
+    assert inbox.model.item(inbox.model.rowCount() - 1).id == first
+    x = header.sectionViewportPosition(COL_SUMMARY) + 5
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
+    assert header.sortIndicatorSection() == COL_AGE  # only Age sorts
+    assert inbox.filters.sort.currentData() is False
