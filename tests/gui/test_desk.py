@@ -378,3 +378,23 @@ def test_clicking_age_switches_newest_and_oldest_first(qtbot, populated, open_de
     qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
     assert header.sortIndicatorSection() == COL_AGE  # only Age sorts
     assert inbox.filters.sort.currentData() is False
+
+
+def test_preferences_and_file_open_go_through_their_dialogs(qtbot, populated, open_desk,
+                                                            monkeypatch, tmp_path):
+    from proctor.gui.preferences import PreferencesDialog
+    from proctor.gui.widgets.dialogs import OpenJournalDialog
+
+    path, _ = populated
+    window = open_desk(path)
+    monkeypatch.setattr(PreferencesDialog, "ask",
+                        lambda parent, prefs: Prefs("dark", single_keys=True,
+                                                    notifications=False))
+    assert window.registry.trigger("app.preferences")
+    assert window.settings.theme == "dark" and window.settings.notifications is False
+    assert window.notifier.enabled is False
+    other = str(tmp_path / "other.db")
+    monkeypatch.setattr(OpenJournalDialog, "ask", lambda parent, start="": other)
+    with qtbot.waitSignal(window.open_requested) as blocker:
+        assert window.registry.trigger("app.open")
+    assert blocker.args == [other]
