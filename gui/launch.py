@@ -217,6 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from .app import make_app, run_desk
 
+    if args.path is not None and not args.path.expanduser().exists():
+        print(f"proctor-desk: no journal at {args.path} (create one with `proctor open "
+              f"{args.path} --create`, or start proctor-desk without a path)", file=sys.stderr)
+        return 3
     app = make_app()
     path = args.path.expanduser() if args.path else start_journal(DeskSettings())
     if args.smoke_test is not None:

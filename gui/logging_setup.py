@@ -72,6 +72,8 @@ def setup_logging(level: int = logging.INFO, *, console_level: int = logging.WAR
         root.addHandler(handler)
     root.setLevel(min(level, console_level))
     route_qt_messages()
+    logging.getLogger("proctor.gui").info("desk started (pid %d), logging to %s",
+                                          os.getpid(), path)
     return path
 
 

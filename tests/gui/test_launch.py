@@ -1,0 +1,74 @@
+"""The launcher (`proctor-desk`, `python -m proctor.gui`): --version, a missing journal,
+the first-start choice, and the desk opened offscreen with a screenshot (--smoke-test)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QFileDialog
+
+from proctor.gui import launch
+from proctor.gui.launch import WelcomeDialog
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        launch.main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == "proctor 0.1.0"
+
+
+def test_a_journal_that_is_not_there_is_refused(tmp_path, capsys):
+    assert launch.main([str(tmp_path / "typo.db")]) == 3
+    assert "no journal at" in capsys.readouterr().err
+    assert not (tmp_path / "typo.db").exists()
+
+
+def test_without_a_journal_the_desk_asks_and_a_cancel_ends_quietly(qapp, settings, monkeypatch):
+    monkeypatch.setattr(launch, "DeskSettings", lambda: settings)
+    monkeypatch.setattr(WelcomeDialog, "ask", classmethod(lambda cls, parent=None: None))
+    monkeypatch.setattr("proctor.gui.app.run_desk", lambda *a, **kw: pytest.fail("opened"))
+    assert launch.main([]) == 0
+
+
+def test_without_a_journal_the_remembered_one_opens(qapp, settings, journal_path, monkeypatch):
+    settings.add_recent(journal_path)
+    monkeypatch.setattr(launch, "DeskSettings", lambda: settings)
+    opened = []
+    monkeypatch.setattr("proctor.gui.app.run_desk", lambda path, **kw: opened.append(path) or 0)
+    assert launch.main([]) == 0
+    assert opened == [journal_path]
+
+
+def test_the_welcome_dialog_opens_or_creates(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(launch.OpenJournalDialog, "ask",
+                        classmethod(lambda cls, parent, start="": "/data/j.db"))
+    dialog = WelcomeDialog()
+    qtbot.addWidget(dialog)
+    dialog.open_button.click()
+    assert dialog.choice == Path("/data/j.db") and dialog.result() == WelcomeDialog.Accepted
+    target = tmp_path / "new" / "journal.db"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *a, **kw: (str(target), "")))
+    dialog = WelcomeDialog()
+    qtbot.addWidget(dialog)
+    dialog.create_button.click()
+    assert dialog.choice == target and target.parent.is_dir()
+
+
+def test_smoke_test_opens_the_desk_offscreen_and_saves_a_screenshot(populated, tmp_path):
+    path, _ = populated
+    shot = tmp_path / "shot.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PROCTOR_LOG_DIR": str(tmp_path / "log"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = subprocess.run([sys.executable, "-m", "proctor.gui", str(path), "--smoke-test",
+                           str(shot)], capture_output=True, text=True, env=env, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("smoke-test: 6 inbox rows, icons ok")
+    assert QImage(str(shot)).width() >= 900
+    assert "desk started" in (tmp_path / "log" / "desk.log").read_text(encoding="utf-8")
