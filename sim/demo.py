@@ -18,7 +18,7 @@ from typing import Any
 from proctor.core import InboxKind
 
 from . import content
-from .demo_runs import DemoClock, DemoWriter
+from .demo_runs import BASE_TIME, DemoClock, DemoWriter
 
 Progress = Callable[[int, int, str], None]
 
@@ -37,12 +37,22 @@ KIND_METHOD = {"history": "history_run", "pending_approval": "pending_approval_r
                "parent_with_children": "parent_with_children"}
 
 
+SMALL_SPAN_S = 21 * 3600  # the small demo's history spans about 20 hours of clock time
+
+
+def recent_start(now: float | None = None) -> float:
+    """A start time that makes a small demo's newest items a few minutes old."""
+    return (now if now is not None else time.time()) - SMALL_SPAN_S
+
+
 def build_demo_journal(path: str | os.PathLike[str], size: str = "small", seed: int = 0,
-                       progress: Progress | None = None) -> dict:
+                       progress: Progress | None = None, start_time: float | None = None) -> dict:
     """Write a new demo journal at ``path`` and return its summary counts.
 
     ``progress(done, total, message)`` is called after each run (``done``/``total`` count
-    runs). The same ``seed`` gives the same journal: identical ids, times and digests.
+    runs). The same ``seed`` (and ``start_time``) gives the same journal: identical ids,
+    times and digests. ``start_time`` defaults to a fixed date; ``proctor demo`` passes a
+    recent one (see ``recent_start``) so ages in the desk look like a live morning.
     Raises FileExistsError if ``path`` already holds something.
     """
     if size not in ("small", "large"):
@@ -51,7 +61,7 @@ def build_demo_journal(path: str | os.PathLike[str], size: str = "small", seed: 
     if target.exists() and target.stat().st_size > 0:
         raise FileExistsError(f"{target} already exists")
     started = time.monotonic()
-    clock = DemoClock()
+    clock = DemoClock(start_time if start_time is not None else BASE_TIME)
     writer = DemoWriter(str(target), seed, clock)
     try:
         plan = dict(SMALL_PLAN if size == "small" else LARGE_PLAN)
