@@ -72,3 +72,26 @@ def test_smoke_test_opens_the_desk_offscreen_and_saves_a_screenshot(populated, t
     assert done.stdout.startswith("smoke-test: 6 inbox rows, icons ok")
     assert QImage(str(shot)).width() >= 900
     assert "desk started" in (tmp_path / "log" / "desk.log").read_text(encoding="utf-8")
+
+
+def test_try_a_demo_builds_one_off_the_gui_thread(qtbot, tmp_path, monkeypatch):
+    import threading
+
+    from proctor.core import Journal
+
+    threads = []
+
+    def build(path, size="small", seed=0, progress=None):  # noqa: ANN001, ANN202
+        threads.append(threading.current_thread() is threading.main_thread())
+        progress(1, 2, "")
+        Journal.open(path).close()
+        progress(2, 2, "")
+        return {"runs": 2}
+
+    monkeypatch.setattr("proctor.sim.demo.build_demo_journal", build)
+    monkeypatch.setattr("proctor.cmd_desk.demo_folder", lambda base: tmp_path)
+    dialog = WelcomeDialog()
+    qtbot.addWidget(dialog)
+    dialog.demo_button.click()
+    assert dialog.choice == tmp_path / "journal.db" and dialog.choice.is_file()
+    assert threads == [False]
