@@ -29,6 +29,7 @@ from proctor.core.models import AuditEntry, Page, VerifyReport
 
 from ..runs.export import Exporter
 from ..runs.status import status_icon
+from ..runs.summary import plain_tip
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.json_tree import JsonTree
@@ -61,8 +62,9 @@ COLUMNS = [
     Column("Actor", lambda a: a.actor, width=160),
     Column("Action", lambda a: a.action, width=190),
     Column("Entity", lambda a: f"{a.entity_kind} {a.entity_id}", width=220),
-    Column("Reason", lambda a: a.reason or "", tip=lambda a: a.reason or "", width=200),
-    Column("Change", change_text, tip=change_text, width=300),
+    Column("Reason", lambda a: a.reason or "", tip=lambda a: plain_tip(a.reason or ""),
+           width=200),
+    Column("Change", change_text, tip=lambda a: plain_tip(change_text(a)), width=300),
 ]
 
 

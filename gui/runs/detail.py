@@ -41,6 +41,7 @@ from .integrity import IntegrityPane
 from .model import duration
 from .pending import PendingPane
 from .status import status_icon, words
+from .summary import plain_tip
 
 HEADER_MS = 200
 FACTS_MS = 1000
@@ -164,6 +165,7 @@ class RunDetail(QWidget):
         split.setSizes([self.timeline.preferred_height(), 600])
         split.setChildrenCollapsible(False)
         self.splitter = split
+        self._split_moved = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
@@ -174,6 +176,8 @@ class RunDetail(QWidget):
 
     def _connect(self) -> None:
         self.back_button.clicked.connect(self.back)
+        self.splitter.splitterMoved.connect(self._on_split_moved)
+        self.timeline.view.shaped.connect(self._fit_timeline)
         self.show_end.clicked.connect(self.show_last_event)
         self.parent_button.clicked.connect(self._open_parent)
         self.cancel_button.clicked.connect(self.request_cancel)
@@ -286,7 +290,7 @@ class RunDetail(QWidget):
         self.status_icon.setPixmap(status_icon(run.status.value, 18).pixmap(18, 18))
         self.status_text.setText(words(run.status.value))
         self.title.setText(fmt.bounded(run.title, 200))
-        self.title.setToolTip(f"{run.title}\n{run.id}")
+        self.title.setToolTip(plain_tip(f"{run.title}\n{run.id}"))
         self.facts_label.setText(facts_line(run) + f" · {run.id}")
         ending = ending_line(run)
         self.ending.setText(ending)
@@ -301,6 +305,19 @@ class RunDetail(QWidget):
             "The run has ended" if run.status.terminal else
             "Cancel was already requested" if run.cancel_requested else
             "Ask the agent to stop; it finishes the cancel itself")
+
+    @Slot()
+    def _on_split_moved(self) -> None:
+        self._split_moved = True
+
+    @Slot()
+    def _fit_timeline(self) -> None:
+        """Give the visual timeline the height its lanes need (until the operator chose)."""
+        if self._split_moved:
+            return
+        total = sum(self.splitter.sizes())
+        want = min(self.timeline.preferred_height(), total // 2)
+        self.splitter.setSizes([want, max(total - want, 0)])
 
     # ------------------------------------------------------------ moving around
     @Slot(int)

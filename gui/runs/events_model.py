@@ -32,14 +32,19 @@ from proctor.core.models import RunEvent
 
 from ..tasks import TaskRunner
 from ..widgets import fmt
-from .summary import event_summary
+from .summary import event_summary, plain_tip
 
 BLOCK = 200
 CACHE_BLOCKS = 48
 IN_FLIGHT = 2
 MAX_WANTED = 6
-EVENT_ROLE = Qt.ItemDataRole.UserRole + 1
-SEQUENCE_ROLE = Qt.ItemDataRole.UserRole + 2
+EVENT_ROLE = int(Qt.ItemDataRole.UserRole) + 1
+SEQUENCE_ROLE = int(Qt.ItemDataRole.UserRole) + 2
+DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+ALIGN = int(Qt.ItemDataRole.TextAlignmentRole)
+ACCESSIBLE = int(Qt.ItemDataRole.AccessibleTextRole)
+SERVED = frozenset({DISPLAY, ALIGN, ACCESSIBLE, int(Qt.ItemDataRole.ToolTipRole), EVENT_ROLE,
+                    SEQUENCE_ROLE})
 HEADERS = ("#", "Time", "Type", "Summary", "Actor", "Attempt")
 COL_SEQ, COL_TIME, COL_TYPE, COL_SUMMARY, COL_ACTOR, COL_ATTEMPT = range(6)
 Index = QModelIndex | QPersistentModelIndex
@@ -274,32 +279,33 @@ class EventBlockModel(QAbstractTableModel):
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(HEADERS)
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < self._count:
+    def data(self, index: Index, role: int = DISPLAY) -> Any:
+        """Painting asks ~7 roles per cell; the ones not served return at the first line,
+        and the texts of loaded rows were made on the worker (a lookup here)."""
+        if role not in SERVED:
             return None
         row, col = index.row(), index.column()
+        if not 0 <= row < self._count or not index.isValid():
+            return None
+        if role == ALIGN:
+            return RIGHT if col in (COL_SEQ, COL_ATTEMPT) else None
         if role == SEQUENCE_ROLE:
             return self.sequence_at(row)
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return RIGHT if col in (COL_SEQ, COL_ATTEMPT) else None
-        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, EVENT_ROLE,
-                        Qt.ItemDataRole.AccessibleTextRole):
-            return None
         event = self.event_at(row)
         if event is None:
-            if role == Qt.ItemDataRole.DisplayRole:
+            if role == DISPLAY:
                 return str(self.sequence_at(row)) if col == COL_SEQ else "…"
             return None
         texts = self._blocks[row // BLOCK].texts[row % BLOCK]
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == DISPLAY:
             return texts[col]
         if role == EVENT_ROLE:
             return event
-        if role == Qt.ItemDataRole.AccessibleTextRole:
+        if role == ACCESSIBLE:
             return f"Event {event.sequence}, {texts[COL_TYPE]}: {texts[COL_SUMMARY]}"
         if col == COL_TIME:
             return precise_clock(event.created_at)
-        return texts[-1] if col == COL_SUMMARY else None
+        return plain_tip(texts[-1]) if col == COL_SUMMARY else None
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -309,9 +315,10 @@ class EventBlockModel(QAbstractTableModel):
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return ROW_FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
+
+
+ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
 @dataclass(frozen=True)

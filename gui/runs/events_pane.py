@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -94,6 +95,8 @@ class EventDetail(QWidget):
         super().__init__(parent)
         self.shown: RunEvent | None = None
         self.facts = plain_label(parent=self, name="Muted")
+        self.facts.setWordWrap(False)  # four short lines; a wrapped label can lose its height
+        self.facts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.facts.setAccessibleName("Event facts")
         self.tree = JsonTree("Payload", self)
         self.raw = QPlainTextEdit(self)
@@ -107,12 +110,10 @@ class EventDetail(QWidget):
         self.copy_event = QPushButton("Copy event as JSON", self)
         self.copy_event.setAccessibleName("Copy the whole event as JSON")
         self.copy_event.clicked.connect(self.copy_all)
-        row = QHBoxLayout()
-        row.addWidget(self.facts, 1)
-        row.addWidget(self.copy_event)
+        self.tabs.setCornerWidget(self.copy_event, Qt.Corner.TopRightCorner)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
-        layout.addLayout(row)
+        layout.addWidget(self.facts)
         layout.addWidget(self.tabs, 1)
         self.show_event(None)
 
@@ -126,10 +127,10 @@ class EventDetail(QWidget):
             self.raw.setPlainText("")
             return
         self.facts.setText(
-            f"#{event.sequence} · {fmt.bounded(event.type, 100)} · "
+            f"#{event.sequence} · {fmt.bounded(event.type, 100)}\n"
             f"{precise_clock(event.created_at)} · {fmt.bounded(event.actor, 80)} · "
             f"attempt {event.attempt} · run version {event.run_version}\n"
-            f"digest {event.digest[:16]}… · previous {event.prev_digest[:16]}… · {event.id}")
+            f"digest {event.digest[:16]}… · previous {event.prev_digest[:16]}…\n{event.id}")
         self.tree.set_value(event.payload)
         text = fmt.pretty_json(event.payload)
         self.raw.setPlainText(text if len(text) <= RAW_MAX else
@@ -194,6 +195,7 @@ class EventsPane(QWidget):
         self.follow.setAccessibleName("Follow new events as they arrive")
         self.note = plain_label(parent=self, name="Muted", selectable=False)
         self.note.setWordWrap(False)
+        self.note.hide()
 
     def _build(self) -> None:
         tools = QHBoxLayout()
@@ -231,6 +233,11 @@ class EventsPane(QWidget):
         self.model.shaped.connect(self._on_shaped)
         self.model.failed.connect(self.failed)
 
+    def set_note(self, text: str) -> None:
+        """One line under the tools: what a filter, jump or search found."""
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
+
     # ------------------------------------------------------------ showing a run
     def set_run(self, run: Run, tail: tuple[int, list[RunEvent]] | None = None) -> None:
         """Show ``run`` from its newest events (``tail``: the last block, already read);
@@ -244,7 +251,7 @@ class EventsPane(QWidget):
             self.type_filter.addItem("All event types", None)
             self.type_filter.blockSignals(False)
             self.find_box.clear()
-            self.note.clear()
+            self.set_note("")
             self.detail.show_event(None)
             self.follow.setChecked(not run.status.terminal)
             self._pending_sequence = None
@@ -312,7 +319,7 @@ class EventsPane(QWidget):
         shown = "" if self._types is None else \
             f"{count:,} events of {', '.join(self._types[:3])}" \
             + ("…" if len(self._types) > 3 else "")
-        self.note.setText(shown)
+        self.set_note(shown)
         if self._pending_sequence is not None:
             sequence, self._pending_sequence = self._pending_sequence, None
             self.select_sequence(sequence, exact=False)
@@ -383,7 +390,7 @@ class EventsPane(QWidget):
 
     def _on_found_time(self, sequence: int | None) -> None:
         if sequence is not None:
-            self.note.setText(f"First event at or after that time: #{sequence}")
+            self.set_note(f"First event at or after that time: #{sequence}")
             self.select_sequence(sequence)
 
     @Slot()
@@ -419,9 +426,9 @@ class EventsPane(QWidget):
         sequence, wrapped = result
         text = fmt.bounded(self.find_box.text(), 60)
         if sequence is None:
-            self.note.setText(f"No event contains “{text}”.")
+            self.set_note(f"No event contains “{text}”.")
             return
-        self.note.setText(f"“{text}” found in #{sequence}" + (" (wrapped around)"
+        self.set_note(f"“{text}” found in #{sequence}" + (" (wrapped around)"
                                                               if wrapped else ""))
         self.select_sequence(sequence)
 

@@ -46,6 +46,7 @@ from ..widgets import fmt
 from ..widgets.json_tree import JsonTree
 from ..widgets.paged_model import Column
 from .status import status_icon, words
+from .summary import plain_tip
 
 Index = QModelIndex | QPersistentModelIndex
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -126,7 +127,7 @@ class RowsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return fmt.bounded(column.text(row.item), 200)
         if role == Qt.ItemDataRole.ToolTipRole and column.tip:
-            return fmt.bounded(column.tip(row.item), 1000)
+            return plain_tip(column.tip(row.item))
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(column.align.value)
         if role == Qt.ItemDataRole.DecorationRole and index.column() == 0 and row.status:

@@ -23,7 +23,7 @@ from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.paged_model import Column, PagedModel
 from .status import status_icon, words
-from .summary import event_summary
+from .summary import event_summary, plain_tip
 
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 Index = QModelIndex | QPersistentModelIndex
@@ -40,10 +40,11 @@ def open_text(run: Run) -> str:
 
 RUN_COLUMNS = [
     Column("Status", lambda r: words(r.status.value), width=150,
-           tip=lambda r: f"{words(r.status.value)}"
-           + (f"\nerror: {fmt.bounded(r.error, 400)}" if r.error else "")
-           + ("\ncancel requested" if r.cancel_requested else "")),
-    Column("Title", lambda r: r.title, tip=lambda r: f"{r.title}\n{r.id}", width=300),
+           tip=lambda r: plain_tip(f"{words(r.status.value)}"
+                                   + (f" · error: {fmt.bounded(r.error, 400)}" if r.error else "")
+                                   + (" · cancel requested" if r.cancel_requested else ""))),
+    Column("Title", lambda r: r.title, tip=lambda r: plain_tip(f"{r.title} · {r.id}"),
+           width=300),
     Column("Agent", lambda r: r.agent, width=120),
     Column("Project", lambda r: f"{r.project}/{r.space}", width=150),
     Column("Started", lambda r: fmt.clock(r.created_at), align=RIGHT, width=128),

@@ -37,6 +37,7 @@ from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.icons import kind_icon
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar
+from .summary import plain_tip
 
 ACTION_IDS = ("inbox.approve", "inbox.deny", "inbox.snooze", "inbox.effect_committed",
               "inbox.effect_failed")
@@ -180,7 +181,7 @@ class PendingPane(QWidget):
                                 f"{KIND_TITLES.get(item.kind.value, item.kind.value)}: "
                                 f"{fmt.bounded(item.summary, 160)}")
             row.setData(item, ITEM_ROLE)
-            row.setToolTip(fmt.bounded(item.summary, 600))
+            row.setToolTip(plain_tip(fmt.bounded(item.summary, 600)))
             row.setEditable(False)
             self.items.appendRow(row)
         self.empty.setVisible(not items)

@@ -11,6 +11,15 @@ from ..widgets import fmt
 MAX_PAIRS = 4
 
 
+def plain_tip(text: str, limit: int = 1000) -> str:
+    """A tooltip that shows ``text`` literally. Qt renders a tooltip as rich text when it
+    looks like markup, so agent text is escaped and wrapped (never interpreted)."""
+    import html
+
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>" if text else ""
+
+
 def _get(payload: Any, *keys: str) -> str:
     if not isinstance(payload, dict):
         return ""

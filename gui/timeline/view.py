@@ -42,7 +42,7 @@ from ..runs.status import color, words
 from ..widgets import fmt
 from .layout import LANES, Placed, pack, tick_label, tick_step, ticks
 
-LABEL_W = 92
+LABEL_W = 124
 AXIS_H = 22
 ROW_H = 18
 ROW_GAP = 4
@@ -119,6 +119,7 @@ class TimelineView(QGraphicsView):
         span_clicked(object): a bar was clicked (its Span).
         time_clicked(float): the event lane (or empty space) was clicked at this time.
         hovered(object): the Span under the mouse, or None.
+        shaped(): a new run's lanes are laid out (its content height is known).
         visible_range(float, float, int): the visible time range settled (start, end,
             how many density buckets fit); the owner may re-read the event density.
     """
@@ -127,6 +128,7 @@ class TimelineView(QGraphicsView):
     time_clicked = Signal(float)
     hovered = Signal(object)
     visible_range = Signal(float, float, int)
+    shaped = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -186,6 +188,8 @@ class TimelineView(QGraphicsView):
             self.relayout()
             self.horizontalScrollBar().setValue(keep_scroll)
         self._settle.start()
+        if not same:
+            self.shaped.emit()
 
     def set_density(self, start: float, end: float, counts: list[int]) -> None:
         self._density = (start, end, counts)
@@ -416,15 +420,17 @@ class TimelineView(QGraphicsView):
         painter.fillRect(QRectF(0, AXIS_H, LABEL_W, height), pal.color(QPalette.ColorRole.Window))
         painter.setPen(pal.color(QPalette.ColorRole.Mid))
         painter.drawLine(QPointF(LABEL_W - 0.5, 0), QPointF(LABEL_W - 0.5, height))
-        painter.setPen(pal.color(QPalette.ColorRole.WindowText))
-        titles = [title if self.rows[n] else f"{title}: none"
-                  for n, (_name, title) in enumerate(LANES)] + ["Events"]
+        titles = [title for _name, title in LANES] + ["Events"]
         for lane, title in enumerate(titles):
+            empty = lane < len(LANES) and not self.rows[lane]
+            painter.setPen(pal.color(QPalette.ColorRole.PlaceholderText if empty
+                                     else QPalette.ColorRole.WindowText))
             top = self._vy(self.lane_top(lane))
             bottom = self._vy(self.lane_top(lane + 1) if lane < len(LANES)
                               else self.content_height())
             painter.drawText(QRectF(8, top, LABEL_W - 12, bottom - top),
-                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                             f"{title} (none)" if empty else title)
 
     def accessible_items(self) -> list[str]:
         """Every bar described in words (for screen readers and tests)."""

@@ -81,13 +81,32 @@ def floor_seconds(path: Path, statements: list[tuple[str, object]]) -> float:
 
 
 def wait(app, cond: Callable[[], bool], timeout: float = 120.0) -> None:  # noqa: ANN001
-    from PySide6.QtCore import QEventLoop
+    """Run the event loop until ``cond()`` holds, checking every millisecond. The loop
+    sleeps in Qt between checks (the GIL is free for the task runner's threads), as the
+    desk's own event loop does; a busy Python loop here would slow the workers down."""
+    from PySide6.QtCore import QEventLoop, QTimer
 
+    if cond():
+        return
+    loop = QEventLoop()
     deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the desk did not get there in time")
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 5)
+    failed = []
+
+    def check() -> None:
+        if cond():
+            loop.quit()
+        elif time.monotonic() > deadline:
+            failed.append(True)
+            loop.quit()
+
+    timer = QTimer()
+    timer.setInterval(1)
+    timer.timeout.connect(check)
+    timer.start()
+    loop.exec()
+    timer.stop()
+    if failed:
+        raise TimeoutError("the desk did not get there in time")
 
 
 def visible_rows_loaded(pane) -> bool:  # noqa: ANN001 - an EventsPane
@@ -236,26 +255,130 @@ def measure(app, window, recorder, path: Path, name: str,  # noqa: ANN001
     return name, statistics.median(desk), statistics.median(floor), count
 
 
+class Clock:
+    def __init__(self, start: float) -> None:
+        self.t = start
+
+    def __call__(self) -> float:
+        return self.t
+
+    def at(self, offset: float, base: float) -> None:
+        self.t = base + offset
+
+
+def scenario_run(path: Path) -> str:
+    """A refund run with every lane busy: a retried attempt, overlapping tool calls, a
+    denied and an approved approval, an effect left ambiguous, an open question."""
+    import contextlib
+
+    from proctor.core import Actor, Journal, errors
+
+    base = time.time() - 180
+    clock = Clock(base)
+    agent = Journal.open(path, actor=Actor.agent("billing-bot"), clock=clock)
+    person = Journal.open(path, actor=Actor.operator("alice"), clock=clock)
+    try:
+        run = agent.runs.start("billing-service", "Refund order #4411 and tell the customer",
+                               space="prod", agent="billing-bot")
+        for n in range(0, 170, 2):
+            clock.at(n + 0.5, base)
+            agent.runs.append_events(run.id, [("model.request", {"step": n}),
+                                              ("log", {"message": f"thinking, step {n}"})])
+        clock.at(5, base)
+        look = agent.runs.record_tool_call(run.id, "orders.lookup", {"order": 4411})
+        clock.at(9, base)
+        agent.runs.finish_tool_call(look.id, "succeeded", result={"total": 120.0})
+        clock.at(12, base)
+        pay = agent.runs.record_tool_call(run.id, "payments.refund", {"amount": 1200},
+                                          safety_class="financial")
+        clock.at(13, base)
+        first = agent.approvals.request(run.id, {"tool": "payments.refund", "amount": 1200},
+                                        reason="Refund the order", safety_class="financial",
+                                        tool_call_id=pay.id)
+        clock.at(40, base)
+        person.approvals.decide(first.id, False, expected_version=1,
+                                reason="1200 is ten times the order total")
+        clock.at(41, base)
+        agent.runs.finish_tool_call(pay.id, "failed", error="denied")
+        clock.at(46, base)
+        agent.runs.start_attempt(run.id, "retry with the order total")
+        clock.at(50, base)
+        pay = agent.runs.record_tool_call(run.id, "payments.refund", {"amount": 120},
+                                          safety_class="financial")
+        clock.at(52, base)
+        second = agent.approvals.request(run.id, {"tool": "payments.refund", "amount": 120},
+                                         reason="Refund the order total",
+                                         safety_class="financial", tool_call_id=pay.id)
+        clock.at(60, base)
+        mail = agent.runs.record_tool_call(run.id, "email.draft", {"to": "customer"})
+        clock.at(70, base)
+        person.approvals.decide(second.id, True, expected_version=1, reason="matches")
+        clock.at(71, base)
+        key = f"refund:4411:{run.id[-6:]}"
+        agent.approvals.consume_and_reserve(second.id, second.action_digest, key,
+                                            owner="w", lease_seconds=20)
+        clock.at(72, base)
+        agent.effects.begin(key, owner="w")
+        clock.at(78, base)
+        agent.runs.finish_tool_call(mail.id, "succeeded", result={"draft": "d-1"})
+        clock.at(100, base)
+        with contextlib.suppress(errors.ProctorError):
+            agent.effects.mark_ambiguous(key, "gateway timed out", owner="w")
+        clock.at(101, base)
+        agent.runs.finish_tool_call(pay.id, "outcome_unknown", error="gateway timed out")
+        clock.at(110, base)
+        agent.interactions.ask(run.id, "question", "Did the customer get the refund? The "
+                               "gateway timed out after the charge was sent.")
+        clock.at(170, base)
+        agent.runs.append_event(run.id, "log", {"message": "waiting for a person"})
+        return run.id
+    finally:
+        agent.close()
+        person.close()
+
+
 def shots(app, window, folder: Path) -> None:  # noqa: ANN001
-    """Screenshots of the run detail and the visual timeline (a run with tool calls)."""
+    """Screenshots: the run list, a failed run's detail, the visual timeline of a run with
+    every lane busy (``scenario_run``)."""
     folder.mkdir(parents=True, exist_ok=True)
     from proctor.core import timeline
 
     journal = window.journal.unguarded
-    candidates = journal.runs.list(status=["failed"], limit=200).items
+    candidates = journal.runs.list(status=["failed"], limit=300).items
     if not candidates:
         return
-    run = max(candidates, key=lambda r: (len(timeline.timeline(journal, r.id).spans),
-                                         r.last_sequence))
+
+    def variety(run_id: str) -> tuple[int, int]:
+        spans = timeline.timeline(journal, run_id).spans
+        return len({s.lane for s in spans}), len(spans)
+
+    run = max(candidates, key=lambda r: variety(r.id))
+    window.go("runs")
+    window.runs.show_list()
+    window.runs.list.apply_query()
+    wait(app, lambda: window.runs.model.has_loaded and not window.runs.model.is_loading())
+    settle(app, window)
+    window.grab().save(str(folder / "runs.png"))
     window.show_run(run.id)
     detail = window.runs.detail
     wait(app, lambda: detail.facts is not None and detail.run is not None)
     settle(app, window)
     detail.show_last_event()
     wait(app, lambda: detail.events_pane.detail.shown is not None)
+    wait(app, lambda: detail.timeline.view._density is not None)
     settle(app, window)
     window.grab().save(str(folder / "run-detail.png"))
-    detail.timeline.view.zoom(1.0)
+    story = scenario_run(Path(str(window.journal.path)))
+    window.show_run(story)
+    wait(app, lambda: detail.facts is not None and detail.run is not None
+         and detail.run.id == story)
+    view = detail.timeline.view
+    wait(app, lambda: view.timeline is not None and view.timeline.run_id == story
+         and view._density is not None)
+    settle(app, window)
+    ambiguous = next(b for b in view.bars if b.span.lane == "effect")
+    view.set_hovered(ambiguous.span)
+    detail.timeline.resize(1200, detail.timeline.preferred_height())
     detail.timeline.grab().save(str(folder / "visual-timeline.png"))
     print(f"screenshots in {folder}")
 
@@ -269,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--shots", type=Path, help="also save screenshots into this folder")
     p.add_argument("--reuse", action="store_true", help="reuse --work if it exists")
+    p.add_argument("--no-figures", action="store_true", help="only the screenshots")
     args = p.parse_args(argv)
     if not (args.reuse and args.work.exists()):
         if not args.journal.exists():
@@ -280,6 +404,12 @@ def main(argv: list[str] | None = None) -> int:
     recorder = Recorder(journal._reader)
     counts = journal.runs.count()
     print(f"journal: {counts:,} runs; run {BIG}: {N_EVENTS:,} events", flush=True)
+    if args.no_figures:
+        shots(app, window, args.shots or Path("docs/screenshots"))
+        window.close()
+        runner.shutdown()
+        journal.close()
+        return 0
     rows = [
         measure(app, window, recorder, args.work, "runs page first paint", runs_first_paint,
                 args.repeat),

@@ -16,7 +16,7 @@ from proctor.gui.tasks import TaskRunner
 from proctor.gui.widgets.paged_model import ITEM_ROLE
 
 from .conftest import WAIT_MS
-from .data import agent
+from .data import HOSTILE_ARGS, HOSTILE_REASON, agent
 from .test_models import guarded, loaded
 
 
@@ -172,3 +172,26 @@ def test_runs_model_passes_the_model_tester(qtbot, qtmodeltester, populated):
     loaded(qtbot, model)
     qtmodeltester.check(model)
     runner.shutdown()
+
+
+def test_agent_text_is_never_markup(qtbot, journal_path, open_desk):
+    with agent(journal_path, "mallory") as a:
+        run = a.runs.start("shop", HOSTILE_REASON, agent="mallory")
+        a.runs.append_event(run.id, "note", HOSTILE_ARGS)
+        a.runs.fail(run.id, HOSTILE_REASON)
+    window = open_desk(journal_path)
+    page = runs_page(qtbot, window)
+    tip = page.model.index(page.model.row_of(run.id), 1).data(Qt.ItemDataRole.ToolTipRole)
+    assert "&lt;b&gt;bold&lt;/b&gt;" in tip and "<b>" not in tip
+    page.show_run(run.id)
+    detail = page.detail
+    qtbot.waitUntil(lambda: detail.run is not None and detail.run.id == run.id,
+                    timeout=WAIT_MS)
+    for label in (detail.title, detail.ending, detail.facts_label):
+        assert label.textFormat() == Qt.TextFormat.PlainText
+    assert detail.title.text() == HOSTILE_REASON
+    model = detail.events
+    qtbot.waitUntil(lambda: model.is_loaded(1), timeout=WAIT_MS)
+    summary_tip = model.index(1, 3).data(Qt.ItemDataRole.ToolTipRole)
+    assert "&lt;img" in summary_tip and "<img" not in summary_tip
+    assert "<b>/etc/passwd</b>" in model.index(1, 3).data()  # shown as the characters
