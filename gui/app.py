@@ -182,12 +182,12 @@ def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None 
     When another desk already has ``path`` open, that window is brought to the front
     and this returns 0 at once (unless ``single_instance`` is False).
     """
-    setup_logging(console_level=logging.DEBUG if debug_mode() else logging.WARNING)
     app = make_app()
     if single_instance and focus_running(path):
         print(f"{path} is already open in a desk; brought that window to the front.",
               file=sys.stderr)
         return 0
+    setup_logging(console_level=logging.DEBUG if debug_mode() else logging.WARNING)
     settings = DeskSettings()
     theme = Theme(app, ThemeMode(settings.theme))
     desk = DeskApp(app, settings, theme, strict=debug_mode())
