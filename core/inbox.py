@@ -126,6 +126,16 @@ class Inbox:
             if len(rows) > limit and items else None
         return Page[InboxItem](items=items, next_cursor=cursor)
 
+    def pick(self, f: InboxFilter | None, ids: list[str]) -> list[InboxItem]:
+        """Those of ``ids`` that are in the inbox under ``f`` now (unordered): a live view
+        re-reads just the items a change touched instead of a whole page."""
+        if not ids:
+            return []
+        u, conds = self._union(f or InboxFilter(), self.j.now())
+        stmt = select(u).where(*conds, u.c.id.in_(sorted(set(ids))))
+        rows = self.j.read(lambda c: c.execute(stmt).all())
+        return [self._item(r) for r in rows]
+
     @staticmethod
     def _item(r: Any) -> InboxItem:
         return InboxItem(

@@ -51,7 +51,13 @@ class Counts(QObject):
         self._again = False
 
     def on_changes(self, cs: ChangeSet) -> None:
-        if cs.kinds() & KINDS and not self._timer.isActive():
+        if cs.kinds() & KINDS:
+            self.schedule()
+
+    @Slot()
+    def schedule(self) -> None:
+        """Read the counts soon (at most once per THROTTLE_MS)."""
+        if not self._timer.isActive():
             self._timer.start()
 
     @Slot()

@@ -166,7 +166,7 @@ class MainWindow(QMainWindow):
         runner.store_succeeded.connect(self._on_store_ok)
         self.sidebar.page_chosen.connect(self.go)
         self.counts.counted.connect(self._on_counts)
-        self.inbox.counts_stale.connect(self.counts.read)
+        self.inbox.counts_stale.connect(self.counts.schedule)
         self.inbox.arrived.connect(self.notifier.notify)
         self.inbox.open_run.connect(self.show_run)
         self.audit.open_run.connect(self.show_run)

@@ -204,11 +204,11 @@ class InboxCommands(QObject):
         if widget is not None and hasattr(widget, "forget_draft"):
             widget.forget_draft(item_id)
         status = getattr(result, "status", "")
-        self.page.message.show_message(f"{getattr(status, 'value', status) or 'Done'}: "
-                                       f"{self._label(result)}", Level.SUCCESS)
+        done = str(getattr(status, "value", status) or "done").capitalize()
+        self.page.message.show_message(f"{done}: {self._label(result)}", Level.SUCCESS)
         if widget is not None and widget.item is not None and item_key(widget.item) == key:
             widget.message.clear()
-        self.page.model.refresh()
+        self.page.model.patch({key})
 
     def _on_refused(self, key: str, exc: BaseException) -> None:
         widget = self.page.detail.current()
@@ -220,7 +220,8 @@ class InboxCommands(QObject):
             on_action=partial(self.decider.retry, key) if retry else None)
         if shown and widget is not None:
             widget.reload()
-        self.page.model.refresh()
+        if key:
+            self.page.model.patch({key})
 
     def _on_bulk_done(self, results: list[BulkResult], approve: bool) -> None:
         ok = [r for r in results if r.ok]
@@ -232,7 +233,7 @@ class InboxCommands(QObject):
             text += f" {len(bad)} refused: " + "; ".join(r.error or "" for r in bad[:3])
         self.page.message.show_message(text, Level.WARNING if bad else Level.SUCCESS)
         self.page.clear_selection()
-        self.page.model.refresh()
+        self.page.model.patch({f"approval:{r.id}" for r in results})
 
     def _on_snoozed(self, ok: list[str], failed: list) -> None:
         self.page.decided.update(ok)
@@ -242,7 +243,7 @@ class InboxCommands(QObject):
             text += f" {len(failed)} refused: {failed[0][1]}"
         self.page.message.show_message(text, Level.WARNING if failed else Level.SUCCESS)
         self.page.clear_selection()
-        self.page.model.refresh()
+        self.page.model.patch(set(ok) | {key for key, _exc in failed})
 
     # ------------------------------------------------------------ helpers
     def _approvals(self) -> list[InboxItem]:

@@ -74,7 +74,8 @@ class InboxModel(PagedModel):
         self.filter = f
         inbox = journal.inbox
         self.set_query(lambda cursor, limit: inbox.list(f, cursor=cursor, limit=limit),
-                       descending=f.newest_first)
+                       descending=f.newest_first,
+                       pick=lambda keys: inbox.pick(f, [k.split(":", 1)[1] for k in keys]))
 
     def extra_data(self, item: InboxItem, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DecorationRole and column == COL_KIND:

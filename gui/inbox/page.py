@@ -30,12 +30,21 @@ from ..widgets.message_bar import Level, MessageBar
 from .decide import Decider
 from .detail import DetailContext, DetailPane
 from .filters import FilterBar
-from .kinds import CHANGE_KIND, DETAIL_WIDGETS, INBOX_CHANGE_KINDS
+from .kinds import CHANGE_KIND, DETAIL_WIDGETS
 from .model import COL_AGE, COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
 
 TICK_MS = 1000
 SWEEP_EVERY_S = 3.0
 FACETS_AFTER_MS = 1000
+PATCH_MAX = 200  # more changed items than this: reload the page instead
+RESYNC_MS = 15_000  # a full reload now and then: snoozed items wake up without a change
+
+
+def inbox_keys(cs: ChangeSet) -> set[str]:
+    """Model keys (kind:id) of the inbox items a change set touched."""
+    kinds = {entity: kind for kind, entity in CHANGE_KIND.items()}
+    return {f"{kinds[c.entity_kind].value}:{c.entity_id}" for c in cs.changes
+            if c.entity_kind in kinds}
 Flag = QItemSelectionModel.SelectionFlag
 
 
@@ -102,6 +111,8 @@ class InboxPage(QWidget):
         self._last_sweep = 0.0
         self._tick = QTimer(self)
         self._tick.setInterval(TICK_MS)
+        self._resync = QTimer(self)
+        self._resync.setInterval(RESYNC_MS)
         self._build()
         self._connect()
 
@@ -133,6 +144,7 @@ class InboxPage(QWidget):
         self.model.failed.connect(self._on_model_failed)
         self.detail.open_run.connect(self.open_run)
         self._tick.timeout.connect(self._on_tick)
+        self._resync.timeout.connect(self.model.refresh)
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -140,17 +152,22 @@ class InboxPage(QWidget):
         self.model.show(self.journal, self.filters.value())
         self._load_facets()
         self._tick.start()
+        self._resync.start()
 
     def stop(self) -> None:
         """The window closes: no more ticks, sweeps or facet reads."""
         self._tick.stop()
+        self._resync.stop()
         self._facets_timer.stop()
 
     def on_changes(self, cs: ChangeSet) -> None:
         """The watcher saw commits: refresh the list and the detail if they are concerned."""
-        kinds = cs.kinds()
-        if kinds & INBOX_CHANGE_KINDS:
-            self.model.refresh()
+        keys = inbox_keys(cs)
+        if keys:
+            if len(keys) > PATCH_MAX:
+                self.model.refresh()
+            else:
+                self.model.patch(keys)
             if not self._facets_timer.isActive():
                 self._facets_timer.start()
             self.counts_stale.emit()

@@ -2,7 +2,9 @@
 
 Pages are fetched on the task runner (``fetchMore`` is asynchronous). A refresh reloads
 the rows already shown and applies the difference row by row (remove, reorder, insert,
-dataChanged), so the view keeps its selection, current row and scroll position.
+dataChanged), so the view keeps its selection, current row and scroll position. A patch
+re-reads only the rows a change named (``set_query(..., pick=...)``), which costs the same
+whatever the number of rows shown.
 Sorting and filtering happen in the core query, never in a proxy model.
 """
 
@@ -32,6 +34,7 @@ KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 2
 
 Fetch = Callable[[str | None, int], Page]
+Pick = Callable[[set[str]], list[Any]]  # keys -> those rows that belong in the result now
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -76,14 +79,20 @@ class PagedModel(QAbstractTableModel):
         self._generation = 0
         self._loading = False
         self._refresh_queued = False
+        self._pick: Pick | None = None
+        self._patch_keys: set[str] = set()
         self.has_loaded = False
         self.applying = False  # True while a refresh's row changes are being signalled
 
     # ------------------------------------------------------------ query
-    def set_query(self, fetch: Fetch, *, descending: bool = True) -> None:
-        """Show the result of ``fetch(cursor, limit)``; drops rows of the previous query."""
+    def set_query(self, fetch: Fetch, *, descending: bool = True,
+                  pick: Pick | None = None) -> None:
+        """Show the result of ``fetch(cursor, limit)``; drops rows of the previous query.
+        ``pick(keys)`` (optional) returns those of ``keys`` that belong in the result now."""
         self._generation += 1
         self._fetch = fetch
+        self._pick = pick
+        self._patch_keys = set()
         self._descending = descending
         self.has_loaded = False
         self.beginResetModel()
@@ -100,6 +109,42 @@ class PagedModel(QAbstractTableModel):
             self._refresh_queued = True
             return
         self._load(None, min(max(PAGE, len(self._rows)), REFRESH_CAP), self._on_refresh)
+
+    def patch(self, keys: set[str]) -> None:
+        """Re-read just the rows with ``keys`` (changed, new or gone); a full refresh when the
+        model cannot pick rows. Coalesced with whatever is in flight."""
+        if self._fetch is None:
+            return
+        if self._pick is None:
+            if keys:
+                self.refresh()
+            return
+        self._patch_keys |= keys
+        if not self._patch_keys or self._loading:
+            return  # nothing to do, or applied after the load in flight (see _finish)
+        keys, self._patch_keys = self._patch_keys, set()
+        pick, generation = self._pick, self._generation
+        self._set_loading(True)
+        self._runner.run(lambda: (generation, keys, pick(keys)), on_done=self._on_patch,
+                         on_error=self._on_error, owner=self)
+
+    def _on_patch(self, result: tuple[int, set[str], list[Any]]) -> None:
+        generation, keys, items = result
+        if generation != self._generation:
+            return
+        present = {self._key(i): i for i in items if self._key(i) in keys}
+        rows = [r for r in self._rows if self._key(r) not in keys]
+        last = self._order(self._rows[-1]) if self._rows else None
+        rows += [i for i in present.values()  # rows past the loaded ones come with fetchMore
+                 if self._cursor is None or last is None or not self._beyond(self._order(i), last)]
+        rows.sort(key=self._order, reverse=self._descending)
+        removed, inserted = self.apply_rows(rows)
+        self._finish()
+        if removed:
+            self.vanished.emit(removed)
+        if inserted:
+            self.arrived.emit(inserted)
+        self.loaded.emit()
 
     def _load(self, cursor: str | None, limit: int, done: Callable[[int, Page], None]) -> None:
         fetch, generation = self._fetch, self._generation
@@ -118,11 +163,15 @@ class PagedModel(QAbstractTableModel):
         self._set_loading(False)
         if self._refresh_queued:
             self._refresh_queued = False
+            self._patch_keys = set()  # a full refresh covers them
             self.refresh()
+        elif self._patch_keys:
+            self.patch(set())
 
     def _on_error(self, exc: BaseException) -> None:
         self._set_loading(False)
         self._refresh_queued = False
+        self._patch_keys = set()
         self.failed.emit(exc)
 
     def _on_first_page(self, generation: int, page: Page) -> None:

@@ -148,3 +148,14 @@ def test_items_without_a_run_are_listed_with_their_own_context(agent, operator):
     assert (memory.run_id, memory.agent, memory.project) == (None, "laptop-sync", "ada")
     assert (effect.run_id, effect.agent) == (None, "mailer@42")
     assert "connection reset" in effect.summary and "editor" in memory.summary
+
+
+def test_pick_rereads_just_the_named_items_under_a_filter(operator, waiting):
+    picked = operator.inbox.pick(None, [waiting["approval"], waiting["effect"], "apr_gone"])
+    assert {(i.kind.value, i.id) for i in picked} == {("approval", waiting["approval"]),
+                                                      ("effect", waiting["effect"])}
+    only_questions = InboxFilter(kinds=frozenset({InboxKind.QUESTION}))
+    assert operator.inbox.pick(only_questions, [waiting["approval"]]) == []
+    operator.approvals.decide(waiting["approval"], False, expected_version=1, reason="no")
+    assert operator.inbox.pick(None, [waiting["approval"]]) == []
+    assert operator.inbox.pick(None, []) == []

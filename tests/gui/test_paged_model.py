@@ -43,3 +43,38 @@ def test_apply_rows_reaches_the_new_list(qtmodeltester, before, after):
     assert set(inserted) == {k for k, _ in after} - {k for k, _ in before}
     for key, pin in pins.items():  # persistent indexes (selection, current) follow their row
         assert pin.row() == model.row_of(key)
+
+
+def test_patch_rereads_only_named_rows(qtbot, qtmodeltester):
+    from proctor.core.models import Page
+
+    truth = {k: Row(k, 0) for k in "bdfh"}  # descending by key: h f d b
+    model = PagedModel(TaskRunner(), [Column("Key", lambda r: r.key)], lambda r: r.key,
+                       lambda r: r.key)
+    qtmodeltester.check(model)
+    picked = []
+
+    def fetch(cursor, limit):  # noqa: ANN001, ANN202 - two pages of two rows
+        rows = sorted(truth.values(), key=lambda r: r.key, reverse=True)
+        start = 0 if cursor is None else int(cursor)
+        more = start + 2 < len(rows)
+        return Page[Row](items=rows[start:start + 2], next_cursor=str(start + 2) if more else None)
+
+    def pick(keys):  # noqa: ANN001, ANN202
+        picked.append(set(keys))
+        return [truth[k] for k in keys if k in truth]
+
+    model.set_query(fetch, descending=True, pick=pick)
+    qtbot.waitUntil(lambda: model.has_loaded and not model.is_loading())
+    assert [r.key for r in model.items()] == ["h", "f"]
+    truth["g"] = Row("g", 0)  # new, inside the loaded range: inserted in order
+    truth["a"] = Row("a", 0)  # new, past the loaded rows: comes with fetchMore, not now
+    truth["f"] = Row("f", 1)  # changed
+    del truth["h"]  # gone
+    model.patch({"g", "a", "f", "h"})
+    qtbot.waitUntil(lambda: not model.is_loading() and bool(picked))
+    assert picked == [{"g", "a", "f", "h"}]
+    assert model.items() == [Row("g", 0), Row("f", 1)]
+    model.fetchMore()
+    qtbot.waitUntil(lambda: not model.is_loading() and model.rowCount() > 2)
+    assert [r.key for r in model.items()][:3] == ["g", "f", "d"]
