@@ -8,7 +8,6 @@ import sqlite3
 from typing import Any
 
 import PySide6
-import sqlalchemy
 from PySide6.QtCore import Qt, qVersion
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -28,10 +27,15 @@ from .widgets.labels import plain_label
 
 
 def proctor_version() -> str:
+    found = library_version("proctor")
+    return proctor.__version__ if found == "unknown" else found
+
+
+def library_version(name: str) -> str:
     try:
-        return importlib.metadata.version("proctor")
-    except importlib.metadata.PackageNotFoundError:  # a bundle without dist-info
-        return proctor.__version__
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def versions(journal: Any | None) -> list[tuple[str, str]]:
@@ -40,7 +44,7 @@ def versions(journal: Any | None) -> list[tuple[str, str]]:
             ("Python", platform.python_version()),
             ("Qt", qVersion()),
             ("PySide6", PySide6.__version__),
-            ("SQLAlchemy", sqlalchemy.__version__),
+            ("SQLAlchemy", library_version("SQLAlchemy")),
             ("SQLite", sqlite3.sqlite_version)]
     if journal is not None:
         rows.append(("Journal schema", str(journal.schema_revision)))

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .about import proctor_version
+from .about import proctor_version, versions
 from .settings import DeskSettings
 from .tasks import TaskRunner
 from .widgets.dialogs import OpenJournalDialog
@@ -176,6 +176,10 @@ def smoke_hook(out: Path, app: QApplication) -> Callable[[object], None]:
             print(f"smoke-test: {inbox.model.rowCount()} inbox rows, icons "
                   f"{'ok' if icons else 'MISSING'}, screenshot {out if saved else 'FAILED'}",
                   flush=True)
+            shown = ("Proctor", "Qt", "PySide6", "SQLAlchemy", "SQLite", "Journal schema")
+            print("versions: " + "; ".join(f"{name} {value}" for name, value
+                                           in versions(window.journal)  # type: ignore[attr-defined]
+                                           if name in shown), flush=True)
             app.exit(0 if saved and icons else 1)
 
         QTimer.singleShot(0, check)

@@ -26,7 +26,7 @@ class ThemeMode(StrEnum):
     DARK = "dark"
 
 
-# Palette colours and the style sheet template ship in proctor.resources (themes/).
+# Palette colours ship in proctor.resources (themes/light.json, themes/dark.json).
 LIGHT = resources.palette("light")
 DARK = resources.palette("dark")
 

@@ -1,4 +1,4 @@
-"""Proctor's files that are not code: icons, theme palettes and style sheets, desktop entry.
+"""Proctor's files that are not code: icons, theme palettes, the desktop entry.
 
 The top-level ``resources/`` folder is the package ``proctor.resources`` (setuptools
 ``package-dir``), so the same lookup works from a source checkout, an installed wheel
@@ -9,7 +9,6 @@ Layout::
     icons/<name>.svg            app, item kinds, pages, statuses, actions (24 px grid)
     icons/app/proctor-<N>.png   the app icon rendered at N = 16 … 512 (packaging/make_icons.py)
     themes/<light|dark>.json    palette colours (role -> #rrggbb)
-    themes/desk.qss             the style sheet template ($name -> palette colour)
     linux/<APP_ID>.desktop      the desktop entry `proctor install-desktop` installs
 """
 

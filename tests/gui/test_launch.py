@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
+from proctor.core.db import SCHEMA_HEAD
 from proctor.gui import launch
 from proctor.gui.launch import WelcomeDialog
 
@@ -70,6 +71,7 @@ def test_smoke_test_opens_the_desk_offscreen_and_saves_a_screenshot(populated, t
                            str(shot)], capture_output=True, text=True, env=env, timeout=180)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("smoke-test: 6 inbox rows, icons ok")
+    assert f"Journal schema {SCHEMA_HEAD}" in done.stdout and "unknown" not in done.stdout
     assert QImage(str(shot)).width() >= 900
     assert "desk started" in (tmp_path / "log" / "desk.log").read_text(encoding="utf-8")
 

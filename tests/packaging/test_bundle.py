@@ -46,7 +46,7 @@ def test_the_bundle_has_both_programs_and_the_resources(bundle):
     assert (bundle / f"proctor{exe}").is_file() and (bundle / f"proctor-desk{exe}").is_file()
     internal = bundle / "_internal"
     assert (internal / "proctor" / "resources" / "icons" / "proctor.svg").is_file()
-    assert (internal / "proctor" / "resources" / "themes" / "desk.qss").is_file()
+    assert (internal / "proctor" / "resources" / "themes" / "dark.json").is_file()
     assert (internal / "proctor" / "core" / "migrations" / "env.py").is_file()
     assert not (internal / "pytest").exists() and not (internal / "hypothesis").exists()
 
@@ -63,6 +63,7 @@ def test_the_bundle_runs_offscreen(bundle, tmp_path, fast_dir):
     shot = ARTIFACTS / "bundle-desk.png"
     done = run([bundle / "proctor-desk", journal, "--smoke-test", shot], env=env, timeout=300)
     assert "icons ok" in done.stdout
+    assert "versions: Proctor 0.1.0; Qt " in done.stdout and "unknown" not in done.stdout
     image = QImage(str(shot))
     assert image.width() >= 900 and image.height() >= 560
 

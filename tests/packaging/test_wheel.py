@@ -37,7 +37,7 @@ def test_the_wheel_holds_the_proctor_packages_and_the_resources_and_nothing_else
         assert f"proctor/resources/icons/{icon}.svg" in names
     for size in resources.APP_ICON_SIZES:
         assert f"proctor/resources/icons/app/proctor-{size}.png" in names
-    for name in ("themes/light.json", "themes/dark.json", "themes/desk.qss",
+    for name in ("themes/light.json", "themes/dark.json",
                  f"linux/{resources.APP_ID}.desktop"):
         assert f"proctor/resources/{name}" in names
     assert "proctor/core/migrations/env.py" in names
@@ -55,7 +55,7 @@ def test_the_sdist_holds_the_sources_the_wheel_is_built_from(dists):
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
     for folder in ("cli", "core", "core/migrations", "gui", "sim", "resources"):
         assert f"{folder}/__init__.py" in names, folder
-    assert "resources/icons/proctor.svg" in names and "resources/themes/desk.qss" in names
+    assert "resources/icons/proctor.svg" in names and "resources/themes/dark.json" in names
     assert "pyproject.toml" in names and "README.md" in names
     assert not [n for n in names if n.startswith((".venv/", "build/", "tests/artifacts/"))]
 
