@@ -10,7 +10,7 @@ from proctor.core.models import ChangeSet, InboxKind, RunStatus
 
 from .tasks import TaskRunner
 
-THROTTLE_MS = 300
+THROTTLE_MS = 750
 ACTIVE = [RunStatus.PENDING.value, RunStatus.RUNNING.value, RunStatus.WAITING_FOR_USER.value]
 KINDS = frozenset({"approval", "interaction", "reconciliation", "effect", "run", "audit"})
 
