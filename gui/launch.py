@@ -119,6 +119,7 @@ class DemoBuilder(QObject):
         self.dialog.setCancelButton(None)
         self.dialog.setMinimumDuration(0)
         self.progressed.connect(self._on_progress)
+        self.target: Path | None = None
         self.path: Path | None = None
         self.error: BaseException | None = None
 
@@ -126,10 +127,10 @@ class DemoBuilder(QObject):
         from proctor.cmd_desk import demo_folder
         from proctor.sim.demo import build_demo_journal
 
-        path = demo_folder(None) / "journal.db"
-        self.runner.run(lambda: build_demo_journal(path, size="small", progress=self._report),
-                        on_done=lambda _summary: self._done(path), on_error=self._failed,
-                        owner=self)
+        self.target = demo_folder(None) / "journal.db"
+        target, report = self.target, self._report
+        self.runner.run(lambda: build_demo_journal(target, size="small", progress=report),
+                        on_done=self._done, on_error=self._failed, owner=self)
         self.dialog.exec()
         self.runner.shutdown()
         return self.path
@@ -141,8 +142,8 @@ class DemoBuilder(QObject):
         self.dialog.setMaximum(total)
         self.dialog.setValue(done)
 
-    def _done(self, path: Path) -> None:
-        self.path = path
+    def _done(self, _summary: dict) -> None:
+        self.path = self.target
         self.dialog.accept()
 
     def _failed(self, exc: BaseException) -> None:
