@@ -15,6 +15,7 @@ from .canonical import canonical_json, digest_of
 from .items import status_after_closing, status_when_opening
 from .journal import Journal, Tx
 from .models import (
+    ActorKind,
     Approval,
     ApprovalRule,
     ApprovalScope,
@@ -86,7 +87,7 @@ class Approvals:
             exp = expires_at if expires_at is not None else (
                 tx.now + expires_in if expires_in is not None else None)
             tx.conn.execute(insert(s.approvals).values(
-                id=aid, run_id=run_id, attempt=run.current_attempt, agent=run.agent,
+                id=aid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
                 tool_call_id=tool_call_id, action=canonical_json(action), action_name=name,
                 action_digest=adigest, safety_class=safety.value, reason=reason,
                 requested_scope=scope.value, status="pending", on_expiry=expiry.value,
@@ -253,10 +254,10 @@ class Approvals:
         if row.version != expected_version:
             raise errors.StaleVersion(
                 f"approval {approval_id} is at version {row.version}, you saw {expected_version}")
-        if tx.actor.name == row.agent:
-            raise errors.NotAllowed(
-                f"{tx.actor.name} requested this action and cannot approve it")
         run = tx.run_row(row.run_id)
+        if tx.actor.name in (row.agent, run.agent):
+            raise errors.NotAllowed(
+                f"{tx.actor.name} requested this action (or runs it) and cannot approve it")
         if run.status in ("completed", "failed", "cancelled"):
             raise errors.RunTerminal(f"run {row.run_id} is {run.status}")
         return row
@@ -448,6 +449,11 @@ class Approvals:
 
     def decisions(self, target_id: str) -> list[Decision]:
         return self.j.read(lambda c: decisions_for(c, target_id))
+
+
+def requester(tx: Tx, run: Any) -> str:
+    """Who asked: the calling agent itself, or the run's agent when an operator files it."""
+    return tx.actor.name if tx.actor.kind == ActorKind.AGENT else run.agent
 
 
 def write_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decision: Any, *,

@@ -9,7 +9,7 @@ from sqlalchemy import insert, select, update
 
 from . import errors
 from . import schema as s
-from .approvals import write_decision
+from .approvals import requester, write_decision
 from .canonical import canonical_json, digest_of
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
 from .journal import Journal, Tx
@@ -126,7 +126,7 @@ class Interactions:
             run = tx.live_run(run_id)
             iid = tx.new_id("int")
             tx.conn.execute(insert(s.interactions).values(
-                id=iid, run_id=run_id, attempt=run.current_attempt, agent=run.agent,
+                id=iid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
                 kind=kind.value, prompt=prompt, request=canonical_json(request),
                 response_schema=canonical_json(schema), options=canonical_json(options),
                 status=InteractionStatus.REQUESTED.value,
@@ -220,8 +220,8 @@ class Interactions:
                 return
             if row.version != expected_version:
                 raise errors.StaleVersion(f"question {interaction_id} changed since you looked")
-            if tx.actor.name == row.agent:
-                raise errors.NotAllowed(f"{row.agent} asked this and cannot answer it")
+            if tx.actor.name in (row.agent, tx.run_row(row.run_id).agent):
+                raise errors.NotAllowed(f"{tx.actor.name} asked this (or runs it) and cannot answer it")
             validate_response(_loads(row.response_schema), response)
             self._close(tx, row, InteractionStatus.RESOLVED, {
                 "resolved_at": tx.now, "resolved_by": tx.actor.label,

@@ -174,6 +174,20 @@ def test_requesting_agent_cannot_approve_its_own_action(open_journal, pending, j
     assert snapshot(journal_path) == before
 
 
+def test_an_agent_requesting_on_another_agents_run_is_recorded_and_refused(
+        open_journal, run, journal_path):
+    helper = open_journal(Actor.agent("helper-7"))
+    approval = helper.approvals.request(run.id, {"tool": "shell.exec", "args": {}},
+                                        reason="cleanup")
+    assert approval.agent == "helper-7"  # the real requester, not the run's agent
+    for name in ("helper-7", run.agent):
+        before = snapshot(journal_path)
+        with pytest.raises(errors.NotAllowed):
+            open_journal(Actor.operator(name)).approvals.decide(
+                approval.id, True, expected_version=approval.version)
+        assert snapshot(journal_path) == before
+
+
 def test_agents_cannot_call_operator_methods(agent, open_journal, run, pending, journal_path):
     question = agent.interactions.ask(run.id, "question", "why?")
     agent = open_journal(Actor.agent("agent-9"))  # not the requester: only its kind refuses
