@@ -7,18 +7,22 @@ import json
 from typing import Any
 
 from .errors import ValidationError
+from .limits import check_document
 
 ZERO_DIGEST = "0" * 64
 
 
 def canonical_json(obj: Any) -> str:
-    """Serialize ``obj`` deterministically; NaN and Infinity are refused."""
+    """Serialize ``obj`` deterministically; NaN, Infinity and anything over the limits in
+    ``limits.py`` (depth, size, non-text keys, lone surrogates) are refused."""
     try:
-        return json.dumps(
+        text = json.dumps(
             obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         )
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ValidationError(f"not valid JSON data: {exc}", field="") from exc
+    check_document(obj, text)
+    return text
 
 
 def sha256_hex(text: str) -> str:

@@ -100,6 +100,9 @@ def translate(err: BaseException) -> errors.ProctorError | None:
         return errors.StoreBusy(f"the journal is busy (locked by another process): {msg}")
     if name.startswith("SQLITE_READONLY") or "readonly" in msg:
         return errors.StoreReadOnly(f"the journal is read-only: {msg}")
+    if name == "SQLITE_IOERR_SHORT_READ":
+        return errors.StoreError(f"the journal's files changed under this process: {msg}",
+                                 hint="Nothing was changed. Retry; the journal was reopened.")
     if name.startswith("SQLITE_FULL") or name.startswith("SQLITE_IOERR"):
         return errors.StoreFull(f"the journal could not be written: {msg}")
     if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or "malformed" in msg or "not a database" in msg:
@@ -108,6 +111,13 @@ def translate(err: BaseException) -> errors.ProctorError | None:
         return errors.StoreError(f"the journal file cannot be opened: {msg}",
                                  hint="Check the path and its permissions.")
     return None
+
+
+def stale_files(err: BaseException) -> bool:
+    """True when a connection's view of the journal's files went stale (its ``-wal`` was
+    deleted or replaced): a short read. Fresh connections see the files as they are now."""
+    orig = getattr(err, "orig", err)
+    return getattr(orig, "sqlite_errorname", "") == "SQLITE_IOERR_SHORT_READ"
 
 
 def raise_translated(err: exc.DBAPIError | sqlite3.Error) -> None:

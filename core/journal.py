@@ -308,8 +308,12 @@ class Journal:
                     tx = Tx(self, conn, self.now())
                     result = fn(tx)
         except exc.DBAPIError as err:
+            if db.stale_files(err):
+                self.reconnect()
             db.raise_translated(err)
             raise
+        except UnicodeError as err:  # the driver cannot encode a lone surrogate
+            raise errors.ValidationError(f"text must be valid Unicode: {err}") from err
         if tx._after_commit is not None:
             raise tx._after_commit
         return result
@@ -317,12 +321,32 @@ class Journal:
     def read(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn`` in one short read transaction (never held across an event loop)."""
         try:
-            with self._reader.connect() as conn:
-                with conn.begin():
-                    return fn(conn)
+            return self._read_once(fn)
+        except exc.DBAPIError as err:
+            if not db.stale_files(err):
+                db.raise_translated(err)
+                raise
+        self.reconnect()  # the -wal was deleted or replaced under our connections: once more
+        try:
+            return self._read_once(fn)
         except exc.DBAPIError as err:
             db.raise_translated(err)
             raise
+
+    def _read_once(self, fn: Callable[[Connection], T]) -> T:
+        try:
+            with self._reader.connect() as conn:
+                with conn.begin():
+                    return fn(conn)
+        except UnicodeError as err:  # the driver cannot encode a lone surrogate
+            raise errors.ValidationError(f"text must be valid Unicode: {err}") from err
+
+    def reconnect(self) -> None:
+        """Drop pooled connections (the next call opens the journal's files afresh)."""
+        self._writer.dispose()
+        self._reader.dispose()
+        if hasattr(self, "changes"):
+            self.changes.close()
 
     def integrity_check(self, quick: bool = False) -> list[str]:
         return self.read(lambda conn: db.integrity_check(conn, quick))
