@@ -96,7 +96,8 @@ class EventDetail(QWidget):
         self.shown: RunEvent | None = None
         self.facts = plain_label(parent=self, name="Muted")
         self.facts.setWordWrap(False)  # four short lines; a wrapped label can lose its height
-        self.facts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.facts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.facts.setFixedHeight(self.facts.fontMetrics().lineSpacing() * 4 + 6)
         self.facts.setAccessibleName("Event facts")
         self.tree = JsonTree("Payload", self)
         self.raw = QPlainTextEdit(self)

@@ -85,13 +85,14 @@ class TimelinePane(QWidget):
 
     @Slot(float, float, int)
     def _on_range(self, start: float, end: float, buckets: int) -> None:
-        if self.run_id is None:
-            return
+        shown = self.view.timeline
+        if shown is None or shown.run_id != self.run_id:
+            return  # a range of the previous run's lanes; the new run's comes next
         if self._loading_density:
             self._density_again = (start, end, buckets)
             return
         self._loading_density = True
-        journal, run_id = self.ctx.journal, self.run_id
+        journal, run_id = self.ctx.journal, shown.run_id
         self.ctx.runner.run(
             lambda: (run_id, start, end, timeline.event_density(journal, run_id, start, end,
                                                                 buckets)),
@@ -100,7 +101,8 @@ class TimelinePane(QWidget):
     def _on_density(self, result: tuple[str, float, float, list[int]]) -> None:
         self._loading_density = False
         run_id, start, end, counts = result
-        if run_id == self.run_id:
+        shown = self.view.timeline
+        if shown is not None and run_id == shown.run_id == self.run_id:
             self.view.set_density(start, end, counts)
         self._density_next()
 
