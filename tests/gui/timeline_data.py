@@ -7,11 +7,10 @@ second or two instead of the minute ``append_events`` needs on a busy machine.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from proctor.core import Actor, Journal
-from proctor.core.canonical import ZERO_DIGEST, canonical_json, chain_digest
+from proctor.core.canonical import ZERO_DIGEST, chain_digest
 from proctor.core.journal import event_digest_body
 from proctor.core.transfer import FORMAT, VERSION, import_run
 
@@ -58,11 +57,3 @@ def big_run_bundle(run_id: str, n: int, *, t0: float = T0, step: float = 0.01,
 def add_big_run(path: Path, run_id: str, n: int, **kw) -> None:
     with Journal.open(path, actor=Actor.operator("setup")) as j:
         import_run(j, big_run_bundle(run_id, n, **kw), verify=False)
-
-
-def payload_size(bundle: dict) -> int:
-    return sum(len(canonical_json(e["payload"])) for e in bundle["events"])
-
-
-def dumps(bundle: dict) -> str:
-    return json.dumps(bundle)
