@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from . import db
 from . import schema as s
-from .canonical import ZERO_DIGEST, chain_digest
+from .canonical import ZERO_DIGEST, chain_digest, digest_of
 from .journal import Journal, audit_digest_body, event_digest_body
 from .models import VerifyProblem, VerifyReport
 
@@ -28,6 +28,8 @@ def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None) 
                                           detail="evidence rows are no longer protected"))
     runs, events = _verify_runs(journal, problems, run_id)
     audits = 0 if run_id else _verify_audit(journal, problems)
+    if run_id is None:
+        _verify_decisions(journal, problems)
     return VerifyReport(ok=not problems, checked_runs=runs, checked_events=events,
                         checked_audit=audits, problems=problems)
 
@@ -95,6 +97,52 @@ def _verify_audit(journal: Journal, problems: list[VerifyProblem]) -> int:
             prev, expected, count = row.digest, expected + 1, count + 1
         if len(rows) < BATCH:
             return count
+
+
+def _verify_decisions(journal: Journal, problems: list[VerifyProblem]) -> None:
+    """Each decision's digest matches its content and an audit row of the same entity,
+    actor and time records it; a decided approval, an answered question and a resolved
+    conflict each have a decision. (Decisions of an imported run were audited in the
+    journal they came from, before the import.)"""
+    after = ""
+    while True:
+        stmt = select(s.decisions).where(s.decisions.c.id > after).order_by(
+            s.decisions.c.id).limit(BATCH)
+        rows = journal.read(lambda c, st=stmt: c.execute(st).all())
+        for row in rows:
+            body = {"target_kind": row.target_kind, "target_id": row.target_id,
+                    "decision": json.loads(row.decision), "actor": row.actor,
+                    "reason": row.reason, "created_at": row.created_at}
+            if digest_of(body) != row.digest:
+                problems.append(VerifyProblem(what="decision digest mismatch",
+                                              where=f"decision {row.id} on {row.target_id}",
+                                              detail="digest does not match the content"))
+        if len(rows) < BATCH:
+            break
+        after = rows[-1].id
+    d, a = s.decisions, s.audit
+    audited = select(a.c.id).where(a.c.entity_kind == d.c.target_kind,
+                                   a.c.entity_id == d.c.target_id,
+                                   a.c.created_at == d.c.created_at, a.c.actor == d.c.actor)
+    imported = select(a.c.id).where(a.c.action == "run.imported", a.c.entity_id == d.c.run_id,
+                                    a.c.created_at >= d.c.created_at)
+    stmt = select(d.c.id, d.c.target_id, d.c.actor).where(
+        ~audited.exists(), ~imported.exists()).order_by(d.c.id).limit(100)
+    for row in journal.read(lambda c: c.execute(stmt).all()):
+        problems.append(VerifyProblem(what="decision without audit row",
+                                      where=f"decision {row.id} on {row.target_id}",
+                                      detail=f"by {row.actor}; the audit log does not record it"))
+    for table, statuses in ((s.approvals, ("approved", "denied", "expired")),
+                            (s.interactions, ("resolved",)),
+                            (s.reconciliations, ("accepted_local", "accepted_incoming",
+                                                 "merged", "dismissed"))):
+        decided = select(d.c.id).where(d.c.target_id == table.c.id)
+        stmt = select(table.c.id, table.c.status).where(
+            table.c.status.in_(statuses), ~decided.exists()).order_by(table.c.id).limit(100)
+        for row in journal.read(lambda c, st=stmt: c.execute(st).all()):
+            problems.append(VerifyProblem(what="decided without a decision",
+                                          where=f"{table.name} {row.id}",
+                                          detail=f"it is {row.status} but no decision says so"))
 
 
 __all__ = ["verify", "verify_run", "db"]
