@@ -266,7 +266,10 @@ def bench_clicks(path: Path, clicks: int, agents: int) -> list[float]:
     inbox.decider.refused.connect(on_refused)
     for _ in range(clicks):
         if not run_until(app, lambda: ready(inbox), 10):
-            print("  no approval to click", flush=True)
+            item = inbox.current_item()
+            print(f"  no approval to click: current {item and item.id}, rows "
+                  f"{inbox.model.rowCount()}, decided {len(inbox.decided)}, "
+                  f"pinned {inbox.pinned}", flush=True)
             break
         state["done"] = False
         state["t0"] = time.perf_counter()
