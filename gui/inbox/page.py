@@ -38,6 +38,7 @@ SWEEP_EVERY_S = 3.0
 FACETS_AFTER_MS = 1000
 PATCH_MAX = 200  # more changed items than this: reload the page instead
 RESYNC_MS = 15_000  # a full reload now and then: snoozed items wake up without a change
+Flag = QItemSelectionModel.SelectionFlag
 
 
 def inbox_keys(cs: ChangeSet) -> set[str]:
@@ -45,7 +46,6 @@ def inbox_keys(cs: ChangeSet) -> set[str]:
     kinds = {entity: kind for kind, entity in CHANGE_KIND.items()}
     return {f"{kinds[c.entity_kind].value}:{c.entity_id}" for c in cs.changes
             if c.entity_kind in kinds}
-Flag = QItemSelectionModel.SelectionFlag
 
 
 class InboxTable(QTableView):
