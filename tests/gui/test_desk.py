@@ -398,3 +398,34 @@ def test_preferences_and_file_open_go_through_their_dialogs(qtbot, populated, op
     with qtbot.waitSignal(window.open_requested) as blocker:
         assert window.registry.trigger("app.open")
     assert blocker.args == [other]
+
+
+def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, open_desk):
+    """WAL frames are written (file event) before readers see the commit: the watcher
+    re-reads shortly after instead of waiting for the next write or the poll."""
+    from proctor.core.models import ChangeSet
+
+    path, ids = populated
+    window = open_desk(path)
+    watcher = window.services.watcher
+    watcher.stop()  # no file events, no poll: only the follow-ups can find the change
+    real = watcher._journal.changes
+    early = []
+
+    class NotYetVisible:
+        def since(self, seq, limit=5000):  # noqa: ANN001, ANN202
+            if not early:
+                early.append(seq)
+                return ChangeSet(since=seq, until=seq, changes=[])
+            return real.since(seq, limit=limit)
+
+    class Journalish:
+        changes = NotYetVisible()
+
+    watcher._journal = Journalish()
+    with agent(path, "coder") as a:
+        approval_id = request(a, ids["run"], "late", {}, "seen by a follow-up")
+    watcher._on_file_changed(str(path) + "-wal")
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0,
+                    timeout=WAIT_MS)
+    assert early and watcher.wakeups["follow_up"] >= 1
