@@ -9,6 +9,7 @@ turns following on, scrolling away turns it off (like a terminal).
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QDateTime, QModelIndex, Qt, Signal, Slot
@@ -234,8 +235,9 @@ class EventsPane(QWidget):
         self.model.shaped.connect(self._on_shaped)
         self.model.failed.connect(self.failed)
 
-    def set_note(self, text: str) -> None:
+    def set_note(self, text: str, *, from_filter: bool = False) -> None:
         """One line under the tools: what a filter, jump or search found."""
+        self._note_from_filter = from_filter
         self.note.setText(text)
         self.note.setVisible(bool(text))
 
@@ -317,10 +319,11 @@ class EventsPane(QWidget):
     @Slot()
     def _on_shaped(self) -> None:
         count = self.model.rowCount()
-        shown = "" if self._types is None else \
-            f"{count:,} events of {', '.join(self._types[:3])}" \
-            + ("…" if len(self._types) > 3 else "")
-        self.set_note(shown)
+        if self._types is not None:
+            self.set_note(f"{count:,} events of {', '.join(self._types[:3])}"
+                          + ("…" if len(self._types) > 3 else ""), from_filter=True)
+        elif getattr(self, "_note_from_filter", False):
+            self.set_note("")  # the filter is gone; a search or jump note stays
         if self._pending_sequence is not None:
             sequence, self._pending_sequence = self._pending_sequence, None
             self.select_sequence(sequence, exact=False)
@@ -420,12 +423,16 @@ class EventsPane(QWidget):
                                            backwards=backwards, types=types), True
             return found, False
 
-        self.ctx.runner.run(search, on_done=self._on_found_text, on_error=self.failed.emit,
-                            owner=self)
+        self._find_token = getattr(self, "_find_token", 0) + 1
+        self.ctx.runner.run(search, on_done=partial(self._on_found_text, self._find_token, text),
+                            on_error=self.failed.emit, owner=self)
 
-    def _on_found_text(self, result: tuple[int | None, bool]) -> None:
+    def _on_found_text(self, token: int, searched: str,
+                       result: tuple[int | None, bool]) -> None:
+        if token != self._find_token:
+            return  # an older search finished after a newer one was asked for
         sequence, wrapped = result
-        text = fmt.bounded(self.find_box.text(), 60)
+        text = fmt.bounded(searched, 60)
         if sequence is None:
             self.set_note(f"No event contains “{text}”.")
             return
