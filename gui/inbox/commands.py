@@ -197,7 +197,7 @@ class InboxCommands(QObject):
 
     # ------------------------------------------------------------ outcomes
     def _on_done(self, key: str, result: object) -> None:
-        self.page.decided.add(key)
+        self.page.mark_decided({key})
         self.page.advance_from(key)
         item_id = key.split(":", 1)[1]
         widget = self.page.detail.current()
@@ -226,7 +226,7 @@ class InboxCommands(QObject):
     def _on_bulk_done(self, results: list[BulkResult], approve: bool) -> None:
         ok = [r for r in results if r.ok]
         bad = [r for r in results if not r.ok]
-        self.page.decided.update(f"approval:{r.id}" for r in ok)
+        self.page.mark_decided({f"approval:{r.id}" for r in ok})
         verb = "Approved" if approve else "Denied"
         text = f"{verb} {len(ok)} of {len(results)}."
         if bad:
@@ -236,7 +236,7 @@ class InboxCommands(QObject):
         self.page.model.patch({f"approval:{r.id}" for r in results})
 
     def _on_snoozed(self, ok: list[str], failed: list) -> None:
-        self.page.decided.update(ok)
+        self.page.mark_decided(set(ok))
         text = f"Snoozed {len(ok)} item(s)." if not self.page.model.filter.snoozed \
             else f"Woke {len(ok)} item(s)."
         if failed:

@@ -112,20 +112,26 @@ class Decider(QObject):
     def bulk(self, items: list[InboxItem], approve: bool, *, reason: str = "") -> None:
         approvals, rid = self._journal.approvals, request_id()
         pairs = [(i.id, i.version) for i in items if i.kind == InboxKind.APPROVAL]
+        keys = {f"approval:{item_id}" for item_id, _version in pairs}
+        self.in_flight |= keys
         self._runner.run(
             lambda: approvals.bulk_decide(pairs, approve, reason=reason or None, request_id=rid),
-            on_done=lambda results: self._on_bulk(results, approve),
-            on_error=self._on_bulk_error, owner=self, write=True)
+            on_done=lambda results: self._on_bulk(keys, results, approve),
+            on_error=lambda exc: self._on_bulk_error(keys, exc), owner=self, write=True)
 
-    def _on_bulk(self, results: list[BulkResult], approve: bool) -> None:
+    def _on_bulk(self, keys: set[str], results: list[BulkResult], approve: bool) -> None:
+        self.in_flight -= keys
         self.bulk_done.emit(results, approve)
 
-    def _on_bulk_error(self, exc: BaseException) -> None:
+    def _on_bulk_error(self, keys: set[str], exc: BaseException) -> None:
+        self.in_flight -= keys
         self.refused.emit("", exc)
 
     def snooze(self, items: list[InboxItem], until: float | None) -> None:
         inbox = self._journal.inbox
         work = [(item_key(i), i.kind, i.id, i.version) for i in items]
+        keys = {key for key, *_rest in work}
+        self.in_flight |= keys
 
         def run() -> tuple[list[str], list[tuple[str, BaseException]]]:
             ok, failed = [], []
@@ -138,8 +144,11 @@ class Decider(QObject):
                     failed.append((key, exc))
             return ok, failed
 
-        self._runner.run(run, on_done=self._on_snoozed, on_error=self._on_bulk_error,
-                         owner=self, write=True)
+        self._runner.run(run, on_done=lambda result: self._on_snoozed(keys, result),
+                         on_error=lambda exc: self._on_bulk_error(keys, exc), owner=self,
+                         write=True)
 
-    def _on_snoozed(self, result: tuple[list[str], list[tuple[str, BaseException]]]) -> None:
+    def _on_snoozed(self, keys: set[str],
+                    result: tuple[list[str], list[tuple[str, BaseException]]]) -> None:
+        self.in_flight -= keys
         self.snoozed.emit(*result)

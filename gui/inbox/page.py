@@ -210,6 +210,11 @@ class InboxPage(QWidget):
         self.table.selectionModel().setCurrentIndex(index, flags)
         self.table.scrollTo(index)
 
+    def mark_decided(self, keys: set[str]) -> None:
+        """The operator's writes for ``keys`` committed: their rows go at the next refresh
+        (rows already gone are not remembered)."""
+        self.decided.update(k for k in keys if self.model.row_of(k) >= 0)
+
     def advance_from(self, key: str) -> None:
         """The operator just decided ``key``: if it is the current row, the next row becomes
         current now (the decided row disappears with the next refresh)."""
@@ -312,7 +317,9 @@ class InboxPage(QWidget):
     def _on_vanished(self, keys: list[str]) -> None:
         shown = self.detail.current_item()
         shown_key = item_key(shown) if shown is not None else None
-        mine = shown_key in self.decided
+        # our own write may show up (watcher) before its result comes back (decider)
+        mine = shown_key is not None and (shown_key in self.decided
+                                          or self.decider.busy(shown_key))
         self.decided.difference_update(keys)
         if shown_key not in keys:
             return
@@ -329,6 +336,7 @@ class InboxPage(QWidget):
 
     @Slot(list)
     def _on_arrived(self, keys: list[str]) -> None:
+        self.decided.difference_update(keys)  # e.g. woken from a snooze
         items = [self.model.item(self.model.row_of(k)) for k in keys]
         self.arrived.emit([i for i in items if i is not None])
 
