@@ -409,6 +409,7 @@ def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, op
     window = open_desk(path)
     watcher = window.services.watcher
     watcher.stop()  # no file events, no poll: only the follow-ups can find the change
+    qtbot.waitUntil(lambda: not watcher._reading and not watcher._polling, timeout=WAIT_MS)
     real = watcher._journal.changes
     early = []
 
