@@ -1,5 +1,6 @@
 """Suite "scale": reads and writes on a journal that grows to 10k, 100k and 1M events
-(--quick: 10k and 40k).
+(--quick: 10k and 40k). A copy is frozen at each size; the sizes are then measured in rounds,
+taking turns, so a change in background load does not masquerade as growth.
 
 One journal is populated through the core API only (``runs.start``, batched
 ``runs.append_events``, ``approvals.request``, ``interactions.ask``, ``runs.complete``):
@@ -23,10 +24,12 @@ import shutil
 import sqlite3
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-from bench_common import PROCTOR, BenchContext, Figure, Measure, measure, percentile
+from bench_common import PROCTOR, BenchContext, Figure, Measure, percentile, run_round, summarize
+from bench_core import snapshot
 from bench_data import action_of, payload_of
 from bench_floor import compile_stream, connect, run_txns
 from bench_proctor import Recorder, setup_journal
@@ -95,11 +98,21 @@ class Populator:
         self.j.close()
 
 
-def read_calls(op: Journal, pop: Populator, rng: random.Random) -> dict[str, tuple]:
-    """id -> (title, what, call). Calls take the journal so they can be recorded elsewhere."""
-    mid = pop.j.runs.get(pop.long_run).last_sequence // 2
-    typical = rng.choice(pop.runs[len(pop.runs) // 2:] or pop.runs)
-    latest = op.changes.latest()
+@dataclass
+class Sized:
+    """One journal size, frozen as its own file: what the reads need to address it."""
+
+    label: str
+    path: str
+    events: int
+    long_run: str
+    typical_run: str
+
+
+def read_calls(j: Journal, sized: Sized) -> dict[str, tuple]:
+    """id -> (title, what, call(journal)); positions computed on this size's journal."""
+    mid = j.runs.get(sized.long_run).last_sequence // 2
+    latest = j.changes.latest()
     return {
         "inbox_page": ("Inbox first page (50, default order)",
                        "inbox.list(limit=50): pending approvals/questions/memory/effects "
@@ -111,24 +124,24 @@ def read_calls(op: Journal, pop: Populator, rng: random.Random) -> dict[str, tup
                       lambda j: j.runs.list(limit=50)),
         "long_run_page": ("Keyset page of 200 events mid-way through the long run",
                           "runs.events(long_run, after=middle, limit=200)",
-                          lambda j: j.runs.events(pop.long_run, after=mid, limit=200)),
+                          lambda j: j.runs.events(sized.long_run, after=mid, limit=200)),
         "run_first_page": ("First page of a typical run's events",
                            "runs.events(run, limit=200) for a 100-event run",
-                           lambda j: j.runs.events(typical, limit=200)),
+                           lambda j: j.runs.events(sized.typical_run, limit=200)),
         "changes_tail": ("Change feed: the last 100 changes",
                          "changes.since(latest - 100)",
                          lambda j: j.changes.since(max(0, latest - 100))),
     }
 
 
-def time_call(call: Any, j: Journal, reps: int) -> Measure:
+def timed(call: Any, j: Journal, reps: int) -> list[float]:
     call(j)  # warm
     samples = []
     for _ in range(reps):
         t0 = time.perf_counter()
         call(j)
         samples.append(time.perf_counter() - t0)
-    return latency_measure(samples)
+    return samples
 
 
 def latency_measure(samples: list[float]) -> Measure:
@@ -136,8 +149,8 @@ def latency_measure(samples: list[float]) -> Measure:
                    p99_ms=percentile(samples, 99) * 1000, n=len(samples))
 
 
-def time_sql_alone(call: Any, rec_journal: Journal, recorder: Recorder, path: str,
-                   reps: int) -> Measure:
+def timed_sql_alone(call: Any, rec_journal: Journal, recorder: Recorder, path: str,
+                    reps: int) -> list[float]:
     """The statements ``call`` sent (recorded on ``rec_journal``), replayed raw ``reps`` times."""
     recorder.new_unit()
     call(rec_journal)
@@ -152,7 +165,7 @@ def time_sql_alone(call: Any, rec_journal: Journal, recorder: Recorder, path: st
             samples.append(time.perf_counter() - t0)
     finally:
         conn.close()
-    return latency_measure(samples)
+    return samples
 
 
 WRITES = {
@@ -162,48 +175,82 @@ WRITES = {
 }
 
 
-def measure_size(ctx: BenchContext, pop: Populator, size: int, rng: random.Random) -> dict:
-    """{figure id: (title, what, unit, proctor Measure, floor Measure | None)} at this size."""
-    reps = 30 if ctx.quick else 200
-    out: dict[str, tuple] = {}
-    with Journal.open(pop.path, actor=Actor.operator("bench-reader")) as op, \
-            Journal.open(pop.path, actor=Actor.operator("bench-recorder")) as rec_j:
+class Samples:
+    """Everything measured at one size, accumulated over rounds."""
+
+    def __init__(self) -> None:
+        self.titles: dict[str, tuple[str, str, str]] = {}
+        self.reads: dict[str, list[float]] = {}
+        self.sql: dict[str, list[float]] = {}
+        self.writes: dict[str, list[list[dict]]] = {}
+
+    def figure(self, fid: str) -> tuple[str, str, str, Measure, Measure | None]:
+        title, what, unit = self.titles[fid]
+        if fid in self.writes:
+            return title, what, unit, summarize(self.writes[fid]), None
+        return (title, what, unit, latency_measure(self.reads[fid]),
+                latency_measure(self.sql[fid]))
+
+
+def measure_round(ctx: BenchContext, sized: Sized, acc: Samples, r: int) -> None:
+    """One round at one size: every read (reps/rounds) and every write (n/rounds)."""
+    reps = max(10, (30 if ctx.quick else 200) // ctx.rounds())
+    with Journal.open(sized.path, actor=Actor.operator("bench-reader")) as op, \
+            Journal.open(sized.path, actor=Actor.operator("bench-recorder")) as rec_j:
         recorder = Recorder([rec_j])
-        for fid, (title, what, call) in read_calls(op, pop, rng).items():
-            proctor = time_call(call, op, reps)
-            floor = time_sql_alone(call, rec_j, recorder, pop.path, reps)
-            out[fid] = (title, what, "read", proctor, floor)
-    n = 40 if ctx.quick else 300
+        for fid, (title, what, call) in read_calls(op, sized).items():
+            acc.titles[fid] = (title, what, "read")
+            acc.reads.setdefault(fid, []).extend(timed(call, op, reps))
+            acc.sql.setdefault(fid, []).extend(
+                timed_sql_alone(call, rec_j, recorder, sized.path, reps))
+    n = max(10, (40 if ctx.quick else 300) // ctx.rounds())
     for fid, (workload, title, unit) in WRITES.items():
-        params = [dict(p, prefix=f"{label(size)}-") for p in setup_journal(pop.path, 1)]
-        m = measure("bench_proctor", workload, pop.path, procs=1, n=n, warmup=ctx.warmup(),
-                    params=params)
-        out[fid] = (title, f"bench_proctor.{workload} (1 process) on the grown journal",
-                    unit, m, None)
+        params = [dict(p, prefix=f"{sized.label}-r{r}-")
+                  for p in setup_journal(sized.path, 1)]
+        acc.titles[fid] = (title, f"bench_proctor.{workload} (1 process) on the grown journal",
+                           unit)
+        acc.writes.setdefault(fid, []).append(run_round(
+            "bench_proctor", workload, sized.path, procs=1, n=n, warmup=ctx.warmup(),
+            params=params))
+
+
+def grow(ctx: BenchContext, folder: Any, sizes: tuple[int, ...]) -> list[Sized]:
+    """Grow one journal through the API; freeze a copy at each size (the last is the live
+    file). Measuring happens afterwards, so every size is measured under the same load."""
+    live = str(folder / "scale.db")
+    pop = Populator(live)
+    rng = random.Random(7)
+    out = []
+    try:
+        for i, size in enumerate(sizes):
+            t0 = time.monotonic()
+            pop.grow_to(size)
+            path = live if i == len(sizes) - 1 else str(folder / f"scale-{label(size)}.db")
+            if path != live:
+                snapshot(Path(live), Path(path))
+            typical = rng.choice(pop.runs[len(pop.runs) // 2:] or pop.runs)
+            out.append(Sized(label(size), path, pop.count_events(), pop.long_run, typical))
+            print(f"  scale: grew to {out[-1].events:,} events, {len(pop.runs):,} runs "
+                  f"({time.monotonic() - t0:.0f} s)", flush=True, file=sys.stderr)
+    finally:
+        pop.close()
     return out
 
 
 def run(ctx: BenchContext) -> list[Figure]:
     sizes = (10_000, 40_000) if ctx.quick else (10_000, 100_000, 1_000_000)
     folder = ctx.fresh("scale")
-    pop = Populator(str(folder / "scale.db"))
-    rng = random.Random(7)
-    by_size: dict[str, dict] = {}
-    actual: dict[str, int] = {}
     try:
-        for size in sizes:
-            t0 = time.monotonic()
-            pop.grow_to(size)
-            actual[label(size)] = pop.count_events()
-            took = time.monotonic() - t0
-            by_size[label(size)] = measure_size(ctx, pop, size, rng)
-            print(f"  scale: {actual[label(size)]:,} events (grown in {took:.0f} s), "
-                  f"{len(pop.runs):,} runs; measured", flush=True, file=sys.stderr)
+        journals = grow(ctx, folder, sizes)
+        acc = {s.label: Samples() for s in journals}
+        for r in range(ctx.rounds()):  # sizes take turns, so drift in load hits all alike
+            for sized in journals[r % len(journals):] + journals[:r % len(journals)]:
+                measure_round(ctx, sized, acc[sized.label], r)
+        by_size = {lab: {fid: a.figure(fid) for fid in a.titles} for lab, a in acc.items()}
     finally:
-        pop.close()
         if not ctx.keep:
             shutil.rmtree(folder, ignore_errors=True)
-    return figures_from(by_size, actual)
+    return figures_from(by_size, {s.label: s.events for s in journals})
 
 
 def figures_from(by_size: dict[str, dict], actual: dict[str, int]) -> list[Figure]:
