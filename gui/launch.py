@@ -118,6 +118,8 @@ class DemoBuilder(QObject):
         self.dialog = QProgressDialog("Building a demo journal…", "", 0, 0, parent)
         self.dialog.setCancelButton(None)
         self.dialog.setMinimumDuration(0)
+        self.dialog.setAutoClose(False)  # it closes when the journal is done, not at 100 %
+        self.dialog.setAutoReset(False)
         self.progressed.connect(self._on_progress)
         self.target: Path | None = None
         self.path: Path | None = None
