@@ -34,10 +34,43 @@ def path_from_url(url_or_path: str | os.PathLike[str]) -> Path:
     return Path(raw).expanduser().absolute()
 
 
+def check_openable(path: Path, *, read_only: bool, create: bool) -> None:
+    """Refuse, naming the file and writing nothing, what cannot be opened as asked: a
+    folder, a missing or empty (0-byte) file unless creating, an unwritable file or folder
+    unless read-only."""
+    if path.is_dir():
+        raise errors.StoreError(f"{path} is a folder, not a journal file",
+                                hint="Choose the journal file inside it.")
+    exists = path.exists()
+    if not exists and (read_only or not create):
+        raise errors.NotFound(f"no journal at {path}", hint="Check the path, or create one.")
+    if exists and (read_only or not create) and path.stat().st_size == 0:
+        raise errors.Corrupt(f"{path} is empty (0 bytes), not a journal",
+                             hint="Restore it from a backup, or create a new journal there.")
+    if read_only:
+        return
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the folders to be made go into the nearest existing one
+    folder_ok = os.access(folder, os.W_OK)
+    if (exists and not os.access(path, os.W_OK)) or (not folder_ok and not Path(
+            f"{path}-shm").exists()):
+        raise errors.StoreReadOnly(f"{path} cannot be written (a read-only file, folder or "
+                                   "file system)", hint="Open it read-only to observe.")
+
+
+def _immutable(path: Path) -> bool:
+    """A checkpointed journal in a folder nobody can write to (a read-only mount, a
+    snapshot): SQLite cannot create the -shm it needs, so it is read as an unchanging file."""
+    return not os.access(path.parent, os.W_OK) and not Path(f"{path}-shm").exists() \
+        and not Path(f"{path}-wal").exists()
+
+
 def prepare_file(path: Path) -> bool:
     """Create the journal's folder (0700) and file (0600) if missing. True if created."""
-    if not path.parent.exists():
-        path.parent.mkdir(mode=0o700, parents=True)
+    missing = [f for f in (path.parent, *path.parent.parents) if not f.exists()]
+    for folder in reversed(missing):  # mkdir(parents=True) would make the upper ones 0777
+        folder.mkdir(mode=0o700, exist_ok=True)
     if path.exists():
         return path.stat().st_size == 0
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
@@ -47,7 +80,7 @@ def prepare_file(path: Path) -> bool:
 
 def _connect(path: Path, read_only: bool, timeout: float) -> sqlite3.Connection:
     if read_only:
-        uri = f"file:{quote(str(path))}?mode=ro"
+        uri = f"file:{quote(str(path))}?mode=ro" + ("&immutable=1" if _immutable(path) else "")
         conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False,
                                isolation_level=None)
     else:

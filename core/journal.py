@@ -205,21 +205,23 @@ class Journal:
         if isinstance(actor, str):
             actor = Actor.operator(actor)
         actor = actor or Actor.operator(default_operator_name())
-        if not path.exists() and (read_only or not create):
-            raise errors.NotFound(f"no journal at {path}", hint="Check the path, or create one.")
-        if not read_only:
-            if os.path.isdir(path):
-                raise errors.StoreError(f"{path} is a folder, not a journal file")
-            created = db.prepare_file(path)
-            if created:
-                db.enable_wal(path, busy_timeout)
-        journal = cls(path, actor, read_only=read_only, clock=clock or time.time,
-                      id_seed=id_seed, busy_timeout=busy_timeout)
+        db.check_openable(path, read_only=read_only, create=create)
         try:
-            journal._check_schema(on_old_schema)
-        except BaseException:
-            journal.close()
-            raise
+            if not read_only:
+                created = db.prepare_file(path)
+                if created:
+                    db.enable_wal(path, busy_timeout)
+            journal = cls(path, actor, read_only=read_only, clock=clock or time.time,
+                          id_seed=id_seed, busy_timeout=busy_timeout)
+            try:
+                journal._check_schema(on_old_schema)
+            except BaseException:
+                journal.close()
+                raise
+        except errors.StoreError as err:
+            if str(path) in err.message:
+                raise
+            raise type(err)(f"{path}: {err.message}", hint=err.hint, **err.details) from err
         return journal
 
     def _check_schema(self, policy: OldSchemaPolicy) -> None:

@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication
 
 from proctor import resources
-from proctor.core import Actor, Journal
+from proctor.core import Actor, Journal, errors
 
 from .context import Services
 from .errors import ErrorDialog, describe, is_expected, unexpected_text
@@ -54,6 +54,21 @@ def build_window(journal: Journal, *, runner: TaskRunner, settings: DeskSettings
     window = MainWindow(services)
     watcher.setParent(window)
     return window
+
+
+def open_for_desk(path: str | Path, actor: Actor | None, read_only: bool) -> Journal:
+    """Open an existing journal (or create a missing one); an existing file is never turned
+    into a journal. A journal that cannot be written (read-only file, folder or file system)
+    opens read-only, with the reason in ``journal.read_only_because``."""
+    create = not Path(path).exists()
+    try:
+        return Journal.open(path, actor=actor, read_only=read_only, create=create)
+    except errors.StoreReadOnly as exc:
+        if read_only:
+            raise
+        journal = Journal.open(path, actor=actor, read_only=True, create=False)
+        journal.read_only_because = f"{exc} {exc.hint}".strip()
+        return journal
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:
@@ -116,7 +131,7 @@ class DeskApp(QObject):
         if self._focus_existing(path, read_only, operator):
             return
         actor = Actor.operator(operator) if operator else None
-        self.runner.run(lambda: Journal.open(path, actor=actor, read_only=read_only),
+        self.runner.run(lambda: open_for_desk(path, actor, read_only),
                         on_done=self._on_opened, on_error=self._on_open_failed, owner=self)
 
     def _on_opened(self, journal: Journal) -> None:
@@ -128,6 +143,9 @@ class DeskApp(QObject):
         self.instances.listen(journal.path)
         window.show()
         window.start()
+        why = getattr(journal, "read_only_because", None)
+        if why:
+            window.notice.show_message(f"Opened read-only: {why}", Level.WARNING)
         if old is not None:
             old.close()
             old.deleteLater()
@@ -162,7 +180,8 @@ class DeskApp(QObject):
 
     def _on_open_failed(self, exc: BaseException) -> None:
         self.open_failed.emit(exc)
-        text = describe(exc) if is_expected(exc) else f"{type(exc).__name__}: {exc}"
+        store_fault = isinstance(exc, errors.ProctorError)  # damaged, too new ...: + next step
+        text = describe(exc) if store_fault else f"{type(exc).__name__}: {exc}"
         if not is_expected(exc):
             log.error("could not open the journal", exc_info=exc)
         ErrorDialog.ask(self.window, "Could not open the journal", text, str(exc))

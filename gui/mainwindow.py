@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core.errors import StoreBusy
 from proctor.core.models import ChangeSet
 
 from . import logging_setup
@@ -40,7 +41,7 @@ from .widgets.icons import icon
 from .widgets.message_bar import Level, MessageBar
 from .widgets.palette import CommandPalette, ShortcutHelp
 from .widgets.sidebar import Entry, Sidebar, SidebarModel
-from .widgets.status import DeskStatusBar
+from .widgets.status import DeskStatusBar, exposure_warning
 
 PAGES = (("inbox", "Inbox"), ("runs", "Runs"), ("memory", "Memory"), ("effects", "Effects"),
          ("audit", "Audit"))
@@ -179,6 +180,7 @@ class MainWindow(QMainWindow):
         """Read the change feed position, then start watching and load every page."""
         j = self.journal
         self.status.set_journal(str(j.path), j.schema_revision, j.actor.name, bool(j.read_only))
+        self.status.set_exposure(exposure_warning(j.path))
         self.sidebar.select("inbox")
         self.services.runner.run(j.changes.latest, on_done=self._on_latest, owner=self)
 
@@ -259,7 +261,7 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_store_failed(self, exc: BaseException) -> None:
-        self.status.set_error(True)
+        self.status.set_error(True, busy=isinstance(exc, StoreBusy))
         self.presenter.present(exc)
 
     @Slot()

@@ -13,6 +13,14 @@ from .widgets.icons import icon
 from .widgets.message_bar import Level, MessageBar
 
 TRAY_MS = 8000
+# Desktop notification servers may render markup in the body (freedesktop "body-markup":
+# <b>, <a href>, <img>), so tray text carries look-alikes instead of the markup characters.
+TRAY_SAFE = str.maketrans({"<": "‹", ">": "›", "&": "＆"})
+
+
+def tray_safe(text: str) -> str:
+    """``text`` for a tray notification: readable, never markup."""
+    return fmt.visible(text).translate(TRAY_SAFE)
 
 
 def notice_text(items: list[InboxItem]) -> tuple[str, str]:
@@ -53,7 +61,8 @@ class Notifier(QObject):
             return
         title, body = notice_text(items)
         if self._tray is not None and self._tray.supportsMessages():
-            self._tray.showMessage(title, body, QSystemTrayIcon.MessageIcon.Information, TRAY_MS)
+            self._tray.showMessage(title, tray_safe(body),
+                                   QSystemTrayIcon.MessageIcon.Information, TRAY_MS)
             self.notified.emit("tray", f"{title}: {body}")
             return
         self._banner.show_message(f"{title} — {body}", Level.INFO, action="Show",

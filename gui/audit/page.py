@@ -252,7 +252,7 @@ class AuditPage(ListPage):
             combo.clear()
             combo.addItem(everything, None)
             for value in values:
-                combo.addItem(value, value)
+                combo.addItem(fmt.bounded(value, 80), value)
             combo.setCurrentIndex(max(combo.findData(current), 0) if current else 0)
             combo.blockSignals(False)
 

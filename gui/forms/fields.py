@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidgetAction,
 )
 
+from ..widgets.fmt import visible
 from ..widgets.labels import plain_label
 from .schema import MISSING, RADIO_MAX, Node, describe
 from .validate import Problem
@@ -42,13 +43,13 @@ OPTION_TEXT_MAX = 200
 
 def button_text(text: str, limit: int = OPTION_TEXT_MAX) -> str:
     """Agent text for a button/check box: one line, bounded, '&' shown (not a mnemonic)."""
-    line = " ".join(str(text).split())
+    line = visible(" ".join(str(text).split()))
     line = line if len(line) <= limit else line[: limit - 1] + "…"
     return line.replace("&", "&&")
 
 
 def option_label(value: Any) -> str:
-    text = describe(value)
+    text = visible(describe(value))
     return text if len(text) <= OPTION_TEXT_MAX else text[: OPTION_TEXT_MAX - 1] + "…"
 
 

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import Interaction
 
+from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
 from . import diff
 from .fields import button_text
@@ -126,7 +127,7 @@ class DiffView(QWidget):
             cells = ("" if row.left_no is None else str(row.left_no), row.left[:LINE_MAX],
                      "" if row.right_no is None else str(row.right_no), row.right[:LINE_MAX])
             for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
+                item = QTableWidgetItem(visible(text))
                 color = COLORS.get(row.tag)
                 side_empty = (col < 2 and row.left_no is None and row.tag != "hunk") or \
                     (col >= 2 and row.right_no is None and row.tag != "hunk")

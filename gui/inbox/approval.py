@@ -26,7 +26,7 @@ from proctor.core.models import Approval, ApprovalScope, ApprovalStatus, InboxIt
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
-from ..widgets.labels import plain_label, section
+from ..widgets.labels import plain_label, plain_tip, section
 from .detail import DetailContext, DetailWidget
 from .similar import SimilarModel
 
@@ -172,7 +172,7 @@ class ApprovalDetail(DetailWidget):
     # ------------------------------------------------------------ entity
     def show_row(self, item: InboxItem) -> None:
         self.title.setText(fmt.bounded(item.summary.split(":", 1)[0], 120))
-        self.title.setToolTip(item.summary)
+        self.title.setToolTip(plain_tip(item.summary))
 
     def fetcher(self, item: InboxItem) -> Any:
         approvals, item_id = self.ctx.journal.approvals, item.id

@@ -7,6 +7,8 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QWid
 
 from proctor.core.models import InboxFilter, InboxKind
 
+from ..widgets import fmt
+
 SEARCH_DEBOUNCE_MS = 250
 ANY = ""
 
@@ -104,7 +106,7 @@ class FilterBar(QWidget):
         while combo.count() > 1:
             combo.removeItem(1)
         for value in wanted:
-            combo.addItem(value.replace("_", " ") if pretty else value, value)
+            combo.addItem(value.replace("_", " ") if pretty else fmt.bounded(value, 80), value)
         combo.setCurrentIndex(max(0, combo.findData(current)) if current else 0)
         combo.blockSignals(False)
 

@@ -7,6 +7,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from proctor.core.models import Approval
 
 from ..widgets import fmt
+from ..widgets.labels import plain_tip
 
 Index = QModelIndex | QPersistentModelIndex
 HEADERS = ("When", "Decision", "By", "Reason")
@@ -40,7 +41,8 @@ class SimilarModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return cells(row)[index.column()]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return fmt.bounded(f"{row.decision_reason or ''}\nrun: {row.run_title}", 2000)
+            return plain_tip(fmt.bounded(f"{row.decision_reason or ''}\nrun: {row.run_title}",
+                                         2000))
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation,

@@ -19,6 +19,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont
 
 from ..widgets import fmt
+from ..widgets.labels import plain_tip
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -120,7 +121,7 @@ class RowsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return fmt.bounded(self._cells(row)[index.column()])
         if role == Qt.ItemDataRole.ToolTipRole and self._tip is not None:
-            return fmt.bounded(self._tip(row), 2000)
+            return plain_tip(fmt.bounded(self._tip(row), 2000))
         if role == Qt.ItemDataRole.FontRole and self._bold is not None and self._bold(row):
             font = QFont()
             font.setBold(True)

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..widgets import fmt
-from ..widgets.labels import plain_label, section
+from ..widgets.labels import plain_label, plain_tip, section
 from ..widgets.message_bar import Level, MessageBar
 from .common import RevealState, RowsModel, label, request_id
 from .diff import DiffView, Piece, whitespace_only, word_diff
@@ -260,7 +260,7 @@ class ConflictReview(QWidget):
         item, entry = data.item, data.entry
         self.local_title.setText(f"Local — the entry now (version {entry.version})")
         self.incoming_title.setText(f"Incoming — from {fmt.bounded(item.incoming_source, 60)}")
-        self.incoming_title.setToolTip(item.incoming_source)
+        self.incoming_title.setToolTip(plain_tip(item.incoming_source))
         self.summary.setText(self._summary(data))
         self.fields.set_rows(field_rows(data))
         self.run_button.setVisible(bool(item.run_id))

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from proctor.core.memory_views import MemoryQuery
 from proctor.core.models import MemoryScope, ReconciliationStatus, Trust
 
+from ..widgets import fmt
 from ..widgets.labels import plain_label, section
 from ..widgets.list_page import ListPage, choice_combo, make_table
 from ..widgets.message_bar import Level
@@ -62,7 +63,7 @@ def fill_combo(combo: Any, first: str, values: list[str]) -> None:
     combo.clear()
     combo.addItem(first, None)
     for value in values:
-        combo.addItem(value, value)
+        combo.addItem(fmt.bounded(value, 80), value)
     index = combo.findData(current)
     combo.setCurrentIndex(max(0, index))
     combo.blockSignals(False)

@@ -10,6 +10,7 @@ from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from ..widgets import fmt
+from ..widgets.labels import plain_tip
 
 SCOPE_ROLE = Qt.ItemDataRole.UserRole + 1
 HEADERS = ["Scope", "#", "Tokens"]
@@ -49,7 +50,7 @@ def _row(text: str, key: str, entries: int, conflicts: int, tokens: int,
     for item in (name, count, size):
         item.setEditable(False)
         item.setData(key, SCOPE_ROLE)
-        item.setToolTip(tip)
+        item.setToolTip(plain_tip(tip))
     count.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     size.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     if limit and tokens > limit:

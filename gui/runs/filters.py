@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QWidget
 from proctor.core.models import RunStatus
 from proctor.core.timeline import RunQuery
 
+from ..widgets import fmt
 from ..widgets.list_page import choice_combo
 
 ACTIVE = (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING_FOR_USER,
@@ -82,10 +83,10 @@ class RunFilterBar(QWidget):
             combo.clear()
             combo.addItem(everything, None)
             for value in values:
-                combo.addItem(value, value)
+                combo.addItem(fmt.bounded(value, 80), value)
             found = combo.findData(current) if current is not None else 0
             if found < 0:
-                combo.addItem(current, current)
+                combo.addItem(fmt.bounded(current, 80), current)
                 found = combo.count() - 1
             combo.setCurrentIndex(found)
             combo.blockSignals(False)

@@ -12,12 +12,10 @@ MAX_PAIRS = 4
 
 
 def plain_tip(text: str, limit: int = 1000) -> str:
-    """A tooltip that shows ``text`` literally. Qt renders a tooltip as rich text when it
-    looks like markup, so agent text is escaped and wrapped (never interpreted)."""
-    import html
+    """A tooltip that shows ``text`` literally (the shared ``labels.plain_tip``)."""
+    from ..widgets.labels import plain_tip as shared
 
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>" if text else ""
+    return shared(text, limit)
 
 
 def _get(payload: Any, *keys: str) -> str:

@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .fmt import visible
+
 PREVIEW = 1200  # characters shown before "Show all"
 HARD_CAP = 1_000_000  # the viewer never loads more than this
 
@@ -29,7 +31,7 @@ class TextViewer(QDialog):
         box.setReadOnly(True)
         box.setAccessibleName(title)
         shown = text if len(text) <= HARD_CAP else text[:HARD_CAP] + "\n… (truncated)"
-        box.setPlainText(shown)
+        box.setPlainText(visible(shown))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -75,7 +77,7 @@ class BoundedText(QWidget):
         self._full = text or ""
         cut = len(self._full) > PREVIEW or self._full.count("\n") > 30
         preview = self._preview() if cut else self._full
-        self.label.setText(preview)
+        self.label.setText(visible(preview))
         self.more.setVisible(cut)
         if cut:
             self.more.setText(f"Show all ({len(self._full):,} characters)")

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from . import fmt
-from .labels import section
+from .labels import plain_tip, section
 
 MAX_CHILDREN = 500  # per object/array; the rest is summarised in one row
 VALUE_MAX = 500  # characters of a scalar shown in its cell (the tooltip/copy has more)
@@ -46,7 +46,7 @@ def _item(text: str, value: Any = None) -> QStandardItem:
     item.setEditable(False)
     item.setData(value, VALUE_ROLE)
     if len(text) > VALUE_MAX or "\n" in text:
-        item.setToolTip(text[:4000])
+        item.setToolTip(plain_tip(text[:4000]))
     return item
 
 

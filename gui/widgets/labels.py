@@ -6,9 +6,20 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
 
+class PlainLabel(QLabel):
+    """A QLabel for data: plain text, with control and invisible format characters (ANSI
+    escapes, bidi overrides) shown as escapes (``fmt.visible``) instead of obeyed."""
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        from .fmt import visible
+
+        super().setText(visible(text))
+
+
 def plain_label(text: str = "", parent: QWidget | None = None, *, name: str = "",
                 selectable: bool = True) -> QLabel:
-    label = QLabel(text, parent)
+    label = PlainLabel(parent)
+    label.setText(text)
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(True)
     if name:
@@ -22,3 +33,20 @@ def section(title: str, parent: QWidget) -> QLabel:
     label = plain_label(title, parent, name="SectionLabel", selectable=False)
     label.setWordWrap(False)
     return label
+
+
+class PlainTip(str):
+    """Tooltip markup made by ``plain_tip`` (safe to show as it is, never escaped twice)."""
+
+
+def plain_tip(text: str, limit: int = 4000) -> str:
+    """A tooltip that shows ``text`` literally. Qt renders a tooltip as rich text whenever
+    ``Qt.mightBeRichText`` says so, so agent text is escaped and wrapped, never interpreted."""
+    import html
+
+    from .fmt import visible
+
+    if isinstance(text, PlainTip):
+        return text
+    text = visible(text if len(text) <= limit else text[: limit - 1] + "…")
+    return PlainTip(f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>") if text else ""

@@ -27,6 +27,7 @@ from proctor.core.models import Page
 
 from ..tasks import TaskRunner
 from . import fmt
+from .labels import PlainTip, plain_tip
 
 PAGE = 200
 REFRESH_CAP = 2000  # a refresh reloads at most this many leading rows
@@ -326,7 +327,7 @@ class PagedModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return fmt.bounded(column.text(item))
         if role == Qt.ItemDataRole.ToolTipRole:
-            return fmt.bounded(column.tip(item), 2000) if column.tip else None
+            return tip_text(column.tip(item)) if column.tip else None
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(column.align.value)
         if role == KEY_ROLE:
@@ -360,3 +361,8 @@ class PagedModel(QAbstractTableModel):
 
     def column_widths(self) -> list[int]:
         return [c.width for c in self._columns]
+
+
+def tip_text(tip: str) -> str:
+    """A cell's tooltip as plain text (agent text is never markup), bounded on display."""
+    return tip if isinstance(tip, PlainTip) else plain_tip(fmt.bounded(tip, 2000))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from enum import StrEnum
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar, QWidget
 
 from . import fmt
+from .labels import plain_tip
 
 
 class StoreState(StrEnum):
@@ -19,10 +23,27 @@ class StoreState(StrEnum):
 
 STATE_TIPS = {
     StoreState.OK: "The journal answers normally.",
-    StoreState.BUSY: "Another process holds the journal's write lock; writes wait for it.",
+    StoreState.BUSY: "Another process holds the journal's write lock; writes wait for it "
+                     "(after the wait runs out, retry).",
     StoreState.READ_ONLY: "Opened read-only: you can watch but not decide.",
     StoreState.ERROR: "The last store call failed; see the message for the next step.",
 }
+
+
+def exposure_warning(path: str | Path) -> str | None:
+    """A warning when the journal (or its -wal/-shm) can be read by other users: agents'
+    requests, answers and memory are in there. None when only the owner can read it."""
+    if os.name == "nt":
+        return None
+    for file in (Path(path), Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            mode = stat.S_IMODE(file.stat().st_mode)
+        except OSError:
+            continue
+        if mode & 0o077:
+            return (f"⚠ {file.name} is readable by other users (mode {mode:04o}); "
+                    f"run: chmod 600 {file}")
+    return None
 
 
 def _label(parent: QWidget, name: str) -> QLabel:
@@ -40,14 +61,19 @@ class DeskStatusBar(QStatusBar):
         self.state = _label(self, "Store state")
         self.operator = _label(self, "Operator")
         self.last_change = _label(self, "Last change seen")
+        self.exposure = _label(self, "File permissions warning")
+        self.exposure.setObjectName("StatusWarning")
+        self.exposure.hide()
         self.path.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.path.setMinimumWidth(80)
         self.addWidget(self.path, 1)
+        self.addPermanentWidget(self.exposure)
         for widget in (self.schema, self.state, self.operator, self.last_change):
             widget.setContentsMargins(8, 0, 8, 0)
             self.addPermanentWidget(widget)
         self.read_only = False
         self._error = False
+        self._error_busy = False
         self._busy = False
         self.set_last_change(None)
 
@@ -59,17 +85,25 @@ class DeskStatusBar(QStatusBar):
         self.read_only = read_only
         self._show_state()
 
+    def set_exposure(self, warning: str | None) -> None:
+        """Show (or hide) the warning that the journal is readable by others."""
+        self.exposure.setText(warning or "")
+        self.exposure.setToolTip(plain_tip(warning or ""))
+        self.exposure.setVisible(bool(warning))
+
     def set_busy(self, busy: bool) -> None:
         self._busy = busy
         self._show_state()
 
-    def set_error(self, failing: bool) -> None:
+    def set_error(self, failing: bool, *, busy: bool = False) -> None:
+        """The last store call failed (``busy``: because another process held the lock)."""
         self._error = failing
+        self._error_busy = failing and busy
         self._show_state()
 
     def current_state(self) -> StoreState:
         if self._error:
-            return StoreState.ERROR
+            return StoreState.BUSY if self._error_busy else StoreState.ERROR
         if self._busy:
             return StoreState.BUSY
         if self.read_only:
