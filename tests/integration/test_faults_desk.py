@@ -26,19 +26,16 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QApplication
 
 from proctor import cli
 from proctor.core import Actor, Journal, verify
-from proctor.gui.app import DeskApp, build_window
+from proctor.gui.app import DeskApp
 from proctor.gui.errors import ErrorDialog
 from proctor.gui.mainwindow import MainWindow
-from proctor.gui.settings import DeskSettings
-from proctor.gui.tasks import TaskRunner
 
-pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 WAIT_MS = 20_000
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 WRITE_WORDS = re.compile(r"^(approve|deny|snooze|wake|send|submit|mark|keep local|"
                          r"take incoming|merge|dismiss|cancel run|resolve|reveal|pin|"
                          r"restore|remove|confirm)\b")
@@ -74,35 +71,6 @@ def journal(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     folder.mkdir(mode=0o700)
     path = folder / "journal.db"
     return path, populate(path)
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> DeskSettings:
-    return DeskSettings(QSettings(str(tmp_path / "desk.ini"), QSettings.Format.IniFormat))
-
-
-@pytest.fixture
-def desk(qtbot, settings) -> Iterator:
-    """desk(path, read_only=False, busy_timeout=5.0) -> a started MainWindow as "alice"."""
-    opened: list[tuple[MainWindow, TaskRunner]] = []
-
-    def make(path: Path, read_only: bool = False, busy_timeout: float = 5.0) -> MainWindow:
-        journal = Journal.open(path, actor=Actor.operator("alice"), read_only=read_only,
-                               busy_timeout=busy_timeout)
-        runner = TaskRunner()
-        window = build_window(journal, runner=runner, settings=settings, strict=True)
-        qtbot.addWidget(window)
-        opened.append((window, runner))
-        window.show()
-        qtbot.waitExposed(window)
-        window.start()
-        qtbot.waitUntil(lambda: window.inbox.model.has_loaded, timeout=WAIT_MS)
-        return window
-
-    yield make
-    for window, runner in opened:
-        window.close()
-        runner.shutdown()
 
 
 @pytest.fixture
