@@ -76,24 +76,29 @@ class InboxCommands(QObject):
         self.decider.snoozed.connect(self._on_snoozed)
 
     # ------------------------------------------------------------ enablement
+    def _targets(self) -> list[InboxItem]:
+        """The items a command acts on: none while the inbox is not the page on screen
+        (a single-key shortcut pressed on another page must never decide inbox items)."""
+        return self.page.targets() if self.page.isVisible() else []
+
     def writable(self) -> bool:
         return not self.page.read_only
 
     def can_decide(self) -> bool:
-        return self.writable() and any(t.kind == InboxKind.APPROVAL for t in self.page.targets())
+        return self.writable() and any(t.kind == InboxKind.APPROVAL for t in self._targets())
 
     def can_snooze(self) -> bool:
-        return self.writable() and bool(self.page.targets())
+        return self.writable() and bool(self._targets())
 
     def can_wake(self) -> bool:
         return self.can_snooze() and self.page.model.filter.snoozed
 
     def can_resolve(self) -> bool:
-        targets = self.page.targets()
+        targets = self._targets()
         return self.writable() and len(targets) == 1 and targets[0].kind == InboxKind.EFFECT
 
     def has_run(self) -> bool:
-        targets = self.page.targets()
+        targets = self._targets()
         return len(targets) == 1 and bool(targets[0].run_id)
 
     # ------------------------------------------------------------ navigation
@@ -108,14 +113,14 @@ class InboxCommands(QObject):
         self.page.focus_list()
 
     def open_run(self) -> None:
-        targets = self.page.targets()
+        targets = self._targets()
         if targets and targets[0].run_id:
             self.page.open_run.emit(targets[0].run_id)
 
     # ------------------------------------------------------------ deciding
     def approve(self) -> None:
         approvals = self._approvals()
-        if len(self.page.targets()) > 1:
+        if len(self._targets()) > 1:
             self._bulk(approvals, approve=True)
         elif approvals:
             item = approvals[0]
@@ -127,7 +132,7 @@ class InboxCommands(QObject):
 
     def deny(self) -> None:
         approvals = self._approvals()
-        if len(self.page.targets()) > 1:
+        if len(self._targets()) > 1:
             self._bulk(approvals, approve=False)
         elif approvals:
             item = approvals[0]
@@ -142,7 +147,7 @@ class InboxCommands(QObject):
                 self.decider.deny(item, reason=reason)
 
     def _bulk(self, approvals: list[InboxItem], *, approve: bool) -> None:
-        n, skipped = len(approvals), len(self.page.targets()) - len(approvals)
+        n, skipped = len(approvals), len(self._targets()) - len(approvals)
         noun = "approval" if n == 1 else "approvals"
         note = f"\n{skipped} selected item(s) that are not approvals stay as they are." \
             if skipped else ""
@@ -163,7 +168,7 @@ class InboxCommands(QObject):
         self.decider.bulk(approvals, approve, reason=reason)
 
     def snooze(self) -> None:
-        targets = self.page.targets()
+        targets = self._targets()
         if not targets:
             return
         until = SnoozeDialog.ask(self.page, len(targets), time.time())
@@ -171,12 +176,12 @@ class InboxCommands(QObject):
             self.decider.snooze(targets, until)
 
     def wake(self) -> None:
-        targets = self.page.targets()
+        targets = self._targets()
         if targets:
             self.decider.snooze(targets, None)
 
     def resolve_effect(self, outcome: EffectStatus) -> None:
-        targets = self.page.targets()
+        targets = self._targets()
         if len(targets) != 1 or targets[0].kind != InboxKind.EFFECT:
             return
         item = targets[0]
@@ -248,7 +253,7 @@ class InboxCommands(QObject):
     # ------------------------------------------------------------ helpers
     def _approvals(self) -> list[InboxItem]:
         """Approvals among the targets, minus those already decided or being decided here."""
-        return [t for t in self.page.targets() if t.kind == InboxKind.APPROVAL
+        return [t for t in self._targets() if t.kind == InboxKind.APPROVAL
                 and not self.decider.busy(item_key(t)) and item_key(t) not in self.page.decided]
 
     def _detail_for(self, item: InboxItem, cls: type) -> object | None:

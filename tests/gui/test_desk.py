@@ -148,6 +148,21 @@ def test_own_decision_moves_to_the_next_item(qtbot, populated, open_desk):
     assert window.inbox.detail.current_item().id == current.id
 
 
+def test_inbox_keys_do_nothing_on_another_page(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    key = f"approval:{ids['approval']}"
+    select_key(qtbot, window, key)
+    window.go("memory")
+    qtbot.waitUntil(lambda: not window.inbox.isVisible())
+    focus = QApplication.focusWidget() or window
+    for k in (Qt.Key.Key_A, Qt.Key.Key_X):  # d/s would open a dialog if the bug came back
+        qtbot.keyClick(focus, k)
+    assert not window.registry.action("inbox.approve").isEnabled()
+    with Journal.open(path, actor=Actor.operator("check")) as j:
+        assert j.approvals.get(ids["approval"]).status == "pending"
+
+
 def test_scope_run_creates_a_rule(qtbot, populated, open_desk):
     path, ids = populated
     window = open_desk(path)
