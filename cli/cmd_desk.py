@@ -67,14 +67,15 @@ def demo_folder(base: Path | None) -> Path:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from proctor.sim.agents import start_agents
-    from proctor.sim.demo import build_demo_journal
+    from proctor.sim.demo import build_demo_journal, recent_start
 
     if args.agents < 0:
         print("proctor demo: --agents must be 0 or more", file=sys.stderr)
         return EXIT_USAGE
     path = demo_folder(args.dir) / "journal.db"
     print(f"Building a demo journal at {path} …", flush=True)
-    summary = build_demo_journal(path, size="small", seed=args.seed)
+    summary = build_demo_journal(path, size="small", seed=args.seed,
+                                 start_time=recent_start())  # ages read like this morning
     print(f"  {summary.get('runs', '?')} runs, {summary.get('events', '?')} events "
           f"in {summary.get('seconds', '?')} s", flush=True)
     agents = None

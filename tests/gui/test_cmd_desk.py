@@ -36,7 +36,7 @@ def test_demo_builds_starts_agents_and_stops_them_when_the_desk_ends(tmp_path, m
     built, started = [], []
     FakeAgents.stopped = False
 
-    def build(path, size="small", seed=0):  # noqa: ANN001, ANN202
+    def build(path, size="small", seed=0, start_time=None):  # noqa: ANN001, ANN202
         Journal.open(path).close()
         built.append((path, size, seed))
         return {"runs": 1, "events": 2, "seconds": 0.1}
