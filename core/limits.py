@@ -5,7 +5,10 @@ and read back exactly, or refused with ``ValidationError`` before anything is wr
 
 - A JSON document (an action, a payload, a request, a schema, a result, evidence ...)
   is at most ``MAX_JSON_BYTES`` of canonical UTF-8 and nests at most ``MAX_DEPTH``
-  objects/arrays deep.
+  objects/arrays deep, counting the envelope Proctor writes around a value (up to two
+  levels: an event payload inside its digest body), so 98 levels of an agent's own always
+  fit. A choice's options are also copied into its response schema: they count twice
+  toward the size and sit three levels deeper there.
 - Object keys are strings (an integer key would silently come back as a string).
 - Numbers are finite (no NaN or Infinity) and integers have at most 4,300 digits
   (Python's own int-to-text limit).

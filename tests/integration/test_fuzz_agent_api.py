@@ -106,7 +106,7 @@ def text_ok(text: str) -> bool:
     return True
 
 
-def verdict(value: Any) -> str:
+def verdict(value: Any, envelope: int = ENVELOPE) -> str:
     """'store' (must be stored), 'refuse' (must be refused) or 'either' (near the depth
     limit, where Proctor's envelope decides)."""
     if not structurally_valid(value):
@@ -117,7 +117,7 @@ def verdict(value: Any) -> str:
     size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
     if size > MAX_JSON_BYTES:
         return "refuse"
-    fits = depth <= MAX_DEPTH - ENVELOPE and size <= MAX_JSON_BYTES - 4096
+    fits = depth <= MAX_DEPTH - envelope and size <= MAX_JSON_BYTES - 4096
     return "store" if fits else "either"
 
 
@@ -287,24 +287,36 @@ def answer_response(desk: Desk, value: Any) -> Any:
     return desk.agent.interactions.get(asked.id).response["v"]
 
 
-# (method, envelope depth its value gets inside Proctor's own documents)
-JSON_METHODS: dict[str, tuple[Callable[[Desk, Any], Any], int]] = {
+def choice_document(value: Any) -> Any:
+    """What interactions.ask digests for a choice with options ["a", value]: the options,
+    and the response schema made from them (an option's "value", or the option itself)."""
+    copied = value.get("value") if isinstance(value, dict) else value
+    return {"options": ["a", value], "schema": {"properties": {"choice": {"enum": [
+        "a", copied]}}}}
+
+
+# method -> (call, levels the test itself wraps around the value, or a function giving
+# the whole document Proctor writes with it, judged exactly)
+JSON_METHODS: dict[str, tuple[Callable[[Desk, Any], Any], int | Callable[[Any], Any]]] = {
     "runs.append_event": (event_payload, 0), "runs.append_events": (batch_payload, 0),
     "runs.start(metadata)": (run_metadata, 1), "runs.complete": (run_result, 0),
     "runs.record_tool_call": (tool_request, 0), "runs.finish_tool_call": (tool_result, 0),
     "approvals.request": (approval_action, 1), "interactions.ask(request)": (question_request, 0),
-    "interactions.ask(options)": (choice_options, 1), "effects.reserve": (effect_action, 0),
-    "effects.commit(result)": (effect_result, 0), "effects.commit(evidence)": (effect_evidence, 0),
-    "interactions.answer": (answer_response, 1),
+    "interactions.ask(options)": (choice_options, choice_document),
+    "effects.reserve": (effect_action, 0), "effects.commit(result)": (effect_result, 0),
+    "effects.commit(evidence)": (effect_evidence, 0), "interactions.answer": (answer_response, 1),
 }
 
 
 def check_json_method(desk: Desk, name: str, value: Any) -> None:
     method, extra = JSON_METHODS[name]
-    wrapped = value
-    for _ in range(extra):  # judge the value at the depth it really has
-        wrapped = [wrapped]
-    expected = verdict(wrapped)
+    if callable(extra):
+        expected = verdict(extra(value), envelope=1)  # the document itself (+ a digest body)
+    else:
+        wrapped = value
+        for _ in range(extra):  # judge the value at the depth it really has
+            wrapped = [wrapped]
+        expected = verdict(wrapped)
     if name == "interactions.answer" and not structurally_valid(value):
         expected = "refuse"
     stored = attempt(expected, lambda: method(desk, value))
