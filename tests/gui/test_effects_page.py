@@ -5,6 +5,8 @@ the keyboard, and agent text shown as plain text."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from PySide6.QtCore import Qt
 
@@ -16,6 +18,9 @@ from .conftest import WAIT_MS
 
 LEFT = Qt.MouseButton.LeftButton
 HOSTILE = '<b>boom</b> <img src="http://example.invalid/x.png"> <a href="x">click</a>'
+
+
+LAPSE_S = 1.5
 
 
 def ambiguous(path, key: str, *, safety: str = "unsafe_write", why: str = "socket closed",
@@ -109,8 +114,11 @@ def test_only_ambiguous_effects_can_be_resolved(qtbot, journal_path, open_desk):
 
 
 def test_lapsed_leases_and_only_those_can_be_marked_ambiguous(qtbot, journal_path, open_desk):
-    ambiguous(journal_path, "lapse:1", lease=0.3, mark=False)
+    ambiguous(journal_path, "lapse:1", lease=LAPSE_S, mark=False)
+    lapsed_at = time.time() + LAPSE_S
     ambiguous(journal_path, "live:9", lease=600, mark=False)
+    # a lease long enough that reserve -> begin fits in it on a loaded machine
+    qtbot.waitUntil(lambda: time.time() > lapsed_at, timeout=WAIT_MS)
     window, page = effects_page(open_desk, journal_path)
     page.choose_filter("lapsed")
     select(qtbot, page, "lapse:1")
