@@ -130,7 +130,8 @@ def translate(err: BaseException) -> errors.ProctorError | None:
     name = getattr(orig, "sqlite_errorname", "") or ""
     msg = str(orig)
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in msg:
-        return errors.StoreBusy(f"the journal is busy (locked by another process): {msg}")
+        return errors.StoreBusy("the journal is busy: another process held its write lock "
+                                "for longer than this one waits", sqlite=msg)
     if name.startswith("SQLITE_READONLY") or "readonly" in msg:
         return errors.StoreReadOnly(f"the journal is read-only: {msg}")
     if name == "SQLITE_IOERR_SHORT_READ":
