@@ -6,6 +6,7 @@ that renders agent text as rich text (see hostile_walk.py)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,15 @@ from proctor.gui.widgets.labels import plain_tip
 from proctor.gui.widgets.paged_model import ITEM_ROLE
 
 from .conftest import WAIT_MS
-from .hostile_walk import ESC, HOSTILE, RLO, TAGS, displayed_texts, window_problems
+from .hostile_walk import (
+    ESC,
+    HOSTILE,
+    RLO,
+    TAGS,
+    displayed_texts,
+    is_agent_text,
+    window_problems,
+)
 
 H = HOSTILE
 LONG = f"{H}\n{H}\n" + "x" * 600  # multi-line and long: shown with a tooltip in JSON trees
@@ -80,10 +89,16 @@ def settle(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
 
 
+REACHED: set[str] = set()  # widgets seen showing agent text (the walk really got there)
+
+
 def findings(window) -> list[str]:
     """Markup rendered as rich text, and control characters shown raw."""
+    shown = list(displayed_texts(window))
+    REACHED.update(re.sub(r" cell \d+,\d+", "", where) for where, text in shown
+                   if is_agent_text(text) or "\\u202e" in text)
     raw = [f"{where}: raw control character in {text[:60]!r}"
-           for where, text in displayed_texts(window) if RLO in text or ESC in text]
+           for where, text in shown if RLO in text or ESC in text]
     return window_problems(window) + raw
 
 
@@ -123,6 +138,10 @@ def test_no_agent_text_is_ever_rendered_as_rich_text(qtbot, hostile, open_desk):
     settle(qtbot, window)
     visit(qtbot, window, window.runs, seen, problems)
     assert sorted(set(problems)) == []
+    wanted = {"Inbox items", "Action and arguments", "Side-by-side diff", "Effects",
+              "Memory", "Audit", "Tool calls", "Run events"}
+    assert {w for w in wanted if any(w in place for place in REACHED)} == wanted, REACHED
+    assert len(REACHED) >= 40
 
 
 def test_a_new_request_notification_shows_agent_text_literally(qtbot, hostile, open_desk,
