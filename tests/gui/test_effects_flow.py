@@ -3,9 +3,7 @@ SIGKILLed; the next reserve makes them ambiguous; the desk shows them live; the 
 resolves one failed and one committed through the widgets; the agent's retry then gets
 attempt 2 for the failed one and is refused for the committed one.
 
-Run as a script, this file is the agent process:
-``python test_effects_flow.py JOURNAL begin KEY...`` (reserve, begin, then hang) and
-``python test_effects_flow.py JOURNAL retry RUN KEY...`` (reserve again until decided).
+The agent process is ``effects_agent.py`` beside this file.
 """
 
 from __future__ import annotations
@@ -13,49 +11,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
-from proctor.core import Actor, Journal, errors
+from proctor.core import Journal
 
 LEASE_S = 1.0
+AGENT = Path(__file__).with_name("effects_agent.py")
 
-
-def agent_main(path: str, mode: str, rest: list[str]) -> int:
-    j = Journal.open(path, actor=Actor.agent("payer"))
-    if mode == "begin":
-        run = j.runs.start("billing", "pay the invoices", agent="payer")
-        for key in rest:
-            j.runs.record_tool_call(run.id, "pay_invoice", {"invoice": key, "amount": 1200},
-                                    safety_class="financial")
-            j.effects.reserve(key, tool="pay_invoice", run_id=run.id, safety_class="financial",
-                              action={"invoice": key, "amount": 1200},
-                              lease_seconds=LEASE_S, owner="payer@first")
-            j.effects.begin(key, owner="payer@first")
-        print(f"BEGUN {run.id}", flush=True)
-        threading.Event().wait()  # the process is killed here, mid-flight
-    run_id, keys = rest[0], rest[1:]
-    deadline = time.monotonic() + 30
-    for key in keys:
-        while True:
-            try:
-                effect = j.effects.reserve(key, tool="pay_invoice", run_id=run_id,
-                                           safety_class="financial", owner="payer@retry")
-                print(f"RESERVED {key} {effect.attempt}", flush=True)
-            except errors.EffectBusy:
-                if time.monotonic() < deadline:
-                    time.sleep(0.05)  # the dead process's lease has not lapsed yet
-                    continue
-                print(f"BUSY {key}", flush=True)
-            except errors.ProctorError as exc:
-                print(f"REFUSED {key} {type(exc).__name__}", flush=True)
-            break
-    j.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(agent_main(sys.argv[1], sys.argv[2], sys.argv[3:]))
 
 # ---------------------------------------------------------------- the tests
 
@@ -72,7 +34,7 @@ LEFT = Qt.MouseButton.LeftButton
 
 class Agent:
     def __init__(self, path: Path, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, __file__, str(path), *args],
+        self.proc = subprocess.Popen([sys.executable, str(AGENT), str(path), *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True)
         self.lines: list[str] = []

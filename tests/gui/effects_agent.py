@@ -1,0 +1,51 @@
+"""The agent process of tests/gui/test_effects_flow.py (run as a script, never imported
+by the GUI test): ``python effects_agent.py JOURNAL begin KEY...`` reserves, begins and
+hangs until killed; ``python effects_agent.py JOURNAL retry RUN KEY...`` reserves again,
+polling until each dead lease has lapsed."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from proctor.core import Actor, Journal, errors
+
+LEASE_S = 1.0
+
+
+def agent_main(path: str, mode: str, rest: list[str]) -> int:
+    j = Journal.open(path, actor=Actor.agent("payer"))
+    if mode == "begin":
+        run = j.runs.start("billing", "pay the invoices", agent="payer")
+        for key in rest:
+            j.runs.record_tool_call(run.id, "pay_invoice", {"invoice": key, "amount": 1200},
+                                    safety_class="financial")
+            j.effects.reserve(key, tool="pay_invoice", run_id=run.id, safety_class="financial",
+                              action={"invoice": key, "amount": 1200},
+                              lease_seconds=LEASE_S, owner="payer@first")
+            j.effects.begin(key, owner="payer@first")
+        print(f"BEGUN {run.id}", flush=True)
+        threading.Event().wait()  # the process is killed here, mid-flight
+    run_id, keys = rest[0], rest[1:]
+    deadline = time.monotonic() + 30
+    for key in keys:
+        while True:
+            try:
+                effect = j.effects.reserve(key, tool="pay_invoice", run_id=run_id,
+                                           safety_class="financial", owner="payer@retry")
+                print(f"RESERVED {key} {effect.attempt}", flush=True)
+            except errors.EffectBusy:
+                if time.monotonic() < deadline:
+                    time.sleep(0.05)  # the dead process's lease has not lapsed yet
+                    continue
+                print(f"BUSY {key}", flush=True)
+            except errors.ProctorError as exc:
+                print(f"REFUSED {key} {type(exc).__name__}", flush=True)
+            break
+    j.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(agent_main(sys.argv[1], sys.argv[2], sys.argv[3:]))
