@@ -3,7 +3,7 @@ SIGKILLed; the next reserve makes them ambiguous; the desk shows them live; the 
 resolves one failed and one committed through the widgets; the agent's retry then gets
 attempt 2 for the failed one and is refused for the committed one.
 
-The agent process is ``effects_agent.py`` beside this file.
+The agent process is ``tests/agents/effects_agent.py``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from proctor.core import Journal
 
 LEASE_S = 1.0
-AGENT = Path(__file__).with_name("effects_agent.py")
+AGENT = Path(__file__).parents[1] / "agents" / "effects_agent.py"
 
 
 # ---------------------------------------------------------------- the tests
