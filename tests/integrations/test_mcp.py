@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,20 @@ def client(path, mode: str = "auto", **kw: Any) -> Client:
 
 async def desk_do(fn, *args) -> Any:
     return await anyio.to_thread.run_sync(fn, *args)
+
+
+async def give_up(c: Client, tool: str, args: dict, *, once: Callable[[], object]) -> None:
+    """Call ``tool`` and abandon the call, as a client timeout does, once ``once()`` (run in a
+    thread) returns: the server sees the cancellation at a known point, however slow the
+    machine is."""
+    async with anyio.create_task_group() as tg:
+        async def call() -> None:
+            await c.call_tool(tool, args)
+            raise AssertionError(f"{tool} returned before it was abandoned")
+
+        tg.start_soon(call)
+        await anyio.to_thread.run_sync(once)
+        tg.cancel_scope.cancel()
 
 
 def structured(result) -> dict:
@@ -117,15 +132,13 @@ def test_bad_requests_are_tool_errors(journal_path):
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-def test_client_timeout_withdraws_the_request(journal_path, desk, mode):
+def test_a_client_giving_up_withdraws_the_request(journal_path, desk, mode):
     async def main():
         async with client(journal_path, mode) as c:
-            with pytest.raises(MCPError):
-                await c.call_tool("request_approval", {"action": REFUND, "reason": "r"},
-                                  read_timeout_seconds=0.4)
-            with pytest.raises(MCPError):
-                await c.call_tool("ask_human", {"question": "Still there?"},
-                                  read_timeout_seconds=0.4)
+            await give_up(c, "request_approval", {"action": REFUND, "reason": "r"},
+                          once=lambda: desk.wait_pending("approval"))
+            await give_up(c, "ask_human", {"question": "Still there?"},
+                          once=lambda: desk.wait_pending("question"))
             # the withdrawal is written before the session goes on
             with anyio.fail_after(10):
                 while desk.journal.inbox.count() != 0:
@@ -147,22 +160,31 @@ def test_client_timeout_withdraws_the_request(journal_path, desk, mode):
 
 
 class SlowFiling(ProctorMCP):
-    """The client gives up while the request is still being written."""
+    """Filing blocks until the test lets it go: the client times out while the request is
+    still being written."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.filing = threading.Event()
+        self.go_on = threading.Event()
 
     def file_approval(self, *args: Any, **kwargs: Any):
-        time.sleep(0.6)
+        self.filing.set()
+        self.go_on.wait(30)
         return super().file_approval(*args, **kwargs)
 
 
-def test_a_request_filed_after_the_client_gave_up_is_withdrawn(journal_path, desk):
-    server = SlowFiling(journal_path, poll_s=0.02, progress_every_s=0.1).server
+def test_a_request_filed_after_the_client_timed_out_is_withdrawn(journal_path, desk):
+    mcp = SlowFiling(journal_path, poll_s=0.02, progress_every_s=0.1)
 
-    async def main():
-        async with Client(server, client_info=HOST) as c:
-            with pytest.raises(MCPError):
+    async def main():  # over JSON-RPC: the client's timeout does not wait for the server
+        async with Client(mcp.server, mode="legacy", client_info=HOST) as c:
+            with pytest.raises(MCPError, match="[Tt]imed out"):
                 await c.call_tool("request_approval", {"action": REFUND, "reason": "r"},
-                                  read_timeout_seconds=0.2)
-            with anyio.fail_after(10):
+                                  read_timeout_seconds=3)
+            assert mcp.filing.is_set(), "the call timed out before it began filing"
+            mcp.go_on.set()
+            with anyio.fail_after(20):
                 while not [a for r in desk.journal.runs.list().items
                            for a in desk.journal.approvals.for_run(r.id)
                            if a.status == "cancelled"]:
@@ -232,8 +254,7 @@ def test_retry_after_a_timeout_files_a_fresh_request(journal_path, desk):
 
     async def main():
         async with client(journal_path) as c, anyio.create_task_group() as tg:
-            with pytest.raises(MCPError):
-                await c.call_tool("ask_human", args, read_timeout_seconds=0.3)
+            await give_up(c, "ask_human", args, once=lambda: desk.wait_pending("question"))
 
             async def answer_later():
                 items = await desk_do(desk.wait_pending, "question")
@@ -248,20 +269,38 @@ def test_retry_after_a_timeout_files_a_fresh_request(journal_path, desk):
     assert statuses == ["cancelled", "resolved"]
 
 
+class CountedFiling(ProctorMCP):
+    """Counts finished filings (a rejoin is a filing that returns the existing request)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.filed = threading.Semaphore(0)
+
+    def file_approval(self, *args: Any, **kwargs: Any):
+        item = super().file_approval(*args, **kwargs)
+        self.filed.release()
+        return item
+
+    def wait_filed(self, count: int) -> None:
+        for _ in range(count):
+            assert self.filed.acquire(timeout=20), "an approval was never filed"
+
+
 def test_a_caller_whose_rejoined_request_was_withdrawn_by_another_gets_a_fresh_one(
         journal_path, desk):
     args = {"action": REFUND, "reason": "r", "idempotency_key": "shared"}
     results = {}
+    mcp = CountedFiling(journal_path, poll_s=0.02, progress_every_s=0.1)
 
     async def patient(c):
         results["patient"] = structured(await c.call_tool("request_approval", args))
 
     async def main():
-        async with client(journal_path) as c, anyio.create_task_group() as tg:
+        async with Client(mcp.server, client_info=HOST) as c, anyio.create_task_group() as tg:
             tg.start_soon(patient, c)
             [first] = await desk_do(desk.wait_pending, "approval")
-            with pytest.raises(MCPError):  # the impatient caller rejoins, then gives up
-                await c.call_tool("request_approval", args, read_timeout_seconds=0.3)
+            # the impatient caller rejoins (the second filing), then gives up
+            await give_up(c, "request_approval", args, once=lambda: mcp.wait_filed(2))
             with anyio.fail_after(10):
                 while True:
                     items = await desk_do(desk.wait_pending, "approval")
@@ -352,9 +391,8 @@ def test_stdio_server_process(journal_path, desk):
                 tg.start_soon(desk_side)
                 approved = structured(await c.call_tool(
                     "request_approval", {"action": REFUND, "reason": "stdio"}))
-            with pytest.raises(MCPError):
-                await c.call_tool("ask_human", {"question": "Timeout?"},
-                                  read_timeout_seconds=0.5)
+            await give_up(c, "ask_human", {"question": "Timeout?"},
+                          once=lambda: desk.wait_pending("question"))
             with anyio.fail_after(10):
                 while desk.journal.inbox.count() != 0:
                     await anyio.sleep(0.02)
