@@ -4,7 +4,8 @@
     macOS    ~/Library/Logs/proctor/desk.log
     Windows  %LOCALAPPDATA%\\proctor\\Logs\\desk.log
 
-``PROCTOR_LOG_DIR`` overrides the folder. Qt's own messages (qWarning and friends) are
+``PROCTOR_LOG_DIR`` overrides the folder. Several desk processes may log at once: rotation
+is guarded by a lock file beside the log (concurrent-log-handler). Qt's own messages (qWarning and friends) are
 routed into the ``qt`` logger so they land in the same file. Help ▸ Open log folder
 shows the folder in the platform's file manager.
 """
@@ -13,10 +14,10 @@ from __future__ import annotations
 
 import logging
 import os
-from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 import platformdirs
+from concurrent_log_handler import ConcurrentRotatingFileHandler
 from PySide6.QtCore import QMessageLogContext, QtMsgType, QUrl, qInstallMessageHandler
 from PySide6.QtGui import QDesktopServices
 
@@ -59,8 +60,10 @@ def setup_logging(level: int = logging.INFO, *, console_level: int = logging.WAR
     handlers: list[logging.Handler] = []
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handlers.append(RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
-                                            encoding="utf-8"))
+        # several desks (one per journal) share the file: rotation takes a lock file, so no
+        # process renames the log under another's writes
+        handlers.append(ConcurrentRotatingFileHandler(
+            str(path), maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"))
     except OSError as exc:
         logging.getLogger("proctor.gui").warning("no log file in %s: %s", folder, exc)
     console = logging.StreamHandler()

@@ -90,7 +90,8 @@ def test_the_log_goes_to_the_platform_folder_and_rotates(log_folder, monkeypatch
         for n in range(200):
             log.info("line %d of the log, long enough to fill a few kilobytes quickly", n)
         assert path.stat().st_size <= 4000
-        backups = sorted(p.name for p in log_folder.iterdir())
+        backups = sorted(p.name for p in log_folder.glob("desk.log*"))
+        assert (log_folder / ".__desk.lock").exists()  # rotation is shared by desk processes
         assert backups == ["desk.log"] + [f"desk.log.{n}" for n in
                                           range(1, logging_setup.BACKUPS + 1)]
         assert "line 199 of the log" in path.read_text(encoding="utf-8")
