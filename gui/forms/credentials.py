@@ -22,7 +22,7 @@ from proctor.core.models import Interaction
 
 from ..widgets.labels import plain_label, section
 from .validate import Problem
-from .views import AnswerView, props, request_dict
+from .views import AnswerView, request_dict
 
 SERVICE = "proctor"
 REF_PREFIX = f"keyring://{SERVICE}/"
@@ -133,7 +133,6 @@ class CredentialView(AnswerView):
         self.secret.setEchoMode(QLineEdit.EchoMode.Password)
         self.secret.textChanged.connect(self.changed)
         self.keyring_note = plain_label(self.keyring_why, self, name="Muted")
-        self.note: QLineEdit | None = None
         self._layout()
         if CredentialView.keyring_known is not None:
             self.set_keyring(*CredentialView.keyring_known)
@@ -163,12 +162,7 @@ class CredentialView(AnswerView):
         self.layout_.addWidget(self.name)
         self.layout_.addWidget(self.secret)
         self.layout_.addWidget(self.keyring_note)
-        if "note" in props(self.schema):
-            self.note = QLineEdit(self)
-            self.note.setAccessibleName("Note to the agent")
-            self.note.setPlaceholderText("Note to the agent (optional)")
-            self.note.textChanged.connect(self.changed)
-            self.layout_.addWidget(self.note)
+        self.note = self.add_note()
         self.layout_.addWidget(self.problem)
 
     def set_keyring(self, usable: bool, why: str) -> None:

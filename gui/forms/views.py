@@ -170,6 +170,17 @@ class AnswerView(QWidget):
         self._server = [Problem(tuple(p for p in field.split("/") if p), message)]
         self.check()
 
+    def add_note(self) -> QLineEdit | None:
+        """The optional "Note to the agent" line, added when the schema has a note."""
+        if "note" not in props(self.schema):
+            return None
+        note = QLineEdit(self)
+        note.setAccessibleName("Note to the agent")
+        note.setPlaceholderText("Note to the agent (optional)")
+        note.textChanged.connect(self.changed)
+        self.layout_.addWidget(note)
+        return note
+
     def before_submit(self) -> Callable[[], Any] | None:
         """Work to do off the GUI thread before the answer is sent (e.g. store a secret)."""
         return None
@@ -256,13 +267,7 @@ class ChoiceView(AnswerView):
             self._build_buttons()
         else:
             self._build_list()
-        self.note: QLineEdit | None = None
-        if "note" in props(self.schema):
-            self.note = QLineEdit(self)
-            self.note.setAccessibleName("Note to the agent")
-            self.note.setPlaceholderText("Note to the agent (optional)")
-            self.note.textChanged.connect(self.changed)
-            self.layout_.addWidget(self.note)
+        self.note = self.add_note()
         self.layout_.addWidget(self.problem)
         for n in range(1, 10):
             key = QShortcut(QKeySequence(str(n)), self)
@@ -419,13 +424,7 @@ class ConfirmationView(AnswerView):
             self.group.addButton(button, n)
             self.layout_.addWidget(button)
         self.group.idToggled.connect(self._on_toggled)
-        self.note: QLineEdit | None = None
-        if "note" in props(self.schema):
-            self.note = QLineEdit(self)
-            self.note.setAccessibleName("Note to the agent")
-            self.note.setPlaceholderText("Note to the agent (optional)")
-            self.note.textChanged.connect(self.changed)
-            self.layout_.addWidget(self.note)
+        self.note = self.add_note()
         self.layout_.addWidget(self.problem)
         self.check()
 
