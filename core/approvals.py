@@ -128,12 +128,14 @@ class Approvals:
         return self.j.read(lambda c: fetch_one(c, Approval, stmt, f"approval {approval_id}"))
 
     def wait(self, approval_id: str, timeout: float, poll: float = 0.05) -> Approval:
-        """Block until the approval leaves ``pending`` (or ``timeout``); applies expiry."""
+        """Block until the approval leaves ``pending`` (or ``timeout``); applies a due expiry
+        (a read-only journal only reports what is stored)."""
         deadline = time.monotonic() + timeout
         while True:
             approval = self.get(approval_id)
             if approval.status == ApprovalStatus.PENDING and approval.expires_at is not None \
-                    and approval.on_expiry == OnExpiry.DENY and self.j.now() >= approval.expires_at:
+                    and approval.on_expiry == OnExpiry.DENY and not self.j.read_only \
+                    and self.j.now() >= approval.expires_at:
                 self.expire_due()
                 approval = self.get(approval_id)
             if approval.status != ApprovalStatus.PENDING or time.monotonic() >= deadline:
@@ -281,8 +283,6 @@ class Approvals:
 
     def expire_due(self) -> int:
         """Expire every pending approval past its expiry whose policy is ``deny``."""
-        if self.j.read_only:
-            return 0
 
         def op(tx: Tx) -> int:
             rows = tx.conn.execute(select(s.approvals).where(

@@ -145,7 +145,8 @@ class Interactions:
         while True:
             item = self.get(interaction_id)
             if item.status in (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED) \
-                    and item.expires_at is not None and self.j.now() >= item.expires_at:
+                    and item.expires_at is not None and not self.j.read_only \
+                    and self.j.now() >= item.expires_at:
                 self.expire_due()
                 item = self.get(interaction_id)
             if item.status not in OPEN_INTERACTION or time.monotonic() >= deadline:
@@ -169,9 +170,6 @@ class Interactions:
         return self.get(interaction_id)
 
     def expire_due(self) -> int:
-        if self.j.read_only:
-            return 0
-
         def op(tx: Tx) -> int:
             rows = tx.conn.execute(select(s.interactions).where(
                 s.interactions.c.status.in_(OPEN_INTERACTION),

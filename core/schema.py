@@ -124,6 +124,7 @@ class ApprovalRow(Base):
         Index("ix_approvals_run", "run_id", "created_at"),
         Index("ix_approvals_action", "action_name", "decided_at"),
         Index("ix_approvals_expiry", "status", "expires_at"),
+        Index("ix_approvals_run_status", "run_id", "status"),
     )
 
 
@@ -171,6 +172,7 @@ class InteractionRow(Base):
     __table_args__ = (
         Index("ix_interactions_status_created", "status", "created_at", "id"),
         Index("ix_interactions_run", "run_id", "created_at"),
+        Index("ix_interactions_run_status", "run_id", "status"),
     )
 
 
@@ -276,7 +278,7 @@ class EffectRow(Base):
     snoozed_until: Mapped[float | None] = mapped_column(Float)
     __table_args__ = (
         Index("ix_effects_status_created", "status", "created_at", "key"),
-        Index("ix_effects_run", "run_id"),
+        Index("ix_effects_run_status", "run_id", "status"),
     )
 
 

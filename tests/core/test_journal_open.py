@@ -17,6 +17,8 @@ from proctor.core import db as core_db
 
 from .helpers import ACTION, raw, snapshot
 
+REAL_HEAD = core_db.SCHEMA_HEAD
+
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
@@ -147,6 +149,7 @@ def write_calls(a: Journal, o: Journal, ids: dict) -> list:
         lambda: a.effects.mark_ambiguous("live", "x", owner="w"),
         lambda: o.effects.resolve("amb", "failed", reason="r", expected_version=3),
         lambda: o.inbox.snooze("approval", ids["approval"], None, expected_version=1),
+        a.approvals.expire_due, a.interactions.expire_due, a.effects.sweep_expired,
     ]
 
 
@@ -163,11 +166,24 @@ def test_read_only_refuses_every_write_and_changes_nothing(journal_path, populat
                 pytest.fail(f"write #{n} succeeded on a read-only journal")
         [result] = o.approvals.bulk_decide([(populated["approval"], 1)], True)
         assert result.error_type == "StoreReadOnly"
-        assert (a.approvals.expire_due(), a.interactions.expire_due(),
-                a.effects.sweep_expired()) == (0, 0, 0)
         assert a.runs.get(populated["run"]).id == populated["run"]  # reads work
         assert verify(a).ok
     assert snapshot(journal_path) == before
+
+
+def test_waiting_on_a_read_only_journal_reports_the_stored_state(journal_path, agent, run,
+                                                                clock):
+    """``wait`` applies a due expiry only where it can write; read-only, it just reports."""
+    approval = agent.approvals.request(run.id, ACTION, reason="r", expires_in=5)
+    question = agent.interactions.ask(run.id, "question", "why?", expires_in=5)
+    clock.advance(10)
+    with Journal.open(journal_path, actor=Actor.agent("observer"), read_only=True,
+                      clock=clock) as ro:
+        assert ro.approvals.wait(approval.id, timeout=0).status == "pending"
+        assert ro.interactions.wait(question.id, timeout=0).status == "requested"
+        with pytest.raises(errors.StoreReadOnly):
+            ro.approvals.expire_due()
+    assert agent.approvals.wait(approval.id, timeout=0).status == "expired"
 
 
 def test_every_write_call_works_on_a_writable_journal(agent, operator, populated):
@@ -206,9 +222,9 @@ def test_newer_schema_is_refused(journal_path, read_only):
 
 @pytest.fixture
 def code_knows_newer_schema(monkeypatch):
-    """Pretend this code's head is 0002, so the stored 0001 journal is 'old'."""
-    monkeypatch.setattr(core_db, "SCHEMA_REVISIONS", ("0001", "0002"))
-    monkeypatch.setattr(core_db, "SCHEMA_HEAD", "0002")
+    """Pretend this code knows a revision after its real head, so the stored journal is 'old'."""
+    monkeypatch.setattr(core_db, "SCHEMA_REVISIONS", (*core_db.SCHEMA_REVISIONS, "9000"))
+    monkeypatch.setattr(core_db, "SCHEMA_HEAD", "9000")
 
 
 def test_old_schema_policy_error(journal_path, run, code_knows_newer_schema):
@@ -220,10 +236,54 @@ def test_old_schema_policy_error(journal_path, run, code_knows_newer_schema):
 
 def test_old_schema_policy_read_only(journal_path, run, code_knows_newer_schema):
     with Journal.open(journal_path, actor=Actor.agent("a"), on_old_schema="read_only") as j:
-        assert j.read_only and j.schema_revision == "0001"
+        assert j.read_only and j.schema_revision == REAL_HEAD
         assert j.runs.get(run.id).id == run.id
         with pytest.raises(errors.StoreReadOnly):
             j.runs.append_event(run.id, "x", {})
+
+
+def downgrade_to(path: Path, revision: str) -> None:
+    """Take a journal back to an older real revision with Alembic (as an older Proctor left it)."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as conn:
+            cfg = Config()
+            cfg.set_main_option("script_location", "proctor.core:migrations")
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, revision)
+    finally:
+        engine.dispose()
+
+
+def index_names(path: Path) -> set[str]:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+
+
+OPEN_ITEM_INDEXES = {"ix_approvals_run_status", "ix_interactions_run_status",
+                     "ix_effects_run_status"}
+
+
+def test_a_0001_journal_migrates_to_the_open_item_indexes(journal_path, run):
+    downgrade_to(journal_path, "0001")
+    assert not OPEN_ITEM_INDEXES & index_names(journal_path)
+    assert "ix_effects_run" in index_names(journal_path)
+    with Journal.open(journal_path, actor=Actor.agent("a")) as j:
+        assert j.schema_revision == REAL_HEAD and not j.read_only
+        assert j.runs.get(run.id).open_items == 0
+        assert verify(j).ok
+    assert index_names(journal_path) >= OPEN_ITEM_INDEXES
+    assert "ix_effects_run" not in index_names(journal_path)
+    with contextlib.closing(sqlite3.connect(journal_path)) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [("0002",)]
+        plan = " ".join(r[-1] for r in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT count(*) FROM approvals "
+            "WHERE run_id = ? AND status = 'pending'", (run.id,)))
+    assert "ix_approvals_run_status" in plan
 
 
 def test_old_schema_is_migrated_after_a_private_backup(journal_path, run,

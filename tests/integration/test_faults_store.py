@@ -1,9 +1,9 @@
 """Store faults below the desk: a file-size limit during a decision, a migration of an older
 journal (and one killed half way), a damaged page found by `proctor verify`.
 
-An honest older schema: Proctor has one revision, so these tests add a second, test-only
-Alembic revision (0002: one new table) in a copy of the migration scripts and tell the
-code that 0002 is its head. A real 0001 journal with data is then upgraded through
+An honest older schema: these tests add a test-only Alembic revision after the real head
+(test_probe: one new table) in a copy of the migration scripts and tell the code that
+test_probe is its head. A real journal at the real head with data is then upgraded through
 ``Journal.open``'s own migrate path: the VACUUM INTO backup, then Alembic.
 """
 
@@ -95,6 +95,7 @@ def test_a_file_size_limit_during_a_decision_records_nothing(journal):
 
 # ---------------------------------------------------------------- an older schema
 
+HEAD, PROBE = core_db.SCHEMA_HEAD, "test_probe"  # the real head; the test-only next one
 REVISION_0002 = '''
 """test-only second revision: one new table"""
 import os
@@ -104,8 +105,8 @@ import time
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002"
-down_revision = "0001"
+revision = "{probe}"
+down_revision = "{head}"
 branch_labels = None
 depends_on = None
 
@@ -127,7 +128,7 @@ import alembic.config
 from proctor.core import db
 
 def know_0002(scripts):
-    db.SCHEMA_REVISIONS, db.SCHEMA_HEAD = ("0001", "0002"), "0002"
+    db.SCHEMA_REVISIONS, db.SCHEMA_HEAD = (*db.SCHEMA_REVISIONS, "test_probe"), "test_probe"
     plain = alembic.config.Config.set_main_option
 
     def set_main_option(self, name, value):
@@ -142,7 +143,8 @@ def scripts_with_0002(tmp_path: Path) -> Path:
     source = Path(core_db.__file__).with_name("migrations")
     target = tmp_path / "migrations"
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
-    (target / "versions" / "0002_test_probe.py").write_text(textwrap.dedent(REVISION_0002))
+    (target / "versions" / "test_probe.py").write_text(textwrap.dedent(
+        REVISION_0002.replace("{probe}", PROBE).replace("{head}", HEAD)))
     return target
 
 
@@ -166,14 +168,14 @@ def backups(path: Path) -> list[Path]:
 def test_an_older_journal_is_migrated_after_a_backup(journal, code_knows_0002):
     path, ids = journal
     with Journal.open(path, actor=Actor.operator("alice")) as j:
-        assert j.schema_revision == "0002" and not j.read_only
+        assert j.schema_revision == PROBE and not j.read_only
         assert len(j.runs.events(ids["run"], limit=100)) == 22
         assert verify(j).ok
-    assert table_rows(path, "SELECT version_num FROM alembic_version") == [("0002",)]
+    assert table_rows(path, "SELECT version_num FROM alembic_version") == [(PROBE,)]
     assert table_rows(path, "SELECT id FROM upgrade_probe") == [(1,)]
     [backup] = backups(path)
     assert backup.stat().st_mode & 0o777 == 0o600
-    assert table_rows(backup, "SELECT version_num FROM alembic_version") == [("0001",)]
+    assert table_rows(backup, "SELECT version_num FROM alembic_version") == [(HEAD,)]
     assert table_rows(backup, "SELECT COUNT(*) FROM events") == [(22,)]
     Journal.open(path, actor=Actor.operator("alice")).close()
     assert len(backups(path)) == 1  # nothing more to migrate, no second backup
@@ -185,9 +187,9 @@ def test_an_older_journal_can_be_refused_or_observed_instead(journal, code_knows
         Journal.open(path, on_old_schema="error")
     assert str(path) in str(refused.value)
     with Journal.open(path, on_old_schema="read_only") as j:
-        assert j.read_only and j.schema_revision == "0001"
+        assert j.read_only and j.schema_revision == HEAD
     assert backups(path) == []
-    assert table_rows(path, "SELECT version_num FROM alembic_version") == [("0001",)]
+    assert table_rows(path, "SELECT version_num FROM alembic_version") == [(HEAD,)]
 
 
 MIGRATE_AND_PAUSE = KNOW_0002 + """
@@ -209,9 +211,9 @@ def test_a_migration_killed_half_way_changes_nothing(journal, scripts_with_0002,
     finally:
         child.send_signal(signal.SIGKILL)
         child.communicate(timeout=TIMEOUT)
-    # this code (head 0001) opens it as before: the half-done upgrade was rolled back
+    # this code (the real head) opens it as before: the half-done upgrade was rolled back
     with Journal.open(path, actor=Actor.operator("alice")) as j:
-        assert j.schema_revision == "0001"
+        assert j.schema_revision == HEAD
         assert j.integrity_check() == ["ok"] and verify(j).ok
         assert len(j.runs.events(ids["run"], limit=100)) == 22
     assert table_rows(path, "SELECT name FROM sqlite_master WHERE name = 'upgrade_probe'") == []
