@@ -206,7 +206,7 @@ class DiffReviewView(AnswerView):
         self.material = diff_material(interaction, self)
         self.verdicts = VerdictGroup(enum_of(self.schema, "verdict",
                                              ["approve", "request_changes", "reject"]), self)
-        self.verdicts.group.idToggled.connect(self._on_toggled)
+        self.verdicts.group.idToggled.connect(self.choice_toggled)
         self.comment = editor("Review comment", self)
         self.comment.setPlaceholderText("What should change? (needed to request changes)")
         self.comment.setMaximumHeight(110)
@@ -218,11 +218,6 @@ class DiffReviewView(AnswerView):
         self.layout_.addWidget(self.comment)
         self.layout_.addWidget(self.problem)
         self.check()
-
-    @Slot(int, bool)
-    def _on_toggled(self, _id: int, checked: bool) -> None:
-        if checked:
-            self.changed()
 
     def value(self) -> Any:
         out: dict[str, Any] = {}

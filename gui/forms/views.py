@@ -166,6 +166,12 @@ class AnswerView(QWidget):
         self.check()
         self.edited.emit()
 
+    @Slot(int, bool)
+    def choice_toggled(self, _id: int, checked: bool) -> None:
+        """A button group's idToggled: the answer changed once the new button is on."""
+        if checked:
+            self.changed()
+
     def show_server_problem(self, field: str, message: str) -> None:
         self._server = [Problem(tuple(p for p in field.split("/") if p), message)]
         self.check()
@@ -423,15 +429,10 @@ class ConfirmationView(AnswerView):
         for n, button in enumerate((self.yes, self.no)):
             self.group.addButton(button, n)
             self.layout_.addWidget(button)
-        self.group.idToggled.connect(self._on_toggled)
+        self.group.idToggled.connect(self.choice_toggled)
         self.note = self.add_note()
         self.layout_.addWidget(self.problem)
         self.check()
-
-    @Slot(int, bool)
-    def _on_toggled(self, _id: int, checked: bool) -> None:
-        if checked:
-            self.changed()
 
     def value(self) -> Any:
         out: dict[str, Any] = {}
