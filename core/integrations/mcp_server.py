@@ -18,6 +18,10 @@ live and the operator decides it there.
   content) rejoins the same request. A request that was withdrawn because its caller went away
   is not rejoined: the retry files a fresh one.
 
+- A server that died without closing its sessions (SIGKILL, power loss) leaves its runs open;
+  the next ``proctor mcp`` on the same journal and host fails them (which withdraws their open
+  requests), once the dead server's pid is gone. Runs of servers on other hosts are left alone.
+
 Blocking core calls run in worker threads (``anyio.to_thread``); the event loop never blocks.
 """
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -39,11 +44,13 @@ from pydantic import BaseModel, Field
 from .. import errors
 from ..journal import Journal
 from ..models import (
+    TERMINAL_RUN_STATUSES,
     Actor,
     Approval,
     ApprovalStatus,
     Interaction,
     InteractionStatus,
+    RunStatus,
     ToolCallStatus,
 )
 
@@ -98,6 +105,40 @@ QUESTION_STATUS: dict[InteractionStatus, StatusName] = {
     InteractionStatus.RESOLVED: "answered", InteractionStatus.EXPIRED: "expired",
     InteractionStatus.CANCELLED: "withdrawn",
 }
+
+
+def orphaned_runs(journal: Journal, project: str) -> list[tuple[str, int]]:
+    """(run id, server pid) of the open MCP-session runs in ``project`` whose server ran on
+    this host and is no longer alive."""
+    open_statuses = [st.value for st in RunStatus if st not in TERMINAL_RUN_STATUSES]
+    host, found, cursor = socket.gethostname(), [], None
+    while True:
+        page = journal.runs.list(status=open_statuses, project=project, cursor=cursor)
+        for run in page.items:
+            started = journal.runs.events(run.id, limit=1)
+            payload = started[0].payload if started else None
+            meta = payload.get("metadata") if isinstance(payload, dict) else None
+            if not isinstance(meta, dict):
+                continue
+            pid = meta.get("server_pid")
+            if meta.get("via") == "mcp" and meta.get("server_host") == host and \
+                    isinstance(pid, int) and not process_alive(pid):
+                found.append((run.id, pid))
+        if not page.next_cursor:
+            return found
+        cursor = page.next_cursor
+
+
+def process_alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name == "nt":  # on Windows os.kill(pid, 0) would kill it
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def approval_outcome(a: Approval) -> Outcome:
@@ -168,6 +209,7 @@ class ProctorMCP:
     @asynccontextmanager
     async def _lifespan(self, _server: MCPServer) -> AsyncIterator[Sessions]:
         sessions = Sessions(self)
+        await anyio.to_thread.run_sync(self.fail_orphaned_runs)
         try:
             yield sessions
         finally:
@@ -178,6 +220,7 @@ class ProctorMCP:
         info = params.client_info if params is not None else None
         agent = self.agent or (info.name if info is not None and info.name else "mcp-client")
         meta = {"via": "mcp", "protocol_version": ctx.protocol_version, "server_pid": os.getpid(),
+                "server_host": socket.gethostname(),
                 "client": info.model_dump(mode="json", exclude_none=True) if info else None}
         return agent[:200], meta
 
@@ -190,6 +233,25 @@ class ProctorMCP:
             journal.close()
             raise
         return Session(journal=journal, run_id=run.id, agent=agent)
+
+    def fail_orphaned_runs(self) -> list[str]:
+        """Fail the open runs that a dead server on this host left behind (their open requests
+        are withdrawn with the run). Returns their ids; a journal that cannot be written is
+        left alone (logged)."""
+        failed: list[str] = []
+        try:
+            with Journal.open(self.journal_path,
+                              actor=Actor.agent(self.agent or "proctor-mcp")) as journal:
+                for run_id, pid in orphaned_runs(journal, self.project):
+                    try:
+                        journal.runs.fail(run_id, f"the MCP server (pid {pid}) on this host "
+                                                  "ended without closing the session")
+                        failed.append(run_id)
+                    except errors.ProctorError as err:  # closed meanwhile
+                        log.info("orphaned run %s not failed: %s", run_id, err)
+        except errors.ProctorError as err:
+            log.warning("could not look for runs left open by a dead server: %s", err)
+        return failed
 
     @staticmethod
     def close_session(session: Session, reason: str) -> None:

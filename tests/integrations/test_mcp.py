@@ -3,6 +3,8 @@ operator deciding through proctor.core in a worker thread. Offline, no LLM."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -424,3 +426,35 @@ def test_the_example_host_proceeds_on_the_operators_clicks(journal_path, desk):
     assert "answer: {'choice': 'release-1.2'}" in out
     [run] = desk.journal.runs.list().items
     assert run.agent == "demo-host" and run.status == "completed"
+
+
+def test_runs_left_open_by_a_killed_server_are_failed_by_the_next_one(journal_path, desk):
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "proctor", "mcp", str(journal_path)])
+    submitted: dict[str, Any] = {}
+
+    async def killed_server():
+        with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match="Connection closed"),
+                                flatten_subgroups=True):
+            async with Client(params, client_info=HOST) as c:
+                submitted.update(structured(await c.call_tool(
+                    "submit_approval", {"action": REFUND, "reason": "then the host died"})))
+                [started] = desk.journal.runs.events(submitted["run_id"], limit=1)
+                os.kill(started.payload["metadata"]["server_pid"], signal.SIGKILL)
+                await c.call_tool("submit_question", {"question": "anyone?"})
+
+    anyio.run(killed_server)
+    elsewhere = desk.journal.runs.start("mcp", "MCP session on another host", metadata={
+        "via": "mcp", "server_host": "another-host", "server_pid": 1})
+    assert not desk.journal.runs.get(submitted["run_id"]).status.terminal  # left open
+
+    async def next_server():
+        async with client(journal_path) as c:
+            await c.list_tools()
+
+    anyio.run(next_server)
+    run = desk.journal.runs.get(submitted["run_id"])
+    assert run.status == "failed" and "ended without closing the session" in run.error
+    assert desk.journal.approvals.get(submitted["id"]).status == "cancelled"
+    assert desk.journal.inbox.count() == 0
+    assert desk.journal.runs.get(elsewhere.id).status == "running"
