@@ -31,6 +31,7 @@ from .fields import (
     NumberField,
     TextField,
     button_text,
+    filter_list,
     option_label,
 )
 from .schema import MISSING, Node
@@ -340,10 +341,7 @@ class ChecklistField(Field):
     @Slot(str)
     def _on_filter(self, text: str) -> None:
         assert self.list is not None
-        needle = text.lower()
-        for n in range(self.list.count()):
-            item = self.list.item(n)
-            item.setHidden(bool(needle) and needle not in item.text().lower())
+        filter_list(self.list, text)
 
     def checked(self) -> list[bool]:
         if self.list is not None:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLineEdit,
+    QListWidget,
     QMenu,
     QPlainTextEdit,
     QRadioButton,
@@ -51,6 +52,14 @@ def button_text(text: str, limit: int = OPTION_TEXT_MAX) -> str:
 def option_label(value: Any) -> str:
     text = visible(describe(value))
     return text if len(text) <= OPTION_TEXT_MAX else text[: OPTION_TEXT_MAX - 1] + "…"
+
+
+def filter_list(items: QListWidget, text: str) -> None:
+    """Hide the rows of a list whose text does not contain ``text`` (any case)."""
+    needle = text.lower()
+    for n in range(items.count()):
+        item = items.item(n)
+        item.setHidden(bool(needle) and needle not in item.text().lower())
 
 
 class Field(QWidget):

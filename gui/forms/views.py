@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from proctor.core.models import Interaction, InteractionKind
 
 from ..widgets.labels import plain_label, section
-from .fields import button_text, option_label
+from .fields import button_text, filter_list, option_label
 from .form import SchemaForm
 from .schema import MISSING
 from .validate import Checker, Problem
@@ -322,10 +322,7 @@ class ChoiceView(AnswerView):
     @Slot(str)
     def _on_filter(self, text: str) -> None:
         assert self.list is not None
-        needle = text.lower()
-        for n in range(self.list.count()):
-            item = self.list.item(n)
-            item.setHidden(bool(needle) and needle not in item.text().lower())
+        filter_list(self.list, text)
 
     @Slot(int, bool)
     def _on_toggled(self, _id: int, _checked: bool) -> None:
