@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     opener.add_argument("--read-only", action="store_true", help="watch only; decide nothing")
     opener.add_argument("--as", dest="operator", help="operator name (default: your login)")
     opener.add_argument("--create", action="store_true", help="create the journal if missing")
+    opener.add_argument("--migrate", action="store_true",
+                        help="upgrade an older journal without asking (a backup is made first)")
     opener.set_defaults(func=cmd_open)
 
 
@@ -43,7 +45,8 @@ def cmd_open(args: argparse.Namespace) -> int:
         return EXIT_STORE
     from proctor.gui.app import run_desk
 
-    return run_desk(path, read_only=args.read_only, operator=args.operator)
+    return run_desk(path, read_only=args.read_only, operator=args.operator,
+                    old_schema="migrate" if args.migrate else "ask")
 
 
 def demo_folder(base: Path | None) -> Path:

@@ -14,6 +14,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
@@ -21,12 +22,22 @@ from PySide6.QtWidgets import QApplication
 
 from proctor import resources
 from proctor.core import Actor, Journal, errors
+from proctor.core.journal import OldSchemaPolicy
 
 from .context import Services
 from .errors import ErrorDialog, describe, is_expected, unexpected_text
 from .guard import GuardedJournal, ThreadGuard
 from .logging_setup import setup_logging
 from .mainwindow import MainWindow
+from .old_schema import (
+    Choice,
+    OlderJournal,
+    OldSchema,
+    OldSchemaDialog,
+    app_schema,
+    backups,
+    read_only_reason,
+)
 from .settings import DeskSettings
 from .single_instance import JournalServer, bring_to_front, focus_running, same_journal
 from .tasks import TaskRunner
@@ -56,19 +67,47 @@ def build_window(journal: Journal, *, runner: TaskRunner, settings: DeskSettings
     return window
 
 
-def open_for_desk(path: str | Path, actor: Actor | None, read_only: bool) -> Journal:
+def open_for_desk(path: str | Path, actor: Actor | None, read_only: bool,
+                  on_old_schema: OldSchemaPolicy = "migrate") -> Journal:
     """Open an existing journal (or create a missing one); an existing file is never turned
     into a journal. A journal that cannot be written (read-only file, folder or file system)
     opens read-only, with the reason in ``journal.read_only_because``."""
     create = not Path(path).exists()
     try:
-        return Journal.open(path, actor=actor, read_only=read_only, create=create)
+        return Journal.open(path, actor=actor, read_only=read_only, create=create,
+                            on_old_schema=on_old_schema)
     except errors.StoreReadOnly as exc:
         if read_only:
             raise
         journal = Journal.open(path, actor=actor, read_only=True, create=False)
         journal.read_only_because = f"{exc} {exc.hint}".strip()
         return journal
+
+
+def open_or_hold(path: str | Path, actor: Actor | None, read_only: bool,
+                 old_schema: OldSchema = "ask") -> Journal | OlderJournal:
+    """Open ``path`` for the desk (worker thread). With ``old_schema="ask"`` nothing is
+    migrated: a journal with an older schema comes back open read-only in an
+    ``OlderJournal`` so the operator can choose."""
+    if old_schema != "ask":
+        return open_for_desk(path, actor, read_only, old_schema)
+    try:
+        return open_for_desk(path, actor, read_only, "error")
+    except errors.SchemaTooOld:
+        held = open_for_desk(path, actor, True, "read_only")
+    head = app_schema()
+    if held.schema_revision == head:  # another process upgraded it meanwhile
+        held.close()
+        return open_for_desk(path, actor, read_only, "error")
+    return OlderJournal(held, head)
+
+
+def upgrade(held: OlderJournal) -> Journal:
+    """Close the held read-only journal, then open it again migrating (worker thread):
+    core writes the backup first."""
+    journal = held.journal
+    journal.close()
+    return open_for_desk(journal.path, journal.actor, False, "migrate")
 
 
 def make_app(argv: list[str] | None = None) -> QApplication:
@@ -106,10 +145,12 @@ class DeskApp(QObject):
     Signals:
         window_shown(object): a new MainWindow is on screen.
         open_failed(object): a journal could not be opened (the exception).
+        open_cancelled(str): the operator chose not to open an older journal (its path).
     """
 
     window_shown = Signal(object)
     open_failed = Signal(object)
+    open_cancelled = Signal(str)
 
     def __init__(self, app: QApplication, settings: DeskSettings, theme: Theme | None,
                  *, strict: bool = False) -> None:
@@ -125,16 +166,50 @@ class DeskApp(QObject):
         self.instances.focus_requested.connect(self._on_focus_requested)
 
     def open(self, path: str | Path, *, read_only: bool = False,
-             operator: str | None = None) -> None:
-        """Open ``path`` in this desk, unless a desk already has it open: then focus that."""
+             operator: str | None = None, old_schema: OldSchema = "ask") -> None:
+        """Open ``path`` in this desk, unless a desk already has it open: then focus that.
+
+        ``old_schema``: for a journal with an older schema, "ask" the operator (upgrade
+        after a backup, open read-only, or cancel), or "migrate" / open "read_only" at once.
+        """
         operator = operator or self.settings.operator or None
         if self._focus_existing(path, read_only, operator):
             return
         actor = Actor.operator(operator) if operator else None
-        self.runner.run(lambda: open_for_desk(path, actor, read_only),
+        self.runner.run(lambda: open_or_hold(path, actor, read_only, old_schema),
                         on_done=self._on_opened, on_error=self._on_open_failed, owner=self)
 
-    def _on_opened(self, journal: Journal) -> None:
+    def _on_opened(self, opened: Journal | OlderJournal) -> None:
+        if isinstance(opened, OlderJournal):
+            self._choose(opened)
+        else:
+            self._show(opened)
+
+    def _choose(self, held: OlderJournal) -> None:
+        """Ask what to do with an older journal (GUI thread), then do it."""
+        journal = held.journal
+        choice = OldSchemaDialog.ask(self.window, journal.path, held.revision, held.head)
+        if choice is Choice.UPGRADE:
+            self.runner.run(lambda: upgrade(held), on_done=partial(self._on_upgraded, held),
+                            on_error=self._on_open_failed, owner=self)
+        elif choice is Choice.READ_ONLY:
+            journal.read_only_because = read_only_reason(held.revision, held.head)
+            self._show(journal)
+        else:
+            self.runner.run(journal.close)
+            self.open_cancelled.emit(str(journal.path))
+            if self.window is None:
+                self.app.exit(1)
+
+    def _on_upgraded(self, held: OlderJournal, journal: Journal) -> None:
+        self._show(journal)
+        made = backups(journal.path)
+        where = f"; the backup is {made[-1]}" if made else ""
+        self.window.notice.show_message(
+            f"Upgraded {journal.path.name} from schema {held.revision} to "
+            f"{journal.schema_revision}{where}.", Level.INFO)
+
+    def _show(self, journal: Journal) -> None:
         window = build_window(journal, runner=self.runner, settings=self.settings,
                               theme=self.theme, strict=self.strict)
         window.open_requested.connect(self._on_open_requested)
@@ -195,11 +270,12 @@ class DeskApp(QObject):
 
 def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None = None,
              on_window: Callable[[MainWindow], None] | None = None,
-             single_instance: bool = True) -> int:
+             single_instance: bool = True, old_schema: OldSchema = "ask") -> int:
     """Open ``path`` in the desk and run the event loop until the window closes.
 
     When another desk already has ``path`` open, that window is brought to the front
-    and this returns 0 at once (unless ``single_instance`` is False).
+    and this returns 0 at once (unless ``single_instance`` is False). ``old_schema``: see
+    ``DeskApp.open`` (``proctor open --migrate`` passes "migrate").
     """
     app = make_app()
     if single_instance and focus_running(path):
@@ -212,7 +288,7 @@ def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None 
     desk = DeskApp(app, settings, theme, strict=debug_mode())
     desk.on_window = on_window
     install_excepthook(desk)
-    desk.open(path, read_only=read_only, operator=operator)
+    desk.open(path, read_only=read_only, operator=operator, old_schema=old_schema)
     try:
         return app.exec()
     finally:
@@ -239,10 +315,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("path", help="the journal file")
     parser.add_argument("--read-only", action="store_true", help="open for observing only")
     parser.add_argument("--as", dest="operator", help="operator name (default: your login)")
+    parser.add_argument("--migrate", action="store_true",
+                        help="upgrade an older journal without asking (a backup is made first)")
     parser.add_argument("--bench-paint", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     hook = report_paint_and_quit if args.bench_paint else None
-    return run_desk(args.path, read_only=args.read_only, operator=args.operator, on_window=hook)
+    return run_desk(args.path, read_only=args.read_only, operator=args.operator, on_window=hook,
+                    old_schema="migrate" if args.migrate else "ask")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -213,6 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--as", dest="operator",
                         help="operator name recorded on decisions (default: Preferences, "
                              "else your login)")
+    parser.add_argument("--migrate", action="store_true",
+                        help="upgrade an older journal without asking (a backup is made "
+                             "first); without it the desk asks")
     parser.add_argument("--version", action="version", version=f"proctor {proctor_version()}")
     parser.add_argument("--smoke-test", type=Path, metavar="PNG",
                         help="packaging check: open JOURNAL, wait for the inbox, save a "
@@ -241,4 +244,5 @@ def main(argv: list[str] | None = None) -> int:
         path = WelcomeDialog.ask()
         if path is None:
             return 0
-    return run_desk(path, read_only=args.read_only, operator=args.operator)
+    return run_desk(path, read_only=args.read_only, operator=args.operator,
+                    old_schema="migrate" if args.migrate else "ask")
