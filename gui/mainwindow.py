@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, Signal, Slot
+from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core import Journal
 from proctor.core.errors import StoreBusy
 from proctor.core.models import ChangeSet
 
@@ -41,7 +42,7 @@ from .widgets.icons import icon
 from .widgets.message_bar import Level, MessageBar
 from .widgets.palette import CommandPalette, ShortcutHelp
 from .widgets.sidebar import Entry, Sidebar, SidebarModel
-from .widgets.status import DeskStatusBar, exposure_warning
+from .widgets.status import DeskStatusBar, StoreState, exposure_warning
 
 PAGES = (("inbox", "Inbox"), ("runs", "Runs"), ("memory", "Memory"), ("effects", "Effects"),
          ("audit", "Audit"))
@@ -69,6 +70,19 @@ MENUS = {
 }
 TOOLBAR = ["app.refresh", "-", "inbox.approve", "inbox.deny", "inbox.snooze", "-",
            "app.palette"]
+LOCK_CHECK_PAUSE_MS = 1000  # between two checks of a write lock another process holds
+
+
+def write_lock_free(journal: Journal) -> bool:
+    """Whether this desk can take the journal's write lock (worker thread): an empty write
+    transaction, waiting up to the journal's busy timeout. Nothing is written."""
+    if journal.read_only:
+        return True
+    try:
+        journal.write(lambda _tx: None)
+    except StoreBusy:
+        return False
+    return True
 
 
 class MainWindow(QMainWindow):
@@ -109,6 +123,8 @@ class MainWindow(QMainWindow):
         self.counts = Counts(self.journal, services.runner, self)
         self.notifier = Notifier(self, self.banner, self.settings.notifications)
         self._closing = False
+        self._lock_busy = False  # a store call found the write lock held; not yet seen free
+        self._checking_lock = False
         self._build()
         self._register_actions()
         self._connect()
@@ -261,13 +277,41 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_store_failed(self, exc: BaseException) -> None:
-        self.status.set_error(True, busy=isinstance(exc, StoreBusy))
+        busy = isinstance(exc, StoreBusy)
+        if busy:
+            self._lock_busy = True
+            self._check_lock()
+        self.status.set_error(True, busy=busy)
         self.presenter.present(exc)
 
     @Slot()
     def _on_store_ok(self) -> None:
+        """A store call succeeded after a failure. Reads work while another process holds
+        the write lock, so "busy" stays until the lock is seen free (``_on_lock_checked``)."""
+        if self._lock_busy:
+            self.status.set_error(True, busy=True)
+            return
         self.status.set_error(False)
         self.notice.clear()
+
+    def _check_lock(self) -> None:
+        if self._checking_lock or self._closing:
+            return
+        self._checking_lock = True
+        self.services.runner.run(partial(write_lock_free, self.journal),
+                                 on_done=self._on_lock_checked, owner=self)
+
+    def _on_lock_checked(self, free: bool) -> None:
+        self._checking_lock = False
+        if not self._lock_busy or self._closing:
+            return
+        if not free:
+            QTimer.singleShot(LOCK_CHECK_PAUSE_MS, self, self._check_lock)
+            return
+        self._lock_busy = False
+        if self.status.current_state() is StoreState.BUSY:
+            self.status.set_error(False)
+            self.notice.clear()
 
     def refresh_all(self) -> None:
         self.services.watcher.refresh_now()
