@@ -12,10 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
     Signal,
     Slot,
@@ -44,11 +42,11 @@ from proctor.core.models import (
 
 from ..widgets import fmt
 from ..widgets.json_tree import JsonTree
+from ..widgets.list_model import Index, ListModel
 from ..widgets.paged_model import Column
 from .status import status_icon, words
 from .summary import plain_tip
 
-Index = QModelIndex | QPersistentModelIndex
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -98,27 +96,12 @@ class Row:
     whole: Any
 
 
-class RowsModel(QAbstractTableModel):
+class RowsModel(ListModel):
     """A short, fully loaded list of rows described by Columns."""
 
     def __init__(self, columns: Sequence[Column], parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__([c.title for c in columns], parent)
         self._columns = list(columns)
-        self._rows: list[Row] = []
-
-    def set_rows(self, rows: list[Row]) -> None:
-        self.beginResetModel()
-        self._rows = list(rows)
-        self.endResetModel()
-
-    def row(self, n: int) -> Row | None:
-        return self._rows[n] if 0 <= n < len(self._rows) else None
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._columns)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._rows):
@@ -135,18 +118,6 @@ class RowsModel(QAbstractTableModel):
         if role == ITEM_ROLE:
             return row.item
         return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(self._columns):
-            return self._columns[section].title
-        return None
-
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
 class FactsTab(QWidget):
@@ -204,12 +175,12 @@ class FactsTab(QWidget):
 
     @Slot(QModelIndex, QModelIndex)
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        row = self.model.row(current.row())
+        row = self.model.item(current.row())
         self.tree.set_value(row.whole if row else None)
 
     @Slot(QModelIndex)
     def _on_activated(self, index: QModelIndex) -> None:
-        row = self.model.row(index.row())
+        row = self.model.item(index.row())
         if row is not None:
             self.activated.emit(row.item)
 

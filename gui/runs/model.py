@@ -7,10 +7,7 @@ import time
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
     Signal,
 )
@@ -21,12 +18,12 @@ from proctor.core.timeline import RunQuery
 
 from ..tasks import TaskRunner
 from ..widgets import fmt
+from ..widgets.list_model import Index, ListModel
 from ..widgets.paged_model import Column, PagedModel
 from .status import status_icon, words
 from .summary import event_summary, plain_tip
 
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-Index = QModelIndex | QPersistentModelIndex
 
 
 def duration(run: Run, now: float | None = None) -> str:
@@ -118,26 +115,14 @@ def _order_key(q: RunQuery) -> Any:
 EVENT_HEADERS = ("#", "When", "Type", "Summary")
 
 
-class EventsModel(QAbstractTableModel):
+class EventsModel(ListModel):
     """A short, fully loaded list of events (e.g. around a broken link)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._rows: list[RunEvent] = []
-
-    def set_rows(self, rows: list[RunEvent]) -> None:
-        self.beginResetModel()
-        self._rows = list(rows)
-        self.endResetModel()
+        super().__init__(EVENT_HEADERS, parent)
 
     def event_at(self, row: int) -> RunEvent | None:
-        return self._rows[row] if 0 <= row < len(self._rows) else None
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(EVENT_HEADERS)
+        return self.item(row)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or index.row() >= len(self._rows):
@@ -146,11 +131,4 @@ class EventsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return (str(e.sequence), fmt.clock(e.created_at), fmt.bounded(e.type, 100),
                     fmt.bounded(event_summary(e), 200))[index.column()]
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(EVENT_HEADERS):
-            return EVENT_HEADERS[section]
         return None

@@ -15,10 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
     Signal,
 )
@@ -28,6 +26,7 @@ from proctor.core.models import Page
 from ..tasks import TaskRunner
 from . import fmt
 from .labels import PlainTip, plain_tip
+from .list_model import Index, TableModel
 
 PAGE = 200
 REFRESH_CAP = 2000  # a refresh reloads at most this many leading rows
@@ -36,7 +35,6 @@ ITEM_ROLE = Qt.ItemDataRole.UserRole + 2
 
 Fetch = Callable[[str | None, int], Page]
 Pick = Callable[[set[str]], list[Any]]  # keys -> those rows that belong in the result now
-Index = QModelIndex | QPersistentModelIndex
 
 
 @dataclass(frozen=True)
@@ -49,7 +47,7 @@ class Column:
     live: bool = False  # the text depends on the clock (ages, countdowns)
 
 
-class PagedModel(QAbstractTableModel):
+class PagedModel(TableModel):
     """Signals:
         loaded(): the first page of a new query (or a refresh) has been applied.
         loading_changed(bool): a page or refresh is in flight / done.
@@ -67,12 +65,11 @@ class PagedModel(QAbstractTableModel):
     def __init__(self, runner: TaskRunner, columns: Sequence[Column],
                  key: Callable[[Any], str], order: Callable[[Any], Any],
                  parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__([c.title for c in columns], parent)
         self._runner = runner
         self._columns = list(columns)
         self._key = key
         self._order = order
-        self._rows: list[Any] = []
         self._keys: dict[str, int] = {}
         self._cursor: str | None = None
         self._fetch: Fetch | None = None
@@ -291,9 +288,6 @@ class PagedModel(QAbstractTableModel):
         self._keys = {self._key(r): n for n, r in enumerate(self._rows)}
 
     # ------------------------------------------------------------ access
-    def item(self, row: int) -> Any:
-        return self._rows[row] if 0 <= row < len(self._rows) else None
-
     def items(self) -> list[Any]:
         return list(self._rows)
 
@@ -313,12 +307,6 @@ class PagedModel(QAbstractTableModel):
                                       [Qt.ItemDataRole.DisplayRole])
 
     # ------------------------------------------------------------ Qt model API
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._columns)
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._rows):
             return None
@@ -339,18 +327,6 @@ class PagedModel(QAbstractTableModel):
     def extra_data(self, item: Any, column: int, role: int) -> Any:
         """Subclasses add icons, colours and accessible text here."""
         return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self._columns) \
-                and role == Qt.ItemDataRole.DisplayRole:
-            return self._columns[section].title
-        return None
-
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
     def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
         return not parent.isValid() and self._cursor is not None and not self._loading
