@@ -253,9 +253,14 @@ def timeline(j: Journal, run_id: str) -> RunTimeline:
     return j.read(q)
 
 
+def _run_rows(conn: Any, table: Any, run_id: str, *order: str) -> Any:
+    """The rows of one run in a table, ordered by the named columns."""
+    return conn.execute(select(table).where(table.c.run_id == run_id).order_by(
+        *(table.c[name] for name in order)))
+
+
 def _attempt_spans(conn: Any, run_id: str) -> list[Span]:
-    a = s.attempts.c
-    rows = conn.execute(select(s.attempts).where(a.run_id == run_id).order_by(a.number))
+    rows = _run_rows(conn, s.attempts, run_id, "number")
     return [Span(lane="attempt", id=f"{run_id}#{r.number}", label=f"attempt {r.number}",
                  status=r.status, start=r.started_at, end=r.finished_at,
                  detail={"attempt": r.number, "status": r.status, "error": r.error})
@@ -263,9 +268,7 @@ def _attempt_spans(conn: Any, run_id: str) -> list[Span]:
 
 
 def _tool_spans(conn: Any, run_id: str) -> list[Span]:
-    t = s.tool_calls.c
-    rows = conn.execute(select(s.tool_calls).where(t.run_id == run_id).order_by(
-        t.created_at, t.id))
+    rows = _run_rows(conn, s.tool_calls, run_id, "created_at", "id")
     open_ = ("running", "pending")
     return [Span(lane="tool", id=r.id, label=r.tool, status=r.status, start=r.created_at,
                  end=None if r.status in open_ else r.updated_at,
@@ -275,9 +278,7 @@ def _tool_spans(conn: Any, run_id: str) -> list[Span]:
 
 
 def _approval_spans(conn: Any, run_id: str) -> list[Span]:
-    a = s.approvals.c
-    rows = conn.execute(select(s.approvals).where(a.run_id == run_id).order_by(
-        a.created_at, a.id))
+    rows = _run_rows(conn, s.approvals, run_id, "created_at", "id")
     return [Span(lane="approval", id=r.id, label=r.action_name, status=r.status,
                  start=r.created_at, end=r.decided_at if r.status != "pending" else None,
                  detail={"action": r.action_name, "safety_class": r.safety_class,
@@ -287,9 +288,7 @@ def _approval_spans(conn: Any, run_id: str) -> list[Span]:
 
 
 def _question_spans(conn: Any, run_id: str) -> list[Span]:
-    i = s.interactions.c
-    rows = conn.execute(select(s.interactions).where(i.run_id == run_id).order_by(
-        i.created_at, i.id))
+    rows = _run_rows(conn, s.interactions, run_id, "created_at", "id")
     open_ = ("requested", "presented")
     return [Span(lane="question", id=r.id, label=r.prompt[:120], status=r.status,
                  start=r.created_at, end=None if r.status in open_ else
@@ -300,9 +299,7 @@ def _question_spans(conn: Any, run_id: str) -> list[Span]:
 
 
 def _effect_spans(conn: Any, run_id: str) -> list[Span]:
-    f = s.effects.c
-    rows = conn.execute(select(s.effects).where(f.run_id == run_id).order_by(
-        f.created_at, f.key))
+    rows = _run_rows(conn, s.effects, run_id, "created_at", "key")
     final = ("committed", "failed")
     return [Span(lane="effect", id=r.key, label=r.tool, status=r.status, start=r.created_at,
                  end=r.updated_at if r.status in final else None,
