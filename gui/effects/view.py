@@ -10,7 +10,6 @@ from typing import Any
 
 from PySide6.QtCore import QItemSelection, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -28,6 +27,7 @@ from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, section
+from ..widgets.tables import row_table
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
 RECEIPT_HEADERS = ("When", "Kind", "Status", "External id", "By")
@@ -131,21 +131,11 @@ class EffectView(QWidget):
         self._build(form)
 
     def _receipts_view(self) -> QTableView:
-        view = QTableView(self)
-        view.setModel(self.receipts)
-        view.setAccessibleName("Receipts")
-        view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        view = row_table(self.receipts, "Receipts", self, (120, 90, 90, 170, 150))
         view.setTabKeyNavigation(False)
-        view.verticalHeader().hide()
-        view.setShowGrid(False)
         view.setMaximumHeight(140)
         view.verticalHeader().setDefaultSectionSize(24)
-        header = view.horizontalHeader()
-        for col, width in enumerate((120, 90, 90, 170, 150)):
-            header.resizeSection(col, width)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        view.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         view.selectionModel().selectionChanged.connect(self._on_receipt)
         return view
 

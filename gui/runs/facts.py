@@ -19,9 +19,7 @@ from PySide6.QtCore import (
     Slot,
 )
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -44,6 +42,7 @@ from ..widgets import fmt
 from ..widgets.json_tree import JsonTree
 from ..widgets.list_model import Index, ListModel
 from ..widgets.paged_model import Column
+from ..widgets.tables import row_table
 from .status import status_icon, words
 from .summary import plain_tip
 
@@ -134,21 +133,11 @@ class FactsTab(QWidget):
         super().__init__(parent)
         self.name = name
         self.model = RowsModel(columns, self)
-        self.table = QTableView(self)
-        self.table.setModel(self.model)
-        self.table.setAccessibleName(name)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setShowGrid(False)
+        self.table = row_table(self.model, name, self, [c.width for c in columns])
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
-        self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(24)
-        header = self.table.horizontalHeader()
-        for col, column in enumerate(columns):
-            header.resizeSection(col, column.width)
-        header.setStretchLastSection(True)
+        self.table.horizontalHeader().setStretchLastSection(True)
         self.tree = JsonTree(f"{name}: selected item", self)
         self.empty = empty
         split = QSplitter(Qt.Orientation.Vertical, self)

@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -26,28 +25,20 @@ from proctor.core.models import ChangeSet
 from .labels import plain_label
 from .message_bar import MessageBar
 from .paged_model import PagedModel
+from .tables import row_table
 
 REFRESH_THROTTLE_MS = 300
 SEARCH_DEBOUNCE_MS = 250
 
 
 def make_table(model: PagedModel, name: str, parent: QWidget, stretch: int) -> QTableView:
-    view = QTableView(parent)
-    view.setModel(model)
-    view.setAccessibleName(name)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setShowGrid(False)
+    view = row_table(model, name, parent, model.column_widths())
     view.setAlternatingRowColors(True)
     view.setWordWrap(False)
     view.setTabKeyNavigation(False)
-    view.verticalHeader().hide()
     view.verticalHeader().setDefaultSectionSize(28)
     header = view.horizontalHeader()
     header.setHighlightSections(False)
-    for col, width in enumerate(model.column_widths()):
-        header.resizeSection(col, width)
     header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
     return view
 

@@ -15,7 +15,6 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QHeaderView,
     QLabel,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..actions import ActionRegistry, display_key
+from .tables import row_table
 
 Index = QModelIndex | QPersistentModelIndex
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -103,14 +103,7 @@ class CommandsModel(QAbstractTableModel):
 
 
 def _table(model: CommandsModel, name: str, parent: QWidget) -> QTableView:
-    view = QTableView(parent)
-    view.setModel(model)
-    view.setAccessibleName(name)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.verticalHeader().hide()
-    view.setShowGrid(False)
+    view = row_table(model, name, parent)
     header = view.horizontalHeader()
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     header.resizeSection(1, 90)
