@@ -40,6 +40,10 @@ SAFETY = {
     "destructive": ("#f6c6c6", "#7a1d1d"),
 }
 KIND = {"approval": "#2f6fdf", "question": "#8053df", "memory": "#138a7a", "effect": "#c2561b"}
+# Word-diff highlights (deleted, inserted): these accents mixed into the palette's Base,
+# more strongly on a dark Base, so the palette's Text stays readable on them (diff_colors).
+DIFF_ACCENT = {"delete": "#e5534b", "insert": "#3fb950"}
+DIFF_MIX = (0.3, 0.35)  # (light, dark) share of the accent
 LEVEL = {"info": ("#e3ecfb", "#1f2f4d"), "success": ("#dcf2e2", "#1d3b26"),
          "warning": ("#fcefcf", "#4a3b12"), "error": ("#f9dada", "#4d1e1e")}
 
@@ -149,6 +153,25 @@ class Theme(QObject):
 def chip_colors(safety: str | None, dark: bool) -> QColor | None:
     pair = SAFETY.get(safety or "")
     return QColor(pair[1 if dark else 0]) if pair else None
+
+
+def palette_is_dark(palette: QPalette) -> bool:
+    return palette.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def mix(base: QColor, accent: QColor, share: float) -> QColor:
+    """``share`` of ``accent`` over ``base``."""
+    return QColor.fromRgbF(*(b + (a - b) * share for b, a in (
+        (base.redF(), accent.redF()), (base.greenF(), accent.greenF()),
+        (base.blueF(), accent.blueF()))))
+
+
+def diff_colors(palette: QPalette) -> dict[str, QColor]:
+    """Backgrounds of deleted and inserted words on ``palette`` (any palette: light, dark,
+    or the system's), keyed "delete" / "insert"."""
+    base = palette.color(QPalette.ColorRole.Base)
+    share = DIFF_MIX[1 if palette_is_dark(palette) else 0]
+    return {op: mix(base, QColor(accent), share) for op, accent in DIFF_ACCENT.items()}
 
 
 def kind_color(kind: str) -> QColor:

@@ -15,8 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from PySide6.QtCore import QEvent
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+from ..theme import diff_colors
 
 EQUAL, DELETE, INSERT = "equal", "delete", "insert"
 MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe00-\ufe0f\ufe20-\ufe2f"
@@ -159,10 +162,10 @@ def _merge(pieces: list[Piece]) -> list[Piece]:
 
 # ---------------------------------------------------------------- rendering
 def change_colors(palette: QPalette) -> dict[str, QColor]:
-    dark = palette.color(QPalette.ColorRole.Base).lightness() < 128
-    if dark:
-        return {DELETE: QColor("#6b2b2b"), INSERT: QColor("#23592f")}
-    return {DELETE: QColor("#ffd7d5"), INSERT: QColor("#ccf2d0")}
+    """Backgrounds of deleted / inserted runs, made from ``palette`` (readable with its
+    Text colour on light and dark palettes)."""
+    colors = diff_colors(palette)
+    return {DELETE: colors["delete"], INSERT: colors["insert"]}
 
 
 def _shown(piece: Piece) -> str:
@@ -198,6 +201,47 @@ def fill(doc: QTextDocument, pieces: list[Piece], palette: QPalette,
             f.setFontStrikeOut(True)
         cursor.insertText(_shown(piece), f)
     cursor.endEditBlock()
+
+
+def recolour(doc: QTextDocument, palette: QPalette) -> None:
+    """Give every highlighted run in ``doc`` its background on ``palette`` (after a theme
+    change); text, cursor and scroll position stay."""
+    colors = change_colors(palette)
+    runs = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            op = frag.charFormat().property(OP_PROPERTY)
+            if isinstance(op, str) and op in colors:
+                runs.append((frag.position(), frag.length(), op))
+            it += 1
+        block = block.next()
+    cursor = QTextCursor(doc)
+    cursor.beginEditBlock()
+    for position, length, op in runs:
+        cursor.setPosition(position)
+        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+        f = QTextCharFormat()
+        f.setBackground(colors[op])
+        cursor.mergeCharFormat(f)
+    cursor.endEditBlock()
+
+
+def backgrounds(doc: QTextDocument) -> dict[str, set[str]]:
+    """The background colours (#rrggbb) of the highlighted runs in ``doc``, by op."""
+    found: dict[str, set[str]] = {}
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            f = it.fragment().charFormat()
+            if isinstance(op := f.property(OP_PROPERTY), str) and op:
+                found.setdefault(op, set()).add(f.background().color().name())
+            it += 1
+        block = block.next()
+    return found
 
 
 def highlighted(doc: QTextDocument) -> list[tuple[str, str]]:
@@ -249,6 +293,12 @@ class DiffView(QPlainTextEdit):
     def show_text(self, text: str) -> None:
         self.pieces = [Piece(EQUAL, text)] if text else []
         self.setPlainText(text)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A theme change re-colours the highlights for the new palette."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            recolour(self.document(), self.palette())
 
     def text(self) -> str:
         """The text this view stands for (its side of the diff; a note when masked)."""
