@@ -7,7 +7,7 @@ import fnmatch
 import time
 from typing import Any
 
-from sqlalchemy import insert, or_, select, update
+from sqlalchemy import bindparam, insert, or_, select, update
 
 from . import errors
 from . import schema as s
@@ -27,9 +27,17 @@ from .models import (
     RuleEffect,
     SafetyClass,
 )
-from .rows import approval_select, fetch_one, to_model, to_models
+from .rows import approval_select, by_id, fetch_one, fetch_prepared, to_model, to_models
+from .sql import Prepared, insert_rows, row_where, update_where
 
 MAX_REASON = 10_000
+
+APPROVAL_BY_ID = by_id(approval_select(), s.approvals.c.id)
+
+
+def approval_in(conn: Any, approval_id: str) -> Approval:
+    return fetch_prepared(conn, Approval, APPROVAL_BY_ID, f"approval {approval_id}",
+                          key=approval_id)
 
 
 def action_name(action: Any) -> str:
@@ -75,8 +83,7 @@ class Approvals:
 
         def op(tx: Tx) -> str:
             key = request_key or tx.new_id("req")
-            row = tx.conn.execute(select(s.approvals.c.id, s.approvals.c.request_digest).where(
-                s.approvals.c.request_key == key)).first()
+            row = row_where(tx.conn, s.approvals, request_key=key)
             if row is not None:
                 if row.request_digest != digest_of(request):
                     raise errors.IdempotencyConflict(
@@ -86,13 +93,13 @@ class Approvals:
             aid = tx.new_id("apr")
             exp = expires_at if expires_at is not None else (
                 tx.now + expires_in if expires_in is not None else None)
-            tx.conn.execute(insert(s.approvals).values(
+            insert_rows(tx.conn, s.approvals, [dict(
                 id=aid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
                 tool_call_id=tool_call_id, action=canonical_json(action), action_name=name,
                 action_digest=adigest, safety_class=safety.value, reason=reason,
                 requested_scope=scope.value, status="pending", on_expiry=expiry.value,
                 expires_at=exp, request_key=key, request_digest=digest_of(request), version=1,
-                created_at=tx.now))
+                created_at=tx.now)])
             tx.changed("approval", aid, run_id)
             rule = self._matching_rule(tx, action, run)
             payload = {"approval_id": aid, "action": name, "action_digest": adigest,
@@ -105,17 +112,17 @@ class Approvals:
                 self._auto_decide(tx, aid, rule)
             return aid
 
-        return self.get(self.j.write(op))
+        return self.j.write_then(op, lambda tx, aid: approval_in(tx.conn, aid))
 
     def _auto_decide(self, tx: Tx, aid: str, rule: Any) -> None:
         approve = rule.effect == RuleEffect.ALLOW
         status = "approved" if approve else "denied"
         who = f"rule:{rule.id}"
-        tx.conn.execute(update(s.approvals).where(s.approvals.c.id == aid).values(
+        update_where(tx.conn, s.approvals, dict(
             status=status, decided_at=tx.now, decided_by=who, rule_id=rule.id,
             decision_reason=f"{rule.effect} rule {rule.action_pattern}",
-            decision_scope=rule.scope, version=2))
-        row = tx.conn.execute(select(s.approvals).where(s.approvals.c.id == aid)).one()
+            decision_scope=rule.scope, version=2), id=aid)
+        row = row_where(tx.conn, s.approvals, id=aid)
         write_decision(tx, "approval", aid, row.run_id, {"approved": approve, "scope": rule.scope},
                        actor=who, source="rule", reason=f"matched rule {rule.id}")
         tx.audit(f"approval.auto_{status}", "approval", aid, run_id=row.run_id, actor=who,
@@ -124,8 +131,7 @@ class Approvals:
                      {"approval_id": aid, "by": who, "rule_id": rule.id}, actor=who)
 
     def get(self, approval_id: str) -> Approval:
-        stmt = approval_select().where(s.approvals.c.id == approval_id)
-        return self.j.read(lambda c: fetch_one(c, Approval, stmt, f"approval {approval_id}"))
+        return self.j.read(lambda c: approval_in(c, approval_id))
 
     def wait(self, approval_id: str, timeout: float, poll: float = 0.05) -> Approval:
         """Block until the approval leaves ``pending`` (or ``timeout``); applies a due expiry
@@ -156,8 +162,7 @@ class Approvals:
                          {"approval_id": approval_id, "reason": reason},
                          status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
 
-        self.j.write(op)
-        return self.get(approval_id)
+        return self.j.write_then(op, lambda tx, _: approval_in(tx.conn, approval_id))
 
     def consume_and_reserve(self, approval_id: str, action_digest: str, effect_key: str, *,
                             lease_seconds: float = 30.0, owner: str | None = None,
@@ -184,16 +189,14 @@ class Approvals:
                 owner=owner, approval_id=approval_id)
             if not reserved:
                 return  # the refusal (and any write that must survive it) is pending
-            tx.conn.execute(update(s.approvals).where(
-                s.approvals.c.id == approval_id, s.approvals.c.consumed_at.is_(None)).values(
-                consumed_at=tx.now, consumed_effect_key=effect_key,
-                version=row.version + 1))
+            update_where(tx.conn, s.approvals, dict(
+                consumed_at=tx.now, consumed_effect_key=effect_key, version=row.version + 1),
+                id=approval_id, consumed_at=None)
             tx.changed("approval", approval_id, row.run_id)
             tx.run_event(row.run_id, "approval.consumed",
                          {"approval_id": approval_id, "effect_key": effect_key})
 
-        self.j.write(op)
-        return effects.get(effect_key)
+        return self.j.write_then(op, lambda tx, _: effects.get_in(tx, effect_key))
 
     # ------------------------------------------------------------ operator side
     def decide(self, approval_id: str, approve: bool, *, expected_version: int,
@@ -236,8 +239,7 @@ class Approvals:
                           "scope": scope.value},
                          status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
 
-        self.j.write(op)
-        return self.get(approval_id)
+        return self.j.write_then(op, lambda tx, _: approval_in(tx.conn, approval_id))
 
     def _decidable(self, tx: Tx, approval_id: str, expected_version: int) -> Any:
         row = self._row(tx, approval_id)
@@ -307,17 +309,16 @@ class Approvals:
 
     @staticmethod
     def _row(tx: Tx, approval_id: str) -> Any:
-        row = tx.conn.execute(select(s.approvals).where(s.approvals.c.id == approval_id)).first()
+        row = row_where(tx.conn, s.approvals, id=approval_id)
         if row is None:
             raise errors.NotFound(f"approval {approval_id} does not exist")
         return row
 
     @staticmethod
     def _close(tx: Tx, row: Any, status: str, values: dict) -> None:
-        done = tx.conn.execute(update(s.approvals).where(
-            s.approvals.c.id == row.id, s.approvals.c.version == row.version,
-            s.approvals.c.status == "pending").values(
-            status=status, version=row.version + 1, **values)).rowcount
+        done = update_where(tx.conn, s.approvals, dict(
+            status=status, version=row.version + 1, **values),
+            id=row.id, version=row.version, status="pending")
         if done != 1:
             raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
         tx.changed("approval", row.id, row.run_id)
@@ -415,14 +416,8 @@ class Approvals:
 
     @staticmethod
     def _match(conn: Any, action: dict, run: Any, now: float) -> Any:
-        r = s.approval_rules.c
-        rows = conn.execute(select(s.approval_rules).where(
-            r.revoked_at.is_(None),
-            or_(r.expires_at.is_(None), r.expires_at > now),
-            or_(r.run_id == run.id,
-                (r.scope == "space") & (r.project.in_([run.project, "*"]))
-                & (r.space.is_(None) | (r.space == run.space))),
-        )).all()
+        rows = LIVE_RULES.all(conn, now=now, run_id=run.id, project=run.project,
+                              space=run.space)
         name, resource = action_name(action), action_resource(action)
         hits = [row for row in rows
                 if fnmatch.fnmatchcase(name, row.action_pattern)
@@ -451,6 +446,20 @@ class Approvals:
         return self.j.read(lambda c: decisions_for(c, target_id))
 
 
+def _live_rules() -> Any:
+    r = s.approval_rules.c
+    return select(s.approval_rules).where(
+        r.revoked_at.is_(None),
+        or_(r.expires_at.is_(None), r.expires_at > bindparam("now")),
+        or_(r.run_id == bindparam("run_id"),
+            (r.scope == "space") & or_(r.project == bindparam("project"), r.project == "*")
+            & (r.space.is_(None) | (r.space == bindparam("space")))))
+
+
+# The rules that may decide a request in a run (then matched by pattern in Python).
+LIVE_RULES = Prepared(_live_rules())
+
+
 def requester(tx: Tx, run: Any) -> str:
     """Who asked: the calling agent itself, or the run's agent when an operator files it."""
     return tx.actor.name if tx.actor.kind == ActorKind.AGENT else run.agent
@@ -462,10 +471,10 @@ def write_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decisi
     did = tx.new_id("dec")
     body = {"target_kind": kind, "target_id": target_id, "decision": decision, "actor": actor,
             "reason": reason, "created_at": tx.now}
-    tx.conn.execute(insert(s.decisions).values(
+    insert_rows(tx.conn, s.decisions, [dict(
         id=did, target_kind=kind, target_id=target_id, run_id=run_id,
         decision=canonical_json(decision), actor=actor, source=source, request_id=request_id,
-        reason=reason, created_at=tx.now, digest=digest_of(body)))
+        reason=reason, created_at=tx.now, digest=digest_of(body))])
     tx.changed("decision", did, run_id)
     return did
 

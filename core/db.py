@@ -107,7 +107,14 @@ def make_engine(path: Path, *, read_only: bool, immediate: bool,
 
     @event.listens_for(engine, "begin")
     def _begin(conn):  # noqa: ANN001 - SQLAlchemy event signature
-        conn.exec_driver_sql(begin_sql)
+        if conn.dispatch.before_cursor_execute or conn.dispatch.after_cursor_execute:
+            conn.exec_driver_sql(begin_sql)  # something records statements: let it see this
+            return
+        try:  # straight to the driver: ~60 us less per transaction
+            conn.connection.driver_connection.execute(begin_sql)
+        except sqlite3.Error as err:
+            raise exc.DBAPIError.instance(begin_sql, (), err, sqlite3.Error,
+                                          dialect=conn.dialect) from err
 
     return engine
 

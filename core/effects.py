@@ -6,16 +6,18 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, select
 
 from . import errors
 from . import schema as s
 from .canonical import canonical_json, digest_of
 from .journal import Journal, Tx
 from .models import Effect, EffectStatus, Page, Receipt, SafetyClass
-from .rows import fetch_one, keyset_after, order_by, to_models
+from .rows import by_id, fetch_prepared, keyset_after, order_by, to_models
+from .sql import insert_rows, row_where, update_where
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
+EFFECT_BY_KEY = by_id(select(s.effects), s.effects.c.key)
 
 
 class Effects:
@@ -37,8 +39,7 @@ class Effects:
                             safety_class=safety_class, idempotency_key=idempotency_key,
                             lease_seconds=lease_seconds, owner=owner, approval_id=None)
 
-        self.j.write(op)
-        return self.get(key)
+        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
     def reserve_in(self, tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
                    safety_class: SafetyClass | str, idempotency_key: str | None,
@@ -49,7 +50,7 @@ class Effects:
             raise errors.ValidationError("the lease must be positive", field="lease_seconds")
         owner = owner or self.default_owner()
         safety = SafetyClass(safety_class).value
-        row = tx.conn.execute(select(s.effects).where(s.effects.c.key == key)).first()
+        row = row_where(tx.conn, s.effects, key=key)
         values = dict(status=EffectStatus.RESERVED.value, lease_owner=owner,
                       lease_seconds=lease_seconds, lease_expires_at=tx.now + lease_seconds,
                       approval_id=approval_id, updated_at=tx.now, error=None, result=None,
@@ -57,10 +58,10 @@ class Effects:
         if row is None:
             if run_id is not None:
                 tx.live_run(run_id)
-            tx.conn.execute(insert(s.effects).values(
+            insert_rows(tx.conn, s.effects, [dict(
                 key=key, run_id=run_id, attempt=1, tool=tool, action=canonical_json(action),
                 safety_class=safety, idempotency_key=idempotency_key, version=1,
-                created_at=tx.now, **values))
+                created_at=tx.now, **values)])
             self._event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner})
             return True
         if row.status == EffectStatus.COMMITTED:
@@ -92,8 +93,7 @@ class Effects:
                          lease_expires_at=tx.now + row.lease_seconds)
             self._event(tx, row.run_id, "effect.started", key, {"attempt": row.attempt})
 
-        self.j.write(op)
-        return self.get(key)
+        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
     def renew(self, key: str, *, owner: str | None = None,
               lease_seconds: float | None = None) -> Effect:
@@ -106,8 +106,7 @@ class Effects:
             secs = lease_seconds or row.lease_seconds
             self._update(tx, row, lease_seconds=secs, lease_expires_at=tx.now + secs)
 
-        self.j.write(op)
-        return self.get(key)
+        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
     def commit(self, key: str, result: Any = None, *, owner: str | None = None,
                external_id: str | None = None, evidence: Any = None) -> Effect:
@@ -124,8 +123,7 @@ class Effects:
             self._event(tx, row.run_id, "effect.committed", key,
                         {"attempt": row.attempt, "external_id": external_id})
 
-        self.j.write(op)
-        return self.get(key)
+        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
     def fail(self, key: str, error: str, *, owner: str | None = None) -> Effect:
         owner = owner or self.default_owner()
@@ -139,8 +137,7 @@ class Effects:
             self._event(tx, row.run_id, "effect.failed", key,
                         {"attempt": row.attempt, "error": error})
 
-        self.j.write(op)
-        return self.get(key)
+        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
     def mark_ambiguous(self, key: str, reason: str, *, owner: str | None = None) -> Effect:
         """The caller lost track of the outcome (timeout, unknown response)."""
@@ -151,8 +148,7 @@ class Effects:
             if row is not None:
                 self._make_ambiguous(tx, row, reason)
 
-        self.j.write(op)
-        return self.get(key)
+        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
     def sweep_expired(self) -> int:
         """Turn every live effect whose lease lapsed into ``ambiguous``."""
@@ -186,7 +182,7 @@ class Effects:
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
                 return
-            row = tx.conn.execute(select(s.effects).where(s.effects.c.key == key)).first()
+            row = row_where(tx.conn, s.effects, key=key)
             if row is None:
                 raise errors.NotFound(f"effect {key} does not exist")
             if row.status != EffectStatus.AMBIGUOUS:
@@ -212,13 +208,17 @@ class Effects:
             self._event(tx, row.run_id, "effect.resolved", key,
                         {"outcome": outcome.value, "by": tx.actor.label, "reason": reason})
 
-        self.j.write(op)
-        return self.get(key)
+        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
     # ------------------------------------------------------------ reads
     def get(self, key: str) -> Effect:
-        stmt = select(s.effects).where(s.effects.c.key == key)
-        return self.j.read(lambda c: fetch_one(c, Effect, stmt, f"effect {key}"))
+        return self.j.read(lambda c: fetch_prepared(c, Effect, EFFECT_BY_KEY, f"effect {key}",
+                                                    key=key))
+
+    @staticmethod
+    def get_in(tx: Tx, key: str) -> Effect:
+        """The effect as the write transaction ``tx`` sees it (what a write returns)."""
+        return fetch_prepared(tx.conn, Effect, EFFECT_BY_KEY, f"effect {key}", key=key)
 
     def list(self, *, status: list[str] | None = None, run_id: str | None = None,
              newest_first: bool = True, cursor: str | None = None,
@@ -261,7 +261,7 @@ class Effects:
 
     # ------------------------------------------------------------ helpers
     def _owned(self, tx: Tx, key: str, owner: str, allowed: tuple) -> Any:
-        row = tx.conn.execute(select(s.effects).where(s.effects.c.key == key)).first()
+        row = row_where(tx.conn, s.effects, key=key)
         if row is None:
             raise errors.NotFound(f"effect {key} does not exist")
         if row.status not in allowed:
@@ -286,9 +286,9 @@ class Effects:
 
     @staticmethod
     def _update(tx: Tx, row: Any, **values: Any) -> None:
-        done = tx.conn.execute(update(s.effects).where(
-            s.effects.c.key == row.key, s.effects.c.version == row.version).values(
-            **{"version": row.version + 1, "updated_at": tx.now, **values})).rowcount
+        done = update_where(tx.conn, s.effects, {"version": row.version + 1,
+                                                 "updated_at": tx.now, **values},
+                            key=row.key, version=row.version)
         if done != 1:
             raise errors.StaleVersion(f"effect {row.key} changed meanwhile")
         tx.changed("effect", row.key, row.run_id)
@@ -309,9 +309,9 @@ def write_receipt(tx: Tx, row: Any, kind: str, status: str, external_id: str | N
     rid = tx.new_id("rcp")
     body = {"effect_key": row.key, "kind": kind, "status": status, "external_id": external_id,
             "evidence": evidence, "created_at": tx.now}
-    tx.conn.execute(insert(s.receipts).values(
+    insert_rows(tx.conn, s.receipts, [dict(
         id=rid, effect_key=row.key, run_id=row.run_id, kind=kind, status=status,
         external_id=external_id, evidence=canonical_json(evidence), digest=digest_of(body),
-        actor=actor, created_at=tx.now))
+        actor=actor, created_at=tx.now)])
     tx.changed("receipt", rid, row.run_id)
     return rid

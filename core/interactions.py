@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import select
 
 from . import errors
 from . import schema as s
@@ -14,7 +14,8 @@ from .canonical import canonical_json, digest_of
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
 from .journal import Journal, Tx
 from .models import Interaction, InteractionKind, InteractionStatus
-from .rows import fetch_one, interaction_select, to_models
+from .rows import by_id, fetch_prepared, interaction_select, to_models
+from .sql import insert_rows, row_where, update_where
 
 MAX_PROMPT = 100_000
 
@@ -92,6 +93,14 @@ def check_schema(schema: Any) -> None:
                                      field="response_schema") from exc
 
 
+INTERACTION_BY_ID = by_id(interaction_select(), s.interactions.c.id)
+
+
+def interaction_in(conn: Any, interaction_id: str) -> Interaction:
+    return fetch_prepared(conn, Interaction, INTERACTION_BY_ID, f"question {interaction_id}",
+                          key=interaction_id)
+
+
 class Interactions:
     def __init__(self, journal: Journal) -> None:
         self.j = journal
@@ -116,8 +125,7 @@ class Interactions:
 
         def op(tx: Tx) -> str:
             key = request_key or tx.new_id("req")
-            row = tx.conn.execute(select(s.interactions.c.id, s.interactions.c.request_digest)
-                                  .where(s.interactions.c.request_key == key)).first()
+            row = row_where(tx.conn, s.interactions, request_key=key)
             if row is not None:
                 if row.request_digest != digest_of(body):
                     raise errors.IdempotencyConflict(
@@ -125,20 +133,20 @@ class Interactions:
                 return row.id
             run = tx.live_run(run_id)
             iid = tx.new_id("int")
-            tx.conn.execute(insert(s.interactions).values(
+            insert_rows(tx.conn, s.interactions, [dict(
                 id=iid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
                 kind=kind.value, prompt=prompt, request=canonical_json(request),
                 response_schema=canonical_json(schema), options=canonical_json(options),
                 status=InteractionStatus.REQUESTED.value,
                 expires_at=tx.now + expires_in if expires_in else None, request_key=key,
-                request_digest=digest_of(body), version=1, created_at=tx.now))
+                request_digest=digest_of(body), version=1, created_at=tx.now)])
             tx.changed("interaction", iid, run_id)
             tx.append_event(run, "interaction.requested",
                             {"interaction_id": iid, "kind": kind.value, "prompt": prompt[:500]},
                             status=status_when_opening(run))
             return iid
 
-        return self.get(self.j.write(op))
+        return self.j.write_then(op, lambda tx, iid: interaction_in(tx.conn, iid))
 
     def wait(self, interaction_id: str, timeout: float, poll: float = 0.05) -> Interaction:
         deadline = time.monotonic() + timeout
@@ -166,8 +174,7 @@ class Interactions:
                          {"interaction_id": interaction_id, "reason": reason},
                          status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
 
-        self.j.write(op)
-        return self.get(interaction_id)
+        return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
 
     def expire_due(self) -> int:
         def op(tx: Tx) -> int:
@@ -234,14 +241,11 @@ class Interactions:
                          {"interaction_id": interaction_id, "by": tx.actor.label},
                          status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
 
-        self.j.write(op)
-        return self.get(interaction_id)
+        return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
 
     # ------------------------------------------------------------ reads
     def get(self, interaction_id: str) -> Interaction:
-        stmt = interaction_select().where(s.interactions.c.id == interaction_id)
-        return self.j.read(lambda c: fetch_one(c, Interaction, stmt,
-                                               f"question {interaction_id}"))
+        return self.j.read(lambda c: interaction_in(c, interaction_id))
 
     def for_run(self, run_id: str) -> list[Interaction]:
         stmt = interaction_select().where(s.interactions.c.run_id == run_id).order_by(
@@ -250,17 +254,16 @@ class Interactions:
 
     @staticmethod
     def _row(tx: Tx, interaction_id: str) -> Any:
-        row = tx.conn.execute(select(s.interactions).where(
-            s.interactions.c.id == interaction_id)).first()
+        row = row_where(tx.conn, s.interactions, id=interaction_id)
         if row is None:
             raise errors.NotFound(f"question {interaction_id} does not exist")
         return row
 
     @staticmethod
     def _close(tx: Tx, row: Any, status: InteractionStatus, values: dict) -> None:
-        done = tx.conn.execute(update(s.interactions).where(
-            s.interactions.c.id == row.id, s.interactions.c.version == row.version).values(
-            status=status.value, version=row.version + 1, **values)).rowcount
+        done = update_where(tx.conn, s.interactions, dict(
+            status=status.value, version=row.version + 1, **values),
+            id=row.id, version=row.version)
         if done != 1:
             raise errors.StaleVersion(f"question {row.id} changed meanwhile")
         tx.changed("interaction", row.id, row.run_id)

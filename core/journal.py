@@ -12,14 +12,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from sqlalchemy import Connection, exc, insert, select, update
+from sqlalchemy import Connection, bindparam, exc, select
 
 from . import db, errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
 from .models import Actor, ActorKind, RunStatus
+from .sql import Prepared, insert_rows, row_where, update_where
 
 T = TypeVar("T")
+
+LAST_AUDIT = Prepared(select(s.audit.c.sequence, s.audit.c.digest)
+                      .order_by(s.audit.c.sequence.desc()).limit(bindparam("one", 1)))
 OldSchemaPolicy = Literal["migrate", "read_only", "error"]
 
 
@@ -33,6 +37,7 @@ class Tx:
         self.now = now
         self.actor = journal.actor
         self._after_commit: errors.ProctorError | None = None
+        self._changes: list[dict] = []
 
     # -- plumbing
     def new_id(self, prefix: str) -> str:
@@ -43,17 +48,22 @@ class Tx:
         self._after_commit = err
 
     def changed(self, kind: str, entity_id: str, run_id: str | None = None) -> None:
-        self.conn.execute(insert(s.changes).values(
-            entity_kind=kind, entity_id=entity_id, run_id=run_id, created_at=self.now))
+        """Note a change-feed row; they are written in order, in one statement, at the end
+        of the transaction (``flush``)."""
+        self._changes.append({"entity_kind": kind, "entity_id": entity_id, "run_id": run_id,
+                              "created_at": self.now})
+
+    def flush(self) -> None:
+        """Write what is still buffered (called by ``Journal.write`` before it commits)."""
+        changes, self._changes = self._changes, []
+        insert_rows(self.conn, s.changes, changes)
 
     # -- operator idempotency
     def replayed(self, request_id: str | None, request: Any) -> bool:
         """True if this operator request id was already applied with the same content."""
         if request_id is None:
             return False
-        row = self.conn.execute(
-            select(s.audit.c.request_digest).where(s.audit.c.request_id == request_id)
-        ).first()
+        row = row_where(self.conn, s.audit, request_id=request_id)
         if row is None:
             return False
         if row.request_digest != digest_of(request):
@@ -66,10 +76,7 @@ class Tx:
               before: Any = None, after: Any = None, reason: str | None = None,
               request_id: str | None = None, request: Any = None,
               actor: str | None = None) -> None:
-        last = self.conn.execute(
-            select(s.audit.c.sequence, s.audit.c.digest)
-            .order_by(s.audit.c.sequence.desc()).limit(1)
-        ).first()
+        last = LAST_AUDIT.first(self.conn)
         sequence = (last.sequence + 1) if last else 1
         prev = last.digest if last else ZERO_DIGEST
         row = {
@@ -81,12 +88,12 @@ class Tx:
         row["digest"] = chain_digest(prev, audit_digest_body(row))
         row.update(prev_digest=prev, request_id=request_id,
                    request_digest=digest_of(request) if request_id else None)
-        self.conn.execute(insert(s.audit).values(**row))
+        insert_rows(self.conn, s.audit, [row])
         self.changed("audit", row["id"], run_id)
 
     # -- runs and events
     def run_row(self, run_id: str) -> Any:
-        row = self.conn.execute(select(s.runs).where(s.runs.c.id == run_id)).first()
+        row = row_where(self.conn, s.runs, id=run_id)
         if row is None:
             raise errors.NotFound(f"run {run_id} does not exist")
         return row
@@ -109,17 +116,15 @@ class Tx:
             "created_at": self.now, "prev_digest": run.last_digest,
         }
         row["digest"] = chain_digest(run.last_digest, event_digest_body(row, payload))
-        self.conn.execute(insert(s.events).values(**row))
+        insert_rows(self.conn, s.events, [row])
         values: dict[str, Any] = {"last_sequence": sequence, "last_digest": row["digest"],
                                   "version": version, "updated_at": self.now}
         if status is not None and status != run.status:
             values["status"] = status.value
             if status.terminal:
                 values["finished_at"] = self.now
-        done = self.conn.execute(
-            update(s.runs).where(s.runs.c.id == run.id,
-                                 s.runs.c.last_sequence == run.last_sequence).values(**values)
-        ).rowcount
+        done = update_where(self.conn, s.runs, values, id=run.id,
+                            last_sequence=run.last_sequence)
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending an event")
         self.changed("run", run.id, run.id)
@@ -142,18 +147,15 @@ class Tx:
             rows.append(row)
         if not rows:
             return rows
-        self.conn.execute(insert(s.events), rows)
-        done = self.conn.execute(
-            update(s.runs).where(s.runs.c.id == run.id,
-                                 s.runs.c.last_sequence == run.last_sequence).values(
-                last_sequence=sequence, last_digest=prev, version=version, updated_at=self.now)
-        ).rowcount
+        insert_rows(self.conn, s.events, rows)
+        done = update_where(self.conn, s.runs, {
+            "last_sequence": sequence, "last_digest": prev, "version": version,
+            "updated_at": self.now}, id=run.id, last_sequence=run.last_sequence)
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending events")
-        change = {"entity_kind": "run", "entity_id": run.id, "run_id": run.id,
-                  "created_at": self.now}
-        self.conn.execute(insert(s.changes), [change] + [
-            {**change, "entity_kind": "event", "entity_id": r["id"]} for r in rows])
+        self.changed("run", run.id, run.id)
+        for r in rows:
+            self.changed("event", r["id"], run.id)
         return rows
 
     def run_event(self, run_id: str, type_: str, payload: Any, *,
@@ -305,10 +307,10 @@ class Journal:
         if self.read_only:
             raise errors.StoreReadOnly(f"{self.path} is open read-only; nothing was changed")
         try:
-            with self._writer.connect() as conn:
-                with conn.begin():
-                    tx = Tx(self, conn, self.now())
-                    result = fn(tx)
+            with self._writer.connect() as conn, conn.begin():
+                tx = Tx(self, conn, self.now())
+                result = fn(tx)
+                tx.flush()
         except exc.DBAPIError as err:
             if db.stale_files(err):
                 self.reconnect()
@@ -319,6 +321,17 @@ class Journal:
         if tx._after_commit is not None:
             raise tx._after_commit
         return result
+
+    def write_then(self, fn: Callable[[Tx], Any], fetch: Callable[[Tx, Any], T]) -> T:
+        """``write(fn)``, then ``fetch(tx, fn's result)`` in the same transaction: what a write
+        returns is read where it was written (no second transaction). ``fetch`` is skipped when
+        the write is to raise after its commit."""
+
+        def both(tx: Tx) -> Any:
+            result = fn(tx)
+            return result if tx._after_commit is not None else fetch(tx, result)
+
+        return self.write(both)
 
     def read(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn`` in one short read transaction (never held across an event loop)."""
@@ -337,9 +350,8 @@ class Journal:
 
     def _read_once(self, fn: Callable[[Connection], T]) -> T:
         try:
-            with self._reader.connect() as conn:
-                with conn.begin():
-                    return fn(conn)
+            with self._reader.connect() as conn, conn.begin():
+                return fn(conn)
         except UnicodeError as err:  # the driver cannot encode a lone surrogate
             raise errors.ValidationError(f"text must be valid Unicode: {err}") from err
 

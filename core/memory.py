@@ -21,13 +21,22 @@ from .models import (
     RunStatus,
     Trust,
 )
-from .rows import fetch_one, reconciliation_select, to_model, to_models
+from .rows import by_id, fetch_one, fetch_prepared, reconciliation_select, to_model, to_models
+from .sql import insert_rows, row_where, update_where
 
 MAX_CONTENT = 200_000
 
 
 def content_hash(text: str) -> str:
     return sha256_hex(text)
+
+
+ENTRY_BY_ID = by_id(select(s.memory_entries), s.memory_entries.c.id)
+
+
+def entry_in(conn: Any, entry_id: str) -> MemoryEntry:
+    return fetch_prepared(conn, MemoryEntry, ENTRY_BY_ID, f"memory entry {entry_id}",
+                          key=entry_id)
 
 
 class Memory:
@@ -51,16 +60,16 @@ class Memory:
                 return prior
             eid = entry_id or tx.new_id("mem")
             h = content_hash(content)
-            tx.conn.execute(insert(s.memory_entries).values(
+            insert_rows(tx.conn, s.memory_entries, [dict(
                 id=eid, scope=scope.value, scope_key=scope_key, kind=kind, title=title,
                 content=content, priority=priority, trust=trust.value, sensitivity=sensitivity,
                 pinned=False, confirmed=trust == Trust.USER_CONFIRMED, deleted=False, version=1,
-                content_hash=h, source_run_id=run_id, created_at=tx.now, updated_at=tx.now))
+                content_hash=h, source_run_id=run_id, created_at=tx.now, updated_at=tx.now)])
             self._mutation(tx, eid, "add", 1, None, None, h, content, reason, run_id,
                            idempotency_key, request)
             return eid
 
-        return self.get(self.j.write(op))
+        return self.j.write_then(op, lambda tx, eid: entry_in(tx.conn, eid))
 
     def replace(self, entry_id: str, content: str, *, expected_version: int,
                 title: str | None = None, reason: str | None = None, run_id: str | None = None,
@@ -123,15 +132,14 @@ class Memory:
                          after={"version": row.version + 1}, reason=reason)
             return entry_id
 
-        return self.get(self.j.write(op))
+        return self.j.write_then(op, lambda tx, eid: entry_in(tx.conn, eid))
 
     def _apply(self, tx: Tx, row: Any, operation: str, values: dict, reason: str | None,
                run_id: str | None, idempotency_key: str | None, request: Any,
                event: bool = True) -> None:
         version = row.version + 1
-        done = tx.conn.execute(update(s.memory_entries).where(
-            s.memory_entries.c.id == row.id, s.memory_entries.c.version == row.version).values(
-            version=version, updated_at=tx.now, **values)).rowcount
+        done = update_where(tx.conn, s.memory_entries, dict(
+            version=version, updated_at=tx.now, **values), id=row.id, version=row.version)
         if done != 1:
             raise errors.StaleVersion(f"memory entry {row.id} changed meanwhile")
         after = values.get("content", row.content)
@@ -144,12 +152,13 @@ class Memory:
                   after: str, reason: str | None, run_id: str | None,
                   idempotency_key: str | None, request: Any, event: bool = True) -> None:
         mid = tx.new_id("mut")
-        tx.conn.execute(insert(s.memory_mutations).values(
+        insert_rows(tx.conn, s.memory_mutations, [dict(
             id=mid, entry_id=entry_id, operation=operation, actor=tx.actor.label,
             reason=reason, version=version, before_hash=before_hash, after_hash=after_hash,
             before_content=before, after_content=after, run_id=run_id,
             idempotency_key=idempotency_key,
-            request_digest=digest_of(request) if idempotency_key else None, created_at=tx.now))
+            request_digest=digest_of(request) if idempotency_key else None,
+            created_at=tx.now)])
         tx.changed("memory", entry_id, run_id)
         if event:
             _run_event(tx, run_id, "memory.changed",
@@ -159,9 +168,7 @@ class Memory:
     def _replayed(tx: Tx, key: str | None, request: Any) -> str | None:
         if key is None:
             return None
-        row = tx.conn.execute(select(s.memory_mutations.c.entry_id,
-                                     s.memory_mutations.c.request_digest).where(
-            s.memory_mutations.c.idempotency_key == key)).first()
+        row = row_where(tx.conn, s.memory_mutations, idempotency_key=key)
         if row is None:
             return None
         if row.request_digest != digest_of(request):
@@ -170,8 +177,7 @@ class Memory:
 
     @staticmethod
     def _entry_row(tx: Tx, entry_id: str) -> Any:
-        row = tx.conn.execute(select(s.memory_entries).where(
-            s.memory_entries.c.id == entry_id)).first()
+        row = row_where(tx.conn, s.memory_entries, id=entry_id)
         if row is None:
             raise errors.NotFound(f"memory entry {entry_id} does not exist")
         return row
@@ -292,8 +298,7 @@ class Memory:
 
     # ------------------------------------------------------------ reads
     def get(self, entry_id: str) -> MemoryEntry:
-        stmt = select(s.memory_entries).where(s.memory_entries.c.id == entry_id)
-        return self.j.read(lambda c: fetch_one(c, MemoryEntry, stmt, f"memory entry {entry_id}"))
+        return self.j.read(lambda c: entry_in(c, entry_id))
 
     def list(self, *, scope: str | None = None, scope_key: str | None = None,
              include_deleted: bool = False, text: str | None = None,

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import Select, and_, or_, select
+from sqlalchemy import Select, and_, bindparam, or_, select
 
 from . import errors
 from . import schema as s
@@ -28,6 +28,7 @@ from .models import (
     RunEvent,
     ToolCall,
 )
+from .sql import Prepared
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -44,7 +45,8 @@ JSON_FIELDS: dict[type, tuple[str, ...]] = {
 
 
 def to_model(model: type[M], row: Any) -> M:
-    data = dict(row._mapping)
+    """A model from a result row or from a dict of column values (a row just written)."""
+    data = dict(row) if isinstance(row, dict) else dict(row._mapping)
     for name in JSON_FIELDS.get(model, ()):
         data[name] = loads(data[name])
     fields = model.model_fields
@@ -79,6 +81,19 @@ def fetch_one(conn: Any, model: type[M], stmt: Select, what: str) -> M:
     if row is None:
         raise errors.NotFound(f"{what} does not exist")
     return to_model(model, row)
+
+
+def fetch_prepared(conn: Any, model: type[M], stmt: Prepared, what: str, **params: Any) -> M:
+    """``fetch_one`` for a prepared statement (the write paths read their result with it)."""
+    row = stmt.first(conn, **params)
+    if row is None:
+        raise errors.NotFound(f"{what} does not exist")
+    return to_model(model, row)
+
+
+def by_id(stmt: Select, column: Any) -> Prepared:
+    """``stmt`` narrowed to one key, prepared: ``.first(conn, key=...)``."""
+    return Prepared(stmt.where(column == bindparam("key")))
 
 
 # ---------------------------------------------------------------- keyset cursors

@@ -22,9 +22,27 @@ from .models import (
     ToolCall,
     ToolCallStatus,
 )
-from .rows import decode_cursor, encode_cursor, keyset_after, order_by, to_model, to_models
+from .rows import (
+    by_id,
+    decode_cursor,
+    encode_cursor,
+    fetch_prepared,
+    keyset_after,
+    order_by,
+    to_model,
+    to_models,
+)
+from .sql import insert_rows, row_where, update_where
 
 MAX_PAGE = 1000
+
+RUN_BY_ID = by_id(select(s.runs, open_items_by_run([])), s.runs.c.id)
+TOOL_CALL_BY_ID = by_id(select(s.tool_calls), s.tool_calls.c.id)
+
+
+def run_in(tx: Tx, run_id: str) -> Run:
+    """The run as this transaction sees it (what a write returns)."""
+    return fetch_prepared(tx.conn, Run, RUN_BY_ID, f"run {run_id}", key=run_id)
 
 
 class Runs:
@@ -43,7 +61,7 @@ class Runs:
 
         def op(tx: Tx) -> str:
             rid = run_id or tx.new_id("run")
-            existing = tx.conn.execute(select(s.runs).where(s.runs.c.id == rid)).first()
+            existing = row_where(tx.conn, s.runs, id=rid)
             if existing is not None:
                 stored = {k: getattr(existing, k) for k in request}
                 if stored != request:
@@ -51,20 +69,20 @@ class Runs:
                 return rid
             if parent_run_id:
                 tx.run_row(parent_run_id)
-            tx.conn.execute(insert(s.runs).values(
+            insert_rows(tx.conn, s.runs, [dict(
                 id=rid, project=project, space=space, agent=agent, title=title,
                 parent_run_id=parent_run_id, status=RunStatus.PENDING.value, version=0,
                 deadline=deadline, created_at=tx.now, updated_at=tx.now, finished_at=None,
                 last_sequence=0, last_digest=ZERO_DIGEST, current_attempt=1,
-                cancel_requested=False, cancel_reason=None, error=None))
-            tx.conn.execute(insert(s.attempts).values(
-                run_id=rid, number=1, status=AttemptStatus.RUNNING.value, started_at=tx.now))
+                cancel_requested=False, cancel_reason=None, error=None)])
+            insert_rows(tx.conn, s.attempts, [dict(
+                run_id=rid, number=1, status=AttemptStatus.RUNNING.value, started_at=tx.now)])
             tx.run_event(rid, "run.started", {**request, "deadline": deadline,
                                               "metadata": metadata or {}},
                          status=RunStatus.RUNNING)
             return rid
 
-        return self.get(self.j.write(op))
+        return self.j.write_then(op, run_in)
 
     def start_attempt(self, run_id: str, reason: str = "") -> Attempt:
         """Close the current attempt (interrupted if still running) and open the next one."""
@@ -106,8 +124,8 @@ class Runs:
                                              field="type")
             canonical_json(item[1])
 
-        def op(tx: Tx) -> list[str]:
-            ids, fresh, seen = [], [], {}
+        def op(tx: Tx) -> list[RunEvent]:
+            ids, fresh, seen, found = [], [], {}, {}
             for item in batch:
                 type_, payload = item[0], item[1]
                 event_id = item[2] if len(item) > 2 else None
@@ -117,7 +135,10 @@ class Runs:
                             f"event {event_id} appears twice with other content")
                     ids.append(event_id)
                     continue
-                if event_id and self._replayed_event(tx, run_id, event_id, type_, payload):
+                stored = self._replayed_event(tx, run_id, event_id, type_, payload) \
+                    if event_id else None
+                if stored is not None:
+                    found[event_id] = stored
                     ids.append(event_id)
                     continue
                 event_id = event_id or tx.new_id("evt")
@@ -125,29 +146,21 @@ class Runs:
                 fresh.append((type_, payload, event_id))
                 ids.append(event_id)
             if fresh:
-                tx.append_events(tx.live_run(run_id), fresh)
-            return ids
+                found.update((r["id"], r) for r in tx.append_events(tx.live_run(run_id), fresh))
+            models = {i: to_model(RunEvent, row) for i, row in found.items()}
+            return [models[i] for i in ids]  # built from the rows written (or found)
 
-        ids = self.j.write(op)
-
-        def q(conn: Any) -> list[RunEvent]:
-            found = {}
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                found.update((r.id, r) for r in conn.execute(
-                    select(s.events).where(s.events.c.id.in_(chunk))))
-            return [to_model(RunEvent, found[i]) for i in ids]
-
-        return self.j.read(q)
+        return self.j.write(op)
 
     @staticmethod
-    def _replayed_event(tx: Tx, run_id: str, event_id: str, type_: str, payload: Any) -> bool:
-        row = tx.conn.execute(select(s.events).where(s.events.c.id == event_id)).first()
+    def _replayed_event(tx: Tx, run_id: str, event_id: str, type_: str, payload: Any) -> Any:
+        """The stored event ``event_id`` if it is this one again (None if there is none)."""
+        row = row_where(tx.conn, s.events, id=event_id)
         if row is None:
-            return False
+            return None
         if (row.run_id, row.type, row.payload) != (run_id, type_, canonical_json(payload)):
             raise errors.IdempotencyConflict(f"event {event_id} exists with other content")
-        return True
+        return row
 
     def record_tool_call(self, run_id: str, tool: str, request: Any, *,
                          safety_class: SafetyClass | str = SafetyClass.SAFE_READ,
@@ -158,47 +171,45 @@ class Runs:
 
         def op(tx: Tx) -> str:
             tid = tool_call_id or tx.new_id("tc")
-            row = tx.conn.execute(select(s.tool_calls).where(s.tool_calls.c.id == tid)).first()
+            row = row_where(tx.conn, s.tool_calls, id=tid)
             if row is not None:
                 if (row.run_id, row.tool, row.request) != (run_id, tool, body):
                     raise errors.IdempotencyConflict(f"tool call {tid} exists with other content")
                 return tid
             run = tx.live_run(run_id)
-            tx.conn.execute(insert(s.tool_calls).values(
+            insert_rows(tx.conn, s.tool_calls, [dict(
                 id=tid, run_id=run_id, attempt=run.current_attempt, tool=tool,
                 safety_class=safety.value, idempotency_key=idempotency_key, request=body,
                 result=None, error=None, status=ToolCallStatus.RUNNING.value, version=1,
-                created_at=tx.now, updated_at=tx.now))
+                created_at=tx.now, updated_at=tx.now)])
             tx.append_event(run, "tool.called", {"tool_call_id": tid, "tool": tool,
                                                   "safety_class": safety.value,
                                                   "request": request})
             tx.changed("tool_call", tid, run_id)
             return tid
 
-        return self.tool_call(self.j.write(op))
+        return self.j.write_then(op, tool_call_in)
 
     def finish_tool_call(self, tool_call_id: str, status: ToolCallStatus | str, *,
                          result: Any = None, error: str | None = None) -> ToolCall:
         status = ToolCallStatus(status)
 
         def op(tx: Tx) -> None:
-            row = tx.conn.execute(select(s.tool_calls).where(
-                s.tool_calls.c.id == tool_call_id)).first()
+            row = row_where(tx.conn, s.tool_calls, id=tool_call_id)
             if row is None:
                 raise errors.NotFound(f"tool call {tool_call_id} does not exist")
             if row.status not in (ToolCallStatus.RUNNING, ToolCallStatus.PENDING):
                 raise errors.InvalidTransition(f"tool call {tool_call_id} is already {row.status}")
             run = tx.live_run(row.run_id)
-            tx.conn.execute(update(s.tool_calls).where(s.tool_calls.c.id == tool_call_id).values(
+            update_where(tx.conn, s.tool_calls, dict(
                 status=status.value, result=canonical_json(result), error=error,
-                version=row.version + 1, updated_at=tx.now))
+                version=row.version + 1, updated_at=tx.now), id=tool_call_id)
             tx.append_event(run, "tool.finished", {"tool_call_id": tool_call_id,
                                                     "status": status.value, "result": result,
                                                     "error": error})
             tx.changed("tool_call", tool_call_id, row.run_id)
 
-        self.j.write(op)
-        return self.tool_call(tool_call_id)
+        return self.j.write_then(op, lambda tx, _: tool_call_in(tx, tool_call_id))
 
     def wait_for_user(self, run_id: str) -> Run:
         return self._set_status(run_id, RunStatus.WAITING_FOR_USER, "run.waiting", {})
@@ -225,8 +236,7 @@ class Runs:
             run = tx.live_run(run_id)
             tx.append_event(run, type_, payload, status=status)
 
-        self.j.write(op)
-        return self.get(run_id)
+        return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
     def _finish(self, run_id: str, status: RunStatus, type_: str, payload: Any,
                 error: str | None = None) -> Run:
@@ -243,8 +253,7 @@ class Runs:
             tx.append_event(tx.run_row(run_id), type_, payload, status=status)
             del run
 
-        self.j.write(op)
-        return self.get(run_id)
+        return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
     @staticmethod
     def _close_open_items(tx: Tx, run_id: str, status: RunStatus) -> None:
@@ -292,19 +301,12 @@ class Runs:
                      before={"cancel_requested": False}, after={"cancel_requested": True},
                      request_id=request_id, request=request)
 
-        self.j.write(op)
-        return self.get(run_id)
+        return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
     # ------------------------------------------------------------ reads
     def get(self, run_id: str) -> Run:
-        def q(conn: Any) -> Run:
-            row = conn.execute(select(s.runs, open_items_by_run([])).where(
-                s.runs.c.id == run_id)).first()
-            if row is None:
-                raise errors.NotFound(f"run {run_id} does not exist")
-            return to_model(Run, row)
-
-        return self.j.read(q)
+        return self.j.read(lambda c: fetch_prepared(c, Run, RUN_BY_ID, f"run {run_id}",
+                                                    key=run_id))
 
     def list(self, *, status: list[str] | None = None, project: str | None = None,
              agent: str | None = None, text: str | None = None, since: float | None = None,
@@ -393,3 +395,8 @@ def page_of(model: Any, rows: list[Any], limit: int, key: Any) -> Page:
 
 
 __all__ = ["Runs", "decode_cursor", "loads", "status_after_closing"]
+
+
+def tool_call_in(tx: Tx, tool_call_id: str) -> ToolCall:
+    return fetch_prepared(tx.conn, ToolCall, TOOL_CALL_BY_ID, f"tool call {tool_call_id}",
+                          key=tool_call_id)
