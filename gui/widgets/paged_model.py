@@ -136,13 +136,7 @@ class PagedModel(TableModel):
         rows += [i for i in present.values()  # rows past the loaded ones come with fetchMore
                  if self._cursor is None or last is None or not self._beyond(self._order(i), last)]
         rows.sort(key=self._order, reverse=self._descending)
-        removed, inserted = self.apply_rows(rows)
-        self._finish()
-        if removed:
-            self.vanished.emit(removed)
-        if inserted:
-            self.arrived.emit(inserted)
-        self.loaded.emit()
+        self._show(rows)
 
     def _load(self, cursor: str | None, limit: int, done: Callable[[int, Page], None]) -> None:
         fetch, generation = self._fetch, self._generation
@@ -200,7 +194,11 @@ class PagedModel(TableModel):
                       and self._beyond(self._order(r), last)]
         else:
             self._cursor = page.next_cursor
-        removed, inserted = self.apply_rows(fresh)
+        self._show(fresh)
+
+    def _show(self, rows: list[Any]) -> None:
+        """Apply a reloaded list, then say which rows left and came, and that it loaded."""
+        removed, inserted = self.apply_rows(rows)
         self._finish()
         if removed:
             self.vanished.emit(removed)
