@@ -51,9 +51,8 @@ class _Plan:
             return merged
         return tuple(merged[n] for n in self.names)
 
-    def make_rows(self, cursor: Any, raw: list[tuple]) -> list[Any]:
+    def make_rows(self, fields: list[str], raw: list[tuple]) -> list[Any]:
         if self.row is None:
-            fields = [d[0] for d in cursor.description]
             self.row = type("Row", (namedtuple("RowBase", fields, rename=True),),
                             {"__slots__": (), "_mapping": property(_as_mapping)})
         if self.results is not None:
@@ -131,7 +130,8 @@ def _run(conn: Connection, plan: _Plan, params: Any, *, fetch: bool,
             cursor.execute(plan.sql, params)
         if not fetch:
             return cursor.rowcount, []
-        return 0, plan.make_rows(cursor, cursor.fetchall())
+        raw = cursor.fetchall()
+        return 0, plan.make_rows([d[0] for d in cursor.description], raw)
     except dbapi.Error as err:
         raise exc.DBAPIError.instance(plan.sql, params, err, dbapi.Error,
                                       dialect=conn.dialect) from err
@@ -140,8 +140,8 @@ def _run(conn: Connection, plan: _Plan, params: Any, *, fetch: bool,
 
 
 def _rows_via(plan: _Plan, result: Any) -> list[Any]:
-    raw = [tuple(r) for r in result]
-    return plan.make_rows(result.cursor, raw) if raw else []
+    fields = list(result.keys())
+    return plan.make_rows(fields, [tuple(r) for r in result])
 
 
 # ---------------------------------------------------------------- statements by shape

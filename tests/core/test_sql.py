@@ -1,0 +1,63 @@
+"""Prepared write-path statements (core/sql.py): what they return, the errors they raise, and
+that a statement recorder still sees every statement of a write."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import event, exc
+
+from proctor.core import schema as s
+from proctor.core.sql import insert_rows, row_where, update_where
+
+from .helpers import ACTION
+
+
+def in_write(journal, fn):  # noqa: ANN001, ANN201 - a Journal and a callable
+    return journal.write(lambda tx: fn(tx.conn))
+
+
+def test_rows_read_like_result_rows_with_booleans_converted(agent, run):
+    row = in_write(agent, lambda c: row_where(c, s.runs, id=run.id))
+    assert row.id == run.id and row._mapping["project"] == run.project
+    assert row.cancel_requested is False  # SQLite stores 0; the Boolean column reads False
+    assert in_write(agent, lambda c: row_where(c, s.runs, id="run_missing")) is None
+
+
+def test_none_in_a_where_means_is_null(agent, run):
+    approval = agent.approvals.request(run.id, ACTION, reason="r")
+    changed = in_write(agent, lambda c: update_where(
+        c, s.approvals, {"snoozed_until": 5.0}, id=approval.id, consumed_at=None))
+    assert changed == 1  # "consumed_at = NULL" would match nothing
+    assert in_write(agent, lambda c: row_where(
+        c, s.approvals, id=approval.id, decided_at=None)).snoozed_until == 5.0
+
+
+def test_driver_errors_come_back_as_sqlalchemy_errors(agent, run):
+    row = {"run_id": run.id, "number": 1, "status": "running", "started_at": 0.0}
+    with pytest.raises(exc.IntegrityError):
+        in_write(agent, lambda c: insert_rows(c, s.attempts, [row]))  # attempt 1 exists
+    with pytest.raises(exc.IntegrityError, match="immutable"):  # the trigger still fires
+        in_write(agent, lambda c: update_where(c, s.events, {"type": "x"}, run_id=run.id))
+
+
+def test_a_recorder_sees_every_statement_and_the_results_do_not_change(agent, operator, run):
+    plain = agent.approvals.request(run.id, ACTION, reason="plain")
+    seen: list[str] = []
+
+    def record(conn, cursor, statement, *_args):  # noqa: ANN001 - SQLAlchemy event signature
+        seen.append(statement.split()[0].upper() + " " + statement.split()[2]
+                    if statement.lstrip().upper().startswith("INSERT") else
+                    statement.split()[0].upper())
+
+    event.listen(agent._writer, "before_cursor_execute", record)
+    try:
+        recorded = agent.approvals.request(run.id, ACTION, reason="recorded")
+        events = agent.runs.append_events(run.id, [("a", {"n": 1}), ("b", None)])
+    finally:
+        event.remove(agent._writer, "before_cursor_execute", record)
+    assert seen[0] == "BEGIN" and seen.count("BEGIN") == 2
+    assert {"INSERT approvals", "INSERT events", "INSERT changes", "UPDATE"} <= set(seen)
+    assert recorded.status == plain.status == "pending" and recorded.reason == "recorded"
+    assert recorded.model_dump().keys() == plain.model_dump().keys()
+    assert [e.type for e in events] == ["a", "b"]
+    assert agent.runs.events(run.id, limit=100)[-2:] == events
