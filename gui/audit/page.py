@@ -34,7 +34,7 @@ from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label
-from ..widgets.list_page import ListPage, choice_combo
+from ..widgets.list_page import ListPage, choice_combo, fill_combo
 from ..widgets.message_bar import Level
 from ..widgets.paged_model import ITEM_ROLE, Column, PagedModel
 
@@ -244,17 +244,8 @@ class AuditPage(ListPage):
 
     def _on_facets(self, facets: dict[str, list[str]]) -> None:
         self._facets_loading = False
-        for combo, values, everything in ((self.actor, facets["actor"], "All actors"),
-                                          (self.entity, facets["entity_kind"],
-                                           "All entities")):
-            current = combo.currentData()
-            combo.blockSignals(True)
-            combo.clear()
-            combo.addItem(everything, None)
-            for value in values:
-                combo.addItem(fmt.bounded(value, 80), value)
-            combo.setCurrentIndex(max(combo.findData(current), 0) if current else 0)
-            combo.blockSignals(False)
+        fill_combo(self.actor, "All actors", facets["actor"])
+        fill_combo(self.entity, "All entities", facets["entity_kind"])
 
     def _on_facets_error(self, exc: BaseException) -> None:
         self._facets_loading = False

@@ -12,8 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QWidget
 from proctor.core.models import RunStatus
 from proctor.core.timeline import RunQuery
 
-from ..widgets import fmt
-from ..widgets.list_page import choice_combo
+from ..widgets.list_page import choice_combo, fill_combo
 
 ACTIVE = (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING_FOR_USER,
           RunStatus.INTERRUPTED)
@@ -76,20 +75,8 @@ class RunFilterBar(QWidget):
 
     def set_facets(self, agents: list[str], projects: list[str]) -> None:
         """Fill the agent and project menus, keeping the current choice."""
-        for combo, values, everything in ((self.agent, agents, "All agents"),
-                                          (self.project, projects, "All projects")):
-            current = combo.currentData()
-            combo.blockSignals(True)
-            combo.clear()
-            combo.addItem(everything, None)
-            for value in values:
-                combo.addItem(fmt.bounded(value, 80), value)
-            found = combo.findData(current) if current is not None else 0
-            if found < 0:
-                combo.addItem(fmt.bounded(current, 80), current)
-                found = combo.count() - 1
-            combo.setCurrentIndex(found)
-            combo.blockSignals(False)
+        fill_combo(self.agent, "All agents", agents, keep=True)
+        fill_combo(self.project, "All projects", projects, keep=True)
 
     def set_sort(self, key: str, descending: bool) -> None:
         """Reflect a sort chosen elsewhere (a header click) without re-emitting."""

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet
 
+from . import fmt
 from .labels import plain_label
 from .message_bar import MessageBar
 from .paged_model import PagedModel
@@ -50,6 +51,24 @@ def choice_combo(name: str, choices: list[tuple[str, Any]], parent: QWidget) -> 
     for text, value in choices:
         combo.addItem(text, value)
     return combo
+
+
+def fill_combo(combo: QComboBox, first: str, values: list[str], *, keep: bool = False) -> None:
+    """Replace a filter menu's choices (``first`` means all) without emitting. The current
+    choice stays when it is still offered; otherwise ``keep`` adds it back, or ``first`` is
+    chosen."""
+    current = combo.currentData()
+    combo.blockSignals(True)
+    combo.clear()
+    combo.addItem(first, None)
+    for value in values:
+        combo.addItem(fmt.bounded(value, 80), value)
+    found = combo.findData(current) if current is not None else 0
+    if found < 0 and keep:
+        combo.addItem(fmt.bounded(current, 80), current)
+        found = combo.count() - 1
+    combo.setCurrentIndex(max(found, 0))
+    combo.blockSignals(False)
 
 
 class ListPage(QWidget):

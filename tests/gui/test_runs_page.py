@@ -10,9 +10,11 @@ from PySide6.QtCore import Qt
 from proctor.core import Actor, Journal
 from proctor.core.timeline import RunQuery
 from proctor.gui.runs.export import SaveDialog
+from proctor.gui.runs.filters import RunFilterBar
 from proctor.gui.runs.model import COL_STATUS, RunsModel
 from proctor.gui.runs.status import STYLE, status_icon
 from proctor.gui.tasks import TaskRunner
+from proctor.gui.widgets.list_page import fill_combo
 from proctor.gui.widgets.paged_model import ITEM_ROLE
 
 from .conftest import WAIT_MS
@@ -195,3 +197,27 @@ def test_agent_text_is_never_markup(qtbot, journal_path, open_desk):
     summary_tip = model.index(1, 3).data(Qt.ItemDataRole.ToolTipRole)
     assert "&lt;img" in summary_tip and "<img" not in summary_tip
     assert "<b>/etc/passwd</b>" in model.index(1, 3).data()  # shown as the characters
+
+
+def test_facet_menus_keep_a_choice_no_longer_offered_and_stay_quiet(qtbot):
+    bar = RunFilterBar()
+    qtbot.addWidget(bar)
+    bar.set_facets(["ann", "bob"], ["shop"])
+    bar.agent.setCurrentIndex(bar.agent.findData("bob"))
+    with qtbot.assertNotEmitted(bar.changed):
+        bar.set_facets(["ann"], ["docs"])
+    assert [bar.agent.itemData(n) for n in range(bar.agent.count())] == [None, "ann", "bob"]
+    assert bar.agent.currentData() == "bob"
+    assert bar.project.currentData() is None
+
+
+def test_fill_combo_without_keep_falls_back_to_all(qtbot):
+    bar = RunFilterBar()
+    qtbot.addWidget(bar)
+    fill_combo(bar.agent, "All agents", ["ann", "bob"])
+    bar.agent.setCurrentIndex(bar.agent.findData("ann"))
+    fill_combo(bar.agent, "All agents", ["ann", "cy"])
+    assert bar.agent.currentData() == "ann"
+    fill_combo(bar.agent, "All agents", ["cy"])
+    assert [bar.agent.itemText(n) for n in range(bar.agent.count())] == ["All agents", "cy"]
+    assert bar.agent.currentData() is None
