@@ -44,6 +44,7 @@ KIND = {"approval": "#2f6fdf", "question": "#8053df", "memory": "#138a7a", "effe
 # more strongly on a dark Base, so the palette's Text stays readable on them (diff_colors).
 DIFF_ACCENT = {"delete": "#e5534b", "insert": "#3fb950"}
 DIFF_MIX = (0.3, 0.35)  # (light, dark) share of the accent
+OVER_BUDGET = ("#b42318", "#ff7b72")  # (light, dark) text of a number over its budget
 LEVEL = {"info": ("#e3ecfb", "#1f2f4d"), "success": ("#dcf2e2", "#1d3b26"),
          "warning": ("#fcefcf", "#4a3b12"), "error": ("#f9dada", "#4d1e1e")}
 
@@ -172,6 +173,10 @@ def diff_colors(palette: QPalette) -> dict[str, QColor]:
     base = palette.color(QPalette.ColorRole.Base)
     share = DIFF_MIX[1 if palette_is_dark(palette) else 0]
     return {op: mix(base, QColor(accent), share) for op, accent in DIFF_ACCENT.items()}
+
+
+def over_budget_color(palette: QPalette) -> QColor:
+    return QColor(OVER_BUDGET[1 if palette_is_dark(palette) else 0])
 
 
 def kind_color(kind: str) -> QColor:

@@ -3,18 +3,19 @@ pending conflicts and estimated tokens against the per-scope budget."""
 
 from __future__ import annotations
 
-from proctor.core.memory_views import CHARS_PER_TOKEN, ScopeUsage, estimate_tokens
-from proctor.core.models import MemoryScope
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
+from proctor.core.memory_views import CHARS_PER_TOKEN, ScopeUsage, estimate_tokens
+from proctor.core.models import MemoryScope
+
+from ..theme import over_budget_color
 from ..widgets import fmt
 from ..widgets.labels import plain_tip
 
 SCOPE_ROLE = Qt.ItemDataRole.UserRole + 1
 HEADERS = ["Scope", "#", "Tokens"]
-OVER = QColor("#c0392b")
 TITLES = {MemoryScope.PROJECT: "Projects", MemoryScope.SPACE: "Spaces",
           MemoryScope.USER: "Users"}
 
@@ -42,7 +43,7 @@ def tokens_text(tokens: int, limit: int | None) -> str:
 
 
 def _row(text: str, key: str, entries: int, conflicts: int, tokens: int,
-         limit: int | None, tip: str) -> list[QStandardItem]:
+         limit: int | None, tip: str, over: QColor) -> list[QStandardItem]:
     name = QStandardItem(f"{text}  ⚠{conflicts}" if conflicts else text)
     name.setAccessibleText(f"{text}: {entries} entries, {conflicts} pending conflicts")
     count = QStandardItem(str(entries))
@@ -54,7 +55,7 @@ def _row(text: str, key: str, entries: int, conflicts: int, tokens: int,
     count.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     size.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     if limit and tokens > limit:
-        size.setForeground(QBrush(OVER))
+        size.setForeground(QBrush(over))
         size.setAccessibleText(f"{tokens} tokens, over the budget of {limit}")
     return [name, count, size]
 
@@ -93,17 +94,19 @@ class ScopeTree(QTreeView):
         self.setMinimumWidth(240)
         self.chosen = ""
         self.usages: list[ScopeUsage] = []
+        self.limit = 0
         self.selectionModel().currentChanged.connect(self._on_current)
         self.set_usage([], 0)
 
     def set_usage(self, usages: list[ScopeUsage], limit: int) -> None:
         """Rebuild the tree from ``usages``; keeps the chosen scope selected."""
-        self.usages = list(usages)
+        self.usages, self.limit = list(usages), limit
+        over = over_budget_color(self.palette())
         self.model_.removeRows(0, self.model_.rowCount())
         total = sum(u.entries for u in usages)
         root = _row("All memory", "", total, sum(u.conflicts for u in usages),
                     estimate_tokens(sum(u.chars for u in usages)), None,
-                    f"{total} entries in {len(usages)} scopes")
+                    f"{total} entries in {len(usages)} scopes", over)
         self.model_.appendRow(root)
         for scope in MemoryScope:
             members = [u for u in usages if u.scope == scope]
@@ -112,11 +115,11 @@ class ScopeTree(QTreeView):
             group = _row(TITLES[scope], key_of(scope, None), sum(u.entries for u in members),
                          sum(u.conflicts for u in members),
                          estimate_tokens(sum(u.chars for u in members)), None,
-                         f"every {scope.value} scope")
+                         f"every {scope.value} scope", over)
             for u in members:
                 group[0].appendRow(_row(fmt.bounded(u.scope_key, 80), key_of(scope, u.scope_key),
                                         u.entries, u.conflicts, u.tokens, limit,
-                                        usage_tip(u, limit)))
+                                        usage_tip(u, limit), over))
             root[0].appendRow(group)
         self.expandAll()
         self._select(self.chosen)
@@ -139,6 +142,12 @@ class ScopeTree(QTreeView):
         index = self._find(key_of(scope, scope_key))
         if index is not None:
             self.setCurrentIndex(index)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A theme change rebuilds the rows with the new palette's colours."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "usages"):
+            self.set_usage(self.usages, self.limit)
 
     def usage_of(self, scope: MemoryScope, scope_key: str) -> ScopeUsage | None:
         return next((u for u in self.usages if u.scope == scope and u.scope_key == scope_key),

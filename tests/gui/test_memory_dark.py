@@ -7,12 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
 from proctor.core import Actor, Journal
+from proctor.core.memory_views import ScopeUsage
+from proctor.core.models import MemoryScope
 from proctor.gui.memory.diff import DELETE, INSERT, DiffView, backgrounds, word_diff
-from proctor.gui.theme import Theme, ThemeMode, diff_colors, palette_for
+from proctor.gui.memory.scopes import ScopeTree, key_of
+from proctor.gui.theme import OVER_BUDGET, Theme, ThemeMode, diff_colors, palette_for
 
 from .conftest import WAIT_MS
 from .test_memory_flow import open_conflict
@@ -63,6 +67,25 @@ def test_a_theme_switch_recolours_a_diff_on_screen(qtbot, theme):
     assert view.marked() == marked and view.toPlainText().startswith("Deploys")
     theme.apply(ThemeMode.LIGHT)
     qtbot.waitUntil(lambda: backgrounds(view.document()) == expected(False), timeout=WAIT_MS)
+
+
+def test_over_budget_tokens_are_readable_after_a_theme_switch(qtbot, theme):
+    tree = ScopeTree()
+    qtbot.addWidget(tree)
+    tree.show()
+    big = ScopeUsage(scope=MemoryScope.PROJECT, scope_key="shop", entries=3, removed=0,
+                     pinned=0, chars=4000, conflicts=0)
+    tree.set_usage([big], 100)
+
+    def over_colour() -> str:  # the rows are rebuilt: find the row each time
+        tokens = tree._find(key_of(MemoryScope.PROJECT, "shop")).siblingAtColumn(2)
+        return tokens.data(Qt.ItemDataRole.ForegroundRole).color().name()
+
+    assert over_colour() == OVER_BUDGET[0]
+    theme.apply(ThemeMode.DARK)
+    qtbot.waitUntil(lambda: over_colour() == OVER_BUDGET[1], timeout=WAIT_MS)
+    assert contrast(OVER_BUDGET[1], palette_for(True).color(QPalette.ColorRole.Base)) >= AA_TEXT
+    assert contrast(OVER_BUDGET[0], palette_for(False).color(QPalette.ColorRole.Base)) >= AA_TEXT
 
 
 def test_memory_conflict_in_the_dark_theme(qtbot, tmp_path: Path, open_desk, theme):
