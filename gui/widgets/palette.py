@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QEvent,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
     Slot,
 )
@@ -25,9 +23,9 @@ from PySide6.QtWidgets import (
 )
 
 from ..actions import ActionRegistry, display_key
+from .list_model import Index, TableModel
 from .tables import row_table
 
-Index = QModelIndex | QPersistentModelIndex
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -51,13 +49,13 @@ def matches(row: Row, query: str) -> bool:
     return all(token in hay for token in query.lower().split())
 
 
-class CommandsModel(QAbstractTableModel):
+class CommandsModel(TableModel):
     """Commands (text | menu | shortcut); ``set_filter`` narrows by words."""
 
     HEADERS = ("Command", "Menu", "Shortcut")
 
     def __init__(self, rows: list[Row], parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(self.HEADERS, parent)
         self._all = rows
         self._rows = list(rows)
 
@@ -66,12 +64,6 @@ class CommandsModel(QAbstractTableModel):
         self._rows = [r for r in self._all if matches(r, query)]
         self._rows.sort(key=lambda r: not r.enabled)
         self.endResetModel()
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.HEADERS)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or index.row() >= len(self._rows):
@@ -89,13 +81,6 @@ class CommandsModel(QAbstractTableModel):
         row = self._rows[index.row()]
         flags = Qt.ItemFlag.ItemIsSelectable
         return flags | Qt.ItemFlag.ItemIsEnabled if row.enabled else flags
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(self.HEADERS):
-            return self.HEADERS[section]
-        return None
 
     def id_at(self, row: int) -> str | None:
         return self._rows[row].id if 0 <= row < len(self._rows) and self._rows[row].enabled \
