@@ -239,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         _deadline = smoke_deadline(app)
         return run_desk(path, read_only=args.read_only, operator=args.operator,
-                        on_window=smoke_hook(args.smoke_test, app), single_instance=False)
+                        on_window=smoke_hook(args.smoke_test, app), single_instance=False,
+                        old_schema="migrate" if args.migrate else "read_only")  # never asks
     if path is None:
         path = WelcomeDialog.ask()
         if path is None:

@@ -97,3 +97,15 @@ def test_try_a_demo_builds_one_off_the_gui_thread(qtbot, tmp_path, monkeypatch):
     dialog.demo_button.click()
     assert dialog.choice == tmp_path / "journal.db" and dialog.choice.is_file()
     assert threads == [False]
+
+
+def test_an_older_journal_is_asked_about_unless_the_command_line_decides(qapp, journal_path,
+                                                                          tmp_path, monkeypatch):
+    seen = []
+    monkeypatch.setattr("proctor.gui.app.run_desk", lambda path, **kw: seen.append(kw) or 0)
+    monkeypatch.setattr(launch, "smoke_deadline", lambda app: None)
+    shot = str(tmp_path / "shot.png")
+    for argv in ([], ["--migrate"], ["--smoke-test", shot], ["--smoke-test", shot, "--migrate"]):
+        assert launch.main([str(journal_path), *argv]) == 0
+    # the smoke test never waits for an answer: an older journal is observed, not upgraded
+    assert [kw["old_schema"] for kw in seen] == ["ask", "migrate", "read_only", "migrate"]
