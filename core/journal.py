@@ -131,15 +131,15 @@ class Tx:
         self.changed("event", row["id"], run.id)
         return row
 
-    def append_events(self, run: Any, items: list[tuple[str, Any, str]]) -> list[dict]:
-        """Append several ``(type, payload, event_id)`` to ``run``'s chain in two executemany
-        statements (the batched path; the run's status does not change)."""
+    def append_events(self, run: Any, items: list[tuple[str, Any, str, str]]) -> list[dict]:
+        """Append several ``(type, payload, event_id, payload's canonical JSON)`` to ``run``'s
+        chain in two statements (the batched path; the run's status does not change)."""
         rows, prev, sequence, version = [], run.last_digest, run.last_sequence, run.version
-        for type_, payload, event_id in items:
+        for type_, payload, event_id, text in items:
             sequence, version = sequence + 1, version + 1
             row = {
                 "id": event_id, "run_id": run.id, "sequence": sequence, "type": type_,
-                "payload": canonical_json(payload), "run_version": version,
+                "payload": text, "run_version": version,
                 "attempt": run.current_attempt, "actor": self.actor.label,
                 "created_at": self.now, "prev_digest": prev,
             }

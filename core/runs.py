@@ -118,32 +118,33 @@ class Runs:
         """Append several events in one transaction (the batched path)."""
         if not batch:
             return []
+        texts = []  # each payload serialized (and checked) once, before the transaction
         for item in batch:
             if not isinstance(item[0], str) or not item[0] or len(item[0]) > 100:
                 raise errors.ValidationError("event type must be a short non-empty string",
                                              field="type")
-            canonical_json(item[1])
+            texts.append(canonical_json(item[1]))
 
         def op(tx: Tx) -> list[RunEvent]:
             ids, fresh, seen, found = [], [], {}, {}
-            for item in batch:
+            for item, text in zip(batch, texts, strict=True):
                 type_, payload = item[0], item[1]
                 event_id = item[2] if len(item) > 2 else None
                 if event_id and event_id in seen:
-                    if seen[event_id] != (type_, canonical_json(payload)):
+                    if seen[event_id] != (type_, text):
                         raise errors.IdempotencyConflict(
                             f"event {event_id} appears twice with other content")
                     ids.append(event_id)
                     continue
-                stored = self._replayed_event(tx, run_id, event_id, type_, payload) \
+                stored = self._replayed_event(tx, run_id, event_id, type_, text) \
                     if event_id else None
                 if stored is not None:
                     found[event_id] = stored
                     ids.append(event_id)
                     continue
                 event_id = event_id or tx.new_id("evt")
-                seen[event_id] = (type_, canonical_json(payload))
-                fresh.append((type_, payload, event_id))
+                seen[event_id] = (type_, text)
+                fresh.append((type_, payload, event_id, text))
                 ids.append(event_id)
             if fresh:
                 found.update((r["id"], r) for r in tx.append_events(tx.live_run(run_id), fresh))
@@ -153,12 +154,13 @@ class Runs:
         return self.j.write(op)
 
     @staticmethod
-    def _replayed_event(tx: Tx, run_id: str, event_id: str, type_: str, payload: Any) -> Any:
-        """The stored event ``event_id`` if it is this one again (None if there is none)."""
+    def _replayed_event(tx: Tx, run_id: str, event_id: str, type_: str, text: str) -> Any:
+        """The stored event ``event_id`` if it is this one again (None if there is none);
+        ``text`` is the payload's canonical JSON."""
         row = row_where(tx.conn, s.events, id=event_id)
         if row is None:
             return None
-        if (row.run_id, row.type, row.payload) != (run_id, type_, canonical_json(payload)):
+        if (row.run_id, row.type, row.payload) != (run_id, type_, text):
             raise errors.IdempotencyConflict(f"event {event_id} exists with other content")
         return row
 
