@@ -28,6 +28,7 @@ from proctor.gui.effects.resolve import NEXT_COMMITTED, NEXT_FAILED  # noqa: E40
 from proctor.gui.widgets.dialogs import ConfirmDialog  # noqa: E402
 
 from .conftest import WAIT_MS  # noqa: E402
+from .test_effects_page import select  # noqa: E402
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -55,13 +56,6 @@ class Agent:
         qtbot.waitUntil(lambda: self.proc.poll() is not None, timeout=WAIT_MS)
         self.reader.join(5)  # the pipe is closed: the reader ends at once
         return self.lines
-
-
-def select(qtbot, page, key: str) -> None:
-    qtbot.waitUntil(lambda: page.model.row_of(key) >= 0, timeout=WAIT_MS)
-    page.table.setCurrentIndex(page.model.index(page.model.row_of(key), 0))
-    qtbot.waitUntil(lambda: page.effect() is not None and page.effect().key == key,
-                    timeout=WAIT_MS)
 
 
 def test_killed_agent_effects_resolved_at_the_desk_then_retried(
