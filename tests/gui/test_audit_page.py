@@ -17,14 +17,11 @@ from proctor.gui.tasks import TaskRunner
 
 from .conftest import WAIT_MS
 from .test_models import guarded, loaded
+from .test_runs_page import open_page
 
 
 def audit_page(qtbot, window):
-    window.go("audit")
-    page = window.audit
-    qtbot.waitUntil(lambda: page.model.has_loaded and not page.model.is_loading(),
-                    timeout=WAIT_MS)
-    return page
+    return open_page(qtbot, window, "audit")
 
 
 def actions(page) -> list[str]:

@@ -36,12 +36,17 @@ def add_runs(path) -> dict[str, str]:
     return {"failed": failed.id, "done": done.id, "parent": parent.id, "child": child.id}
 
 
-def runs_page(qtbot, window):
-    window.go("runs")
-    page = window.runs
+def open_page(qtbot, window, name: str):
+    """Go to a list page (runs, audit, …) and wait for its first rows."""
+    window.go(name)
+    page = getattr(window, name)
     qtbot.waitUntil(lambda: page.model.has_loaded and not page.model.is_loading(),
                     timeout=WAIT_MS)
     return page
+
+
+def runs_page(qtbot, window):
+    return open_page(qtbot, window, "runs")
 
 
 def shown_titles(page) -> list[str]:
