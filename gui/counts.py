@@ -41,12 +41,15 @@ class Counts(QObject):
         self._runner = runner
         self._running = False
         self._again = False
+        self._stopped = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(THROTTLE_MS)
         self._timer.timeout.connect(self.read)
 
     def stop(self) -> None:
+        """The window closes: no more reads (one in flight is not reported)."""
+        self._stopped = True
         self._timer.stop()
         self._again = False
 
@@ -57,11 +60,13 @@ class Counts(QObject):
     @Slot()
     def schedule(self) -> None:
         """Read the counts soon (at most once per THROTTLE_MS)."""
-        if not self._timer.isActive():
+        if not self._stopped and not self._timer.isActive():
             self._timer.start()
 
     @Slot()
     def read(self) -> None:
+        if self._stopped:
+            return
         if self._running:
             self._again = True
             return
@@ -72,13 +77,14 @@ class Counts(QObject):
 
     def _on_counts(self, counts: dict[str, int]) -> None:
         self._done()
-        self.counted.emit(counts)
+        if not self._stopped:
+            self.counted.emit(counts)
 
     def _on_error(self, _exc: BaseException) -> None:
         self._done()
 
     def _done(self) -> None:
         self._running = False
-        if self._again:
+        if self._again and not self._stopped:
             self._again = False
             self._timer.start()

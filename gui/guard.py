@@ -4,6 +4,9 @@ Every method of the journal and of its services (``journal.inbox.list`` ...) is
 wrapped: called on the GUI thread it raises ``GuiThreadStoreCall`` (strict mode, used
 by tests and ``PROCTOR_DEBUG=1``) or logs an error once per method (release mode).
 Plain attributes (path, actor, read_only, schema_revision) pass through.
+
+``close()`` waits for the store calls still running on worker threads before it closes
+the journal: a window closing never pulls the journal from under a running read.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ SERVICES = frozenset({"runs", "approvals", "interactions", "memory", "effects", 
                       "audit", "changes"})
 # Journal methods that never touch the file.
 PURE = frozenset({"now", "new_id"})
+CLOSE_WAIT_S = 30.0  # close() waits this long at most for the calls in flight
 
 
 class GuiThreadStoreCall(AssertionError):
@@ -47,25 +51,54 @@ class ThreadGuard:
             log.error("store call %s ran on the GUI thread", what, stack_info=True)
 
 
-def _guarded(fn: Callable[..., Any], what: str, guard: ThreadGuard) -> Callable[..., Any]:
+class InFlight:
+    """Counts the store calls running now; ``wait_idle`` waits until there are none."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._idle = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._idle:
+            self._count += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._idle:
+            self._count -= 1
+            if self._count == 0:
+                self._idle.notify_all()
+
+    def count(self) -> int:
+        with self._idle:
+            return self._count
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._idle:
+            return self._idle.wait_for(lambda: self._count == 0, timeout)
+
+
+def _guarded(fn: Callable[..., Any], what: str, guard: ThreadGuard,
+             calls: InFlight) -> Callable[..., Any]:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         guard.check(what)
-        return fn(*args, **kwargs)
+        with calls:
+            return fn(*args, **kwargs)
 
     return call
 
 
 class _GuardedService:
-    def __init__(self, name: str, service: Any, guard: ThreadGuard) -> None:
+    def __init__(self, name: str, service: Any, guard: ThreadGuard, calls: InFlight) -> None:
         self._name = name
         self._service = service
         self._guard = guard
+        self._calls = calls
 
     def __getattr__(self, attr: str) -> Any:
         value = getattr(self._service, attr)
         if callable(value):
-            return _guarded(value, f"journal.{self._name}.{attr}", self._guard)
+            return _guarded(value, f"journal.{self._name}.{attr}", self._guard, self._calls)
         return value
 
 
@@ -75,7 +108,8 @@ class GuardedJournal:
     def __init__(self, journal: Journal, guard: ThreadGuard) -> None:
         self.unguarded = journal
         self.guard = guard
-        self._services = {name: _GuardedService(name, getattr(journal, name), guard)
+        self.calls = InFlight()
+        self._services = {name: _GuardedService(name, getattr(journal, name), guard, self.calls)
                           for name in SERVICES}
 
     def __getattr__(self, attr: str) -> Any:
@@ -83,5 +117,13 @@ class GuardedJournal:
             return self._services[attr]
         value = getattr(self.unguarded, attr)
         if callable(value) and attr not in PURE:
-            return _guarded(value, f"journal.{attr}", self.guard)
+            return _guarded(value, f"journal.{attr}", self.guard, self.calls)
         return value
+
+    def close(self) -> None:
+        """Close the journal once the store calls running on other threads have returned."""
+        self.guard.check("journal.close")
+        if not self.calls.wait_idle(CLOSE_WAIT_S):
+            log.warning("closing the journal with %d store calls still running",
+                        self.calls.count())
+        self.unguarded.close()

@@ -8,10 +8,18 @@ Usage::
 ``on_done(result)`` / ``on_error(exc)`` are called on the GUI thread, and only while
 ``owner`` (a QObject) is still alive. Without ``on_error`` the runner's default error
 handler (the error presenter) receives the exception.
+
+Python objects die on the GUI thread, never on a worker: a worker keeps no reference to
+a task's callbacks, and its result crosses over in a box the GUI thread empties. While a
+runner is open, Python's cyclic garbage collector runs on the GUI thread only
+(``GuiThreadCollector``): left automatic, it runs in whichever thread happens to allocate,
+and a worker collecting a cycle that holds a QObject destroys that QObject on the wrong
+thread (an intermittent segfault).
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
 import logging
 import threading
@@ -21,13 +29,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtCore import (
+    QCoreApplication,
+    QObject,
+    QRunnable,
+    Qt,
+    QThreadPool,
+    QTimer,
+    Signal,
+    Slot,
+)
 
 from proctor.core import errors
 
 log = logging.getLogger(__name__)
 
 BUSY_AFTER_MS = 250  # a write that takes longer than this shows "busy" in the status bar
+COLLECT_EVERY_MS = 500  # the GUI thread looks this often whether a collection is due
 
 
 @dataclass
@@ -41,26 +59,113 @@ class Task:
     started: float = field(default_factory=time.monotonic)
 
 
-class _Relay(QObject):
-    """Carries a finished task from its worker thread to the GUI thread."""
+class GuiThreadCollector(QObject):
+    """Runs Python's cyclic garbage collector on the GUI thread while runners are open.
 
-    finished = Signal(int, bool, object)
+    ``hold()`` (a runner opens) turns automatic collection off and starts a GUI-thread timer
+    that collects each generation when its threshold is passed, as the automatic collector
+    would; ``release()`` (the last open runner shuts down) collects once and turns automatic
+    collection back on. One per process: ``GuiThreadCollector.instance()``.
+    """
+
+    _instance: GuiThreadCollector | None = None
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._holders = 0
+        self._pinned = False
+        self._was_enabled = True
+        self._timer = QTimer(self)
+        self._timer.setInterval(COLLECT_EVERY_MS)
+        self._timer.timeout.connect(self.collect_due)
+
+    @classmethod
+    def instance(cls) -> GuiThreadCollector:
+        if cls._instance is None or not shiboken6.isValid(cls._instance):
+            cls._instance = cls(QCoreApplication.instance())
+        return cls._instance
+
+    def holders(self) -> int:
+        return self._holders
+
+    def hold(self) -> None:
+        """A runner opens; without a Qt application (no GUI thread, no event loop) the
+        collector stays automatic."""
+        if self._holders == 0 and QCoreApplication.instance() is not None:
+            self._was_enabled = gc.isenabled()
+            gc.disable()
+            self._timer.start()
+            self._pinned = True
+        self._holders += 1
+
+    def release(self) -> None:
+        if self._holders == 0:
+            return
+        self._holders -= 1
+        if self._holders == 0 and self._pinned:
+            self._pinned = False
+            self._timer.stop()
+            gc.collect()
+            if self._was_enabled:
+                gc.enable()
+
+    def pinned(self) -> bool:
+        """True while collection runs on the GUI thread only."""
+        return self._pinned
+
+    @Slot()
+    def collect_due(self) -> None:
+        """Collect the oldest generation whose count has passed its threshold."""
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        for generation in (2, 1, 0):
+            if thresholds[generation] and counts[generation] > thresholds[generation]:
+                gc.collect(generation)
+                return
+
+
+class _Relay(QObject):
+    """Carries a finished task from its worker thread to the GUI thread: the worker puts the
+    outcome in ``boxes`` and emits the task id; the GUI thread takes it out."""
+
+    finished = Signal(int)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._lock = threading.Lock()
+        self._boxes: dict[int, tuple[bool, object]] = {}
+
+    def put(self, task_id: int, ok: bool, payload: object) -> None:
+        with self._lock:
+            self._boxes[task_id] = (ok, payload)
+
+    def take(self, task_id: int) -> tuple[bool, object]:
+        with self._lock:
+            return self._boxes.pop(task_id, (False, None))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._boxes.clear()
 
 
 class _Job(QRunnable):
-    def __init__(self, task: Task, relay: _Relay) -> None:
+    """Runs one task's ``fn``; it holds nothing else of the task (its callbacks and owner
+    stay with the runner, on the GUI thread)."""
+
+    def __init__(self, task_id: int, fn: Callable[[], Any], relay: _Relay) -> None:
         super().__init__()
         self.setAutoDelete(True)
-        self._task = task
+        self._id = task_id
+        self._fn: Callable[[], Any] | None = fn
         self._relay = relay
 
     def run(self) -> None:
+        fn, self._fn = self._fn, None
         try:
-            result = self._task.fn()
+            self._relay.put(self._id, True, fn())
         except Exception as exc:  # delivered to on_error on the GUI thread
-            self._relay.finished.emit(self._task.id, False, exc)
-        else:
-            self._relay.finished.emit(self._task.id, True, result)
+            self._relay.put(self._id, False, exc)
+        del fn  # the runner's Task still holds it: the last reference goes on the GUI thread
+        self._relay.finished.emit(self._id)
 
 
 class TaskRunner(QObject):
@@ -84,6 +189,8 @@ class TaskRunner(QObject):
         self._pool.setMaxThreadCount(threads)
         self._relay = _Relay(self)
         self._relay.finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
+        self._collector = GuiThreadCollector.instance()
+        self._collector.hold()
         self._tasks: dict[int, Task] = {}
         self._ids = itertools.count(1)
         self._gui_thread = threading.get_ident()
@@ -107,26 +214,38 @@ class TaskRunner(QObject):
         self._tasks[task.id] = task
         if write and not self._busy_timer.isActive():
             self._busy_timer.start()
-        self._pool.start(_Job(task, self._relay), 1 if write else 0)  # clicks jump the queue
+        self._pool.start(_Job(task.id, fn, self._relay), 1 if write else 0)  # clicks first
         return task.id
 
     def pending(self) -> int:
         return len(self._tasks)
 
     def shutdown(self, timeout_ms: int = 10_000) -> bool:
-        """Refuse new tasks and wait for running ones (results are dropped)."""
-        self._closed = True
+        """Refuse new tasks and wait for queued and running ones (results are dropped).
+        True if no task is left."""
+        if not self._closed:
+            self._closed = True
+            self._busy_timer.stop()
+            self._collector.release()
         done = self._pool.waitForDone(timeout_ms)
-        self._tasks.clear()
+        if done:
+            self._tasks.clear()
+            self._relay.clear()
         return done
+
+    def closed(self) -> bool:
+        return self._closed
 
     def is_gui_thread(self) -> bool:
         return threading.get_ident() == self._gui_thread
 
     # ------------------------------------------------------------ delivery
-    @Slot(int, bool, object)
-    def _deliver(self, task_id: int, ok: bool, payload: object) -> None:
+    @Slot(int)
+    def _deliver(self, task_id: int) -> None:
+        ok, payload = self._relay.take(task_id)
         task = self._tasks.pop(task_id, None)
+        if self._closed:
+            return
         self._check_busy()
         if task is None:
             return

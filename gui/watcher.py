@@ -49,6 +49,7 @@ class JournalWatcher(QObject):
         self._reading = False
         self._again = False
         self._polling = False
+        self._stopped = True  # until start(); after stop() nothing is read or emitted
         self._fs = QFileSystemWatcher(self)
         self._fs.fileChanged.connect(self._on_file_changed)
         self._fs.directoryChanged.connect(self._on_dir_changed)
@@ -65,6 +66,7 @@ class JournalWatcher(QObject):
     def start(self, since: int) -> None:
         """Start watching; changes after ``since`` (a change_seq) are reported."""
         self.last_seq = since
+        self._stopped = False
         self._arm()
         folder = str(self._path.parent)
         if folder not in self._fs.directories():
@@ -72,6 +74,16 @@ class JournalWatcher(QObject):
         self._poll.start()
 
     def stop(self) -> None:
+        """Stop for good (the window closes): reads still in flight are dropped and nothing
+        is read or emitted any more, until start() again."""
+        self._stopped = True
+        self._again = False
+        self.pause()
+
+    def pause(self) -> None:
+        """No more file events, follow-ups or polls; explicit reads (refresh_now) still
+        work."""
+        self._follow_ups = []
         self._poll.stop()
         self._follow_up.stop()
         paths = self._fs.files() + self._fs.directories()
@@ -99,6 +111,8 @@ class JournalWatcher(QObject):
 
     @Slot(str)
     def _on_file_changed(self, _path: str) -> None:
+        if self._stopped:
+            return
         self.wakeups["wal"] += 1
         self._follow_ups = list(FOLLOW_UP_MS)
         self._arm()  # the watch is dropped when -wal is removed or replaced
@@ -106,13 +120,15 @@ class JournalWatcher(QObject):
 
     @Slot(str)
     def _on_dir_changed(self, _path: str) -> None:
+        if self._stopped:
+            return
         if not self.watching_wal() and self._wal.exists():
             self._arm()
             self._read()
 
     @Slot()
     def _on_poll(self) -> None:
-        if self._polling:
+        if self._polling or self._stopped:
             return
         self._polling = True
         self._arm()
@@ -121,6 +137,8 @@ class JournalWatcher(QObject):
 
     def _on_data_version(self, version: int) -> None:
         self._polling = False
+        if self._stopped:
+            return
         if version != self._data_version:
             # the first reading has no baseline: read the feed once to close the gap
             # between start(since) and this first poll
@@ -134,6 +152,8 @@ class JournalWatcher(QObject):
 
     # ------------------------------------------------------------ reading
     def _read(self) -> None:
+        if self._stopped:
+            return
         if self._reading:
             self._again = True
             return
@@ -144,11 +164,15 @@ class JournalWatcher(QObject):
 
     @Slot()
     def _on_follow_up(self) -> None:
+        if self._stopped:
+            return
         self.wakeups["follow_up"] += 1
         self._read()
 
     def _on_changes(self, cs: ChangeSet) -> None:
         self._reading = False
+        if self._stopped:
+            return
         if cs.changes:
             self._follow_ups = []
             self._follow_up.stop()
@@ -164,5 +188,6 @@ class JournalWatcher(QObject):
     def _on_read_error(self, exc: BaseException) -> None:
         self._reading = False
         self._again = False
-        self._runner.default_error(exc)
+        if not self._stopped:
+            self._runner.default_error(exc)
 

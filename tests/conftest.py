@@ -1,3 +1,104 @@
+"""Fixtures shared by every suite: Qt runs offscreen; ``desks`` opens real desk windows
+over real journal files and tears them down in one fixed order (see ``Desks.close_all``)."""
+
+from __future__ import annotations
+
+import gc
 import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+RUNNER_DRAIN_MS = 60_000  # teardown waits this long at most for the tasks still running
+
+
+def settle_qt() -> None:
+    """Delete now, on the GUI thread, what was deleteLater()'d (pytest-qt closes a test's
+    widgets that way), then collect cycles here too: nothing Qt is left to die later on
+    another thread or in the middle of the next test."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    if QCoreApplication.instance() is not None:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+
+
+class Desks:
+    """Opens started desk windows (as ``build_window`` composes them) for one test.
+
+    ``close_all`` runs at teardown: close every window (watcher and timers stop, the
+    journal's close is queued), wait for each runner to finish every task (so the journal
+    is closed and no worker thread is left inside SQLite), then delete the windows and
+    runners on the GUI thread and collect.
+    """
+
+    def __init__(self, qtbot: Any, settings: Any, wait_ms: int) -> None:
+        self.qtbot = qtbot
+        self.settings = settings
+        self.wait_ms = wait_ms
+        self.opened: list[tuple[Any, Any]] = []
+
+    def open(self, path: Path, *, operator: str = "alice", read_only: bool = False,
+             busy_timeout: float | None = None, exposed: bool = True,
+             activate: bool = False) -> Any:
+        from proctor.core import Actor, Journal
+        from proctor.gui.app import build_window
+        from proctor.gui.tasks import TaskRunner
+
+        options = {} if busy_timeout is None else {"busy_timeout": busy_timeout}
+        journal = Journal.open(path, actor=Actor.operator(operator), read_only=read_only,
+                               **options)
+        runner = TaskRunner()
+        window = build_window(journal, runner=runner, settings=self.settings, strict=True)
+        self.qtbot.addWidget(window)
+        self.opened.append((window, runner))
+        window.show()
+        if exposed:
+            self.qtbot.waitExposed(window)
+        if activate:
+            window.activateWindow()
+        window.start()
+        self.qtbot.waitUntil(lambda: window.inbox.model.has_loaded, timeout=self.wait_ms)
+        return window
+
+    def close_all(self) -> list[list[str]]:
+        """Tear every desk down; returns each window's GUI-thread store-call violations."""
+        violations = []
+        for window, runner in self.opened:
+            window.close()
+            drained = runner.shutdown(RUNNER_DRAIN_MS)
+            assert drained, "a store task was still running long after the desk closed"
+            violations.append(list(window.services.guard.violations))
+            window.deleteLater()
+            runner.deleteLater()
+        self.opened.clear()
+        settle_qt()
+        return violations
+
+
+@pytest.fixture(autouse=True)
+def _settle_qt_after_qt_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "qapp" in request.fixturenames:
+        settle_qt()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Any:
+    from PySide6.QtCore import QSettings
+
+    from proctor.gui.settings import DeskSettings
+
+    return DeskSettings(QSettings(str(tmp_path / "desk.ini"), QSettings.Format.IniFormat))
+
+
+@pytest.fixture
+def desks(qtbot, settings) -> Iterator[Desks]:
+    """The desks a test opens (``desks.open(path, ...)``), torn down after it."""
+    opened = Desks(qtbot, settings, wait_ms=20_000)
+    yield opened
+    opened.close_all()

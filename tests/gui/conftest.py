@@ -9,18 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 
-from proctor.core import Actor, Journal
-from proctor.gui.app import build_window
+from proctor.core import Journal
 from proctor.gui.mainwindow import MainWindow
-from proctor.gui.settings import DeskSettings
-from proctor.gui.tasks import TaskRunner
 
 from .data import populate
 
 AGENT = Path(__file__).with_name("agent_proc.py")
-WAIT_MS = 15_000
+WAIT_MS = 30_000  # every wait is for a condition: generous, for a loaded 2-core CI machine
 # The offscreen platform plugin says this whenever a dialog is shown; it is not ours.
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints"
 
@@ -78,33 +74,18 @@ def populated(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> DeskSettings:
-    return DeskSettings(QSettings(str(tmp_path / "desk.ini"), QSettings.Format.IniFormat))
-
-
-@pytest.fixture
-def open_desk(qtbot, settings) -> Iterator:
-    """open_desk(path, operator="alice", read_only=False) -> a started, shown MainWindow."""
-    opened: list[tuple[MainWindow, TaskRunner]] = []
+def open_desk(desks) -> Iterator:
+    """open_desk(path, operator="alice", read_only=False) -> a started, shown, active
+    MainWindow. At teardown (tests/conftest.py ``Desks.close_all``) no desk may have made
+    a store call on the GUI thread."""
+    desks.wait_ms = WAIT_MS
 
     def make(path: Path, operator: str = "alice", read_only: bool = False) -> MainWindow:
-        journal = Journal.open(path, actor=Actor.operator(operator), read_only=read_only)
-        runner = TaskRunner()
-        window = build_window(journal, runner=runner, settings=settings, strict=True)
-        qtbot.addWidget(window)
-        opened.append((window, runner))
-        window.show()
-        qtbot.waitExposed(window)
-        window.activateWindow()
-        window.start()
-        qtbot.waitUntil(lambda: window.inbox.model.has_loaded, timeout=WAIT_MS)
-        return window
+        return desks.open(path, operator=operator, read_only=read_only, activate=True)
 
     yield make
-    for window, runner in opened:
-        window.close()
-        runner.shutdown()
-        assert window.services.guard.violations == []
+    for violations in desks.close_all():
+        assert violations == []
 
 
 @pytest.fixture

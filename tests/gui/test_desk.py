@@ -248,15 +248,20 @@ def test_poll_finds_changes_when_the_file_watcher_misses_them(qtbot, populated, 
     path, ids = populated
     window = open_desk(path)
     watcher = window.services.watcher
-    watcher.stop()
+    watcher.pause()
     watcher._arm = lambda: None  # simulate a platform where -wal cannot be watched
     watcher._poll.start()
-    qtbot.waitUntil(lambda: watcher._data_version is not None, timeout=WAIT_MS)
+    # settled: the poll has its baseline and the read it started (the first one) is over,
+    # so from here on only a poll can move the watcher past ``seen``
+    qtbot.waitUntil(lambda: watcher._data_version is not None and not watcher._reading,
+                    timeout=WAIT_MS)
+    seen, wal = watcher.last_seq, watcher.wakeups["wal"]
     with agent(path, "coder") as a:
         approval_id = request(a, ids["run"], "poll_me", {}, "found by polling")
+    qtbot.waitUntil(lambda: watcher.last_seq > seen, timeout=WAIT_MS)
+    assert watcher.wakeups["poll"] >= 1 and watcher.wakeups["wal"] == wal
     qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0,
                     timeout=WAIT_MS)
-    assert watcher.wakeups["poll"] >= 1
 
 
 def test_banner_when_a_request_arrives_in_the_background(qtbot, populated, open_desk):
@@ -423,7 +428,7 @@ def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, op
     path, ids = populated
     window = open_desk(path)
     watcher = window.services.watcher
-    watcher.stop()  # no file events, no poll: only the follow-ups can find the change
+    watcher.pause()  # no file events, no poll: only the follow-ups can find the change
     qtbot.waitUntil(lambda: not watcher._reading and not watcher._polling, timeout=WAIT_MS)
     real = watcher._journal.changes
     early = []

@@ -59,7 +59,7 @@ def test_two_desks_one_wins_the_other_sees_the_winner(qtbot, journal_path, open_
     bob, b_page = effects_page(open_desk, journal_path, "bob")
     select(qtbot, a_page, "mail:1")
     select(qtbot, b_page, "mail:1")
-    bob.services.watcher.stop()  # bob clicks before his desk has seen alice's answer
+    bob.services.watcher.pause()  # bob clicks before his desk has seen alice's answer
     monkeypatch.setattr(ConfirmDialog, "ask", classmethod(lambda *a, **k: True))
     qtbot.keyClicks(a_page.form.reason, "the SMTP log has no DATA ack")
     alice.activateWindow()

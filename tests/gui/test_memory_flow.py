@@ -104,7 +104,7 @@ def test_agent_conflict_merged_at_the_desk_and_a_stale_desk_is_refused(
         open_conflict(qtbot, window.memory, item_id)
     qtbot.waitUntil(lambda: alice.inbox.model.row_of(f"memory:{item_id}") >= 0,
                     timeout=WAIT_MS)
-    bob.services.watcher.stop()  # bob clicks before his desk has seen alice's decision
+    bob.services.watcher.pause()  # bob clicks before his desk has seen alice's decision
     before = facts(journal_path, entry_id, item_id)
     review = alice.memory.review
     assert review.local.text() == LOCAL and review.incoming.text() == INCOMING
@@ -163,7 +163,7 @@ def test_entry_changed_while_reviewing_is_shown_and_never_overwritten(
     qtbot.waitUntil(lambda: review.data.entry.version == seen + 1, timeout=WAIT_MS)
     assert f"version {seen} → {seen + 1}" in review.notice.text()
     assert "Hotfixes" in review.local.text()
-    window.services.watcher.stop()  # the next change lands between look and click
+    window.services.watcher.pause()  # the next change lands between look and click
     with Journal.open(journal_path, actor=Actor.agent("planner")) as planner:
         planner.memory.replace(entry_id, "Rewritten by a third agent.\n",
                                expected_version=seen + 1)

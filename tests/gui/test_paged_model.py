@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QPersistentModelIndex
@@ -18,9 +20,16 @@ class Row:
     value: int
 
 
-def make_model() -> PagedModel:
-    return PagedModel(TaskRunner(), [Column("Key", lambda r: r.key),
-                                     Column("Value", lambda r: str(r.value))],
+@pytest.fixture
+def runner() -> Iterator[TaskRunner]:
+    runner = TaskRunner()
+    yield runner
+    runner.shutdown()
+
+
+def make_model(runner: TaskRunner) -> PagedModel:
+    return PagedModel(runner, [Column("Key", lambda r: r.key),
+                               Column("Value", lambda r: str(r.value))],
                       lambda r: r.key, lambda r: r.key)
 
 
@@ -31,8 +40,8 @@ rows = st.lists(st.tuples(st.sampled_from("abcdefghij"), st.integers(0, 2)),
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(before=rows, after=rows)
-def test_apply_rows_reaches_the_new_list(qtmodeltester, before, after):
-    model = make_model()
+def test_apply_rows_reaches_the_new_list(qtmodeltester, runner, before, after):
+    model = make_model(runner)
     qtmodeltester.check(model)  # a fresh tester per example, watching every signal
     model.apply_rows([Row(k, v) for k, v in before])
     kept = {k for k, _ in before} & {k for k, _ in after}
@@ -45,11 +54,11 @@ def test_apply_rows_reaches_the_new_list(qtmodeltester, before, after):
         assert pin.row() == model.row_of(key)
 
 
-def test_patch_rereads_only_named_rows(qtbot, qtmodeltester):
+def test_patch_rereads_only_named_rows(qtbot, qtmodeltester, runner):
     from proctor.core.models import Page
 
     truth = {k: Row(k, 0) for k in "bdfh"}  # descending by key: h f d b
-    model = PagedModel(TaskRunner(), [Column("Key", lambda r: r.key)], lambda r: r.key,
+    model = PagedModel(runner, [Column("Key", lambda r: r.key)], lambda r: r.key,
                        lambda r: r.key)
     qtmodeltester.check(model)
     picked = []

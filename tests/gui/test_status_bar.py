@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 
 from proctor.core import Actor, Journal, errors
-from proctor.gui.app import build_window
 from proctor.gui.mainwindow import MainWindow, write_lock_free
-from proctor.gui.tasks import TaskRunner
 
 from .conftest import WAIT_MS
 
@@ -22,26 +20,12 @@ BUSY_TIMEOUT_S = 1.0  # how long a refused write waits for the lock (not a race:
 
 
 @pytest.fixture
-def desk(qtbot, settings) -> Iterator:
+def desk(desks) -> Iterator:
     """desk(path) -> a started MainWindow whose journal waits BUSY_TIMEOUT_S for the lock."""
-    opened: list[tuple[MainWindow, TaskRunner]] = []
-
-    def make(path: Path) -> MainWindow:
-        journal = Journal.open(path, actor=Actor.operator("alice"), busy_timeout=BUSY_TIMEOUT_S)
-        runner = TaskRunner()
-        window = build_window(journal, runner=runner, settings=settings, strict=True)
-        qtbot.addWidget(window)
-        opened.append((window, runner))
-        window.show()
-        window.start()
-        qtbot.waitUntil(lambda: window.inbox.model.has_loaded, timeout=WAIT_MS)
-        return window
-
-    yield make
-    for window, runner in opened:
-        window.close()
-        runner.shutdown()
-        assert window.services.guard.violations == []
+    desks.wait_ms = WAIT_MS
+    yield lambda path: desks.open(path, busy_timeout=BUSY_TIMEOUT_S, exposed=False)
+    for violations in desks.close_all():
+        assert violations == []
 
 
 @pytest.fixture
