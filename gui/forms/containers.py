@@ -100,10 +100,7 @@ class ObjectField(Field):
 
     def value(self) -> Any:
         out = {name: f.value() for name, f in self.children.items()}
-        out = {k: v for k, v in out.items() if v is not MISSING}
-        if not out and not self.node.required:
-            return self.empty()
-        return out
+        return self.or_empty({k: v for k, v in out.items() if v is not MISSING})
 
     def set_value(self, value: Any) -> None:
         if not isinstance(value, dict):
@@ -251,9 +248,8 @@ class ArrayField(Field):
                     button.setEnabled(n < len(self.rows) - 1)
 
     def value(self) -> Any:
-        if not self.rows and not self.node.required:
-            return self.empty()
-        return [None if (v := f.value()) is MISSING else v for _line, f in self.rows]
+        return self.or_empty([None if (v := f.value()) is MISSING else v
+                              for _line, f in self.rows])
 
     def set_value(self, value: Any) -> None:
         if not isinstance(value, list):
@@ -358,9 +354,7 @@ class ChecklistField(Field):
 
     def value(self) -> Any:
         picked = [v for v, on in zip(self.values, self.checked(), strict=True) if on]
-        if not picked and not self.node.required:
-            return self.empty()
-        return picked
+        return self.or_empty(picked)
 
     def set_value(self, value: Any) -> None:
         chosen = value if isinstance(value, list) else []
@@ -442,9 +436,7 @@ class MapField(Field):
             value = field.value()
             if name.text().strip():
                 out[name.text().strip()] = None if value is MISSING else value
-        if not out and not self.node.required:
-            return self.empty()
-        return out
+        return self.or_empty(out)
 
     def set_value(self, value: Any) -> None:
         if not isinstance(value, dict):

@@ -100,6 +100,10 @@ class Field(QWidget):
         """The value of an empty editor: left out, or null when the schema allows it."""
         return None if self.node.nullable else MISSING
 
+    def or_empty(self, value: Any) -> Any:
+        """A container's value, or the empty value when it holds nothing and is optional."""
+        return self.empty() if not value and not self.node.required else value
+
     def apply_default(self) -> None:
         if self.node.default is not MISSING:
             self.set_value(self.node.default)
