@@ -96,7 +96,11 @@ class Inbox:
     def _union(self, f: InboxFilter, now: float) -> Any:
         kinds = f.kinds or frozenset(InboxKind)
         u = union_all(*(PARTS[k]() for k in InboxKind if k in kinds)).subquery("inbox")
-        c = u.c
+        return u, self._conds(u.c, f, now)
+
+    @staticmethod
+    def _conds(c: Any, f: InboxFilter, now: float) -> list[Any]:
+        """The filter's conditions on a part's (or the union's) columns."""
         snoozed = c.snoozed_until > now
         conds = [
             snoozed if f.snoozed else or_(c.snoozed_until.is_(None), c.snoozed_until <= now),
@@ -108,18 +112,31 @@ class Inbox:
             like = f"%{escape_like(f.text)}%"
             conds.append(or_(*(col.ilike(like, escape="\\")
                                for col in (c.run_title, c.agent, c.s1, c.s2, c.id))))
-        return u, [x for x in conds if x is not None]
+        return [x for x in conds if x is not None]
+
+    def _page(self, f: InboxFilter, now: float, cursor: str | None, size: int) -> Any:
+        """One page: each kind's part filtered, ordered and cut to ``size`` on its own (its
+        (status, created_at, id) index walks it in order and stops), then the parts merged,
+        ordered and cut again. Sorting the whole union first would sort every waiting item."""
+        kinds = f.kinds or frozenset(InboxKind)
+        parts = []
+        for kind in (k for k in InboxKind if k in kinds):
+            part = PARTS[kind]().subquery(f"{kind.value}s")
+            c = part.c
+            conds = self._conds(c, f, now)
+            after = keyset_after(c.created_at, c.id, cursor, f.newest_first)
+            if after is not None:
+                conds.append(after)
+            cut = select(part).where(*conds).order_by(
+                *order_by(c.created_at, c.id, f.newest_first)).limit(size)
+            parts.append(select(cut.subquery(f"{kind.value}_page")))
+        u = union_all(*parts).subquery("inbox")
+        return select(u).order_by(*order_by(u.c.created_at, u.c.id, f.newest_first)).limit(size)
 
     def list(self, f: InboxFilter | None = None, *, cursor: str | None = None,
              limit: int = 200) -> Page[InboxItem]:
         f = f or InboxFilter()
-        now = self.j.now()
-        u, conds = self._union(f, now)
-        after = keyset_after(u.c.created_at, u.c.id, cursor, f.newest_first)
-        if after is not None:
-            conds.append(after)
-        stmt = select(u).where(*conds).order_by(
-            *order_by(u.c.created_at, u.c.id, f.newest_first)).limit(limit + 1)
+        stmt = self._page(f, self.j.now(), cursor, limit + 1)
         rows = self.j.read(lambda c: c.execute(stmt).all())
         items = [self._item(r) for r in rows[:limit]]
         cursor = encode_cursor(items[-1].created_at, items[-1].id) \

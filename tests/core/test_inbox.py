@@ -159,3 +159,33 @@ def test_pick_rereads_just_the_named_items_under_a_filter(operator, waiting):
     operator.approvals.decide(waiting["approval"], False, expected_version=1, reason="no")
     assert operator.inbox.pick(None, [waiting["approval"]]) == []
     assert operator.inbox.pick(None, []) == []
+
+
+@pytest.mark.parametrize("newest_first", [True, False])
+def test_small_pages_of_mixed_kinds_list_every_item_once_in_order(agent, operator, start_run,
+                                                                  clock, newest_first):
+    """Each kind is cut to a page before the kinds are merged: paging must still interleave
+    them exactly as one sorted list would, ties on created_at broken by id."""
+    run = start_run("mixed")
+    for n in range(9):
+        if n % 3 != 2:
+            clock.advance(1)  # some items share a created_at
+        agent.approvals.request(run.id, {"tool": f"t{n}"}, reason=f"deploy {n}")
+        agent.interactions.ask(run.id, "question", f"deploy where {n}?")
+        if n % 4 == 0:
+            agent.effects.reserve(f"fx-{n}", tool="deploy", run_id=run.id, owner="w")
+            agent.effects.mark_ambiguous(f"fx-{n}", "timeout", owner="w")
+    for f in (InboxFilter(newest_first=newest_first),
+              InboxFilter(newest_first=newest_first, text="deploy 1")):
+        seen, cursor = [], None
+        while True:
+            page = operator.inbox.list(f, cursor=cursor, limit=4)
+            seen += page.items
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        keys = [(i.created_at, i.id) for i in seen]
+        assert keys == sorted(keys, reverse=newest_first)
+        assert len(set(keys)) == len(keys) == operator.inbox.count(f)
+        assert {i.kind.value for i in seen} == (
+            {"approval", "question", "effect"} if f.text is None else {"approval"})
