@@ -163,7 +163,6 @@ class AuditPage(ListPage):
 
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, AuditModel(ctx.runner), parent)
-        self.model.setParent(self)
         self.search.setPlaceholderText("Search actions, ids, reasons, changes")
         self.search.setAccessibleName("Search the audit log")
         self.actor = choice_combo("Actor", [("All actors", None)], self)

@@ -64,7 +64,6 @@ class EffectsPage(ListPage):
 
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, EffectsModel(ctx.runner), parent)
-        self.model.setParent(self)
         self.read_only = bool(ctx.journal.read_only)
         self.key: str | None = None
         self.context: EffectContext | None = None

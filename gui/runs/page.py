@@ -32,7 +32,6 @@ class RunList(ListPage):
 
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, RunsModel(ctx.runner), parent)
-        self.model.setParent(self)
         self.search.setPlaceholderText("Search titles, ids, agents, projects")
         self.search.setAccessibleName("Search runs")
         self.filters = RunFilterBar(self)

@@ -72,8 +72,8 @@ def fill_combo(combo: QComboBox, first: str, values: list[str], *, keep: bool = 
 
 
 class ListPage(QWidget):
-    """Subclasses set ``change_kinds`` and ``title``, build ``self.model`` and implement
-    ``apply_query()``; ``self.layout_top`` holds the filter row."""
+    """Subclasses set ``change_kinds`` and ``title``, pass their model (the page owns it) and
+    implement ``apply_query()``; ``self.layout_top`` holds the filter row."""
 
     change_kinds: ClassVar[frozenset[str]] = frozenset()
     title: ClassVar[str] = ""
@@ -84,6 +84,7 @@ class ListPage(QWidget):
         self.ctx = ctx
         self.journal = ctx.journal
         self.model = model
+        model.setParent(self)
         self.message = MessageBar(self)
         self.search = QLineEdit(self)
         self.search.setClearButtonEnabled(True)
