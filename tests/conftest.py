@@ -14,12 +14,37 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 RUNNER_DRAIN_MS = 60_000  # teardown waits this long at most for the tasks still running
+PATIENT_MS = 30_000  # qtbot's waits default to this (pytest-qt's 5 s is short on a loaded CI)
+
+
+WAITS = ("waitUntil", "waitSignal", "waitSignals", "waitExposed", "waitActive", "waitCallback")
+
+
+def patient_qtbot(request: pytest.FixtureRequest) -> Any:
+    """A QtBot whose waits (WAITS) give a condition PATIENT_MS unless the test names a
+    timeout: a wait ends as soon as its condition holds, so the deadline only matters on
+    a slow machine, where pytest-qt's 5 s default fails tests that are right."""
+    from pytestqt.qtbot import QtBot
+
+    patient = {name: _patient(getattr(QtBot, name)) for name in WAITS}
+    return type("PatientQtBot", (QtBot,), patient)(request)
+
+
+def _patient(wait: Any) -> Any:
+    def patient(self: Any, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("timeout", PATIENT_MS)
+        return wait(self, *args, **kwargs)
+
+    patient.__name__ = wait.__name__
+    patient.__doc__ = wait.__doc__
+    return patient
 
 
 def settle_qt() -> None:
     """Delete now, on the GUI thread, what was deleteLater()'d (pytest-qt closes a test's
-    widgets that way), then collect cycles here too: nothing Qt is left to die later on
-    another thread or in the middle of the next test."""
+    widgets that way, and outside an event loop nothing deletes them until the next test
+    runs one), then collect cycles here too: nothing Qt is left to die later, on another
+    thread or in the middle of the next test."""
     from PySide6.QtCore import QCoreApplication, QEvent
 
     if QCoreApplication.instance() is not None:
@@ -56,9 +81,11 @@ class Desks:
         window = build_window(journal, runner=runner, settings=self.settings, strict=True)
         self.qtbot.addWidget(window)
         self.opened.append((window, runner))
-        window.show()
         if exposed:
-            self.qtbot.waitExposed(window)
+            with self.qtbot.waitExposed(window, timeout=self.wait_ms):
+                window.show()
+        else:
+            window.show()
         if activate:
             window.activateWindow()
         window.start()
@@ -78,6 +105,12 @@ class Desks:
         self.opened.clear()
         settle_qt()
         return violations
+
+
+@pytest.fixture
+def qtbot(qapp, request: pytest.FixtureRequest) -> Any:
+    """pytest-qt's qtbot with patient default deadlines (see ``patient_qtbot``)."""
+    return patient_qtbot(request)
 
 
 @pytest.fixture(autouse=True)

@@ -45,8 +45,8 @@ def assert_plain(widget: QWidget) -> None:
 
 def shown(qtbot, view: QWidget) -> QWidget:
     qtbot.addWidget(view)
-    view.show()
-    qtbot.waitExposed(view)
+    with qtbot.waitExposed(view):
+        view.show()
     return view
 
 

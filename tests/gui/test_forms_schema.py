@@ -240,8 +240,8 @@ CASES = [
 def test_schema_form_fills_and_refuses(qtbot, case: Case):
     form = SchemaForm(case.schema)
     qtbot.addWidget(form)
-    form.show()
-    qtbot.waitExposed(form)
+    with qtbot.waitExposed(form):
+        form.show()
     for act in case.fill:
         act(form, qtbot)
     value = form.value()

@@ -51,8 +51,8 @@ def shown_table(qtbot, model) -> EventTable:
     table = EventTable(model)
     qtbot.addWidget(table)
     table.resize(900, 600)
-    table.show()
-    qtbot.waitExposed(table)
+    with qtbot.waitExposed(table):
+        table.show()
     return table
 
 

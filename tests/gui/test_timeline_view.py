@@ -56,8 +56,8 @@ def view(qtbot):
     view = TimelineView()
     qtbot.addWidget(view)
     view.resize(800, 300)
-    view.show()
-    qtbot.waitExposed(view)
+    with qtbot.waitExposed(view):
+        view.show()
     view.set_timeline(RunTimeline(run_id="r1", start=T, end=T + 60, live=True, spans=SPANS))
     return view
 
