@@ -29,11 +29,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 class AgentProcess:
-    """A separate Python process running agent_proc.py; its output lines are collected."""
+    """A separate Python process running ``script`` (agent_proc.py unless named) on the
+    journal; its output lines are collected."""
 
-    def __init__(self, journal: Path, *args: str) -> None:
+    def __init__(self, journal: Path, *args: str, script: Path = AGENT) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(AGENT), str(journal), *args], stdout=subprocess.PIPE,
+            [sys.executable, str(script), str(journal), *args], stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -53,6 +54,12 @@ class AgentProcess:
 
     def requested(self) -> list[str]:
         return [line.split()[1] for line in self.found("REQUESTED")]
+
+    def finish(self, qtbot, timeout: int = WAIT_MS) -> list[str]:
+        """Wait for the process to end by itself; all its lines."""
+        qtbot.waitUntil(lambda: self.proc.poll() is not None, timeout=timeout)
+        self._reader.join(5)  # the pipe is closed: the reader ends at once
+        return self.lines
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -92,8 +99,8 @@ def open_desk(desks) -> Iterator:
 def agents() -> Iterator:
     started: list[AgentProcess] = []
 
-    def start(journal: Path, *args: str) -> AgentProcess:
-        agent = AgentProcess(journal, *args)
+    def start(journal: Path, *args: str, script: Path = AGENT) -> AgentProcess:
+        agent = AgentProcess(journal, *args, script=script)
         started.append(agent)
         return agent
 

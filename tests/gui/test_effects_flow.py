@@ -8,9 +8,6 @@ The agent process is ``tests/agents/effects_agent.py``.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 from proctor.core import Journal
@@ -33,42 +30,17 @@ from .test_effects_page import select  # noqa: E402
 LEFT = Qt.MouseButton.LeftButton
 
 
-class Agent:
-    def __init__(self, path: Path, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, str(AGENT), str(path), *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True)
-        self.lines: list[str] = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.strip())
-
-    def wait_lines(self, qtbot, prefix: str, count: int = 1) -> list[str]:
-        qtbot.waitUntil(lambda: len([x for x in self.lines if x.startswith(prefix)]) >= count,
-                        timeout=WAIT_MS)
-        return [x for x in self.lines if x.startswith(prefix)]
-
-    def finish(self, qtbot) -> list[str]:
-        qtbot.waitUntil(lambda: self.proc.poll() is not None, timeout=WAIT_MS)
-        self.reader.join(5)  # the pipe is closed: the reader ends at once
-        return self.lines
-
-
 def test_killed_agent_effects_resolved_at_the_desk_then_retried(
-        qtbot, journal_path, open_desk, monkeypatch):
+        qtbot, journal_path, open_desk, agents, monkeypatch):
     window = open_desk(journal_path)
     window.go("effects")
     page = window.effects
-    first = Agent(journal_path, "begin", "pay:inv-1", "pay:inv-2")
-    run_id = first.wait_lines(qtbot, "BEGUN")[0].split()[1]
+    first = agents(journal_path, "begin", "pay:inv-1", "pay:inv-2", script=AGENT)
+    run_id = first.wait_for(qtbot, "BEGUN")[0].split()[1]
     first.proc.kill()  # SIGKILL: no cleanup, the leases stay taken
     first.proc.wait(10)
-    retry = Agent(journal_path, "retry", run_id, "pay:inv-1", "pay:inv-2")
-    assert retry.wait_lines(qtbot, "REFUSED", 2) == [
+    retry = agents(journal_path, "retry", run_id, "pay:inv-1", "pay:inv-2", script=AGENT)
+    assert retry.wait_for(qtbot, "REFUSED", 2) == [
         "REFUSED pay:inv-1 EffectAmbiguous", "REFUSED pay:inv-2 EffectAmbiguous"]
     qtbot.waitUntil(lambda: window.inbox.model.row_of("effect:pay:inv-1") >= 0,
                     timeout=WAIT_MS)
@@ -119,6 +91,6 @@ def test_killed_agent_effects_resolved_at_the_desk_then_retried(
         events = [e.type for e in j.runs.events(run_id)]
         assert events.count("effect.resolved") == 2
 
-    again = Agent(journal_path, "retry", run_id, "pay:inv-1", "pay:inv-2")
+    again = agents(journal_path, "retry", run_id, "pay:inv-1", "pay:inv-2", script=AGENT)
     lines = again.finish(qtbot)
     assert lines == ["RESERVED pay:inv-1 2", "REFUSED pay:inv-2 EffectCommitted"]
