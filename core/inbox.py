@@ -15,6 +15,7 @@ from .rows import encode_cursor, keyset_after, order_by
 from .runs import escape_like
 
 SUMMARY_LEN = 240
+INBOX_PAGE = Page[InboxItem]  # parametrised once (pydantic's lookup costs per call)
 
 TABLE_OF = {
     InboxKind.APPROVAL: (s.approvals, s.approvals.c.id),
@@ -141,7 +142,7 @@ class Inbox:
         items = [self._item(r) for r in rows[:limit]]
         cursor = encode_cursor(items[-1].created_at, items[-1].id) \
             if len(rows) > limit and items else None
-        return Page[InboxItem](items=items, next_cursor=cursor)
+        return INBOX_PAGE(items=items, next_cursor=cursor)
 
     def pick(self, f: InboxFilter | None, ids: list[str]) -> list[InboxItem]:
         """Those of ``ids`` that are in the inbox under ``f`` now (unordered): a live view
