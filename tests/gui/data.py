@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from proctor.core import Actor, Journal
@@ -14,6 +15,14 @@ HOSTILE_ARGS = {"path": "<b>/etc/passwd</b>", "html": '<img src="x" onerror="ale
 
 def agent(path: Path, name: str) -> Journal:
     return Journal.open(path, actor=Actor.agent(name))
+
+
+def expire_later(path: Path, hours: float = 2.0) -> int:
+    """Expire what will be due ``hours`` from now, as a sweep then would: a test's expiry
+    happens when the test says, not on a timer racing the desk. Returns how many expired."""
+    later = time.time() + hours * 3600
+    with Journal.open(path, actor=Actor.agent("sweeper"), clock=lambda: later) as j:
+        return j.approvals.expire_due() + j.interactions.expire_due()
 
 
 def request(j: Journal, run_id: str, tool: str, args: dict, reason: str, **kw) -> str:

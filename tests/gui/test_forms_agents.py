@@ -22,6 +22,7 @@ from proctor.gui.forms.credentials import CredentialView
 from proctor.sim.content import RELEASE_FORM
 
 from .conftest import WAIT_MS
+from .data import expire_later
 
 AGENT_SCRIPT = r"""
 import json, sys
@@ -424,8 +425,9 @@ def test_answer_refused_by_store_shows_at_field(qtbot, desk, monkeypatch):
 
 
 def test_expired_while_typing_keeps_the_text(qtbot, desk):
-    detail = desk.ask_here({"kind": "question", "prompt": "Quick one?", "expires_in": 1.5})
+    detail = desk.ask_here({"kind": "question", "prompt": "Quick one?", "expires_in": 3600})
     qtbot.keyClicks(detail.view.edit, "too late")
+    assert expire_later(desk.path) == 1  # expires while the operator types
     qtbot.waitUntil(lambda: detail.closed.isVisible(), timeout=WAIT_MS)
     assert "expired" in detail.closed.text() and "What you typed is kept" in detail.closed.text()
     assert not detail.submit_button.isEnabled()

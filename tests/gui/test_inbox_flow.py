@@ -11,6 +11,7 @@ from proctor.core import Actor, Journal
 from proctor.gui.widgets.dialogs import ConfirmDialog, ReasonDialog, SnoozeDialog
 
 from .conftest import WAIT_MS
+from .data import expire_later
 
 
 def wait_row(qtbot, window, approval_id: str) -> None:
@@ -152,12 +153,13 @@ def test_stale_click_after_second_operator_keeps_reason(qtbot, journal_path, ope
 
 def test_stale_click_after_expiry_keeps_reason(qtbot, journal_path, open_desk, agents):
     window = open_desk(journal_path)
-    agent = agents(journal_path, "--expires", "1.5")
+    agent = agents(journal_path, "--expires", "3600")
     [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
     select(qtbot, window, approval_id)
     detail = window.inbox.detail.current()
     qtbot.keyClicks(detail.reason, "ok once")
-    [status] = agent.wait_for(qtbot, "STATUS")  # the agent's wait applied the expiry
+    assert expire_later(journal_path) == 1  # expires while the operator looks at it
+    [status] = agent.wait_for(qtbot, "STATUS")
     assert status.split()[2] == "expired"
     qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") < 0,
                     timeout=WAIT_MS)
