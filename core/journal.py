@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import random
@@ -327,6 +328,7 @@ class Journal:
         returns is read where it was written (no second transaction). ``fetch`` is skipped when
         the write is to raise after its commit."""
 
+        @functools.wraps(fn)  # names fn: what ran is fn, plus a read
         def both(tx: Tx) -> Any:
             result = fn(tx)
             return result if tx._after_commit is not None else fetch(tx, result)
