@@ -186,19 +186,8 @@ class InboxCommands(QObject):
             return
         item = targets[0]
         detail = self._detail_for(item, EffectDetail)
-        if detail is not None and hasattr(detail, "resolve"):
-            detail.resolve(outcome)  # the detail checks, confirms and submits
-            return
-        reason = detail.reason_text() if detail else ""
-        if not reason:
-            reason = ReasonDialog.ask(
-                self.page, f"Mark {outcome.value}",
-                f"Why do you know the effect {outcome.value}? This is kept as evidence.",
-                ok=f"Mark {outcome.value}", required=True) or ""
-        if reason:
-            self._working(item, f"Marking {outcome.value}…")
-            self.decider.resolve_effect(item, outcome.value, reason=reason,
-                                        external_id=detail.external_id() if detail else None)
+        if detail is not None:
+            detail.resolve(outcome)  # the detail checks, confirms and submits with the evidence
 
     # ------------------------------------------------------------ outcomes
     def _on_done(self, key: str, result: object) -> None:

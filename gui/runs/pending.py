@@ -111,20 +111,12 @@ class PendingCommands(QObject):
             self.decider.snooze([item], until)
 
     def resolve(self, outcome: EffectStatus) -> None:
+        """The effect detail checks (reason, the second confirmation for a non-idempotent
+        write) and submits with the evidence, exactly as in the Inbox."""
         item, widget = self.pane.current_item(), self.pane.detail.current()
-        if item is None or item.kind != InboxKind.EFFECT:
+        if item is None or item.kind != InboxKind.EFFECT or not hasattr(widget, "resolve"):
             return
-        reason = widget.reason_text() if hasattr(widget, "reason_text") else ""
-        if not reason:
-            reason = ReasonDialog.ask(
-                self.pane, f"Mark {outcome.value}",
-                f"Why do you know the effect {outcome.value}? This is kept as evidence.",
-                ok=f"Mark {outcome.value}", required=True) or ""
-        if reason:
-            external = widget.external_id() if hasattr(widget, "external_id") else None
-            self.pane.working(item, f"Marking {outcome.value}…")
-            self.decider.resolve_effect(item, outcome.value, reason=reason,
-                                        external_id=external)
+        widget.resolve(outcome)
 
 
 class PendingPane(QWidget):
