@@ -1,0 +1,67 @@
+"""The README's Python examples run as written: each as its own process, with an operator
+approving from this one."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from proctor.core import Actor, InboxFilter, InboxKind, Journal
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"),
+                      flags=re.MULTILINE | re.DOTALL)
+
+
+def example(marker: str) -> str:
+    [block] = [b for b in python_blocks() if marker in b]
+    return block
+
+
+@pytest.mark.parametrize(("marker", "journal"), [
+    ("consume_and_reserve", ".local/share/proctor/journal.db"),
+    ("LangGraphBridge", "agent.db"),
+])
+def test_readme_example_runs_once_the_operator_approves(tmp_path, marker, journal):
+    code = example(marker).replace("...  # do it", "pass  # do it")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    agent = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        path = tmp_path / journal
+        approve_the_first_request(path, agent)
+        _, err = agent.communicate(timeout=120)
+    finally:
+        agent.kill()
+    assert agent.returncode == 0, err
+    with Journal.open(path, actor=Actor.operator("check")) as j:
+        effects = j.effects.list().items
+    assert effects and all(e.status == "committed" for e in effects)
+    assert any(e.key == "clean-1" or "refund" in e.key for e in effects), effects
+
+
+def approve_the_first_request(path: Path, agent: subprocess.Popen) -> None:
+    """As an operator: wait (up to a minute) for the agent's approval request, approve it."""
+    deadline = time.monotonic() + 60
+    while True:
+        if agent.poll() is not None:
+            raise AssertionError(agent.stderr.read() if agent.stderr else "agent exited")
+        assert time.monotonic() < deadline, "no approval request appeared"
+        if path.exists():
+            with Journal.open(path, actor=Actor.operator("alice")) as j:
+                flt = InboxFilter(kinds=frozenset({InboxKind.APPROVAL}))
+                items = j.inbox.list(flt).items
+                if items:
+                    a = j.approvals.get(items[0].id)
+                    j.approvals.decide(a.id, True, expected_version=a.version, reason="checked")
+                    return
+        time.sleep(0.05)
