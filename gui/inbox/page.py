@@ -102,6 +102,7 @@ class InboxPage(QWidget):
         self.sticky = False  # several rows are selected on purpose (x, ctrl/shift-click)
         self.decided: set[str] = set()  # keys this desk just decided (advance when they go)
         self.pinned: str | None = None  # key of an item that vanished while being looked at
+        self._resume_row: int | None = None  # where to go if the pinned item was ours
         self._facets_running = False
         self._facets_timer = QTimer(self)  # filter menus may lag a little: rows come first
         self._facets_timer.setSingleShot(True)
@@ -212,8 +213,16 @@ class InboxPage(QWidget):
 
     def mark_decided(self, keys: set[str]) -> None:
         """The operator's writes for ``keys`` committed: their rows go at the next refresh
-        (rows already gone are not remembered)."""
+        (rows already gone are not remembered). A shown item whose row went while our write
+        was on its way was ours after all: move on to where the cursor went."""
         self.decided.update(k for k in keys if self.model.row_of(k) >= 0)
+        if self.pinned in keys and self._resume_row is not None:
+            row, self._resume_row = self._resume_row, None
+            self.pinned = None
+            if 0 <= row < self.model.rowCount():
+                self.set_current_row(row)
+            else:
+                self._show_current()
 
     def advance_from(self, key: str) -> None:
         """The operator just decided ``key``: if it is the current row, the next row becomes
@@ -317,9 +326,7 @@ class InboxPage(QWidget):
     def _on_vanished(self, keys: list[str]) -> None:
         shown = self.detail.current_item()
         shown_key = item_key(shown) if shown is not None else None
-        # our own write may show up (watcher) before its result comes back (decider)
-        mine = shown_key is not None and (shown_key in self.decided
-                                          or self.decider.busy(shown_key))
+        mine = shown_key is not None and shown_key in self.decided
         self.decided.difference_update(keys)
         if shown_key not in keys:
             return
@@ -327,7 +334,11 @@ class InboxPage(QWidget):
             self.pinned = None
             self._show_current()
             return
-        self.pinned = shown_key  # decided elsewhere: stay and say what happened
+        # decided elsewhere, or by our own write still on its way (the watcher can see it
+        # before its result comes back): stay until we know, and say what happened
+        in_flight = shown_key is not None and self.decider.busy(shown_key)
+        self._resume_row = self.table.currentIndex().row() if in_flight else None
+        self.pinned = shown_key
         self.sticky = False
         self.table.selectionModel().clear()
         widget = self.detail.current()

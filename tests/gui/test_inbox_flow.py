@@ -3,6 +3,7 @@ sees the decision and consumes it. Real journal file, real window, no sleeps."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 from PySide6.QtCore import Qt
@@ -169,3 +170,39 @@ def test_stale_click_after_expiry_keeps_reason(qtbot, journal_path, open_desk, a
     qtbot.waitUntil(lambda: "expired" in detail.message.text(), timeout=WAIT_MS)
     assert detail.reason.toPlainText() == "ok once"
     assert not agent.found("CONSUMED")
+
+
+def test_stale_click_refused_after_the_desk_saw_the_other_decision(qtbot, journal_path,
+                                                                    open_desk, agents,
+                                                                    monkeypatch):
+    """The click is on its way when the desk sees that bob decided: the item stays shown
+    (the desk cannot know yet whose decision it was), and the refusal lands next to the
+    operator's reason."""
+    window = open_desk(journal_path)
+    agent = agents(journal_path)
+    [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
+    select(qtbot, window, approval_id)
+    detail = window.inbox.detail.current()
+    qtbot.keyClicks(detail.reason, "looks fine to me")
+    watcher = window.services.watcher
+    watcher.pause()
+    with Journal.open(journal_path, actor=Actor.operator("bob")) as bob:
+        bob.approvals.decide(approval_id, True, expected_version=1, reason="bob was quicker")
+    approvals = window.journal.unguarded.approvals
+    decide, gate = approvals.decide, threading.Event()
+
+    def held(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the click waits for the gate
+        gate.wait(WAIT_MS / 1000)
+        return decide(*args, **kwargs)
+
+    monkeypatch.setattr(approvals, "decide", held)
+    press(qtbot, window, Qt.Key.Key_A)
+    assert window.inbox.decider.busy(f"approval:{approval_id}")
+    watcher.start(watcher.last_seq)  # the desk sees bob's decision while the click waits
+    model = window.inbox.model
+    qtbot.waitUntil(lambda: model.row_of(f"approval:{approval_id}") < 0, timeout=WAIT_MS)
+    gate.set()
+    qtbot.waitUntil(lambda: "operator:bob" in detail.message.text(), timeout=WAIT_MS)
+    assert "already approved" in detail.message.text()
+    assert window.inbox.detail.current_item().id == approval_id
+    assert detail.reason.toPlainText() == "looks fine to me"
