@@ -7,21 +7,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from proctor.core.models import MemoryEntry
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    Qt,
-    Signal,
-)
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFont
+
+from proctor.core.models import MemoryEntry
 
 from ..widgets import fmt
 from ..widgets.labels import plain_tip
-
-Index = QModelIndex | QPersistentModelIndex
+from ..widgets.list_model import Index, ListModel
 
 # Sensitivities shown as they are; every other value (personal, secret, credential ...)
 # is masked until the operator reveals it, and each reveal is written to the audit log.
@@ -86,33 +79,18 @@ class RevealState(QObject):
         return entry_id in self._ids
 
 
-class RowsModel(QAbstractTableModel):
-    """A small read-only table over a list (history, field differences, receipts)."""
+class RowsModel(ListModel):
+    """A small read-only table over a list (history, field differences, receipts): what
+    each cell shows comes from ``cells``; ``tip`` and ``bold`` are optional per row."""
 
     def __init__(self, headers: Sequence[str], cells: Callable[[Any], Sequence[str]],
                  parent: QObject | None = None, *,
                  tip: Callable[[Any], str] | None = None,
                  bold: Callable[[Any], bool] | None = None) -> None:
-        super().__init__(parent)
-        self._headers = list(headers)
+        super().__init__(headers, parent)
         self._cells = cells
         self._tip = tip
         self._bold = bold
-        self._rows: list[Any] = []
-
-    def set_rows(self, rows: Sequence[Any]) -> None:
-        self.beginResetModel()
-        self._rows = list(rows)
-        self.endResetModel()
-
-    def item(self, row: int) -> Any:
-        return self._rows[row] if 0 <= row < len(self._rows) else None
-
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._headers)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._rows):
@@ -126,11 +104,4 @@ class RowsModel(QAbstractTableModel):
             font = QFont()
             font.setBold(True)
             return font
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(self._headers):
-            return self._headers[section]
         return None

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from proctor.core.memory import content_hash
-from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatus
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,6 +25,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from proctor.core.memory import content_hash
+from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatus
 
 from ..widgets import fmt
 from ..widgets.labels import plain_label, plain_tip, section

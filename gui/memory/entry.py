@@ -7,11 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from proctor.core.models import MemoryEntry, MemoryMutation
 from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLineEdit,
@@ -23,10 +21,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core.models import MemoryEntry, MemoryMutation
+
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label, section
 from ..widgets.message_bar import Level, MessageBar
+from ..widgets.tables import row_table
 from .common import RevealState, RowsModel, is_sensitive, label, mask_text
 from .diff import DiffView, Piece, whitespace_only, word_diff
 
@@ -139,21 +140,12 @@ class EntryDetail(QWidget):
         save.activated.connect(self.save_edit)
 
     def _history_view(self) -> QTableView:
-        view = QTableView(self)
-        view.setModel(self.history)
-        view.setAccessibleName("Entry history")
-        view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        view = row_table(self.history, "Entry history", self,
+                         (44, 120, 130, 150, 160, 150))
         view.setTabKeyNavigation(False)
-        view.verticalHeader().hide()
-        view.setShowGrid(False)
         view.setWordWrap(False)
         view.verticalHeader().setDefaultSectionSize(24)
-        header = view.horizontalHeader()
-        for col, width in enumerate((44, 120, 130, 150, 160, 150)):
-            header.resizeSection(col, width)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        view.horizontalHeader().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         view.selectionModel().selectionChanged.connect(self._on_history_selected)
         view.activated.connect(self._on_open_change_run)  # Enter on a change opens its run
         return view

@@ -27,9 +27,8 @@ from PySide6.QtWidgets import (
 from proctor.core.memory_views import MemoryQuery
 from proctor.core.models import MemoryScope, ReconciliationStatus, Trust
 
-from ..widgets import fmt
 from ..widgets.labels import plain_label, section
-from ..widgets.list_page import ListPage, choice_combo, make_table
+from ..widgets.list_page import ListPage, choice_combo, fill_combo, make_table
 from ..widgets.message_bar import Level
 from .bulk import BulkPanel, bulk_resolve
 from .common import RevealState, label, token_limit
@@ -56,19 +55,6 @@ CHOICE_DONE = {ReconciliationStatus.ACCEPTED_LOCAL: "Kept local",
                ReconciliationStatus.MERGED: "Merged", ReconciliationStatus.DISMISSED: "Dismissed"}
 
 
-def fill_combo(combo: Any, first: str, values: list[str]) -> None:
-    """Replace a facet combo's choices, keeping the current one."""
-    current = combo.currentData()
-    combo.blockSignals(True)
-    combo.clear()
-    combo.addItem(first, None)
-    for value in values:
-        combo.addItem(fmt.bounded(value, 80), value)
-    index = combo.findData(current)
-    combo.setCurrentIndex(max(0, index))
-    combo.blockSignals(False)
-
-
 class MemoryPage(ListPage):
     """Signals:
         open_run(str): the operator asked to see a run (an entry's source, a conflict's run).
@@ -83,7 +69,6 @@ class MemoryPage(ListPage):
         self.reveals = RevealState()
         super().__init__(ctx, EntriesModel(ctx.runner, self.reveals), parent)
         self.reveals.setParent(self)
-        self.model.setParent(self)
         self.read_only = bool(ctx.journal.read_only)
         self.limit = token_limit(ctx.settings)
         self.scope: tuple[MemoryScope | None, str | None] = (None, None)

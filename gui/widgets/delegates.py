@@ -6,11 +6,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from ..theme import chip_colors
-
-
-def palette_is_dark(palette: QPalette) -> bool:
-    return palette.color(QPalette.ColorRole.Base).lightness() < 128
+from ..theme import chip_colors, palette_is_dark
 
 
 class ChipDelegate(QStyledItemDelegate):
