@@ -104,27 +104,47 @@ def test_a_stopped_watcher_reports_nothing_more(qtbot, populated, runner):
     journal.unguarded.close()
 
 
-def test_the_journal_closes_after_the_calls_in_flight(journal_path):
-    journal = GuardedJournal(Journal.open(journal_path, actor=Actor.operator("alice")),
-                             ThreadGuard(strict=False))
-    started, release, closed = threading.Event(), threading.Event(), threading.Event()
-    real = journal.unguarded.runs.count
+class SeesClose(ThreadGuard):
+    """Says when close() has been called (it is checked first, before anything waits)."""
 
-    def slow_count(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def __init__(self) -> None:
+        super().__init__(strict=False)
+        self.closing = threading.Event()
+
+    def check(self, what: str) -> None:
+        if what == "journal.close":
+            self.closing.set()
+        super().check(what)
+
+
+def test_the_journal_closes_after_the_calls_in_flight(journal_path):
+    guard = SeesClose()
+    journal = GuardedJournal(Journal.open(journal_path, actor=Actor.operator("alice")), guard)
+    unguarded, order = journal.unguarded, []
+    started, release = threading.Event(), threading.Event()
+    count, close = unguarded.runs.count, unguarded.close
+
+    def held_count(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         started.set()
         release.wait(WAIT_MS / 1000)
-        return real(*args, **kwargs)
+        result = count(*args, **kwargs)
+        order.append("read returned")
+        return result
 
-    journal.unguarded.runs.count = slow_count
+    def recorded_close() -> None:
+        order.append("closed")
+        close()
+
+    unguarded.runs.count = held_count
+    unguarded.close = recorded_close
     reader = threading.Thread(target=journal.runs.count)
     reader.start()
     assert started.wait(WAIT_MS / 1000)
-    closer = threading.Thread(target=lambda: (journal.close(), closed.set()))
+    closer = threading.Thread(target=journal.close)
     closer.start()
-    assert not closed.wait(0.3)  # the read is still running: close waits for it
-    assert journal.calls.count() == 1
+    assert guard.closing.wait(WAIT_MS / 1000)  # close() has begun while the read runs
     release.set()
-    assert closed.wait(WAIT_MS / 1000)
     reader.join(WAIT_MS / 1000)
     closer.join(WAIT_MS / 1000)
+    assert order == ["read returned", "closed"]
     assert journal.calls.count() == 0
