@@ -85,13 +85,10 @@ class GuiThreadCollector(QObject):
             cls._instance = cls(QCoreApplication.instance())
         return cls._instance
 
-    def holders(self) -> int:
-        return self._holders
-
     def hold(self) -> None:
         """A runner opens; without a Qt application (no GUI thread, no event loop) the
         collector stays automatic."""
-        if self._holders == 0 and QCoreApplication.instance() is not None:
+        if not self._pinned and QCoreApplication.instance() is not None:
             self._was_enabled = gc.isenabled()
             gc.disable()
             self._timer.start()
