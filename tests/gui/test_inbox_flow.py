@@ -129,18 +129,26 @@ def test_bulk_cancelled_decides_nothing(qtbot, journal_path, open_desk, agents, 
     assert all(line.split()[2] == "pending" for line in statuses)
 
 
-def test_stale_click_after_second_operator_keeps_reason(qtbot, journal_path, open_desk,
-                                                         agents):
-    window = open_desk(journal_path)
+def typed_then_bob_decides(qtbot, journal_path, window, agents):
+    """An agent's approval is shown with a reason typed; then bob approves it in another
+    process while this desk's watcher is paused (the desk has not seen it: a click now is
+    stale). Returns (agent, approval_id, the detail widget)."""
     agent = agents(journal_path)
     [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
     select(qtbot, window, approval_id)
     detail = window.inbox.detail.current()
     qtbot.keyClicks(detail.reason, "looks fine to me")
-    watcher = window.services.watcher
-    watcher.pause()  # the desk does not see bob's decision before the click: a stale click
+    window.services.watcher.pause()
     with Journal.open(journal_path, actor=Actor.operator("bob")) as bob:
         bob.approvals.decide(approval_id, True, expected_version=1, reason="bob was quicker")
+    return agent, approval_id, detail
+
+
+def test_stale_click_after_second_operator_keeps_reason(qtbot, journal_path, open_desk,
+                                                         agents):
+    window = open_desk(journal_path)
+    agent, approval_id, detail = typed_then_bob_decides(qtbot, journal_path, window, agents)
+    watcher = window.services.watcher
     press(qtbot, window, Qt.Key.Key_A)
     qtbot.waitUntil(lambda: "operator:bob" in detail.message.text(), timeout=WAIT_MS)
     assert "already approved" in detail.message.text()
@@ -179,15 +187,8 @@ def test_stale_click_refused_after_the_desk_saw_the_other_decision(qtbot, journa
     (the desk cannot know yet whose decision it was), and the refusal lands next to the
     operator's reason."""
     window = open_desk(journal_path)
-    agent = agents(journal_path)
-    [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
-    select(qtbot, window, approval_id)
-    detail = window.inbox.detail.current()
-    qtbot.keyClicks(detail.reason, "looks fine to me")
+    _agent, approval_id, detail = typed_then_bob_decides(qtbot, journal_path, window, agents)
     watcher = window.services.watcher
-    watcher.pause()
-    with Journal.open(journal_path, actor=Actor.operator("bob")) as bob:
-        bob.approvals.decide(approval_id, True, expected_version=1, reason="bob was quicker")
     approvals = window.journal.unguarded.approvals
     decide, gate = approvals.decide, threading.Event()
 
