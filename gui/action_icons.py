@@ -29,6 +29,13 @@ ICONS: dict[str, str] = {
     "inbox.open_run": "page-runs",
     "inbox.effect_committed": "status-done",
     "inbox.effect_failed": "status-failed",
+    "effects.committed": "status-done",
+    "effects.failed": "status-failed",
+    "effects.mark_lapsed": "status-attention",
+    "runs.back": "page-runs",
+    "runs.cancel": "status-cancelled",
+    "memory.keep": "status-done",
+    "memory.dismiss": "action-deny",
 }
 
 TEXT_ONLY: dict[str, str] = {
@@ -38,4 +45,19 @@ TEXT_ONLY: dict[str, str] = {
     "inbox.back": "Escape; moves focus back to the list",
     "inbox.toggle_select": "bulk selection toggle (x); its state shows as the row's check",
     "inbox.snoozed": "a checkable filter; the menu shows its check mark",
+    "memory.take": "a choice beside Keep local; no distinct picture for it",
+    "memory.merge": "opens the merge editor; the word says it",
+    "memory.reveal": "an audited look; an eye icon would make it look casual",
+    "memory.edit": "opens the editor in place; the word says it",
+    "memory.pin": "entry flag; shown in the entry's facts",
+    "memory.unpin": "entry flag; shown in the entry's facts",
+    "memory.confirm": "entry flag; shown in the entry's facts",
+    "memory.remove": "asks first; a restorable tombstone",
+    "memory.restore": "the reverse of Remove; the word says it",
+    "runs.export_list": "file export; the dialog that follows says where",
+    "runs.export_json": "file export; the dialog that follows says where",
+    "runs.export_jsonl": "file export; the dialog that follows says where",
+    "runs.copy": "clipboard copy; nothing to show",
+    "audit.verify": "its result is the status line's tick or cross",
+    "audit.export": "file export; the dialog that follows says where",
 }

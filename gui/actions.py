@@ -3,6 +3,11 @@ enablement); menus, the toolbar, the command palette (Ctrl+K) and the shortcut h
 are all built from it. Shortcuts are data: defaults in DEFAULT_SHORTCUTS, user
 overrides stored apart; single-key shortcuts can be switched off as a group. A value may
 hold several sequences separated by "; " (the first is the one shown in menus).
+
+A command of one page is registered with ``page=`` (the page's widget): it is enabled only
+while that page is on screen, and it may share a sequence with a command of another page
+that is never on screen at the same time (pages of one QStackedWidget: "C" marks an effect
+committed in the Inbox and on the Effects page).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QMenuBar, QToolBar, QWidget
+from PySide6.QtWidgets import QMenu, QMenuBar, QStackedWidget, QToolBar, QWidget
 
 from .action_icons import ICONS
 from .widgets.icons import icon
@@ -38,6 +43,14 @@ DEFAULT_SHORTCUTS: dict[str, str] = {
     "inbox.snooze": "S",
     "inbox.toggle_select": "X",
     "inbox.search": "/",
+    "inbox.effect_committed": "C",
+    "inbox.effect_failed": "F",
+    "effects.committed": "C",
+    "effects.failed": "F",
+    "runs.back": "Alt+Left",
+    "runs.export_list": "Ctrl+E",
+    "runs.export_json": "Ctrl+E",
+    "audit.export": "Ctrl+E",
 }
 
 
@@ -45,7 +58,7 @@ DEFAULT_SHORTCUTS: dict[str, str] = {
 class ActionSpec:
     id: str
     text: str
-    menu: str  # menu title it belongs to ("File", "Inbox", "Go", "View", "Help")
+    menu: str  # menu title it belongs to ("File", "Inbox", "Memory", "Go", "View", "Help")
     tip: str = ""
     checkable: bool = False
     # WindowShortcut: anywhere in the window; WidgetShortcut: only where the page attaches it
@@ -82,11 +95,15 @@ class ActionRegistry(QObject):
         self._actions: dict[str, QAction] = {}
         self._handlers: dict[str, Callable[[], None]] = {}
         self._enabled: dict[str, Callable[[], bool]] = {}
+        self._pages: dict[str, QWidget] = {}
         self.single_keys = True
 
     # ------------------------------------------------------------ declaring
     def register(self, spec: ActionSpec, handler: Callable[[], None],
-                 enabled: Callable[[], bool] | None = None) -> QAction:
+                 enabled: Callable[[], bool] | None = None, *,
+                 page: QWidget | None = None) -> QAction:
+        """Declare a command. With ``page`` it is enabled only while that widget is
+        visible (and ``enabled`` says yes)."""
         if spec.id in self._specs:
             raise ValueError(f"action {spec.id} is declared twice")
         action = QAction(spec.text, self._host)
@@ -104,6 +121,9 @@ class ActionRegistry(QObject):
         self._specs[spec.id] = spec
         self._actions[spec.id] = action
         self._handlers[spec.id] = handler
+        if page is not None:
+            self._pages[spec.id] = page
+            enabled = on_page(page, enabled)
         if enabled is not None:
             self._enabled[spec.id] = enabled
         self._apply_shortcut(spec.id)
@@ -168,12 +188,18 @@ class ActionRegistry(QObject):
         return f"{spec.text} ({display_key(seqs[0])})" if seqs else spec.text
 
     def duplicates(self) -> dict[str, list[str]]:
-        """Sequences bound to more than one action (must be empty)."""
+        """Sequences bound to two actions that can be live at once (must be empty). Two
+        commands of pages never shown together may share one."""
         seen: dict[str, list[str]] = {}
         for action_id in self._specs:
             for seq in self.shortcuts(action_id):
                 seen.setdefault(QKeySequence(seq).toString(), []).append(action_id)
-        return {k: v for k, v in seen.items() if len(v) > 1}
+        return {k: v for k, v in seen.items()
+                if any(not self._exclusive(a, b) for i, a in enumerate(v) for b in v[i + 1:])}
+
+    def _exclusive(self, a: str, b: str) -> bool:
+        page_a, page_b = self._pages.get(a), self._pages.get(b)
+        return page_a is not None and page_b is not None and never_together(page_a, page_b)
 
     # ------------------------------------------------------------ access
     def action(self, action_id: str) -> QAction:
@@ -188,10 +214,12 @@ class ActionRegistry(QObject):
 
     # ------------------------------------------------------------ building
     def build_menus(self, bar: QMenuBar, layout: dict[str, list[str]]) -> dict[str, QMenu]:
-        """``layout``: menu title -> action ids ("-" is a separator)."""
+        """``layout``: menu title (with its "&" Alt letter, if any) -> action ids ("-" is a
+        separator). The menus come back by title without the "&"."""
         menus = {}
-        for title, ids in layout.items():
-            menu = bar.addMenu(f"&{title}")
+        for text, ids in layout.items():
+            title = text.replace("&", "")
+            menu = bar.addMenu(text)
             menu.setObjectName(f"menu.{title.lower()}")
             for action_id in ids:
                 if action_id == "-":
@@ -207,6 +235,31 @@ class ActionRegistry(QObject):
                 toolbar.addSeparator()
             else:
                 toolbar.addAction(self._actions[action_id])
+
+
+def on_page(page: QWidget, enabled: Callable[[], bool] | None) -> Callable[[], bool]:
+    """``enabled``, and only while ``page`` is on screen."""
+    return lambda: page.isVisible() and (enabled is None or bool(enabled()))
+
+
+def never_together(a: QWidget, b: QWidget) -> bool:
+    """True if ``a`` and ``b`` sit under different pages of one QStackedWidget (only one
+    of them can be visible)."""
+    chain_a, chain_b = ancestors(a), ancestors(b)
+    ids_a = [id(w) for w in chain_a]
+    for at_b, common in enumerate(chain_b):
+        if id(common) in ids_a:
+            at_a = ids_a.index(id(common))
+            return at_a > 0 and at_b > 0 and isinstance(common, QStackedWidget)
+    return False
+
+
+def ancestors(widget: QWidget) -> list[QWidget]:
+    """``widget`` and its parents, nearest first."""
+    chain = [widget]
+    while (parent := chain[-1].parentWidget()) is not None:
+        chain.append(parent)
+    return chain
 
 
 def display_key(sequence: str) -> str:

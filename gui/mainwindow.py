@@ -25,16 +25,20 @@ from proctor.core.models import ChangeSet
 from . import logging_setup
 from .about import AboutDialog
 from .actions import ActionRegistry, ActionSpec
+from .audit import commands as audit_commands
 from .audit.page import AuditPage
 from .context import PageContext, Services
 from .counts import Counts
+from .effects import commands as effects_commands
 from .effects.page import EffectsPage
 from .errors import ErrorPresenter
 from .inbox.commands import InboxCommands
 from .inbox.page import InboxPage
+from .memory.commands import MemoryCommands
 from .memory.page import MemoryPage
 from .notify import Notifier
 from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
+from .runs import commands as runs_commands
 from .runs.page import RunsPage
 from .theme import ThemeMode
 from .widgets.dialogs import OpenJournalDialog
@@ -58,15 +62,25 @@ APP_SPECS = [
                                                      "the journal's schema"),
 ] + [ActionSpec(f"go.{pid}", f"Go to {title}", "Go", f"Show the {title} page")
      for pid, title in PAGES]
+# Menu titles carry their Alt letter: none may be a letter a page's buttons already use
+# (Alt+E edits a memory entry, Alt+A marks an effect failed ...), so Effects and Audit
+# have none; the palette (Ctrl+K) reaches every command.
 MENUS = {
-    "File": ["app.open", "-", "app.preferences", "-", "app.quit"],
-    "Inbox": ["inbox.approve", "inbox.deny", "inbox.snooze", "inbox.wake", "-",
-              "inbox.toggle_select", "inbox.snoozed", "inbox.open_run", "-",
-              "inbox.effect_committed", "inbox.effect_failed"],
-    "Go": [f"go.{pid}" for pid, _ in PAGES] + ["-", "inbox.next", "inbox.prev", "inbox.open",
-                                                "inbox.back", "inbox.search"],
-    "View": ["app.refresh", "app.palette"],
-    "Help": ["app.shortcuts", "-", "app.logs", "app.about"],
+    "&File": ["app.open", "-", "app.preferences", "-", "app.quit"],
+    "&Inbox": ["inbox.approve", "inbox.deny", "inbox.snooze", "inbox.wake", "-",
+               "inbox.toggle_select", "inbox.snoozed", "inbox.open_run", "-",
+               "inbox.effect_committed", "inbox.effect_failed"],
+    "&Runs": ["runs.back", "-", "runs.export_list", "runs.export_json", "runs.export_jsonl",
+              "runs.copy", "-", "runs.cancel"],
+    "Memor&y": ["memory.keep", "memory.take", "memory.merge", "memory.dismiss", "-",
+                "memory.reveal", "memory.edit", "memory.pin", "memory.unpin",
+                "memory.confirm", "memory.remove", "memory.restore"],
+    "Effects": ["effects.committed", "effects.failed", "-", "effects.mark_lapsed"],
+    "Audit": ["audit.verify", "audit.export"],
+    "&Go": [f"go.{pid}" for pid, _ in PAGES] + ["-", "inbox.next", "inbox.prev", "inbox.open",
+                                                 "inbox.back", "inbox.search"],
+    "&View": ["app.refresh", "app.palette"],
+    "&Help": ["app.shortcuts", "-", "app.logs", "app.about"],
 }
 TOOLBAR = ["app.refresh", "-", "inbox.approve", "inbox.deny", "inbox.snooze", "-",
            "app.palette"]
@@ -162,6 +176,10 @@ class MainWindow(QMainWindow):
         for spec in APP_SPECS:
             self.registry.register(spec, handlers[spec.id])
         self.inbox_commands.register()
+        MemoryCommands(self.memory, self.registry).register()
+        effects_commands.register(self.effects, self.registry)
+        runs_commands.register(self.runs, self.registry)
+        audit_commands.register(self.audit, self.registry)
         self.registry.set_single_keys(self.settings.single_keys)
         menus = self.registry.build_menus(self.menuBar(), MENUS)
         self.recent_menu = QMenu("Open &recent", self)
@@ -369,6 +387,7 @@ class MainWindow(QMainWindow):
         self.registry.set_single_keys(prefs.single_keys)
         self.notifier.enabled = prefs.notifications
         self.services.watcher.set_poll_interval(prefs.poll_ms)
+        self.memory.set_token_limit(prefs.memory_tokens)
         if self.services.theme is not None:
             self.services.theme.apply(ThemeMode(prefs.theme))
         if prefs.operator and prefs.operator != self.journal.actor.name:

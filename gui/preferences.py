@@ -1,5 +1,6 @@
 """Preferences: theme, single-key shortcuts, notifications, the operator name recorded on
-decisions, the default journal and the refresh fallback interval."""
+decisions, the default journal, the refresh fallback interval and the memory token
+budget per scope."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.journal import default_operator_name
 
-from .settings import POLL_RANGE_MS, DeskSettings
+from .settings import DEFAULT_TOKEN_LIMIT, POLL_RANGE_MS, TOKEN_LIMIT_RANGE, DeskSettings
 from .watcher import POLL_MS
 from .widgets.dialogs import OpenJournalDialog
 
@@ -36,11 +37,13 @@ class Prefs:
     operator: str = ""  # "" = the login name (or PROCTOR_OPERATOR)
     default_journal: str = ""  # "" = the most recent journal
     poll_ms: int = POLL_MS
+    memory_tokens: int = DEFAULT_TOKEN_LIMIT  # the budget of every memory scope
 
 
 def prefs_from(settings: DeskSettings) -> Prefs:
     return Prefs(settings.theme, settings.single_keys, settings.notifications,
-                 settings.operator, settings.default_journal, settings.poll_ms)
+                 settings.operator, settings.default_journal, settings.poll_ms,
+                 settings.memory_token_limit)
 
 
 def save_prefs(settings: DeskSettings, prefs: Prefs) -> None:
@@ -50,6 +53,7 @@ def save_prefs(settings: DeskSettings, prefs: Prefs) -> None:
     settings.operator = prefs.operator
     settings.default_journal = prefs.default_journal
     settings.poll_ms = prefs.poll_ms
+    settings.memory_token_limit = prefs.memory_tokens
     settings.sync()
 
 
@@ -92,6 +96,15 @@ class PreferencesDialog(QDialog):
         self.poll_ms.setValue(prefs.poll_ms)
         self.poll_ms.setToolTip("Changes from agents normally show at once (a file watcher); "
                                 "this poll catches any the watcher misses.")
+        self.memory_tokens = QSpinBox(self)
+        self.memory_tokens.setAccessibleName("Memory token budget per scope")
+        self.memory_tokens.setRange(*TOKEN_LIMIT_RANGE)
+        self.memory_tokens.setSingleStep(1000)
+        self.memory_tokens.setGroupSeparatorShown(True)
+        self.memory_tokens.setSuffix(" tokens")
+        self.memory_tokens.setValue(prefs.memory_tokens)
+        self.memory_tokens.setToolTip("The Memory page measures every scope (project, space, "
+                                      "user) against this budget and marks those over it.")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel, self)
         buttons.accepted.connect(self.accept)
@@ -103,6 +116,7 @@ class PreferencesDialog(QDialog):
         form.addRow("Operator name", self.operator)
         form.addRow("Default journal", journal_row)
         form.addRow("Refresh fallback", self.poll_ms)
+        form.addRow("Memory token budget per scope", self.memory_tokens)
         form.addRow(buttons)
 
     @Slot()
@@ -114,7 +128,8 @@ class PreferencesDialog(QDialog):
     def value(self) -> Prefs:
         return Prefs(str(self.theme.currentData()), self.single_keys.isChecked(),
                      self.notifications.isChecked(), self.operator.text().strip(),
-                     self.default_journal.text().strip(), self.poll_ms.value())
+                     self.default_journal.text().strip(), self.poll_ms.value(),
+                     self.memory_tokens.value())
 
     @classmethod
     def ask(cls, parent: QWidget | None, prefs: Prefs) -> Prefs | None:

@@ -1,6 +1,8 @@
 """What the desk remembers between sessions (QSettings): theme, single-key shortcuts,
 notifications, the operator name, the default journal, the refresh fallback interval,
-recent journals, window geometry and splitter positions."""
+the memory token budget per scope, recent journals, window geometry and splitter
+positions. Every part of the desk reads and writes them through one ``DeskSettings``
+(tests give it a QSettings over a temporary file)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,10 @@ from .watcher import POLL_MS
 
 MAX_RECENT = 8
 POLL_RANGE_MS = (100, 10_000)  # the data_version poll: the safety net under the -wal watcher
+CREDENTIAL_REFS_KEY = "credentials/references"  # references only, never a secret
+TOKEN_LIMIT_KEY = "memory/token_limit_per_scope"
+DEFAULT_TOKEN_LIMIT = 8000
+TOKEN_LIMIT_RANGE = (100, 10_000_000)  # the budget the scope tree measures each scope by
 
 
 class DeskSettings:
@@ -76,6 +82,20 @@ class DeskSettings:
     def poll_ms(self, value: int) -> None:
         self.q.setValue("journal/poll_ms", int(value))
 
+    @property
+    def memory_token_limit(self) -> int:
+        """The token budget of every memory scope (the Memory page's scope tree)."""
+        try:
+            value = int(self.q.value(TOKEN_LIMIT_KEY, DEFAULT_TOKEN_LIMIT))
+        except (TypeError, ValueError):
+            return DEFAULT_TOKEN_LIMIT
+        low, high = TOKEN_LIMIT_RANGE
+        return min(max(value, low), high) if value > 0 else DEFAULT_TOKEN_LIMIT
+
+    @memory_token_limit.setter
+    def memory_token_limit(self, value: int) -> None:
+        self.q.setValue(TOKEN_LIMIT_KEY, int(value))
+
     def shortcut_overrides(self) -> dict[str, str]:
         self.q.beginGroup("shortcuts")
         try:
@@ -83,12 +103,16 @@ class DeskSettings:
         finally:
             self.q.endGroup()
 
+    # -- credential references the operator has used (gui/forms/credentials.py)
+    def credential_references(self) -> list[str]:
+        return self._strings(CREDENTIAL_REFS_KEY)
+
+    def set_credential_references(self, refs: list[str]) -> None:
+        self.q.setValue(CREDENTIAL_REFS_KEY, list(refs))
+
     # -- recent journals
     def recent(self) -> list[str]:
-        value = self.q.value("journals/recent", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or []) if v]
+        return self._strings("journals/recent")
 
     def add_recent(self, path: str | Path) -> None:
         path = str(Path(path).absolute())
@@ -105,6 +129,12 @@ class DeskSettings:
 
     def sync(self) -> None:
         self.q.sync()
+
+    def _strings(self, key: str) -> list[str]:
+        value = self.q.value(key, [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or []) if v]
 
     def _bool(self, key: str, default: bool) -> bool:
         value = self.q.value(key, default)

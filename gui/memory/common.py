@@ -12,6 +12,8 @@ from PySide6.QtGui import QFont
 
 from proctor.core.models import MemoryEntry
 
+from ..settings import DEFAULT_TOKEN_LIMIT
+from ..settings import TOKEN_LIMIT_KEY as TOKEN_LIMIT_KEY  # where tests look for it
 from ..widgets import fmt
 from ..widgets.labels import plain_tip
 from ..widgets.list_model import Index, ListModel
@@ -19,8 +21,6 @@ from ..widgets.list_model import Index, ListModel
 # Sensitivities shown as they are; every other value (personal, secret, credential ...)
 # is masked until the operator reveals it, and each reveal is written to the audit log.
 OPEN_SENSITIVITIES = frozenset({"", "normal", "public", "internal"})
-DEFAULT_TOKEN_LIMIT = 8000
-TOKEN_LIMIT_KEY = "memory/token_limit_per_scope"
 
 
 def is_sensitive(sensitivity: str | None) -> bool:
@@ -34,14 +34,8 @@ def mask_text(entry: MemoryEntry) -> str:
 
 
 def token_limit(settings: Any) -> int:
-    """The per-scope token budget (QSettings ``memory/token_limit_per_scope``)."""
-    q = getattr(settings, "q", None)
-    try:
-        value = int(q.value(TOKEN_LIMIT_KEY, DEFAULT_TOKEN_LIMIT)) if q is not None \
-            else DEFAULT_TOKEN_LIMIT
-    except (TypeError, ValueError):
-        value = DEFAULT_TOKEN_LIMIT
-    return value if value > 0 else DEFAULT_TOKEN_LIMIT
+    """The per-scope token budget (Preferences; ``DeskSettings.memory_token_limit``)."""
+    return int(getattr(settings, "memory_token_limit", DEFAULT_TOKEN_LIMIT))
 
 
 def request_id() -> str:

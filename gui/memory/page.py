@@ -194,6 +194,12 @@ class MemoryPage(ListPage):
                             on_done=partial(self._on_side, limit), on_error=self._on_failed,
                             owner=self)
 
+    def set_token_limit(self, limit: int) -> None:
+        """A new budget per scope (Preferences): the scope tree measures against it."""
+        if limit != self.limit:
+            self.limit = limit
+            self._load_side()
+
     def _on_side(self, limit: int, result: tuple[list[Any], dict[str, list[str]]]) -> None:
         usages, facets = result
         self.tree.set_usage(usages, limit)

@@ -1,6 +1,7 @@
 """The Runs page: the run list (filters, search, sort, live) and, on Enter or a double
-click, one run in full (``RunDetail``). "← Runs" or Alt+Left goes back to the list,
-which kept its filters, selection and scroll position.
+click, one run in full (``RunDetail``). "← Runs" or Alt+Left (the registry's
+``runs.back``, gui/runs/commands.py) goes back to the list, which kept its filters,
+selection and scroll position.
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Slot
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
 from proctor.core.models import ChangeSet
@@ -118,9 +118,6 @@ class RunsPage(QWidget):
         self.table.activated.connect(self._on_activated)
         self.detail.back.connect(self.show_list)
         self.detail.open_run.connect(self.show_run)
-        self.back_shortcut = QShortcut(QKeySequence("Alt+Left"), self)
-        self.back_shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.back_shortcut.activated.connect(self.show_list)
         self._tick = QTimer(self)
         self._tick.setInterval(TICK_MS)
         self._tick.timeout.connect(self._on_tick)
