@@ -1,7 +1,7 @@
 """Credential binding: the agent gets a *reference* to a credential, never the secret.
 
 The operator picks a reference (one the agent suggested, or one configured before and
-remembered by the desk in QSettings — references only), types another reference, or
+remembered in the desk's settings — references only), types another reference, or
 types a new secret in a masked field. A new secret goes to the OS keyring (the optional
 ``keyring`` package) under service "proctor"; the answer carries
 ``keyring://proctor/<name>``. Without a usable keyring backend the desk refuses to store
@@ -15,18 +15,18 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QSettings, Slot
+from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QButtonGroup, QComboBox, QLineEdit, QRadioButton, QWidget
 
 from proctor.core.models import Interaction
 
+from ..settings import DeskSettings
 from ..widgets.labels import plain_label, section
 from .validate import Problem
 from .views import AnswerView, request_dict
 
 SERVICE = "proctor"
 REF_PREFIX = f"keyring://{SERVICE}/"
-SETTINGS_KEY = "credentials/references"
 MAX_REFS = 200
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
@@ -77,20 +77,25 @@ def looks_like_secret(text: str) -> bool:
 
 
 class CredentialStore:
-    """The references this operator has used (QSettings; references only, no secrets)."""
+    """The references this operator has used (references only, never a secret), kept in
+    the desk's settings. Without them (a view built outside a desk) they last for this
+    store's life and never reach the user's real settings."""
 
-    def __init__(self, settings: QSettings | None = None) -> None:
-        self.q = settings or QSettings("Proctor", "Proctor Desk")
+    def __init__(self, settings: DeskSettings | None = None) -> None:
+        self.settings = settings
+        self._session: list[str] = []
 
     def references(self) -> list[str]:
-        value = self.q.value(SETTINGS_KEY, [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or []) if v][:MAX_REFS]
+        refs = self.settings.credential_references() if self.settings is not None \
+            else self._session
+        return refs[:MAX_REFS]
 
     def remember(self, ref: str) -> None:
-        refs = [ref] + [r for r in self.references() if r != ref]
-        self.q.setValue(SETTINGS_KEY, refs[:MAX_REFS])
+        refs = ([ref] + [r for r in self.references() if r != ref])[:MAX_REFS]
+        if self.settings is None:
+            self._session = refs
+        else:
+            self.settings.set_credential_references(refs)
 
 
 class CredentialView(AnswerView):

@@ -41,6 +41,7 @@ class DetailContext:
     registry: ActionRegistry
     decider: Decider
     read_only: bool
+    settings: Any = None  # the desk's DeskSettings (credential references are kept there)
 
 
 class DetailWidget(QWidget):

@@ -97,7 +97,8 @@ class InboxPage(QWidget):
         self.table = InboxTable(self.model, self)
         self.message = MessageBar(self)
         self.detail = DetailPane(DetailContext(ctx.journal, ctx.runner, ctx.presenter,
-                                               ctx.registry, self.decider, self.read_only),
+                                               ctx.registry, self.decider, self.read_only,
+                                               ctx.settings),
                                  DETAIL_WIDGETS, self)
         self.sticky = False  # several rows are selected on purpose (x, ctrl/shift-click)
         self.decided: set[str] = set()  # keys this desk just decided (advance when they go)

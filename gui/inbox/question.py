@@ -160,7 +160,7 @@ class QuestionDetail(DetailWidget):
         if view is not None:
             self._views.move_to_end(q.id)
             return view
-        view = build_view(q)
+        view = build_view(q, self.ctx.settings)
         view.setParent(self)
         view.hide()
         if q.id in self._saved:

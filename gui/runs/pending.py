@@ -146,7 +146,8 @@ class PendingPane(QWidget):
         self.empty = plain_label("Nothing of this run waits for you.", self, name="Muted",
                                  selectable=False)
         self.detail = DetailPane(DetailContext(ctx.journal, ctx.runner, ctx.presenter,
-                                               self.registry, self.decider, self.read_only),
+                                               self.registry, self.decider, self.read_only,
+                                               ctx.settings),
                                  DETAIL_WIDGETS, self)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.list)
