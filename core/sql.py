@@ -62,6 +62,12 @@ class _Plan:
         return [make(r) for r in raw]
 
 
+def _dialect_key(dialect: Any) -> tuple:
+    """What the compiled text depends on (every engine has its own dialect object; keying by
+    the object would keep one plan per journal ever opened)."""
+    return (type(dialect), dialect.paramstyle, getattr(dialect, "server_version_info", None))
+
+
 def _as_mapping(row: Any) -> dict:
     return dict(zip(row._fields, row, strict=True))
 
@@ -75,7 +81,7 @@ class Prepared:
         self._lock = threading.Lock()
 
     def plan(self, dialect: Any, column_keys: tuple[str, ...] | None = None) -> _Plan:
-        key = (id(dialect), column_keys)
+        key = (_dialect_key(dialect), column_keys)
         plan = self._plans.get(key)
         if plan is None:
             with self._lock:
