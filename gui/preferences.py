@@ -66,7 +66,7 @@ class PreferencesDialog(QDialog):
         for text, value in THEMES:
             self.theme.addItem(text, value)
         self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
-        self.single_keys = QCheckBox("Single-key shortcuts (j, k, a, d, s, x, /, ?)", self)
+        self.single_keys = QCheckBox("Single-key shortcuts (j, k, a, d, s, x, c, f, /, ?)", self)
         self.single_keys.setAccessibleName("Single-key shortcuts")
         self.single_keys.setChecked(prefs.single_keys)
         self.notifications = QCheckBox("Notify me of new requests while the window is in the "

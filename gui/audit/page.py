@@ -258,14 +258,18 @@ class AuditPage(ListPage):
     # ------------------------------------------------------------ verify, export
     @Slot()
     def verify_chain(self) -> None:
-        self.verify_button.setEnabled(False)
+        self._set_verifying(True)
         self.chain.setText("Verifying the audit chain…")
         journal = self.journal
         self.ctx.runner.run(lambda: timeline.verify_audit(journal), on_done=self._on_verified,
                             on_error=self._on_verify_error, owner=self)
 
+    def _set_verifying(self, busy: bool) -> None:
+        self.verify_button.setEnabled(not busy)
+        self.ctx.registry.refresh()  # the command (menu "Audit") follows the button
+
     def _on_verified(self, report: VerifyReport) -> None:
-        self.verify_button.setEnabled(True)
+        self._set_verifying(False)
         self.chain.setObjectName("" if report.ok else "ChainBroken")
         if report.ok:
             self.chain.setText(f"✓ The audit chain verifies: all {report.checked_audit:,} "
@@ -280,7 +284,7 @@ class AuditPage(ListPage):
         self.verified.emit(report)
 
     def _on_verify_error(self, exc: BaseException) -> None:
-        self.verify_button.setEnabled(True)
+        self._set_verifying(False)
         self.chain.setText("Could not verify the audit chain.")
         self._on_failed(exc)
 

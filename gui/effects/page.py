@@ -5,7 +5,9 @@ marked, committed and failed effects with their receipts).
 Only an ambiguous effect can be resolved (committed or failed, with a reason); only a
 lapsed lease is offered "mark ambiguous" (a live lease is never released). Keyboard: Tab
 moves between filters, list, detail and form; Alt+C marks committed, Alt+A marks failed,
-Alt+B marks lapsed leases ambiguous, Ctrl+F searches.
+Alt+B marks lapsed leases ambiguous, Ctrl+F searches; the same commands are in the menu
+"Effects" and the Ctrl+K palette (gui/effects/commands.py), and C / F (single keys) mark
+committed / failed from the list.
 """
 
 from __future__ import annotations
@@ -212,6 +214,7 @@ class EffectsPage(ListPage):
         self.lapsed_button.setEnabled(show_lapsed and writable)
         self.form.setVisible(e is not None and (e.status == EffectStatus.AMBIGUOUS
                                                 or show_lapsed))
+        self.ctx.registry.refresh()  # the commands (C, F, menu "Effects") follow the buttons
 
     # ------------------------------------------------------------ writes
     def resolve(self, outcome: EffectStatus) -> bool:

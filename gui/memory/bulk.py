@@ -56,9 +56,11 @@ class BulkPanel(QWidget):
     """Signals:
         resolve_requested(object, str): the choice and the reason, confirmed by the operator
             for every conflict in ``items``.
+        buttons_changed(): the buttons were re-enabled for new items (the registry follows).
     """
 
     resolve_requested = Signal(object, str)
+    buttons_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None, *, read_only: bool = False) -> None:
         super().__init__(parent)
@@ -102,6 +104,7 @@ class BulkPanel(QWidget):
             button.setText(f"{self._texts[choice]} {n}")
             button.setEnabled(not self.read_only and n > 0)
             button.setAccessibleName(f"{VERBS[choice][0]} {n} conflicts")
+        self.buttons_changed.emit()
 
     @Slot()
     def _on_button(self) -> None:

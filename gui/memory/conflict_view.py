@@ -117,9 +117,11 @@ class ConflictReview(QWidget):
             (str or None), reason — the operator asked to resolve the conflict shown.
         reveal_requested(str): the operator asked to reveal the (sensitive) entry id.
         open_run(str): the operator asked to see a run.
+        buttons_changed(): the resolve buttons were re-enabled (the registry follows).
     """
 
     resolve_requested = Signal(object, object, str)
+    buttons_changed = Signal()
     reveal_requested = Signal(str)
     open_run = Signal(str)
 
@@ -329,6 +331,7 @@ class ConflictReview(QWidget):
         for button in (self.take_button, self.merge_button):
             button.setEnabled(can and revealed)  # nobody takes or merges what they cannot read
         self.reason.setEnabled(can)
+        self.buttons_changed.emit()
 
     # ------------------------------------------------------------ drafts
     def draft(self) -> tuple[str | None, str]:

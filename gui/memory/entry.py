@@ -75,9 +75,12 @@ class EntryDetail(QWidget):
             host runs on the task runner (the widget itself never calls the store).
         reveal_requested(str): the operator asked to reveal this sensitive entry id.
         open_run(str): the operator asked to see the entry's source run.
+        buttons_changed(): the buttons were re-enabled for the entry now shown (the
+            registry's commands follow them).
     """
 
     write_requested = Signal(str, object)
+    buttons_changed = Signal()
     reveal_requested = Signal(str)
     open_run = Signal(str)
 
@@ -249,6 +252,7 @@ class EntryDetail(QWidget):
         for w in (self.editor, self.edit_reason, self.save_button, self.cancel_button):
             w.setVisible(editing)
         self.content.setVisible(not editing)
+        self.buttons_changed.emit()
 
     def selected_change(self) -> MemoryMutation | None:
         rows = self.history_view.selectionModel().selectedRows()

@@ -5,7 +5,9 @@ history, edits) or conflict (side-by-side review), or several conflicts at once 
 Keyboard: Tab moves between the tree, filters, lists and the detail; arrows move in a
 list; Shift+arrows / Ctrl+A select several conflicts; the detail's buttons carry Alt
 mnemonics (Alt+K keep local, Alt+T take incoming, Alt+M merge, Alt+D dismiss, Alt+E edit,
-Alt+P pin, Alt+O confirm, Alt+M remove, Alt+A reveal); Ctrl+F searches.
+Alt+P pin, Alt+O confirm, Alt+M remove, Alt+A reveal); Ctrl+F searches. Every one of
+those buttons is also a command in the menu "Memory" and the Ctrl+K palette
+(gui/memory/commands.py).
 """
 
 from __future__ import annotations
@@ -165,6 +167,9 @@ class MemoryPage(ListPage):
         self.review.resolve_requested.connect(self._on_resolve)
         self.review.open_run.connect(self.open_run)
         self.bulk.resolve_requested.connect(self._on_bulk)
+        for source in (self.entry, self.review, self.bulk):  # the commands follow the buttons
+            source.buttons_changed.connect(self.ctx.registry.refresh)
+        self.right.currentChanged.connect(self.ctx.registry.refresh)
 
     # ------------------------------------------------------------ querying
     def query(self) -> MemoryQuery:

@@ -31,12 +31,15 @@ def register(page: RunsPage, registry: ActionRegistry) -> None:
     def has_run() -> bool:
         return detail.run is not None
 
+    def can_cancel() -> bool:
+        return has_run() and detail.cancel_button.isEnabled()
+
     handlers = {"runs.export_list": page.list.export_button.click,
                 "runs.back": page.show_list, "runs.export_json": detail._export_json,
                 "runs.export_jsonl": detail._export_jsonl, "runs.copy": detail.copy_run,
                 "runs.cancel": detail.request_cancel}
     enabled = {"runs.export_json": has_run, "runs.export_jsonl": has_run,
-               "runs.copy": has_run, "runs.cancel": detail.cancel_button.isEnabled}
+               "runs.copy": has_run, "runs.cancel": can_cancel}
     for spec in LIST_SPECS:
         registry.register(spec, handlers[spec.id], page=page.list)
     for spec in RUN_SPECS:

@@ -198,6 +198,7 @@ class RunDetail(QWidget):
         if run_id == self.run_id and self.run is not None:
             return
         self.run_id, self.run, self.facts = run_id, None, None
+        self.cancel_button.setEnabled(False)  # until the run is read
         self._generation += 1
         self.message.clear()
         self.title.setText("Loading run…")
@@ -305,6 +306,7 @@ class RunDetail(QWidget):
             "The run has ended" if run.status.terminal else
             "Cancel was already requested" if run.cancel_requested else
             "Ask the agent to stop; it finishes the cancel itself")
+        self.ctx.registry.refresh()  # the commands (menu "Runs") follow the buttons
 
     @Slot()
     def _on_split_moved(self) -> None:

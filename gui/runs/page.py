@@ -118,6 +118,7 @@ class RunsPage(QWidget):
         self.table.activated.connect(self._on_activated)
         self.detail.back.connect(self.show_list)
         self.detail.open_run.connect(self.show_run)
+        self.stack.currentChanged.connect(ctx.registry.refresh)  # list or run commands
         self._tick = QTimer(self)
         self._tick.setInterval(TICK_MS)
         self._tick.timeout.connect(self._on_tick)

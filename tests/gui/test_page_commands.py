@@ -140,6 +140,18 @@ def test_mark_failed_from_the_palette_asks_the_second_confirmation(qtbot, journa
     assert not window.registry.action("effects.failed").isEnabled()
 
 
+def test_the_single_key_works_as_soon_as_the_effect_is_shown(qtbot, journal_path, open_desk):
+    ambiguous(journal_path, "mail:3")
+    window = open_desk(journal_path)
+    window.go("effects")
+    page = window.effects
+    select(qtbot, page, "mail:3")
+    key(qtbot, window, page.table, Qt.Key.Key_C)  # no palette, no menu opened before
+    assert "Write a reason" in page.form.message.text()
+    window.go("inbox")
+    assert not window.registry.action("effects.committed").isEnabled()
+
+
 def test_single_keys_off_leaves_the_effect_commands_in_the_palette(qtbot, journal_path,
                                                                    open_desk):
     ambiguous(journal_path, "mail:2")
@@ -176,8 +188,8 @@ def test_pin_from_the_palette_pins_through_the_store(qtbot, journal_path, open_d
         stored = j.memory.get(entry.id)
         assert stored.pinned and stored.version == 2
         assert j.memory.history(entry.id)[-1].actor == "operator:alice"
-    window.registry.refresh()
-    assert window.registry.action("memory.unpin").isEnabled()
+    qtbot.waitUntil(lambda: window.registry.action("memory.unpin").isEnabled(),
+                    timeout=WAIT_MS)  # the commands follow the buttons, no palette needed
     assert not window.registry.action("memory.pin").isEnabled()
     assert not window.registry.action("memory.keep").isEnabled()  # no conflict shown
 
@@ -197,7 +209,7 @@ def test_conflict_commands_resolve_one_or_several(qtbot, journal_path, open_desk
     page.conflicts_table.selectAll()
     qtbot.waitUntil(lambda: page.right.currentWidget() is page.bulk, timeout=WAIT_MS)
     registry = window.registry
-    registry.refresh()
+    assert registry.action("memory.dismiss").isEnabled()
     assert not registry.action("memory.merge").isEnabled()  # one at a time only
     monkeypatch.setattr(ReasonDialog, "ask", classmethod(lambda *a, **k: "stale data"))
     assert registry.trigger("memory.dismiss")
@@ -215,21 +227,17 @@ def test_run_commands_follow_the_view(qtbot, populated, open_desk, monkeypatch):
     window = open_desk(path)
     window.show_run(ids["run"])
     runs, registry = window.runs, window.registry
-    qtbot.waitUntil(lambda: runs.detail.run is not None, timeout=WAIT_MS)
-    registry.refresh()
-    assert registry.action("runs.cancel").isEnabled()
+    qtbot.waitUntil(lambda: registry.action("runs.cancel").isEnabled(), timeout=WAIT_MS)
     assert not registry.action("runs.export_list").isEnabled()  # the list is not shown
     monkeypatch.setattr(ReasonDialog, "ask", classmethod(lambda *a, **k: "wrong branch"))
     run_first(qtbot, palette(qtbot, window, "request cancel"), "Request cancel…")
     qtbot.waitUntil(lambda: "Cancel requested" in runs.detail.message.text(), timeout=WAIT_MS)
     with Journal.open(path, read_only=True) as j:
         assert j.runs.get(ids["run"]).cancel_requested
-    registry.refresh()
     assert not registry.action("runs.cancel").isEnabled()
     key(qtbot, window, runs.detail.events_pane.table, Qt.Key.Key_Left,
         Qt.KeyboardModifier.AltModifier)
     qtbot.waitUntil(lambda: not runs.showing_run(), timeout=WAIT_MS)
-    registry.refresh()
     assert registry.action("runs.export_list").isEnabled()
     assert not registry.action("runs.back").isEnabled()
 
