@@ -78,6 +78,20 @@ def validate_response(schema: dict, response: Any) -> None:
             all=[e.message for e in problems])
 
 
+def check_choice(options: list[Any], response: Any) -> None:
+    """A choice's answer picks among its options, whatever schema the agent gave: the
+    ``choice`` field (a value, or a list of values) must be made of option values."""
+    if not options or not isinstance(response, dict) or "choice" not in response:
+        return
+    picked = response["choice"]
+    allowed = option_values(options)
+    for value in picked if isinstance(picked, list) else [picked]:
+        if value not in allowed:
+            raise errors.ValidationError(
+                f"choice: {value!r} is not one of the options", field="choice",
+                all=[f"{value!r} is not one of {allowed!r}"])
+
+
 def _missing_field(message: str) -> str:
     # jsonschema: "'name' is a required property"
     return message.split("'")[1] if message.count("'") >= 2 else ""
@@ -228,6 +242,8 @@ class Interactions:
             if tx.actor.name in (row.agent, tx.run_row(row.run_id).agent):
                 raise errors.NotAllowed(f"{tx.actor.name} asked this (or runs it) and cannot answer it")
             validate_response(_loads(row.response_schema), response)
+            if row.kind == InteractionKind.CHOICE.value:
+                check_choice(_loads(row.options) or [], response)
             self._close(tx, row, InteractionStatus.RESOLVED, {
                 "resolved_at": tx.now, "resolved_by": tx.actor.label,
                 "response": canonical_json(response)})

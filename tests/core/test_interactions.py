@@ -191,3 +191,19 @@ def test_withdraw_closes_the_question(agent, operator, run, journal_path):
     with pytest.raises(errors.AlreadyDecided):
         answer(operator, gone, {"text": "x"})
     assert [i.id for i in agent.interactions.for_run(run.id)] == [item.id]
+
+
+def test_a_choice_answer_must_be_an_option_even_under_the_agents_own_schema(
+        journal_path, operator, agent, run):
+    loose = {"type": "object", "properties": {"choice": {"type": ["string", "array"]}},
+             "required": ["choice"]}
+    item = agent.interactions.ask(run.id, "choice", "Which region?",
+                                  options=["eu-west", {"value": "us-east", "label": "US"}],
+                                  response_schema=loose)
+    before = snapshot(journal_path)
+    for bad in ({"choice": "ap-south"}, {"choice": ["eu-west", "mars"]}):
+        with pytest.raises(errors.ValidationError) as refused:
+            answer(operator, item, bad)
+        assert refused.value.field == "choice"
+    assert snapshot(journal_path) == before
+    assert answer(operator, item, {"choice": ["us-east", "eu-west"]}).status == "resolved"
