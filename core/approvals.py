@@ -155,7 +155,7 @@ class Approvals:
             row = self._row(tx, approval_id)
             if row.status != ApprovalStatus.PENDING:
                 raise errors.InvalidTransition(f"approval {approval_id} is already {row.status}")
-            self._close(tx, row, "cancelled", {})
+            self._close(tx, row, "cancelled", {"decided_at": tx.now, "decision_reason": reason})
             tx.audit("approval.withdrawn", "approval", approval_id, run_id=row.run_id,
                      reason=reason, before={"status": "pending"}, after={"status": "cancelled"})
             tx.run_event(row.run_id, "approval.withdrawn",

@@ -265,7 +265,8 @@ class Runs:
             s.approvals.c.run_id == run_id, s.approvals.c.status == "pending")).scalars().all()
         for aid in pending:
             tx.conn.execute(update(s.approvals).where(s.approvals.c.id == aid).values(
-                status="cancelled", version=s.approvals.c.version + 1))
+                status="cancelled", version=s.approvals.c.version + 1, decided_at=tx.now,
+                decision_reason=reason))
             tx.audit("approval.withdrawn", "approval", aid, run_id=run_id, reason=reason,
                      before={"status": "pending"}, after={"status": "cancelled"})
             tx.changed("approval", aid, run_id)

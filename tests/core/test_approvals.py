@@ -261,6 +261,7 @@ def test_keep_pending_stays_decidable_after_expiry(operator, agent, run, clock):
 def test_withdraw_and_decide_exclude_each_other(operator, agent, run, pending, journal_path):
     withdrawn = agent.approvals.withdraw(pending.id, "no longer needed")
     assert withdrawn.status == "cancelled"
+    assert withdrawn.decision_reason == "no longer needed" and withdrawn.decided_by is None
     assert [e.action for e in agent.audit.for_entity(pending.id)] == ["approval.withdrawn"]
     assert agent.runs.get(run.id).status == "running"
     before = snapshot(journal_path)

@@ -279,6 +279,7 @@ def test_ending_a_run_withdraws_its_open_items(agent, operator, run, end):
     getattr(agent.runs, end)(run.id, *([] if end == "complete" else ["why"]))
     approval, question = agent.approvals.get(approval.id), agent.interactions.get(question.id)
     assert approval.status == "cancelled" and question.status == "cancelled"
+    assert approval.decision_reason == f"run {agent.runs.get(run.id).status.value}"
     assert [a.action for a in agent.audit.for_entity(approval.id)] == ["approval.withdrawn"]
     assert [a.action for a in agent.audit.for_entity(question.id)] == ["interaction.withdrawn"]
     with pytest.raises(errors.AlreadyDecided):
