@@ -72,9 +72,7 @@ class Agent(Steps):
         started = time.monotonic()
         try:
             self.recover()
-            first = self.restart == 0  # a fresh agent does at least one run, even if late
-            while not self.stopping and (first or not self.past_deadline()):
-                first = False
+            while not self.stopping and (self.owes_its_fault() or not self.past_deadline()):
                 try:
                     self.one_run()
                 except errors.ProctorError as err:  # e.g. the journal stayed locked too long
@@ -89,6 +87,12 @@ class Agent(Steps):
             print(self.summary(self.save_stats()), flush=True)
             self.j.close()
         return 0
+
+    def owes_its_fault(self) -> bool:
+        """A fresh agent goes on past the deadline (within the drain) until it has run an
+        effect: its first effect crashes or lapses, so every simulation shows both kinds,
+        even when a late start or a denied approval left its first run without an effect."""
+        return self.restart == 0 and self.effects_done == 0
 
     def request_stop(self, *_: Any) -> None:
         self.stopping = True
