@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import Literal
 from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine, event, exc, text
@@ -78,7 +79,11 @@ def prepare_file(path: Path) -> bool:
     return True
 
 
-def _connect(path: Path, read_only: bool, timeout: float) -> sqlite3.Connection:
+Synchronous = Literal["FULL", "NORMAL"]
+
+
+def _connect(path: Path, read_only: bool, timeout: float,
+             synchronous: Synchronous = "FULL") -> sqlite3.Connection:
     if read_only:
         uri = f"file:{quote(str(path))}?mode=ro" + ("&immutable=1" if _immutable(path) else "")
         conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False,
@@ -88,16 +93,16 @@ def _connect(path: Path, read_only: bool, timeout: float) -> sqlite3.Connection:
                                isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
     conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute(f"PRAGMA synchronous = {'NORMAL' if synchronous == 'NORMAL' else 'FULL'}")
     return conn
 
 
 def make_engine(path: Path, *, read_only: bool, immediate: bool,
-                timeout: float = BUSY_TIMEOUT_S) -> Engine:
+                timeout: float = BUSY_TIMEOUT_S, synchronous: Synchronous = "FULL") -> Engine:
     """An engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN (reads)."""
     engine = create_engine(
         "sqlite://",
-        creator=lambda: _connect(path, read_only, timeout),
+        creator=lambda: _connect(path, read_only, timeout, synchronous),
         poolclass=QueuePool,
         pool_size=4,
         max_overflow=8,

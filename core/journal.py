@@ -180,7 +180,8 @@ class Journal:
     """An open journal. Thread-safe: every public call runs in its own transaction."""
 
     def __init__(self, path: Path, actor: Actor, *, read_only: bool, clock: Callable[[], float],
-                 id_seed: int | None, busy_timeout: float) -> None:
+                 id_seed: int | None, busy_timeout: float,
+                 synchronous: db.Synchronous = "FULL") -> None:
         self.path = path
         self.actor = actor
         self.read_only = read_only
@@ -189,9 +190,9 @@ class Journal:
         self._rng = random.Random(id_seed) if id_seed is not None else None
         self._rng_lock = threading.Lock()
         self._writer = db.make_engine(path, read_only=read_only, immediate=True,
-                                      timeout=busy_timeout)
+                                      timeout=busy_timeout, synchronous=synchronous)
         self._reader = db.make_engine(path, read_only=read_only, immediate=False,
-                                      timeout=busy_timeout)
+                                      timeout=busy_timeout, synchronous=synchronous)
         self.schema_revision = db.SCHEMA_HEAD
         from .services import attach_services
 
@@ -203,7 +204,14 @@ class Journal:
              read_only: bool = False, create: bool = True,
              on_old_schema: OldSchemaPolicy = "migrate",
              clock: Callable[[], float] | None = None, id_seed: int | None = None,
-             busy_timeout: float = db.BUSY_TIMEOUT_S) -> Journal:
+             busy_timeout: float = db.BUSY_TIMEOUT_S,
+             synchronous: db.Synchronous = "FULL") -> Journal:
+        """Open (or create) the journal at ``url_or_path``.
+
+        ``synchronous="NORMAL"`` skips the fsync of each commit (WAL still never corrupts, but
+        the last commits before a power loss may be gone): only for journals that can be
+        rebuilt, such as a demo or benchmark journal being built. Everything else keeps FULL.
+        """
         path = db.path_from_url(url_or_path)
         if isinstance(actor, str):
             actor = Actor.operator(actor)
@@ -215,7 +223,7 @@ class Journal:
                 if created:
                     db.enable_wal(path, busy_timeout)
             journal = cls(path, actor, read_only=read_only, clock=clock or time.time,
-                          id_seed=id_seed, busy_timeout=busy_timeout)
+                          id_seed=id_seed, busy_timeout=busy_timeout, synchronous=synchronous)
             try:
                 journal._check_schema(on_old_schema)
             except BaseException:

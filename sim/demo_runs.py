@@ -41,11 +41,12 @@ class DemoWriter:
     def __init__(self, path: str, seed: int, clock: DemoClock) -> None:
         self.rng = random.Random(f"demo:{seed}")
         self.clock = clock
+        # a demo journal is rebuilt, not recovered: its commits skip the per-commit fsync
         self.agents = [Journal.open(path, actor=Actor.agent(name), clock=clock,
-                                    id_seed=seed * 1000 + i)
+                                    id_seed=seed * 1000 + i, synchronous="NORMAL")
                        for i, name in enumerate(DEMO_AGENTS)]
         self.operators = [Journal.open(path, actor=Actor.operator(name), clock=clock,
-                                       id_seed=seed * 1000 + 500 + i)
+                                       id_seed=seed * 1000 + 500 + i, synchronous="NORMAL")
                           for i, name in enumerate(DEMO_OPERATORS)]
         self.events = 0
         self.action_turn = 0

@@ -53,6 +53,15 @@ def test_connections_use_wal_full_sync_foreign_keys(journal_path):
                        "busy_timeout": 2500}
 
 
+def test_a_rebuildable_journal_may_skip_the_per_commit_fsync(journal_path):
+    with Journal.open(journal_path, synchronous="NORMAL") as journal:
+        assert journal.read(lambda c: c.exec_driver_sql("PRAGMA synchronous").scalar()) == 1
+        journal.runs.start("p", "t")
+    with Journal.open(journal_path) as journal:  # the next open is FULL again
+        assert journal.read(lambda c: c.exec_driver_sql("PRAGMA synchronous").scalar()) == 2
+        assert journal.runs.count() == 1
+
+
 def test_writes_take_the_lock_up_front_and_report_busy(journal_path):
     with Journal.open(journal_path, actor=Actor.agent("a"), busy_timeout=0.1) as journal:
         run = journal.runs.start("p", "t")
