@@ -199,6 +199,11 @@ class Approvals:
         return self.j.write_then(op, lambda tx, _: effects.get_in(tx, effect_key))
 
     # ------------------------------------------------------------ operator side
+
+    def consume_approval_and_reserve(self, approval_id: str, action_digest: str,
+                                     effect_key: str, **kw: Any) -> Effect:
+        """The name the issue and the seed stores use for :meth:`consume_and_reserve`."""
+        return self.consume_and_reserve(approval_id, action_digest, effect_key, **kw)
     def decide(self, approval_id: str, approve: bool, *, expected_version: int,
                reason: str | None = None, scope: ApprovalScope | str = ApprovalScope.ONCE,
                request_id: str | None = None, source: str = "desk") -> Approval:

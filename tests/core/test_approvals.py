@@ -290,6 +290,9 @@ def test_consume_reserves_the_effect_once(operator, agent, pending, journal_path
     for key in ("eff-1", "eff-2"):
         with pytest.raises(errors.NotConsumable):
             agent.approvals.consume_and_reserve(approved.id, approved.action_digest, key)
+        with pytest.raises(errors.NotConsumable):  # the name for the same call
+            agent.approvals.consume_approval_and_reserve(approved.id, approved.action_digest,
+                                                         key)
     assert snapshot(journal_path) == before
 
 
