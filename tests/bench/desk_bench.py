@@ -77,8 +77,8 @@ def small_journal() -> Path:
     return target
 
 
-def scratch_copy(path: Path) -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="desk-bench-"))
+def scratch_copy(path: Path, under: Path | None = None) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="desk-bench-", dir=under))
     target = folder / "journal.db"
     shutil.copyfile(path, target)
     return target
@@ -161,7 +161,7 @@ class Lines:
 # ---------------------------------------------------------------- the desk in-process
 
 
-def open_desk(path: Path):  # noqa: ANN201 - (app, window, runner)
+def open_desk(path: Path, before_start=None):  # noqa: ANN001, ANN201 - (app, window, runner)
     from PySide6.QtCore import QSettings
 
     from proctor.core import Actor, Journal
@@ -176,6 +176,8 @@ def open_desk(path: Path):  # noqa: ANN201 - (app, window, runner)
     window = build_window(journal, runner=runner, settings=settings, strict=False)
     window.resize(1400, 900)
     window.show()
+    if before_start is not None:
+        before_start(journal)
     window.start()
     return app, window, runner
 
@@ -198,12 +200,20 @@ def ready(inbox) -> bool:  # noqa: ANN001
         and not inbox.decider.busy(f"approval:{item.id}")
 
 
-def bench_visible(path: Path, requests: int) -> list[float]:
+def bench_visible(path: Path, requests: int, floors: list[float] | None = None) -> list[float]:
+    """Latencies (ms); with ``floors``, also appends to it, per request, the ms the read SQL
+    the desk finished between the commit and the paint takes alone (raw sqlite3)."""
+    from gui_bench import ReadRecorder
     from PySide6.QtCore import QEvent, QObject
 
     from proctor.gui.widgets.paged_model import KEY_ROLE
 
-    app, window, runner = open_desk(path)
+    hooked: dict[str, ReadRecorder] = {}
+
+    def record(journal) -> None:  # noqa: ANN001
+        hooked["r"] = ReadRecorder([journal._writer, journal._reader])
+
+    app, window, runner = open_desk(path, before_start=record if floors is not None else None)
     model, table = window.inbox.model, window.inbox.table
     run_until(app, lambda: model.has_loaded, 30)
     inserted: dict[str, float] = {}
@@ -228,6 +238,8 @@ def bench_visible(path: Path, requests: int) -> list[float]:
     agent = Lines(["--role", "requester", "--journal", str(path), "--count", str(requests),
                    "--low", "0.05", "--high", "0.15"])
     commits = lambda: [x.split() for x in agent.lines if x.startswith("C ")]  # noqa: E731
+    if "r" in hooked:
+        hooked["r"].on = True
     run_until(app, lambda: len(commits()) >= requests
               and all(f"approval:{c[1]}" in painted for c in commits()), 120 + requests * 0.3)
     agent.stop()
@@ -235,17 +247,36 @@ def bench_visible(path: Path, requests: int) -> list[float]:
                  if f"approval:{aid}" in painted]
     window.close()
     runner.shutdown()
+    if "r" in hooked:
+        from gui_bench import reader, replay_reads
+
+        conn = reader(path)
+        floors += [replay_reads(conn, hooked["r"].between(float(t), painted[f"approval:{aid}"]))
+                   for _, aid, t in commits() if f"approval:{aid}" in painted]
+        conn.close()
     return latencies
 
 
-def bench_clicks(path: Path, clicks: int, agents: int) -> list[float]:
+def bench_clicks(path: Path, clicks: int, agents: int,
+                 floors: list[float] | None = None) -> list[float]:
+    """Latencies (ms); with ``floors``, also appends to it, per click, the ms the desk's
+    write statements for that click take alone: replayed by raw sqlite3 (same pragmas, one
+    BEGIN IMMEDIATE ... COMMIT per desk transaction) on a copy taken before the clicks."""
     from proctor.sim.agents import start_agents
 
     filler = Lines(["--role", "requester", "--journal", str(path), "--count", str(clicks + 20),
                     "--low", "0", "--high", "0"])
     filler.proc.wait()
+    copy = backup(path, path.with_name("before-clicks.db")) if floors is not None else None
     sim = start_agents(path, agents=agents, rate=4.0, seed=3)
-    app, window, runner = open_desk(path)
+    hooked: dict[str, object] = {}
+
+    def record(journal) -> None:  # noqa: ANN001
+        from bench_proctor import Recorder
+
+        hooked["r"] = Recorder([journal])
+
+    app, window, runner = open_desk(path, before_start=record if floors is not None else None)
     inbox = window.inbox
     run_until(app, lambda: inbox.model.has_loaded, 30)
     inbox.filters.search.setText(MARK)  # only the filler's approvals (no expiry)
@@ -272,13 +303,45 @@ def bench_clicks(path: Path, clicks: int, agents: int) -> list[float]:
                   f"pinned {inbox.pinned}", flush=True)
             break
         state["done"] = False
+        if "r" in hooked:
+            hooked["r"].new_unit()
         state["t0"] = time.perf_counter()
         window.registry.trigger("inbox.approve")
         run_until(app, lambda: state["done"], 30)
     sim.stop()
     window.close()
     runner.shutdown()
+    if copy is not None and "r" in hooked:
+        floors += replay_writes(copy, hooked["r"].units)
     return latencies
+
+
+def backup(path: Path, target: Path) -> Path:
+    """A consistent copy of a journal in WAL mode (sqlite3's backup API)."""
+    import sqlite3
+
+    src, dst = sqlite3.connect(str(path)), sqlite3.connect(str(target))
+    src.backup(dst)
+    dst.execute("PRAGMA journal_mode = WAL")
+    src.close()
+    dst.close()
+    return target
+
+
+def replay_writes(path: Path, units: list[list[dict]]) -> list[float]:
+    """Per unit, ms to replay its write transactions by raw sqlite3 on ``path``."""
+    from bench_floor import compile_stream, connect, run_txns
+
+    conn = connect(str(path))
+    out = []
+    for txns in compile_stream(units, "writes"):
+        if not txns:
+            continue
+        started = time.perf_counter()
+        run_txns(conn, txns)
+        out.append((time.perf_counter() - started) * 1000)
+    conn.close()
+    return out
 
 
 # ---------------------------------------------------------------- main
@@ -293,6 +356,10 @@ def main() -> int:
     p.add_argument("--startups", type=int, default=3)
     p.add_argument("--only", default="startup,visible,clicks",
                    help="comma-separated parts to run (default: all)")
+    p.add_argument("--figures", type=Path,
+                   help="run.py's mode: measure, then save the figures (JSON) to this file")
+    p.add_argument("--quick", action="store_true", help="with --figures: the small journal")
+    p.add_argument("--work", type=Path, help="with --figures: folder for the scratch copies")
     p.add_argument("--role", help=argparse.SUPPRESS)
     p.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--low", type=float, default=0.05, help=argparse.SUPPRESS)
@@ -300,6 +367,11 @@ def main() -> int:
     a = p.parse_args()
     if a.role == "requester":
         return requester(str(a.journal), a.count, a.low, a.high)
+    if a.figures is not None:
+        from gui_bench import save_figures
+
+        save_figures(a.figures, figures(a))
+        return 0
     big, small = large_journal(a.journal), small_journal()
     print(f"large journal: {journal_facts(big)}")
     print(f"small journal: {journal_facts(small)}", flush=True)
@@ -333,6 +405,95 @@ def startup_rows(small: Path, big: Path, count: int) -> list[tuple[str, str]]:
                      f"{statistics.median(cpus):.2f}"))
         print(rows[-1], flush=True)
     return rows
+
+
+# ---------------------------------------------------------------- run.py's suite "desk"
+
+SUITE = "desk"
+SIZES = {True: {"requests": 20, "clicks": 20, "startups": 3},
+         False: {"requests": 200, "clicks": 200, "startups": 5}}
+AGENTS = 4  # writing agent processes during the clicks (the issue's figure)
+
+
+def run(ctx):  # noqa: ANN001, ANN201 - (BenchContext) -> list[Figure]
+    """Suite "desk" for run.py: measured in an offscreen child process (Qt stays out of the
+    process that measures the core); --quick uses the small demo journal."""
+    from gui_bench import spawn_figures
+
+    sizes = SIZES[ctx.quick]
+    args = ["--requests", str(sizes["requests"]), "--clicks", str(sizes["clicks"]),
+            "--startups", str(sizes["startups"]), "--agents", str(AGENTS),
+            "--work", str(ctx.fresh("desk-work"))]
+    return spawn_figures("desk_bench.py", args + (["--quick"] if ctx.quick else []), ctx,
+                         timeout=600 if ctx.quick else 3600)
+
+
+def figures(a: argparse.Namespace) -> list:
+    """The desk figures, each against the same SQL alone (raw sqlite3, no Qt)."""
+    from gui_bench import desk_figure
+
+    journal = a.journal or (small_journal() if a.quick else large_journal(None))
+    facts = journal_facts(journal)
+    print(f"desk suite on {journal}: {facts}", flush=True)
+    out = [startup_figure(journal, facts, a.startups)]
+    visible_floor: list[float] = []
+    visible = bench_visible(scratch_copy(journal, a.work), a.requests, visible_floor)
+    out.append(desk_figure(
+        SUITE, "request_visible", "new request → row painted in the inbox", "an agent process "
+        f"files approval requests 50-150 ms apart ({facts}); time from its commit to the "
+        "inbox table's next paint showing the row (change feed poll + inbox refresh + paint)",
+        "request", visible, visible_floor,
+        notes=["desk figures: floor = the read statements the desk finished between the "
+               "agent's commit and the paint, replayed alone by raw sqlite3 (the desk's wait "
+               "for its change-feed poll is not in the floor)."]))
+    click_floor: list[float] = []
+    clicks = bench_clicks(scratch_copy(journal, a.work), a.clicks, a.agents, click_floor)
+    out.append(desk_figure(
+        SUITE, "click_commit", f"click Approve → committed, {a.agents} agents writing",
+        f"the desk approves the current row (registry 'inbox.approve', as the A key) while "
+        f"{a.agents} simulated agent processes write; time until the commit is back on the "
+        "GUI thread", "click", clicks, click_floor,
+        notes=["click floor = the desk's write statements for each click, one BEGIN "
+               "IMMEDIATE … COMMIT per desk transaction (WAL, synchronous=FULL), replayed by "
+               "raw sqlite3 on a copy taken before the clicks, without the agents."]))
+    return out
+
+
+def startup_figure(path: Path, facts: str, count: int):  # noqa: ANN201 - Figure
+    """Fresh process to inbox painted vs a fresh process running the same reads raw."""
+    import pickle
+
+    from gui_bench import ReadRecorder, desk_figure, floor_process_ms
+
+    hooked: dict[str, ReadRecorder] = {}
+
+    def record(journal) -> None:  # noqa: ANN001
+        hooked["r"] = ReadRecorder([journal._writer, journal._reader])
+        hooked["r"].on = True
+
+    app, window, runner = open_desk(path, before_start=record)
+    run_until(app, lambda: window.inbox.model.has_loaded, 60)
+    window.inbox.table.viewport().repaint()
+    statements = [(sql, params) for _, sql, params in hooked["r"].take()]
+    window.close()
+    runner.shutdown()
+    saved = Path(tempfile.mkdtemp(prefix="desk-bench-")) / "startup.pickle"
+    saved.write_bytes(pickle.dumps(statements))
+    startup_seconds(path)  # warm: bytecode written, files in the page cache
+    floor_process_ms(path, saved)
+    runs = [startup_seconds(path) for _ in range(count)]
+    floors = [floor_process_ms(path, saved) for _ in range(count)]
+    shutil.rmtree(saved.parent, ignore_errors=True)
+    figure = desk_figure(
+        SUITE, "startup_inbox", "start-up → inbox first page painted (fresh process)",
+        f"`python -m proctor.gui.app PATH --bench-paint` from spawn until the inbox has painted "
+        f"its first page ({facts}); CPU ms = the whole process", "start",
+        [w * 1000 for w, _ in runs], floors,
+        notes=[f"start-up floor = a fresh Python process running, by raw sqlite3, the "
+               f"{len(statements)} read statements the desk had finished when the inbox "
+               f"painted (no Qt, no imports of Proctor)."])
+    figure.systems["proctor"].cpu_ms_per_unit = statistics.median(c * 1000 for _, c in runs)
+    return figure
 
 
 if __name__ == "__main__":

@@ -7,9 +7,11 @@ Prints a Markdown table per suite and writes tests/bench/results.json. ``--quick
 minutes) runs fewer units per figure; the full run takes up to 20 minutes. Method, caveats and
 the latest table: docs/benchmarks.md. Tests never assert these numbers.
 
-Suites are discovered here: every ``bench_*.py`` or ``desk_*.py`` module beside this file that
-defines ``run(ctx: bench_common.BenchContext) -> list[bench_common.Figure]``. To add figures
-(desk, timeline), drop in such a module: it gets the mode, a scratch folder on the measured file
+Suites are discovered here: every ``bench_*.py``, ``desk_*.py`` or ``timeline_*.py`` module
+beside this file that defines ``run(ctx: bench_common.BenchContext) -> list[bench_common.Figure]``.
+The desk suites (desk_bench.py: start-up, request → visible, click → committed; timeline_bench.py:
+runs page, the big run opened, scrolled, filtered) measure an offscreen desk in a child process
+(gui_bench.spawn_figures), so Qt never loads here. To add figures, drop in such a module: it gets the mode, a scratch folder on the measured file
 system and the helpers in bench_common (``measure`` for timed multi-process workloads,
 ``Measure``/``Figure`` for results); its figures are printed as their own table and saved in
 results.json. Name every system in ``Figure.systems`` ("proctor", a peer, "floor").
@@ -37,11 +39,12 @@ from bench_peers import peer_versions  # noqa: E402
 from bench_report import render  # noqa: E402
 
 FIRST = ("bench_core", "bench_scale")  # then the rest, alphabetically
+PREFIXES = ("bench_", "desk_", "timeline_")
 
 
 def discover() -> list[str]:
     names = sorted(p.stem for p in HERE.glob("*.py")
-                   if p.stem.startswith(("bench_", "desk_")))
+                   if p.stem.startswith(PREFIXES))
     ordered = [n for n in FIRST if n in names] + [n for n in names if n not in FIRST]
     return [n for n in ordered if callable(getattr(importlib.import_module(n), "run", None))]
 

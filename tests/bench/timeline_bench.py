@@ -35,8 +35,13 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-BIG = "run_bench0000000000100000"
-N_EVENTS = 100_000
+N_EVENTS = 100_000  # the big run's events (--events)
+BIG = f"run_bench{N_EVENTS:016d}"
+
+
+def set_events(count: int) -> None:
+    global N_EVENTS, BIG
+    N_EVENTS, BIG = count, f"run_bench{count:016d}"
 
 
 # ---------------------------------------------------------------- recording the SQL
@@ -131,7 +136,8 @@ def prepare(source: Path, work: Path) -> None:
     started = time.perf_counter()
     with Journal.open(work, actor=Actor.operator("bench")) as j:
         import_run(j, big_run_bundle(BIG, N_EVENTS, t0=time.time() - 3600, step=0.03,
-                                     title="Bench: a run with 100 000 events"), verify=False)
+                                     title=f"Bench: a run with {N_EVENTS:,} events"),
+                   verify=False)
     print(f"imported a {N_EVENTS:,}-event run in {time.perf_counter() - started:.1f} s",
           flush=True)
 
@@ -233,8 +239,10 @@ def filter_type(app, window) -> None:  # noqa: ANN001
 
 def measure(app, window, recorder, path: Path, name: str,  # noqa: ANN001
             fn: Callable[..., object], repeat: int,
-            before: Callable[..., object] | None = None) -> tuple[str, float, float, int]:
-    """Desk time of ``fn`` and the floor of the SQL it had sent by the time it was done."""
+            before: Callable[..., object] | None = None
+            ) -> tuple[str, float, float, int, list[float], list[float]]:
+    """Desk time of ``fn`` and the floor of the SQL it had sent by the time it was done:
+    (name, median desk s, median floor s, statements, desk samples s, floor samples s)."""
     desk, floor, count = [], [], 0
     for n in range(repeat + 1):  # the first run warms caches and is not counted
         if before is not None:
@@ -252,7 +260,7 @@ def measure(app, window, recorder, path: Path, name: str,  # noqa: ANN001
         desk.append(elapsed)
         floor.append(floor_seconds(path, statements))
         count = len(statements)
-    return name, statistics.median(desk), statistics.median(floor), count
+    return name, statistics.median(desk), statistics.median(floor), count, desk, floor
 
 
 class Clock:
@@ -393,7 +401,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shots", type=Path, help="also save screenshots into this folder")
     p.add_argument("--reuse", action="store_true", help="reuse --work if it exists")
     p.add_argument("--no-figures", action="store_true", help="only the screenshots")
+    p.add_argument("--events", type=int, default=N_EVENTS, help="events in the big run")
+    p.add_argument("--positions", type=int, default=200, help="scroll bar drag positions")
+    p.add_argument("--figures", type=Path,
+                   help="run.py's mode: measure, then save the figures (JSON) to this file")
+    p.add_argument("--size", choices=("small", "large"),
+                   help="with --figures: the cached demo journal to use instead of --journal")
     args = p.parse_args(argv)
+    set_events(args.events)
+    if args.size:
+        import desk_bench
+
+        args.journal = (desk_bench.small_journal() if args.size == "small"
+                        else desk_bench.large_journal(None))
     if not (args.reuse and args.work.exists()):
         if not args.journal.exists():
             print(f"no journal at {args.journal}; build one with "
@@ -413,20 +433,23 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         measure(app, window, recorder, args.work, "runs page first paint", runs_first_paint,
                 args.repeat),
-        measure(app, window, recorder, args.work, "open the 100k-event run", open_big_run,
-                args.repeat),
+        measure(app, window, recorder, args.work, f"open the {N_EVENTS:,}-event run",
+                open_big_run, args.repeat),
     ]
     opened = window.runs.detail.events.fetched_rows
     rows += [
-        measure(app, window, recorder, args.work, "drag scroll bar top to bottom (200)",
-                drag_all, 0, before=to_top),
-        measure(app, window, recorder, args.work, "page down top to bottom (100k rows)",
-                scroll_all, 0, before=to_top),
+        measure(app, window, recorder, args.work,
+                f"drag scroll bar top to bottom ({args.positions})",
+                lambda a, w: drag_all(a, w, args.positions), 0, before=to_top),
+        measure(app, window, recorder, args.work,
+                f"page down top to bottom ({N_EVENTS:,} rows)", scroll_all, 0, before=to_top),
         measure(app, window, recorder, args.work, "filter by event type", filter_type,
                 args.repeat, before=all_types),
     ]
+    if args.figures is not None:
+        save_suite(args.figures, rows, counts, opened, args)
     print(f"\n{'figure':36} {'desk ms':>10} {'floor ms':>10} {'ratio':>7} {'statements':>11}")
-    for name, desk, floor, count in rows:
+    for name, desk, floor, count, *_ in rows:
         ratio = desk / floor if floor > 0 else float("inf")
         print(f"{name:36} {desk * 1000:10.1f} {floor * 1000:10.1f} {ratio:7.1f} {count:11,}")
     detail = window.runs.detail
@@ -440,6 +463,52 @@ def main(argv: list[str] | None = None) -> int:
     runner.shutdown()
     journal.close()
     return 0
+
+
+# ---------------------------------------------------------------- run.py's suite "timeline"
+
+SUITE = "timeline"
+IDS = ("runs_first_paint", "open_big_run", "drag_scroll", "page_down_all", "filter_type")
+WHAT = (
+    "the run list queried again until its first page of rows is painted",
+    "run detail shown until the visible event rows are loaded and painted (header, facts, "
+    "visual timeline and type counts load alongside)",
+    "scroll bar dragged top to bottom: each position's rows loaded and painted",
+    "page by page through every row of the run, each page loaded and painted before the next",
+    "one event type chosen until the filtered rows are painted",
+)
+
+
+def run(ctx):  # noqa: ANN001, ANN201 - (BenchContext) -> list[Figure]
+    """Suite "timeline" for run.py: measured in an offscreen child process. --quick: the small
+    demo journal and a 10k-event run; full: the >=1M-event journal and a 100k-event run."""
+    from gui_bench import spawn_figures
+
+    work = ctx.fresh("timeline-work") / "journal.db"
+    args = (["--size", "small", "--events", "10000", "--repeat", "2", "--positions", "50"]
+            if ctx.quick else ["--size", "large", "--events", "100000", "--repeat", "5"])
+    return spawn_figures("timeline_bench.py", args + ["--work", str(work)], ctx,
+                         timeout=600 if ctx.quick else 3600)
+
+
+def save_suite(path: Path, rows: list[tuple], runs: int, opened: int,
+               args: argparse.Namespace) -> None:
+    from gui_bench import desk_figure, save_figures
+
+    facts = f"{runs:,} runs; the big run has {N_EVENTS:,} events"
+    figures = []
+    for fid, what, (name, _, _, count, desk, floor) in zip(IDS, WHAT, rows, strict=True):
+        extra = {"statements": count}
+        if fid == "open_big_run":
+            extra["event_rows_read"] = opened
+        figures.append(desk_figure(
+            SUITE, fid, name, f"{what} ({facts}; median of {len(desk)})", "operation",
+            [d * 1000 for d in desk], [f * 1000 for f in floor],
+            notes=["timeline floor = every statement the desk had completed during the "
+                   "operation (recorded on the journal's read engine), replayed serially by "
+                   "raw sqlite3 fetching every row; scroll figures paint every position, so "
+                   "their desk time is mostly Qt painting."], **extra))
+    save_figures(path, figures)
 
 
 if __name__ == "__main__":
