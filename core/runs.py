@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import exists, func, insert, or_, select, tuple_, union_all, update
 
 from . import errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, loads
-from .items import OPEN_INTERACTION, open_items_by_run, status_after_closing
+from .items import (
+    OPEN_INTERACTION,
+    is_open_interaction,
+    open_items_by_run,
+    status_after_closing,
+)
 from .journal import Journal, Tx
 from .models import (
     Attempt,
@@ -27,8 +32,6 @@ from .rows import (
     decode_cursor,
     encode_cursor,
     fetch_prepared,
-    keyset_after,
-    order_by,
     to_model,
     to_models,
 )
@@ -317,8 +320,6 @@ class Runs:
              newest_first: bool = True, cursor: str | None = None,
              limit: int = 200) -> Page[Run]:
         r = s.runs.c
-        open_items = open_items_by_run([])
-        stmt = select(s.runs, open_items)
         conds = [c for c in (
             r.status.in_(status) if status else None,
             r.project == project if project else None,
@@ -326,13 +327,9 @@ class Runs:
             r.title.ilike(f"%{escape_like(text)}%", escape="\\") if text else None,
             r.created_at >= since if since is not None else None,
             r.created_at < until if until is not None else None,
-            open_items > 0 if has_open_items else None,
-            keyset_after(r.created_at, r.id, cursor, newest_first),
+            has_open_items_clause() if has_open_items else None,
         ) if c is not None]
-        stmt = stmt.where(*conds).order_by(*order_by(r.created_at, r.id, newest_first))
-        stmt = stmt.limit(min(limit, MAX_PAGE) + 1)
-        rows = self.j.read(lambda c: c.execute(stmt).all())
-        return page_of(Run, rows, limit, lambda m: (m.created_at, m.id))
+        return run_page(self.j, conds, "started", newest_first, cursor, limit)
 
     def count(self, *, status: list[str] | None = None) -> int:
         from sqlalchemy import func
@@ -389,6 +386,91 @@ class Runs:
 
 def escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+# The order of each run sort: its column, then what breaks ties, each one matched by an
+# index (0001: created; 0003: updated, title, events, status/agent/project + created).
+RUN_SORTS: dict[str, tuple[Any, ...]] = {
+    "started": (s.runs.c.created_at, s.runs.c.id),
+    "updated": (s.runs.c.updated_at, s.runs.c.id),
+    "title": (s.runs.c.title, s.runs.c.id),
+    "events": (s.runs.c.last_sequence, s.runs.c.id),
+    "status": (s.runs.c.status, s.runs.c.created_at, s.runs.c.id),
+    "agent": (s.runs.c.agent, s.runs.c.created_at, s.runs.c.id),
+    "project": (s.runs.c.project, s.runs.c.created_at, s.runs.c.id),
+}
+
+
+def sort_fields(sort: str) -> tuple[str, ...]:
+    """The Run fields a sort orders by, tie-breaks included (what a view sorts rows by)."""
+    return tuple(c.name for c in RUN_SORTS[sort])
+
+
+def has_open_items_clause() -> Any:
+    """The run has a pending approval, an open question or an ambiguous effect: three
+    EXISTS probes of the (run_id, status) indexes, stopping at the first row found."""
+    r = s.runs.c
+    return or_(
+        exists().where(s.approvals.c.run_id == r.id, s.approvals.c.status == "pending"),
+        exists().where(s.interactions.c.run_id == r.id,
+                       is_open_interaction(s.interactions.c.status)),
+        exists().where(s.effects.c.run_id == r.id, s.effects.c.status == "ambiguous"))
+
+
+def run_page_statement(conds: list[Any], sort: str, descending: bool, cursor: str | None,
+                       limit: int) -> Any:
+    """One page of runs in ``sort`` order, keyset after ``cursor``: the sort's index is
+    read in order (a row-value range seek past the cursor), so no page sorts."""
+    cols = RUN_SORTS[sort]
+    where = list(conds)
+    if cursor is not None:
+        values = decode_cursor(cursor)
+        if len(values) != len(cols):
+            raise errors.ValidationError(f"page cursor {cursor!r} is not a {sort} cursor",
+                                         field="cursor")
+        key, after = tuple_(*cols), tuple_(*values)
+        where.append(key < after if descending else key > after)
+    order = [c.desc() if descending else c.asc() for c in cols]
+    return select(s.runs).where(*where).order_by(*order).limit(limit + 1)
+
+
+def open_items_of(conn: Any, run_ids: list[str]) -> dict[str, int]:
+    """Open items of these runs only (the rows of one page), from the (run_id, status)
+    indexes."""
+    if not run_ids:
+        return {}
+    parts = [
+        select(s.approvals.c.run_id.label("run_id")).where(
+            s.approvals.c.run_id.in_(run_ids), s.approvals.c.status == "pending"),
+        select(s.interactions.c.run_id.label("run_id")).where(
+            s.interactions.c.run_id.in_(run_ids), is_open_interaction(s.interactions.c.status)),
+        select(s.effects.c.run_id.label("run_id")).where(
+            s.effects.c.run_id.in_(run_ids), s.effects.c.status == "ambiguous"),
+    ]
+    items = union_all(*parts).subquery()
+    stmt = select(items.c.run_id, func.count()).group_by(items.c.run_id)
+    return {rid: int(n) for rid, n in conn.execute(stmt).all()}
+
+
+def run_page(j: Journal, conds: list[Any], sort: str, descending: bool, cursor: str | None,
+             limit: int) -> Page[Run]:
+    """Runs matching ``conds`` in ``sort`` order, keyset-paged; open items are counted for
+    the page's rows only, in the same read transaction."""
+    limit = max(1, min(limit, MAX_PAGE))
+    stmt = run_page_statement(conds, sort, descending, cursor, limit)
+
+    def q(conn: Any) -> tuple[list[Any], dict[str, int]]:
+        rows = conn.execute(stmt).all()
+        return rows, open_items_of(conn, [row.id for row in rows[:limit]])
+
+    rows, counts = j.read(q)
+    items = to_models(Run, [{**row._mapping, "open_items": counts.get(row.id, 0)}
+                            for row in rows[:limit]])
+    cursor_out = None
+    if len(rows) > limit and items:
+        last = rows[limit - 1]._mapping
+        cursor_out = encode_cursor(*(last[c.name] for c in RUN_SORTS[sort]))
+    return Page[Run](items=items, next_cursor=cursor_out)
 
 
 def page_of(model: Any, rows: list[Any], limit: int, key: Any) -> Page:

@@ -37,9 +37,13 @@ class RunRow(Base):
     error: Mapped[str | None] = mapped_column(Text)
     __table_args__ = (
         Index("ix_runs_created", "created_at", "id"),
-        Index("ix_runs_status_created", "status", "created_at"),
-        Index("ix_runs_agent", "agent", "created_at"),
-        Index("ix_runs_project", "project", "created_at"),
+        # 0003: one index per run sort (the sort column, then created_at/id as tie-breaks).
+        Index("ix_runs_status_created_id", "status", "created_at", "id"),
+        Index("ix_runs_agent_created_id", "agent", "created_at", "id"),
+        Index("ix_runs_project_created_id", "project", "created_at", "id"),
+        Index("ix_runs_updated", "updated_at", "id"),
+        Index("ix_runs_title", "title", "id"),
+        Index("ix_runs_events", "last_sequence", "id"),
         Index("ix_runs_parent", "parent_run_id"),
     )
 

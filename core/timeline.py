@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from sqlalchemy import Integer, and_, cast, func, or_, select, union_all
+from sqlalchemy import Integer, cast, func, or_, select, union_all
 
 from . import schema as s
+from .audit import audit_source, audit_with_source, decision_sources
 from .canonical import loads
 from .inbox import PARTS, Inbox
 from .items import open_items_by_run
@@ -28,16 +29,11 @@ from .models import (
     VerifyProblem,
     VerifyReport,
 )
-from .rows import decode_cursor, encode_cursor, to_models
-from .runs import escape_like
+from .rows import to_models
+from .runs import escape_like, has_open_items_clause, run_page
 
 MAX_PAGE = 1000
 RunSort = Literal["started", "updated", "status", "agent", "project", "title", "events"]
-SORT_COLUMNS = {"started": s.runs.c.created_at, "updated": s.runs.c.updated_at,
-                "status": s.runs.c.status, "agent": s.runs.c.agent,
-                "project": s.runs.c.project, "title": s.runs.c.title,
-                "events": s.runs.c.last_sequence}
-
 
 class RunQuery(Frozen):
     """What the Runs page shows: filters and the sort (all applied in SQL)."""
@@ -87,12 +83,6 @@ class ChainStatus(Frozen):
 # ---------------------------------------------------------------- runs
 
 
-def _run_sort_key(run: Run, sort: RunSort) -> Any:
-    return {"started": run.created_at, "updated": run.updated_at, "status": run.status.value,
-            "agent": run.agent, "project": run.project, "title": run.title,
-            "events": run.last_sequence}[sort]
-
-
 def _run_conditions(q: RunQuery) -> list[Any]:
     r = s.runs.c
     conds = [r.status.in_(q.status) if q.status else None,
@@ -100,7 +90,7 @@ def _run_conditions(q: RunQuery) -> list[Any]:
              r.project == q.project if q.project else None,
              r.created_at >= q.since if q.since is not None else None,
              r.created_at < q.until if q.until is not None else None,
-             open_items_by_run([]) > 0 if q.has_open_items else None]
+             has_open_items_clause() if q.has_open_items else None]
     if q.text:
         like = f"%{escape_like(q.text)}%"
         conds.append(or_(*(col.ilike(like, escape="\\")
@@ -110,25 +100,8 @@ def _run_conditions(q: RunQuery) -> list[Any]:
 
 def list_runs(j: Journal, q: RunQuery, *, cursor: str | None = None,
               limit: int = 200) -> Page[Run]:
-    """Runs matching ``q``, keyset-paged on (sort column, id)."""
-    r = s.runs.c
-    col = SORT_COLUMNS[q.sort]
-    conds = _run_conditions(q)
-    if cursor is not None:
-        value, rid = decode_cursor(cursor)
-        if q.descending:
-            conds.append(or_(col < value, and_(col == value, r.id < rid)))
-        else:
-            conds.append(or_(col > value, and_(col == value, r.id > rid)))
-    order = (col.desc(), r.id.desc()) if q.descending else (col.asc(), r.id.asc())
-    limit = max(1, min(limit, MAX_PAGE))
-    stmt = select(s.runs, open_items_by_run([])).where(*conds).order_by(*order).limit(limit + 1)
-    rows = j.read(lambda c: c.execute(stmt).all())
-    items = to_models(Run, rows[:limit])
-    next_cursor = None
-    if len(rows) > limit and items:
-        next_cursor = encode_cursor(_run_sort_key(items[-1], q.sort), items[-1].id)
-    return Page[Run](items=items, next_cursor=next_cursor)
+    """Runs matching ``q``, keyset-paged in the sort's index order (``runs.run_page``)."""
+    return run_page(j, _run_conditions(q), q.sort, q.descending, cursor, limit)
 
 
 def child_runs(j: Journal, run_id: str) -> list[Run]:
@@ -351,11 +324,12 @@ def list_audit(j: Journal, *, before: int | None = None, limit: int = 200,
                actor: str | None = None, entity_kind: str | None = None,
                run_id: str | None = None, action_prefix: str | None = None,
                text: str | None = None, since: float | None = None,
-               until: float | None = None) -> Page[AuditEntry]:
+               until: float | None = None, source: str | None = None) -> Page[AuditEntry]:
     """Newest first, keyset by sequence; ``text`` searches action, entity, reason,
-    actor and the before/after JSON."""
+    actor and the before/after JSON; ``source`` is the decision's (desk, cli, rule…)."""
     a = s.audit.c
     conds = [a.sequence < before if before else None,
+             audit_source() == source if source else None,
              a.actor == actor if actor else None,
              a.entity_kind == entity_kind if entity_kind else None,
              a.run_id == run_id if run_id else None,
@@ -368,7 +342,7 @@ def list_audit(j: Journal, *, before: int | None = None, limit: int = 200,
         conds.append(or_(*(col.ilike(like, escape="\\") for col in (
             a.action, a.entity_id, a.reason, a.actor, a.before, a.after, a.run_id))))
     limit = max(1, min(limit, MAX_PAGE))
-    stmt = select(s.audit).where(*[c for c in conds if c is not None]).order_by(
+    stmt = audit_with_source().where(*[c for c in conds if c is not None]).order_by(
         a.sequence.desc()).limit(limit + 1)
     rows = j.read(lambda c: c.execute(stmt).all())
     items = to_models(AuditEntry, rows[:limit])
@@ -377,14 +351,15 @@ def list_audit(j: Journal, *, before: int | None = None, limit: int = 200,
 
 
 def audit_facets(j: Journal) -> dict[str, list[str]]:
-    """Distinct actors and entity kinds in the audit log (the filter menus)."""
+    """Distinct actors, entity kinds and decision sources (the filter menus)."""
     a = s.audit.c
 
     def q(conn: Any) -> dict[str, list[str]]:
         return {"actor": list(conn.execute(select(a.actor).distinct().order_by(a.actor))
                               .scalars()),
                 "entity_kind": list(conn.execute(select(a.entity_kind).distinct()
-                                                 .order_by(a.entity_kind)).scalars())}
+                                                 .order_by(a.entity_kind)).scalars()),
+                "source": decision_sources(conn)}
 
     return j.read(q)
 

@@ -14,6 +14,7 @@ from PySide6.QtCore import (
 
 from proctor.core import timeline
 from proctor.core.models import Run, RunEvent
+from proctor.core.runs import sort_fields
 from proctor.core.timeline import RunQuery
 
 from ..tasks import TaskRunner
@@ -102,12 +103,12 @@ class RunsModel(PagedModel):
 
 
 def _order_key(q: RunQuery) -> Any:
-    attr = {"started": "created_at", "updated": "updated_at", "events": "last_sequence"}.get(
-        q.sort, q.sort)
+    """The run's place in the core's order for ``q.sort`` (its sort column, then the
+    tie-breaks: created_at for status/agent/project, then id)."""
+    attrs = sort_fields(q.sort)
 
     def key(run: Run) -> Any:
-        value = getattr(run, attr)
-        return (getattr(value, "value", value), run.id)
+        return tuple(getattr(v, "value", v) for v in (getattr(run, a) for a in attrs))
 
     return key
 
