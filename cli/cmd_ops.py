@@ -410,7 +410,7 @@ def cmd_resolve_effect(args: argparse.Namespace) -> int:
         done = j.effects.resolve(args.key, args.outcome, reason=args.reason,
                                  expected_version=args.expect_version or current.version,
                                  external_id=args.external_id, evidence=evidence,
-                                 request_id=request_id(args))
+                                 request_id=request_id(args), source="cli")
     finally:
         j.close()
     print(f"resolved {render.clean(done.key, 200)} as {done.status.value}")
@@ -434,7 +434,8 @@ def cmd_resolve_memory(args: argparse.Namespace) -> int:
         done = j.memory.resolve(args.id, choice,
                                 expected_version=args.expect_version or current.version,
                                 merged_content=merged if choice == "merged" else None,
-                                reason=args.reason, request_id=request_id(args))
+                                reason=args.reason, request_id=request_id(args),
+                                source="cli")
     finally:
         j.close()
     print(f"resolved {done.id} as {done.status.value}")

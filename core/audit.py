@@ -14,29 +14,52 @@ from .models import AuditEntry, Change, ChangeSet, Page
 from .rows import to_model, to_models
 
 
+def audit_source() -> Any:
+    """The source of the decision written with an audit entry (same target, same
+    transaction time), or NULL: a correlated lookup on ``ix_decisions_target``. Display
+    only: it is not in the entry's digest (the audit chain is unchanged)."""
+    a, d = s.audit.c, s.decisions.c
+    return (select(d.source).where(d.target_kind == a.entity_kind, d.target_id == a.entity_id,
+                                   d.created_at == a.created_at)
+            .order_by(d.id).limit(1).correlate(s.audit).scalar_subquery().label("source"))
+
+
+def audit_with_source() -> Any:
+    """``SELECT audit.*, source``: what the audit reads return."""
+    return select(s.audit, audit_source())
+
+
+def decision_sources(conn: Any) -> list[str]:
+    """Every source that decided something (the Audit page's source filter)."""
+    d = s.decisions.c
+    return list(conn.execute(select(d.source).distinct().order_by(d.source)).scalars())
+
+
 class Audit:
     def __init__(self, journal: Journal) -> None:
         self.j = journal
 
     def list(self, *, before: int | None = None, limit: int = 200, actor: str | None = None,
              entity_kind: str | None = None, run_id: str | None = None,
-             action_prefix: str | None = None) -> Page[AuditEntry]:
+             action_prefix: str | None = None,
+             source: str | None = None) -> Page[AuditEntry]:
         """Newest first, keyset-paged by sequence (pass the cursor back as ``before``)."""
         a = s.audit.c
         conds = [c for c in (a.sequence < before if before else None,
+                             audit_source() == source if source else None,
                              a.actor == actor if actor else None,
                              a.entity_kind == entity_kind if entity_kind else None,
                              a.run_id == run_id if run_id else None,
                              a.action.like(f"{action_prefix}%") if action_prefix else None)
                  if c is not None]
-        stmt = select(s.audit).where(*conds).order_by(a.sequence.desc()).limit(limit + 1)
+        stmt = audit_with_source().where(*conds).order_by(a.sequence.desc()).limit(limit + 1)
         rows = self.j.read(lambda c: c.execute(stmt).all())
         items = to_models(AuditEntry, rows[:limit])
         cursor = str(items[-1].sequence) if len(rows) > limit and items else None
         return Page[AuditEntry](items=items, next_cursor=cursor)
 
     def for_entity(self, entity_id: str) -> list[AuditEntry]:
-        stmt = select(s.audit).where(s.audit.c.entity_id == entity_id).order_by(
+        stmt = audit_with_source().where(s.audit.c.entity_id == entity_id).order_by(
             s.audit.c.sequence)
         return self.j.read(lambda c: to_models(AuditEntry, c.execute(stmt)))
 
@@ -85,4 +108,5 @@ class Changes:
                 self._probe = None
 
 
-__all__ = ["Audit", "Changes", "to_model"]
+__all__ = ["Audit", "Changes", "audit_source", "audit_with_source", "decision_sources",
+           "to_model"]

@@ -166,8 +166,10 @@ class Effects:
     # ------------------------------------------------------------ operator side
     def resolve(self, key: str, outcome: EffectStatus | str, *, reason: str,
                 expected_version: int, external_id: str | None = None,
-                evidence: Any = None, request_id: str | None = None) -> Effect:
-        """A person says what really happened: ``committed`` or ``failed``."""
+                evidence: Any = None, request_id: str | None = None,
+                source: str = "desk") -> Effect:
+        """A person says what really happened: ``committed`` or ``failed``. ``source``
+        says where (desk, cli, mcp…); it is kept on the decision row."""
         self.j.require_operator()
         outcome = EffectStatus(outcome)
         if outcome not in (EffectStatus.COMMITTED, EffectStatus.FAILED):
@@ -199,7 +201,7 @@ class Effects:
             from .approvals import write_decision
 
             write_decision(tx, "effect", key, row.run_id, {"outcome": outcome.value},
-                           actor=tx.actor.label, source="desk", reason=reason,
+                           actor=tx.actor.label, source=source, reason=reason,
                            request_id=request_id)
             tx.audit(f"effect.resolved_{outcome.value}", "effect", key, run_id=row.run_id,
                      before={"status": "ambiguous", "error": row.error},

@@ -206,26 +206,30 @@ class Memory:
 
     def resolve(self, item_id: str, choice: ReconciliationStatus | str, *,
                 expected_version: int, merged_content: str | None = None,
-                reason: str | None = None, request_id: str | None = None) -> Reconciliation:
+                reason: str | None = None, request_id: str | None = None,
+                source: str = "desk") -> Reconciliation:
         """Accept local / accept incoming / merged / dismiss: the mutation and the
-        resolution in one transaction."""
+        resolution in one transaction. ``source`` says where the person decided (desk,
+        cli, mcp…); it is kept on the decision row."""
         return self._resolve(item_id, choice, expected_version=expected_version,
                              merged_content=merged_content, reason=reason,
-                             request_id=request_id, entry_version=None)
+                             request_id=request_id, entry_version=None, source=source)
 
     def resolve_seen(self, item_id: str, choice: ReconciliationStatus | str, *,
                      expected_version: int, entry_version: int,
                      merged_content: str | None = None, reason: str | None = None,
-                     request_id: str | None = None) -> Reconciliation:
+                     request_id: str | None = None, source: str = "desk") -> Reconciliation:
         """``resolve``, refused with ``StaleVersion`` (nothing written) when the entry is no
         longer at ``entry_version``, the version the person reviewed the conflict against."""
         return self._resolve(item_id, choice, expected_version=expected_version,
                              merged_content=merged_content, reason=reason,
-                             request_id=request_id, entry_version=entry_version)
+                             request_id=request_id, entry_version=entry_version,
+                             source=source)
 
     def _resolve(self, item_id: str, choice: ReconciliationStatus | str, *,
                  expected_version: int, merged_content: str | None, reason: str | None,
-                 request_id: str | None, entry_version: int | None) -> Reconciliation:
+                 request_id: str | None, entry_version: int | None,
+                 source: str) -> Reconciliation:
         self.j.require_operator()
         choice = ReconciliationStatus(choice)
         if choice == ReconciliationStatus.PENDING:
@@ -270,7 +274,7 @@ class Memory:
                 resolved_by=tx.actor.label, resolution_reason=reason))
             tx.changed("reconciliation", item_id, item.run_id)
             write_decision(tx, "reconciliation", item_id, item.run_id, {"choice": choice.value},
-                           actor=tx.actor.label, source="desk", reason=reason,
+                           actor=tx.actor.label, source=source, reason=reason,
                            request_id=request_id)
             tx.audit(f"memory.conflict_{choice.value}", "reconciliation", item_id,
                      run_id=item.run_id, before={"status": "pending"},

@@ -430,6 +430,10 @@ class AuditEntry(Frozen):
     created_at: float
     prev_digest: str
     digest: str
+    # Where the decision behind the entry was made (desk, cli, rule, expiry, mcp…), read
+    # from its decision row (not part of the entry's digest); None when no decision row
+    # records it (e.g. an agent's withdrawal, a rule created, a cancel request).
+    source: str | None = None
 
 
 class Change(Frozen):

@@ -1,7 +1,10 @@
 """The Audit page: every operator action and automatic decision (who, what, when,
-before/after, reason, request), keyset-paged by sequence, newest first.
+where from, before/after, reason, request), keyset-paged by sequence, newest first.
 
-Filters (actor, entity kind, run, time range) and the search box (actions, ids, reasons,
+"Source" is where the decision was made (desk, cli, rule, expiry, mcp…), read from the
+decision row written with the entry; "—" when no decision row records one.
+
+Filters (actor, source, entity kind, run, time range) and the search box (actions, ids, reasons,
 actors and the before/after JSON) run in SQL. The selected entry is shown whole, before
 and after side by side, with "Copy JSON". "Verify chain" recomputes the audit log's own
 digest chain and names the first broken link. "Export CSV…" writes what the filters show.
@@ -60,6 +63,10 @@ COLUMNS = [
     Column("#", lambda a: str(a.sequence), align=RIGHT, width=64),
     Column("When", lambda a: fmt.clock(a.created_at), align=RIGHT, width=130),
     Column("Actor", lambda a: a.actor, width=160),
+    Column("Source", lambda a: a.source or "—",
+           tip=lambda a: plain_tip(f"decided from {a.source}" if a.source
+                                   else "no decision row records where this was done"),
+           width=80),
     Column("Action", lambda a: a.action, width=190),
     Column("Entity", lambda a: f"{a.entity_kind} {a.entity_id}", width=220),
     Column("Reason", lambda a: a.reason or "", tip=lambda a: plain_tip(a.reason or ""),
@@ -127,7 +134,8 @@ class AuditDetail(QWidget):
             self.before.set_value(None)
             self.after.set_value(None)
             return
-        lines = [f"#{a.sequence} · {fmt.clock(a.created_at)} · {a.actor} · {a.action}",
+        lines = [f"#{a.sequence} · {fmt.clock(a.created_at)} · {a.actor}"
+                 + (f" (from {a.source})" if a.source else "") + f" · {a.action}",
                  f"{a.entity_kind} {a.entity_id}" + (f" · run {a.run_id}" if a.run_id else "")]
         if a.reason:
             lines.append(f"reason: {fmt.bounded(a.reason, 600)}")
@@ -159,16 +167,17 @@ class AuditPage(ListPage):
     verified = Signal(object)
     change_kinds = frozenset({"audit"})
     title = "Audit"
-    stretch_column = 6
+    stretch_column = 7  # Change
 
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, AuditModel(ctx.runner), parent)
         self.search.setPlaceholderText("Search actions, ids, reasons, changes")
         self.search.setAccessibleName("Search the audit log")
         self.actor = choice_combo("Actor", [("All actors", None)], self)
+        self.source = choice_combo("Source", [("All sources", None)], self)
         self.entity = choice_combo("Entity kind", [("All entities", None)], self)
         self.when = choice_combo("Time range", TIME_CHOICES, self)
-        for combo in (self.actor, self.entity):
+        for combo in (self.actor, self.source, self.entity):
             combo.setMaximumWidth(260)
         self.run_filter = QLineEdit(self)
         self.run_filter.setClearButtonEnabled(True)
@@ -188,7 +197,7 @@ class AuditPage(ListPage):
 
     def _build(self) -> None:
         row = QHBoxLayout()
-        for widget in (self.actor, self.entity, self.when, self.run_filter):
+        for widget in (self.actor, self.source, self.entity, self.when, self.run_filter):
             row.addWidget(widget)
         row.addStretch(1)
         row.addWidget(self.verify_button)
@@ -201,7 +210,7 @@ class AuditPage(ListPage):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         self.add_main(split)
-        for combo in (self.actor, self.entity, self.when):
+        for combo in (self.actor, self.source, self.entity, self.when):
             combo.currentIndexChanged.connect(self.apply_query)
         self.run_filter.editingFinished.connect(self.apply_query)
         self.verify_button.clicked.connect(self.verify_chain)
@@ -212,7 +221,8 @@ class AuditPage(ListPage):
     # ------------------------------------------------------------ query
     def query_filters(self, now: float | None = None) -> dict[str, Any]:
         window = self.when.currentData()
-        return {"actor": self.actor.currentData(), "entity_kind": self.entity.currentData(),
+        return {"actor": self.actor.currentData(), "source": self.source.currentData(),
+                "entity_kind": self.entity.currentData(),
                 "run_id": self.run_filter.text().strip() or None, "text": self.text(),
                 "since": (now or time.time()) - window if window else None}
 
@@ -244,6 +254,7 @@ class AuditPage(ListPage):
     def _on_facets(self, facets: dict[str, list[str]]) -> None:
         self._facets_loading = False
         fill_combo(self.actor, "All actors", facets["actor"])
+        fill_combo(self.source, "All sources", facets["source"])
         fill_combo(self.entity, "All entities", facets["entity_kind"])
 
     def _on_facets_error(self, exc: BaseException) -> None:

@@ -221,6 +221,9 @@ def test_resolve_effect(cli, journal: Path) -> None:
     assert effect.status.value == "committed" and effect.resolved_by == f"operator:{OPERATOR}"
     receipts = read(journal, lambda j: j.effects.receipts(key))
     assert receipts[-1].external_id == "re_42"
+    assert [d.source for d in read(journal, lambda j: j.approvals.decisions(key))] == ["cli"]
+    resolved = read(journal, lambda j: j.audit.for_entity(key))[-1]
+    assert resolved.action == "effect.resolved_committed" and resolved.source == "cli"
     again = cli("resolve-effect", key, "failed", "--reason", "changed my mind")
     assert again.rc == 1 and "not ambiguous" in again.err
 
@@ -233,6 +236,8 @@ def test_resolve_memory(cli, journal: Path) -> None:
     conflict = read(journal, lambda j: j.memory.reconciliation(item.id))
     entry = read(journal, lambda j: j.memory.get(conflict.entry_id))
     assert entry.content == conflict.incoming_content
+    assert [d.source for d in read(journal, lambda j: j.approvals.decisions(item.id))] == ["cli"]
+    assert read(journal, lambda j: j.audit.for_entity(item.id))[-1].source == "cli"
     again = cli("resolve-memory", item.id, "dismiss")
     assert again.rc == 1 and "already" in again.err
     other = pending(journal, "memory")[0]

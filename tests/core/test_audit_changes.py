@@ -90,3 +90,28 @@ def test_data_version_moves_only_when_someone_commits(agent, operator, run):
     moved = operator.changes.data_version()
     assert moved != start
     assert operator.changes.data_version() == moved
+
+
+def test_audit_entries_say_where_their_decision_was_made(agent, operator, run, clock):
+    from proctor.core import timeline as tl
+    from proctor.core.verify import verify
+
+    by_mcp = agent.approvals.request(run.id, {**ACTION, "n": 1}, reason="r")
+    operator.approvals.decide(by_mcp.id, True, expected_version=1, source="mcp")
+    at_desk = agent.approvals.request(run.id, {**ACTION, "n": 2}, reason="r")
+    operator.approvals.decide(at_desk.id, False, expected_version=1, reason="no")
+    lapsing = agent.approvals.request(run.id, {**ACTION, "n": 3}, reason="r", expires_in=5)
+    clock.advance(10)
+    assert operator.approvals.expire_due() == 1
+    operator.runs.request_cancel(run.id, "stop", expected_version=operator.runs.get(run.id).version)
+    entries = {e.entity_id if e.entity_kind == "approval" else e.action: e
+               for e in tl.list_audit(operator).items}
+    assert entries[by_mcp.id].source == "mcp" and entries[at_desk.id].source == "desk"
+    assert entries[lapsing.id].action == "approval.expired"
+    assert entries[lapsing.id].source == "expiry"
+    assert entries["run.cancel_requested"].source is None  # no decision row records one
+    only_mcp = tl.list_audit(operator, source="mcp").items
+    assert [e.entity_id for e in only_mcp] == [by_mcp.id]
+    assert [e.source for e in operator.audit.list(source="desk").items] == ["desk"]
+    assert tl.audit_facets(operator)["source"] == ["desk", "expiry", "mcp"]
+    assert verify(operator).ok  # the source is read beside the entry, not written into it

@@ -62,6 +62,36 @@ def test_filters_and_search(qtbot, populated, open_desk):
         page.model.item(r).run_id == ids["run2"] for r in range(page.model.rowCount())))
 
 
+def test_the_source_column_and_filter(qtbot, populated, open_desk):
+    path, ids = populated
+    decide_some(path, ids)  # bob denied at the desk (the default source)
+    with Journal.open(path, actor=Actor.operator("carol")) as carol:
+        carol.effects.resolve(ids["effect"], "committed", reason="seen in the mailer log",
+                              expected_version=carol.effects.get(ids["effect"]).version,
+                              source="cli")
+    page = audit_page(qtbot, open_desk(path))
+    source = [page.model.headerData(c, Qt.Orientation.Horizontal)
+              for c in range(page.model.columnCount())].index("Source")
+    assert page.model.headerData(page.stretch_column, Qt.Orientation.Horizontal) == "Change"
+
+    def shown() -> dict[str, str]:
+        return {page.model.item(r).action: page.model.index(r, source).data()
+                for r in range(page.model.rowCount())}
+
+    settle(qtbot, page, lambda: "effect.resolved_committed" in shown())
+    assert shown()["effect.resolved_committed"] == "cli"
+    assert shown()["approval.denied"] == "desk"
+    assert shown()["run.cancel_requested"] == "—"  # no decision row says where
+    qtbot.waitUntil(lambda: page.source.findData("cli") >= 0, timeout=WAIT_MS)
+    page.source.setCurrentIndex(page.source.findData("cli"))
+    settle(qtbot, page, lambda: list(shown()) == ["effect.resolved_committed"])
+    page.table.selectRow(0)
+    assert "operator:carol (from cli)" in page.detail.facts.text()
+    page.source.setCurrentIndex(page.source.findData("desk"))
+    settle(qtbot, page, lambda: set(shown().values()) == {"desk"}
+           and "approval.denied" in shown())
+
+
 def test_the_selected_entry_whole_and_copied(qtbot, populated, open_desk):
     path, ids = populated
     decide_some(path, ids)
