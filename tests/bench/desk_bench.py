@@ -14,6 +14,9 @@
    back on the GUI thread; the next click follows. Latency = commit delivered - click.
 
 Prints one table; times are milliseconds unless marked. Offscreen Qt platform.
+
+``run(ctx)`` is suite "desk" of tests/bench/run.py: the same three figures in a child process
+(``--figures OUT``), 4 writing agents during the clicks, each against the same SQL alone.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ The floor of each figure is the same SQL alone: every statement the desk had com
 during the operation (recorded on the journal's read engine) replayed serially with raw
 sqlite3, fetching every row. ratio = desk / floor. Median of --repeat runs (scrolls: one).
 The scroll figures paint every position, so their desk time is mostly Qt painting.
+
+``--events N`` sizes the big run; ``run(ctx)`` is suite "timeline" of tests/bench/run.py (a
+child process with ``--figures OUT``; --quick: the small journal and a 10k-event run).
 """
 
 from __future__ import annotations
