@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from proctor import resources
 from proctor.core import Actor, Journal, errors
@@ -37,6 +37,7 @@ from .old_schema import (
     app_schema,
     backups,
     read_only_reason,
+    upgrade_progress,
 )
 from .settings import DeskSettings
 from .single_instance import JournalServer, bring_to_front, focus_running, same_journal
@@ -188,26 +189,37 @@ class DeskApp(QObject):
     def _choose(self, held: OlderJournal) -> None:
         """Ask what to do with an older journal (GUI thread), then do it."""
         journal = held.journal
+        if self.window is None:  # the dialog is the only window: closing it must not quit
+            QApplication.setQuitOnLastWindowClosed(False)
         choice = OldSchemaDialog.ask(self.window, journal.path, held.revision, held.head)
         if choice is Choice.UPGRADE:
-            self.runner.run(lambda: upgrade(held), on_done=partial(self._on_upgraded, held),
-                            on_error=self._on_open_failed, owner=self)
+            busy = upgrade_progress(self.window, journal.path)
+            self.runner.run(lambda: upgrade(held),
+                            on_done=partial(self._on_upgraded, held, busy),
+                            on_error=partial(self._on_upgrade_failed, busy), owner=self)
         elif choice is Choice.READ_ONLY:
             journal.read_only_because = read_only_reason(held.revision, held.head)
             self._show(journal)
         else:
             self.runner.run(journal.close)
             self.open_cancelled.emit(str(journal.path))
+            QApplication.setQuitOnLastWindowClosed(True)
             if self.window is None:
                 self.app.exit(1)
 
-    def _on_upgraded(self, held: OlderJournal, journal: Journal) -> None:
+    def _on_upgraded(self, held: OlderJournal, busy: QWidget, journal: Journal) -> None:
         self._show(journal)
+        busy.close()
         made = backups(journal.path)
         where = f"; the backup is {made[-1]}" if made else ""
         self.window.notice.show_message(
             f"Upgraded {journal.path.name} from schema {held.revision} to "
             f"{journal.schema_revision}{where}.", Level.INFO)
+
+    def _on_upgrade_failed(self, busy: QWidget, exc: BaseException) -> None:
+        busy.close()
+        QApplication.setQuitOnLastWindowClosed(True)
+        self._on_open_failed(exc)
 
     def _show(self, journal: Journal) -> None:
         window = build_window(journal, runner=self.runner, settings=self.settings,
@@ -217,6 +229,7 @@ class DeskApp(QObject):
         self.settings.add_recent(journal.path)
         self.instances.listen(journal.path)
         window.show()
+        QApplication.setQuitOnLastWindowClosed(True)
         window.start()
         why = getattr(journal, "read_only_because", None)
         if why:

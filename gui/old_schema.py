@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QLabel,
+    QProgressDialog,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -123,3 +124,19 @@ class OldSchemaDialog(QDialog):
         dialog = cls(parent, path, revision, head)
         dialog.exec()
         return dialog.choice
+
+
+def upgrade_progress(parent: QWidget | None, path: Path) -> QProgressDialog:
+    """A busy indicator while the upgrade runs (a big journal's backup takes a while); no
+    cancel: a migration is not stopped half-way."""
+    busy = QProgressDialog(parent)
+    label = QLabel(f"Upgrading {path.name}: writing the backup, then migrating…", busy)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    busy.setLabel(label)
+    busy.setWindowTitle("Upgrading the journal")
+    busy.setCancelButton(None)
+    busy.setRange(0, 0)
+    busy.setMinimumDuration(0)
+    busy.setWindowModality(Qt.WindowModality.ApplicationModal)
+    busy.show()
+    return busy
