@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import exists, func, insert, or_, select, tuple_, union_all, update
+from sqlalchemy import exists, func, insert, or_, select, tuple_, update
 
 from . import errors
 from . import schema as s
@@ -41,6 +41,9 @@ MAX_PAGE = 1000
 
 RUN_BY_ID = by_id(select(s.runs, open_items_by_run([])), s.runs.c.id)
 TOOL_CALL_BY_ID = by_id(select(s.tool_calls), s.tool_calls.c.id)
+
+
+RUN_PAGE = Page[Run]  # parametrized once: pydantic builds a new class on many lookups
 
 
 def run_in(tx: Tx, run_id: str) -> Run:
@@ -434,43 +437,42 @@ def run_page_statement(conds: list[Any], sort: str, descending: bool, cursor: st
     return select(s.runs).where(*where).order_by(*order).limit(limit + 1)
 
 
-def open_items_of(conn: Any, run_ids: list[str]) -> dict[str, int]:
-    """Open items of these runs only (the rows of one page), from the (run_id, status)
-    indexes."""
-    if not run_ids:
-        return {}
-    parts = [
-        select(s.approvals.c.run_id.label("run_id")).where(
-            s.approvals.c.run_id.in_(run_ids), s.approvals.c.status == "pending"),
-        select(s.interactions.c.run_id.label("run_id")).where(
-            s.interactions.c.run_id.in_(run_ids), is_open_interaction(s.interactions.c.status)),
-        select(s.effects.c.run_id.label("run_id")).where(
-            s.effects.c.run_id.in_(run_ids), s.effects.c.status == "ambiguous"),
-    ]
-    items = union_all(*parts).subquery()
-    stmt = select(items.c.run_id, func.count()).group_by(items.c.run_id)
-    return {rid: int(n) for rid, n in conn.execute(stmt).all()}
+def open_items_on(run_id: Any) -> Any:
+    """Pending approvals + open questions + ambiguous effects of the run ``run_id`` names
+    (a column of an outer query), each counted from its (run_id, status) index."""
+    a = select(func.count()).where(s.approvals.c.run_id == run_id,
+                                   s.approvals.c.status == "pending").scalar_subquery()
+    q = select(func.count()).where(s.interactions.c.run_id == run_id,
+                                   is_open_interaction(s.interactions.c.status)).scalar_subquery()
+    e = select(func.count()).where(s.effects.c.run_id == run_id,
+                                   s.effects.c.status == "ambiguous").scalar_subquery()
+    return (a + q + e).label("open_items")
+
+
+def run_page_with_open_items(page_stmt: Any) -> Any:
+    """``page_stmt`` (already limited) as a subquery, with each of its rows' open items: the
+    counts run over the page's rows only, after the LIMIT."""
+    page = page_stmt.subquery("page")
+    return select(page, open_items_on(page.c.id))
 
 
 def run_page(j: Journal, conds: list[Any], sort: str, descending: bool, cursor: str | None,
              limit: int) -> Page[Run]:
     """Runs matching ``conds`` in ``sort`` order, keyset-paged; open items are counted for
-    the page's rows only, in the same read transaction."""
+    the page's rows only."""
     limit = max(1, min(limit, MAX_PAGE))
-    stmt = run_page_statement(conds, sort, descending, cursor, limit)
+    stmt = run_page_with_open_items(run_page_statement(conds, sort, descending, cursor, limit))
+    names = sort_fields(sort)
 
-    def q(conn: Any) -> tuple[list[Any], dict[str, int]]:
-        rows = conn.execute(stmt).all()
-        return rows, open_items_of(conn, [row.id for row in rows[:limit]])
+    def key(row: Any) -> tuple:
+        return tuple(row._mapping[n] for n in names)
 
-    rows, counts = j.read(q)
-    items = to_models(Run, [{**row._mapping, "open_items": counts.get(row.id, 0)}
-                            for row in rows[:limit]])
-    cursor_out = None
-    if len(rows) > limit and items:
-        last = rows[limit - 1]._mapping
-        cursor_out = encode_cursor(*(last[c.name] for c in RUN_SORTS[sort]))
-    return Page[Run](items=items, next_cursor=cursor_out)
+    # The outer select has no ORDER BY of its own (it would sort again): order the page's
+    # rows by the same unique key here (text compares as SQLite's BINARY collation does).
+    rows = sorted(j.read(lambda c: c.execute(stmt).all()), key=key, reverse=descending)
+    items = to_models(Run, rows[:limit])
+    cursor_out = encode_cursor(*key(rows[limit - 1])) if len(rows) > limit else None
+    return RUN_PAGE(items=items, next_cursor=cursor_out)
 
 
 def page_of(model: Any, rows: list[Any], limit: int, key: Any) -> Page:

@@ -13,7 +13,7 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from proctor.core import timeline as tl
 from proctor.core.rows import encode_cursor
-from proctor.core.runs import RUN_SORTS, run_page_statement
+from proctor.core.runs import RUN_SORTS, run_page_statement, run_page_with_open_items
 from proctor.core.timeline import RunQuery, _run_conditions
 
 from .helpers import ACTION
@@ -47,6 +47,22 @@ def test_every_sort_reads_its_index_in_order(journal_path, agent, sort, descendi
     assert len(steps) == 1 and "USING INDEX ix_runs_" in steps[0], steps
     assert not any("TEMP B-TREE" in step for step in steps), steps
     assert ("SEARCH" if paged else "SCAN") in steps[0]  # a range seek past the cursor
+
+
+@pytest.mark.parametrize("sort", SORTS)
+def test_open_items_are_counted_after_the_limit(journal_path, agent, sort):
+    """The page is read first (a co-routine, in index order, limited); the three counts
+    run while scanning its rows, never inside the page's own scan."""
+    page = run_page_statement([], sort, True, None, 200)
+    steps = plan(journal_path, run_page_with_open_items(page))
+    assert steps[0].startswith("CO-ROUTINE") and "USING INDEX ix_runs_" in steps[1], steps
+    assert steps[2] == "SCAN page", steps
+    counts = " | ".join(steps[3:])
+    assert counts.count("CORRELATED SCALAR SUBQUERY") == 3
+    for index in ("ix_approvals_run_status", "ix_interactions_run_status",
+                  "ix_effects_run_status"):
+        assert f"INDEX {index} (run_id=? AND status=?)" in counts, counts
+    assert not any("TEMP B-TREE" in step for step in steps), steps
 
 
 def test_has_open_items_probes_the_run_status_indexes(journal_path, agent):
