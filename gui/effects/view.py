@@ -112,6 +112,7 @@ class EffectView(QWidget):
             value.setAccessibleName(name)
             self.facts[name] = value
             form.addRow(plain_label(name, self, name="Muted", selectable=False), value)
+        self.offers_run = True  # False where the host has its own "Open run" (the inbox)
         self.run_button = QPushButton("Open the r&un", self)
         self.run_button.setAccessibleName("Open the run of this effect")
         self.run_button.clicked.connect(self._on_open_run)
@@ -161,7 +162,7 @@ class EffectView(QWidget):
         e = c.effect
         for name, value in fact_values(c).items():
             self.facts[name].setText(fmt.bounded(value, 400))
-        self.run_button.setVisible(bool(e.run_id))
+        self.run_button.setVisible(self.offers_run and bool(e.run_id))
         self.why.set_text(e.ambiguous_reason or "")
         self.prior_error.set_text(e.error or "")
         for widget in (self.why_title, self.why):

@@ -28,7 +28,8 @@ class EffectDetail(DetailWidget):
         self._drafts: dict[str, Draft] = {}
         super().__init__(ctx, parent)
         self.view = EffectView(self)
-        self.view.run_button.hide()  # the detail's header has "Open run"
+        self.view.offers_run = False  # the detail's header has "Open run"
+        self.view.run_button.hide()
         self.body.addWidget(self.view)
 
     def footer(self) -> QVBoxLayout:

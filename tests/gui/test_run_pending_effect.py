@@ -37,6 +37,7 @@ def test_marking_failed_from_the_run_asks_twice_and_keeps_the_evidence(
     pending = detail.pending
     widget = select_effect(qtbot, pending, ids["effect"])
     waiting = pending.count()
+    assert widget.view.run_button.isHidden()  # one "Open run" (the detail's own), not two
     asked: list[str] = []
     answers = iter([False, True])
     monkeypatch.setattr(ConfirmDialog, "ask",
