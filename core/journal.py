@@ -375,9 +375,10 @@ class Journal:
     def integrity_check(self, quick: bool = False) -> list[str]:
         return self.read(lambda conn: db.integrity_check(conn, quick))
 
-    def triggers_present(self) -> set[str]:
-        missing = db.expected_trigger_names() - self.read(db.trigger_names)
-        return missing
+    def missing_triggers(self) -> set[str]:
+        """The immutability triggers the schema expects but the file lacks (empty when
+        every one is in place)."""
+        return db.expected_trigger_names() - self.read(db.trigger_names)
 
     def require_operator(self) -> None:
         if self.actor.kind is ActorKind.AGENT:

@@ -302,7 +302,7 @@ def chain_status(j: Journal, run_id: str) -> ChainStatus:
         s.runs.c.id == run_id)).scalar()) or 0
     return ChainStatus(ok=report.ok, checked_events=report.checked_events,
                        last_sequence=int(last), broken_sequence=broken, problem=problem,
-                       missing_triggers=sorted(j.triggers_present()))
+                       missing_triggers=sorted(j.missing_triggers()))
 
 
 def verify_audit(j: Journal) -> VerifyReport:
@@ -311,7 +311,7 @@ def verify_audit(j: Journal) -> VerifyReport:
 
     problems = [VerifyProblem(what="trigger missing", where=name,
                               detail="evidence rows are no longer protected")
-                for name in sorted(j.triggers_present())]
+                for name in sorted(j.missing_triggers())]
     checked = _verify_audit(j, problems)
     return VerifyReport(ok=not problems, checked_runs=0, checked_events=0,
                         checked_audit=checked, problems=problems)

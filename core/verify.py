@@ -23,7 +23,7 @@ def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None) 
         for line in journal.integrity_check(quick=quick):
             if line != "ok":
                 problems.append(VerifyProblem(what="integrity", where="file", detail=line))
-        for name in sorted(journal.triggers_present()):
+        for name in sorted(journal.missing_triggers()):
             problems.append(VerifyProblem(what="trigger missing", where=name,
                                           detail="evidence rows are no longer protected"))
     runs, events = _verify_runs(journal, problems, run_id)

@@ -98,7 +98,7 @@ def test_empty_file_becomes_a_journal(tmp_path):
     path.touch(mode=0o600)
     with Journal.open(path, actor=Actor.agent("a")) as journal:
         assert journal.runs.start("p", "t").status == "running"
-        assert journal.triggers_present() == set()
+        assert journal.missing_triggers() == set()
         assert journal.integrity_check() == ["ok"]
 
 
