@@ -169,8 +169,10 @@ def write_run_jsonl(j: Journal, run_id: str, out: IO[str]) -> int:
 RUN_CSV = ("id", "title", "status", "agent", "project", "space", "parent_run_id", "started",
            "finished", "duration_s", "attempts", "events", "open_items", "cancel_requested",
            "error")
-AUDIT_CSV = ("sequence", "time", "actor", "action", "entity_kind", "entity_id", "run_id",
-             "reason", "before", "after", "request_id", "digest")
+# ``source``: where the decision behind the entry was made (desk, cli, rule, expiry, mcp…);
+# empty when no decision row records it (``AuditEntry.source``).
+AUDIT_CSV = ("sequence", "time", "actor", "source", "action", "entity_kind", "entity_id",
+             "run_id", "reason", "before", "after", "request_id", "digest")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -199,9 +201,9 @@ def run_csv_row(run: Run, now: float) -> list[Any]:
 
 def audit_csv_row(a: AuditEntry) -> list[Any]:
     return [cell(v) for v in (
-        a.sequence, iso(a.created_at), a.actor, a.action, a.entity_kind, a.entity_id,
-        a.run_id or "", a.reason or "", canonical_json(a.before), canonical_json(a.after),
-        a.request_id or "", a.digest)]
+        a.sequence, iso(a.created_at), a.actor, a.source or "", a.action, a.entity_kind,
+        a.entity_id, a.run_id or "", a.reason or "", canonical_json(a.before),
+        canonical_json(a.after), a.request_id or "", a.digest)]
 
 
 def write_runs_csv(j: Journal, q: RunQuery, out: IO[str], *, limit: int | None = None) -> int:

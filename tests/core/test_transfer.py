@@ -214,3 +214,24 @@ def test_audit_csv_has_every_entry_newest_first(operator, busy):
     assert rows[0] == list(AUDIT_CSV) and count == len(rows) - 1 == operator.audit.count()
     seqs = [int(r[0]) for r in rows[1:]]
     assert seqs == sorted(seqs, reverse=True)
+
+
+def test_audit_csv_says_where_each_decision_was_made(agent, operator, clock):
+    run = agent.runs.start("srcproj", "sources")
+    asked = agent.approvals.request(run.id, {"tool": "mail.send", "args": {"to": "a@b"}},
+                                    reason="notify")
+    operator.approvals.decide(asked.id, True, expected_version=1, source="cli")
+    agent.approvals.consume_and_reserve(asked.id, asked.action_digest, "fx-src", owner="w")
+    agent.effects.begin("fx-src", owner="w")
+    agent.effects.mark_ambiguous("fx-src", "provider timed out", owner="w")
+    clock.advance(1.0)  # the source is the decision's of the same transaction time
+    effect = operator.effects.get("fx-src")
+    operator.effects.resolve("fx-src", "committed", reason="seen in the outbox",
+                             expected_version=effect.version)
+    buf = io.StringIO()
+    write_audit_csv(operator, buf, run_id=run.id)
+    rows = list(csv.DictReader(io.StringIO(buf.getvalue())))
+    source = {r["action"]: r["source"] for r in rows}
+    assert source["approval.approved"] == "cli"
+    assert source["effect.resolved_committed"] == "desk"
+    assert source["effect.ambiguous"] == ""  # recovery writes no decision row
