@@ -449,7 +449,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
         current = j.runs.get(args.run_id)
         j.runs.request_cancel(args.run_id, args.reason,
                               expected_version=args.expect_version or current.version,
-                              request_id=request_id(args))
+                              request_id=request_id(args), source="cli")
     finally:
         j.close()
     print(f"asked {args.run_id} to stop; the agent ends it at its next step")

@@ -288,8 +288,10 @@ class Runs:
 
     # ------------------------------------------------------------ operator side
     def request_cancel(self, run_id: str, reason: str, *, expected_version: int,
-                       request_id: str | None = None) -> Run:
-        """Operator asks the agent to stop; the agent completes the cancel."""
+                       request_id: str | None = None, source: str = "desk") -> Run:
+        """Operator asks the agent to stop; the agent completes the cancel. A decision row
+        (target "run") records who asked and from where (``source``: desk, cli…), as the
+        other operator decisions do; the Audit page reads its source from it."""
         self.j.require_operator()
         if not reason.strip():
             raise errors.ValidationError("a reason is required to cancel a run", field="reason")
@@ -306,6 +308,11 @@ class Runs:
             tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(
                 cancel_requested=True, cancel_reason=reason))
             tx.append_event(run, "run.cancel_requested", {"reason": reason})
+            from .approvals import write_decision
+
+            write_decision(tx, "run", run_id, run_id, {"cancel_requested": True},
+                           actor=tx.actor.label, source=source, reason=reason,
+                           request_id=request_id)
             tx.audit("run.cancel_requested", "run", run_id, run_id=run_id, reason=reason,
                      before={"cancel_requested": False}, after={"cancel_requested": True},
                      request_id=request_id, request=request)

@@ -368,7 +368,7 @@ class RunDetail(QWidget):
         self.message.show_message("Requesting cancel…", Level.INFO)
         self.ctx.runner.run(lambda: runs.request_cancel(run_id, reason,
                                                         expected_version=version,
-                                                        request_id=rid),
+                                                        request_id=rid, source="desk"),
                             on_done=self._on_cancel_requested, on_error=self._on_cancel_refused,
                             owner=self, write=True)
 

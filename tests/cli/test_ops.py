@@ -251,6 +251,8 @@ def test_cancel_asks_the_agent_to_stop(cli, journal: Path) -> None:
     assert result.rc == 0
     run = read(journal, lambda j: j.runs.get(run_id))
     assert run.cancel_requested and run.cancel_reason == "wrong customer"
+    entry = read(journal, lambda j: j.audit.for_entity(run_id))[-1]
+    assert entry.action == "run.cancel_requested" and entry.source == "cli"
     done = json.loads(cli("runs", "--json", "--status", "completed", "--limit", "1").out)
     finished = cli("cancel", done["items"][0]["id"], "--reason", "too late")
     assert finished.rc == 1 and "completed" in finished.err

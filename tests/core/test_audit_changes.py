@@ -109,9 +109,10 @@ def test_audit_entries_say_where_their_decision_was_made(agent, operator, run, c
     assert entries[by_mcp.id].source == "mcp" and entries[at_desk.id].source == "desk"
     assert entries[lapsing.id].action == "approval.expired"
     assert entries[lapsing.id].source == "expiry"
-    assert entries["run.cancel_requested"].source is None  # no decision row records one
+    assert entries["run.cancel_requested"].source == "desk"  # its decision row's source
     only_mcp = tl.list_audit(operator, source="mcp").items
     assert [e.entity_id for e in only_mcp] == [by_mcp.id]
-    assert [e.source for e in operator.audit.list(source="desk").items] == ["desk"]
+    assert [e.action for e in operator.audit.list(source="desk").items] == [
+        "run.cancel_requested", "approval.denied"]
     assert tl.audit_facets(operator)["source"] == ["desk", "expiry", "mcp"]
     assert verify(operator).ok  # the source is read beside the entry, not written into it

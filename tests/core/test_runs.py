@@ -311,7 +311,8 @@ def test_request_cancel_writes_event_and_audit_in_one_go(agent, operator, run, j
     done = operator.runs.request_cancel(run.id, "wrong repo", expected_version=current.version,
                                         request_id="rq-1")
     assert done.cancel_requested and done.cancel_reason == "wrong repo"
-    assert delta(before, row_counts(journal_path)) == {"events": 1, "audit": 1, "changes": 3}
+    assert delta(before, row_counts(journal_path)) == {"events": 1, "audit": 1, "decisions": 1,
+                                                       "changes": 4}
     replay = row_counts(journal_path)
     operator.runs.request_cancel(run.id, "wrong repo", expected_version=current.version,
                                  request_id="rq-1")
@@ -369,3 +370,25 @@ def test_run_list_filters_and_keyset_pages(agent, open_journal, clock):
     assert agent.runs.agents() == ["agent-1", "agent-2"]
     with pytest.raises(errors.ValidationError):
         agent.runs.list(cursor="not a cursor")
+
+
+# ---------------------------------------------------------------- cancel source
+
+
+def test_request_cancel_records_where_it_was_asked(agent, operator, run, start_run):
+    """A decision row beside the audit entry says who asked and from where; verify holds."""
+    from proctor.core import timeline as tl
+
+    other = start_run()
+    operator.runs.request_cancel(run.id, "wrong repo", source="cli",
+                                 expected_version=operator.runs.get(run.id).version)
+    operator.runs.request_cancel(other.id, "superseded",
+                                 expected_version=operator.runs.get(other.id).version)
+    cancels = {e.entity_id: e for e in tl.list_audit(operator).items
+               if e.action == "run.cancel_requested"}
+    assert cancels[run.id].source == "cli" and cancels[other.id].source == "desk"
+    decision = [d for d in tl.run_decisions(operator, run.id) if d.target_kind == "run"]
+    assert len(decision) == 1 and decision[0].actor == "operator:alice"
+    assert decision[0].reason == "wrong repo" and decision[0].decision == {"cancel_requested": True}
+    assert [e.entity_id for e in tl.list_audit(operator, source="cli").items] == [run.id]
+    assert verify(operator).ok

@@ -81,7 +81,7 @@ def test_the_source_column_and_filter(qtbot, populated, open_desk):
     settle(qtbot, page, lambda: "effect.resolved_committed" in shown())
     assert shown()["effect.resolved_committed"] == "cli"
     assert shown()["approval.denied"] == "desk"
-    assert shown()["run.cancel_requested"] == "—"  # no decision row says where
+    assert shown()["run.cancel_requested"] == "desk"  # request_cancel's default source
     qtbot.waitUntil(lambda: page.source.findData("cli") >= 0, timeout=WAIT_MS)
     page.source.setCurrentIndex(page.source.findData("cli"))
     settle(qtbot, page, lambda: list(shown()) == ["effect.resolved_committed"])
