@@ -22,7 +22,7 @@ from .schema import IMMUTABLE_TABLES
 BUSY_TIMEOUT_S = 5.0
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
-SCHEMA_REVISIONS = ("0001", "0002", "0003")
+SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004")
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
@@ -25,6 +26,7 @@ from .rows import by_id, fetch_one, fetch_prepared, reconciliation_select, to_mo
 from .sql import insert_rows, row_where, update_where
 
 MAX_CONTENT = 200_000
+USE_BATCH = 500  # ids per UPDATE in mark_used (well under SQLite's bind limit)
 
 
 def content_hash(text: str) -> str:
@@ -136,7 +138,7 @@ class Memory:
 
     def _apply(self, tx: Tx, row: Any, operation: str, values: dict, reason: str | None,
                run_id: str | None, idempotency_key: str | None, request: Any,
-               event: bool = True) -> None:
+               event: bool = True, event_sequence: int | None = None) -> None:
         version = row.version + 1
         done = update_where(tx.conn, s.memory_entries, dict(
             version=version, updated_at=tx.now, **values), id=row.id, version=row.version)
@@ -145,12 +147,18 @@ class Memory:
         after = values.get("content", row.content)
         self._mutation(tx, row.id, operation, version, row.content_hash, row.content,
                        content_hash(after), after, reason, run_id, idempotency_key, request,
-                       event=event)
+                       event=event, event_sequence=event_sequence)
 
     def _mutation(self, tx: Tx, entry_id: str, operation: str, version: int,
                   before_hash: str | None, before: str | None, after_hash: str,
                   after: str, reason: str | None, run_id: str | None,
-                  idempotency_key: str | None, request: Any, event: bool = True) -> None:
+                  idempotency_key: str | None, request: Any, event: bool = True,
+                  event_sequence: int | None = None) -> None:
+        """The mutation row, and (``event``) a ``memory.changed`` event on its live run, whose
+        sequence the row keeps (``event_sequence``: the caller's own event instead)."""
+        if event:
+            event_sequence = _run_event(tx, run_id, "memory.changed", {
+                "entry_id": entry_id, "operation": operation, "version": version})
         mid = tx.new_id("mut")
         insert_rows(tx.conn, s.memory_mutations, [dict(
             id=mid, entry_id=entry_id, operation=operation, actor=tx.actor.label,
@@ -158,11 +166,8 @@ class Memory:
             before_content=before, after_content=after, run_id=run_id,
             idempotency_key=idempotency_key,
             request_digest=digest_of(request) if idempotency_key else None,
-            created_at=tx.now)])
+            created_at=tx.now, event_sequence=event_sequence)])
         tx.changed("memory", entry_id, run_id)
-        if event:
-            _run_event(tx, run_id, "memory.changed",
-                       {"entry_id": entry_id, "operation": operation, "version": version})
 
     @staticmethod
     def _replayed(tx: Tx, key: str | None, request: Any) -> str | None:
@@ -184,10 +189,20 @@ class Memory:
 
     # ------------------------------------------------------------ conflicts
     def record_conflict(self, entry_id: str, incoming_content: str, *, incoming_source: str,
-                        run_id: str | None = None,
-                        local_version: int | None = None) -> Reconciliation:
-        """Two versions of one entry disagree: park the incoming one for a person."""
+                        run_id: str | None = None, local_version: int | None = None,
+                        incoming_kind: str | None = None,
+                        incoming_priority: int | None = None,
+                        incoming_trust: Trust | str | None = None,
+                        incoming_sensitivity: str | None = None) -> Reconciliation:
+        """Two versions of one entry disagree: park the incoming one for a person. The
+        ``incoming_*`` fields are what the incoming version says about them (None: it does
+        not carry that field); taking the incoming version applies them with its content."""
         _check_content(incoming_content)
+        trust = _incoming_trust(incoming_trust)
+        for name, value in (("incoming_kind", incoming_kind),
+                            ("incoming_sensitivity", incoming_sensitivity)):
+            if value is not None and not (isinstance(value, str) and value.strip()):
+                raise errors.ValidationError(f"{name} must be non-empty text", field=name)
 
         def op(tx: Tx) -> str:
             row = self._entry_row(tx, entry_id)
@@ -195,8 +210,10 @@ class Memory:
             tx.conn.execute(insert(s.reconciliations).values(
                 id=rid, entry_id=entry_id, local_content=row.content,
                 local_version=local_version or row.version, incoming_content=incoming_content,
-                incoming_source=incoming_source, run_id=run_id, status="pending", version=1,
-                created_at=tx.now))
+                incoming_source=incoming_source, incoming_kind=incoming_kind,
+                incoming_priority=incoming_priority, incoming_trust=trust,
+                incoming_sensitivity=incoming_sensitivity, run_id=run_id, status="pending",
+                version=1, created_at=tx.now))
             tx.changed("reconciliation", rid, run_id)
             _run_event(tx, run_id, "memory.conflict", {"reconciliation_id": rid,
                                                        "entry_id": entry_id})
@@ -262,12 +279,13 @@ class Memory:
                     f"memory entry {entry.id} is now at version {entry.version}; you reviewed "
                     f"this conflict against version {entry_version}",
                     entry_version=entry.version)
-            new_content = {ReconciliationStatus.ACCEPTED_INCOMING: item.incoming_content,
-                           ReconciliationStatus.MERGED: merged_content}.get(choice)
-            if new_content is not None and new_content != entry.content:
-                self._apply(tx, entry, f"reconcile_{choice.value}",
-                            {"content": new_content, "content_hash": content_hash(new_content)},
-                            reason, item.run_id, None, request, event=False)
+            sequence = _run_event(tx, item.run_id, "memory.conflict_resolved",
+                                  {"reconciliation_id": item_id, "choice": choice.value,
+                                   "entry_id": item.entry_id})
+            values = _resolution_values(choice, item, entry, merged_content)
+            if values:
+                self._apply(tx, entry, f"reconcile_{choice.value}", values, reason,
+                            item.run_id, None, request, event=False, event_sequence=sequence)
             tx.conn.execute(update(s.reconciliations).where(
                 s.reconciliations.c.id == item_id).values(
                 status=choice.value, version=item.version + 1, resolved_at=tx.now,
@@ -276,16 +294,40 @@ class Memory:
             write_decision(tx, "reconciliation", item_id, item.run_id, {"choice": choice.value},
                            actor=tx.actor.label, source=source, reason=reason,
                            request_id=request_id)
+            fields = {k: v for k, v in values.items() if k in INCOMING_FIELDS}
             tx.audit(f"memory.conflict_{choice.value}", "reconciliation", item_id,
                      run_id=item.run_id, before={"status": "pending"},
-                     after={"status": choice.value, "entry_id": item.entry_id}, reason=reason,
+                     after={"status": choice.value, "entry_id": item.entry_id,
+                            **({"fields": fields} if fields else {})}, reason=reason,
                      request_id=request_id, request=request)
-            _run_event(tx, item.run_id, "memory.conflict_resolved",
-                       {"reconciliation_id": item_id, "choice": choice.value,
-                        "entry_id": item.entry_id})
 
         self.j.write(op)
         return self.reconciliation(item_id)
+
+    def mark_used(self, entry_ids: Iterable[str]) -> int:
+        """An agent read these entries: stamp ``last_used_at`` and count the use, in one
+        transaction. A use is not a change: no version bump, no mutation row, no run event,
+        no audit row; the change feed notes the entries so open desks re-sort. Raises
+        ``NotFound`` (nothing written) if any id is unknown. Returns how many were marked."""
+        ids = sorted(set(entry_ids))
+        if not ids:
+            return 0
+        m = s.memory_entries.c
+
+        def op(tx: Tx) -> int:
+            done = 0
+            for start in range(0, len(ids), USE_BATCH):
+                chunk = ids[start:start + USE_BATCH]
+                done += tx.conn.execute(update(s.memory_entries).where(m.id.in_(chunk)).values(
+                    last_used_at=tx.now, use_count=m.use_count + 1)).rowcount
+            if done != len(ids):
+                raise errors.NotFound(f"{len(ids) - done} of the memory entries marked used "
+                                      "do not exist")
+            for eid in ids:
+                tx.changed("memory", eid, None)
+            return done
+
+        return self.j.write(op)
 
     def reveal(self, entry_id: str, *, reason: str | None = None) -> MemoryEntry:
         """An operator looks at a masked (sensitive) entry: the look is audited."""
@@ -358,14 +400,51 @@ class Memory:
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
 
 
-def _run_event(tx: Tx, run_id: str | None, type_: str, payload: Any) -> None:
-    """An event on the linked run, unless it has ended (a terminal run never changes)."""
+def _run_event(tx: Tx, run_id: str | None, type_: str, payload: Any) -> int | None:
+    """An event on the linked run, unless it has ended (a terminal run never changes): its
+    sequence, or None when nothing was appended."""
     if not run_id:
-        return
+        return None
     run = tx.run_row(run_id)
     if RunStatus(run.status).terminal:
-        return
-    tx.append_event(run, type_, payload)
+        return None
+    return int(tx.append_event(run, type_, payload)["sequence"])
+
+
+INCOMING_FIELDS = ("kind", "priority", "trust", "sensitivity")
+
+
+def _resolution_values(choice: ReconciliationStatus, item: Any, entry: Any,
+                       merged: str | None) -> dict[str, Any]:
+    """What resolving with ``choice`` changes on the entry (empty: nothing). Taking incoming
+    takes its content and every field it carries; trust decides ``confirmed`` with it."""
+    if choice == ReconciliationStatus.MERGED:
+        return _content_values(merged, entry) if merged is not None else {}
+    if choice != ReconciliationStatus.ACCEPTED_INCOMING:
+        return {}
+    values = _content_values(item.incoming_content, entry)
+    for name in INCOMING_FIELDS:
+        value = getattr(item, f"incoming_{name}")
+        if value is not None and value != getattr(entry, name):
+            values[name] = value
+    if "trust" in values:
+        values["confirmed"] = values["trust"] == Trust.USER_CONFIRMED.value
+    return values
+
+
+def _content_values(text: str, entry: Any) -> dict[str, Any]:
+    return {} if text == entry.content else {"content": text,
+                                             "content_hash": content_hash(text)}
+
+
+def _incoming_trust(trust: Trust | str | None) -> str | None:
+    if trust is None:
+        return None
+    try:
+        return Trust(trust).value
+    except ValueError:
+        raise errors.ValidationError(f"unknown trust level {trust!r}",
+                                     field="incoming_trust") from None
 
 
 def _check_content(content: Any) -> None:

@@ -18,7 +18,7 @@ from .models import Frozen, MemoryEntry, MemoryScope, Page, Trust
 from .rows import decode_cursor, encode_cursor, to_models
 
 CHARS_PER_TOKEN = 4
-Sort = Literal["updated", "created", "priority", "title"]
+Sort = Literal["updated", "created", "priority", "title", "used"]
 
 
 def estimate_tokens(chars: int) -> int:
@@ -61,7 +61,8 @@ class ScopeUsage(Frozen):
 def _sort_columns(sort: Sort) -> list[Any]:
     m = s.memory_entries.c
     return {"updated": [m.updated_at, m.id], "created": [m.created_at, m.id],
-            "priority": [m.priority, m.updated_at, m.id], "title": [m.title, m.id]}[sort]
+            "priority": [m.priority, m.updated_at, m.id], "title": [m.title, m.id],
+            "used": [m.last_used_at, m.id]}[sort]  # ix_memory_last_used; 0: never used
 
 
 def _after(cols: list[Any], values: list[Any], descending: bool) -> Any:
@@ -94,15 +95,22 @@ def _conditions(q: MemoryQuery) -> list[Any]:
     return [c for c in conds if c is not None]
 
 
-def browse(journal: Any, q: MemoryQuery, cursor: str | None = None,
-           limit: int = 200) -> Page[MemoryEntry]:
-    """One keyset page of entries matching ``q``, in ``q.sort`` order."""
+def browse_statement(q: MemoryQuery, cursor: str | None, limit: int) -> Any:
+    """The SELECT of one page: ``limit + 1`` rows after ``cursor`` (the extra one says
+    whether there is a next page)."""
     cols = _sort_columns(q.sort)
     conds = _conditions(q)
     if cursor is not None:
         conds.append(_after(cols, decode_cursor(cursor), q.descending))
     order = [c.desc() if q.descending else c.asc() for c in cols]
-    stmt = select(s.memory_entries).where(*conds).order_by(*order).limit(limit + 1)
+    return select(s.memory_entries).where(*conds).order_by(*order).limit(limit + 1)
+
+
+def browse(journal: Any, q: MemoryQuery, cursor: str | None = None,
+           limit: int = 200) -> Page[MemoryEntry]:
+    """One keyset page of entries matching ``q``, in ``q.sort`` order."""
+    cols = _sort_columns(q.sort)
+    stmt = browse_statement(q, cursor, limit)
     rows = journal.read(lambda c: c.execute(stmt).all())
     items = to_models(MemoryEntry, rows[:limit])
     next_cursor = None
@@ -153,4 +161,5 @@ def facets(journal: Any) -> dict[str, list[str]]:
     return journal.read(q)
 
 
-__all__ = ["MemoryQuery", "ScopeUsage", "browse", "estimate_tokens", "facets", "scopes"]
+__all__ = ["MemoryQuery", "ScopeUsage", "browse", "browse_statement", "estimate_tokens",
+           "facets", "scopes"]

@@ -339,6 +339,8 @@ class MemoryEntry(Frozen):
     source_run_id: str | None
     created_at: float
     updated_at: float
+    last_used_at: float = 0.0  # when an agent last read it (memory.mark_used); 0: never
+    use_count: int = 0
 
 
 class MemoryMutation(Frozen):
@@ -355,6 +357,7 @@ class MemoryMutation(Frozen):
     run_id: str | None
     idempotency_key: str | None
     created_at: float
+    event_sequence: int | None = None  # the run_id event this change appended, if any
 
 
 class Reconciliation(Frozen):
@@ -367,6 +370,11 @@ class Reconciliation(Frozen):
     local_version: int
     incoming_content: str
     incoming_source: str
+    # the incoming version's other fields; None: it carried only content for that field
+    incoming_kind: str | None = None
+    incoming_priority: int | None = None
+    incoming_trust: Trust | None = None
+    incoming_sensitivity: str | None = None
     run_id: str | None
     status: ReconciliationStatus
     version: int

@@ -215,7 +215,10 @@ class MemoryEntryRow(Base):
     source_run_id: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
-    __table_args__ = (Index("ix_memory_scope", "scope", "scope_key", "updated_at"),)
+    last_used_at: Mapped[float] = mapped_column(Float, server_default="0")  # 0: never used
+    use_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    __table_args__ = (Index("ix_memory_scope", "scope", "scope_key", "updated_at"),
+                      Index("ix_memory_last_used", "last_used_at", "id"))
 
 
 class MemoryMutationRow(Base):
@@ -234,6 +237,7 @@ class MemoryMutationRow(Base):
     idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True)
     request_digest: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[float] = mapped_column(Float)
+    event_sequence: Mapped[int | None] = mapped_column(Integer)  # run_id's event, if any
     __table_args__ = (Index("ix_mutations_entry", "entry_id", "version"),)
 
 
@@ -245,6 +249,11 @@ class ReconciliationRow(Base):
     local_version: Mapped[int] = mapped_column(Integer)
     incoming_content: Mapped[str] = mapped_column(Text)
     incoming_source: Mapped[str] = mapped_column(String(200))
+    # the incoming version's fields; NULL: it did not carry that field
+    incoming_kind: Mapped[str | None] = mapped_column(String(32))
+    incoming_priority: Mapped[int | None] = mapped_column(Integer)
+    incoming_trust: Mapped[str | None] = mapped_column(String(32))
+    incoming_sensitivity: Mapped[str | None] = mapped_column(String(32))
     run_id: Mapped[str | None] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(32))
     version: Mapped[int] = mapped_column(Integer)
