@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from . import errors
 from . import schema as s
-from .canonical import canonical_json, digest_of
+from .canonical import canonical_json, digest_of, loads
 from .journal import Journal, Tx
 from .models import Effect, EffectStatus, Page, Receipt, SafetyClass
 from .rows import by_id, fetch_prepared, keyset_after, order_by, to_models
@@ -18,6 +18,7 @@ from .sql import insert_rows, row_where, update_where
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
 EFFECT_BY_KEY = by_id(select(s.effects), s.effects.c.key)
+RECEIPT_BY_ID = by_id(select(s.receipts), s.receipts.c.id)
 
 
 class Effects:
@@ -139,14 +140,59 @@ class Effects:
 
         return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
-    def mark_ambiguous(self, key: str, reason: str, *, owner: str | None = None) -> Effect:
-        """The caller lost track of the outcome (timeout, unknown response)."""
+    def record_receipt(self, key: str, *, external_id: str | None = None,
+                       evidence: Any = None, owner: str | None = None) -> Receipt:
+        """The lease holder records what it knows so far about an executing effect (a
+        provider's request id, a partial response), before the outcome is known: an
+        immutable receipt of kind ``progress``, a run event (unless the run has ended) and a
+        change-feed row, in one transaction. If the operator later has to resolve the
+        effect, these receipts are the evidence they see.
+
+        A holder whose lease just lapsed still has its receipt kept (it is the best evidence
+        there will be); the effect becomes ambiguous in the same transaction and
+        ``EffectAmbiguous`` is raised after the commit."""
+        owner = owner or self.default_owner()
+        if external_id is None and evidence is None:
+            raise errors.ValidationError("a receipt needs an external id or evidence",
+                                         field="external_id")
+
+        def op(tx: Tx) -> str:
+            row = row_where(tx.conn, s.effects, key=key)
+            if row is None:
+                raise errors.NotFound(f"effect {key} does not exist")
+            if row.status != EffectStatus.EXECUTING:
+                raise errors.InvalidTransition(
+                    f"effect {key} is {row.status}; receipts so far are recorded while it "
+                    "executes")
+            if row.lease_owner != owner:
+                raise errors.EffectBusy(
+                    f"effect {key} is leased by {row.lease_owner}, not {owner}")
+            rid = write_receipt(tx, row, "progress", row.status, external_id, evidence,
+                                tx.actor.label)
+            self._event(tx, row.run_id, "effect.receipt", key,
+                        {"attempt": row.attempt, "receipt_id": rid,
+                         "external_id": external_id})
+            if row.lease_expires_at is not None and row.lease_expires_at <= tx.now:
+                self._make_ambiguous(tx, row, "lease expired before the outcome was recorded")
+                tx.raise_after_commit(errors.EffectAmbiguous(
+                    f"effect {key}: your lease expired; the receipt is kept and the outcome "
+                    "is now for a person to resolve"))
+            return rid
+
+        return self.j.write_then(op, receipt_in)
+
+    def mark_ambiguous(self, key: str, reason: str, *, owner: str | None = None,
+                       partial_result: Any = None) -> Effect:
+        """The caller lost track of the outcome (timeout, unknown response).
+        ``partial_result``: what the tool returned before it lost track (kept as the
+        effect's result, shown to the operator as the partial result, and in the
+        ``effect.ambiguous`` event)."""
         owner = owner or self.default_owner()
 
         def op(tx: Tx) -> None:
             row = self._owned(tx, key, owner, LIVE)
             if row is not None:
-                self._make_ambiguous(tx, row, reason)
+                self._make_ambiguous(tx, row, reason, partial_result)
 
         return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
@@ -195,9 +241,12 @@ class Effects:
                 raise errors.StaleVersion(f"effect {key} changed since you looked")
             self._update(tx, row, status=outcome.value, resolved_by=tx.actor.label,
                          resolution_reason=reason, lease_expires_at=None)
-            write_receipt(tx, row, "resolution", outcome.value, external_id,
-                          {"reason": reason, "evidence": evidence, "prior_error": row.error,
-                           "ambiguous_reason": row.ambiguous_reason}, tx.actor.label)
+            body = {"reason": reason, "evidence": evidence, "prior_error": row.error,
+                    "ambiguous_reason": row.ambiguous_reason}
+            if loads(row.result) is not None:
+                body["partial_result"] = loads(row.result)  # a retry's reserve clears it
+            write_receipt(tx, row, "resolution", outcome.value, external_id, body,
+                          tx.actor.label)
             from .approvals import write_decision
 
             write_decision(tx, "effect", key, row.run_id, {"outcome": outcome.value},
@@ -277,14 +326,20 @@ class Effects:
             return None
         return row
 
-    def _make_ambiguous(self, tx: Tx, row: Any, reason: str) -> None:
+    def _make_ambiguous(self, tx: Tx, row: Any, reason: str,
+                        partial_result: Any = None) -> None:
+        values: dict[str, Any] = {}
+        payload: dict[str, Any] = {"attempt": row.attempt, "reason": reason}
+        if partial_result is not None:
+            values["result"] = canonical_json(partial_result)
+            payload["partial_result"] = partial_result
         self._update(tx, row, status=EffectStatus.AMBIGUOUS.value, ambiguous_reason=reason,
-                     lease_expires_at=None)
+                     lease_expires_at=None, **values)
         tx.audit("effect.ambiguous", "effect", row.key, run_id=row.run_id,
                  actor="system:recovery", before={"status": row.status},
                  after={"status": "ambiguous"}, reason=reason)
-        self._event(tx, row.run_id, "effect.ambiguous", row.key,
-                    {"attempt": row.attempt, "reason": reason}, actor="system:recovery")
+        self._event(tx, row.run_id, "effect.ambiguous", row.key, payload,
+                    actor="system:recovery")
 
     @staticmethod
     def _update(tx: Tx, row: Any, **values: Any) -> None:
@@ -304,6 +359,12 @@ class Effects:
         if run.status in ("completed", "failed", "cancelled"):
             return  # the effect outlives its run; the audit row is the record
         tx.append_event(run, type_, {"effect_key": key, **payload}, actor=actor)
+
+
+def receipt_in(tx: Tx, receipt_id: str) -> Receipt:
+    """The receipt as the write transaction ``tx`` sees it."""
+    return fetch_prepared(tx.conn, Receipt, RECEIPT_BY_ID, f"receipt {receipt_id}",
+                          key=receipt_id)
 
 
 def write_receipt(tx: Tx, row: Any, kind: str, status: str, external_id: str | None,

@@ -4,6 +4,7 @@ The 8-process reservation race lives in tests/integration/test_core_processes.py
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 
 import pytest
@@ -11,7 +12,15 @@ import pytest
 from proctor.core import Actor, errors
 from proctor.core.journal import Tx
 
-from .helpers import Boom, assert_no_open_transaction, boom, delta, row_counts, snapshot
+from .helpers import (
+    Boom,
+    assert_no_open_transaction,
+    boom,
+    delta,
+    raw,
+    row_counts,
+    snapshot,
+)
 
 
 def reserve(journal, key="eff-1", owner="w1", **kw):
@@ -290,3 +299,111 @@ def test_effect_list_pages_by_creation(agent, clock):
     rest = agent.effects.list(limit=2, cursor=second.next_cursor)
     keys = [e.key for e in first.items + second.items + rest.items]
     assert keys == ["k4", "k3", "k2", "k1", "k0"] and rest.next_cursor is None
+
+
+# ------------------------------------------------------------ receipts so far, partial result
+
+
+def test_holder_records_receipts_while_executing(agent, operator, run, journal_path, clock):
+    reserve(agent, run_id=run.id)
+    agent.effects.begin("eff-1", owner="w1")
+    before = row_counts(journal_path)
+    receipt = agent.effects.record_receipt("eff-1", external_id="req_42",
+                                           evidence={"provider": "bank", "status": 202},
+                                           owner="w1")
+    changed = delta(before, row_counts(journal_path))
+    assert set(changed) == {"receipts", "events", "changes"}
+    assert (changed["receipts"], changed["events"]) == (1, 1)
+    with raw(journal_path) as conn:  # the desk hears of it through the change feed
+        assert conn.execute("SELECT run_id FROM changes WHERE entity_kind = 'receipt' "
+                            "AND entity_id = ?", (receipt.id,)).fetchall() == [(run.id,)]
+    assert (receipt.kind, receipt.status, receipt.external_id) == ("progress", "executing",
+                                                                    "req_42")
+    assert receipt.evidence == {"provider": "bank", "status": 202}
+    assert receipt.actor == agent.actor.label
+    last = agent.runs.events(run.id, descending=True, limit=1)[0]
+    assert last.type == "effect.receipt"
+    assert last.payload == {"effect_key": "eff-1", "attempt": 1, "receipt_id": receipt.id,
+                            "external_id": "req_42"}
+    effect = agent.effects.mark_ambiguous("eff-1", "bank timed out", owner="w1",
+                                          partial_result={"accepted": True})
+    context = operator.effects.context("eff-1")
+    assert [r.id for r in context.receipts] == [receipt.id]
+    assert context.effect.result == {"accepted": True}
+    clock.advance(1)  # receipts list by time
+    done = operator.effects.resolve("eff-1", "committed", reason="the bank shows req_42",
+                                    expected_version=effect.version)
+    assert done.result == {"accepted": True}  # kept; the resolution receipt keeps it too
+    kinds = [(r.kind, r.external_id) for r in operator.effects.receipts("eff-1")]
+    assert kinds == [("progress", "req_42"), ("resolution", None)]
+    assert operator.effects.receipts("eff-1")[1].evidence["partial_result"] == {"accepted": True}
+
+
+def test_receipts_are_immutable(agent, journal_path):
+    reserve(agent)
+    agent.effects.begin("eff-1", owner="w1")
+    agent.effects.record_receipt("eff-1", external_id="req_1", owner="w1")
+    with raw(journal_path) as conn, pytest.raises(sqlite3.DatabaseError):
+        conn.execute("UPDATE receipts SET external_id = 'forged'")
+
+
+def test_partial_result_in_the_ambiguous_event(agent, run):
+    reserve(agent, run_id=run.id)
+    agent.effects.begin("eff-1", owner="w1")
+    agent.effects.mark_ambiguous("eff-1", "stream cut", owner="w1",
+                                 partial_result={"rows_written": 120})
+    last = agent.runs.events(run.id, descending=True, limit=1)[0]
+    assert last.type == "effect.ambiguous"
+    assert last.payload["partial_result"] == {"rows_written": 120}
+    assert agent.effects.get("eff-1").result == {"rows_written": 120}
+
+
+def test_without_partial_result_the_result_stays_empty(agent, run):
+    reserve(agent, run_id=run.id)
+    agent.effects.begin("eff-1", owner="w1")
+    effect = agent.effects.mark_ambiguous("eff-1", "lost", owner="w1")
+    assert effect.result is None
+    last = agent.runs.events(run.id, descending=True, limit=1)[0]
+    assert last.type == "effect.ambiguous" and "partial_result" not in last.payload
+
+
+@pytest.mark.parametrize("case", ["reserved", "other owner", "committed", "missing", "empty"])
+def test_receipt_refusals_write_nothing(agent, journal_path, case):
+    reserve(agent, "eff-r")
+    if case != "reserved":
+        agent.effects.begin("eff-r", owner="w1")
+    if case == "committed":
+        agent.effects.commit("eff-r", {"ok": True}, owner="w1")
+    expected = {"reserved": errors.InvalidTransition, "other owner": errors.EffectBusy,
+                "committed": errors.InvalidTransition, "missing": errors.NotFound,
+                "empty": errors.ValidationError}[case]
+    key = "nope" if case == "missing" else "eff-r"
+    owner = "w2" if case == "other owner" else "w1"
+    kw = {} if case == "empty" else {"external_id": "req_1"}
+    before = snapshot(journal_path)
+    with pytest.raises(expected):
+        agent.effects.record_receipt(key, owner=owner, **kw)
+    assert snapshot(journal_path) == before
+    assert_no_open_transaction(agent)
+
+
+def test_receipt_after_the_lease_lapsed_is_kept_and_the_effect_turns_ambiguous(agent, run,
+                                                                                clock):
+    reserve(agent, run_id=run.id, lease_seconds=5)
+    agent.effects.begin("eff-1", owner="w1")
+    clock.advance(6)
+    with pytest.raises(errors.EffectAmbiguous):
+        agent.effects.record_receipt("eff-1", external_id="req_late", owner="w1")
+    assert agent.effects.get("eff-1").status == "ambiguous"
+    assert [r.external_id for r in agent.effects.receipts("eff-1")] == ["req_late"]
+    types = [e.type for e in agent.runs.events(run.id, descending=True, limit=2)]
+    assert types == ["effect.ambiguous", "effect.receipt"]
+
+
+def test_receipt_of_an_ended_run_writes_no_event(agent, run, journal_path):
+    reserve(agent, run_id=run.id)
+    agent.effects.begin("eff-1", owner="w1")
+    agent.runs.complete(run.id)
+    before = row_counts(journal_path)
+    agent.effects.record_receipt("eff-1", evidence={"note": "sent"}, owner="w1")
+    assert delta(before, row_counts(journal_path)) == {"receipts": 1, "changes": 1}
