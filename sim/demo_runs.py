@@ -117,13 +117,18 @@ class DemoWriter:
         aj.approvals.consume_and_reserve(approval.id, approval.action_digest, key,
                                          lease_seconds=30.0, owner=owner)
         aj.effects.begin(key, owner=owner)
+        if fault in ("lease", "lost"):  # the provider answered "accepted", then went quiet
+            aj.effects.record_receipt(key, external_id=f"req_{approval.id[-10:]}", owner=owner,
+                                      evidence={"provider_status": 202,
+                                                "note": "request accepted; no final response"})
         if fault == "lease":
             self.clock.advance(45.0)
             aj.effects.sweep_expired()
         elif fault == "lost":
             aj.effects.mark_ambiguous(key, content.maybe_hostile(
                 self.rng, "the provider timed out after 30 s; the request may have gone "
-                "through"), owner=owner)
+                "through"), owner=owner, partial_result={"status": "accepted",
+                                                         "request_id": f"req_{approval.id[-10:]}"})
         else:
             aj.effects.commit(key, spec.result, owner=owner,
                               external_id=str(next(iter(spec.result.values()), "")),

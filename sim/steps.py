@@ -115,14 +115,16 @@ class Steps:
         self.j.effects.begin(key, owner=self.owner)
         self.stats["effects"] += 1
         self.pause(self.rng.uniform(0.05, 0.2))
-        if fault == "crash":
-            print(f"{self.name}: simulated crash in the middle of {key}", file=sys.stderr,
-                  flush=True)
-            self.save_stats()
-            os._exit(CRASH_EXIT)
-        if fault == "lease":
-            time.sleep(lease + 0.3)  # hung past the lease: nobody knows what happened
         try:
+            if fault == "lease" or (fault == "crash" and self.rng.random() < 0.5):
+                self.note_request(key, approval.id, spec)
+            if fault == "crash":
+                print(f"{self.name}: simulated crash in the middle of {key}", file=sys.stderr,
+                      flush=True)
+                self.save_stats()
+                os._exit(CRASH_EXIT)
+            if fault == "lease":
+                time.sleep(lease + 0.3)  # hung past the lease: nobody knows what happened
             effect = self.j.effects.commit(key, spec.result, owner=self.owner,
                                            external_id=str(next(iter(spec.result.values()), "")),
                                            evidence={"simulated": True})
@@ -135,6 +137,15 @@ class Steps:
             self.j.runs.finish_tool_call(call_id, "failed",
                                          error=effect.resolution_reason or effect.error)
             self.event("agent.adapted", {"effect_key": key, "instead": spec.alternative})
+
+    def note_request(self, key: str, approval_id: str, spec: content.ActionSpec) -> None:
+        """The provider accepted the request (a request id came back) before the crash or
+        hang: the receipt so far that the operator sees beside the ambiguous effect."""
+        self.j.effects.record_receipt(
+            key, external_id=f"req_{approval_id[-10:]}", owner=self.owner,
+            evidence={"provider_status": 202, "note": "request accepted; no final response "
+                      "yet", "tool": spec.action["tool"]})
+        self.stats["receipts_so_far"] += 1
 
     # ------------------------------------------------------------ questions
     def step_question(self) -> str | None:

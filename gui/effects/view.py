@@ -189,7 +189,9 @@ class EffectView(QWidget):
         self.request.setVisible(call is not None)
         if call is not None:
             self.request.set_value(call.request)
-        partial = call.result if call is not None and call.result is not None else e.result
+        # the effect's own result first: what the agent recorded when it lost track (the
+        # ``partial_result`` of mark_ambiguous) or its committed result
+        partial = e.result if e.result is not None else (call.result if call else None)
         self.result.setVisible(partial is not None)
         if partial is not None:
             self.result.set_value(partial)
