@@ -32,7 +32,7 @@ from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatu
 from ..widgets import fmt
 from ..widgets.labels import plain_label, plain_tip, section
 from ..widgets.message_bar import Level, MessageBar
-from .common import RevealState, RowsModel, label, request_id
+from .common import RevealState, RowsModel, is_sensitive, label, request_id
 from .diff import DiffView, Piece, whitespace_only, word_diff
 
 CHOICE_TEXT = {
@@ -75,6 +75,20 @@ def union_merge(local: str, incoming: str) -> str:
     return text if text.strip() else incoming
 
 
+def masking_sensitivity(data: ConflictData) -> str:
+    """The sensitivity that hides the two versions: the entry's, else the incoming one's."""
+    incoming = data.item.incoming_sensitivity
+    return incoming if not is_sensitive(data.entry.sensitivity) and is_sensitive(incoming) \
+        else data.entry.sensitivity
+
+
+def shows_conflict(reveals: RevealState, data: ConflictData) -> bool:
+    """Both versions may be shown: the entry is not sensitive (or revealed) and the incoming
+    version does not claim a sensitivity the entry lacks (or the entry was revealed)."""
+    return reveals.shows(data.entry) and (not is_sensitive(data.item.incoming_sensitivity)
+                                          or data.entry.id in reveals)
+
+
 def resolve_call(memory: Any, data: ConflictData, choice: ReconciliationStatus,
                  merged: str | None, reason: str) -> Callable[[], Any]:
     """The store call for one resolution (its own request id, so a retry is idempotent).
@@ -89,10 +103,25 @@ def resolve_call(memory: Any, data: ConflictData, choice: ReconciliationStatus,
                                   reason=reason, request_id=rid)
 
 
+NOT_CARRIED = "not carried (stays)"
+CARRIES_NOTE = ("Take incoming applies the incoming text and every field it carries (the bold "
+                "rows differ); a field it does not carry stays as it is. Keep local, Merge and "
+                "Dismiss keep the local fields.")
+
+
+def _field(name: str, local: Any, incoming: Any,
+           show: Callable[[Any], str] = str) -> tuple[str, str, str, bool]:
+    """One field's row: ``incoming`` None means the incoming version does not carry it."""
+    if incoming is None:
+        return (name, show(local), NOT_CARRIED, False)
+    differs = incoming != local
+    return (name, show(local), show(incoming) if differs else "same", differs)
+
+
 def field_rows(data: ConflictData) -> list[tuple[str, str, str, bool]]:
-    """(field, local, incoming, differs): the incoming version carries content only."""
+    """(field, local, incoming, differs): local is the entry now; incoming is what the
+    incoming version carries ("same" when equal, NOT_CARRIED when it has no such field)."""
     e, item = data.entry, data.item
-    same = "same"
     local_len, in_len = len(e.content), len(item.incoming_content)
     moved = e.version != item.local_version
     return [
@@ -100,10 +129,10 @@ def field_rows(data: ConflictData) -> list[tuple[str, str, str, bool]]:
                                       if moved else ""), "new version if taken", moved),
         ("Source", f"run {e.source_run_id}" if e.source_run_id else "—",
          f"{item.incoming_source}" + (f" · run {item.run_id}" if item.run_id else ""), True),
-        ("Kind", e.kind, same, False),
-        ("Priority", str(e.priority), same, False),
-        ("Trust", label(e.trust.value), same, False),
-        ("Sensitivity", e.sensitivity, same, False),
+        _field("Kind", e.kind, item.incoming_kind),
+        _field("Priority", e.priority, item.incoming_priority),
+        _field("Trust", e.trust, item.incoming_trust, lambda t: label(t.value)),
+        _field("Sensitivity", e.sensitivity, item.incoming_sensitivity),
         ("Length", f"{local_len:,} characters", f"{in_len:,} characters", local_len != in_len),
         ("Content hash", fmt.short(e.content_hash, 16),
          fmt.short(content_hash(item.incoming_content), 16),
@@ -197,9 +226,7 @@ class ConflictReview(QWidget):
         layout.addLayout(buttons)
         layout.addWidget(section("Field differences", self))
         layout.addWidget(self.fields_view, 1)
-        layout.addWidget(plain_label("The incoming version carries content only: kind, "
-                                     "priority, trust and sensitivity stay as they are.", self,
-                                     name="Muted"))
+        layout.addWidget(plain_label(CARRIES_NOTE, self, name="Muted"))
 
     def _build_form(self) -> QWidget:
         form = QWidget(self)
@@ -219,7 +246,8 @@ class ConflictReview(QWidget):
         self.dismiss_button = QPushButton("&Dismiss", form)
         self.cancel_merge = QPushButton("Cancel merge", form)
         tips = {self.keep_button: "Keep the entry as it is (Alt+K)",
-                self.take_button: "Replace the entry with the incoming text (Alt+T)",
+                self.take_button: "Replace the entry with the incoming text and the fields "
+                                  "it carries (Alt+T)",
                 self.merge_button: "Write the entry's text yourself, starting from both (Alt+M)",
                 self.dismiss_button: "Drop the incoming version without a change (Alt+D)"}
         for button, tip in tips.items():
@@ -287,11 +315,11 @@ class ConflictReview(QWidget):
         data = self.data
         if data is None:
             return
-        hidden = not self.reveals.shows(data.entry)
+        hidden = not shows_conflict(self.reveals, data)
         self.reveal_button.setVisible(hidden)
         self.reveal_button.setEnabled(hidden and not self.read_only)
         if hidden:
-            marked = fmt.bounded(data.entry.sensitivity, 40)
+            marked = fmt.bounded(masking_sensitivity(data), 40)
             masked = (f"Hidden: the entry is marked “{marked}”. Reveal it to compare the "
                       "versions; the reveal is audited.")
             self.local.show_text(masked)
@@ -325,7 +353,7 @@ class ConflictReview(QWidget):
 
     def set_enabled_actions(self) -> None:
         can = self.is_pending() and not self.read_only
-        revealed = self.data is not None and self.reveals.shows(self.data.entry)
+        revealed = self.data is not None and shows_conflict(self.reveals, self.data)
         for button in (self.keep_button, self.dismiss_button):
             button.setEnabled(can)
         for button in (self.take_button, self.merge_button):

@@ -31,7 +31,8 @@ from ..widgets.tables import row_table
 from .common import RevealState, RowsModel, is_sensitive, label, mask_text
 from .diff import DiffView, Piece, whitespace_only, word_diff
 
-HISTORY_HEADERS = ("Ver.", "When", "Operation", "Actor", "Reason", "Before → after")
+HISTORY_HEADERS = ("Ver.", "When", "Operation", "Actor", "Reason", "Before → after",
+                   "Source")
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,23 @@ def load_entry(memory: Any, entry_id: str) -> EntryData:
 def history_cells(m: MemoryMutation) -> tuple[str, ...]:
     return (str(m.version), fmt.clock(m.created_at), label(m.operation), m.actor,
             m.reason or "",
-            f"{fmt.short(m.before_hash, 8) or '—'} → {fmt.short(m.after_hash, 8)}")
+            f"{fmt.short(m.before_hash, 8) or '—'} → {fmt.short(m.after_hash, 8)}",
+            change_source(m))
+
+
+def change_source(m: MemoryMutation, *, full: bool = False) -> str:
+    """Where a change came from: its run and the event it appended there, when known."""
+    if not m.run_id:
+        return "—"
+    run = m.run_id if full else fmt.short(m.run_id, 12)
+    return f"run {run}" + (f" · event #{m.event_sequence:,}" if m.event_sequence else "")
 
 
 def history_tip(m: MemoryMutation) -> str:
     return (f"{label(m.operation)} by {m.actor} at {fmt.clock(m.created_at)}\n"
             f"reason: {m.reason or '—'}\nbefore: {m.before_hash or '—'}\n"
-            f"after: {m.after_hash or '—'}" + (f"\nrun: {m.run_id}" if m.run_id else ""))
+            f"after: {m.after_hash or '—'}"
+            + (f"\nsource: {change_source(m, full=True)}" if m.run_id else ""))
 
 
 def mutation_diff(m: MemoryMutation) -> list[Piece]:
@@ -66,7 +77,9 @@ def facts_text(e: MemoryEntry) -> str:
     return (f"{e.scope.value} · {fmt.bounded(e.scope_key, 60)} · kind {e.kind} · priority "
             f"{e.priority} · trust {label(e.trust.value)} · sensitivity {e.sensitivity}\n"
             f"version {e.version} · created {fmt.clock(e.created_at)} · updated "
-            f"{fmt.clock(e.updated_at)}" + (f" · {', '.join(flags)}" if flags else ""))
+            f"{fmt.clock(e.updated_at)}" + (f" · {', '.join(flags)}" if flags else "")
+            + (f" · used {e.use_count:,}× (last {fmt.clock(e.last_used_at)})" if e.use_count
+               else " · never used"))
 
 
 class EntryDetail(QWidget):
@@ -262,6 +275,9 @@ class EntryDetail(QWidget):
     def _on_history_selected(self, *_: Any) -> None:
         m = self.selected_change()
         self.change_run_button.setVisible(bool(m and m.run_id))
+        self.change_run_button.setText(
+            f"Open the run of this change (event #{m.event_sequence:,})"
+            if m and m.event_sequence else "Open the run of this change")
         if m is None:
             return
         if not self.reveals.shows(self.entry()):

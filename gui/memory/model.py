@@ -24,6 +24,16 @@ def flags_text(e: MemoryEntry) -> str:
                                     ("removed", e.deleted)) if on)
 
 
+def last_used_text(e: MemoryEntry) -> str:
+    return fmt.clock(e.last_used_at) if e.use_count else "never"
+
+
+def used_tip(e: MemoryEntry) -> str:
+    if not e.use_count:
+        return "No agent has reported reading this entry."
+    return f"Read by agents {e.use_count:,} times; last at {fmt.clock(e.last_used_at)}."
+
+
 class EntriesModel(PagedModel):
     """Entries matching a MemoryQuery; sensitive content stays hidden until revealed."""
 
@@ -41,6 +51,7 @@ class EntriesModel(PagedModel):
             Column("Flags", flags_text, width=110),
             Column("Ver.", lambda e: str(e.version), align=RIGHT, width=44),
             Column("Updated", lambda e: fmt.clock(e.updated_at), align=RIGHT, width=120),
+            Column("Last used", last_used_text, tip=used_tip, align=RIGHT, width=120),
         ]
         super().__init__(runner, columns, lambda e: e.id, self._order, parent)
         self.query = MemoryQuery()
@@ -51,7 +62,8 @@ class EntriesModel(PagedModel):
 
     def _order(self, e: MemoryEntry) -> Any:
         keys = {"updated": (e.updated_at, e.id), "created": (e.created_at, e.id),
-                "priority": (e.priority, e.updated_at, e.id), "title": (e.title, e.id)}
+                "priority": (e.priority, e.updated_at, e.id), "title": (e.title, e.id),
+                "used": (e.last_used_at, e.id)}
         return keys[self.query.sort]
 
     def show(self, journal: Any, query: MemoryQuery) -> None:

@@ -42,6 +42,7 @@ from .scopes import ScopeTree
 SORTS: list[tuple[str, Any]] = [
     ("Recently updated", ("updated", True)), ("Least recently updated", ("updated", False)),
     ("Highest priority", ("priority", True)), ("Lowest priority", ("priority", False)),
+    ("Recently used", ("used", True)), ("Least recently used", ("used", False)),
     ("Newest", ("created", True)), ("Title A–Z", ("title", False)),
 ]
 FLAGS: list[tuple[str, Any]] = [
