@@ -38,6 +38,7 @@ from .rows import (
 from .sql import insert_rows, row_where, update_where
 
 MAX_PAGE = 1000
+FINISHED_ATTEMPT = (AttemptStatus.COMPLETED, AttemptStatus.FAILED, AttemptStatus.INTERRUPTED)
 
 RUN_BY_ID = by_id(select(s.runs, open_items_by_run([])), s.runs.c.id)
 TOOL_CALL_BY_ID = by_id(select(s.tool_calls), s.tool_calls.c.id)
@@ -91,7 +92,9 @@ class Runs:
         return self.j.write_then(op, run_in)
 
     def start_attempt(self, run_id: str, reason: str = "") -> Attempt:
-        """Close the current attempt (interrupted if still running) and open the next one."""
+        """Close the current attempt and open the next one. An attempt still open is closed
+        ``interrupted``; one the agent already closed (``finish_attempt``: "attempt 1 failed:
+        X") keeps its status and error."""
 
         def op(tx: Tx) -> int:
             run = tx.live_run(run_id)
@@ -113,6 +116,38 @@ class Runs:
 
         number = self.j.write(op)
         return self.attempts(run_id)[number - 1]
+
+    def finish_attempt(self, run_id: str, status: AttemptStatus | str,
+                       error: str | None = None) -> Attempt:
+        """The agent closes its current attempt as ``completed``, ``failed`` or
+        ``interrupted`` (with an optional error: "attempt 1 failed: rate limited"), before
+        ``start_attempt`` opens the next one or the run ends. The run's own status does not
+        change (a run ends with complete/fail/cancel). One ``attempt.finished`` event, one
+        transaction. Finishing an already finished attempt the same way again returns it
+        unchanged; another way raises ``InvalidTransition``."""
+        if status not in {x.value for x in FINISHED_ATTEMPT}:
+            raise errors.ValidationError(
+                "an attempt finishes completed, failed or interrupted", field="status")
+        status = AttemptStatus(status)
+
+        def op(tx: Tx) -> int:
+            run = tx.live_run(run_id)
+            number = run.current_attempt
+            row = row_where(tx.conn, s.attempts, run_id=run_id, number=number)
+            if row.finished_at is not None:
+                if (row.status, row.error) == (status.value, error):
+                    return number
+                raise errors.InvalidTransition(
+                    f"attempt {number} of run {run_id} is already {row.status}")
+            tx.conn.execute(update(s.attempts).where(
+                s.attempts.c.run_id == run_id, s.attempts.c.number == number).values(
+                status=status.value, finished_at=tx.now, error=error))
+            tx.append_event(run, "attempt.finished", {"attempt": number,
+                                                      "status": status.value, "error": error})
+            return number
+
+        return self.j.write_then(op, lambda tx, number: to_model(Attempt, row_where(
+            tx.conn, s.attempts, run_id=run_id, number=number)))
 
     def append_event(self, run_id: str, type_: str, payload: Any = None, *,
                      event_id: str | None = None) -> RunEvent:
@@ -236,8 +271,12 @@ class Runs:
         return self._finish(run_id, RunStatus.FAILED, "run.failed", {"error": error}, error)
 
     def cancel(self, run_id: str, reason: str) -> Run:
-        """Agent side: the run stops because cancellation was requested (or it gave up)."""
-        return self._finish(run_id, RunStatus.CANCELLED, "run.cancelled", {"reason": reason})
+        """Agent side: the run stops because cancellation was requested (or it gave up).
+        Its open attempt is closed ``failed`` with the error "cancelled: <reason>"
+        (AttemptStatus has no "cancelled": a new status would break older desks reading the
+        journal); an attempt the agent already finished keeps its status."""
+        return self._finish(run_id, RunStatus.CANCELLED, "run.cancelled", {"reason": reason},
+                            attempt_error=f"cancelled: {reason}")
 
     def _set_status(self, run_id: str, status: RunStatus, type_: str, payload: Any) -> Run:
         def op(tx: Tx) -> None:
@@ -247,7 +286,10 @@ class Runs:
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
     def _finish(self, run_id: str, status: RunStatus, type_: str, payload: Any,
-                error: str | None = None) -> Run:
+                error: str | None = None, attempt_error: str | None = None) -> Run:
+        """End the run; its open attempt ends completed (run completed) or failed (run
+        failed or cancelled) with ``attempt_error`` or the run's ``error``."""
+
         def op(tx: Tx) -> None:
             run = tx.live_run(run_id)
             self._close_open_items(tx, run_id, status)
@@ -255,7 +297,8 @@ class Runs:
                               else AttemptStatus.FAILED)
             tx.conn.execute(update(s.attempts).where(
                 s.attempts.c.run_id == run_id, s.attempts.c.finished_at.is_(None)).values(
-                status=attempt_status.value, finished_at=tx.now, error=error))
+                status=attempt_status.value, finished_at=tx.now,
+                error=attempt_error or error))
             if error:
                 tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(error=error))
             tx.append_event(tx.run_row(run_id), type_, payload, status=status)

@@ -302,6 +302,52 @@ def test_new_attempt_closes_the_previous_one(agent, run):
     assert agent.runs.get(run.id).error == "boom"
 
 
+def test_agent_finishes_an_attempt_and_the_next_one_keeps_its_status(agent, run,
+                                                                      journal_path):
+    before = row_counts(journal_path)
+    first = agent.runs.finish_attempt(run.id, "failed", "rate limited by the provider")
+    assert (first.number, first.status, first.error) == (1, "failed",
+                                                         "rate limited by the provider")
+    assert first.finished_at is not None
+    changed = delta(before, row_counts(journal_path))
+    assert set(changed) == {"events", "changes"} and changed["events"] == 1
+    last = agent.runs.events(run.id, descending=True, limit=1)[0]
+    assert (last.type, last.payload) == ("attempt.finished", {
+        "attempt": 1, "status": "failed", "error": "rate limited by the provider"})
+    assert agent.runs.get(run.id).status == "running"  # the run itself goes on
+    second = agent.runs.start_attempt(run.id, "retry after the rate limit")
+    assert second.number == 2
+    first_again, _ = agent.runs.attempts(run.id)
+    assert first_again == first  # not overwritten as "interrupted"
+    agent.runs.finish_attempt(run.id, "completed")
+    agent.runs.complete(run.id)  # the finished attempt stays completed
+    assert [(a.status, a.error) for a in agent.runs.attempts(run.id)] == [
+        ("failed", "rate limited by the provider"), ("completed", None)]
+
+
+def test_finish_attempt_replays_and_refusals_write_nothing(agent, run, journal_path):
+    agent.runs.finish_attempt(run.id, "interrupted", "host lost")
+    before = snapshot(journal_path)
+    assert agent.runs.finish_attempt(run.id, "interrupted", "host lost").status == "interrupted"
+    with pytest.raises(errors.InvalidTransition):
+        agent.runs.finish_attempt(run.id, "completed")
+    for status in ("running", "waiting_for_user", "cancelled"):
+        with pytest.raises(errors.ValidationError):
+            agent.runs.finish_attempt(run.id, status)
+    assert snapshot(journal_path) == before
+    agent.runs.fail(run.id, "gave up")
+    with pytest.raises(errors.RunTerminal):
+        agent.runs.finish_attempt(run.id, "failed", "too late")
+    assert_no_open_transaction(agent)
+
+
+def test_a_cancelled_runs_open_attempt_fails_with_the_cancel_reason(agent, run):
+    agent.runs.cancel(run.id, "operator asked")
+    [attempt] = agent.runs.attempts(run.id)
+    assert (attempt.status, attempt.error) == ("failed", "cancelled: operator asked")
+    assert agent.runs.get(run.id).error is None  # the run was cancelled, not failed
+
+
 # ---------------------------------------------------------------- operator cancel
 
 
