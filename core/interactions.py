@@ -259,7 +259,54 @@ class Interactions:
 
         return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
 
+    def mark_presented(self, interaction_id: str) -> Interaction:
+        """The desk showed an open question to an operator: ``requested → presented``, once.
+
+        Idempotent: a question already presented (or closed, or past its expiry) is left
+        as it is and nothing is written. The run gets an ``interaction.presented`` event
+        (what the agent can see; the run's status does not change). No audit row: nothing
+        was decided. The question's ``version`` is NOT bumped: being seen changes nothing
+        an answer depends on, so an answer passing the version it loaded (by this operator
+        or by another desk that loaded the question earlier) is not made stale by it."""
+        self.j.require_operator()
+
+        def op(tx: Tx) -> None:
+            row = self._row(tx, interaction_id)
+            if row.status != InteractionStatus.REQUESTED.value:
+                return
+            if row.expires_at is not None and tx.now >= row.expires_at:
+                return  # expiry closes it; being seen now would be wrong
+            done = update_where(tx.conn, s.interactions,
+                                {"status": InteractionStatus.PRESENTED.value},
+                                id=row.id, status=InteractionStatus.REQUESTED.value)
+            if done != 1:
+                return
+            tx.changed("interaction", row.id, row.run_id)
+            tx.run_event(row.run_id, "interaction.presented",
+                         {"interaction_id": interaction_id, "by": tx.actor.label})
+
+        return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
+
     # ------------------------------------------------------------ reads
+    def seen(self, interaction_id: str) -> tuple[str, float] | None:
+        """Who was first shown the question by the desk, and when (from its
+        ``interaction.presented`` event; the run's events of that type, by index)."""
+        e = s.events.c
+
+        def read(conn: Any) -> tuple[str, float] | None:
+            run_id = conn.execute(select(s.interactions.c.run_id).where(
+                s.interactions.c.id == interaction_id)).scalar()
+            if run_id is None:
+                return None
+            rows = conn.execute(select(e.actor, e.created_at, e.payload).where(
+                e.run_id == run_id, e.type == "interaction.presented").order_by(e.sequence))
+            for actor, at, payload in rows:
+                if _loads(payload).get("interaction_id") == interaction_id:
+                    return actor, at
+            return None
+
+        return self.j.read(read)
+
     def get(self, interaction_id: str) -> Interaction:
         return self.j.read(lambda c: interaction_in(c, interaction_id))
 

@@ -9,11 +9,17 @@ Drafts: each question's answer view is kept for the session (the last MAX_VIEWS;
 ones keep their answer as a draft value), so a half-filled form survives switching to
 another item and back. When the agent withdraws the question or it expires while the
 form is open, the form says so and keeps what was typed ("Copy what I typed").
+
+Presented: the first time an open question is on screen (shown, loaded, still
+``requested``), the desk records it with ``interactions.mark_presented`` (once per
+question and widget; never on a read-only journal; a refusal is logged, not shown). The
+facts line then says who saw it first ("seen by operator:x at HH:MM").
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections import OrderedDict
 from functools import partial
@@ -40,6 +46,7 @@ from .model import item_key
 
 OPEN = (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED)
 MAX_VIEWS = 24
+log = logging.getLogger(__name__)
 
 
 def option_text(option: Any) -> str:
@@ -71,6 +78,8 @@ class QuestionDetail(DetailWidget):
         self._saved: dict[str, Any] = {}
         self.view: AnswerView | None = None
         self._sending: str | None = None  # item key of an answer in flight
+        self._marked: set[str] = set()  # questions this widget asked to mark presented
+        self._seen: tuple[str, float] | None = None  # who saw the shown question first
         super().__init__(ctx, parent)
         self.state = plain_label(parent=self)
         self.state.setAccessibleName("Question state")
@@ -187,19 +196,62 @@ class QuestionDetail(DetailWidget):
     # ------------------------------------------------------------ entity
     def fetcher(self, item: InboxItem) -> Any:
         interactions, item_id = self.ctx.journal.interactions, item.id
-        return lambda: interactions.get(item_id)
 
-    def show_entity(self, data: Interaction) -> None:
-        self.entity = data
-        self.title.setText(f"{kind_words(data.kind)} from {fmt.bounded(data.agent, 80)}")
-        self.facts.setText(
-            f"Asked by {fmt.bounded(data.agent, 80)} at {fmt.clock(data.created_at)} · run "
-            f"“{fmt.bounded(data.run_title, 120)}” (attempt {data.attempt}) · "
-            f"{fmt.bounded(data.project, 60)}/{fmt.bounded(data.space, 60)}")
-        self.prompt.set_text(data.prompt)
-        self.request.set_value(data.request)
-        self._show_view(self.view_for(data))
+        def fetch() -> tuple[Interaction, tuple[str, float] | None]:
+            q = interactions.get(item_id)
+            seen = interactions.seen(item_id) if q.status == InteractionStatus.PRESENTED \
+                else None
+            return q, seen
+
+        return fetch
+
+    def show_entity(self, data: tuple[Interaction, tuple[str, float] | None]) -> None:
+        q, self._seen = data
+        self.entity = q
+        self.title.setText(f"{kind_words(q.kind)} from {fmt.bounded(q.agent, 80)}")
+        self._show_facts(q)
+        self.prompt.set_text(q.prompt)
+        self.request.set_value(q.request)
+        self._show_view(self.view_for(q))
         self._update_state()
+        self._mark_presented()
+
+    def _show_facts(self, q: Interaction) -> None:
+        seen = ""
+        if self._seen is not None:
+            seen = f" · seen by {fmt.bounded(self._seen[0], 80)} at {fmt.clock(self._seen[1])}"
+        self.facts.setText(
+            f"Asked by {fmt.bounded(q.agent, 80)} at {fmt.clock(q.created_at)} · run "
+            f"“{fmt.bounded(q.run_title, 120)}” (attempt {q.attempt}) · "
+            f"{fmt.bounded(q.project, 60)}/{fmt.bounded(q.space, 60)}{seen}")
+
+    # ------------------------------------------------------------ presented
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt)
+        super().showEvent(event)
+        self._mark_presented()  # loaded while hidden (a run's other tab, another page)
+
+    def _mark_presented(self) -> None:
+        """Record, once, that an operator has this open question on screen."""
+        q = self.entity
+        if not isinstance(q, Interaction) or q.status != InteractionStatus.REQUESTED \
+                or self.ctx.read_only or q.id in self._marked or not self.isVisible() \
+                or self.past_expiry():
+            return
+        self._marked.add(q.id)
+        interactions, item_id = self.ctx.journal.interactions, q.id
+        self.ctx.runner.run(lambda: interactions.mark_presented(item_id),
+                            on_done=self._on_presented, on_error=self._on_present_refused,
+                            owner=self, write=True)
+
+    def _on_presented(self, q: Interaction) -> None:
+        current = self.entity
+        if isinstance(current, Interaction) and current.id == q.id:
+            self.reload()  # the status and who saw it first
+
+    def _on_present_refused(self, exc: BaseException) -> None:
+        # Best effort: the operator can answer all the same (read-only, busy, closed…).
+        if not isinstance(exc, errors.StoreReadOnly):
+            log.info("could not mark the question presented: %s", exc)
 
     def tick(self) -> None:
         self._update_state()

@@ -72,6 +72,7 @@ SUMMARIES = {
     "tool.finished": _tool_finished,
     "approval.requested": _approval,
     "interaction.requested": lambda p: _get(p, "prompt", "kind"),
+    "interaction.presented": lambda p: f"seen by {_get(p, 'by')}" if _get(p, "by") else "",
     "effect.ambiguous": lambda p: f"{_get(p, 'effect_key')}: {_get(p, 'reason', 'error')}",
     "memory.changed": lambda p: f"{_get(p, 'operation')} {_get(p, 'entry_id')}",
 }

@@ -207,3 +207,61 @@ def test_a_choice_answer_must_be_an_option_even_under_the_agents_own_schema(
         assert refused.value.field == "choice"
     assert snapshot(journal_path) == before
     assert answer(operator, item, {"choice": ["us-east", "eu-west"]}).status == "resolved"
+
+
+# ---------------------------------------------------------------- presented
+
+
+def test_mark_presented_moves_requested_to_presented_once_with_an_event(
+        agent, operator, run, journal_path):
+    item = agent.interactions.ask(run.id, "question", "which DB?")
+    before = row_counts(journal_path)
+    seen = operator.interactions.mark_presented(item.id)
+    assert seen.status == "presented" and seen.version == item.version  # no version bump
+    assert delta(before, row_counts(journal_path)) == {"events": 1, "changes": 3}
+    [event] = operator.runs.events(run.id, types=["interaction.presented"])
+    assert event.payload == {"interaction_id": item.id, "by": "operator:alice"}
+    assert event.actor == "operator:alice"
+    assert operator.interactions.seen(item.id) == ("operator:alice", event.created_at)
+    assert operator.audit.for_entity(item.id) == []  # nothing was decided
+    assert agent.runs.get(run.id).status == "waiting_for_user"  # still waiting for a person
+    again = snapshot(journal_path)
+    assert operator.interactions.mark_presented(item.id) == seen  # idempotent
+    assert snapshot(journal_path) == again
+    assert agent.interactions.wait(item.id, timeout=0).status == "presented"  # still open
+    assert [i.id for i in operator.inbox.list().items] == [item.id]
+
+
+def test_answer_after_presented_works_for_the_viewer_and_an_earlier_loader(
+        agent, operator, open_journal, run):
+    first = agent.interactions.ask(run.id, "question", "which DB?")
+    second = agent.interactions.ask(run.id, "question", "which host?")
+    bob = open_journal(Actor.operator("bob"))
+    loaded_by_bob = bob.interactions.get(second.id)  # bob's desk loaded it before alice looked
+    shown = operator.interactions.mark_presented(first.id)
+    assert answer(operator, shown, {"text": "staging"}).status == "resolved"
+    operator.interactions.mark_presented(second.id)
+    done = answer(bob, loaded_by_bob, {"text": "db-2"})
+    assert done.status == "resolved" and done.resolved_by == "operator:bob"
+    assert operator.interactions.seen(second.id)[0] == "operator:alice"
+    assert operator.interactions.mark_presented(second.id).status == "resolved"  # stays closed
+
+
+def test_mark_presented_refuses_agents_and_read_only_journals(agent, open_journal, run,
+                                                              journal_path):
+    item = agent.interactions.ask(run.id, "question", "which DB?")
+    before = snapshot(journal_path)
+    with pytest.raises(errors.NotAllowed):
+        agent.interactions.mark_presented(item.id)
+    viewer = open_journal(Actor.operator("carol"), read_only=True)
+    with pytest.raises(errors.StoreReadOnly):
+        viewer.interactions.mark_presented(item.id)
+    assert snapshot(journal_path) == before
+    assert viewer.interactions.seen(item.id) is None
+
+
+def test_a_question_past_its_expiry_is_not_marked_presented(agent, operator, run, clock):
+    item = agent.interactions.ask(run.id, "question", "quick?", expires_in=30)
+    clock.advance(31)
+    assert operator.interactions.mark_presented(item.id).status == "requested"
+    assert agent.interactions.wait(item.id, timeout=0).status == "expired"
