@@ -622,6 +622,30 @@ def memory_variant(rng: random.Random, content: str) -> str:
     return variant if variant != content else content + " (as of this week)"
 
 
+INCOMING_KINDS = ["fact", "decision", "constraint", "lesson", "todo"]
+INCOMING_TRUSTS = ["user_confirmed", "agent_observed", "model_inferred"]
+
+
+def memory_incoming_fields(rng: random.Random, entry: Any) -> dict[str, Any]:
+    """What an incoming version says about the entry's other fields: mostly one or two of
+    kind/priority/trust/sensitivity differ (as another host's copy would), sometimes none
+    (an incoming version that carries content only)."""
+    roll = rng.random()
+    if roll < 0.25:
+        return {}
+    out: dict[str, Any] = {}
+    if roll < 0.6:
+        out["incoming_kind"] = rng.choice([k for k in INCOMING_KINDS if k != entry.kind])
+    if roll >= 0.45:
+        out["incoming_priority"] = entry.priority + rng.choice([1, 2, 3])
+    if rng.random() < 0.4:
+        out["incoming_trust"] = rng.choice(INCOMING_TRUSTS)
+    if rng.random() < 0.15:
+        out["incoming_sensitivity"] = "internal" if entry.sensitivity == "normal" \
+            else "normal"
+    return out
+
+
 # ---------------------------------------------------------------- model chatter
 
 THOUGHTS = [

@@ -203,7 +203,8 @@ class DemoWriter:
         if self.rng.random() < 0.4:
             item = aj.memory.record_conflict(
                 entry.id, content.memory_variant(self.rng, entry.content),
-                incoming_source=f"{aj.actor.name} (run {run.id})", run_id=run.id)
+                incoming_source=f"{aj.actor.name} (run {run.id})", run_id=run.id,
+                **content.memory_incoming_fields(self.rng, entry))
             op = self.operator()
             choice = self.rng.choice(["accepted_local", "accepted_incoming", "dismissed"])
             op.memory.resolve(item.id, choice, expected_version=item.version,
@@ -219,6 +220,7 @@ class DemoWriter:
         title, text, kind = content.memory_fact(self.rng, scope)
         for entry in aj.memory.list(scope=scope, scope_key=key, limit=50):
             if entry.title == title:
+                aj.memory.mark_used([entry.id])  # the agent read what it knew
                 return entry
         return aj.memory.add(scope, key, title, text, kind=kind, run_id=run.id,
                              trust=self.rng.choice(["agent_observed", "model_inferred"]),
@@ -298,7 +300,8 @@ class DemoWriter:
             entry.id, content.memory_variant(self.rng, entry.content),
             incoming_source="sync from alice's laptop" if from_sync
             else f"{aj.actor.name} (run {run.id})",
-            run_id=None if from_sync else run.id, local_version=entry.version)
+            run_id=None if from_sync else run.id, local_version=entry.version,
+            **content.memory_incoming_fields(self.rng, entry))
         return self.finish(aj, run)
 
     def interrupted_run(self) -> Any:

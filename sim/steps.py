@@ -187,7 +187,9 @@ class Steps:
     def some_memory_entry(self) -> Any:
         entries = self.j.memory.list(scope="project", scope_key=self.project, limit=20)
         if entries:
-            return self.rng.choice(entries)
+            entry = self.rng.choice(entries)
+            self.j.memory.mark_used([entry.id])
+            return entry
         title, text, kind = content.memory_fact(self.rng, "project")
         return self.j.memory.add("project", self.project, title, text, kind=kind,
                                  run_id=self.run_id, reason="noted while working")
@@ -197,6 +199,8 @@ class Steps:
         entries = self.j.memory.list(scope=scope, scope_key=key, limit=50)
         title, text, kind = content.memory_fact(self.rng, scope)
         same = [e for e in entries if e.title == title]
+        if same:
+            self.j.memory.mark_used([e.id for e in same])  # the agent read what it knew
         roll = self.rng.random()
         self.memory_steps += 1
         if (self.memory_steps + self.index) % 3 == 1:  # a conflict now and then, for sure
@@ -228,7 +232,8 @@ class Steps:
     def conflict(self, entry: Any, incoming: str) -> None:
         item = self.j.memory.record_conflict(
             entry.id, incoming, incoming_source=f"{self.name} (run {self.run_id})",
-            run_id=self.run_id, local_version=entry.version)
+            run_id=self.run_id, local_version=entry.version,
+            **content.memory_incoming_fields(self.rng, entry))
         self.stats["conflicts"] += 1
         self.event("memory.conflict_raised", {"reconciliation_id": item.id,
                                               "entry_id": entry.id})

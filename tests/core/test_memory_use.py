@@ -244,3 +244,28 @@ def test_downgrade_keeps_the_mutation_triggers(journal_path, agent):
     with contextlib.closing(sqlite3.connect(journal_path)) as conn, \
             pytest.raises(sqlite3.IntegrityError):
         conn.execute("UPDATE memory_mutations SET reason = 'x'")
+
+
+# ---------------------------------------------------------------- the demo journal
+
+
+def test_the_demo_journal_has_used_entries_and_conflicts_that_differ_in_fields(tmp_path):
+    from proctor.sim.demo import build_demo_journal
+
+    path = tmp_path / "demo.db"
+    build_demo_journal(path, "small", seed=3)
+    with Journal.open(path, read_only=True) as j:
+        pending = j.memory.reconciliations("pending")
+        differing = [r for r in pending if any(
+            getattr(r, f"incoming_{f}") not in (None, getattr(j.memory.get(r.entry_id), f))
+            for f in ("kind", "priority", "trust", "sensitivity"))]
+        assert pending and differing
+        entries = j.memory.list(limit=500)
+        assert any(e.use_count for e in entries) and any(not e.use_count for e in entries)
+        top = j.memory.browse(MemoryQuery(sort="used"), limit=1).items[0]
+        assert top.last_used_at == max(e.last_used_at for e in entries)
+        sourced = [m for e in entries for m in j.memory.history(e.id) if m.event_sequence]
+        assert sourced
+        event = j.runs.events(sourced[0].run_id, limit=1,
+                              after=sourced[0].event_sequence - 1)[0]
+        assert event.payload["entry_id"] == sourced[0].entry_id
