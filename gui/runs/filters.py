@@ -1,18 +1,24 @@
 """The Runs page filter row: status, agent, project, time range, "waiting for you",
-sort. Emits one RunQuery; the search text comes from the page's search box."""
+sort. Emits one RunQuery; the search text comes from the page's search box.
+
+The time menu offers presets (since now minus a window) and "Custom range…", which opens
+``RangeDialog`` (from–to); the chosen range then shows in the menu itself and the query
+gets ``since`` and ``until``. Choosing "Custom range…" again re-opens the dialog with it;
+cancelling keeps what was shown before."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QWidget
 
 from proctor.core.models import RunStatus
 from proctor.core.timeline import RunQuery
 
 from ..widgets.list_page import choice_combo, fill_combo
+from .range_dialog import RangeDialog, initial_range, range_text
 
 ACTIVE = (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING_FOR_USER,
           RunStatus.INTERRUPTED)
@@ -25,9 +31,11 @@ STATUS_CHOICES: list[tuple[str, Any]] = [
     ("Interrupted", (RunStatus.INTERRUPTED.value,)),
     ("Ended (any)", tuple(s.value for s in RunStatus if s.terminal)),
 ]
+CUSTOM = "custom"  # the time menu's data for "Custom range…"
+CUSTOM_TEXT = "Custom range…"
 TIME_CHOICES: list[tuple[str, Any]] = [
     ("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86_400),
-    ("Last 7 days", 7 * 86_400), ("Last 30 days", 30 * 86_400),
+    ("Last 7 days", 7 * 86_400), ("Last 30 days", 30 * 86_400), (CUSTOM_TEXT, CUSTOM),
 ]
 SORT_CHOICES: list[tuple[str, Any]] = [
     ("Newest first", "started:desc"), ("Oldest first", "started:asc"),
@@ -54,6 +62,10 @@ class RunFilterBar(QWidget):
         self.agent = choice_combo("Agent", [("All agents", None)], self)
         self.project = choice_combo("Project", [("All projects", None)], self)
         self.when = choice_combo("Started within", TIME_CHOICES, self)
+        self.custom_index = self.when.findData(CUSTOM)
+        self.range: tuple[float, float] | None = None  # the custom range in use
+        self.range_dialog: RangeDialog | None = None
+        self._before_custom = 0  # the time choice to go back to when the dialog is cancelled
         self.sort = choice_combo("Sort runs", SORT_CHOICES, self)
         self.waiting = QCheckBox("Has open items", self)
         self.waiting.setAccessibleName("Only runs with items waiting for a person")
@@ -65,13 +77,69 @@ class RunFilterBar(QWidget):
             layout.addWidget(widget)
         layout.addStretch(1)
         layout.addWidget(self.sort)
-        for combo in (self.status, self.agent, self.project, self.when, self.sort):
+        for combo in (self.status, self.agent, self.project, self.sort):
             combo.currentIndexChanged.connect(self._emit)
+        self.when.currentIndexChanged.connect(self._on_when)
+        self.when.activated.connect(self._on_when_picked)
         self.waiting.toggled.connect(self._emit)
 
     @Slot()
     def _emit(self) -> None:
         self.changed.emit()
+
+    # ------------------------------------------------------------ time range
+    @Slot(int)
+    def _on_when(self, index: int) -> None:
+        if index == self.custom_index:
+            return  # the dialog decides (activated); nothing changes until it is accepted
+        self._before_custom = index
+        self.range = None
+        self._show_custom_text()
+        self.changed.emit()
+
+    @Slot(int)
+    def _on_when_picked(self, index: int) -> None:
+        if index == self.custom_index:
+            QTimer.singleShot(0, self.choose_range)  # after the menu has closed
+
+    @Slot()
+    def choose_range(self) -> None:
+        """Open the from–to dialog (not blocking: it reports through its signals)."""
+        if self.range_dialog is not None:
+            self.range_dialog.raise_()
+            return
+        dialog = RangeDialog(self, *initial_range(self.range))
+        dialog.chosen.connect(self.set_range)
+        dialog.finished.connect(self._on_range_closed)
+        self.range_dialog = dialog
+        dialog.open()
+
+    @Slot(int)
+    def _on_range_closed(self, _result: int) -> None:
+        dialog, self.range_dialog = self.range_dialog, None
+        if self.range is None:  # cancelled, and no custom range was in use: back
+            self.when.blockSignals(True)
+            self.when.setCurrentIndex(self._before_custom)
+            self.when.blockSignals(False)
+        if dialog is not None:
+            dialog.deleteLater()
+
+    @Slot(float, float)
+    def set_range(self, since: float, until: float) -> None:
+        """Show the runs started in [since, until)."""
+        if not since < until:
+            raise ValueError("a range starts before it ends")
+        self.range = (since, until)
+        self.when.blockSignals(True)
+        self.when.setCurrentIndex(self.custom_index)
+        self.when.blockSignals(False)
+        self._show_custom_text()
+        self.changed.emit()
+
+    def _show_custom_text(self) -> None:
+        text = range_text(*self.range) if self.range else CUSTOM_TEXT
+        self.when.setItemText(self.custom_index, text)
+        self.when.setToolTip(f"Started within: {text}" if self.range else "Started within")
 
     def set_facets(self, agents: list[str], projects: list[str]) -> None:
         """Fill the agent and project menus, keeping the current choice."""
@@ -89,12 +157,19 @@ class RunFilterBar(QWidget):
         self.sort.setCurrentIndex(found)
         self.sort.blockSignals(False)
 
-    def query(self, text: str | None, now: float | None = None) -> RunQuery:
+    def time_range(self, now: float | None = None) -> tuple[float | None, float | None]:
+        """``(since, until)`` of the time menu's choice (None: open-ended)."""
         window = self.when.currentData()
+        if window == CUSTOM:
+            return self.range if self.range is not None else (None, None)
+        return ((now or time.time()) - window if window else None), None
+
+    def query(self, text: str | None, now: float | None = None) -> RunQuery:
+        since, until = self.time_range(now)
         key, order = str(self.sort.currentData() or "started:desc").split(":")
         descending = order == "desc"
         return RunQuery(status=tuple(self.status.currentData() or ()),
                         agent=self.agent.currentData(), project=self.project.currentData(),
-                        text=text, since=(now or time.time()) - window if window else None,
+                        text=text, since=since, until=until,
                         has_open_items=self.waiting.isChecked(), sort=key,
                         descending=descending)

@@ -226,3 +226,57 @@ def test_fill_combo_without_keep_falls_back_to_all(qtbot):
     fill_combo(bar.agent, "All agents", ["cy"])
     assert [bar.agent.itemText(n) for n in range(bar.agent.count())] == ["All agents", "cy"]
     assert bar.agent.currentData() is None
+
+
+def test_custom_range_shows_exactly_the_runs_started_inside_it(qtbot, populated, open_desk):
+    """From the keyboard: End on the time menu opens the from–to dialog; a reversed range
+    is refused; Enter applies it; the menu shows the range; Escape keeps it."""
+    import time
+
+    from PySide6.QtCore import QDateTime
+
+    from proctor.gui.runs.range_dialog import minute, range_text
+
+    path, _ids = populated
+    base = minute(time.time()) - 86_400  # a day back: nothing else started then
+    hours = {"five hours before": 5, "four hours before": 4, "three hours before": 3,
+             "two hours before": 2, "one hour before": 1}
+    for title, h in hours.items():
+        with Journal.open(path, actor=Actor.agent("dated"),
+                          clock=lambda h=h: base - h * 3600) as a:
+            a.runs.start("history", title, agent="dated")
+    page = runs_page(qtbot, open_desk(path))
+    bar = page.list.filters
+    qtbot.waitUntil(page.window().isActiveWindow, timeout=WAIT_MS)
+    bar.when.setFocus()
+    qtbot.keyClick(bar.when, Qt.Key.Key_End)
+    qtbot.waitUntil(lambda: bar.range_dialog is not None and bar.range_dialog.isVisible(),
+                    timeout=WAIT_MS)
+    dialog = bar.range_dialog
+    since, until = base - 4 * 3600, base - 2 * 3600  # from inclusive, to exclusive
+    dialog.start.setDateTime(QDateTime.fromSecsSinceEpoch(int(until)))
+    dialog.end.setDateTime(QDateTime.fromSecsSinceEpoch(int(since)))
+    assert not dialog.ok.isEnabled() and "before" in dialog.problem.text()
+    qtbot.keyClick(dialog.end, Qt.Key.Key_Return)  # refused: the dialog stays
+    assert dialog.isVisible()
+    dialog.start.setDateTime(QDateTime.fromSecsSinceEpoch(int(since)))
+    dialog.end.setDateTime(QDateTime.fromSecsSinceEpoch(int(until)))
+    assert dialog.ok.isEnabled() and dialog.problem.text() == ""
+    qtbot.keyClick(dialog.end, Qt.Key.Key_Return)
+    wait_titles(qtbot, page, ["three hours before", "four hours before"])
+    assert (page.model.query.since, page.model.query.until) == (since, until)
+    assert bar.when.currentText() == range_text(since, until)
+    exported = bar.query(None)  # what "Export CSV…" writes uses the same range
+    assert (exported.since, exported.until) == (since, until)
+    bar.when.activated.emit(bar.custom_index)  # picked again from the menu: the dialog
+    qtbot.waitUntil(lambda: bar.range_dialog is not None and bar.range_dialog.isVisible(),
+                    timeout=WAIT_MS)
+    assert bar.range_dialog.value() == (since, until)  # starts from the range in use
+    qtbot.keyClick(bar.range_dialog.start, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: bar.range_dialog is None, timeout=WAIT_MS)
+    assert bar.when.currentText() == range_text(since, until)  # cancelling keeps it
+    bar.when.setCurrentIndex(0)  # "Any time"
+    qtbot.waitUntil(lambda: not page.model.is_loading() and len(shown_titles(page)) > 5,
+                    timeout=WAIT_MS)
+    assert page.model.query.until is None and bar.when.itemText(bar.custom_index) == \
+        "Custom range…"
