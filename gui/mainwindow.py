@@ -206,6 +206,7 @@ class MainWindow(QMainWindow):
         self.inbox.open_run.connect(self.show_run)
         self.audit.open_run.connect(self.show_run)
         self.memory.open_run.connect(self.show_run)
+        self.memory.open_event.connect(self.show_event)
         self.effects.open_run.connect(self.show_run)
         self.notifier.show_requested.connect(self._on_show_requested)
 
@@ -261,6 +262,12 @@ class MainWindow(QMainWindow):
     def show_run(self, run_id: str) -> None:
         self.go("runs")
         self.runs.show_run(run_id)
+
+    @Slot(str, int)
+    def show_event(self, run_id: str, sequence: int) -> None:
+        """Show ``run_id`` with event ``sequence`` selected in its timeline."""
+        self.go("runs")
+        self.runs.show_run(run_id, sequence)
 
     @Slot()
     def _on_show_requested(self) -> None:

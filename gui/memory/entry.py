@@ -88,6 +88,7 @@ class EntryDetail(QWidget):
             host runs on the task runner (the widget itself never calls the store).
         reveal_requested(str): the operator asked to reveal this sensitive entry id.
         open_run(str): the operator asked to see the entry's source run.
+        open_event(str, int): the operator asked to see the run event that made a change.
         buttons_changed(): the buttons were re-enabled for the entry now shown (the
             registry's commands follow them).
     """
@@ -96,6 +97,7 @@ class EntryDetail(QWidget):
     buttons_changed = Signal()
     reveal_requested = Signal(str)
     open_run = Signal(str)
+    open_event = Signal(str, int)
 
     def __init__(self, memory: Any, reveals: RevealState, parent: QWidget | None = None, *,
                  read_only: bool = False) -> None:
@@ -395,7 +397,9 @@ class EntryDetail(QWidget):
     @Slot()
     def _on_open_change_run(self, *_: Any) -> None:
         m = self.selected_change()
-        if m is not None and m.run_id:
+        if m is not None and m.run_id and m.event_sequence:
+            self.open_event.emit(m.run_id, m.event_sequence)
+        elif m is not None and m.run_id:
             self.open_run.emit(m.run_id)
 
     @Slot()

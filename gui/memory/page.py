@@ -61,9 +61,11 @@ CHOICE_DONE = {ReconciliationStatus.ACCEPTED_LOCAL: "Kept local",
 class MemoryPage(ListPage):
     """Signals:
         open_run(str): the operator asked to see a run (an entry's source, a conflict's run).
+        open_event(str, int): ... at one of its events (the run event of a memory change).
     """
 
     open_run = Signal(str)
+    open_event = Signal(str, int)
     change_kinds = frozenset({"memory", "reconciliation"})
     title = "Memory"
     stretch_column = 1
@@ -164,6 +166,7 @@ class MemoryPage(ListPage):
         self.entry.write_requested.connect(self._on_entry_write)
         self.entry.reveal_requested.connect(self.reveal)
         self.entry.open_run.connect(self.open_run)
+        self.entry.open_event.connect(self.open_event)
         self.review.reveal_requested.connect(self.reveal)
         self.review.resolve_requested.connect(self._on_resolve)
         self.review.open_run.connect(self.open_run)

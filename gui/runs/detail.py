@@ -86,6 +86,7 @@ class RunDetail(QWidget):
         self.run: Run | None = None
         self.facts: RunFacts | None = None
         self._generation = 0
+        self._sequence_on_open: int | None = None
         self.message = MessageBar(self)
         self.exporter = Exporter(ctx, self, self.message)
         self._build_header()
@@ -193,10 +194,14 @@ class RunDetail(QWidget):
             source.failed.connect(self._on_failed)
 
     # ------------------------------------------------------------ loading
-    def show_run(self, run_id: str) -> None:
-        """Open ``run_id``: header and events first, the rest as it arrives."""
+    def show_run(self, run_id: str, sequence: int | None = None) -> None:
+        """Open ``run_id``: header and events first, the rest as it arrives; then select
+        event ``sequence`` when given."""
         if run_id == self.run_id and self.run is not None:
+            if sequence is not None:
+                self.show_sequence(sequence)
             return
+        self._sequence_on_open = sequence
         self.run_id, self.run, self.facts = run_id, None, None
         self.cancel_button.setEnabled(False)  # until the run is read
         self._generation += 1
@@ -218,6 +223,9 @@ class RunDetail(QWidget):
         self.reload_facts()
         if self.tabs.currentWidget() is self.integrity:
             self.integrity.verify()
+        sequence, self._sequence_on_open = self._sequence_on_open, None
+        if sequence is not None:
+            self.show_sequence(sequence)
 
     def refresh(self) -> None:
         """Re-read what may have changed (after a decision here, or on demand)."""

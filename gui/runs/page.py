@@ -138,9 +138,10 @@ class RunsPage(QWidget):
             self.detail.events_pane.table.setFocus()
 
     # ------------------------------------------------------------ navigation
-    def show_run(self, run_id: str) -> None:
-        """Show one run in full (from the list, the inbox, a parent or child link)."""
-        self.detail.show_run(run_id)
+    def show_run(self, run_id: str, sequence: int | None = None) -> None:
+        """Show one run in full (from the list, the inbox, a parent or child link), at event
+        ``sequence`` when given."""
+        self.detail.show_run(run_id, sequence)
         self.stack.setCurrentWidget(self.detail)
         row = self.model.row_of(run_id)
         if row >= 0:

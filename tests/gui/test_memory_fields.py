@@ -113,7 +113,9 @@ def test_history_names_the_run_event_of_each_change(qtbot, journal_path, open_de
     assert all(s is not None for s in sequences)
     assert source == [f"run {run.id[:12]}… · event #{s}" for s in sequences]
     assert page.entry.change_run_button.text().endswith(f"(event #{sequences[-1]})")
-    opened: list[str] = []
-    page.open_run.connect(opened.append)
     qtbot.mouseClick(page.entry.change_run_button, LEFT)
-    assert opened == [run.id]
+    assert window.current_page_id() == "runs"  # the run opens at that change's event
+    events = window.runs.detail.events_pane
+    qtbot.waitUntil(lambda: events.detail.shown is not None
+                    and events.detail.shown.sequence == sequences[-1], timeout=WAIT_MS)
+    assert events.detail.shown.type == "memory.changed"
