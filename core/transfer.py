@@ -299,18 +299,31 @@ def bundle_from_events(events: list[dict]) -> dict:
 
 
 def _attempts_from_events(run: dict, events: list[dict]) -> list[dict]:
+    """Attempts as ``Runs`` leaves them: one the agent finished (``attempt.finished``) keeps
+    its status and error; an open one ends with the run (a cancelled run's fails with
+    "cancelled: <reason>") or is interrupted by the next attempt."""
     spans: dict[int, list[float]] = {}
+    finished: dict[int, dict] = {}
+    cancelled = None
     for e in events:
         spans.setdefault(e["attempt"], [e["created_at"], e["created_at"]])[1] = e["created_at"]
+        payload = e["payload"] or {}
+        if e["type"] == "attempt.finished" and payload.get("attempt") not in finished:
+            finished[payload.get("attempt")] = {"status": payload.get("status"),
+                                                "finished_at": e["created_at"],
+                                                "error": payload.get("error")}
+        if e["type"] == "run.cancelled":
+            cancelled = f"cancelled: {payload.get('reason')}"
     final = {"completed": "completed", "failed": "failed", "cancelled": "failed"}
     rows = []
     for number, (start, end) in sorted(spans.items()):
         current = number == run["current_attempt"]
         status = final.get(run["status"], "running") if current else "interrupted"
         done = not current or run["finished_at"] is not None
-        rows.append({"run_id": run["id"], "number": number, "status": status,
-                     "started_at": start, "finished_at": end if done else None,
-                     "error": run["error"] if current else None})
+        row = {"run_id": run["id"], "number": number, "status": status, "started_at": start,
+               "finished_at": end if done else None,
+               "error": (cancelled or run["error"]) if current and done else None}
+        rows.append({**row, **finished.get(number, {})})
     return rows
 
 

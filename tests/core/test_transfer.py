@@ -235,3 +235,22 @@ def test_audit_csv_says_where_each_decision_was_made(agent, operator, clock):
     assert source["approval.approved"] == "cli"
     assert source["effect.resolved_committed"] == "desk"
     assert source["effect.ambiguous"] == ""  # recovery writes no decision row
+
+
+def test_jsonl_rebuilds_attempts_the_agent_finished_and_a_cancel(agent, operator, fresh,
+                                                                  journal_path, clock,
+                                                                  tmp_path):
+    run = agent.runs.start("attempts", "finished attempts")
+    clock.advance(1)
+    agent.runs.finish_attempt(run.id, "failed", "rate limited")
+    clock.advance(1)
+    agent.runs.start_attempt(run.id, "retry")
+    clock.advance(1)
+    agent.runs.cancel(run.id, "operator asked")
+    out = tmp_path / "events.jsonl"
+    with out.open("w", encoding="utf-8") as f:
+        write_run_jsonl(operator, run.id, f)
+    assert import_run(fresh, read_export(out)).verify.ok
+    rebuilt = [(a.status, a.error) for a in fresh.runs.attempts(run.id)]
+    assert rebuilt == [("failed", "rate limited"), ("failed", "cancelled: operator asked")]
+    assert rows_of(fresh.path, run.id)["attempts"] == rows_of(journal_path, run.id)["attempts"]
