@@ -43,6 +43,10 @@ TERMINAL_RUN_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunSta
 
 
 class AttemptStatus(StrEnum):
+    """An attempt's state. There is no "cancelled": a cancelled run's open attempt ends
+    ``failed`` with the error "cancelled: <reason>" (a new value would break older desks
+    reading the journal); an agent closes its own attempt with ``Runs.finish_attempt``."""
+
     RUNNING = "running"
     WAITING_FOR_USER = "waiting_for_user"
     COMPLETED = "completed"
