@@ -193,6 +193,8 @@ class EffectView(QWidget):
         # ``partial_result`` of mark_ambiguous) or its committed result
         partial = e.result if e.result is not None else (call.result if call else None)
         self.result.setVisible(partial is not None)
+        self.result.set_title("Result" if e.status == EffectStatus.COMMITTED
+                              else "Result so far (partial)")
         if partial is not None:
             self.result.set_value(partial)
 

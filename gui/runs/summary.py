@@ -67,6 +67,8 @@ SUMMARIES = {
     "run.cancel_requested": lambda p: f"cancel requested: {_get(p, 'reason')}",
     "run.interrupted": lambda p: f"interrupted: {_get(p, 'reason')}",
     "attempt.started": lambda p: f"attempt {_get(p, 'attempt')} {_get(p, 'reason')}".strip(),
+    "attempt.finished": lambda p: (f"attempt {_get(p, 'attempt')} {_get(p, 'status')}"
+                                   + (f": {_get(p, 'error')}" if _get(p, "error") else "")),
     "tool.called": lambda p: f"{_get(p, 'tool')} ({_get(p, 'safety_class')}) "
                              f"{_get(p, 'request')}",
     "tool.finished": _tool_finished,
@@ -74,6 +76,9 @@ SUMMARIES = {
     "interaction.requested": lambda p: _get(p, "prompt", "kind"),
     "interaction.presented": lambda p: f"seen by {_get(p, 'by')}" if _get(p, "by") else "",
     "effect.ambiguous": lambda p: f"{_get(p, 'effect_key')}: {_get(p, 'reason', 'error')}",
+    "effect.receipt": lambda p: (f"{_get(p, 'effect_key')}: receipt so far"
+                                 + (f" ({_get(p, 'external_id')})" if _get(p, "external_id")
+                                    else "")),
     "memory.changed": lambda p: f"{_get(p, 'operation')} {_get(p, 'entry_id')}",
 }
 

@@ -97,6 +97,9 @@ class JsonTree(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.view, 1)
 
+    def set_title(self, title: str) -> None:
+        self._title.setText(title)
+
     def set_value(self, value: Any) -> None:
         self._value = value
         self.model.removeRows(0, self.model.rowCount())

@@ -58,6 +58,7 @@ def test_inbox_detail_shows_receipts_so_far_and_the_partial_result(qtbot, journa
     assert '"queue": "sepa-out"' in view.evidence.json_text()
     assert view.result.isVisibleTo(view)
     assert '"batch": 7' in view.result.json_text()
+    assert view.result._title.text() == "Result so far (partial)"
 
 
 def test_effects_page_shows_a_receipt_recorded_while_it_is_open(qtbot, journal_path,
