@@ -241,6 +241,8 @@ class MainWindow(QMainWindow):
             self.services.watcher.stop()
             self.inbox.stop()
             self.counts.stop()
+            for timer in self.findChildren(QTimer):  # every page's ticks and throttles
+                timer.stop()
             self.notifier.hide_tray()
             self.services.runner.run(self.journal.close)
             self.closed.emit()

@@ -148,3 +148,15 @@ def test_the_journal_closes_after_the_calls_in_flight(journal_path):
     closer.join(WAIT_MS / 1000)
     assert order == ["read returned", "closed"]
     assert journal.calls.count() == 0
+
+
+def test_a_closed_window_stops_every_pages_timers(qtbot, populated, open_desk):
+    path, _ = populated
+    window = open_desk(path)
+    for page_id in ("runs", "memory", "effects", "audit", "inbox"):
+        window.go(page_id)  # each page starts its ticks once shown
+    qtbot.waitUntil(lambda: window.runs.model.rowCount() > 0)
+    assert [t for t in window.findChildren(QTimer) if t.isActive()]
+    window.close()
+    assert [t.objectName() or type(t.parent()).__name__
+            for t in window.findChildren(QTimer) if t.isActive()] == []
