@@ -120,6 +120,40 @@ def _settle_qt_after_qt_tests(request: pytest.FixtureRequest) -> Iterator[None]:
         settle_qt()
 
 
+MODAL_LIMIT_MS = 60_000  # a dialog a test forgot to answer fails the test instead of hanging
+
+
+@pytest.fixture(autouse=True)
+def _no_forgotten_modal_dialog(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A modal dialog that nobody answers would wait for a person forever (CI has none):
+    in a Qt test, every ``QDialog.exec`` is rejected after MODAL_LIMIT_MS and the test
+    fails naming it. Tests that drive a real dialog answer it well before that."""
+    if "qapp" not in request.fixturenames:
+        yield
+        return
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QDialog
+
+    plain, left_open = QDialog.exec, []
+
+    def guarded_exec(dialog: QDialog) -> int:
+        def give_up() -> None:
+            if dialog.isVisible():
+                left_open.append(f"{type(dialog).__name__} {dialog.windowTitle()!r}")
+                dialog.reject()
+
+        QTimer.singleShot(MODAL_LIMIT_MS, dialog, give_up)
+        return plain(dialog)
+
+    QDialog.exec = guarded_exec
+    try:
+        yield
+    finally:
+        QDialog.exec = plain
+    if left_open:
+        pytest.fail(f"a modal dialog waited for an answer nobody gave: {left_open}")
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Any:
     from PySide6.QtCore import QSettings
