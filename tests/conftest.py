@@ -154,6 +154,30 @@ def _no_forgotten_modal_dialog(request: pytest.FixtureRequest) -> Iterator[None]
         pytest.fail(f"a modal dialog waited for an answer nobody gave: {left_open}")
 
 
+def downgrade_journal(path: Path, revision: str) -> None:
+    """Take a journal back to an older real revision with Alembic (as an older Proctor left
+    it)."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as conn:
+            cfg = Config()
+            cfg.set_main_option("script_location", "proctor.core:migrations")
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, revision)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def downgrade() -> Any:
+    """``downgrade(path, revision)``: an older journal, made by Alembic's own downgrade."""
+    return downgrade_journal
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Any:
     from PySide6.QtCore import QSettings

@@ -251,23 +251,6 @@ def test_old_schema_policy_read_only(journal_path, run, code_knows_newer_schema)
             j.runs.append_event(run.id, "x", {})
 
 
-def downgrade_to(path: Path, revision: str) -> None:
-    """Take a journal back to an older real revision with Alembic (as an older Proctor left it)."""
-    from alembic import command
-    from alembic.config import Config
-    from sqlalchemy import create_engine
-
-    engine = create_engine(f"sqlite:///{path}")
-    try:
-        with engine.begin() as conn:
-            cfg = Config()
-            cfg.set_main_option("script_location", "proctor.core:migrations")
-            cfg.attributes["connection"] = conn
-            command.downgrade(cfg, revision)
-    finally:
-        engine.dispose()
-
-
 def index_names(path: Path) -> set[str]:
     with contextlib.closing(sqlite3.connect(path)) as conn:
         return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
@@ -277,8 +260,8 @@ OPEN_ITEM_INDEXES = {"ix_approvals_run_status", "ix_interactions_run_status",
                      "ix_effects_run_status"}
 
 
-def test_a_0001_journal_migrates_to_the_open_item_indexes(journal_path, run):
-    downgrade_to(journal_path, "0001")
+def test_a_0001_journal_migrates_to_the_open_item_indexes(journal_path, run, downgrade):
+    downgrade(journal_path, "0001")
     assert not OPEN_ITEM_INDEXES & index_names(journal_path)
     assert "ix_effects_run" in index_names(journal_path)
     with Journal.open(journal_path, actor=Actor.agent("a")) as j:

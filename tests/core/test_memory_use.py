@@ -14,7 +14,7 @@ from proctor.core import Actor, Journal, errors
 from proctor.core.memory_views import MemoryQuery, browse_statement
 
 from .helpers import delta, row_counts, snapshot
-from .test_journal_open import REAL_HEAD, downgrade_to, index_names
+from .test_journal_open import REAL_HEAD, index_names
 from .test_run_sorts import plan
 
 
@@ -213,12 +213,13 @@ NEW = {"memory_entries": {"last_used_at", "use_count"},
        "memory_mutations": {"event_sequence"}}
 
 
-def test_a_0003_journal_upgrades_with_its_memory(journal_path, agent, operator, run):
+def test_a_0003_journal_upgrades_with_its_memory(journal_path, agent, operator, run,
+                                                 downgrade):
     entry = agent.memory.add("project", "proj", "t", "c", run_id=run.id)
     item = agent.memory.record_conflict(entry.id, "c2", incoming_source="sync")
     agent.close()
     operator.close()
-    downgrade_to(journal_path, "0003")
+    downgrade(journal_path, "0003")
     assert all(not NEW[t] & columns(journal_path, t) for t in NEW)
     assert "ix_memory_last_used" not in index_names(journal_path)
     with Journal.open(journal_path, actor=Actor.operator("alice")) as j:
@@ -237,10 +238,10 @@ def test_a_0003_journal_upgrades_with_its_memory(journal_path, agent, operator, 
     assert "ix_memory_last_used" in index_names(journal_path)
 
 
-def test_downgrade_keeps_the_mutation_triggers(journal_path, agent):
+def test_downgrade_keeps_the_mutation_triggers(journal_path, agent, downgrade):
     agent.memory.add("project", "proj", "t", "c")
     agent.close()
-    downgrade_to(journal_path, "0003")
+    downgrade(journal_path, "0003")
     with contextlib.closing(sqlite3.connect(journal_path)) as conn, \
             pytest.raises(sqlite3.IntegrityError):
         conn.execute("UPDATE memory_mutations SET reason = 'x'")

@@ -17,7 +17,7 @@ from proctor.core.runs import RUN_SORTS, run_page_statement, run_page_with_open_
 from proctor.core.timeline import RunQuery, _run_conditions
 
 from .helpers import ACTION
-from .test_journal_open import REAL_HEAD, downgrade_to, index_names
+from .test_journal_open import REAL_HEAD, index_names
 
 SORTS = get_args(tl.RunSort)
 SORT_INDEXES = {"ix_runs_updated", "ix_runs_title", "ix_runs_events",
@@ -146,8 +146,8 @@ def test_open_items_are_counted_for_the_page(agent, operator, tied_runs):
     assert operator.runs.get(waiting).open_items == rows[0].open_items
 
 
-def test_a_0002_journal_gets_the_sort_indexes(journal_path, run):
-    downgrade_to(journal_path, "0002")
+def test_a_0002_journal_gets_the_sort_indexes(journal_path, run, downgrade):
+    downgrade(journal_path, "0002")
     assert not SORT_INDEXES & index_names(journal_path)
     assert "ix_runs_status_created" in index_names(journal_path)
     from proctor.core import Actor, Journal

@@ -9,10 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import create_engine
-
 from proctor.core import Actor, Journal
 from proctor.core import db as core_db
 
@@ -39,27 +35,19 @@ sys.exit(desk_app.run_desk(sys.argv[1], operator="alice", on_window=shown,
 """
 
 
-def older_journal(path: Path) -> str:
+def older_journal(path: Path, downgrade) -> str:
     """A journal with data, taken one revision back with Alembic; returns that revision."""
     with Journal.open(path, actor=Actor.agent("bot")) as agent:
         run = agent.runs.start("shop", "older data")
         agent.approvals.request(run.id, {"tool": "deploy"}, reason="ship")
     previous = core_db.SCHEMA_REVISIONS[-2]
-    engine = create_engine(f"sqlite:///{path}")
-    try:
-        with engine.begin() as conn:
-            cfg = Config()
-            cfg.set_main_option("script_location", "proctor.core:migrations")
-            cfg.attributes["connection"] = conn
-            command.downgrade(cfg, previous)
-    finally:
-        engine.dispose()
+    downgrade(path, previous)
     return previous
 
 
-def test_upgrade_from_the_dialog_opens_the_window(tmp_path):
+def test_upgrade_from_the_dialog_opens_the_window(tmp_path, downgrade):
     path = tmp_path / "journal.db"
-    older_journal(path)
+    older_journal(path, downgrade)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PROCTOR_LOG_DIR": str(tmp_path),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}
     done = subprocess.run([sys.executable, "-c", DESK, str(path)], env=env,
