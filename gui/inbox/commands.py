@@ -65,10 +65,11 @@ class InboxCommands(QObject):
             "inbox.open_run": self.has_run,
             "inbox.effect_committed": self.can_resolve, "inbox.effect_failed": self.can_resolve,
         }
-        on_page = {"inbox.effect_committed", "inbox.effect_failed"}  # C, F: as on Effects
+        # every inbox command acts on the inbox's items: only while the inbox is on screen
+        # (a key pressed on another page must not approve or move what nobody sees)
         for spec in SPECS:
             self.registry.register(spec, handlers[spec.id], enabled.get(spec.id),
-                                   page=self.page if spec.id in on_page else None)
+                                   page=self.page)
         self.registry.attach("inbox.open", self.page.table)
 
     def _connect(self) -> None:
