@@ -3,6 +3,7 @@ registry, status bar, notification banner."""
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from pathlib import Path
 
@@ -36,7 +37,7 @@ from .inbox.commands import InboxCommands
 from .inbox.page import InboxPage
 from .memory.commands import MemoryCommands
 from .memory.page import MemoryPage
-from .notify import Notifier
+from .notify import Arrivals, Notifier
 from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
 from .runs import commands as runs_commands
 from .runs.page import RunsPage
@@ -136,6 +137,7 @@ class MainWindow(QMainWindow):
         self.status = DeskStatusBar(self)
         self.counts = Counts(self.journal, services.runner, self)
         self.notifier = Notifier(self, self.banner, self.settings.notifications)
+        self.arrivals = Arrivals(self.journal, services.runner, self, since=time.time())
         self._closing = False
         self._lock_busy = False  # a store call found the write lock held; not yet seen free
         self._checking_lock = False
@@ -202,7 +204,7 @@ class MainWindow(QMainWindow):
         self.sidebar.page_chosen.connect(self.go)
         self.counts.counted.connect(self._on_counts)
         self.inbox.counts_stale.connect(self.counts.schedule)
-        self.inbox.arrived.connect(self.notifier.notify)
+        self.arrivals.arrived.connect(self.notifier.notify)
         self.inbox.open_run.connect(self.show_run)
         self.audit.open_run.connect(self.show_run)
         self.memory.open_run.connect(self.show_run)
@@ -285,6 +287,7 @@ class MainWindow(QMainWindow):
         for page in self.pages.values():
             page.on_changes(cs)
         self.counts.on_changes(cs)
+        self.arrivals.on_changes(cs)
 
     @Slot(dict)
     def _on_counts(self, counts: dict[str, int]) -> None:

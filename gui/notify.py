@@ -1,17 +1,25 @@
 """Tell the operator about new inbox items while the window is not focused:
-a tray message where a system tray exists, an in-app banner otherwise."""
+a tray message where a system tray exists, an in-app banner otherwise.
+
+What is new comes from the change feed (``Arrivals``), not from the inbox's table: an item
+the inbox's filters hide, or one beyond its loaded page, is still news."""
 
 from __future__ import annotations
+
+import logging
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QSystemTrayIcon, QWidget
 
-from proctor.core.models import InboxItem
+from proctor.core.models import ChangeSet, InboxItem
 
+from .inbox.kinds import INBOX_CHANGE_KINDS
 from .widgets import fmt
 from .widgets.icons import icon
 from .widgets.message_bar import Level, MessageBar
 
+log = logging.getLogger(__name__)
 TRAY_MS = 8000
 # Desktop notification servers may render markup in the body (freedesktop "body-markup":
 # <b>, <a href>, <img>), so tray text carries look-alikes instead of the markup characters.
@@ -72,3 +80,41 @@ class Notifier(QObject):
     def hide_tray(self) -> None:
         if self._tray is not None:
             self._tray.hide()
+
+
+class Arrivals(QObject):
+    """Items that started waiting for a person while the desk is open, whatever the inbox
+    shows: the inbox entities a change set touched are re-read unfiltered (off the GUI
+    thread); those created since ``since`` that were not told yet are new.
+
+    Signals:
+        arrived(list): the new InboxItems, oldest first.
+    """
+
+    arrived = Signal(list)
+
+    def __init__(self, journal: Any, runner: Any, parent: QObject, since: float) -> None:
+        super().__init__(parent)
+        self.journal = journal
+        self.runner = runner
+        self.since = since
+        self._told: set[str] = set()
+
+    def on_changes(self, cs: ChangeSet) -> None:
+        ids = sorted({c.entity_id for c in cs.changes if c.entity_kind in INBOX_CHANGE_KINDS})
+        if ids:
+            inbox = self.journal.inbox
+            self.runner.run(lambda: inbox.pick(None, ids), on_done=self._on_picked,
+                            on_error=self._on_failed, owner=self)
+
+    def _on_picked(self, items: list[InboxItem]) -> None:
+        new = sorted((i for i in items if i.created_at >= self.since
+                      and f"{i.kind.value}:{i.id}" not in self._told),
+                     key=lambda i: (i.created_at, i.id))
+        self._told.update(f"{i.kind.value}:{i.id}" for i in new)
+        if new:
+            self.arrived.emit(new)
+
+    @staticmethod
+    def _on_failed(exc: BaseException) -> None:
+        log.info("new items not read for a notification: %s", exc)

@@ -450,3 +450,23 @@ def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, op
     qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0,
                     timeout=WAIT_MS)
     assert early and watcher.wakeups["follow_up"] >= 1
+
+
+def test_a_request_the_inbox_filter_hides_is_still_news(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    filters = window.inbox.filters
+    filters.kind.setCurrentIndex(filters.kind.findText("Questions"))  # approvals hidden
+    qtbot.waitUntil(lambda: window.inbox.model.has_loaded and all(
+        window.inbox.model.item(r).kind.value == "question"
+        for r in range(window.inbox.model.rowCount())), timeout=WAIT_MS)
+    other = QWidget()
+    qtbot.addWidget(other)
+    other.show()
+    other.activateWindow()
+    qtbot.waitUntil(lambda: not window.isActiveWindow(), timeout=WAIT_MS)
+    with qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as blocker, \
+            agent(path, "coder") as a:
+        request(a, ids["run"], "deploy", {"to": "prod"}, "release 4.3")
+    assert "deploy: release 4.3" in blocker.args[1]
+    assert window.inbox.model.row_of(f"approval:{ids['approval']}") < 0  # still filtered
