@@ -77,12 +77,10 @@ class InboxTable(QTableView):
 
 class InboxPage(QWidget):
     """Signals:
-        arrived(list): InboxItems that appeared while the desk was open (for notifications).
         counts_stale(): the inbox changed; sidebar badges should be re-read.
         open_run(str): the operator asked to see a run.
     """
 
-    arrived = Signal(list)
     counts_stale = Signal()
     open_run = Signal(str)
 
@@ -349,8 +347,6 @@ class InboxPage(QWidget):
     @Slot(list)
     def _on_arrived(self, keys: list[str]) -> None:
         self.decided.difference_update(keys)  # e.g. woken from a snooze
-        items = [self.model.item(self.model.row_of(k)) for k in keys]
-        self.arrived.emit([i for i in items if i is not None])
 
     @Slot(object)
     def _on_model_failed(self, exc: BaseException) -> None:
