@@ -264,14 +264,19 @@ def test_poll_finds_changes_when_the_file_watcher_misses_them(qtbot, populated, 
                     timeout=WAIT_MS)
 
 
-def test_banner_when_a_request_arrives_in_the_background(qtbot, populated, open_desk):
-    path, ids = populated
-    window = open_desk(path)
+def put_in_background(qtbot, window) -> None:
+    """Another window takes the focus: the desk is not the active window any more."""
     other = QWidget()
     qtbot.addWidget(other)
     other.show()
     other.activateWindow()
     qtbot.waitUntil(lambda: not window.isActiveWindow(), timeout=WAIT_MS)
+
+
+def test_banner_when_a_request_arrives_in_the_background(qtbot, populated, open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    put_in_background(qtbot, window)
     with qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as blocker, \
             agent(path, "coder") as a:
         request(a, ids["run"], "deploy", {"to": "prod"}, "release 4.2")
@@ -460,11 +465,7 @@ def test_a_request_the_inbox_filter_hides_is_still_news(qtbot, populated, open_d
     qtbot.waitUntil(lambda: window.inbox.model.has_loaded and all(
         window.inbox.model.item(r).kind.value == "question"
         for r in range(window.inbox.model.rowCount())), timeout=WAIT_MS)
-    other = QWidget()
-    qtbot.addWidget(other)
-    other.show()
-    other.activateWindow()
-    qtbot.waitUntil(lambda: not window.isActiveWindow(), timeout=WAIT_MS)
+    put_in_background(qtbot, window)
     with qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as blocker, \
             agent(path, "coder") as a:
         request(a, ids["run"], "deploy", {"to": "prod"}, "release 4.3")
