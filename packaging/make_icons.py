@@ -17,23 +17,12 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QRectF, Qt  # noqa: E402
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter  # noqa: E402
-from PySide6.QtSvg import QSvgRenderer  # noqa: E402
 
 from proctor import resources  # noqa: E402
+from proctor.gui.widgets.icons import render_svg as render  # noqa: E402
 
 APP_DIR = Path(resources.path("icons")) / "app"
-
-
-def render(svg: Path, size: int) -> QImage:
-    image = QImage(size, size, QImage.Format.Format_ARGB32)
-    image.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    QSvgRenderer(str(svg)).render(painter, QRectF(0, 0, size, size))
-    painter.end()
-    return image
 
 
 def write_app_pngs(folder: Path = APP_DIR) -> list[Path]:

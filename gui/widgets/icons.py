@@ -4,8 +4,11 @@ found through importlib.resources so they load the same from a wheel and a bundl
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 
-from PySide6.QtGui import QIcon
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QIcon, QImage, QPainter
+from PySide6.QtSvg import QSvgRenderer
 
 from proctor import resources
 
@@ -31,3 +34,14 @@ def icon(name: str) -> QIcon:
 
 def kind_icon(kind: str) -> QIcon:
     return icon(f"kind-{kind}")
+
+
+def render_svg(svg: str | Path, size: int) -> QImage:
+    """``svg`` drawn on a transparent ``size``×``size`` image (the app icon's PNG sizes)."""
+    image = QImage(size, size, QImage.Format.Format_ARGB32)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    QSvgRenderer(str(svg)).render(painter, QRectF(0, 0, size, size))
+    painter.end()
+    return image

@@ -10,9 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QImage, QPainter, QPalette
-from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
 from proctor import resources
@@ -22,6 +20,7 @@ from proctor.gui.mainwindow import PAGES
 from proctor.gui.runs.status import STYLE, status_icon
 from proctor.gui.theme import LEVEL, SAFETY, Theme, ThemeMode, palette_for
 from proctor.gui.widgets.icons import icon, kind_icon
+from proctor.gui.widgets.icons import render_svg as render
 
 GUI = Path(__file__).resolve().parents[2] / "gui"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -95,16 +94,6 @@ def test_every_action_has_an_icon_or_a_reason_for_none(populated, open_desk):
         has_icon = not window.registry.action(action_id).icon().isNull()
         assert has_icon == (action_id in action_icons.ICONS), action_id
     assert all(reason.strip() for reason in action_icons.TEXT_ONLY.values())
-
-
-def render(svg: Path, size: int) -> QImage:
-    image = QImage(size, size, QImage.Format.Format_ARGB32)
-    image.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    QSvgRenderer(str(svg)).render(painter, QRectF(0, 0, size, size))
-    painter.end()
-    return image
 
 
 @pytest.mark.parametrize("size", resources.APP_ICON_SIZES)
