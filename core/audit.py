@@ -15,12 +15,12 @@ from .rows import to_model, to_models
 
 
 def audit_source() -> Any:
-    """The source of the decision written with an audit entry (same target, same
-    transaction time), or NULL: a correlated lookup on ``ix_decisions_target``. Display
+    """The source of the decision written with an audit entry (same target, same actor,
+    same transaction time), or NULL: a correlated lookup on ``ix_decisions_target``. Display
     only: it is not in the entry's digest (the audit chain is unchanged)."""
     a, d = s.audit.c, s.decisions.c
     return (select(d.source).where(d.target_kind == a.entity_kind, d.target_id == a.entity_id,
-                                   d.created_at == a.created_at)
+                                   d.created_at == a.created_at, d.actor == a.actor)
             .order_by(d.id).limit(1).correlate(s.audit).scalar_subquery().label("source"))
 
 

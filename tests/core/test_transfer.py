@@ -224,7 +224,7 @@ def test_audit_csv_says_where_each_decision_was_made(agent, operator, clock):
     agent.approvals.consume_and_reserve(asked.id, asked.action_digest, "fx-src", owner="w")
     agent.effects.begin("fx-src", owner="w")
     agent.effects.mark_ambiguous("fx-src", "provider timed out", owner="w")
-    clock.advance(1.0)  # the source is the decision's of the same transaction time
+    # same clock tick on purpose: the agent's entry is not paired with the operator's decision
     effect = operator.effects.get("fx-src")
     operator.effects.resolve("fx-src", "committed", reason="seen in the outbox",
                              expected_version=effect.version)
