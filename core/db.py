@@ -82,6 +82,31 @@ def prepare_file(path: Path) -> bool:
 Synchronous = Literal["FULL", "NORMAL"]
 
 
+# Columns later revisions added to existing tables, with what an older journal means by their
+# absence. A read-only connection to an older journal (the operator chose not to upgrade it)
+# sees them through TEMP views, so every read works on any revision without writing a byte.
+ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value when absent
+    "memory_entries": {"last_used_at": "0", "use_count": "0"},  # 0004
+    "memory_reconciliations": {"incoming_kind": "NULL", "incoming_priority": "NULL",
+                               "incoming_trust": "NULL", "incoming_sensitivity": "NULL"},
+    "memory_mutations": {"event_sequence": "NULL"},  # 0004
+}
+
+
+def add_compat_views(conn: sqlite3.Connection) -> list[str]:
+    """On a read-only connection: a TEMP view per table that lacks ADDED_COLUMNS (an older
+    journal), with the missing columns filled in. Returns the tables given a view."""
+    viewed = []
+    for table, added in ADDED_COLUMNS.items():
+        have = {row[1] for row in conn.execute(f'PRAGMA main.table_info("{table}")')}
+        missing = [f"{value} AS {name}" for name, value in added.items() if name not in have]
+        if have and missing:
+            conn.execute(f'CREATE TEMP VIEW "{table}" AS SELECT *, {", ".join(missing)} '
+                         f'FROM main."{table}"')
+            viewed.append(table)
+    return viewed
+
+
 def _connect(path: Path, read_only: bool, timeout: float,
              synchronous: Synchronous = "FULL") -> sqlite3.Connection:
     if read_only:
@@ -94,6 +119,8 @@ def _connect(path: Path, read_only: bool, timeout: float,
     conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA synchronous = {'NORMAL' if synchronous == 'NORMAL' else 'FULL'}")
+    if read_only:
+        add_compat_views(conn)
     return conn
 
 

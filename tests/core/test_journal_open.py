@@ -332,3 +332,27 @@ def test_foreign_sqlite_file_is_not_a_journal(tmp_path):
             Journal.open(path, read_only=read_only)
         assert "not a Proctor journal" in str(info.value)
     assert file_digest(path) == before
+
+
+def test_an_older_journal_opened_read_only_reads_everything(journal_path, downgrade):
+    """Columns a later revision added read as 'absent' (TEMP views on the read-only
+    connection): the operator who chose not to upgrade still browses memory, conflicts,
+    history, the inbox and the timeline, and nothing is written."""
+    with Journal.open(journal_path, actor=Actor.agent("bot")) as a:
+        run = a.runs.start("shop", "older memory")
+        entry = a.memory.add("project", "shop", "Deploy day", "Tuesday", run_id=run.id)
+        a.memory.replace(entry.id, "Thursday", expected_version=1, run_id=run.id)
+        conflict = a.memory.record_conflict(entry.id, "Friday", incoming_source="sync",
+                                            run_id=run.id)
+    downgrade(journal_path, "0003")
+    before = journal_path.read_bytes()
+    with Journal.open(journal_path, read_only=True) as j:
+        assert j.schema_revision == "0003"
+        [shown] = j.memory.list()
+        assert shown.content == "Thursday" and shown.use_count == 0
+        assert [m.event_sequence for m in j.memory.history(entry.id)] == [None, None]
+        [pending] = j.memory.reconciliations()
+        assert pending.id == conflict.id and pending.incoming_kind is None
+        assert [i.id for i in j.inbox.list().items] == [conflict.id]
+        assert j.memory.browse().items
+    assert journal_path.read_bytes() == before
