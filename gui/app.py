@@ -208,8 +208,11 @@ class DeskApp(QObject):
                 self.app.exit(1)
 
     def _on_upgraded(self, held: OlderJournal, busy: QWidget, journal: Journal) -> None:
-        self._show(journal)
-        busy.close()
+        busy.close()  # first: a window that fails to build must not leave it up for good
+        try:
+            self._show(journal)
+        finally:
+            QApplication.setQuitOnLastWindowClosed(True)
         made = backups(journal.path)
         where = f"; the backup is {made[-1]}" if made else ""
         self.window.notice.show_message(
