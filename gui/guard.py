@@ -5,8 +5,10 @@ wrapped: called on the GUI thread it raises ``GuiThreadStoreCall`` (strict mode,
 by tests and ``PROCTOR_DEBUG=1``) or logs an error once per method (release mode).
 Plain attributes (path, actor, read_only, schema_revision) pass through.
 
-``close()`` waits for the store calls still running on worker threads before it closes
-the journal: a window closing never pulls the journal from under a running read.
+``close()`` refuses new store calls (``JournalClosed``, which the task runner drops
+silently), then waits for the calls still running on worker threads before it closes the
+journal: a window closing never pulls the journal from under a running read, and a task
+queued behind the close never opens the file again.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ class GuiThreadStoreCall(AssertionError):
     """A store call ran on the GUI thread (it must go through the task runner)."""
 
 
+class JournalClosed(Exception):
+    """A store call queued by a window that has closed its journal since: nothing to do."""
+
+
 class ThreadGuard:
     """Knows the GUI thread; records and (strict) refuses store calls made on it."""
 
@@ -52,14 +58,18 @@ class ThreadGuard:
 
 
 class InFlight:
-    """Counts the store calls running now; ``wait_idle`` waits until there are none."""
+    """Counts the store calls running now; ``close_and_wait`` refuses new ones and waits
+    until none is left."""
 
     def __init__(self) -> None:
+        self.closed = False
         self._count = 0
         self._idle = threading.Condition()
 
     def __enter__(self) -> None:
         with self._idle:
+            if self.closed:
+                raise JournalClosed("the journal was closed")
             self._count += 1
 
     def __exit__(self, *exc_info: object) -> None:
@@ -74,6 +84,11 @@ class InFlight:
 
     def wait_idle(self, timeout: float) -> bool:
         with self._idle:
+            return self._idle.wait_for(lambda: self._count == 0, timeout)
+
+    def close_and_wait(self, timeout: float) -> bool:
+        with self._idle:
+            self.closed = True
             return self._idle.wait_for(lambda: self._count == 0, timeout)
 
 
@@ -123,7 +138,7 @@ class GuardedJournal:
     def close(self) -> None:
         """Close the journal once the store calls running on other threads have returned."""
         self.guard.check("journal.close")
-        if not self.calls.wait_idle(CLOSE_WAIT_S):
+        if not self.calls.close_and_wait(CLOSE_WAIT_S):
             log.warning("closing the journal with %d store calls still running",
                         self.calls.count())
         self.unguarded.close()

@@ -42,6 +42,8 @@ from PySide6.QtCore import (
 
 from proctor.core import errors
 
+from .guard import JournalClosed
+
 log = logging.getLogger(__name__)
 
 BUSY_AFTER_MS = 250  # a write that takes longer than this shows "busy" in the status bar
@@ -246,6 +248,9 @@ class TaskRunner(QObject):
         self._check_busy()
         if task is None:
             return
+        if isinstance(payload, JournalClosed):  # its window closed the journal meanwhile
+            self._idle_if_done()
+            return
         self._track_store_health(ok, payload)
         if task.owner is not None and not shiboken6.isValid(task.owner):
             return
@@ -258,8 +263,11 @@ class TaskRunner(QObject):
             else:
                 self.default_error(payload)  # type: ignore[arg-type]
         finally:
-            if not self._tasks:
-                self.idle.emit()
+            self._idle_if_done()
+
+    def _idle_if_done(self) -> None:
+        if not self._tasks:
+            self.idle.emit()
 
     def _track_store_health(self, ok: bool, payload: object) -> None:
         if not ok and isinstance(payload, errors.StoreError) \

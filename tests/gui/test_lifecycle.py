@@ -160,3 +160,22 @@ def test_a_closed_window_stops_every_pages_timers(qtbot, populated, open_desk):
     window.close()
     assert [t.objectName() or type(t.parent()).__name__
             for t in window.findChildren(QTimer) if t.isActive()] == []
+
+
+def test_calls_queued_behind_the_close_never_reopen_the_file(qtbot, journal_path):
+    journal = GuardedJournal(Journal.open(journal_path, actor=Actor.operator("alice")),
+                             ThreadGuard(strict=True))
+    runner = TaskRunner()
+    done, failed = [], []
+    try:
+        runner.run(journal.close)
+        qtbot.waitUntil(lambda: runner.pending() == 0, timeout=WAIT_MS)
+        for _ in range(3):  # e.g. a page's timer fired as its window closed
+            runner.run(journal.runs.count, on_done=done.append, on_error=failed.append)
+        qtbot.waitUntil(lambda: runner.pending() == 0, timeout=WAIT_MS)
+    finally:
+        runner.shutdown()
+    assert journal.calls.closed
+    assert done == [] and failed == []  # dropped: nobody is told about a closed window's read
+    engine = journal.unguarded._reader  # nothing opened the file again after the close
+    assert engine.pool.checkedin() == 0 and engine.pool.checkedout() == 0
