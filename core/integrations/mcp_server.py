@@ -111,7 +111,7 @@ def orphaned_runs(journal: Journal, project: str) -> list[tuple[str, int]]:
     """(run id, server pid) of the open MCP-session runs in ``project`` whose server ran on
     this host and is no longer alive."""
     open_statuses = [st.value for st in RunStatus if st not in TERMINAL_RUN_STATUSES]
-    host, found, cursor = socket.gethostname(), [], None
+    host, scope, found, cursor = socket.gethostname(), pid_scope(), [], None
     while True:
         page = journal.runs.list(status=open_statuses, project=project, cursor=cursor)
         for run in page.items:
@@ -122,11 +122,25 @@ def orphaned_runs(journal: Journal, project: str) -> list[tuple[str, int]]:
                 continue
             pid = meta.get("server_pid")
             if meta.get("via") == "mcp" and meta.get("server_host") == host and \
+                    meta.get("server_pid_scope") == scope and \
                     isinstance(pid, int) and not process_alive(pid):
                 found.append((run.id, pid))
         if not page.next_cursor:
             return found
         cursor = page.next_cursor
+
+
+def pid_scope() -> str:
+    """Where a pid means this process: the boot and the pid namespace (two containers may
+    share a host name but not their pids). Empty where the OS does not say."""
+    parts = []
+    for read in (lambda: Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
+                 lambda: os.readlink("/proc/self/ns/pid")):
+        try:
+            parts.append(read())
+        except OSError:
+            parts.append("")
+    return "/".join(parts) if any(parts) else ""
 
 
 def process_alive(pid: int) -> bool:
@@ -220,7 +234,7 @@ class ProctorMCP:
         info = params.client_info if params is not None else None
         agent = self.agent or (info.name if info is not None and info.name else "mcp-client")
         meta = {"via": "mcp", "protocol_version": ctx.protocol_version, "server_pid": os.getpid(),
-                "server_host": socket.gethostname(),
+                "server_host": socket.gethostname(), "server_pid_scope": pid_scope(),
                 "client": info.model_dump(mode="json", exclude_none=True) if info else None}
         return agent[:200], meta
 

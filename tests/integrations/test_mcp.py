@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -446,6 +447,11 @@ def test_runs_left_open_by_a_killed_server_are_failed_by_the_next_one(journal_pa
     anyio.run(killed_server)
     elsewhere = desk.journal.runs.start("mcp", "MCP session on another host", metadata={
         "via": "mcp", "server_host": "another-host", "server_pid": 1})
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    container = desk.journal.runs.start("mcp", "MCP session in another pid namespace", metadata={
+        "via": "mcp", "server_host": socket.gethostname(), "server_pid": int(dead.stdout),
+        "server_pid_scope": "another-boot/pid:[4026531836]"})
     assert not desk.journal.runs.get(submitted["run_id"]).status.terminal  # left open
 
     async def next_server():
@@ -458,3 +464,4 @@ def test_runs_left_open_by_a_killed_server_are_failed_by_the_next_one(journal_pa
     assert desk.journal.approvals.get(submitted["id"]).status == "cancelled"
     assert desk.journal.inbox.count() == 0
     assert desk.journal.runs.get(elsewhere.id).status == "running"
+    assert desk.journal.runs.get(container.id).status == "running"  # its pid means nothing here
