@@ -14,14 +14,14 @@ from proctor.core.models import Reconciliation, ReconciliationStatus
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label
-from .common import request_id
+from .common import is_sensitive, request_id
 
 SHOWN = 12  # titles listed in the panel; the rest are counted
 VERBS = {ReconciliationStatus.ACCEPTED_LOCAL: ("Keep local for", "each entry stays as it is"),
          ReconciliationStatus.ACCEPTED_INCOMING: (
              "Take incoming for", "each entry gets the incoming text as its next version; "
-             "an entry that changed after its conflict was recorded is refused (review "
-             "that one on its own)"),
+             "an entry that changed after its conflict was recorded, or whose content is "
+             "hidden as sensitive, is refused (review that one on its own)"),
          ReconciliationStatus.DISMISSED: ("Dismiss", "each incoming version is dropped")}
 
 
@@ -33,6 +33,7 @@ def bulk_resolve(memory: Any, items: list[Reconciliation], choice: Reconciliatio
     for item in items:
         try:
             if choice == ReconciliationStatus.ACCEPTED_INCOMING:
+                refuse_unseen(memory, item)
                 memory.resolve_seen(item.id, choice, expected_version=item.version,
                                     entry_version=item.local_version, reason=reason,
                                     request_id=f"{rid}:{item.id}")
@@ -43,6 +44,15 @@ def bulk_resolve(memory: Any, items: list[Reconciliation], choice: Reconciliatio
         except errors.ProctorError as exc:
             out.append((item, exc))
     return out
+
+
+def refuse_unseen(memory: Any, item: Reconciliation) -> None:
+    """Taking a version nobody has seen: refused where either version is hidden as
+    sensitive (the conflict's own view reveals it, audited, before it can be taken)."""
+    entry = memory.get(item.entry_id)
+    if is_sensitive(entry.sensitivity) or is_sensitive(item.incoming_sensitivity):
+        raise errors.NotAllowed(f"“{item.title}” is sensitive: review it on its own (its "
+                                "content is hidden until you reveal it)")
 
 
 def confirm_text(choice: ReconciliationStatus, items: list[Reconciliation]) -> tuple[str, str]:
