@@ -85,15 +85,25 @@ def test_scope_tree_counts_tokens_and_filters(qtbot, journal_path, open_desk, se
     assert tree.model_.index(0, 0).data(SCOPE_ROLE) == ""
 
 
-def test_bulk_take_incoming_confirms_the_count(qtbot, journal_path, open_desk, monkeypatch):
-    ids = fill(journal_path)
-    window = open_desk(journal_path)
+def all_conflicts_selected(qtbot, window, count: int):
+    """The Memory page with its ``count`` pending conflicts all selected (the bulk panel)."""
     window.go("memory")
     page = window.memory
-    qtbot.waitUntil(lambda: page.conflicts.rowCount() == 3, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: page.conflicts.rowCount() == count, timeout=WAIT_MS)
     page.conflicts_table.setFocus()
     page.conflicts_table.selectAll()
     qtbot.waitUntil(lambda: page.right.currentWidget() is page.bulk)
+    return page
+
+
+def press_bulk(qtbot, page, choice: str) -> None:
+    qtbot.mouseClick(page.bulk.buttons[next(c for c in page.bulk.buttons if c.value == choice)],
+                     LEFT)
+
+
+def test_bulk_take_incoming_confirms_the_count(qtbot, journal_path, open_desk, monkeypatch):
+    ids = fill(journal_path)
+    page = all_conflicts_selected(qtbot, open_desk(journal_path), 3)
     assert page.bulk.title.text() == "3 conflicts selected"
     asked: list[tuple] = []
 
@@ -102,8 +112,7 @@ def test_bulk_take_incoming_confirms_the_count(qtbot, journal_path, open_desk, m
         return "the laptop copy is the newest"
 
     monkeypatch.setattr(ReasonDialog, "ask", classmethod(ask))
-    qtbot.mouseClick(page.bulk.buttons[next(iter(
-        c for c in page.bulk.buttons if c.value == "accepted_incoming"))], LEFT)
+    press_bulk(qtbot, page, "accepted_incoming")
     assert asked and asked[0][0] == "Take incoming for 3 conflicts"
     assert "these 3 conflicts" in asked[0][1]
     qtbot.waitUntil(lambda: "for 2 of 3 conflicts" in page.message.text(), timeout=WAIT_MS)
@@ -265,3 +274,29 @@ def test_source_and_change_runs_open_in_runs(qtbot, journal_path, open_desk):
     assert window.current_page_id() == "runs"
     qtbot.waitUntil(lambda: window.runs.detail.title.text() == "learn things",
                     timeout=WAIT_MS)
+
+
+def test_bulk_take_incoming_refuses_what_is_hidden(qtbot, journal_path, open_desk,
+                                                   monkeypatch):
+    """Bulk "take incoming" never applies a version nobody has seen: a conflict whose entry
+    or incoming version is sensitive (hidden until an audited reveal) is refused and stays
+    pending for its own review; the others are taken."""
+    with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
+        plain = a.memory.add("project", "shop", "Deploy day", "Tuesday")
+        secret = a.memory.add("project", "shop", "Card on file", "ends 4242",
+                              sensitivity="personal")
+        claims = a.memory.add("project", "shop", "Home address", "unknown")
+        ids = {name: a.memory.record_conflict(e.id, f"{name} incoming",
+                                              incoming_source="sync", **kw).id
+               for name, e, kw in (("plain", plain, {}), ("secret", secret, {}),
+                                   ("claims", claims, {"incoming_sensitivity": "personal"}))}
+    page = all_conflicts_selected(qtbot, open_desk(journal_path), 3)
+    monkeypatch.setattr(ReasonDialog, "ask", classmethod(lambda *a, **k: "sync is newer"))
+    press_bulk(qtbot, page, "accepted_incoming")
+    qtbot.waitUntil(lambda: "for 1 of 3 conflicts" in page.message.text(), timeout=WAIT_MS)
+    assert "2 refused" in page.message.text() and "sensitive" in page.message.text()
+    with Journal.open(journal_path, read_only=True) as j:
+        status_of = {k: j.memory.reconciliation(v).status.value for k, v in ids.items()}
+        assert j.memory.get(secret.id).content == "ends 4242"
+    assert status_of == {"plain": "accepted_incoming", "secret": "pending",
+                         "claims": "pending"}
