@@ -147,9 +147,11 @@ class DeskApp(QObject):
         window_shown(object): a new MainWindow is on screen.
         open_failed(object): a journal could not be opened (the exception).
         open_cancelled(str): the operator chose not to open an older journal (its path).
+        last_window_closed(): the desk's window closed (not replaced by another journal's).
     """
 
     window_shown = Signal(object)
+    last_window_closed = Signal()
     open_failed = Signal(object)
     open_cancelled = Signal(str)
 
@@ -189,8 +191,6 @@ class DeskApp(QObject):
     def _choose(self, held: OlderJournal) -> None:
         """Ask what to do with an older journal (GUI thread), then do it."""
         journal = held.journal
-        if self.window is None:  # the dialog is the only window: closing it must not quit
-            QApplication.setQuitOnLastWindowClosed(False)
         choice = OldSchemaDialog.ask(self.window, journal.path, held.revision, held.head)
         if choice is Choice.UPGRADE:
             busy = upgrade_progress(self.window, journal.path)
@@ -203,16 +203,12 @@ class DeskApp(QObject):
         else:
             self.runner.run(journal.close)
             self.open_cancelled.emit(str(journal.path))
-            QApplication.setQuitOnLastWindowClosed(True)
             if self.window is None:
                 self.app.exit(1)
 
     def _on_upgraded(self, held: OlderJournal, busy: QWidget, journal: Journal) -> None:
         busy.close()  # first: a window that fails to build must not leave it up for good
-        try:
-            self._show(journal)
-        finally:
-            QApplication.setQuitOnLastWindowClosed(True)
+        self._show(journal)
         made = backups(journal.path)
         where = f"; the backup is {made[-1]}" if made else ""
         self.window.notice.show_message(
@@ -221,18 +217,17 @@ class DeskApp(QObject):
 
     def _on_upgrade_failed(self, busy: QWidget, exc: BaseException) -> None:
         busy.close()
-        QApplication.setQuitOnLastWindowClosed(True)
         self._on_open_failed(exc)
 
     def _show(self, journal: Journal) -> None:
         window = build_window(journal, runner=self.runner, settings=self.settings,
                               theme=self.theme, strict=self.strict)
         window.open_requested.connect(self._on_open_requested)
+        window.closed.connect(partial(self._on_window_closed, window))
         old, self.window = self.window, window
         self.settings.add_recent(journal.path)
         self.instances.listen(journal.path)
         window.show()
-        QApplication.setQuitOnLastWindowClosed(True)
         window.start()
         why = getattr(journal, "read_only_because", None)
         if why:
@@ -243,6 +238,10 @@ class DeskApp(QObject):
         if self.on_window is not None:
             self.on_window(window)
         self.window_shown.emit(window)
+
+    def _on_window_closed(self, window: MainWindow) -> None:
+        if window is self.window:  # not one that another journal's window replaced
+            self.last_window_closed.emit()
 
     def _on_open_requested(self, path: str) -> None:
         operator = self.window.journal.actor.name if self.window else None
@@ -302,6 +301,10 @@ def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None 
     settings = DeskSettings()
     theme = Theme(app, ThemeMode(settings.theme))
     desk = DeskApp(app, settings, theme, strict=debug_mode())
+    # the desk ends when its window closes, not when the last of any window does (the
+    # older-journal dialog or a busy indicator may be the only window for a while)
+    app.setQuitOnLastWindowClosed(False)
+    desk.last_window_closed.connect(app.quit)
     desk.on_window = on_window
     install_excepthook(desk)
     desk.open(path, read_only=read_only, operator=operator, old_schema=old_schema)

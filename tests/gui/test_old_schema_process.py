@@ -1,6 +1,6 @@
-"""`proctor open` on an older journal, as a real desk process with its event loop running:
+"""The desk as a real process with its event loop running. `proctor open` on an older journal:
 the operator's Upgrade in the dialog (the only window at that point) must not quit the desk
-before the upgraded journal's window is shown."""
+before the upgraded journal's window is shown; closing the window ends the desk."""
 
 from __future__ import annotations
 
@@ -55,3 +55,26 @@ def test_upgrade_from_the_dialog_opens_the_window(tmp_path, downgrade):
     assert done.returncode == 0, done.stderr
     assert f"WINDOW {core_db.SCHEMA_HEAD}" in done.stdout, (done.stdout, done.stderr)
     assert list(tmp_path.glob("journal.db.backup-*"))
+
+
+CLOSE = r"""
+import sys
+from PySide6.QtCore import QTimer
+from proctor.gui import app as desk_app
+
+def shown(window):
+    print("WINDOW", flush=True)
+    QTimer.singleShot(300, window.close)  # the operator closes the desk
+
+sys.exit(desk_app.run_desk(sys.argv[1], operator="alice", on_window=shown,
+                           single_instance=False))
+"""
+
+
+def test_closing_the_window_ends_the_desk(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PROCTOR_LOG_DIR": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = subprocess.run([sys.executable, "-c", CLOSE, str(tmp_path / "journal.db")], env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert "WINDOW" in done.stdout
