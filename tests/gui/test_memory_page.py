@@ -138,17 +138,22 @@ def test_bulk_cancelled_resolves_nothing(qtbot, journal_path, open_desk, monkeyp
     assert [status(journal_path, ids[f"c{n}"]) for n in range(3)] == ["pending"] * 3
 
 
-def test_inbox_conflict_detail_keeps_local(qtbot, journal_path, open_desk):
-    ids = fill(journal_path)
-    window = open_desk(journal_path)
-    key = f"memory:{ids['c0']}"
+def open_in_inbox(qtbot, window, conflict_id: str):
+    """The Inbox's detail of memory conflict ``conflict_id``, loaded."""
+    key = f"memory:{conflict_id}"
     model = window.inbox.model
     qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
     window.inbox.set_current_row(model.row_of(key))
-    detail = window.inbox.detail
-    qtbot.waitUntil(lambda: detail.current() is not None and detail.current().entity is not None
-                    and detail.current().entity.id == ids["c0"], timeout=WAIT_MS)
-    conflict = detail.current()
+    pane = window.inbox.detail
+    qtbot.waitUntil(lambda: pane.current() is not None and pane.current().entity is not None
+                    and pane.current().entity.id == conflict_id, timeout=WAIT_MS)
+    return pane.current()
+
+
+def test_inbox_conflict_detail_keeps_local(qtbot, journal_path, open_desk):
+    ids = fill(journal_path)
+    window = open_desk(journal_path)
+    conflict = open_in_inbox(qtbot, window, ids["c0"])
     assert conflict.local.text().startswith("rule 0 local text")
     assert conflict.incoming.text() == "rule 0 incoming"
     fields = {conflict.review.fields.index(r, 0).data(): conflict.review.fields.index(r, 1).data()
@@ -158,7 +163,8 @@ def test_inbox_conflict_detail_keeps_local(qtbot, journal_path, open_desk):
     assert "reason" in conflict.review.notice.text()
     qtbot.keyClicks(conflict.review.reason, "local is correct")
     qtbot.mouseClick(conflict.review.keep_button, LEFT)
-    qtbot.waitUntil(lambda: model.row_of(key) < 0, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"memory:{ids['c0']}") < 0,
+                    timeout=WAIT_MS)
     assert status(journal_path, ids["c0"]) == "accepted_local"
     with Journal.open(journal_path, read_only=True) as j:
         assert j.memory.get(ids["e0"]).version == 1  # keeping local writes no new version
@@ -240,14 +246,7 @@ def test_read_only_desk_shows_but_never_writes(qtbot, journal_path, open_desk):
 def test_inbox_review_notices_the_entry_moving_on(qtbot, journal_path, open_desk):
     ids = fill(journal_path)
     window = open_desk(journal_path)
-    key = f"memory:{ids['c1']}"
-    model = window.inbox.model
-    qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
-    window.inbox.set_current_row(model.row_of(key))
-    pane = window.inbox.detail
-    qtbot.waitUntil(lambda: pane.current() is not None and pane.current().entity is not None
-                    and pane.current().entity.id == ids["c1"], timeout=WAIT_MS)
-    review = pane.current().review
+    review = open_in_inbox(qtbot, window, ids["c1"]).review
     with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
         a.memory.replace(ids["e1"], "rule 1 rewritten", expected_version=1)
     qtbot.waitUntil(lambda: review.data.entry.version == 2, timeout=WAIT_MS)
