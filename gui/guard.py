@@ -82,10 +82,6 @@ class InFlight:
         with self._idle:
             return self._count
 
-    def wait_idle(self, timeout: float) -> bool:
-        with self._idle:
-            return self._idle.wait_for(lambda: self._count == 0, timeout)
-
     def close_and_wait(self, timeout: float) -> bool:
         with self._idle:
             self.closed = True
