@@ -39,6 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_open(args: argparse.Namespace) -> int:
     path = args.path.expanduser()
+    from proctor.gui.preflight import check_or_explain
+
+    if (refused := check_or_explain("proctor open")) is not None:
+        return refused
     if not path.exists() and (args.read_only or not args.create):
         print(f"proctor open: no journal at {path} (use --create to start a new one)",
               file=sys.stderr)
@@ -75,6 +79,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.agents < 0:
         print("proctor demo: --agents must be 0 or more", file=sys.stderr)
         return EXIT_USAGE
+    from proctor.gui.preflight import check_or_explain
+
+    if (refused := check_or_explain("proctor demo")) is not None:
+        return refused  # before any work: nothing built, no agent started
     path = demo_folder(args.dir) / "journal.db"
     print(f"Building a demo journal at {path} …", flush=True)
     summary = build_demo_journal(path, size="small", seed=args.seed,

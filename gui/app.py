@@ -8,9 +8,12 @@ it directly); ``DeskApp`` opens journals on the task runner and swaps windows;
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -27,7 +30,7 @@ from proctor.core.journal import OldSchemaPolicy
 from .context import Services
 from .errors import ErrorDialog, describe, is_expected, unexpected_text
 from .guard import GuardedJournal, ThreadGuard
-from .logging_setup import setup_logging
+from .logging_setup import LOG_NAME, log_dir, setup_logging
 from .mainwindow import MainWindow
 from .old_schema import (
     Choice,
@@ -307,11 +310,69 @@ def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None 
     desk.last_window_closed.connect(app.quit)
     desk.on_window = on_window
     install_excepthook(desk)
+    crash_log = record_native_crashes()
+    restore_interrupt = quit_on_interrupt(app)
     desk.open(path, read_only=read_only, operator=operator, old_schema=old_schema)
     try:
         return app.exec()
     finally:
+        restore_interrupt()
         desk.shutdown()
+        stop_recording_crashes(crash_log)
+
+
+def quit_on_interrupt(app: QApplication) -> Callable[[], None]:
+    """Ctrl+C in the terminal closes the desk like File ▸ Quit (Qt's event loop runs no
+    Python while idle, so a timer lets the interpreter see the signal). Returns the undo."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, partial(_interrupted, app))
+    wake = QTimer(app)
+    wake.setInterval(250)
+    wake.timeout.connect(_let_python_run)
+    wake.start()
+
+    def restore() -> None:
+        wake.stop()
+        wake.deleteLater()
+        signal.signal(signal.SIGINT, previous)
+
+    return restore
+
+
+def _interrupted(app: QApplication, _signum: int, _frame: object) -> None:
+    log.info("interrupted (Ctrl+C): closing the desk")
+    for window in app.topLevelWidgets():
+        if isinstance(window, MainWindow):
+            window.close()
+    app.quit()
+
+
+def _let_python_run() -> None:
+    """An empty slot: returning to the interpreter lets it run pending signal handlers."""
+
+
+def record_native_crashes() -> object | None:
+    """A native crash (segfault, abort) writes every thread's stack to the desk log (unless
+    something, e.g. pytest, already records them)."""
+    if faulthandler.is_enabled():
+        return None
+    try:
+        folder = log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        stream = open(folder / LOG_NAME, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+    except OSError:
+        return None
+    faulthandler.enable(file=stream, all_threads=True)
+    return stream
+
+
+def stop_recording_crashes(stream: object | None) -> None:
+    if stream is None:
+        return
+    faulthandler.disable()
+    stream.close()  # type: ignore[attr-defined]
 
 
 def report_paint_and_quit(window: MainWindow) -> None:

@@ -225,6 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from .preflight import check_or_explain
+
+    if (refused := check_or_explain("proctor-desk")) is not None:
+        return refused
     from .app import make_app, run_desk
 
     if args.path is not None and not args.path.expanduser().exists():
