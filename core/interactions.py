@@ -63,7 +63,10 @@ def validate_response(schema: dict, response: Any) -> None:
     """Raise ValidationError naming the first bad field."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema)
+    # ``format`` (date-time, date, time, uri, email, …) is checked, not only annotated:
+    # date-time through rfc3339-validator and uri through rfc3986-validator (dependencies)
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
     problems = sorted(validator.iter_errors(response), key=lambda e: list(e.absolute_path))
     if problems:
         first = problems[0]

@@ -265,3 +265,22 @@ def test_a_question_past_its_expiry_is_not_marked_presented(agent, operator, run
     clock.advance(31)
     assert operator.interactions.mark_presented(item.id).status == "requested"
     assert agent.interactions.wait(item.id, timeout=0).status == "expired"
+
+
+@pytest.mark.parametrize(("fmt", "bad", "good"), [
+    ("date-time", "next tuesday-ish", "2026-12-01T10:00:00Z"),
+    ("date", "2026-13-01", "2026-12-01"),
+    ("uri", "not a uri", "https://example.org/x"),
+    ("email", "nobody", "ada@example.org"),
+])
+def test_json_schema_formats_are_checked_in_core(agent, operator, run, journal_path, fmt,
+                                                 bad, good):
+    schema = {"type": "object", "properties": {"when": {"type": "string", "format": fmt}},
+              "required": ["when"]}
+    item = agent.interactions.ask(run.id, "form", "when?", response_schema=schema)
+    before = snapshot(journal_path)
+    with pytest.raises(errors.ValidationError) as info:
+        answer(operator, item, {"when": bad})
+    assert info.value.field == "when"
+    assert snapshot(journal_path) == before
+    assert answer(operator, item, {"when": good}).response == {"when": good}
