@@ -28,7 +28,30 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
+    add_completion(sub, parser)
     return parser
+
+
+SHELLS = ("bash", "zsh", "tcsh")
+
+
+def add_completion(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser) -> None:
+    """`proctor completion SHELL`: the shell completion script, made by shtab from this very
+    parser (so it never lists a command or flag that does not exist)."""
+    p = sub.add_parser("completion", help="print the shell completion script",
+                       description="Print a completion script for SHELL. Bash: "
+                                   "`proctor completion bash > ~/.local/share/"
+                                   "bash-completion/completions/proctor`; zsh: write it "
+                                   "as `_proctor` into a folder on your $fpath.")
+    p.add_argument("shell", choices=SHELLS)
+    p.set_defaults(func=lambda args: print_completion(parser, args.shell))
+
+
+def print_completion(parser: argparse.ArgumentParser, shell: str) -> int:
+    import shtab
+
+    print(shtab.complete(parser, shell=shell))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
