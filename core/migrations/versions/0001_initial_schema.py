@@ -1,15 +1,14 @@
 """initial schema
 
 Revision ID: 0001
-Revises: 
+Revises:
 Create Date: 2026-11-29 09:16:40.100568
 """
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 from proctor.core.db import create_immutability_triggers
-
 
 revision = '0001'
 down_revision = None
