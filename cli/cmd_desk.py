@@ -73,9 +73,9 @@ def demo_folder(base: Path | None) -> Path:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from proctor.sim.agents import start_agents
-    from proctor.sim.demo import build_demo_journal, recent_start
-
+    """The window comes first: an empty journal is created at once (its schema only), the
+    desk opens on it, and a child process fills it in behind the window with a progress bar;
+    the simulated agents start when it is full."""
     if args.agents < 0:
         print("proctor demo: --agents must be 0 or more", file=sys.stderr)
         return EXIT_USAGE
@@ -83,22 +83,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     if (refused := check_or_explain("proctor demo")) is not None:
         return refused  # before any work: nothing built, no agent started
+    from proctor.core import Actor, Journal
+    from proctor.sim.demo import recent_start
+
     path = demo_folder(args.dir) / "journal.db"
-    print(f"Building a demo journal at {path} …", flush=True)
-    summary = build_demo_journal(path, size="small", seed=args.seed,
-                                 start_time=recent_start())  # ages read like this morning
-    print(f"  {summary.get('runs', '?')} runs, {summary.get('events', '?')} events "
-          f"in {summary.get('seconds', '?')} s", flush=True)
-    agents = None
-    if args.agents and not args.no_agents:
-        agents = start_agents(path, agents=args.agents, rate=args.rate, seed=args.seed)
-        print(f"Started {args.agents} simulated agents.", flush=True)
+    Journal.open(path, actor=Actor.agent("demo-builder")).close()  # the schema, no runs yet
+    print(f"Opening the desk on a new demo journal at {path}; it fills in behind the "
+          "window.", flush=True)
+    started: list = []  # the simulated agents, once the journal is full
+
+    def on_window(window: object) -> None:
+        from proctor.gui.demo_fill import DemoFill
+
+        fill = DemoFill(window, path, seed=args.seed, start_time=recent_start())
+        if args.agents and not args.no_agents:
+            fill.filled.connect(lambda: started.append(start_demo_agents(path, args)))
+        fill.start()
+
     from proctor.gui.app import run_desk
 
     try:
-        return run_desk(path, operator=args.operator)
+        return run_desk(path, operator=args.operator, on_window=on_window)
     finally:
-        if agents is not None:
+        for agents in started:
             agents.stop()
             print("Stopped the simulated agents.", flush=True)
         print(f"The demo journal stays at {path}", flush=True)
+
+
+def start_demo_agents(path: Path, args: argparse.Namespace) -> object:
+    from proctor.sim.agents import start_agents
+
+    agents = start_agents(path, agents=args.agents, rate=args.rate, seed=args.seed)
+    print(f"Started {args.agents} simulated agents.", flush=True)
+    return agents

@@ -46,19 +46,22 @@ def recent_start(now: float | None = None) -> float:
 
 
 def build_demo_journal(path: str | os.PathLike[str], size: str = "small", seed: int = 0,
-                       progress: Progress | None = None, start_time: float | None = None) -> dict:
+                       progress: Progress | None = None, start_time: float | None = None,
+                       *, fill: bool = False) -> dict:
     """Write a new demo journal at ``path`` and return its summary counts.
 
     ``progress(done, total, message)`` is called after each run (``done``/``total`` count
     runs). The same ``seed`` (and ``start_time``) gives the same journal: identical ids,
     times and digests. ``start_time`` defaults to a fixed date; ``proctor demo`` passes a
     recent one (see ``recent_start``) so ages in the desk look like a live morning.
-    Raises FileExistsError if ``path`` already holds something.
+    Raises FileExistsError if ``path`` already holds something; with ``fill`` it may hold
+    a journal without runs (``proctor demo`` opens the desk on it first and fills it in
+    behind the window).
     """
     if size not in ("small", "large"):
         raise ValueError("size must be 'small' or 'large'")
     target = Path(path)
-    if target.exists() and target.stat().st_size > 0:
+    if target.exists() and target.stat().st_size > 0 and not (fill and has_no_runs(target)):
         raise FileExistsError(f"{target} already exists")
     started = time.monotonic()
     clock = DemoClock(start_time if start_time is not None else BASE_TIME)
@@ -76,7 +79,7 @@ def build_demo_journal(path: str | os.PathLike[str], size: str = "small", seed: 
                 bulk.run()
             else:
                 getattr(writer, KIND_METHOD[kind])()
-            if progress and (done % 25 == 0 or done == total):
+            if progress and (done % 5 == 0 or done == total):
                 progress(done, total, f"{writer.events:,} events")
         while size == "large" and writer.events < LARGE_MIN_EVENTS:
             bulk.run()
@@ -90,6 +93,45 @@ def build_demo_journal(path: str | os.PathLike[str], size: str = "small", seed: 
     summary["bytes"] = sum(f.stat().st_size for f in (
         target, target.with_name(target.name + "-wal")) if f.exists())
     return summary
+
+
+def has_no_runs(path: Path) -> bool:
+    """True for a Proctor journal that holds no run yet (read-only look)."""
+    from proctor.core import Actor, Journal, errors
+
+    try:
+        journal = Journal.open(path, actor=Actor.agent("demo-builder"), read_only=True)
+    except errors.ProctorError:
+        return False
+    try:
+        return journal.runs.count() == 0
+    finally:
+        journal.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m proctor.sim.demo PATH [--seed K] [--start-time T] [--fill]``: build a demo
+    journal, printing ``progress DONE TOTAL`` lines and a final ``done {summary}`` line (the
+    protocol ``proctor demo``'s desk reads to show its progress)."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m proctor.sim.demo")
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--size", choices=("small", "large"), default="small")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--start-time", type=float)
+    parser.add_argument("--fill", action="store_true",
+                        help="the path may hold a journal without runs: fill it in")
+    args = parser.parse_args(argv)
+
+    def report(done: int, total: int, _message: str) -> None:
+        print(f"progress {done} {total}", flush=True)
+
+    summary = build_demo_journal(args.path, args.size, args.seed, progress=report,
+                                 start_time=args.start_time, fill=args.fill)
+    print("done " + json.dumps(summary), flush=True)
+    return 0
 
 
 class BulkRuns:
@@ -153,3 +195,7 @@ def summarize(writer: DemoWriter, path: Path, size: str, seed: int) -> dict:
         "pending": pending, "pending_total": sum(pending.values()),
         "memory_entries": j.memory.count(), "audit_rows": j.audit.count(),
     }
+
+
+if __name__ == "__main__":  # pragma: no cover - run as a child process by `proctor demo`
+    raise SystemExit(main())

@@ -32,38 +32,67 @@ class FakeAgents:
         FakeAgents.stopped = True
 
 
-@pytest.mark.parametrize("desk_fails", [False, True])
-def test_demo_builds_starts_agents_and_stops_them_when_the_desk_ends(tmp_path, monkeypatch,
-                                                                     desk_fails):
-    built, started = [], []
+def run_count(path) -> int:  # noqa: ANN001
+    journal = Journal.open(path, read_only=True)
+    try:
+        return journal.runs.count()
+    finally:
+        journal.close()
+
+
+def test_demo_opens_the_window_first_and_fills_the_journal_behind_it(tmp_path, monkeypatch,
+                                                                     qtbot):
+    """The window is on screen while the journal still has no run; a child process fills it
+    (progress in the status bar); the agents start only when it is full and stop when the
+    desk ends."""
+    from PySide6.QtWidgets import QMainWindow, QProgressBar
+
+    from proctor.gui.demo_fill import DemoFill
+
+    started, seen = [], {}
     FakeAgents.stopped = False
 
-    def build(path, size="small", seed=0, start_time=None):  # noqa: ANN001, ANN202
-        Journal.open(path).close()
-        built.append((path, size, seed))
-        return {"runs": 1, "events": 2, "seconds": 0.1}
-
     def run_desk(path, **kw):  # noqa: ANN001, ANN202
+        window = QMainWindow()
+        qtbot.addWidget(window)
+        window.show()
+        kw["on_window"](window)
+        seen["runs_when_shown"] = run_count(path)
+        fill = window.findChild(DemoFill)
+        seen["bar"] = window.statusBar().findChild(QProgressBar) is not None
+        with qtbot.waitSignal(fill.filled, timeout=180_000):
+            pass
+        qtbot.waitUntil(lambda: bool(started))
+        seen["message"] = window.statusBar().findChild(QProgressBar).format()
         assert not FakeAgents.stopped  # the agents run while the desk is open
-        if desk_fails:
-            raise RuntimeError("window crashed")
         return 0
 
-    monkeypatch.setattr("proctor.sim.demo.build_demo_journal", build)
     monkeypatch.setattr("proctor.sim.agents.start_agents",
                         lambda path, **kw: started.append(kw) or FakeAgents())
     monkeypatch.setattr("proctor.gui.app.run_desk", run_desk)
     argv = ["demo", "--dir", str(tmp_path), "--agents", "2", "--seed", "5"]
-    if desk_fails:
-        with pytest.raises(RuntimeError):
-            cli.main(argv)
-    else:
-        assert cli.main(argv) == 0
-    [(path, size, seed)] = built
-    assert path.parent.parent == tmp_path and path.name == "journal.db"
-    assert (size, seed) == ("small", 5)
-    assert started[0]["agents"] == 2
-    assert FakeAgents.stopped
+    assert cli.main(argv) == 0
+    [path] = list(tmp_path.glob("*/journal.db"))
+    assert seen["runs_when_shown"] == 0 and seen["bar"]
+    assert seen["message"] == "The demo journal is ready"
+    assert run_count(path) > 200
+    assert started[0]["agents"] == 2 and FakeAgents.stopped
+
+
+def test_closing_the_desk_while_the_demo_fills_ends_the_builder(tmp_path, qtbot):
+    from PySide6.QtWidgets import QMainWindow
+
+    from proctor.gui.demo_fill import DemoFill
+
+    path = tmp_path / "journal.db"
+    Journal.open(path).close()
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    fill = DemoFill(window, path, seed=1, start_time=1.7e9)
+    fill.start()
+    qtbot.waitUntil(fill.running)
+    fill.stop()
+    assert not fill.running()
 
 
 def test_each_demo_gets_a_fresh_folder(tmp_path):
