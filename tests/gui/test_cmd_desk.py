@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from proctor import cli, cmd_desk
 from proctor.core import Journal
 
