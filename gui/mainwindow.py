@@ -30,6 +30,7 @@ from .audit import commands as audit_commands
 from .audit.page import AuditPage
 from .context import PageContext, Services
 from .counts import Counts
+from .drop import JournalDrop
 from .effects import commands as effects_commands
 from .effects.page import EffectsPage
 from .errors import ErrorPresenter
@@ -137,6 +138,8 @@ class MainWindow(QMainWindow):
         self.status = DeskStatusBar(self)
         self.counts = Counts(self.journal, services.runner, self)
         self.notifier = Notifier(self, self.banner, self.settings.notifications)
+        self.journal_drop = JournalDrop(self)  # a journal file dropped on the window opens
+        self.journal_drop.dropped.connect(self.open_requested)
         self.arrivals = Arrivals(self.journal, services.runner, self, since=time.time())
         self._closing = False
         self._lock_busy = False  # a store call found the write lock held; not yet seen free

@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QSystemTrayIcon, QWidget
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from proctor.core.models import ChangeSet, InboxItem
 
@@ -68,6 +68,7 @@ class Notifier(QObject):
         if not items or not self.enabled or self._window.isActiveWindow():
             return
         title, body = notice_text(items)
+        QApplication.alert(self._window)  # the taskbar entry asks for attention too
         if self._tray is not None and self._tray.supportsMessages():
             self._tray.showMessage(title, tray_safe(body),
                                    QSystemTrayIcon.MessageIcon.Information, TRAY_MS)
