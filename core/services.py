@@ -15,6 +15,7 @@ def attach_services(journal: Journal) -> None:
     from .inbox import Inbox
     from .interactions import Interactions
     from .memory import Memory
+    from .overview import Overview
     from .runs import Runs
 
     journal.runs = Runs(journal)
@@ -25,3 +26,4 @@ def attach_services(journal: Journal) -> None:
     journal.inbox = Inbox(journal)
     journal.audit = Audit(journal)
     journal.changes = Changes(journal)
+    journal.overview = Overview(journal)
