@@ -23,8 +23,7 @@ from .journal import Journal
 from .models import Frozen
 
 AGE_BUCKETS: tuple[tuple[str, float], ...] = (
-    ("< 5 min", 300), ("5–30 min", 1800), ("30 min–2 h", 7200), ("2–8 h", 28_800),
-    ("> 8 h", float("inf")))
+    ("<5m", 300), ("5–30m", 1800), ("30m–2h", 7200), ("2–8h", 28_800), (">8h", float("inf")))
 PENDING_KINDS = ("approval", "question", "memory", "effect")
 HOUR_SERIES = ("manual", "rule", "expired", "answer")
 RUN_SERIES = ("active", "completed", "failed", "cancelled")

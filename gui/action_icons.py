@@ -21,6 +21,7 @@ ICONS: dict[str, str] = {
     "go.memory": "page-memory",
     "go.effects": "page-effects",
     "go.audit": "page-audit",
+    "go.overview": "page-overview",
     "inbox.approve": "action-approve",
     "inbox.deny": "action-deny",
     "inbox.snooze": "action-snooze",

@@ -34,6 +34,7 @@ DEFAULT_SHORTCUTS: dict[str, str] = {
     "go.memory": "Ctrl+3",
     "go.effects": "Ctrl+4",
     "go.audit": "Ctrl+5",
+    "go.overview": "Ctrl+6",
     "inbox.next": "J",
     "inbox.prev": "K",
     "inbox.open": "Return",

@@ -39,6 +39,7 @@ from .inbox.page import InboxPage
 from .memory.commands import MemoryCommands
 from .memory.page import MemoryPage
 from .notify import Arrivals, Notifier
+from .overview.page import OverviewPage
 from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
 from .runs import commands as runs_commands
 from .runs.page import RunsPage
@@ -51,7 +52,7 @@ from .widgets.sidebar import Entry, Sidebar, SidebarModel
 from .widgets.status import DeskStatusBar, StoreState, exposure_warning
 
 PAGES = (("inbox", "Inbox"), ("runs", "Runs"), ("memory", "Memory"), ("effects", "Effects"),
-         ("audit", "Audit"))
+         ("audit", "Audit"), ("overview", "Overview"))
 APP_SPECS = [
     ActionSpec("app.open", "Open journal…", "File", "Open another journal"),
     ActionSpec("app.preferences", "Preferences…", "File", "Theme, shortcuts, notifications"),
@@ -130,8 +131,9 @@ class MainWindow(QMainWindow):
         self.memory = MemoryPage(ctx, self)
         self.effects = EffectsPage(ctx, self)
         self.audit = AuditPage(ctx, self)
-        self.pages = {"inbox": self.inbox, "runs": self.runs, "memory": self.memory,
-                      "effects": self.effects, "audit": self.audit}
+        self.overview = OverviewPage(ctx, self)
+        self.pages = {"inbox": self.inbox, "overview": self.overview, "runs": self.runs,
+                      "memory": self.memory, "effects": self.effects, "audit": self.audit}
         self.sidebar_model = SidebarModel([Entry(pid, title) for pid, title in PAGES], self)
         self.sidebar = Sidebar(self.sidebar_model, self)
         self.stack = QStackedWidget(self)
@@ -213,6 +215,8 @@ class MainWindow(QMainWindow):
         self.memory.open_run.connect(self.show_run)
         self.memory.open_event.connect(self.show_event)
         self.effects.open_run.connect(self.show_run)
+        self.overview.open_page.connect(self.go)
+        self.overview.open_inbox.connect(self.show_inbox_filtered)
         self.notifier.show_requested.connect(self._on_show_requested)
 
     # ------------------------------------------------------------ lifecycle
@@ -270,6 +274,12 @@ class MainWindow(QMainWindow):
         self.go("runs")
         self.runs.show_run(run_id)
 
+    @Slot(object)
+    def show_inbox_filtered(self, filters: dict) -> None:
+        """The inbox showing only what ``filters`` (kind, agent, project, text) select."""
+        self.go("inbox")
+        self.inbox.filters.show_only(**filters)
+
     @Slot(str, int)
     def show_event(self, run_id: str, sequence: int) -> None:
         """Show ``run_id`` with event ``sequence`` selected in its timeline."""
@@ -299,7 +309,8 @@ class MainWindow(QMainWindow):
                  "runs": "active runs", "memory": "pending conflicts",
                  "effects": "ambiguous effects", "audit": "audit entries"}
         for pid, _title in PAGES:
-            self.sidebar_model.set_count(pid, counts.get(pid), hints[pid])
+            if pid in hints:  # the overview has no count of its own
+                self.sidebar_model.set_count(pid, counts.get(pid), hints[pid])
         self.setWindowTitle(self._title(counts.get("inbox")))
 
     def _title(self, waiting: int | None = None) -> str:

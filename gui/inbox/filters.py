@@ -89,6 +89,20 @@ class FilterBar(QWidget):
             newest_first=bool(self.sort.currentData()),
         )
 
+    def show_only(self, *, kind: str | None = None, agent: str | None = None,
+                  project: str | None = None, text: str | None = None) -> None:
+        """Select exactly these filters (None: any) and search ``text``, then apply once."""
+        for combo, value in ((self.kind, kind), (self.agent, agent), (self.project, project)):
+            combo.blockSignals(True)
+            if value is not None and combo.findData(value) < 0:
+                combo.addItem(fmt.bounded(value, 80), value)
+            combo.setCurrentIndex(max(0, combo.findData(value)) if value is not None else 0)
+            combo.blockSignals(False)
+        self.search.blockSignals(True)
+        self.search.setText(text or "")
+        self.search.blockSignals(False)
+        self._emit()
+
     def set_facets(self, facets: dict[str, list[str]]) -> None:
         """Refill the agent/project/safety menus, keeping the current choices."""
         for combo, name in ((self.agent, "agent"), (self.project, "project"),
