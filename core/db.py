@@ -24,6 +24,15 @@ BUSY_TIMEOUT_S = 5.0
 # Every revision this code knows, oldest first. A test checks it against Alembic.
 SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005")
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
+# The revision that added the identity/no-replace triggers and the effect and memory digests.
+INTEGRITY_REVISION = "0005"
+
+
+def has_integrity(revision: str | None) -> bool:
+    """True for a journal at ``revision`` (None: head) that has 0005's triggers and digests."""
+    if revision is None or revision not in SCHEMA_REVISIONS:
+        return True
+    return SCHEMA_REVISIONS.index(revision) >= SCHEMA_REVISIONS.index(INTEGRITY_REVISION)
 
 
 def path_from_url(url_or_path: str | os.PathLike[str]) -> Path:
@@ -261,7 +270,7 @@ def trigger_names(conn) -> set[str]:  # noqa: ANN001
 def expected_trigger_names(revision: str | None = None) -> set[str]:
     """The triggers a journal at ``revision`` (default: head) must have."""
     names = {f"trg_{t}_no_{op}" for t in IMMUTABLE_TABLES for op in ("update", "delete")}
-    if revision is None or revision not in SCHEMA_REVISIONS[:4]:  # 0001-0004 predate 0005's
+    if has_integrity(revision):
         names |= set(integrity_trigger_sql())
     return names
 

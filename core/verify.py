@@ -155,7 +155,7 @@ def _verify_decisions(journal: Journal, problems: list[VerifyProblem]) -> None:
 
 def _has_digests(journal: Journal) -> bool:
     """False for an older journal read without upgrading (0005 added the digests)."""
-    return journal.schema_revision not in db.SCHEMA_REVISIONS[:4]
+    return db.has_integrity(journal.schema_revision)
 
 
 def _pages(journal: Journal, base: Any, key: Any, conds: list[Any]) -> Any:
