@@ -290,8 +290,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(dump(report))
     elif report.ok:
+        rows = ", ".join(f"{n} {table.replace('_', ' ')}"
+                         for table, n in report.checked_rows.items())
         print(f"ok: {report.checked_runs} runs, {report.checked_events} events and "
-              f"{report.checked_audit} audit rows verified; triggers present")
+              f"{report.checked_audit} audit rows verified" + (f" ({rows})" if rows else "")
+              + "; triggers present")
     else:
         first = report.problems[0]
         print(f"FAILED: {first.what} at {first.where}: {first.detail}")

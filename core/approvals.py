@@ -12,6 +12,7 @@ from sqlalchemy import bindparam, insert, or_, select, update
 from . import errors
 from . import schema as s
 from .canonical import canonical_json, digest_of
+from .integrity import refuse_tampered
 from .items import status_after_closing, status_when_opening
 from .journal import Journal, Tx
 from .models import (
@@ -173,6 +174,7 @@ class Approvals:
 
         def op(tx: Tx) -> None:
             row = self._row(tx, approval_id)
+            refuse_tampered("approval", approval_id, row)
             if row.status != ApprovalStatus.APPROVED:
                 raise errors.NotConsumable(f"approval {approval_id} is {row.status}, not approved")
             if row.consumed_at is not None:
@@ -221,6 +223,7 @@ class Approvals:
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
                 return
+            refuse_tampered("approval", approval_id, self._row(tx, approval_id))
             row = self._decidable(tx, approval_id, expected_version)
             if row is None:
                 return

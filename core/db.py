@@ -17,13 +17,22 @@ from sqlalchemy import Engine, create_engine, event, exc, text
 from sqlalchemy.pool import QueuePool
 
 from . import errors
-from .schema import IMMUTABLE_TABLES
+from .schema import IDENTITY_COLUMNS, IMMUTABLE_TABLES, UNIQUE_KEYS
 
 BUSY_TIMEOUT_S = 5.0
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
-SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004")
+SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005")
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
+# The revision that added the identity/no-replace triggers and the effect and memory digests.
+INTEGRITY_REVISION = "0005"
+
+
+def has_integrity(revision: str | None) -> bool:
+    """True for a journal at ``revision`` (None: head) that has 0005's triggers and digests."""
+    if revision is None or revision not in SCHEMA_REVISIONS:
+        return True
+    return SCHEMA_REVISIONS.index(revision) >= SCHEMA_REVISIONS.index(INTEGRITY_REVISION)
 
 
 def path_from_url(url_or_path: str | os.PathLike[str]) -> Path:
@@ -89,7 +98,9 @@ ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value whe
     "memory_entries": {"last_used_at": "0", "use_count": "0"},  # 0004
     "memory_reconciliations": {"incoming_kind": "NULL", "incoming_priority": "NULL",
                                "incoming_trust": "NULL", "incoming_sensitivity": "NULL"},
-    "memory_mutations": {"event_sequence": "NULL"},  # 0004
+    "memory_mutations": {"event_sequence": "NULL",  # 0004
+                         "prev_digest": "NULL", "digest": "NULL"},  # 0005
+    "effects": {"action_digest": "NULL"},  # 0005
 }
 
 
@@ -210,13 +221,58 @@ def create_immutability_triggers(conn) -> None:  # noqa: ANN001 - Connection
             ))
 
 
+def integrity_trigger_sql() -> dict[str, str]:
+    """Revision 0005's triggers by name: an UPDATE that changes an approval's or an effect's
+    identity aborts, and an INSERT onto a key that exists aborts on every evidence table and
+    on approvals and effects (INSERT OR REPLACE would delete the old row without firing a
+    DELETE trigger, unless the writing connection turned ``recursive_triggers`` on, and an
+    upsert's DO UPDATE would bypass the identity check). In the schema, whatever the
+    connection's settings."""
+    sql = {}
+    for table, columns in IDENTITY_COLUMNS.items():
+        changed = " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in columns)
+        sql[f"trg_{table}_identity"] = (
+            f"CREATE TRIGGER IF NOT EXISTS trg_{table}_identity BEFORE UPDATE ON {table} "
+            f"WHEN {changed} BEGIN "
+            f"SELECT RAISE(ABORT, '{table} identity columns are immutable'); END")
+    for table, keys in UNIQUE_KEYS.items():
+        exists = " OR ".join(
+            "EXISTS (SELECT 1 FROM {t} WHERE {w})".format(
+                t=table, w=" AND ".join(f"{c} = NEW.{c}" for c in key)) for key in keys)
+        sql[f"trg_{table}_no_replace"] = (
+            f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_replace BEFORE INSERT ON {table} "
+            f"WHEN {exists} BEGIN "
+            f"SELECT RAISE(ABORT, '{table} rows are immutable: that key exists'); END")
+    return sql
+
+
+def create_integrity_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    for statement in integrity_trigger_sql().values():
+        conn.execute(text(statement))
+
+
+def drop_integrity_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    for name in integrity_trigger_sql():
+        conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
+
+
+def create_all_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    """Every trigger of the head schema (0001's and 0005's)."""
+    create_immutability_triggers(conn)
+    create_integrity_triggers(conn)
+
+
 def trigger_names(conn) -> set[str]:  # noqa: ANN001
     rows = conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))
     return {r[0] for r in rows}
 
 
-def expected_trigger_names() -> set[str]:
-    return {f"trg_{t}_no_{op}" for t in IMMUTABLE_TABLES for op in ("update", "delete")}
+def expected_trigger_names(revision: str | None = None) -> set[str]:
+    """The triggers a journal at ``revision`` (default: head) must have."""
+    names = {f"trg_{t}_no_{op}" for t in IMMUTABLE_TABLES for op in ("update", "delete")}
+    if has_integrity(revision):
+        names |= set(integrity_trigger_sql())
+    return names
 
 
 def current_revision(conn) -> str | None:  # noqa: ANN001

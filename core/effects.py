@@ -10,7 +10,8 @@ from sqlalchemy import func, select
 
 from . import errors
 from . import schema as s
-from .canonical import canonical_json, digest_of, loads
+from .canonical import canonical_json, digest_of, loads, sha256_hex
+from .integrity import receipt_digest_body, refuse_tampered
 from .journal import Journal, Tx
 from .models import Effect, EffectStatus, Page, Receipt, SafetyClass
 from .rows import by_id, fetch_prepared, keyset_after, order_by, to_models
@@ -59,9 +60,10 @@ class Effects:
         if row is None:
             if run_id is not None:
                 tx.live_run(run_id)
+            text = canonical_json(action)
             insert_rows(tx.conn, s.effects, [dict(
-                key=key, run_id=run_id, attempt=1, tool=tool, action=canonical_json(action),
-                safety_class=safety, idempotency_key=idempotency_key, version=1,
+                key=key, run_id=run_id, attempt=1, tool=tool, action=text,
+                action_digest=sha256_hex(text), safety_class=safety, idempotency_key=idempotency_key, version=1,
                 created_at=tx.now, **values)])
             self._event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner})
             return True
@@ -78,6 +80,7 @@ class Effects:
                 "the outcome is unknown and a person must resolve it"))
             return False
         # failed: may be retried as the next attempt
+        refuse_tampered("effect", key, row)
         self._update(tx, row, attempt=row.attempt + 1, **values)
         self._event(tx, row.run_id, "effect.reserved", key,
                     {"attempt": row.attempt + 1, "owner": owner})
@@ -239,6 +242,7 @@ class Effects:
                                             status=row.status, decided_by=row.resolved_by)
             if row.version != expected_version:
                 raise errors.StaleVersion(f"effect {key} changed since you looked")
+            refuse_tampered("effect", key, row)
             self._update(tx, row, status=outcome.value, resolved_by=tx.actor.label,
                          resolution_reason=reason, lease_expires_at=None)
             body = {"reason": reason, "evidence": evidence, "prior_error": row.error,
@@ -317,6 +321,7 @@ class Effects:
             raise errors.NotFound(f"effect {key} does not exist")
         if row.status not in allowed:
             raise errors.InvalidTransition(f"effect {key} is {row.status}")
+        refuse_tampered("effect", key, row)
         if row.lease_owner != owner:
             raise errors.EffectBusy(f"effect {key} is leased by {row.lease_owner}, not {owner}")
         if row.lease_expires_at is not None and row.lease_expires_at <= tx.now:
@@ -370,11 +375,10 @@ def receipt_in(tx: Tx, receipt_id: str) -> Receipt:
 def write_receipt(tx: Tx, row: Any, kind: str, status: str, external_id: str | None,
                   evidence: Any, actor: str) -> str:
     rid = tx.new_id("rcp")
-    body = {"effect_key": row.key, "kind": kind, "status": status, "external_id": external_id,
-            "evidence": evidence, "created_at": tx.now}
-    insert_rows(tx.conn, s.receipts, [dict(
-        id=rid, effect_key=row.key, run_id=row.run_id, kind=kind, status=status,
-        external_id=external_id, evidence=canonical_json(evidence), digest=digest_of(body),
-        actor=actor, created_at=tx.now)])
+    receipt = dict(id=rid, effect_key=row.key, run_id=row.run_id, kind=kind, status=status,
+                   external_id=external_id, evidence=evidence, actor=actor, created_at=tx.now)
+    receipt.update(digest=digest_of(receipt_digest_body(receipt)),
+                   evidence=canonical_json(evidence))
+    insert_rows(tx.conn, s.receipts, [receipt])
     tx.changed("receipt", rid, row.run_id)
     return rid

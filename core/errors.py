@@ -111,3 +111,11 @@ class SchemaTooOld(StoreError):
 
 class Corrupt(StoreError):
     hint = "Restore the journal from a backup; `proctor verify` names what is broken."
+
+
+class Tampered(ProctorError):
+    """A stored item no longer matches its own digest: its row was rewritten outside
+    Proctor (``details``: ``kind``, ``id``)."""
+
+    hint = ("The stored action no longer matches its digest: the journal was changed outside "
+            "Proctor. Nothing was decided or run; run `proctor verify` and ask for a new request.")

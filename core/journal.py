@@ -378,7 +378,7 @@ class Journal:
     def missing_triggers(self) -> set[str]:
         """The immutability triggers the schema expects but the file lacks (empty when
         every one is in place)."""
-        return db.expected_trigger_names() - self.read(db.trigger_names)
+        return db.expected_trigger_names(self.schema_revision) - self.read(db.trigger_names)
 
     def require_operator(self) -> None:
         if self.actor.kind is ActorKind.AGENT:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 
 from . import errors
 from . import schema as s
 from .approvals import write_decision
-from .canonical import digest_of, sha256_hex
+from .canonical import ZERO_DIGEST, digest_of, sha256_hex
+from .integrity import mutation_digest
 from .journal import Journal, Tx
 from .models import (
     MemoryEntry,
@@ -23,7 +24,7 @@ from .models import (
     Trust,
 )
 from .rows import by_id, fetch_one, fetch_prepared, reconciliation_select, to_model, to_models
-from .sql import insert_rows, row_where, update_where
+from .sql import Prepared, insert_rows, row_where, update_where
 
 MAX_CONTENT = 200_000
 USE_BATCH = 500  # ids per UPDATE in mark_used (well under SQLite's bind limit)
@@ -34,6 +35,10 @@ def content_hash(text: str) -> str:
 
 
 ENTRY_BY_ID = by_id(select(s.memory_entries), s.memory_entries.c.id)
+# The head of an entry's mutation chain (the link a new mutation follows).
+LAST_MUTATION = Prepared(select(s.memory_mutations.c.digest).where(
+    s.memory_mutations.c.entry_id == bindparam("entry_id")).order_by(
+    s.memory_mutations.c.version.desc()).limit(bindparam("one", 1)))
 
 
 def entry_in(conn: Any, entry_id: str) -> MemoryEntry:
@@ -160,13 +165,17 @@ class Memory:
             event_sequence = _run_event(tx, run_id, "memory.changed", {
                 "entry_id": entry_id, "operation": operation, "version": version})
         mid = tx.new_id("mut")
-        insert_rows(tx.conn, s.memory_mutations, [dict(
+        row = dict(
             id=mid, entry_id=entry_id, operation=operation, actor=tx.actor.label,
             reason=reason, version=version, before_hash=before_hash, after_hash=after_hash,
             before_content=before, after_content=after, run_id=run_id,
             idempotency_key=idempotency_key,
             request_digest=digest_of(request) if idempotency_key else None,
-            created_at=tx.now, event_sequence=event_sequence)])
+            created_at=tx.now, event_sequence=event_sequence)
+        last = LAST_MUTATION.first(tx.conn, entry_id=entry_id)
+        prev = last.digest if last is not None and last.digest else ZERO_DIGEST
+        row.update(prev_digest=prev, digest=mutation_digest(prev, row))
+        insert_rows(tx.conn, s.memory_mutations, [row])
         tx.changed("memory", entry_id, run_id)
 
     @staticmethod

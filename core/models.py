@@ -264,6 +264,9 @@ class Approval(Frozen):
     consumed_at: float | None
     consumed_effect_key: str | None
     snoozed_until: float | None
+    # the stored action no longer matches action_digest (rewritten outside Proctor): shown
+    # as tampered, never decided or consumed (integrity.action_tampered, on every read)
+    tampered: bool = False
 
 
 class ApprovalRule(Frozen):
@@ -395,6 +398,7 @@ class Effect(Frozen):
     attempt: int
     tool: str
     action: Any
+    action_digest: str | None = None  # None: an older journal read without upgrading
     safety_class: SafetyClass
     idempotency_key: str | None
     status: EffectStatus
@@ -412,6 +416,7 @@ class Effect(Frozen):
     started_at: float | None
     updated_at: float
     snoozed_until: float | None
+    tampered: bool = False  # as Approval.tampered
 
 
 class Receipt(Frozen):
@@ -528,6 +533,8 @@ class VerifyReport(Frozen):
     checked_events: int
     checked_audit: int
     problems: list[VerifyProblem]
+    # the other evidence verified, by table (receipts, memory_mutations, approvals, effects)
+    checked_rows: dict[str, int] = {}
 
     @property
     def first_problem(self) -> VerifyProblem | None:

@@ -12,6 +12,7 @@ from sqlalchemy import Select, and_, bindparam, or_, select
 from . import errors
 from . import schema as s
 from .canonical import loads
+from .integrity import action_tampered
 from .models import (
     Approval,
     ApprovalRule,
@@ -42,11 +43,15 @@ JSON_FIELDS: dict[type, tuple[str, ...]] = {
     Receipt: ("evidence",),
     AuditEntry: ("before", "after"),
 }
+# Models whose action is re-checked against its digest on every read.
+DIGESTED = (Approval, Effect)
 
 
 def to_model(model: type[M], row: Any) -> M:
     """A model from a result row or from a dict of column values (a row just written)."""
     data = dict(row) if isinstance(row, dict) else dict(row._mapping)
+    if model in DIGESTED:
+        data["tampered"] = action_tampered(data["action"], data.get("action_digest"))
     for name in JSON_FIELDS.get(model, ()):
         data[name] = loads(data[name])
     fields = model.model_fields

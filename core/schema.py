@@ -238,6 +238,9 @@ class MemoryMutationRow(Base):
     request_digest: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[float] = mapped_column(Float)
     event_sequence: Mapped[int | None] = mapped_column(Integer)  # run_id's event, if any
+    # 0005: a hash chain per entry, in version order (integrity.mutation_digest)
+    prev_digest: Mapped[str | None] = mapped_column(String(64))
+    digest: Mapped[str | None] = mapped_column(String(64))
     __table_args__ = (Index("ix_mutations_entry", "entry_id", "version"),)
 
 
@@ -272,6 +275,8 @@ class EffectRow(Base):
     attempt: Mapped[int] = mapped_column(Integer)
     tool: Mapped[str] = mapped_column(String(200))
     action: Mapped[str] = mapped_column(Text)
+    # 0005: sha256(canonical(action)); '' (the backfill's default) never matches
+    action_digest: Mapped[str] = mapped_column(String(64), server_default="")
     safety_class: Mapped[str] = mapped_column(String(32))
     idempotency_key: Mapped[str | None] = mapped_column(String(200))
     status: Mapped[str] = mapped_column(String(16))
@@ -344,6 +349,27 @@ class ChangeRow(Base):
 
 
 IMMUTABLE_TABLES = ("events", "receipts", "decisions", "audit", "memory_mutations", "changes")
+
+# 0005: the columns of a row that name what it is (UPDATE of any aborts), and every table's
+# keys (an INSERT onto an existing key aborts, so INSERT OR REPLACE and upserts cannot
+# rewrite a row: REPLACE's implicit delete fires no DELETE trigger).
+IDENTITY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "approvals": ("id", "run_id", "attempt", "agent", "tool_call_id", "action", "action_name",
+                  "action_digest", "safety_class", "reason", "requested_scope", "on_expiry",
+                  "expires_at", "request_key", "request_digest", "created_at"),
+    "effects": ("key", "run_id", "tool", "action", "action_digest", "safety_class",
+                "idempotency_key", "created_at"),
+}
+UNIQUE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "events": (("id",), ("run_id", "sequence")),
+    "receipts": (("id",),),
+    "decisions": (("id",), ("request_id",)),
+    "audit": (("sequence",), ("id",), ("request_id",)),
+    "memory_mutations": (("id",), ("idempotency_key",)),
+    "changes": (("seq",),),
+    "approvals": (("id",), ("request_key",)),
+    "effects": (("key",),),
+}
 
 runs = RunRow.__table__
 attempts = AttemptRow.__table__

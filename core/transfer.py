@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -22,7 +22,7 @@ from sqlalchemy import Table, exc, insert, select
 
 from . import errors
 from . import schema as s
-from .canonical import ZERO_DIGEST, canonical_json, chain_digest
+from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
 from .journal import Journal, Tx, event_digest_body
 from .models import AuditEntry, Frozen, Run, VerifyReport
 from .timeline import RunQuery, list_audit, list_runs
@@ -75,8 +75,17 @@ def row_to_json(table: str, row: Any) -> dict:
     return data
 
 
+# Columns a later revision added, made from the rest of the row when an older export lacks
+# them (0005: an effect's action digest is the digest of the action it carries).
+FILLED: dict[str, dict[str, Callable[[dict], Any]]] = {
+    "effects": {"action_digest": lambda row: digest_of(row["action"])},
+}
+
+
 def row_from_json(table: Table, data: dict) -> dict:
     names = {c.name for c in table.columns}
+    data = {**{col: fill(data) for col, fill in FILLED.get(table.name, {}).items()
+               if col not in data and "action" in data}, **data}
     given = set(data) - {"_null"}
     if given != names:
         missing, unknown = sorted(names - given), sorted(given - names)

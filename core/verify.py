@@ -1,5 +1,7 @@
 """`proctor verify`: integrity_check, triggers present, every run's event chain and the
-audit chain recomputed; the first broken link is named."""
+audit chain recomputed, every receipt's digest, every memory entry's mutation chain, every
+approval's and effect's action against its digest; the first broken link of each chain and
+each bad row are named."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from sqlalchemy import select
 
 from . import db
 from . import schema as s
-from .canonical import ZERO_DIGEST, chain_digest, digest_of
+from .canonical import ZERO_DIGEST, chain_digest, digest_of, sha256_hex
+from .integrity import action_tampered, mutation_digest, receipt_digest_body
 from .journal import Journal, audit_digest_body, event_digest_body
 from .models import VerifyProblem, VerifyReport
 
@@ -30,8 +33,13 @@ def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None) 
     audits = 0 if run_id else _verify_audit(journal, problems)
     if run_id is None:
         _verify_decisions(journal, problems)
+    rows = {"receipts": _verify_receipts(journal, problems, run_id),
+            "approvals": _verify_approvals(journal, problems, run_id),
+            "effects": _verify_effects(journal, problems, run_id)}
+    if run_id is None and _has_digests(journal):
+        rows["memory_mutations"] = _verify_memory(journal, problems)
     return VerifyReport(ok=not problems, checked_runs=runs, checked_events=events,
-                        checked_audit=audits, problems=problems)
+                        checked_audit=audits, problems=problems, checked_rows=rows)
 
 
 def verify_run(journal: Journal, run_id: str) -> VerifyReport:
@@ -144,5 +152,156 @@ def _verify_decisions(journal: Journal, problems: list[VerifyProblem]) -> None:
                                           where=f"{table.name} {row.id}",
                                           detail=f"it is {row.status} but no decision says so"))
 
+
+def _has_digests(journal: Journal) -> bool:
+    """False for an older journal read without upgrading (0005 added the digests)."""
+    return db.has_integrity(journal.schema_revision)
+
+
+def _pages(journal: Journal, base: Any, key: Any, conds: list[Any]) -> Any:
+    """The rows of the select ``base`` matching ``conds`` in ``key`` order, a page per
+    read."""
+    after = None
+    while True:
+        stmt = base.where(*conds, *([key > after] if after is not None else []))
+        rows = journal.read(lambda c, st=stmt: c.execute(st.order_by(key).limit(BATCH)).all())
+        yield from rows
+        if len(rows) < BATCH:
+            return
+        after = getattr(rows[-1], key.name)
+
+
+def _verify_receipts(journal: Journal, problems: list[VerifyProblem],
+                     run_id: str | None) -> int:
+    r = s.receipts.c
+    count, bad = 0, 0
+    for row in _pages(journal, select(s.receipts), r.id, [r.run_id == run_id] if run_id else []):
+        count += 1
+        if digest_of(receipt_digest_body(row)) != row.digest and bad < LIMIT:
+            bad += 1
+            problems.append(VerifyProblem(what="receipt digest mismatch",
+                                          where=f"receipt {row.id} of effect {row.effect_key}",
+                                          detail="digest does not match the content"))
+    return count
+
+
+def _verify_approvals(journal: Journal, problems: list[VerifyProblem],
+                      run_id: str | None) -> int:
+    """Each approval's action matches its digest, and its identity matches the
+    ``approval.requested`` event in its run's chain (when the chain has one)."""
+    a = s.approvals.c
+    count, bad = 0, 0
+    requested: dict[str, dict[str, dict]] = {}
+    for row in _pages(journal, select(s.approvals), a.id, [a.run_id == run_id] if run_id else []):
+        count += 1
+        if bad >= LIMIT:
+            continue
+        where = f"approval {row.id} ({row.action_name}) in run {row.run_id}"
+        if action_tampered(row.action, row.action_digest):
+            bad += 1
+            problems.append(VerifyProblem(
+                what="approval action tampered", where=where,
+                detail=f"the stored action does not match its digest {row.action_digest[:12]}…"))
+            continue
+        if row.run_id not in requested:
+            requested[row.run_id] = _requested_events(journal, row.run_id)
+        event = requested[row.run_id].get(row.id)
+        differs = [k for k in ("action_digest", "safety_class", "expires_at")
+                   if event is not None and k in event and event[k] != getattr(row, k)]
+        if differs:
+            bad += 1
+            problems.append(VerifyProblem(
+                what="approval differs from its request event", where=where,
+                detail=f"{', '.join(differs)} differ from the approval.requested event"))
+    return count
+
+
+def _requested_events(journal: Journal, run_id: str) -> dict[str, dict]:
+    e = s.events.c
+    stmt = select(e.payload).where(e.run_id == run_id, e.type == "approval.requested")
+    payloads = [json.loads(p) for p in journal.read(lambda c: c.execute(stmt).scalars().all())]
+    return {p["approval_id"]: p for p in payloads
+            if isinstance(p, dict) and isinstance(p.get("approval_id"), str)}
+
+
+def _verify_effects(journal: Journal, problems: list[VerifyProblem],
+                    run_id: str | None) -> int:
+    """Each effect's action matches its digest, and an effect reserved by consuming an
+    approval records the action that approval was for."""
+    f, a = s.effects.c, s.approvals.c
+    if not _has_digests(journal):
+        return 0
+    count, bad = 0, 0
+    base = select(s.effects, a.action_digest.label("approved")).outerjoin(
+        s.approvals, a.id == f.approval_id)
+    for row in _pages(journal, base, f.key, [f.run_id == run_id] if run_id else []):
+        count += 1
+        if bad >= LIMIT:
+            continue
+        where = f"effect {row.key} ({row.tool})"
+        if not row.action_digest or action_tampered(row.action, row.action_digest):
+            bad += 1
+            problems.append(VerifyProblem(
+                what="effect action tampered", where=where,
+                detail="the stored action does not match its digest"))
+            continue
+        approved = row.approved
+        if approved is not None and approved != row.action_digest:
+            bad += 1
+            problems.append(VerifyProblem(
+                what="effect differs from its approval", where=where,
+                detail=f"approval {row.approval_id} was for action {approved[:12]}…, the "
+                       f"effect records {row.action_digest[:12]}…"))
+    return count
+
+
+def _verify_memory(journal: Journal, problems: list[VerifyProblem]) -> int:
+    """Each entry's mutations form a gapless chain from version 1, and the entry is where
+    its chain ends (same version, same content)."""
+    m, e = s.memory_mutations.c, s.memory_entries.c
+    count, bad = 0, 0
+    heads: dict[str, tuple[int, str | None, str | None]] = {}
+    broken: set[str] = set()
+    after: tuple[str, int] = ("", 0)
+    while True:
+        stmt = select(s.memory_mutations).where(
+            (m.entry_id > after[0]) | ((m.entry_id == after[0]) & (m.version > after[1]))
+        ).order_by(m.entry_id, m.version).limit(BATCH)
+        rows = journal.read(lambda c, st=stmt: c.execute(st).all())
+        for row in rows:
+            count += 1
+            version, prev, _ = heads.get(row.entry_id, (0, ZERO_DIGEST, None))
+            heads[row.entry_id] = (row.version, row.digest, row.after_hash)
+            if row.entry_id in broken:
+                continue
+            where = f"memory entry {row.entry_id} mutation v{row.version} ({row.id})"
+            if row.version != version + 1:
+                what, detail = "memory mutation gap", f"expected v{version + 1}"
+            elif row.prev_digest != prev or mutation_digest(prev, row) != row.digest:
+                what, detail = "memory chain broken", "digest does not match the content"
+            else:
+                continue
+            broken.add(row.entry_id)
+            if bad < LIMIT:
+                bad += 1
+                problems.append(VerifyProblem(what=what, where=where, detail=detail))
+        if len(rows) < BATCH:
+            break
+        after = (rows[-1].entry_id, rows[-1].version)
+    for row in _pages(journal, select(s.memory_entries), e.id, []):
+        last = heads.get(row.id)
+        if row.id in broken or bad >= LIMIT:
+            continue
+        if last is None or last[0] != row.version or last[2] != row.content_hash \
+                or sha256_hex(row.content) != row.content_hash:
+            bad += 1
+            problems.append(VerifyProblem(
+                what="memory head mismatch", where=f"memory entry {row.id}",
+                detail=f"the entry (v{row.version}) is not where its mutation chain ends "
+                       f"(v{last[0] if last else 0})"))
+    return count
+
+
+LIMIT = 100  # bad rows named per kind (the first is the one to look at)
 
 __all__ = ["verify", "verify_run", "db"]

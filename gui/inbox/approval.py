@@ -30,6 +30,9 @@ from ..widgets.labels import plain_label, plain_tip, section
 from .detail import DetailContext, DetailWidget
 from .similar import SimilarModel
 
+TAMPERED = ("Tampered with: the stored action no longer matches the digest it was requested "
+            "with. The journal was changed outside Proctor, so what is shown here may not be "
+            "what the agent asked for. It cannot be approved or denied; run `proctor verify`.")
 SCOPES = ((ApprovalScope.ONCE, "Once"), (ApprovalScope.RUN, "Always in this run"),
           (ApprovalScope.SPACE, "Always in this space"))
 
@@ -65,6 +68,10 @@ class ApprovalDetail(DetailWidget):
         super().__init__(ctx, parent)
         self.state = plain_label(parent=self)
         self.state.setAccessibleName("Approval state")
+        self.tampered = plain_label(TAMPERED, self, name="Banner")
+        self.tampered.setProperty("level", "error")
+        self.tampered.setAccessibleName(TAMPERED)
+        self.tampered.hide()
         self.facts = plain_label(parent=self)
         self.agent_reason = BoundedText("Agent's reason", self)
         self.args = JsonTree("Action and arguments", self)
@@ -99,6 +106,7 @@ class ApprovalDetail(DetailWidget):
         return view
 
     def _build_body(self) -> None:
+        self.body.addWidget(self.tampered)
         self.body.addWidget(self.state)
         self.body.addWidget(self.facts)
         self.body.addWidget(section("Agent's reason", self))
@@ -133,9 +141,15 @@ class ApprovalDetail(DetailWidget):
         scope_row.addStretch(1)
         self.approve_button = action_button(registry, "inbox.approve", self)
         self.approve_button.setObjectName("ApproveButton")
+        # approve and deny in a box of their own: a tampered item disables the box
+        self.decision_buttons = QWidget(self)
+        decide_row = QHBoxLayout(self.decision_buttons)
+        decide_row.setContentsMargins(0, 0, 0, 0)
+        decide_row.addWidget(self.approve_button)
+        self.deny_button = action_button(registry, "inbox.deny", self)
+        decide_row.addWidget(self.deny_button)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.approve_button)
-        buttons.addWidget(action_button(registry, "inbox.deny", self))
+        buttons.addWidget(self.decision_buttons)
         buttons.addWidget(action_button(registry, "inbox.snooze", self))
         buttons.addStretch(1)
         form = QVBoxLayout()
@@ -158,6 +172,8 @@ class ApprovalDetail(DetailWidget):
             self._drafts[self.item.id] = self.reason.toPlainText()
 
     def enter_item(self, item: InboxItem) -> None:
+        self.tampered.hide()
+        self.decision_buttons.setEnabled(True)
         self.reason.setPlainText(self._drafts.pop(item.id, ""))
         self.scopes.button(0).setChecked(True)
 
@@ -192,6 +208,9 @@ class ApprovalDetail(DetailWidget):
             f"{approval.on_expiry.value.replace('_', ' ')}\n"
             f"Run: {fmt.bounded(approval.run_title, 120)} (attempt {approval.attempt})")
         self.similar.set_rows(similar)
+        self.tampered.setVisible(approval.tampered)
+        self.decision_buttons.setEnabled(not approval.tampered)
+        self.ctx.registry.refresh()  # the approve/deny commands follow (can_decide)
         self.tick()
 
     def tick(self) -> None:
@@ -205,6 +224,10 @@ class ApprovalDetail(DetailWidget):
             f"expires in {fmt.countdown(a.expires_at)} ({fmt.clock(a.expires_at)})"
             if fmt.countdown(a.expires_at) != "expired" else "past its expiry")
         self.state.setText(f"Pending for {fmt.age(a.created_at)} · {expiry}")
+
+    def is_tampered(self) -> bool:
+        """The approval shown was rewritten outside Proctor: it cannot be decided here."""
+        return isinstance(self.entity, Approval) and self.entity.tampered
 
     def is_pending(self) -> bool:
         return isinstance(self.entity, Approval) and self.entity.status == ApprovalStatus.PENDING

@@ -88,7 +88,14 @@ class InboxCommands(QObject):
         return not self.page.read_only
 
     def can_decide(self) -> bool:
-        return self.writable() and any(t.kind == InboxKind.APPROVAL for t in self._targets())
+        return self.writable() and any(t.kind == InboxKind.APPROVAL for t in self._targets()) \
+            and not self._tampered_shown()
+
+    def _tampered_shown(self) -> bool:
+        """The one approval on screen was rewritten outside Proctor (core refuses it too)."""
+        targets = self._targets()
+        detail = self._detail_for(targets[0], ApprovalDetail) if len(targets) == 1 else None
+        return detail is not None and detail.is_tampered()
 
     def can_snooze(self) -> bool:
         return self.writable() and bool(self._targets())

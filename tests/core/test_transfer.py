@@ -77,6 +77,21 @@ def test_json_round_trip_reproduces_every_row_and_digest(operator, busy, journal
     assert {a.entity_id for a in imported} == set(busy["runs"])
 
 
+def test_an_export_from_before_effect_digests_still_imports_and_verifies(operator, busy,
+                                                                        journal_path, fresh):
+    """A bundle written before 0005 has no ``effects.action_digest``: it is made from the
+    action the effect carries, and the imported run verifies as the original does."""
+    run_id = busy["runs"][0]  # consumed an approval into effect fx-1
+    bundle = export_run(operator, run_id)
+    for effect in bundle["tables"]["effects"]:
+        del effect["action_digest"]
+    assert bundle["tables"]["effects"]
+    report = import_run(fresh, bundle)
+    assert report.verify.ok, report.verify.problems
+    assert rows_of(fresh.path, run_id) == rows_of(journal_path, run_id)
+    assert not fresh.effects.get("fx-1").tampered
+
+
 def test_streamed_json_equals_the_in_memory_export(operator, busy):
     run_id = busy["runs"][0]
     buf = io.StringIO()

@@ -31,9 +31,9 @@ def busy(busy_template):
 
 
 def restore_triggers(journal) -> None:
-    from proctor.core.db import create_immutability_triggers
+    from proctor.core.db import create_all_triggers
 
-    journal.write(lambda tx: create_immutability_triggers(tx.conn))
+    journal.write(lambda tx: create_all_triggers(tx.conn))
 
 
 def test_busy_journal_verifies(agent, busy, journal_path):

@@ -1,9 +1,11 @@
 """Authority and tampering: what a process with write access to the file can do by raw SQL,
 and what `proctor verify` then reports (DESIGN trust model: detectable, not impossible).
 
-Rewriting evidence rows (events, receipts, decisions, audit) is refused by triggers: see
-tests/core/test_verify.py::test_evidence_rows_cannot_be_changed_by_raw_sql. Here: forging
-new rows or flipping mutable state, which triggers cannot stop, is caught by `verify`.
+Rewriting evidence rows (events, receipts, decisions, audit, memory mutations, changes) and
+the identity of approvals and effects is refused by triggers, UPDATE and INSERT OR REPLACE
+alike: see tests/core/test_verify.py::test_evidence_rows_cannot_be_changed_by_raw_sql and
+tests/core/test_integrity.py. Here: forging new rows, flipping mutable state, or rewriting
+rows after dropping the triggers, is caught by `verify`.
 """
 
 from __future__ import annotations
@@ -98,6 +100,23 @@ def drop_last_audit_row(path: Path, ids: dict[str, str]) -> None:
               f"WHERE entity_id='{ids['conflict']}')", drop_triggers=True)
 
 
+def rewrite_approved_action(path: Path, ids: dict[str, str]) -> None:
+    """The operator approved `deploy`; the file now says `rm -rf /`."""
+    sql(path, "UPDATE approvals SET action = ? WHERE id = ?", drop_triggers=True,
+        args=(canonical_json({"tool": "shell", "args": {"command": "rm -rf /"}}),
+              ids["decided"]))
+
+
+def rewrite_memory_history(path: Path, ids: dict[str, str]) -> None:
+    sql(path, "UPDATE memory_mutations SET after_content = 'db3' WHERE version = 1",
+        drop_triggers=True)
+
+
+def rewrite_memory_entry(path: Path, ids: dict[str, str]) -> None:
+    """The live entry is not evidence (no trigger); where its history ends says what it is."""
+    sql(path, "UPDATE memory_entries SET content = 'db9'")
+
+
 TAMPERING: dict[str, tuple[Callable[[Path, dict], None], set[str]]] = {
     "a forged decision row": (forge_decision, {"decision without audit row"}),
     "an approval approved by SQL": (approve_by_sql, {"decided without a decision"}),
@@ -105,6 +124,9 @@ TAMPERING: dict[str, tuple[Callable[[Path, dict], None], set[str]]] = {
     "a decision rewritten": (rewrite_decision, {"decision digest mismatch",
                                                 "decision without audit row"}),
     "the audit tail cut": (drop_last_audit_row, {"decision without audit row"}),
+    "an approved action rewritten": (rewrite_approved_action, {"approval action tampered"}),
+    "a memory change rewritten": (rewrite_memory_history, {"memory chain broken"}),
+    "a memory entry rewritten": (rewrite_memory_entry, {"memory head mismatch"}),
 }
 
 
