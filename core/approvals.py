@@ -29,6 +29,7 @@ from .models import (
     SafetyClass,
 )
 from .rows import approval_select, by_id, fetch_one, fetch_prepared, to_model, to_models
+from .signing import RULE, RULE_REVOKE, rule_content, sign_decision, sign_in
 from .sql import Prepared, insert_rows, row_where, update_where
 
 MAX_REASON = 10_000
@@ -145,9 +146,21 @@ class Approvals:
                     and self.j.now() >= approval.expires_at:
                 self.expire_due()
                 approval = self.get(approval_id)
-            if approval.status != ApprovalStatus.PENDING or time.monotonic() >= deadline:
+            if approval.status != ApprovalStatus.PENDING:
+                self._check_trusted(approval_id)
+                return approval
+            if time.monotonic() >= deadline:
                 return approval
             time.sleep(poll)
+
+    def _check_trusted(self, approval_id: str) -> None:
+        """With trust configured: DecisionUnverified unless a trusted operator (or a rule a
+        trusted operator signed) made the approval's decision."""
+        if self.j.trust is not None:
+            from .decision_checks import check_approval
+
+            self.j.read(lambda c: check_approval(c, self.j.trust, row_where(
+                c, s.approvals, id=approval_id), self.j.now()))
 
     def withdraw(self, approval_id: str, reason: str) -> Approval:
         """Agent side: nobody waits for this any more (cancelled, with an audit row)."""
@@ -184,6 +197,10 @@ class Approvals:
                 raise errors.DigestMismatch(
                     f"approval {approval_id} is for action {row.action_digest[:12]}…, "
                     f"not {action_digest[:12]}…")
+            if self.j.trust is not None:
+                from .decision_checks import check_approval
+
+                check_approval(tx.conn, self.j.trust, row, tx.now)
             reserved = effects.reserve_in(
                 tx, effect_key, run_id=row.run_id, tool=row.action_name,
                 action=canonical_json_loads(row.action), safety_class=row.safety_class,
@@ -364,6 +381,8 @@ class Approvals:
             project=project, space=space, created_by=tx.actor.label, created_at=tx.now,
             expires_at=expires_at, source_approval_id=source, version=1))
         tx.changed("rule", rid, run_id)
+        sign_in(tx, RULE, rid, "rule", rid, rule_content(row_where(
+            tx.conn, s.approval_rules, id=rid)), None)
         if source is None:
             tx.audit("rule.created", "rule", rid, run_id=run_id,
                      after={"effect": effect.value, "action": action_pattern,
@@ -390,6 +409,8 @@ class Approvals:
                             .values(revoked_at=tx.now, revoked_by=tx.actor.label,
                                     version=row.version + 1))
             tx.changed("rule", rule_id, row.run_id)
+            sign_in(tx, RULE_REVOKE, f"{rule_id}/revoked", "rule", rule_id, {"revoked": True},
+                    None)
             tx.audit("rule.revoked", "rule", rule_id, run_id=row.run_id,
                      before={"active": True}, after={"active": False},
                      request_id=request_id, request=request)
@@ -484,6 +505,8 @@ def write_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decisi
         decision=canonical_json(decision), actor=actor, source=source, request_id=request_id,
         reason=reason, created_at=tx.now, digest=digest_of(body))])
     tx.changed("decision", did, run_id)
+    sign_decision(tx, did, kind, target_id, decision, actor=actor, reason=reason,
+                  created_at=tx.now)
     return did
 
 

@@ -17,12 +17,12 @@ from sqlalchemy import Engine, create_engine, event, exc, text
 from sqlalchemy.pool import QueuePool
 
 from . import errors
-from .schema import IDENTITY_COLUMNS, IMMUTABLE_TABLES, UNIQUE_KEYS
+from .schema import IDENTITY_COLUMNS, IMMUTABLE_TABLES, SIGNED_TABLES, UNIQUE_KEYS
 
 BUSY_TIMEOUT_S = 5.0
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
-SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005")
+SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0005s")
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
 INTEGRITY_REVISION = "0005"
@@ -115,7 +115,22 @@ def add_compat_views(conn: sqlite3.Connection) -> list[str]:
             conn.execute(f'CREATE TEMP VIEW "{table}" AS SELECT *, {", ".join(missing)} '
                          f'FROM main."{table}"')
             viewed.append(table)
+    for table, columns in ADDED_TABLES.items():
+        if not conn.execute("SELECT 1 FROM main.sqlite_master WHERE type='table' AND name=?",
+                            (table,)).fetchone():
+            empty = ", ".join(f"NULL AS {name}" for name in columns)
+            conn.execute(f'CREATE TEMP VIEW "{table}" AS SELECT {empty} WHERE 0')
+            viewed.append(table)
     return viewed
+
+
+# Tables a later revision added: an older journal opened read-only reads them as empty.
+ADDED_TABLES: dict[str, tuple[str, ...]] = {
+    "signatures": ("record_id", "record_kind", "key_id", "operator", "payload", "signature",
+                   "created_at"),
+    "operator_keys": ("key_id", "operator", "public_key", "first_seen_at"),
+    "journal_meta": ("key", "value"),
+}
 
 
 def _connect(path: Path, read_only: bool, timeout: float,
@@ -219,6 +234,9 @@ def create_immutability_triggers(conn) -> None:  # noqa: ANN001 - Connection
                 f"BEFORE {op} ON {table} BEGIN "
                 f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
             ))
+    if conn.execute(text("SELECT 1 FROM sqlite_master WHERE type='table' "
+                         "AND name='signatures'")).first():
+        create_signed_triggers(conn)
 
 
 def integrity_trigger_sql() -> dict[str, str]:
@@ -272,7 +290,27 @@ def expected_trigger_names(revision: str | None = None) -> set[str]:
     names = {f"trg_{t}_no_{op}" for t in IMMUTABLE_TABLES for op in ("update", "delete")}
     if has_integrity(revision):
         names |= set(integrity_trigger_sql())
+    if has_signatures(revision):
+        names |= {f"trg_{t}_no_{op}" for t in SIGNED_TABLES for op in ("update", "delete")}
     return names
+
+
+def has_signatures(revision: str | None) -> bool:
+    """True for a journal at ``revision`` (None: head) that has 0005s's signature tables."""
+    if revision is None or revision not in SCHEMA_REVISIONS:
+        return True
+    return SCHEMA_REVISIONS.index(revision) >= SCHEMA_REVISIONS.index("0005s")
+
+
+def create_signed_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    """0005s: signatures and the journal's id refuse UPDATE and DELETE."""
+    for table in SIGNED_TABLES:
+        for op in ("UPDATE", "DELETE"):
+            conn.execute(text(
+                f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_{op.lower()} "
+                f"BEFORE {op} ON {table} BEGIN "
+                f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
+            ))
 
 
 def current_revision(conn) -> str | None:  # noqa: ANN001

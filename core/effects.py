@@ -67,6 +67,10 @@ class Effects:
                 created_at=tx.now, **values)])
             self._event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner})
             return True
+        if self.j.trust is not None:
+            from .decision_checks import check_effect
+
+            check_effect(tx.conn, self.j.trust, row)
         if row.status == EffectStatus.COMMITTED:
             raise errors.EffectCommitted(f"effect {key} already committed; it never runs again")
         if row.status == EffectStatus.AMBIGUOUS:

@@ -119,3 +119,17 @@ class Tampered(ProctorError):
 
     hint = ("The stored action no longer matches its digest: the journal was changed outside "
             "Proctor. Nothing was decided or run; run `proctor verify` and ask for a new request.")
+
+
+class DecisionUnverified(ProctorError):
+    """Trust is configured and a decision is not proven to be a trusted operator's:
+    ``why`` is one of unsigned, unknown_key, retired_key, bad_signature, mismatch,
+    rule_unsigned, rule_mismatch, no_trust."""
+
+    hint = ("Nothing was done: the decision is not signed by an operator you trust. "
+            "Ask a trusted operator to decide it again; `proctor verify --trust FILE` shows "
+            "every such decision.")
+
+    def __init__(self, message: str, *, why: str, **details: Any) -> None:
+        super().__init__(message, why=why, **details)
+        self.why = why

@@ -13,6 +13,7 @@ from .journal import Journal, Tx
 from .models import InboxFilter, InboxItem, InboxKind, Page
 from .rows import encode_cursor, keyset_after, order_by
 from .runs import escape_like
+from .signing import SNOOZE, sign_in
 
 SUMMARY_LEN = 240
 INBOX_PAGE = Page[InboxItem]  # parametrised once (pydantic's lookup costs per call)
@@ -212,8 +213,11 @@ class Inbox:
             entity = {"question": "interaction", "memory": "reconciliation"}.get(
                 kind.value, kind.value)
             tx.changed(entity, item_id, row.run_id)
-            tx.audit("inbox.snoozed" if until else "inbox.unsnoozed", entity, item_id,
-                     run_id=row.run_id, before={"snoozed_until": row.snoozed_until},
-                     after={"snoozed_until": until}, request_id=request_id, request=request)
+            audit_id = tx.audit("inbox.snoozed" if until else "inbox.unsnoozed", entity,
+                                item_id, run_id=row.run_id,
+                                before={"snoozed_until": row.snoozed_until},
+                                after={"snoozed_until": until}, request_id=request_id,
+                                request=request)
+            sign_in(tx, SNOOZE, audit_id, entity, item_id, {"snoozed_until": until}, None)
 
         self.j.write(op)

@@ -311,7 +311,20 @@ class Interactions:
         return self.j.read(read)
 
     def get(self, interaction_id: str) -> Interaction:
-        return self.j.read(lambda c: interaction_in(c, interaction_id))
+        """The question; for a trusting agent an answer must be a trusted operator's
+        (DecisionUnverified otherwise)."""
+        if not self.j.verifying:
+            return self.j.read(lambda c: interaction_in(c, interaction_id))
+
+        def read(conn: Any) -> Interaction:
+            from .decision_checks import check_interaction
+
+            item = interaction_in(conn, interaction_id)
+            check_interaction(conn, self.j.trust, row_where(conn, s.interactions,
+                                                            id=interaction_id))
+            return item
+
+        return self.j.read(read)
 
     def for_run(self, run_id: str) -> list[Interaction]:
         stmt = interaction_select().where(s.interactions.c.run_id == run_id).order_by(

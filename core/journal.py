@@ -76,7 +76,7 @@ class Tx:
     def audit(self, action: str, entity_kind: str, entity_id: str, *, run_id: str | None,
               before: Any = None, after: Any = None, reason: str | None = None,
               request_id: str | None = None, request: Any = None,
-              actor: str | None = None) -> None:
+              actor: str | None = None) -> str:
         last = LAST_AUDIT.first(self.conn)
         sequence = (last.sequence + 1) if last else 1
         prev = last.digest if last else ZERO_DIGEST
@@ -91,6 +91,7 @@ class Tx:
                    request_digest=digest_of(request) if request_id else None)
         insert_rows(self.conn, s.audit, [row])
         self.changed("audit", row["id"], run_id)
+        return row["id"]
 
     # -- runs and events
     def run_row(self, run_id: str) -> Any:
@@ -181,9 +182,14 @@ class Journal:
 
     def __init__(self, path: Path, actor: Actor, *, read_only: bool, clock: Callable[[], float],
                  id_seed: int | None, busy_timeout: float,
-                 synchronous: db.Synchronous = "FULL") -> None:
+                 synchronous: db.Synchronous = "FULL", signer: Any = None,
+                 trust: Any = None) -> None:
         self.path = path
         self.actor = actor
+        # signed decisions (docs/signed-decisions.md): the operator key that signs this
+        # journal's operator decisions, and whom this process trusts (None: nobody asked)
+        self.signer = signer
+        self.trust = trust
         self.read_only = read_only
         self.clock = clock
         self.busy_timeout = busy_timeout
@@ -205,8 +211,15 @@ class Journal:
              on_old_schema: OldSchemaPolicy = "migrate",
              clock: Callable[[], float] | None = None, id_seed: int | None = None,
              busy_timeout: float = db.BUSY_TIMEOUT_S,
-             synchronous: db.Synchronous = "FULL") -> Journal:
+             synchronous: db.Synchronous = "FULL", signer: Any = None,
+             trust: Any = None) -> Journal:
         """Open (or create) the journal at ``url_or_path``.
+
+        ``signer``: an ``OperatorKey`` (proctor.core.keys) that signs every decision this
+        operator makes. ``trust``: whom to trust (a trusted-operators file's path, a
+        ``Trust``, or its document); None reads ``PROCTOR_TRUSTED_OPERATORS``. With trust,
+        agent-side calls refuse any decision not signed by a trusted operator
+        (``DecisionUnverified``); an unreadable or empty trust source trusts no one.
 
         ``synchronous="NORMAL"`` skips the fsync of each commit (WAL still never corrupts, but
         the last commits before a power loss may be gone): only for journals that can be
@@ -222,8 +235,11 @@ class Journal:
                 created = db.prepare_file(path)
                 if created:
                     db.enable_wal(path, busy_timeout)
+            from .trust import resolve_trust
+
             journal = cls(path, actor, read_only=read_only, clock=clock or time.time,
-                          id_seed=id_seed, busy_timeout=busy_timeout, synchronous=synchronous)
+                          id_seed=id_seed, busy_timeout=busy_timeout, synchronous=synchronous,
+                          signer=signer, trust=resolve_trust(trust))
             try:
                 journal._check_schema(on_old_schema)
             except BaseException:
@@ -379,6 +395,12 @@ class Journal:
         """The immutability triggers the schema expects but the file lacks (empty when
         every one is in place)."""
         return db.expected_trigger_names(self.schema_revision) - self.read(db.trigger_names)
+
+    @property
+    def verifying(self) -> bool:
+        """Trust is configured and this is an agent: what it reads of a decision must be
+        proven (shared reads like ``interactions.get`` check only then)."""
+        return self.trust is not None and self.actor.kind is ActorKind.AGENT
 
     def require_operator(self) -> None:
         if self.actor.kind is ActorKind.AGENT:

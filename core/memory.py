@@ -376,9 +376,20 @@ class Memory:
         return self.j.read(lambda c: to_models(MemoryMutation, c.execute(stmt)))
 
     def reconciliation(self, item_id: str) -> Reconciliation:
+        """The conflict; for a trusting agent a resolution must be a trusted operator's
+        (DecisionUnverified otherwise)."""
         stmt = reconciliation_select().where(s.reconciliations.c.id == item_id)
-        return self.j.read(lambda c: fetch_one(c, Reconciliation, stmt,
-                                               f"memory conflict {item_id}"))
+
+        def read(conn: Any) -> Reconciliation:
+            item = fetch_one(conn, Reconciliation, stmt, f"memory conflict {item_id}")
+            if self.j.verifying:
+                from .decision_checks import check_reconciliation
+
+                check_reconciliation(conn, self.j.trust, conn.execute(select(
+                    s.reconciliations).where(s.reconciliations.c.id == item_id)).first())
+            return item
+
+        return self.j.read(read)
 
     def reconciliations(self, status: str = "pending", limit: int = 500) -> list[Reconciliation]:
         stmt = reconciliation_select().where(s.reconciliations.c.status == status).order_by(

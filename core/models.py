@@ -535,6 +535,10 @@ class VerifyReport(Frozen):
     problems: list[VerifyProblem]
     # the other evidence verified, by table (receipts, memory_mutations, approvals, effects)
     checked_rows: dict[str, int] = {}
+    # signed decisions: how many decisions are signed / unsigned / invalid / automatic
+    # (checked against the trust file when one was given, else the journal's own keys)
+    signatures: dict[str, int] | None = None
+    trusted: bool = False  # the signatures were checked against a trust file
 
     @property
     def first_problem(self) -> VerifyProblem | None:

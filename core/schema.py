@@ -348,6 +348,41 @@ class ChangeRow(Base):
     created_at: Mapped[float] = mapped_column(Float)
 
 
+class SignatureRow(Base):
+    """0005: an operator's Ed25519 signature over one record (a decision, a rule, a
+    rule's revocation, a snooze); see docs/signed-decisions.md. Immutable by trigger."""
+
+    __tablename__ = "signatures"
+    record_id: Mapped[str] = mapped_column(String(250), primary_key=True)
+    record_kind: Mapped[str] = mapped_column(String(32))
+    key_id: Mapped[str] = mapped_column(String(64))
+    operator: Mapped[str] = mapped_column(String(250))
+    payload: Mapped[str] = mapped_column(Text)  # the RFC 8785 bytes that were signed
+    signature: Mapped[str] = mapped_column(String(128))  # base64 of 64 bytes
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class OperatorKeyRow(Base):
+    """0005: operators' public keys, for display only (trust never comes from here)."""
+
+    __tablename__ = "operator_keys"
+    key_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    operator: Mapped[str] = mapped_column(String(250))
+    public_key: Mapped[str] = mapped_column(String(100))
+    first_seen_at: Mapped[float] = mapped_column(Float)
+
+
+class JournalMetaRow(Base):
+    """0005: facts about the journal itself (``journal_id``, named by every signature)."""
+
+    __tablename__ = "journal_meta"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+# Immutable by their own triggers from 0005 (not in IMMUTABLE_TABLES: 0001 makes those).
+SIGNED_TABLES = ("signatures", "journal_meta")
+
 IMMUTABLE_TABLES = ("events", "receipts", "decisions", "audit", "memory_mutations", "changes")
 
 # 0005: the columns of a row that name what it is (UPDATE of any aborts), and every table's
@@ -386,3 +421,6 @@ effects = EffectRow.__table__
 receipts = ReceiptRow.__table__
 audit = AuditRow.__table__
 changes = ChangeRow.__table__
+signatures = SignatureRow.__table__
+operator_keys = OperatorKeyRow.__table__
+journal_meta = JournalMetaRow.__table__

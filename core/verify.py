@@ -20,7 +20,11 @@ from .models import VerifyProblem, VerifyReport
 BATCH = 5000
 
 
-def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None) -> VerifyReport:
+def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None,
+           trust: Any = None) -> VerifyReport:
+    """``trust`` (a Trust, a path or None: the journal's own ``trust``): every operator
+    decision must be signed by a trusted key and match its rows; the first unsigned or
+    forged decision is the first ``signature`` problem."""
     problems: list[VerifyProblem] = []
     if run_id is None:
         for line in journal.integrity_check(quick=quick):
@@ -31,15 +35,74 @@ def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None) 
                                           detail="evidence rows are no longer protected"))
     runs, events = _verify_runs(journal, problems, run_id)
     audits = 0 if run_id else _verify_audit(journal, problems)
+    counts = None
     if run_id is None:
         _verify_decisions(journal, problems)
+        from .trust import resolve_trust
+
+        trusted = resolve_trust(trust) if trust is not None else journal.trust
+        counts = journal.read(lambda c: signature_counts(c, trusted, problems))
     rows = {"receipts": _verify_receipts(journal, problems, run_id),
             "approvals": _verify_approvals(journal, problems, run_id),
             "effects": _verify_effects(journal, problems, run_id)}
     if run_id is None and _has_digests(journal):
         rows["memory_mutations"] = _verify_memory(journal, problems)
     return VerifyReport(ok=not problems, checked_runs=runs, checked_events=events,
-                        checked_audit=audits, problems=problems, checked_rows=rows)
+                        checked_audit=audits, problems=problems, checked_rows=rows,
+                        signatures=counts,
+                        trusted=run_id is None and (trust is not None or
+                                                    journal.trust is not None))
+
+
+def signature_counts(conn: Any, trust: Any, problems: list[VerifyProblem] | None = None
+                     ) -> dict[str, int]:
+    """Every decision's signature state, counted; with ``trust`` (and ``problems``) each
+    unsigned or invalid operator decision, each unsigned rule and each decided item whose
+    row disagrees with its signed decision is a problem, oldest first."""
+    from . import decision_checks as dc
+    from .signing import check_record, expected_for_rule, journal_id_in
+
+    counts = {"signed": 0, "unsigned": 0, "invalid": 0, "automatic": 0}
+    report = trust is not None and problems is not None
+    for d in conn.execute(select(s.decisions).order_by(s.decisions.c.created_at,
+                                                       s.decisions.c.id)):
+        state = dc.decision_status(conn, trust, d)
+        counts[state.state] += 1
+        if report and state.state in ("unsigned", "invalid"):
+            problems.append(VerifyProblem(
+                what="decision unsigned" if state.state == "unsigned" else "decision forged",
+                where=f"decision {d.id} on {d.target_kind} {d.target_id}",
+                detail=f"by {d.actor}: {state.text}"))
+    if not report:
+        return counts
+    jid = journal_id_in(conn)
+    for rule in conn.execute(select(s.approval_rules).order_by(s.approval_rules.c.created_at)):
+        try:
+            check_record(conn, trust, rule.id, expected_for_rule(conn, jid, rule),
+                         what=f"rule {rule.id}")
+        except dc.errors.DecisionUnverified as err:
+            problems.append(VerifyProblem(what="rule not signed by a trusted operator",
+                                          where=f"rule {rule.id}", detail=err.message))
+    checks = ((s.approvals, ("approved", "denied"), lambda r: dc.check_approval(
+                  conn, trust, r, 0.0)),
+              (s.interactions, ("resolved",), lambda r: dc.check_interaction(conn, trust, r)),
+              (s.reconciliations, ("accepted_local", "accepted_incoming", "merged",
+                                   "dismissed"),
+               lambda r: dc.check_reconciliation(conn, trust, r)))
+    seen = {p.where.split(" on ")[-1] for p in problems if p.what.startswith("decision ")}
+    for table, statuses, check in checks:
+        for row in conn.execute(select(table).where(table.c.status.in_(statuses))
+                                .order_by(table.c.created_at, table.c.id)):
+            kind = {"approvals": "approval", "interactions": "interaction"}.get(
+                table.name, "reconciliation")
+            try:
+                check(row)
+            except dc.errors.DecisionUnverified as err:
+                if f"{kind} {row.id}" not in seen:
+                    problems.append(VerifyProblem(what="decision does not match its item",
+                                                  where=f"{table.name} {row.id}",
+                                                  detail=err.message))
+    return counts
 
 
 def verify_run(journal: Journal, run_id: str) -> VerifyReport:

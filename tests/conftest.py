@@ -193,3 +193,16 @@ def desks(qtbot, settings) -> Iterator[Desks]:
     opened = Desks(qtbot, settings, wait_ms=20_000)
     yield opened
     opened.close_all()
+
+
+def _isolate_operator_keys() -> None:
+    """Operator keys made by the CLI and the desk under test go to a throwaway folder, as a
+    0600 file (never the developer's keyring or config folder)."""
+    import tempfile
+
+    if "PROCTOR_KEYS_DIR" not in os.environ:
+        os.environ["PROCTOR_KEYS_DIR"] = tempfile.mkdtemp(prefix="proctor-test-keys-")
+    os.environ.setdefault("PROCTOR_KEY_STORE", "file")
+
+
+_isolate_operator_keys()
