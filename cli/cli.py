@@ -10,7 +10,8 @@ from . import __version__
 
 # Each module has ``register(subparsers)``; its subcommands set ``func(args) -> int``.
 COMMAND_MODULES = ("proctor.cmd_ops", "proctor.cmd_sim", "proctor.cmd_desk",
-                   "proctor.cmd_integrations", "proctor.cmd_timeline", "proctor.cmd_desktop")
+                   "proctor.cmd_integrations", "proctor.cmd_timeline", "proctor.cmd_desktop",
+                   "proctor.cmd_keys")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -97,8 +97,10 @@ def journal_path(args: argparse.Namespace, positional: str | None = None) -> str
 def open_journal(args: argparse.Namespace, *, write: bool,
                  positional: str | None = None) -> Journal:
     path = journal_path(args, positional)
+    name = operator_name(args)
     try:
-        return Journal.open(path, actor=Actor.operator(operator_name(args)),
+        return Journal.open(path, actor=Actor.operator(name),
+                            signer=operator_signer(name) if write else None,
                             read_only=not write, create=False,
                             on_old_schema="migrate" if getattr(args, "migrate", False)
                             else "error" if write else "read_only",
@@ -109,6 +111,20 @@ def open_journal(args: argparse.Namespace, *, write: bool,
     except errors.SchemaTooOld as err:
         raise Unusable(err.message, "Pass --migrate to upgrade it (a backup is made "
                        "first), or use a Proctor of its version.") from err
+
+
+def operator_signer(name: str) -> Any:
+    """The operator's signing key, made on first use (said once, on stderr)."""
+    from proctor.core.keys import WEAKER_NOTE, KeyStore
+
+    key, created = KeyStore().init(name)
+    if created:
+        print(f"proctor: made an operator key for {render.clean(name)}: {key.fingerprint}"
+              f" (`proctor keys export` gives agents the trusted-operators file)",
+              file=sys.stderr)
+        if key.weaker:
+            print(f"  note: {WEAKER_NOTE}", file=sys.stderr)
+    return key
 
 
 def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -147,6 +163,8 @@ def emit_json(obj: Any) -> None:
 def dump(model: Any) -> Any:
     if isinstance(model, list):
         return [dump(m) for m in model]
+    if isinstance(model, dict):
+        return {k: dump(v) for k, v in model.items()}
     return model.model_dump(mode="json") if hasattr(model, "model_dump") else model
 
 
@@ -281,12 +299,34 @@ def write_events(j: Journal, run_id: str, out: Any, page: int = 5000) -> int:
         after = batch[-1].sequence
 
 
+SIGNATURE_PROBLEMS = ("decision unsigned", "decision forged", "decision does not match its item",
+                      "rule not signed by a trusted operator")
+
+
+def signature_line(report: Any) -> str:
+    counts = report.signatures or {}
+    against = "against the trust file" if report.trusted else \
+        "against the keys the journal records (display only; pass --trust FILE to check)"
+    return (f"{counts.get('signed', 0)} signed, {counts.get('unsigned', 0)} unsigned, "
+            f"{counts.get('invalid', 0)} invalid, {counts.get('automatic', 0)} automatic, "
+            f"{against}")
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
+    trust = None
+    if args.trust:
+        from proctor.core.trust import Trust
+
+        trust = Trust.load(args.trust)
+        if trust.problem:
+            print(f"proctor verify: warning: {render.clean(trust.problem)}; nobody is trusted",
+                  file=sys.stderr)
     j = open_journal(args, write=False, positional=args.journal_path)
     try:
-        report = verify(j, quick=args.quick, run_id=args.run)
+        report = verify(j, quick=args.quick, run_id=args.run, trust=trust)
     finally:
         j.close()
+    signed = [p for p in report.problems if p.what in SIGNATURE_PROBLEMS]
     if args.json:
         emit_json(dump(report))
     elif report.ok:
@@ -295,9 +335,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"ok: {report.checked_runs} runs, {report.checked_events} events and "
               f"{report.checked_audit} audit rows verified" + (f" ({rows})" if rows else "")
               + "; triggers present")
+        if report.signatures is not None:
+            print(f"decisions: {signature_line(report)}")
     else:
         first = report.problems[0]
-        print(f"FAILED: {first.what} at {first.where}: {first.detail}")
+        print(f"FAILED: {render.clean(first.what)} at {render.clean(first.where)}: "
+              f"{render.clean(first.detail)}")
+        if signed:
+            print(f"first unsigned or forged decision: {render.clean(signed[0].where)}: "
+                  f"{render.clean(signed[0].detail)}")
+        if report.signatures is not None:
+            print(f"decisions: {signature_line(report)}")
         if len(report.problems) > 1:
             print(f"  ({len(report.problems) - 1} more problems; --json lists them all)")
     return EXIT_OK if report.ok else EXIT_REFUSED
@@ -320,7 +368,15 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def gather(j: Journal, ident: str) -> tuple[str, dict]:
-    """Everything `show` prints about one id, by its prefix."""
+    """Everything `show` prints about one id, by its prefix (decisions with their
+    signature states)."""
+    kind, data = _gather(j, ident)
+    if "decisions" in data:
+        data["signatures"] = j.signatures.states([d.id for d in data["decisions"]])
+    return kind, data
+
+
+def _gather(j: Journal, ident: str) -> tuple[str, dict]:
     kind = kind_of(ident)
     if kind == "approval":
         return kind, {"item": j.approvals.get(ident), "decisions": j.approvals.decisions(ident)}
@@ -591,6 +647,9 @@ def register(sub: Any) -> None:
     p.add_argument("journal_path", nargs="?", metavar="JOURNAL")
     p.add_argument("--quick", action="store_true", help="quick_check instead of integrity_check")
     p.add_argument("--run", metavar="RUN_ID", help="verify one run's chain only")
+    p.add_argument("--trust", metavar="FILE",
+                   help="a trusted-operators file: every operator decision must be signed by "
+                        "one of its keys (names the first unsigned or forged decision)")
     p.add_argument("--json", action="store_true")
 
     p = add(sub, "export", cmd_export, "write a run's events as JSON lines", [common])

@@ -154,11 +154,14 @@ def run_line(item: Any) -> None:
           f"({item.project}/{item.space}, agent {item.agent})")
 
 
-def show_decisions(decisions: list, limit: int | None) -> None:
+def show_decisions(decisions: list, limit: int | None, signatures: dict | None = None) -> None:
+    """Each decision, with its signature state (signed by whom / unsigned / invalid)."""
     if decisions:
+        marks = signatures or {}
         body = "\n".join(
             f"{when(d.created_at)}  {clean(d.actor, 60)}  via {d.source}  "
-            f"{clean(json.dumps(d.decision, ensure_ascii=False), limit, one_line=True)}"
+            + (f"[{clean(marks[d.id].text, 120, one_line=True)}]  " if d.id in marks else "")
+            + f"{clean(json.dumps(d.decision, ensure_ascii=False), limit, one_line=True)}"
             + (f"  reason: {clean(d.reason, limit, one_line=True)}" if d.reason else "")
             for d in decisions)
         section("decisions", body)
@@ -180,7 +183,7 @@ def show_approval(data: dict, limit: int | None) -> None:
     if a.consumed_at:
         field("consumed", f"{when(a.consumed_at)} for effect {clean(a.consumed_effect_key)}")
     section("action", pretty(a.action, limit))
-    show_decisions(data["decisions"], limit)
+    show_decisions(data["decisions"], limit, data.get("signatures"))
     if a.status.value == "pending":
         print(f"\nnext: proctor approve {a.id} [--scope run|space]   |   "
               f"proctor deny {a.id} --reason TEXT")
@@ -216,7 +219,7 @@ def show_question(data: dict, limit: int | None) -> None:
     if q.resolved_at:
         field("\nresolved", f"{when(q.resolved_at)} by {clean(q.resolved_by)}")
         section("answer", pretty(q.response, limit))
-    show_decisions(data["decisions"], limit)
+    show_decisions(data["decisions"], limit, data.get("signatures"))
     if q.status.value in ("requested", "presented"):
         example = json.dumps(sample_for_schema(q.response_schema), ensure_ascii=False)
         print(f"\nnext: proctor answer {q.id} --json '{clean(example, 400, one_line=True)}'")
@@ -240,7 +243,7 @@ def show_conflict(data: dict, limit: int | None) -> None:
     if r.resolved_at:
         field("\nresolved", f"{when(r.resolved_at)} by {clean(r.resolved_by)}"
               + (f": {clean(r.resolution_reason)}" if r.resolution_reason else ""))
-    show_decisions(data["decisions"], limit)
+    show_decisions(data["decisions"], limit, data.get("signatures"))
     if r.status.value == "pending":
         print(f"\nnext: proctor resolve-memory {r.id} keep-local|take-incoming|dismiss   |   "
               f"proctor resolve-memory {r.id} merge --content TEXT")
@@ -272,7 +275,7 @@ def show_effect(data: dict, limit: int | None) -> None:
             f"{when(r.created_at)}  {r.kind} {r.status}  by {clean(r.actor)}"
             + (f"  external id {clean(r.external_id, 200)}" if r.external_id else "")
             for r in data["receipts"]))
-    show_decisions(data["decisions"], limit)
+    show_decisions(data["decisions"], limit, data.get("signatures"))
     if e.status.value == "ambiguous":
         print(f"\nnext: proctor resolve-effect '{clean(e.key, 300)}' committed|failed "
               "--reason TEXT")

@@ -12,9 +12,9 @@ same check for display (desk, ``proctor verify``).
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import select
 
 from . import errors
@@ -204,11 +204,12 @@ def _same_json(a_text: str, b_text: str) -> bool:
 # ---------------------------------------------------------------- display / verify
 
 
-@dataclass(frozen=True)
-class SignatureState:
+class SignatureState(BaseModel):
     """How one decision stands: ``signed`` (by ``signer``), ``unsigned``, ``invalid``
     (``why``), or ``automatic`` (a rule or an expiry; ``signer`` names the rule's signer
     when the rule is signed)."""
+
+    model_config = ConfigDict(frozen=True)
 
     state: str
     signer: str | None = None
@@ -233,15 +234,15 @@ def decision_status(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
     if d.source in AUTOMATIC_SOURCES or not d.actor.startswith("operator:"):
         return _automatic(conn, trust, d)
     if signature_row(conn, d.id) is None:
-        return SignatureState("unsigned")
+        return SignatureState(state="unsigned")
     try:
         key, _ = check_record(conn, trust or journal_keys(conn), d.id,
                               expected_for_decision(conn, journal_id_in(conn), d),
                               version_ok=lambda v: isinstance(v, int) and v <= _version_now(
                                   conn, d))
     except errors.DecisionUnverified as err:
-        return SignatureState("invalid", why=err.why, detail=err.message)
-    return SignatureState("signed", signer=key.name if trust else f"{key.name} (key recorded "
+        return SignatureState(state="invalid", why=err.why, detail=err.message)
+    return SignatureState(state="signed", signer=key.name if trust else f"{key.name} (key recorded "
                           "in the journal, not checked against a trust file)")
 
 
@@ -254,15 +255,15 @@ def _version_now(conn: Any, d: Any) -> int:
 
 def _automatic(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
     if d.source != "rule":
-        return SignatureState("automatic", signer=d.actor)
+        return SignatureState(state="automatic", signer=d.actor)
     row = conn.execute(select(s.approvals).where(s.approvals.c.id == d.target_id)).first()
     if row is None:
-        return SignatureState("invalid", why="rule_mismatch", detail="no such approval")
+        return SignatureState(state="invalid", why="rule_mismatch", detail="no such approval")
     try:
         who = check_rule_decision(conn, trust or journal_keys(conn), row, d)
     except errors.DecisionUnverified as err:
-        return SignatureState("invalid", why=err.why, detail=err.message)
-    return SignatureState("automatic", signer=who)
+        return SignatureState(state="invalid", why=err.why, detail=err.message)
+    return SignatureState(state="automatic", signer=who)
 
 
 def journal_keys(conn: Any) -> Trust:

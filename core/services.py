@@ -27,3 +27,6 @@ def attach_services(journal: Journal) -> None:
     journal.audit = Audit(journal)
     journal.changes = Changes(journal)
     journal.overview = Overview(journal)
+    from .signed_views import Signatures
+
+    journal.signatures = Signatures(journal)
