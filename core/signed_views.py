@@ -42,6 +42,17 @@ class Signatures:
 
         return self.j.read(read)
 
+    def counts_for_run(self, run_id: str) -> dict[str, int]:
+        """signed / unsigned / invalid / automatic over the run's decisions."""
+
+        def read(conn: Any) -> dict[str, int]:
+            counts = {"signed": 0, "unsigned": 0, "invalid": 0, "automatic": 0}
+            for d in conn.execute(select(s.decisions).where(s.decisions.c.run_id == run_id)):
+                counts[decision_status(conn, self.j.trust, d).state] += 1
+            return counts
+
+        return self.j.read(read)
+
     def counts(self) -> dict[str, int]:
         """signed / unsigned / invalid / automatic over every decision in the journal."""
         from .verify import signature_counts

@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication, QWidget
@@ -79,13 +80,33 @@ def open_for_desk(path: str | Path, actor: Actor | None, read_only: bool,
     create = not Path(path).exists()
     try:
         return Journal.open(path, actor=actor, read_only=read_only, create=create,
-                            on_old_schema=on_old_schema)
+                            on_old_schema=on_old_schema,
+                            signer=None if read_only else desk_signer(actor))
     except errors.StoreReadOnly as exc:
         if read_only:
             raise
         journal = Journal.open(path, actor=actor, read_only=True, create=False)
         journal.read_only_because = f"{exc} {exc.hint}".strip()
         return journal
+
+
+def desk_signer(actor: Actor | None) -> Any:
+    """The operator's signing key, made on the desk's first use (worker thread: a keyring
+    may be slow). None, logged, when no key can be made: the desk still works and its
+    decisions are unsigned (trusting agents refuse them)."""
+    from proctor.core.journal import default_operator_name
+    from proctor.core.keys import KeyStore
+
+    name = actor.name if actor is not None else default_operator_name()
+    try:
+        key, created = KeyStore().init(name)
+    except (OSError, errors.ProctorError) as exc:
+        log.warning("no operator key for %s: %s", name, exc)
+        return None
+    if created:
+        log.info("made an operator key for %s: %s (%s)", name,
+                                         key.fingerprint, key.storage)
+    return key
 
 
 def open_or_hold(path: str | Path, actor: Actor | None, read_only: bool,

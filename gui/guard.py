@@ -24,7 +24,7 @@ from proctor.core import Journal
 log = logging.getLogger(__name__)
 
 SERVICES = frozenset({"runs", "approvals", "interactions", "memory", "effects", "inbox",
-                      "audit", "changes", "overview"})
+                      "audit", "changes", "overview", "signatures"})
 # Journal methods that never touch the file.
 PURE = frozenset({"now", "new_id"})
 CLOSE_WAIT_S = 30.0  # close() waits this long at most for the calls in flight

@@ -1,12 +1,13 @@
 """Preferences: theme, single-key shortcuts, notifications, the operator name recorded on
 decisions, the default journal, the refresh fallback interval and the memory token
-budget per scope."""
+budget per scope; the operator's signing key (its fingerprint) is shown."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -57,8 +59,22 @@ def save_prefs(settings: DeskSettings, prefs: Prefs) -> None:
     settings.sync()
 
 
+def key_text(key: Any) -> str:
+    """What Preferences says about the operator's signing key (``OperatorKey`` or None)."""
+    if key is None:
+        return ("No signing key: your decisions are unsigned, and agents that trust "
+                "operator keys refuse them.")
+    text = f"{key.fingerprint}\n{key.public_key}"
+    if key.weaker:
+        text += ("\nThe private key is in a file readable only by you (no OS keyring works "
+                 "here): weaker than a keyring, any program running as you can read it.")
+    else:
+        text += "\nThe private key is in the OS keyring."
+    return text + "\n`proctor keys export` writes the file agents trust."
+
+
 class PreferencesDialog(QDialog):
-    def __init__(self, parent: QWidget | None, prefs: Prefs) -> None:
+    def __init__(self, parent: QWidget | None, prefs: Prefs, key: Any = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Preferences")
         self.theme = QComboBox(self)
@@ -117,6 +133,13 @@ class PreferencesDialog(QDialog):
         form.addRow("Default journal", journal_row)
         form.addRow("Refresh fallback", self.poll_ms)
         form.addRow("Memory token budget per scope", self.memory_tokens)
+        self.key = QLabel(key_text(key), self)
+        self.key.setObjectName("OperatorKey")
+        self.key.setAccessibleName("Operator key fingerprint")
+        self.key.setTextFormat(Qt.TextFormat.PlainText)
+        self.key.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.key.setWordWrap(True)
+        form.addRow("Signing key", self.key)
         form.addRow(buttons)
 
     @Slot()
@@ -133,5 +156,6 @@ class PreferencesDialog(QDialog):
 
     @classmethod
     def ask(cls, parent: QWidget | None, prefs: Prefs) -> Prefs | None:
-        dialog = cls(parent, prefs)
+        """The window's journal's signing key is shown (``parent.journal.signer``)."""
+        dialog = cls(parent, prefs, getattr(getattr(parent, "journal", None), "signer", None))
         return dialog.value() if dialog.exec() == QDialog.DialogCode.Accepted else None

@@ -69,12 +69,14 @@ class Desks:
 
     def open(self, path: Path, *, operator: str = "alice", read_only: bool = False,
              busy_timeout: float | None = None, exposed: bool = True,
-             activate: bool = False) -> Any:
+             activate: bool = False, signer: Any = None) -> Any:
         from proctor.core import Actor, Journal
         from proctor.gui.app import build_window
         from proctor.gui.tasks import TaskRunner
 
-        options = {} if busy_timeout is None else {"busy_timeout": busy_timeout}
+        options: dict[str, Any] = {} if busy_timeout is None else {"busy_timeout": busy_timeout}
+        if signer is not None:
+            options["signer"] = signer
         journal = Journal.open(path, actor=Actor.operator(operator), read_only=read_only,
                                **options)
         runner = TaskRunner()

@@ -64,12 +64,14 @@ class RunFacts:
     receipts: dict[str, list[Receipt]] = field(default_factory=dict)
     memory: list[MemoryMutation] = field(default_factory=list)
     open_items: list[InboxItem] = field(default_factory=list)
+    signatures: dict[str, Any] = field(default_factory=dict)  # decision id -> SignatureState
 
 
 def load_facts(journal: Any, run_id: str) -> RunFacts:
     """Everything about one run except its events (runs on the task runner)."""
     run = journal.runs.get(run_id)
     effects = journal.effects.list(run_id=run_id, newest_first=False, limit=1000).items
+    decisions = timeline.run_decisions(journal, run_id)
     return RunFacts(
         run=run,
         parent=journal.runs.get(run.parent_run_id) if run.parent_run_id else None,
@@ -78,7 +80,8 @@ def load_facts(journal: Any, run_id: str) -> RunFacts:
         tool_calls=journal.runs.tool_calls(run_id),
         approvals=journal.approvals.for_run(run_id),
         interactions=journal.interactions.for_run(run_id),
-        decisions=timeline.run_decisions(journal, run_id),
+        decisions=decisions,
+        signatures=journal.signatures.states([d.id for d in decisions]),
         effects=effects,
         receipts={e.key: journal.effects.receipts(e.key) for e in effects},
         memory=timeline.memory_changes(journal, run_id),
@@ -93,6 +96,11 @@ class Row:
     item: Any
     status: str | None
     whole: Any
+    note: str = ""  # what a ROW_NOTE column shows (the decisions' signature states)
+
+
+def ROW_NOTE(_item: Any) -> str:  # noqa: N802 - a marker: the column shows Row.note
+    return ""
 
 
 class RowsModel(ListModel):
@@ -107,7 +115,10 @@ class RowsModel(ListModel):
             return None
         row, column = self._rows[index.row()], self._columns[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return fmt.bounded(column.text(row.item), 200)
+            text = row.note if column.text is ROW_NOTE else column.text(row.item)
+            return fmt.bounded(text, 200)
+        if role == Qt.ItemDataRole.ToolTipRole and column.text is ROW_NOTE:
+            return plain_tip(row.note) if row.note else None
         if role == Qt.ItemDataRole.ToolTipRole and column.tip:
             return plain_tip(column.tip(row.item))
         if role == Qt.ItemDataRole.TextAlignmentRole:
@@ -225,6 +236,7 @@ ASK_COLUMNS = [
     Column("What was asked", _asked_text, tip=_asked_text, width=320),
     Column("Asked", lambda i: fmt.clock(i.created_at), align=RIGHT, width=100),
     Column("Decided by / answer", _decided_text, tip=_decided_text, width=320),
+    Column("Signature", ROW_NOTE, width=220),
 ]
 EFFECT_COLUMNS = [
     Column("Status", lambda e: words(e.status.value), width=140),
@@ -266,8 +278,15 @@ def ask_rows(f: RunFacts) -> list[Row]:
         by_target.setdefault(d.target_id, []).append(d)
     items: list[Any] = sorted([*f.approvals, *f.interactions], key=lambda i: i.created_at)
     kind = {True: "approval", False: "question"}
+
+    def signed(d: Decision) -> str:
+        state = f.signatures.get(d.id)
+        return state.text if state is not None else ""
+
     return [Row(i, i.status.value, {kind[isinstance(i, Approval)]: dump(i),
-                                    "decisions": [dump(d) for d in by_target.get(i.id, [])]})
+                                    "decisions": [{**dump(d), "signature": signed(d)}
+                                                  for d in by_target.get(i.id, [])]},
+                note="; ".join(signed(d) for d in by_target.get(i.id, []) if signed(d)))
             for i in items]
 
 

@@ -33,6 +33,20 @@ TRUST = ("The chain makes changes to the history detectable: each event's digest
          "the journal file from rewriting rows; it shows that it happened.")
 
 
+def signature_verdict(counts: dict[str, int] | None, trusted: bool) -> str:
+    """The integrity view's count of the run's decisions by signature state."""
+    if not counts or not any(counts.values()):
+        return "Decisions: none in this run."
+    text = (f"Decisions: {counts['signed']} signed, {counts['unsigned']} unsigned, "
+            f"{counts['invalid']} invalid, {counts['automatic']} automatic (a rule or an "
+            "expiry)")
+    if not trusted:
+        text += (" — checked against the keys this journal records, which shows the rows "
+                 "match their signatures, not who holds the keys (set "
+                 "PROCTOR_TRUSTED_OPERATORS to check against a trust file)")
+    return text + "."
+
+
 def verdict(status: ChainStatus) -> str:
     if status.ok:
         text = (f"The chain verifies: all {status.checked_events:,} events match their "
@@ -123,25 +137,27 @@ class IntegrityPane(QWidget):
         self.result.setText("Verifying the chain…")
         journal, run_id = self.ctx.journal, self.run_id
 
-        def check() -> tuple[str, ChainStatus, list[RunEvent]]:
+        def check() -> tuple[str, ChainStatus, list[RunEvent], str]:
             status = timeline.chain_status(journal, run_id)
             around: list[RunEvent] = []
             if status.broken_sequence:
                 around = journal.runs.events(run_id, after=max(0, status.broken_sequence - 3),
                                              limit=5)
-            return run_id, status, around
+            signed = signature_verdict(journal.signatures.counts_for_run(run_id),
+                                       journal.signatures.trusted)
+            return run_id, status, around, signed
 
         self.ctx.runner.run(check, on_done=self._on_checked, on_error=self._on_error,
                             owner=self)
 
-    def _on_checked(self, result: tuple[str, ChainStatus, list[RunEvent]]) -> None:
-        run_id, status, around = result
+    def _on_checked(self, result: tuple[str, ChainStatus, list[RunEvent], str]) -> None:
+        run_id, status, around, signed = result
         self._running = False
         self.verify_button.setEnabled(True)
         if run_id != self.run_id:
             return
         self.status = status
-        self.result.setText(verdict(status))
+        self.result.setText(f"{verdict(status)}\n{signed}")
         good = status.ok and not status.missing_triggers
         self.icon.setPixmap(status_icon("completed" if good else "failed", 22).pixmap(22, 22))
         broken = status.broken_sequence is not None

@@ -7,6 +7,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,8 +88,10 @@ def open_desk(desks) -> Iterator:
     a store call on the GUI thread."""
     desks.wait_ms = WAIT_MS
 
-    def make(path: Path, operator: str = "alice", read_only: bool = False) -> MainWindow:
-        return desks.open(path, operator=operator, read_only=read_only, activate=True)
+    def make(path: Path, operator: str = "alice", read_only: bool = False,
+             signer: Any = None) -> MainWindow:
+        return desks.open(path, operator=operator, read_only=read_only, activate=True,
+                          signer=signer)
 
     yield make
     for violations in desks.close_all():
