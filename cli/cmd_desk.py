@@ -87,6 +87,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from proctor.sim.demo import recent_start
 
     path = demo_folder(args.dir) / "journal.db"
+    operator = args.operator or demo_operator()
+    trust = demo_trust(path.parent, operator)
     Journal.open(path, actor=Actor.agent("demo-builder")).close()  # the schema, no runs yet
     print(f"Opening the desk on a new demo journal at {path}; it fills in behind the "
           "window.", flush=True)
@@ -97,13 +99,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
         fill = DemoFill(window, path, seed=args.seed, start_time=recent_start())
         if args.agents and not args.no_agents:
-            fill.filled.connect(lambda: started.append(start_demo_agents(path, args)))
+            fill.filled.connect(lambda: started.append(start_demo_agents(path, args,
+                                                                         trust["path"])))
         fill.start()
 
     from proctor.gui.app import run_desk
 
     try:
-        return run_desk(path, operator=args.operator, on_window=on_window)
+        return run_desk(path, operator=operator, on_window=on_window)
     finally:
         for agents in started:
             agents.stop()
@@ -111,9 +114,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"The demo journal stays at {path}", flush=True)
 
 
-def start_demo_agents(path: Path, args: argparse.Namespace) -> object:
+def start_demo_agents(path: Path, args: argparse.Namespace,
+                      trust: Path | None = None) -> object:
+    """The simulated agents; with ``trust`` they refuse any decision the operator's key did
+    not sign (their ``PROCTOR_TRUSTED_OPERATORS``; the desk and the demo's builder keep
+    theirs)."""
     from proctor.sim.agents import start_agents
 
-    agents = start_agents(path, agents=args.agents, rate=args.rate, seed=args.seed)
-    print(f"Started {args.agents} simulated agents.", flush=True)
+    agents = start_agents(path, agents=args.agents, rate=args.rate, seed=args.seed,
+                          trust=trust)
+    print(f"Started {args.agents} simulated agents"
+          + (f"; they trust only your key ({trust})." if trust else "."), flush=True)
     return agents
+
+
+def demo_operator() -> str:
+    """The name the desk will decide as (its Preferences, else the login name)."""
+    from proctor.core.journal import default_operator_name
+    from proctor.gui.settings import DeskSettings
+
+    return DeskSettings().operator or default_operator_name()
+
+
+def demo_trust(folder: Path, operator: str) -> dict:
+    """The operator's key (made if it has none) as ``folder/trusted-operators.json``, the
+    file the demo's simulated agents trust."""
+    import json
+
+    from proctor.core.keys import KeyStore
+
+    store = KeyStore()
+    key, _ = store.init(operator)
+    path = folder / "trusted-operators.json"
+    path.write_text(json.dumps(store.export(operator), indent=2) + "\n", encoding="utf-8")
+    return {"path": path, "fingerprint": key.fingerprint}

@@ -17,6 +17,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--project", default="mcp", help="project of the runs (default: mcp)")
     p.add_argument("--agent", default=None,
                    help="agent name of the runs (default: the MCP client's name)")
+    p.add_argument("--trust", metavar="FILE",
+                   help="a trusted-operators file (`proctor keys export`): a decision reaches "
+                        "the host only if one of its operators signed it (default: "
+                        "$PROCTOR_TRUSTED_OPERATORS; neither: decisions are not checked)")
     p.set_defaults(func=run_mcp)
 
 
@@ -28,5 +32,5 @@ def run_mcp(args: argparse.Namespace) -> int:
             raise
         print("proctor mcp needs the MCP SDK: pip install 'proctor[mcp]'", file=sys.stderr)
         return 2
-    serve_stdio(args.journal, project=args.project, agent=args.agent)
+    serve_stdio(args.journal, project=args.project, agent=args.agent, trust=args.trust)
     return 0

@@ -31,8 +31,12 @@ class SimulationHandle:
 
     def __init__(self, journal_path: str | os.PathLike[str], agents: int, rate: float,
                  duration: float | None, seed: int, *, drain: float = 10.0,
-                 fault_rate: float = 0.08, name_prefix: str = "sim-agent") -> None:
+                 fault_rate: float = 0.08, name_prefix: str = "sim-agent",
+                 trust: str | os.PathLike[str] | None = None) -> None:
         self.journal_path = os.fspath(journal_path)
+        # trust: the agents' PROCTOR_TRUSTED_OPERATORS (they refuse unsigned decisions)
+        self.env = None if trust is None else {**os.environ,
+                                               "PROCTOR_TRUSTED_OPERATORS": os.fspath(trust)}
         self.rate, self.seed, self.drain, self.fault_rate = rate, seed, drain, fault_rate
         self.started_at = time.time()
         self.until = self.started_at + duration if duration is not None else None
@@ -133,7 +137,7 @@ class SimulationHandle:
 
     def _spawn(self, index: int, restart: int = 0) -> None:
         proc = subprocess.Popen(self._command(index, restart), stdin=subprocess.DEVNULL,
-                                close_fds=True)
+                                close_fds=True, env=self.env)
         self._procs[index] = proc
         self.all_pids.append(proc.pid)
 
@@ -162,7 +166,8 @@ class SimulationHandle:
 
 def start_agents(journal_path: str | os.PathLike[str], agents: int = 3, rate: float = 1.0,
                  duration: float | None = None, seed: int = 0, *, drain: float = 10.0,
-                 fault_rate: float = 0.08) -> SimulationHandle:
+                 fault_rate: float = 0.08,
+                 trust: str | os.PathLike[str] | None = None) -> SimulationHandle:
     """Spawn ``agents`` agent processes on ``journal_path`` (created if missing).
 
     ``rate`` is steps per second per agent; after ``duration`` seconds no new run starts
@@ -172,5 +177,5 @@ def start_agents(journal_path: str | os.PathLike[str], agents: int = 3, rate: fl
     if agents < 1:
         raise ValueError("at least one agent")
     Journal.open(journal_path).close()  # create/migrate once, before the children race
-    return SimulationHandle(journal_path, agents, rate, duration, seed, drain=drain,
+    return SimulationHandle(journal_path, agents, rate, duration, seed, drain=drain, trust=trust,
                             fault_rate=fault_rate)

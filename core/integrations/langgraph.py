@@ -195,8 +195,9 @@ class GraphEffects:
 class LangGraphBridge:
     """Drives one compiled graph (with a checkpointer) against a Proctor journal.
 
-    ``journal`` is opened by the agent (``Actor.agent(...)``); ``graph`` is compiled with a
-    checkpointer every process can reach (:func:`open_checkpointer`)."""
+    ``journal`` is opened by the agent (``Actor.agent(...)``, with ``trust=`` to accept only
+    decisions a trusted operator signed); ``graph`` is compiled with a checkpointer every
+    process can reach (:func:`open_checkpointer`)."""
 
     def __init__(self, journal: Journal, graph: Any, *, project: str = "langgraph",
                  agent: str | None = None, lease_seconds: float = 30.0) -> None:
@@ -405,8 +406,14 @@ class LangGraphBridge:
         return {k: self._refresh(p) for k, p in found.items()}
 
     def _refresh(self, p: Pending) -> Pending:
-        item = (self.j.approvals.get(p.item_id) if p.kind == "approval"
-                else self.j.interactions.get(p.item_id))
+        """The item as it stands; with the journal opened with ``trust=`` (or
+        ``PROCTOR_TRUSTED_OPERATORS``) a decision no trusted operator signed raises
+        DecisionUnverified here, before the graph is resumed with it."""
+        if p.kind == "approval":
+            item = (self.j.approvals.wait(p.item_id, 0) if self.j.trust is not None
+                    else self.j.approvals.get(p.item_id))
+        else:
+            item = self.j.interactions.get(p.item_id)
         return p.model_copy(update={"status": item.status.value})
 
     def _file(self, thread_id: str, intr: Interrupt, attempt: int,

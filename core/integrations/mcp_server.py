@@ -209,7 +209,13 @@ class ProctorMCP:
 
     def __init__(self, journal_path: str | os.PathLike[str], *, project: str = "mcp",
                  agent: str | None = None, poll_s: float = 0.1, progress_every_s: float = 1.0,
-                 name: str = "proctor") -> None:
+                 name: str = "proctor", trust: Any = None) -> None:
+        """``trust``: whom to trust (a trusted-operators file, a ``Trust``; None reads
+        ``PROCTOR_TRUSTED_OPERATORS``): with it no decision reaches the host unless a trusted
+        operator signed it (the tool call fails with DecisionUnverified, naming why)."""
+        from proctor.core.trust import resolve_trust
+
+        self.trust = resolve_trust(trust)
         self.journal_path = Path(journal_path)
         self.project = project
         self.agent = agent
@@ -239,7 +245,7 @@ class ProctorMCP:
         return agent[:200], meta
 
     def open_session(self, agent: str, meta: dict[str, Any]) -> Session:
-        journal = Journal.open(self.journal_path, actor=Actor.agent(agent))
+        journal = Journal.open(self.journal_path, actor=Actor.agent(agent), trust=self.trust)
         try:
             run = journal.runs.start(self.project, f"MCP session of {agent}", agent=agent,
                                      metadata=meta)
@@ -425,8 +431,10 @@ class ProctorMCP:
     def read(self, s: Session, item_id: str, wait: float = 0.0) -> Outcome:
         j = s.journal
         if item_id.startswith("apr_"):
+            # wait() proves the decision when trust is configured (even with wait == 0)
             return approval_outcome(j.approvals.wait(item_id, wait, poll=self.poll_s)
-                                    if wait > 0 else j.approvals.get(item_id))
+                                    if wait > 0 or j.trust is not None
+                                    else j.approvals.get(item_id))
         if item_id.startswith("int_"):
             outcome = question_outcome(j.interactions.wait(item_id, wait, poll=self.poll_s)
                                        if wait > 0 else j.interactions.get(item_id))
@@ -531,11 +539,11 @@ def register_tools(p: ProctorMCP) -> None:
 
 
 def serve_stdio(journal_path: str | os.PathLike[str], *, project: str = "mcp",
-                agent: str | None = None) -> None:
+                agent: str | None = None, trust: Any = None) -> None:
     """Serve over stdio until the host closes the pipe (or SIGTERM/SIGINT)."""
     import signal
 
-    proctor = ProctorMCP(journal_path, project=project, agent=agent)
+    proctor = ProctorMCP(journal_path, project=project, agent=agent, trust=trust)
 
     async def main() -> None:
         async with anyio.create_task_group() as tg:

@@ -96,3 +96,28 @@ def test_closing_the_desk_while_the_demo_fills_ends_the_builder(tmp_path, qtbot)
 def test_each_demo_gets_a_fresh_folder(tmp_path):
     first, second = cmd_desk.demo_folder(tmp_path), cmd_desk.demo_folder(tmp_path)
     assert first != second and first.is_dir() and not any(first.iterdir())
+
+
+def test_demo_makes_its_agents_trust_the_operators_key(tmp_path, monkeypatch):
+    import argparse
+    import json
+
+    from proctor.core.keys import KeyStore
+    from proctor.core.trust import Trust
+
+    monkeypatch.setenv("PROCTOR_KEYS_DIR", str(tmp_path / "keys"))
+    seen = {}
+    monkeypatch.setattr("proctor.gui.app.run_desk",
+                        lambda path, **kw: seen.update(operator=kw["operator"]) or 0)
+    assert cli.main(["demo", "--dir", str(tmp_path), "--as", "dora"]) == 0
+    [trust_path] = list(tmp_path.glob("*/trusted-operators.json"))
+    key = KeyStore(tmp_path / "keys").load("dora")
+    assert seen["operator"] == "dora"
+    assert list(Trust.load(trust_path).keys) == [key.key_id]
+    assert json.loads(trust_path.read_text())["operators"][0]["name"] == "dora"
+    monkeypatch.setattr("proctor.sim.agents.start_agents",
+                        lambda path, **kw: seen.update(kw) or FakeAgents())
+    cmd_desk.start_demo_agents(tmp_path / "j.db", argparse.Namespace(agents=1, rate=1.0, seed=0),
+                               trust_path)
+    assert seen["trust"] == trust_path
+
