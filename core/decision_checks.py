@@ -15,7 +15,7 @@ import fnmatch
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from . import errors
 from . import schema as s
@@ -29,15 +29,20 @@ from .signing import (
     signature_row,
     signed_by_label,
 )
+from .sql import Prepared, row_where
 from .trust import Trust
 
 AUTOMATIC_SOURCES = ("rule", "expiry")
 
 
+DECISIONS_OF = Prepared(select(s.decisions).where(
+    s.decisions.c.target_kind == bindparam("kind"),
+    s.decisions.c.target_id == bindparam("target")).order_by(s.decisions.c.created_at,
+                                                             s.decisions.c.id))
+
+
 def decision_rows(conn: Any, kind: str, target_id: str) -> list[Any]:
-    d = s.decisions.c
-    return conn.execute(select(s.decisions).where(d.target_kind == kind, d.target_id == target_id)
-                        .order_by(d.created_at, d.id)).all()
+    return DECISIONS_OF.all(conn, kind=kind, target=target_id)
 
 
 def _only_decision(conn: Any, kind: str, target_id: str, what: str) -> Any:
@@ -98,8 +103,7 @@ def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
     from .approvals import action_name, action_resource
 
     what = f"approval {row.id}"
-    rule = conn.execute(select(s.approval_rules)
-                        .where(s.approval_rules.c.id == row.rule_id)).first()
+    rule = row_where(conn, s.approval_rules, id=row.rule_id) if row.rule_id else None
     if rule is None or d.actor != f"rule:{rule.id}":
         raise errors.DecisionUnverified(f"{what} was decided by a rule that does not exist",
                                         why="rule_mismatch")
@@ -131,7 +135,7 @@ def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
     revoked = signature_row(conn, f"{rule.id}/revoked")
     if revoked is not None and revoked.created_at <= d.created_at:
         refuse("was revoked")
-    run = conn.execute(select(s.runs).where(s.runs.c.id == row.run_id)).first()
+    run = row_where(conn, s.runs, id=row.run_id)
     if rule.scope == "run":
         if rule.run_id != row.run_id:
             refuse("belongs to another run")

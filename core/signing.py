@@ -14,12 +14,12 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, select
 
 from . import errors
 from . import schema as s
 from .canonical import digest_of, loads
 from .models import ActorKind
+from .sql import insert_rows, row_where
 
 if TYPE_CHECKING:
     from .journal import Tx
@@ -85,35 +85,31 @@ def reconciliation_subject(row: Any) -> dict:
 def subject_of(conn: Any, kind: str, target_id: str) -> tuple[int | None, str | None]:
     """The item's version now and the digest of what was decided about (the action, the
     question, the effect's action, the two memory versions, the rule)."""
+    table, key = SUBJECT_TABLES.get(kind, (None, None))
+    row = row_where(conn, table, **{key: target_id}) if table is not None else None
+    if row is None:
+        return None, None
     if kind == "approval":
-        row = conn.execute(select(s.approvals.c.version, s.approvals.c.action_digest)
-                           .where(s.approvals.c.id == target_id)).first()
-        return (row.version, row.action_digest) if row else (None, None)
+        return row.version, row.action_digest
     if kind == "interaction":
-        row = conn.execute(select(s.interactions.c.version, s.interactions.c.request_digest)
-                           .where(s.interactions.c.id == target_id)).first()
-        return (row.version, row.request_digest) if row else (None, None)
+        return row.version, row.request_digest
     if kind == "effect":
-        row = conn.execute(select(s.effects.c.version, s.effects.c.action)
-                           .where(s.effects.c.key == target_id)).first()
-        return (row.version, digest_of(loads(row.action))) if row else (None, None)
+        return row.version, digest_of(loads(row.action))
     if kind == "reconciliation":
-        row = conn.execute(select(s.reconciliations)
-                           .where(s.reconciliations.c.id == target_id)).first()
-        return (row.version, digest_of(reconciliation_subject(row))) if row else (None, None)
+        return row.version, digest_of(reconciliation_subject(row))
     if kind == "rule":
-        row = conn.execute(select(s.approval_rules)
-                           .where(s.approval_rules.c.id == target_id)).first()
-        return (row.version, digest_of(rule_content(row))) if row else (None, None)
-    if kind == "run":
-        row = conn.execute(select(s.runs.c.version).where(s.runs.c.id == target_id)).first()
-        return (row.version, None) if row else (None, None)
-    return None, None
+        return row.version, digest_of(rule_content(row))
+    return row.version, None
+
+
+SUBJECT_TABLES = {"approval": (s.approvals, "id"), "interaction": (s.interactions, "id"),
+                  "effect": (s.effects, "key"), "reconciliation": (s.reconciliations, "id"),
+                  "rule": (s.approval_rules, "id"), "run": (s.runs, "id")}
 
 
 def journal_id_in(conn: Any) -> str | None:
-    return conn.execute(select(s.journal_meta.c.value)
-                        .where(s.journal_meta.c.key == "journal_id")).scalar()
+    row = row_where(conn, s.journal_meta, key="journal_id")
+    return row.value if row is not None else None
 
 
 # ---------------------------------------------------------------- signing (in a write)
@@ -138,16 +134,14 @@ def sign_in(tx: Tx, kind: str, record_id: str, target_kind: str, target_id: str,
                          signed_at=tx.now if signed_at is None else signed_at,
                          edited_action_digest=edited_action_digest)
     data = canonical_bytes(payload)
-    tx.conn.execute(insert(s.signatures).values(
+    insert_rows(tx.conn, s.signatures, [dict(
         record_id=record_id, record_kind=kind, key_id=key.key_id, operator=tx.actor.label,
         payload=data.decode("utf-8"), signature=base64.b64encode(key.sign(data)).decode(),
-        created_at=tx.now))
-    known = tx.conn.execute(select(s.operator_keys.c.key_id)
-                            .where(s.operator_keys.c.key_id == key.key_id)).first()
-    if known is None:
-        tx.conn.execute(insert(s.operator_keys).values(
+        created_at=tx.now)])
+    if row_where(tx.conn, s.operator_keys, key_id=key.key_id) is None:
+        insert_rows(tx.conn, s.operator_keys, [dict(
             key_id=key.key_id, operator=tx.actor.label, public_key=key.public_key,
-            first_seen_at=tx.now))
+            first_seen_at=tx.now)])
 
 
 def sign_decision(tx: Tx, decision_id: str, kind: str, target_id: str, decision: Any, *,
@@ -173,7 +167,7 @@ def same(a: Any, b: Any) -> bool:
 
 
 def signature_row(conn: Any, record_id: str) -> Any:
-    return conn.execute(select(s.signatures).where(s.signatures.c.record_id == record_id)).first()
+    return row_where(conn, s.signatures, record_id=record_id)
 
 
 def check_record(conn: Any, trust: Trust, record_id: str, expected: dict, *,
@@ -189,14 +183,13 @@ def check_record(conn: Any, trust: Trust, record_id: str, expected: dict, *,
                                             why="no_trust")
         raise errors.DecisionUnverified(f"{what} ({record_id}) is not signed", why="unsigned")
     data = row.payload.encode("utf-8")
-    try:
+    try:  # the signature covers these bytes; what they claim is compared as JSON values
         payload = json.loads(data)
-        canonical = canonical_bytes(payload) == data
-    except (ValueError, errors.ValidationError):
-        payload, canonical = None, False
-    if not isinstance(payload, dict) or not canonical:
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict):
         raise errors.DecisionUnverified(f"{what} ({record_id}): the signed payload is not "
-                                        "RFC 8785 JSON", why="bad_signature")
+                                        "a JSON object", why="bad_signature")
     key_id, signed_at = payload.get("key_id"), payload.get("signed_at")
     if not isinstance(key_id, str) or not isinstance(signed_at, int | float):
         raise errors.DecisionUnverified(f"{what} ({record_id}): the payload names no key "
@@ -206,11 +199,12 @@ def check_record(conn: Any, trust: Trust, record_id: str, expected: dict, *,
         raise errors.DecisionUnverified(
             f"{what} ({record_id}): the signature does not verify with {key.name}'s key "
             f"{key.fingerprint}", why="bad_signature")
-    for field, value in expected.items():
-        if not same(payload.get(field), value):
-            raise errors.DecisionUnverified(
-                f"{what} ({record_id}) was signed by {key.name} for another {field} than the "
-                f"journal now shows", why="mismatch", field=field)
+    claimed = {field: payload.get(field) for field in expected}
+    if not same(claimed, expected):
+        field = next(f for f, v in expected.items() if not same(claimed[f], v))
+        raise errors.DecisionUnverified(
+            f"{what} ({record_id}) was signed by {key.name} for another {field} than the "
+            f"journal now shows", why="mismatch", field=field)
     if version_ok is not None and not version_ok(payload.get("target_version")):
         raise errors.DecisionUnverified(
             f"{what} ({record_id}) was signed by {key.name} for version "
