@@ -246,8 +246,8 @@ def decision_status(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
                                   conn, d))
     except errors.DecisionUnverified as err:
         return SignatureState(state="invalid", why=err.why, detail=err.message)
-    return SignatureState(state="signed", signer=key.name if trust else f"{key.name} (key recorded "
-                          "in the journal, not checked against a trust file)")
+    return SignatureState(state="signed", signer=key.name if trust else
+                          f"{key.name} (key from the journal, no trust file)")
 
 
 def _version_now(conn: Any, d: Any) -> int:
