@@ -305,11 +305,13 @@ SIGNATURE_PROBLEMS = ("decision unsigned", "decision forged", "decision does not
 
 def signature_line(report: Any) -> str:
     counts = report.signatures or {}
-    against = "against the trust file" if report.trusted else \
-        "against the keys the journal records (display only; pass --trust FILE to check)"
+    if not report.trusted:
+        return (f"{counts.get('signed', 0)} carry a signature, {counts.get('unsigned', 0)} "
+                f"unsigned, {counts.get('automatic', 0)} automatic (not checked: pass "
+                "--trust FILE to check them against the operators you trust)")
     return (f"{counts.get('signed', 0)} signed, {counts.get('unsigned', 0)} unsigned, "
             f"{counts.get('invalid', 0)} invalid, {counts.get('automatic', 0)} automatic, "
-            f"{against}")
+            "checked against the trust file")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
