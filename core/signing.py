@@ -14,7 +14,6 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-
 from . import errors
 from . import schema as s
 from .canonical import digest_of, loads
