@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from proctor.core.models import Approval, ApprovalScope, ApprovalStatus, InboxItem, InboxKind
 
 from ..widgets import fmt
+from ..widgets.action_text import ActionText
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, plain_tip, section
@@ -74,6 +75,7 @@ class ApprovalDetail(DetailWidget):
         self.tampered.hide()
         self.facts = plain_label(parent=self)
         self.agent_reason = BoundedText("Agent's reason", self)
+        self.action_text = ActionText("What it will do", self)
         self.args = JsonTree("Action and arguments", self)
         self.args.setMinimumHeight(170)
         self.digest = QLineEdit(self)
@@ -111,6 +113,7 @@ class ApprovalDetail(DetailWidget):
         self.body.addWidget(self.facts)
         self.body.addWidget(section("Agent's reason", self))
         self.body.addWidget(self.agent_reason)
+        self.body.addWidget(self.action_text)
         self.body.addWidget(self.args, 1)
         digest_row = QHBoxLayout()
         digest_row.addWidget(section("Action digest", self))
@@ -199,6 +202,7 @@ class ApprovalDetail(DetailWidget):
         self.entity = approval
         self.title.setText(approval.action_name)
         self.args.set_value(approval.action)
+        self.action_text.set_action(approval.action)
         self.agent_reason.set_text(approval.reason)
         self.digest.setText(approval.action_digest)
         self.digest.setCursorPosition(0)

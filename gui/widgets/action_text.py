@@ -1,0 +1,180 @@
+"""The action being approved, shown whole: its command / SQL / URL / path / message body in
+full, monospaced and wrapped (never elided, never behind a tooltip). A long value sits in a
+bounded, scrollable box with a size note and a copy button. The structured arguments stay
+in the JSON tree beside it; this shows the text an approval would act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from PySide6.QtCore import Slot
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QResizeEvent, QTextOption
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QPushButton,
+    QSizePolicy,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .fmt import visible
+from .labels import plain_label, section
+
+# Keys whose text is what the action does, wherever they sit in the action.
+ACTION_KEYS = ("command", "cmd", "argv", "script", "sql", "query", "statement", "method",
+               "url", "endpoint", "path", "paths", "file", "destination", "to", "cc", "bcc",
+               "subject", "body", "message", "text", "content", "diff", "patch", "resource")
+LONG = 60  # any other text longer than this (or with a line break) is shown whole too
+MAX_LINES = 14  # a box grows to this many lines, then scrolls
+MAX_FIELDS = 40  # texts shown; the tree has the rest
+
+
+def _leaves(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from _leaves(child, (*path, str(key)))
+    elif isinstance(value, list) and not all(isinstance(v, str) for v in value):
+        for n, child in enumerate(value):
+            yield from _leaves(child, (*path, f"[{n}]"))
+    else:
+        yield path, value
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    return None
+
+
+def action_texts(action: Any) -> list[tuple[str, str]]:
+    """(label, whole text) of every text in ``action`` that says what it does: the known
+    action keys first (command, sql, url, path, body …), then any other long text."""
+    if not isinstance(action, dict):
+        text = _text(action)
+        return [("action", text)] if text else []
+    known: list[tuple[int, str, str]] = []
+    other: list[tuple[str, str]] = []
+    for path, value in _leaves(action):
+        text = _text(value)
+        if text is None or not path or path == ("tool",) or path == ("name",):
+            continue
+        key = path[-1].lower()
+        name = ".".join(p for p in path if p != "args") or path[-1]
+        if key in ACTION_KEYS:
+            known.append((ACTION_KEYS.index(key), name, text))
+        elif len(text) > LONG or "\n" in text:
+            other.append((name, text))
+    ordered = [(name, text) for _rank, name, text in sorted(known, key=lambda k: k[0])]
+    return (ordered + other)[:MAX_FIELDS]
+
+
+def size_note(text: str) -> str:
+    lines = text.count("\n") + 1
+    note = f"{len(text):,} characters"
+    if lines > 1:
+        note += f" · {lines:,} lines"
+    return note
+
+
+class FullText(QTextEdit):
+    """Read-only, monospaced, wrapped anywhere; as tall as its text up to MAX_LINES, then it
+    scrolls. Holds the whole text as plain text (never markup; control and bidi characters
+    shown visibly)."""
+
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setAcceptRichText(False)
+        self.setAccessibleName(name)
+        self.setTabChangesFocus(True)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.document().documentLayout().documentSizeChanged.connect(self._fit)
+        self._fit()
+
+    def set_text(self, text: str) -> None:
+        self.setPlainText(visible(text))
+        self._fit()
+
+    def text(self) -> str:
+        return self.toPlainText()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit()
+
+    @Slot()
+    def _fit(self, *_args: Any) -> None:
+        line = self.fontMetrics().lineSpacing()
+        cap = MAX_LINES * line + 2 * self.document().documentMargin()
+        doc = self.document().size().height() if self.document().characterCount() < 50_000 \
+            else cap
+        frame = 2 * self.frameWidth()
+        self.setFixedHeight(int(min(max(doc, line + 2 * self.document().documentMargin()),
+                                    cap)) + frame + 1)
+
+
+class ActionField(QWidget):
+    """One labelled text of the action with its size note and a Copy button."""
+
+    def __init__(self, name: str, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name, self.full = name, text
+        self.label = plain_label(name, self, name="Mono", selectable=False)
+        self.note = plain_label(size_note(text), self, name="Muted", selectable=False)
+        self.copy = QPushButton("Copy", self)
+        self.copy.setAccessibleName(f"Copy {name}")
+        self.copy.clicked.connect(self._copy)
+        self.box = FullText(f"Action {name}", self)
+        self.box.set_text(text)
+        head = QHBoxLayout()
+        head.addWidget(self.label)
+        head.addWidget(self.note)
+        head.addStretch(1)
+        head.addWidget(self.copy)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(head)
+        layout.addWidget(self.box)
+
+    @Slot()
+    def _copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.full)
+
+
+class ActionText(QWidget):
+    """Every text the action acts on, each shown whole (see ``action_texts``)."""
+
+    def __init__(self, title: str = "What it will do", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.fields: list[ActionField] = []
+        self.title = section(title, self)
+        self.empty = plain_label("The action carries no text; see its arguments below.", self,
+                                 name="Muted", selectable=False)
+        self.layout_ = QVBoxLayout(self)
+        self.layout_.setContentsMargins(0, 0, 0, 0)
+        self.layout_.addWidget(self.title)
+        self.layout_.addWidget(self.empty)
+
+    def set_action(self, action: Any) -> None:
+        for field in self.fields:
+            self.layout_.removeWidget(field)
+            field.deleteLater()
+        self.fields = [ActionField(name, text, self) for name, text in action_texts(action)]
+        for field in self.fields:
+            self.layout_.addWidget(field)
+            field.show()
+        self.empty.setVisible(not self.fields)
+
+    def field(self, name: str) -> ActionField | None:
+        return next((f for f in self.fields if f.name == name), None)

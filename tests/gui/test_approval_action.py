@@ -1,0 +1,91 @@
+"""The action being approved is never cut off: its command / SQL / URL / body is shown
+whole, monospaced and wrapped, in the approval's detail (issue 16, item 2)."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QGuiApplication
+
+from .conftest import WAIT_MS
+from .data import agent, request
+
+KUBECTL = ("kubectl rollout restart deployment/ingest-worker-eu-west-1-primary-consumer-group "
+           "-n billing-production --context=prod-eu-west-1-admin --selector=tier=backend,"
+           "team=payments")
+DELETE = ("DELETE FROM sessions WHERE expires_at < now() - interval '90 days' AND user_id IN "
+          "(SELECT id FROM users WHERE deleted_at IS NOT NULL AND region = 'eu-west-1');")
+
+
+def open_approval(qtbot, window, approval_id: str):
+    model, key = window.inbox.model, f"approval:{approval_id}"
+    qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
+    window.inbox.set_current_row(model.row_of(key))
+    detail = window.inbox.detail
+    qtbot.waitUntil(lambda: detail.current() is not None and detail.current().entity is not None
+                    and detail.current().entity.id == approval_id, timeout=WAIT_MS)
+    return detail.current()
+
+
+def requested(path, tool: str, args: dict, safety: str = "destructive") -> str:
+    with agent(path, "ops-bot") as a:
+        run = a.runs.start("infra", "Clean up", agent="ops-bot")
+        return request(a, run.id, tool, args, "needed", safety_class=safety)
+
+
+def fully_shown(qtbot, field, text: str) -> None:
+    """The field holds ``text`` whole, with no elision mark, and shows all of it at once."""
+    box = field.box
+    assert box.text() == text
+    assert "…" not in box.text()
+    assert box.isVisible()
+    qtbot.waitUntil(lambda: box.verticalScrollBar().maximum() == 0, timeout=WAIT_MS)
+    assert box.horizontalScrollBar().maximum() == 0  # wrapped, not scrolled sideways
+
+
+def test_long_command_and_sql_are_shown_whole(qtbot, journal_path, open_desk):
+    shell = requested(journal_path, "shell.exec", {"command": KUBECTL, "cwd": "/srv/infra"})
+    sql = requested(journal_path, "db.migrate", {"database": "billing-prod", "sql": DELETE})
+    window = open_desk(journal_path)
+    window.resize(1200, 800)
+    detail = open_approval(qtbot, window, shell)
+    fully_shown(qtbot, detail.action_text.field("command"), KUBECTL)
+    detail = open_approval(qtbot, window, sql)
+    fully_shown(qtbot, detail.action_text.field("sql"), DELETE)
+    assert detail.action_text.field("command") is None  # the previous item's text is gone
+
+
+def test_very_long_value_scrolls_with_size_note_and_copies_whole(qtbot, journal_path,
+                                                                 open_desk):
+    body = "".join(f"line {n}: DELETE FROM t{n} WHERE id = {n};\n" for n in range(3000))
+    approval_id = requested(journal_path, "db.migrate", {"sql": body})
+    window = open_desk(journal_path)
+    detail = open_approval(qtbot, window, approval_id)
+    field = detail.action_text.field("sql")
+    assert field.box.text() == body  # loaded whole, not cut
+    assert f"{len(body):,} characters" in field.note.text()
+    assert "3,001 lines" in field.note.text()
+    assert field.box.height() < 400  # bounded: it scrolls
+    qtbot.waitUntil(lambda: field.box.verticalScrollBar().maximum() > 0, timeout=WAIT_MS)
+    field.copy.click()
+    assert QGuiApplication.clipboard().text() == body
+
+
+def test_action_text_shows_controls_visibly(qtbot, journal_path, open_desk):
+    command = "rm -rf /srv/\u202etxt.sgol/ \x1b[2K"
+    approval_id = requested(journal_path, "shell.exec", {"command": command})
+    window = open_desk(journal_path)
+    detail = open_approval(qtbot, window, approval_id)
+    shown = detail.action_text.field("command").box.text()
+    assert shown == "rm -rf /srv/\\u202etxt.sgol/ \\x1b[2K"
+
+
+def test_url_path_and_message_body_are_shown(qtbot, journal_path, open_desk):
+    approval_id = requested(journal_path, "email.send", {
+        "to": ["kenji@example.jp"], "subject": "Your refund",
+        "body": "Hi Kenji,\n\nYour refund of 1,200 EUR is on its way.\n\nBest"},
+        safety="external_side_effect")
+    window = open_desk(journal_path)
+    detail = open_approval(qtbot, window, approval_id)
+    names = [f.name for f in detail.action_text.fields]
+    assert names[:3] == ["to", "subject", "body"]
+    fully_shown(qtbot, detail.action_text.field("body"),
+                "Hi Kenji,\n\nYour refund of 1,200 EUR is on its way.\n\nBest")
