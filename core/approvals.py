@@ -51,6 +51,16 @@ def action_name(action: Any) -> str:
     return name[:200]
 
 
+def safety_counts(approvals: list[Approval]) -> dict[str, int]:
+    """How many of ``approvals`` are of each safety class, most risky first."""
+    order = [c.value for c in reversed(list(SafetyClass))]
+    counts: dict[str, int] = {}
+    for a in approvals:
+        counts[a.safety_class.value] = counts.get(a.safety_class.value, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: order.index(kv[0])
+                       if kv[0] in order else len(order)))
+
+
 def action_resource(action: dict) -> str:
     if "resource" in action:
         return str(action["resource"])
@@ -131,6 +141,10 @@ class Approvals:
                  before={"status": "pending"}, after={"status": status, "rule_id": rule.id})
         tx.run_event(row.run_id, f"approval.{status}",
                      {"approval_id": aid, "by": who, "rule_id": rule.id}, actor=who)
+
+    def many(self, approval_ids: list[str]) -> list[Approval]:
+        """Several approvals in one read, in the order given (a missing one raises NotFound)."""
+        return self.j.read(lambda c: [approval_in(c, i) for i in approval_ids])
 
     def get(self, approval_id: str) -> Approval:
         return self.j.read(lambda c: approval_in(c, approval_id))

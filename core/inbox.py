@@ -10,7 +10,7 @@ from . import errors
 from . import schema as s
 from .items import OPEN_INTERACTION
 from .journal import Journal, Tx
-from .models import InboxFilter, InboxItem, InboxKind, Page
+from .models import BulkResult, InboxFilter, InboxItem, InboxKind, Page
 from .rows import encode_cursor, keyset_after, order_by
 from .runs import escape_like
 from .signing import SNOOZE, sign_in
@@ -221,3 +221,19 @@ class Inbox:
             sign_in(tx, SNOOZE, audit_id, entity, item_id, {"snoozed_until": until}, None)
 
         self.j.write(op)
+
+    def bulk_snooze(self, items: list[tuple[InboxKind | str, str, int]], until: float | None,
+                    *, request_id: str | None = None) -> list[BulkResult]:
+        """Snooze (or, with ``until`` None, wake) each (kind, id, version the operator saw),
+        each in its own transaction; a per-item result for each, in order."""
+        self.j.require_operator()
+        results = []
+        for kind, item_id, version in items:
+            rid = f"{request_id}:{item_id}" if request_id else None
+            try:
+                self.snooze(kind, item_id, until, expected_version=version, request_id=rid)
+                results.append(BulkResult(id=item_id, ok=True))
+            except errors.ProctorError as err:
+                results.append(BulkResult(id=item_id, ok=False, error=str(err),
+                                          error_type=type(err).__name__))
+        return results

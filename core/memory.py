@@ -14,6 +14,7 @@ from .canonical import ZERO_DIGEST, digest_of, sha256_hex
 from .integrity import mutation_digest
 from .journal import Journal, Tx
 from .models import (
+    BulkResult,
     MemoryEntry,
     MemoryMutation,
     MemoryScope,
@@ -39,6 +40,15 @@ ENTRY_BY_ID = by_id(select(s.memory_entries), s.memory_entries.c.id)
 LAST_MUTATION = Prepared(select(s.memory_mutations.c.digest).where(
     s.memory_mutations.c.entry_id == bindparam("entry_id")).order_by(
     s.memory_mutations.c.version.desc()).limit(bindparam("one", 1)))
+
+
+# Sensitivities shown as they are; every other value (personal, secret, credential ...)
+# is masked until the operator reveals it, and each reveal is written to the audit log.
+OPEN_SENSITIVITIES = frozenset({"", "normal", "public", "internal"})
+
+
+def is_sensitive(sensitivity: str | None) -> bool:
+    return (sensitivity or "").strip().lower() not in OPEN_SENSITIVITIES
 
 
 def entry_in(conn: Any, entry_id: str) -> MemoryEntry:
@@ -312,6 +322,44 @@ class Memory:
 
         self.j.write(op)
         return self.reconciliation(item_id)
+
+    def bulk_resolve(self, items: list[tuple[str, int]], choice: ReconciliationStatus | str, *,
+                     reason: str, request_id: str | None = None,
+                     source: str = "desk") -> list[BulkResult]:
+        """Resolve each (conflict id, version the operator saw) the same way, each in its
+        own transaction; a per-item result for each, in order. Merging needs one conflict at
+        a time. Taking incoming is refused for a conflict whose entry moved on after the
+        conflict was recorded, or whose either version is sensitive (nobody takes a version
+        they could not read: review that one on its own, revealing it)."""
+        self.j.require_operator()
+        choice = ReconciliationStatus(choice)
+        if choice in (ReconciliationStatus.MERGED, ReconciliationStatus.PENDING):
+            raise errors.ValidationError("merging needs one conflict at a time",
+                                         field="choice")
+        results = []
+        for item_id, version in items:
+            rid = f"{request_id}:{item_id}" if request_id else None
+            try:
+                if choice == ReconciliationStatus.ACCEPTED_INCOMING:
+                    item = self.reconciliation(item_id)
+                    self._refuse_unseen(item)
+                    self.resolve_seen(item_id, choice, expected_version=version,
+                                      entry_version=item.local_version, reason=reason,
+                                      request_id=rid, source=source)
+                else:
+                    self.resolve(item_id, choice, expected_version=version, reason=reason,
+                                 request_id=rid, source=source)
+                results.append(BulkResult(id=item_id, ok=True))
+            except errors.ProctorError as err:
+                results.append(BulkResult(id=item_id, ok=False, error=str(err),
+                                          error_type=type(err).__name__))
+        return results
+
+    def _refuse_unseen(self, item: Reconciliation) -> None:
+        entry = self.get(item.entry_id)
+        if is_sensitive(entry.sensitivity) or is_sensitive(item.incoming_sensitivity):
+            raise errors.NotAllowed(f"“{item.title}” is sensitive: review it on its own (its "
+                                    "content is hidden until you reveal it)")
 
     def mark_used(self, entry_ids: Iterable[str]) -> int:
         """An agent read these entries: stamp ``last_used_at`` and count the use, in one

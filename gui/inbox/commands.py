@@ -8,12 +8,21 @@ from functools import partial
 from PySide6.QtCore import QObject, Qt
 
 from proctor.core import errors
-from proctor.core.models import BulkResult, EffectStatus, InboxItem, InboxKind
+from proctor.core.models import (
+    Approval,
+    ApprovalScope,
+    ApprovalStatus,
+    BulkResult,
+    EffectStatus,
+    InboxItem,
+    InboxKind,
+)
 
 from ..actions import ActionRegistry, ActionSpec
-from ..widgets.dialogs import ConfirmDialog, ReasonDialog, SnoozeDialog
+from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import Level
 from .approval import ApprovalDetail
+from .bulk import BulkDecisionDialog
 from .effect import EffectDetail
 from .model import item_key
 from .page import InboxPage
@@ -157,25 +166,39 @@ class InboxCommands(QObject):
                 self.decider.deny(item, reason=reason)
 
     def _bulk(self, approvals: list[InboxItem], *, approve: bool) -> None:
-        n, skipped = len(approvals), len(self._targets()) - len(approvals)
+        """Decide several approvals with the scope and reason visible in the decision form:
+        read them whole (off the GUI thread), list every one in the confirmation, then
+        decide each at the version the confirmation showed."""
+        skipped = len(self._targets()) - len(approvals)
+        if not approvals:
+            return
+        form = self.page.detail.current()
+        form = form if isinstance(form, ApprovalDetail) else None
+        reason = form.reason_text() if form is not None else ""
+        scope = form.scope() if form is not None and approve else ApprovalScope.ONCE
+        journal, ids = self.page.journal, [a.id for a in approvals]
+        self.page.ctx.runner.run(
+            lambda: journal.approvals.many(ids),
+            on_done=partial(self._confirm_bulk, approve, scope, reason, skipped),
+            on_error=partial(self._on_refused, ""), owner=self)
+
+    def _confirm_bulk(self, approve: bool, scope: ApprovalScope, reason: str, skipped: int,
+                      fetched: list[Approval]) -> None:
+        pending = [a for a in fetched if a.status == ApprovalStatus.PENDING]
+        skipped += len(fetched) - len(pending)
+        if not pending:
+            self.page.message.show_message("None of the selected approvals is pending any "
+                                           "more.", Level.WARNING)
+            return
+        answer = BulkDecisionDialog.ask(self.page, pending, approve=approve, scope=scope,
+                                        reason=reason, skipped=skipped)
+        if answer is None:
+            return
+        n = len(pending)
         noun = "approval" if n == 1 else "approvals"
-        note = f"\n{skipped} selected item(s) that are not approvals stay as they are." \
-            if skipped else ""
-        if approve:
-            if not ConfirmDialog.ask(self.page, f"Approve {n} {noun}",
-                                     f"Approve {n} {noun}, once each?{note}",
-                                     ok=f"Approve {n}"):
-                return
-            reason = ""
-        else:
-            reason = ReasonDialog.ask(
-                self.page, f"Deny {n} {noun}",
-                f"Deny {n} {noun}? Each agent is told your reason.{note}",
-                ok=f"Deny {n}", required=True) or ""
-            if not reason:
-                return
         self.page.message.show_message(f"{'Approving' if approve else 'Denying'} {n} {noun}…")
-        self.decider.bulk(approvals, approve, reason=reason)
+        self.decider.bulk([(a.id, a.version) for a in pending], approve, reason=answer,
+                          scope=scope)
 
     def snooze(self) -> None:
         targets = self._targets()

@@ -13,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from proctor.core import errors
-from proctor.core.models import ApprovalScope, BulkResult, InboxItem, InboxKind
+from proctor.core.models import ApprovalScope, BulkResult, InboxItem
 
 from ..tasks import TaskRunner
 from .model import item_key
@@ -28,7 +28,7 @@ class Decider(QObject):
         done(str, object): a write for item key committed; the updated entity.
         refused(str, object): the store refused the write for item key; the exception.
         bulk_done(list, bool): per-item BulkResults of a bulk decision; True if approving.
-        snoozed(list, list): keys snoozed, and (key, exception) pairs that failed.
+        snoozed(list, list): keys snoozed, and (key, reason refused) pairs that failed.
     """
 
     done = Signal(str, object)
@@ -109,13 +109,16 @@ class Decider(QObject):
         self.refused.emit(key, exc)
 
     # ------------------------------------------------------------ many items
-    def bulk(self, items: list[InboxItem], approve: bool, *, reason: str = "") -> None:
+    def bulk(self, pairs: list[tuple[str, int]], approve: bool, *, reason: str = "",
+             scope: ApprovalScope = ApprovalScope.ONCE) -> None:
+        """Decide each (approval id, version shown) with the same reason and scope: the
+        core's bulk decision, one transaction per approval."""
         approvals, rid = self._journal.approvals, request_id()
-        pairs = [(i.id, i.version) for i in items if i.kind == InboxKind.APPROVAL]
         keys = {f"approval:{item_id}" for item_id, _version in pairs}
         self.in_flight |= keys
         self._runner.run(
-            lambda: approvals.bulk_decide(pairs, approve, reason=reason or None, request_id=rid),
+            lambda: approvals.bulk_decide(pairs, approve, reason=reason or None, scope=scope,
+                                          request_id=rid),
             on_done=lambda results: self._on_bulk(keys, results, approve),
             on_error=lambda exc: self._on_bulk_error(keys, exc), owner=self, write=True)
 
@@ -128,27 +131,25 @@ class Decider(QObject):
         self.refused.emit("", exc)
 
     def snooze(self, items: list[InboxItem], until: float | None) -> None:
-        inbox = self._journal.inbox
-        work = [(item_key(i), i.kind, i.id, i.version) for i in items]
-        keys = {key for key, *_rest in work}
-        self.in_flight |= keys
+        """Snooze (or wake, ``until`` None) ``items`` at the versions shown: the core's bulk
+        snooze, one transaction per item."""
+        inbox, rid = self._journal.inbox, request_id()
+        work = [(i.kind, i.id, i.version) for i in items]
+        keys = {item_key(i): i for i in items}
+        self.in_flight |= set(keys)
 
-        def run() -> tuple[list[str], list[tuple[str, BaseException]]]:
-            ok, failed = [], []
-            for key, kind, item_id, version in work:
-                try:
-                    inbox.snooze(kind, item_id, until, expected_version=version,
-                                 request_id=request_id())
-                    ok.append(key)
-                except errors.ProctorError as exc:
-                    failed.append((key, exc))
+        def run() -> tuple[list[str], list[tuple[str, str]]]:
+            results = inbox.bulk_snooze(work, until, request_id=rid)
+            ok = [item_key(i) for i, r in zip(items, results, strict=True) if r.ok]
+            failed = [(item_key(i), r.error or "refused")
+                      for i, r in zip(items, results, strict=True) if not r.ok]
             return ok, failed
 
-        self._runner.run(run, on_done=lambda result: self._on_snoozed(keys, result),
-                         on_error=lambda exc: self._on_bulk_error(keys, exc), owner=self,
+        self._runner.run(run, on_done=lambda result: self._on_snoozed(set(keys), result),
+                         on_error=lambda exc: self._on_bulk_error(set(keys), exc), owner=self,
                          write=True)
 
     def _on_snoozed(self, keys: set[str],
-                    result: tuple[list[str], list[tuple[str, BaseException]]]) -> None:
+                    result: tuple[list[str], list[tuple[str, str]]]) -> None:
         self.in_flight -= keys
         self.snoozed.emit(*result)

@@ -8,13 +8,12 @@ from typing import Any
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from proctor.core import errors
 from proctor.core.models import Reconciliation, ReconciliationStatus
 
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label
-from .common import is_sensitive, request_id
+from .common import request_id
 
 SHOWN = 12  # titles listed in the panel; the rest are counted
 VERBS = {ReconciliationStatus.ACCEPTED_LOCAL: ("Keep local for", "each entry stays as it is"),
@@ -26,33 +25,13 @@ VERBS = {ReconciliationStatus.ACCEPTED_LOCAL: ("Keep local for", "each entry sta
 
 
 def bulk_resolve(memory: Any, items: list[Reconciliation], choice: ReconciliationStatus,
-                 reason: str) -> list[tuple[Reconciliation, BaseException | None]]:
-    """Runs on the task runner: one transaction per conflict; refusals are collected."""
-    rid = request_id()
-    out: list[tuple[Reconciliation, BaseException | None]] = []
-    for item in items:
-        try:
-            if choice == ReconciliationStatus.ACCEPTED_INCOMING:
-                refuse_unseen(memory, item)
-                memory.resolve_seen(item.id, choice, expected_version=item.version,
-                                    entry_version=item.local_version, reason=reason,
-                                    request_id=f"{rid}:{item.id}")
-            else:
-                memory.resolve(item.id, choice, expected_version=item.version, reason=reason,
-                               request_id=f"{rid}:{item.id}")
-            out.append((item, None))
-        except errors.ProctorError as exc:
-            out.append((item, exc))
-    return out
-
-
-def refuse_unseen(memory: Any, item: Reconciliation) -> None:
-    """Taking a version nobody has seen: refused where either version is hidden as
-    sensitive (the conflict's own view reveals it, audited, before it can be taken)."""
-    entry = memory.get(item.entry_id)
-    if is_sensitive(entry.sensitivity) or is_sensitive(item.incoming_sensitivity):
-        raise errors.NotAllowed(f"“{item.title}” is sensitive: review it on its own (its "
-                                "content is hidden until you reveal it)")
+                 reason: str) -> list[tuple[Reconciliation, str | None]]:
+    """Runs on the task runner: the core's bulk resolution (one transaction per conflict,
+    at the version the operator saw); each conflict with its refusal, if any."""
+    results = memory.bulk_resolve([(item.id, item.version) for item in items], choice,
+                                  reason=reason, request_id=request_id())
+    return [(item, None if r.ok else (r.error or "refused"))
+            for item, r in zip(items, results, strict=True)]
 
 
 def confirm_text(choice: ReconciliationStatus, items: list[Reconciliation]) -> tuple[str, str]:

@@ -10,6 +10,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFont
 
+from proctor.core.memory import OPEN_SENSITIVITIES as OPEN_SENSITIVITIES
+from proctor.core.memory import is_sensitive as is_sensitive
 from proctor.core.models import MemoryEntry
 
 from ..settings import DEFAULT_TOKEN_LIMIT
@@ -17,14 +19,6 @@ from ..settings import TOKEN_LIMIT_KEY as TOKEN_LIMIT_KEY  # where tests look fo
 from ..widgets import fmt
 from ..widgets.labels import plain_tip
 from ..widgets.list_model import Index, ListModel
-
-# Sensitivities shown as they are; every other value (personal, secret, credential ...)
-# is masked until the operator reveals it, and each reveal is written to the audit log.
-OPEN_SENSITIVITIES = frozenset({"", "normal", "public", "internal"})
-
-
-def is_sensitive(sensitivity: str | None) -> bool:
-    return (sensitivity or "").strip().lower() not in OPEN_SENSITIVITIES
 
 
 def mask_text(entry: MemoryEntry) -> str:

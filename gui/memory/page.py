@@ -385,7 +385,7 @@ class MemoryPage(ListPage):
                             on_error=self._on_write_error, owner=self, write=True)
 
     def _on_bulk_done(self, choice: ReconciliationStatus,
-                      results: list[tuple[Any, BaseException | None]]) -> None:
+                      results: list[tuple[Any, str | None]]) -> None:
         bad = [(c, e) for c, e in results if e is not None]
         text = f"{CHOICE_DONE[choice]} for {len(results) - len(bad)} of {len(results)} conflicts."
         if bad:

@@ -7,9 +7,11 @@ import threading
 import time
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog
 
 from proctor.core import Actor, Journal
-from proctor.gui.widgets.dialogs import ConfirmDialog, ReasonDialog, SnoozeDialog
+from proctor.gui.inbox.bulk import BulkDecisionDialog
+from proctor.gui.widgets.dialogs import ReasonDialog, SnoozeDialog
 
 from .conftest import WAIT_MS
 from .data import expire_later
@@ -102,15 +104,16 @@ def test_bulk_approve_confirms_the_count(qtbot, journal_path, open_desk, agents,
     for approval_id in ids:
         wait_row(qtbot, window, approval_id)
     confirmations = []
-    monkeypatch.setattr(ConfirmDialog, "ask",
-                        lambda parent, title, text, ok="OK": confirmations.append(text) or True)
+    monkeypatch.setattr(BulkDecisionDialog, "exec", lambda dialog: confirmations.append(
+        dialog.windowTitle()) or QDialog.DialogCode.Accepted)
     window.inbox.set_current_row(0)
     for _ in ids:
         press(qtbot, window, Qt.Key.Key_X)
         press(qtbot, window, Qt.Key.Key_J)
     assert len(window.inbox.targets()) == 3
     press(qtbot, window, Qt.Key.Key_A)
-    assert len(confirmations) == 1 and "Approve 3 approvals" in confirmations[0]
+    qtbot.waitUntil(lambda: len(confirmations) == 1, timeout=WAIT_MS)
+    assert "Approve 3 approvals" in confirmations[0]
     consumed = agent.wait_for(qtbot, "CONSUMED", 3)
     assert sorted(line.split()[1] for line in consumed) == sorted(ids)
     qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 0, timeout=WAIT_MS)
@@ -122,9 +125,12 @@ def test_bulk_cancelled_decides_nothing(qtbot, journal_path, open_desk, agents, 
     ids = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED", 2)]
     for approval_id in ids:
         wait_row(qtbot, window, approval_id)
-    monkeypatch.setattr(ConfirmDialog, "ask", lambda *a, **k: False)
+    asked = []
+    monkeypatch.setattr(BulkDecisionDialog, "exec",
+                        lambda dialog: asked.append(dialog) or QDialog.DialogCode.Rejected)
     window.inbox.table.selectAll()
     press(qtbot, window, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: len(asked) == 1, timeout=WAIT_MS)
     statuses = agent.wait_for(qtbot, "STATUS", 2)
     assert all(line.split()[2] == "pending" for line in statuses)
 

@@ -1,0 +1,119 @@
+"""Bulk approve / deny: the confirmation lists every approval by tool and resource, counts
+them by safety class, and states the scope and reason that will be applied to each (the
+ones visible in the decision form)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Slot
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QPlainTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core.approvals import action_resource, safety_counts
+from proctor.core.models import Approval, ApprovalScope
+
+from ..widgets.fmt import visible
+from ..widgets.labels import plain_label, section
+
+RESOURCE_MAX = 2_000  # characters of one resource in the list (the detail shows it whole)
+SCOPE_TEXT = {
+    ApprovalScope.ONCE: "once each",
+    ApprovalScope.RUN: "always in this run — each approval also creates a rule that approves "
+                       "the same action in its run without asking",
+    ApprovalScope.SPACE: "always in this space — each approval also creates a rule that "
+                         "approves the same action in its space without asking",
+}
+
+
+def item_line(a: Approval) -> str:
+    resource = action_resource(a.action) if isinstance(a.action, dict) else ""
+    if len(resource) > RESOURCE_MAX:
+        resource = resource[:RESOURCE_MAX] + f" [+{len(resource) - RESOURCE_MAX:,} characters]"
+    safety = a.safety_class.value.replace("_", " ")
+    return visible(f"{a.action_name}  {resource}  ({safety}; {a.agent}, {a.id})")
+
+
+def counts_text(approvals: list[Approval]) -> str:
+    return ", ".join(f"{n} {cls.replace('_', ' ')}"
+                     for cls, n in safety_counts(approvals).items())
+
+
+def summary(approvals: list[Approval], approve: bool, scope: ApprovalScope, reason: str,
+            skipped: int) -> str:
+    n = len(approvals)
+    noun = "approval" if n == 1 else "approvals"
+    lines = [f"{'Approve' if approve else 'Deny'} {n} {noun}: {counts_text(approvals)}."]
+    if approve:
+        lines.append(f"Scope: {SCOPE_TEXT[scope]}.")
+        lines.append(f"Reason: {visible(reason)}" if reason else "Reason: none given.")
+    else:
+        lines.append("Each agent is told your reason.")
+    if skipped:
+        lines.append(f"{skipped} selected item(s) that are not pending approvals stay as "
+                     "they are.")
+    return "\n".join(lines)
+
+
+class BulkDecisionDialog(QDialog):
+    """The whole list, then Approve N / Deny N (deny needs a reason, pre-filled with the one
+    typed in the form)."""
+
+    def __init__(self, parent: QWidget | None, approvals: list[Approval], *, approve: bool,
+                 scope: ApprovalScope, reason: str, skipped: int = 0) -> None:
+        super().__init__(parent)
+        n = len(approvals)
+        verb = "Approve" if approve else "Deny"
+        self.approve = approve
+        self.setWindowTitle(f"{verb} {n} {'approval' if n == 1 else 'approvals'}")
+        self.summary = plain_label(summary(approvals, approve, scope, reason, skipped), self)
+        self.summary.setAccessibleName("What will be decided")
+        self.listing = QPlainTextEdit(self)
+        self.listing.setReadOnly(True)
+        self.listing.setAccessibleName("Every approval to be decided")
+        self.listing.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.listing.setPlainText("\n".join(item_line(a) for a in approvals))
+        self.reason = QPlainTextEdit(self)
+        self.reason.setAccessibleName("Reason")
+        self.reason.setPlaceholderText("Reason (required)")
+        self.reason.setTabChangesFocus(True)
+        self.reason.setPlainText(reason)
+        self.reason.setMaximumHeight(70)
+        self.reason.setVisible(not approve)
+        buttons = QDialogButtonBox(self)
+        self.ok = buttons.addButton(f"{verb} {n}", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self.reason.textChanged.connect(self._update)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(section("Each item", self))
+        layout.addWidget(self.listing, 1)
+        if not approve:
+            layout.addWidget(section("Why deny them?", self))
+        layout.addWidget(self.reason)
+        layout.addWidget(buttons)
+        self.resize(720, 420)
+        self._update()
+
+    @Slot()
+    def _update(self) -> None:
+        self.ok.setEnabled(self.approve or bool(self.reason.toPlainText().strip()))
+
+    def listed(self) -> list[str]:
+        return self.listing.toPlainText().split("\n")
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, approvals: list[Approval], *, approve: bool,
+            scope: ApprovalScope, reason: str, skipped: int = 0) -> str | None:
+        """The reason to apply (may be empty when approving), or None if cancelled."""
+        dialog = cls(parent, approvals, approve=approve, scope=scope, reason=reason,
+                     skipped=skipped)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        return reason if approve else dialog.reason.toPlainText().strip()
