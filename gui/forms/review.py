@@ -9,17 +9,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QColor, QFontDatabase, QSyntaxHighlighter, QTextCharFormat
+from PySide6.QtCore import QSize, Qt, Slot
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFontDatabase,
+    QPainter,
+    QPalette,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
     QSplitter,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -29,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import Interaction
 
+from ..theme import diff_colors
 from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
 from . import diff
@@ -77,24 +93,100 @@ class UnifiedHighlighter(QSyntaxHighlighter):
             self.setFormat(0, len(text), fmt)
 
 
+SPANS_ROLE = Qt.ItemDataRole.UserRole + 7
+WRAP_ROWS = 1_500  # up to this many rows wrap to their contents; more scroll sideways
+
+
+class DiffCellDelegate(QStyledItemDelegate):
+    """A diff line: plain text wrapped anywhere, the spans that changed within it marked
+    with a stronger background (never markup: the text goes in through a text cursor)."""
+
+    def __init__(self, parent: QWidget | None = None, *, wrap: bool = True) -> None:
+        super().__init__(parent)
+        self.wrap = wrap
+
+    def document(self, option: QStyleOptionViewItem, index: Any) -> QTextDocument:
+        doc = QTextDocument()
+        doc.setDefaultFont(option.font)
+        doc.setDocumentMargin(2)
+        text_option = QTextOption()
+        text_option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
+                                if self.wrap else QTextOption.WrapMode.NoWrap)
+        doc.setDefaultTextOption(text_option)
+        text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        spans = index.data(SPANS_ROLE) or ()
+        colors = diff_colors(option.palette)
+        mark = QTextCharFormat()
+        mark.setBackground(colors["delete" if index.column() < 2 else "insert"].darker(115))
+        mark.setFontUnderline(True)
+        plain = QTextCharFormat()
+        cursor = QTextCursor(doc)
+        pos = 0
+        for start, end in spans:
+            cursor.insertText(text[pos:start], plain)
+            cursor.insertText(text[start:end], mark)
+            pos = end
+        cursor.insertText(text[pos:], plain)
+        if self.wrap and option.rect.width() > 0:
+            doc.setTextWidth(option.rect.width())
+        return doc
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Any) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        opt.text = ""
+        style = opt.widget.style() if opt.widget is not None else None
+        if style is not None:
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        doc = self.document(option, index)
+        painter.save()
+        painter.translate(option.rect.topLeft())
+        painter.setClipRect(0, 0, option.rect.width(), option.rect.height())
+        context = QAbstractTextDocumentLayout.PaintContext()
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        context.palette.setColor(QPalette.ColorRole.Text, option.palette.color(
+            QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text))
+        doc.documentLayout().draw(painter, context)
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Any) -> QSize:  # noqa: N802
+        doc = self.document(option, index)
+        return QSize(int(doc.idealWidth()) + 4, int(doc.size().height()) + 2)
+
+
+def marked_texts(table: QTableWidget, row: int, column: int) -> list[str]:
+    """The substrings marked as changed in one cell (what a person sees highlighted)."""
+    item = table.item(row, column)
+    if item is None:
+        return []
+    text = item.text()
+    return [text[a:b] for a, b in item.data(SPANS_ROLE) or ()]
+
+
 class DiffView(QWidget):
-    """A diff shown side by side and unified (tabs)."""
+    """A diff shown side by side and unified (tabs). Side by side wraps long lines (small
+    diffs) and opens at the first change; changed words within a line are marked; a
+    multi-file patch has a header row per file with that file's counts, and a file list."""
 
     def __init__(self, parent: QWidget | None = None, *, path: str = "", before: str | None = None,
                  after: str | None = None, unified_text: str | None = None,
                  titles: tuple[str, str] = ("Before", "After")) -> None:
         super().__init__(parent)
         if before is not None and after is not None:
-            self.rows, cut = diff.side_by_side(before, after)
+            self.diff = diff.side_by_side(before, after, path)
             text = diff.unified(before, after, path)
         else:
             text = unified_text or ""
-            self.rows, cut = diff.from_unified(text)
-        removed, added = diff.stats(self.rows)
-        head = f"{path or 'Change'}  ·  −{removed} +{added}"
-        if cut:
-            head += f"  ·  first {diff.MAX_ROWS:,} lines shown"
-        self.head = plain_label(head, self, name="Mono")
+            self.diff = diff.from_unified(text, path)
+        self.rows = self.diff.rows
+        self.files = self.diff.files
+        self.head = plain_label(self._head(path), self, name="Mono")
+        self.file_list = QComboBox(self)
+        self.file_list.setAccessibleName("Files in this change")
+        for f in self.files:
+            self.file_list.addItem(visible(file_title(f)), f.first_row)
+        self.file_list.setVisible(len(self.files) > 1)
+        self.file_list.activated.connect(self._on_file)
         self.tabs = QTabWidget(self)
         self.tabs.setAccessibleName("Diff")
         self.table = self._table(titles)
@@ -105,7 +197,22 @@ class DiffView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.head)
+        layout.addWidget(self.file_list)
         layout.addWidget(self.tabs)
+        self._opened = False
+
+    def _head(self, path: str) -> str:
+        d = self.diff
+        if len(self.files) > 1:
+            head = f"{len(self.files)} files  ·  −{d.removed} +{d.added}"
+        else:
+            head = f"{visible(path) or (self.files[0].path if self.files else 'Change')}" \
+                   f"  ·  −{d.removed} +{d.added}"
+        if d.problem:
+            head += f"  ·  {d.problem}; see the Unified tab"
+        if d.cut:
+            head += f"  ·  first {diff.MAX_ROWS:,} lines shown"
+        return head
 
     def _table(self, titles: tuple[str, str]) -> QTableWidget:
         table = QTableWidget(len(self.rows), 4, self)
@@ -115,27 +222,88 @@ class DiffView(QWidget):
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.verticalHeader().hide()
         table.setShowGrid(False)
-        table.setWordWrap(False)
+        wrap = len(self.rows) <= WRAP_ROWS
+        table.setWordWrap(wrap)
         table.setFont(mono())
-        table.verticalHeader().setDefaultSectionSize(20)
+        delegate = DiffCellDelegate(table, wrap=wrap)
+        for col in (1, 3):
+            table.setItemDelegateForColumn(col, delegate)
         header = table.horizontalHeader()
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        if wrap:
+            header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+            header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+            table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        else:
+            table.verticalHeader().setDefaultSectionSize(20)
+            header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+            header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
+            for col in (1, 3):
+                header.resizeSection(col, 520)
         for col in (0, 2):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         for n, row in enumerate(self.rows):
+            if row.tag == "file":
+                self._file_row(table, n, row)
+                continue
             cells = ("" if row.left_no is None else str(row.left_no), row.left[:LINE_MAX],
                      "" if row.right_no is None else str(row.right_no), row.right[:LINE_MAX])
             for col, text in enumerate(cells):
-                item = QTableWidgetItem(visible(text))
+                item = QTableWidgetItem(text)
                 color = COLORS.get(row.tag)
                 side_empty = (col < 2 and row.left_no is None and row.tag != "hunk") or \
                     (col >= 2 and row.right_no is None and row.tag != "hunk")
                 if color is not None and not side_empty:
                     item.setBackground(color)
+                if col in (1, 3):
+                    spans = row.left_spans if col == 1 else row.right_spans
+                    item.setData(SPANS_ROLE, tuple((a, b) for a, b in spans if b <= LINE_MAX))
                 table.setItem(n, col, item)
         table.setMinimumHeight(220)
         return table
+
+    def _file_row(self, table: QTableWidget, n: int, row: diff.Row) -> None:
+        f = next((f for f in self.files if f.first_row == n), None)
+        item = QTableWidgetItem(visible(file_title(f)) if f is not None else row.left)
+        font = item.font()
+        font.setBold(True)
+        item.setFont(font)
+        item.setBackground(COLORS["hunk"])
+        table.setItem(n, 0, item)
+        for col in (1, 2, 3):  # covered by the span; empty, so every cell has an item
+            table.setItem(n, col, QTableWidgetItem(""))
+        table.setSpan(n, 0, 1, 4)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if not self._opened:
+            self._opened = True
+            self.show_first_change()
+
+    def show_first_change(self) -> None:
+        """Scroll side by side to the first changed line (the hunk header above it too)."""
+        first = self.diff.first_change()
+        if first < 0:
+            return
+        top = max(0, first - 1) if first > 0 and self.rows[first - 1].tag == "hunk" else first
+        self.table.scrollTo(self.table.model().index(top, 1),
+                            QAbstractItemView.ScrollHint.PositionAtTop)
+
+    @Slot(int)
+    def _on_file(self, index: int) -> None:
+        row = self.file_list.itemData(index)
+        if isinstance(row, int):
+            self.tabs.setCurrentWidget(self.table)
+            self.table.scrollTo(self.table.model().index(row, 0),
+                                QAbstractItemView.ScrollHint.PositionAtTop)
+
+
+def file_title(f: diff.FileDiff | None) -> str:
+    if f is None:
+        return ""
+    status = "" if f.status == "modified" else f" ({f.status})"
+    renamed = f" ← {f.source}" if f.status == "renamed" and f.source else ""
+    return f"{f.path}{renamed}{status}  ·  −{f.removed} +{f.added}"
 
 
 def diff_material(interaction: Interaction, parent: QWidget | None = None) -> QWidget:
