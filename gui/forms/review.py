@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
-    QSplitter,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -49,13 +48,13 @@ from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
 from . import diff
 from .fields import button_text
+from .memory_change import memory_material, proposed_text
 from .schema import pretty_name
 from .validate import Problem
 from .views import AnswerView, enum_of, props, request_dict, text_of
 
 LINE_MAX = 2_000  # characters of one diff line shown in a cell
 UNIFIED_MAX = 200_000
-MEMORY_MAX = 20_000  # characters of a memory text shown in its pane
 COLORS = {"delete": QColor(220, 60, 60, 60), "insert": QColor(46, 160, 67, 60),
           "replace": QColor(210, 160, 30, 60), "hunk": QColor(80, 120, 220, 45)}
 VERDICT_WORDS = {"approve": "Approve", "request_changes": "Request changes", "reject": "Reject",
@@ -531,32 +530,6 @@ class MergeConflictView(AnswerView):
         self.choices.setFocus()
 
 
-def memory_material(interaction: Interaction, parent: QWidget | None = None) -> QWidget:
-    r = request_dict(interaction)
-    box = QWidget(parent)
-    layout = QVBoxLayout(box)
-    layout.setContentsMargins(0, 0, 0, 0)
-    facts = [f"{k}: {str(r[k])[:200]}" for k in ("title", "scope", "entry_id") if r.get(k)]
-    if facts:
-        layout.addWidget(plain_label("  ·  ".join(facts), box, name="Muted"))
-    before, after = text_of(r.get("before", "")), text_of(r.get("after", r.get("content", "")))
-    split = QSplitter(Qt.Orientation.Horizontal, box)
-    for title, text in (("Remembered now", before or "(nothing yet)"), ("Proposed", after)):
-        column = QWidget(split)
-        inner = QVBoxLayout(column)
-        inner.setContentsMargins(0, 0, 0, 0)
-        inner.addWidget(section(title, column))
-        shown = read_only_text(text, title, column, height=90, limit=MEMORY_MAX)
-        shown.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        inner.addWidget(shown)
-        split.addWidget(column)
-    layout.addWidget(split)
-    if before and after and before.count("\n") > 2:
-        layout.addWidget(DiffView(box, path=str(r.get("title", ""))[:200], before=before,
-                                  after=after))
-    return box
-
-
 class MemoryReviewView(AnswerView):
     """A memory change with before/after: accept, reject, or edit then accept."""
 
@@ -588,7 +561,7 @@ class MemoryReviewView(AnswerView):
         editing = self.verdicts.value() == "edit"
         self.content.setVisible(editing and "content" in props(self.schema))
         if editing and not self.content.toPlainText():
-            self.content.setPlainText(text_of(self.request.get("after", "")))
+            self.content.setPlainText(proposed_text(self.request))
         self.changed()
 
     def value(self) -> Any:

@@ -460,6 +460,7 @@ class FormView(AnswerView):
     def __init__(self, interaction: Interaction, parent: QWidget | None = None, *,
                  material: QWidget | None = None) -> None:
         super().__init__(interaction, parent)
+        self.material = material
         if material is not None:
             material.setParent(self)
             self.layout_.addWidget(material)

@@ -30,10 +30,17 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from proctor.core import errors
-from proctor.core.models import InboxItem, InboxKind, Interaction, InteractionStatus
+from proctor.core.models import (
+    InboxItem,
+    InboxKind,
+    Interaction,
+    InteractionKind,
+    InteractionStatus,
+)
 
 from ..forms import AnswerView, build_view
 from ..forms.credentials import CredentialView, keyring_status
+from ..forms.memory_change import MemoryChange, MemoryChangeMaterial, load_memory_change
 from ..forms.schema import MISSING
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
@@ -195,24 +202,31 @@ class QuestionDetail(DetailWidget):
 
     # ------------------------------------------------------------ entity
     def fetcher(self, item: InboxItem) -> Any:
-        interactions, item_id = self.ctx.journal.interactions, item.id
+        interactions, memory, item_id = (self.ctx.journal.interactions,
+                                         self.ctx.journal.memory, item.id)
 
-        def fetch() -> tuple[Interaction, tuple[str, float] | None]:
+        def fetch() -> tuple[Interaction, tuple[str, float] | None, MemoryChange | None]:
             q = interactions.get(item_id)
             seen = interactions.seen(item_id) if q.status == InteractionStatus.PRESENTED \
                 else None
-            return q, seen
+            change = load_memory_change(memory, q) \
+                if q.kind == InteractionKind.MEMORY_CHANGE_REVIEW else None
+            return q, seen, change
 
         return fetch
 
-    def show_entity(self, data: tuple[Interaction, tuple[str, float] | None]) -> None:
-        q, self._seen = data
+    def show_entity(self, data: tuple[Interaction, tuple[str, float] | None,
+                                      MemoryChange | None]) -> None:
+        q, self._seen, change = data
         self.entity = q
         self.title.setText(f"{kind_words(q.kind)} from {fmt.bounded(q.agent, 80)}")
         self._show_facts(q)
         self.prompt.set_text(q.prompt)
         self.request.set_value(q.request)
         self._show_view(self.view_for(q))
+        material = getattr(self.view, "material", None)
+        if change is not None and isinstance(material, MemoryChangeMaterial):
+            material.show_change(change)
         self._update_state()
         self._mark_presented()
 

@@ -1,0 +1,169 @@
+"""A memory change review shown the way a memory conflict is: the entry's current content
+against the proposed text, word by word (the memory conflict's diff and views), with the
+proposed text's source, trust and sensitivity beside the entry's.
+
+The entry and the word diff are loaded on the task runner (``load_memory_change``); until
+they arrive the views say so. Without an entry id, the request's own "before" text is the
+base (and the view says the entry could not be compared).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core import errors
+from proctor.core.models import Interaction, MemoryEntry
+
+from ..memory.diff import DiffView, Piece, whitespace_only, word_diff
+from ..widgets import fmt
+from ..widgets.labels import plain_label, section
+from .views import request_dict, text_of
+
+PROPOSED_KEYS = ("after", "content", "proposed")
+
+
+def proposed_text(request: dict) -> str:
+    return next((text_of(request[k]) for k in PROPOSED_KEYS if request.get(k) is not None), "")
+
+
+@dataclass(frozen=True)
+class MemoryChange:
+    entry: MemoryEntry | None  # the entry now (None: no entry id, or it does not exist)
+    base: str  # what the proposal is compared against
+    proposed: str
+    pieces: list[Piece]
+    note: str = ""  # why the base is not the entry's current content, if it is not
+
+
+def load_memory_change(memory: Any, interaction: Interaction) -> MemoryChange:
+    """Runs on the task runner: the entry now and the word diff of the proposal against it."""
+    r = request_dict(interaction)
+    proposed = proposed_text(r)
+    entry, note = None, ""
+    entry_id = r.get("entry_id")
+    if isinstance(entry_id, str) and entry_id:
+        try:
+            entry = memory.get(entry_id)
+        except errors.NotFound:
+            note = f"The entry {fmt.bounded(entry_id, 60)} does not exist (any more)."
+    else:
+        note = "The agent named no entry: compared with the text it says is remembered now."
+    base = entry.content if entry is not None else text_of(r.get("before", ""))
+    return MemoryChange(entry, base, proposed, word_diff(base, proposed), note)
+
+
+def _value(request: dict, key: str) -> str | None:
+    value = request.get(key)
+    return None if value is None else fmt.bounded(value, 120)
+
+
+def field_rows(interaction: Interaction, change: MemoryChange) -> list[tuple[str, str, str]]:
+    """(field, remembered now, proposed) — the facts a person weighs before accepting."""
+    r, e = request_dict(interaction), change.entry
+    run = f" · run {interaction.run_id}" if interaction.run_id else ""
+    trust = _value(r, "trust")
+    sensitivity = _value(r, "sensitivity")
+    return [
+        ("Source", f"run {e.source_run_id}" if e and e.source_run_id else "—",
+         f"{fmt.bounded(_value(r, 'source') or interaction.agent, 80)}{run}"),
+        ("Trust", e.trust.value.replace("_", " ") if e else "—",
+         trust.replace("_", " ") if trust else "agent proposal (not confirmed by a person)"),
+        ("Sensitivity", e.sensitivity if e else "—",
+         sensitivity if sensitivity else (f"{e.sensitivity} (unchanged)" if e else "not given")),
+        ("Version", str(e.version) if e else "—", "next version if accepted" if e else "—"),
+        ("Length", f"{len(change.base):,} characters", f"{len(change.proposed):,} characters"),
+    ]
+
+
+class MemoryChangeMaterial(QWidget):
+    """The entry now vs the proposal (word diff, both sides), and the field table."""
+
+    def __init__(self, interaction: Interaction, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.interaction = interaction
+        self.change: MemoryChange | None = None
+        r = request_dict(interaction)
+        facts = [f"{k}: {fmt.bounded(r[k], 200)}" for k in ("title", "scope", "entry_id")
+                 if r.get(k)]
+        self.facts = plain_label("  ·  ".join(facts), self, name="Muted")
+        self.summary = plain_label("Loading the entry's current content…", self, name="Muted")
+        self.current_title = section("Remembered now", self)
+        self.proposed_title = section(f"Proposed — from {fmt.bounded(interaction.agent, 60)}",
+                                      self)
+        for title in (self.current_title, self.proposed_title):
+            title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.current = DiffView("Remembered now (removed words highlighted)", self, side="old")
+        self.proposed = DiffView("Proposed (new words highlighted)", self, side="new")
+        for view in (self.current, self.proposed):
+            view.setMinimumHeight(120)
+            view.show_text("Loading…")
+        self.fields = QTableWidget(0, 3, self)
+        self.fields.setAccessibleName("The proposal's source, trust and sensitivity")
+        self.fields.setHorizontalHeaderLabels(["Field", "Remembered now", "Proposed"])
+        self.fields.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.fields.verticalHeader().hide()
+        self.fields.setShowGrid(False)
+        self.fields.setMaximumHeight(6 * 24 + 30)
+        header = self.fields.horizontalHeader()
+        header.resizeSection(0, 100)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        sides = QHBoxLayout()
+        for title, view in ((self.current_title, self.current),
+                            (self.proposed_title, self.proposed)):
+            column = QVBoxLayout()
+            column.addWidget(title)
+            column.addWidget(view, 1)
+            sides.addLayout(column, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        if facts:
+            layout.addWidget(self.facts)
+        layout.addWidget(self.summary)
+        layout.addLayout(sides, 1)
+        layout.addWidget(section("The proposal", self))
+        layout.addWidget(self.fields)
+
+    def show_change(self, change: MemoryChange) -> None:
+        self.change = change
+        e = change.entry
+        self.current_title.setText(f"Remembered now (version {e.version})" if e else
+                                   "Remembered now (as the agent says)")
+        self.current.show_pieces(change.pieces)
+        self.proposed.show_pieces(change.pieces)
+        text = change.note
+        if whitespace_only(change.pieces):
+            text = (text + "\n" if text else "") + "Only white space differs."
+        elif not any(p.op != "equal" for p in change.pieces):
+            text = (text + "\n" if text else "") + "The proposal is the same as what is " \
+                                                   "remembered now."
+        self.summary.setText(text)
+        self.summary.setVisible(bool(text))
+        rows = field_rows(self.interaction, change)
+        self.fields.setRowCount(len(rows))
+        for n, row in enumerate(rows):
+            for col, value in enumerate(row):
+                self.fields.setItem(n, col, QTableWidgetItem(fmt.visible(value)))
+        self.fields.resizeRowsToContents()
+
+    def field_value(self, name: str) -> tuple[str, str]:
+        for n in range(self.fields.rowCount()):
+            if self.fields.item(n, 0).text() == name:
+                return self.fields.item(n, 1).text(), self.fields.item(n, 2).text()
+        raise KeyError(name)
+
+
+def memory_material(interaction: Interaction, parent: QWidget | None = None) -> QWidget:
+    return MemoryChangeMaterial(interaction, parent)
