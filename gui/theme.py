@@ -13,9 +13,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from PySide6.QtCore import QObject, Qt, Slot
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QProxyStyle, QStyleFactory, QWidget
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Slot
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPainter, QPalette, QPen
+from PySide6.QtWidgets import (
+    QApplication,
+    QProxyStyle,
+    QStyle,
+    QStyleFactory,
+    QStyleOption,
+    QWidget,
+)
 
 from proctor import resources
 
@@ -99,6 +106,16 @@ class DeskStyle(QProxyStyle):
             self._named(target, target.objectName())
         return result
 
+    def drawPrimitive(self, element, option, painter, widget=None):  # noqa: ANN001, N802
+        """On the dark palette Fusion outlines radio buttons and check boxes in a shade of
+        the window colour (nearly invisible): draw them with a visible ring instead."""
+        indicators = (QStyle.PrimitiveElement.PE_IndicatorRadioButton,
+                      QStyle.PrimitiveElement.PE_IndicatorCheckBox)
+        if self.dark and element in indicators:
+            draw_indicator(element == indicators[0], option, painter, self.c)
+            return
+        super().drawPrimitive(element, option, painter, widget)
+
     def _named(self, w: QWidget, name: str) -> None:
         c = self.c
         if name == "Muted":
@@ -118,6 +135,43 @@ class DeskStyle(QProxyStyle):
             level = str(w.property("level") or "info")
             w.setAutoFillBackground(True)
             _recolour(w, {ROLE.Window: LEVEL.get(level, LEVEL["info"])[1 if self.dark else 0]})
+
+
+def draw_indicator(radio: bool, option: QStyleOption, painter: QPainter, c: dict) -> None:
+    """A radio button (circle) or check box (rounded square): a ring in the muted text
+    colour (the highlight when checked), the base inside, a dot or tick when checked."""
+    state = option.state
+    enabled = bool(state & QStyle.StateFlag.State_Enabled)
+    on = bool(state & QStyle.StateFlag.State_On)
+    partial = bool(state & QStyle.StateFlag.State_NoChange)
+    rect = QRectF(option.rect).adjusted(1.5, 1.5, -1.5, -1.5)
+    ring = QColor(c["highlight"] if (on or partial) and enabled else c["muted"])
+    if not enabled:
+        ring.setAlphaF(0.5)
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(QPen(ring, 1.6))
+    painter.setBrush(QColor(c["base"]))
+    if radio:
+        painter.drawEllipse(rect)
+    else:
+        painter.drawRoundedRect(rect, 2.5, 2.5)
+    if on or partial:
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(ring)
+        inner = rect.adjusted(rect.width() * 0.27, rect.height() * 0.27,
+                              -rect.width() * 0.27, -rect.height() * 0.27)
+        if radio:
+            painter.drawEllipse(inner)
+        elif partial:
+            painter.drawRect(inner.adjusted(0, inner.height() * 0.3, 0, -inner.height() * 0.3))
+        else:
+            painter.setPen(QPen(QColor(c["text"]) if not enabled else ring, 2.0))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawPolyline([inner.bottomLeft() + QPointF(0, -inner.height() * 0.45),
+                                  inner.bottomLeft() + QPointF(inner.width() * 0.38, 0),
+                                  inner.topRight()])
+    painter.restore()
 
 
 def is_dark(mode: ThemeMode) -> bool:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet, InboxItem, InboxKind
 
-from ..widgets.delegates import ChipDelegate, TwoLineDelegate
+from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
 from ..widgets.message_bar import Level, MessageBar
 from .decide import Decider
 from .detail import DetailContext, DetailPane
@@ -62,6 +62,7 @@ class InboxTable(QTableView):
         self.setTabKeyNavigation(False)
         self.verticalHeader().hide()
         self.verticalHeader().setDefaultSectionSize(2 * self.fontMetrics().height() + 12)
+        self.setItemDelegate(RowDelegate(self))  # bulk selection and cursor look different
         self.setItemDelegateForColumn(COL_SAFETY, ChipDelegate(SAFETY_ROLE, self))
         self.setItemDelegateForColumn(COL_SUMMARY, TwoLineDelegate(self))
         header = self.horizontalHeader()
@@ -257,6 +258,7 @@ class InboxPage(QWidget):
 
     @Slot()
     def _on_selection(self) -> None:
+        self.table.viewport().update()  # one selected row or several look different
         count = len(self.table.selectionModel().selectedRows())
         if count > 1:
             self.sticky = True
@@ -266,6 +268,7 @@ class InboxPage(QWidget):
 
     @Slot(QModelIndex, QModelIndex)
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self.table.viewport().update()  # the cursor's frame spans the whole row
         if self.model.applying:
             return  # a refresh moved the cursor; _on_vanished decides what to show
         if current.isValid():
