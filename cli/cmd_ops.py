@@ -617,7 +617,7 @@ def register(sub: Any) -> None:
     p.add_argument("choice", choices=[*RESOLUTIONS, *RESOLUTIONS.values()])
     p.add_argument("--content", help="the merged text (for merge)")
     p.add_argument("--content-file", metavar="FILE", help="read the merged text from FILE")
-    p.add_argument("--reason")
+    p.add_argument("--reason", required=True, help="why this version (required, as on the desk)")
 
     p = add(sub, "cancel", cmd_cancel, "ask an agent to stop a run", [common, writer])
     p.add_argument("run_id")

@@ -11,6 +11,7 @@ from . import errors
 from . import schema as s
 from .approvals import requester, write_decision
 from .canonical import canonical_json, digest_of
+from .credentials import reference_problem
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
 from .journal import Journal, Tx
 from .models import Interaction, InteractionKind, InteractionStatus
@@ -98,6 +99,15 @@ def check_choice(options: list[Any], response: Any) -> None:
 def _missing_field(message: str) -> str:
     # jsonschema: "'name' is a required property"
     return message.split("'")[1] if message.count("'") >= 2 else ""
+
+
+def check_credential(response: Any) -> None:
+    """A credential question's answer carries a reference to the secret, never the secret
+    (the desk and the CLI answer through here: one rule for both)."""
+    if isinstance(response, dict) and "credential_ref" in response:
+        problem = reference_problem(response["credential_ref"])
+        if problem:
+            raise errors.ValidationError(f"credential_ref: {problem}", field="credential_ref")
 
 
 def check_schema(schema: Any) -> None:
@@ -245,6 +255,8 @@ class Interactions:
             if tx.actor.name in (row.agent, tx.run_row(row.run_id).agent):
                 raise errors.NotAllowed(f"{tx.actor.name} asked this (or runs it) and cannot answer it")
             validate_response(_loads(row.response_schema), response)
+            if row.kind == InteractionKind.CREDENTIAL_BINDING.value:
+                check_credential(response)
             if row.kind == InteractionKind.CHOICE.value:
                 check_choice(_loads(row.options) or [], response)
             self._close(tx, row, InteractionStatus.RESOLVED, {

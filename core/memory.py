@@ -270,6 +270,10 @@ class Memory:
         choice = ReconciliationStatus(choice)
         if choice == ReconciliationStatus.PENDING:
             raise errors.ValidationError("choose how to resolve the conflict", field="choice")
+        reason = (reason or "").strip() or None
+        if reason is None:  # the desk and the CLI both ask for one: the rule lives here
+            raise errors.ValidationError("a reason is required to resolve a memory conflict",
+                                         field="reason")
         if choice == ReconciliationStatus.MERGED:
             if not merged_content:
                 raise errors.ValidationError("merged content is required", field="merged")

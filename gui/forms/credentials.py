@@ -18,6 +18,8 @@ from typing import Any
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QButtonGroup, QComboBox, QLineEdit, QRadioButton, QWidget
 
+from proctor.core.credentials import looks_like_secret as looks_like_secret
+from proctor.core.credentials import reference_problem
 from proctor.core.models import Interaction
 
 from ..settings import DeskSettings
@@ -66,14 +68,6 @@ def store_secret(name: str, secret: str) -> str:
         raise SecretNotStored(f"The OS keyring refused the secret ({type(exc).__name__}).") \
             from None
     return REF_PREFIX + name
-
-
-def looks_like_secret(text: str) -> bool:
-    """A long opaque token with no scheme or path: probably a secret typed as a reference."""
-    if "://" in text or "/" in text or len(text) < 20:
-        return False
-    return any(c.isdigit() for c in text) and any(c.isupper() for c in text) and \
-        any(c.islower() for c in text)
 
 
 class CredentialStore:
@@ -212,13 +206,8 @@ class CredentialView(AnswerView):
     def view_problems(self) -> list[Problem]:
         where = ("credential_ref",)
         if not self.storing():
-            ref = self.refs.currentText().strip()
-            if not ref:
-                return [Problem(where, "choose or type a credential reference")]
-            if looks_like_secret(ref):
-                return [Problem(where, "this looks like a secret, not a reference; store it "
-                                       "in the OS keyring instead")]
-            return []
+            problem = reference_problem(self.refs.currentText().strip())
+            return [Problem(where, problem)] if problem else []
         if not self.keyring_ok:
             return [Problem(where, f"cannot store a secret: {self.keyring_why}")]
         if not NAME.fullmatch(self.name.text().strip()):

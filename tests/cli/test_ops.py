@@ -238,10 +238,25 @@ def test_resolve_memory(cli, journal: Path) -> None:
     assert entry.content == conflict.incoming_content
     assert [d.source for d in read(journal, lambda j: j.approvals.decisions(item.id))] == ["cli"]
     assert read(journal, lambda j: j.audit.for_entity(item.id))[-1].source == "cli"
-    again = cli("resolve-memory", item.id, "dismiss")
+    again = cli("resolve-memory", item.id, "dismiss", "--reason", "stale")
     assert again.rc == 1 and "already" in again.err
     other = pending(journal, "memory")[0]
-    assert cli("resolve-memory", other.id, "merge", "--content", "both are true").rc == 0
+    assert cli("resolve-memory", other.id, "keep-local").rc == 2  # a reason, as on the desk
+    assert cli("resolve-memory", other.id, "keep-local", "--reason", "  ").rc == 1
+    assert read(journal, lambda j: j.memory.reconciliation(other.id)).status.value == "pending"
+    assert cli("resolve-memory", other.id, "merge", "--content", "both are true",
+               "--reason", "both hold").rc == 0
+
+
+def test_answer_credential_needs_a_reference(cli, journal: Path) -> None:
+    ident = question_of(journal, "credential_binding")
+    for not_a_reference in ("sk_live_51HxYzAbC123dEfGhIjKlMnOp", "my github token",
+                            "vault:sk_live_51HxYzAbC123dEfGhIjKlMnOp",
+                            "https://alice:hunter2@vault.example/x"):
+        result = cli("answer", ident, "--json", json.dumps({"credential_ref": not_a_reference}))
+        assert result.rc == 1 and "credential_ref" in result.err, not_a_reference
+    assert read(journal, lambda j: j.interactions.get(ident)).status.value != "resolved"
+    assert cli("answer", ident, "--json", '{"credential_ref": "vault://team/github"}').rc == 0
 
 
 def test_cancel_asks_the_agent_to_stop(cli, journal: Path) -> None:

@@ -126,7 +126,7 @@ def populate(agent, operator, clock) -> dict:  # noqa: ANN001 - journals and a F
     operator.effects.resolve("fx-2", "failed", reason="never sent", expected_version=2)
     entry = agent.memory.add("project", "proj", "db", "db1", run_id=r0)
     conflict = agent.memory.record_conflict(entry.id, "db2", incoming_source="sync", run_id=r0)
-    operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1)
+    operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1, reason="checked")
     operator.runs.request_cancel(r2, "stop", expected_version=agent.runs.get(r2).version)
     agent.runs.cancel(r2, "asked to")
     agent.runs.complete(r0, {"done": True})

@@ -72,3 +72,37 @@ def test_bulk_resolve_stale_version_writes_nothing(agent, operator, run, journal
     assert result.error_type == "StaleVersion"
     with raw(journal_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM audit").fetchone()[0] == before
+
+
+@pytest.mark.parametrize("reason", [None, "", "   "])
+def test_resolving_a_conflict_needs_a_reason(agent, operator, run, journal_path, reason):
+    item = conflict(agent, run)
+    with raw(journal_path) as conn:
+        before = conn.execute("SELECT COUNT(*) FROM audit").fetchone()[0]
+    with pytest.raises(errors.ValidationError) as err:
+        operator.memory.resolve(item.id, "accepted_local", expected_version=item.version,
+                                reason=reason)
+    assert err.value.field == "reason"
+    assert operator.memory.reconciliation(item.id).status.value == "pending"
+    with raw(journal_path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM audit").fetchone()[0] == before
+
+
+@pytest.mark.parametrize("ref", ["sk_live_51HxYzAbC123dEfGhIjKlMnOp", "my stripe key",
+                                 "vault:sk_live_51HxYzAbC123dEfGhIjKlMnOp",
+                                 "https://bot:hunter2@vault.example/stripe", "vault://a\nb"])
+def test_a_credential_answer_must_be_a_reference(agent, operator, run, ref):
+    q = agent.interactions.ask(run.id, "credential_binding", "Which stripe key?")
+    with pytest.raises(errors.ValidationError) as err:
+        operator.interactions.answer(q.id, {"credential_ref": ref}, expected_version=q.version)
+    assert err.value.field == "credential_ref"
+    assert operator.interactions.get(q.id).status.value == "requested"
+
+
+@pytest.mark.parametrize("ref", ["vault://team/stripe", "keyring://proctor/stripe-live",
+                                 "vault:deploy-key", "op://Shared/GitHub/token",
+                                 "env:GITHUB_TOKEN"])
+def test_a_credential_reference_is_accepted(agent, operator, run, ref):
+    q = agent.interactions.ask(run.id, "credential_binding", "Which key?")
+    done = operator.interactions.answer(q.id, {"credential_ref": ref}, expected_version=q.version)
+    assert done.response == {"credential_ref": ref}

@@ -51,7 +51,7 @@ def test_item_versions_are_the_ones_to_decide_with(operator, waiting):
     operator.interactions.answer(waiting["question"], {"text": "eu"},
                                  expected_version=by_kind["question"].version)
     operator.memory.resolve(waiting["memory"], "dismissed",
-                            expected_version=by_kind["memory"].version)
+                            expected_version=by_kind["memory"].version, reason="checked")
     operator.effects.resolve("charge-1", "failed", reason="no charge on statement",
                              expected_version=by_kind["effect"].version)
     assert operator.inbox.list().items == [] and operator.inbox.count() == 0

@@ -151,7 +151,7 @@ def write_calls(a: Journal, o: Journal, ids: dict) -> list:
         lambda: a.memory.confirm(ids["entry"], expected_version=1),
         lambda: a.memory.pin(ids["entry"], expected_version=1),
         lambda: a.memory.record_conflict(ids["entry"], "c4", incoming_source="s"),
-        lambda: o.memory.resolve(ids["conflict"], "dismissed", expected_version=1),
+        lambda: o.memory.resolve(ids["conflict"], "dismissed", expected_version=1, reason="checked"),
         lambda: a.effects.reserve("new-key", tool="t"),
         lambda: a.effects.begin("live", owner="w"), lambda: a.effects.renew("live", owner="w"),
         lambda: a.effects.fail("live", "x", owner="w"),

@@ -149,21 +149,21 @@ def test_resolve_applies_choice_with_one_decision_audit_event(operator, conflict
 
 def test_resolve_twice_stale_and_replay(operator, open_journal, conflict, journal_path):
     operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1,
-                            request_id="rq-1")
+                            request_id="rq-1", reason="checked")
     before = snapshot(journal_path)
     operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1,
-                            request_id="rq-1")
+                            request_id="rq-1", reason="checked")
     with pytest.raises(errors.IdempotencyConflict):
-        operator.memory.resolve(conflict.id, "dismissed", expected_version=1, request_id="rq-1")
+        operator.memory.resolve(conflict.id, "dismissed", expected_version=1, request_id="rq-1", reason="checked")
     with pytest.raises(errors.AlreadyDecided):
-        operator.memory.resolve(conflict.id, "dismissed", expected_version=2)
+        operator.memory.resolve(conflict.id, "dismissed", expected_version=2, reason="checked")
     assert snapshot(journal_path) == before
 
 
 def test_resolve_with_stale_version_writes_nothing(operator, conflict, journal_path):
     before = snapshot(journal_path)
     with pytest.raises(errors.StaleVersion):
-        operator.memory.resolve(conflict.id, "dismissed", expected_version=conflict.version + 1)
+        operator.memory.resolve(conflict.id, "dismissed", expected_version=conflict.version + 1, reason="checked")
     assert snapshot(journal_path) == before
 
 
@@ -173,7 +173,7 @@ def test_resolve_with_stale_version_writes_nothing(operator, conflict, journal_p
 def test_resolve_validates_the_choice(operator, conflict, journal_path, choice, merged, field):
     before = snapshot(journal_path)
     with pytest.raises(errors.ValidationError) as info:
-        operator.memory.resolve(conflict.id, choice, expected_version=1, merged_content=merged)
+        operator.memory.resolve(conflict.id, choice, expected_version=1, merged_content=merged, reason="checked")
     assert info.value.field == field
     assert snapshot(journal_path) == before
 
@@ -181,7 +181,7 @@ def test_resolve_validates_the_choice(operator, conflict, journal_path, choice, 
 def test_agent_cannot_resolve_conflicts(agent, conflict, journal_path):
     before = snapshot(journal_path)
     with pytest.raises(errors.NotAllowed):
-        agent.memory.resolve(conflict.id, "dismissed", expected_version=1)
+        agent.memory.resolve(conflict.id, "dismissed", expected_version=1, reason="checked")
     assert snapshot(journal_path) == before
 
 
@@ -190,7 +190,7 @@ def test_resolution_and_mutation_commit_together(operator, conflict, journal_pat
     before = snapshot(journal_path)
     monkeypatch.setattr(Tx, "audit", boom)  # after the mutation and the item update
     with pytest.raises(Boom):
-        operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1)
+        operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1, reason="checked")
     monkeypatch.undo()
     assert snapshot(journal_path) == before
     assert_no_open_transaction(operator)
@@ -199,6 +199,6 @@ def test_resolution_and_mutation_commit_together(operator, conflict, journal_pat
 def test_conflict_of_an_ended_run_is_still_resolvable(agent, operator, conflict, run):
     agent.runs.complete(run.id)
     ended = agent.runs.get(run.id)
-    done = operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1)
+    done = operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1, reason="checked")
     assert done.status == "accepted_incoming"
     assert agent.runs.get(run.id) == ended

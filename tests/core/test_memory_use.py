@@ -157,7 +157,7 @@ def test_take_incoming_without_differences_writes_no_mutation(agent, operator, e
     item = agent.memory.record_conflict(entry.id, "db1.internal", incoming_source="sync",
                                         incoming_kind="fact", incoming_priority=1)
     before = row_counts(journal_path)
-    operator.memory.resolve(item.id, "accepted_incoming", expected_version=1)
+    operator.memory.resolve(item.id, "accepted_incoming", expected_version=1, reason="checked")
     assert "memory_mutations" not in delta(before, row_counts(journal_path))
     assert operator.memory.get(entry.id).version == entry.version
 
@@ -167,7 +167,7 @@ def test_take_incoming_without_differences_writes_no_mutation(agent, operator, e
 def test_other_choices_keep_the_local_fields(agent, operator, entry, choice, merged):
     item = agent.memory.record_conflict(entry.id, "db9.internal", incoming_source="sync",
                                         incoming_kind="decision", incoming_priority=5)
-    operator.memory.resolve(item.id, choice, expected_version=1, merged_content=merged)
+    operator.memory.resolve(item.id, choice, expected_version=1, merged_content=merged, reason="checked")
     got = operator.memory.get(entry.id)
     assert (got.kind, got.priority) == ("fact", 1)
     assert got.content == (merged or "db1.internal")
@@ -180,7 +180,7 @@ def test_each_mutation_names_the_run_event_it_appended(agent, operator, run):
     entry = agent.memory.add("project", "proj", "t", "c", run_id=run.id)
     replaced = agent.memory.replace(entry.id, "c2", expected_version=1, run_id=run.id)
     item = agent.memory.record_conflict(entry.id, "c3", incoming_source="x", run_id=run.id)
-    operator.memory.resolve(item.id, "accepted_incoming", expected_version=1)
+    operator.memory.resolve(item.id, "accepted_incoming", expected_version=1, reason="checked")
     operator.memory.pin(entry.id, expected_version=replaced.version + 1)
     events = {e.sequence: e for e in agent.runs.events(run.id, limit=100)}
     add, replace, resolved, pin = agent.memory.history(entry.id)
@@ -229,7 +229,7 @@ def test_a_0003_journal_upgrades_with_its_memory(journal_path, agent, operator, 
         assert (old.content, old.last_used_at, old.use_count) == ("c", 0.0, 0)
         assert j.memory.history(entry.id)[0].event_sequence is None
         assert j.memory.reconciliation(item.id).incoming_kind is None
-        j.memory.resolve(item.id, "accepted_incoming", expected_version=1)
+        j.memory.resolve(item.id, "accepted_incoming", expected_version=1, reason="checked")
         assert j.memory.get(entry.id).content == "c2"
     with Journal.open(journal_path, actor=Actor.agent("a")) as j:
         j.memory.mark_used([entry.id])
