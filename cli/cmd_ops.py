@@ -503,6 +503,38 @@ def cmd_resolve_memory(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+SNOOZE_KINDS = frozenset({"approval", "question", "memory", "effect"})
+
+
+def cmd_snooze(args: argparse.Namespace) -> int:
+    """Snooze (or wake) several inbox items at once: the core's bulk snooze, each item at
+    its current version (or --expect-version when one id is given), each its own
+    transaction; one line per item."""
+    kinds = [kind_of(ident) for ident in args.ids]
+    for ident, kind in zip(args.ids, kinds, strict=True):
+        if kind not in SNOOZE_KINDS:
+            raise UsageError(f"{render.clean(ident, 80)} is not an inbox item id "
+                             "(apr_…, int_…, rec_… or an effect key)")
+    until = None if args.wake else time.time() + args.minutes * 60
+    j = open_journal(args, write=True)
+    try:
+        getters = {"approval": j.approvals.get, "question": j.interactions.get,
+                   "memory": j.memory.reconciliation, "effect": j.effects.get}
+        items = []
+        for ident, kind in zip(args.ids, kinds, strict=True):
+            version = args.expect_version if args.expect_version and len(args.ids) == 1 \
+                else getters[kind](ident).version
+            items.append((kind, ident, version))
+        results = j.inbox.bulk_snooze(items, until, request_id=request_id(args))
+    finally:
+        j.close()
+    verb = "woke" if args.wake else f"snoozed for {args.minutes:g} min"
+    for r in results:
+        print(f"{verb} {render.clean(r.id, 200)}" if r.ok else
+              f"refused {render.clean(r.id, 200)}: {render.clean(r.error or '', 300)}")
+    return EXIT_OK if all(r.ok for r in results) else EXIT_REFUSED
+
+
 def cmd_cancel(args: argparse.Namespace) -> int:
     require_kind(args.run_id, "run", "cancel")
     j = open_journal(args, write=True)
@@ -618,6 +650,14 @@ def register(sub: Any) -> None:
     p.add_argument("--content", help="the merged text (for merge)")
     p.add_argument("--content-file", metavar="FILE", help="read the merged text from FILE")
     p.add_argument("--reason", required=True, help="why this version (required, as on the desk)")
+
+    p = add(sub, "snooze", cmd_snooze, "hide inbox items until later (or wake them)",
+            [common, writer])
+    p.add_argument("ids", nargs="+", metavar="ID", help="approval, question, memory conflict "
+                                                        "ids or effect keys")
+    when = p.add_mutually_exclusive_group(required=True)
+    when.add_argument("--minutes", type=float, help="hide them for this many minutes")
+    when.add_argument("--wake", action="store_true", help="bring them back now")
 
     p = add(sub, "cancel", cmd_cancel, "ask an agent to stop a run", [common, writer])
     p.add_argument("run_id")

@@ -13,7 +13,7 @@ from proctor.core import Actor, InboxFilter, InboxKind, Journal
 from .conftest import OPERATOR
 
 COMMANDS = ["inbox", "show", "approve", "deny", "answer", "resolve-effect", "resolve-memory",
-            "cancel", "runs", "timeline", "verify", "export", "simulate", "demo-journal"]
+            "snooze", "cancel", "runs", "timeline", "verify", "export", "simulate", "demo-journal"]
 
 
 def pending(path: Path, kind: str, **filters: object) -> list:
@@ -332,3 +332,20 @@ def test_operator_name_comes_from_as_env_or_config(cli, journal: Path, tmp_path:
     assert read(journal, lambda j: j.approvals.get(second.id)).decided_by == "operator:dana"
     config.write_text("operator = [broken")
     assert cli("inbox").rc == 2
+
+
+def test_snooze_several_items_through_core(cli, journal: Path) -> None:
+    approval = pending(journal, "approval")[0]
+    question = pending(journal, "question")[0]
+    conflict = pending(journal, "memory")[0]
+    ids = [approval.id, question.id, conflict.id]
+    result = cli("snooze", *ids, "--minutes", "60")
+    assert result.rc == 0, result.err
+    assert result.out.splitlines() == [f"snoozed for 60 min {i}" for i in ids]
+    assert {i.id for i in pending(journal, "approval", snoozed=True)} >= {approval.id}
+    assert not {i.id for i in pending(journal, "approval")} & {approval.id}
+    stale = cli("snooze", approval.id, "--wake", "--expect-version", "1")
+    assert stale.rc == 1 and stale.out.startswith(f"refused {approval.id}")
+    woke = cli("snooze", approval.id, "--wake")
+    assert woke.rc == 0 and approval.id in {i.id for i in pending(journal, "approval")}
+    assert cli("snooze", "run_123", "--wake").rc == 2
