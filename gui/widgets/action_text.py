@@ -131,6 +131,8 @@ class ActionField(QWidget):
         self.name, self.full = name, text
         self.label = plain_label(name, self, name="Mono", selectable=False)
         self.note = plain_label(size_note(text), self, name="Muted", selectable=False)
+        self.note.setWordWrap(False)
+        self.label.setWordWrap(False)
         self.copy = QPushButton("Copy", self)
         self.copy.setAccessibleName(f"Copy {name}")
         self.copy.clicked.connect(self._copy)
