@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import time
 from dataclasses import dataclass, field
 
 from unidiff import PatchSet
@@ -18,6 +19,7 @@ MAX_ROWS = 5_000
 MAX_INPUT = 2_000_000  # characters of one side / of a diff considered
 MAX_LINES = 20_000  # lines of one side compared
 MAX_TOKEN_PAIRS = 250_000  # intra-line diff budget; over it the whole line is marked
+SPANS_SECONDS = 0.15  # time for all intra-line diffs of one diff; later lines get none
 TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 Spans = tuple[tuple[int, int], ...]
 
@@ -71,6 +73,16 @@ class Diff:
                      if r.tag in ("delete", "insert", "replace")), -1)
 
 
+class Budget:
+    """Time left for intra-line diffs (a huge or hostile diff still shows at once)."""
+
+    def __init__(self, seconds: float = SPANS_SECONDS) -> None:
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> bool:
+        return time.monotonic() < self.end
+
+
 def lines(text: str) -> list[str]:
     return text[:MAX_INPUT].splitlines()
 
@@ -103,9 +115,10 @@ def _starts(tokens: list[str]) -> list[int]:
     return out
 
 
-def _row(tag: str, left_no: int | None, left: str, right_no: int | None, right: str) -> Row:
+def _row(tag: str, left_no: int | None, left: str, right_no: int | None, right: str,
+         budget: Budget | None = None) -> Row:
     left, right = visible(left), visible(right)
-    if tag == "replace":
+    if tag == "replace" and (budget is None or budget.left()):
         spans = intraline(left, right)
         return Row(tag, left_no, left, right_no, right, *spans)
     return Row(tag, left_no, left, right_no, right)
@@ -114,7 +127,7 @@ def _row(tag: str, left_no: int | None, left: str, right_no: int | None, right: 
 def side_by_side(before: str, after: str, path: str = "") -> Diff:
     """Rows comparing two texts (one file section)."""
     a, b = lines(before)[:MAX_LINES], lines(after)[:MAX_LINES]
-    out = Diff(files=[FileDiff(path or "text")])
+    out, budget = Diff(files=[FileDiff(path or "text")]), Budget()
     # autojunk keeps huge inputs of repeated lines from going quadratic
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=len(b) > 2_000)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -122,7 +135,7 @@ def side_by_side(before: str, after: str, path: str = "") -> Diff:
             out.rows.extend(_row("equal", i1 + k + 1, a[i1 + k], j1 + k + 1, b[j1 + k])
                             for k in range(i2 - i1))
         else:
-            out.rows.extend(paired(tag, a[i1:i2], i1 + 1, b[j1:j2], j1 + 1))
+            out.rows.extend(paired(tag, a[i1:i2], i1 + 1, b[j1:j2], j1 + 1, budget))
             out.files[0].removed += i2 - i1
             out.files[0].added += j2 - j1
         if len(out.rows) > MAX_ROWS:
@@ -133,7 +146,7 @@ def side_by_side(before: str, after: str, path: str = "") -> Diff:
 
 
 def paired(tag: str, left: list[str], left_start: int, right: list[str],
-           right_start: int) -> list[Row]:
+           right_start: int, budget: Budget | None = None) -> list[Row]:
     out = []
     for k in range(max(len(left), len(right))):
         has_left, has_right = k < len(left), k < len(right)
@@ -141,7 +154,7 @@ def paired(tag: str, left: list[str], left_start: int, right: list[str],
                                              "delete" if has_left else "insert")
         out.append(_row(kind, left_start + k if has_left else None,
                         left[k] if has_left else "", right_start + k if has_right else None,
-                        right[k] if has_right else ""))
+                        right[k] if has_right else "", budget))
     return out
 
 
@@ -167,7 +180,7 @@ def _strip(value: str) -> str:
         else value
 
 
-def hunk_rows(hunk: object) -> list[Row]:
+def hunk_rows(hunk: object, budget: Budget | None = None) -> list[Row]:
     """A hunk's lines as rows: each run of removed lines paired with the added run after it."""
     rows: list[Row] = []
     minus: list[tuple[int, str]] = []
@@ -177,7 +190,7 @@ def hunk_rows(hunk: object) -> list[Row]:
         if minus or plus:
             tag = "replace" if minus and plus else "delete" if minus else "insert"
             rows.extend(paired(tag, [m[1] for m in minus], minus[0][0] if minus else 0,
-                               [p[1] for p in plus], plus[0][0] if plus else 0))
+                               [p[1] for p in plus], plus[0][0] if plus else 0, budget))
             minus.clear()
             plus.clear()
 
@@ -197,7 +210,7 @@ def hunk_rows(hunk: object) -> list[Row]:
 def from_unified(text: str, path: str = "") -> Diff:
     """Side-by-side rows from a unified patch: one "file" header row per file, a "hunk"
     row per hunk, its lines paired (removed against added) in between."""
-    out = Diff()
+    out, budget = Diff(), Budget()
     try:
         patch = PatchSet(_with_headers(text[:MAX_INPUT], path))
     except (UnidiffParseError, ValueError, IndexError) as exc:
@@ -214,7 +227,7 @@ def from_unified(text: str, path: str = "") -> Diff:
             if hunk.section_header:
                 header += f" {hunk.section_header}"
             out.rows.append(Row("hunk", None, visible(header), None, ""))
-            out.rows.extend(hunk_rows(hunk))
+            out.rows.extend(hunk_rows(hunk, budget))
             if len(out.rows) > MAX_ROWS:
                 break
         entry.rows = len(out.rows) - entry.first_row

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, Slot
+from PySide6.QtCore import QRect, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
     QFontDatabase,
+    QFontMetrics,
     QPainter,
     QPalette,
     QSyntaxHighlighter,
@@ -93,7 +94,8 @@ class UnifiedHighlighter(QSyntaxHighlighter):
 
 
 SPANS_ROLE = Qt.ItemDataRole.UserRole + 7
-WRAP_ROWS = 1_500  # up to this many rows wrap to their contents; more scroll sideways
+WRAP_ROWS = 600  # up to this many rows wrap to their contents; more scroll sideways
+PAD = 2  # pixels around a diff line's text
 
 
 class DiffCellDelegate(QStyledItemDelegate):
@@ -103,13 +105,14 @@ class DiffCellDelegate(QStyledItemDelegate):
     def __init__(self, parent: QWidget | None = None, *, wrap: bool = True) -> None:
         super().__init__(parent)
         self.wrap = wrap
+        self._sizes: dict[tuple[int, int, int], QSize] = {}  # (row, column, width)
 
     def document(self, option: QStyleOptionViewItem, index: Any) -> QTextDocument:
         doc = QTextDocument()
         doc.setDefaultFont(option.font)
-        doc.setDocumentMargin(2)
+        doc.setDocumentMargin(PAD)
         text_option = QTextOption()
-        text_option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
+        text_option.setWrapMode(QTextOption.WrapMode.WrapAnywhere
                                 if self.wrap else QTextOption.WrapMode.NoWrap)
         doc.setDefaultTextOption(text_option)
         text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
@@ -137,20 +140,48 @@ class DiffCellDelegate(QStyledItemDelegate):
         style = opt.widget.style() if opt.widget is not None else None
         if style is not None:
             style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
-        doc = self.document(option, index)
-        painter.save()
-        painter.translate(option.rect.topLeft())
-        painter.setClipRect(0, 0, option.rect.width(), option.rect.height())
-        context = QAbstractTextDocumentLayout.PaintContext()
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        context.palette.setColor(QPalette.ColorRole.Text, option.palette.color(
-            QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text))
-        doc.documentLayout().draw(painter, context)
+        color = option.palette.color(QPalette.ColorRole.HighlightedText if selected
+                                     else QPalette.ColorRole.Text)
+        painter.save()
+        painter.setClipRect(option.rect)
+        if not index.data(SPANS_ROLE):  # most lines: one fast text draw
+            painter.setPen(color)
+            painter.setFont(option.font)
+            painter.drawText(option.rect.adjusted(PAD, PAD, -PAD, -PAD), self._flags(),
+                             str(index.data(Qt.ItemDataRole.DisplayRole) or ""))
+        else:
+            doc = self.document(option, index)
+            painter.translate(option.rect.topLeft())
+            context = QAbstractTextDocumentLayout.PaintContext()
+            context.palette.setColor(QPalette.ColorRole.Text, color)
+            doc.documentLayout().draw(painter, context)
         painter.restore()
 
+    def _flags(self) -> int:
+        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop
+        flags = int(align.value) if hasattr(align, "value") else int(align)
+        return flags | (int(Qt.TextFlag.TextWrapAnywhere.value) if self.wrap else 0)
+
     def sizeHint(self, option: QStyleOptionViewItem, index: Any) -> QSize:  # noqa: N802
-        doc = self.document(option, index)
-        return QSize(int(doc.idealWidth()) + 4, int(doc.size().height()) + 2)
+        key = (index.row(), index.column(), option.rect.width() if self.wrap else 0)
+        size = self._sizes.get(key)
+        if size is None:
+            size = self._sizes[key] = self._size(option, index)
+        return size
+
+    def _size(self, option: QStyleOptionViewItem, index: Any) -> QSize:
+        text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        if index.data(SPANS_ROLE):
+            doc = self.document(option, index)
+            return QSize(int(doc.idealWidth()) + 4, int(doc.size().height()) + 2)
+        metrics = QFontMetrics(option.font)
+        width = option.rect.width() - 2 * PAD
+        if not self.wrap or width <= 0 or metrics.horizontalAdvance(text) <= width:
+            return QSize(metrics.horizontalAdvance(text) + 2 * PAD,
+                         metrics.height() + 2 * PAD)
+        bound = metrics.boundingRect(QRect(0, 0, width, 1_000_000), self._flags(), text)
+        return QSize(bound.width() + 2 * PAD, bound.height() + 2 * PAD)
 
 
 def marked_texts(table: QTableWidget, row: int, column: int) -> list[str]:
@@ -199,6 +230,25 @@ class DiffView(QWidget):
         layout.addWidget(self.file_list)
         layout.addWidget(self.tabs)
         self._opened = False
+        self._fits = 0
+        self._fit_timer = QTimer(self)  # row heights follow the column width, once per change
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self.fit_rows)
+
+    @Slot(int, int, int)
+    def _on_width(self, column: int, _old: int, _new: int) -> None:
+        if column in (1, 3):
+            self._fit_timer.start()
+
+    @Slot()
+    def fit_rows(self) -> None:
+        """Each row as tall as its wrapped lines (small diffs only; a big one scrolls)."""
+        if self.table.wordWrap():
+            self.table.resizeRowsToContents()
+            if self._fits < 3:  # while the view settles its width it stays at the change
+                self._fits += 1
+                self.show_first_change()
 
     def _head(self, path: str) -> str:
         d = self.diff
@@ -232,7 +282,7 @@ class DiffView(QWidget):
             header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
             header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
             table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-            table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+            header.sectionResized.connect(self._on_width)
         else:
             table.verticalHeader().setDefaultSectionSize(20)
             header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
@@ -277,6 +327,7 @@ class DiffView(QWidget):
         super().showEvent(event)
         if not self._opened:
             self._opened = True
+            self.fit_rows()
             self.show_first_change()
 
     def show_first_change(self) -> None:
