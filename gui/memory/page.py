@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from proctor.core.memory_views import MemoryQuery
 from proctor.core.models import MemoryScope, ReconciliationStatus, Trust
 
+from ..widgets.delegates import RowDelegate
 from ..widgets.labels import plain_label, section
 from ..widgets.list_page import ListPage, choice_combo, fill_combo, make_table
 from ..widgets.message_bar import Level
@@ -84,6 +85,9 @@ class MemoryPage(ListPage):
         self.conflicts_table = make_table(self.conflicts, "Pending memory conflicts", self, 0)
         self.conflicts_table.setSelectionMode(
             QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.conflicts_table.setItemDelegate(RowDelegate(self.conflicts_table))
+        self.conflicts_table.selectionModel().selectionChanged.connect(
+            self._repaint_conflicts)
         self.tree = ScopeTree(self)
         self.entry = EntryDetail(ctx.journal.memory, self.reveals, self,
                                  read_only=self.read_only)
@@ -398,6 +402,11 @@ class MemoryPage(ListPage):
         self.conflicts.refresh()
         self.model.refresh()
         self._load_side()
+
+    @Slot()
+    def _repaint_conflicts(self) -> None:
+        """One selected row or several look different: repaint them all."""
+        self.conflicts_table.viewport().update()
 
     # ------------------------------------------------------------ focus
     def focus_list(self) -> None:
