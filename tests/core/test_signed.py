@@ -395,7 +395,7 @@ def test_a_forged_memory_resolution_is_refused(signer, trusting, run, journal_pa
 def test_a_signed_memory_resolution_is_read(signer, trusting):
     entry = signer.memory.add("project", "proj", "style", "tabs")
     item = signer.memory.record_conflict(entry.id, "spaces", incoming_source="agent")
-    signer.memory.resolve(item.id, "accepted_incoming", expected_version=item.version)
+    signer.memory.resolve(item.id, "accepted_incoming", expected_version=item.version, reason="checked")
     assert trusting.memory.reconciliation(item.id).status == "accepted_incoming"
 
 
@@ -412,7 +412,7 @@ def test_every_operator_write_is_signed(signer, trusting, run, journal_path):
     signer.effects.resolve(effect.key, "committed", reason="sent", expected_version=effect.version)
     entry = signer.memory.add("project", "proj", "t", "a")
     item = signer.memory.record_conflict(entry.id, "b", incoming_source="agent")
-    signer.memory.resolve(item.id, "dismissed", expected_version=1)
+    signer.memory.resolve(item.id, "dismissed", expected_version=1, reason="checked")
     rule = signer.approvals.add_rule("deny", "curl", run_id=run.id)
     signer.approvals.revoke_rule(rule.id, expected_version=1)
     with raw(journal_path) as conn:
