@@ -17,7 +17,7 @@ from proctor.gui import notify
 from proctor.gui.widgets.labels import plain_tip
 from proctor.gui.widgets.paged_model import ITEM_ROLE
 
-from .conftest import WAIT_MS
+from .conftest import WAIT_MS, wait_presented
 from .hostile_walk import (
     ESC,
     HOSTILE,
@@ -87,6 +87,7 @@ def hostile(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 def settle(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
+    wait_presented(qtbot)
 
 
 REACHED: set[str] = set()  # widgets seen showing agent text (the walk really got there)
