@@ -373,6 +373,7 @@ class ConflictReview(QWidget):
     def _on_compared(self, result: tuple[Diff, str]) -> None:
         self._ticket = None
         diff, self._union = result
+        self.diff = diff
         self.local.show_diff(diff)
         self.incoming.show_diff(diff)
         if self.data is not None:

@@ -130,6 +130,9 @@ class Budget:
         self.spent = 0
         self._cancelled = cancelled
 
+    def cancelled(self) -> bool:
+        return self._cancelled is not None and self._cancelled()
+
     def take(self, steps: int) -> bool:
         """Spend ``steps``; False (nothing spent) when the budget cannot pay for them."""
         if self._cancelled is not None and self._cancelled():
