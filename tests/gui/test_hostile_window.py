@@ -19,16 +19,17 @@ from proctor.gui.widgets.paged_model import ITEM_ROLE
 
 from .conftest import WAIT_MS, wait_presented
 from .hostile_walk import (
-    ESC,
+    CONTROLS,
     HOSTILE,
     RLO,
     TAGS,
     displayed_texts,
     is_agent_text,
+    raw_controls,
     window_problems,
 )
 
-H = HOSTILE
+H = HOSTILE + CONTROLS
 LONG = f"{H}\n{H}\n" + "x" * 600  # multi-line and long: shown with a tooltip in JSON trees
 SCHEMA = {"type": "object", "title": H, "description": H, "required": ["pick"],
           "properties": {"pick": {"title": H, "description": H, "enum": [H, "ok"]},
@@ -44,7 +45,8 @@ def populate_hostile(path: Path) -> dict[str, str]:
         run = a.runs.start(f"project {H}", f"title {H}", space=f"space {H}", agent=name,
                            metadata={H: H})
         ids["run"] = run.id
-        a.runs.append_events(run.id, [(f"step.{n}<b>", {H: LONG, "n": n}) for n in range(5)])
+        a.runs.append_events(run.id, [(f"step.{n}<b>", {H: LONG, "n": n}) for n in range(5)]
+                             + [(f"type {RLO}{CONTROLS}", {"n": 9})])
         call = a.runs.record_tool_call(run.id, f"tool {H}", {H: H}, idempotency_key=H)
         a.runs.finish_tool_call(call.id, "failed", result={H: H}, error=H)
         ids["approval"] = a.approvals.request(run.id, {"tool": H, "args": {H: LONG, "path": H}},
@@ -57,7 +59,9 @@ def populate_hostile(path: Path) -> dict[str, str]:
                                                                  f"-{H}\n+{H}!\n", "path": H}}),
                             ("merge_conflict", {"request": {"ours": H, "theirs": H + "!",
                                                             "base": H, "path": H}}),
-                            ("credential_binding", {"request": {"service": H, "scope": H}}),
+                            ("credential_binding", {"request": {"service": H, "scope": H,
+                                                                "suggested": [f"vault://{H}"]}}),
+                            ("choice", {"options": [f"{n} {H}" for n in range(60)]}),
                             ("memory_change_review", {"request": {"before": H,
                                                                   "after": H + "!"}})):
             ids[kind] = a.interactions.ask(run.id, kind, f"{kind}: {H}", **extra).id
@@ -98,8 +102,8 @@ def findings(window) -> list[str]:
     shown = list(displayed_texts(window))
     REACHED.update(re.sub(r" cell \d+,\d+", "", where) for where, text in shown
                    if is_agent_text(text) or "\\u202e" in text)
-    raw = [f"{where}: raw control character in {text[:60]!r}"
-           for where, text in shown if RLO in text or ESC in text]
+    raw = [f"{where}: raw {raw_controls(text)!r} in {text[:60]!r}"
+           for where, text in shown if raw_controls(text)]
     return window_problems(window) + raw
 
 
