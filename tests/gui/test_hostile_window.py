@@ -20,6 +20,7 @@ from proctor.gui.widgets.paged_model import ITEM_ROLE
 from .conftest import WAIT_MS, wait_presented
 from .hostile_walk import (
     CONTROLS,
+    ESC,
     HOSTILE,
     RLO,
     TAGS,
@@ -198,3 +199,23 @@ def test_plain_tip_escapes_markup():
     tip = plain_tip(H)
     assert "<b>" not in tip and "&lt;b&gt;" in tip
     assert notify.tray_safe(H).count("<") == 0
+
+
+def test_screen_reader_text_of_inbox_rows_is_bounded_and_escaped(qtbot, tmp_path, open_desk):
+    """A run title of 1 MB with bidi overrides and controls: the row's accessible text (what
+    a screen reader reads) is short and shows them escaped."""
+    from PySide6.QtCore import Qt
+
+    path = tmp_path / "journal.db"
+    title = f"{RLO}{CONTROLS}" + "t" * 1_000_000
+    with Journal.open(path, actor=Actor.agent(f"agent {RLO}{ESC}[2J")) as a:
+        run = a.runs.start("p", title, agent=f"agent {RLO}{ESC}[2J")
+        a.approvals.request(run.id, {"tool": "x"}, reason=H)
+    window = open_desk(path)
+    model = window.inbox.model
+    qtbot.waitUntil(lambda: model.rowCount() == 1, timeout=WAIT_MS)
+    spoken = [model.index(0, c).data(Qt.ItemDataRole.AccessibleTextRole)
+              for c in range(model.columnCount())]
+    spoken = [s for s in spoken if isinstance(s, str)]
+    assert spoken and all(len(s) < 1000 and not raw_controls(s) for s in spoken)
+    assert any("\\u202e" in s for s in spoken)
