@@ -45,7 +45,7 @@ from .old_schema import (
 )
 from .settings import DeskSettings
 from .single_instance import JournalServer, bring_to_front, focus_running, same_journal
-from .tasks import TaskRunner
+from .tasks import PresentationPool, TaskRunner
 from .theme import Theme, ThemeMode
 from .watcher import JournalWatcher
 from .widgets.icons import icon
@@ -305,6 +305,7 @@ class DeskApp(QObject):
     def shutdown(self) -> None:
         self.instances.close()
         self.runner.shutdown()
+        PresentationPool.instance().wait()
 
 
 def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None = None,

@@ -292,3 +292,99 @@ class TaskRunner(QObject):
     @staticmethod
     def _log_error(exc: BaseException) -> None:
         log.error("store task failed", exc_info=exc)
+
+
+class Ticket:
+    """One piece of presentation work. ``cancel()`` asks it to stop; the work polls
+    ``cancelled()`` and its result is dropped either way. Safe to use from any thread."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+class PresentationCancelled(Exception):
+    """Raised inside presentation work that noticed its ticket was cancelled."""
+
+
+@dataclass
+class _Shown:
+    ticket: Ticket
+    on_done: Callable[[Any], None] | None
+    owner: QObject | None
+
+
+class PresentationPool(QObject):
+    """Presentation work on agent data — diffs, highlighting, preparing text for layout — on
+    its own worker threads: never on the GUI thread, and never in the store's task runner
+    (``TaskRunner``), so a store call never waits behind a diff. Each piece of work gets a
+    ``Ticket``; a view cancels the ticket of what it no longer shows (the operator moved on)
+    and the work stops at its next check. Results come back on the GUI thread (``on_done``),
+    only while ``owner`` lives and the ticket is not cancelled.
+
+    One per process: ``PresentationPool.instance()``.
+    """
+
+    _instance: PresentationPool | None = None
+
+    def __init__(self, parent: QObject | None = None, *, threads: int = 2) -> None:
+        super().__init__(parent)
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(threads)
+        self._relay = _Relay(self)
+        self._relay.finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
+        self._work: dict[int, _Shown] = {}
+        self._ids = itertools.count(1)
+
+    @classmethod
+    def instance(cls) -> PresentationPool:
+        if cls._instance is None or not shiboken6.isValid(cls._instance):
+            cls._instance = cls(QCoreApplication.instance())
+        return cls._instance
+
+    def run(self, fn: Callable[[Ticket], Any], *, on_done: Callable[[Any], None] | None = None,
+            owner: QObject | None = None) -> Ticket:
+        """Queue ``fn(ticket)`` on a presentation worker; returns its ticket."""
+        ticket = Ticket()
+        task_id = next(self._ids)
+        self._work[task_id] = _Shown(ticket, on_done, owner)
+        self._pool.start(_Job(task_id, lambda: None if ticket.cancelled() else fn(ticket),
+                              self._relay))
+        return ticket
+
+    def pending(self) -> int:
+        """Pieces of work queued or running whose results have not come back yet."""
+        return len(self._work)
+
+    def cancel_all(self) -> None:
+        for shown in self._work.values():
+            shown.ticket.cancel()
+
+    def wait(self, timeout_ms: int = 10_000) -> bool:
+        """Cancel everything and wait for the workers (at shutdown)."""
+        self.cancel_all()
+        done = self._pool.waitForDone(timeout_ms)
+        if done:
+            self._work.clear()
+            self._relay.clear()
+        return done
+
+    @Slot(int)
+    def _deliver(self, task_id: int) -> None:
+        ok, payload = self._relay.take(task_id)
+        shown = self._work.pop(task_id, None)
+        if shown is None or shown.ticket.cancelled():
+            return
+        if shown.owner is not None and not shiboken6.isValid(shown.owner):
+            return
+        if not ok:
+            if not isinstance(payload, PresentationCancelled):
+                log.error("presentation work failed", exc_info=payload)  # type: ignore[arg-type]
+            return
+        if shown.on_done is not None:
+            shown.on_done(payload)

@@ -105,6 +105,10 @@ class Desks:
             window.deleteLater()
             runner.deleteLater()
         self.opened.clear()
+        from proctor.gui.tasks import PresentationPool
+
+        assert PresentationPool.instance().wait(RUNNER_DRAIN_MS), \
+            "a diff was still running long after the desk closed"
         settle_qt()
         return violations
 

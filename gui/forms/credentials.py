@@ -23,6 +23,7 @@ from proctor.core.credentials import reference_problem
 from proctor.core.models import Interaction
 
 from ..settings import DeskSettings
+from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
 from .validate import Problem
 from .views import AnswerView, request_dict
@@ -119,7 +120,8 @@ class CredentialView(AnswerView):
         self.refs.lineEdit().setPlaceholderText("e.g. vault://team/stripe")
         suggested = request.get("suggested") if isinstance(request.get("suggested"), list) else []
         known = [str(s)[:300] for s in suggested[:MAX_REFS]] + self.store.references()
-        self.refs.addItems(list(dict.fromkeys(known)))
+        for ref in dict.fromkeys(known):  # shown escaped; the reference itself kept as data
+            self.refs.addItem(visible(ref), ref)
         self.refs.setCurrentIndex(-1)
         self.refs.editTextChanged.connect(self.changed)
         self.name = QLineEdit(self)
@@ -193,6 +195,15 @@ class CredentialView(AnswerView):
     def reference(self) -> str:
         if self.storing():
             return REF_PREFIX + self.name.text().strip()
+        return self.typed_ref()
+
+    def typed_ref(self) -> str:
+        """The reference chosen (a suggestion's own text, not its escaped display) or typed."""
+        index = self.refs.currentIndex()
+        if index >= 0 and self.refs.currentText() == self.refs.itemText(index):
+            data = self.refs.itemData(index)
+            if isinstance(data, str):
+                return data.strip()
         return self.refs.currentText().strip()
 
     def value(self) -> Any:
@@ -206,7 +217,7 @@ class CredentialView(AnswerView):
     def view_problems(self) -> list[Problem]:
         where = ("credential_ref",)
         if not self.storing():
-            problem = reference_problem(self.refs.currentText().strip())
+            problem = reference_problem(self.typed_ref())
             return [Problem(where, problem)] if problem else []
         if not self.keyring_ok:
             return [Problem(where, f"cannot store a secret: {self.keyring_why}")]

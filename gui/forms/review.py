@@ -78,7 +78,7 @@ def read_only_text(text: str, name: str, parent: QWidget, *, height: int = 180,
     box.setAccessibleName(name)
     shown = text if len(text) <= limit else \
         text[:limit] + f"\n… cut: {len(text) - limit:,} more characters (the request has all)"
-    box.setPlainText(shown)
+    box.setPlainText(visible(shown))  # controls and bidi overrides shown escaped
     box.setMinimumHeight(height)
     return box
 

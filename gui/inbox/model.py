@@ -58,8 +58,10 @@ def item_key(item: InboxItem) -> str:
 
 
 def accessible(item: InboxItem) -> str:
-    return (f"{KIND_TITLES.get(item.kind.value, '')} from {item.agent}, run {item.run_title}: "
-            f"{fmt.bounded(item.summary, 200)}")
+    """The screen reader's text for a row: agent text bounded and escaped (``fmt.bounded``),
+    never a whole 5 MB title nor a raw control character."""
+    return (f"{KIND_TITLES.get(item.kind.value, '')} from {fmt.bounded(item.agent, 80)}, run "
+            f"{fmt.bounded(item.run_title, 120)}: {fmt.bounded(item.summary, 200)}")
 
 
 class InboxModel(PagedModel):

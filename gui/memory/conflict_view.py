@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import Signal, Slot
@@ -29,11 +29,21 @@ from PySide6.QtWidgets import (
 from proctor.core.memory import content_hash
 from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatus
 
+from ..tasks import PresentationPool, Ticket
 from ..widgets import fmt
 from ..widgets.labels import plain_label, plain_tip, section
 from ..widgets.message_bar import Level, MessageBar
 from .common import RevealState, RowsModel, is_sensitive, label, request_id
-from .diff import DiffView, Piece, whitespace_only, word_diff
+from .diff import (
+    TOO_LARGE,
+    WHOLE,
+    Budget,
+    Diff,
+    DiffView,
+    diff_texts,
+    line_blocks,
+    whitespace_only,
+)
 
 CHOICE_TEXT = {
     ReconciliationStatus.ACCEPTED_LOCAL: "Kept local",
@@ -50,29 +60,39 @@ MERGE_NOTE = ("The editor holds both versions of every changed line, local first
 class ConflictData:
     item: Reconciliation
     entry: MemoryEntry
-    pieces: list[Piece]  # the entry's current content -> the incoming content
 
 
 def load_conflict(memory: Any, item_id: str) -> ConflictData:
-    """Runs on the task runner: the item, its entry now, and the word diff between them."""
+    """Runs on the task runner: the item and its entry now. The diff between them is
+    presentation work: the review makes it on the presentation pool (``start_diff``), never
+    in the store's task runner, so store calls never wait behind it."""
     item = memory.reconciliation(item_id)
-    entry = memory.get(item.entry_id)
-    return ConflictData(item, entry, word_diff(entry.content, item.incoming_content))
+    return ConflictData(item, memory.get(item.entry_id))
 
 
-def union_merge(local: str, incoming: str) -> str:
-    """Both versions of every changed line, local first (like ``git merge-file --union``)."""
-    a, b = local.splitlines(keepends=True), incoming.splitlines(keepends=True)
+def union_merge(local: str, incoming: str, budget: Budget | None = None) -> str:
+    """Both versions of every changed line, local first (like ``git merge-file --union``);
+    both texts whole, local first, when they are too large to compare line by line."""
+    blocks = line_blocks(local, incoming, budget)
+    if blocks is None:
+        blocks = [("replace", local, incoming)]
     out: list[str] = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, left, right in blocks:
         if tag == "equal":
-            out += a[i1:i2]
+            out.append(left)
             continue
-        block = a[i1:i2] + b[j1:j2]
-        out += [line if line.endswith("\n") or n == len(block) - 1 else line + "\n"
-                for n, line in enumerate(block)]
+        lines = (left.splitlines(keepends=True) if tag != "insert" else []) \
+            + (right.splitlines(keepends=True) if tag != "delete" else [])
+        out += [line if line.endswith("\n") or n == len(lines) - 1 else line + "\n"
+                for n, line in enumerate(lines)]
     text = "".join(out)
     return text if text.strip() else incoming
+
+
+def compare_conflict(local: str, incoming: str, ticket: Ticket) -> tuple[Diff, str]:
+    """Presentation work (on the presentation pool): the word diff and the union merge."""
+    budget = Budget(cancelled=ticket.cancelled)
+    return diff_texts(local, incoming, budget=budget), union_merge(local, incoming, budget)
 
 
 def masking_sensitivity(data: ConflictData) -> str:
@@ -160,6 +180,10 @@ class ConflictReview(QWidget):
         self.reveals = reveals
         self.read_only = read_only
         self.data: ConflictData | None = None
+        self.diff: Diff | None = None  # of the versions shown, once made
+        self._union: str | None = None  # their union merge, made with the diff
+        self._diff_key: tuple[str, str] | None = None
+        self._ticket: Ticket | None = None  # the diff being made
         self.seen_version: int | None = None  # entry version the operator has been shown
         self.notice = MessageBar(self)
         self.state = plain_label(parent=self)
@@ -305,11 +329,56 @@ class ConflictReview(QWidget):
         if data.entry.version != data.item.local_version:
             text += (f"\nThe entry moved on after this conflict was recorded (recorded "
                      f"against version {data.item.local_version}, now {data.entry.version}).")
-        if whitespace_only(data.pieces):
+        diff = self.diff if self._diff_key == self._versions(data) else None
+        if diff is None:
+            return text
+        if diff.level == WHOLE:
+            text += "\n" + TOO_LARGE
+        elif whitespace_only(diff.pieces):
             text += "\nOnly white space differs."
-        elif not any(p.op != "equal" for p in data.pieces):
+        elif not diff.changed:
             text += "\nThe two versions are identical."
         return text
+
+    @staticmethod
+    def _versions(data: ConflictData) -> tuple[str, str]:
+        return data.entry.content, data.item.incoming_content
+
+    def comparing(self) -> bool:
+        """True while the diff of the versions shown is being made."""
+        return self._ticket is not None
+
+    def cancel_diff(self) -> None:
+        if self._ticket is not None:
+            self._ticket.cancel()
+            self._ticket = None
+
+    def _compare(self, data: ConflictData) -> None:
+        """Show the diff of ``data``'s versions, making it on the presentation pool (the
+        one in progress for other versions is cancelled: the operator moved on)."""
+        key = self._versions(data)
+        if key == self._diff_key and self.diff is not None:
+            self.local.show_diff(self.diff)
+            self.incoming.show_diff(self.diff)
+            return
+        if key == self._diff_key and self.comparing():
+            return
+        self.cancel_diff()
+        self.diff, self._union, self._diff_key = None, None, key
+        self.local.expect(*key)
+        self.incoming.expect(*key)
+        self._ticket = PresentationPool.instance().run(partial(compare_conflict, *key),
+                                                       on_done=self._on_compared, owner=self)
+
+    def _on_compared(self, result: tuple[Diff, str]) -> None:
+        self._ticket = None
+        diff, self._union = result
+        self.diff = diff
+        self.local.show_diff(diff)
+        self.incoming.show_diff(diff)
+        if self.data is not None:
+            self.summary.setText(self._summary(self.data))
+        self.set_enabled_actions()
 
     def _show_sides(self) -> None:
         data = self.data
@@ -319,14 +388,15 @@ class ConflictReview(QWidget):
         self.reveal_button.setVisible(hidden)
         self.reveal_button.setEnabled(hidden and not self.read_only)
         if hidden:
+            self.cancel_diff()
+            self._diff_key = None
             marked = fmt.bounded(masking_sensitivity(data), 40)
             masked = (f"Hidden: the entry is marked “{marked}”. Reveal it to compare the "
                       "versions; the reveal is audited.")
             self.local.show_text(masked)
             self.incoming.show_text(masked)
         else:
-            self.local.show_pieces(data.pieces)
-            self.incoming.show_pieces(data.pieces)
+            self._compare(data)
 
     def _show_state(self) -> None:
         item = self.data.item if self.data else None
@@ -356,8 +426,9 @@ class ConflictReview(QWidget):
         revealed = self.data is not None and shows_conflict(self.reveals, self.data)
         for button in (self.keep_button, self.dismiss_button):
             button.setEnabled(can)
-        for button in (self.take_button, self.merge_button):
-            button.setEnabled(can and revealed)  # nobody takes or merges what they cannot read
+        compared = not self.comparing()
+        for button in (self.take_button, self.merge_button):  # nobody takes or merges what
+            button.setEnabled(can and revealed and compared)  # they cannot read (yet)
         self.reason.setEnabled(can)
         self.buttons_changed.emit()
 
@@ -379,7 +450,9 @@ class ConflictReview(QWidget):
     # ------------------------------------------------------------ merge editor
     def open_merge(self, text: str | None = None) -> None:
         if text is None and self.data is not None:
-            text = union_merge(self.data.entry.content, self.data.item.incoming_content)
+            made = self._union if self._diff_key == self._versions(self.data) else None
+            text = made if made is not None else union_merge(  # not compared: coarse, bounded
+                self.data.entry.content, self.data.item.incoming_content, Budget(50_000))
         if text is not None:
             self.merge_editor.setPlainText(text)
         for widget in (self.merge_note, self.merge_editor, self.cancel_merge):

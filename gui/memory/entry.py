@@ -24,12 +24,13 @@ from PySide6.QtWidgets import (
 from proctor.core.models import MemoryEntry, MemoryMutation
 
 from ..widgets import fmt
+from ..widgets.bounded_text import display_text
 from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label, section
 from ..widgets.message_bar import Level, MessageBar
 from ..widgets.tables import row_table
 from .common import RevealState, RowsModel, is_sensitive, label, mask_text
-from .diff import DiffView, Piece, whitespace_only, word_diff
+from .diff import LINE, TOO_LARGE, WHOLE, Diff, DiffView, whitespace_only
 
 HISTORY_HEADERS = ("Ver.", "When", "Operation", "Actor", "Reason", "Before → after",
                    "Source")
@@ -65,10 +66,6 @@ def history_tip(m: MemoryMutation) -> str:
             f"reason: {m.reason or '—'}\nbefore: {m.before_hash or '—'}\n"
             f"after: {m.after_hash or '—'}"
             + (f"\nsource: {change_source(m, full=True)}" if m.run_id else ""))
-
-
-def mutation_diff(m: MemoryMutation) -> list[Piece]:
-    return word_diff(m.before_content or "", m.after_content or "")
 
 
 def facts_text(e: MemoryEntry) -> str:
@@ -125,6 +122,8 @@ class EntryDetail(QWidget):
         self.history = RowsModel(HISTORY_HEADERS, history_cells, self, tip=history_tip)
         self.history_view = self._history_view()
         self.diff = DiffView("Change in the selected version", self)
+        self.diff.compared.connect(self._on_compared)
+        self._diffing: MemoryMutation | None = None  # the change whose diff is being shown
         self.diff_note = plain_label(parent=self, name="Muted")
         self._buttons()
         self._build()
@@ -246,7 +245,8 @@ class EntryDetail(QWidget):
     def _show_content(self) -> None:
         e = self.entry()
         shown = self.reveals.shows(e)
-        self.content.setPlainText(e.content if e and shown else mask_text(e) if e else "")
+        self.content.setPlainText(display_text(e.content) if e and shown
+                                  else mask_text(e) if e else "")
         self.reveal_button.setVisible(bool(e) and not shown)
         self.reveal_button.setEnabled(not self.read_only)
         self.reveal_button.setToolTip("Reveals are audited; a read-only desk cannot reveal."
@@ -283,19 +283,31 @@ class EntryDetail(QWidget):
         if m is None:
             return
         if not self.reveals.shows(self.entry()):
+            self._diffing = None
             self.diff.show_text("Hidden until the entry is revealed.")
             self.diff_note.setText("")
             return
-        pieces = mutation_diff(m)
-        self.diff.show_pieces(pieces)
+        self._diffing = m
+        self.diff_note.setText(f"Version {m.version}: comparing with the version before…")
+        self.diff.compare(m.before_content or "", m.after_content or "")  # off the GUI thread
+
+    @Slot(object)
+    def _on_compared(self, diff: Diff) -> None:
+        m = self._diffing
+        if m is None or m is not self.selected_change():
+            return
         if m.before_content is None:
             note = f"Version {m.version}: first version."
         elif m.before_hash == m.after_hash:
             note = f"Version {m.version}: content unchanged ({label(m.operation)})."
-        elif whitespace_only(pieces):
+        elif diff.level == WHOLE:
+            note = f"Version {m.version}: {TOO_LARGE}"
+        elif whitespace_only(diff.pieces):
             note = f"Version {m.version}: only white space changed (marked ↵ at line ends)."
         else:
             note = f"Version {m.version}: deleted words struck out, new words highlighted."
+            if diff.level == LINE:
+                note += " Blocks too large to compare word by word are marked whole."
         self.diff_note.setText(note)
 
     @Slot(str)

@@ -288,7 +288,7 @@ class EventsPane(QWidget):
         self.type_filter.blockSignals(True)
         self.type_filter.clear()
         for text, types in type_choices(counts):
-            self.type_filter.addItem(text, types)
+            self.type_filter.addItem(fmt.bounded(text, 120), types)  # agent-chosen names
         found = self.type_filter.findData(self._types) if self._types else 0
         self.type_filter.setCurrentIndex(max(found, 0))
         self.type_filter.blockSignals(False)

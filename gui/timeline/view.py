@@ -70,6 +70,10 @@ def span_text(span: Span) -> str:
 class SpanItem(QGraphicsRectItem):
     """One bar. Hover reports the span to the view; painting elides its label."""
 
+    def shown_text(self) -> str:
+        """The bar's text as painted: agent text bounded and escaped."""
+        return fmt.bounded(f"{self.span.label} · {words(self.span.status)}", 300)
+
     def __init__(self, placed: Placed, view: TimelineView) -> None:
         super().__init__()
         self.placed = placed
@@ -108,7 +112,7 @@ class SpanItem(QGraphicsRectItem):
         if rect.width() > 36:
             painter.setPen(self._view.palette().color(QPalette.ColorRole.Text))
             metrics = painter.fontMetrics()
-            text = metrics.elidedText(f"{self.span.label} · {words(self.span.status)}",
+            text = metrics.elidedText(self.shown_text(),
                                       Qt.TextElideMode.ElideRight, int(rect.width() - 8))
             painter.drawText(rect.adjusted(4, 0, -4, 0), Qt.AlignmentFlag.AlignVCenter
                              | Qt.AlignmentFlag.AlignLeft, text)

@@ -19,6 +19,30 @@ from .fmt import visible
 
 PREVIEW = 1200  # characters shown before "Show all"
 HARD_CAP = 1_000_000  # the viewer never loads more than this
+# Qt lays a paragraph out whole: one unbroken 1 MB line takes tens of seconds. Long lines
+# are shown cut into display lines of at most CHUNK characters (each laid out on its own,
+# only when scrolled into view); the text itself is unchanged.
+CHUNK = 2000
+
+
+def chunk_lines(text: str, width: int = CHUNK) -> str:
+    """``text`` with every line longer than ``width`` broken into lines of ``width``."""
+    if len(text) <= width:
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+        else:
+            out.extend(line[n:n + width] for n in range(0, len(line), width))
+    return "\n".join(out)
+
+
+def display_text(text: str) -> str:
+    """Agent text as a plain-text view shows it: controls and bidi overrides escaped
+    (``fmt.visible``), bounded to HARD_CAP, long lines cut into CHUNK-long display lines."""
+    shown = text if len(text) <= HARD_CAP else text[:HARD_CAP] + "\n… (truncated)"
+    return chunk_lines(visible(shown))
 
 
 class TextViewer(QDialog):
@@ -30,8 +54,7 @@ class TextViewer(QDialog):
         box = QPlainTextEdit(self)
         box.setReadOnly(True)
         box.setAccessibleName(title)
-        shown = text if len(text) <= HARD_CAP else text[:HARD_CAP] + "\n… (truncated)"
-        box.setPlainText(visible(shown))
+        box.setPlainText(display_text(text))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)

@@ -18,6 +18,13 @@ from .data import populate
 
 AGENT = Path(__file__).with_name("agent_proc.py")
 WAIT_MS = 30_000  # every wait is for a condition: generous, for a loaded 2-core CI machine
+
+
+def wait_presented(qtbot) -> None:
+    """Wait until the presentation pool (diffs of agent data) has delivered everything."""
+    from proctor.gui.tasks import PresentationPool
+
+    qtbot.waitUntil(lambda: PresentationPool.instance().pending() == 0, timeout=WAIT_MS)
 # The offscreen platform plugin says this whenever a dialog is shown; it is not ours.
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints"
 

@@ -17,8 +17,11 @@ from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractItemView,
     QApplication,
+    QComboBox,
+    QGraphicsView,
     QGroupBox,
     QLabel,
+    QPlainTextEdit,
     QTabBar,
     QTextEdit,
     QWidget,
@@ -29,6 +32,16 @@ TAGS = ("<b>B</b>", "<img src=x onerror=alert(1)>", '<a href="http://evil.invali
 RLO, ESC = "\u202e", "\x1b"
 HOSTILE = "".join(TAGS) + f" {RLO}exe.txt {ESC}[31mRED{ESC}[0m"
 MARKERS = ("<b>", "<img", "<a href", "&lt;b&gt;", "onerror", "evil.invalid", RLO, ESC)
+# Characters no widget may show raw: bidi overrides and isolates, C0 and C1 controls.
+CONTROLS = "\u2066iso\u2069 \u2067r\u2068 \x07bell \x9bcsi \x08"
+RAW = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+                + "".join(map(chr, range(0x20))).replace("\n", "").replace("\t", "")
+                + "".join(map(chr, range(0x7f, 0xa0))))
+
+
+def raw_controls(text: str) -> str:
+    """The characters of ``text`` that should have been shown escaped."""
+    return "".join(sorted({c for c in text if c in RAW}))
 MODEL_ROWS = 200  # rows per model inspected (models are paged; the hostile rows come first)
 
 
@@ -153,9 +166,21 @@ def displayed_texts(window: QWidget) -> Iterator[tuple[str, str]]:
                 yield describe(widget), widget.title()
             if widget.toolTip():
                 yield f"{describe(widget)} tooltip", widget.toolTip()
+            if isinstance(widget, QPlainTextEdit | QTextEdit) and widget.isReadOnly():
+                yield f"{describe(widget)} document", widget.toPlainText()
+            if isinstance(widget, QComboBox):
+                for i in range(widget.count()):
+                    yield f"{describe(widget)} item {i}", widget.itemText(i)
+            if isinstance(widget, QGraphicsView) and widget.scene() is not None:
+                for item in widget.scene().items():
+                    if hasattr(item, "shown_text"):
+                        yield f"{describe(widget)} bar", item.shown_text()
+                    if item.toolTip():
+                        yield f"{describe(widget)} bar tooltip", item.toolTip()
             if isinstance(widget, QAbstractItemView) and widget.model() is not None:
                 for index in model_indexes(widget.model()):
-                    for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+                    for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
+                                 Qt.ItemDataRole.AccessibleTextRole):
                         value = index.data(role)
                         if isinstance(value, str):
                             yield f"{describe(widget)} cell {index.row()},{index.column()}", \

@@ -22,7 +22,7 @@ from proctor.gui.inbox.decide import Decider
 from proctor.gui.preferences import Prefs
 from proctor.gui.widgets.palette import CommandPalette, ShortcutHelp
 
-from .conftest import WAIT_MS
+from .conftest import WAIT_MS, wait_presented
 from .data import agent, request
 
 
@@ -35,6 +35,7 @@ def select_key(qtbot, window, key: str) -> None:
     qtbot.waitUntil(lambda: detail.current() is not None and detail.current().entity is not None
                     and getattr(detail.current().entity, "id",
                                 getattr(detail.current().entity, "key", None)) == item_id)
+    wait_presented(qtbot)
 
 
 def key_on_table(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier) -> None:

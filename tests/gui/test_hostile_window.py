@@ -17,18 +17,20 @@ from proctor.gui import notify
 from proctor.gui.widgets.labels import plain_tip
 from proctor.gui.widgets.paged_model import ITEM_ROLE
 
-from .conftest import WAIT_MS
+from .conftest import WAIT_MS, wait_presented
 from .hostile_walk import (
+    CONTROLS,
     ESC,
     HOSTILE,
     RLO,
     TAGS,
     displayed_texts,
     is_agent_text,
+    raw_controls,
     window_problems,
 )
 
-H = HOSTILE
+H = HOSTILE + CONTROLS
 LONG = f"{H}\n{H}\n" + "x" * 600  # multi-line and long: shown with a tooltip in JSON trees
 SCHEMA = {"type": "object", "title": H, "description": H, "required": ["pick"],
           "properties": {"pick": {"title": H, "description": H, "enum": [H, "ok"]},
@@ -44,7 +46,8 @@ def populate_hostile(path: Path) -> dict[str, str]:
         run = a.runs.start(f"project {H}", f"title {H}", space=f"space {H}", agent=name,
                            metadata={H: H})
         ids["run"] = run.id
-        a.runs.append_events(run.id, [(f"step.{n}<b>", {H: LONG, "n": n}) for n in range(5)])
+        a.runs.append_events(run.id, [(f"step.{n}<b>", {H: LONG, "n": n}) for n in range(5)]
+                             + [(f"type {RLO}{CONTROLS}", {"n": 9})])
         call = a.runs.record_tool_call(run.id, f"tool {H}", {H: H}, idempotency_key=H)
         a.runs.finish_tool_call(call.id, "failed", result={H: H}, error=H)
         ids["approval"] = a.approvals.request(run.id, {"tool": H, "args": {H: LONG, "path": H}},
@@ -57,7 +60,9 @@ def populate_hostile(path: Path) -> dict[str, str]:
                                                                  f"-{H}\n+{H}!\n", "path": H}}),
                             ("merge_conflict", {"request": {"ours": H, "theirs": H + "!",
                                                             "base": H, "path": H}}),
-                            ("credential_binding", {"request": {"service": H, "scope": H}}),
+                            ("credential_binding", {"request": {"service": H, "scope": H,
+                                                                "suggested": [f"vault://{H}"]}}),
+                            ("choice", {"options": [f"{n} {H}" for n in range(60)]}),
                             ("memory_change_review", {"request": {"before": H,
                                                                   "after": H + "!"}})):
             ids[kind] = a.interactions.ask(run.id, kind, f"{kind}: {H}", **extra).id
@@ -87,6 +92,7 @@ def hostile(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 def settle(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
+    wait_presented(qtbot)
 
 
 REACHED: set[str] = set()  # widgets seen showing agent text (the walk really got there)
@@ -97,8 +103,8 @@ def findings(window) -> list[str]:
     shown = list(displayed_texts(window))
     REACHED.update(re.sub(r" cell \d+,\d+", "", where) for where, text in shown
                    if is_agent_text(text) or "\\u202e" in text)
-    raw = [f"{where}: raw control character in {text[:60]!r}"
-           for where, text in shown if RLO in text or ESC in text]
+    raw = [f"{where}: raw {raw_controls(text)!r} in {text[:60]!r}"
+           for where, text in shown if raw_controls(text)]
     return window_problems(window) + raw
 
 
@@ -193,3 +199,23 @@ def test_plain_tip_escapes_markup():
     tip = plain_tip(H)
     assert "<b>" not in tip and "&lt;b&gt;" in tip
     assert notify.tray_safe(H).count("<") == 0
+
+
+def test_screen_reader_text_of_inbox_rows_is_bounded_and_escaped(qtbot, tmp_path, open_desk):
+    """A run title of 1 MB with bidi overrides and controls: the row's accessible text (what
+    a screen reader reads) is short and shows them escaped."""
+    from PySide6.QtCore import Qt
+
+    path = tmp_path / "journal.db"
+    title = f"{RLO}{CONTROLS}" + "t" * 1_000_000
+    with Journal.open(path, actor=Actor.agent(f"agent {RLO}{ESC}[2J")) as a:
+        run = a.runs.start("p", title, agent=f"agent {RLO}{ESC}[2J")
+        a.approvals.request(run.id, {"tool": "x"}, reason=H)
+    window = open_desk(path)
+    model = window.inbox.model
+    qtbot.waitUntil(lambda: model.rowCount() == 1, timeout=WAIT_MS)
+    spoken = [model.index(0, c).data(Qt.ItemDataRole.AccessibleTextRole)
+              for c in range(model.columnCount())]
+    spoken = [s for s in spoken if isinstance(s, str)]
+    assert spoken and all(len(s) < 1000 and not raw_controls(s) for s in spoken)
+    assert any("\\u202e" in s for s in spoken)

@@ -48,7 +48,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 from proctor.gui.widgets.dialogs import ReasonDialog  # noqa: E402
 
-from .conftest import WAIT_MS  # noqa: E402
+from .conftest import WAIT_MS, wait_presented  # noqa: E402
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -73,6 +73,7 @@ def open_conflict(qtbot, page, item_id: str) -> None:
     click_row(qtbot, page.conflicts_table, page.conflicts.row_of(item_id))
     qtbot.waitUntil(lambda: page.review.data is not None
                     and page.review.data.item.id == item_id, timeout=WAIT_MS)
+    wait_presented(qtbot)
 
 
 def open_entry(qtbot, page, entry_id: str) -> None:
@@ -80,6 +81,7 @@ def open_entry(qtbot, page, entry_id: str) -> None:
     click_row(qtbot, page.table, page.model.row_of(entry_id))
     qtbot.waitUntil(lambda: page.entry.data is not None
                     and page.entry.data.entry.id == entry_id, timeout=WAIT_MS)
+    wait_presented(qtbot)
 
 
 def store(path: Path) -> Journal:
@@ -161,6 +163,7 @@ def test_entry_changed_while_reviewing_is_shown_and_never_overwritten(
     with Journal.open(journal_path, actor=Actor.agent("planner")) as planner:
         planner.memory.replace(entry_id, LOCAL + "Hotfixes any day.\n", expected_version=seen)
     qtbot.waitUntil(lambda: review.data.entry.version == seen + 1, timeout=WAIT_MS)
+    wait_presented(qtbot)  # Take and Merge wait for the new diff to be shown
     assert f"version {seen} → {seen + 1}" in review.notice.text()
     assert "Hotfixes" in review.local.text()
     window.services.watcher.pause()  # the next change lands between look and click
@@ -212,8 +215,10 @@ def test_edit_remove_restore_keep_every_version(qtbot, journal_path, open_desk, 
         assert j.memory.get(entry.id).trust.value == "operator_edited"
     assert detail.history.rowCount() == 4
     detail.history_view.selectRow(1)
+    wait_presented(qtbot)
     assert detail.diff.marked() == [("delete", "60"), ("insert", "300")]
     detail.history_view.selectRow(2)
+    wait_presented(qtbot)
     assert "content unchanged" in detail.diff_note.text()
 
 
@@ -257,6 +262,7 @@ def test_sensitive_entries_are_masked_until_an_audited_reveal(qtbot, journal_pat
     assert page.review.keep_button.isEnabled()
     qtbot.mouseClick(page.review.reveal_button, LEFT)
     qtbot.waitUntil(lambda: page.review.local.text() == "+1 555 0100", timeout=WAIT_MS)
+    wait_presented(qtbot)  # Take and Merge wait for the new diff to be shown
     assert page.review.take_button.isEnabled()
     assert page.model.index(row, 1).data() == "+1 555 0100"
     with store(journal_path) as j:

@@ -17,7 +17,7 @@ from proctor.gui.memory.scopes import SCOPE_ROLE, key_of
 from proctor.gui.tasks import TaskRunner
 from proctor.gui.widgets.dialogs import ReasonDialog
 
-from .conftest import WAIT_MS
+from .conftest import WAIT_MS, wait_presented
 from .test_memory_flow import open_conflict, open_entry
 
 LEFT = Qt.MouseButton.LeftButton
@@ -147,6 +147,7 @@ def open_in_inbox(qtbot, window, conflict_id: str):
     pane = window.inbox.detail
     qtbot.waitUntil(lambda: pane.current() is not None and pane.current().entity is not None
                     and pane.current().entity.id == conflict_id, timeout=WAIT_MS)
+    wait_presented(qtbot)
     return pane.current()
 
 
@@ -180,6 +181,7 @@ def test_keyboard_reaches_the_review_and_mnemonics_resolve(qtbot, journal_path, 
     qtbot.waitUntil(lambda: page.conflicts.rowCount() == 3, timeout=WAIT_MS)
     page.focus_conflicts()
     qtbot.waitUntil(lambda: page.review.data is not None, timeout=WAIT_MS)
+    wait_presented(qtbot)  # Take and Merge wait for the diff to be shown
     review = page.review
     seen = set()
     for _ in range(60):
