@@ -3,13 +3,13 @@ consumes the approval exactly once, for exactly the action that was approved."""
 
 from __future__ import annotations
 
-import fnmatch
 import time
 from typing import Any
 
 from sqlalchemy import bindparam, insert, or_, select, update
 
 from . import errors
+from . import rules as rules_mod
 from . import schema as s
 from .canonical import canonical_json, digest_of
 from .integrity import refuse_tampered
@@ -25,7 +25,11 @@ from .models import (
     Decision,
     Effect,
     OnExpiry,
+    RuleDraft,
     RuleEffect,
+    RuleMade,
+    RulePreview,
+    RuleUsage,
     SafetyClass,
 )
 from .rows import approval_select, by_id, fetch_one, fetch_prepared, to_model, to_models
@@ -81,9 +85,12 @@ class Approvals:
                 requested_scope: ApprovalScope | str = ApprovalScope.ONCE,
                 expires_in: float | None = None, expires_at: float | None = None,
                 on_expiry: OnExpiry | str = OnExpiry.DENY, request_key: str | None = None,
-                tool_call_id: str | None = None) -> Approval:
+                tool_call_id: str | None = None,
+                input_schema: dict | None = None) -> Approval:
         """Ask for approval of ``action``. Idempotent by ``request_key``. A matching
-        allow/deny rule decides at once (recorded as an automatic decision)."""
+        allow/deny rule decides at once (recorded as an automatic decision).
+        ``input_schema``: the JSON Schema of ``action["args"]``, if the tool has one (an
+        operator's edit of the arguments is validated against it)."""
         name = action_name(action)
         safety, scope, expiry = SafetyClass(safety_class), ApprovalScope(requested_scope), \
             OnExpiry(on_expiry)
@@ -92,6 +99,9 @@ class Approvals:
             raise errors.ValidationError("the reason is too long", field="reason")
         request = {"run_id": run_id, "action_digest": adigest, "reason": reason,
                    "safety_class": safety.value, "scope": scope.value}
+        if input_schema is not None:
+            check_input_schema(input_schema)
+            request["input_schema"] = digest_of(input_schema)
 
         def op(tx: Tx) -> str:
             key = request_key or tx.new_id("req")
@@ -111,7 +121,8 @@ class Approvals:
                 action_digest=adigest, safety_class=safety.value, reason=reason,
                 requested_scope=scope.value, status="pending", on_expiry=expiry.value,
                 expires_at=exp, request_key=key, request_digest=digest_of(request), version=1,
-                created_at=tx.now)])
+                created_at=tx.now, input_schema=None if input_schema is None
+                else canonical_json(input_schema))])
             tx.changed("approval", aid, run_id)
             rule = self._matching_rule(tx, action, run)
             payload = {"approval_id": aid, "action": name, "action_digest": adigest,
@@ -126,21 +137,33 @@ class Approvals:
 
         return self.j.write_then(op, lambda tx, aid: approval_in(tx.conn, aid))
 
-    def _auto_decide(self, tx: Tx, aid: str, rule: Any) -> None:
+    def _auto_decide(self, tx: Tx, aid: str, rule: Any, applied_by: str | None = None) -> None:
+        """Decide ``aid`` by ``rule``: as the request arrives, or (``applied_by``: the
+        operator) when a rule just made is applied to a pending request."""
         approve = rule.effect == RuleEffect.ALLOW
         status = "approved" if approve else "denied"
         who = f"rule:{rule.id}"
-        update_where(tx.conn, s.approvals, dict(
-            status=status, decided_at=tx.now, decided_by=who, rule_id=rule.id,
-            decision_reason=f"{rule.effect} rule {rule.action_pattern}",
-            decision_scope=rule.scope, version=2), id=aid)
+        if applied_by is None:
+            update_where(tx.conn, s.approvals, dict(
+                status=status, decided_at=tx.now, decided_by=who, rule_id=rule.id,
+                decision_reason=f"{rule.effect} rule {rule.action_pattern}",
+                decision_scope=rule.scope, version=2), id=aid)
+        else:
+            self._close(tx, self._row(tx, aid), status, dict(
+                decided_at=tx.now, decided_by=who, rule_id=rule.id,
+                decision_reason=f"{rule.effect} rule {rule.action_pattern}, applied by "
+                                f"{applied_by}", decision_scope=rule.scope))
         row = row_where(tx.conn, s.approvals, id=aid)
         write_decision(tx, "approval", aid, row.run_id, {"approved": approve, "scope": rule.scope},
                        actor=who, source="rule", reason=f"matched rule {rule.id}")
         tx.audit(f"approval.auto_{status}", "approval", aid, run_id=row.run_id, actor=who,
-                 before={"status": "pending"}, after={"status": status, "rule_id": rule.id})
+                 before={"status": "pending"},
+                 after={"status": status, "rule_id": rule.id, "applied_by": applied_by})
+        event_status = None if applied_by is None else status_after_closing(
+            tx.conn, tx.run_row(row.run_id))
         tx.run_event(row.run_id, f"approval.{status}",
-                     {"approval_id": aid, "by": who, "rule_id": rule.id}, actor=who)
+                     {"approval_id": aid, "by": who, "rule_id": rule.id}, actor=who,
+                     status=event_status)
 
     def many(self, approval_ids: list[str]) -> list[Approval]:
         """Several approvals in one read, in the order given (a missing one raises NotFound)."""
@@ -207,17 +230,20 @@ class Approvals:
             if row.consumed_at is not None:
                 raise errors.NotConsumable(
                     f"approval {approval_id} was already consumed for {row.consumed_effect_key}")
-            if row.action_digest != action_digest:
+            approved_digest, approved = approved_action_of(row)
+            if approved_digest != action_digest:
                 raise errors.DigestMismatch(
-                    f"approval {approval_id} is for action {row.action_digest[:12]}…, "
-                    f"not {action_digest[:12]}…")
+                    f"approval {approval_id} is for action {approved_digest[:12]}…, "
+                    f"not {action_digest[:12]}…" + (
+                        " (the operator edited the action: run the approved one)"
+                        if row.approved_digest is not None else ""))
             if self.j.trust is not None:
                 from .decision_checks import check_approval
 
                 check_approval(tx.conn, self.j.trust, row, tx.now)
             reserved = effects.reserve_in(
                 tx, effect_key, run_id=row.run_id, tool=row.action_name,
-                action=canonical_json_loads(row.action), safety_class=row.safety_class,
+                action=approved, safety_class=row.safety_class,
                 idempotency_key=idempotency_key, lease_seconds=lease_seconds,
                 owner=owner, approval_id=approval_id)
             if not reserved:
@@ -366,47 +392,63 @@ class Approvals:
     def add_rule(self, effect: RuleEffect | str, action_pattern: str, *,
                  resource_pattern: str = "*", scope: ApprovalScope | str = ApprovalScope.RUN,
                  run_id: str | None = None, project: str = "*", space: str | None = None,
-                 expires_at: float | None = None) -> ApprovalRule:
+                 expires_at: float | None = None,
+                 predicate: str | None = None) -> ApprovalRule:
         self.j.require_operator()
         scope = ApprovalScope(scope)
+        predicate = rules_mod.predicates.normalized(predicate)
         if scope == ApprovalScope.RUN and not run_id:
             raise errors.ValidationError("a run-scoped rule needs a run", field="run_id")
 
         def op(tx: Tx) -> str:
             return self._insert_rule(tx, RuleEffect(effect), action_pattern, resource_pattern,
-                                     scope, run_id, project, space, expires_at, None)
+                                     scope, run_id, project, space, expires_at, None,
+                                     predicate)
 
         return self.rule(self.j.write(op))
 
     def _rule_from(self, tx: Tx, row: Any, scope: ApprovalScope) -> str:
+        """The rule a plain "always" decision makes: this tool, exactly this resource, the
+        run (or its space), expiring after ``rules.DEFAULT_RULE_TTL`` (see ``rule_draft``)."""
         run = tx.run_row(row.run_id)
-        return self._insert_rule(tx, RuleEffect.ALLOW, row.action_name, "*", scope,
-                                 run.id if scope == ApprovalScope.RUN else None, run.project,
-                                 run.space, None, row.id)
+        resource = action_resource(canonical_json_loads(row.action))
+        return self._insert_rule(
+            tx, RuleEffect.ALLOW, rules_mod.glob_escape(row.action_name),
+            rules_mod.glob_escape(resource) if resource else "*", scope,
+            run.id if scope == ApprovalScope.RUN else None, run.project, run.space,
+            tx.now + rules_mod.DEFAULT_RULE_TTL, row.id)
 
     @staticmethod
     def _insert_rule(tx: Tx, effect: RuleEffect, action_pattern: str, resource_pattern: str,
                      scope: ApprovalScope, run_id: str | None, project: str, space: str | None,
-                     expires_at: float | None, source: str | None) -> str:
+                     expires_at: float | None, source: str | None,
+                     predicate: str | None = None) -> str:
         rid = tx.new_id("rule")
         tx.conn.execute(insert(s.approval_rules).values(
             id=rid, effect=effect.value, action_pattern=action_pattern,
             resource_pattern=resource_pattern, scope=scope.value, run_id=run_id,
             project=project, space=space, created_by=tx.actor.label, created_at=tx.now,
-            expires_at=expires_at, source_approval_id=source, version=1))
+            expires_at=expires_at, source_approval_id=source, version=1, predicate=predicate))
         tx.changed("rule", rid, run_id)
         sign_in(tx, RULE, rid, "rule", rid, rule_content(row_where(
             tx.conn, s.approval_rules, id=rid)), None)
         if source is None:
             tx.audit("rule.created", "rule", rid, run_id=run_id,
                      after={"effect": effect.value, "action": action_pattern,
-                            "resource": resource_pattern, "scope": scope.value})
+                            "resource": resource_pattern, "scope": scope.value,
+                            "when": predicate, "expires_at": expires_at})
         return rid
 
     def revoke_rule(self, rule_id: str, *, expected_version: int,
-                    request_id: str | None = None) -> ApprovalRule:
+                    request_id: str | None = None, reason: str | None = None) -> ApprovalRule:
+        """Stop a rule deciding (one audited transaction); the rule stays as history."""
         self.j.require_operator()
+        reason = (reason or "").strip() or None
+        if reason and len(reason) > MAX_REASON:
+            raise errors.ValidationError("the reason is too long", field="reason")
         request = {"op": "rule.revoke", "id": rule_id, "expected_version": expected_version}
+        if reason is not None:
+            request["reason"] = reason
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -421,13 +463,13 @@ class Approvals:
                 raise errors.StaleVersion(f"rule {rule_id} changed since you looked")
             tx.conn.execute(update(s.approval_rules).where(s.approval_rules.c.id == rule_id)
                             .values(revoked_at=tx.now, revoked_by=tx.actor.label,
-                                    version=row.version + 1))
+                                    revoke_reason=reason, version=row.version + 1))
             tx.changed("rule", rule_id, row.run_id)
             sign_in(tx, RULE_REVOKE, f"{rule_id}/revoked", "rule", rule_id, {"revoked": True},
                     None)
             tx.audit("rule.revoked", "rule", rule_id, run_id=row.run_id,
                      before={"active": True}, after={"active": False},
-                     request_id=request_id, request=request)
+                     reason=reason, request_id=request_id, request=request)
 
         self.j.write(op)
         return self.rule(rule_id)
@@ -461,13 +503,229 @@ class Approvals:
     def _match(conn: Any, action: dict, run: Any, now: float) -> Any:
         rows = LIVE_RULES.all(conn, now=now, run_id=run.id, project=run.project,
                               space=run.space)
-        name, resource = action_name(action), action_resource(action)
-        hits = [row for row in rows
-                if fnmatch.fnmatchcase(name, row.action_pattern)
-                and fnmatch.fnmatchcase(resource, row.resource_pattern)]
-        order = {"deny": 0, "prompt": 1, "allow": 2}
-        hits.sort(key=lambda row: order[row.effect])
-        return hits[0] if hits else None
+        return rules_mod.pick(rows, action_name(action), action_resource(action), action)
+
+    # ------------------------------------------------------------ rules you see first
+    def rule_draft(self, approval_id: str, scope: str) -> RuleDraft:
+        """The rule approving ``approval_id`` with ``scope`` (run / space / project) would
+        make, before the operator edits it (see ``rules.draft_from``)."""
+        return rules_mod.draft_from(self.get(approval_id), scope, self.j.now())
+
+    def preview_rule(self, draft: RuleDraft, *, exclude: str | None = None) -> RulePreview:
+        """Which past requests ``draft`` would have decided, which pending ones it would
+        decide now (``exclude``: the request being decided)."""
+        draft = rules_mod.checked(draft, self.j.now())
+        return self.j.read(lambda c: rules_mod.preview(c, draft, exclude=exclude))
+
+    def decide_with_rule(self, approval_id: str, draft: RuleDraft, *, expected_version: int,
+                         reason: str | None = None, apply_to: list[tuple[str, int]] = (),
+                         request_id: str | None = None, source: str = "desk") -> RuleMade:
+        """Decide ``approval_id`` by making ``draft`` (allow approves it, deny denies it) and,
+        in the same transaction, apply the rule to the pending requests ``apply_to`` (id,
+        version as previewed). Anything stale, already decided, outside the rule or not
+        the operator's to decide refuses the whole transaction."""
+        self.j.require_operator()
+        draft = rules_mod.checked(draft, self.j.now())
+        if draft.effect == RuleEffect.PROMPT:
+            raise errors.ValidationError("a prompt rule decides nothing; make it on its own",
+                                         field="effect")
+        approve = draft.effect == RuleEffect.ALLOW
+        reason = (reason or "").strip() or None
+        if not approve and not reason:
+            raise errors.ValidationError("a reason is required to deny", field="reason")
+        if reason and len(reason) > MAX_REASON:
+            raise errors.ValidationError("the reason is too long", field="reason")
+        pairs = [(str(i), int(v)) for i, v in apply_to]
+        request = {"op": "approval.decide_with_rule", "id": approval_id,
+                   "draft": draft.model_dump(mode="json"), "reason": reason,
+                   "apply_to": pairs, "expected_version": expected_version}
+
+        def op(tx: Tx) -> tuple[str, list[str]]:
+            if tx.replayed(request_id, request):
+                return self._replayed_rule(tx, request_id), [i for i, _ in pairs]
+            row = self._decidable(tx, approval_id, expected_version)
+            if row is None:
+                return "", []
+            rules_mod.check_fits(draft, tx.run_row(row.run_id))
+            rid = self._insert_draft(tx, draft, row.id, request_id, request)
+            status = "approved" if approve else "denied"
+            scope = ApprovalScope(rules_mod.stored_scope(draft))
+            self._close(tx, row, status, {
+                "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
+                "decision_scope": scope.value, "rule_id": rid})
+            write_decision(tx, "approval", approval_id, row.run_id,
+                           {"approved": approve, "scope": scope.value, "rule_id": rid},
+                           actor=tx.actor.label, source=source, reason=reason,
+                           request_id=request_id)
+            tx.audit(f"approval.{status}", "approval", approval_id, run_id=row.run_id,
+                     before={"status": "pending", "version": row.version},
+                     after={"status": status, "scope": scope.value, "rule_id": rid},
+                     reason=reason)
+            tx.run_event(row.run_id, f"approval.{status}",
+                         {"approval_id": approval_id, "by": tx.actor.label, "reason": reason,
+                          "scope": scope.value, "rule_id": rid},
+                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            return rid, self._apply_rule(tx, rid, pairs)
+
+        def fetch(tx: Tx, made: tuple[str, list[str]]) -> RuleMade:
+            rid, applied = made
+            return RuleMade(approval=approval_in(tx.conn, approval_id),
+                            rule=self._rule_in(tx.conn, rid), applied=applied)
+
+        return self.j.write_then(op, fetch)
+
+    def make_rule(self, draft: RuleDraft, *, apply_to: list[tuple[str, int]] = (),
+                  request_id: str | None = None) -> RuleMade:
+        """Make ``draft`` on its own (the CLI, the Rules page) and apply it to the pending
+        requests ``apply_to`` as previewed, in one transaction."""
+        self.j.require_operator()
+        draft = rules_mod.checked(draft, self.j.now())
+        pairs = [(str(i), int(v)) for i, v in apply_to]
+        if pairs and draft.effect == RuleEffect.PROMPT:
+            raise errors.ValidationError("a prompt rule decides nothing it could apply to",
+                                         field="apply_to")
+        request = {"op": "rule.make", "draft": draft.model_dump(mode="json"),
+                   "apply_to": pairs}
+
+        def op(tx: Tx) -> tuple[str, list[str]]:
+            if tx.replayed(request_id, request):
+                return self._replayed_rule(tx, request_id), [i for i, _ in pairs]
+            if draft.run_id:
+                tx.run_row(draft.run_id)
+            rid = self._insert_draft(tx, draft, None, request_id, request)
+            return rid, self._apply_rule(tx, rid, pairs)
+
+        def fetch(tx: Tx, made: tuple[str, list[str]]) -> RuleMade:
+            rid, applied = made
+            return RuleMade(approval=None, rule=self._rule_in(tx.conn, rid), applied=applied)
+
+        return self.j.write_then(op, fetch)
+
+    def rule_usage(self, *, active_only: bool = False) -> list[RuleUsage]:
+        """Every rule (revoked ones too, as history) with how many requests it decided."""
+        return self.j.read(lambda c: rules_mod.usage(c, active_only=active_only,
+                                                     now=self.j.now()))
+
+    def decided_by_rule(self, rule_id: str, limit: int = 500) -> list[Approval]:
+        """The requests ``rule_id`` decided, newest first."""
+        stmt = rules_mod.decided_by_rule_select(rule_id).limit(limit)
+        return self.j.read(lambda c: to_models(Approval, c.execute(stmt)))
+
+    @staticmethod
+    def _rule_in(conn: Any, rule_id: str) -> ApprovalRule:
+        stmt = select(s.approval_rules).where(s.approval_rules.c.id == rule_id)
+        return fetch_one(conn, ApprovalRule, stmt, f"rule {rule_id}")
+
+    @staticmethod
+    def _replayed_rule(tx: Tx, request_id: str) -> str:
+        row = row_where(tx.conn, s.audit, request_id=request_id)
+        return row.entity_id
+
+    @staticmethod
+    def _insert_draft(tx: Tx, draft: RuleDraft, source: str | None, request_id: str | None,
+                      request: Any) -> str:
+        rid = tx.new_id("rule")
+        scope = rules_mod.stored_scope(draft)
+        tx.conn.execute(insert(s.approval_rules).values(
+            id=rid, effect=RuleEffect(draft.effect).value, action_pattern=draft.action_pattern,
+            resource_pattern=draft.resource_pattern, scope=scope, run_id=draft.run_id,
+            project=draft.project, space=draft.space, created_by=tx.actor.label,
+            created_at=tx.now, expires_at=draft.expires_at, source_approval_id=source,
+            version=1, predicate=draft.predicate))
+        tx.changed("rule", rid, draft.run_id)
+        sign_in(tx, RULE, rid, "rule", rid, rule_content(row_where(
+            tx.conn, s.approval_rules, id=rid)), None)
+        tx.audit("rule.created", "rule", rid, run_id=draft.run_id,
+                 after={"effect": RuleEffect(draft.effect).value, "action": draft.action_pattern,
+                        "resource": draft.resource_pattern, "when": draft.predicate,
+                        "scope": draft.scope, "project": draft.project, "space": draft.space,
+                        "expires_at": draft.expires_at, "from_approval": source},
+                 request_id=request_id, request=request)
+        return rid
+
+    def _apply_rule(self, tx: Tx, rule_id: str, pairs: list[tuple[str, int]]) -> list[str]:
+        """Decide the pending requests ``pairs`` with the rule just made (each re-checked:
+        pending, at the version previewed, in the rule's scope, matched by it, and not
+        requested by the operator deciding)."""
+        rule = row_where(tx.conn, s.approval_rules, id=rule_id)
+        applied = []
+        for approval_id, version in pairs:
+            row = self._decidable(tx, approval_id, version)
+            if row is None:
+                raise errors.Expired(f"approval {approval_id} expired; preview the rule again")
+            run = tx.run_row(row.run_id)
+            action = canonical_json_loads(row.action)
+            in_scope = rule_id in {r.id for r in LIVE_RULES.all(
+                tx.conn, now=tx.now, run_id=run.id, project=run.project, space=run.space)}
+            if not in_scope or not rules_mod.rule_matches(
+                    rule, row.action_name, action_resource(action), action):
+                raise errors.StaleVersion(
+                    f"approval {approval_id} is not one this rule decides; preview it again")
+            self._auto_decide(tx, approval_id, rule, applied_by=tx.actor.label)
+            applied.append(approval_id)
+        return applied
+
+    # ------------------------------------------------------------ edit, then approve
+    def approve_edited(self, approval_id: str, action: dict, *, expected_version: int,
+                       reason: str | None = None, request_id: str | None = None,
+                       source: str = "desk") -> Approval:
+        """Approve ``action``, the operator's edit of the requested action (same tool, other
+        arguments): it gets its own digest, which ``consume_and_reserve`` then requires;
+        the requested action stays as evidence. One decision (recording both digests and the
+        changes), one audit row, one run event, one transaction."""
+        self.j.require_operator()
+        reason = (reason or "").strip() or None
+        if reason and len(reason) > MAX_REASON:
+            raise errors.ValidationError("the reason is too long", field="reason")
+        edited_name = action_name(action)
+        edited_text = canonical_json(action)
+        edited_digest = digest_of(action)
+        request = {"op": "approval.approve_edited", "id": approval_id,
+                   "approved_digest": edited_digest, "reason": reason,
+                   "expected_version": expected_version}
+
+        def op(tx: Tx) -> None:
+            if tx.replayed(request_id, request):
+                return
+            row = self._decidable(tx, approval_id, expected_version)
+            if row is None:
+                return
+            original = canonical_json_loads(row.action)
+            if edited_name != row.action_name or action.get("tool") != original.get("tool") \
+                    or action.get("name") != original.get("name"):
+                raise errors.ValidationError(
+                    f"an edit keeps the tool ({row.action_name}); change only its arguments",
+                    field="action.tool")
+            if edited_digest == row.action_digest:
+                raise errors.ValidationError("the action is unchanged; approve it as it is",
+                                             field="action")
+            check_against_schema(action, canonical_json_loads(row.input_schema)
+                                 if row.input_schema else None)
+            changes = json_changes(original, action)
+            self._close(tx, row, "approved", {
+                "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
+                "decision_scope": "once", "approved_action": edited_text,
+                "approved_digest": edited_digest})
+            write_decision(tx, "approval", approval_id, row.run_id,
+                           {"approved": True, "scope": "once", "edited": True,
+                            "original_digest": row.action_digest,
+                            "approved_digest": edited_digest, "approved_action": action,
+                            "edited_action_digest": edited_digest},
+                           actor=tx.actor.label, source=source, reason=reason,
+                           request_id=request_id)
+            tx.audit("approval.approved_edited", "approval", approval_id, run_id=row.run_id,
+                     before={"status": "pending", "version": row.version,
+                             "action_digest": row.action_digest},
+                     after={"status": "approved", "approved_digest": edited_digest,
+                            "changes": changes},
+                     reason=reason, request_id=request_id, request=request)
+            tx.run_event(row.run_id, "approval.approved",
+                         {"approval_id": approval_id, "by": tx.actor.label, "reason": reason,
+                          "scope": "once", "edited": True, "original_digest": row.action_digest,
+                          "approved_digest": edited_digest, "changes": changes},
+                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+
+        return self.j.write_then(op, lambda tx, _: approval_in(tx.conn, approval_id))
 
     # ------------------------------------------------------------ reads
     def for_run(self, run_id: str) -> list[Approval]:
@@ -501,6 +759,77 @@ def _live_rules() -> Any:
 
 # The rules that may decide a request in a run (then matched by pattern in Python).
 LIVE_RULES = Prepared(_live_rules())
+
+
+def approved_action_of(row: Any) -> tuple[str, Any]:
+    """(digest, action) of what was approved: the operator's edit, if any (its stored digest
+    re-checked against its stored text), else the requested action."""
+    if row.approved_digest is None:
+        return row.action_digest, canonical_json_loads(row.action)
+    approved = canonical_json_loads(row.approved_action)
+    if digest_of(approved) != row.approved_digest:
+        raise errors.DigestMismatch(
+            f"approval {row.id}'s edited action does not match its digest: the journal was "
+            "altered after the decision; nothing was reserved")
+    return row.approved_digest, approved
+
+
+def check_input_schema(schema: Any) -> None:
+    import jsonschema
+
+    if not isinstance(schema, dict):
+        raise errors.ValidationError("an input schema is a JSON object", field="input_schema")
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise errors.ValidationError(f"not a valid JSON Schema: {exc.message}",
+                                     field="input_schema") from exc
+
+
+def check_against_schema(action: dict, schema: Any) -> None:
+    """An edited action's ``args`` against the tool's input schema (when the agent gave one)."""
+    if schema is None:
+        return
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = sorted(validator.iter_errors(action.get("args", {})),
+                      key=lambda e: list(e.absolute_path))
+    if problems:
+        first = problems[0]
+        where = ".".join(str(p) for p in first.absolute_path)
+        raise errors.ValidationError(
+            f"the edited arguments do not fit the tool's schema: {first.message}"
+            + (f" (at args.{where})" if where else ""),
+            field="action.args" + (f".{where}" if where else ""))
+
+
+MAX_CHANGES = 50
+
+
+def json_changes(before: Any, after: Any, path: str = "") -> list[dict]:
+    """What an edit changed, path by path: [{path, before, after}] (a missing side is
+    absent from its dict), at most ``MAX_CHANGES``."""
+    out: list[dict] = []
+    _changes(before, after, path, out)
+    return out[:MAX_CHANGES]
+
+
+def _changes(before: Any, after: Any, path: str, out: list[dict]) -> None:
+    if len(out) >= MAX_CHANGES:
+        return
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(set(before) | set(after)):
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in after:
+                out.append({"path": sub, "before": before[key]})
+            elif key not in before:
+                out.append({"path": sub, "after": after[key]})
+            else:
+                _changes(before[key], after[key], sub, out)
+        return
+    if canonical_json(before) != canonical_json(after):
+        out.append({"path": path or "(action)", "before": before, "after": after})
 
 
 def requester(tx: Tx, run: Any) -> str:

@@ -123,6 +123,10 @@ def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
     if not fnmatch.fnmatchcase(action_name(action), rule.action_pattern) or \
             not fnmatch.fnmatchcase(action_resource(action), rule.resource_pattern):
         refuse("does not match the action")
+    from .rules import condition_holds
+
+    if not condition_holds(rule, action):
+        refuse("has a condition the action does not meet")
     if (rule.effect == "allow") is not (row.status == "approved") or \
             rule.effect not in ("allow", "deny"):
         refuse(f"is a {rule.effect} rule, the approval is {row.status}")

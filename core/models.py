@@ -267,6 +267,24 @@ class Approval(Frozen):
     # the stored action no longer matches action_digest (rewritten outside Proctor): shown
     # as tampered, never decided or consumed (integrity.action_tampered, on every read)
     tampered: bool = False
+    input_schema: Any = None  # the tool's argument schema, when the agent supplied one
+    approved_action: Any = None  # the action as the operator edited and approved it
+    approved_digest: str | None = None
+
+    @property
+    def edited(self) -> bool:
+        """The operator edited the action before approving it."""
+        return self.approved_digest is not None
+
+    @property
+    def effective_action(self) -> Any:
+        """What the agent may do: the edited action if there is one, else the requested."""
+        return self.approved_action if self.edited else self.action
+
+    @property
+    def effective_digest(self) -> str:
+        """The digest ``consume_and_reserve`` takes for this approval."""
+        return self.approved_digest if self.approved_digest is not None else self.action_digest
 
 
 class ApprovalRule(Frozen):
@@ -285,10 +303,80 @@ class ApprovalRule(Frozen):
     revoked_by: str | None
     source_approval_id: str | None
     version: int
+    predicate: str | None = None  # core/predicates.py; None: no condition on the arguments
+    revoke_reason: str | None = None
 
     @property
     def active(self) -> bool:
         return self.revoked_at is None
+
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+    @property
+    def scope_label(self) -> str:
+        """run / space / project as the operator chose it (a project rule is stored as a
+        space-scoped rule with no space)."""
+        if self.scope == ApprovalScope.RUN:
+            return "run"
+        return "space" if self.space is not None else "project"
+
+
+class RuleDraft(Frozen):
+    """A rule as the operator is about to make it (shown, previewed, then confirmed).
+    ``scope`` is run / space / project; ``expires_at`` None means never (not the default)."""
+
+    effect: RuleEffect = RuleEffect.ALLOW
+    action_pattern: str
+    resource_pattern: str = "*"
+    predicate: str | None = None
+    scope: str = "run"
+    run_id: str | None = None
+    project: str = "*"
+    space: str | None = None
+    expires_at: float | None = None
+
+
+class RuleHit(Frozen):
+    """A request a rule (draft) matches: enough to list it and open it."""
+
+    id: str
+    run_id: str
+    agent: str
+    action_name: str
+    status: ApprovalStatus
+    version: int
+    created_at: float
+    decided_by: str | None = None
+
+
+class RulePreview(Frozen):
+    """What a rule would do: past requests it would have decided (newest first, capped)
+    and the pending ones it would decide now. ``by_agent_tool``: (agent, tool, count)."""
+
+    past: list[RuleHit]
+    past_total: int
+    by_agent_tool: list[tuple[str, str, int]]
+    pending: list[RuleHit]
+    scanned: int
+    truncated: bool
+
+
+class RuleMade(Frozen):
+    """A rule just made: the request decided with it (None for a rule made on its own),
+    the rule, and the pending requests it was applied to in the same transaction."""
+
+    approval: Approval | None
+    rule: ApprovalRule
+    applied: list[str]
+
+
+class RuleUsage(Frozen):
+    """A rule with how many requests it decided and whether it still applies."""
+
+    rule: ApprovalRule
+    decided: int
+    state: str  # active / expired / revoked
 
 
 class Interaction(Frozen):

@@ -36,7 +36,7 @@ M = TypeVar("M", bound=BaseModel)
 JSON_FIELDS: dict[type, tuple[str, ...]] = {
     RunEvent: ("payload",),
     ToolCall: ("request", "result"),
-    Approval: ("action",),
+    Approval: ("action", "input_schema", "approved_action"),
     Interaction: ("request", "response_schema", "options", "response"),
     Decision: ("decision",),
     Effect: ("action", "result"),

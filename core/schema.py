@@ -123,6 +123,9 @@ class ApprovalRow(Base):
     consumed_at: Mapped[float | None] = mapped_column(Float)
     consumed_effect_key: Mapped[str | None] = mapped_column(String(200))
     snoozed_until: Mapped[float | None] = mapped_column(Float)
+    input_schema: Mapped[str | None] = mapped_column(Text)  # 0005r
+    approved_action: Mapped[str | None] = mapped_column(Text)  # 0005r: the edited action
+    approved_digest: Mapped[str | None] = mapped_column(String(64))  # 0005r
     __table_args__ = (
         Index("ix_approvals_status_created", "status", "created_at", "id"),
         Index("ix_approvals_run", "run_id", "created_at"),
@@ -149,6 +152,8 @@ class ApprovalRuleRow(Base):
     revoked_by: Mapped[str | None] = mapped_column(String(250))
     source_approval_id: Mapped[str | None] = mapped_column(String(64))
     version: Mapped[int] = mapped_column(Integer)
+    predicate: Mapped[str | None] = mapped_column(Text)  # 0005r
+    revoke_reason: Mapped[str | None] = mapped_column(Text)  # 0005r
     __table_args__ = (Index("ix_rules_lookup", "revoked_at", "project", "space"),)
 
 

@@ -72,7 +72,13 @@ def rule_content(row: Any) -> dict:
     keys = ("effect", "action_pattern", "resource_pattern", "scope", "run_id", "project",
             "space", "expires_at", "source_approval_id")
     get = row.get if isinstance(row, dict) else lambda k: getattr(row, k)
-    return {k: get(k) for k in keys}
+    content = {k: get(k) for k in keys}
+    # a rule's condition (0005r) is covered too; absent when it has none, so the content of
+    # a rule without one (and its signature) is what it was before conditions existed
+    predicate = row.get("predicate") if isinstance(row, dict) else getattr(row, "predicate", None)
+    if predicate is not None:
+        content["predicate"] = predicate
+    return content
 
 
 def reconciliation_subject(row: Any) -> dict:
