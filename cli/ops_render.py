@@ -17,7 +17,7 @@ from typing import Any
 
 ID_HELP = {"approval": "an approval id (apr_…)", "question": "a question id (int_…)",
            "memory": "a memory conflict id (rec_…)", "run": "a run id (run_…)",
-           "effect": "an effect key"}
+           "effect": "an effect key", "rule": "a rule id (rule_…)"}
 LIMIT = 2000  # characters per field unless --full
 
 
