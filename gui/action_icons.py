@@ -22,6 +22,7 @@ ICONS: dict[str, str] = {
     "go.effects": "page-effects",
     "go.audit": "page-audit",
     "go.overview": "page-overview",
+    "go.rules": "page-rules",
     "inbox.approve": "action-approve",
     "inbox.deny": "action-deny",
     "inbox.snooze": "action-snooze",

@@ -41,6 +41,7 @@ from .memory.page import MemoryPage
 from .notify import Arrivals, Notifier
 from .overview.page import OverviewPage
 from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
+from .rules.page import RulesPage
 from .runs import commands as runs_commands
 from .runs.page import RunsPage
 from .theme import ThemeMode
@@ -52,7 +53,7 @@ from .widgets.sidebar import Entry, Sidebar, SidebarModel
 from .widgets.status import DeskStatusBar, StoreState, exposure_warning
 
 PAGES = (("inbox", "Inbox"), ("runs", "Runs"), ("memory", "Memory"), ("effects", "Effects"),
-         ("audit", "Audit"), ("overview", "Overview"))
+         ("audit", "Audit"), ("overview", "Overview"), ("rules", "Rules"))
 APP_SPECS = [
     ActionSpec("app.open", "Open journal…", "File", "Open another journal"),
     ActionSpec("app.preferences", "Preferences…", "File", "Theme, shortcuts, notifications"),
@@ -132,8 +133,10 @@ class MainWindow(QMainWindow):
         self.effects = EffectsPage(ctx, self)
         self.audit = AuditPage(ctx, self)
         self.overview = OverviewPage(ctx, self)
+        self.rules = RulesPage(ctx, self)
         self.pages = {"inbox": self.inbox, "overview": self.overview, "runs": self.runs,
-                      "memory": self.memory, "effects": self.effects, "audit": self.audit}
+                      "memory": self.memory, "effects": self.effects, "audit": self.audit,
+                      "rules": self.rules}
         self.sidebar_model = SidebarModel([Entry(pid, title) for pid, title in PAGES], self)
         self.sidebar = Sidebar(self.sidebar_model, self)
         self.stack = QStackedWidget(self)
@@ -212,6 +215,7 @@ class MainWindow(QMainWindow):
         self.arrivals.arrived.connect(self.notifier.notify)
         self.inbox.open_run.connect(self.show_run)
         self.audit.open_run.connect(self.show_run)
+        self.rules.open_run.connect(self.show_run)
         self.memory.open_run.connect(self.show_run)
         self.memory.open_event.connect(self.show_event)
         self.effects.open_run.connect(self.show_run)
@@ -307,7 +311,8 @@ class MainWindow(QMainWindow):
         hints = {"inbox": f"{counts['approvals']} approvals, {counts['questions']} questions, "
                           f"{counts['memory']} memory conflicts, {counts['effects']} effects",
                  "runs": "active runs", "memory": "pending conflicts",
-                 "effects": "ambiguous effects", "audit": "audit entries"}
+                 "effects": "ambiguous effects", "audit": "audit entries",
+                 "rules": "approval rules"}
         for pid, _title in PAGES:
             if pid in hints:  # the overview has no count of its own
                 self.sidebar_model.set_count(pid, counts.get(pid), hints[pid])

@@ -1,0 +1,1 @@
+"""The Rules page: standing decisions, what they decided, revoke."""
