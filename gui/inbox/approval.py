@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core.approvals import json_changes
 from proctor.core.models import Approval, ApprovalScope, ApprovalStatus, InboxItem, InboxKind
 
 from ..widgets import fmt
@@ -28,7 +29,10 @@ from ..widgets.action_text import ActionText
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, plain_tip, section
+from .decide import request_id
 from .detail import DetailContext, DetailWidget
+from .edit_action import EditActionDialog
+from .rule_draft import RuleDraftPanel
 from .similar import SimilarModel
 
 TAMPERED = ("Tampered with: the stored action no longer matches the digest it was requested "
@@ -47,9 +51,25 @@ def outcome_text(a: Approval) -> str:
     text = f"{a.status.value.capitalize()} by {who}" + (f" at {when}" if when else "")
     if a.decision_reason:
         text += f": {fmt.bounded(a.decision_reason, 300)}"
+    if a.edited:
+        text += f" — edited before approval: {edit_text(a)}"
     if a.consumed_at:
         text += f" — consumed by the agent at {fmt.clock(a.consumed_at)}"
     return text
+
+
+def edit_text(a: Approval) -> str:
+    """How the operator edited the action (path: before → after), bounded."""
+    if not a.edited:
+        return ""
+    parts = []
+    for change in json_changes(a.action, a.approved_action)[:6]:
+        before = fmt.bounded(fmt.pretty_json(change.get("before")), 60) \
+            if "before" in change else "(absent)"
+        after = fmt.bounded(fmt.pretty_json(change.get("after")), 60) \
+            if "after" in change else "(removed)"
+        parts.append(f"{change['path']}: {before} → {after}")
+    return "; ".join(parts) or "re-serialized"
 
 
 def action_button(registry: Any, action_id: str, parent: QWidget) -> QToolButton:
@@ -144,11 +164,19 @@ class ApprovalDetail(DetailWidget):
         scope_row.addStretch(1)
         self.approve_button = action_button(registry, "inbox.approve", self)
         self.approve_button.setObjectName("ApproveButton")
+        self.rule_panel = RuleDraftPanel(self.ctx, self)
+        self.rule_panel.open_run.connect(self.open_run)
+        self.scopes.idToggled.connect(self._on_scope_toggled)
+        self.edit_button = QPushButton("Edit, then approve…", self)
+        self.edit_button.setObjectName("EditApproveButton")
+        self.edit_button.setAccessibleName("Edit the action's arguments, then approve it")
+        self.edit_button.clicked.connect(self.edit_and_approve)
         # approve and deny in a box of their own: a tampered item disables the box
         self.decision_buttons = QWidget(self)
         decide_row = QHBoxLayout(self.decision_buttons)
         decide_row.setContentsMargins(0, 0, 0, 0)
         decide_row.addWidget(self.approve_button)
+        decide_row.addWidget(self.edit_button)
         self.deny_button = action_button(registry, "inbox.deny", self)
         decide_row.addWidget(self.deny_button)
         buttons = QHBoxLayout()
@@ -159,6 +187,7 @@ class ApprovalDetail(DetailWidget):
         form.setContentsMargins(8, 4, 8, 8)
         form.addWidget(self.reason)
         form.addLayout(scope_row)
+        form.addWidget(self.rule_panel)
         form.addLayout(buttons)
         return form
 
@@ -179,6 +208,7 @@ class ApprovalDetail(DetailWidget):
         self.decision_buttons.setEnabled(True)
         self.reason.setPlainText(self._drafts.pop(item.id, ""))
         self.scopes.button(0).setChecked(True)
+        self.rule_panel.hide()
 
     def forget_draft(self, item_id: str) -> None:
         self._drafts.pop(item_id, None)
@@ -235,6 +265,37 @@ class ApprovalDetail(DetailWidget):
 
     def is_pending(self) -> bool:
         return isinstance(self.entity, Approval) and self.entity.status == ApprovalStatus.PENDING
+
+    # ------------------------------------------------------------ rules and edits
+    @Slot(int, bool)
+    def _on_scope_toggled(self, _button: int, checked: bool) -> None:
+        if not checked:
+            return
+        scope = self.scope()
+        if scope == ApprovalScope.ONCE or not self.is_pending():
+            self.rule_panel.hide()
+            return
+        self.rule_panel.load(self.entity, scope.value)
+
+    def makes_rule(self) -> bool:
+        """Approving now makes a rule (a scope other than once is chosen)."""
+        return self.scope() != ApprovalScope.ONCE and self.rule_panel.isVisible()
+
+    @Slot()
+    def edit_and_approve(self) -> None:
+        """Open the editor; approve the edited action (one decision) if the operator does."""
+        a, item = self.entity, self.item
+        if not isinstance(a, Approval) or item is None or not self.is_pending() \
+                or self.ctx.read_only or a.tampered:
+            return
+        action = EditActionDialog.ask(self, a)
+        if action is None:
+            return
+        approvals, rid, reason = self.ctx.journal.approvals, request_id(), self.reason_text()
+        version = a.version
+        self.message.show_message("Approving the edited action…")
+        self.ctx.decider.submit(item, lambda: approvals.approve_edited(
+            a.id, action, expected_version=version, reason=reason or None, request_id=rid))
 
     @Slot()
     def _copy_digest(self) -> None:

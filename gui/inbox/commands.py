@@ -23,9 +23,11 @@ from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import Level
 from .approval import ApprovalDetail
 from .bulk import BulkDecisionDialog
+from .decide import request_id
 from .effect import EffectDetail
 from .model import item_key
 from .page import InboxPage
+from .rule_draft import RuleConfirmDialog
 
 WIDGET = Qt.ShortcutContext.WidgetShortcut
 SPECS = [
@@ -146,8 +148,29 @@ class InboxCommands(QObject):
             detail = self._detail_for(item, ApprovalDetail)
             reason = detail.reason_text() if detail else ""
             scope = detail.scope() if detail else None
+            if detail is not None and detail.makes_rule():
+                self._approve_with_rule(item, detail, reason)
+                return
             self._working(item, "Approving…")
             self.decider.approve(item, reason=reason, **({"scope": scope} if scope else {}))
+
+    def _approve_with_rule(self, item: InboxItem, detail: ApprovalDetail, reason: str) -> None:
+        """The rule shown is the rule made: confirm it (restated, with its impact), then
+        decide, make it and apply it to the pending requests chosen, in one transaction."""
+        panel = detail.rule_panel
+        draft = panel.draft()
+        if draft is None:
+            detail.message.show_message("The rule cannot be made as it stands: "
+                                        + (panel.problem.text() or "wait for its draft."))
+            return
+        apply_to = panel.apply_to()
+        if not RuleConfirmDialog.ask(self.page, draft, panel.preview, len(apply_to)):
+            return
+        approvals, rid = self.page.ctx.journal.approvals, request_id()
+        self._working(item, "Approving and making the rule…")
+        self.decider.submit(item, lambda: approvals.decide_with_rule(
+            item.id, draft, expected_version=item.version, reason=reason or None,
+            apply_to=apply_to, request_id=rid).approval)
 
     def deny(self) -> None:
         approvals = self._approvals()

@@ -59,7 +59,20 @@ def _approval(p: Any) -> str:
     return " · ".join(x for x in (_get(p, "action"), _get(p, "safety_class")) if x)
 
 
+def _approved(p: Any) -> str:
+    """An approval's decision; an edited one says so, and how (path: before → after)."""
+    if not isinstance(p, dict) or not p.get("edited"):
+        return ""
+    changes = p.get("changes") if isinstance(p.get("changes"), list) else []
+    how = "; ".join(
+        f"{c.get('path')}: {fmt.bounded(fmt.pretty_json(c.get('before')), 40)} → "
+        f"{fmt.bounded(fmt.pretty_json(c.get('after')), 40)}"
+        for c in changes[:4] if isinstance(c, dict))
+    return f"approved as edited by {_get(p, 'by')}" + (f" — {how}" if how else "")
+
+
 SUMMARIES = {
+    "approval.approved": _approved,
     "run.started": lambda p: f"{_get(p, 'title')} ({_get(p, 'agent')} in {_get(p, 'project')})",
     "run.failed": lambda p: f"failed: {_get(p, 'error')}",
     "run.completed": lambda p: f"completed {_get(p, 'result')}".strip(),

@@ -164,13 +164,21 @@ def test_inbox_keys_do_nothing_on_another_page(qtbot, populated, open_desk):
         assert j.approvals.get(ids["approval"]).status == "pending"
 
 
-def test_scope_run_creates_a_rule(qtbot, populated, open_desk):
+def test_scope_run_creates_a_rule(qtbot, populated, open_desk, monkeypatch):
+    """Issue 19: the rule is shown (its draft loaded) and confirmed before it is made."""
+    from proctor.gui.inbox.rule_draft import RuleConfirmDialog
+
     path, ids = populated
     window = open_desk(path)
     select_key(qtbot, window, f"approval:{ids['approval']}")
     detail = window.inbox.detail.current()
     detail.scopes.button(1).click()
+    qtbot.waitUntil(lambda: detail.rule_panel.base is not None, timeout=WAIT_MS)
+    confirmed = []
+    monkeypatch.setattr(RuleConfirmDialog, "ask",
+                        classmethod(lambda cls, *a: confirmed.append(a) or True))
     key_on_table(qtbot, window, Qt.Key.Key_A)
+    assert len(confirmed) == 1
     qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{ids['approval']}") < 0,
                     timeout=WAIT_MS)
     with Journal.open(path) as j:

@@ -1,0 +1,268 @@
+"""A rule is explicit before it exists: the rule an "Always …" approval will make, shown
+and editable (resource pattern, condition, scope, expiry — a day by default, not for
+ever), its impact preview (past requests it would have decided, by agent and tool; the
+pending ones it would decide now, each openable) and the confirmation restating it.
+
+The preview runs on the task runner; the condition is checked as it is typed (pure
+Python, ``proctor.core.predicates``: nothing touches the store on the GUI thread)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QFrame,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from proctor.core import errors, predicates
+from proctor.core.models import Approval, RuleDraft, RulePreview
+
+from ..widgets import fmt
+from ..widgets.labels import plain_label
+
+EXPIRY_CHOICES = [("1 hour", 3600.0), ("8 hours", 8 * 3600.0), ("24 hours", 86400.0),
+                  ("7 days", 7 * 86400.0), ("30 days", 30 * 86400.0), ("Never", None)]
+DEFAULT_EXPIRY = 2  # 24 hours
+PREVIEW_DEBOUNCE_MS = 250
+LISTED = 50
+
+
+def draft_text(d: RuleDraft, now: float | None = None) -> str:
+    """The rule in one sentence, as the confirmation restates it."""
+    where = {"run": f"run {d.run_id}", "space": f"space {d.project}/{d.space}",
+             "project": f"project {d.project}"}.get(d.scope, d.scope)
+    until = f"until {fmt.clock(d.expires_at)}" if d.expires_at else "for ever (no expiry)"
+    when = f" when {d.predicate}" if d.predicate else ""
+    return (f"{d.effect.value.capitalize()} {d.action_pattern} on resource "
+            f"{d.resource_pattern}{when}, in {where}, {until}")
+
+
+def preview_text(p: RulePreview) -> str:
+    more = f" (of the newest {p.scanned:,} read)" if p.truncated else ""
+    lines = [f"Would have decided {p.past_total} past request(s){more}."]
+    lines += [f"  {n} × {agent} · {tool}" for agent, tool, n in p.by_agent_tool[:10]]
+    lines.append(f"Would decide {len(p.pending)} pending request(s) now.")
+    return "\n".join(lines)
+
+
+class RuleDraftPanel(QFrame):
+    """Signals:
+        previewed(object): a RulePreview for the draft shown.
+        open_run(str): the operator opened a request listed by the preview (its run id).
+    """
+
+    previewed = Signal(object)
+    open_run = Signal(str)
+
+    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setObjectName("RuleDraftPanel")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.approval: Approval | None = None
+        self.base: RuleDraft | None = None
+        self.preview: RulePreview | None = None
+        self._generation = 0
+        self.headline = plain_label(parent=self)
+        self.headline.setAccessibleName("The rule that will be made")
+        self.resource = QLineEdit(self)
+        self.resource.setAccessibleName("Rule resource pattern")
+        self.condition = QLineEdit(self)
+        self.condition.setAccessibleName("Rule condition")
+        self.condition.setPlaceholderText('optional, e.g. args.amount <= 100  (see docs/rules.md)')
+        self.scope = QComboBox(self)
+        self.scope.setAccessibleName("Rule scope")
+        for label, value in (("This run", "run"), ("This space", "space"),
+                             ("This project", "project")):
+            self.scope.addItem(label, value)
+        self.expiry = QComboBox(self)
+        self.expiry.setAccessibleName("Rule expiry")
+        for label, seconds in EXPIRY_CHOICES:
+            self.expiry.addItem(label, seconds)
+        self.expiry.setCurrentIndex(DEFAULT_EXPIRY)
+        self.problem = plain_label(parent=self, name="Muted")
+        self.problem.setAccessibleName("Rule problem")
+        self.summary = plain_label(parent=self)
+        self.summary.setAccessibleName("Rule impact preview")
+        self.pending = QListWidget(self)
+        self.pending.setAccessibleName("Pending requests the rule would decide")
+        self.pending.setMaximumHeight(90)
+        self.pending.itemActivated.connect(self._open_item)
+        self.pending.itemDoubleClicked.connect(self._open_item)
+        self.apply = QCheckBox("Also decide the pending requests it matches", self)
+        self.apply.setAccessibleName("Apply the rule to the pending requests it matches")
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(PREVIEW_DEBOUNCE_MS)
+        self._timer.timeout.connect(self.refresh_preview)
+        for edit in (self.resource, self.condition):
+            edit.textChanged.connect(self._changed)
+        self.scope.currentIndexChanged.connect(self._scope_changed)
+        self.expiry.currentIndexChanged.connect(self._changed)
+        form = QFormLayout()
+        form.addRow("Resource", self.resource)
+        form.addRow("When", self.condition)
+        form.addRow("Scope", self.scope)
+        form.addRow("Expires after", self.expiry)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addWidget(self.headline)
+        layout.addLayout(form)
+        layout.addWidget(self.problem)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.pending)
+        layout.addWidget(self.apply)
+        self.hide()
+
+    # ------------------------------------------------------------ loading
+    def load(self, approval: Approval, scope: str) -> None:
+        """Show the rule approving ``approval`` with ``scope`` would make."""
+        self.approval = approval
+        self._generation += 1
+        generation, approvals = self._generation, self.ctx.journal.approvals
+        self.preview = None
+        self.show()
+        self.ctx.runner.run(lambda: (generation, approvals.rule_draft(approval.id, scope)),
+                            on_done=self._on_draft, on_error=self._on_error, owner=self)
+
+    def _on_draft(self, result: tuple[int, RuleDraft]) -> None:
+        generation, draft = result
+        if generation != self._generation:
+            return
+        self.base = draft
+        for widget in (self.resource, self.condition, self.scope):
+            widget.blockSignals(True)
+        self.resource.setText(draft.resource_pattern)
+        self.condition.clear()
+        self.scope.setCurrentIndex(max(0, self.scope.findData(draft.scope)))
+        for widget in (self.resource, self.condition, self.scope):
+            widget.blockSignals(False)
+        self._changed()
+
+    def _on_error(self, exc: BaseException) -> None:
+        self.problem.setText(f"Cannot draft the rule: {fmt.bounded(str(exc), 300)}")
+
+    # ------------------------------------------------------------ the draft
+    def draft(self, now: float | None = None) -> RuleDraft | None:
+        """The rule as edited now, or None (with the reason shown) if it cannot be made."""
+        if self.base is None or self.approval is None:
+            return None
+        try:
+            condition = predicates.normalized(self.condition.text())
+        except errors.ValidationError as err:
+            self.problem.setText(err.message)
+            return None
+        resource = self.resource.text().strip()
+        if not resource:
+            self.problem.setText("The resource pattern is empty (use * for any resource).")
+            return None
+        seconds = self.expiry.currentData()
+        scope = self.scope.currentData()
+        a = self.approval
+        self.problem.setText("")
+        return self.base.model_copy(update={
+            "resource_pattern": resource, "predicate": condition, "scope": scope,
+            "run_id": a.run_id if scope == "run" else None, "project": a.project,
+            "space": a.space if scope == "space" else None,
+            "expires_at": None if seconds is None else (now or time.time()) + seconds})
+
+    @Slot()
+    def _scope_changed(self) -> None:
+        self._changed()
+
+    @Slot()
+    def _changed(self) -> None:
+        draft = self.draft()
+        self.preview = None
+        self.apply.setEnabled(False)
+        if draft is None:
+            self.headline.setText("This rule cannot be made yet.")
+            return
+        self.headline.setText(f"Approving will make the rule: {draft_text(draft)}.")
+        self.summary.setText("Previewing…")
+        self._timer.start()
+
+    @Slot()
+    def refresh_preview(self) -> None:
+        draft = self.draft()
+        if draft is None or self.approval is None:
+            return
+        self._generation += 1
+        generation, approvals, exclude = self._generation, self.ctx.journal.approvals, \
+            self.approval.id
+        self.ctx.runner.run(lambda: (generation, approvals.preview_rule(draft, exclude=exclude)),
+                            on_done=self._on_preview, on_error=self._on_error, owner=self)
+
+    def _on_preview(self, result: tuple[int, RulePreview]) -> None:
+        generation, preview = result
+        if generation != self._generation:
+            return
+        self.preview = preview
+        self.summary.setText(preview_text(preview))
+        self.pending.clear()
+        for hit in preview.pending[:LISTED]:
+            item = QListWidgetItem(fmt.bounded(f"{hit.agent} · {hit.action_name} · {hit.id}",
+                                               200), self.pending)
+            item.setData(Qt.ItemDataRole.UserRole, hit.run_id)
+        self.apply.setEnabled(bool(preview.pending))
+        self.apply.setText(f"Also decide the {len(preview.pending)} pending request(s) it "
+                           "matches")
+        self.previewed.emit(preview)
+
+    @Slot(QListWidgetItem)
+    def _open_item(self, item: QListWidgetItem) -> None:
+        run_id = item.data(Qt.ItemDataRole.UserRole)
+        if run_id:
+            self.open_run.emit(run_id)
+
+    def apply_to(self) -> list[tuple[str, int]]:
+        if self.preview is None or not self.apply.isChecked():
+            return []
+        return [(h.id, h.version) for h in self.preview.pending]
+
+
+class RuleConfirmDialog(QDialog):
+    """Restates the rule, its past impact and what it will decide now; OK makes it."""
+
+    def __init__(self, parent: QWidget | None, text: str) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Approve and make this rule?")
+        label = plain_label(text, self)
+        label.setAccessibleName("The rule to be made")
+        buttons = QDialogButtonBox(self)
+        self.ok = buttons.addButton("Approve and make the rule",
+                                    QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(label)
+        layout.addWidget(buttons)
+
+    @staticmethod
+    def text(draft: RuleDraft, preview: RulePreview | None, applied: int) -> str:
+        lines = [f"Approve this request and make the rule:\n{draft_text(draft)}."]
+        if preview is not None:
+            lines.append(preview_text(preview))
+        lines.append(f"It will also decide {applied} pending request(s) now." if applied
+                     else "It decides no pending request now; new requests it matches are "
+                          "decided as they arrive.")
+        return "\n\n".join(lines)
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, draft: RuleDraft, preview: RulePreview | None,
+            applied: int) -> bool:
+        dialog = cls(parent, cls.text(draft, preview, applied))
+        return dialog.exec() == QDialog.DialogCode.Accepted
