@@ -5,7 +5,9 @@ Mapping (one LangGraph thread = one Proctor run, id ``run_id_for(thread_id)``):
 
 - An interrupt whose value is approval-shaped (a dict with ``kind: "approval"`` or an ``action``
   dict with a ``tool`` name) is filed as an approval of that action; it resumes with
-  ``{"approved", "reason", "decided_by", "approval_id", "action_digest"}``. Pass that dict as
+  ``{"approved", "reason", "decided_by", "approval_id", "action_digest", "edited", "action",
+  "args", "requested_digest"}``: ``action``/``args`` are what to run — the operator's edit if
+  they edited the action (``edited``), and ``action_digest`` is its digest. Pass that dict as
   ``approval=`` to :meth:`LangGraphBridge.effect` to consume the approval exactly once.
 - Any other interrupt is filed as a human interaction. ``Interrupt.response_schema`` becomes the
   form's JSON Schema (the desk refuses answers that fail it); ``value["kind"]``, ``["question"]``
@@ -490,9 +492,14 @@ class LangGraphBridge:
             a = self.j.approvals.get(p.item_id)
             reason = a.decision_reason or ("expired" if a.status == ApprovalStatus.EXPIRED
                                            else None)
-            return {"approved": a.status == ApprovalStatus.APPROVED, "reason": reason,
+            approved = a.status == ApprovalStatus.APPROVED
+            action = a.effective_action if approved else None
+            return {"approved": approved, "reason": reason,
                     "decided_by": a.decided_by, "approval_id": a.id,
-                    "action_digest": a.action_digest}
+                    "action_digest": a.effective_digest, "edited": a.edited,
+                    "action": action,
+                    "args": action.get("args") if isinstance(action, dict) else None,
+                    "requested_digest": a.action_digest}
         q = self.j.interactions.get(p.item_id)
         meta = q.request.get("langgraph", {}) if isinstance(q.request, dict) else {}
         field = ANSWER_KEYS.get(q.kind)

@@ -72,7 +72,8 @@ StatusName = Literal["pending", "approved", "denied", "answered", "expired", "wi
 INSTRUCTIONS = (
     "Proctor puts a person in the loop. Before an action with side effects, call "
     "request_approval(action={'tool': ..., 'args': {...}}, reason=...) and act only if the "
-    "result says approved. To ask the person something, call ask_human(question, "
+    "result says approved, and then run the result's `action` (the person may have edited "
+    "its arguments). To ask the person something, call ask_human(question, "
     "response_schema=...). Both wait for the person; if your tool calls time out quickly, use "
     "submit_approval / submit_question and then await_decision(id, wait_s<=50) until the "
     "status is no longer 'pending'. Pass an idempotency_key and reuse it when you retry a "
@@ -92,7 +93,15 @@ class Outcome(BaseModel):
     decided_by: str | None = None
     scope: str | None = Field(None, description="approvals: once, run or space")
     run_id: str
-    action_digest: str | None = None
+    action_digest: str | None = Field(None, description=(
+        "approvals: the digest of the action to run (of the edited one if edited)"))
+    edited: bool = Field(False, description=(
+        "approvals: the person edited the action before approving it; run `action`, not "
+        "what you asked for"))
+    action: dict[str, Any] | None = Field(None, description=(
+        "approvals, once approved: exactly the action to run (the person's edit, if any)"))
+    requested_digest: str | None = Field(None, description=(
+        "approvals: the digest of the action you asked for"))
 
 
 APPROVAL_STATUS: dict[ApprovalStatus, StatusName] = {
@@ -162,7 +171,9 @@ def approval_outcome(a: Approval) -> Outcome:
                    approved=(status == "approved") if decided else None,
                    reason=a.decision_reason, decided_by=a.decided_by,
                    scope=a.decision_scope.value if a.decision_scope else None,
-                   run_id=a.run_id, action_digest=a.action_digest)
+                   run_id=a.run_id, action_digest=a.effective_digest, edited=a.edited,
+                   action=a.effective_action if status == "approved" else None,
+                   requested_digest=a.action_digest)
 
 
 def question_outcome(q: Interaction) -> Outcome:
@@ -488,7 +499,9 @@ def register_tools(p: ProctorMCP) -> None:
             safety_class: SafetyName = "unsafe_write",
             expires_in: ExpiresIn = None, idempotency_key: IdempotencyKey = None) -> Outcome:
         """Ask a person to approve `action` (a JSON object with a 'tool' name and 'args') and
-        wait for the decision. Act only if status is 'approved'; a denial carries the reason."""
+        wait for the decision. Act only if status is 'approved', and then run the returned
+        `action` (the person may have edited its arguments: `edited`); a denial carries the
+        reason."""
         args = dict(action=action, reason=reason, safety_class=safety_class,
                     expires_in=expires_in, idempotency_key=idempotency_key)
         return await file_approval(ctx, "request_approval", args, wait=True)

@@ -316,3 +316,39 @@ def test_checkpointer_must_not_share_the_journal_file(journal_path):
     with pytest.raises(ValueError, match="its own file"):
         LangGraphBridge(journal, graph)
     journal.close()
+
+
+def test_an_edited_approval_resumes_the_graph_with_the_edited_arguments(journal_path,
+                                                                       tmp_path, desk):
+    """Issue 19: the operator edits the refund's amount and approves; the graph resumes with
+    the edited arguments and consumes the approval for the edited action's digest."""
+    paid: list[dict] = []
+
+    def build(fx: GraphEffects) -> StateGraph:
+        def refund(s: Bag) -> Bag:
+            asked = {"tool": "payments.refund", "args": {"account": "acct-9", "amount": 4200}}
+            decision = interrupt({"kind": "approval", "action": asked, "reason": "refund"})
+            if not decision["approved"]:
+                return {"result": "denied"}
+            args = decision["args"]
+            fx.run("refund", lambda: paid.append(args) or {"ok": True},
+                   approval=decision)
+            return {"result": decision}
+
+        return chain(refund)
+
+    bridge, journal = bridge_for(journal_path, tmp_path, build)
+    outcome = bridge.start("t-edit", {})
+    approval_id = outcome.pending[0].item_id
+    edited = {"tool": "payments.refund", "args": {"account": "acct-9", "amount": 420}}
+    a = desk.journal.approvals.get(approval_id)
+    desk.journal.approvals.approve_edited(approval_id, edited, expected_version=a.version)
+    outcome = bridge.resume("t-edit")
+    assert outcome.done
+    decision = outcome.values["result"]
+    assert decision["edited"] is True and decision["args"] == edited["args"]
+    assert decision["action"] == edited and decision["requested_digest"] == a.action_digest
+    assert paid == [edited["args"]]
+    effect = journal.effects.get("langgraph:t-edit:effect:refund")
+    assert effect.action == edited and effect.approval_id == approval_id
+    journal.close()

@@ -465,3 +465,37 @@ def test_runs_left_open_by_a_killed_server_are_failed_by_the_next_one(journal_pa
     assert desk.journal.inbox.count() == 0
     assert desk.journal.runs.get(elsewhere.id).status == "running"
     assert desk.journal.runs.get(container.id).status == "running"  # its pid means nothing here
+
+
+def test_an_edited_approval_hands_the_edited_arguments_back(journal_path, desk):
+    """Issue 19: the operator edits the action, approves it; the MCP caller gets the edited
+    action and its digest, and the journal only reserves that digest."""
+    edited = {"tool": "refund", "args": {"account": "acct-9", "amount": 420}}
+
+    async def desk_side():
+        [item] = await desk_do(desk.wait_pending, "approval")
+        a = await desk_do(desk.journal.approvals.get, item.id)
+        await desk_do(lambda: desk.journal.approvals.approve_edited(
+            item.id, edited, expected_version=a.version, reason="a tenth of it"))
+
+    from proctor.core import Actor, Journal, digest_of
+
+    def run_it(out):  # the agent runs what it got back, while its run is live
+        with Journal.open(journal_path, actor=Actor.agent("test-host")) as agent:
+            with pytest.raises(errors.DigestMismatch):
+                agent.approvals.consume_and_reserve(out["id"], out["requested_digest"], "fx")
+            return agent.approvals.consume_and_reserve(out["id"], out["action_digest"], "fx")
+
+    async def main():
+        async with client(journal_path) as c, anyio.create_task_group() as tg:
+            tg.start_soon(desk_side)
+            out = structured(await c.call_tool(
+                "request_approval", {"action": REFUND, "reason": "customer asked"}))
+            return out, await anyio.to_thread.run_sync(run_it, out)
+
+    out, effect = anyio.run(main)
+    assert out["status"] == "approved" and out["edited"] is True
+    assert out["action"] == edited and out["reason"] == "a tenth of it"
+    assert out["action_digest"] == digest_of(edited)
+    assert out["requested_digest"] == digest_of(REFUND)
+    assert effect.action == edited
