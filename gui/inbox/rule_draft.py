@@ -96,6 +96,11 @@ class RuleDraftPanel(QFrame):
         self.problem.setAccessibleName("Rule problem")
         self.summary = plain_label(parent=self)
         self.summary.setAccessibleName("Rule impact preview")
+        self.past = QListWidget(self)
+        self.past.setAccessibleName("Past requests the rule would have decided")
+        self.past.setMaximumHeight(70)
+        self.past.itemActivated.connect(self._open_item)
+        self.past.itemDoubleClicked.connect(self._open_item)
         self.pending = QListWidget(self)
         self.pending.setAccessibleName("Pending requests the rule would decide")
         self.pending.setMaximumHeight(90)
@@ -122,6 +127,7 @@ class RuleDraftPanel(QFrame):
         layout.addLayout(form)
         layout.addWidget(self.problem)
         layout.addWidget(self.summary)
+        layout.addWidget(self.past)
         layout.addWidget(self.pending)
         layout.addWidget(self.apply)
         self.hide()
@@ -211,11 +217,15 @@ class RuleDraftPanel(QFrame):
             return
         self.preview = preview
         self.summary.setText(preview_text(preview))
-        self.pending.clear()
-        for hit in preview.pending[:LISTED]:
-            item = QListWidgetItem(fmt.bounded(f"{hit.agent} · {hit.action_name} · {hit.id}",
-                                               200), self.pending)
-            item.setData(Qt.ItemDataRole.UserRole, hit.run_id)
+        for view, hits, word in ((self.past, preview.past, "past"),
+                                 (self.pending, preview.pending, "pending")):
+            view.clear()
+            for hit in hits[:LISTED]:
+                item = QListWidgetItem(fmt.bounded(
+                    f"{word} · {hit.agent} · {hit.action_name} · {hit.status.value} · {hit.id}",
+                    200), view)
+                item.setData(Qt.ItemDataRole.UserRole, hit.run_id)
+                item.setToolTip("Enter or double-click opens its run")
         self.apply.setEnabled(bool(preview.pending))
         self.apply.setText(f"Also decide the {len(preview.pending)} pending request(s) it "
                            "matches")

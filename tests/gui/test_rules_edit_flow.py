@@ -65,7 +65,13 @@ def test_the_rule_is_shown_previewed_confirmed_and_applied(qtbot, journal_path, 
     qtbot.waitUntil(lambda: panel.preview is not None and len(panel.preview.pending) == 2,
                     timeout=WAIT_MS)
     assert panel.preview.past_total == 2 and "2 past request" in panel.summary.text()
-    assert panel.pending.count() == 2
+    assert panel.pending.count() == 2 and panel.past.count() == 2
+    with qtbot.waitSignal(detail.open_run, timeout=WAIT_MS) as opened:  # each openable
+        panel.past.itemActivated.emit(panel.past.item(0))
+    assert opened.args[0].startswith("run_")
+    qtbot.waitUntil(lambda: window.current_page_id() == "runs", timeout=WAIT_MS)
+    window.go("inbox")  # back where the rule was being made: the draft is as it was
+    assert detail.rule_panel.isVisible() and panel.resource.text() == "/srv/app/*"
     panel.apply.setChecked(True)
     seen = {}
 
