@@ -230,7 +230,7 @@ class Approvals:
             if row.consumed_at is not None:
                 raise errors.NotConsumable(
                     f"approval {approval_id} was already consumed for {row.consumed_effect_key}")
-            approved_digest, approved = approved_action_of(row)
+            approved_digest, approved = approved_action_of(row, tx.conn)
             if approved_digest != action_digest:
                 raise errors.DigestMismatch(
                     f"approval {approval_id} is for action {approved_digest[:12]}…, "
@@ -543,6 +543,7 @@ class Approvals:
         def op(tx: Tx) -> tuple[str, list[str]]:
             if tx.replayed(request_id, request):
                 return self._replayed_rule(tx, request_id), [i for i, _ in pairs]
+            refuse_tampered("approval", approval_id, self._row(tx, approval_id))
             row = self._decidable(tx, approval_id, expected_version)
             if row is None:
                 return "", []
@@ -650,6 +651,7 @@ class Approvals:
         rule = row_where(tx.conn, s.approval_rules, id=rule_id)
         applied = []
         for approval_id, version in pairs:
+            refuse_tampered("approval", approval_id, self._row(tx, approval_id))
             row = self._decidable(tx, approval_id, version)
             if row is None:
                 raise errors.Expired(f"approval {approval_id} expired; preview the rule again")
@@ -687,6 +689,7 @@ class Approvals:
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
                 return
+            refuse_tampered("approval", approval_id, self._row(tx, approval_id))
             row = self._decidable(tx, approval_id, expected_version)
             if row is None:
                 return
@@ -761,16 +764,19 @@ def _live_rules() -> Any:
 LIVE_RULES = Prepared(_live_rules())
 
 
-def approved_action_of(row: Any) -> tuple[str, Any]:
-    """(digest, action) of what was approved: the operator's edit, if any (its stored digest
-    re-checked against its stored text), else the requested action."""
+def approved_action_of(row: Any, conn: Any) -> tuple[str, Any]:
+    """(digest, action) of what was approved: the operator's edit, if any — its stored digest
+    re-checked against its stored text and against the (immutable) decision row that
+    recorded the edit — else the requested action."""
     if row.approved_digest is None:
         return row.action_digest, canonical_json_loads(row.action)
     approved = canonical_json_loads(row.approved_action)
-    if digest_of(approved) != row.approved_digest:
-        raise errors.DigestMismatch(
+    recorded = [d.decision.get("approved_digest") for d in decisions_for(conn, row.id)
+                if isinstance(d.decision, dict) and d.decision.get("edited")]
+    if digest_of(approved) != row.approved_digest or recorded != [row.approved_digest]:
+        raise errors.Tampered(
             f"approval {row.id}'s edited action does not match its digest: the journal was "
-            "altered after the decision; nothing was reserved")
+            "altered after the decision; nothing was reserved", kind="approval", id=row.id)
     return row.approved_digest, approved
 
 

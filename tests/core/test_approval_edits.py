@@ -71,13 +71,13 @@ def test_an_altered_edited_action_is_refused_at_consume(operator, agent, pending
     with raw(journal_path) as conn:
         conn.execute("UPDATE approvals SET approved_action = ? WHERE id = ?",
                      (__import__("json").dumps(evil), pending.id))
-    with pytest.raises(errors.DigestMismatch):
+    with pytest.raises(errors.Tampered):
         agent.approvals.consume_and_reserve(pending.id, digest_of(EDITED), "fx-1")
     with raw(journal_path) as conn:  # and the digest moved to the altered text too
         conn.execute("UPDATE approvals SET approved_digest = ? WHERE id = ?",
-                     (digest_of(EDITED), pending.id))
-    with pytest.raises(errors.DigestMismatch):
-        agent.approvals.consume_and_reserve(pending.id, digest_of(EDITED), "fx-1")
+                     (digest_of(evil), pending.id))
+    with pytest.raises(errors.Tampered):  # the immutable decision row names the real edit
+        agent.approvals.consume_and_reserve(pending.id, digest_of(evil), "fx-1")
     with raw(journal_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM effects").fetchone()[0] == 0
 
@@ -133,3 +133,22 @@ def test_without_a_schema_any_arguments_may_be_edited(operator, agent, run):
     plain = agent.approvals.request(run.id, REQUESTED, reason="r")
     decided = edit(operator, plain, {"tool": "payments.refund", "args": {"amount": "ninety"}})
     assert decided.approved_action["args"] == {"amount": "ninety"}
+
+
+def test_a_tampered_request_is_neither_edited_nor_ruled(operator, agent, pending, journal_path):
+    """The requested action was rewritten under the API (triggers dropped): neither an edit
+    nor a rule made from it may decide it."""
+    from .helpers import drop_immutability_triggers
+
+    with raw(journal_path) as conn:
+        drop_immutability_triggers(conn)
+        conn.execute("UPDATE approvals SET action = ? WHERE id = ?",
+                     ('{"args":{"amount":1,"account":"x"},"tool":"payments.refund"}',
+                      pending.id))
+    before = snapshot(journal_path)
+    with pytest.raises(errors.Tampered):
+        edit(operator, pending)
+    draft = operator.approvals.rule_draft(pending.id, "run")
+    with pytest.raises(errors.Tampered):
+        operator.approvals.decide_with_rule(pending.id, draft, expected_version=1)
+    assert snapshot(journal_path) == before
