@@ -274,9 +274,39 @@ def test_a_rule_made_by_a_signed_approval_auto_approves_the_next_request(signer,
                                                                          run):
     first = request(trusting, run)
     signer.approvals.decide(first.id, True, expected_version=1, scope="run")
-    second = request(trusting, run, OTHER)
+    second = request(trusting, run)  # the same action again (issue 19: the rule is narrow)
     assert second.status == "approved" and second.rule_id
     assert trusting.approvals.wait(second.id, timeout=0).status == "approved"
+    assert request(trusting, run, OTHER).status == "pending"  # rm -rf / is not rm -rf build/
+
+
+def test_edited_and_conditional_rule_decisions_verify_for_a_trusting_agent(signer, trusting,
+                                                                           run, journal_path):
+    """Issue 19 under trust: an edited approval is signed with the edited digest; a rule made
+    with a condition (and applied to a pending request) is signed and its condition is
+    checked when a trusting agent consumes what it decided."""
+    from proctor.core import digest_of
+    from proctor.core.models import RuleDraft
+
+    asked = request(trusting, run)
+    edited = {"tool": "shell", "args": {"command": "rm -rf build/tmp"}}
+    signer.approvals.approve_edited(asked.id, edited, expected_version=1)
+    done = trusting.approvals.wait(asked.id, timeout=0)
+    assert done.effective_digest == digest_of(edited)
+    trusting.approvals.consume_and_reserve(asked.id, digest_of(edited), "e-edit")
+    pending = request(trusting, run, {"tool": "deploy", "args": {"env": "staging"}})
+    draft = RuleDraft(action_pattern="deploy", run_id=run.id, project=run.project,
+                      predicate='args.env == "staging"')
+    made = signer.approvals.make_rule(draft, apply_to=[(pending.id, pending.version)])
+    assert made.applied == [pending.id]
+    trusting.approvals.consume_and_reserve(pending.id, pending.action_digest, "e-rule")
+    later = request(trusting, run, {"tool": "deploy", "args": {"env": "staging"}})
+    assert later.rule_id == made.rule.id
+    with raw(journal_path) as conn:  # the condition widened by hand: not the signed rule
+        conn.execute("UPDATE approval_rules SET predicate = 'exists args' WHERE id = ?",
+                     (made.rule.id,))
+    with refused("mismatch"):
+        trusting.approvals.consume_and_reserve(later.id, later.action_digest, "e-later")
 
 
 def test_a_rule_forged_in_the_table_does_not_auto_approve(trusting, run, journal_path):
