@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.core import Actor, InboxFilter, InboxKind, Journal, RunStatus, errors, verify
+from proctor.core.safe_text import json_escaped
 
 from . import ops_render as render
 
@@ -149,15 +150,18 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
 
 
 def fail(args: argparse.Namespace, message: str, hint: str, code: int) -> int:
-    print(f"proctor {args.command}: error: {render.clean(message)}", file=sys.stderr)
+    print(f"proctor {args.command}: error: {render.clean(message, one_line=True)}",
+          file=sys.stderr)
     if hint:
-        print(f"  hint: {hint}", file=sys.stderr)
+        print(f"  hint: {render.clean(hint, one_line=True)}", file=sys.stderr)
     return code
 
 
 def emit_json(obj: Any) -> None:
-    json.dump(obj, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
+    """``obj`` as JSON on stdout; invisible characters (C1 controls, DEL, bidi marks …) are
+    written as \\uXXXX escapes, so the text is safe on a terminal and parses to the same value."""
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(json_escaped(text) + "\n")
 
 
 def dump(model: Any) -> Any:
@@ -198,7 +202,7 @@ def require_kind(ident: str, wanted: str, command: str) -> None:
         raise errors.NotFound(
             f"{ident} is not {'an' if wanted[0] in 'aeiou' else 'a'} {wanted} id",
             hint=f"`proctor {command}` takes {render.ID_HELP[wanted]}; "
-                 f"use `proctor show {ident}` to see what it is.")
+                 f"use `proctor show {render.last_word(ident)}` to see what it is.")
 
 
 # ---------------------------------------------------------------- listing
@@ -277,7 +281,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.output:
             with open(args.output, "w", encoding="utf-8") as out:
                 count = write_events(j, run.id, out)
-            print(f"wrote {count} events of {run.id} to {args.output}", file=sys.stderr)
+            print(f"wrote {count} events of {render.ident(run.id)} to "
+                  f"{render.ident(args.output)}", file=sys.stderr)
         else:
             write_events(j, run.id, sys.stdout)
         return EXIT_OK
@@ -291,8 +296,8 @@ def write_events(j: Journal, run_id: str, out: Any, page: int = 5000) -> int:
     while True:
         batch = j.runs.events(run_id, after=after, limit=page)
         for event in batch:
-            out.write(json.dumps(event.model_dump(mode="json"), ensure_ascii=False,
-                                 sort_keys=True) + "\n")
+            out.write(json_escaped(json.dumps(event.model_dump(mode="json"),
+                                              ensure_ascii=False, sort_keys=True)) + "\n")
         count += len(batch)
         if len(batch) < page:
             return count
@@ -341,11 +346,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(f"decisions: {signature_line(report)}")
     else:
         first = report.problems[0]
-        print(f"FAILED: {render.clean(first.what)} at {render.clean(first.where)}: "
-              f"{render.clean(first.detail)}")
+        print(f"FAILED: {render.clean(first.what, one_line=True)} at "
+              f"{render.clean(first.where, one_line=True)}: "
+              f"{render.clean(first.detail, 2000, one_line=True, more='')}")
         if signed:
-            print(f"first unsigned or forged decision: {render.clean(signed[0].where)}: "
-                  f"{render.clean(signed[0].detail)}")
+            print(f"first unsigned or forged decision: "
+                  f"{render.clean(signed[0].where, one_line=True)}: "
+                  f"{render.clean(signed[0].detail, 2000, one_line=True, more='')}")
         if report.signatures is not None:
             print(f"decisions: {signature_line(report)}")
         if len(report.problems) > 1:
@@ -428,7 +435,8 @@ def cmd_decide(args: argparse.Namespace) -> int:
     finally:
         j.close()
     rule = f", rule {done.rule_id}" if done.rule_id else ""
-    print(f"{done.status.value} {done.id} ({render.clean(done.action_name, 80)}, "
+    print(f"{done.status.value} {render.ident(done.id)} "
+          f"({render.clean(done.action_name, 80, one_line=True)}, "
           f"scope {done.decision_scope.value if done.decision_scope else 'once'}{rule})")
     return EXIT_OK
 
@@ -456,10 +464,11 @@ def cmd_answer(args: argparse.Namespace) -> int:
         except errors.ValidationError as err:
             raise errors.ValidationError(
                 f"the answer does not fit the question's schema: {err.message}",
-                field=err.field, hint=f"See the schema with `proctor show {args.id}`.") from err
+                field=err.field,
+                hint=f"See the schema with `proctor show {render.last_word(args.id)}`.") from err
     finally:
         j.close()
-    print(f"answered {done.id} ({done.kind.value})")
+    print(f"answered {render.ident(done.id)} ({done.kind.value})")
     return EXIT_OK
 
 
@@ -474,7 +483,7 @@ def cmd_resolve_effect(args: argparse.Namespace) -> int:
                                  request_id=request_id(args), source="cli")
     finally:
         j.close()
-    print(f"resolved {render.clean(done.key, 200)} as {done.status.value}")
+    print(f"resolved {render.clean(done.key, 200, one_line=True)} as {done.status.value}")
     return EXIT_OK
 
 
@@ -499,7 +508,7 @@ def cmd_resolve_memory(args: argparse.Namespace) -> int:
                                 source="cli")
     finally:
         j.close()
-    print(f"resolved {done.id} as {done.status.value}")
+    print(f"resolved {render.ident(done.id)} as {done.status.value}")
     return EXIT_OK
 
 
@@ -545,7 +554,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
                               request_id=request_id(args), source="cli")
     finally:
         j.close()
-    print(f"asked {args.run_id} to stop; the agent ends it at its next step")
+    print(f"asked {render.ident(args.run_id)} to stop; the agent ends it at its next step")
     return EXIT_OK
 
 

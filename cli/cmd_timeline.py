@@ -33,6 +33,7 @@ from .cmd_ops import (
     open_journal,
     operator_name,
 )
+from .ops_render import ident
 
 
 @contextmanager
@@ -49,6 +50,7 @@ def said(args: argparse.Namespace, text: str) -> None:
         print(text, file=sys.stderr)
 
 
+
 def cmd_export_run(args: argparse.Namespace) -> int:
     j = open_journal(args, write=False)
     try:
@@ -56,7 +58,8 @@ def cmd_export_run(args: argparse.Namespace) -> int:
         writer = write_run_json if args.format == "json" else write_run_jsonl
         with output(args.output) as out:
             count = writer(j, run.id, out)
-        said(args, f"wrote {run.id} ({count} events, {args.format}) to {args.output}")
+        said(args, f"wrote {ident(run.id)} ({count} events, {args.format}) to "
+                   f"{ident(args.output)}")
         return EXIT_OK
     finally:
         j.close()
@@ -70,7 +73,7 @@ def cmd_export_runs(args: argparse.Namespace) -> int:
                      descending=not args.ascending)
         with output(args.output) as out:
             count = write_runs_csv(j, q, out)
-        said(args, f"wrote {count} runs to {args.output}")
+        said(args, f"wrote {count} runs to {ident(args.output)}")
         return EXIT_OK
     finally:
         j.close()
@@ -83,7 +86,7 @@ def cmd_export_audit(args: argparse.Namespace) -> int:
             count = write_audit_csv(j, out, actor=args.actor, entity_kind=args.entity,
                                     run_id=args.run, action_prefix=args.action,
                                     text=args.text)
-        said(args, f"wrote {count} audit entries to {args.output}")
+        said(args, f"wrote {count} audit entries to {ident(args.output)}")
         return EXIT_OK
     finally:
         j.close()
@@ -96,7 +99,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot read {args.file}: {err.strerror or err}") from err
     path = Path(journal_path(args)).expanduser()
     if not path.exists():
-        print(f"creating a new journal at {path}", file=sys.stderr)
+        print(f"creating a new journal at {ident(path)}", file=sys.stderr)
         j = Journal.open(path, actor=Actor.operator(operator_name(args)),
                          busy_timeout=args.timeout)
     else:
@@ -114,13 +117,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def show_import(report: Any, out: IO[str]) -> None:
     rows = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in report.rows.items() if n)
-    out.write(f"imported run {report.run_id}: {report.events} events"
+    out.write(f"imported run {ident(report.run_id)}: {report.events} events"
               + (f", {rows}" if rows else "") + "\n")
     for note in report.notes:
-        out.write(f"  note: {note}\n")
+        out.write(f"  note: {ident(note)}\n")
     if report.verify is not None:
         verdict = "verifies" if report.verify.ok else \
-            f"does NOT verify: {report.verify.problems[0].where}"
+            f"does NOT verify: {ident(report.verify.problems[0].where)}"
         out.write(f"  the event chain {verdict}\n")
 
 
