@@ -51,6 +51,10 @@ def cmd_demo_journal(args: argparse.Namespace) -> int:
     from proctor.sim.demo import build_demo_journal
 
     path = Path(args.path)
+    if path.is_dir():
+        print(f"proctor demo-journal: error: {path} is a folder; name a journal file "
+              "inside it", file=sys.stderr)
+        return EXIT_USAGE
     if path.exists() and path.stat().st_size > 0:
         if not args.force:
             print(f"proctor demo-journal: error: {path} already exists", file=sys.stderr)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,17 +31,9 @@ from .cmd_ops import (
     journal_path,
     open_journal,
     operator_name,
+    output_file,
 )
 from .ops_render import ident
-
-
-@contextmanager
-def output(path: str | None) -> Any:
-    if path:
-        with open(path, "w", encoding="utf-8", newline="") as out:
-            yield out
-    else:
-        yield sys.stdout
 
 
 def said(args: argparse.Namespace, text: str) -> None:
@@ -56,7 +47,7 @@ def cmd_export_run(args: argparse.Namespace) -> int:
     try:
         run = j.runs.get(args.run_id)
         writer = write_run_json if args.format == "json" else write_run_jsonl
-        with output(args.output) as out:
+        with output_file(args.output) as out:
             count = writer(j, run.id, out)
         said(args, f"wrote {ident(run.id)} ({count} events, {args.format}) to "
                    f"{ident(args.output)}")
@@ -71,7 +62,7 @@ def cmd_export_runs(args: argparse.Namespace) -> int:
         q = RunQuery(status=tuple(args.status or ()), agent=args.agent, project=args.project,
                      text=args.text, has_open_items=args.open, sort=args.sort,
                      descending=not args.ascending)
-        with output(args.output) as out:
+        with output_file(args.output) as out:
             count = write_runs_csv(j, q, out)
         said(args, f"wrote {count} runs to {ident(args.output)}")
         return EXIT_OK
@@ -82,7 +73,7 @@ def cmd_export_runs(args: argparse.Namespace) -> int:
 def cmd_export_audit(args: argparse.Namespace) -> int:
     j = open_journal(args, write=False)
     try:
-        with output(args.output) as out:
+        with output_file(args.output) as out:
             count = write_audit_csv(j, out, actor=args.actor, entity_kind=args.entity,
                                     run_id=args.run, action_prefix=args.action,
                                     text=args.text)
@@ -96,7 +87,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     try:
         bundle = read_export(args.file)
     except OSError as err:
-        raise UsageError(f"cannot read {args.file}: {err.strerror or err}") from err
+        raise UsageError(f"cannot read {ident(args.file)}: {err.strerror or err}") from err
     path = Path(journal_path(args)).expanduser()
     if not path.exists():
         print(f"creating a new journal at {ident(path)}", file=sys.stderr)

@@ -254,8 +254,30 @@ def write_audit_csv(j: Journal, out: IO[str], **filters: Any) -> int:
 # ---------------------------------------------------------------- reading exports
 
 
+EXPORT_HINT = "Import a file written by `proctor export-run` (JSON) or `proctor export` (JSONL)."
+
+
 def read_export(path: str | Path) -> dict:
-    """A bundle from a JSON export, or one rebuilt from a JSONL event export."""
+    """A bundle from a JSON export, or one rebuilt from a JSONL event export. A file that is
+    neither (binary, not JSON, JSON of another shape) is refused with ValidationError."""
+    try:
+        bundle = _read_export(path)
+    except UnicodeDecodeError as err:
+        raise errors.ValidationError(f"{path} is not a Proctor export: it is not text "
+                                     "(UTF-8)", field="path", hint=EXPORT_HINT) from err
+    except json.JSONDecodeError as err:
+        raise errors.ValidationError(f"{path} is not a Proctor export: {err}",
+                                     field="path", hint=EXPORT_HINT) from err
+    except (KeyError, TypeError, AttributeError, IndexError) as err:
+        raise errors.ValidationError(f"{path} is not a Proctor export: it lacks "
+                                     f"{err}", field="path", hint=EXPORT_HINT) from err
+    if not isinstance(bundle, dict):
+        raise errors.ValidationError(f"{path} is not a Proctor export: not a JSON object",
+                                     field="path", hint=EXPORT_HINT)
+    return bundle
+
+
+def _read_export(path: str | Path) -> Any:
     with open(path, encoding="utf-8") as f:
         first = f.readline()
         f.seek(0)
