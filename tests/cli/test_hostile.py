@@ -293,3 +293,35 @@ def test_the_escape_set_is_every_control_and_format_character() -> None:
     text = json.dumps({"k": OTHERS + TERM + "\U000e0041"}, ensure_ascii=False)
     assert json.loads(json_escaped(text)) == json.loads(text)
     assert INVISIBLE.findall(json_escaped(text)) == []
+
+
+def test_lists_never_suggest_a_flag_they_reject(cli, hostile) -> None:
+    """`inbox` and `runs` shorten long cells without pointing at --full (they have none)."""
+    with Journal.open(hostile["path"], actor=Actor.agent("mallory")) as agent:
+        run = agent.runs.start("p", "t" * 5000)
+        agent.approvals.request(run.id, {"tool": "x" * 5000}, reason="r" * 5000)
+    for command in ("inbox", "runs"):
+        result = cli(command, "--limit", "500")
+        assert result.rc == 0 and "more characters" in result.out
+        assert "--full" not in result.out, result.out[-500:]
+        assert cli(command, "--full").rc == 2  # indeed rejected
+
+
+def test_show_of_an_effect_committed_by_a_retry_prints_only_the_current_attempt(
+        cli, hostile) -> None:
+    key = "mail:retried"
+    with Journal.open(hostile["path"], actor=Actor.agent("bot")) as agent:
+        agent.effects.reserve(key, tool="send_email", run_id=hostile["runs"][0])
+        agent.effects.begin(key)
+        agent.effects.mark_ambiguous(key, "SMTP timed out on attempt one")
+    assert cli("resolve-effect", key, "failed", "--reason", "bounced, never sent").rc == 0
+    with Journal.open(hostile["path"], actor=Actor.agent("bot")) as agent:
+        agent.effects.reserve(key, tool="send_email", run_id=hostile["runs"][0])
+        agent.effects.begin(key)
+        agent.effects.commit(key, {"id": "msg-2"})
+    out = cli("show", key).out
+    head = out.split("\nreceipts:")[0]
+    assert "[committed]  attempt 2" in head
+    assert "SMTP timed out on attempt one" not in head and "bounced" not in head
+    assert "unknown" not in head and "resolved" not in head
+    assert "bounced" in out.split("\nreceipts:")[1] or "decisions" in out  # history kept
