@@ -307,8 +307,9 @@ def show_conflict(data: dict, limit: int | None) -> None:
     if r.status.value == "pending":
         print()
         word = shell_word(r.id)
-        suggest(f"proctor resolve-memory {word} keep-local", "or take-incoming, or dismiss")
-        suggest(f"proctor resolve-memory {word} merge --content-file FILE")
+        suggest(f"proctor resolve-memory {word} keep-local --reason TEXT",
+                "or take-incoming, or dismiss")
+        suggest(f"proctor resolve-memory {word} merge --content-file FILE --reason TEXT")
 
 
 def show_effect(data: dict, limit: int | None) -> None:

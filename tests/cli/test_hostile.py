@@ -172,8 +172,9 @@ def test_every_other_suggested_command_names_exactly_its_item(cli, hostile, shel
     result = cli("show", hostile["conflict"])
     assert_terminal_safe(result)
     assert [run_hint(line, shell_dir) for line in hints(result.out)] == [
-        ["resolve-memory", hostile["conflict"], "keep-local"],
-        ["resolve-memory", hostile["conflict"], "merge", "--content-file", "FILE"]]
+        ["resolve-memory", hostile["conflict"], "keep-local", "--reason", "TEXT"],
+        ["resolve-memory", hostile["conflict"], "merge", "--content-file", "FILE", "--reason",
+         "TEXT"]]
 
 
 def test_error_hints_quote_what_the_operator_typed(cli, hostile) -> None:
