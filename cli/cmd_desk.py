@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from .cmd_ops import guarded
+
 EXIT_OK, EXIT_USAGE, EXIT_STORE = 0, 2, 3
 
 
@@ -24,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                "under the user data folder)")
     demo.add_argument("--no-agents", action="store_true", help="open without live agents")
     demo.add_argument("--as", dest="operator", help="operator name (default: your login)")
-    demo.set_defaults(func=cmd_demo)
+    demo.set_defaults(func=guarded(cmd_demo))
 
     opener = sub.add_parser("open", help="open a journal in the desk",
                             description="Open a journal in the desk.")
@@ -34,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     opener.add_argument("--create", action="store_true", help="create the journal if missing")
     opener.add_argument("--migrate", action="store_true",
                         help="upgrade an older journal without asking (a backup is made first)")
-    opener.set_defaults(func=cmd_open)
+    opener.set_defaults(func=guarded(cmd_open))
 
 
 def cmd_open(args: argparse.Namespace) -> int:
@@ -44,13 +46,36 @@ def cmd_open(args: argparse.Namespace) -> int:
     if (refused := check_or_explain("proctor open")) is not None:
         return refused
     if not path.exists() and (args.read_only or not args.create):
-        print(f"proctor open: no journal at {path} (use --create to start a new one)",
+        print(f"proctor open: error: no journal at {path}", file=sys.stderr)
+        print("  hint: Check the path, or pass --create to start a new journal there.",
               file=sys.stderr)
+        return EXIT_STORE
+    refusal = not_a_journal(path)
+    if refusal is not None:
+        print(f"proctor open: error: {refusal.message}", file=sys.stderr)
+        print(f"  hint: {refusal.hint}", file=sys.stderr)
         return EXIT_STORE
     from proctor.gui.app import run_desk
 
     return run_desk(path, read_only=args.read_only, operator=args.operator,
                     old_schema="migrate" if args.migrate else "ask")
+
+
+def not_a_journal(path: Path) -> Exception | None:
+    """The refusal for a file that is no Proctor journal at all (a text file, a folder,
+    another program's database), found before any window opens; None for anything the desk
+    itself should show (a journal: damaged, older, newer, locked, read-only ...)."""
+    from proctor.core import Journal, errors
+
+    if not path.exists():
+        return None
+    try:
+        Journal.open(path, read_only=True, create=False, on_old_schema="read_only").close()
+    except (errors.NotAJournal, errors.NotFound) as err:
+        return err
+    except errors.StoreError as err:
+        return err if path.is_dir() else None
+    return None
 
 
 def demo_folder(base: Path | None) -> Path:

@@ -32,5 +32,14 @@ def run_mcp(args: argparse.Namespace) -> int:
             raise
         print("proctor mcp needs the MCP SDK: pip install 'proctor[mcp]'", file=sys.stderr)
         return 2
+    from proctor.core import Actor, Journal, errors
+
+    try:  # refuse a path that cannot be a journal before any host connects
+        Journal.open(args.journal, actor=Actor.agent(args.agent or "mcp")).close()
+    except errors.StoreError as err:
+        print(f"proctor mcp: error: {err.message}", file=sys.stderr)
+        if err.hint:
+            print(f"  hint: {err.hint}", file=sys.stderr)
+        return 3
     serve_stdio(args.journal, project=args.project, agent=args.agent, trust=args.trust)
     return 0

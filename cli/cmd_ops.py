@@ -15,11 +15,13 @@ import sys
 import time
 import tomllib
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from proctor.core import Actor, InboxFilter, InboxKind, Journal, RunStatus, errors, verify
+from proctor.core.safe_text import json_escaped
 
 from . import ops_render as render
 
@@ -144,20 +146,95 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
         except BrokenPipeError:
             sys.stderr.close()  # the reader went away (| head): not an error
             return EXIT_OK
+        except KeyboardInterrupt:
+            return fail(args, "interrupted", "", 130)
+        except OSError as err:  # a file named on the command line, or the journal's own
+            return fail(args, os_error(err), "", EXIT_STORE)
+        except Exception as err:  # a bug: a sentence here, the traceback on demand
+            if os.environ.get("PROCTOR_DEBUG"):
+                raise
+            return fail(args, f"unexpected error: {type(err).__name__}: {err}",
+                        "This is a bug in Proctor. Run again with PROCTOR_DEBUG=1 to see "
+                        "the traceback, and report it.", EXIT_REFUSED)
 
     return run
 
 
+def os_error(err: OSError, what: str = "") -> str:
+    """An OSError as a sentence: what could not be done to which file, and why."""
+    name = err.filename or what
+    reason = err.strerror or str(err)
+    if isinstance(err, FileNotFoundError) and name:
+        folder = Path(name).expanduser().absolute().parent
+        if not folder.exists():
+            reason = f"the folder {folder} does not exist"
+    return f"{name}: {reason}" if name else reason
+
+
+@contextmanager
+def output_file(path: str | None) -> Iterator[Any]:
+    """The file ``-o PATH`` names, opened for writing (stdout without one); a path that
+    cannot be written is a usage error in a sentence (a missing folder, a folder, no right)."""
+    if not path:
+        yield sys.stdout
+        return
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise UsageError(f"cannot write {target}: it is a folder; name a file inside it")
+    try:
+        out = open(target, "w", encoding="utf-8", newline="")  # noqa: SIM115
+    except OSError as err:
+        raise UsageError(f"cannot write {os_error(err, str(target))}") from err
+    with out:
+        yield out
+
+
+def natural(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is not 0 or more")
+    return value
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a number of seconds, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds (0 or more)")
+    return value
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not 1 or more")
+    return value
+
+
 def fail(args: argparse.Namespace, message: str, hint: str, code: int) -> int:
-    print(f"proctor {args.command}: error: {render.clean(message)}", file=sys.stderr)
+    print(f"proctor {args.command}: error: {render.clean(message, one_line=True)}",
+          file=sys.stderr)
     if hint:
-        print(f"  hint: {hint}", file=sys.stderr)
+        print(f"  hint: {render.clean(hint, one_line=True)}", file=sys.stderr)
     return code
 
 
 def emit_json(obj: Any) -> None:
-    json.dump(obj, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
+    """``obj`` as JSON on stdout; invisible characters (C1 controls, DEL, bidi marks …) are
+    written as \\uXXXX escapes, so the text is safe on a terminal and parses to the same value."""
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(json_escaped(text) + "\n")
 
 
 def dump(model: Any) -> Any:
@@ -198,7 +275,7 @@ def require_kind(ident: str, wanted: str, command: str) -> None:
         raise errors.NotFound(
             f"{ident} is not {'an' if wanted[0] in 'aeiou' else 'a'} {wanted} id",
             hint=f"`proctor {command}` takes {render.ID_HELP[wanted]}; "
-                 f"use `proctor show {ident}` to see what it is.")
+                 f"use `proctor show {render.last_word(ident)}` to see what it is.")
 
 
 # ---------------------------------------------------------------- listing
@@ -275,9 +352,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         run = j.runs.get(args.run_id)
         if args.output:
-            with open(args.output, "w", encoding="utf-8") as out:
+            with output_file(args.output) as out:
                 count = write_events(j, run.id, out)
-            print(f"wrote {count} events of {run.id} to {args.output}", file=sys.stderr)
+            print(f"wrote {count} events of {render.ident(run.id)} to "
+                  f"{render.ident(args.output)}", file=sys.stderr)
         else:
             write_events(j, run.id, sys.stdout)
         return EXIT_OK
@@ -291,8 +369,8 @@ def write_events(j: Journal, run_id: str, out: Any, page: int = 5000) -> int:
     while True:
         batch = j.runs.events(run_id, after=after, limit=page)
         for event in batch:
-            out.write(json.dumps(event.model_dump(mode="json"), ensure_ascii=False,
-                                 sort_keys=True) + "\n")
+            out.write(json_escaped(json.dumps(event.model_dump(mode="json"),
+                                              ensure_ascii=False, sort_keys=True)) + "\n")
         count += len(batch)
         if len(batch) < page:
             return count
@@ -325,6 +403,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                   file=sys.stderr)
     j = open_journal(args, write=False, positional=args.journal_path)
     try:
+        if args.run:
+            j.runs.get(args.run)  # an unknown run is refused, not "ok: 0 runs"
         report = verify(j, quick=args.quick, run_id=args.run, trust=trust)
     finally:
         j.close()
@@ -341,11 +421,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(f"decisions: {signature_line(report)}")
     else:
         first = report.problems[0]
-        print(f"FAILED: {render.clean(first.what)} at {render.clean(first.where)}: "
-              f"{render.clean(first.detail)}")
+        print(f"FAILED: {render.clean(first.what, one_line=True)} at "
+              f"{render.clean(first.where, one_line=True)}: "
+              f"{render.clean(first.detail, 2000, one_line=True, more='')}")
         if signed:
-            print(f"first unsigned or forged decision: {render.clean(signed[0].where)}: "
-                  f"{render.clean(signed[0].detail)}")
+            print(f"first unsigned or forged decision: "
+                  f"{render.clean(signed[0].where, one_line=True)}: "
+                  f"{render.clean(signed[0].detail, 2000, one_line=True, more='')}")
         if report.signatures is not None:
             print(f"decisions: {signature_line(report)}")
         if len(report.problems) > 1:
@@ -428,7 +510,8 @@ def cmd_decide(args: argparse.Namespace) -> int:
     finally:
         j.close()
     rule = f", rule {done.rule_id}" if done.rule_id else ""
-    print(f"{done.status.value} {done.id} ({render.clean(done.action_name, 80)}, "
+    print(f"{done.status.value} {render.ident(done.id)} "
+          f"({render.clean(done.action_name, 80, one_line=True)}, "
           f"scope {done.decision_scope.value if done.decision_scope else 'once'}{rule})")
     return EXIT_OK
 
@@ -456,10 +539,11 @@ def cmd_answer(args: argparse.Namespace) -> int:
         except errors.ValidationError as err:
             raise errors.ValidationError(
                 f"the answer does not fit the question's schema: {err.message}",
-                field=err.field, hint=f"See the schema with `proctor show {args.id}`.") from err
+                field=err.field,
+                hint=f"See the schema with `proctor show {render.last_word(args.id)}`.") from err
     finally:
         j.close()
-    print(f"answered {done.id} ({done.kind.value})")
+    print(f"answered {render.ident(done.id)} ({done.kind.value})")
     return EXIT_OK
 
 
@@ -474,7 +558,7 @@ def cmd_resolve_effect(args: argparse.Namespace) -> int:
                                  request_id=request_id(args), source="cli")
     finally:
         j.close()
-    print(f"resolved {render.clean(done.key, 200)} as {done.status.value}")
+    print(f"resolved {render.clean(done.key, 200, one_line=True)} as {done.status.value}")
     return EXIT_OK
 
 
@@ -499,7 +583,7 @@ def cmd_resolve_memory(args: argparse.Namespace) -> int:
                                 source="cli")
     finally:
         j.close()
-    print(f"resolved {done.id} as {done.status.value}")
+    print(f"resolved {render.ident(done.id)} as {done.status.value}")
     return EXIT_OK
 
 
@@ -545,7 +629,7 @@ def cmd_cancel(args: argparse.Namespace) -> int:
                               request_id=request_id(args), source="cli")
     finally:
         j.close()
-    print(f"asked {args.run_id} to stop; the agent ends it at its next step")
+    print(f"asked {render.ident(args.run_id)} to stop; the agent ends it at its next step")
     return EXIT_OK
 
 
@@ -557,7 +641,7 @@ def common_parser(*, journal: bool = True) -> argparse.ArgumentParser:
     if journal:
         p.add_argument("--journal", metavar="PATH",
                        help="the journal file (default: $PROCTOR_JOURNAL or the config)")
-    p.add_argument("--timeout", type=float, default=5.0, metavar="S",
+    p.add_argument("--timeout", type=seconds, default=5.0, metavar="S",
                    help="how long to wait for a journal locked by another process (default 5)")
     return p
 
@@ -597,7 +681,7 @@ def register(sub: Any) -> None:
     p.add_argument("--text", help="search titles, summaries and ids")
     p.add_argument("--snoozed", action="store_true", help="show only snoozed items")
     p.add_argument("--oldest-first", action="store_true")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=positive, default=50)
     p.add_argument("--cursor", help="continue after the previous page")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--wait", type=float, metavar="S",
@@ -670,15 +754,15 @@ def register(sub: Any) -> None:
     p.add_argument("--text", help="search titles")
     p.add_argument("--open", action="store_true", help="only runs with open items")
     p.add_argument("--oldest-first", action="store_true")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=positive, default=50)
     p.add_argument("--cursor")
     p.add_argument("--json", action="store_true")
 
     p = add(sub, "timeline", cmd_timeline, "list a run's events in order", [common])
     p.add_argument("run_id")
-    p.add_argument("--after", type=int, default=0, metavar="SEQ",
+    p.add_argument("--after", type=natural, default=0, metavar="SEQ",
                    help="start after this sequence number")
-    p.add_argument("--limit", type=int, default=200)
+    p.add_argument("--limit", type=positive, default=200)
     p.add_argument("--type", action="append", help="only events of this type (repeatable)")
     p.add_argument("--full", action="store_true", help="print whole payloads")
     p.add_argument("--json", action="store_true")
@@ -699,4 +783,5 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
 
 
-__all__ = ["EXIT_OK", "EXIT_REFUSED", "EXIT_STORE", "EXIT_USAGE", "guarded", "register"]
+__all__ = ["EXIT_OK", "EXIT_REFUSED", "EXIT_STORE", "EXIT_USAGE", "guarded", "output_file",
+           "positive", "register", "seconds"]

@@ -51,6 +51,10 @@ def cmd_demo_journal(args: argparse.Namespace) -> int:
     from proctor.sim.demo import build_demo_journal
 
     path = Path(args.path)
+    if path.is_dir():
+        print(f"proctor demo-journal: error: {path} is a folder; name a journal file "
+              "inside it", file=sys.stderr)
+        return EXIT_USAGE
     if path.exists() and path.stat().st_size > 0:
         if not args.force:
             print(f"proctor demo-journal: error: {path} already exists", file=sys.stderr)
@@ -93,8 +97,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
           f"seed {args.seed})", file=sys.stderr, flush=True)
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        while handle.alive():
-            time.sleep(0.2)
+        while not handle.wait(0.2):  # until every agent ended and none is to be restarted
+            pass
     except (KeyboardInterrupt, Interrupted):
         print("stopping the agents…", file=sys.stderr, flush=True)
     finally:
@@ -111,6 +115,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     print(line, flush=True)
     if args.json:
         print(json.dumps(totals, sort_keys=True))
+    failed = handle.failures()
+    if failed:
+        names = ", ".join(f"{name} (exit {code})" for name, code in failed)
+        print(f"proctor simulate: error: the simulation stopped early: {names} ended before "
+              "their time and could not be restarted", file=sys.stderr)
+        print("  hint: an agent was killed from outside, or keeps crashing; its log is "
+              "above.", file=sys.stderr)
+        return EXIT_REFUSED
     return EXIT_OK
 
 

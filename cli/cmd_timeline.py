@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,16 +31,9 @@ from .cmd_ops import (
     journal_path,
     open_journal,
     operator_name,
+    output_file,
 )
-
-
-@contextmanager
-def output(path: str | None) -> Any:
-    if path:
-        with open(path, "w", encoding="utf-8", newline="") as out:
-            yield out
-    else:
-        yield sys.stdout
+from .ops_render import ident
 
 
 def said(args: argparse.Namespace, text: str) -> None:
@@ -49,14 +41,16 @@ def said(args: argparse.Namespace, text: str) -> None:
         print(text, file=sys.stderr)
 
 
+
 def cmd_export_run(args: argparse.Namespace) -> int:
     j = open_journal(args, write=False)
     try:
         run = j.runs.get(args.run_id)
         writer = write_run_json if args.format == "json" else write_run_jsonl
-        with output(args.output) as out:
+        with output_file(args.output) as out:
             count = writer(j, run.id, out)
-        said(args, f"wrote {run.id} ({count} events, {args.format}) to {args.output}")
+        said(args, f"wrote {ident(run.id)} ({count} events, {args.format}) to "
+                   f"{ident(args.output)}")
         return EXIT_OK
     finally:
         j.close()
@@ -68,9 +62,9 @@ def cmd_export_runs(args: argparse.Namespace) -> int:
         q = RunQuery(status=tuple(args.status or ()), agent=args.agent, project=args.project,
                      text=args.text, has_open_items=args.open, sort=args.sort,
                      descending=not args.ascending)
-        with output(args.output) as out:
+        with output_file(args.output) as out:
             count = write_runs_csv(j, q, out)
-        said(args, f"wrote {count} runs to {args.output}")
+        said(args, f"wrote {count} runs to {ident(args.output)}")
         return EXIT_OK
     finally:
         j.close()
@@ -79,11 +73,11 @@ def cmd_export_runs(args: argparse.Namespace) -> int:
 def cmd_export_audit(args: argparse.Namespace) -> int:
     j = open_journal(args, write=False)
     try:
-        with output(args.output) as out:
+        with output_file(args.output) as out:
             count = write_audit_csv(j, out, actor=args.actor, entity_kind=args.entity,
                                     run_id=args.run, action_prefix=args.action,
                                     text=args.text)
-        said(args, f"wrote {count} audit entries to {args.output}")
+        said(args, f"wrote {count} audit entries to {ident(args.output)}")
         return EXIT_OK
     finally:
         j.close()
@@ -93,10 +87,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     try:
         bundle = read_export(args.file)
     except OSError as err:
-        raise UsageError(f"cannot read {args.file}: {err.strerror or err}") from err
+        raise UsageError(f"cannot read {ident(args.file)}: {err.strerror or err}") from err
     path = Path(journal_path(args)).expanduser()
     if not path.exists():
-        print(f"creating a new journal at {path}", file=sys.stderr)
+        print(f"creating a new journal at {ident(path)}", file=sys.stderr)
         j = Journal.open(path, actor=Actor.operator(operator_name(args)),
                          busy_timeout=args.timeout)
     else:
@@ -114,13 +108,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def show_import(report: Any, out: IO[str]) -> None:
     rows = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in report.rows.items() if n)
-    out.write(f"imported run {report.run_id}: {report.events} events"
+    out.write(f"imported run {ident(report.run_id)}: {report.events} events"
               + (f", {rows}" if rows else "") + "\n")
     for note in report.notes:
-        out.write(f"  note: {note}\n")
+        out.write(f"  note: {ident(note)}\n")
     if report.verify is not None:
         verdict = "verifies" if report.verify.ok else \
-            f"does NOT verify: {report.verify.problems[0].where}"
+            f"does NOT verify: {ident(report.verify.problems[0].where)}"
         out.write(f"  the event chain {verdict}\n")
 
 

@@ -1,51 +1,79 @@
 """Plain-text output of the operator commands.
 
-Agent-supplied text is data: control characters, bidi overrides and other invisible
-code points are printed as visible escapes (so no agent can move the cursor, recolour
-the terminal or reorder a line), and long text is shortened unless --full is given.
+Agent-supplied text is data: every value a line or table prints goes through ``clean`` (one
+escaping function: control characters, ESC sequences, bidi overrides and other invisible
+code points are printed as visible escapes, so no agent can move the cursor, retitle or clear
+the terminal, reorder a line or forge a table row), and long text is shortened unless --full
+is given. Every command suggested for pasting quotes its words with ``shell_word``.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import shlex
 import shutil
 import sys
 import time
-import unicodedata
 from typing import Any
+
+from proctor.core.safe_text import INVISIBLE_OR_BREAK, is_printable, json_escaped, visible
 
 ID_HELP = {"approval": "an approval id (apr_…)", "question": "a question id (int_…)",
            "memory": "a memory conflict id (rec_…)", "run": "a run id (run_…)",
            "effect": "an effect key", "rule": "a rule id (rule_…)"}
 LIMIT = 2000  # characters per field unless --full
+FULL = "use --full"  # how to see the rest, where the command has --full
+HINT_MAX = 2000  # a suggested answer longer than this is described instead
 
 
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def clean(text: Any, limit: int | None = None, *, one_line: bool = False) -> str:
-    """Terminal-safe text: invisible and control characters escaped, optionally shortened."""
+def clean(text: Any, limit: int | None = None, *, one_line: bool = False,
+          more: str = FULL) -> str:
+    """Terminal-safe text: control and invisible characters escaped, optionally shortened.
+    ``one_line`` also shows newlines, tabs and carriage returns as \\n, \\t and \\r (a value in
+    a table or on one line never starts a new one); otherwise newlines stay, tabs become four
+    spaces and a carriage return is shown as \\r (it would overwrite the line)."""
     text = "" if text is None else str(text)
-    out = []
-    for ch in text:
-        if ch == "\n" and not one_line:
-            out.append(ch)
-        elif ch == "\t" and not one_line:
-            out.append("    ")
-        elif ch in "\n\r\t":
-            out.append(" ")
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") and ch != "\u200d":
-            out.append(_escape(ch))
-        else:
-            out.append(ch)
-    result = "".join(out)
+    if one_line:
+        result = visible(text, breaks=True)
+    else:
+        result = visible(text).replace("\r", "\\r").replace("\t", "    ")
     if limit is not None and len(result) > limit:
-        more = len(result) - limit
-        result = result[:limit] + f"… [{more:,} more characters; use --full]"
+        rest = len(result) - limit
+        result = result[:limit] + f"… [{rest:,} more characters{'; ' + more if more else ''}]"
     return result
+
+
+def ident(text: Any) -> str:
+    """An id, key or name on one line, escaped."""
+    return clean(text, one_line=True)
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one word to paste into a POSIX shell, and safe to print to a terminal.
+    Printable text is quoted with ``shlex.quote``; text with control, invisible or line-break
+    characters is written in ANSI-C quoting ($'…', bash, zsh and ksh), with those characters
+    and any backslash or quote as \\xHH escapes of their UTF-8 bytes."""
+    if is_printable(text):
+        return shlex.quote(text)
+
+    def esc(ch: str) -> str:
+        if ch in "\\'" or INVISIBLE_OR_BREAK.match(ch):
+            return "".join(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
+        return ch
+
+    return "$'" + "".join(esc(ch) for ch in text) + "'"
+
+
+def last_word(text: str) -> str:
+    """``shell_word(text)`` as a command's last positional argument: after ``--`` when it
+    starts with "-", so that it is never taken for an option."""
+    return f"-- {shell_word(text)}" if text.startswith("-") else shell_word(text)
+
+
+def json_line(value: Any) -> str:
+    """``value`` as one line of JSON text with invisible characters escaped (\\uXXXX)."""
+    return json_escaped(json.dumps(value, ensure_ascii=False, sort_keys=True))
 
 
 def when(t: float | None) -> str:
@@ -67,6 +95,12 @@ def pretty(value: Any, limit: int | None) -> str:
     return clean(text, limit)
 
 
+def suggest(cmd: str, note: str = "") -> None:
+    """Print a command to paste (its words already quoted by ``shell_word``); a note goes
+    after a shell comment sign, so pasting the whole line runs only the command."""
+    print(f"next: {cmd}" + (f"  # {clean(note, one_line=True)}" if note else ""))
+
+
 def indent(text: str, prefix: str = "  ") -> str:
     return "\n".join(prefix + line for line in text.splitlines()) or prefix
 
@@ -79,6 +113,9 @@ def width() -> int | None:
 
 
 def table(rows: list[list[str]], header: list[str]) -> None:
+    """Print aligned columns; every cell is escaped here (``clean``, one line) whatever the
+    caller did, so no value can break the table or reach the terminal raw."""
+    rows = [[clean(c, one_line=True) for c in row] for row in rows]
     sizes = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
     room = width()
     for row in [header, *rows]:
@@ -91,36 +128,36 @@ def table(rows: list[list[str]], header: list[str]) -> None:
 
 
 def inbox(page: Any, counts: dict, now: float) -> None:
-    rows = [[i.kind.value, i.id if len(i.id) < 60 else i.id[:59] + "…", age(i.created_at, now),
-             clean(i.agent, 24, one_line=True), clean(f"{i.project}/{i.space}", 32, one_line=True),
-             clean(i.summary, 300, one_line=True)] for i in page.items]
+    rows = [[i.kind.value, shorten(ident(i.id), 60), age(i.created_at, now),
+             cell(i.agent, 24), cell(f"{i.project}/{i.space}", 32), cell(i.summary, 300)]
+            for i in page.items]
     if rows:
         table(rows, ["KIND", "ID", "AGE", "AGENT", "WHERE", "SUMMARY"])
     total = sum(counts.values())
     parts = ", ".join(f"{k.value} {v}" for k, v in counts.items())
     print(f"{len(rows)} shown; {total} waiting ({parts})")
     if page.next_cursor:
-        print(f"more: --cursor {page.next_cursor}")
+        print(f"more: --cursor {shell_word(page.next_cursor)}")
 
 
 def runs(page: Any, now: float) -> None:
-    rows = [[r.id, r.status.value, age(r.created_at, now), clean(r.agent, 24, one_line=True),
-             clean(f"{r.project}/{r.space}", 32, one_line=True), str(r.open_items),
-             clean(r.title, 200, one_line=True)] for r in page.items]
+    rows = [[shorten(ident(r.id), 60), r.status.value, age(r.created_at, now),
+             cell(r.agent, 24), cell(f"{r.project}/{r.space}", 32), str(r.open_items),
+             cell(r.title, 200)] for r in page.items]
     if rows:
         table(rows, ["ID", "STATUS", "AGE", "AGENT", "WHERE", "OPEN", "TITLE"])
     print(f"{len(rows)} runs shown")
     if page.next_cursor:
-        print(f"more: --cursor {page.next_cursor}")
+        print(f"more: --cursor {shell_word(page.next_cursor)}")
 
 
 def timeline(run: Any, events: list, next_after: int | None, full: bool) -> None:
-    print(f"{run.id}  [{run.status.value}]  {clean(run.title, 200, one_line=True)}")
+    print(f"{ident(run.id)}  [{run.status.value}]  {clean(run.title, 200, one_line=True)}")
     for e in events:
         payload = json.dumps(e.payload, ensure_ascii=False, sort_keys=True)
         text = clean(payload, None if full else 160, one_line=True)
         print(f"#{e.sequence:<5} {when(e.created_at)}  {clean(e.actor, 40, one_line=True):<24} "
-              f"{e.type:<26} {text}")
+              f"{clean(e.type, 80, one_line=True, more=''):<26} {text}")
     if next_after is not None:
         print(f"more: --after {next_after}")
 
@@ -129,6 +166,7 @@ def timeline(run: Any, events: list, next_after: int | None, full: bool) -> None
 
 
 def field(label: str, value: Any, limit: int | None = LIMIT) -> None:
+    """``label`` and ``value`` (escaped by ``clean`` here: pass raw agent text)."""
     text = clean(value, limit)
     if "\n" in text:
         print(f"{label}:")
@@ -149,9 +187,18 @@ def show(kind: str, data: dict, *, full: bool, now: float) -> None:
      "tool_call": show_generic}[kind](data, limit)
 
 
+def cell(text: Any, limit: int) -> str:
+    """A table cell: one line, escaped, at most about ``limit`` characters."""
+    return clean(text, limit, one_line=True, more="")
+
+
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) < limit else text[: limit - 1] + "…"
+
+
 def run_line(item: Any) -> None:
-    field("run", f"{item.run_id}  “{clean(item.run_title, 200, one_line=True)}”  "
-          f"({item.project}/{item.space}, agent {item.agent})")
+    field("run", f"{ident(item.run_id)}  “{clean(item.run_title, 200, one_line=True)}”  "
+          f"({ident(item.project)}/{ident(item.space)}, agent {ident(item.agent)})")
 
 
 def show_decisions(decisions: list, limit: int | None, signatures: dict | None = None) -> None:
@@ -159,7 +206,7 @@ def show_decisions(decisions: list, limit: int | None, signatures: dict | None =
     if decisions:
         marks = signatures or {}
         body = "\n".join(
-            f"{when(d.created_at)}  {clean(d.actor, 60)}  via {d.source}  "
+            f"{when(d.created_at)}  {clean(d.actor, 60, one_line=True)}  via {ident(d.source)}  "
             + (f"[{clean(marks[d.id].text, 120, one_line=True)}]  " if d.id in marks else "")
             + f"{clean(json.dumps(d.decision, ensure_ascii=False), limit, one_line=True)}"
             + (f"  reason: {clean(d.reason, limit, one_line=True)}" if d.reason else "")
@@ -169,7 +216,7 @@ def show_decisions(decisions: list, limit: int | None, signatures: dict | None =
 
 def show_approval(data: dict, limit: int | None) -> None:
     a = data["item"]
-    print(f"approval {a.id}  [{a.status.value}]  version {a.version}")
+    print(f"approval {ident(a.id)}  [{a.status.value}]  version {a.version}")
     run_line(a)
     field("action", f"{clean(a.action_name, 200)}   safety {a.safety_class.value}   "
           f"requested scope {a.requested_scope.value}")
@@ -178,22 +225,24 @@ def show_approval(data: dict, limit: int | None) -> None:
     if a.expires_at:
         field("expires", f"{when(a.expires_at)} (then {a.on_expiry.value.replace('_', ' ')})")
     if a.decided_at:
-        field("decided", f"{when(a.decided_at)} by {clean(a.decided_by)}"
+        field("decided", f"{when(a.decided_at)} by {ident(a.decided_by)}"
               + (f": {clean(a.decision_reason, limit)}" if a.decision_reason else ""))
     if a.consumed_at:
-        field("consumed", f"{when(a.consumed_at)} for effect {clean(a.consumed_effect_key)}")
+        field("consumed", f"{when(a.consumed_at)} for effect {ident(a.consumed_effect_key)}")
     section("action", pretty(a.action, limit))
     show_decisions(data["decisions"], limit, data.get("signatures"))
     if a.status.value == "pending":
-        print(f"\nnext: proctor approve {a.id} [--scope run|space]   |   "
-              f"proctor deny {a.id} --reason TEXT")
+        print()
+        suggest(f"proctor approve {shell_word(a.id)}",
+                "or add --scope run / --scope space to allow it again")
+        suggest(f"proctor deny {shell_word(a.id)} --reason TEXT")
 
 
 def show_question(data: dict, limit: int | None) -> None:
     from proctor.sim.content import sample_for_schema
 
     q = data["item"]
-    print(f"question {q.id}  [{q.status.value}]  {q.kind.value}  version {q.version}")
+    print(f"question {ident(q.id)}  [{q.status.value}]  {q.kind.value}  version {q.version}")
     run_line(q)
     field("created", when(q.created_at))
     if q.expires_at:
@@ -217,22 +266,33 @@ def show_question(data: dict, limit: int | None) -> None:
                   400, one_line=True) for o in q.options))
     section("answer schema", pretty(q.response_schema, limit))
     if q.resolved_at:
-        field("\nresolved", f"{when(q.resolved_at)} by {clean(q.resolved_by)}")
+        field("\nresolved", f"{when(q.resolved_at)} by {ident(q.resolved_by)}")
         section("answer", pretty(q.response, limit))
     show_decisions(data["decisions"], limit, data.get("signatures"))
     if q.status.value in ("requested", "presented"):
-        example = json.dumps(sample_for_schema(q.response_schema), ensure_ascii=False)
-        print(f"\nnext: proctor answer {q.id} --json '{clean(example, 400, one_line=True)}'")
+        print()
+        suggest_answer(q.id, sample_for_schema(q.response_schema))
+
+
+def suggest_answer(question_id: str, example: Any) -> None:
+    """``proctor answer ID --json EXAMPLE``: the example is JSON whose invisible characters are
+    \\uXXXX escapes (the same value, printable), quoted as one shell word."""
+    text = json_line(example)
+    if len(text) > HINT_MAX:
+        suggest(f"proctor answer {shell_word(question_id)} --json @answer.json",
+                "answer.json: an answer of the schema above")
+    else:
+        suggest(f"proctor answer {shell_word(question_id)} --json {shell_word(text)}")
 
 
 def show_conflict(data: dict, limit: int | None) -> None:
     r, entry = data["item"], data["entry"]
-    print(f"memory conflict {r.id}  [{r.status.value}]  version {r.version}")
-    field("entry", f"{entry.id}  “{clean(r.title, 200, one_line=True)}”  "
-          f"({r.scope.value}: {clean(r.scope_key, 200)})")
-    field("from", clean(r.incoming_source, 200))
+    print(f"memory conflict {ident(r.id)}  [{r.status.value}]  version {r.version}")
+    field("entry", f"{ident(entry.id)}  “{clean(r.title, 200, one_line=True)}”  "
+          f"({r.scope.value}: {clean(r.scope_key, 200, one_line=True)})")
+    field("from", clean(r.incoming_source, 200, one_line=True))
     if r.run_id:
-        field("run", r.run_id)
+        field("run", ident(r.run_id))
     field("created", when(r.created_at))
     section(f"local (version {r.local_version})", clean(r.local_content, limit))
     section("incoming", clean(r.incoming_content, limit))
@@ -241,56 +301,63 @@ def show_conflict(data: dict, limit: int | None) -> None:
                                           fromfile="local", tofile="incoming", lineterm=""))
     section("difference", clean(diff, limit))
     if r.resolved_at:
-        field("\nresolved", f"{when(r.resolved_at)} by {clean(r.resolved_by)}"
+        field("\nresolved", f"{when(r.resolved_at)} by {ident(r.resolved_by)}"
               + (f": {clean(r.resolution_reason)}" if r.resolution_reason else ""))
     show_decisions(data["decisions"], limit, data.get("signatures"))
     if r.status.value == "pending":
-        print(f"\nnext: proctor resolve-memory {r.id} keep-local|take-incoming|dismiss   |   "
-              f"proctor resolve-memory {r.id} merge --content TEXT")
+        print()
+        word = shell_word(r.id)
+        suggest(f"proctor resolve-memory {word} keep-local --reason TEXT",
+                "or take-incoming, or dismiss")
+        suggest(f"proctor resolve-memory {word} merge --content-file FILE --reason TEXT")
 
 
 def show_effect(data: dict, limit: int | None) -> None:
     e = data["item"]
-    print(f"effect {clean(e.key, 300)}  [{e.status.value}]  attempt {e.attempt}  "
+    print(f"effect {clean(e.key, 300, one_line=True)}  [{e.status.value}]  attempt {e.attempt}  "
           f"version {e.version}")
-    field("tool", f"{clean(e.tool, 200)}   safety {e.safety_class.value}")
+    field("tool", f"{clean(e.tool, 200, one_line=True)}   safety {e.safety_class.value}")
     if e.run_id:
-        field("run", e.run_id)
+        field("run", ident(e.run_id))
     if e.approval_id:
-        field("approval", e.approval_id)
-    field("lease", f"{clean(e.lease_owner)} until {when(e.lease_expires_at)}"
-          if e.lease_expires_at else clean(e.lease_owner or "-"))
+        field("approval", ident(e.approval_id))
+    field("lease", f"{ident(e.lease_owner)} until {when(e.lease_expires_at)}"
+          if e.lease_expires_at else ident(e.lease_owner or "-"))
     field("started", when(e.started_at))
     if e.ambiguous_reason:
         field("unknown", e.ambiguous_reason, limit)
     if e.error:
         field("error", e.error, limit)
     if e.resolved_by:
-        field("resolved", f"by {clean(e.resolved_by)}: {clean(e.resolution_reason, limit)}")
+        field("resolved", f"by {ident(e.resolved_by)}: {clean(e.resolution_reason, limit)}")
     section("action", pretty(e.action, limit))
     if e.result is not None:
         section("result", pretty(e.result, limit))
     if data["receipts"]:
         section("receipts", "\n".join(
-            f"{when(r.created_at)}  {r.kind} {r.status}  by {clean(r.actor)}"
-            + (f"  external id {clean(r.external_id, 200)}" if r.external_id else "")
+            f"{when(r.created_at)}  {ident(r.kind)} {ident(r.status)}  by {ident(r.actor)}"
+            + (f"  external id {clean(r.external_id, 200, one_line=True)}"
+               if r.external_id else "")
             for r in data["receipts"]))
     show_decisions(data["decisions"], limit, data.get("signatures"))
     if e.status.value == "ambiguous":
-        print(f"\nnext: proctor resolve-effect '{clean(e.key, 300)}' committed|failed "
-              "--reason TEXT")
+        print()
+        words = f"-- {shell_word(e.key)} committed" if e.key.startswith("-") \
+            else f"{shell_word(e.key)} committed"  # a key is never taken for an option
+        suggest(f"proctor resolve-effect --reason TEXT {words}",
+                "or failed, if it did not happen")
 
 
 def show_run(data: dict, limit: int | None) -> None:
     r = data["item"]
-    print(f"run {r.id}  [{r.status.value}]  version {r.version}")
+    print(f"run {ident(r.id)}  [{r.status.value}]  version {r.version}")
     field("title", r.title, 400)
-    field("where", f"{r.project}/{r.space}   agent {r.agent}")
+    field("where", f"{ident(r.project)}/{ident(r.space)}   agent {ident(r.agent)}")
     field("created", when(r.created_at))
     if r.finished_at:
         field("finished", when(r.finished_at))
     if r.parent_run_id:
-        field("parent", r.parent_run_id)
+        field("parent", ident(r.parent_run_id))
     field("events", r.last_sequence)
     if r.cancel_requested:
         field("cancel", f"requested: {clean(r.cancel_reason, limit)}")
@@ -300,28 +367,33 @@ def show_run(data: dict, limit: int | None) -> None:
         f"#{a.number} {a.status.value}  {when(a.started_at)} → {when(a.finished_at)}"
         + (f"  {clean(a.error, 200, one_line=True)}" if a.error else "")
         for a in data["attempts"]))
-    items = [f"approval {a.id} [{a.status.value}] {clean(a.action_name, 80)}"
+    items = [f"approval {ident(a.id)} [{a.status.value}] {clean(a.action_name, 80, one_line=True)}"
              for a in data["approvals"]]
-    items += [f"question {q.id} [{q.status.value}] {q.kind.value}" for q in data["questions"]]
-    items += [f"effect {clean(e.key, 120)} [{e.status.value}]" for e in data["effects"]]
+    items += [f"question {ident(q.id)} [{q.status.value}] {q.kind.value}"
+              for q in data["questions"]]
+    items += [f"effect {clean(e.key, 120, one_line=True)} [{e.status.value}]"
+              for e in data["effects"]]
     if items:
         section("items", "\n".join(items))
     section("last events", "\n".join(
-        f"#{e.sequence:<5} {when(e.created_at)}  {e.type}" for e in data["events"]))
-    print(f"\nmore: proctor timeline {r.id}")
+        f"#{e.sequence:<5} {when(e.created_at)}  {clean(e.type, 80, one_line=True)}"
+        for e in data["events"]))
+    print()
+    suggest(f"proctor timeline {shell_word(r.id)}", "every event of the run")
 
 
 def show_entry(data: dict, limit: int | None) -> None:
     m = data["item"]
     flags = [f for f, on in (("pinned", m.pinned), ("confirmed", m.confirmed),
                              ("deleted", m.deleted)) if on]
-    print(f"memory entry {m.id}  version {m.version}  {' '.join(flags)}".rstrip())
+    print(f"memory entry {ident(m.id)}  version {m.version}  {' '.join(flags)}".rstrip())
     field("title", m.title, 400)
-    field("scope", f"{m.scope.value}: {clean(m.scope_key, 200)}   kind {clean(m.kind, 40)}   "
-          f"trust {m.trust.value}   sensitivity {clean(m.sensitivity, 40)}")
+    field("scope", f"{m.scope.value}: {clean(m.scope_key, 200, one_line=True)}   "
+          f"kind {clean(m.kind, 40, one_line=True)}   trust {m.trust.value}   "
+          f"sensitivity {clean(m.sensitivity, 40, one_line=True)}")
     section("content", clean(m.content, limit))
     section("history", "\n".join(
-        f"v{h.version} {when(h.created_at)}  {h.operation}  by {clean(h.actor)}"
+        f"v{h.version} {when(h.created_at)}  {ident(h.operation)}  by {ident(h.actor)}"
         + (f"  ({clean(h.reason, 200, one_line=True)})" if h.reason else "")
         for h in data["history"]))
 

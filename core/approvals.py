@@ -15,6 +15,7 @@ from .canonical import canonical_json, digest_of
 from .integrity import refuse_tampered
 from .items import status_after_closing, status_when_opening
 from .journal import Journal, Tx
+from .limits import check_text
 from .models import (
     ActorKind,
     Approval,
@@ -95,8 +96,7 @@ class Approvals:
         safety, scope, expiry = SafetyClass(safety_class), ApprovalScope(requested_scope), \
             OnExpiry(on_expiry)
         adigest = digest_of(action)
-        if len(reason) > MAX_REASON:
-            raise errors.ValidationError("the reason is too long", field="reason")
+        check_text(reason, "the reason", "reason", MAX_REASON, required=False)
         request = {"run_id": run_id, "action_digest": adigest, "reason": reason,
                    "safety_class": safety.value, "scope": scope.value}
         if input_schema is not None:
@@ -272,8 +272,8 @@ class Approvals:
         reason = (reason or "").strip() or None
         if not approve and not reason:
             raise errors.ValidationError("a reason is required to deny", field="reason")
-        if reason and len(reason) > MAX_REASON:
-            raise errors.ValidationError("the reason is too long", field="reason")
+        if reason:
+            check_text(reason, "the reason", "reason", MAX_REASON)
         request = {"op": "approval.decide", "id": approval_id, "approve": approve,
                    "reason": reason, "scope": scope.value, "expected_version": expected_version}
 

@@ -57,6 +57,8 @@ def check_openable(path: Path, *, read_only: bool, create: bool) -> None:
     if exists and (read_only or not create) and path.stat().st_size == 0:
         raise errors.Corrupt(f"{path} is empty (0 bytes), not a journal",
                              hint="Restore it from a backup, or create a new journal there.")
+    if exists:
+        check_header(path)
     if read_only:
         return
     folder = path.parent
@@ -67,6 +69,25 @@ def check_openable(path: Path, *, read_only: bool, create: bool) -> None:
             f"{path}-shm").exists()):
         raise errors.StoreReadOnly(f"{path} cannot be written (a read-only file, folder or "
                                    "file system)", hint="Open it read-only to observe.")
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def check_header(path: Path) -> None:
+    """Refuse a non-empty file that does not start like an SQLite database: it is not a
+    Proctor journal (a text file, an archive ...), whatever its name."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except PermissionError as err:
+        raise errors.StoreError(f"{path} cannot be read: permission denied",
+                                hint="Check the file's owner and permissions.") from err
+    except OSError as err:
+        raise errors.StoreError(f"{path} cannot be read: {err.strerror or err}") from err
+    if head and head != SQLITE_MAGIC:
+        raise errors.NotAJournal(f"{path} is not a Proctor journal (it is not an SQLite "
+                                 "database file)")
 
 
 def _immutable(path: Path) -> bool:

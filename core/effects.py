@@ -83,9 +83,12 @@ class Effects:
                 f"effect {key}: the previous lease of {row.lease_owner} expired mid-flight; "
                 "the outcome is unknown and a person must resolve it"))
             return False
-        # failed: may be retried as the next attempt
+        # failed: may be retried as the next attempt, which starts with nothing of the last one
+        # on the row (its outcome, "unknown" reason and resolution stay in the receipts,
+        # decisions and events)
         refuse_tampered("effect", key, row)
-        self._update(tx, row, attempt=row.attempt + 1, **values)
+        self._update(tx, row, attempt=row.attempt + 1, ambiguous_reason=None, resolved_by=None,
+                     resolution_reason=None, **values)
         self._event(tx, row.run_id, "effect.reserved", key,
                     {"attempt": row.attempt + 1, "owner": owner})
         return True

@@ -133,3 +133,10 @@ class DecisionUnverified(ProctorError):
     def __init__(self, message: str, *, why: str, **details: Any) -> None:
         super().__init__(message, why=why, **details)
         self.why = why
+
+
+class NotAJournal(Corrupt):
+    """The file is not a Proctor journal at all (a text file, another program's database)."""
+
+    hint = ("Choose a journal file made by Proctor (`proctor open --create PATH` starts a new "
+            "one). Nothing was written to this file.")

@@ -14,6 +14,7 @@ from .canonical import canonical_json, digest_of
 from .credentials import reference_problem
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
 from .journal import Journal, Tx
+from .limits import check_text
 from .models import Interaction, InteractionKind, InteractionStatus
 from .rows import by_id, fetch_prepared, interaction_select, to_models
 from .sql import insert_rows, row_where, update_where
@@ -140,8 +141,7 @@ class Interactions:
         """Ask a person. Idempotent by ``request_key``."""
         kind = InteractionKind(kind)
         options = list(options or [])
-        if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > MAX_PROMPT:
-            raise errors.ValidationError("the prompt must be non-empty text", field="prompt")
+        check_text(prompt, "the prompt", "prompt", MAX_PROMPT)
         if kind == InteractionKind.CHOICE and not options:
             raise errors.ValidationError("a choice needs options", field="options")
         schema = response_schema if response_schema is not None else default_schema(kind, options)

@@ -267,7 +267,7 @@ class Journal:
                 f"{self.path} has schema revision {revision}, newer than this Proctor knows "
                 f"({db.SCHEMA_HEAD})")
         if revision is None and not empty:
-            raise errors.Corrupt(f"{self.path} is an SQLite file but not a Proctor journal")
+            raise errors.NotAJournal(f"{self.path} is an SQLite file but not a Proctor journal")
         if self.read_only or (revision is not None and policy == "read_only"):
             if revision is None:
                 raise errors.StoreReadOnly(f"{self.path} is empty and open read-only")

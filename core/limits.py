@@ -85,3 +85,16 @@ def check_keys(value: Any) -> None:
                 stack.append(child)
         elif isinstance(item, list | tuple):
             stack.extend(item)
+
+
+def check_text(value: Any, what: str, field: str, limit: int, *, required: bool = True) -> None:
+    """Refuse ``value`` unless it is text of at most ``limit`` characters (and, when
+    ``required``, not blank), each case with its own message: a 5 MB prompt is too long
+    (with the limit), not "empty"."""
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} must be text, not {type(value).__name__}", field=field)
+    if required and not value.strip():
+        raise ValidationError(f"{what} must not be empty", field=field)
+    if len(value) > limit:
+        raise ValidationError(f"{what} is too long: {len(value):,} characters, over the "
+                              f"limit of {limit:,}", field=field, size=len(value), limit=limit)

@@ -13,6 +13,7 @@ from .approvals import write_decision
 from .canonical import ZERO_DIGEST, digest_of, sha256_hex
 from .integrity import mutation_digest
 from .journal import Journal, Tx
+from .limits import check_text
 from .models import (
     BulkResult,
     MemoryEntry,
@@ -520,10 +521,7 @@ def _incoming_trust(trust: Trust | str | None) -> str | None:
 
 
 def _check_content(content: Any) -> None:
-    if not isinstance(content, str) or not content.strip():
-        raise errors.ValidationError("memory content must be non-empty text", field="content")
-    if len(content) > MAX_CONTENT:
-        raise errors.ValidationError("memory content is too long", field="content")
+    check_text(content, "memory content", "content", MAX_CONTENT)
 
 
 __all__ = ["Memory", "to_model"]

@@ -25,6 +25,7 @@ from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
 from .journal import Journal, Tx, event_digest_body
 from .models import AuditEntry, Frozen, Run, VerifyReport
+from .safe_text import csv_text, json_escaped
 from .timeline import RunQuery, list_audit, list_runs
 
 FORMAT = "proctor-run"
@@ -153,11 +154,12 @@ def write_run_json(j: Journal, run_id: str, out: IO[str]) -> int:
     """Stream the bundle to ``out`` (events written page by page). Returns the event count."""
     run, tables = _run_rows(j, run_id)
     head = _header(j, run) | {"tables": tables}
-    text = json.dumps(head, ensure_ascii=False, indent=1)
+    text = json_escaped(json.dumps(head, ensure_ascii=False, indent=1))
     out.write(text[:-2] + ',\n "events": [')
     count = 0
     for row in iter_event_rows(j, run_id, run["last_sequence"]):
-        out.write(("\n  " if count == 0 else ",\n  ") + json.dumps(row, ensure_ascii=False))
+        out.write(("\n  " if count == 0 else ",\n  ")
+                  + json_escaped(json.dumps(row, ensure_ascii=False)))
         count += 1
     out.write("\n ]\n}\n")
     return count
@@ -168,7 +170,7 @@ def write_run_jsonl(j: Journal, run_id: str, out: IO[str]) -> int:
     run = j.runs.get(run_id)
     count = 0
     for row in iter_event_rows(j, run_id, run.last_sequence):
-        out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+        out.write(json_escaped(json.dumps(row, ensure_ascii=False, sort_keys=True)) + "\n")
         count += 1
     return count
 
@@ -193,10 +195,12 @@ def iso(ts: float | None) -> str:
 
 
 def cell(value: Any) -> Any:
-    """Text that a spreadsheet would run as a formula is prefixed with a quote."""
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return value
+    """Text that a spreadsheet would run as a formula is prefixed with a quote; control and
+    invisible characters (ESC, C1 controls, DEL, bidi marks …) are shown as escapes."""
+    if not isinstance(value, str):
+        return value
+    value = csv_text(value)
+    return "'" + value if value.startswith(FORMULA_START) else value
 
 
 def run_csv_row(run: Run, now: float) -> list[Any]:
@@ -250,8 +254,30 @@ def write_audit_csv(j: Journal, out: IO[str], **filters: Any) -> int:
 # ---------------------------------------------------------------- reading exports
 
 
+EXPORT_HINT = "Import a file written by `proctor export-run` (JSON) or `proctor export` (JSONL)."
+
+
 def read_export(path: str | Path) -> dict:
-    """A bundle from a JSON export, or one rebuilt from a JSONL event export."""
+    """A bundle from a JSON export, or one rebuilt from a JSONL event export. A file that is
+    neither (binary, not JSON, JSON of another shape) is refused with ValidationError."""
+    try:
+        bundle = _read_export(path)
+    except UnicodeDecodeError as err:
+        raise errors.ValidationError(f"{path} is not a Proctor export: it is not text "
+                                     "(UTF-8)", field="path", hint=EXPORT_HINT) from err
+    except json.JSONDecodeError as err:
+        raise errors.ValidationError(f"{path} is not a Proctor export: {err}",
+                                     field="path", hint=EXPORT_HINT) from err
+    except (KeyError, TypeError, AttributeError, IndexError) as err:
+        raise errors.ValidationError(f"{path} is not a Proctor export: it lacks "
+                                     f"{err}", field="path", hint=EXPORT_HINT) from err
+    if not isinstance(bundle, dict):
+        raise errors.ValidationError(f"{path} is not a Proctor export: not a JSON object",
+                                     field="path", hint=EXPORT_HINT)
+    return bundle
+
+
+def _read_export(path: str | Path) -> Any:
     with open(path, encoding="utf-8") as f:
         first = f.readline()
         f.seek(0)

@@ -22,7 +22,8 @@ from proctor.core import Journal
 
 from .steps import CRASH_EXIT
 
-MAX_RESTARTS = 10
+# restarts per agent (crashes, or an agent killed from outside before its time)
+MAX_RESTARTS = int(os.environ.get("PROCTOR_SIM_MAX_RESTARTS", "10"))
 COUNTED = ("approvals", "questions", "conflicts", "ambiguous")
 
 
@@ -47,6 +48,7 @@ class SimulationHandle:
         self._procs: dict[int, subprocess.Popen] = {}
         self._restarts: Counter[int] = Counter()
         self._reaped: set[int] = set()
+        self._failed: list[tuple[str, int]] = []  # agents that ended early for good
         self._final: dict[str, dict] | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -70,6 +72,12 @@ class SimulationHandle:
     def restarts(self) -> int:
         with self._lock:
             return sum(self._restarts.values())
+
+    def failures(self) -> list[tuple[str, int]]:
+        """(agent, exit code) of each agent that ended before its time (a crash, or killed
+        from outside) and could not be restarted: the simulation did not run as asked."""
+        with self._lock:
+            return list(self._failed)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until every agent has ended on its own; True if they all did."""
@@ -154,11 +162,16 @@ class SimulationHandle:
                         continue
                     self._reaped.add(proc.pid)
                     self.exit_codes[self.names[index]].append(code)
-                    if code == CRASH_EXIT and not self._stopping.is_set() \
-                            and self._restarts[index] < MAX_RESTARTS:
-                        self._restarts[index] += 1
-                        self._spawn(index, self._restarts[index])
-                        running = True
+                    if self._stopping.is_set():
+                        continue
+                    early = self.until is None or time.time() < self.until
+                    if code == CRASH_EXIT or (early or code != 0):
+                        if self._restarts[index] < MAX_RESTARTS:
+                            self._restarts[index] += 1
+                            self._spawn(index, self._restarts[index])
+                            running = True
+                        else:
+                            self._failed.append((self.names[index], code))
             if not running:
                 return
             time.sleep(0.1)

@@ -79,3 +79,53 @@ def test_simulate_ends_after_its_duration(tmp_path: Path) -> None:
     summary = [line for line in out.splitlines() if line.startswith("sim-agent-1: ")]
     assert len(summary) == 1 and "1 interrupted" in summary[0]  # nobody answered it
     assert '"runs": 1' in out.splitlines()[-1]
+
+
+def wait_for_agents(journal: Path, count: int, but_not: set[int] = frozenset(),
+                    timeout: float = 60) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = [p for p in agent_pids(journal) if p not in but_not]
+        if len(pids) >= count:
+            return pids
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {count} agents on {journal}")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
+def test_agents_killed_from_outside_are_restarted(tmp_path: Path) -> None:
+    journal = tmp_path / "sim.db"
+    proc = simulate(journal, "--agents", "2", "--rate", "4", "--seed", "3")
+    try:
+        first = wait_for_agents(journal, 2)
+        for pid in first:
+            os.kill(pid, signal.SIGKILL)  # both at once, from outside
+        wait_for_agents(journal, 2, but_not=set(first))
+        assert proc.poll() is None  # it did not stop early
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0, err
+    assert "2 restarts" in out
+    assert agent_pids(journal) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
+def test_agents_that_cannot_be_restarted_fail_the_simulation_loudly(tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    monkeypatch.setenv("PROCTOR_SIM_MAX_RESTARTS", "0")
+    journal = tmp_path / "sim.db"
+    proc = simulate(journal, "--agents", "1", "--rate", "4")
+    try:
+        [pid] = wait_for_agents(journal, 1)
+        os.kill(pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 1, (out, err)
+    assert "stopped early" in err and "sim-agent-1 (exit -9)" in err

@@ -284,3 +284,28 @@ def test_json_schema_formats_are_checked_in_core(agent, operator, run, journal_p
     assert info.value.field == "when"
     assert snapshot(journal_path) == before
     assert answer(operator, item, {"when": good}).response == {"when": good}
+
+
+def test_an_oversized_text_is_refused_as_too_long_with_the_limit(agent, run, journal_path):
+    """A 5 MB prompt (or memory content, or reason) is too long, not "empty"; a blank one
+    is empty; neither writes anything."""
+    from proctor.core.interactions import MAX_PROMPT
+
+    before = row_counts(journal_path)
+    with pytest.raises(errors.ValidationError) as too_long:
+        agent.interactions.ask(run.id, "question", "x" * 5_000_000)
+    assert too_long.value.field == "prompt"
+    assert "too long" in too_long.value.message and f"{MAX_PROMPT:,}" in too_long.value.message
+    assert "5,000,000" in too_long.value.message and "empty" not in too_long.value.message
+    with pytest.raises(errors.ValidationError, match="must not be empty"):
+        agent.interactions.ask(run.id, "question", "   ")
+    with pytest.raises(errors.ValidationError, match="must be text, not int"):
+        agent.interactions.ask(run.id, "question", 5)
+    assert delta(before, row_counts(journal_path)) == {}
+    entry = agent.memory.add("project", "shop", "db host", "db1")
+    before = row_counts(journal_path)
+    with pytest.raises(errors.ValidationError, match="too long: 5,000,000 characters"):
+        agent.memory.record_conflict(entry.id, "y" * 5_000_000, incoming_source="bot")
+    with pytest.raises(errors.ValidationError, match="too long: 5,000,000 characters"):
+        agent.approvals.request(run.id, {"tool": "deploy"}, reason="z" * 5_000_000)
+    assert delta(before, row_counts(journal_path)) == {}

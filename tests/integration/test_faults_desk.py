@@ -381,6 +381,9 @@ def test_a_file_that_is_no_journal_is_refused_by_name_and_left_alone(qtbot, kind
             desk_app.open(path, read_only=read_only, operator="alice")
         assert str(path) in str(failed.args[0]), failed.args[0]
     assert all(str(path) in text for _, _, text, _ in desk_app.dialogs)
+    if kind in ("bad header", "foreign SQLite file"):  # never was a journal: no restore advice
+        assert all("not a Proctor journal" in text and "backup" not in text
+                   for _, _, text, _ in desk_app.dialogs)
     assert desk_app.window is None and desk_app.exits == [1] * len(modes)
     capsys.readouterr()
     if kind == "missing path":
