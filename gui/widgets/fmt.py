@@ -3,30 +3,22 @@
 from __future__ import annotations
 
 import json
-import re
 import time
 from typing import Any
 
+from proctor.core import safe_text
+
 CELL_MAX = 300  # characters shown in one table cell (agent text is bounded on display)
 # Control characters (ANSI escapes start with ESC) and invisible format characters (bidi
-# overrides such as U+202E, zero-width spaces): shown as escapes like "\x1b" and "\u202e",
-# as `proctor show` prints them, so agent text can neither reorder nor hide what it says.
-# (U+200D, the zero-width joiner inside emoji, stays.)
-INVISIBLE = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u180e"
-    "\u200b\u200c\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
-    "\ufff9-\ufffb\U000110bd\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
-    "\U000e0020-\U000e007f]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+# overrides such as U+202E, zero-width spaces) are shown as escapes like "\x1b" and "\u202e",
+# exactly as the CLI prints them: one definition, ``proctor.core.safe_text``, so agent text can
+# neither reorder nor hide what it says. (U+200D, the zero-width joiner inside emoji, stays.)
+INVISIBLE = safe_text.INVISIBLE
 
 
 def visible(text: str) -> str:
     """``text`` with control and invisible format characters shown as escapes."""
-    return INVISIBLE.sub(_escape, text)
+    return safe_text.visible(text)
 
 
 def bounded(text: Any, limit: int = CELL_MAX) -> str:
