@@ -32,6 +32,7 @@ from .detail import DetailContext, DetailPane
 from .filters import FilterBar
 from .kinds import CHANGE_KIND, DETAIL_WIDGETS
 from .model import COL_AGE, COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
+from .settle import InputWatch, Settle
 
 TICK_MS = 1000
 SWEEP_EVERY_S = 3.0
@@ -95,10 +96,13 @@ class InboxPage(QWidget):
         self.filters = FilterBar(self)
         self.table = InboxTable(self.model, self)
         self.message = MessageBar(self)
+        self.watch = InputWatch(self)
+        self.settle = Settle(self.watch)  # what is on screen, since when, brought by whom
         self.detail = DetailPane(DetailContext(ctx.journal, ctx.runner, ctx.presenter,
                                                ctx.registry, self.decider, self.read_only,
-                                               ctx.settings),
+                                               ctx.settings, self.settle),
                                  DETAIL_WIDGETS, self)
+        self._by_desk = False  # True while the desk (not the operator) moves the cursor
         self.sticky = False  # several rows are selected on purpose (x, ctrl/shift-click)
         self.decided: set[str] = set()  # keys this desk just decided (advance when they go)
         self.pinned: str | None = None  # key of an item that vanished while being looked at
@@ -144,6 +148,7 @@ class InboxPage(QWidget):
         self.model.arrived.connect(self._on_arrived)
         self.model.failed.connect(self._on_model_failed)
         self.detail.open_run.connect(self.open_run)
+        self.detail.loaded.connect(self._on_detail_loaded)
         self._tick.timeout.connect(self._on_tick)
         self._resync.timeout.connect(self.model.refresh)
 
@@ -211,6 +216,15 @@ class InboxPage(QWidget):
         self.table.selectionModel().setCurrentIndex(index, flags)
         self.table.scrollTo(index)
 
+    def desk_moves_to(self, row: int) -> None:
+        """The desk, not the operator, makes ``row`` current (after a decision, or when the
+        list changed): the item must be on screen a while before a decision counts."""
+        self._by_desk = True
+        try:
+            self.set_current_row(row)
+        finally:
+            self._by_desk = False
+
     def mark_decided(self, keys: set[str]) -> None:
         """The operator's writes for ``keys`` committed: their rows go at the next refresh
         (rows already gone are not remembered). A shown item whose row went while our write
@@ -220,7 +234,7 @@ class InboxPage(QWidget):
             row, self._resume_row = self._resume_row, None
             self.pinned = None
             if 0 <= row < self.model.rowCount():
-                self.set_current_row(row)
+                self.desk_moves_to(row)
             else:
                 self._show_current()
 
@@ -232,7 +246,7 @@ class InboxPage(QWidget):
             return
         following = row + 1 if row + 1 < self.model.rowCount() else row - 1
         if following >= 0:
-            self.set_current_row(following)
+            self.desk_moves_to(following)
 
     def toggle_select(self) -> None:
         index = self.table.currentIndex()
@@ -278,9 +292,20 @@ class InboxPage(QWidget):
     def _show_current(self) -> None:
         item = self.current_item()
         if item is not None:
+            self.settle.showing(item_key(item), by_desk=self._by_desk)
             self.detail.show_item(item)
         elif self.pinned is None:
+            self.settle.showing(None, by_desk=True)
             self.detail.show_empty(self._empty_text())
+        self.ctx.registry.refresh()
+
+    @Slot(object)
+    def _on_detail_loaded(self, item: InboxItem) -> None:
+        """A detail shows its whole entity: the settle clock starts, and decision commands
+        follow what it says (e.g. decided elsewhere: Approve is disabled at once)."""
+        shown = self.detail.current_item()
+        if shown is not None and item_key(shown) == item_key(item):
+            self.settle.loaded(item_key(item))
         self.ctx.registry.refresh()
 
     def _empty_text(self) -> str:
@@ -320,9 +345,13 @@ class InboxPage(QWidget):
     def _on_loaded(self) -> None:
         if not self.table.currentIndex().isValid() and self.pinned is None \
                 and self.model.rowCount():
-            self.set_current_row(0)
+            self.set_current_row(0)  # the first item of a list (not an advance)
         elif self.current_item() != self.detail.current_item() or self.current_item() is None:
-            self._show_current()  # a new row, or the row's snapshot (version, snooze) changed
+            self._by_desk = True  # a new row, or the row's snapshot (version, snooze) changed
+            try:
+                self._show_current()
+            finally:
+                self._by_desk = False
 
     @Slot(list)
     def _on_vanished(self, keys: list[str]) -> None:
@@ -334,7 +363,11 @@ class InboxPage(QWidget):
             return
         if mine or self.detail.current() is None:
             self.pinned = None
-            self._show_current()
+            self._by_desk = True  # the row under the cursor went: the next one is shown
+            try:
+                self._show_current()
+            finally:
+                self._by_desk = False
             return
         # decided elsewhere, or by our own write still on its way (the watcher can see it
         # before its result comes back): stay until we know, and say what happened

@@ -46,7 +46,7 @@ from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, section
-from ..widgets.message_bar import Level
+from ..widgets.message_bar import NOTE_CLOSE_MS, Level
 from .approval import action_button
 from .detail import DetailContext, DetailWidget
 from .model import item_key
@@ -348,6 +348,12 @@ class QuestionDetail(DetailWidget):
     @Slot()
     def submit(self) -> None:
         if not self.can_submit() or self.item is None or self.view is None:
+            return
+        settle = self.ctx.settle
+        if settle is not None and settle.too_soon(item_key(self.item)):
+            self.message.show_message("Not sent: this question has only just come on screen. "
+                                      "Read it, then send again.", Level.INFO,
+                                      close_after_ms=NOTE_CLOSE_MS)
             return
         q = self.entity
         assert isinstance(q, Interaction)

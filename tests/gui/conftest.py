@@ -29,6 +29,15 @@ def wait_presented(qtbot) -> None:
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints"
 
 
+def settled(qtbot, window) -> None:
+    """Wait until the inbox's shown item has been on screen long enough for a click on its
+    decision buttons to count (issue 16: a click on what just appeared does nothing)."""
+    from proctor.gui.inbox.settle import SETTLE_S
+
+    settle = window.inbox.settle
+    qtbot.waitUntil(lambda: settle.read_for() >= SETTLE_S, timeout=WAIT_MS)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core import Actor, EffectStatus, Journal
 from proctor.gui.guard import GuiThreadStoreCall
+from proctor.gui.inbox.confirm import ConfirmApproval
 from proctor.gui.inbox.decide import Decider
 from proctor.gui.preferences import Prefs
 from proctor.gui.widgets.palette import CommandPalette, ShortcutHelp
@@ -164,13 +165,17 @@ def test_inbox_keys_do_nothing_on_another_page(qtbot, populated, open_desk):
         assert j.approvals.get(ids["approval"]).status == "pending"
 
 
-def test_scope_run_creates_a_rule(qtbot, populated, open_desk):
+def test_scope_run_creates_a_rule(qtbot, populated, open_desk, monkeypatch):
     path, ids = populated
     window = open_desk(path)
     select_key(qtbot, window, f"approval:{ids['approval']}")
     detail = window.inbox.detail.current()
     detail.scopes.button(1).click()
+    asked = []  # a standing rule takes a second step (issue 16): it is confirmed here
+    monkeypatch.setattr(ConfirmApproval, "ask", lambda parent, what: asked.append(what) or True)
     key_on_table(qtbot, window, Qt.Key.Key_A)
+    qtbot.waitUntil(lambda: len(asked) == 1, timeout=WAIT_MS)
+    assert any("standing rule" in r for r in asked[0].risks)
     qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{ids['approval']}") < 0,
                     timeout=WAIT_MS)
     with Journal.open(path) as j:
