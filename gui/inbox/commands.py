@@ -103,14 +103,26 @@ class InboxCommands(QObject):
         return not self.page.read_only
 
     def can_decide(self) -> bool:
-        return self.writable() and any(t.kind == InboxKind.APPROVAL for t in self._targets()) \
-            and not self._tampered_shown()
-
-    def _tampered_shown(self) -> bool:
-        """The one approval on screen was rewritten outside Proctor (core refuses it too)."""
         targets = self._targets()
-        detail = self._detail_for(targets[0], ApprovalDetail) if len(targets) == 1 else None
-        return detail is not None and detail.is_tampered()
+        if not self.writable() or not targets:
+            return False
+        if len(targets) == 1:
+            return self._decidable(targets[0])
+        return any(t.kind == InboxKind.APPROVAL for t in targets)
+
+    def _decidable(self, item: InboxItem) -> bool:
+        """An approval not yet known to be decided, and not rewritten outside Proctor: once
+        the detail shows it decided (by another operator, the CLI, an expiry) or tampered
+        with (core refuses it too), Approve and Deny are off at once."""
+        if item.kind != InboxKind.APPROVAL:
+            return False
+        detail = self._detail_for(item, ApprovalDetail)
+        if detail is not None and detail.is_tampered():
+            return False
+        entity = detail.entity if detail is not None else None
+        if isinstance(entity, Approval) and entity.id == item.id:
+            return detail.is_pending()
+        return True
 
     def can_snooze(self) -> bool:
         return self.writable() and bool(self._targets())

@@ -270,3 +270,32 @@ def test_which_classes_confirm_is_a_preference(qtbot, journal_path, open_desk, a
     press(qtbot, window, Qt.Key.Key_A)
     qtbot.waitUntil(lambda: status(journal_path, risky) == "approved", timeout=WAIT_MS)
     assert len(asked) == 1 and "unsafe write" in asked[0].risks[0]
+
+
+# ---------------------------------------------------------------- decided elsewhere
+def test_decided_by_the_cli_in_another_process_disables_the_controls_at_once(
+        qtbot, journal_path, open_desk, agents):
+    import subprocess
+    import sys
+
+    window = open_desk(journal_path)
+    agent = agents(journal_path, "--tool", "fs.write", "--args", '{"path": "/srv/app.cfg"}')
+    [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
+    select(qtbot, window, approval_id)
+    detail = window.inbox.detail.current()
+    approve = window.registry.action("inbox.approve")
+    deny = window.registry.action("inbox.deny")
+    assert approve.isEnabled() and deny.isEnabled() and detail.approve_button.isEnabled()
+    done = subprocess.run([sys.executable, "-m", "proctor", "approve", approval_id,
+                           "--journal", str(journal_path), "--as", "bob",
+                           "--reason", "done from the terminal"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    # the change feed brings it: no click, no key
+    qtbot.waitUntil(lambda: not approve.isEnabled(), timeout=WAIT_MS)
+    assert not deny.isEnabled() and not detail.approve_button.isEnabled()
+    assert not any(b.isEnabled() for b in detail.scopes.buttons())
+    qtbot.waitUntil(lambda: "Approved by operator:bob at" in detail.state.text(),
+                    timeout=WAIT_MS)
+    assert "done from the terminal" in detail.state.text()
+    assert window.inbox.detail.current_item().id == approval_id  # still shown, not replaced
