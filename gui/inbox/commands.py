@@ -45,6 +45,8 @@ SPECS = [
     ActionSpec("inbox.toggle_select", "Select / unselect", "Inbox",
                "Add the current item to the selection, or take it out"),
     ActionSpec("inbox.search", "Search the inbox", "Inbox", "Focus the search field"),
+    ActionSpec("inbox.show_new", "Show new requests", "Inbox",
+               "Show the requests that arrived while you were working the list"),
     ActionSpec("inbox.snoozed", "Show snoozed items", "Inbox", "Toggle the Snoozed filter"),
     ActionSpec("inbox.open_run", "Open the item's run", "Inbox", "Show the run in Runs"),
     ActionSpec("inbox.effect_committed", "Mark effect committed", "Inbox",
@@ -69,7 +71,7 @@ class InboxCommands(QObject):
             "inbox.open": self.open, "inbox.back": self.back, "inbox.approve": self.approve,
             "inbox.deny": self.deny, "inbox.snooze": self.snooze, "inbox.wake": self.wake,
             "inbox.toggle_select": self.page.toggle_select,
-            "inbox.search": self.page.filters.focus_search,
+            "inbox.search": self.page.filters.focus_search, "inbox.show_new": self.page.show_new,
             "inbox.snoozed": self.page.filters.snoozed.toggle, "inbox.open_run": self.open_run,
             "inbox.effect_committed": partial(self.resolve_effect, EffectStatus.COMMITTED),
             "inbox.effect_failed": partial(self.resolve_effect, EffectStatus.FAILED),
@@ -77,7 +79,7 @@ class InboxCommands(QObject):
         enabled = {
             "inbox.approve": self.can_decide, "inbox.deny": self.can_decide,
             "inbox.snooze": self.can_snooze, "inbox.wake": self.can_wake,
-            "inbox.open_run": self.has_run,
+            "inbox.open_run": self.has_run, "inbox.show_new": lambda: bool(self.page.model.held),
             "inbox.effect_committed": self.can_resolve, "inbox.effect_failed": self.can_resolve,
         }
         # every inbox command acts on the inbox's items: only while the inbox is on screen

@@ -12,11 +12,23 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
     QHeaderView,
+    QPushButton,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -26,6 +38,7 @@ from PySide6.QtWidgets import (
 from proctor.core.models import ChangeSet, InboxItem, InboxKind
 
 from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
+from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar
 from .decide import Decider
 from .detail import DetailContext, DetailPane
@@ -40,6 +53,7 @@ FACETS_AFTER_MS = 1000
 PATCH_MAX = 200  # more changed items than this: reload the page instead
 RESYNC_MS = 15_000  # a full reload now and then: snoozed items wake up without a change
 Flag = QItemSelectionModel.SelectionFlag
+SEARCH_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Down, Qt.Key.Key_Escape)
 
 
 def inbox_keys(cs: ChangeSet) -> set[str]:
@@ -77,6 +91,40 @@ class InboxTable(QTableView):
         header.setToolTip("Click Age to switch between newest and oldest first")
 
 
+class NewBar(QFrame):
+    """"3 new requests — Show them (N)": arrivals held while the operator works the list.
+
+    Signals:
+        show_requested(): the operator asked to see them.
+    """
+
+    show_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("NewBar")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.label = plain_label(parent=self, selectable=False)
+        self.button = QPushButton("Show them (N)", self)
+        self.button.setAccessibleName("Show the new requests")
+        self.button.clicked.connect(self.show_requested)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 2, 6, 2)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.button)
+        self.hide()
+
+    def set_count(self, count: int) -> None:
+        noun = "request" if count == 1 else "requests"
+        self.label.setText(f"{count} new {noun} arrived — held so the list does not move "
+                           "under you.")
+        self.setAccessibleName(f"{count} new {noun}")
+        self.setVisible(count > 0)
+
+    def text(self) -> str:
+        return self.label.text() if self.isVisible() else ""
+
+
 class InboxPage(QWidget):
     """Signals:
         counts_stale(): the inbox changed; sidebar badges should be re-read.
@@ -95,6 +143,7 @@ class InboxPage(QWidget):
         self.model = InboxModel(ctx.runner, self)
         self.filters = FilterBar(self)
         self.table = InboxTable(self.model, self)
+        self.new_bar = NewBar(self)
         self.message = MessageBar(self)
         self.watch = InputWatch(self)
         self.settle = Settle(self.watch)  # what is on screen, since when, brought by whom
@@ -124,7 +173,13 @@ class InboxPage(QWidget):
     def _build(self) -> None:
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.setObjectName("InboxSplitter")
-        split.addWidget(self.table)
+        left = QWidget(split)
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        column.addWidget(self.new_bar)
+        column.addWidget(self.table, 1)
+        split.addWidget(left)
         split.addWidget(self.detail)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
@@ -138,6 +193,7 @@ class InboxPage(QWidget):
         layout.addWidget(split, 1)
 
     def _connect(self) -> None:
+        self.filters.search.installEventFilter(self)
         self.filters.changed.connect(self._on_filter)
         self.table.horizontalHeader().sectionClicked.connect(self._on_header_clicked)
         self.table.selectionModel().currentChanged.connect(self._on_current)
@@ -147,6 +203,9 @@ class InboxPage(QWidget):
         self.model.vanished.connect(self._on_vanished)
         self.model.arrived.connect(self._on_arrived)
         self.model.failed.connect(self._on_model_failed)
+        self.model.hold = self.holding
+        self.model.held_changed.connect(self._on_held)
+        self.new_bar.show_requested.connect(self.show_new)
         self.detail.open_run.connect(self.open_run)
         self.detail.loaded.connect(self._on_detail_loaded)
         self._tick.timeout.connect(self._on_tick)
@@ -182,6 +241,49 @@ class InboxPage(QWidget):
         if widget is not None and item is not None \
                 and item.id in cs.ids(CHANGE_KIND[item.kind]):
             widget.reload()
+
+    # ------------------------------------------------------------ arrivals
+    def pointer_on_list(self) -> bool:
+        viewport = self.table.viewport()
+        return viewport.isVisible() and viewport.underMouse()
+
+    def holding(self) -> bool:
+        """Arrivals wait (behind the "N new" bar) while the operator works the list: the
+        pointer is over it, or a key was pressed a moment ago."""
+        return self.pointer_on_list() or self.watch.typing()
+
+    @Slot(int)
+    def _on_held(self, count: int) -> None:
+        self.new_bar.set_count(count)
+        self.ctx.registry.refresh()  # N shows them while some wait
+
+    def show_new(self) -> None:
+        """Let the held arrivals into the list (the current item stays current)."""
+        self.model.release()
+
+    # ------------------------------------------------------------ search keys
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt)
+        """In the search box, Enter and Down go to the results, Esc clears and goes back."""
+        if obj is self.filters.search and event.type() in (QEvent.Type.ShortcutOverride,
+                                                           QEvent.Type.KeyPress):
+            plain = isinstance(event, QKeyEvent) and (
+                event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+            ) == Qt.KeyboardModifier.NoModifier
+            if plain and event.key() in SEARCH_KEYS:
+                if event.type() == QEvent.Type.ShortcutOverride:
+                    event.accept()  # the search box takes it, not a window shortcut
+                    return False
+                self._search_key(Qt.Key(event.key()))
+                return True
+        return super().eventFilter(obj, event)
+
+    def _search_key(self, key: Qt.Key) -> None:
+        if key == Qt.Key.Key_Escape:
+            self.filters.search.clear()
+        self.filters.flush()
+        self.focus_list()
+        if self.model.rowCount():
+            self.set_current_row(0)  # else the first result becomes current when it loads
 
     # ------------------------------------------------------------ selection
     def current_item(self) -> InboxItem | None:
@@ -343,6 +445,8 @@ class InboxPage(QWidget):
 
     @Slot()
     def _on_loaded(self) -> None:
+        if self.model.held and not self.model.rowCount():
+            self.show_new()  # nothing left to move: let them in
         if not self.table.currentIndex().isValid() and self.pinned is None \
                 and self.model.rowCount():
             self.set_current_row(0)  # the first item of a list (not an advance)
