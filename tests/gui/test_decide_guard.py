@@ -299,3 +299,27 @@ def test_decided_by_the_cli_in_another_process_disables_the_controls_at_once(
                     timeout=WAIT_MS)
     assert "done from the terminal" in detail.state.text()
     assert window.inbox.detail.current_item().id == approval_id  # still shown, not replaced
+
+
+def test_the_runs_waiting_tab_confirms_a_risky_approval_too(qtbot, populated, open_desk,
+                                                            monkeypatch):
+    from .test_runs_detail import open_run
+
+    path, ids = populated
+    window = open_desk(path)
+    window.go("runs")
+    detail = open_run(qtbot, window, ids["run"])
+    pending = detail.pending
+    qtbot.waitUntil(lambda: pending.count() == 3, timeout=WAIT_MS)
+    row = next(r for r in range(3)
+               if pending.items.item(r).data(Qt.ItemDataRole.UserRole + 1).id == ids["hostile"])
+    pending.list.setCurrentIndex(pending.items.index(row, 0))
+    widget = pending.detail.current()
+    qtbot.waitUntil(lambda: widget.entity is not None and widget.entity.id == ids["hostile"],
+                    timeout=WAIT_MS)
+    asked = []
+    monkeypatch.setattr(ConfirmApproval, "ask", lambda parent, what: asked.append(what) or False)
+    assert pending.registry.trigger("inbox.approve")
+    assert len(asked) == 1 and any("destructive" in r for r in asked[0].risks)
+    idle(qtbot, window)
+    assert status(path, ids["hostile"]) == "pending"
