@@ -47,6 +47,7 @@ TEXT_ONLY: dict[str, str] = {
     "inbox.back": "Escape; moves focus back to the list",
     "inbox.toggle_select": "bulk selection toggle (x); its state shows as the row's check",
     "inbox.snoozed": "a checkable filter; the menu shows its check mark",
+    "inbox.show_new": "the \"N new\" bar's button says it; the key is N",
     "memory.take": "a choice beside Keep local; no distinct picture for it",
     "memory.merge": "opens the merge editor; the word says it",
     "memory.reveal": "an audited look; an eye icon would make it look casual",

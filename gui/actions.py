@@ -44,6 +44,7 @@ DEFAULT_SHORTCUTS: dict[str, str] = {
     "inbox.snooze": "S",
     "inbox.toggle_select": "X",
     "inbox.search": "/",
+    "inbox.show_new": "N",
     "inbox.effect_committed": "C",
     "inbox.effect_failed": "F",
     "effects.committed": "C",

@@ -72,7 +72,7 @@ APP_SPECS = [
 MENUS = {
     "&File": ["app.open", "-", "app.preferences", "-", "app.quit"],
     "&Inbox": ["inbox.approve", "inbox.deny", "inbox.snooze", "inbox.wake", "-",
-               "inbox.toggle_select", "inbox.snoozed", "inbox.open_run", "-",
+               "inbox.toggle_select", "inbox.snoozed", "inbox.show_new", "inbox.open_run", "-",
                "inbox.effect_committed", "inbox.effect_failed"],
     "&Runs": ["runs.back", "-", "runs.export_list", "runs.export_json", "runs.export_jsonl",
               "runs.copy", "-", "runs.cancel"],

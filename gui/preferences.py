@@ -1,6 +1,7 @@
 """Preferences: theme, single-key shortcuts, notifications, the operator name recorded on
-decisions, the default journal, the refresh fallback interval and the memory token
-budget per scope; the operator's signing key (its fingerprint) is shown."""
+decisions, the default journal, the refresh fallback interval, the memory token
+budget per scope, and which approvals ask for a second, deliberate step; the operator's
+signing key (its fingerprint) is shown."""
 
 from __future__ import annotations
 
@@ -14,17 +15,26 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
 from proctor.core.journal import default_operator_name
 
-from .settings import DEFAULT_TOKEN_LIMIT, POLL_RANGE_MS, TOKEN_LIMIT_RANGE, DeskSettings
+from .settings import (
+    CONFIRM_CHOICES,
+    DEFAULT_CONFIRM,
+    DEFAULT_TOKEN_LIMIT,
+    POLL_RANGE_MS,
+    TOKEN_LIMIT_RANGE,
+    DeskSettings,
+)
 from .watcher import POLL_MS
 from .widgets.dialogs import OpenJournalDialog
 
@@ -40,12 +50,13 @@ class Prefs:
     default_journal: str = ""  # "" = the most recent journal
     poll_ms: int = POLL_MS
     memory_tokens: int = DEFAULT_TOKEN_LIMIT  # the budget of every memory scope
+    confirm: frozenset[str] = DEFAULT_CONFIRM  # what asks before an approval (settings.py)
 
 
 def prefs_from(settings: DeskSettings) -> Prefs:
     return Prefs(settings.theme, settings.single_keys, settings.notifications,
                  settings.operator, settings.default_journal, settings.poll_ms,
-                 settings.memory_token_limit)
+                 settings.memory_token_limit, settings.confirm)
 
 
 def save_prefs(settings: DeskSettings, prefs: Prefs) -> None:
@@ -56,6 +67,7 @@ def save_prefs(settings: DeskSettings, prefs: Prefs) -> None:
     settings.default_journal = prefs.default_journal
     settings.poll_ms = prefs.poll_ms
     settings.memory_token_limit = prefs.memory_tokens
+    settings.confirm = prefs.confirm
     settings.sync()
 
 
@@ -121,6 +133,7 @@ class PreferencesDialog(QDialog):
         self.memory_tokens.setValue(prefs.memory_tokens)
         self.memory_tokens.setToolTip("The Memory page measures every scope (project, space, "
                                       "user) against this budget and marks those over it.")
+        self.confirm = self._confirm_box(prefs.confirm)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel, self)
         buttons.accepted.connect(self.accept)
@@ -140,7 +153,23 @@ class PreferencesDialog(QDialog):
         self.key.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.key.setWordWrap(True)
         form.addRow("Signing key", self.key)
+        form.addRow(self.confirm)
         form.addRow(buttons)
+
+    def _confirm_box(self, chosen: frozenset[str]) -> QGroupBox:
+        box = QGroupBox("Ask me to confirm before approving", self)
+        box.setAccessibleName("Approvals that ask for confirmation")
+        box.setToolTip("Approving one of these opens a dialog that restates the action; "
+                       "approving needs a second, deliberate step. Denying never asks.")
+        layout = QVBoxLayout(box)
+        self.confirm_checks: dict[str, QCheckBox] = {}
+        for token, text in CONFIRM_CHOICES:
+            check = QCheckBox(text, box)
+            check.setAccessibleName(f"Confirm: {text}")
+            check.setChecked(token in chosen)
+            layout.addWidget(check)
+            self.confirm_checks[token] = check
+        return box
 
     @Slot()
     def _on_browse(self) -> None:
@@ -152,7 +181,8 @@ class PreferencesDialog(QDialog):
         return Prefs(str(self.theme.currentData()), self.single_keys.isChecked(),
                      self.notifications.isChecked(), self.operator.text().strip(),
                      self.default_journal.text().strip(), self.poll_ms.value(),
-                     self.memory_tokens.value())
+                     self.memory_tokens.value(),
+                     frozenset(t for t, check in self.confirm_checks.items() if check.isChecked()))
 
     @classmethod
     def ask(cls, parent: QWidget | None, prefs: Prefs) -> Prefs | None:

@@ -1,6 +1,6 @@
 """What the desk remembers between sessions (QSettings): theme, single-key shortcuts,
 notifications, the operator name, the default journal, the refresh fallback interval,
-the memory token budget per scope, recent journals, window geometry and splitter
+the memory token budget per scope, which approvals ask for confirmation, recent journals, window geometry and splitter
 positions. Every part of the desk reads and writes them through one ``DeskSettings``
 (tests give it a QSettings over a temporary file)."""
 
@@ -18,6 +18,24 @@ CREDENTIAL_REFS_KEY = "credentials/references"  # references only, never a secre
 TOKEN_LIMIT_KEY = "memory/token_limit_per_scope"
 DEFAULT_TOKEN_LIMIT = 8000
 TOKEN_LIMIT_RANGE = (100, 10_000_000)  # the budget the scope tree measures each scope by
+CONFIRM_KEY = "decide/confirm"
+NEAR_EXPIRY = "near_expiry"  # approving within NEAR_EXPIRY_S of the expiry, or past it
+STANDING_RULE = "standing_rule"  # a decision that also allows the action for a run/space
+# What can ask for a second, deliberate step before an approval: the safety classes, then
+# the two situations. (token, the preference's text)
+CONFIRM_CHOICES = (
+    ("safe_read", "Safe reads"),
+    ("idempotent_write", "Idempotent writes"),
+    ("unsafe_write", "Unsafe writes"),
+    ("external_side_effect", "External side effects (email, HTTP, messages)"),
+    ("financial", "Financial actions (payments, refunds)"),
+    ("destructive", "Destructive actions (delete, drop, force)"),
+    (NEAR_EXPIRY, "Anything past or near its expiry"),
+    (STANDING_RULE, "Any decision that creates a standing rule (always in this run/space)"),
+)
+DEFAULT_CONFIRM = frozenset({"external_side_effect", "financial", "destructive", NEAR_EXPIRY,
+                             STANDING_RULE})
+NO_CONFIRM = "none"  # stored for an empty choice (QSettings cannot store an empty list)
 
 
 class DeskSettings:
@@ -95,6 +113,25 @@ class DeskSettings:
     @memory_token_limit.setter
     def memory_token_limit(self, value: int) -> None:
         self.q.setValue(TOKEN_LIMIT_KEY, int(value))
+
+    @property
+    def confirm(self) -> frozenset[str]:
+        """What asks for confirmation before an approval (CONFIRM_CHOICES tokens). Unset or
+        unreadable: DEFAULT_CONFIRM; an approval of an unknown safety class always asks."""
+        stored = self.q.value(CONFIRM_KEY)
+        if stored is None or stored == "":
+            return DEFAULT_CONFIRM
+        values = [stored] if isinstance(stored, str) else list(stored)
+        if values == [NO_CONFIRM]:
+            return frozenset()
+        known = {token for token, _text in CONFIRM_CHOICES}
+        chosen = frozenset(str(v) for v in values) & known
+        return chosen if chosen else DEFAULT_CONFIRM
+
+    @confirm.setter
+    def confirm(self, value: frozenset[str]) -> None:
+        known = [token for token, _text in CONFIRM_CHOICES if token in value]
+        self.q.setValue(CONFIRM_KEY, known or [NO_CONFIRM])
 
     def shortcut_overrides(self) -> dict[str, str]:
         self.q.beginGroup("shortcuts")

@@ -209,6 +209,7 @@ class ApprovalDetail(DetailWidget):
         self.reason.setPlainText(self._drafts.pop(item.id, ""))
         self.scopes.button(0).setChecked(True)
         self.rule_panel.hide()
+        self._set_decidable(True)  # inbox rows wait for a decision; the entity says for sure
 
     def forget_draft(self, item_id: str) -> None:
         self._drafts.pop(item_id, None)
@@ -246,6 +247,13 @@ class ApprovalDetail(DetailWidget):
         self.decision_buttons.setEnabled(not approval.tampered)
         self.ctx.registry.refresh()  # the approve/deny commands follow (can_decide)
         self.tick()
+        self._set_decidable(approval.status == ApprovalStatus.PENDING)
+
+    def _set_decidable(self, pending: bool) -> None:
+        """Decided (here or elsewhere): the form stays readable, its controls are off."""
+        for button in self.scopes.buttons():
+            button.setEnabled(pending and not self.ctx.read_only)
+        self.reason.setReadOnly(not pending)
 
     def tick(self) -> None:
         a = self.entity

@@ -16,13 +16,17 @@ from proctor.core.models import (
     EffectStatus,
     InboxItem,
     InboxKind,
+    Interaction,
 )
 
 from ..actions import ActionRegistry, ActionSpec
+from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
-from ..widgets.message_bar import Level
+from ..widgets.message_bar import BANNER_CLOSE_MS, NOTE_CLOSE_MS, Level
+from . import settle
 from .approval import ApprovalDetail
 from .bulk import BulkDecisionDialog
+from .confirm import action_label, confirmed
 from .decide import request_id
 from .effect import EffectDetail
 from .model import item_key
@@ -30,6 +34,7 @@ from .page import InboxPage
 from .rule_draft import RuleConfirmDialog
 
 WIDGET = Qt.ShortcutContext.WidgetShortcut
+RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
 SPECS = [
     ActionSpec("inbox.next", "Next item", "Inbox", "Move to the next item"),
     ActionSpec("inbox.prev", "Previous item", "Inbox", "Move to the previous item"),
@@ -42,6 +47,8 @@ SPECS = [
     ActionSpec("inbox.toggle_select", "Select / unselect", "Inbox",
                "Add the current item to the selection, or take it out"),
     ActionSpec("inbox.search", "Search the inbox", "Inbox", "Focus the search field"),
+    ActionSpec("inbox.show_new", "Show new requests", "Inbox",
+               "Show the requests that arrived while you were working the list"),
     ActionSpec("inbox.snoozed", "Show snoozed items", "Inbox", "Toggle the Snoozed filter"),
     ActionSpec("inbox.open_run", "Open the item's run", "Inbox", "Show the run in Runs"),
     ActionSpec("inbox.effect_committed", "Mark effect committed", "Inbox",
@@ -57,6 +64,7 @@ class InboxCommands(QObject):
         self.page = page
         self.registry = registry
         self.decider = page.decider
+        self._recent: list[tuple[float, str]] = []  # (when, what) this desk decided lately
         self._connect()
 
     def register(self) -> None:
@@ -65,7 +73,7 @@ class InboxCommands(QObject):
             "inbox.open": self.open, "inbox.back": self.back, "inbox.approve": self.approve,
             "inbox.deny": self.deny, "inbox.snooze": self.snooze, "inbox.wake": self.wake,
             "inbox.toggle_select": self.page.toggle_select,
-            "inbox.search": self.page.filters.focus_search,
+            "inbox.search": self.page.filters.focus_search, "inbox.show_new": self.page.show_new,
             "inbox.snoozed": self.page.filters.snoozed.toggle, "inbox.open_run": self.open_run,
             "inbox.effect_committed": partial(self.resolve_effect, EffectStatus.COMMITTED),
             "inbox.effect_failed": partial(self.resolve_effect, EffectStatus.FAILED),
@@ -73,7 +81,7 @@ class InboxCommands(QObject):
         enabled = {
             "inbox.approve": self.can_decide, "inbox.deny": self.can_decide,
             "inbox.snooze": self.can_snooze, "inbox.wake": self.can_wake,
-            "inbox.open_run": self.has_run,
+            "inbox.open_run": self.has_run, "inbox.show_new": lambda: bool(self.page.model.held),
             "inbox.effect_committed": self.can_resolve, "inbox.effect_failed": self.can_resolve,
         }
         # every inbox command acts on the inbox's items: only while the inbox is on screen
@@ -99,14 +107,26 @@ class InboxCommands(QObject):
         return not self.page.read_only
 
     def can_decide(self) -> bool:
-        return self.writable() and any(t.kind == InboxKind.APPROVAL for t in self._targets()) \
-            and not self._tampered_shown()
-
-    def _tampered_shown(self) -> bool:
-        """The one approval on screen was rewritten outside Proctor (core refuses it too)."""
         targets = self._targets()
-        detail = self._detail_for(targets[0], ApprovalDetail) if len(targets) == 1 else None
-        return detail is not None and detail.is_tampered()
+        if not self.writable() or not targets:
+            return False
+        if len(targets) == 1:
+            return self._decidable(targets[0])
+        return any(t.kind == InboxKind.APPROVAL for t in targets)
+
+    def _decidable(self, item: InboxItem) -> bool:
+        """An approval not yet known to be decided, and not rewritten outside Proctor: once
+        the detail shows it decided (by another operator, the CLI, an expiry) or tampered
+        with (core refuses it too), Approve and Deny are off at once."""
+        if item.kind != InboxKind.APPROVAL:
+            return False
+        detail = self._detail_for(item, ApprovalDetail)
+        if detail is not None and detail.is_tampered():
+            return False
+        entity = detail.entity if detail is not None else None
+        if isinstance(entity, Approval) and entity.id == item.id:
+            return detail.is_pending()
+        return True
 
     def can_snooze(self) -> bool:
         return self.writable() and bool(self._targets())
@@ -145,14 +165,25 @@ class InboxCommands(QObject):
             self._bulk(approvals, approve=True)
         elif approvals:
             item = approvals[0]
+            if self._held(item, "approved"):
+                return
             detail = self._detail_for(item, ApprovalDetail)
+            approval = detail.entity if detail is not None else None
+            if not isinstance(approval, Approval) or approval.id != item.id:
+                self._note(item, "Not approved: the action is still loading. Approve again "
+                                 "once it is shown.")
+                return
             reason = detail.reason_text() if detail else ""
-            scope = detail.scope() if detail else None
+            scope = detail.scope() if detail else ApprovalScope.ONCE
             if detail is not None and detail.makes_rule():
+                # the rule's own confirmation restates the action and the rule it makes
                 self._approve_with_rule(item, detail, reason)
                 return
+            if not confirmed(self.page, self.page.ctx.settings, approval, scope, reason):
+                self._note(item, "Not approved: you cancelled the confirmation.")
+                return
             self._working(item, "Approving…")
-            self.decider.approve(item, reason=reason, **({"scope": scope} if scope else {}))
+            self.decider.approve(item, reason=reason, scope=scope)
 
     def _approve_with_rule(self, item: InboxItem, detail: ApprovalDetail, reason: str) -> None:
         """The rule shown is the rule made: confirm it (restated, with its impact), then
@@ -178,6 +209,8 @@ class InboxCommands(QObject):
             self._bulk(approvals, approve=False)
         elif approvals:
             item = approvals[0]
+            if self._held(item, "denied"):
+                return
             detail = self._detail_for(item, ApprovalDetail)
             reason = detail.reason_text() if detail else ""
             if not reason:
@@ -187,6 +220,22 @@ class InboxCommands(QObject):
             if reason:
                 self._working(item, "Denying…")
                 self.decider.deny(item, reason=reason)
+
+    def _held(self, item: InboxItem, verb: str) -> bool:
+        """True (and a quiet note) when a decision on ``item`` now would not be deliberate:
+        it has just come on screen (the desk advanced to it, or a click landed on it)."""
+        if not self.page.settle.too_soon(item_key(item)):
+            return False
+        self._note(item, f"Not {verb}: this item has only just come on screen. Read it, "
+                         "then decide again.")
+        return True
+
+    def _note(self, item: InboxItem, text: str) -> None:
+        """An unobtrusive note next to the item (it closes by itself)."""
+        widget = self.page.detail.current()
+        shown = widget is not None and widget.item is not None and widget.item.id == item.id
+        bar = widget.message if shown and widget is not None else self.page.message
+        bar.show_message(text, Level.INFO, close_after_ms=NOTE_CLOSE_MS)
 
     def _bulk(self, approvals: list[InboxItem], *, approve: bool) -> None:
         """Decide several approvals with the scope and reason visible in the decision form:
@@ -253,12 +302,21 @@ class InboxCommands(QObject):
         widget = self.page.detail.current()
         if widget is not None and hasattr(widget, "forget_draft"):
             widget.forget_draft(item_id)
-        status = getattr(result, "status", "")
-        done = str(getattr(status, "value", status) or "done").capitalize()
-        self.page.message.show_message(f"{done}: {self._label(result)}", Level.SUCCESS)
+        self._recent_decision(decided_text(result))
         if widget is not None and widget.item is not None and item_key(widget.item) == key:
             widget.message.clear()
         self.page.model.patch({key})
+        if self.page.isVisible():
+            self.page.focus_list()  # the next key is a command, never typed into a field
+
+    def _recent_decision(self, text: str) -> None:
+        """The banner names every item decided in the last RECENT_S seconds (a second
+        decision never hides the first), and closes by itself."""
+        now = settle.now()
+        self._recent = [(t, s) for t, s in self._recent if now - t < RECENT_S]
+        self._recent.append((now, text))
+        self.page.message.show_message("; ".join(s for _t, s in self._recent), Level.SUCCESS,
+                                       close_after_ms=BANNER_CLOSE_MS)
 
     def _on_refused(self, key: str, exc: BaseException) -> None:
         widget = self.page.detail.current()
@@ -291,7 +349,8 @@ class InboxCommands(QObject):
             else f"Woke {len(ok)} item(s)."
         if failed:
             text += f" {len(failed)} refused: {failed[0][1]}"
-        self.page.message.show_message(text, Level.WARNING if failed else Level.SUCCESS)
+        self.page.message.show_message(text, Level.WARNING if failed else Level.SUCCESS,
+                                       close_after_ms=None if failed else BANNER_CLOSE_MS)
         self.page.clear_selection()
         self.page.model.patch(set(ok) | {key for key, _exc in failed})
 
@@ -312,10 +371,22 @@ class InboxCommands(QObject):
         if widget is not None and widget.item is not None and widget.item.id == item.id:
             widget.message.show_message(text, Level.INFO)
 
-    @staticmethod
-    def _label(result: object) -> str:
-        for attr in ("action_name", "tool", "id", "key"):
-            value = getattr(result, attr, None)
-            if value:
-                return str(value)
-        return ""
+
+
+def decided_text(result: object) -> str:
+    """What was decided, by name: "Approved payments.refund acct_9", "Answered “Which
+    currency?”" (agent text, bounded and escaped; never an id alone when a name exists)."""
+    if isinstance(result, Approval):
+        verb = {"approved": "Approved", "denied": "Denied"}.get(result.status.value,
+                                                                result.status.value.capitalize())
+        return f"{verb} {action_label(result)}"
+    if isinstance(result, Interaction):
+        first = next((line for line in result.prompt.splitlines() if line.strip()), "")
+        return f"Answered “{fmt.bounded(first or result.kind.value, 80)}”"
+    status = getattr(result, "status", "")
+    verb = str(getattr(status, "value", status) or "done").capitalize()
+    for attr in ("tool", "action_name", "title", "key", "id"):
+        value = getattr(result, attr, None)
+        if value:
+            return f"{verb}: {fmt.bounded(value, 80)}"
+    return verb

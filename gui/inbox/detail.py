@@ -42,6 +42,7 @@ class DetailContext:
     decider: Decider
     read_only: bool
     settings: Any = None  # the desk's DeskSettings (credential references are kept there)
+    settle: Any = None  # the inbox's settle.Settle: is a decision now a deliberate one?
 
 
 class DetailWidget(QWidget):
@@ -49,9 +50,11 @@ class DetailWidget(QWidget):
 
     Signals:
         open_run(str): the operator asked to see the run (run id).
+        loaded(object): the whole entity of the shown item is on screen (the InboxItem).
     """
 
     open_run = Signal(str)
+    loaded = Signal(object)
     kind: ClassVar[InboxKind]
 
     def __init__(self, ctx: DetailContext, parent: QWidget | None = None) -> None:
@@ -128,6 +131,8 @@ class DetailWidget(QWidget):
         generation, data = result
         if generation == self._generation:
             self.show_entity(data)
+            if self.item is not None:
+                self.loaded.emit(self.item)
 
     def _on_load_error(self, exc: BaseException) -> None:
         self.ctx.presenter.present(exc, inline=self.message)
@@ -183,9 +188,11 @@ class DetailPane(QStackedWidget):
 
     Signals:
         open_run(str): a detail asked to open a run.
+        loaded(object): a detail shows the whole entity of its item (the InboxItem).
     """
 
     open_run = Signal(str)
+    loaded = Signal(object)
 
     def __init__(self, ctx: DetailContext, widgets: dict[InboxKind, type[DetailWidget]],
                  parent: QWidget | None = None) -> None:
@@ -200,6 +207,7 @@ class DetailPane(QStackedWidget):
         if kind not in self._widgets:
             widget = self._classes[kind](self.ctx, self)
             widget.open_run.connect(self.open_run)
+            widget.loaded.connect(self.loaded)
             self._widgets[kind] = widget
             self.addWidget(widget)
         return self._widgets[kind]

@@ -77,6 +77,11 @@ class FilterBar(QWidget):
         self._debounce.stop()
         self.changed.emit(self.value())
 
+    def flush(self) -> None:
+        """Apply typed search text now if it is still waiting for the debounce."""
+        if self._debounce.isActive():
+            self._emit()
+
     def value(self) -> InboxFilter:
         kind = self.kind.currentData()
         return InboxFilter(

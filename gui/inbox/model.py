@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from proctor.core.models import InboxFilter, InboxItem
@@ -65,19 +66,60 @@ def accessible(item: InboxItem) -> str:
 
 
 class InboxModel(PagedModel):
-    """Rows are InboxItems; keys are ``kind:id``."""
+    """Rows are InboxItems; keys are ``kind:id``.
+
+    Arrivals can be held: while ``hold()`` says so (the pointer is over the list, a key was
+    just pressed), rows a refresh would insert are kept aside instead, so nothing moves
+    under the operator; ``release()`` lets them in.
+
+    Signals:
+        held_changed(int): how many arrivals wait to be shown.
+    """
+
+    held_changed = Signal(int)
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(runner, COLUMNS, item_key, lambda i: (i.created_at, i.id), parent)
         self.filter = InboxFilter()
+        self.hold: Callable[[], bool] | None = None
+        self.held: dict[str, InboxItem] = {}
+        self._let_in: set[str] = set()  # released keys: inserted whatever hold() says
 
     def show(self, journal: Any, f: InboxFilter) -> None:
         """Query the inbox with filter ``f`` (sort and filter run in the core)."""
         self.filter = f
+        self._set_held({})
         inbox = journal.inbox
         self.set_query(lambda cursor, limit: inbox.list(f, cursor=cursor, limit=limit),
                        descending=f.newest_first,
                        pick=lambda keys: inbox.pick(f, [k.split(":", 1)[1] for k in keys]))
+
+    # ------------------------------------------------------------ held arrivals
+    def apply_rows(self, fresh: list[Any]) -> tuple[list[str], list[str]]:
+        holding = bool(self._rows) and self.hold is not None and self.hold()
+        if holding:
+            new = {item_key(i): i for i in fresh
+                   if self.row_of(item_key(i)) < 0 and item_key(i) not in self._let_in}
+            if new:
+                fresh = [i for i in fresh if item_key(i) not in new]
+                self._set_held({**self.held, **new})
+        self._let_in.difference_update(item_key(i) for i in fresh)
+        return super().apply_rows(fresh)
+
+    def release(self) -> None:
+        """Let the held arrivals in (those still waiting: they are read again)."""
+        keys = set(self.held)
+        if not keys:
+            return
+        self._let_in |= keys
+        self._set_held({})
+        self.patch(keys)
+
+    def _set_held(self, held: dict[str, InboxItem]) -> None:
+        changed = len(held) != len(self.held)
+        self.held = held
+        if changed:
+            self.held_changed.emit(len(held))
 
     def extra_data(self, item: InboxItem, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DecorationRole and column == COL_KIND:

@@ -12,11 +12,23 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
     QHeaderView,
+    QPushButton,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -26,12 +38,14 @@ from PySide6.QtWidgets import (
 from proctor.core.models import ChangeSet, InboxItem, InboxKind
 
 from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
+from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar
 from .decide import Decider
 from .detail import DetailContext, DetailPane
 from .filters import FilterBar
 from .kinds import CHANGE_KIND, DETAIL_WIDGETS
 from .model import COL_AGE, COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
+from .settle import InputWatch, Settle
 
 TICK_MS = 1000
 SWEEP_EVERY_S = 3.0
@@ -39,6 +53,7 @@ FACETS_AFTER_MS = 1000
 PATCH_MAX = 200  # more changed items than this: reload the page instead
 RESYNC_MS = 15_000  # a full reload now and then: snoozed items wake up without a change
 Flag = QItemSelectionModel.SelectionFlag
+SEARCH_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Down, Qt.Key.Key_Escape)
 
 
 def inbox_keys(cs: ChangeSet) -> set[str]:
@@ -76,6 +91,40 @@ class InboxTable(QTableView):
         header.setToolTip("Click Age to switch between newest and oldest first")
 
 
+class NewBar(QFrame):
+    """"3 new requests — Show them (N)": arrivals held while the operator works the list.
+
+    Signals:
+        show_requested(): the operator asked to see them.
+    """
+
+    show_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("NewBar")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.label = plain_label(parent=self, selectable=False)
+        self.button = QPushButton("Show them (N)", self)
+        self.button.setAccessibleName("Show the new requests")
+        self.button.clicked.connect(self.show_requested)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 2, 6, 2)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.button)
+        self.hide()
+
+    def set_count(self, count: int) -> None:
+        noun = "request" if count == 1 else "requests"
+        self.label.setText(f"{count} new {noun} arrived — held so the list does not move "
+                           "under you.")
+        self.setAccessibleName(f"{count} new {noun}")
+        self.setVisible(count > 0)
+
+    def text(self) -> str:
+        return self.label.text() if self.isVisible() else ""
+
+
 class InboxPage(QWidget):
     """Signals:
         counts_stale(): the inbox changed; sidebar badges should be re-read.
@@ -94,11 +143,15 @@ class InboxPage(QWidget):
         self.model = InboxModel(ctx.runner, self)
         self.filters = FilterBar(self)
         self.table = InboxTable(self.model, self)
+        self.new_bar = NewBar(self)
         self.message = MessageBar(self)
+        self.watch = InputWatch(self)
+        self.settle = Settle(self.watch)  # what is on screen, since when, brought by whom
         self.detail = DetailPane(DetailContext(ctx.journal, ctx.runner, ctx.presenter,
                                                ctx.registry, self.decider, self.read_only,
-                                               ctx.settings),
+                                               ctx.settings, self.settle),
                                  DETAIL_WIDGETS, self)
+        self._by_desk = False  # True while the desk (not the operator) moves the cursor
         self.sticky = False  # several rows are selected on purpose (x, ctrl/shift-click)
         self.decided: set[str] = set()  # keys this desk just decided (advance when they go)
         self.pinned: str | None = None  # key of an item that vanished while being looked at
@@ -120,7 +173,13 @@ class InboxPage(QWidget):
     def _build(self) -> None:
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.setObjectName("InboxSplitter")
-        split.addWidget(self.table)
+        left = QWidget(split)
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        column.addWidget(self.new_bar)
+        column.addWidget(self.table, 1)
+        split.addWidget(left)
         split.addWidget(self.detail)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
@@ -134,6 +193,7 @@ class InboxPage(QWidget):
         layout.addWidget(split, 1)
 
     def _connect(self) -> None:
+        self.filters.search.installEventFilter(self)
         self.filters.changed.connect(self._on_filter)
         self.table.horizontalHeader().sectionClicked.connect(self._on_header_clicked)
         self.table.selectionModel().currentChanged.connect(self._on_current)
@@ -143,7 +203,11 @@ class InboxPage(QWidget):
         self.model.vanished.connect(self._on_vanished)
         self.model.arrived.connect(self._on_arrived)
         self.model.failed.connect(self._on_model_failed)
+        self.model.hold = self.holding
+        self.model.held_changed.connect(self._on_held)
+        self.new_bar.show_requested.connect(self.show_new)
         self.detail.open_run.connect(self.open_run)
+        self.detail.loaded.connect(self._on_detail_loaded)
         self._tick.timeout.connect(self._on_tick)
         self._resync.timeout.connect(self.model.refresh)
 
@@ -178,6 +242,49 @@ class InboxPage(QWidget):
                 and item.id in cs.ids(CHANGE_KIND[item.kind]):
             widget.reload()
 
+    # ------------------------------------------------------------ arrivals
+    def pointer_on_list(self) -> bool:
+        viewport = self.table.viewport()
+        return viewport.isVisible() and viewport.underMouse()
+
+    def holding(self) -> bool:
+        """Arrivals wait (behind the "N new" bar) while the operator works the list: the
+        pointer is over it, or a key was pressed a moment ago."""
+        return self.pointer_on_list() or self.watch.typing()
+
+    @Slot(int)
+    def _on_held(self, count: int) -> None:
+        self.new_bar.set_count(count)
+        self.ctx.registry.refresh()  # N shows them while some wait
+
+    def show_new(self) -> None:
+        """Let the held arrivals into the list (the current item stays current)."""
+        self.model.release()
+
+    # ------------------------------------------------------------ search keys
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt)
+        """In the search box, Enter and Down go to the results, Esc clears and goes back."""
+        if obj is self.filters.search and event.type() in (QEvent.Type.ShortcutOverride,
+                                                           QEvent.Type.KeyPress):
+            plain = isinstance(event, QKeyEvent) and (
+                event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+            ) == Qt.KeyboardModifier.NoModifier
+            if plain and event.key() in SEARCH_KEYS:
+                if event.type() == QEvent.Type.ShortcutOverride:
+                    event.accept()  # the search box takes it, not a window shortcut
+                    return False
+                self._search_key(Qt.Key(event.key()))
+                return True
+        return super().eventFilter(obj, event)
+
+    def _search_key(self, key: Qt.Key) -> None:
+        if key == Qt.Key.Key_Escape:
+            self.filters.search.clear()
+        self.filters.flush()
+        self.focus_list()
+        if self.model.rowCount():
+            self.set_current_row(0)  # else the first result becomes current when it loads
+
     # ------------------------------------------------------------ selection
     def current_item(self) -> InboxItem | None:
         index = self.table.currentIndex()
@@ -211,6 +318,15 @@ class InboxPage(QWidget):
         self.table.selectionModel().setCurrentIndex(index, flags)
         self.table.scrollTo(index)
 
+    def desk_moves_to(self, row: int) -> None:
+        """The desk, not the operator, makes ``row`` current (after a decision, or when the
+        list changed): the item must be on screen a while before a decision counts."""
+        self._by_desk = True
+        try:
+            self.set_current_row(row)
+        finally:
+            self._by_desk = False
+
     def mark_decided(self, keys: set[str]) -> None:
         """The operator's writes for ``keys`` committed: their rows go at the next refresh
         (rows already gone are not remembered). A shown item whose row went while our write
@@ -220,7 +336,7 @@ class InboxPage(QWidget):
             row, self._resume_row = self._resume_row, None
             self.pinned = None
             if 0 <= row < self.model.rowCount():
-                self.set_current_row(row)
+                self.desk_moves_to(row)
             else:
                 self._show_current()
 
@@ -232,7 +348,7 @@ class InboxPage(QWidget):
             return
         following = row + 1 if row + 1 < self.model.rowCount() else row - 1
         if following >= 0:
-            self.set_current_row(following)
+            self.desk_moves_to(following)
 
     def toggle_select(self) -> None:
         index = self.table.currentIndex()
@@ -278,9 +394,20 @@ class InboxPage(QWidget):
     def _show_current(self) -> None:
         item = self.current_item()
         if item is not None:
+            self.settle.showing(item_key(item), by_desk=self._by_desk)
             self.detail.show_item(item)
         elif self.pinned is None:
+            self.settle.showing(None, by_desk=True)
             self.detail.show_empty(self._empty_text())
+        self.ctx.registry.refresh()
+
+    @Slot(object)
+    def _on_detail_loaded(self, item: InboxItem) -> None:
+        """A detail shows its whole entity: the settle clock starts, and decision commands
+        follow what it says (e.g. decided elsewhere: Approve is disabled at once)."""
+        shown = self.detail.current_item()
+        if shown is not None and item_key(shown) == item_key(item):
+            self.settle.loaded(item_key(item))
         self.ctx.registry.refresh()
 
     def _empty_text(self) -> str:
@@ -318,11 +445,17 @@ class InboxPage(QWidget):
 
     @Slot()
     def _on_loaded(self) -> None:
+        if self.model.held and not self.model.rowCount():
+            self.show_new()  # nothing left to move: let them in
         if not self.table.currentIndex().isValid() and self.pinned is None \
                 and self.model.rowCount():
-            self.set_current_row(0)
+            self.set_current_row(0)  # the first item of a list (not an advance)
         elif self.current_item() != self.detail.current_item() or self.current_item() is None:
-            self._show_current()  # a new row, or the row's snapshot (version, snooze) changed
+            self._by_desk = True  # a new row, or the row's snapshot (version, snooze) changed
+            try:
+                self._show_current()
+            finally:
+                self._by_desk = False
 
     @Slot(list)
     def _on_vanished(self, keys: list[str]) -> None:
@@ -334,7 +467,11 @@ class InboxPage(QWidget):
             return
         if mine or self.detail.current() is None:
             self.pinned = None
-            self._show_current()
+            self._by_desk = True  # the row under the cursor went: the next one is shown
+            try:
+                self._show_current()
+            finally:
+                self._by_desk = False
             return
         # decided elsewhere, or by our own write still on its way (the watcher can see it
         # before its result comes back): stay until we know, and say what happened

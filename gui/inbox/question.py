@@ -10,10 +10,12 @@ ones keep their answer as a draft value), so a half-filled form survives switchi
 another item and back. When the agent withdraws the question or it expires while the
 form is open, the form says so and keeps what was typed ("Copy what I typed").
 
-Presented: the first time an open question is on screen (shown, loaded, still
-``requested``), the desk records it with ``interactions.mark_presented`` (once per
-question and widget; never on a read-only journal; a refusal is logged, not shown). The
-facts line then says who saw it first ("seen by operator:x at HH:MM").
+Presented: once an open question has been on screen for PRESENT_AFTER_MS (shown, loaded,
+still ``requested``, and still the one shown when the time is up), the desk records it
+with ``interactions.mark_presented`` (once per question and widget; never on a read-only
+journal; a refusal is logged, not shown). A question crossed with j/k, advanced to and
+left, or shown as the top search hit for a moment is not "seen". The facts line then says
+who saw it first ("seen by operator:x at HH:MM").
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections import OrderedDict
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import QTimer, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
@@ -46,12 +48,13 @@ from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, section
-from ..widgets.message_bar import Level
+from ..widgets.message_bar import NOTE_CLOSE_MS, Level
 from .approval import action_button
 from .detail import DetailContext, DetailWidget
 from .model import item_key
 
 OPEN = (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED)
+PRESENT_AFTER_MS = 1000  # a question on screen this long has been seen (the agent is told)
 MAX_VIEWS = 24
 log = logging.getLogger(__name__)
 
@@ -111,6 +114,9 @@ class QuestionDetail(DetailWidget):
         self.body.addWidget(self.request)
         ctx.decider.done.connect(self._on_done)
         ctx.decider.refused.connect(self._on_refused)
+        self._present_timer = QTimer(self)
+        self._present_timer.setSingleShot(True)
+        self._present_timer.timeout.connect(self._mark_presented)
 
     def footer(self) -> QVBoxLayout:
         self.submit_button = QPushButton("Send answer", self)
@@ -147,6 +153,7 @@ class QuestionDetail(DetailWidget):
         self._show_view(self._views.get(item.id))
 
     def leave_item(self) -> None:
+        self._present_timer.stop()  # left before it was seen
         self._show_view(None)
 
     def forget_draft(self, item_id: str) -> None:
@@ -228,7 +235,7 @@ class QuestionDetail(DetailWidget):
         if change is not None and isinstance(material, MemoryChangeMaterial):
             material.show_change(change)
         self._update_state()
-        self._mark_presented()
+        self._present_later()
 
     def _show_facts(self, q: Interaction) -> None:
         seen = ""
@@ -242,10 +249,23 @@ class QuestionDetail(DetailWidget):
     # ------------------------------------------------------------ presented
     def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt)
         super().showEvent(event)
-        self._mark_presented()  # loaded while hidden (a run's other tab, another page)
+        self._present_later()  # loaded while hidden (a run's other tab, another page)
 
+    def hideEvent(self, event: Any) -> None:  # noqa: N802 (Qt)
+        self._present_timer.stop()  # hidden before it was seen: it starts again when shown
+        super().hideEvent(event)
+
+    def _present_later(self) -> None:
+        """Start the clock: marked presented if still on screen after PRESENT_AFTER_MS."""
+        q = self.entity
+        if isinstance(q, Interaction) and q.status == InteractionStatus.REQUESTED \
+                and q.id not in self._marked and self.isVisible() \
+                and not self._present_timer.isActive():
+            self._present_timer.start(PRESENT_AFTER_MS)
+
+    @Slot()
     def _mark_presented(self) -> None:
-        """Record, once, that an operator has this open question on screen."""
+        """Record, once, that an operator has had this open question on screen a while."""
         q = self.entity
         if not isinstance(q, Interaction) or q.status != InteractionStatus.REQUESTED \
                 or self.ctx.read_only or q.id in self._marked or not self.isVisible() \
@@ -348,6 +368,12 @@ class QuestionDetail(DetailWidget):
     @Slot()
     def submit(self) -> None:
         if not self.can_submit() or self.item is None or self.view is None:
+            return
+        settle = self.ctx.settle
+        if settle is not None and settle.too_soon(item_key(self.item)):
+            self.message.show_message("Not sent: this question has only just come on screen. "
+                                      "Read it, then send again.", Level.INFO,
+                                      close_after_ms=NOTE_CLOSE_MS)
             return
         q = self.entity
         assert isinstance(q, Interaction)

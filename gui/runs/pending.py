@@ -24,10 +24,11 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import errors
-from proctor.core.models import EffectStatus, InboxItem, InboxKind
+from proctor.core.models import Approval, ApprovalScope, EffectStatus, InboxItem, InboxKind
 
 from ..actions import ActionRegistry
 from ..inbox.commands import SPECS
+from ..inbox.confirm import confirmed
 from ..inbox.decide import Decider
 from ..inbox.detail import DetailContext, DetailPane
 from ..inbox.kinds import DETAIL_WIDGETS
@@ -87,6 +88,14 @@ class PendingCommands(QObject):
             return
         reason = widget.reason_text() if hasattr(widget, "reason_text") else ""
         scope = widget.scope() if hasattr(widget, "scope") else None
+        approval = getattr(widget, "entity", None)
+        if not isinstance(approval, Approval) or approval.id != item.id:
+            self.pane.working(item, "Not approved: the action is still loading.")
+            return
+        if not confirmed(self.pane, self.pane.ctx.settings, approval,
+                         scope or ApprovalScope.ONCE, reason):
+            self.pane.working(item, "Not approved: you cancelled the confirmation.")
+            return
         self.pane.working(item, "Approving…")
         self.decider.approve(item, reason=reason, **({"scope": scope} if scope else {}))
 

@@ -1,12 +1,23 @@
-"""An inline message bar: what happened, and the next step (plain text only)."""
+"""An inline message bar: what happened, and the next step (plain text only).
+
+Its text goes through the one display function for agent text (``PlainLabel``: plain
+text, control and invisible characters shown as escapes). A message shown with
+``close_after_ms`` closes by itself after that long (the countdown pauses while the
+pointer is over the bar); errors and warnings stay until dismissed or replaced."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
 
-from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
+from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtGui import QEnterEvent
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QToolButton, QWidget
+
+from .labels import plain_label
+
+BANNER_CLOSE_MS = 10_000  # "Approved …" banners close by themselves after this long
+NOTE_CLOSE_MS = 6_000  # quiet notes ("not approved: it just came on screen") close sooner
 
 
 class Level(StrEnum):
@@ -27,10 +38,11 @@ class MessageBar(QFrame):
         super().__init__(parent)
         self.setObjectName("MessageBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self._text = QLabel(self)
-        self._text.setTextFormat(Qt.TextFormat.PlainText)
-        self._text.setWordWrap(True)
-        self._text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._text = plain_label(parent=self)
+        self._closer = QTimer(self)
+        self._closer.setSingleShot(True)
+        self._closer.timeout.connect(self.clear)
+        self._close_after: int | None = None
         self._button = QPushButton(self)
         self._button.clicked.connect(self._on_button)
         self._close = QToolButton(self)
@@ -48,7 +60,9 @@ class MessageBar(QFrame):
         self.hide()
 
     def show_message(self, text: str, level: Level = Level.INFO, *, action: str | None = None,
-                     on_action: Callable[[], None] | None = None) -> None:
+                     on_action: Callable[[], None] | None = None,
+                     close_after_ms: int | None = None) -> None:
+        """Show ``text``; with ``close_after_ms`` the bar closes by itself after that long."""
         self.level = level
         self.setProperty("level", level.value)
         self.style().unpolish(self)
@@ -60,13 +74,31 @@ class MessageBar(QFrame):
         if action:
             self._button.setText(action)
             self._button.setAccessibleName(action)
+        self._close_after = close_after_ms
+        self._closer.stop()
+        if close_after_ms is not None and not self.underMouse():
+            self._closer.start(close_after_ms)
         self.show()
+
+    def closes_by_itself(self) -> bool:
+        return self._close_after is not None
+
+    def enterEvent(self, event: QEnterEvent) -> None:  # noqa: N802 (Qt)
+        self._closer.stop()  # the operator is reading it
+        super().enterEvent(event)
+
+    def leaveEvent(self, event: object) -> None:  # noqa: N802 (Qt)
+        if self._close_after is not None and self.isVisible():
+            self._closer.start(self._close_after)
+        super().leaveEvent(event)
 
     def text(self) -> str:
         return self._text.text() if self.isVisibleTo(self.parentWidget()) else ""
 
     @Slot()
     def clear(self) -> None:
+        self._closer.stop()
+        self._close_after = None
         self._callback = None
         self._text.clear()
         self.hide()

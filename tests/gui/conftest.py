@@ -29,6 +29,18 @@ def wait_presented(qtbot) -> None:
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints"
 
 
+def settled(qtbot, window_or_detail) -> None:
+    """Wait until the shown item (of a window's inbox, or of a detail widget) has been on
+    screen long enough for a click on its decision buttons to count (issue 16: a click on
+    what has just appeared does nothing)."""
+    from proctor.gui.inbox.settle import SETTLE_S
+
+    inbox = getattr(window_or_detail, "inbox", None)
+    settle = inbox.settle if inbox is not None else window_or_detail.ctx.settle
+    if settle is not None:
+        qtbot.waitUntil(lambda: settle.read_for() >= SETTLE_S, timeout=WAIT_MS)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:

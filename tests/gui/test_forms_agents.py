@@ -21,7 +21,7 @@ from proctor.core import Actor, Journal
 from proctor.gui.forms.credentials import CredentialView
 from proctor.sim.content import RELEASE_FORM
 
-from .conftest import WAIT_MS
+from .conftest import WAIT_MS, settled
 from .data import expire_later
 
 AGENT_SCRIPT = r"""
@@ -175,6 +175,7 @@ def open_question(qtbot, window, qid: str):
 
 def send(qtbot, detail) -> None:
     qtbot.waitUntil(detail.submit_button.isEnabled, timeout=WAIT_MS)
+    settled(qtbot, detail)  # a click on what has just appeared does nothing (issue 16)
     qtbot.mouseClick(detail.submit_button, Qt.MouseButton.LeftButton)
 
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal
 
-from .conftest import WAIT_MS
+from .conftest import WAIT_MS, settled
 from .test_runs_detail import open_run
 
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -68,6 +68,7 @@ def test_opening_a_question_in_the_inbox_marks_it_presented_once(qtbot, populate
     detail.view.buttons[0].setFocus()
     qtbot.keyClick(detail.view.buttons[0], Qt.Key.Key_2)
     qtbot.waitUntil(detail.submit_button.isEnabled, timeout=WAIT_MS)
+    settled(qtbot, window)  # read it first: a click on what just appeared does nothing
     qtbot.mouseClick(detail.submit_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: status(path, qid) == "resolved", timeout=WAIT_MS)
     answered = read(path, lambda j: j.interactions.get(qid))

@@ -151,3 +151,23 @@ def test_the_desk_starts_on_the_default_journal_else_the_most_recent(tmp_path, s
     assert start_journal(settings) == recent  # not there (yet): the recent one
     Journal.open(default).close()
     assert start_journal(settings) == default
+
+
+def test_confirm_preference_has_safe_defaults_and_survives_a_restart(tmp_path, settings,
+                                                                    qtbot):
+    from proctor.gui.settings import DEFAULT_CONFIRM
+
+    assert settings.confirm == DEFAULT_CONFIRM
+    assert {"destructive", "financial", "external_side_effect", "near_expiry",
+            "standing_rule"} <= DEFAULT_CONFIRM and "safe_read" not in DEFAULT_CONFIRM
+    dialog = PreferencesDialog(None, prefs_from(settings))
+    qtbot.addWidget(dialog)
+    dialog.confirm_checks["destructive"].setChecked(False)
+    dialog.confirm_checks["safe_read"].setChecked(True)
+    save_prefs(settings, dialog.value())
+    again = reopen_settings(tmp_path)
+    assert "destructive" not in again.confirm and "safe_read" in again.confirm
+    for check in dialog.confirm_checks.values():
+        check.setChecked(False)
+    save_prefs(again, dialog.value())
+    assert reopen_settings(tmp_path).confirm == frozenset()  # none is a choice too
