@@ -57,8 +57,6 @@ def check_openable(path: Path, *, read_only: bool, create: bool) -> None:
     if exists and (read_only or not create) and path.stat().st_size == 0:
         raise errors.Corrupt(f"{path} is empty (0 bytes), not a journal",
                              hint="Restore it from a backup, or create a new journal there.")
-    if exists:
-        check_header(path)
     if read_only:
         return
     folder = path.parent
@@ -76,7 +74,13 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 def check_header(path: Path) -> None:
     """Refuse a non-empty file that does not start like an SQLite database: it is not a
-    Proctor journal (a text file, an archive ...), whatever its name."""
+    Proctor journal (a text file, an archive ...), whatever its name.
+
+    Only after SQLite itself refused the file: closing any descriptor of a database file
+    drops every POSIX lock this process holds on it (fcntl locks are per process), so
+    reading the header of a journal that another connection of this process has open would
+    let a second process delete the -wal under that connection (it then reads a stale
+    snapshot forever)."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))

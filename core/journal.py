@@ -246,6 +246,8 @@ class Journal:
                 journal.close()
                 raise
         except errors.StoreError as err:
+            if isinstance(err, errors.Corrupt) and not isinstance(err, errors.NotAJournal):
+                db.check_header(path)  # SQLite refused it: is it a database file at all?
             if str(path) in err.message:
                 raise
             raise type(err)(f"{path}: {err.message}", hint=err.hint, **err.details) from err

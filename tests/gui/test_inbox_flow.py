@@ -18,8 +18,16 @@ from .data import expire_later
 
 
 def wait_row(qtbot, window, approval_id: str) -> None:
-    model = window.inbox.model
-    qtbot.waitUntil(lambda: model.row_of(f"approval:{approval_id}") >= 0, timeout=WAIT_MS)
+    """Wait until the approval is a row; held behind the "N new" bar (a key was pressed a
+    moment ago), the operator lets it in as a person would, with the bar's Show."""
+    model, key = window.inbox.model, f"approval:{approval_id}"
+
+    def arrived() -> bool:
+        if key in model.held:
+            window.inbox.show_new()
+        return model.row_of(key) >= 0
+
+    qtbot.waitUntil(arrived, timeout=WAIT_MS)
 
 
 def select(qtbot, window, approval_id: str) -> None:
