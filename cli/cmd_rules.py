@@ -43,13 +43,6 @@ def seconds(text: str) -> float:
     return float(m.group(1)) * UNITS[m.group(2)]
 
 
-def scope_text(rule: Any) -> str:
-    label = rule.scope_label
-    if label == "run":
-        return f"run {rule.run_id}"
-    if label == "space":
-        return f"space {rule.project}/{rule.space}"
-    return f"project {rule.project}" if rule.project != "*" else "every project"
 
 
 def rule_row(u: RuleUsage) -> list[str]:
@@ -59,7 +52,7 @@ def rule_row(u: RuleUsage) -> list[str]:
     return [r.id, u.state, r.effect.value, render.clean(r.action_pattern, 40, one_line=True),
             render.clean(r.resource_pattern, 40, one_line=True),
             render.clean(r.predicate or "-", 60, one_line=True),
-            render.clean(scope_text(r), 60, one_line=True),
+            render.clean(r.scope_text, 60, one_line=True),
             render.when(r.expires_at) if r.expires_at else "never", str(u.decided), made]
 
 

@@ -321,6 +321,16 @@ class ApprovalRule(Frozen):
             return "run"
         return "space" if self.space is not None else "project"
 
+    @property
+    def scope_text(self) -> str:
+        """Where the rule applies, in words ("run R", "space P/S", "project P")."""
+        label = self.scope_label
+        if label == "run":
+            return f"run {self.run_id}"
+        if label == "space":
+            return f"space {self.project}/{self.space}"
+        return f"project {self.project}" if self.project != "*" else "every project"
+
 
 class RuleDraft(Frozen):
     """A rule as the operator is about to make it (shown, previewed, then confirmed).

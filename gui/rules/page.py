@@ -32,15 +32,6 @@ from ..widgets.message_bar import Level, MessageBar
 from ..widgets.paged_model import Column, PagedModel
 
 
-def scope_text(rule: Any) -> str:
-    label = rule.scope_label
-    if label == "run":
-        return f"run {rule.run_id}"
-    if label == "space":
-        return f"space {rule.project}/{rule.space}"
-    return f"project {rule.project}" if rule.project != "*" else "every project"
-
-
 def made_text(rule: Any) -> str:
     return rule.created_by + (f" from {rule.source_approval_id}" if rule.source_approval_id
                               else "")
@@ -58,7 +49,7 @@ COLUMNS = [
            tip=lambda u: plain_tip(u.rule.resource_pattern)),
     Column("When", lambda u: fmt.bounded(u.rule.predicate or "—", 160), width=180,
            tip=lambda u: plain_tip(u.rule.predicate or "no condition")),
-    Column("Scope", lambda u: fmt.bounded(scope_text(u.rule), 120), width=160),
+    Column("Scope", lambda u: fmt.bounded(u.rule.scope_text, 120), width=160),
     Column("Expires", lambda u: expiry_text(u.rule), width=130),
     Column("Decided", lambda u: str(u.decided), width=64,
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
@@ -69,7 +60,7 @@ COLUMNS = [
 def matches_text(u: RuleUsage, text: str) -> bool:
     r = u.rule
     hay = " ".join([r.id, r.effect.value, r.action_pattern, r.resource_pattern,
-                    r.predicate or "", scope_text(r), r.created_by, u.state]).lower()
+                    r.predicate or "", r.scope_text, r.created_by, u.state]).lower()
     return text.lower() in hay
 
 
@@ -165,7 +156,7 @@ class RuleDetail(QWidget):
         r = usage.rule
         lines = [f"{r.effect.value.capitalize()} {r.action_pattern} on {r.resource_pattern}",
                  f"when {r.predicate}" if r.predicate else "no condition on the arguments",
-                 f"scope: {scope_text(r)} · expires: {expiry_text(r)} · {usage.state}",
+                 f"scope: {r.scope_text} · expires: {expiry_text(r)} · {usage.state}",
                  f"made by {made_text(r)} at {fmt.clock(r.created_at)}",
                  f"decided {usage.decided} request(s)"]
         if r.revoked_at:
@@ -284,7 +275,7 @@ class RulesPage(ListPage):
         reason = ReasonDialog.ask(
             self, "Revoke rule",
             f"Revoke the rule “{r.effect.value} {r.action_pattern} on {r.resource_pattern}”"
-            f" ({scope_text(r)})? It stops deciding at once and stays listed as history. "
+            f" ({r.scope_text})? It stops deciding at once and stays listed as history. "
             "Why?", ok="Revoke", required=True)
         if not reason:
             return
