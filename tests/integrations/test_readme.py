@@ -65,3 +65,37 @@ def approve_the_first_request(path: Path, agent: subprocess.Popen) -> None:
                     j.approvals.decide(a.id, True, expected_version=a.version, reason="checked")
                     return
         time.sleep(0.05)
+
+
+def test_readme_claude_code_settings_run_the_hook(tmp_path):
+    """The settings.json snippet is valid JSON and its command, run as Claude Code runs it,
+    files the tool call and allows it once the operator approves."""
+    import json
+    import shlex
+
+    [block] = [b for b in re.findall(r"^```json\n(.*?)^```", README.read_text(encoding="utf-8"),
+                                     flags=re.MULTILINE | re.DOTALL) if "PreToolUse" in b]
+    [entry] = json.loads(block)["hooks"]["PreToolUse"]
+    [hook] = entry["hooks"]
+    assert hook["type"] == "command" and re.fullmatch(entry["matcher"], "Bash")
+    argv = shlex.split(hook["command"])
+    assert argv[:3] == ["proctor", "hook", "claude-code"]
+    journal = tmp_path / "agent.db"
+    Journal.open(journal, actor=Actor.operator("setup")).close()
+    argv = [sys.executable, "-m", "proctor", *argv[1:]]
+    argv[argv.index("--journal") + 1] = str(journal)
+    assert float(argv[argv.index("--timeout") + 1]) < hook["timeout"]
+    event = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+             "tool_input": {"command": "make test"}, "tool_use_id": "toolu_1", "cwd": "/r"}
+    agent = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        agent.stdin.write(json.dumps(event))
+        agent.stdin.close()
+        approve_the_first_request(journal, agent)
+        out, err = agent.stdout.read(), agent.stderr.read()
+        agent.wait(timeout=60)
+    finally:
+        agent.kill()
+    assert agent.returncode == 0, err
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
