@@ -38,6 +38,13 @@ class Verdict(BaseModel):
         return self.status in DECIDED
 
 
+def read_approval(journal: Journal, approval_id: str) -> Approval:
+    """The approval as it stands, for handing its decision to a runtime: a due expiry is
+    applied, and with the journal opened with ``trust=`` a decision no trusted operator signed
+    raises DecisionUnverified here, before any runtime acts on it."""
+    return journal.approvals.wait(approval_id, 0)
+
+
 def tool_action(tool: str, args: Any) -> dict[str, Any]:
     """The Proctor action for one tool call."""
     return {"tool": str(tool), "args": args if isinstance(args, dict) else {"input": args}}
@@ -82,7 +89,7 @@ def withdraw(journal: Journal, approval_id: str, why: str) -> Verdict:
     try:
         return verdict_of(journal.approvals.withdraw(approval_id, why))
     except errors.InvalidTransition:  # decided meanwhile
-        return verdict_of(journal.approvals.get(approval_id))
+        return verdict_of(read_approval(journal, approval_id))
 
 
 def poll_decisions(journal: Journal, approval_ids: list[str], *, timeout: float | None,
@@ -90,7 +97,7 @@ def poll_decisions(journal: Journal, approval_ids: list[str], *, timeout: float 
     """Block until every approval is decided (or ``timeout``): their verdicts, by id."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
-        verdicts = {a: verdict_of(journal.approvals.get(a)) for a in approval_ids}
+        verdicts = {a: verdict_of(read_approval(journal, a)) for a in approval_ids}
         if all(v.status != ApprovalStatus.PENDING for v in verdicts.values()):
             return verdicts
         if deadline is not None and time.monotonic() >= deadline:
@@ -98,5 +105,6 @@ def poll_decisions(journal: Journal, approval_ids: list[str], *, timeout: float 
         time.sleep(poll_s)
 
 
-__all__ = ["Verdict", "approved_action", "poll_decisions", "stable_id", "tool_action",
+__all__ = ["Verdict", "approved_action", "poll_decisions", "read_approval", "stable_id",
+           "tool_action",
            "verdict_of", "wait_or_withdraw", "withdraw"]
