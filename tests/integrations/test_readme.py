@@ -99,3 +99,32 @@ def test_readme_claude_code_settings_run_the_hook(tmp_path):
         agent.kill()
     assert agent.returncode == 0, err
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+RUNTIME_EXAMPLES = [  # marker, the model name shown, the scripted model run in its place, output
+    ("HumanInTheLoopMiddleware", '"openai:gpt-5.1"', "langchain_model()", "sent to bob"),
+    ("AgentsGate", 'model="gpt-5.1"', "model=openai_agents_model()", "refunded 4200"),
+    ("DeferredGate", '"openai:gpt-5.1"', "pydantic_ai_model()", "refunded 4200"),
+]
+
+
+@pytest.mark.parametrize(("marker", "shown", "scripted", "said"), RUNTIME_EXAMPLES,
+                         ids=[m for m, *_ in RUNTIME_EXAMPLES])
+def test_readme_runtime_examples_run_once_the_operator_approves(tmp_path, marker, shown,
+                                                                scripted, said):
+    block = example(marker)
+    assert shown in block
+    code = ("from agents import set_tracing_disabled; set_tracing_disabled(True)\n"
+            "from scripted_models import *\n" + block.replace(shown, scripted))
+    env = {**os.environ, "HOME": str(tmp_path),
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent),
+                                          os.environ.get("PYTHONPATH", "")])}
+    agent = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        approve_the_first_request(tmp_path / "agent.db", agent)
+        out, err = agent.communicate(timeout=120)
+    finally:
+        agent.kill()
+    assert agent.returncode == 0, err
+    assert said in out, out
