@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,8 @@ def make_agent(log: Path) -> Agent:
     @function_tool(needs_approval=True)
     def refund(account: str, amount: int) -> str:
         """Refund an amount (cents) to an account."""
+        if os.environ.get("CRASH_IN_TOOL"):
+            os._exit(17)  # the process dies inside the side effect (did it happen?)
         with log.open("a") as f:
             f.write(f"{account} {amount}\n")
         return f"refunded {amount} to {account}"
@@ -67,7 +70,7 @@ async def main() -> int:
     set_tracing_disabled(True)
     agent = make_agent(Path(journal_path + ".refunds.log"))
     with Journal.open(journal_path, actor=Actor.agent("refund-bot")) as journal:
-        gate = AgentsGate(journal)
+        gate = AgentsGate(journal, lease_seconds=float(os.environ.get("LEASE", "300")))
         if command == "start":
             outcome = await gate.start(agent, thread, "Refund acct-9 the 42.00 charged twice")
         else:

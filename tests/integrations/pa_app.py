@@ -9,6 +9,7 @@ The last stdout line is the DeferredOutcome JSON (its state is also written to S
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -37,6 +38,8 @@ def make_agent(log: Path) -> Agent:
     @agent.tool_plain(requires_approval=True)
     def refund(account: str, amount: int) -> str:
         """Refund an amount (cents) to an account."""
+        if os.environ.get("CRASH_IN_TOOL"):
+            os._exit(17)  # the process dies inside the side effect (did it happen?)
         with log.open("a") as f:
             f.write(f"{account} {amount}\n")
         return f"refunded {amount} to {account}"
@@ -48,7 +51,7 @@ async def main() -> int:
     journal_path, command, thread, state_file = sys.argv[1:5]
     agent = make_agent(Path(journal_path + ".refunds.log"))
     with Journal.open(journal_path, actor=Actor.agent("refund-bot")) as journal:
-        gate = DeferredGate(journal)
+        gate = DeferredGate(journal, lease_seconds=float(os.environ.get("LEASE", "300")))
         if command == "start":
             outcome = await gate.start(agent, thread, "Refund acct-9 the 42.00 charged twice")
         else:

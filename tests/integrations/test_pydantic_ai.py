@@ -5,8 +5,10 @@ resumes in another process."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -80,3 +82,26 @@ def test_an_edited_approval_runs_with_the_edited_args(journal_path, tmp_path, de
     desk.journal.approvals.approve_edited(a.id, edited, expected_version=a.version)
     done = run_app(journal_path, "resume", "t-4", state)
     assert done["done"] and refunds(journal_path) == ["acct-9 100"]
+
+
+def test_a_resumer_that_crashed_mid_run_waits_for_a_person(journal_path, tmp_path, desk):
+    state = tmp_path / "state.json"
+    run_app(journal_path, "start", "t-5", state)
+    [item] = desk.wait_pending("approval")
+    desk.approve(item.id)
+    crashed = subprocess.run(
+        [sys.executable, str(APP), str(journal_path), "resume", "t-5", str(state)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "CRASH_IN_TOOL": "1", "LEASE": "1"})
+    assert crashed.returncode == 17
+    [held] = desk.journal.effects.list(status=["executing"]).items
+    while held.lease_expires_at > desk.journal.now():  # the crashed resumer's lease lapses
+        time.sleep(0.05)
+    stuck = run_app(journal_path, "resume", "t-5", state)
+    assert stuck["status"] == "ambiguous" and "resolves" in stuck["detail"]
+    assert refunds(journal_path) == []
+    [claim] = [e for e in desk.journal.effects.list(status=["ambiguous"]).items]
+    desk.journal.effects.resolve(claim.key, "failed", reason="the bank shows no refund",
+                                 expected_version=claim.version)
+    done = run_app(journal_path, "resume", "t-5", state)
+    assert done["done"] and refunds(journal_path) == ["acct-9 4200"]
