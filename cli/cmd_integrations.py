@@ -64,6 +64,9 @@ def register_hook(sub: argparse._SubParsersAction) -> None:
                    help="seconds to wait for the operator before answering 'ask' (default 55; "
                         "keep it below the hook's timeout in settings.json)")
     p.add_argument("--agent", default="claude-code", help="agent name on the desk")
+    p.add_argument("--trust", metavar="FILE", default=None,
+                   help="a trusted-operators file: only a decision a trusted operator signed "
+                        "allows or denies (default: $PROCTOR_TRUSTED_OPERATORS, if set)")
     p.add_argument("--project", default="claude-code", help="project of the runs")
     p.set_defaults(func=run_hook)
 
@@ -85,7 +88,8 @@ def run_hook(args: argparse.Namespace) -> int:
         out = ask(f"stdin could not be read ({type(exc).__name__}); asking instead")
     else:
         out = decide(raw, args.journal or os.environ.get("PROCTOR_JOURNAL"),
-                     timeout=args.timeout, agent=args.agent, project=args.project)
+                     timeout=args.timeout, agent=args.agent, project=args.project,
+                     trust=args.trust)
     if out is not None:
         sys.stdout.write(json.dumps(out, ensure_ascii=True) + "\n")
         sys.stdout.flush()

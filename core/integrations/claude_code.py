@@ -18,6 +18,9 @@ Claude Code session), waits for the operator and prints::
   person made) approved exactly this tool call. A request left without a decision is
   withdrawn, so the desk cannot approve what nobody waits for any more.
 
+With ``--trust FILE`` (or ``PROCTOR_TRUSTED_OPERATORS``) a decision no trusted operator signed
+answers ``ask``, never ``allow`` or ``deny``.
+
 The same tool call delivered twice (same session and ``tool_use_id``) joins the same request.
 Any other event than ``PreToolUse`` prints nothing (no decision: Claude Code carries on as
 without the hook).
@@ -79,7 +82,8 @@ def parse_event(raw: str) -> dict[str, Any] | None:
 
 
 def decide(raw: str, journal_path: str | None, *, timeout: float = 55.0,
-           agent: str = "claude-code", project: str = "claude-code") -> dict[str, Any] | None:
+           agent: str = "claude-code", project: str = "claude-code",
+           trust: Any = None) -> dict[str, Any] | None:
     """The hook's whole job: the JSON to print (None: print nothing). Never raises for bad
     input or a journal problem: those answer ``ask``."""
     try:
@@ -92,7 +96,7 @@ def decide(raw: str, journal_path: str | None, *, timeout: float = 55.0,
         return ask("no journal given (--journal or PROCTOR_JOURNAL); asking instead")
     try:
         verdict = file_and_wait(event, journal_path, timeout=timeout, agent=agent,
-                                project=project)
+                                project=project, trust=trust)
     except Exception as exc:  # noqa: BLE001 - the hook's own failure never allows
         return ask(f"the desk could not take the request ({type(exc).__name__}: "
                    f"{str(exc)[:300]}); asking instead")
@@ -100,14 +104,14 @@ def decide(raw: str, journal_path: str | None, *, timeout: float = 55.0,
 
 
 def file_and_wait(event: dict[str, Any], journal_path: str, *, timeout: float, agent: str,
-                  project: str) -> Verdict:
+                  project: str, trust: Any = None) -> Verdict:
     from pathlib import Path
 
     if not Path(journal_path).expanduser().exists():
         raise errors.NotFound(f"no journal at {journal_path}")
     session = event.get("session_id") or "unknown-session"
     with Journal.open(Path(journal_path).expanduser(), actor=Actor.agent(agent),
-                      create=False) as j:
+                      create=False, trust=trust) as j:
         run = j.runs.start(project, f"Claude Code session {session[:60]}", agent=agent,
                            run_id=stable_id("run_cc_", "claude-code", session),
                            metadata={"via": "claude-code", "session_id": session,

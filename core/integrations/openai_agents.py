@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict
 from .. import errors
 from ..journal import Journal
 from ..models import SafetyClass
-from .gates import Verdict, stable_id, tool_action, verdict_of
+from .gates import Verdict, read_approval, stable_id, tool_action, verdict_of
 
 Status = Literal["done", "waiting", "resumed", "claimed_elsewhere", "already_resumed",
                  "ambiguous"]
@@ -92,7 +92,7 @@ class AgentsGate:
 
         run_state = await RunState.from_string(agent, state)
         items = run_state.get_interruptions()
-        verdicts = [verdict_of(self.j.approvals.get(self._file(thread_id, i))) for i in items]
+        verdicts = [verdict_of(read_approval(self.j, self._file(thread_id, i))) for i in items]
         if not all(v.decided for v in verdicts):
             return self._outcome(thread_id, "waiting", state=state,
                                  approvals=[v.approval_id for v in verdicts if not v.decided])

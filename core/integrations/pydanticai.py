@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from .. import errors
 from ..journal import Journal
 from ..models import SafetyClass
-from .gates import Verdict, stable_id, tool_action, verdict_of
+from .gates import Verdict, read_approval, stable_id, tool_action, verdict_of
 
 Status = Literal["done", "waiting", "claimed_elsewhere", "already_resumed", "ambiguous"]
 
@@ -87,7 +87,7 @@ class DeferredGate:
 
         saved = json.loads(state)
         calls = saved["calls"]
-        verdicts = {c["tool_call_id"]: verdict_of(self.j.approvals.get(self._file(thread_id, c)))
+        verdicts = {c["tool_call_id"]: verdict_of(read_approval(self.j, self._file(thread_id, c)))
                     for c in calls}
         if not all(v.decided for v in verdicts.values()):
             return self._outcome(thread_id, "waiting", state=state,

@@ -179,3 +179,35 @@ def test_other_hook_events_print_nothing(journal_path, desk):
     hook = start_hook(journal_path, {**EVENT, "hook_event_name": "PostToolUse"})
     assert result(hook) is None
     assert all_approvals(desk) == []
+
+
+def test_with_trust_an_unsigned_approval_never_allows(journal_path, desk, tmp_path):
+    from proctor.core.keys import OperatorKey, trust_file
+
+    key = OperatorKey.generate("alice")
+    trusted = tmp_path / "trusted.json"
+    trusted.write_text(json.dumps(trust_file([{"name": "alice",
+                                               "public_key": key.public_key}])))
+    hook = subprocess.Popen(
+        [sys.executable, "-m", "proctor", "hook", "claude-code", "--journal",
+         str(journal_path), "--trust", str(trusted)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hook.stdin.write(json.dumps(EVENT))
+    hook.stdin.close()
+    [item] = desk.wait_pending("approval")
+    desk.approve(item.id)  # alice's desk without her key: an unsigned decision
+    verdict, reason = decision(result(hook))
+    assert verdict == "ask" and "Unverified" in reason
+    signed = Journal.open(journal_path, actor=Actor.operator("alice"), signer=key)
+    try:
+        hook = subprocess.Popen(
+            [sys.executable, "-m", "proctor", "hook", "claude-code", "--journal",
+             str(journal_path), "--trust", str(trusted)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        hook.stdin.write(json.dumps({**EVENT, "tool_use_id": "toolu_02"}))
+        hook.stdin.close()
+        [item] = desk.wait_pending("approval")
+        signed.approvals.decide(item.id, True, expected_version=1)
+        assert decision(result(hook))[0] == "allow"
+    finally:
+        signed.close()

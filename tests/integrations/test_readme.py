@@ -29,7 +29,7 @@ def example(marker: str) -> str:
 
 @pytest.mark.parametrize(("marker", "journal"), [
     ("consume_and_reserve", ".local/share/proctor/journal.db"),
-    ("LangGraphBridge", "agent.db"),
+    ("GraphEffects", "agent.db"),
 ])
 def test_readme_example_runs_once_the_operator_approves(tmp_path, marker, journal):
     code = example(marker).replace("...  # do it", "pass  # do it")
