@@ -39,7 +39,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import errors
 from ..journal import Journal
@@ -235,6 +235,7 @@ class ProctorMCP:
         self.server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS,
                                            lifespan=self._lifespan, log_level="WARNING")
         register_tools(self)
+        forbid_unknown_arguments(self.server)
 
     # ------------------------------------------------------------ sessions
     @asynccontextmanager
@@ -471,6 +472,35 @@ class ProctorMCP:
 def tool_error(err: errors.ProctorError) -> ToolError:
     hint = f" {err.hint}" if err.hint else ""
     return ToolError(f"{type(err).__name__}: {err.message}.{hint}")
+
+
+def forbid_unknown_arguments(server: MCPServer) -> None:
+    """An argument a tool does not declare (``idempotencyKey`` for ``idempotency_key``) is
+    refused with an error naming it, never silently dropped; the published input schemas say
+    so (``additionalProperties: false``). The SDK keeps its tools in ``_tool_manager``
+    (mcp 2.x)."""
+    for t in server._tool_manager.list_tools():
+        base = t.fn_metadata.arg_model
+        t.fn_metadata.arg_model = type(base.__name__, (base,), {
+            "model_config": ConfigDict(**{**base.model_config, "extra": "forbid"}),
+            "__module__": base.__module__,
+            "_refuse_unknown": model_validator(mode="before")(refuse_unknown(t.name, base))})
+        t.parameters["additionalProperties"] = False
+
+
+def refuse_unknown(tool: str, model: type[BaseModel]) -> Callable[[Any, Any], Any]:
+    known = {f.alias or name for name, f in model.model_fields.items()}
+
+    def check(cls: Any, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(str(k)[:80] for k in data if k not in known)
+            if unknown:
+                raise ValueError(
+                    f"{tool} takes no argument {', '.join(map(repr, unknown))}; its arguments "
+                    f"are {', '.join(sorted(known))} (nothing was filed)")
+        return data
+
+    return check
 
 
 def register_tools(p: ProctorMCP) -> None:
