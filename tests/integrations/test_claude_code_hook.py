@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.core import Actor, Journal
+from proctor.core import Actor, Journal, errors
 from proctor.core.approvals import Approvals
 
 EVENT = {"session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": "/home/dev/repo",
@@ -91,7 +91,7 @@ def test_no_decision_in_time_asks_and_withdraws_the_request(journal_path, desk):
     assert verdict == "ask" and "no decision" in reason
     [a] = all_approvals(desk)
     assert a.status == "cancelled"
-    with pytest.raises(Exception, match="already cancelled|cancelled"):
+    with pytest.raises(errors.Withdrawn, match="withdrawn by the agent: no decision within"):
         desk.approve(a.id)
 
 

@@ -30,3 +30,24 @@ def test_unknown_arguments_are_refused_and_file_nothing(journal_path):
     assert extra.is_error and "'wait'" in extra.content[0].text
     with Journal.open(journal_path, actor=Actor.operator("check")) as j:
         assert [a for r in j.runs.list().items for a in j.approvals.for_run(r.id)] == []
+
+
+def test_deciding_a_withdrawn_request_says_withdrawn_not_decided(journal_path, desk):
+    from proctor.core import errors
+
+    with Journal.open(journal_path, actor=Actor.agent("bot")) as agent:
+        run = agent.runs.start("mcp", "t")
+        a = agent.approvals.request(run.id, REFUND, reason="r")
+        q = agent.interactions.ask(run.id, "question", "Name?")
+        agent.approvals.withdraw(a.id, "the MCP client timed out")
+        agent.interactions.withdraw(q.id, "the MCP client timed out")
+    for call, why in ((lambda: desk.approve(a.id), "the MCP client timed out"),
+                      (lambda: desk.answer(q.id, {"text": "Ada"}), "")):
+        try:
+            call()
+        except errors.Withdrawn as err:
+            text = f"{err} {err.hint}"
+        else:
+            raise AssertionError("a withdrawn request was decided")
+        assert "withdrawn" in text and why in text
+        assert "decided already" not in text
