@@ -603,7 +603,36 @@ def serve_stdio(journal_path: str | os.PathLike[str], *, project: str = "mcp",
             tg.start_soon(stop_on_signal)
             tg.start_soon(serve)
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except BaseException as exc:
+        if not host_gone(exc):
+            raise
+        log.info("the MCP host went away (its pipe closed); the server stops")
+        quiet_stdout()
+
+
+HOST_GONE = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError,
+             anyio.ClosedResourceError)
+
+
+def host_gone(exc: BaseException) -> bool:
+    """The error only says the host closed the pipe (every leaf of an exception group)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(host_gone(e) for e in exc.exceptions)
+    return isinstance(exc, HOST_GONE)
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail loudly."""
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 __all__ = ["Outcome", "ProctorMCP", "serve_stdio"]

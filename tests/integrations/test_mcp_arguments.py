@@ -51,3 +51,28 @@ def test_deciding_a_withdrawn_request_says_withdrawn_not_decided(journal_path, d
             raise AssertionError("a withdrawn request was decided")
         assert "withdrawn" in text and why in text
         assert "decided already" not in text
+
+
+def test_the_host_going_away_mid_wait_ends_the_server_quietly(journal_path, desk, tmp_path):
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    errlog = tmp_path / "server.err"
+    host = subprocess.Popen([sys.executable, str(Path(__file__).with_name(
+        "mcp_host_vanishes.py")), str(journal_path), str(errlog)])
+    [item] = desk.wait_pending("approval")
+    Path(str(journal_path) + ".filed").touch()
+    assert host.wait(timeout=60) == 0
+    deadline = time.monotonic() + 60
+    while desk.journal.approvals.get(item.id).status == "pending":
+        assert time.monotonic() < deadline, "the orphaned request stayed pending"
+        time.sleep(0.05)
+    run_id = desk.journal.approvals.get(item.id).run_id
+    while not desk.journal.runs.get(run_id).status.terminal:  # the server closed its session
+        assert time.monotonic() < deadline, "the server did not end the session"
+        time.sleep(0.05)
+    text = errlog.read_text()
+    assert "Traceback" not in text and "BrokenPipe" not in text, text
+    assert desk.journal.approvals.get(item.id).status == "cancelled"
