@@ -250,7 +250,9 @@ class ProctorMCP:
     def client_identity(self, ctx: Context) -> tuple[str, dict[str, Any]]:
         params = ctx.request_context.session.client_params
         info = params.client_info if params is not None else None
-        agent = self.agent or (info.name if info is not None and info.name else "mcp-client")
+        named = info.name if info is not None and info.name else None
+        agent = self.agent or (named if named not in LIBRARY_NAMES else None) \
+            or host_process_name() or named or "mcp-client"
         meta = {"via": "mcp", "protocol_version": ctx.protocol_version, "server_pid": os.getpid(),
                 "server_host": socket.gethostname(), "server_pid_scope": pid_scope(),
                 "client": info.model_dump(mode="json", exclude_none=True) if info else None}
@@ -610,6 +612,35 @@ def serve_stdio(journal_path: str | os.PathLike[str], *, project: str = "mcp",
             raise
         log.info("the MCP host went away (its pipe closed); the server stops")
         quiet_stdout()
+
+
+# client names that name the MCP library, not the agent (the Python SDK's DEFAULT_CLIENT_INFO,
+# which pydantic-ai's and the OpenAI Agents SDK's MCP clients send unless told otherwise)
+LIBRARY_NAMES = {"mcp"}
+LAUNCHERS = {"uv", "uvx", "sh", "bash", "dash", "zsh", "env", "npx", "node", "python",
+             "python3", "timeout"}
+
+
+def host_process_name(pid: int | None = None, depth: int = 4) -> str | None:
+    """The name of the program that started this stdio server (the agent), skipping
+    launchers (uv run, sh -c, env): its script's stem (``refund_agent`` for
+    ``python refund_agent.py``) or its executable's name. None where /proc is not there."""
+    pid = os.getppid() if pid is None else pid
+    for _ in range(depth):
+        try:
+            argv = [a.decode(errors="replace") for a in
+                    Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+        names = [Path(a).name for a in argv if not a.startswith("-")]
+        script = next((Path(n).stem for n in names[1:] if n.endswith(".py")), None)
+        if script:
+            return script[:200]
+        if names and Path(names[0]).name.split(".")[0] not in LAUNCHERS:
+            return Path(names[0]).name[:200]
+        pid = parent
+    return None
 
 
 HOST_GONE = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError,

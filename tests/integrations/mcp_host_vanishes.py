@@ -16,15 +16,13 @@ async def main(journal: str, errlog: str) -> None:
     server = " ".join(map(shlex.quote, [sys.executable, "-m", "proctor", "mcp", journal]))
     params = StdioServerParameters(command="sh",
                                    args=["-c", f"exec {server} 2>{shlex.quote(errlog)}"])
-    async with Client(params, client_info=Implementation(name="vanishing-host",
-                                                         version="1")) as c:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(c.call_tool, "request_approval",
-                          {"action": {"tool": "refund", "args": {"amount": 1}},
-                           "reason": "r"})
-            while not os.path.exists(journal + ".filed"):
-                await anyio.sleep(0.02)
-            os._exit(0)
+    host = Implementation(name="vanishing-host", version="1")
+    async with Client(params, client_info=host) as c, anyio.create_task_group() as tg:
+        tg.start_soon(c.call_tool, "request_approval",
+                      {"action": {"tool": "refund", "args": {"amount": 1}}, "reason": "r"})
+        while not os.path.exists(journal + ".filed"):
+            await anyio.sleep(0.02)
+        os._exit(0)
 
 
 if __name__ == "__main__":

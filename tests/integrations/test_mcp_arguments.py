@@ -76,3 +76,15 @@ def test_the_host_going_away_mid_wait_ends_the_server_quietly(journal_path, desk
     text = errlog.read_text()
     assert "Traceback" not in text and "BrokenPipe" not in text, text
     assert desk.journal.approvals.get(item.id).status == "cancelled"
+
+
+def test_a_host_that_does_not_name_itself_is_recorded_by_its_own_name(journal_path, desk):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    host = Path(__file__).with_name("refund_agent_host.py")
+    subprocess.run([sys.executable, str(host), str(journal_path)], check=True, timeout=60)
+    [a] = [a for r in desk.journal.runs.list().items for a in desk.journal.approvals.for_run(r.id)]
+    assert a.agent == "refund_agent_host"  # not "mcp", the library's default client name
+    assert desk.journal.runs.get(a.run_id).agent == "refund_agent_host"
