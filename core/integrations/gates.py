@@ -2,8 +2,8 @@
 decision on it as a plain verdict the adapter hands back to its runtime.
 
 An action is ``{"tool": name, "args": {...}}``. The verdict carries the action the operator
-approved: the requested one, or, once core supports edit-then-approve (an approval with an
-``approved_action``), the operator's edit. Adapters pass only that action's arguments on.
+approved: the requested one, or the operator's edit (core's edit-then-approve: the approval's
+``effective_action``). Adapters pass only that action's arguments on.
 """
 
 from __future__ import annotations
@@ -56,11 +56,9 @@ def stable_id(prefix: str, *parts: str) -> str:
 
 
 def approved_action(approval: Approval) -> tuple[Any, bool]:
-    """The action the agent may run and whether the operator edited it. Core without
-    edit-then-approve has no ``approved_action``: the requested action, unedited."""
-    edited = getattr(approval, "approved_action", None)
-    if approval.status == ApprovalStatus.APPROVED and isinstance(edited, dict):
-        return edited, True
+    """The action the agent may run and whether the operator edited it."""
+    if approval.status == ApprovalStatus.APPROVED and approval.edited:
+        return approval.effective_action, True
     return approval.action, False
 
 

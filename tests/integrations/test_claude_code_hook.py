@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.approvals import Approvals
 
 EVENT = {"session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": "/home/dev/repo",
          "hook_event_name": "PreToolUse", "tool_name": "Bash",
@@ -71,8 +70,6 @@ def test_denied_on_the_desk_denies_with_the_operators_reason(journal_path, desk)
     assert verdict == "deny" and "not on main, use a branch" in reason
 
 
-@pytest.mark.skipif(not hasattr(Approvals, "approve_edited"),
-                    reason="core has no edit-then-approve yet (rules-edit)")
 def test_edited_on_the_desk_allows_the_edited_input_only(journal_path, desk):
     hook = start_hook(journal_path, EVENT)
     [item] = desk.wait_pending("approval")

@@ -16,7 +16,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
 from proctor.core import Actor, Journal
-from proctor.core.approvals import Approvals
 from proctor.core.integrations.langgraph import LangGraphBridge, open_checkpointer
 
 
@@ -155,8 +154,6 @@ def test_middleware_denial_rejects_with_the_reason(journal_path, tmp_path, desk,
     journal.close()
 
 
-@pytest.mark.skipif(not hasattr(Approvals, "approve_edited"),
-                    reason="core has no edit-then-approve yet (rules-edit)")
 @pytest.mark.parametrize("mode", ["batched", "per_call"])
 def test_middleware_edit_runs_the_edited_call_only(journal_path, tmp_path, desk, mode):
     bridge, journal = agent_bridge(journal_path, tmp_path, mode)

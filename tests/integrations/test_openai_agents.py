@@ -11,10 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-from proctor.core.approvals import Approvals
-
 APP = Path(__file__).with_name("oa_app.py")
 
 
@@ -71,8 +67,6 @@ def test_filing_twice_is_one_request(journal_path, tmp_path, desk):
 
 
 
-@pytest.mark.skipif(not hasattr(Approvals, "approve_edited"),
-                    reason="core has no edit-then-approve yet (rules-edit)")
 def test_an_edited_approval_never_runs_the_unedited_call(journal_path, tmp_path, desk):
     state = tmp_path / "state.json"
     run_app(journal_path, "start", "t-4", state)
