@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "the host only if one of its operators signed it (default: "
                         "$PROCTOR_TRUSTED_OPERATORS; neither: decisions are not checked)")
     p.set_defaults(func=run_mcp)
+    register_hook(sub)
 
 
 def run_mcp(args: argparse.Namespace) -> int:
@@ -42,4 +43,54 @@ def run_mcp(args: argparse.Namespace) -> int:
             print(f"  hint: {err.hint}", file=sys.stderr)
         return 3
     serve_stdio(args.journal, project=args.project, agent=args.agent, trust=args.trust)
+    return 0
+
+
+HOOKS = ("claude-code",)
+
+
+def register_hook(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "hook", help="answer a coding agent's tool-permission hook from the desk",
+        description="Read a hook event on stdin, file it as an approval in the journal, wait "
+                    "for the operator and print the agent's decision JSON. claude-code: a "
+                    "PreToolUse command hook; prints permissionDecision allow / deny (with "
+                    "the operator's reason) / ask. Its own errors and a timeout answer 'ask', "
+                    "never 'allow'.")
+    p.add_argument("agent_kind", choices=HOOKS, metavar="AGENT", help="claude-code")
+    p.add_argument("--journal", default=None,
+                   help="journal file (default: $PROCTOR_JOURNAL); it must exist")
+    p.add_argument("--timeout", type=float, default=55.0,
+                   help="seconds to wait for the operator before answering 'ask' (default 55; "
+                        "keep it below the hook's timeout in settings.json)")
+    p.add_argument("--agent", default="claude-code", help="agent name on the desk")
+    p.add_argument("--trust", metavar="FILE", default=None,
+                   help="a trusted-operators file: only a decision a trusted operator signed "
+                        "allows or denies (default: $PROCTOR_TRUSTED_OPERATORS, if set)")
+    p.add_argument("--project", default="claude-code", help="project of the runs")
+    p.set_defaults(func=run_hook)
+
+
+def run_hook(args: argparse.Namespace) -> int:
+    import json
+    import os
+    import signal
+
+    from proctor.core.integrations.claude_code import ask, decide
+
+    def stop(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        raw = sys.stdin.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        out = ask(f"stdin could not be read ({type(exc).__name__}); asking instead")
+    else:
+        out = decide(raw, args.journal or os.environ.get("PROCTOR_JOURNAL"),
+                     timeout=args.timeout, agent=args.agent, project=args.project,
+                     trust=args.trust)
+    if out is not None:
+        sys.stdout.write(json.dumps(out, ensure_ascii=True) + "\n")
+        sys.stdout.flush()
     return 0

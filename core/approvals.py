@@ -310,6 +310,11 @@ class Approvals:
         row = self._row(tx, approval_id)
         if row.status == ApprovalStatus.EXPIRED:
             raise errors.Expired(f"approval {approval_id} expired before the decision")
+        if row.status == ApprovalStatus.CANCELLED:
+            raise errors.Withdrawn(
+                f"approval {approval_id} was withdrawn by the agent"
+                + (f": {row.decision_reason}" if row.decision_reason else ""),
+                status=row.status, reason=row.decision_reason)
         if row.status != ApprovalStatus.PENDING:
             raise errors.AlreadyDecided(
                 f"approval {approval_id} was already {row.status} by {row.decided_by or 'the agent'}",

@@ -37,6 +37,13 @@ class AlreadyDecided(ProctorError):
     hint = "Nothing to do: it was decided already. Reload to see the decision."
 
 
+class Withdrawn(AlreadyDecided):
+    """The agent withdrew the request (it stopped waiting: a client timeout, a cancelled
+    call, the session's end). Nobody decided it; a decision now reaches no one."""
+
+    hint = "Nothing to do: the agent withdrew it and no longer waits for a decision."
+
+
 class Expired(ProctorError):
     hint = "The request expired before the decision; the agent has been told."
 

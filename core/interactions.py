@@ -240,6 +240,9 @@ class Interactions:
             row = self._row(tx, interaction_id)
             if row.status == InteractionStatus.EXPIRED:
                 raise errors.Expired(f"question {interaction_id} expired before the answer")
+            if row.status == InteractionStatus.CANCELLED:
+                raise errors.Withdrawn(f"question {interaction_id} was withdrawn by the agent",
+                                       status=row.status)
             if row.status not in OPEN_INTERACTION:
                 raise errors.AlreadyDecided(
                     f"question {interaction_id} is already {row.status}"

@@ -60,6 +60,8 @@ from ..models import (
     InteractionStatus,
     SafetyClass,
 )
+from . import langgraph_review as review
+from .gates import read_approval, tool_action, verdict_of
 
 T = TypeVar("T")
 FILED = "langgraph.interrupt_filed"
@@ -77,10 +79,15 @@ class Pending(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     interrupt_id: str
-    kind: Literal["approval", "interaction"]
+    # approval / interaction: the adapter's own shapes; human_interrupt / hitl_request /
+    # tool_approval: LangGraph's and LangChain's review shapes (one item per tool call, in
+    # ``items``); effect: a side effect a crash left ambiguous (a person resolves it)
+    kind: Literal["approval", "interaction", "human_interrupt", "hitl_request",
+                  "tool_approval", "effect"]
     item_id: str
     status: str
     attempt: int = 1
+    items: list[dict[str, str]] = []  # {"kind": "approval" | "interaction", "id": ...}
 
 
 class GraphOutcome(BaseModel):
@@ -234,6 +241,9 @@ class LangGraphBridge:
         outcome = self._sync(thread_id, state)
         if outcome is not None:
             return outcome
+        stuck = self._ambiguous(thread_id)
+        if stuck:  # a node crashed inside a side effect: nothing runs until a person resolves
+            return self._waiting_for_resolution(thread_id, stuck)
         if not state.interrupts:  # stopped without an interrupt (a node failed): run it again
             return self._round(thread_id, checkpoint_of(state), [], lambda: None, "resumed")
         pending = self._file_all(thread_id, state.interrupts)
@@ -241,7 +251,8 @@ class LangGraphBridge:
         if not answers:
             return self._outcome(thread_id, "waiting", pending)
         return self._round(thread_id, checkpoint_of(state), list(answers.values()),
-                           lambda: Command(resume=self._resume_map(answers)), "resumed")
+                           lambda: Command(resume=self._resume_map(
+                               answers, {i.id: i.value for i in state.interrupts})), "resumed")
 
     def status(self, thread_id: str) -> GraphOutcome:
         """Where the thread stands (files any interrupt not yet filed)."""
@@ -249,6 +260,9 @@ class LangGraphBridge:
         outcome = self._sync(thread_id, state)
         if outcome is not None:
             return outcome
+        stuck = self._ambiguous(thread_id)
+        if stuck:
+            return self._waiting_for_resolution(thread_id, stuck)
         return self._outcome(thread_id, "waiting", self._file_all(thread_id, state.interrupts))
 
     def run_until_done(self, thread_id: str, graph_input: Any = None, *, poll_s: float = 0.5,
@@ -292,6 +306,9 @@ class LangGraphBridge:
                 pending = self._refile(thread_id, answers, message)
                 return self._outcome(thread_id, "refused", pending,
                                      detail=f"the graph refused the answer: {message}")
+            stuck = self._ambiguous(thread_id)
+            if stuck:  # the node crashed inside a side effect: a person says what happened
+                return self._waiting_for_resolution(thread_id, stuck)
             raise
         state = self._state(thread_id)
         pending = self._file_all(thread_id, state.interrupts)
@@ -303,6 +320,20 @@ class LangGraphBridge:
         if outcome is None:
             return self._outcome(thread_id, action, pending)
         return outcome.model_copy(update={"action": action})
+
+    def _ambiguous(self, thread_id: str) -> list[Pending]:
+        """The thread's side effects a crash left ambiguous, as items a person resolves."""
+        prefix = f"langgraph:{thread_id}:effect:"
+        page = self.j.effects.list(status=[EffectStatus.AMBIGUOUS],
+                                   run_id=run_id_for(thread_id), limit=200)
+        return [Pending(interrupt_id=e.key, kind="effect", item_id=e.key, status="ambiguous",
+                        attempt=e.attempt) for e in page.items if e.key.startswith(prefix)]
+
+    def _waiting_for_resolution(self, thread_id: str, stuck: list[Pending]) -> GraphOutcome:
+        names = ", ".join(p.item_id for p in stuck)
+        return self._outcome(thread_id, "waiting", stuck,
+                             detail=f"waiting for a person to resolve {names} on the desk "
+                                    "(committed: the node goes on; failed: it is retried)")
 
     def _invoke(self, command: Any, thread_id: str) -> Any:
         """Run the graph (the seam a crash test overrides)."""
@@ -401,7 +432,7 @@ class LangGraphBridge:
                 p = e.payload
                 found[p["interrupt_id"]] = Pending(
                     interrupt_id=p["interrupt_id"], kind=p["kind"], item_id=p["item_id"],
-                    status="", attempt=p["attempt"])
+                    status="", attempt=p["attempt"], items=p.get("items") or [])
             if len(events) < 500:
                 break
             after = events[-1].sequence
@@ -411,18 +442,29 @@ class LangGraphBridge:
         """The item as it stands; with the journal opened with ``trust=`` (or
         ``PROCTOR_TRUSTED_OPERATORS``) a decision no trusted operator signed raises
         DecisionUnverified here, before the graph is resumed with it."""
+        if p.kind in review.SHAPES:
+            open_ = [i for i in p.items if not self._item_done(i)]
+            return p.model_copy(update={"status": "pending" if open_ else "decided"})
         if p.kind == "approval":
-            item = (self.j.approvals.wait(p.item_id, 0) if self.j.trust is not None
-                    else self.j.approvals.get(p.item_id))
+            item = read_approval(self.j, p.item_id)
         else:
             item = self.j.interactions.get(p.item_id)
         return p.model_copy(update={"status": item.status.value})
+
+    def _item_done(self, item: Mapping[str, str]) -> bool:
+        if item["kind"] == "approval":
+            return read_approval(self.j, item["id"]).status in (
+                ApprovalStatus.APPROVED, ApprovalStatus.DENIED, ApprovalStatus.EXPIRED)
+        return self.j.interactions.get(item["id"]).status == InteractionStatus.RESOLVED
 
     def _file(self, thread_id: str, intr: Interrupt, attempt: int,
               refused: dict | None) -> Pending:
         rid = run_id_for(thread_id)
         key = f"langgraph:{thread_id}:{intr.id}" + (f"#{attempt}" if attempt > 1 else "")
         item: Approval | Interaction
+        shape = review.shape_of(intr.value)
+        if shape is not None:
+            return self._file_review(thread_id, intr, attempt, shape, key)
         if is_approval_value(intr.value):
             value = intr.value
             item = self.j.approvals.request(
@@ -439,6 +481,31 @@ class LangGraphBridge:
             f"{thread_id}|{intr.id}|{attempt}".encode()).hexdigest()[:24]
         self.j.runs.append_event(rid, FILED, payload, event_id=event_id)
         return Pending(**payload, status=item.status.value)
+
+    def _file_review(self, thread_id: str, intr: Interrupt, attempt: int,
+                     shape: review.Shape, key: str) -> Pending:
+        """One approval (or, for an answer-only tool, one question) per reviewed tool call."""
+        rid = run_id_for(thread_id)
+        items = []
+        for n, r in enumerate(review.reviews(shape, intr.value)):
+            if r.question_only:
+                q = self.j.interactions.ask(
+                    rid, InteractionKind.QUESTION, r.description[:4000],
+                    request={"langgraph": {"thread_id": thread_id, "interrupt_id": intr.id,
+                                           "shape": shape}, "tool": r.name, "args": r.args},
+                    request_key=f"{key}:{n}")
+                items.append({"kind": "interaction", "id": q.id})
+            else:
+                a = self.j.approvals.request(rid, tool_action(r.name, r.args),
+                                             reason=r.description[:2000],
+                                             request_key=f"{key}:{n}")
+                items.append({"kind": "approval", "id": a.id})
+        payload = {"interrupt_id": intr.id, "kind": shape, "item_id": items[0]["id"],
+                   "attempt": attempt, "items": items}
+        event_id = "evt_lg_" + hashlib.sha256(
+            f"{thread_id}|{intr.id}|{attempt}".encode()).hexdigest()[:24]
+        self.j.runs.append_event(rid, FILED, payload, event_id=event_id)
+        return self._refresh(Pending(**payload, status=""))
 
     def _ask(self, rid: str, key: str, thread_id: str, intr: Interrupt,
              refused: dict | None) -> Interaction:
@@ -470,7 +537,8 @@ class LangGraphBridge:
         for p in answers:
             if p.interrupt_id not in by_id or p.attempt >= MAX_REFILES:
                 continue
-            refused = {"refused_answer": self._resume_value(p), "error": message}
+            refused = {"refused_answer": self._resume_value(p, by_id[p.interrupt_id].value),
+                       "error": message}
             refiled[p.interrupt_id] = self._file(thread_id, by_id[p.interrupt_id],
                                                  p.attempt + 1, refused)
         filed = self._file_all(thread_id, state.interrupts)
@@ -479,15 +547,20 @@ class LangGraphBridge:
     # ------------------------------------------------------------ answers
     @staticmethod
     def _answered(p: Pending) -> bool:
+        if p.kind in review.SHAPES:
+            return p.status == "decided"
         if p.kind == "approval":
             return p.status in (ApprovalStatus.APPROVED, ApprovalStatus.DENIED,
                                 ApprovalStatus.EXPIRED)
         return p.status == InteractionStatus.RESOLVED
 
-    def _resume_map(self, answers: dict[str, Pending]) -> dict[str, Any]:
-        return {iid: self._resume_value(p) for iid, p in answers.items()}
+    def _resume_map(self, answers: dict[str, Pending],
+                    values: Mapping[str, Any]) -> dict[str, Any]:
+        return {iid: self._resume_value(p, values.get(iid)) for iid, p in answers.items()}
 
-    def _resume_value(self, p: Pending) -> Any:
+    def _resume_value(self, p: Pending, value: Any = None) -> Any:
+        if p.kind in review.SHAPES:
+            return self._review_answer(p, value)
         if p.kind == "approval":
             a = self.j.approvals.get(p.item_id)
             reason = a.decision_reason or ("expired" if a.status == ApprovalStatus.EXPIRED
@@ -506,6 +579,18 @@ class LangGraphBridge:
         if meta.get("schema_given") or field is None or not isinstance(q.response, dict):
             return q.response
         return q.response.get(field)
+
+    def _review_answer(self, p: Pending, value: Any) -> Any:
+        shape: review.Shape = p.kind  # type: ignore[assignment]
+        pairs: list[tuple[review.Review, Any]] = []
+        for r, item in zip(review.reviews(shape, value), p.items, strict=True):
+            if item["kind"] == "approval":
+                pairs.append((r, verdict_of(read_approval(self.j, item["id"]))))
+            else:
+                q = self.j.interactions.get(item["id"])
+                resp = q.response.get("text") if isinstance(q.response, dict) else q.response
+                pairs.append((r, str(resp if resp is not None else "")))
+        return review.answer(shape, pairs)
 
     # ------------------------------------------------------------ helpers
     def _state(self, thread_id: str) -> Any:

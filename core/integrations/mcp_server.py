@@ -39,7 +39,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import errors
 from ..journal import Journal
@@ -235,6 +235,7 @@ class ProctorMCP:
         self.server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS,
                                            lifespan=self._lifespan, log_level="WARNING")
         register_tools(self)
+        forbid_unknown_arguments(self.server)
 
     # ------------------------------------------------------------ sessions
     @asynccontextmanager
@@ -249,7 +250,9 @@ class ProctorMCP:
     def client_identity(self, ctx: Context) -> tuple[str, dict[str, Any]]:
         params = ctx.request_context.session.client_params
         info = params.client_info if params is not None else None
-        agent = self.agent or (info.name if info is not None and info.name else "mcp-client")
+        named = info.name if info is not None and info.name else None
+        agent = self.agent or (named if named not in LIBRARY_NAMES else None) \
+            or host_process_name() or named or "mcp-client"
         meta = {"via": "mcp", "protocol_version": ctx.protocol_version, "server_pid": os.getpid(),
                 "server_host": socket.gethostname(), "server_pid_scope": pid_scope(),
                 "client": info.model_dump(mode="json", exclude_none=True) if info else None}
@@ -473,6 +476,35 @@ def tool_error(err: errors.ProctorError) -> ToolError:
     return ToolError(f"{type(err).__name__}: {err.message}.{hint}")
 
 
+def forbid_unknown_arguments(server: MCPServer) -> None:
+    """An argument a tool does not declare (``idempotencyKey`` for ``idempotency_key``) is
+    refused with an error naming it, never silently dropped; the published input schemas say
+    so (``additionalProperties: false``). The SDK keeps its tools in ``_tool_manager``
+    (mcp 2.x)."""
+    for t in server._tool_manager.list_tools():
+        base = t.fn_metadata.arg_model
+        t.fn_metadata.arg_model = type(base.__name__, (base,), {
+            "model_config": ConfigDict(**{**base.model_config, "extra": "forbid"}),
+            "__module__": base.__module__,
+            "_refuse_unknown": model_validator(mode="before")(refuse_unknown(t.name, base))})
+        t.parameters["additionalProperties"] = False
+
+
+def refuse_unknown(tool: str, model: type[BaseModel]) -> Callable[[Any, Any], Any]:
+    known = {f.alias or name for name, f in model.model_fields.items()}
+
+    def check(cls: Any, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(str(k)[:80] for k in data if k not in known)
+            if unknown:
+                raise ValueError(
+                    f"{tool} takes no argument {', '.join(map(repr, unknown))}; its arguments "
+                    f"are {', '.join(sorted(known))} (nothing was filed)")
+        return data
+
+    return check
+
+
 def register_tools(p: ProctorMCP) -> None:
     """The five tools. Closures over ``p``, so several servers can live in one process."""
     mcp = p.server
@@ -573,7 +605,65 @@ def serve_stdio(journal_path: str | os.PathLike[str], *, project: str = "mcp",
             tg.start_soon(stop_on_signal)
             tg.start_soon(serve)
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except BaseException as exc:
+        if not host_gone(exc):
+            raise
+        log.info("the MCP host went away (its pipe closed); the server stops")
+        quiet_stdout()
+
+
+# client names that name the MCP library, not the agent (the Python SDK's DEFAULT_CLIENT_INFO,
+# which pydantic-ai's and the OpenAI Agents SDK's MCP clients send unless told otherwise)
+LIBRARY_NAMES = {"mcp"}
+LAUNCHERS = {"uv", "uvx", "sh", "bash", "dash", "zsh", "env", "npx", "node", "python",
+             "python3", "timeout"}
+
+
+def host_process_name(pid: int | None = None, depth: int = 4) -> str | None:
+    """The name of the program that started this stdio server (the agent), skipping
+    launchers (uv run, sh -c, env): its script's stem (``refund_agent`` for
+    ``python refund_agent.py``) or its executable's name. None where /proc is not there."""
+    pid = os.getppid() if pid is None else pid
+    for _ in range(depth):
+        try:
+            argv = [a.decode(errors="replace") for a in
+                    Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+        names = [Path(a).name for a in argv if not a.startswith("-")]
+        script = next((Path(n).stem for n in names[1:] if n.endswith(".py")), None)
+        if script:
+            return script[:200]
+        if names and Path(names[0]).name.split(".")[0] not in LAUNCHERS:
+            return Path(names[0]).name[:200]
+        pid = parent
+    return None
+
+
+HOST_GONE = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError,
+             anyio.ClosedResourceError)
+
+
+def host_gone(exc: BaseException) -> bool:
+    """The error only says the host closed the pipe (every leaf of an exception group)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(host_gone(e) for e in exc.exceptions)
+    return isinstance(exc, HOST_GONE)
+
+
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail loudly."""
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 __all__ = ["Outcome", "ProctorMCP", "serve_stdio"]

@@ -270,24 +270,46 @@ def test_effect_helper_runs_once_and_tells_failed_from_ambiguous(journal_path, t
     journal.close()
 
 
-def test_crash_inside_an_effect_leaves_it_ambiguous(journal_path, tmp_path):
+@pytest.mark.parametrize("resolution", ["committed", "failed"])
+def test_crash_inside_an_effect_waits_for_a_person_then_goes_on(journal_path, tmp_path, desk,
+                                                               resolution):
+    calls = {"pay": 0}
+
     def build(fx: GraphEffects) -> StateGraph:
         def pay(s: Bag) -> Bag:
-            def charge() -> None:
-                raise TimeoutError("the bank did not answer")
+            def charge() -> dict:
+                calls["pay"] += 1
+                if calls["pay"] == 1:
+                    raise TimeoutError("the bank did not answer")
+                return {"charge": "ch-2"}
 
-            fx.run("pay", charge)
-            return {}
+            return {"result": fx.run("pay", charge)}
 
         return chain(pay)
 
     bridge, journal = bridge_for(journal_path, tmp_path, build)
-    with pytest.raises(TimeoutError):
-        bridge.start("t-ambiguous", {})
-    effect = journal.effects.get("langgraph:t-ambiguous:effect:pay")
+    key = "langgraph:t-ambiguous:effect:pay"
+    outcome = bridge.start("t-ambiguous", {})  # no traceback: a pollable outcome
+    assert outcome.action == "waiting" and not outcome.done
+    assert [(p.kind, p.item_id, p.status) for p in outcome.pending] == [
+        ("effect", key, "ambiguous")]
+    assert "resolve" in outcome.detail
+    effect = journal.effects.get(key)
     assert effect.status == "ambiguous" and "did not answer" in effect.ambiguous_reason
-    with pytest.raises(errors.EffectAmbiguous):  # never run again until a person resolves it
-        bridge.resume("t-ambiguous")
+    for _ in range(2):  # polling runs nothing until a person resolves it
+        assert bridge.resume("t-ambiguous").action == "waiting"
+        assert bridge.status("t-ambiguous").action == "waiting"
+    assert calls["pay"] == 1
+    with pytest.raises(errors.EffectAmbiguous):  # the helper itself still refuses to guess
+        journal.effects.reserve(key, tool="pay", run_id=outcome.run_id, action=None,
+                                lease_seconds=5, owner="x")
+    desk.journal.effects.resolve(key, resolution, reason="checked the bank statement",
+                                 expected_version=desk.journal.effects.get(key).version)
+    done = bridge.run_until_done("t-ambiguous", poll_s=0.05, timeout=60)
+    assert done.done
+    # committed: the charge happened, the node goes on without charging again;
+    # failed: it certainly did not happen, so the node retries it
+    assert calls["pay"] == (1 if resolution == "committed" else 2)
     journal.close()
 
 

@@ -1,0 +1,108 @@
+"""What every runtime adapter shares: a tool call as a Proctor action, and an operator's
+decision on it as a plain verdict the adapter hands back to its runtime.
+
+An action is ``{"tool": name, "args": {...}}``. The verdict carries the action the operator
+approved: the requested one, or the operator's edit (core's edit-then-approve: the approval's
+``effective_action``). Adapters pass only that action's arguments on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .. import errors
+from ..journal import Journal
+from ..models import Approval, ApprovalStatus
+
+DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.DENIED, ApprovalStatus.EXPIRED)
+
+
+class Verdict(BaseModel):
+    """An operator's decision on one tool call, as a runtime needs it."""
+
+    model_config = ConfigDict(frozen=True)
+    approval_id: str
+    status: str  # pending | approved | denied | expired | cancelled
+    approved: bool = False
+    reason: str | None = None
+    decided_by: str | None = None
+    args: Any = None  # the arguments to run with (the operator's edit, if any)
+    edited: bool = False
+
+    @property
+    def decided(self) -> bool:
+        return self.status in DECIDED
+
+
+def read_approval(journal: Journal, approval_id: str) -> Approval:
+    """The approval as it stands, for handing its decision to a runtime: a due expiry is
+    applied, and with the journal opened with ``trust=`` a decision no trusted operator signed
+    raises DecisionUnverified here, before any runtime acts on it."""
+    return journal.approvals.wait(approval_id, 0)
+
+
+def tool_action(tool: str, args: Any) -> dict[str, Any]:
+    """The Proctor action for one tool call."""
+    return {"tool": str(tool), "args": args if isinstance(args, dict) else {"input": args}}
+
+
+def stable_id(prefix: str, *parts: str) -> str:
+    """A run id derived from the runtime's own ids (the same session -> the same run)."""
+    return prefix + hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
+
+
+def approved_action(approval: Approval) -> tuple[Any, bool]:
+    """The action the agent may run and whether the operator edited it."""
+    if approval.status == ApprovalStatus.APPROVED and approval.edited:
+        return approval.effective_action, True
+    return approval.action, False
+
+
+def verdict_of(approval: Approval) -> Verdict:
+    action, edited = approved_action(approval)
+    args = action.get("args") if isinstance(action, dict) else None
+    reason = approval.decision_reason
+    if approval.status == ApprovalStatus.EXPIRED:
+        reason = reason or "the request expired before anyone decided"
+    return Verdict(approval_id=approval.id, status=approval.status.value,
+                   approved=approval.status == ApprovalStatus.APPROVED, reason=reason,
+                   decided_by=approval.decided_by, args=args, edited=edited)
+
+
+def wait_or_withdraw(journal: Journal, approval_id: str, timeout: float,
+                     why: str) -> Verdict:
+    """Wait up to ``timeout`` for the decision; if none came, withdraw the request so nobody
+    approves what no one waits for. A decision that lands while withdrawing wins."""
+    approval = journal.approvals.wait(approval_id, max(0.0, timeout))
+    if approval.status != ApprovalStatus.PENDING:
+        return verdict_of(approval)
+    return withdraw(journal, approval_id, why)
+
+
+def withdraw(journal: Journal, approval_id: str, why: str) -> Verdict:
+    try:
+        return verdict_of(journal.approvals.withdraw(approval_id, why))
+    except errors.InvalidTransition:  # decided meanwhile
+        return verdict_of(read_approval(journal, approval_id))
+
+
+def poll_decisions(journal: Journal, approval_ids: list[str], *, timeout: float | None,
+                   poll_s: float = 0.2) -> dict[str, Verdict]:
+    """Block until every approval is decided (or ``timeout``): their verdicts, by id."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        verdicts = {a: verdict_of(read_approval(journal, a)) for a in approval_ids}
+        if all(v.status != ApprovalStatus.PENDING for v in verdicts.values()):
+            return verdicts
+        if deadline is not None and time.monotonic() >= deadline:
+            return verdicts
+        time.sleep(poll_s)
+
+
+__all__ = ["Verdict", "approved_action", "poll_decisions", "read_approval", "stable_id",
+           "tool_action",
+           "verdict_of", "wait_or_withdraw", "withdraw"]

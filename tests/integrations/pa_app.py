@@ -1,0 +1,66 @@
+"""A pydantic-ai agent with a scripted FunctionModel (no network, no LLM) as a test process.
+
+    python pa_app.py JOURNAL start|resume THREAD STATEFILE
+
+The refund tool requires approval; each refund really made is a line in JOURNAL.refunds.log.
+The last stdout line is the DeferredOutcome JSON (its state is also written to STATEFILE).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from proctor.core import Actor, Journal
+from proctor.core.integrations.pydanticai import DeferredGate
+
+
+def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Call refund once; after its result (or its denial) say what came back."""
+    returned = [p for m in messages for p in getattr(m, "parts", [])
+                if p.part_kind in ("tool-return", "retry-prompt")]
+    if not returned:
+        return ModelResponse(parts=[ToolCallPart(
+            "refund", {"account": "acct-9", "amount": 4200}, tool_call_id="call_refund_1")])
+    return ModelResponse(parts=[TextPart(f"tool said: {returned[-1].content}")])
+
+
+def make_agent(log: Path) -> Agent:
+    agent = Agent(FunctionModel(scripted), name="refund-bot",
+                  output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def refund(account: str, amount: int) -> str:
+        """Refund an amount (cents) to an account."""
+        if os.environ.get("CRASH_IN_TOOL"):
+            os._exit(17)  # the process dies inside the side effect (did it happen?)
+        with log.open("a") as f:
+            f.write(f"{account} {amount}\n")
+        return f"refunded {amount} to {account}"
+
+    return agent
+
+
+async def main() -> int:
+    journal_path, command, thread, state_file = sys.argv[1:5]
+    agent = make_agent(Path(journal_path + ".refunds.log"))
+    with Journal.open(journal_path, actor=Actor.agent("refund-bot")) as journal:
+        gate = DeferredGate(journal, lease_seconds=float(os.environ.get("LEASE", "300")))
+        if command == "start":
+            outcome = await gate.start(agent, thread, "Refund acct-9 the 42.00 charged twice")
+        else:
+            outcome = await gate.resume(agent, thread, Path(state_file).read_text())
+        if outcome.state is not None:
+            Path(state_file).write_text(outcome.state)
+        print(outcome.model_dump_json(exclude={"state"}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
