@@ -13,6 +13,7 @@ from . import rules as rules_mod
 from . import schema as s
 from .canonical import canonical_json, digest_of
 from .integrity import refuse_tampered
+from .deciders import refuse_requester
 from .items import status_after_closing, status_when_opening
 from .journal import Journal, Tx
 from .limits import check_text
@@ -241,6 +242,10 @@ class Approvals:
                 from .decision_checks import check_approval
 
                 check_approval(tx.conn, self.j.trust, row, tx.now)
+            tx.live_run(row.run_id)  # an ended run consumes nothing (and gets no event)
+            if tx.now >= consume_deadline(row):
+                self._lapse(tx, row)
+                return
             reserved = effects.reserve_in(
                 tx, effect_key, run_id=row.run_id, tool=row.action_name,
                 action=approved, safety_class=row.safety_class,
@@ -256,6 +261,28 @@ class Approvals:
                          {"approval_id": approval_id, "effect_key": effect_key})
 
         return self.j.write_then(op, lambda tx, _: effects.get_in(tx, effect_key))
+
+    def _lapse(self, tx: Tx, row: Any) -> None:
+        """An approved approval not consumed by its deadline becomes ``expired``: the
+        status, an audit row and a run event are committed, then ``ApprovalLapsed`` is
+        raised (a lapsed grant is evidence, like a lapsed pending request)."""
+        deadline = consume_deadline(row)
+        done = update_where(tx.conn, s.approvals, dict(status="expired",
+                                                       version=row.version + 1),
+                            id=row.id, version=row.version, status="approved",
+                            consumed_at=None)
+        if done != 1:
+            raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
+        tx.changed("approval", row.id, row.run_id)
+        tx.audit("approval.expired", "approval", row.id, run_id=row.run_id,
+                 actor="system:expiry", before={"status": "approved", "consume_by": deadline},
+                 after={"status": "expired"}, reason="approved but not used before it lapsed")
+        tx.run_event(row.run_id, "approval.expired",
+                     {"approval_id": row.id, "was": "approved", "consume_by": deadline},
+                     actor="system:expiry")
+        tx.raise_after_commit(errors.ApprovalLapsed(
+            f"approval {row.id} could be used until {deadline:.0f}; it lapsed unused and is "
+            "now expired", consume_by=deadline))
 
     # ------------------------------------------------------------ operator side
 
@@ -324,9 +351,7 @@ class Approvals:
             raise errors.StaleVersion(
                 f"approval {approval_id} is at version {row.version}, you saw {expected_version}")
         run = tx.run_row(row.run_id)
-        if tx.actor.name in (row.agent, run.agent):
-            raise errors.NotAllowed(
-                f"{tx.actor.name} requested this action (or runs it) and cannot approve it")
+        refuse_requester(tx, (row.agent, run.agent), verb="approve")
         if run.status in ("completed", "failed", "cancelled"):
             raise errors.RunTerminal(f"run {row.run_id} is {run.status}")
         return row
@@ -836,6 +861,20 @@ def _changes(before: Any, after: Any, path: str, out: list[dict]) -> None:
         return
     if canonical_json(before) != canonical_json(after):
         out.append({"path": path or "(action)", "before": before, "after": after})
+
+
+# How long an approval may be used after the decision when its request set no expiry (or
+# a person approved it after its advisory, keep_pending, expiry): one hour.
+CONSUME_WINDOW = 3600.0
+
+
+def consume_deadline(row: Any) -> float:
+    """Until when an approved approval may be consumed: its ``expires_at`` when it was
+    decided before that, else ``CONSUME_WINDOW`` after the decision."""
+    decided = row.decided_at if row.decided_at is not None else row.created_at
+    if row.expires_at is not None and decided < row.expires_at:
+        return row.expires_at
+    return decided + CONSUME_WINDOW
 
 
 def requester(tx: Tx, run: Any) -> str:

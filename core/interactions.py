@@ -12,6 +12,7 @@ from . import schema as s
 from .approvals import requester, write_decision
 from .canonical import canonical_json, digest_of
 from .credentials import reference_problem
+from .deciders import refuse_requester
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
 from .journal import Journal, Tx
 from .limits import check_text
@@ -252,8 +253,8 @@ class Interactions:
                 return
             if row.version != expected_version:
                 raise errors.StaleVersion(f"question {interaction_id} changed since you looked")
-            if tx.actor.name in (row.agent, tx.run_row(row.run_id).agent):
-                raise errors.NotAllowed(f"{tx.actor.name} asked this (or runs it) and cannot answer it")
+            refuse_requester(tx, (row.agent, tx.run_row(row.run_id).agent), verb="answer",
+                             what="this question")
             validate_response(_loads(row.response_schema), response)
             if row.kind == InteractionKind.CREDENTIAL_BINDING.value:
                 check_credential(response)

@@ -30,6 +30,7 @@ OWNERS = st.sampled_from(["w1", "w2"])
 STEPS = ("begin", "commit", "fail", "mark_ambiguous")
 LIVE = ("reserved", "executing")
 CONSUME_LEASE = 20.0
+CONSUME_WINDOW = 3600.0
 
 
 @dataclass
@@ -40,6 +41,13 @@ class ModelApproval:
     status: str = "pending"
     version: int = 1
     consumed_key: str | None = None
+    decided_at: float | None = None
+
+    def consume_by(self) -> float:
+        """Model of approvals.consume_deadline."""
+        if self.expires_at is not None and self.decided_at < self.expires_at:
+            return self.expires_at
+        return self.decided_at + CONSUME_WINDOW
 
 
 @dataclass
@@ -50,6 +58,7 @@ class ModelEffect:
     lease_until: float | None
     attempt: int = 1
     approval_id: str | None = None
+    resolved: bool = False  # a person resolved it once (resolved_by stays set)
 
 
 @dataclass
@@ -136,6 +145,11 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         effect = self.model.effects.get(key)
         if effect is None:
             return errors.NotFound, None
+        if effect.status == "ambiguous":
+            return errors.EffectAmbiguous, None  # a sweep or a reserve got there first
+        if effect.resolved and effect.owner == owner and effect.status in ("committed",
+                                                                           "failed"):
+            return errors.EffectAmbiguous, None  # a person resolved it after the lapse
         if effect.status not in allowed:
             return errors.InvalidTransition, None
         if effect.owner != owner:
@@ -170,6 +184,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         else:
             error = None
             m.status, m.version = ("approved" if approve else "denied"), m.version + 1
+            m.decided_at = self.now()
         self.expect(error, lambda: self.operator.approvals.decide(
             approval_id, approve, expected_version=version, reason="because"))
 
@@ -180,6 +195,9 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             error = errors.NotConsumable
         elif not exact:
             error = errors.DigestMismatch
+        elif self.now() >= m.consume_by():
+            error = errors.ApprovalLapsed
+            m.status, m.version = "expired", m.version + 1  # written, then refused
         else:
             error = self.reservation(key, owner, CONSUME_LEASE, approval_id)
             if error is None:
@@ -208,7 +226,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         elif effect.status != "ambiguous":
             error = errors.AlreadyDecided
         else:
-            error, effect.status = None, outcome
+            error, effect.status, effect.resolved = None, outcome, True
         version = self.agent.effects.get(key).version if effect else 1
         self.expect(error, lambda: self.operator.effects.resolve(
             key, outcome, reason="checked by hand", expected_version=version))
@@ -258,7 +276,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             self.expire(m)
         assert self.agent.approvals.expire_due() == len(due)
 
-    @rule(seconds=st.sampled_from([1.0, 10.0, 40.0]))
+    @rule(seconds=st.sampled_from([1.0, 10.0, 40.0, 40.0, 3700.0]))
     def advance(self, seconds):
         self.clock.advance(seconds)
 
