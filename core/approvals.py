@@ -112,7 +112,7 @@ class Approvals:
                     raise errors.IdempotencyConflict(
                         f"approval request {key!r} was filed before with other content")
                 return row.id
-            run = tx.live_run(run_id)
+            run = tx.open_run(run_id)
             aid = tx.new_id("apr")
             exp = expires_at if expires_at is not None else (
                 tx.now + expires_in if expires_in is not None else None)

@@ -122,6 +122,18 @@ def check_schema(schema: Any) -> None:
                                      field="response_schema") from exc
 
 
+def interaction_kind(kind: Any) -> InteractionKind:
+    """The question kind, refused with a typed error when unknown (or ``approval``)."""
+    if kind == "approval":
+        raise errors.ValidationError(
+            "an approval is requested with approvals.request, not asked as a question",
+            field="kind")
+    try:
+        return InteractionKind(kind)
+    except ValueError:
+        raise errors.ValidationError(f"unknown question kind {kind!r}", field="kind") from None
+
+
 INTERACTION_BY_ID = by_id(interaction_select(), s.interactions.c.id)
 
 
@@ -139,8 +151,9 @@ class Interactions:
             request: Any = None, response_schema: dict | None = None,
             options: list[Any] | None = None, expires_in: float | None = None,
             request_key: str | None = None) -> Interaction:
-        """Ask a person. Idempotent by ``request_key``."""
-        kind = InteractionKind(kind)
+        """Ask a person. Idempotent by ``request_key``. An approval is requested with
+        ``approvals.request``, never asked here (``ValidationError`` on ``kind``)."""
+        kind = interaction_kind(kind)
         options = list(options or [])
         check_text(prompt, "the prompt", "prompt", MAX_PROMPT)
         if kind == InteractionKind.CHOICE and not options:
@@ -159,7 +172,7 @@ class Interactions:
                     raise errors.IdempotencyConflict(
                         f"question {key!r} was asked before with other content")
                 return row.id
-            run = tx.live_run(run_id)
+            run = tx.open_run(run_id)
             iid = tx.new_id("int")
             insert_rows(tx.conn, s.interactions, [dict(
                 id=iid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),

@@ -94,10 +94,20 @@ class Runs:
     def start_attempt(self, run_id: str, reason: str = "") -> Attempt:
         """Close the current attempt and open the next one. An attempt still open is closed
         ``interrupted``; one the agent already closed (``finish_attempt``: "attempt 1 failed:
-        X") keeps its status and error."""
+        X") keeps its status and error.
+
+        The resume gate: refused with ``ResumeBlocked`` (nothing written), listing each
+        blocker by id, while the run has a pending approval, an open question, an ambiguous
+        effect, a tool call of unknown outcome, or a cancel request (``resume_blockers``)."""
 
         def op(tx: Tx) -> int:
             run = tx.live_run(run_id)
+            blockers = resume_blockers(tx.conn, run)
+            if blockers:
+                listed = ", ".join(f"{kind} {bid}" for kind, bid in blockers)
+                raise errors.ResumeBlocked(
+                    f"run {run_id} cannot start a new attempt while it waits on: {listed}",
+                    blockers=blockers)
             number = run.current_attempt + 1
             tx.conn.execute(update(s.attempts).where(
                 s.attempts.c.run_id == run_id, s.attempts.c.number == run.current_attempt,
@@ -363,6 +373,18 @@ class Runs:
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
     # ------------------------------------------------------------ reads
+    def resume_blockers(self, run_id: str) -> list[tuple[str, str]]:
+        """What keeps ``run_id`` from starting a new attempt, as (kind, id) pairs (empty:
+        nothing): the resume gate of ``start_attempt``, for the desk and the CLI."""
+
+        def q(conn: Any) -> list[tuple[str, str]]:
+            run = row_where(conn, s.runs, id=run_id)
+            if run is None:
+                raise errors.NotFound(f"run {run_id} does not exist")
+            return resume_blockers(conn, run)
+
+        return self.j.read(q)
+
     def get(self, run_id: str) -> Run:
         return self.j.read(lambda c: fetch_prepared(c, Run, RUN_BY_ID, f"run {run_id}",
                                                     key=run_id))
@@ -435,6 +457,27 @@ class Runs:
     def projects(self) -> list[str]:
         stmt = select(s.runs.c.project).distinct().order_by(s.runs.c.project)
         return self.j.read(lambda c: list(c.execute(stmt).scalars()))
+
+
+def resume_blockers(conn: Any, run: Any) -> list[tuple[str, str]]:
+    """The resume gate (seed invariant 17): pending approvals, open questions, ambiguous
+    effects and tool calls of unknown outcome of ``run``, and its cancel request."""
+    a, i, e, t = s.approvals.c, s.interactions.c, s.effects.c, s.tool_calls.c
+    found: list[tuple[str, str]] = []
+    for kind, stmt in (
+            ("approval", select(a.id).where(a.run_id == run.id, a.status == "pending")
+             .order_by(a.created_at, a.id)),
+            ("question", select(i.id).where(i.run_id == run.id, is_open_interaction(i.status))
+             .order_by(i.created_at, i.id)),
+            ("effect", select(e.key).where(e.run_id == run.id, e.status == "ambiguous")
+             .order_by(e.created_at, e.key)),
+            ("tool_call", select(t.id).where(
+                t.run_id == run.id, t.status == ToolCallStatus.OUTCOME_UNKNOWN.value)
+             .order_by(t.created_at, t.id))):
+        found += [(kind, ident) for ident in conn.execute(stmt).scalars()]
+    if run.cancel_requested:
+        found.append(("cancel", run.id))
+    return found
 
 
 def escape_like(text: str) -> str:

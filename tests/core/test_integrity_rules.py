@@ -330,3 +330,80 @@ def test_migration_keeps_the_newest_of_several_pending_conflicts(journal_path, a
         closed = j.memory.reconciliations("dismissed")
         assert {c.id for c in closed} == {"rec_0", "rec_2"}
         assert all(c.resolved_by == "system:migration-0005b" for c in closed)
+
+
+# ---------------------------------------------------------------- interrupted runs
+
+
+def test_an_interrupted_run_asks_nothing_new_until_a_new_attempt(agent, run, journal_path):
+    agent.runs.interrupt(run.id, "SIGTERM")
+    before = snapshot(journal_path)
+    with pytest.raises(errors.RunInterrupted):
+        agent.approvals.request(run.id, ACTION, reason="r")
+    with pytest.raises(errors.RunInterrupted):
+        agent.interactions.ask(run.id, "question", "why?")
+    assert snapshot(journal_path) == before
+    agent.runs.start_attempt(run.id, "restarted")
+    assert agent.approvals.request(run.id, ACTION, reason="r").status == "pending"
+    assert agent.interactions.ask(run.id, "question", "why?").status == "requested"
+
+
+def test_a_request_filed_before_the_interrupt_replays(agent, run):
+    first = agent.approvals.request(run.id, ACTION, reason="r", request_key="k1")
+    agent.runs.interrupt(run.id, "SIGTERM")
+    assert agent.approvals.request(run.id, ACTION, reason="r", request_key="k1").id == first.id
+
+
+# ---------------------------------------------------------------- the resume gate
+
+
+def blocked_by(agent, run_id):
+    with pytest.raises(errors.ResumeBlocked) as info:
+        agent.runs.start_attempt(run_id, "resume")
+    return info.value
+
+
+@pytest.mark.parametrize("blocker", ["approval", "question", "effect", "cancel"])
+def test_a_new_attempt_is_refused_while_something_blocks_it(agent, operator, run,
+                                                            journal_path, blocker):
+    if blocker == "approval":
+        ident = agent.approvals.request(run.id, ACTION, reason="r").id
+    elif blocker == "question":
+        ident = agent.interactions.ask(run.id, "question", "why?").id
+    elif blocker == "effect":
+        executing(agent, run_id=run.id)
+        ident = agent.effects.mark_ambiguous("fx-1", "lost", owner="w1").key
+    else:
+        operator.runs.request_cancel(run.id, "stop", expected_version=agent.runs.get(
+            run.id).version)
+        ident = run.id
+    agent.runs.interrupt(run.id, "crash")
+    before = snapshot(journal_path)
+    err = blocked_by(agent, run.id)
+    assert err.blockers == [(blocker, ident)] and ident in str(err)
+    assert agent.runs.resume_blockers(run.id) == [(blocker, ident)]
+    assert snapshot(journal_path) == before
+
+
+def test_the_gate_lists_every_blocker_and_opens_when_they_are_settled(agent, operator, run):
+    approval = agent.approvals.request(run.id, ACTION, reason="r")
+    question = agent.interactions.ask(run.id, "question", "why?")
+    executing(agent, run_id=run.id)
+    agent.effects.mark_ambiguous("fx-1", "lost", owner="w1")
+    err = blocked_by(agent, run.id)
+    assert err.blockers == [("approval", approval.id), ("question", question.id),
+                            ("effect", "fx-1")]
+    operator.approvals.decide(approval.id, False, expected_version=1, reason="no")
+    operator.interactions.answer(question.id, {"text": "because"}, expected_version=1)
+    operator.effects.resolve("fx-1", "failed", reason="checked",
+                             expected_version=agent.effects.get("fx-1").version)
+    assert agent.runs.start_attempt(run.id, "resume").number == 2
+
+
+def test_asking_for_an_approval_kind_is_a_typed_error(agent, run, journal_path):
+    before = snapshot(journal_path)
+    for kind in ("approval", "not-a-kind"):
+        with pytest.raises(errors.ValidationError) as info:
+            agent.interactions.ask(run.id, kind, "may I?")
+        assert info.value.field == "kind"
+    assert snapshot(journal_path) == before
