@@ -9,6 +9,7 @@ from sqlalchemy import exists, func, insert, or_, select, tuple_, update
 from . import errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, loads
+from .deciders import refuse_requester, run_agent
 from .items import (
     OPEN_INTERACTION,
     is_open_interaction,
@@ -245,12 +246,20 @@ class Runs:
 
     def finish_tool_call(self, tool_call_id: str, status: ToolCallStatus | str, *,
                          result: Any = None, error: str | None = None) -> ToolCall:
+        """Record a tool call's outcome. A call of unknown outcome (the agent said so, or
+        a cancel completed while it ran) is settled by a person only, ``succeeded`` or
+        ``failed`` (``resolve_tool_call``); finishing it here raises ``InvalidTransition``
+        and writes nothing."""
         status = ToolCallStatus(status)
 
         def op(tx: Tx) -> None:
             row = row_where(tx.conn, s.tool_calls, id=tool_call_id)
             if row is None:
                 raise errors.NotFound(f"tool call {tool_call_id} does not exist")
+            if row.status == ToolCallStatus.OUTCOME_UNKNOWN:
+                raise errors.InvalidTransition(
+                    f"tool call {tool_call_id} is outcome_unknown; a person resolves it "
+                    "(succeeded or failed), with what you know as their evidence")
             if row.status not in (ToolCallStatus.RUNNING, ToolCallStatus.PENDING):
                 raise errors.InvalidTransition(f"tool call {tool_call_id} is already {row.status}")
             run = tx.live_run(row.run_id)
@@ -263,6 +272,77 @@ class Runs:
             tx.changed("tool_call", tool_call_id, row.run_id)
 
         return self.j.write_then(op, lambda tx, _: tool_call_in(tx, tool_call_id))
+
+    def resolve_tool_call(self, tool_call_id: str, status: ToolCallStatus | str, *,
+                          reason: str, expected_version: int, request_id: str | None = None,
+                          source: str = "desk") -> ToolCall:
+        """A person says what became of a tool call of unknown outcome: ``succeeded`` or
+        ``failed``. A decision row, an audit row (and a run event if the run is live), one
+        transaction; the requester rule applies (``core.deciders``)."""
+        self.j.require_operator()
+        status = ToolCallStatus(status)
+        if not reason or not reason.strip():
+            raise errors.ValidationError("a reason is required to resolve an outcome",
+                                         field="reason")
+        request = {"op": "tool_call.resolve", "id": tool_call_id, "status": status.value,
+                   "reason": reason, "expected_version": expected_version, "source": source}
+
+        def op(tx: Tx) -> None:
+            if tx.replayed(request_id, request):
+                return
+            row = row_where(tx.conn, s.tool_calls, id=tool_call_id)
+            if row is None:
+                raise errors.NotFound(f"tool call {tool_call_id} does not exist")
+            if row.status != ToolCallStatus.OUTCOME_UNKNOWN:
+                raise errors.AlreadyDecided(f"tool call {tool_call_id} is {row.status}",
+                                            status=row.status)
+            if row.version != expected_version:
+                raise errors.StaleVersion(f"tool call {tool_call_id} changed since you looked")
+            refuse_requester(tx, (run_agent(tx.conn, row.run_id),), verb="resolve",
+                             what=f"tool call {tool_call_id}")
+            self._settle_unknown(tx, row, status, None, None, reason=reason,
+                                 request_id=request_id, request=request)
+            from .approvals import write_decision
+
+            write_decision(tx, "tool_call", tool_call_id, row.run_id, {"status": status.value},
+                           actor=tx.actor.label, source=source, reason=reason,
+                           request_id=request_id)
+
+        return self.j.write_then(op, lambda tx, _: tool_call_in(tx, tool_call_id))
+
+    @staticmethod
+    def _settle_unknown(tx: Tx, row: Any, status: ToolCallStatus, result: Any,
+                        error: str | None, *, reason: str, request_id: str | None,
+                        request: Any) -> None:
+        if status not in (ToolCallStatus.SUCCEEDED, ToolCallStatus.FAILED):
+            raise errors.InvalidTransition(
+                f"tool call {row.id} is outcome_unknown; it can only become succeeded or failed")
+        done = update_where(tx.conn, s.tool_calls, dict(
+            status=status.value, result=canonical_json(result), error=error,
+            version=row.version + 1, updated_at=tx.now), id=row.id, version=row.version)
+        if done != 1:
+            raise errors.StaleVersion(f"tool call {row.id} changed meanwhile")
+        tx.audit("tool_call.outcome_settled", "tool_call", row.id, run_id=row.run_id,
+                 before={"status": row.status}, after={"status": status.value,
+                                                       "error": error},
+                 reason=reason, request_id=request_id, request=request)
+        run = tx.run_row(row.run_id)
+        if not RunStatus(run.status).terminal:
+            tx.append_event(run, "tool.finished", {"tool_call_id": row.id,
+                                                   "status": status.value, "result": result,
+                                                   "error": error, "was": "outcome_unknown"})
+        tx.changed("tool_call", row.id, row.run_id)
+
+    def unknown_outcomes(self, *, run_id: str | None = None,
+                         limit: int = 200) -> list[ToolCall]:
+        """Tool calls whose outcome nobody knows (left by a cancel), oldest first: what a
+        person resolves with ``resolve_tool_call``."""
+        t = s.tool_calls.c
+        stmt = select(s.tool_calls).where(t.status == ToolCallStatus.OUTCOME_UNKNOWN.value)
+        if run_id:
+            stmt = stmt.where(t.run_id == run_id)
+        stmt = stmt.order_by(t.created_at, t.id).limit(max(1, min(limit, MAX_PAGE)))
+        return self.j.read(lambda c: to_models(ToolCall, c.execute(stmt)))
 
     def wait_for_user(self, run_id: str) -> Run:
         return self._set_status(run_id, RunStatus.WAITING_FOR_USER, "run.waiting", {})
@@ -303,6 +383,11 @@ class Runs:
         def op(tx: Tx) -> None:
             run = tx.live_run(run_id)
             self._close_open_items(tx, run_id, status)
+            body = dict(payload)
+            if status == RunStatus.CANCELLED:
+                unknown = self._outcomes_now_unknown(tx, run_id)
+                if unknown:
+                    body["outcome_unknown"] = unknown
             attempt_status = (AttemptStatus.COMPLETED if status == RunStatus.COMPLETED
                               else AttemptStatus.FAILED)
             tx.conn.execute(update(s.attempts).where(
@@ -311,10 +396,31 @@ class Runs:
                 error=attempt_error or error))
             if error:
                 tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(error=error))
-            tx.append_event(tx.run_row(run_id), type_, payload, status=status)
+            tx.append_event(tx.run_row(run_id), type_, body, status=status)
             del run
 
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
+
+    @staticmethod
+    def _outcomes_now_unknown(tx: Tx, run_id: str) -> list[str]:
+        """Completing a cancel: the run's dispatched tool calls without an outcome become
+        ``outcome_unknown`` (seed rule), each with an audit row; returns their ids."""
+        t = s.tool_calls.c
+        rows = tx.conn.execute(select(s.tool_calls).where(
+            t.run_id == run_id, t.status == ToolCallStatus.RUNNING.value).order_by(
+            t.created_at, t.id)).all()
+        for row in rows:
+            done = update_where(tx.conn, s.tool_calls, dict(
+                status=ToolCallStatus.OUTCOME_UNKNOWN.value, version=row.version + 1,
+                updated_at=tx.now), id=row.id, version=row.version)
+            if done != 1:
+                raise errors.StaleVersion(f"tool call {row.id} changed meanwhile")
+            tx.audit("tool_call.outcome_unknown", "tool_call", row.id, run_id=run_id,
+                     actor="system:cancel", before={"status": row.status},
+                     after={"status": ToolCallStatus.OUTCOME_UNKNOWN.value},
+                     reason="the run was cancelled while the call was running")
+            tx.changed("tool_call", row.id, run_id)
+        return [row.id for row in rows]
 
     @staticmethod
     def _close_open_items(tx: Tx, run_id: str, status: RunStatus) -> None:

@@ -407,3 +407,66 @@ def test_asking_for_an_approval_kind_is_a_typed_error(agent, run, journal_path):
             agent.interactions.ask(run.id, kind, "may I?")
         assert info.value.field == "kind"
     assert snapshot(journal_path) == before
+
+
+# ---------------------------------------------------------------- cancel and tool calls
+
+
+def cancelled_with_a_running_call(agent, operator, run):
+    call = agent.runs.record_tool_call(run.id, "payments.charge", {"amount": 5},
+                                       safety_class="financial")
+    operator.runs.request_cancel(run.id, "stop", expected_version=agent.runs.get(run.id).version)
+    agent.runs.cancel(run.id, "asked to")
+    return call
+
+
+def test_completing_a_cancel_leaves_running_calls_of_unknown_outcome(agent, operator, run,
+                                                                    journal_path):
+    call = cancelled_with_a_running_call(agent, operator, run)
+    got = agent.runs.tool_call(call.id)
+    assert (got.status, got.version) == ("outcome_unknown", call.version + 1)
+    last = agent.runs.events(run.id, descending=True, limit=1)[0]
+    assert last.type == "run.cancelled" and last.payload["outcome_unknown"] == [call.id]
+    assert [c.id for c in operator.runs.unknown_outcomes()] == [call.id]
+    assert "tool_call.outcome_unknown" in [a.action for a in agent.audit.list(limit=5).items]
+
+
+def test_a_late_finish_of_an_unknown_call_is_refused_with_nothing_written(
+        agent, operator, run, journal_path):
+    call = cancelled_with_a_running_call(agent, operator, run)
+    before = snapshot(journal_path)
+    for status in ("succeeded", "failed", "running"):
+        with pytest.raises(errors.InvalidTransition, match="a person resolves it"):
+            agent.runs.finish_tool_call(call.id, status)
+    assert snapshot(journal_path) == before
+
+
+def test_resolving_an_unknown_outcome_adds_no_event_to_the_ended_run(agent, operator, run,
+                                                                    journal_path):
+    call = cancelled_with_a_running_call(agent, operator, run)
+    events = events_of(journal_path, run.id)
+    operator.runs.resolve_tool_call(call.id, "succeeded", reason="the bank shows it",
+                                    expected_version=call.version + 1)
+    assert events_of(journal_path, run.id) == events  # an ended run never changes
+    assert agent.audit.list(limit=1).items[0].action == "tool_call.outcome_settled"
+    assert operator.runs.unknown_outcomes() == []
+
+
+def test_a_person_resolves_an_unknown_outcome_and_the_runs_agent_cannot(
+        open_journal, agent, operator, run, journal_path):
+    call = cancelled_with_a_running_call(agent, operator, run)
+    version = agent.runs.tool_call(call.id).version
+    before = snapshot(journal_path)
+    with pytest.raises(errors.NotAllowed):
+        open_journal(Actor.operator(AGENT)).runs.resolve_tool_call(
+            call.id, "failed", reason="bank says no", expected_version=version)
+    with pytest.raises(errors.NotAllowed):
+        agent.runs.resolve_tool_call(call.id, "failed", reason="x", expected_version=version)
+    assert snapshot(journal_path) == before
+    done = operator.runs.resolve_tool_call(call.id, "failed", reason="bank says no",
+                                           expected_version=version)
+    assert done.status == "failed"
+    assert [d.actor for d in operator.approvals.decisions(call.id)] == ["operator:alice"]
+    with pytest.raises(errors.AlreadyDecided):
+        operator.runs.resolve_tool_call(call.id, "succeeded", reason="x",
+                                        expected_version=done.version)
