@@ -99,7 +99,9 @@ class Approvals:
         adigest = digest_of(action)
         check_text(reason, "the reason", "reason", MAX_REASON, required=False)
         request = {"run_id": run_id, "action_digest": adigest, "reason": reason,
-                   "safety_class": safety.value, "scope": scope.value}
+                   "safety_class": safety.value, "scope": scope.value,
+                   "expires_in": expires_in, "expires_at": expires_at,
+                   "on_expiry": expiry.value, "tool_call_id": tool_call_id}
         if input_schema is not None:
             check_input_schema(input_schema)
             request["input_schema"] = digest_of(input_schema)
@@ -302,7 +304,8 @@ class Approvals:
         if reason:
             check_text(reason, "the reason", "reason", MAX_REASON)
         request = {"op": "approval.decide", "id": approval_id, "approve": approve,
-                   "reason": reason, "scope": scope.value, "expected_version": expected_version}
+                   "reason": reason, "scope": scope.value, "expected_version": expected_version,
+                   "source": source}
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):

@@ -239,7 +239,7 @@ class Effects:
                                          field="reason")
         request = {"op": "effect.resolve", "key": key, "outcome": outcome.value,
                    "reason": reason, "external_id": external_id, "evidence": evidence,
-                   "expected_version": expected_version}
+                   "expected_version": expected_version, "source": source}
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):

@@ -161,7 +161,7 @@ class Interactions:
         schema = response_schema if response_schema is not None else default_schema(kind, options)
         check_schema(schema)
         body = {"run_id": run_id, "kind": kind.value, "prompt": prompt, "request": request,
-                "schema": schema, "options": options}
+                "schema": schema, "options": options, "expires_in": expires_in}
         canonical_json(body)
 
         def op(tx: Tx) -> str:
@@ -246,7 +246,7 @@ class Interactions:
         self.j.require_operator()
         canonical_json(response)
         request = {"op": "interaction.answer", "id": interaction_id, "response": response,
-                   "expected_version": expected_version}
+                   "expected_version": expected_version, "reason": reason, "source": source}
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):

@@ -310,7 +310,8 @@ class Memory:
                 raise errors.ValidationError("merged content is required", field="merged")
             _check_content(merged_content)
         request = {"op": "memory.resolve", "id": item_id, "choice": choice.value,
-                   "merged": merged_content, "expected_version": expected_version}
+                   "merged": merged_content, "expected_version": expected_version,
+                   "reason": reason, "source": source}
         if entry_version is not None:
             request["entry_version"] = entry_version
 

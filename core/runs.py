@@ -71,8 +71,9 @@ class Runs:
             rid = run_id or tx.new_id("run")
             existing = row_where(tx.conn, s.runs, id=rid)
             if existing is not None:
-                stored = {k: getattr(existing, k) for k in request}
-                if stored != request:
+                started = row_where(tx.conn, s.events, run_id=rid, sequence=1)
+                asked = {**request, "deadline": deadline, "metadata": metadata or {}}
+                if started is None or started.payload != canonical_json(asked):
                     raise errors.IdempotencyConflict(f"run {rid} exists with other content")
                 return rid
             if parent_run_id:
@@ -227,7 +228,9 @@ class Runs:
             tid = tool_call_id or tx.new_id("tc")
             row = row_where(tx.conn, s.tool_calls, id=tid)
             if row is not None:
-                if (row.run_id, row.tool, row.request) != (run_id, tool, body):
+                if (row.run_id, row.tool, row.request, row.safety_class,
+                        row.idempotency_key) != (run_id, tool, body, safety.value,
+                                                 idempotency_key):
                     raise errors.IdempotencyConflict(f"tool call {tid} exists with other content")
                 return tid
             run = tx.live_run(run_id)
@@ -455,7 +458,7 @@ class Runs:
         if not reason.strip():
             raise errors.ValidationError("a reason is required to cancel a run", field="reason")
         request = {"op": "run.request_cancel", "run_id": run_id, "reason": reason,
-                   "expected_version": expected_version}
+                   "expected_version": expected_version, "source": source}
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
