@@ -203,12 +203,12 @@ class DemoWriter:
             entry = aj.memory.replace(entry.id, variant, expected_version=entry.version,
                                       run_id=run.id, reason="newer information from the run")
         if self.rng.random() < 0.4:
+            incoming = content.memory_variant(self.rng, entry.content)
             fields = content.memory_incoming_fields(self.rng, entry)
             try:
                 item = aj.memory.record_conflict(
-                    entry.id, content.memory_variant(self.rng, entry.content),
-                    incoming_source=f"{aj.actor.name} (run {run.id})", run_id=run.id,
-                    **fields)
+                    entry.id, incoming, incoming_source=f"{aj.actor.name} (run {run.id})",
+                    run_id=run.id, **fields)
             except errors.ConflictPending:  # one already waits on this entry
                 return
             op = self.operator()
@@ -302,10 +302,11 @@ class DemoWriter:
         run, _ = self.start(aj)
         entry = self.entry_for(aj, run)
         from_sync = self.rng.random() < 0.3
+        incoming = content.memory_variant(self.rng, entry.content)
         fields = content.memory_incoming_fields(self.rng, entry)
         with contextlib.suppress(errors.ConflictPending):  # one already waits on this entry
             aj.memory.record_conflict(
-                entry.id, content.memory_variant(self.rng, entry.content),
+                entry.id, incoming,
                 incoming_source="sync from alice's laptop" if from_sync
                 else f"{aj.actor.name} (run {run.id})",
                 run_id=None if from_sync else run.id, local_version=entry.version,
