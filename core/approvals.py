@@ -12,8 +12,8 @@ from . import errors
 from . import rules as rules_mod
 from . import schema as s
 from .canonical import canonical_json, digest_of
-from .integrity import refuse_tampered
 from .deciders import refuse_requester
+from .integrity import refuse_tampered
 from .items import status_after_closing, status_when_opening
 from .journal import Journal, Tx
 from .limits import check_text
