@@ -26,6 +26,12 @@ def refuse_requester(tx: Any, requesters: Iterable[str | None], *, verb: str,
             requesters=sorted(names))
 
 
+def agent_name(tx: Any) -> str | None:
+    """The calling actor's name when it is an agent (what ``effects.agent`` and
+    ``memory_reconciliations.agent`` record; an operator's own filing records NULL)."""
+    return tx.actor.name if tx.actor.kind == "agent" else None
+
+
 def run_agent(conn: Any, run_id: str | None) -> str | None:
     if not run_id:
         return None

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from . import errors
 from . import schema as s
 from .canonical import canonical_json, digest_of, loads, sha256_hex
-from .deciders import refuse_requester, requesters_of_effect
+from .deciders import agent_name, refuse_requester, requesters_of_effect
 from .integrity import receipt_digest_body, refuse_tampered
 from .journal import Journal, Tx
 from .models import Effect, EffectStatus, Page, Receipt, SafetyClass
@@ -65,7 +65,7 @@ class Effects:
             insert_rows(tx.conn, s.effects, [dict(
                 key=key, run_id=run_id, attempt=1, tool=tool, action=text,
                 action_digest=sha256_hex(text), safety_class=safety, idempotency_key=idempotency_key, version=1,
-                created_at=tx.now, agent=tx.actor.name, **values)])
+                created_at=tx.now, agent=agent_name(tx), **values)])
             self._event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner})
             return True
         if self.j.trust is not None:

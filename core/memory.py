@@ -11,7 +11,7 @@ from . import errors
 from . import schema as s
 from .approvals import write_decision
 from .canonical import ZERO_DIGEST, digest_of, sha256_hex
-from .deciders import refuse_requester, requesters_of_conflict, requesters_of_entry
+from .deciders import agent_name, refuse_requester, requesters_of_conflict, requesters_of_entry
 from .integrity import mutation_digest
 from .journal import Journal, Tx
 from .limits import check_text
@@ -257,7 +257,7 @@ class Memory:
                     f"memory entry {entry_id} already has a pending conflict ({waiting}); "
                     "one waits for a person at a time", reconciliation_id=waiting)
             rid = tx.new_id("rec")
-            tx.conn.execute(insert(s.reconciliations).values(agent=tx.actor.name,
+            tx.conn.execute(insert(s.reconciliations).values(agent=agent_name(tx),
                 id=rid, entry_id=entry_id, local_content=row.content,
                 local_version=local_version or row.version, incoming_content=incoming_content,
                 incoming_source=incoming_source, incoming_kind=incoming_kind,
