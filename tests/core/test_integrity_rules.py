@@ -213,7 +213,7 @@ def test_the_agent_that_recorded_a_memory_conflict_cannot_resolve_it(open_journa
     before = snapshot(journal_path)
     with pytest.raises(errors.NotAllowed):
         open_journal(Actor.operator("syncer")).memory.resolve(
-            item.id, "accepted_incoming", expected_version=1)
+            item.id, "accepted_incoming", expected_version=1, reason="newer")
     assert snapshot(journal_path) == before
 
 
@@ -226,7 +226,7 @@ def test_the_runs_agent_cannot_resolve_its_runs_memory_conflict(open_journal, ag
     before = snapshot(journal_path)
     with pytest.raises(errors.NotAllowed):
         open_journal(Actor.operator(AGENT)).memory.resolve_seen(
-            item.id, "dismissed", expected_version=1, entry_version=1)
+            item.id, "dismissed", expected_version=1, entry_version=1, reason="stale")
     assert snapshot(journal_path) == before
 
 
@@ -288,7 +288,7 @@ def test_one_pending_conflict_per_entry(agent, operator, journal_path):
         agent.memory.record_conflict(entry.id, "db3", incoming_source="sync")
     assert info.value.details["reconciliation_id"] == first.id
     assert snapshot(journal_path) == before
-    operator.memory.resolve(first.id, "dismissed", expected_version=1)
+    operator.memory.resolve(first.id, "dismissed", expected_version=1, reason="stale")
     assert agent.memory.record_conflict(entry.id, "db3", incoming_source="sync").status == \
         "pending"
 
@@ -594,7 +594,7 @@ REQUESTS = {
     "memory resolution": (_conflict, lambda a, o, c, item, **kw: o.memory.resolve(
         c[item], request_id="d", **kw),
         dict(item="c", choice="dismissed", expected_version=1, merged_content=None,
-             reason=None, source="desk"),
+             reason="stale", source="desk"),
         dict(item="c2", choice="accepted_local", expected_version=2,
              merged_content="m", reason="r", source="cli")),
     "cancel request": (_other_run, lambda a, o, c, run_id, **kw: o.runs.request_cancel(
