@@ -477,7 +477,9 @@ def _gather(j: Journal, ident: str) -> tuple[str, dict]:
                       "approvals": j.approvals.for_run(ident),
                       "questions": j.interactions.for_run(ident),
                       "effects": j.effects.list(run_id=ident, limit=100).items,
-                      "events": j.runs.events(ident, descending=True, limit=10)}
+                      "events": j.runs.events(ident, descending=True, limit=10),
+                      "resume_blockers": [] if run.status.terminal else [
+                          {"kind": k, "id": i} for k, i in j.runs.resume_blockers(ident)]}
     if kind == "entry":
         return kind, {"item": j.memory.get(ident), "history": j.memory.history(ident)}
     if kind == "rule":

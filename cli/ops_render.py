@@ -375,6 +375,9 @@ def show_run(data: dict, limit: int | None) -> None:
               for e in data["effects"]]
     if items:
         section("items", "\n".join(items))
+    if data.get("resume_blockers"):
+        section("a new attempt waits on", "\n".join(
+            f"{b['kind']} {clean(b['id'], 200)}" for b in data["resume_blockers"]))
     section("last events", "\n".join(
         f"#{e.sequence:<5} {when(e.created_at)}  {clean(e.type, 80, one_line=True)}"
         for e in data["events"]))

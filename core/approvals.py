@@ -12,6 +12,7 @@ from . import errors
 from . import rules as rules_mod
 from . import schema as s
 from .canonical import canonical_json, digest_of
+from .deciders import refuse_requester
 from .integrity import refuse_tampered
 from .items import status_after_closing, status_when_opening
 from .journal import Journal, Tx
@@ -98,7 +99,9 @@ class Approvals:
         adigest = digest_of(action)
         check_text(reason, "the reason", "reason", MAX_REASON, required=False)
         request = {"run_id": run_id, "action_digest": adigest, "reason": reason,
-                   "safety_class": safety.value, "scope": scope.value}
+                   "safety_class": safety.value, "scope": scope.value,
+                   "expires_in": expires_in, "expires_at": expires_at,
+                   "on_expiry": expiry.value, "tool_call_id": tool_call_id}
         if input_schema is not None:
             check_input_schema(input_schema)
             request["input_schema"] = digest_of(input_schema)
@@ -111,7 +114,7 @@ class Approvals:
                     raise errors.IdempotencyConflict(
                         f"approval request {key!r} was filed before with other content")
                 return row.id
-            run = tx.live_run(run_id)
+            run = tx.open_run(run_id)
             aid = tx.new_id("apr")
             exp = expires_at if expires_at is not None else (
                 tx.now + expires_in if expires_in is not None else None)
@@ -241,6 +244,10 @@ class Approvals:
                 from .decision_checks import check_approval
 
                 check_approval(tx.conn, self.j.trust, row, tx.now)
+            tx.live_run(row.run_id)  # an ended run consumes nothing (and gets no event)
+            if tx.now >= consume_deadline(row):
+                self._lapse(tx, row)
+                return
             reserved = effects.reserve_in(
                 tx, effect_key, run_id=row.run_id, tool=row.action_name,
                 action=approved, safety_class=row.safety_class,
@@ -256,6 +263,28 @@ class Approvals:
                          {"approval_id": approval_id, "effect_key": effect_key})
 
         return self.j.write_then(op, lambda tx, _: effects.get_in(tx, effect_key))
+
+    def _lapse(self, tx: Tx, row: Any) -> None:
+        """An approved approval not consumed by its deadline becomes ``expired``: the
+        status, an audit row and a run event are committed, then ``ApprovalLapsed`` is
+        raised (a lapsed grant is evidence, like a lapsed pending request)."""
+        deadline = consume_deadline(row)
+        done = update_where(tx.conn, s.approvals, dict(status="expired",
+                                                       version=row.version + 1),
+                            id=row.id, version=row.version, status="approved",
+                            consumed_at=None)
+        if done != 1:
+            raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
+        tx.changed("approval", row.id, row.run_id)
+        tx.audit("approval.expired", "approval", row.id, run_id=row.run_id,
+                 actor="system:expiry", before={"status": "approved", "consume_by": deadline},
+                 after={"status": "expired"}, reason="approved but not used before it lapsed")
+        tx.run_event(row.run_id, "approval.expired",
+                     {"approval_id": row.id, "was": "approved", "consume_by": deadline},
+                     actor="system:expiry")
+        tx.raise_after_commit(errors.ApprovalLapsed(
+            f"approval {row.id} could be used until {deadline:.0f}; it lapsed unused and is "
+            "now expired", consume_by=deadline))
 
     # ------------------------------------------------------------ operator side
 
@@ -275,7 +304,8 @@ class Approvals:
         if reason:
             check_text(reason, "the reason", "reason", MAX_REASON)
         request = {"op": "approval.decide", "id": approval_id, "approve": approve,
-                   "reason": reason, "scope": scope.value, "expected_version": expected_version}
+                   "reason": reason, "scope": scope.value, "expected_version": expected_version,
+                   "source": source}
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -329,9 +359,7 @@ class Approvals:
             raise errors.StaleVersion(
                 f"approval {approval_id} is at version {row.version}, you saw {expected_version}")
         run = tx.run_row(row.run_id)
-        if tx.actor.name in (row.agent, run.agent):
-            raise errors.NotAllowed(
-                f"{tx.actor.name} requested this action (or runs it) and cannot approve it")
+        refuse_requester(tx, (row.agent, run.agent), verb="approve")
         if run.status in ("completed", "failed", "cancelled"):
             raise errors.RunTerminal(f"run {row.run_id} is {run.status}")
         return row
@@ -841,6 +869,20 @@ def _changes(before: Any, after: Any, path: str, out: list[dict]) -> None:
         return
     if canonical_json(before) != canonical_json(after):
         out.append({"path": path or "(action)", "before": before, "after": after})
+
+
+# How long an approval may be used after the decision when its request set no expiry (or
+# a person approved it after its advisory, keep_pending, expiry): one hour.
+CONSUME_WINDOW = 3600.0
+
+
+def consume_deadline(row: Any) -> float:
+    """Until when an approved approval may be consumed: its ``expires_at`` when it was
+    decided before that, else ``CONSUME_WINDOW`` after the decision."""
+    decided = row.decided_at if row.decided_at is not None else row.created_at
+    if row.expires_at is not None and decided < row.expires_at:
+        return row.expires_at
+    return decided + CONSUME_WINDOW
 
 
 def requester(tx: Tx, run: Any) -> str:

@@ -22,7 +22,7 @@ from .schema import IDENTITY_COLUMNS, IMMUTABLE_TABLES, SIGNED_TABLES, UNIQUE_KE
 BUSY_TIMEOUT_S = 5.0
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
-SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0005s", "0005r")
+SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0005s", "0005r", "0005b")
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
 INTEGRITY_REVISION = "0005"
@@ -122,10 +122,11 @@ Synchronous = Literal["FULL", "NORMAL"]
 ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value when absent
     "memory_entries": {"last_used_at": "0", "use_count": "0"},  # 0004
     "memory_reconciliations": {"incoming_kind": "NULL", "incoming_priority": "NULL",
-                               "incoming_trust": "NULL", "incoming_sensitivity": "NULL"},
+                               "incoming_trust": "NULL", "incoming_sensitivity": "NULL",
+                               "agent": "NULL"},  # 0004, agent: 0005b
     "memory_mutations": {"event_sequence": "NULL",  # 0004
                          "prev_digest": "NULL", "digest": "NULL"},  # 0005
-    "effects": {"action_digest": "NULL"},  # 0005
+    "effects": {"action_digest": "NULL", "agent": "NULL"},  # 0005, agent: 0005b
     "approval_rules": {"predicate": "NULL", "revoke_reason": "NULL"},  # 0005r
     "approvals": {"input_schema": "NULL", "approved_action": "NULL",
                   "approved_digest": "NULL"},  # 0005r

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from . import errors
 from . import schema as s
 from .canonical import canonical_json, digest_of, loads, sha256_hex
+from .deciders import agent_name, refuse_requester, requesters_of_effect
 from .integrity import receipt_digest_body, refuse_tampered
 from .journal import Journal, Tx
 from .models import Effect, EffectStatus, Page, Receipt, SafetyClass
@@ -64,7 +65,7 @@ class Effects:
             insert_rows(tx.conn, s.effects, [dict(
                 key=key, run_id=run_id, attempt=1, tool=tool, action=text,
                 action_digest=sha256_hex(text), safety_class=safety, idempotency_key=idempotency_key, version=1,
-                created_at=tx.now, **values)])
+                created_at=tx.now, agent=agent_name(tx), **values)])
             self._event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner})
             return True
         if self.j.trust is not None:
@@ -85,7 +86,10 @@ class Effects:
             return False
         # failed: may be retried as the next attempt, which starts with nothing of the last one
         # on the row (its outcome, "unknown" reason and resolution stay in the receipts,
-        # decisions and events)
+        # decisions and events), for a run that is still live (the same check as a new key:
+        # a retry never starts on an ended run)
+        for rid in {run_id, row.run_id} - {None}:
+            tx.live_run(rid)
         refuse_tampered("effect", key, row)
         self._update(tx, row, attempt=row.attempt + 1, ambiguous_reason=None, resolved_by=None,
                      resolution_reason=None, **values)
@@ -235,7 +239,7 @@ class Effects:
                                          field="reason")
         request = {"op": "effect.resolve", "key": key, "outcome": outcome.value,
                    "reason": reason, "external_id": external_id, "evidence": evidence,
-                   "expected_version": expected_version}
+                   "expected_version": expected_version, "source": source}
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -250,6 +254,8 @@ class Effects:
             if row.version != expected_version:
                 raise errors.StaleVersion(f"effect {key} changed since you looked")
             refuse_tampered("effect", key, row)
+            refuse_requester(tx, requesters_of_effect(tx.conn, row), verb="resolve",
+                             what=f"effect {key}")
             self._update(tx, row, status=outcome.value, resolved_by=tx.actor.label,
                          resolution_reason=reason, lease_expires_at=None)
             body = {"reason": reason, "evidence": evidence, "prior_error": row.error,
@@ -323,9 +329,22 @@ class Effects:
 
     # ------------------------------------------------------------ helpers
     def _owned(self, tx: Tx, key: str, owner: str, allowed: tuple) -> Any:
+        """The effect row when ``owner`` may move it on. A holder whose lease lapsed always
+        learns it the same way, ``EffectAmbiguous``, whoever touched the row first: the
+        lapse itself (then this call writes the ambiguity), a sweep or another worker's
+        reserve (the row is already ambiguous), or a person who has resolved it since."""
         row = row_where(tx.conn, s.effects, key=key)
         if row is None:
             raise errors.NotFound(f"effect {key} does not exist")
+        if row.status == EffectStatus.AMBIGUOUS:
+            raise errors.EffectAmbiguous(
+                f"effect {key} is ambiguous ({row.ambiguous_reason}); the outcome is now for "
+                "a person to resolve")
+        if row.resolved_by is not None and row.lease_owner == owner and \
+                row.status in (EffectStatus.COMMITTED, EffectStatus.FAILED):
+            raise errors.EffectAmbiguous(
+                f"effect {key} lost its lease and was resolved {row.status} by "
+                f"{row.resolved_by}; what you report now is not recorded")
         if row.status not in allowed:
             raise errors.InvalidTransition(f"effect {key} is {row.status}")
         refuse_tampered("effect", key, row)

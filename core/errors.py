@@ -60,6 +60,25 @@ class RunTerminal(InvalidTransition):
     hint = "The run has ended; it accepts no new requests or decisions."
 
 
+class RunInterrupted(InvalidTransition):
+    hint = "The run is interrupted; start a new attempt before asking anything new."
+
+
+class ResumeBlocked(InvalidTransition):
+    """A new attempt was refused: ``blockers`` lists what holds it, as (kind, id) pairs."""
+
+    hint = ("Settle what blocks the run first: decide its pending approvals and questions, "
+            "resolve its ambiguous effects and unknown tool outcomes; a cancelled run ends.")
+
+    def __init__(self, message: str, *, blockers: list[tuple[str, str]], **details: Any) -> None:
+        super().__init__(message, blockers=blockers, **details)
+        self.blockers = blockers
+
+
+class ConflictPending(InvalidTransition):
+    hint = "This memory entry already has a conflict waiting for a person; resolve it first."
+
+
 class NotAllowed(ProctorError):
     hint = "Another operator must do this."
 
@@ -70,6 +89,10 @@ class DigestMismatch(ProctorError):
 
 class NotConsumable(ProctorError):
     hint = "Only an approved, unconsumed approval can be consumed."
+
+
+class ApprovalLapsed(NotConsumable):
+    hint = "The approval lapsed before it was used (it is now expired); request a new one."
 
 
 class EffectBusy(ProctorError):

@@ -12,6 +12,7 @@ from . import schema as s
 from .approvals import requester, write_decision
 from .canonical import canonical_json, digest_of
 from .credentials import reference_problem
+from .deciders import refuse_requester
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
 from .journal import Journal, Tx
 from .limits import check_text
@@ -121,6 +122,18 @@ def check_schema(schema: Any) -> None:
                                      field="response_schema") from exc
 
 
+def interaction_kind(kind: Any) -> InteractionKind:
+    """The question kind, refused with a typed error when unknown (or ``approval``)."""
+    if kind == "approval":
+        raise errors.ValidationError(
+            "an approval is requested with approvals.request, not asked as a question",
+            field="kind")
+    try:
+        return InteractionKind(kind)
+    except ValueError:
+        raise errors.ValidationError(f"unknown question kind {kind!r}", field="kind") from None
+
+
 INTERACTION_BY_ID = by_id(interaction_select(), s.interactions.c.id)
 
 
@@ -138,8 +151,9 @@ class Interactions:
             request: Any = None, response_schema: dict | None = None,
             options: list[Any] | None = None, expires_in: float | None = None,
             request_key: str | None = None) -> Interaction:
-        """Ask a person. Idempotent by ``request_key``."""
-        kind = InteractionKind(kind)
+        """Ask a person. Idempotent by ``request_key``. An approval is requested with
+        ``approvals.request``, never asked here (``ValidationError`` on ``kind``)."""
+        kind = interaction_kind(kind)
         options = list(options or [])
         check_text(prompt, "the prompt", "prompt", MAX_PROMPT)
         if kind == InteractionKind.CHOICE and not options:
@@ -147,7 +161,7 @@ class Interactions:
         schema = response_schema if response_schema is not None else default_schema(kind, options)
         check_schema(schema)
         body = {"run_id": run_id, "kind": kind.value, "prompt": prompt, "request": request,
-                "schema": schema, "options": options}
+                "schema": schema, "options": options, "expires_in": expires_in}
         canonical_json(body)
 
         def op(tx: Tx) -> str:
@@ -158,7 +172,7 @@ class Interactions:
                     raise errors.IdempotencyConflict(
                         f"question {key!r} was asked before with other content")
                 return row.id
-            run = tx.live_run(run_id)
+            run = tx.open_run(run_id)
             iid = tx.new_id("int")
             insert_rows(tx.conn, s.interactions, [dict(
                 id=iid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
@@ -232,7 +246,7 @@ class Interactions:
         self.j.require_operator()
         canonical_json(response)
         request = {"op": "interaction.answer", "id": interaction_id, "response": response,
-                   "expected_version": expected_version}
+                   "expected_version": expected_version, "reason": reason, "source": source}
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -255,8 +269,8 @@ class Interactions:
                 return
             if row.version != expected_version:
                 raise errors.StaleVersion(f"question {interaction_id} changed since you looked")
-            if tx.actor.name in (row.agent, tx.run_row(row.run_id).agent):
-                raise errors.NotAllowed(f"{tx.actor.name} asked this (or runs it) and cannot answer it")
+            refuse_requester(tx, (row.agent, tx.run_row(row.run_id).agent), verb="answer",
+                             what="this question")
             validate_response(_loads(row.response_schema), response)
             if row.kind == InteractionKind.CREDENTIAL_BINDING.value:
                 check_credential(response)

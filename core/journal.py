@@ -106,6 +106,15 @@ class Tx:
             raise errors.RunTerminal(f"run {run_id} is {run.status}; it accepts no new requests")
         return run
 
+    def open_run(self, run_id: str) -> Any:
+        """A run that may be asked something new: live, and not interrupted (an interrupted
+        run takes new approvals and questions again once a new attempt starts)."""
+        run = self.live_run(run_id)
+        if run.status == RunStatus.INTERRUPTED:
+            raise errors.RunInterrupted(
+                f"run {run_id} is interrupted; it asks nothing new until a new attempt starts")
+        return run
+
     def append_event(self, run: Any, type_: str, payload: Any, *, event_id: str | None = None,
                      status: RunStatus | None = None, actor: str | None = None) -> dict:
         """Append one event to ``run``'s chain, optionally moving its status (never without one)."""

@@ -11,10 +11,12 @@ from . import errors
 from . import schema as s
 from .approvals import write_decision
 from .canonical import ZERO_DIGEST, digest_of, sha256_hex
+from .deciders import agent_name, refuse_requester, requesters_of_conflict, requesters_of_entry
 from .integrity import mutation_digest
 from .journal import Journal, Tx
 from .limits import check_text
 from .models import (
+    ActorKind,
     BulkResult,
     MemoryEntry,
     MemoryMutation,
@@ -29,6 +31,10 @@ from .rows import by_id, fetch_one, fetch_prepared, reconciliation_select, to_mo
 from .sql import Prepared, insert_rows, row_where, update_where
 
 MAX_CONTENT = 200_000
+# Trust only a person gives: an agent never adds an entry with it.
+PERSON_TRUST = (Trust.USER_CONFIRMED, Trust.OPERATOR_EDITED)
+# What an agent may not do to an entry a person confirmed (it records a conflict instead).
+AGENT_BARRED = ("replace", "remove", "restore")
 USE_BATCH = 500  # ids per UPDATE in mark_used (well under SQLite's bind limit)
 
 
@@ -69,8 +75,14 @@ class Memory:
             entry_id: str | None = None) -> MemoryEntry:
         scope, trust = MemoryScope(scope), Trust(trust)
         _check_content(content)
+        if self.j.actor.kind == ActorKind.AGENT and trust in PERSON_TRUST:
+            raise errors.NotAllowed(
+                f"{self.j.actor.label} is an agent; only an operator may add memory as "
+                f"{trust.value}", hint="Add it as agent_observed; an operator confirms it.")
         request = {"op": "add", "scope": scope.value, "scope_key": scope_key, "title": title,
-                   "content": content, "kind": kind}
+                   "content": content, "kind": kind, "priority": priority,
+                   "trust": trust.value, "sensitivity": sensitivity, "run_id": run_id,
+                   "reason": reason, "entry_id": entry_id}
 
         def op(tx: Tx) -> str:
             prior = self._replayed(tx, idempotency_key, request)
@@ -114,6 +126,9 @@ class Memory:
 
     def confirm(self, entry_id: str, *, expected_version: int, reason: str | None = None,
                 idempotency_key: str | None = None) -> MemoryEntry:
+        """Only an operator confirms, and never one whose name is an agent that wrote the
+        entry (the requester rule, ``core.deciders``)."""
+        self.j.require_operator()
         return self._change(entry_id, "confirm", expected_version,
                             {"confirmed": True, "trust": Trust.USER_CONFIRMED.value}, reason,
                             None, idempotency_key, {})
@@ -129,7 +144,7 @@ class Memory:
                 idempotency_key: str | None, extra: dict, need_live: bool = False,
                 need_deleted: bool = False) -> MemoryEntry:
         request = {"op": operation, "entry_id": entry_id, "expected_version": expected_version,
-                   **extra}
+                   "reason": reason, "run_id": run_id, **extra}
 
         def op(tx: Tx) -> str:
             if self._replayed(tx, idempotency_key, request):
@@ -143,6 +158,14 @@ class Memory:
                 raise errors.InvalidTransition(f"memory entry {entry_id} is already removed")
             if need_deleted and not row.deleted:
                 raise errors.InvalidTransition(f"memory entry {entry_id} is not removed")
+            if operation == "confirm":
+                refuse_requester(tx, requesters_of_entry(tx.conn, row), verb="confirm",
+                                 what=f"memory entry {entry_id}")
+            if tx.actor.kind == ActorKind.AGENT and row.confirmed and operation in AGENT_BARRED:
+                raise errors.NotAllowed(
+                    f"memory entry {entry_id} is confirmed by a person; an agent cannot "
+                    f"{operation} it",
+                    hint="Record a conflict with the new version; a person reconciles it.")
             self._apply(tx, row, operation, values, reason, run_id, idempotency_key, request)
             if tx.actor.kind == "operator":
                 tx.audit(f"memory.{operation}", "memory", entry_id, run_id=run_id,
@@ -226,8 +249,15 @@ class Memory:
 
         def op(tx: Tx) -> str:
             row = self._entry_row(tx, entry_id)
+            waiting = tx.conn.execute(select(s.reconciliations.c.id).where(
+                s.reconciliations.c.entry_id == entry_id,
+                s.reconciliations.c.status == "pending")).scalar()
+            if waiting is not None:
+                raise errors.ConflictPending(
+                    f"memory entry {entry_id} already has a pending conflict ({waiting}); "
+                    "one waits for a person at a time", reconciliation_id=waiting)
             rid = tx.new_id("rec")
-            tx.conn.execute(insert(s.reconciliations).values(
+            tx.conn.execute(insert(s.reconciliations).values(agent=agent_name(tx),
                 id=rid, entry_id=entry_id, local_content=row.content,
                 local_version=local_version or row.version, incoming_content=incoming_content,
                 incoming_source=incoming_source, incoming_kind=incoming_kind,
@@ -280,7 +310,8 @@ class Memory:
                 raise errors.ValidationError("merged content is required", field="merged")
             _check_content(merged_content)
         request = {"op": "memory.resolve", "id": item_id, "choice": choice.value,
-                   "merged": merged_content, "expected_version": expected_version}
+                   "merged": merged_content, "expected_version": expected_version,
+                   "reason": reason, "source": source}
         if entry_version is not None:
             request["entry_version"] = entry_version
 
@@ -297,6 +328,8 @@ class Memory:
                     status=item.status, decided_by=item.resolved_by)
             if item.version != expected_version:
                 raise errors.StaleVersion(f"memory conflict {item_id} changed since you looked")
+            refuse_requester(tx, requesters_of_conflict(tx.conn, item), verb="resolve",
+                             what=f"memory conflict {item_id}")
             entry = self._entry_row(tx, item.entry_id)
             if entry_version is not None and entry.version != entry_version:
                 raise errors.StaleVersion(

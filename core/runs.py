@@ -9,6 +9,7 @@ from sqlalchemy import exists, func, insert, or_, select, tuple_, update
 from . import errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, loads
+from .deciders import refuse_requester, run_agent
 from .items import (
     OPEN_INTERACTION,
     is_open_interaction,
@@ -70,8 +71,9 @@ class Runs:
             rid = run_id or tx.new_id("run")
             existing = row_where(tx.conn, s.runs, id=rid)
             if existing is not None:
-                stored = {k: getattr(existing, k) for k in request}
-                if stored != request:
+                started = row_where(tx.conn, s.events, run_id=rid, sequence=1)
+                asked = {**request, "deadline": deadline, "metadata": metadata or {}}
+                if started is None or started.payload != canonical_json(asked):
                     raise errors.IdempotencyConflict(f"run {rid} exists with other content")
                 return rid
             if parent_run_id:
@@ -94,10 +96,20 @@ class Runs:
     def start_attempt(self, run_id: str, reason: str = "") -> Attempt:
         """Close the current attempt and open the next one. An attempt still open is closed
         ``interrupted``; one the agent already closed (``finish_attempt``: "attempt 1 failed:
-        X") keeps its status and error."""
+        X") keeps its status and error.
+
+        The resume gate: refused with ``ResumeBlocked`` (nothing written), listing each
+        blocker by id, while the run has a pending approval, an open question, an ambiguous
+        effect, a tool call of unknown outcome, or a cancel request (``resume_blockers``)."""
 
         def op(tx: Tx) -> int:
             run = tx.live_run(run_id)
+            blockers = resume_blockers(tx.conn, run)
+            if blockers:
+                listed = ", ".join(f"{kind} {bid}" for kind, bid in blockers)
+                raise errors.ResumeBlocked(
+                    f"run {run_id} cannot start a new attempt while it waits on: {listed}",
+                    blockers=blockers)
             number = run.current_attempt + 1
             tx.conn.execute(update(s.attempts).where(
                 s.attempts.c.run_id == run_id, s.attempts.c.number == run.current_attempt,
@@ -216,7 +228,9 @@ class Runs:
             tid = tool_call_id or tx.new_id("tc")
             row = row_where(tx.conn, s.tool_calls, id=tid)
             if row is not None:
-                if (row.run_id, row.tool, row.request) != (run_id, tool, body):
+                if (row.run_id, row.tool, row.request, row.safety_class,
+                        row.idempotency_key) != (run_id, tool, body, safety.value,
+                                                 idempotency_key):
                     raise errors.IdempotencyConflict(f"tool call {tid} exists with other content")
                 return tid
             run = tx.live_run(run_id)
@@ -235,12 +249,20 @@ class Runs:
 
     def finish_tool_call(self, tool_call_id: str, status: ToolCallStatus | str, *,
                          result: Any = None, error: str | None = None) -> ToolCall:
+        """Record a tool call's outcome. A call of unknown outcome (the agent said so, or
+        a cancel completed while it ran) is settled by a person only, ``succeeded`` or
+        ``failed`` (``resolve_tool_call``); finishing it here raises ``InvalidTransition``
+        and writes nothing."""
         status = ToolCallStatus(status)
 
         def op(tx: Tx) -> None:
             row = row_where(tx.conn, s.tool_calls, id=tool_call_id)
             if row is None:
                 raise errors.NotFound(f"tool call {tool_call_id} does not exist")
+            if row.status == ToolCallStatus.OUTCOME_UNKNOWN:
+                raise errors.InvalidTransition(
+                    f"tool call {tool_call_id} is outcome_unknown; a person resolves it "
+                    "(succeeded or failed), with what you know as their evidence")
             if row.status not in (ToolCallStatus.RUNNING, ToolCallStatus.PENDING):
                 raise errors.InvalidTransition(f"tool call {tool_call_id} is already {row.status}")
             run = tx.live_run(row.run_id)
@@ -253,6 +275,77 @@ class Runs:
             tx.changed("tool_call", tool_call_id, row.run_id)
 
         return self.j.write_then(op, lambda tx, _: tool_call_in(tx, tool_call_id))
+
+    def resolve_tool_call(self, tool_call_id: str, status: ToolCallStatus | str, *,
+                          reason: str, expected_version: int, request_id: str | None = None,
+                          source: str = "desk") -> ToolCall:
+        """A person says what became of a tool call of unknown outcome: ``succeeded`` or
+        ``failed``. A decision row, an audit row (and a run event if the run is live), one
+        transaction; the requester rule applies (``core.deciders``)."""
+        self.j.require_operator()
+        status = ToolCallStatus(status)
+        if not reason or not reason.strip():
+            raise errors.ValidationError("a reason is required to resolve an outcome",
+                                         field="reason")
+        request = {"op": "tool_call.resolve", "id": tool_call_id, "status": status.value,
+                   "reason": reason, "expected_version": expected_version, "source": source}
+
+        def op(tx: Tx) -> None:
+            if tx.replayed(request_id, request):
+                return
+            row = row_where(tx.conn, s.tool_calls, id=tool_call_id)
+            if row is None:
+                raise errors.NotFound(f"tool call {tool_call_id} does not exist")
+            if row.status != ToolCallStatus.OUTCOME_UNKNOWN:
+                raise errors.AlreadyDecided(f"tool call {tool_call_id} is {row.status}",
+                                            status=row.status)
+            if row.version != expected_version:
+                raise errors.StaleVersion(f"tool call {tool_call_id} changed since you looked")
+            refuse_requester(tx, (run_agent(tx.conn, row.run_id),), verb="resolve",
+                             what=f"tool call {tool_call_id}")
+            self._settle_unknown(tx, row, status, None, None, reason=reason,
+                                 request_id=request_id, request=request)
+            from .approvals import write_decision
+
+            write_decision(tx, "tool_call", tool_call_id, row.run_id, {"status": status.value},
+                           actor=tx.actor.label, source=source, reason=reason,
+                           request_id=request_id)
+
+        return self.j.write_then(op, lambda tx, _: tool_call_in(tx, tool_call_id))
+
+    @staticmethod
+    def _settle_unknown(tx: Tx, row: Any, status: ToolCallStatus, result: Any,
+                        error: str | None, *, reason: str, request_id: str | None,
+                        request: Any) -> None:
+        if status not in (ToolCallStatus.SUCCEEDED, ToolCallStatus.FAILED):
+            raise errors.InvalidTransition(
+                f"tool call {row.id} is outcome_unknown; it can only become succeeded or failed")
+        done = update_where(tx.conn, s.tool_calls, dict(
+            status=status.value, result=canonical_json(result), error=error,
+            version=row.version + 1, updated_at=tx.now), id=row.id, version=row.version)
+        if done != 1:
+            raise errors.StaleVersion(f"tool call {row.id} changed meanwhile")
+        tx.audit("tool_call.outcome_settled", "tool_call", row.id, run_id=row.run_id,
+                 before={"status": row.status}, after={"status": status.value,
+                                                       "error": error},
+                 reason=reason, request_id=request_id, request=request)
+        run = tx.run_row(row.run_id)
+        if not RunStatus(run.status).terminal:
+            tx.append_event(run, "tool.finished", {"tool_call_id": row.id,
+                                                   "status": status.value, "result": result,
+                                                   "error": error, "was": "outcome_unknown"})
+        tx.changed("tool_call", row.id, row.run_id)
+
+    def unknown_outcomes(self, *, run_id: str | None = None,
+                         limit: int = 200) -> list[ToolCall]:
+        """Tool calls whose outcome nobody knows (left by a cancel), oldest first: what a
+        person resolves with ``resolve_tool_call``."""
+        t = s.tool_calls.c
+        stmt = select(s.tool_calls).where(t.status == ToolCallStatus.OUTCOME_UNKNOWN.value)
+        if run_id:
+            stmt = stmt.where(t.run_id == run_id)
+        stmt = stmt.order_by(t.created_at, t.id).limit(max(1, min(limit, MAX_PAGE)))
+        return self.j.read(lambda c: to_models(ToolCall, c.execute(stmt)))
 
     def wait_for_user(self, run_id: str) -> Run:
         return self._set_status(run_id, RunStatus.WAITING_FOR_USER, "run.waiting", {})
@@ -293,6 +386,11 @@ class Runs:
         def op(tx: Tx) -> None:
             run = tx.live_run(run_id)
             self._close_open_items(tx, run_id, status)
+            body = dict(payload)
+            if status == RunStatus.CANCELLED:
+                unknown = self._outcomes_now_unknown(tx, run_id)
+                if unknown:
+                    body["outcome_unknown"] = unknown
             attempt_status = (AttemptStatus.COMPLETED if status == RunStatus.COMPLETED
                               else AttemptStatus.FAILED)
             tx.conn.execute(update(s.attempts).where(
@@ -301,10 +399,31 @@ class Runs:
                 error=attempt_error or error))
             if error:
                 tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(error=error))
-            tx.append_event(tx.run_row(run_id), type_, payload, status=status)
+            tx.append_event(tx.run_row(run_id), type_, body, status=status)
             del run
 
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
+
+    @staticmethod
+    def _outcomes_now_unknown(tx: Tx, run_id: str) -> list[str]:
+        """Completing a cancel: the run's dispatched tool calls without an outcome become
+        ``outcome_unknown`` (seed rule), each with an audit row; returns their ids."""
+        t = s.tool_calls.c
+        rows = tx.conn.execute(select(s.tool_calls).where(
+            t.run_id == run_id, t.status == ToolCallStatus.RUNNING.value).order_by(
+            t.created_at, t.id)).all()
+        for row in rows:
+            done = update_where(tx.conn, s.tool_calls, dict(
+                status=ToolCallStatus.OUTCOME_UNKNOWN.value, version=row.version + 1,
+                updated_at=tx.now), id=row.id, version=row.version)
+            if done != 1:
+                raise errors.StaleVersion(f"tool call {row.id} changed meanwhile")
+            tx.audit("tool_call.outcome_unknown", "tool_call", row.id, run_id=run_id,
+                     actor="system:cancel", before={"status": row.status},
+                     after={"status": ToolCallStatus.OUTCOME_UNKNOWN.value},
+                     reason="the run was cancelled while the call was running")
+            tx.changed("tool_call", row.id, run_id)
+        return [row.id for row in rows]
 
     @staticmethod
     def _close_open_items(tx: Tx, run_id: str, status: RunStatus) -> None:
@@ -339,7 +458,7 @@ class Runs:
         if not reason.strip():
             raise errors.ValidationError("a reason is required to cancel a run", field="reason")
         request = {"op": "run.request_cancel", "run_id": run_id, "reason": reason,
-                   "expected_version": expected_version}
+                   "expected_version": expected_version, "source": source}
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -363,6 +482,18 @@ class Runs:
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
     # ------------------------------------------------------------ reads
+    def resume_blockers(self, run_id: str) -> list[tuple[str, str]]:
+        """What keeps ``run_id`` from starting a new attempt, as (kind, id) pairs (empty:
+        nothing): the resume gate of ``start_attempt``, for the desk and the CLI."""
+
+        def q(conn: Any) -> list[tuple[str, str]]:
+            run = row_where(conn, s.runs, id=run_id)
+            if run is None:
+                raise errors.NotFound(f"run {run_id} does not exist")
+            return resume_blockers(conn, run)
+
+        return self.j.read(q)
+
     def get(self, run_id: str) -> Run:
         return self.j.read(lambda c: fetch_prepared(c, Run, RUN_BY_ID, f"run {run_id}",
                                                     key=run_id))
@@ -435,6 +566,27 @@ class Runs:
     def projects(self) -> list[str]:
         stmt = select(s.runs.c.project).distinct().order_by(s.runs.c.project)
         return self.j.read(lambda c: list(c.execute(stmt).scalars()))
+
+
+def resume_blockers(conn: Any, run: Any) -> list[tuple[str, str]]:
+    """The resume gate (seed invariant 17): pending approvals, open questions, ambiguous
+    effects and tool calls of unknown outcome of ``run``, and its cancel request."""
+    a, i, e, t = s.approvals.c, s.interactions.c, s.effects.c, s.tool_calls.c
+    found: list[tuple[str, str]] = []
+    for kind, stmt in (
+            ("approval", select(a.id).where(a.run_id == run.id, a.status == "pending")
+             .order_by(a.created_at, a.id)),
+            ("question", select(i.id).where(i.run_id == run.id, is_open_interaction(i.status))
+             .order_by(i.created_at, i.id)),
+            ("effect", select(e.key).where(e.run_id == run.id, e.status == "ambiguous")
+             .order_by(e.created_at, e.key)),
+            ("tool_call", select(t.id).where(
+                t.run_id == run.id, t.status == ToolCallStatus.OUTCOME_UNKNOWN.value)
+             .order_by(t.created_at, t.id))):
+        found += [(kind, ident) for ident in conn.execute(stmt).scalars()]
+    if run.cancel_requested:
+        found.append(("cancel", run.id))
+    return found
 
 
 def escape_like(text: str) -> str:

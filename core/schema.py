@@ -7,7 +7,17 @@ Core tables (``Model.__table__``); ORM rows never leave core.
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    Boolean,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -270,7 +280,11 @@ class ReconciliationRow(Base):
     resolved_by: Mapped[str | None] = mapped_column(String(250))
     resolution_reason: Mapped[str | None] = mapped_column(Text)
     snoozed_until: Mapped[float | None] = mapped_column(Float)
-    __table_args__ = (Index("ix_recon_status_created", "status", "created_at", "id"),)
+    agent: Mapped[str | None] = mapped_column(String(200))  # who recorded it (0005b)
+    __table_args__ = (Index("ix_recon_status_created", "status", "created_at", "id"),
+                      # at most one pending conflict per entry (0005b)
+                      Index("ux_recon_entry_pending", "entry_id", unique=True,
+                            sqlite_where=text("status = 'pending'")))
 
 
 class EffectRow(Base):
@@ -299,6 +313,7 @@ class EffectRow(Base):
     started_at: Mapped[float | None] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
     snoozed_until: Mapped[float | None] = mapped_column(Float)
+    agent: Mapped[str | None] = mapped_column(String(200))  # who reserved it (0005b)
     __table_args__ = (
         Index("ix_effects_status_created", "status", "created_at", "key"),
         Index("ix_effects_run_status", "run_id", "status"),

@@ -268,10 +268,12 @@ class Agent(Steps):
             self.finish_recovered(run, effect)
 
     def finish_recovered(self, run: Any, effect: Any) -> None:
-        self.j.runs.start_attempt(run.id, "agent process restarted after a crash")
         self.run_id = run.id
         try:
+            # the resume gate: a new attempt starts once a person resolved the effect
             outcome = self.wait_for_person(effect.key)
+            self.check()  # a cancel request ends the run instead
+            self.j.runs.start_attempt(run.id, "agent process restarted after a crash")
             ok = outcome.status == EffectStatus.COMMITTED
             for call in self.j.runs.tool_calls(run.id):
                 if call.status in ("running", "pending"):

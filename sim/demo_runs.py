@@ -6,10 +6,11 @@ and seeded ids, so the same seed writes the same bytes (same digests).
 
 from __future__ import annotations
 
+import contextlib
 import random
 from typing import Any
 
-from proctor.core import Actor, Journal
+from proctor.core import Actor, Journal, errors
 from proctor.core.models import ApprovalStatus, InteractionKind, SafetyClass
 
 from . import content
@@ -197,14 +198,19 @@ class DemoWriter:
 
     def memory_history(self, aj: Journal, run: Any) -> None:
         entry = self.entry_for(aj, run)
-        entry = aj.memory.replace(entry.id, content.memory_variant(self.rng, entry.content),
-                                  expected_version=entry.version, run_id=run.id,
-                                  reason="newer information from the run")
+        variant = content.memory_variant(self.rng, entry.content)
+        if not entry.confirmed:  # a confirmed entry changes only through a person
+            entry = aj.memory.replace(entry.id, variant, expected_version=entry.version,
+                                      run_id=run.id, reason="newer information from the run")
         if self.rng.random() < 0.4:
-            item = aj.memory.record_conflict(
-                entry.id, content.memory_variant(self.rng, entry.content),
-                incoming_source=f"{aj.actor.name} (run {run.id})", run_id=run.id,
-                **content.memory_incoming_fields(self.rng, entry))
+            incoming = content.memory_variant(self.rng, entry.content)
+            fields = content.memory_incoming_fields(self.rng, entry)
+            try:
+                item = aj.memory.record_conflict(
+                    entry.id, incoming, incoming_source=f"{aj.actor.name} (run {run.id})",
+                    run_id=run.id, **fields)
+            except errors.ConflictPending:  # one already waits on this entry
+                return
             op = self.operator()
             choice = self.rng.choice(["accepted_local", "accepted_incoming", "dismissed"])
             op.memory.resolve(item.id, choice, expected_version=item.version,
@@ -296,12 +302,15 @@ class DemoWriter:
         run, _ = self.start(aj)
         entry = self.entry_for(aj, run)
         from_sync = self.rng.random() < 0.3
-        aj.memory.record_conflict(
-            entry.id, content.memory_variant(self.rng, entry.content),
-            incoming_source="sync from alice's laptop" if from_sync
-            else f"{aj.actor.name} (run {run.id})",
-            run_id=None if from_sync else run.id, local_version=entry.version,
-            **content.memory_incoming_fields(self.rng, entry))
+        incoming = content.memory_variant(self.rng, entry.content)
+        fields = content.memory_incoming_fields(self.rng, entry)
+        with contextlib.suppress(errors.ConflictPending):  # one already waits on this entry
+            aj.memory.record_conflict(
+                entry.id, incoming,
+                incoming_source="sync from alice's laptop" if from_sync
+                else f"{aj.actor.name} (run {run.id})",
+                run_id=None if from_sync else run.id, local_version=entry.version,
+                **fields)
         return self.finish(aj, run)
 
     def interrupted_run(self) -> Any:

@@ -223,17 +223,20 @@ class Steps:
                                       reason="newer information from the run")
                 self.stats["memory_writes"] += 1
                 self.event("memory.written", {"entry_id": entry.id, "op": "replace"})
-            except errors.StaleVersion:
+            except (errors.StaleVersion, errors.NotAllowed):  # changed, or confirmed
                 self.conflict(self.j.memory.get(entry.id),
                               content.memory_variant(self.rng, entry.content))
         else:
             self.conflict(same[0], content.memory_variant(self.rng, same[0].content))
 
     def conflict(self, entry: Any, incoming: str) -> None:
-        item = self.j.memory.record_conflict(
-            entry.id, incoming, incoming_source=f"{self.name} (run {self.run_id})",
-            run_id=self.run_id, local_version=entry.version,
-            **content.memory_incoming_fields(self.rng, entry))
+        try:
+            item = self.j.memory.record_conflict(
+                entry.id, incoming, incoming_source=f"{self.name} (run {self.run_id})",
+                run_id=self.run_id, local_version=entry.version,
+                **content.memory_incoming_fields(self.rng, entry))
+        except errors.ConflictPending:  # one already waits for a person on this entry
+            return
         self.stats["conflicts"] += 1
         self.event("memory.conflict_raised", {"reconciliation_id": item.id,
                                               "entry_id": entry.id})

@@ -349,3 +349,15 @@ def test_snooze_several_items_through_core(cli, journal: Path) -> None:
     woke = cli("snooze", approval.id, "--wake")
     assert woke.rc == 0 and approval.id in {i.id for i in pending(journal, "approval")}
     assert cli("snooze", "run_123", "--wake").rc == 2
+
+
+def test_show_run_names_what_blocks_a_new_attempt(cli, journal: Path) -> None:
+    """The resume gate's blockers, by id (issue 15): what `start_attempt` would refuse on."""
+    approval = pending(journal, "approval")[0]
+    blockers = read(journal, lambda j: j.runs.resume_blockers(approval.run_id))
+    assert ("approval", approval.id) in blockers
+    result = cli("show", approval.run_id)
+    assert result.rc == 0 and "a new attempt waits on" in result.out
+    assert f"approval {approval.id}" in result.out.split("a new attempt waits on")[1]
+    data = json.loads(cli("show", approval.run_id, "--json").out)
+    assert {"kind": "approval", "id": approval.id} in data["resume_blockers"]

@@ -148,7 +148,7 @@ def write_calls(a: Journal, o: Journal, ids: dict) -> list:
         lambda: a.memory.add("user", "u", "t", "c"),
         lambda: a.memory.replace(ids["entry"], "c3", expected_version=1),
         lambda: a.memory.remove(ids["entry"], expected_version=1),
-        lambda: a.memory.confirm(ids["entry"], expected_version=1),
+        lambda: o.memory.confirm(ids["entry"], expected_version=1),
         lambda: a.memory.pin(ids["entry"], expected_version=1),
         lambda: a.memory.record_conflict(ids["entry"], "c4", incoming_source="s"),
         lambda: o.memory.resolve(ids["conflict"], "dismissed", expected_version=1, reason="checked"),

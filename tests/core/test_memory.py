@@ -22,11 +22,11 @@ def entry(agent):
     return agent.memory.add("project", "proj", "DB host", "db1.internal", kind="fact")
 
 
-def test_every_change_is_a_mutation_with_hashes(agent, entry):
+def test_every_change_is_a_mutation_with_hashes(agent, operator, entry):
     assert (entry.version, entry.deleted, entry.trust) == (1, False, "agent_observed")
     changed = agent.memory.replace(entry.id, "db2.internal", expected_version=1, reason="moved")
     pinned = agent.memory.pin(entry.id, expected_version=changed.version)
-    confirmed = agent.memory.confirm(entry.id, expected_version=pinned.version)
+    confirmed = operator.memory.confirm(entry.id, expected_version=pinned.version)
     assert confirmed.pinned and confirmed.confirmed and confirmed.trust == "user_confirmed"
     history = agent.memory.history(entry.id)
     assert [(m.operation, m.version) for m in history] == [

@@ -120,7 +120,8 @@ def test_conflict_keeps_the_incoming_fields(agent, entry):
     got = agent.memory.reconciliation(item.id)
     assert (got.incoming_kind, got.incoming_priority, got.incoming_trust,
             got.incoming_sensitivity) == ("decision", 5, "user_confirmed", "secret")
-    bare = agent.memory.record_conflict(entry.id, "db8.internal", incoming_source="sync")
+    other = agent.memory.add("project", "proj", "other", "db7.internal")
+    bare = agent.memory.record_conflict(other.id, "db8.internal", incoming_source="sync")
     assert (bare.incoming_kind, bare.incoming_priority, bare.incoming_trust,
             bare.incoming_sensitivity) == (None, None, None, None)
 

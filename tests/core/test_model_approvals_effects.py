@@ -1,5 +1,9 @@
 """A Hypothesis state machine drives approvals and effects through the public API and checks
-the journal against a plain-Python model after every step (DESIGN §2 invariants 3-6, 9)."""
+the journal against a plain-Python model after every step (DESIGN §2 invariants 3-6, 9).
+Issue 15's transitions are in it: an approved approval lapses unused past its deadline (the
+expiry written, then refused), a late call after a lapsed lease is always EffectAmbiguous,
+the lease holder never resolves its effect, an interrupted run asks nothing new, and a new
+attempt passes the resume gate only when nothing blocks it."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
     invariant,
+    multiple,
     precondition,
     rule,
     run_state_machine_as_test,
@@ -30,6 +35,7 @@ OWNERS = st.sampled_from(["w1", "w2"])
 STEPS = ("begin", "commit", "fail", "mark_ambiguous")
 LIVE = ("reserved", "executing")
 CONSUME_LEASE = 20.0
+CONSUME_WINDOW = 3600.0
 
 
 @dataclass
@@ -40,6 +46,13 @@ class ModelApproval:
     status: str = "pending"
     version: int = 1
     consumed_key: str | None = None
+    decided_at: float | None = None
+
+    def consume_by(self) -> float:
+        """Model of approvals.consume_deadline."""
+        if self.expires_at is not None and self.decided_at < self.expires_at:
+            return self.expires_at
+        return self.decided_at + CONSUME_WINDOW
 
 
 @dataclass
@@ -50,12 +63,15 @@ class ModelEffect:
     lease_until: float | None
     attempt: int = 1
     approval_id: str | None = None
+    resolved: bool = False  # a person resolved it once (resolved_by stays set)
 
 
 @dataclass
 class Model:
     approvals: dict[str, ModelApproval] = field(default_factory=dict)
     effects: dict[str, ModelEffect] = field(default_factory=dict)
+    interrupted: bool = False
+    attempt: int = 1
 
 
 class ApprovalEffectMachine(RuleBasedStateMachine):
@@ -69,6 +85,9 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         self.clock = FakeClock()
         self.agent = Journal.open(path, actor=Actor.agent("bot"), clock=self.clock)
         self.operator = Journal.open(path, actor=Actor.operator("ops"), clock=self.clock)
+        # operators who share a worker's name: the requester rule refuses them
+        self.holders = {o: Journal.open(path, actor=Actor.operator(o), clock=self.clock)
+                        for o in ("w1", "w2")}
         self.run_id = self.agent.runs.start("proj", "model run").id
         self.model = Model()
         self.actions = itertools.count()
@@ -80,6 +99,8 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         finally:
             self.agent.close()
             self.operator.close()
+            for journal in self.holders.values():
+                journal.close()
 
     # ------------------------------------------------------------ model helpers
     def now(self) -> float:
@@ -136,6 +157,11 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         effect = self.model.effects.get(key)
         if effect is None:
             return errors.NotFound, None
+        if effect.status == "ambiguous":
+            return errors.EffectAmbiguous, None  # a sweep or a reserve got there first
+        if effect.resolved and effect.owner == owner and effect.status in ("committed",
+                                                                           "failed"):
+            return errors.EffectAmbiguous, None  # a person resolved it after the lapse
         if effect.status not in allowed:
             return errors.InvalidTransition, None
         if effect.owner != owner:
@@ -170,6 +196,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         else:
             error = None
             m.status, m.version = ("approved" if approve else "denied"), m.version + 1
+            m.decided_at = self.now()
         self.expect(error, lambda: self.operator.approvals.decide(
             approval_id, approve, expected_version=version, reason="because"))
 
@@ -180,6 +207,9 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             error = errors.NotConsumable
         elif not exact:
             error = errors.DigestMismatch
+        elif self.now() >= m.consume_by():
+            error = errors.ApprovalLapsed
+            m.status, m.version = "expired", m.version + 1  # written, then refused
         else:
             error = self.reservation(key, owner, CONSUME_LEASE, approval_id)
             if error is None:
@@ -201,16 +231,19 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
                     key, "timeout", owner=owner)}[step]
         self.expect(error, call)
 
-    def do_resolve(self, key: str, outcome: str) -> None:
+    def do_resolve(self, key: str, outcome: str, as_holder: bool = False) -> None:
         effect = self.model.effects.get(key)
         if effect is None:
             error = errors.NotFound
         elif effect.status != "ambiguous":
             error = errors.AlreadyDecided
+        elif as_holder:
+            error = errors.NotAllowed  # the worker that held the lease never resolves it
         else:
-            error, effect.status = None, outcome
+            error, effect.status, effect.resolved = None, outcome, True
         version = self.agent.effects.get(key).version if effect else 1
-        self.expect(error, lambda: self.operator.effects.resolve(
+        who = self.holders[effect.owner] if as_holder and effect else self.operator
+        self.expect(error, lambda: who.effects.resolve(
             key, outcome, reason="checked by hand", expected_version=version))
 
     # ------------------------------------------------------------ rules
@@ -230,7 +263,30 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
     @rule(target=approvals, expires_in=st.sampled_from([None, 5.0, 50.0]),
           on_expiry=st.sampled_from(["deny", "keep_pending"]))
     def request(self, expires_in, on_expiry):
+        if self.model.interrupted:  # nothing new until a new attempt starts
+            self.expect(errors.RunInterrupted, lambda: self.agent.approvals.request(
+                self.run_id, {"tool": "deploy", "late": True}, reason="r"))
+            return multiple()
         return self.new_approval(expires_in, on_expiry)
+
+    @rule()
+    def interrupt(self):
+        self.model.interrupted = True
+        self.agent.runs.interrupt(self.run_id, "the worker stopped")
+
+    @rule()
+    def new_attempt(self):
+        """The resume gate: refused, naming each blocker, while an approval is pending or an
+        effect of the run is ambiguous; else attempt n+1 starts and the run runs again."""
+        blockers = sorted([("approval", a) for a in self.approvals_in("pending")]
+                          + [("effect", k) for k in self.effects_in("ambiguous")])
+        try:
+            self.agent.runs.start_attempt(self.run_id, "resume")
+        except errors.ResumeBlocked as err:
+            assert blockers and sorted(err.blockers) == blockers, (err.blockers, blockers)
+            return
+        assert not blockers, f"a new attempt started past {blockers}"
+        self.model.interrupted, self.model.attempt = False, self.model.attempt + 1
 
     @rule(approval_id=approvals, approve=st.booleans(), stale=st.booleans())
     def decide(self, approval_id, approve, stale):
@@ -258,7 +314,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             self.expire(m)
         assert self.agent.approvals.expire_due() == len(due)
 
-    @rule(seconds=st.sampled_from([1.0, 10.0, 40.0]))
+    @rule(seconds=st.sampled_from([1.0, 10.0, 40.0, 40.0, 3700.0]))
     def advance(self, seconds):
         self.clock.advance(seconds)
 
@@ -323,6 +379,12 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
     def resolve_ambiguous(self, data, outcome):
         self.do_resolve(data.draw(st.sampled_from(self.effects_in("ambiguous"))), outcome)
 
+    @precondition(lambda self: self.effects_in("ambiguous"))
+    @rule(data=st.data())
+    def lease_holder_resolves(self, data):
+        self.do_resolve(data.draw(st.sampled_from(self.effects_in("ambiguous"))), "committed",
+                        as_holder=True)
+
     # ------------------------------------------------------------ invariants
     @invariant()
     def journal_matches_model(self):
@@ -347,8 +409,12 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
     def run_waits_exactly_while_something_is_pending(self):
         run = self.agent.runs.get(self.run_id)
         waiting = any(m.status == "pending" for m in self.model.approvals.values())
-        assert run.status == ("waiting_for_user" if waiting else "running")
+        if self.model.interrupted:
+            assert run.status == "interrupted"
+        else:
+            assert run.status == ("waiting_for_user" if waiting else "running")
         assert run.version == run.last_sequence
+        assert run.current_attempt == self.model.attempt
 
 
 def test_approvals_and_effects_follow_the_model(template_journal, tmp_path):
