@@ -98,10 +98,13 @@ class Approvals:
             OnExpiry(on_expiry)
         adigest = digest_of(action)
         check_text(reason, "the reason", "reason", MAX_REASON, required=False)
+        # every field of what is asked is in the digest; the tool call that carried the
+        # request is not what is asked: a host that retries makes a new tool call for the
+        # same request, which rejoins it (the approval keeps the first call's id)
         request = {"run_id": run_id, "action_digest": adigest, "reason": reason,
                    "safety_class": safety.value, "scope": scope.value,
                    "expires_in": expires_in, "expires_at": expires_at,
-                   "on_expiry": expiry.value, "tool_call_id": tool_call_id}
+                   "on_expiry": expiry.value}
         if input_schema is not None:
             check_input_schema(input_schema)
             request["input_schema"] = digest_of(input_schema)

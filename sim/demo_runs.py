@@ -210,11 +210,12 @@ class DemoWriter:
                     entry.id, incoming, incoming_source=f"{aj.actor.name} (run {run.id})",
                     run_id=run.id, **fields)
             except errors.ConflictPending:  # one already waits on this entry
-                return
-            op = self.operator()
+                item = None
+            op = self.operator()  # drawn either way: the demo's later content stays the same
             choice = self.rng.choice(["accepted_local", "accepted_incoming", "dismissed"])
-            op.memory.resolve(item.id, choice, expected_version=item.version,
-                              reason="checked with the team")
+            if item is not None:
+                op.memory.resolve(item.id, choice, expected_version=item.version,
+                                  reason="checked with the team")
         elif self.rng.random() < 0.3:
             op = self.operator()
             current = op.memory.get(entry.id)

@@ -528,11 +528,10 @@ REQUESTS = {
     "approval request": (_other_run, lambda a, o, c, run_id, **kw: a.approvals.request(
         c[run_id], request_key="k", **kw),
         dict(run_id="run", action=ACTION, reason="r", safety_class="unsafe_write",
-             requested_scope="once", expires_in=None, expires_at=None, on_expiry="deny",
-             tool_call_id=None),
+             requested_scope="once", expires_in=None, expires_at=None, on_expiry="deny"),
         dict(run_id="other", action={"tool": "shell", "args": {"command": "ls"}},
              reason="r2", safety_class="destructive", requested_scope="run", expires_in=60,
-             expires_at=1e10, on_expiry="keep_pending", tool_call_id="tc_x")),
+             expires_at=1e10, on_expiry="keep_pending")),
     "question": (_other_run, lambda a, o, c, run_id, **kw: a.interactions.ask(
         c[run_id], request_key="q", **kw),
         dict(run_id="run", kind="question", prompt="why?", request=None,

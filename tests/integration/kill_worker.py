@@ -95,8 +95,11 @@ class Writer:
 
     def conflict(self) -> None:
         entry_id, version = self.rng.choice(self.entries)
-        c = self.agent.memory.record_conflict(entry_id, f"incoming {self.n}",
-                                              incoming_source="crash")
+        try:
+            c = self.agent.memory.record_conflict(entry_id, f"incoming {self.n}",
+                                                  incoming_source="crash")
+        except errors.ConflictPending:
+            return  # one conflict waits for a person per entry: refused, nothing written
         self.conflicts.append((c.id, c.version))
         ack(kind="conflict", id=c.id, status="pending")
 

@@ -162,8 +162,10 @@ def test_operator_and_agent_race_on_one_approval(journal_path):
             winner = winners[0]
             wins[winner] += 1
             loser_error = mine["agent" if winner == "operator" else "operator"]
+            # the operator who loses to a withdrawal is told it was withdrawn (Withdrawn, an
+            # AlreadyDecided that says what happened)
             assert loser_error == ("InvalidTransition" if winner == "operator"
-                                   else "AlreadyDecided")
+                                   else "Withdrawn")
             stored = journal.approvals.get(approval_id)
             assert stored.status == ("approved" if winner == "operator" else "cancelled")
             assert stored.version == 2
