@@ -231,8 +231,11 @@ def translate(err: BaseException) -> errors.ProctorError | None:
     if name == "SQLITE_IOERR_SHORT_READ":
         return errors.StoreError(f"the journal's files changed under this process: {msg}",
                                  hint="Nothing was changed. Retry; the journal was reopened.")
-    if name.startswith("SQLITE_FULL") or name.startswith("SQLITE_IOERR"):
+    if name.startswith("SQLITE_FULL") or name == "SQLITE_IOERR_WRITE":
+        # a short write: ENOSPC, or EFBIG past a file-size limit (SQLite says IOERR_WRITE)
         return errors.StoreFull(f"the journal could not be written: {msg}")
+    if name.startswith("SQLITE_IOERR"):
+        return errors.StoreIOError(f"disk I/O error on the journal ({name}): {msg}")
     if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or "malformed" in msg or "not a database" in msg:
         return errors.Corrupt(f"the journal file is damaged: {msg}")
     if name.startswith("SQLITE_CANTOPEN"):

@@ -131,6 +131,12 @@ class StoreFull(StoreError):
     hint = "The disk is full or a file-size limit was hit; free space and retry."
 
 
+class StoreIOError(StoreError):
+    hint = ("A disk I/O error: the journal's files were changed or deleted under this process "
+            "(its -wal?) or the disk failed. Close and reopen the journal, check that nothing "
+            "else deletes journal files, then run `proctor verify`.")
+
+
 class SchemaTooNew(StoreError):
     hint = "This journal was written by a newer Proctor. Upgrade Proctor to open it."
 

@@ -127,6 +127,21 @@ def open_or_hold(path: str | Path, actor: Actor | None, read_only: bool,
     return OlderJournal(held, head)
 
 
+def quick_check(opened: Journal | OlderJournal) -> Journal | OlderJournal:
+    """PRAGMA quick_check on a journal the desk just opened (worker thread): a damaged
+    file gets ``damaged_because`` (the first problem found), shown when the window opens.
+    Only the desk pays for this (agents and the CLI open without it)."""
+    journal = opened.journal if isinstance(opened, OlderJournal) else opened
+    try:
+        problems = [line for line in journal.integrity_check(quick=True) if line != "ok"]
+    except errors.Corrupt as exc:
+        problems = [str(exc)]
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        journal.damaged_because = f"{problems[0]}{more}"
+    return opened
+
+
 def upgrade(held: OlderJournal) -> Journal:
     """Close the held read-only journal, then open it again migrating (worker thread):
     core writes the backup first."""
@@ -203,7 +218,7 @@ class DeskApp(QObject):
         if self._focus_existing(path, read_only, operator):
             return
         actor = Actor.operator(operator) if operator else None
-        self.runner.run(lambda: open_or_hold(path, actor, read_only, old_schema),
+        self.runner.run(lambda: quick_check(open_or_hold(path, actor, read_only, old_schema)),
                         on_done=self._on_opened, on_error=self._on_open_failed, owner=self)
 
     def _on_opened(self, opened: Journal | OlderJournal) -> None:
@@ -256,6 +271,9 @@ class DeskApp(QObject):
         why = getattr(journal, "read_only_because", None)
         if why:
             window.notice.show_message(f"Opened read-only: {why}", Level.WARNING)
+        damage = getattr(journal, "damaged_because", None)
+        if damage:
+            window.show_damage(damage)
         if old is not None:
             old.close()
             old.deleteLater()

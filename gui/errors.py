@@ -36,6 +36,11 @@ def is_expected(exc: BaseException) -> bool:
     return isinstance(exc, errors.ProctorError) and not isinstance(exc, FATAL)
 
 
+def is_damage(exc: BaseException) -> bool:
+    """The open journal's file is damaged (not: the file chosen is not a journal)."""
+    return isinstance(exc, errors.Corrupt) and not isinstance(exc, errors.NotAJournal)
+
+
 def describe(exc: BaseException) -> str:
     """Message + next step, for an expected error."""
     message = str(exc) or type(exc).__name__
@@ -79,9 +84,11 @@ class ErrorDialog(QDialog):
 class ErrorPresenter(QObject):
     """Signals:
         presented(object): an error was shown (expected or not); the exception.
+        damaged(object): a read or write found the open journal damaged (errors.Corrupt).
     """
 
     presented = Signal(object)
+    damaged = Signal(object)
 
     def __init__(self, parent_widget: QWidget, fallback: MessageBar) -> None:
         super().__init__(parent_widget)
@@ -92,6 +99,13 @@ class ErrorPresenter(QObject):
                 action: str | None = None, on_action: Callable[[], None] | None = None) -> None:
         """Show ``exc`` inline (expected) or in a details dialog (a bug or a fatal store error)."""
         self.presented.emit(exc)
+        if is_damage(exc):
+            # one clear state (the status bar says "damaged"), never a traceback dialog:
+            # the message replaces whatever the action showed ("Approving…")
+            self.damaged.emit(exc)
+            bar = inline or self._fallback
+            bar.show_message(describe(exc), Level.ERROR)
+            return
         if is_expected(exc):
             bar = inline or self._fallback
             bar.show_message(describe(exc), level_of(exc), action=action, on_action=on_action)

@@ -33,7 +33,7 @@ from .counts import Counts
 from .drop import JournalDrop
 from .effects import commands as effects_commands
 from .effects.page import EffectsPage
-from .errors import ErrorPresenter
+from .errors import ErrorPresenter, is_damage
 from .inbox.commands import InboxCommands
 from .inbox.page import InboxPage
 from .memory.commands import MemoryCommands
@@ -208,6 +208,8 @@ class MainWindow(QMainWindow):
         watcher.seen_at.connect(self.status.set_last_change)
         runner.busy_changed.connect(self.status.set_busy)
         runner.store_failed.connect(self._on_store_failed)
+        watcher.wal_lost.connect(self._on_wal_lost)
+        self.presenter.damaged.connect(self._on_damaged)
         runner.store_succeeded.connect(self._on_store_ok)
         self.sidebar.page_chosen.connect(self.go)
         self.counts.counted.connect(self._on_counts)
@@ -324,8 +326,34 @@ class MainWindow(QMainWindow):
         return f"Proctor — {waiting} waiting — {name}{ro}" if waiting else \
             f"Proctor — {name}{ro}"
 
+    @Slot()
+    def _on_wal_lost(self) -> None:
+        self.status.set_fault(StoreState.WAL_DELETED)
+        self.notice.show_message(
+            f"The journal's -wal file ({self.journal.path}-wal) was deleted while the desk "
+            "had it open: requests written since its last checkpoint may be lost, and agents "
+            "may get disk I/O errors. Close and reopen the journal, check that nothing else "
+            "deletes journal files, and run `proctor verify`.", Level.ERROR)
+
+    def show_damage(self, why: str) -> None:
+        """The journal is damaged (quick check at open, or a failing read): say so once."""
+        if self.status.fault is StoreState.DAMAGED:
+            return
+        self.status.set_fault(StoreState.DAMAGED)
+        self.notice.show_message(
+            f"The journal file is damaged: {why}. Do not rely on what this desk shows; run "
+            f"`proctor verify {self.journal.path}` and restore the journal from a backup.",
+            Level.ERROR)
+
+    @Slot(object)
+    def _on_damaged(self, exc: BaseException) -> None:
+        self.show_damage(str(exc))
+
     @Slot(object)
     def _on_store_failed(self, exc: BaseException) -> None:
+        if is_damage(exc):  # the task's own handler presents it inline, without a dialog
+            self.show_damage(str(exc))
+            return
         busy = isinstance(exc, StoreBusy)
         if busy:
             self._lock_busy = True
@@ -341,7 +369,8 @@ class MainWindow(QMainWindow):
             self.status.set_error(True, busy=True)
             return
         self.status.set_error(False)
-        self.notice.clear()
+        if self.status.fault is None:  # a damaged or -wal-deleted notice stays
+            self.notice.clear()
 
     def _check_lock(self) -> None:
         if self._checking_lock or self._closing:

@@ -33,10 +33,13 @@ class JournalWatcher(QObject):
     """Signals:
         changed(ChangeSet): changes committed since the last one seen (any process).
         seen_at(float): wall time of the newest change seen (for the status bar).
+        wal_lost(): the ``-wal`` this desk's open connections use vanished or was replaced
+            (deleted by something else: un-checkpointed commits in it may be lost). Once.
     """
 
     changed = Signal(object)
     seen_at = Signal(float)
+    wal_lost = Signal()
 
     def __init__(self, journal: Any, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -50,6 +53,8 @@ class JournalWatcher(QObject):
         self._again = False
         self._polling = False
         self._stopped = True  # until start(); after stop() nothing is read or emitted
+        self._wal_inode: int | None = None  # of the -wal seen while the journal was open
+        self.wal_was_lost = False
         self._fs = QFileSystemWatcher(self)
         self._fs.fileChanged.connect(self._on_file_changed)
         self._fs.directoryChanged.connect(self._on_dir_changed)
@@ -106,8 +111,23 @@ class JournalWatcher(QObject):
 
     # ------------------------------------------------------------ triggers
     def _arm(self) -> None:
+        self._check_wal()
         if self._wal.exists() and str(self._wal) not in self._fs.files():
             self._fs.addPath(str(self._wal))
+
+    def _check_wal(self) -> None:
+        """While the desk holds the journal open, SQLite never removes its -wal (only the
+        last connection to close does): a -wal that vanishes or changes inode was deleted
+        by something else."""
+        try:
+            inode: int | None = self._wal.stat().st_ino
+        except OSError:
+            inode = None
+        if self._wal_inode is not None and inode != self._wal_inode and not self.wal_was_lost:
+            self.wal_was_lost = True
+            self.wal_lost.emit()
+        if inode is not None:
+            self._wal_inode = inode
 
     @Slot(str)
     def _on_file_changed(self, _path: str) -> None:
@@ -122,6 +142,7 @@ class JournalWatcher(QObject):
     def _on_dir_changed(self, _path: str) -> None:
         if self._stopped:
             return
+        self._check_wal()
         if not self.watching_wal() and self._wal.exists():
             self._arm()
             self._read()

@@ -19,6 +19,12 @@ class StoreState(StrEnum):
     BUSY = "busy"
     READ_ONLY = "read-only"
     ERROR = "error"
+    DAMAGED = "damaged"
+    WAL_DELETED = "-wal deleted"
+
+
+# Faults that stay until the journal is reopened: no later successful call clears them.
+STICKY = (StoreState.DAMAGED, StoreState.WAL_DELETED)
 
 
 STATE_TIPS = {
@@ -27,6 +33,11 @@ STATE_TIPS = {
                      "(after the wait runs out, retry).",
     StoreState.READ_ONLY: "Opened read-only: you can watch but not decide.",
     StoreState.ERROR: "The last store call failed; see the message for the next step.",
+    StoreState.DAMAGED: "The journal file is damaged. Run `proctor verify` on it and restore "
+                        "it from a backup.",
+    StoreState.WAL_DELETED: "The journal's -wal file was deleted while it was open: what it "
+                            "held may be lost. Close and reopen the journal, check that "
+                            "nothing else deletes journal files, and run `proctor verify`.",
 }
 
 
@@ -75,6 +86,7 @@ class DeskStatusBar(QStatusBar):
         self._error = False
         self._error_busy = False
         self._busy = False
+        self.fault: StoreState | None = None
         self.set_last_change(None)
 
     def set_journal(self, path: str, schema: str, operator: str, read_only: bool) -> None:
@@ -101,7 +113,15 @@ class DeskStatusBar(QStatusBar):
         self._error_busy = failing and busy
         self._show_state()
 
+    def set_fault(self, state: StoreState) -> None:
+        """A fault that stays until the journal is reopened (damaged, -wal deleted)."""
+        if state in STICKY and self.fault is None:
+            self.fault = state
+            self._show_state()
+
     def current_state(self) -> StoreState:
+        if self.fault is not None:
+            return self.fault
         if self._error:
             return StoreState.BUSY if self._error_busy else StoreState.ERROR
         if self._busy:

@@ -1,0 +1,156 @@
+"""The journal's files damaged under the desk (issue 17 items 7 and 8, [hostile]): a -wal
+deleted while the journal is open, pages of the journal overwritten. The desk says so in one
+clear state with the next step; it never claims "store: ok", never shows a traceback dialog
+and never leaves an item on "Approving…"."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from proctor.core import Actor, Journal, errors
+from proctor.core import db as core_db
+from proctor.gui.app import DeskApp
+from proctor.gui.errors import ErrorDialog
+from proctor.gui.widgets.status import StoreState
+
+from .conftest import WAIT_MS
+
+PAGE = 4096
+
+
+def request(path: Path, tool: str = "deploy") -> tuple[str, str]:
+    with Journal.open(path, actor=Actor.agent("bot")) as agent:
+        run = agent.runs.start("shop", "ship it")
+        return run.id, agent.approvals.request(run.id, {"tool": tool}, reason="ship").id
+
+
+def root_page(path: Path, table: str) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        assert page_size == PAGE
+        return conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?",
+                            (table,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def overwrite_page(path: Path, page: int) -> None:
+    """Garbage over one page in the middle of the file; the header (page 1) is kept."""
+    assert page > 1
+    with open(path, "r+b") as f:  # the journal is closed: no lock of anyone's is at stake
+        f.seek((page - 1) * PAGE)
+        f.write(b"\xa5" * PAGE)
+
+
+@pytest.fixture
+def no_dialogs(monkeypatch) -> list:
+    shown: list = []
+    monkeypatch.setattr(ErrorDialog, "ask", lambda *a: shown.append(a))
+    return shown
+
+
+def show(qtbot, window, approval_id: str):
+    inbox = window.inbox
+    key = f"approval:{approval_id}"
+    qtbot.waitUntil(lambda: inbox.model.row_of(key) >= 0, timeout=WAIT_MS)
+    inbox.set_current_row(inbox.model.row_of(key))
+    qtbot.waitUntil(lambda: inbox.detail.current() is not None
+                    and inbox.detail.current().entity is not None
+                    and inbox.detail.current().entity.id == approval_id, timeout=WAIT_MS)
+    return inbox.detail.current()
+
+
+# ---------------------------------------------------------------- item 7: the -wal deleted
+
+def test_a_wal_deleted_under_the_desk_is_reported_not_store_ok(qtbot, journal_path, open_desk,
+                                                              no_dialogs):
+    window = open_desk(journal_path)
+    watcher = window.services.watcher
+    qtbot.waitUntil(watcher.watching_wal, timeout=WAIT_MS)
+    _run, approval_id = request(journal_path)  # acknowledged, in the -wal, not checkpointed
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0,
+                    timeout=WAIT_MS)
+    wal = Path(f"{journal_path}-wal")
+    assert wal.stat().st_size > 0
+    wal.unlink()  # no checkpoint first
+    qtbot.waitUntil(lambda: window.status.current_state() is StoreState.WAL_DELETED,
+                    timeout=WAIT_MS)
+    assert window.status.state.text() == "store: -wal deleted"
+    assert "reopen" in window.status.state.toolTip()
+    notice = window.notice.text()
+    assert "-wal" in notice and "reopen the journal" in notice
+    assert "nothing else deletes journal files" in notice
+    window.refresh_all()  # later successful calls do not turn it back into "ok"
+    qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
+    assert window.status.current_state() is StoreState.WAL_DELETED
+    assert no_dialogs == []
+
+
+def test_disk_io_errors_are_not_called_a_full_disk():
+    err = sqlite3.OperationalError("disk I/O error")
+    err.sqlite_errorname = "SQLITE_IOERR_FSTAT"
+    typed = core_db.translate(err)
+    assert isinstance(typed, errors.StoreIOError) and not isinstance(typed, errors.StoreFull)
+    assert "disk full" not in f"{typed} {typed.hint}" and "free space" not in typed.hint
+    assert "reopen" in typed.hint
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorname = "SQLITE_FULL"
+    assert isinstance(core_db.translate(full), errors.StoreFull)
+
+
+# ---------------------------------------------------------------- item 8: a damaged journal
+
+def damaged_copy(journal_path: Path, tmp_path: Path) -> tuple[Path, str]:
+    _run, approval_id = request(journal_path)
+    copy = tmp_path / "damaged.db"
+    copy.write_bytes(journal_path.read_bytes())  # closed journal: no -wal left
+    assert not Path(f"{journal_path}-wal").exists()
+    overwrite_page(copy, root_page(copy, "decisions"))
+    return copy, approval_id
+
+
+def test_a_damaged_journal_opens_in_the_desk_as_damaged(qtbot, journal_path, tmp_path,
+                                                        settings, no_dialogs):
+    path, _approval = damaged_copy(journal_path, tmp_path)
+    desk = DeskApp(QApplication.instance(), settings, None, strict=True)
+    try:
+        with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
+            desk.open(path, operator="dana")
+        window = desk.window
+        assert window.status.current_state() is StoreState.DAMAGED
+        assert window.status.state.text() == "store: damaged"
+        notice = window.notice.text()
+        assert "damaged" in notice and "proctor verify" in notice and "backup" in notice
+        qtbot.waitUntil(lambda: window.inbox.model.has_loaded, timeout=WAIT_MS)
+        assert window.status.current_state() is StoreState.DAMAGED  # stays
+        assert no_dialogs == []
+    finally:
+        if desk.window is not None:
+            desk.window.close()
+        desk.shutdown()
+
+
+def test_approve_on_a_damaged_journal_shows_one_state_and_is_not_left_pending(
+        qtbot, journal_path, tmp_path, open_desk, no_dialogs):
+    path, approval_id = damaged_copy(journal_path, tmp_path)
+    window = open_desk(path)  # opened without the desk's quick check: the read finds it
+    detail = show(qtbot, window, approval_id)
+    qtbot.waitUntil(lambda: window.registry.is_enabled("inbox.approve"), timeout=WAIT_MS)
+    from .conftest import settled
+
+    settled(qtbot, window)
+    with qtbot.waitSignal(window.presenter.damaged, timeout=WAIT_MS):
+        assert window.registry.trigger("inbox.approve")
+    qtbot.waitUntil(lambda: not window.inbox.decider.in_flight, timeout=WAIT_MS)
+    assert window.status.state.text() == "store: damaged"
+    current = window.inbox.detail.current()
+    message = current.message.text() if current is not None else ""
+    assert "Approving" not in message and "Approving" not in detail.message.text()
+    notice = window.notice.text()
+    assert "proctor verify" in notice and "backup" in notice
+    assert no_dialogs == []  # no traceback dialog, not once
