@@ -123,6 +123,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         from proctor.gui.demo_fill import DemoFill
 
         fill = DemoFill(window, path, seed=args.seed, start_time=recent_start())
+        inbox = getattr(window, "inbox", None)
+        if inbox is not None:  # the demo's own fill is no arrival to hold behind "N new"
+            fill.filled.connect(inbox.show_new)
         if args.agents and not args.no_agents:
             fill.filled.connect(lambda: started.append(start_demo_agents(path, args,
                                                                          trust["path"])))
