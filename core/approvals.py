@@ -150,6 +150,15 @@ class Approvals(ApprovalRules):
     def get(self, approval_id: str) -> Approval:
         return self.j.read(lambda c: approval_in(c, approval_id))
 
+    def filed_under(self, request_key: str) -> Approval | None:
+        """The approval requested with ``request_key``, if there is one (an integration that
+        serves one agent over several connections finds its request again)."""
+        def read(c: Any) -> Approval | None:
+            row = row_where(c, s.approvals, request_key=request_key)
+            return None if row is None else approval_in(c, row.id)
+
+        return self.j.read(read)
+
     def wait(self, approval_id: str, timeout: float, poll: float = 0.05) -> Approval:
         """Block until the approval leaves ``pending`` (or ``timeout``); applies a due expiry
         (a read-only journal only reports what is stored)."""

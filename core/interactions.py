@@ -355,6 +355,15 @@ class Interactions:
 
         return self.j.read(read)
 
+    def filed_under(self, request_key: str) -> Interaction | None:
+        """The question asked with ``request_key``, if there is one (its answer is not
+        trust-checked here: read it with ``get``)."""
+        def read(c: Any) -> Interaction | None:
+            row = row_where(c, s.interactions, request_key=request_key)
+            return None if row is None else interaction_in(c, row.id)
+
+        return self.j.read(read)
+
     def for_run(self, run_id: str) -> list[Interaction]:
         stmt = interaction_select().where(s.interactions.c.run_id == run_id).order_by(
             s.interactions.c.created_at, s.interactions.c.id)

@@ -5,18 +5,27 @@ only. Every request is written through the same services as any agent's, so the 
 live and the operator decides it there.
 
 - One run per client session: the first tool call of a client opens a run (agent name from the
-  client's info, or ``--agent``); the session's end completes it, which withdraws whatever is
-  still open. Over stdio one process serves one host session.
+  client's info, or ``--agent``); the session's end completes it. Over stdio one process serves
+  one host session; over HTTP (:mod:`.mcp_http`) each MCP session is one.
 - Every tool call is a tool-call row on that run.
-- ``request_approval`` / ``ask_human`` block until the operator decides, sending progress
-  notifications meanwhile. If the client cancels or times out, the pending request is withdrawn
-  (cancelled, with an audit row) in a shielded write: the operator is never asked to decide
-  something nobody waits for.
+- ``request_approval`` / ``ask_human`` wait until the operator decides (or at most ``wait_s``,
+  then return ``pending`` with the id), sending progress notifications meanwhile.
 - ``submit_approval`` / ``submit_question`` + ``await_decision(id, wait_s <= 50)`` serve hosts
-  with short tool timeouts; a cancelled ``await_decision`` withdraws nothing.
-- Each call takes an ``idempotency_key``: a retried call with the same key (same session, same
-  content) rejoins the same request. A request that was withdrawn because its caller went away
-  is not rejoined: the retry files a fresh one.
+  with short tool timeouts (file, then poll with short waits); a cancelled ``await_decision``
+  withdraws nothing.
+
+The rule for a request whose caller goes away (a client timeout, a cancelled call, the
+session's end, a killed server):
+
+- **With an ``idempotency_key`` it is kept**: it stays pending for the operator, and any later
+  call of the same agent (name) in the same project with the same key and the same content —
+  on this connection, a reconnected one, another one-shot process, or over HTTP — gets that
+  same request back: pending, or its decision. Its run stays open ("MCP session ... ended,
+  kept: ...") until nothing it kept is pending; then the next session end, server start or
+  collecting call completes it. A kept request that was withdrawn anyway (the operator stopped
+  its run) is not rejoined: the key files the next request of its chain.
+- **Without a key it is withdrawn** (cancelled, with an audit row) in a shielded write: the
+  operator is never asked to decide something nobody can collect.
 
 - A server that died without closing its sessions (SIGKILL, power loss) leaves its runs open;
   the next ``proctor mcp`` on the same journal and host fails them (which withdraws their open
@@ -42,6 +51,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import errors
+from ..canonical import digest_of
 from ..journal import Journal
 from ..models import (
     TERMINAL_RUN_STATUSES,
@@ -55,9 +65,11 @@ from ..models import (
 )
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
+T = TypeVar("T", Approval, Interaction)
 
 RETRY_CHAIN = 50  # at most this many fresh requests for one idempotency key
+KEPT = "mcp.request_kept"  # run event: this request outlives its caller's connection
+DETACHED = "mcp.session_ended"  # run event: the session ended, its kept requests stay open
 
 SafetyName = Literal["safe_read", "idempotent_write", "unsafe_write", "external_side_effect",
                      "financial", "destructive"]
@@ -67,6 +79,9 @@ ExpiresIn = Annotated[float | None, Field(gt=0, description="seconds until the r
 IdempotencyKey = Annotated[str | None, Field(
     max_length=200, description="reuse it when you retry, so the person is asked once")]
 WaitSeconds = Annotated[float, Field(ge=0, le=50, description="wait at most this long (<= 50 s)")]
+WaitAtMost = Annotated[float | None, Field(ge=0, le=3600, description=(
+    "wait at most this long, then return status 'pending' with the id (poll with "
+    "await_decision or call again with the same idempotency_key); default: until decided"))]
 StatusName = Literal["pending", "approved", "denied", "answered", "expired", "withdrawn"]
 
 INSTRUCTIONS = (
@@ -74,10 +89,11 @@ INSTRUCTIONS = (
     "request_approval(action={'tool': ..., 'args': {...}}, reason=...) and act only if the "
     "result says approved, and then run the result's `action` (the person may have edited "
     "its arguments). To ask the person something, call ask_human(question, "
-    "response_schema=...). Both wait for the person; if your tool calls time out quickly, use "
-    "submit_approval / submit_question and then await_decision(id, wait_s<=50) until the "
-    "status is no longer 'pending'. Pass an idempotency_key and reuse it when you retry a "
-    "call, so the person is asked once."
+    "response_schema=...). Both wait for the person; if your tool calls time out quickly, pass "
+    "wait_s (a few seconds) or use submit_approval / submit_question, and then call "
+    "await_decision(id, wait_s=a few seconds) until the status is no longer 'pending'. Pass an "
+    "idempotency_key and reuse it when you retry or reconnect: the person is asked once, and "
+    "the request stays open for you when your call times out."
 )
 
 
@@ -188,6 +204,7 @@ class Session:
     journal: Journal
     run_id: str
     agent: str
+    key: str = ""  # its key in Sessions.by_client
 
 
 @dataclass
@@ -200,18 +217,33 @@ class Sessions:
 
     async def get(self, ctx: Context) -> Session:
         agent, meta = self.server.client_identity(ctx)
+        key = http_session_id(ctx) or agent  # stdio and in memory: one session per lifespan
         async with self.lock:
-            session = self.by_client.get(agent)
+            session = self.by_client.get(key)
             if session is None:
                 session = await anyio.to_thread.run_sync(self.server.open_session, agent, meta)
-                self.by_client[agent] = session
+                session.key = key
+                self.by_client[key] = session
             return session
 
-    async def close_all(self, reason: str) -> None:
+    async def close(self, keys: list[str], reason: str) -> None:
+        """Close the sessions under ``keys`` (their connection is gone)."""
         with anyio.CancelScope(shield=True):
-            for session in list(self.by_client.values()):
+            async with self.lock:
+                closing = [self.by_client.pop(k) for k in keys if k in self.by_client]
+            for session in closing:
                 await anyio.to_thread.run_sync(self.server.close_session, session, reason)
-            self.by_client.clear()
+
+    async def close_all(self, reason: str) -> None:
+        await self.close(list(self.by_client), reason)
+
+
+def http_session_id(ctx: Context) -> str | None:
+    """The MCP session id of a streamable-HTTP request (None over stdio and in memory)."""
+    request = ctx.request_context.request
+    headers = getattr(request, "headers", None)
+    sid = headers.get("mcp-session-id") if headers is not None else None
+    return f"http:{sid[:100]}" if sid else None
 
 
 class ProctorMCP:
@@ -269,20 +301,26 @@ class ProctorMCP:
         return Session(journal=journal, run_id=run.id, agent=agent)
 
     def fail_orphaned_runs(self) -> list[str]:
-        """Fail the open runs that a dead server on this host left behind (their open requests
-        are withdrawn with the run). Returns their ids; a journal that cannot be written is
-        left alone (logged)."""
+        """End the open runs that a dead server on this host left behind: failed, which
+        withdraws their open requests, unless one they kept (filed with a key) is still
+        pending; then only the others are withdrawn and the run waits for it. Runs of ended
+        sessions whose kept requests are all decided now are completed. Returns the ids of
+        the runs failed; a journal that cannot be written is left alone (logged)."""
         failed: list[str] = []
         try:
             with Journal.open(self.journal_path,
                               actor=Actor.agent(self.agent or "proctor-mcp")) as journal:
                 for run_id, pid in orphaned_runs(journal, self.project):
+                    if is_detached(journal, run_id):
+                        continue  # ended cleanly; settled below
                     try:
-                        journal.runs.fail(run_id, f"the MCP server (pid {pid}) on this host "
-                                                  "ended without closing the session")
-                        failed.append(run_id)
+                        if end_or_keep(journal, run_id, f"the MCP server (pid {pid}) on this "
+                                       "host ended without closing the session", fail=True):
+                            failed.append(run_id)
                     except errors.ProctorError as err:  # closed meanwhile
                         log.info("orphaned run %s not failed: %s", run_id, err)
+                for run_id in detached_runs(journal, self.project):
+                    settle_detached(journal, run_id)
         except errors.ProctorError as err:
             log.warning("could not look for runs left open by a dead server: %s", err)
         return failed
@@ -290,8 +328,7 @@ class ProctorMCP:
     @staticmethod
     def close_session(session: Session, reason: str) -> None:
         try:
-            if not session.journal.runs.get(session.run_id).status.terminal:
-                session.journal.runs.complete(session.run_id, {"reason": reason})
+            end_or_keep(session.journal, session.run_id, reason)
         except errors.ProctorError as err:
             log.warning("could not close run %s: %s", session.run_id, err)
         finally:
@@ -314,6 +351,9 @@ class ProctorMCP:
         try:
             await anyio.to_thread.run_sync(record)
             outcome = await body(session, calls[0])
+            if outcome.run_id != session.run_id and outcome.status != "pending":
+                # collected from a run whose session ended: it may be done now
+                await anyio.to_thread.run_sync(settle_detached, j, outcome.run_id)
         except anyio.get_cancelled_exc_class():
             if calls:
                 with anyio.CancelScope(shield=True):
@@ -340,47 +380,75 @@ class ProctorMCP:
     # ------------------------------------------------------------ filing
     def file_approval(self, s: Session, key: str | None, tool_call_id: str, action: dict,
                       reason: str, safety_class: str, expires_in: float | None) -> Approval:
-        def file(request_key: str | None) -> Approval:
+        def file(run_id: str, request_key: str | None) -> Approval:
             return s.journal.approvals.request(
-                s.run_id, action, reason=reason, safety_class=safety_class,
+                run_id, action, reason=reason, safety_class=safety_class,
                 expires_in=expires_in, request_key=request_key, tool_call_id=tool_call_id)
 
-        return self.file_once(s, key, file, ApprovalStatus.CANCELLED)
+        return self.file_once(s, key, file, s.journal.approvals.filed_under,
+                              ApprovalStatus.CANCELLED)
 
     def file_question(self, s: Session, key: str | None, question: str, schema: dict | None,
                       options: list | None, kind: str | None,
                       expires_in: float | None) -> Interaction:
         kind = kind or ("choice" if options else "form" if schema is not None else "question")
 
-        def file(request_key: str | None) -> Interaction:
+        def file(run_id: str, request_key: str | None) -> Interaction:
             return s.journal.interactions.ask(
-                s.run_id, kind, question, request={"via": "mcp", "agent": s.agent},
+                run_id, kind, question, request={"via": "mcp", "agent": s.agent},
                 response_schema=schema, options=options, expires_in=expires_in,
                 request_key=request_key)
 
-        return self.file_once(s, key, file, InteractionStatus.CANCELLED)
+        return self.file_once(s, key, file, s.journal.interactions.filed_under,
+                              InteractionStatus.CANCELLED)
 
-    @staticmethod
-    def file_once(s: Session, key: str | None, file: Callable[[str | None], T],
-                  withdrawn: Any) -> T:
-        """File under the session-scoped key; a withdrawn request is not rejoined (its caller
-        went away), so the retry files the next one in the key's chain."""
+    def scoped_key(self, s: Session, key: str) -> str:
+        """The request key of ``key``: one per agent name and project, across sessions."""
+        return f"mcp:{digest_of({'project': self.project, 'agent': s.agent})[:24]}:{key}"
+
+    def file_once(self, s: Session, key: str | None, file: Callable[[str, str | None], T],
+                  find: Callable[[str], Any], withdrawn: Any) -> T:
+        """File ``key``'s request, or find it again: filed by any session of this agent, it
+        is returned as it stands (pending or decided), and it is kept (it outlives this
+        connection). A withdrawn one is not rejoined: the key files the next one in its
+        chain."""
         if key is None:
-            return file(None)
+            return file(s.run_id, None)
+        base = self.scoped_key(s, key)
         for n in range(1, RETRY_CHAIN + 1):
-            item = file(f"mcp:{s.run_id}:{key}" + (f"#{n}" if n > 1 else ""))
-            if item.status != withdrawn:  # type: ignore[attr-defined]
+            item = self.file_or_find(s, base + (f"#{n}" if n > 1 else ""), file, find)
+            if item.status != withdrawn:
+                if item.run_id == s.run_id:
+                    s.journal.runs.append_event(s.run_id, KEPT, {"id": item.id},
+                                                event_id=f"mcp-kept-{item.id}")
                 return item
         raise errors.ValidationError(f"idempotency key {key!r} was withdrawn too often; "
                                      "use a new key", field="idempotency_key")
 
+    @staticmethod
+    def file_or_find(s: Session, request_key: str, file: Callable[[str, str | None], T],
+                     find: Callable[[str], Any]) -> T:
+        """File in the run of the session that filed it first (the same content there is
+        the same request); a session that files it at the same moment loses and finds it."""
+        for _ in range(2):
+            found = find(request_key)
+            try:
+                return file(found.run_id if found is not None else s.run_id, request_key)
+            except errors.IdempotencyConflict:
+                if found is not None:
+                    raise
+        raise errors.IdempotencyConflict(f"request {request_key!r} was filed meanwhile with "
+                                         "other content")
+
     # ------------------------------------------------------------ waiting
     async def file_and_wait(self, ctx: Context, s: Session,
                             file: Callable[[], Approval | Interaction], *,
-                            wait: bool) -> Outcome:
-        """File the request, then (``wait``) wait for the decision. If the client cancels or
-        times out before it has the outcome — while filing or while waiting — a still-pending
-        request is withdrawn, in a shielded write."""
+                            wait: bool, limit: float | None = None, kept: bool = False,
+                            ) -> Outcome:
+        """File the request, then (``wait``) wait for the decision, at most ``limit`` seconds
+        (None: until decided). If the client cancels or times out before it has the outcome
+        — while filing or while waiting — a still-pending request is withdrawn, in a shielded
+        write, unless it is ``kept`` (filed with an idempotency key)."""
         filed: list[str] = []
 
         def file_once() -> Approval | Interaction:
@@ -393,16 +461,18 @@ class ProctorMCP:
                 item = await anyio.to_thread.run_sync(file_once)
                 outcome = approval_outcome(item) if isinstance(item, Approval) \
                     else question_outcome(item)
-                if not wait or outcome.status != "pending":
+                if outcome.status != "pending":  # found decided: read as any decision is
+                    return await anyio.to_thread.run_sync(self.read, s, item.id)
+                if not wait:
                     return outcome
-                outcome = await self.wait(ctx, s, item.id, limit=None)
+                outcome = await self.wait(ctx, s, item.id, limit=limit)
                 # a rejoined request that an earlier caller's timeout withdrew: file afresh
                 if outcome.status != "withdrawn" or \
                         not await anyio.to_thread.run_sync(self.run_goes_on, s):
                     return outcome
             return outcome
         except anyio.get_cancelled_exc_class():
-            if filed:
+            if filed and not kept:
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(
                         self.withdraw, s, filed[-1],
@@ -461,14 +531,91 @@ class ProctorMCP:
 
     @staticmethod
     def withdraw(s: Session, item_id: str, reason: str) -> None:
-        """Withdraw if still pending; a decision that won the race stands."""
-        try:
-            if item_id.startswith("apr_"):
-                s.journal.approvals.withdraw(item_id, reason)
-            else:
-                s.journal.interactions.withdraw(item_id, reason)
-        except (errors.InvalidTransition, errors.NotFound) as err:
-            log.info("not withdrawn: %s", err)
+        withdraw_item(s.journal, item_id, reason)
+
+
+OPEN_QUESTION = (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED)
+
+
+def open_items(j: Journal, run_id: str) -> list[str]:
+    """The ids of the run's requests still waiting for a person."""
+    return [a.id for a in j.approvals.for_run(run_id) if a.status == ApprovalStatus.PENDING] + \
+        [q.id for q in j.interactions.for_run(run_id) if q.status in OPEN_QUESTION]
+
+
+def kept_ids(j: Journal, run_id: str) -> set[str]:
+    return {e.payload["id"] for e in j.runs.events(run_id, types=[KEPT], limit=5000)
+            if isinstance(e.payload, dict) and isinstance(e.payload.get("id"), str)}
+
+
+def is_detached(j: Journal, run_id: str) -> bool:
+    return bool(j.runs.events(run_id, types=[DETACHED], limit=1))
+
+
+def end_or_keep(j: Journal, run_id: str, reason: str, *, fail: bool = False) -> bool:
+    """The connection of the session that owns the run is gone. Its requests filed without a
+    key are withdrawn; if one it kept is still pending the run stays open (a DETACHED event
+    names them), else it ends: completed, or failed (``fail``: its server died). True if it
+    ended now."""
+    run = j.runs.get(run_id)
+    if run.status.terminal:
+        return False
+    pending, kept = open_items(j, run_id), kept_ids(j, run_id)
+    waiting = [i for i in pending if i in kept]
+    if not waiting:
+        if fail:
+            j.runs.fail(run_id, reason)
+        else:
+            j.runs.complete(run_id, {"reason": reason})
+        return True
+    for item_id in pending:
+        if item_id not in kept:
+            withdraw_item(j, item_id, reason)
+    if not is_detached(j, run_id):
+        j.runs.append_event(run_id, DETACHED, {"reason": reason[:500], "kept": waiting})
+    return False
+
+
+def settle_detached(j: Journal, run_id: str) -> None:
+    """A run whose session ended and kept requests: completed once none is pending, cancelled
+    (withdrawing them) once the operator asked it to stop. Any other run is left alone."""
+    try:
+        run = j.runs.get(run_id)
+        if run.status.terminal or not is_detached(j, run_id):
+            return
+        if run.cancel_requested:
+            reason = f"the operator asked this run to stop: {run.cancel_reason or ''}".strip()
+            for item_id in open_items(j, run_id):
+                withdraw_item(j, item_id, reason)
+            j.runs.cancel(run_id, reason)
+        elif not open_items(j, run_id):
+            j.runs.complete(run_id, {"reason": "its session ended; the requests it kept for "
+                                               "a reconnecting client are decided"})
+    except errors.ProctorError as err:  # settled meanwhile by another server
+        log.info("run %s not settled: %s", run_id, err)
+
+
+def detached_runs(journal: Journal, project: str) -> list[str]:
+    """The open runs in ``project`` whose MCP session ended with kept requests."""
+    open_statuses = [st.value for st in RunStatus if st not in TERMINAL_RUN_STATUSES]
+    found, cursor = [], None
+    while True:
+        page = journal.runs.list(status=open_statuses, project=project, cursor=cursor)
+        found += [run.id for run in page.items if is_detached(journal, run.id)]
+        if not page.next_cursor:
+            return found
+        cursor = page.next_cursor
+
+
+def withdraw_item(j: Journal, item_id: str, reason: str) -> None:
+    """Withdraw if still pending; a decision that won the race stands."""
+    try:
+        if item_id.startswith("apr_"):
+            j.approvals.withdraw(item_id, reason)
+        else:
+            j.interactions.withdraw(item_id, reason)
+    except (errors.InvalidTransition, errors.NotFound) as err:
+        log.info("not withdrawn: %s", err)
 
 
 def tool_error(err: errors.ProctorError) -> ToolError:
@@ -513,7 +660,8 @@ def register_tools(p: ProctorMCP) -> None:
         async def body(s: Session, call_id: str) -> Outcome:
             return await p.file_and_wait(ctx, s, lambda: p.file_approval(
                 s, args["idempotency_key"], call_id, args["action"], args["reason"],
-                args["safety_class"], args["expires_in"]), wait=wait)
+                args["safety_class"], args["expires_in"]), wait=wait,
+                limit=args.get("wait_s"), kept=args["idempotency_key"] is not None)
 
         return await p.call(ctx, tool, args, args["idempotency_key"], body)
 
@@ -521,7 +669,8 @@ def register_tools(p: ProctorMCP) -> None:
         async def body(s: Session, _call_id: str) -> Outcome:
             return await p.file_and_wait(ctx, s, lambda: p.file_question(
                 s, args["idempotency_key"], args["question"], args["response_schema"],
-                args["options"], args["kind"], args["expires_in"]), wait=wait)
+                args["options"], args["kind"], args["expires_in"]), wait=wait,
+                limit=args.get("wait_s"), kept=args["idempotency_key"] is not None)
 
         return await p.call(ctx, tool, args, args["idempotency_key"], body)
 
@@ -529,13 +678,14 @@ def register_tools(p: ProctorMCP) -> None:
     async def request_approval(
             action: dict[str, Any], reason: str, ctx: Context,
             safety_class: SafetyName = "unsafe_write",
-            expires_in: ExpiresIn = None, idempotency_key: IdempotencyKey = None) -> Outcome:
+            expires_in: ExpiresIn = None, idempotency_key: IdempotencyKey = None,
+            wait_s: WaitAtMost = None) -> Outcome:
         """Ask a person to approve `action` (a JSON object with a 'tool' name and 'args') and
-        wait for the decision. Act only if status is 'approved', and then run the returned
-        `action` (the person may have edited its arguments: `edited`); a denial carries the
-        reason."""
+        wait for the decision (at most wait_s, if given: then status 'pending' and the id).
+        Act only if status is 'approved', and then run the returned `action` (the person may
+        have edited its arguments: `edited`); a denial carries the reason."""
         args = dict(action=action, reason=reason, safety_class=safety_class,
-                    expires_in=expires_in, idempotency_key=idempotency_key)
+                    expires_in=expires_in, idempotency_key=idempotency_key, wait_s=wait_s)
         return await file_approval(ctx, "request_approval", args, wait=True)
 
     @mcp.tool()
@@ -553,11 +703,14 @@ def register_tools(p: ProctorMCP) -> None:
     async def ask_human(
             question: str, ctx: Context, response_schema: dict[str, Any] | None = None,
             options: list[Any] | None = None, kind: KindName | None = None,
-            expires_in: ExpiresIn = None, idempotency_key: IdempotencyKey = None) -> Outcome:
-        """Ask a person a question and wait for the answer. Give `options` for a choice, or a
-        JSON Schema `response_schema` for a form; the answer is validated against it."""
+            expires_in: ExpiresIn = None, idempotency_key: IdempotencyKey = None,
+            wait_s: WaitAtMost = None) -> Outcome:
+        """Ask a person a question and wait for the answer (at most wait_s, if given: then
+        status 'pending' and the id). Give `options` for a choice, or a JSON Schema
+        `response_schema` for a form; the answer is validated against it."""
         args = dict(question=question, response_schema=response_schema, options=options,
-                    kind=kind, expires_in=expires_in, idempotency_key=idempotency_key)
+                    kind=kind, expires_in=expires_in, idempotency_key=idempotency_key,
+                    wait_s=wait_s)
         return await file_question(ctx, "ask_human", args, wait=True)
 
     @mcp.tool()

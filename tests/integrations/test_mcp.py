@@ -252,24 +252,27 @@ def test_retried_call_with_the_same_key_rejoins_the_same_request(journal_path, d
     assert len(desk.journal.approvals.for_run(submitted["run_id"])) == 1
 
 
-def test_retry_after_a_timeout_files_a_fresh_request(journal_path, desk):
+def test_retry_after_a_timeout_gets_the_same_request_back(journal_path, desk):
+    """A keyed request outlives its caller's timeout: the retry rejoins it (asked once)."""
     args = {"question": "Proceed?", "kind": "confirmation", "idempotency_key": "proceed-1"}
 
     async def main():
         async with client(journal_path) as c, anyio.create_task_group() as tg:
             await give_up(c, "ask_human", args, once=lambda: desk.wait_pending("question"))
+            [kept] = await desk_do(desk.wait_pending, "question")
 
             async def answer_later():
-                items = await desk_do(desk.wait_pending, "question")
-                await desk_do(desk.answer, items[0].id, {"confirmed": True})
+                await desk_do(desk.answer, kept.id, {"confirmed": True})
 
             tg.start_soon(answer_later)
-            return structured(await c.call_tool("ask_human", args))
+            return kept.id, structured(await c.call_tool("ask_human", args))
 
-    out = anyio.run(main)
+    kept_id, out = anyio.run(main)
+    assert out["id"] == kept_id
     assert out["status"] == "answered" and out["answer"] == {"confirmed": True}
-    statuses = sorted(q.status for q in desk.journal.interactions.for_run(out["run_id"]))
-    assert statuses == ["cancelled", "resolved"]
+    statuses = [q.status for q in desk.journal.interactions.for_run(out["run_id"])]
+    assert statuses == ["resolved"]
+    assert desk.journal.audit.for_entity(kept_id)[0].action != "interaction.withdrawn"
 
 
 class CountedFiling(ProctorMCP):
@@ -289,32 +292,29 @@ class CountedFiling(ProctorMCP):
             assert self.filed.acquire(timeout=20), "an approval was never filed"
 
 
-def test_a_caller_whose_rejoined_request_was_withdrawn_by_another_gets_a_fresh_one(
-        journal_path, desk):
+def test_a_kept_request_withdrawn_with_its_run_is_not_rejoined(journal_path, desk):
+    """The operator stops the run that holds a kept request: the key files a fresh one in the
+    next session (the withdrawn one is never handed back as if it were open)."""
     args = {"action": REFUND, "reason": "r", "idempotency_key": "shared"}
-    results = {}
-    mcp = CountedFiling(journal_path, poll_s=0.02, progress_every_s=0.1)
 
-    async def patient(c):
-        results["patient"] = structured(await c.call_tool("request_approval", args))
+    async def desk_side():
+        [item] = await desk_do(desk.wait_pending, "approval")
+        run = desk.journal.runs.get(item.run_id)
+        desk.journal.runs.request_cancel(run.id, "wrong ticket", expected_version=run.version)
 
-    async def main():
-        async with Client(mcp.server, client_info=HOST) as c, anyio.create_task_group() as tg:
-            tg.start_soon(patient, c)
-            [first] = await desk_do(desk.wait_pending, "approval")
-            # the impatient caller rejoins (the second filing), then gives up
-            await give_up(c, "request_approval", args, once=lambda: mcp.wait_filed(2))
-            with anyio.fail_after(10):
-                while True:
-                    items = await desk_do(desk.wait_pending, "approval")
-                    if items[0].id != first.id:
-                        break
-                    await anyio.sleep(0.02)
-            assert desk.journal.approvals.get(first.id).status == "cancelled"
-            await desk_do(desk.approve, items[0].id)
+    async def first():
+        async with client(journal_path) as c, anyio.create_task_group() as tg:
+            tg.start_soon(desk_side)
+            return structured(await c.call_tool("request_approval", args))
 
-    anyio.run(main)
-    assert results["patient"]["status"] == "approved"
+    async def second():
+        async with client(journal_path) as c:
+            return structured(await c.call_tool("submit_approval", args))
+
+    stopped = anyio.run(first)
+    assert stopped["status"] == "withdrawn"
+    fresh = anyio.run(second)
+    assert fresh["id"] != stopped["id"] and fresh["status"] == "pending"
 
 
 def test_submit_then_await_decision_polls_and_a_cancelled_poll_withdraws_nothing(
