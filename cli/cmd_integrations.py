@@ -1,4 +1,5 @@
-"""`proctor mcp JOURNAL`: serve the journal to MCP hosts over stdio."""
+"""`proctor mcp JOURNAL`: serve the journal to MCP hosts over stdio (or `--http`: streamable
+HTTP on localhost, bearer-token protected)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ import sys
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "mcp", help="serve a journal to MCP hosts (stdio): they ask a person through Proctor",
-        description="Run an MCP server on stdio. Tools: request_approval, ask_human, "
+        "mcp", help="serve a journal to MCP hosts (stdio, or --http): they ask a person "
+                    "through Proctor",
+        description="Run an MCP server on stdio (or, with --http, on MCP's streamable HTTP "
+                    "transport at http://127.0.0.1:PORT/mcp, every request carrying "
+                    "'Authorization: Bearer TOKEN'). Tools: request_approval, ask_human, "
                     "submit_approval, submit_question, await_decision. Each host session is "
-                    "a run in JOURNAL; the desk shows its requests live. Needs the 'mcp' "
-                    "extra (pip install 'proctor[mcp]').")
+                    "a run in JOURNAL; the desk shows its requests live. A request filed with "
+                    "an idempotency_key outlives its connection. Needs the 'mcp' extra (pip "
+                    "install 'proctor[mcp]').")
     p.add_argument("journal", metavar="JOURNAL", help="journal file (created if missing)")
     p.add_argument("--project", default="mcp", help="project of the runs (default: mcp)")
     p.add_argument("--agent", default=None,
@@ -21,6 +26,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a trusted-operators file (`proctor keys export`): a decision reaches "
                         "the host only if one of its operators signed it (default: "
                         "$PROCTOR_TRUSTED_OPERATORS; neither: decisions are not checked)")
+    p.add_argument("--http", action="store_true",
+                   help="serve streamable HTTP instead of stdio (for agents in other processes "
+                        "and languages)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="--http: address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8765,
+                   help="--http: port (default 8765; 0 picks a free one, printed on stderr)")
+    p.add_argument("--token-file", metavar="FILE", default=None,
+                   help="--http: where the generated bearer token is written, mode 0600 "
+                        "(default JOURNAL.mcp-token); $PROCTOR_MCP_TOKEN gives one instead")
+    p.add_argument("--session-idle", type=float, default=300.0, metavar="S",
+                   help="--http: a client that sends no session id (MCP 2026-07-28) has one run "
+                        "per agent name, closed after S seconds without a call (default 300)")
     p.set_defaults(func=run_mcp)
     register_hook(sub)
 
@@ -42,7 +60,18 @@ def run_mcp(args: argparse.Namespace) -> int:
         if err.hint:
             print(f"  hint: {err.hint}", file=sys.stderr)
         return 3
-    serve_stdio(args.journal, project=args.project, agent=args.agent, trust=args.trust)
+    if not args.http:
+        serve_stdio(args.journal, project=args.project, agent=args.agent, trust=args.trust)
+        return 0
+    from proctor.core.integrations.mcp_http import serve_http
+
+    try:
+        serve_http(args.journal, host=args.host, port=args.port, project=args.project,
+                   agent=args.agent, trust=args.trust, token_file=args.token_file,
+                   session_idle_s=args.session_idle)
+    except (OSError, ValueError) as err:
+        print(f"proctor mcp: error: {err}", file=sys.stderr)
+        return 3
     return 0
 
 

@@ -205,6 +205,8 @@ class Session:
     run_id: str
     agent: str
     key: str = ""  # its key in Sessions.by_client
+    in_flight: int = 0  # tool calls running now
+    last_seen: float = 0.0  # anyio clock: when its last call ended
 
 
 @dataclass
@@ -215,22 +217,42 @@ class Sessions:
     by_client: dict[str, Session] = field(default_factory=dict)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
 
-    async def get(self, ctx: Context) -> Session:
+    @asynccontextmanager
+    async def using(self, ctx: Context) -> AsyncIterator[Session]:
+        """The caller's session (opened on its first call) for the length of one call; a
+        session is never closed for idleness while a call of it runs."""
         agent, meta = self.server.client_identity(ctx)
-        key = http_session_id(ctx) or agent  # stdio and in memory: one session per lifespan
+        # stdio and in memory: one session per lifespan; HTTP: one per Mcp-Session-Id, or
+        # (MCP 2026-07-28 sends none) one per agent name until it is idle
+        key = http_session_id(ctx) or agent
         async with self.lock:
             session = self.by_client.get(key)
             if session is None:
                 session = await anyio.to_thread.run_sync(self.server.open_session, agent, meta)
                 session.key = key
                 self.by_client[key] = session
-            return session
+            session.in_flight += 1
+        try:
+            yield session
+        finally:
+            session.in_flight -= 1
+            session.last_seen = anyio.current_time()
 
-    async def close(self, keys: list[str], reason: str) -> None:
-        """Close the sessions under ``keys`` (their connection is gone)."""
+    async def close_idle(self, idle_s: float, reason: str) -> None:
+        """Close the sessions without a session id that made no call for ``idle_s``."""
+        now = anyio.current_time()
+        async with self.lock:
+            idle = [k for k, s in self.by_client.items() if not k.startswith("http:")
+                    and s.in_flight == 0 and now - s.last_seen >= idle_s]
+        await self.close(idle, reason, only_idle=True)
+
+    async def close(self, keys: list[str], reason: str, *, only_idle: bool = False) -> None:
+        """Close the sessions under ``keys`` (their connection is gone); ``only_idle``: those
+        with no call running now."""
         with anyio.CancelScope(shield=True):
             async with self.lock:
-                closing = [self.by_client.pop(k) for k in keys if k in self.by_client]
+                closing = [self.by_client.pop(k) for k in keys if k in self.by_client
+                           and not (only_idle and self.by_client[k].in_flight)]
             for session in closing:
                 await anyio.to_thread.run_sync(self.server.close_session, session, reason)
 
@@ -264,6 +286,7 @@ class ProctorMCP:
         self.agent = agent
         self.poll_s = poll_s
         self.progress_every_s = progress_every_s
+        self.sessions: Sessions | None = None  # while the server runs
         self.server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS,
                                            lifespan=self._lifespan, log_level="WARNING")
         register_tools(self)
@@ -274,10 +297,12 @@ class ProctorMCP:
     async def _lifespan(self, _server: MCPServer) -> AsyncIterator[Sessions]:
         sessions = Sessions(self)
         await anyio.to_thread.run_sync(self.fail_orphaned_runs)
+        self.sessions = sessions
         try:
             yield sessions
         finally:
             await sessions.close_all("the MCP session ended")
+            self.sessions = None
 
     def client_identity(self, ctx: Context) -> tuple[str, dict[str, Any]]:
         params = ctx.request_context.session.client_params
@@ -340,7 +365,11 @@ class ProctorMCP:
         """Record the call as a tool-call row, run ``body``, finish the row (also when the
         client cancels); core errors become tool errors the model can read."""
         sessions: Sessions = ctx.request_context.lifespan_context
-        session = await sessions.get(ctx)
+        async with sessions.using(ctx) as session:
+            return await self.call_in(session, tool, args, key, body)
+
+    async def call_in(self, session: Session, tool: str, args: dict[str, Any], key: str | None,
+                      body: Callable[[Session, str], Awaitable[Outcome]]) -> Outcome:
         j = session.journal
         calls: list[str] = []
 

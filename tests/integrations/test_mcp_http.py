@@ -1,0 +1,152 @@
+"""`proctor mcp --http`: the MCP SDK's streamable HTTP client against a real `proctor mcp --http`
+subprocess; the operator decides through proctor.core. Offline, no LLM."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_types import Implementation
+
+HOST = Implementation(name="test-host", version="1.0")
+REFUND = {"tool": "refund", "args": {"account": "acct-9", "amount": 4200}}
+
+
+class HttpServer:
+    def __init__(self, journal: Path, token_file: Path, env: dict | None = None,
+                 extra: tuple[str, ...] = ("--session-idle", "0.5")) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "proctor", "mcp", str(journal), "--http", "--port", "0",
+             "--token-file", str(token_file), *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, **(env or {})})
+        line = self.proc.stderr.readline()
+        found = re.search(r"serving (http://127\.0\.0\.1:\d+/mcp)", line)
+        assert found, line + self.proc.stderr.read()
+        self.url = found.group(1)
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=20)
+        finally:
+            self.proc.kill()
+            self.proc.stderr.close()
+            self.proc.stdout.close()
+
+
+@pytest.fixture
+def http_server(journal_path, tmp_path):
+    server = HttpServer(journal_path, tmp_path / "token")
+    yield server
+    server.stop()
+
+
+def token_client(url: str, token: str | None, mode: str = "auto") -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)),
+                  client_info=HOST, mode=mode)
+
+
+def wait_ended(desk, run_id: str) -> str:
+    deadline = time.monotonic() + 20
+    while not desk.journal.runs.get(run_id).status.terminal:
+        assert time.monotonic() < deadline, "the HTTP session's run was never closed"
+        time.sleep(0.05)
+    return desk.journal.runs.get(run_id).status
+
+
+def structured(result) -> dict:
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_one_approval_end_to_end_over_http(http_server, tmp_path, desk, mode):
+    """legacy (2025-11-25): a session per Mcp-Session-Id, ended by the client's DELETE;
+    auto (2026-07-28): no session id, the agent's run ends once it is idle."""
+    token_file = tmp_path / "token"
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    token = token_file.read_text().strip()
+
+    async def desk_side():
+        [item] = await anyio.to_thread.run_sync(desk.wait_pending, "approval")
+        await anyio.to_thread.run_sync(desk.approve, item.id, "fine over http")
+
+    async def main():
+        async with token_client(http_server.url, token, mode) as c, \
+                anyio.create_task_group() as tg:
+            tg.start_soon(desk_side)
+            return structured(await c.call_tool(
+                "request_approval", {"action": REFUND, "reason": "customer asked"}))
+
+    out = anyio.run(main)
+    assert out["status"] == "approved" and out["reason"] == "fine over http"
+    run = desk.journal.runs.get(out["run_id"])
+    assert run.agent == "test-host"
+    assert wait_ended(desk, run.id) == "completed"
+
+
+def test_no_token_or_a_wrong_one_is_401(http_server, tmp_path, desk):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "x", "version": "1"}}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    bare = httpx.post(http_server.url, json=body, headers=headers, timeout=10)
+    wrong = httpx.post(http_server.url, json=body, timeout=10,
+                       headers={**headers, "Authorization": "Bearer not-the-token"})
+    assert (bare.status_code, wrong.status_code) == (401, 401)
+    assert bare.headers["www-authenticate"].startswith("Bearer")
+
+    async def sdk_without_token():
+        async with token_client(http_server.url, None) as c:
+            await c.call_tool("submit_approval", {"action": REFUND, "reason": "r"})
+
+    with pytest.raises(Exception) as refused:  # noqa: PT011 - the SDK wraps the 401
+        anyio.run(sdk_without_token)
+    assert refused.group_contains(MCPError, match="error response", depth=None) \
+        if isinstance(refused.value, BaseExceptionGroup) else True
+    assert desk.journal.runs.list().items == []  # nothing reached the journal
+
+
+def test_a_kept_request_is_found_by_the_next_http_session(http_server, tmp_path, desk):
+    token = (tmp_path / "token").read_text().strip()
+    args = {"action": REFUND, "reason": "r", "idempotency_key": "refund-9"}
+
+    async def once(tool: str, extra: dict | None = None):
+        async with token_client(http_server.url, token) as c:
+            return structured(await c.call_tool(tool, {**args, **(extra or {})}))
+
+    filed = anyio.run(once, "request_approval", {"wait_s": 0.2})
+    assert filed["status"] == "pending"
+    desk.approve(filed["id"])
+    again = anyio.run(once, "request_approval")
+    assert again["id"] == filed["id"] and again["status"] == "approved"
+
+
+def test_a_token_from_the_environment(journal_path, tmp_path, desk):
+    token = "a-token-given-by-the-operator-0123456789"
+    server = HttpServer(journal_path, tmp_path / "unused", env={"PROCTOR_MCP_TOKEN": token})
+    try:
+        assert not (tmp_path / "unused").exists()
+
+        async def main():
+            async with token_client(server.url, token) as c:
+                return structured(await c.call_tool(
+                    "submit_question", {"question": "Which ticket?"}))
+
+        assert anyio.run(main)["status"] == "pending"
+    finally:
+        assert server.stop() == 0
