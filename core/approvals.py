@@ -42,9 +42,11 @@ from .models import (
     Decision,
     Effect,
     OnExpiry,
+    Origin,
     RuleEffect,
     SafetyClass,
 )
+from .origin import default_for as default_origin
 from .rows import approval_select, to_model, to_models
 from .sql import insert_rows, row_where, update_where
 
@@ -60,11 +62,14 @@ class Approvals(ApprovalRules):
                 expires_in: float | None = None, expires_at: float | None = None,
                 on_expiry: OnExpiry | str = OnExpiry.DENY, request_key: str | None = None,
                 tool_call_id: str | None = None,
-                input_schema: dict | None = None) -> Approval:
+                input_schema: dict | None = None, origin: Origin | dict | None = None,
+                ) -> Approval:
         """Ask for approval of ``action``. Idempotent by ``request_key``. A matching
         allow/deny rule decides at once (recorded as an automatic decision).
         ``input_schema``: the JSON Schema of ``action["args"]``, if the tool has one (an
-        operator's edit of the arguments is validated against it)."""
+        operator's edit of the arguments is validated against it). ``origin``: where the
+        request comes from (default: this Python process); stored as the agent's word, in no
+        digest, so a retry from another process rejoins the request."""
         name = action_name(action)
         safety, scope, expiry = SafetyClass(safety_class), ApprovalScope(requested_scope), \
             OnExpiry(on_expiry)
@@ -80,6 +85,8 @@ class Approvals(ApprovalRules):
         if input_schema is not None:
             check_input_schema(input_schema)
             request["input_schema"] = digest_of(input_schema)
+
+        origin_text = default_origin(self.j.actor.kind, origin)
 
         def op(tx: Tx) -> str:
             key = request_key or tx.new_id("req")
@@ -100,7 +107,7 @@ class Approvals(ApprovalRules):
                 requested_scope=scope.value, status="pending", on_expiry=expiry.value,
                 expires_at=exp, request_key=key, request_digest=digest_of(request), version=1,
                 created_at=tx.now, input_schema=None if input_schema is None
-                else canonical_json(input_schema))])
+                else canonical_json(input_schema), origin=origin_text)])
             tx.changed("approval", aid, run_id)
             rule = self._matching_rule(tx, action, run)
             payload = {"approval_id": aid, "action": name, "action_digest": adigest,
@@ -204,10 +211,13 @@ class Approvals(ApprovalRules):
 
     def consume_and_reserve(self, approval_id: str, action_digest: str, effect_key: str, *,
                             lease_seconds: float = 30.0, owner: str | None = None,
-                            idempotency_key: str | None = None) -> Effect:
+                            idempotency_key: str | None = None,
+                            origin: Origin | dict | None = None) -> Effect:
         """Consume an approved approval for exactly ``action_digest`` and reserve the effect,
-        in one transaction. A refused reservation leaves the approval unconsumed."""
+        in one transaction. A refused reservation leaves the approval unconsumed.
+        ``origin``: the effect's (default: this Python process)."""
         effects = self.j.effects
+        origin_text = default_origin(self.j.actor.kind, origin)
 
         def op(tx: Tx) -> None:
             row = self._row(tx, approval_id)
@@ -236,7 +246,7 @@ class Approvals(ApprovalRules):
                 tx, effect_key, run_id=row.run_id, tool=row.action_name,
                 action=approved, safety_class=row.safety_class,
                 idempotency_key=idempotency_key, lease_seconds=lease_seconds,
-                owner=owner, approval_id=approval_id)
+                owner=owner, approval_id=approval_id, origin=origin_text)
             if not reserved:
                 return  # the refusal (and any write that must survive it) is pending
             update_where(tx.conn, s.approvals, dict(

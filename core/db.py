@@ -17,12 +17,13 @@ from sqlalchemy import Engine, create_engine, event, exc, text
 from sqlalchemy.pool import QueuePool
 
 from . import errors
-from .schema import IDENTITY_COLUMNS, IMMUTABLE_TABLES, SIGNED_TABLES, UNIQUE_KEYS
+from .schema import IDENTITY_COLUMNS, IMMUTABLE_TABLES, ORIGIN_TABLES, SIGNED_TABLES, UNIQUE_KEYS
 
 BUSY_TIMEOUT_S = 5.0
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
-SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0005s", "0005r", "0005b")
+SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0005s", "0005r", "0005b",
+                    "0006o")
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
 INTEGRITY_REVISION = "0005"
@@ -123,13 +124,15 @@ ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value whe
     "memory_entries": {"last_used_at": "0", "use_count": "0"},  # 0004
     "memory_reconciliations": {"incoming_kind": "NULL", "incoming_priority": "NULL",
                                "incoming_trust": "NULL", "incoming_sensitivity": "NULL",
-                               "agent": "NULL"},  # 0004, agent: 0005b
+                               "agent": "NULL", "origin": "NULL"},  # 0004, agent: 0005b
+    "interactions": {"origin": "NULL"},  # 0006o
     "memory_mutations": {"event_sequence": "NULL",  # 0004
                          "prev_digest": "NULL", "digest": "NULL"},  # 0005
-    "effects": {"action_digest": "NULL", "agent": "NULL"},  # 0005, agent: 0005b
+    "effects": {"action_digest": "NULL", "agent": "NULL",
+                "origin": "NULL"},  # 0005, agent: 0005b, origin: 0006o
     "approval_rules": {"predicate": "NULL", "revoke_reason": "NULL"},  # 0005r
     "approvals": {"input_schema": "NULL", "approved_action": "NULL",
-                  "approved_digest": "NULL"},  # 0005r
+                  "approved_digest": "NULL", "origin": "NULL"},  # 0005r, origin: 0006o
 }
 
 
@@ -307,9 +310,36 @@ def drop_integrity_triggers(conn) -> None:  # noqa: ANN001 - Connection
 
 
 def create_all_triggers(conn) -> None:  # noqa: ANN001 - Connection
-    """Every trigger of the head schema (0001's and 0005's)."""
+    """Every trigger of the head schema (0001's, 0005's and 0006o's)."""
     create_immutability_triggers(conn)
     create_integrity_triggers(conn)
+    create_origin_triggers(conn)
+
+
+def origin_trigger_sql() -> dict[str, str]:
+    """0006o's triggers by name: an UPDATE that changes a row's ``origin`` (where the agent
+    said the request came from) aborts, on every table that has one."""
+    return {f"trg_{table}_origin": (
+        f"CREATE TRIGGER IF NOT EXISTS trg_{table}_origin BEFORE UPDATE ON {table} "
+        f"WHEN NEW.origin IS NOT OLD.origin BEGIN "
+        f"SELECT RAISE(ABORT, '{table} origin is immutable'); END") for table in ORIGIN_TABLES}
+
+
+def create_origin_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    for statement in origin_trigger_sql().values():
+        conn.execute(text(statement))
+
+
+def drop_origin_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    for name in origin_trigger_sql():
+        conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
+
+
+def has_origin(revision: str | None) -> bool:
+    """True for a journal at ``revision`` (None: head) that has 0006o's origin columns."""
+    if revision is None or revision not in SCHEMA_REVISIONS:
+        return True
+    return SCHEMA_REVISIONS.index(revision) >= SCHEMA_REVISIONS.index("0006o")
 
 
 def trigger_names(conn) -> set[str]:  # noqa: ANN001
@@ -324,6 +354,8 @@ def expected_trigger_names(revision: str | None = None) -> set[str]:
         names |= set(integrity_trigger_sql())
     if has_signatures(revision):
         names |= {f"trg_{t}_no_{op}" for t in SIGNED_TABLES for op in ("update", "delete")}
+    if has_origin(revision):
+        names |= set(origin_trigger_sql())
     return names
 
 

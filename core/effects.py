@@ -14,7 +14,8 @@ from .canonical import canonical_json, digest_of, loads, sha256_hex
 from .deciders import agent_name, refuse_requester, requesters_of_effect
 from .integrity import receipt_digest_body, refuse_tampered
 from .journal import Journal, Tx
-from .models import Effect, EffectStatus, Page, Receipt, SafetyClass
+from .models import Effect, EffectStatus, Origin, Page, Receipt, SafetyClass
+from .origin import default_for as default_origin
 from .rows import by_id, fetch_prepared, keyset_after, order_by, to_models
 from .sql import insert_rows, row_where, update_where
 
@@ -34,19 +35,23 @@ class Effects:
     def reserve(self, key: str, *, tool: str, run_id: str | None = None, action: Any = None,
                 safety_class: SafetyClass | str = SafetyClass.UNSAFE_WRITE,
                 idempotency_key: str | None = None, lease_seconds: float = 30.0,
-                owner: str | None = None) -> Effect:
-        """Win the reservation of ``key`` (at most one caller across processes)."""
+                owner: str | None = None, origin: Origin | dict | None = None) -> Effect:
+        """Win the reservation of ``key`` (at most one caller across processes).
+        ``origin``: where it comes from, stored when the key is new (the agent's word)."""
+        origin_text = default_origin(self.j.actor.kind, origin)
 
         def op(tx: Tx) -> None:
             self.reserve_in(tx, key, run_id=run_id, tool=tool, action=action,
                             safety_class=safety_class, idempotency_key=idempotency_key,
-                            lease_seconds=lease_seconds, owner=owner, approval_id=None)
+                            lease_seconds=lease_seconds, owner=owner, approval_id=None,
+                            origin=origin_text)
 
         return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
     def reserve_in(self, tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
                    safety_class: SafetyClass | str, idempotency_key: str | None,
-                   lease_seconds: float, owner: str | None, approval_id: str | None) -> bool:
+                   lease_seconds: float, owner: str | None, approval_id: str | None,
+                   origin: str | None = None) -> bool:
         """Reserve inside ``tx``. Returns False when refused with a write that must survive
         (a lapsed lease turned ambiguous); raises when refused without writing."""
         if lease_seconds <= 0:
@@ -65,7 +70,7 @@ class Effects:
             insert_rows(tx.conn, s.effects, [dict(
                 key=key, run_id=run_id, attempt=1, tool=tool, action=text,
                 action_digest=sha256_hex(text), safety_class=safety, idempotency_key=idempotency_key, version=1,
-                created_at=tx.now, agent=agent_name(tx), **values)])
+                created_at=tx.now, agent=agent_name(tx), origin=origin, **values)])
             self._event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner})
             return True
         if self.j.trust is not None:

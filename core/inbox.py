@@ -11,6 +11,7 @@ from . import schema as s
 from .items import OPEN_INTERACTION
 from .journal import Journal, Tx
 from .models import BulkResult, InboxFilter, InboxItem, InboxKind, Page
+from .origin import from_text as origin_from_text
 from .rows import encode_cursor, keyset_after, order_by
 from .runs import escape_like
 from .signing import SNOOZE, sign_in
@@ -34,12 +35,12 @@ def _approvals() -> Any:
         r.title.label("run_title"), a.action_name.label("s1"), a.reason.label("s2"),
         a.safety_class.label("safety_class"), a.created_at.label("created_at"),
         a.expires_at.label("expires_at"), a.snoozed_until.label("snoozed_until"),
-        a.version.label("version"),
+        a.version.label("version"), a.origin.label("origin"),
     ).join(s.runs, r.id == a.run_id).where(a.status == "pending")
 
 
 COLUMNS = ("kind", "id", "run_id", "agent", "project", "space", "run_title", "s1", "s2",
-           "safety_class", "created_at", "expires_at", "snoozed_until", "version")
+           "safety_class", "created_at", "expires_at", "snoozed_until", "version", "origin")
 
 
 def _labelled(*cols: Any) -> list[Any]:
@@ -53,7 +54,7 @@ def _questions() -> Any:
     return select(*_labelled(
         literal("question"), i.id, i.run_id, r.agent, r.project, r.space, r.title,
         i.kind, i.prompt, cast(literal(None), String), i.created_at, i.expires_at,
-        i.snoozed_until, i.version,
+        i.snoozed_until, i.version, i.origin,
     )).join(s.runs, r.id == i.run_id).where(i.status.in_(OPEN_INTERACTION))
 
 
@@ -64,7 +65,7 @@ def _memory() -> Any:
         func.coalesce(r.project, e.scope_key), func.coalesce(r.space, e.scope),
         func.coalesce(r.title, ""), e.title, m.incoming_source, cast(literal(None), String),
         m.created_at, cast(literal(None), s.reconciliations.c.created_at.type),
-        m.snoozed_until, m.version,
+        m.snoozed_until, m.version, m.origin,
     )).join(s.memory_entries, e.id == m.entry_id).outerjoin(s.runs, r.id == m.run_id).where(
         m.status == "pending")
 
@@ -75,7 +76,7 @@ def _effects() -> Any:
         literal("effect"), f.key, f.run_id, func.coalesce(r.agent, f.lease_owner, ""),
         func.coalesce(r.project, ""), func.coalesce(r.space, ""), func.coalesce(r.title, ""),
         f.tool, f.ambiguous_reason, f.safety_class, f.created_at,
-        cast(literal(None), s.effects.c.created_at.type), f.snoozed_until, f.version,
+        cast(literal(None), s.effects.c.created_at.type), f.snoozed_until, f.version, f.origin,
     )).outerjoin(s.runs, r.id == f.run_id).where(f.status == "ambiguous")
 
 
@@ -162,7 +163,7 @@ class Inbox:
             project=r.project or "", space=r.space or "", run_title=r.run_title or "",
             summary=summary(r.kind, r.s1, r.s2), safety_class=r.safety_class,
             created_at=r.created_at, expires_at=r.expires_at, snoozed_until=r.snoozed_until,
-            version=r.version)
+            version=r.version, origin=origin_from_text(r.origin))
 
     def count(self, f: InboxFilter | None = None) -> int:
         u, conds = self._union(f or InboxFilter(), self.j.now())

@@ -16,7 +16,8 @@ from .deciders import refuse_requester
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
 from .journal import Journal, Tx
 from .limits import check_text
-from .models import Interaction, InteractionKind, InteractionStatus
+from .models import Interaction, InteractionKind, InteractionStatus, Origin
+from .origin import default_for as default_origin
 from .rows import by_id, fetch_prepared, interaction_select, to_models
 from .sql import insert_rows, row_where, update_where
 
@@ -150,9 +151,11 @@ class Interactions:
     def ask(self, run_id: str, kind: InteractionKind | str, prompt: str, *,
             request: Any = None, response_schema: dict | None = None,
             options: list[Any] | None = None, expires_in: float | None = None,
-            request_key: str | None = None) -> Interaction:
+            request_key: str | None = None,
+            origin: Origin | dict | None = None) -> Interaction:
         """Ask a person. Idempotent by ``request_key``. An approval is requested with
-        ``approvals.request``, never asked here (``ValidationError`` on ``kind``)."""
+        ``approvals.request``, never asked here (``ValidationError`` on ``kind``).
+        ``origin``: as for ``approvals.request`` (in no digest)."""
         kind = interaction_kind(kind)
         options = list(options or [])
         check_text(prompt, "the prompt", "prompt", MAX_PROMPT)
@@ -163,6 +166,7 @@ class Interactions:
         body = {"run_id": run_id, "kind": kind.value, "prompt": prompt, "request": request,
                 "schema": schema, "options": options, "expires_in": expires_in}
         canonical_json(body)
+        origin_text = default_origin(self.j.actor.kind, origin)
 
         def op(tx: Tx) -> str:
             key = request_key or tx.new_id("req")
@@ -180,7 +184,8 @@ class Interactions:
                 response_schema=canonical_json(schema), options=canonical_json(options),
                 status=InteractionStatus.REQUESTED.value,
                 expires_at=tx.now + expires_in if expires_in else None, request_key=key,
-                request_digest=digest_of(body), version=1, created_at=tx.now)])
+                request_digest=digest_of(body), version=1, created_at=tx.now,
+                origin=origin_text)])
             tx.changed("interaction", iid, run_id)
             tx.append_event(run, "interaction.requested",
                             {"interaction_id": iid, "kind": kind.value, "prompt": prompt[:500]},

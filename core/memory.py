@@ -21,12 +21,14 @@ from .models import (
     MemoryEntry,
     MemoryMutation,
     MemoryScope,
+    Origin,
     Page,
     Reconciliation,
     ReconciliationStatus,
     RunStatus,
     Trust,
 )
+from .origin import default_for as default_origin
 from .rows import by_id, fetch_one, fetch_prepared, reconciliation_select, to_model, to_models
 from .sql import Prepared, insert_rows, row_where, update_where
 
@@ -236,10 +238,13 @@ class Memory:
                         incoming_kind: str | None = None,
                         incoming_priority: int | None = None,
                         incoming_trust: Trust | str | None = None,
-                        incoming_sensitivity: str | None = None) -> Reconciliation:
+                        incoming_sensitivity: str | None = None,
+                        origin: Origin | dict | None = None) -> Reconciliation:
         """Two versions of one entry disagree: park the incoming one for a person. The
         ``incoming_*`` fields are what the incoming version says about them (None: it does
-        not carry that field); taking the incoming version applies them with its content."""
+        not carry that field); taking the incoming version applies them with its content.
+        ``origin``: where the incoming version comes from (the agent's word)."""
+        origin_text = default_origin(self.j.actor.kind, origin)
         _check_content(incoming_content)
         trust = _incoming_trust(incoming_trust)
         for name, value in (("incoming_kind", incoming_kind),
@@ -263,7 +268,7 @@ class Memory:
                 incoming_source=incoming_source, incoming_kind=incoming_kind,
                 incoming_priority=incoming_priority, incoming_trust=trust,
                 incoming_sensitivity=incoming_sensitivity, run_id=run_id, status="pending",
-                version=1, created_at=tx.now))
+                version=1, created_at=tx.now, origin=origin_text))
             tx.changed("reconciliation", rid, run_id)
             _run_event(tx, run_id, "memory.conflict", {"reconciliation_id": rid,
                                                        "entry_id": entry_id})

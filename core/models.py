@@ -236,6 +236,21 @@ class ToolCall(Frozen):
     updated_at: float
 
 
+class Origin(Frozen):
+    """Where a request came from, as the agent reports it: the runtime (mcp, langgraph,
+    claude-code, openai-agents, pydantic-ai, python), the host process (name, pid, machine),
+    the tool that filed it and the client's own name. Nothing here is checked; it is shown as
+    the agent's word and is never part of what the operator approves (no digest holds it).
+    Fixed once filed (a trigger refuses any UPDATE of it)."""
+
+    runtime: str
+    process: str | None = None
+    pid: int | None = None
+    host: str | None = None
+    tool: str | None = None
+    client: str | None = None
+
+
 class Approval(Frozen):
     id: str
     run_id: str
@@ -270,6 +285,7 @@ class Approval(Frozen):
     input_schema: Any = None  # the tool's argument schema, when the agent supplied one
     approved_action: Any = None  # the action as the operator edited and approved it
     approved_digest: str | None = None
+    origin: Origin | None = None  # as the agent reported it when filing (never verified)
 
     @property
     def edited(self) -> bool:
@@ -410,6 +426,7 @@ class Interaction(Frozen):
     resolved_by: str | None
     response: Any
     snoozed_until: float | None
+    origin: Origin | None = None  # as the agent reported it when asking (never verified)
 
 
 class Decision(Frozen):
@@ -488,6 +505,7 @@ class Reconciliation(Frozen):
     resolved_by: str | None
     resolution_reason: str | None
     snoozed_until: float | None
+    origin: Origin | None = None  # as the agent reported it (never verified)
 
 
 class Effect(Frozen):
@@ -515,6 +533,7 @@ class Effect(Frozen):
     updated_at: float
     snoozed_until: float | None
     tampered: bool = False  # as Approval.tampered
+    origin: Origin | None = None  # as the agent reported it (never verified)
 
 
 class Receipt(Frozen):
@@ -592,6 +611,7 @@ class InboxItem(Frozen):
     expires_at: float | None
     snoozed_until: float | None
     version: int
+    origin: Origin | None = None  # as the agent reported it (never verified)
 
 
 class InboxFilter(Frozen):

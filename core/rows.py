@@ -29,6 +29,7 @@ from .models import (
     RunEvent,
     ToolCall,
 )
+from .origin import from_text as origin_from_text
 from .sql import Prepared
 
 M = TypeVar("M", bound=BaseModel)
@@ -36,10 +37,11 @@ M = TypeVar("M", bound=BaseModel)
 JSON_FIELDS: dict[type, tuple[str, ...]] = {
     RunEvent: ("payload",),
     ToolCall: ("request", "result"),
-    Approval: ("action", "input_schema", "approved_action"),
-    Interaction: ("request", "response_schema", "options", "response"),
+    Approval: ("action", "input_schema", "approved_action", "origin"),
+    Interaction: ("request", "response_schema", "options", "response", "origin"),
+    Reconciliation: ("origin",),
     Decision: ("decision",),
-    Effect: ("action", "result"),
+    Effect: ("action", "result", "origin"),
     Receipt: ("evidence",),
     AuditEntry: ("before", "after"),
 }
@@ -53,7 +55,10 @@ def to_model(model: type[M], row: Any) -> M:
     if model in DIGESTED:
         data["tampered"] = action_tampered(data["action"], data.get("action_digest"))
     for name in JSON_FIELDS.get(model, ()):
-        data[name] = loads(data[name])
+        if name == "origin":
+            data[name] = origin_from_text(data.get(name))
+        else:
+            data[name] = loads(data[name])
     fields = model.model_fields
     return model.model_validate({k: v for k, v in data.items() if k in fields})
 

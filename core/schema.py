@@ -136,6 +136,7 @@ class ApprovalRow(Base):
     input_schema: Mapped[str | None] = mapped_column(Text)  # 0005r
     approved_action: Mapped[str | None] = mapped_column(Text)  # 0005r: the edited action
     approved_digest: Mapped[str | None] = mapped_column(String(64))  # 0005r
+    origin: Mapped[str | None] = mapped_column(Text)  # 0006o: as the agent reported it
     __table_args__ = (
         Index("ix_approvals_status_created", "status", "created_at", "id"),
         Index("ix_approvals_run", "run_id", "created_at"),
@@ -188,6 +189,7 @@ class InteractionRow(Base):
     resolved_by: Mapped[str | None] = mapped_column(String(250))
     response: Mapped[str | None] = mapped_column(Text)
     snoozed_until: Mapped[float | None] = mapped_column(Float)
+    origin: Mapped[str | None] = mapped_column(Text)  # 0006o: as the agent reported it
     __table_args__ = (
         Index("ix_interactions_status_created", "status", "created_at", "id"),
         Index("ix_interactions_run", "run_id", "created_at"),
@@ -281,6 +283,7 @@ class ReconciliationRow(Base):
     resolution_reason: Mapped[str | None] = mapped_column(Text)
     snoozed_until: Mapped[float | None] = mapped_column(Float)
     agent: Mapped[str | None] = mapped_column(String(200))  # who recorded it (0005b)
+    origin: Mapped[str | None] = mapped_column(Text)  # 0006o: as the agent reported it
     __table_args__ = (Index("ix_recon_status_created", "status", "created_at", "id"),
                       # at most one pending conflict per entry (0005b)
                       Index("ux_recon_entry_pending", "entry_id", unique=True,
@@ -314,6 +317,7 @@ class EffectRow(Base):
     updated_at: Mapped[float] = mapped_column(Float)
     snoozed_until: Mapped[float | None] = mapped_column(Float)
     agent: Mapped[str | None] = mapped_column(String(200))  # who reserved it (0005b)
+    origin: Mapped[str | None] = mapped_column(Text)  # 0006o: as the agent reported it
     __table_args__ = (
         Index("ix_effects_status_created", "status", "created_at", "key"),
         Index("ix_effects_run_status", "run_id", "status"),
@@ -404,6 +408,10 @@ class JournalMetaRow(Base):
 SIGNED_TABLES = ("signatures", "journal_meta")
 
 IMMUTABLE_TABLES = ("events", "receipts", "decisions", "audit", "memory_mutations", "changes")
+
+# 0006o: the tables whose rows carry an agent-reported origin; an UPDATE that changes it aborts
+# (``db.origin_trigger_sql``; kept apart from IDENTITY_COLUMNS, whose triggers 0005 made).
+ORIGIN_TABLES = ("approvals", "interactions", "effects", "memory_reconciliations")
 
 # 0005: the columns of a row that name what it is (UPDATE of any aborts), and every table's
 # keys (an INSERT onto an existing key aborts, so INSERT OR REPLACE and upserts cannot
