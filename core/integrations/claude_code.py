@@ -29,9 +29,12 @@ without the hook).
 from __future__ import annotations
 
 import json
+import os
+import socket
 from typing import Any
 
 from .. import errors
+from .. import origin as origins
 from ..journal import Journal
 from ..models import Actor
 from .gates import Verdict, stable_id, tool_action, wait_or_withdraw, withdraw
@@ -121,7 +124,10 @@ def file_and_wait(event: dict[str, Any], journal_path: str, *, timeout: float, a
             run.id, tool_action(event["tool_name"], event["tool_input"]),
             reason=f"Claude Code wants to use {event['tool_name'][:100]}"
                    + (f" in {event['cwd'][:300]}" if event.get("cwd") else ""),
-            request_key=(f"claude-code:{session}:{tool_use_id}" if tool_use_id else None))
+            request_key=(f"claude-code:{session}:{tool_use_id}" if tool_use_id else None),
+            origin=origins.make(runtime="claude-code", tool=str(event["tool_name"]),
+                                pid=os.getppid(),  # the agent that ran this hook
+                                host=socket.gethostname(), client=f"session {session}"))
         try:
             return wait_or_withdraw(j, approval.id, timeout,
                                     f"no decision within {timeout:g} s; Claude Code asks instead")

@@ -50,6 +50,7 @@ from langgraph.types import Command, Interrupt
 from pydantic import BaseModel, ConfigDict
 
 from .. import errors
+from .. import origin as origins
 from ..journal import Journal
 from ..models import (
     Approval,
@@ -171,11 +172,13 @@ class GraphEffects:
             if approval is not None and not self._consumed_for(approval, key):
                 self.j.approvals.consume_and_reserve(
                     approval["approval_id"], approval["action_digest"], key,
-                    lease_seconds=lease_seconds, owner=self.owner)
+                    lease_seconds=lease_seconds, owner=self.owner,
+                    origin=origins.here("langgraph", tool=tool or name))
             else:  # no approval, or a retry of a failed attempt that already consumed it
                 self.j.effects.reserve(key, tool=tool or name, run_id=run_id_for(thread_id),
                                        action=action, safety_class=safety_class,
-                                       lease_seconds=lease_seconds, owner=self.owner)
+                                       lease_seconds=lease_seconds, owner=self.owner,
+                                       origin=origins.here("langgraph", tool=tool or name))
         except errors.EffectCommitted:
             return self.j.effects.get(key).result
         self.j.effects.begin(key, owner=self.owner)
@@ -355,7 +358,7 @@ class LangGraphBridge:
                     action={"thread_id": thread_id, "checkpoint_id": checkpoint,
                             "attempt": attempt},
                     safety_class=SafetyClass.UNSAFE_WRITE, lease_seconds=self.lease_seconds,
-                    owner=self.owner)
+                    owner=self.owner, origin=origins.here("langgraph", tool="resume"))
                 return key
             except errors.EffectBusy as exc:
                 return self._outcome(thread_id, "claimed_elsewhere", [], detail=str(exc))
@@ -471,7 +474,10 @@ class LangGraphBridge:
                 rid, dict(value["action"]),
                 reason=str(value.get("reason") or "the graph asks before it acts"),
                 safety_class=value.get("safety_class", SafetyClass.UNSAFE_WRITE),
-                expires_in=value.get("expires_in"), request_key=key)
+                expires_in=value.get("expires_in"), request_key=key,
+                origin=origins.here("langgraph", tool=str(
+                    value["action"].get("tool") or value["action"].get("name") or "")
+                    or None))
             kind: Literal["approval", "interaction"] = "approval"
         else:
             item = self._ask(rid, key, thread_id, intr, refused)
@@ -493,12 +499,13 @@ class LangGraphBridge:
                     rid, InteractionKind.QUESTION, r.description[:4000],
                     request={"langgraph": {"thread_id": thread_id, "interrupt_id": intr.id,
                                            "shape": shape}, "tool": r.name, "args": r.args},
-                    request_key=f"{key}:{n}")
+                    request_key=f"{key}:{n}", origin=origins.here("langgraph", tool=r.name))
                 items.append({"kind": "interaction", "id": q.id})
             else:
                 a = self.j.approvals.request(rid, tool_action(r.name, r.args),
                                              reason=r.description[:2000],
-                                             request_key=f"{key}:{n}")
+                                             request_key=f"{key}:{n}",
+                                             origin=origins.here("langgraph", tool=r.name))
                 items.append({"kind": "approval", "id": a.id})
         payload = {"interrupt_id": intr.id, "kind": shape, "item_id": items[0]["id"],
                    "attempt": attempt, "items": items}
@@ -527,7 +534,8 @@ class LangGraphBridge:
             prompt = f"The graph refused the previous answer: {refused['error']}\n\n{prompt}"
         return self.j.interactions.ask(rid, kind, prompt, request=request,
                                        response_schema=schema, options=options,
-                                       request_key=key)
+                                       request_key=key,
+                                       origin=origins.here("langgraph", tool="interrupt"))
 
     def _refile(self, thread_id: str, answers: list[Pending], message: str) -> list[Pending]:
         """The answers were refused at resume: ask again, showing the error."""

@@ -205,6 +205,7 @@ class Session:
     run_id: str
     agent: str
     key: str = ""  # its key in Sessions.by_client
+    origin: dict[str, Any] = field(default_factory=dict)  # Origin fields but the tool
     in_flight: int = 0  # tool calls running now
     last_seen: float = 0.0  # anyio clock: when its last call ended
 
@@ -308,11 +309,20 @@ class ProctorMCP:
         params = ctx.request_context.session.client_params
         info = params.client_info if params is not None else None
         named = info.name if info is not None and info.name else None
+        over_http = http_session_id(ctx) is not None or \
+            getattr(ctx.request_context.request, "headers", None) is not None
+        host = None if over_http else host_process()
         agent = self.agent or (named if named not in LIBRARY_NAMES else None) \
-            or host_process_name() or named or "mcp-client"
+            or (host[0] if host else None) or named or "mcp-client"
         meta = {"via": "mcp", "protocol_version": ctx.protocol_version, "server_pid": os.getpid(),
                 "server_host": socket.gethostname(), "server_pid_scope": pid_scope(),
                 "client": info.model_dump(mode="json", exclude_none=True) if info else None}
+        peer = getattr(getattr(ctx.request_context.request, "client", None), "host", None)
+        meta["origin"] = {  # where its requests come from, as the host says (Origin)
+            "runtime": "mcp", "client": " ".join(filter(None, (named, info.version if info
+                                                               else None))) or None,
+            "process": host[0] if host else None, "pid": host[1] if host else None,
+            "host": peer if over_http else socket.gethostname()}
         return agent[:200], meta
 
     def open_session(self, agent: str, meta: dict[str, Any]) -> Session:
@@ -323,7 +333,7 @@ class ProctorMCP:
         except BaseException:
             journal.close()
             raise
-        return Session(journal=journal, run_id=run.id, agent=agent)
+        return Session(journal=journal, run_id=run.id, agent=agent, origin=meta["origin"])
 
     def fail_orphaned_runs(self) -> list[str]:
         """End the open runs that a dead server on this host left behind: failed, which
@@ -408,25 +418,27 @@ class ProctorMCP:
 
     # ------------------------------------------------------------ filing
     def file_approval(self, s: Session, key: str | None, tool_call_id: str, action: dict,
-                      reason: str, safety_class: str, expires_in: float | None) -> Approval:
+                      reason: str, safety_class: str, expires_in: float | None, *,
+                      tool: str = "request_approval") -> Approval:
         def file(run_id: str, request_key: str | None) -> Approval:
             return s.journal.approvals.request(
                 run_id, action, reason=reason, safety_class=safety_class,
-                expires_in=expires_in, request_key=request_key, tool_call_id=tool_call_id)
+                expires_in=expires_in, request_key=request_key, tool_call_id=tool_call_id,
+                origin={**s.origin, "tool": tool})
 
         return self.file_once(s, key, file, s.journal.approvals.filed_under,
                               ApprovalStatus.CANCELLED)
 
     def file_question(self, s: Session, key: str | None, question: str, schema: dict | None,
                       options: list | None, kind: str | None,
-                      expires_in: float | None) -> Interaction:
+                      expires_in: float | None, *, tool: str = "ask_human") -> Interaction:
         kind = kind or ("choice" if options else "form" if schema is not None else "question")
 
         def file(run_id: str, request_key: str | None) -> Interaction:
             return s.journal.interactions.ask(
                 run_id, kind, question, request={"via": "mcp", "agent": s.agent},
                 response_schema=schema, options=options, expires_in=expires_in,
-                request_key=request_key)
+                request_key=request_key, origin={**s.origin, "tool": tool})
 
         return self.file_once(s, key, file, s.journal.interactions.filed_under,
                               InteractionStatus.CANCELLED)
@@ -689,7 +701,7 @@ def register_tools(p: ProctorMCP) -> None:
         async def body(s: Session, call_id: str) -> Outcome:
             return await p.file_and_wait(ctx, s, lambda: p.file_approval(
                 s, args["idempotency_key"], call_id, args["action"], args["reason"],
-                args["safety_class"], args["expires_in"]), wait=wait,
+                args["safety_class"], args["expires_in"], tool=tool), wait=wait,
                 limit=args.get("wait_s"), kept=args["idempotency_key"] is not None)
 
         return await p.call(ctx, tool, args, args["idempotency_key"], body)
@@ -698,7 +710,7 @@ def register_tools(p: ProctorMCP) -> None:
         async def body(s: Session, _call_id: str) -> Outcome:
             return await p.file_and_wait(ctx, s, lambda: p.file_question(
                 s, args["idempotency_key"], args["question"], args["response_schema"],
-                args["options"], args["kind"], args["expires_in"]), wait=wait,
+                args["options"], args["kind"], args["expires_in"], tool=tool), wait=wait,
                 limit=args.get("wait_s"), kept=args["idempotency_key"] is not None)
 
         return await p.call(ctx, tool, args, args["idempotency_key"], body)
@@ -807,6 +819,12 @@ def host_process_name(pid: int | None = None, depth: int = 4) -> str | None:
     """The name of the program that started this stdio server (the agent), skipping
     launchers (uv run, sh -c, env): its script's stem (``refund_agent`` for
     ``python refund_agent.py``) or its executable's name. None where /proc is not there."""
+    found = host_process(pid, depth)
+    return found[0] if found else None
+
+
+def host_process(pid: int | None = None, depth: int = 4) -> tuple[str, int] | None:
+    """(name, pid) of the program that started this stdio server, as host_process_name."""
     pid = os.getppid() if pid is None else pid
     for _ in range(depth):
         try:
@@ -818,9 +836,9 @@ def host_process_name(pid: int | None = None, depth: int = 4) -> str | None:
         names = [Path(a).name for a in argv if not a.startswith("-")]
         script = next((Path(n).stem for n in names[1:] if n.endswith(".py")), None)
         if script:
-            return script[:200]
+            return script[:200], pid
         if names and Path(names[0]).name.split(".")[0] not in LAUNCHERS:
-            return Path(names[0]).name[:200]
+            return Path(names[0]).name[:200], pid
         pid = parent
     return None
 

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .. import errors
+from .. import origin as origins
 from ..journal import Journal
 from ..models import SafetyClass
 from .gates import Verdict, read_approval, stable_id, tool_action, verdict_of
@@ -140,7 +141,9 @@ class AgentsGate:
         approval = self.j.approvals.request(
             run_id_for(thread_id), tool_action(name, item_args(item)),
             reason=f"{agent} wants to call {name}",
-            request_key=f"openai-agents:{thread_id}:{call_id}")
+            request_key=f"openai-agents:{thread_id}:{call_id}",
+            origin=origins.here("openai-agents", tool=name,
+                                client=None if agent == "the agent" else agent))
         return approval.id
 
     def _claim(self, thread_id: str, key: str) -> AgentsOutcome | None:
@@ -148,7 +151,8 @@ class AgentsGate:
             self.j.effects.reserve(key, tool="openai-agents.resume", run_id=run_id_for(thread_id),
                                    action={"thread_id": thread_id},
                                    safety_class=SafetyClass.UNSAFE_WRITE,
-                                   lease_seconds=self.lease_seconds, owner=self.owner)
+                                   lease_seconds=self.lease_seconds, owner=self.owner,
+                                   origin=origins.here("openai-agents", tool="resume"))
         except errors.EffectBusy as exc:
             return self._outcome(thread_id, "claimed_elsewhere", detail=str(exc))
         except errors.EffectCommitted:

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .. import errors
+from .. import origin as origins
 from ..journal import Journal
 from ..models import SafetyClass
 from .gates import Verdict, read_approval, stable_id, tool_action, verdict_of
@@ -142,7 +143,8 @@ class DeferredGate:
         approval = self.j.approvals.request(
             run_id_for(thread_id), tool_action(call["tool_name"], call["args"]),
             reason=f"the agent wants to call {str(call['tool_name'])[:100]}",
-            request_key=f"pydantic-ai:{thread_id}:{call['tool_call_id']}")
+            request_key=f"pydantic-ai:{thread_id}:{call['tool_call_id']}",
+            origin=origins.here("pydantic-ai", tool=str(call["tool_name"])))
         return approval.id
 
     def _claim(self, thread_id: str, key: str) -> DeferredOutcome | None:
@@ -150,7 +152,8 @@ class DeferredGate:
             self.j.effects.reserve(key, tool="pydantic-ai.resume", run_id=run_id_for(thread_id),
                                    action={"thread_id": thread_id},
                                    safety_class=SafetyClass.UNSAFE_WRITE,
-                                   lease_seconds=self.lease_seconds, owner=self.owner)
+                                   lease_seconds=self.lease_seconds, owner=self.owner,
+                                   origin=origins.here("pydantic-ai", tool="resume"))
         except errors.EffectBusy as exc:
             return self._outcome(thread_id, "claimed_elsewhere", detail=str(exc))
         except errors.EffectCommitted:

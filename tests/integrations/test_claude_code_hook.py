@@ -55,6 +55,9 @@ def test_approved_on_the_desk_allows_exactly_the_tool_input(journal_path, desk):
     a = desk.journal.approvals.get(item.id)
     assert a.action == {"tool": "Bash", "args": EVENT["tool_input"]}
     assert a.agent == "claude-code"
+    assert (a.origin.runtime, a.origin.tool, a.origin.client) == \
+        ("claude-code", "Bash", "session sess-1")
+    assert a.origin.pid == os.getpid()  # the process that ran the hook: here, the test
     desk.approve(a.id, reason="build dir only")
     out = result(hook)
     verdict, reason = decision(out)

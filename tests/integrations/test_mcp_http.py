@@ -96,6 +96,10 @@ def test_one_approval_end_to_end_over_http(http_server, tmp_path, desk, mode):
     assert out["status"] == "approved" and out["reason"] == "fine over http"
     run = desk.journal.runs.get(out["run_id"])
     assert run.agent == "test-host"
+    origin = desk.journal.approvals.get(out["id"]).origin
+    assert (origin.runtime, origin.tool, origin.host) == ("mcp", "request_approval",
+                                                          "127.0.0.1")
+    assert origin.client == "test-host 1.0" and origin.pid is None  # a remote peer
     assert wait_ended(desk, run.id) == "completed"
 
 

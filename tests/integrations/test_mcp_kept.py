@@ -183,3 +183,13 @@ def test_the_operator_stopping_a_detached_run_withdraws_its_kept_request(journal
     out = anyio.run(call, journal_path, "await_decision", {"id": filed["id"], "wait_s": 0})
     assert out["status"] == "withdrawn" and "wrong customer" in out["reason"]
     assert desk.journal.runs.get(run.id).status == "cancelled"
+
+
+def test_the_origin_names_the_runtime_the_client_and_the_tool(journal_path, desk):
+    filed = anyio.run(call, journal_path, "submit_approval", KEYED)
+    asked = anyio.run(call, journal_path, "submit_question", {"question": "Which one?"})
+    origin = desk.journal.approvals.get(filed["id"]).origin
+    assert (origin.runtime, origin.tool, origin.client) == ("mcp", "submit_approval",
+                                                            "refund-bot 1.0")
+    assert origin.host  # this machine (stdio and in memory)
+    assert desk.journal.interactions.get(asked["id"]).origin.tool == "submit_question"
