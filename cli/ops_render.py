@@ -201,6 +201,15 @@ def run_line(item: Any) -> None:
           f"({ident(item.project)}/{ident(item.space)}, agent {ident(item.agent)})")
 
 
+def origin_line(item: Any) -> None:
+    """Where the request came from: the agent's own word, escaped like all agent text."""
+    from proctor.core.origin import describe
+
+    if getattr(item, "origin", None) is not None:
+        field("origin", clean(describe(item.origin), 600, one_line=True)
+              + "   (as the agent reports it)")
+
+
 def show_decisions(decisions: list, limit: int | None, signatures: dict | None = None) -> None:
     """Each decision, with its signature state (signed by whom / unsigned / invalid)."""
     if decisions:
@@ -218,6 +227,7 @@ def show_approval(data: dict, limit: int | None) -> None:
     a = data["item"]
     print(f"approval {ident(a.id)}  [{a.status.value}]  version {a.version}")
     run_line(a)
+    origin_line(a)
     field("action", f"{clean(a.action_name, 200)}   safety {a.safety_class.value}   "
           f"requested scope {a.requested_scope.value}")
     field("reason", a.reason, limit)
@@ -244,6 +254,7 @@ def show_question(data: dict, limit: int | None) -> None:
     q = data["item"]
     print(f"question {ident(q.id)}  [{q.status.value}]  {q.kind.value}  version {q.version}")
     run_line(q)
+    origin_line(q)
     field("created", when(q.created_at))
     if q.expires_at:
         field("expires", when(q.expires_at))
@@ -291,6 +302,7 @@ def show_conflict(data: dict, limit: int | None) -> None:
     field("entry", f"{ident(entry.id)}  “{clean(r.title, 200, one_line=True)}”  "
           f"({r.scope.value}: {clean(r.scope_key, 200, one_line=True)})")
     field("from", clean(r.incoming_source, 200, one_line=True))
+    origin_line(r)
     if r.run_id:
         field("run", ident(r.run_id))
     field("created", when(r.created_at))
@@ -317,6 +329,7 @@ def show_effect(data: dict, limit: int | None) -> None:
     print(f"effect {clean(e.key, 300, one_line=True)}  [{e.status.value}]  attempt {e.attempt}  "
           f"version {e.version}")
     field("tool", f"{clean(e.tool, 200, one_line=True)}   safety {e.safety_class.value}")
+    origin_line(e)
     if e.run_id:
         field("run", ident(e.run_id))
     if e.approval_id:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core.models import InboxItem, InboxKind
+from proctor.core.origin import describe
 
 from ..actions import ActionRegistry
 from ..errors import ErrorPresenter
@@ -43,6 +44,14 @@ class DetailContext:
     read_only: bool
     settings: Any = None  # the desk's DeskSettings (credential references are kept there)
     settle: Any = None  # the inbox's settle.Settle: is a decision now a deliberate one?
+
+
+def origin_text(item: InboxItem) -> str:
+    """"From mcp · refund_agent (pid 4242 on host-a) · tool request_approval (as the agent
+    reports it)": agent text, escaped and bounded by ``fmt.bounded``."""
+    if item.origin is None:
+        return "From: not reported"
+    return f"From {fmt.bounded(describe(item.origin), 300)} (as the agent reports it)"
 
 
 class DetailWidget(QWidget):
@@ -68,6 +77,8 @@ class DetailWidget(QWidget):
         self.title.setAccessibleName("Item title")
         self.icon = plain_label(parent=self, selectable=False)
         self.subtitle = plain_label(parent=self, name="Muted")
+        self.origin = plain_label(parent=self, name="Muted")
+        self.origin.setAccessibleName("Where the request came from, as the agent reports it")
         self.run_button = QPushButton("Open run", self)
         self.run_button.setAccessibleName("Open the run this item belongs to")
         self.run_button.clicked.connect(self._on_open_run)
@@ -83,6 +94,7 @@ class DetailWidget(QWidget):
         inner = QVBoxLayout(content)
         inner.addLayout(head)
         inner.addWidget(self.subtitle)
+        inner.addWidget(self.origin)
         inner.addLayout(self.body)
         inner.addStretch(1)
         scroll = QScrollArea(self)
@@ -112,6 +124,8 @@ class DetailWidget(QWidget):
         self.icon.setPixmap(kind_icon(item.kind.value).pixmap(28, 28))
         self.subtitle.setText(f"{item.agent} · {item.project}/{item.space} · "
                               f"requested {fmt.clock(item.created_at)}")
+        self.origin.setText(origin_text(item))
+        self.origin.setToolTip(fmt.bounded(describe(item.origin), 1000) if item.origin else "")
         self.run_button.setVisible(bool(item.run_id))
         self.show_row(item)
         if not same:

@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from proctor.core.models import InboxFilter, InboxItem
+from proctor.core.origin import describe, short
 
 from ..tasks import TaskRunner
 from ..widgets import fmt
@@ -26,9 +27,17 @@ COL_KIND, COL_SUMMARY, COL_SAFETY, COL_AGE, COL_EXPIRES = range(5)
 
 
 def second_line(item: InboxItem) -> str:
-    """Who asked and in which run (the muted line under the summary)."""
+    """Who asked, in which run and through what (the muted line under the summary; the
+    origin in its compact form, "via mcp/refund_agent", as the agent reports it)."""
     run = f" · {item.run_title}" if item.run_title else ""
-    return f"{KIND_TITLES.get(item.kind.value, '')} · {item.agent}{run} · {item.project}"
+    via = f" {short(item.origin)}" if item.origin is not None else ""
+    return f"{KIND_TITLES.get(item.kind.value, '')} · {item.agent}{via}{run} · {item.project}"
+
+
+def tooltip(item: InboxItem) -> str:
+    origin = f"\nfrom {describe(item.origin)} (as the agent reports it)" if item.origin \
+        else ""
+    return f"{item.summary}\n\n{second_line(item)}{origin}"
 
 
 def expires_text(item: InboxItem) -> str:
@@ -40,8 +49,7 @@ def expires_text(item: InboxItem) -> str:
 COLUMNS = [
     Column("", lambda i: "", tip=lambda i: KIND_TITLES.get(i.kind.value, ""),
            align=Qt.AlignmentFlag.AlignCenter, width=34),
-    Column("Request", lambda i: i.summary, tip=lambda i: f"{i.summary}\n\n{second_line(i)}",
-           width=360),
+    Column("Request", lambda i: i.summary, tip=tooltip, width=360),
     Column("Safety", lambda i: (i.safety_class or "").replace("_", " "), width=136),
     Column("Age", lambda i: fmt.age(i.created_at),
            tip=lambda i: f"requested {fmt.clock(i.created_at)}",

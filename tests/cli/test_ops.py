@@ -149,6 +149,23 @@ def test_show_prints_agent_text_literally_and_bounded(cli, journal: Path) -> Non
     assert "<script>alert(1)</script>" in cli("runs", "--limit", "3").out
 
 
+def test_show_names_where_a_request_came_from_escaped(cli, journal: Path) -> None:
+    origin = {"runtime": "mcp", "process": "refund_agent\x1b]0;owned\x07", "pid": 4242,
+              "host": "build-7", "tool": "request_approval", "client": "refund-bot\n1.0"}
+    with Journal.open(journal, actor=Actor.agent("refund-bot")) as agent:
+        run = agent.runs.start("shop", "refunds")
+        approval = agent.approvals.request(run.id, {"tool": "refund"}, reason="r",
+                                           origin=origin)
+        effect = agent.effects.reserve("fx-origin", tool="bank.refund", run_id=run.id,
+                                       origin={"runtime": "langgraph", "tool": "refund"})
+    out = cli("show", approval.id).out
+    [line] = [li for li in out.splitlines() if li.startswith("origin")]
+    assert "mcp · refund_agent\\x1b]0;owned\\x07 (pid 4242 on build-7)" in line
+    assert "tool request_approval · client refund-bot\\n1.0" in line
+    assert "(as the agent reports it)" in line and "\x1b" not in out
+    assert "origin      langgraph" in cli("show", effect.key).out
+
+
 def test_approve_then_refusals(cli, journal: Path) -> None:
     first, second = pending(journal, "approval")[:2]
     result = cli("approve", first.id, "--reason", "looks right")
