@@ -75,7 +75,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-HOOKS = ("claude-code",)
+HOOKS = ("claude-code", "codex")
 
 
 def register_hook(sub: argparse._SubParsersAction) -> None:
@@ -85,18 +85,22 @@ def register_hook(sub: argparse._SubParsersAction) -> None:
                     "for the operator and print the agent's decision JSON. claude-code: a "
                     "PreToolUse command hook; prints permissionDecision allow / deny (with "
                     "the operator's reason) / ask. Its own errors and a timeout answer 'ask', "
-                    "never 'allow'.")
-    p.add_argument("agent_kind", choices=HOOKS, metavar="AGENT", help="claude-code")
+                    "never 'allow'. codex: Codex CLI's PreToolUse hook, which honours only "
+                    "'deny' (anything else runs the call): approved prints nothing, denied, "
+                    "edited, timed out and the hook's own errors print 'deny'.")
+    p.add_argument("agent_kind", choices=HOOKS, metavar="AGENT", help="claude-code or codex")
     p.add_argument("--journal", default=None,
                    help="journal file (default: $PROCTOR_JOURNAL); it must exist")
     p.add_argument("--timeout", type=float, default=55.0,
                    help="seconds to wait for the operator before answering 'ask' (default 55; "
                         "keep it below the hook's timeout in settings.json)")
-    p.add_argument("--agent", default="claude-code", help="agent name on the desk")
+    p.add_argument("--agent", default=None,
+                   help="agent name on the desk (default: claude-code / codex)")
     p.add_argument("--trust", metavar="FILE", default=None,
                    help="a trusted-operators file: only a decision a trusted operator signed "
                         "allows or denies (default: $PROCTOR_TRUSTED_OPERATORS, if set)")
-    p.add_argument("--project", default="claude-code", help="project of the runs")
+    p.add_argument("--project", default=None,
+                   help="project of the runs (default: claude-code / codex)")
     p.set_defaults(func=run_hook)
 
 
@@ -105,20 +109,35 @@ def run_hook(args: argparse.Namespace) -> int:
     import os
     import signal
 
-    from proctor.core.integrations.claude_code import ask, decide
+    if args.agent_kind == "codex":
+        from proctor.core.integrations.codex import decide
+        from proctor.core.integrations.codex import refuse as fallback
+    else:
+        from proctor.core.integrations.claude_code import ask, decide
+
+        def fallback(reason: str) -> dict:
+            return ask(f"{reason}; asking instead")
 
     def stop(signum: int, _frame: object) -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
+    kind = args.agent_kind
     try:
         raw = sys.stdin.read()
     except (OSError, UnicodeDecodeError) as exc:
-        out = ask(f"stdin could not be read ({type(exc).__name__}); asking instead")
+        out = fallback(f"stdin could not be read ({type(exc).__name__})")
     else:
-        out = decide(raw, args.journal or os.environ.get("PROCTOR_JOURNAL"),
-                     timeout=args.timeout, agent=args.agent, project=args.project,
-                     trust=args.trust)
+        try:
+            out = decide(raw, args.journal or os.environ.get("PROCTOR_JOURNAL"),
+                         timeout=args.timeout, agent=args.agent or kind,
+                         project=args.project or kind, trust=args.trust)
+        except SystemExit:
+            if kind != "codex":
+                raise
+            # stopped mid-wait (the request is withdrawn): Codex would run the call on a
+            # silent exit, so say no first
+            out = fallback("the hook was stopped before a decision")
     if out is not None:
         sys.stdout.write(json.dumps(out, ensure_ascii=True) + "\n")
         sys.stdout.flush()

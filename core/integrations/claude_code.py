@@ -107,7 +107,10 @@ def decide(raw: str, journal_path: str | None, *, timeout: float = 55.0,
 
 
 def file_and_wait(event: dict[str, Any], journal_path: str, *, timeout: float, agent: str,
-                  project: str, trust: Any = None) -> Verdict:
+                  project: str, trust: Any = None, runtime: str = "claude-code",
+                  label: str = "Claude Code") -> Verdict:
+    """File the event's tool call as an approval (one run per ``runtime`` session) and wait
+    for the operator; shared by the Claude Code and Codex hooks."""
     from pathlib import Path
 
     if not Path(journal_path).expanduser().exists():
@@ -115,22 +118,23 @@ def file_and_wait(event: dict[str, Any], journal_path: str, *, timeout: float, a
     session = event.get("session_id") or "unknown-session"
     with Journal.open(Path(journal_path).expanduser(), actor=Actor.agent(agent),
                       create=False, trust=trust) as j:
-        run = j.runs.start(project, f"Claude Code session {session[:60]}", agent=agent,
-                           run_id=stable_id("run_cc_", "claude-code", session),
-                           metadata={"via": "claude-code", "session_id": session,
+        prefix = "run_cc_" if runtime == "claude-code" else f"run_{runtime}_"
+        run = j.runs.start(project, f"{label} session {session[:60]}", agent=agent,
+                           run_id=stable_id(prefix, runtime, session),
+                           metadata={"via": runtime, "session_id": session,
                                      "cwd": event.get("cwd")})
         tool_use_id = event.get("tool_use_id")
         approval = j.approvals.request(
             run.id, tool_action(event["tool_name"], event["tool_input"]),
-            reason=f"Claude Code wants to use {event['tool_name'][:100]}"
+            reason=f"{label} wants to use {event['tool_name'][:100]}"
                    + (f" in {event['cwd'][:300]}" if event.get("cwd") else ""),
-            request_key=(f"claude-code:{session}:{tool_use_id}" if tool_use_id else None),
-            origin=origins.make(runtime="claude-code", tool=str(event["tool_name"]),
+            request_key=(f"{runtime}:{session}:{tool_use_id}" if tool_use_id else None),
+            origin=origins.make(runtime=runtime, tool=str(event["tool_name"]),
                                 pid=os.getppid(),  # the agent that ran this hook
                                 host=socket.gethostname(), client=f"session {session}"))
         try:
             return wait_or_withdraw(j, approval.id, timeout,
-                                    f"no decision within {timeout:g} s; Claude Code asks instead")
+                                    f"no decision within {timeout:g} s; the hook stopped waiting")
         except BaseException:  # killed by Claude Code's own timeout, Ctrl-C: nobody waits
             withdraw(j, approval.id, "the hook was stopped before a decision")
             raise
