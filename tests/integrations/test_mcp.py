@@ -275,23 +275,6 @@ def test_retry_after_a_timeout_gets_the_same_request_back(journal_path, desk):
     assert desk.journal.audit.for_entity(kept_id)[0].action != "interaction.withdrawn"
 
 
-class CountedFiling(ProctorMCP):
-    """Counts finished filings (a rejoin is a filing that returns the existing request)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.filed = threading.Semaphore(0)
-
-    def file_approval(self, *args: Any, **kwargs: Any):
-        item = super().file_approval(*args, **kwargs)
-        self.filed.release()
-        return item
-
-    def wait_filed(self, count: int) -> None:
-        for _ in range(count):
-            assert self.filed.acquire(timeout=20), "an approval was never filed"
-
-
 def test_a_kept_request_withdrawn_with_its_run_is_not_rejoined(journal_path, desk):
     """The operator stops the run that holds a kept request: the key files a fresh one in the
     next session (the withdrawn one is never handed back as if it were open)."""
