@@ -97,22 +97,26 @@ def journal_path(args: argparse.Namespace, positional: str | None = None) -> str
 
 
 def open_journal(args: argparse.Namespace, *, write: bool,
-                 positional: str | None = None) -> Journal:
+                 positional: str | None = None, warn_lost: bool = True) -> Journal:
     path = journal_path(args, positional)
     name = operator_name(args)
     try:
-        return Journal.open(path, actor=Actor.operator(name),
-                            signer=operator_signer(name) if write else None,
-                            read_only=not write, create=False,
-                            on_old_schema="migrate" if getattr(args, "migrate", False)
-                            else "error" if write else "read_only",
-                            busy_timeout=args.timeout)
+        j = Journal.open(path, actor=Actor.operator(name),
+                         signer=operator_signer(name) if write else None,
+                         read_only=not write, create=False,
+                         on_old_schema="migrate" if getattr(args, "migrate", False)
+                         else "error" if write else "read_only",
+                         busy_timeout=args.timeout)
     except errors.NotFound as err:
         raise Unusable(f"no journal at {Path(path).expanduser().absolute()}",
                        "Check the path (--journal or PROCTOR_JOURNAL).") from err
     except errors.SchemaTooOld as err:
         raise Unusable(err.message, "Pass --migrate to upgrade it (a backup is made "
                        "first), or use a Proctor of its version.") from err
+    if j.lost_tail is not None and warn_lost:  # verify reports it as its first problem
+        print(f"proctor: warning: {render.clean(j.lost_tail.sentence, 2000, one_line=True, more='')}"
+              f"; run `proctor verify`", file=sys.stderr)
+    return j
 
 
 def operator_signer(name: str) -> Any:
@@ -401,7 +405,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if trust.problem:
             print(f"proctor verify: warning: {render.clean(trust.problem)}; nobody is trusted",
                   file=sys.stderr)
-    j = open_journal(args, write=False, positional=args.journal_path)
+    j = open_journal(args, write=False, positional=args.journal_path, warn_lost=False)
     try:
         if args.run:
             j.runs.get(args.run)  # an unknown run is refused, not "ok: 0 runs"

@@ -232,8 +232,13 @@ def translate(err: BaseException) -> errors.ProctorError | None:
     if name.startswith("SQLITE_READONLY") or "readonly" in msg:
         return errors.StoreReadOnly(f"the journal is read-only: {msg}")
     if name == "SQLITE_IOERR_SHORT_READ":
-        return errors.StoreError(f"the journal's files changed under this process: {msg}",
-                                 hint="Nothing was changed. Retry; the journal was reopened.")
+        # the -wal index (-shm) names frames its -wal no longer has: deleted or replaced
+        return errors.StoreIOError(
+            f"the journal's -wal file was deleted or replaced while it was open ({msg}): "
+            "what it held since the last checkpoint may be lost",
+            hint="Nothing was changed by this call. Close every program that has the journal "
+                 "open (the desk, agents), check that nothing else deletes journal files, "
+                 "then reopen it and run `proctor verify`.")
     if name.startswith("SQLITE_FULL") or name == "SQLITE_IOERR_WRITE":
         # a short write: ENOSPC, or EFBIG past a file-size limit (SQLite says IOERR_WRITE)
         return errors.StoreFull(f"the journal could not be written: {msg}")

@@ -209,6 +209,7 @@ class Journal:
         self._reader = db.make_engine(path, read_only=read_only, immediate=False,
                                       timeout=busy_timeout, synchronous=synchronous)
         self.schema_revision = db.SCHEMA_HEAD
+        self.lost_tail: Any = None  # a witness.LostTail found at open
         from .services import attach_services
 
         attach_services(self)
@@ -254,6 +255,10 @@ class Journal:
             except BaseException:
                 journal.close()
                 raise
+            from .witness import check
+
+            # changes a desk saw that the journal lost (its -wal deleted): never raises
+            journal.lost_tail = check(journal)
         except errors.StoreError as err:
             if isinstance(err, errors.Corrupt) and not isinstance(err, errors.NotAJournal):
                 db.check_header(path)  # SQLite refused it: is it a database file at all?

@@ -33,6 +33,7 @@ def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None,
         for name in sorted(journal.missing_triggers()):
             problems.append(VerifyProblem(what="trigger missing", where=name,
                                           detail="evidence rows are no longer protected"))
+        _verify_tail(journal, problems)
     runs, events = _verify_runs(journal, problems, run_id)
     audits = 0 if run_id else _verify_audit(journal, problems)
     counts = None
@@ -52,6 +53,18 @@ def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None,
                         signatures=counts,
                         trusted=run_id is None and (trust is not None or
                                                     journal.trust is not None))
+
+
+def _verify_tail(journal: Journal, problems: list[VerifyProblem]) -> None:
+    """Changes a desk saw (its head witness, core/witness.py) that the journal lacks: a
+    -wal deleted before its checkpoint leaves a shorter chain that agrees with itself."""
+    from .witness import check
+
+    lost = check(journal)
+    if lost is not None:
+        span = f"changes {lost.first_missing}..{lost.last_seen}"
+        problems.insert(0, VerifyProblem(what="changes missing", where=span,
+                                         detail=f"{lost.sentence}. {lost.hint}"))
 
 
 def _counted_without_trust(conn: Any, counts: dict[str, int]) -> dict[str, int]:

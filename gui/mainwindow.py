@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from proctor.core import Journal
 from proctor.core.errors import StoreBusy
 from proctor.core.models import ChangeSet
+from proctor.core.witness import LostTail
 
 from . import logging_setup
 from .about import AboutDialog
@@ -232,6 +233,9 @@ class MainWindow(QMainWindow):
         self.status.set_journal(str(j.path), j.schema_revision, j.actor.name, bool(j.read_only))
         self.status.set_exposure(exposure_warning(j.path))
         self.sidebar.select("inbox")
+        lost = getattr(j, "lost_tail", None)
+        if lost is not None:
+            self.show_lost_tail(lost)
         self.services.runner.run(j.changes.latest, on_done=self._on_latest, owner=self)
 
     def _on_latest(self, seq: int) -> None:
@@ -334,6 +338,12 @@ class MainWindow(QMainWindow):
             "had it open: requests written since its last checkpoint may be lost, and agents "
             "may get disk I/O errors. Close and reopen the journal, check that nothing else "
             "deletes journal files, and run `proctor verify`.", Level.ERROR)
+
+    def show_lost_tail(self, lost: LostTail) -> None:
+        """The journal lacks changes a desk saw in it (core/witness.py): say so, and stay."""
+        self.status.set_fault(StoreState.TAIL_LOST)
+        self.notice.show_message(f"{lost.sentence[0].upper()}{lost.sentence[1:]}. {lost.hint}",
+                                 Level.ERROR)
 
     def show_damage(self, why: str) -> None:
         """The journal is damaged (quick check at open, or a failing read): say so once."""

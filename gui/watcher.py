@@ -20,13 +20,16 @@ from typing import Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
+from proctor.core import errors
 from proctor.core.models import ChangeSet
+from proctor.core.witness import HeadWitness, journal_id
 
 from .tasks import TaskRunner
 
 POLL_MS = 400
 MAX_BATCH = 5000
 FOLLOW_UP_MS = (2, 8, 25, 80)
+WITNESS_MS = 1000  # the head witness is written at most this often (core/witness.py)
 
 
 class JournalWatcher(QObject):
@@ -66,6 +69,16 @@ class JournalWatcher(QObject):
         self._follow_up = QTimer(self)
         self._follow_up.setSingleShot(True)
         self._follow_up.timeout.connect(self._on_follow_up)
+        # what this desk saw, kept beside the journal: a -wal lost before its checkpoint is
+        # found later by `proctor verify` or the next open. A journal that already lacks
+        # what the witness saw keeps the witness as it is (the finding stays until accepted).
+        self.witness = HeadWitness(self._path)
+        self._witness_frozen = getattr(journal, "lost_tail", None) is not None \
+            or bool(getattr(journal, "read_only", False))
+        self._witness_timer = QTimer(self)
+        self._witness_timer.setSingleShot(True)
+        self._witness_timer.setInterval(WITNESS_MS)
+        self._witness_timer.timeout.connect(self._write_witness)
 
     # ------------------------------------------------------------ lifecycle
     def start(self, since: int) -> None:
@@ -84,6 +97,12 @@ class JournalWatcher(QObject):
         self._stopped = True
         self._again = False
         self.pause()
+        self._witness_timer.stop()
+        if not self._witness_frozen and self.witness.dirty:
+            data = self.witness.snapshot()  # the head seen last, before the desk lets go
+            if data is not None:
+                data["journal_id"] = self.witness.journal_id
+                self.witness.write(data)
 
     def pause(self) -> None:
         """No more file events, follow-ups or polls; explicit reads (refresh_now) still
@@ -125,6 +144,7 @@ class JournalWatcher(QObject):
             inode = None
         if self._wal_inode is not None and inode != self._wal_inode and not self.wal_was_lost:
             self.wal_was_lost = True
+            self._witness_lost_wal()
             self.wal_lost.emit()
         if inode is not None:
             self._wal_inode = inode
@@ -198,6 +218,7 @@ class JournalWatcher(QObject):
             self._follow_ups = []
             self._follow_up.stop()
             self.last_seq = cs.until
+            self._observe(cs)
             self.seen_at.emit(max(c.created_at for c in cs.changes))
             self.changed.emit(cs)
         elif self._follow_ups and not self._again:
@@ -205,6 +226,46 @@ class JournalWatcher(QObject):
         if self._again or len(cs.changes) >= MAX_BATCH:
             self._again = False
             self._read()
+
+    # ------------------------------------------------------------ head witness
+    def _observe(self, cs: ChangeSet) -> None:
+        if self._witness_frozen:
+            return
+        self.witness.observe(cs.changes)
+        if not self._witness_timer.isActive():
+            self._witness_timer.start()
+
+    @Slot()
+    def _write_witness(self) -> None:
+        if self._witness_frozen or not self.witness.dirty:
+            return
+        data = self.witness.snapshot()
+        if data is None:
+            return
+        witness, journal = self.witness, self._journal
+
+        def write() -> bool:  # a worker: the journal's id once, then the file
+            try:
+                if witness.journal_id is None:
+                    witness.journal_id = journal_id(journal)
+                data["journal_id"] = witness.journal_id
+            except errors.ProctorError:
+                pass  # only a witness: written without the id
+            return witness.write(data)
+
+        self._runner.run(write, owner=self)
+
+    def _witness_lost_wal(self) -> None:
+        """The -wal vanished: write what was seen before it, now, and keep it so."""
+        if self._witness_frozen:
+            return
+        self._witness_frozen = True
+        self._witness_timer.stop()
+        self.witness.lost_wal()
+        data = self.witness.snapshot()
+        if data is not None:  # on this thread: the desk may not live much longer
+            data["journal_id"] = self.witness.journal_id
+            self.witness.write(data)
 
     def _on_read_error(self, exc: BaseException) -> None:
         self._reading = False

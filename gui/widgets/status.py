@@ -21,10 +21,11 @@ class StoreState(StrEnum):
     ERROR = "error"
     DAMAGED = "damaged"
     WAL_DELETED = "-wal deleted"
+    TAIL_LOST = "changes missing"
 
 
 # Faults that stay until the journal is reopened: no later successful call clears them.
-STICKY = (StoreState.DAMAGED, StoreState.WAL_DELETED)
+STICKY = (StoreState.DAMAGED, StoreState.WAL_DELETED, StoreState.TAIL_LOST)
 
 
 STATE_TIPS = {
@@ -38,6 +39,8 @@ STATE_TIPS = {
     StoreState.WAL_DELETED: "The journal's -wal file was deleted while it was open: what it "
                             "held may be lost. Close and reopen the journal, check that "
                             "nothing else deletes journal files, and run `proctor verify`.",
+    StoreState.TAIL_LOST: "Changes this desk saw earlier are not in the journal (its -wal "
+                          "was lost): run `proctor verify` and restore it from a backup.",
 }
 
 

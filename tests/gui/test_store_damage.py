@@ -91,6 +91,67 @@ def test_a_wal_deleted_under_the_desk_is_reported_not_store_ok(qtbot, journal_pa
     assert no_dialogs == []
 
 
+AGENT_REQUEST = """
+import json, sys
+from proctor.core import Actor, Journal
+with Journal.open(sys.argv[1], actor=Actor.agent("bot")) as j:
+    run = j.runs.start("shop", "ship it")
+    print(json.dumps({"run": run.id, "approval": j.approvals.request(
+        run.id, {"tool": "deploy"}, reason="ship").id}))
+"""
+
+
+def test_a_wal_lost_under_the_desk_is_named_by_verify_and_the_next_open(
+        qtbot, journal_path, open_desk, desks, no_dialogs):
+    """The tail the deleted -wal held is gone once the desk lets go (nothing else can
+    checkpoint it): the witness the desk keeps beside the journal lets `proctor verify` and
+    the next desk name what is missing."""
+    import json
+    import subprocess
+    import sys
+
+    from proctor.core import verify
+    from proctor.core.witness import witness_path
+
+    window = open_desk(journal_path)
+    qtbot.waitUntil(window.services.watcher.watching_wal, timeout=WAIT_MS)
+    out = subprocess.run([sys.executable, "-c", AGENT_REQUEST, str(journal_path)],
+                         capture_output=True, text=True, timeout=120, check=True)
+    ids = json.loads(out.stdout)  # acknowledged to the agent, in the -wal only
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{ids['approval']}") >= 0,
+                    timeout=WAIT_MS)
+    subprocess.run(["rm", f"{journal_path}-wal"], check=True)  # no checkpoint first
+    qtbot.waitUntil(lambda: window.status.current_state() is StoreState.WAL_DELETED,
+                    timeout=WAIT_MS)
+    assert witness_path(journal_path).exists()
+    first, runner = desks.opened.pop()  # the desk lets go of the journal
+    first.close()
+    assert runner.shutdown(WAIT_MS) and first.services.guard.violations == []
+
+    with Journal.open(journal_path, actor=Actor.operator("auditor"), read_only=True) as j:
+        with pytest.raises(errors.NotFound):  # the acknowledged request is gone
+            j.approvals.get(ids["approval"])
+        report = verify(j)
+        lost = j.lost_tail
+    assert lost is not None and f"approval {ids['approval']}" in lost.lost
+    assert lost.wal_lost_at is not None and "deleted while a desk had it open" in lost.sentence
+    assert not report.ok and report.problems[0].what == "changes missing"
+    cli = subprocess.run([sys.executable, "-m", "proctor", "verify", str(journal_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert cli.returncode != 0 and "Traceback" not in cli.stderr
+    assert "FAILED: changes missing" in cli.stdout and ids["approval"] in cli.stdout
+
+    again = open_desk(journal_path)  # the next open says so, and it stays
+    assert again.status.current_state() is StoreState.TAIL_LOST
+    assert again.status.state.text() == "store: changes missing"
+    notice = again.notice.text()
+    assert ids["approval"] in notice and "backup" in notice
+    again.refresh_all()
+    qtbot.waitUntil(lambda: again.services.runner.pending() == 0, timeout=WAIT_MS)
+    assert again.status.current_state() is StoreState.TAIL_LOST
+    assert no_dialogs == []
+
+
 def test_disk_io_errors_are_not_called_a_full_disk():
     err = sqlite3.OperationalError("disk I/O error")
     err.sqlite_errorname = "SQLITE_IOERR_FSTAT"
