@@ -11,6 +11,8 @@ a bar (or a point of the event lane) asks for the event at that time.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
@@ -27,8 +29,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QFrame,
+    QGraphicsItem,
     QGraphicsPathItem,
-    QGraphicsRectItem,
     QGraphicsScene,
     QGraphicsSceneHoverEvent,
     QGraphicsView,
@@ -39,6 +41,7 @@ from PySide6.QtWidgets import (
 from proctor.core.timeline import RunTimeline, Span
 
 from ..runs.status import color, words
+from ..tasks import PresentationPool, Ticket
 from ..widgets import fmt
 from .layout import LANES, Placed, pack, tick_label, tick_step, ticks
 
@@ -53,6 +56,7 @@ RIGHT_PAD = 24
 MIN_BAR = 3.0
 MAX_PPS = 50_000.0  # pixels per second at the deepest zoom (20 µs per pixel)
 CLICK_SLOP = 4
+PACK_INLINE = 1000  # spans packed on the GUI thread; more are packed on the presentation pool
 
 
 def span_text(span: Span) -> str:
@@ -67,55 +71,168 @@ def span_text(span: Span) -> str:
                        f"{fmt.clock(span.start)} → {end}"] + extra[:4])
 
 
-class SpanItem(QGraphicsRectItem):
-    """One bar. Hover reports the span to the view; painting elides its label."""
+class Bar:
+    """One span's bar: where it goes (lane, row) and its rectangle at the view's zoom. No
+    Qt item of its own: one ``BarsLayer`` paints the bars in sight (a scene item per bar
+    made a 20 000-call run's timeline freeze the window for minutes)."""
+
+    __slots__ = ("placed", "span", "view")
+
+    def __init__(self, placed: Placed, view: TimelineView) -> None:
+        self.placed = placed
+        self.span = placed.span
+        self.view = view
 
     def shown_text(self) -> str:
         """The bar's text as painted: agent text bounded and escaped."""
         return fmt.bounded(f"{self.span.label} · {words(self.span.status)}", 300)
 
-    def __init__(self, placed: Placed, view: TimelineView) -> None:
+    def rect(self) -> QRectF:
+        view, p = self.view, self.placed
+        x0, x1 = view.x_of(p.span.start), view.x_of(p.end)
+        y = view.lane_top(p.lane) + LANE_PAD + p.row * (ROW_H + ROW_GAP)
+        return QRectF(x0, y, max(x1 - x0, MIN_BAR), ROW_H)
+
+
+class Row:
+    """The bars of one row of one lane, by start; ``reach[i]``: the latest end among the
+    first i+1 (so the bars in a time range are found by bisection)."""
+
+    __slots__ = ("bars", "starts", "reach")
+
+    def __init__(self, bars: list[Bar]) -> None:
+        self.bars = bars
+        self.starts = [b.span.start for b in bars]
+        self.reach = list(accumulate((b.placed.end for b in bars), max))
+
+    def between(self, t0: float, t1: float) -> range:
+        """Indexes of the bars that may show between times t0 and t1."""
+        return range(bisect_left(self.reach, t0), bisect_right(self.starts, t1))
+
+
+class Layout:
+    """The packed bars of one timeline, grouped by (lane, row)."""
+
+    def __init__(self, bars: list[Bar], rows: list[int]) -> None:
+        self.bars = bars
+        self.rows = rows
+        grouped: dict[tuple[int, int], list[Bar]] = {}
+        for bar in bars:  # pack() gives each lane's bars by start
+            grouped.setdefault((bar.placed.lane, bar.placed.row), []).append(bar)
+        self.groups = {key: Row(group) for key, group in grouped.items()}
+        self.by_id = {bar.span.id: bar for bar in bars}
+
+
+EMPTY = Layout([], [0] * len(LANES))
+
+
+def lay_out(spans: list[Span], until: float, view: TimelineView,
+            ticket: Ticket | None = None) -> Layout:
+    """Pure Python, no Qt call: runs on the presentation pool for a large run."""
+    placed, rows = pack(spans, until)
+    return Layout([Bar(p, view) for p in placed], rows)
+
+
+class BarsLayer(QGraphicsItem):
+    """Paints the bars in the exposed area, later ones over earlier ones, at most one per
+    pixel column of a row (a bar that starts in the pixel of the bar drawn just before and
+    ends inside it is not drawn again), and finds the bar under a point (the latest)."""
+
+    def __init__(self, view: TimelineView) -> None:
         super().__init__()
-        self.placed = placed
-        self.span = placed.span
         self._view = view
+        self._hover: Bar | None = None
+        self._rect = QRectF()
         self.setAcceptHoverEvents(True)
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        base = color(self.span.status)
-        fill = QColor(base)
-        fill.setAlpha(150)
-        self.setBrush(QBrush(fill))
-        self.setPen(QPen(base.darker(130), 0))
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)  # exposedRect
 
-    def hoverEnterEvent(self, event: QGraphicsSceneHoverEvent) -> None:
-        self._view.set_hovered(self.span)
-        super().hoverEnterEvent(event)
+    def boundingRect(self) -> QRectF:
+        return self._rect
 
-    def hoverLeaveEvent(self, event: QGraphicsSceneHoverEvent) -> None:
-        self._view.set_hovered(None)
-        super().hoverLeaveEvent(event)
+    def set_rect(self, rect: QRectF) -> None:
+        self.prepareGeometryChange()
+        self._rect = rect
+        self.update()
+
+    def shown_texts(self) -> list[str]:
+        return [b.shown_text() for b in self._view.bars]
+
+    def _row_top(self, lane: int, row: int) -> float:
+        return self._view.lane_top(lane) + LANE_PAD + row * (ROW_H + ROW_GAP)
+
+    def bar_at(self, pos: QPointF) -> Bar | None:
+        view = self._view
+        for (lane, n), row in view.layout.groups.items():
+            top = self._row_top(lane, n)
+            if not top <= pos.y() <= top + ROW_H:
+                continue
+            slop = MIN_BAR / view.pps
+            at = view.t_of(pos.x())
+            hits = [i for i in row.between(at - slop, at)
+                    if row.bars[i].rect().contains(QPointF(pos.x(), top + 1))]
+            return row.bars[hits[-1]] if hits else None
+        return None
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
-        rect = self.rect()
-        painter.setPen(self.pen())
-        painter.setBrush(self.brush())
-        painter.drawRoundedRect(rect, 3, 3)
-        if self.span.end is None:  # still open: a dashed right edge
-            pen = QPen(color(self.span.status).darker(150), 1.5, Qt.PenStyle.DashLine)
-            painter.setPen(pen)
-            painter.drawLine(rect.topRight(), rect.bottomRight())
-        if self._view.selected_id == self.span.id:
-            painter.setPen(QPen(self._view.palette().color(QPalette.ColorRole.Highlight), 2))
+        view = self._view
+        exposed = option.exposedRect
+        t0, t1 = view.t_of(exposed.left() - MIN_BAR), view.t_of(exposed.right())
+        text_color = view.palette().color(QPalette.ColorRole.Text)
+        for (lane, n), row in view.layout.groups.items():
+            top = self._row_top(lane, n)
+            if top > exposed.bottom() or top + ROW_H < exposed.top():
+                continue
+            last = (-1, -1.0)  # the pixel column and right edge of the bar drawn last
+            pps, left = view.pps, LABEL_W - view.t0 * view.pps
+            for i in row.between(t0, t1):
+                bar = row.bars[i]
+                x0 = left + bar.span.start * pps
+                x1 = max(left + bar.placed.end * pps, x0 + MIN_BAR)
+                column = int(x0)
+                if column == last[0] and x1 <= last[1]:
+                    continue  # starts in the same pixel and ends inside the bar drawn there
+                last = (column, x1)
+                self._paint_bar(painter, bar, QRectF(x0, top, x1 - x0, ROW_H), text_color)
+        selected = view.item_for(view.selected_id) if view.selected_id else None
+        if selected is not None:
+            painter.setPen(QPen(view.palette().color(QPalette.ColorRole.Highlight), 2))
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRoundedRect(rect.adjusted(-1, -1, 1, 1), 3, 3)
+            painter.drawRoundedRect(selected.rect().adjusted(-1, -1, 1, 1), 3, 3)
+
+    @staticmethod
+    def _paint_bar(painter: QPainter, bar: Bar, rect: QRectF, text_color: QColor) -> None:
+        base = color(bar.span.status)
+        fill = QColor(base)
+        fill.setAlpha(150)
+        painter.setPen(QPen(base.darker(130), 0))
+        painter.setBrush(QBrush(fill))
+        painter.drawRoundedRect(rect, 3, 3)
+        if bar.span.end is None:  # still open: a dashed right edge
+            painter.setPen(QPen(base.darker(150), 1.5, Qt.PenStyle.DashLine))
+            painter.drawLine(rect.topRight(), rect.bottomRight())
         if rect.width() > 36:
-            painter.setPen(self._view.palette().color(QPalette.ColorRole.Text))
-            metrics = painter.fontMetrics()
-            text = metrics.elidedText(self.shown_text(),
-                                      Qt.TextElideMode.ElideRight, int(rect.width() - 8))
+            painter.setPen(text_color)
+            text = painter.fontMetrics().elidedText(bar.shown_text(),
+                                                    Qt.TextElideMode.ElideRight,
+                                                    int(rect.width() - 8))
             painter.drawText(rect.adjusted(4, 0, -4, 0), Qt.AlignmentFlag.AlignVCenter
                              | Qt.AlignmentFlag.AlignLeft, text)
+
+    def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:
+        bar = self.bar_at(event.pos())
+        if bar is not self._hover:
+            self._hover = bar
+            self.setCursor(Qt.CursorShape.PointingHandCursor if bar is not None
+                           else Qt.CursorShape.ArrowCursor)
+            self._view.set_hovered(bar.span if bar is not None else None)
+        super().hoverMoveEvent(event)
+
+    def hoverLeaveEvent(self, event: QGraphicsSceneHoverEvent) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self._view.set_hovered(None)
+        super().hoverLeaveEvent(event)
 
 
 class TimelineView(QGraphicsView):
@@ -146,8 +263,12 @@ class TimelineView(QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMouseTracking(True)
         self.timeline: RunTimeline | None = None
-        self.bars: list[SpanItem] = []
+        self.layout = EMPTY
+        self.bars: list[Bar] = []
         self.rows = [0] * len(LANES)
+        self._packing: Ticket | None = None  # a large run's bars, packed off the GUI thread
+        self._layer = BarsLayer(self)
+        self.scene().addItem(self._layer)
         self.t0 = self.t1 = 0.0
         self.pps = 1.0
         self.fitted = True
@@ -166,21 +287,37 @@ class TimelineView(QGraphicsView):
 
     # ------------------------------------------------------------ content
     def set_timeline(self, tl: RunTimeline) -> None:
-        """Show ``tl``; a new run is fitted, the same run keeps its zoom and position."""
+        """Show ``tl``; a new run is fitted, the same run keeps its zoom and position. A run
+        of more than PACK_INLINE spans is packed on the presentation pool: its bars appear
+        when that is done (``timeline`` is the run shown until then)."""
+        if self._packing is not None:
+            self._packing.cancel()
+            self._packing = None
+        until = max(tl.end, tl.start + 1e-3)
+        if len(tl.spans) <= PACK_INLINE:
+            self._show(tl, lay_out(tl.spans, until, self))
+            return
+        spans = tl.spans
+        self._packing = PresentationPool.instance().run(
+            lambda ticket: (tl, lay_out(spans, until, self, ticket)),
+            on_done=self._on_packed, owner=self)
+
+    def packing(self) -> bool:
+        """A run's bars are still being packed off the GUI thread."""
+        return self._packing is not None
+
+    def _on_packed(self, result: tuple[RunTimeline, Layout]) -> None:
+        self._packing = None
+        self._show(*result)
+
+    def _show(self, tl: RunTimeline, layout: Layout) -> None:
         same = self.timeline is not None and self.timeline.run_id == tl.run_id
         keep_scroll = self.horizontalScrollBar().value()
         self.timeline = tl
         self.t0, self.t1 = tl.start, max(tl.end, tl.start + 1e-3)
-        scene = self.scene()
-        for item in self.bars:
-            scene.removeItem(item)
-        if self._density_item.scene() is not None:
-            scene.removeItem(self._density_item)
-        placed, self.rows = pack(tl.spans, self.t1)
-        self.bars = [SpanItem(p, self) for p in placed]
-        for item in self.bars:
-            scene.addItem(item)
-        scene.addItem(self._density_item)
+        self.layout, self.bars, self.rows = layout, layout.bars, layout.rows
+        if self._density_item.scene() is None:
+            self.scene().addItem(self._density_item)
         if not same:
             self._density = None
             self.selected_id = None
@@ -234,13 +371,12 @@ class TimelineView(QGraphicsView):
         return width / max(self.t1 - self.t0, 1e-3)
 
     def relayout(self) -> None:
-        for item in self.bars:
-            p = item.placed
-            x0, x1 = self.x_of(p.span.start), self.x_of(p.end)
-            y = self.lane_top(p.lane) + LANE_PAD + p.row * (ROW_H + ROW_GAP)
-            item.setRect(QRectF(x0, y, max(x1 - x0, MIN_BAR), ROW_H))
+        """The bars follow the zoom: their layer is repainted (each bar's rectangle is
+        computed as it is painted, for the bars in sight only)."""
         width = self.x_of(self.t1) + RIGHT_PAD
-        self.scene().setSceneRect(QRectF(0, 0, width, self.content_height()))
+        rect = QRectF(0, 0, width, self.content_height())
+        self.scene().setSceneRect(rect)
+        self._layer.set_rect(rect)
         self._layout_density()
         self.viewport().update()
 
@@ -351,21 +487,21 @@ class TimelineView(QGraphicsView):
         """A click at viewport position ``pos``: a bar, or a time."""
         if pos.x() < LABEL_W or self.timeline is None:
             return
-        item = self.itemAt(pos.toPoint())
-        if isinstance(item, SpanItem):
-            self.selected_id = item.span.id
-            self.viewport().update()
-            self.span_clicked.emit(item.span)
-            return
         scene = self.mapToScene(pos.toPoint())
+        bar = self._layer.bar_at(scene)
+        if bar is not None:
+            self.selected_id = bar.span.id
+            self.viewport().update()
+            self.span_clicked.emit(bar.span)
+            return
         self.time_clicked.emit(min(max(self.t_of(scene.x()), self.t0), self.t1))
 
     def set_hovered(self, span: Span | None) -> None:
         self.hovered_span = span
         self.hovered.emit(span)
 
-    def item_for(self, span_id: str) -> SpanItem | None:
-        return next((i for i in self.bars if i.span.id == span_id), None)
+    def item_for(self, span_id: str) -> Bar | None:
+        return self.layout.by_id.get(span_id)
 
     # ------------------------------------------------------------ painting
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:

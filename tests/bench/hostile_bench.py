@@ -9,7 +9,9 @@ longest the window stood still. Each row opens one item the way the desk does:
 - "Show all" on a 1 MB single line (TextViewer);
 - a memory history diff of 50 KB base64 → 50 KB base64, and of 40 KB YAML-like text
   (DiffView.compare: the diff on the presentation pool, the result filled on the GUI thread);
-- a 60 KB conflict pair diffed with the default budget (CPU seconds, level reached).
+- a 60 KB conflict pair diffed with the default budget (CPU seconds, level reached);
+- the run page opened on a run with 20 000 tool calls and 10 000 events (an offscreen desk:
+  the visual timeline's bars packed and painted, the facts and the events shown).
 """
 
 from __future__ import annotations
@@ -59,6 +61,26 @@ def measure(name: str, open_it, done) -> tuple[str, float, float]:
     return name, time.monotonic() - start, gap.longest
 
 
+def big_run_row() -> tuple[str, float, float]:
+    """The run page on a run with 20 000 tool calls, in an offscreen desk window."""
+    import tempfile
+
+    from tests.bench.timeline_bench import open_window
+    from tests.gui.test_hostile_freeze import big_run_with_tool_calls
+
+    path = Path(tempfile.mkdtemp(prefix="proctor-hostile-bench-")) / "journal.db"
+    big_run_with_tool_calls(path, "run_many_calls", 10_000, 20_000)
+    _app, window, _journal, runner = open_window(path)
+    view = window.runs.detail.timeline.view
+
+    def shown(_opened: object) -> bool:
+        return view.timeline is not None and not view.packing() and runner.pending() == 0 \
+            and window.runs.detail.run is not None
+
+    return measure("run page: 20,000 tool calls", lambda: window.show_run("run_many_calls"),
+                   shown)
+
+
 def main() -> None:
     QApplication.instance() or QApplication([])
     from proctor.gui.memory.diff import DiffView, diff_texts
@@ -84,6 +106,7 @@ def main() -> None:
         measure("history diff: 40 KB YAML-like", lambda: history(yaml_like(3, 40_000),
                                                                  yaml_like(4, 40_000)),
                 lambda v: v.diff is not None),
+        big_run_row(),
     ]
     print(f"{'item':34} {'shown after':>12} {'longest event-loop gap':>24}")
     for name, total, longest in rows:

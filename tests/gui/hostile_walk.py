@@ -175,6 +175,8 @@ def displayed_texts(window: QWidget) -> Iterator[tuple[str, str]]:
                 for item in widget.scene().items():
                     if hasattr(item, "shown_text"):
                         yield f"{describe(widget)} bar", item.shown_text()
+                    for text in getattr(item, "shown_texts", list)():  # one layer, many bars
+                        yield f"{describe(widget)} bar", text
                     if item.toolTip():
                         yield f"{describe(widget)} bar tooltip", item.toolTip()
             if isinstance(widget, QAbstractItemView) and widget.model() is not None:

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QPlainTextEdit
 
 from proctor.core import Actor, Journal
@@ -230,3 +230,60 @@ def test_show_all_on_a_1_mb_line_keeps_the_event_loop_turning(qtbot, monkeypatch
     assert meter.longest < GAP_S, f"the event loop stood still for {meter.longest:.1f} s"
     shown_text = viewer.findChild(QPlainTextEdit).toPlainText()
     assert shown_text.replace("\n", "") == text  # all of it, cut into display lines only
+
+
+# ---------------------------------------------------------------- a run with many spans
+
+def big_run_with_tool_calls(path: Path, run_id: str, events: int, calls: int) -> None:
+    """A run whose agent made ``calls`` tool calls (``events`` events), written through the
+    core's run import (one transaction) instead of one call at a time."""
+    import time
+
+    from proctor.core.transfer import import_run
+
+    from .timeline_data import big_run_bundle
+
+    t0 = time.time() - 3600
+    bundle = big_run_bundle(run_id, events, t0=t0, step=0.05)
+    bundle["tables"]["tool_calls"] = [
+        {"id": f"tc_{i:08d}", "run_id": run_id, "attempt": 1, "tool": f"fetch\u202e{i % 7}",
+         "safety_class": "safe_read", "idempotency_key": None, "request": {"i": i},
+         "result": None, "error": None, "status": "running" if i % 3 == 0 else "succeeded",
+         "version": 1, "created_at": t0 + i * 0.2, "updated_at": t0 + i * 0.2 + 0.5}
+        for i in range(calls)]
+    with Journal.open(path, actor=Actor.operator("setup"), synchronous="NORMAL") as j:
+        import_run(j, bundle, verify=False)
+
+
+def test_opening_a_run_with_thousands_of_tool_calls_keeps_the_event_loop_turning(
+        qtbot, tmp_path, open_desk):
+    """The run page's visual timeline: its bars are packed off the GUI thread and painted
+    by one layer, bars in sight only (a scene item per span froze the window for 145 s on a
+    20 000-call run, and for tens of seconds on this one)."""
+    path, run_id, calls = tmp_path / "journal.db", "run_many_calls", 20_000
+    big_run_with_tool_calls(path, run_id, 10_000, calls)
+    window = open_desk(path)
+    detail = window.runs.detail
+    view = detail.timeline.view
+    with GapMeter() as meter:
+        window.show_run(run_id)
+        qtbot.waitUntil(lambda: view.timeline is not None and view.timeline.run_id == run_id
+                        and not getattr(view, "packing", bool)() and detail.run is not None,
+                        timeout=WAIT_MS)  # (older code had no packing off the GUI thread)
+        qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
+        view.zoom(3)  # the bars follow the zoom without a pass over every one
+        view.fit()
+        view.viewport().repaint()
+    assert meter.longest < GAP_S, f"the event loop stood still for {meter.longest:.1f} s"
+    tools = [b for b in view.bars if b.span.lane == "tool"]
+    assert len(tools) == calls  # every span is placed: none dropped to save time
+    bar = view.item_for("tc_00012000")
+    assert bar is not None and bar.span.id == "tc_00012000"
+    assert "\\u202e" in bar.shown_text() and "\u202e" not in bar.shown_text()
+    view.zoom(1e9)  # as deep as it goes: the bar under the mouse is the one clicked
+    at = bar.span.start + 0.05  # before the next call starts
+    view.center_on_time(at)
+    point = view.mapFromScene(QPointF(view.x_of(at), bar.rect().center().y()))
+    with qtbot.waitSignal(view.span_clicked) as clicked:
+        view.click_at(QPointF(point))
+    assert clicked.args[0].id == "tc_00012000"
