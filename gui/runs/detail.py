@@ -36,7 +36,7 @@ from ..widgets.message_bar import Level, MessageBar
 from .events_model import precise_clock, read_tail
 from .events_pane import EventsPane
 from .export import Exporter
-from .facts import TABS, FactsTab, RunFacts, dump, load_facts
+from .facts import TABS, FactsTab, RunFacts, dump, fact_rows, load_facts, tab_title
 from .integrity import IntegrityPane
 from .model import duration
 from .pending import PendingPane
@@ -264,16 +264,20 @@ class RunDetail(QWidget):
         if self.run_id is None:
             return
         generation, run_id, journal = self._generation, self.run_id, self.ctx.journal
-        self.ctx.runner.run(lambda: (generation, load_facts(journal, run_id)),
-                            on_done=self._on_facts, on_error=self._on_failed, owner=self)
+
+        def load() -> tuple[int, RunFacts, list]:
+            facts = load_facts(journal, run_id)
+            return generation, facts, fact_rows(facts)  # the rows too, off the GUI thread
+
+        self.ctx.runner.run(load, on_done=self._on_facts, on_error=self._on_failed, owner=self)
 
     @Slot()
     def _reload_rest(self) -> None:
         self.reload_facts()
         self.timeline.reload()
 
-    def _on_facts(self, result: tuple[int, RunFacts]) -> None:
-        generation, facts = result
+    def _on_facts(self, result: tuple[int, RunFacts, list]) -> None:
+        generation, facts, tab_rows = result
         if generation != self._generation:
             return
         grew = self.facts is not None and facts.run.last_sequence != \
@@ -281,12 +285,9 @@ class RunDetail(QWidget):
         self.facts = facts
         if grew:
             self.events_pane.load_types()
-        for tab, spec in zip(self.fact_tabs, TABS, strict=True):
-            rows = spec.rows(facts)
+        for tab, spec, rows in zip(self.fact_tabs, TABS, tab_rows, strict=True):
             tab.set_rows(rows)
-            name = spec.name.replace("&", "&&")  # a tab title's & marks a mnemonic
-            self.tabs.setTabText(self.tabs.indexOf(tab),
-                                 f"{name} ({len(rows)})" if rows else name)
+            self.tabs.setTabText(self.tabs.indexOf(tab), tab_title(spec, facts, len(rows)))
         self.pending.set_items(facts.open_items)
         n = len(facts.open_items)
         self.tabs.setTabText(self.tabs.indexOf(self.pending),

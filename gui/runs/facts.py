@@ -65,28 +65,60 @@ class RunFacts:
     memory: list[MemoryMutation] = field(default_factory=list)
     open_items: list[InboxItem] = field(default_factory=list)
     signatures: dict[str, Any] = field(default_factory=dict)  # decision id -> SignatureState
+    # how many there are of what was cut to the newest MAX_FACT_ROWS (its field name -> all)
+    totals: dict[str, int] = field(default_factory=dict)
+
+
+MAX_FACT_ROWS = 1000  # per list: a run's page holds at most this many of each kind
+
+
+def _newest(items: list[Any], name: str, totals: dict[str, int]) -> list[Any]:
+    """The newest MAX_FACT_ROWS of ``items`` (oldest first), noting the total when cut."""
+    if len(items) <= MAX_FACT_ROWS:
+        return items
+    totals[name] = len(items)
+    return items[-MAX_FACT_ROWS:]
 
 
 def load_facts(journal: Any, run_id: str) -> RunFacts:
-    """Everything about one run except its events (runs on the task runner)."""
+    """Everything about one run except its events (runs on the task runner). Each list is
+    cut to its newest MAX_FACT_ROWS (an agent can make 20 000 tool calls in one run; the
+    events pane and the visual timeline show every one)."""
     run = journal.runs.get(run_id)
-    effects = journal.effects.list(run_id=run_id, newest_first=False, limit=1000).items
-    decisions = timeline.run_decisions(journal, run_id)
+    effects = journal.effects.list(run_id=run_id, newest_first=False,
+                                   limit=MAX_FACT_ROWS).items
+    totals: dict[str, int] = {}
+    decisions = _newest(timeline.run_decisions(journal, run_id), "decisions", totals)
     return RunFacts(
         run=run,
         parent=journal.runs.get(run.parent_run_id) if run.parent_run_id else None,
-        children=timeline.child_runs(journal, run_id),
-        attempts=journal.runs.attempts(run_id),
-        tool_calls=journal.runs.tool_calls(run_id),
-        approvals=journal.approvals.for_run(run_id),
-        interactions=journal.interactions.for_run(run_id),
+        children=_newest(timeline.child_runs(journal, run_id), "children", totals),
+        attempts=_newest(journal.runs.attempts(run_id), "attempts", totals),
+        tool_calls=_newest(journal.runs.tool_calls(run_id), "tool_calls", totals),
+        approvals=_newest(journal.approvals.for_run(run_id), "approvals", totals),
+        interactions=_newest(journal.interactions.for_run(run_id), "interactions", totals),
         decisions=decisions,
         signatures=journal.signatures.states([d.id for d in decisions]),
         effects=effects,
         receipts={e.key: journal.effects.receipts(e.key) for e in effects},
-        memory=timeline.memory_changes(journal, run_id),
+        memory=_newest(timeline.memory_changes(journal, run_id), "memory", totals),
         open_items=timeline.open_items(journal, run_id),
+        totals=totals,
     )
+
+
+def fact_rows(facts: RunFacts) -> list[list[Row]]:
+    """Each tab's rows (pure Python: made on the worker that loaded the facts)."""
+    return [spec.rows(facts) for spec in TABS]
+
+
+def tab_title(spec: TabSpec, facts: RunFacts, shown: int) -> str:
+    """"Tool calls (1,000 of 20,000)" when the list was cut, "Tool calls (12)" else."""
+    name = spec.name.replace("&", "&&")  # a tab title's & marks a mnemonic
+    total = sum(facts.totals.get(f, 0) for f in spec.fields) if spec.fields else 0
+    if total > shown:
+        return f"{name} ({shown:,} of {total:,}; the newest)"
+    return f"{name} ({shown})" if shown else name
 
 
 @dataclass(frozen=True)
@@ -311,15 +343,18 @@ class TabSpec:
     columns: list[Column]
     rows: Callable[[RunFacts], list[Row]]
     empty: str
+    fields: tuple[str, ...] = ()  # the RunFacts lists it shows (for "N of M" when cut)
 
 
 TABS = [
-    TabSpec("Attempts", ATTEMPT_COLUMNS, attempt_rows, "No attempts."),
-    TabSpec("Tool calls", TOOL_COLUMNS, tool_rows, "This run recorded no tool calls."),
+    TabSpec("Attempts", ATTEMPT_COLUMNS, attempt_rows, "No attempts.", ("attempts",)),
+    TabSpec("Tool calls", TOOL_COLUMNS, tool_rows, "This run recorded no tool calls.",
+            ("tool_calls",)),
     TabSpec("Approvals & questions", ASK_COLUMNS, ask_rows,
-            "This run asked for no approvals and no answers."),
+            "This run asked for no approvals and no answers.", ("approvals", "interactions")),
     TabSpec("Effects & receipts", EFFECT_COLUMNS, effect_rows, "This run has no effects."),
-    TabSpec("Memory changes", MEMORY_COLUMNS, memory_rows, "This run changed no memory."),
+    TabSpec("Memory changes", MEMORY_COLUMNS, memory_rows, "This run changed no memory.",
+            ("memory",)),
     TabSpec("Parent & children", RUN_LINK_COLUMNS, link_rows,
-            "This run has no parent and no child runs."),
+            "This run has no parent and no child runs.", ("children",)),
 ]

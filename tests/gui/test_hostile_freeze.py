@@ -287,3 +287,29 @@ def test_opening_a_run_with_thousands_of_tool_calls_keeps_the_event_loop_turning
     with qtbot.waitSignal(view.span_clicked) as clicked:
         view.click_at(QPointF(point))
     assert clicked.args[0].id == "tc_00012000"
+
+
+def test_a_run_page_holds_a_bounded_number_of_fact_rows(qtbot, tmp_path, open_desk):
+    """What the run page holds per list is capped (issue 17: the desk peaked at 2.6 GB): of
+    a run's 3,000 tool calls its Tool calls tab holds the newest MAX_FACT_ROWS and says so;
+    the visual timeline still places every call."""
+    from proctor.gui.runs.facts import MAX_FACT_ROWS
+
+    path, run_id, calls = tmp_path / "journal.db", "run_many_calls", 3000
+    big_run_with_tool_calls(path, run_id, 100, calls)
+    window = open_desk(path)
+    detail = window.runs.detail
+    window.show_run(run_id)
+    qtbot.waitUntil(lambda: detail.facts is not None and detail.facts.run.id == run_id,
+                    timeout=WAIT_MS)
+    tab = next(t for t in detail.fact_tabs if t.name == "Tool calls")
+    assert len(detail.facts.tool_calls) <= MAX_FACT_ROWS
+    assert tab.count() == MAX_FACT_ROWS < calls
+    newest = tab.model.item(tab.count() - 1).item
+    assert newest.id == f"tc_{calls - 1:08d}"  # the newest are kept
+    title = detail.tabs.tabText(detail.tabs.indexOf(tab))
+    assert f"{MAX_FACT_ROWS:,} of {calls:,}" in title
+    view = detail.timeline.view
+    qtbot.waitUntil(lambda: view.timeline is not None and not getattr(view, "packing", bool)(),
+                    timeout=WAIT_MS)
+    assert sum(b.span.lane == "tool" for b in view.bars) == calls
