@@ -116,6 +116,7 @@ class ListPage(QWidget):
         self.search.textChanged.connect(self._debounce.start)
         self.model.failed.connect(self._on_failed)
         self.model.loaded.connect(self._on_loaded)
+        self.model.rowsInserted.connect(self._on_loaded)  # pages fetched by scrolling
 
     def add_main(self, widget: QWidget) -> None:
         """Put the page's main widget (the table, or a splitter holding it) under the filters."""
@@ -151,6 +152,10 @@ class ListPage(QWidget):
     @Slot()
     def _on_loaded(self) -> None:
         n = self.model.rowCount()
+        if self.model.capped():
+            self.count_label.setText(f"{n:,} shown, the most one list holds: narrow the "
+                                     "filters to see the rest")
+            return
         more = "+" if self.model.canFetchMore() else ""
         self.count_label.setText(f"{n:,}{more} shown")
 

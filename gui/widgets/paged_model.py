@@ -30,6 +30,7 @@ from .list_model import Index, TableModel
 
 PAGE = 200
 REFRESH_CAP = 2000  # a refresh reloads at most this many leading rows
+MAX_HELD = 10_000  # rows one view holds: scrolling fetches no more past this (narrow it)
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 2
 
@@ -326,8 +327,16 @@ class PagedModel(TableModel):
         """Subclasses add icons, colours and accessible text here."""
         return None
 
+    max_held = MAX_HELD
+
+    def capped(self) -> bool:
+        """More rows match than this view holds (``max_held``): the rest are not fetched
+        (the desk peaked at 2.6 GB holding every row scrolled past); the filters narrow it."""
+        return self._cursor is not None and len(self._rows) >= self.max_held
+
     def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
-        return not parent.isValid() and self._cursor is not None and not self._loading
+        return not parent.isValid() and self._cursor is not None and not self._loading \
+            and len(self._rows) < self.max_held
 
     def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008
         if self.canFetchMore(parent):

@@ -313,3 +313,30 @@ def test_a_run_page_holds_a_bounded_number_of_fact_rows(qtbot, tmp_path, open_de
     qtbot.waitUntil(lambda: view.timeline is not None and not getattr(view, "packing", bool)(),
                     timeout=WAIT_MS)
     assert sum(b.span.lane == "tool" for b in view.bars) == calls
+
+
+def test_a_list_view_holds_a_bounded_number_of_rows_however_far_it_is_scrolled(
+        qtbot, tmp_path, open_desk, monkeypatch):
+    """Scrolling a list to its end fetched and kept every row (issue 17: the desk peaked
+    at 2.6 GB on a 141 MB journal). A list holds at most ``max_held`` rows and says the
+    rest need narrower filters; here the cap is lowered so that a test journal passes it."""
+    from proctor.gui.widgets.paged_model import PAGE, PagedModel
+
+    cap, runs = 3 * PAGE, 5 * PAGE
+    monkeypatch.setattr(PagedModel, "max_held", cap)
+    path = tmp_path / "journal.db"
+    with Journal.open(path, actor=Actor.agent("bot"), synchronous="NORMAL") as j:
+        for n in range(runs):
+            j.runs.start("shop", f"run {n}")
+    window = open_desk(path)
+    window.go("runs")
+    page = window.runs.list
+    model = page.model
+    qtbot.waitUntil(lambda: model.has_loaded and not model.is_loading(), timeout=WAIT_MS)
+    for _ in range(runs // PAGE + 3):  # scrolled to the end, again and again
+        page.table.scrollToBottom()
+        model.fetchMore()
+        qtbot.waitUntil(lambda: not model.is_loading(), timeout=WAIT_MS)
+        assert model.rowCount() <= cap
+    assert model.rowCount() == cap and model.capped() and not model.canFetchMore()
+    assert "narrow the filters" in page.count_label.text()
