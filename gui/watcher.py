@@ -24,6 +24,7 @@ from proctor.core import errors
 from proctor.core.models import ChangeSet
 from proctor.core.witness import HeadWitness, journal_id
 
+from .guard import JournalClosed
 from .tasks import TaskRunner
 
 POLL_MS = 400
@@ -249,7 +250,7 @@ class JournalWatcher(QObject):
                 if witness.journal_id is None:
                     witness.journal_id = journal_id(journal)
                 data["journal_id"] = witness.journal_id
-            except errors.ProctorError:
+            except (errors.ProctorError, JournalClosed):
                 pass  # only a witness: written without the id
             return witness.write(data)
 
