@@ -183,7 +183,8 @@ class BarsLayer(QGraphicsItem):
             top = self._row_top(lane, n)
             if top > exposed.bottom() or top + ROW_H < exposed.top():
                 continue
-            last = (-1, -1.0)  # the pixel column and right edge of the bar drawn last
+            shown: list[tuple[Bar, float, float]] = []
+            last = (-1, -1.0)  # the pixel column and right edge of the bar kept last
             pps, left = view.pps, LABEL_W - view.t0 * view.pps
             for i in row.between(t0, t1):
                 bar = row.bars[i]
@@ -191,9 +192,18 @@ class BarsLayer(QGraphicsItem):
                 x1 = max(left + bar.placed.end * pps, x0 + MIN_BAR)
                 column = int(x0)
                 if column == last[0] and x1 <= last[1]:
-                    continue  # starts in the same pixel and ends inside the bar drawn there
+                    continue  # starts in the same pixel and ends inside the bar kept there
                 last = (column, x1)
-                self._paint_bar(painter, bar, QRectF(x0, top, x1 - x0, ROW_H), text_color)
+                shown.append((bar, x0, x1))
+            for k, (bar, x0, x1) in enumerate(shown):
+                # a later bar that starts inside this one and reaches past its end hides the
+                # rest of it: painted up to there only (a crowded row costs its width, not
+                # the sum of every bar's)
+                nxt = shown[k + 1] if k + 1 < len(shown) else None
+                hidden = nxt is not None and nxt[1] < x1 <= nxt[2]
+                right = max(nxt[1], x0 + MIN_BAR) if hidden and nxt is not None else x1
+                self._paint_bar(painter, bar, QRectF(x0, top, right - x0, ROW_H), text_color,
+                                ends_here=not hidden)
         selected = view.item_for(view.selected_id) if view.selected_id else None
         if selected is not None:
             painter.setPen(QPen(view.palette().color(QPalette.ColorRole.Highlight), 2))
@@ -201,14 +211,15 @@ class BarsLayer(QGraphicsItem):
             painter.drawRoundedRect(selected.rect().adjusted(-1, -1, 1, 1), 3, 3)
 
     @staticmethod
-    def _paint_bar(painter: QPainter, bar: Bar, rect: QRectF, text_color: QColor) -> None:
+    def _paint_bar(painter: QPainter, bar: Bar, rect: QRectF, text_color: QColor, *,
+                   ends_here: bool = True) -> None:
         base = color(bar.span.status)
         fill = QColor(base)
         fill.setAlpha(150)
         painter.setPen(QPen(base.darker(130), 0))
         painter.setBrush(QBrush(fill))
         painter.drawRoundedRect(rect, 3, 3)
-        if bar.span.end is None:  # still open: a dashed right edge
+        if bar.span.end is None and ends_here:  # still open: a dashed right edge
             painter.setPen(QPen(base.darker(150), 1.5, Qt.PenStyle.DashLine))
             painter.drawLine(rect.topRight(), rect.bottomRight())
         if rect.width() > 36:
