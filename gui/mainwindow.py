@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core import Journal
 from proctor.core.errors import StoreBusy
-from proctor.core.models import ChangeSet
+from proctor.core.models import ChangeSet, InboxItem
 
 from . import logging_setup
 from .about import AboutDialog
@@ -224,6 +224,7 @@ class MainWindow(QMainWindow):
         self.overview.open_page.connect(self.go)
         self.overview.open_inbox.connect(self.show_inbox_filtered)
         self.notifier.show_requested.connect(self._on_show_requested)
+        self.notifier.item_requested.connect(self.show_item)
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -299,6 +300,12 @@ class MainWindow(QMainWindow):
         self.raise_()
         self.activateWindow()
         self.go("inbox")
+
+    @Slot(object)
+    def show_item(self, item: InboxItem) -> None:
+        """The window comes forward with ``item`` shown in the inbox (a notification)."""
+        self._on_show_requested()
+        self.inbox.open_item(item)
 
     # ------------------------------------------------------------ live data
     @Slot(object)

@@ -327,6 +327,24 @@ class InboxPage(QWidget):
         finally:
             self._by_desk = False
 
+    def open_item(self, item: InboxItem) -> None:
+        """Show ``item`` (a clicked desktop notification): its row when the list has it, else
+        the item alone in the detail (pinned) — the list's filters or its page may hide it.
+        The desk chose what appears, so the item must be on screen a while before a decision
+        counts, as after any move the desk makes."""
+        self.show_new()
+        self.sticky = False
+        key = item_key(item)
+        row = self.model.row_of(key)
+        if row >= 0:
+            self.desk_moves_to(row)
+            return
+        self.table.selectionModel().clear()
+        self.pinned = key
+        self.settle.showing(key, by_desk=True)
+        self.detail.show_item(item)
+        self.ctx.registry.refresh()
+
     def mark_decided(self, keys: set[str]) -> None:
         """The operator's writes for ``keys`` committed: their rows go at the next refresh
         (rows already gone are not remembered). A shown item whose row went while our write
