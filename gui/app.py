@@ -31,6 +31,7 @@ from proctor.core.journal import OldSchemaPolicy
 from .context import Services
 from .errors import ErrorDialog, describe, is_expected, unexpected_text
 from .guard import GuardedJournal, ThreadGuard
+from .i18n import install_translator
 from .logging_setup import LOG_NAME, log_dir, setup_logging
 from .mainwindow import MainWindow
 from .old_schema import (
@@ -154,6 +155,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication(argv or [sys.argv[0]])
+        install_translator(app)  # the user's language, where a translation ships
     app.setOrganizationName("Proctor")
     app.setApplicationName("Proctor Desk")
     app.setDesktopFileName(resources.APP_ID)
