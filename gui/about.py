@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 import proctor
 
+from .i18n import tr
 from .logging_setup import log_dir
 from .widgets.icons import icon
 from .widgets.labels import plain_label
@@ -61,7 +62,7 @@ def as_text(rows: list[tuple[str, str]]) -> str:
 class AboutDialog(QDialog):
     def __init__(self, parent: QWidget | None, journal: Any | None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("About Proctor")
+        self.setWindowTitle(tr("About Proctor"))
         self.rows = versions(journal)
         logo = QLabel(self)
         logo.setPixmap(icon("proctor").pixmap(64, 64))

@@ -34,6 +34,7 @@ from .drop import JournalDrop
 from .effects import commands as effects_commands
 from .effects.page import EffectsPage
 from .errors import ErrorPresenter, is_damage
+from .i18n import tr
 from .inbox.commands import InboxCommands
 from .inbox.page import InboxPage
 from .memory.commands import MemoryCommands
@@ -192,7 +193,7 @@ class MainWindow(QMainWindow):
         audit_commands.register(self.audit, self.registry)
         self.registry.set_single_keys(self.settings.single_keys)
         menus = self.registry.build_menus(self.menuBar(), MENUS)
-        self.recent_menu = QMenu("Open &recent", self)
+        self.recent_menu = QMenu(tr("Open &recent"), self)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         menus["File"].insertMenu(menus["File"].actions()[1], self.recent_menu)
         toolbar = QToolBar("Main", self)
@@ -435,7 +436,7 @@ class MainWindow(QMainWindow):
             action.triggered.connect(self._on_recent)
         self.recent_menu.setEnabled(True)
         if not self.recent_menu.actions():
-            self.recent_menu.addAction("(no recent journals)").setEnabled(False)
+            self.recent_menu.addAction(tr("(no recent journals)")).setEnabled(False)
 
     @Slot()
     def _on_recent(self) -> None:

@@ -18,6 +18,7 @@ from proctor.core.models import ChangeSet, InboxItem
 
 from . import desktop_notify
 from .desktop_notify import DesktopNotifications, Notice
+from .i18n import tr
 from .inbox.kinds import INBOX_CHANGE_KINDS
 from .widgets import fmt
 from .widgets.icons import icon
@@ -68,7 +69,7 @@ class Notifier(QObject):
         self.desktop: DesktopNotifications | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
             self._tray = QSystemTrayIcon(icon("proctor"), self)
-            self._tray.setToolTip("Proctor Desk")
+            self._tray.setToolTip(tr("Proctor Desk"))
             self._tray.messageClicked.connect(self.show_requested)
             self._tray.activated.connect(self.show_requested)
             self._tray.show()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPlainTextEdit, QVBoxLayou
 
 from proctor.core.models import Effect, EffectStatus, SafetyClass
 
+from ..i18n import tr
 from ..memory.common import label, request_id
 from ..widgets import fmt
 from ..widgets.dialogs import ConfirmDialog
@@ -75,7 +76,7 @@ class ResolveForm(QWidget):
         self.risk = plain_label(parent=self, name="Muted")
         self.reason = QPlainTextEdit(self)
         self.reason.setAccessibleName("Resolution reason")
-        self.reason.setPlaceholderText("What really happened, and how you know (required)")
+        self.reason.setPlaceholderText(tr("What really happened, and how you know (required)"))
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(64)
         self.external = self._line("External id", "External id, e.g. payment or ticket "

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidgetAction,
 )
 
+from ..i18n import tr
 from ..widgets.fmt import visible
 from ..widgets.labels import plain_label
 from .schema import MISSING, RADIO_MAX, Node, describe
@@ -168,7 +169,7 @@ class LineField(Field):
             row.addWidget(self._calendar_button())
         if node.kind == "datetime":
             now = QToolButton(self)
-            now.setText("Now")
+            now.setText(tr("Now"))
             now.setAccessibleName(f"{node.label}: now")
             now.clicked.connect(self._now)
             row.addWidget(now)
@@ -177,7 +178,7 @@ class LineField(Field):
 
     def _calendar_button(self) -> QToolButton:
         button = QToolButton(self)
-        button.setText("Pick…")
+        button.setText(tr("Pick…"))
         button.setAccessibleName(f"{self.node.label}: pick a date")
         button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(button)
@@ -466,7 +467,7 @@ class JsonField(Field):
         self.edit.setTabChangesFocus(True)
         self.edit.setMinimumHeight(60)
         self.edit.setMaximumHeight(160)
-        self.edit.setPlaceholderText('JSON, e.g. {"key": "value"}')
+        self.edit.setPlaceholderText(tr('JSON, e.g. {"key": "value"}'))
         self.edit.textChanged.connect(self._on_edit)
         self.finish(self.edit)
         self.apply_default()

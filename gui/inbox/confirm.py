@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from proctor.core.approvals import action_resource
 from proctor.core.models import Approval, ApprovalScope
 
+from ..i18n import tr
 from ..settings import CONFIRM_CHOICES, DEFAULT_CONFIRM, NEAR_EXPIRY, STANDING_RULE
 from ..widgets import fmt
 from ..widgets.labels import plain_label, section
@@ -98,7 +99,7 @@ class ConfirmApproval(QDialog):
 
     def __init__(self, parent: QWidget | None, what: Restatement) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Confirm the approval")
+        self.setWindowTitle(tr("Confirm the approval"))
         self.setAccessibleName("Confirm the approval")
         self.headline = plain_label(what.headline, self, name="DetailTitle")
         self.why = plain_label("\n".join(f"• {r}" for r in what.risks), self)

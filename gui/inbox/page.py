@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet, InboxItem, InboxKind
 
+from ..i18n import tr
 from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar
@@ -88,7 +89,7 @@ class InboxTable(QTableView):
         header.setSortIndicator(COL_AGE, Qt.SortOrder.AscendingOrder)  # youngest first
         header.setSortIndicatorShown(True)
         header.setSectionsClickable(True)
-        header.setToolTip("Click Age to switch between newest and oldest first")
+        header.setToolTip(tr("Click Age to switch between newest and oldest first"))
 
 
 class NewBar(QFrame):
@@ -105,7 +106,7 @@ class NewBar(QFrame):
         self.setObjectName("NewBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.label = plain_label(parent=self, selectable=False)
-        self.button = QPushButton("Show them (N)", self)
+        self.button = QPushButton(tr("Show them (N)"), self)
         self.button.setAccessibleName("Show the new requests")
         self.button.clicked.connect(self.show_requested)
         layout = QHBoxLayout(self)
@@ -116,8 +117,8 @@ class NewBar(QFrame):
 
     def set_count(self, count: int) -> None:
         noun = "request" if count == 1 else "requests"
-        self.label.setText(f"{count} new {noun} arrived — held so the list does not move "
-                           "under you.")
+        self.label.setText(tr("{count} new {noun} arrived — held so the list does not move "
+                              "under you.").format(count=count, noun=noun))
         self.setAccessibleName(f"{count} new {noun}")
         self.setVisible(count > 0)
 

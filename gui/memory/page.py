@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from proctor.core.memory_views import MemoryQuery
 from proctor.core.models import MemoryScope, ReconciliationStatus, Trust
 
+from ..i18n import tr
 from ..widgets.delegates import RowDelegate
 from ..widgets.labels import plain_label, section
 from ..widgets.list_page import ListPage, choice_combo, fill_combo, make_table
@@ -115,7 +116,7 @@ class MemoryPage(ListPage):
             combo.currentIndexChanged.connect(self.apply_query)
         row.addStretch(1)
         self.body.insertLayout(1, row)
-        self.search.setPlaceholderText("Search titles and content")
+        self.search.setPlaceholderText(tr("Search titles and content"))
         find = QShortcut(QKeySequence("Ctrl+F"), self)
         find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         find.activated.connect(self.search.setFocus)
@@ -229,8 +230,8 @@ class MemoryPage(ListPage):
     @Slot()
     def _on_conflicts_loaded(self) -> None:
         n = self.conflicts.rowCount()
-        self.conflicts_title.setText(f"Pending conflicts ({n})" if n else
-                                     "Pending conflicts (none)")
+        self.conflicts_title.setText(tr("Pending conflicts ({n})").format(n=n) if n else
+                                     tr("Pending conflicts (none)"))
 
     # ------------------------------------------------------------ the right-hand side
     @Slot(QModelIndex, QModelIndex)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..i18n import tr
 from .fmt import visible
 from .labels import plain_label, section
 
@@ -133,7 +134,7 @@ class ActionField(QWidget):
         self.note = plain_label(size_note(text), self, name="Muted", selectable=False)
         self.note.setWordWrap(False)
         self.label.setWordWrap(False)
-        self.copy = QPushButton("Copy", self)
+        self.copy = QPushButton(tr("Copy"), self)
         self.copy.setAccessibleName(f"Copy {name}")
         self.copy.clicked.connect(self._copy)
         self.box = FullText(f"Action {name}", self)
