@@ -35,11 +35,13 @@ REMEMBERED = 64  # notifications whose click still opens their item
 
 @dataclass(frozen=True)
 class Notice:
-    """One notification to send; ``payload`` comes back to ``on_invoked`` when it is clicked."""
+    """One notification to send; ``payload`` comes back to ``on_invoked`` when it is clicked,
+    and ``on_sent`` is given the notice once the server took it."""
 
     summary: str
     body: str
     payload: Any
+    text: str = ""  # what the desk says it told (its own words, for its notified signal)
 
 
 def available() -> bool:
@@ -56,13 +58,15 @@ def available() -> bool:
 class DesktopNotifications:
     """A freedesktop notification client on its own thread.
 
-    ``on_invoked(payload)`` and ``on_failed(reason)`` are called on the worker thread: the
-    caller hands them on to its own thread (e.g. by emitting a Qt signal)."""
+    ``on_invoked(payload)``, ``on_sent(notice)`` and ``on_failed(reason)`` are called on the
+    worker thread: the caller hands them on to its own thread (e.g. by emitting a Qt signal)."""
 
     def __init__(self, on_invoked: Callable[[Any], None],
+                 on_sent: Callable[[Notice], None] | None = None,
                  on_failed: Callable[[str], None] | None = None,
                  bus: str = "SESSION") -> None:
         self._on_invoked = on_invoked
+        self._on_sent = on_sent
         self._on_failed = on_failed
         self._bus = bus
         self._jobs: queue.Queue[Any] = queue.Queue()
@@ -137,6 +141,8 @@ class DesktopNotifications:
         self._sent[int(notification_id)] = notice.payload
         while len(self._sent) > REMEMBERED:
             self._sent.popitem(last=False)
+        if self._on_sent is not None:
+            self._on_sent(notice)
 
     def _on_signal(self, msg: Any) -> None:
         from jeepney import HeaderFields

@@ -49,7 +49,8 @@ def notice_text(items: list[InboxItem]) -> tuple[str, str]:
 
 class Notifier(QObject):
     """Signals:
-        notified(str, str): channel ("tray", "desktop" or "banner") and the text shown.
+        notified(str, str): channel ("tray", "desktop" or "banner") and the text shown
+            ("desktop" once the notification server took it).
         show_requested(): the operator clicked the tray notification or the banner's Show.
         item_requested(object): the operator clicked the desktop notification about this
             InboxItem (the first of its batch).
@@ -58,7 +59,9 @@ class Notifier(QObject):
     notified = Signal(str, str)
     show_requested = Signal()
     item_requested = Signal(object)
-    _desktop_invoked = Signal(object)  # emitted on the D-Bus worker thread: queued to ours
+    # emitted on the D-Bus worker thread: queued to this object's thread
+    _desktop_invoked = Signal(object)
+    _desktop_sent = Signal(object)
 
     def __init__(self, window: QWidget, banner: MessageBar, enabled: bool = True) -> None:
         super().__init__(window)
@@ -74,8 +77,10 @@ class Notifier(QObject):
             self._tray.activated.connect(self.show_requested)
             self._tray.show()
         elif desktop_notify.available():
-            self.use_desktop(DesktopNotifications(self._desktop_invoked.emit))
+            self.use_desktop(DesktopNotifications(self._desktop_invoked.emit,
+                                                  self._desktop_sent.emit))
         self._desktop_invoked.connect(self._on_desktop_invoked)
+        self._desktop_sent.connect(self._on_desktop_sent)
 
     def use_desktop(self, desktop: DesktopNotifications | None) -> None:
         """Send desktop notifications through ``desktop`` (None: none)."""
@@ -87,6 +92,10 @@ class Notifier(QObject):
     def _on_desktop_invoked(self, item: InboxItem) -> None:
         self.item_requested.emit(item)
 
+    @Slot(object)
+    def _on_desktop_sent(self, notice: Notice) -> None:
+        self.notified.emit("desktop", notice.text)
+
     def notify(self, items: list[InboxItem]) -> None:
         if not items or not self.enabled or self._window.isActiveWindow():
             return
@@ -97,9 +106,9 @@ class Notifier(QObject):
                                    QSystemTrayIcon.MessageIcon.Information, TRAY_MS)
             self.notified.emit("tray", f"{title}: {body}")
             return
-        if self.desktop is not None and self.desktop.send(
-                Notice(tray_safe(title), tray_safe(body), items[0])):
-            self.notified.emit("desktop", f"{title}: {body}")
+        if self.desktop is not None:
+            self.desktop.send(Notice(tray_safe(title), tray_safe(body), items[0],
+                                     f"{title}: {body}"))
         self._banner.show_message(f"{title} — {body}", Level.INFO, action="Show",
                                   on_action=self.show_requested.emit)
         self.notified.emit("banner", f"{title}: {body}")
