@@ -67,10 +67,10 @@ class AboutDialog(QDialog):
         logo = QLabel(self)
         logo.setPixmap(icon("proctor").pixmap(64, 64))
         logo.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        title = plain_label(f"Proctor {self.rows[0][1]}", self, name="DetailTitle")
+        title = plain_label(tr("Proctor {rows}").format(rows=self.rows[0][1]), self, name="DetailTitle")
         title.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        blurb = plain_label("The operator desk for AI-agent runs: approve, answer, resolve and "
-                            "audit what agents do.", self, selectable=False)
+        blurb = plain_label(tr("The operator desk for AI-agent runs: approve, answer, resolve and "
+                            "audit what agents do."), self, selectable=False)
         form = QFormLayout()
         for name, value in self.rows:
             form.addRow(plain_label(name, self, selectable=False), plain_label(value, self))

@@ -60,8 +60,8 @@ class WelcomeDialog(QDialog):
         self.choice: Path | None = None
         logo = QLabel(self)
         logo.setPixmap(icon("proctor").pixmap(64, 64))
-        text = plain_label("Proctor opens a journal: the file your agents record their runs, "
-                           "approvals and questions in.", self, selectable=False)
+        text = plain_label(tr("Proctor opens a journal: the file your agents record their runs, "
+                           "approvals and questions in."), self, selectable=False)
         self.open_button = QPushButton(tr("Open a journal…"), self)
         self.create_button = QPushButton(tr("Create a new journal…"), self)
         self.demo_button = QPushButton(tr("Try a demo journal"), self)

@@ -338,10 +338,10 @@ class MainWindow(QMainWindow):
     def _on_wal_lost(self) -> None:
         self.status.set_fault(StoreState.WAL_DELETED)
         self.notice.show_message(
-            f"The journal's -wal file ({self.journal.path}-wal) was deleted while the desk "
-            "had it open: requests written since its last checkpoint may be lost, and agents "
-            "may get disk I/O errors. Close and reopen the journal, check that nothing else "
-            "deletes journal files, and run `proctor verify`.", Level.ERROR)
+            tr("The journal's -wal file ({path}-wal) was deleted while the desk had it open: "
+               "requests written since its last checkpoint may be lost, and agents may get disk "
+               "I/O errors. Close and reopen the journal, check that nothing else deletes "
+               "journal files, and run `proctor verify`.").format(path=self.journal.path), Level.ERROR)
 
     def show_damage(self, why: str) -> None:
         """The journal is damaged (quick check at open, or a failing read): say so once."""
@@ -349,8 +349,9 @@ class MainWindow(QMainWindow):
             return
         self.status.set_fault(StoreState.DAMAGED)
         self.notice.show_message(
-            f"The journal file is damaged: {why}. Do not rely on what this desk shows; run "
-            f"`proctor verify {self.journal.path}` and restore the journal from a backup.",
+            tr("The journal file is damaged: {why}. Do not rely on what this desk shows; run "
+               "`proctor verify {path}` and restore the journal from a backup.").format(
+                why=why, path=self.journal.path),
             Level.ERROR)
 
     @Slot(object)
@@ -460,8 +461,9 @@ class MainWindow(QMainWindow):
             self.services.theme.apply(ThemeMode(prefs.theme))
         if prefs.operator and prefs.operator != self.journal.actor.name:
             self.notice.show_message(
-                f"Decisions in this window are recorded as {self.journal.actor.name}; "
-                f"reopen the journal to decide as {prefs.operator}.", Level.INFO,
+                tr("Decisions in this window are recorded as {name}; reopen the journal to "
+                   "decide as {operator}.").format(
+                    name=self.journal.actor.name, operator=prefs.operator), Level.INFO,
                 action="Reopen now", on_action=self.reopen)
 
     def reopen(self) -> None:

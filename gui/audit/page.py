@@ -103,7 +103,7 @@ class AuditDetail(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.entry: AuditEntry | None = None
-        self.facts = plain_label("Select an entry to see it whole.", self)
+        self.facts = plain_label(tr("Select an entry to see it whole."), self)
         self.facts.setAccessibleName("Audit entry")
         self.before = JsonTree("Before", self)
         self.after = JsonTree("After", self)
@@ -293,8 +293,8 @@ class AuditPage(ListPage):
                                   "before it verify.").format(
                                    what=first.what, where=first.where, detail=first.detail,
                                    checked_audit=report.checked_audit))
-            self.message.show_message(f"The audit chain is broken: {first.what} at "
-                                      f"{first.where}.", Level.ERROR)
+            self.message.show_message(tr("The audit chain is broken: {what} at {where}.").format(
+                                          what=first.what, where=first.where), Level.ERROR)
         self.verify_button.setIcon(status_icon("completed" if report.ok else "failed"))
         self.verified.emit(report)
 

@@ -78,7 +78,7 @@ class EffectsPage(ListPage):
         self.search.setPlaceholderText(tr("Search keys, actions, idempotency keys"))
         self.detail_message = MessageBar(self)
         self.view = EffectView(self)
-        self.empty = plain_label("Select an effect to see it whole.", self, name="Muted",
+        self.empty = plain_label(tr("Select an effect to see it whole."), self, name="Muted",
                                  selectable=False)
         self.form = ResolveForm(self)
         self._buttons()
@@ -227,7 +227,7 @@ class EffectsPage(ListPage):
             return False
         call = resolve_call(self.journal.effects, e, outcome, self.form.reason_text(),
                             self.form.external_id(), self.form.evidence())
-        self.detail_message.show_message(f"Marking {outcome.value}…", Level.INFO)
+        self.detail_message.show_message(tr("Marking {outcome}…").format(outcome=outcome.value), Level.INFO)
         self.committed_button.setEnabled(False)
         self.failed_button.setEnabled(False)
         self.ctx.runner.run(call, on_done=self._on_resolved, on_error=self._on_refused,
@@ -238,8 +238,8 @@ class EffectsPage(ListPage):
         self.form.clear()
         self.detail_message.clear()
         self.message.show_message(
-            f"Marked {effect.status.value}: {effect.key}. Receipt, run event and audit row "
-            "written.", Level.SUCCESS)
+            tr("Marked {status}: {key}. Receipt, run event and audit row written.").format(
+                status=effect.status.value, key=effect.key), Level.SUCCESS)
         self.model.refresh()
         self.reload_detail()
 
@@ -262,8 +262,8 @@ class EffectsPage(ListPage):
 
     def _on_swept(self, n: int) -> None:
         self.message.show_message(
-            f"Marked {n} lapsed effect{'s' if n != 1 else ''} ambiguous; each now waits for a "
-            "person.", Level.SUCCESS)
+            tr("Marked {n} lapsed effect{n2} ambiguous; each now waits for a person.").format(
+                n=n, n2='s' if n != 1 else ''), Level.SUCCESS)
         self.model.refresh()
         self.reload_detail()
 

@@ -144,12 +144,12 @@ class ResolveForm(QWidget):
         """True if the operator may resolve ``e`` to ``outcome`` now (reason given; the
         second confirmation answered yes where it is needed)."""
         if e is None or e.status != EffectStatus.AMBIGUOUS:
-            self.message.show_message("Only an ambiguous effect can be resolved by hand.",
+            self.message.show_message(tr("Only an ambiguous effect can be resolved by hand."),
                                       Level.WARNING)
             return False
         if not self.reason_text():
-            self.message.show_message("Write a reason first: what really happened, and how "
-                                      "you know. It is kept as evidence.", Level.WARNING)
+            self.message.show_message(tr("Write a reason first: what really happened, and how "
+                                      "you know. It is kept as evidence."), Level.WARNING)
             self.reason.setFocus()
             return False
         if outcome == EffectStatus.FAILED and needs_second_confirm(e) \

@@ -156,7 +156,7 @@ class CredentialView(AnswerView):
     def _layout(self) -> None:
         self.layout_.addWidget(section("Credential", self))
         self.layout_.addWidget(plain_label(
-            "The agent receives a reference only; the secret never goes into the journal.",
+            tr("The agent receives a reference only; the secret never goes into the journal."),
             self, name="Muted"))
         self.layout_.addWidget(self.use_ref)
         self.layout_.addWidget(self.refs)

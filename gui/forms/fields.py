@@ -317,8 +317,8 @@ class EnumField(Field):
         self.combo.currentIndexChanged.connect(self._on_edit)
         self.finish(self.combo)
         if self.node.cut_options:
-            note = plain_label(f"{self.node.cut_options:,} more values are not listed; "
-                               "use raw JSON to give one of them.", self, name="Muted")
+            note = plain_label(tr("{cut_options:,} more values are not listed; use raw JSON to "
+                                  "give one of them.").format(cut_options=self.node.cut_options), self, name="Muted")
             self.column.insertWidget(1, note)
 
     @Slot(int, bool)
@@ -444,7 +444,7 @@ class ConstField(Field):
     def __init__(self, node: Node, parent: QWidget | None = None) -> None:
         super().__init__(node, parent)
         self.const = node.schema.get("const")
-        self.finish(plain_label(f"Always {option_label(self.const)}", self, name="Muted"))
+        self.finish(plain_label(tr("Always {const}").format(const=option_label(self.const)), self, name="Muted"))
 
     def value(self) -> Any:
         return self.const
@@ -459,7 +459,8 @@ class JsonField(Field):
     def __init__(self, node: Node, parent: QWidget | None = None) -> None:
         super().__init__(node, parent)
         if node.reason:
-            self.column.addWidget(plain_label(f"Typed as JSON: {node.reason}.", self,
+            self.column.addWidget(plain_label(tr("Typed as JSON: {reason}.").format(
+                                                  reason=node.reason), self,
                                               name="Muted"))
         self.edit = QPlainTextEdit(self)
         self.edit.setAccessibleName(f"{node.label} (JSON)")

@@ -99,7 +99,7 @@ class MemoryChangeMaterial(QWidget):
         facts = [f"{k}: {fmt.bounded(r[k], 200)}" for k in ("title", "scope", "entry_id")
                  if r.get(k)]
         self.facts = plain_label("  ·  ".join(facts), self, name="Muted")
-        self.summary = plain_label("Loading the entry's current content…", self, name="Muted")
+        self.summary = plain_label(tr("Loading the entry's current content…"), self, name="Muted")
         self.current_title = section("Remembered now", self)
         self.proposed_title = section(f"Proposed — from {fmt.bounded(interaction.agent, 60)}",
                                       self)

@@ -368,7 +368,7 @@ def diff_material(interaction: Interaction, parent: QWidget | None = None) -> QW
         return DiffView(parent, path=path, unified_text=text)
     box = QWidget(parent)
     layout = QVBoxLayout(box)
-    layout.addWidget(plain_label("The agent sent no diff; see the request below.", box,
+    layout.addWidget(plain_label(tr("The agent sent no diff; see the request below."), box,
                                  name="Muted"))
     return box
 
@@ -506,7 +506,7 @@ class MergeConflictView(AnswerView):
         self.merged.setMinimumHeight(160)
         self.merged.textChanged.connect(self.changed)
         starts = QHBoxLayout()
-        starts.addWidget(plain_label("Start from:", self, selectable=False))
+        starts.addWidget(plain_label(tr("Start from:"), self, selectable=False))
         for key, text in (("ours", "Ours"), ("theirs", "Theirs"), ("both", "Both, marked")):
             button = QPushButton(text, self)
             button.setAccessibleName(f"Start the merged result from {text.lower()}")

@@ -305,7 +305,7 @@ class ApprovalDetail(DetailWidget):
             return
         approvals, rid, reason = self.ctx.journal.approvals, request_id(), self.reason_text()
         version = a.version
-        self.message.show_message("Approving the edited action…")
+        self.message.show_message(tr("Approving the edited action…"))
         self.ctx.decider.submit(item, lambda: approvals.approve_edited(
             a.id, action, expected_version=version, reason=reason or None, request_id=rid))
 

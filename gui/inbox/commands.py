@@ -20,6 +20,7 @@ from proctor.core.models import (
 )
 
 from ..actions import ActionRegistry, ActionSpec
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import BANNER_CLOSE_MS, NOTE_CLOSE_MS, Level
@@ -191,7 +192,7 @@ class InboxCommands(QObject):
         panel = detail.rule_panel
         draft = panel.draft()
         if draft is None:
-            detail.message.show_message("The rule cannot be made as it stands: "
+            detail.message.show_message(tr("The rule cannot be made as it stands: ")
                                         + (panel.problem.text() or "wait for its draft."))
             return
         apply_to = panel.apply_to()
@@ -259,8 +260,8 @@ class InboxCommands(QObject):
         pending = [a for a in fetched if a.status == ApprovalStatus.PENDING]
         skipped += len(fetched) - len(pending)
         if not pending:
-            self.page.message.show_message("None of the selected approvals is pending any "
-                                           "more.", Level.WARNING)
+            self.page.message.show_message(tr("None of the selected approvals is pending any "
+                                           "more."), Level.WARNING)
             return
         answer = BulkDecisionDialog.ask(self.page, pending, approve=approve, scope=scope,
                                         reason=reason, skipped=skipped)

@@ -112,7 +112,8 @@ class ConfirmApproval(QDialog):
         self.action.setPlainText(what.action)
         self.action.setMinimumSize(520, 160)
         reason = fmt.visible(what.reason) if what.reason else "(none)"
-        self.recorded = plain_label(f"Scope: {what.scope}\nYour reason: {reason}", self)
+        self.recorded = plain_label(tr("Scope: {scope}\nYour reason: {reason}").format(
+                                        scope=what.scope, reason=reason), self)
         self.recorded.setAccessibleName("What will be recorded")
         buttons = QDialogButtonBox(self)
         self.ok = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)

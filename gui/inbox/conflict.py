@@ -107,7 +107,7 @@ class ConflictDetail(DetailWidget):
         data = self.review.data
         if self.item is None or data is None or data.item.id != self.item.id:
             return
-        self.message.show_message("Saving your decision…", Level.INFO)
+        self.message.show_message(tr("Saving your decision…"), Level.INFO)
         self.ctx.decider.submit(self.item, resolve_call(self.ctx.journal.memory, data, choice,
                                                         merged, reason))
 

@@ -82,9 +82,9 @@ class EditActionDialog(QDialog):
         split.addWidget(self.diff)
         layout = QVBoxLayout(self)
         layout.addWidget(plain_label(
-            f"Tool {fmt.bounded(approval.action_name, 120)} (the tool cannot change). "
-            f"{schema_note} The agent must run the edited action; what it asked for stays "
-            "as evidence.", self))
+            tr("Tool {action_name} (the tool cannot change). {schema_note} The agent must run "
+               "the edited action; what it asked for stays as evidence.").format(
+                action_name=fmt.bounded(approval.action_name, 120), schema_note=schema_note), self))
         layout.addWidget(section("Arguments  |  diff against the request", self))
         layout.addWidget(split, 1)
         layout.addWidget(self.problem)

@@ -101,7 +101,7 @@ class EffectDetail(DetailWidget):
         if self.item is None or self.ctx.read_only or not self.form.check(effect, outcome):
             return False
         assert effect is not None
-        self.message.show_message(f"Marking {outcome.value}…", Level.INFO)
+        self.message.show_message(tr("Marking {outcome}…").format(outcome=outcome.value), Level.INFO)
         self.ctx.decider.submit(self.item, resolve_call(
             self.ctx.journal.effects, effect, outcome, self.form.reason_text(),
             self.form.external_id(), self.form.evidence()))

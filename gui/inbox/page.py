@@ -548,7 +548,7 @@ class InboxPage(QWidget):
                             on_error=self._on_sweep_error, owner=self, write=True)
 
     def _on_sweep_error(self, exc: BaseException) -> None:
-        self.message.show_message(f"Could not record expiries: {exc}", Level.WARNING)
+        self.message.show_message(tr("Could not record expiries: {exc}").format(exc=exc), Level.WARNING)
 
     def focus_list(self) -> None:
         self.table.setFocus()

@@ -376,15 +376,15 @@ class QuestionDetail(DetailWidget):
             return
         settle = self.ctx.settle
         if settle is not None and settle.too_soon(item_key(self.item)):
-            self.message.show_message("Not sent: this question has only just come on screen. "
-                                      "Read it, then send again.", Level.INFO,
+            self.message.show_message(tr("Not sent: this question has only just come on screen. "
+                                      "Read it, then send again."), Level.INFO,
                                       close_after_ms=NOTE_CLOSE_MS)
             return
         q = self.entity
         assert isinstance(q, Interaction)
         item, value = self.item, self.view.value()
         self._sending = item_key(item)
-        self.message.show_message("Sending the answer…", Level.INFO)
+        self.message.show_message(tr("Sending the answer…"), Level.INFO)
         self._update_submit()
         prepare = self.view.before_submit()
         if prepare is None:
@@ -398,7 +398,7 @@ class QuestionDetail(DetailWidget):
 
     def _on_prepare_failed(self, exc: BaseException) -> None:
         self._sending = None
-        self.message.show_message(f"{exc} Nothing was sent to the agent.", Level.ERROR)
+        self.message.show_message(tr("{exc} Nothing was sent to the agent.").format(exc=exc), Level.ERROR)
         self._update_submit()
 
     def _on_done(self, key: str, _result: object) -> None:
@@ -423,7 +423,7 @@ class QuestionDetail(DetailWidget):
         value = self.view.value()
         text = json.dumps(None if value is MISSING else value, indent=2, ensure_ascii=False)
         QGuiApplication.clipboard().setText(text)
-        self.message.show_message("Copied what you typed (as JSON).", Level.INFO)
+        self.message.show_message(tr("Copied what you typed (as JSON)."), Level.INFO)
 
     def _on_keyring(self, status: tuple[bool, str]) -> None:
         for view in self._views.values():

@@ -71,8 +71,8 @@ class BulkPanel(QWidget):
             self._texts[choice] = mnemonic
             row.addWidget(button)
         row.addStretch(1)
-        note = plain_label("Merging needs one conflict at a time. Each conflict is its own "
-                           "transaction: one refused does not stop the others.", self,
+        note = plain_label(tr("Merging needs one conflict at a time. Each conflict is its own "
+                           "transaction: one refused does not stop the others."), self,
                            name="Muted")
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)

@@ -308,9 +308,10 @@ class ConflictReview(QWidget):
         elif self.seen_version is not None and data.entry.version != self.seen_version \
                 and data.item.status == ReconciliationStatus.PENDING:
             self.notice.show_message(
-                f"The entry changed while you were reviewing: version {self.seen_version} → "
-                f"{data.entry.version}. “Local” now shows version {data.entry.version}; "
-                "check the differences again before you resolve.", Level.WARNING)
+                tr("The entry changed while you were reviewing: version {seen_version} → "
+                   "{version}. “Local” now shows version {version}; check the differences again "
+                   "before you resolve.").format(
+                    seen_version=self.seen_version, version=data.entry.version), Level.WARNING)
             self.seen_version = data.entry.version
         self.data = data
         item, entry = data.item, data.entry
@@ -504,12 +505,12 @@ class ConflictReview(QWidget):
         merged = self.merge_editor.toPlainText() if choice == ReconciliationStatus.MERGED \
             else None
         if merged is not None and not merged.strip():
-            self.notice.show_message("The merged text is empty. Write the entry's text, or "
-                                     "choose another way.", Level.WARNING)
+            self.notice.show_message(tr("The merged text is empty. Write the entry's text, or "
+                                     "choose another way."), Level.WARNING)
             self.merge_editor.setFocus()
             return False
         if not reason:
-            self.notice.show_message("Write a reason first: it is kept with the decision.",
+            self.notice.show_message(tr("Write a reason first: it is kept with the decision."),
                                      Level.WARNING)
             self.reason.setFocus()
             return False

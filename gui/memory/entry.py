@@ -220,10 +220,11 @@ class EntryDetail(QWidget):
         elif self.editing() and data.entry.version != self.edit_base \
                 and data.entry.version != previous.version:
             self.message.show_message(
-                f"The entry changed while you were editing (version {self.edit_base} → "
-                f"{data.entry.version}, {label(data.history[-1].operation)} by "
-                f"{data.history[-1].actor}). Saving now is refused; copy your text, cancel, "
-                "and edit the new version.", Level.WARNING)
+                tr("The entry changed while you were editing (version {edit_base} → {version}, "
+                   "{operation} by {actor}). Saving now is refused; copy your text, cancel, and "
+                   "edit the new version.").format(
+                    edit_base=self.edit_base, version=data.entry.version,
+                    operation=label(data.history[-1].operation), actor=data.history[-1].actor), Level.WARNING)
         self.data = data
         e = data.entry if data else None
         self.title.setText(fmt.bounded(e.title, 160) if e else tr("Select an entry"))
@@ -344,8 +345,8 @@ class EntryDetail(QWidget):
             return
         text = self.editor.toPlainText()
         if not text.strip():
-            self.message.show_message("The content cannot be empty; remove the entry "
-                                      "instead.", Level.WARNING)
+            self.message.show_message(tr("The content cannot be empty; remove the entry "
+                                      "instead."), Level.WARNING)
             return
         memory, base, reason = self.memory, self.edit_base, self.edit_reason.text().strip()
         self.write_requested.emit("Saved", lambda: memory.replace(

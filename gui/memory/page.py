@@ -94,7 +94,7 @@ class MemoryPage(ListPage):
                                  read_only=self.read_only)
         self.review = ConflictReview(self.reveals, self, read_only=self.read_only)
         self.bulk = BulkPanel(self, read_only=self.read_only)
-        self.empty = plain_label("Select an entry or a conflict.", self, name="Muted",
+        self.empty = plain_label(tr("Select an entry or a conflict."), self, name="Muted",
                                  selectable=False)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._filters()
@@ -334,16 +334,16 @@ class MemoryPage(ListPage):
 
     @Slot(str, object)
     def _on_entry_write(self, what: str, fn: Any) -> None:
-        self.entry.message.show_message(f"{what.rstrip('d')}ing…" if what != "Saved"
-                                        else "Saving…", Level.INFO)
+        self.entry.message.show_message(tr("{what}ing…").format(what=what.rstrip('d')) if what != "Saved"
+                                        else tr("Saving…"), Level.INFO)
         self.ctx.runner.run(fn, on_done=partial(self._on_entry_written, what),
                             on_error=self._on_write_error, owner=self, write=True)
 
     def _on_entry_written(self, what: str, entry: Any) -> None:
         if what == "Saved":
             self.entry.edit_saved()
-        self.entry.message.show_message(f"{what}: “{entry.title}” is now version "
-                                        f"{entry.version}.", Level.SUCCESS)
+        self.entry.message.show_message(tr("{what}: “{title}” is now version {version}.").format(
+                                            what=what, title=entry.title, version=entry.version), Level.SUCCESS)
         self.reload_detail()
         self.model.refresh()
 
@@ -366,7 +366,7 @@ class MemoryPage(ListPage):
         data = self.review.data
         if data is None:
             return
-        self.review.notice.show_message("Saving your decision…", Level.INFO)
+        self.review.notice.show_message(tr("Saving your decision…"), Level.INFO)
         call = resolve_call(self.journal.memory, data, choice, merged, reason)
         self.ctx.runner.run(call, on_done=partial(self._on_resolved, choice),
                             on_error=self._on_resolve_refused, owner=self, write=True)
@@ -384,7 +384,8 @@ class MemoryPage(ListPage):
     def _on_bulk(self, choice: ReconciliationStatus, reason: str) -> None:
         items = self.bulk.items
         memory = self.journal.memory
-        self.message.show_message(f"{CHOICE_DONE[choice]} for {len(items)} conflicts…")
+        self.message.show_message(tr("{CHOICE_DONE} for {items} conflicts…").format(
+                                      CHOICE_DONE=CHOICE_DONE[choice], items=len(items)))
         self.ctx.runner.run(lambda: bulk_resolve(memory, items, choice, reason),
                             on_done=partial(self._on_bulk_done, choice),
                             on_error=self._on_write_error, owner=self, write=True)

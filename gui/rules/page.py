@@ -111,7 +111,7 @@ class RuleDetail(QWidget):
         super().__init__(parent)
         self.usage: RuleUsage | None = None
         self.source: Approval | None = None
-        self.facts = plain_label("Select a rule to see it whole.", self)
+        self.facts = plain_label(tr("Select a rule to see it whole."), self)
         self.facts.setAccessibleName("Rule")
         self.decided = DecidedModel(self)
         self.decided_view = QTableView(self)
@@ -286,5 +286,5 @@ class RulesPage(ListPage):
             on_done=self._on_revoked, on_error=self._on_detail_error, owner=self, write=True)
 
     def _on_revoked(self, rule: Any) -> None:
-        self.detail_message.show_message(f"Revoked {rule.id}.", Level.INFO)
+        self.detail_message.show_message(tr("Revoked {id}.").format(id=rule.id), Level.INFO)
         self.revoked.emit(rule)

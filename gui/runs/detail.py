@@ -374,7 +374,7 @@ class RunDetail(QWidget):
             return
         runs, rid = self.ctx.journal.runs, f"desk-{uuid.uuid4().hex}"
         run_id, version = run.id, run.version
-        self.message.show_message("Requesting cancel…", Level.INFO)
+        self.message.show_message(tr("Requesting cancel…"), Level.INFO)
         self.ctx.runner.run(lambda: runs.request_cancel(run_id, reason,
                                                         expected_version=version,
                                                         request_id=rid, source="desk"),
@@ -382,7 +382,7 @@ class RunDetail(QWidget):
                             owner=self, write=True)
 
     def _on_cancel_requested(self, run: Run) -> None:
-        self.message.show_message("Cancel requested; the agent will stop at its next step.",
+        self.message.show_message(tr("Cancel requested; the agent will stop at its next step."),
                                   Level.SUCCESS)
         if run.id == self.run_id:
             self._show_header(run)

@@ -84,7 +84,7 @@ class IntegrityPane(QWidget):
         self.status: ChainStatus | None = None
         self._running = False
         self.icon = QLabel(self)
-        self.result = plain_label("Not verified yet.", self)
+        self.result = plain_label(tr("Not verified yet."), self)
         self.result.setAccessibleName("Chain verification result")
         self.verify_button = QPushButton(tr("Verify again"), self)
         self.verify_button.setAccessibleName("Verify this run's digest chain again")

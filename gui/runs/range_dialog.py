@@ -67,11 +67,11 @@ class RangeDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form = QFormLayout()
-        form.addRow("&From:", self.start)
-        form.addRow("&To:", self.end)
+        form.addRow(tr("&From:"), self.start)
+        form.addRow(tr("&To:"), self.end)
         layout = QVBoxLayout(self)
-        layout.addWidget(plain_label("Show the runs started in this range (local time; "
-                                     "from inclusive, to exclusive).", self,
+        layout.addWidget(plain_label(tr("Show the runs started in this range (local time; "
+                                     "from inclusive, to exclusive)."), self,
                                      selectable=False))
         layout.addLayout(form)
         layout.addWidget(self.problem)

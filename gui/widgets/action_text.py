@@ -162,7 +162,7 @@ class ActionText(QWidget):
         super().__init__(parent)
         self.fields: list[ActionField] = []
         self.title = section(title, self)
-        self.empty = plain_label("The action carries no text; see its arguments below.", self,
+        self.empty = plain_label(tr("The action carries no text; see its arguments below."), self,
                                  name="Muted", selectable=False)
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)
