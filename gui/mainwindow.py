@@ -7,7 +7,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -53,39 +53,47 @@ from .widgets.palette import CommandPalette, ShortcutHelp
 from .widgets.sidebar import Entry, Sidebar, SidebarModel
 from .widgets.status import DeskStatusBar, StoreState, exposure_warning
 
-PAGES = (("inbox", "Inbox"), ("runs", "Runs"), ("memory", "Memory"), ("effects", "Effects"),
-         ("audit", "Audit"), ("overview", "Overview"), ("rules", "Rules"))
+PAGES = (("inbox", QT_TR_NOOP("Inbox")), ("runs", QT_TR_NOOP("Runs")),
+         ("memory", QT_TR_NOOP("Memory")), ("effects", QT_TR_NOOP("Effects")),
+         ("audit", QT_TR_NOOP("Audit")), ("overview", QT_TR_NOOP("Overview")),
+         ("rules", QT_TR_NOOP("Rules")))
 APP_SPECS = [
-    ActionSpec("app.open", "Open journal…", "File", "Open another journal"),
-    ActionSpec("app.preferences", "Preferences…", "File", "Theme, shortcuts, notifications"),
-    ActionSpec("app.quit", "Quit", "File", "Close the desk"),
-    ActionSpec("app.refresh", "Refresh", "View", "Re-read everything shown"),
-    ActionSpec("app.palette", "Command palette…", "View", "Find and run any command"),
-    ActionSpec("app.shortcuts", "Keyboard shortcuts", "Help", "Every shortcut"),
-    ActionSpec("app.logs", "Open log folder", "Help", "Show the desk's log files"),
-    ActionSpec("app.about", "About Proctor", "Help", "Versions of Proctor, Qt, SQLite and "
-                                                     "the journal's schema"),
+    ActionSpec("app.open", QT_TR_NOOP("Open journal…"), "File", QT_TR_NOOP("Open another journal")),
+    ActionSpec("app.preferences", QT_TR_NOOP("Preferences…"), "File",
+               QT_TR_NOOP("Theme, shortcuts, notifications")),
+    ActionSpec("app.quit", QT_TR_NOOP("Quit"), "File", QT_TR_NOOP("Close the desk")),
+    ActionSpec("app.refresh", QT_TR_NOOP("Refresh"), "View",
+               QT_TR_NOOP("Re-read everything shown")),
+    ActionSpec("app.palette", QT_TR_NOOP("Command palette…"), "View",
+               QT_TR_NOOP("Find and run any command")),
+    ActionSpec("app.shortcuts", QT_TR_NOOP("Keyboard shortcuts"), "Help",
+               QT_TR_NOOP("Every shortcut")),
+    ActionSpec("app.logs", QT_TR_NOOP("Open log folder"), "Help",
+               QT_TR_NOOP("Show the desk's log files")),
+    ActionSpec("app.about", QT_TR_NOOP("About Proctor"), "Help",
+               QT_TR_NOOP("Versions of Proctor, Qt, SQLite and "
+                                                     "the journal's schema")),
 ] + [ActionSpec(f"go.{pid}", f"Go to {title}", "Go", f"Show the {title} page")
      for pid, title in PAGES]
 # Menu titles carry their Alt letter: none may be a letter a page's buttons already use
 # (Alt+E edits a memory entry, Alt+A marks an effect failed ...), so Effects and Audit
 # have none; the palette (Ctrl+K) reaches every command.
 MENUS = {
-    "&File": ["app.open", "-", "app.preferences", "-", "app.quit"],
-    "&Inbox": ["inbox.approve", "inbox.deny", "inbox.snooze", "inbox.wake", "-",
+    QT_TR_NOOP("&File"): ["app.open", "-", "app.preferences", "-", "app.quit"],
+    QT_TR_NOOP("&Inbox"): ["inbox.approve", "inbox.deny", "inbox.snooze", "inbox.wake", "-",
                "inbox.toggle_select", "inbox.snoozed", "inbox.show_new", "inbox.open_run", "-",
                "inbox.effect_committed", "inbox.effect_failed"],
-    "&Runs": ["runs.back", "-", "runs.export_list", "runs.export_json", "runs.export_jsonl",
+    QT_TR_NOOP("&Runs"): ["runs.back", "-", "runs.export_list", "runs.export_json", "runs.export_jsonl",
               "runs.copy", "-", "runs.cancel"],
-    "Memor&y": ["memory.keep", "memory.take", "memory.merge", "memory.dismiss", "-",
+    QT_TR_NOOP("Memor&y"): ["memory.keep", "memory.take", "memory.merge", "memory.dismiss", "-",
                 "memory.reveal", "memory.edit", "memory.pin", "memory.unpin",
                 "memory.confirm", "memory.remove", "memory.restore"],
-    "Effects": ["effects.committed", "effects.failed", "-", "effects.mark_lapsed"],
-    "Audit": ["audit.verify", "audit.export"],
-    "&Go": [f"go.{pid}" for pid, _ in PAGES] + ["-", "inbox.next", "inbox.prev", "inbox.open",
+    QT_TR_NOOP("Effects"): ["effects.committed", "effects.failed", "-", "effects.mark_lapsed"],
+    QT_TR_NOOP("Audit"): ["audit.verify", "audit.export"],
+    QT_TR_NOOP("&Go"): [f"go.{pid}" for pid, _ in PAGES] + ["-", "inbox.next", "inbox.prev", "inbox.open",
                                                  "inbox.back", "inbox.search"],
-    "&View": ["app.refresh", "app.palette"],
-    "&Help": ["app.shortcuts", "-", "app.logs", "app.about"],
+    QT_TR_NOOP("&View"): ["app.refresh", "app.palette"],
+    QT_TR_NOOP("&Help"): ["app.shortcuts", "-", "app.logs", "app.about"],
 }
 TOOLBAR = ["app.refresh", "-", "inbox.approve", "inbox.deny", "inbox.snooze", "-",
            "app.palette"]
@@ -138,7 +146,7 @@ class MainWindow(QMainWindow):
         self.pages = {"inbox": self.inbox, "overview": self.overview, "runs": self.runs,
                       "memory": self.memory, "effects": self.effects, "audit": self.audit,
                       "rules": self.rules}
-        self.sidebar_model = SidebarModel([Entry(pid, title) for pid, title in PAGES], self)
+        self.sidebar_model = SidebarModel([Entry(pid, tr(title)) for pid, title in PAGES], self)
         self.sidebar = Sidebar(self.sidebar_model, self)
         self.stack = QStackedWidget(self)
         self.status = DeskStatusBar(self)

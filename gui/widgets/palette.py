@@ -41,7 +41,7 @@ class Row:
 
 def rows_of(registry: ActionRegistry) -> list[Row]:
     registry.refresh()
-    return [Row(s.id, s.text, s.menu, display_key(registry.effective_shortcut(s.id)),
+    return [Row(s.id, tr(s.text), tr(s.menu), display_key(registry.effective_shortcut(s.id)),
                 registry.is_enabled(s.id)) for s in registry.specs()]
 
 
