@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 import proctor
 
+from .i18n import tr
 from .logging_setup import log_dir
 from .widgets.icons import icon
 from .widgets.labels import plain_label
@@ -61,15 +62,15 @@ def as_text(rows: list[tuple[str, str]]) -> str:
 class AboutDialog(QDialog):
     def __init__(self, parent: QWidget | None, journal: Any | None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("About Proctor")
+        self.setWindowTitle(tr("About Proctor"))
         self.rows = versions(journal)
         logo = QLabel(self)
         logo.setPixmap(icon("proctor").pixmap(64, 64))
         logo.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        title = plain_label(f"Proctor {self.rows[0][1]}", self, name="DetailTitle")
+        title = plain_label(tr("Proctor {rows}").format(rows=self.rows[0][1]), self, name="DetailTitle")
         title.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        blurb = plain_label("The operator desk for AI-agent runs: approve, answer, resolve and "
-                            "audit what agents do.", self, selectable=False)
+        blurb = plain_label(tr("The operator desk for AI-agent runs: approve, answer, resolve and "
+                            "audit what agents do."), self, selectable=False)
         form = QFormLayout()
         for name, value in self.rows:
             form.addRow(plain_label(name, self, selectable=False), plain_label(value, self))

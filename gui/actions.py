@@ -20,6 +20,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMenuBar, QStackedWidget, QToolBar, QWidget
 
 from .action_icons import ICONS
+from .i18n import tr
 from .widgets.icons import icon
 
 DEFAULT_SHORTCUTS: dict[str, str] = {
@@ -108,10 +109,10 @@ class ActionRegistry(QObject):
         visible (and ``enabled`` says yes)."""
         if spec.id in self._specs:
             raise ValueError(f"action {spec.id} is declared twice")
-        action = QAction(spec.text, self._host)
+        action = QAction(tr(spec.text), self._host)  # spec texts are QT_TR_NOOP-marked
         action.setObjectName(spec.id)
         action.setData(spec.id)
-        action.setStatusTip(spec.tip)
+        action.setStatusTip(tr(spec.tip) if spec.tip else "")
         action.setToolTip(self._tooltip(spec))
         action.setCheckable(spec.checkable)
         if spec.id in ICONS:
@@ -187,7 +188,8 @@ class ActionRegistry(QObject):
 
     def _tooltip(self, spec: ActionSpec) -> str:
         seqs = self.effective_shortcuts(spec.id) if spec.id in self._actions else []
-        return f"{spec.text} ({display_key(seqs[0])})" if seqs else spec.text
+        text = tr(spec.text)
+        return f"{text} ({display_key(seqs[0])})" if seqs else text
 
     def duplicates(self) -> dict[str, list[str]]:
         """Sequences bound to two actions that can be live at once (must be empty). Two
@@ -221,7 +223,7 @@ class ActionRegistry(QObject):
         menus = {}
         for text, ids in layout.items():
             title = text.replace("&", "")
-            menu = bar.addMenu(text)
+            menu = bar.addMenu(tr(text))
             menu.setObjectName(f"menu.{title.lower()}")
             for action_id in ids:
                 if action_id == "-":

@@ -31,6 +31,7 @@ from proctor.core.journal import OldSchemaPolicy
 from .context import Services
 from .errors import ErrorDialog, describe, is_expected, unexpected_text
 from .guard import GuardedJournal, ThreadGuard
+from .i18n import install_translator, tr
 from .logging_setup import LOG_NAME, log_dir, setup_logging
 from .mainwindow import MainWindow
 from .old_schema import (
@@ -154,6 +155,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         app = QApplication(argv or [sys.argv[0]])
+        install_translator(app)  # the user's language, where a translation ships
     app.setOrganizationName("Proctor")
     app.setApplicationName("Proctor Desk")
     app.setDesktopFileName(resources.APP_ID)
@@ -251,8 +253,9 @@ class DeskApp(QObject):
         made = backups(journal.path)
         where = f"; the backup is {made[-1]}" if made else ""
         self.window.notice.show_message(
-            f"Upgraded {journal.path.name} from schema {held.revision} to "
-            f"{journal.schema_revision}{where}.", Level.INFO)
+            tr("Upgraded {name} from schema {revision} to {schema_revision}{where}.").format(
+                name=journal.path.name, revision=held.revision,
+                schema_revision=journal.schema_revision, where=where), Level.INFO)
 
     def _on_upgrade_failed(self, busy: QWidget, exc: BaseException) -> None:
         busy.close()
@@ -270,7 +273,7 @@ class DeskApp(QObject):
         window.start()
         why = getattr(journal, "read_only_because", None)
         if why:
-            window.notice.show_message(f"Opened read-only: {why}", Level.WARNING)
+            window.notice.show_message(tr("Opened read-only: {why}").format(why=why), Level.WARNING)
         damage = getattr(journal, "damaged_because", None)
         if damage:
             window.show_damage(damage)
@@ -300,8 +303,8 @@ class DeskApp(QObject):
                 return True
             return False  # reopening the same journal as someone else, or writable
         if focus_running(path):
-            window.notice.show_message(f"{path} is open in another desk window; "
-                                       "that window was brought to the front.", Level.INFO)
+            window.notice.show_message(tr("{path} is open in another desk window; that window "
+                                          "was brought to the front.").format(path=path), Level.INFO)
             return True
         return False
 

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from .about import proctor_version, versions
+from .i18n import tr
 from .settings import DeskSettings
 from .tasks import TaskRunner
 from .widgets.dialogs import OpenJournalDialog
@@ -55,16 +56,16 @@ class WelcomeDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Proctor")
+        self.setWindowTitle(tr("Proctor"))
         self.choice: Path | None = None
         logo = QLabel(self)
         logo.setPixmap(icon("proctor").pixmap(64, 64))
-        text = plain_label("Proctor opens a journal: the file your agents record their runs, "
-                           "approvals and questions in.", self, selectable=False)
-        self.open_button = QPushButton("Open a journal…", self)
-        self.create_button = QPushButton("Create a new journal…", self)
-        self.demo_button = QPushButton("Try a demo journal", self)
-        self.demo_button.setToolTip("Builds a journal full of example runs to look around in")
+        text = plain_label(tr("Proctor opens a journal: the file your agents record their runs, "
+                           "approvals and questions in."), self, selectable=False)
+        self.open_button = QPushButton(tr("Open a journal…"), self)
+        self.create_button = QPushButton(tr("Create a new journal…"), self)
+        self.demo_button = QPushButton(tr("Try a demo journal"), self)
+        self.demo_button.setToolTip(tr("Builds a journal full of example runs to look around in"))
         self.open_button.clicked.connect(self._on_open)
         self.create_button.clicked.connect(self._on_create)
         self.demo_button.clicked.connect(self._on_demo)

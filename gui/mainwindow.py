@@ -7,7 +7,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core import Journal
 from proctor.core.errors import StoreBusy
-from proctor.core.models import ChangeSet
+from proctor.core.models import ChangeSet, InboxItem
 from proctor.core.witness import LostTail
 
 from . import logging_setup
@@ -35,6 +35,7 @@ from .drop import JournalDrop
 from .effects import commands as effects_commands
 from .effects.page import EffectsPage
 from .errors import ErrorPresenter, is_damage
+from .i18n import tr
 from .inbox.commands import InboxCommands
 from .inbox.page import InboxPage
 from .memory.commands import MemoryCommands
@@ -53,39 +54,47 @@ from .widgets.palette import CommandPalette, ShortcutHelp
 from .widgets.sidebar import Entry, Sidebar, SidebarModel
 from .widgets.status import DeskStatusBar, StoreState, exposure_warning
 
-PAGES = (("inbox", "Inbox"), ("runs", "Runs"), ("memory", "Memory"), ("effects", "Effects"),
-         ("audit", "Audit"), ("overview", "Overview"), ("rules", "Rules"))
+PAGES = (("inbox", QT_TR_NOOP("Inbox")), ("runs", QT_TR_NOOP("Runs")),
+         ("memory", QT_TR_NOOP("Memory")), ("effects", QT_TR_NOOP("Effects")),
+         ("audit", QT_TR_NOOP("Audit")), ("overview", QT_TR_NOOP("Overview")),
+         ("rules", QT_TR_NOOP("Rules")))
 APP_SPECS = [
-    ActionSpec("app.open", "Open journal…", "File", "Open another journal"),
-    ActionSpec("app.preferences", "Preferences…", "File", "Theme, shortcuts, notifications"),
-    ActionSpec("app.quit", "Quit", "File", "Close the desk"),
-    ActionSpec("app.refresh", "Refresh", "View", "Re-read everything shown"),
-    ActionSpec("app.palette", "Command palette…", "View", "Find and run any command"),
-    ActionSpec("app.shortcuts", "Keyboard shortcuts", "Help", "Every shortcut"),
-    ActionSpec("app.logs", "Open log folder", "Help", "Show the desk's log files"),
-    ActionSpec("app.about", "About Proctor", "Help", "Versions of Proctor, Qt, SQLite and "
-                                                     "the journal's schema"),
+    ActionSpec("app.open", QT_TR_NOOP("Open journal…"), "File", QT_TR_NOOP("Open another journal")),
+    ActionSpec("app.preferences", QT_TR_NOOP("Preferences…"), "File",
+               QT_TR_NOOP("Theme, shortcuts, notifications")),
+    ActionSpec("app.quit", QT_TR_NOOP("Quit"), "File", QT_TR_NOOP("Close the desk")),
+    ActionSpec("app.refresh", QT_TR_NOOP("Refresh"), "View",
+               QT_TR_NOOP("Re-read everything shown")),
+    ActionSpec("app.palette", QT_TR_NOOP("Command palette…"), "View",
+               QT_TR_NOOP("Find and run any command")),
+    ActionSpec("app.shortcuts", QT_TR_NOOP("Keyboard shortcuts"), "Help",
+               QT_TR_NOOP("Every shortcut")),
+    ActionSpec("app.logs", QT_TR_NOOP("Open log folder"), "Help",
+               QT_TR_NOOP("Show the desk's log files")),
+    ActionSpec("app.about", QT_TR_NOOP("About Proctor"), "Help",
+               QT_TR_NOOP("Versions of Proctor, Qt, SQLite and "
+                                                     "the journal's schema")),
 ] + [ActionSpec(f"go.{pid}", f"Go to {title}", "Go", f"Show the {title} page")
      for pid, title in PAGES]
 # Menu titles carry their Alt letter: none may be a letter a page's buttons already use
 # (Alt+E edits a memory entry, Alt+A marks an effect failed ...), so Effects and Audit
 # have none; the palette (Ctrl+K) reaches every command.
 MENUS = {
-    "&File": ["app.open", "-", "app.preferences", "-", "app.quit"],
-    "&Inbox": ["inbox.approve", "inbox.deny", "inbox.snooze", "inbox.wake", "-",
+    QT_TR_NOOP("&File"): ["app.open", "-", "app.preferences", "-", "app.quit"],
+    QT_TR_NOOP("&Inbox"): ["inbox.approve", "inbox.deny", "inbox.snooze", "inbox.wake", "-",
                "inbox.toggle_select", "inbox.snoozed", "inbox.show_new", "inbox.open_run", "-",
                "inbox.effect_committed", "inbox.effect_failed"],
-    "&Runs": ["runs.back", "-", "runs.export_list", "runs.export_json", "runs.export_jsonl",
+    QT_TR_NOOP("&Runs"): ["runs.back", "-", "runs.export_list", "runs.export_json", "runs.export_jsonl",
               "runs.copy", "-", "runs.cancel"],
-    "Memor&y": ["memory.keep", "memory.take", "memory.merge", "memory.dismiss", "-",
+    QT_TR_NOOP("Memor&y"): ["memory.keep", "memory.take", "memory.merge", "memory.dismiss", "-",
                 "memory.reveal", "memory.edit", "memory.pin", "memory.unpin",
                 "memory.confirm", "memory.remove", "memory.restore"],
-    "Effects": ["effects.committed", "effects.failed", "-", "effects.mark_lapsed"],
-    "Audit": ["audit.verify", "audit.export"],
-    "&Go": [f"go.{pid}" for pid, _ in PAGES] + ["-", "inbox.next", "inbox.prev", "inbox.open",
+    QT_TR_NOOP("Effects"): ["effects.committed", "effects.failed", "-", "effects.mark_lapsed"],
+    QT_TR_NOOP("Audit"): ["audit.verify", "audit.export"],
+    QT_TR_NOOP("&Go"): [f"go.{pid}" for pid, _ in PAGES] + ["-", "inbox.next", "inbox.prev", "inbox.open",
                                                  "inbox.back", "inbox.search"],
-    "&View": ["app.refresh", "app.palette"],
-    "&Help": ["app.shortcuts", "-", "app.logs", "app.about"],
+    QT_TR_NOOP("&View"): ["app.refresh", "app.palette"],
+    QT_TR_NOOP("&Help"): ["app.shortcuts", "-", "app.logs", "app.about"],
 }
 TOOLBAR = ["app.refresh", "-", "inbox.approve", "inbox.deny", "inbox.snooze", "-",
            "app.palette"]
@@ -138,7 +147,7 @@ class MainWindow(QMainWindow):
         self.pages = {"inbox": self.inbox, "overview": self.overview, "runs": self.runs,
                       "memory": self.memory, "effects": self.effects, "audit": self.audit,
                       "rules": self.rules}
-        self.sidebar_model = SidebarModel([Entry(pid, title) for pid, title in PAGES], self)
+        self.sidebar_model = SidebarModel([Entry(pid, tr(title)) for pid, title in PAGES], self)
         self.sidebar = Sidebar(self.sidebar_model, self)
         self.stack = QStackedWidget(self)
         self.status = DeskStatusBar(self)
@@ -193,7 +202,7 @@ class MainWindow(QMainWindow):
         audit_commands.register(self.audit, self.registry)
         self.registry.set_single_keys(self.settings.single_keys)
         menus = self.registry.build_menus(self.menuBar(), MENUS)
-        self.recent_menu = QMenu("Open &recent", self)
+        self.recent_menu = QMenu(tr("Open &recent"), self)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         menus["File"].insertMenu(menus["File"].actions()[1], self.recent_menu)
         toolbar = QToolBar("Main", self)
@@ -225,6 +234,7 @@ class MainWindow(QMainWindow):
         self.overview.open_page.connect(self.go)
         self.overview.open_inbox.connect(self.show_inbox_filtered)
         self.notifier.show_requested.connect(self._on_show_requested)
+        self.notifier.item_requested.connect(self.show_item)
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -304,6 +314,12 @@ class MainWindow(QMainWindow):
         self.activateWindow()
         self.go("inbox")
 
+    @Slot(object)
+    def show_item(self, item: InboxItem) -> None:
+        """The window comes forward with ``item`` shown in the inbox (a notification)."""
+        self._on_show_requested()
+        self.inbox.open_item(item)
+
     # ------------------------------------------------------------ live data
     @Slot(object)
     def _on_changes(self, cs: ChangeSet) -> None:
@@ -334,10 +350,10 @@ class MainWindow(QMainWindow):
     def _on_wal_lost(self) -> None:
         self.status.set_fault(StoreState.WAL_DELETED)
         self.notice.show_message(
-            f"The journal's -wal file ({self.journal.path}-wal) was deleted while the desk "
-            "had it open: requests written since its last checkpoint may be lost, and agents "
-            "may get disk I/O errors. Close and reopen the journal, check that nothing else "
-            "deletes journal files, and run `proctor verify`.", Level.ERROR)
+            tr("The journal's -wal file ({path}-wal) was deleted while the desk had it open: "
+               "requests written since its last checkpoint may be lost, and agents may get disk "
+               "I/O errors. Close and reopen the journal, check that nothing else deletes "
+               "journal files, and run `proctor verify`.").format(path=self.journal.path), Level.ERROR)
 
     def show_lost_tail(self, lost: LostTail) -> None:
         """The journal lacks changes a desk saw in it (core/witness.py): say so, and stay."""
@@ -351,8 +367,9 @@ class MainWindow(QMainWindow):
             return
         self.status.set_fault(StoreState.DAMAGED)
         self.notice.show_message(
-            f"The journal file is damaged: {why}. Do not rely on what this desk shows; run "
-            f"`proctor verify {self.journal.path}` and restore the journal from a backup.",
+            tr("The journal file is damaged: {why}. Do not rely on what this desk shows; run "
+               "`proctor verify {path}` and restore the journal from a backup.").format(
+                why=why, path=self.journal.path),
             Level.ERROR)
 
     @Slot(object)
@@ -438,7 +455,7 @@ class MainWindow(QMainWindow):
             action.triggered.connect(self._on_recent)
         self.recent_menu.setEnabled(True)
         if not self.recent_menu.actions():
-            self.recent_menu.addAction("(no recent journals)").setEnabled(False)
+            self.recent_menu.addAction(tr("(no recent journals)")).setEnabled(False)
 
     @Slot()
     def _on_recent(self) -> None:
@@ -462,8 +479,9 @@ class MainWindow(QMainWindow):
             self.services.theme.apply(ThemeMode(prefs.theme))
         if prefs.operator and prefs.operator != self.journal.actor.name:
             self.notice.show_message(
-                f"Decisions in this window are recorded as {self.journal.actor.name}; "
-                f"reopen the journal to decide as {prefs.operator}.", Level.INFO,
+                tr("Decisions in this window are recorded as {name}; reopen the journal to "
+                   "decide as {operator}.").format(
+                    name=self.journal.actor.name, operator=prefs.operator), Level.INFO,
                 action="Reopen now", on_action=self.reopen)
 
     def reopen(self) -> None:

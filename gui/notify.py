@@ -1,5 +1,7 @@
 """Tell the operator about new inbox items while the window is not focused:
-a tray message where a system tray exists, an in-app banner otherwise.
+a tray message where a system tray exists; otherwise a freedesktop desktop notification over
+the session D-Bus (Linux; see desktop_notify) and an in-app banner. The taskbar entry asks for
+attention (``QApplication.alert``) either way. Clicking a desktop notification opens its item.
 
 What is new comes from the change feed (``Arrivals``), not from the inbox's table: an item
 the inbox's filters hide, or one beyond its loaded page, is still news."""
@@ -9,11 +11,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from proctor.core.models import ChangeSet, InboxItem
 
+from . import desktop_notify
+from .desktop_notify import DesktopNotifications, Notice
+from .i18n import tr
 from .inbox.kinds import INBOX_CHANGE_KINDS
 from .widgets import fmt
 from .widgets.icons import icon
@@ -44,12 +49,19 @@ def notice_text(items: list[InboxItem]) -> tuple[str, str]:
 
 class Notifier(QObject):
     """Signals:
-        notified(str, str): channel ("tray" or "banner") and the text shown.
-        show_requested(): the operator clicked the notification.
+        notified(str, str): channel ("tray", "desktop" or "banner") and the text shown
+            ("desktop" once the notification server took it).
+        show_requested(): the operator clicked the tray notification or the banner's Show.
+        item_requested(object): the operator clicked the desktop notification about this
+            InboxItem (the first of its batch).
     """
 
     notified = Signal(str, str)
     show_requested = Signal()
+    item_requested = Signal(object)
+    # emitted on the D-Bus worker thread: queued to this object's thread
+    _desktop_invoked = Signal(object)
+    _desktop_sent = Signal(object)
 
     def __init__(self, window: QWidget, banner: MessageBar, enabled: bool = True) -> None:
         super().__init__(window)
@@ -57,12 +69,32 @@ class Notifier(QObject):
         self._banner = banner
         self.enabled = enabled
         self._tray: QSystemTrayIcon | None = None
+        self.desktop: DesktopNotifications | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
             self._tray = QSystemTrayIcon(icon("proctor"), self)
-            self._tray.setToolTip("Proctor Desk")
+            self._tray.setToolTip(tr("Proctor Desk"))
             self._tray.messageClicked.connect(self.show_requested)
             self._tray.activated.connect(self.show_requested)
             self._tray.show()
+        elif desktop_notify.available():
+            self.use_desktop(DesktopNotifications(self._desktop_invoked.emit,
+                                                  self._desktop_sent.emit))
+        self._desktop_invoked.connect(self._on_desktop_invoked)
+        self._desktop_sent.connect(self._on_desktop_sent)
+
+    def use_desktop(self, desktop: DesktopNotifications | None) -> None:
+        """Send desktop notifications through ``desktop`` (None: none)."""
+        if self.desktop is not None:
+            self.desktop.stop()
+        self.desktop = desktop
+
+    @Slot(object)
+    def _on_desktop_invoked(self, item: InboxItem) -> None:
+        self.item_requested.emit(item)
+
+    @Slot(object)
+    def _on_desktop_sent(self, notice: Notice) -> None:
+        self.notified.emit("desktop", notice.text)
 
     def notify(self, items: list[InboxItem]) -> None:
         if not items or not self.enabled or self._window.isActiveWindow():
@@ -74,13 +106,18 @@ class Notifier(QObject):
                                    QSystemTrayIcon.MessageIcon.Information, TRAY_MS)
             self.notified.emit("tray", f"{title}: {body}")
             return
+        if self.desktop is not None:
+            self.desktop.send(Notice(tray_safe(title), tray_safe(body), items[0],
+                                     f"{title}: {body}"))
         self._banner.show_message(f"{title} — {body}", Level.INFO, action="Show",
                                   on_action=self.show_requested.emit)
         self.notified.emit("banner", f"{title}: {body}")
 
     def hide_tray(self) -> None:
+        """The window closes: the tray icon goes and the D-Bus worker stops."""
         if self._tray is not None:
             self._tray.hide()
+        self.use_desktop(None)
 
 
 class Arrivals(QObject):

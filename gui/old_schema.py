@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
 from proctor.core import Journal
 from proctor.core import db as core_db
 
+from .i18n import tr
+
 # What the desk does with an older journal: ask the operator, or decide up front
 # (``proctor open --migrate``; ``--read-only`` never migrates anything).
 OldSchema = Literal["ask", "migrate", "read_only"]
@@ -76,7 +78,7 @@ class OldSchemaDialog(QDialog):
 
     def __init__(self, parent: QWidget | None, path: Path, revision: str, head: str) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Older journal")
+        self.setWindowTitle(tr("Older journal"))
         self.choice = Choice.CANCEL
         self.text = QLabel(self.message(path, revision, head), self)
         self.text.setTextFormat(Qt.TextFormat.PlainText)
@@ -130,10 +132,11 @@ def upgrade_progress(parent: QWidget | None, path: Path) -> QProgressDialog:
     """A busy indicator while the upgrade runs (a big journal's backup takes a while); no
     cancel: a migration is not stopped half-way."""
     busy = QProgressDialog(parent)
-    label = QLabel(f"Upgrading {path.name}: writing the backup, then migrating…", busy)
+    label = QLabel(tr("Upgrading {name}: writing the backup, then migrating…").format(
+                       name=path.name), busy)
     label.setTextFormat(Qt.TextFormat.PlainText)
     busy.setLabel(label)
-    busy.setWindowTitle("Upgrading the journal")
+    busy.setWindowTitle(tr("Upgrading the journal"))
     busy.setCancelButton(None)
     busy.setRange(0, 0)
     busy.setMinimumDuration(0)

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.journal import default_operator_name
 
+from .i18n import tr
 from .settings import (
     CONFIRM_CHOICES,
     DEFAULT_CONFIRM,
@@ -88,29 +89,30 @@ def key_text(key: Any) -> str:
 class PreferencesDialog(QDialog):
     def __init__(self, parent: QWidget | None, prefs: Prefs, key: Any = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Preferences")
+        self.setWindowTitle(tr("Preferences"))
         self.theme = QComboBox(self)
         self.theme.setAccessibleName("Theme")
         for text, value in THEMES:
             self.theme.addItem(text, value)
         self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
-        self.single_keys = QCheckBox("Single-key shortcuts (j, k, a, d, s, x, c, f, /, ?)", self)
+        self.single_keys = QCheckBox(tr("Single-key shortcuts (j, k, a, d, s, x, c, f, /, ?)"), self)
         self.single_keys.setAccessibleName("Single-key shortcuts")
         self.single_keys.setChecked(prefs.single_keys)
-        self.notifications = QCheckBox("Notify me of new requests while the window is in the "
-                                       "background", self)
+        self.notifications = QCheckBox(tr("Notify me of new requests while the window is in the "
+                                       "background"), self)
         self.notifications.setAccessibleName("Notifications")
         self.notifications.setChecked(prefs.notifications)
         self.operator = QLineEdit(prefs.operator, self)
         self.operator.setAccessibleName("Operator name")
         self.operator.setMaxLength(200)
-        self.operator.setPlaceholderText(f"{default_operator_name()} (your login name)")
-        self.operator.setToolTip("The name recorded on every decision you make. A change "
-                                 "applies when a journal is next opened.")
+        self.operator.setPlaceholderText(tr("{n} (your login name)").format(
+                                             n=default_operator_name()))
+        self.operator.setToolTip(tr("The name recorded on every decision you make. A change "
+                                 "applies when a journal is next opened."))
         self.default_journal = QLineEdit(prefs.default_journal, self)
         self.default_journal.setAccessibleName("Default journal")
-        self.default_journal.setPlaceholderText("the most recent journal")
-        self.browse = QPushButton("Choose…", self)
+        self.default_journal.setPlaceholderText(tr("the most recent journal"))
+        self.browse = QPushButton(tr("Choose…"), self)
         self.browse.setAccessibleName("Choose the default journal")
         self.browse.clicked.connect(self._on_browse)
         journal_row = QHBoxLayout()
@@ -122,8 +124,8 @@ class PreferencesDialog(QDialog):
         self.poll_ms.setSingleStep(100)
         self.poll_ms.setSuffix(" ms")
         self.poll_ms.setValue(prefs.poll_ms)
-        self.poll_ms.setToolTip("Changes from agents normally show at once (a file watcher); "
-                                "this poll catches any the watcher misses.")
+        self.poll_ms.setToolTip(tr("Changes from agents normally show at once (a file watcher); "
+                                "this poll catches any the watcher misses."))
         self.memory_tokens = QSpinBox(self)
         self.memory_tokens.setAccessibleName("Memory token budget per scope")
         self.memory_tokens.setRange(*TOKEN_LIMIT_RANGE)
@@ -131,36 +133,36 @@ class PreferencesDialog(QDialog):
         self.memory_tokens.setGroupSeparatorShown(True)
         self.memory_tokens.setSuffix(" tokens")
         self.memory_tokens.setValue(prefs.memory_tokens)
-        self.memory_tokens.setToolTip("The Memory page measures every scope (project, space, "
-                                      "user) against this budget and marks those over it.")
+        self.memory_tokens.setToolTip(tr("The Memory page measures every scope (project, space, "
+                                      "user) against this budget and marks those over it."))
         self.confirm = self._confirm_box(prefs.confirm)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel, self)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form = QFormLayout(self)
-        form.addRow("Theme", self.theme)
+        form.addRow(tr("Theme"), self.theme)
         form.addRow(self.single_keys)
         form.addRow(self.notifications)
-        form.addRow("Operator name", self.operator)
-        form.addRow("Default journal", journal_row)
-        form.addRow("Refresh fallback", self.poll_ms)
-        form.addRow("Memory token budget per scope", self.memory_tokens)
+        form.addRow(tr("Operator name"), self.operator)
+        form.addRow(tr("Default journal"), journal_row)
+        form.addRow(tr("Refresh fallback"), self.poll_ms)
+        form.addRow(tr("Memory token budget per scope"), self.memory_tokens)
         self.key = QLabel(key_text(key), self)
         self.key.setObjectName("OperatorKey")
         self.key.setAccessibleName("Operator key fingerprint")
         self.key.setTextFormat(Qt.TextFormat.PlainText)
         self.key.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.key.setWordWrap(True)
-        form.addRow("Signing key", self.key)
+        form.addRow(tr("Signing key"), self.key)
         form.addRow(self.confirm)
         form.addRow(buttons)
 
     def _confirm_box(self, chosen: frozenset[str]) -> QGroupBox:
-        box = QGroupBox("Ask me to confirm before approving", self)
+        box = QGroupBox(tr("Ask me to confirm before approving"), self)
         box.setAccessibleName("Approvals that ask for confirmation")
-        box.setToolTip("Approving one of these opens a dialog that restates the action; "
-                       "approving needs a second, deliberate step. Denying never asks.")
+        box.setToolTip(tr("Approving one of these opens a dialog that restates the action; "
+                       "approving needs a second, deliberate step. Denying never asks."))
         layout = QVBoxLayout(box)
         self.confirm_checks: dict[str, QCheckBox] = {}
         for token, text in CONFIRM_CHOICES:

@@ -4,14 +4,16 @@ enabled only while the Audit page is shown."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import QT_TR_NOOP
+
 from ..actions import ActionRegistry, ActionSpec
 from .page import AuditPage
 
 SPECS = [
-    ActionSpec("audit.verify", "Verify the audit chain", "Audit",
-               "Recompute the audit log's digest chain; name the first broken link"),
-    ActionSpec("audit.export", "Export the audit log as CSV…", "Audit",
-               "Write the entries the filters show to a CSV file"),
+    ActionSpec("audit.verify", QT_TR_NOOP("Verify the audit chain"), "Audit",
+               QT_TR_NOOP("Recompute the audit log's digest chain; name the first broken link")),
+    ActionSpec("audit.export", QT_TR_NOOP("Export the audit log as CSV…"), "Audit",
+               QT_TR_NOOP("Write the entries the filters show to a CSV file")),
 ]
 
 

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from proctor.core import timeline
 from proctor.core.models import AuditEntry, Page, VerifyReport
 
+from ..i18n import tr
 from ..runs.export import Exporter
 from ..runs.status import status_icon
 from ..runs.summary import plain_tip
@@ -102,14 +103,14 @@ class AuditDetail(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.entry: AuditEntry | None = None
-        self.facts = plain_label("Select an entry to see it whole.", self)
+        self.facts = plain_label(tr("Select an entry to see it whole."), self)
         self.facts.setAccessibleName("Audit entry")
         self.before = JsonTree("Before", self)
         self.after = JsonTree("After", self)
-        self.copy_button = QPushButton("Copy entry as JSON", self)
+        self.copy_button = QPushButton(tr("Copy entry as JSON"), self)
         self.copy_button.setAccessibleName("Copy the audit entry as JSON")
         self.copy_button.clicked.connect(self.copy)
-        self.run_button = QPushButton("Open run", self)
+        self.run_button = QPushButton(tr("Open run"), self)
         self.run_button.setAccessibleName("Open the run of this entry")
         self.run_button.clicked.connect(self._open_run)
         top = QHBoxLayout()
@@ -130,7 +131,7 @@ class AuditDetail(QWidget):
         self.copy_button.setEnabled(a is not None)
         self.run_button.setVisible(a is not None and bool(a.run_id))
         if a is None:
-            self.facts.setText("Select an entry to see it whole.")
+            self.facts.setText(tr("Select an entry to see it whole."))
             self.before.set_value(None)
             self.after.set_value(None)
             return
@@ -171,7 +172,7 @@ class AuditPage(ListPage):
 
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, AuditModel(ctx.runner), parent)
-        self.search.setPlaceholderText("Search actions, ids, reasons, changes")
+        self.search.setPlaceholderText(tr("Search actions, ids, reasons, changes"))
         self.search.setAccessibleName("Search the audit log")
         self.actor = choice_combo("Actor", [("All actors", None)], self)
         self.source = choice_combo("Source", [("All sources", None)], self)
@@ -181,12 +182,12 @@ class AuditPage(ListPage):
             combo.setMaximumWidth(260)
         self.run_filter = QLineEdit(self)
         self.run_filter.setClearButtonEnabled(True)
-        self.run_filter.setPlaceholderText("Run id")
+        self.run_filter.setPlaceholderText(tr("Run id"))
         self.run_filter.setAccessibleName("Only entries of this run")
         self.run_filter.setMaximumWidth(230)
-        self.verify_button = QPushButton("Verify chain", self)
+        self.verify_button = QPushButton(tr("Verify chain"), self)
         self.verify_button.setAccessibleName("Verify the audit log's digest chain")
-        self.export_button = QPushButton("Export CSV…", self)
+        self.export_button = QPushButton(tr("Export CSV…"), self)
         self.export_button.setAccessibleName("Export the filtered audit log as CSV")
         self.chain = plain_label(parent=self, name="Muted")
         self.chain.setAccessibleName("Audit chain verification")
@@ -270,7 +271,7 @@ class AuditPage(ListPage):
     @Slot()
     def verify_chain(self) -> None:
         self._set_verifying(True)
-        self.chain.setText("Verifying the audit chain…")
+        self.chain.setText(tr("Verifying the audit chain…"))
         journal = self.journal
         self.ctx.runner.run(lambda: timeline.verify_audit(journal), on_done=self._on_verified,
                             on_error=self._on_verify_error, owner=self)
@@ -283,20 +284,23 @@ class AuditPage(ListPage):
         self._set_verifying(False)
         self.chain.setObjectName("" if report.ok else "ChainBroken")
         if report.ok:
-            self.chain.setText(f"✓ The audit chain verifies: all {report.checked_audit:,} "
-                               "entries match their digests and link to the one before.")
+            self.chain.setText(tr("✓ The audit chain verifies: all {checked_audit:,} entries "
+                                  "match their digests and link to the one before.").format(
+                                   checked_audit=report.checked_audit))
         else:
             first = report.problems[0]
-            self.chain.setText(f"✕ {first.what} at {first.where}: {first.detail}. "
-                               f"{report.checked_audit:,} entries before it verify.")
-            self.message.show_message(f"The audit chain is broken: {first.what} at "
-                                      f"{first.where}.", Level.ERROR)
+            self.chain.setText(tr("✕ {what} at {where}: {detail}. {checked_audit:,} entries "
+                                  "before it verify.").format(
+                                   what=first.what, where=first.where, detail=first.detail,
+                                   checked_audit=report.checked_audit))
+            self.message.show_message(tr("The audit chain is broken: {what} at {where}.").format(
+                                          what=first.what, where=first.where), Level.ERROR)
         self.verify_button.setIcon(status_icon("completed" if report.ok else "failed"))
         self.verified.emit(report)
 
     def _on_verify_error(self, exc: BaseException) -> None:
         self._set_verifying(False)
-        self.chain.setText("Could not verify the audit chain.")
+        self.chain.setText(tr("Could not verify the audit chain."))
         self._on_failed(exc)
 
     @Slot()

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 from functools import partial
 
+from PySide6.QtCore import QT_TR_NOOP
+
 from proctor.core.models import EffectStatus
 
 from ..actions import ActionRegistry, ActionSpec
 from .page import EffectsPage
 
 SPECS = [
-    ActionSpec("effects.committed", "Mark committed", "Effects",
-               "It happened: never retry it (a reason is required)"),
-    ActionSpec("effects.failed", "Mark failed", "Effects",
-               "It did not happen: the next attempt may retry it (a reason is required)"),
-    ActionSpec("effects.mark_lapsed", "Mark lapsed leases ambiguous", "Effects",
-               "Every lease that expired without an outcome waits for a person"),
+    ActionSpec("effects.committed", QT_TR_NOOP("Mark committed"), "Effects",
+               QT_TR_NOOP("It happened: never retry it (a reason is required)")),
+    ActionSpec("effects.failed", QT_TR_NOOP("Mark failed"), "Effects",
+               QT_TR_NOOP("It did not happen: the next attempt may retry it (a reason is required)")),
+    ActionSpec("effects.mark_lapsed", QT_TR_NOOP("Mark lapsed leases ambiguous"), "Effects",
+               QT_TR_NOOP("Every lease that expired without an outcome waits for a person")),
 ]
 
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from proctor.core.effect_views import EffectContext, EffectQuery
 from proctor.core.models import Effect, EffectStatus
 
+from ..i18n import tr
 from ..widgets.labels import plain_label
 from ..widgets.list_page import ListPage, choice_combo
 from ..widgets.message_bar import Level, MessageBar
@@ -74,10 +75,10 @@ class EffectsPage(ListPage):
         self.status = choice_combo("Effect status", FILTERS, self)
         self.status.currentIndexChanged.connect(self.apply_query)
         self.layout_top.insertWidget(2, self.status)
-        self.search.setPlaceholderText("Search keys, actions, idempotency keys")
+        self.search.setPlaceholderText(tr("Search keys, actions, idempotency keys"))
         self.detail_message = MessageBar(self)
         self.view = EffectView(self)
-        self.empty = plain_label("Select an effect to see it whole.", self, name="Muted",
+        self.empty = plain_label(tr("Select an effect to see it whole."), self, name="Muted",
                                  selectable=False)
         self.form = ResolveForm(self)
         self._buttons()
@@ -95,16 +96,16 @@ class EffectsPage(ListPage):
 
     # ------------------------------------------------------------ building
     def _buttons(self) -> None:
-        self.committed_button = QPushButton("Mark &committed", self)
+        self.committed_button = QPushButton(tr("Mark &committed"), self)
         self.committed_button.setAccessibleName("Mark the effect committed")
-        self.committed_button.setToolTip("It happened: never retry it (Alt+C)")
-        self.failed_button = QPushButton("Mark f&ailed", self)
+        self.committed_button.setToolTip(tr("It happened: never retry it (Alt+C)"))
+        self.failed_button = QPushButton(tr("Mark f&ailed"), self)
         self.failed_button.setAccessibleName("Mark the effect failed")
-        self.failed_button.setToolTip("It did not happen: the next attempt may retry (Alt+A)")
-        self.lapsed_button = QPushButton("Mark lapsed leases am&biguous", self)
+        self.failed_button.setToolTip(tr("It did not happen: the next attempt may retry (Alt+A)"))
+        self.lapsed_button = QPushButton(tr("Mark lapsed leases am&biguous"), self)
         self.lapsed_button.setAccessibleName("Mark lapsed leases ambiguous")
-        self.lapsed_button.setToolTip("Every lease that has expired without an outcome becomes "
-                                      "ambiguous; live leases are never touched (Alt+B)")
+        self.lapsed_button.setToolTip(tr("Every lease that has expired without an outcome becomes "
+                                      "ambiguous; live leases are never touched (Alt+B)"))
         self.committed_button.clicked.connect(partial(self.resolve, EffectStatus.COMMITTED))
         self.failed_button.clicked.connect(partial(self.resolve, EffectStatus.FAILED))
         self.lapsed_button.clicked.connect(self.mark_lapsed)
@@ -226,7 +227,7 @@ class EffectsPage(ListPage):
             return False
         call = resolve_call(self.journal.effects, e, outcome, self.form.reason_text(),
                             self.form.external_id(), self.form.evidence())
-        self.detail_message.show_message(f"Marking {outcome.value}…", Level.INFO)
+        self.detail_message.show_message(tr("Marking {outcome}…").format(outcome=outcome.value), Level.INFO)
         self.committed_button.setEnabled(False)
         self.failed_button.setEnabled(False)
         self.ctx.runner.run(call, on_done=self._on_resolved, on_error=self._on_refused,
@@ -237,8 +238,8 @@ class EffectsPage(ListPage):
         self.form.clear()
         self.detail_message.clear()
         self.message.show_message(
-            f"Marked {effect.status.value}: {effect.key}. Receipt, run event and audit row "
-            "written.", Level.SUCCESS)
+            tr("Marked {status}: {key}. Receipt, run event and audit row written.").format(
+                status=effect.status.value, key=effect.key), Level.SUCCESS)
         self.model.refresh()
         self.reload_detail()
 
@@ -261,8 +262,8 @@ class EffectsPage(ListPage):
 
     def _on_swept(self, n: int) -> None:
         self.message.show_message(
-            f"Marked {n} lapsed effect{'s' if n != 1 else ''} ambiguous; each now waits for a "
-            "person.", Level.SUCCESS)
+            tr("Marked {n} lapsed effect{n2} ambiguous; each now waits for a person.").format(
+                n=n, n2='s' if n != 1 else ''), Level.SUCCESS)
         self.model.refresh()
         self.reload_detail()
 

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPlainTextEdit, QVBoxLayou
 
 from proctor.core.models import Effect, EffectStatus, SafetyClass
 
+from ..i18n import tr
 from ..memory.common import label, request_id
 from ..widgets import fmt
 from ..widgets.dialogs import ConfirmDialog
@@ -75,7 +76,7 @@ class ResolveForm(QWidget):
         self.risk = plain_label(parent=self, name="Muted")
         self.reason = QPlainTextEdit(self)
         self.reason.setAccessibleName("Resolution reason")
-        self.reason.setPlaceholderText("What really happened, and how you know (required)")
+        self.reason.setPlaceholderText(tr("What really happened, and how you know (required)"))
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(64)
         self.external = self._line("External id", "External id, e.g. payment or ticket "
@@ -143,12 +144,12 @@ class ResolveForm(QWidget):
         """True if the operator may resolve ``e`` to ``outcome`` now (reason given; the
         second confirmation answered yes where it is needed)."""
         if e is None or e.status != EffectStatus.AMBIGUOUS:
-            self.message.show_message("Only an ambiguous effect can be resolved by hand.",
+            self.message.show_message(tr("Only an ambiguous effect can be resolved by hand."),
                                       Level.WARNING)
             return False
         if not self.reason_text():
-            self.message.show_message("Write a reason first: what really happened, and how "
-                                      "you know. It is kept as evidence.", Level.WARNING)
+            self.message.show_message(tr("Write a reason first: what really happened, and how "
+                                      "you know. It is kept as evidence."), Level.WARNING)
             self.reason.setFocus()
             return False
         if outcome == EffectStatus.FAILED and needs_second_confirm(e) \

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from proctor.core.effect_views import EffectContext
 from proctor.core.models import Effect, EffectStatus, Receipt
 
+from ..i18n import tr
 from ..memory.common import RowsModel, label
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
@@ -113,7 +114,7 @@ class EffectView(QWidget):
             self.facts[name] = value
             form.addRow(plain_label(name, self, name="Muted", selectable=False), value)
         self.offers_run = True  # False where the host has its own "Open run" (the inbox)
-        self.run_button = QPushButton("Open the r&un", self)
+        self.run_button = QPushButton(tr("Open the r&un"), self)
         self.run_button.setAccessibleName("Open the run of this effect")
         self.run_button.clicked.connect(self._on_open_run)
         self.why = BoundedText("Why the outcome is unknown", self)
@@ -180,12 +181,13 @@ class EffectView(QWidget):
     def _show_tool_call(self, c: EffectContext) -> None:
         call, e = c.tool_call, c.effect
         if call is None:
-            self.tool_note.setText("No tool call is linked to this effect.")
+            self.tool_note.setText(tr("No tool call is linked to this effect."))
         else:
             status = label(call.status.value)
             error = f" · error: {fmt.bounded(call.error, 200)}" if call.error else ""
-            self.tool_note.setText(f"{call.tool} · {status} · recorded "
-                                   f"{fmt.clock(call.created_at)}{error}")
+            self.tool_note.setText(tr("{tool} · {status} · recorded {created_at}{error}").format(
+                                       tool=call.tool, status=status,
+                                       created_at=fmt.clock(call.created_at), error=error))
         self.request.setVisible(call is not None)
         if call is not None:
             self.request.set_value(call.request)

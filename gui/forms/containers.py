@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..i18n import tr
 from ..widgets.labels import plain_label
 from .fields import (
     BoolField,
@@ -317,7 +318,8 @@ class ChecklistField(Field):
         layout = QVBoxLayout(holder)
         layout.setContentsMargins(0, 0, 0, 0)
         self.filter = QLineEdit(holder)
-        self.filter.setPlaceholderText(f"Filter {len(self.values):,} values")
+        self.filter.setPlaceholderText(tr("Filter {values:,} values").format(
+                                           values=len(self.values)))
         self.filter.setAccessibleName(f"{self.node.label}: filter")
         self.filter.textChanged.connect(self._on_filter)
         self.list = QListWidget(holder)
@@ -377,7 +379,7 @@ class MapField(Field):
         self.rows: list[tuple[QWidget, QLineEdit, Field]] = []
         self.holder = QVBoxLayout()
         self.holder.setContentsMargins(0, 0, 0, 0)
-        self.add_button = QPushButton("Add entry", self)
+        self.add_button = QPushButton(tr("Add entry"), self)
         self.add_button.setAccessibleName(f"{node.label}: add an entry")
         self.add_button.clicked.connect(self._on_add)
         outer = QVBoxLayout()
@@ -396,7 +398,7 @@ class MapField(Field):
         layout = QHBoxLayout(line)
         layout.setContentsMargins(0, 0, 0, 0)
         name = QLineEdit(key, line)
-        name.setPlaceholderText("name")
+        name.setPlaceholderText(tr("name"))
         name.setAccessibleName(f"{self.node.label}: entry name")
         name.textChanged.connect(self._on_edit)
         field = make_field(self.node.item, line)

@@ -22,6 +22,7 @@ from proctor.core.credentials import looks_like_secret as looks_like_secret
 from proctor.core.credentials import reference_problem
 from proctor.core.models import Interaction
 
+from ..i18n import tr
 from ..settings import DeskSettings
 from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
@@ -108,8 +109,8 @@ class CredentialView(AnswerView):
         request = request_dict(interaction)
         self._facts(request)
         self.mode = QButtonGroup(self)
-        self.use_ref = QRadioButton("Use a credential reference", self)
-        self.new_secret = QRadioButton("Store a new secret in the OS keyring", self)
+        self.use_ref = QRadioButton(tr("Use a credential reference"), self)
+        self.new_secret = QRadioButton(tr("Store a new secret in the OS keyring"), self)
         self.mode.addButton(self.use_ref, 0)
         self.mode.addButton(self.new_secret, 1)
         self.use_ref.setChecked(True)
@@ -117,7 +118,7 @@ class CredentialView(AnswerView):
         self.refs = QComboBox(self)
         self.refs.setEditable(True)
         self.refs.setAccessibleName("Credential reference")
-        self.refs.lineEdit().setPlaceholderText("e.g. vault://team/stripe")
+        self.refs.lineEdit().setPlaceholderText(tr("e.g. vault://team/stripe"))
         suggested = request.get("suggested") if isinstance(request.get("suggested"), list) else []
         known = [str(s)[:300] for s in suggested[:MAX_REFS]] + self.store.references()
         for ref in dict.fromkeys(known):  # shown escaped; the reference itself kept as data
@@ -126,11 +127,11 @@ class CredentialView(AnswerView):
         self.refs.editTextChanged.connect(self.changed)
         self.name = QLineEdit(self)
         self.name.setAccessibleName("New credential name")
-        self.name.setPlaceholderText("A name for it, e.g. stripe-refunds")
+        self.name.setPlaceholderText(tr("A name for it, e.g. stripe-refunds"))
         self.name.textChanged.connect(self.changed)
         self.secret = QLineEdit(self)
         self.secret.setAccessibleName("Secret")
-        self.secret.setPlaceholderText("The secret (stored in the OS keyring only)")
+        self.secret.setPlaceholderText(tr("The secret (stored in the OS keyring only)"))
         self.secret.setEchoMode(QLineEdit.EchoMode.Password)
         self.secret.textChanged.connect(self.changed)
         self.keyring_note = plain_label(self.keyring_why, self, name="Muted")
@@ -155,7 +156,7 @@ class CredentialView(AnswerView):
     def _layout(self) -> None:
         self.layout_.addWidget(section("Credential", self))
         self.layout_.addWidget(plain_label(
-            "The agent receives a reference only; the secret never goes into the journal.",
+            tr("The agent receives a reference only; the secret never goes into the journal."),
             self, name="Muted"))
         self.layout_.addWidget(self.use_ref)
         self.layout_.addWidget(self.refs)
@@ -171,8 +172,9 @@ class CredentialView(AnswerView):
         CredentialView.keyring_known = (usable, why)
         self.keyring_ok, self.keyring_why = usable, why
         self.keyring_note.setText("" if usable else
-                                  f"Cannot store secrets here: {why}. Put the secret in your "
-                                  "secret manager and give its reference instead.")
+                                  tr("Cannot store secrets here: {why}. Put the secret in your "
+                                     "secret manager and give its reference instead.").format(
+                                      why=why))
         self.keyring_note.setVisible(not usable)
         self.new_secret.setEnabled(usable)
         if not usable and self.new_secret.isChecked():

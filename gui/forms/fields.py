@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidgetAction,
 )
 
+from ..i18n import tr
 from ..widgets.fmt import visible
 from ..widgets.labels import plain_label
 from .schema import MISSING, RADIO_MAX, Node, describe
@@ -168,7 +169,7 @@ class LineField(Field):
             row.addWidget(self._calendar_button())
         if node.kind == "datetime":
             now = QToolButton(self)
-            now.setText("Now")
+            now.setText(tr("Now"))
             now.setAccessibleName(f"{node.label}: now")
             now.clicked.connect(self._now)
             row.addWidget(now)
@@ -177,7 +178,7 @@ class LineField(Field):
 
     def _calendar_button(self) -> QToolButton:
         button = QToolButton(self)
-        button.setText("Pick…")
+        button.setText(tr("Pick…"))
         button.setAccessibleName(f"{self.node.label}: pick a date")
         button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(button)
@@ -316,8 +317,8 @@ class EnumField(Field):
         self.combo.currentIndexChanged.connect(self._on_edit)
         self.finish(self.combo)
         if self.node.cut_options:
-            note = plain_label(f"{self.node.cut_options:,} more values are not listed; "
-                               "use raw JSON to give one of them.", self, name="Muted")
+            note = plain_label(tr("{cut_options:,} more values are not listed; use raw JSON to "
+                                  "give one of them.").format(cut_options=self.node.cut_options), self, name="Muted")
             self.column.insertWidget(1, note)
 
     @Slot(int, bool)
@@ -443,7 +444,7 @@ class ConstField(Field):
     def __init__(self, node: Node, parent: QWidget | None = None) -> None:
         super().__init__(node, parent)
         self.const = node.schema.get("const")
-        self.finish(plain_label(f"Always {option_label(self.const)}", self, name="Muted"))
+        self.finish(plain_label(tr("Always {const}").format(const=option_label(self.const)), self, name="Muted"))
 
     def value(self) -> Any:
         return self.const
@@ -458,7 +459,8 @@ class JsonField(Field):
     def __init__(self, node: Node, parent: QWidget | None = None) -> None:
         super().__init__(node, parent)
         if node.reason:
-            self.column.addWidget(plain_label(f"Typed as JSON: {node.reason}.", self,
+            self.column.addWidget(plain_label(tr("Typed as JSON: {reason}.").format(
+                                                  reason=node.reason), self,
                                               name="Muted"))
         self.edit = QPlainTextEdit(self)
         self.edit.setAccessibleName(f"{node.label} (JSON)")
@@ -466,7 +468,7 @@ class JsonField(Field):
         self.edit.setTabChangesFocus(True)
         self.edit.setMinimumHeight(60)
         self.edit.setMaximumHeight(160)
-        self.edit.setPlaceholderText('JSON, e.g. {"key": "value"}')
+        self.edit.setPlaceholderText(tr('JSON, e.g. {"key": "value"}'))
         self.edit.textChanged.connect(self._on_edit)
         self.finish(self.edit)
         self.apply_default()

@@ -15,6 +15,7 @@ from PySide6.QtCore import Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
+from ..i18n import tr
 from ..widgets.labels import plain_label
 from .containers import ObjectField, make_field
 from .fields import Field
@@ -58,19 +59,19 @@ class SchemaForm(QWidget):
             inner = QVBoxLayout(page)
             inner.addWidget(self.root)
             inner.addStretch(1)
-            self.tabs.addTab(page, "Form")
+            self.tabs.addTab(page, tr("Form"))
         self.raw = QPlainTextEdit(self)
         self.raw.setAccessibleName("Raw JSON answer")
         self.raw.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.raw.setTabChangesFocus(True)
         self.raw.setMinimumHeight(160)
-        self.raw.setPlaceholderText("The answer as JSON")
+        self.raw.setPlaceholderText(tr("The answer as JSON"))
         self.raw.textChanged.connect(self._on_changed)
-        self.tabs.addTab(self.raw, "Raw JSON")
+        self.tabs.addTab(self.raw, tr("Raw JSON"))
         if not self.supported:
-            self.notice.setText(f"This answer cannot be shown as a form ({self.node.reason}). "
-                                "Type it as raw JSON; it is checked against the agent's schema "
-                                "as you type.")
+            self.notice.setText(tr("This answer cannot be shown as a form ({reason}). Type it "
+                                   "as raw JSON; it is checked against the agent's schema as "
+                                   "you type.").format(reason=self.node.reason))
             self.notice.show()
         self.tabs.currentChanged.connect(self._on_tab)
         layout = QVBoxLayout(self)

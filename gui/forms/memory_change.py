@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from proctor.core import errors
 from proctor.core.models import Interaction, MemoryEntry
 
+from ..i18n import tr
 from ..memory.diff import DiffView, Piece, whitespace_only, word_diff
 from ..widgets import fmt
 from ..widgets.labels import plain_label, section
@@ -98,7 +99,7 @@ class MemoryChangeMaterial(QWidget):
         facts = [f"{k}: {fmt.bounded(r[k], 200)}" for k in ("title", "scope", "entry_id")
                  if r.get(k)]
         self.facts = plain_label("  ·  ".join(facts), self, name="Muted")
-        self.summary = plain_label("Loading the entry's current content…", self, name="Muted")
+        self.summary = plain_label(tr("Loading the entry's current content…"), self, name="Muted")
         self.current_title = section("Remembered now", self)
         self.proposed_title = section(f"Proposed — from {fmt.bounded(interaction.agent, 60)}",
                                       self)
@@ -139,8 +140,9 @@ class MemoryChangeMaterial(QWidget):
     def show_change(self, change: MemoryChange) -> None:
         self.change = change
         e = change.entry
-        self.current_title.setText(f"Remembered now (version {e.version})" if e else
-                                   "Remembered now (as the agent says)")
+        self.current_title.setText(tr("Remembered now (version {version})").format(
+                                       version=e.version) if e else
+                                   tr("Remembered now (as the agent says)"))
         self.current.show_pieces(change.pieces)
         self.proposed.show_pieces(change.pieces)
         text = change.note

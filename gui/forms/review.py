@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import Interaction
 
+from ..i18n import tr
 from ..theme import diff_colors
 from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
@@ -220,10 +221,10 @@ class DiffView(QWidget):
         self.tabs = QTabWidget(self)
         self.tabs.setAccessibleName("Diff")
         self.table = self._table(titles)
-        self.tabs.addTab(self.table, "Side by side")
+        self.tabs.addTab(self.table, tr("Side by side"))
         self.unified = read_only_text(text or "(no changes)", "Unified diff", self, height=220)
         self.highlighter = UnifiedHighlighter(self.unified.document())
-        self.tabs.addTab(self.unified, "Unified")
+        self.tabs.addTab(self.unified, tr("Unified"))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.head)
@@ -367,7 +368,7 @@ def diff_material(interaction: Interaction, parent: QWidget | None = None) -> QW
         return DiffView(parent, path=path, unified_text=text)
     box = QWidget(parent)
     layout = QVBoxLayout(box)
-    layout.addWidget(plain_label("The agent sent no diff; see the request below.", box,
+    layout.addWidget(plain_label(tr("The agent sent no diff; see the request below."), box,
                                  name="Muted"))
     return box
 
@@ -426,7 +427,7 @@ class DiffReviewView(AnswerView):
                                              ["approve", "request_changes", "reject"]), self)
         self.verdicts.group.idToggled.connect(self.choice_toggled)
         self.comment = editor("Review comment", self)
-        self.comment.setPlaceholderText("What should change? (needed to request changes)")
+        self.comment.setPlaceholderText(tr("What should change? (needed to request changes)"))
         self.comment.setMaximumHeight(110)
         self.comment.textChanged.connect(self.changed)
         self.comment.setVisible("comment" in props(self.schema))
@@ -479,7 +480,7 @@ def merge_material(interaction: Interaction, parent: QWidget | None = None) -> Q
     compare = DiffView(tabs, before=ours, after=theirs, titles=(names["ours"], names["theirs"]),
                        path=str(r.get("path", ""))[:300])
     compare.tabs.removeTab(1)  # the unified text adds nothing here
-    tabs.addTab(compare, "Ours vs theirs")
+    tabs.addTab(compare, tr("Ours vs theirs"))
     for key in ("base", "ours", "theirs"):
         tabs.addTab(read_only_text(text_of(r.get(key, "")), names[key], tabs), names[key])
     layout.addWidget(tabs)
@@ -505,7 +506,7 @@ class MergeConflictView(AnswerView):
         self.merged.setMinimumHeight(160)
         self.merged.textChanged.connect(self.changed)
         starts = QHBoxLayout()
-        starts.addWidget(plain_label("Start from:", self, selectable=False))
+        starts.addWidget(plain_label(tr("Start from:"), self, selectable=False))
         for key, text in (("ours", "Ours"), ("theirs", "Theirs"), ("both", "Both, marked")):
             button = QPushButton(text, self)
             button.setAccessibleName(f"Start the merged result from {text.lower()}")

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import Interaction, InteractionKind
 
+from ..i18n import tr
 from ..widgets.labels import plain_label, section
 from .fields import button_text, filter_list, option_label
 from .form import SchemaForm
@@ -182,7 +183,7 @@ class AnswerView(QWidget):
             return None
         note = QLineEdit(self)
         note.setAccessibleName("Note to the agent")
-        note.setPlaceholderText("Note to the agent (optional)")
+        note.setPlaceholderText(tr("Note to the agent (optional)"))
         note.textChanged.connect(self.changed)
         self.layout_.addWidget(note)
         return note
@@ -215,7 +216,7 @@ class QuestionView(AnswerView):
         super().__init__(interaction, parent)
         self.edit = QPlainTextEdit(self)
         self.edit.setAccessibleName("Your answer")
-        self.edit.setPlaceholderText("Your answer  (Ctrl+Enter sends it)")
+        self.edit.setPlaceholderText(tr("Your answer  (Ctrl+Enter sends it)"))
         self.edit.setTabChangesFocus(True)
         self.edit.setMinimumHeight(110)
         self.edit.textChanged.connect(self.changed)
@@ -301,7 +302,8 @@ class ChoiceView(AnswerView):
 
     def _build_list(self) -> None:
         self.filter = QLineEdit(self)
-        self.filter.setPlaceholderText(f"Filter {len(self.options):,} options")
+        self.filter.setPlaceholderText(tr("Filter {options:,} options").format(
+                                           options=len(self.options)))
         self.filter.setAccessibleName("Filter the options")
         self.filter.textChanged.connect(self._on_filter)
         self.list = QListWidget(self)
@@ -421,8 +423,8 @@ class ConfirmationView(AnswerView):
         self.consequence.setAccessibleName("Consequence")
         self.layout_.addWidget(self.consequence)
         self.group = QButtonGroup(self)
-        self.yes = QRadioButton("Yes — confirm, go ahead", self)
-        self.no = QRadioButton("No — decline, do not do it", self)
+        self.yes = QRadioButton(tr("Yes — confirm, go ahead"), self)
+        self.no = QRadioButton(tr("No — decline, do not do it"), self)
         for n, button in enumerate((self.yes, self.no)):
             self.group.addButton(button, n)
             self.layout_.addWidget(button)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from proctor.core.approvals import json_changes
 from proctor.core.models import Approval, ApprovalScope, ApprovalStatus, InboxItem, InboxKind
 
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.action_text import ActionText
 from ..widgets.bounded_text import BoundedText
@@ -103,7 +104,7 @@ class ApprovalDetail(DetailWidget):
         self.digest.setFrame(False)
         self.digest.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.digest.setAccessibleName("Action digest")
-        self.copy_digest = QPushButton("Copy", self)
+        self.copy_digest = QPushButton(tr("Copy"), self)
         self.copy_digest.setAccessibleName("Copy the action digest")
         self.copy_digest.clicked.connect(self._copy_digest)
         self.similar = SimilarModel(self)
@@ -148,7 +149,7 @@ class ApprovalDetail(DetailWidget):
         self.reason = QPlainTextEdit(self)
         self.reason.setAccessibleName("Your reason")
         self.reason.setPlaceholderText(
-            "Your reason — required to deny  (Ctrl+Enter approves, Ctrl+Shift+Enter denies)")
+            tr("Your reason — required to deny  (Ctrl+Enter approves, Ctrl+Shift+Enter denies)"))
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(72)
         self.scopes = QButtonGroup(self)
@@ -167,7 +168,7 @@ class ApprovalDetail(DetailWidget):
         self.rule_panel = RuleDraftPanel(self.ctx, self)
         self.rule_panel.open_run.connect(self.open_run)
         self.scopes.idToggled.connect(self._on_scope_toggled)
-        self.edit_button = QPushButton("Edit, then approve…", self)
+        self.edit_button = QPushButton(tr("Edit, then approve…"), self)
         self.edit_button.setObjectName("EditApproveButton")
         self.edit_button.setAccessibleName("Edit the action's arguments, then approve it")
         self.edit_button.clicked.connect(self.edit_and_approve)
@@ -238,10 +239,12 @@ class ApprovalDetail(DetailWidget):
         self.digest.setText(approval.action_digest)
         self.digest.setCursorPosition(0)
         self.facts.setText(
-            f"Safety: {approval.safety_class.value.replace('_', ' ')}  ·  requested scope: "
-            f"{approval.requested_scope.value}  ·  on expiry: "
-            f"{approval.on_expiry.value.replace('_', ' ')}\n"
-            f"Run: {fmt.bounded(approval.run_title, 120)} (attempt {approval.attempt})")
+            tr("Safety: {safety_class}  ·  requested scope: {requested_scope}  ·  on expiry: "
+               "{on_expiry}\nRun: {run_title} (attempt {attempt})").format(
+                safety_class=approval.safety_class.value.replace('_', ' '),
+                requested_scope=approval.requested_scope.value,
+                on_expiry=approval.on_expiry.value.replace('_', ' '),
+                run_title=fmt.bounded(approval.run_title, 120), attempt=approval.attempt))
         self.similar.set_rows(similar)
         self.tampered.setVisible(approval.tampered)
         self.decision_buttons.setEnabled(not approval.tampered)
@@ -265,7 +268,8 @@ class ApprovalDetail(DetailWidget):
         expiry = "no expiry" if a.expires_at is None else (
             f"expires in {fmt.countdown(a.expires_at)} ({fmt.clock(a.expires_at)})"
             if fmt.countdown(a.expires_at) != "expired" else "past its expiry")
-        self.state.setText(f"Pending for {fmt.age(a.created_at)} · {expiry}")
+        self.state.setText(tr("Pending for {created_at} · {expiry}").format(
+                               created_at=fmt.age(a.created_at), expiry=expiry))
 
     def is_tampered(self) -> bool:
         """The approval shown was rewritten outside Proctor: it cannot be decided here."""
@@ -301,7 +305,7 @@ class ApprovalDetail(DetailWidget):
             return
         approvals, rid, reason = self.ctx.journal.approvals, request_id(), self.reason_text()
         version = a.version
-        self.message.show_message("Approving the edited action…")
+        self.message.show_message(tr("Approving the edited action…"))
         self.ctx.decider.submit(item, lambda: approvals.approve_edited(
             a.id, action, expected_version=version, reason=reason or None, request_id=rid))
 

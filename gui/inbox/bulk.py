@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 from proctor.core.approvals import action_resource, safety_counts
 from proctor.core.models import Approval, ApprovalScope
 
+from ..i18n import tr
 from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
 
@@ -79,7 +80,7 @@ class BulkDecisionDialog(QDialog):
         self.listing.setPlainText("\n".join(item_line(a) for a in approvals))
         self.reason = QPlainTextEdit(self)
         self.reason.setAccessibleName("Reason")
-        self.reason.setPlaceholderText("Reason (required)")
+        self.reason.setPlaceholderText(tr("Reason (required)"))
         self.reason.setTabChangesFocus(True)
         self.reason.setPlainText(reason)
         self.reason.setMaximumHeight(70)

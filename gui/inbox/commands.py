@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from functools import partial
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QT_TR_NOOP, QObject, Qt
 
 from proctor.core import errors
 from proctor.core.models import (
@@ -20,6 +20,7 @@ from proctor.core.models import (
 )
 
 from ..actions import ActionRegistry, ActionSpec
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import BANNER_CLOSE_MS, NOTE_CLOSE_MS, Level
@@ -36,25 +37,35 @@ from .rule_draft import RuleConfirmDialog
 WIDGET = Qt.ShortcutContext.WidgetShortcut
 RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
 SPECS = [
-    ActionSpec("inbox.next", "Next item", "Inbox", "Move to the next item"),
-    ActionSpec("inbox.prev", "Previous item", "Inbox", "Move to the previous item"),
-    ActionSpec("inbox.open", "Open item", "Inbox", "Go to the item's reason field", context=WIDGET),
-    ActionSpec("inbox.back", "Back to the list", "Inbox", "Return to the list; clear selection"),
-    ActionSpec("inbox.approve", "Approve", "Inbox", "Approve the approval(s)"),
-    ActionSpec("inbox.deny", "Deny…", "Inbox", "Deny the approval(s) with a reason"),
-    ActionSpec("inbox.snooze", "Snooze…", "Inbox", "Hide the item(s) until later"),
-    ActionSpec("inbox.wake", "Wake now", "Inbox", "Bring snoozed item(s) back now"),
-    ActionSpec("inbox.toggle_select", "Select / unselect", "Inbox",
-               "Add the current item to the selection, or take it out"),
-    ActionSpec("inbox.search", "Search the inbox", "Inbox", "Focus the search field"),
-    ActionSpec("inbox.show_new", "Show new requests", "Inbox",
-               "Show the requests that arrived while you were working the list"),
-    ActionSpec("inbox.snoozed", "Show snoozed items", "Inbox", "Toggle the Snoozed filter"),
-    ActionSpec("inbox.open_run", "Open the item's run", "Inbox", "Show the run in Runs"),
-    ActionSpec("inbox.effect_committed", "Mark effect committed", "Inbox",
-               "The effect happened (a reason is required)"),
-    ActionSpec("inbox.effect_failed", "Mark effect failed", "Inbox",
-               "The effect did not happen (a reason is required)"),
+    ActionSpec("inbox.next", QT_TR_NOOP("Next item"), "Inbox", QT_TR_NOOP("Move to the next item")),
+    ActionSpec("inbox.prev", QT_TR_NOOP("Previous item"), "Inbox",
+               QT_TR_NOOP("Move to the previous item")),
+    ActionSpec("inbox.open", QT_TR_NOOP("Open item"), "Inbox",
+               QT_TR_NOOP("Go to the item's reason field"), context=WIDGET),
+    ActionSpec("inbox.back", QT_TR_NOOP("Back to the list"), "Inbox",
+               QT_TR_NOOP("Return to the list; clear selection")),
+    ActionSpec("inbox.approve", QT_TR_NOOP("Approve"), "Inbox",
+               QT_TR_NOOP("Approve the approval(s)")),
+    ActionSpec("inbox.deny", QT_TR_NOOP("Deny…"), "Inbox",
+               QT_TR_NOOP("Deny the approval(s) with a reason")),
+    ActionSpec("inbox.snooze", QT_TR_NOOP("Snooze…"), "Inbox",
+               QT_TR_NOOP("Hide the item(s) until later")),
+    ActionSpec("inbox.wake", QT_TR_NOOP("Wake now"), "Inbox",
+               QT_TR_NOOP("Bring snoozed item(s) back now")),
+    ActionSpec("inbox.toggle_select", QT_TR_NOOP("Select / unselect"), "Inbox",
+               QT_TR_NOOP("Add the current item to the selection, or take it out")),
+    ActionSpec("inbox.search", QT_TR_NOOP("Search the inbox"), "Inbox",
+               QT_TR_NOOP("Focus the search field")),
+    ActionSpec("inbox.show_new", QT_TR_NOOP("Show new requests"), "Inbox",
+               QT_TR_NOOP("Show the requests that arrived while you were working the list")),
+    ActionSpec("inbox.snoozed", QT_TR_NOOP("Show snoozed items"), "Inbox",
+               QT_TR_NOOP("Toggle the Snoozed filter")),
+    ActionSpec("inbox.open_run", QT_TR_NOOP("Open the item's run"), "Inbox",
+               QT_TR_NOOP("Show the run in Runs")),
+    ActionSpec("inbox.effect_committed", QT_TR_NOOP("Mark effect committed"), "Inbox",
+               QT_TR_NOOP("The effect happened (a reason is required)")),
+    ActionSpec("inbox.effect_failed", QT_TR_NOOP("Mark effect failed"), "Inbox",
+               QT_TR_NOOP("The effect did not happen (a reason is required)")),
 ]
 
 
@@ -191,7 +202,7 @@ class InboxCommands(QObject):
         panel = detail.rule_panel
         draft = panel.draft()
         if draft is None:
-            detail.message.show_message("The rule cannot be made as it stands: "
+            detail.message.show_message(tr("The rule cannot be made as it stands: ")
                                         + (panel.problem.text() or "wait for its draft."))
             return
         apply_to = panel.apply_to()
@@ -259,8 +270,8 @@ class InboxCommands(QObject):
         pending = [a for a in fetched if a.status == ApprovalStatus.PENDING]
         skipped += len(fetched) - len(pending)
         if not pending:
-            self.page.message.show_message("None of the selected approvals is pending any "
-                                           "more.", Level.WARNING)
+            self.page.message.show_message(tr("None of the selected approvals is pending any "
+                                           "more."), Level.WARNING)
             return
         answer = BulkDecisionDialog.ask(self.page, pending, approve=approve, scope=scope,
                                         reason=reason, skipped=skipped)

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from proctor.core.approvals import action_resource
 from proctor.core.models import Approval, ApprovalScope
 
+from ..i18n import tr
 from ..settings import CONFIRM_CHOICES, DEFAULT_CONFIRM, NEAR_EXPIRY, STANDING_RULE
 from ..widgets import fmt
 from ..widgets.labels import plain_label, section
@@ -98,7 +99,7 @@ class ConfirmApproval(QDialog):
 
     def __init__(self, parent: QWidget | None, what: Restatement) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Confirm the approval")
+        self.setWindowTitle(tr("Confirm the approval"))
         self.setAccessibleName("Confirm the approval")
         self.headline = plain_label(what.headline, self, name="DetailTitle")
         self.why = plain_label("\n".join(f"• {r}" for r in what.risks), self)
@@ -111,7 +112,8 @@ class ConfirmApproval(QDialog):
         self.action.setPlainText(what.action)
         self.action.setMinimumSize(520, 160)
         reason = fmt.visible(what.reason) if what.reason else "(none)"
-        self.recorded = plain_label(f"Scope: {what.scope}\nYour reason: {reason}", self)
+        self.recorded = plain_label(tr("Scope: {scope}\nYour reason: {reason}").format(
+                                        scope=what.scope, reason=reason), self)
         self.recorded.setAccessibleName("What will be recorded")
         buttons = QDialogButtonBox(self)
         self.ok = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from proctor.core.models import InboxItem, InboxKind, ReconciliationStatus
 
+from ..i18n import tr
 from ..memory.common import RevealState
 from ..memory.conflict_view import ConflictData, ConflictReview, load_conflict, resolve_call
 from ..widgets import fmt
@@ -70,7 +71,8 @@ class ConflictDetail(DetailWidget):
 
     def show_entity(self, data: ConflictData) -> None:
         self.entity = data.item
-        self.title.setText(f"Memory conflict: {fmt.bounded(data.item.title, 120)}")
+        self.title.setText(tr("Memory conflict: {title}").format(
+                               title=fmt.bounded(data.item.title, 120)))
         self.review.show_conflict(data)
 
     def tick(self) -> None:
@@ -105,7 +107,7 @@ class ConflictDetail(DetailWidget):
         data = self.review.data
         if self.item is None or data is None or data.item.id != self.item.id:
             return
-        self.message.show_message("Saving your decision…", Level.INFO)
+        self.message.show_message(tr("Saving your decision…"), Level.INFO)
         self.ctx.decider.submit(self.item, resolve_call(self.ctx.journal.memory, data, choice,
                                                         merged, reason))
 

@@ -26,6 +26,7 @@ from proctor.core.origin import describe
 
 from ..actions import ActionRegistry
 from ..errors import ErrorPresenter
+from ..i18n import tr
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.icons import kind_icon
@@ -79,7 +80,7 @@ class DetailWidget(QWidget):
         self.subtitle = plain_label(parent=self, name="Muted")
         self.origin = plain_label(parent=self, name="Muted")
         self.origin.setAccessibleName("Where the request came from, as the agent reports it")
-        self.run_button = QPushButton("Open run", self)
+        self.run_button = QPushButton(tr("Open run"), self)
         self.run_button.setAccessibleName("Open the run this item belongs to")
         self.run_button.clicked.connect(self._on_open_run)
         self.body = QVBoxLayout()
@@ -122,8 +123,9 @@ class DetailWidget(QWidget):
             self.entity = None
         self.item = item
         self.icon.setPixmap(kind_icon(item.kind.value).pixmap(28, 28))
-        self.subtitle.setText(f"{item.agent} · {item.project}/{item.space} · "
-                              f"requested {fmt.clock(item.created_at)}")
+        self.subtitle.setText(tr("{agent} · {project}/{space} · requested {created_at}").format(
+                                  agent=item.agent, project=item.project, space=item.space,
+                                  created_at=fmt.clock(item.created_at)))
         self.origin.setText(origin_text(item))
         self.origin.setToolTip(fmt.bounded(describe(item.origin), 1000) if item.origin else "")
         self.run_button.setVisible(bool(item.run_id))
@@ -187,7 +189,7 @@ class DetailWidget(QWidget):
 class EmptyDetail(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.label = plain_label("Select an item to see it whole.", self, name="Muted",
+        self.label = plain_label(tr("Select an item to see it whole."), self, name="Muted",
                                  selectable=False)
         self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         layout = QVBoxLayout(self)

@@ -22,6 +22,7 @@ from proctor.core.models import Approval
 
 from ..forms.diff import unified
 from ..forms.validate import Checker
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label, section
 
@@ -52,7 +53,8 @@ def edited_action(original: dict, text: str, checker: Checker | None) -> tuple[d
 class EditActionDialog(QDialog):
     def __init__(self, parent: QWidget | None, approval: Approval) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Edit, then approve — {fmt.bounded(approval.action_name, 80)}")
+        self.setWindowTitle(tr("Edit, then approve — {action_name}").format(
+                                action_name=fmt.bounded(approval.action_name, 80)))
         self.original = approval.action if isinstance(approval.action, dict) else {}
         self.checker = Checker(approval.input_schema) if approval.input_schema else None
         self.result_action: dict | None = None
@@ -80,9 +82,9 @@ class EditActionDialog(QDialog):
         split.addWidget(self.diff)
         layout = QVBoxLayout(self)
         layout.addWidget(plain_label(
-            f"Tool {fmt.bounded(approval.action_name, 120)} (the tool cannot change). "
-            f"{schema_note} The agent must run the edited action; what it asked for stays "
-            "as evidence.", self))
+            tr("Tool {action_name} (the tool cannot change). {schema_note} The agent must run "
+               "the edited action; what it asked for stays as evidence.").format(
+                action_name=fmt.bounded(approval.action_name, 120), schema_note=schema_note), self))
         layout.addWidget(section("Arguments  |  diff against the request", self))
         layout.addWidget(split, 1)
         layout.addWidget(self.problem)

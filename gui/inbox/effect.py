@@ -13,6 +13,7 @@ from proctor.core.models import Effect, EffectStatus, InboxItem, InboxKind
 
 from ..effects.resolve import Draft, ResolveForm, resolve_call
 from ..effects.view import EffectView
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.message_bar import Level
 from .approval import action_button
@@ -81,7 +82,7 @@ class EffectDetail(DetailWidget):
     def show_entity(self, data: EffectContext) -> None:
         effect = data.effect
         self.entity = effect
-        self.title.setText(f"{effect.tool}: outcome unknown"
+        self.title.setText(tr("{tool}: outcome unknown").format(tool=effect.tool)
                            if effect.status == EffectStatus.AMBIGUOUS
                            else f"{effect.tool}: {effect.status.value}")
         self.view.show_context(data)
@@ -100,7 +101,7 @@ class EffectDetail(DetailWidget):
         if self.item is None or self.ctx.read_only or not self.form.check(effect, outcome):
             return False
         assert effect is not None
-        self.message.show_message(f"Marking {outcome.value}…", Level.INFO)
+        self.message.show_message(tr("Marking {outcome}…").format(outcome=outcome.value), Level.INFO)
         self.ctx.decider.submit(self.item, resolve_call(
             self.ctx.journal.effects, effect, outcome, self.form.reason_text(),
             self.form.external_id(), self.form.evidence()))

@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QWid
 
 from proctor.core.models import InboxFilter, InboxKind
 
+from ..i18n import tr
 from ..widgets import fmt
 
 SEARCH_DEBOUNCE_MS = 250
@@ -32,7 +33,7 @@ class FilterBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.search = QLineEdit(self)
-        self.search.setPlaceholderText("Search the inbox  ( / )")
+        self.search.setPlaceholderText(tr("Search the inbox  ( / )"))
         self.search.setAccessibleName("Search the inbox")
         self.search.setClearButtonEnabled(True)
         self.kind = _combo("Kind", self, "All kinds")
@@ -47,9 +48,9 @@ class FilterBar(QWidget):
         self.sort.setAccessibleName("Sort order")
         self.sort.addItem("Newest first", True)
         self.sort.addItem("Oldest first", False)
-        self.snoozed = QCheckBox("Snoozed", self)
+        self.snoozed = QCheckBox(tr("Snoozed"), self)
         self.snoozed.setAccessibleName("Show snoozed items only")
-        self.snoozed.setToolTip("Show only snoozed items (they are hidden otherwise)")
+        self.snoozed.setToolTip(tr("Show only snoozed items (they are hidden otherwise)"))
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(SEARCH_DEBOUNCE_MS)

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet, InboxItem, InboxKind
 
+from ..i18n import tr
 from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar
@@ -88,7 +89,7 @@ class InboxTable(QTableView):
         header.setSortIndicator(COL_AGE, Qt.SortOrder.AscendingOrder)  # youngest first
         header.setSortIndicatorShown(True)
         header.setSectionsClickable(True)
-        header.setToolTip("Click Age to switch between newest and oldest first")
+        header.setToolTip(tr("Click Age to switch between newest and oldest first"))
 
 
 class NewBar(QFrame):
@@ -105,7 +106,7 @@ class NewBar(QFrame):
         self.setObjectName("NewBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.label = plain_label(parent=self, selectable=False)
-        self.button = QPushButton("Show them (N)", self)
+        self.button = QPushButton(tr("Show them (N)"), self)
         self.button.setAccessibleName("Show the new requests")
         self.button.clicked.connect(self.show_requested)
         layout = QHBoxLayout(self)
@@ -116,8 +117,8 @@ class NewBar(QFrame):
 
     def set_count(self, count: int) -> None:
         noun = "request" if count == 1 else "requests"
-        self.label.setText(f"{count} new {noun} arrived — held so the list does not move "
-                           "under you.")
+        self.label.setText(tr("{count} new {noun} arrived — held so the list does not move "
+                              "under you.").format(count=count, noun=noun))
         self.setAccessibleName(f"{count} new {noun}")
         self.setVisible(count > 0)
 
@@ -327,6 +328,24 @@ class InboxPage(QWidget):
         finally:
             self._by_desk = False
 
+    def open_item(self, item: InboxItem) -> None:
+        """Show ``item`` (a clicked desktop notification): its row when the list has it, else
+        the item alone in the detail (pinned) — the list's filters or its page may hide it.
+        The desk chose what appears, so the item must be on screen a while before a decision
+        counts, as after any move the desk makes."""
+        self.show_new()
+        self.sticky = False
+        key = item_key(item)
+        row = self.model.row_of(key)
+        if row >= 0:
+            self.desk_moves_to(row)
+            return
+        self.table.selectionModel().clear()
+        self.pinned = key
+        self.settle.showing(key, by_desk=True)
+        self.detail.show_item(item)
+        self.ctx.registry.refresh()
+
     def mark_decided(self, keys: set[str]) -> None:
         """The operator's writes for ``keys`` committed: their rows go at the next refresh
         (rows already gone are not remembered). A shown item whose row went while our write
@@ -529,7 +548,7 @@ class InboxPage(QWidget):
                             on_error=self._on_sweep_error, owner=self, write=True)
 
     def _on_sweep_error(self, exc: BaseException) -> None:
-        self.message.show_message(f"Could not record expiries: {exc}", Level.WARNING)
+        self.message.show_message(tr("Could not record expiries: {exc}").format(exc=exc), Level.WARNING)
 
     def focus_list(self) -> None:
         self.table.setFocus()

@@ -44,6 +44,7 @@ from ..forms import AnswerView, build_view
 from ..forms.credentials import CredentialView, keyring_status
 from ..forms.memory_change import MemoryChange, MemoryChangeMaterial, load_memory_change
 from ..forms.schema import MISSING
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
@@ -119,14 +120,14 @@ class QuestionDetail(DetailWidget):
         self._present_timer.timeout.connect(self._mark_presented)
 
     def footer(self) -> QVBoxLayout:
-        self.submit_button = QPushButton("Send answer", self)
+        self.submit_button = QPushButton(tr("Send answer"), self)
         self.submit_button.setObjectName("SubmitAnswer")
         self.submit_button.setAccessibleName("Send the answer to the agent")
-        self.submit_button.setToolTip("Send the answer (Ctrl+Enter)")
+        self.submit_button.setToolTip(tr("Send the answer (Ctrl+Enter)"))
         self.submit_button.setDefault(True)
         self.submit_button.setEnabled(False)
         self.submit_button.clicked.connect(self.submit)
-        self.copy_button = QPushButton("Copy what I typed", self)
+        self.copy_button = QPushButton(tr("Copy what I typed"), self)
         self.copy_button.setAccessibleName("Copy the answer typed so far as JSON")
         self.copy_button.clicked.connect(self.copy_typed)
         self.hint = plain_label(parent=self, name="Muted", selectable=False)
@@ -143,7 +144,7 @@ class QuestionDetail(DetailWidget):
 
     # ------------------------------------------------------------ items and drafts
     def show_row(self, item: InboxItem) -> None:
-        self.title.setText(f"Question from {fmt.bounded(item.agent, 80)}")
+        self.title.setText(tr("Question from {agent}").format(agent=fmt.bounded(item.agent, 80)))
 
     def enter_item(self, item: InboxItem) -> None:
         self.prompt.set_text("")
@@ -226,7 +227,8 @@ class QuestionDetail(DetailWidget):
                                       MemoryChange | None]) -> None:
         q, self._seen, change = data
         self.entity = q
-        self.title.setText(f"{kind_words(q.kind)} from {fmt.bounded(q.agent, 80)}")
+        self.title.setText(tr("{kind} from {agent}").format(
+                               kind=kind_words(q.kind), agent=fmt.bounded(q.agent, 80)))
         self._show_facts(q)
         self.prompt.set_text(q.prompt)
         self.request.set_value(q.request)
@@ -242,9 +244,11 @@ class QuestionDetail(DetailWidget):
         if self._seen is not None:
             seen = f" · seen by {fmt.bounded(self._seen[0], 80)} at {fmt.clock(self._seen[1])}"
         self.facts.setText(
-            f"Asked by {fmt.bounded(q.agent, 80)} at {fmt.clock(q.created_at)} · run "
-            f"“{fmt.bounded(q.run_title, 120)}” (attempt {q.attempt}) · "
-            f"{fmt.bounded(q.project, 60)}/{fmt.bounded(q.space, 60)}{seen}")
+            tr("Asked by {agent} at {created_at} · run “{run_title}” (attempt {attempt}) · "
+               "{project}/{space}{seen}").format(
+                agent=fmt.bounded(q.agent, 80), created_at=fmt.clock(q.created_at),
+                run_title=fmt.bounded(q.run_title, 120), attempt=q.attempt,
+                project=fmt.bounded(q.project, 60), space=fmt.bounded(q.space, 60), seen=seen))
 
     # ------------------------------------------------------------ presented
     def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt)
@@ -302,26 +306,27 @@ class QuestionDetail(DetailWidget):
     def _update_state(self) -> None:
         q = self.entity
         if not isinstance(q, Interaction) or self.item is None or q.id != self.item.id:
-            self.state.setText("Loading…" if self.item is not None else "")
+            self.state.setText(tr("Loading…") if self.item is not None else "")
             self._update_submit()
             return
         if q.status not in OPEN:
             self.state.setText(closed_text(q))
             typed = self.view is not None and self._has_typed()
-            self.closed.setText(closed_text(q) + (" What you typed is kept below; copy it "
-                                                  "if you need it." if typed else ""))
+            self.closed.setText(closed_text(q) + (tr(" What you typed is kept below; copy it "
+                                                  "if you need it.") if typed else ""))
             self.closed.setVisible(q.resolved_by != self._me() or
                                    q.status != InteractionStatus.RESOLVED)
         elif self.past_expiry():
-            self.state.setText("Past its expiry: the agent will not wait for this answer.")
-            self.closed.setText("This question expired while the form was open. What you "
-                                "typed is kept below; copy it if you need it.")
+            self.state.setText(tr("Past its expiry: the agent will not wait for this answer."))
+            self.closed.setText(tr("This question expired while the form was open. What you "
+                                "typed is kept below; copy it if you need it."))
             self.closed.show()
         else:
             self.closed.hide()
             expiry = "no expiry" if q.expires_at is None else \
                 f"expires in {fmt.countdown(q.expires_at)} ({fmt.clock(q.expires_at)})"
-            self.state.setText(f"Waiting for {fmt.age(q.created_at)} · {expiry}")
+            self.state.setText(tr("Waiting for {created_at} · {expiry}").format(
+                                   created_at=fmt.age(q.created_at), expiry=expiry))
         self._update_submit()
 
     def _me(self) -> str:
@@ -371,15 +376,15 @@ class QuestionDetail(DetailWidget):
             return
         settle = self.ctx.settle
         if settle is not None and settle.too_soon(item_key(self.item)):
-            self.message.show_message("Not sent: this question has only just come on screen. "
-                                      "Read it, then send again.", Level.INFO,
+            self.message.show_message(tr("Not sent: this question has only just come on screen. "
+                                      "Read it, then send again."), Level.INFO,
                                       close_after_ms=NOTE_CLOSE_MS)
             return
         q = self.entity
         assert isinstance(q, Interaction)
         item, value = self.item, self.view.value()
         self._sending = item_key(item)
-        self.message.show_message("Sending the answer…", Level.INFO)
+        self.message.show_message(tr("Sending the answer…"), Level.INFO)
         self._update_submit()
         prepare = self.view.before_submit()
         if prepare is None:
@@ -393,7 +398,7 @@ class QuestionDetail(DetailWidget):
 
     def _on_prepare_failed(self, exc: BaseException) -> None:
         self._sending = None
-        self.message.show_message(f"{exc} Nothing was sent to the agent.", Level.ERROR)
+        self.message.show_message(tr("{exc} Nothing was sent to the agent.").format(exc=exc), Level.ERROR)
         self._update_submit()
 
     def _on_done(self, key: str, _result: object) -> None:
@@ -418,7 +423,7 @@ class QuestionDetail(DetailWidget):
         value = self.view.value()
         text = json.dumps(None if value is MISSING else value, indent=2, ensure_ascii=False)
         QGuiApplication.clipboard().setText(text)
-        self.message.show_message("Copied what you typed (as JSON).", Level.INFO)
+        self.message.show_message(tr("Copied what you typed (as JSON)."), Level.INFO)
 
     def _on_keyring(self, status: tuple[bool, str]) -> None:
         for view in self._views.values():

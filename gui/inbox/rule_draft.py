@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from proctor.core import errors, predicates
 from proctor.core.models import Approval, RuleDraft, RulePreview
 
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label
 
@@ -81,7 +82,7 @@ class RuleDraftPanel(QFrame):
         self.resource.setAccessibleName("Rule resource pattern")
         self.condition = QLineEdit(self)
         self.condition.setAccessibleName("Rule condition")
-        self.condition.setPlaceholderText('optional, e.g. args.amount <= 100  (see docs/rules.md)')
+        self.condition.setPlaceholderText(tr('optional, e.g. args.amount <= 100  (see docs/rules.md)'))
         self.scope = QComboBox(self)
         self.scope.setAccessibleName("Rule scope")
         for label, value in (("This run", "run"), ("This space", "space"),
@@ -106,7 +107,7 @@ class RuleDraftPanel(QFrame):
         self.pending.setMaximumHeight(90)
         self.pending.itemActivated.connect(self._open_item)
         self.pending.itemDoubleClicked.connect(self._open_item)
-        self.apply = QCheckBox("Also decide the pending requests it matches", self)
+        self.apply = QCheckBox(tr("Also decide the pending requests it matches"), self)
         self.apply.setAccessibleName("Apply the rule to the pending requests it matches")
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -117,10 +118,10 @@ class RuleDraftPanel(QFrame):
         self.scope.currentIndexChanged.connect(self._scope_changed)
         self.expiry.currentIndexChanged.connect(self._changed)
         form = QFormLayout()
-        form.addRow(plain_label("Resource", self, selectable=False), self.resource)
-        form.addRow(plain_label("When", self, selectable=False), self.condition)
-        form.addRow(plain_label("Scope", self, selectable=False), self.scope)
-        form.addRow(plain_label("Expires after", self, selectable=False), self.expiry)
+        form.addRow(plain_label(tr("Resource"), self, selectable=False), self.resource)
+        form.addRow(plain_label(tr("When"), self, selectable=False), self.condition)
+        form.addRow(plain_label(tr("Scope"), self, selectable=False), self.scope)
+        form.addRow(plain_label(tr("Expires after"), self, selectable=False), self.expiry)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.addWidget(self.headline)
@@ -158,7 +159,8 @@ class RuleDraftPanel(QFrame):
         self._changed()
 
     def _on_error(self, exc: BaseException) -> None:
-        self.problem.setText(f"Cannot draft the rule: {fmt.bounded(str(exc), 300)}")
+        self.problem.setText(tr("Cannot draft the rule: {exc}").format(
+                                 exc=fmt.bounded(str(exc), 300)))
 
     # ------------------------------------------------------------ the draft
     def draft(self, now: float | None = None) -> RuleDraft | None:
@@ -172,7 +174,7 @@ class RuleDraftPanel(QFrame):
             return None
         resource = self.resource.text().strip()
         if not resource:
-            self.problem.setText("The resource pattern is empty (use * for any resource).")
+            self.problem.setText(tr("The resource pattern is empty (use * for any resource)."))
             return None
         seconds = self.expiry.currentData()
         scope = self.scope.currentData()
@@ -194,10 +196,11 @@ class RuleDraftPanel(QFrame):
         self.preview = None
         self.apply.setEnabled(False)
         if draft is None:
-            self.headline.setText("This rule cannot be made yet.")
+            self.headline.setText(tr("This rule cannot be made yet."))
             return
-        self.headline.setText(f"Approving will make the rule: {draft_text(draft)}.")
-        self.summary.setText("Previewing…")
+        self.headline.setText(tr("Approving will make the rule: {draft}.").format(
+                                  draft=draft_text(draft)))
+        self.summary.setText(tr("Previewing…"))
         self._timer.start()
 
     @Slot()
@@ -225,10 +228,10 @@ class RuleDraftPanel(QFrame):
                     f"{word} · {hit.agent} · {hit.action_name} · {hit.status.value} · {hit.id}",
                     200), view)
                 item.setData(Qt.ItemDataRole.UserRole, hit.run_id)
-                item.setToolTip("Enter or double-click opens its run")
+                item.setToolTip(tr("Enter or double-click opens its run"))
         self.apply.setEnabled(bool(preview.pending))
-        self.apply.setText(f"Also decide the {len(preview.pending)} pending request(s) it "
-                           "matches")
+        self.apply.setText(tr("Also decide the {pending} pending request(s) it matches").format(
+                               pending=len(preview.pending)))
         self.previewed.emit(preview)
 
     @Slot(QListWidgetItem)
@@ -248,7 +251,7 @@ class RuleConfirmDialog(QDialog):
 
     def __init__(self, parent: QWidget | None, text: str) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Approve and make this rule?")
+        self.setWindowTitle(tr("Approve and make this rule?"))
         label = plain_label(text, self)
         label.setAccessibleName("The rule to be made")
         buttons = QDialogButtonBox(self)

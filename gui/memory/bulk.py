@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from proctor.core.models import Reconciliation, ReconciliationStatus
 
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label
@@ -70,8 +71,8 @@ class BulkPanel(QWidget):
             self._texts[choice] = mnemonic
             row.addWidget(button)
         row.addStretch(1)
-        note = plain_label("Merging needs one conflict at a time. Each conflict is its own "
-                           "transaction: one refused does not stop the others.", self,
+        note = plain_label(tr("Merging needs one conflict at a time. Each conflict is its own "
+                           "transaction: one refused does not stop the others."), self,
                            name="Muted")
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
@@ -83,7 +84,7 @@ class BulkPanel(QWidget):
     def show_items(self, items: list[Reconciliation]) -> None:
         self.items = list(items)
         n = len(items)
-        self.title.setText(f"{n} conflicts selected")
+        self.title.setText(tr("{n} conflicts selected").format(n=n))
         lines = [f"• {fmt.bounded(c.title, 80)} — from {fmt.bounded(c.incoming_source, 50)}"
                  for c in items[:SHOWN]]
         if n > SHOWN:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from PySide6.QtCore import QT_TR_NOOP
 from PySide6.QtWidgets import QAbstractButton
 
 from proctor.core.models import ReconciliationStatus
@@ -20,23 +21,26 @@ from .page import MemoryPage
 KEEP, TAKE = ReconciliationStatus.ACCEPTED_LOCAL, ReconciliationStatus.ACCEPTED_INCOMING
 DISMISS = ReconciliationStatus.DISMISSED
 SPECS = [
-    ActionSpec("memory.keep", "Keep local", "Memory",
-               "Resolve the conflict(s): keep the entry as it is (a reason is required)"),
-    ActionSpec("memory.take", "Take incoming", "Memory",
-               "Resolve the conflict(s): the incoming text becomes the entry's next version"),
-    ActionSpec("memory.merge", "Merge…", "Memory",
-               "Write the entry's text yourself from both versions; again to save the merge"),
-    ActionSpec("memory.dismiss", "Dismiss the incoming version", "Memory",
-               "Resolve the conflict(s): drop the incoming version"),
-    ActionSpec("memory.reveal", "Reveal sensitive content", "Memory",
-               "Show the hidden content (the reveal is audited)"),
-    ActionSpec("memory.edit", "Edit entry", "Memory", "Edit the entry's content"),
-    ActionSpec("memory.pin", "Pin entry", "Memory", "Pin the entry"),
-    ActionSpec("memory.unpin", "Unpin entry", "Memory", "Unpin the entry"),
-    ActionSpec("memory.confirm", "Confirm entry", "Memory", "Confirm the entry as true"),
-    ActionSpec("memory.remove", "Remove entry…", "Memory",
-               "Remove the entry (a restorable tombstone)"),
-    ActionSpec("memory.restore", "Restore entry", "Memory", "Restore the removed entry"),
+    ActionSpec("memory.keep", QT_TR_NOOP("Keep local"), "Memory",
+               QT_TR_NOOP("Resolve the conflict(s): keep the entry as it is (a reason is required)")),
+    ActionSpec("memory.take", QT_TR_NOOP("Take incoming"), "Memory",
+               QT_TR_NOOP("Resolve the conflict(s): the incoming text becomes the entry's next version")),
+    ActionSpec("memory.merge", QT_TR_NOOP("Merge…"), "Memory",
+               QT_TR_NOOP("Write the entry's text yourself from both versions; again to save the merge")),
+    ActionSpec("memory.dismiss", QT_TR_NOOP("Dismiss the incoming version"), "Memory",
+               QT_TR_NOOP("Resolve the conflict(s): drop the incoming version")),
+    ActionSpec("memory.reveal", QT_TR_NOOP("Reveal sensitive content"), "Memory",
+               QT_TR_NOOP("Show the hidden content (the reveal is audited)")),
+    ActionSpec("memory.edit", QT_TR_NOOP("Edit entry"), "Memory",
+               QT_TR_NOOP("Edit the entry's content")),
+    ActionSpec("memory.pin", QT_TR_NOOP("Pin entry"), "Memory", QT_TR_NOOP("Pin the entry")),
+    ActionSpec("memory.unpin", QT_TR_NOOP("Unpin entry"), "Memory", QT_TR_NOOP("Unpin the entry")),
+    ActionSpec("memory.confirm", QT_TR_NOOP("Confirm entry"), "Memory",
+               QT_TR_NOOP("Confirm the entry as true")),
+    ActionSpec("memory.remove", QT_TR_NOOP("Remove entry…"), "Memory",
+               QT_TR_NOOP("Remove the entry (a restorable tombstone)")),
+    ActionSpec("memory.restore", QT_TR_NOOP("Restore entry"), "Memory",
+               QT_TR_NOOP("Restore the removed entry")),
 ]
 
 

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from proctor.core.memory import content_hash
 from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatus
 
+from ..i18n import tr
 from ..tasks import PresentationPool, Ticket
 from ..widgets import fmt
 from ..widgets.labels import plain_label, plain_tip, section
@@ -201,10 +202,10 @@ class ConflictReview(QWidget):
         for view in (self.local, self.incoming):
             view.setMinimumHeight(160)
         self.local.verticalScrollBar().valueChanged.connect(self._sync_from_local)
-        self.reveal_button = QPushButton("Reve&al sensitive content", self)
+        self.reveal_button = QPushButton(tr("Reve&al sensitive content"), self)
         self.reveal_button.setAccessibleName("Reveal the sensitive entry (audited)")
         self.reveal_button.clicked.connect(self._on_reveal)
-        self.run_button = QPushButton("Open the incoming r&un", self)
+        self.run_button = QPushButton(tr("Open the incoming r&un"), self)
         self.run_button.clicked.connect(self._on_open_run)
         self.form = self._build_form()
         self._build()
@@ -261,14 +262,14 @@ class ConflictReview(QWidget):
         self.merge_editor.setMinimumHeight(120)
         self.reason = QPlainTextEdit(form)
         self.reason.setAccessibleName("Resolution reason")
-        self.reason.setPlaceholderText("Why this version? (required; kept in the audit log)")
+        self.reason.setPlaceholderText(tr("Why this version? (required; kept in the audit log)"))
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(60)
-        self.keep_button = QPushButton("&Keep local", form)
-        self.take_button = QPushButton("&Take incoming", form)
-        self.merge_button = QPushButton("&Merge…", form)
-        self.dismiss_button = QPushButton("&Dismiss", form)
-        self.cancel_merge = QPushButton("Cancel merge", form)
+        self.keep_button = QPushButton(tr("&Keep local"), form)
+        self.take_button = QPushButton(tr("&Take incoming"), form)
+        self.merge_button = QPushButton(tr("&Merge…"), form)
+        self.dismiss_button = QPushButton(tr("&Dismiss"), form)
+        self.cancel_merge = QPushButton(tr("Cancel merge"), form)
         tips = {self.keep_button: "Keep the entry as it is (Alt+K)",
                 self.take_button: "Replace the entry with the incoming text and the fields "
                                   "it carries (Alt+T)",
@@ -307,14 +308,17 @@ class ConflictReview(QWidget):
         elif self.seen_version is not None and data.entry.version != self.seen_version \
                 and data.item.status == ReconciliationStatus.PENDING:
             self.notice.show_message(
-                f"The entry changed while you were reviewing: version {self.seen_version} → "
-                f"{data.entry.version}. “Local” now shows version {data.entry.version}; "
-                "check the differences again before you resolve.", Level.WARNING)
+                tr("The entry changed while you were reviewing: version {seen_version} → "
+                   "{version}. “Local” now shows version {version}; check the differences again "
+                   "before you resolve.").format(
+                    seen_version=self.seen_version, version=data.entry.version), Level.WARNING)
             self.seen_version = data.entry.version
         self.data = data
         item, entry = data.item, data.entry
-        self.local_title.setText(f"Local — the entry now (version {entry.version})")
-        self.incoming_title.setText(f"Incoming — from {fmt.bounded(item.incoming_source, 60)}")
+        self.local_title.setText(tr("Local — the entry now (version {version})").format(
+                                     version=entry.version))
+        self.incoming_title.setText(tr("Incoming — from {incoming_source}").format(
+                                        incoming_source=fmt.bounded(item.incoming_source, 60)))
         self.incoming_title.setToolTip(plain_tip(item.incoming_source))
         self.summary.setText(self._summary(data))
         self.fields.set_rows(field_rows(data))
@@ -403,8 +407,9 @@ class ConflictReview(QWidget):
         if item is None:
             return
         if item.status == ReconciliationStatus.PENDING:
-            self.state.setText(f"Pending for {fmt.age(item.created_at)} · from "
-                               f"{fmt.bounded(item.incoming_source, 80)}")
+            self.state.setText(tr("Pending for {created_at} · from {incoming_source}").format(
+                                   created_at=fmt.age(item.created_at),
+                                   incoming_source=fmt.bounded(item.incoming_source, 80)))
             return
         text = f"{CHOICE_TEXT.get(item.status, item.status.value)} by {item.resolved_by}"
         text += f" at {fmt.clock(item.resolved_at)}"
@@ -457,7 +462,7 @@ class ConflictReview(QWidget):
             self.merge_editor.setPlainText(text)
         for widget in (self.merge_note, self.merge_editor, self.cancel_merge):
             widget.setVisible(True)
-        self.merge_button.setText("Save &merge")
+        self.merge_button.setText(tr("Save &merge"))
         self.merge_button.setAccessibleName("Save merge")
 
     @Slot()
@@ -465,7 +470,7 @@ class ConflictReview(QWidget):
         for widget in (self.merge_note, self.merge_editor, self.cancel_merge):
             widget.setVisible(False)
         self.merge_editor.clear()
-        self.merge_button.setText("&Merge…")
+        self.merge_button.setText(tr("&Merge…"))
         self.merge_button.setAccessibleName("Merge")
 
     def merging(self) -> bool:
@@ -500,12 +505,12 @@ class ConflictReview(QWidget):
         merged = self.merge_editor.toPlainText() if choice == ReconciliationStatus.MERGED \
             else None
         if merged is not None and not merged.strip():
-            self.notice.show_message("The merged text is empty. Write the entry's text, or "
-                                     "choose another way.", Level.WARNING)
+            self.notice.show_message(tr("The merged text is empty. Write the entry's text, or "
+                                     "choose another way."), Level.WARNING)
             self.merge_editor.setFocus()
             return False
         if not reason:
-            self.notice.show_message("Write a reason first: it is kept with the decision.",
+            self.notice.show_message(tr("Write a reason first: it is kept with the decision."),
                                      Level.WARNING)
             self.reason.setFocus()
             return False

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import MemoryEntry, MemoryMutation
 
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.bounded_text import display_text
 from ..widgets.dialogs import ReasonDialog
@@ -118,7 +119,7 @@ class EntryDetail(QWidget):
         self.editor.setTabChangesFocus(True)
         self.edit_reason = QLineEdit(self)
         self.edit_reason.setAccessibleName("Reason for the edit")
-        self.edit_reason.setPlaceholderText("Why this change? (optional, kept in the history)")
+        self.edit_reason.setPlaceholderText(tr("Why this change? (optional, kept in the history)"))
         self.history = RowsModel(HISTORY_HEADERS, history_cells, self, tip=history_tip)
         self.history_view = self._history_view()
         self.diff = DiffView("Change in the selected version", self)
@@ -219,20 +220,22 @@ class EntryDetail(QWidget):
         elif self.editing() and data.entry.version != self.edit_base \
                 and data.entry.version != previous.version:
             self.message.show_message(
-                f"The entry changed while you were editing (version {self.edit_base} → "
-                f"{data.entry.version}, {label(data.history[-1].operation)} by "
-                f"{data.history[-1].actor}). Saving now is refused; copy your text, cancel, "
-                "and edit the new version.", Level.WARNING)
+                tr("The entry changed while you were editing (version {edit_base} → {version}, "
+                   "{operation} by {actor}). Saving now is refused; copy your text, cancel, and "
+                   "edit the new version.").format(
+                    edit_base=self.edit_base, version=data.entry.version,
+                    operation=label(data.history[-1].operation), actor=data.history[-1].actor), Level.WARNING)
         self.data = data
         e = data.entry if data else None
-        self.title.setText(fmt.bounded(e.title, 160) if e else "Select an entry")
+        self.title.setText(fmt.bounded(e.title, 160) if e else tr("Select an entry"))
         self.facts.setText(facts_text(e) if e else "")
         self.run_button.setVisible(bool(e and e.source_run_id))
         self._show_content()
         row = self.history_view.currentIndex().row()
         self.history.set_rows(data.history if data else [])
-        self.history_title.setText(f"History ({len(data.history)} changes)" if data
-                                   else "History")
+        self.history_title.setText(tr("History ({history} changes)").format(
+                                       history=len(data.history)) if data
+                                   else tr("History"))
         if data and data.history:
             self.history_view.selectRow(row if 0 <= row < len(data.history)
                                         else len(data.history) - 1)
@@ -249,8 +252,8 @@ class EntryDetail(QWidget):
                                   else mask_text(e) if e else "")
         self.reveal_button.setVisible(bool(e) and not shown)
         self.reveal_button.setEnabled(not self.read_only)
-        self.reveal_button.setToolTip("Reveals are audited; a read-only desk cannot reveal."
-                                      if self.read_only else "Show the content (audited)")
+        self.reveal_button.setToolTip(tr("Reveals are audited; a read-only desk cannot reveal.")
+                                      if self.read_only else tr("Show the content (audited)"))
 
     def _update_buttons(self) -> None:
         e, editing = self.entry(), self.editing()
@@ -258,10 +261,10 @@ class EntryDetail(QWidget):
         shown = self.reveals.shows(e)
         self.edit_button.setEnabled(writable and shown and not e.deleted and not editing)
         self.pin_button.setEnabled(writable and not editing)
-        self.pin_button.setText("Un&pin" if e and e.pinned else "&Pin")
+        self.pin_button.setText(tr("Un&pin") if e and e.pinned else tr("&Pin"))
         self.confirm_button.setEnabled(writable and shown and not e.confirmed and not editing)
         self.remove_button.setEnabled(writable and not editing)
-        self.remove_button.setText("Res&tore" if e and e.deleted else "Re&move")
+        self.remove_button.setText(tr("Res&tore") if e and e.deleted else tr("Re&move"))
         self.remove_button.setAccessibleName("Restore the removed entry" if e and e.deleted
                                              else "Remove (a restorable tombstone)")
         for w in (self.editor, self.edit_reason, self.save_button, self.cancel_button):
@@ -278,8 +281,9 @@ class EntryDetail(QWidget):
         m = self.selected_change()
         self.change_run_button.setVisible(bool(m and m.run_id))
         self.change_run_button.setText(
-            f"Open the run of this change (event #{m.event_sequence:,})"
-            if m and m.event_sequence else "Open the run of this change")
+            tr("Open the run of this change (event #{event_sequence:,})").format(
+                event_sequence=m.event_sequence)
+            if m and m.event_sequence else tr("Open the run of this change"))
         if m is None:
             return
         if not self.reveals.shows(self.entry()):
@@ -288,7 +292,8 @@ class EntryDetail(QWidget):
             self.diff_note.setText("")
             return
         self._diffing = m
-        self.diff_note.setText(f"Version {m.version}: comparing with the version before…")
+        self.diff_note.setText(tr("Version {version}: comparing with the version before…").format(
+                                   version=m.version))
         self.diff.compare(m.before_content or "", m.after_content or "")  # off the GUI thread
 
     @Slot(object)
@@ -340,8 +345,8 @@ class EntryDetail(QWidget):
             return
         text = self.editor.toPlainText()
         if not text.strip():
-            self.message.show_message("The content cannot be empty; remove the entry "
-                                      "instead.", Level.WARNING)
+            self.message.show_message(tr("The content cannot be empty; remove the entry "
+                                      "instead."), Level.WARNING)
             return
         memory, base, reason = self.memory, self.edit_base, self.edit_reason.text().strip()
         self.write_requested.emit("Saved", lambda: memory.replace(

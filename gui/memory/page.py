@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from proctor.core.memory_views import MemoryQuery
 from proctor.core.models import MemoryScope, ReconciliationStatus, Trust
 
+from ..i18n import tr
 from ..widgets.delegates import RowDelegate
 from ..widgets.labels import plain_label, section
 from ..widgets.list_page import ListPage, choice_combo, fill_combo, make_table
@@ -93,7 +94,7 @@ class MemoryPage(ListPage):
                                  read_only=self.read_only)
         self.review = ConflictReview(self.reveals, self, read_only=self.read_only)
         self.bulk = BulkPanel(self, read_only=self.read_only)
-        self.empty = plain_label("Select an entry or a conflict.", self, name="Muted",
+        self.empty = plain_label(tr("Select an entry or a conflict."), self, name="Muted",
                                  selectable=False)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._filters()
@@ -115,7 +116,7 @@ class MemoryPage(ListPage):
             combo.currentIndexChanged.connect(self.apply_query)
         row.addStretch(1)
         self.body.insertLayout(1, row)
-        self.search.setPlaceholderText("Search titles and content")
+        self.search.setPlaceholderText(tr("Search titles and content"))
         find = QShortcut(QKeySequence("Ctrl+F"), self)
         find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         find.activated.connect(self.search.setFocus)
@@ -229,8 +230,8 @@ class MemoryPage(ListPage):
     @Slot()
     def _on_conflicts_loaded(self) -> None:
         n = self.conflicts.rowCount()
-        self.conflicts_title.setText(f"Pending conflicts ({n})" if n else
-                                     "Pending conflicts (none)")
+        self.conflicts_title.setText(tr("Pending conflicts ({n})").format(n=n) if n else
+                                     tr("Pending conflicts (none)"))
 
     # ------------------------------------------------------------ the right-hand side
     @Slot(QModelIndex, QModelIndex)
@@ -333,16 +334,16 @@ class MemoryPage(ListPage):
 
     @Slot(str, object)
     def _on_entry_write(self, what: str, fn: Any) -> None:
-        self.entry.message.show_message(f"{what.rstrip('d')}ing…" if what != "Saved"
-                                        else "Saving…", Level.INFO)
+        self.entry.message.show_message(tr("{what}ing…").format(what=what.rstrip('d')) if what != "Saved"
+                                        else tr("Saving…"), Level.INFO)
         self.ctx.runner.run(fn, on_done=partial(self._on_entry_written, what),
                             on_error=self._on_write_error, owner=self, write=True)
 
     def _on_entry_written(self, what: str, entry: Any) -> None:
         if what == "Saved":
             self.entry.edit_saved()
-        self.entry.message.show_message(f"{what}: “{entry.title}” is now version "
-                                        f"{entry.version}.", Level.SUCCESS)
+        self.entry.message.show_message(tr("{what}: “{title}” is now version {version}.").format(
+                                            what=what, title=entry.title, version=entry.version), Level.SUCCESS)
         self.reload_detail()
         self.model.refresh()
 
@@ -365,7 +366,7 @@ class MemoryPage(ListPage):
         data = self.review.data
         if data is None:
             return
-        self.review.notice.show_message("Saving your decision…", Level.INFO)
+        self.review.notice.show_message(tr("Saving your decision…"), Level.INFO)
         call = resolve_call(self.journal.memory, data, choice, merged, reason)
         self.ctx.runner.run(call, on_done=partial(self._on_resolved, choice),
                             on_error=self._on_resolve_refused, owner=self, write=True)
@@ -383,7 +384,8 @@ class MemoryPage(ListPage):
     def _on_bulk(self, choice: ReconciliationStatus, reason: str) -> None:
         items = self.bulk.items
         memory = self.journal.memory
-        self.message.show_message(f"{CHOICE_DONE[choice]} for {len(items)} conflicts…")
+        self.message.show_message(tr("{CHOICE_DONE} for {items} conflicts…").format(
+                                      CHOICE_DONE=CHOICE_DONE[choice], items=len(items)))
         self.ctx.runner.run(lambda: bulk_resolve(memory, items, choice, reason),
                             on_done=partial(self._on_bulk_done, choice),
                             on_error=self._on_write_error, owner=self, write=True)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QVBoxLayout, 
 from proctor.core.models import ChangeSet
 from proctor.core.overview import OverviewFacts
 
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label
 from .chart import Bar, BarChart, Series
@@ -218,20 +219,22 @@ class OverviewPage(QWidget):
         refill(self.agent, facts.agents)
         self.pending.chart.set_bars([Bar(b.label, dict(b.counts)) for b in facts.pending])
         waiting = sum(sum(b.counts.values()) for b in facts.pending)
-        self.pending.note.setText(f"{waiting} waiting now")
+        self.pending.note.setText(tr("{waiting} waiting now").format(waiting=waiting))
         self.per_hour.chart.set_bars([Bar(self._hour_label(b.start, facts), dict(b.counts))
                                       for b in facts.per_hour])
         decided = sum(sum(b.counts.values()) for b in facts.per_hour)
-        self.per_hour.note.setText(f"{decided} decisions and answers in the window")
+        self.per_hour.note.setText(tr("{decided} decisions and answers in the window").format(
+                                       decided=decided))
         self.runs.chart.set_bars([Bar(self._hour_label(b.start, facts), dict(b.counts))
                                   for b in facts.runs_per_hour])
         self.runs.note.setText(
-            f"{sum(sum(b.counts.values()) for b in facts.runs_per_hour)} runs started")
+            tr("{n} runs started").format(
+                n=sum(sum(b.counts.values()) for b in facts.runs_per_hour)))
         for card, rows in ((self.by_agent, facts.by_agent), (self.by_tool, facts.by_tool)):
             card.chart.set_bars([Bar(r.name, {"mean": r.mean_s},
                                      note=f"{r.decisions} decided, longest {fmt.span(r.max_s)}")
                                  for r in rows])
-            card.note.setText("manual approvals and denials in the window")
+            card.note.setText(tr("manual approvals and denials in the window"))
         self.split.chart.set_bars([Bar("By a rule", {"n": facts.automatic}),
                                    Bar("By a person", {"n": facts.manual})])
         total = facts.automatic + facts.manual

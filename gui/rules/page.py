@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import Approval, Page, RuleUsage
 
+from ..i18n import tr
 from ..runs.summary import plain_tip
 from ..tasks import TaskRunner
 from ..widgets import fmt
@@ -110,7 +111,7 @@ class RuleDetail(QWidget):
         super().__init__(parent)
         self.usage: RuleUsage | None = None
         self.source: Approval | None = None
-        self.facts = plain_label("Select a rule to see it whole.", self)
+        self.facts = plain_label(tr("Select a rule to see it whole."), self)
         self.facts.setAccessibleName("Rule")
         self.decided = DecidedModel(self)
         self.decided_view = QTableView(self)
@@ -122,9 +123,9 @@ class RuleDetail(QWidget):
         self.decided_view.horizontalHeader().setStretchLastSection(True)
         self.decided_view.doubleClicked.connect(self._open_decided)
         self.decided_view.activated.connect(self._open_decided)
-        self.source_button = QPushButton("Open the decision it was made from", self)
+        self.source_button = QPushButton(tr("Open the decision it was made from"), self)
         self.source_button.clicked.connect(self._open_source)
-        self.revoke_button = QPushButton("Revoke…", self)
+        self.revoke_button = QPushButton(tr("Revoke…"), self)
         self.revoke_button.setObjectName("RevokeRuleButton")
         self.revoke_button.setAccessibleName("Revoke this rule")
         self.revoke_button.clicked.connect(self._revoke)
@@ -151,7 +152,7 @@ class RuleDetail(QWidget):
                                       and writable)
         self.source_button.setVisible(source is not None)
         if usage is None:
-            self.facts.setText("Select a rule to see it whole.")
+            self.facts.setText(tr("Select a rule to see it whole."))
             return
         r = usage.rule
         lines = [f"{r.effect.value.capitalize()} {r.action_pattern} on {r.resource_pattern}",
@@ -196,7 +197,7 @@ class RulesPage(ListPage):
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, RulesModel(ctx.runner), parent)
         self.read_only = bool(getattr(ctx.journal, "read_only", False))
-        self.active_only = QCheckBox("Active only", self)
+        self.active_only = QCheckBox(tr("Active only"), self)
         self.active_only.setAccessibleName("Show only rules not revoked")
         self.active_only.toggled.connect(self.apply_query)
         self.layout_top.insertWidget(2, self.active_only)
@@ -285,5 +286,5 @@ class RulesPage(ListPage):
             on_done=self._on_revoked, on_error=self._on_detail_error, owner=self, write=True)
 
     def _on_revoked(self, rule: Any) -> None:
-        self.detail_message.show_message(f"Revoked {rule.id}.", Level.INFO)
+        self.detail_message.show_message(tr("Revoked {id}.").format(id=rule.id), Level.INFO)
         self.revoked.emit(rule)

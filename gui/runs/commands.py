@@ -5,23 +5,26 @@ while the list is shown, the run's only while a run is."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import QT_TR_NOOP
+
 from ..actions import ActionRegistry, ActionSpec
 from .page import RunsPage
 
 LIST_SPECS = [
-    ActionSpec("runs.export_list", "Export the run list as CSV…", "Runs",
-               "Write the runs the filters show to a CSV file"),
+    ActionSpec("runs.export_list", QT_TR_NOOP("Export the run list as CSV…"), "Runs",
+               QT_TR_NOOP("Write the runs the filters show to a CSV file")),
 ]
 RUN_SPECS = [
-    ActionSpec("runs.back", "Back to the run list", "Runs",
-               "The list, with its filters, selection and scroll position"),
-    ActionSpec("runs.export_json", "Export the run as JSON…", "Runs",
-               "Everything about the run shown, in one JSON file"),
-    ActionSpec("runs.export_jsonl", "Export the run's events as JSON lines…", "Runs",
-               "The run's events, one JSON object a line"),
-    ActionSpec("runs.copy", "Copy the run as JSON", "Runs", "The run shown, to the clipboard"),
-    ActionSpec("runs.cancel", "Request cancel…", "Runs",
-               "Ask the agent to stop the run shown (a reason is required)"),
+    ActionSpec("runs.back", QT_TR_NOOP("Back to the run list"), "Runs",
+               QT_TR_NOOP("The list, with its filters, selection and scroll position")),
+    ActionSpec("runs.export_json", QT_TR_NOOP("Export the run as JSON…"), "Runs",
+               QT_TR_NOOP("Everything about the run shown, in one JSON file")),
+    ActionSpec("runs.export_jsonl", QT_TR_NOOP("Export the run's events as JSON lines…"), "Runs",
+               QT_TR_NOOP("The run's events, one JSON object a line")),
+    ActionSpec("runs.copy", QT_TR_NOOP("Copy the run as JSON"), "Runs",
+               QT_TR_NOOP("The run shown, to the clipboard")),
+    ActionSpec("runs.cancel", QT_TR_NOOP("Request cancel…"), "Runs",
+               QT_TR_NOOP("Ask the agent to stop the run shown (a reason is required)")),
 ]
 
 

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet, Run, RunEvent
 
+from ..i18n import tr
 from ..timeline.pane import TimelinePane
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
@@ -98,11 +99,11 @@ class RunDetail(QWidget):
         self.fact_tabs = [FactsTab(t.name, t.columns, self, empty=t.empty) for t in TABS]
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
-        self.tabs.addTab(self.events_pane, "Events")
-        self.tabs.addTab(self.pending, "Waiting for you")
+        self.tabs.addTab(self.events_pane, tr("Events"))
+        self.tabs.addTab(self.pending, tr("Waiting for you"))
         for tab in self.fact_tabs:
             self.tabs.addTab(tab, tab.name.replace("&", "&&"))
-        self.tabs.addTab(self.integrity, "Integrity")
+        self.tabs.addTab(self.integrity, tr("Integrity"))
         self._build()
         self._header_timer = self._timer(HEADER_MS, self.reload_header)
         self._facts_timer = self._timer(FACTS_MS, self._reload_rest)
@@ -116,9 +117,9 @@ class RunDetail(QWidget):
         return timer
 
     def _build_header(self) -> None:
-        self.back_button = QPushButton("← Runs", self)
+        self.back_button = QPushButton(tr("← Runs"), self)
         self.back_button.setAccessibleName("Back to the run list")
-        self.back_button.setToolTip("Back to the run list (Alt+Left)")
+        self.back_button.setToolTip(tr("Back to the run list (Alt+Left)"))
         self.status_icon = QLabel(self)
         self.status_text = plain_label(parent=self, selectable=False)
         self.status_text.setAccessibleName("Run status")
@@ -130,20 +131,20 @@ class RunDetail(QWidget):
         self.ending.setObjectName("RunEnding")
         self.ending.setAccessibleName("Why the run ended")
         self.ending.setStyleSheet("font-weight: 600;")
-        self.show_end = QPushButton("Show the last event", self)
+        self.show_end = QPushButton(tr("Show the last event"), self)
         self.show_end.setAccessibleName("Show the run's last event")
-        self.parent_button = QPushButton("Parent run", self)
+        self.parent_button = QPushButton(tr("Parent run"), self)
         self.parent_button.setAccessibleName("Open the parent run")
-        self.cancel_button = QPushButton("Request cancel…", self)
+        self.cancel_button = QPushButton(tr("Request cancel…"), self)
         self.cancel_button.setAccessibleName("Ask the agent to cancel this run")
         self.export_button = QToolButton(self)
-        self.export_button.setText("Export")
+        self.export_button.setText(tr("Export"))
         self.export_button.setAccessibleName("Export this run")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.export_button)
-        menu.addAction("Run as JSON (everything)…", self._export_json)
-        menu.addAction("Events as JSON lines…", self._export_jsonl)
-        menu.addAction("Copy run as JSON", self.copy_run)
+        menu.addAction(tr("Run as JSON (everything)…"), self._export_json)
+        menu.addAction(tr("Events as JSON lines…"), self._export_jsonl)
+        menu.addAction(tr("Copy run as JSON"), self.copy_run)
         self.export_button.setMenu(menu)
 
     def _build(self) -> None:
@@ -206,7 +207,7 @@ class RunDetail(QWidget):
         self.cancel_button.setEnabled(False)  # until the run is read
         self._generation += 1
         self.message.clear()
-        self.title.setText("Loading run…")
+        self.title.setText(tr("Loading run…"))
         self.integrity.show_run(run_id)
         generation, journal = self._generation, self.ctx.journal
         self.ctx.runner.run(lambda: (generation, read_tail(journal, run_id)),
@@ -312,9 +313,9 @@ class RunDetail(QWidget):
         self.cancel_button.setEnabled(writable and not run.status.terminal
                                       and not run.cancel_requested)
         self.cancel_button.setToolTip(
-            "The run has ended" if run.status.terminal else
-            "Cancel was already requested" if run.cancel_requested else
-            "Ask the agent to stop; it finishes the cancel itself")
+            tr("The run has ended") if run.status.terminal else
+            tr("Cancel was already requested") if run.cancel_requested else
+            tr("Ask the agent to stop; it finishes the cancel itself"))
         self.ctx.registry.refresh()  # the commands (menu "Runs") follow the buttons
 
     @Slot()
@@ -374,7 +375,7 @@ class RunDetail(QWidget):
             return
         runs, rid = self.ctx.journal.runs, f"desk-{uuid.uuid4().hex}"
         run_id, version = run.id, run.version
-        self.message.show_message("Requesting cancel…", Level.INFO)
+        self.message.show_message(tr("Requesting cancel…"), Level.INFO)
         self.ctx.runner.run(lambda: runs.request_cancel(run_id, reason,
                                                         expected_version=version,
                                                         request_id=rid, source="desk"),
@@ -382,7 +383,7 @@ class RunDetail(QWidget):
                             owner=self, write=True)
 
     def _on_cancel_requested(self, run: Run) -> None:
-        self.message.show_message("Cancel requested; the agent will stop at its next step.",
+        self.message.show_message(tr("Cancel requested; the agent will stop at its next step."),
                                   Level.SUCCESS)
         if run.id == self.run_id:
             self._show_header(run)

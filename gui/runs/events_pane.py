@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from proctor.core import timeline
 from proctor.core.models import Run, RunEvent
 
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label
@@ -107,9 +108,9 @@ class EventDetail(QWidget):
         self.raw.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.raw.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.tabs = QTabWidget(self)
-        self.tabs.addTab(self.tree, "Tree")
-        self.tabs.addTab(self.raw, "Raw")
-        self.copy_event = QPushButton("Copy event as JSON", self)
+        self.tabs.addTab(self.tree, tr("Tree"))
+        self.tabs.addTab(self.raw, tr("Raw"))
+        self.copy_event = QPushButton(tr("Copy event as JSON"), self)
         self.copy_event.setAccessibleName("Copy the whole event as JSON")
         self.copy_event.clicked.connect(self.copy_all)
         self.tabs.setCornerWidget(self.copy_event, Qt.Corner.TopRightCorner)
@@ -123,16 +124,18 @@ class EventDetail(QWidget):
         self.shown = event
         self.copy_event.setEnabled(event is not None)
         if event is None:
-            self.facts.setText(f"Loading event #{loading}…" if loading else
-                               "Select an event to see its payload.")
+            self.facts.setText(tr("Loading event #{loading}…").format(loading=loading) if loading else
+                               tr("Select an event to see its payload."))
             self.tree.set_value(None)
             self.raw.setPlainText("")
             return
         self.facts.setText(
-            f"#{event.sequence} · {fmt.bounded(event.type, 100)}\n"
-            f"{precise_clock(event.created_at)} · {fmt.bounded(event.actor, 80)} · "
-            f"attempt {event.attempt} · run version {event.run_version}\n"
-            f"digest {event.digest[:16]}… · previous {event.prev_digest[:16]}…\n{event.id}")
+            tr("#{sequence} · {type}\n{created_at} · {actor} · attempt {attempt} · run version "
+               "{run_version}\ndigest {digest}… · previous {prev_digest}…\n{id}").format(
+                sequence=event.sequence, type=fmt.bounded(event.type, 100),
+                created_at=precise_clock(event.created_at), actor=fmt.bounded(event.actor, 80),
+                attempt=event.attempt, run_version=event.run_version, digest=event.digest[:16],
+                prev_digest=event.prev_digest[:16], id=event.id))
         self.tree.set_value(event.payload)
         text = fmt.pretty_json(event.payload)
         self.raw.setPlainText(text if len(text) <= RAW_MAX else
@@ -171,29 +174,29 @@ class EventsPane(QWidget):
     def _build_tools(self) -> None:
         self.type_filter = QComboBox(self)
         self.type_filter.setAccessibleName("Filter events by type")
-        self.type_filter.setToolTip("Show only events of this type")
+        self.type_filter.setToolTip(tr("Show only events of this type"))
         self.type_filter.setMinimumContentsLength(22)
         self.type_filter.addItem("All event types", None)
         self.when = QDateTimeEdit(self)
         self.when.setDisplayFormat("yyyy-MM-dd HH:mm:ss")
         self.when.setCalendarPopup(True)
         self.when.setAccessibleName("Jump to time")
-        self.when.setToolTip("Jump to the first event at or after this time")
-        self.go_time = QPushButton("Go", self)
+        self.when.setToolTip(tr("Jump to the first event at or after this time"))
+        self.go_time = QPushButton(tr("Go"), self)
         self.go_time.setAccessibleName("Jump to the chosen time")
         self.find_box = QLineEdit(self)
         self.find_box.setClearButtonEnabled(True)
-        self.find_box.setPlaceholderText("Find in payloads…")
+        self.find_box.setPlaceholderText(tr("Find in payloads…"))
         self.find_box.setAccessibleName("Find text in event payloads")
         self.find_prev = QToolButton(self)
         self.find_prev.setText("◀")
         self.find_prev.setAccessibleName("Find previous match")
-        self.find_prev.setToolTip("Previous match (Shift+Enter)")
+        self.find_prev.setToolTip(tr("Previous match (Shift+Enter)"))
         self.find_next = QToolButton(self)
         self.find_next.setText("▶")
         self.find_next.setAccessibleName("Find next match")
-        self.find_next.setToolTip("Next match (Enter)")
-        self.follow = QCheckBox("Follow new events", self)
+        self.find_next.setToolTip(tr("Next match (Enter)"))
+        self.follow = QCheckBox(tr("Follow new events"), self)
         self.follow.setAccessibleName("Follow new events as they arrive")
         self.note = plain_label(parent=self, name="Muted", selectable=False)
         self.note.setWordWrap(False)

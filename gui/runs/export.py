@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from proctor.core import transfer
 from proctor.core.timeline import RunQuery
 
+from ..i18n import tr
 from ..widgets.message_bar import Level, MessageBar
 
 FILTERS = {"json": "JSON (*.json)", "jsonl": "JSON lines (*.jsonl)", "csv": "CSV (*.csv)"}
@@ -71,13 +72,13 @@ class Exporter:
     def _export(self, title: str, suggested: str, kind: str, noun: str,
                 write: Callable[[Any, IO[str]], int]) -> None:
         if self.busy:
-            self.message.show_message("An export is already running.", Level.INFO)
+            self.message.show_message(tr("An export is already running."), Level.INFO)
             return
         path = SaveDialog.ask(self.parent, title, suggested, kind)
         if not path:
             return
         self.busy = True
-        self.message.show_message(f"Writing {Path(path).name}…", Level.INFO)
+        self.message.show_message(tr("Writing {name}…").format(name=Path(path).name), Level.INFO)
         journal = self.ctx.journal
         self.ctx.runner.run(lambda: write_file(path, lambda out: write(journal, out)),
                             on_done=lambda result: self._on_done(result, noun),
@@ -86,11 +87,12 @@ class Exporter:
     def _on_done(self, result: tuple[str, int], noun: str) -> None:
         self.busy = False
         path, count = result
-        self.message.show_message(f"Wrote {count:,} {noun} to {path}.", Level.SUCCESS)
+        self.message.show_message(tr("Wrote {count:,} {noun} to {path}.").format(
+                                      count=count, noun=noun, path=path), Level.SUCCESS)
 
     def _on_error(self, exc: BaseException) -> None:
         self.busy = False
         if isinstance(exc, OSError):
-            self.message.show_message(f"Could not write the file: {exc}", Level.ERROR)
+            self.message.show_message(tr("Could not write the file: {exc}").format(exc=exc), Level.ERROR)
         else:
             self.ctx.presenter.present(exc, inline=self.message)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QWidget
 from proctor.core.models import RunStatus
 from proctor.core.timeline import RunQuery
 
+from ..i18n import tr
 from ..widgets.list_page import choice_combo, fill_combo
 from .range_dialog import RangeDialog, initial_range, range_text
 
@@ -67,10 +68,10 @@ class RunFilterBar(QWidget):
         self.range_dialog: RangeDialog | None = None
         self._before_custom = 0  # the time choice to go back to when the dialog is cancelled
         self.sort = choice_combo("Sort runs", SORT_CHOICES, self)
-        self.waiting = QCheckBox("Has open items", self)
+        self.waiting = QCheckBox(tr("Has open items"), self)
         self.waiting.setAccessibleName("Only runs with items waiting for a person")
-        self.waiting.setToolTip("Only runs with approvals, questions or effects waiting for "
-                                "a person")
+        self.waiting.setToolTip(tr("Only runs with approvals, questions or effects waiting for "
+                                "a person"))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for widget in (self.status, self.agent, self.project, self.when, self.waiting):
@@ -139,7 +140,7 @@ class RunFilterBar(QWidget):
     def _show_custom_text(self) -> None:
         text = range_text(*self.range) if self.range else CUSTOM_TEXT
         self.when.setItemText(self.custom_index, text)
-        self.when.setToolTip(f"Started within: {text}" if self.range else "Started within")
+        self.when.setToolTip(tr("Started within: {text}").format(text=text) if self.range else tr("Started within"))
 
     def set_facets(self, agents: list[str], projects: list[str]) -> None:
         """Fill the agent and project menus, keeping the current choice."""

@@ -24,6 +24,7 @@ from proctor.core import timeline
 from proctor.core.models import RunEvent
 from proctor.core.timeline import ChainStatus
 
+from ..i18n import tr
 from ..widgets.labels import plain_label, section
 from .model import EventsModel
 from .status import status_icon
@@ -83,12 +84,12 @@ class IntegrityPane(QWidget):
         self.status: ChainStatus | None = None
         self._running = False
         self.icon = QLabel(self)
-        self.result = plain_label("Not verified yet.", self)
+        self.result = plain_label(tr("Not verified yet."), self)
         self.result.setAccessibleName("Chain verification result")
-        self.verify_button = QPushButton("Verify again", self)
+        self.verify_button = QPushButton(tr("Verify again"), self)
         self.verify_button.setAccessibleName("Verify this run's digest chain again")
         self.verify_button.clicked.connect(self.verify)
-        self.show_button = QPushButton("Show the broken event", self)
+        self.show_button = QPushButton(tr("Show the broken event"), self)
         self.show_button.setAccessibleName("Show the first broken event in the event list")
         self.show_button.clicked.connect(self._show_broken)
         self.show_button.hide()
@@ -134,7 +135,7 @@ class IntegrityPane(QWidget):
             return
         self._running = True
         self.verify_button.setEnabled(False)
-        self.result.setText("Verifying the chain…")
+        self.result.setText(tr("Verifying the chain…"))
         journal, run_id = self.ctx.journal, self.run_id
 
         def check() -> tuple[str, ChainStatus, list[RunEvent], str]:
@@ -163,7 +164,8 @@ class IntegrityPane(QWidget):
         broken = status.broken_sequence is not None
         self.show_button.setVisible(broken)
         if broken:
-            self.show_button.setText(f"Show event #{status.broken_sequence}")
+            self.show_button.setText(tr("Show event #{broken_sequence}").format(
+                                         broken_sequence=status.broken_sequence))
         self.around.set_rows(around)
         self.table.setVisible(bool(around))
         self.around_title.setVisible(bool(around))

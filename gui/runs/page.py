@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
 from proctor.core.models import ChangeSet
 
+from ..i18n import tr
 from ..widgets.list_page import ListPage
 from ..widgets.paged_model import KEY_ROLE
 from .detail import RunDetail
@@ -32,10 +33,10 @@ class RunList(ListPage):
 
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, RunsModel(ctx.runner), parent)
-        self.search.setPlaceholderText("Search titles, ids, agents, projects")
+        self.search.setPlaceholderText(tr("Search titles, ids, agents, projects"))
         self.search.setAccessibleName("Search runs")
         self.filters = RunFilterBar(self)
-        self.export_button = QPushButton("Export CSV…", self)
+        self.export_button = QPushButton(tr("Export CSV…"), self)
         self.export_button.setAccessibleName("Export the filtered run list as CSV")
         self.exporter = Exporter(ctx, self, self.message)
         self.layout_top.addWidget(self.export_button)

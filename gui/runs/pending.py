@@ -27,6 +27,7 @@ from proctor.core import errors
 from proctor.core.models import Approval, ApprovalScope, EffectStatus, InboxItem, InboxKind
 
 from ..actions import ActionRegistry
+from ..i18n import tr
 from ..inbox.commands import SPECS
 from ..inbox.confirm import confirmed
 from ..inbox.decide import Decider
@@ -152,7 +153,7 @@ class PendingPane(QWidget):
         self.list.setAccessibleName("Items of this run waiting for you")
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setMaximumWidth(360)
-        self.empty = plain_label("Nothing of this run waits for you.", self, name="Muted",
+        self.empty = plain_label(tr("Nothing of this run waits for you."), self, name="Muted",
                                  selectable=False)
         self.detail = DetailPane(DetailContext(ctx.journal, ctx.runner, ctx.presenter,
                                                self.registry, self.decider, self.read_only,

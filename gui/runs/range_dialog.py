@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..i18n import tr
 from ..widgets.labels import plain_label
 
 FORMAT = "yyyy-MM-dd HH:mm"
@@ -52,7 +53,7 @@ class RangeDialog(QDialog):
 
     def __init__(self, parent: QWidget | None, since: float, until: float) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Runs started between")
+        self.setWindowTitle(tr("Runs started between"))
         self.start = date_edit("Runs started from (date and time)", since, self)
         self.end = date_edit("Runs started before (date and time)", until, self)
         self.problem = plain_label(parent=self, name="Muted", selectable=False)
@@ -66,11 +67,11 @@ class RangeDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form = QFormLayout()
-        form.addRow("&From:", self.start)
-        form.addRow("&To:", self.end)
+        form.addRow(tr("&From:"), self.start)
+        form.addRow(tr("&To:"), self.end)
         layout = QVBoxLayout(self)
-        layout.addWidget(plain_label("Show the runs started in this range (local time; "
-                                     "from inclusive, to exclusive).", self,
+        layout.addWidget(plain_label(tr("Show the runs started in this range (local time; "
+                                     "from inclusive, to exclusive)."), self,
                                      selectable=False))
         layout.addLayout(form)
         layout.addWidget(self.problem)
@@ -94,7 +95,7 @@ class RangeDialog(QDialog):
     def _check(self) -> None:
         valid = self.is_valid()
         self.ok.setEnabled(valid)
-        self.problem.setText("" if valid else "“From” must be before “To”.")
+        self.problem.setText("" if valid else tr("“From” must be before “To”."))
 
     def accept(self) -> None:
         if not self.is_valid():  # Enter on an editor while the range is wrong

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..i18n import tr
 from .fmt import visible
 from .labels import plain_label, section
 
@@ -133,7 +134,7 @@ class ActionField(QWidget):
         self.note = plain_label(size_note(text), self, name="Muted", selectable=False)
         self.note.setWordWrap(False)
         self.label.setWordWrap(False)
-        self.copy = QPushButton("Copy", self)
+        self.copy = QPushButton(tr("Copy"), self)
         self.copy.setAccessibleName(f"Copy {name}")
         self.copy.clicked.connect(self._copy)
         self.box = FullText(f"Action {name}", self)
@@ -161,7 +162,7 @@ class ActionText(QWidget):
         super().__init__(parent)
         self.fields: list[ActionField] = []
         self.title = section(title, self)
-        self.empty = plain_label("The action carries no text; see its arguments below.", self,
+        self.empty = plain_label(tr("The action carries no text; see its arguments below."), self,
                                  name="Muted", selectable=False)
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..i18n import tr
 from .fmt import visible
 
 PREVIEW = 1200  # characters shown before "Show all"
@@ -83,7 +84,7 @@ class BoundedText(QWidget):
         self.label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         if mono:
             self.label.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.more = QPushButton("Show all", self)
+        self.more = QPushButton(tr("Show all"), self)
         self.more.setAccessibleName(f"Show all of {name.lower()}")
         self.more.setFlat(True)
         self.more.clicked.connect(self._show_all)
@@ -103,7 +104,7 @@ class BoundedText(QWidget):
         self.label.setText(visible(preview))
         self.more.setVisible(cut)
         if cut:
-            self.more.setText(f"Show all ({len(self._full):,} characters)")
+            self.more.setText(tr("Show all ({_full:,} characters)").format(_full=len(self._full)))
 
     def _preview(self) -> str:
         lines = self._full[:PREVIEW].split("\n")[:30]

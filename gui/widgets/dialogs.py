@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..i18n import tr
+
 
 def _label(text: str, parent: QWidget) -> QLabel:
     label = QLabel(text, parent)
@@ -59,7 +61,7 @@ class ReasonDialog(QDialog):
         self.box = QPlainTextEdit(self)
         self.box.setPlainText(initial)
         self.box.setAccessibleName("Reason")
-        self.box.setPlaceholderText("Reason (required)" if required else "Reason (optional)")
+        self.box.setPlaceholderText(tr("Reason (required)") if required else tr("Reason (optional)"))
         self.box.setTabChangesFocus(True)
         buttons = QDialogButtonBox(self)
         self.ok = buttons.addButton(ok, QDialogButtonBox.ButtonRole.AcceptRole)
@@ -106,7 +108,7 @@ class SnoozeDialog(QDialog):
 
     def __init__(self, parent: QWidget | None, count: int, now: float) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Snooze")
+        self.setWindowTitle(tr("Snooze"))
         self.list = QListWidget(self)
         self.list.setAccessibleName("Snooze until")
         for label, until in snooze_presets(now):

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..i18n import tr
 from . import fmt
 from .labels import plain_tip, section
 
@@ -84,7 +85,7 @@ class JsonTree(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.resizeSection(0, 160)
         header.resizeSection(2, 90)
-        self.copy_button = QPushButton("Copy JSON", self)
+        self.copy_button = QPushButton(tr("Copy JSON"), self)
         self.copy_button.setAccessibleName(f"Copy {name.lower()} as JSON")
         self.copy_button.clicked.connect(self.copy_all)
         self._title = section(name, self)
@@ -125,8 +126,8 @@ class JsonTree(QWidget):
             return
         self._menu_index = index
         menu = QMenu(self)
-        menu.addAction("Copy value", self._copy_menu_value)
-        menu.addAction("Copy JSON", self.copy_all)
+        menu.addAction(tr("Copy value"), self._copy_menu_value)
+        menu.addAction(tr("Copy JSON"), self.copy_all)
         menu.exec(self.view.viewport().mapToGlobal(pos))
 
     @Slot()

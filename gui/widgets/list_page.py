@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet
 
+from ..i18n import tr
 from . import fmt
 from .labels import plain_label
 from .message_bar import MessageBar
@@ -89,7 +90,7 @@ class ListPage(QWidget):
         self.search = QLineEdit(self)
         self.search.setClearButtonEnabled(True)
         self.search.setAccessibleName(f"Search {self.title.lower()}")
-        self.search.setPlaceholderText(f"Search {self.title.lower()}")
+        self.search.setPlaceholderText(tr("Search {title}").format(title=self.title.lower()))
         self.heading = plain_label(self.title, self, name="DetailTitle", selectable=False)
         self.heading.setWordWrap(False)
         self.count_label = plain_label("", self, name="Muted", selectable=False)
@@ -153,11 +154,11 @@ class ListPage(QWidget):
     def _on_loaded(self) -> None:
         n = self.model.rowCount()
         if self.model.capped():
-            self.count_label.setText(f"{n:,} shown, the most one list holds: narrow the "
-                                     "filters to see the rest")
+            self.count_label.setText(tr("{n:,} shown, the most one list holds: narrow the "
+                                        "filters to see the rest").format(n=n))
             return
         more = "+" if self.model.canFetchMore() else ""
-        self.count_label.setText(f"{n:,}{more} shown")
+        self.count_label.setText(tr("{n:,}{more} shown").format(n=n, more=more))
 
     @Slot(object)
     def _on_failed(self, exc: BaseException) -> None:

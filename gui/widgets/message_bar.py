@@ -14,6 +14,7 @@ from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QToolButton, QWidget
 
+from ..i18n import tr
 from .labels import plain_label
 
 BANNER_CLOSE_MS = 10_000  # "Approved …" banners close by themselves after this long
@@ -48,7 +49,7 @@ class MessageBar(QFrame):
         self._close = QToolButton(self)
         self._close.setText("×")
         self._close.setAccessibleName("Dismiss message")
-        self._close.setToolTip("Dismiss")
+        self._close.setToolTip(tr("Dismiss"))
         self._close.clicked.connect(self.clear)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 6, 6)

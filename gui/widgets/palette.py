@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..actions import ActionRegistry, display_key
+from ..i18n import tr
 from .list_model import Index, TableModel
 from .tables import row_table
 
@@ -40,7 +41,7 @@ class Row:
 
 def rows_of(registry: ActionRegistry) -> list[Row]:
     registry.refresh()
-    return [Row(s.id, s.text, s.menu, display_key(registry.effective_shortcut(s.id)),
+    return [Row(s.id, tr(s.text), tr(s.menu), display_key(registry.effective_shortcut(s.id)),
                 registry.is_enabled(s.id)) for s in registry.specs()]
 
 
@@ -101,11 +102,11 @@ class CommandPalette(QDialog):
 
     def __init__(self, registry: ActionRegistry, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Command palette")
+        self.setWindowTitle(tr("Command palette"))
         self._registry = registry
         self.model = CommandsModel(rows_of(registry), self)
         self.search = QLineEdit(self)
-        self.search.setPlaceholderText("Type a command…")
+        self.search.setPlaceholderText(tr("Type a command…"))
         self.search.setAccessibleName("Search commands")
         self.search.textChanged.connect(self._on_text)
         self.search.installEventFilter(self)
@@ -154,7 +155,7 @@ class ShortcutHelp(QDialog):
 
     def __init__(self, registry: ActionRegistry, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Keyboard shortcuts")
+        self.setWindowTitle(tr("Keyboard shortcuts"))
         rows = sorted((r for r in rows_of(registry) if r.keys or r.menu),
                       key=lambda r: (r.menu, not r.keys, r.text))
         self.model = CommandsModel([Row(r.id, r.text, r.menu, r.keys, True) for r in rows], self)
@@ -163,9 +164,9 @@ class ShortcutHelp(QDialog):
         note.setTextFormat(Qt.TextFormat.PlainText)
         note.setWordWrap(True)
         note.setObjectName("Muted")
-        note.setText("Single-key shortcuts do not fire while you type in a text field. "
-                     + ("They can be switched off in Preferences." if registry.single_keys
-                        else "Single-key shortcuts are switched off (Preferences)."))
+        note.setText(tr("Single-key shortcuts do not fire while you type in a text field. ")
+                     + (tr("They can be switched off in Preferences.") if registry.single_keys
+                        else tr("Single-key shortcuts are switched off (Preferences).")))
         layout = QVBoxLayout(self)
         layout.addWidget(view, 1)
         layout.addWidget(note)

@@ -10,6 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar, QWidget
 
+from ..i18n import tr
 from . import fmt
 from .labels import plain_tip
 
@@ -95,8 +96,8 @@ class DeskStatusBar(QStatusBar):
     def set_journal(self, path: str, schema: str, operator: str, read_only: bool) -> None:
         self.path.setText(path)
         self.path.setToolTip(path)
-        self.schema.setText(f"schema {schema}")
-        self.operator.setText(f"operator: {operator}")
+        self.schema.setText(tr("schema {schema}").format(schema=schema))
+        self.operator.setText(tr("operator: {operator}").format(operator=operator))
         self.read_only = read_only
         self._show_state()
 
@@ -135,8 +136,8 @@ class DeskStatusBar(QStatusBar):
 
     def _show_state(self) -> None:
         state = self.current_state()
-        self.state.setText(f"store: {state.value}")
+        self.state.setText(tr("store: {state}").format(state=state.value))
         self.state.setToolTip(STATE_TIPS[state])
 
     def set_last_change(self, ts: float | None) -> None:
-        self.last_change.setText(f"last change: {fmt.clock(ts)}" if ts else "last change: —")
+        self.last_change.setText(tr("last change: {ts}").format(ts=fmt.clock(ts)) if ts else tr("last change: —"))

@@ -87,6 +87,13 @@ class AgentProcess:
         self.proc.wait(10)
 
 
+@pytest.fixture(autouse=True)
+def no_session_bus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No desk under test sends desktop notifications to the session bus of whoever runs
+    the tests (tests/gui/test_desktop_notify.py starts a private bus of its own)."""
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+
+
 @pytest.fixture
 def journal_path(tmp_path: Path) -> Path:
     path = tmp_path / "journal.db"
