@@ -17,13 +17,21 @@ from sqlalchemy import Engine, create_engine, event, exc, text
 from sqlalchemy.pool import QueuePool
 
 from . import errors
-from .schema import IDENTITY_COLUMNS, IMMUTABLE_TABLES, ORIGIN_TABLES, SIGNED_TABLES, UNIQUE_KEYS
+from .schema import (
+    IDENTITY_COLUMNS,
+    IMMUTABLE_TABLES,
+    ORIGIN_TABLES,
+    REQUEST_IDENTITY_COLUMNS,
+    REQUEST_UNIQUE_KEYS,
+    SIGNED_TABLES,
+    UNIQUE_KEYS,
+)
 
 BUSY_TIMEOUT_S = 5.0
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
 SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0005s", "0005r", "0005b",
-                    "0006o")
+                    "0006o", "0006i")
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
 INTEGRITY_REVISION = "0005"
@@ -286,14 +294,36 @@ def integrity_trigger_sql() -> dict[str, str]:
     DELETE trigger, unless the writing connection turned ``recursive_triggers`` on, and an
     upsert's DO UPDATE would bypass the identity check). In the schema, whatever the
     connection's settings."""
+    return identity_trigger_sql(IDENTITY_COLUMNS, UNIQUE_KEYS)
+
+
+def request_trigger_sql() -> dict[str, str]:
+    """Revision 0006i's triggers by name: the same two rules for questions and memory
+    conflicts (what the operator answered or chose between cannot be rewritten, and INSERT OR
+    REPLACE cannot swap a row for another), and a pending conflict cannot be replaced through
+    the one-pending-per-entry index either (REPLACE would delete it without a trace)."""
+    sql = identity_trigger_sql(REQUEST_IDENTITY_COLUMNS, REQUEST_UNIQUE_KEYS)
+    table = "memory_reconciliations"
+    sql[f"trg_{table}_no_replace_pending"] = (
+        f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_replace_pending BEFORE INSERT ON {table} "
+        f"WHEN NEW.status = 'pending' AND EXISTS (SELECT 1 FROM {table} "
+        f"WHERE entry_id = NEW.entry_id AND status = 'pending') BEGIN "
+        f"SELECT RAISE(ABORT, '{table}: that entry has a pending conflict'); END")
+    return sql
+
+
+def identity_trigger_sql(identity: dict[str, tuple[str, ...]],
+                         keys_of: dict[str, tuple[tuple[str, ...], ...]]) -> dict[str, str]:
+    """``trg_<table>_identity`` (an UPDATE of any listed column aborts) and
+    ``trg_<table>_no_replace`` (an INSERT onto an existing key aborts)."""
     sql = {}
-    for table, columns in IDENTITY_COLUMNS.items():
+    for table, columns in identity.items():
         changed = " OR ".join(f"NEW.{c} IS NOT OLD.{c}" for c in columns)
         sql[f"trg_{table}_identity"] = (
             f"CREATE TRIGGER IF NOT EXISTS trg_{table}_identity BEFORE UPDATE ON {table} "
             f"WHEN {changed} BEGIN "
             f"SELECT RAISE(ABORT, '{table} identity columns are immutable'); END")
-    for table, keys in UNIQUE_KEYS.items():
+    for table, keys in keys_of.items():
         exists = " OR ".join(
             "EXISTS (SELECT 1 FROM {t} WHERE {w})".format(
                 t=table, w=" AND ".join(f"{c} = NEW.{c}" for c in key)) for key in keys)
@@ -315,10 +345,21 @@ def drop_integrity_triggers(conn) -> None:  # noqa: ANN001 - Connection
 
 
 def create_all_triggers(conn) -> None:  # noqa: ANN001 - Connection
-    """Every trigger of the head schema (0001's, 0005's and 0006o's)."""
+    """Every trigger of the head schema (0001's, 0005's, 0006o's and 0006i's)."""
     create_immutability_triggers(conn)
     create_integrity_triggers(conn)
     create_origin_triggers(conn)
+    create_request_triggers(conn)
+
+
+def create_request_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    for statement in request_trigger_sql().values():
+        conn.execute(text(statement))
+
+
+def drop_request_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    for name in request_trigger_sql():
+        conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
 
 def origin_trigger_sql() -> dict[str, str]:
@@ -338,6 +379,13 @@ def create_origin_triggers(conn) -> None:  # noqa: ANN001 - Connection
 def drop_origin_triggers(conn) -> None:  # noqa: ANN001 - Connection
     for name in origin_trigger_sql():
         conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
+
+
+def has_revision(revision: str | None, wanted: str) -> bool:
+    """True for a journal at ``revision`` (None: head) that has ``wanted`` applied."""
+    if revision is None or revision not in SCHEMA_REVISIONS:
+        return True
+    return SCHEMA_REVISIONS.index(revision) >= SCHEMA_REVISIONS.index(wanted)
 
 
 def has_origin(revision: str | None) -> bool:
@@ -361,6 +409,8 @@ def expected_trigger_names(revision: str | None = None) -> set[str]:
         names |= {f"trg_{t}_no_{op}" for t in SIGNED_TABLES for op in ("update", "delete")}
     if has_origin(revision):
         names |= set(origin_trigger_sql())
+    if has_revision(revision, "0006i"):
+        names |= set(request_trigger_sql())
     return names
 
 

@@ -423,6 +423,21 @@ IDENTITY_COLUMNS: dict[str, tuple[str, ...]] = {
     "effects": ("key", "run_id", "tool", "action", "action_digest", "safety_class",
                 "idempotency_key", "created_at"),
 }
+# 0006i: the same for questions and memory conflicts (what the operator answered, or chose
+# between, is fixed once filed; ``db.request_trigger_sql``).
+REQUEST_IDENTITY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "interactions": ("id", "run_id", "attempt", "agent", "kind", "prompt", "request",
+                     "response_schema", "options", "expires_at", "request_key",
+                     "request_digest", "created_at"),
+    "memory_reconciliations": ("id", "entry_id", "local_content", "local_version",
+                               "incoming_content", "incoming_source", "incoming_kind",
+                               "incoming_priority", "incoming_trust", "incoming_sensitivity",
+                               "run_id", "agent", "created_at"),
+}
+REQUEST_UNIQUE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "interactions": (("id",), ("request_key",)),
+    "memory_reconciliations": (("id",),),
+}
 UNIQUE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
     "events": (("id",), ("run_id", "sequence")),
     "receipts": (("id",),),
