@@ -22,7 +22,7 @@ from .decision_rows import (
 )
 from .integrity import refuse_tampered
 from .items import status_after_closing
-from .journal import Journal, Tx
+from .journal import Journal
 from .models import (
     Approval,
     ApprovalRule,
@@ -36,6 +36,7 @@ from .models import (
 from .rows import fetch_one, to_model, to_models
 from .signing import RULE, RULE_REVOKE, rule_content, sign_in
 from .sql import row_where
+from .tx import Tx
 
 
 class ApprovalRules:

@@ -32,7 +32,7 @@ from .decision_rows import (
 )
 from .integrity import refuse_tampered
 from .items import status_after_closing, status_when_opening
-from .journal import Journal, Tx
+from .journal import Journal
 from .limits import check_text
 from .models import (
     Approval,
@@ -49,6 +49,7 @@ from .models import (
 from .origin import default_for as default_origin
 from .rows import approval_select, to_model, to_models
 from .sql import insert_rows, row_where, update_where
+from .tx import Tx
 
 
 class Approvals(ApprovalRules):

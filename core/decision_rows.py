@@ -11,7 +11,6 @@ from sqlalchemy import bindparam, or_, select
 from . import errors
 from . import schema as s
 from .canonical import canonical_json, digest_of
-from .journal import Tx
 from .models import (
     ActorKind,
     Approval,
@@ -21,6 +20,7 @@ from .models import (
 from .rows import approval_select, by_id, fetch_prepared, to_models
 from .signing import sign_decision
 from .sql import Prepared, insert_rows
+from .tx import Tx
 
 MAX_REASON = 10_000
 

@@ -13,11 +13,12 @@ from . import schema as s
 from .canonical import canonical_json, digest_of, loads, sha256_hex
 from .deciders import agent_name, refuse_requester, requesters_of_effect
 from .integrity import receipt_digest_body, refuse_tampered
-from .journal import Journal, Tx
+from .journal import Journal
 from .models import Effect, EffectStatus, Origin, Page, Receipt, SafetyClass
 from .origin import default_for as default_origin
 from .rows import by_id, fetch_prepared, keyset_after, order_by, to_models
 from .sql import insert_rows, row_where, update_where
+from .tx import Tx
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
 EFFECT_BY_KEY = by_id(select(s.effects), s.effects.c.key)

@@ -9,12 +9,13 @@ from sqlalchemy import String, and_, cast, func, literal, or_, select, union_all
 from . import errors
 from . import schema as s
 from .items import OPEN_INTERACTION
-from .journal import Journal, Tx
+from .journal import Journal
 from .models import BulkResult, InboxFilter, InboxItem, InboxKind, Page
 from .origin import from_text as origin_from_text
 from .rows import encode_cursor, keyset_after, order_by
 from .runs import escape_like
 from .signing import SNOOZE, sign_in
+from .tx import Tx
 
 SUMMARY_LEN = 240
 INBOX_PAGE = Page[InboxItem]  # parametrised once (pydantic's lookup costs per call)

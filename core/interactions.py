@@ -14,12 +14,13 @@ from .canonical import canonical_json, digest_of
 from .credentials import reference_problem
 from .deciders import refuse_requester
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
-from .journal import Journal, Tx
+from .journal import Journal
 from .limits import check_text
 from .models import Interaction, InteractionKind, InteractionStatus, Origin
 from .origin import default_for as default_origin
 from .rows import by_id, fetch_prepared, interaction_select, to_models
 from .sql import insert_rows, row_where, update_where
+from .tx import Tx
 
 MAX_PROMPT = 100_000
 

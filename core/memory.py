@@ -13,7 +13,7 @@ from .approvals import write_decision
 from .canonical import ZERO_DIGEST, digest_of, sha256_hex
 from .deciders import agent_name, refuse_requester, requesters_of_conflict, requesters_of_entry
 from .integrity import mutation_digest
-from .journal import Journal, Tx
+from .journal import Journal
 from .limits import check_text
 from .models import (
     ActorKind,
@@ -31,6 +31,7 @@ from .models import (
 from .origin import default_for as default_origin
 from .rows import by_id, fetch_one, fetch_prepared, reconciliation_select, to_model, to_models
 from .sql import Prepared, insert_rows, row_where, update_where
+from .tx import Tx
 
 MAX_CONTENT = 200_000
 # Trust only a person gives: an agent never adds an entry with it.

@@ -16,7 +16,7 @@ from .items import (
     open_items_by_run,
     status_after_closing,
 )
-from .journal import Journal, Tx
+from .journal import Journal
 from .models import (
     Attempt,
     AttemptStatus,
@@ -37,6 +37,7 @@ from .rows import (
     to_models,
 )
 from .sql import insert_rows, row_where, update_where
+from .tx import Tx
 
 MAX_PAGE = 1000
 FINISHED_ATTEMPT = (AttemptStatus.COMPLETED, AttemptStatus.FAILED, AttemptStatus.INTERRUPTED)

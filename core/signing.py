@@ -21,8 +21,8 @@ from .models import ActorKind
 from .sql import insert_rows, row_where
 
 if TYPE_CHECKING:
-    from .journal import Tx
     from .trust import Trust, TrustedKey
+    from .tx import Tx
 
 FORMAT = 1
 # Record kinds (the payload's "kind")
@@ -125,12 +125,12 @@ def sign_in(tx: Tx, kind: str, record_id: str, target_kind: str, target_id: str,
             edited_action_digest: str | None = None) -> None:
     """Sign one record inside ``tx`` with the journal's operator key (nothing when the
     journal has no key or its actor is not an operator)."""
-    key = tx.journal.signer
+    key = tx.store.signer
     if key is None or tx.actor.kind is not ActorKind.OPERATOR:
         return
     journal_id = journal_id_in(tx.conn)
     if journal_id is None:
-        raise errors.Corrupt(f"{tx.journal.path} has no journal id; it cannot be signed in")
+        raise errors.Corrupt(f"{tx.store.path} has no journal id; it cannot be signed in")
     version, subject = subject_of(tx.conn, target_kind, target_id)
     payload = payload_of(kind=kind, journal_id=journal_id, record_id=record_id,
                          target_kind=target_kind, target_id=target_id, target_version=version,

@@ -23,10 +23,11 @@ from sqlalchemy import Table, exc, insert, select
 from . import errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
-from .journal import Journal, Tx, event_digest_body
+from .journal import Journal
 from .models import AuditEntry, Frozen, Run, VerifyReport
 from .safe_text import csv_text, json_escaped
 from .timeline import RunQuery, list_audit, list_runs
+from .tx import Tx, event_digest_body
 
 FORMAT = "proctor-run"
 VERSION = 1

@@ -14,8 +14,9 @@ from . import db
 from . import schema as s
 from .canonical import ZERO_DIGEST, chain_digest, digest_of, sha256_hex
 from .integrity import action_tampered, mutation_digest, receipt_digest_body
-from .journal import Journal, audit_digest_body, event_digest_body
+from .journal import Journal
 from .models import VerifyProblem, VerifyReport
+from .tx import audit_digest_body, event_digest_body
 
 BATCH = 5000
 
