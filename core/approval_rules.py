@@ -22,7 +22,6 @@ from .decision_rows import (
 )
 from .integrity import refuse_tampered
 from .items import status_after_closing
-from .journal import Journal
 from .models import (
     Approval,
     ApprovalRule,
@@ -36,13 +35,14 @@ from .models import (
 from .rows import fetch_one, to_model, to_models
 from .signing import RULE, RULE_REVOKE, rule_content, sign_in
 from .sql import row_where
+from .store import Store
 from .tx import Tx
 
 
 class ApprovalRules:
     """The rule half of ``Approvals`` (``self.j`` is the journal)."""
 
-    j: Journal
+    j: Store
 
     def add_rule(self, effect: RuleEffect | str, action_pattern: str, *,
                  resource_pattern: str = "*", scope: ApprovalScope | str = ApprovalScope.RUN,

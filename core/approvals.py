@@ -30,9 +30,9 @@ from .decision_rows import (
     safety_counts,
     write_decision,
 )
+from .effect_rows import effect_in, reserve_in
 from .integrity import refuse_tampered
 from .items import status_after_closing, status_when_opening
-from .journal import Journal
 from .limits import check_text
 from .models import (
     Approval,
@@ -49,12 +49,13 @@ from .models import (
 from .origin import default_for as default_origin
 from .rows import approval_select, to_model, to_models
 from .sql import insert_rows, row_where, update_where
+from .store import Store
 from .tx import Tx
 
 
 class Approvals(ApprovalRules):
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     # ------------------------------------------------------------ agent side
     def request(self, run_id: str, action: dict, *, reason: str,
@@ -217,7 +218,6 @@ class Approvals(ApprovalRules):
         """Consume an approved approval for exactly ``action_digest`` and reserve the effect,
         in one transaction. A refused reservation leaves the approval unconsumed.
         ``origin``: the effect's (default: this Python process)."""
-        effects = self.j.effects
         origin_text = default_origin(self.j.actor.kind, origin)
 
         def op(tx: Tx) -> None:
@@ -243,7 +243,7 @@ class Approvals(ApprovalRules):
             if tx.now >= consume_deadline(row):
                 self._lapse(tx, row)
                 return
-            reserved = effects.reserve_in(
+            reserved = reserve_in(
                 tx, effect_key, run_id=row.run_id, tool=row.action_name,
                 action=approved, safety_class=row.safety_class,
                 idempotency_key=idempotency_key, lease_seconds=lease_seconds,
@@ -257,7 +257,7 @@ class Approvals(ApprovalRules):
             tx.run_event(row.run_id, "approval.consumed",
                          {"approval_id": approval_id, "effect_key": effect_key})
 
-        return self.j.write_then(op, lambda tx, _: effects.get_in(tx, effect_key))
+        return self.j.write_then(op, lambda tx, _: effect_in(tx, effect_key))
 
     def _lapse(self, tx: Tx, row: Any) -> None:
         """An approved approval not consumed by its deadline becomes ``expired``: the

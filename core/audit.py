@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from . import schema as s
-from .journal import Journal
 from .models import AuditEntry, Change, ChangeSet, Page
 from .rows import to_model, to_models
+from .store import Store
 
 
 def audit_source() -> Any:
@@ -36,8 +36,8 @@ def decision_sources(conn: Any) -> list[str]:
 
 
 class Audit:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     def list(self, *, before: int | None = None, limit: int = 200, actor: str | None = None,
              entity_kind: str | None = None, run_id: str | None = None,
@@ -71,8 +71,8 @@ class Audit:
 class Changes:
     """``since(seq)`` tells each view what changed; ``data_version`` is the cheap poll."""
 
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
         self._probe: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 

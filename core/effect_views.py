@@ -37,7 +37,7 @@ class EffectContext(Frozen):
 
 def browse(journal: Any, q: EffectQuery, now: float, cursor: str | None = None,
            limit: int = 200) -> Page[Effect]:
-    from .runs import escape_like, page_of
+    from .paging import escape_like, page_of
 
     e = s.effects.c
     conds: list[Any] = []

@@ -9,12 +9,12 @@ from sqlalchemy import String, and_, cast, func, literal, or_, select, union_all
 from . import errors
 from . import schema as s
 from .items import OPEN_INTERACTION
-from .journal import Journal
 from .models import BulkResult, InboxFilter, InboxItem, InboxKind, Page
 from .origin import from_text as origin_from_text
+from .paging import escape_like
 from .rows import encode_cursor, keyset_after, order_by
-from .runs import escape_like
 from .signing import SNOOZE, sign_in
+from .store import Store
 from .tx import Tx
 
 SUMMARY_LEN = 240
@@ -94,8 +94,8 @@ def summary(kind: str, s1: str | None, s2: str | None) -> str:
 
 
 class Inbox:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     def _union(self, f: InboxFilter, now: float) -> Any:
         kinds = f.kinds or frozenset(InboxKind)

@@ -9,17 +9,17 @@ from sqlalchemy import select
 
 from . import errors
 from . import schema as s
-from .approvals import requester, write_decision
 from .canonical import canonical_json, digest_of
 from .credentials import reference_problem
 from .deciders import refuse_requester
+from .decision_rows import requester, write_decision
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
-from .journal import Journal
 from .limits import check_text
 from .models import Interaction, InteractionKind, InteractionStatus, Origin
 from .origin import default_for as default_origin
 from .rows import by_id, fetch_prepared, interaction_select, to_models
 from .sql import insert_rows, row_where, update_where
+from .store import Store
 from .tx import Tx
 
 MAX_PROMPT = 100_000
@@ -145,8 +145,8 @@ def interaction_in(conn: Any, interaction_id: str) -> Interaction:
 
 
 class Interactions:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     # ------------------------------------------------------------ agent side
     def ask(self, run_id: str, kind: InteractionKind | str, prompt: str, *,

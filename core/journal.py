@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from . import db, errors
+from .approvals import Approvals
+from .audit import Audit, Changes
+from .effects import Effects
+from .inbox import Inbox
+from .interactions import Interactions
+from .memory import Memory
 from .models import Actor
+from .overview import Overview
+from .runs import Runs
+from .signed_views import Signatures
 from .store import OldSchemaPolicy, Store
 from .tx import LAST_AUDIT, Tx, audit_digest_body, event_digest_body
 
@@ -27,9 +36,16 @@ class Journal(Store):
                          busy_timeout=busy_timeout, synchronous=synchronous, signer=signer,
                          trust=trust)
         self.lost_tail: Any = None  # a witness.LostTail found at open
-        from .services import attach_services
-
-        attach_services(self)
+        self.runs: Runs = Runs(self)
+        self.approvals: Approvals = Approvals(self)
+        self.interactions: Interactions = Interactions(self)
+        self.memory: Memory = Memory(self)
+        self.effects: Effects = Effects(self)
+        self.inbox: Inbox = Inbox(self)
+        self.audit: Audit = Audit(self)
+        self.changes: Changes = Changes(self)
+        self.overview: Overview = Overview(self)
+        self.signatures: Signatures = Signatures(self)
 
     # ------------------------------------------------------------ opening
     @classmethod
@@ -86,14 +102,12 @@ class Journal(Store):
 
     def close(self) -> None:
         super().close()
-        if hasattr(self, "changes"):
-            self.changes.close()
+        self.changes.close()
 
     def reconnect(self) -> None:
         """Drop pooled connections (the next call opens the journal's files afresh)."""
         super().reconnect()
-        if hasattr(self, "changes"):
-            self.changes.close()
+        self.changes.close()
 
     def __enter__(self) -> Journal:
         return self

@@ -9,11 +9,10 @@ from sqlalchemy import bindparam, func, insert, select, update
 
 from . import errors
 from . import schema as s
-from .approvals import write_decision
 from .canonical import ZERO_DIGEST, digest_of, sha256_hex
 from .deciders import agent_name, refuse_requester, requesters_of_conflict, requesters_of_entry
+from .decision_rows import write_decision
 from .integrity import mutation_digest
-from .journal import Journal
 from .limits import check_text
 from .models import (
     ActorKind,
@@ -31,6 +30,7 @@ from .models import (
 from .origin import default_for as default_origin
 from .rows import by_id, fetch_one, fetch_prepared, reconciliation_select, to_model, to_models
 from .sql import Prepared, insert_rows, row_where, update_where
+from .store import Store
 from .tx import Tx
 
 MAX_CONTENT = 200_000
@@ -67,8 +67,8 @@ def entry_in(conn: Any, entry_id: str) -> MemoryEntry:
 
 
 class Memory:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     # ------------------------------------------------------------ writes (agent and operator)
     def add(self, scope: MemoryScope | str, scope_key: str, title: str, content: str, *,
@@ -450,7 +450,7 @@ class Memory:
     def list(self, *, scope: str | None = None, scope_key: str | None = None,
              include_deleted: bool = False, text: str | None = None,
              limit: int = 500) -> list[MemoryEntry]:
-        from .runs import escape_like
+        from .paging import escape_like
 
         m = s.memory_entries.c
         conds = [c for c in (m.scope == scope if scope else None,

@@ -76,7 +76,7 @@ def _after(cols: list[Any], values: list[Any], descending: bool) -> Any:
 
 
 def _conditions(q: MemoryQuery) -> list[Any]:
-    from .runs import escape_like
+    from .paging import escape_like
 
     m = s.memory_entries.c
     conds = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import exists, func, insert, or_, select, tuple_, update
+from sqlalchemy import func, insert, select, update
 
 from . import errors
 from . import schema as s
@@ -16,7 +16,6 @@ from .items import (
     open_items_by_run,
     status_after_closing,
 )
-from .journal import Journal
 from .models import (
     Attempt,
     AttemptStatus,
@@ -28,25 +27,34 @@ from .models import (
     ToolCall,
     ToolCallStatus,
 )
+from .paging import (  # noqa: F401 - re-exported: the run sorts were defined here
+    MAX_PAGE,
+    RUN_PAGE,
+    RUN_SORTS,
+    escape_like,
+    has_open_items_clause,
+    page_of,
+    run_page,
+    run_page_statement,
+    run_page_with_open_items,
+    sort_fields,
+)
 from .rows import (
     by_id,
     decode_cursor,
-    encode_cursor,
     fetch_prepared,
     to_model,
     to_models,
 )
 from .sql import insert_rows, row_where, update_where
+from .store import Store
 from .tx import Tx
 
-MAX_PAGE = 1000
 FINISHED_ATTEMPT = (AttemptStatus.COMPLETED, AttemptStatus.FAILED, AttemptStatus.INTERRUPTED)
 
 RUN_BY_ID = by_id(select(s.runs, open_items_by_run([])), s.runs.c.id)
 TOOL_CALL_BY_ID = by_id(select(s.tool_calls), s.tool_calls.c.id)
 
-
-RUN_PAGE = Page[Run]  # parametrized once: pydantic builds a new class on many lookups
 
 
 def run_in(tx: Tx, run_id: str) -> Run:
@@ -55,8 +63,8 @@ def run_in(tx: Tx, run_id: str) -> Run:
 
 
 class Runs:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     # ------------------------------------------------------------ agent side
     def start(self, project: str, title: str, *, space: str = "default",
@@ -306,7 +314,7 @@ class Runs:
                              what=f"tool call {tool_call_id}")
             self._settle_unknown(tx, row, status, None, None, reason=reason,
                                  request_id=request_id, request=request)
-            from .approvals import write_decision
+            from .decision_rows import write_decision
 
             write_decision(tx, "tool_call", tool_call_id, row.run_id, {"status": status.value},
                            actor=tx.actor.label, source=source, reason=reason,
@@ -471,7 +479,7 @@ class Runs:
             tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(
                 cancel_requested=True, cancel_reason=reason))
             tx.append_event(run, "run.cancel_requested", {"reason": reason})
-            from .approvals import write_decision
+            from .decision_rows import write_decision
 
             write_decision(tx, "run", run_id, run_id, {"cancel_requested": True},
                            actor=tx.actor.label, source=source, reason=reason,
@@ -514,10 +522,9 @@ class Runs:
             r.created_at < until if until is not None else None,
             has_open_items_clause() if has_open_items else None,
         ) if c is not None]
-        return run_page(self.j, conds, "started", newest_first, cursor, limit)
+        return self.j.read(lambda c: run_page(c, conds, "started", newest_first, cursor, limit))
 
     def count(self, *, status: list[str] | None = None) -> int:
-        from sqlalchemy import func
 
         stmt = select(func.count()).select_from(s.runs)
         if status:
@@ -588,100 +595,6 @@ def resume_blockers(conn: Any, run: Any) -> list[tuple[str, str]]:
     if run.cancel_requested:
         found.append(("cancel", run.id))
     return found
-
-
-def escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-# The order of each run sort: its column, then what breaks ties, each one matched by an
-# index (0001: created; 0003: updated, title, events, status/agent/project + created).
-RUN_SORTS: dict[str, tuple[Any, ...]] = {
-    "started": (s.runs.c.created_at, s.runs.c.id),
-    "updated": (s.runs.c.updated_at, s.runs.c.id),
-    "title": (s.runs.c.title, s.runs.c.id),
-    "events": (s.runs.c.last_sequence, s.runs.c.id),
-    "status": (s.runs.c.status, s.runs.c.created_at, s.runs.c.id),
-    "agent": (s.runs.c.agent, s.runs.c.created_at, s.runs.c.id),
-    "project": (s.runs.c.project, s.runs.c.created_at, s.runs.c.id),
-}
-
-
-def sort_fields(sort: str) -> tuple[str, ...]:
-    """The Run fields a sort orders by, tie-breaks included (what a view sorts rows by)."""
-    return tuple(c.name for c in RUN_SORTS[sort])
-
-
-def has_open_items_clause() -> Any:
-    """The run has a pending approval, an open question or an ambiguous effect: three
-    EXISTS probes of the (run_id, status) indexes, stopping at the first row found."""
-    r = s.runs.c
-    return or_(
-        exists().where(s.approvals.c.run_id == r.id, s.approvals.c.status == "pending"),
-        exists().where(s.interactions.c.run_id == r.id,
-                       is_open_interaction(s.interactions.c.status)),
-        exists().where(s.effects.c.run_id == r.id, s.effects.c.status == "ambiguous"))
-
-
-def run_page_statement(conds: list[Any], sort: str, descending: bool, cursor: str | None,
-                       limit: int) -> Any:
-    """One page of runs in ``sort`` order, keyset after ``cursor``: the sort's index is
-    read in order (a row-value range seek past the cursor), so no page sorts."""
-    cols = RUN_SORTS[sort]
-    where = list(conds)
-    if cursor is not None:
-        values = decode_cursor(cursor)
-        if len(values) != len(cols):
-            raise errors.ValidationError(f"page cursor {cursor!r} is not a {sort} cursor",
-                                         field="cursor")
-        key, after = tuple_(*cols), tuple_(*values)
-        where.append(key < after if descending else key > after)
-    order = [c.desc() if descending else c.asc() for c in cols]
-    return select(s.runs).where(*where).order_by(*order).limit(limit + 1)
-
-
-def open_items_on(run_id: Any) -> Any:
-    """Pending approvals + open questions + ambiguous effects of the run ``run_id`` names
-    (a column of an outer query), each counted from its (run_id, status) index."""
-    a = select(func.count()).where(s.approvals.c.run_id == run_id,
-                                   s.approvals.c.status == "pending").scalar_subquery()
-    q = select(func.count()).where(s.interactions.c.run_id == run_id,
-                                   is_open_interaction(s.interactions.c.status)).scalar_subquery()
-    e = select(func.count()).where(s.effects.c.run_id == run_id,
-                                   s.effects.c.status == "ambiguous").scalar_subquery()
-    return (a + q + e).label("open_items")
-
-
-def run_page_with_open_items(page_stmt: Any) -> Any:
-    """``page_stmt`` (already limited) as a subquery, with each of its rows' open items: the
-    counts run over the page's rows only, after the LIMIT."""
-    page = page_stmt.subquery("page")
-    return select(page, open_items_on(page.c.id))
-
-
-def run_page(j: Journal, conds: list[Any], sort: str, descending: bool, cursor: str | None,
-             limit: int) -> Page[Run]:
-    """Runs matching ``conds`` in ``sort`` order, keyset-paged; open items are counted for
-    the page's rows only."""
-    limit = max(1, min(limit, MAX_PAGE))
-    stmt = run_page_with_open_items(run_page_statement(conds, sort, descending, cursor, limit))
-    names = sort_fields(sort)
-
-    def key(row: Any) -> tuple:
-        return tuple(row._mapping[n] for n in names)
-
-    # The outer select has no ORDER BY of its own (it would sort again): order the page's
-    # rows by the same unique key here (text compares as SQLite's BINARY collation does).
-    rows = sorted(j.read(lambda c: c.execute(stmt).all()), key=key, reverse=descending)
-    items = to_models(Run, rows[:limit])
-    cursor_out = encode_cursor(*key(rows[limit - 1])) if len(rows) > limit else None
-    return RUN_PAGE(items=items, next_cursor=cursor_out)
-
-
-def page_of(model: Any, rows: list[Any], limit: int, key: Any) -> Page:
-    items = to_models(model, rows[:limit])
-    cursor = encode_cursor(*key(items[-1])) if len(rows) > limit and items else None
-    return Page[model](items=items, next_cursor=cursor)
 
 
 __all__ = ["Runs", "decode_cursor", "loads", "status_after_closing"]

@@ -29,8 +29,8 @@ from .models import (
     VerifyProblem,
     VerifyReport,
 )
+from .paging import escape_like, has_open_items_clause, run_page
 from .rows import to_models
-from .runs import escape_like, has_open_items_clause, run_page
 
 MAX_PAGE = 1000
 RunSort = Literal["started", "updated", "status", "agent", "project", "title", "events"]
@@ -101,7 +101,8 @@ def _run_conditions(q: RunQuery) -> list[Any]:
 def list_runs(j: Journal, q: RunQuery, *, cursor: str | None = None,
               limit: int = 200) -> Page[Run]:
     """Runs matching ``q``, keyset-paged in the sort's index order (``runs.run_page``)."""
-    return run_page(j, _run_conditions(q), q.sort, q.descending, cursor, limit)
+    conds = _run_conditions(q)
+    return j.read(lambda c: run_page(c, conds, q.sort, q.descending, cursor, limit))
 
 
 def child_runs(j: Journal, run_id: str) -> list[Run]:

@@ -3,27 +3,36 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, bindparam, select
 
 from . import errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
-from .models import RunStatus
+from .models import Actor, RunStatus
 from .sql import Prepared, insert_rows, row_where, update_where
-
-if TYPE_CHECKING:
-    from .store import Store
 
 LAST_AUDIT = Prepared(select(s.audit.c.sequence, s.audit.c.digest)
                       .order_by(s.audit.c.sequence.desc()).limit(bindparam("one", 1)))
+
+class Owner(Protocol):
+    """What a transaction needs of the store that opened it (``store.Store``)."""
+
+    actor: Actor
+    path: Path
+    signer: Any
+    trust: Any
+
+    def new_id(self, prefix: str) -> str: ...
+
 
 class Tx:
     """One open write transaction plus the bookkeeping every write shares:
     the change feed, the audit chain and run events."""
 
-    def __init__(self, store: Store, conn: Connection, now: float) -> None:
+    def __init__(self, store: Owner, conn: Connection, now: float) -> None:
         self.store = store
         self.conn = conn
         self.now = now
@@ -177,4 +186,4 @@ def audit_digest_body(row: Any) -> dict:
     return {k: get(k) for k in keys}
 
 
-__all__ = ["LAST_AUDIT", "Tx", "audit_digest_body", "event_digest_body"]
+__all__ = ["LAST_AUDIT", "Owner", "Tx", "audit_digest_body", "event_digest_body"]
