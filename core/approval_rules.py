@@ -4,7 +4,8 @@ transaction, listed with their use, revoked with a reason. A mixin of ``Approval
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert, select, update
 
@@ -43,6 +44,20 @@ class ApprovalRules:
     """The rule half of ``Approvals`` (``self.j`` is the journal)."""
 
     j: Store
+
+    if TYPE_CHECKING:  # what the mixin uses of Approvals (defined there)
+        def get(self, approval_id: str) -> Approval: ...
+
+        @staticmethod
+        def _row(tx: Tx, approval_id: str) -> Any: ...
+
+        def _decidable(self, tx: Tx, approval_id: str, expected_version: int) -> Any: ...
+
+        @staticmethod
+        def _close(tx: Tx, row: Any, status: str, values: dict) -> None: ...
+
+        def _auto_decide(self, tx: Tx, aid: str, rule: Any,
+                         applied_by: str | None = None) -> None: ...
 
     def add_rule(self, effect: RuleEffect | str, action_pattern: str, *,
                  resource_pattern: str = "*", scope: ApprovalScope | str = ApprovalScope.RUN,
@@ -173,7 +188,7 @@ class ApprovalRules:
         return self.j.read(lambda c: rules_mod.preview(c, draft, exclude=exclude))
 
     def decide_with_rule(self, approval_id: str, draft: RuleDraft, *, expected_version: int,
-                         reason: str | None = None, apply_to: list[tuple[str, int]] = (),
+                         reason: str | None = None, apply_to: Sequence[tuple[str, int]] = (),
                          request_id: str | None = None, source: str = "desk") -> RuleMade:
         """Decide ``approval_id`` by making ``draft`` (allow approves it, deny denies it) and,
         in the same transaction, apply the rule to the pending requests ``apply_to`` (id,
@@ -230,7 +245,7 @@ class ApprovalRules:
 
         return self.j.write_then(op, fetch)
 
-    def make_rule(self, draft: RuleDraft, *, apply_to: list[tuple[str, int]] = (),
+    def make_rule(self, draft: RuleDraft, *, apply_to: Sequence[tuple[str, int]] = (),
                   request_id: str | None = None) -> RuleMade:
         """Make ``draft`` on its own (the CLI, the Rules page) and apply it to the pending
         requests ``apply_to`` as previewed, in one transaction."""
@@ -273,7 +288,8 @@ class ApprovalRules:
         return fetch_one(conn, ApprovalRule, stmt, f"rule {rule_id}")
 
     @staticmethod
-    def _replayed_rule(tx: Tx, request_id: str) -> str:
+    def _replayed_rule(tx: Tx, request_id: str | None) -> str:
+        """The rule a replayed request made (``tx.replayed`` found its audit row)."""
         row = row_where(tx.conn, s.audit, request_id=request_id)
         return row.entity_id
 

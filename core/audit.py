@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import sqlite3
 import threading
 from typing import Any
@@ -58,7 +59,7 @@ class Audit:
         cursor = str(items[-1].sequence) if len(rows) > limit and items else None
         return Page[AuditEntry](items=items, next_cursor=cursor)
 
-    def for_entity(self, entity_id: str) -> list[AuditEntry]:
+    def for_entity(self, entity_id: str) -> builtins.list[AuditEntry]:
         stmt = audit_with_source().where(s.audit.c.entity_id == entity_id).order_by(
             s.audit.c.sequence)
         return self.j.read(lambda c: to_models(AuditEntry, c.execute(stmt)))

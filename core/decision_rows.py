@@ -54,7 +54,9 @@ def safety_counts(approvals: list[Approval]) -> dict[str, int]:
 def action_resource(action: dict) -> str:
     if "resource" in action:
         return str(action["resource"])
-    args = action.get("args") if isinstance(action.get("args"), dict) else {}
+    args = action.get("args")
+    if not isinstance(args, dict):
+        args = {}
     for key in ("path", "url", "command", "to", "table", "account"):
         if key in args:
             return str(args[key])

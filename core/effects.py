@@ -3,6 +3,7 @@ nobody knows whether it happened; only a person resolves an ambiguous effect."""
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from sqlalchemy import func, select
@@ -250,7 +251,7 @@ class Effects:
         return self.j.read(lambda c: fetch_prepared(c, Effect, EFFECT_BY_KEY, f"effect {key}",
                                                     key=key))
 
-    def list(self, *, status: list[str] | None = None, run_id: str | None = None,
+    def list(self, *, status: builtins.list[str] | None = None, run_id: str | None = None,
              newest_first: bool = True, cursor: str | None = None,
              limit: int = 200) -> Page[Effect]:
         from .paging import page_of
@@ -284,7 +285,7 @@ class Effects:
         stmt = select(func.count()).select_from(s.effects).where(s.effects.c.status == status)
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
 
-    def receipts(self, key: str) -> list[Receipt]:
+    def receipts(self, key: str) -> builtins.list[Receipt]:
         stmt = select(s.receipts).where(s.receipts.c.effect_key == key).order_by(
             s.receipts.c.created_at, s.receipts.c.id)
         return self.j.read(lambda c: to_models(Receipt, c.execute(stmt)))

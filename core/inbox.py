@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from sqlalchemy import String, and_, cast, func, literal, or_, select, union_all, update
@@ -103,7 +104,7 @@ class Inbox:
         return u, self._conds(u.c, f, now)
 
     @staticmethod
-    def _conds(c: Any, f: InboxFilter, now: float) -> list[Any]:
+    def _conds(c: Any, f: InboxFilter, now: float) -> builtins.list[Any]:
         """The filter's conditions on a part's (or the union's) columns."""
         snoozed = c.snoozed_until > now
         conds = [
@@ -147,7 +148,7 @@ class Inbox:
             if len(rows) > limit and items else None
         return INBOX_PAGE(items=items, next_cursor=cursor)
 
-    def pick(self, f: InboxFilter | None, ids: list[str]) -> list[InboxItem]:
+    def pick(self, f: InboxFilter | None, ids: builtins.list[str]) -> builtins.list[InboxItem]:
         """Those of ``ids`` that are in the inbox under ``f`` now (unordered): a live view
         re-reads just the items a change touched instead of a whole page."""
         if not ids:
@@ -179,11 +180,11 @@ class Inbox:
         found = {InboxKind(k): int(n) for k, n in rows}
         return {k: found.get(k, 0) for k in InboxKind}
 
-    def facets(self) -> dict[str, list[str]]:
+    def facets(self) -> dict[str, builtins.list[str]]:
         """Distinct agents, projects and safety classes among waiting items (filter menus)."""
         u, conds = self._union(InboxFilter(), self.j.now())
 
-        def q(conn: Any) -> dict[str, list[str]]:
+        def q(conn: Any) -> dict[str, builtins.list[str]]:
             return {name: sorted(v for v in conn.execute(
                 select(getattr(u.c, name)).where(*conds).distinct()).scalars() if v)
                 for name in ("agent", "project", "safety_class")}
@@ -224,8 +225,8 @@ class Inbox:
 
         self.j.write(op)
 
-    def bulk_snooze(self, items: list[tuple[InboxKind | str, str, int]], until: float | None,
-                    *, request_id: str | None = None) -> list[BulkResult]:
+    def bulk_snooze(self, items: builtins.list[tuple[InboxKind | str, str, int]], until: float | None,
+                    *, request_id: str | None = None) -> builtins.list[BulkResult]:
         """Snooze (or, with ``until`` None, wake) each (kind, id, version the operator saw),
         each in its own transaction; a per-item result for each, in order."""
         self.j.require_operator()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 from typing import Any
 
@@ -367,9 +368,9 @@ class Memory:
         self.j.write(op)
         return self.reconciliation(item_id)
 
-    def bulk_resolve(self, items: list[tuple[str, int]], choice: ReconciliationStatus | str, *,
+    def bulk_resolve(self, items: builtins.list[tuple[str, int]], choice: ReconciliationStatus | str, *,
                      reason: str, request_id: str | None = None,
-                     source: str = "desk") -> list[BulkResult]:
+                     source: str = "desk") -> builtins.list[BulkResult]:
         """Resolve each (conflict id, version the operator saw) the same way, each in its
         own transaction; a per-item result for each, in order. Merging needs one conflict at
         a time. Taking incoming is refused for a conflict whose entry moved on after the
@@ -449,7 +450,7 @@ class Memory:
 
     def list(self, *, scope: str | None = None, scope_key: str | None = None,
              include_deleted: bool = False, text: str | None = None,
-             limit: int = 500) -> list[MemoryEntry]:
+             limit: int = 500) -> builtins.list[MemoryEntry]:
         from .paging import escape_like
 
         m = s.memory_entries.c
@@ -462,7 +463,7 @@ class Memory:
             m.updated_at.desc(), m.id).limit(limit)
         return self.j.read(lambda c: to_models(MemoryEntry, c.execute(stmt)))
 
-    def history(self, entry_id: str) -> list[MemoryMutation]:
+    def history(self, entry_id: str) -> builtins.list[MemoryMutation]:
         stmt = select(s.memory_mutations).where(
             s.memory_mutations.c.entry_id == entry_id).order_by(s.memory_mutations.c.version)
         return self.j.read(lambda c: to_models(MemoryMutation, c.execute(stmt)))
@@ -483,7 +484,7 @@ class Memory:
 
         return self.j.read(read)
 
-    def reconciliations(self, status: str = "pending", limit: int = 500) -> list[Reconciliation]:
+    def reconciliations(self, status: str = "pending", limit: int = 500) -> builtins.list[Reconciliation]:
         stmt = reconciliation_select().where(s.reconciliations.c.status == status).order_by(
             s.reconciliations.c.created_at.desc()).limit(limit)
         return self.j.read(lambda c: to_models(Reconciliation, c.execute(stmt)))
@@ -495,13 +496,13 @@ class Memory:
 
         return memory_views.browse(self.j, query or memory_views.MemoryQuery(), cursor, limit)
 
-    def scopes(self) -> list[Any]:
+    def scopes(self) -> builtins.list[Any]:
         """Per-scope counts and estimated tokens (``memory_views.ScopeUsage``)."""
         from . import memory_views
 
         return memory_views.scopes(self.j)
 
-    def facets(self) -> dict[str, list[str]]:
+    def facets(self) -> dict[str, builtins.list[str]]:
         from . import memory_views
 
         return memory_views.facets(self.j)

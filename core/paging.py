@@ -3,6 +3,7 @@ it in index order), the runs' sorts, and LIKE escaping for the search boxes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import exists, func, or_, select, tuple_
@@ -105,7 +106,7 @@ def run_page(conn: Any, conds: list[Any], sort: str, descending: bool, cursor: s
     return RUN_PAGE(items=items, next_cursor=cursor_out)
 
 
-def page_of(model: Any, rows: list[Any], limit: int, key: Any) -> Page:
+def page_of(model: Any, rows: Sequence[Any], limit: int, key: Any) -> Page:
     items = to_models(model, rows[:limit])
     cursor = encode_cursor(*key(items[-1])) if len(rows) > limit and items else None
     return Page[model](items=items, next_cursor=cursor)

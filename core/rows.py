@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -104,6 +104,12 @@ def fetch_prepared(conn: Any, model: type[M], stmt: Prepared, what: str, **param
 def by_id(stmt: Select, column: Any) -> Prepared:
     """``stmt`` narrowed to one key, prepared: ``.first(conn, key=...)``."""
     return Prepared(stmt.where(column == bindparam("key")))
+
+
+def all_rows(stmt: Any) -> Callable[[Any], list[Any]]:
+    """A read of every row ``stmt`` returns (what ``store.read`` runs): binds ``stmt`` now,
+    so a loop may build one per statement."""
+    return lambda conn: list(conn.execute(stmt).all())
 
 
 # ---------------------------------------------------------------- keyset cursors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
@@ -176,7 +177,7 @@ class Runs:
         return self.append_events(run_id, [(type_, payload, event_id)])[0]
 
     def append_events(self, run_id: str,
-                      batch: list[tuple[str, Any] | tuple[str, Any, str | None]]) -> list[RunEvent]:
+                      batch: builtins.list[tuple[str, Any] | tuple[str, Any, str | None]]) -> builtins.list[RunEvent]:
         """Append several events in one transaction (the batched path)."""
         if not batch:
             return []
@@ -187,8 +188,11 @@ class Runs:
                                              field="type")
             texts.append(canonical_json(item[1]))
 
-        def op(tx: Tx) -> list[RunEvent]:
-            ids, fresh, seen, found = [], [], {}, {}
+        def op(tx: Tx) -> builtins.list[RunEvent]:
+            ids: builtins.list[str] = []
+            fresh: builtins.list[Any] = []
+            seen: dict[str, tuple[str, str]] = {}
+            found: dict[str, Any] = {}
             for item, text in zip(batch, texts, strict=True):
                 type_, payload = item[0], item[1]
                 event_id = item[2] if len(item) > 2 else None
@@ -200,7 +204,7 @@ class Runs:
                     continue
                 stored = self._replayed_event(tx, run_id, event_id, type_, text) \
                     if event_id else None
-                if stored is not None:
+                if stored is not None and event_id:  # stored: event_id named it
                     found[event_id] = stored
                     ids.append(event_id)
                     continue
@@ -346,7 +350,7 @@ class Runs:
         tx.changed("tool_call", row.id, row.run_id)
 
     def unknown_outcomes(self, *, run_id: str | None = None,
-                         limit: int = 200) -> list[ToolCall]:
+                         limit: int = 200) -> builtins.list[ToolCall]:
         """Tool calls whose outcome nobody knows (left by a cancel), oldest first: what a
         person resolves with ``resolve_tool_call``."""
         t = s.tool_calls.c
@@ -414,7 +418,7 @@ class Runs:
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
     @staticmethod
-    def _outcomes_now_unknown(tx: Tx, run_id: str) -> list[str]:
+    def _outcomes_now_unknown(tx: Tx, run_id: str) -> builtins.list[str]:
         """Completing a cancel: the run's dispatched tool calls without an outcome become
         ``outcome_unknown`` (seed rule), each with an audit row; returns their ids."""
         t = s.tool_calls.c
@@ -491,11 +495,11 @@ class Runs:
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
     # ------------------------------------------------------------ reads
-    def resume_blockers(self, run_id: str) -> list[tuple[str, str]]:
+    def resume_blockers(self, run_id: str) -> builtins.list[tuple[str, str]]:
         """What keeps ``run_id`` from starting a new attempt, as (kind, id) pairs (empty:
         nothing): the resume gate of ``start_attempt``, for the desk and the CLI."""
 
-        def q(conn: Any) -> list[tuple[str, str]]:
+        def q(conn: Any) -> builtins.list[tuple[str, str]]:
             run = row_where(conn, s.runs, id=run_id)
             if run is None:
                 raise errors.NotFound(f"run {run_id} does not exist")
@@ -507,7 +511,7 @@ class Runs:
         return self.j.read(lambda c: fetch_prepared(c, Run, RUN_BY_ID, f"run {run_id}",
                                                     key=run_id))
 
-    def list(self, *, status: list[str] | None = None, project: str | None = None,
+    def list(self, *, status: builtins.list[str] | None = None, project: str | None = None,
              agent: str | None = None, text: str | None = None, since: float | None = None,
              until: float | None = None, has_open_items: bool = False,
              newest_first: bool = True, cursor: str | None = None,
@@ -524,7 +528,7 @@ class Runs:
         ) if c is not None]
         return self.j.read(lambda c: run_page(c, conds, "started", newest_first, cursor, limit))
 
-    def count(self, *, status: list[str] | None = None) -> int:
+    def count(self, *, status: builtins.list[str] | None = None) -> int:
 
         stmt = select(func.count()).select_from(s.runs)
         if status:
@@ -532,7 +536,7 @@ class Runs:
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
 
     def events(self, run_id: str, *, after: int = 0, limit: int = 500,
-               types: list[str] | None = None, descending: bool = False) -> list[RunEvent]:
+               types: builtins.list[str] | None = None, descending: bool = False) -> builtins.list[RunEvent]:
         """Events by sequence, keyset-paged: pass the last sequence you have as ``after``."""
         e = s.events.c
         stmt = select(s.events).where(e.run_id == run_id)
@@ -546,12 +550,12 @@ class Runs:
         stmt = stmt.limit(min(limit, 10 * MAX_PAGE))
         return self.j.read(lambda c: to_models(RunEvent, c.execute(stmt)))
 
-    def attempts(self, run_id: str) -> list[Attempt]:
+    def attempts(self, run_id: str) -> builtins.list[Attempt]:
         stmt = select(s.attempts).where(s.attempts.c.run_id == run_id).order_by(
             s.attempts.c.number)
         return self.j.read(lambda c: to_models(Attempt, c.execute(stmt)))
 
-    def tool_calls(self, run_id: str) -> list[ToolCall]:
+    def tool_calls(self, run_id: str) -> builtins.list[ToolCall]:
         stmt = select(s.tool_calls).where(s.tool_calls.c.run_id == run_id).order_by(
             s.tool_calls.c.created_at, s.tool_calls.c.id)
         return self.j.read(lambda c: to_models(ToolCall, c.execute(stmt)))
@@ -567,11 +571,11 @@ class Runs:
 
         return self.j.read(q)
 
-    def agents(self) -> list[str]:
+    def agents(self) -> builtins.list[str]:
         stmt = select(s.runs.c.agent).distinct().order_by(s.runs.c.agent)
         return self.j.read(lambda c: list(c.execute(stmt).scalars()))
 
-    def projects(self) -> list[str]:
+    def projects(self) -> builtins.list[str]:
         stmt = select(s.runs.c.project).distinct().order_by(s.runs.c.project)
         return self.j.read(lambda c: list(c.execute(stmt).scalars()))
 

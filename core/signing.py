@@ -91,7 +91,7 @@ def subject_of(conn: Any, kind: str, target_id: str) -> tuple[int | None, str | 
     """The item's version now and the digest of what was decided about (the action, the
     question, the effect's action, the two memory versions, the rule)."""
     table, key = SUBJECT_TABLES.get(kind, (None, None))
-    row = row_where(conn, table, **{key: target_id}) if table is not None else None
+    row = row_where(conn, table, **{key: target_id}) if table is not None and key else None
     if row is None:
         return None, None
     if kind == "approval":

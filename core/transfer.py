@@ -25,6 +25,7 @@ from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
 from .journal import Journal
 from .models import AuditEntry, Frozen, Run, VerifyReport
+from .rows import all_rows
 from .safe_text import csv_text, json_escaped
 from .timeline import RunQuery, list_audit, list_runs
 from .tx import Tx, event_digest_body
@@ -131,7 +132,7 @@ def iter_event_rows(j: Journal, run_id: str, last_sequence: int) -> Iterable[dic
         stmt = select(s.events).where(e.run_id == run_id, e.sequence > after,
                                       e.sequence <= last_sequence).order_by(
             e.sequence).limit(EVENT_PAGE)
-        rows = j.read(lambda c, st=stmt: c.execute(st).all())
+        rows = j.read(all_rows(stmt))
         if not rows:
             return
         for row in rows:
@@ -339,7 +340,7 @@ def _attempts_from_events(run: dict, events: list[dict]) -> list[dict]:
     its status and error; an open one ends with the run (a cancelled run's fails with
     "cancelled: <reason>") or is interrupted by the next attempt."""
     spans: dict[int, list[float]] = {}
-    finished: dict[int, dict] = {}
+    finished: dict[Any, dict] = {}  # by attempt number, as the payload says
     cancelled = None
     for e in events:
         spans.setdefault(e["attempt"], [e["created_at"], e["created_at"]])[1] = e["created_at"]

@@ -80,7 +80,7 @@ class Tx:
         last = LAST_AUDIT.first(self.conn)
         sequence = (last.sequence + 1) if last else 1
         prev = last.digest if last else ZERO_DIGEST
-        row = {
+        row: dict[str, Any] = {
             "sequence": sequence, "id": self.new_id("aud"), "actor": actor or self.actor.label,
             "action": action, "entity_kind": entity_kind, "entity_id": entity_id,
             "run_id": run_id, "before": canonical_json(before), "after": canonical_json(after),
