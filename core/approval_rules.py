@@ -19,10 +19,9 @@ from .decision_rows import (
     action_resource,
     approval_in,
     canonical_json_loads,
-    write_decision,
+    record_decision,
 )
 from .integrity import refuse_tampered
-from .items import status_after_closing
 from .models import (
     Approval,
     ApprovalRule,
@@ -224,18 +223,18 @@ class ApprovalRules:
             self._close(tx, row, status, {
                 "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
                 "decision_scope": scope.value, "rule_id": rid})
-            write_decision(tx, "approval", approval_id, row.run_id,
-                           {"approved": approve, "scope": scope.value, "rule_id": rid},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
-            tx.audit(f"approval.{status}", "approval", approval_id, run_id=row.run_id,
-                     before={"status": "pending", "version": row.version},
-                     after={"status": status, "scope": scope.value, "rule_id": rid},
-                     reason=reason)
-            tx.run_event(row.run_id, f"approval.{status}",
-                         {"approval_id": approval_id, "by": tx.actor.label, "reason": reason,
-                          "scope": scope.value, "rule_id": rid},
-                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            # as approvals.decide, but the rule's own row carries the request (its audit
+            # row: _insert_draft) and the event names the rule
+            record_decision(
+                tx, "approval", approval_id, row.run_id,
+                {"approved": approve, "scope": scope.value, "rule_id": rid},
+                source=source, reason=reason, request_id=request_id, keyed_audit=False,
+                audit=(f"approval.{status}", {"status": "pending", "version": row.version},
+                       {"status": status, "scope": scope.value, "rule_id": rid}),
+                event=(f"approval.{status}", {"approval_id": approval_id, "by": tx.actor.label,
+                                              "reason": reason, "scope": scope.value,
+                                              "rule_id": rid}),
+                closes=True)
             return rid, self._apply_rule(tx, rid, pairs)
 
         def fetch(tx: Tx, made: tuple[str, list[str]]) -> RuleMade:

@@ -12,6 +12,7 @@ from . import errors
 from . import schema as s
 from .canonical import canonical_json, loads
 from .deciders import refuse_requester, requesters_of_effect
+from .decision_rows import record_decision
 from .effect_rows import (  # noqa: F401 - LIVE, EFFECT_BY_KEY, receipt_in: re-exported
     EFFECT_BY_KEY,
     LIVE,
@@ -232,15 +233,12 @@ class Effects:
                 body["partial_result"] = loads(row.result)  # a retry's reserve clears it
             write_receipt(tx, row, "resolution", outcome.value, external_id, body,
                           tx.actor.label)
-            from .decision_rows import write_decision
-
-            write_decision(tx, "effect", key, row.run_id, {"outcome": outcome.value},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
-            tx.audit(f"effect.resolved_{outcome.value}", "effect", key, run_id=row.run_id,
-                     before={"status": "ambiguous", "error": row.error},
-                     after={"status": outcome.value, "external_id": external_id},
-                     reason=reason, request_id=request_id, request=request)
+            record_decision(
+                tx, "effect", key, row.run_id, {"outcome": outcome.value},
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=(f"effect.resolved_{outcome.value}",
+                       {"status": "ambiguous", "error": row.error},
+                       {"status": outcome.value, "external_id": external_id}))
             self._event(tx, row.run_id, "effect.resolved", key,
                         {"outcome": outcome.value, "by": tx.actor.label, "reason": reason})
 

@@ -12,7 +12,7 @@ from . import schema as s
 from .canonical import canonical_json, digest_of
 from .credentials import reference_problem
 from .deciders import refuse_requester
-from .decision_rows import requester, write_decision
+from .decision_rows import record_decision, requester
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
 from .limits import check_text
 from .models import Interaction, InteractionKind, InteractionStatus, Origin
@@ -285,15 +285,13 @@ class Interactions:
             self._close(tx, row, InteractionStatus.RESOLVED, {
                 "resolved_at": tx.now, "resolved_by": tx.actor.label,
                 "response": canonical_json(response)})
-            write_decision(tx, "interaction", interaction_id, row.run_id, response,
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
-            tx.audit("interaction.answered", "interaction", interaction_id, run_id=row.run_id,
-                     before={"status": row.status}, after={"status": "resolved"},
-                     reason=reason, request_id=request_id, request=request)
-            tx.run_event(row.run_id, "interaction.answered",
-                         {"interaction_id": interaction_id, "by": tx.actor.label},
-                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            record_decision(
+                tx, "interaction", interaction_id, row.run_id, response,
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=("interaction.answered", {"status": row.status}, {"status": "resolved"}),
+                event=("interaction.answered",
+                       {"interaction_id": interaction_id, "by": tx.actor.label}),
+                closes=True)
 
         return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
 

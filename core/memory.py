@@ -12,7 +12,7 @@ from . import errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, digest_of, sha256_hex
 from .deciders import agent_name, refuse_requester, requesters_of_conflict, requesters_of_entry
-from .decision_rows import write_decision
+from .decision_rows import record_decision
 from .integrity import mutation_digest
 from .limits import check_text
 from .models import (
@@ -355,15 +355,13 @@ class Memory:
                 status=choice.value, version=item.version + 1, resolved_at=tx.now,
                 resolved_by=tx.actor.label, resolution_reason=reason))
             tx.changed("reconciliation", item_id, item.run_id)
-            write_decision(tx, "reconciliation", item_id, item.run_id, {"choice": choice.value},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
             fields = {k: v for k, v in values.items() if k in INCOMING_FIELDS}
-            tx.audit(f"memory.conflict_{choice.value}", "reconciliation", item_id,
-                     run_id=item.run_id, before={"status": "pending"},
-                     after={"status": choice.value, "entry_id": item.entry_id,
-                            **({"fields": fields} if fields else {})}, reason=reason,
-                     request_id=request_id, request=request)
+            record_decision(
+                tx, "reconciliation", item_id, item.run_id, {"choice": choice.value},
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=(f"memory.conflict_{choice.value}", {"status": "pending"},
+                       {"status": choice.value, "entry_id": item.entry_id,
+                        **({"fields": fields} if fields else {})}))
 
         self.j.write(op)
         return self.reconciliation(item_id)

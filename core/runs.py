@@ -11,6 +11,7 @@ from . import errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, loads
 from .deciders import refuse_requester, run_agent
+from .decision_rows import record_decision, write_decision
 from .items import (
     OPEN_INTERACTION,
     is_open_interaction,
@@ -318,8 +319,6 @@ class Runs:
                              what=f"tool call {tool_call_id}")
             self._settle_unknown(tx, row, status, None, None, reason=reason,
                                  request_id=request_id, request=request)
-            from .decision_rows import write_decision
-
             write_decision(tx, "tool_call", tool_call_id, row.run_id, {"status": status.value},
                            actor=tx.actor.label, source=source, reason=reason,
                            request_id=request_id)
@@ -483,14 +482,11 @@ class Runs:
             tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(
                 cancel_requested=True, cancel_reason=reason))
             tx.append_event(run, "run.cancel_requested", {"reason": reason})
-            from .decision_rows import write_decision
-
-            write_decision(tx, "run", run_id, run_id, {"cancel_requested": True},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
-            tx.audit("run.cancel_requested", "run", run_id, run_id=run_id, reason=reason,
-                     before={"cancel_requested": False}, after={"cancel_requested": True},
-                     request_id=request_id, request=request)
+            record_decision(
+                tx, "run", run_id, run_id, {"cancel_requested": True},
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=("run.cancel_requested", {"cancel_requested": False},
+                       {"cancel_requested": True}))
 
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
