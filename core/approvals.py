@@ -49,6 +49,7 @@ from .models import (
 )
 from .origin import default_for as default_origin
 from .rows import approval_select, to_model, to_models
+from .run_facts import approvals_of
 from .sql import insert_rows, row_where, update_where
 from .store import Store
 from .tx import Tx
@@ -472,9 +473,7 @@ class Approvals(ApprovalRules):
 
     # ------------------------------------------------------------ reads
     def for_run(self, run_id: str) -> list[Approval]:
-        stmt = approval_select().where(s.approvals.c.run_id == run_id).order_by(
-            s.approvals.c.created_at, s.approvals.c.id)
-        return self.j.read(lambda c: to_models(Approval, c.execute(stmt)))
+        return self.j.read(lambda c: approvals_of(c, run_id))
 
     def similar(self, approval_id: str, limit: int = 20) -> list[Approval]:
         """Past decisions on the same action name, newest first."""

@@ -29,7 +29,8 @@ from .effect_rows import (  # noqa: F401 - LIVE, EFFECT_BY_KEY, receipt_in: re-e
 from .integrity import refuse_tampered
 from .models import Effect, EffectStatus, Origin, Page, Receipt, SafetyClass
 from .origin import default_for as default_origin
-from .rows import fetch_prepared, keyset_after, order_by, to_models
+from .rows import fetch_prepared, keyset_after, order_by
+from .run_facts import receipts_of
 from .sql import row_where
 from .store import Store
 from .tx import Tx
@@ -284,9 +285,7 @@ class Effects:
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
 
     def receipts(self, key: str) -> builtins.list[Receipt]:
-        stmt = select(s.receipts).where(s.receipts.c.effect_key == key).order_by(
-            s.receipts.c.created_at, s.receipts.c.id)
-        return self.j.read(lambda c: to_models(Receipt, c.execute(stmt)))
+        return self.j.read(lambda c: receipts_of(c, [key])[key])
 
     # ------------------------------------------------------------ helpers
     def _owned(self, tx: Tx, key: str, owner: str, allowed: tuple) -> Any:

@@ -17,7 +17,8 @@ from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
 from .limits import check_text
 from .models import Interaction, InteractionKind, InteractionStatus, Origin
 from .origin import default_for as default_origin
-from .rows import by_id, fetch_prepared, interaction_select, to_models
+from .rows import by_id, fetch_prepared, interaction_select
+from .run_facts import interactions_of
 from .sql import insert_rows, row_where, update_where
 from .store import Store
 from .tx import Tx
@@ -369,9 +370,7 @@ class Interactions:
         return self.j.read(read)
 
     def for_run(self, run_id: str) -> list[Interaction]:
-        stmt = interaction_select().where(s.interactions.c.run_id == run_id).order_by(
-            s.interactions.c.created_at, s.interactions.c.id)
-        return self.j.read(lambda c: to_models(Interaction, c.execute(stmt)))
+        return self.j.read(lambda c: interactions_of(c, run_id))
 
     @staticmethod
     def _row(tx: Tx, interaction_id: str) -> Any:

@@ -15,7 +15,6 @@ from .decision_rows import record_decision, write_decision
 from .items import (
     OPEN_INTERACTION,
     is_open_interaction,
-    open_items_by_run,
     status_after_closing,
 )
 from .models import (
@@ -48,13 +47,13 @@ from .rows import (
     to_model,
     to_models,
 )
+from .run_facts import RUN_BY_ID, RunFacts, attempts_of, run_facts, tool_calls_of
 from .sql import insert_rows, row_where, update_where
 from .store import Store
 from .tx import Tx
 
 FINISHED_ATTEMPT = (AttemptStatus.COMPLETED, AttemptStatus.FAILED, AttemptStatus.INTERRUPTED)
 
-RUN_BY_ID = by_id(select(s.runs, open_items_by_run([])), s.runs.c.id)
 TOOL_CALL_BY_ID = by_id(select(s.tool_calls), s.tool_calls.c.id)
 
 
@@ -547,14 +546,15 @@ class Runs:
         return self.j.read(lambda c: to_models(RunEvent, c.execute(stmt)))
 
     def attempts(self, run_id: str) -> builtins.list[Attempt]:
-        stmt = select(s.attempts).where(s.attempts.c.run_id == run_id).order_by(
-            s.attempts.c.number)
-        return self.j.read(lambda c: to_models(Attempt, c.execute(stmt)))
+        return self.j.read(lambda c: attempts_of(c, run_id))
 
     def tool_calls(self, run_id: str) -> builtins.list[ToolCall]:
-        stmt = select(s.tool_calls).where(s.tool_calls.c.run_id == run_id).order_by(
-            s.tool_calls.c.created_at, s.tool_calls.c.id)
-        return self.j.read(lambda c: to_models(ToolCall, c.execute(stmt)))
+        return self.j.read(lambda c: tool_calls_of(c, run_id))
+
+    def facts(self, run_id: str) -> RunFacts:
+        """Everything about ``run_id`` but its events (the desk's run detail), read in one
+        transaction: one snapshot, whatever is written meanwhile (``run_facts.RunFacts``)."""
+        return self.j.read(lambda c: run_facts(c, run_id, self.j.trust))
 
     def tool_call(self, tool_call_id: str) -> ToolCall:
         stmt = select(s.tool_calls).where(s.tool_calls.c.id == tool_call_id)

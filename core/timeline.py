@@ -10,13 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from sqlalchemy import Integer, cast, func, or_, select, union_all
+from sqlalchemy import Integer, cast, func, or_, select
 
 from . import schema as s
 from .audit import audit_source, audit_with_source, decision_sources
 from .canonical import loads
-from .inbox import PARTS, Inbox
-from .items import open_items_by_run
 from .journal import Journal
 from .models import (
     AuditEntry,
@@ -31,6 +29,7 @@ from .models import (
 )
 from .paging import escape_like, has_open_items_clause, run_page
 from .rows import to_models
+from .run_facts import children_of, decisions_of, memory_changes_of, open_items_of
 
 MAX_PAGE = 1000
 RunSort = Literal["started", "updated", "status", "agent", "project", "title", "events"]
@@ -106,9 +105,7 @@ def list_runs(j: Journal, q: RunQuery, *, cursor: str | None = None,
 
 
 def child_runs(j: Journal, run_id: str) -> list[Run]:
-    stmt = select(s.runs, open_items_by_run([])).where(
-        s.runs.c.parent_run_id == run_id).order_by(s.runs.c.created_at, s.runs.c.id)
-    return j.read(lambda c: to_models(Run, c.execute(stmt)))
+    return j.read(lambda c: children_of(c, run_id))
 
 
 # ---------------------------------------------------------------- events
@@ -179,30 +176,17 @@ def event_density(j: Journal, run_id: str, start: float, end: float,
 
 
 def run_decisions(j: Journal, run_id: str) -> list[Decision]:
-    stmt = select(s.decisions).where(s.decisions.c.run_id == run_id).order_by(
-        s.decisions.c.created_at, s.decisions.c.id)
-    return j.read(lambda c: to_models(Decision, c.execute(stmt)))
+    return j.read(lambda c: decisions_of(c, run_id))
 
 
 def memory_changes(j: Journal, run_id: str) -> list[MemoryMutation]:
     """Memory mutations made by (or for) the run, oldest first."""
-    m = s.memory_mutations.c
-    stmt = select(s.memory_mutations).where(m.run_id == run_id).order_by(m.created_at, m.id)
-    return j.read(lambda c: to_models(MemoryMutation, c.execute(stmt)))
+    return j.read(lambda c: memory_changes_of(c, run_id))
 
 
 def open_items(j: Journal, run_id: str) -> list[InboxItem]:
     """The run's items waiting for a person (snoozed ones too), as inbox rows."""
-    parts = [part().where(_run_column(kind) == run_id) for kind, part in PARTS.items()]
-    u = union_all(*parts).subquery("open_items")
-    stmt = select(u).order_by(u.c.created_at, u.c.id)
-    return j.read(lambda c: [Inbox._item(r) for r in c.execute(stmt).all()])
-
-
-def _run_column(kind: Any) -> Any:
-    table = {"approval": s.approvals, "question": s.interactions,
-             "memory": s.reconciliations, "effect": s.effects}[kind.value]
-    return table.c.run_id
+    return j.read(lambda c: open_items_of(c, run_id))
 
 
 def timeline(j: Journal, run_id: str) -> RunTimeline:
