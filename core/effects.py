@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from . import errors
+from . import effect_views, errors
 from . import schema as s
 from .canonical import canonical_json, loads
 from .deciders import refuse_requester, requesters_of_effect
@@ -26,10 +26,11 @@ from .effect_rows import (  # noqa: F401 - LIVE, EFFECT_BY_KEY, receipt_in: re-e
     update_effect,
     write_receipt,
 )
+from .effect_views import EffectQuery
 from .integrity import refuse_tampered
 from .models import Effect, EffectStatus, Origin, Page, Receipt, SafetyClass
 from .origin import default_for as default_origin
-from .rows import fetch_prepared, keyset_after, order_by
+from .rows import fetch_prepared
 from .run_facts import receipts_of
 from .sql import row_where
 from .store import Store
@@ -250,34 +251,25 @@ class Effects:
         return self.j.read(lambda c: fetch_prepared(c, Effect, EFFECT_BY_KEY, f"effect {key}",
                                                     key=key))
 
-    def list(self, *, status: builtins.list[str] | None = None, run_id: str | None = None,
+    def list(self, query: EffectQuery | None = None, *,
+             status: builtins.list[str] | None = None, run_id: str | None = None,
              newest_first: bool = True, cursor: str | None = None,
              limit: int = 200) -> Page[Effect]:
-        from .paging import page_of
+        """Effects matching ``query`` (``effect_views.EffectQuery``; or the filters given one
+        by one), keyset-paged by (created, key): the one effect listing (the desk's Effects
+        page, ``proctor effects``, the integrations' recovery sweeps)."""
+        q = query or EffectQuery(statuses=frozenset(EffectStatus(x) for x in status or ()),
+                                 run_id=run_id, newest_first=newest_first)
+        return self.j.read(lambda c: effect_views.browse(c, q, self.j.now(), cursor, limit))
 
-        e = s.effects.c
-        conds = [c for c in (e.status.in_(status) if status else None,
-                             e.run_id == run_id if run_id else None,
-                             keyset_after(e.created_at, e.key, cursor, newest_first))
-                 if c is not None]
-        stmt = select(s.effects).where(*conds).order_by(
-            *order_by(e.created_at, e.key, newest_first)).limit(limit + 1)
-        rows = self.j.read(lambda c: c.execute(stmt).all())
-        return page_of(Effect, rows, limit, lambda m: (m.created_at, m.key))
-
-    def browse(self, query: Any = None, *, cursor: str | None = None,
+    def browse(self, query: EffectQuery | None = None, *, cursor: str | None = None,
                limit: int = 200) -> Page[Effect]:
-        """Filtered, keyset-paged effects (``effect_views.EffectQuery``)."""
-        from . import effect_views
-
-        return effect_views.browse(self.j, query or effect_views.EffectQuery(), self.j.now(),
-                                   cursor, limit)
+        """``list(query)`` (the name the desk's Effects page knew it by)."""
+        return self.list(query or EffectQuery(), cursor=cursor, limit=limit)
 
     def context(self, key: str) -> Any:
         """The effect with its receipts, run, approval and tool call
         (``effect_views.EffectContext``)."""
-        from . import effect_views
-
         return effect_views.context(self.j, key)
 
     def count(self, status: str = "ambiguous") -> int:

@@ -4,14 +4,14 @@ it in index order), the runs' sorts, and LIKE escaping for the search boxes."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import exists, func, or_, select, tuple_
 
 from . import errors
 from . import schema as s
 from .items import is_open_interaction
-from .models import Page, Run
+from .models import Frozen, Page, Run
 from .rows import decode_cursor, encode_cursor, to_models
 
 MAX_PAGE = 1000
@@ -20,6 +20,37 @@ RUN_PAGE = Page[Run]  # parametrized once: pydantic builds a new class on many l
 
 def escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+RunSort = Literal["started", "updated", "status", "agent", "project", "title", "events"]
+
+class RunQuery(Frozen):
+    """What the Runs page shows: filters and the sort (all applied in SQL)."""
+
+    status: tuple[str, ...] = ()
+    agent: str | None = None
+    project: str | None = None
+    text: str | None = None  # title, id, agent or project contains
+    since: float | None = None
+    until: float | None = None
+    has_open_items: bool = False
+    sort: RunSort = "started"
+    descending: bool = True
+
+
+def run_conditions(q: RunQuery) -> list[Any]:
+    r = s.runs.c
+    conds = [r.status.in_(q.status) if q.status else None,
+             r.agent == q.agent if q.agent else None,
+             r.project == q.project if q.project else None,
+             r.created_at >= q.since if q.since is not None else None,
+             r.created_at < q.until if q.until is not None else None,
+             has_open_items_clause() if q.has_open_items else None]
+    if q.text:
+        like = f"%{escape_like(q.text)}%"
+        conds.append(or_(*(col.ilike(like, escape="\\")
+                           for col in (r.title, r.id, r.agent, r.project))))
+    return [c for c in conds if c is not None]
 
 
 # The order of each run sort: its column, then what breaks ties, each one matched by an
@@ -112,5 +143,5 @@ def page_of(model: Any, rows: Sequence[Any], limit: int, key: Any) -> Page:
     return Page[model](items=items, next_cursor=cursor)
 
 
-__all__ = ["MAX_PAGE", "RUN_SORTS", "escape_like", "has_open_items_clause", "page_of", "run_page",
+__all__ = ["MAX_PAGE", "RUN_SORTS", "RunQuery", "RunSort", "run_conditions", "escape_like", "has_open_items_clause", "page_of", "run_page",
            "run_page_statement", "run_page_with_open_items", "sort_fields"]

@@ -32,9 +32,11 @@ from .paging import (  # noqa: F401 - re-exported: the run sorts were defined he
     MAX_PAGE,
     RUN_PAGE,
     RUN_SORTS,
+    RunQuery,
     escape_like,
     has_open_items_clause,
     page_of,
+    run_conditions,
     run_page,
     run_page_statement,
     run_page_with_open_items,
@@ -506,22 +508,21 @@ class Runs:
         return self.j.read(lambda c: fetch_prepared(c, Run, RUN_BY_ID, f"run {run_id}",
                                                     key=run_id))
 
-    def list(self, *, status: builtins.list[str] | None = None, project: str | None = None,
+    def list(self, query: RunQuery | None = None, *,
+             status: builtins.list[str] | None = None, project: str | None = None,
              agent: str | None = None, text: str | None = None, since: float | None = None,
              until: float | None = None, has_open_items: bool = False,
              newest_first: bool = True, cursor: str | None = None,
              limit: int = 200) -> Page[Run]:
-        r = s.runs.c
-        conds = [c for c in (
-            r.status.in_(status) if status else None,
-            r.project == project if project else None,
-            r.agent == agent if agent else None,
-            r.title.ilike(f"%{escape_like(text)}%", escape="\\") if text else None,
-            r.created_at >= since if since is not None else None,
-            r.created_at < until if until is not None else None,
-            has_open_items_clause() if has_open_items else None,
-        ) if c is not None]
-        return self.j.read(lambda c: run_page(c, conds, "started", newest_first, cursor, limit))
+        """Runs matching ``query`` (or the filters given one by one, newest started first
+        unless ``newest_first=False``), keyset-paged in the sort's index order: the one run
+        listing (the desk's Runs page, ``proctor runs``, the CSV export). ``text``: in the
+        title, id, agent or project."""
+        q = query or RunQuery(status=tuple(status or ()), project=project, agent=agent,
+                              text=text, since=since, until=until,
+                              has_open_items=has_open_items, descending=newest_first)
+        conds = run_conditions(q)
+        return self.j.read(lambda c: run_page(c, conds, q.sort, q.descending, cursor, limit))
 
     def count(self, *, status: builtins.list[str] | None = None) -> int:
 

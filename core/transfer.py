@@ -25,9 +25,9 @@ from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
 from .journal import Journal
 from .models import AuditEntry, Frozen, Run, VerifyReport
+from .paging import RunQuery
 from .rows import all_rows
 from .safe_text import csv_text, json_escaped
-from .timeline import RunQuery, list_audit, list_runs
 from .tx import Tx, event_digest_body
 
 FORMAT = "proctor-run"
@@ -227,7 +227,7 @@ def write_runs_csv(j: Journal, q: RunQuery, out: IO[str], *, limit: int | None =
     writer.writerow(RUN_CSV)
     count, cursor, now = 0, None, j.now()
     while True:
-        page = list_runs(j, q, cursor=cursor, limit=1000)
+        page = j.runs.list(q, cursor=cursor, limit=1000)
         for run in page.items:
             if limit is not None and count >= limit:
                 return count
@@ -239,12 +239,12 @@ def write_runs_csv(j: Journal, q: RunQuery, out: IO[str], *, limit: int | None =
 
 
 def write_audit_csv(j: Journal, out: IO[str], **filters: Any) -> int:
-    """The audit log (newest first, ``list_audit`` filters) as CSV. Returns the row count."""
+    """The audit log (newest first, ``audit.list`` filters) as CSV. Returns the row count."""
     writer = csv.writer(out)
     writer.writerow(AUDIT_CSV)
     count, before = 0, None
     while True:
-        page = list_audit(j, before=before, limit=1000, **filters)
+        page = j.audit.list(before=before, limit=1000, **filters)
         for entry in page.items:
             writer.writerow(audit_csv_row(entry))
             count += 1
