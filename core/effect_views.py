@@ -9,8 +9,8 @@ from sqlalchemy import or_, select
 
 from . import schema as s
 from .models import Approval, Effect, EffectStatus, Frozen, Page, Receipt, Run, ToolCall
-from .paging import escape_like, page_of
-from .rows import approval_select, keyset_after, order_by, to_model, to_models
+from .paging import escape_like, keyset_page, ordered, seek
+from .rows import approval_select, to_model, to_models
 
 LIVE = [EffectStatus.RESERVED.value, EffectStatus.EXECUTING.value]
 
@@ -51,12 +51,13 @@ def browse(conn: Any, q: EffectQuery, now: float, cursor: str | None = None,
         like = f"%{escape_like(q.text)}%"
         conds.append(or_(*(c.ilike(like, escape="\\") for c in (e.key, e.tool,
                                                                  e.idempotency_key))))
-    after = keyset_after(e.created_at, e.key, cursor, q.newest_first)
+    key = (e.created_at, e.key)
+    after = seek(key, cursor, q.newest_first)
     if after is not None:
         conds.append(after)
-    stmt = select(s.effects).where(*conds).order_by(
-        *order_by(e.created_at, e.key, q.newest_first)).limit(limit + 1)
-    return page_of(Effect, conn.execute(stmt).all(), limit, lambda m: (m.created_at, m.key))
+    stmt = select(s.effects).where(*conds).order_by(*ordered(key, q.newest_first)).limit(
+        limit + 1)
+    return keyset_page(Effect, conn.execute(stmt).all(), limit, key)
 
 
 def context(journal: Any, key: str) -> EffectContext:

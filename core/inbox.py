@@ -16,8 +16,7 @@ from .inbox_rows import (  # noqa: F401 - PARTS, summary: re-exported
     summary,
 )
 from .models import BulkResult, InboxFilter, InboxItem, InboxKind, Page
-from .paging import escape_like
-from .rows import encode_cursor, keyset_after, order_by
+from .paging import cursor_after, escape_like, ordered, seek
 from .signing import SNOOZE, sign_in
 from .store import Store
 from .tx import Tx
@@ -60,24 +59,23 @@ class Inbox:
             part = PARTS[kind]().subquery(f"{kind.value}s")
             c = part.c
             conds = self._conds(c, f, now)
-            after = keyset_after(c.created_at, c.id, cursor, f.newest_first)
+            after = seek((c.created_at, c.id), cursor, f.newest_first)
             if after is not None:
                 conds.append(after)
             cut = select(part).where(*conds).order_by(
-                *order_by(c.created_at, c.id, f.newest_first)).limit(size)
+                *ordered((c.created_at, c.id), f.newest_first)).limit(size)
             parts.append(select(cut.subquery(f"{kind.value}_page")))
         u = union_all(*parts).subquery("inbox")
-        return select(u).order_by(*order_by(u.c.created_at, u.c.id, f.newest_first)).limit(size)
+        return select(u).order_by(*ordered((u.c.created_at, u.c.id), f.newest_first)).limit(
+            size)
 
     def list(self, f: InboxFilter | None = None, *, cursor: str | None = None,
              limit: int = 200) -> Page[InboxItem]:
         f = f or InboxFilter()
         stmt = self._page(f, self.j.now(), cursor, limit + 1)
         rows = self.j.read(lambda c: c.execute(stmt).all())
-        items = [self._item(r) for r in rows[:limit]]
-        cursor = encode_cursor(items[-1].created_at, items[-1].id) \
-            if len(rows) > limit and items else None
-        return INBOX_PAGE(items=items, next_cursor=cursor)
+        return INBOX_PAGE(items=[self._item(r) for r in rows[:limit]],
+                          next_cursor=cursor_after(rows, limit, ("created_at", "id")))
 
     def pick(self, f: InboxFilter | None, ids: builtins.list[str]) -> builtins.list[InboxItem]:
         """Those of ``ids`` that are in the inbox under ``f`` now (unordered): a live view

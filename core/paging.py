@@ -18,6 +18,47 @@ MAX_PAGE = 1000
 RUN_PAGE = Page[Run]  # parametrized once: pydantic builds a new class on many lookups
 
 
+# ---------------------------------------------------------------- the keyset paging helper
+# Every paged list (runs, effects, the inbox, memory) is ordered by a unique key of columns
+# (what it sorts by, then what breaks ties); a page's cursor encodes the key of its last row,
+# and the next page is the rows strictly after it: one row-value range seek that the key's
+# index reads in order, never an OFFSET.
+
+
+def seek(cols: Sequence[Any], cursor: str | None, descending: bool) -> Any:
+    """The WHERE for the rows strictly after ``cursor`` in ``cols`` order (None: the first
+    page)."""
+    if cursor is None:
+        return None
+    values = decode_cursor(cursor)
+    if len(values) != len(cols):
+        raise errors.ValidationError(f"page cursor {cursor!r} is not a cursor of this list",
+                                     field="cursor")
+    key, after = tuple_(*cols), tuple_(*values)
+    return key < after if descending else key > after
+
+
+def ordered(cols: Sequence[Any], descending: bool) -> list[Any]:
+    """The ORDER BY of ``cols`` (all one direction: what ``seek`` pages through)."""
+    return [c.desc() if descending else c.asc() for c in cols]
+
+
+def cursor_after(rows: Sequence[Any], limit: int, cols: Sequence[Any]) -> str | None:
+    """The cursor of a page read with ``limit + 1`` rows: the key (``cols``: columns or
+    their names) of its last row shown, or None when the extra row is absent (no next
+    page)."""
+    if len(rows) <= limit or limit < 1:
+        return None
+    last = rows[limit - 1]._mapping
+    return encode_cursor(*(last[c if isinstance(c, str) else c.name] for c in cols))
+
+
+def keyset_page(model: Any, rows: Sequence[Any], limit: int, cols: Sequence[Any]) -> Page:
+    """``rows`` (read with ``limit + 1``) as a page of ``model`` with its next cursor."""
+    return Page[model](items=to_models(model, rows[:limit]),
+                       next_cursor=cursor_after(rows, limit, cols))
+
+
 def escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -87,16 +128,9 @@ def run_page_statement(conds: list[Any], sort: str, descending: bool, cursor: st
     """One page of runs in ``sort`` order, keyset after ``cursor``: the sort's index is
     read in order (a row-value range seek past the cursor), so no page sorts."""
     cols = RUN_SORTS[sort]
-    where = list(conds)
-    if cursor is not None:
-        values = decode_cursor(cursor)
-        if len(values) != len(cols):
-            raise errors.ValidationError(f"page cursor {cursor!r} is not a {sort} cursor",
-                                         field="cursor")
-        key, after = tuple_(*cols), tuple_(*values)
-        where.append(key < after if descending else key > after)
-    order = [c.desc() if descending else c.asc() for c in cols]
-    return select(s.runs).where(*where).order_by(*order).limit(limit + 1)
+    after = seek(cols, cursor, descending)
+    where = [*conds, *([after] if after is not None else [])]
+    return select(s.runs).where(*where).order_by(*ordered(cols, descending)).limit(limit + 1)
 
 
 def open_items_on(run_id: Any) -> Any:
@@ -132,16 +166,10 @@ def run_page(conn: Any, conds: list[Any], sort: str, descending: bool, cursor: s
     # The outer select has no ORDER BY of its own (it would sort again): order the page's
     # rows by the same unique key here (text compares as SQLite's BINARY collation does).
     rows = sorted(conn.execute(stmt).all(), key=key, reverse=descending)
-    items = to_models(Run, rows[:limit])
-    cursor_out = encode_cursor(*key(rows[limit - 1])) if len(rows) > limit else None
-    return RUN_PAGE(items=items, next_cursor=cursor_out)
+    return RUN_PAGE(items=to_models(Run, rows[:limit]),
+                    next_cursor=cursor_after(rows, limit, RUN_SORTS[sort]))
 
 
-def page_of(model: Any, rows: Sequence[Any], limit: int, key: Any) -> Page:
-    items = to_models(model, rows[:limit])
-    cursor = encode_cursor(*key(items[-1])) if len(rows) > limit and items else None
-    return Page[model](items=items, next_cursor=cursor)
-
-
-__all__ = ["MAX_PAGE", "RUN_SORTS", "RunQuery", "RunSort", "run_conditions", "escape_like", "has_open_items_clause", "page_of", "run_page",
-           "run_page_statement", "run_page_with_open_items", "sort_fields"]
+__all__ = ["MAX_PAGE", "RUN_SORTS", "RunQuery", "RunSort", "cursor_after", "escape_like",
+           "has_open_items_clause", "keyset_page", "ordered", "run_conditions", "run_page",
+           "run_page_statement", "run_page_with_open_items", "seek", "sort_fields"]

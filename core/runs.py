@@ -35,7 +35,6 @@ from .paging import (  # noqa: F401 - re-exported: the run sorts were defined he
     RunQuery,
     escape_like,
     has_open_items_clause,
-    page_of,
     run_conditions,
     run_page,
     run_page_statement,
