@@ -4,7 +4,8 @@ transaction, listed with their use, revoked with a reason. A mixin of ``Approval
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert, select, update
 
@@ -18,11 +19,9 @@ from .decision_rows import (
     action_resource,
     approval_in,
     canonical_json_loads,
-    write_decision,
+    record_decision,
 )
 from .integrity import refuse_tampered
-from .items import status_after_closing
-from .journal import Journal, Tx
 from .models import (
     Approval,
     ApprovalRule,
@@ -36,12 +35,28 @@ from .models import (
 from .rows import fetch_one, to_model, to_models
 from .signing import RULE, RULE_REVOKE, rule_content, sign_in
 from .sql import row_where
+from .store import Store
+from .tx import Tx
 
 
 class ApprovalRules:
     """The rule half of ``Approvals`` (``self.j`` is the journal)."""
 
-    j: Journal
+    j: Store
+
+    if TYPE_CHECKING:  # what the mixin uses of Approvals (defined there)
+        def get(self, approval_id: str) -> Approval: ...
+
+        @staticmethod
+        def _row(tx: Tx, approval_id: str) -> Any: ...
+
+        def _decidable(self, tx: Tx, approval_id: str, expected_version: int) -> Any: ...
+
+        @staticmethod
+        def _close(tx: Tx, row: Any, status: str, values: dict) -> None: ...
+
+        def _auto_decide(self, tx: Tx, aid: str, rule: Any,
+                         applied_by: str | None = None) -> None: ...
 
     def add_rule(self, effect: RuleEffect | str, action_pattern: str, *,
                  resource_pattern: str = "*", scope: ApprovalScope | str = ApprovalScope.RUN,
@@ -172,7 +187,7 @@ class ApprovalRules:
         return self.j.read(lambda c: rules_mod.preview(c, draft, exclude=exclude))
 
     def decide_with_rule(self, approval_id: str, draft: RuleDraft, *, expected_version: int,
-                         reason: str | None = None, apply_to: list[tuple[str, int]] = (),
+                         reason: str | None = None, apply_to: Sequence[tuple[str, int]] = (),
                          request_id: str | None = None, source: str = "desk") -> RuleMade:
         """Decide ``approval_id`` by making ``draft`` (allow approves it, deny denies it) and,
         in the same transaction, apply the rule to the pending requests ``apply_to`` (id,
@@ -208,18 +223,18 @@ class ApprovalRules:
             self._close(tx, row, status, {
                 "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
                 "decision_scope": scope.value, "rule_id": rid})
-            write_decision(tx, "approval", approval_id, row.run_id,
-                           {"approved": approve, "scope": scope.value, "rule_id": rid},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
-            tx.audit(f"approval.{status}", "approval", approval_id, run_id=row.run_id,
-                     before={"status": "pending", "version": row.version},
-                     after={"status": status, "scope": scope.value, "rule_id": rid},
-                     reason=reason)
-            tx.run_event(row.run_id, f"approval.{status}",
-                         {"approval_id": approval_id, "by": tx.actor.label, "reason": reason,
-                          "scope": scope.value, "rule_id": rid},
-                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            # as approvals.decide, but the rule's own row carries the request (its audit
+            # row: _insert_draft) and the event names the rule
+            record_decision(
+                tx, "approval", approval_id, row.run_id,
+                {"approved": approve, "scope": scope.value, "rule_id": rid},
+                source=source, reason=reason, request_id=request_id, keyed_audit=False,
+                audit=(f"approval.{status}", {"status": "pending", "version": row.version},
+                       {"status": status, "scope": scope.value, "rule_id": rid}),
+                event=(f"approval.{status}", {"approval_id": approval_id, "by": tx.actor.label,
+                                              "reason": reason, "scope": scope.value,
+                                              "rule_id": rid}),
+                closes=True)
             return rid, self._apply_rule(tx, rid, pairs)
 
         def fetch(tx: Tx, made: tuple[str, list[str]]) -> RuleMade:
@@ -229,7 +244,7 @@ class ApprovalRules:
 
         return self.j.write_then(op, fetch)
 
-    def make_rule(self, draft: RuleDraft, *, apply_to: list[tuple[str, int]] = (),
+    def make_rule(self, draft: RuleDraft, *, apply_to: Sequence[tuple[str, int]] = (),
                   request_id: str | None = None) -> RuleMade:
         """Make ``draft`` on its own (the CLI, the Rules page) and apply it to the pending
         requests ``apply_to`` as previewed, in one transaction."""
@@ -272,7 +287,8 @@ class ApprovalRules:
         return fetch_one(conn, ApprovalRule, stmt, f"rule {rule_id}")
 
     @staticmethod
-    def _replayed_rule(tx: Tx, request_id: str) -> str:
+    def _replayed_rule(tx: Tx, request_id: str | None) -> str:
+        """The rule a replayed request made (``tx.replayed`` found its audit row)."""
         row = row_where(tx.conn, s.audit, request_id=request_id)
         return row.entity_id
 

@@ -26,13 +26,14 @@ from .decision_rows import (
     consume_deadline,
     decisions_for,
     json_changes,
+    record_decision,
     requester,
     safety_counts,
     write_decision,
 )
+from .effect_rows import effect_in, reserve_in
 from .integrity import refuse_tampered
 from .items import status_after_closing, status_when_opening
-from .journal import Journal, Tx
 from .limits import check_text
 from .models import (
     Approval,
@@ -48,12 +49,15 @@ from .models import (
 )
 from .origin import default_for as default_origin
 from .rows import approval_select, to_model, to_models
+from .run_facts import approvals_of
 from .sql import insert_rows, row_where, update_where
+from .store import Store
+from .tx import Tx
 
 
 class Approvals(ApprovalRules):
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     # ------------------------------------------------------------ agent side
     def request(self, run_id: str, action: dict, *, reason: str,
@@ -139,16 +143,13 @@ class Approvals(ApprovalRules):
                 decision_reason=f"{rule.effect} rule {rule.action_pattern}, applied by "
                                 f"{applied_by}", decision_scope=rule.scope))
         row = row_where(tx.conn, s.approvals, id=aid)
-        write_decision(tx, "approval", aid, row.run_id, {"approved": approve, "scope": rule.scope},
-                       actor=who, source="rule", reason=f"matched rule {rule.id}")
-        tx.audit(f"approval.auto_{status}", "approval", aid, run_id=row.run_id, actor=who,
-                 before={"status": "pending"},
-                 after={"status": status, "rule_id": rule.id, "applied_by": applied_by})
-        event_status = None if applied_by is None else status_after_closing(
-            tx.conn, tx.run_row(row.run_id))
-        tx.run_event(row.run_id, f"approval.{status}",
-                     {"approval_id": aid, "by": who, "rule_id": rule.id}, actor=who,
-                     status=event_status)
+        record_decision(
+            tx, "approval", aid, row.run_id, {"approved": approve, "scope": rule.scope},
+            actor=who, source="rule", reason=f"matched rule {rule.id}", audit_reason=None,
+            audit=(f"approval.auto_{status}", {"status": "pending"},
+                   {"status": status, "rule_id": rule.id, "applied_by": applied_by}),
+            event=(f"approval.{status}", {"approval_id": aid, "by": who, "rule_id": rule.id}),
+            closes=applied_by is not None)  # as it arrives, the request left the run as it was
 
     def many(self, approval_ids: list[str]) -> list[Approval]:
         """Several approvals in one read, in the order given (a missing one raises NotFound)."""
@@ -216,7 +217,6 @@ class Approvals(ApprovalRules):
         """Consume an approved approval for exactly ``action_digest`` and reserve the effect,
         in one transaction. A refused reservation leaves the approval unconsumed.
         ``origin``: the effect's (default: this Python process)."""
-        effects = self.j.effects
         origin_text = default_origin(self.j.actor.kind, origin)
 
         def op(tx: Tx) -> None:
@@ -242,7 +242,7 @@ class Approvals(ApprovalRules):
             if tx.now >= consume_deadline(row):
                 self._lapse(tx, row)
                 return
-            reserved = effects.reserve_in(
+            reserved = reserve_in(
                 tx, effect_key, run_id=row.run_id, tool=row.action_name,
                 action=approved, safety_class=row.safety_class,
                 idempotency_key=idempotency_key, lease_seconds=lease_seconds,
@@ -256,7 +256,7 @@ class Approvals(ApprovalRules):
             tx.run_event(row.run_id, "approval.consumed",
                          {"approval_id": approval_id, "effect_key": effect_key})
 
-        return self.j.write_then(op, lambda tx, _: effects.get_in(tx, effect_key))
+        return self.j.write_then(op, lambda tx, _: effect_in(tx, effect_key))
 
     def _lapse(self, tx: Tx, row: Any) -> None:
         """An approved approval not consumed by its deadline becomes ``expired``: the
@@ -315,18 +315,15 @@ class Approvals(ApprovalRules):
             self._close(tx, row, status, {
                 "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
                 "decision_scope": scope.value, "rule_id": rule_id})
-            write_decision(tx, "approval", approval_id, row.run_id,
-                           {"approved": approve, "scope": scope.value, "rule_id": rule_id},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
-            tx.audit(f"approval.{status}", "approval", approval_id, run_id=row.run_id,
-                     before={"status": "pending", "version": row.version},
-                     after={"status": status, "scope": scope.value, "rule_id": rule_id},
-                     reason=reason, request_id=request_id, request=request)
-            tx.run_event(row.run_id, f"approval.{status}",
-                         {"approval_id": approval_id, "by": tx.actor.label, "reason": reason,
-                          "scope": scope.value},
-                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            record_decision(
+                tx, "approval", approval_id, row.run_id,
+                {"approved": approve, "scope": scope.value, "rule_id": rule_id},
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=(f"approval.{status}", {"status": "pending", "version": row.version},
+                       {"status": status, "scope": scope.value, "rule_id": rule_id}),
+                event=(f"approval.{status}", {"approval_id": approval_id, "by": tx.actor.label,
+                                              "reason": reason, "scope": scope.value}),
+                closes=True)
 
         return self.j.write_then(op, lambda tx, _: approval_in(tx.conn, approval_id))
 
@@ -390,14 +387,12 @@ class Approvals(ApprovalRules):
 
     def _expire(self, tx: Tx, row: Any) -> None:
         self._close(tx, row, "expired", {"decided_at": tx.now, "decided_by": "system:expiry"})
-        write_decision(tx, "approval", row.id, row.run_id, {"approved": False, "expired": True},
-                       actor="system:expiry", source="expiry", reason="expired")
-        tx.audit("approval.expired", "approval", row.id, run_id=row.run_id,
-                 actor="system:expiry", before={"status": "pending"},
-                 after={"status": "expired"}, reason="expired before a decision")
-        tx.run_event(row.run_id, "approval.expired", {"approval_id": row.id},
-                     status=status_after_closing(tx.conn, tx.run_row(row.run_id)),
-                     actor="system:expiry")
+        record_decision(
+            tx, "approval", row.id, row.run_id, {"approved": False, "expired": True},
+            actor="system:expiry", source="expiry", reason="expired",
+            audit_reason="expired before a decision",
+            audit=("approval.expired", {"status": "pending"}, {"status": "expired"}),
+            event=("approval.expired", {"approval_id": row.id}), closes=True)
 
     @staticmethod
     def _row(tx: Tx, approval_id: str) -> Any:
@@ -457,32 +452,28 @@ class Approvals(ApprovalRules):
                 "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
                 "decision_scope": "once", "approved_action": edited_text,
                 "approved_digest": edited_digest})
-            write_decision(tx, "approval", approval_id, row.run_id,
-                           {"approved": True, "scope": "once", "edited": True,
-                            "original_digest": row.action_digest,
-                            "approved_digest": edited_digest, "approved_action": action,
-                            "edited_action_digest": edited_digest},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
-            tx.audit("approval.approved_edited", "approval", approval_id, run_id=row.run_id,
-                     before={"status": "pending", "version": row.version,
-                             "action_digest": row.action_digest},
-                     after={"status": "approved", "approved_digest": edited_digest,
-                            "changes": changes},
-                     reason=reason, request_id=request_id, request=request)
-            tx.run_event(row.run_id, "approval.approved",
-                         {"approval_id": approval_id, "by": tx.actor.label, "reason": reason,
-                          "scope": "once", "edited": True, "original_digest": row.action_digest,
-                          "approved_digest": edited_digest, "changes": changes},
-                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            record_decision(
+                tx, "approval", approval_id, row.run_id,
+                {"approved": True, "scope": "once", "edited": True,
+                 "original_digest": row.action_digest, "approved_digest": edited_digest,
+                 "approved_action": action, "edited_action_digest": edited_digest},
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=("approval.approved_edited",
+                       {"status": "pending", "version": row.version,
+                        "action_digest": row.action_digest},
+                       {"status": "approved", "approved_digest": edited_digest,
+                        "changes": changes}),
+                event=("approval.approved",
+                       {"approval_id": approval_id, "by": tx.actor.label, "reason": reason,
+                        "scope": "once", "edited": True, "original_digest": row.action_digest,
+                        "approved_digest": edited_digest, "changes": changes}),
+                closes=True)
 
         return self.j.write_then(op, lambda tx, _: approval_in(tx.conn, approval_id))
 
     # ------------------------------------------------------------ reads
     def for_run(self, run_id: str) -> list[Approval]:
-        stmt = approval_select().where(s.approvals.c.run_id == run_id).order_by(
-            s.approvals.c.created_at, s.approvals.c.id)
-        return self.j.read(lambda c: to_models(Approval, c.execute(stmt)))
+        return self.j.read(lambda c: approvals_of(c, run_id))
 
     def similar(self, approval_id: str, limit: int = 20) -> list[Approval]:
         """Past decisions on the same action name, newest first."""

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import builtins
 import sqlite3
 import threading
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 
 from . import schema as s
-from .journal import Journal
 from .models import AuditEntry, Change, ChangeSet, Page
+from .paging import MAX_PAGE, escape_like
 from .rows import to_model, to_models
+from .store import Store
 
+AUDIT_PAGE = Page[AuditEntry]  # parametrised once
 
 def audit_source() -> Any:
     """The source of the decision written with an audit entry (same target, same actor,
@@ -36,29 +39,41 @@ def decision_sources(conn: Any) -> list[str]:
 
 
 class Audit:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     def list(self, *, before: int | None = None, limit: int = 200, actor: str | None = None,
              entity_kind: str | None = None, run_id: str | None = None,
-             action_prefix: str | None = None,
+             action_prefix: str | None = None, text: str | None = None,
+             since: float | None = None, until: float | None = None,
              source: str | None = None) -> Page[AuditEntry]:
-        """Newest first, keyset-paged by sequence (pass the cursor back as ``before``)."""
+        """Newest first, keyset-paged by sequence (pass the cursor back as ``before``);
+        ``text`` searches action, entity, reason, actor, run and the before/after JSON;
+        ``source`` is the decision's (desk, cli, rule…). The one audit listing (the desk's
+        Audit page, ``proctor audit``, the CSV export)."""
         a = s.audit.c
-        conds = [c for c in (a.sequence < before if before else None,
-                             audit_source() == source if source else None,
-                             a.actor == actor if actor else None,
-                             a.entity_kind == entity_kind if entity_kind else None,
-                             a.run_id == run_id if run_id else None,
-                             a.action.like(f"{action_prefix}%") if action_prefix else None)
-                 if c is not None]
-        stmt = audit_with_source().where(*conds).order_by(a.sequence.desc()).limit(limit + 1)
+        conds = [a.sequence < before if before else None,
+                 audit_source() == source if source else None,
+                 a.actor == actor if actor else None,
+                 a.entity_kind == entity_kind if entity_kind else None,
+                 a.run_id == run_id if run_id else None,
+                 a.action.like(f"{escape_like(action_prefix)}%", escape="\\")
+                 if action_prefix else None,
+                 a.created_at >= since if since is not None else None,
+                 a.created_at < until if until is not None else None]
+        if text:
+            like = f"%{escape_like(text)}%"
+            conds.append(or_(*(col.ilike(like, escape="\\") for col in (
+                a.action, a.entity_id, a.reason, a.actor, a.before, a.after, a.run_id))))
+        limit = max(1, min(limit, MAX_PAGE))
+        stmt = audit_with_source().where(*[c for c in conds if c is not None]).order_by(
+            a.sequence.desc()).limit(limit + 1)
         rows = self.j.read(lambda c: c.execute(stmt).all())
         items = to_models(AuditEntry, rows[:limit])
         cursor = str(items[-1].sequence) if len(rows) > limit and items else None
-        return Page[AuditEntry](items=items, next_cursor=cursor)
+        return AUDIT_PAGE(items=items, next_cursor=cursor)
 
-    def for_entity(self, entity_id: str) -> list[AuditEntry]:
+    def for_entity(self, entity_id: str) -> builtins.list[AuditEntry]:
         stmt = audit_with_source().where(s.audit.c.entity_id == entity_id).order_by(
             s.audit.c.sequence)
         return self.j.read(lambda c: to_models(AuditEntry, c.execute(stmt)))
@@ -71,8 +86,8 @@ class Audit:
 class Changes:
     """``since(seq)`` tells each view what changed; ``data_version`` is the cheap poll."""
 
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
         self._probe: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 

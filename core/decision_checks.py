@@ -100,7 +100,7 @@ def check_approval(conn: Any, trust: Trust, row: Any, now: float) -> str | None:
 def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
     """An automatic decision by a rule: the rule is a trusted operator's and the action
     really matches it (pattern, scope, effect, live at the decision's time)."""
-    from .approvals import action_name, action_resource
+    from .decision_rows import action_name, action_resource
 
     what = f"approval {row.id}"
     rule = row_where(conn, s.approval_rules, id=row.rule_id) if row.rule_id else None

@@ -11,7 +11,7 @@ from sqlalchemy import bindparam, or_, select
 from . import errors
 from . import schema as s
 from .canonical import canonical_json, digest_of
-from .journal import Tx
+from .items import status_after_closing
 from .models import (
     ActorKind,
     Approval,
@@ -21,6 +21,7 @@ from .models import (
 from .rows import approval_select, by_id, fetch_prepared, to_models
 from .signing import sign_decision
 from .sql import Prepared, insert_rows
+from .tx import Tx
 
 MAX_REASON = 10_000
 
@@ -54,7 +55,9 @@ def safety_counts(approvals: list[Approval]) -> dict[str, int]:
 def action_resource(action: dict) -> str:
     if "resource" in action:
         return str(action["resource"])
-    args = action.get("args") if isinstance(action.get("args"), dict) else {}
+    args = action.get("args")
+    if not isinstance(args, dict):
+        args = {}
     for key in ("path", "url", "command", "to", "table", "account"):
         if key in args:
             return str(args[key])
@@ -181,6 +184,35 @@ def write_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decisi
     tx.changed("decision", did, run_id)
     sign_decision(tx, did, kind, target_id, decision, actor=actor, reason=reason,
                   created_at=tx.now)
+    return did
+
+
+_SAME: Any = object()  # record_decision: the audit row's reason is the decision's
+
+
+def record_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decision: Any, *,
+                    source: str, reason: str | None, audit: tuple[str, Any, Any],
+                    actor: str | None = None, request_id: str | None = None,
+                    request: Any = None, audit_reason: Any = _SAME, keyed_audit: bool = True,
+                    event: tuple[str, dict] | None = None, closes: bool = False) -> str:
+    """The one decision writer: the decision row, then its audit row (``audit``: action,
+    before, after), then, with ``event`` (type, payload), the run event, in that order and in
+    ``tx``; every one by ``actor`` (default: the transaction's actor). ``keyed_audit=False``:
+    the audit row does not carry the operator's request (another row of the transaction
+    does). ``closes``: the event moves the run as closing the item leaves it
+    (``items.status_after_closing``). Returns the decision's id."""
+    who = actor or tx.actor.label
+    did = write_decision(tx, kind, target_id, run_id, decision, actor=who, source=source,
+                         reason=reason, request_id=request_id)
+    action, before, after = audit
+    tx.audit(action, kind, target_id, run_id=run_id, before=before, after=after,
+             reason=reason if audit_reason is _SAME else audit_reason,
+             request_id=request_id if keyed_audit else None,
+             request=request if keyed_audit else None, actor=actor)
+    if event is not None and run_id is not None:
+        type_, payload = event
+        status = status_after_closing(tx.conn, tx.run_row(run_id)) if closes else None
+        tx.run_event(run_id, type_, payload, status=status, actor=actor)
     return did
 
 

@@ -9,7 +9,8 @@ from sqlalchemy import or_, select
 
 from . import schema as s
 from .models import Approval, Effect, EffectStatus, Frozen, Page, Receipt, Run, ToolCall
-from .rows import approval_select, keyset_after, order_by, to_model, to_models
+from .paging import escape_like, keyset_page, ordered, seek
+from .rows import approval_select, to_model, to_models
 
 LIVE = [EffectStatus.RESERVED.value, EffectStatus.EXECUTING.value]
 
@@ -35,10 +36,9 @@ class EffectContext(Frozen):
     tool_call: ToolCall | None
 
 
-def browse(journal: Any, q: EffectQuery, now: float, cursor: str | None = None,
+def browse(conn: Any, q: EffectQuery, now: float, cursor: str | None = None,
            limit: int = 200) -> Page[Effect]:
-    from .runs import escape_like, page_of
-
+    """One page of effects matching ``q``, read on ``conn``."""
     e = s.effects.c
     conds: list[Any] = []
     if q.lapsed:
@@ -51,13 +51,13 @@ def browse(journal: Any, q: EffectQuery, now: float, cursor: str | None = None,
         like = f"%{escape_like(q.text)}%"
         conds.append(or_(*(c.ilike(like, escape="\\") for c in (e.key, e.tool,
                                                                  e.idempotency_key))))
-    after = keyset_after(e.created_at, e.key, cursor, q.newest_first)
+    key = (e.created_at, e.key)
+    after = seek(key, cursor, q.newest_first)
     if after is not None:
         conds.append(after)
-    stmt = select(s.effects).where(*conds).order_by(
-        *order_by(e.created_at, e.key, q.newest_first)).limit(limit + 1)
-    rows = journal.read(lambda c: c.execute(stmt).all())
-    return page_of(Effect, rows, limit, lambda m: (m.created_at, m.key))
+    stmt = select(s.effects).where(*conds).order_by(*ordered(key, q.newest_first)).limit(
+        limit + 1)
+    return keyset_page(Effect, conn.execute(stmt).all(), limit, key)
 
 
 def context(journal: Any, key: str) -> EffectContext:

@@ -3,33 +3,53 @@ nobody knows whether it happened; only a person resolves an ambiguous effect."""
 
 from __future__ import annotations
 
-import os
+import builtins
 from typing import Any
 
 from sqlalchemy import func, select
 
-from . import errors
+from . import effect_views, errors
 from . import schema as s
-from .canonical import canonical_json, digest_of, loads, sha256_hex
-from .deciders import agent_name, refuse_requester, requesters_of_effect
-from .integrity import receipt_digest_body, refuse_tampered
-from .journal import Journal, Tx
+from .canonical import canonical_json, loads
+from .deciders import refuse_requester, requesters_of_effect
+from .decision_rows import record_decision
+from .effect_rows import (  # noqa: F401 - LIVE, EFFECT_BY_KEY, receipt_in: re-exported
+    EFFECT_BY_KEY,
+    LIVE,
+    RECEIPT_BY_ID,
+    default_owner,
+    effect_event,
+    effect_in,
+    make_ambiguous,
+    receipt_in,
+    reserve_in,
+    update_effect,
+    write_receipt,
+)
+from .effect_views import EffectQuery
+from .integrity import refuse_tampered
 from .models import Effect, EffectStatus, Origin, Page, Receipt, SafetyClass
 from .origin import default_for as default_origin
-from .rows import by_id, fetch_prepared, keyset_after, order_by, to_models
-from .sql import insert_rows, row_where, update_where
-
-LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
-EFFECT_BY_KEY = by_id(select(s.effects), s.effects.c.key)
-RECEIPT_BY_ID = by_id(select(s.receipts), s.receipts.c.id)
+from .rows import fetch_prepared
+from .run_facts import receipts_of
+from .sql import row_where
+from .store import Store
+from .tx import Tx
 
 
 class Effects:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     def default_owner(self) -> str:
-        return f"{self.j.actor.name}@{os.getpid()}"
+        return default_owner(self.j.actor)
+
+    # the transaction-level steps live in effect_rows (approvals reserve through them too)
+    reserve_in = staticmethod(reserve_in)
+    get_in = staticmethod(effect_in)
+    _make_ambiguous = staticmethod(make_ambiguous)
+    _update = staticmethod(update_effect)
+    _event = staticmethod(effect_event)
 
     # ------------------------------------------------------------ agent side
     def reserve(self, key: str, *, tool: str, run_id: str | None = None, action: Any = None,
@@ -47,60 +67,6 @@ class Effects:
                             origin=origin_text)
 
         return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
-
-    def reserve_in(self, tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
-                   safety_class: SafetyClass | str, idempotency_key: str | None,
-                   lease_seconds: float, owner: str | None, approval_id: str | None,
-                   origin: str | None = None) -> bool:
-        """Reserve inside ``tx``. Returns False when refused with a write that must survive
-        (a lapsed lease turned ambiguous); raises when refused without writing."""
-        if lease_seconds <= 0:
-            raise errors.ValidationError("the lease must be positive", field="lease_seconds")
-        owner = owner or self.default_owner()
-        safety = SafetyClass(safety_class).value
-        row = row_where(tx.conn, s.effects, key=key)
-        values = dict(status=EffectStatus.RESERVED.value, lease_owner=owner,
-                      lease_seconds=lease_seconds, lease_expires_at=tx.now + lease_seconds,
-                      approval_id=approval_id, updated_at=tx.now, error=None, result=None,
-                      started_at=None)
-        if row is None:
-            if run_id is not None:
-                tx.live_run(run_id)
-            text = canonical_json(action)
-            insert_rows(tx.conn, s.effects, [dict(
-                key=key, run_id=run_id, attempt=1, tool=tool, action=text,
-                action_digest=sha256_hex(text), safety_class=safety, idempotency_key=idempotency_key, version=1,
-                created_at=tx.now, agent=agent_name(tx), origin=origin, **values)])
-            self._event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner})
-            return True
-        if self.j.trust is not None:
-            from .decision_checks import check_effect
-
-            check_effect(tx.conn, self.j.trust, row)
-        if row.status == EffectStatus.COMMITTED:
-            raise errors.EffectCommitted(f"effect {key} already committed; it never runs again")
-        if row.status == EffectStatus.AMBIGUOUS:
-            raise errors.EffectAmbiguous(f"effect {key} is ambiguous and waits for a person")
-        if row.status in LIVE:
-            if row.lease_expires_at is not None and row.lease_expires_at > tx.now:
-                raise errors.EffectBusy(f"effect {key} is leased by {row.lease_owner}")
-            self._make_ambiguous(tx, row, "lease expired before the outcome was recorded")
-            tx.raise_after_commit(errors.EffectAmbiguous(
-                f"effect {key}: the previous lease of {row.lease_owner} expired mid-flight; "
-                "the outcome is unknown and a person must resolve it"))
-            return False
-        # failed: may be retried as the next attempt, which starts with nothing of the last one
-        # on the row (its outcome, "unknown" reason and resolution stay in the receipts,
-        # decisions and events), for a run that is still live (the same check as a new key:
-        # a retry never starts on an ended run)
-        for rid in {run_id, row.run_id} - {None}:
-            tx.live_run(rid)
-        refuse_tampered("effect", key, row)
-        self._update(tx, row, attempt=row.attempt + 1, ambiguous_reason=None, resolved_by=None,
-                     resolution_reason=None, **values)
-        self._event(tx, row.run_id, "effect.reserved", key,
-                    {"attempt": row.attempt + 1, "owner": owner})
-        return True
 
     def begin(self, key: str, *, owner: str | None = None) -> Effect:
         owner = owner or self.default_owner()
@@ -269,15 +235,12 @@ class Effects:
                 body["partial_result"] = loads(row.result)  # a retry's reserve clears it
             write_receipt(tx, row, "resolution", outcome.value, external_id, body,
                           tx.actor.label)
-            from .approvals import write_decision
-
-            write_decision(tx, "effect", key, row.run_id, {"outcome": outcome.value},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
-            tx.audit(f"effect.resolved_{outcome.value}", "effect", key, run_id=row.run_id,
-                     before={"status": "ambiguous", "error": row.error},
-                     after={"status": outcome.value, "external_id": external_id},
-                     reason=reason, request_id=request_id, request=request)
+            record_decision(
+                tx, "effect", key, row.run_id, {"outcome": outcome.value},
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=(f"effect.resolved_{outcome.value}",
+                       {"status": "ambiguous", "error": row.error},
+                       {"status": outcome.value, "external_id": external_id}))
             self._event(tx, row.run_id, "effect.resolved", key,
                         {"outcome": outcome.value, "by": tx.actor.label, "reason": reason})
 
@@ -288,49 +251,33 @@ class Effects:
         return self.j.read(lambda c: fetch_prepared(c, Effect, EFFECT_BY_KEY, f"effect {key}",
                                                     key=key))
 
-    @staticmethod
-    def get_in(tx: Tx, key: str) -> Effect:
-        """The effect as the write transaction ``tx`` sees it (what a write returns)."""
-        return fetch_prepared(tx.conn, Effect, EFFECT_BY_KEY, f"effect {key}", key=key)
-
-    def list(self, *, status: list[str] | None = None, run_id: str | None = None,
+    def list(self, query: EffectQuery | None = None, *,
+             status: builtins.list[str] | None = None, run_id: str | None = None,
              newest_first: bool = True, cursor: str | None = None,
              limit: int = 200) -> Page[Effect]:
-        from .runs import page_of
+        """Effects matching ``query`` (``effect_views.EffectQuery``; or the filters given one
+        by one), keyset-paged by (created, key): the one effect listing (the desk's Effects
+        page, ``proctor effects``, the integrations' recovery sweeps)."""
+        q = query or EffectQuery(statuses=frozenset(EffectStatus(x) for x in status or ()),
+                                 run_id=run_id, newest_first=newest_first)
+        return self.j.read(lambda c: effect_views.browse(c, q, self.j.now(), cursor, limit))
 
-        e = s.effects.c
-        conds = [c for c in (e.status.in_(status) if status else None,
-                             e.run_id == run_id if run_id else None,
-                             keyset_after(e.created_at, e.key, cursor, newest_first))
-                 if c is not None]
-        stmt = select(s.effects).where(*conds).order_by(
-            *order_by(e.created_at, e.key, newest_first)).limit(limit + 1)
-        rows = self.j.read(lambda c: c.execute(stmt).all())
-        return page_of(Effect, rows, limit, lambda m: (m.created_at, m.key))
-
-    def browse(self, query: Any = None, *, cursor: str | None = None,
+    def browse(self, query: EffectQuery | None = None, *, cursor: str | None = None,
                limit: int = 200) -> Page[Effect]:
-        """Filtered, keyset-paged effects (``effect_views.EffectQuery``)."""
-        from . import effect_views
-
-        return effect_views.browse(self.j, query or effect_views.EffectQuery(), self.j.now(),
-                                   cursor, limit)
+        """``list(query)`` (the name the desk's Effects page knew it by)."""
+        return self.list(query or EffectQuery(), cursor=cursor, limit=limit)
 
     def context(self, key: str) -> Any:
         """The effect with its receipts, run, approval and tool call
         (``effect_views.EffectContext``)."""
-        from . import effect_views
-
         return effect_views.context(self.j, key)
 
     def count(self, status: str = "ambiguous") -> int:
         stmt = select(func.count()).select_from(s.effects).where(s.effects.c.status == status)
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
 
-    def receipts(self, key: str) -> list[Receipt]:
-        stmt = select(s.receipts).where(s.receipts.c.effect_key == key).order_by(
-            s.receipts.c.created_at, s.receipts.c.id)
-        return self.j.read(lambda c: to_models(Receipt, c.execute(stmt)))
+    def receipts(self, key: str) -> builtins.list[Receipt]:
+        return self.j.read(lambda c: receipts_of(c, [key])[key])
 
     # ------------------------------------------------------------ helpers
     def _owned(self, tx: Tx, key: str, owner: str, allowed: tuple) -> Any:
@@ -361,55 +308,3 @@ class Effects:
                 f"effect {key}: your lease expired; the outcome is now for a person to resolve"))
             return None
         return row
-
-    def _make_ambiguous(self, tx: Tx, row: Any, reason: str,
-                        partial_result: Any = None) -> None:
-        values: dict[str, Any] = {}
-        payload: dict[str, Any] = {"attempt": row.attempt, "reason": reason}
-        if partial_result is not None:
-            values["result"] = canonical_json(partial_result)
-            payload["partial_result"] = partial_result
-        self._update(tx, row, status=EffectStatus.AMBIGUOUS.value, ambiguous_reason=reason,
-                     lease_expires_at=None, **values)
-        tx.audit("effect.ambiguous", "effect", row.key, run_id=row.run_id,
-                 actor="system:recovery", before={"status": row.status},
-                 after={"status": "ambiguous"}, reason=reason)
-        self._event(tx, row.run_id, "effect.ambiguous", row.key, payload,
-                    actor="system:recovery")
-
-    @staticmethod
-    def _update(tx: Tx, row: Any, **values: Any) -> None:
-        done = update_where(tx.conn, s.effects, {"version": row.version + 1,
-                                                 "updated_at": tx.now, **values},
-                            key=row.key, version=row.version)
-        if done != 1:
-            raise errors.StaleVersion(f"effect {row.key} changed meanwhile")
-        tx.changed("effect", row.key, row.run_id)
-
-    @staticmethod
-    def _event(tx: Tx, run_id: str | None, type_: str, key: str, payload: dict,
-               actor: str | None = None) -> None:
-        if run_id is None:
-            return
-        run = tx.run_row(run_id)
-        if run.status in ("completed", "failed", "cancelled"):
-            return  # the effect outlives its run; the audit row is the record
-        tx.append_event(run, type_, {"effect_key": key, **payload}, actor=actor)
-
-
-def receipt_in(tx: Tx, receipt_id: str) -> Receipt:
-    """The receipt as the write transaction ``tx`` sees it."""
-    return fetch_prepared(tx.conn, Receipt, RECEIPT_BY_ID, f"receipt {receipt_id}",
-                          key=receipt_id)
-
-
-def write_receipt(tx: Tx, row: Any, kind: str, status: str, external_id: str | None,
-                  evidence: Any, actor: str) -> str:
-    rid = tx.new_id("rcp")
-    receipt = dict(id=rid, effect_key=row.key, run_id=row.run_id, kind=kind, status=status,
-                   external_id=external_id, evidence=evidence, actor=actor, created_at=tx.now)
-    receipt.update(digest=digest_of(receipt_digest_body(receipt)),
-                   evidence=canonical_json(evidence))
-    insert_rows(tx.conn, s.receipts, [receipt])
-    tx.changed("receipt", rid, row.run_id)
-    return rid

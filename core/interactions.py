@@ -9,17 +9,19 @@ from sqlalchemy import select
 
 from . import errors
 from . import schema as s
-from .approvals import requester, write_decision
 from .canonical import canonical_json, digest_of
 from .credentials import reference_problem
 from .deciders import refuse_requester
+from .decision_rows import record_decision, requester
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
-from .journal import Journal, Tx
 from .limits import check_text
 from .models import Interaction, InteractionKind, InteractionStatus, Origin
 from .origin import default_for as default_origin
-from .rows import by_id, fetch_prepared, interaction_select, to_models
+from .rows import by_id, fetch_prepared, interaction_select
+from .run_facts import interactions_of
 from .sql import insert_rows, row_where, update_where
+from .store import Store
+from .tx import Tx
 
 MAX_PROMPT = 100_000
 
@@ -144,8 +146,8 @@ def interaction_in(conn: Any, interaction_id: str) -> Interaction:
 
 
 class Interactions:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     # ------------------------------------------------------------ agent side
     def ask(self, run_id: str, kind: InteractionKind | str, prompt: str, *,
@@ -284,15 +286,13 @@ class Interactions:
             self._close(tx, row, InteractionStatus.RESOLVED, {
                 "resolved_at": tx.now, "resolved_by": tx.actor.label,
                 "response": canonical_json(response)})
-            write_decision(tx, "interaction", interaction_id, row.run_id, response,
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
-            tx.audit("interaction.answered", "interaction", interaction_id, run_id=row.run_id,
-                     before={"status": row.status}, after={"status": "resolved"},
-                     reason=reason, request_id=request_id, request=request)
-            tx.run_event(row.run_id, "interaction.answered",
-                         {"interaction_id": interaction_id, "by": tx.actor.label},
-                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            record_decision(
+                tx, "interaction", interaction_id, row.run_id, response,
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=("interaction.answered", {"status": row.status}, {"status": "resolved"}),
+                event=("interaction.answered",
+                       {"interaction_id": interaction_id, "by": tx.actor.label}),
+                closes=True)
 
         return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
 
@@ -370,9 +370,7 @@ class Interactions:
         return self.j.read(read)
 
     def for_run(self, run_id: str) -> list[Interaction]:
-        stmt = interaction_select().where(s.interactions.c.run_id == run_id).order_by(
-            s.interactions.c.created_at, s.interactions.c.id)
-        return self.j.read(lambda c: to_models(Interaction, c.execute(stmt)))
+        return self.j.read(lambda c: interactions_of(c, run_id))
 
     @staticmethod
     def _row(tx: Tx, interaction_id: str) -> Any:

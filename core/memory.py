@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 from typing import Any
 
@@ -9,11 +10,10 @@ from sqlalchemy import bindparam, func, insert, select, update
 
 from . import errors
 from . import schema as s
-from .approvals import write_decision
 from .canonical import ZERO_DIGEST, digest_of, sha256_hex
 from .deciders import agent_name, refuse_requester, requesters_of_conflict, requesters_of_entry
+from .decision_rows import record_decision
 from .integrity import mutation_digest
-from .journal import Journal, Tx
 from .limits import check_text
 from .models import (
     ActorKind,
@@ -31,6 +31,8 @@ from .models import (
 from .origin import default_for as default_origin
 from .rows import by_id, fetch_one, fetch_prepared, reconciliation_select, to_model, to_models
 from .sql import Prepared, insert_rows, row_where, update_where
+from .store import Store
+from .tx import Tx
 
 MAX_CONTENT = 200_000
 # Trust only a person gives: an agent never adds an entry with it.
@@ -66,8 +68,8 @@ def entry_in(conn: Any, entry_id: str) -> MemoryEntry:
 
 
 class Memory:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     # ------------------------------------------------------------ writes (agent and operator)
     def add(self, scope: MemoryScope | str, scope_key: str, title: str, content: str, *,
@@ -353,22 +355,20 @@ class Memory:
                 status=choice.value, version=item.version + 1, resolved_at=tx.now,
                 resolved_by=tx.actor.label, resolution_reason=reason))
             tx.changed("reconciliation", item_id, item.run_id)
-            write_decision(tx, "reconciliation", item_id, item.run_id, {"choice": choice.value},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
             fields = {k: v for k, v in values.items() if k in INCOMING_FIELDS}
-            tx.audit(f"memory.conflict_{choice.value}", "reconciliation", item_id,
-                     run_id=item.run_id, before={"status": "pending"},
-                     after={"status": choice.value, "entry_id": item.entry_id,
-                            **({"fields": fields} if fields else {})}, reason=reason,
-                     request_id=request_id, request=request)
+            record_decision(
+                tx, "reconciliation", item_id, item.run_id, {"choice": choice.value},
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=(f"memory.conflict_{choice.value}", {"status": "pending"},
+                       {"status": choice.value, "entry_id": item.entry_id,
+                        **({"fields": fields} if fields else {})}))
 
         self.j.write(op)
         return self.reconciliation(item_id)
 
-    def bulk_resolve(self, items: list[tuple[str, int]], choice: ReconciliationStatus | str, *,
+    def bulk_resolve(self, items: builtins.list[tuple[str, int]], choice: ReconciliationStatus | str, *,
                      reason: str, request_id: str | None = None,
-                     source: str = "desk") -> list[BulkResult]:
+                     source: str = "desk") -> builtins.list[BulkResult]:
         """Resolve each (conflict id, version the operator saw) the same way, each in its
         own transaction; a per-item result for each, in order. Merging needs one conflict at
         a time. Taking incoming is refused for a conflict whose entry moved on after the
@@ -448,8 +448,8 @@ class Memory:
 
     def list(self, *, scope: str | None = None, scope_key: str | None = None,
              include_deleted: bool = False, text: str | None = None,
-             limit: int = 500) -> list[MemoryEntry]:
-        from .runs import escape_like
+             limit: int = 500) -> builtins.list[MemoryEntry]:
+        from .paging import escape_like
 
         m = s.memory_entries.c
         conds = [c for c in (m.scope == scope if scope else None,
@@ -461,7 +461,7 @@ class Memory:
             m.updated_at.desc(), m.id).limit(limit)
         return self.j.read(lambda c: to_models(MemoryEntry, c.execute(stmt)))
 
-    def history(self, entry_id: str) -> list[MemoryMutation]:
+    def history(self, entry_id: str) -> builtins.list[MemoryMutation]:
         stmt = select(s.memory_mutations).where(
             s.memory_mutations.c.entry_id == entry_id).order_by(s.memory_mutations.c.version)
         return self.j.read(lambda c: to_models(MemoryMutation, c.execute(stmt)))
@@ -482,7 +482,7 @@ class Memory:
 
         return self.j.read(read)
 
-    def reconciliations(self, status: str = "pending", limit: int = 500) -> list[Reconciliation]:
+    def reconciliations(self, status: str = "pending", limit: int = 500) -> builtins.list[Reconciliation]:
         stmt = reconciliation_select().where(s.reconciliations.c.status == status).order_by(
             s.reconciliations.c.created_at.desc()).limit(limit)
         return self.j.read(lambda c: to_models(Reconciliation, c.execute(stmt)))
@@ -494,13 +494,13 @@ class Memory:
 
         return memory_views.browse(self.j, query or memory_views.MemoryQuery(), cursor, limit)
 
-    def scopes(self) -> list[Any]:
+    def scopes(self) -> builtins.list[Any]:
         """Per-scope counts and estimated tokens (``memory_views.ScopeUsage``)."""
         from . import memory_views
 
         return memory_views.scopes(self.j)
 
-    def facets(self) -> dict[str, list[str]]:
+    def facets(self) -> dict[str, builtins.list[str]]:
         from . import memory_views
 
         return memory_views.facets(self.j)

@@ -15,7 +15,7 @@ from sqlalchemy import and_, case, func, or_, select
 
 from . import schema as s
 from .models import Frozen, MemoryEntry, MemoryScope, Page, Trust
-from .rows import decode_cursor, encode_cursor, to_models
+from .paging import keyset_page, ordered, seek
 
 CHARS_PER_TOKEN = 4
 Sort = Literal["updated", "created", "priority", "title", "used"]
@@ -65,18 +65,8 @@ def _sort_columns(sort: Sort) -> list[Any]:
             "used": [m.last_used_at, m.id]}[sort]  # ix_memory_last_used; 0: never used
 
 
-def _after(cols: list[Any], values: list[Any], descending: bool) -> Any:
-    """Rows strictly after ``values`` in the (cols...) order (keyset condition)."""
-    terms = []
-    for n, col in enumerate(cols):
-        head = [c == v for c, v in zip(cols[:n], values[:n], strict=True)]
-        beyond = col < values[n] if descending else col > values[n]
-        terms.append(and_(*head, beyond))
-    return or_(*terms)
-
-
 def _conditions(q: MemoryQuery) -> list[Any]:
-    from .runs import escape_like
+    from .paging import escape_like
 
     m = s.memory_entries.c
     conds = [
@@ -100,24 +90,19 @@ def browse_statement(q: MemoryQuery, cursor: str | None, limit: int) -> Any:
     whether there is a next page)."""
     cols = _sort_columns(q.sort)
     conds = _conditions(q)
-    if cursor is not None:
-        conds.append(_after(cols, decode_cursor(cursor), q.descending))
-    order = [c.desc() if q.descending else c.asc() for c in cols]
-    return select(s.memory_entries).where(*conds).order_by(*order).limit(limit + 1)
+    after = seek(cols, cursor, q.descending)
+    if after is not None:
+        conds.append(after)
+    return select(s.memory_entries).where(*conds).order_by(
+        *ordered(cols, q.descending)).limit(limit + 1)
 
 
 def browse(journal: Any, q: MemoryQuery, cursor: str | None = None,
            limit: int = 200) -> Page[MemoryEntry]:
     """One keyset page of entries matching ``q``, in ``q.sort`` order."""
-    cols = _sort_columns(q.sort)
     stmt = browse_statement(q, cursor, limit)
     rows = journal.read(lambda c: c.execute(stmt).all())
-    items = to_models(MemoryEntry, rows[:limit])
-    next_cursor = None
-    if len(rows) > limit and items:
-        last = rows[limit - 1]._mapping
-        next_cursor = encode_cursor(*(last[c.name] for c in cols))
-    return Page[MemoryEntry](items=items, next_cursor=next_cursor)
+    return keyset_page(MemoryEntry, rows, limit, _sort_columns(q.sort))
 
 
 def scopes(journal: Any) -> list[ScopeUsage]:

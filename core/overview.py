@@ -19,8 +19,8 @@ from typing import Any
 from sqlalchemy import Float, Integer, and_, case, cast, func, literal, select
 
 from . import schema as s
-from .journal import Journal
 from .models import Frozen
+from .store import Store
 
 AGE_BUCKETS: tuple[tuple[str, float], ...] = (
     ("<5m", 300), ("5–30m", 1800), ("30m–2h", 7200), ("2–8h", 28_800), (">8h", float("inf")))
@@ -65,8 +65,8 @@ class OverviewFacts(Frozen):
 
 
 class Overview:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     def facts(self, *, project: str | None = None, agent: str | None = None,
               hours: int = 24, now: float | None = None) -> OverviewFacts:

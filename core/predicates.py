@@ -104,6 +104,11 @@ class _Parser:
     def peek(self) -> Token | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None
 
+    def at(self, text: str) -> bool:
+        """The next token is ``text``."""
+        tok = self.peek()
+        return tok is not None and tok.text == text
+
     def take(self) -> Token:
         tok = self.peek()
         if tok is None:
@@ -168,7 +173,8 @@ class _Parser:
         if op_tok.text not in OPERATORS:
             raise _fail(f"expected a comparison (one of {', '.join(OPERATORS)}), "
                         f"found {op_tok.text!r}", op_tok.pos)
-        value_pos = self.peek().pos if self.peek() else len(self.text)
+        ahead = self.peek()
+        value_pos = ahead.pos if ahead else len(self.text)
         value = self.value()
         return ("cmp", op_tok.text, path, self._operand(op_tok.text, value, value_pos))
 
@@ -195,7 +201,7 @@ class _Parser:
         if tok.kind != "word" or tok.text in KEYWORDS:
             raise _fail(f"expected a path such as args.amount, found {tok.text!r}", tok.pos)
         parts: list[str | int] = [tok.text]
-        while self.peek() is not None and self.peek().text == ".":
+        while self.at("."):
             self.take()
             seg = self.take()
             if seg.kind == "word":
@@ -217,7 +223,7 @@ class _Parser:
             return {"true": True, "false": False, "null": None}[tok.text]
         if tok.text == "[":
             items: list[Any] = []
-            if self.peek() is not None and self.peek().text == "]":
+            if self.at("]"):
                 self.take()
                 return items
             while True:

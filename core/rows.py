@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import Select, and_, bindparam, or_, select
+from sqlalchemy import Select, bindparam, select
 
 from . import errors
 from . import schema as s
@@ -106,6 +106,12 @@ def by_id(stmt: Select, column: Any) -> Prepared:
     return Prepared(stmt.where(column == bindparam("key")))
 
 
+def all_rows(stmt: Any) -> Callable[[Any], list[Any]]:
+    """A read of every row ``stmt`` returns (what ``store.read`` runs): binds ``stmt`` now,
+    so a loop may build one per statement."""
+    return lambda conn: list(conn.execute(stmt).all())
+
+
 # ---------------------------------------------------------------- keyset cursors
 
 
@@ -122,22 +128,6 @@ def decode_cursor(cursor: str) -> list[Any]:
         return [ast.literal_eval(part) for part in text.split("\x1f")]
     except (ValueError, SyntaxError, UnicodeDecodeError) as exc:
         raise errors.ValidationError(f"malformed page cursor {cursor!r}", field="cursor") from exc
-
-
-def keyset_after(time_col: Any, id_col: Any, cursor: str | None, newest_first: bool) -> Any:
-    """WHERE clause for the rows after ``cursor`` in (time, id) order."""
-    if cursor is None:
-        return None
-    t, i = decode_cursor(cursor)
-    if newest_first:
-        return or_(time_col < t, and_(time_col == t, id_col < i))
-    return or_(time_col > t, and_(time_col == t, id_col > i))
-
-
-def order_by(time_col: Any, id_col: Any, newest_first: bool) -> tuple[Any, Any]:
-    if newest_first:
-        return time_col.desc(), id_col.desc()
-    return time_col.asc(), id_col.asc()
 
 
 __all__ = [

@@ -106,7 +106,7 @@ def draft_from(approval: Any, scope: str, now: float) -> RuleDraft:
     if scope not in RULE_SCOPES:
         raise errors.ValidationError(f"a rule's scope is one of {', '.join(RULE_SCOPES)}",
                                      field="scope")
-    from .approvals import action_resource
+    from .decision_rows import action_resource
 
     resource = action_resource(approval.action)
     return RuleDraft(
@@ -180,8 +180,8 @@ def preview(conn: Any, draft: RuleDraft, *, exclude: str | None = None,
             scan: int = PREVIEW_SCAN, listed: int = PREVIEW_LIST) -> RulePreview:
     """Which past requests ``draft`` would have decided and which pending ones it would
     decide now (newest first; the past is read up to ``scan`` requests back)."""
-    from .approvals import action_resource
     from .canonical import loads
+    from .decision_rows import action_resource
 
     a = s.approvals.c
     base = select(a.id, a.run_id, a.agent, a.action_name, a.action, a.status, a.version,

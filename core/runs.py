@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
-from sqlalchemy import exists, func, insert, or_, select, tuple_, update
+from sqlalchemy import func, insert, select, update
 
 from . import errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, loads
 from .deciders import refuse_requester, run_agent
+from .decision_rows import record_decision, write_decision
 from .items import (
     OPEN_INTERACTION,
     is_open_interaction,
-    open_items_by_run,
     status_after_closing,
 )
-from .journal import Journal, Tx
 from .models import (
     Attempt,
     AttemptStatus,
@@ -28,24 +28,35 @@ from .models import (
     ToolCall,
     ToolCallStatus,
 )
+from .paging import (  # noqa: F401 - re-exported: the run sorts were defined here
+    MAX_PAGE,
+    RUN_PAGE,
+    RUN_SORTS,
+    RunQuery,
+    escape_like,
+    has_open_items_clause,
+    run_conditions,
+    run_page,
+    run_page_statement,
+    run_page_with_open_items,
+    sort_fields,
+)
 from .rows import (
     by_id,
     decode_cursor,
-    encode_cursor,
     fetch_prepared,
     to_model,
     to_models,
 )
+from .run_facts import RUN_BY_ID, RunFacts, attempts_of, run_facts, tool_calls_of
 from .sql import insert_rows, row_where, update_where
+from .store import Store
+from .tx import Tx
 
-MAX_PAGE = 1000
 FINISHED_ATTEMPT = (AttemptStatus.COMPLETED, AttemptStatus.FAILED, AttemptStatus.INTERRUPTED)
 
-RUN_BY_ID = by_id(select(s.runs, open_items_by_run([])), s.runs.c.id)
 TOOL_CALL_BY_ID = by_id(select(s.tool_calls), s.tool_calls.c.id)
 
-
-RUN_PAGE = Page[Run]  # parametrized once: pydantic builds a new class on many lookups
 
 
 def run_in(tx: Tx, run_id: str) -> Run:
@@ -54,8 +65,8 @@ def run_in(tx: Tx, run_id: str) -> Run:
 
 
 class Runs:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     # ------------------------------------------------------------ agent side
     def start(self, project: str, title: str, *, space: str = "default",
@@ -167,7 +178,7 @@ class Runs:
         return self.append_events(run_id, [(type_, payload, event_id)])[0]
 
     def append_events(self, run_id: str,
-                      batch: list[tuple[str, Any] | tuple[str, Any, str | None]]) -> list[RunEvent]:
+                      batch: builtins.list[tuple[str, Any] | tuple[str, Any, str | None]]) -> builtins.list[RunEvent]:
         """Append several events in one transaction (the batched path)."""
         if not batch:
             return []
@@ -178,8 +189,11 @@ class Runs:
                                              field="type")
             texts.append(canonical_json(item[1]))
 
-        def op(tx: Tx) -> list[RunEvent]:
-            ids, fresh, seen, found = [], [], {}, {}
+        def op(tx: Tx) -> builtins.list[RunEvent]:
+            ids: builtins.list[str] = []
+            fresh: builtins.list[Any] = []
+            seen: dict[str, tuple[str, str]] = {}
+            found: dict[str, Any] = {}
             for item, text in zip(batch, texts, strict=True):
                 type_, payload = item[0], item[1]
                 event_id = item[2] if len(item) > 2 else None
@@ -191,7 +205,7 @@ class Runs:
                     continue
                 stored = self._replayed_event(tx, run_id, event_id, type_, text) \
                     if event_id else None
-                if stored is not None:
+                if stored is not None and event_id:  # stored: event_id named it
                     found[event_id] = stored
                     ids.append(event_id)
                     continue
@@ -305,8 +319,6 @@ class Runs:
                              what=f"tool call {tool_call_id}")
             self._settle_unknown(tx, row, status, None, None, reason=reason,
                                  request_id=request_id, request=request)
-            from .approvals import write_decision
-
             write_decision(tx, "tool_call", tool_call_id, row.run_id, {"status": status.value},
                            actor=tx.actor.label, source=source, reason=reason,
                            request_id=request_id)
@@ -337,7 +349,7 @@ class Runs:
         tx.changed("tool_call", row.id, row.run_id)
 
     def unknown_outcomes(self, *, run_id: str | None = None,
-                         limit: int = 200) -> list[ToolCall]:
+                         limit: int = 200) -> builtins.list[ToolCall]:
         """Tool calls whose outcome nobody knows (left by a cancel), oldest first: what a
         person resolves with ``resolve_tool_call``."""
         t = s.tool_calls.c
@@ -405,7 +417,7 @@ class Runs:
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
     @staticmethod
-    def _outcomes_now_unknown(tx: Tx, run_id: str) -> list[str]:
+    def _outcomes_now_unknown(tx: Tx, run_id: str) -> builtins.list[str]:
         """Completing a cancel: the run's dispatched tool calls without an outcome become
         ``outcome_unknown`` (seed rule), each with an audit row; returns their ids."""
         t = s.tool_calls.c
@@ -470,23 +482,20 @@ class Runs:
             tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(
                 cancel_requested=True, cancel_reason=reason))
             tx.append_event(run, "run.cancel_requested", {"reason": reason})
-            from .approvals import write_decision
-
-            write_decision(tx, "run", run_id, run_id, {"cancel_requested": True},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
-            tx.audit("run.cancel_requested", "run", run_id, run_id=run_id, reason=reason,
-                     before={"cancel_requested": False}, after={"cancel_requested": True},
-                     request_id=request_id, request=request)
+            record_decision(
+                tx, "run", run_id, run_id, {"cancel_requested": True},
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=("run.cancel_requested", {"cancel_requested": False},
+                       {"cancel_requested": True}))
 
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
     # ------------------------------------------------------------ reads
-    def resume_blockers(self, run_id: str) -> list[tuple[str, str]]:
+    def resume_blockers(self, run_id: str) -> builtins.list[tuple[str, str]]:
         """What keeps ``run_id`` from starting a new attempt, as (kind, id) pairs (empty:
         nothing): the resume gate of ``start_attempt``, for the desk and the CLI."""
 
-        def q(conn: Any) -> list[tuple[str, str]]:
+        def q(conn: Any) -> builtins.list[tuple[str, str]]:
             run = row_where(conn, s.runs, id=run_id)
             if run is None:
                 raise errors.NotFound(f"run {run_id} does not exist")
@@ -498,25 +507,23 @@ class Runs:
         return self.j.read(lambda c: fetch_prepared(c, Run, RUN_BY_ID, f"run {run_id}",
                                                     key=run_id))
 
-    def list(self, *, status: list[str] | None = None, project: str | None = None,
+    def list(self, query: RunQuery | None = None, *,
+             status: builtins.list[str] | None = None, project: str | None = None,
              agent: str | None = None, text: str | None = None, since: float | None = None,
              until: float | None = None, has_open_items: bool = False,
              newest_first: bool = True, cursor: str | None = None,
              limit: int = 200) -> Page[Run]:
-        r = s.runs.c
-        conds = [c for c in (
-            r.status.in_(status) if status else None,
-            r.project == project if project else None,
-            r.agent == agent if agent else None,
-            r.title.ilike(f"%{escape_like(text)}%", escape="\\") if text else None,
-            r.created_at >= since if since is not None else None,
-            r.created_at < until if until is not None else None,
-            has_open_items_clause() if has_open_items else None,
-        ) if c is not None]
-        return run_page(self.j, conds, "started", newest_first, cursor, limit)
+        """Runs matching ``query`` (or the filters given one by one, newest started first
+        unless ``newest_first=False``), keyset-paged in the sort's index order: the one run
+        listing (the desk's Runs page, ``proctor runs``, the CSV export). ``text``: in the
+        title, id, agent or project."""
+        q = query or RunQuery(status=tuple(status or ()), project=project, agent=agent,
+                              text=text, since=since, until=until,
+                              has_open_items=has_open_items, descending=newest_first)
+        conds = run_conditions(q)
+        return self.j.read(lambda c: run_page(c, conds, q.sort, q.descending, cursor, limit))
 
-    def count(self, *, status: list[str] | None = None) -> int:
-        from sqlalchemy import func
+    def count(self, *, status: builtins.list[str] | None = None) -> int:
 
         stmt = select(func.count()).select_from(s.runs)
         if status:
@@ -524,7 +531,7 @@ class Runs:
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
 
     def events(self, run_id: str, *, after: int = 0, limit: int = 500,
-               types: list[str] | None = None, descending: bool = False) -> list[RunEvent]:
+               types: builtins.list[str] | None = None, descending: bool = False) -> builtins.list[RunEvent]:
         """Events by sequence, keyset-paged: pass the last sequence you have as ``after``."""
         e = s.events.c
         stmt = select(s.events).where(e.run_id == run_id)
@@ -538,15 +545,16 @@ class Runs:
         stmt = stmt.limit(min(limit, 10 * MAX_PAGE))
         return self.j.read(lambda c: to_models(RunEvent, c.execute(stmt)))
 
-    def attempts(self, run_id: str) -> list[Attempt]:
-        stmt = select(s.attempts).where(s.attempts.c.run_id == run_id).order_by(
-            s.attempts.c.number)
-        return self.j.read(lambda c: to_models(Attempt, c.execute(stmt)))
+    def attempts(self, run_id: str) -> builtins.list[Attempt]:
+        return self.j.read(lambda c: attempts_of(c, run_id))
 
-    def tool_calls(self, run_id: str) -> list[ToolCall]:
-        stmt = select(s.tool_calls).where(s.tool_calls.c.run_id == run_id).order_by(
-            s.tool_calls.c.created_at, s.tool_calls.c.id)
-        return self.j.read(lambda c: to_models(ToolCall, c.execute(stmt)))
+    def tool_calls(self, run_id: str) -> builtins.list[ToolCall]:
+        return self.j.read(lambda c: tool_calls_of(c, run_id))
+
+    def facts(self, run_id: str) -> RunFacts:
+        """Everything about ``run_id`` but its events (the desk's run detail), read in one
+        transaction: one snapshot, whatever is written meanwhile (``run_facts.RunFacts``)."""
+        return self.j.read(lambda c: run_facts(c, run_id, self.j.trust))
 
     def tool_call(self, tool_call_id: str) -> ToolCall:
         stmt = select(s.tool_calls).where(s.tool_calls.c.id == tool_call_id)
@@ -559,11 +567,11 @@ class Runs:
 
         return self.j.read(q)
 
-    def agents(self) -> list[str]:
+    def agents(self) -> builtins.list[str]:
         stmt = select(s.runs.c.agent).distinct().order_by(s.runs.c.agent)
         return self.j.read(lambda c: list(c.execute(stmt).scalars()))
 
-    def projects(self) -> list[str]:
+    def projects(self) -> builtins.list[str]:
         stmt = select(s.runs.c.project).distinct().order_by(s.runs.c.project)
         return self.j.read(lambda c: list(c.execute(stmt).scalars()))
 
@@ -587,100 +595,6 @@ def resume_blockers(conn: Any, run: Any) -> list[tuple[str, str]]:
     if run.cancel_requested:
         found.append(("cancel", run.id))
     return found
-
-
-def escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-# The order of each run sort: its column, then what breaks ties, each one matched by an
-# index (0001: created; 0003: updated, title, events, status/agent/project + created).
-RUN_SORTS: dict[str, tuple[Any, ...]] = {
-    "started": (s.runs.c.created_at, s.runs.c.id),
-    "updated": (s.runs.c.updated_at, s.runs.c.id),
-    "title": (s.runs.c.title, s.runs.c.id),
-    "events": (s.runs.c.last_sequence, s.runs.c.id),
-    "status": (s.runs.c.status, s.runs.c.created_at, s.runs.c.id),
-    "agent": (s.runs.c.agent, s.runs.c.created_at, s.runs.c.id),
-    "project": (s.runs.c.project, s.runs.c.created_at, s.runs.c.id),
-}
-
-
-def sort_fields(sort: str) -> tuple[str, ...]:
-    """The Run fields a sort orders by, tie-breaks included (what a view sorts rows by)."""
-    return tuple(c.name for c in RUN_SORTS[sort])
-
-
-def has_open_items_clause() -> Any:
-    """The run has a pending approval, an open question or an ambiguous effect: three
-    EXISTS probes of the (run_id, status) indexes, stopping at the first row found."""
-    r = s.runs.c
-    return or_(
-        exists().where(s.approvals.c.run_id == r.id, s.approvals.c.status == "pending"),
-        exists().where(s.interactions.c.run_id == r.id,
-                       is_open_interaction(s.interactions.c.status)),
-        exists().where(s.effects.c.run_id == r.id, s.effects.c.status == "ambiguous"))
-
-
-def run_page_statement(conds: list[Any], sort: str, descending: bool, cursor: str | None,
-                       limit: int) -> Any:
-    """One page of runs in ``sort`` order, keyset after ``cursor``: the sort's index is
-    read in order (a row-value range seek past the cursor), so no page sorts."""
-    cols = RUN_SORTS[sort]
-    where = list(conds)
-    if cursor is not None:
-        values = decode_cursor(cursor)
-        if len(values) != len(cols):
-            raise errors.ValidationError(f"page cursor {cursor!r} is not a {sort} cursor",
-                                         field="cursor")
-        key, after = tuple_(*cols), tuple_(*values)
-        where.append(key < after if descending else key > after)
-    order = [c.desc() if descending else c.asc() for c in cols]
-    return select(s.runs).where(*where).order_by(*order).limit(limit + 1)
-
-
-def open_items_on(run_id: Any) -> Any:
-    """Pending approvals + open questions + ambiguous effects of the run ``run_id`` names
-    (a column of an outer query), each counted from its (run_id, status) index."""
-    a = select(func.count()).where(s.approvals.c.run_id == run_id,
-                                   s.approvals.c.status == "pending").scalar_subquery()
-    q = select(func.count()).where(s.interactions.c.run_id == run_id,
-                                   is_open_interaction(s.interactions.c.status)).scalar_subquery()
-    e = select(func.count()).where(s.effects.c.run_id == run_id,
-                                   s.effects.c.status == "ambiguous").scalar_subquery()
-    return (a + q + e).label("open_items")
-
-
-def run_page_with_open_items(page_stmt: Any) -> Any:
-    """``page_stmt`` (already limited) as a subquery, with each of its rows' open items: the
-    counts run over the page's rows only, after the LIMIT."""
-    page = page_stmt.subquery("page")
-    return select(page, open_items_on(page.c.id))
-
-
-def run_page(j: Journal, conds: list[Any], sort: str, descending: bool, cursor: str | None,
-             limit: int) -> Page[Run]:
-    """Runs matching ``conds`` in ``sort`` order, keyset-paged; open items are counted for
-    the page's rows only."""
-    limit = max(1, min(limit, MAX_PAGE))
-    stmt = run_page_with_open_items(run_page_statement(conds, sort, descending, cursor, limit))
-    names = sort_fields(sort)
-
-    def key(row: Any) -> tuple:
-        return tuple(row._mapping[n] for n in names)
-
-    # The outer select has no ORDER BY of its own (it would sort again): order the page's
-    # rows by the same unique key here (text compares as SQLite's BINARY collation does).
-    rows = sorted(j.read(lambda c: c.execute(stmt).all()), key=key, reverse=descending)
-    items = to_models(Run, rows[:limit])
-    cursor_out = encode_cursor(*key(rows[limit - 1])) if len(rows) > limit else None
-    return RUN_PAGE(items=items, next_cursor=cursor_out)
-
-
-def page_of(model: Any, rows: list[Any], limit: int, key: Any) -> Page:
-    items = to_models(model, rows[:limit])
-    cursor = encode_cursor(*key(items[-1])) if len(rows) > limit and items else None
-    return Page[model](items=items, next_cursor=cursor)
 
 
 __all__ = ["Runs", "decode_cursor", "loads", "status_after_closing"]

@@ -14,6 +14,7 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
+    Table,
     Text,
     UniqueConstraint,
     text,
@@ -449,21 +450,31 @@ UNIQUE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
     "effects": (("key",),),
 }
 
-runs = RunRow.__table__
-attempts = AttemptRow.__table__
-events = EventRow.__table__
-tool_calls = ToolCallRow.__table__
-approvals = ApprovalRow.__table__
-approval_rules = ApprovalRuleRow.__table__
-interactions = InteractionRow.__table__
-decisions = DecisionRow.__table__
-memory_entries = MemoryEntryRow.__table__
-memory_mutations = MemoryMutationRow.__table__
-reconciliations = ReconciliationRow.__table__
-effects = EffectRow.__table__
-receipts = ReceiptRow.__table__
-audit = AuditRow.__table__
-changes = ChangeRow.__table__
-signatures = SignatureRow.__table__
-operator_keys = OperatorKeyRow.__table__
-journal_meta = JournalMetaRow.__table__
+
+
+def table_of(row: type[Base]) -> Table:
+    """A mapped class's Core table (typed as the Table it is, not the FromClause the ORM
+    declares)."""
+    table = row.__table__
+    assert isinstance(table, Table)
+    return table
+
+
+runs = table_of(RunRow)
+attempts = table_of(AttemptRow)
+events = table_of(EventRow)
+tool_calls = table_of(ToolCallRow)
+approvals = table_of(ApprovalRow)
+approval_rules = table_of(ApprovalRuleRow)
+interactions = table_of(InteractionRow)
+decisions = table_of(DecisionRow)
+memory_entries = table_of(MemoryEntryRow)
+memory_mutations = table_of(MemoryMutationRow)
+reconciliations = table_of(ReconciliationRow)
+effects = table_of(EffectRow)
+receipts = table_of(ReceiptRow)
+audit = table_of(AuditRow)
+changes = table_of(ChangeRow)
+signatures = table_of(SignatureRow)
+operator_keys = table_of(OperatorKeyRow)
+journal_meta = table_of(JournalMetaRow)

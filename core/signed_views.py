@@ -12,12 +12,12 @@ from . import schema as s
 from .decision_checks import SignatureState, decision_status
 
 if TYPE_CHECKING:
-    from .journal import Journal
+    from .store import Store
 
 
 class Signatures:
-    def __init__(self, journal: Journal) -> None:
-        self.j = journal
+    def __init__(self, store: Store) -> None:
+        self.j = store
 
     @property
     def trusted(self) -> bool:
@@ -44,17 +44,17 @@ class Signatures:
 
     def counts_for_run(self, run_id: str) -> dict[str, int]:
         """signed / unsigned / invalid / automatic over the run's decisions."""
+        return self._counts(select(s.decisions).where(s.decisions.c.run_id == run_id))
 
+    def counts(self) -> dict[str, int]:
+        """signed / unsigned / invalid / automatic over every decision in the journal."""
+        return self._counts(select(s.decisions))
+
+    def _counts(self, stmt: Any) -> dict[str, int]:
         def read(conn: Any) -> dict[str, int]:
             counts = {"signed": 0, "unsigned": 0, "invalid": 0, "automatic": 0}
-            for d in conn.execute(select(s.decisions).where(s.decisions.c.run_id == run_id)):
+            for d in conn.execute(stmt):
                 counts[decision_status(conn, self.j.trust, d).state] += 1
             return counts
 
         return self.j.read(read)
-
-    def counts(self) -> dict[str, int]:
-        """signed / unsigned / invalid / automatic over every decision in the journal."""
-        from .verify import signature_counts
-
-        return self.j.read(lambda conn: signature_counts(conn, self.j.trust))

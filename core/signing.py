@@ -21,8 +21,8 @@ from .models import ActorKind
 from .sql import insert_rows, row_where
 
 if TYPE_CHECKING:
-    from .journal import Tx
     from .trust import Trust, TrustedKey
+    from .tx import Tx
 
 FORMAT = 1
 # Record kinds (the payload's "kind")
@@ -91,7 +91,7 @@ def subject_of(conn: Any, kind: str, target_id: str) -> tuple[int | None, str | 
     """The item's version now and the digest of what was decided about (the action, the
     question, the effect's action, the two memory versions, the rule)."""
     table, key = SUBJECT_TABLES.get(kind, (None, None))
-    row = row_where(conn, table, **{key: target_id}) if table is not None else None
+    row = row_where(conn, table, **{key: target_id}) if table is not None and key else None
     if row is None:
         return None, None
     if kind == "approval":
@@ -125,12 +125,12 @@ def sign_in(tx: Tx, kind: str, record_id: str, target_kind: str, target_id: str,
             edited_action_digest: str | None = None) -> None:
     """Sign one record inside ``tx`` with the journal's operator key (nothing when the
     journal has no key or its actor is not an operator)."""
-    key = tx.journal.signer
+    key = tx.store.signer
     if key is None or tx.actor.kind is not ActorKind.OPERATOR:
         return
     journal_id = journal_id_in(tx.conn)
     if journal_id is None:
-        raise errors.Corrupt(f"{tx.journal.path} has no journal id; it cannot be signed in")
+        raise errors.Corrupt(f"{tx.store.path} has no journal id; it cannot be signed in")
     version, subject = subject_of(tx.conn, target_kind, target_id)
     payload = payload_of(kind=kind, journal_id=journal_id, record_id=record_id,
                          target_kind=target_kind, target_id=target_id, target_version=version,

@@ -36,12 +36,12 @@ class _Plan:
         self.defaults = {name: bp.effective_value for bp, name in compiled.bind_names.items()
                          if not bp.required}
         self.binds = dict(compiled._bind_processors)
-        self.results = None
+        self.results: list[Any] | None = None
         if getattr(stmt, "is_select", False):
             procs = [c.type._cached_result_processor(dialect, None)
                      for c in stmt.selected_columns]
             self.results = procs if any(procs) else None
-        self.row = None
+        self.row: Any = None  # the row class, made on the first fetch (it needs the names)
 
     def params(self, values: dict) -> Any:
         merged = {**self.defaults, **values} if self.defaults else values
@@ -128,7 +128,7 @@ def _run(conn: Connection, plan: _Plan, params: Any, *, fetch: bool,
             return result.rowcount, []
         return 0, _rows_via(plan, result)
     dbapi = conn.dialect.loaded_dbapi
-    cursor = conn.connection.driver_connection.cursor()
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]  # checked out: never None
     try:
         if many:
             cursor.executemany(plan.sql, params)

@@ -8,15 +8,13 @@ indexes, so they stay fast on a run with 100 000 events.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any
 
-from sqlalchemy import Integer, cast, func, or_, select, union_all
+from sqlalchemy import Integer, cast, func, or_, select
 
 from . import schema as s
-from .audit import audit_source, audit_with_source, decision_sources
+from .audit import decision_sources
 from .canonical import loads
-from .inbox import PARTS, Inbox
-from .items import open_items_by_run
 from .journal import Journal
 from .models import (
     AuditEntry,
@@ -29,24 +27,11 @@ from .models import (
     VerifyProblem,
     VerifyReport,
 )
-from .rows import to_models
-from .runs import escape_like, has_open_items_clause, run_page
+from .paging import RunQuery, RunSort, escape_like, run_conditions  # noqa: F401 - re-exported
+from .run_facts import children_of, decisions_of, memory_changes_of, open_items_of
 
 MAX_PAGE = 1000
-RunSort = Literal["started", "updated", "status", "agent", "project", "title", "events"]
-
-class RunQuery(Frozen):
-    """What the Runs page shows: filters and the sort (all applied in SQL)."""
-
-    status: tuple[str, ...] = ()
-    agent: str | None = None
-    project: str | None = None
-    text: str | None = None  # title, id, agent or project contains
-    since: float | None = None
-    until: float | None = None
-    has_open_items: bool = False
-    sort: RunSort = "started"
-    descending: bool = True
+_run_conditions = run_conditions  # the name tests knew it by
 
 
 class Span(Frozen):
@@ -83,31 +68,14 @@ class ChainStatus(Frozen):
 # ---------------------------------------------------------------- runs
 
 
-def _run_conditions(q: RunQuery) -> list[Any]:
-    r = s.runs.c
-    conds = [r.status.in_(q.status) if q.status else None,
-             r.agent == q.agent if q.agent else None,
-             r.project == q.project if q.project else None,
-             r.created_at >= q.since if q.since is not None else None,
-             r.created_at < q.until if q.until is not None else None,
-             has_open_items_clause() if q.has_open_items else None]
-    if q.text:
-        like = f"%{escape_like(q.text)}%"
-        conds.append(or_(*(col.ilike(like, escape="\\")
-                           for col in (r.title, r.id, r.agent, r.project))))
-    return [c for c in conds if c is not None]
-
-
 def list_runs(j: Journal, q: RunQuery, *, cursor: str | None = None,
               limit: int = 200) -> Page[Run]:
-    """Runs matching ``q``, keyset-paged in the sort's index order (``runs.run_page``)."""
-    return run_page(j, _run_conditions(q), q.sort, q.descending, cursor, limit)
+    """``j.runs.list(q)`` (kept for callers of the timeline module)."""
+    return j.runs.list(q, cursor=cursor, limit=limit)
 
 
 def child_runs(j: Journal, run_id: str) -> list[Run]:
-    stmt = select(s.runs, open_items_by_run([])).where(
-        s.runs.c.parent_run_id == run_id).order_by(s.runs.c.created_at, s.runs.c.id)
-    return j.read(lambda c: to_models(Run, c.execute(stmt)))
+    return j.read(lambda c: children_of(c, run_id))
 
 
 # ---------------------------------------------------------------- events
@@ -178,30 +146,17 @@ def event_density(j: Journal, run_id: str, start: float, end: float,
 
 
 def run_decisions(j: Journal, run_id: str) -> list[Decision]:
-    stmt = select(s.decisions).where(s.decisions.c.run_id == run_id).order_by(
-        s.decisions.c.created_at, s.decisions.c.id)
-    return j.read(lambda c: to_models(Decision, c.execute(stmt)))
+    return j.read(lambda c: decisions_of(c, run_id))
 
 
 def memory_changes(j: Journal, run_id: str) -> list[MemoryMutation]:
     """Memory mutations made by (or for) the run, oldest first."""
-    m = s.memory_mutations.c
-    stmt = select(s.memory_mutations).where(m.run_id == run_id).order_by(m.created_at, m.id)
-    return j.read(lambda c: to_models(MemoryMutation, c.execute(stmt)))
+    return j.read(lambda c: memory_changes_of(c, run_id))
 
 
 def open_items(j: Journal, run_id: str) -> list[InboxItem]:
     """The run's items waiting for a person (snoozed ones too), as inbox rows."""
-    parts = [part().where(_run_column(kind) == run_id) for kind, part in PARTS.items()]
-    u = union_all(*parts).subquery("open_items")
-    stmt = select(u).order_by(u.c.created_at, u.c.id)
-    return j.read(lambda c: [Inbox._item(r) for r in c.execute(stmt).all()])
-
-
-def _run_column(kind: Any) -> Any:
-    table = {"approval": s.approvals, "question": s.interactions,
-             "memory": s.reconciliations, "effect": s.effects}[kind.value]
-    return table.c.run_id
+    return j.read(lambda c: open_items_of(c, run_id))
 
 
 def timeline(j: Journal, run_id: str) -> RunTimeline:
@@ -325,29 +280,10 @@ def list_audit(j: Journal, *, before: int | None = None, limit: int = 200,
                run_id: str | None = None, action_prefix: str | None = None,
                text: str | None = None, since: float | None = None,
                until: float | None = None, source: str | None = None) -> Page[AuditEntry]:
-    """Newest first, keyset by sequence; ``text`` searches action, entity, reason,
-    actor and the before/after JSON; ``source`` is the decision's (desk, cli, rule…)."""
-    a = s.audit.c
-    conds = [a.sequence < before if before else None,
-             audit_source() == source if source else None,
-             a.actor == actor if actor else None,
-             a.entity_kind == entity_kind if entity_kind else None,
-             a.run_id == run_id if run_id else None,
-             a.action.like(f"{escape_like(action_prefix)}%", escape="\\")
-             if action_prefix else None,
-             a.created_at >= since if since is not None else None,
-             a.created_at < until if until is not None else None]
-    if text:
-        like = f"%{escape_like(text)}%"
-        conds.append(or_(*(col.ilike(like, escape="\\") for col in (
-            a.action, a.entity_id, a.reason, a.actor, a.before, a.after, a.run_id))))
-    limit = max(1, min(limit, MAX_PAGE))
-    stmt = audit_with_source().where(*[c for c in conds if c is not None]).order_by(
-        a.sequence.desc()).limit(limit + 1)
-    rows = j.read(lambda c: c.execute(stmt).all())
-    items = to_models(AuditEntry, rows[:limit])
-    cursor = str(items[-1].sequence) if len(rows) > limit and items else None
-    return Page[AuditEntry](items=items, next_cursor=cursor)
+    """``j.audit.list`` (kept for callers of the timeline module)."""
+    return j.audit.list(before=before, limit=limit, actor=actor, entity_kind=entity_kind,
+                        run_id=run_id, action_prefix=action_prefix, text=text, since=since,
+                        until=until, source=source)
 
 
 def audit_facets(j: Journal) -> dict[str, list[str]]:

@@ -23,10 +23,12 @@ from sqlalchemy import Table, exc, insert, select
 from . import errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
-from .journal import Journal, Tx, event_digest_body
+from .journal import Journal
 from .models import AuditEntry, Frozen, Run, VerifyReport
+from .paging import RunQuery
+from .rows import all_rows
 from .safe_text import csv_text, json_escaped
-from .timeline import RunQuery, list_audit, list_runs
+from .tx import Tx, event_digest_body
 
 FORMAT = "proctor-run"
 VERSION = 1
@@ -130,7 +132,7 @@ def iter_event_rows(j: Journal, run_id: str, last_sequence: int) -> Iterable[dic
         stmt = select(s.events).where(e.run_id == run_id, e.sequence > after,
                                       e.sequence <= last_sequence).order_by(
             e.sequence).limit(EVENT_PAGE)
-        rows = j.read(lambda c, st=stmt: c.execute(st).all())
+        rows = j.read(all_rows(stmt))
         if not rows:
             return
         for row in rows:
@@ -225,7 +227,7 @@ def write_runs_csv(j: Journal, q: RunQuery, out: IO[str], *, limit: int | None =
     writer.writerow(RUN_CSV)
     count, cursor, now = 0, None, j.now()
     while True:
-        page = list_runs(j, q, cursor=cursor, limit=1000)
+        page = j.runs.list(q, cursor=cursor, limit=1000)
         for run in page.items:
             if limit is not None and count >= limit:
                 return count
@@ -237,12 +239,12 @@ def write_runs_csv(j: Journal, q: RunQuery, out: IO[str], *, limit: int | None =
 
 
 def write_audit_csv(j: Journal, out: IO[str], **filters: Any) -> int:
-    """The audit log (newest first, ``list_audit`` filters) as CSV. Returns the row count."""
+    """The audit log (newest first, ``audit.list`` filters) as CSV. Returns the row count."""
     writer = csv.writer(out)
     writer.writerow(AUDIT_CSV)
     count, before = 0, None
     while True:
-        page = list_audit(j, before=before, limit=1000, **filters)
+        page = j.audit.list(before=before, limit=1000, **filters)
         for entry in page.items:
             writer.writerow(audit_csv_row(entry))
             count += 1
@@ -338,7 +340,7 @@ def _attempts_from_events(run: dict, events: list[dict]) -> list[dict]:
     its status and error; an open one ends with the run (a cancelled run's fails with
     "cancelled: <reason>") or is interrupted by the next attempt."""
     spans: dict[int, list[float]] = {}
-    finished: dict[int, dict] = {}
+    finished: dict[Any, dict] = {}  # by attempt number, as the payload says
     cancelled = None
     for e in events:
         spans.setdefault(e["attempt"], [e["created_at"], e["created_at"]])[1] = e["created_at"]

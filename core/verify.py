@@ -14,8 +14,10 @@ from . import db
 from . import schema as s
 from .canonical import ZERO_DIGEST, chain_digest, digest_of, sha256_hex
 from .integrity import action_tampered, mutation_digest, receipt_digest_body
-from .journal import Journal, audit_digest_body, event_digest_body
+from .journal import Journal
 from .models import VerifyProblem, VerifyReport
+from .rows import all_rows
+from .tx import audit_digest_body, event_digest_body
 
 BATCH = 5000
 
@@ -92,17 +94,17 @@ def signature_counts(conn: Any, trust: Any, problems: list[VerifyProblem] | None
     counts = {"signed": 0, "unsigned": 0, "invalid": 0, "automatic": 0}
     if trust is None and problems is not None:
         return _counted_without_trust(conn, counts)
-    report = trust is not None and problems is not None
+    report = problems if trust is not None else None  # where problems go (None: nowhere)
     for d in conn.execute(select(s.decisions).order_by(s.decisions.c.created_at,
                                                        s.decisions.c.id)):
         state = dc.decision_status(conn, trust, d)
         counts[state.state] += 1
-        if report and state.state in ("unsigned", "invalid"):
-            problems.append(VerifyProblem(
+        if report is not None and state.state in ("unsigned", "invalid"):
+            report.append(VerifyProblem(
                 what="decision unsigned" if state.state == "unsigned" else "decision forged",
                 where=f"decision {d.id} on {d.target_kind} {d.target_id}",
                 detail=f"by {d.actor}: {state.text}"))
-    if not report:
+    if report is None:
         return counts
     jid = journal_id_in(conn)
     for rule in conn.execute(select(s.approval_rules).order_by(s.approval_rules.c.created_at)):
@@ -110,7 +112,7 @@ def signature_counts(conn: Any, trust: Any, problems: list[VerifyProblem] | None
             check_record(conn, trust, rule.id, expected_for_rule(conn, jid, rule),
                          what=f"rule {rule.id}")
         except dc.errors.DecisionUnverified as err:
-            problems.append(VerifyProblem(what="rule not signed by a trusted operator",
+            report.append(VerifyProblem(what="rule not signed by a trusted operator",
                                           where=f"rule {rule.id}", detail=err.message))
     checks = ((s.approvals, ("approved", "denied"), lambda r: dc.check_approval(
                   conn, trust, r, 0.0)),
@@ -118,7 +120,7 @@ def signature_counts(conn: Any, trust: Any, problems: list[VerifyProblem] | None
               (s.reconciliations, ("accepted_local", "accepted_incoming", "merged",
                                    "dismissed"),
                lambda r: dc.check_reconciliation(conn, trust, r)))
-    seen = {p.where.split(" on ")[-1] for p in problems if p.what.startswith("decision ")}
+    seen = {p.where.split(" on ")[-1] for p in report if p.what.startswith("decision ")}
     for table, statuses, check in checks:
         for row in conn.execute(select(table).where(table.c.status.in_(statuses))
                                 .order_by(table.c.created_at, table.c.id)):
@@ -128,7 +130,7 @@ def signature_counts(conn: Any, trust: Any, problems: list[VerifyProblem] | None
                 check(row)
             except dc.errors.DecisionUnverified as err:
                 if f"{kind} {row.id}" not in seen:
-                    problems.append(VerifyProblem(what="decision does not match its item",
+                    report.append(VerifyProblem(what="decision does not match its item",
                                                   where=f"{table.name} {row.id}",
                                                   detail=err.message))
     return counts
@@ -156,7 +158,7 @@ def _verify_chain(journal: Journal, run: Any, problems: list[VerifyProblem]) -> 
         stmt = select(s.events).where(s.events.c.run_id == run.id,
                                       s.events.c.sequence >= expected_seq).order_by(
             s.events.c.sequence).limit(BATCH)
-        rows = journal.read(lambda c, st=stmt: c.execute(st).all())
+        rows = journal.read(all_rows(stmt))
         for row in rows:
             where = f"run {run.id} event #{row.sequence} ({row.id})"
             if row.sequence != expected_seq:
@@ -183,7 +185,7 @@ def _verify_audit(journal: Journal, problems: list[VerifyProblem]) -> int:
     while True:
         stmt = select(s.audit).where(s.audit.c.sequence >= expected).order_by(
             s.audit.c.sequence).limit(BATCH)
-        rows = journal.read(lambda c, st=stmt: c.execute(st).all())
+        rows = journal.read(all_rows(stmt))
         for row in rows:
             where = f"audit #{row.sequence} ({row.id})"
             if row.sequence != expected:
@@ -208,7 +210,7 @@ def _verify_decisions(journal: Journal, problems: list[VerifyProblem]) -> None:
     while True:
         stmt = select(s.decisions).where(s.decisions.c.id > after).order_by(
             s.decisions.c.id).limit(BATCH)
-        rows = journal.read(lambda c, st=stmt: c.execute(st).all())
+        rows = journal.read(all_rows(stmt))
         for row in rows:
             body = {"target_kind": row.target_kind, "target_id": row.target_id,
                     "decision": json.loads(row.decision), "actor": row.actor,
@@ -239,7 +241,7 @@ def _verify_decisions(journal: Journal, problems: list[VerifyProblem]) -> None:
         decided = select(d.c.id).where(d.c.target_id == table.c.id)
         stmt = select(table.c.id, table.c.status).where(
             table.c.status.in_(statuses), ~decided.exists()).order_by(table.c.id).limit(100)
-        for row in journal.read(lambda c, st=stmt: c.execute(st).all()):
+        for row in journal.read(all_rows(stmt)):
             problems.append(VerifyProblem(what="decided without a decision",
                                           where=f"{table.name} {row.id}",
                                           detail=f"it is {row.status} but no decision says so"))
@@ -256,7 +258,7 @@ def _pages(journal: Journal, base: Any, key: Any, conds: list[Any]) -> Any:
     after = None
     while True:
         stmt = base.where(*conds, *([key > after] if after is not None else []))
-        rows = journal.read(lambda c, st=stmt: c.execute(st.order_by(key).limit(BATCH)).all())
+        rows = journal.read(all_rows(stmt.order_by(key).limit(BATCH)))
         yield from rows
         if len(rows) < BATCH:
             return
@@ -359,7 +361,7 @@ def _verify_memory(journal: Journal, problems: list[VerifyProblem]) -> int:
         stmt = select(s.memory_mutations).where(
             (m.entry_id > after[0]) | ((m.entry_id == after[0]) & (m.version > after[1]))
         ).order_by(m.entry_id, m.version).limit(BATCH)
-        rows = journal.read(lambda c, st=stmt: c.execute(st).all())
+        rows = journal.read(all_rows(stmt))
         for row in rows:
             count += 1
             version, prev, _ = heads.get(row.entry_id, (0, ZERO_DIGEST, None))
@@ -369,7 +371,7 @@ def _verify_memory(journal: Journal, problems: list[VerifyProblem]) -> int:
             where = f"memory entry {row.entry_id} mutation v{row.version} ({row.id})"
             if row.version != version + 1:
                 what, detail = "memory mutation gap", f"expected v{version + 1}"
-            elif row.prev_digest != prev or mutation_digest(prev, row) != row.digest:
+            elif prev is None or row.prev_digest != prev or mutation_digest(prev, row) != row.digest:
                 what, detail = "memory chain broken", "digest does not match the content"
             else:
                 continue

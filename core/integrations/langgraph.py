@@ -448,10 +448,8 @@ class LangGraphBridge:
         if p.kind in review.SHAPES:
             open_ = [i for i in p.items if not self._item_done(i)]
             return p.model_copy(update={"status": "pending" if open_ else "decided"})
-        if p.kind == "approval":
-            item = read_approval(self.j, p.item_id)
-        else:
-            item = self.j.interactions.get(p.item_id)
+        item: Approval | Interaction = read_approval(self.j, p.item_id) \
+            if p.kind == "approval" else self.j.interactions.get(p.item_id)
         return p.model_copy(update={"status": item.status.value})
 
     def _item_done(self, item: Mapping[str, str]) -> bool:
@@ -521,7 +519,8 @@ class LangGraphBridge:
         schema = getattr(intr, "response_schema", None)  # langgraph >= 1.2
         schema = schema if isinstance(schema, dict) else None
         options = fields.get("options") if isinstance(fields.get("options"), list) else None
-        kind = fields.get("kind") if fields.get("kind") in set(InteractionKind) else (
+        given = fields.get("kind")
+        kind = given if isinstance(given, str) and given in set(InteractionKind) else (
             "choice" if options else "form" if schema is not None else "question")
         prompt = str(fields.get("question") or fields.get("prompt") or fields.get("message")
                      or (value if isinstance(value, str) else json.dumps(jsonable(value))))

@@ -43,7 +43,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -374,7 +374,7 @@ class ProctorMCP:
                    body: Callable[[Session, str], Awaitable[Outcome]]) -> Outcome:
         """Record the call as a tool-call row, run ``body``, finish the row (also when the
         client cancels); core errors become tool errors the model can read."""
-        sessions: Sessions = ctx.request_context.lifespan_context
+        sessions = cast(Sessions, ctx.request_context.lifespan_context)  # what lifespan yields
         async with sessions.using(ctx) as session:
             return await self.call_in(session, tool, args, key, body)
 

@@ -11,7 +11,7 @@ connection = config.attributes.get("connection")
 if connection is None:  # pragma: no cover - only used by `alembic revision --autogenerate`
     from sqlalchemy import create_engine
 
-    engine = create_engine(config.get_main_option("sqlalchemy.url"))
+    engine = create_engine(config.get_main_option("sqlalchemy.url") or "sqlite://")
     connection = engine.connect()
 
 context.configure(

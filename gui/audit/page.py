@@ -83,14 +83,14 @@ class AuditModel(PagedModel):
 
     def show(self, journal: Any, *, action_prefix: str | None = None,
              entity_kind: str | None = None, **filters: Any) -> None:
-        """Newest entries first; ``filters`` are those of ``timeline.list_audit``."""
+        """Newest entries first; ``filters`` are those of ``audit.list``."""
         self.filters = {"action_prefix": action_prefix, "entity_kind": entity_kind,
                         **filters}
         chosen = dict(self.filters)
 
         def fetch(cursor: str | None, limit: int) -> Page:
-            return timeline.list_audit(journal, before=int(cursor) if cursor else None,
-                                       limit=limit, **chosen)
+            return journal.audit.list(before=int(cursor) if cursor else None, limit=limit,
+                                      **chosen)
 
         self.set_query(fetch)
 

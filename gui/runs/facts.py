@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core import timeline
 from proctor.core.models import (
     Approval,
     Attempt,
@@ -81,28 +80,27 @@ def _newest(items: list[Any], name: str, totals: dict[str, int]) -> list[Any]:
 
 
 def load_facts(journal: Any, run_id: str) -> RunFacts:
-    """Everything about one run except its events (runs on the task runner). Each list is
-    cut to its newest MAX_FACT_ROWS (an agent can make 20 000 tool calls in one run; the
-    events pane and the visual timeline show every one)."""
-    run = journal.runs.get(run_id)
-    effects = journal.effects.list(run_id=run_id, newest_first=False,
-                                   limit=MAX_FACT_ROWS).items
+    """Everything about one run except its events (runs on the task runner), read by the
+    core in one transaction (``runs.facts``: one snapshot). Each list is cut to its newest
+    MAX_FACT_ROWS (an agent can make 20 000 tool calls in one run; the events pane and the
+    visual timeline show every one)."""
+    f = journal.runs.facts(run_id)  # its effects: the oldest MAX_FACT_ROWS, with receipts
     totals: dict[str, int] = {}
-    decisions = _newest(timeline.run_decisions(journal, run_id), "decisions", totals)
+    decisions = _newest(f.decisions, "decisions", totals)
     return RunFacts(
-        run=run,
-        parent=journal.runs.get(run.parent_run_id) if run.parent_run_id else None,
-        children=_newest(timeline.child_runs(journal, run_id), "children", totals),
-        attempts=_newest(journal.runs.attempts(run_id), "attempts", totals),
-        tool_calls=_newest(journal.runs.tool_calls(run_id), "tool_calls", totals),
-        approvals=_newest(journal.approvals.for_run(run_id), "approvals", totals),
-        interactions=_newest(journal.interactions.for_run(run_id), "interactions", totals),
+        run=f.run,
+        parent=f.parent,
+        children=_newest(f.children, "children", totals),
+        attempts=_newest(f.attempts, "attempts", totals),
+        tool_calls=_newest(f.tool_calls, "tool_calls", totals),
+        approvals=_newest(f.approvals, "approvals", totals),
+        interactions=_newest(f.interactions, "interactions", totals),
         decisions=decisions,
-        signatures=journal.signatures.states([d.id for d in decisions]),
-        effects=effects,
-        receipts={e.key: journal.effects.receipts(e.key) for e in effects},
-        memory=_newest(timeline.memory_changes(journal, run_id), "memory", totals),
-        open_items=timeline.open_items(journal, run_id),
+        signatures={d.id: f.signatures[d.id] for d in decisions if d.id in f.signatures},
+        effects=f.effects,
+        receipts=f.receipts,
+        memory=_newest(f.memory, "memory", totals),
+        open_items=f.open_items,
         totals=totals,
     )
 

@@ -1,4 +1,4 @@
-"""The run list model (keyset pages of ``timeline.list_runs``: filters and sort in SQL)
+"""The run list model (keyset pages of ``runs.list``: filters and sort in SQL)
 and a small bounded event list (events around a broken link, and other short lists)."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from proctor.core import timeline
 from proctor.core.models import Run, RunEvent
 from proctor.core.runs import sort_fields
 from proctor.core.timeline import RunQuery
@@ -79,8 +78,7 @@ class RunsModel(PagedModel):
     def show_query(self, journal: Any, q: RunQuery) -> None:
         self._journal, self.query = journal, q
         self._order = _order_key(q)
-        self.set_query(lambda cursor, limit: timeline.list_runs(journal, q, cursor=cursor,
-                                                               limit=limit),
+        self.set_query(lambda cursor, limit: journal.runs.list(q, cursor=cursor, limit=limit),
                        descending=q.descending)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:

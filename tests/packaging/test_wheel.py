@@ -41,6 +41,7 @@ def test_the_wheel_holds_the_proctor_packages_and_the_resources_and_nothing_else
                  f"linux/{resources.APP_ID}.desktop"):
         assert f"proctor/resources/{name}" in names
     assert "proctor/core/migrations/env.py" in names
+    assert "proctor/core/py.typed" in names  # PEP 561: type checkers read the core's types
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     entry_points = zipfile.ZipFile(dists["wheel"]).read(
         "proctor-0.1.0.dist-info/entry_points.txt").decode()
@@ -57,6 +58,7 @@ def test_the_sdist_holds_the_sources_the_wheel_is_built_from(dists):
         assert f"{folder}/__init__.py" in names, folder
     assert "resources/icons/proctor.svg" in names and "resources/themes/dark.json" in names
     assert "pyproject.toml" in names and "README.md" in names
+    assert "core/py.typed" in names
     assert not [n for n in names if n.startswith((".venv/", "build/", "tests/artifacts/"))]
 
 

@@ -26,7 +26,7 @@ down_revision = '0003'
 branch_labels = None
 depends_on = None
 
-INCOMING = [('incoming_kind', sa.String(length=32)), ('incoming_priority', sa.Integer()),
+INCOMING: list[tuple[str, sa.types.TypeEngine]] = [('incoming_kind', sa.String(length=32)), ('incoming_priority', sa.Integer()),
             ('incoming_trust', sa.String(length=32)),
             ('incoming_sensitivity', sa.String(length=32))]
 

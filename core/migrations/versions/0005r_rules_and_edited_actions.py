@@ -25,8 +25,8 @@ down_revision = '0005s'
 branch_labels = None
 depends_on = None
 
-RULE_COLUMNS = [('predicate', sa.Text()), ('revoke_reason', sa.Text())]
-APPROVAL_COLUMNS = [('input_schema', sa.Text()), ('approved_action', sa.Text()),
+RULE_COLUMNS: list[tuple[str, sa.types.TypeEngine]] = [('predicate', sa.Text()), ('revoke_reason', sa.Text())]
+APPROVAL_COLUMNS: list[tuple[str, sa.types.TypeEngine]] = [('input_schema', sa.Text()), ('approved_action', sa.Text()),
                     ('approved_digest', sa.String(length=64))]
 
 

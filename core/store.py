@@ -1,0 +1,200 @@
+"""The store: the journal file's connections, one read or write transaction at a time, and
+the translation of SQLite's errors into typed Proctor errors. Below every service."""
+
+from __future__ import annotations
+
+import functools
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from sqlalchemy import Connection, exc
+
+from . import db, errors
+from .models import Actor, ActorKind
+from .tx import Tx
+
+T = TypeVar("T")
+
+OldSchemaPolicy = Literal["migrate", "read_only", "error"]
+
+
+class Store:
+    """An open journal file, as the services see it: who writes (``actor``), the clock, ids,
+    and one transaction per call. Thread-safe."""
+
+    def __init__(self, path: Path, actor: Actor, *, read_only: bool, clock: Callable[[], float],
+                 id_seed: int | None, busy_timeout: float,
+                 synchronous: db.Synchronous = "FULL", signer: Any = None,
+                 trust: Any = None) -> None:
+        self.path = path
+        self.actor = actor
+        # signed decisions (docs/signed-decisions.md): the operator key that signs this
+        # journal's operator decisions, and whom this process trusts (None: nobody asked)
+        self.signer = signer
+        self.trust = trust
+        self.read_only = read_only
+        self.clock = clock
+        self.busy_timeout = busy_timeout
+        self._rng = random.Random(id_seed) if id_seed is not None else None
+        self._rng_lock = threading.Lock()
+        self._writer = db.make_engine(path, read_only=read_only, immediate=True,
+                                      timeout=busy_timeout, synchronous=synchronous)
+        self._reader = db.make_engine(path, read_only=read_only, immediate=False,
+                                      timeout=busy_timeout, synchronous=synchronous)
+        self.schema_revision = db.SCHEMA_HEAD
+
+    # ------------------------------------------------------------ schema
+    def _check_schema(self, policy: OldSchemaPolicy) -> None:
+        try:
+            with self._reader.connect() as conn:
+                revision = db.current_revision(conn)
+                empty = revision is None and not conn.exec_driver_sql(
+                    "SELECT 1 FROM sqlite_master WHERE type='table' LIMIT 1").first()
+        except exc.DBAPIError as err:
+            db.raise_translated(err)
+            raise
+        if revision == db.SCHEMA_HEAD:
+            return
+        if revision is not None and revision not in db.SCHEMA_REVISIONS:
+            raise errors.SchemaTooNew(
+                f"{self.path} has schema revision {revision}, newer than this Proctor knows "
+                f"({db.SCHEMA_HEAD})")
+        if revision is None and not empty:
+            raise errors.NotAJournal(f"{self.path} is an SQLite file but not a Proctor journal")
+        if self.read_only or (revision is not None and policy == "read_only"):
+            if revision is None:
+                raise errors.StoreReadOnly(f"{self.path} is empty and open read-only")
+            self._become_read_only(revision)
+            return
+        if revision is not None and policy == "error":
+            raise errors.SchemaTooOld(
+                f"{self.path} has schema revision {revision}; this Proctor needs {db.SCHEMA_HEAD}")
+        self.migrate(backup=revision is not None)
+
+    def _become_read_only(self, revision: str) -> None:
+        self.close()
+        self.read_only = True
+        self.schema_revision = revision
+        self._writer = db.make_engine(self.path, read_only=True, immediate=False,
+                                      timeout=self.busy_timeout)
+        self._reader = db.make_engine(self.path, read_only=True, immediate=False,
+                                      timeout=self.busy_timeout)
+
+    def migrate(self, backup: bool = True) -> Path | None:
+        """Upgrade the schema to head (after a VACUUM INTO backup when asked)."""
+        from alembic import command
+        from alembic.config import Config
+
+        backup_path = None
+        with self._writer.connect() as conn:
+            if backup:
+                backup_path = self.path.with_name(
+                    f"{self.path.name}.backup-{time.strftime('%Y%m%d-%H%M%S')}")
+                db.backup_to(conn, backup_path)
+            cfg = Config()
+            cfg.set_main_option("script_location", "proctor.core:migrations")
+            cfg.attributes["connection"] = conn
+            with conn.begin():
+                command.upgrade(cfg, "head")
+        return backup_path
+
+    def close(self) -> None:
+        self._writer.dispose()
+        self._reader.dispose()
+
+    # ------------------------------------------------------------ transactions
+    def now(self) -> float:
+        return self.clock()
+
+    def new_id(self, prefix: str) -> str:
+        if self._rng is None:
+            return f"{prefix}_{uuid.uuid4().hex[:24]}"
+        with self._rng_lock:
+            return f"{prefix}_{self._rng.getrandbits(96):024x}"
+
+    def write(self, fn: Callable[[Tx], T]) -> T:
+        """Run ``fn`` inside one BEGIN IMMEDIATE transaction; commit whole or change nothing."""
+        if self.read_only:
+            raise errors.StoreReadOnly(f"{self.path} is open read-only; nothing was changed")
+        try:
+            with self._writer.connect() as conn, conn.begin():
+                tx = Tx(self, conn, self.now())
+                result = fn(tx)
+                tx.flush()
+        except exc.DBAPIError as err:
+            if db.stale_files(err):
+                self.reconnect()
+            db.raise_translated(err)
+            raise
+        except UnicodeError as err:  # the driver cannot encode a lone surrogate
+            raise errors.ValidationError(f"text must be valid Unicode: {err}") from err
+        if tx._after_commit is not None:
+            raise tx._after_commit
+        return result
+
+    def write_then(self, fn: Callable[[Tx], Any], fetch: Callable[[Tx, Any], T]) -> T:
+        """``write(fn)``, then ``fetch(tx, fn's result)`` in the same transaction: what a write
+        returns is read where it was written (no second transaction). ``fetch`` is skipped when
+        the write is to raise after its commit."""
+
+        @functools.wraps(fn)  # names fn: what ran is fn, plus a read
+        def both(tx: Tx) -> Any:
+            result = fn(tx)
+            return result if tx._after_commit is not None else fetch(tx, result)
+
+        return self.write(both)
+
+    def read(self, fn: Callable[[Connection], T]) -> T:
+        """Run ``fn`` in one short read transaction (never held across an event loop)."""
+        try:
+            return self._read_once(fn)
+        except exc.DBAPIError as err:
+            if not db.stale_files(err):
+                db.raise_translated(err)
+                raise
+        self.reconnect()  # the -wal was deleted or replaced under our connections: once more
+        try:
+            return self._read_once(fn)
+        except exc.DBAPIError as err:
+            db.raise_translated(err)
+            raise
+
+    def _read_once(self, fn: Callable[[Connection], T]) -> T:
+        try:
+            with self._reader.connect() as conn, conn.begin():
+                return fn(conn)
+        except UnicodeError as err:  # the driver cannot encode a lone surrogate
+            raise errors.ValidationError(f"text must be valid Unicode: {err}") from err
+
+    def reconnect(self) -> None:
+        """Drop pooled connections (the next call opens the journal's files afresh)."""
+        self._writer.dispose()
+        self._reader.dispose()
+
+    def integrity_check(self, quick: bool = False) -> list[str]:
+        return self.read(lambda conn: db.integrity_check(conn, quick))
+
+    def missing_triggers(self) -> set[str]:
+        """The immutability triggers the schema expects but the file lacks (empty when
+        every one is in place)."""
+        return db.expected_trigger_names(self.schema_revision) - self.read(db.trigger_names)
+
+    @property
+    def verifying(self) -> bool:
+        """Trust is configured and this is an agent: what it reads of a decision must be
+        proven (shared reads like ``interactions.get`` check only then)."""
+        return self.trust is not None and self.actor.kind is ActorKind.AGENT
+
+    def require_operator(self) -> None:
+        if self.actor.kind is ActorKind.AGENT:
+            raise errors.NotAllowed(
+                f"{self.actor.label} is an agent; only an operator may decide",
+                hint="Open the journal as an operator to decide.")
+
+
+__all__ = ["OldSchemaPolicy", "Store"]

@@ -1,0 +1,189 @@
+"""The unit of work: one open write transaction plus the bookkeeping every write shares
+(the change feed, the audit chain and run events), and the digest bodies of the two chains."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlalchemy import Connection, bindparam, select
+
+from . import errors
+from . import schema as s
+from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
+from .models import Actor, RunStatus
+from .sql import Prepared, insert_rows, row_where, update_where
+
+LAST_AUDIT = Prepared(select(s.audit.c.sequence, s.audit.c.digest)
+                      .order_by(s.audit.c.sequence.desc()).limit(bindparam("one", 1)))
+
+class Owner(Protocol):
+    """What a transaction needs of the store that opened it (``store.Store``)."""
+
+    actor: Actor
+    path: Path
+    signer: Any
+    trust: Any
+
+    def new_id(self, prefix: str) -> str: ...
+
+
+class Tx:
+    """One open write transaction plus the bookkeeping every write shares:
+    the change feed, the audit chain and run events."""
+
+    def __init__(self, store: Owner, conn: Connection, now: float) -> None:
+        self.store = store
+        self.conn = conn
+        self.now = now
+        self.actor = store.actor
+        self._after_commit: errors.ProctorError | None = None
+        self._changes: list[dict] = []
+
+    # -- plumbing
+    def new_id(self, prefix: str) -> str:
+        return self.store.new_id(prefix)
+
+    def raise_after_commit(self, err: errors.ProctorError) -> None:
+        """Commit what was written so far, then raise ``err`` (a write that survives a refusal)."""
+        self._after_commit = err
+
+    def changed(self, kind: str, entity_id: str, run_id: str | None = None) -> None:
+        """Note a change-feed row; they are written in order, in one statement, at the end
+        of the transaction (``flush``)."""
+        self._changes.append({"entity_kind": kind, "entity_id": entity_id, "run_id": run_id,
+                              "created_at": self.now})
+
+    def flush(self) -> None:
+        """Write what is still buffered (called by ``Journal.write`` before it commits)."""
+        changes, self._changes = self._changes, []
+        insert_rows(self.conn, s.changes, changes)
+
+    # -- operator idempotency
+    def replayed(self, request_id: str | None, request: Any) -> bool:
+        """True if this operator request id was already applied with the same content."""
+        if request_id is None:
+            return False
+        row = row_where(self.conn, s.audit, request_id=request_id)
+        if row is None:
+            return False
+        if row.request_digest != digest_of(request):
+            raise errors.IdempotencyConflict(
+                f"request id {request_id!r} was already used for a different request")
+        return True
+
+    # -- audit chain
+    def audit(self, action: str, entity_kind: str, entity_id: str, *, run_id: str | None,
+              before: Any = None, after: Any = None, reason: str | None = None,
+              request_id: str | None = None, request: Any = None,
+              actor: str | None = None) -> str:
+        last = LAST_AUDIT.first(self.conn)
+        sequence = (last.sequence + 1) if last else 1
+        prev = last.digest if last else ZERO_DIGEST
+        row: dict[str, Any] = {
+            "sequence": sequence, "id": self.new_id("aud"), "actor": actor or self.actor.label,
+            "action": action, "entity_kind": entity_kind, "entity_id": entity_id,
+            "run_id": run_id, "before": canonical_json(before), "after": canonical_json(after),
+            "reason": reason, "created_at": self.now,
+        }
+        row["digest"] = chain_digest(prev, audit_digest_body(row))
+        row.update(prev_digest=prev, request_id=request_id,
+                   request_digest=digest_of(request) if request_id else None)
+        insert_rows(self.conn, s.audit, [row])
+        self.changed("audit", row["id"], run_id)
+        return row["id"]
+
+    # -- runs and events
+    def run_row(self, run_id: str) -> Any:
+        row = row_where(self.conn, s.runs, id=run_id)
+        if row is None:
+            raise errors.NotFound(f"run {run_id} does not exist")
+        return row
+
+    def live_run(self, run_id: str) -> Any:
+        run = self.run_row(run_id)
+        if RunStatus(run.status).terminal:
+            raise errors.RunTerminal(f"run {run_id} is {run.status}; it accepts no new requests")
+        return run
+
+    def open_run(self, run_id: str) -> Any:
+        """A run that may be asked something new: live, and not interrupted (an interrupted
+        run takes new approvals and questions again once a new attempt starts)."""
+        run = self.live_run(run_id)
+        if run.status == RunStatus.INTERRUPTED:
+            raise errors.RunInterrupted(
+                f"run {run_id} is interrupted; it asks nothing new until a new attempt starts")
+        return run
+
+    def append_event(self, run: Any, type_: str, payload: Any, *, event_id: str | None = None,
+                     status: RunStatus | None = None, actor: str | None = None) -> dict:
+        """Append one event to ``run``'s chain, optionally moving its status (never without one)."""
+        sequence = run.last_sequence + 1
+        version = run.version + 1
+        row = {
+            "id": event_id or self.new_id("evt"), "run_id": run.id, "sequence": sequence,
+            "type": type_, "payload": canonical_json(payload), "run_version": version,
+            "attempt": run.current_attempt, "actor": actor or self.actor.label,
+            "created_at": self.now, "prev_digest": run.last_digest,
+        }
+        row["digest"] = chain_digest(run.last_digest, event_digest_body(row, payload))
+        insert_rows(self.conn, s.events, [row])
+        values: dict[str, Any] = {"last_sequence": sequence, "last_digest": row["digest"],
+                                  "version": version, "updated_at": self.now}
+        if status is not None and status != run.status:
+            values["status"] = status.value
+            if status.terminal:
+                values["finished_at"] = self.now
+        done = update_where(self.conn, s.runs, values, id=run.id,
+                            last_sequence=run.last_sequence)
+        if done != 1:
+            raise errors.StaleVersion(f"run {run.id} changed while appending an event")
+        self.changed("run", run.id, run.id)
+        self.changed("event", row["id"], run.id)
+        return row
+
+    def append_events(self, run: Any, items: list[tuple[str, Any, str, str]]) -> list[dict]:
+        """Append several ``(type, payload, event_id, payload's canonical JSON)`` to ``run``'s
+        chain in two statements (the batched path; the run's status does not change)."""
+        rows, prev, sequence, version = [], run.last_digest, run.last_sequence, run.version
+        for type_, payload, event_id, text in items:
+            sequence, version = sequence + 1, version + 1
+            row = {
+                "id": event_id, "run_id": run.id, "sequence": sequence, "type": type_,
+                "payload": text, "run_version": version,
+                "attempt": run.current_attempt, "actor": self.actor.label,
+                "created_at": self.now, "prev_digest": prev,
+            }
+            row["digest"] = prev = chain_digest(prev, event_digest_body(row, payload))
+            rows.append(row)
+        if not rows:
+            return rows
+        insert_rows(self.conn, s.events, rows)
+        done = update_where(self.conn, s.runs, {
+            "last_sequence": sequence, "last_digest": prev, "version": version,
+            "updated_at": self.now}, id=run.id, last_sequence=run.last_sequence)
+        if done != 1:
+            raise errors.StaleVersion(f"run {run.id} changed while appending events")
+        self.changed("run", run.id, run.id)
+        for r in rows:
+            self.changed("event", r["id"], run.id)
+        return rows
+
+    def run_event(self, run_id: str, type_: str, payload: Any, *,
+                  status: RunStatus | None = None, actor: str | None = None) -> dict:
+        return self.append_event(self.run_row(run_id), type_, payload, status=status, actor=actor)
+
+
+def event_digest_body(row: dict, payload: Any) -> dict:
+    return {"run_id": row["run_id"], "sequence": row["sequence"], "type": row["type"],
+            "payload": payload, "created_at": row["created_at"]}
+
+
+def audit_digest_body(row: Any) -> dict:
+    get = row.get if isinstance(row, dict) else lambda k: getattr(row, k)
+    keys = ("sequence", "id", "actor", "action", "entity_kind", "entity_id", "run_id",
+            "before", "after", "reason", "created_at")
+    return {k: get(k) for k in keys}
+
+
+__all__ = ["LAST_AUDIT", "Owner", "Tx", "audit_digest_body", "event_digest_body"]
