@@ -70,7 +70,6 @@ class EffectsPage(ListPage):
         self.read_only = bool(ctx.journal.read_only)
         self.key: str | None = None
         self.context: EffectContext | None = None
-        self._generation = 0
         self._last_tick = self._last_refresh = time.time()
         self.status = choice_combo("Effect status", FILTERS, self)
         self.status.currentIndexChanged.connect(self.apply_query)
@@ -178,16 +177,10 @@ class EffectsPage(ListPage):
     def reload_detail(self) -> None:
         if self.key is None:
             return
-        self._generation += 1
-        generation, key, effects = self._generation, self.key, self.journal.effects
-        self.ctx.runner.run(lambda: (generation, effects.context(key)),
-                            on_done=self._on_context, on_error=self._on_context_error,
-                            owner=self)
-
-    def _on_context(self, result: tuple[int, EffectContext]) -> None:
-        generation, context = result
-        if generation == self._generation:
-            self.show_context(context)
+        key, effects = self.key, self.journal.effects
+        self.ctx.runner.latest("detail", lambda: effects.context(key),
+                               on_done=self.show_context, on_error=self._on_context_error,
+                               owner=self)
 
     def _on_context_error(self, exc: BaseException) -> None:
         self.ctx.presenter.present(exc, inline=self.detail_message)
