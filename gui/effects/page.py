@@ -233,8 +233,6 @@ class EffectsPage(ListPage):
         self.message.show_message(
             tr("Marked {status}: {key}. Receipt, run event and audit row written.").format(
                 status=effect.status.value, key=effect.key), Level.SUCCESS)
-        self.model.refresh()
-        self.reload_detail()
 
     def _on_refused(self, exc: BaseException) -> None:
         """Said on the page (it stays when the list moves on); the detail reloads to show
@@ -257,8 +255,6 @@ class EffectsPage(ListPage):
         self.message.show_message(
             tr("Marked {n} lapsed effect{n2} ambiguous; each now waits for a person.").format(
                 n=n, n2='s' if n != 1 else ''), Level.SUCCESS)
-        self.model.refresh()
-        self.reload_detail()
 
     # ------------------------------------------------------------ clock
     @Slot()

@@ -379,9 +379,6 @@ class RunDetail(QWidget):
     def _on_cancel_requested(self, run: Run) -> None:
         self.message.show_message(tr("Cancel requested; the agent will stop at its next step."),
                                   Level.SUCCESS)
-        if run.id == self.run_id:
-            self._show_header(run)
-            self.events_pane.grow(run)
 
     def _on_cancel_refused(self, exc: BaseException) -> None:
         self.ctx.presenter.present(exc, inline=self.message)
