@@ -379,6 +379,9 @@ class RunDetail(QWidget):
     def _on_cancel_requested(self, run: Run) -> None:
         self.message.show_message(tr("Cancel requested; the agent will stop at its next step."),
                                   Level.SUCCESS)
+        if run.id == self.run_id:  # the row the write returned (no re-read): Cancel is off
+            self._show_header(run)  # at once; the rest follows from the change set
+            self.events_pane.grow(run)
 
     def _on_cancel_refused(self, exc: BaseException) -> None:
         self.ctx.presenter.present(exc, inline=self.message)
