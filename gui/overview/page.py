@@ -99,9 +99,13 @@ class OverviewData(QObject):
         self.runner = ctx.runner
         self.filters: dict[str, Any] = {"hours": 24}
         self.facts: OverviewFacts | None = None
+        self._asked: dict[str, Any] | None = None  # the filters of the last read asked
 
     def refresh(self) -> None:
         overview, filters = self.journal.overview, dict(self.filters)
+        if filters != self._asked:  # other filters: what is in flight answers nothing asked
+            self.runner.drop("facts", self)
+            self._asked = filters
         self.runner.coalesce("facts", lambda: overview.facts(**filters), on_done=self._on_done,
                              owner=self)
 
