@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core.effect_views import EffectContext, EffectQuery
-from proctor.core.models import Effect, EffectStatus
+from proctor.core.models import ChangeSet, Effect, EffectStatus
 
 from ..i18n import tr
 from ..widgets.labels import plain_label
@@ -172,6 +172,13 @@ class EffectsPage(ListPage):
 
     def refreshed(self) -> None:
         self.reload_detail()
+
+    def on_changes(self, cs: ChangeSet) -> None:
+        """The list refreshes (throttled); the effect shown is read again at once, so a read
+        begun before the change can never show it as it was."""
+        super().on_changes(cs)
+        if self.key is not None and self.key in cs.ids("effect"):
+            self.reload_detail()
 
     # ------------------------------------------------------------ detail
     def reload_detail(self) -> None:
