@@ -8,14 +8,17 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from sqlalchemy import Connection, exc
+from sqlalchemy import Connection, exc, func, select
 
 from . import db, errors
-from .models import Actor, ActorKind
+from . import schema as s
+from .models import Actor, ActorKind, Change
+from .rows import to_models
 from .tx import Tx
 
 T = TypeVar("T")
@@ -42,6 +45,7 @@ class Store:
         self.busy_timeout = busy_timeout
         self._rng = random.Random(id_seed) if id_seed is not None else None
         self._rng_lock = threading.Lock()
+        self._recording = threading.local()  # .into: the list recording() fills, per thread
         self._writer = db.make_engine(path, read_only=read_only, immediate=True,
                                       timeout=busy_timeout, synchronous=synchronous)
         self._reader = db.make_engine(path, read_only=read_only, immediate=False,
@@ -121,11 +125,16 @@ class Store:
         """Run ``fn`` inside one BEGIN IMMEDIATE transaction; commit whole or change nothing."""
         if self.read_only:
             raise errors.StoreReadOnly(f"{self.path} is open read-only; nothing was changed")
+        into: list[Change] | None = getattr(self._recording, "into", None)
+        written: list[Change] = []
         try:
             with self._writer.connect() as conn, conn.begin():
                 tx = Tx(self, conn, self.now())
+                first = _next_change_seq(conn) if into is not None else 0
                 result = fn(tx)
                 tx.flush()
+                if into is not None:
+                    written = _changes_from(conn, first)
         except exc.DBAPIError as err:
             if db.stale_files(err):
                 self.reconnect()
@@ -133,9 +142,23 @@ class Store:
             raise
         except UnicodeError as err:  # the driver cannot encode a lone surrogate
             raise errors.ValidationError(f"text must be valid Unicode: {err}") from err
+        if into is not None:
+            into.extend(written)
         if tx._after_commit is not None:
             raise tx._after_commit
         return result
+
+    @contextmanager
+    def recording(self, into: list[Change]) -> Iterator[list[Change]]:
+        """Inside the block, each write this thread commits appends the change-feed rows it
+        wrote to ``into`` (also when the write raises after its commit): the change set a
+        caller's own writes made, without waiting for a watcher to read the feed."""
+        before = getattr(self._recording, "into", None)
+        self._recording.into = into
+        try:
+            yield into
+        finally:
+            self._recording.into = before
 
     def write_then(self, fn: Callable[[Tx], Any], fetch: Callable[[Tx, Any], T]) -> T:
         """``write(fn)``, then ``fetch(tx, fn's result)`` in the same transaction: what a write
@@ -198,3 +221,14 @@ class Store:
 
 
 __all__ = ["OldSchemaPolicy", "Store"]
+
+
+def _next_change_seq(conn: Connection) -> int:
+    """The seq the next change row of this (write) transaction gets at least."""
+    return int(conn.execute(select(func.max(s.changes.c.seq))).scalar() or 0) + 1
+
+
+def _changes_from(conn: Connection, first: int) -> list[Change]:
+    """The change rows this write transaction wrote (none can be written by another)."""
+    stmt = select(s.changes).where(s.changes.c.seq >= first).order_by(s.changes.c.seq)
+    return to_models(Change, conn.execute(stmt))

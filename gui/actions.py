@@ -4,6 +4,13 @@ are all built from it. Shortcuts are data: defaults in DEFAULT_SHORTCUTS, user
 overrides stored apart; single-key shortcuts can be switched off as a group. A value may
 hold several sequences separated by "; " (the first is the one shown in menus).
 
+A page declares each of its commands once, as one ``ActionSpec`` carrying everything about
+it — id, text, menu, tip, default ``shortcut``, ``icon``, ``toolbar`` placement,
+``handler`` and ``enabled`` — and registers the list (gui/effects/commands.py); its menu
+entry, toolbar button, palette row and ``?`` line all come from that one declaration. (The
+older split declarations — DEFAULT_SHORTCUTS, action_icons.ICONS, the MENUS layout, handler
+and enablement maps — still serve the commands not moved yet; a declaration's own fields win.)
+
 A command of one page is registered with ``page=`` (the page's widget): it is enabled only
 while that page is on screen, and it may share a sequence with a command of another page
 that is never on screen at the same time (pages of one QStackedWidget: "C" marks an effect
@@ -48,8 +55,6 @@ DEFAULT_SHORTCUTS: dict[str, str] = {
     "inbox.show_new": "N",
     "inbox.effect_committed": "C",
     "inbox.effect_failed": "F",
-    "effects.committed": "C",
-    "effects.failed": "F",
     "runs.back": "Alt+Left",
     "runs.export_list": "Ctrl+E",
     "runs.export_json": "Ctrl+E",
@@ -66,6 +71,12 @@ class ActionSpec:
     checkable: bool = False
     # WindowShortcut: anywhere in the window; WidgetShortcut: only where the page attaches it
     context: Qt.ShortcutContext = Qt.ShortcutContext.WindowShortcut
+    # the rest of a command declared in one place (None: from the older tables, or none)
+    handler: Callable[[], object] | None = None
+    enabled: Callable[[], bool] | None = None
+    shortcut: str | None = None  # default sequences ("C; Alt+C"); users may override them
+    icon: str | None = None  # a name in resources/icons, else action_icons.ICONS
+    toolbar: bool = False  # also on the main toolbar (after the TOOLBAR layout)
 
 
 def is_single_key(sequence: str) -> bool:
@@ -98,25 +109,32 @@ class ActionRegistry(QObject):
         self._actions: dict[str, QAction] = {}
         self._handlers: dict[str, Callable[[], None]] = {}
         self._enabled: dict[str, Callable[[], bool]] = {}
+        self._defaults: dict[str, str] = {}
         self._pages: dict[str, QWidget] = {}
         self.single_keys = True
 
     # ------------------------------------------------------------ declaring
-    def register(self, spec: ActionSpec, handler: Callable[[], None],
+    def register(self, spec: ActionSpec, handler: Callable[[], object] | None = None,
                  enabled: Callable[[], bool] | None = None, *,
                  page: QWidget | None = None) -> QAction:
-        """Declare a command. With ``page`` it is enabled only while that widget is
-        visible (and ``enabled`` says yes)."""
+        """Declare a command (``handler`` and ``enabled`` default to the spec's own). With
+        ``page`` it is enabled only while that widget is visible (and ``enabled`` says yes)."""
         if spec.id in self._specs:
             raise ValueError(f"action {spec.id} is declared twice")
+        handler = handler or spec.handler
+        enabled = enabled or spec.enabled
+        if handler is None:
+            raise ValueError(f"action {spec.id} has no handler")
+        self._defaults[spec.id] = spec.shortcut if spec.shortcut is not None \
+            else DEFAULT_SHORTCUTS.get(spec.id, "")
         action = QAction(tr(spec.text), self._host)  # spec texts are QT_TR_NOOP-marked
         action.setObjectName(spec.id)
         action.setData(spec.id)
         action.setStatusTip(tr(spec.tip) if spec.tip else "")
         action.setToolTip(self._tooltip(spec))
         action.setCheckable(spec.checkable)
-        if spec.id in ICONS:
-            action.setIcon(icon(ICONS[spec.id]))
+        if spec.icon or spec.id in ICONS:
+            action.setIcon(icon(spec.icon or ICONS[spec.id]))
         action.setShortcutContext(spec.context)
         action.triggered.connect(self._on_triggered)
         if spec.context == Qt.ShortcutContext.WindowShortcut:
@@ -166,7 +184,8 @@ class ActionRegistry(QObject):
     # ------------------------------------------------------------ shortcuts
     def shortcuts(self, action_id: str) -> list[str]:
         """The configured sequences of an action (override, else default)."""
-        value = self._overrides.get(action_id, DEFAULT_SHORTCUTS.get(action_id, ""))
+        default = self._defaults.get(action_id, DEFAULT_SHORTCUTS.get(action_id, ""))
+        value = self._overrides.get(action_id, default)
         return [s.strip() for s in value.split(";") if s.strip()]
 
     def effective_shortcuts(self, action_id: str) -> list[str]:
@@ -219,22 +238,28 @@ class ActionRegistry(QObject):
     # ------------------------------------------------------------ building
     def build_menus(self, bar: QMenuBar, layout: dict[str, list[str]]) -> dict[str, QMenu]:
         """``layout``: menu title (with its "&" Alt letter, if any) -> action ids ("-" is a
-        separator). The menus come back by title without the "&"."""
+        separator); every other command follows in its spec's menu, in declaration order.
+        The menus come back by title without the "&"."""
         menus = {}
         for text, ids in layout.items():
             title = text.replace("&", "")
             menu = bar.addMenu(tr(text))
             menu.setObjectName(f"menu.{title.lower()}")
-            for action_id in ids:
-                if action_id == "-":
+            placed = [self._actions[i] if i != "-" else None for i in ids]
+            placed += [self._actions[spec.id] for spec in self._specs.values()
+                       if spec.menu == title and spec.id not in ids]
+            for action in placed:
+                if action is None:
                     menu.addSeparator()
                 else:
-                    menu.addAction(self._actions[action_id])
+                    menu.addAction(action)
             menus[title] = menu
         return menus
 
     def build_toolbar(self, toolbar: QToolBar, ids: list[str]) -> None:
-        for action_id in ids:
+        """``ids`` ("-" is a separator), then every command declared with ``toolbar``."""
+        extra = [s.id for s in self._specs.values() if s.toolbar and s.id not in ids]
+        for action_id in ids + (["-"] if extra else []) + extra:
             if action_id == "-":
                 toolbar.addSeparator()
             else:

@@ -65,6 +65,7 @@ def build_window(journal: Journal, *, runner: TaskRunner, settings: DeskSettings
     guard = ThreadGuard(strict=debug_mode() if strict is None else strict)
     guarded = GuardedJournal(journal, guard)
     watcher = JournalWatcher(guarded, runner)
+    guarded.written.sink = watcher.wrote  # the desk's own writes reach its views at once
     watcher.set_poll_interval(settings.poll_ms)
     services = Services(journal=guarded, runner=runner, watcher=watcher, settings=settings,
                         guard=guard, theme=theme)

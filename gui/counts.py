@@ -39,8 +39,6 @@ class Counts(QObject):
         super().__init__(parent)
         self._journal = journal
         self._runner = runner
-        self._running = False
-        self._again = False
         self._stopped = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -51,7 +49,7 @@ class Counts(QObject):
         """The window closes: no more reads (one in flight is not reported)."""
         self._stopped = True
         self._timer.stop()
-        self._again = False
+        self._runner.drop("counts", self)
 
     def on_changes(self, cs: ChangeSet) -> None:
         if cs.kinds() & KINDS:
@@ -67,24 +65,13 @@ class Counts(QObject):
     def read(self) -> None:
         if self._stopped:
             return
-        if self._running:
-            self._again = True
-            return
-        self._running = True
         journal = self._journal
-        self._runner.run(lambda: read_counts(journal), on_done=self._on_counts,
-                         on_error=self._on_error, owner=self)
+        self._runner.coalesce("counts", lambda: read_counts(journal), on_done=self._on_counts,
+                              on_error=self._on_error, owner=self)
 
     def _on_counts(self, counts: dict[str, int]) -> None:
-        self._done()
         if not self._stopped:
             self.counted.emit(counts)
 
     def _on_error(self, _exc: BaseException) -> None:
-        self._done()
-
-    def _done(self) -> None:
-        self._running = False
-        if self._again and not self._stopped:
-            self._again = False
-            self._timer.start()
+        pass  # the next change reads again

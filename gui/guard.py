@@ -9,6 +9,10 @@ Plain attributes (path, actor, read_only, schema_revision) pass through.
 silently), then waits for the calls still running on worker threads before it closes the
 journal: a window closing never pulls the journal from under a running read, and a task
 queued behind the close never opens the file again.
+
+``written``: the change-feed rows each store call committed go to ``written.sink`` (the
+window's watcher) from the thread that made the call, so the desk's own writes reach its
+views through the change feed, the same path as other processes' writes.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from proctor.core import Journal
@@ -88,28 +93,57 @@ class InFlight:
             return self._idle.wait_for(lambda: self._count == 0, timeout)
 
 
+class WriteFeed:
+    """Hands the change rows a store call committed (``Journal.recording``) to ``sink``, on
+    the thread that made the call; without a sink nothing is recorded."""
+
+    def __init__(self, journal: Journal) -> None:
+        self._journal = journal
+        self.sink: Callable[[list[Any]], None] | None = None
+
+    @contextmanager
+    def recording(self) -> Iterator[None]:
+        sink = self.sink
+        if sink is None:
+            yield
+            return
+        written: list[Any] = []
+        try:
+            with self._journal.recording(written):
+                yield
+        finally:
+            if written:  # also when the call raised after its commit
+                try:
+                    sink(written)
+                except RuntimeError:  # the window (and its watcher) is gone meanwhile
+                    log.debug("change rows written after the desk's watcher closed")
+
+
 def _guarded(fn: Callable[..., Any], what: str, guard: ThreadGuard,
-             calls: InFlight) -> Callable[..., Any]:
+             calls: InFlight, feed: WriteFeed) -> Callable[..., Any]:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         guard.check(what)
-        with calls:
+        with calls, feed.recording():
             return fn(*args, **kwargs)
 
     return call
 
 
 class _GuardedService:
-    def __init__(self, name: str, service: Any, guard: ThreadGuard, calls: InFlight) -> None:
+    def __init__(self, name: str, service: Any, guard: ThreadGuard, calls: InFlight,
+                 feed: WriteFeed) -> None:
         self._name = name
         self._service = service
         self._guard = guard
         self._calls = calls
+        self._feed = feed
 
     def __getattr__(self, attr: str) -> Any:
         value = getattr(self._service, attr)
         if callable(value):
-            return _guarded(value, f"journal.{self._name}.{attr}", self._guard, self._calls)
+            return _guarded(value, f"journal.{self._name}.{attr}", self._guard, self._calls,
+                            self._feed)
         return value
 
 
@@ -120,7 +154,9 @@ class GuardedJournal:
         self.unguarded = journal
         self.guard = guard
         self.calls = InFlight()
-        self._services = {name: _GuardedService(name, getattr(journal, name), guard, self.calls)
+        self.written = WriteFeed(journal)
+        self._services = {name: _GuardedService(name, getattr(journal, name), guard, self.calls,
+                                                self.written)
                           for name in SERVICES}
 
     def __getattr__(self, attr: str) -> Any:
@@ -128,7 +164,7 @@ class GuardedJournal:
             return self._services[attr]
         value = getattr(self.unguarded, attr)
         if callable(value) and attr not in PURE:
-            return _guarded(value, f"journal.{attr}", self.guard, self.calls)
+            return _guarded(value, f"journal.{attr}", self.guard, self.calls, self.written)
         return value
 
     def close(self) -> None:

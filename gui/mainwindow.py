@@ -89,7 +89,7 @@ MENUS = {
     QT_TR_NOOP("Memor&y"): ["memory.keep", "memory.take", "memory.merge", "memory.dismiss", "-",
                 "memory.reveal", "memory.edit", "memory.pin", "memory.unpin",
                 "memory.confirm", "memory.remove", "memory.restore"],
-    QT_TR_NOOP("Effects"): ["effects.committed", "effects.failed", "-", "effects.mark_lapsed"],
+    QT_TR_NOOP("Effects"): [],  # declared with their menu in gui/effects/commands.py
     QT_TR_NOOP("Audit"): ["audit.verify", "audit.export"],
     QT_TR_NOOP("&Go"): [f"go.{pid}" for pid, _ in PAGES] + ["-", "inbox.next", "inbox.prev", "inbox.open",
                                                  "inbox.back", "inbox.search"],

@@ -9,6 +9,19 @@ Usage::
 ``owner`` (a QObject) is still alive. Without ``on_error`` the runner's default error
 handler (the error presenter) receives the exception.
 
+Two kinds of keyed reads replace hand-kept generation counters and in-flight flags (a key
+is scoped by its owner, so ``"detail"`` on two pages are two keys)::
+
+    runner.latest("detail", lambda: journal.effects.context(key), on_done=..., owner=self)
+    runner.coalesce("facts", lambda: journal.overview.facts(), on_done=..., owner=self)
+
+- ``latest``: a newer request with the same key drops the older one's result (and error);
+  the newest one's outcome is delivered.
+- ``coalesce``: one read in flight per key; requests made meanwhile wait, and only the last
+  of them runs once the one in flight is delivered.
+- ``drop(key, owner)``: forget whatever is in flight or waiting for a key (its outcome is
+  not delivered), e.g. when the page moves to another item.
+
 Python objects die on the GUI thread, never on a worker: a worker keeps no reference to
 a task's callbacks, and its result crosses over in a box the GUI thread empties. While a
 runner is open, Python's cyclic garbage collector runs on the GUI thread only
@@ -24,7 +37,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +72,17 @@ class Task:
     owner: QObject | None
     write: bool
     started: float = field(default_factory=time.monotonic)
+    key: Hashable | None = None  # a keyed read (latest / coalesce); scoped by owner
+
+
+@dataclass
+class _Request:
+    """A coalesced read waiting for the one in flight with its key."""
+
+    fn: Callable[[], Any]
+    on_done: Callable[[Any], None] | None
+    on_error: Callable[[BaseException], None] | None
+    owner: QObject | None
 
 
 class GuiThreadCollector(QObject):
@@ -191,6 +215,9 @@ class TaskRunner(QObject):
         self._collector = GuiThreadCollector.instance()
         self._collector.hold()
         self._tasks: dict[int, Task] = {}
+        self._latest: dict[Hashable, int] = {}  # key -> the task whose outcome counts
+        self._coalescing: dict[Hashable, int] = {}  # key -> the coalesced task in flight
+        self._waiting: dict[Hashable, _Request] = {}  # key -> the last request meanwhile
         self._ids = itertools.count(1)
         self._gui_thread = threading.get_ident()
         self._closed = False
@@ -209,15 +236,54 @@ class TaskRunner(QObject):
         """Queue ``fn`` on a worker thread; returns the task id."""
         if self._closed:
             return 0
-        task = Task(next(self._ids), fn, on_done, on_error, owner, write)
+        return self._start(Task(next(self._ids), fn, on_done, on_error, owner, write))
+
+    def latest(self, key: Hashable, fn: Callable[[], Any], *,
+               on_done: Callable[[Any], None] | None = None,
+               on_error: Callable[[BaseException], None] | None = None,
+               owner: QObject | None = None) -> int:
+        """Queue the read ``fn``; a later ``latest`` with the same key (and owner) drops
+        this one's outcome. Returns the task id."""
+        if self._closed:
+            return 0
+        scoped = _scoped(key, owner)
+        task = Task(next(self._ids), fn, on_done, on_error, owner, False, key=scoped)
+        self._latest[scoped] = task.id
+        return self._start(task)
+
+    def coalesce(self, key: Hashable, fn: Callable[[], Any], *,
+                 on_done: Callable[[Any], None] | None = None,
+                 on_error: Callable[[BaseException], None] | None = None,
+                 owner: QObject | None = None) -> int:
+        """Run the read ``fn`` now, or, while a read with the same key (and owner) is in
+        flight, after it (only the last such request runs). Returns the task id, or 0 when
+        the request waits."""
+        if self._closed:
+            return 0
+        scoped = _scoped(key, owner)
+        if scoped in self._coalescing:
+            self._waiting[scoped] = _Request(fn, on_done, on_error, owner)
+            return 0
+        task = Task(next(self._ids), fn, on_done, on_error, owner, False, key=scoped)
+        self._coalescing[scoped] = task.id
+        return self._start(task)
+
+    def drop(self, key: Hashable, owner: QObject | None = None) -> None:
+        """Forget the keyed read in flight or waiting for ``key``: its outcome is dropped."""
+        scoped = _scoped(key, owner)
+        self._latest.pop(scoped, None)
+        self._waiting.pop(scoped, None)
+        self._coalescing.pop(scoped, None)
+
+    def _start(self, task: Task) -> int:
         self._tasks[task.id] = task
-        if write and not self._busy_timer.isActive():
+        if task.write and not self._busy_timer.isActive():
             self._busy_timer.start()
-        self._pool.start(_Job(task.id, fn, self._relay), 1 if write else 0)  # clicks first
+        self._pool.start(_Job(task.id, task.fn, self._relay), 1 if task.write else 0)  # clicks first
         return task.id
 
     def pending(self) -> int:
-        return len(self._tasks)
+        return len(self._tasks) + len(self._waiting)
 
     def shutdown(self, timeout_ms: int = 10_000) -> bool:
         """Refuse new tasks and wait for queued and running ones (results are dropped).
@@ -229,6 +295,9 @@ class TaskRunner(QObject):
         done = self._pool.waitForDone(timeout_ms)
         if done:
             self._tasks.clear()
+            self._latest.clear()
+            self._coalescing.clear()
+            self._waiting.clear()
             self._relay.clear()
         return done
 
@@ -248,11 +317,15 @@ class TaskRunner(QObject):
         self._check_busy()
         if task is None:
             return
+        if not self._settle_key(task):  # a newer request with its key took over, or dropped
+            self._idle_if_done()
+            return
         if isinstance(payload, JournalClosed):  # its window closed the journal meanwhile
             self._idle_if_done()
             return
         self._track_store_health(ok, payload)
         if task.owner is not None and not shiboken6.isValid(task.owner):
+            self._idle_if_done()
             return
         try:
             if ok:
@@ -265,8 +338,28 @@ class TaskRunner(QObject):
         finally:
             self._idle_if_done()
 
+    def _settle_key(self, task: Task) -> bool:
+        """A keyed task is done: True if its outcome is to be delivered. A coalesced key's
+        waiting request starts now (it is delivered after this one)."""
+        if task.key is None:
+            return True
+        if self._latest.get(task.key) == task.id:
+            del self._latest[task.key]
+            return True
+        if self._coalescing.get(task.key) == task.id:
+            del self._coalescing[task.key]
+            waiting = self._waiting.pop(task.key, None)
+            if waiting is not None and (waiting.owner is None
+                                        or shiboken6.isValid(waiting.owner)):
+                follow = Task(next(self._ids), waiting.fn, waiting.on_done, waiting.on_error,
+                              waiting.owner, False, key=task.key)
+                self._coalescing[task.key] = follow.id
+                self._start(follow)
+            return True
+        return False
+
     def _idle_if_done(self) -> None:
-        if not self._tasks:
+        if not self._tasks and not self._waiting:
             self.idle.emit()
 
     def _track_store_health(self, ok: bool, payload: object) -> None:
@@ -292,6 +385,10 @@ class TaskRunner(QObject):
     @staticmethod
     def _log_error(exc: BaseException) -> None:
         log.error("store task failed", exc_info=exc)
+
+
+def _scoped(key: Hashable, owner: QObject | None) -> Hashable:
+    return (0 if owner is None else id(owner), key)
 
 
 class Ticket:

@@ -6,6 +6,11 @@ re-arm when ``-wal`` reappears after the last connection closed it). Safety net:
 triggers a read of ``journal.changes.since(last_seq)``; a non-empty ChangeSet is
 emitted once. Reads are coalesced: at most one in flight, one more queued.
 
+The desk's own writes do not wait for any of this: each store call hands the change rows it
+committed to ``wrote`` (gui/guard.py ``WriteFeed``), emitted at once as a ChangeSet through
+the same ``changed`` signal. Rows are reported once, by change seq: when the feed read later
+returns them, they are left out.
+
 SQLite writes the WAL frames (the file events) before the commit becomes visible to
 readers (the wal-index in ``-shm`` is updated after the fsync, through mmap: no event).
 A read woken by the frames can therefore find nothing yet; it is then retried after
@@ -21,7 +26,7 @@ from typing import Any
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
 from proctor.core import errors
-from proctor.core.models import ChangeSet
+from proctor.core.models import Change, ChangeSet
 from proctor.core.witness import HeadWitness, journal_id
 
 from .guard import JournalClosed
@@ -44,6 +49,7 @@ class JournalWatcher(QObject):
     changed = Signal(object)
     seen_at = Signal(float)
     wal_lost = Signal()
+    _written = Signal(object)  # from any thread: change rows a desk write committed
 
     def __init__(self, journal: Any, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -52,6 +58,7 @@ class JournalWatcher(QObject):
         self._path = Path(journal.path)
         self._wal = Path(f"{self._path}-wal")
         self.last_seq = 0
+        self._ahead: set[int] = set()  # seqs past last_seq already reported (own writes)
         self._data_version: int | None = None
         self._reading = False
         self._again = False
@@ -80,6 +87,7 @@ class JournalWatcher(QObject):
         self._witness_timer.setSingleShot(True)
         self._witness_timer.setInterval(WITNESS_MS)
         self._witness_timer.timeout.connect(self._write_witness)
+        self._written.connect(self._on_written)  # queued when emitted on a worker thread
 
     # ------------------------------------------------------------ lifecycle
     def start(self, since: int) -> None:
@@ -126,8 +134,24 @@ class JournalWatcher(QObject):
         return self._poll.interval()
 
     def refresh_now(self) -> None:
-        """Read the change feed now (after our own writes, or on demand)."""
+        """Read the change feed now (on demand)."""
         self._read()
+
+    def wrote(self, changes: list[Change]) -> None:
+        """A desk write committed ``changes`` (any thread): report them now."""
+        self._written.emit(list(changes))
+
+    @Slot(object)
+    def _on_written(self, changes: list[Change]) -> None:
+        if self._stopped:
+            return
+        fresh = sorted((c for c in changes if c.seq > self.last_seq and c.seq not in self._ahead),
+                       key=lambda c: c.seq)
+        if not fresh:
+            return
+        self._ahead.update(c.seq for c in fresh)
+        self.seen_at.emit(max(c.created_at for c in fresh))
+        self.changed.emit(ChangeSet(since=fresh[0].seq - 1, until=fresh[-1].seq, changes=fresh))
 
     # ------------------------------------------------------------ triggers
     def _arm(self) -> None:
@@ -221,7 +245,7 @@ class JournalWatcher(QObject):
             self.last_seq = cs.until
             self._observe(cs)
             self.seen_at.emit(max(c.created_at for c in cs.changes))
-            self.changed.emit(cs)
+            self._emit_unseen(cs)
         elif self._follow_ups and not self._again:
             self._follow_up.start(self._follow_ups.pop(0))  # the commit may not be visible yet
         if self._again or len(cs.changes) >= MAX_BATCH:
@@ -267,6 +291,17 @@ class JournalWatcher(QObject):
         if data is not None:  # on this thread: the desk may not live much longer
             data["journal_id"] = self.witness.journal_id
             self.witness.write(data)
+
+    def _emit_unseen(self, cs: ChangeSet) -> None:
+        """``changed`` with the rows not already reported by ``wrote``."""
+        if self._ahead:
+            fresh = [c for c in cs.changes if c.seq not in self._ahead]
+            self._ahead = {seq for seq in self._ahead if seq > cs.until}
+            if not fresh:
+                return
+            if len(fresh) < len(cs.changes):
+                cs = cs.model_copy(update={"changes": fresh})
+        self.changed.emit(cs)
 
     def _on_read_error(self, exc: BaseException) -> None:
         self._reading = False

@@ -194,7 +194,6 @@ class AuditPage(ListPage):
         self.detail = AuditDetail(self)
         self.exporter = Exporter(ctx, self, self.message)
         self._build()
-        self._facets_loading = False
 
     def _build(self) -> None:
         row = QHBoxLayout()
@@ -245,22 +244,14 @@ class AuditPage(ListPage):
         self.load_facets()
 
     def load_facets(self) -> None:
-        if self._facets_loading:
-            return
-        self._facets_loading = True
         journal = self.journal
-        self.ctx.runner.run(lambda: timeline.audit_facets(journal), on_done=self._on_facets,
-                            on_error=self._on_facets_error, owner=self)
+        self.ctx.runner.coalesce("facets", lambda: timeline.audit_facets(journal),
+                                 on_done=self._on_facets, on_error=self._on_failed, owner=self)
 
     def _on_facets(self, facets: dict[str, list[str]]) -> None:
-        self._facets_loading = False
         fill_combo(self.actor, "All actors", facets["actor"])
         fill_combo(self.source, "All sources", facets["source"])
         fill_combo(self.entity, "All entities", facets["entity_kind"])
-
-    def _on_facets_error(self, exc: BaseException) -> None:
-        self._facets_loading = False
-        self._on_failed(exc)
 
     # ------------------------------------------------------------ selection
     @Slot(QModelIndex, QModelIndex)

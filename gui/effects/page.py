@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core.effect_views import EffectContext, EffectQuery
-from proctor.core.models import Effect, EffectStatus
+from proctor.core.models import ChangeSet, Effect, EffectStatus
 
 from ..i18n import tr
 from ..widgets.labels import plain_label
@@ -70,7 +70,6 @@ class EffectsPage(ListPage):
         self.read_only = bool(ctx.journal.read_only)
         self.key: str | None = None
         self.context: EffectContext | None = None
-        self._generation = 0
         self._last_tick = self._last_refresh = time.time()
         self.status = choice_combo("Effect status", FILTERS, self)
         self.status.currentIndexChanged.connect(self.apply_query)
@@ -174,20 +173,21 @@ class EffectsPage(ListPage):
     def refreshed(self) -> None:
         self.reload_detail()
 
+    def on_changes(self, cs: ChangeSet) -> None:
+        """The list refreshes (throttled); the effect shown is read again at once, so a read
+        begun before the change can never show it as it was."""
+        super().on_changes(cs)
+        if self.key is not None and self.key in cs.ids("effect"):
+            self.reload_detail()
+
     # ------------------------------------------------------------ detail
     def reload_detail(self) -> None:
         if self.key is None:
             return
-        self._generation += 1
-        generation, key, effects = self._generation, self.key, self.journal.effects
-        self.ctx.runner.run(lambda: (generation, effects.context(key)),
-                            on_done=self._on_context, on_error=self._on_context_error,
-                            owner=self)
-
-    def _on_context(self, result: tuple[int, EffectContext]) -> None:
-        generation, context = result
-        if generation == self._generation:
-            self.show_context(context)
+        key, effects = self.key, self.journal.effects
+        self.ctx.runner.latest("detail", lambda: effects.context(key),
+                               on_done=self.show_context, on_error=self._on_context_error,
+                               owner=self)
 
     def _on_context_error(self, exc: BaseException) -> None:
         self.ctx.presenter.present(exc, inline=self.detail_message)
@@ -240,8 +240,6 @@ class EffectsPage(ListPage):
         self.message.show_message(
             tr("Marked {status}: {key}. Receipt, run event and audit row written.").format(
                 status=effect.status.value, key=effect.key), Level.SUCCESS)
-        self.model.refresh()
-        self.reload_detail()
 
     def _on_refused(self, exc: BaseException) -> None:
         """Said on the page (it stays when the list moves on); the detail reloads to show
@@ -264,8 +262,6 @@ class EffectsPage(ListPage):
         self.message.show_message(
             tr("Marked {n} lapsed effect{n2} ambiguous; each now waits for a person.").format(
                 n=n, n2='s' if n != 1 else ''), Level.SUCCESS)
-        self.model.refresh()
-        self.reload_detail()
 
     # ------------------------------------------------------------ clock
     @Slot()

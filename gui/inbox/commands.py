@@ -316,7 +316,6 @@ class InboxCommands(QObject):
         self._recent_decision(decided_text(result))
         if widget is not None and widget.item is not None and item_key(widget.item) == key:
             widget.message.clear()
-        self.page.model.patch({key})
         if self.page.isVisible():
             self.page.focus_list()  # the next key is a command, never typed into a field
 
@@ -352,7 +351,6 @@ class InboxCommands(QObject):
             text += f" {len(bad)} refused: " + "; ".join(r.error or "" for r in bad[:3])
         self.page.message.show_message(text, Level.WARNING if bad else Level.SUCCESS)
         self.page.clear_selection()
-        self.page.model.patch({f"approval:{r.id}" for r in results})
 
     def _on_snoozed(self, ok: list[str], failed: list) -> None:
         self.page.mark_decided(set(ok))
@@ -363,7 +361,6 @@ class InboxCommands(QObject):
         self.page.message.show_message(text, Level.WARNING if failed else Level.SUCCESS,
                                        close_after_ms=None if failed else BANNER_CLOSE_MS)
         self.page.clear_selection()
-        self.page.model.patch(set(ok) | {key for key, _exc in failed})
 
     # ------------------------------------------------------------ helpers
     def _approvals(self) -> list[InboxItem]:

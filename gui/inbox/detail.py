@@ -72,7 +72,6 @@ class DetailWidget(QWidget):
         self.ctx = ctx
         self.item: InboxItem | None = None
         self.entity: Any = None
-        self._generation = 0
         self.message = MessageBar(self)
         self.title = plain_label(parent=self, name="DetailTitle")
         self.title.setAccessibleName("Item title")
@@ -137,18 +136,13 @@ class DetailWidget(QWidget):
     def reload(self) -> None:
         if self.item is None:
             return
-        self._generation += 1
-        generation, item = self._generation, self.item
-        fetch = self.fetcher(item)
-        self.ctx.runner.run(lambda: (generation, fetch()), on_done=self._on_loaded,
-                            on_error=self._on_load_error, owner=self)
+        self.ctx.runner.latest("detail", self.fetcher(self.item), on_done=self._on_loaded,
+                               on_error=self._on_load_error, owner=self)
 
-    def _on_loaded(self, result: tuple[int, Any]) -> None:
-        generation, data = result
-        if generation == self._generation:
-            self.show_entity(data)
-            if self.item is not None:
-                self.loaded.emit(self.item)
+    def _on_loaded(self, data: Any) -> None:
+        self.show_entity(data)
+        if self.item is not None:
+            self.loaded.emit(self.item)
 
     def _on_load_error(self, exc: BaseException) -> None:
         self.ctx.presenter.present(exc, inline=self.message)

@@ -278,13 +278,7 @@ class QuestionDetail(DetailWidget):
         self._marked.add(q.id)
         interactions, item_id = self.ctx.journal.interactions, q.id
         self.ctx.runner.run(lambda: interactions.mark_presented(item_id),
-                            on_done=self._on_presented, on_error=self._on_present_refused,
-                            owner=self, write=True)
-
-    def _on_presented(self, q: Interaction) -> None:
-        current = self.entity
-        if isinstance(current, Interaction) and current.id == q.id:
-            self.reload()  # the status and who saw it first
+                            on_error=self._on_present_refused, owner=self, write=True)
 
     def _on_present_refused(self, exc: BaseException) -> None:
         # Best effort: the operator can answer all the same (read-only, busy, closed…).

@@ -75,7 +75,6 @@ class RuleDraftPanel(QFrame):
         self.approval: Approval | None = None
         self.base: RuleDraft | None = None
         self.preview: RulePreview | None = None
-        self._generation = 0
         self.headline = plain_label(parent=self)
         self.headline.setAccessibleName("The rule that will be made")
         self.resource = QLineEdit(self)
@@ -137,17 +136,14 @@ class RuleDraftPanel(QFrame):
     def load(self, approval: Approval, scope: str) -> None:
         """Show the rule approving ``approval`` with ``scope`` would make."""
         self.approval = approval
-        self._generation += 1
-        generation, approvals = self._generation, self.ctx.journal.approvals
+        approvals = self.ctx.journal.approvals
         self.preview = None
         self.show()
-        self.ctx.runner.run(lambda: (generation, approvals.rule_draft(approval.id, scope)),
-                            on_done=self._on_draft, on_error=self._on_error, owner=self)
+        self.ctx.runner.drop("preview", self)  # a preview of the previous draft is stale
+        self.ctx.runner.latest("draft", lambda: approvals.rule_draft(approval.id, scope),
+                               on_done=self._on_draft, on_error=self._on_error, owner=self)
 
-    def _on_draft(self, result: tuple[int, RuleDraft]) -> None:
-        generation, draft = result
-        if generation != self._generation:
-            return
+    def _on_draft(self, draft: RuleDraft) -> None:
         self.base = draft
         for widget in (self.resource, self.condition, self.scope):
             widget.blockSignals(True)
@@ -208,16 +204,11 @@ class RuleDraftPanel(QFrame):
         draft = self.draft()
         if draft is None or self.approval is None:
             return
-        self._generation += 1
-        generation, approvals, exclude = self._generation, self.ctx.journal.approvals, \
-            self.approval.id
-        self.ctx.runner.run(lambda: (generation, approvals.preview_rule(draft, exclude=exclude)),
-                            on_done=self._on_preview, on_error=self._on_error, owner=self)
+        approvals, exclude = self.ctx.journal.approvals, self.approval.id
+        self.ctx.runner.latest("preview", lambda: approvals.preview_rule(draft, exclude=exclude),
+                               on_done=self._on_preview, on_error=self._on_error, owner=self)
 
-    def _on_preview(self, result: tuple[int, RulePreview]) -> None:
-        generation, preview = result
-        if generation != self._generation:
-            return
+    def _on_preview(self, preview: RulePreview) -> None:
         self.preview = preview
         self.summary.setText(preview_text(preview))
         for view, hits, word in ((self.past, preview.past, "past"),

@@ -344,8 +344,6 @@ class MemoryPage(ListPage):
             self.entry.edit_saved()
         self.entry.message.show_message(tr("{what}: “{title}” is now version {version}.").format(
                                             what=what, title=entry.title, version=entry.version), Level.SUCCESS)
-        self.reload_detail()
-        self.model.refresh()
 
     def _on_write_error(self, exc: BaseException) -> None:
         bar = self.entry.message if self.shown and self.shown[0] == "entry" else \
@@ -375,10 +373,6 @@ class MemoryPage(ListPage):
         self.review.clear_draft()
         self.review.notice.clear()
         self.message.show_message(f"{CHOICE_DONE[choice]}: “{item.title}”.", Level.SUCCESS)
-        self.reload_detail()
-        self.conflicts.refresh()
-        self.model.refresh()
-        self._load_side()
 
     @Slot(object, str)
     def _on_bulk(self, choice: ReconciliationStatus, reason: str) -> None:
@@ -401,9 +395,6 @@ class MemoryPage(ListPage):
         self.conflicts_table.clearSelection()
         self.shown = None
         self.right.setCurrentWidget(self.empty)
-        self.conflicts.refresh()
-        self.model.refresh()
-        self._load_side()
 
     @Slot()
     def _repaint_conflicts(self) -> None:

@@ -99,32 +99,19 @@ class OverviewData(QObject):
         self.runner = ctx.runner
         self.filters: dict[str, Any] = {"hours": 24}
         self.facts: OverviewFacts | None = None
-        self._in_flight = False
-        self._again = False
+        self._asked: dict[str, Any] | None = None  # the filters of the last read asked
 
     def refresh(self) -> None:
-        if self._in_flight:
-            self._again = True
-            return
-        self._in_flight = True
         overview, filters = self.journal.overview, dict(self.filters)
-        self.runner.run(lambda: overview.facts(**filters), on_done=self._on_done,
-                        on_error=self._on_error, owner=self)
+        if filters != self._asked:  # other filters: what is in flight answers nothing asked
+            self.runner.drop("facts", self)
+            self._asked = filters
+        self.runner.coalesce("facts", lambda: overview.facts(**filters), on_done=self._on_done,
+                             owner=self)
 
     def _on_done(self, facts: OverviewFacts) -> None:
-        self._settle()
         self.facts = facts
         self.loaded.emit(facts)
-
-    def _on_error(self, err: BaseException) -> None:
-        self._settle()
-        self.runner.default_error(err)
-
-    def _settle(self) -> None:
-        self._in_flight = False
-        if self._again:
-            self._again = False
-            QTimer.singleShot(0, self.refresh)
 
 
 class OverviewPage(QWidget):

@@ -216,7 +216,6 @@ class RulesPage(ListPage):
         split.setSizes([420, 300])
         self.add_main(split)
         self.rule_id: str | None = None
-        self._generation = 0
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.model.loaded.connect(self._select_first)
 
@@ -248,23 +247,21 @@ class RulesPage(ListPage):
     def reload_detail(self) -> None:
         if self.rule_id is None:
             return
-        self._generation += 1
-        generation, rule_id, approvals = self._generation, self.rule_id, self.journal.approvals
+        rule_id, approvals = self.rule_id, self.journal.approvals
 
-        def fetch() -> tuple[int, RuleUsage | None, list[Approval], Approval | None]:
+        def fetch() -> tuple[RuleUsage | None, list[Approval], Approval | None]:
             usage = next((u for u in approvals.rule_usage() if u.rule.id == rule_id), None)
             source = None
             if usage is not None and usage.rule.source_approval_id:
                 source = approvals.get(usage.rule.source_approval_id)
-            return generation, usage, approvals.decided_by_rule(rule_id), source
+            return usage, approvals.decided_by_rule(rule_id), source
 
-        self.ctx.runner.run(fetch, on_done=self._on_detail, on_error=self._on_detail_error,
-                            owner=self)
+        self.ctx.runner.latest("detail", fetch, on_done=self._on_detail,
+                               on_error=self._on_detail_error, owner=self)
 
     def _on_detail(self, result: tuple) -> None:
-        generation, usage, decided, source = result
-        if generation == self._generation:
-            self.detail.show_rule(usage, decided, source, writable=not self.read_only)
+        usage, decided, source = result
+        self.detail.show_rule(usage, decided, source, writable=not self.read_only)
 
     def _on_detail_error(self, exc: BaseException) -> None:
         self.ctx.presenter.present(exc, inline=self.detail_message)

@@ -86,7 +86,6 @@ class RunDetail(QWidget):
         self.run_id: str | None = None
         self.run: Run | None = None
         self.facts: RunFacts | None = None
-        self._generation = 0
         self._sequence_on_open: int | None = None
         self.message = MessageBar(self)
         self.exporter = Exporter(ctx, self, self.message)
@@ -205,19 +204,18 @@ class RunDetail(QWidget):
         self._sequence_on_open = sequence
         self.run_id, self.run, self.facts = run_id, None, None
         self.cancel_button.setEnabled(False)  # until the run is read
-        self._generation += 1
+        for key in ("header", "facts"):  # reads of the run shown before are stale
+            self.ctx.runner.drop(key, self)
         self.message.clear()
         self.title.setText(tr("Loading run…"))
         self.integrity.show_run(run_id)
-        generation, journal = self._generation, self.ctx.journal
-        self.ctx.runner.run(lambda: (generation, read_tail(journal, run_id)),
-                            on_done=self._on_opened, on_error=self._on_failed, owner=self)
+        journal = self.ctx.journal
+        self.ctx.runner.latest("open", lambda: read_tail(journal, run_id),
+                               on_done=self._on_opened, on_error=self._on_failed, owner=self)
 
-    def _on_opened(self, result: tuple[int, tuple[Run, int, list[RunEvent]]]) -> None:
+    def _on_opened(self, result: tuple[Run, int, list[RunEvent]]) -> None:
         """The run and its newest events are here: show them, then read the rest."""
-        generation, (run, block, tail) = result
-        if generation != self._generation:
-            return
+        run, block, tail = result
         self.events_pane.set_run(run, (block, tail))
         self._show_header(run)
         self.timeline.show_run(run.id)
@@ -246,14 +244,11 @@ class RunDetail(QWidget):
     def reload_header(self) -> None:
         if self.run_id is None:
             return
-        generation, run_id, runs = self._generation, self.run_id, self.ctx.journal.runs
-        self.ctx.runner.run(lambda: (generation, runs.get(run_id)), on_done=self._on_header,
-                            on_error=self._on_failed, owner=self)
+        run_id, runs = self.run_id, self.ctx.journal.runs
+        self.ctx.runner.latest("header", lambda: runs.get(run_id), on_done=self._on_header,
+                               on_error=self._on_failed, owner=self)
 
-    def _on_header(self, result: tuple[int, Run]) -> None:
-        generation, run = result
-        if generation != self._generation:
-            return
+    def _on_header(self, run: Run) -> None:
         if self.run is None:
             self.events_pane.set_run(run)
         else:
@@ -264,23 +259,22 @@ class RunDetail(QWidget):
     def reload_facts(self) -> None:
         if self.run_id is None:
             return
-        generation, run_id, journal = self._generation, self.run_id, self.ctx.journal
+        run_id, journal = self.run_id, self.ctx.journal
 
-        def load() -> tuple[int, RunFacts, list]:
+        def load() -> tuple[RunFacts, list]:
             facts = load_facts(journal, run_id)
-            return generation, facts, fact_rows(facts)  # the rows too, off the GUI thread
+            return facts, fact_rows(facts)  # the rows too, off the GUI thread
 
-        self.ctx.runner.run(load, on_done=self._on_facts, on_error=self._on_failed, owner=self)
+        self.ctx.runner.latest("facts", load, on_done=self._on_facts, on_error=self._on_failed,
+                               owner=self)
 
     @Slot()
     def _reload_rest(self) -> None:
         self.reload_facts()
         self.timeline.reload()
 
-    def _on_facts(self, result: tuple[int, RunFacts, list]) -> None:
-        generation, facts, tab_rows = result
-        if generation != self._generation:
-            return
+    def _on_facts(self, result: tuple[RunFacts, list]) -> None:
+        facts, tab_rows = result
         grew = self.facts is not None and facts.run.last_sequence != \
             self.facts.run.last_sequence
         self.facts = facts
@@ -385,8 +379,8 @@ class RunDetail(QWidget):
     def _on_cancel_requested(self, run: Run) -> None:
         self.message.show_message(tr("Cancel requested; the agent will stop at its next step."),
                                   Level.SUCCESS)
-        if run.id == self.run_id:
-            self._show_header(run)
+        if run.id == self.run_id:  # the row the write returned (no re-read): Cancel is off
+            self._show_header(run)  # at once; the rest follows from the change set
             self.events_pane.grow(run)
 
     def _on_cancel_refused(self, exc: BaseException) -> None:

@@ -50,7 +50,6 @@ class RunList(ListPage):
         assert isinstance(self.model, RunsModel)
         self.model.sorted.connect(self.filters.set_sort)
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._on_header_sort)
-        self._facets_loading = False
 
     def apply_query(self) -> None:
         assert isinstance(self.model, RunsModel)
@@ -62,20 +61,12 @@ class RunList(ListPage):
         self.load_facets()
 
     def load_facets(self) -> None:
-        if self._facets_loading:
-            return
-        self._facets_loading = True
         runs = self.journal.runs
-        self.ctx.runner.run(lambda: (runs.agents(), runs.projects()),
-                            on_done=self._on_facets, on_error=self._on_facets_error, owner=self)
+        self.ctx.runner.coalesce("facets", lambda: (runs.agents(), runs.projects()),
+                                 on_done=self._on_facets, on_error=self._on_failed, owner=self)
 
     def _on_facets(self, result: tuple[list[str], list[str]]) -> None:
-        self._facets_loading = False
         self.filters.set_facets(*result)
-
-    def _on_facets_error(self, exc: BaseException) -> None:
-        self._facets_loading = False
-        self._on_failed(exc)
 
     def refreshed(self) -> None:
         self.load_facets()

@@ -22,20 +22,13 @@ from proctor.gui.inbox.decide import Decider
 from proctor.gui.preferences import Prefs
 from proctor.gui.widgets.palette import CommandPalette, ShortcutHelp
 
-from .conftest import WAIT_MS, wait_presented
+from .conftest import WAIT_MS
 from .data import agent, request
+from .driver import Desk
 
 
 def select_key(qtbot, window, key: str) -> None:
-    model = window.inbox.model
-    qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
-    window.inbox.set_current_row(model.row_of(key))
-    detail = window.inbox.detail
-    item_id = key.split(":", 1)[1]
-    qtbot.waitUntil(lambda: detail.current() is not None and detail.current().entity is not None
-                    and getattr(detail.current().entity, "id",
-                                getattr(detail.current().entity, "key", None)) == item_id)
-    wait_presented(qtbot)
+    Desk(qtbot, window).open_inbox_item(key, presented=True)
 
 
 def key_on_table(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier) -> None:

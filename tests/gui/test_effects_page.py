@@ -15,6 +15,7 @@ from proctor.core.models import EffectStatus
 from proctor.gui.widgets.dialogs import ConfirmDialog
 
 from .conftest import WAIT_MS
+from .driver import Desk
 
 LEFT = Qt.MouseButton.LeftButton
 HOSTILE = '<b>boom</b> <img src="http://example.invalid/x.png"> <a href="x">click</a>'
@@ -40,10 +41,7 @@ def ambiguous(path, key: str, *, safety: str = "unsafe_write", why: str = "socke
 
 
 def select(qtbot, page, key: str) -> None:
-    qtbot.waitUntil(lambda: page.model.row_of(key) >= 0, timeout=WAIT_MS)
-    page.table.setCurrentIndex(page.model.index(page.model.row_of(key), 0))
-    qtbot.waitUntil(lambda: page.effect() is not None and page.effect().key == key,
-                    timeout=WAIT_MS)
+    Desk(qtbot, page.window()).open_effect(key)
 
 
 def effects_page(open_desk, path, operator: str = "alice"):

@@ -1,0 +1,58 @@
+"""A command is one declaration: its menu entry, toolbar button, palette row, ? line,
+shortcut, icon, enablement and handler all come from the one ActionSpec."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMenuBar, QToolBar, QWidget
+
+from proctor.gui.actions import ActionRegistry, ActionSpec
+from proctor.gui.widgets.palette import ShortcutHelp
+
+from .conftest import WAIT_MS
+from .test_effects_page import ambiguous, effects_page, select
+from .test_page_commands import key, listed, palette
+
+
+def test_one_spec_makes_the_menu_entry_toolbar_button_key_icon_and_handler(qtbot):
+    host = QWidget()
+    qtbot.addWidget(host)
+    registry, ran, allowed = ActionRegistry(host), [], [True]
+    registry.register(ActionSpec("demo.hello", "Say hello", "Demo", "Greets",
+                                 handler=lambda: ran.append("hello"),
+                                 enabled=lambda: allowed[0], shortcut="Ctrl+Shift+H",
+                                 icon="action-about", toolbar=True))
+    bar, toolbar = QMenuBar(host), QToolBar(host)
+    menus = registry.build_menus(bar, {"Demo": []})
+    registry.build_toolbar(toolbar, [])
+    action = registry.action("demo.hello")
+    assert action in menus["Demo"].actions() and action in toolbar.actions()
+    assert registry.effective_shortcut("demo.hello") == "Ctrl+Shift+H"
+    assert not action.icon().isNull()
+    assert registry.trigger("demo.hello") and ran == ["hello"]
+    allowed[0] = False
+    assert not registry.trigger("demo.hello") and ran == ["hello"]
+
+
+def test_the_effects_open_run_command_is_declared_once(qtbot, journal_path, open_desk):
+    ambiguous(journal_path, "mail:1")
+    window, page = effects_page(open_desk, journal_path)
+    select(qtbot, page, "mail:1")
+    registry = window.registry
+    menu = window.menuBar().findChild(type(window.menuBar().actions()[0].menu()),
+                                      "menu.effects")
+    assert registry.action("effects.open_run") in menu.actions()
+    assert not registry.action("effects.open_run").icon().isNull()
+    help_dialog = ShortcutHelp(registry, window)
+    qtbot.addWidget(help_dialog)
+    keys = {help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
+            for r in range(help_dialog.model.rowCount())}
+    assert keys["Open the effect's run"] == "O"
+    found = palette(qtbot, window, "effect's run")
+    assert listed(found) == {"Open the effect's run": True}
+    found.close()
+    run_id = page.effect().run_id
+    key(qtbot, window, page.table, Qt.Key.Key_O)
+    qtbot.waitUntil(lambda: window.current_page_id() == "runs"
+                    and window.runs.detail.run_id == run_id, timeout=WAIT_MS)
+    assert not registry.action("effects.open_run").isEnabled()  # off the Effects page

@@ -1,0 +1,60 @@
+"""The desk's own writes reach its views through the change feed's dispatcher: at once (no
+file watcher, no poll), once per change row, and without hiding other processes' rows."""
+
+from __future__ import annotations
+
+from proctor.core import Actor, Journal
+from proctor.core.models import InboxFilter
+
+from .conftest import WAIT_MS
+from .data import agent, request
+
+
+def inbox_item(window, approval_id: str):
+    items = window.journal.unguarded.inbox.list(InboxFilter()).items
+    return next(i for i in items if i.id == approval_id)
+
+
+def test_a_desk_decision_reaches_the_views_without_the_file_watcher(qtbot, populated,
+                                                                    open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    watcher = window.services.watcher
+    watcher.pause()  # no file events, no polls: only the write itself can tell the views
+    seen: list = []
+    watcher.changed.connect(lambda cs: seen.extend(cs.changes))
+    key = f"approval:{ids['approval']}"
+    model = window.inbox.model
+    qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
+    window.inbox.decider.deny(inbox_item(window, ids["approval"]), reason="not now")
+    qtbot.waitUntil(lambda: model.row_of(key) < 0, timeout=WAIT_MS)  # patched from the feed
+    assert ("approval", ids["approval"]) in {(c.entity_kind, c.entity_id) for c in seen}
+    with Journal.open(path, actor=Actor.operator("bob")) as bob:
+        written = bob.changes.since(0).changes
+    mine = [c.seq for c in seen]
+    assert mine == [c.seq for c in written if c.seq in set(mine)]  # the rows, as stored
+
+
+def test_the_watcher_reports_each_row_once_and_keeps_other_processes_rows(qtbot, populated,
+                                                                         open_desk):
+    path, ids = populated
+    window = open_desk(path)
+    watcher = window.services.watcher
+    watcher.pause()
+    qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
+    seen: list = []
+    watcher.changed.connect(lambda cs: seen.extend(cs.changes))
+    with agent(path, "coder") as a:  # another process, before the desk's write: a lower seq
+        theirs = request(a, ids["run"], "late", {}, "from elsewhere")
+    window.inbox.decider.deny(inbox_item(window, ids["approval"]), reason="not now")
+    qtbot.waitUntil(lambda: any(c.entity_id == ids["approval"] for c in seen), timeout=WAIT_MS)
+    assert theirs not in {c.entity_id for c in seen}  # not read yet: nothing watched
+    watcher.refresh_now()  # the feed read returns both: only the other process's rows are new
+    qtbot.waitUntil(lambda: theirs in {c.entity_id for c in seen}, timeout=WAIT_MS)
+    watcher.refresh_now()
+    qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
+    seqs = [c.seq for c in seen]
+    assert len(seqs) == len(set(seqs))
+    with Journal.open(path, actor=Actor.operator("bob")) as bob:
+        assert set(seqs) == {c.seq for c in bob.changes.since(0).changes
+                             if c.seq > min(seqs) - 1}
