@@ -46,7 +46,15 @@ class Store:
                                       timeout=busy_timeout, synchronous=synchronous)
         self._reader = db.make_engine(path, read_only=read_only, immediate=False,
                                       timeout=busy_timeout, synchronous=synchronous)
+        self._threads()
         self.schema_revision = db.SCHEMA_HEAD
+
+    def _threads(self) -> None:
+        """One kept connection per thread for writes and one for reads (db.ThreadConnections)."""
+        self._writes = db.ThreadConnections(
+            self._writer, "BEGIN" if self.read_only else "BEGIN IMMEDIATE",
+            watch_runs=not self.read_only)
+        self._reads = db.ThreadConnections(self._reader, "BEGIN")
 
     # ------------------------------------------------------------ schema
     def _check_schema(self, policy: OldSchemaPolicy) -> None:
@@ -84,6 +92,7 @@ class Store:
                                       timeout=self.busy_timeout)
         self._reader = db.make_engine(self.path, read_only=True, immediate=False,
                                       timeout=self.busy_timeout)
+        self._threads()
 
     def migrate(self, backup: bool = True) -> Path | None:
         """Upgrade the schema to head (after a VACUUM INTO backup when asked)."""
@@ -104,6 +113,8 @@ class Store:
         return backup_path
 
     def close(self) -> None:
+        self._writes.close()
+        self._reads.close()
         self._writer.dispose()
         self._reader.dispose()
 
@@ -122,10 +133,15 @@ class Store:
         if self.read_only:
             raise errors.StoreReadOnly(f"{self.path} is open read-only; nothing was changed")
         try:
-            with self._writer.connect() as conn, conn.begin():
-                tx = Tx(self, conn, self.now())
+            link = self._writes.begin()
+            try:
+                tx = Tx(self, link.conn, self.now())
                 result = fn(tx)
                 tx.flush()
+            except BaseException:
+                self._writes.rollback(link)
+                raise
+            self._writes.commit(link)
         except exc.DBAPIError as err:
             if db.stale_files(err):
                 self.reconnect()
@@ -166,13 +182,21 @@ class Store:
 
     def _read_once(self, fn: Callable[[Connection], T]) -> T:
         try:
-            with self._reader.connect() as conn, conn.begin():
-                return fn(conn)
+            link = self._reads.begin()
+            try:
+                result = fn(link.conn)
+            except BaseException:
+                self._reads.rollback(link)
+                raise
+            self._reads.commit(link)
+            return result
         except UnicodeError as err:  # the driver cannot encode a lone surrogate
             raise errors.ValidationError(f"text must be valid Unicode: {err}") from err
 
     def reconnect(self) -> None:
         """Drop pooled connections (the next call opens the journal's files afresh)."""
+        self._writes.reset()
+        self._reads.reset()
         self._writer.dispose()
         self._reader.dispose()
 
