@@ -64,7 +64,9 @@ class Tx:
 
     def changed(self, kind: str, entity_id: str, run_id: str | None = None) -> None:
         """Note a change-feed row; they are written in order, in one statement, at the end
-        of the transaction (``flush``)."""
+        of the transaction (``flush``). An 'event' row also says its run's head moved
+        (``ChangeSet`` counts it as a 'run' change), so an append notes a 'run' row only when
+        it made the run or moved its status."""
         self._changes.append({"entity_kind": kind, "entity_id": entity_id, "run_id": run_id,
                               "created_at": self.now})
 
@@ -169,8 +171,9 @@ class Tx:
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending an event")
         self._moved(run, kept, values)
-        self.changed("run", run.id, run.id)
-        self.changed("event", row["id"], run.id)
+        if sequence == 1 or "status" in values:  # a new run, or its status moved
+            self.changed("run", run.id, run.id)
+        self.changed("event", row["id"], run.id)  # moved the run's head (ChangeSet.kinds)
         return row
 
     def append_events(self, run: Any, items: list[tuple[str, Any, str, str]]) -> list[dict]:
@@ -198,7 +201,8 @@ class Tx:
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending events")
         self._moved(run, kept, values)
-        self.changed("run", run.id, run.id)
+        if run.last_sequence == 0:  # a new run's first events
+            self.changed("run", run.id, run.id)
         for r in rows:
             self.changed("event", r["id"], run.id)
         return rows

@@ -123,3 +123,26 @@ def test_close_leaves_no_connection_open_and_the_file_writable(agent, run, journ
     with raw(journal_path) as conn:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("ROLLBACK")
+
+
+def test_an_append_writes_one_change_row_and_the_feed_still_names_its_run(agent, operator,
+                                                                           run, journal_path):
+    mark = operator.changes.latest()
+    with raw(journal_path) as conn:
+        before = conn.execute("SELECT COUNT(*) FROM changes").fetchone()[0]
+    event_ = agent.runs.append_event(run.id, "tool.output", {"n": 1})
+    batch = agent.runs.append_events(run.id, [("a", 1), ("b", 2)])
+    with raw(journal_path) as conn:
+        rows = conn.execute("SELECT entity_kind, entity_id, run_id FROM changes "
+                            "ORDER BY seq").fetchall()[before:]
+    assert rows == [("event", e.id, run.id) for e in (event_, *batch)]  # no 'run' row each
+    feed = operator.changes.since(mark)
+    assert "run" in feed.kinds() and feed.ids("run") == {run.id} == feed.run_ids()
+
+
+def test_a_new_run_and_a_status_move_still_write_a_run_row(agent, operator, run):
+    mark = operator.changes.latest()
+    fresh = agent.runs.start("proj", "another")
+    agent.approvals.request(run.id, {"tool": "t"}, reason="r")  # the run waits: status moves
+    kinds = [(c.entity_kind, c.entity_id) for c in operator.changes.since(mark).changes]
+    assert ("run", fresh.id) in kinds and ("run", run.id) in kinds
