@@ -97,7 +97,7 @@ def _dialect_key(dialect: Any) -> tuple:
 class _Plan:
     """One statement compiled for one dialect (and one set of value keys)."""
 
-    __slots__ = ("sql", "names", "defaults", "procs", "results", "row")
+    __slots__ = ("sql", "names", "defaults", "procs", "order", "results", "row")
 
     def __init__(self, stmt: Any, dialect: Any, column_keys: list[str] | None) -> None:
         compiled = stmt.compile(dialect=dialect, column_keys=column_keys)
@@ -111,6 +111,9 @@ class _Plan:
                          if not bp.required}
         procs = {name: bp.type.bind_processor(dialect) for name, bp in binds.items()}
         self.procs = {k: p for k, p in procs.items() if p is not None}
+        # positional: each parameter's name, bind processor and default, in order
+        self.order = tuple((n, self.procs.get(n), self.defaults.get(n, _REQUIRED))
+                           for n in self.names or ())
         self.results = None
         if getattr(stmt, "is_select", False):
             found = [c.type.result_processor(dialect, None) for c in stmt.selected_columns]
@@ -118,13 +121,15 @@ class _Plan:
         self.row = None
 
     def params(self, values: dict) -> Any:
-        merged = {**self.defaults, **values} if self.defaults else values
-        procs = self.procs
-        if procs:
-            merged = {k: (procs[k](v) if k in procs else v) for k, v in merged.items()}
-        if self.names is None:
+        if self.names is None:  # a named paramstyle: the values by name
+            merged = {**self.defaults, **values} if self.defaults else values
+            procs = self.procs
+            if procs:
+                merged = {k: (procs[k](v) if k in procs else v) for k, v in merged.items()}
             return merged
-        return tuple([merged[n] for n in self.names])
+        return tuple([(values[n] if d is _REQUIRED else values.get(n, d)) if p is None
+                      else p(values[n] if d is _REQUIRED else values.get(n, d))
+                      for n, p, d in self.order])
 
     def make_rows(self, fields: list[str], raw: list[tuple]) -> list[Any]:
         if self.row is None:
@@ -136,6 +141,9 @@ class _Plan:
                    for r in raw]
         make = self.row._make
         return [make(r) for r in raw]
+
+
+_REQUIRED = object()  # a parameter with no default
 
 
 def _as_mapping(row: Any) -> dict:
@@ -251,7 +259,10 @@ def update_where(conn: Connection, table: Table, values: dict, **where: Any) -> 
     keys = _where_keys(where)
     stmt = _shape(("update", table.name, keys), lambda: update(table).where(
         _where(table, keys)))
-    params = {**values, **{f"w_{k}": v for k, v in where.items() if v is not None}}
+    params = dict(values)
+    for k, v in where.items():
+        if v is not None:
+            params["w_" + k] = v
     return stmt.execute(conn, params, column_keys=tuple(values))
 
 
@@ -260,13 +271,13 @@ def row_where(conn: Connection, table: Table, **where: Any) -> Any:
     keys = _where_keys(where)
     stmt = _shape(("select", table.name, keys), lambda: select(table).where(
         _where(table, keys)))
-    return stmt.first(conn, **{f"w_{k}": v for k, v in where.items() if v is not None})
+    return stmt.first(conn, **{"w_" + k: v for k, v in where.items() if v is not None})
 
 
 def _where_keys(where: dict) -> tuple[tuple[str, bool], ...]:
-    """The shape of a WHERE of equalities: each column, and whether it is compared with None
-    (``IS NULL``, never ``= NULL``)."""
-    return tuple(sorted((k, v is None) for k, v in where.items()))
+    """The shape of a WHERE of equalities: each column (in the caller's order: one shape per
+    call site), and whether it is compared with None (``IS NULL``, never ``= NULL``)."""
+    return tuple([(k, v is None) for k, v in where.items()])
 
 
 def _where(table: Table, keys: tuple[tuple[str, bool], ...]) -> Any:
