@@ -242,6 +242,7 @@ class ThreadConnections:
             link = self._open(None)  # nested in this thread's own transaction: borrow one
         link.busy = True
         link.runs = {}
+        link.touched = set()
         link.listened = sql.listened(link.conn)
         try:
             if link.listened:
@@ -317,6 +318,7 @@ class ThreadConnections:
         link.busy = False
         link.trans = None
         link.runs = {}
+        link.touched = None
         if link.owner is None or link.generation != self._generation:
             self._retire(link.owner, link)
 
@@ -333,15 +335,18 @@ def watch_runs(link: sql.Link) -> None:
     a trigger) drops the run heads the unit of work keeps (tx.Tx.run_row): TEMP triggers,
     invisible to the journal file, call back into this process."""
 
-    def forget() -> None:
+    def written(run_id: str) -> None:
         if link.runs:
             link.runs.clear()
+        if link.touched is not None:
+            link.touched.add(run_id)
 
     driver = link.driver
-    driver.create_function("proctor_runs_written", 0, forget)
-    for op in ("UPDATE", "DELETE"):
+    driver.create_function("proctor_runs_written", 1, written)
+    for op, row in (("UPDATE", "NEW"), ("DELETE", "OLD")):
         driver.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS proctor_runs_{op.lower()} "
-                       f"AFTER {op} ON main.runs BEGIN SELECT proctor_runs_written(); END")
+                       f"AFTER {op} ON main.runs BEGIN SELECT proctor_runs_written({row}.id); "
+                       "END")
 
 
 def enable_wal(path: Path, timeout: float = BUSY_TIMEOUT_S) -> None:

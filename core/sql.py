@@ -35,7 +35,7 @@ class Link:
     key, and whether this transaction's statements must be seen by a listener."""
 
     __slots__ = ("conn", "driver", "dialect", "key", "listened", "busy", "trans", "generation",
-                 "owner", "runs")
+                 "owner", "runs", "touched")
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -51,6 +51,8 @@ class Link:
         self.owner: Any = None
         # the unit of work's run heads, this transaction only (tx.Tx.run_row)
         self.runs: dict[str, Any] | None = None
+        # the runs this transaction's statements wrote to (db.watch_runs)
+        self.touched: set[str] | None = None
 
 
 _LINKS: dict[int, Link] = {}

@@ -53,6 +53,8 @@ class Tx:
         # emptied whenever anything writes to runs on this connection (db.watch_runs)
         link = link_of(conn)
         self._runs: dict[str, Any] | None = link.runs if link is not None else None
+        # runs written in this transaction other than by moving their head (db.watch_runs)
+        self._touched: set[str] | None = link.touched if link is not None else None
 
     # -- plumbing
     def new_id(self, prefix: str) -> str:
@@ -65,13 +67,19 @@ class Tx:
     def changed(self, kind: str, entity_id: str, run_id: str | None = None) -> None:
         """Note a change-feed row; they are written in order, in one statement, at the end
         of the transaction (``flush``). An 'event' row also says its run's head moved
-        (``ChangeSet`` counts it as a 'run' change), so an append notes a 'run' row only when
-        it made the run or moved its status."""
+        (``ChangeSet`` counts it as a 'run' change), so a 'run' row is written only when a run
+        is made, its status moves, or anything else in the transaction changed its row."""
         self._changes.append({"entity_kind": kind, "entity_id": entity_id, "run_id": run_id,
                               "created_at": self.now})
 
     def flush(self) -> None:
-        """Write what is still buffered (called by ``Journal.write`` before it commits)."""
+        """Write what is still buffered (called by ``Journal.write`` before it commits): the
+        noted changes, and a 'run' change for each run whose row something else changed."""
+        if self._touched:
+            noted = {c["entity_id"] for c in self._changes if c["entity_kind"] == "run"}
+            for run_id in sorted(self._touched - noted):
+                self.changed("run", run_id, run_id)
+            self._touched.clear()
         changes, self._changes = self._changes, []
         insert_rows(self.conn, s.changes, changes)
 
@@ -125,10 +133,13 @@ class Tx:
             runs[run_id] = row
         return row
 
-    def _moved(self, run: Any, kept: bool, values: dict[str, Any]) -> None:
-        """``run``'s head after this transaction's UPDATE of it (kept if it was the kept row)."""
+    def _moved(self, run: Any, kept: bool, touched: bool, values: dict[str, Any]) -> None:
+        """After this transaction's UPDATE of ``run``'s head: the new head is kept (if the
+        old one was), and moving the head is not counted as another change to its row."""
         if kept and self._runs is not None:
             self._runs[run.id] = run._replace(**values)
+        if not touched and self._touched is not None:
+            self._touched.discard(run.id)
 
     def live_run(self, run_id: str) -> Any:
         run = self.run_row(run_id)
@@ -159,6 +170,7 @@ class Tx:
         }
         row["digest"] = sha256_hex(run.last_digest + event_digest_text(row, payload, text))
         kept = self._runs is not None and self._runs.get(run.id) is run
+        touched = self._touched is not None and run.id in self._touched
         insert_rows(self.conn, s.events, [row])
         values: dict[str, Any] = {"last_sequence": sequence, "last_digest": row["digest"],
                                   "version": version, "updated_at": self.now}
@@ -170,7 +182,7 @@ class Tx:
                             last_sequence=run.last_sequence)
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending an event")
-        self._moved(run, kept, values)
+        self._moved(run, kept, touched, values)
         if sequence == 1 or "status" in values:  # a new run, or its status moved
             self.changed("run", run.id, run.id)
         self.changed("event", row["id"], run.id)  # moved the run's head (ChangeSet.kinds)
@@ -193,6 +205,7 @@ class Tx:
         if not rows:
             return rows
         kept = self._runs is not None and self._runs.get(run.id) is run
+        touched = self._touched is not None and run.id in self._touched
         insert_rows(self.conn, s.events, rows)
         values = {"last_sequence": sequence, "last_digest": prev, "version": version,
                   "updated_at": self.now}
@@ -200,7 +213,7 @@ class Tx:
                             last_sequence=run.last_sequence)
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending events")
-        self._moved(run, kept, values)
+        self._moved(run, kept, touched, values)
         if run.last_sequence == 0:  # a new run's first events
             self.changed("run", run.id, run.id)
         for r in rows:

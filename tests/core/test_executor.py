@@ -146,3 +146,14 @@ def test_a_new_run_and_a_status_move_still_write_a_run_row(agent, operator, run)
     agent.approvals.request(run.id, {"tool": "t"}, reason="r")  # the run waits: status moves
     kinds = [(c.entity_kind, c.entity_id) for c in operator.changes.since(mark).changes]
     assert ("run", fresh.id) in kinds and ("run", run.id) in kinds
+
+
+def test_a_run_changed_beside_an_append_still_writes_its_run_row(agent, run):
+    def op(tx):  # noqa: ANN001, ANN202
+        tx.conn.execute(update(s.runs).where(s.runs.c.id == run.id).values(error="x"))
+        tx.run_event(run.id, "tick", None)
+
+    mark = agent.changes.latest()
+    agent.write(op)
+    kinds = [(c.entity_kind, c.entity_id) for c in agent.changes.since(mark).changes]
+    assert kinds.count(("run", run.id)) == 1
