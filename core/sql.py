@@ -39,7 +39,7 @@ class Link:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
-        self.driver = conn.connection.driver_connection
+        self.driver: Any = conn.connection.driver_connection  # checked out: never None
         self.dialect = conn.dialect
         self.key = _dialect_key(conn.dialect)
         self.listened = False
@@ -120,7 +120,7 @@ class _Plan:
         if getattr(stmt, "is_select", False):
             found = [c.type.result_processor(dialect, None) for c in stmt.selected_columns]
             self.results = found if any(found) else None
-        self.row = None
+        self.row: Any = None  # the row class, made on the first fetch (it needs the names)
 
     def params(self, values: dict) -> Any:
         if self.names is None:  # a named paramstyle: the values by name
