@@ -90,10 +90,14 @@ def link_of(conn: Connection) -> Link | None:
     return link if link is not None and link.conn is conn else None
 
 
-def _dialect_key(dialect: Any) -> tuple:
-    """What the compiled text depends on (every engine has its own dialect object; keying by
-    the object would keep one plan per journal ever opened)."""
-    return (type(dialect), dialect.paramstyle, getattr(dialect, "server_version_info", None))
+_DIALECTS: dict[tuple, int] = {}
+
+
+def _dialect_key(dialect: Any) -> int:
+    """What the compiled text depends on, as a small number (every engine has its own dialect
+    object; keying by the object would keep one plan per journal ever opened)."""
+    facts = (type(dialect), dialect.paramstyle, getattr(dialect, "server_version_info", None))
+    return _DIALECTS.setdefault(facts, len(_DIALECTS))
 
 
 class _Plan:
