@@ -213,6 +213,9 @@ def make_engine(path: Path, *, read_only: bool, immediate: bool,
     return engine
 
 
+_RETIRED = -2  # a Link's generation once its connection is closed
+
+
 class ThreadConnections:
     """One connection per thread for one engine, kept open between transactions (no pool
     checkout, no SQLAlchemy transaction object per call). Each transaction starts and ends on
@@ -227,7 +230,7 @@ class ThreadConnections:
         self.begin_sql = begin_sql
         self.watch_runs = watch_runs
         self._own: dict[threading.Thread, sql.Link] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reset retires under it; so may a releasing thread
         self._generation = 0
 
     def begin(self) -> sql.Link:
@@ -323,8 +326,12 @@ class ThreadConnections:
             self._retire(link.owner, link)
 
     def _retire(self, thread: threading.Thread | None, link: sql.Link) -> None:
-        if thread is not None and self._own.get(thread) is link:
-            del self._own[thread]
+        with self._lock:  # once, whoever gets here first (its thread, reset, a new thread)
+            if link.generation == _RETIRED:
+                return
+            link.generation = _RETIRED
+            if thread is not None and self._own.get(thread) is link:
+                del self._own[thread]
         sql.unbind(link.conn)
         with contextlib.suppress(Exception):  # a broken connection: nothing to keep
             link.conn.close()

@@ -157,3 +157,28 @@ def test_a_run_changed_beside_an_append_still_writes_its_run_row(agent, run):
     agent.write(op)
     kinds = [(c.entity_kind, c.entity_id) for c in agent.changes.since(mark).changes]
     assert kinds.count(("run", run.id)) == 1
+
+
+def test_threads_writing_while_the_journal_reconnects_lose_nothing(agent, run):
+    failures: list[BaseException] = []
+
+    def write(n: int) -> None:
+        try:
+            for i in range(25):
+                agent.runs.append_event(run.id, "tick", {"thread": n, "i": i})
+        except BaseException as err:  # noqa: BLE001 - reported below
+            failures.append(err)
+
+    workers = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for w in workers:
+        w.start()
+    for _ in range(20):
+        agent.reconnect()
+    for w in workers:
+        w.join()
+    assert failures == []
+    events = agent.runs.events(run.id, limit=1000)
+    assert len(events) == run.last_sequence + 100
+    assert [e.sequence for e in events] == list(range(1, len(events) + 1))
+    assert verify(agent).ok
+    assert_no_open_transaction(agent)
