@@ -12,17 +12,27 @@ from .limits import check_document
 ZERO_DIGEST = "0" * 64
 
 
+# json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False),
+# without building an encoder per call
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                            allow_nan=False)
+
+
 def canonical_json(obj: Any) -> str:
     """Serialize ``obj`` deterministically; NaN, Infinity and anything over the limits in
     ``limits.py`` (depth, size, non-text keys, lone surrogates) are refused."""
-    try:
-        text = json.dumps(
-            obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise ValidationError(f"not valid JSON data: {exc}", field="") from exc
+    text = scalar_json(obj)
     check_document(obj, text)
     return text
+
+
+def scalar_json(obj: Any) -> str:
+    """``obj``'s canonical JSON, unchecked against the limits (for a part of a document that
+    is checked whole)."""
+    try:
+        return _ENCODER.encode(obj)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValidationError(f"not valid JSON data: {exc}", field="") from exc
 
 
 def sha256_hex(text: str) -> str:

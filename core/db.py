@@ -7,8 +7,10 @@ own transaction handling is switched off and the BEGIN is emitted by us).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
@@ -16,7 +18,7 @@ from urllib.parse import quote
 from sqlalchemy import Engine, create_engine, event, exc, text
 from sqlalchemy.pool import QueuePool
 
-from . import errors
+from . import errors, sql
 from .schema import (
     IDENTITY_COLUMNS,
     IMMUTABLE_TABLES,
@@ -198,13 +200,15 @@ def make_engine(path: Path, *, read_only: bool, immediate: bool,
         creator=lambda: _connect(path, read_only, timeout, synchronous),
         poolclass=QueuePool,
         pool_size=4,
-        max_overflow=8,
+        max_overflow=-1,  # each thread keeps one (ThreadConnections): never wait for one
         pool_reset_on_return="rollback",
     )
     begin_sql = "BEGIN IMMEDIATE" if immediate and not read_only else "BEGIN"
 
     @event.listens_for(engine, "begin")
     def _begin(conn):  # noqa: ANN001 - SQLAlchemy event signature
+        if conn.connection.driver_connection.in_transaction:
+            return  # ThreadConnections began it on the driver; SQLAlchemy only joins it
         if conn.dispatch.before_cursor_execute or conn.dispatch.after_cursor_execute:
             conn.exec_driver_sql(begin_sql)  # something records statements: let it see this
             return
@@ -215,6 +219,149 @@ def make_engine(path: Path, *, read_only: bool, immediate: bool,
                                           dialect=conn.dialect) from err
 
     return engine
+
+
+_RETIRED = -2  # a Link's generation once its connection is closed
+
+
+class ThreadConnections:
+    """One connection per thread for one engine, kept open between transactions (no pool
+    checkout, no SQLAlchemy transaction object per call). Each transaction starts and ends on
+    the driver (``begin_sql``, COMMIT/ROLLBACK) unless something listens for statements: then
+    it goes through SQLAlchemy so the listener sees BEGIN, each statement and the commit. A
+    thread whose connection is already in a transaction (a nested call) borrows a pooled one
+    for that call. ``reset`` (the files changed) retires every connection: idle ones now, busy
+    ones when their transaction ends."""
+
+    def __init__(self, engine: Engine, begin_sql: str, *, watch_runs: bool = False) -> None:
+        self.engine = engine
+        self.begin_sql = begin_sql
+        self.watch_runs = watch_runs
+        self._own: dict[threading.Thread, sql.Link] = {}
+        self._lock = threading.RLock()  # reset retires under it; so may a releasing thread
+        self._generation = 0
+
+    def begin(self) -> sql.Link:
+        thread = threading.current_thread()
+        link = self._own.get(thread)
+        if link is not None and (link.generation != self._generation or link.conn.invalidated):
+            self._retire(thread, link)
+            link = None
+        if link is None:
+            link = self._open(thread)
+        elif link.busy:
+            link = self._open(None)  # nested in this thread's own transaction: borrow one
+        link.busy = True
+        link.runs = {}
+        link.touched = set()
+        link.listened = sql.listened(link.conn)
+        try:
+            if link.listened:
+                link.trans = link.conn.begin()
+            else:
+                link.trans = None
+                try:
+                    link.driver.execute(self.begin_sql)
+                except sqlite3.Error as err:
+                    raise exc.DBAPIError.instance(self.begin_sql, (), err, sqlite3.Error,
+                                                  dialect=link.dialect) from err
+        except BaseException:
+            self._release(link)
+            raise
+        return link
+
+    def commit(self, link: sql.Link) -> None:
+        try:
+            if link.trans is not None:
+                link.trans.commit()
+            else:
+                try:
+                    link.driver.execute("COMMIT")
+                except sqlite3.Error as err:
+                    raise exc.DBAPIError.instance("COMMIT", (), err, sqlite3.Error,
+                                                  dialect=link.dialect) from err
+                if link.conn.in_transaction():  # SQLAlchemy joined (a Core statement ran)
+                    link.conn.rollback()  # forget it: the driver has nothing open
+        except BaseException:
+            self.rollback(link)
+            raise
+        self._release(link)
+
+    def rollback(self, link: sql.Link) -> None:
+        try:
+            if link.trans is not None and link.trans.is_active:
+                link.trans.rollback()
+            if link.driver.in_transaction:
+                link.driver.execute("ROLLBACK")
+            if link.conn.in_transaction():
+                link.conn.rollback()
+        except Exception:  # noqa: BLE001 - a connection that cannot roll back is dropped
+            link.generation = -1
+        self._release(link)
+
+    def reset(self) -> None:
+        """Retire every connection (idle ones now); the next transaction opens afresh."""
+        with self._lock:
+            self._generation += 1
+            for thread, link in list(self._own.items()):
+                if not link.busy:
+                    self._retire(thread, link)
+
+    close = reset
+
+    # -- plumbing
+    def _open(self, thread: threading.Thread | None) -> sql.Link:
+        conn = self.engine.connect()
+        link = sql.bind(conn)
+        if self.watch_runs:
+            watch_runs(link)
+        link.generation = self._generation
+        link.owner = thread
+        if thread is not None:
+            with self._lock:
+                for other, old in list(self._own.items()):  # threads that ended
+                    if not other.is_alive() and not old.busy:
+                        self._retire(other, old)
+                self._own[thread] = link
+        return link
+
+    def _release(self, link: sql.Link) -> None:
+        link.busy = False
+        link.trans = None
+        link.runs = {}
+        link.touched = None
+        if link.owner is None or link.generation != self._generation:
+            self._retire(link.owner, link)
+
+    def _retire(self, thread: threading.Thread | None, link: sql.Link) -> None:
+        with self._lock:  # once, whoever gets here first (its thread, reset, a new thread)
+            if link.generation == _RETIRED:
+                return
+            link.generation = _RETIRED
+            if thread is not None and self._own.get(thread) is link:
+                del self._own[thread]
+        sql.unbind(link.conn)
+        with contextlib.suppress(Exception):  # a broken connection: nothing to keep
+            link.conn.close()
+
+
+def watch_runs(link: sql.Link) -> None:
+    """Whatever writes to runs on this connection (the executor, a Core statement, raw SQL,
+    a trigger) drops the run heads the unit of work keeps (tx.Tx.run_row): TEMP triggers,
+    invisible to the journal file, call back into this process."""
+
+    def written(run_id: str) -> None:
+        if link.runs:
+            link.runs.clear()
+        if link.touched is not None:
+            link.touched.add(run_id)
+
+    driver = link.driver
+    driver.create_function("proctor_runs_written", 1, written)
+    for op, row in (("UPDATE", "NEW"), ("DELETE", "OLD")):
+        driver.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS proctor_runs_{op.lower()} "
+                       f"AFTER {op} ON main.runs BEGIN SELECT proctor_runs_written({row}.id); "
+                       "END")
 
 
 def enable_wal(path: Path, timeout: float = BUSY_TIMEOUT_S) -> None:

@@ -586,10 +586,18 @@ class ChangeSet(Frozen):
     changes: list[Change]
 
     def kinds(self) -> set[str]:
-        return {c.entity_kind for c in self.changes}
+        """The kinds that changed; an appended event ('event') changed its run ('run') too
+        (the feed stores no 'run' row for an append that left the run's status alone)."""
+        kinds = {c.entity_kind for c in self.changes}
+        if "event" in kinds:
+            kinds.add("run")
+        return kinds
 
     def ids(self, kind: str) -> set[str]:
-        return {c.entity_id for c in self.changes if c.entity_kind == kind}
+        found = {c.entity_id for c in self.changes if c.entity_kind == kind}
+        if kind == "run":
+            found |= {c.run_id for c in self.changes if c.entity_kind == "event" and c.run_id}
+        return found
 
     def run_ids(self) -> set[str]:
         return {c.run_id for c in self.changes if c.run_id}

@@ -1,12 +1,19 @@
-"""Prepared statements for the write paths: a Core statement built once, compiled once per
-dialect, and run on the driver's cursor.
+"""The write executor: Core statements compiled once per dialect and run on the driver.
 
 Building a ``select()``/``insert()`` per call and letting SQLAlchemy derive its cache key costs
 ~50-80 us a statement; a write transaction sends 5-30 of them while it holds the journal's
 write lock. A ``Prepared`` statement is a portable Core construct (named ``bindparam``s, no
-SQLite-only SQL) whose compiled text and parameter order are kept, so each execution is one
-driver call. When something listens for cursor executions (a benchmark's recorder) the
-statement goes through ``Connection.exec_driver_sql`` instead, so the listener sees it.
+SQLite-only SQL) compiled once per dialect with SQLAlchemy's public compiler API (its text, its
+parameters in order, their bind processors, its columns' result processors), so each execution
+is one driver call. A PostgreSQL store compiles the same tables with its own dialect.
+
+Each statement shape has one idiom: ``insert_rows``, ``update_where`` and ``row_where`` build
+their statement once per table and shape; anything else is a module-level ``Prepared``.
+
+The store registers the connection each of its threads holds (``bind``), with whether anything
+listens for cursor executions (a benchmark's recorder, a test), decided once per transaction:
+then a statement goes through ``Connection.exec_driver_sql`` so the listener sees it; otherwise
+it goes straight to the driver. A connection the store did not register is asked each time.
 
 Rows are tuples with attribute access and ``_mapping`` (what ``rows.to_model`` reads); types
 whose driver values need converting (Boolean on SQLite) are converted as SQLAlchemy would.
@@ -19,12 +26,84 @@ from collections import namedtuple
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, bindparam, exc, insert, update
+from sqlalchemy import Connection, Table, and_, bindparam, exc, insert, select, update
 from sqlalchemy.sql import Executable
 
 
+class Link:
+    """What the executor needs of one store connection: its driver connection, its dialect's
+    key, and whether this transaction's statements must be seen by a listener."""
+
+    __slots__ = ("conn", "driver", "dialect", "key", "listened", "busy", "trans", "generation",
+                 "owner", "runs", "touched")
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.driver: Any = conn.connection.driver_connection  # checked out: never None
+        self.dialect = conn.dialect
+        self.key = _dialect_key(conn.dialect)
+        self.listened = False
+        # kept by db.ThreadConnections: in a transaction, its SQLAlchemy transaction (when
+        # listened), which reset it belongs to, the thread that keeps it (None: borrowed)
+        self.busy = False
+        self.trans: Any = None
+        self.generation = 0
+        self.owner: Any = None
+        # the unit of work's run heads, this transaction only (tx.Tx.run_row)
+        self.runs: dict[str, Any] | None = None
+        # the runs this transaction's statements wrote to (db.watch_runs)
+        self.touched: set[str] | None = None
+
+
+_LINKS: dict[int, Link] = {}
+
+
+def bind(conn: Connection) -> Link:
+    """Register ``conn`` (a connection a store keeps for one thread)."""
+    link = Link(conn)
+    _LINKS[id(conn)] = link
+    return link
+
+
+def unbind(conn: Connection) -> None:
+    _LINKS.pop(id(conn), None)
+
+
+def listened(conn: Connection) -> bool:
+    """True if something listens for ``conn``'s cursor executions."""
+    dispatch = conn.dispatch
+    return bool(dispatch.before_cursor_execute or dispatch.after_cursor_execute)
+
+
+def _link_of(conn: Connection) -> Link:
+    link = _LINKS.get(id(conn))
+    if link is not None and link.conn is conn:
+        return link
+    link = Link(conn)  # not a store's: ask each time
+    link.listened = listened(conn)
+    return link
+
+
+def link_of(conn: Connection) -> Link | None:
+    """The store's link for ``conn`` (None for a connection no store keeps)."""
+    link = _LINKS.get(id(conn))
+    return link if link is not None and link.conn is conn else None
+
+
+_DIALECTS: dict[tuple, int] = {}
+
+
+def _dialect_key(dialect: Any) -> int:
+    """What the compiled text depends on, as a small number (every engine has its own dialect
+    object; keying by the object would keep one plan per journal ever opened)."""
+    facts = (type(dialect), dialect.paramstyle, getattr(dialect, "server_version_info", None))
+    return _DIALECTS.setdefault(facts, len(_DIALECTS))
+
+
 class _Plan:
-    __slots__ = ("sql", "names", "defaults", "binds", "results", "row")
+    """One statement compiled for one dialect (and one set of value keys)."""
+
+    __slots__ = ("sql", "names", "defaults", "procs", "order", "results", "row")
 
     def __init__(self, stmt: Any, dialect: Any, column_keys: list[str] | None) -> None:
         compiled = stmt.compile(dialect=dialect, column_keys=column_keys)
@@ -32,24 +111,31 @@ class _Plan:
         if "POSTCOMPILE" in self.sql:
             raise ValueError("a prepared statement cannot hold an IN list (it is expanded per "
                              "call): compare with or_() instead")
+        binds = compiled.binds  # name -> BindParameter
         self.names = tuple(compiled.positiontup or ()) if compiled.positional else None
-        self.defaults = {name: bp.effective_value for bp, name in compiled.bind_names.items()
+        self.defaults = {name: bp.effective_value for name, bp in binds.items()
                          if not bp.required}
-        self.binds = dict(compiled._bind_processors)
-        self.results: list[Any] | None = None
+        procs = {name: bp.type.bind_processor(dialect) for name, bp in binds.items()}
+        self.procs = {k: p for k, p in procs.items() if p is not None}
+        # positional: each parameter's name, bind processor and default, in order
+        self.order = tuple((n, self.procs.get(n), self.defaults.get(n, _REQUIRED))
+                           for n in self.names or ())
+        self.results = None
         if getattr(stmt, "is_select", False):
-            procs = [c.type._cached_result_processor(dialect, None)
-                     for c in stmt.selected_columns]
-            self.results = procs if any(procs) else None
+            found = [c.type.result_processor(dialect, None) for c in stmt.selected_columns]
+            self.results = found if any(found) else None
         self.row: Any = None  # the row class, made on the first fetch (it needs the names)
 
     def params(self, values: dict) -> Any:
-        merged = {**self.defaults, **values} if self.defaults else values
-        if self.binds:
-            merged = {k: (self.binds[k](v) if k in self.binds else v) for k, v in merged.items()}
-        if self.names is None:
+        if self.names is None:  # a named paramstyle: the values by name
+            merged = {**self.defaults, **values} if self.defaults else values
+            procs = self.procs
+            if procs:
+                merged = {k: (procs[k](v) if k in procs else v) for k, v in merged.items()}
             return merged
-        return tuple(merged[n] for n in self.names)
+        return tuple([(values[n] if d is _REQUIRED else values.get(n, d)) if p is None
+                      else p(values[n] if d is _REQUIRED else values.get(n, d))
+                      for n, p, d in self.order])
 
     def make_rows(self, fields: list[str], raw: list[tuple]) -> list[Any]:
         if self.row is None:
@@ -57,15 +143,13 @@ class _Plan:
                             {"__slots__": (), "_mapping": property(_as_mapping)})
         if self.results is not None:
             procs = self.results
-            raw = [tuple(p(v) if p else v for p, v in zip(procs, r, strict=True)) for r in raw]
+            raw = [tuple([p(v) if p else v for p, v in zip(procs, r, strict=True)])
+                   for r in raw]
         make = self.row._make
         return [make(r) for r in raw]
 
 
-def _dialect_key(dialect: Any) -> tuple:
-    """What the compiled text depends on (every engine has its own dialect object; keying by
-    the object would keep one plan per journal ever opened)."""
-    return (type(dialect), dialect.paramstyle, getattr(dialect, "server_version_info", None))
+_REQUIRED = object()  # a parameter with no default
 
 
 def _as_mapping(row: Any) -> dict:
@@ -75,18 +159,20 @@ def _as_mapping(row: Any) -> dict:
 class Prepared:
     """One Core statement, compiled on first use per dialect (and per set of value keys)."""
 
+    __slots__ = ("stmt", "_plans", "_lock")
+
     def __init__(self, stmt: Executable) -> None:
         self.stmt = stmt
         self._plans: dict[Any, _Plan] = {}
         self._lock = threading.Lock()
 
-    def plan(self, dialect: Any, column_keys: tuple[str, ...] | None = None) -> _Plan:
-        key = (_dialect_key(dialect), column_keys)
+    def plan(self, link: Link, column_keys: tuple[str, ...] | None = None) -> _Plan:
+        key = (link.key, column_keys)
         plan = self._plans.get(key)
         if plan is None:
             with self._lock:
                 plan = self._plans.get(key) or _Plan(
-                    self.stmt, dialect, list(column_keys) if column_keys else None)
+                    self.stmt, link.dialect, list(column_keys) if column_keys else None)
                 self._plans[key] = plan
         return plan
 
@@ -94,17 +180,20 @@ class Prepared:
     def execute(self, conn: Connection, values: dict | None = None, *,
                 column_keys: tuple[str, ...] | None = None) -> int:
         """Run it; the number of rows it changed."""
-        plan = self.plan(conn.dialect, column_keys)
-        return _run(conn, plan, plan.params(values or {}), fetch=False)[0]
+        link = _link_of(conn)
+        plan = self.plan(link, column_keys)
+        return _write(link, plan, plan.params(values or {}), many=False)
 
     def execute_many(self, conn: Connection, rows: list[dict],
                      column_keys: tuple[str, ...] | None = None) -> None:
-        plan = self.plan(conn.dialect, column_keys)
-        _run(conn, plan, [plan.params(r) for r in rows], fetch=False, many=True)
+        link = _link_of(conn)
+        plan = self.plan(link, column_keys)
+        _write(link, plan, [plan.params(r) for r in rows], many=True)
 
     def all(self, conn: Connection, **values: Any) -> list[Any]:
-        plan = self.plan(conn.dialect)
-        return _run(conn, plan, plan.params(values), fetch=True)[1]
+        link = _link_of(conn)
+        plan = self.plan(link)
+        return _read(link, plan, plan.params(values))
 
     def first(self, conn: Connection, **values: Any) -> Any:
         rows = self.all(conn, **values)
@@ -115,39 +204,32 @@ class Prepared:
         return row[0] if row is not None else None
 
 
-def _listened(conn: Connection) -> bool:
-    dispatch = conn.dispatch
-    return bool(dispatch.before_cursor_execute or dispatch.after_cursor_execute)
-
-
-def _run(conn: Connection, plan: _Plan, params: Any, *, fetch: bool,
-         many: bool = False) -> tuple[int, list[Any]]:
-    if _listened(conn):
-        result = conn.exec_driver_sql(plan.sql, params)
-        if not fetch:
-            return result.rowcount, []
-        return 0, _rows_via(plan, result)
-    dbapi = conn.dialect.loaded_dbapi
-    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]  # checked out: never None
+def _write(link: Link, plan: _Plan, params: Any, *, many: bool) -> int:
+    if link.listened:
+        return link.conn.exec_driver_sql(plan.sql, params).rowcount
     try:
         if many:
-            cursor.executemany(plan.sql, params)
-        else:
-            cursor.execute(plan.sql, params)
-        if not fetch:
-            return cursor.rowcount, []
+            return link.driver.executemany(plan.sql, params).rowcount
+        return link.driver.execute(plan.sql, params).rowcount
+    except link.dialect.loaded_dbapi.Error as err:
+        raise _wrapped(link, plan, params, err) from err
+
+
+def _read(link: Link, plan: _Plan, params: Any) -> list[Any]:
+    if link.listened:
+        result = link.conn.exec_driver_sql(plan.sql, params)
+        return plan.make_rows(list(result.keys()), [tuple(r) for r in result])
+    try:
+        cursor = link.driver.execute(plan.sql, params)
         raw = cursor.fetchall()
-        return 0, plan.make_rows([d[0] for d in cursor.description], raw)
-    except dbapi.Error as err:
-        raise exc.DBAPIError.instance(plan.sql, params, err, dbapi.Error,
-                                      dialect=conn.dialect) from err
-    finally:
-        cursor.close()
+    except link.dialect.loaded_dbapi.Error as err:
+        raise _wrapped(link, plan, params, err) from err
+    return plan.make_rows([d[0] for d in cursor.description], raw)
 
 
-def _rows_via(plan: _Plan, result: Any) -> list[Any]:
-    fields = list(result.keys())
-    return plan.make_rows(fields, [tuple(r) for r in result])
+def _wrapped(link: Link, plan: _Plan, params: Any, err: Exception) -> Exception:
+    dbapi = link.dialect.loaded_dbapi
+    return exc.DBAPIError.instance(plan.sql, params, err, dbapi.Error, dialect=link.dialect)
 
 
 # ---------------------------------------------------------------- statements by shape
@@ -166,7 +248,7 @@ def _shape(key: Any, build: Any) -> Prepared:
 
 def insert_rows(conn: Connection, table: Table, rows: Iterable[dict]) -> None:
     """INSERT each row (all rows with the same keys) in one executemany."""
-    rows = list(rows)
+    rows = rows if isinstance(rows, list) else list(rows)
     if not rows:
         return
     keys = tuple(rows[0])
@@ -183,24 +265,25 @@ def update_where(conn: Connection, table: Table, values: dict, **where: Any) -> 
     keys = _where_keys(where)
     stmt = _shape(("update", table.name, keys), lambda: update(table).where(
         _where(table, keys)))
-    params = {**values, **{f"w_{k}": v for k, v in where.items() if v is not None}}
+    params = dict(values)
+    for k, v in where.items():
+        if v is not None:
+            params["w_" + k] = v
     return stmt.execute(conn, params, column_keys=tuple(values))
 
 
 def row_where(conn: Connection, table: Table, **where: Any) -> Any:
     """The first row of ``table`` whose columns equal ``where`` (None if there is none)."""
-    from sqlalchemy import select
-
     keys = _where_keys(where)
     stmt = _shape(("select", table.name, keys), lambda: select(table).where(
         _where(table, keys)))
-    return stmt.first(conn, **{f"w_{k}": v for k, v in where.items() if v is not None})
+    return stmt.first(conn, **{"w_" + k: v for k, v in where.items() if v is not None})
 
 
 def _where_keys(where: dict) -> tuple[tuple[str, bool], ...]:
-    """The shape of a WHERE of equalities: each column, and whether it is compared with None
-    (``IS NULL``, never ``= NULL``)."""
-    return tuple(sorted((k, v is None) for k, v in where.items()))
+    """The shape of a WHERE of equalities: each column (in the caller's order: one shape per
+    call site), and whether it is compared with None (``IS NULL``, never ``= NULL``)."""
+    return tuple([(k, v is None) for k, v in where.items()])
 
 
 def _where(table: Table, keys: tuple[tuple[str, bool], ...]) -> Any:

@@ -50,7 +50,15 @@ class Store:
                                       timeout=busy_timeout, synchronous=synchronous)
         self._reader = db.make_engine(path, read_only=read_only, immediate=False,
                                       timeout=busy_timeout, synchronous=synchronous)
+        self._threads()
         self.schema_revision = db.SCHEMA_HEAD
+
+    def _threads(self) -> None:
+        """One kept connection per thread for writes and one for reads (db.ThreadConnections)."""
+        self._writes = db.ThreadConnections(
+            self._writer, "BEGIN" if self.read_only else "BEGIN IMMEDIATE",
+            watch_runs=not self.read_only)
+        self._reads = db.ThreadConnections(self._reader, "BEGIN")
 
     # ------------------------------------------------------------ schema
     def _check_schema(self, policy: OldSchemaPolicy) -> None:
@@ -88,6 +96,7 @@ class Store:
                                       timeout=self.busy_timeout)
         self._reader = db.make_engine(self.path, read_only=True, immediate=False,
                                       timeout=self.busy_timeout)
+        self._threads()
 
     def migrate(self, backup: bool = True) -> Path | None:
         """Upgrade the schema to head (after a VACUUM INTO backup when asked)."""
@@ -108,6 +117,8 @@ class Store:
         return backup_path
 
     def close(self) -> None:
+        self._writes.close()
+        self._reads.close()
         self._writer.dispose()
         self._reader.dispose()
 
@@ -128,13 +139,18 @@ class Store:
         into: list[Change] | None = getattr(self._recording, "into", None)
         written: list[Change] = []
         try:
-            with self._writer.connect() as conn, conn.begin():
-                tx = Tx(self, conn, self.now())
-                first = _next_change_seq(conn) if into is not None else 0
+            link = self._writes.begin()
+            try:
+                tx = Tx(self, link.conn, self.now())
+                first = _next_change_seq(link.conn) if into is not None else 0
                 result = fn(tx)
                 tx.flush()
                 if into is not None:
-                    written = _changes_from(conn, first)
+                    written = _changes_from(link.conn, first)
+            except BaseException:
+                self._writes.rollback(link)
+                raise
+            self._writes.commit(link)
         except exc.DBAPIError as err:
             if db.stale_files(err):
                 self.reconnect()
@@ -189,13 +205,21 @@ class Store:
 
     def _read_once(self, fn: Callable[[Connection], T]) -> T:
         try:
-            with self._reader.connect() as conn, conn.begin():
-                return fn(conn)
+            link = self._reads.begin()
+            try:
+                result = fn(link.conn)
+            except BaseException:
+                self._reads.rollback(link)
+                raise
+            self._reads.commit(link)
+            return result
         except UnicodeError as err:  # the driver cannot encode a lone surrogate
             raise errors.ValidationError(f"text must be valid Unicode: {err}") from err
 
     def reconnect(self) -> None:
         """Drop pooled connections (the next call opens the journal's files afresh)."""
+        self._writes.reset()
+        self._reads.reset()
         self._writer.dispose()
         self._reader.dispose()
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+from json.encoder import encode_basestring  # what canonical JSON writes for a str
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -10,9 +12,17 @@ from sqlalchemy import Connection, bindparam, select
 
 from . import errors
 from . import schema as s
-from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
+from .canonical import (
+    ZERO_DIGEST,
+    canonical_json,
+    chain_digest,
+    digest_of,
+    scalar_json,
+    sha256_hex,
+)
+from .limits import check_document
 from .models import Actor, RunStatus
-from .sql import Prepared, insert_rows, row_where, update_where
+from .sql import Prepared, insert_rows, link_of, row_where, update_where
 
 LAST_AUDIT = Prepared(select(s.audit.c.sequence, s.audit.c.digest)
                       .order_by(s.audit.c.sequence.desc()).limit(bindparam("one", 1)))
@@ -39,6 +49,12 @@ class Tx:
         self.actor = store.actor
         self._after_commit: errors.ProctorError | None = None
         self._changes: list[dict] = []
+        # run heads read or written in this transaction (None: a connection no store keeps);
+        # emptied whenever anything writes to runs on this connection (db.watch_runs)
+        link = link_of(conn)
+        self._runs: dict[str, Any] | None = link.runs if link is not None else None
+        # runs written in this transaction other than by moving their head (db.watch_runs)
+        self._touched: set[str] | None = link.touched if link is not None else None
 
     # -- plumbing
     def new_id(self, prefix: str) -> str:
@@ -50,12 +66,20 @@ class Tx:
 
     def changed(self, kind: str, entity_id: str, run_id: str | None = None) -> None:
         """Note a change-feed row; they are written in order, in one statement, at the end
-        of the transaction (``flush``)."""
+        of the transaction (``flush``). An 'event' row also says its run's head moved
+        (``ChangeSet`` counts it as a 'run' change), so a 'run' row is written only when a run
+        is made, its status moves, or anything else in the transaction changed its row."""
         self._changes.append({"entity_kind": kind, "entity_id": entity_id, "run_id": run_id,
                               "created_at": self.now})
 
     def flush(self) -> None:
-        """Write what is still buffered (called by ``Journal.write`` before it commits)."""
+        """Write what is still buffered (called by ``Journal.write`` before it commits): the
+        noted changes, and a 'run' change for each run whose row something else changed."""
+        if self._touched:
+            noted = {c["entity_id"] for c in self._changes if c["entity_kind"] == "run"}
+            for run_id in sorted(self._touched - noted):
+                self.changed("run", run_id, run_id)
+            self._touched.clear()
         changes, self._changes = self._changes, []
         insert_rows(self.conn, s.changes, changes)
 
@@ -95,10 +119,27 @@ class Tx:
 
     # -- runs and events
     def run_row(self, run_id: str) -> Any:
+        """The run's row as this transaction sees it: read once, then kept up to date by
+        ``append_event(s)`` (any other write to runs drops what was kept)."""
+        runs = self._runs
+        if runs is not None:
+            row = runs.get(run_id)
+            if row is not None:
+                return row
         row = row_where(self.conn, s.runs, id=run_id)
         if row is None:
             raise errors.NotFound(f"run {run_id} does not exist")
+        if runs is not None:
+            runs[run_id] = row
         return row
+
+    def _moved(self, run: Any, kept: bool, touched: bool, values: dict[str, Any]) -> None:
+        """After this transaction's UPDATE of ``run``'s head: the new head is kept (if the
+        old one was), and moving the head is not counted as another change to its row."""
+        if kept and self._runs is not None:
+            self._runs[run.id] = run._replace(**values)
+        if not touched and self._touched is not None:
+            self._touched.discard(run.id)
 
     def live_run(self, run_id: str) -> Any:
         run = self.run_row(run_id)
@@ -120,13 +161,16 @@ class Tx:
         """Append one event to ``run``'s chain, optionally moving its status (never without one)."""
         sequence = run.last_sequence + 1
         version = run.version + 1
+        text = canonical_json(payload)
         row = {
             "id": event_id or self.new_id("evt"), "run_id": run.id, "sequence": sequence,
-            "type": type_, "payload": canonical_json(payload), "run_version": version,
+            "type": type_, "payload": text, "run_version": version,
             "attempt": run.current_attempt, "actor": actor or self.actor.label,
             "created_at": self.now, "prev_digest": run.last_digest,
         }
-        row["digest"] = chain_digest(run.last_digest, event_digest_body(row, payload))
+        row["digest"] = sha256_hex(run.last_digest + event_digest_text(row, payload, text))
+        kept = self._runs is not None and self._runs.get(run.id) is run
+        touched = self._touched is not None and run.id in self._touched
         insert_rows(self.conn, s.events, [row])
         values: dict[str, Any] = {"last_sequence": sequence, "last_digest": row["digest"],
                                   "version": version, "updated_at": self.now}
@@ -138,8 +182,10 @@ class Tx:
                             last_sequence=run.last_sequence)
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending an event")
-        self.changed("run", run.id, run.id)
-        self.changed("event", row["id"], run.id)
+        self._moved(run, kept, touched, values)
+        if sequence == 1 or "status" in values:  # a new run, or its status moved
+            self.changed("run", run.id, run.id)
+        self.changed("event", row["id"], run.id)  # moved the run's head (ChangeSet.kinds)
         return row
 
     def append_events(self, run: Any, items: list[tuple[str, Any, str, str]]) -> list[dict]:
@@ -154,17 +200,22 @@ class Tx:
                 "attempt": run.current_attempt, "actor": self.actor.label,
                 "created_at": self.now, "prev_digest": prev,
             }
-            row["digest"] = prev = chain_digest(prev, event_digest_body(row, payload))
+            row["digest"] = prev = sha256_hex(prev + event_digest_text(row, payload, text))
             rows.append(row)
         if not rows:
             return rows
+        kept = self._runs is not None and self._runs.get(run.id) is run
+        touched = self._touched is not None and run.id in self._touched
         insert_rows(self.conn, s.events, rows)
-        done = update_where(self.conn, s.runs, {
-            "last_sequence": sequence, "last_digest": prev, "version": version,
-            "updated_at": self.now}, id=run.id, last_sequence=run.last_sequence)
+        values = {"last_sequence": sequence, "last_digest": prev, "version": version,
+                  "updated_at": self.now}
+        done = update_where(self.conn, s.runs, values, id=run.id,
+                            last_sequence=run.last_sequence)
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending events")
-        self.changed("run", run.id, run.id)
+        self._moved(run, kept, touched, values)
+        if run.last_sequence == 0:  # a new run's first events
+            self.changed("run", run.id, run.id)
         for r in rows:
             self.changed("event", r["id"], run.id)
         return rows
@@ -177,6 +228,29 @@ class Tx:
 def event_digest_body(row: dict, payload: Any) -> dict:
     return {"run_id": row["run_id"], "sequence": row["sequence"], "type": row["type"],
             "payload": payload, "created_at": row["created_at"]}
+
+
+def event_digest_text(row: dict, payload: Any, text: str) -> str:
+    """``canonical_json(event_digest_body(row, payload))`` around ``text`` (the payload's
+    canonical JSON, already made for the row): the payload is not serialised twice. The
+    body's text is checked against the limits as ``canonical_json`` would check it."""
+    body = (f'{{"created_at":{_number(row["created_at"])},"payload":{text},'
+            f'"run_id":{_text(row["run_id"])},"sequence":{_number(row["sequence"])},'
+            f'"type":{_text(row["type"])}}}')
+    check_document(event_digest_body(row, payload), body)
+    return body
+
+
+def _number(value: Any) -> str:
+    """A finite int or float as canonical JSON writes it (``repr``); anything else through
+    the serialiser (which refuses NaN and Infinity)."""
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        return repr(value)
+    return scalar_json(value)
+
+
+def _text(value: Any) -> str:
+    return encode_basestring(value) if type(value) is str else scalar_json(value)
 
 
 def audit_digest_body(row: Any) -> dict:
