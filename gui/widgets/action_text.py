@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .bounded_text import TextViewer
 from ..i18n import tr
 from .fmt import visible
 from .labels import plain_label, section
@@ -32,6 +33,7 @@ ACTION_KEYS = ("command", "cmd", "argv", "script", "sql", "query", "statement", 
 LONG = 60  # any other text longer than this (or with a line break) is shown whole too
 MAX_LINES = 14  # a box grows to this many lines, then scrolls
 MAX_FIELDS = 40  # texts shown; the tree has the rest
+BOX_CHARS = 200_000  # a box holds at most this much of a text; "Show all" opens the rest
 
 
 def _leaves(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -80,6 +82,8 @@ def size_note(text: str) -> str:
     note = f"{len(text):,} characters"
     if lines > 1:
         note += f" · {lines:,} lines"
+    if len(text) > BOX_CHARS:
+        note += f" · the box shows the first {BOX_CHARS:,}; Show all for the rest"
     return note
 
 
@@ -137,12 +141,19 @@ class ActionField(QWidget):
         self.copy = QPushButton(tr("Copy"), self)
         self.copy.setAccessibleName(f"Copy {name}")
         self.copy.clicked.connect(self._copy)
+        self.show_all = QPushButton(tr("Show all"), self)
+        self.show_all.setAccessibleName(f"Show all of {name}")
+        self.show_all.setVisible(len(text) > BOX_CHARS)
+        self.show_all.clicked.connect(self._show_all)
         self.box = FullText(f"Action {name}", self)
-        self.box.set_text(text)
+        # a multi-MB text laid out in a QTextDocument froze the desk for minutes and held
+        # gigabytes: the box holds a bounded head, the viewer (chunked lines) the whole text
+        self.box.set_text(text[:BOX_CHARS])
         head = QHBoxLayout()
         head.addWidget(self.label)
         head.addWidget(self.note)
         head.addStretch(1)
+        head.addWidget(self.show_all)
         head.addWidget(self.copy)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -153,6 +164,10 @@ class ActionField(QWidget):
     @Slot()
     def _copy(self) -> None:
         QGuiApplication.clipboard().setText(self.full)
+
+    @Slot()
+    def _show_all(self) -> None:
+        TextViewer(self, self.name, self.full).open()
 
 
 class ActionText(QWidget):

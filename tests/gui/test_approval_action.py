@@ -4,6 +4,7 @@ whole, monospaced and wrapped, in the approval's detail (issue 16, item 2)."""
 from __future__ import annotations
 
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QPlainTextEdit
 
 from .conftest import WAIT_MS
 from .data import agent, request
@@ -89,3 +90,27 @@ def test_url_path_and_message_body_are_shown(qtbot, journal_path, open_desk):
     assert names[:3] == ["to", "subject", "body"]
     fully_shown(qtbot, detail.action_text.field("body"),
                 "Hi Kenji,\n\nYour refund of 1,200 EUR is on its way.\n\nBest")
+
+
+def test_a_multi_mb_action_text_holds_a_bounded_head_and_shows_all_on_demand(qtbot):
+    """A 3 MB single-line value (hostile) is not laid out whole in the box (that froze the
+    desk for minutes and held gigabytes): the box holds at most BOX_CHARS characters, the
+    note says so, Copy and Show all give the whole text."""
+    from proctor.gui.widgets.action_text import BOX_CHARS, ActionText
+
+    blob = "A" * 3_000_000
+    view = ActionText()
+    qtbot.addWidget(view)
+    view.set_action({"tool": "deploy", "args": {"body": blob}})
+    field = view.field("body")
+    assert field.box.document().characterCount() <= BOX_CHARS + 1
+    assert "3,000,000 characters" in field.note.text()
+    assert f"first {BOX_CHARS:,}" in field.note.text()
+    assert not field.show_all.isHidden()
+    field.copy.click()
+    assert QGuiApplication.clipboard().text() == blob
+    field.show_all.click()
+    from proctor.gui.widgets.bounded_text import TextViewer
+
+    viewer = field.findChild(TextViewer)
+    assert viewer is not None and "AAAA" in viewer.findChild(QPlainTextEdit).toPlainText()
