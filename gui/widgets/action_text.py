@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .bounded_text import TextViewer
 from ..i18n import tr
+from .bounded_text import TextViewer
 from .fmt import visible
 from .labels import plain_label, section
 
