@@ -12,6 +12,9 @@ longest the window stood still. Each row opens one item the way the desk does:
 - a 60 KB conflict pair diffed with the default budget (CPU seconds, level reached);
 - the run page opened on a run with 20 000 tool calls and 10 000 events (an offscreen desk:
   the visual timeline's bars packed and painted, the facts and the events shown).
+
+Then a memory row: peak RSS (VmHWM) before and after an approval's action text shows a
+3 MB single-line value (laid out whole, it froze the desk for minutes and held gigabytes).
 """
 
 from __future__ import annotations
@@ -81,6 +84,23 @@ def big_run_row() -> tuple[str, float, float]:
                    shown)
 
 
+def peak_mb() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
+
+
+def action_text_memory() -> tuple[str, float, float]:
+    from proctor.gui.widgets.action_text import ActionText
+
+    before = peak_mb()
+    view = ActionText()
+    view.resize(900, 600)
+    view.show()
+    view.set_action({"tool": "deploy", "args": {"body": "B" * 3_000_000}})
+    spin(lambda: True)
+    return "action text: 3 MB single line", before, peak_mb()
+
+
 def main() -> None:
     QApplication.instance() or QApplication([])
     from proctor.gui.memory.diff import DiffView, diff_texts
@@ -108,6 +128,7 @@ def main() -> None:
                 lambda v: v.diff is not None),
         big_run_row(),
     ]
+    memory = action_text_memory()
     print(f"{'item':34} {'shown after':>12} {'longest event-loop gap':>24}")
     for name, total, longest in rows:
         print(f"{name:34} {total:>10.2f} s {longest * 1000:>21.0f} ms")
@@ -118,6 +139,8 @@ def main() -> None:
         result = diff_texts(old, new)
         print(f"{name:34} diff CPU {time.process_time() - start:.2f} s, level {result.level}, "
               f"{result.steps:,} steps")
+    name, before, after = memory
+    print(f"{name:34} peak RSS {before:,.0f} MB before, {after:,.0f} MB after")
 
 
 if __name__ == "__main__":
