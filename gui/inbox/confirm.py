@@ -4,7 +4,8 @@ Which approvals ask is a preference (``DeskSettings.confirm``, tokens of
 ``settings.CONFIRM_CHOICES``): by default destructive, financial and external-side-effect
 actions, anything past or within ``NEAR_EXPIRY_S`` of its expiry, and any decision that
 creates a standing rule (scope "always in this run / space"). An action of a safety class
-the desk does not know always asks. Denying never asks (it lets nothing happen).
+the desk does not know always asks, and so does an action longer than the desk's boxes show
+at once (``action_text.BOX_CHARS``). Denying never asks (it lets nothing happen).
 
 The dialog restates the action in full (tool, resource, every argument, monospaced and
 wrapped), says why it asks, and its default button is Cancel: Enter, or a second press
@@ -33,6 +34,7 @@ from proctor.core.models import Approval, ApprovalScope
 from ..i18n import tr
 from ..settings import CONFIRM_CHOICES, DEFAULT_CONFIRM, NEAR_EXPIRY, STANDING_RULE
 from ..widgets import fmt
+from ..widgets.action_text import BOX_CHARS
 from ..widgets.labels import plain_label, section
 
 NEAR_EXPIRY_S = 120.0  # approving this close to the expiry (or after it) asks first
@@ -79,6 +81,10 @@ def risks(approval: Approval, scope: ApprovalScope, confirm: frozenset[str],
     if STANDING_RULE in confirm and scope in SCOPE_WORDS:
         found.append(f"It creates a standing rule: {approval.action_name} on this resource "
                      f"is allowed without asking for {SCOPE_WORDS[scope]}.")
+    size = len(fmt.pretty_json(approval.action))
+    if size > BOX_CHARS:  # always asks: the box shows only the start of such an action
+        found.append(f"Its action is {size:,} characters long; the desk's boxes show the "
+                     f"first {BOX_CHARS:,}. Read the rest with Show all or Copy first.")
     return found
 
 
@@ -109,7 +115,7 @@ class ConfirmApproval(QDialog):
         self.action.setAccessibleName("The whole action")
         self.action.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.action.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.action.setPlainText(what.action)
+        self.action.setPlainText(what.action[:BOX_CHARS])  # a bounded layout (the risk says so)
         self.action.setMinimumSize(520, 160)
         reason = fmt.visible(what.reason) if what.reason else "(none)"
         self.recorded = plain_label(tr("Scope: {scope}\nYour reason: {reason}").format(

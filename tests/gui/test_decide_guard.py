@@ -323,3 +323,38 @@ def test_the_runs_waiting_tab_confirms_a_risky_approval_too(qtbot, populated, op
     assert len(asked) == 1 and any("destructive" in r for r in asked[0].risks)
     idle(qtbot, window)
     assert status(path, ids["hostile"]) == "pending"
+
+
+def test_an_action_longer_than_the_boxes_show_always_asks(qtbot, journal_path, open_desk,
+                                                         monkeypatch):
+    """The action box shows the first BOX_CHARS of a huge action; approving such an action
+    asks first (whatever the confirm preference), and the dialog's own box is bounded too."""
+    from proctor.gui.widgets.action_text import BOX_CHARS
+
+    from .data import agent, request
+
+    with agent(journal_path, "bulk-bot") as a:
+        run = a.runs.start("webshop", "Import the catalogue", agent="bulk-bot")
+        tail = "; and also DROP TABLE orders"
+        huge = request(a, run.id, "fs.write", {"path": "/srv/catalogue.csv",
+                                               "body": "x" * (BOX_CHARS + 5000) + tail},
+                       "Write the catalogue.", safety_class="idempotent_write")
+    window = open_desk(journal_path)
+    window.settings.confirm = frozenset()  # nothing asks by preference
+    select(qtbot, window, huge)
+    seen = []
+
+    def look(parent, what):  # noqa: ANN001, ANN202
+        dialog = ConfirmApproval(parent, what)
+        qtbot.addWidget(dialog)
+        seen.append((what.risks, len(dialog.action.toPlainText())))
+        dialog.reject()
+        return False
+
+    monkeypatch.setattr(ConfirmApproval, "ask", look)
+    press(qtbot, window, Qt.Key.Key_A)
+    [(found, shown)] = seen
+    assert any(f"first {BOX_CHARS:,}" in r and "Show all or Copy" in r for r in found)
+    assert shown <= BOX_CHARS
+    idle(qtbot, window)
+    assert status(journal_path, huge) == "pending"
