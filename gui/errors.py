@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core import errors
 
+from .i18n import tr
 from .widgets.message_bar import Level, MessageBar
 
 log = logging.getLogger("proctor.gui")
@@ -67,7 +68,7 @@ class ErrorDialog(QDialog):
         box = QPlainTextEdit(self)
         box.setReadOnly(True)
         box.setPlainText(details)
-        box.setAccessibleName("Error details")
+        box.setAccessibleName(tr("Error details"))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)

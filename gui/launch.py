@@ -83,8 +83,8 @@ class WelcomeDialog(QDialog):
 
     def _on_create(self) -> None:
         suggested = Path(platformdirs.user_data_dir("proctor", appauthor=False)) / "journal.db"
-        path, _ = QFileDialog.getSaveFileName(self, "Create a journal", str(suggested),
-                                              "Proctor journals (*.db)")
+        path, _ = QFileDialog.getSaveFileName(self, tr("Create a journal"), str(suggested),
+                                              tr("Proctor journals (*.db)"))
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._finish(Path(path))

@@ -75,7 +75,7 @@ class ResolveForm(QWidget):
         self.next_failed = plain_label(NEXT_FAILED, self)
         self.risk = plain_label(parent=self, name="Muted")
         self.reason = QPlainTextEdit(self)
-        self.reason.setAccessibleName("Resolution reason")
+        self.reason.setAccessibleName(tr("Resolution reason"))
         self.reason.setPlaceholderText(tr("What really happened, and how you know (required)"))
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(64)

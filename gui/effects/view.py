@@ -105,7 +105,7 @@ class EffectView(QWidget):
         super().__init__(parent)
         self.context: EffectContext | None = None
         self.state = plain_label(parent=self)
-        self.state.setAccessibleName("Effect state")
+        self.state.setAccessibleName(tr("Effect state"))
         self.facts: dict[str, Any] = {}
         form = QFormLayout()
         for name in FACTS:
@@ -115,7 +115,7 @@ class EffectView(QWidget):
             form.addRow(plain_label(name, self, name="Muted", selectable=False), value)
         self.offers_run = True  # False where the host has its own "Open run" (the inbox)
         self.run_button = QPushButton(tr("Open the r&un"), self)
-        self.run_button.setAccessibleName("Open the run of this effect")
+        self.run_button.setAccessibleName(tr("Open the run of this effect"))
         self.run_button.clicked.connect(self._on_open_run)
         self.why = BoundedText("Why the outcome is unknown", self)
         self.prior_error = BoundedText("Prior error", self)

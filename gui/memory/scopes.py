@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 from proctor.core.memory_views import CHARS_PER_TOKEN, ScopeUsage, estimate_tokens
 from proctor.core.models import MemoryScope
 
+from ..i18n import tr
 from ..theme import over_budget_color
 from ..widgets import fmt
 from ..widgets.labels import plain_tip
@@ -81,7 +82,7 @@ class ScopeTree(QTreeView):
         self.model_ = QStandardItemModel(0, len(HEADERS), self)
         self.model_.setHorizontalHeaderLabels(HEADERS)
         self.setModel(self.model_)
-        self.setAccessibleName("Memory scopes")
+        self.setAccessibleName(tr("Memory scopes"))
         self.setUniformRowHeights(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

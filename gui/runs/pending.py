@@ -150,7 +150,7 @@ class PendingPane(QWidget):
         self.items = QStandardItemModel(self)
         self.list = QListView(self)
         self.list.setModel(self.items)
-        self.list.setAccessibleName("Items of this run waiting for you")
+        self.list.setAccessibleName(tr("Items of this run waiting for you"))
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setMaximumWidth(360)
         self.empty = plain_label(tr("Nothing of this run waits for you."), self, name="Muted",

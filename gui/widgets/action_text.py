@@ -135,7 +135,7 @@ class ActionField(QWidget):
         self.note.setWordWrap(False)
         self.label.setWordWrap(False)
         self.copy = QPushButton(tr("Copy"), self)
-        self.copy.setAccessibleName(f"Copy {name}")
+        self.copy.setAccessibleName(tr("Copy {name}").format(name=name))
         self.copy.clicked.connect(self._copy)
         self.box = FullText(f"Action {name}", self)
         self.box.set_text(text)

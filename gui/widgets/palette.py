@@ -107,7 +107,7 @@ class CommandPalette(QDialog):
         self.model = CommandsModel(rows_of(registry), self)
         self.search = QLineEdit(self)
         self.search.setPlaceholderText(tr("Type a command…"))
-        self.search.setAccessibleName("Search commands")
+        self.search.setAccessibleName(tr("Search commands"))
         self.search.textChanged.connect(self._on_text)
         self.search.installEventFilter(self)
         self.view = _table(self.model, "Commands", self)

@@ -20,7 +20,9 @@ GUI = ROOT / "gui"
 # Calls whose text argument a person reads: a literal there must be wrapped in tr().
 METHODS = {"setText", "setWindowTitle", "setToolTip", "setPlaceholderText", "addAction",
            "setTitle", "addTab", "setStatusTip", "setTabText", "setWhatsThis",
-           "show_message", "addRow"}  # a message bar's text; a form row's label
+           "show_message", "addRow",  # a message bar's text; a form row's label
+           "setAccessibleName", "setAccessibleDescription",  # what a screen reader says
+           "setHorizontalHeaderLabels", "setHeaderLabels", "setHeaderLabel"}  # column titles
 CONSTRUCTORS = {"QLabel", "QPushButton", "QAction", "QCheckBox", "QGroupBox", "QMenu",
                 "QRadioButton", "QToolButton", "plain_label"}  # plain_label: widgets/labels.py
 EVERY_ARG = {"addAction", "QAction", "addTab"}  # addAction(icon, text), addTab(widget, text)
@@ -29,6 +31,14 @@ EVERY_ARG = {"addAction", "QAction", "addTab"}  # addAction(icon, text), addTab(
 # (gui/actions.py, the palette).
 SPEC_TEXTS = {"ActionSpec": (1, 3)}
 SPEC_KEYWORDS = {"text", "tip"}
+# Static dialogs: (class, function) -> the positions of the title/caption/label/text arguments.
+DIALOGS = {("QMessageBox", f): (1, 2) for f in ("information", "warning", "critical",
+                                                   "question", "about")}
+DIALOGS |= {("QFileDialog", f): (1, 3) for f in ("getOpenFileName", "getOpenFileNames",
+                                                "getSaveFileName", "getExistingDirectory")}
+DIALOGS |= {("QInputDialog", f): (1, 2) for f in ("getText", "getInt", "getDouble",
+                                                   "getItem", "getMultiLineText")}
+DIALOG_KEYWORDS = {"caption", "title", "text", "label", "filter"}  # filter: its names
 # (file, line text) pairs allowed a literal, each with its reason.
 ALLOWED: dict[tuple[str, str], str] = {
     ("gui/mainwindow.py",
@@ -56,6 +66,8 @@ def words(node: ast.AST) -> list[ast.AST]:
         return words(node.body) + words(node.orelse)
     if isinstance(node, ast.BinOp):
         return words(node.left) + words(node.right)
+    if isinstance(node, (ast.List, ast.Tuple)):  # header labels
+        return [w for element in node.elts for w in words(element)]
     return []
 
 
@@ -68,7 +80,11 @@ def untranslated(path: Path) -> list[str]:
             continue
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if name in SPEC_TEXTS:
+        owner = getattr(func.value, "id", None) if isinstance(func, ast.Attribute) else None
+        if (owner, name) in DIALOGS:
+            args = [a for i, a in enumerate(node.args) if i in DIALOGS[owner, name]]
+            args += [k.value for k in node.keywords if k.arg in DIALOG_KEYWORDS]
+        elif name in SPEC_TEXTS:
             args = [a for i, a in enumerate(node.args) if i in SPEC_TEXTS[name]]
             args += [k.value for k in node.keywords if k.arg in SPEC_KEYWORDS]
         elif name in METHODS | CONSTRUCTORS:
