@@ -16,7 +16,7 @@ import json
 import time
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -62,17 +62,17 @@ def entry_json(a: AuditEntry) -> str:
 
 COLUMNS = [
     Column("#", lambda a: str(a.sequence), align=RIGHT, width=64),
-    Column("When", lambda a: fmt.clock(a.created_at), align=RIGHT, width=130),
-    Column("Actor", lambda a: a.actor, width=160),
-    Column("Source", lambda a: a.source or "—",
+    Column(QT_TR_NOOP("When"), lambda a: fmt.clock(a.created_at), align=RIGHT, width=130),
+    Column(QT_TR_NOOP("Actor"), lambda a: a.actor, width=160),
+    Column(QT_TR_NOOP("Source"), lambda a: a.source or "—",
            tip=lambda a: plain_tip(f"decided from {a.source}" if a.source
                                    else "no decision row records where this was done"),
            width=80),
-    Column("Action", lambda a: a.action, width=190),
-    Column("Entity", lambda a: f"{a.entity_kind} {a.entity_id}", width=220),
-    Column("Reason", lambda a: a.reason or "", tip=lambda a: plain_tip(a.reason or ""),
+    Column(QT_TR_NOOP("Action"), lambda a: a.action, width=190),
+    Column(QT_TR_NOOP("Entity"), lambda a: f"{a.entity_kind} {a.entity_id}", width=220),
+    Column(QT_TR_NOOP("Reason"), lambda a: a.reason or "", tip=lambda a: plain_tip(a.reason or ""),
            width=200),
-    Column("Change", change_text, tip=lambda a: plain_tip(change_text(a)), width=300),
+    Column(QT_TR_NOOP("Change"), change_text, tip=lambda a: plain_tip(change_text(a)), width=300),
 ]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QItemSelection, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QItemSelection, Signal, Slot
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -31,7 +31,8 @@ from ..widgets.labels import plain_label, section
 from ..widgets.tables import row_table
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
-RECEIPT_HEADERS = ("When", "Kind", "Status", "External id", "By")
+RECEIPT_HEADERS = (QT_TR_NOOP("When"), QT_TR_NOOP("Kind"), QT_TR_NOOP("Status"),
+                   QT_TR_NOOP("External id"), QT_TR_NOOP("By"))
 FACTS = ("Key", "Action", "Agent", "Run", "Attempt", "Reserved", "Started", "Lease",
          "Safety class", "Idempotency key", "Approval")
 

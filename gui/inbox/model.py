@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from proctor.core.models import InboxFilter, InboxItem
@@ -49,13 +49,13 @@ def expires_text(item: InboxItem) -> str:
 COLUMNS = [
     Column("", lambda i: "", tip=lambda i: KIND_TITLES.get(i.kind.value, ""),
            align=Qt.AlignmentFlag.AlignCenter, width=34),
-    Column("Request", lambda i: i.summary, tip=tooltip, width=360),
-    Column("Safety", lambda i: (i.safety_class or "").replace("_", " "), width=136),
-    Column("Age", lambda i: fmt.age(i.created_at),
+    Column(QT_TR_NOOP("Request"), lambda i: i.summary, tip=tooltip, width=360),
+    Column(QT_TR_NOOP("Safety"), lambda i: (i.safety_class or "").replace("_", " "), width=136),
+    Column(QT_TR_NOOP("Age"), lambda i: fmt.age(i.created_at),
            tip=lambda i: f"requested {fmt.clock(i.created_at)}",
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=64,
            live=True),
-    Column("Expires", expires_text, tip=lambda i: f"expires {fmt.clock(i.expires_at)}"
+    Column(QT_TR_NOOP("Expires"), expires_text, tip=lambda i: f"expires {fmt.clock(i.expires_at)}"
            if i.expires_at else "no expiry",
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=92,
            live=True),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QItemSelection, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -33,8 +33,9 @@ from ..widgets.tables import row_table
 from .common import RevealState, RowsModel, is_sensitive, label, mask_text
 from .diff import LINE, TOO_LARGE, WHOLE, Diff, DiffView, whitespace_only
 
-HISTORY_HEADERS = ("Ver.", "When", "Operation", "Actor", "Reason", "Before → after",
-                   "Source")
+HISTORY_HEADERS = (QT_TR_NOOP("Ver."), QT_TR_NOOP("When"), QT_TR_NOOP("Operation"),
+                   QT_TR_NOOP("Actor"), QT_TR_NOOP("Reason"), QT_TR_NOOP("Before → after"),
+                   QT_TR_NOOP("Source"))
 
 
 @dataclass(frozen=True)

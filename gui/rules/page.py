@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -43,18 +43,18 @@ def expiry_text(rule: Any) -> str:
 
 
 COLUMNS = [
-    Column("State", lambda u: u.state, width=70),
-    Column("Effect", lambda u: u.rule.effect.value, width=60),
-    Column("Tool", lambda u: fmt.bounded(u.rule.action_pattern, 120), width=140),
-    Column("Resource", lambda u: fmt.bounded(u.rule.resource_pattern, 160), width=160,
+    Column(QT_TR_NOOP("State"), lambda u: u.state, width=70),
+    Column(QT_TR_NOOP("Effect"), lambda u: u.rule.effect.value, width=60),
+    Column(QT_TR_NOOP("Tool"), lambda u: fmt.bounded(u.rule.action_pattern, 120), width=140),
+    Column(QT_TR_NOOP("Resource"), lambda u: fmt.bounded(u.rule.resource_pattern, 160), width=160,
            tip=lambda u: plain_tip(u.rule.resource_pattern)),
-    Column("When", lambda u: fmt.bounded(u.rule.predicate or "—", 160), width=180,
+    Column(QT_TR_NOOP("When"), lambda u: fmt.bounded(u.rule.predicate or "—", 160), width=180,
            tip=lambda u: plain_tip(u.rule.predicate or "no condition")),
-    Column("Scope", lambda u: fmt.bounded(u.rule.scope_text, 120), width=160),
-    Column("Expires", lambda u: expiry_text(u.rule), width=130),
-    Column("Decided", lambda u: str(u.decided), width=64,
+    Column(QT_TR_NOOP("Scope"), lambda u: fmt.bounded(u.rule.scope_text, 120), width=160),
+    Column(QT_TR_NOOP("Expires"), lambda u: expiry_text(u.rule), width=130),
+    Column(QT_TR_NOOP("Decided"), lambda u: str(u.decided), width=64,
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
-    Column("Made by", lambda u: fmt.bounded(made_text(u.rule), 160), width=220),
+    Column(QT_TR_NOOP("Made by"), lambda u: fmt.bounded(made_text(u.rule), 160), width=220),
 ]
 
 

@@ -95,7 +95,7 @@ class RunDetail(QWidget):
         self.events = self.events_pane.model
         self.pending = PendingPane(ctx, self)
         self.integrity = IntegrityPane(ctx, self)
-        self.fact_tabs = [FactsTab(t.name, t.columns, self, empty=t.empty) for t in TABS]
+        self.fact_tabs = [FactsTab(tr(t.name), t.columns, self, empty=tr(t.empty)) for t in TABS]
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.events_pane, tr("Events"))

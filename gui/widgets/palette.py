@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
+    QT_TR_NOOP,
     QEvent,
     QModelIndex,
     QObject,
@@ -53,7 +54,7 @@ def matches(row: Row, query: str) -> bool:
 class CommandsModel(TableModel):
     """Commands (text | menu | shortcut); ``set_filter`` narrows by words."""
 
-    HEADERS = ("Command", "Menu", "Shortcut")
+    HEADERS = (QT_TR_NOOP("Command"), QT_TR_NOOP("Menu"), QT_TR_NOOP("Shortcut"))
 
     def __init__(self, rows: list[Row], parent: QObject | None = None) -> None:
         super().__init__(self.HEADERS, parent)

@@ -29,7 +29,9 @@ EVERY_ARG = {"addAction", "QAction", "addTab"}  # addAction(icon, text), addTab(
 # Command specs are declared at import time, before a translator is loaded: their text and
 # tip are marked QT_TR_NOOP("…") (extracted, unchanged) and translated where they are shown
 # (gui/actions.py, the palette).
-SPEC_TEXTS = {"ActionSpec": (1, 3)}
+# Column titles and the run facts' tabs likewise (translated by TableModel.headerData and
+# where a tab is shown).
+SPEC_TEXTS = {"ActionSpec": (1, 3), "Column": (0,), "TabSpec": (0, 3)}
 SPEC_KEYWORDS = {"text", "tip"}
 # Static dialogs: (class, function) -> the positions of the title/caption/label/text arguments.
 DIALOGS = {("QMessageBox", f): (1, 2) for f in ("information", "warning", "critical",
@@ -76,6 +78,13 @@ def untranslated(path: Path) -> list[str]:
     lines = source.splitlines()
     found = []
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assign) and any(  # HEADERS = ("When", …): column titles
+                getattr(t, "id", getattr(t, "attr", "")).endswith("HEADERS")
+                for t in node.targets):
+            for literal in words(node.value):
+                found.append(f"{path.relative_to(ROOT)}:{literal.lineno}: HEADERS: "
+                             f"{lines[literal.lineno - 1].strip()}")
+            continue
         if not isinstance(node, ast.Call):
             continue
         func = node.func
