@@ -113,7 +113,7 @@ class ErrorPresenter(QObject):
             return
         log.error("unexpected error", exc_info=exc)
         details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        ErrorDialog.ask(self._parent, "Something went wrong", unexpected_text(exc), details)
+        ErrorDialog.ask(self._parent, tr("Something went wrong"), unexpected_text(exc), details)
 
     def __call__(self, exc: BaseException) -> None:
         self.present(exc)

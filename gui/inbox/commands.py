@@ -227,8 +227,9 @@ class InboxCommands(QObject):
             reason = detail.reason_text() if detail else ""
             if not reason:
                 reason = ReasonDialog.ask(
-                    self.page, "Deny", "Why deny this action? The agent is told your reason.",
-                    ok="Deny", required=True) or ""
+                    self.page, tr("Deny"),
+                    tr("Why deny this action? The agent is told your reason."),
+                    ok=tr("Deny"), required=True) or ""
             if reason:
                 self._working(item, "Denying…")
                 self.decider.deny(item, reason=reason)

@@ -398,9 +398,10 @@ class EntryDetail(QWidget):
                 e.id, expected_version=e.version, reason="restored at the desk"))
             return
         reason = ReasonDialog.ask(
-            self, "Remove memory entry",
-            f"Remove “{fmt.bounded(e.title, 80)}”? Agents stop seeing it. Every version is "
-            "kept and it can be restored.", ok="Remove", required=False)
+            self, tr("Remove memory entry"),
+            tr("Remove “{title}”? Agents stop seeing it. Every version is "
+               "kept and it can be restored.").format(title=fmt.bounded(e.title, 80)),
+            ok=tr("Remove"), required=False)
         if reason is None:
             return
         self.write_requested.emit("Removed", lambda: memory.remove(

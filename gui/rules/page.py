@@ -271,10 +271,12 @@ class RulesPage(ListPage):
     def revoke(self, usage: RuleUsage) -> None:
         r = usage.rule
         reason = ReasonDialog.ask(
-            self, "Revoke rule",
-            f"Revoke the rule “{r.effect.value} {r.action_pattern} on {r.resource_pattern}”"
-            f" ({r.scope_text})? It stops deciding at once and stays listed as history. "
-            "Why?", ok="Revoke", required=True)
+            self, tr("Revoke rule"),
+            tr("Revoke the rule “{effect} {action_pattern} on {resource_pattern}”"
+               " ({scope_text})? It stops deciding at once and stays listed as history. "
+               "Why?").format(effect=r.effect.value, action_pattern=r.action_pattern,
+                              resource_pattern=r.resource_pattern, scope_text=r.scope_text),
+            ok=tr("Revoke"), required=True)
         if not reason:
             return
         approvals = self.journal.approvals

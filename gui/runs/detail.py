@@ -361,10 +361,11 @@ class RunDetail(QWidget):
         run = self.run
         if run is None or run.status.terminal:
             return
-        reason = ReasonDialog.ask(self, "Request cancel",
-                                  f"Ask the agent to stop “{fmt.bounded(run.title, 80)}”? "
-                                  "The agent is told your reason and cancels the run itself.",
-                                  ok="Request cancel", required=True)
+        reason = ReasonDialog.ask(self, tr("Request cancel"),
+                                  tr("Ask the agent to stop “{title}”? The agent is told "
+                                     "your reason and cancels the run itself.").format(
+                                      title=fmt.bounded(run.title, 80)),
+                                  ok=tr("Request cancel"), required=True)
         if not reason:
             return
         runs, rid = self.ctx.journal.runs, f"desk-{uuid.uuid4().hex}"

@@ -40,7 +40,12 @@ DIALOGS |= {("QFileDialog", f): (1, 3) for f in ("getOpenFileName", "getOpenFile
                                                 "getSaveFileName", "getExistingDirectory")}
 DIALOGS |= {("QInputDialog", f): (1, 2) for f in ("getText", "getInt", "getDouble",
                                                    "getItem", "getMultiLineText")}
-DIALOG_KEYWORDS = {"caption", "title", "text", "label", "filter"}  # filter: its names
+# The desk's own dialogs (gui/errors.py, widgets/dialogs.py, runs/export.py, bounded_text.py):
+# their title and text (ok: the button's word).
+DIALOGS |= {("ErrorDialog", "ask"): (1, 2), ("ConfirmDialog", "ask"): (1, 2, 3),
+            ("ReasonDialog", "ask"): (1, 2), ("SaveDialog", "ask"): (1,),
+            ("TextViewer", "ask"): (1,), (None, "QProgressDialog"): (0, 1)}
+DIALOG_KEYWORDS = {"ok", "caption", "title", "text", "label", "filter"}  # filter: its names
 # (file, line text) pairs allowed a literal, each with its reason.
 ALLOWED: dict[tuple[str, str], str] = {}
 
@@ -128,12 +133,14 @@ def test_the_checker_flags_literals_and_passes_tr(tmp_path):
         'QFileDialog.getSaveFileName(self, "Save", str(p), tr("CSV (*.csv)"))\n'
         'QFileDialog.getSaveFileName(self, tr("Save"), str(p), "CSV (*.csv)")\n'
         'COLUMNS = [Column("When", when), Column(QT_TR_NOOP("Who"), who)]\n'
-        'HEADERS = ("#", QT_TR_NOOP("Time"), "Type")\n')
+        'HEADERS = ("#", QT_TR_NOOP("Time"), "Type")\n'
+        'ReasonDialog.ask(self, tr("Deny"), tr("Why?"), ok="Deny")\n'
+        'ErrorDialog.ask(self, tr("Oops"), agent_text, details)\n')
     flagged = [line.split(": ", 2)[1] for line in untranslated_at(sample, tmp_path)]
     assert flagged == ["setText", "QPushButton", "addAction", "setToolTip", "show_message",
                        "plain_label", "ActionSpec", "ActionSpec", "ActionSpec",
                        "setAccessibleName", "setHorizontalHeaderLabels", "warning",
-                       "getSaveFileName", "getSaveFileName", "Column", "HEADERS"]
+                       "getSaveFileName", "getSaveFileName", "Column", "HEADERS", "ask"]
 
 
 def untranslated_at(path: Path, root: Path) -> list[str]:
