@@ -10,6 +10,7 @@ from PySide6.QtCore import QT_TR_NOOP, QObject, Qt
 from proctor.core.effect_views import EffectQuery
 from proctor.core.models import Effect
 
+from ..i18n import tr
 from ..memory.common import label
 from ..tasks import TaskRunner
 from ..widgets import fmt
@@ -27,7 +28,8 @@ def lease_cell(e: Effect) -> str:
     if e.status not in LIVE or e.lease_expires_at is None:
         return fmt.span(e.lease_seconds)
     left = e.lease_expires_at - time.time()
-    return f"{fmt.span(left)} left" if left > 0 else f"lapsed {fmt.span(-left)}"
+    return (tr("{span} left").format(span=fmt.span(left)) if left > 0
+            else tr("lapsed {span}").format(span=fmt.span(-left)))
 
 
 def status_cell(e: Effect) -> str:

@@ -46,13 +46,17 @@ def lapsed(e: Effect, now: float | None = None) -> bool:
 def lease_text(e: Effect, now: float | None = None) -> str:
     length = fmt.span(e.lease_seconds)
     if e.status not in LIVE:
-        return f"{length} lease (held by {e.lease_owner or '—'}; ended)"
+        return tr("{length} lease (held by {owner}; ended)").format(
+            length=length, owner=e.lease_owner or "—")
     if e.lease_expires_at is None:
-        return f"{length} lease held by {e.lease_owner or '—'}"
+        return tr("{length} lease held by {owner}").format(length=length,
+                                                           owner=e.lease_owner or "—")
     left = e.lease_expires_at - (now or time.time())
     if left > 0:
-        return f"held by {e.lease_owner or '—'} · {fmt.span(left)} left of {length}"
-    return f"lapsed {fmt.span(-left)} ago · was held by {e.lease_owner or '—'} for {length}"
+        return tr("held by {owner} · {left} left of {length}").format(
+            owner=e.lease_owner or "—", left=fmt.span(left), length=length)
+    return tr("lapsed {ago} ago · was held by {owner} for {length}").format(
+        ago=fmt.span(-left), owner=e.lease_owner or "—", length=length)
 
 
 def state_text(e: Effect, now: float | None = None) -> str:

@@ -265,9 +265,10 @@ class ApprovalDetail(DetailWidget):
         if a.status != ApprovalStatus.PENDING:
             self.state.setText(outcome_text(a))
             return
-        expiry = "no expiry" if a.expires_at is None else (
-            f"expires in {fmt.countdown(a.expires_at)} ({fmt.clock(a.expires_at)})"
-            if fmt.countdown(a.expires_at) != "expired" else "past its expiry")
+        expiry = tr("no expiry") if a.expires_at is None else (
+            tr("expires in {countdown} ({clock})").format(
+                countdown=fmt.countdown(a.expires_at), clock=fmt.clock(a.expires_at))
+            if fmt.countdown(a.expires_at) != "expired" else tr("past its expiry"))
         self.state.setText(tr("Pending for {created_at} · {expiry}").format(
                                created_at=fmt.age(a.created_at), expiry=expiry))
 

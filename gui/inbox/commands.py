@@ -204,7 +204,7 @@ class InboxCommands(QObject):
         draft = panel.draft()
         if draft is None:
             detail.message.show_message(tr("The rule cannot be made as it stands: ")
-                                        + (panel.problem.text() or "wait for its draft."))
+                                        + (panel.problem.text() or tr("wait for its draft.")))
             return
         apply_to = panel.apply_to()
         if not RuleConfirmDialog.ask(self.page, draft, panel.preview, len(apply_to)):

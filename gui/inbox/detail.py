@@ -51,8 +51,9 @@ def origin_text(item: InboxItem) -> str:
     """"From mcp · refund_agent (pid 4242 on host-a) · tool request_approval (as the agent
     reports it)": agent text, escaped and bounded by ``fmt.bounded``."""
     if item.origin is None:
-        return "From: not reported"
-    return f"From {fmt.bounded(describe(item.origin), 300)} (as the agent reports it)"
+        return tr("From: not reported")
+    return tr("From {origin} (as the agent reports it)").format(
+        origin=fmt.bounded(describe(item.origin), 300))
 
 
 class DetailWidget(QWidget):

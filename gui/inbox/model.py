@@ -12,6 +12,7 @@ from PySide6.QtGui import QBrush, QColor
 from proctor.core.models import InboxFilter, InboxItem
 from proctor.core.origin import describe, short
 
+from ..i18n import tr
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.delegates import SECOND_LINE_ROLE
@@ -42,7 +43,7 @@ def tooltip(item: InboxItem) -> str:
 
 def expires_text(item: InboxItem) -> str:
     if item.snoozed_until and item.snoozed_until > time.time():
-        return f"snoozed {fmt.countdown(item.snoozed_until)}"
+        return tr("snoozed {countdown}").format(countdown=fmt.countdown(item.snoozed_until))
     return fmt.countdown(item.expires_at)
 
 
@@ -52,11 +53,12 @@ COLUMNS = [
     Column(QT_TR_NOOP("Request"), lambda i: i.summary, tip=tooltip, width=360),
     Column(QT_TR_NOOP("Safety"), lambda i: (i.safety_class or "").replace("_", " "), width=136),
     Column(QT_TR_NOOP("Age"), lambda i: fmt.age(i.created_at),
-           tip=lambda i: f"requested {fmt.clock(i.created_at)}",
+           tip=lambda i: tr("requested {clock}").format(clock=fmt.clock(i.created_at)),
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=64,
            live=True),
-    Column(QT_TR_NOOP("Expires"), expires_text, tip=lambda i: f"expires {fmt.clock(i.expires_at)}"
-           if i.expires_at else "no expiry",
+    Column(QT_TR_NOOP("Expires"), expires_text,
+           tip=lambda i: tr("expires {clock}").format(clock=fmt.clock(i.expires_at))
+           if i.expires_at else tr("no expiry"),
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=92,
            live=True),
 ]

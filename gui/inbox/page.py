@@ -431,15 +431,15 @@ class InboxPage(QWidget):
 
     def _empty_text(self) -> str:
         if not self.model.has_loaded:
-            return "Loading…"
+            return tr("Loading…")
         if self.model.rowCount():
-            return "Select an item to see it whole."
+            return tr("Select an item to see it whole.")
         f = self.model.filter
         if f.snoozed:
-            return "Nothing is snoozed."
+            return tr("Nothing is snoozed.")
         if f.kinds or f.agent or f.project or f.safety_class or f.text:
-            return "No waiting item matches these filters."
-        return "Nothing waits for you. New requests appear here as agents make them."
+            return tr("No waiting item matches these filters.")
+        return tr("Nothing waits for you. New requests appear here as agents make them.")
 
     # ------------------------------------------------------------ model events
     @Slot(int)

@@ -317,8 +317,9 @@ class QuestionDetail(DetailWidget):
             self.closed.show()
         else:
             self.closed.hide()
-            expiry = "no expiry" if q.expires_at is None else \
-                f"expires in {fmt.countdown(q.expires_at)} ({fmt.clock(q.expires_at)})"
+            expiry = tr("no expiry") if q.expires_at is None else \
+                tr("expires in {countdown} ({clock})").format(
+                    countdown=fmt.countdown(q.expires_at), clock=fmt.clock(q.expires_at))
             self.state.setText(tr("Waiting for {created_at} · {expiry}").format(
                                    created_at=fmt.age(q.created_at), expiry=expiry))
         self._update_submit()

@@ -10,6 +10,7 @@ from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Slot
 from proctor.core.memory_views import MemoryQuery
 from proctor.core.models import MemoryEntry, Page, Reconciliation
 
+from ..i18n import tr
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.paged_model import Column, PagedModel
@@ -25,13 +26,14 @@ def flags_text(e: MemoryEntry) -> str:
 
 
 def last_used_text(e: MemoryEntry) -> str:
-    return fmt.clock(e.last_used_at) if e.use_count else "never"
+    return fmt.clock(e.last_used_at) if e.use_count else tr("never")
 
 
 def used_tip(e: MemoryEntry) -> str:
     if not e.use_count:
-        return "No agent has reported reading this entry."
-    return f"Read by agents {e.use_count:,} times; last at {fmt.clock(e.last_used_at)}."
+        return tr("No agent has reported reading this entry.")
+    return tr("Read by agents {count} times; last at {clock}.").format(
+        count=f"{e.use_count:,}", clock=fmt.clock(e.last_used_at))
 
 
 class EntriesModel(PagedModel):
@@ -89,7 +91,8 @@ class ConflictsModel(PagedModel):
             Column(QT_TR_NOOP("From"), lambda c: c.incoming_source, tip=lambda c: c.incoming_source,
                    width=170),
             Column(QT_TR_NOOP("Scope"), lambda c: f"{c.scope.value}:{c.scope_key}", width=140),
-            Column(QT_TR_NOOP("Recorded at"), lambda c: f"v{c.local_version}", align=RIGHT,
+            Column(QT_TR_NOOP("Recorded at"),
+                   lambda c: tr("v{version}").format(version=c.local_version), align=RIGHT,
                    width=80),
             Column(QT_TR_NOOP("Waiting"), lambda c: fmt.age(c.created_at), align=RIGHT, width=80,
                    live=True),

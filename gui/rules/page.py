@@ -39,7 +39,7 @@ def made_text(rule: Any) -> str:
 
 
 def expiry_text(rule: Any) -> str:
-    return fmt.clock(rule.expires_at) if rule.expires_at else "never"
+    return fmt.clock(rule.expires_at) if rule.expires_at else tr("never")
 
 
 COLUMNS = [

@@ -223,7 +223,7 @@ def dump(model: Any) -> Any:
 
 
 def _span(start: float, end: float | None) -> str:
-    return fmt.span(end - start) if end else "open"
+    return fmt.span(end - start) if end else tr("open")
 
 
 # ---------------------------------------------------------------- the tabs
@@ -243,8 +243,9 @@ TOOL_COLUMNS = [
     Column(QT_TR_NOOP("Attempt"), lambda t: str(t.attempt), align=RIGHT, width=64),
     Column(QT_TR_NOOP("Request / result"), lambda t: fmt.bounded(fmt.pretty_json(
         t.result if t.result is not None else t.request), 160),
-        tip=lambda t: f"request: {fmt.pretty_json(t.request)}\nresult: "
-                      f"{fmt.pretty_json(t.result)}\n{t.error or ''}", width=300),
+        tip=lambda t: tr("request: {request}\nresult: {result}\n{error}").format(
+            request=fmt.pretty_json(t.request), result=fmt.pretty_json(t.result),
+            error=t.error or ""), width=300),
 ]
 
 
@@ -281,12 +282,14 @@ EFFECT_COLUMNS = [
            width=300),
 ]
 MEMORY_COLUMNS = [
-    Column(QT_TR_NOOP("Change"), lambda m: f"{m.operation} · v{m.version}", width=150),
+    Column(QT_TR_NOOP("Change"), lambda m: tr("{operation} · v{version}").format(
+        operation=m.operation, version=m.version), width=150),
     Column(QT_TR_NOOP("When"), lambda m: fmt.clock(m.created_at), align=RIGHT, width=100),
     Column(QT_TR_NOOP("By"), lambda m: m.actor, width=150),
     Column(QT_TR_NOOP("Entry"), lambda m: m.entry_id, width=200),
-    Column(QT_TR_NOOP("Content after"), lambda m: m.after_content or "(deleted)",
-           tip=lambda m: f"before: {m.before_content or ''}\nafter: {m.after_content or ''}",
+    Column(QT_TR_NOOP("Content after"), lambda m: m.after_content or tr("(deleted)"),
+           tip=lambda m: tr("before: {before}\nafter: {after}").format(
+               before=m.before_content or "", after=m.after_content or ""),
            width=300),
 ]
 RUN_LINK_COLUMNS = [

@@ -17,6 +17,7 @@ from proctor.core.models import Run, RunEvent
 from proctor.core.runs import sort_fields
 from proctor.core.timeline import RunQuery
 
+from ..i18n import tr
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.list_model import Index, ListModel
@@ -33,7 +34,7 @@ def duration(run: Run, now: float | None = None) -> str:
 
 
 def open_text(run: Run) -> str:
-    return f"{run.open_items} waiting" if run.open_items else ""
+    return tr("{count} waiting").format(count=run.open_items) if run.open_items else ""
 
 
 RUN_COLUMNS = [

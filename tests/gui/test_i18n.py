@@ -68,6 +68,8 @@ def words(node: ast.AST) -> list[ast.AST]:
         return words(node.body) + words(node.orelse)
     if isinstance(node, ast.BinOp):
         return words(node.left) + words(node.right)
+    if isinstance(node, ast.BoolOp):  # value or "(none)"
+        return [w for value in node.values for w in words(value)]
     if isinstance(node, (ast.List, ast.Tuple)):  # header labels
         return [w for element in node.elts for w in words(element)]
     return []
@@ -96,6 +98,10 @@ def untranslated(path: Path) -> list[str]:
         elif name in SPEC_TEXTS:
             args = [a for i, a in enumerate(node.args) if i in SPEC_TEXTS[name]]
             args += [k.value for k in node.keywords if k.arg in SPEC_KEYWORDS]
+            if name == "Column":  # a cell's or tip's words, made when shown: tr() there
+                args += [a.body for a in node.args[1:2] + [k.value for k in node.keywords
+                                                          if k.arg in ("text", "tip")]
+                         if isinstance(a, ast.Lambda)]
         elif name in METHODS | CONSTRUCTORS:
             args = node.args if name in EVERY_ARG else node.args[:1]
         else:
@@ -135,12 +141,15 @@ def test_the_checker_flags_literals_and_passes_tr(tmp_path):
         'COLUMNS = [Column("When", when), Column(QT_TR_NOOP("Who"), who)]\n'
         'HEADERS = ("#", QT_TR_NOOP("Time"), "Type")\n'
         'ReasonDialog.ask(self, tr("Deny"), tr("Why?"), ok="Deny")\n'
-        'ErrorDialog.ask(self, tr("Oops"), agent_text, details)\n')
+        'ErrorDialog.ask(self, tr("Oops"), agent_text, details)\n'
+        'Column(QT_TR_NOOP("Note"), lambda e: e.note or "none", tip=lambda e: f"by {e.who}")\n'
+        'Column(QT_TR_NOOP("Note"), lambda e: e.note or tr("none"), tip=lambda e: e.who)\n')
     flagged = [line.split(": ", 2)[1] for line in untranslated_at(sample, tmp_path)]
     assert flagged == ["setText", "QPushButton", "addAction", "setToolTip", "show_message",
                        "plain_label", "ActionSpec", "ActionSpec", "ActionSpec",
                        "setAccessibleName", "setHorizontalHeaderLabels", "warning",
-                       "getSaveFileName", "getSaveFileName", "Column", "HEADERS", "ask"]
+                       "getSaveFileName", "getSaveFileName", "Column", "HEADERS", "ask",
+                       "Column", "Column"]
 
 
 def untranslated_at(path: Path, root: Path) -> list[str]:
