@@ -175,7 +175,7 @@ def install_excepthook(desk: DeskApp) -> None:
         showing.append(True)
         try:
             details = "".join(traceback.format_exception(kind, exc, tb))  # type: ignore[arg-type]
-            ErrorDialog.ask(desk.window, "Something went wrong", unexpected_text(exc), details)
+            ErrorDialog.ask(desk.window, tr("Something went wrong"), unexpected_text(exc), details)
         finally:
             showing.clear()
 
@@ -320,7 +320,7 @@ class DeskApp(QObject):
         text = describe(exc) if store_fault else f"{type(exc).__name__}: {exc}"
         if not is_expected(exc):
             log.error("could not open the journal", exc_info=exc)
-        ErrorDialog.ask(self.window, "Could not open the journal", text, str(exc))
+        ErrorDialog.ask(self.window, tr("Could not open the journal"), text, str(exc))
         if self.window is None:
             self.app.exit(1)
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core import errors
 
+from .i18n import tr
 from .widgets.message_bar import Level, MessageBar
 
 log = logging.getLogger("proctor.gui")
@@ -67,7 +68,7 @@ class ErrorDialog(QDialog):
         box = QPlainTextEdit(self)
         box.setReadOnly(True)
         box.setPlainText(details)
-        box.setAccessibleName("Error details")
+        box.setAccessibleName(tr("Error details"))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -112,7 +113,7 @@ class ErrorPresenter(QObject):
             return
         log.error("unexpected error", exc_info=exc)
         details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        ErrorDialog.ask(self._parent, "Something went wrong", unexpected_text(exc), details)
+        ErrorDialog.ask(self._parent, tr("Something went wrong"), unexpected_text(exc), details)
 
     def __call__(self, exc: BaseException) -> None:
         self.present(exc)

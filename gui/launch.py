@@ -83,8 +83,8 @@ class WelcomeDialog(QDialog):
 
     def _on_create(self) -> None:
         suggested = Path(platformdirs.user_data_dir("proctor", appauthor=False)) / "journal.db"
-        path, _ = QFileDialog.getSaveFileName(self, "Create a journal", str(suggested),
-                                              "Proctor journals (*.db)")
+        path, _ = QFileDialog.getSaveFileName(self, tr("Create a journal"), str(suggested),
+                                              tr("Proctor journals (*.db)"))
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._finish(Path(path))
@@ -116,7 +116,7 @@ class DemoBuilder(QObject):
     def __init__(self, parent: QWidget | None) -> None:
         super().__init__(parent)
         self.runner = TaskRunner(self)
-        self.dialog = QProgressDialog("Building a demo journal…", "", 0, 0, parent)
+        self.dialog = QProgressDialog(tr("Building a demo journal…"), "", 0, 0, parent)
         self.dialog.setCancelButton(None)
         self.dialog.setMinimumDuration(0)
         self.dialog.setAutoClose(False)  # it closes when the journal is done, not at 100 %
@@ -160,7 +160,7 @@ class DemoBuilder(QObject):
         if builder.error is not None:
             from .errors import ErrorDialog
 
-            ErrorDialog.ask(parent, "Could not build the demo journal", str(builder.error),
+            ErrorDialog.ask(parent, tr("Could not build the demo journal"), str(builder.error),
                             repr(builder.error))
         return path
 

@@ -58,24 +58,35 @@ PAGES = (("inbox", QT_TR_NOOP("Inbox")), ("runs", QT_TR_NOOP("Runs")),
          ("memory", QT_TR_NOOP("Memory")), ("effects", QT_TR_NOOP("Effects")),
          ("audit", QT_TR_NOOP("Audit")), ("overview", QT_TR_NOOP("Overview")),
          ("rules", QT_TR_NOOP("Rules")))
+# Each page's Go command, whole sentences (translated where shown, like every spec text).
+GO_TEXTS = {
+    "inbox": (QT_TR_NOOP("Go to Inbox"), QT_TR_NOOP("Show the Inbox page")),
+    "runs": (QT_TR_NOOP("Go to Runs"), QT_TR_NOOP("Show the Runs page")),
+    "memory": (QT_TR_NOOP("Go to Memory"), QT_TR_NOOP("Show the Memory page")),
+    "effects": (QT_TR_NOOP("Go to Effects"), QT_TR_NOOP("Show the Effects page")),
+    "audit": (QT_TR_NOOP("Go to Audit"), QT_TR_NOOP("Show the Audit page")),
+    "overview": (QT_TR_NOOP("Go to Overview"), QT_TR_NOOP("Show the Overview page")),
+    "rules": (QT_TR_NOOP("Go to Rules"), QT_TR_NOOP("Show the Rules page")),
+}
 APP_SPECS = [
-    ActionSpec("app.open", QT_TR_NOOP("Open journal…"), "File", QT_TR_NOOP("Open another journal")),
-    ActionSpec("app.preferences", QT_TR_NOOP("Preferences…"), "File",
+    ActionSpec("app.open", QT_TR_NOOP("Open journal…"), QT_TR_NOOP("File"),
+               QT_TR_NOOP("Open another journal")),
+    ActionSpec("app.preferences", QT_TR_NOOP("Preferences…"), QT_TR_NOOP("File"),
                QT_TR_NOOP("Theme, shortcuts, notifications")),
-    ActionSpec("app.quit", QT_TR_NOOP("Quit"), "File", QT_TR_NOOP("Close the desk")),
-    ActionSpec("app.refresh", QT_TR_NOOP("Refresh"), "View",
+    ActionSpec("app.quit", QT_TR_NOOP("Quit"), QT_TR_NOOP("File"), QT_TR_NOOP("Close the desk")),
+    ActionSpec("app.refresh", QT_TR_NOOP("Refresh"), QT_TR_NOOP("View"),
                QT_TR_NOOP("Re-read everything shown")),
-    ActionSpec("app.palette", QT_TR_NOOP("Command palette…"), "View",
+    ActionSpec("app.palette", QT_TR_NOOP("Command palette…"), QT_TR_NOOP("View"),
                QT_TR_NOOP("Find and run any command")),
-    ActionSpec("app.shortcuts", QT_TR_NOOP("Keyboard shortcuts"), "Help",
+    ActionSpec("app.shortcuts", QT_TR_NOOP("Keyboard shortcuts"), QT_TR_NOOP("Help"),
                QT_TR_NOOP("Every shortcut")),
-    ActionSpec("app.logs", QT_TR_NOOP("Open log folder"), "Help",
+    ActionSpec("app.logs", QT_TR_NOOP("Open log folder"), QT_TR_NOOP("Help"),
                QT_TR_NOOP("Show the desk's log files")),
-    ActionSpec("app.about", QT_TR_NOOP("About Proctor"), "Help",
+    ActionSpec("app.about", QT_TR_NOOP("About Proctor"), QT_TR_NOOP("Help"),
                QT_TR_NOOP("Versions of Proctor, Qt, SQLite and "
                                                      "the journal's schema")),
-] + [ActionSpec(f"go.{pid}", f"Go to {title}", "Go", f"Show the {title} page")
-     for pid, title in PAGES]
+] + [ActionSpec(f"go.{pid}", GO_TEXTS[pid][0], QT_TR_NOOP("Go"), GO_TEXTS[pid][1])
+     for pid, _ in PAGES]
 # Menu titles carry their Alt letter: none may be a letter a page's buttons already use
 # (Alt+E edits a memory entry, Alt+A marks an effect failed ...), so Effects and Audit
 # have none; the palette (Ctrl+K) reaches every command.

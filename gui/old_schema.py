@@ -84,7 +84,7 @@ class OldSchemaDialog(QDialog):
         self.text.setTextFormat(Qt.TextFormat.PlainText)
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.text.setAccessibleName("Why the journal needs an upgrade")
+        self.text.setAccessibleName(tr("Why the journal needs an upgrade"))
         buttons = QDialogButtonBox(self)
         self.upgrade_button = self._button(buttons, "&Upgrade", Choice.UPGRADE,
                                            QDialogButtonBox.ButtonRole.AcceptRole)

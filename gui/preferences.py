@@ -91,35 +91,35 @@ class PreferencesDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(tr("Preferences"))
         self.theme = QComboBox(self)
-        self.theme.setAccessibleName("Theme")
+        self.theme.setAccessibleName(tr("Theme"))
         for text, value in THEMES:
             self.theme.addItem(text, value)
         self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
         self.single_keys = QCheckBox(tr("Single-key shortcuts (j, k, a, d, s, x, c, f, /, ?)"), self)
-        self.single_keys.setAccessibleName("Single-key shortcuts")
+        self.single_keys.setAccessibleName(tr("Single-key shortcuts"))
         self.single_keys.setChecked(prefs.single_keys)
         self.notifications = QCheckBox(tr("Notify me of new requests while the window is in the "
                                        "background"), self)
-        self.notifications.setAccessibleName("Notifications")
+        self.notifications.setAccessibleName(tr("Notifications"))
         self.notifications.setChecked(prefs.notifications)
         self.operator = QLineEdit(prefs.operator, self)
-        self.operator.setAccessibleName("Operator name")
+        self.operator.setAccessibleName(tr("Operator name"))
         self.operator.setMaxLength(200)
         self.operator.setPlaceholderText(tr("{n} (your login name)").format(
                                              n=default_operator_name()))
         self.operator.setToolTip(tr("The name recorded on every decision you make. A change "
                                  "applies when a journal is next opened."))
         self.default_journal = QLineEdit(prefs.default_journal, self)
-        self.default_journal.setAccessibleName("Default journal")
+        self.default_journal.setAccessibleName(tr("Default journal"))
         self.default_journal.setPlaceholderText(tr("the most recent journal"))
         self.browse = QPushButton(tr("Choose…"), self)
-        self.browse.setAccessibleName("Choose the default journal")
+        self.browse.setAccessibleName(tr("Choose the default journal"))
         self.browse.clicked.connect(self._on_browse)
         journal_row = QHBoxLayout()
         journal_row.addWidget(self.default_journal, 1)
         journal_row.addWidget(self.browse)
         self.poll_ms = QSpinBox(self)
-        self.poll_ms.setAccessibleName("Refresh fallback interval")
+        self.poll_ms.setAccessibleName(tr("Refresh fallback interval"))
         self.poll_ms.setRange(*POLL_RANGE_MS)
         self.poll_ms.setSingleStep(100)
         self.poll_ms.setSuffix(" ms")
@@ -127,7 +127,7 @@ class PreferencesDialog(QDialog):
         self.poll_ms.setToolTip(tr("Changes from agents normally show at once (a file watcher); "
                                 "this poll catches any the watcher misses."))
         self.memory_tokens = QSpinBox(self)
-        self.memory_tokens.setAccessibleName("Memory token budget per scope")
+        self.memory_tokens.setAccessibleName(tr("Memory token budget per scope"))
         self.memory_tokens.setRange(*TOKEN_LIMIT_RANGE)
         self.memory_tokens.setSingleStep(1000)
         self.memory_tokens.setGroupSeparatorShown(True)
@@ -150,7 +150,7 @@ class PreferencesDialog(QDialog):
         form.addRow(tr("Memory token budget per scope"), self.memory_tokens)
         self.key = QLabel(key_text(key), self)
         self.key.setObjectName("OperatorKey")
-        self.key.setAccessibleName("Operator key fingerprint")
+        self.key.setAccessibleName(tr("Operator key fingerprint"))
         self.key.setTextFormat(Qt.TextFormat.PlainText)
         self.key.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.key.setWordWrap(True)
@@ -160,14 +160,14 @@ class PreferencesDialog(QDialog):
 
     def _confirm_box(self, chosen: frozenset[str]) -> QGroupBox:
         box = QGroupBox(tr("Ask me to confirm before approving"), self)
-        box.setAccessibleName("Approvals that ask for confirmation")
+        box.setAccessibleName(tr("Approvals that ask for confirmation"))
         box.setToolTip(tr("Approving one of these opens a dialog that restates the action; "
                        "approving needs a second, deliberate step. Denying never asks."))
         layout = QVBoxLayout(box)
         self.confirm_checks: dict[str, QCheckBox] = {}
         for token, text in CONFIRM_CHOICES:
             check = QCheckBox(text, box)
-            check.setAccessibleName(f"Confirm: {text}")
+            check.setAccessibleName(tr("Confirm: {text}").format(text=text))
             check.setChecked(token in chosen)
             layout.addWidget(check)
             self.confirm_checks[token] = check

@@ -10,9 +10,9 @@ from ..actions import ActionRegistry, ActionSpec
 from .page import AuditPage
 
 SPECS = [
-    ActionSpec("audit.verify", QT_TR_NOOP("Verify the audit chain"), "Audit",
+    ActionSpec("audit.verify", QT_TR_NOOP("Verify the audit chain"), QT_TR_NOOP("Audit"),
                QT_TR_NOOP("Recompute the audit log's digest chain; name the first broken link")),
-    ActionSpec("audit.export", QT_TR_NOOP("Export the audit log as CSV…"), "Audit",
+    ActionSpec("audit.export", QT_TR_NOOP("Export the audit log as CSV…"), QT_TR_NOOP("Audit"),
                QT_TR_NOOP("Write the entries the filters show to a CSV file")),
 ]
 

@@ -16,7 +16,7 @@ import json
 import time
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -62,17 +62,17 @@ def entry_json(a: AuditEntry) -> str:
 
 COLUMNS = [
     Column("#", lambda a: str(a.sequence), align=RIGHT, width=64),
-    Column("When", lambda a: fmt.clock(a.created_at), align=RIGHT, width=130),
-    Column("Actor", lambda a: a.actor, width=160),
-    Column("Source", lambda a: a.source or "—",
+    Column(QT_TR_NOOP("When"), lambda a: fmt.clock(a.created_at), align=RIGHT, width=130),
+    Column(QT_TR_NOOP("Actor"), lambda a: a.actor, width=160),
+    Column(QT_TR_NOOP("Source"), lambda a: a.source or "—",
            tip=lambda a: plain_tip(f"decided from {a.source}" if a.source
                                    else "no decision row records where this was done"),
            width=80),
-    Column("Action", lambda a: a.action, width=190),
-    Column("Entity", lambda a: f"{a.entity_kind} {a.entity_id}", width=220),
-    Column("Reason", lambda a: a.reason or "", tip=lambda a: plain_tip(a.reason or ""),
+    Column(QT_TR_NOOP("Action"), lambda a: a.action, width=190),
+    Column(QT_TR_NOOP("Entity"), lambda a: f"{a.entity_kind} {a.entity_id}", width=220),
+    Column(QT_TR_NOOP("Reason"), lambda a: a.reason or "", tip=lambda a: plain_tip(a.reason or ""),
            width=200),
-    Column("Change", change_text, tip=lambda a: plain_tip(change_text(a)), width=300),
+    Column(QT_TR_NOOP("Change"), change_text, tip=lambda a: plain_tip(change_text(a)), width=300),
 ]
 
 
@@ -104,14 +104,14 @@ class AuditDetail(QWidget):
         super().__init__(parent)
         self.entry: AuditEntry | None = None
         self.facts = plain_label(tr("Select an entry to see it whole."), self)
-        self.facts.setAccessibleName("Audit entry")
+        self.facts.setAccessibleName(tr("Audit entry"))
         self.before = JsonTree("Before", self)
         self.after = JsonTree("After", self)
         self.copy_button = QPushButton(tr("Copy entry as JSON"), self)
-        self.copy_button.setAccessibleName("Copy the audit entry as JSON")
+        self.copy_button.setAccessibleName(tr("Copy the audit entry as JSON"))
         self.copy_button.clicked.connect(self.copy)
         self.run_button = QPushButton(tr("Open run"), self)
-        self.run_button.setAccessibleName("Open the run of this entry")
+        self.run_button.setAccessibleName(tr("Open the run of this entry"))
         self.run_button.clicked.connect(self._open_run)
         top = QHBoxLayout()
         top.addWidget(self.facts, 1)
@@ -173,7 +173,7 @@ class AuditPage(ListPage):
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, AuditModel(ctx.runner), parent)
         self.search.setPlaceholderText(tr("Search actions, ids, reasons, changes"))
-        self.search.setAccessibleName("Search the audit log")
+        self.search.setAccessibleName(tr("Search the audit log"))
         self.actor = choice_combo("Actor", [("All actors", None)], self)
         self.source = choice_combo("Source", [("All sources", None)], self)
         self.entity = choice_combo("Entity kind", [("All entities", None)], self)
@@ -183,14 +183,14 @@ class AuditPage(ListPage):
         self.run_filter = QLineEdit(self)
         self.run_filter.setClearButtonEnabled(True)
         self.run_filter.setPlaceholderText(tr("Run id"))
-        self.run_filter.setAccessibleName("Only entries of this run")
+        self.run_filter.setAccessibleName(tr("Only entries of this run"))
         self.run_filter.setMaximumWidth(230)
         self.verify_button = QPushButton(tr("Verify chain"), self)
-        self.verify_button.setAccessibleName("Verify the audit log's digest chain")
+        self.verify_button.setAccessibleName(tr("Verify the audit log's digest chain"))
         self.export_button = QPushButton(tr("Export CSV…"), self)
-        self.export_button.setAccessibleName("Export the filtered audit log as CSV")
+        self.export_button.setAccessibleName(tr("Export the filtered audit log as CSV"))
         self.chain = plain_label(parent=self, name="Muted")
-        self.chain.setAccessibleName("Audit chain verification")
+        self.chain.setAccessibleName(tr("Audit chain verification"))
         self.detail = AuditDetail(self)
         self.exporter = Exporter(ctx, self, self.message)
         self._build()

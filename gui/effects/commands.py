@@ -21,21 +21,22 @@ def commands(page: EffectsPage) -> list[ActionSpec]:
     """Every command of the Effects page: what it says, where it shows, its key and icon,
     when it is enabled and what it does."""
     return [
-        ActionSpec("effects.committed", QT_TR_NOOP("Mark committed"), "Effects",
+        ActionSpec("effects.committed", QT_TR_NOOP("Mark committed"), QT_TR_NOOP("Effects"),
                    QT_TR_NOOP("It happened: never retry it (a reason is required)"),
                    handler=partial(page.resolve, EffectStatus.COMMITTED),
                    enabled=page.committed_button.isEnabled, shortcut="C", icon="status-done"),
-        ActionSpec("effects.failed", QT_TR_NOOP("Mark failed"), "Effects",
+        ActionSpec("effects.failed", QT_TR_NOOP("Mark failed"), QT_TR_NOOP("Effects"),
                    QT_TR_NOOP("It did not happen: the next attempt may retry it "
                               "(a reason is required)"),
                    handler=partial(page.resolve, EffectStatus.FAILED),
                    enabled=page.failed_button.isEnabled, shortcut="F", icon="status-failed"),
-        ActionSpec("effects.mark_lapsed", QT_TR_NOOP("Mark lapsed leases ambiguous"), "Effects",
+        ActionSpec("effects.mark_lapsed", QT_TR_NOOP("Mark lapsed leases ambiguous"),
+                   QT_TR_NOOP("Effects"),
                    QT_TR_NOOP("Every lease that expired without an outcome waits for a person"),
                    handler=page.mark_lapsed, icon="status-attention",
                    enabled=lambda: not page.lapsed_button.isHidden()
                    and page.lapsed_button.isEnabled()),
-        ActionSpec("effects.open_run", QT_TR_NOOP("Open the effect's run"), "Effects",
+        ActionSpec("effects.open_run", QT_TR_NOOP("Open the effect's run"), QT_TR_NOOP("Effects"),
                    QT_TR_NOOP("Show the run that asked for this effect on the Runs page"),
                    handler=lambda: page.open_run.emit(page.effect().run_id),
                    enabled=lambda: page.effect() is not None

@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QT_TR_NOOP, QObject, Qt
 
 from proctor.core.effect_views import EffectQuery
 from proctor.core.models import Effect
 
+from ..i18n import tr
 from ..memory.common import label
 from ..tasks import TaskRunner
 from ..widgets import fmt
@@ -27,7 +28,8 @@ def lease_cell(e: Effect) -> str:
     if e.status not in LIVE or e.lease_expires_at is None:
         return fmt.span(e.lease_seconds)
     left = e.lease_expires_at - time.time()
-    return f"{fmt.span(left)} left" if left > 0 else f"lapsed {fmt.span(-left)}"
+    return (tr("{span} left").format(span=fmt.span(left)) if left > 0
+            else tr("lapsed {span}").format(span=fmt.span(-left)))
 
 
 def status_cell(e: Effect) -> str:
@@ -35,16 +37,16 @@ def status_cell(e: Effect) -> str:
 
 
 COLUMNS = [
-    Column("Key", lambda e: e.key, tip=lambda e: e.key, width=210),
-    Column("Action", lambda e: e.tool, width=130),
-    Column("Status", status_cell, width=90, live=True),
-    Column("Safety", lambda e: label(e.safety_class.value), width=130),
-    Column("Try", lambda e: str(e.attempt), align=RIGHT, width=40),
-    Column("Holder", lambda e: e.lease_owner or "", tip=lambda e: e.lease_owner or "",
+    Column(QT_TR_NOOP("Key"), lambda e: e.key, tip=lambda e: e.key, width=210),
+    Column(QT_TR_NOOP("Action"), lambda e: e.tool, width=130),
+    Column(QT_TR_NOOP("Status"), status_cell, width=90, live=True),
+    Column(QT_TR_NOOP("Safety"), lambda e: label(e.safety_class.value), width=130),
+    Column(QT_TR_NOOP("Try"), lambda e: str(e.attempt), align=RIGHT, width=40),
+    Column(QT_TR_NOOP("Holder"), lambda e: e.lease_owner or "", tip=lambda e: e.lease_owner or "",
            width=130),
-    Column("Lease", lease_cell, align=RIGHT, width=96, live=True),
-    Column("Why / outcome", note, tip=note, width=240),
-    Column("Updated", lambda e: fmt.clock(e.updated_at), align=RIGHT, width=120),
+    Column(QT_TR_NOOP("Lease"), lease_cell, align=RIGHT, width=96, live=True),
+    Column(QT_TR_NOOP("Why / outcome"), note, tip=note, width=240),
+    Column(QT_TR_NOOP("Updated"), lambda e: fmt.clock(e.updated_at), align=RIGHT, width=120),
 ]
 
 

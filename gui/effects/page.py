@@ -96,13 +96,13 @@ class EffectsPage(ListPage):
     # ------------------------------------------------------------ building
     def _buttons(self) -> None:
         self.committed_button = QPushButton(tr("Mark &committed"), self)
-        self.committed_button.setAccessibleName("Mark the effect committed")
+        self.committed_button.setAccessibleName(tr("Mark the effect committed"))
         self.committed_button.setToolTip(tr("It happened: never retry it (Alt+C)"))
         self.failed_button = QPushButton(tr("Mark f&ailed"), self)
-        self.failed_button.setAccessibleName("Mark the effect failed")
+        self.failed_button.setAccessibleName(tr("Mark the effect failed"))
         self.failed_button.setToolTip(tr("It did not happen: the next attempt may retry (Alt+A)"))
         self.lapsed_button = QPushButton(tr("Mark lapsed leases am&biguous"), self)
-        self.lapsed_button.setAccessibleName("Mark lapsed leases ambiguous")
+        self.lapsed_button.setAccessibleName(tr("Mark lapsed leases ambiguous"))
         self.lapsed_button.setToolTip(tr("Every lease that has expired without an outcome becomes "
                                       "ambiguous; live leases are never touched (Alt+B)"))
         self.committed_button.clicked.connect(partial(self.resolve, EffectStatus.COMMITTED))

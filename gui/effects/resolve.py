@@ -50,10 +50,12 @@ def risk_text(e: Effect) -> str:
 def confirm_failed(parent: QWidget | None, e: Effect) -> bool:
     """The second confirmation (mockable through ``ConfirmDialog.ask``)."""
     return ConfirmDialog.ask(
-        parent, "Mark failed — it may happen twice",
-        f"“{fmt.bounded(e.tool, 80)}” ({label(e.safety_class.value)}) is not idempotent.\n"
-        f"If it did happen, the agent's next attempt will do it again (attempt "
-        f"{e.attempt + 1}).\n\nMark it failed anyway?", ok="Mark failed, allow a retry")
+        parent, tr("Mark failed — it may happen twice"),
+        tr("“{tool}” ({safety}) is not idempotent.\n"
+           "If it did happen, the agent's next attempt will do it again (attempt "
+           "{attempt}).\n\nMark it failed anyway?").format(
+            tool=fmt.bounded(e.tool, 80), safety=label(e.safety_class.value),
+            attempt=e.attempt + 1), ok=tr("Mark failed, allow a retry"))
 
 
 def resolve_call(effects: Any, e: Effect, outcome: EffectStatus, reason: str,
@@ -75,7 +77,7 @@ class ResolveForm(QWidget):
         self.next_failed = plain_label(NEXT_FAILED, self)
         self.risk = plain_label(parent=self, name="Muted")
         self.reason = QPlainTextEdit(self)
-        self.reason.setAccessibleName("Resolution reason")
+        self.reason.setAccessibleName(tr("Resolution reason"))
         self.reason.setPlaceholderText(tr("What really happened, and how you know (required)"))
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(64)

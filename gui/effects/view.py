@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QItemSelection, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QItemSelection, Signal, Slot
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -31,7 +31,8 @@ from ..widgets.labels import plain_label, section
 from ..widgets.tables import row_table
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
-RECEIPT_HEADERS = ("When", "Kind", "Status", "External id", "By")
+RECEIPT_HEADERS = (QT_TR_NOOP("When"), QT_TR_NOOP("Kind"), QT_TR_NOOP("Status"),
+                   QT_TR_NOOP("External id"), QT_TR_NOOP("By"))
 FACTS = ("Key", "Action", "Agent", "Run", "Attempt", "Reserved", "Started", "Lease",
          "Safety class", "Idempotency key", "Approval")
 
@@ -45,13 +46,17 @@ def lapsed(e: Effect, now: float | None = None) -> bool:
 def lease_text(e: Effect, now: float | None = None) -> str:
     length = fmt.span(e.lease_seconds)
     if e.status not in LIVE:
-        return f"{length} lease (held by {e.lease_owner or '—'}; ended)"
+        return tr("{length} lease (held by {owner}; ended)").format(
+            length=length, owner=e.lease_owner or "—")
     if e.lease_expires_at is None:
-        return f"{length} lease held by {e.lease_owner or '—'}"
+        return tr("{length} lease held by {owner}").format(length=length,
+                                                           owner=e.lease_owner or "—")
     left = e.lease_expires_at - (now or time.time())
     if left > 0:
-        return f"held by {e.lease_owner or '—'} · {fmt.span(left)} left of {length}"
-    return f"lapsed {fmt.span(-left)} ago · was held by {e.lease_owner or '—'} for {length}"
+        return tr("held by {owner} · {left} left of {length}").format(
+            owner=e.lease_owner or "—", left=fmt.span(left), length=length)
+    return tr("lapsed {ago} ago · was held by {owner} for {length}").format(
+        ago=fmt.span(-left), owner=e.lease_owner or "—", length=length)
 
 
 def state_text(e: Effect, now: float | None = None) -> str:
@@ -105,7 +110,7 @@ class EffectView(QWidget):
         super().__init__(parent)
         self.context: EffectContext | None = None
         self.state = plain_label(parent=self)
-        self.state.setAccessibleName("Effect state")
+        self.state.setAccessibleName(tr("Effect state"))
         self.facts: dict[str, Any] = {}
         form = QFormLayout()
         for name in FACTS:
@@ -115,7 +120,7 @@ class EffectView(QWidget):
             form.addRow(plain_label(name, self, name="Muted", selectable=False), value)
         self.offers_run = True  # False where the host has its own "Open run" (the inbox)
         self.run_button = QPushButton(tr("Open the r&un"), self)
-        self.run_button.setAccessibleName("Open the run of this effect")
+        self.run_button.setAccessibleName(tr("Open the run of this effect"))
         self.run_button.clicked.connect(self._on_open_run)
         self.why = BoundedText("Why the outcome is unknown", self)
         self.prior_error = BoundedText("Prior error", self)

@@ -151,7 +151,7 @@ class ArrayField(Field):
         self.holder.setContentsMargins(0, 0, 0, 0)
         self.add_button = QPushButton(button_text(f"Add {node.item.label.lower()}"
                                                   if node.item.title else "Add item"), self)
-        self.add_button.setAccessibleName(f"{node.label}: add an item")
+        self.add_button.setAccessibleName(tr("{label}: add an item").format(label=node.label))
         self.add_button.clicked.connect(self._on_add)
         outer = QVBoxLayout()
         outer.setContentsMargins(0, 0, 0, 0)
@@ -182,7 +182,7 @@ class ArrayField(Field):
                                  ("✕", "Remove", self._on_remove)):
             button = QToolButton(line)
             button.setText(text)
-            button.setAccessibleName(f"{name} item")
+            button.setAccessibleName(tr("{name} item").format(name=name))
             button.setToolTip(name)
             button.setProperty("role", name)
             button.clicked.connect(slot)
@@ -320,7 +320,7 @@ class ChecklistField(Field):
         self.filter = QLineEdit(holder)
         self.filter.setPlaceholderText(tr("Filter {values:,} values").format(
                                            values=len(self.values)))
-        self.filter.setAccessibleName(f"{self.node.label}: filter")
+        self.filter.setAccessibleName(tr("{label}: filter").format(label=self.node.label))
         self.filter.textChanged.connect(self._on_filter)
         self.list = QListWidget(holder)
         self.list.setAccessibleName(self.node.label)
@@ -380,7 +380,7 @@ class MapField(Field):
         self.holder = QVBoxLayout()
         self.holder.setContentsMargins(0, 0, 0, 0)
         self.add_button = QPushButton(tr("Add entry"), self)
-        self.add_button.setAccessibleName(f"{node.label}: add an entry")
+        self.add_button.setAccessibleName(tr("{label}: add an entry").format(label=node.label))
         self.add_button.clicked.connect(self._on_add)
         outer = QVBoxLayout()
         outer.setContentsMargins(0, 0, 0, 0)
@@ -399,7 +399,7 @@ class MapField(Field):
         layout.setContentsMargins(0, 0, 0, 0)
         name = QLineEdit(key, line)
         name.setPlaceholderText(tr("name"))
-        name.setAccessibleName(f"{self.node.label}: entry name")
+        name.setAccessibleName(tr("{label}: entry name").format(label=self.node.label))
         name.textChanged.connect(self._on_edit)
         field = make_field(self.node.item, line)
         if value is not MISSING:
@@ -407,7 +407,7 @@ class MapField(Field):
         field.changed.connect(self.changed)
         remove = QToolButton(line)
         remove.setText("✕")
-        remove.setAccessibleName("Remove entry")
+        remove.setAccessibleName(tr("Remove entry"))
         remove.clicked.connect(self._on_remove)
         layout.addWidget(name, 1)
         layout.addWidget(field, 2)

@@ -170,7 +170,7 @@ class LineField(Field):
         if node.kind == "datetime":
             now = QToolButton(self)
             now.setText(tr("Now"))
-            now.setAccessibleName(f"{node.label}: now")
+            now.setAccessibleName(tr("{label}: now").format(label=node.label))
             now.clicked.connect(self._now)
             row.addWidget(now)
         self.finish(row)
@@ -179,7 +179,7 @@ class LineField(Field):
     def _calendar_button(self) -> QToolButton:
         button = QToolButton(self)
         button.setText(tr("Pick…"))
-        button.setAccessibleName(f"{self.node.label}: pick a date")
+        button.setAccessibleName(tr("{label}: pick a date").format(label=self.node.label))
         button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(button)
         self.calendar = QCalendarWidget(menu)
@@ -463,7 +463,7 @@ class JsonField(Field):
                                                   reason=node.reason), self,
                                               name="Muted"))
         self.edit = QPlainTextEdit(self)
-        self.edit.setAccessibleName(f"{node.label} (JSON)")
+        self.edit.setAccessibleName(tr("{label} (JSON)").format(label=node.label))
         self.edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.edit.setTabChangesFocus(True)
         self.edit.setMinimumHeight(60)

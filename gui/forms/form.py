@@ -44,7 +44,7 @@ class SchemaForm(QWidget):
         self.node.title = self.node.title or title
         self.supported = self.node.kind != "json"
         self.tabs = QTabWidget(self)
-        self.tabs.setAccessibleName("Answer editor")
+        self.tabs.setAccessibleName(tr("Answer editor"))
         self.notice = plain_label(parent=self, name="Muted")
         self.notice.hide()
         self.summary = plain_label(parent=self, name="FieldError", selectable=False)
@@ -61,7 +61,7 @@ class SchemaForm(QWidget):
             inner.addStretch(1)
             self.tabs.addTab(page, tr("Form"))
         self.raw = QPlainTextEdit(self)
-        self.raw.setAccessibleName("Raw JSON answer")
+        self.raw.setAccessibleName(tr("Raw JSON answer"))
         self.raw.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.raw.setTabChangesFocus(True)
         self.raw.setMinimumHeight(160)

@@ -213,13 +213,13 @@ class DiffView(QWidget):
         self.files = self.diff.files
         self.head = plain_label(self._head(path), self, name="Mono")
         self.file_list = QComboBox(self)
-        self.file_list.setAccessibleName("Files in this change")
+        self.file_list.setAccessibleName(tr("Files in this change"))
         for f in self.files:
             self.file_list.addItem(visible(file_title(f)), f.first_row)
         self.file_list.setVisible(len(self.files) > 1)
         self.file_list.activated.connect(self._on_file)
         self.tabs = QTabWidget(self)
-        self.tabs.setAccessibleName("Diff")
+        self.tabs.setAccessibleName(tr("Diff"))
         self.table = self._table(titles)
         self.tabs.addTab(self.table, tr("Side by side"))
         self.unified = read_only_text(text or "(no changes)", "Unified diff", self, height=220)
@@ -266,7 +266,7 @@ class DiffView(QWidget):
 
     def _table(self, titles: tuple[str, str]) -> QTableWidget:
         table = QTableWidget(len(self.rows), 4, self)
-        table.setAccessibleName("Side-by-side diff")
+        table.setAccessibleName(tr("Side-by-side diff"))
         table.setHorizontalHeaderLabels(["", titles[0], "", titles[1]])
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -475,7 +475,7 @@ def merge_material(interaction: Interaction, parent: QWidget | None = None) -> Q
     names = {key: (f"{title} ({str(r[key + '_ref'])[:60]})" if r.get(f"{key}_ref") else title)
              for key, title in (("base", "Base"), ("ours", "Ours"), ("theirs", "Theirs"))}
     tabs = QTabWidget(box)
-    tabs.setAccessibleName("Conflict")
+    tabs.setAccessibleName(tr("Conflict"))
     ours, theirs = text_of(r.get("ours", "")), text_of(r.get("theirs", ""))
     compare = DiffView(tabs, before=ours, after=theirs, titles=(names["ours"], names["theirs"]),
                        path=str(r.get("path", ""))[:300])
@@ -509,7 +509,8 @@ class MergeConflictView(AnswerView):
         starts.addWidget(plain_label(tr("Start from:"), self, selectable=False))
         for key, text in (("ours", "Ours"), ("theirs", "Theirs"), ("both", "Both, marked")):
             button = QPushButton(text, self)
-            button.setAccessibleName(f"Start the merged result from {text.lower()}")
+            button.setAccessibleName(
+                tr("Start the merged result from {text}").format(text=text.lower()))
             button.setProperty("start", key)
             button.clicked.connect(self._on_start)
             starts.addWidget(button)

@@ -182,7 +182,7 @@ class AnswerView(QWidget):
         if "note" not in props(self.schema):
             return None
         note = QLineEdit(self)
-        note.setAccessibleName("Note to the agent")
+        note.setAccessibleName(tr("Note to the agent"))
         note.setPlaceholderText(tr("Note to the agent (optional)"))
         note.textChanged.connect(self.changed)
         self.layout_.addWidget(note)
@@ -215,7 +215,7 @@ class QuestionView(AnswerView):
     def __init__(self, interaction: Interaction, parent: QWidget | None = None) -> None:
         super().__init__(interaction, parent)
         self.edit = QPlainTextEdit(self)
-        self.edit.setAccessibleName("Your answer")
+        self.edit.setAccessibleName(tr("Your answer"))
         self.edit.setPlaceholderText(tr("Your answer  (Ctrl+Enter sends it)"))
         self.edit.setTabChangesFocus(True)
         self.edit.setMinimumHeight(110)
@@ -304,10 +304,10 @@ class ChoiceView(AnswerView):
         self.filter = QLineEdit(self)
         self.filter.setPlaceholderText(tr("Filter {options:,} options").format(
                                            options=len(self.options)))
-        self.filter.setAccessibleName("Filter the options")
+        self.filter.setAccessibleName(tr("Filter the options"))
         self.filter.textChanged.connect(self._on_filter)
         self.list = QListWidget(self)
-        self.list.setAccessibleName("Options")
+        self.list.setAccessibleName(tr("Options"))
         self.list.setUniformItemSizes(True)
         self.list.setMinimumHeight(200)
         for option in self.options:
@@ -420,7 +420,7 @@ class ConfirmationView(AnswerView):
         super().__init__(interaction, parent)
         self.layout_.addWidget(section("What confirming does", self))
         self.consequence = plain_label(consequence(interaction), self)
-        self.consequence.setAccessibleName("Consequence")
+        self.consequence.setAccessibleName(tr("Consequence"))
         self.layout_.addWidget(self.consequence)
         self.group = QButtonGroup(self)
         self.yes = QRadioButton(tr("Yes — confirm, go ahead"), self)

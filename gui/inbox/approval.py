@@ -89,7 +89,7 @@ class ApprovalDetail(DetailWidget):
         self._drafts: dict[str, str] = {}
         super().__init__(ctx, parent)
         self.state = plain_label(parent=self)
-        self.state.setAccessibleName("Approval state")
+        self.state.setAccessibleName(tr("Approval state"))
         self.tampered = plain_label(TAMPERED, self, name="Banner")
         self.tampered.setProperty("level", "error")
         self.tampered.setAccessibleName(TAMPERED)
@@ -103,9 +103,9 @@ class ApprovalDetail(DetailWidget):
         self.digest.setReadOnly(True)
         self.digest.setFrame(False)
         self.digest.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.digest.setAccessibleName("Action digest")
+        self.digest.setAccessibleName(tr("Action digest"))
         self.copy_digest = QPushButton(tr("Copy"), self)
-        self.copy_digest.setAccessibleName("Copy the action digest")
+        self.copy_digest.setAccessibleName(tr("Copy the action digest"))
         self.copy_digest.clicked.connect(self._copy_digest)
         self.similar = SimilarModel(self)
         self.similar_view = self._similar_view()
@@ -114,7 +114,7 @@ class ApprovalDetail(DetailWidget):
     def _similar_view(self) -> QTableView:
         view = QTableView(self)
         view.setModel(self.similar)
-        view.setAccessibleName("Similar past decisions")
+        view.setAccessibleName(tr("Similar past decisions"))
         view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         view.verticalHeader().hide()
@@ -147,7 +147,7 @@ class ApprovalDetail(DetailWidget):
     def footer(self) -> QVBoxLayout:
         registry = self.ctx.registry
         self.reason = QPlainTextEdit(self)
-        self.reason.setAccessibleName("Your reason")
+        self.reason.setAccessibleName(tr("Your reason"))
         self.reason.setPlaceholderText(
             tr("Your reason — required to deny  (Ctrl+Enter approves, Ctrl+Shift+Enter denies)"))
         self.reason.setTabChangesFocus(True)
@@ -157,7 +157,7 @@ class ApprovalDetail(DetailWidget):
         scope_row.addWidget(section("Scope", self))
         for n, (scope, text) in enumerate(SCOPES):
             radio = QRadioButton(text, self)
-            radio.setAccessibleName(f"Scope: {text}")
+            radio.setAccessibleName(tr("Scope: {text}").format(text=text))
             radio.setProperty("scope", scope.value)
             self.scopes.addButton(radio, n)
             scope_row.addWidget(radio)
@@ -170,7 +170,7 @@ class ApprovalDetail(DetailWidget):
         self.scopes.idToggled.connect(self._on_scope_toggled)
         self.edit_button = QPushButton(tr("Edit, then approve…"), self)
         self.edit_button.setObjectName("EditApproveButton")
-        self.edit_button.setAccessibleName("Edit the action's arguments, then approve it")
+        self.edit_button.setAccessibleName(tr("Edit the action's arguments, then approve it"))
         self.edit_button.clicked.connect(self.edit_and_approve)
         # approve and deny in a box of their own: a tampered item disables the box
         self.decision_buttons = QWidget(self)
@@ -265,9 +265,10 @@ class ApprovalDetail(DetailWidget):
         if a.status != ApprovalStatus.PENDING:
             self.state.setText(outcome_text(a))
             return
-        expiry = "no expiry" if a.expires_at is None else (
-            f"expires in {fmt.countdown(a.expires_at)} ({fmt.clock(a.expires_at)})"
-            if fmt.countdown(a.expires_at) != "expired" else "past its expiry")
+        expiry = tr("no expiry") if a.expires_at is None else (
+            tr("expires in {countdown} ({clock})").format(
+                countdown=fmt.countdown(a.expires_at), clock=fmt.clock(a.expires_at))
+            if fmt.countdown(a.expires_at) != "expired" else tr("past its expiry"))
         self.state.setText(tr("Pending for {created_at} · {expiry}").format(
                                created_at=fmt.age(a.created_at), expiry=expiry))
 

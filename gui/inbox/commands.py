@@ -37,34 +37,35 @@ from .rule_draft import RuleConfirmDialog
 WIDGET = Qt.ShortcutContext.WidgetShortcut
 RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
 SPECS = [
-    ActionSpec("inbox.next", QT_TR_NOOP("Next item"), "Inbox", QT_TR_NOOP("Move to the next item")),
-    ActionSpec("inbox.prev", QT_TR_NOOP("Previous item"), "Inbox",
+    ActionSpec("inbox.next", QT_TR_NOOP("Next item"), QT_TR_NOOP("Inbox"),
+               QT_TR_NOOP("Move to the next item")),
+    ActionSpec("inbox.prev", QT_TR_NOOP("Previous item"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Move to the previous item")),
-    ActionSpec("inbox.open", QT_TR_NOOP("Open item"), "Inbox",
+    ActionSpec("inbox.open", QT_TR_NOOP("Open item"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Go to the item's reason field"), context=WIDGET),
-    ActionSpec("inbox.back", QT_TR_NOOP("Back to the list"), "Inbox",
+    ActionSpec("inbox.back", QT_TR_NOOP("Back to the list"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Return to the list; clear selection")),
-    ActionSpec("inbox.approve", QT_TR_NOOP("Approve"), "Inbox",
+    ActionSpec("inbox.approve", QT_TR_NOOP("Approve"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Approve the approval(s)")),
-    ActionSpec("inbox.deny", QT_TR_NOOP("Deny…"), "Inbox",
+    ActionSpec("inbox.deny", QT_TR_NOOP("Deny…"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Deny the approval(s) with a reason")),
-    ActionSpec("inbox.snooze", QT_TR_NOOP("Snooze…"), "Inbox",
+    ActionSpec("inbox.snooze", QT_TR_NOOP("Snooze…"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Hide the item(s) until later")),
-    ActionSpec("inbox.wake", QT_TR_NOOP("Wake now"), "Inbox",
+    ActionSpec("inbox.wake", QT_TR_NOOP("Wake now"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Bring snoozed item(s) back now")),
-    ActionSpec("inbox.toggle_select", QT_TR_NOOP("Select / unselect"), "Inbox",
+    ActionSpec("inbox.toggle_select", QT_TR_NOOP("Select / unselect"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Add the current item to the selection, or take it out")),
-    ActionSpec("inbox.search", QT_TR_NOOP("Search the inbox"), "Inbox",
+    ActionSpec("inbox.search", QT_TR_NOOP("Search the inbox"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Focus the search field")),
-    ActionSpec("inbox.show_new", QT_TR_NOOP("Show new requests"), "Inbox",
+    ActionSpec("inbox.show_new", QT_TR_NOOP("Show new requests"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Show the requests that arrived while you were working the list")),
-    ActionSpec("inbox.snoozed", QT_TR_NOOP("Show snoozed items"), "Inbox",
+    ActionSpec("inbox.snoozed", QT_TR_NOOP("Show snoozed items"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Toggle the Snoozed filter")),
-    ActionSpec("inbox.open_run", QT_TR_NOOP("Open the item's run"), "Inbox",
+    ActionSpec("inbox.open_run", QT_TR_NOOP("Open the item's run"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("Show the run in Runs")),
-    ActionSpec("inbox.effect_committed", QT_TR_NOOP("Mark effect committed"), "Inbox",
+    ActionSpec("inbox.effect_committed", QT_TR_NOOP("Mark effect committed"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("The effect happened (a reason is required)")),
-    ActionSpec("inbox.effect_failed", QT_TR_NOOP("Mark effect failed"), "Inbox",
+    ActionSpec("inbox.effect_failed", QT_TR_NOOP("Mark effect failed"), QT_TR_NOOP("Inbox"),
                QT_TR_NOOP("The effect did not happen (a reason is required)")),
 ]
 
@@ -203,7 +204,7 @@ class InboxCommands(QObject):
         draft = panel.draft()
         if draft is None:
             detail.message.show_message(tr("The rule cannot be made as it stands: ")
-                                        + (panel.problem.text() or "wait for its draft."))
+                                        + (panel.problem.text() or tr("wait for its draft.")))
             return
         apply_to = panel.apply_to()
         if not RuleConfirmDialog.ask(self.page, draft, panel.preview, len(apply_to)):
@@ -226,8 +227,9 @@ class InboxCommands(QObject):
             reason = detail.reason_text() if detail else ""
             if not reason:
                 reason = ReasonDialog.ask(
-                    self.page, "Deny", "Why deny this action? The agent is told your reason.",
-                    ok="Deny", required=True) or ""
+                    self.page, tr("Deny"),
+                    tr("Why deny this action? The agent is told your reason."),
+                    ok=tr("Deny"), required=True) or ""
             if reason:
                 self._working(item, "Denying…")
                 self.decider.deny(item, reason=reason)

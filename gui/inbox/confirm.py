@@ -106,13 +106,13 @@ class ConfirmApproval(QDialog):
     def __init__(self, parent: QWidget | None, what: Restatement) -> None:
         super().__init__(parent)
         self.setWindowTitle(tr("Confirm the approval"))
-        self.setAccessibleName("Confirm the approval")
+        self.setAccessibleName(tr("Confirm the approval"))
         self.headline = plain_label(what.headline, self, name="DetailTitle")
         self.why = plain_label("\n".join(f"• {r}" for r in what.risks), self)
-        self.why.setAccessibleName("Why the desk asks")
+        self.why.setAccessibleName(tr("Why the desk asks"))
         self.action = QPlainTextEdit(self)
         self.action.setReadOnly(True)
-        self.action.setAccessibleName("The whole action")
+        self.action.setAccessibleName(tr("The whole action"))
         self.action.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.action.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.action.setPlainText(what.action[:BOX_CHARS])  # a bounded layout (the risk says so)
@@ -120,7 +120,7 @@ class ConfirmApproval(QDialog):
         reason = fmt.visible(what.reason) if what.reason else "(none)"
         self.recorded = plain_label(tr("Scope: {scope}\nYour reason: {reason}").format(
                                         scope=what.scope, reason=reason), self)
-        self.recorded.setAccessibleName("What will be recorded")
+        self.recorded.setAccessibleName(tr("What will be recorded"))
         buttons = QDialogButtonBox(self)
         self.ok = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
         self.ok.setAccessibleName(what.headline)

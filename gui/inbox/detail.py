@@ -51,8 +51,9 @@ def origin_text(item: InboxItem) -> str:
     """"From mcp · refund_agent (pid 4242 on host-a) · tool request_approval (as the agent
     reports it)": agent text, escaped and bounded by ``fmt.bounded``."""
     if item.origin is None:
-        return "From: not reported"
-    return f"From {fmt.bounded(describe(item.origin), 300)} (as the agent reports it)"
+        return tr("From: not reported")
+    return tr("From {origin} (as the agent reports it)").format(
+        origin=fmt.bounded(describe(item.origin), 300))
 
 
 class DetailWidget(QWidget):
@@ -74,13 +75,13 @@ class DetailWidget(QWidget):
         self.entity: Any = None
         self.message = MessageBar(self)
         self.title = plain_label(parent=self, name="DetailTitle")
-        self.title.setAccessibleName("Item title")
+        self.title.setAccessibleName(tr("Item title"))
         self.icon = plain_label(parent=self, selectable=False)
         self.subtitle = plain_label(parent=self, name="Muted")
         self.origin = plain_label(parent=self, name="Muted")
-        self.origin.setAccessibleName("Where the request came from, as the agent reports it")
+        self.origin.setAccessibleName(tr("Where the request came from, as the agent reports it"))
         self.run_button = QPushButton(tr("Open run"), self)
-        self.run_button.setAccessibleName("Open the run this item belongs to")
+        self.run_button.setAccessibleName(tr("Open the run this item belongs to"))
         self.run_button.clicked.connect(self._on_open_run)
         self.body = QVBoxLayout()
         self._build_frame()

@@ -60,15 +60,15 @@ class EditActionDialog(QDialog):
         self.result_action: dict | None = None
         self.before = pretty(self.original.get("args", {}))
         self.editor = QPlainTextEdit(self)
-        self.editor.setAccessibleName("Edited arguments (JSON)")
+        self.editor.setAccessibleName(tr("Edited arguments (JSON)"))
         self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.editor.setPlainText(self.before)
         self.diff = QPlainTextEdit(self)
         self.diff.setReadOnly(True)
-        self.diff.setAccessibleName("Diff against the requested arguments")
+        self.diff.setAccessibleName(tr("Diff against the requested arguments"))
         self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.problem = plain_label(parent=self)
-        self.problem.setAccessibleName("Problem with the edit")
+        self.problem.setAccessibleName(tr("Problem with the edit"))
         schema_note = ("Checked against the tool's input schema." if self.checker
                        else "The agent gave no input schema: any JSON object is accepted.")
         buttons = QDialogButtonBox(self)

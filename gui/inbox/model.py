@@ -6,12 +6,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from proctor.core.models import InboxFilter, InboxItem
 from proctor.core.origin import describe, short
 
+from ..i18n import tr
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.delegates import SECOND_LINE_ROLE
@@ -42,21 +43,22 @@ def tooltip(item: InboxItem) -> str:
 
 def expires_text(item: InboxItem) -> str:
     if item.snoozed_until and item.snoozed_until > time.time():
-        return f"snoozed {fmt.countdown(item.snoozed_until)}"
+        return tr("snoozed {countdown}").format(countdown=fmt.countdown(item.snoozed_until))
     return fmt.countdown(item.expires_at)
 
 
 COLUMNS = [
     Column("", lambda i: "", tip=lambda i: KIND_TITLES.get(i.kind.value, ""),
            align=Qt.AlignmentFlag.AlignCenter, width=34),
-    Column("Request", lambda i: i.summary, tip=tooltip, width=360),
-    Column("Safety", lambda i: (i.safety_class or "").replace("_", " "), width=136),
-    Column("Age", lambda i: fmt.age(i.created_at),
-           tip=lambda i: f"requested {fmt.clock(i.created_at)}",
+    Column(QT_TR_NOOP("Request"), lambda i: i.summary, tip=tooltip, width=360),
+    Column(QT_TR_NOOP("Safety"), lambda i: (i.safety_class or "").replace("_", " "), width=136),
+    Column(QT_TR_NOOP("Age"), lambda i: fmt.age(i.created_at),
+           tip=lambda i: tr("requested {clock}").format(clock=fmt.clock(i.created_at)),
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=64,
            live=True),
-    Column("Expires", expires_text, tip=lambda i: f"expires {fmt.clock(i.expires_at)}"
-           if i.expires_at else "no expiry",
+    Column(QT_TR_NOOP("Expires"), expires_text,
+           tip=lambda i: tr("expires {clock}").format(clock=fmt.clock(i.expires_at))
+           if i.expires_at else tr("no expiry"),
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=92,
            live=True),
 ]

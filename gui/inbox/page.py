@@ -68,7 +68,7 @@ class InboxTable(QTableView):
     def __init__(self, model: InboxModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setModel(model)
-        self.setAccessibleName("Inbox items")
+        self.setAccessibleName(tr("Inbox items"))
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -107,7 +107,7 @@ class NewBar(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.label = plain_label(parent=self, selectable=False)
         self.button = QPushButton(tr("Show them (N)"), self)
-        self.button.setAccessibleName("Show the new requests")
+        self.button.setAccessibleName(tr("Show the new requests"))
         self.button.clicked.connect(self.show_requested)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 2, 6, 2)
@@ -119,7 +119,7 @@ class NewBar(QFrame):
         noun = "request" if count == 1 else "requests"
         self.label.setText(tr("{count} new {noun} arrived — held so the list does not move "
                               "under you.").format(count=count, noun=noun))
-        self.setAccessibleName(f"{count} new {noun}")
+        self.setAccessibleName(tr("{count} new {noun}").format(count=count, noun=noun))
         self.setVisible(count > 0)
 
     def text(self) -> str:
@@ -431,15 +431,15 @@ class InboxPage(QWidget):
 
     def _empty_text(self) -> str:
         if not self.model.has_loaded:
-            return "Loading…"
+            return tr("Loading…")
         if self.model.rowCount():
-            return "Select an item to see it whole."
+            return tr("Select an item to see it whole.")
         f = self.model.filter
         if f.snoozed:
-            return "Nothing is snoozed."
+            return tr("Nothing is snoozed.")
         if f.kinds or f.agent or f.project or f.safety_class or f.text:
-            return "No waiting item matches these filters."
-        return "Nothing waits for you. New requests appear here as agents make them."
+            return tr("No waiting item matches these filters.")
+        return tr("Nothing waits for you. New requests appear here as agents make them.")
 
     # ------------------------------------------------------------ model events
     @Slot(int)

@@ -93,13 +93,13 @@ class QuestionDetail(DetailWidget):
         self._seen: tuple[str, float] | None = None  # who saw the shown question first
         super().__init__(ctx, parent)
         self.state = plain_label(parent=self)
-        self.state.setAccessibleName("Question state")
+        self.state.setAccessibleName(tr("Question state"))
         self.facts = plain_label(parent=self, name="Muted")
-        self.facts.setAccessibleName("Who asked, in which run")
+        self.facts.setAccessibleName(tr("Who asked, in which run"))
         self.closed = plain_label(parent=self)
         self.closed.setObjectName("ClosedNotice")
         self.closed.setStyleSheet("color: #b26a00; font-weight: 600;")
-        self.closed.setAccessibleName("Question closed")
+        self.closed.setAccessibleName(tr("Question closed"))
         self.closed.hide()
         self.prompt = BoundedText("Question", self)
         self.slot = QVBoxLayout()
@@ -122,13 +122,13 @@ class QuestionDetail(DetailWidget):
     def footer(self) -> QVBoxLayout:
         self.submit_button = QPushButton(tr("Send answer"), self)
         self.submit_button.setObjectName("SubmitAnswer")
-        self.submit_button.setAccessibleName("Send the answer to the agent")
+        self.submit_button.setAccessibleName(tr("Send the answer to the agent"))
         self.submit_button.setToolTip(tr("Send the answer (Ctrl+Enter)"))
         self.submit_button.setDefault(True)
         self.submit_button.setEnabled(False)
         self.submit_button.clicked.connect(self.submit)
         self.copy_button = QPushButton(tr("Copy what I typed"), self)
-        self.copy_button.setAccessibleName("Copy the answer typed so far as JSON")
+        self.copy_button.setAccessibleName(tr("Copy the answer typed so far as JSON"))
         self.copy_button.clicked.connect(self.copy_typed)
         self.hint = plain_label(parent=self, name="Muted", selectable=False)
         self.hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -317,8 +317,9 @@ class QuestionDetail(DetailWidget):
             self.closed.show()
         else:
             self.closed.hide()
-            expiry = "no expiry" if q.expires_at is None else \
-                f"expires in {fmt.countdown(q.expires_at)} ({fmt.clock(q.expires_at)})"
+            expiry = tr("no expiry") if q.expires_at is None else \
+                tr("expires in {countdown} ({clock})").format(
+                    countdown=fmt.countdown(q.expires_at), clock=fmt.clock(q.expires_at))
             self.state.setText(tr("Waiting for {created_at} · {expiry}").format(
                                    created_at=fmt.age(q.created_at), expiry=expiry))
         self._update_submit()

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QT_TR_NOOP,
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+)
 
 from proctor.core.models import Approval
 
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_tip
 
 Index = QModelIndex | QPersistentModelIndex
-HEADERS = ("When", "Decision", "By", "Reason")
+HEADERS = (QT_TR_NOOP("When"), QT_TR_NOOP("Decision"), QT_TR_NOOP("By"), QT_TR_NOOP("Reason"))
 
 
 def cells(a: Approval) -> tuple[str, ...]:
@@ -49,5 +57,5 @@ class SimilarModel(QAbstractTableModel):
                    role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
                 and 0 <= section < len(HEADERS):
-            return HEADERS[section]
+            return tr(HEADERS[section])
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from proctor.core.models import Reconciliation, ReconciliationStatus
@@ -17,12 +17,17 @@ from ..widgets.labels import plain_label
 from .common import request_id
 
 SHOWN = 12  # titles listed in the panel; the rest are counted
-VERBS = {ReconciliationStatus.ACCEPTED_LOCAL: ("Keep local for", "each entry stays as it is"),
+# Declared at import (before a translator loads): marked here, translated where shown.
+VERBS = {ReconciliationStatus.ACCEPTED_LOCAL: (QT_TR_NOOP("Keep local for"),
+                                               QT_TR_NOOP("each entry stays as it is")),
          ReconciliationStatus.ACCEPTED_INCOMING: (
-             "Take incoming for", "each entry gets the incoming text as its next version; "
-             "an entry that changed after its conflict was recorded, or whose content is "
-             "hidden as sensitive, is refused (review that one on its own)"),
-         ReconciliationStatus.DISMISSED: ("Dismiss", "each incoming version is dropped")}
+             QT_TR_NOOP("Take incoming for"),
+             QT_TR_NOOP("each entry gets the incoming text as its next version; "
+                        "an entry that changed after its conflict was recorded, or whose "
+                        "content is hidden as sensitive, is refused (review that one on its "
+                        "own)")),
+         ReconciliationStatus.DISMISSED: (QT_TR_NOOP("Dismiss"),
+                                          QT_TR_NOOP("each incoming version is dropped"))}
 
 
 def bulk_resolve(memory: Any, items: list[Reconciliation], choice: ReconciliationStatus,
@@ -36,10 +41,11 @@ def bulk_resolve(memory: Any, items: list[Reconciliation], choice: Reconciliatio
 
 
 def confirm_text(choice: ReconciliationStatus, items: list[Reconciliation]) -> tuple[str, str]:
-    verb, effect = VERBS[choice]
+    verb, effect = (tr(text) for text in VERBS[choice])
     n = len(items)
-    title = f"{verb} {n} conflicts"
-    return title, f"{verb} these {n} conflicts? {effect.capitalize()}.\nWhy? (required)"
+    title = tr("{verb} {n} conflicts").format(verb=verb, n=n)
+    return title, tr("{verb} these {n} conflicts? {effect}.\nWhy? (required)").format(
+        verb=verb, n=n, effect=effect.capitalize())
 
 
 class BulkPanel(QWidget):
@@ -93,7 +99,8 @@ class BulkPanel(QWidget):
         for choice, button in self.buttons.items():
             button.setText(f"{self._texts[choice]} {n}")
             button.setEnabled(not self.read_only and n > 0)
-            button.setAccessibleName(f"{VERBS[choice][0]} {n} conflicts")
+            button.setAccessibleName(tr("{verb} {n} conflicts").format(
+                verb=tr(VERBS[choice][0]), n=n))
         self.buttons_changed.emit()
 
     @Slot()

@@ -188,7 +188,7 @@ class ConflictReview(QWidget):
         self.seen_version: int | None = None  # entry version the operator has been shown
         self.notice = MessageBar(self)
         self.state = plain_label(parent=self)
-        self.state.setAccessibleName("Conflict state")
+        self.state.setAccessibleName(tr("Conflict state"))
         self.summary = plain_label(parent=self, name="Muted")
         self.fields = RowsModel(("Field", "Local", "Incoming"), lambda r: r[:3], self,
                                 tip=lambda r: f"{r[0]}: {r[1]} | {r[2]}", bold=lambda r: r[3])
@@ -203,7 +203,7 @@ class ConflictReview(QWidget):
             view.setMinimumHeight(160)
         self.local.verticalScrollBar().valueChanged.connect(self._sync_from_local)
         self.reveal_button = QPushButton(tr("Reve&al sensitive content"), self)
-        self.reveal_button.setAccessibleName("Reveal the sensitive entry (audited)")
+        self.reveal_button.setAccessibleName(tr("Reveal the sensitive entry (audited)"))
         self.reveal_button.clicked.connect(self._on_reveal)
         self.run_button = QPushButton(tr("Open the incoming r&un"), self)
         self.run_button.clicked.connect(self._on_open_run)
@@ -216,7 +216,7 @@ class ConflictReview(QWidget):
     def _fields_view(self) -> QTableView:
         view = QTableView(self)
         view.setModel(self.fields)
-        view.setAccessibleName("Field differences")
+        view.setAccessibleName(tr("Field differences"))
         view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         view.setTabKeyNavigation(False)
@@ -257,11 +257,11 @@ class ConflictReview(QWidget):
         form = QWidget(self)
         self.merge_note = plain_label(MERGE_NOTE, form, name="Muted")
         self.merge_editor = QPlainTextEdit(form)
-        self.merge_editor.setAccessibleName("Merged text")
+        self.merge_editor.setAccessibleName(tr("Merged text"))
         self.merge_editor.setTabChangesFocus(True)
         self.merge_editor.setMinimumHeight(120)
         self.reason = QPlainTextEdit(form)
-        self.reason.setAccessibleName("Resolution reason")
+        self.reason.setAccessibleName(tr("Resolution reason"))
         self.reason.setPlaceholderText(tr("Why this version? (required; kept in the audit log)"))
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(60)
@@ -463,7 +463,7 @@ class ConflictReview(QWidget):
         for widget in (self.merge_note, self.merge_editor, self.cancel_merge):
             widget.setVisible(True)
         self.merge_button.setText(tr("Save &merge"))
-        self.merge_button.setAccessibleName("Save merge")
+        self.merge_button.setAccessibleName(tr("Save merge"))
 
     @Slot()
     def close_merge(self) -> None:
@@ -471,7 +471,7 @@ class ConflictReview(QWidget):
             widget.setVisible(False)
         self.merge_editor.clear()
         self.merge_button.setText(tr("&Merge…"))
-        self.merge_button.setAccessibleName("Merge")
+        self.merge_button.setAccessibleName(tr("Merge"))
 
     def merging(self) -> bool:
         return not self.merge_editor.isHidden()

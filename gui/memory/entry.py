@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QItemSelection, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -33,8 +33,9 @@ from ..widgets.tables import row_table
 from .common import RevealState, RowsModel, is_sensitive, label, mask_text
 from .diff import LINE, TOO_LARGE, WHOLE, Diff, DiffView, whitespace_only
 
-HISTORY_HEADERS = ("Ver.", "When", "Operation", "Actor", "Reason", "Before → after",
-                   "Source")
+HISTORY_HEADERS = (QT_TR_NOOP("Ver."), QT_TR_NOOP("When"), QT_TR_NOOP("Operation"),
+                   QT_TR_NOOP("Actor"), QT_TR_NOOP("Reason"), QT_TR_NOOP("Before → after"),
+                   QT_TR_NOOP("Source"))
 
 
 @dataclass(frozen=True)
@@ -107,18 +108,18 @@ class EntryDetail(QWidget):
         self.edit_base: int | None = None  # the version the open edit started from
         self.message = MessageBar(self)
         self.title = plain_label(parent=self, name="DetailTitle")
-        self.title.setAccessibleName("Entry title")
+        self.title.setAccessibleName(tr("Entry title"))
         self.facts = plain_label(parent=self, name="Muted")
-        self.facts.setAccessibleName("Entry facts")
+        self.facts.setAccessibleName(tr("Entry facts"))
         self.content = QPlainTextEdit(self)
         self.content.setReadOnly(True)
-        self.content.setAccessibleName("Entry content")
+        self.content.setAccessibleName(tr("Entry content"))
         self.content.setTabChangesFocus(True)
         self.editor = QPlainTextEdit(self)
-        self.editor.setAccessibleName("Edit entry content")
+        self.editor.setAccessibleName(tr("Edit entry content"))
         self.editor.setTabChangesFocus(True)
         self.edit_reason = QLineEdit(self)
-        self.edit_reason.setAccessibleName("Reason for the edit")
+        self.edit_reason.setAccessibleName(tr("Reason for the edit"))
         self.edit_reason.setPlaceholderText(tr("Why this change? (optional, kept in the history)"))
         self.history = RowsModel(HISTORY_HEADERS, history_cells, self, tip=history_tip)
         self.history_view = self._history_view()
@@ -265,8 +266,8 @@ class EntryDetail(QWidget):
         self.confirm_button.setEnabled(writable and shown and not e.confirmed and not editing)
         self.remove_button.setEnabled(writable and not editing)
         self.remove_button.setText(tr("Res&tore") if e and e.deleted else tr("Re&move"))
-        self.remove_button.setAccessibleName("Restore the removed entry" if e and e.deleted
-                                             else "Remove (a restorable tombstone)")
+        self.remove_button.setAccessibleName(tr("Restore the removed entry") if e and e.deleted
+                                             else tr("Remove (a restorable tombstone)"))
         for w in (self.editor, self.edit_reason, self.save_button, self.cancel_button):
             w.setVisible(editing)
         self.content.setVisible(not editing)
@@ -397,9 +398,10 @@ class EntryDetail(QWidget):
                 e.id, expected_version=e.version, reason="restored at the desk"))
             return
         reason = ReasonDialog.ask(
-            self, "Remove memory entry",
-            f"Remove “{fmt.bounded(e.title, 80)}”? Agents stop seeing it. Every version is "
-            "kept and it can be restored.", ok="Remove", required=False)
+            self, tr("Remove memory entry"),
+            tr("Remove “{title}”? Agents stop seeing it. Every version is "
+               "kept and it can be restored.").format(title=fmt.bounded(e.title, 80)),
+            ok=tr("Remove"), required=False)
         if reason is None:
             return
         self.write_requested.emit("Removed", lambda: memory.remove(

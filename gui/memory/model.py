@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Slot
 
 from proctor.core.memory_views import MemoryQuery
 from proctor.core.models import MemoryEntry, Page, Reconciliation
 
+from ..i18n import tr
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.paged_model import Column, PagedModel
@@ -25,13 +26,14 @@ def flags_text(e: MemoryEntry) -> str:
 
 
 def last_used_text(e: MemoryEntry) -> str:
-    return fmt.clock(e.last_used_at) if e.use_count else "never"
+    return fmt.clock(e.last_used_at) if e.use_count else tr("never")
 
 
 def used_tip(e: MemoryEntry) -> str:
     if not e.use_count:
-        return "No agent has reported reading this entry."
-    return f"Read by agents {e.use_count:,} times; last at {fmt.clock(e.last_used_at)}."
+        return tr("No agent has reported reading this entry.")
+    return tr("Read by agents {count} times; last at {clock}.").format(
+        count=f"{e.use_count:,}", clock=fmt.clock(e.last_used_at))
 
 
 class EntriesModel(PagedModel):
@@ -41,17 +43,18 @@ class EntriesModel(PagedModel):
                  parent: QObject | None = None) -> None:
         self.reveals = reveals
         columns = [
-            Column("Title", lambda e: e.title, tip=lambda e: e.title, width=200),
-            Column("Content", self._content, tip=self._content, width=300),
-            Column("Scope", lambda e: f"{e.scope.value}:{e.scope_key}", width=140),
-            Column("Kind", lambda e: e.kind, width=80),
-            Column("Pri.", lambda e: str(e.priority), align=RIGHT, width=40),
-            Column("Trust", lambda e: label(e.trust.value), width=110),
-            Column("Sensitivity", lambda e: e.sensitivity, width=84),
-            Column("Flags", flags_text, width=110),
-            Column("Ver.", lambda e: str(e.version), align=RIGHT, width=44),
-            Column("Updated", lambda e: fmt.clock(e.updated_at), align=RIGHT, width=120),
-            Column("Last used", last_used_text, tip=used_tip, align=RIGHT, width=120),
+            Column(QT_TR_NOOP("Title"), lambda e: e.title, tip=lambda e: e.title, width=200),
+            Column(QT_TR_NOOP("Content"), self._content, tip=self._content, width=300),
+            Column(QT_TR_NOOP("Scope"), lambda e: f"{e.scope.value}:{e.scope_key}", width=140),
+            Column(QT_TR_NOOP("Kind"), lambda e: e.kind, width=80),
+            Column(QT_TR_NOOP("Pri."), lambda e: str(e.priority), align=RIGHT, width=40),
+            Column(QT_TR_NOOP("Trust"), lambda e: label(e.trust.value), width=110),
+            Column(QT_TR_NOOP("Sensitivity"), lambda e: e.sensitivity, width=84),
+            Column(QT_TR_NOOP("Flags"), flags_text, width=110),
+            Column(QT_TR_NOOP("Ver."), lambda e: str(e.version), align=RIGHT, width=44),
+            Column(QT_TR_NOOP("Updated"), lambda e: fmt.clock(e.updated_at), align=RIGHT,
+                   width=120),
+            Column(QT_TR_NOOP("Last used"), last_used_text, tip=used_tip, align=RIGHT, width=120),
         ]
         super().__init__(runner, columns, lambda e: e.id, self._order, parent)
         self.query = MemoryQuery()
@@ -84,12 +87,14 @@ class ConflictsModel(PagedModel):
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
         columns = [
-            Column("Entry", lambda c: c.title, tip=lambda c: c.title, width=200),
-            Column("From", lambda c: c.incoming_source, tip=lambda c: c.incoming_source,
+            Column(QT_TR_NOOP("Entry"), lambda c: c.title, tip=lambda c: c.title, width=200),
+            Column(QT_TR_NOOP("From"), lambda c: c.incoming_source, tip=lambda c: c.incoming_source,
                    width=170),
-            Column("Scope", lambda c: f"{c.scope.value}:{c.scope_key}", width=140),
-            Column("Recorded at", lambda c: f"v{c.local_version}", align=RIGHT, width=80),
-            Column("Waiting", lambda c: fmt.age(c.created_at), align=RIGHT, width=80,
+            Column(QT_TR_NOOP("Scope"), lambda c: f"{c.scope.value}:{c.scope_key}", width=140),
+            Column(QT_TR_NOOP("Recorded at"),
+                   lambda c: tr("v{version}").format(version=c.local_version), align=RIGHT,
+                   width=80),
+            Column(QT_TR_NOOP("Waiting"), lambda c: fmt.age(c.created_at), align=RIGHT, width=80,
                    live=True),
         ]
         super().__init__(runner, columns, lambda c: c.id, lambda c: (c.created_at, c.id),

@@ -3,19 +3,20 @@ pending conflicts and estimated tokens against the per-scope budget."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QEvent, QItemSelectionModel, QModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from proctor.core.memory_views import CHARS_PER_TOKEN, ScopeUsage, estimate_tokens
 from proctor.core.models import MemoryScope
 
+from ..i18n import tr
 from ..theme import over_budget_color
 from ..widgets import fmt
 from ..widgets.labels import plain_tip
 
 SCOPE_ROLE = Qt.ItemDataRole.UserRole + 1
-HEADERS = ["Scope", "#", "Tokens"]
+HEADERS = [QT_TR_NOOP("Scope"), "#", QT_TR_NOOP("Tokens")]
 TITLES = {MemoryScope.PROJECT: "Projects", MemoryScope.SPACE: "Spaces",
           MemoryScope.USER: "Users"}
 
@@ -79,9 +80,9 @@ class ScopeTree(QTreeView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model_ = QStandardItemModel(0, len(HEADERS), self)
-        self.model_.setHorizontalHeaderLabels(HEADERS)
+        self.model_.setHorizontalHeaderLabels([tr(h) for h in HEADERS])
         self.setModel(self.model_)
-        self.setAccessibleName("Memory scopes")
+        self.setAccessibleName(tr("Memory scopes"))
         self.setUniformRowHeights(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -124,7 +124,7 @@ class OverviewPage(QWidget):
         self.project = any_combo("Project", "All projects", self)
         self.agent = any_combo("Agent", "All agents", self)
         self.window = QComboBox(self)
-        self.window.setAccessibleName("Time window")
+        self.window.setAccessibleName(tr("Time window"))
         for title, hours in WINDOWS:
             self.window.addItem(title, hours)
         self.pending = Card("Waiting for a person, by age", BarChart(KIND_SERIES), self)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -39,22 +39,22 @@ def made_text(rule: Any) -> str:
 
 
 def expiry_text(rule: Any) -> str:
-    return fmt.clock(rule.expires_at) if rule.expires_at else "never"
+    return fmt.clock(rule.expires_at) if rule.expires_at else tr("never")
 
 
 COLUMNS = [
-    Column("State", lambda u: u.state, width=70),
-    Column("Effect", lambda u: u.rule.effect.value, width=60),
-    Column("Tool", lambda u: fmt.bounded(u.rule.action_pattern, 120), width=140),
-    Column("Resource", lambda u: fmt.bounded(u.rule.resource_pattern, 160), width=160,
+    Column(QT_TR_NOOP("State"), lambda u: u.state, width=70),
+    Column(QT_TR_NOOP("Effect"), lambda u: u.rule.effect.value, width=60),
+    Column(QT_TR_NOOP("Tool"), lambda u: fmt.bounded(u.rule.action_pattern, 120), width=140),
+    Column(QT_TR_NOOP("Resource"), lambda u: fmt.bounded(u.rule.resource_pattern, 160), width=160,
            tip=lambda u: plain_tip(u.rule.resource_pattern)),
-    Column("When", lambda u: fmt.bounded(u.rule.predicate or "—", 160), width=180,
+    Column(QT_TR_NOOP("When"), lambda u: fmt.bounded(u.rule.predicate or "—", 160), width=180,
            tip=lambda u: plain_tip(u.rule.predicate or "no condition")),
-    Column("Scope", lambda u: fmt.bounded(u.rule.scope_text, 120), width=160),
-    Column("Expires", lambda u: expiry_text(u.rule), width=130),
-    Column("Decided", lambda u: str(u.decided), width=64,
+    Column(QT_TR_NOOP("Scope"), lambda u: fmt.bounded(u.rule.scope_text, 120), width=160),
+    Column(QT_TR_NOOP("Expires"), lambda u: expiry_text(u.rule), width=130),
+    Column(QT_TR_NOOP("Decided"), lambda u: str(u.decided), width=64,
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
-    Column("Made by", lambda u: fmt.bounded(made_text(u.rule), 160), width=220),
+    Column(QT_TR_NOOP("Made by"), lambda u: fmt.bounded(made_text(u.rule), 160), width=220),
 ]
 
 
@@ -112,11 +112,11 @@ class RuleDetail(QWidget):
         self.usage: RuleUsage | None = None
         self.source: Approval | None = None
         self.facts = plain_label(tr("Select a rule to see it whole."), self)
-        self.facts.setAccessibleName("Rule")
+        self.facts.setAccessibleName(tr("Rule"))
         self.decided = DecidedModel(self)
         self.decided_view = QTableView(self)
         self.decided_view.setModel(self.decided)
-        self.decided_view.setAccessibleName("Requests this rule decided")
+        self.decided_view.setAccessibleName(tr("Requests this rule decided"))
         self.decided_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.decided_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.decided_view.verticalHeader().hide()
@@ -127,7 +127,7 @@ class RuleDetail(QWidget):
         self.source_button.clicked.connect(self._open_source)
         self.revoke_button = QPushButton(tr("Revoke…"), self)
         self.revoke_button.setObjectName("RevokeRuleButton")
-        self.revoke_button.setAccessibleName("Revoke this rule")
+        self.revoke_button.setAccessibleName(tr("Revoke this rule"))
         self.revoke_button.clicked.connect(self._revoke)
         top = QHBoxLayout()
         top.addWidget(self.facts, 1)
@@ -198,7 +198,7 @@ class RulesPage(ListPage):
         super().__init__(ctx, RulesModel(ctx.runner), parent)
         self.read_only = bool(getattr(ctx.journal, "read_only", False))
         self.active_only = QCheckBox(tr("Active only"), self)
-        self.active_only.setAccessibleName("Show only rules not revoked")
+        self.active_only.setAccessibleName(tr("Show only rules not revoked"))
         self.active_only.toggled.connect(self.apply_query)
         self.layout_top.insertWidget(2, self.active_only)
         self.detail = RuleDetail(self)
@@ -271,10 +271,12 @@ class RulesPage(ListPage):
     def revoke(self, usage: RuleUsage) -> None:
         r = usage.rule
         reason = ReasonDialog.ask(
-            self, "Revoke rule",
-            f"Revoke the rule “{r.effect.value} {r.action_pattern} on {r.resource_pattern}”"
-            f" ({r.scope_text})? It stops deciding at once and stays listed as history. "
-            "Why?", ok="Revoke", required=True)
+            self, tr("Revoke rule"),
+            tr("Revoke the rule “{effect} {action_pattern} on {resource_pattern}”"
+               " ({scope_text})? It stops deciding at once and stays listed as history. "
+               "Why?").format(effect=r.effect.value, action_pattern=r.action_pattern,
+                              resource_pattern=r.resource_pattern, scope_text=r.scope_text),
+            ok=tr("Revoke"), required=True)
         if not reason:
             return
         approvals = self.journal.approvals

@@ -11,19 +11,20 @@ from ..actions import ActionRegistry, ActionSpec
 from .page import RunsPage
 
 LIST_SPECS = [
-    ActionSpec("runs.export_list", QT_TR_NOOP("Export the run list as CSV…"), "Runs",
+    ActionSpec("runs.export_list", QT_TR_NOOP("Export the run list as CSV…"), QT_TR_NOOP("Runs"),
                QT_TR_NOOP("Write the runs the filters show to a CSV file")),
 ]
 RUN_SPECS = [
-    ActionSpec("runs.back", QT_TR_NOOP("Back to the run list"), "Runs",
+    ActionSpec("runs.back", QT_TR_NOOP("Back to the run list"), QT_TR_NOOP("Runs"),
                QT_TR_NOOP("The list, with its filters, selection and scroll position")),
-    ActionSpec("runs.export_json", QT_TR_NOOP("Export the run as JSON…"), "Runs",
+    ActionSpec("runs.export_json", QT_TR_NOOP("Export the run as JSON…"), QT_TR_NOOP("Runs"),
                QT_TR_NOOP("Everything about the run shown, in one JSON file")),
-    ActionSpec("runs.export_jsonl", QT_TR_NOOP("Export the run's events as JSON lines…"), "Runs",
+    ActionSpec("runs.export_jsonl", QT_TR_NOOP("Export the run's events as JSON lines…"),
+               QT_TR_NOOP("Runs"),
                QT_TR_NOOP("The run's events, one JSON object a line")),
-    ActionSpec("runs.copy", QT_TR_NOOP("Copy the run as JSON"), "Runs",
+    ActionSpec("runs.copy", QT_TR_NOOP("Copy the run as JSON"), QT_TR_NOOP("Runs"),
                QT_TR_NOOP("The run shown, to the clipboard")),
-    ActionSpec("runs.cancel", QT_TR_NOOP("Request cancel…"), "Runs",
+    ActionSpec("runs.cancel", QT_TR_NOOP("Request cancel…"), QT_TR_NOOP("Runs"),
                QT_TR_NOOP("Ask the agent to stop the run shown (a reason is required)")),
 ]
 

@@ -95,7 +95,7 @@ class RunDetail(QWidget):
         self.events = self.events_pane.model
         self.pending = PendingPane(ctx, self)
         self.integrity = IntegrityPane(ctx, self)
-        self.fact_tabs = [FactsTab(t.name, t.columns, self, empty=t.empty) for t in TABS]
+        self.fact_tabs = [FactsTab(tr(t.name), t.columns, self, empty=tr(t.empty)) for t in TABS]
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.events_pane, tr("Events"))
@@ -117,28 +117,28 @@ class RunDetail(QWidget):
 
     def _build_header(self) -> None:
         self.back_button = QPushButton(tr("← Runs"), self)
-        self.back_button.setAccessibleName("Back to the run list")
+        self.back_button.setAccessibleName(tr("Back to the run list"))
         self.back_button.setToolTip(tr("Back to the run list (Alt+Left)"))
         self.status_icon = QLabel(self)
         self.status_text = plain_label(parent=self, selectable=False)
-        self.status_text.setAccessibleName("Run status")
+        self.status_text.setAccessibleName(tr("Run status"))
         self.title = plain_label(parent=self, name="DetailTitle")
-        self.title.setAccessibleName("Run title")
+        self.title.setAccessibleName(tr("Run title"))
         self.facts_label = plain_label(parent=self, name="Muted")
-        self.facts_label.setAccessibleName("Run facts")
+        self.facts_label.setAccessibleName(tr("Run facts"))
         self.ending = plain_label(parent=self)
         self.ending.setObjectName("RunEnding")
-        self.ending.setAccessibleName("Why the run ended")
+        self.ending.setAccessibleName(tr("Why the run ended"))
         self.ending.setStyleSheet("font-weight: 600;")
         self.show_end = QPushButton(tr("Show the last event"), self)
-        self.show_end.setAccessibleName("Show the run's last event")
+        self.show_end.setAccessibleName(tr("Show the run's last event"))
         self.parent_button = QPushButton(tr("Parent run"), self)
-        self.parent_button.setAccessibleName("Open the parent run")
+        self.parent_button.setAccessibleName(tr("Open the parent run"))
         self.cancel_button = QPushButton(tr("Request cancel…"), self)
-        self.cancel_button.setAccessibleName("Ask the agent to cancel this run")
+        self.cancel_button.setAccessibleName(tr("Ask the agent to cancel this run"))
         self.export_button = QToolButton(self)
         self.export_button.setText(tr("Export"))
-        self.export_button.setAccessibleName("Export this run")
+        self.export_button.setAccessibleName(tr("Export this run"))
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.export_button)
         menu.addAction(tr("Run as JSON (everything)…"), self._export_json)
@@ -361,10 +361,11 @@ class RunDetail(QWidget):
         run = self.run
         if run is None or run.status.terminal:
             return
-        reason = ReasonDialog.ask(self, "Request cancel",
-                                  f"Ask the agent to stop “{fmt.bounded(run.title, 80)}”? "
-                                  "The agent is told your reason and cancels the run itself.",
-                                  ok="Request cancel", required=True)
+        reason = ReasonDialog.ask(self, tr("Request cancel"),
+                                  tr("Ask the agent to stop “{title}”? The agent is told "
+                                     "your reason and cancels the run itself.").format(
+                                      title=fmt.bounded(run.title, 80)),
+                                  ok=tr("Request cancel"), required=True)
         if not reason:
             return
         runs, rid = self.ctx.journal.runs, f"desk-{uuid.uuid4().hex}"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
+    QT_TR_NOOP,
     QAbstractTableModel,
     QModelIndex,
     QObject,
@@ -30,6 +31,7 @@ from PySide6.QtCore import (
 from proctor.core import timeline
 from proctor.core.models import RunEvent
 
+from ..i18n import tr
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from .summary import event_summary, plain_tip
@@ -45,7 +47,8 @@ ALIGN = int(Qt.ItemDataRole.TextAlignmentRole)
 ACCESSIBLE = int(Qt.ItemDataRole.AccessibleTextRole)
 SERVED = frozenset({DISPLAY, ALIGN, ACCESSIBLE, int(Qt.ItemDataRole.ToolTipRole), EVENT_ROLE,
                     SEQUENCE_ROLE})
-HEADERS = ("#", "Time", "Type", "Summary", "Actor", "Attempt")
+HEADERS = ("#", QT_TR_NOOP("Time"), QT_TR_NOOP("Type"), QT_TR_NOOP("Summary"),
+           QT_TR_NOOP("Actor"), QT_TR_NOOP("Attempt"))  # marked; translated in headerData
 COL_SEQ, COL_TIME, COL_TYPE, COL_SUMMARY, COL_ACTOR, COL_ATTEMPT = range(6)
 Index = QModelIndex | QPersistentModelIndex
 RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
@@ -311,7 +314,7 @@ class EventBlockModel(QAbstractTableModel):
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
                 and 0 <= section < len(HEADERS):
-            return HEADERS[section]
+            return tr(HEADERS[section])
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from PySide6.QtCore import QT_TR_NOOP
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from proctor.core import transfer
@@ -18,7 +19,8 @@ from proctor.core.timeline import RunQuery
 from ..i18n import tr
 from ..widgets.message_bar import Level, MessageBar
 
-FILTERS = {"json": "JSON (*.json)", "jsonl": "JSON lines (*.jsonl)", "csv": "CSV (*.csv)"}
+FILTERS = {"json": QT_TR_NOOP("JSON (*.json)"), "jsonl": QT_TR_NOOP("JSON lines (*.jsonl)"),
+           "csv": QT_TR_NOOP("CSV (*.csv)")}  # marked at import, translated where shown
 
 
 class SaveDialog:
@@ -27,7 +29,8 @@ class SaveDialog:
     @classmethod
     def ask(cls, parent: QWidget | None, title: str, suggested: str, kind: str) -> str | None:
         path, _ = QFileDialog.getSaveFileName(parent, title, suggested,
-                                              f"{FILTERS[kind]};;All files (*)")
+                                              tr("{kind};;All files (*)").format(
+                                                  kind=tr(FILTERS[kind])))
         return path or None
 
 

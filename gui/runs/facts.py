@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import (
+    QT_TR_NOOP,
     QModelIndex,
     QObject,
     Qt,
@@ -37,6 +38,7 @@ from proctor.core.models import (
     ToolCall,
 )
 
+from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.json_tree import JsonTree
 from ..widgets.list_model import Index, ListModel
@@ -112,10 +114,11 @@ def fact_rows(facts: RunFacts) -> list[list[Row]]:
 
 def tab_title(spec: TabSpec, facts: RunFacts, shown: int) -> str:
     """"Tool calls (1,000 of 20,000)" when the list was cut, "Tool calls (12)" else."""
-    name = spec.name.replace("&", "&&")  # a tab title's & marks a mnemonic
+    name = tr(spec.name).replace("&", "&&")  # a tab title's & marks a mnemonic
     total = sum(facts.totals.get(f, 0) for f in spec.fields) if spec.fields else 0
     if total > shown:
-        return f"{name} ({shown:,} of {total:,}; the newest)"
+        return tr("{name} ({shown} of {total}; the newest)").format(
+            name=name, shown=f"{shown:,}", total=f"{total:,}")
     return f"{name} ({shown})" if shown else name
 
 
@@ -179,7 +182,7 @@ class FactsTab(QWidget):
         self.table.setWordWrap(False)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.horizontalHeader().setStretchLastSection(True)
-        self.tree = JsonTree(f"{name}: selected item", self)
+        self.tree = JsonTree(tr("{name}: selected item").format(name=name), self)
         self.empty = empty
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.table)
@@ -220,28 +223,29 @@ def dump(model: Any) -> Any:
 
 
 def _span(start: float, end: float | None) -> str:
-    return fmt.span(end - start) if end else "open"
+    return fmt.span(end - start) if end else tr("open")
 
 
 # ---------------------------------------------------------------- the tabs
 
 ATTEMPT_COLUMNS = [
-    Column("Attempt", lambda a: f"{a.number} · {words(a.status.value)}", width=170),
-    Column("Started", lambda a: fmt.clock(a.started_at), align=RIGHT, width=130),
-    Column("Took", lambda a: _span(a.started_at, a.finished_at), align=RIGHT, width=80),
-    Column("Error", lambda a: a.error or "", tip=lambda a: a.error or "", width=300),
+    Column(QT_TR_NOOP("Attempt"), lambda a: f"{a.number} · {words(a.status.value)}", width=170),
+    Column(QT_TR_NOOP("Started"), lambda a: fmt.clock(a.started_at), align=RIGHT, width=130),
+    Column(QT_TR_NOOP("Took"), lambda a: _span(a.started_at, a.finished_at), align=RIGHT, width=80),
+    Column(QT_TR_NOOP("Error"), lambda a: a.error or "", tip=lambda a: a.error or "", width=300),
 ]
 TOOL_COLUMNS = [
-    Column("Tool", lambda t: f"{t.tool} · {words(t.status.value)}", width=230),
-    Column("Safety", lambda t: t.safety_class.value.replace("_", " "), width=140),
-    Column("Called", lambda t: fmt.clock(t.created_at), align=RIGHT, width=100),
-    Column("Took", lambda t: "" if t.status.value in ("running", "pending")
+    Column(QT_TR_NOOP("Tool"), lambda t: f"{t.tool} · {words(t.status.value)}", width=230),
+    Column(QT_TR_NOOP("Safety"), lambda t: t.safety_class.value.replace("_", " "), width=140),
+    Column(QT_TR_NOOP("Called"), lambda t: fmt.clock(t.created_at), align=RIGHT, width=100),
+    Column(QT_TR_NOOP("Took"), lambda t: "" if t.status.value in ("running", "pending")
            else fmt.span(t.updated_at - t.created_at), align=RIGHT, width=70),
-    Column("Attempt", lambda t: str(t.attempt), align=RIGHT, width=64),
-    Column("Request / result", lambda t: fmt.bounded(fmt.pretty_json(
+    Column(QT_TR_NOOP("Attempt"), lambda t: str(t.attempt), align=RIGHT, width=64),
+    Column(QT_TR_NOOP("Request / result"), lambda t: fmt.bounded(fmt.pretty_json(
         t.result if t.result is not None else t.request), 160),
-        tip=lambda t: f"request: {fmt.pretty_json(t.request)}\nresult: "
-                      f"{fmt.pretty_json(t.result)}\n{t.error or ''}", width=300),
+        tip=lambda t: tr("request: {request}\nresult: {result}\n{error}").format(
+            request=fmt.pretty_json(t.request), result=fmt.pretty_json(t.result),
+            error=t.error or ""), width=300),
 ]
 
 
@@ -262,35 +266,37 @@ def _decided_text(item: Any) -> str:
 
 
 ASK_COLUMNS = [
-    Column("Status", lambda i: words(i.status.value), width=140),
-    Column("What was asked", _asked_text, tip=_asked_text, width=320),
-    Column("Asked", lambda i: fmt.clock(i.created_at), align=RIGHT, width=100),
-    Column("Decided by / answer", _decided_text, tip=_decided_text, width=320),
-    Column("Signature", ROW_NOTE, width=220),
+    Column(QT_TR_NOOP("Status"), lambda i: words(i.status.value), width=140),
+    Column(QT_TR_NOOP("What was asked"), _asked_text, tip=_asked_text, width=320),
+    Column(QT_TR_NOOP("Asked"), lambda i: fmt.clock(i.created_at), align=RIGHT, width=100),
+    Column(QT_TR_NOOP("Decided by / answer"), _decided_text, tip=_decided_text, width=320),
+    Column(QT_TR_NOOP("Signature"), ROW_NOTE, width=220),
 ]
 EFFECT_COLUMNS = [
-    Column("Status", lambda e: words(e.status.value), width=140),
-    Column("Key", lambda e: e.key, tip=lambda e: e.key, width=220),
-    Column("Tool", lambda e: e.tool, width=140),
-    Column("Updated", lambda e: fmt.clock(e.updated_at), align=RIGHT, width=100),
-    Column("Note", lambda e: e.resolution_reason or e.ambiguous_reason or e.error or "",
+    Column(QT_TR_NOOP("Status"), lambda e: words(e.status.value), width=140),
+    Column(QT_TR_NOOP("Key"), lambda e: e.key, tip=lambda e: e.key, width=220),
+    Column(QT_TR_NOOP("Tool"), lambda e: e.tool, width=140),
+    Column(QT_TR_NOOP("Updated"), lambda e: fmt.clock(e.updated_at), align=RIGHT, width=100),
+    Column(QT_TR_NOOP("Note"), lambda e: e.resolution_reason or e.ambiguous_reason or e.error or "",
            tip=lambda e: e.resolution_reason or e.ambiguous_reason or e.error or "",
            width=300),
 ]
 MEMORY_COLUMNS = [
-    Column("Change", lambda m: f"{m.operation} · v{m.version}", width=150),
-    Column("When", lambda m: fmt.clock(m.created_at), align=RIGHT, width=100),
-    Column("By", lambda m: m.actor, width=150),
-    Column("Entry", lambda m: m.entry_id, width=200),
-    Column("Content after", lambda m: m.after_content or "(deleted)",
-           tip=lambda m: f"before: {m.before_content or ''}\nafter: {m.after_content or ''}",
+    Column(QT_TR_NOOP("Change"), lambda m: tr("{operation} · v{version}").format(
+        operation=m.operation, version=m.version), width=150),
+    Column(QT_TR_NOOP("When"), lambda m: fmt.clock(m.created_at), align=RIGHT, width=100),
+    Column(QT_TR_NOOP("By"), lambda m: m.actor, width=150),
+    Column(QT_TR_NOOP("Entry"), lambda m: m.entry_id, width=200),
+    Column(QT_TR_NOOP("Content after"), lambda m: m.after_content or tr("(deleted)"),
+           tip=lambda m: tr("before: {before}\nafter: {after}").format(
+               before=m.before_content or "", after=m.after_content or ""),
            width=300),
 ]
 RUN_LINK_COLUMNS = [
-    Column("Status", lambda r: words(r.status.value), width=150),
-    Column("Title", lambda r: r.title, tip=lambda r: f"{r.title}\n{r.id}", width=320),
-    Column("Agent", lambda r: r.agent, width=120),
-    Column("Started", lambda r: fmt.clock(r.created_at), align=RIGHT, width=120),
+    Column(QT_TR_NOOP("Status"), lambda r: words(r.status.value), width=150),
+    Column(QT_TR_NOOP("Title"), lambda r: r.title, tip=lambda r: f"{r.title}\n{r.id}", width=320),
+    Column(QT_TR_NOOP("Agent"), lambda r: r.agent, width=120),
+    Column(QT_TR_NOOP("Started"), lambda r: fmt.clock(r.created_at), align=RIGHT, width=120),
 ]
 
 
@@ -344,15 +350,20 @@ class TabSpec:
     fields: tuple[str, ...] = ()  # the RunFacts lists it shows (for "N of M" when cut)
 
 
+# Declared at import (before a translator loads): the names and empty texts are marked here
+# and translated where shown (tab_title, FactsTab).
 TABS = [
-    TabSpec("Attempts", ATTEMPT_COLUMNS, attempt_rows, "No attempts.", ("attempts",)),
-    TabSpec("Tool calls", TOOL_COLUMNS, tool_rows, "This run recorded no tool calls.",
-            ("tool_calls",)),
-    TabSpec("Approvals & questions", ASK_COLUMNS, ask_rows,
-            "This run asked for no approvals and no answers.", ("approvals", "interactions")),
-    TabSpec("Effects & receipts", EFFECT_COLUMNS, effect_rows, "This run has no effects."),
-    TabSpec("Memory changes", MEMORY_COLUMNS, memory_rows, "This run changed no memory.",
-            ("memory",)),
-    TabSpec("Parent & children", RUN_LINK_COLUMNS, link_rows,
-            "This run has no parent and no child runs.", ("children",)),
+    TabSpec(QT_TR_NOOP("Attempts"), ATTEMPT_COLUMNS, attempt_rows, QT_TR_NOOP("No attempts."),
+            ("attempts",)),
+    TabSpec(QT_TR_NOOP("Tool calls"), TOOL_COLUMNS, tool_rows,
+            QT_TR_NOOP("This run recorded no tool calls."), ("tool_calls",)),
+    TabSpec(QT_TR_NOOP("Approvals & questions"), ASK_COLUMNS, ask_rows,
+            QT_TR_NOOP("This run asked for no approvals and no answers."),
+            ("approvals", "interactions")),
+    TabSpec(QT_TR_NOOP("Effects & receipts"), EFFECT_COLUMNS, effect_rows,
+            QT_TR_NOOP("This run has no effects.")),
+    TabSpec(QT_TR_NOOP("Memory changes"), MEMORY_COLUMNS, memory_rows,
+            QT_TR_NOOP("This run changed no memory."), ("memory",)),
+    TabSpec(QT_TR_NOOP("Parent & children"), RUN_LINK_COLUMNS, link_rows,
+            QT_TR_NOOP("This run has no parent and no child runs."), ("children",)),
 ]

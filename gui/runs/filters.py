@@ -69,7 +69,7 @@ class RunFilterBar(QWidget):
         self._before_custom = 0  # the time choice to go back to when the dialog is cancelled
         self.sort = choice_combo("Sort runs", SORT_CHOICES, self)
         self.waiting = QCheckBox(tr("Has open items"), self)
-        self.waiting.setAccessibleName("Only runs with items waiting for a person")
+        self.waiting.setAccessibleName(tr("Only runs with items waiting for a person"))
         self.waiting.setToolTip(tr("Only runs with approvals, questions or effects waiting for "
                                 "a person"))
         layout = QHBoxLayout(self)

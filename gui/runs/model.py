@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from PySide6.QtCore import (
+    QT_TR_NOOP,
     QObject,
     Qt,
     Signal,
@@ -16,6 +17,7 @@ from proctor.core.models import Run, RunEvent
 from proctor.core.runs import sort_fields
 from proctor.core.timeline import RunQuery
 
+from ..i18n import tr
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.list_model import Index, ListModel
@@ -32,23 +34,23 @@ def duration(run: Run, now: float | None = None) -> str:
 
 
 def open_text(run: Run) -> str:
-    return f"{run.open_items} waiting" if run.open_items else ""
+    return tr("{count} waiting").format(count=run.open_items) if run.open_items else ""
 
 
 RUN_COLUMNS = [
-    Column("Status", lambda r: words(r.status.value), width=150,
+    Column(QT_TR_NOOP("Status"), lambda r: words(r.status.value), width=150,
            tip=lambda r: plain_tip(f"{words(r.status.value)}"
                                    + (f" · error: {fmt.bounded(r.error, 400)}" if r.error else "")
                                    + (" · cancel requested" if r.cancel_requested else ""))),
-    Column("Title", lambda r: r.title, tip=lambda r: plain_tip(f"{r.title} · {r.id}"),
+    Column(QT_TR_NOOP("Title"), lambda r: r.title, tip=lambda r: plain_tip(f"{r.title} · {r.id}"),
            width=300),
-    Column("Agent", lambda r: r.agent, width=120),
-    Column("Project", lambda r: f"{r.project}/{r.space}", width=150),
-    Column("Started", lambda r: fmt.clock(r.created_at), align=RIGHT, width=128),
-    Column("Duration", duration, align=RIGHT, width=80, live=True),
-    Column("Attempts", lambda r: str(r.current_attempt), align=RIGHT, width=70),
-    Column("Events", lambda r: f"{r.last_sequence:,}", align=RIGHT, width=76),
-    Column("Open items", open_text, align=RIGHT, width=90),
+    Column(QT_TR_NOOP("Agent"), lambda r: r.agent, width=120),
+    Column(QT_TR_NOOP("Project"), lambda r: f"{r.project}/{r.space}", width=150),
+    Column(QT_TR_NOOP("Started"), lambda r: fmt.clock(r.created_at), align=RIGHT, width=128),
+    Column(QT_TR_NOOP("Duration"), duration, align=RIGHT, width=80, live=True),
+    Column(QT_TR_NOOP("Attempts"), lambda r: str(r.current_attempt), align=RIGHT, width=70),
+    Column(QT_TR_NOOP("Events"), lambda r: f"{r.last_sequence:,}", align=RIGHT, width=76),
+    Column(QT_TR_NOOP("Open items"), open_text, align=RIGHT, width=90),
 ]
 COL_STATUS, COL_TITLE = 0, 1
 # Header column -> the sort key the core understands (None: not sortable).
@@ -111,7 +113,7 @@ def _order_key(q: RunQuery) -> Any:
     return key
 
 
-EVENT_HEADERS = ("#", "When", "Type", "Summary")
+EVENT_HEADERS = ("#", QT_TR_NOOP("When"), QT_TR_NOOP("Type"), QT_TR_NOOP("Summary"))
 
 
 class EventsModel(ListModel):

@@ -34,10 +34,10 @@ class RunList(ListPage):
     def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
         super().__init__(ctx, RunsModel(ctx.runner), parent)
         self.search.setPlaceholderText(tr("Search titles, ids, agents, projects"))
-        self.search.setAccessibleName("Search runs")
+        self.search.setAccessibleName(tr("Search runs"))
         self.filters = RunFilterBar(self)
         self.export_button = QPushButton(tr("Export CSV…"), self)
-        self.export_button.setAccessibleName("Export the filtered run list as CSV")
+        self.export_button.setAccessibleName(tr("Export the filtered run list as CSV"))
         self.exporter = Exporter(ctx, self, self.message)
         self.layout_top.addWidget(self.export_button)
         self.body.insertWidget(1, self.filters)

@@ -106,8 +106,9 @@ class PendingCommands(QObject):
             return
         reason = widget.reason_text() if hasattr(widget, "reason_text") else ""
         if not reason:
-            reason = ReasonDialog.ask(self.pane, "Deny", "Why deny this action? The agent is "
-                                      "told your reason.", ok="Deny", required=True) or ""
+            reason = ReasonDialog.ask(self.pane, tr("Deny"),
+                                      tr("Why deny this action? The agent is told your reason."),
+                                      ok=tr("Deny"), required=True) or ""
         if reason:
             self.pane.working(item, "Denying…")
             self.decider.deny(item, reason=reason)
@@ -150,7 +151,7 @@ class PendingPane(QWidget):
         self.items = QStandardItemModel(self)
         self.list = QListView(self)
         self.list.setModel(self.items)
-        self.list.setAccessibleName("Items of this run waiting for you")
+        self.list.setAccessibleName(tr("Items of this run waiting for you"))
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setMaximumWidth(360)
         self.empty = plain_label(tr("Nothing of this run waits for you."), self, name="Muted",

@@ -57,7 +57,7 @@ class RangeDialog(QDialog):
         self.start = date_edit("Runs started from (date and time)", since, self)
         self.end = date_edit("Runs started before (date and time)", until, self)
         self.problem = plain_label(parent=self, name="Muted", selectable=False)
-        self.problem.setAccessibleName("Why the range cannot be used")
+        self.problem.setAccessibleName(tr("Why the range cannot be used"))
         buttons = QDialogButtonBox(self)
         self.ok: QPushButton = buttons.addButton("Show these runs",
                                                  QDialogButtonBox.ButtonRole.AcceptRole)

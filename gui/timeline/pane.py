@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 from proctor.core import timeline
 from proctor.core.timeline import RunTimeline, Span
 
+from ..i18n import tr
 from ..widgets.labels import plain_label
 from .view import TimelineView, span_text
 
@@ -37,7 +38,7 @@ class TimelinePane(QWidget):
         self.view = TimelineView(self)
         self.info = plain_label(HINT, self, name="Muted")
         self.info.setWordWrap(False)
-        self.info.setAccessibleName("Timeline details")
+        self.info.setAccessibleName(tr("Timeline details"))
         self._loading_density = False
         self._density_again: tuple[float, float, int] | None = None
         buttons = QHBoxLayout()

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.timeline import RunTimeline, Span
 
+from ..i18n import tr
 from ..runs.status import color, words
 from ..tasks import PresentationPool, Ticket
 from ..widgets import fmt
@@ -265,7 +266,7 @@ class TimelineView(QGraphicsView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setScene(QGraphicsScene(self))
-        self.setAccessibleName("Visual timeline")
+        self.setAccessibleName(tr("Visual timeline"))
         self.setRenderHint(QPainter.RenderHint.Antialiasing)
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
         self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)

@@ -139,7 +139,7 @@ class ActionField(QWidget):
         self.note.setWordWrap(False)
         self.label.setWordWrap(False)
         self.copy = QPushButton(tr("Copy"), self)
-        self.copy.setAccessibleName(f"Copy {name}")
+        self.copy.setAccessibleName(tr("Copy {name}").format(name=name))
         self.copy.clicked.connect(self._copy)
         self.show_all = QPushButton(tr("Show all"), self)
         self.show_all.setAccessibleName(f"Show all of {name}")

@@ -85,7 +85,7 @@ class BoundedText(QWidget):
         if mono:
             self.label.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.more = QPushButton(tr("Show all"), self)
-        self.more.setAccessibleName(f"Show all of {name.lower()}")
+        self.more.setAccessibleName(tr("Show all of {name}").format(name=name.lower()))
         self.more.setFlat(True)
         self.more.clicked.connect(self._show_all)
         row = QHBoxLayout()

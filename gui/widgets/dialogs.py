@@ -60,7 +60,7 @@ class ReasonDialog(QDialog):
         self._required = required
         self.box = QPlainTextEdit(self)
         self.box.setPlainText(initial)
-        self.box.setAccessibleName("Reason")
+        self.box.setAccessibleName(tr("Reason"))
         self.box.setPlaceholderText(tr("Reason (required)") if required else tr("Reason (optional)"))
         self.box.setTabChangesFocus(True)
         buttons = QDialogButtonBox(self)
@@ -110,7 +110,7 @@ class SnoozeDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(tr("Snooze"))
         self.list = QListWidget(self)
-        self.list.setAccessibleName("Snooze until")
+        self.list.setAccessibleName(tr("Snooze until"))
         for label, until in snooze_presets(now):
             item = QListWidgetItem(label, self.list)
             item.setData(Qt.ItemDataRole.UserRole, until)
@@ -118,7 +118,7 @@ class SnoozeDialog(QDialog):
         self.list.setCurrentRow(1)
         self.when = QDateTimeEdit(QDateTime.fromSecsSinceEpoch(int(now + 3600)), self)
         self.when.setCalendarPopup(True)
-        self.when.setAccessibleName("Snooze until date and time")
+        self.when.setAccessibleName(tr("Snooze until date and time"))
         self.when.setEnabled(False)
         self.list.currentTextChanged.connect(self._on_choice)
         self.list.itemActivated.connect(self.accept)
@@ -157,5 +157,6 @@ class OpenJournalDialog:
     @classmethod
     def ask(cls, parent: QWidget | None, start: str = "") -> str | None:
         path, _ = QFileDialog.getOpenFileName(
-            parent, "Open journal", start, "Proctor journals (*.db *.sqlite *.journal);;All files (*)")
+            parent, tr("Open journal"), start,
+            tr("Proctor journals (*.db *.sqlite *.journal);;All files (*)"))
         return path or None

@@ -72,7 +72,7 @@ class JsonTree(QWidget):
         self._value: Any = None
         self._menu_index = QModelIndex()
         self.model = QStandardItemModel(0, 3, self)
-        self.model.setHorizontalHeaderLabels(["Key", "Value", "Type"])
+        self.model.setHorizontalHeaderLabels([tr("Key"), tr("Value"), tr("Type")])
         self.view = QTreeView(self)
         self.view.setModel(self.model)
         self.view.setAccessibleName(name)
@@ -86,7 +86,7 @@ class JsonTree(QWidget):
         header.resizeSection(0, 160)
         header.resizeSection(2, 90)
         self.copy_button = QPushButton(tr("Copy JSON"), self)
-        self.copy_button.setAccessibleName(f"Copy {name.lower()} as JSON")
+        self.copy_button.setAccessibleName(tr("Copy {name} as JSON").format(name=name.lower()))
         self.copy_button.clicked.connect(self.copy_all)
         self._title = section(name, self)
         top = QHBoxLayout()

@@ -18,6 +18,8 @@ from PySide6.QtCore import (
     Qt,
 )
 
+from ..i18n import tr
+
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -42,7 +44,7 @@ class TableModel(QAbstractTableModel):
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
                 and 0 <= section < len(self._titles):
-            return self._titles[section]
+            return tr(self._titles[section])  # titles are marked QT_TR_NOOP where declared
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:

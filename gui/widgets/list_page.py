@@ -89,7 +89,7 @@ class ListPage(QWidget):
         self.message = MessageBar(self)
         self.search = QLineEdit(self)
         self.search.setClearButtonEnabled(True)
-        self.search.setAccessibleName(f"Search {self.title.lower()}")
+        self.search.setAccessibleName(tr("Search {title}").format(title=self.title.lower()))
         self.search.setPlaceholderText(tr("Search {title}").format(title=self.title.lower()))
         self.heading = plain_label(self.title, self, name="DetailTitle", selectable=False)
         self.heading.setWordWrap(False)

@@ -48,7 +48,7 @@ class MessageBar(QFrame):
         self._button.clicked.connect(self._on_button)
         self._close = QToolButton(self)
         self._close.setText("×")
-        self._close.setAccessibleName("Dismiss message")
+        self._close.setAccessibleName(tr("Dismiss message"))
         self._close.setToolTip(tr("Dismiss"))
         self._close.clicked.connect(self.clear)
         layout = QHBoxLayout(self)

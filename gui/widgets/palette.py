@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
+    QT_TR_NOOP,
     QEvent,
     QModelIndex,
     QObject,
@@ -53,7 +54,7 @@ def matches(row: Row, query: str) -> bool:
 class CommandsModel(TableModel):
     """Commands (text | menu | shortcut); ``set_filter`` narrows by words."""
 
-    HEADERS = ("Command", "Menu", "Shortcut")
+    HEADERS = (QT_TR_NOOP("Command"), QT_TR_NOOP("Menu"), QT_TR_NOOP("Shortcut"))
 
     def __init__(self, rows: list[Row], parent: QObject | None = None) -> None:
         super().__init__(self.HEADERS, parent)
@@ -107,7 +108,7 @@ class CommandPalette(QDialog):
         self.model = CommandsModel(rows_of(registry), self)
         self.search = QLineEdit(self)
         self.search.setPlaceholderText(tr("Type a command…"))
-        self.search.setAccessibleName("Search commands")
+        self.search.setAccessibleName(tr("Search commands"))
         self.search.textChanged.connect(self._on_text)
         self.search.installEventFilter(self)
         self.view = _table(self.model, "Commands", self)

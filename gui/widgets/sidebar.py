@@ -17,6 +17,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
+from ..i18n import tr
 from .icons import icon
 
 COUNT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -111,7 +112,7 @@ class Sidebar(QListView):
     def __init__(self, model: SidebarModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("Sidebar")
-        self.setAccessibleName("Pages")
+        self.setAccessibleName(tr("Pages"))
         self.setModel(model)
         self.setItemDelegate(SidebarDelegate(self))
         self.setIconSize(QSize(20, 20))

@@ -20,22 +20,34 @@ GUI = ROOT / "gui"
 # Calls whose text argument a person reads: a literal there must be wrapped in tr().
 METHODS = {"setText", "setWindowTitle", "setToolTip", "setPlaceholderText", "addAction",
            "setTitle", "addTab", "setStatusTip", "setTabText", "setWhatsThis",
-           "show_message", "addRow"}  # a message bar's text; a form row's label
+           "show_message", "addRow",  # a message bar's text; a form row's label
+           "setAccessibleName", "setAccessibleDescription",  # what a screen reader says
+           "setHorizontalHeaderLabels", "setHeaderLabels", "setHeaderLabel"}  # column titles
 CONSTRUCTORS = {"QLabel", "QPushButton", "QAction", "QCheckBox", "QGroupBox", "QMenu",
                 "QRadioButton", "QToolButton", "plain_label"}  # plain_label: widgets/labels.py
 EVERY_ARG = {"addAction", "QAction", "addTab"}  # addAction(icon, text), addTab(widget, text)
 # Command specs are declared at import time, before a translator is loaded: their text and
 # tip are marked QT_TR_NOOP("…") (extracted, unchanged) and translated where they are shown
 # (gui/actions.py, the palette).
-SPEC_TEXTS = {"ActionSpec": (1, 3)}
-SPEC_KEYWORDS = {"text", "tip"}
+# Column titles and the run facts' tabs likewise (translated by TableModel.headerData and
+# where a tab is shown).
+SPEC_TEXTS = {"ActionSpec": (1, 2, 3), "Column": (0,), "TabSpec": (0, 3)}  # 2: palette group
+SPEC_KEYWORDS = {"text", "tip", "menu"}
+# Static dialogs: (class, function) -> the positions of the title/caption/label/text arguments.
+DIALOGS = {("QMessageBox", f): (1, 2) for f in ("information", "warning", "critical",
+                                                   "question", "about")}
+DIALOGS |= {("QFileDialog", f): (1, 3) for f in ("getOpenFileName", "getOpenFileNames",
+                                                "getSaveFileName", "getExistingDirectory")}
+DIALOGS |= {("QInputDialog", f): (1, 2) for f in ("getText", "getInt", "getDouble",
+                                                   "getItem", "getMultiLineText")}
+# The desk's own dialogs (gui/errors.py, widgets/dialogs.py, runs/export.py, bounded_text.py):
+# their title and text (ok: the button's word).
+DIALOGS |= {("ErrorDialog", "ask"): (1, 2), ("ConfirmDialog", "ask"): (1, 2, 3),
+            ("ReasonDialog", "ask"): (1, 2), ("SaveDialog", "ask"): (1,),
+            ("TextViewer", "ask"): (1,), (None, "QProgressDialog"): (0, 1)}
+DIALOG_KEYWORDS = {"ok", "caption", "title", "text", "label", "filter"}  # filter: its names
 # (file, line text) pairs allowed a literal, each with its reason.
-ALLOWED: dict[tuple[str, str], str] = {
-    ("gui/mainwindow.py",
-     '] + [ActionSpec(f"go.{pid}", f"Go to {title}", "Go", f"Show the {title} page")'):
-        "composed from each page's title at import time; shown untranslated until the Go "
-        "commands get a template of their own",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def lupdate() -> str:
@@ -56,6 +68,10 @@ def words(node: ast.AST) -> list[ast.AST]:
         return words(node.body) + words(node.orelse)
     if isinstance(node, ast.BinOp):
         return words(node.left) + words(node.right)
+    if isinstance(node, ast.BoolOp):  # value or "(none)"
+        return [w for value in node.values for w in words(value)]
+    if isinstance(node, (ast.List, ast.Tuple)):  # header labels
+        return [w for element in node.elts for w in words(element)]
     return []
 
 
@@ -64,13 +80,28 @@ def untranslated(path: Path) -> list[str]:
     lines = source.splitlines()
     found = []
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assign) and any(  # HEADERS = ("When", …): column titles
+                getattr(t, "id", getattr(t, "attr", "")).endswith("HEADERS")
+                for t in node.targets):
+            for literal in words(node.value):
+                found.append(f"{path.relative_to(ROOT)}:{literal.lineno}: HEADERS: "
+                             f"{lines[literal.lineno - 1].strip()}")
+            continue
         if not isinstance(node, ast.Call):
             continue
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if name in SPEC_TEXTS:
+        owner = getattr(func.value, "id", None) if isinstance(func, ast.Attribute) else None
+        if (owner, name) in DIALOGS:
+            args = [a for i, a in enumerate(node.args) if i in DIALOGS[owner, name]]
+            args += [k.value for k in node.keywords if k.arg in DIALOG_KEYWORDS]
+        elif name in SPEC_TEXTS:
             args = [a for i, a in enumerate(node.args) if i in SPEC_TEXTS[name]]
             args += [k.value for k in node.keywords if k.arg in SPEC_KEYWORDS]
+            if name == "Column":  # a cell's or tip's words, made when shown: tr() there
+                args += [a.body for a in node.args[1:2] + [k.value for k in node.keywords
+                                                          if k.arg in ("text", "tip")]
+                         if isinstance(a, ast.Lambda)]
         elif name in METHODS | CONSTRUCTORS:
             args = node.args if name in EVERY_ARG else node.args[:1]
         else:
@@ -80,7 +111,7 @@ def untranslated(path: Path) -> list[str]:
                 line = lines[literal.lineno - 1].strip()
                 if (path.relative_to(ROOT).as_posix(), line) not in ALLOWED:
                     found.append(f"{path.relative_to(ROOT)}:{literal.lineno}: {name}: {line}")
-    return found
+    return sorted(found, key=lambda problem: int(problem.split(":")[1]))  # in line order
 
 
 def test_the_checker_flags_literals_and_passes_tr(tmp_path):
@@ -96,12 +127,29 @@ def test_the_checker_flags_literals_and_passes_tr(tmp_path):
         'label.setText(fmt.bounded(agent_text))\n'
         'bar.show_message(f"Wrote {n} rows", Level.INFO)\n'
         'title = plain_label("Select an entry", self)\n'
-        'ActionSpec("a.b", "Approve", "Inbox", QT_TR_NOOP("Approve it"))\n'
-        'ActionSpec("a.c", QT_TR_NOOP("Deny"), "Inbox", tip="Deny it")\n'
-        'ActionSpec("a.d", QT_TR_NOOP("Snooze"), "Inbox", QT_TR_NOOP("Later"))\n')
+        'ActionSpec("a.b", "Approve", QT_TR_NOOP("Inbox"), QT_TR_NOOP("Approve it"))\n'
+        'ActionSpec("a.c", QT_TR_NOOP("Deny"), QT_TR_NOOP("Inbox"), tip="Deny it")\n'
+        'ActionSpec("a.d", QT_TR_NOOP("Snooze"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Later"))\n'
+        'ActionSpec("a.e", QT_TR_NOOP("Wake"), "Inbox")\n'
+        'box.setAccessibleName(f"Copy {name}")\n'
+        'box.setAccessibleDescription(tr("Copy {name}").format(name=name))\n'
+        'model.setHorizontalHeaderLabels([tr("Key"), "Value"])\n'
+        'QMessageBox.warning(self, tr("Export"), f"Could not write {path}")\n'
+        'QMessageBox.warning(self, tr("Export"), tr("Could not write {path}").format(path=p))\n'
+        'QFileDialog.getSaveFileName(self, "Save", str(p), tr("CSV (*.csv)"))\n'
+        'QFileDialog.getSaveFileName(self, tr("Save"), str(p), "CSV (*.csv)")\n'
+        'COLUMNS = [Column("When", when), Column(QT_TR_NOOP("Who"), who)]\n'
+        'HEADERS = ("#", QT_TR_NOOP("Time"), "Type")\n'
+        'ReasonDialog.ask(self, tr("Deny"), tr("Why?"), ok="Deny")\n'
+        'ErrorDialog.ask(self, tr("Oops"), agent_text, details)\n'
+        'Column(QT_TR_NOOP("Note"), lambda e: e.note or "none", tip=lambda e: f"by {e.who}")\n'
+        'Column(QT_TR_NOOP("Note"), lambda e: e.note or tr("none"), tip=lambda e: e.who)\n')
     flagged = [line.split(": ", 2)[1] for line in untranslated_at(sample, tmp_path)]
     assert flagged == ["setText", "QPushButton", "addAction", "setToolTip", "show_message",
-                       "plain_label", "ActionSpec", "ActionSpec"]
+                       "plain_label", "ActionSpec", "ActionSpec", "ActionSpec",
+                       "setAccessibleName", "setHorizontalHeaderLabels", "warning",
+                       "getSaveFileName", "getSaveFileName", "Column", "HEADERS", "ask",
+                       "Column", "Column"]
 
 
 def untranslated_at(path: Path, root: Path) -> list[str]:
