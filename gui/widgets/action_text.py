@@ -142,7 +142,7 @@ class ActionField(QWidget):
         self.copy.setAccessibleName(tr("Copy {name}").format(name=name))
         self.copy.clicked.connect(self._copy)
         self.show_all = QPushButton(tr("Show all"), self)
-        self.show_all.setAccessibleName(f"Show all of {name}")
+        self.show_all.setAccessibleName(tr("Show all of {name}").format(name=name))
         self.show_all.setVisible(len(text) > BOX_CHARS)
         self.show_all.clicked.connect(self._show_all)
         self.box = FullText(f"Action {name}", self)
