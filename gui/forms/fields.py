@@ -312,7 +312,7 @@ class EnumField(Field):
         self.combo.setMaxVisibleItems(20)
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.combo.setMinimumContentsLength(24)
-        self.combo.addItem("— choose —")
+        self.combo.addItem(tr("— choose —"))
         self.combo.addItems([option_label(v) for v in self.values])
         self.combo.currentIndexChanged.connect(self._on_edit)
         self.finish(self.combo)

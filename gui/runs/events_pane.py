@@ -176,7 +176,7 @@ class EventsPane(QWidget):
         self.type_filter.setAccessibleName(tr("Filter events by type"))
         self.type_filter.setToolTip(tr("Show only events of this type"))
         self.type_filter.setMinimumContentsLength(22)
-        self.type_filter.addItem("All event types", None)
+        self.type_filter.addItem(tr("All event types"), None)
         self.when = QDateTimeEdit(self)
         self.when.setDisplayFormat("yyyy-MM-dd HH:mm:ss")
         self.when.setCalendarPopup(True)
@@ -254,7 +254,7 @@ class EventsPane(QWidget):
             self._types = None
             self.type_filter.blockSignals(True)
             self.type_filter.clear()
-            self.type_filter.addItem("All event types", None)
+            self.type_filter.addItem(tr("All event types"), None)
             self.type_filter.blockSignals(False)
             self.find_box.clear()
             self.set_note("")

@@ -152,8 +152,8 @@ class RunFilterBar(QWidget):
         found = self.sort.findData(sort_data(key, descending))
         self.sort.blockSignals(True)
         if found < 0:
-            self.sort.addItem(f"{key.capitalize()} {'descending' if descending else 'ascending'}",
-                              sort_data(key, descending))
+            words = tr("{key} descending") if descending else tr("{key} ascending")
+            self.sort.addItem(words.format(key=key.capitalize()), sort_data(key, descending))
             found = self.sort.count() - 1
         self.sort.setCurrentIndex(found)
         self.sort.blockSignals(False)

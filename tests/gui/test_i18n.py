@@ -22,7 +22,8 @@ METHODS = {"setText", "setWindowTitle", "setToolTip", "setPlaceholderText", "add
            "setTitle", "addTab", "setStatusTip", "setTabText", "setWhatsThis",
            "show_message", "addRow",  # a message bar's text; a form row's label
            "setAccessibleName", "setAccessibleDescription",  # what a screen reader says
-           "setHorizontalHeaderLabels", "setHeaderLabels", "setHeaderLabel"}  # column titles
+           "setHorizontalHeaderLabels", "setHeaderLabels", "setHeaderLabel",  # column titles
+           "addItem", "addItems"}  # a combo box's or list's items
 CONSTRUCTORS = {"QLabel", "QPushButton", "QAction", "QCheckBox", "QGroupBox", "QMenu",
                 "QRadioButton", "QToolButton", "plain_label"}  # plain_label: widgets/labels.py
 EVERY_ARG = {"addAction", "QAction", "addTab"}  # addAction(icon, text), addTab(widget, text)
@@ -143,13 +144,16 @@ def test_the_checker_flags_literals_and_passes_tr(tmp_path):
         'ReasonDialog.ask(self, tr("Deny"), tr("Why?"), ok="Deny")\n'
         'ErrorDialog.ask(self, tr("Oops"), agent_text, details)\n'
         'Column(QT_TR_NOOP("Note"), lambda e: e.note or "none", tip=lambda e: f"by {e.who}")\n'
-        'Column(QT_TR_NOOP("Note"), lambda e: e.note or tr("none"), tip=lambda e: e.who)\n')
+        'Column(QT_TR_NOOP("Note"), lambda e: e.note or tr("none"), tip=lambda e: e.who)\n'
+        'combo.addItem("Newest first", True)\n'
+        'combo.addItem(tr("Oldest first"), False)\n'
+        'combo.addItems(["Light", tr("Dark")])\n')
     flagged = [line.split(": ", 2)[1] for line in untranslated_at(sample, tmp_path)]
     assert flagged == ["setText", "QPushButton", "addAction", "setToolTip", "show_message",
                        "plain_label", "ActionSpec", "ActionSpec", "ActionSpec",
                        "setAccessibleName", "setHorizontalHeaderLabels", "warning",
                        "getSaveFileName", "getSaveFileName", "Column", "HEADERS", "ask",
-                       "Column", "Column"]
+                       "Column", "Column", "addItem", "addItems"]
 
 
 def untranslated_at(path: Path, root: Path) -> list[str]:
