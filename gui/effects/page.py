@@ -16,7 +16,7 @@ import time
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
@@ -42,9 +42,10 @@ from .view import LIVE, EffectView, lapsed
 TICK_MS = 1000
 LEASE_REFRESH_S = 2.0  # while lapsed/live leases are listed, re-read this often
 FILTERS: list[tuple[str, str]] = [
-    ("Needs a person (ambiguous)", "ambiguous"), ("Lease lapsed, not marked", "lapsed"),
-    ("Live (reserved or executing)", "live"), ("Committed", "committed"),
-    ("Failed", "failed"), ("All effects", "all"),
+    (QT_TR_NOOP("Needs a person (ambiguous)"), "ambiguous"),
+    (QT_TR_NOOP("Lease lapsed, not marked"), "lapsed"),
+    (QT_TR_NOOP("Live (reserved or executing)"), "live"), (QT_TR_NOOP("Committed"), "committed"),
+    (QT_TR_NOOP("Failed"), "failed"), (QT_TR_NOOP("All effects"), "all"),
 ]
 
 

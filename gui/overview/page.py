@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QVBoxLayout, QWidget
 
@@ -29,7 +29,8 @@ from ..widgets.labels import plain_label
 from .chart import Bar, BarChart, Series
 
 REFRESH_MS = 1500
-WINDOWS = (("Last 24 hours", 24), ("Last 7 days", 7 * 24), ("Last 6 hours", 6))
+WINDOWS = ((QT_TR_NOOP("Last 24 hours"), 24), (QT_TR_NOOP("Last 7 days"), 7 * 24),
+           (QT_TR_NOOP("Last 6 hours"), 6))
 KIND_SERIES = [Series("approval", "Approvals", "#3b82f6"), Series("question", "Questions",
                "#a855f7"), Series("memory", "Memory", "#14b8a6"),
                Series("effect", "Effects", "#f97316")]
@@ -126,7 +127,7 @@ class OverviewPage(QWidget):
         self.window = QComboBox(self)
         self.window.setAccessibleName(tr("Time window"))
         for title, hours in WINDOWS:
-            self.window.addItem(title, hours)
+            self.window.addItem(tr(title), hours)
         self.pending = Card("Waiting for a person, by age", BarChart(KIND_SERIES), self)
         self.per_hour = Card("Decisions per hour", BarChart(DECISION_SERIES), self)
         self.by_agent = Card("Time to decision, by agent",

@@ -46,11 +46,13 @@ def make_table(model: PagedModel, name: str, parent: QWidget, stretch: int) -> Q
 
 
 def choice_combo(name: str, choices: list[tuple[str, Any]], parent: QWidget) -> QComboBox:
+    """A filter menu; each choice's text (marked QT_TR_NOOP where declared) is translated
+    here, its value stays the item's data."""
     combo = QComboBox(parent)
     combo.setAccessibleName(name)
     combo.setToolTip(name)
     for text, value in choices:
-        combo.addItem(text, value)
+        combo.addItem(tr(text), value)
     return combo
 
 
