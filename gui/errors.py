@@ -122,5 +122,6 @@ class ErrorPresenter(QObject):
 def unexpected_text(exc: BaseException) -> str:
     if isinstance(exc, FATAL):
         return f"{exc} {getattr(exc, 'hint', '')}".strip()
-    return (f"An unexpected error stopped this action: {type(exc).__name__}: {exc}\n"
-            "Nothing else was changed. The details below help a developer fix it.")
+    return tr("An unexpected error stopped this action: {kind}: {error}\n"
+              "Nothing else was changed. The details below help a developer fix it.").format(
+        kind=type(exc).__name__, error=exc)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QT_TR_NOOP, Qt, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -39,7 +39,8 @@ from .settings import (
 from .watcher import POLL_MS
 from .widgets.dialogs import OpenJournalDialog
 
-THEMES = (("Follow the system", "system"), ("Light", "light"), ("Dark", "dark"))
+THEMES = ((QT_TR_NOOP("Follow the system"), "system"), (QT_TR_NOOP("Light"), "light"),
+          (QT_TR_NOOP("Dark"), "dark"))
 
 
 @dataclass(frozen=True)
@@ -75,15 +76,16 @@ def save_prefs(settings: DeskSettings, prefs: Prefs) -> None:
 def key_text(key: Any) -> str:
     """What Preferences says about the operator's signing key (``OperatorKey`` or None)."""
     if key is None:
-        return ("No signing key: your decisions are unsigned, and agents that trust "
-                "operator keys refuse them.")
+        return tr("No signing key: your decisions are unsigned, and agents that trust "
+                  "operator keys refuse them.")
     text = f"{key.fingerprint}\n{key.public_key}"
     if key.weaker:
-        text += ("\nThe private key is in a file readable only by you (no OS keyring works "
-                 "here): weaker than a keyring, any program running as you can read it.")
+        text += "\n" + tr("The private key is in a file readable only by you (no OS keyring "
+                          "works here): weaker than a keyring, any program running as you can "
+                          "read it.")
     else:
-        text += "\nThe private key is in the OS keyring."
-    return text + "\n`proctor keys export` writes the file agents trust."
+        text += "\n" + tr("The private key is in the OS keyring.")
+    return text + "\n" + tr("`proctor keys export` writes the file agents trust.")
 
 
 class PreferencesDialog(QDialog):
@@ -93,7 +95,7 @@ class PreferencesDialog(QDialog):
         self.theme = QComboBox(self)
         self.theme.setAccessibleName(tr("Theme"))
         for text, value in THEMES:
-            self.theme.addItem(text, value)
+            self.theme.addItem(tr(text), value)
         self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
         self.single_keys = QCheckBox(tr("Single-key shortcuts (j, k, a, d, s, x, c, f, /, ?)"), self)
         self.single_keys.setAccessibleName(tr("Single-key shortcuts"))
