@@ -36,14 +36,14 @@ def needs_second_confirm(e: Effect) -> bool:
 
 def risk_text(e: Effect) -> str:
     if not needs_second_confirm(e):
-        return (f"This is {a_or_an(label(e.safety_class.value))}: running it again is "
-                "harmless, so “failed” is the safe answer when in doubt.")
-    text = (f"This is {a_or_an(label(e.safety_class.value))}, not idempotent: if it did "
-            "happen and you mark it failed, a retry does it a second time. You will be asked "
-            "to confirm.")
+        return tr("This is {kind}: running it again is harmless, so “failed” is the safe "
+                  "answer when in doubt.").format(kind=a_or_an(label(e.safety_class.value)))
+    text = tr("This is {kind}, not idempotent: if it did happen and you mark it failed, a "
+              "retry does it a second time. You will be asked to confirm.").format(
+        kind=a_or_an(label(e.safety_class.value)))
     if e.idempotency_key:
-        text += (f" Its idempotency key {fmt.bounded(e.idempotency_key, 80)} protects a "
-                 "retry only if the receiving system honours it.")
+        text += " " + tr("Its idempotency key {key} protects a retry only if the receiving "
+                         "system honours it.").format(key=fmt.bounded(e.idempotency_key, 80))
     return text
 
 

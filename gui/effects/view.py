@@ -61,16 +61,19 @@ def lease_text(e: Effect, now: float | None = None) -> str:
 
 def state_text(e: Effect, now: float | None = None) -> str:
     if e.status == EffectStatus.AMBIGUOUS:
-        return (f"Outcome unknown since {fmt.clock(e.updated_at)} — only a person can say "
-                "whether it happened.")
+        return tr("Outcome unknown since {when} — only a person can say whether it "
+                  "happened.").format(when=fmt.clock(e.updated_at))
     if lapsed(e, now):
-        return (f"{e.status.value.capitalize()}, but the lease lapsed "
-                f"{fmt.span((now or time.time()) - (e.lease_expires_at or 0))} ago and nobody "
-                "has marked it ambiguous yet.")
+        return tr("{status}, but the lease lapsed {span} ago and nobody has marked it "
+                  "ambiguous yet.").format(
+            status=e.status.value.capitalize(),
+            span=fmt.span((now or time.time()) - (e.lease_expires_at or 0)))
     if e.status in LIVE:
-        return f"{e.status.value.capitalize()} — {lease_text(e, now)}."
-    who = e.resolved_by or "the agent"
-    text = f"{e.status.value.capitalize()} by {who} at {fmt.clock(e.updated_at)}"
+        return tr("{status} — {lease}.").format(status=e.status.value.capitalize(),
+                                                 lease=lease_text(e, now))
+    who = e.resolved_by or tr("the agent")
+    text = tr("{status} by {who} at {when}").format(
+        status=e.status.value.capitalize(), who=who, when=fmt.clock(e.updated_at))
     if e.resolution_reason:
         text += f": {fmt.bounded(e.resolution_reason, 300)}"
     elif e.error:

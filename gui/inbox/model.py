@@ -71,8 +71,9 @@ def item_key(item: InboxItem) -> str:
 def accessible(item: InboxItem) -> str:
     """The screen reader's text for a row: agent text bounded and escaped (``fmt.bounded``),
     never a whole 5 MB title nor a raw control character."""
-    return (f"{KIND_TITLES.get(item.kind.value, '')} from {fmt.bounded(item.agent, 80)}, run "
-            f"{fmt.bounded(item.run_title, 120)}: {fmt.bounded(item.summary, 200)}")
+    return tr("{kind} from {agent}, run {run}: {summary}").format(
+        kind=KIND_TITLES.get(item.kind.value, ""), agent=fmt.bounded(item.agent, 80),
+        run=fmt.bounded(item.run_title, 120), summary=fmt.bounded(item.summary, 200))
 
 
 class InboxModel(PagedModel):

@@ -74,11 +74,16 @@ def closed_text(q: Interaction) -> str:
     """What happened to a question that is no longer open."""
     when = fmt.clock(q.resolved_at) if q.resolved_at else ""
     if q.status == InteractionStatus.CANCELLED:
-        return "The agent withdrew this question; no answer can be sent."
+        return tr("The agent withdrew this question; no answer can be sent.")
     if q.status == InteractionStatus.EXPIRED:
-        return f"This question expired{' at ' + when if when else ''} before an answer was sent."
-    who = q.resolved_by or "someone"
-    return f"Answered by {who}{' at ' + when if when else ''}."
+        if when:
+            return tr("This question expired at {when} before an answer was sent.").format(
+                when=when)
+        return tr("This question expired before an answer was sent.")
+    who = q.resolved_by or tr("someone")
+    if when:
+        return tr("Answered by {who} at {when}.").format(who=who, when=when)
+    return tr("Answered by {who}.").format(who=who)
 
 
 class QuestionDetail(DetailWidget):

@@ -42,12 +42,15 @@ LISTED = 50
 
 def draft_text(d: RuleDraft, now: float | None = None) -> str:
     """The rule in one sentence, as the confirmation restates it."""
-    where = {"run": f"run {d.run_id}", "space": f"space {d.project}/{d.space}",
-             "project": f"project {d.project}"}.get(d.scope, d.scope)
-    until = f"until {fmt.clock(d.expires_at)}" if d.expires_at else "for ever (no expiry)"
-    when = f" when {d.predicate}" if d.predicate else ""
-    return (f"{d.effect.value.capitalize()} {d.action_pattern} on resource "
-            f"{d.resource_pattern}{when}, in {where}, {until}")
+    where = {"run": tr("run {run}").format(run=d.run_id),
+             "space": tr("space {project}/{space}").format(project=d.project, space=d.space),
+             "project": tr("project {project}").format(project=d.project)}.get(d.scope, d.scope)
+    until = (tr("until {when}").format(when=fmt.clock(d.expires_at)) if d.expires_at
+             else tr("for ever (no expiry)"))
+    when = " " + tr("when {predicate}").format(predicate=d.predicate) if d.predicate else ""
+    return tr("{effect} {action} on resource {resource}{when}, in {where}, {until}").format(
+        effect=d.effect.value.capitalize(), action=d.action_pattern,
+        resource=d.resource_pattern, when=when, where=where, until=until)
 
 
 def preview_text(p: RulePreview) -> str:

@@ -34,8 +34,10 @@ from ..widgets.paged_model import Column, PagedModel
 
 
 def made_text(rule: Any) -> str:
-    return rule.created_by + (f" from {rule.source_approval_id}" if rule.source_approval_id
-                              else "")
+    if rule.source_approval_id:
+        return tr("{who} from {approval}").format(who=rule.created_by,
+                                                  approval=rule.source_approval_id)
+    return rule.created_by
 
 
 def expiry_text(rule: Any) -> str:

@@ -251,7 +251,7 @@ TOOL_COLUMNS = [
 
 def _asked_text(item: Any) -> str:
     if isinstance(item, Approval):
-        return f"approval · {item.action_name}"
+        return tr("approval · {action}").format(action=item.action_name)
     return f"{item.kind.value.replace('_', ' ')} · {item.prompt}"
 
 
