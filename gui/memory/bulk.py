@@ -94,7 +94,7 @@ class BulkPanel(QWidget):
         lines = [f"• {fmt.bounded(c.title, 80)} — from {fmt.bounded(c.incoming_source, 50)}"
                  for c in items[:SHOWN]]
         if n > SHOWN:
-            lines.append(f"… and {n - SHOWN} more")
+            lines.append(tr("… and {count} more").format(count=n - SHOWN))
         self.listing.setText("\n".join(lines))
         for choice, button in self.buttons.items():
             button.setText(f"{self._texts[choice]} {n}")

@@ -14,6 +14,7 @@ from proctor.core.memory import OPEN_SENSITIVITIES as OPEN_SENSITIVITIES
 from proctor.core.memory import is_sensitive as is_sensitive
 from proctor.core.models import MemoryEntry
 
+from ..i18n import tr
 from ..settings import DEFAULT_TOKEN_LIMIT
 from ..settings import TOKEN_LIMIT_KEY as TOKEN_LIMIT_KEY  # where tests look for it
 from ..widgets import fmt
@@ -22,9 +23,9 @@ from ..widgets.list_model import Index, ListModel
 
 
 def mask_text(entry: MemoryEntry) -> str:
-    return (f"Hidden: this entry is marked “{fmt.bounded(entry.sensitivity, 40)}”. "
-            f"Reveal it to read it ({len(entry.content):,} characters); the reveal is "
-            "recorded in the audit log.")
+    return tr("Hidden: this entry is marked “{sensitivity}”. Reveal it to read it ({count} "
+              "characters); the reveal is recorded in the audit log.").format(
+        sensitivity=fmt.bounded(entry.sensitivity, 40), count=f"{len(entry.content):,}")
 
 
 def token_limit(settings: Any) -> int:

@@ -64,21 +64,30 @@ def change_source(m: MemoryMutation, *, full: bool = False) -> str:
 
 
 def history_tip(m: MemoryMutation) -> str:
-    return (f"{label(m.operation)} by {m.actor} at {fmt.clock(m.created_at)}\n"
-            f"reason: {m.reason or '—'}\nbefore: {m.before_hash or '—'}\n"
-            f"after: {m.after_hash or '—'}"
-            + (f"\nsource: {change_source(m, full=True)}" if m.run_id else ""))
+    text = tr("{operation} by {actor} at {when}\nreason: {reason}\nbefore: {before}\n"
+              "after: {after}").format(operation=label(m.operation), actor=m.actor,
+                                       when=fmt.clock(m.created_at), reason=m.reason or "—",
+                                       before=m.before_hash or "—", after=m.after_hash or "—")
+    if m.run_id:
+        text += "\n" + tr("source: {source}").format(source=change_source(m, full=True))
+    return text
 
 
 def facts_text(e: MemoryEntry) -> str:
-    flags = [f for f, on in (("pinned", e.pinned), ("confirmed", e.confirmed),
-                             ("removed", e.deleted)) if on]
-    return (f"{e.scope.value} · {fmt.bounded(e.scope_key, 60)} · kind {e.kind} · priority "
-            f"{e.priority} · trust {label(e.trust.value)} · sensitivity {e.sensitivity}\n"
-            f"version {e.version} · created {fmt.clock(e.created_at)} · updated "
-            f"{fmt.clock(e.updated_at)}" + (f" · {', '.join(flags)}" if flags else "")
-            + (f" · used {e.use_count:,}× (last {fmt.clock(e.last_used_at)})" if e.use_count
-               else " · never used"))
+    flags = [f for f, on in ((tr("pinned"), e.pinned), (tr("confirmed"), e.confirmed),
+                             (tr("removed"), e.deleted)) if on]
+    text = tr("{scope} · {key} · kind {kind} · priority {priority} · trust {trust} · "
+              "sensitivity {sensitivity}\nversion {version} · created {created} · updated "
+              "{updated}").format(
+        scope=e.scope.value, key=fmt.bounded(e.scope_key, 60), kind=e.kind,
+        priority=e.priority, trust=label(e.trust.value), sensitivity=e.sensitivity,
+        version=e.version, created=fmt.clock(e.created_at), updated=fmt.clock(e.updated_at))
+    if flags:
+        text += f" · {', '.join(flags)}"
+    if e.use_count:
+        return text + " · " + tr("used {count}× (last {when})").format(
+            count=f"{e.use_count:,}", when=fmt.clock(e.last_used_at))
+    return text + " · " + tr("never used")
 
 
 class EntryDetail(QWidget):

@@ -62,11 +62,14 @@ def _row(text: str, key: str, entries: int, conflicts: int, tokens: int,
 
 
 def usage_tip(u: ScopeUsage, limit: int) -> str:
-    over = f" — over the budget by {u.tokens - limit:,}" if u.tokens > limit else ""
-    return (f"{u.scope.value} {u.scope_key}\n{u.entries} entries ({u.pinned} pinned, "
-            f"{u.removed} removed), {u.conflicts} pending conflicts\n"
-            f"about {u.tokens:,} tokens of {limit:,}{over}\n"
-            f"(estimated as characters / {CHARS_PER_TOKEN}: {u.chars:,} characters)")
+    over = (" — " + tr("over the budget by {count}").format(count=f"{u.tokens - limit:,}")
+            if u.tokens > limit else "")
+    return tr("{scope} {key}\n{entries} entries ({pinned} pinned, {removed} removed), "
+              "{conflicts} pending conflicts\nabout {tokens} tokens of {limit}{over}\n"
+              "(estimated as characters / {ratio}: {chars} characters)").format(
+        scope=u.scope.value, key=u.scope_key, entries=u.entries, pinned=u.pinned,
+        removed=u.removed, conflicts=u.conflicts, tokens=f"{u.tokens:,}", limit=f"{limit:,}",
+        over=over, ratio=CHARS_PER_TOKEN, chars=f"{u.chars:,}")
 
 
 class ScopeTree(QTreeView):
