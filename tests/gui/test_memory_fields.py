@@ -65,7 +65,9 @@ def test_an_incoming_sensitivity_masks_both_versions(qtbot, journal_path, open_d
     assert not page.review.take_button.isEnabled()
     qtbot.mouseClick(page.review.reveal_button, LEFT)
     qtbot.waitUntil(lambda: page.review.incoming.text() == "+1 555 0199", timeout=WAIT_MS)
-    assert page.review.take_button.isEnabled()
+    # the two versions are compared on the presentation pool after the reveal: Take
+    # becomes available once the comparison is on screen
+    qtbot.waitUntil(page.review.take_button.isEnabled, timeout=WAIT_MS)
 
 
 def shown(page) -> list[str]:
