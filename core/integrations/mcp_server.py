@@ -54,22 +54,30 @@ from .. import errors
 from ..canonical import digest_of
 from ..journal import Journal
 from ..models import (
-    TERMINAL_RUN_STATUSES,
     Actor,
     Approval,
     ApprovalStatus,
     Interaction,
     InteractionStatus,
-    RunStatus,
     ToolCallStatus,
+)
+from .mcp_host import LIBRARY_NAMES, host_gone, host_process, quiet_stdout
+from .mcp_outcome import Outcome, approval_outcome, question_outcome
+from .mcp_runs import (
+    KEPT,
+    detached_runs,
+    end_or_keep,
+    is_detached,
+    orphaned_runs,
+    pid_scope,
+    settle_detached,
+    withdraw_item,
 )
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", Approval, Interaction)
 
 RETRY_CHAIN = 50  # at most this many fresh requests for one idempotency key
-KEPT = "mcp.request_kept"  # run event: this request outlives its caller's connection
-DETACHED = "mcp.session_ended"  # run event: the session ended, its kept requests stay open
 
 SafetyName = Literal["safe_read", "idempotent_write", "unsafe_write", "external_side_effect",
                      "financial", "destructive"]
@@ -82,7 +90,6 @@ WaitSeconds = Annotated[float, Field(ge=0, le=50, description="wait at most this
 WaitAtMost = Annotated[float | None, Field(ge=0, le=3600, description=(
     "wait at most this long, then return status 'pending' with the id (poll with "
     "await_decision or call again with the same idempotency_key); default: until decided"))]
-StatusName = Literal["pending", "approved", "denied", "answered", "expired", "withdrawn"]
 
 INSTRUCTIONS = (
     "Proctor puts a person in the loop. Before an action with side effects, call "
@@ -97,104 +104,18 @@ INSTRUCTIONS = (
 )
 
 
-class Outcome(BaseModel):
-    """What every tool returns: the request and, once decided, the person's decision."""
-
-    id: str = Field(description="approval (apr_...) or question (int_...) id")
-    kind: Literal["approval", "question"]
-    status: StatusName
-    approved: bool | None = Field(None, description="approvals: True only when approved")
-    answer: Any = Field(None, description="questions: the person's answer (JSON)")
-    reason: str | None = Field(None, description="the person's reason, if given")
-    decided_by: str | None = None
-    scope: str | None = Field(None, description="approvals: once, run or space")
-    run_id: str
-    action_digest: str | None = Field(None, description=(
-        "approvals: the digest of the action to run (of the edited one if edited)"))
-    edited: bool = Field(False, description=(
-        "approvals: the person edited the action before approving it; run `action`, not "
-        "what you asked for"))
-    action: dict[str, Any] | None = Field(None, description=(
-        "approvals, once approved: exactly the action to run (the person's edit, if any)"))
-    requested_digest: str | None = Field(None, description=(
-        "approvals: the digest of the action you asked for"))
 
 
-APPROVAL_STATUS: dict[ApprovalStatus, StatusName] = {
-    ApprovalStatus.PENDING: "pending", ApprovalStatus.APPROVED: "approved",
-    ApprovalStatus.DENIED: "denied", ApprovalStatus.EXPIRED: "expired",
-    ApprovalStatus.CANCELLED: "withdrawn",
-}
-QUESTION_STATUS: dict[InteractionStatus, StatusName] = {
-    InteractionStatus.REQUESTED: "pending", InteractionStatus.PRESENTED: "pending",
-    InteractionStatus.RESOLVED: "answered", InteractionStatus.EXPIRED: "expired",
-    InteractionStatus.CANCELLED: "withdrawn",
-}
 
 
-def orphaned_runs(journal: Journal, project: str) -> list[tuple[str, int]]:
-    """(run id, server pid) of the open MCP-session runs in ``project`` whose server ran on
-    this host and is no longer alive."""
-    open_statuses = [st.value for st in RunStatus if st not in TERMINAL_RUN_STATUSES]
-    host, scope, found, cursor = socket.gethostname(), pid_scope(), [], None
-    while True:
-        page = journal.runs.list(status=open_statuses, project=project, cursor=cursor)
-        for run in page.items:
-            started = journal.runs.events(run.id, limit=1)
-            payload = started[0].payload if started else None
-            meta = payload.get("metadata") if isinstance(payload, dict) else None
-            if not isinstance(meta, dict):
-                continue
-            pid = meta.get("server_pid")
-            if meta.get("via") == "mcp" and meta.get("server_host") == host and \
-                    meta.get("server_pid_scope") == scope and \
-                    isinstance(pid, int) and not process_alive(pid):
-                found.append((run.id, pid))
-        if not page.next_cursor:
-            return found
-        cursor = page.next_cursor
 
 
-def pid_scope() -> str:
-    """Where a pid means this process: the boot and the pid namespace (two containers may
-    share a host name but not their pids). Empty where the OS does not say."""
-    parts = []
-    for read in (lambda: Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
-                 lambda: os.readlink("/proc/self/ns/pid")):
-        try:
-            parts.append(read())
-        except OSError:
-            parts.append("")
-    return "/".join(parts) if any(parts) else ""
 
 
-def process_alive(pid: int) -> bool:
-    if pid == os.getpid() or os.name == "nt":  # on Windows os.kill(pid, 0) would kill it
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
-def approval_outcome(a: Approval) -> Outcome:
-    status = APPROVAL_STATUS[a.status]
-    decided = status in ("approved", "denied", "expired")
-    return Outcome(id=a.id, kind="approval", status=status,
-                   approved=(status == "approved") if decided else None,
-                   reason=a.decision_reason, decided_by=a.decided_by,
-                   scope=a.decision_scope.value if a.decision_scope else None,
-                   run_id=a.run_id, action_digest=a.effective_digest, edited=a.edited,
-                   action=a.effective_action if status == "approved" else None,
-                   requested_digest=a.action_digest)
 
 
-def question_outcome(q: Interaction) -> Outcome:
-    return Outcome(id=q.id, kind="question", status=QUESTION_STATUS[q.status],
-                   answer=q.response, decided_by=q.resolved_by, run_id=q.run_id)
 
 
 @dataclass
@@ -575,88 +496,20 @@ class ProctorMCP:
         withdraw_item(s.journal, item_id, reason)
 
 
-OPEN_QUESTION = (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED)
 
 
-def open_items(j: Journal, run_id: str) -> list[str]:
-    """The ids of the run's requests still waiting for a person."""
-    return [a.id for a in j.approvals.for_run(run_id) if a.status == ApprovalStatus.PENDING] + \
-        [q.id for q in j.interactions.for_run(run_id) if q.status in OPEN_QUESTION]
 
 
-def kept_ids(j: Journal, run_id: str) -> set[str]:
-    return {e.payload["id"] for e in j.runs.events(run_id, types=[KEPT], limit=5000)
-            if isinstance(e.payload, dict) and isinstance(e.payload.get("id"), str)}
 
 
-def is_detached(j: Journal, run_id: str) -> bool:
-    return bool(j.runs.events(run_id, types=[DETACHED], limit=1))
 
 
-def end_or_keep(j: Journal, run_id: str, reason: str, *, fail: bool = False) -> bool:
-    """The connection of the session that owns the run is gone. Its requests filed without a
-    key are withdrawn; if one it kept is still pending the run stays open (a DETACHED event
-    names them), else it ends: completed, or failed (``fail``: its server died). True if it
-    ended now."""
-    run = j.runs.get(run_id)
-    if run.status.terminal:
-        return False
-    pending, kept = open_items(j, run_id), kept_ids(j, run_id)
-    waiting = [i for i in pending if i in kept]
-    if not waiting:
-        if fail:
-            j.runs.fail(run_id, reason)
-        else:
-            j.runs.complete(run_id, {"reason": reason})
-        return True
-    for item_id in pending:
-        if item_id not in kept:
-            withdraw_item(j, item_id, reason)
-    if not is_detached(j, run_id):
-        j.runs.append_event(run_id, DETACHED, {"reason": reason[:500], "kept": waiting})
-    return False
 
 
-def settle_detached(j: Journal, run_id: str) -> None:
-    """A run whose session ended and kept requests: completed once none is pending, cancelled
-    (withdrawing them) once the operator asked it to stop. Any other run is left alone."""
-    try:
-        run = j.runs.get(run_id)
-        if run.status.terminal or not is_detached(j, run_id):
-            return
-        if run.cancel_requested:
-            reason = f"the operator asked this run to stop: {run.cancel_reason or ''}".strip()
-            for item_id in open_items(j, run_id):
-                withdraw_item(j, item_id, reason)
-            j.runs.cancel(run_id, reason)
-        elif not open_items(j, run_id):
-            j.runs.complete(run_id, {"reason": "its session ended; the requests it kept for "
-                                               "a reconnecting client are decided"})
-    except errors.ProctorError as err:  # settled meanwhile by another server
-        log.info("run %s not settled: %s", run_id, err)
 
 
-def detached_runs(journal: Journal, project: str) -> list[str]:
-    """The open runs in ``project`` whose MCP session ended with kept requests."""
-    open_statuses = [st.value for st in RunStatus if st not in TERMINAL_RUN_STATUSES]
-    found, cursor = [], None
-    while True:
-        page = journal.runs.list(status=open_statuses, project=project, cursor=cursor)
-        found += [run.id for run in page.items if is_detached(journal, run.id)]
-        if not page.next_cursor:
-            return found
-        cursor = page.next_cursor
 
 
-def withdraw_item(j: Journal, item_id: str, reason: str) -> None:
-    """Withdraw if still pending; a decision that won the race stands."""
-    try:
-        if item_id.startswith("apr_"):
-            j.approvals.withdraw(item_id, reason)
-        else:
-            j.interactions.withdraw(item_id, reason)
-    except (errors.InvalidTransition, errors.NotFound) as err:
-        log.info("not withdrawn: %s", err)
 
 
 def tool_error(err: errors.ProctorError) -> ToolError:
@@ -808,62 +661,16 @@ def serve_stdio(journal_path: str | os.PathLike[str], *, project: str = "mcp",
         quiet_stdout()
 
 
-# client names that name the MCP library, not the agent (the Python SDK's DEFAULT_CLIENT_INFO,
-# which pydantic-ai's and the OpenAI Agents SDK's MCP clients send unless told otherwise)
-LIBRARY_NAMES = {"mcp"}
-LAUNCHERS = {"uv", "uvx", "sh", "bash", "dash", "zsh", "env", "npx", "node", "python",
-             "python3", "timeout"}
 
 
-def host_process_name(pid: int | None = None, depth: int = 4) -> str | None:
-    """The name of the program that started this stdio server (the agent), skipping
-    launchers (uv run, sh -c, env): its script's stem (``refund_agent`` for
-    ``python refund_agent.py``) or its executable's name. None where /proc is not there."""
-    found = host_process(pid, depth)
-    return found[0] if found else None
 
 
-def host_process(pid: int | None = None, depth: int = 4) -> tuple[str, int] | None:
-    """(name, pid) of the program that started this stdio server, as host_process_name."""
-    pid = os.getppid() if pid is None else pid
-    for _ in range(depth):
-        try:
-            argv = [a.decode(errors="replace") for a in
-                    Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
-            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return None
-        names = [Path(a).name for a in argv if not a.startswith("-")]
-        script = next((Path(n).stem for n in names[1:] if n.endswith(".py")), None)
-        if script:
-            return script[:200], pid
-        if names and Path(names[0]).name.split(".")[0] not in LAUNCHERS:
-            return Path(names[0]).name[:200], pid
-        pid = parent
-    return None
 
 
-HOST_GONE = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError,
-             anyio.ClosedResourceError)
 
 
-def host_gone(exc: BaseException) -> bool:
-    """The error only says the host closed the pipe (every leaf of an exception group)."""
-    if isinstance(exc, BaseExceptionGroup):
-        return all(host_gone(e) for e in exc.exceptions)
-    return isinstance(exc, HOST_GONE)
 
 
-def quiet_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot fail loudly."""
-    import sys
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 __all__ = ["Outcome", "ProctorMCP", "serve_stdio"]
