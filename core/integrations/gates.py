@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from .. import errors
+from .. import origin as origins
 from ..journal import Journal
-from ..models import Approval, ApprovalStatus
+from ..models import Approval, ApprovalStatus, SafetyClass
 
 DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.DENIED, ApprovalStatus.EXPIRED)
 
@@ -106,3 +107,26 @@ def poll_decisions(journal: Journal, approval_ids: list[str], *, timeout: float 
 __all__ = ["Verdict", "approved_action", "poll_decisions", "read_approval", "stable_id",
            "tool_action",
            "verdict_of", "wait_or_withdraw", "withdraw"]
+
+
+ResumeRefusal = Literal["claimed_elsewhere", "already_resumed", "ambiguous"]
+
+
+def claim_resume(journal: Journal, key: str, *, runtime: str, run_id: str, thread_id: str,
+                 lease_seconds: float, owner: str) -> tuple[ResumeRefusal, str | None] | None:
+    """Reserve the effect "resume this thread" once (exactly one process resumes a saved
+    run). None when this process holds it; else the outcome's status and detail:
+    claimed_elsewhere, already_resumed or ambiguous (a person resolves it on the desk)."""
+    try:
+        journal.effects.reserve(key, tool=f"{runtime}.resume", run_id=run_id,
+                                action={"thread_id": thread_id},
+                                safety_class=SafetyClass.UNSAFE_WRITE,
+                                lease_seconds=lease_seconds, owner=owner,
+                                origin=origins.here(runtime, tool="resume"))
+    except errors.EffectBusy as exc:
+        return "claimed_elsewhere", str(exc)
+    except errors.EffectCommitted:
+        return "already_resumed", None
+    except errors.EffectAmbiguous as exc:
+        return "ambiguous", f"{exc}: a person resolves {key} on the desk"
+    return None

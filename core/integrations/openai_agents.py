@@ -31,11 +31,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import errors
 from .. import origin as origins
 from ..journal import Journal
-from ..models import SafetyClass
-from .gates import Verdict, read_approval, stable_id, tool_action, verdict_of
+from .gates import Verdict, claim_resume, read_approval, stable_id, tool_action, verdict_of
 
 Status = Literal["done", "waiting", "resumed", "claimed_elsewhere", "already_resumed",
                  "ambiguous"]
@@ -147,20 +145,13 @@ class AgentsGate:
         return approval.id
 
     def _claim(self, thread_id: str, key: str) -> AgentsOutcome | None:
-        try:
-            self.j.effects.reserve(key, tool="openai-agents.resume", run_id=run_id_for(thread_id),
-                                   action={"thread_id": thread_id},
-                                   safety_class=SafetyClass.UNSAFE_WRITE,
-                                   lease_seconds=self.lease_seconds, owner=self.owner,
-                                   origin=origins.here("openai-agents", tool="resume"))
-        except errors.EffectBusy as exc:
-            return self._outcome(thread_id, "claimed_elsewhere", detail=str(exc))
-        except errors.EffectCommitted:
-            return self._outcome(thread_id, "already_resumed")
-        except errors.EffectAmbiguous as exc:
-            return self._outcome(thread_id, "ambiguous",
-                                 detail=f"{exc}: a person resolves {key} on the desk")
-        return None
+        refused = claim_resume(self.j, key, runtime="openai-agents", run_id=run_id_for(thread_id),
+                               thread_id=thread_id, lease_seconds=self.lease_seconds,
+                               owner=self.owner)
+        if refused is None:
+            return None
+        status, detail = refused
+        return self._outcome(thread_id, status, detail=detail)
 
     def _outcome(self, thread_id: str, status: Status, **kw: Any) -> AgentsOutcome:
         return AgentsOutcome(thread_id=thread_id, run_id=run_id_for(thread_id), status=status,
