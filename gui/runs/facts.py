@@ -8,7 +8,7 @@ row is shown whole as a JSON tree (with "Copy JSON": any item can be copied).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
@@ -27,16 +27,9 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import (
     Approval,
-    Attempt,
     Decision,
-    Effect,
-    InboxItem,
-    Interaction,
-    MemoryMutation,
-    Receipt,
-    Run,
-    ToolCall,
 )
+from proctor.core.run_facts import RunFacts as CoreRunFacts
 
 from ..i18n import tr
 from ..widgets import fmt
@@ -51,26 +44,17 @@ RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
-@dataclass
-class RunFacts:
-    run: Run
-    parent: Run | None
-    children: list[Run]
-    attempts: list[Attempt]
-    tool_calls: list[ToolCall]
-    approvals: list[Approval]
-    interactions: list[Interaction]
-    decisions: list[Decision]
-    effects: list[Effect]
-    receipts: dict[str, list[Receipt]] = field(default_factory=dict)
-    memory: list[MemoryMutation] = field(default_factory=list)
-    open_items: list[InboxItem] = field(default_factory=list)
-    signatures: dict[str, Any] = field(default_factory=dict)  # decision id -> SignatureState
-    # how many there are of what was cut to the newest MAX_FACT_ROWS (its field name -> all)
-    totals: dict[str, int] = field(default_factory=dict)
+class RunFacts(CoreRunFacts):
+    """A run's facts as its page shows them: core's snapshot, each list cut to its newest
+    MAX_FACT_ROWS, with the totals of what was cut (its field name -> all)."""
+
+    totals: dict[str, int] = {}
 
 
 MAX_FACT_ROWS = 1000  # per list: a run's page holds at most this many of each kind
+# the lists cut to their newest MAX_FACT_ROWS (effects come from core as its oldest 1,000)
+CUT_LISTS = ("children", "attempts", "tool_calls", "approvals", "interactions", "decisions",
+             "memory")
 
 
 def _newest(items: list[Any], name: str, totals: dict[str, int]) -> list[Any]:
@@ -88,23 +72,12 @@ def load_facts(journal: Any, run_id: str) -> RunFacts:
     visual timeline show every one)."""
     f = journal.runs.facts(run_id)  # its effects: the oldest MAX_FACT_ROWS, with receipts
     totals: dict[str, int] = {}
-    decisions = _newest(f.decisions, "decisions", totals)
-    return RunFacts(
-        run=f.run,
-        parent=f.parent,
-        children=_newest(f.children, "children", totals),
-        attempts=_newest(f.attempts, "attempts", totals),
-        tool_calls=_newest(f.tool_calls, "tool_calls", totals),
-        approvals=_newest(f.approvals, "approvals", totals),
-        interactions=_newest(f.interactions, "interactions", totals),
-        decisions=decisions,
-        signatures={d.id: f.signatures[d.id] for d in decisions if d.id in f.signatures},
-        effects=f.effects,
-        receipts=f.receipts,
-        memory=_newest(f.memory, "memory", totals),
-        open_items=f.open_items,
-        totals=totals,
-    )
+    shown = {name: getattr(f, name) for name in CoreRunFacts.model_fields}
+    shown.update({name: _newest(getattr(f, name), name, totals) for name in CUT_LISTS})
+    shown["signatures"] = {d.id: f.signatures[d.id] for d in shown["decisions"]
+                           if d.id in f.signatures}
+    # no validation again: the rows are core's models, read and checked in this snapshot
+    return RunFacts.model_construct(**shown, totals=totals)
 
 
 def fact_rows(facts: RunFacts) -> list[list[Row]]:
