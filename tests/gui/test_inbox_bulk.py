@@ -1,6 +1,6 @@
 """Bulk approve / deny apply the scope and reason visible in the decision form to every
-item, and the confirmation lists every item by tool and resource with counts by safety
-class (issue 16, item 4). Snooze and memory bulk run through the core."""
+item, and the confirmation lists every item with counts by safety class (issue 16, item 4):
+approving shows each action whole, denying names each by tool and resource. Snooze and memory bulk run through the core."""
 
 from __future__ import annotations
 
