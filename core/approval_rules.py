@@ -21,7 +21,6 @@ from .decision_rows import (
     canonical_json_loads,
     record_decision,
 )
-from .integrity import refuse_tampered
 from .models import (
     Approval,
     ApprovalRule,
@@ -53,7 +52,7 @@ class ApprovalRules:
         def _decidable(self, tx: Tx, approval_id: str, expected_version: int) -> Any: ...
 
         @staticmethod
-        def _close(tx: Tx, row: Any, status: str, values: dict) -> None: ...
+        def _close(tx: Tx, row: Any, status: str, values: dict) -> dict: ...
 
         def _auto_decide(self, tx: Tx, aid: str, rule: Any,
                          applied_by: str | None = None) -> None: ...
@@ -212,7 +211,6 @@ class ApprovalRules:
         def op(tx: Tx) -> tuple[str, list[str]]:
             if tx.replayed(request_id, request):
                 return self._replayed_rule(tx, request_id), [i for i, _ in pairs]
-            refuse_tampered("approval", approval_id, self._row(tx, approval_id))
             row = self._decidable(tx, approval_id, expected_version)
             if row is None:
                 return "", []
@@ -321,7 +319,6 @@ class ApprovalRules:
         rule = row_where(tx.conn, s.approval_rules, id=rule_id)
         applied = []
         for approval_id, version in pairs:
-            refuse_tampered("approval", approval_id, self._row(tx, approval_id))
             row = self._decidable(tx, approval_id, version)
             if row is None:
                 raise errors.Expired(f"approval {approval_id} expired; preview the rule again")

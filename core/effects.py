@@ -60,70 +60,74 @@ class Effects:
         ``origin``: where it comes from, stored when the key is new (the agent's word)."""
         origin_text = default_origin(self.j.actor.kind, origin)
 
-        def op(tx: Tx) -> None:
-            self.reserve_in(tx, key, run_id=run_id, tool=tool, action=action,
-                            safety_class=safety_class, idempotency_key=idempotency_key,
-                            lease_seconds=lease_seconds, owner=owner, approval_id=None,
-                            origin=origin_text)
+        def op(tx: Tx) -> dict | None:
+            return self.reserve_in(tx, key, run_id=run_id, tool=tool, action=action,
+                                   safety_class=safety_class, idempotency_key=idempotency_key,
+                                   lease_seconds=lease_seconds, owner=owner, approval_id=None,
+                                   origin=origin_text)
 
-        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
+        return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
     def begin(self, key: str, *, owner: str | None = None) -> Effect:
         owner = owner or self.default_owner()
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             row = self._owned(tx, key, owner, (EffectStatus.RESERVED,))
             if row is None:
-                return
-            self._update(tx, row, status=EffectStatus.EXECUTING.value, started_at=tx.now,
-                         lease_expires_at=tx.now + row.lease_seconds)
+                return None
+            written = self._update(tx, row, status=EffectStatus.EXECUTING.value,
+                                   started_at=tx.now,
+                                   lease_expires_at=tx.now + row.lease_seconds)
             self._event(tx, row.run_id, "effect.started", key, {"attempt": row.attempt})
+            return written
 
-        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
+        return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
     def renew(self, key: str, *, owner: str | None = None,
               lease_seconds: float | None = None) -> Effect:
         owner = owner or self.default_owner()
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             row = self._owned(tx, key, owner, LIVE)
             if row is None:
-                return
+                return None
             secs = lease_seconds or row.lease_seconds
-            self._update(tx, row, lease_seconds=secs, lease_expires_at=tx.now + secs)
+            return self._update(tx, row, lease_seconds=secs, lease_expires_at=tx.now + secs)
 
-        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
+        return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
     def commit(self, key: str, result: Any = None, *, owner: str | None = None,
                external_id: str | None = None, evidence: Any = None) -> Effect:
         owner = owner or self.default_owner()
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             row = self._owned(tx, key, owner, (EffectStatus.EXECUTING,))
             if row is None:
-                return
-            self._update(tx, row, status=EffectStatus.COMMITTED.value,
-                         result=canonical_json(result), lease_expires_at=None)
+                return None
+            written = self._update(tx, row, status=EffectStatus.COMMITTED.value,
+                                   result=canonical_json(result), lease_expires_at=None)
             write_receipt(tx, row, "commit", "committed", external_id,
                           {"result": result, "evidence": evidence}, tx.actor.label)
             self._event(tx, row.run_id, "effect.committed", key,
                         {"attempt": row.attempt, "external_id": external_id})
+            return written
 
-        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
+        return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
     def fail(self, key: str, error: str, *, owner: str | None = None) -> Effect:
         owner = owner or self.default_owner()
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             row = self._owned(tx, key, owner, LIVE)
             if row is None:
-                return
-            self._update(tx, row, status=EffectStatus.FAILED.value, error=error,
-                         lease_expires_at=None)
+                return None
+            written = self._update(tx, row, status=EffectStatus.FAILED.value, error=error,
+                                   lease_expires_at=None)
             self._event(tx, row.run_id, "effect.failed", key,
                         {"attempt": row.attempt, "error": error})
+            return written
 
-        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
+        return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
     def record_receipt(self, key: str, *, external_id: str | None = None,
                        evidence: Any = None, owner: str | None = None) -> Receipt:

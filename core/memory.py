@@ -29,7 +29,16 @@ from .models import (
     Trust,
 )
 from .origin import default_for as default_origin
-from .rows import by_id, fetch_one, fetch_prepared, reconciliation_select, to_model, to_models
+from .rows import (
+    as_written,
+    by_id,
+    fetch_one,
+    fetch_prepared,
+    reconciliation_select,
+    to_model,
+    to_models,
+    written_row,
+)
 from .sql import Prepared, insert_rows, row_where, update_where
 from .store import Store
 from .tx import Tx
@@ -62,7 +71,13 @@ def is_sensitive(sensitivity: str | None) -> bool:
     return (sensitivity or "").strip().lower() not in OPEN_SENSITIVITIES
 
 
-def entry_in(conn: Any, entry_id: str) -> MemoryEntry:
+def entry_in(conn: Any, entry_id: str, written: dict | None = None) -> MemoryEntry:
+    """The entry as ``conn`` sees it: built from ``written`` (its row as this write
+    transaction last wrote it) when given, else read."""
+    if written is not None:
+        entry = as_written(MemoryEntry, written)
+        if entry is not None:
+            return entry
     return fetch_prepared(conn, MemoryEntry, ENTRY_BY_ID, f"memory entry {entry_id}",
                           key=entry_id)
 
@@ -150,9 +165,9 @@ class Memory:
         request = {"op": operation, "entry_id": entry_id, "expected_version": expected_version,
                    "reason": reason, "run_id": run_id, **extra}
 
-        def op(tx: Tx) -> str:
+        def op(tx: Tx) -> dict | None:
             if self._replayed(tx, idempotency_key, request):
-                return entry_id
+                return None
             row = self._entry_row(tx, entry_id)
             if row.version != expected_version:
                 raise errors.StaleVersion(
@@ -170,27 +185,31 @@ class Memory:
                     f"memory entry {entry_id} is confirmed by a person; an agent cannot "
                     f"{operation} it",
                     hint="Record a conflict with the new version; a person reconciles it.")
-            self._apply(tx, row, operation, values, reason, run_id, idempotency_key, request)
+            written = self._apply(tx, row, operation, values, reason, run_id,
+                                  idempotency_key, request)
             if tx.actor.kind == "operator":
                 tx.audit(f"memory.{operation}", "memory", entry_id, run_id=run_id,
                          before={"version": row.version, "hash": row.content_hash},
                          after={"version": row.version + 1}, reason=reason)
-            return entry_id
+            return written
 
-        return self.j.write_then(op, lambda tx, eid: entry_in(tx.conn, eid))
+        return self.j.write_then(op, lambda tx, row: entry_in(tx.conn, entry_id, row))
 
     def _apply(self, tx: Tx, row: Any, operation: str, values: dict, reason: str | None,
                run_id: str | None, idempotency_key: str | None, request: Any,
-               event: bool = True, event_sequence: int | None = None) -> None:
+               event: bool = True, event_sequence: int | None = None) -> dict:
+        """UPDATE the entry ``row`` (as read in ``tx``) and write its mutation; the entry's
+        row as now stored."""
         version = row.version + 1
-        done = update_where(tx.conn, s.memory_entries, dict(
-            version=version, updated_at=tx.now, **values), id=row.id, version=row.version)
+        values = dict(version=version, updated_at=tx.now, **values)
+        done = update_where(tx.conn, s.memory_entries, values, id=row.id, version=row.version)
         if done != 1:
             raise errors.StaleVersion(f"memory entry {row.id} changed meanwhile")
         after = values.get("content", row.content)
         self._mutation(tx, row.id, operation, version, row.content_hash, row.content,
                        content_hash(after), after, reason, run_id, idempotency_key, request,
                        event=event, event_sequence=event_sequence)
+        return written_row(row, values)
 
     def _mutation(self, tx: Tx, entry_id: str, operation: str, version: int,
                   before_hash: str | None, before: str | None, after_hash: str,
