@@ -6,21 +6,17 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sqlalchemy import select
-
 from . import errors
 from . import schema as s
 from .canonical import canonical_json, digest_of, sha256_hex
 from .deciders import agent_name
 from .integrity import receipt_digest_body, refuse_tampered
 from .models import Actor, Effect, EffectStatus, Receipt, SafetyClass
-from .rows import as_written, by_id, fetch_prepared, inserted_row, written_row
+from .rows import as_written, inserted_row, one_where, written_row
 from .sql import insert_rows, row_where, update_where
 from .tx import Tx
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
-EFFECT_BY_KEY = by_id(select(s.effects), s.effects.c.key)
-RECEIPT_BY_ID = by_id(select(s.receipts), s.receipts.c.id)
 
 
 def default_owner(actor: Actor) -> str:
@@ -96,7 +92,7 @@ def effect_in(tx: Tx, key: str, written: dict | None = None) -> Effect:
         effect = as_written(Effect, written)
         if effect is not None:
             return effect
-    return fetch_prepared(tx.conn, Effect, EFFECT_BY_KEY, f"effect {key}", key=key)
+    return one_where(tx.conn, Effect, s.effects, f"effect {key}", key=key)
 
 
 def make_ambiguous(tx: Tx, row: Any, reason: str,
@@ -143,8 +139,7 @@ def effect_event(tx: Tx, run_id: str | None, type_: str, key: str, payload: dict
 
 def receipt_in(tx: Tx, receipt_id: str) -> Receipt:
     """The receipt as the write transaction ``tx`` sees it."""
-    return fetch_prepared(tx.conn, Receipt, RECEIPT_BY_ID, f"receipt {receipt_id}",
-                          key=receipt_id)
+    return one_where(tx.conn, Receipt, s.receipts, f"receipt {receipt_id}", id=receipt_id)
 
 
 def write_receipt(tx: Tx, row: Any, kind: str, status: str, external_id: str | None,

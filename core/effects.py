@@ -13,10 +13,8 @@ from . import schema as s
 from .canonical import canonical_json, loads
 from .deciders import refuse_requester, requesters_of_effect
 from .decision_rows import record_decision
-from .effect_rows import (  # noqa: F401 - LIVE, EFFECT_BY_KEY, receipt_in: re-exported
-    EFFECT_BY_KEY,
+from .effect_rows import (  # noqa: F401 - LIVE, receipt_in: re-exported
     LIVE,
-    RECEIPT_BY_ID,
     default_owner,
     effect_event,
     effect_in,
@@ -30,7 +28,7 @@ from .effect_views import EffectQuery
 from .integrity import refuse_tampered
 from .models import Effect, EffectStatus, Origin, Page, Receipt, SafetyClass
 from .origin import default_for as default_origin
-from .rows import fetch_prepared
+from .rows import one_where
 from .run_facts import receipts_of
 from .sql import row_where
 from .store import Store
@@ -252,8 +250,7 @@ class Effects:
 
     # ------------------------------------------------------------ reads
     def get(self, key: str) -> Effect:
-        return self.j.read(lambda c: fetch_prepared(c, Effect, EFFECT_BY_KEY, f"effect {key}",
-                                                    key=key))
+        return self.j.read(lambda c: one_where(c, Effect, s.effects, f"effect {key}", key=key))
 
     def list(self, query: EffectQuery | None = None, *,
              status: builtins.list[str] | None = None, run_id: str | None = None,

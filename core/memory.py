@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import bindparam, func, select, update
 
 from . import errors
 from . import schema as s
@@ -31,9 +31,8 @@ from .models import (
 from .origin import default_for as default_origin
 from .rows import (
     as_written,
-    by_id,
     fetch_one,
-    fetch_prepared,
+    one_where,
     reconciliation_select,
     to_model,
     to_models,
@@ -55,7 +54,6 @@ def content_hash(text: str) -> str:
     return sha256_hex(text)
 
 
-ENTRY_BY_ID = by_id(select(s.memory_entries), s.memory_entries.c.id)
 # The head of an entry's mutation chain (the link a new mutation follows).
 LAST_MUTATION = Prepared(select(s.memory_mutations.c.digest).where(
     s.memory_mutations.c.entry_id == bindparam("entry_id")).order_by(
@@ -78,8 +76,8 @@ def entry_in(conn: Any, entry_id: str, written: dict | None = None) -> MemoryEnt
         entry = as_written(MemoryEntry, written)
         if entry is not None:
             return entry
-    return fetch_prepared(conn, MemoryEntry, ENTRY_BY_ID, f"memory entry {entry_id}",
-                          key=entry_id)
+    return one_where(conn, MemoryEntry, s.memory_entries, f"memory entry {entry_id}",
+                     id=entry_id)
 
 
 class Memory:
@@ -275,21 +273,21 @@ class Memory:
 
         def op(tx: Tx) -> str:
             row = self._entry_row(tx, entry_id)
-            waiting = tx.conn.execute(select(s.reconciliations.c.id).where(
-                s.reconciliations.c.entry_id == entry_id,
-                s.reconciliations.c.status == "pending")).scalar()
+            pending = row_where(tx.conn, s.reconciliations, entry_id=entry_id,
+                                status="pending")
+            waiting = pending.id if pending is not None else None
             if waiting is not None:
                 raise errors.ConflictPending(
                     f"memory entry {entry_id} already has a pending conflict ({waiting}); "
                     "one waits for a person at a time", reconciliation_id=waiting)
             rid = tx.new_id("rec")
-            tx.conn.execute(insert(s.reconciliations).values(agent=agent_name(tx),
-                id=rid, entry_id=entry_id, local_content=row.content,
+            insert_rows(tx.conn, s.reconciliations, [dict(
+                agent=agent_name(tx), id=rid, entry_id=entry_id, local_content=row.content,
                 local_version=local_version or row.version, incoming_content=incoming_content,
                 incoming_source=incoming_source, incoming_kind=incoming_kind,
                 incoming_priority=incoming_priority, incoming_trust=trust,
                 incoming_sensitivity=incoming_sensitivity, run_id=run_id, status="pending",
-                version=1, created_at=tx.now, origin=origin_text))
+                version=1, created_at=tx.now, origin=origin_text)])
             tx.changed("reconciliation", rid, run_id)
             _run_event(tx, run_id, "memory.conflict", {"reconciliation_id": rid,
                                                        "entry_id": entry_id})
@@ -344,8 +342,7 @@ class Memory:
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
                 return
-            item = tx.conn.execute(select(s.reconciliations).where(
-                s.reconciliations.c.id == item_id)).first()
+            item = row_where(tx.conn, s.reconciliations, id=item_id)
             if item is None:
                 raise errors.NotFound(f"memory conflict {item_id} does not exist")
             if item.status != "pending":
@@ -369,10 +366,9 @@ class Memory:
             if values:
                 self._apply(tx, entry, f"reconcile_{choice.value}", values, reason,
                             item.run_id, None, request, event=False, event_sequence=sequence)
-            tx.conn.execute(update(s.reconciliations).where(
-                s.reconciliations.c.id == item_id).values(
+            update_where(tx.conn, s.reconciliations, dict(
                 status=choice.value, version=item.version + 1, resolved_at=tx.now,
-                resolved_by=tx.actor.label, resolution_reason=reason))
+                resolved_by=tx.actor.label, resolution_reason=reason), id=item_id)
             tx.changed("reconciliation", item_id, item.run_id)
             fields = {k: v for k, v in values.items() if k in INCOMING_FIELDS}
             record_decision(

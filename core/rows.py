@@ -31,7 +31,7 @@ from .models import (
     ToolCall,
 )
 from .origin import from_text as origin_from_text
-from .sql import Prepared
+from .sql import Prepared, row_where
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -140,8 +140,18 @@ def fetch_prepared(conn: Any, model: type[M], stmt: Prepared, what: str, **param
     return to_model(model, row)
 
 
+def one_where(conn: Any, model: type[M], table: Table, what: str, **where: Any) -> M:
+    """The row of ``table`` whose columns equal ``where`` (``sql.row_where``), as ``model``;
+    NotFound ("``what`` does not exist") when there is none."""
+    row = row_where(conn, table, **where)
+    if row is None:
+        raise errors.NotFound(f"{what} does not exist")
+    return to_model(model, row)
+
+
 def by_id(stmt: Select, column: Any) -> Prepared:
-    """``stmt`` narrowed to one key, prepared: ``.first(conn, key=...)``."""
+    """``stmt`` (a join: a plain table's row by key is ``one_where``) narrowed to one key,
+    prepared: ``.first(conn, key=...)``."""
     return Prepared(stmt.where(column == bindparam("key")))
 
 
