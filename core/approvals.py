@@ -11,7 +11,7 @@ from sqlalchemy import select
 from . import errors
 from . import schema as s
 from .approval_rules import ApprovalRules
-from .canonical import canonical_json, digest_of
+from .canonical import canonical_json, digest_of, sha256_hex
 from .deciders import refuse_requester
 from .decision_rows import (
     CONSUME_WINDOW,
@@ -78,7 +78,8 @@ class Approvals(ApprovalRules):
         name = action_name(action)
         safety, scope, expiry = SafetyClass(safety_class), ApprovalScope(requested_scope), \
             OnExpiry(on_expiry)
-        adigest = digest_of(action)
+        action_text = canonical_json(action)  # serialised (and checked) once
+        adigest = sha256_hex(action_text)
         check_text(reason, "the reason", "reason", MAX_REASON, required=False)
         # every field of what is asked is in the digest; the tool call that carried the
         # request is not what is asked: a host that retries makes a new tool call for the
@@ -107,7 +108,7 @@ class Approvals(ApprovalRules):
                 tx.now + expires_in if expires_in is not None else None)
             new = dict(
                 id=aid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
-                tool_call_id=tool_call_id, action=canonical_json(action), action_name=name,
+                tool_call_id=tool_call_id, action=action_text, action_name=name,
                 action_digest=adigest, safety_class=safety.value, reason=reason,
                 requested_scope=scope.value, status="pending", on_expiry=expiry.value,
                 expires_at=exp, request_key=key, request_digest=digest_of(request), version=1,
@@ -246,9 +247,13 @@ class Approvals(ApprovalRules):
             if tx.now >= consume_deadline(row):
                 self._lapse(tx, row)
                 return None
+            # the requested action's stored text, when it is the canonical one (its digest):
+            # the effect stores it without serialising the parsed action again
+            text = row.action if row.approved_digest is None \
+                and sha256_hex(row.action) == row.action_digest else None
             reserved = reserve_in(
                 tx, effect_key, run_id=row.run_id, tool=row.action_name,
-                action=approved, safety_class=row.safety_class,
+                action=approved, action_text=text, safety_class=row.safety_class,
                 idempotency_key=idempotency_key, lease_seconds=lease_seconds,
                 owner=owner, approval_id=approval_id, origin=origin_text,
                 then=(row.run_id, "approval.consumed",

@@ -28,12 +28,14 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
                safety_class: SafetyClass | str, idempotency_key: str | None,
                lease_seconds: float, owner: str | None, approval_id: str | None,
                origin: str | None = None,
-               then: tuple[str, str, dict] | None = None) -> dict | None:
+               then: tuple[str, str, dict] | None = None,
+               action_text: str | None = None) -> dict | None:
     """Reserve inside ``tx``: the effect's row as written. Returns None when refused with a
     write that must survive (a lapsed lease turned ambiguous); raises when refused without
     writing. ``then``: the caller's own event (run id, type, payload), appended right after
     the reservation's (in the same statement when both go to one run); not appended when
-    the reservation is refused."""
+    the reservation is refused. ``action_text``: ``canonical_json(action)``, when the caller
+    holds it (an approval's stored canonical text)."""
     if lease_seconds <= 0:
         raise errors.ValidationError("the lease must be positive", field="lease_seconds")
     owner = owner or default_owner(tx.actor)
@@ -46,7 +48,7 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
     if row is None:
         if run_id is not None:
             tx.live_run(run_id)
-        text = canonical_json(action)
+        text = action_text if action_text is not None else canonical_json(action)
         new = dict(key=key, run_id=run_id, attempt=1, tool=tool, action=text,
                    action_digest=sha256_hex(text), safety_class=safety,
                    idempotency_key=idempotency_key, version=1, created_at=tx.now,

@@ -20,7 +20,7 @@ from .canonical import (
     scalar_json,
     sha256_hex,
 )
-from .limits import check_document
+from .limits import check_depth, check_size
 from .models import Actor, RunStatus
 from .sql import Prepared, insert_rows, link_of, row_where, update_where
 
@@ -232,12 +232,14 @@ def event_digest_body(row: dict, payload: Any) -> dict:
 
 def event_digest_text(row: dict, payload: Any, text: str) -> str:
     """``canonical_json(event_digest_body(row, payload))`` around ``text`` (the payload's
-    canonical JSON, already made for the row): the payload is not serialised twice. The
-    body's text is checked against the limits as ``canonical_json`` would check it."""
+    canonical JSON, made and checked by ``canonical_json`` for the row): the payload is
+    serialised and its keys checked once. The body is checked against the size and depth
+    limits as ``canonical_json`` would check it (the envelope's own keys are text)."""
     body = (f'{{"created_at":{_number(row["created_at"])},"payload":{text},'
             f'"run_id":{_text(row["run_id"])},"sequence":{_number(row["sequence"])},'
             f'"type":{_text(row["type"])}}}')
-    check_document(event_digest_body(row, payload), body)
+    check_size(body)
+    check_depth(body)
     return body
 
 
