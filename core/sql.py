@@ -21,6 +21,7 @@ whose driver values need converting (Boolean on SQLite) are converted as SQLAlch
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import namedtuple
 from collections.abc import Iterable
@@ -103,7 +104,7 @@ def _dialect_key(dialect: Any) -> int:
 class _Plan:
     """One statement compiled for one dialect (and one set of value keys)."""
 
-    __slots__ = ("sql", "names", "defaults", "procs", "order", "results", "row")
+    __slots__ = ("sql", "names", "defaults", "procs", "order", "results", "row", "pick")
 
     def __init__(self, stmt: Any, dialect: Any, column_keys: list[str] | None) -> None:
         compiled = stmt.compile(dialect=dialect, column_keys=column_keys)
@@ -120,6 +121,11 @@ class _Plan:
         # positional: each parameter's name, bind processor and default, in order
         self.order = tuple((n, self.procs.get(n), self.defaults.get(n, _REQUIRED))
                            for n in self.names or ())
+        # positional, every parameter required and sent as given: picked in C
+        self.pick: Any = None
+        if self.names is not None and len(self.names) > 1 and all(
+                p is None and d is _REQUIRED for _, p, d in self.order):
+            self.pick = operator.itemgetter(*self.names)
         self.results = None
         if getattr(stmt, "is_select", False):
             found = [c.type.result_processor(dialect, None) for c in stmt.selected_columns]
@@ -127,6 +133,8 @@ class _Plan:
         self.row: Any = None  # the row class, made on the first fetch (it needs the names)
 
     def params(self, values: dict) -> Any:
+        if self.pick is not None:
+            return self.pick(values)
         if self.names is None:  # a named paramstyle: the values by name
             merged = {**self.defaults, **values} if self.defaults else values
             procs = self.procs
@@ -145,8 +153,7 @@ class _Plan:
             procs = self.results
             raw = [tuple([p(v) if p else v for p, v in zip(procs, r, strict=True)])
                    for r in raw]
-        make = self.row._make
-        return [make(r) for r in raw]
+        return list(map(self.row._make, raw))
 
 
 _REQUIRED = object()  # a parameter with no default
@@ -224,7 +231,7 @@ def _read(link: Link, plan: _Plan, params: Any) -> list[Any]:
         raw = cursor.fetchall()
     except link.dialect.loaded_dbapi.Error as err:
         raise _wrapped(link, plan, params, err) from err
-    return plan.make_rows([d[0] for d in cursor.description], raw)
+    return plan.make_rows([d[0] for d in cursor.description] if plan.row is None else [], raw)
 
 
 def _wrapped(link: Link, plan: _Plan, params: Any, err: Exception) -> Exception:
@@ -264,11 +271,10 @@ def update_where(conn: Connection, table: Table, values: dict, **where: Any) -> 
     number of rows changed."""
     keys = _where_keys(where)
     stmt = _shape(("update", table.name, keys), lambda: update(table).where(
-        _where(table, keys)))
+        _where(table, keys, "w_")))
     params = dict(values)
     for k, v in where.items():
-        if v is not None:
-            params["w_" + k] = v
+        params["w_" + k] = v  # a None one is not sent (IS NULL has no parameter)
     return stmt.execute(conn, params, column_keys=tuple(values))
 
 
@@ -276,16 +282,22 @@ def row_where(conn: Connection, table: Table, **where: Any) -> Any:
     """The first row of ``table`` whose columns equal ``where`` (None if there is none)."""
     keys = _where_keys(where)
     stmt = _shape(("select", table.name, keys), lambda: select(table).where(
-        _where(table, keys)))
-    return stmt.first(conn, **{"w_" + k: v for k, v in where.items() if v is not None})
+        _where(table, keys, "")))
+    return stmt.first(conn, **where)  # a None one is not sent (IS NULL has no parameter)
 
 
-def _where_keys(where: dict) -> tuple[tuple[str, bool], ...]:
+def _where_keys(where: dict) -> tuple[Any, ...]:
     """The shape of a WHERE of equalities: each column (in the caller's order: one shape per
-    call site), and whether it is compared with None (``IS NULL``, never ``= NULL``)."""
-    return tuple([(k, v is None) for k, v in where.items()])
+    call site), and which are compared with None (``IS NULL``, never ``= NULL``): the
+    column names, then a ``(name, True)`` pair for each such column."""
+    if None not in where.values():
+        return tuple(where)
+    return tuple(where) + tuple([(k, True) for k, v in where.items() if v is None])
 
 
-def _where(table: Table, keys: tuple[tuple[str, bool], ...]) -> Any:
-    return and_(*(table.c[k].is_(None) if null else table.c[k] == bindparam(f"w_{k}")
-                  for k, null in keys))
+def _where(table: Table, keys: tuple[Any, ...], prefix: str) -> Any:
+    """The WHERE of the shape ``keys`` (``_where_keys``), each parameter named ``prefix``
+    and its column's name."""
+    nulls = {k[0] for k in keys if isinstance(k, tuple)}
+    return and_(*(table.c[k].is_(None) if k in nulls else table.c[k] == bindparam(prefix + k)
+                  for k in keys if isinstance(k, str)))
