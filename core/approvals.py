@@ -411,7 +411,7 @@ class Approvals(ApprovalRules):
 
     @staticmethod
     def _row(tx: Tx, approval_id: str) -> Any:
-        row = row_where(tx.conn, s.approvals, id=approval_id)
+        row = tx.row_with_run(s.approvals, id=approval_id)
         if row is None:
             raise errors.NotFound(f"approval {approval_id} does not exist")
         return row

@@ -286,7 +286,7 @@ class Effects:
         learns it the same way, ``EffectAmbiguous``, whoever touched the row first: the
         lapse itself (then this call writes the ambiguity), a sweep or another worker's
         reserve (the row is already ambiguous), or a person who has resolved it since."""
-        row = row_where(tx.conn, s.effects, key=key)
+        row = tx.row_with_run(s.effects, key=key)
         if row is None:
             raise errors.NotFound(f"effect {key} does not exist")
         if row.status == EffectStatus.AMBIGUOUS:

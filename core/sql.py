@@ -147,8 +147,7 @@ class _Plan:
 
     def make_rows(self, fields: list[str], raw: list[tuple]) -> list[Any]:
         if self.row is None:
-            self.row = type("Row", (namedtuple("RowBase", fields, rename=True),),
-                            {"__slots__": (), "_mapping": property(_as_mapping)})
+            self.row = _row_class(fields)
         if self.results is not None:
             procs = self.results
             raw = [tuple([p(v) if p else v for p, v in zip(procs, r, strict=True)])
@@ -284,6 +283,53 @@ def row_where(conn: Connection, table: Table, **where: Any) -> Any:
     stmt = _shape(("select", table.name, keys), lambda: select(table).where(
         _where(table, keys, "")))
     return stmt.first(conn, **where)  # a None one is not sent (IS NULL has no parameter)
+
+
+def row_and_parent(conn: Connection, table: Table, parent: Table, link: str,
+                   **where: Any) -> tuple[Any, Any]:
+    """``row_where(conn, table, **where)`` and, in the same statement, the row of ``parent``
+    whose key the row's ``link`` column names (None when the row is None or names none): a
+    transaction that needs both reads once. Each comes as ``row_where`` gives it."""
+    keys = _where_keys(where)
+    stmt = _shape(("select+parent", table.name, parent.name, link, keys),
+                  lambda: _with_parent(table, parent, link, keys))
+    found = stmt.first(conn, **where)
+    if found is None:
+        return None, None
+    split = _SPLITS.get(stmt)
+    if split is None:
+        split = _SPLITS.setdefault(stmt, _splitter(table, parent, stmt.plan(_link_of(conn))))
+    return split(found)
+
+
+_SPLITS: dict[Prepared, Any] = {}
+
+
+def _with_parent(table: Table, parent: Table, link: str, keys: tuple[Any, ...]) -> Any:
+    (key,) = parent.primary_key.columns
+    cols = [c.label(f"parent_{c.name}") for c in parent.columns]
+    return (select(table, *cols)
+            .select_from(table.outerjoin(parent, key == table.c[link]))
+            .where(_where(table, keys, "")))
+
+
+def _splitter(table: Table, parent: Table, plan: _Plan) -> Any:
+    """Cut a joined row into the table's row and the parent's (two row classes)."""
+    n = len(table.columns)
+    make = _row_class([c.name for c in table.columns])._make
+    make_parent = _row_class([c.name for c in parent.columns])._make
+    (key,) = parent.primary_key.columns
+    at = n + [c.name for c in parent.columns].index(key.name)
+
+    def split(joined: Any) -> tuple[Any, Any]:
+        return make(joined[:n]), (make_parent(joined[n:]) if joined[at] is not None else None)
+
+    return split
+
+
+def _row_class(fields: list[str]) -> Any:
+    return type("Row", (namedtuple("RowBase", fields, rename=True),),
+                {"__slots__": (), "_mapping": property(_as_mapping)})
 
 
 def _where_keys(where: dict) -> tuple[Any, ...]:

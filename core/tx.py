@@ -22,7 +22,7 @@ from .canonical import (
 )
 from .limits import check_depth, check_size
 from .models import Actor, RunStatus
-from .sql import Prepared, insert_rows, link_of, row_where, update_where
+from .sql import Prepared, insert_rows, link_of, row_and_parent, row_where, update_where
 
 LAST_AUDIT = Prepared(select(s.audit.c.sequence, s.audit.c.digest)
                       .order_by(s.audit.c.sequence.desc()).limit(bindparam("one", 1)))
@@ -131,6 +131,18 @@ class Tx:
             raise errors.NotFound(f"run {run_id} does not exist")
         if runs is not None:
             runs[run_id] = row
+        return row
+
+    def row_with_run(self, table: Any, **where: Any) -> Any:
+        """The row of ``table`` whose columns equal ``where`` (None if there is none), its
+        run's head read in the same statement and kept (``run_row`` then reads nothing)
+        unless this transaction keeps it already."""
+        runs = self._runs
+        if runs is None:
+            return row_where(self.conn, table, **where)
+        row, run = row_and_parent(self.conn, table, s.runs, "run_id", **where)
+        if run is not None and run.id not in runs:
+            runs[run.id] = run
         return row
 
     def _moved(self, run: Any, kept: bool, touched: bool, values: dict[str, Any]) -> None:

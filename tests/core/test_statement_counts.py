@@ -17,13 +17,14 @@ from proctor.core import Actor, Journal
 # statements per call, BEGIN/COMMIT not counted (tests/bench/unit_costs.py measures the same)
 COUNTS = {
     "effects.reserve": 6,  # effect?, run head, INSERT effect, event, run head, changes
-    "effects.begin": 6,  # effect, UPDATE effect, run head, event, run head, changes
-    "effects.commit": 7,  # ... and the receipt
+    "effects.begin": 5,  # effect with its run head, UPDATE effect, event, run head, changes
+    "effects.commit": 6,  # ... and the receipt
     "approvals.request": 7,  # request key?, run head, INSERT, rules, event, run head, changes
-    "approvals.decide": 10,  # approval (once), run head, UPDATE, decision, audit head, audit,
-    #                          open items, event, run head, changes
-    "approvals.consume_and_reserve": 8,  # approval, run head, effect?, INSERT effect, both
-    #                          events in one INSERT, run head once, UPDATE approval, changes
+    "approvals.decide": 9,  # approval with its run head (once), UPDATE, decision, audit
+    #                         head, audit, open items, event, run head, changes
+    "approvals.consume_and_reserve": 7,  # approval with its run head, effect?, INSERT
+    #                         effect, both events in one INSERT, run head once, UPDATE
+    #                         approval, changes
     "runs.append_event": 4,  # run head, event, run head, changes
     "memory.replace": 8,  # entry, UPDATE entry, run head, event, run head, chain head,
     #                       mutation, changes
@@ -86,7 +87,7 @@ def test_decide_reads_the_approval_and_its_run_once(agent, operator, run):
                                   reason="no")
     selects = [" ".join(s.split()) for s in seen if s.lstrip().upper().startswith("SELECT")]
     assert sum("FROM approvals" in s and "count(" not in s for s in selects) == 1
-    assert sum(s.endswith("FROM runs WHERE runs.id = ?") for s in selects) == 1
+    assert sum("runs.last_digest" in s for s in selects) == 1  # the run head, read once
 
 
 def test_consume_and_reserve_appends_its_events_in_one_statement(agent, operator, run):
@@ -182,3 +183,26 @@ def test_an_operator_journal_reads_what_it_wrote_too(journal_path, clock):
         run = op.runs.start("p", "t", agent="a")
         effect = op.effects.reserve("k", tool="t", run_id=run.id, action={"x": 1})
         same(effect, op.effects.get("k"))
+
+
+def test_an_effect_step_reads_its_row_and_run_head_in_one_statement(agent, run):
+    from proctor.core.verify import verify
+
+    agent.effects.reserve("k", tool="t", run_id=run.id, action=None)
+    for step in (lambda: agent.effects.begin("k"), lambda: agent.effects.commit("k", 1)):
+        with counting(agent) as seen:
+            step()
+        selects = [s for s in seen if s.lstrip().upper().startswith("SELECT")]
+        assert len(selects) == 1 and "runs.last_digest" in selects[0]
+    events = agent.runs.events(run.id, limit=100)
+    assert [e.type for e in events][-3:] == ["effect.reserved", "effect.started",
+                                             "effect.committed"]
+    assert verify(agent).ok
+
+
+def test_an_effect_without_a_run_reads_no_run(agent):
+    agent.effects.reserve("k", tool="t", action=None)
+    with counting(agent) as seen:
+        begun = agent.effects.begin("k")
+    assert begun.run_id is None and begun.status == "executing"
+    assert sum(s.lstrip().upper().startswith("SELECT") for s in seen) == 1
