@@ -226,7 +226,12 @@ class Approvals(ApprovalRules):
 
         def op(tx: Tx) -> dict | None:
             row = self._row(tx, approval_id)
-            refuse_tampered("approval", approval_id, row)
+            # the requested action's stored text is the canonical one its digest names (the
+            # usual case): the effect stores that text, not the parsed action serialised again
+            canonical = row.action is not None and row.action_digest is not None \
+                and sha256_hex(row.action) == row.action_digest
+            if not canonical:
+                refuse_tampered("approval", approval_id, row)
             if row.status != ApprovalStatus.APPROVED:
                 raise errors.NotConsumable(f"approval {approval_id} is {row.status}, not approved")
             if row.consumed_at is not None:
@@ -247,10 +252,7 @@ class Approvals(ApprovalRules):
             if tx.now >= consume_deadline(row):
                 self._lapse(tx, row)
                 return None
-            # the requested action's stored text, when it is the canonical one (its digest):
-            # the effect stores it without serialising the parsed action again
-            text = row.action if row.approved_digest is None \
-                and sha256_hex(row.action) == row.action_digest else None
+            text = row.action if canonical and row.approved_digest is None else None
             reserved = reserve_in(
                 tx, effect_key, run_id=row.run_id, tool=row.action_name,
                 action=approved, action_text=text, safety_class=row.safety_class,

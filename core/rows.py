@@ -60,8 +60,13 @@ def to_model(model: type[M], row: Any) -> M:
             data[name] = origin_from_text(data.get(name))
         else:
             data[name] = loads(data[name])
-    fields = model.model_fields
+    fields = _FIELDS.get(model)
+    if fields is None:
+        fields = _FIELDS[model] = frozenset(model.model_fields)
     return model.model_validate({k: v for k, v in data.items() if k in fields})
+
+
+_FIELDS: dict[type, frozenset[str]] = {}  # a model's field names (pydantic's are a property)
 
 
 def to_models(model: type[M], rows: Iterable[Any]) -> list[M]:
