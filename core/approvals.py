@@ -96,7 +96,7 @@ class Approvals(ApprovalRules):
 
         def op(tx: Tx) -> tuple[str, dict | None]:
             key = request_key or tx.new_id("req")
-            row = row_where(tx.conn, s.approvals, request_key=key)
+            row = tx.row_beside_run(s.approvals, run_id, request_key=key)
             if row is not None:
                 if row.request_digest != digest_of(request):
                     raise errors.IdempotencyConflict(

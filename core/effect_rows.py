@@ -13,7 +13,7 @@ from .deciders import agent_name
 from .integrity import receipt_digest_body, refuse_tampered
 from .models import Actor, Effect, EffectStatus, Receipt, SafetyClass
 from .rows import as_written, inserted_row, one_where, written_row
-from .sql import insert_rows, row_where, update_where
+from .sql import insert_rows, update_where
 from .tx import Tx
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
@@ -40,7 +40,7 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
         raise errors.ValidationError("the lease must be positive", field="lease_seconds")
     owner = owner or default_owner(tx.actor)
     safety = SafetyClass(safety_class).value
-    row = row_where(tx.conn, s.effects, key=key)
+    row = tx.row_beside_run(s.effects, run_id, key=key)
     values = dict(status=EffectStatus.RESERVED.value, lease_owner=owner,
                   lease_seconds=lease_seconds, lease_expires_at=tx.now + lease_seconds,
                   approval_id=approval_id, updated_at=tx.now, error=None, result=None,

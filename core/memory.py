@@ -166,7 +166,7 @@ class Memory:
         def op(tx: Tx) -> dict | None:
             if self._replayed(tx, idempotency_key, request):
                 return None
-            row = self._entry_row(tx, entry_id)
+            row = self._entry_row(tx, entry_id, run_id)
             if row.version != expected_version:
                 raise errors.StaleVersion(
                     f"memory entry {entry_id} is at version {row.version}, "
@@ -245,8 +245,9 @@ class Memory:
         return row.entry_id
 
     @staticmethod
-    def _entry_row(tx: Tx, entry_id: str) -> Any:
-        row = row_where(tx.conn, s.memory_entries, id=entry_id)
+    def _entry_row(tx: Tx, entry_id: str, run_id: str | None = None) -> Any:
+        """The entry's row (with ``run_id``: that run's head read in the same statement)."""
+        row = tx.row_beside_run(s.memory_entries, run_id, id=entry_id)
         if row is None:
             raise errors.NotFound(f"memory entry {entry_id} does not exist")
         return row

@@ -285,7 +285,7 @@ def row_where(conn: Connection, table: Table, **where: Any) -> Any:
     return stmt.first(conn, **where)  # a None one is not sent (IS NULL has no parameter)
 
 
-def row_and_parent(conn: Connection, table: Table, parent: Table, link: str,
+def row_and_parent(conn: Connection, table: Table, parent: Table, link: str, /,
                    **where: Any) -> tuple[Any, Any]:
     """``row_where(conn, table, **where)`` and, in the same statement, the row of ``parent``
     whose key the row's ``link`` column names (None when the row is None or names none): a
@@ -302,6 +302,32 @@ def row_and_parent(conn: Connection, table: Table, parent: Table, link: str,
     return split(found)
 
 
+def parent_and_row(conn: Connection, parent: Table, key: Any, table: Table, /,
+                   **where: Any) -> tuple[Any, Any] | None:
+    """The row of ``parent`` whose key is ``key`` and, in the same statement,
+    ``row_where(conn, table, **where)`` (each as ``row_where`` gives it, the second None when
+    there is none); None when ``parent`` has no such row (then nothing of ``table`` was
+    read)."""
+    keys = _where_keys(where)
+    stmt = _shape(("parent+select", parent.name, table.name, keys),
+                  lambda: _beside_parent(parent, table, keys))
+    found = stmt.first(conn, parent_key=key, **where)
+    if found is None:
+        return None
+    split = _SPLITS.get(stmt)
+    if split is None:
+        split = _SPLITS.setdefault(stmt, _splitter(parent, table, stmt.plan(_link_of(conn))))
+    return split(found)
+
+
+def _beside_parent(parent: Table, table: Table, keys: tuple[Any, ...]) -> Any:
+    (pk,) = parent.primary_key.columns
+    cols = [c.label(f"row_{c.name}") for c in table.columns]
+    return (select(parent, *cols)
+            .select_from(parent.outerjoin(table, _where(table, keys, "")))
+            .where(pk == bindparam("parent_key")))
+
+
 _SPLITS: dict[Prepared, Any] = {}
 
 
@@ -313,16 +339,17 @@ def _with_parent(table: Table, parent: Table, link: str, keys: tuple[Any, ...]) 
             .where(_where(table, keys, "")))
 
 
-def _splitter(table: Table, parent: Table, plan: _Plan) -> Any:
-    """Cut a joined row into the table's row and the parent's (two row classes)."""
-    n = len(table.columns)
-    make = _row_class([c.name for c in table.columns])._make
-    make_parent = _row_class([c.name for c in parent.columns])._make
-    (key,) = parent.primary_key.columns
-    at = n + [c.name for c in parent.columns].index(key.name)
+def _splitter(first: Table, second: Table, plan: _Plan) -> Any:
+    """Cut a joined row into ``first``'s row and ``second``'s (None when the outer join found
+    none: its key is NULL), each of its own row class."""
+    n = len(first.columns)
+    make = _row_class([c.name for c in first.columns])._make
+    make_second = _row_class([c.name for c in second.columns])._make
+    key = next(iter(second.primary_key.columns))
+    at = n + [c.name for c in second.columns].index(key.name)
 
     def split(joined: Any) -> tuple[Any, Any]:
-        return make(joined[:n]), (make_parent(joined[n:]) if joined[at] is not None else None)
+        return make(joined[:n]), (make_second(joined[n:]) if joined[at] is not None else None)
 
     return split
 

@@ -22,7 +22,15 @@ from .canonical import (
 )
 from .limits import check_depth, check_size
 from .models import Actor, RunStatus
-from .sql import Prepared, insert_rows, link_of, row_and_parent, row_where, update_where
+from .sql import (
+    Prepared,
+    insert_rows,
+    link_of,
+    parent_and_row,
+    row_and_parent,
+    row_where,
+    update_where,
+)
 
 LAST_AUDIT = Prepared(select(s.audit.c.sequence, s.audit.c.digest)
                       .order_by(s.audit.c.sequence.desc()).limit(bindparam("one", 1)))
@@ -143,6 +151,20 @@ class Tx:
         row, run = row_and_parent(self.conn, table, s.runs, "run_id", **where)
         if run is not None and run.id not in runs:
             runs[run.id] = run
+        return row
+
+    def row_beside_run(self, table: Any, run_id: str | None, **where: Any) -> Any:
+        """``row_where(table, **where)``, with the head of the run ``run_id`` read in the
+        same statement and kept (``run_row`` then reads nothing) unless there is no run id,
+        this transaction keeps it already, or there is no such run."""
+        runs = self._runs
+        if run_id is None or runs is None or run_id in runs:
+            return row_where(self.conn, table, **where)
+        found = parent_and_row(self.conn, s.runs, run_id, table, **where)
+        if found is None:  # no such run: whoever needs it says so
+            return row_where(self.conn, table, **where)
+        run, row = found
+        runs[run_id] = run
         return row
 
     def _moved(self, run: Any, kept: bool, touched: bool, values: dict[str, Any]) -> None:

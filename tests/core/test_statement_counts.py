@@ -12,22 +12,24 @@ import pytest
 from pydantic import BaseModel
 from sqlalchemy import event
 
-from proctor.core import Actor, Journal
+from proctor.core import Actor, Journal, errors
 
 # statements per call, BEGIN/COMMIT not counted (tests/bench/unit_costs.py measures the same)
 COUNTS = {
-    "effects.reserve": 6,  # effect?, run head, INSERT effect, event, run head, changes
+    "effects.reserve": 5,  # run head with the effect?, INSERT effect, event, run head,
+    #                        changes
     "effects.begin": 5,  # effect with its run head, UPDATE effect, event, run head, changes
     "effects.commit": 6,  # ... and the receipt
-    "approvals.request": 7,  # request key?, run head, INSERT, rules, event, run head, changes
+    "approvals.request": 6,  # run head with the request key?, INSERT, rules, event, run
+    #                          head, changes
     "approvals.decide": 9,  # approval with its run head (once), UPDATE, decision, audit
     #                         head, audit, open items, event, run head, changes
     "approvals.consume_and_reserve": 7,  # approval with its run head, effect?, INSERT
     #                         effect, both events in one INSERT, run head once, UPDATE
     #                         approval, changes
     "runs.append_event": 4,  # run head, event, run head, changes
-    "memory.replace": 8,  # entry, UPDATE entry, run head, event, run head, chain head,
-    #                       mutation, changes
+    "memory.replace": 7,  # entry with the run head, UPDATE entry, event, run head, chain
+    #                       head, mutation, changes
 }
 
 
@@ -205,4 +207,28 @@ def test_an_effect_without_a_run_reads_no_run(agent):
     with counting(agent) as seen:
         begun = agent.effects.begin("k")
     assert begun.run_id is None and begun.status == "executing"
+    assert sum(s.lstrip().upper().startswith("SELECT") for s in seen) == 1
+
+
+def test_a_row_read_beside_a_missing_run_is_still_refused(agent, run):
+    with pytest.raises(errors.NotFound):
+        agent.effects.reserve("k", tool="t", run_id="run_missing", action=None)
+    with pytest.raises(errors.NotFound):
+        agent.approvals.request("run_missing", {"tool": "x"}, reason="r")
+    entry = agent.memory.add("project", "proj", "fact", "initial")
+    with pytest.raises(errors.NotFound):
+        agent.memory.replace(entry.id, "x", expected_version=entry.version, run_id="run_no")
+    with pytest.raises(errors.NotFound):
+        agent.memory.replace("mem_missing", "x", expected_version=1, run_id=run.id)
+    assert agent.memory.get(entry.id).version == entry.version
+    with pytest.raises(errors.NotFound):
+        agent.effects.get("k")
+
+
+def test_a_retry_beside_its_run_reads_the_failed_effect(agent, run):
+    agent.effects.reserve("k", tool="t", run_id=run.id, action={"a": 1})
+    agent.effects.fail("k", "broke")
+    with counting(agent) as seen:
+        retried = agent.effects.reserve("k", tool="t", run_id=run.id, action={"a": 1})
+    assert retried.attempt == 2 and retried.status == "reserved"
     assert sum(s.lstrip().upper().startswith("SELECT") for s in seen) == 1
