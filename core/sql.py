@@ -7,8 +7,10 @@ SQLite-only SQL) compiled once per dialect with SQLAlchemy's public compiler API
 parameters in order, their bind processors, its columns' result processors), so each execution
 is one driver call. A PostgreSQL store compiles the same tables with its own dialect.
 
-Each statement shape has one idiom: ``insert_rows``, ``update_where`` and ``row_where`` build
-their statement once per table and shape; anything else is a module-level ``Prepared``.
+Each statement shape has one idiom: ``insert_rows``, ``update_where`` and ``row_where`` (and
+``row_and_parent``/``parent_and_row``: a ``row_where`` with the row it links to, or that links
+to it, read in the same statement) build their statement once per table and shape; anything
+else is a module-level ``Prepared``.
 
 The store registers the connection each of its threads holds (``bind``), with whether anything
 listens for cursor executions (a benchmark's recorder, a test), decided once per transaction:
