@@ -4,10 +4,10 @@ the translation of SQLite's errors into typed Proctor errors. Below every servic
 from __future__ import annotations
 
 import functools
+import os
 import random
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -127,8 +127,8 @@ class Store:
         return self.clock()
 
     def new_id(self, prefix: str) -> str:
-        if self._rng is None:
-            return f"{prefix}_{uuid.uuid4().hex[:24]}"
+        if self._rng is None:  # 96 random bits, 24 hex digits (a UUID's build costs 10x)
+            return f"{prefix}_{os.urandom(12).hex()}"
         with self._rng_lock:
             return f"{prefix}_{self._rng.getrandbits(96):024x}"
 
