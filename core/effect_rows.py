@@ -54,6 +54,7 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
                    idempotency_key=idempotency_key, version=1, created_at=tx.now,
                    agent=agent_name(tx), origin=origin, **values)
         insert_rows(tx.conn, s.effects, [new])
+        tx.changed("effect", key, run_id)  # the Effects page lists it live (it reads no events)
         effect_event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner},
                      then=then)
         return inserted_row(s.effects, new)
