@@ -1,41 +1,15 @@
-"""Which icon each registered action shows in menus and the command palette.
+"""The commands that show no icon in menus and the command palette, each with the reason.
 
-Every action id in the registry is either in ICONS (an icon name from resources/icons) or
-in TEXT_ONLY with the reason it has none; tests/gui/test_resources.py holds the registry
-of a real window to this, so a new action must pick one.
+Every action id in the registry either names an icon in its declaration (ActionSpec.icon,
+a name in resources/icons) or is in TEXT_ONLY with the reason it has none;
+tests/gui/test_resources.py holds the registry of a real window to this, so a new command
+must pick one.
 """
 
 from __future__ import annotations
 
-ICONS: dict[str, str] = {
-    "app.open": "action-open",
-    "app.preferences": "action-preferences",
-    "app.quit": "action-quit",
-    "app.refresh": "action-refresh",
-    "app.palette": "action-palette",
-    "app.shortcuts": "action-shortcuts",
-    "app.about": "action-about",
-    "app.logs": "action-logs",
-    "go.inbox": "page-inbox",
-    "go.runs": "page-runs",
-    "go.memory": "page-memory",
-    "go.effects": "page-effects",
-    "go.audit": "page-audit",
-    "go.overview": "page-overview",
-    "go.rules": "page-rules",
-    "inbox.approve": "action-approve",
-    "inbox.deny": "action-deny",
-    "inbox.snooze": "action-snooze",
-    "inbox.wake": "action-wake",
-    "inbox.search": "action-search",
-    "inbox.open_run": "page-runs",
-    "inbox.effect_committed": "status-done",
-    "inbox.effect_failed": "status-failed",
-    "runs.back": "page-runs",
-    "runs.cancel": "status-cancelled",
-    "memory.keep": "status-done",
-    "memory.dismiss": "action-deny",
-}
+# every icon is named in its command's own declaration (ActionSpec.icon); none is left here
+ICONS: dict[str, str] = {}
 
 TEXT_ONLY: dict[str, str] = {
     "inbox.next": "list movement (j); the key is the affordance",

@@ -214,7 +214,7 @@ class AuditPage(ListPage):
             combo.currentIndexChanged.connect(self.apply_query)
         self.run_filter.editingFinished.connect(self.apply_query)
         self.verify_button.clicked.connect(self.verify_chain)
-        self.export_button.clicked.connect(self._export)
+        self.export_button.clicked.connect(self.export_csv)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.detail.open_run.connect(self.open_run)
 
@@ -295,6 +295,6 @@ class AuditPage(ListPage):
         self._on_failed(exc)
 
     @Slot()
-    def _export(self) -> None:
+    def export_csv(self) -> None:
         filters = self.query_filters()
         self.exporter.audit_csv({k: v for k, v in filters.items() if v is not None})

@@ -11,7 +11,9 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from proctor.core.models import InboxItem, InboxKind, ReconciliationStatus
 
+from ..actions import ActionRegistry
 from ..i18n import tr
+from ..memory.commands import resolve_commands
 from ..memory.common import RevealState
 from ..memory.conflict_view import ConflictData, ConflictReview, load_conflict, resolve_call
 from ..widgets import fmt
@@ -37,7 +39,14 @@ class ConflictDetail(DetailWidget):
         self.review.open_run.connect(self.open_run)
 
     def footer(self) -> QVBoxLayout:
-        self.review = ConflictReview(self.reveals, self, read_only=self.ctx.read_only)
+        # the review's buttons come from the resolve commands, in this detail's own registry
+        # (they act on the conflict shown here; no menu, no keys)
+        self.commands = ActionRegistry(self)
+        for spec in resolve_commands("conflict", lambda: getattr(self, "review", None)):
+            self.commands.register(spec)
+        self.review = ConflictReview(self.reveals, self.commands, "conflict", self,
+                                     read_only=self.ctx.read_only)
+        self.review.buttons_changed.connect(self.commands.refresh)
         self.review.run_button.hide()  # the detail's header has "Open run"
         form = QVBoxLayout()
         form.setContentsMargins(0, 0, 0, 0)

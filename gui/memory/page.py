@@ -35,6 +35,7 @@ from ..widgets.labels import plain_label, section
 from ..widgets.list_page import ListPage, choice_combo, fill_combo, make_table
 from ..widgets.message_bar import Level
 from .bulk import BulkPanel, bulk_resolve
+from .commands import MemoryCommands
 from .common import RevealState, label, token_limit
 from .conflict_view import ConflictReview, load_conflict, resolve_call
 from .entry import EntryDetail, load_entry
@@ -90,10 +91,12 @@ class MemoryPage(ListPage):
         self.conflicts_table.selectionModel().selectionChanged.connect(
             self._repaint_conflicts)
         self.tree = ScopeTree(self)
-        self.entry = EntryDetail(ctx.journal.memory, self.reveals, self,
+        MemoryCommands(self, ctx.registry).register()  # the buttons below are built from them
+        self.entry = EntryDetail(ctx.journal.memory, self.reveals, ctx.registry, self,
                                  read_only=self.read_only)
-        self.review = ConflictReview(self.reveals, self, read_only=self.read_only)
-        self.bulk = BulkPanel(self, read_only=self.read_only)
+        self.review = ConflictReview(self.reveals, ctx.registry, "memory", self,
+                                     read_only=self.read_only)
+        self.bulk = BulkPanel(ctx.registry, "memory", self, read_only=self.read_only)
         self.empty = plain_label(tr("Select an entry or a conflict."), self, name="Muted",
                                  selectable=False)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -176,7 +179,7 @@ class MemoryPage(ListPage):
         self.review.resolve_requested.connect(self._on_resolve)
         self.review.open_run.connect(self.open_run)
         self.bulk.resolve_requested.connect(self._on_bulk)
-        for source in (self.entry, self.review, self.bulk):  # the commands follow the buttons
+        for source in (self.entry, self.review, self.bulk):  # the commands follow the widgets
             source.buttons_changed.connect(self.ctx.registry.refresh)
         self.right.currentChanged.connect(self.ctx.registry.refresh)
 

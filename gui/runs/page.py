@@ -46,7 +46,7 @@ class RunList(ListPage):
         self.table.horizontalHeader().setSortIndicator(4, Qt.SortOrder.DescendingOrder)
         self.table.horizontalHeader().setSortIndicatorShown(True)
         self.filters.changed.connect(self.apply_query)
-        self.export_button.clicked.connect(self._export)
+        self.export_button.clicked.connect(self.export_csv)
         assert isinstance(self.model, RunsModel)
         self.model.sorted.connect(self.filters.set_sort)
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._on_header_sort)
@@ -86,7 +86,7 @@ class RunList(ListPage):
         QTimer.singleShot(0, self._sync_indicator)  # unsortable columns snap back
 
     @Slot()
-    def _export(self) -> None:
+    def export_csv(self) -> None:
         self.exporter.runs_csv(self.filters.query(self.text()))
 
 

@@ -24,7 +24,7 @@ def test_one_spec_makes_the_menu_entry_toolbar_button_key_icon_and_handler(qtbot
                                  icon="action-about", toolbar=True))
     bar, toolbar = QMenuBar(host), QToolBar(host)
     menus = registry.build_menus(bar, {"Demo": []})
-    registry.build_toolbar(toolbar, [])
+    registry.build_toolbar(toolbar)
     action = registry.action("demo.hello")
     assert action in menus["Demo"].actions() and action in toolbar.actions()
     assert registry.effective_shortcut("demo.hello") == "Ctrl+Shift+H"
@@ -56,3 +56,46 @@ def test_the_effects_open_run_command_is_declared_once(qtbot, journal_path, open
     qtbot.waitUntil(lambda: window.current_page_id() == "runs"
                     and window.runs.detail.run_id == run_id, timeout=WAIT_MS)
     assert not registry.action("effects.open_run").isEnabled()  # off the Effects page
+
+
+def test_a_button_is_built_from_its_command(qtbot):
+    """The button runs the command, is enabled and shown as the command says, and one
+    button may stand for two commands (Remove / Restore), showing the one that applies."""
+    host = QWidget()
+    qtbot.addWidget(host)
+    registry, ran, state = ActionRegistry(host), [], {"on": False, "deleted": False}
+    registry.register(ActionSpec("demo.remove", "Remove", "Demo", handler=lambda: ran.append("rm"),
+                                 enabled=lambda: state["on"], button="Re&move",
+                                 visible=lambda: not state["deleted"]))
+    registry.register(ActionSpec("demo.restore", "Restore", "Demo",
+                                 handler=lambda: ran.append("restore"), button="Res&tore",
+                                 visible=lambda: state["deleted"]))
+    button = registry.button(("demo.remove", "demo.restore"), host)
+    host.show()
+    assert button.text() == "Re&move" and not button.isEnabled()
+    state["on"] = True
+    registry.refresh()
+    assert button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert ran == ["rm"]
+    state["deleted"] = True
+    registry.refresh()
+    assert button.text() == "Res&tore" and button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert ran == ["rm", "restore"]
+
+
+def test_the_effects_and_memory_buttons_are_their_commands(qtbot, journal_path, open_desk):
+    ambiguous(journal_path, "mail:1")
+    window, page = effects_page(open_desk, journal_path)
+    select(qtbot, page, "mail:1")
+    registry = window.registry
+    assert page.committed_button.action_id == "effects.committed"
+    assert page.failed_button.action_id == "effects.failed"
+    assert page.lapsed_button.action_id == "effects.mark_lapsed"
+    assert page.committed_button.isEnabled() == registry.action("effects.committed").isEnabled()
+    memory = window.memory
+    assert memory.review.keep_button.action_id == "memory.keep"
+    assert memory.bulk.buttons[next(iter(memory.bulk.buttons))].action_id == "memory.keep"
+    assert memory.entry.edit_button.action_id == "memory.edit"
+    assert memory.entry.remove_button.ids == ["memory.remove", "memory.restore"]
