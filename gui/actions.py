@@ -1,6 +1,6 @@
 """The action registry: every command is declared once, as one ``ActionSpec`` carrying
 everything about it — id, text, menu (and its ``section`` there, other ``also`` menus), tip,
-default ``shortcut``, ``icon``, ``toolbar`` group, ``button`` label, ``handler``,
+default ``shortcut``, ``icon`` (or why ``no_icon``), ``toolbar`` group, ``button`` label, ``handler``,
 ``enabled`` and ``visible`` — in one list per page (gui/<page>/commands.py, the window's
 in gui/mainwindow.py). Menus, the toolbar, the command palette (Ctrl+K), the shortcut help
 (?) and the pages' buttons (``ActionRegistry.button``) are all built from it.
@@ -41,7 +41,8 @@ class ActionSpec:
     handler: Callable[[], object] | None = None
     enabled: Callable[[], bool] | None = None  # None: always (on its page)
     shortcut: str = ""  # default sequences ("C; Alt+C"); users may override them
-    icon: str | None = None  # a name in resources/icons (None: action_icons.TEXT_ONLY says why)
+    icon: str | None = None  # a name in resources/icons
+    no_icon: str = ""  # else why it shows none (tests/gui/test_resources.py asks one of them)
     toolbar: int = 0  # on the main toolbar in this group (0: not on it); groups are separated
     section: int = 0  # its group in its menu: a separator between two groups
     also: tuple[str, ...] = ()  # other menus that list it too ("Go" for list movement)

@@ -13,10 +13,12 @@ def commands(page: AuditPage) -> list[ActionSpec]:
     return [
         ActionSpec("audit.verify", QT_TR_NOOP("Verify the audit chain"), QT_TR_NOOP("Audit"),
                    QT_TR_NOOP("Recompute the audit log's digest chain; name the first broken link"),
-                   handler=page.verify_chain, enabled=page.verify_button.isEnabled),
+                   handler=page.verify_chain, enabled=page.verify_button.isEnabled,
+                   no_icon="its result is the status line's tick or cross"),
         ActionSpec("audit.export", QT_TR_NOOP("Export the audit log as CSV…"), QT_TR_NOOP("Audit"),
                    QT_TR_NOOP("Write the entries the filters show to a CSV file"),
-                   handler=page.export_csv, shortcut="Ctrl+E"),
+                   handler=page.export_csv, shortcut="Ctrl+E",
+                   no_icon="file export; the dialog that follows says where"),
     ]
 
 
