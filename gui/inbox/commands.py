@@ -7,6 +7,7 @@ from functools import partial
 from typing import Protocol
 
 from PySide6.QtCore import QT_TR_NOOP, QObject, Qt
+from PySide6.QtGui import QGuiApplication
 
 from proctor.core import errors
 from proctor.core.models import (
@@ -100,6 +101,11 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
         ActionSpec("inbox.open_run", QT_TR_NOOP("Open the item's run"), QT_TR_NOOP("Inbox"),
                    QT_TR_NOOP("Show the run in Runs"), handler=c.open_run, enabled=c.has_run,
                    icon="page-runs", section=1),
+        ActionSpec("inbox.copy_id", QT_TR_NOOP("Copy the item's id"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("The id of the item shown, to the clipboard (for the CLI)"),
+                   handler=lambda: QGuiApplication.clipboard().setText(c.targets()[0].id),
+                   enabled=lambda: len(c.targets()) == 1, shortcut="Ctrl+Shift+C", section=1,
+                   no_icon="clipboard copy; nothing to show"),
         ActionSpec("inbox.next", QT_TR_NOOP("Next item"), QT_TR_NOOP("Inbox"),
                    QT_TR_NOOP("Move to the next item"), handler=partial(page.move, 1),
                    shortcut="J", section=3, also=("Go",),

@@ -4,12 +4,14 @@ shortcut, icon, enablement and handler all come from the one ActionSpec."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMenuBar, QToolBar, QWidget
 
 from proctor.gui.actions import ActionRegistry, ActionSpec
 from proctor.gui.widgets.palette import ShortcutHelp
 
 from .conftest import WAIT_MS
+from .driver import Desk
 from .test_effects_page import ambiguous, effects_page, select
 from .test_page_commands import key, listed, palette
 
@@ -99,3 +101,27 @@ def test_the_effects_and_memory_buttons_are_their_commands(qtbot, journal_path, 
     assert memory.bulk.buttons[next(iter(memory.bulk.buttons))].action_id == "memory.keep"
     assert memory.entry.edit_button.action_id == "memory.edit"
     assert memory.entry.remove_button.ids == ["memory.remove", "memory.restore"]
+
+
+def test_copy_the_item_id_is_one_declaration(qtbot, populated, open_desk):
+    """A command added with one ActionSpec (gui/inbox/commands.py ``inbox.copy_id``): it is
+    in the Inbox menu, the palette and ? with its key, and copies the id of the item shown."""
+    path, ids = populated
+    window = open_desk(path)
+    registry = window.registry
+    menu = window.menuBar().findChild(type(window.recent_menu), "menu.inbox")
+    assert registry.action("inbox.copy_id") in menu.actions()
+    help_dialog = ShortcutHelp(registry, window)
+    qtbot.addWidget(help_dialog)
+    keys = {help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
+            for r in range(help_dialog.model.rowCount())}
+    assert keys["Copy the item's id"] == "Ctrl+Shift+C"
+    Desk(qtbot, window).open_inbox_item(f"approval:{ids['approval']}")
+    QGuiApplication.clipboard().clear()
+    key(qtbot, window, window.inbox.table, Qt.Key.Key_C,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: QGuiApplication.clipboard().text() == ids["approval"],
+                    timeout=WAIT_MS)
+    found = palette(qtbot, window, "item's id")
+    assert listed(found) == {"Copy the item's id": True}
+    found.close()
