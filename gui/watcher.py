@@ -34,6 +34,7 @@ from .tasks import TaskRunner
 
 POLL_MS = 400
 MAX_BATCH = 5000
+READ, POLL = "read", "poll"  # the runner keys of the feed reads and the data-version polls
 FOLLOW_UP_MS = (2, 8, 25, 80)
 WITNESS_MS = 1000  # the head witness is written at most this often (core/witness.py)
 
@@ -60,9 +61,6 @@ class JournalWatcher(QObject):
         self.last_seq = 0
         self._ahead: set[int] = set()  # seqs past last_seq already reported (own writes)
         self._data_version: int | None = None
-        self._reading = False
-        self._again = False
-        self._polling = False
         self._stopped = True  # until start(); after stop() nothing is read or emitted
         self._wal_inode: int | None = None  # of the -wal seen while the journal was open
         self.wal_was_lost = False
@@ -104,7 +102,7 @@ class JournalWatcher(QObject):
         """Stop for good (the window closes): reads still in flight are dropped and nothing
         is read or emitted any more, until start() again."""
         self._stopped = True
-        self._again = False
+        self._runner.drop(READ, self)  # a read in flight, or waiting, is not delivered
         self.pause()
         self._witness_timer.stop()
         if not self._witness_frozen and self.witness.dirty:
@@ -194,15 +192,15 @@ class JournalWatcher(QObject):
 
     @Slot()
     def _on_poll(self) -> None:
-        if self._polling or self._stopped:
+        if self._stopped:
             return
-        self._polling = True
         self._arm()
-        self._runner.run(self._journal.changes.data_version, on_done=self._on_data_version,
-                         on_error=self._on_poll_error, owner=self)
+        changes = self._journal.changes
+        # coalesced: one poll in flight; a slow store never piles them up
+        self._runner.coalesce(POLL, changes.data_version, on_done=self._on_data_version,
+                              on_error=self._on_poll_error, owner=self)
 
     def _on_data_version(self, version: int) -> None:
-        self._polling = False
         if self._stopped:
             return
         if version != self._data_version:
@@ -214,19 +212,29 @@ class JournalWatcher(QObject):
         self._data_version = version
 
     def _on_poll_error(self, _exc: BaseException) -> None:
-        self._polling = False  # the next read reports the error; polling goes on
+        pass  # the next read reports the error; polling goes on
 
     # ------------------------------------------------------------ reading
     def _read(self) -> None:
+        """Read the feed past ``last_seq`` (coalesced: one read in flight; a request made
+        meanwhile runs once it is delivered, from where that delivery left ``last_seq``)."""
         if self._stopped:
             return
-        if self._reading:
-            self._again = True
-            return
-        self._reading = True
-        since = self.last_seq
-        self._runner.run(lambda: self._journal.changes.since(since, limit=MAX_BATCH),
-                         on_done=self._on_changes, on_error=self._on_read_error, owner=self)
+        self._runner.coalesce(READ, self._read_past_last, on_done=self._on_changes,
+                              on_error=self._on_read_error, owner=self)
+
+    def _read_past_last(self) -> ChangeSet:
+        """(worker) The changes after ``last_seq``, as it stands when the read starts: the
+        GUI thread set it before starting this read, and does not move it while it runs."""
+        return self._journal.changes.since(self.last_seq, limit=MAX_BATCH)
+
+    def reading(self) -> bool:
+        """A read of the feed or a poll is in flight or waiting (for tests: settled?)."""
+        return self._runner.keyed(READ, self) or self._runner.keyed(POLL, self)
+
+    def has_baseline(self) -> bool:
+        """The poll has read the journal's data version once."""
+        return self._data_version is not None
 
     @Slot()
     def _on_follow_up(self) -> None:
@@ -236,7 +244,6 @@ class JournalWatcher(QObject):
         self._read()
 
     def _on_changes(self, cs: ChangeSet) -> None:
-        self._reading = False
         if self._stopped:
             return
         if cs.changes:
@@ -246,10 +253,9 @@ class JournalWatcher(QObject):
             self._observe(cs)
             self.seen_at.emit(max(c.created_at for c in cs.changes))
             self._emit_unseen(cs)
-        elif self._follow_ups and not self._again:
+        elif self._follow_ups and not self._runner.waiting(READ, self):
             self._follow_up.start(self._follow_ups.pop(0))  # the commit may not be visible yet
-        if self._again or len(cs.changes) >= MAX_BATCH:
-            self._again = False
+        if len(cs.changes) >= MAX_BATCH:
             self._read()
 
     # ------------------------------------------------------------ head witness
@@ -304,8 +310,7 @@ class JournalWatcher(QObject):
         self.changed.emit(cs)
 
     def _on_read_error(self, exc: BaseException) -> None:
-        self._reading = False
-        self._again = False
+        self._runner.drop(READ, self)  # no follow-up after a failed read: the next trigger
         if not self._stopped:
             self._runner.default_error(exc)
 

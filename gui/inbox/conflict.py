@@ -28,7 +28,7 @@ class ConflictDetail(DetailWidget):
 
     def __init__(self, ctx: DetailContext, parent: QWidget | None = None) -> None:
         self._drafts: dict[str, tuple[str | None, str]] = {}
-        self._checking, self._checked = False, 0.0
+        self._checked = 0.0
         self.reveals = RevealState()
         super().__init__(ctx, parent)
         self.reveals.setParent(self)
@@ -90,22 +90,18 @@ class ConflictDetail(DetailWidget):
         self.review.tick()
         data = self.review.data
         now = time.monotonic()
-        if data is None or not self.review.is_pending() or self._checking \
-                or now - self._checked < ENTRY_CHECK_S:
+        if data is None or not self.review.is_pending() or now - self._checked < ENTRY_CHECK_S:
             return
-        self._checking, self._checked = True, now
+        self._checked = now
         memory, entry_id, seen = self.ctx.journal.memory, data.entry.id, data.entry.version
-        self.ctx.runner.run(lambda: memory.get(entry_id).version != seen,
-                            on_done=self._on_entry_checked, on_error=self._on_check_error,
-                            owner=self)
+        # coalesced: one check in flight; a slow store never piles them up
+        self.ctx.runner.coalesce("entry-check", lambda: memory.get(entry_id).version != seen,
+                                 on_done=self._on_entry_checked,
+                                 on_error=lambda _exc: None, owner=self)
 
     def _on_entry_checked(self, moved: bool) -> None:
-        self._checking = False
         if moved:
             self.reload()
-
-    def _on_check_error(self, _exc: BaseException) -> None:
-        self._checking = False
 
     def is_pending(self) -> bool:
         return self.review.is_pending()

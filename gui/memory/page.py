@@ -80,7 +80,6 @@ class MemoryPage(ListPage):
         self.read_only = bool(ctx.journal.read_only)
         self.limit = token_limit(ctx.settings)
         self.scope: tuple[MemoryScope | None, str | None] = (None, None)
-        self._generation = 0
         self._sized = False
         self.shown: tuple[str, str] | None = None  # ("entry"|"conflict", id) on the right
         self.conflicts = ConflictsModel(ctx.runner, self)
@@ -299,17 +298,16 @@ class MemoryPage(ListPage):
     def reload_detail(self) -> None:
         if self.shown is None:
             return
-        self._generation += 1
-        generation, (kind, item_id) = self._generation, self.shown
+        kind, item_id = self.shown
         memory = self.journal.memory
         fetch = (lambda: load_entry(memory, item_id)) if kind == "entry" else \
             (lambda: load_conflict(memory, item_id))
-        self.ctx.runner.run(lambda: (generation, fetch()), on_done=self._on_detail,
-                            on_error=self._on_detail_error, owner=self)
+        # latest wins: a read for the item shown before, or an older read of this one, is dropped
+        self.ctx.runner.latest("detail", fetch, on_done=self._on_detail,
+                               on_error=self._on_detail_error, owner=self)
 
-    def _on_detail(self, result: tuple[int, Any]) -> None:
-        generation, data = result
-        if generation != self._generation or self.shown is None:
+    def _on_detail(self, data: Any) -> None:
+        if self.shown is None:
             return
         if self.shown[0] == "entry":
             self.entry.show_entry(data)

@@ -255,8 +255,7 @@ def test_poll_finds_changes_when_the_file_watcher_misses_them(qtbot, populated, 
     watcher._poll.start()
     # settled: the poll has its baseline and the read it started (the first one) is over,
     # so from here on only a poll can move the watcher past ``seen``
-    qtbot.waitUntil(lambda: watcher._data_version is not None and not watcher._reading,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: watcher.has_baseline() and not watcher.reading(), timeout=WAIT_MS)
     seen, wal = watcher.last_seq, watcher.wakeups["wal"]
     with agent(path, "coder") as a:
         approval_id = request(a, ids["run"], "poll_me", {}, "found by polling")
@@ -436,7 +435,7 @@ def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, op
     window = open_desk(path)
     watcher = window.services.watcher
     watcher.pause()  # no file events, no poll: only the follow-ups can find the change
-    qtbot.waitUntil(lambda: not watcher._reading and not watcher._polling, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not watcher.reading(), timeout=WAIT_MS)
     real = watcher._journal.changes
     early = []
 
