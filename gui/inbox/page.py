@@ -157,7 +157,6 @@ class InboxPage(QWidget):
         self.decided: set[str] = set()  # keys this desk just decided (advance when they go)
         self.pinned: str | None = None  # key of an item that vanished while being looked at
         self._resume_row: int | None = None  # where to go if the pinned item was ours
-        self._facets_running = False
         self._facets_timer = QTimer(self)  # filter menus may lag a little: rows come first
         self._facets_timer.setSingleShot(True)
         self._facets_timer.setInterval(FACETS_AFTER_MS)
@@ -515,18 +514,12 @@ class InboxPage(QWidget):
     # ------------------------------------------------------------ facets, clock, expiry
     @Slot()
     def _load_facets(self) -> None:
-        if self._facets_running:
-            return
-        self._facets_running = True
-        self.ctx.runner.run(self.journal.inbox.facets, on_done=self._on_facets,
-                            on_error=self._on_facets_error, owner=self)
+        # coalesced: one read of the filter choices in flight, the last request after it
+        self.ctx.runner.coalesce("facets", self.journal.inbox.facets, on_done=self._on_facets,
+                                 on_error=lambda _exc: None, owner=self)
 
     def _on_facets(self, facets: dict[str, list[str]]) -> None:
-        self._facets_running = False
         self.filters.set_facets(facets)
-
-    def _on_facets_error(self, _exc: BaseException) -> None:
-        self._facets_running = False
 
     @Slot()
     def _on_tick(self) -> None:

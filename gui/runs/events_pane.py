@@ -426,14 +426,11 @@ class EventsPane(QWidget):
                                            backwards=backwards, types=types), True
             return found, False
 
-        self._find_token = getattr(self, "_find_token", 0) + 1
-        self.ctx.runner.run(search, on_done=partial(self._on_found_text, self._find_token, text),
-                            on_error=self.failed.emit, owner=self)
+        # latest wins: an older search that finishes after a newer one is dropped
+        self.ctx.runner.latest("find", search, on_done=partial(self._on_found_text, text),
+                               on_error=self.failed.emit, owner=self)
 
-    def _on_found_text(self, token: int, searched: str,
-                       result: tuple[int | None, bool]) -> None:
-        if token != self._find_token:
-            return  # an older search finished after a newer one was asked for
+    def _on_found_text(self, searched: str, result: tuple[int | None, bool]) -> None:
         sequence, wrapped = result
         text = fmt.bounded(searched, 60)
         if sequence is None:
