@@ -21,11 +21,10 @@ in ten waited for the next unrelated write or the poll, ~140 ms).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
-from proctor.core import errors
+from proctor.core import Journal, errors
 from proctor.core.models import Change, ChangeSet
 from proctor.core.witness import HeadWitness, journal_id
 
@@ -52,7 +51,7 @@ class JournalWatcher(QObject):
     wal_lost = Signal()
     _written = Signal(object)  # from any thread: change rows a desk write committed
 
-    def __init__(self, journal: Any, runner: TaskRunner, parent: QObject | None = None) -> None:
+    def __init__(self, journal: Journal, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._journal = journal
         self._runner = runner

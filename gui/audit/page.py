@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core import timeline
-from proctor.core.models import AuditEntry, Page, VerifyReport
+from proctor.core import Journal, timeline
+from proctor.core.models import AuditEntry, ChangeKind, Page, VerifyReport
 
+from ..context import PageContext
 from ..i18n import tr
 from ..runs.export import Exporter
 from ..runs.status import status_icon
@@ -81,7 +82,7 @@ class AuditModel(PagedModel):
         super().__init__(runner, COLUMNS, lambda a: a.id, lambda a: a.sequence, parent)
         self.filters: dict[str, Any] = {}
 
-    def show(self, journal: Any, *, action_prefix: str | None = None,
+    def show(self, journal: Journal, *, action_prefix: str | None = None,
              entity_kind: str | None = None, **filters: Any) -> None:
         """Newest entries first; ``filters`` are those of ``audit.list``."""
         self.filters = {"action_prefix": action_prefix, "entity_kind": entity_kind,
@@ -166,11 +167,11 @@ class AuditPage(ListPage):
 
     open_run = Signal(str)
     verified = Signal(object)
-    change_kinds = frozenset({"audit"})
+    change_kinds = frozenset({ChangeKind.AUDIT})
     title = "Audit"
     stretch_column = 7  # Change
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, AuditModel(ctx.runner), parent)
         self.search.setPlaceholderText(tr("Search actions, ids, reasons, changes"))
         self.search.setAccessibleName(tr("Search the audit log"))

@@ -13,7 +13,6 @@ committed / failed from the list.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from PySide6.QtCore import QT_TR_NOOP, QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -27,8 +26,9 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core.effect_views import EffectContext, EffectQuery
-from proctor.core.models import ChangeSet, Effect, EffectStatus
+from proctor.core.models import ChangeKind, ChangeSet, Effect, EffectStatus
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.labels import plain_label
 from ..widgets.list_page import ListPage, choice_combo
@@ -61,11 +61,11 @@ class EffectsPage(ListPage):
     """
 
     open_run = Signal(str)
-    change_kinds = frozenset({"effect", "receipt"})
+    change_kinds = frozenset({ChangeKind.EFFECT, ChangeKind.RECEIPT})
     title = "Effects"
     stretch_column = 7
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, EffectsModel(ctx.runner), parent)
         self.read_only = bool(ctx.journal.read_only)
         self.key: str | None = None
@@ -171,7 +171,7 @@ class EffectsPage(ListPage):
         """The list refreshes (throttled); the effect shown is read again at once, so a read
         begun before the change can never show it as it was."""
         super().on_changes(cs)
-        if self.key is not None and self.key in cs.ids("effect"):
+        if self.key is not None and self.key in cs.ids(ChangeKind.EFFECT):
             self.reload_detail()
 
     # ------------------------------------------------------------ detail

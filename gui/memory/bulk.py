@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QT_TR_NOOP, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from proctor.core.memory import Memory
 from proctor.core.models import Reconciliation, ReconciliationStatus
 
 from ..actions import ActionRegistry
@@ -31,7 +30,7 @@ VERBS = {ReconciliationStatus.ACCEPTED_LOCAL: (QT_TR_NOOP("Keep local for"),
                                           QT_TR_NOOP("each incoming version is dropped"))}
 
 
-def bulk_resolve(memory: Any, items: list[Reconciliation], choice: ReconciliationStatus,
+def bulk_resolve(memory: Memory, items: list[Reconciliation], choice: ReconciliationStatus,
                  reason: str) -> list[tuple[Reconciliation, str | None]]:
     """Runs on the task runner: the core's bulk resolution (one transaction per conflict,
     at the version the operator saw); each conflict with its refusal, if any."""

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.memory import content_hash
+from proctor.core.memory import Memory, content_hash
 from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatus
 
 from ..actions import ActionRegistry
@@ -64,7 +64,7 @@ class ConflictData:
     entry: MemoryEntry
 
 
-def load_conflict(memory: Any, item_id: str) -> ConflictData:
+def load_conflict(memory: Memory, item_id: str) -> ConflictData:
     """Runs on the task runner: the item and its entry now. The diff between them is
     presentation work: the review makes it on the presentation pool (``start_diff``), never
     in the store's task runner, so store calls never wait behind it."""
@@ -111,7 +111,7 @@ def shows_conflict(reveals: RevealState, data: ConflictData) -> bool:
                                           or data.entry.id in reveals)
 
 
-def resolve_call(memory: Any, data: ConflictData, choice: ReconciliationStatus,
+def resolve_call(memory: Memory, data: ConflictData, choice: ReconciliationStatus,
                  merged: str | None, reason: str) -> Callable[[], Any]:
     """The store call for one resolution (its own request id, so a retry is idempotent).
     Choices that change the content are refused if the entry moved past the version shown."""

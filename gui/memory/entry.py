@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core.memory import Memory
 from proctor.core.models import MemoryEntry, MemoryMutation
 
 from ..actions import ActionRegistry
@@ -45,7 +46,7 @@ class EntryData:
     history: list[MemoryMutation]
 
 
-def load_entry(memory: Any, entry_id: str) -> EntryData:
+def load_entry(memory: Memory, entry_id: str) -> EntryData:
     return EntryData(memory.get(entry_id), memory.history(entry_id))
 
 
@@ -108,7 +109,7 @@ class EntryDetail(QWidget):
     open_run = Signal(str)
     open_event = Signal(str, int)
 
-    def __init__(self, memory: Any, reveals: RevealState, registry: ActionRegistry,
+    def __init__(self, memory: Memory, reveals: RevealState, registry: ActionRegistry,
                  parent: QWidget | None = None, *, read_only: bool = False) -> None:
         """``registry`` holds the entry's commands (gui/memory/commands.py): its buttons
         are built from them."""

@@ -27,8 +27,9 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core.memory_views import MemoryQuery
-from proctor.core.models import MemoryScope, ReconciliationStatus, Trust
+from proctor.core.models import ChangeKind, MemoryScope, ReconciliationStatus, Trust
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.delegates import RowDelegate
 from ..widgets.labels import plain_label, section
@@ -69,11 +70,11 @@ class MemoryPage(ListPage):
 
     open_run = Signal(str)
     open_event = Signal(str, int)
-    change_kinds = frozenset({"memory", "reconciliation"})
+    change_kinds = frozenset({ChangeKind.MEMORY, ChangeKind.RECONCILIATION})
     title = "Memory"
     stretch_column = 1
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         self.reveals = RevealState()
         super().__init__(ctx, EntriesModel(ctx.runner, self.reveals), parent)
         self.reveals.setParent(self)

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet, Run, RunEvent
 
+from ..context import PageContext
 from ..i18n import tr
 from ..timeline.pane import TimelinePane
 from ..widgets import fmt
@@ -80,7 +81,7 @@ class RunDetail(QWidget):
     back = Signal()
     open_run = Signal(str)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.run_id: str | None = None

@@ -28,7 +28,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from proctor.core import timeline
+from proctor.core import Journal, timeline
 from proctor.core.models import RunEvent
 
 from ..i18n import tr
@@ -68,7 +68,7 @@ class EventBlockModel(QAbstractTableModel):
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._runner = runner
-        self._journal: Any = None
+        self._journal: Journal | None = None
         self.run_id: str | None = None
         self.types: list[str] | None = None
         self._count = 0
@@ -80,7 +80,7 @@ class EventBlockModel(QAbstractTableModel):
         self.fetches = 0
 
     # ------------------------------------------------------------ shaping
-    def set_run(self, journal: Any, run_id: str, last_sequence: int,
+    def set_run(self, journal: Journal, run_id: str, last_sequence: int,
                 types: list[str] | None = None) -> None:
         """Show ``run_id`` (all events, or only ``types``); rows load when first shown."""
         self._journal, self.run_id, self.types = journal, run_id, list(types or []) or None
@@ -341,7 +341,7 @@ def make_block(events: list[RunEvent]) -> Block:
     return Block(events, texts)
 
 
-def read_tail(journal: Any, run_id: str) -> tuple[Any, int, list[RunEvent]]:
+def read_tail(journal: Journal, run_id: str) -> tuple[Any, int, list[RunEvent]]:
     """The run and its last block of events, in one task (opening shows the end)."""
     run = journal.runs.get(run_id)
     block = max(run.last_sequence - 1, 0) // BLOCK

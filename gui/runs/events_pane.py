@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import Any
 
 from PySide6.QtCore import QDateTime, QModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QGuiApplication
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import (
 from proctor.core import timeline
 from proctor.core.models import Run, RunEvent
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.json_tree import JsonTree
@@ -156,7 +156,7 @@ class EventsPane(QWidget):
     event_selected = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.run: Run | None = None

@@ -6,8 +6,6 @@ on the task runner when the pane is first shown for a run, and again on request.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -24,6 +22,7 @@ from proctor.core import timeline
 from proctor.core.models import RunEvent
 from proctor.core.timeline import ChainStatus
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.labels import plain_label, section
 from .model import EventsModel
@@ -77,7 +76,7 @@ class IntegrityPane(QWidget):
     checked = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.run_id: str | None = None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QStandardItem, QStandardItemModel
@@ -27,6 +26,7 @@ from proctor.core import errors
 from proctor.core.models import Approval, ApprovalScope, EffectStatus, InboxItem, InboxKind
 
 from ..actions import ActionRegistry
+from ..context import PageContext
 from ..i18n import tr
 from ..inbox.commands import decision_commands
 from ..inbox.confirm import confirmed
@@ -132,7 +132,7 @@ class PendingPane(QWidget):
     decided = Signal()
     open_run = Signal(str)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.read_only = bool(ctx.journal.read_only)

@@ -6,14 +6,13 @@ the event lane is turned into the event at that time (``sequence_chosen``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from proctor.core import timeline
 from proctor.core.timeline import RunTimeline, Span
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.labels import plain_label
 from .view import TimelineView, span_text
@@ -31,7 +30,7 @@ class TimelinePane(QWidget):
     sequence_chosen = Signal(int)
     failed = Signal(object)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.run_id: str | None = None
