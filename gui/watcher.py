@@ -61,6 +61,7 @@ class JournalWatcher(QObject):
         self._ahead: set[int] = set()  # seqs past last_seq already reported (own writes)
         self._data_version: int | None = None
         self._stopped = True  # until start(); after stop() nothing is read or emitted
+        self._files = True  # watch the -wal and its folder (else the poll alone finds changes)
         self._wal_inode: int | None = None  # of the -wal seen while the journal was open
         self.wal_was_lost = False
         self._fs = QFileSystemWatcher(self)
@@ -120,6 +121,14 @@ class JournalWatcher(QObject):
         if paths:
             self._fs.removePaths(paths)
 
+    def poll_only(self) -> None:
+        """Find changes by the poll alone, as on a platform where the -wal cannot be
+        watched (file events off, the safety-net poll on)."""
+        self.pause()
+        self._files = False
+        if not self._stopped:
+            self._poll.start()
+
     def watching_wal(self) -> bool:
         return str(self._wal) in self._fs.files()
 
@@ -153,7 +162,7 @@ class JournalWatcher(QObject):
     # ------------------------------------------------------------ triggers
     def _arm(self) -> None:
         self._check_wal()
-        if self._wal.exists() and str(self._wal) not in self._fs.files():
+        if self._files and self._wal.exists() and str(self._wal) not in self._fs.files():
             self._fs.addPath(str(self._wal))
 
     def _check_wal(self) -> None:
@@ -173,6 +182,11 @@ class JournalWatcher(QObject):
 
     @Slot(str)
     def _on_file_changed(self, _path: str) -> None:
+        self.wal_written()
+
+    def wal_written(self) -> None:
+        """The -wal changed (its file event): read now, and again shortly after while the
+        commit is not visible to readers yet."""
         if self._stopped:
             return
         self.wakeups["wal"] += 1

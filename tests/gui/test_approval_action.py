@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QPlainTextEdit
 
 from .conftest import WAIT_MS
 from .data import agent, request
+from .driver import Desk
 
 KUBECTL = ("kubectl rollout restart deployment/ingest-worker-eu-west-1-primary-consumer-group "
            "-n billing-production --context=prod-eu-west-1-admin --selector=tier=backend,"
@@ -17,13 +18,7 @@ DELETE = ("DELETE FROM sessions WHERE expires_at < now() - interval '90 days' AN
 
 
 def open_approval(qtbot, window, approval_id: str):
-    model, key = window.inbox.model, f"approval:{approval_id}"
-    qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
-    window.inbox.set_current_row(model.row_of(key))
-    detail = window.inbox.detail
-    qtbot.waitUntil(lambda: detail.current() is not None and detail.current().entity is not None
-                    and detail.current().entity.id == approval_id, timeout=WAIT_MS)
-    return detail.current()
+    return Desk(qtbot, window).open_inbox_item(f"approval:{approval_id}")
 
 
 def requested(path, tool: str, args: dict, safety: str = "destructive") -> str:

@@ -21,8 +21,9 @@ from proctor.core import Actor, Journal
 from proctor.gui.forms.credentials import CredentialView
 from proctor.sim.content import RELEASE_FORM
 
-from .conftest import WAIT_MS, settled
+from .conftest import WAIT_MS
 from .data import expire_later
+from .driver import Desk as DeskDriver
 
 AGENT_SCRIPT = r"""
 import json, sys
@@ -163,20 +164,11 @@ def ask(desk):
 
 
 def open_question(qtbot, window, qid: str):
-    model = window.inbox.model
-    qtbot.waitUntil(lambda: model.row_of(f"question:{qid}") >= 0, timeout=WAIT_MS)
-    window.inbox.set_current_row(model.row_of(f"question:{qid}"))
-    pane = window.inbox.detail
-    qtbot.waitUntil(lambda: pane.current() is not None and pane.current().view is not None
-                    and pane.current().entity is not None and pane.current().entity.id == qid,
-                    timeout=WAIT_MS)
-    return pane.current()
+    return DeskDriver(qtbot, window).open_question(qid)
 
 
 def send(qtbot, detail) -> None:
-    qtbot.waitUntil(detail.submit_button.isEnabled, timeout=WAIT_MS)
-    settled(qtbot, detail)  # a click on what has just appeared does nothing (issue 16)
-    qtbot.mouseClick(detail.submit_button, Qt.MouseButton.LeftButton)
+    DeskDriver(qtbot, detail.window()).answer(detail)
 
 
 def click(qtbot, button) -> None:

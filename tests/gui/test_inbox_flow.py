@@ -15,27 +15,17 @@ from proctor.gui.widgets.dialogs import ReasonDialog, SnoozeDialog
 
 from .conftest import WAIT_MS
 from .data import expire_later
+from .driver import Desk
 
 
 def wait_row(qtbot, window, approval_id: str) -> None:
     """Wait until the approval is a row; held behind the "N new" bar (a key was pressed a
     moment ago), the operator lets it in as a person would, with the bar's Show."""
-    model, key = window.inbox.model, f"approval:{approval_id}"
-
-    def arrived() -> bool:
-        if key in model.held:
-            window.inbox.show_new()
-        return model.row_of(key) >= 0
-
-    qtbot.waitUntil(arrived, timeout=WAIT_MS)
+    Desk(qtbot, window).inbox_row(f"approval:{approval_id}")
 
 
 def select(qtbot, window, approval_id: str) -> None:
-    wait_row(qtbot, window, approval_id)
-    window.inbox.set_current_row(window.inbox.model.row_of(f"approval:{approval_id}"))
-    detail = window.inbox.detail
-    qtbot.waitUntil(lambda: detail.current() is not None and detail.current().entity is not None
-                    and detail.current().entity.id == approval_id)
+    Desk(qtbot, window).open_inbox_item(f"approval:{approval_id}")
 
 
 def press(qtbot, window, key: Qt.Key, modifier=Qt.KeyboardModifier.NoModifier) -> None:
@@ -54,7 +44,7 @@ def test_keyboard_approve_reaches_agent(qtbot, journal_path, open_desk, agents):
     assert status.split()[2:4] == ["approved", "operator:alice"]
     assert agent.wait_for(qtbot, "CONSUMED") == [f"CONSUMED {approval_id} reserved"]
     model = window.inbox.model
-    qtbot.waitUntil(lambda: model.row_of(f"approval:{approval_id}") < 0)
+    Desk(qtbot, window).wait_gone(model, f"approval:{approval_id}")
 
 
 def test_keyboard_deny_with_typed_reason(qtbot, journal_path, open_desk, agents):

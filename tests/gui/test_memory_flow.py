@@ -49,6 +49,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 from proctor.gui.widgets.dialogs import ReasonDialog  # noqa: E402
 
 from .conftest import WAIT_MS, wait_presented  # noqa: E402
+from .driver import Desk  # noqa: E402
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -62,26 +63,12 @@ def run_agent(qtbot, path: Path) -> list[str]:
     return out.split()
 
 
-def click_row(qtbot, view, row: int) -> None:
-    index = view.model().index(row, 0)
-    view.scrollTo(index)
-    qtbot.mouseClick(view.viewport(), LEFT, pos=view.visualRect(index).center())
-
-
 def open_conflict(qtbot, page, item_id: str) -> None:
-    qtbot.waitUntil(lambda: page.conflicts.row_of(item_id) >= 0, timeout=WAIT_MS)
-    click_row(qtbot, page.conflicts_table, page.conflicts.row_of(item_id))
-    qtbot.waitUntil(lambda: page.review.data is not None
-                    and page.review.data.item.id == item_id, timeout=WAIT_MS)
-    wait_presented(qtbot)
+    Desk(qtbot, page.window()).open_memory_conflict(item_id)
 
 
 def open_entry(qtbot, page, entry_id: str) -> None:
-    qtbot.waitUntil(lambda: page.model.row_of(entry_id) >= 0, timeout=WAIT_MS)
-    click_row(qtbot, page.table, page.model.row_of(entry_id))
-    qtbot.waitUntil(lambda: page.entry.data is not None
-                    and page.entry.data.entry.id == entry_id, timeout=WAIT_MS)
-    wait_presented(qtbot)
+    Desk(qtbot, page.window()).open_memory_entry(entry_id, click=True)
 
 
 def store(path: Path) -> Journal:

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from proctor.core import Actor, Journal
 
 from .conftest import WAIT_MS, settled
+from .driver import Desk
 from .test_runs_detail import open_run
 
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -39,9 +40,7 @@ def open_in_inbox(qtbot, window, qid: str):
 
 
 def select_item(qtbot, window, key: str) -> None:
-    model = window.inbox.model
-    qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
-    window.inbox.set_current_row(model.row_of(key))
+    Desk(qtbot, window).select_inbox_item(key)
 
 
 def test_opening_a_question_in_the_inbox_marks_it_presented_once(qtbot, populated, open_desk):
