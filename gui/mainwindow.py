@@ -27,7 +27,6 @@ from proctor.core.witness import LostTail
 from . import logging_setup
 from .about import AboutDialog
 from .actions import ActionRegistry, ActionSpec
-from .audit import commands as audit_commands
 from .audit.page import AuditPage
 from .context import PageContext, Services
 from .counts import Counts
@@ -202,7 +201,6 @@ class MainWindow(QMainWindow):
             self.registry.register(spec)
         self.inbox_commands.register()
         runs_commands.register(self.runs, self.registry)
-        audit_commands.register(self.audit, self.registry)
         self.registry.set_single_keys(self.settings.single_keys)
         menus = self.registry.build_menus(self.menuBar(), MENUS)
         self.recent_menu = QMenu(tr("Open &recent"), self)

@@ -42,7 +42,9 @@ from ..widgets.labels import plain_label
 from ..widgets.list_page import ListPage, choice_combo, fill_combo
 from ..widgets.message_bar import Level
 from ..widgets.paged_model import ITEM_ROLE, Column, PagedModel
+from . import commands
 
+VERIFY = "verify"  # the runner key of the chain check (one at a time)
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 TIME_CHOICES: list[tuple[str, Any]] = [
     ("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86_400),
@@ -186,10 +188,9 @@ class AuditPage(ListPage):
         self.run_filter.setPlaceholderText(tr("Run id"))
         self.run_filter.setAccessibleName(tr("Only entries of this run"))
         self.run_filter.setMaximumWidth(230)
-        self.verify_button = QPushButton(tr("Verify chain"), self)
-        self.verify_button.setAccessibleName(tr("Verify the audit log's digest chain"))
-        self.export_button = QPushButton(tr("Export CSV…"), self)
-        self.export_button.setAccessibleName(tr("Export the filtered audit log as CSV"))
+        commands.register(self, ctx.registry)  # the buttons are built from the commands
+        self.verify_button = ctx.registry.button("audit.verify", self)
+        self.export_button = ctx.registry.button("audit.export", self)
         self.chain = plain_label(parent=self, name="Muted")
         self.chain.setAccessibleName(tr("Audit chain verification"))
         self.detail = AuditDetail(self)
@@ -214,8 +215,6 @@ class AuditPage(ListPage):
         for combo in (self.actor, self.source, self.entity, self.when):
             combo.currentIndexChanged.connect(self.apply_query)
         self.run_filter.editingFinished.connect(self.apply_query)
-        self.verify_button.clicked.connect(self.verify_chain)
-        self.export_button.clicked.connect(self.export_csv)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.detail.open_run.connect(self.open_run)
 
@@ -262,18 +261,20 @@ class AuditPage(ListPage):
     # ------------------------------------------------------------ verify, export
     @Slot()
     def verify_chain(self) -> None:
-        self._set_verifying(True)
+        if self.verifying():
+            return
         self.chain.setText(tr("Verifying the audit chain…"))
         journal = self.journal
-        self.ctx.runner.run(lambda: timeline.verify_audit(journal), on_done=self._on_verified,
-                            on_error=self._on_verify_error, owner=self)
+        self.ctx.runner.latest(VERIFY, lambda: timeline.verify_audit(journal),
+                               on_done=self._on_verified, on_error=self._on_verify_error,
+                               owner=self)
+        self.ctx.registry.refresh()  # Verify is off while the check runs
 
-    def _set_verifying(self, busy: bool) -> None:
-        self.verify_button.setEnabled(not busy)
-        self.ctx.registry.refresh()  # the command (menu "Audit") follows the button
+    def verifying(self) -> bool:
+        return self.ctx.runner.keyed(VERIFY, self)
 
     def _on_verified(self, report: VerifyReport) -> None:
-        self._set_verifying(False)
+        self.ctx.registry.refresh()
         self.chain.setObjectName("" if report.ok else "ChainBroken")
         if report.ok:
             self.chain.setText(tr("✓ The audit chain verifies: all {checked_audit:,} entries "
@@ -291,7 +292,7 @@ class AuditPage(ListPage):
         self.verified.emit(report)
 
     def _on_verify_error(self, exc: BaseException) -> None:
-        self._set_verifying(False)
+        self.ctx.registry.refresh()
         self.chain.setText(tr("Could not verify the audit chain."))
         self._on_failed(exc)
 
