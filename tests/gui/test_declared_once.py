@@ -12,7 +12,7 @@ from proctor.gui.widgets.palette import ShortcutHelp
 
 from .conftest import WAIT_MS
 from .driver import Desk
-from .test_effects_page import ambiguous, effects_page, select
+from .effects.test_effects_page import ambiguous, effects_page, select
 from .test_page_commands import key, listed, palette
 
 
