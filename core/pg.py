@@ -95,7 +95,20 @@ def _hide(raw: str) -> str:
 
 
 def address(raw: str) -> ServerAddress:
-    return ServerAddress(raw)
+    where = ServerAddress(raw)
+    require_driver(where)
+    return where
+
+
+def require_driver(where: ServerAddress) -> None:
+    """A server journal needs psycopg (the ``team`` extra): say so, not ModuleNotFoundError."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError as err:
+        raise errors.StoreError(
+            f"{where}: a journal on a PostgreSQL server needs the psycopg driver, which is not "
+            "installed", hint="Install Proctor's team extra: pip install 'proctor[team]'."
+        ) from err
 
 
 def libpq_url(where: ServerAddress) -> str:

@@ -444,3 +444,12 @@ def test_a_migration_that_waits_too_long_is_told_the_journal_is_busy(pg_server):
             assert journal.missing_triggers() == set()
     finally:
         holder.close()
+
+
+def test_without_the_driver_a_server_url_is_refused_in_a_sentence(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the team extra were missing
+    with pytest.raises(errors.StoreError, match="needs the psycopg driver") as caught:
+        Journal.open("postgresql+psycopg://u:secret@127.0.0.1:1/db", actor=Actor.agent("a"))
+    assert "proctor[team]" in caught.value.hint and "secret" not in str(caught.value)
