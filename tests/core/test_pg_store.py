@@ -203,6 +203,8 @@ def test_a_write_notifies_a_waiting_desk(pair):
     assert operator.changes.wait(0.05) is False  # nothing happened: it times out
     run = agent.runs.start("proj", "wake up")
     assert operator.changes.wait(10) is True
+    while operator.changes._listener.latest < operator.changes.latest():  # the payload: the
+        assert operator.changes.wait(10) is True  # newest seq (the rest may come in a moment)
     assert operator.changes._listener.latest == operator.changes.latest()
     woke: list[bool] = []
     waiter = threading.Thread(target=lambda: woke.append(operator.changes.wait(20)))
