@@ -14,6 +14,10 @@ from sqlalchemy import event
 
 from proctor.core import Actor, Journal, errors
 
+# The counts are SQLite's: a server journal sends more by design (its write lock is a
+# statement, it keeps no run head between statements, it reads which runs a write touched).
+SQLITE_COUNTS = pytest.mark.sqlite_only
+
 # statements per call, BEGIN/COMMIT not counted (tests/bench/unit_costs.py measures the same)
 COUNTS = {
     "effects.reserve": 5,  # run head with the effect?, INSERT effect, event, run head,
@@ -58,6 +62,7 @@ def sent(journal: Journal, call: Callable[[], Any]) -> tuple[Any, int]:
     return result, len(seen)
 
 
+@SQLITE_COUNTS
 def test_the_effect_lifecycle_sends_no_more_statements_than_counted(agent, run):
     fx = agent.effects
     action = {"tool": "http.post", "args": {"url": "https://x.test/orders", "n": 1}}
@@ -69,6 +74,7 @@ def test_the_effect_lifecycle_sends_no_more_statements_than_counted(agent, run):
         and commit <= COUNTS["effects.commit"]
 
 
+@SQLITE_COUNTS
 def test_the_approval_cycle_sends_no_more_statements_than_counted(agent, operator, run):
     action = {"tool": "orders.send", "args": {"to": "supplier", "amount": 12}}
     approval, request = sent(agent, lambda: agent.approvals.request(
@@ -82,6 +88,7 @@ def test_the_approval_cycle_sends_no_more_statements_than_counted(agent, operato
     assert consume <= COUNTS["approvals.consume_and_reserve"]
 
 
+@SQLITE_COUNTS
 def test_decide_reads_the_approval_and_its_run_once(agent, operator, run):
     approval = agent.approvals.request(run.id, {"tool": "x", "args": {}}, reason="r")
     with counting(operator) as seen:
@@ -103,6 +110,7 @@ def test_consume_and_reserve_appends_its_events_in_one_statement(agent, operator
     assert types == ["effect.reserved", "approval.consumed"]
 
 
+@SQLITE_COUNTS
 def test_an_event_append_and_a_memory_replace_send_no_more_statements_than_counted(
         agent, run):
     _, append = sent(agent, lambda: agent.runs.append_event(run.id, "tool.output", {"n": 1}))
@@ -187,6 +195,7 @@ def test_an_operator_journal_reads_what_it_wrote_too(journal_path, clock):
         same(effect, op.effects.get("k"))
 
 
+@SQLITE_COUNTS
 def test_an_effect_step_reads_its_row_and_run_head_in_one_statement(agent, run):
     from proctor.core.verify import verify
 
@@ -202,6 +211,7 @@ def test_an_effect_step_reads_its_row_and_run_head_in_one_statement(agent, run):
     assert verify(agent).ok
 
 
+@SQLITE_COUNTS
 def test_an_effect_without_a_run_reads_no_run(agent):
     agent.effects.reserve("k", tool="t", action=None)
     with counting(agent) as seen:
@@ -225,6 +235,7 @@ def test_a_row_read_beside_a_missing_run_is_still_refused(agent, run):
         agent.effects.get("k")
 
 
+@SQLITE_COUNTS
 def test_a_retry_beside_its_run_reads_the_failed_effect(agent, run):
     agent.effects.reserve("k", tool="t", run_id=run.id, action={"a": 1})
     agent.effects.fail("k", "broke")
