@@ -1,5 +1,7 @@
 """Live refresh: notice other processes' commits and say what changed.
 
+A journal on a server (team mode) has no file: the poll is its safety net too.
+
 Fast path: a QFileSystemWatcher on the journal's ``-wal`` file (and on its folder, to
 re-arm when ``-wal`` reappears after the last connection closed it). Safety net:
 ``journal.changes.data_version()`` polled off the GUI thread every POLL_MS. Either one
@@ -30,6 +32,7 @@ from proctor.core.models import Change, ChangeSet
 from proctor.core.witness import HeadWitness, journal_id
 
 from .guard import JournalClosed
+from .server_target import server_of
 from .tasks import TaskRunner
 
 POLL_MS = 400
@@ -55,7 +58,10 @@ class JournalWatcher(QObject):
         super().__init__(parent)
         self._journal = journal
         self._runner = runner
-        self._path = Path(journal.path)
+        # a journal on a server has no file to watch or to keep a witness beside: the poll
+        # (and the server's notifications, where core offers them) tell what changed
+        self.on_server = server_of(journal) is not None
+        self._path = Path(str(journal.path))
         self._wal = Path(f"{self._path}-wal")
         self.last_seq = 0
         self._ahead: set[int] = set()  # seqs past last_seq already reported (own writes)
@@ -82,7 +88,7 @@ class JournalWatcher(QObject):
         # what the witness saw keeps the witness as it is (the finding stays until accepted).
         self.witness = HeadWitness(self._path)
         self._witness_frozen = getattr(journal, "lost_tail", None) is not None \
-            or bool(getattr(journal, "read_only", False))
+            or bool(getattr(journal, "read_only", False)) or self.on_server
         self._witness_timer = QTimer(self)
         self._witness_timer.setSingleShot(True)
         self._witness_timer.setInterval(WITNESS_MS)
@@ -94,11 +100,13 @@ class JournalWatcher(QObject):
         """Start watching; changes after ``since`` (a change_seq) are reported."""
         self.last_seq = since
         self._stopped = False
+        self._poll.start()
+        if self.on_server:
+            return
         self._arm()
         folder = str(self._path.parent)
         if folder not in self._fs.directories():
             self._fs.addPath(folder)
-        self._poll.start()
 
     def stop(self) -> None:
         """Stop for good (the window closes): reads still in flight are dropped and nothing
@@ -155,6 +163,8 @@ class JournalWatcher(QObject):
 
     # ------------------------------------------------------------ triggers
     def _arm(self) -> None:
+        if self.on_server:
+            return
         self._check_wal()
         if self._wal.exists() and str(self._wal) not in self._fs.files():
             self._fs.addPath(str(self._wal))
