@@ -1,0 +1,139 @@
+"""Team mode from a shell: `proctor migrate-to URL` (a journal file into a server journal,
+verified on arrival), `proctor team init URL` (the schema and the three roles the server
+enforces) and `proctor team add-user NAME --role ROLE` (a login in one of them).
+
+A URL is shown with its password hidden, in every line and error; give the password in
+the URL, in ``PGPASSWORD`` or in ``~/.pgpass`` (libpq reads both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from proctor.core import Actor, Journal, errors
+
+from .cmd_ops import (
+    EXIT_OK,
+    EXIT_REFUSED,
+    Unusable,
+    add,
+    common_parser,
+    dump,
+    emit_json,
+    journal_path,
+    open_journal,
+    operator_name,
+)
+from .ops_render import clean
+
+PASSWORD_IN_URL = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
+
+
+def hidden(url: str) -> str:
+    """``url`` with its password (if any) shown as ***."""
+    return PASSWORD_IN_URL.sub(r"\1***@", url)
+
+
+@contextmanager
+def no_password_shown(url: str) -> Iterator[None]:
+    """Errors raised inside name ``url`` only with its password hidden."""
+    secret = PASSWORD_IN_URL.search(url)
+    try:
+        yield
+    except errors.ProctorError as err:
+        if secret is None or url not in f"{err.message} {err.hint}" and \
+                secret.group(0) not in f"{err.message} {err.hint}":
+            raise
+        raise type(err)(err.message.replace(url, hidden(url)), hint=err.hint.replace(
+            url, hidden(url))) from None
+
+
+def is_url(text: str) -> bool:
+    return "://" in text
+
+
+def open_target(url: str, args: argparse.Namespace) -> Journal:
+    """The journal at ``url`` (a file is created when missing; a server database must exist:
+    an empty one is given the schema)."""
+    with no_password_shown(url):
+        return Journal.open(url, actor=Actor.operator(operator_name(args)),
+                            busy_timeout=args.timeout)
+
+
+# ---------------------------------------------------------------- migrate-to
+
+
+def cmd_migrate_to(args: argparse.Namespace) -> int:
+    from proctor.core.migrate_to import migrate_to
+
+    source_path = journal_path(args)
+    if is_url(source_path) and not source_path.startswith("sqlite:///"):
+        raise Unusable(f"the source must be a journal file, not {hidden(source_path)}",
+                       "Pass the file with --journal PATH.")
+    source = open_journal(args, write=False)
+    try:
+        target = open_target(args.url, args)
+        try:
+            trust = None
+            if args.trust:
+                from proctor.core.trust import Trust
+
+                trust = Trust.load(args.trust)
+            with no_password_shown(args.url):
+                report = migrate_to(source, target, trust=trust)
+        finally:
+            target.close()
+    finally:
+        source.close()
+    if args.json:
+        emit_json(dump(report) | {"source": str(source.path), "target": hidden(args.url)})
+    else:
+        show_migration(report, str(Path(source_path).expanduser()), hidden(args.url))
+    return EXIT_OK if report.verify.ok else EXIT_REFUSED
+
+
+def show_migration(report: Any, source: str, target: str) -> None:
+    out = sys.stdout
+    total = sum(report.rows.values())
+    out.write(f"copied {clean(source, one_line=True)} to {clean(target, one_line=True)}: "
+              f"{total} rows\n")
+    for name, count in report.rows.items():
+        if count:
+            out.write(f"  {name.replace('_', ' ')}: {count}\n")
+    v = report.verify
+    if v.ok:
+        out.write(f"verified on arrival: {v.checked_runs} runs, {v.checked_events} events "
+                  f"and {v.checked_audit} audit rows; every chain and digest holds\n")
+    else:
+        first = v.problems[0]
+        out.write(f"FAILED verification on arrival: {clean(first.what, one_line=True)} at "
+                  f"{clean(first.where, one_line=True)}: "
+                  f"{clean(first.detail, 2000, one_line=True, more='')}\n")
+
+
+# ---------------------------------------------------------------- parsers
+
+
+def register(sub: Any) -> None:
+    common = common_parser()
+    p = add(sub, "migrate-to", cmd_migrate_to,
+            "copy a journal file into a new (server) journal and verify it there", [common],
+            "Copy every row of the journal file (--journal, default $PROCTOR_JOURNAL) into "
+            "the journal at URL — postgresql+psycopg://USER@HOST:PORT/DATABASE for a team "
+            "server, or another file — byte for byte, in one transaction, then verify every "
+            "event chain, the audit chain, every digest and signature there. The target must "
+            "be empty (a new database, or one `proctor team init` prepared); a non-empty one "
+            "is refused and nothing is written. The file is not changed.")
+    p.add_argument("url", metavar="URL", help="the target journal (a server URL or a file)")
+    p.add_argument("--trust", metavar="FILE",
+                   help="a trusted-operators file: also check every decision's signature")
+    p.add_argument("--json", action="store_true", help="machine-readable report")
+
+
+__all__ = ["cmd_migrate_to", "hidden", "register"]
