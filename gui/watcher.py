@@ -1,6 +1,8 @@
 """Live refresh: notice other processes' commits and say what changed.
 
-A journal on a server (team mode) has no file: the poll is its safety net too.
+A journal on a server (team mode) has no file: its fast path is the server's notification
+(``LISTEN``, ``journal.changes.wait`` on a thread of its own, NOTIFY_WAIT_S at a time), and
+the poll is its safety net too.
 
 Fast path: a QFileSystemWatcher on the journal's ``-wal`` file (and on its folder, to
 re-arm when ``-wal`` reappears after the last connection closed it). Safety net:
@@ -22,6 +24,7 @@ in ten waited for the next unrelated write or the poll, ~140 ms).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,7 @@ POLL_MS = 400
 MAX_BATCH = 5000
 FOLLOW_UP_MS = (2, 8, 25, 80)
 WITNESS_MS = 1000  # the head witness is written at most this often (core/witness.py)
+NOTIFY_WAIT_S = 0.5  # a server journal's listener checks for stop this often
 
 
 class JournalWatcher(QObject):
@@ -53,6 +57,7 @@ class JournalWatcher(QObject):
     seen_at = Signal(float)
     wal_lost = Signal()
     _written = Signal(object)  # from any thread: change rows a desk write committed
+    _notified = Signal()  # from the listener thread: the server said a write committed
 
     def __init__(self, journal: Any, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -94,6 +99,9 @@ class JournalWatcher(QObject):
         self._witness_timer.setInterval(WITNESS_MS)
         self._witness_timer.timeout.connect(self._write_witness)
         self._written.connect(self._on_written)  # queued when emitted on a worker thread
+        self._notified.connect(self._on_notified)
+        self._listening: threading.Event | None = None  # set: the listener thread stops
+        self.wakeups["notify"] = 0
 
     # ------------------------------------------------------------ lifecycle
     def start(self, since: int) -> None:
@@ -102,6 +110,7 @@ class JournalWatcher(QObject):
         self._stopped = False
         self._poll.start()
         if self.on_server:
+            self._listen()
             return
         self._arm()
         folder = str(self._path.parent)
@@ -124,6 +133,9 @@ class JournalWatcher(QObject):
     def pause(self) -> None:
         """No more file events, follow-ups or polls; explicit reads (refresh_now) still
         work."""
+        if self._listening is not None:
+            self._listening.set()
+            self._listening = None
         self._follow_ups = []
         self._poll.stop()
         self._follow_up.stop()
@@ -160,6 +172,37 @@ class JournalWatcher(QObject):
         self._ahead.update(c.seq for c in fresh)
         self.seen_at.emit(max(c.created_at for c in fresh))
         self.changed.emit(ChangeSet(since=fresh[0].seq - 1, until=fresh[-1].seq, changes=fresh))
+
+    # ------------------------------------------------------------ server notifications
+    def _listen(self) -> None:
+        """A thread that waits for the server's change notifications (a journal whose core
+        has no ``changes.wait`` is polled only)."""
+        journal = getattr(self._journal, "unguarded", self._journal)
+        wait = getattr(journal.changes, "wait", None)
+        if wait is None or self._listening is not None:
+            return
+        stop = self._listening = threading.Event()
+
+        def listen() -> None:
+            while not stop.is_set():
+                try:
+                    woke = wait(NOTIFY_WAIT_S)
+                except Exception:  # a closed journal, a lost server: the poll carries on
+                    return
+                if woke and not stop.is_set():
+                    try:
+                        self._notified.emit()
+                    except RuntimeError:  # the watcher is gone (its window closed)
+                        return
+
+        threading.Thread(target=listen, name="proctor-listen", daemon=True).start()
+
+    @Slot()
+    def _on_notified(self) -> None:
+        if self._stopped:
+            return
+        self.wakeups["notify"] += 1
+        self._read()
 
     # ------------------------------------------------------------ triggers
     def _arm(self) -> None:
