@@ -22,6 +22,7 @@ from .cmd_ops import (
     EXIT_OK,
     EXIT_REFUSED,
     Unusable,
+    UsageError,
     add,
     common_parser,
     dump,
@@ -117,6 +118,63 @@ def show_migration(report: Any, source: str, target: str) -> None:
                   f"{clean(first.detail, 2000, one_line=True, more='')}\n")
 
 
+# ---------------------------------------------------------------- team init / add-user
+
+
+def cmd_team_init(args: argparse.Namespace) -> int:
+    from proctor.core.team import init
+
+    with no_password_shown(args.url):
+        report = init(args.url)
+    if args.json:
+        emit_json(dump(report))
+        return EXIT_OK
+    made = ", ".join(report.created_roles) or "none (they existed)"
+    print(f"team journal ready at {clean(hidden(report.url), one_line=True)} "
+          f"(schema {report.schema_revision})")
+    print(f"  roles: {', '.join(report.roles)}; created now: {made}")
+    print(f"  checked by the server on every write: {len(report.checked_tables)} tables")
+    print("  next: proctor team add-user NAME --role agent|operator|observer "
+          f"--journal {clean(hidden(args.url), one_line=True)}")
+    return EXIT_OK
+
+
+def read_password(args: argparse.Namespace) -> str:
+    if args.password_file == "-":
+        return sys.stdin.readline().rstrip("\n")
+    if args.password_file:
+        try:
+            return Path(args.password_file).read_text(encoding="utf-8").rstrip("\n")
+        except OSError as err:
+            raise UsageError(f"cannot read {args.password_file}: {err.strerror or err}") \
+                from err
+    if not sys.stdin.isatty():
+        raise UsageError("give the new login's password with --password-file FILE (- for "
+                         "stdin), or run this in a terminal to be asked")
+    import getpass
+
+    first = getpass.getpass(f"password for {args.name}: ")
+    if getpass.getpass("again: ") != first:
+        raise UsageError("the two passwords differ; nothing was changed")
+    return first
+
+
+def cmd_team_add_user(args: argparse.Namespace) -> int:
+    from proctor.core.team import ROLES, add_user
+
+    url = journal_path(args)
+    if not is_url(url):
+        raise UsageError(f"{url} is a journal file: logins and roles need a server journal "
+                         "(--journal postgresql+psycopg://OWNER@HOST:PORT/DATABASE)")
+    password = read_password(args)
+    with no_password_shown(url):
+        created = add_user(url, args.name, args.role, password)
+    verb = "created" if created else "updated"
+    print(f"{verb} login {args.name} in {ROLES[args.role]} on "
+          f"{clean(hidden(url), one_line=True)}")
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- parsers
 
 
@@ -135,5 +193,28 @@ def register(sub: Any) -> None:
                    help="a trusted-operators file: also check every decision's signature")
     p.add_argument("--json", action="store_true", help="machine-readable report")
 
+    team = sub.add_parser("team", help="a team journal on a PostgreSQL server: schema, "
+                                       "roles, logins",
+                          description="Team mode (docs/team.md): `team init URL` creates the "
+                                      "schema and the roles the server enforces; `team "
+                                      "add-user NAME --role ROLE` makes a login in one.")
+    team_sub = team.add_subparsers(dest="team_command", metavar="COMMAND", required=True)
+    p = add(team_sub, "init", cmd_team_init,
+            "create the schema and the agent, operator and observer roles", [common],
+            "Create (or upgrade) the journal's schema in the database at URL — it must exist "
+            "(createdb) — and the roles proctor_agent, proctor_operator and proctor_observer, "
+            "their grants and the checks the server runs on every write. Run it as the "
+            "database's owner; running it again is safe.")
+    p.add_argument("url", metavar="URL", help="postgresql+psycopg://OWNER@HOST:PORT/DATABASE")
+    p.add_argument("--json", action="store_true", help="machine-readable report")
+    p = add(team_sub, "add-user", cmd_team_add_user, "make a login in one of the roles",
+            [common], "Create a login NAME in the role (or set its password and role if it "
+                      "exists), on the server journal given by --journal (or "
+                      "$PROCTOR_JOURNAL), connecting as its owner.")
+    p.add_argument("name", metavar="NAME", help="the login (lower-case letters, digits, _)")
+    p.add_argument("--role", required=True, choices=["agent", "operator", "observer"])
+    p.add_argument("--password-file", metavar="FILE",
+                   help="read the new login's password from FILE (- for stdin); default: ask")
 
-__all__ = ["cmd_migrate_to", "hidden", "register"]
+
+__all__ = ["cmd_migrate_to", "cmd_team_add_user", "cmd_team_init", "hidden", "register"]
