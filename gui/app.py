@@ -28,6 +28,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from proctor import resources
 from proctor.core import Actor, Journal, errors
 from proctor.core.journal import OldSchemaPolicy
+from proctor.core.models import ActorKind
 
 from .connect import ConnectRequest, PasswordNotStored, remember_password, stored_password
 from .context import Services
@@ -117,12 +118,16 @@ def desk_signer(actor: Actor | None) -> Any:
 def open_server(target: ServerTarget, password: str | None, remember: bool,
                 actor: Actor | None, read_only: bool) -> Journal:
     """Open the journal on ``target``'s server (worker thread): with ``password``, or the one
-    the OS keyring keeps for it. The schema is never migrated from a desk (the team's
+    the OS keyring keeps for it, as the operator the login is (not the name typed in
+    Preferences: a team server refuses a decision by anyone but the login). The schema is never migrated from a desk (the team's
     ``proctor team init`` does that): an older one opens read-only, saying so. A
     connection the operator can fix (wrong password, refused, no such database) raises
     ``StoreError`` with a sentence saying what to do."""
     secret = password if password is not None else stored_password(target)
     url = target.url(secret)
+    if actor is None or actor.kind is ActorKind.OPERATOR:
+        # the server records the login as the operator (core/team.py): decide as it
+        actor = Actor.operator(target.user)
     try:
         journal = _open_url(url, actor, read_only)
     except errors.SchemaTooOld as exc:
@@ -289,6 +294,8 @@ class DeskApp(QObject):
                 return
             password = password if password is not None else typed
         place = path.label() if isinstance(path, ServerTarget) else path
+        if isinstance(path, ServerTarget):
+            operator = path.user  # on a server the login is the operator (open_server)
         if self._focus_existing(place, read_only, operator):
             return
         actor = Actor.operator(operator) if operator else None
