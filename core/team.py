@@ -270,9 +270,18 @@ EFFECT_RULES = f"""
 """
 
 
+DECISION_RULES = f"""
+  IF NOT proctor_is_operator() AND NEW.actor NOT LIKE 'rule:%' AND NEW.actor NOT LIKE
+     'system:%' THEN
+    {_refuse("an agent login records no decisions (only a rule's or the system's)")}
+  END IF;
+  RETURN NEW;
+"""
+
+
 def check_trigger_sql(schema: str) -> dict[str, list[str]]:
     """``trg_<table>_team``: one BEFORE INSERT OR UPDATE trigger per written table."""
-    extra = {"approvals": APPROVAL_RULES, "effects": EFFECT_RULES,
+    extra = {"approvals": APPROVAL_RULES, "effects": EFFECT_RULES, "decisions": DECISION_RULES,
              "interactions": _resolution_rules("interactions", "NEW.status = 'resolved'",
                                                "response"),
              "memory_reconciliations": _resolution_rules(

@@ -1,0 +1,81 @@
+"""The desk on a team journal (pg-core's real PostgreSQL server, roles from `proctor team
+init`): File ▸ Connect to server's request opens it through DeskApp.open, the operator is
+the login, an agent process with an agent login files a request and the desk decides it;
+the password is in the (in-memory) keyring and nowhere in the desk's settings; Open recent
+reconnects with it; a wrong password or a missing database is a sentence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import team_fixtures
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from proctor.gui.app import DeskApp
+from proctor.gui.connect import KEYRING_SERVICE
+from proctor.gui.errors import ErrorDialog
+from proctor.gui.server_target import ServerTarget
+
+from .conftest import WAIT_MS
+from .test_forms_agents import MemoryKeyring
+from .test_forms_agents import keyring_backend as keyring_fixture
+from .test_inbox_flow import press, select
+
+team, team_logins, keyring_backend = team_fixtures.team, team_fixtures.team_logins, \
+    keyring_fixture  # the fixtures
+
+
+@pytest.fixture
+def desk(settings):
+    app = DeskApp(QApplication.instance(), settings, None, strict=True)
+    yield app
+    if app.window is not None:
+        app.window.close()
+    app.shutdown()
+
+
+def test_the_desk_connects_and_decides_what_an_agent_login_filed(qtbot, team, desk, settings,
+                                                                 keyring_backend, agents,
+                                                                 tmp_path):
+    memory = keyring_backend(MemoryKeyring())
+    target = ServerTarget("127.0.0.1", team.server.port, team.database, "op_dana", "disable")
+    with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
+        desk.open(target, password=team_fixtures.PASSWORD, remember=True, operator="alice")
+    window = desk.window
+    assert window.journal.actor.name == "op_dana"  # the login, not Preferences' name
+    assert f"{team.database} on 127.0.0.1" in window.windowTitle()
+    assert memory.secrets == {(KEYRING_SERVICE, target.key): team_fixtures.PASSWORD}
+    assert settings.recent_servers() == [target.label()]
+    settings.sync()
+    assert team_fixtures.PASSWORD not in Path(settings.q.fileName()).read_text()
+    agent = agents(team.url("agent_a"))
+    [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
+    select(qtbot, window, approval_id)
+    press(qtbot, window, Qt.Key.Key_A)
+    [status] = agent.wait_for(qtbot, "STATUS")
+    assert status.split()[2:4] == ["approved", "operator:op_dana"]
+    assert agent.wait_for(qtbot, "CONSUMED") == [f"CONSUMED {approval_id} reserved"]
+    window.close()
+    desk.window = None
+    with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
+        desk.open(target.label())  # File ▸ Open recent: the label, the keyring's password
+    assert desk.window is not window and desk.window.journal.actor.name == "op_dana"
+
+
+@pytest.mark.parametrize("what", ["password", "database"])
+def test_a_bad_connection_is_a_sentence_and_nothing_opens(qtbot, team, desk, settings,
+                                                          keyring_backend, monkeypatch, what):
+    keyring_backend(MemoryKeyring())
+    shown = []
+    monkeypatch.setattr(ErrorDialog, "ask", lambda *a: shown.append(a))
+    monkeypatch.setattr(desk.app, "exit", lambda code=0: None)
+    database = "no_such_db" if what == "database" else team.database
+    target = ServerTarget("127.0.0.1", team.server.port, database, "op_dana", "disable")
+    with qtbot.waitSignal(desk.open_failed, timeout=WAIT_MS):
+        desk.open(target, password="wrong" if what == "password" else team_fixtures.PASSWORD)
+    [(_parent, _title, text, details)] = shown
+    assert ("password" in text) if what == "password" else ("no_such_db" in text)
+    assert "wrong" not in text + details
+    assert desk.window is None and settings.recent_servers() == []
