@@ -103,6 +103,9 @@ def _copy(src: Any, dst: Any, counts: dict[str, int], journal_id: list[str | Non
         replace_journal_id(dst, journal_id[0])
     for key, value in meta.items():
         dst.execute(insert(s.journal_meta).values(key=key, value=value))
+    if dst.dialect.name == "postgresql":  # the change feed's sequence goes on after the copy
+        dst.execute(text("SELECT setval(pg_get_serial_sequence('changes', 'seq'), "
+                         "(SELECT coalesce(max(seq), 0) + 1 FROM changes), false)"))
 
 
 def _copy_table(src: Any, dst: Any, table: Table) -> int:

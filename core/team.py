@@ -175,8 +175,12 @@ def helper_sql(owner: str) -> list[str]:
 def _operator_checks(table: str) -> str:
     bare = table == "signatures"
     columns = ("operator",) if bare else OPERATOR_COLUMNS.get(table, ())
-    return " ".join(f"PERFORM proctor_check_operator(NEW.{c}::text, {str(bare).lower()});"
-                    for c in columns)
+    checks = []
+    for c in columns:  # a value written now (an UPDATE that keeps it is not checked again)
+        check = f"PERFORM proctor_check_operator(NEW.{c}::text, {str(bare).lower()});"
+        checks.append(f"IF TG_OP = 'INSERT' THEN {check} ELSIF NEW.{c} IS DISTINCT FROM "
+                      f"OLD.{c} THEN {check} END IF;")
+    return " ".join(checks)
 
 
 def _decided(table: str, column: str) -> str:  # noqa: ARG001 - the column it reads
@@ -316,6 +320,7 @@ def _grants_sql(schema: str, database: str) -> list[str]:
            f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC"]
     for role, tables in ((AGENT, AGENT_TABLES), (OPERATOR, OPERATOR_TABLES)):
         sql.append(f"GRANT INSERT, UPDATE ON {', '.join(tables)} TO {role}")
+        sql.append(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
     return sql
 
 
