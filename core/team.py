@@ -55,14 +55,16 @@ AGENT_TABLES = ("runs", "attempts", "events", "tool_calls", "approvals", "intera
                 "effects", "receipts", "audit", "changes")
 OPERATOR_TABLES = (*AGENT_TABLES, "approval_rules", "signatures", "operator_keys")
 
-# table -> columns that name an operator as "operator:NAME" (signatures: a bare NAME)
+# table -> columns that name an operator as "operator:NAME"
 OPERATOR_COLUMNS: dict[str, tuple[str, ...]] = {
     "decisions": ("actor",), "audit": ("actor",), "events": ("actor",),
     "memory_mutations": ("actor",), "receipts": ("actor",),
     "approvals": ("decided_by",), "interactions": ("resolved_by",),
     "memory_reconciliations": ("resolved_by",), "effects": ("resolved_by",),
     "approval_rules": ("created_by", "revoked_by"), "tool_calls": (),
+    "signatures": ("operator",), "operator_keys": ("operator",),
 }
+STRICT_TABLES = ("signatures", "operator_keys")
 CHECKED = "trg_{table}_team"
 
 
@@ -89,16 +91,16 @@ def helper_sql(owner: str) -> list[str]:
         STABLE {path} AS $fn$ SELECT pg_has_role(session_user, '{owner}', 'MEMBER') $fn$""",
         f"""CREATE OR REPLACE FUNCTION proctor_is_operator() RETURNS boolean LANGUAGE sql
         STABLE {path} AS $fn$ SELECT pg_has_role(session_user, '{OPERATOR}', 'MEMBER') $fn$""",
-        # an "operator:NAME" value (or a bare NAME for signatures) is only this login's own
-        f"""CREATE OR REPLACE FUNCTION proctor_check_operator(value text, bare boolean)
+        # an "operator:NAME" value is only this login's own (``strict``: any value must be)
+        f"""CREATE OR REPLACE FUNCTION proctor_check_operator(value text, strict boolean)
         RETURNS void LANGUAGE plpgsql STABLE {path} AS $fn$ BEGIN
           IF value IS NULL THEN RETURN; END IF;
-          IF bare OR value LIKE 'operator:%' THEN
+          IF strict OR value LIKE 'operator:%' THEN
             IF NOT proctor_is_operator() THEN
               {_refuse("an agent or observer login cannot write an operator's row")}
             END IF;
-            IF (CASE WHEN bare THEN value ELSE substr(value, 10) END) <> session_user THEN
-              RAISE EXCEPTION 'the operator recorded must be the login (%), not %',
+            IF value IS DISTINCT FROM 'operator:' || session_user THEN
+              RAISE EXCEPTION 'the operator recorded must be the login (operator:%), not %',
                 session_user, value USING ERRCODE = 'insufficient_privilege';
             END IF;
           END IF;
@@ -173,8 +175,8 @@ def helper_sql(owner: str) -> list[str]:
 
 
 def _operator_checks(table: str) -> str:
-    bare = table == "signatures"
-    columns = ("operator",) if bare else OPERATOR_COLUMNS.get(table, ())
+    bare = table in STRICT_TABLES  # every value there must be this operator's own label
+    columns = OPERATOR_COLUMNS.get(table, ())
     checks = []
     for c in columns:  # a value written now (an UPDATE that keeps it is not checked again)
         check = f"PERFORM proctor_check_operator(NEW.{c}::text, {str(bare).lower()});"

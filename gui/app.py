@@ -139,7 +139,9 @@ def open_server(target: ServerTarget, password: str | None, remember: bool,
         why = connect_problem(exc, target)
         if why is None and not _names_secret(exc, url, secret):
             raise
-        raise errors.StoreError(why or _without_secret(str(exc), url, secret, target),
+        if why is not None:  # our sentence says what to do
+            raise errors.StoreError(why, hint="") from None
+        raise errors.StoreError(_without_secret(str(exc), url, secret, target),
                                 hint=_without_secret(exc.hint, url, secret, target)) from None
     except Exception as exc:  # a driver error core did not translate: never show the URL
         why = connect_problem(exc, target)

@@ -116,8 +116,8 @@ def connect_problem(exc: BaseException, target: ServerTarget) -> str | None:
         return tr("The server refused the password for user {user} (wrong or missing "
                   "password). Connect again with the right password.").format(user=target.user)
     if "does not exist" in text and "database" in text:
-        return tr("There is no database {database} on {where}. Check the name, or create it "
-                  "with `proctor team init`.").format(database=target.database, where=where)
+        return tr("There is no database {database} on {where}. Check the name, or have it "
+                  "created (createdb) and prepared with `proctor team init`.").format(database=target.database, where=where)
     if "connection refused" in text or "could not connect" in text \
             or "timeout expired" in text or "timed out" in text:
         return tr("Could not reach a PostgreSQL server at {where} (connection refused or timed "

@@ -126,10 +126,10 @@ def test_an_agent_login_cannot_make_rules_or_sign(team, pending):
                       "('rule_forged', 'allow', '*', '*', 'space', NULL, '*', NULL, "
                       "'agent:builder', 1.0, 1)")
         refused(conn, "INSERT INTO signatures (record_id, record_kind, key_id, operator, payload, "
-                      "signature, created_at) VALUES ('dec_x', 'decision', 'k', 'op_dana', '{}', "
+                      "signature, created_at) VALUES ('dec_x', 'decision', 'k', 'operator:op_dana', '{}', "
                       "'s', 1.0)")
         refused(conn, "INSERT INTO operator_keys (key_id, operator, public_key, first_seen_at) "
-                      "VALUES ('k', 'op_dana', 'pk', 1.0)")
+                      "VALUES ('k', 'operator:op_dana', 'pk', 1.0)")
 
 
 def test_an_agent_login_cannot_answer_a_question(team, agent, pending):
@@ -247,6 +247,9 @@ def test_an_operator_is_recorded_as_its_login_only(team, pending):
         refused(conn, DECISION_INSERT, decision_row(approval.id, run.id, "operator:op_eli"))
         refused(conn, "UPDATE approvals SET status = 'approved', decided_by = 'operator:op_eli', "
                       "decided_at = 2.0, version = 2 WHERE id = %s", (approval.id,))
+        refused(conn, "INSERT INTO signatures (record_id, record_kind, key_id, operator, payload, "
+                      "signature, created_at) VALUES ('dec_x', 'decision', 'k', 'operator:op_eli', "
+                      "'{}', 's', 1.0)")
     with team.journal("op_dana", Actor.operator("eli")) as typed_name, \
             pytest.raises(errors.NotAllowed, match="the operator recorded must be the login"):
         typed_name.approvals.decide(approval.id, True, expected_version=1)

@@ -18,7 +18,7 @@ from proctor.gui.connect import KEYRING_SERVICE
 from proctor.gui.errors import ErrorDialog
 from proctor.gui.server_target import ServerTarget
 
-from .conftest import WAIT_MS
+from .conftest import WAIT_MS, settled
 from .test_forms_agents import MemoryKeyring
 from .test_forms_agents import keyring_backend as keyring_fixture
 from .test_inbox_flow import press, select
@@ -53,6 +53,7 @@ def test_the_desk_connects_and_decides_what_an_agent_login_filed(qtbot, team, de
     agent = agents(team.url("agent_a"))
     [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
     select(qtbot, window, approval_id)
+    settled(qtbot, window)
     press(qtbot, window, Qt.Key.Key_A)
     [status] = agent.wait_for(qtbot, "STATUS")
     assert status.split()[2:4] == ["approved", "operator:op_dana"]
@@ -74,8 +75,12 @@ def test_a_bad_connection_is_a_sentence_and_nothing_opens(qtbot, team, desk, set
     database = "no_such_db" if what == "database" else team.database
     target = ServerTarget("127.0.0.1", team.server.port, database, "op_dana", "disable")
     with qtbot.waitSignal(desk.open_failed, timeout=WAIT_MS):
-        desk.open(target, password="wrong" if what == "password" else team_fixtures.PASSWORD)
+        desk.open(target, password="x9-not-it" if what == "password" else team_fixtures.PASSWORD)
     [(_parent, _title, text, details)] = shown
-    assert ("password" in text) if what == "password" else ("no_such_db" in text)
-    assert "wrong" not in text + details
+    assert text == ("The server refused the password for user op_dana (wrong or missing "
+                    "password). Connect again with the right password." if what == "password"
+                    else f"There is no database no_such_db on 127.0.0.1:{team.server.port}. "
+                         "Check the name, or have it created (createdb) and prepared "
+                         "with `proctor team init`.")
+    assert "x9-not-it" not in text + details
     assert desk.window is None and settings.recent_servers() == []
