@@ -139,18 +139,35 @@ def cmd_team_init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def stdin_line() -> str:
+    """One line of stdin, read byte by byte: the next command of a script gets the next
+    line (a buffered read would swallow them all)."""
+    import os
+
+    data = b""
+    while not data.endswith(b"\n"):
+        byte = os.read(sys.stdin.fileno(), 1)
+        if not byte:
+            break
+        data += byte
+    return data.decode("utf-8").rstrip("\r\n")
+
+
 def read_password(args: argparse.Namespace) -> str:
     if args.password_file == "-":
-        return sys.stdin.readline().rstrip("\n")
+        return stdin_line()
     if args.password_file:
         try:
             return Path(args.password_file).read_text(encoding="utf-8").rstrip("\n")
         except OSError as err:
             raise UsageError(f"cannot read {args.password_file}: {err.strerror or err}") \
                 from err
-    if not sys.stdin.isatty():
-        raise UsageError("give the new login's password with --password-file FILE (- for "
-                         "stdin), or run this in a terminal to be asked")
+    if not sys.stdin.isatty():  # piped: one line of stdin, as `--password-file -`
+        line = stdin_line()
+        if not line:
+            raise UsageError("no password: give the new login's password on stdin, with "
+                             "--password-file FILE, or run this in a terminal to be asked")
+        return line
     import getpass
 
     first = getpass.getpass(f"password for {args.name}: ")
@@ -214,7 +231,8 @@ def register(sub: Any) -> None:
     p.add_argument("name", metavar="NAME", help="the login (lower-case letters, digits, _)")
     p.add_argument("--role", required=True, choices=["agent", "operator", "observer"])
     p.add_argument("--password-file", metavar="FILE",
-                   help="read the new login's password from FILE (- for stdin); default: ask")
+                   help="read the new login's password from FILE (- for stdin); default: "
+                        "ask in a terminal, else read one line of stdin")
 
 
 __all__ = ["cmd_migrate_to", "cmd_team_add_user", "cmd_team_init", "hidden", "register"]
