@@ -47,7 +47,14 @@ from .old_schema import (
     read_only_reason,
     upgrade_progress,
 )
-from .server_target import ServerTarget, connect_problem, is_server, place_of, server_of
+from .server_target import (
+    ServerTarget,
+    connect_problem,
+    is_server,
+    place_of,
+    server_of,
+    visible_url,
+)
 from .settings import DeskSettings
 from .single_instance import JournalServer, bring_to_front, focus_running, same_journal
 from .tasks import PresentationPool, TaskRunner
@@ -438,9 +445,16 @@ def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None 
     ``DeskApp.open`` (``proctor open --migrate`` passes "migrate").
     """
     app = make_app()
-    if single_instance and focus_running(path):
-        print(f"{path} is already open in a desk; brought that window to the front.",
-              file=sys.stderr)
+    if isinstance(path, str) and is_server(path):
+        try:
+            place: str | Path = ServerTarget.parse(path)[0].label()
+        except ValueError:
+            place = visible_url(path)
+    else:
+        place = path
+    if single_instance and focus_running(place):
+        print(f"{visible_url(str(place))} is already open in a desk; brought that window to "
+              "the front.", file=sys.stderr)
         return 0
     setup_logging(console_level=logging.DEBUG if debug_mode() else logging.WARNING)
     settings = DeskSettings()
