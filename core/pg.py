@@ -32,8 +32,9 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, String, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.pool import QueuePool
 
 from . import errors
@@ -95,6 +96,12 @@ def address(raw: str) -> ServerAddress:
     return ServerAddress(raw)
 
 
+def libpq_url(where: ServerAddress) -> str:
+    """The address as libpq's own URL (for a connection made without SQLAlchemy)."""
+    return make_url(where.url).set(drivername="postgresql").render_as_string(
+        hide_password=False)
+
+
 # ---------------------------------------------------------------- engine
 def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
                 timeout: float, synchronous: str = "FULL") -> Engine:
@@ -150,6 +157,17 @@ def dbapi_error() -> type[Exception]:
     import psycopg
 
     return psycopg.Error
+
+
+# ---------------------------------------------------------------- column types
+@compiles(String, "postgresql")
+def _unbounded_string(type_: String, compiler: Any, **kw: Any) -> str:
+    """A String(n) column is VARCHAR without a length on the server: SQLite stores a longer
+    value as it is, so the server must too (the lengths in core/schema.py are documentation,
+    the limits are core/limits.py's). Text's own rendering is unchanged."""
+    if type(type_) is not String:  # a subclass (Enum, ...) renders as it would
+        return compiler.visit_string(type_, **kw)
+    return "VARCHAR"
 
 
 # ---------------------------------------------------------------- schema facts
@@ -414,11 +432,9 @@ class Listener:
         import psycopg
 
         if self._conn is None or self._conn.closed:
-            url = make_url(self.where.url)
             self._conn = psycopg.connect(
-                host=url.host, port=url.port, user=url.username, password=url.password,
-                dbname=url.database, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                application_name="proctor-listen", **dict(url.query))
+                libpq_url(self.where), autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="proctor-listen")
             self._conn.execute(f"LISTEN {CHANNEL}")
         return self._conn
 
