@@ -1,6 +1,11 @@
-"""Bulk approve / deny: the confirmation lists every approval by tool and resource, counts
-them by safety class, and states the scope and reason that will be applied to each (the
-ones visible in the decision form)."""
+"""Bulk approve / deny: the confirmation lists every approval, counts them by safety class,
+and states the scope and reason that will be applied to each (the ones visible in the
+decision form).
+
+Approving shows each action whole, as the detail does (what the desk shows is what is
+decided): approvals whose actions do not fit in one box together (``BOX_CHARS``) are held
+back and named, to be approved one at a time. Denying lets nothing happen, so its list
+names each by tool and resource only."""
 
 from __future__ import annotations
 
@@ -18,7 +23,8 @@ from proctor.core.approvals import action_resource, safety_counts
 from proctor.core.models import Approval, ApprovalScope
 
 from ..i18n import tr
-from ..widgets.fmt import visible
+from ..widgets.action_text import BOX_CHARS
+from ..widgets.fmt import pretty_json, visible
 from ..widgets.labels import plain_label, section
 
 RESOURCE_MAX = 2_000  # characters of one resource in the list (the detail shows it whole)
@@ -37,6 +43,40 @@ def item_line(a: Approval) -> str:
         resource = resource[:RESOURCE_MAX] + f" [+{len(resource) - RESOURCE_MAX:,} characters]"
     safety = a.safety_class.value.replace("_", " ")
     return visible(f"{a.action_name}  {resource}  ({safety}; {a.agent}, {a.id})")
+
+
+def item_text(a: Approval) -> str:
+    """One approval with its whole action, as approving it will decide it."""
+    safety = a.safety_class.value.replace("_", " ")
+    body = "\n".join("    " + line for line in pretty_json(a.action).split("\n"))
+    return visible(f"{a.action_name}  ({safety}; {a.agent}, {a.id})") + "\n" + visible(body)
+
+
+def fit(approvals: list[Approval], budget: int = BOX_CHARS) -> tuple[list[str], list[Approval],
+                                                                      list[Approval]]:
+    """The texts shown, the approvals they show, and those held back because their actions do
+    not fit in the box beside the others (in order; a held one never hides a later small one)."""
+    texts: list[str] = []
+    shown: list[Approval] = []
+    held: list[Approval] = []
+    for a in approvals:
+        text = item_text(a)
+        if len(text) > budget:
+            held.append(a)
+            continue
+        budget -= len(text) + 2
+        texts.append(text)
+        shown.append(a)
+    return texts, shown, held
+
+
+def held_text(held: list[Approval]) -> str:
+    n = len(held)
+    names = ", ".join(visible(f"{a.action_name} ({a.id})") for a in held[:5])
+    more = f" and {n - 5:,} more" if n > 5 else ""
+    return (f"{n} {'approval is' if n == 1 else 'approvals are'} not approved here: "
+            f"{'its action is' if n == 1 else 'their actions are'} too long to show beside "
+            f"the others ({names}{more}). Open each to approve it.")
 
 
 def counts_text(approvals: list[Approval]) -> str:
@@ -70,14 +110,20 @@ class BulkDecisionDialog(QDialog):
         n = len(approvals)
         verb = "Approve" if approve else "Deny"
         self.approve = approve
+        if approve:
+            texts, self.decided, held = fit(approvals)
+        else:
+            texts, self.decided, held = [item_line(a) for a in approvals], approvals, []
+        n = len(self.decided)
         self.setWindowTitle(f"{verb} {n} {'approval' if n == 1 else 'approvals'}")
-        self.summary = plain_label(summary(approvals, approve, scope, reason, skipped), self)
+        lines = [summary(self.decided, approve, scope, reason, skipped)] if n else []
+        self.summary = plain_label("\n".join(lines + ([held_text(held)] if held else [])), self)
         self.summary.setAccessibleName(tr("What will be decided"))
         self.listing = QPlainTextEdit(self)
         self.listing.setReadOnly(True)
         self.listing.setAccessibleName(tr("Every approval to be decided"))
         self.listing.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.listing.setPlainText("\n".join(item_line(a) for a in approvals))
+        self.listing.setPlainText(("\n\n" if approve else "\n").join(texts))
         self.reason = QPlainTextEdit(self)
         self.reason.setAccessibleName(tr("Reason"))
         self.reason.setPlaceholderText(tr("Reason (required)"))
@@ -104,17 +150,21 @@ class BulkDecisionDialog(QDialog):
 
     @Slot()
     def _update(self) -> None:
-        self.ok.setEnabled(self.approve or bool(self.reason.toPlainText().strip()))
+        self.ok.setEnabled(bool(self.decided) and (
+            self.approve or bool(self.reason.toPlainText().strip())))
 
     def listed(self) -> list[str]:
-        return self.listing.toPlainText().split("\n")
+        """One entry per approval listed (its lines joined)."""
+        return self.listing.toPlainText().split("\n\n" if self.approve else "\n")
 
     @classmethod
     def ask(cls, parent: QWidget | None, approvals: list[Approval], *, approve: bool,
-            scope: ApprovalScope, reason: str, skipped: int = 0) -> str | None:
-        """The reason to apply (may be empty when approving), or None if cancelled."""
+            scope: ApprovalScope, reason: str,
+            skipped: int = 0) -> tuple[str, list[Approval]] | None:
+        """The reason to apply (may be empty when approving) and the approvals the dialog
+        showed whole, or None if cancelled."""
         dialog = cls(parent, approvals, approve=approve, scope=scope, reason=reason,
                      skipped=skipped)
-        if dialog.exec() != QDialog.DialogCode.Accepted:
+        if dialog.exec() != QDialog.DialogCode.Accepted or not dialog.decided:
             return None
-        return reason if approve else dialog.reason.toPlainText().strip()
+        return (reason if approve else dialog.reason.toPlainText().strip()), dialog.decided

@@ -279,10 +279,11 @@ class InboxCommands(QObject):
                                         reason=reason, skipped=skipped)
         if answer is None:
             return
-        n = len(pending)
+        reason, chosen = answer
+        n = len(chosen)
         noun = "approval" if n == 1 else "approvals"
         self.page.message.show_message(f"{'Approving' if approve else 'Denying'} {n} {noun}…")
-        self.decider.bulk([(a.id, a.version) for a in pending], approve, reason=answer,
+        self.decider.bulk([(a.id, a.version) for a in chosen], approve, reason=reason,
                           scope=scope)
 
     def snooze(self) -> None:
