@@ -19,8 +19,9 @@ superuser could):
 - an agent login cannot move an approval out of ``pending`` except to expire or cancel it,
   or by a standing rule (``decided_by = 'rule:ID'``) that an operator made, that is live,
   whose scope covers the run and whose tool and resource patterns match the action; it can
-  never change an edited action, a snooze or a decision already made; it cannot resolve a
-  question, a memory conflict or an ambiguous effect;
+  never change an edited action, a snooze or a decision already made; it cannot answer a
+  question, resolve a memory conflict, an ambiguous effect or a tool call whose outcome is
+  unknown, or confirm a memory entry;
 - an operator cannot decide a request its own login filed (``requested_by``, revision
   0007t, is set by the server at INSERT): requester ≠ approver, checked by the server.
 
@@ -285,9 +286,30 @@ DECISION_RULES = f"""
 """
 
 
+TOOL_CALL_RULES = f"""
+  IF proctor_is_operator() THEN RETURN NEW; END IF;
+  IF TG_OP = 'UPDATE' AND OLD.status = 'outcome_unknown'
+     AND NEW.status IS DISTINCT FROM OLD.status THEN
+    {_refuse("a person resolves a tool call whose outcome is unknown, not an agent login")}
+  END IF;
+  RETURN NEW;
+"""
+
+MEMORY_RULES = f"""
+  IF proctor_is_operator() THEN RETURN NEW; END IF;
+  IF (NEW.confirmed OR NEW.trust = 'user_confirmed') AND (TG_OP = 'INSERT'
+      OR NEW.confirmed IS DISTINCT FROM OLD.confirmed OR NEW.trust IS DISTINCT FROM OLD.trust)
+  THEN
+    {_refuse("only an operator login confirms a memory entry")}
+  END IF;
+  RETURN NEW;
+"""
+
+
 def check_trigger_sql(schema: str) -> dict[str, list[str]]:
     """``trg_<table>_team``: one BEFORE INSERT OR UPDATE trigger per written table."""
     extra = {"approvals": APPROVAL_RULES, "effects": EFFECT_RULES, "decisions": DECISION_RULES,
+             "tool_calls": TOOL_CALL_RULES, "memory_entries": MEMORY_RULES,
              "interactions": _resolution_rules("interactions", "NEW.status = 'resolved'",
                                                "response"),
              "memory_reconciliations": _resolution_rules(

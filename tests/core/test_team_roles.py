@@ -142,6 +142,24 @@ def test_an_agent_login_cannot_answer_a_question(team, agent, pending):
     assert agent.interactions.get(question.id).status == "requested"
 
 
+def test_an_agent_login_cannot_resolve_an_unknown_outcome_or_confirm_memory(team, agent,
+                                                                           operator, pending):
+    run, _approval = pending
+    call = agent.runs.record_tool_call(run.id, "http.post", {"url": "https://x"})
+    with team.owner() as conn:  # as a crash leaves it (runs.py: the seed rule)
+        conn.execute("UPDATE tool_calls SET status = 'outcome_unknown' WHERE id = %s",
+                     (call.id,))
+    entry = agent.memory.add("project", "proj", "db", "db1", run_id=run.id)
+    with team.raw("agent_a") as conn:
+        refused(conn, "UPDATE tool_calls SET status = 'succeeded' WHERE id = %s", (call.id,))
+        refused(conn, "UPDATE memory_entries SET confirmed = true, trust = 'user_confirmed' "
+                      "WHERE id = %s", (entry.id,))
+        refused(conn, "UPDATE memory_entries SET trust = 'user_confirmed' WHERE id = %s",
+                (entry.id,))
+    confirmed = operator.memory.confirm(entry.id, expected_version=entry.version)
+    assert confirmed.confirmed
+
+
 def test_an_agent_login_cannot_become_an_operator_or_lift_the_checks(team, pending):
     import psycopg
 
