@@ -13,6 +13,7 @@ import team_fixtures
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from proctor.core import Actor
 from proctor.gui.app import DeskApp
 from proctor.gui.connect import KEYRING_SERVICE
 from proctor.gui.errors import ErrorDialog
@@ -84,3 +85,75 @@ def test_a_bad_connection_is_a_sentence_and_nothing_opens(qtbot, team, desk, set
                          "with `proctor team init`.")
     assert "x9-not-it" not in text + details
     assert desk.window is None and settings.recent_servers() == []
+
+
+def test_a_newer_schema_on_the_server_is_a_sentence(qtbot, pg_server, pg_url, desk,
+                                                    keyring_backend, monkeypatch):
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    keyring_backend(MemoryKeyring())
+    url = make_url(pg_url)
+    with psycopg.connect(pg_server.dsn(url.database), autocommit=True) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = '9999z'")
+    shown = []
+    monkeypatch.setattr(ErrorDialog, "ask", lambda *a: shown.append(a))
+    monkeypatch.setattr(desk.app, "exit", lambda code=0: None)
+    target = ServerTarget("127.0.0.1", pg_server.port, url.database, url.username, "disable")
+    with qtbot.waitSignal(desk.open_failed, timeout=WAIT_MS):
+        desk.open(target, password=url.password)
+    [(_parent, _title, text, details)] = shown
+    assert "9999z" in text and "newer than this Proctor knows" in text
+    assert url.password not in text + details and desk.window is None
+
+
+def test_two_desks_deciding_the_same_item_get_one_winner(qtbot, team, settings, tmp_path,
+                                                         keyring_backend):
+    """Two desks (two operator logins, as on two machines) show the same request; the one
+    that decides first wins; the other, deciding what it still shows (its live refresh held
+    back, so it has not heard yet), is told it was already decided and by whom — and the
+    record holds the first decision only."""
+    from PySide6.QtCore import QSettings
+
+    from proctor.gui.settings import DeskSettings
+
+    keyring_backend(MemoryKeyring())
+    other_settings = DeskSettings(QSettings(str(tmp_path / "desk2.ini"),
+                                            QSettings.Format.IniFormat))
+    desks = [DeskApp(QApplication.instance(), s, None, strict=True)
+             for s in (settings, other_settings)]
+    try:
+        windows = []
+        for desk, login in zip(desks, ("op_dana", "op_eli"), strict=True):
+            target = ServerTarget("127.0.0.1", team.server.port, team.database, login,
+                                  "disable")
+            with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
+                desk.open(target, password=team_fixtures.PASSWORD)
+            windows.append(desk.window)
+        with team.journal("agent_a", Actor.agent("builder")) as agent:
+            run = agent.runs.start("proj", "contended")
+            approval = agent.approvals.request(run.id, {"tool": "deploy", "args": {}},
+                                               reason="both see it")
+            first, second = windows
+            for window in windows:
+                select(qtbot, window, approval.id)
+            second.services.watcher.pause()  # it has not heard of the first decision yet
+            for window in windows:
+                window.activateWindow()
+                settled(qtbot, window)
+                press(qtbot, window, Qt.Key.Key_A)
+                if window is first:
+                    qtbot.waitUntil(lambda: agent.approvals.get(approval.id).status
+                                    == "approved", timeout=WAIT_MS)
+            detail = second.inbox.detail.current()
+            qtbot.waitUntil(lambda: "already" in second.notice.text() + (
+                detail.message.text() if detail is not None else ""), timeout=WAIT_MS)
+            said = second.notice.text() + (detail.message.text() if detail else "")
+            assert "operator:op_dana" in said
+            decided = agent.approvals.get(approval.id)
+            assert decided.decided_by == "operator:op_dana" and decided.version == 2
+    finally:
+        for desk in desks:
+            if desk.window is not None:
+                desk.window.close()
+            desk.shutdown()
