@@ -54,6 +54,9 @@ def test_the_desk_connects_and_decides_what_an_agent_login_filed(qtbot, team, de
     agent = agents(team.url("agent_a"))
     [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
     select(qtbot, window, approval_id)
+    watcher = window.services.watcher
+    assert watcher.on_server and not watcher._fs.files() and not watcher._fs.directories()
+    qtbot.waitUntil(lambda: watcher.wakeups["notify"] >= 1, timeout=WAIT_MS)  # LISTEN woke it
     settled(qtbot, window)
     press(qtbot, window, Qt.Key.Key_A)
     [status] = agent.wait_for(qtbot, "STATUS")
