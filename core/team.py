@@ -266,11 +266,19 @@ def _resolution_rules(table: str, closed: str, answer: str) -> str:
 
 EFFECT_RULES = f"""
   IF proctor_is_operator() THEN RETURN NEW; END IF;
-  IF TG_OP = 'UPDATE' AND (NEW.resolved_by IS DISTINCT FROM OLD.resolved_by
-     OR NEW.resolution_reason IS DISTINCT FROM OLD.resolution_reason
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.resolved_by IS NOT NULL OR NEW.resolution_reason IS NOT NULL THEN
+      {_refuse("an agent login cannot resolve an effect")}
+    END IF;
+    RETURN NEW;
+  END IF;
+  -- a retry of a failed effect clears the last resolution (core/effect_rows.py); nothing
+  -- else an agent login writes may set one, or move an ambiguous effect on
+  IF (NEW.resolved_by IS NOT NULL AND NEW.resolved_by IS DISTINCT FROM OLD.resolved_by)
+     OR (NEW.resolution_reason IS NOT NULL
+         AND NEW.resolution_reason IS DISTINCT FROM OLD.resolution_reason)
      OR NEW.snoozed_until IS DISTINCT FROM OLD.snoozed_until
-     OR (OLD.status = 'ambiguous' AND NEW.status IS DISTINCT FROM OLD.status
-         AND NEW.status <> 'ambiguous')) THEN
+     OR (OLD.status = 'ambiguous' AND NEW.status IS DISTINCT FROM OLD.status) THEN
     {_refuse("an agent login cannot resolve an ambiguous effect")}
   END IF;
   RETURN NEW;

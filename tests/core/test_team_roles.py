@@ -160,6 +160,29 @@ def test_an_agent_login_cannot_resolve_an_unknown_outcome_or_confirm_memory(team
     assert confirmed.confirmed
 
 
+def test_an_ambiguous_effect_waits_for_an_operator_then_the_agent_may_retry(team, agent,
+                                                                           operator, pending):
+    from .helpers import FakeClock
+
+    run, _approval = pending
+    clock = FakeClock()
+    with team.journal("agent_a", Actor.agent("builder"), clock=clock) as timed:
+        timed.effects.reserve("fx-lapse", tool="pay", run_id=run.id, owner="w",
+                              lease_seconds=5)
+        clock.advance(10)
+        with pytest.raises(errors.EffectAmbiguous):  # the lease lapsed mid-flight
+            timed.effects.reserve("fx-lapse", tool="pay", run_id=run.id, owner="w2")
+    with team.raw("agent_a") as conn:
+        for sets in ("status = 'failed'", "status = 'committed'",
+                     "resolved_by = 'agent:builder', resolution_reason = 'trust me'"):
+            refused(conn, f"UPDATE effects SET {sets} WHERE key = 'fx-lapse'")
+    effect = operator.effects.get("fx-lapse")
+    operator.effects.resolve("fx-lapse", "failed", reason="never sent",
+                             expected_version=effect.version)
+    retried = agent.effects.reserve("fx-lapse", tool="pay", run_id=run.id, owner="w3")
+    assert retried.status == "reserved" and retried.resolved_by is None
+
+
 def test_an_agent_login_cannot_become_an_operator_or_lift_the_checks(team, pending):
     import psycopg
 
