@@ -325,3 +325,18 @@ def test_an_operator_cannot_decide_what_its_own_login_filed(team):
         assert decider.approvals.get(mine.id).status == "pending"
     with team.journal("op_eli", Actor.operator("op_eli")) as other:
         assert other.approvals.decide(mine.id, True, expected_version=1).status == "approved"
+
+
+def test_a_busy_journal_is_built_by_an_agent_login_and_an_operator_login(team):
+    """Everything helpers.populate does (a row in every table: rules, expiry, cancelled
+    runs, lapsed leases, memory conflicts, answers) goes through the checks: nothing an
+    agent or an operator may do is refused."""
+    from .helpers import FakeClock, populate
+
+    clock = FakeClock()
+    with team.journal("agent_a", Actor.agent("agent-1"), clock=clock) as agent, \
+            team.journal("op_dana", Actor.operator("op_dana"), clock=clock) as operator:
+        populate(agent, operator, clock)
+        from proctor.core.verify import verify
+
+        assert verify(operator).ok
