@@ -176,3 +176,18 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def test_file_open_recent_lists_server_connections_without_passwords(qtbot, populated,
+                                                                     open_desk, settings):
+    path, _ = populated
+    settings.add_recent(path)
+    settings.add_recent_server(TARGET.label())
+    window = open_desk(path)
+    window.recent_menu.aboutToShow.emit()
+    texts = [a.text() for a in window.recent_menu.actions() if not a.isSeparator()]
+    assert TARGET.label() in texts and str(path) in texts
+    [server] = [a for a in window.recent_menu.actions() if a.text() == TARGET.label()]
+    with qtbot.waitSignal(window.open_requested, timeout=WAIT_MS) as blocker:
+        server.trigger()
+    assert blocker.args == [TARGET.label()]
