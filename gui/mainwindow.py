@@ -516,7 +516,13 @@ class MainWindow(QMainWindow):
         self.memory.set_token_limit(prefs.memory_tokens)
         if self.services.theme is not None:
             self.services.theme.apply(ThemeMode(prefs.theme))
-        if prefs.operator and prefs.operator != self.journal.actor.name:
+        if prefs.operator and prefs.operator != self.journal.actor.name and \
+                server_of(self.journal) is not None:
+            self.notice.show_message(
+                tr("On a team server, decisions are recorded as the login you connected with "
+                   "({name}), whatever the name in Preferences.").format(
+                    name=self.journal.actor.name), Level.INFO)
+        elif prefs.operator and prefs.operator != self.journal.actor.name:
             self.notice.show_message(
                 tr("Decisions in this window are recorded as {name}; reopen the journal to "
                    "decide as {operator}.").format(

@@ -160,3 +160,19 @@ def test_two_desks_deciding_the_same_item_get_one_winner(qtbot, team, settings, 
             if desk.window is not None:
                 desk.window.close()
             desk.shutdown()
+
+
+def test_preferences_name_does_not_change_who_decides_on_a_server(qtbot, team, desk, settings,
+                                                                  keyring_backend):
+    from dataclasses import replace
+
+    from proctor.gui.preferences import prefs_from
+
+    keyring_backend(MemoryKeyring())
+    target = ServerTarget("127.0.0.1", team.server.port, team.database, "op_dana", "disable")
+    with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
+        desk.open(target, password=team_fixtures.PASSWORD)
+    window = desk.window
+    window.apply_preferences(replace(prefs_from(settings), operator="alice"))
+    assert "recorded as the login you connected with (op_dana)" in window.notice.text()
+    assert window.journal.actor.name == "op_dana"
