@@ -114,9 +114,10 @@ class ConnectDialog(QDialog):
         self.password = QLineEdit(self)
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setAccessibleName(tr("Password"))
-        self.password.setPlaceholderText(tr("empty: the one in the OS keyring"))
-        self.remember = QCheckBox(tr("Remember the password in the OS keyring"), self)
         usable, why = keyring_usable
+        self.password.setPlaceholderText(tr("empty: the one in the OS keyring") if usable
+                                         else tr("the login's password"))
+        self.remember = QCheckBox(tr("Remember the password in the OS keyring"), self)
         self.remember.setChecked(usable)
         self.remember.setEnabled(usable)
         self.keyring_note = QLabel(self)
