@@ -115,6 +115,10 @@ def connect_problem(exc: BaseException, target: ServerTarget) -> str | None:
             or "password is required" in text:
         return tr("The server refused the password for user {user} (wrong or missing "
                   "password). Connect again with the right password.").format(user=target.user)
+    if "the database is empty" in text:
+        return tr("The database {database} on {where} holds no journal yet. Prepare it with "
+                  "`proctor team init`, or move a journal file there with `proctor "
+                  "migrate-to`.").format(database=target.database, where=where)
     if "does not exist" in text and "database" in text:
         return tr("There is no database {database} on {where}. Check the name, or have it "
                   "created (createdb) and prepared with `proctor team init`.").format(database=target.database, where=where)

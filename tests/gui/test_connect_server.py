@@ -69,23 +69,28 @@ def test_the_desk_connects_and_decides_what_an_agent_login_filed(qtbot, team, de
     assert desk.window is not window and desk.window.journal.actor.name == "op_dana"
 
 
-@pytest.mark.parametrize("what", ["password", "database"])
+@pytest.mark.parametrize("what", ["password", "database", "empty"])
 def test_a_bad_connection_is_a_sentence_and_nothing_opens(qtbot, team, desk, settings,
                                                           keyring_backend, monkeypatch, what):
     keyring_backend(MemoryKeyring())
     shown = []
     monkeypatch.setattr(ErrorDialog, "ask", lambda *a: shown.append(a))
     monkeypatch.setattr(desk.app, "exit", lambda code=0: None)
-    database = "no_such_db" if what == "database" else team.database
+    database = {"database": "no_such_db", "empty": team.server.empty_database()}.get(
+        what, team.database)
     target = ServerTarget("127.0.0.1", team.server.port, database, "op_dana", "disable")
     with qtbot.waitSignal(desk.open_failed, timeout=WAIT_MS):
         desk.open(target, password="x9-not-it" if what == "password" else team_fixtures.PASSWORD)
     [(_parent, _title, text, details)] = shown
-    assert text == ("The server refused the password for user op_dana (wrong or missing "
-                    "password). Connect again with the right password." if what == "password"
-                    else f"There is no database no_such_db on 127.0.0.1:{team.server.port}. "
-                         "Check the name, or have it created (createdb) and prepared "
-                         "with `proctor team init`.")
+    where = f"127.0.0.1:{team.server.port}"
+    assert text == {
+        "password": "The server refused the password for user op_dana (wrong or missing "
+                    "password). Connect again with the right password.",
+        "database": f"There is no database no_such_db on {where}. Check the name, or have "
+                    "it created (createdb) and prepared with `proctor team init`.",
+        "empty": f"The database {database} on {where} holds no journal yet. Prepare it with "
+                 "`proctor team init`, or move a journal file there with `proctor "
+                 "migrate-to`."}[what]
     assert "x9-not-it" not in text + details
     assert desk.window is None and settings.recent_servers() == []
 
