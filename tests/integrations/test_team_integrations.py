@@ -1,4 +1,4 @@
-"""`proctor mcp URL` on a team journal (pg-core's real server, roles from `proctor team
+"""`proctor mcp URL` and `proctor hook claude-code --journal URL` on a team journal (pg-core's real server, roles from `proctor team
 init`): the MCP server runs as its own process with an agent login, connected over TCP; an
 MCP host asks for approval and a question through it, an operator login decides and
 answers; the host gets the decision and the answer, recorded as the operator's login.
@@ -87,3 +87,19 @@ def test_a_server_journal_is_never_turned_into_a_file_or_a_token_file_name():
     with pytest.raises(ValueError, match="--token-file") as err:
         default_token_file(url)
     assert "s3cret" not in str(err.value)
+
+
+def test_a_claude_code_hook_with_an_agent_login_gets_an_operator_logins_decision(team):
+    """`proctor hook claude-code --journal URL` as its own process (an agent login) files the
+    tool call on the server; the operator login approves; the hook allows."""
+    from test_claude_code_hook import EVENT, decision, result, start_hook
+
+    desk = Desk(team.url("op_dana"), name="op_dana")
+    try:
+        hook = start_hook(team.url("agent_a"), EVENT)
+        [item] = desk.wait_pending("approval")
+        desk.approve(item.id, "build dir only")
+        verdict, reason = decision(result(hook))
+    finally:
+        desk.journal.close()
+    assert verdict == "allow" and "op_dana" in reason
