@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import sqlite3
 import threading
+import time
 from typing import Any
 
 from sqlalchemy import func, or_, select
@@ -84,11 +85,15 @@ class Audit:
 
 
 class Changes:
-    """``since(seq)`` tells each view what changed; ``data_version`` is the cheap poll."""
+    """``since(seq)`` tells each view what changed; ``data_version`` is the cheap poll;
+    ``wait(timeout)`` blocks until something may have changed (a server journal's NOTIFY)."""
+
+    POLL_S = 0.05  # wait()'s poll of data_version on a file journal
 
     def __init__(self, store: Store) -> None:
         self.j = store
         self._probe: sqlite3.Connection | None = None
+        self._listener: Any = None
         self._lock = threading.Lock()
 
     def latest(self) -> int:
@@ -108,7 +113,10 @@ class Changes:
 
     def data_version(self) -> int:
         """SQLite's PRAGMA data_version on one long-lived probe connection (no open
-        transaction, so it never pins a WAL snapshot). Changes when another connection commits."""
+        transaction, so it never pins a WAL snapshot). Changes when another connection commits.
+        On a server journal: the newest change seq (every write adds change rows)."""
+        if self.j.server:
+            return self.latest()
         with self._lock:
             if self._probe is None:
                 from .db import _connect
@@ -116,11 +124,37 @@ class Changes:
                 self._probe = _connect(self.j.path, True, self.j.busy_timeout)
             return int(self._probe.execute("PRAGMA data_version").fetchone()[0])
 
+    def wait(self, timeout: float) -> bool:
+        """Block until a write may have committed since the last call, at most ``timeout``
+        seconds: True if one did (or may have: a caller still reads ``since`` to know),
+        False on timeout. A server journal wakes on its NOTIFY; a file journal polls
+        ``data_version``. A poll of ``since`` stays the safety net either way."""
+        if self.j.server:
+            with self._lock:
+                if self._listener is None:
+                    from .pg import Listener
+
+                    self._listener = Listener(self.j.path)
+                listener = self._listener
+            return listener.wait(timeout)
+        start = self.data_version()
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.data_version() != start:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(self.POLL_S, left))
+
     def close(self) -> None:
         with self._lock:
             if self._probe is not None:
                 self._probe.close()
                 self._probe = None
+            if self._listener is not None:
+                self._listener.close()
+                self._listener = None
 
 
 __all__ = ["Audit", "Changes", "audit_source", "audit_with_source", "decision_sources",

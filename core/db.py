@@ -18,7 +18,7 @@ from urllib.parse import quote
 from sqlalchemy import Engine, create_engine, event, exc, text
 from sqlalchemy.pool import QueuePool
 
-from . import errors, sql
+from . import errors, pg, sql
 from .schema import (
     IDENTITY_COLUMNS,
     IMMUTABLE_TABLES,
@@ -51,8 +51,22 @@ def path_from_url(url_or_path: str | os.PathLike[str]) -> Path:
     if raw.startswith("sqlite:///"):
         raw = raw[len("sqlite:///") :]
     elif "://" in raw:
-        raise errors.StoreError(f"unsupported journal URL {raw!r}: only sqlite:/// is supported")
+        raise errors.StoreError(f"unsupported journal URL {raw!r}: only sqlite:/// and "
+                                "postgresql+psycopg:// are supported")
     return Path(raw).expanduser().absolute()
+
+
+def location_from_url(url_or_path: str | os.PathLike[str]) -> Path | pg.ServerAddress:
+    """A journal file's path, or a server journal's address (core/pg.py)."""
+    raw = os.fspath(url_or_path)
+    if pg.is_url(raw):
+        return pg.address(raw)
+    return path_from_url(raw)
+
+
+def on_server(location: object) -> bool:
+    """True for a server journal's location (not a file)."""
+    return isinstance(location, pg.ServerAddress)
 
 
 def check_openable(path: Path, *, read_only: bool, create: bool) -> None:
@@ -233,10 +247,17 @@ class ThreadConnections:
     for that call. ``reset`` (the files changed) retires every connection: idle ones now, busy
     ones when their transaction ends."""
 
-    def __init__(self, engine: Engine, begin_sql: str, *, watch_runs: bool = False) -> None:
+    def __init__(self, engine: Engine, begin_sql: str, *, watch_runs: bool = False,
+                 keep_runs: bool = True) -> None:
         self.engine = engine
         self.begin_sql = begin_sql
         self.watch_runs = watch_runs
+        # a server journal keeps no run heads between statements (nothing calls back into
+        # this process when another statement writes runs): each is read where it is needed
+        self.keep_runs = keep_runs
+        server = engine.dialect.name == "postgresql"
+        self._error: type[Exception] = pg.dbapi_error() if server else sqlite3.Error
+        self._in_transaction = pg.in_transaction if server else _sqlite_in_transaction
         self._own: dict[threading.Thread, sql.Link] = {}
         self._lock = threading.RLock()  # reset retires under it; so may a releasing thread
         self._generation = 0
@@ -252,7 +273,7 @@ class ThreadConnections:
         elif link.busy:
             link = self._open(None)  # nested in this thread's own transaction: borrow one
         link.busy = True
-        link.runs = {}
+        link.runs = {} if self.keep_runs else None
         link.touched = set()
         link.listened = sql.listened(link.conn)
         try:
@@ -262,8 +283,8 @@ class ThreadConnections:
                 link.trans = None
                 try:
                     link.driver.execute(self.begin_sql)
-                except sqlite3.Error as err:
-                    raise exc.DBAPIError.instance(self.begin_sql, (), err, sqlite3.Error,
+                except self._error as err:
+                    raise exc.DBAPIError.instance(self.begin_sql, (), err, self._error,
                                                   dialect=link.dialect) from err
         except BaseException:
             self._release(link)
@@ -277,8 +298,8 @@ class ThreadConnections:
             else:
                 try:
                     link.driver.execute("COMMIT")
-                except sqlite3.Error as err:
-                    raise exc.DBAPIError.instance("COMMIT", (), err, sqlite3.Error,
+                except self._error as err:
+                    raise exc.DBAPIError.instance("COMMIT", (), err, self._error,
                                                   dialect=link.dialect) from err
                 if link.conn.in_transaction():  # SQLAlchemy joined (a Core statement ran)
                     link.conn.rollback()  # forget it: the driver has nothing open
@@ -291,7 +312,7 @@ class ThreadConnections:
         try:
             if link.trans is not None and link.trans.is_active:
                 link.trans.rollback()
-            if link.driver.in_transaction:
+            if self._in_transaction(link.driver):
                 link.driver.execute("ROLLBACK")
             if link.conn.in_transaction():
                 link.conn.rollback()
@@ -343,6 +364,10 @@ class ThreadConnections:
         sql.unbind(link.conn)
         with contextlib.suppress(Exception):  # a broken connection: nothing to keep
             link.conn.close()
+
+
+def _sqlite_in_transaction(driver: sqlite3.Connection) -> bool:
+    return driver.in_transaction
 
 
 def watch_runs(link: sql.Link) -> None:
@@ -422,6 +447,12 @@ def raise_translated(err: exc.DBAPIError | sqlite3.Error) -> None:
 
 def create_immutability_triggers(conn) -> None:  # noqa: ANN001 - Connection
     """UPDATE/DELETE on evidence tables abort (DESIGN invariant 8)."""
+    if _server(conn):  # and the change feed's order and wake-up (core/pg.py)
+        pg.execute_all(conn, pg.immutable_trigger_sql(IMMUTABLE_TABLES))
+        pg.execute_all(conn, pg.feed_trigger_sql())
+        if conn.execute(text("SELECT to_regclass('signatures')")).scalar() is not None:
+            create_signed_triggers(conn)
+        return
     for table in IMMUTABLE_TABLES:
         for op in ("UPDATE", "DELETE"):
             conn.execute(text(
@@ -481,12 +512,29 @@ def identity_trigger_sql(identity: dict[str, tuple[str, ...]],
     return sql
 
 
+def _server(conn) -> bool:  # noqa: ANN001 - Connection
+    """True for a connection to a server journal: its triggers are PL/pgSQL (core/pg.py),
+    rendered from the same definitions, with the same names."""
+    return conn.dialect.name == "postgresql"
+
+
+def drop_trigger(conn, name: str, table: str) -> None:  # noqa: ANN001 - Connection
+    if _server(conn):
+        pg.drop_trigger(conn, name, table)
+    else:
+        conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
+
+
 def create_integrity_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    if _server(conn):
+        return pg.execute_all(conn, pg.integrity_trigger_sql())
     for statement in integrity_trigger_sql().values():
         conn.execute(text(statement))
 
 
 def drop_integrity_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    if _server(conn):
+        return pg.drop_all(conn, pg.integrity_trigger_sql())
     for name in integrity_trigger_sql():
         conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
@@ -500,11 +548,15 @@ def create_all_triggers(conn) -> None:  # noqa: ANN001 - Connection
 
 
 def create_request_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    if _server(conn):
+        return pg.execute_all(conn, pg.request_trigger_sql())
     for statement in request_trigger_sql().values():
         conn.execute(text(statement))
 
 
 def drop_request_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    if _server(conn):
+        return pg.drop_all(conn, pg.request_trigger_sql())
     for name in request_trigger_sql():
         conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
@@ -519,11 +571,15 @@ def origin_trigger_sql() -> dict[str, str]:
 
 
 def create_origin_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    if _server(conn):
+        return pg.execute_all(conn, pg.origin_trigger_sql())
     for statement in origin_trigger_sql().values():
         conn.execute(text(statement))
 
 
 def drop_origin_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    if _server(conn):
+        return pg.drop_all(conn, pg.origin_trigger_sql())
     for name in origin_trigger_sql():
         conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
@@ -543,13 +599,17 @@ def has_origin(revision: str | None) -> bool:
 
 
 def trigger_names(conn) -> set[str]:  # noqa: ANN001
+    if _server(conn):
+        return pg.trigger_names(conn)
     rows = conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))
     return {r[0] for r in rows}
 
 
-def expected_trigger_names(revision: str | None = None) -> set[str]:
-    """The triggers a journal at ``revision`` (default: head) must have."""
-    names = {f"trg_{t}_no_{op}" for t in IMMUTABLE_TABLES for op in ("update", "delete")}
+def expected_trigger_names(revision: str | None = None, *, server: bool = False) -> set[str]:
+    """The triggers a journal at ``revision`` (default: head) must have (``server``: a
+    server journal, which also has pg.extra_trigger_names)."""
+    names = pg.extra_trigger_names() if server else set()
+    names |= {f"trg_{t}_no_{op}" for t in IMMUTABLE_TABLES for op in ("update", "delete")}
     if has_integrity(revision):
         names |= set(integrity_trigger_sql())
     if has_signatures(revision):
@@ -570,6 +630,8 @@ def has_signatures(revision: str | None) -> bool:
 
 def create_signed_triggers(conn) -> None:  # noqa: ANN001 - Connection
     """0005s: signatures and the journal's id refuse UPDATE and DELETE."""
+    if _server(conn):
+        return pg.execute_all(conn, pg.immutable_trigger_sql(SIGNED_TABLES))
     for table in SIGNED_TABLES:
         for op in ("UPDATE", "DELETE"):
             conn.execute(text(
@@ -580,6 +642,8 @@ def create_signed_triggers(conn) -> None:  # noqa: ANN001 - Connection
 
 
 def current_revision(conn) -> str | None:  # noqa: ANN001
+    if _server(conn):
+        return pg.current_revision(conn)
     has = conn.execute(text(
         "SELECT 1 FROM sqlite_master WHERE type='table' AND name='alembic_version'"
     )).first()
@@ -590,6 +654,8 @@ def current_revision(conn) -> str | None:  # noqa: ANN001
 
 
 def integrity_check(conn, quick: bool = False) -> list[str]:  # noqa: ANN001
+    if _server(conn):
+        return pg.integrity_check(conn, quick)
     pragma = "quick_check" if quick else "integrity_check"
     return [r[0] for r in conn.execute(text(f"PRAGMA {pragma}"))]
 

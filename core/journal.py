@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import db, errors
+from . import db, errors, pg
 from .approvals import Approvals
 from .audit import Audit, Changes
 from .effects import Effects
@@ -28,7 +28,8 @@ from .tx import LAST_AUDIT, Tx, audit_digest_body, event_digest_body
 class Journal(Store):
     """An open journal. Thread-safe: every public call runs in its own transaction."""
 
-    def __init__(self, path: Path, actor: Actor, *, read_only: bool, clock: Callable[[], float],
+    def __init__(self, path: Path | pg.ServerAddress, actor: Actor, *, read_only: bool,
+                 clock: Callable[[], float],
                  id_seed: int | None, busy_timeout: float,
                  synchronous: db.Synchronous = "FULL", signer: Any = None,
                  trust: Any = None) -> None:
@@ -56,7 +57,9 @@ class Journal(Store):
              busy_timeout: float = db.BUSY_TIMEOUT_S,
              synchronous: db.Synchronous = "FULL", signer: Any = None,
              trust: Any = None) -> Journal:
-        """Open (or create) the journal at ``url_or_path``.
+        """Open (or create) the journal at ``url_or_path``: a file's path (or sqlite:///
+        URL), or a PostgreSQL server journal, ``postgresql+psycopg://user:pw@host:port/db``
+        (team mode: the database must exist; its schema is created or upgraded here).
 
         ``signer``: an ``OperatorKey`` (proctor.core.keys) that signs every decision this
         operator makes. ``trust``: whom to trust (a trusted-operators file's path, a
@@ -68,10 +71,15 @@ class Journal(Store):
         the last commits before a power loss may be gone): only for journals that can be
         rebuilt, such as a demo or benchmark journal being built. Everything else keeps FULL.
         """
-        path = db.path_from_url(url_or_path)
+        path = db.location_from_url(url_or_path)
         if isinstance(actor, str):
             actor = Actor.operator(actor)
         actor = actor or Actor.operator(default_operator_name())
+        if isinstance(path, pg.ServerAddress):
+            return cls._open_on_server(path, actor, read_only=read_only, create=create,
+                                       on_old_schema=on_old_schema, clock=clock,
+                                       id_seed=id_seed, busy_timeout=busy_timeout,
+                                       synchronous=synchronous, signer=signer, trust=trust)
         db.check_openable(path, read_only=read_only, create=create)
         try:
             if not read_only:
@@ -99,6 +107,47 @@ class Journal(Store):
                 raise
             raise type(err)(f"{path}: {err.message}", hint=err.hint, **err.details) from err
         return journal
+
+    @classmethod
+    def _open_on_server(cls, where: pg.ServerAddress, actor: Actor, *, read_only: bool,
+                        create: bool, on_old_schema: OldSchemaPolicy,
+                        clock: Callable[[], float] | None, id_seed: int | None,
+                        busy_timeout: float, synchronous: db.Synchronous, signer: Any,
+                        trust: Any) -> Journal:
+        """``open`` for a server journal: no file to check, prepare or witness (the server
+        keeps its own files; a desk's witness is of a file's lost -wal)."""
+        from .trust import resolve_trust
+
+        try:
+            journal = cls(where, actor, read_only=read_only, clock=clock or time.time,
+                          id_seed=id_seed, busy_timeout=busy_timeout, synchronous=synchronous,
+                          signer=signer, trust=resolve_trust(trust))
+            try:
+                if not create and not read_only:
+                    journal._require_journal()
+                journal._check_schema(on_old_schema)
+            except BaseException:
+                journal.close()
+                raise
+        except errors.StoreError as err:
+            if str(where) in err.message:
+                raise
+            raise type(err)(f"{where}: {err.message}", hint=err.hint, **err.details) from err
+        return journal
+
+    def _require_journal(self) -> None:
+        """``create=False``: an empty database is no journal yet (nothing is created)."""
+        from sqlalchemy import exc
+
+        try:
+            with self._reader.connect() as conn:
+                empty = db.current_revision(conn) is None and pg.is_empty(conn)
+        except exc.DBAPIError as err:
+            pg.raise_translated(err)
+            raise
+        if empty:
+            raise errors.NotFound(f"no journal in {self.path} (the database is empty)",
+                                  hint="Open it with create=True, or run `proctor team init`.")
 
     def close(self) -> None:
         super().close()

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Float, Integer, and_, case, cast, func, literal, select
+from sqlalchemy import Float, and_, case, cast, func, literal, select
 
 from . import schema as s
 from .models import Frozen
+from .sql import whole
 from .store import Store
 
 AGE_BUCKETS: tuple[tuple[str, float], ...] = (
@@ -138,7 +139,7 @@ class Query:
     # ------------------------------------------------------------ per hour
     def _hour(self, at: Any) -> Any:
         """The hour bucket (0 = the oldest) of a time column."""
-        return cast(cast(at - literal(self.since), Float) / 3600.0, Integer).label("hour")
+        return whole(cast(at - literal(self.since), Float) / 3600.0).label("hour")
 
     def _per_hour(self, conn: Any) -> list[Bucket]:
         rows = {h: dict.fromkeys(HOUR_SERIES, 0) for h in range(self.hours)}

@@ -288,7 +288,8 @@ class ReconciliationRow(Base):
     __table_args__ = (Index("ix_recon_status_created", "status", "created_at", "id"),
                       # at most one pending conflict per entry (0005b)
                       Index("ux_recon_entry_pending", "entry_id", unique=True,
-                            sqlite_where=text("status = 'pending'")))
+                            sqlite_where=text("status = 'pending'"),
+                            postgresql_where=text("status = 'pending'")))
 
 
 class EffectRow(Base):

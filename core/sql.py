@@ -29,8 +29,10 @@ from collections import namedtuple
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, bindparam, exc, insert, select, update
+from sqlalchemy import Connection, Integer, Table, and_, bindparam, exc, insert, select, update
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import Executable
+from sqlalchemy.sql.functions import FunctionElement
 
 
 class Link:
@@ -38,11 +40,12 @@ class Link:
     key, and whether this transaction's statements must be seen by a listener."""
 
     __slots__ = ("conn", "driver", "dialect", "key", "listened", "busy", "trans", "generation",
-                 "owner", "runs", "touched")
+                 "owner", "runs", "touched", "executemany")
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self.driver: Any = conn.connection.driver_connection  # checked out: never None
+        self.executemany = _executemany(self.driver)
         self.dialect = conn.dialect
         self.key = _dialect_key(conn.dialect)
         self.listened = False
@@ -56,6 +59,20 @@ class Link:
         self.runs: dict[str, Any] | None = None
         # the runs this transaction's statements wrote to (db.watch_runs)
         self.touched: set[str] | None = None
+
+
+def _executemany(driver: Any) -> Any:
+    """The driver connection's ``executemany`` (sqlite3 has one; psycopg's is a cursor's)."""
+    found = getattr(driver, "executemany", None)
+    if found is not None:
+        return found
+
+    def many(sql: str, params: Any) -> Any:
+        cursor = driver.cursor()
+        cursor.executemany(sql, params)
+        return cursor
+
+    return many
 
 
 _LINKS: dict[int, Link] = {}
@@ -217,7 +234,7 @@ def _write(link: Link, plan: _Plan, params: Any, *, many: bool) -> int:
         return link.conn.exec_driver_sql(plan.sql, params).rowcount
     try:
         if many:
-            return link.driver.executemany(plan.sql, params).rowcount
+            return link.executemany(plan.sql, params).rowcount
         return link.driver.execute(plan.sql, params).rowcount
     except link.dialect.loaded_dbapi.Error as err:
         raise _wrapped(link, plan, params, err) from err
@@ -376,3 +393,23 @@ def _where(table: Table, keys: tuple[Any, ...], prefix: str) -> Any:
     nulls = {k[0] for k in keys if isinstance(k, tuple)}
     return and_(*(table.c[k].is_(None) if k in nulls else table.c[k] == bindparam(prefix + k)
                   for k in keys if isinstance(k, str)))
+
+
+# ---------------------------------------------------------------- portable expressions
+class whole(FunctionElement):  # noqa: N801 - reads as SQL: whole(x)
+    """``x`` as an INTEGER, truncated toward zero, on every dialect: SQLite's CAST truncates,
+    PostgreSQL's rounds (a bucket number must not move up at half an hour)."""
+
+    type = Integer()
+    inherit_cache = True
+    name = "whole"
+
+
+@compiles(whole)
+def _whole(element: Any, compiler: Any, **kw: Any) -> str:
+    return f"CAST({compiler.process(element.clauses, **kw)} AS INTEGER)"
+
+
+@compiles(whole, "postgresql")
+def _whole_on_server(element: Any, compiler: Any, **kw: Any) -> str:
+    return f"CAST(trunc({compiler.process(element.clauses, **kw)}) AS INTEGER)"

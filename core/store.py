@@ -1,5 +1,8 @@
-"""The store: the journal file's connections, one read or write transaction at a time, and
-the translation of SQLite's errors into typed Proctor errors. Below every service."""
+"""The store: the journal's connections, one read or write transaction at a time, and the
+translation of the engine's errors into typed Proctor errors. Below every service.
+
+A journal is a file (SQLite, core/db.py) or a database on a PostgreSQL server (core/pg.py):
+what differs between the two lives in those modules; the store picks one by its location."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from sqlalchemy import Connection, exc, func, select
 
-from . import db, errors
+from . import db, errors, pg
 from . import schema as s
 from .models import Actor, ActorKind, Change
 from .rows import to_models
@@ -30,11 +33,15 @@ class Store:
     """An open journal file, as the services see it: who writes (``actor``), the clock, ids,
     and one transaction per call. Thread-safe."""
 
-    def __init__(self, path: Path, actor: Actor, *, read_only: bool, clock: Callable[[], float],
+    def __init__(self, path: Path | pg.ServerAddress, actor: Actor, *, read_only: bool,
+                 clock: Callable[[], float],
                  id_seed: int | None, busy_timeout: float,
                  synchronous: db.Synchronous = "FULL", signer: Any = None,
                  trust: Any = None) -> None:
         self.path = path
+        # a journal on a PostgreSQL server (``path`` is its pg.ServerAddress), not a file
+        self.server = db.on_server(path)
+        self.synchronous = synchronous
         self.actor = actor
         # signed decisions (docs/signed-decisions.md): the operator key that signs this
         # journal's operator decisions, and whom this process trusts (None: nobody asked)
@@ -46,29 +53,46 @@ class Store:
         self._rng = random.Random(id_seed) if id_seed is not None else None
         self._rng_lock = threading.Lock()
         self._recording = threading.local()  # .into: the list recording() fills, per thread
-        self._writer = db.make_engine(path, read_only=read_only, immediate=True,
-                                      timeout=busy_timeout, synchronous=synchronous)
-        self._reader = db.make_engine(path, read_only=read_only, immediate=False,
-                                      timeout=busy_timeout, synchronous=synchronous)
+        self._engines()
         self._threads()
         self.schema_revision = db.SCHEMA_HEAD
 
+    def _engines(self) -> None:
+        make: Any = pg.make_engine if self.server else db.make_engine
+        self._writer = make(self.path, read_only=self.read_only, immediate=True,
+                            timeout=self.busy_timeout, synchronous=self.synchronous)
+        self._reader = make(self.path, read_only=self.read_only, immediate=False,
+                            timeout=self.busy_timeout, synchronous=self.synchronous)
+
     def _threads(self) -> None:
         """One kept connection per thread for writes and one for reads (db.ThreadConnections)."""
+        if self.server:
+            self._writes = db.ThreadConnections(
+                self._writer, pg.begin_for(read_only=self.read_only, immediate=True),
+                keep_runs=False)
+            self._reads = db.ThreadConnections(self._reader, pg.READ_BEGIN, keep_runs=False)
+            return
         self._writes = db.ThreadConnections(
             self._writer, "BEGIN" if self.read_only else "BEGIN IMMEDIATE",
             watch_runs=not self.read_only)
         self._reads = db.ThreadConnections(self._reader, "BEGIN")
+
+    def _raise_translated(self, err: BaseException) -> None:
+        (pg if self.server else db).raise_translated(err)
+
+    def _stale(self, err: BaseException) -> bool:
+        """The connections under a call went stale (a file journal's -wal replaced, a server
+        connection lost): the next call opens fresh ones."""
+        return pg.lost_connection(err) if self.server else db.stale_files(err)
 
     # ------------------------------------------------------------ schema
     def _check_schema(self, policy: OldSchemaPolicy) -> None:
         try:
             with self._reader.connect() as conn:
                 revision = db.current_revision(conn)
-                empty = revision is None and not conn.exec_driver_sql(
-                    "SELECT 1 FROM sqlite_master WHERE type='table' LIMIT 1").first()
+                empty = revision is None and self._empty(conn)
         except exc.DBAPIError as err:
-            db.raise_translated(err)
+            self._raise_translated(err)
             raise
         if revision == db.SCHEMA_HEAD:
             return
@@ -77,7 +101,8 @@ class Store:
                 f"{self.path} has schema revision {revision}, newer than this Proctor knows "
                 f"({db.SCHEMA_HEAD})")
         if revision is None and not empty:
-            raise errors.NotAJournal(f"{self.path} is an SQLite file but not a Proctor journal")
+            what = "a PostgreSQL database" if self.server else "an SQLite file"
+            raise errors.NotAJournal(f"{self.path} is {what} but not a Proctor journal")
         if self.read_only or (revision is not None and policy == "read_only"):
             if revision is None:
                 raise errors.StoreReadOnly(f"{self.path} is empty and open read-only")
@@ -86,26 +111,31 @@ class Store:
         if revision is not None and policy == "error":
             raise errors.SchemaTooOld(
                 f"{self.path} has schema revision {revision}; this Proctor needs {db.SCHEMA_HEAD}")
-        self.migrate(backup=revision is not None)
+        self.migrate(backup=revision is not None and not self.server)
+
+    def _empty(self, conn: Connection) -> bool:
+        if self.server:
+            return pg.is_empty(conn)
+        return not conn.exec_driver_sql(
+            "SELECT 1 FROM sqlite_master WHERE type='table' LIMIT 1").first()
 
     def _become_read_only(self, revision: str) -> None:
         self.close()
         self.read_only = True
         self.schema_revision = revision
-        self._writer = db.make_engine(self.path, read_only=True, immediate=False,
-                                      timeout=self.busy_timeout)
-        self._reader = db.make_engine(self.path, read_only=True, immediate=False,
-                                      timeout=self.busy_timeout)
+        self.synchronous = "FULL"
+        self._engines()
         self._threads()
 
     def migrate(self, backup: bool = True) -> Path | None:
-        """Upgrade the schema to head (after a VACUUM INTO backup when asked)."""
+        """Upgrade the schema to head (after a VACUUM INTO backup when asked; a server
+        journal's backups are the server's: pg_dump)."""
         from alembic import command
         from alembic.config import Config
 
         backup_path = None
         with self._writer.connect() as conn:
-            if backup:
+            if backup and not self.server:
                 backup_path = self.path.with_name(
                     f"{self.path.name}.backup-{time.strftime('%Y%m%d-%H%M%S')}")
                 db.backup_to(conn, backup_path)
@@ -144,6 +174,8 @@ class Store:
                 tx = Tx(self, link.conn, self.now())
                 first = _next_change_seq(link.conn) if into is not None else 0
                 result = fn(tx)
+                if self.server and link.touched is not None:  # db.watch_runs' twin
+                    link.touched.update(pg.runs_written(link.conn))
                 tx.flush()
                 if into is not None:
                     written = _changes_from(link.conn, first)
@@ -152,9 +184,9 @@ class Store:
                 raise
             self._writes.commit(link)
         except exc.DBAPIError as err:
-            if db.stale_files(err):
+            if self._stale(err):
                 self.reconnect()
-            db.raise_translated(err)
+            self._raise_translated(err)
             raise
         except UnicodeError as err:  # the driver cannot encode a lone surrogate
             raise errors.ValidationError(f"text must be valid Unicode: {err}") from err
@@ -193,14 +225,14 @@ class Store:
         try:
             return self._read_once(fn)
         except exc.DBAPIError as err:
-            if not db.stale_files(err):
-                db.raise_translated(err)
+            if not self._stale(err):
+                self._raise_translated(err)
                 raise
-        self.reconnect()  # the -wal was deleted or replaced under our connections: once more
+        self.reconnect()  # the -wal was replaced, the server connection lost: once more
         try:
             return self._read_once(fn)
         except exc.DBAPIError as err:
-            db.raise_translated(err)
+            self._raise_translated(err)
             raise
 
     def _read_once(self, fn: Callable[[Connection], T]) -> T:
@@ -229,7 +261,8 @@ class Store:
     def missing_triggers(self) -> set[str]:
         """The immutability triggers the schema expects but the file lacks (empty when
         every one is in place)."""
-        return db.expected_trigger_names(self.schema_revision) - self.read(db.trigger_names)
+        expected = db.expected_trigger_names(self.schema_revision, server=self.server)
+        return expected - self.read(db.trigger_names)
 
     @property
     def verifying(self) -> bool:

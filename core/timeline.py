@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sqlalchemy import Integer, cast, func, or_, select
+from sqlalchemy import func, or_, select
 
 from . import schema as s
 from .audit import decision_sources
@@ -29,6 +29,7 @@ from .models import (
 )
 from .paging import RunQuery, RunSort, escape_like, run_conditions  # noqa: F401 - re-exported
 from .run_facts import children_of, decisions_of, memory_changes_of, open_items_of
+from .sql import whole
 
 MAX_PAGE = 1000
 _run_conditions = run_conditions  # the name tests knew it by
@@ -134,7 +135,7 @@ def event_density(j: Journal, run_id: str, start: float, end: float,
     e = s.events.c
     buckets = max(1, buckets)
     width = max((end - start) / buckets, 1e-9)
-    bucket = cast((e.created_at - start) / width, Integer).label("bucket")
+    bucket = whole((e.created_at - start) / width).label("bucket")
     stmt = select(bucket, func.count()).where(e.run_id == run_id).group_by(bucket)
     counts = [0] * buckets
     for b, n in j.read(lambda c: c.execute(stmt).all()):

@@ -212,3 +212,36 @@ def _isolate_operator_keys() -> None:
 
 
 _isolate_operator_keys()
+
+
+# ---------------------------------------------------------------- PostgreSQL (team mode)
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """The session's PostgreSQL server (tests/pg_server.py): skipped without PostgreSQL
+    binaries, except under CI, which must run these tests."""
+    import pg_server as pgs
+
+    try:
+        found = pgs.server()
+    except RuntimeError as err:
+        pytest.fail(str(err))
+    if found is None:
+        message = "no PostgreSQL binaries (initdb) on this machine"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}: CI must run the PostgreSQL tests")
+        pytest.skip(message)
+    yield found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    import pg_server as pgs
+
+    pgs.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> Iterator[str]:
+    """A fresh server journal (a database made from the migrated template): its URL."""
+    name = pg_server.fresh_database()
+    yield pg_server.url(name)
+    pg_server.drop_database(name)

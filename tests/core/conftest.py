@@ -1,8 +1,16 @@
 """Fixtures for core tests: real journal files (never :memory:), an agent and an operator
-journal on the same file, and a controllable clock for expiry and lease tests."""
+journal on the same file, and a controllable clock for expiry and lease tests.
+
+The journal fixtures (``journal_path`` and all built on it) run each test twice: on a file
+(``[sqlite]``) and on a real PostgreSQL server (``[pg]``, tests/pg_server.py), where
+``journal_path`` is the server journal's URL. A test that needs a file (raw sqlite3, the
+-wal, permissions, the witness) is marked ``sqlite_only``. ``PROCTOR_TEST_BACKENDS=sqlite``
+(or ``=postgresql``) runs one backend only.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -42,8 +50,40 @@ def busy_template(tmp_path_factory: pytest.TempPathFactory,
     return path, ids
 
 
+BACKENDS = ("sqlite", "postgresql")
+BACKEND_IDS = {"sqlite": "sqlite", "postgresql": "pg"}
+
+
+def backends() -> list[str]:
+    chosen = os.environ.get("PROCTOR_TEST_BACKENDS")
+    names = [b.strip() for b in chosen.split(",")] if chosen else list(BACKENDS)
+    return [b for b in BACKENDS if b in names]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each test on a journal fixture runs on both backends (one, if marked sqlite_only)."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    chosen = backends()
+    if metafunc.definition.get_closest_marker("sqlite_only"):
+        chosen = [b for b in chosen if b == "sqlite"]
+    metafunc.parametrize("backend", chosen, ids=[BACKEND_IDS[b] for b in chosen],
+                         indirect=True)
+
+
 @pytest.fixture
-def journal_path(tmp_path: Path, template_journal: Path) -> Path:
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store the test's journal is on: "sqlite" (a file) or "postgresql" (a server)."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture
+def journal_path(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Path:
+    """The test's journal: a file (a copy of the migrated template), or on the postgresql
+    backend a fresh server database's URL (a str)."""
+    if backend == "postgresql":
+        return request.getfixturevalue("pg_url")
+    template_journal = request.getfixturevalue("template_journal")
     folder = tmp_path / "journal"
     folder.mkdir(mode=0o700)
     path = folder / "journal.db"

@@ -1,4 +1,9 @@
-"""Raw-SQLite helpers for core tests: count rows, look under the API, tamper on purpose."""
+"""Raw-SQL helpers for core tests: count rows, look under the API, tamper on purpose.
+
+On a server journal (``path`` a postgresql URL) ``raw`` gives a ``ServerRaw``: a psycopg
+connection that takes the same SQL (``?`` placeholders) and raises sqlite3's exception
+classes, so one test body asserts the same refusal on both stores: a trigger's refusal is
+``sqlite3.IntegrityError`` on either."""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from proctor.core import errors
 
@@ -30,10 +36,82 @@ ACTION = {"tool": "shell", "args": {"command": "rm -rf build"}}
 SKIP_TABLES = {"alembic_version", "sqlite_sequence"}
 
 
+def on_server(path: object) -> bool:
+    """True for a server journal's URL (the postgresql backend's journal_path)."""
+    return isinstance(path, str) and path.startswith("postgresql")
+
+
+def to_server_sql(sql: str) -> str:
+    """SQLite's dialect of a test's raw statement in PostgreSQL's: ``?`` placeholders become
+    ``%s`` (outside quotes), ``INSERT OR REPLACE`` a plain INSERT (onto an existing key: the
+    server has no REPLACE, and an INSERT onto a key is what the no-replace triggers refuse)."""
+    sql = sql.replace("INSERT OR REPLACE INTO", "INSERT INTO")
+    out, quote = [], None
+    for ch in sql:
+        if quote:
+            out.append(ch)
+            if ch == quote:
+                quote = None
+        elif ch in ("'", '"'):
+            quote = ch
+            out.append(ch)
+        elif ch == "?":
+            out.append("%s")
+        elif ch == "%":
+            out.append("%%")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+class ServerRaw:
+    """A raw connection to a server journal, in autocommit mode, shaped like sqlite3's."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+        from sqlalchemy.engine import make_url
+
+        u = make_url(getattr(url, "url", url))  # a Journal's path hides the password
+        self.conn = psycopg.connect(host=u.host, port=u.port, user=u.username,
+                                    password=u.password, dbname=u.database, autocommit=True)
+
+    def execute(self, sql: str, params: tuple | list | None = None):  # noqa: ANN201
+        import psycopg
+
+        try:
+            return self.conn.execute(to_server_sql(sql) if params else sql.replace(
+                "INSERT OR REPLACE INTO", "INSERT INTO"), tuple(params) if params else None)
+        except psycopg.IntegrityError as err:
+            raise sqlite3.IntegrityError(str(err)) from err
+        except psycopg.Error as err:
+            raise sqlite3.OperationalError(str(err)) from err
+
+    def executemany(self, sql: str, rows: list) -> None:
+        for row in rows:
+            self.execute(sql, row)
+
+    def commit(self) -> None:
+        self.execute("COMMIT")
+
+    def rollback(self) -> None:
+        self.execute("ROLLBACK")
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.conn.info.transaction_status != TransactionStatus.IDLE
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 @contextlib.contextmanager
-def raw(path: Path) -> Iterator[sqlite3.Connection]:
-    """A plain sqlite3 connection in autocommit mode, closed afterwards."""
-    conn = sqlite3.connect(str(path), isolation_level=None, timeout=5)
+def raw(path: Path | str) -> Iterator[sqlite3.Connection]:
+    """A plain sqlite3 connection in autocommit mode, closed afterwards (a ServerRaw on a
+    server journal)."""
+    conn: Any = ServerRaw(path) if on_server(path) else sqlite3.connect(
+        str(path), isolation_level=None, timeout=5)
     try:
         yield conn
     finally:
@@ -42,7 +120,11 @@ def raw(path: Path) -> Iterator[sqlite3.Connection]:
 
 def table_names(path: Path) -> list[str]:
     with raw(path) as conn:
-        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        if on_server(path):
+            rows = conn.execute("SELECT table_name FROM information_schema.tables "
+                                "WHERE table_schema = current_schema()").fetchall()
+        else:
+            rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
     return sorted(r[0] for r in rows if r[0] not in SKIP_TABLES)
 
 
@@ -65,7 +147,21 @@ def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {t: after[t] - before.get(t, 0) for t in after if after[t] != before.get(t, 0)}
 
 
+def drop_trigger(conn: Any, name: str, table: str) -> None:
+    """DROP TRIGGER in either store's words (the server's names the table)."""
+    conn.execute(f"DROP TRIGGER {name} ON {table}" if isinstance(conn, ServerRaw)
+                 else f"DROP TRIGGER {name}")
+
+
 def drop_immutability_triggers(conn: sqlite3.Connection) -> None:
+    if isinstance(conn, ServerRaw):
+        rows = conn.execute(
+            "SELECT t.tgname, c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE NOT t.tgisinternal AND t.tgname LIKE 'trg_%%' AND t.tgname NOT LIKE "
+            "'trg_changes_%%' AND t.tgname NOT LIKE 'trg_runs_watch_%%'").fetchall()
+        for name, table in rows:
+            conn.execute(f'DROP TRIGGER "{name}" ON "{table}"')
+        return
     names = [r[0] for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'trg_%'")]
     for name in names:
@@ -92,7 +188,23 @@ def assert_no_open_transaction(journal) -> None:  # noqa: ANN001 - a Journal
     for engine in (journal._writer, journal._reader):
         for record in list(engine.pool._pool.queue):
             conn = record.dbapi_connection
-            assert conn is None or not conn.in_transaction, "pooled connection left in a tx"
+            if journal.server:
+                from proctor.core.pg import in_transaction
+
+                assert conn is None or not in_transaction(conn), "pooled conn left in a tx"
+            else:
+                assert conn is None or not conn.in_transaction, "pooled connection left in a tx"
+    if journal.server:
+        from proctor.core import pg
+
+        for link in [*journal._writes._own.values(), *journal._reads._own.values()]:
+            assert not link.busy and not pg.in_transaction(link.driver), "kept conn in a tx"
+        with raw(journal.path.url) as conn:  # times out if the write lock leaked
+            conn.execute("SET lock_timeout = 200")
+            conn.execute("BEGIN")
+            conn.execute(pg.LOCK_SQL)
+            conn.execute("ROLLBACK")
+        return
     with raw(journal.path) as conn:
         conn.execute("PRAGMA busy_timeout = 200")
         conn.execute("BEGIN IMMEDIATE")  # fails with 'database is locked' if a lock leaked

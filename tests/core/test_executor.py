@@ -32,6 +32,7 @@ def selects_of_runs(journal, fn):  # noqa: ANN001, ANN201 - a Journal and a call
     return result, len(seen)
 
 
+@pytest.mark.sqlite_only
 def test_the_run_head_is_read_once_per_transaction(agent, run):
     def three_events(tx):  # noqa: ANN001, ANN202
         for n in range(3):
@@ -45,6 +46,7 @@ def test_the_run_head_is_read_once_per_transaction(agent, run):
     assert verify(agent).ok
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("how", ["core", "driver_sql", "executor"])
 def test_any_other_write_to_runs_drops_the_kept_head(agent, run, how):
     def op(tx):  # noqa: ANN001, ANN202
@@ -114,6 +116,7 @@ def test_a_connection_of_an_ended_thread_is_closed(agent, run):
     assert kept.conn.closed
 
 
+@pytest.mark.sqlite_only
 def test_close_leaves_no_connection_open_and_the_file_writable(agent, run, journal_path):
     agent.runs.append_event(run.id, "t", None)
     agent.read(lambda c: 1)

@@ -308,6 +308,7 @@ def test_the_schema_refuses_a_second_pending_conflict(agent, journal_path):
             "'pending', 1, created_at FROM memory_reconciliations WHERE id = ?", (item.id,))
 
 
+@pytest.mark.sqlite_only
 def test_migration_keeps_the_newest_of_several_pending_conflicts(journal_path, agent,
                                                                  downgrade):
     from proctor.core import Journal

@@ -44,6 +44,7 @@ def test_new_journal_is_private_folder_and_files(tmp_path, umask_zero):
             assert mode(Path(f"{path}{suffix}")) == 0o600, suffix
 
 
+@pytest.mark.sqlite_only
 def test_connections_use_wal_full_sync_foreign_keys(journal_path):
     with Journal.open(journal_path, busy_timeout=2.5) as journal:
         pragmas = journal.read(lambda c: {
@@ -53,6 +54,7 @@ def test_connections_use_wal_full_sync_foreign_keys(journal_path):
                        "busy_timeout": 2500}
 
 
+@pytest.mark.sqlite_only
 def test_a_rebuildable_journal_may_skip_the_per_commit_fsync(journal_path):
     with Journal.open(journal_path, synchronous="NORMAL") as journal:
         assert journal.read(lambda c: c.exec_driver_sql("PRAGMA synchronous").scalar()) == 1
@@ -62,6 +64,7 @@ def test_a_rebuildable_journal_may_skip_the_per_commit_fsync(journal_path):
         assert journal.runs.count() == 1
 
 
+@pytest.mark.sqlite_only
 def test_writes_take_the_lock_up_front_and_report_busy(journal_path):
     with Journal.open(journal_path, actor=Actor.agent("a"), busy_timeout=0.1) as journal:
         run = journal.runs.start("p", "t")
@@ -219,6 +222,7 @@ def set_revision(path: Path, revision: str) -> None:
         conn.execute("UPDATE alembic_version SET version_num = ?", (revision,))
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("read_only", [False, True])
 def test_newer_schema_is_refused(journal_path, read_only):
     set_revision(journal_path, "9999")
@@ -236,6 +240,7 @@ def code_knows_newer_schema(monkeypatch):
     monkeypatch.setattr(core_db, "SCHEMA_HEAD", "9000")
 
 
+@pytest.mark.sqlite_only
 def test_old_schema_policy_error(journal_path, run, code_knows_newer_schema):
     before = file_digest(journal_path)
     with pytest.raises(errors.SchemaTooOld):
@@ -260,6 +265,7 @@ OPEN_ITEM_INDEXES = {"ix_approvals_run_status", "ix_interactions_run_status",
                      "ix_effects_run_status"}
 
 
+@pytest.mark.sqlite_only
 def test_a_0001_journal_migrates_to_the_open_item_indexes(journal_path, run, downgrade):
     downgrade(journal_path, "0001")
     assert not OPEN_ITEM_INDEXES & index_names(journal_path)
@@ -278,6 +284,7 @@ def test_a_0001_journal_migrates_to_the_open_item_indexes(journal_path, run, dow
     assert "ix_approvals_run_status" in plan
 
 
+@pytest.mark.sqlite_only
 def test_old_schema_is_migrated_after_a_private_backup(journal_path, run,
                                                        code_knows_newer_schema):
     with Journal.open(journal_path, actor=Actor.agent("a")) as journal:
@@ -301,6 +308,7 @@ def test_garbage_file_is_corrupt_and_left_alone(tmp_path):
     assert file_digest(path) == before
 
 
+@pytest.mark.sqlite_only
 def test_damaged_pages_are_reported_as_corrupt(journal_path, agent, run):
     agent.runs.append_events(run.id, [("bulk", {"pad": "x" * 500, "i": i}) for i in range(400)])
     agent.close()
@@ -334,6 +342,7 @@ def test_foreign_sqlite_file_is_not_a_journal(tmp_path):
     assert file_digest(path) == before
 
 
+@pytest.mark.sqlite_only
 def test_an_older_journal_opened_read_only_reads_everything(journal_path, downgrade):
     """Columns a later revision added read as 'absent' (TEMP views on the read-only
     connection): the operator who chose not to upgrade still browses memory, conflicts,

@@ -92,6 +92,7 @@ def test_used_sort_pages_every_entry_once_in_order(agent, entries, clock, descen
     assert expected[0 if descending else -1] == ids[6]
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("descending", [True, False])
 @pytest.mark.parametrize("paged", [False, True])
 def test_used_sort_reads_its_index_in_order(journal_path, descending, paged):
@@ -214,6 +215,7 @@ NEW = {"memory_entries": {"last_used_at", "use_count"},
        "memory_mutations": {"event_sequence"}}
 
 
+@pytest.mark.sqlite_only
 def test_a_0003_journal_upgrades_with_its_memory(journal_path, agent, operator, run,
                                                  downgrade):
     entry = agent.memory.add("project", "proj", "t", "c", run_id=run.id)
@@ -239,6 +241,7 @@ def test_a_0003_journal_upgrades_with_its_memory(journal_path, agent, operator, 
     assert "ix_memory_last_used" in index_names(journal_path)
 
 
+@pytest.mark.sqlite_only
 def test_downgrade_keeps_the_mutation_triggers(journal_path, agent, downgrade):
     agent.memory.add("project", "proj", "t", "c")
     agent.close()

@@ -15,7 +15,7 @@ from proctor.core.canonical import digest_of
 from proctor.core.models import Origin
 from proctor.core.schema import ORIGIN_TABLES
 
-from .helpers import raw
+from .helpers import drop_trigger, raw
 
 ACTION = {"tool": "refund", "args": {"account": "acct-9", "amount": 4200}}
 MCP = Origin(runtime="mcp", process="refund_agent", pid=4242, host="host-a",
@@ -72,7 +72,7 @@ def test_raw_sql_cannot_rewrite_an_origin(agent, run, journal_path, table):
 def test_a_journal_without_the_trigger_is_reported(journal_path, agent, run):
     file_all(agent, run)
     with raw(journal_path) as conn:
-        conn.execute("DROP TRIGGER trg_approvals_origin")
+        drop_trigger(conn, "trg_approvals_origin", "approvals")
     assert "trg_approvals_origin" in agent.missing_triggers()
 
 
@@ -100,7 +100,7 @@ def test_an_unreadable_stored_origin_does_not_hide_the_request(agent, operator, 
     """A row written with a broken origin by another writer still reads (as unreadable)."""
     a = agent.approvals.request(run.id, ACTION, reason="r", origin=MCP)
     with raw(journal_path) as conn:
-        conn.execute("DROP TRIGGER trg_approvals_origin")
+        drop_trigger(conn, "trg_approvals_origin", "approvals")
         conn.execute("UPDATE approvals SET origin = '{not json' WHERE id = ?", (a.id,))
     assert operator.approvals.get(a.id).origin == origins.UNREADABLE
     assert [i.origin for i in operator.inbox.list().items] == [origins.UNREADABLE]

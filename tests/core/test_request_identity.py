@@ -10,7 +10,7 @@ import pytest
 
 from proctor.core import db as core_db
 
-from .helpers import raw
+from .helpers import drop_trigger, raw
 
 SCHEMA = {"type": "object", "properties": {"account": {"type": "string"}}}
 
@@ -65,6 +65,7 @@ def test_raw_sql_cannot_rewrite_what_a_conflict_offers(agent, run, journal_path,
     assert agent.memory.reconciliation(m.id).incoming_content == "acct-2"
 
 
+@pytest.mark.sqlite_only
 def test_insert_or_replace_cannot_swap_an_answered_question(agent, operator, run,
                                                             journal_path):
     q = file_question(agent, run)
@@ -115,8 +116,9 @@ def test_answers_snoozes_and_resolutions_still_move(agent, operator, run):
 
 def test_a_journal_without_the_triggers_is_reported(journal_path, agent):
     with raw(journal_path) as conn:
-        conn.execute("DROP TRIGGER trg_interactions_identity")
-        conn.execute("DROP TRIGGER trg_memory_reconciliations_no_replace_pending")
+        drop_trigger(conn, "trg_interactions_identity", "interactions")
+        drop_trigger(conn, "trg_memory_reconciliations_no_replace_pending",
+                     "memory_reconciliations")
     missing = agent.missing_triggers()
     assert {"trg_interactions_identity",
             "trg_memory_reconciliations_no_replace_pending"} <= set(missing)

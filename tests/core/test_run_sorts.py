@@ -38,6 +38,7 @@ def a_cursor(sort: str) -> str:
     return encode_cursor(*(values[c.name] for c in RUN_SORTS[sort]))
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("sort", SORTS)
 @pytest.mark.parametrize("descending", [True, False])
 @pytest.mark.parametrize("paged", [False, True])
@@ -49,6 +50,7 @@ def test_every_sort_reads_its_index_in_order(journal_path, agent, sort, descendi
     assert ("SEARCH" if paged else "SCAN") in steps[0]  # a range seek past the cursor
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("sort", SORTS)
 def test_open_items_are_counted_after_the_limit(journal_path, agent, sort):
     """The page is read first (a co-routine, in index order, limited); the three counts
@@ -65,6 +67,7 @@ def test_open_items_are_counted_after_the_limit(journal_path, agent, sort):
     assert not any("TEMP B-TREE" in step for step in steps), steps
 
 
+@pytest.mark.sqlite_only
 def test_has_open_items_probes_the_run_status_indexes(journal_path, agent):
     stmt = run_page_statement(_run_conditions(RunQuery(has_open_items=True)), "started",
                               True, None, 200)
@@ -146,6 +149,7 @@ def test_open_items_are_counted_for_the_page(agent, operator, tied_runs):
     assert operator.runs.get(waiting).open_items == rows[0].open_items
 
 
+@pytest.mark.sqlite_only
 def test_a_0002_journal_gets_the_sort_indexes(journal_path, run, downgrade):
     downgrade(journal_path, "0002")
     assert not SORT_INDEXES & index_names(journal_path)

@@ -202,6 +202,7 @@ def test_a_replayed_decision_for_a_new_version_is_refused(signer, trusting, run,
         trusting.approvals.consume_and_reserve(approval.id, approval.action_digest, "e1")
 
 
+@pytest.mark.sqlite_only
 def test_a_decision_signed_in_another_journal_is_refused(signer, trusting, run, journal_path,
                                                          tmp_path):
     """The same rows copied into a journal with another id: the signature names the first."""

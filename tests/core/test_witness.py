@@ -11,8 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from proctor.core import Journal, errors, verify
 from proctor.core.witness import HeadWitness, journal_id, witness_path
+
+pytestmark = pytest.mark.sqlite_only  # the witness is a file beside the journal's file
 
 AGENT = """
 import json, sys

@@ -26,6 +26,7 @@ from proctor.core.db import (
     create_immutability_triggers,
     create_integrity_triggers,
     drop_integrity_triggers,
+    drop_trigger,
 )
 from proctor.core.integrity import MUTATION_KEYS, mutation_digest
 
@@ -51,7 +52,7 @@ def upgrade() -> None:
 
 
 def _chain_mutations(conn) -> None:  # noqa: ANN001
-    conn.execute(sa.text("DROP TRIGGER IF EXISTS trg_memory_mutations_no_update"))
+    drop_trigger(conn, "trg_memory_mutations_no_update", "memory_mutations")
     rows = conn.execute(sa.text(
         f"SELECT {', '.join(MUTATION_KEYS)} FROM memory_mutations "
         "ORDER BY entry_id, version, created_at, id")).mappings().all()

@@ -44,7 +44,8 @@ def upgrade() -> None:
                   sa.Column('agent', sa.String(length=200), nullable=True))
     op.execute(SUPERSEDED)
     op.create_index('ux_recon_entry_pending', 'memory_reconciliations', ['entry_id'],
-                    unique=True, sqlite_where=sa.text("status = 'pending'"))
+                    unique=True, sqlite_where=sa.text("status = 'pending'"),
+                    postgresql_where=sa.text("status = 'pending'"))
 
 
 def downgrade() -> None:

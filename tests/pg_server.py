@@ -1,0 +1,169 @@
+"""A real PostgreSQL server for the test session: ``initdb`` in a temporary folder, listening
+on 127.0.0.1 on a free port (agents "on other hosts" connect over TCP), stopped at the end.
+
+As root the server runs as the ``postgres`` user (initdb refuses root). Each test gets a fresh
+database cheaply: the schema is migrated once into a template database and each test's
+database is ``CREATE DATABASE tN TEMPLATE tmpl``. Without PostgreSQL binaries the tests that
+need the server are skipped, except under CI (env CI set), where they fail: CI must run them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+USER = "proctor"
+PASSWORD = "proctor-test"
+TEMPLATE = "proctor_tmpl"
+
+
+def find_bin() -> Path | None:
+    """The folder holding initdb/pg_ctl (the newest /usr/lib/postgresql/N/bin, or PATH)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                   key=lambda p: int(Path(p).parent.parent.name)
+                   if Path(p).parent.parent.name.isdigit() else 0)
+    if found:
+        return Path(found[-1]).parent
+    on_path = shutil.which("initdb")
+    return Path(on_path).resolve().parent if on_path else None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class PgServer:
+    """One initdb'd cluster, started; ``url(db)`` names a database on it."""
+
+    def __init__(self, bindir: Path) -> None:
+        self.bindir = bindir
+        self.port = free_port()
+        self.root = Path(tempfile.mkdtemp(prefix="proctor-pg-"))
+        self.data = self.root / "data"
+        self.as_root = os.geteuid() == 0
+        self._names = itertools.count(1)
+        self._lock = threading.Lock()
+        self._admin = None
+
+    # -- lifecycle
+    def _run(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
+        cmd = [str(self.bindir / args[0]), *args[1:]]
+        if self.as_root:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        return subprocess.run(cmd, check=True, capture_output=True, text=True, **kwargs)
+
+    def start(self) -> PgServer:
+        if self.as_root:
+            shutil.chown(self.root, "postgres", "postgres")
+        os.chmod(self.root, 0o700)
+        pwfile = self.root / "pw"
+        pwfile.write_text(PASSWORD)
+        if self.as_root:
+            shutil.chown(pwfile, "postgres", "postgres")
+        # C collation: text sorts by code point, as SQLite's BINARY collation does
+        self._run("initdb", "-D", str(self.data), "-U", USER, "--pwfile", str(pwfile),
+                  "-A", "scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync")
+        pwfile.unlink()
+        conf = ("listen_addresses = '127.0.0.1'\n"
+                f"port = {self.port}\n"
+                f"unix_socket_directories = '{self.root}'\n"
+                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
+                "max_connections = 200\nshared_buffers = 32MB\n")
+        with open(self.data / "postgresql.conf", "a") as fh:
+            fh.write(conf)
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w",
+                  "-t", "60", "start")
+        self._make_template()
+        return self
+
+    def stop(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
+        with contextlib.suppress(subprocess.CalledProcessError):
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- databases
+    def url(self, database: str, *, user: str = USER, password: str = PASSWORD) -> str:
+        return f"postgresql+psycopg://{user}:{password}@127.0.0.1:{self.port}/{database}"
+
+    def dsn(self, database: str) -> str:
+        """A libpq connection string for raw psycopg connections."""
+        return (f"host=127.0.0.1 port={self.port} dbname={database} user={USER} "
+                f"password={PASSWORD}")
+
+    def admin(self):  # noqa: ANN201 - psycopg.Connection
+        import psycopg
+
+        if self._admin is None or self._admin.closed:
+            self._admin = psycopg.connect(self.dsn("postgres"), autocommit=True)
+        return self._admin
+
+    def _make_template(self) -> None:
+        from proctor.core import Actor, Journal
+
+        self.admin().execute(f"CREATE DATABASE {TEMPLATE}")
+        Journal.open(self.url(TEMPLATE), actor=Actor.operator("setup")).close()
+
+    def fresh_database(self) -> str:
+        """A new database holding a freshly migrated journal: its name."""
+        with self._lock:
+            name = f"t{next(self._names)}"
+            self.admin().execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+        return name
+
+    def empty_database(self) -> str:
+        """A new database with nothing in it (Journal.open migrates it)."""
+        with self._lock:
+            name = f"e{next(self._names)}"
+            self.admin().execute(f"CREATE DATABASE {name}")
+        return name
+
+    def drop_database(self, name: str) -> None:
+        with self._lock:
+            self.admin().execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+_SERVER: PgServer | None = None
+_FAILED: str | None = None
+
+
+def server() -> PgServer | None:
+    """The session's server (started on first use), or None when there are no binaries.
+    A server that failed to start raises each time."""
+    global _SERVER, _FAILED
+    if _SERVER is not None:
+        return _SERVER
+    if _FAILED is not None:
+        raise RuntimeError(_FAILED)
+    bindir = find_bin()
+    if bindir is None:
+        return None
+    candidate = PgServer(bindir)
+    try:
+        _SERVER = candidate.start()
+    except subprocess.CalledProcessError as err:
+        log = candidate.root / "log"
+        tail = log.read_text()[-2000:] if log.exists() else ""
+        candidate.stop()
+        _FAILED = f"PostgreSQL did not start: {err} {err.stderr} {tail}"
+        raise RuntimeError(_FAILED) from err
+    return _SERVER
+
+
+def stop() -> None:
+    global _SERVER
+    if _SERVER is not None:
+        _SERVER.stop()
+        _SERVER = None
