@@ -21,6 +21,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from proctor.core import Actor, Journal, verify
 
 LONG = os.environ.get("PROCTOR_LONG", "") not in ("", "0")
@@ -87,7 +89,15 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
-def rows(path: Path, sql: str, *args: object) -> list[tuple]:
+def rows(path: Path | str, sql: str, *args: object) -> list[tuple]:
+    if isinstance(path, str):  # a server journal: the same query through psycopg
+        import psycopg
+        from sqlalchemy.engine import make_url
+
+        u = make_url(path)
+        with psycopg.connect(host=u.host, port=u.port, user=u.username, password=u.password,
+                             dbname=u.database) as conn:
+            return conn.execute(sql.replace("?", "%s"), args).fetchall()
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         return conn.execute(sql, args).fetchall()
@@ -95,8 +105,21 @@ def rows(path: Path, sql: str, *args: object) -> list[tuple]:
         conn.close()
 
 
-def test_eight_agents_and_two_desks_on_the_same_items(tmp_path):
-    path = tmp_path / "journal.db"
+@pytest.fixture(params=["sqlite", "postgresql"], ids=["sqlite", "pg"])
+def where(request, tmp_path) -> Path | str:
+    """A journal file to be made, or an empty server database (its URL): agents and desks in
+    other processes reach it over TCP, as from other hosts."""
+    if request.param == "postgresql":
+        server = request.getfixturevalue("pg_server")
+        name = server.empty_database()
+        yield server.url(name)
+        server.drop_database(name)
+        return
+    yield tmp_path / "journal.db"
+
+
+def test_eight_agents_and_two_desks_on_the_same_items(tmp_path, where):
+    path = where
     items, counter, run_id = make_items(path)
     items_file = tmp_path / "items.json"
     items_file.write_text(json.dumps(items))

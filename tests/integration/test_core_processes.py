@@ -31,10 +31,13 @@ def template(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture
-def journal_path(tmp_path, template) -> Path:
+@pytest.fixture(params=["sqlite", "postgresql"], ids=["sqlite", "pg"])
+def journal_path(request, tmp_path) -> Path | str:
+    """A journal file, or a server journal's URL (agents on "other hosts": TCP)."""
+    if request.param == "postgresql":
+        return request.getfixturevalue("pg_url")
     path = tmp_path / "journal.db"
-    shutil.copy2(template, path)
+    shutil.copy2(request.getfixturevalue("template"), path)
     return path
 
 
