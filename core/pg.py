@@ -32,8 +32,9 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, String, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.pool import QueuePool
 
 from . import errors
@@ -150,6 +151,17 @@ def dbapi_error() -> type[Exception]:
     import psycopg
 
     return psycopg.Error
+
+
+# ---------------------------------------------------------------- column types
+@compiles(String, "postgresql")
+def _unbounded_string(type_: String, compiler: Any, **kw: Any) -> str:
+    """A String(n) column is VARCHAR without a length on the server: SQLite stores a longer
+    value as it is, so the server must too (the lengths in core/schema.py are documentation,
+    the limits are core/limits.py's). Text's own rendering is unchanged."""
+    if type(type_) is not String:  # a subclass (Enum, ...) renders as it would
+        return compiler.visit_string(type_, **kw)
+    return "VARCHAR"
 
 
 # ---------------------------------------------------------------- schema facts

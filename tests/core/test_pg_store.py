@@ -1,0 +1,338 @@
+"""A journal on a PostgreSQL server: what only a server journal has to prove.
+
+The whole core suite also runs on a server journal (tests/core/conftest.py); here are the
+server's own rules: raw SQL refused as SQLite's triggers refuse it (said in psycopg's own
+words, no adapter), the change feed that never skips under a late commit, NOTIFY, the
+write lock's timeout, and connection failures told in a sentence."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import psycopg
+import pytest
+from sqlalchemy import exc
+
+from proctor.core import Actor, Journal, errors, pg, verify
+
+from .helpers import ACTION
+
+
+def connect(server, url: str) -> psycopg.Connection:  # noqa: ANN001 - tests/pg_server.PgServer
+    """A raw connection to the journal's database, in autocommit mode: the adversary."""
+    return psycopg.connect(server.dsn(url.rsplit("/", 1)[1]), autocommit=True)
+
+
+@pytest.fixture
+def raw(pg_server, pg_url):  # noqa: ANN001, ANN201
+    conn = connect(pg_server, pg_url)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture
+def pair(pg_url):  # noqa: ANN001, ANN201
+    agent = Journal.open(pg_url, actor=Actor.agent("agent-1"))
+    operator = Journal.open(pg_url, actor=Actor.operator("alice"))
+    yield agent, operator
+    agent.close()
+    operator.close()
+
+
+def decided(agent: Journal, operator: Journal):  # noqa: ANN201
+    run = agent.runs.start("proj", "raw sql")
+    approval = agent.approvals.request(run.id, ACTION, reason="clean up")
+    operator.approvals.decide(approval.id, True, expected_version=1, reason="fine")
+    return run, approval
+
+
+# ---------------------------------------------------------------- raw SQL, refused
+REFUSED = [
+    ("UPDATE approvals SET action = %s WHERE id = %s", lambda a: ('{"tool":"pay"}', a.id)),
+    ("UPDATE approvals SET action_digest = %s WHERE id = %s", lambda a: ("0" * 64, a.id)),
+    ("UPDATE decisions SET decision = '{\"approved\":false}' WHERE target_id = %s", lambda a: (a.id,)),
+    ("UPDATE decisions SET actor = 'operator:mallory' WHERE target_id = %s", lambda a: (a.id,)),
+    ("DELETE FROM decisions WHERE target_id = %s", lambda a: (a.id,)),
+    ("DELETE FROM audit WHERE entity_id = %s", lambda a: (a.id,)),
+    ("UPDATE audit SET actor = 'operator:mallory' WHERE entity_id = %s", lambda a: (a.id,)),
+    ("DELETE FROM events WHERE run_id = %s", lambda a: (a.run_id,)),
+    ("UPDATE events SET payload = '{}' WHERE run_id = %s", lambda a: (a.run_id,)),
+    ("DELETE FROM changes", lambda a: ()),
+    ("UPDATE changes SET entity_id = 'forged'", lambda a: ()),
+    ("TRUNCATE audit", lambda a: ()),
+    ("TRUNCATE changes", lambda a: ()),
+    ("TRUNCATE events CASCADE", lambda a: ()),
+    ("DELETE FROM journal_meta", lambda a: ()),
+    ("UPDATE journal_meta SET value = 'jnl_other'", lambda a: ()),
+    # an upsert's DO UPDATE goes through the UPDATE triggers
+    ("INSERT INTO approvals SELECT * FROM approvals WHERE id = %s ON CONFLICT (id) DO UPDATE "
+     "SET action = '{\"tool\":\"pay\"}'", lambda a: (a.id,)),
+    # a forged change row onto an existing seq (the no-replace rule)
+    ("INSERT INTO changes (seq, entity_kind, entity_id, run_id, created_at) "
+     "SELECT seq, 'approval', 'forged', NULL, 0 FROM changes ORDER BY seq LIMIT 1",
+     lambda a: ()),
+]
+
+
+@pytest.mark.parametrize(("sql", "params"), REFUSED, ids=[s[:40] for s, _ in REFUSED])
+def test_the_server_refuses_what_the_sqlite_triggers_refuse(pair, raw, sql, params):
+    agent, operator = pair
+    _run, approval = decided(agent, operator)
+    before = {t: raw.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+              for t in ("approvals", "decisions", "audit", "events", "changes")}
+    with pytest.raises(psycopg.errors.IntegrityError, match="immutable"):
+        raw.execute(sql, params(approval))
+    after = {t: raw.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in before}
+    assert after == before
+    stored = operator.approvals.get(approval.id)
+    assert stored.action == ACTION and stored.status == "approved"
+    assert verify(operator).ok
+
+
+def test_a_refusal_is_the_integrity_error_sqlite_gives_and_the_trigger_set_is_complete(pair):
+    agent, operator = pair
+    _run, approval = decided(agent, operator)
+
+    def forge(tx):  # noqa: ANN001, ANN202 - a service bug writing raw SQL in a transaction
+        from sqlalchemy import text
+
+        tx.conn.execute(text("UPDATE approvals SET action = '{}' WHERE id = :i"),
+                        {"i": approval.id})
+
+    with pytest.raises(exc.IntegrityError, match="identity columns are immutable"):
+        operator.write(forge)
+    assert operator.missing_triggers() == set()
+    names = operator.read(lambda c: pg.trigger_names(c))
+    assert {"trg_audit_no_truncate", "trg_changes_ordered", "trg_approvals_identity",
+            "trg_changes_no_replace"} <= names
+
+
+def test_verify_names_a_dropped_trigger(pair, raw):
+    _agent, operator = pair
+    raw.execute("DROP TRIGGER trg_decisions_no_update ON decisions")
+    raw.execute("ALTER TABLE audit DISABLE TRIGGER trg_audit_no_delete")
+    assert operator.missing_triggers() == {"trg_decisions_no_update", "trg_audit_no_delete"}
+    report = verify(operator)
+    assert not report.ok
+
+
+# ---------------------------------------------------------------- the change feed
+def backend_waiting_on_lock(raw, pid: int) -> bool:  # noqa: ANN001
+    row = raw.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
+                      (pid,)).fetchone()
+    return row is not None and row[0] == "Lock"
+
+
+def wait_for(condition, timeout: float = 20.0) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def late_commit(pg_server, pg_url, operator: Journal, agent: Journal, watch):  # noqa: ANN001, ANN201
+    """A raw writer takes its change row's seq and holds its transaction open; the agent
+    writes meanwhile; the desk reads the feed before and after. Returns the seqs the desk
+    read, the late row's seq, and every seq committed."""
+    seen = operator.changes.latest()
+    first = connect(pg_server, pg_url)
+    first.execute("BEGIN")
+    first.execute("INSERT INTO changes (entity_kind, entity_id, run_id, created_at) "
+                  "VALUES ('run', 'late', NULL, 0)")
+    done = threading.Event()
+    pids: list[int] = []
+
+    def write() -> None:
+        agent.runs.start("proj", "meanwhile")
+        done.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    read: list[int] = []
+    # the agent's write either waits for the lock, or commits: read the feed as a desk does
+    wait_for(lambda: done.is_set() or any(  # (watch: outside any transaction, fresh stats)
+        backend_waiting_on_lock(watch, pid) for pid in _agent_pids(watch, pids)))
+    batch = operator.changes.since(seen)
+    read += [c.seq for c in batch.changes]
+    seen = batch.until
+    first.execute("COMMIT")
+    first.close()
+    writer.join(30)
+    assert done.is_set()
+    batch = operator.changes.since(seen)
+    read += [c.seq for c in batch.changes]
+    every = operator.changes.since(0).changes
+    [late] = [c.seq for c in every if c.entity_id == "late"]
+    return read, late, [c.seq for c in every]
+
+
+def _agent_pids(conn, pids: list[int]) -> list[int]:  # noqa: ANN001
+    rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'proctor' "
+                        "AND pid <> pg_backend_pid()").fetchall()
+    return [r[0] for r in rows]
+
+
+def test_a_late_commit_is_never_skipped_by_the_feed(pg_server, pg_url, pair, raw):
+    agent, operator = pair
+    agent.runs.start("proj", "before")
+    before = operator.changes.latest()
+    read, late, committed = late_commit(pg_server, pg_url, operator, agent, raw)
+    new = [s for s in committed if s > before]
+    assert read == new, (read, new)  # every committed row read, in order, once
+    assert new == list(range(before + 1, before + len(new) + 1))  # and no gap
+    assert late in read
+
+
+def test_without_the_ordering_trigger_the_same_interleaving_skips(pg_server, pg_url, pair,
+                                                                  raw):
+    """The control: the interleaving above is real. With ``trg_changes_ordered`` dropped (the
+    rows numbered by a plain sequence, outside the lock), the agent commits a higher seq
+    first and the desk's cursor passes the late row."""
+    agent, operator = pair
+    agent.runs.start("proj", "before")
+    raw.execute("DROP TRIGGER trg_changes_ordered ON changes")
+    raw.execute("SELECT setval(pg_get_serial_sequence('changes', 'seq'), "
+                "(SELECT max(seq) FROM changes))")
+    read, late, _committed = late_commit(pg_server, pg_url, operator, agent, raw)
+    assert late not in read  # skipped: the desk never learns of it
+
+
+def test_a_write_notifies_a_waiting_desk(pair):
+    agent, operator = pair
+    assert operator.changes.wait(0.05) is False  # nothing happened: it times out
+    run = agent.runs.start("proj", "wake up")
+    assert operator.changes.wait(10) is True
+    assert operator.changes._listener.latest == operator.changes.latest()
+    woke: list[bool] = []
+    waiter = threading.Thread(target=lambda: woke.append(operator.changes.wait(20)))
+    waiter.start()
+    time.sleep(0.1)  # the waiter is (most likely) blocked now; either way it must see this
+    agent.runs.append_event(run.id, "step", {})
+    waiter.join(30)
+    assert woke == [True]
+
+
+def test_changes_wait_wakes_on_another_writers_commit(journal_path, clock):  # noqa: ANN001
+    with Journal.open(journal_path, actor=Actor.agent("a"), clock=clock) as agent, \
+            Journal.open(journal_path, actor=Actor.operator("o"), clock=clock) as operator:
+        assert operator.changes.wait(0.05) is False
+        threading.Timer(0.1, lambda: agent.runs.start("p", "t")).start()
+        assert operator.changes.wait(10) is True
+
+
+# ---------------------------------------------------------------- the write lock
+def test_a_writer_that_waits_too_long_is_told_the_journal_is_busy(pg_url, raw):
+    agent = Journal.open(pg_url, actor=Actor.agent("agent-1"), busy_timeout=0.2)
+    try:
+        raw.execute("BEGIN")
+        raw.execute(pg.LOCK_SQL)  # another host's writer holds the write lock
+        with pytest.raises(errors.StoreBusy, match="busy"):
+            agent.runs.start("proj", "blocked")
+        raw.execute("ROLLBACK")
+        assert agent.runs.list().items == []
+        agent.runs.start("proj", "after")  # the connection is fine afterwards
+    finally:
+        agent.close()
+
+
+def test_reads_are_one_snapshot(pair, raw):
+    agent, operator = pair
+    agent.runs.start("proj", "one")
+
+    def twice(conn):  # noqa: ANN001, ANN202
+        from sqlalchemy import text
+
+        first = conn.execute(text("SELECT count(*) FROM runs")).scalar()
+        agent.runs.start("proj", "committed in between")
+        return first, conn.execute(text("SELECT count(*) FROM runs")).scalar()
+
+    assert operator.read(twice) == (1, 1)
+    assert len(operator.runs.list().items) == 2
+
+
+# ---------------------------------------------------------------- opening
+def test_connection_failures_are_told_in_a_sentence(pg_server):
+    port = pg_server.port
+    cases = {
+        "postgresql+psycopg://proctor:wrong@127.0.0.1:%d/postgres" % port: "refused the login",
+        "postgresql+psycopg://proctor:proctor-test@127.0.0.1:%d/nosuchdb" % port:
+            "no such database",
+        "postgresql+psycopg://proctor:proctor-test@127.0.0.1:1/db": "cannot reach",
+    }
+    for url, said in cases.items():
+        with pytest.raises(errors.StoreError) as caught:
+            Journal.open(url, actor=Actor.agent("a"))
+        err = caught.value
+        assert said in err.message, err.message
+        assert "proctor-test" not in str(err) and "wrong" not in str(err).split("://")[0]
+        assert "***" in err.message  # the address is named, its password hidden
+        assert type(err).__module__ == "proctor.core.errors"
+
+
+def test_an_empty_database_is_made_a_journal_and_another_is_refused(pg_server):
+    empty = pg_server.url(pg_server.empty_database())
+    with pytest.raises(errors.NotFound):
+        Journal.open(empty, actor=Actor.agent("a"), create=False)
+    with Journal.open(empty, actor=Actor.agent("a")) as journal:
+        assert journal.schema_revision == journal.schema_revision  # opened at head
+        assert journal.missing_triggers() == set()
+        journal.runs.start("p", "t")
+    other = pg_server.empty_database()
+    conn = connect(pg_server, pg_server.url(other))
+    conn.execute("CREATE TABLE invoices (id int)")
+    conn.close()
+    with pytest.raises(errors.NotAJournal, match="PostgreSQL database but not a Proctor"):
+        Journal.open(pg_server.url(other), actor=Actor.agent("a"))
+
+
+def test_read_only_on_a_server(pg_url):
+    with Journal.open(pg_url, actor=Actor.agent("a")) as agent:
+        agent.runs.start("p", "t")
+    with Journal.open(pg_url, actor=Actor.operator("o"), read_only=True) as observer:
+        assert len(observer.runs.list().items) == 1
+        with pytest.raises(errors.StoreReadOnly):
+            observer.runs.start("p", "refused")
+
+
+def test_values_sqlite_stores_the_server_stores(pair):
+    agent, _ = pair
+    run = agent.runs.start("p" * 250, "t" * 5000)  # past String(200): SQLite keeps it whole
+    assert agent.runs.get(run.id).project == "p" * 250
+    with pytest.raises(errors.ValidationError, match="NUL"):  # the one value it cannot hold
+        agent.runs.start("p", "a\x00b")
+
+
+def test_the_same_history_upgrades_and_downgrades_a_server_journal(pg_server):
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    from proctor.core.db import SCHEMA_HEAD
+
+    url = pg_server.url(pg_server.empty_database())
+    engine = create_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", "proctor.core:migrations")
+    try:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "0004")
+        with Journal.open(url, actor=Actor.agent("a"), on_old_schema="read_only") as old:
+            assert old.read_only and old.schema_revision == "0004"
+        with Journal.open(url, actor=Actor.agent("a")) as agent:  # migrates to head
+            assert agent.schema_revision == SCHEMA_HEAD
+            assert agent.missing_triggers() == set()
+            run = agent.runs.start("p", "t")
+            agent.approvals.request(run.id, ACTION, reason="r")
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "0005")
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+        with Journal.open(url, actor=Actor.operator("o")) as operator:
+            assert operator.missing_triggers() == set()
+            assert verify(operator).ok
+    finally:
+        engine.dispose()
