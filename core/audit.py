@@ -6,6 +6,7 @@ import builtins
 import sqlite3
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, or_, select
@@ -121,6 +122,7 @@ class Changes:
             if self._probe is None:
                 from .db import _connect
 
+                assert isinstance(self.j.path, Path)
                 self._probe = _connect(self.j.path, True, self.j.busy_timeout)
             return int(self._probe.execute("PRAGMA data_version").fetchone()[0])
 
@@ -132,8 +134,9 @@ class Changes:
         if self.j.server:
             with self._lock:
                 if self._listener is None:
-                    from .pg import Listener
+                    from .pg import Listener, ServerAddress
 
+                    assert isinstance(self.j.path, ServerAddress)
                     self._listener = Listener(self.j.path)
                 listener = self._listener
             return listener.wait(timeout)

@@ -96,6 +96,12 @@ def address(raw: str) -> ServerAddress:
     return ServerAddress(raw)
 
 
+def libpq_url(where: ServerAddress) -> str:
+    """The address as libpq's own URL (for a connection made without SQLAlchemy)."""
+    return make_url(where.url).set(drivername="postgresql").render_as_string(
+        hide_password=False)
+
+
 # ---------------------------------------------------------------- engine
 def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
                 timeout: float, synchronous: str = "FULL") -> Engine:
@@ -426,11 +432,9 @@ class Listener:
         import psycopg
 
         if self._conn is None or self._conn.closed:
-            url = make_url(self.where.url)
             self._conn = psycopg.connect(
-                host=url.host, port=url.port, user=url.username, password=url.password,
-                dbname=url.database, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                application_name="proctor-listen", **dict(url.query))
+                libpq_url(self.where), autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="proctor-listen")
             self._conn.execute(f"LISTEN {CHANNEL}")
         return self._conn
 

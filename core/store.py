@@ -135,7 +135,7 @@ class Store:
 
         backup_path = None
         with self._writer.connect() as conn:
-            if backup and not self.server:
+            if backup and isinstance(self.path, Path):  # a file: a server keeps its own
                 backup_path = self.path.with_name(
                     f"{self.path.name}.backup-{time.strftime('%Y%m%d-%H%M%S')}")
                 db.backup_to(conn, backup_path)
@@ -169,7 +169,7 @@ class Store:
         into: list[Change] | None = getattr(self._recording, "into", None)
         written: list[Change] = []
         try:
-            link = self._writes.begin()
+            link = self._begin_write()
             try:
                 tx = Tx(self, link.conn, self.now())
                 first = _next_change_seq(link.conn) if into is not None else 0
@@ -195,6 +195,18 @@ class Store:
         if tx._after_commit is not None:
             raise tx._after_commit
         return result
+
+    def _begin_write(self) -> Any:
+        """This thread's write connection, in a new transaction. A server connection found
+        dead before anything began (the server restarted, the network dropped) is made anew
+        once: nothing was sent, so nothing can be applied twice."""
+        try:
+            return self._writes.begin()
+        except exc.DBAPIError as err:
+            if not (self.server and pg.lost_connection(err)):
+                raise
+        self.reconnect()
+        return self._writes.begin()
 
     @contextmanager
     def recording(self, into: list[Change]) -> Iterator[list[Change]]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from json.encoder import encode_basestring  # what canonical JSON writes for a str
-from pathlib import Path
 from typing import Any, Protocol
 
 from sqlalchemy import Connection, bindparam, select
@@ -39,7 +38,7 @@ class Owner(Protocol):
     """What a transaction needs of the store that opened it (``store.Store``)."""
 
     actor: Actor
-    path: Path
+    path: Any  # the journal's Path, or a server journal's pg.ServerAddress
     signer: Any
     trust: Any
 

@@ -236,6 +236,20 @@ def test_a_writer_that_waits_too_long_is_told_the_journal_is_busy(pg_url, raw):
         agent.close()
 
 
+def test_connections_the_server_dropped_are_made_anew(pair, raw):
+    """A server restart or a dropped network kills the kept connections while idle: the next
+    read and the next write open fresh ones (nothing had begun, so nothing is retried twice)."""
+    agent, operator = pair
+    agent.runs.start("proj", "before")
+    operator.runs.list()
+    killed = raw.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                         "WHERE application_name = 'proctor'").fetchone()[0]
+    assert killed >= 2
+    assert len(operator.runs.list().items) == 1
+    agent.runs.start("proj", "after")
+    assert len(operator.runs.list().items) == 2
+
+
 def test_reads_are_one_snapshot(pair, raw):
     agent, operator = pair
     agent.runs.start("proj", "one")
@@ -255,8 +269,8 @@ def test_reads_are_one_snapshot(pair, raw):
 def test_connection_failures_are_told_in_a_sentence(pg_server):
     port = pg_server.port
     cases = {
-        "postgresql+psycopg://proctor:wrong@127.0.0.1:%d/postgres" % port: "refused the login",
-        "postgresql+psycopg://proctor:proctor-test@127.0.0.1:%d/nosuchdb" % port:
+        f"postgresql+psycopg://proctor:wrong@127.0.0.1:{port}/postgres": "refused the login",
+        f"postgresql+psycopg://proctor:proctor-test@127.0.0.1:{port}/nosuchdb":
             "no such database",
         "postgresql+psycopg://proctor:proctor-test@127.0.0.1:1/db": "cannot reach",
     }
