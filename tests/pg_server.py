@@ -52,9 +52,12 @@ class PgServer:
         # durable: every commit reaches the disk (a benchmark); else fsync off (tests)
         self.durable = durable
         self.port = free_port()
-        self.root = Path(tempfile.mkdtemp(prefix="proctor-pg-"))
-        self.data = self.root / "data"
         self.as_root = os.geteuid() == 0
+        # as root the server runs as postgres, which must reach the folder: not under a
+        # private TMPDIR (/root/...), but /tmp
+        where = "/tmp" if self.as_root and os.path.isdir("/tmp") else None
+        self.root = Path(tempfile.mkdtemp(prefix="proctor-pg-", dir=where))
+        self.data = self.root / "data"
         self._names = itertools.count(1)
         self._lock = threading.Lock()
         self._admin = None
