@@ -11,7 +11,7 @@ from pathlib import Path
 
 PROCTOR, FLOOR = "proctor", "floor"
 LABELS = {PROCTOR: "Proctor", FLOOR: "floor (raw sqlite3)",
-          "proctor_pg": "Proctor on PostgreSQL"}
+          "proctor_pg": "Proctor-on-PostgreSQL"}  # one word: ratio heads take the first
 
 
 def fmt_num(x: float | None, digits: int = 0) -> str:
