@@ -64,6 +64,7 @@ class PgServer:
         self._ready: queue.Queue[str] = queue.Queue()  # made ahead, by the prefetch thread
         self._wanted = threading.Semaphore(0)
         self._stopping = False
+        self._dropped: list[str] = []
 
     # -- lifecycle
     def _run(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
@@ -152,6 +153,10 @@ class PgServer:
                 self._wanted.acquire()
                 if self._stopping:
                     return
+                while self._dropped:  # a finished test's database, dropped off its path
+                    conn.execute(f"DROP DATABASE IF EXISTS {self._dropped.pop()} WITH (FORCE)")
+                if self._ready.qsize() >= PREFETCH:
+                    continue
                 with self._lock:
                     name = f"t{next(self._names)}"
                 conn.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}{strategy}")
@@ -169,6 +174,11 @@ class PgServer:
         return name
 
     def drop_database(self, name: str) -> None:
+        """Drop ``name`` (later, on the prefetch thread, once it runs)."""
+        if getattr(self, "_prefetch", None) is not None and self._prefetch.is_alive():
+            self._dropped.append(name)
+            self._wanted.release()
+            return
         with self._lock:
             self.admin().execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
