@@ -350,3 +350,17 @@ def test_the_same_history_upgrades_and_downgrades_a_server_journal(pg_server):
             assert verify(operator).ok
     finally:
         engine.dispose()
+
+
+def test_a_server_journal_has_no_witness_file(pg_url, tmp_path, monkeypatch):
+    """The desk's head witness is of a file's lost -wal: for a server journal it writes
+    nothing anywhere (no file named after the URL in the working folder)."""
+    from proctor.core.witness import HeadWitness, check
+
+    monkeypatch.chdir(tmp_path)
+    with Journal.open(pg_url, actor=Actor.operator("o")) as journal:
+        witness = HeadWitness(journal.path)
+        witness.observe(journal.changes.since(0).changes)
+        assert witness.write({"proctor_head_witness": 1}) is False
+        assert check(journal) is None
+    assert list(tmp_path.rglob("*")) == []
