@@ -364,3 +364,33 @@ def test_a_server_journal_has_no_witness_file(pg_url, tmp_path, monkeypatch):
         assert witness.write({"proctor_head_witness": 1}) is False
         assert check(journal) is None
     assert list(tmp_path.rglob("*")) == []
+
+
+def test_agents_opening_a_new_server_journal_at_once_migrate_it_once(pg_server):
+    """Several processes start against an empty database together: one creates the schema
+    (under the write lock), the others wait and find it made."""
+    url = pg_server.url(pg_server.empty_database())
+    opened: list[Journal] = []
+    failures: list[BaseException] = []
+
+    def open_one(n: int) -> None:
+        try:
+            opened.append(Journal.open(url, actor=Actor.agent(f"agent-{n}"), busy_timeout=60))
+        except BaseException as err:  # noqa: BLE001 - reported below
+            failures.append(err)
+
+    threads = [threading.Thread(target=open_one, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    try:
+        assert failures == []
+        assert len(opened) == 4
+        assert opened[0].missing_triggers() == set()
+        for journal in opened:
+            journal.runs.start("p", "t")
+        assert len(opened[0].runs.list().items) == 4
+    finally:
+        for journal in opened:
+            journal.close()
