@@ -124,6 +124,8 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
                       "application_name": "proctor"},
     )
     begin_sql = begin_for(read_only=read_only, immediate=immediate)
+    if read_only:
+        event.listen(engine, "connect", _compat_on_connect)
 
     @event.listens_for(engine, "begin")
     def _begin(conn):  # noqa: ANN001 - SQLAlchemy event signature
@@ -133,6 +135,41 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
             conn.exec_driver_sql(statement)
 
     return engine
+
+
+def _compat_on_connect(driver: Any, _record: Any) -> None:
+    """A read-only connection to an older server journal reads it as if it were at head:
+    TEMP views with the columns and tables later revisions added (db.ADDED_COLUMNS), made
+    when the connection opens (a READ ONLY transaction may not CREATE). TEMP objects are
+    searched first and vanish with the connection: the server's schema is untouched."""
+    add_compat_views(driver)
+    if not driver.autocommit:
+        driver.commit()
+
+
+def add_compat_views(driver: Any) -> list[str]:
+    from .db import ADDED_COLUMNS, ADDED_TABLES
+
+    schema = driver.execute("SELECT current_schema()").fetchone()[0]
+    rows = driver.execute("SELECT table_name, column_name FROM information_schema.columns "
+                          "WHERE table_schema = %s", (schema,)).fetchall()
+    have: dict[str, set[str]] = {}
+    for table, column in rows:
+        have.setdefault(table, set()).add(column)
+    viewed = []
+    for table, added in ADDED_COLUMNS.items():
+        missing = [f"{value} AS {name}" for name, value in added.items()
+                   if name not in have.get(table, {name})]
+        if table in have and missing:
+            driver.execute(f'CREATE TEMP VIEW "{table}" AS SELECT *, {", ".join(missing)} '
+                           f'FROM "{schema}"."{table}"')
+            viewed.append(table)
+    for table, columns in ADDED_TABLES.items():
+        if table not in have:
+            empty = ", ".join(f"NULL AS {name}" for name in columns)
+            driver.execute(f'CREATE TEMP VIEW "{table}" AS SELECT {empty} WHERE false')
+            viewed.append(table)
+    return viewed
 
 
 def begin_for(*, read_only: bool, immediate: bool) -> str:

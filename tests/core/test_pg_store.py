@@ -334,6 +334,11 @@ def test_the_same_history_upgrades_and_downgrades_a_server_journal(pg_server):
             command.upgrade(cfg, "0004")
         with Journal.open(url, actor=Actor.agent("a"), on_old_schema="read_only") as old:
             assert old.read_only and old.schema_revision == "0004"
+            # read as if at head (TEMP views fill in what 0005..0006i added), nothing written
+            assert old.runs.list().items == [] and old.inbox.list().items == []
+            assert old.approvals.rules() == [] and old.effects.list().items == []
+            with pytest.raises(errors.StoreReadOnly):
+                old.runs.start("p", "refused")
         with Journal.open(url, actor=Actor.agent("a")) as agent:  # migrates to head
             assert agent.schema_revision == SCHEMA_HEAD
             assert agent.missing_triggers() == set()
