@@ -110,18 +110,22 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
     The driver runs in autocommit mode and the BEGIN is emitted by us (as db.make_engine
     does for SQLite). ``synchronous="NORMAL"`` sets ``synchronous_commit = off`` (a crash
     may lose the last commits, never corrupt): only for journals that can be rebuilt."""
+    url = make_url(where.url)
     options = f"-c lock_timeout={max(1, int(timeout * 1000))}"
     if synchronous == "NORMAL":
         options += " -c synchronous_commit=off"
+    given = url.query.get("options")  # the URL's own (?options=-csearch_path%3Dteam) first
+    if given:
+        options = f"{given if isinstance(given, str) else ' '.join(given)} {options}"
     engine = create_engine(
-        where.url,
+        url,
         poolclass=QueuePool,
         pool_size=4,
         max_overflow=-1,  # each thread keeps one (ThreadConnections): never wait for one
         pool_reset_on_return="rollback",
         isolation_level="AUTOCOMMIT",
         connect_args={"options": options, "connect_timeout": CONNECT_TIMEOUT_S,
-                      "application_name": "proctor"},
+                      "application_name": url.query.get("application_name", "proctor")},
     )
     begin_sql = begin_for(read_only=read_only, immediate=immediate)
     if read_only:
@@ -254,9 +258,15 @@ def runs_written(conn: Any) -> set[str]:
 
 
 # ---------------------------------------------------------------- triggers
+SCHEMA = "@journal_schema@"  # execute_all puts the journal's schema here
+
+
 def _function(name: str, body: str) -> str:
-    return (f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $fn$ "
-            f"BEGIN {body} END $fn$")
+    """A trigger function whose tables are the journal's schema's, whoever calls it: its
+    search_path is pinned, pg_temp last (by default a session's TEMP tables are searched
+    first: a TEMP table named like a journal table would otherwise stand in for it)."""
+    return (f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql "
+            f"SET search_path = {SCHEMA}, pg_catalog, pg_temp AS $fn$ BEGIN {body} END $fn$")
 
 
 def _refuse(message: str) -> str:
@@ -358,9 +368,11 @@ def feed_trigger_sql() -> dict[str, list[str]]:
 
 
 def execute_all(conn: Any, sql: dict[str, list[str]]) -> None:
+    schema = conn.execute(text("SELECT current_schema()")).scalar()
+    quoted = '"' + schema.replace('"', '""') + '"'
     for statements in sql.values():
         for statement in statements:
-            conn.execute(text(statement))
+            conn.execute(text(statement.replace(SCHEMA, quoted)))
 
 
 def drop_all(conn: Any, sql: dict[str, list[str]]) -> None:

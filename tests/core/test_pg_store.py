@@ -399,3 +399,33 @@ def test_agents_opening_a_new_server_journal_at_once_migrate_it_once(pg_server):
     finally:
         for journal in opened:
             journal.close()
+
+
+def test_the_urls_own_options_are_kept(pg_server, pg_url, raw):
+    """A schema chosen in the URL (``?options=-csearch_path=...``) is the journal's schema,
+    and the store's lock timeout still applies."""
+    raw.execute("CREATE SCHEMA team")
+    url = pg_url + "?options=-csearch_path%3Dteam"
+    with Journal.open(url, actor=Actor.agent("a"), busy_timeout=1.5) as journal:
+        journal.runs.start("p", "in its own schema")
+        assert journal.read(lambda c: c.exec_driver_sql("SHOW lock_timeout").scalar()) == "1500ms"
+        assert journal.read(lambda c: c.exec_driver_sql("SELECT current_schema()").scalar()) \
+            == "team"
+    assert raw.execute("SELECT count(*) FROM team.runs").fetchone()[0] == 1
+    assert raw.execute("SELECT count(*) FROM public.runs").fetchone()[0] == 0
+
+
+def test_a_temp_table_cannot_stand_in_for_a_journal_table_in_a_trigger(pair, raw):
+    """TEMP tables are searched first by default: a session's TEMP ``changes`` must not be
+    what the server's triggers read (their search_path is pinned, pg_temp last)."""
+    _agent, operator = pair
+    latest = operator.changes.latest()
+    raw.execute("CREATE TEMP TABLE changes (seq integer)")
+    raw.execute("INSERT INTO pg_temp.changes VALUES (1000000)")
+    raw.execute("CREATE TEMP TABLE audit (sequence integer, id text, request_id text)")
+    raw.execute("INSERT INTO public.changes (entity_kind, entity_id, run_id, created_at) "
+                "VALUES ('run', 'x', NULL, 0)")
+    assert operator.changes.latest() == latest + 1  # numbered from the journal's own rows
+    configs = raw.execute("SELECT proname, proconfig FROM pg_proc WHERE proname LIKE 'trg_%'"
+                          ).fetchall()
+    assert configs and all(c and c[0].endswith("pg_temp") for _n, c in configs), configs
