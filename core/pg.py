@@ -32,7 +32,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import Engine, String, create_engine, event, text
+from sqlalchemy import Engine, String, create_engine, event, exc, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.pool import QueuePool
@@ -249,11 +249,18 @@ def integrity_check(conn: Any, quick: bool = False) -> list[str]:
 def runs_written(conn: Any) -> set[str]:
     """The runs whose row this transaction changed other than by moving its head (the
     server-side twin of db.watch_runs: ``trg_runs_watch_*`` note them in a local setting)."""
+    import psycopg
+
     from .sql import link_of
 
     link = link_of(conn)
     driver = link.driver if link is not None else conn.connection.driver_connection
-    value = driver.execute("SELECT current_setting('proctor.runs_written', true)").fetchone()[0]
+    query = "SELECT current_setting('proctor.runs_written', true)"
+    try:
+        value = driver.execute(query).fetchone()[0]
+    except psycopg.Error as err:  # as the executor does: the store translates a DBAPIError
+        raise exc.DBAPIError.instance(query, (), err, psycopg.Error,
+                                      dialect=conn.dialect) from err
     return {v for v in (value or "").split("\x1f") if v}
 
 

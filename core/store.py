@@ -111,7 +111,11 @@ class Store:
         if revision is not None and policy == "error":
             raise errors.SchemaTooOld(
                 f"{self.path} has schema revision {revision}; this Proctor needs {db.SCHEMA_HEAD}")
-        self.migrate(backup=revision is not None and not self.server)
+        try:
+            self.migrate(backup=revision is not None and not self.server)
+        except exc.DBAPIError as err:  # another process migrating holds the lock too long...
+            self._raise_translated(err)
+            raise
 
     def _empty(self, conn: Connection) -> bool:
         if self.server:

@@ -429,3 +429,18 @@ def test_a_temp_table_cannot_stand_in_for_a_journal_table_in_a_trigger(pair, raw
     configs = raw.execute("SELECT proname, proconfig FROM pg_proc WHERE proname LIKE 'trg_%'"
                           ).fetchall()
     assert configs and all(c and c[0].endswith("pg_temp") for _n, c in configs), configs
+
+
+def test_a_migration_that_waits_too_long_is_told_the_journal_is_busy(pg_server):
+    url = pg_server.url(pg_server.empty_database())
+    holder = connect(pg_server, url)
+    try:
+        holder.execute("BEGIN")
+        holder.execute(pg.LOCK_SQL)  # another process is migrating it (or writing)
+        with pytest.raises(errors.StoreBusy):
+            Journal.open(url, actor=Actor.agent("a"), busy_timeout=0.3)
+        holder.execute("ROLLBACK")
+        with Journal.open(url, actor=Actor.agent("a")) as journal:
+            assert journal.missing_triggers() == set()
+    finally:
+        holder.close()
