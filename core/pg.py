@@ -26,9 +26,11 @@ The twin of ``db.py`` for a journal on a server (``postgresql+psycopg://user:pw@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 import time
+import weakref
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -470,6 +472,24 @@ def raise_translated(err: BaseException) -> None:
     typed = translate(err)
     if typed is not None:
         raise typed from err
+
+
+# ---------------------------------------------------------------- process exit
+_OPEN: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def track(store: Any) -> None:
+    """Close ``store`` at interpreter exit if it is still open: a kept server connection
+    collected after psycopg's own modules are torn down prints a traceback, not a close."""
+    if not _OPEN:
+        atexit.register(_close_open)
+    _OPEN.add(store)
+
+
+def _close_open() -> None:
+    for store in list(_OPEN):
+        with contextlib.suppress(Exception):
+            store.close()
 
 
 # ---------------------------------------------------------------- change notifications

@@ -56,6 +56,8 @@ class Store:
         self._engines()
         self._threads()
         self.schema_revision = db.SCHEMA_HEAD
+        if self.server:
+            pg.track(self)
 
     def _engines(self) -> None:
         make: Any = pg.make_engine if self.server else db.make_engine
