@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import select
 
 from . import errors
 from . import rules as rules_mod
@@ -21,7 +21,6 @@ from .decision_rows import (
     canonical_json_loads,
     record_decision,
 )
-from .integrity import refuse_tampered
 from .models import (
     Approval,
     ApprovalRule,
@@ -34,7 +33,7 @@ from .models import (
 )
 from .rows import fetch_one, to_model, to_models
 from .signing import RULE, RULE_REVOKE, rule_content, sign_in
-from .sql import row_where
+from .sql import insert_rows, row_where, update_where
 from .store import Store
 from .tx import Tx
 
@@ -53,7 +52,7 @@ class ApprovalRules:
         def _decidable(self, tx: Tx, approval_id: str, expected_version: int) -> Any: ...
 
         @staticmethod
-        def _close(tx: Tx, row: Any, status: str, values: dict) -> None: ...
+        def _close(tx: Tx, row: Any, status: str, values: dict) -> dict: ...
 
         def _auto_decide(self, tx: Tx, aid: str, rule: Any,
                          applied_by: str | None = None) -> None: ...
@@ -93,11 +92,11 @@ class ApprovalRules:
                      expires_at: float | None, source: str | None,
                      predicate: str | None = None) -> str:
         rid = tx.new_id("rule")
-        tx.conn.execute(insert(s.approval_rules).values(
+        insert_rows(tx.conn, s.approval_rules, [dict(
             id=rid, effect=effect.value, action_pattern=action_pattern,
             resource_pattern=resource_pattern, scope=scope.value, run_id=run_id,
             project=project, space=space, created_by=tx.actor.label, created_at=tx.now,
-            expires_at=expires_at, source_approval_id=source, version=1, predicate=predicate))
+            expires_at=expires_at, source_approval_id=source, version=1, predicate=predicate)])
         tx.changed("rule", rid, run_id)
         sign_in(tx, RULE, rid, "rule", rid, rule_content(row_where(
             tx.conn, s.approval_rules, id=rid)), None)
@@ -122,17 +121,16 @@ class ApprovalRules:
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
                 return
-            row = tx.conn.execute(select(s.approval_rules).where(
-                s.approval_rules.c.id == rule_id)).first()
+            row = row_where(tx.conn, s.approval_rules, id=rule_id)
             if row is None:
                 raise errors.NotFound(f"rule {rule_id} does not exist")
             if row.revoked_at is not None:
                 raise errors.InvalidTransition(f"rule {rule_id} is already revoked")
             if row.version != expected_version:
                 raise errors.StaleVersion(f"rule {rule_id} changed since you looked")
-            tx.conn.execute(update(s.approval_rules).where(s.approval_rules.c.id == rule_id)
-                            .values(revoked_at=tx.now, revoked_by=tx.actor.label,
-                                    revoke_reason=reason, version=row.version + 1))
+            update_where(tx.conn, s.approval_rules, dict(
+                revoked_at=tx.now, revoked_by=tx.actor.label, revoke_reason=reason,
+                version=row.version + 1), id=rule_id)
             tx.changed("rule", rule_id, row.run_id)
             sign_in(tx, RULE_REVOKE, f"{rule_id}/revoked", "rule", rule_id, {"revoked": True},
                     None)
@@ -212,7 +210,6 @@ class ApprovalRules:
         def op(tx: Tx) -> tuple[str, list[str]]:
             if tx.replayed(request_id, request):
                 return self._replayed_rule(tx, request_id), [i for i, _ in pairs]
-            refuse_tampered("approval", approval_id, self._row(tx, approval_id))
             row = self._decidable(tx, approval_id, expected_version)
             if row is None:
                 return "", []
@@ -297,12 +294,12 @@ class ApprovalRules:
                       request: Any) -> str:
         rid = tx.new_id("rule")
         scope = rules_mod.stored_scope(draft)
-        tx.conn.execute(insert(s.approval_rules).values(
+        insert_rows(tx.conn, s.approval_rules, [dict(
             id=rid, effect=RuleEffect(draft.effect).value, action_pattern=draft.action_pattern,
             resource_pattern=draft.resource_pattern, scope=scope, run_id=draft.run_id,
             project=draft.project, space=draft.space, created_by=tx.actor.label,
             created_at=tx.now, expires_at=draft.expires_at, source_approval_id=source,
-            version=1, predicate=draft.predicate))
+            version=1, predicate=draft.predicate)])
         tx.changed("rule", rid, draft.run_id)
         sign_in(tx, RULE, rid, "rule", rid, rule_content(row_where(
             tx.conn, s.approval_rules, id=rid)), None)
@@ -321,7 +318,6 @@ class ApprovalRules:
         rule = row_where(tx.conn, s.approval_rules, id=rule_id)
         applied = []
         for approval_id, version in pairs:
-            refuse_tampered("approval", approval_id, self._row(tx, approval_id))
             row = self._decidable(tx, approval_id, version)
             if row is None:
                 raise errors.Expired(f"approval {approval_id} expired; preview the rule again")

@@ -11,13 +11,14 @@ from sqlalchemy import select
 from . import errors
 from . import schema as s
 from .approval_rules import ApprovalRules
-from .canonical import canonical_json, digest_of
+from .canonical import canonical_json, digest_of, sha256_hex
 from .deciders import refuse_requester
 from .decision_rows import (
     CONSUME_WINDOW,
     MAX_REASON,
     action_name,
     action_resource,
+    approval_after,
     approval_in,
     approved_action_of,
     canonical_json_loads,
@@ -48,7 +49,7 @@ from .models import (
     SafetyClass,
 )
 from .origin import default_for as default_origin
-from .rows import approval_select, to_model, to_models
+from .rows import approval_select, inserted_row, to_model, to_models, written_row
 from .run_facts import approvals_of
 from .sql import insert_rows, row_where, update_where
 from .store import Store
@@ -77,7 +78,8 @@ class Approvals(ApprovalRules):
         name = action_name(action)
         safety, scope, expiry = SafetyClass(safety_class), ApprovalScope(requested_scope), \
             OnExpiry(on_expiry)
-        adigest = digest_of(action)
+        action_text = canonical_json(action)  # serialised (and checked) once
+        adigest = sha256_hex(action_text)
         check_text(reason, "the reason", "reason", MAX_REASON, required=False)
         # every field of what is asked is in the digest; the tool call that carried the
         # request is not what is asked: a host that retries makes a new tool call for the
@@ -92,26 +94,27 @@ class Approvals(ApprovalRules):
 
         origin_text = default_origin(self.j.actor.kind, origin)
 
-        def op(tx: Tx) -> str:
+        def op(tx: Tx) -> tuple[str, dict | None]:
             key = request_key or tx.new_id("req")
-            row = row_where(tx.conn, s.approvals, request_key=key)
+            row = tx.row_beside_run(s.approvals, run_id, request_key=key)
             if row is not None:
                 if row.request_digest != digest_of(request):
                     raise errors.IdempotencyConflict(
                         f"approval request {key!r} was filed before with other content")
-                return row.id
+                return row.id, None
             run = tx.open_run(run_id)
             aid = tx.new_id("apr")
             exp = expires_at if expires_at is not None else (
                 tx.now + expires_in if expires_in is not None else None)
-            insert_rows(tx.conn, s.approvals, [dict(
+            new = dict(
                 id=aid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
-                tool_call_id=tool_call_id, action=canonical_json(action), action_name=name,
+                tool_call_id=tool_call_id, action=action_text, action_name=name,
                 action_digest=adigest, safety_class=safety.value, reason=reason,
                 requested_scope=scope.value, status="pending", on_expiry=expiry.value,
                 expires_at=exp, request_key=key, request_digest=digest_of(request), version=1,
                 created_at=tx.now, input_schema=None if input_schema is None
-                else canonical_json(input_schema), origin=origin_text)])
+                else canonical_json(input_schema), origin=origin_text)
+            insert_rows(tx.conn, s.approvals, [new])
             tx.changed("approval", aid, run_id)
             rule = self._matching_rule(tx, action, run)
             payload = {"approval_id": aid, "action": name, "action_digest": adigest,
@@ -119,12 +122,12 @@ class Approvals(ApprovalRules):
             if rule is None or rule.effect == RuleEffect.PROMPT:
                 tx.append_event(run, "approval.requested", payload,
                                 status=status_when_opening(run))
-            else:
-                tx.append_event(run, "approval.requested", payload)
-                self._auto_decide(tx, aid, rule)
-            return aid
+                return aid, inserted_row(s.approvals, new)
+            tx.append_event(run, "approval.requested", payload)
+            self._auto_decide(tx, aid, rule)
+            return aid, None  # decided since: read as stored
 
-        return self.j.write_then(op, lambda tx, aid: approval_in(tx.conn, aid))
+        return self.j.write_then(op, lambda tx, made: approval_after(tx, *made))
 
     def _auto_decide(self, tx: Tx, aid: str, rule: Any, applied_by: str | None = None) -> None:
         """Decide ``aid`` by ``rule``: as the request arrives, or (``applied_by``: the
@@ -197,18 +200,20 @@ class Approvals(ApprovalRules):
     def withdraw(self, approval_id: str, reason: str) -> Approval:
         """Agent side: nobody waits for this any more (cancelled, with an audit row)."""
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict:
             row = self._row(tx, approval_id)
             if row.status != ApprovalStatus.PENDING:
                 raise errors.InvalidTransition(f"approval {approval_id} is already {row.status}")
-            self._close(tx, row, "cancelled", {"decided_at": tx.now, "decision_reason": reason})
+            written = self._close(tx, row, "cancelled",
+                                  {"decided_at": tx.now, "decision_reason": reason})
             tx.audit("approval.withdrawn", "approval", approval_id, run_id=row.run_id,
                      reason=reason, before={"status": "pending"}, after={"status": "cancelled"})
             tx.run_event(row.run_id, "approval.withdrawn",
                          {"approval_id": approval_id, "reason": reason},
                          status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            return written
 
-        return self.j.write_then(op, lambda tx, _: approval_in(tx.conn, approval_id))
+        return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
 
     def consume_and_reserve(self, approval_id: str, action_digest: str, effect_key: str, *,
                             lease_seconds: float = 30.0, owner: str | None = None,
@@ -219,9 +224,14 @@ class Approvals(ApprovalRules):
         ``origin``: the effect's (default: this Python process)."""
         origin_text = default_origin(self.j.actor.kind, origin)
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             row = self._row(tx, approval_id)
-            refuse_tampered("approval", approval_id, row)
+            # the requested action's stored text is the canonical one its digest names (the
+            # usual case): the effect stores that text, not the parsed action serialised again
+            canonical = row.action is not None and row.action_digest is not None \
+                and sha256_hex(row.action) == row.action_digest
+            if not canonical:
+                refuse_tampered("approval", approval_id, row)
             if row.status != ApprovalStatus.APPROVED:
                 raise errors.NotConsumable(f"approval {approval_id} is {row.status}, not approved")
             if row.consumed_at is not None:
@@ -241,22 +251,24 @@ class Approvals(ApprovalRules):
             tx.live_run(row.run_id)  # an ended run consumes nothing (and gets no event)
             if tx.now >= consume_deadline(row):
                 self._lapse(tx, row)
-                return
+                return None
+            text = row.action if canonical and row.approved_digest is None else None
             reserved = reserve_in(
                 tx, effect_key, run_id=row.run_id, tool=row.action_name,
-                action=approved, safety_class=row.safety_class,
+                action=approved, action_text=text, safety_class=row.safety_class,
                 idempotency_key=idempotency_key, lease_seconds=lease_seconds,
-                owner=owner, approval_id=approval_id, origin=origin_text)
-            if not reserved:
-                return  # the refusal (and any write that must survive it) is pending
+                owner=owner, approval_id=approval_id, origin=origin_text,
+                then=(row.run_id, "approval.consumed",
+                      {"approval_id": approval_id, "effect_key": effect_key}))
+            if reserved is None:
+                return None  # the refusal (and any write that must survive it) is pending
             update_where(tx.conn, s.approvals, dict(
                 consumed_at=tx.now, consumed_effect_key=effect_key, version=row.version + 1),
                 id=approval_id, consumed_at=None)
             tx.changed("approval", approval_id, row.run_id)
-            tx.run_event(row.run_id, "approval.consumed",
-                         {"approval_id": approval_id, "effect_key": effect_key})
+            return reserved
 
-        return self.j.write_then(op, lambda tx, _: effect_in(tx, effect_key))
+        return self.j.write_then(op, lambda tx, row: effect_in(tx, effect_key, row))
 
     def _lapse(self, tx: Tx, row: Any) -> None:
         """An approved approval not consumed by its deadline becomes ``expired``: the
@@ -301,18 +313,17 @@ class Approvals(ApprovalRules):
                    "reason": reason, "scope": scope.value, "expected_version": expected_version,
                    "source": source}
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             if tx.replayed(request_id, request):
-                return
-            refuse_tampered("approval", approval_id, self._row(tx, approval_id))
+                return None
             row = self._decidable(tx, approval_id, expected_version)
             if row is None:
-                return
+                return None
             status = "approved" if approve else "denied"
             rule_id = None
             if approve and scope != ApprovalScope.ONCE:
                 rule_id = self._rule_from(tx, row, scope)
-            self._close(tx, row, status, {
+            written = self._close(tx, row, status, {
                 "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
                 "decision_scope": scope.value, "rule_id": rule_id})
             record_decision(
@@ -324,11 +335,17 @@ class Approvals(ApprovalRules):
                 event=(f"approval.{status}", {"approval_id": approval_id, "by": tx.actor.label,
                                               "reason": reason, "scope": scope.value}),
                 closes=True)
+            return written
 
-        return self.j.write_then(op, lambda tx, _: approval_in(tx.conn, approval_id))
+        return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
 
     def _decidable(self, tx: Tx, approval_id: str, expected_version: int) -> Any:
+        """The approval's row (read once in ``tx``) when the operator may decide it at
+        ``expected_version``: untampered, pending, not expired (else its expiry is written and
+        None returned, with ``Expired`` to raise after the commit), its run not ended, and
+        not requested by the operator deciding."""
         row = self._row(tx, approval_id)
+        refuse_tampered("approval", approval_id, row)
         if row.status == ApprovalStatus.EXPIRED:
             raise errors.Expired(f"approval {approval_id} expired before the decision")
         if row.status == ApprovalStatus.CANCELLED:
@@ -396,19 +413,21 @@ class Approvals(ApprovalRules):
 
     @staticmethod
     def _row(tx: Tx, approval_id: str) -> Any:
-        row = row_where(tx.conn, s.approvals, id=approval_id)
+        row = tx.row_with_run(s.approvals, id=approval_id)
         if row is None:
             raise errors.NotFound(f"approval {approval_id} does not exist")
         return row
 
     @staticmethod
-    def _close(tx: Tx, row: Any, status: str, values: dict) -> None:
-        done = update_where(tx.conn, s.approvals, dict(
-            status=status, version=row.version + 1, **values),
-            id=row.id, version=row.version, status="pending")
+    def _close(tx: Tx, row: Any, status: str, values: dict) -> dict:
+        """Move the pending ``row`` to ``status`` with ``values``; the row as now stored."""
+        values = dict(status=status, version=row.version + 1, **values)
+        done = update_where(tx.conn, s.approvals, values,
+                            id=row.id, version=row.version, status="pending")
         if done != 1:
             raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
         tx.changed("approval", row.id, row.run_id)
+        return written_row(row, values)
 
     # ------------------------------------------------------------ rules
     def approve_edited(self, approval_id: str, action: dict, *, expected_version: int,
@@ -429,13 +448,12 @@ class Approvals(ApprovalRules):
                    "approved_digest": edited_digest, "reason": reason,
                    "expected_version": expected_version}
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             if tx.replayed(request_id, request):
-                return
-            refuse_tampered("approval", approval_id, self._row(tx, approval_id))
+                return None
             row = self._decidable(tx, approval_id, expected_version)
             if row is None:
-                return
+                return None
             original = canonical_json_loads(row.action)
             if edited_name != row.action_name or action.get("tool") != original.get("tool") \
                     or action.get("name") != original.get("name"):
@@ -448,7 +466,7 @@ class Approvals(ApprovalRules):
             check_against_schema(action, canonical_json_loads(row.input_schema)
                                  if row.input_schema else None)
             changes = json_changes(original, action)
-            self._close(tx, row, "approved", {
+            written = self._close(tx, row, "approved", {
                 "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
                 "decision_scope": "once", "approved_action": edited_text,
                 "approved_digest": edited_digest})
@@ -468,8 +486,9 @@ class Approvals(ApprovalRules):
                         "scope": "once", "edited": True, "original_digest": row.action_digest,
                         "approved_digest": edited_digest, "changes": changes}),
                 closes=True)
+            return written
 
-        return self.j.write_then(op, lambda tx, _: approval_in(tx.conn, approval_id))
+        return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
 
     # ------------------------------------------------------------ reads
     def for_run(self, run_id: str) -> list[Approval]:

@@ -1,4 +1,6 @@
-"""SQLite engine setup: the only place with SQLite-specific SQL.
+"""SQLite engine setup: the only place with SQLite-specific SQL (a server journal's twin is
+core/pg.py; the kept connections, ``ThreadConnections``, and the trigger helpers here serve
+both: a helper given a PostgreSQL connection renders the same trigger in PL/pgSQL).
 
 WAL, synchronous=FULL, foreign_keys=ON, busy_timeout, and BEGIN IMMEDIATE for
 every transaction that may write (the documented pysqlite recipe: the driver's

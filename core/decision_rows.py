@@ -18,7 +18,7 @@ from .models import (
     Decision,
     SafetyClass,
 )
-from .rows import approval_select, by_id, fetch_prepared, to_models
+from .rows import approval_select, as_written, by_id, fetch_prepared, to_models
 from .signing import sign_decision
 from .sql import Prepared, insert_rows
 from .tx import Tx
@@ -31,6 +31,19 @@ APPROVAL_BY_ID = by_id(approval_select(), s.approvals.c.id)
 def approval_in(conn: Any, approval_id: str) -> Approval:
     return fetch_prepared(conn, Approval, APPROVAL_BY_ID, f"approval {approval_id}",
                           key=approval_id)
+
+
+def approval_after(tx: Tx, approval_id: str, written: dict | None) -> Approval:
+    """The approval as the write transaction ``tx`` leaves it (what a write returns): built
+    from ``written`` (its row as this transaction last wrote it) and its run's context (the
+    run head ``tx`` keeps), else read."""
+    if written is not None:
+        run = tx.run_row(written["run_id"])
+        approval = as_written(Approval, {**written, "project": run.project,
+                                         "space": run.space, "run_title": run.title})
+        if approval is not None:
+            return approval
+    return approval_in(tx.conn, approval_id)
 
 
 def action_name(action: Any) -> str:

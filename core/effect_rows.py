@@ -6,21 +6,17 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sqlalchemy import select
-
 from . import errors
 from . import schema as s
 from .canonical import canonical_json, digest_of, sha256_hex
 from .deciders import agent_name
 from .integrity import receipt_digest_body, refuse_tampered
 from .models import Actor, Effect, EffectStatus, Receipt, SafetyClass
-from .rows import by_id, fetch_prepared
-from .sql import insert_rows, row_where, update_where
+from .rows import as_written, inserted_row, one_where, written_row
+from .sql import insert_rows, update_where
 from .tx import Tx
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
-EFFECT_BY_KEY = by_id(select(s.effects), s.effects.c.key)
-RECEIPT_BY_ID = by_id(select(s.receipts), s.receipts.c.id)
 
 
 def default_owner(actor: Actor) -> str:
@@ -31,14 +27,20 @@ def default_owner(actor: Actor) -> str:
 def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
                safety_class: SafetyClass | str, idempotency_key: str | None,
                lease_seconds: float, owner: str | None, approval_id: str | None,
-               origin: str | None = None) -> bool:
-    """Reserve inside ``tx``. Returns False when refused with a write that must survive
-    (a lapsed lease turned ambiguous); raises when refused without writing."""
+               origin: str | None = None,
+               then: tuple[str, str, dict] | None = None,
+               action_text: str | None = None) -> dict | None:
+    """Reserve inside ``tx``: the effect's row as written. Returns None when refused with a
+    write that must survive (a lapsed lease turned ambiguous); raises when refused without
+    writing. ``then``: the caller's own event (run id, type, payload), appended right after
+    the reservation's (in the same statement when both go to one run); not appended when
+    the reservation is refused. ``action_text``: ``canonical_json(action)``, when the caller
+    holds it (an approval's stored canonical text)."""
     if lease_seconds <= 0:
         raise errors.ValidationError("the lease must be positive", field="lease_seconds")
     owner = owner or default_owner(tx.actor)
     safety = SafetyClass(safety_class).value
-    row = row_where(tx.conn, s.effects, key=key)
+    row = tx.row_beside_run(s.effects, run_id, key=key)
     values = dict(status=EffectStatus.RESERVED.value, lease_owner=owner,
                   lease_seconds=lease_seconds, lease_expires_at=tx.now + lease_seconds,
                   approval_id=approval_id, updated_at=tx.now, error=None, result=None,
@@ -46,13 +48,16 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
     if row is None:
         if run_id is not None:
             tx.live_run(run_id)
-        text = canonical_json(action)
-        insert_rows(tx.conn, s.effects, [dict(
-            key=key, run_id=run_id, attempt=1, tool=tool, action=text,
-            action_digest=sha256_hex(text), safety_class=safety, idempotency_key=idempotency_key, version=1,
-            created_at=tx.now, agent=agent_name(tx), origin=origin, **values)])
-        effect_event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner})
-        return True
+        text = action_text if action_text is not None else canonical_json(action)
+        new = dict(key=key, run_id=run_id, attempt=1, tool=tool, action=text,
+                   action_digest=sha256_hex(text), safety_class=safety,
+                   idempotency_key=idempotency_key, version=1, created_at=tx.now,
+                   agent=agent_name(tx), origin=origin, **values)
+        insert_rows(tx.conn, s.effects, [new])
+        tx.changed("effect", key, run_id)  # the Effects page lists it live (it reads no events)
+        effect_event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner},
+                     then=then)
+        return inserted_row(s.effects, new)
     if tx.store.trust is not None:
         from .decision_checks import check_effect
 
@@ -68,7 +73,7 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
         tx.raise_after_commit(errors.EffectAmbiguous(
             f"effect {key}: the previous lease of {row.lease_owner} expired mid-flight; "
             "the outcome is unknown and a person must resolve it"))
-        return False
+        return None
     # failed: may be retried as the next attempt, which starts with nothing of the last one
     # on the row (its outcome, "unknown" reason and resolution stay in the receipts,
     # decisions and events), for a run that is still live (the same check as a new key:
@@ -76,16 +81,21 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
     for rid in {run_id, row.run_id} - {None}:
         tx.live_run(rid)
     refuse_tampered("effect", key, row)
-    update_effect(tx, row, attempt=row.attempt + 1, ambiguous_reason=None, resolved_by=None,
-                 resolution_reason=None, **values)
+    written = update_effect(tx, row, attempt=row.attempt + 1, ambiguous_reason=None,
+                            resolved_by=None, resolution_reason=None, **values)
     effect_event(tx, row.run_id, "effect.reserved", key,
-                {"attempt": row.attempt + 1, "owner": owner})
-    return True
+                 {"attempt": row.attempt + 1, "owner": owner}, then=then)
+    return written
 
 
-def effect_in(tx: Tx, key: str) -> Effect:
-    """The effect as the write transaction ``tx`` sees it (what a write returns)."""
-    return fetch_prepared(tx.conn, Effect, EFFECT_BY_KEY, f"effect {key}", key=key)
+def effect_in(tx: Tx, key: str, written: dict | None = None) -> Effect:
+    """The effect as the write transaction ``tx`` sees it (what a write returns): built from
+    ``written`` (its row as this transaction last wrote it) when given, else read."""
+    if written is not None:
+        effect = as_written(Effect, written)
+        if effect is not None:
+            return effect
+    return one_where(tx.conn, Effect, s.effects, f"effect {key}", key=key)
 
 
 def make_ambiguous(tx: Tx, row: Any, reason: str,
@@ -103,28 +113,36 @@ def make_ambiguous(tx: Tx, row: Any, reason: str,
     effect_event(tx, row.run_id, "effect.ambiguous", row.key, payload,
                 actor="system:recovery")
 
-def update_effect(tx: Tx, row: Any, **values: Any) -> None:
-    done = update_where(tx.conn, s.effects, {"version": row.version + 1,
-                                             "updated_at": tx.now, **values},
-                        key=row.key, version=row.version)
+def update_effect(tx: Tx, row: Any, **values: Any) -> dict:
+    """UPDATE ``row`` (as read in ``tx``) with ``values``; the row as now stored."""
+    values = {"version": row.version + 1, "updated_at": tx.now, **values}
+    done = update_where(tx.conn, s.effects, values, key=row.key, version=row.version)
     if done != 1:
         raise errors.StaleVersion(f"effect {row.key} changed meanwhile")
     tx.changed("effect", row.key, row.run_id)
+    return written_row(row, values)
 
 def effect_event(tx: Tx, run_id: str | None, type_: str, key: str, payload: dict,
-           actor: str | None = None) -> None:
-    if run_id is None:
+                 actor: str | None = None, then: tuple[str, str, dict] | None = None) -> None:
+    """The effect's run event (none once its run has ended: the effect outlives its run;
+    the audit row is the record), then ``then`` (run id, type, payload), if any."""
+    body = {"effect_key": key, **payload}
+    run = tx.run_row(run_id) if run_id is not None else None
+    if run is not None and run.status in ("completed", "failed", "cancelled"):
+        run = None
+    if then is not None and run is not None and then[0] == run_id and actor is None:
+        tx.append_events(run, [(type_, body, tx.new_id("evt"), canonical_json(body)),
+                               (then[1], then[2], tx.new_id("evt"), canonical_json(then[2]))])
         return
-    run = tx.run_row(run_id)
-    if run.status in ("completed", "failed", "cancelled"):
-        return  # the effect outlives its run; the audit row is the record
-    tx.append_event(run, type_, {"effect_key": key, **payload}, actor=actor)
+    if run is not None:
+        tx.append_event(run, type_, body, actor=actor)
+    if then is not None:
+        tx.run_event(then[0], then[1], then[2])
 
 
 def receipt_in(tx: Tx, receipt_id: str) -> Receipt:
     """The receipt as the write transaction ``tx`` sees it."""
-    return fetch_prepared(tx.conn, Receipt, RECEIPT_BY_ID, f"receipt {receipt_id}",
-                          key=receipt_id)
+    return one_where(tx.conn, Receipt, s.receipts, f"receipt {receipt_id}", id=receipt_id)
 
 
 def write_receipt(tx: Tx, row: Any, kind: str, status: str, external_id: str | None,

@@ -13,10 +13,8 @@ from . import schema as s
 from .canonical import canonical_json, loads
 from .deciders import refuse_requester, requesters_of_effect
 from .decision_rows import record_decision
-from .effect_rows import (  # noqa: F401 - LIVE, EFFECT_BY_KEY, receipt_in: re-exported
-    EFFECT_BY_KEY,
+from .effect_rows import (  # noqa: F401 - LIVE, receipt_in: re-exported
     LIVE,
-    RECEIPT_BY_ID,
     default_owner,
     effect_event,
     effect_in,
@@ -30,7 +28,7 @@ from .effect_views import EffectQuery
 from .integrity import refuse_tampered
 from .models import Effect, EffectStatus, Origin, Page, Receipt, SafetyClass
 from .origin import default_for as default_origin
-from .rows import fetch_prepared
+from .rows import one_where
 from .run_facts import receipts_of
 from .sql import row_where
 from .store import Store
@@ -60,70 +58,74 @@ class Effects:
         ``origin``: where it comes from, stored when the key is new (the agent's word)."""
         origin_text = default_origin(self.j.actor.kind, origin)
 
-        def op(tx: Tx) -> None:
-            self.reserve_in(tx, key, run_id=run_id, tool=tool, action=action,
-                            safety_class=safety_class, idempotency_key=idempotency_key,
-                            lease_seconds=lease_seconds, owner=owner, approval_id=None,
-                            origin=origin_text)
+        def op(tx: Tx) -> dict | None:
+            return self.reserve_in(tx, key, run_id=run_id, tool=tool, action=action,
+                                   safety_class=safety_class, idempotency_key=idempotency_key,
+                                   lease_seconds=lease_seconds, owner=owner, approval_id=None,
+                                   origin=origin_text)
 
-        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
+        return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
     def begin(self, key: str, *, owner: str | None = None) -> Effect:
         owner = owner or self.default_owner()
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             row = self._owned(tx, key, owner, (EffectStatus.RESERVED,))
             if row is None:
-                return
-            self._update(tx, row, status=EffectStatus.EXECUTING.value, started_at=tx.now,
-                         lease_expires_at=tx.now + row.lease_seconds)
+                return None
+            written = self._update(tx, row, status=EffectStatus.EXECUTING.value,
+                                   started_at=tx.now,
+                                   lease_expires_at=tx.now + row.lease_seconds)
             self._event(tx, row.run_id, "effect.started", key, {"attempt": row.attempt})
+            return written
 
-        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
+        return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
     def renew(self, key: str, *, owner: str | None = None,
               lease_seconds: float | None = None) -> Effect:
         owner = owner or self.default_owner()
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             row = self._owned(tx, key, owner, LIVE)
             if row is None:
-                return
+                return None
             secs = lease_seconds or row.lease_seconds
-            self._update(tx, row, lease_seconds=secs, lease_expires_at=tx.now + secs)
+            return self._update(tx, row, lease_seconds=secs, lease_expires_at=tx.now + secs)
 
-        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
+        return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
     def commit(self, key: str, result: Any = None, *, owner: str | None = None,
                external_id: str | None = None, evidence: Any = None) -> Effect:
         owner = owner or self.default_owner()
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             row = self._owned(tx, key, owner, (EffectStatus.EXECUTING,))
             if row is None:
-                return
-            self._update(tx, row, status=EffectStatus.COMMITTED.value,
-                         result=canonical_json(result), lease_expires_at=None)
+                return None
+            written = self._update(tx, row, status=EffectStatus.COMMITTED.value,
+                                   result=canonical_json(result), lease_expires_at=None)
             write_receipt(tx, row, "commit", "committed", external_id,
                           {"result": result, "evidence": evidence}, tx.actor.label)
             self._event(tx, row.run_id, "effect.committed", key,
                         {"attempt": row.attempt, "external_id": external_id})
+            return written
 
-        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
+        return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
     def fail(self, key: str, error: str, *, owner: str | None = None) -> Effect:
         owner = owner or self.default_owner()
 
-        def op(tx: Tx) -> None:
+        def op(tx: Tx) -> dict | None:
             row = self._owned(tx, key, owner, LIVE)
             if row is None:
-                return
-            self._update(tx, row, status=EffectStatus.FAILED.value, error=error,
-                         lease_expires_at=None)
+                return None
+            written = self._update(tx, row, status=EffectStatus.FAILED.value, error=error,
+                                   lease_expires_at=None)
             self._event(tx, row.run_id, "effect.failed", key,
                         {"attempt": row.attempt, "error": error})
+            return written
 
-        return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
+        return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
     def record_receipt(self, key: str, *, external_id: str | None = None,
                        evidence: Any = None, owner: str | None = None) -> Receipt:
@@ -248,8 +250,7 @@ class Effects:
 
     # ------------------------------------------------------------ reads
     def get(self, key: str) -> Effect:
-        return self.j.read(lambda c: fetch_prepared(c, Effect, EFFECT_BY_KEY, f"effect {key}",
-                                                    key=key))
+        return self.j.read(lambda c: one_where(c, Effect, s.effects, f"effect {key}", key=key))
 
     def list(self, query: EffectQuery | None = None, *,
              status: builtins.list[str] | None = None, run_id: str | None = None,
@@ -285,7 +286,7 @@ class Effects:
         learns it the same way, ``EffectAmbiguous``, whoever touched the row first: the
         lapse itself (then this call writes the ambiguity), a sweep or another worker's
         reserve (the row is already ambiguous), or a person who has resolved it since."""
-        row = row_where(tx.conn, s.effects, key=key)
+        row = tx.row_with_run(s.effects, key=key)
         if row is None:
             raise errors.NotFound(f"effect {key} does not exist")
         if row.status == EffectStatus.AMBIGUOUS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, union_all, update
+from sqlalchemy import func, or_, select, union_all
 
 from . import errors
 from .inbox_rows import (  # noqa: F401 - PARTS, summary: re-exported
@@ -18,6 +18,7 @@ from .inbox_rows import (  # noqa: F401 - PARTS, summary: re-exported
 from .models import BulkResult, InboxFilter, InboxItem, InboxKind, Page
 from .paging import cursor_after, escape_like, ordered, seek
 from .signing import SNOOZE, sign_in
+from .sql import row_where, update_where
 from .store import Store
 from .tx import Tx
 
@@ -125,14 +126,14 @@ class Inbox:
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
                 return
-            row = tx.conn.execute(select(table).where(key == item_id)).first()
+            row = row_where(tx.conn, table, **{key.name: item_id})
             if row is None:
                 raise errors.NotFound(f"{kind.value} {item_id} does not exist")
             if row.version != expected_version:
                 raise errors.StaleVersion(f"{kind.value} {item_id} changed since you looked")
-            done = tx.conn.execute(update(table).where(
-                and_(key == item_id, table.c.version == row.version)).values(
-                snoozed_until=until, version=row.version + 1)).rowcount
+            done = update_where(tx.conn, table, dict(snoozed_until=until,
+                                                     version=row.version + 1),
+                                **{key.name: item_id, "version": row.version})
             if done != 1:
                 raise errors.StaleVersion(f"{kind.value} {item_id} changed meanwhile")
             entity = {"question": "interaction", "memory": "reconciliation"}.get(

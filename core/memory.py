@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import bindparam, func, select, update
 
 from . import errors
 from . import schema as s
@@ -29,7 +29,15 @@ from .models import (
     Trust,
 )
 from .origin import default_for as default_origin
-from .rows import by_id, fetch_one, fetch_prepared, reconciliation_select, to_model, to_models
+from .rows import (
+    as_written,
+    fetch_one,
+    one_where,
+    reconciliation_select,
+    to_model,
+    to_models,
+    written_row,
+)
 from .sql import Prepared, insert_rows, row_where, update_where
 from .store import Store
 from .tx import Tx
@@ -46,7 +54,6 @@ def content_hash(text: str) -> str:
     return sha256_hex(text)
 
 
-ENTRY_BY_ID = by_id(select(s.memory_entries), s.memory_entries.c.id)
 # The head of an entry's mutation chain (the link a new mutation follows).
 LAST_MUTATION = Prepared(select(s.memory_mutations.c.digest).where(
     s.memory_mutations.c.entry_id == bindparam("entry_id")).order_by(
@@ -62,9 +69,15 @@ def is_sensitive(sensitivity: str | None) -> bool:
     return (sensitivity or "").strip().lower() not in OPEN_SENSITIVITIES
 
 
-def entry_in(conn: Any, entry_id: str) -> MemoryEntry:
-    return fetch_prepared(conn, MemoryEntry, ENTRY_BY_ID, f"memory entry {entry_id}",
-                          key=entry_id)
+def entry_in(conn: Any, entry_id: str, written: dict | None = None) -> MemoryEntry:
+    """The entry as ``conn`` sees it: built from ``written`` (its row as this write
+    transaction last wrote it) when given, else read."""
+    if written is not None:
+        entry = as_written(MemoryEntry, written)
+        if entry is not None:
+            return entry
+    return one_where(conn, MemoryEntry, s.memory_entries, f"memory entry {entry_id}",
+                     id=entry_id)
 
 
 class Memory:
@@ -150,10 +163,10 @@ class Memory:
         request = {"op": operation, "entry_id": entry_id, "expected_version": expected_version,
                    "reason": reason, "run_id": run_id, **extra}
 
-        def op(tx: Tx) -> str:
+        def op(tx: Tx) -> dict | None:
             if self._replayed(tx, idempotency_key, request):
-                return entry_id
-            row = self._entry_row(tx, entry_id)
+                return None
+            row = self._entry_row(tx, entry_id, run_id)
             if row.version != expected_version:
                 raise errors.StaleVersion(
                     f"memory entry {entry_id} is at version {row.version}, "
@@ -170,27 +183,31 @@ class Memory:
                     f"memory entry {entry_id} is confirmed by a person; an agent cannot "
                     f"{operation} it",
                     hint="Record a conflict with the new version; a person reconciles it.")
-            self._apply(tx, row, operation, values, reason, run_id, idempotency_key, request)
+            written = self._apply(tx, row, operation, values, reason, run_id,
+                                  idempotency_key, request)
             if tx.actor.kind == "operator":
                 tx.audit(f"memory.{operation}", "memory", entry_id, run_id=run_id,
                          before={"version": row.version, "hash": row.content_hash},
                          after={"version": row.version + 1}, reason=reason)
-            return entry_id
+            return written
 
-        return self.j.write_then(op, lambda tx, eid: entry_in(tx.conn, eid))
+        return self.j.write_then(op, lambda tx, row: entry_in(tx.conn, entry_id, row))
 
     def _apply(self, tx: Tx, row: Any, operation: str, values: dict, reason: str | None,
                run_id: str | None, idempotency_key: str | None, request: Any,
-               event: bool = True, event_sequence: int | None = None) -> None:
+               event: bool = True, event_sequence: int | None = None) -> dict:
+        """UPDATE the entry ``row`` (as read in ``tx``) and write its mutation; the entry's
+        row as now stored."""
         version = row.version + 1
-        done = update_where(tx.conn, s.memory_entries, dict(
-            version=version, updated_at=tx.now, **values), id=row.id, version=row.version)
+        values = dict(version=version, updated_at=tx.now, **values)
+        done = update_where(tx.conn, s.memory_entries, values, id=row.id, version=row.version)
         if done != 1:
             raise errors.StaleVersion(f"memory entry {row.id} changed meanwhile")
         after = values.get("content", row.content)
         self._mutation(tx, row.id, operation, version, row.content_hash, row.content,
                        content_hash(after), after, reason, run_id, idempotency_key, request,
                        event=event, event_sequence=event_sequence)
+        return written_row(row, values)
 
     def _mutation(self, tx: Tx, entry_id: str, operation: str, version: int,
                   before_hash: str | None, before: str | None, after_hash: str,
@@ -228,8 +245,9 @@ class Memory:
         return row.entry_id
 
     @staticmethod
-    def _entry_row(tx: Tx, entry_id: str) -> Any:
-        row = row_where(tx.conn, s.memory_entries, id=entry_id)
+    def _entry_row(tx: Tx, entry_id: str, run_id: str | None = None) -> Any:
+        """The entry's row (with ``run_id``: that run's head read in the same statement)."""
+        row = tx.row_beside_run(s.memory_entries, run_id, id=entry_id)
         if row is None:
             raise errors.NotFound(f"memory entry {entry_id} does not exist")
         return row
@@ -256,21 +274,21 @@ class Memory:
 
         def op(tx: Tx) -> str:
             row = self._entry_row(tx, entry_id)
-            waiting = tx.conn.execute(select(s.reconciliations.c.id).where(
-                s.reconciliations.c.entry_id == entry_id,
-                s.reconciliations.c.status == "pending")).scalar()
+            pending = row_where(tx.conn, s.reconciliations, entry_id=entry_id,
+                                status="pending")
+            waiting = pending.id if pending is not None else None
             if waiting is not None:
                 raise errors.ConflictPending(
                     f"memory entry {entry_id} already has a pending conflict ({waiting}); "
                     "one waits for a person at a time", reconciliation_id=waiting)
             rid = tx.new_id("rec")
-            tx.conn.execute(insert(s.reconciliations).values(agent=agent_name(tx),
-                id=rid, entry_id=entry_id, local_content=row.content,
+            insert_rows(tx.conn, s.reconciliations, [dict(
+                agent=agent_name(tx), id=rid, entry_id=entry_id, local_content=row.content,
                 local_version=local_version or row.version, incoming_content=incoming_content,
                 incoming_source=incoming_source, incoming_kind=incoming_kind,
                 incoming_priority=incoming_priority, incoming_trust=trust,
                 incoming_sensitivity=incoming_sensitivity, run_id=run_id, status="pending",
-                version=1, created_at=tx.now, origin=origin_text))
+                version=1, created_at=tx.now, origin=origin_text)])
             tx.changed("reconciliation", rid, run_id)
             _run_event(tx, run_id, "memory.conflict", {"reconciliation_id": rid,
                                                        "entry_id": entry_id})
@@ -325,8 +343,7 @@ class Memory:
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
                 return
-            item = tx.conn.execute(select(s.reconciliations).where(
-                s.reconciliations.c.id == item_id)).first()
+            item = row_where(tx.conn, s.reconciliations, id=item_id)
             if item is None:
                 raise errors.NotFound(f"memory conflict {item_id} does not exist")
             if item.status != "pending":
@@ -350,10 +367,9 @@ class Memory:
             if values:
                 self._apply(tx, entry, f"reconcile_{choice.value}", values, reason,
                             item.run_id, None, request, event=False, event_sequence=sequence)
-            tx.conn.execute(update(s.reconciliations).where(
-                s.reconciliations.c.id == item_id).values(
+            update_where(tx.conn, s.reconciliations, dict(
                 status=choice.value, version=item.version + 1, resolved_at=tx.now,
-                resolved_by=tx.actor.label, resolution_reason=reason))
+                resolved_by=tx.actor.label, resolution_reason=reason), id=item_id)
             tx.changed("reconciliation", item_id, item.run_id)
             fields = {k: v for k, v in values.items() if k in INCOMING_FIELDS}
             record_decision(

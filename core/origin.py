@@ -4,6 +4,7 @@ the row as canonical JSON, read back leniently (a stored origin that is not one 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -63,12 +64,32 @@ def default_for(actor_kind: str, origin: Origin | dict | None) -> str | None:
     Python API of this process ("python"); an operator's own filing has none."""
     if origin is not None:
         return to_text(origin)
-    return to_text(here("python")) if actor_kind == "agent" else None
+    if actor_kind != "agent":
+        return None
+    argv0 = sys.argv[0] if sys.argv else None
+    return _python_here(os.getpid(), argv0, sys.executable, socket.gethostname())
+
+
+@functools.lru_cache(maxsize=8)
+def _python_here(pid: int, argv0: str | None, executable: str, host: str) -> str | None:
+    """``to_text(here("python"))`` for this process as it is now (what it depends on is the
+    key: a forked child, a changed argv or host name makes it anew)."""
+    return to_text(here("python"))
 
 
 def from_text(text: str | None) -> Origin | None:
     if text is None:
         return None
+    return _from_text(text) if len(text) <= _CACHED_TEXT else _from_text.__wrapped__(text)
+
+
+_CACHED_TEXT = 4096  # a longer (tampered) text is parsed each time, never kept
+
+
+@functools.lru_cache(maxsize=256)
+def _from_text(text: str) -> Origin:
+    """An origin's column text read (Origin is frozen: one model serves every read of the
+    same text)."""
     try:
         data = json.loads(text)
         return make(**data) if isinstance(data, dict) else UNREADABLE

@@ -26,13 +26,15 @@ The twin of ``db.py`` for a journal on a server (``postgresql+psycopg://user:pw@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 import time
+import weakref
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import Engine, String, create_engine, event, text
+from sqlalchemy import Engine, String, create_engine, event, exc, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.pool import QueuePool
@@ -110,20 +112,26 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
     The driver runs in autocommit mode and the BEGIN is emitted by us (as db.make_engine
     does for SQLite). ``synchronous="NORMAL"`` sets ``synchronous_commit = off`` (a crash
     may lose the last commits, never corrupt): only for journals that can be rebuilt."""
+    url = make_url(where.url)
     options = f"-c lock_timeout={max(1, int(timeout * 1000))}"
     if synchronous == "NORMAL":
         options += " -c synchronous_commit=off"
+    given = url.query.get("options")  # the URL's own (?options=-csearch_path%3Dteam) first
+    if given:
+        options = f"{given if isinstance(given, str) else ' '.join(given)} {options}"
     engine = create_engine(
-        where.url,
+        url,
         poolclass=QueuePool,
         pool_size=4,
         max_overflow=-1,  # each thread keeps one (ThreadConnections): never wait for one
         pool_reset_on_return="rollback",
         isolation_level="AUTOCOMMIT",
         connect_args={"options": options, "connect_timeout": CONNECT_TIMEOUT_S,
-                      "application_name": "proctor"},
+                      "application_name": url.query.get("application_name", "proctor")},
     )
     begin_sql = begin_for(read_only=read_only, immediate=immediate)
+    if read_only:
+        event.listen(engine, "connect", _compat_on_connect)
 
     @event.listens_for(engine, "begin")
     def _begin(conn):  # noqa: ANN001 - SQLAlchemy event signature
@@ -133,6 +141,41 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
             conn.exec_driver_sql(statement)
 
     return engine
+
+
+def _compat_on_connect(driver: Any, _record: Any) -> None:
+    """A read-only connection to an older server journal reads it as if it were at head:
+    TEMP views with the columns and tables later revisions added (db.ADDED_COLUMNS), made
+    when the connection opens (a READ ONLY transaction may not CREATE). TEMP objects are
+    searched first and vanish with the connection: the server's schema is untouched."""
+    add_compat_views(driver)
+    if not driver.autocommit:
+        driver.commit()
+
+
+def add_compat_views(driver: Any) -> list[str]:
+    from .db import ADDED_COLUMNS, ADDED_TABLES
+
+    schema = driver.execute("SELECT current_schema()").fetchone()[0]
+    rows = driver.execute("SELECT table_name, column_name FROM information_schema.columns "
+                          "WHERE table_schema = %s", (schema,)).fetchall()
+    have: dict[str, set[str]] = {}
+    for table, column in rows:
+        have.setdefault(table, set()).add(column)
+    viewed = []
+    for table, added in ADDED_COLUMNS.items():
+        missing = [f"{value} AS {name}" for name, value in added.items()
+                   if name not in have.get(table, {name})]
+        if table in have and missing:
+            driver.execute(f'CREATE TEMP VIEW "{table}" AS SELECT *, {", ".join(missing)} '
+                           f'FROM "{schema}"."{table}"')
+            viewed.append(table)
+    for table, columns in ADDED_TABLES.items():
+        if table not in have:
+            empty = ", ".join(f"NULL AS {name}" for name in columns)
+            driver.execute(f'CREATE TEMP VIEW "{table}" AS SELECT {empty} WHERE false')
+            viewed.append(table)
+    return viewed
 
 
 def begin_for(*, read_only: bool, immediate: bool) -> str:
@@ -208,18 +251,31 @@ def integrity_check(conn: Any, quick: bool = False) -> list[str]:
 def runs_written(conn: Any) -> set[str]:
     """The runs whose row this transaction changed other than by moving its head (the
     server-side twin of db.watch_runs: ``trg_runs_watch_*`` note them in a local setting)."""
+    import psycopg
+
     from .sql import link_of
 
     link = link_of(conn)
     driver = link.driver if link is not None else conn.connection.driver_connection
-    value = driver.execute("SELECT current_setting('proctor.runs_written', true)").fetchone()[0]
+    query = "SELECT current_setting('proctor.runs_written', true)"
+    try:
+        value = driver.execute(query).fetchone()[0]
+    except psycopg.Error as err:  # as the executor does: the store translates a DBAPIError
+        raise exc.DBAPIError.instance(query, (), err, psycopg.Error,
+                                      dialect=conn.dialect) from err
     return {v for v in (value or "").split("\x1f") if v}
 
 
 # ---------------------------------------------------------------- triggers
+SCHEMA = "@journal_schema@"  # execute_all puts the journal's schema here
+
+
 def _function(name: str, body: str) -> str:
-    return (f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $fn$ "
-            f"BEGIN {body} END $fn$")
+    """A trigger function whose tables are the journal's schema's, whoever calls it: its
+    search_path is pinned, pg_temp last (by default a session's TEMP tables are searched
+    first: a TEMP table named like a journal table would otherwise stand in for it)."""
+    return (f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql "
+            f"SET search_path = {SCHEMA}, pg_catalog, pg_temp AS $fn$ BEGIN {body} END $fn$")
 
 
 def _refuse(message: str) -> str:
@@ -321,9 +377,11 @@ def feed_trigger_sql() -> dict[str, list[str]]:
 
 
 def execute_all(conn: Any, sql: dict[str, list[str]]) -> None:
+    schema = conn.execute(text("SELECT current_schema()")).scalar()
+    quoted = '"' + schema.replace('"', '""') + '"'
     for statements in sql.values():
         for statement in statements:
-            conn.execute(text(statement))
+            conn.execute(text(statement.replace(SCHEMA, quoted)))
 
 
 def drop_all(conn: Any, sql: dict[str, list[str]]) -> None:
@@ -414,6 +472,24 @@ def raise_translated(err: BaseException) -> None:
     typed = translate(err)
     if typed is not None:
         raise typed from err
+
+
+# ---------------------------------------------------------------- process exit
+_OPEN: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def track(store: Any) -> None:
+    """Close ``store`` at interpreter exit if it is still open: a kept server connection
+    collected after psycopg's own modules are torn down prints a traceback, not a close."""
+    if not _OPEN:
+        atexit.register(_close_open)
+    _OPEN.add(store)
+
+
+def _close_open() -> None:
+    for store in list(_OPEN):
+        with contextlib.suppress(Exception):
+            store.close()
 
 
 # ---------------------------------------------------------------- change notifications

@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from sqlalchemy import Select, bindparam, select
+from pydantic import ValidationError as ModelError
+from sqlalchemy import Select, Table, bindparam, select
 
 from . import errors
 from . import schema as s
@@ -30,7 +31,7 @@ from .models import (
     ToolCall,
 )
 from .origin import from_text as origin_from_text
-from .sql import Prepared
+from .sql import Prepared, row_where
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -59,12 +60,55 @@ def to_model(model: type[M], row: Any) -> M:
             data[name] = origin_from_text(data.get(name))
         else:
             data[name] = loads(data[name])
-    fields = model.model_fields
+    fields = _FIELDS.get(model)
+    if fields is None:
+        fields = _FIELDS[model] = frozenset(model.model_fields)
     return model.model_validate({k: v for k, v in data.items() if k in fields})
+
+
+_FIELDS: dict[type, frozenset[str]] = {}  # a model's field names (pydantic's are a property)
 
 
 def to_models(model: type[M], rows: Iterable[Any]) -> list[M]:
     return [to_model(model, r) for r in rows]
+
+
+def as_written(model: type[M], row: dict) -> M | None:
+    """The model of a row this transaction just wrote, from the values it sent (``row``:
+    every column, as ``written_row``/``inserted_row`` give them) instead of reading it back.
+    The model is built the way a read builds it (``to_model``): the same parsing of its JSON
+    columns, the same digest re-check, the same coercions. None when a value is not one a
+    read would give back as sent (text given as a number, which SQLite stores as its text):
+    the caller then reads the row."""
+    try:
+        return to_model(model, row)
+    except ModelError:
+        return None
+
+
+def written_row(row: Any, values: dict) -> dict:
+    """Every column of ``row`` (as read in this transaction) after an UPDATE of ``values``."""
+    return {**row._mapping, **values}
+
+
+def inserted_row(table: Table, values: dict) -> dict | None:
+    """Every column of the row an INSERT of ``values`` into ``table`` stores (the columns
+    it leaves out are NULL); None when a column left out has a default (then the stored
+    row is read back)."""
+    missing = _OPTIONAL.get(table.name)
+    if missing is None:
+        missing = _OPTIONAL[table.name] = {
+            c.name: c.server_default is None and c.default is None for c in table.columns}
+    row = dict(values)
+    for name, plain in missing.items():
+        if name not in row:
+            if not plain:
+                return None
+            row[name] = None
+    return row
+
+
+_OPTIONAL: dict[str, dict[str, bool]] = {}  # table -> column -> left out, it is NULL
 
 
 # Items that belong to a run carry the run's agent/project/space/title.
@@ -101,8 +145,18 @@ def fetch_prepared(conn: Any, model: type[M], stmt: Prepared, what: str, **param
     return to_model(model, row)
 
 
+def one_where(conn: Any, model: type[M], table: Table, what: str, **where: Any) -> M:
+    """The row of ``table`` whose columns equal ``where`` (``sql.row_where``), as ``model``;
+    NotFound ("``what`` does not exist") when there is none."""
+    row = row_where(conn, table, **where)
+    if row is None:
+        raise errors.NotFound(f"{what} does not exist")
+    return to_model(model, row)
+
+
 def by_id(stmt: Select, column: Any) -> Prepared:
-    """``stmt`` narrowed to one key, prepared: ``.first(conn, key=...)``."""
+    """``stmt`` (a join: a plain table's row by key is ``one_where``) narrowed to one key,
+    prepared: ``.first(conn, key=...)``."""
     return Prepared(stmt.where(column == bindparam("key")))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, select, update
 
 from . import errors
 from . import schema as s
@@ -42,9 +42,9 @@ from .paging import (  # noqa: F401 - re-exported: the run sorts were defined he
     sort_fields,
 )
 from .rows import (
-    by_id,
     decode_cursor,
     fetch_prepared,
+    one_where,
     to_model,
     to_models,
 )
@@ -55,7 +55,6 @@ from .tx import Tx
 
 FINISHED_ATTEMPT = (AttemptStatus.COMPLETED, AttemptStatus.FAILED, AttemptStatus.INTERRUPTED)
 
-TOOL_CALL_BY_ID = by_id(select(s.tool_calls), s.tool_calls.c.id)
 
 
 
@@ -122,15 +121,13 @@ class Runs:
                     f"run {run_id} cannot start a new attempt while it waits on: {listed}",
                     blockers=blockers)
             number = run.current_attempt + 1
-            tx.conn.execute(update(s.attempts).where(
-                s.attempts.c.run_id == run_id, s.attempts.c.number == run.current_attempt,
-                s.attempts.c.finished_at.is_(None)).values(
-                status=AttemptStatus.INTERRUPTED.value, finished_at=tx.now))
-            tx.conn.execute(insert(s.attempts).values(
+            update_where(tx.conn, s.attempts, dict(
+                status=AttemptStatus.INTERRUPTED.value, finished_at=tx.now),
+                run_id=run_id, number=run.current_attempt, finished_at=None)
+            insert_rows(tx.conn, s.attempts, [dict(
                 run_id=run_id, number=number, status=AttemptStatus.RUNNING.value,
-                started_at=tx.now))
-            tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(
-                current_attempt=number))
+                started_at=tx.now)])
+            update_where(tx.conn, s.runs, {"current_attempt": number}, id=run_id)
             run = tx.run_row(run_id)
             status = RunStatus.RUNNING if run.status == RunStatus.INTERRUPTED else None
             tx.append_event(run, "attempt.started", {"attempt": number, "reason": reason},
@@ -162,9 +159,9 @@ class Runs:
                     return number
                 raise errors.InvalidTransition(
                     f"attempt {number} of run {run_id} is already {row.status}")
-            tx.conn.execute(update(s.attempts).where(
-                s.attempts.c.run_id == run_id, s.attempts.c.number == number).values(
-                status=status.value, finished_at=tx.now, error=error))
+            update_where(tx.conn, s.attempts, dict(
+                status=status.value, finished_at=tx.now, error=error),
+                run_id=run_id, number=number)
             tx.append_event(run, "attempt.finished", {"attempt": number,
                                                       "status": status.value, "error": error})
             return number
@@ -405,12 +402,11 @@ class Runs:
                     body["outcome_unknown"] = unknown
             attempt_status = (AttemptStatus.COMPLETED if status == RunStatus.COMPLETED
                               else AttemptStatus.FAILED)
-            tx.conn.execute(update(s.attempts).where(
-                s.attempts.c.run_id == run_id, s.attempts.c.finished_at.is_(None)).values(
+            update_where(tx.conn, s.attempts, dict(
                 status=attempt_status.value, finished_at=tx.now,
-                error=attempt_error or error))
+                error=attempt_error or error), run_id=run_id, finished_at=None)
             if error:
-                tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(error=error))
+                update_where(tx.conn, s.runs, {"error": error}, id=run_id)
             tx.append_event(tx.run_row(run_id), type_, body, status=status)
             del run
 
@@ -479,8 +475,8 @@ class Runs:
             if run.version != expected_version:
                 raise errors.StaleVersion(
                     f"run {run_id} is at version {run.version}, you saw {expected_version}")
-            tx.conn.execute(update(s.runs).where(s.runs.c.id == run_id).values(
-                cancel_requested=True, cancel_reason=reason))
+            update_where(tx.conn, s.runs, dict(cancel_requested=True, cancel_reason=reason),
+                         id=run_id)
             tx.append_event(run, "run.cancel_requested", {"reason": reason})
             record_decision(
                 tx, "run", run_id, run_id, {"cancel_requested": True},
@@ -601,5 +597,5 @@ __all__ = ["Runs", "decode_cursor", "loads", "status_after_closing"]
 
 
 def tool_call_in(tx: Tx, tool_call_id: str) -> ToolCall:
-    return fetch_prepared(tx.conn, ToolCall, TOOL_CALL_BY_ID, f"tool call {tool_call_id}",
-                          key=tool_call_id)
+    return one_where(tx.conn, ToolCall, s.tool_calls, f"tool call {tool_call_id}",
+                     id=tool_call_id)

@@ -7,8 +7,10 @@ SQLite-only SQL) compiled once per dialect with SQLAlchemy's public compiler API
 parameters in order, their bind processors, its columns' result processors), so each execution
 is one driver call. A PostgreSQL store compiles the same tables with its own dialect.
 
-Each statement shape has one idiom: ``insert_rows``, ``update_where`` and ``row_where`` build
-their statement once per table and shape; anything else is a module-level ``Prepared``.
+Each statement shape has one idiom: ``insert_rows``, ``update_where`` and ``row_where`` (and
+``row_and_parent``/``parent_and_row``: a ``row_where`` with the row it links to, or that links
+to it, read in the same statement) build their statement once per table and shape; anything
+else is a module-level ``Prepared``.
 
 The store registers the connection each of its threads holds (``bind``), with whether anything
 listens for cursor executions (a benchmark's recorder, a test), decided once per transaction:
@@ -21,6 +23,7 @@ whose driver values need converting (Boolean on SQLite) are converted as SQLAlch
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import namedtuple
 from collections.abc import Iterable
@@ -120,7 +123,7 @@ def _dialect_key(dialect: Any) -> int:
 class _Plan:
     """One statement compiled for one dialect (and one set of value keys)."""
 
-    __slots__ = ("sql", "names", "defaults", "procs", "order", "results", "row")
+    __slots__ = ("sql", "names", "defaults", "procs", "order", "results", "row", "pick")
 
     def __init__(self, stmt: Any, dialect: Any, column_keys: list[str] | None) -> None:
         compiled = stmt.compile(dialect=dialect, column_keys=column_keys)
@@ -137,6 +140,11 @@ class _Plan:
         # positional: each parameter's name, bind processor and default, in order
         self.order = tuple((n, self.procs.get(n), self.defaults.get(n, _REQUIRED))
                            for n in self.names or ())
+        # positional, every parameter required and sent as given: picked in C
+        self.pick: Any = None
+        if self.names is not None and len(self.names) > 1 and all(
+                p is None and d is _REQUIRED for _, p, d in self.order):
+            self.pick = operator.itemgetter(*self.names)
         self.results = None
         if getattr(stmt, "is_select", False):
             found = [c.type.result_processor(dialect, None) for c in stmt.selected_columns]
@@ -144,6 +152,8 @@ class _Plan:
         self.row: Any = None  # the row class, made on the first fetch (it needs the names)
 
     def params(self, values: dict) -> Any:
+        if self.pick is not None:
+            return self.pick(values)
         if self.names is None:  # a named paramstyle: the values by name
             merged = {**self.defaults, **values} if self.defaults else values
             procs = self.procs
@@ -156,14 +166,12 @@ class _Plan:
 
     def make_rows(self, fields: list[str], raw: list[tuple]) -> list[Any]:
         if self.row is None:
-            self.row = type("Row", (namedtuple("RowBase", fields, rename=True),),
-                            {"__slots__": (), "_mapping": property(_as_mapping)})
+            self.row = _row_class(fields)
         if self.results is not None:
             procs = self.results
             raw = [tuple([p(v) if p else v for p, v in zip(procs, r, strict=True)])
                    for r in raw]
-        make = self.row._make
-        return [make(r) for r in raw]
+        return list(map(self.row._make, raw))
 
 
 _REQUIRED = object()  # a parameter with no default
@@ -241,7 +249,7 @@ def _read(link: Link, plan: _Plan, params: Any) -> list[Any]:
         raw = cursor.fetchall()
     except link.dialect.loaded_dbapi.Error as err:
         raise _wrapped(link, plan, params, err) from err
-    return plan.make_rows([d[0] for d in cursor.description], raw)
+    return plan.make_rows([d[0] for d in cursor.description] if plan.row is None else [], raw)
 
 
 def _wrapped(link: Link, plan: _Plan, params: Any, err: Exception) -> Exception:
@@ -281,11 +289,10 @@ def update_where(conn: Connection, table: Table, values: dict, **where: Any) -> 
     number of rows changed."""
     keys = _where_keys(where)
     stmt = _shape(("update", table.name, keys), lambda: update(table).where(
-        _where(table, keys)))
+        _where(table, keys, "w_")))
     params = dict(values)
     for k, v in where.items():
-        if v is not None:
-            params["w_" + k] = v
+        params["w_" + k] = v  # a None one is not sent (IS NULL has no parameter)
     return stmt.execute(conn, params, column_keys=tuple(values))
 
 
@@ -293,19 +300,99 @@ def row_where(conn: Connection, table: Table, **where: Any) -> Any:
     """The first row of ``table`` whose columns equal ``where`` (None if there is none)."""
     keys = _where_keys(where)
     stmt = _shape(("select", table.name, keys), lambda: select(table).where(
-        _where(table, keys)))
-    return stmt.first(conn, **{"w_" + k: v for k, v in where.items() if v is not None})
+        _where(table, keys, "")))
+    return stmt.first(conn, **where)  # a None one is not sent (IS NULL has no parameter)
 
 
-def _where_keys(where: dict) -> tuple[tuple[str, bool], ...]:
+def row_and_parent(conn: Connection, table: Table, parent: Table, link: str, /,
+                   **where: Any) -> tuple[Any, Any]:
+    """``row_where(conn, table, **where)`` and, in the same statement, the row of ``parent``
+    whose key the row's ``link`` column names (None when the row is None or names none): a
+    transaction that needs both reads once. Each comes as ``row_where`` gives it."""
+    keys = _where_keys(where)
+    stmt = _shape(("select+parent", table.name, parent.name, link, keys),
+                  lambda: _with_parent(table, parent, link, keys))
+    found = stmt.first(conn, **where)
+    if found is None:
+        return None, None
+    split = _SPLITS.get(stmt)
+    if split is None:
+        split = _SPLITS.setdefault(stmt, _splitter(table, parent, stmt.plan(_link_of(conn))))
+    return split(found)
+
+
+def parent_and_row(conn: Connection, parent: Table, key: Any, table: Table, /,
+                   **where: Any) -> tuple[Any, Any] | None:
+    """The row of ``parent`` whose key is ``key`` and, in the same statement,
+    ``row_where(conn, table, **where)`` (each as ``row_where`` gives it, the second None when
+    there is none); None when ``parent`` has no such row (then nothing of ``table`` was
+    read)."""
+    keys = _where_keys(where)
+    stmt = _shape(("parent+select", parent.name, table.name, keys),
+                  lambda: _beside_parent(parent, table, keys))
+    found = stmt.first(conn, parent_key=key, **where)
+    if found is None:
+        return None
+    split = _SPLITS.get(stmt)
+    if split is None:
+        split = _SPLITS.setdefault(stmt, _splitter(parent, table, stmt.plan(_link_of(conn))))
+    return split(found)
+
+
+def _beside_parent(parent: Table, table: Table, keys: tuple[Any, ...]) -> Any:
+    (pk,) = parent.primary_key.columns
+    cols = [c.label(f"row_{c.name}") for c in table.columns]
+    return (select(parent, *cols)
+            .select_from(parent.outerjoin(table, _where(table, keys, "")))
+            .where(pk == bindparam("parent_key")))
+
+
+_SPLITS: dict[Prepared, Any] = {}
+
+
+def _with_parent(table: Table, parent: Table, link: str, keys: tuple[Any, ...]) -> Any:
+    (key,) = parent.primary_key.columns
+    cols = [c.label(f"parent_{c.name}") for c in parent.columns]
+    return (select(table, *cols)
+            .select_from(table.outerjoin(parent, key == table.c[link]))
+            .where(_where(table, keys, "")))
+
+
+def _splitter(first: Table, second: Table, plan: _Plan) -> Any:
+    """Cut a joined row into ``first``'s row and ``second``'s (None when the outer join found
+    none: its key is NULL), each of its own row class."""
+    n = len(first.columns)
+    make = _row_class([c.name for c in first.columns])._make
+    make_second = _row_class([c.name for c in second.columns])._make
+    key = next(iter(second.primary_key.columns))
+    at = n + [c.name for c in second.columns].index(key.name)
+
+    def split(joined: Any) -> tuple[Any, Any]:
+        return make(joined[:n]), (make_second(joined[n:]) if joined[at] is not None else None)
+
+    return split
+
+
+def _row_class(fields: list[str]) -> Any:
+    return type("Row", (namedtuple("RowBase", fields, rename=True),),
+                {"__slots__": (), "_mapping": property(_as_mapping)})
+
+
+def _where_keys(where: dict) -> tuple[Any, ...]:
     """The shape of a WHERE of equalities: each column (in the caller's order: one shape per
-    call site), and whether it is compared with None (``IS NULL``, never ``= NULL``)."""
-    return tuple([(k, v is None) for k, v in where.items()])
+    call site), and which are compared with None (``IS NULL``, never ``= NULL``): the
+    column names, then a ``(name, True)`` pair for each such column."""
+    if None not in where.values():
+        return tuple(where)
+    return tuple(where) + tuple([(k, True) for k, v in where.items() if v is None])
 
 
-def _where(table: Table, keys: tuple[tuple[str, bool], ...]) -> Any:
-    return and_(*(table.c[k].is_(None) if null else table.c[k] == bindparam(f"w_{k}")
-                  for k, null in keys))
+def _where(table: Table, keys: tuple[Any, ...], prefix: str) -> Any:
+    """The WHERE of the shape ``keys`` (``_where_keys``), each parameter named ``prefix``
+    and its column's name."""
+    nulls = {k[0] for k in keys if isinstance(k, tuple)}
+    return and_(*(table.c[k].is_(None) if k in nulls else table.c[k] == bindparam(prefix + k)
+                  for k in keys if isinstance(k, str)))
 
 
 # ---------------------------------------------------------------- portable expressions

@@ -7,10 +7,10 @@ what differs between the two lives in those modules; the store picks one by its 
 from __future__ import annotations
 
 import functools
+import os
 import random
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,6 +56,8 @@ class Store:
         self._engines()
         self._threads()
         self.schema_revision = db.SCHEMA_HEAD
+        if self.server:
+            pg.track(self)
 
     def _engines(self) -> None:
         make: Any = pg.make_engine if self.server else db.make_engine
@@ -111,7 +113,11 @@ class Store:
         if revision is not None and policy == "error":
             raise errors.SchemaTooOld(
                 f"{self.path} has schema revision {revision}; this Proctor needs {db.SCHEMA_HEAD}")
-        self.migrate(backup=revision is not None and not self.server)
+        try:
+            self.migrate(backup=revision is not None and not self.server)
+        except exc.DBAPIError as err:  # another process migrating holds the lock too long...
+            self._raise_translated(err)
+            raise
 
     def _empty(self, conn: Connection) -> bool:
         if self.server:
@@ -157,8 +163,8 @@ class Store:
         return self.clock()
 
     def new_id(self, prefix: str) -> str:
-        if self._rng is None:
-            return f"{prefix}_{uuid.uuid4().hex[:24]}"
+        if self._rng is None:  # 96 random bits, 24 hex digits (a UUID's build costs 10x)
+            return f"{prefix}_{os.urandom(12).hex()}"
         with self._rng_lock:
             return f"{prefix}_{self._rng.getrandbits(96):024x}"
 

@@ -19,9 +19,17 @@ from .canonical import (
     scalar_json,
     sha256_hex,
 )
-from .limits import check_document
+from .limits import check_depth, check_size
 from .models import Actor, RunStatus
-from .sql import Prepared, insert_rows, link_of, row_where, update_where
+from .sql import (
+    Prepared,
+    insert_rows,
+    link_of,
+    parent_and_row,
+    row_and_parent,
+    row_where,
+    update_where,
+)
 
 LAST_AUDIT = Prepared(select(s.audit.c.sequence, s.audit.c.digest)
                       .order_by(s.audit.c.sequence.desc()).limit(bindparam("one", 1)))
@@ -132,6 +140,32 @@ class Tx:
             runs[run_id] = row
         return row
 
+    def row_with_run(self, table: Any, **where: Any) -> Any:
+        """The row of ``table`` whose columns equal ``where`` (None if there is none), its
+        run's head read in the same statement and kept (``run_row`` then reads nothing)
+        unless this transaction keeps it already."""
+        runs = self._runs
+        if runs is None:
+            return row_where(self.conn, table, **where)
+        row, run = row_and_parent(self.conn, table, s.runs, "run_id", **where)
+        if run is not None and run.id not in runs:
+            runs[run.id] = run
+        return row
+
+    def row_beside_run(self, table: Any, run_id: str | None, **where: Any) -> Any:
+        """``row_where(table, **where)``, with the head of the run ``run_id`` read in the
+        same statement and kept (``run_row`` then reads nothing) unless there is no run id,
+        this transaction keeps it already, or there is no such run."""
+        runs = self._runs
+        if run_id is None or runs is None or run_id in runs:
+            return row_where(self.conn, table, **where)
+        found = parent_and_row(self.conn, s.runs, run_id, table, **where)
+        if found is None:  # no such run: whoever needs it says so
+            return row_where(self.conn, table, **where)
+        run, row = found
+        runs[run_id] = run
+        return row
+
     def _moved(self, run: Any, kept: bool, touched: bool, values: dict[str, Any]) -> None:
         """After this transaction's UPDATE of ``run``'s head: the new head is kept (if the
         old one was), and moving the head is not counted as another change to its row."""
@@ -231,12 +265,14 @@ def event_digest_body(row: dict, payload: Any) -> dict:
 
 def event_digest_text(row: dict, payload: Any, text: str) -> str:
     """``canonical_json(event_digest_body(row, payload))`` around ``text`` (the payload's
-    canonical JSON, already made for the row): the payload is not serialised twice. The
-    body's text is checked against the limits as ``canonical_json`` would check it."""
+    canonical JSON, made and checked by ``canonical_json`` for the row): the payload is
+    serialised and its keys checked once. The body is checked against the size and depth
+    limits as ``canonical_json`` would check it (the envelope's own keys are text)."""
     body = (f'{{"created_at":{_number(row["created_at"])},"payload":{text},'
             f'"run_id":{_text(row["run_id"])},"sequence":{_number(row["sequence"])},'
             f'"type":{_text(row["type"])}}}')
-    check_document(event_digest_body(row, payload), body)
+    check_size(body)
+    check_depth(body)
     return body
 
 

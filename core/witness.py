@@ -26,6 +26,7 @@ from sqlalchemy import func, select
 
 from . import errors
 from . import schema as s
+from .db import on_server
 from .models import Frozen
 from .safe_text import visible
 
@@ -145,6 +146,8 @@ def compare(conn: Any, data: dict[str, Any], path: Path) -> LostTail | None:
 def check(journal: Any) -> LostTail | None:
     """Compare ``journal`` with its witness file; never raises (None when there is no
     witness, it cannot be read, or the journal holds everything it saw)."""
+    if on_server(journal.path):
+        return None
     path = witness_path(journal.path)
     data = load(path)
     if data is None:
@@ -161,7 +164,8 @@ class HeadWitness:
     that observes), ``write`` writes it (any thread)."""
 
     def __init__(self, journal_path: str | os.PathLike[str]) -> None:
-        self.path = witness_path(journal_path)
+        # a server journal has no file to lose a -wal of, and no folder to write beside
+        self.path: Path | None = None if on_server(journal_path) else witness_path(journal_path)
         self.journal_id: str | None = None
         self.change_seq = 0
         self.seen_at: float | None = None
@@ -191,7 +195,7 @@ class HeadWitness:
                 "wal_lost_at": self.wal_lost_at, "recent": [list(r) for r in self.recent]}
 
     def write(self, data: dict[str, Any]) -> bool:
-        return write(self.path, data)
+        return False if self.path is None else write(self.path, data)
 
 
 def journal_id(journal: Any) -> str | None:

@@ -10,12 +10,18 @@ For each figure and each process count (1 and 4):
 5. 1 process only: "Proctor's SQL alone" (every recorded statement, reads included, raw).
 
 All files live in one scratch folder (same file system), all in WAL with synchronous=FULL.
+
+"Proctor on PostgreSQL" (``proctor_pg``): the same workload through the same core API on a
+server journal, in the same run and units: a private PostgreSQL server on this machine
+(tests/pg_server.py, durable: fsync and synchronous_commit on), reached over TCP on
+127.0.0.1, one fresh database per figure. n/a when no PostgreSQL binaries are installed.
 """
 
 from __future__ import annotations
 
 import shutil
 import sqlite3
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -36,6 +42,7 @@ CTRLRUN = "ctrlrun"
 APSIMO = "apsimo-hostworker"
 PEERS = (CTRLRUN, APSIMO)
 ALONE = "proctor_sql_alone"  # diagnostic: every recorded statement replayed raw
+ON_SERVER = "proctor_pg"  # the same workload on a server journal (PostgreSQL over TCP)
 CREATE = {CTRLRUN: create_ctrlrun, APSIMO: create_apsimo}
 
 
@@ -137,6 +144,13 @@ def measure_figure(ctx: BenchContext, spec: Spec, procs: int) -> Figure:
 
     plan: dict[str, tuple] = {PROCTOR: ("bench_proctor", spec.proctor, db, params, txns)}
     systems: dict[str, Measure] = {}
+    server, why_not = bench_server()
+    if server is None:
+        systems[ON_SERVER] = Measure.not_available(why_not)
+    else:
+        url = server.url(server.fresh_database())
+        plan[ON_SERVER] = ("bench_proctor", spec.proctor, url,
+                           setup_journal(url, procs, memory=spec.memory), txns)
     for name in PEERS:
         peer = spec.peers[name]
         why = peer.na.removeprefix("n/a: ") if peer.na else unavailable(name)
@@ -168,11 +182,37 @@ def measure_figure(ctx: BenchContext, spec: Spec, procs: int) -> Figure:
     extra = {}
     if ALONE in systems:
         extra["proctor_sql_alone"] = asdict(systems.pop(ALONE))
-    ordered = {k: systems[k] for k in (PROCTOR, *PEERS, FLOOR)}
+    ordered = {k: systems[k] for k in (PROCTOR, ON_SERVER, *PEERS, FLOOR)}
     if not ctx.keep:
         shutil.rmtree(folder, ignore_errors=True)
     return Figure(suite="core", id=spec.id, title=spec.title, what=spec.what, unit=spec.unit,
                   procs=procs, systems=ordered, notes=list(spec.notes), extra=extra)
+
+
+_SERVER: dict[str, object] = {}
+
+
+def bench_server() -> tuple[object | None, str]:
+    """The run's PostgreSQL server (started once, durable, stopped at exit), or why not."""
+    if "server" not in _SERVER:
+        import atexit
+
+        repo_tests = str(Path(__file__).resolve().parents[1])
+        if repo_tests not in sys.path:
+            sys.path.insert(0, repo_tests)
+        import pg_server
+
+        bindir = pg_server.find_bin()
+        if bindir is None:
+            _SERVER.update(server=None, why="no PostgreSQL server binaries on this machine")
+        else:
+            try:
+                server = pg_server.PgServer(bindir, durable=True).start()
+                atexit.register(server.stop)
+                _SERVER.update(server=server, why="")
+            except Exception as err:  # noqa: BLE001 - a figure says why, the run goes on
+                _SERVER.update(server=None, why=f"PostgreSQL did not start: {err}")
+    return _SERVER["server"], str(_SERVER["why"])
 
 
 def run(ctx: BenchContext) -> list[Figure]:

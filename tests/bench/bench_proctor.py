@@ -35,6 +35,16 @@ def setup_journal(path: str, procs: int, *, memory: bool = False) -> list[dict]:
 
 
 def sqlite_facts(journal: Journal) -> dict:
+    if journal.server:  # a server journal: its durability settings, in its own words
+        def settings(conn: Any) -> dict:
+            got = {name: conn.exec_driver_sql(f"SHOW {name}").scalar()
+                   for name in ("synchronous_commit", "fsync", "server_version")}
+            got["synchronous"] = (f"PostgreSQL {got['server_version']}, synchronous_commit="
+                                  f"{got['synchronous_commit']}, fsync={got['fsync']}")
+            return got
+
+        return journal.read(settings)
+
     def read(conn: Any) -> dict:
         sync = conn.exec_driver_sql("PRAGMA synchronous").scalar()
         mode = conn.exec_driver_sql("PRAGMA journal_mode").scalar()

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 PROCTOR, FLOOR = "proctor", "floor"
-LABELS = {PROCTOR: "Proctor", FLOOR: "floor (raw sqlite3)"}
+LABELS = {PROCTOR: "Proctor", FLOOR: "floor (raw sqlite3)",
+          "proctor_pg": "Proctor-on-PostgreSQL"}  # one word: ratio heads take the first
 
 
 def fmt_num(x: float | None, digits: int = 0) -> str:

@@ -116,3 +116,17 @@ def test_audit_entries_say_where_their_decision_was_made(agent, operator, run, c
         "run.cancel_requested", "approval.denied"]
     assert tl.audit_facets(operator)["source"] == ["desk", "expiry", "mcp"]
     assert verify(operator).ok  # the source is read beside the entry, not written into it
+
+
+def test_every_effect_write_is_in_the_change_feed(agent, operator, run):
+    """The Effects page refreshes from the feed alone: a new reservation (in a run or none),
+    its start and its outcome each name the effect."""
+    for run_id, key in ((run.id, "fx-in-run"), (None, "fx-alone")):
+        mark = operator.changes.latest()
+        agent.effects.reserve(key, tool="email.send", action={"to": "a@example.org"},
+                             run_id=run_id)
+        assert key in operator.changes.since(mark).ids("effect"), run_id
+        mark = operator.changes.latest()
+        agent.effects.begin(key)
+        agent.effects.commit(key, {"sent": True})
+        assert key in operator.changes.since(mark).ids("effect")

@@ -86,6 +86,7 @@ def test_custom_schema_names_nested_field(agent, operator, run):
      "response_schema"),
 ])
 def test_ask_refuses_malformed_questions(agent, run, journal_path, kwargs, field):
+    kwargs = dict(kwargs)  # parametrized once, run on each backend: never mutate it
     before = row_counts(journal_path)
     with pytest.raises(errors.ValidationError) as info:
         agent.interactions.ask(run.id, kwargs.pop("kind"), kwargs.pop("prompt"), **kwargs)

@@ -334,6 +334,11 @@ def test_the_same_history_upgrades_and_downgrades_a_server_journal(pg_server):
             command.upgrade(cfg, "0004")
         with Journal.open(url, actor=Actor.agent("a"), on_old_schema="read_only") as old:
             assert old.read_only and old.schema_revision == "0004"
+            # read as if at head (TEMP views fill in what 0005..0006i added), nothing written
+            assert old.runs.list().items == [] and old.inbox.list().items == []
+            assert old.approvals.rules() == [] and old.effects.list().items == []
+            with pytest.raises(errors.StoreReadOnly):
+                old.runs.start("p", "refused")
         with Journal.open(url, actor=Actor.agent("a")) as agent:  # migrates to head
             assert agent.schema_revision == SCHEMA_HEAD
             assert agent.missing_triggers() == set()
@@ -350,3 +355,92 @@ def test_the_same_history_upgrades_and_downgrades_a_server_journal(pg_server):
             assert verify(operator).ok
     finally:
         engine.dispose()
+
+
+def test_a_server_journal_has_no_witness_file(pg_url, tmp_path, monkeypatch):
+    """The desk's head witness is of a file's lost -wal: for a server journal it writes
+    nothing anywhere (no file named after the URL in the working folder)."""
+    from proctor.core.witness import HeadWitness, check
+
+    monkeypatch.chdir(tmp_path)
+    with Journal.open(pg_url, actor=Actor.operator("o")) as journal:
+        witness = HeadWitness(journal.path)
+        witness.observe(journal.changes.since(0).changes)
+        assert witness.write({"proctor_head_witness": 1}) is False
+        assert check(journal) is None
+    assert list(tmp_path.rglob("*")) == []
+
+
+def test_agents_opening_a_new_server_journal_at_once_migrate_it_once(pg_server):
+    """Several processes start against an empty database together: one creates the schema
+    (under the write lock), the others wait and find it made."""
+    url = pg_server.url(pg_server.empty_database())
+    opened: list[Journal] = []
+    failures: list[BaseException] = []
+
+    def open_one(n: int) -> None:
+        try:
+            opened.append(Journal.open(url, actor=Actor.agent(f"agent-{n}"), busy_timeout=60))
+        except BaseException as err:  # noqa: BLE001 - reported below
+            failures.append(err)
+
+    threads = [threading.Thread(target=open_one, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    try:
+        assert failures == []
+        assert len(opened) == 4
+        assert opened[0].missing_triggers() == set()
+        for journal in opened:
+            journal.runs.start("p", "t")
+        assert len(opened[0].runs.list().items) == 4
+    finally:
+        for journal in opened:
+            journal.close()
+
+
+def test_the_urls_own_options_are_kept(pg_server, pg_url, raw):
+    """A schema chosen in the URL (``?options=-csearch_path=...``) is the journal's schema,
+    and the store's lock timeout still applies."""
+    raw.execute("CREATE SCHEMA team")
+    url = pg_url + "?options=-csearch_path%3Dteam"
+    with Journal.open(url, actor=Actor.agent("a"), busy_timeout=1.5) as journal:
+        journal.runs.start("p", "in its own schema")
+        assert journal.read(lambda c: c.exec_driver_sql("SHOW lock_timeout").scalar()) == "1500ms"
+        assert journal.read(lambda c: c.exec_driver_sql("SELECT current_schema()").scalar()) \
+            == "team"
+    assert raw.execute("SELECT count(*) FROM team.runs").fetchone()[0] == 1
+    assert raw.execute("SELECT count(*) FROM public.runs").fetchone()[0] == 0
+
+
+def test_a_temp_table_cannot_stand_in_for_a_journal_table_in_a_trigger(pair, raw):
+    """TEMP tables are searched first by default: a session's TEMP ``changes`` must not be
+    what the server's triggers read (their search_path is pinned, pg_temp last)."""
+    _agent, operator = pair
+    latest = operator.changes.latest()
+    raw.execute("CREATE TEMP TABLE changes (seq integer)")
+    raw.execute("INSERT INTO pg_temp.changes VALUES (1000000)")
+    raw.execute("CREATE TEMP TABLE audit (sequence integer, id text, request_id text)")
+    raw.execute("INSERT INTO public.changes (entity_kind, entity_id, run_id, created_at) "
+                "VALUES ('run', 'x', NULL, 0)")
+    assert operator.changes.latest() == latest + 1  # numbered from the journal's own rows
+    configs = raw.execute("SELECT proname, proconfig FROM pg_proc WHERE proname LIKE 'trg_%'"
+                          ).fetchall()
+    assert configs and all(c and c[0].endswith("pg_temp") for _n, c in configs), configs
+
+
+def test_a_migration_that_waits_too_long_is_told_the_journal_is_busy(pg_server):
+    url = pg_server.url(pg_server.empty_database())
+    holder = connect(pg_server, url)
+    try:
+        holder.execute("BEGIN")
+        holder.execute(pg.LOCK_SQL)  # another process is migrating it (or writing)
+        with pytest.raises(errors.StoreBusy):
+            Journal.open(url, actor=Actor.agent("a"), busy_timeout=0.3)
+        holder.execute("ROLLBACK")
+        with Journal.open(url, actor=Actor.agent("a")) as journal:
+            assert journal.missing_triggers() == set()
+    finally:
+        holder.close()

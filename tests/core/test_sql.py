@@ -61,3 +61,58 @@ def test_a_recorder_sees_every_statement_and_the_results_do_not_change(agent, op
     assert recorded.model_dump().keys() == plain.model_dump().keys()
     assert [e.type for e in events] == ["a", "b"]
     assert agent.runs.events(run.id, limit=100)[-2:] == events
+
+
+def test_a_row_read_with_its_parent_reads_like_two_row_wheres(agent, run):
+    from proctor.core.sql import parent_and_row, row_and_parent
+
+    agent.effects.reserve("k", tool="t", run_id=run.id, action=None)
+    agent.effects.reserve("orphan", tool="t", action=None)
+
+    def read(c):  # noqa: ANN001, ANN202
+        return (row_and_parent(c, s.effects, s.runs, "run_id", key="k"),
+                row_and_parent(c, s.effects, s.runs, "run_id", key="orphan"),
+                row_and_parent(c, s.effects, s.runs, "run_id", key="missing"),
+                parent_and_row(c, s.runs, run.id, s.effects, key="k"),
+                parent_and_row(c, s.runs, run.id, s.effects, key="missing"),
+                parent_and_row(c, s.runs, "run_missing", s.effects, key="k"),
+                row_where(c, s.effects, key="k"), row_where(c, s.runs, id=run.id))
+
+    seen: list[str] = []
+
+    def record(*args):  # noqa: ANN002, ANN202 - SQLAlchemy's signature
+        seen.append(args[2])
+
+    for listening in (False, True):  # straight to the driver, and through a recorder
+        if listening:
+            event.listen(agent._writer, "before_cursor_execute", record)
+        try:
+            (effect, head), orphan, missing, beside, alone, no_run, plain, plain_run = \
+                in_write(agent, read)
+        finally:
+            if listening:
+                event.remove(agent._writer, "before_cursor_execute", record)
+        assert effect == plain and effect._mapping == plain._mapping
+        assert head == plain_run and head.cancel_requested is False  # Boolean converted
+        assert orphan[0].key == "orphan" and orphan[1] is None
+        assert missing == (None, None)
+        assert beside == (plain_run, plain) and alone == (plain_run, None)
+        assert no_run is None
+        assert head._replace(version=99).version == 99  # what the run cache needs of it
+        assert len([x for x in seen if x.startswith("SELECT")]) == (8 if listening else 0)
+
+
+def test_the_joined_reads_compile_for_postgresql():
+    """Portable: the same Core statements, compiled with PostgreSQL's dialect (no driver)."""
+    from sqlalchemy.dialects import postgresql
+
+    from proctor.core.sql import _beside_parent, _where_keys, _with_parent
+
+    pg = postgresql.dialect()
+    joined = str(_with_parent(s.effects, s.runs, "run_id", _where_keys({"key": "k"}))
+                 .compile(dialect=pg))
+    beside = str(_beside_parent(s.runs, s.approvals, _where_keys(
+        {"request_key": "r", "consumed_at": None})).compile(dialect=pg))
+    for text in (joined, beside):
+        assert "LEFT OUTER JOIN" in text and "?" not in text and "%(" in text
+    assert "approvals.consumed_at IS NULL" in beside

@@ -294,3 +294,49 @@ def test_sigkilled_writers_lose_no_acknowledged_commit(journal_path):
         if upcoming is not None:
             upcoming.kill()
             upcoming.communicate()
+
+
+# ---------------------------------------------------------------- SIGKILL inside the write lock
+
+HOLDER = r"""
+import sys, time
+from proctor.core import Actor, Journal
+
+path, run_id = sys.argv[1], sys.argv[2]
+journal = Journal.open(path, actor=Actor.agent("holder"))
+
+def inside(tx):
+    tx.run_event(run_id, "half", {"written": "inside the transaction"})
+    print("inside", flush=True)
+    time.sleep(600)  # killed here: the write lock held, the event written, nothing committed
+
+journal.write(inside)
+"""
+
+
+def test_a_writer_killed_inside_its_transaction_leaves_nothing_and_frees_the_lock(
+        journal_path):
+    """Killed while it holds the write lock with a row written: the next writer gets the
+    lock (SQLite: the file lock dies with the process; a server: with its connection) and
+    finds nothing of the killed transaction."""
+    with Journal.open(journal_path, actor=Actor.agent("writer")) as journal:
+        run_id = journal.runs.start("crash", "killed inside").id
+        before = journal.runs.get(run_id).last_sequence
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(journal_path), run_id],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = holder.stdout.readline()
+        assert line.strip() == "inside", line + holder.stderr.read()
+        holder.send_signal(signal.SIGKILL)
+        holder.communicate(timeout=TIMEOUT)
+        with Journal.open(journal_path, actor=Actor.agent("writer"),
+                          busy_timeout=30) as journal:
+            event = journal.runs.append_event(run_id, "after", {})
+            events = journal.runs.events(run_id, limit=100)
+            assert [e.type for e in events if e.type == "half"] == []
+            assert event.sequence == before + 1
+            assert verify(journal).ok
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.communicate()
