@@ -25,6 +25,7 @@ from .models import (
     Approval,
     ApprovalRule,
     ApprovalScope,
+    ChangeKind,
     RuleDraft,
     RuleEffect,
     RuleMade,
@@ -97,7 +98,7 @@ class ApprovalRules:
             resource_pattern=resource_pattern, scope=scope.value, run_id=run_id,
             project=project, space=space, created_by=tx.actor.label, created_at=tx.now,
             expires_at=expires_at, source_approval_id=source, version=1, predicate=predicate)])
-        tx.changed("rule", rid, run_id)
+        tx.changed(ChangeKind.RULE, rid, run_id)
         sign_in(tx, RULE, rid, "rule", rid, rule_content(row_where(
             tx.conn, s.approval_rules, id=rid)), None)
         if source is None:
@@ -131,7 +132,7 @@ class ApprovalRules:
             update_where(tx.conn, s.approval_rules, dict(
                 revoked_at=tx.now, revoked_by=tx.actor.label, revoke_reason=reason,
                 version=row.version + 1), id=rule_id)
-            tx.changed("rule", rule_id, row.run_id)
+            tx.changed(ChangeKind.RULE, rule_id, row.run_id)
             sign_in(tx, RULE_REVOKE, f"{rule_id}/revoked", "rule", rule_id, {"revoked": True},
                     None)
             tx.audit("rule.revoked", "rule", rule_id, run_id=row.run_id,
@@ -300,7 +301,7 @@ class ApprovalRules:
             project=draft.project, space=draft.space, created_by=tx.actor.label,
             created_at=tx.now, expires_at=draft.expires_at, source_approval_id=source,
             version=1, predicate=draft.predicate)])
-        tx.changed("rule", rid, draft.run_id)
+        tx.changed(ChangeKind.RULE, rid, draft.run_id)
         sign_in(tx, RULE, rid, "rule", rid, rule_content(row_where(
             tx.conn, s.approval_rules, id=rid)), None)
         tx.audit("rule.created", "rule", rid, run_id=draft.run_id,

@@ -41,6 +41,7 @@ from .models import (
     ApprovalScope,
     ApprovalStatus,
     BulkResult,
+    ChangeKind,
     Decision,
     Effect,
     OnExpiry,
@@ -115,7 +116,7 @@ class Approvals(ApprovalRules):
                 created_at=tx.now, input_schema=None if input_schema is None
                 else canonical_json(input_schema), origin=origin_text)
             insert_rows(tx.conn, s.approvals, [new])
-            tx.changed("approval", aid, run_id)
+            tx.changed(ChangeKind.APPROVAL, aid, run_id)
             rule = self._matching_rule(tx, action, run)
             payload = {"approval_id": aid, "action": name, "action_digest": adigest,
                        "safety_class": safety.value, "expires_at": exp}
@@ -265,7 +266,7 @@ class Approvals(ApprovalRules):
             update_where(tx.conn, s.approvals, dict(
                 consumed_at=tx.now, consumed_effect_key=effect_key, version=row.version + 1),
                 id=approval_id, consumed_at=None)
-            tx.changed("approval", approval_id, row.run_id)
+            tx.changed(ChangeKind.APPROVAL, approval_id, row.run_id)
             return reserved
 
         return self.j.write_then(op, lambda tx, row: effect_in(tx, effect_key, row))
@@ -281,7 +282,7 @@ class Approvals(ApprovalRules):
                             consumed_at=None)
         if done != 1:
             raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
-        tx.changed("approval", row.id, row.run_id)
+        tx.changed(ChangeKind.APPROVAL, row.id, row.run_id)
         tx.audit("approval.expired", "approval", row.id, run_id=row.run_id,
                  actor="system:expiry", before={"status": "approved", "consume_by": deadline},
                  after={"status": "expired"}, reason="approved but not used before it lapsed")
@@ -426,7 +427,7 @@ class Approvals(ApprovalRules):
                             id=row.id, version=row.version, status="pending")
         if done != 1:
             raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
-        tx.changed("approval", row.id, row.run_id)
+        tx.changed(ChangeKind.APPROVAL, row.id, row.run_id)
         return written_row(row, values)
 
     # ------------------------------------------------------------ rules

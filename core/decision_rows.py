@@ -15,6 +15,7 @@ from .items import status_after_closing
 from .models import (
     ActorKind,
     Approval,
+    ChangeKind,
     Decision,
     SafetyClass,
 )
@@ -194,7 +195,7 @@ def write_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decisi
         id=did, target_kind=kind, target_id=target_id, run_id=run_id,
         decision=canonical_json(decision), actor=actor, source=source, request_id=request_id,
         reason=reason, created_at=tx.now, digest=digest_of(body))])
-    tx.changed("decision", did, run_id)
+    tx.changed(ChangeKind.DECISION, did, run_id)
     sign_decision(tx, did, kind, target_id, decision, actor=actor, reason=reason,
                   created_at=tx.now)
     return did

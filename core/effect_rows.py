@@ -11,7 +11,7 @@ from . import schema as s
 from .canonical import canonical_json, digest_of, sha256_hex
 from .deciders import agent_name
 from .integrity import receipt_digest_body, refuse_tampered
-from .models import Actor, Effect, EffectStatus, Receipt, SafetyClass
+from .models import Actor, ChangeKind, Effect, EffectStatus, Receipt, SafetyClass
 from .rows import as_written, inserted_row, one_where, written_row
 from .sql import insert_rows, update_where
 from .tx import Tx
@@ -54,7 +54,7 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
                    idempotency_key=idempotency_key, version=1, created_at=tx.now,
                    agent=agent_name(tx), origin=origin, **values)
         insert_rows(tx.conn, s.effects, [new])
-        tx.changed("effect", key, run_id)  # the Effects page lists it live (it reads no events)
+        tx.changed(ChangeKind.EFFECT, key, run_id)  # the Effects page lists it live (it reads no events)
         effect_event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner},
                      then=then)
         return inserted_row(s.effects, new)
@@ -119,7 +119,7 @@ def update_effect(tx: Tx, row: Any, **values: Any) -> dict:
     done = update_where(tx.conn, s.effects, values, key=row.key, version=row.version)
     if done != 1:
         raise errors.StaleVersion(f"effect {row.key} changed meanwhile")
-    tx.changed("effect", row.key, row.run_id)
+    tx.changed(ChangeKind.EFFECT, row.key, row.run_id)
     return written_row(row, values)
 
 def effect_event(tx: Tx, run_id: str | None, type_: str, key: str, payload: dict,
@@ -153,5 +153,5 @@ def write_receipt(tx: Tx, row: Any, kind: str, status: str, external_id: str | N
     receipt.update(digest=digest_of(receipt_digest_body(receipt)),
                    evidence=canonical_json(evidence))
     insert_rows(tx.conn, s.receipts, [receipt])
-    tx.changed("receipt", rid, row.run_id)
+    tx.changed(ChangeKind.RECEIPT, rid, row.run_id)
     return rid

@@ -15,7 +15,7 @@ from .inbox_rows import (  # noqa: F401 - PARTS, summary: re-exported
     inbox_item,
     summary,
 )
-from .models import BulkResult, InboxFilter, InboxItem, InboxKind, Page
+from .models import INBOX_CHANGE_KIND, BulkResult, InboxFilter, InboxItem, InboxKind, Page
 from .paging import cursor_after, escape_like, ordered, seek
 from .signing import SNOOZE, sign_in
 from .sql import row_where, update_where
@@ -136,8 +136,7 @@ class Inbox:
                                 **{key.name: item_id, "version": row.version})
             if done != 1:
                 raise errors.StaleVersion(f"{kind.value} {item_id} changed meanwhile")
-            entity = {"question": "interaction", "memory": "reconciliation"}.get(
-                kind.value, kind.value)
+            entity = INBOX_CHANGE_KIND[kind]
             tx.changed(entity, item_id, row.run_id)
             audit_id = tx.audit("inbox.snoozed" if until else "inbox.unsnoozed", entity,
                                 item_id, run_id=row.run_id,

@@ -15,7 +15,7 @@ from .deciders import refuse_requester
 from .decision_rows import record_decision, requester
 from .items import OPEN_INTERACTION, status_after_closing, status_when_opening
 from .limits import check_text
-from .models import Interaction, InteractionKind, InteractionStatus, Origin
+from .models import ChangeKind, Interaction, InteractionKind, InteractionStatus, Origin
 from .origin import default_for as default_origin
 from .rows import by_id, fetch_prepared, interaction_select
 from .run_facts import interactions_of
@@ -188,7 +188,7 @@ class Interactions:
                 expires_at=tx.now + expires_in if expires_in else None, request_key=key,
                 request_digest=digest_of(body), version=1, created_at=tx.now,
                 origin=origin_text)])
-            tx.changed("interaction", iid, run_id)
+            tx.changed(ChangeKind.INTERACTION, iid, run_id)
             tx.append_event(run, "interaction.requested",
                             {"interaction_id": iid, "kind": kind.value, "prompt": prompt[:500]},
                             status=status_when_opening(run))
@@ -318,7 +318,7 @@ class Interactions:
                                 id=row.id, status=InteractionStatus.REQUESTED.value)
             if done != 1:
                 return
-            tx.changed("interaction", row.id, row.run_id)
+            tx.changed(ChangeKind.INTERACTION, row.id, row.run_id)
             tx.run_event(row.run_id, "interaction.presented",
                          {"interaction_id": interaction_id, "by": tx.actor.label})
 
@@ -386,7 +386,7 @@ class Interactions:
             id=row.id, version=row.version)
         if done != 1:
             raise errors.StaleVersion(f"question {row.id} changed meanwhile")
-        tx.changed("interaction", row.id, row.run_id)
+        tx.changed(ChangeKind.INTERACTION, row.id, row.run_id)
 
 
 def _loads(text: str) -> Any:

@@ -18,6 +18,7 @@ from .limits import check_text
 from .models import (
     ActorKind,
     BulkResult,
+    ChangeKind,
     MemoryEntry,
     MemoryMutation,
     MemoryScope,
@@ -231,7 +232,7 @@ class Memory:
         prev = last.digest if last is not None and last.digest else ZERO_DIGEST
         row.update(prev_digest=prev, digest=mutation_digest(prev, row))
         insert_rows(tx.conn, s.memory_mutations, [row])
-        tx.changed("memory", entry_id, run_id)
+        tx.changed(ChangeKind.MEMORY, entry_id, run_id)
 
     @staticmethod
     def _replayed(tx: Tx, key: str | None, request: Any) -> str | None:
@@ -289,7 +290,7 @@ class Memory:
                 incoming_priority=incoming_priority, incoming_trust=trust,
                 incoming_sensitivity=incoming_sensitivity, run_id=run_id, status="pending",
                 version=1, created_at=tx.now, origin=origin_text)])
-            tx.changed("reconciliation", rid, run_id)
+            tx.changed(ChangeKind.RECONCILIATION, rid, run_id)
             _run_event(tx, run_id, "memory.conflict", {"reconciliation_id": rid,
                                                        "entry_id": entry_id})
             return rid
@@ -370,7 +371,7 @@ class Memory:
             update_where(tx.conn, s.reconciliations, dict(
                 status=choice.value, version=item.version + 1, resolved_at=tx.now,
                 resolved_by=tx.actor.label, resolution_reason=reason), id=item_id)
-            tx.changed("reconciliation", item_id, item.run_id)
+            tx.changed(ChangeKind.RECONCILIATION, item_id, item.run_id)
             fields = {k: v for k, v in values.items() if k in INCOMING_FIELDS}
             record_decision(
                 tx, "reconciliation", item_id, item.run_id, {"choice": choice.value},
@@ -440,7 +441,7 @@ class Memory:
                 raise errors.NotFound(f"{len(ids) - done} of the memory entries marked used "
                                       "do not exist")
             for eid in ids:
-                tx.changed("memory", eid, None)
+                tx.changed(ChangeKind.MEMORY, eid, None)
             return done
 
         return self.j.write(op)

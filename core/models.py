@@ -151,6 +151,31 @@ class InboxKind(StrEnum):
     EFFECT = "effect"
 
 
+class ChangeKind(StrEnum):
+    """What a change-feed row (``changes.entity_kind``) is about. An 'event' row also
+    moved its run's head (``ChangeSet.kinds`` counts it as a 'run' change)."""
+
+    RUN = "run"
+    EVENT = "event"
+    AUDIT = "audit"
+    APPROVAL = "approval"
+    INTERACTION = "interaction"
+    EFFECT = "effect"
+    RECEIPT = "receipt"
+    MEMORY = "memory"
+    RECONCILIATION = "reconciliation"
+    TOOL_CALL = "tool_call"
+    RULE = "rule"
+    DECISION = "decision"
+
+
+# the change-feed kind of each inbox kind's rows (a question is an interaction, a memory
+# conflict a reconciliation)
+INBOX_CHANGE_KIND: dict[InboxKind, ChangeKind] = {
+    InboxKind.APPROVAL: ChangeKind.APPROVAL, InboxKind.QUESTION: ChangeKind.INTERACTION,
+    InboxKind.MEMORY: ChangeKind.RECONCILIATION, InboxKind.EFFECT: ChangeKind.EFFECT}
+
+
 # ---------------------------------------------------------------- inputs
 
 
@@ -572,7 +597,7 @@ class AuditEntry(Frozen):
 
 class Change(Frozen):
     seq: int
-    entity_kind: str
+    entity_kind: ChangeKind
     entity_id: str
     run_id: str | None
     created_at: float
@@ -585,18 +610,19 @@ class ChangeSet(Frozen):
     until: int
     changes: list[Change]
 
-    def kinds(self) -> set[str]:
+    def kinds(self) -> set[ChangeKind]:
         """The kinds that changed; an appended event ('event') changed its run ('run') too
         (the feed stores no 'run' row for an append that left the run's status alone)."""
         kinds = {c.entity_kind for c in self.changes}
-        if "event" in kinds:
-            kinds.add("run")
+        if ChangeKind.EVENT in kinds:
+            kinds.add(ChangeKind.RUN)
         return kinds
 
-    def ids(self, kind: str) -> set[str]:
+    def ids(self, kind: ChangeKind) -> set[str]:
         found = {c.entity_id for c in self.changes if c.entity_kind == kind}
-        if kind == "run":
-            found |= {c.run_id for c in self.changes if c.entity_kind == "event" and c.run_id}
+        if kind == ChangeKind.RUN:
+            found |= {c.run_id for c in self.changes
+                      if c.entity_kind == ChangeKind.EVENT and c.run_id}
         return found
 
     def run_ids(self) -> set[str]:

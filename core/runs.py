@@ -20,6 +20,7 @@ from .items import (
 from .models import (
     Attempt,
     AttemptStatus,
+    ChangeKind,
     Page,
     Run,
     RunEvent,
@@ -253,7 +254,7 @@ class Runs:
             tx.append_event(run, "tool.called", {"tool_call_id": tid, "tool": tool,
                                                   "safety_class": safety.value,
                                                   "request": request})
-            tx.changed("tool_call", tid, run_id)
+            tx.changed(ChangeKind.TOOL_CALL, tid, run_id)
             return tid
 
         return self.j.write_then(op, tool_call_in)
@@ -283,7 +284,7 @@ class Runs:
             tx.append_event(run, "tool.finished", {"tool_call_id": tool_call_id,
                                                     "status": status.value, "result": result,
                                                     "error": error})
-            tx.changed("tool_call", tool_call_id, row.run_id)
+            tx.changed(ChangeKind.TOOL_CALL, tool_call_id, row.run_id)
 
         return self.j.write_then(op, lambda tx, _: tool_call_in(tx, tool_call_id))
 
@@ -343,7 +344,7 @@ class Runs:
             tx.append_event(run, "tool.finished", {"tool_call_id": row.id,
                                                    "status": status.value, "result": result,
                                                    "error": error, "was": "outcome_unknown"})
-        tx.changed("tool_call", row.id, row.run_id)
+        tx.changed(ChangeKind.TOOL_CALL, row.id, row.run_id)
 
     def unknown_outcomes(self, *, run_id: str | None = None,
                          limit: int = 200) -> builtins.list[ToolCall]:
@@ -430,7 +431,7 @@ class Runs:
                      actor="system:cancel", before={"status": row.status},
                      after={"status": ToolCallStatus.OUTCOME_UNKNOWN.value},
                      reason="the run was cancelled while the call was running")
-            tx.changed("tool_call", row.id, run_id)
+            tx.changed(ChangeKind.TOOL_CALL, row.id, run_id)
         return [row.id for row in rows]
 
     @staticmethod
@@ -445,7 +446,7 @@ class Runs:
                 decision_reason=reason))
             tx.audit("approval.withdrawn", "approval", aid, run_id=run_id, reason=reason,
                      before={"status": "pending"}, after={"status": "cancelled"})
-            tx.changed("approval", aid, run_id)
+            tx.changed(ChangeKind.APPROVAL, aid, run_id)
         asked = tx.conn.execute(select(s.interactions.c.id).where(
             s.interactions.c.run_id == run_id,
             s.interactions.c.status.in_(OPEN_INTERACTION))).scalars().all()
@@ -454,7 +455,7 @@ class Runs:
                 status="cancelled", version=s.interactions.c.version + 1))
             tx.audit("interaction.withdrawn", "interaction", iid, run_id=run_id, reason=reason,
                      before={"status": "open"}, after={"status": "cancelled"})
-            tx.changed("interaction", iid, run_id)
+            tx.changed(ChangeKind.INTERACTION, iid, run_id)
 
     # ------------------------------------------------------------ operator side
     def request_cancel(self, run_id: str, reason: str, *, expected_version: int,

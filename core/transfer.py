@@ -24,7 +24,7 @@ from . import errors
 from . import schema as s
 from .canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
 from .journal import Journal
-from .models import AuditEntry, Frozen, Run, VerifyReport
+from .models import AuditEntry, ChangeKind, Frozen, Run, VerifyReport
 from .paging import RunQuery
 from .rows import all_rows
 from .safe_text import csv_text, json_escaped
@@ -429,7 +429,7 @@ def import_run(j: Journal, bundle: dict, *, verify: bool = True,
         _insert(tx, s.events, events)
         for name in IMPORTED[2:]:
             _insert(tx, RUN_TABLES[name], tables[name])
-        tx.changed("run", run["id"], run["id"])
+        tx.changed(ChangeKind.RUN, run["id"], run["id"])
         tx.audit("run.imported", "run", run["id"], run_id=run["id"], reason=source or None,
                  after={"events": len(events), "last_digest": run["last_digest"]})
 

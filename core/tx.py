@@ -20,7 +20,7 @@ from .canonical import (
     sha256_hex,
 )
 from .limits import check_depth, check_size
-from .models import Actor, RunStatus
+from .models import Actor, ChangeKind, RunStatus
 from .sql import (
     Prepared,
     insert_rows,
@@ -71,7 +71,7 @@ class Tx:
         """Commit what was written so far, then raise ``err`` (a write that survives a refusal)."""
         self._after_commit = err
 
-    def changed(self, kind: str, entity_id: str, run_id: str | None = None) -> None:
+    def changed(self, kind: ChangeKind, entity_id: str, run_id: str | None = None) -> None:
         """Note a change-feed row; they are written in order, in one statement, at the end
         of the transaction (``flush``). An 'event' row also says its run's head moved
         (``ChangeSet`` counts it as a 'run' change), so a 'run' row is written only when a run
@@ -83,9 +83,9 @@ class Tx:
         """Write what is still buffered (called by ``Journal.write`` before it commits): the
         noted changes, and a 'run' change for each run whose row something else changed."""
         if self._touched:
-            noted = {c["entity_id"] for c in self._changes if c["entity_kind"] == "run"}
+            noted = {c["entity_id"] for c in self._changes if c["entity_kind"] == ChangeKind.RUN}
             for run_id in sorted(self._touched - noted):
-                self.changed("run", run_id, run_id)
+                self.changed(ChangeKind.RUN, run_id, run_id)
             self._touched.clear()
         changes, self._changes = self._changes, []
         insert_rows(self.conn, s.changes, changes)
@@ -121,7 +121,7 @@ class Tx:
         row.update(prev_digest=prev, request_id=request_id,
                    request_digest=digest_of(request) if request_id else None)
         insert_rows(self.conn, s.audit, [row])
-        self.changed("audit", row["id"], run_id)
+        self.changed(ChangeKind.AUDIT, row["id"], run_id)
         return row["id"]
 
     # -- runs and events
@@ -217,8 +217,8 @@ class Tx:
             raise errors.StaleVersion(f"run {run.id} changed while appending an event")
         self._moved(run, kept, touched, values)
         if sequence == 1 or "status" in values:  # a new run, or its status moved
-            self.changed("run", run.id, run.id)
-        self.changed("event", row["id"], run.id)  # moved the run's head (ChangeSet.kinds)
+            self.changed(ChangeKind.RUN, run.id, run.id)
+        self.changed(ChangeKind.EVENT, row["id"], run.id)  # moved the run's head (ChangeSet.kinds)
         return row
 
     def append_events(self, run: Any, items: list[tuple[str, Any, str, str]]) -> list[dict]:
@@ -248,9 +248,9 @@ class Tx:
             raise errors.StaleVersion(f"run {run.id} changed while appending events")
         self._moved(run, kept, touched, values)
         if run.last_sequence == 0:  # a new run's first events
-            self.changed("run", run.id, run.id)
+            self.changed(ChangeKind.RUN, run.id, run.id)
         for r in rows:
-            self.changed("event", r["id"], run.id)
+            self.changed(ChangeKind.EVENT, r["id"], run.id)
         return rows
 
     def run_event(self, run_id: str, type_: str, payload: Any, *,

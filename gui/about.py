@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 import sqlite3
-from typing import Any
 
 import PySide6
 from PySide6.QtCore import Qt, qVersion
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 import proctor
+from proctor.core import Journal
 
 from .i18n import tr
 from .logging_setup import log_dir
@@ -40,7 +40,7 @@ def library_version(name: str) -> str:
         return "unknown"
 
 
-def versions(journal: Any | None) -> list[tuple[str, str]]:
+def versions(journal: Journal | None) -> list[tuple[str, str]]:
     """(name, version) rows: the desk, its libraries and the open journal's schema."""
     rows = [("Proctor", proctor_version()),
             ("Python", platform.python_version()),
@@ -61,7 +61,7 @@ def as_text(rows: list[tuple[str, str]]) -> str:
 
 
 class AboutDialog(QDialog):
-    def __init__(self, parent: QWidget | None, journal: Any | None) -> None:
+    def __init__(self, parent: QWidget | None, journal: Journal | None) -> None:
         super().__init__(parent)
         self.setWindowTitle(tr("About Proctor"))
         self.rows = versions(journal)

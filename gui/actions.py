@@ -1,15 +1,13 @@
-"""The action registry: every command is declared once (id, text, shortcut, handler,
-enablement); menus, the toolbar, the command palette (Ctrl+K) and the shortcut help (?)
-are all built from it. Shortcuts are data: defaults in DEFAULT_SHORTCUTS, user
-overrides stored apart; single-key shortcuts can be switched off as a group. A value may
-hold several sequences separated by "; " (the first is the one shown in menus).
+"""The action registry: every command is declared once, as one ``ActionSpec`` carrying
+everything about it — id, text, menu (and its ``section`` there, other ``also`` menus), tip,
+default ``shortcut``, ``icon`` (or why ``no_icon``), ``toolbar`` group, ``button`` label, ``handler``,
+``enabled`` and ``visible`` — in one list per page (gui/<page>/commands.py, the window's
+in gui/mainwindow.py). Menus, the toolbar, the command palette (Ctrl+K), the shortcut help
+(?) and the pages' buttons (``ActionRegistry.button``) are all built from it.
 
-A page declares each of its commands once, as one ``ActionSpec`` carrying everything about
-it — id, text, menu, tip, default ``shortcut``, ``icon``, ``toolbar`` placement,
-``handler`` and ``enabled`` — and registers the list (gui/effects/commands.py); its menu
-entry, toolbar button, palette row and ``?`` line all come from that one declaration. (The
-older split declarations — DEFAULT_SHORTCUTS, action_icons.ICONS, the MENUS layout, handler
-and enablement maps — still serve the commands not moved yet; a declaration's own fields win.)
+Shortcuts are data: a declaration's default, user overrides stored apart; single-key
+shortcuts can be switched off as a group. A value may hold several sequences separated by
+"; " (the first is the one shown in menus).
 
 A command of one page is registered with ``page=`` (the page's widget): it is enabled only
 while that page is on screen, and it may share a sequence with a command of another page
@@ -19,47 +17,16 @@ committed in the Inbox and on the Effects page).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QMenuBar, QStackedWidget, QToolBar, QWidget
+from PySide6.QtWidgets import QMenu, QMenuBar, QPushButton, QStackedWidget, QToolBar, QWidget
 
-from .action_icons import ICONS
 from .i18n import tr
 from .widgets.icons import icon
-
-DEFAULT_SHORTCUTS: dict[str, str] = {
-    "app.open": "Ctrl+O",
-    "app.quit": "Ctrl+Q",
-    "app.palette": "Ctrl+K",
-    "app.shortcuts": "?",
-    "app.preferences": "Ctrl+,",
-    "app.refresh": "F5",
-    "go.inbox": "Ctrl+1",
-    "go.runs": "Ctrl+2",
-    "go.memory": "Ctrl+3",
-    "go.effects": "Ctrl+4",
-    "go.audit": "Ctrl+5",
-    "go.overview": "Ctrl+6",
-    "inbox.next": "J",
-    "inbox.prev": "K",
-    "inbox.open": "Return",
-    "inbox.back": "Escape",
-    "inbox.approve": "A; Ctrl+Return",
-    "inbox.deny": "D; Ctrl+Shift+Return",
-    "inbox.snooze": "S",
-    "inbox.toggle_select": "X",
-    "inbox.search": "/",
-    "inbox.show_new": "N",
-    "inbox.effect_committed": "C",
-    "inbox.effect_failed": "F",
-    "runs.back": "Alt+Left",
-    "runs.export_list": "Ctrl+E",
-    "runs.export_json": "Ctrl+E",
-    "audit.export": "Ctrl+E",
-}
 
 
 @dataclass(frozen=True)
@@ -71,12 +38,16 @@ class ActionSpec:
     checkable: bool = False
     # WindowShortcut: anywhere in the window; WidgetShortcut: only where the page attaches it
     context: Qt.ShortcutContext = Qt.ShortcutContext.WindowShortcut
-    # the rest of a command declared in one place (None: from the older tables, or none)
     handler: Callable[[], object] | None = None
-    enabled: Callable[[], bool] | None = None
-    shortcut: str | None = None  # default sequences ("C; Alt+C"); users may override them
-    icon: str | None = None  # a name in resources/icons, else action_icons.ICONS
-    toolbar: bool = False  # also on the main toolbar (after the TOOLBAR layout)
+    enabled: Callable[[], bool] | None = None  # None: always (on its page)
+    shortcut: str = ""  # default sequences ("C; Alt+C"); users may override them
+    icon: str | None = None  # a name in resources/icons
+    no_icon: str = ""  # else why it shows none (tests/gui/test_resources.py asks one of them)
+    toolbar: int = 0  # on the main toolbar in this group (0: not on it); groups are separated
+    section: int = 0  # its group in its menu: a separator between two groups
+    also: tuple[str, ...] = ()  # other menus that list it too ("Go" for list movement)
+    button: str = ""  # the label (with its Alt letter) of the buttons built from it
+    visible: Callable[[], bool] | None = None  # its buttons show only while this says so
 
 
 def is_single_key(sequence: str) -> bool:
@@ -111,6 +82,7 @@ class ActionRegistry(QObject):
         self._enabled: dict[str, Callable[[], bool]] = {}
         self._defaults: dict[str, str] = {}
         self._pages: dict[str, QWidget] = {}
+        self._buttons: list[ActionButton] = []
         self.single_keys = True
 
     # ------------------------------------------------------------ declaring
@@ -125,16 +97,15 @@ class ActionRegistry(QObject):
         enabled = enabled or spec.enabled
         if handler is None:
             raise ValueError(f"action {spec.id} has no handler")
-        self._defaults[spec.id] = spec.shortcut if spec.shortcut is not None \
-            else DEFAULT_SHORTCUTS.get(spec.id, "")
+        self._defaults[spec.id] = spec.shortcut
         action = QAction(tr(spec.text), self._host)  # spec texts are QT_TR_NOOP-marked
         action.setObjectName(spec.id)
         action.setData(spec.id)
         action.setStatusTip(tr(spec.tip) if spec.tip else "")
         action.setToolTip(self._tooltip(spec))
         action.setCheckable(spec.checkable)
-        if spec.icon or spec.id in ICONS:
-            action.setIcon(icon(spec.icon or ICONS[spec.id]))
+        if spec.icon:
+            action.setIcon(icon(spec.icon))
         action.setShortcutContext(spec.context)
         action.triggered.connect(self._on_triggered)
         if spec.context == Qt.ShortcutContext.WindowShortcut:
@@ -177,14 +148,17 @@ class ActionRegistry(QObject):
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-evaluate every action's enablement."""
+        """Re-evaluate every action's enablement, and what the buttons built from them show."""
         for action_id, enabled in self._enabled.items():
             self._actions[action_id].setEnabled(bool(enabled()))
+        self._buttons = [b for b in self._buttons if _alive(b)]
+        for button in self._buttons:
+            button.follow()
 
     # ------------------------------------------------------------ shortcuts
     def shortcuts(self, action_id: str) -> list[str]:
         """The configured sequences of an action (override, else default)."""
-        default = self._defaults.get(action_id, DEFAULT_SHORTCUTS.get(action_id, ""))
+        default = self._defaults.get(action_id, "")
         value = self._overrides.get(action_id, default)
         return [s.strip() for s in value.split(";") if s.strip()]
 
@@ -228,6 +202,9 @@ class ActionRegistry(QObject):
     def action(self, action_id: str) -> QAction:
         return self._actions[action_id]
 
+    def spec(self, action_id: str) -> ActionSpec:
+        return self._specs[action_id]
+
     def specs(self) -> list[ActionSpec]:
         return list(self._specs.values())
 
@@ -236,34 +213,87 @@ class ActionRegistry(QObject):
         return enabled() if enabled else True
 
     # ------------------------------------------------------------ building
-    def build_menus(self, bar: QMenuBar, layout: dict[str, list[str]]) -> dict[str, QMenu]:
-        """``layout``: menu title (with its "&" Alt letter, if any) -> action ids ("-" is a
-        separator); every other command follows in its spec's menu, in declaration order.
-        The menus come back by title without the "&"."""
+    def build_menus(self, bar: QMenuBar, titles: Iterable[str]) -> dict[str, QMenu]:
+        """One menu per title (with its "&" Alt letter, if any), in order: the commands
+        whose spec names it (``menu`` or ``also``), by ``section`` then declaration, with a
+        separator between sections. The menus come back by title without the "&"."""
         menus = {}
-        for text, ids in layout.items():
+        for text in titles:
             title = text.replace("&", "")
             menu = bar.addMenu(tr(text))
             menu.setObjectName(f"menu.{title.lower()}")
-            placed = [self._actions[i] if i != "-" else None for i in ids]
-            placed += [self._actions[spec.id] for spec in self._specs.values()
-                       if spec.menu == title and spec.id not in ids]
-            for action in placed:
-                if action is None:
+            listed = sorted((s for s in self._specs.values()
+                             if s.menu == title or title in s.also), key=lambda s: s.section)
+            for at, spec in enumerate(listed):
+                if at and spec.section != listed[at - 1].section:
                     menu.addSeparator()
-                else:
-                    menu.addAction(action)
+                menu.addAction(self._actions[spec.id])
             menus[title] = menu
         return menus
 
-    def build_toolbar(self, toolbar: QToolBar, ids: list[str]) -> None:
-        """``ids`` ("-" is a separator), then every command declared with ``toolbar``."""
-        extra = [s.id for s in self._specs.values() if s.toolbar and s.id not in ids]
-        for action_id in ids + (["-"] if extra else []) + extra:
-            if action_id == "-":
+    def build_toolbar(self, toolbar: QToolBar) -> None:
+        """Every command declared with a ``toolbar`` group, by group then declaration, with
+        a separator between groups."""
+        placed = sorted((s for s in self._specs.values() if s.toolbar), key=lambda s: s.toolbar)
+        for at, spec in enumerate(placed):
+            if at and spec.toolbar != placed[at - 1].toolbar:
                 toolbar.addSeparator()
-            else:
-                toolbar.addAction(self._actions[action_id])
+            toolbar.addAction(self._actions[spec.id])
+
+    def button(self, ids: str | Sequence[str], parent: QWidget) -> ActionButton:
+        """A push button built from a command (or from the first of several whose
+        ``visible`` says so: Remove / Restore on one button): its label is the spec's
+        ``button``, it is enabled and shown as the command is, and a click runs it."""
+        button = ActionButton(self, [ids] if isinstance(ids, str) else list(ids), parent)
+        for action_id in button.ids:
+            if (enabled := self._enabled.get(action_id)) is not None:
+                self._actions[action_id].setEnabled(bool(enabled()))
+        self._buttons.append(button)
+        button.follow()
+        return button
+
+    def shown(self, action_id: str) -> bool:
+        visible = self._specs[action_id].visible
+        return visible is None or bool(visible())
+
+
+class ActionButton(QPushButton):
+    """A push button standing for one or more registered commands (``registry.button``).
+    Its owner may change its text for what it shows (a count); the command stays the same."""
+
+    def __init__(self, registry: ActionRegistry, ids: list[str], parent: QWidget) -> None:
+        super().__init__(parent)
+        self.registry = registry
+        self.ids = ids
+        self.action_id = ""
+        self._label(ids[0])
+        self.clicked.connect(self._on_clicked)
+
+    def _label(self, action_id: str) -> None:
+        spec = self.registry.spec(action_id)
+        self.action_id = action_id
+        self.setText(tr(spec.button or spec.text))
+        self.setAccessibleName(tr(spec.text).rstrip("…"))
+        self.setToolTip(tr(spec.tip) if spec.tip else "")
+        self.setObjectName(f"button.{spec.id}")
+
+    def follow(self) -> None:
+        """Show the command that applies now (the first whose ``visible`` says so): its
+        label, tip and enablement; hidden while none applies."""
+        registry = self.registry
+        shown = next((i for i in self.ids if registry.shown(i)), None)
+        if shown is not None and shown != self.action_id:
+            self._label(shown)
+        self.setVisible(shown is not None)
+        self.setEnabled(shown is not None and registry.action(shown).isEnabled())
+
+    @Slot()
+    def _on_clicked(self) -> None:
+        self.registry.trigger(self.action_id)
+
+
+def _alive(widget: QWidget) -> bool:
+    return shiboken6.isValid(widget)
 
 
 def on_page(page: QWidget, enabled: Callable[[], bool] | None) -> Callable[[], bool]:

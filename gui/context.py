@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from proctor.core import Journal
 
 from .actions import ActionRegistry
 from .errors import ErrorPresenter
@@ -18,7 +19,9 @@ from .watcher import JournalWatcher
 class Services:
     """The open journal (guarded) and the machinery around it."""
 
-    journal: Any  # a GuardedJournal: every store call checked against the GUI thread
+    # a GuardedJournal (gui/guard.py): a Journal whose every store call is checked against
+    # the GUI thread; it has the Journal's attributes and services, so it is typed as one
+    journal: Journal
     runner: TaskRunner
     watcher: JournalWatcher
     settings: DeskSettings
@@ -30,7 +33,7 @@ class Services:
 class PageContext:
     """What a page needs: the store (through the runner) and the window's UI services."""
 
-    journal: Any
+    journal: Journal  # guarded, as in Services
     runner: TaskRunner
     presenter: ErrorPresenter
     registry: ActionRegistry

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from proctor.core.models import ChangeSet, InboxKind, RunStatus
+from proctor.core import Journal
+from proctor.core.models import ChangeKind, ChangeSet, InboxKind, RunStatus
 
 from .tasks import TaskRunner
 
 THROTTLE_MS = 750
 ACTIVE = [RunStatus.PENDING.value, RunStatus.RUNNING.value, RunStatus.WAITING_FOR_USER.value]
-KINDS = frozenset({"approval", "interaction", "reconciliation", "effect", "run", "audit"})
+KINDS = frozenset({ChangeKind.APPROVAL, ChangeKind.INTERACTION, ChangeKind.RECONCILIATION,
+                   ChangeKind.EFFECT, ChangeKind.RUN, ChangeKind.AUDIT})
 
 
-def read_counts(journal: Any) -> dict[str, int]:
+def read_counts(journal: Journal) -> dict[str, int]:
     inbox = journal.inbox.counts()
     return {
         "inbox": sum(inbox.values()),
@@ -35,7 +35,7 @@ class Counts(QObject):
 
     counted = Signal(dict)
 
-    def __init__(self, journal: Any, runner: TaskRunner, parent: QObject | None = None) -> None:
+    def __init__(self, journal: Journal, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._journal = journal
         self._runner = runner

@@ -27,20 +27,17 @@ from proctor.core.witness import LostTail
 from . import logging_setup
 from .about import AboutDialog
 from .actions import ActionRegistry, ActionSpec
-from .audit import commands as audit_commands
 from .audit.page import AuditPage
 from .connect import ConnectDialog
 from .context import PageContext, Services
 from .counts import Counts
 from .drop import JournalDrop
-from .effects import commands as effects_commands
 from .effects.page import EffectsPage
 from .errors import ErrorPresenter, is_damage
 from .forms.credentials import keyring_status
 from .i18n import tr
 from .inbox.commands import InboxCommands
 from .inbox.page import InboxPage
-from .memory.commands import MemoryCommands
 from .memory.page import MemoryPage
 from .notify import Arrivals, Notifier
 from .overview.page import OverviewPage
@@ -71,49 +68,51 @@ GO_TEXTS = {
     "overview": (QT_TR_NOOP("Go to Overview"), QT_TR_NOOP("Show the Overview page")),
     "rules": (QT_TR_NOOP("Go to Rules"), QT_TR_NOOP("Show the Rules page")),
 }
-APP_SPECS = [
-    ActionSpec("app.open", QT_TR_NOOP("Open journal…"), QT_TR_NOOP("File"),
-               QT_TR_NOOP("Open another journal")),
-    ActionSpec("app.connect", QT_TR_NOOP("Connect to server…"), QT_TR_NOOP("File"),
-               QT_TR_NOOP("Open a team journal on a PostgreSQL server")),
-    ActionSpec("app.preferences", QT_TR_NOOP("Preferences…"), QT_TR_NOOP("File"),
-               QT_TR_NOOP("Theme, shortcuts, notifications")),
-    ActionSpec("app.quit", QT_TR_NOOP("Quit"), QT_TR_NOOP("File"), QT_TR_NOOP("Close the desk")),
-    ActionSpec("app.refresh", QT_TR_NOOP("Refresh"), QT_TR_NOOP("View"),
-               QT_TR_NOOP("Re-read everything shown")),
-    ActionSpec("app.palette", QT_TR_NOOP("Command palette…"), QT_TR_NOOP("View"),
-               QT_TR_NOOP("Find and run any command")),
-    ActionSpec("app.shortcuts", QT_TR_NOOP("Keyboard shortcuts"), QT_TR_NOOP("Help"),
-               QT_TR_NOOP("Every shortcut")),
-    ActionSpec("app.logs", QT_TR_NOOP("Open log folder"), QT_TR_NOOP("Help"),
-               QT_TR_NOOP("Show the desk's log files")),
-    ActionSpec("app.about", QT_TR_NOOP("About Proctor"), QT_TR_NOOP("Help"),
-               QT_TR_NOOP("Versions of Proctor, Qt, SQLite and "
-                                                     "the journal's schema")),
-] + [ActionSpec(f"go.{pid}", GO_TEXTS[pid][0], QT_TR_NOOP("Go"), GO_TEXTS[pid][1])
-     for pid, _ in PAGES]
 # Menu titles carry their Alt letter: none may be a letter a page's buttons already use
 # (Alt+E edits a memory entry, Alt+A marks an effect failed ...), so Effects and Audit
-# have none; the palette (Ctrl+K) reaches every command.
-MENUS = {
-    QT_TR_NOOP("&File"): ["app.open", "app.connect", "-", "app.preferences", "-", "app.quit"],
-    QT_TR_NOOP("&Inbox"): ["inbox.approve", "inbox.deny", "inbox.snooze", "inbox.wake", "-",
-               "inbox.toggle_select", "inbox.snoozed", "inbox.show_new", "inbox.open_run", "-",
-               "inbox.effect_committed", "inbox.effect_failed"],
-    QT_TR_NOOP("&Runs"): ["runs.back", "-", "runs.export_list", "runs.export_json", "runs.export_jsonl",
-              "runs.copy", "-", "runs.cancel"],
-    QT_TR_NOOP("Memor&y"): ["memory.keep", "memory.take", "memory.merge", "memory.dismiss", "-",
-                "memory.reveal", "memory.edit", "memory.pin", "memory.unpin",
-                "memory.confirm", "memory.remove", "memory.restore"],
-    QT_TR_NOOP("Effects"): [],  # declared with their menu in gui/effects/commands.py
-    QT_TR_NOOP("Audit"): ["audit.verify", "audit.export"],
-    QT_TR_NOOP("&Go"): [f"go.{pid}" for pid, _ in PAGES] + ["-", "inbox.next", "inbox.prev", "inbox.open",
-                                                 "inbox.back", "inbox.search"],
-    QT_TR_NOOP("&View"): ["app.refresh", "app.palette"],
-    QT_TR_NOOP("&Help"): ["app.shortcuts", "-", "app.logs", "app.about"],
-}
-TOOLBAR = ["app.refresh", "-", "inbox.approve", "inbox.deny", "inbox.snooze", "-",
-           "app.palette"]
+# have none; the palette (Ctrl+K) reaches every command. What each menu lists comes from
+# the commands' own declarations (ActionSpec.menu, .section, .also).
+MENUS = [QT_TR_NOOP("&File"), QT_TR_NOOP("&Inbox"), QT_TR_NOOP("&Runs"), QT_TR_NOOP("Memor&y"),
+         QT_TR_NOOP("Effects"), QT_TR_NOOP("Audit"), QT_TR_NOOP("&Go"), QT_TR_NOOP("&View"),
+         QT_TR_NOOP("&Help")]
+
+
+def window_commands(w: MainWindow) -> list[ActionSpec]:
+    """The window's own commands, each declared once."""
+    return [
+        ActionSpec("app.open", QT_TR_NOOP("Open journal…"), QT_TR_NOOP("File"),
+                   QT_TR_NOOP("Open another journal"), handler=w.choose_journal,
+                   shortcut="Ctrl+O", icon="action-open"),
+        ActionSpec("app.connect", QT_TR_NOOP("Connect to server…"), QT_TR_NOOP("File"),
+                   QT_TR_NOOP("Open a team journal on a PostgreSQL server"),
+                   handler=w.connect_to_server, icon="action-open"),
+        ActionSpec("app.preferences", QT_TR_NOOP("Preferences…"), QT_TR_NOOP("File"),
+                   QT_TR_NOOP("Theme, shortcuts, notifications"), handler=w.edit_preferences,
+                   shortcut="Ctrl+,", icon="action-preferences", section=1),
+        ActionSpec("app.quit", QT_TR_NOOP("Quit"), QT_TR_NOOP("File"),
+                   QT_TR_NOOP("Close the desk"), handler=w.close, shortcut="Ctrl+Q",
+                   icon="action-quit", section=2),
+        ActionSpec("app.refresh", QT_TR_NOOP("Refresh"), QT_TR_NOOP("View"),
+                   QT_TR_NOOP("Re-read everything shown"), handler=w.refresh_all,
+                   shortcut="F5", icon="action-refresh", toolbar=1),
+        ActionSpec("app.palette", QT_TR_NOOP("Command palette…"), QT_TR_NOOP("View"),
+                   QT_TR_NOOP("Find and run any command"), handler=w.show_palette,
+                   shortcut="Ctrl+K", icon="action-palette", toolbar=3),
+        ActionSpec("app.shortcuts", QT_TR_NOOP("Keyboard shortcuts"), QT_TR_NOOP("Help"),
+                   QT_TR_NOOP("Every shortcut"), handler=w.show_shortcuts, shortcut="?",
+                   icon="action-shortcuts"),
+        ActionSpec("app.logs", QT_TR_NOOP("Open log folder"), QT_TR_NOOP("Help"),
+                   QT_TR_NOOP("Show the desk's log files"),
+                   handler=logging_setup.open_log_folder, icon="action-logs", section=1),
+        ActionSpec("app.about", QT_TR_NOOP("About Proctor"), QT_TR_NOOP("Help"),
+                   QT_TR_NOOP("Versions of Proctor, Qt, SQLite and the journal's schema"),
+                   handler=w.show_about, icon="action-about", section=1),
+    ] + [ActionSpec(f"go.{pid}", GO_TEXTS[pid][0], QT_TR_NOOP("Go"), GO_TEXTS[pid][1],
+                    handler=partial(w.go, pid), icon=f"page-{pid}",
+                    shortcut=f"Ctrl+{n}" if n <= 6 else "")
+         for n, (pid, _) in enumerate(PAGES, 1)]
+
+
 LOCK_CHECK_PAUSE_MS = 1000  # between two checks of a write lock another process holds
 
 
@@ -208,19 +207,10 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(QSize(900, 560))
 
     def _register_actions(self) -> None:
-        handlers = {"app.open": self.choose_journal, "app.connect": self.connect_to_server,
-                    "app.preferences": self.edit_preferences,
-                    "app.quit": self.close, "app.refresh": self.refresh_all,
-                    "app.palette": self.show_palette, "app.shortcuts": self.show_shortcuts,
-                    "app.about": self.show_about, "app.logs": logging_setup.open_log_folder}
-        handlers.update({f"go.{pid}": partial(self.go, pid) for pid, _ in PAGES})
-        for spec in APP_SPECS:
-            self.registry.register(spec, handlers[spec.id])
+        for spec in window_commands(self):
+            self.registry.register(spec)
         self.inbox_commands.register()
-        MemoryCommands(self.memory, self.registry).register()
-        effects_commands.register(self.effects, self.registry)
         runs_commands.register(self.runs, self.registry)
-        audit_commands.register(self.audit, self.registry)
         self.registry.set_single_keys(self.settings.single_keys)
         menus = self.registry.build_menus(self.menuBar(), MENUS)
         self.recent_menu = QMenu(tr("Open &recent"), self)
@@ -230,7 +220,7 @@ class MainWindow(QMainWindow):
         toolbar.setObjectName("MainToolbar")
         toolbar.setMovable(False)
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.registry.build_toolbar(toolbar, TOOLBAR)
+        self.registry.build_toolbar(toolbar)
         self.addToolBar(toolbar)
 
     def _connect(self) -> None:

@@ -9,17 +9,18 @@ the inbox's filters hide, or one beyond its loaded page, is still news."""
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
+from proctor.core import Journal
 from proctor.core.models import ChangeSet, InboxItem
 
 from . import desktop_notify
 from .desktop_notify import DesktopNotifications, Notice
 from .i18n import tr
 from .inbox.kinds import INBOX_CHANGE_KINDS
+from .tasks import TaskRunner
 from .widgets import fmt
 from .widgets.icons import icon
 from .widgets.message_bar import Level, MessageBar
@@ -131,7 +132,7 @@ class Arrivals(QObject):
 
     arrived = Signal(list)
 
-    def __init__(self, journal: Any, runner: Any, parent: QObject, since: float) -> None:
+    def __init__(self, journal: Journal, runner: TaskRunner, parent: QObject, since: float) -> None:
         super().__init__(parent)
         self.journal = journal
         self.runner = runner

@@ -275,6 +275,15 @@ class TaskRunner(QObject):
         self._waiting.pop(scoped, None)
         self._coalescing.pop(scoped, None)
 
+    def keyed(self, key: Hashable, owner: QObject | None = None) -> bool:
+        """A keyed read for ``key`` is in flight or waiting."""
+        scoped = _scoped(key, owner)
+        return scoped in self._latest or scoped in self._coalescing or scoped in self._waiting
+
+    def waiting(self, key: Hashable, owner: QObject | None = None) -> bool:
+        """A coalesced request for ``key`` waits for the one in flight."""
+        return _scoped(key, owner) in self._waiting
+
     def _start(self, task: Task) -> int:
         self._tasks[task.id] = task
         if task.write and not self._busy_timer.isActive():
@@ -317,46 +326,48 @@ class TaskRunner(QObject):
         self._check_busy()
         if task is None:
             return
-        if not self._settle_key(task):  # a newer request with its key took over, or dropped
+        try:
+            if self._settle_key(task):  # else a newer request with its key took over, or dropped
+                self._hand_over(task, ok, payload)
+        finally:
+            self._follow_up(task)
             self._idle_if_done()
-            return
+
+    def _hand_over(self, task: Task, ok: bool, payload: object) -> None:
         if isinstance(payload, JournalClosed):  # its window closed the journal meanwhile
-            self._idle_if_done()
             return
         self._track_store_health(ok, payload)
         if task.owner is not None and not shiboken6.isValid(task.owner):
-            self._idle_if_done()
             return
-        try:
-            if ok:
-                if task.on_done is not None:
-                    task.on_done(payload)
-            elif task.on_error is not None:
-                task.on_error(payload)  # type: ignore[arg-type]
-            else:
-                self.default_error(payload)  # type: ignore[arg-type]
-        finally:
-            self._idle_if_done()
+        if ok:
+            if task.on_done is not None:
+                task.on_done(payload)
+        elif task.on_error is not None:
+            task.on_error(payload)  # type: ignore[arg-type]
+        else:
+            self.default_error(payload)  # type: ignore[arg-type]
 
     def _settle_key(self, task: Task) -> bool:
-        """A keyed task is done: True if its outcome is to be delivered. A coalesced key's
-        waiting request starts now (it is delivered after this one)."""
+        """A keyed task is done: True if its outcome is to be delivered."""
         if task.key is None:
             return True
         if self._latest.get(task.key) == task.id:
             del self._latest[task.key]
             return True
-        if self._coalescing.get(task.key) == task.id:
-            del self._coalescing[task.key]
-            waiting = self._waiting.pop(task.key, None)
-            if waiting is not None and (waiting.owner is None
-                                        or shiboken6.isValid(waiting.owner)):
-                follow = Task(next(self._ids), waiting.fn, waiting.on_done, waiting.on_error,
-                              waiting.owner, False, key=task.key)
-                self._coalescing[task.key] = follow.id
-                self._start(follow)
-            return True
-        return False
+        return self._coalescing.get(task.key) == task.id
+
+    def _follow_up(self, task: Task) -> None:
+        """After a coalesced read is delivered, the last request made meanwhile (even from
+        its own ``on_done``) starts: it reads what the delivery left, never before it."""
+        if task.key is None or self._coalescing.get(task.key) != task.id:
+            return
+        del self._coalescing[task.key]
+        waiting = self._waiting.pop(task.key, None)
+        if waiting is not None and (waiting.owner is None or shiboken6.isValid(waiting.owner)):
+            follow = Task(next(self._ids), waiting.fn, waiting.on_done, waiting.on_error,
+                          waiting.owner, False, key=task.key)
+            self._coalescing[task.key] = follow.id
+            self._start(follow)
 
     def _idle_if_done(self) -> None:
         if not self._tasks and not self._waiting:

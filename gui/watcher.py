@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
-from proctor.core import errors
+from proctor.core import Journal, errors
 from proctor.core.models import Change, ChangeSet
 from proctor.core.witness import HeadWitness, journal_id
 
@@ -40,6 +39,7 @@ from .tasks import TaskRunner
 
 POLL_MS = 400
 MAX_BATCH = 5000
+READ, POLL = "read", "poll"  # the runner keys of the feed reads and the data-version polls
 FOLLOW_UP_MS = (2, 8, 25, 80)
 WITNESS_MS = 1000  # the head witness is written at most this often (core/witness.py)
 NOTIFY_WAIT_S = 0.5  # a server journal's listener checks for stop this often
@@ -59,7 +59,7 @@ class JournalWatcher(QObject):
     _written = Signal(object)  # from any thread: change rows a desk write committed
     _notified = Signal()  # from the listener thread: the server said a write committed
 
-    def __init__(self, journal: Any, runner: TaskRunner, parent: QObject | None = None) -> None:
+    def __init__(self, journal: Journal, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._journal = journal
         self._runner = runner
@@ -71,10 +71,8 @@ class JournalWatcher(QObject):
         self.last_seq = 0
         self._ahead: set[int] = set()  # seqs past last_seq already reported (own writes)
         self._data_version: int | None = None
-        self._reading = False
-        self._again = False
-        self._polling = False
         self._stopped = True  # until start(); after stop() nothing is read or emitted
+        self._files = True  # watch the -wal and its folder (else the poll alone finds changes)
         self._wal_inode: int | None = None  # of the -wal seen while the journal was open
         self.wal_was_lost = False
         self._fs = QFileSystemWatcher(self)
@@ -121,7 +119,7 @@ class JournalWatcher(QObject):
         """Stop for good (the window closes): reads still in flight are dropped and nothing
         is read or emitted any more, until start() again."""
         self._stopped = True
-        self._again = False
+        self._runner.drop(READ, self)  # a read in flight, or waiting, is not delivered
         self.pause()
         self._witness_timer.stop()
         if not self._witness_frozen and self.witness.dirty:
@@ -142,6 +140,14 @@ class JournalWatcher(QObject):
         paths = self._fs.files() + self._fs.directories()
         if paths:
             self._fs.removePaths(paths)
+
+    def poll_only(self) -> None:
+        """Find changes by the poll alone, as on a platform where the -wal cannot be
+        watched (file events off, the safety-net poll on)."""
+        self.pause()
+        self._files = False
+        if not self._stopped:
+            self._poll.start()
 
     def watching_wal(self) -> bool:
         return str(self._wal) in self._fs.files()
@@ -209,7 +215,7 @@ class JournalWatcher(QObject):
         if self.on_server:
             return
         self._check_wal()
-        if self._wal.exists() and str(self._wal) not in self._fs.files():
+        if self._files and self._wal.exists() and str(self._wal) not in self._fs.files():
             self._fs.addPath(str(self._wal))
 
     def _check_wal(self) -> None:
@@ -229,6 +235,11 @@ class JournalWatcher(QObject):
 
     @Slot(str)
     def _on_file_changed(self, _path: str) -> None:
+        self.wal_written()
+
+    def wal_written(self) -> None:
+        """The -wal changed (its file event): read now, and again shortly after while the
+        commit is not visible to readers yet."""
         if self._stopped:
             return
         self.wakeups["wal"] += 1
@@ -247,15 +258,15 @@ class JournalWatcher(QObject):
 
     @Slot()
     def _on_poll(self) -> None:
-        if self._polling or self._stopped:
+        if self._stopped:
             return
-        self._polling = True
         self._arm()
-        self._runner.run(self._journal.changes.data_version, on_done=self._on_data_version,
-                         on_error=self._on_poll_error, owner=self)
+        changes = self._journal.changes
+        # coalesced: one poll in flight; a slow store never piles them up
+        self._runner.coalesce(POLL, changes.data_version, on_done=self._on_data_version,
+                              on_error=self._on_poll_error, owner=self)
 
     def _on_data_version(self, version: int) -> None:
-        self._polling = False
         if self._stopped:
             return
         if version != self._data_version:
@@ -267,19 +278,29 @@ class JournalWatcher(QObject):
         self._data_version = version
 
     def _on_poll_error(self, _exc: BaseException) -> None:
-        self._polling = False  # the next read reports the error; polling goes on
+        pass  # the next read reports the error; polling goes on
 
     # ------------------------------------------------------------ reading
     def _read(self) -> None:
+        """Read the feed past ``last_seq`` (coalesced: one read in flight; a request made
+        meanwhile runs once it is delivered, from where that delivery left ``last_seq``)."""
         if self._stopped:
             return
-        if self._reading:
-            self._again = True
-            return
-        self._reading = True
-        since = self.last_seq
-        self._runner.run(lambda: self._journal.changes.since(since, limit=MAX_BATCH),
-                         on_done=self._on_changes, on_error=self._on_read_error, owner=self)
+        self._runner.coalesce(READ, self._read_past_last, on_done=self._on_changes,
+                              on_error=self._on_read_error, owner=self)
+
+    def _read_past_last(self) -> ChangeSet:
+        """(worker) The changes after ``last_seq``, as it stands when the read starts: the
+        GUI thread set it before starting this read, and does not move it while it runs."""
+        return self._journal.changes.since(self.last_seq, limit=MAX_BATCH)
+
+    def reading(self) -> bool:
+        """A read of the feed or a poll is in flight or waiting (for tests: settled?)."""
+        return self._runner.keyed(READ, self) or self._runner.keyed(POLL, self)
+
+    def has_baseline(self) -> bool:
+        """The poll has read the journal's data version once."""
+        return self._data_version is not None
 
     @Slot()
     def _on_follow_up(self) -> None:
@@ -289,7 +310,6 @@ class JournalWatcher(QObject):
         self._read()
 
     def _on_changes(self, cs: ChangeSet) -> None:
-        self._reading = False
         if self._stopped:
             return
         if cs.changes:
@@ -299,10 +319,9 @@ class JournalWatcher(QObject):
             self._observe(cs)
             self.seen_at.emit(max(c.created_at for c in cs.changes))
             self._emit_unseen(cs)
-        elif self._follow_ups and not self._again:
+        elif self._follow_ups and not self._runner.waiting(READ, self):
             self._follow_up.start(self._follow_ups.pop(0))  # the commit may not be visible yet
-        if self._again or len(cs.changes) >= MAX_BATCH:
-            self._again = False
+        if len(cs.changes) >= MAX_BATCH:
             self._read()
 
     # ------------------------------------------------------------ head witness
@@ -357,8 +376,7 @@ class JournalWatcher(QObject):
         self.changed.emit(cs)
 
     def _on_read_error(self, exc: BaseException) -> None:
-        self._reading = False
-        self._again = False
+        self._runner.drop(READ, self)  # no follow-up after a failed read: the next trigger
         if not self._stopped:
             self._runner.default_error(exc)
 

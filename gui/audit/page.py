@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core import timeline
-from proctor.core.models import AuditEntry, Page, VerifyReport
+from proctor.core import Journal, timeline
+from proctor.core.models import AuditEntry, ChangeKind, Page, VerifyReport
 
+from ..context import PageContext
 from ..i18n import tr
 from ..runs.export import Exporter
 from ..runs.status import status_icon
@@ -41,7 +42,9 @@ from ..widgets.labels import plain_label
 from ..widgets.list_page import ListPage, choice_combo, fill_combo
 from ..widgets.message_bar import Level
 from ..widgets.paged_model import ITEM_ROLE, Column, PagedModel
+from . import commands
 
+VERIFY = "verify"  # the runner key of the chain check (one at a time)
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 TIME_CHOICES: list[tuple[str, Any]] = [
     ("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86_400),
@@ -81,7 +84,7 @@ class AuditModel(PagedModel):
         super().__init__(runner, COLUMNS, lambda a: a.id, lambda a: a.sequence, parent)
         self.filters: dict[str, Any] = {}
 
-    def show(self, journal: Any, *, action_prefix: str | None = None,
+    def show(self, journal: Journal, *, action_prefix: str | None = None,
              entity_kind: str | None = None, **filters: Any) -> None:
         """Newest entries first; ``filters`` are those of ``audit.list``."""
         self.filters = {"action_prefix": action_prefix, "entity_kind": entity_kind,
@@ -166,11 +169,11 @@ class AuditPage(ListPage):
 
     open_run = Signal(str)
     verified = Signal(object)
-    change_kinds = frozenset({"audit"})
+    change_kinds = frozenset({ChangeKind.AUDIT})
     title = "Audit"
     stretch_column = 7  # Change
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, AuditModel(ctx.runner), parent)
         self.search.setPlaceholderText(tr("Search actions, ids, reasons, changes"))
         self.search.setAccessibleName(tr("Search the audit log"))
@@ -185,10 +188,9 @@ class AuditPage(ListPage):
         self.run_filter.setPlaceholderText(tr("Run id"))
         self.run_filter.setAccessibleName(tr("Only entries of this run"))
         self.run_filter.setMaximumWidth(230)
-        self.verify_button = QPushButton(tr("Verify chain"), self)
-        self.verify_button.setAccessibleName(tr("Verify the audit log's digest chain"))
-        self.export_button = QPushButton(tr("Export CSV…"), self)
-        self.export_button.setAccessibleName(tr("Export the filtered audit log as CSV"))
+        commands.register(self, ctx.registry)  # the buttons are built from the commands
+        self.verify_button = ctx.registry.button("audit.verify", self)
+        self.export_button = ctx.registry.button("audit.export", self)
         self.chain = plain_label(parent=self, name="Muted")
         self.chain.setAccessibleName(tr("Audit chain verification"))
         self.detail = AuditDetail(self)
@@ -213,8 +215,6 @@ class AuditPage(ListPage):
         for combo in (self.actor, self.source, self.entity, self.when):
             combo.currentIndexChanged.connect(self.apply_query)
         self.run_filter.editingFinished.connect(self.apply_query)
-        self.verify_button.clicked.connect(self.verify_chain)
-        self.export_button.clicked.connect(self._export)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.detail.open_run.connect(self.open_run)
 
@@ -261,18 +261,20 @@ class AuditPage(ListPage):
     # ------------------------------------------------------------ verify, export
     @Slot()
     def verify_chain(self) -> None:
-        self._set_verifying(True)
+        if self.verifying():
+            return
         self.chain.setText(tr("Verifying the audit chain…"))
         journal = self.journal
-        self.ctx.runner.run(lambda: timeline.verify_audit(journal), on_done=self._on_verified,
-                            on_error=self._on_verify_error, owner=self)
+        self.ctx.runner.latest(VERIFY, lambda: timeline.verify_audit(journal),
+                               on_done=self._on_verified, on_error=self._on_verify_error,
+                               owner=self)
+        self.ctx.registry.refresh()  # Verify is off while the check runs
 
-    def _set_verifying(self, busy: bool) -> None:
-        self.verify_button.setEnabled(not busy)
-        self.ctx.registry.refresh()  # the command (menu "Audit") follows the button
+    def verifying(self) -> bool:
+        return self.ctx.runner.keyed(VERIFY, self)
 
     def _on_verified(self, report: VerifyReport) -> None:
-        self._set_verifying(False)
+        self.ctx.registry.refresh()
         self.chain.setObjectName("" if report.ok else "ChainBroken")
         if report.ok:
             self.chain.setText(tr("✓ The audit chain verifies: all {checked_audit:,} entries "
@@ -290,11 +292,11 @@ class AuditPage(ListPage):
         self.verified.emit(report)
 
     def _on_verify_error(self, exc: BaseException) -> None:
-        self._set_verifying(False)
+        self.ctx.registry.refresh()
         self.chain.setText(tr("Could not verify the audit chain."))
         self._on_failed(exc)
 
     @Slot()
-    def _export(self) -> None:
+    def export_csv(self) -> None:
         filters = self.query_filters()
         self.exporter.audit_csv({k: v for k, v in filters.items() if v is not None})

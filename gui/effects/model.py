@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from PySide6.QtCore import QT_TR_NOOP, QObject, Qt
 
+from proctor.core import Journal
 from proctor.core.effect_views import EffectQuery
 from proctor.core.models import Effect
 
@@ -56,7 +56,7 @@ class EffectsModel(PagedModel):
                          parent)
         self.query = EffectQuery()
 
-    def show(self, journal: Any, query: EffectQuery | None = None) -> None:
+    def show(self, journal: Journal, query: EffectQuery | None = None) -> None:
         query = query if isinstance(query, EffectQuery) else EffectQuery()
         self.query = query
         effects = journal.effects

@@ -13,15 +13,12 @@ committed / failed from the list.
 from __future__ import annotations
 
 import time
-from functools import partial
-from typing import Any
 
 from PySide6.QtCore import QT_TR_NOOP, QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QPushButton,
     QScrollArea,
     QSplitter,
     QVBoxLayout,
@@ -29,12 +26,14 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core.effect_views import EffectContext, EffectQuery
-from proctor.core.models import ChangeSet, Effect, EffectStatus
+from proctor.core.models import ChangeKind, ChangeSet, Effect, EffectStatus
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.labels import plain_label
 from ..widgets.list_page import ListPage, choice_combo
 from ..widgets.message_bar import Level, MessageBar
+from . import commands
 from .model import EffectsModel
 from .resolve import ResolveForm, resolve_call
 from .view import LIVE, EffectView, lapsed
@@ -62,14 +61,15 @@ class EffectsPage(ListPage):
     """
 
     open_run = Signal(str)
-    change_kinds = frozenset({"effect", "receipt"})
+    change_kinds = frozenset({ChangeKind.EFFECT, ChangeKind.RECEIPT})
     title = "Effects"
     stretch_column = 7
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, EffectsModel(ctx.runner), parent)
         self.read_only = bool(ctx.journal.read_only)
         self.key: str | None = None
+        self.sending: str | None = None  # the effect whose outcome is being written
         self.context: EffectContext | None = None
         self._last_tick = self._last_refresh = time.time()
         self.status = choice_combo("Effect status", FILTERS, self)
@@ -96,19 +96,12 @@ class EffectsPage(ListPage):
 
     # ------------------------------------------------------------ building
     def _buttons(self) -> None:
-        self.committed_button = QPushButton(tr("Mark &committed"), self)
-        self.committed_button.setAccessibleName(tr("Mark the effect committed"))
-        self.committed_button.setToolTip(tr("It happened: never retry it (Alt+C)"))
-        self.failed_button = QPushButton(tr("Mark f&ailed"), self)
-        self.failed_button.setAccessibleName(tr("Mark the effect failed"))
-        self.failed_button.setToolTip(tr("It did not happen: the next attempt may retry (Alt+A)"))
-        self.lapsed_button = QPushButton(tr("Mark lapsed leases am&biguous"), self)
-        self.lapsed_button.setAccessibleName(tr("Mark lapsed leases ambiguous"))
-        self.lapsed_button.setToolTip(tr("Every lease that has expired without an outcome becomes "
-                                      "ambiguous; live leases are never touched (Alt+B)"))
-        self.committed_button.clicked.connect(partial(self.resolve, EffectStatus.COMMITTED))
-        self.failed_button.clicked.connect(partial(self.resolve, EffectStatus.FAILED))
-        self.lapsed_button.clicked.connect(self.mark_lapsed)
+        """The page's commands (gui/effects/commands.py), and its buttons built from them."""
+        registry = self.ctx.registry
+        commands.register(self, registry)
+        self.committed_button = registry.button("effects.committed", self)
+        self.failed_button = registry.button("effects.failed", self)
+        self.lapsed_button = registry.button("effects.mark_lapsed", self)
         row = QHBoxLayout()
         for button in (self.committed_button, self.failed_button, self.lapsed_button):
             row.addWidget(button)
@@ -178,7 +171,7 @@ class EffectsPage(ListPage):
         """The list refreshes (throttled); the effect shown is read again at once, so a read
         begun before the change can never show it as it was."""
         super().on_changes(cs)
-        if self.key is not None and self.key in cs.ids("effect"):
+        if self.key is not None and self.key in cs.ids(ChangeKind.EFFECT):
             self.reload_detail()
 
     # ------------------------------------------------------------ detail
@@ -195,6 +188,7 @@ class EffectsPage(ListPage):
 
     def show_context(self, context: EffectContext | None) -> None:
         self.context = context
+        self.sending = None
         self.empty.setVisible(context is None)
         self.view.setVisible(context is not None)
         if context is not None:
@@ -205,32 +199,38 @@ class EffectsPage(ListPage):
     def effect(self) -> Effect | None:
         return self.context.effect if self.context is not None else None
 
+    def can_resolve(self) -> bool:
+        """The effect shown is ambiguous, on a writable desk, and no outcome is on its way."""
+        e = self.effect()
+        return not self.read_only and e is not None and e.status == EffectStatus.AMBIGUOUS \
+            and self.sending != e.key
+
+    def shows_lapsed(self) -> bool:
+        e = self.effect()
+        return e is not None and lapsed(e)
+
+    def can_mark_lapsed(self) -> bool:
+        return not self.read_only and self.shows_lapsed()
+
     def update_buttons(self) -> None:
         e = self.effect()
-        writable = not self.read_only and e is not None
-        ambiguous = writable and e.status == EffectStatus.AMBIGUOUS
-        self.committed_button.setEnabled(ambiguous)
-        self.failed_button.setEnabled(ambiguous)
-        show_lapsed = e is not None and lapsed(e)
-        self.lapsed_button.setVisible(show_lapsed)
-        self.lapsed_button.setEnabled(show_lapsed and writable)
         self.form.setVisible(e is not None and (e.status == EffectStatus.AMBIGUOUS
-                                                or show_lapsed))
-        self.ctx.registry.refresh()  # the commands (C, F, menu "Effects") follow the buttons
+                                                or self.shows_lapsed()))
+        self.ctx.registry.refresh()  # the commands and the buttons built from them
 
     # ------------------------------------------------------------ writes
     def resolve(self, outcome: EffectStatus) -> bool:
         """Resolve the shown effect (after the form's checks); False if nothing was sent."""
         e = self.effect()
-        if self.read_only or e is None or not self.committed_button.isEnabled():
+        if not self.can_resolve():
             return False
         if not self.form.check(e, outcome):
             return False
         call = resolve_call(self.journal.effects, e, outcome, self.form.reason_text(),
                             self.form.external_id(), self.form.evidence())
         self.detail_message.show_message(tr("Marking {outcome}…").format(outcome=outcome.value), Level.INFO)
-        self.committed_button.setEnabled(False)
-        self.failed_button.setEnabled(False)
+        self.sending = e.key
+        self.update_buttons()
         self.ctx.runner.run(call, on_done=self._on_resolved, on_error=self._on_refused,
                             owner=self, write=True)
         return True

@@ -10,7 +10,6 @@ base (and the view says the entry could not be compared).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import errors
+from proctor.core.memory import Memory
 from proctor.core.models import Interaction, MemoryEntry
 
 from ..i18n import tr
@@ -48,7 +48,7 @@ class MemoryChange:
     note: str = ""  # why the base is not the entry's current content, if it is not
 
 
-def load_memory_change(memory: Any, interaction: Interaction) -> MemoryChange:
+def load_memory_change(memory: Memory, interaction: Interaction) -> MemoryChange:
     """Runs on the task runner: the entry now and the word diff of the proposal against it."""
     r = request_dict(interaction)
     proposed = proposed_text(r)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import time
 from functools import partial
+from typing import Protocol
 
 from PySide6.QtCore import QT_TR_NOOP, QObject, Qt
+from PySide6.QtGui import QGuiApplication
 
 from proctor.core import errors
 from proctor.core.models import (
@@ -36,38 +38,94 @@ from .rule_draft import RuleConfirmDialog
 
 WIDGET = Qt.ShortcutContext.WidgetShortcut
 RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
-SPECS = [
-    ActionSpec("inbox.next", QT_TR_NOOP("Next item"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Move to the next item")),
-    ActionSpec("inbox.prev", QT_TR_NOOP("Previous item"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Move to the previous item")),
-    ActionSpec("inbox.open", QT_TR_NOOP("Open item"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Go to the item's reason field"), context=WIDGET),
-    ActionSpec("inbox.back", QT_TR_NOOP("Back to the list"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Return to the list; clear selection")),
-    ActionSpec("inbox.approve", QT_TR_NOOP("Approve"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Approve the approval(s)")),
-    ActionSpec("inbox.deny", QT_TR_NOOP("Deny…"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Deny the approval(s) with a reason")),
-    ActionSpec("inbox.snooze", QT_TR_NOOP("Snooze…"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Hide the item(s) until later")),
-    ActionSpec("inbox.wake", QT_TR_NOOP("Wake now"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Bring snoozed item(s) back now")),
-    ActionSpec("inbox.toggle_select", QT_TR_NOOP("Select / unselect"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Add the current item to the selection, or take it out")),
-    ActionSpec("inbox.search", QT_TR_NOOP("Search the inbox"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Focus the search field")),
-    ActionSpec("inbox.show_new", QT_TR_NOOP("Show new requests"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Show the requests that arrived while you were working the list")),
-    ActionSpec("inbox.snoozed", QT_TR_NOOP("Show snoozed items"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Toggle the Snoozed filter")),
-    ActionSpec("inbox.open_run", QT_TR_NOOP("Open the item's run"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("Show the run in Runs")),
-    ActionSpec("inbox.effect_committed", QT_TR_NOOP("Mark effect committed"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("The effect happened (a reason is required)")),
-    ActionSpec("inbox.effect_failed", QT_TR_NOOP("Mark effect failed"), QT_TR_NOOP("Inbox"),
-               QT_TR_NOOP("The effect did not happen (a reason is required)")),
-]
+
+
+class Decisions(Protocol):
+    """What the decision commands act through (the inbox, or a run's pending pane)."""
+
+    def approve(self) -> None: ...
+    def deny(self) -> None: ...
+    def snooze(self) -> None: ...
+    def resolve_effect(self, outcome: EffectStatus) -> None: ...
+    def can_decide(self) -> bool: ...
+    def can_snooze(self) -> bool: ...
+    def can_resolve(self) -> bool: ...
+
+
+def decision_commands(d: Decisions) -> list[ActionSpec]:
+    """Approve, deny, snooze and resolve an effect: the inbox's, and a run's pending pane's."""
+    return [
+        ActionSpec("inbox.approve", QT_TR_NOOP("Approve"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Approve the approval(s)"), handler=d.approve,
+                   enabled=d.can_decide, shortcut="A; Ctrl+Return", icon="action-approve",
+                   toolbar=2),
+        ActionSpec("inbox.deny", QT_TR_NOOP("Deny…"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Deny the approval(s) with a reason"), handler=d.deny,
+                   enabled=d.can_decide, shortcut="D; Ctrl+Shift+Return", icon="action-deny",
+                   toolbar=2),
+        ActionSpec("inbox.snooze", QT_TR_NOOP("Snooze…"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Hide the item(s) until later"), handler=d.snooze,
+                   enabled=d.can_snooze, shortcut="S", icon="action-snooze", toolbar=2),
+        ActionSpec("inbox.effect_committed", QT_TR_NOOP("Mark effect committed"),
+                   QT_TR_NOOP("Inbox"), QT_TR_NOOP("The effect happened (a reason is required)"),
+                   handler=partial(d.resolve_effect, EffectStatus.COMMITTED),
+                   enabled=d.can_resolve, shortcut="C", icon="status-done", section=2),
+        ActionSpec("inbox.effect_failed", QT_TR_NOOP("Mark effect failed"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("The effect did not happen (a reason is required)"),
+                   handler=partial(d.resolve_effect, EffectStatus.FAILED),
+                   enabled=d.can_resolve, shortcut="F", icon="status-failed", section=2),
+    ]
+
+
+def commands(c: InboxCommands) -> list[ActionSpec]:
+    """Every inbox command: what it says, where it shows, its key and icon, when it is
+    enabled and what it does."""
+    page = c.page
+    return decision_commands(c) + [
+        ActionSpec("inbox.wake", QT_TR_NOOP("Wake now"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Bring snoozed item(s) back now"), handler=c.wake,
+                   enabled=c.can_wake, icon="action-wake"),
+        ActionSpec("inbox.toggle_select", QT_TR_NOOP("Select / unselect"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Add the current item to the selection, or take it out"),
+                   handler=page.toggle_select, shortcut="X", section=1,
+                   no_icon="bulk selection toggle (x); its state shows as the row's check"),
+        ActionSpec("inbox.snoozed", QT_TR_NOOP("Show snoozed items"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Toggle the Snoozed filter"), handler=page.filters.snoozed.toggle,
+                   section=1,
+                   no_icon="a checkable filter; the menu shows its check mark"),
+        ActionSpec("inbox.show_new", QT_TR_NOOP("Show new requests"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Show the requests that arrived while you were working the list"),
+                   handler=page.show_new, enabled=lambda: bool(page.model.held), shortcut="N",
+                   section=1,
+                   no_icon="the \"N new\" bar's button says it; the key is N"),
+        ActionSpec("inbox.open_run", QT_TR_NOOP("Open the item's run"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Show the run in Runs"), handler=c.open_run, enabled=c.has_run,
+                   icon="page-runs", section=1),
+        ActionSpec("inbox.copy_id", QT_TR_NOOP("Copy the item's id"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("The id of the item shown, to the clipboard (for the CLI)"),
+                   handler=lambda: QGuiApplication.clipboard().setText(c.targets()[0].id),
+                   enabled=lambda: len(c.targets()) == 1, shortcut="Ctrl+Shift+C", section=1,
+                   no_icon="clipboard copy; nothing to show"),
+        ActionSpec("inbox.next", QT_TR_NOOP("Next item"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Move to the next item"), handler=partial(page.move, 1),
+                   shortcut="J", section=3, also=("Go",),
+                   no_icon="list movement (j); the key is the affordance"),
+        ActionSpec("inbox.prev", QT_TR_NOOP("Previous item"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Move to the previous item"), handler=partial(page.move, -1),
+                   shortcut="K", section=3, also=("Go",),
+                   no_icon="list movement (k); the key is the affordance"),
+        ActionSpec("inbox.open", QT_TR_NOOP("Open item"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Go to the item's reason field"), context=WIDGET, handler=c.open,
+                   shortcut="Return", section=3, also=("Go",),
+                   no_icon="Enter on the list; moves focus, no command of its own"),
+        ActionSpec("inbox.back", QT_TR_NOOP("Back to the list"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Return to the list; clear selection"), handler=c.back,
+                   shortcut="Escape", section=3, also=("Go",),
+                   no_icon="Escape; moves focus back to the list"),
+        ActionSpec("inbox.search", QT_TR_NOOP("Search the inbox"), QT_TR_NOOP("Inbox"),
+                   QT_TR_NOOP("Focus the search field"), handler=page.filters.focus_search,
+                   shortcut="/", icon="action-search", section=3, also=("Go",)),
+    ]
 
 
 class InboxCommands(QObject):
@@ -80,27 +138,10 @@ class InboxCommands(QObject):
         self._connect()
 
     def register(self) -> None:
-        handlers = {
-            "inbox.next": partial(self.page.move, 1), "inbox.prev": partial(self.page.move, -1),
-            "inbox.open": self.open, "inbox.back": self.back, "inbox.approve": self.approve,
-            "inbox.deny": self.deny, "inbox.snooze": self.snooze, "inbox.wake": self.wake,
-            "inbox.toggle_select": self.page.toggle_select,
-            "inbox.search": self.page.filters.focus_search, "inbox.show_new": self.page.show_new,
-            "inbox.snoozed": self.page.filters.snoozed.toggle, "inbox.open_run": self.open_run,
-            "inbox.effect_committed": partial(self.resolve_effect, EffectStatus.COMMITTED),
-            "inbox.effect_failed": partial(self.resolve_effect, EffectStatus.FAILED),
-        }
-        enabled = {
-            "inbox.approve": self.can_decide, "inbox.deny": self.can_decide,
-            "inbox.snooze": self.can_snooze, "inbox.wake": self.can_wake,
-            "inbox.open_run": self.has_run, "inbox.show_new": lambda: bool(self.page.model.held),
-            "inbox.effect_committed": self.can_resolve, "inbox.effect_failed": self.can_resolve,
-        }
         # every inbox command acts on the inbox's items: only while the inbox is on screen
         # (a key pressed on another page must not approve or move what nobody sees)
-        for spec in SPECS:
-            self.registry.register(spec, handlers[spec.id], enabled.get(spec.id),
-                                   page=self.page)
+        for spec in commands(self):
+            self.registry.register(spec, page=self.page)
         self.registry.attach("inbox.open", self.page.table)
 
     def _connect(self) -> None:
@@ -110,7 +151,7 @@ class InboxCommands(QObject):
         self.decider.snoozed.connect(self._on_snoozed)
 
     # ------------------------------------------------------------ enablement
-    def _targets(self) -> list[InboxItem]:
+    def targets(self) -> list[InboxItem]:
         """The items a command acts on: none while the inbox is not the page on screen
         (a single-key shortcut pressed on another page must never decide inbox items)."""
         return self.page.targets() if self.page.isVisible() else []
@@ -119,7 +160,7 @@ class InboxCommands(QObject):
         return not self.page.read_only
 
     def can_decide(self) -> bool:
-        targets = self._targets()
+        targets = self.targets()
         if not self.writable() or not targets:
             return False
         if len(targets) == 1:
@@ -141,17 +182,17 @@ class InboxCommands(QObject):
         return True
 
     def can_snooze(self) -> bool:
-        return self.writable() and bool(self._targets())
+        return self.writable() and bool(self.targets())
 
     def can_wake(self) -> bool:
         return self.can_snooze() and self.page.model.filter.snoozed
 
     def can_resolve(self) -> bool:
-        targets = self._targets()
+        targets = self.targets()
         return self.writable() and len(targets) == 1 and targets[0].kind == InboxKind.EFFECT
 
     def has_run(self) -> bool:
-        targets = self._targets()
+        targets = self.targets()
         return len(targets) == 1 and bool(targets[0].run_id)
 
     # ------------------------------------------------------------ navigation
@@ -166,14 +207,14 @@ class InboxCommands(QObject):
         self.page.focus_list()
 
     def open_run(self) -> None:
-        targets = self._targets()
+        targets = self.targets()
         if targets and targets[0].run_id:
             self.page.open_run.emit(targets[0].run_id)
 
     # ------------------------------------------------------------ deciding
     def approve(self) -> None:
         approvals = self._approvals()
-        if len(self._targets()) > 1:
+        if len(self.targets()) > 1:
             self._bulk(approvals, approve=True)
         elif approvals:
             item = approvals[0]
@@ -217,7 +258,7 @@ class InboxCommands(QObject):
 
     def deny(self) -> None:
         approvals = self._approvals()
-        if len(self._targets()) > 1:
+        if len(self.targets()) > 1:
             self._bulk(approvals, approve=False)
         elif approvals:
             item = approvals[0]
@@ -254,7 +295,7 @@ class InboxCommands(QObject):
         """Decide several approvals with the scope and reason visible in the decision form:
         read them whole (off the GUI thread), list every one in the confirmation, then
         decide each at the version the confirmation showed."""
-        skipped = len(self._targets()) - len(approvals)
+        skipped = len(self.targets()) - len(approvals)
         if not approvals:
             return
         form = self.page.detail.current()
@@ -287,7 +328,7 @@ class InboxCommands(QObject):
                           scope=scope)
 
     def snooze(self) -> None:
-        targets = self._targets()
+        targets = self.targets()
         if not targets:
             return
         until = SnoozeDialog.ask(self.page, len(targets), time.time())
@@ -295,12 +336,12 @@ class InboxCommands(QObject):
             self.decider.snooze(targets, until)
 
     def wake(self) -> None:
-        targets = self._targets()
+        targets = self.targets()
         if targets:
             self.decider.snooze(targets, None)
 
     def resolve_effect(self, outcome: EffectStatus) -> None:
-        targets = self._targets()
+        targets = self.targets()
         if len(targets) != 1 or targets[0].kind != InboxKind.EFFECT:
             return
         item = targets[0]
@@ -368,7 +409,7 @@ class InboxCommands(QObject):
     # ------------------------------------------------------------ helpers
     def _approvals(self) -> list[InboxItem]:
         """Approvals among the targets, minus those already decided or being decided here."""
-        return [t for t in self._targets() if t.kind == InboxKind.APPROVAL
+        return [t for t in self.targets() if t.kind == InboxKind.APPROVAL
                 and not self.decider.busy(item_key(t)) and item_key(t) not in self.page.decided]
 
     def _detail_for(self, item: InboxItem, cls: type) -> object | None:

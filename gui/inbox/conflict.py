@@ -11,7 +11,9 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from proctor.core.models import InboxItem, InboxKind, ReconciliationStatus
 
+from ..actions import ActionRegistry
 from ..i18n import tr
+from ..memory.commands import resolve_commands
 from ..memory.common import RevealState
 from ..memory.conflict_view import ConflictData, ConflictReview, load_conflict, resolve_call
 from ..widgets import fmt
@@ -26,7 +28,7 @@ class ConflictDetail(DetailWidget):
 
     def __init__(self, ctx: DetailContext, parent: QWidget | None = None) -> None:
         self._drafts: dict[str, tuple[str | None, str]] = {}
-        self._checking, self._checked = False, 0.0
+        self._checked = 0.0
         self.reveals = RevealState()
         super().__init__(ctx, parent)
         self.reveals.setParent(self)
@@ -37,7 +39,14 @@ class ConflictDetail(DetailWidget):
         self.review.open_run.connect(self.open_run)
 
     def footer(self) -> QVBoxLayout:
-        self.review = ConflictReview(self.reveals, self, read_only=self.ctx.read_only)
+        # the review's buttons come from the resolve commands, in this detail's own registry
+        # (they act on the conflict shown here; no menu, no keys)
+        self.commands = ActionRegistry(self)
+        for spec in resolve_commands("conflict", lambda: getattr(self, "review", None)):
+            self.commands.register(spec)
+        self.review = ConflictReview(self.reveals, self.commands, "conflict", self,
+                                     read_only=self.ctx.read_only)
+        self.review.buttons_changed.connect(self.commands.refresh)
         self.review.run_button.hide()  # the detail's header has "Open run"
         form = QVBoxLayout()
         form.setContentsMargins(0, 0, 0, 0)
@@ -81,22 +90,18 @@ class ConflictDetail(DetailWidget):
         self.review.tick()
         data = self.review.data
         now = time.monotonic()
-        if data is None or not self.review.is_pending() or self._checking \
-                or now - self._checked < ENTRY_CHECK_S:
+        if data is None or not self.review.is_pending() or now - self._checked < ENTRY_CHECK_S:
             return
-        self._checking, self._checked = True, now
+        self._checked = now
         memory, entry_id, seen = self.ctx.journal.memory, data.entry.id, data.entry.version
-        self.ctx.runner.run(lambda: memory.get(entry_id).version != seen,
-                            on_done=self._on_entry_checked, on_error=self._on_check_error,
-                            owner=self)
+        # coalesced: one check in flight; a slow store never piles them up
+        self.ctx.runner.coalesce("entry-check", lambda: memory.get(entry_id).version != seen,
+                                 on_done=self._on_entry_checked,
+                                 on_error=lambda _exc: None, owner=self)
 
     def _on_entry_checked(self, moved: bool) -> None:
-        self._checking = False
         if moved:
             self.reload()
-
-    def _on_check_error(self, _exc: BaseException) -> None:
-        self._checking = False
 
     def is_pending(self) -> bool:
         return self.review.is_pending()

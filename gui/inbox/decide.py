@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from proctor.core import errors
+from proctor.core import Journal, errors
 from proctor.core.models import ApprovalScope, BulkResult, InboxItem
 
 from ..tasks import TaskRunner
@@ -36,7 +36,7 @@ class Decider(QObject):
     bulk_done = Signal(list, bool)
     snoozed = Signal(list, list)
 
-    def __init__(self, journal: Any, runner: TaskRunner, parent: QObject | None = None) -> None:
+    def __init__(self, journal: Journal, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._journal = journal
         self._runner = runner

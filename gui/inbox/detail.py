@@ -21,30 +21,33 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core import Journal
 from proctor.core.models import InboxItem, InboxKind
 from proctor.core.origin import describe
 
 from ..actions import ActionRegistry
 from ..errors import ErrorPresenter
 from ..i18n import tr
+from ..settings import DeskSettings
 from ..tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.icons import kind_icon
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import MessageBar
 from .decide import Decider
+from .settle import Settle
 
 
 @dataclass
 class DetailContext:
-    journal: Any
+    journal: Journal
     runner: TaskRunner
     presenter: ErrorPresenter
     registry: ActionRegistry
     decider: Decider
     read_only: bool
-    settings: Any = None  # the desk's DeskSettings (credential references are kept there)
-    settle: Any = None  # the inbox's settle.Settle: is a decision now a deliberate one?
+    settings: DeskSettings | None = None  # credential references are kept there
+    settle: Settle | None = None  # the inbox's: is a decision now a deliberate one?
 
 
 def origin_text(item: InboxItem) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from proctor.core.models import InboxKind
+from proctor.core.models import INBOX_CHANGE_KIND, InboxKind
 
 from .approval import ApprovalDetail
 from .conflict import ConflictDetail
@@ -17,7 +17,5 @@ DETAIL_WIDGETS: dict[InboxKind, type[DetailWidget]] = {
     InboxKind.EFFECT: EffectDetail,
 }
 
-# The entity kind in the change feed for each inbox kind.
-CHANGE_KIND = {InboxKind.APPROVAL: "approval", InboxKind.QUESTION: "interaction",
-               InboxKind.MEMORY: "reconciliation", InboxKind.EFFECT: "effect"}
-INBOX_CHANGE_KINDS = frozenset(CHANGE_KIND.values())
+# The change-feed kinds of the inbox's items (core/models.py INBOX_CHANGE_KIND).
+INBOX_CHANGE_KINDS = frozenset(INBOX_CHANGE_KIND.values())

@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
+from proctor.core import Journal
 from proctor.core.models import InboxFilter, InboxItem
 from proctor.core.origin import describe, short
 
@@ -96,7 +97,7 @@ class InboxModel(PagedModel):
         self.held: dict[str, InboxItem] = {}
         self._let_in: set[str] = set()  # released keys: inserted whatever hold() says
 
-    def show(self, journal: Any, f: InboxFilter) -> None:
+    def show(self, journal: Journal, f: InboxFilter) -> None:
         """Query the inbox with filter ``f`` (sort and filter run in the core)."""
         self.filter = f
         self._set_held({})

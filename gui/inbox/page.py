@@ -35,8 +35,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.models import ChangeSet, InboxItem, InboxKind
+from proctor.core.models import INBOX_CHANGE_KIND, ChangeSet, InboxItem, InboxKind
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
 from ..widgets.labels import plain_label
@@ -44,7 +45,7 @@ from ..widgets.message_bar import Level, MessageBar
 from .decide import Decider
 from .detail import DetailContext, DetailPane
 from .filters import FilterBar
-from .kinds import CHANGE_KIND, DETAIL_WIDGETS
+from .kinds import DETAIL_WIDGETS
 from .model import COL_AGE, COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
 from .settle import InputWatch, Settle
 
@@ -59,7 +60,7 @@ SEARCH_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Down, Qt.Key.Key_
 
 def inbox_keys(cs: ChangeSet) -> set[str]:
     """Model keys (kind:id) of the inbox items a change set touched."""
-    kinds = {entity: kind for kind, entity in CHANGE_KIND.items()}
+    kinds = {entity: kind for kind, entity in INBOX_CHANGE_KIND.items()}
     return {f"{kinds[c.entity_kind].value}:{c.entity_id}" for c in cs.changes
             if c.entity_kind in kinds}
 
@@ -135,7 +136,7 @@ class InboxPage(QWidget):
     counts_stale = Signal()
     open_run = Signal(str)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.journal = ctx.journal
@@ -157,7 +158,6 @@ class InboxPage(QWidget):
         self.decided: set[str] = set()  # keys this desk just decided (advance when they go)
         self.pinned: str | None = None  # key of an item that vanished while being looked at
         self._resume_row: int | None = None  # where to go if the pinned item was ours
-        self._facets_running = False
         self._facets_timer = QTimer(self)  # filter menus may lag a little: rows come first
         self._facets_timer.setSingleShot(True)
         self._facets_timer.setInterval(FACETS_AFTER_MS)
@@ -240,7 +240,7 @@ class InboxPage(QWidget):
         widget = self.detail.current()
         item = widget.item if widget is not None else None
         if widget is not None and item is not None \
-                and item.id in cs.ids(CHANGE_KIND[item.kind]):
+                and item.id in cs.ids(INBOX_CHANGE_KIND[item.kind]):
             widget.reload()
 
     # ------------------------------------------------------------ arrivals
@@ -515,18 +515,12 @@ class InboxPage(QWidget):
     # ------------------------------------------------------------ facets, clock, expiry
     @Slot()
     def _load_facets(self) -> None:
-        if self._facets_running:
-            return
-        self._facets_running = True
-        self.ctx.runner.run(self.journal.inbox.facets, on_done=self._on_facets,
-                            on_error=self._on_facets_error, owner=self)
+        # coalesced: one read of the filter choices in flight, the last request after it
+        self.ctx.runner.coalesce("facets", self.journal.inbox.facets, on_done=self._on_facets,
+                                 on_error=lambda _exc: None, owner=self)
 
     def _on_facets(self, facets: dict[str, list[str]]) -> None:
-        self._facets_running = False
         self.filters.set_facets(facets)
-
-    def _on_facets_error(self, _exc: BaseException) -> None:
-        self._facets_running = False
 
     @Slot()
     def _on_tick(self) -> None:

@@ -9,7 +9,6 @@ Python, ``proctor.core.predicates``: nothing touches the store on the GUI thread
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
@@ -32,6 +31,7 @@ from proctor.core.models import Approval, RuleDraft, RulePreview
 from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label
+from .detail import DetailContext
 
 EXPIRY_CHOICES = [("1 hour", 3600.0), ("8 hours", 8 * 3600.0), ("24 hours", 86400.0),
                   ("7 days", 7 * 86400.0), ("30 days", 30 * 86400.0), ("Never", None)]
@@ -70,7 +70,7 @@ class RuleDraftPanel(QFrame):
     previewed = Signal(object)
     open_run = Signal(str)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: DetailContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.setObjectName("RuleDraftPanel")

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from PySide6.QtCore import QT_TR_NOOP, Signal, Slot
+from PySide6.QtCore import QT_TR_NOOP, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from proctor.core.memory import Memory
 from proctor.core.models import Reconciliation, ReconciliationStatus
 
+from ..actions import ActionRegistry
 from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
@@ -30,7 +30,7 @@ VERBS = {ReconciliationStatus.ACCEPTED_LOCAL: (QT_TR_NOOP("Keep local for"),
                                           QT_TR_NOOP("each incoming version is dropped"))}
 
 
-def bulk_resolve(memory: Any, items: list[Reconciliation], choice: ReconciliationStatus,
+def bulk_resolve(memory: Memory, items: list[Reconciliation], choice: ReconciliationStatus,
                  reason: str) -> list[tuple[Reconciliation, str | None]]:
     """Runs on the task runner: the core's bulk resolution (one transaction per conflict,
     at the version the operator saw); each conflict with its refusal, if any."""
@@ -58,7 +58,10 @@ class BulkPanel(QWidget):
     resolve_requested = Signal(object, str)
     buttons_changed = Signal()
 
-    def __init__(self, parent: QWidget | None = None, *, read_only: bool = False) -> None:
+    def __init__(self, registry: ActionRegistry, prefix: str, parent: QWidget | None = None, *,
+                 read_only: bool = False) -> None:
+        """Its buttons are built from the resolve commands under ``prefix`` in ``registry``
+        (gui/memory/commands.py)."""
         super().__init__(parent)
         self.items: list[Reconciliation] = []
         self.read_only = read_only
@@ -67,12 +70,11 @@ class BulkPanel(QWidget):
         self.buttons: dict[ReconciliationStatus, QPushButton] = {}
         self._texts: dict[ReconciliationStatus, str] = {}
         row = QHBoxLayout()
-        for choice, mnemonic in ((ReconciliationStatus.ACCEPTED_LOCAL, "&Keep local for"),
-                                 (ReconciliationStatus.ACCEPTED_INCOMING, "&Take incoming for"),
-                                 (ReconciliationStatus.DISMISSED, "&Dismiss")):
-            button = QPushButton(mnemonic, self)
-            button.setProperty("choice", choice.value)
-            button.clicked.connect(self._on_button)
+        for choice, mnemonic, command in (
+                (ReconciliationStatus.ACCEPTED_LOCAL, "&Keep local for", "keep"),
+                (ReconciliationStatus.ACCEPTED_INCOMING, "&Take incoming for", "take"),
+                (ReconciliationStatus.DISMISSED, "&Dismiss", "dismiss")):
+            button = registry.button(f"{prefix}.{command}", self)
             self.buttons[choice] = button
             self._texts[choice] = mnemonic
             row.addWidget(button)
@@ -98,17 +100,12 @@ class BulkPanel(QWidget):
         self.listing.setText("\n".join(lines))
         for choice, button in self.buttons.items():
             button.setText(f"{self._texts[choice]} {n}")
-            button.setEnabled(not self.read_only and n > 0)
             button.setAccessibleName(tr("{verb} {n} conflicts").format(
                 verb=tr(VERBS[choice][0]), n=n))
-        self.buttons_changed.emit()
+        self.buttons_changed.emit()  # the commands, and the buttons built from them
 
-    @Slot()
-    def _on_button(self) -> None:
-        button = self.sender()
-        if button is None or not self.items:
-            return
-        self.ask(ReconciliationStatus(button.property("choice")))
+    def can_ask(self) -> bool:
+        return not self.read_only and bool(self.items)
 
     def ask(self, choice: ReconciliationStatus) -> bool:
         """Confirm (stating the count) and ask the reason; emit if the operator agrees."""

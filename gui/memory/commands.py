@@ -1,134 +1,182 @@
-"""Memory commands in the action registry (menu "Memory", the Ctrl+K palette, ? help).
+"""Memory commands, each declared once (menu "Memory", the Ctrl+K palette, ? help, and the
+buttons of the conflict review, the bulk panel and the entry, built from them).
 
-Each command presses the button of the widget on screen (the conflict review, the bulk
-panel or the entry), so the checks, dialogs and store calls are the buttons' own; a
-command is enabled only while the Memory page is shown and its button could be pressed.
+A command calls the widget on screen (``ConflictReview.request``, ``BulkPanel.ask``,
+``EntryDetail.toggle_pin`` ...), so the checks, dialogs and store calls are the widget's;
+it is enabled only while the Memory page is shown and the widget on screen allows it.
+The resolve commands (``resolve_commands``) also build the review's buttons in an inbox
+item's detail, registered there under another prefix in the detail's own registry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QT_TR_NOOP
-from PySide6.QtWidgets import QAbstractButton
 
 from proctor.core.models import ReconciliationStatus
 
 from ..actions import ActionRegistry, ActionSpec
-from .page import MemoryPage
+
+if TYPE_CHECKING:
+    from .bulk import BulkPanel
+    from .conflict_view import ConflictReview
+    from .entry import EntryDetail
+    from .page import MemoryPage
 
 KEEP, TAKE = ReconciliationStatus.ACCEPTED_LOCAL, ReconciliationStatus.ACCEPTED_INCOMING
-DISMISS = ReconciliationStatus.DISMISSED
-SPECS = [
-    ActionSpec("memory.keep", QT_TR_NOOP("Keep local"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Resolve the conflict(s): keep the entry as it is (a reason is required)")),
-    ActionSpec("memory.take", QT_TR_NOOP("Take incoming"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Resolve the conflict(s): the incoming text becomes the entry's next version")),
-    ActionSpec("memory.merge", QT_TR_NOOP("Merge…"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Write the entry's text yourself from both versions; again to save the merge")),
-    ActionSpec("memory.dismiss", QT_TR_NOOP("Dismiss the incoming version"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Resolve the conflict(s): drop the incoming version")),
-    ActionSpec("memory.reveal", QT_TR_NOOP("Reveal sensitive content"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Show the hidden content (the reveal is audited)")),
-    ActionSpec("memory.edit", QT_TR_NOOP("Edit entry"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Edit the entry's content")),
-    ActionSpec("memory.pin", QT_TR_NOOP("Pin entry"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Pin the entry")),
-    ActionSpec("memory.unpin", QT_TR_NOOP("Unpin entry"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Unpin the entry")),
-    ActionSpec("memory.confirm", QT_TR_NOOP("Confirm entry"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Confirm the entry as true")),
-    ActionSpec("memory.remove", QT_TR_NOOP("Remove entry…"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Remove the entry (a restorable tombstone)")),
-    ActionSpec("memory.restore", QT_TR_NOOP("Restore entry"), QT_TR_NOOP("Memory"),
-               QT_TR_NOOP("Restore the removed entry")),
-]
+DISMISS, MERGE = ReconciliationStatus.DISMISSED, ReconciliationStatus.MERGED
+
+
+class Revealing(Protocol):
+    """A widget that may hide sensitive content until it is revealed (audited)."""
+
+    def hides(self) -> bool: ...
+    def can_reveal(self) -> bool: ...
+    def reveal(self) -> None: ...
+
+
+def resolve_commands(prefix: str, review: Callable[[], ConflictReview | None],
+                     bulk: Callable[[], BulkPanel | None] = lambda: None,
+                     revealing: Callable[[], Revealing | None] | None = None,
+                     ) -> list[ActionSpec]:
+    """Keep, take, merge, dismiss and reveal, acting on the bulk panel or the review on
+    screen (``review()`` / ``bulk()``: the widget, or None while it is not shown)."""
+    showing = revealing or review
+
+    def choose(choice: ReconciliationStatus) -> None:
+        if (panel := bulk()) is not None:
+            panel.ask(choice)
+        elif (shown := review()) is not None:
+            shown.request(choice)
+
+    def can_choose(choice: ReconciliationStatus) -> bool:
+        if (panel := bulk()) is not None:
+            return panel.can_ask()
+        shown = review()
+        return shown is not None and shown.can(choice)
+
+    def merge() -> None:
+        if (shown := review()) is not None:
+            shown.merge()
+
+    def reveal() -> None:
+        if (shown := showing()) is not None:
+            shown.reveal()
+
+    return [
+        ActionSpec(f"{prefix}.keep", QT_TR_NOOP("Keep local"), QT_TR_NOOP("Memory"),
+                   QT_TR_NOOP("Resolve the conflict(s): keep the entry as it is "
+                              "(a reason is required)"),
+                   handler=partial(choose, KEEP), enabled=partial(can_choose, KEEP),
+                   icon="status-done", button=QT_TR_NOOP("&Keep local")),
+        ActionSpec(f"{prefix}.take", QT_TR_NOOP("Take incoming"), QT_TR_NOOP("Memory"),
+                   QT_TR_NOOP("Resolve the conflict(s): the incoming text becomes the entry's "
+                              "next version"),
+                   handler=partial(choose, TAKE), enabled=partial(can_choose, TAKE),
+                   button=QT_TR_NOOP("&Take incoming"),
+                   no_icon="a choice beside Keep local; no distinct picture for it"),
+        ActionSpec(f"{prefix}.merge", QT_TR_NOOP("Merge…"), QT_TR_NOOP("Memory"),
+                   QT_TR_NOOP("Write the entry's text yourself from both versions; again to "
+                              "save the merge"),
+                   handler=merge, enabled=lambda: bulk() is None and can_choose(MERGE),
+                   button=QT_TR_NOOP("&Merge…"),
+                   no_icon="opens the merge editor; the word says it"),
+        ActionSpec(f"{prefix}.dismiss", QT_TR_NOOP("Dismiss the incoming version"),
+                   QT_TR_NOOP("Memory"), QT_TR_NOOP("Resolve the conflict(s): drop the incoming "
+                                                    "version"),
+                   handler=partial(choose, DISMISS), enabled=partial(can_choose, DISMISS),
+                   icon="action-deny", button=QT_TR_NOOP("&Dismiss")),
+        ActionSpec(f"{prefix}.reveal", QT_TR_NOOP("Reveal sensitive content"),
+                   QT_TR_NOOP("Memory"),
+                   QT_TR_NOOP("Show the hidden content (the reveal is audited)"),
+                   handler=reveal, enabled=lambda: (s := showing()) is not None and s.can_reveal(),
+                   visible=lambda: (s := showing()) is not None and s.hides(),
+                   button=QT_TR_NOOP("Reve&al"), section=1,
+                   no_icon="an audited look; an eye icon would make it look casual"),
+    ]
+
+
+def entry_commands(entry: Callable[[], EntryDetail | None]) -> list[ActionSpec]:
+    """Edit, pin, unpin, confirm, remove and restore the entry on screen."""
+
+    def run(name: str) -> Callable[[], None]:
+        def go() -> None:
+            if (shown := entry()) is not None:
+                getattr(shown, name)()
+        return go
+
+    def can(check: str, flag: str | None = None, value: bool = False) -> Callable[[], bool]:
+        def allowed() -> bool:
+            shown = entry()
+            e = shown.entry() if shown is not None else None
+            return e is not None and getattr(shown, check)() \
+                and (flag is None or getattr(e, flag) is value)
+        return allowed
+
+    def shows(flag: str, value: bool) -> Callable[[], bool]:
+        def visible() -> bool:
+            shown = entry()
+            e = shown.entry() if shown is not None else None
+            return (e is not None and getattr(e, flag)) is value
+        return visible
+
+    return [
+        ActionSpec("memory.edit", QT_TR_NOOP("Edit entry"), QT_TR_NOOP("Memory"),
+                   QT_TR_NOOP("Edit the entry's content"), handler=run("start_edit"),
+                   enabled=can("can_edit"), button=QT_TR_NOOP("&Edit"), section=1,
+                   no_icon="opens the editor in place; the word says it"),
+        ActionSpec("memory.pin", QT_TR_NOOP("Pin entry"), QT_TR_NOOP("Memory"),
+                   QT_TR_NOOP("Pin the entry"), handler=run("toggle_pin"),
+                   enabled=can("can_flag", "pinned", False), visible=shows("pinned", False),
+                   button=QT_TR_NOOP("&Pin"), section=1,
+                   no_icon="entry flag; shown in the entry's facts"),
+        ActionSpec("memory.unpin", QT_TR_NOOP("Unpin entry"), QT_TR_NOOP("Memory"),
+                   QT_TR_NOOP("Unpin the entry"), handler=run("toggle_pin"),
+                   enabled=can("can_flag", "pinned", True), visible=shows("pinned", True),
+                   button=QT_TR_NOOP("Un&pin"), section=1,
+                   no_icon="entry flag; shown in the entry's facts"),
+        ActionSpec("memory.confirm", QT_TR_NOOP("Confirm entry"), QT_TR_NOOP("Memory"),
+                   QT_TR_NOOP("Confirm the entry as true"), handler=run("confirm"),
+                   enabled=can("can_confirm"), button=QT_TR_NOOP("C&onfirm"), section=1,
+                   no_icon="entry flag; shown in the entry's facts"),
+        ActionSpec("memory.remove", QT_TR_NOOP("Remove entry…"), QT_TR_NOOP("Memory"),
+                   QT_TR_NOOP("Remove the entry (a restorable tombstone)"),
+                   handler=run("remove_or_restore"), enabled=can("can_flag", "deleted", False),
+                   visible=shows("deleted", False), button=QT_TR_NOOP("Re&move"), section=1,
+                   no_icon="asks first; a restorable tombstone"),
+        ActionSpec("memory.restore", QT_TR_NOOP("Restore entry"), QT_TR_NOOP("Memory"),
+                   QT_TR_NOOP("Restore the removed entry"), handler=run("remove_or_restore"),
+                   enabled=can("can_flag", "deleted", True), visible=shows("deleted", True),
+                   button=QT_TR_NOOP("Res&tore"), section=1,
+                   no_icon="the reverse of Remove; the word says it"),
+    ]
 
 
 class MemoryCommands:
-    """The Memory page's commands; ``register`` declares them in the window's registry."""
+    """The Memory page's commands, registered before its widgets are built (their buttons
+    come from them); each looks up the widget on screen when it runs."""
 
     def __init__(self, page: MemoryPage, registry: ActionRegistry) -> None:
         self.page = page
         self.registry = registry
 
     def register(self) -> None:
-        entry, review = self.page.entry, self.page.review
-        handlers: dict[str, Callable[[], None]] = {
-            "memory.keep": partial(self.resolve, KEEP),
-            "memory.take": partial(self.resolve, TAKE),
-            "memory.merge": review.merge_button.click,
-            "memory.dismiss": partial(self.resolve, DISMISS),
-            "memory.reveal": self.reveal,
-            "memory.edit": entry.edit_button.click,
-            "memory.pin": entry.pin_button.click, "memory.unpin": entry.pin_button.click,
-            "memory.confirm": entry.confirm_button.click,
-            "memory.remove": entry.remove_button.click,
-            "memory.restore": entry.remove_button.click,
-        }
-        enabled: dict[str, Callable[[], bool]] = {
-            "memory.keep": partial(self.can_resolve, KEEP),
-            "memory.take": partial(self.can_resolve, TAKE),
-            "memory.merge": lambda: self.on_review() and review.merge_button.isEnabled(),
-            "memory.dismiss": partial(self.can_resolve, DISMISS),
-            "memory.reveal": lambda: self.reveal_button() is not None,
-            "memory.edit": lambda: self.entry_can(entry.edit_button),
-            "memory.pin": partial(self.entry_flag, "pinned", False, entry.pin_button),
-            "memory.unpin": partial(self.entry_flag, "pinned", True, entry.pin_button),
-            "memory.confirm": lambda: self.entry_can(entry.confirm_button),
-            "memory.remove": partial(self.entry_flag, "deleted", False, entry.remove_button),
-            "memory.restore": partial(self.entry_flag, "deleted", True, entry.remove_button),
-        }
-        for spec in SPECS:
-            self.registry.register(spec, handlers[spec.id], enabled[spec.id], page=self.page)
+        specs = resolve_commands("memory", partial(self.on, "conflict_pane", "review"),
+                                 partial(self.on, "bulk", "bulk"), self.revealing)
+        specs += entry_commands(partial(self.on, "entry", "entry"))
+        for spec in specs:
+            self.registry.register(spec, page=self.page)
 
-    # ------------------------------------------------------------ what is on screen
-    def on_review(self) -> bool:
-        return self.page.right.currentWidget() is self.page.conflict_pane
+    def on(self, pane: str, widget: str) -> object | None:
+        """The page's ``widget`` if ``pane`` is what the right side shows now."""
+        right = getattr(self.page, "right", None)  # None while the page is being built
+        if right is None or right.currentWidget() is not getattr(self.page, pane, None):
+            return None
+        return getattr(self.page, widget)
 
-    def on_bulk(self) -> bool:
-        return self.page.right.currentWidget() is self.page.bulk
-
-    def on_entry(self) -> bool:
-        return self.page.right.currentWidget() is self.page.entry
-
-    def choice_button(self, choice: ReconciliationStatus) -> QAbstractButton | None:
-        """The button of ``choice`` in the widget shown (review or bulk panel)."""
-        if self.on_bulk():
-            return self.page.bulk.buttons.get(choice)
-        if self.on_review():
-            review = self.page.review
-            return {KEEP: review.keep_button, TAKE: review.take_button,
-                    DISMISS: review.dismiss_button}[choice]
-        return None
-
-    # ------------------------------------------------------------ enablement
-    def can_resolve(self, choice: ReconciliationStatus) -> bool:
-        button = self.choice_button(choice)
-        return button is not None and button.isEnabled()
-
-    def entry_can(self, button: QAbstractButton) -> bool:
-        return self.on_entry() and self.page.entry.entry() is not None and button.isEnabled()
-
-    def entry_flag(self, flag: str, value: bool, button: QAbstractButton) -> bool:
-        """The entry's ``flag`` is ``value`` and ``button`` (which toggles it) is live."""
-        e = self.page.entry.entry()
-        return self.entry_can(button) and e is not None and getattr(e, flag) is value
-
-    def reveal_button(self) -> QAbstractButton | None:
-        button = self.page.entry.reveal_button if self.on_entry() else \
-            self.page.review.reveal_button if self.on_review() else None
-        live = button is not None and not button.isHidden() and button.isEnabled()
-        return button if live else None
-
-    # ------------------------------------------------------------ running
-    def resolve(self, choice: ReconciliationStatus) -> None:
-        button = self.choice_button(choice)
-        if button is not None:
-            button.click()
-
-    def reveal(self) -> None:
-        button = self.reveal_button()
-        if button is not None:
-            button.click()
+    def revealing(self) -> Revealing | None:
+        shown = self.on("entry", "entry") or self.on("conflict_pane", "review")
+        return shown  # type: ignore[return-value]

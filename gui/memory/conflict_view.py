@@ -26,9 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.memory import content_hash
+from proctor.core.memory import Memory, content_hash
 from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatus
 
+from ..actions import ActionRegistry
 from ..i18n import tr
 from ..tasks import PresentationPool, Ticket
 from ..widgets import fmt
@@ -63,7 +64,7 @@ class ConflictData:
     entry: MemoryEntry
 
 
-def load_conflict(memory: Any, item_id: str) -> ConflictData:
+def load_conflict(memory: Memory, item_id: str) -> ConflictData:
     """Runs on the task runner: the item and its entry now. The diff between them is
     presentation work: the review makes it on the presentation pool (``start_diff``), never
     in the store's task runner, so store calls never wait behind it."""
@@ -110,7 +111,7 @@ def shows_conflict(reveals: RevealState, data: ConflictData) -> bool:
                                           or data.entry.id in reveals)
 
 
-def resolve_call(memory: Any, data: ConflictData, choice: ReconciliationStatus,
+def resolve_call(memory: Memory, data: ConflictData, choice: ReconciliationStatus,
                  merged: str | None, reason: str) -> Callable[[], Any]:
     """The store call for one resolution (its own request id, so a retry is idempotent).
     Choices that change the content are refused if the entry moved past the version shown."""
@@ -175,9 +176,12 @@ class ConflictReview(QWidget):
     reveal_requested = Signal(str)
     open_run = Signal(str)
 
-    def __init__(self, reveals: RevealState, parent: QWidget | None = None, *,
-                 read_only: bool = False) -> None:
+    def __init__(self, reveals: RevealState, registry: ActionRegistry, prefix: str,
+                 parent: QWidget | None = None, *, read_only: bool = False) -> None:
+        """``registry`` holds the resolve commands under ``prefix`` (gui/memory/commands.py
+        ``resolve_commands``): the review's buttons are built from them."""
         super().__init__(parent)
+        self.registry, self.prefix = registry, prefix
         self.reveals = reveals
         self.read_only = read_only
         self.data: ConflictData | None = None
@@ -202,9 +206,8 @@ class ConflictReview(QWidget):
         for view in (self.local, self.incoming):
             view.setMinimumHeight(160)
         self.local.verticalScrollBar().valueChanged.connect(self._sync_from_local)
-        self.reveal_button = QPushButton(tr("Reve&al sensitive content"), self)
-        self.reveal_button.setAccessibleName(tr("Reveal the sensitive entry (audited)"))
-        self.reveal_button.clicked.connect(self._on_reveal)
+        self.reveal_button = registry.button(f"{prefix}.reveal", self)
+        self.reveal_button.setText(tr("Reve&al sensitive content"))
         self.run_button = QPushButton(tr("Open the incoming r&un"), self)
         self.run_button.clicked.connect(self._on_open_run)
         self.form = self._build_form()
@@ -265,23 +268,12 @@ class ConflictReview(QWidget):
         self.reason.setPlaceholderText(tr("Why this version? (required; kept in the audit log)"))
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(60)
-        self.keep_button = QPushButton(tr("&Keep local"), form)
-        self.take_button = QPushButton(tr("&Take incoming"), form)
-        self.merge_button = QPushButton(tr("&Merge…"), form)
-        self.dismiss_button = QPushButton(tr("&Dismiss"), form)
+        prefix = self.prefix
+        self.keep_button = self.registry.button(f"{prefix}.keep", form)
+        self.take_button = self.registry.button(f"{prefix}.take", form)
+        self.merge_button = self.registry.button(f"{prefix}.merge", form)
+        self.dismiss_button = self.registry.button(f"{prefix}.dismiss", form)
         self.cancel_merge = QPushButton(tr("Cancel merge"), form)
-        tips = {self.keep_button: "Keep the entry as it is (Alt+K)",
-                self.take_button: "Replace the entry with the incoming text and the fields "
-                                  "it carries (Alt+T)",
-                self.merge_button: "Write the entry's text yourself, starting from both (Alt+M)",
-                self.dismiss_button: "Drop the incoming version without a change (Alt+D)"}
-        for button, tip in tips.items():
-            button.setToolTip(tip)
-            button.setAccessibleName(button.text().replace("&", "").rstrip("…"))
-        self.keep_button.clicked.connect(self._on_keep)
-        self.take_button.clicked.connect(self._on_take)
-        self.merge_button.clicked.connect(self._on_merge)
-        self.dismiss_button.clicked.connect(self._on_dismiss)
         self.cancel_merge.clicked.connect(self.close_merge)
         row = QHBoxLayout()
         for button in (self.keep_button, self.take_button, self.merge_button,
@@ -388,10 +380,7 @@ class ConflictReview(QWidget):
         data = self.data
         if data is None:
             return
-        hidden = not shows_conflict(self.reveals, data)
-        self.reveal_button.setVisible(hidden)
-        self.reveal_button.setEnabled(hidden and not self.read_only)
-        if hidden:
+        if self.hides():
             self.cancel_diff()
             self._diff_key = None
             marked = fmt.bounded(masking_sensitivity(data), 40)
@@ -426,16 +415,25 @@ class ConflictReview(QWidget):
     def is_pending(self) -> bool:
         return self.data is not None and self.data.item.status == ReconciliationStatus.PENDING
 
+    def can(self, choice: ReconciliationStatus) -> bool:
+        """Whether ``choice`` may be asked for now: a pending conflict on a writable desk;
+        nobody takes or merges what they cannot read (yet): hidden, or not compared."""
+        if not self.is_pending() or self.read_only:
+            return False
+        if choice in (ReconciliationStatus.ACCEPTED_LOCAL, ReconciliationStatus.DISMISSED):
+            return True
+        return not self.hides() and not self.comparing()
+
+    def hides(self) -> bool:
+        """The conflict shown is sensitive and not revealed."""
+        return self.data is not None and not shows_conflict(self.reveals, self.data)
+
+    def can_reveal(self) -> bool:
+        return self.hides() and not self.read_only
+
     def set_enabled_actions(self) -> None:
-        can = self.is_pending() and not self.read_only
-        revealed = self.data is not None and shows_conflict(self.reveals, self.data)
-        for button in (self.keep_button, self.dismiss_button):
-            button.setEnabled(can)
-        compared = not self.comparing()
-        for button in (self.take_button, self.merge_button):  # nobody takes or merges what
-            button.setEnabled(can and revealed and compared)  # they cannot read (yet)
-        self.reason.setEnabled(can)
-        self.buttons_changed.emit()
+        self.reason.setEnabled(self.is_pending() and not self.read_only)
+        self.buttons_changed.emit()  # the commands, and the buttons built from them
 
     # ------------------------------------------------------------ drafts
     def draft(self) -> tuple[str | None, str]:
@@ -477,20 +475,8 @@ class ConflictReview(QWidget):
         return not self.merge_editor.isHidden()
 
     # ------------------------------------------------------------ actions
-    @Slot()
-    def _on_keep(self) -> None:
-        self.request(ReconciliationStatus.ACCEPTED_LOCAL)
-
-    @Slot()
-    def _on_take(self) -> None:
-        self.request(ReconciliationStatus.ACCEPTED_INCOMING)
-
-    @Slot()
-    def _on_dismiss(self) -> None:
-        self.request(ReconciliationStatus.DISMISSED)
-
-    @Slot()
-    def _on_merge(self) -> None:
+    def merge(self) -> None:
+        """Open the merge editor; once open, ask for the merge written there."""
         if not self.merging():
             self.open_merge()
             self.merge_editor.setFocus()
@@ -517,8 +503,7 @@ class ConflictReview(QWidget):
         self.resolve_requested.emit(choice, merged, reason)
         return True
 
-    @Slot()
-    def _on_reveal(self) -> None:
+    def reveal(self) -> None:
         if self.data is not None:
             self.reveal_requested.emit(self.data.entry.id)
 

@@ -21,8 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core.memory import Memory
 from proctor.core.models import MemoryEntry, MemoryMutation
 
+from ..actions import ActionRegistry
 from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.bounded_text import display_text
@@ -44,7 +46,7 @@ class EntryData:
     history: list[MemoryMutation]
 
 
-def load_entry(memory: Any, entry_id: str) -> EntryData:
+def load_entry(memory: Memory, entry_id: str) -> EntryData:
     return EntryData(memory.get(entry_id), memory.history(entry_id))
 
 
@@ -107,9 +109,12 @@ class EntryDetail(QWidget):
     open_run = Signal(str)
     open_event = Signal(str, int)
 
-    def __init__(self, memory: Any, reveals: RevealState, parent: QWidget | None = None, *,
-                 read_only: bool = False) -> None:
+    def __init__(self, memory: Memory, reveals: RevealState, registry: ActionRegistry,
+                 parent: QWidget | None = None, *, read_only: bool = False) -> None:
+        """``registry`` holds the entry's commands (gui/memory/commands.py): its buttons
+        are built from them."""
         super().__init__(parent)
+        self.registry = registry
         self.memory = memory
         self.reveals = reveals
         self.read_only = read_only
@@ -149,15 +154,14 @@ class EntryDetail(QWidget):
             b.clicked.connect(slot)
             return b
 
-        self.reveal_button = button("Reve&al", "Reveal sensitive content (audited)",
-                                    self._on_reveal)
+        registry = self.registry
+        self.reveal_button = registry.button("memory.reveal", self)
         self.run_button = button("Open source r&un", "Open the run that wrote this entry",
                                  self._on_open_run)
-        self.edit_button = button("&Edit", "Edit the content", self.start_edit)
-        self.pin_button = button("&Pin", "Pin or unpin", self._on_pin)
-        self.confirm_button = button("C&onfirm", "Confirm the entry as true", self._on_confirm)
-        self.remove_button = button("Re&move", "Remove (a restorable tombstone)",
-                                    self._on_remove_or_restore)
+        self.edit_button = registry.button("memory.edit", self)
+        self.pin_button = registry.button(("memory.pin", "memory.unpin"), self)
+        self.confirm_button = registry.button("memory.confirm", self)
+        self.remove_button = registry.button(("memory.remove", "memory.restore"), self)
         self.save_button = button("&Save (Ctrl+S)", "Save the edit", self.save_edit)
         self.cancel_button = button("&Cancel edit", "Cancel the edit", self.cancel_edit)
         self.change_run_button = button("Open the run of this change",
@@ -260,27 +264,36 @@ class EntryDetail(QWidget):
         shown = self.reveals.shows(e)
         self.content.setPlainText(display_text(e.content) if e and shown
                                   else mask_text(e) if e else "")
-        self.reveal_button.setVisible(bool(e) and not shown)
-        self.reveal_button.setEnabled(not self.read_only)
-        self.reveal_button.setToolTip(tr("Reveals are audited; a read-only desk cannot reveal.")
-                                      if self.read_only else tr("Show the content (audited)"))
+
+    # ------------------------------------------------------------ what may be done now
+    def _writable(self) -> bool:
+        return self.entry() is not None and not self.read_only and not self.editing()
+
+    def can_edit(self) -> bool:
+        e = self.entry()
+        return self._writable() and self.reveals.shows(e) and not e.deleted
+
+    def can_flag(self) -> bool:
+        """Pin, unpin, remove, restore."""
+        return self._writable()
+
+    def can_confirm(self) -> bool:
+        e = self.entry()
+        return self._writable() and self.reveals.shows(e) and not e.confirmed
+
+    def hides(self) -> bool:
+        e = self.entry()
+        return e is not None and not self.reveals.shows(e)
+
+    def can_reveal(self) -> bool:
+        return self.hides() and not self.read_only
 
     def _update_buttons(self) -> None:
-        e, editing = self.entry(), self.editing()
-        writable = e is not None and not self.read_only
-        shown = self.reveals.shows(e)
-        self.edit_button.setEnabled(writable and shown and not e.deleted and not editing)
-        self.pin_button.setEnabled(writable and not editing)
-        self.pin_button.setText(tr("Un&pin") if e and e.pinned else tr("&Pin"))
-        self.confirm_button.setEnabled(writable and shown and not e.confirmed and not editing)
-        self.remove_button.setEnabled(writable and not editing)
-        self.remove_button.setText(tr("Res&tore") if e and e.deleted else tr("Re&move"))
-        self.remove_button.setAccessibleName(tr("Restore the removed entry") if e and e.deleted
-                                             else tr("Remove (a restorable tombstone)"))
+        editing = self.editing()
         for w in (self.editor, self.edit_reason, self.save_button, self.cancel_button):
             w.setVisible(editing)
         self.content.setVisible(not editing)
-        self.buttons_changed.emit()
+        self.buttons_changed.emit()  # the commands, and the buttons built from them
 
     def selected_change(self) -> MemoryMutation | None:
         rows = self.history_view.selectionModel().selectedRows()
@@ -340,7 +353,7 @@ class EntryDetail(QWidget):
     @Slot()
     def start_edit(self) -> None:
         e = self.entry()
-        if e is None or not self.edit_button.isEnabled():
+        if e is None or not self.can_edit():
             return
         self.edit_base = e.version
         self.editor.setPlainText(e.content)
@@ -378,28 +391,25 @@ class EntryDetail(QWidget):
         self.cancel_edit()
 
     # ------------------------------------------------------------ other writes
-    @Slot()
-    def _on_pin(self) -> None:
+    def toggle_pin(self) -> None:
         e = self.entry()
-        if e is None or not self.pin_button.isEnabled():
+        if e is None or not self.can_flag():
             return
         memory, pinned = self.memory, not e.pinned
         self.write_requested.emit("Pinned" if pinned else "Unpinned", lambda: memory.pin(
             e.id, pinned, expected_version=e.version))
 
-    @Slot()
-    def _on_confirm(self) -> None:
+    def confirm(self) -> None:
         e = self.entry()
-        if e is None or not self.confirm_button.isEnabled():
+        if e is None or not self.can_confirm():
             return
         memory = self.memory
         self.write_requested.emit("Confirmed", lambda: memory.confirm(
             e.id, expected_version=e.version, reason="confirmed at the desk"))
 
-    @Slot()
-    def _on_remove_or_restore(self) -> None:
+    def remove_or_restore(self) -> None:
         e = self.entry()
-        if e is None or not self.remove_button.isEnabled():
+        if e is None or not self.can_flag():
             return
         memory = self.memory
         if e.deleted:
@@ -416,8 +426,7 @@ class EntryDetail(QWidget):
         self.write_requested.emit("Removed", lambda: memory.remove(
             e.id, expected_version=e.version, reason=reason or None))
 
-    @Slot()
-    def _on_reveal(self) -> None:
+    def reveal(self) -> None:
         e = self.entry()
         if e is not None and is_sensitive(e.sensitivity) and not self.read_only:
             self.reveal_requested.emit(e.id)

@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Slot
 
+from proctor.core import Journal
 from proctor.core.memory_views import MemoryQuery
 from proctor.core.models import MemoryEntry, Page, Reconciliation
 
@@ -69,7 +70,7 @@ class EntriesModel(PagedModel):
                 "used": (e.last_used_at, e.id)}
         return keys[self.query.sort]
 
-    def show(self, journal: Any, query: MemoryQuery) -> None:
+    def show(self, journal: Journal, query: MemoryQuery) -> None:
         self.query = query
         memory = journal.memory
         self.set_query(lambda cursor, limit: memory.browse(query, cursor=cursor, limit=limit),
@@ -100,7 +101,7 @@ class ConflictsModel(PagedModel):
         super().__init__(runner, columns, lambda c: c.id, lambda c: (c.created_at, c.id),
                          parent)
 
-    def show(self, journal: Any, scope: Any = None, scope_key: str | None = None) -> None:
+    def show(self, journal: Journal, scope: Any = None, scope_key: str | None = None) -> None:
         memory = journal.memory
 
         def fetch(_cursor: str | None, _limit: int) -> Page:

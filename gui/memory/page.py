@@ -27,14 +27,16 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core.memory_views import MemoryQuery
-from proctor.core.models import MemoryScope, ReconciliationStatus, Trust
+from proctor.core.models import ChangeKind, MemoryScope, ReconciliationStatus, Trust
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.delegates import RowDelegate
 from ..widgets.labels import plain_label, section
 from ..widgets.list_page import ListPage, choice_combo, fill_combo, make_table
 from ..widgets.message_bar import Level
 from .bulk import BulkPanel, bulk_resolve
+from .commands import MemoryCommands
 from .common import RevealState, label, token_limit
 from .conflict_view import ConflictReview, load_conflict, resolve_call
 from .entry import EntryDetail, load_entry
@@ -68,18 +70,17 @@ class MemoryPage(ListPage):
 
     open_run = Signal(str)
     open_event = Signal(str, int)
-    change_kinds = frozenset({"memory", "reconciliation"})
+    change_kinds = frozenset({ChangeKind.MEMORY, ChangeKind.RECONCILIATION})
     title = "Memory"
     stretch_column = 1
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         self.reveals = RevealState()
         super().__init__(ctx, EntriesModel(ctx.runner, self.reveals), parent)
         self.reveals.setParent(self)
         self.read_only = bool(ctx.journal.read_only)
         self.limit = token_limit(ctx.settings)
         self.scope: tuple[MemoryScope | None, str | None] = (None, None)
-        self._generation = 0
         self._sized = False
         self.shown: tuple[str, str] | None = None  # ("entry"|"conflict", id) on the right
         self.conflicts = ConflictsModel(ctx.runner, self)
@@ -90,10 +91,12 @@ class MemoryPage(ListPage):
         self.conflicts_table.selectionModel().selectionChanged.connect(
             self._repaint_conflicts)
         self.tree = ScopeTree(self)
-        self.entry = EntryDetail(ctx.journal.memory, self.reveals, self,
+        MemoryCommands(self, ctx.registry).register()  # the buttons below are built from them
+        self.entry = EntryDetail(ctx.journal.memory, self.reveals, ctx.registry, self,
                                  read_only=self.read_only)
-        self.review = ConflictReview(self.reveals, self, read_only=self.read_only)
-        self.bulk = BulkPanel(self, read_only=self.read_only)
+        self.review = ConflictReview(self.reveals, ctx.registry, "memory", self,
+                                     read_only=self.read_only)
+        self.bulk = BulkPanel(ctx.registry, "memory", self, read_only=self.read_only)
         self.empty = plain_label(tr("Select an entry or a conflict."), self, name="Muted",
                                  selectable=False)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -176,7 +179,7 @@ class MemoryPage(ListPage):
         self.review.resolve_requested.connect(self._on_resolve)
         self.review.open_run.connect(self.open_run)
         self.bulk.resolve_requested.connect(self._on_bulk)
-        for source in (self.entry, self.review, self.bulk):  # the commands follow the buttons
+        for source in (self.entry, self.review, self.bulk):  # the commands follow the widgets
             source.buttons_changed.connect(self.ctx.registry.refresh)
         self.right.currentChanged.connect(self.ctx.registry.refresh)
 
@@ -296,17 +299,16 @@ class MemoryPage(ListPage):
     def reload_detail(self) -> None:
         if self.shown is None:
             return
-        self._generation += 1
-        generation, (kind, item_id) = self._generation, self.shown
+        kind, item_id = self.shown
         memory = self.journal.memory
         fetch = (lambda: load_entry(memory, item_id)) if kind == "entry" else \
             (lambda: load_conflict(memory, item_id))
-        self.ctx.runner.run(lambda: (generation, fetch()), on_done=self._on_detail,
-                            on_error=self._on_detail_error, owner=self)
+        # latest wins: a read for the item shown before, or an older read of this one, is dropped
+        self.ctx.runner.latest("detail", fetch, on_done=self._on_detail,
+                               on_error=self._on_detail_error, owner=self)
 
-    def _on_detail(self, result: tuple[int, Any]) -> None:
-        generation, data = result
-        if generation != self._generation or self.shown is None:
+    def _on_detail(self, data: Any) -> None:
+        if self.shown is None:
             return
         if self.shown[0] == "entry":
             self.entry.show_entry(data)

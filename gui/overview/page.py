@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QVBoxLayout, 
 from proctor.core.models import ChangeSet
 from proctor.core.overview import OverviewFacts
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label
@@ -94,7 +95,7 @@ class OverviewData(QObject):
 
     loaded = Signal(object)
 
-    def __init__(self, ctx: Any, parent: QObject) -> None:
+    def __init__(self, ctx: PageContext, parent: QObject) -> None:
         super().__init__(parent)
         self.journal = ctx.journal
         self.runner = ctx.runner
@@ -119,7 +120,7 @@ class OverviewPage(QWidget):
     open_inbox = Signal(object)
     open_page = Signal(str)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = OverviewData(ctx, self)
         self.project = any_combo("Project", "All projects", self)

@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.models import Approval, Page, RuleUsage
+from proctor.core import Journal
+from proctor.core.models import Approval, ChangeKind, Page, RuleUsage
 
+from ..context import PageContext
 from ..i18n import tr
 from ..runs.summary import plain_tip
 from ..tasks import TaskRunner
@@ -72,7 +74,7 @@ class RulesModel(PagedModel):
         super().__init__(runner, COLUMNS, lambda u: u.rule.id,
                          lambda u: (u.rule.created_at, u.rule.id), parent)
 
-    def show(self, journal: Any, *, text: str = "", active_only: bool = False) -> None:
+    def show(self, journal: Journal, *, text: str = "", active_only: bool = False) -> None:
         approvals = journal.approvals
 
         def fetch(_cursor: str | None, _limit: int) -> Page:
@@ -192,11 +194,11 @@ class RulesPage(ListPage):
 
     open_run = Signal(str)
     revoked = Signal(object)
-    change_kinds = frozenset({"rule", "approval"})
+    change_kinds = frozenset({ChangeKind.RULE, ChangeKind.APPROVAL})
     title = "Rules"
     stretch_column = 8
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, RulesModel(ctx.runner), parent)
         self.read_only = bool(getattr(ctx.journal, "read_only", False))
         self.active_only = QCheckBox(tr("Active only"), self)

@@ -1,7 +1,6 @@
-"""Runs commands in the action registry (menu "Runs", the Ctrl+K palette, ? help): the
-run list's export, and for the run on screen: back to the list, exports, request cancel.
-Each calls the handler of the button it stands for; the list's commands are enabled only
-while the list is shown, the run's only while a run is."""
+"""Runs commands, each declared once (menu "Runs", the Ctrl+K palette, ? help): the run
+list's export, and for the run on screen: back to the list, exports, request cancel. The
+list's commands are enabled only while the list is shown, the run's only while a run is."""
 
 from __future__ import annotations
 
@@ -10,41 +9,47 @@ from PySide6.QtCore import QT_TR_NOOP
 from ..actions import ActionRegistry, ActionSpec
 from .page import RunsPage
 
-LIST_SPECS = [
-    ActionSpec("runs.export_list", QT_TR_NOOP("Export the run list as CSV…"), QT_TR_NOOP("Runs"),
-               QT_TR_NOOP("Write the runs the filters show to a CSV file")),
-]
-RUN_SPECS = [
-    ActionSpec("runs.back", QT_TR_NOOP("Back to the run list"), QT_TR_NOOP("Runs"),
-               QT_TR_NOOP("The list, with its filters, selection and scroll position")),
-    ActionSpec("runs.export_json", QT_TR_NOOP("Export the run as JSON…"), QT_TR_NOOP("Runs"),
-               QT_TR_NOOP("Everything about the run shown, in one JSON file")),
-    ActionSpec("runs.export_jsonl", QT_TR_NOOP("Export the run's events as JSON lines…"),
-               QT_TR_NOOP("Runs"),
-               QT_TR_NOOP("The run's events, one JSON object a line")),
-    ActionSpec("runs.copy", QT_TR_NOOP("Copy the run as JSON"), QT_TR_NOOP("Runs"),
-               QT_TR_NOOP("The run shown, to the clipboard")),
-    ActionSpec("runs.cancel", QT_TR_NOOP("Request cancel…"), QT_TR_NOOP("Runs"),
-               QT_TR_NOOP("Ask the agent to stop the run shown (a reason is required)")),
-]
+
+def list_commands(page: RunsPage) -> list[ActionSpec]:
+    return [
+        ActionSpec("runs.export_list", QT_TR_NOOP("Export the run list as CSV…"),
+                   QT_TR_NOOP("Runs"), QT_TR_NOOP("Write the runs the filters show to a CSV file"),
+                   handler=page.list.export_csv, shortcut="Ctrl+E", section=1,
+                   no_icon="file export; the dialog that follows says where"),
+    ]
 
 
-def register(page: RunsPage, registry: ActionRegistry) -> None:
+def run_commands(page: RunsPage) -> list[ActionSpec]:
     detail = page.detail
 
     def has_run() -> bool:
         return detail.run is not None
 
-    def can_cancel() -> bool:
-        return has_run() and detail.cancel_button.isEnabled()
+    return [
+        ActionSpec("runs.back", QT_TR_NOOP("Back to the run list"), QT_TR_NOOP("Runs"),
+                   QT_TR_NOOP("The list, with its filters, selection and scroll position"),
+                   handler=page.show_list, shortcut="Alt+Left", icon="page-runs"),
+        ActionSpec("runs.export_json", QT_TR_NOOP("Export the run as JSON…"), QT_TR_NOOP("Runs"),
+                   QT_TR_NOOP("Everything about the run shown, in one JSON file"),
+                   handler=detail._export_json, enabled=has_run, shortcut="Ctrl+E", section=1,
+                   no_icon="file export; the dialog that follows says where"),
+        ActionSpec("runs.export_jsonl", QT_TR_NOOP("Export the run's events as JSON lines…"),
+                   QT_TR_NOOP("Runs"), QT_TR_NOOP("The run's events, one JSON object a line"),
+                   handler=detail._export_jsonl, enabled=has_run, section=1,
+                   no_icon="file export; the dialog that follows says where"),
+        ActionSpec("runs.copy", QT_TR_NOOP("Copy the run as JSON"), QT_TR_NOOP("Runs"),
+                   QT_TR_NOOP("The run shown, to the clipboard"), handler=detail.copy_run,
+                   enabled=has_run, section=1,
+                   no_icon="clipboard copy; nothing to show"),
+        ActionSpec("runs.cancel", QT_TR_NOOP("Request cancel…"), QT_TR_NOOP("Runs"),
+                   QT_TR_NOOP("Ask the agent to stop the run shown (a reason is required)"),
+                   handler=detail.request_cancel, enabled=lambda: has_run() and detail.can_cancel(),
+                   icon="status-cancelled", section=2),
+    ]
 
-    handlers = {"runs.export_list": page.list.export_button.click,
-                "runs.back": page.show_list, "runs.export_json": detail._export_json,
-                "runs.export_jsonl": detail._export_jsonl, "runs.copy": detail.copy_run,
-                "runs.cancel": detail.request_cancel}
-    enabled = {"runs.export_json": has_run, "runs.export_jsonl": has_run,
-               "runs.copy": has_run, "runs.cancel": can_cancel}
-    for spec in LIST_SPECS:
-        registry.register(spec, handlers[spec.id], page=page.list)
-    for spec in RUN_SPECS:
-        registry.register(spec, handlers[spec.id], enabled.get(spec.id), page=detail)
+
+def register(page: RunsPage, registry: ActionRegistry) -> None:
+    for spec in list_commands(page):
+        registry.register(spec, page=page.list)
+    for spec in run_commands(page):
+        registry.register(spec, page=page.detail)

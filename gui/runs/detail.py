@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet, Run, RunEvent
 
+from ..context import PageContext
 from ..i18n import tr
 from ..timeline.pane import TimelinePane
 from ..widgets import fmt
@@ -80,7 +81,7 @@ class RunDetail(QWidget):
     back = Signal()
     open_run = Signal(str)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.run_id: str | None = None
@@ -303,9 +304,7 @@ class RunDetail(QWidget):
         self.ending.setStyleSheet("font-weight: 600; color: #cc3333;" if run.error
                                   else "font-weight: 600;")
         self.show_end.setVisible(run.status.terminal or bool(run.error))
-        writable = not self.ctx.journal.read_only
-        self.cancel_button.setEnabled(writable and not run.status.terminal
-                                      and not run.cancel_requested)
+        self.cancel_button.setEnabled(self.can_cancel())
         self.cancel_button.setToolTip(
             tr("The run has ended") if run.status.terminal else
             tr("Cancel was already requested") if run.cancel_requested else
@@ -387,6 +386,12 @@ class RunDetail(QWidget):
     def _on_cancel_refused(self, exc: BaseException) -> None:
         self.ctx.presenter.present(exc, inline=self.message)
         self.reload_header()
+
+    def can_cancel(self) -> bool:
+        """A run shown, still going, not asked to cancel yet, on a writable desk."""
+        run = self.run
+        return run is not None and not self.ctx.journal.read_only \
+            and not run.status.terminal and not run.cancel_requested
 
     @Slot()
     def _export_json(self) -> None:

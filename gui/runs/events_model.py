@@ -28,7 +28,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from proctor.core import timeline
+from proctor.core import Journal, timeline
 from proctor.core.models import RunEvent
 
 from ..i18n import tr
@@ -68,24 +68,22 @@ class EventBlockModel(QAbstractTableModel):
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._runner = runner
-        self._journal: Any = None
+        self._journal: Journal | None = None
         self.run_id: str | None = None
         self.types: list[str] | None = None
         self._count = 0
         self._seqs: list[int] | None = None  # row -> sequence under a filter
         self._blocks: OrderedDict[int, Block] = OrderedDict()
-        self._inflight: set[int] = set()
+        self._inflight: set[int] = set()  # blocks being read (at most IN_FLIGHT at once)
         self._wanted: OrderedDict[int, None] = OrderedDict()
-        self._generation = 0
         self.fetched_rows = 0  # events read from the store since set_run (for tests, benches)
         self.fetches = 0
 
     # ------------------------------------------------------------ shaping
-    def set_run(self, journal: Any, run_id: str, last_sequence: int,
+    def set_run(self, journal: Journal, run_id: str, last_sequence: int,
                 types: list[str] | None = None) -> None:
         """Show ``run_id`` (all events, or only ``types``); rows load when first shown."""
         self._journal, self.run_id, self.types = journal, run_id, list(types or []) or None
-        self._generation += 1
         self.fetched_rows = self.fetches = 0
         self.beginResetModel()
         self._clear()
@@ -97,7 +95,6 @@ class EventBlockModel(QAbstractTableModel):
             self.shaped.emit()
 
     def clear(self) -> None:
-        self._generation += 1
         self.run_id = None
         self.beginResetModel()
         self._clear()
@@ -105,21 +102,21 @@ class EventBlockModel(QAbstractTableModel):
         self.endResetModel()
 
     def _clear(self) -> None:
+        """Forget the rows, and every read still on its way for them (latest/coalesce keys
+        dropped: their outcome is never delivered)."""
+        for key in ["sequences", "tail", *(("block", b) for b in self._inflight)]:
+            self._runner.drop(key, self)
         self._blocks.clear()
         self._inflight.clear()
         self._wanted.clear()
         self._seqs = None
 
     def _load_sequences(self) -> None:
-        journal, run_id, types, generation = self._journal, self.run_id, self.types, \
-            self._generation
-        self._runner.run(lambda: (generation, timeline.event_sequences(journal, run_id, types)),
-                         on_done=self._on_sequences, on_error=self._on_error, owner=self)
+        journal, run_id, types = self._journal, self.run_id, self.types
+        self._runner.latest("sequences", lambda: timeline.event_sequences(journal, run_id, types),
+                            on_done=self._on_sequences, on_error=self._on_error, owner=self)
 
-    def _on_sequences(self, result: tuple[int, list[int]]) -> None:
-        generation, seqs = result
-        if generation != self._generation:
-            return
+    def _on_sequences(self, seqs: list[int]) -> None:
         self.beginResetModel()
         self._seqs, self._count = seqs, len(seqs)
         self.endResetModel()
@@ -143,19 +140,19 @@ class EventBlockModel(QAbstractTableModel):
     def _load_tail(self, last_sequence: int) -> None:
         if self._seqs is None:
             return
-        journal, run_id, types, generation = self._journal, self.run_id, self.types, \
-            self._generation
+        journal, run_id, types = self._journal, self.run_id, self.types
         after = self._seqs[-1] if self._seqs else 0
 
-        def fetch() -> tuple[int, int, list[int]]:
+        def fetch() -> tuple[int, list[int]]:
             events = journal.runs.events(run_id, after=after, limit=10_000, types=types)
-            return generation, after, [e.sequence for e in events]
+            return after, [e.sequence for e in events]
 
-        self._runner.run(fetch, on_done=self._on_tail, on_error=self._on_error, owner=self)
+        self._runner.coalesce("tail", fetch, on_done=self._on_tail, on_error=self._on_error,
+                              owner=self)
 
-    def _on_tail(self, result: tuple[int, int, list[int]]) -> None:
-        generation, after, fresh = result
-        if generation != self._generation or self._seqs is None or not fresh:
+    def _on_tail(self, result: tuple[int, list[int]]) -> None:
+        after, fresh = result
+        if self._seqs is None or not fresh:
             return
         if (self._seqs[-1] if self._seqs else 0) != after:
             return
@@ -241,19 +238,17 @@ class EventBlockModel(QAbstractTableModel):
         if start is None:
             return
         self._inflight.add(block)
-        journal, run_id, types, generation = self._journal, self.run_id, self.types, \
-            self._generation
+        journal, run_id, types = self._journal, self.run_id, self.types
         limit = min(BLOCK, self._count - first_row)
         runs = journal.runs
-        self._runner.run(
-            lambda: (generation, block, make_block(runs.events(
-                run_id, after=start - 1, limit=limit, types=types))),
+        self._runner.latest(
+            ("block", block),
+            lambda: (block, make_block(runs.events(run_id, after=start - 1, limit=limit,
+                                                    types=types))),
             on_done=self._on_block, on_error=self._on_block_error, owner=self)
 
-    def _on_block(self, result: tuple[int, int, Block]) -> None:
-        generation, block, events = result
-        if generation != self._generation:
-            return
+    def _on_block(self, result: tuple[int, Block]) -> None:
+        block, events = result
         self._inflight.discard(block)
         self.fetches += 1
         self.fetched_rows += len(events)
@@ -346,7 +341,7 @@ def make_block(events: list[RunEvent]) -> Block:
     return Block(events, texts)
 
 
-def read_tail(journal: Any, run_id: str) -> tuple[Any, int, list[RunEvent]]:
+def read_tail(journal: Journal, run_id: str) -> tuple[Any, int, list[RunEvent]]:
     """The run and its last block of events, in one task (opening shows the end)."""
     run = journal.runs.get(run_id)
     block = max(run.last_sequence - 1, 0) // BLOCK

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import Any
 
 from PySide6.QtCore import QDateTime, QModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QGuiApplication
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import (
 from proctor.core import timeline
 from proctor.core.models import Run, RunEvent
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets import fmt
 from ..widgets.json_tree import JsonTree
@@ -156,7 +156,7 @@ class EventsPane(QWidget):
     event_selected = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.run: Run | None = None
@@ -426,14 +426,11 @@ class EventsPane(QWidget):
                                            backwards=backwards, types=types), True
             return found, False
 
-        self._find_token = getattr(self, "_find_token", 0) + 1
-        self.ctx.runner.run(search, on_done=partial(self._on_found_text, self._find_token, text),
-                            on_error=self.failed.emit, owner=self)
+        # latest wins: an older search that finishes after a newer one is dropped
+        self.ctx.runner.latest("find", search, on_done=partial(self._on_found_text, text),
+                               on_error=self.failed.emit, owner=self)
 
-    def _on_found_text(self, token: int, searched: str,
-                       result: tuple[int | None, bool]) -> None:
-        if token != self._find_token:
-            return  # an older search finished after a newer one was asked for
+    def _on_found_text(self, searched: str, result: tuple[int | None, bool]) -> None:
         sequence, wrapped = result
         text = fmt.bounded(searched, 60)
         if sequence is None:

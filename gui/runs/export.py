@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from proctor.core import transfer
 from proctor.core.timeline import RunQuery
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.message_bar import Level, MessageBar
 
@@ -50,7 +51,7 @@ def write_file(path: str, writer: Callable[[IO[str]], int]) -> tuple[str, int]:
 class Exporter:
     """Runs one export at a time for a page and reports in its message bar."""
 
-    def __init__(self, ctx: Any, parent: QWidget, message: MessageBar) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget, message: MessageBar) -> None:
         self.ctx = ctx
         self.parent = parent
         self.message = message

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core import Journal
 from proctor.core.models import (
     Approval,
     Decision,
@@ -65,7 +66,7 @@ def _newest(items: list[Any], name: str, totals: dict[str, int]) -> list[Any]:
     return items[-MAX_FACT_ROWS:]
 
 
-def load_facts(journal: Any, run_id: str) -> RunFacts:
+def load_facts(journal: Journal, run_id: str) -> RunFacts:
     """Everything about one run except its events (runs on the task runner), read by the
     core in one transaction (``runs.facts``: one snapshot). Each list is cut to its newest
     MAX_FACT_ROWS (an agent can make 20 000 tool calls in one run; the events pane and the

@@ -6,8 +6,6 @@ on the task runner when the pane is first shown for a run, and again on request.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -24,6 +22,7 @@ from proctor.core import timeline
 from proctor.core.models import RunEvent
 from proctor.core.timeline import ChainStatus
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.labels import plain_label, section
 from .model import EventsModel
@@ -77,12 +76,11 @@ class IntegrityPane(QWidget):
     checked = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.run_id: str | None = None
         self.status: ChainStatus | None = None
-        self._running = False
         self.icon = QLabel(self)
         self.result = plain_label(tr("Not verified yet."), self)
         self.result.setAccessibleName(tr("Chain verification result"))
@@ -127,13 +125,15 @@ class IntegrityPane(QWidget):
             self._set_idle("Not verified yet.")
 
     def needs_check(self) -> bool:
-        return self.run_id is not None and self.status is None and not self._running
+        return self.run_id is not None and self.status is None and not self.verifying()
+
+    def verifying(self) -> bool:
+        return self.ctx.runner.keyed("verify", self)
 
     @Slot()
     def verify(self) -> None:
-        if self.run_id is None or self._running:
+        if self.run_id is None or self.verifying():
             return
-        self._running = True
         self.verify_button.setEnabled(False)
         self.result.setText(tr("Verifying the chain…"))
         journal, run_id = self.ctx.journal, self.run_id
@@ -148,12 +148,11 @@ class IntegrityPane(QWidget):
                                        journal.signatures.trusted)
             return run_id, status, around, signed
 
-        self.ctx.runner.run(check, on_done=self._on_checked, on_error=self._on_error,
-                            owner=self)
+        self.ctx.runner.latest("verify", check, on_done=self._on_checked,
+                               on_error=self._on_error, owner=self)
 
     def _on_checked(self, result: tuple[str, ChainStatus, list[RunEvent], str]) -> None:
         run_id, status, around, signed = result
-        self._running = False
         self.verify_button.setEnabled(True)
         if run_id != self.run_id:
             return
@@ -172,7 +171,6 @@ class IntegrityPane(QWidget):
         self.checked.emit(status)
 
     def _on_error(self, exc: BaseException) -> None:
-        self._running = False
         self._set_idle("Could not verify the chain.")
         self.failed.emit(exc)
 

@@ -13,6 +13,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from proctor.core import Journal
 from proctor.core.models import Run, RunEvent
 from proctor.core.runs import sort_fields
 from proctor.core.timeline import RunQuery
@@ -70,14 +71,14 @@ class RunsModel(PagedModel):
         super().__init__(runner, RUN_COLUMNS, lambda r: r.id,
                          lambda r: (r.created_at, r.id), parent)
         self.query = RunQuery()
-        self._journal: Any = None
+        self._journal: Journal | None = None
 
-    def show(self, journal: Any, *, text: str | None = None,
+    def show(self, journal: Journal, *, text: str | None = None,
              status: list[str] | None = None) -> None:
         """The newest runs, optionally filtered by title text and status."""
         self.show_query(journal, RunQuery(text=text, status=tuple(status or ())))
 
-    def show_query(self, journal: Any, q: RunQuery) -> None:
+    def show_query(self, journal: Journal, q: RunQuery) -> None:
         self._journal, self.query = journal, q
         self._order = _order_key(q)
         self.set_query(lambda cursor, limit: journal.runs.list(q, cursor=cursor, limit=limit),

@@ -6,13 +6,12 @@ selection and scroll position.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Slot
 from PySide6.QtWidgets import QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
-from proctor.core.models import ChangeSet
+from proctor.core.models import ChangeKind, ChangeSet
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.list_page import ListPage
 from ..widgets.paged_model import KEY_ROLE
@@ -27,11 +26,12 @@ TICK_MS = 1000
 class RunList(ListPage):
     """The list half of the Runs page."""
 
-    change_kinds = frozenset({"run", "approval", "interaction", "effect"})
+    change_kinds = frozenset({ChangeKind.RUN, ChangeKind.APPROVAL, ChangeKind.INTERACTION,
+                              ChangeKind.EFFECT})
     title = "Runs"
     stretch_column = 1
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(ctx, RunsModel(ctx.runner), parent)
         self.search.setPlaceholderText(tr("Search titles, ids, agents, projects"))
         self.search.setAccessibleName(tr("Search runs"))
@@ -46,7 +46,7 @@ class RunList(ListPage):
         self.table.horizontalHeader().setSortIndicator(4, Qt.SortOrder.DescendingOrder)
         self.table.horizontalHeader().setSortIndicatorShown(True)
         self.filters.changed.connect(self.apply_query)
-        self.export_button.clicked.connect(self._export)
+        self.export_button.clicked.connect(self.export_csv)
         assert isinstance(self.model, RunsModel)
         self.model.sorted.connect(self.filters.set_sort)
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._on_header_sort)
@@ -86,14 +86,14 @@ class RunList(ListPage):
         QTimer.singleShot(0, self._sync_indicator)  # unsortable columns snap back
 
     @Slot()
-    def _export(self) -> None:
+    def export_csv(self) -> None:
         self.exporter.runs_csv(self.filters.query(self.text()))
 
 
 class RunsPage(QWidget):
     """The page the main window shows: the run list, or one run."""
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.journal = ctx.journal

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QStandardItem, QStandardItemModel
@@ -27,8 +26,9 @@ from proctor.core import errors
 from proctor.core.models import Approval, ApprovalScope, EffectStatus, InboxItem, InboxKind
 
 from ..actions import ActionRegistry
+from ..context import PageContext
 from ..i18n import tr
-from ..inbox.commands import SPECS
+from ..inbox.commands import decision_commands
 from ..inbox.confirm import confirmed
 from ..inbox.decide import Decider
 from ..inbox.detail import DetailContext, DetailPane
@@ -60,28 +60,21 @@ class PendingCommands(QObject):
         self.decider = pane.decider
 
     def register(self, registry: ActionRegistry) -> None:
-        handlers = {"inbox.approve": self.approve, "inbox.deny": self.deny,
-                    "inbox.snooze": self.snooze,
-                    "inbox.effect_committed": lambda: self.resolve(EffectStatus.COMMITTED),
-                    "inbox.effect_failed": lambda: self.resolve(EffectStatus.FAILED)}
-        enabled = {"inbox.approve": self._is(InboxKind.APPROVAL),
-                   "inbox.deny": self._is(InboxKind.APPROVAL),
-                   "inbox.snooze": self._writable,
-                   "inbox.effect_committed": self._is(InboxKind.EFFECT),
-                   "inbox.effect_failed": self._is(InboxKind.EFFECT)}
-        for spec in SPECS:
-            if spec.id in handlers:
-                local = dataclasses.replace(spec, context=Qt.ShortcutContext.WidgetShortcut)
-                registry.register(local, handlers[spec.id], enabled[spec.id])
+        for spec in decision_commands(self):  # the inbox's declarations, on this pane
+            registry.register(dataclasses.replace(spec, context=Qt.ShortcutContext.WidgetShortcut))
 
-    def _writable(self) -> bool:
+    def can_snooze(self) -> bool:
         return not self.pane.read_only and self.pane.current_item() is not None
 
-    def _is(self, kind: InboxKind) -> Any:
-        def check() -> bool:
-            item = self.pane.current_item()
-            return self._writable() and item is not None and item.kind == kind
-        return check
+    def can_decide(self) -> bool:
+        return self._is(InboxKind.APPROVAL)
+
+    def can_resolve(self) -> bool:
+        return self._is(InboxKind.EFFECT)
+
+    def _is(self, kind: InboxKind) -> bool:
+        item = self.pane.current_item()
+        return self.can_snooze() and item is not None and item.kind == kind
 
     def approve(self) -> None:
         item, widget = self.pane.current_item(), self.pane.detail.current()
@@ -121,7 +114,7 @@ class PendingCommands(QObject):
         if until is not None:
             self.decider.snooze([item], until)
 
-    def resolve(self, outcome: EffectStatus) -> None:
+    def resolve_effect(self, outcome: EffectStatus) -> None:
         """The effect detail checks (reason, the second confirmation for a non-idempotent
         write) and submits with the evidence, exactly as in the Inbox."""
         item, widget = self.pane.current_item(), self.pane.detail.current()
@@ -139,7 +132,7 @@ class PendingPane(QWidget):
     decided = Signal()
     open_run = Signal(str)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.read_only = bool(ctx.journal.read_only)

@@ -6,14 +6,13 @@ the event lane is turned into the event at that time (``sequence_chosen``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from proctor.core import timeline
 from proctor.core.timeline import RunTimeline, Span
 
+from ..context import PageContext
 from ..i18n import tr
 from ..widgets.labels import plain_label
 from .view import TimelineView, span_text
@@ -31,7 +30,7 @@ class TimelinePane(QWidget):
     sequence_chosen = Signal(int)
     failed = Signal(object)
 
-    def __init__(self, ctx: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.run_id: str | None = None
@@ -39,8 +38,6 @@ class TimelinePane(QWidget):
         self.info = plain_label(HINT, self, name="Muted")
         self.info.setWordWrap(False)
         self.info.setAccessibleName(tr("Timeline details"))
-        self._loading_density = False
-        self._density_again: tuple[float, float, int] | None = None
         buttons = QHBoxLayout()
         buttons.setSpacing(2)
         for text, name, slot in (("−", "Zoom out", self.zoom_out), ("+", "Zoom in", self.zoom_in),
@@ -77,8 +74,8 @@ class TimelinePane(QWidget):
         if self.run_id is None:
             return
         journal, run_id = self.ctx.journal, self.run_id
-        self.ctx.runner.run(lambda: timeline.timeline(journal, run_id),
-                            on_done=self._on_timeline, on_error=self.failed.emit, owner=self)
+        self.ctx.runner.latest("timeline", lambda: timeline.timeline(journal, run_id),
+                               on_done=self._on_timeline, on_error=self.failed.emit, owner=self)
 
     def _on_timeline(self, tl: RunTimeline) -> None:
         if tl.run_id == self.run_id:
@@ -89,32 +86,20 @@ class TimelinePane(QWidget):
         shown = self.view.timeline
         if shown is None or shown.run_id != self.run_id:
             return  # a range of the previous run's lanes; the new run's comes next
-        if self._loading_density:
-            self._density_again = (start, end, buckets)
-            return
-        self._loading_density = True
         journal, run_id = self.ctx.journal, shown.run_id
-        self.ctx.runner.run(
+        # coalesced: one density read in flight; while it runs, only the last range asked
+        # for is read after it (panning never queues a read per frame)
+        self.ctx.runner.coalesce(
+            "density",
             lambda: (run_id, start, end, timeline.event_density(journal, run_id, start, end,
                                                                 buckets)),
-            on_done=self._on_density, on_error=self._on_density_error, owner=self)
+            on_done=self._on_density, on_error=self.failed.emit, owner=self)
 
     def _on_density(self, result: tuple[str, float, float, list[int]]) -> None:
-        self._loading_density = False
         run_id, start, end, counts = result
         shown = self.view.timeline
         if shown is not None and run_id == shown.run_id == self.run_id:
             self.view.set_density(start, end, counts)
-        self._density_next()
-
-    def _on_density_error(self, exc: BaseException) -> None:
-        self._loading_density = False
-        self.failed.emit(exc)
-
-    def _density_next(self) -> None:
-        if self._density_again is not None:
-            again, self._density_again = self._density_again, None
-            self._on_range(*again)
 
     # ------------------------------------------------------------ interaction
     @Slot()

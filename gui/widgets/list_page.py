@@ -20,8 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.models import ChangeSet
+from proctor.core.models import ChangeKind, ChangeSet
 
+from ..context import PageContext
 from ..i18n import tr
 from . import fmt
 from .labels import plain_label
@@ -78,11 +79,11 @@ class ListPage(QWidget):
     """Subclasses set ``change_kinds`` and ``title``, pass their model (the page owns it) and
     implement ``apply_query()``; ``self.layout_top`` holds the filter row."""
 
-    change_kinds: ClassVar[frozenset[str]] = frozenset()
+    change_kinds: ClassVar[frozenset[ChangeKind]] = frozenset()
     title: ClassVar[str] = ""
     stretch_column: ClassVar[int] = 0
 
-    def __init__(self, ctx: Any, model: PagedModel, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: PageContext, model: PagedModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.journal = ctx.journal

@@ -31,6 +31,7 @@ from .list_model import Index, TableModel
 PAGE = 200
 REFRESH_CAP = 2000  # a refresh reloads at most this many leading rows
 MAX_HELD = 10_000  # rows one view holds: scrolling fetches no more past this (narrow it)
+ROWS = "rows"  # the runner key of every read of the rows (latest wins)
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 2
 
@@ -75,8 +76,7 @@ class PagedModel(TableModel):
         self._cursor: str | None = None
         self._fetch: Fetch | None = None
         self._descending = True
-        self._generation = 0
-        self._loading = False
+        self._loading = False  # a read is in flight (one at a time; the others wait below)
         self._refresh_queued = False
         self._pick: Pick | None = None
         self._patch_keys: set[str] = set()
@@ -88,7 +88,6 @@ class PagedModel(TableModel):
                   pick: Pick | None = None) -> None:
         """Show the result of ``fetch(cursor, limit)``; drops rows of the previous query.
         ``pick(keys)`` (optional) returns those of ``keys`` that belong in the result now."""
-        self._generation += 1
         self._fetch = fetch
         self._pick = pick
         self._patch_keys = set()
@@ -122,15 +121,13 @@ class PagedModel(TableModel):
         if not self._patch_keys or self._loading:
             return  # nothing to do, or applied after the load in flight (see _finish)
         keys, self._patch_keys = self._patch_keys, set()
-        pick, generation = self._pick, self._generation
+        pick = self._pick
         self._set_loading(True)
-        self._runner.run(lambda: (generation, keys, pick(keys)), on_done=self._on_patch,
-                         on_error=self._on_error, owner=self)
+        self._runner.latest(ROWS, lambda: (keys, pick(keys)), on_done=self._on_patch,
+                            on_error=self._on_error, owner=self)
 
-    def _on_patch(self, result: tuple[int, set[str], list[Any]]) -> None:
-        generation, keys, items = result
-        if generation != self._generation:
-            return
+    def _on_patch(self, result: tuple[set[str], list[Any]]) -> None:
+        keys, items = result
         present = {self._key(i): i for i in items if self._key(i) in keys}
         rows = [r for r in self._rows if self._key(r) not in keys]
         last = self._order(self._rows[-1]) if self._rows else None
@@ -139,13 +136,14 @@ class PagedModel(TableModel):
         rows.sort(key=self._order, reverse=self._descending)
         self._show(rows)
 
-    def _load(self, cursor: str | None, limit: int, done: Callable[[int, Page], None]) -> None:
-        fetch, generation = self._fetch, self._generation
+    def _load(self, cursor: str | None, limit: int, done: Callable[[Page], None]) -> None:
+        """Every read of the rows is the latest of key ROWS: a new query's first page drops
+        the outcome of whatever read of the previous query was still in flight."""
+        fetch = self._fetch
         assert fetch is not None
         self._set_loading(True)
-        self._runner.run(lambda: (generation, fetch(cursor, limit)),
-                         on_done=lambda result: done(*result), on_error=self._on_error,
-                         owner=self)
+        self._runner.latest(ROWS, lambda: fetch(cursor, limit), on_done=done,
+                            on_error=self._on_error, owner=self)
 
     def _set_loading(self, loading: bool) -> None:
         if loading != self._loading:
@@ -167,25 +165,19 @@ class PagedModel(TableModel):
         self._patch_keys = set()
         self.failed.emit(exc)
 
-    def _on_first_page(self, generation: int, page: Page) -> None:
-        if generation != self._generation:
-            return
+    def _on_first_page(self, page: Page) -> None:
         self._cursor = page.next_cursor
         self._append(page.items)
         self.has_loaded = True
         self._finish()
         self.loaded.emit()
 
-    def _on_more(self, generation: int, page: Page) -> None:
-        if generation != self._generation:
-            return
+    def _on_more(self, page: Page) -> None:
         self._cursor = page.next_cursor
         self._append([i for i in page.items if self._key(i) not in self._keys])
         self._finish()
 
-    def _on_refresh(self, generation: int, page: Page) -> None:
-        if generation != self._generation:
-            return
+    def _on_refresh(self, page: Page) -> None:
         fresh = list(page.items)
         if len(self._rows) > len(fresh) and page.next_cursor is not None and fresh:
             # rows past the reloaded prefix stay as they were (order key beyond the prefix)

@@ -1,4 +1,4 @@
-"""The agent process of tests/gui/test_effects_flow.py (run as a script, never imported
+"""The agent process of tests/gui/effects/test_effects_flow.py (run as a script, never imported
 by the GUI test): ``python effects_agent.py JOURNAL begin KEY...`` reserves, begins and
 hangs until killed; ``python effects_agent.py JOURNAL retry RUN KEY...`` reserves again,
 polling until each dead lease has lapsed."""

@@ -130,3 +130,19 @@ def test_every_effect_write_is_in_the_change_feed(agent, operator, run):
         agent.effects.begin(key)
         agent.effects.commit(key, {"sent": True})
         assert key in operator.changes.since(mark).ids("effect")
+
+
+def test_change_kinds_are_one_enum(agent, operator, run):
+    """Every row the feed hands out names its kind as a ChangeKind (one spelling, in
+    core/models.py); a kind outside it is refused rather than passed along to the views."""
+    import pytest
+    from pydantic import ValidationError
+
+    from proctor.core.models import Change, ChangeKind
+
+    _operator_actions(agent, operator, run, n=1)
+    cs = operator.changes.since(0)
+    assert cs.changes and all(type(c.entity_kind) is ChangeKind for c in cs.changes)
+    assert {ChangeKind.APPROVAL, ChangeKind.AUDIT, ChangeKind.RUN} <= cs.kinds()
+    with pytest.raises(ValidationError):
+        Change(seq=1, entity_kind="aproval", entity_id="apr_1", run_id=None, created_at=0.0)

@@ -15,7 +15,7 @@ from proctor.gui.errors import ErrorDialog
 from proctor.gui.server_target import ServerTarget, is_server, visible_url
 
 from .conftest import WAIT_MS
-from .test_forms_agents import MemoryKeyring, keyring_backend  # noqa: F401 (a fixture)
+from .forms.test_forms_agents import MemoryKeyring, keyring_backend  # noqa: F401 (a fixture)
 
 TARGET = ServerTarget("db.example.org", 6432, "proctor", "dana", "require")
 

@@ -20,9 +20,9 @@ from proctor.gui.errors import ErrorDialog
 from proctor.gui.server_target import ServerTarget
 
 from .conftest import WAIT_MS, settled
-from .test_forms_agents import MemoryKeyring
-from .test_forms_agents import keyring_backend as keyring_fixture
-from .test_inbox_flow import press, select
+from .forms.test_forms_agents import MemoryKeyring
+from .forms.test_forms_agents import keyring_backend as keyring_fixture
+from .inbox.test_inbox_flow import press, select
 
 team, team_logins, keyring_backend = team_fixtures.team, team_fixtures.team_logins, \
     keyring_fixture  # the fixtures

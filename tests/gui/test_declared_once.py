@@ -4,13 +4,15 @@ shortcut, icon, enablement and handler all come from the one ActionSpec."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMenuBar, QToolBar, QWidget
 
 from proctor.gui.actions import ActionRegistry, ActionSpec
 from proctor.gui.widgets.palette import ShortcutHelp
 
 from .conftest import WAIT_MS
-from .test_effects_page import ambiguous, effects_page, select
+from .driver import Desk
+from .effects.test_effects_page import ambiguous, effects_page, select
 from .test_page_commands import key, listed, palette
 
 
@@ -24,7 +26,7 @@ def test_one_spec_makes_the_menu_entry_toolbar_button_key_icon_and_handler(qtbot
                                  icon="action-about", toolbar=True))
     bar, toolbar = QMenuBar(host), QToolBar(host)
     menus = registry.build_menus(bar, {"Demo": []})
-    registry.build_toolbar(toolbar, [])
+    registry.build_toolbar(toolbar)
     action = registry.action("demo.hello")
     assert action in menus["Demo"].actions() and action in toolbar.actions()
     assert registry.effective_shortcut("demo.hello") == "Ctrl+Shift+H"
@@ -56,3 +58,70 @@ def test_the_effects_open_run_command_is_declared_once(qtbot, journal_path, open
     qtbot.waitUntil(lambda: window.current_page_id() == "runs"
                     and window.runs.detail.run_id == run_id, timeout=WAIT_MS)
     assert not registry.action("effects.open_run").isEnabled()  # off the Effects page
+
+
+def test_a_button_is_built_from_its_command(qtbot):
+    """The button runs the command, is enabled and shown as the command says, and one
+    button may stand for two commands (Remove / Restore), showing the one that applies."""
+    host = QWidget()
+    qtbot.addWidget(host)
+    registry, ran, state = ActionRegistry(host), [], {"on": False, "deleted": False}
+    registry.register(ActionSpec("demo.remove", "Remove", "Demo", handler=lambda: ran.append("rm"),
+                                 enabled=lambda: state["on"], button="Re&move",
+                                 visible=lambda: not state["deleted"]))
+    registry.register(ActionSpec("demo.restore", "Restore", "Demo",
+                                 handler=lambda: ran.append("restore"), button="Res&tore",
+                                 visible=lambda: state["deleted"]))
+    button = registry.button(("demo.remove", "demo.restore"), host)
+    host.show()
+    assert button.text() == "Re&move" and not button.isEnabled()
+    state["on"] = True
+    registry.refresh()
+    assert button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert ran == ["rm"]
+    state["deleted"] = True
+    registry.refresh()
+    assert button.text() == "Res&tore" and button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert ran == ["rm", "restore"]
+
+
+def test_the_effects_and_memory_buttons_are_their_commands(qtbot, journal_path, open_desk):
+    ambiguous(journal_path, "mail:1")
+    window, page = effects_page(open_desk, journal_path)
+    select(qtbot, page, "mail:1")
+    registry = window.registry
+    assert page.committed_button.action_id == "effects.committed"
+    assert page.failed_button.action_id == "effects.failed"
+    assert page.lapsed_button.action_id == "effects.mark_lapsed"
+    assert page.committed_button.isEnabled() == registry.action("effects.committed").isEnabled()
+    memory = window.memory
+    assert memory.review.keep_button.action_id == "memory.keep"
+    assert memory.bulk.buttons[next(iter(memory.bulk.buttons))].action_id == "memory.keep"
+    assert memory.entry.edit_button.action_id == "memory.edit"
+    assert memory.entry.remove_button.ids == ["memory.remove", "memory.restore"]
+
+
+def test_copy_the_item_id_is_one_declaration(qtbot, populated, open_desk):
+    """A command added with one ActionSpec (gui/inbox/commands.py ``inbox.copy_id``): it is
+    in the Inbox menu, the palette and ? with its key, and copies the id of the item shown."""
+    path, ids = populated
+    window = open_desk(path)
+    registry = window.registry
+    menu = window.menuBar().findChild(type(window.recent_menu), "menu.inbox")
+    assert registry.action("inbox.copy_id") in menu.actions()
+    help_dialog = ShortcutHelp(registry, window)
+    qtbot.addWidget(help_dialog)
+    keys = {help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
+            for r in range(help_dialog.model.rowCount())}
+    assert keys["Copy the item's id"] == "Ctrl+Shift+C"
+    Desk(qtbot, window).open_inbox_item(f"approval:{ids['approval']}")
+    QGuiApplication.clipboard().clear()
+    key(qtbot, window, window.inbox.table, Qt.Key.Key_C,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: QGuiApplication.clipboard().text() == ids["approval"],
+                    timeout=WAIT_MS)
+    found = palette(qtbot, window, "item's id")
+    assert listed(found) == {"Copy the item's id": True}
+    found.close()

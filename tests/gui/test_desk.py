@@ -250,13 +250,10 @@ def test_poll_finds_changes_when_the_file_watcher_misses_them(qtbot, populated, 
     path, ids = populated
     window = open_desk(path)
     watcher = window.services.watcher
-    watcher.pause()
-    watcher._arm = lambda: None  # simulate a platform where -wal cannot be watched
-    watcher._poll.start()
+    watcher.poll_only()  # as on a platform where -wal cannot be watched
     # settled: the poll has its baseline and the read it started (the first one) is over,
     # so from here on only a poll can move the watcher past ``seen``
-    qtbot.waitUntil(lambda: watcher._data_version is not None and not watcher._reading,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: watcher.has_baseline() and not watcher.reading(), timeout=WAIT_MS)
     seen, wal = watcher.last_seq, watcher.wakeups["wal"]
     with agent(path, "coder") as a:
         approval_id = request(a, ids["run"], "poll_me", {}, "found by polling")
@@ -427,7 +424,8 @@ def test_preferences_and_file_open_go_through_their_dialogs(qtbot, populated, op
     assert blocker.args == [other]
 
 
-def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, open_desk):
+def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, open_desk,
+                                                             monkeypatch):
     """WAL frames are written (file event) before readers see the commit: the watcher
     re-reads shortly after instead of waiting for the next write or the poll."""
     from proctor.core.models import ChangeSet
@@ -436,24 +434,21 @@ def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, op
     window = open_desk(path)
     watcher = window.services.watcher
     watcher.pause()  # no file events, no poll: only the follow-ups can find the change
-    qtbot.waitUntil(lambda: not watcher._reading and not watcher._polling, timeout=WAIT_MS)
-    real = watcher._journal.changes
+    Desk(qtbot, window).watcher_settled()
+    changes = window.journal.changes
+    real_since = changes.since
     early = []
 
-    class NotYetVisible:
-        def since(self, seq, limit=5000):  # noqa: ANN001, ANN202
-            if not early:
-                early.append(seq)
-                return ChangeSet(since=seq, until=seq, changes=[])
-            return real.since(seq, limit=limit)
+    def not_yet_visible(seq, limit=5000):  # noqa: ANN001, ANN202
+        if not early:
+            early.append(seq)
+            return ChangeSet(since=seq, until=seq, changes=[])
+        return real_since(seq, limit=limit)
 
-    class Journalish:
-        changes = NotYetVisible()
-
-    watcher._journal = Journalish()
+    monkeypatch.setattr(changes, "since", not_yet_visible, raising=False)
     with agent(path, "coder") as a:
         approval_id = request(a, ids["run"], "late", {}, "seen by a follow-up")
-    watcher._on_file_changed(str(path) + "-wal")
+    watcher.wal_written()
     qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0,
                     timeout=WAIT_MS)
     assert early and watcher.wakeups["follow_up"] >= 1

@@ -22,6 +22,7 @@ from proctor.gui.memory import diff as diff_mod
 from proctor.gui.widgets.bounded_text import BoundedText, TextViewer
 
 from .conftest import WAIT_MS, wait_presented
+from .driver import Desk
 from .hostile_data import blob, one_line, yaml_like
 from .responsive import GapMeter
 
@@ -51,13 +52,7 @@ def record_diff_threads(monkeypatch) -> list[int]:
 
 
 def open_entry(qtbot, window, entry_id: str) -> None:
-    window.go("memory")
-    memory = window.memory
-    qtbot.waitUntil(lambda: memory.model.row_of(entry_id) >= 0, timeout=WAIT_MS)
-    memory.table.setCurrentIndex(memory.model.index(memory.model.row_of(entry_id), 0))
-    qtbot.waitUntil(lambda: memory.entry.data is not None
-                    and memory.entry.data.entry.id == entry_id, timeout=WAIT_MS)
-    wait_presented(qtbot)
+    Desk(qtbot, window).open_memory_entry(entry_id)
 
 
 @pytest.mark.parametrize("before,after", [

@@ -16,8 +16,8 @@ from proctor.gui.widgets.dialogs import ConfirmDialog, ReasonDialog
 from proctor.gui.widgets.palette import CommandPalette, ShortcutHelp
 
 from .conftest import WAIT_MS
-from .test_effects_page import ambiguous, select
-from .test_memory_flow import open_entry
+from .effects.test_effects_page import ambiguous, select
+from .memory.test_memory_flow import open_entry
 
 PAGE_COMMANDS = {
     "memory": ["memory.keep", "memory.take", "memory.merge", "memory.dismiss",

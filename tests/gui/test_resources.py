@@ -15,7 +15,6 @@ from PySide6.QtWidgets import QApplication
 
 from proctor import resources
 from proctor.core import models
-from proctor.gui import action_icons
 from proctor.gui.mainwindow import PAGES
 from proctor.gui.runs.status import STYLE, status_icon
 from proctor.gui.theme import LEVEL, SAFETY, Theme, ThemeMode, palette_for
@@ -49,12 +48,13 @@ def contrast(a: QColor | str, b: QColor | str) -> float:
 
 # ------------------------------------------------------------------ icons exist
 def names_in_code() -> tuple[set[str], set[str]]:
-    """Literal icon("name") calls, and the prefixes of f-string ones (icon(f"page-{…}"))."""
+    """Literal icon("name") calls and icon="name" declarations (ActionSpec), and the
+    prefixes of f-string ones (icon(f"page-{…}"), icon=f"page-{…}")."""
     literal, prefixes = set(), set()
     for path in GUI.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        literal |= set(re.findall(r'\bicon\("([\w-]+)"\)', text))
-        prefixes |= set(re.findall(r'\bicon\(f"([\w-]+)\{', text))
+        literal |= set(re.findall(r'\bicon(?:\(|=)"([\w-]+)"', text))
+        prefixes |= set(re.findall(r'\bicon(?:\(|=)f"([\w-]+)\{', text))
     return literal, prefixes
 
 
@@ -65,7 +65,6 @@ def test_every_icon_named_in_the_code_exists(qapp):
     assert prefixes <= set(families), f"a new icon family to check here: {prefixes}"
     names = literal | {f"{prefix}{member}" for prefix, members in families.items()
                        for member in members}
-    names |= set(action_icons.ICONS.values())
     missing = sorted(n for n in names if not resources.exists("icons", f"{n}.svg"))
     assert missing == []
     assert all(not icon(n).isNull() for n in names)
@@ -84,18 +83,19 @@ def test_every_action_has_an_icon_or_a_reason_for_none(populated, open_desk):
     path, _ = populated
     window = open_desk(path)
     registered = {spec.id for spec in window.registry.specs()}
-    # an icon is given in gui/action_icons.py or in the command's own declaration (ActionSpec)
-    icons = set(action_icons.ICONS) | {s.id for s in window.registry.specs() if s.icon}
-    both = icons & set(action_icons.TEXT_ONLY)
+    # an icon, or the reason for none, is given in the command's own declaration (ActionSpec)
+    icons = {s.id for s in window.registry.specs() if s.icon}
+    text_only = {s.id: s.no_icon for s in window.registry.specs() if s.no_icon}
+    both = icons & set(text_only)
     assert both == set()
-    undecided = registered - icons - set(action_icons.TEXT_ONLY)
-    assert undecided == set(), "give these an icon in gui/action_icons.py or say why not"
-    stale = (icons | set(action_icons.TEXT_ONLY)) - registered
+    undecided = registered - icons - set(text_only)
+    assert undecided == set(), "give these an icon in their ActionSpec or say why not"
+    stale = (icons | set(text_only)) - registered
     assert stale == set()
     for action_id in registered:
         has_icon = not window.registry.action(action_id).icon().isNull()
         assert has_icon == (action_id in icons), action_id
-    assert all(reason.strip() for reason in action_icons.TEXT_ONLY.values())
+    assert all(reason.strip() for reason in text_only.values())
 
 
 @pytest.mark.parametrize("size", resources.APP_ICON_SIZES)

@@ -19,7 +19,7 @@ from proctor.gui.theme import ThemeMode
 from proctor.gui.watcher import POLL_MS
 
 from .conftest import WAIT_MS
-from .test_inbox_flow import select
+from .driver import Desk
 
 CHANGED = Prefs(theme="dark", single_keys=False, notifications=False, operator="carol",
                 default_journal="/srv/agents/journal.db", poll_ms=1500)
@@ -127,8 +127,7 @@ def test_decisions_are_recorded_under_the_operator_name_from_preferences(qtbot, 
             desk.open(path)
         window = desk.window
         assert window.journal.actor.name == "carol"
-        select(qtbot, window, ids["approval"])
-        assert window.registry.trigger("inbox.approve")
+        assert Desk(qtbot, window).decide(ids["approval"])
         with Journal.open(path, read_only=True) as j:
             qtbot.waitUntil(lambda: j.approvals.get(ids["approval"]).status == "approved",
                             timeout=WAIT_MS)

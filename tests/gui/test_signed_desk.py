@@ -16,7 +16,7 @@ from proctor.gui.preferences import PreferencesDialog, prefs_from
 from proctor.gui.runs.facts import TABS
 
 from .conftest import WAIT_MS
-from .test_runs_detail import open_run
+from .runs.test_runs_detail import open_run
 
 
 def test_the_desk_makes_a_key_on_first_use(tmp_path, monkeypatch):

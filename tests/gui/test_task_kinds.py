@@ -132,3 +132,26 @@ def test_a_dead_owner_gets_nothing_and_its_follow_up_never_runs(qtbot, runner):
     with qtbot.waitSignal(runner.idle, timeout=WAIT):
         pass
     assert got == [] and started == ["first"]
+
+
+def test_a_request_made_while_the_read_is_delivered_is_the_follow_up(qtbot, runner):
+    """The follow-up starts after the delivery, so a request made from the delivered read's
+    own ``on_done`` (the watcher asking again from where it now stands) replaces the one
+    waiting: it is the last request, and reads what the delivery left."""
+    owner, got, started, gate = QObject(), [], [], threading.Event()
+    opened = threading.Event()
+    opened.set()
+
+    def first_done(value) -> None:
+        got.append(value)
+        runner.coalesce("feed", gated("after delivery", opened, started), on_done=got.append,
+                        owner=owner)
+
+    runner.coalesce("feed", gated("first", gate, started), on_done=first_done, owner=owner)
+    runner.coalesce("feed", gated("before delivery", opened, started), on_done=got.append,
+                    owner=owner)
+    qtbot.waitUntil(lambda: started == ["first"], timeout=WAIT)
+    gate.set()
+    qtbot.waitUntil(lambda: len(got) == 2 and runner.pending() == 0, timeout=WAIT)
+    assert got == ["first", "after delivery"]
+    assert started == ["first", "after delivery"]
