@@ -28,11 +28,13 @@ def upgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name != "postgresql":
         return
+    schema = bind.execute(sa.text("SELECT current_schema()")).scalar_one()
     for table in TABLES:
         name = f"trg_{table}_requested_by"
         bind.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS requested_by text"))
-        bind.execute(sa.text(
-            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $fn$ "
+        bind.execute(sa.text(  # search_path pinned, pg_temp last, as every trigger's (pg.py)
+            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql "
+            f'SET search_path = "{schema}", pg_catalog, pg_temp AS $fn$ '
             "BEGIN IF TG_OP = 'INSERT' THEN NEW.requested_by := session_user; "
             "ELSE NEW.requested_by := OLD.requested_by; END IF; RETURN NEW; END $fn$"))
         bind.execute(sa.text(
