@@ -11,7 +11,7 @@ from . import __version__
 # Each module has ``register(subparsers)``; its subcommands set ``func(args) -> int``.
 COMMAND_MODULES = ("proctor.cmd_ops", "proctor.cmd_sim", "proctor.cmd_desk",
                    "proctor.cmd_integrations", "proctor.cmd_timeline", "proctor.cmd_desktop",
-                   "proctor.cmd_keys", "proctor.cmd_rules")
+                   "proctor.cmd_keys", "proctor.cmd_rules", "proctor.cmd_team")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -30,7 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     opener = sub.add_parser("open", help="open a journal in the desk",
                             description="Open a journal in the desk.")
-    opener.add_argument("path", type=Path, help="the journal file")
+    opener.add_argument("path", help="the journal file, or a team journal's server URL "
+                                      "(postgresql+psycopg://LOGIN@HOST:PORT/DATABASE; the "
+                                      "password from the URL or the OS keyring)")
     opener.add_argument("--read-only", action="store_true", help="watch only; decide nothing")
     opener.add_argument("--as", dest="operator", help="operator name (default: your login)")
     opener.add_argument("--create", action="store_true", help="create the journal if missing")
@@ -40,11 +42,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_open(args: argparse.Namespace) -> int:
-    path = args.path.expanduser()
     from proctor.gui.preflight import check_or_explain
 
     if (refused := check_or_explain("proctor open")) is not None:
         return refused
+    if "://" in args.path and not args.path.startswith("sqlite:///"):
+        from proctor.gui.app import run_desk  # a server: the desk connects (and says why not)
+
+        return run_desk(args.path, read_only=args.read_only, operator=args.operator)
+    path = Path(args.path.removeprefix("sqlite:///")).expanduser()
     if not path.exists() and (args.read_only or not args.create):
         print(f"proctor open: error: no journal at {path}", file=sys.stderr)
         print("  hint: Check the path, or pass --create to start a new journal there.",

@@ -78,14 +78,32 @@ def load_config() -> dict:
 
 
 def operator_name(args: argparse.Namespace) -> str:
-    name = getattr(args, "operator", None) or os.environ.get("PROCTOR_OPERATOR") \
-        or load_config().get("operator")
+    name = getattr(args, "operator", None) or server_login(args) \
+        or os.environ.get("PROCTOR_OPERATOR") or load_config().get("operator")
     if name:
         return str(name)
     try:
         return getpass.getuser()
     except (KeyError, OSError):
         return "operator"
+
+
+def server_login(args: argparse.Namespace) -> str | None:
+    """On a team journal the server records the login as the operator (docs/team.md): the
+    URL's user is the name to decide as, unless --as says otherwise."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        where = journal_path(args)
+    except UsageError:
+        return None
+    if not where.startswith(("postgresql://", "postgresql+psycopg://", "postgres://")):
+        return None
+    try:
+        user = urlsplit(where).username
+    except ValueError:
+        return None
+    return unquote(user) if user else None
 
 
 def journal_path(args: argparse.Namespace, positional: str | None = None) -> str:

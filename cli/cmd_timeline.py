@@ -88,8 +88,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         bundle = read_export(args.file)
     except OSError as err:
         raise UsageError(f"cannot read {ident(args.file)}: {err.strerror or err}") from err
-    path = Path(journal_path(args)).expanduser()
-    if not path.exists():
+    where = journal_path(args)
+    path = Path(where).expanduser()
+    if "://" in where and not where.startswith("sqlite:///"):  # a server journal: it exists or the server says why not
+        j = open_journal(args, write=True)
+    elif not path.exists():
         print(f"creating a new journal at {ident(path)}", file=sys.stderr)
         j = Journal.open(path, actor=Actor.operator(operator_name(args)),
                          busy_timeout=args.timeout)

@@ -23,6 +23,7 @@ from proctor.core import Journal
 
 from .i18n import tr
 from .logging_setup import log_dir
+from .server_target import place_of
 from .widgets.icons import icon
 from .widgets.labels import plain_label
 
@@ -49,7 +50,7 @@ def versions(journal: Journal | None) -> list[tuple[str, str]]:
             ("SQLite", sqlite3.sqlite_version)]
     if journal is not None:
         rows.append(("Journal schema", str(journal.schema_revision)))
-        rows.append(("Journal", str(journal.path)))
+        rows.append(("Journal", place_of(journal)))
     rows.append(("Platform", platform.platform()))
     rows.append(("Log folder", str(log_dir())))
     return rows

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication, QWidget
@@ -27,7 +28,9 @@ from PySide6.QtWidgets import QApplication, QWidget
 from proctor import resources
 from proctor.core import Actor, Journal, errors
 from proctor.core.journal import OldSchemaPolicy
+from proctor.core.models import ActorKind
 
+from .connect import ConnectRequest, PasswordNotStored, remember_password, stored_password
 from .context import Services
 from .errors import ErrorDialog, describe, is_expected, unexpected_text
 from .guard import GuardedJournal, ThreadGuard
@@ -43,6 +46,14 @@ from .old_schema import (
     backups,
     read_only_reason,
     upgrade_progress,
+)
+from .server_target import (
+    ServerTarget,
+    connect_problem,
+    is_server,
+    place_of,
+    server_of,
+    visible_url,
 )
 from .settings import DeskSettings
 from .single_instance import JournalServer, bring_to_front, focus_running, same_journal
@@ -111,6 +122,67 @@ def desk_signer(actor: Actor | None) -> Any:
     return key
 
 
+def open_server(target: ServerTarget, password: str | None, remember: bool,
+                actor: Actor | None, read_only: bool) -> Journal:
+    """Open the journal on ``target``'s server (worker thread): with ``password``, or the one
+    the OS keyring keeps for it, as the operator the login is (not the name typed in
+    Preferences: a team server refuses a decision by anyone but the login). The schema is never migrated from a desk (the team's
+    ``proctor team init`` does that): an older one opens read-only, saying so. A
+    connection the operator can fix (wrong password, refused, no such database) raises
+    ``StoreError`` with a sentence saying what to do."""
+    secret = password if password is not None else stored_password(target)
+    url = target.url(secret)
+    if actor is None or actor.kind is ActorKind.OPERATOR:
+        # the server records the login as the operator (core/team.py): decide as it
+        actor = Actor.operator(target.user)
+    try:
+        journal = _open_url(url, actor, read_only)
+    except errors.SchemaTooOld as exc:
+        journal = _open_url(url, actor, True, "read_only")
+        journal.read_only_because = (f"{exc} The team's administrator upgrades a server's "
+                                     "schema (`proctor team init URL`); until then this desk "
+                                     "only observes.")
+    except errors.ProctorError as exc:
+        why = connect_problem(exc, target)
+        if why is None and not _names_secret(exc, url, secret):
+            raise
+        if why is not None:  # our sentence says what to do
+            raise errors.StoreError(why, hint="") from None
+        raise errors.StoreError(_without_secret(str(exc), url, secret, target),
+                                hint=_without_secret(exc.hint, url, secret, target)) from None
+    except Exception as exc:  # a driver error core did not translate: never show the URL
+        why = connect_problem(exc, target)
+        raise errors.StoreError(why or f"Could not connect to {target.label()}: "
+                                f"{type(exc).__name__}.", hint="") from None
+    journal.server_target = target
+    if remember and password:
+        try:
+            remember_password(target, password)
+        except PasswordNotStored as exc:
+            journal.password_note = str(exc)
+    return journal
+
+
+def _names_secret(exc: BaseException, url: str, secret: str | None) -> bool:
+    text = f"{exc} {getattr(exc, 'hint', '')}"
+    return url in text or bool(secret) and (secret in text or quote(secret, safe="") in text)
+
+
+def _without_secret(text: str, url: str, secret: str | None, target: ServerTarget) -> str:
+    """``text`` with the URL shown as its label and the password as ***."""
+    text = text.replace(url, target.label())
+    if secret:
+        text = text.replace(quote(secret, safe=""), "***").replace(secret, "***")
+    return text
+
+
+def _open_url(url: str, actor: Actor | None, read_only: bool,
+              on_old_schema: OldSchemaPolicy = "error") -> Journal:
+    return Journal.open(url, actor=actor, read_only=read_only, create=False,
+                        on_old_schema=on_old_schema,
+                        signer=None if read_only else desk_signer(actor))
+
+
 def open_or_hold(path: str | Path, actor: Actor | None, read_only: bool,
                  old_schema: OldSchema = "ask") -> Journal | OlderJournal:
     """Open ``path`` for the desk (worker thread). With ``old_schema="ask"`` nothing is
@@ -134,6 +206,8 @@ def quick_check(opened: Journal | OlderJournal) -> Journal | OlderJournal:
     file gets ``damaged_because`` (the first problem found), shown when the window opens.
     Only the desk pays for this (agents and the CLI open without it)."""
     journal = opened.journal if isinstance(opened, OlderJournal) else opened
+    if server_of(journal) is not None:  # the server checks its own pages
+        return opened
     try:
         problems = [line for line in journal.integrity_check(quick=True) if line != "ok"]
     except errors.Corrupt as exc:
@@ -210,18 +284,36 @@ class DeskApp(QObject):
         self.instances = JournalServer(self)
         self.instances.focus_requested.connect(self._on_focus_requested)
 
-    def open(self, path: str | Path, *, read_only: bool = False,
-             operator: str | None = None, old_schema: OldSchema = "ask") -> None:
+    def open(self, path: str | Path | ServerTarget, *, read_only: bool = False,
+             operator: str | None = None, old_schema: OldSchema = "ask",
+             password: str | None = None, remember: bool = False) -> None:
         """Open ``path`` in this desk, unless a desk already has it open: then focus that.
 
+        ``path``: a journal file, or a server (a ``ServerTarget`` or its URL, whose
+        ``password`` — None: the OS keyring's — is kept there when ``remember``).
         ``old_schema``: for a journal with an older schema, "ask" the operator (upgrade
         after a backup, open read-only, or cancel), or "migrate" / open "read_only" at once.
         """
         operator = operator or self.settings.operator or None
-        if self._focus_existing(path, read_only, operator):
+        if isinstance(path, str) and is_server(path):
+            try:
+                path, typed = ServerTarget.parse(path)
+            except ValueError as exc:
+                self._on_open_failed(errors.StoreError(str(exc), hint=""))
+                return
+            password = password if password is not None else typed
+        place = path.label() if isinstance(path, ServerTarget) else path
+        if isinstance(path, ServerTarget):
+            operator = path.user  # on a server the login is the operator (open_server)
+        if self._focus_existing(place, read_only, operator):
             return
         actor = Actor.operator(operator) if operator else None
-        self.runner.run(lambda: quick_check(open_or_hold(path, actor, read_only, old_schema)),
+        if isinstance(path, ServerTarget):
+            target = path
+            task = partial(open_server, target, password, remember, actor, read_only)
+        else:
+            task = partial(open_or_hold, path, actor, read_only, old_schema)
+        self.runner.run(lambda: quick_check(task()),
                         on_done=self._on_opened, on_error=self._on_open_failed, owner=self)
 
     def _on_opened(self, opened: Journal | OlderJournal) -> None:
@@ -266,15 +358,23 @@ class DeskApp(QObject):
         window = build_window(journal, runner=self.runner, settings=self.settings,
                               theme=self.theme, strict=self.strict)
         window.open_requested.connect(self._on_open_requested)
+        window.connect_requested.connect(self._on_connect_requested)
         window.closed.connect(partial(self._on_window_closed, window))
         old, self.window = self.window, window
-        self.settings.add_recent(journal.path)
-        self.instances.listen(journal.path)
+        target = server_of(journal)
+        if target is not None:
+            self.settings.add_recent_server(target.label())
+        else:
+            self.settings.add_recent(journal.path)
+        self.instances.listen(place_of(journal))
         window.show()
         window.start()
         why = getattr(journal, "read_only_because", None)
         if why:
             window.notice.show_message(tr("Opened read-only: {why}").format(why=why), Level.WARNING)
+        note = getattr(journal, "password_note", None)
+        if note:
+            window.notice.show_message(note, Level.WARNING)
         damage = getattr(journal, "damaged_because", None)
         if damage:
             window.show_damage(damage)
@@ -293,12 +393,17 @@ class DeskApp(QObject):
         operator = self.window.journal.actor.name if self.window else None
         self.open(path, operator=self.settings.operator or operator)
 
+    def _on_connect_requested(self, request: ConnectRequest) -> None:
+        operator = self.window.journal.actor.name if self.window else None
+        self.open(request.target, operator=self.settings.operator or operator,
+                  password=request.password, remember=request.remember)
+
     def _focus_existing(self, path: str | Path, read_only: bool, operator: str | None) -> bool:
         window = self.window
         if window is None:
             return False
         journal = window.journal
-        if same_journal(path, journal.path):
+        if same_journal(path, place_of(journal)):
             if bool(journal.read_only) == read_only and operator in (None, journal.actor.name):
                 bring_to_front(window)
                 return True
@@ -340,9 +445,16 @@ def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None 
     ``DeskApp.open`` (``proctor open --migrate`` passes "migrate").
     """
     app = make_app()
-    if single_instance and focus_running(path):
-        print(f"{path} is already open in a desk; brought that window to the front.",
-              file=sys.stderr)
+    if isinstance(path, str) and is_server(path):
+        try:
+            place: str | Path = ServerTarget.parse(path)[0].label()
+        except ValueError:
+            place = visible_url(path)
+    else:
+        place = path
+    if single_instance and focus_running(place):
+        print(f"{visible_url(str(place))} is already open in a desk; brought that window to "
+              "the front.", file=sys.stderr)
         return 0
     setup_logging(console_level=logging.DEBUG if debug_mode() else logging.WARNING)
     settings = DeskSettings()

@@ -28,11 +28,13 @@ from . import logging_setup
 from .about import AboutDialog
 from .actions import ActionRegistry, ActionSpec
 from .audit.page import AuditPage
+from .connect import ConnectDialog
 from .context import PageContext, Services
 from .counts import Counts
 from .drop import JournalDrop
 from .effects.page import EffectsPage
 from .errors import ErrorPresenter, is_damage
+from .forms.credentials import keyring_status
 from .i18n import tr
 from .inbox.commands import InboxCommands
 from .inbox.page import InboxPage
@@ -43,6 +45,7 @@ from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
 from .rules.page import RulesPage
 from .runs import commands as runs_commands
 from .runs.page import RunsPage
+from .server_target import place_of, server_of, short_name
 from .theme import ThemeMode
 from .widgets.dialogs import OpenJournalDialog
 from .widgets.icons import icon
@@ -80,6 +83,9 @@ def window_commands(w: MainWindow) -> list[ActionSpec]:
         ActionSpec("app.open", QT_TR_NOOP("Open journal…"), QT_TR_NOOP("File"),
                    QT_TR_NOOP("Open another journal"), handler=w.choose_journal,
                    shortcut="Ctrl+O", icon="action-open"),
+        ActionSpec("app.connect", QT_TR_NOOP("Connect to server…"), QT_TR_NOOP("File"),
+                   QT_TR_NOOP("Open a team journal on a PostgreSQL server"),
+                   handler=w.connect_to_server, icon="action-open"),
         ActionSpec("app.preferences", QT_TR_NOOP("Preferences…"), QT_TR_NOOP("File"),
                    QT_TR_NOOP("Theme, shortcuts, notifications"), handler=w.edit_preferences,
                    shortcut="Ctrl+,", icon="action-preferences", section=1),
@@ -125,11 +131,15 @@ def write_lock_free(journal: Journal) -> bool:
 class MainWindow(QMainWindow):
     """Signals:
         closed(): the window closed (its watcher stopped, its journal closing).
-        open_requested(str): the operator chose another journal to open.
+        open_requested(str): the operator chose another journal to open (a file's path, or
+            a server connection's label).
+        connect_requested(object): the operator asked to connect to a server
+            (a gui/connect.py ``ConnectRequest``).
     """
 
     closed = Signal()
     open_requested = Signal(str)
+    connect_requested = Signal(object)
 
     def __init__(self, services: Services) -> None:
         super().__init__()
@@ -241,8 +251,8 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         """Read the change feed position, then start watching and load every page."""
         j = self.journal
-        self.status.set_journal(str(j.path), j.schema_revision, j.actor.name, bool(j.read_only))
-        self.status.set_exposure(exposure_warning(j.path))
+        self.status.set_journal(place_of(j), j.schema_revision, j.actor.name, bool(j.read_only))
+        self.status.set_exposure(None if server_of(j) is not None else exposure_warning(j.path))
         self.sidebar.select("inbox")
         lost = getattr(j, "lost_tail", None)
         if lost is not None:
@@ -342,7 +352,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(self._title(counts.get("inbox")))
 
     def _title(self, waiting: int | None = None) -> str:
-        name = Path(str(self.journal.path)).name
+        name = short_name(self.journal)
         ro = " (read-only)" if self.journal.read_only else ""
         return f"Proctor — {waiting} waiting — {name}{ro}" if waiting else \
             f"Proctor — {name}{ro}"
@@ -370,7 +380,7 @@ class MainWindow(QMainWindow):
         self.notice.show_message(
             tr("The journal file is damaged: {why}. Do not rely on what this desk shows; run "
                "`proctor verify {path}` and restore the journal from a backup.").format(
-                why=why, path=self.journal.path),
+                why=why, path=place_of(self.journal)),
             Level.ERROR)
 
     @Slot(object)
@@ -447,12 +457,30 @@ class MainWindow(QMainWindow):
         if path:
             self.open_requested.emit(path)
 
+    def connect_to_server(self) -> None:
+        """File ▸ Connect to server: whether the OS keyring works is found off the GUI
+        thread (it may talk to a keyring service), then the dialog asks."""
+        self.services.runner.run(keyring_status, on_done=self._ask_connect, owner=self)
+
+    def _ask_connect(self, keyring_usable: tuple[bool, str]) -> None:
+        request = ConnectDialog.ask(self, self.settings.recent_servers(), keyring_usable,
+                                    server_of(self.journal))
+        if request is not None:
+            self.connect_requested.emit(request)
+
     @Slot()
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
         for path in self.settings.recent():
             action = self.recent_menu.addAction(path)
             action.setData(path)
+            action.triggered.connect(self._on_recent)
+        servers = self.settings.recent_servers()
+        if servers and self.recent_menu.actions():
+            self.recent_menu.addSeparator()
+        for label in servers:
+            action = self.recent_menu.addAction(label)
+            action.setData(label)
             action.triggered.connect(self._on_recent)
         self.recent_menu.setEnabled(True)
         if not self.recent_menu.actions():
@@ -478,7 +506,13 @@ class MainWindow(QMainWindow):
         self.memory.set_token_limit(prefs.memory_tokens)
         if self.services.theme is not None:
             self.services.theme.apply(ThemeMode(prefs.theme))
-        if prefs.operator and prefs.operator != self.journal.actor.name:
+        if prefs.operator and prefs.operator != self.journal.actor.name and \
+                server_of(self.journal) is not None:
+            self.notice.show_message(
+                tr("On a team server, decisions are recorded as the login you connected with "
+                   "({name}), whatever the name in Preferences.").format(
+                    name=self.journal.actor.name), Level.INFO)
+        elif prefs.operator and prefs.operator != self.journal.actor.name:
             self.notice.show_message(
                 tr("Decisions in this window are recorded as {name}; reopen the journal to "
                    "decide as {operator}.").format(
@@ -487,7 +521,7 @@ class MainWindow(QMainWindow):
 
     def reopen(self) -> None:
         """Open this journal again (e.g. as the operator name just chosen)."""
-        self.open_requested.emit(str(self.journal.path))
+        self.open_requested.emit(place_of(self.journal))
 
     # ------------------------------------------------------------ window state
     def _save_state(self) -> None:

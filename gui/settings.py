@@ -1,11 +1,12 @@
 """What the desk remembers between sessions (QSettings): theme, single-key shortcuts,
 notifications, the operator name, the default journal, the refresh fallback interval,
-the memory token budget per scope, which approvals ask for confirmation, recent journals, window geometry and splitter
+the memory token budget per scope, which approvals ask for confirmation, recent journals and server connections (never a password), window geometry and splitter
 positions. Every part of the desk reads and writes them through one ``DeskSettings``
 (tests give it a QSettings over a temporary file)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
@@ -15,6 +16,8 @@ from .watcher import POLL_MS
 MAX_RECENT = 8
 POLL_RANGE_MS = (100, 10_000)  # the data_version poll: the safety net under the -wal watcher
 CREDENTIAL_REFS_KEY = "credentials/references"  # references only, never a secret
+RECENT_SERVERS_KEY = "servers/recent"  # connection labels, never a password
+WITH_PASSWORD = re.compile(r"://[^/@]*:[^/@]*@")
 TOKEN_LIMIT_KEY = "memory/token_limit_per_scope"
 DEFAULT_TOKEN_LIMIT = 8000
 TOKEN_LIMIT_RANGE = (100, 10_000_000)  # the budget the scope tree measures each scope by
@@ -155,6 +158,16 @@ class DeskSettings:
         path = str(Path(path).absolute())
         items = [path] + [p for p in self.recent() if p != path]
         self.q.setValue("journals/recent", items[:MAX_RECENT])
+
+    # -- recent server connections (gui/connect.py labels: never a password)
+    def recent_servers(self) -> list[str]:
+        return self._strings(RECENT_SERVERS_KEY)
+
+    def add_recent_server(self, label: str) -> None:
+        if WITH_PASSWORD.search(label):  # a label never carries one: refuse, never store it
+            raise ValueError("a recent connection is kept without its password")
+        items = [label] + [s for s in self.recent_servers() if s != label]
+        self.q.setValue(RECENT_SERVERS_KEY, items[:MAX_RECENT])
 
     # -- window state
     def save_state(self, key: str, state: QByteArray) -> None:

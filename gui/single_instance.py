@@ -2,7 +2,8 @@
 that window instead of starting a second one.
 
 Each desk listens on a local socket (QLocalServer: a Unix socket, a named pipe on
-Windows) whose name is a hash of the user and the journal's resolved path. A second
+Windows) whose name is a hash of the user and the journal's resolved path (a server
+journal's connection label). A second
 ``proctor open J`` connects, says ``focus``, waits for ``ok`` and exits; the first desk
 brings its window to the front. A socket file left by a desk that crashed answers
 nobody and is replaced.
@@ -29,13 +30,20 @@ def journal_key(path: str | Path) -> str:
         user = getpass.getuser()
     except (KeyError, OSError):
         user = ""
-    resolved = str(Path(path).expanduser().resolve())
+    resolved = _place(path)
     digest = hashlib.sha256(f"{user}\0{resolved}".encode()).hexdigest()[:24]
     return f"proctor-desk-{digest}"
 
 
 def same_journal(a: str | Path, b: str | Path) -> bool:
-    return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
+    return _place(a) == _place(b)
+
+
+def _place(path: str | Path) -> str:
+    """A file's resolved path; a server journal's label (gui/connect.py) as it is."""
+    if isinstance(path, str) and "://" in path:
+        return path
+    return str(Path(path).expanduser().resolve())
 
 
 def focus_running(path: str | Path, *, reply_ms: int = REPLY_MS) -> bool:

@@ -1,5 +1,9 @@
 """Live refresh: notice other processes' commits and say what changed.
 
+A journal on a server (team mode) has no file: its fast path is the server's notification
+(``LISTEN``, ``journal.changes.wait`` on a thread of its own, NOTIFY_WAIT_S at a time), and
+the poll is its safety net too.
+
 Fast path: a QFileSystemWatcher on the journal's ``-wal`` file (and on its folder, to
 re-arm when ``-wal`` reappears after the last connection closed it). Safety net:
 ``journal.changes.data_version()`` polled off the GUI thread every POLL_MS. Either one
@@ -20,6 +24,7 @@ in ten waited for the next unrelated write or the poll, ~140 ms).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
@@ -29,6 +34,7 @@ from proctor.core.models import Change, ChangeSet
 from proctor.core.witness import HeadWitness, journal_id
 
 from .guard import JournalClosed
+from .server_target import server_of
 from .tasks import TaskRunner
 
 POLL_MS = 400
@@ -36,6 +42,7 @@ MAX_BATCH = 5000
 READ, POLL = "read", "poll"  # the runner keys of the feed reads and the data-version polls
 FOLLOW_UP_MS = (2, 8, 25, 80)
 WITNESS_MS = 1000  # the head witness is written at most this often (core/witness.py)
+NOTIFY_WAIT_S = 0.5  # a server journal's listener checks for stop this often
 
 
 class JournalWatcher(QObject):
@@ -50,12 +57,16 @@ class JournalWatcher(QObject):
     seen_at = Signal(float)
     wal_lost = Signal()
     _written = Signal(object)  # from any thread: change rows a desk write committed
+    _notified = Signal()  # from the listener thread: the server said a write committed
 
     def __init__(self, journal: Journal, runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._journal = journal
         self._runner = runner
-        self._path = Path(journal.path)
+        # a journal on a server has no file to watch or to keep a witness beside: the poll
+        # (and the server's notifications, where core offers them) tell what changed
+        self.on_server = server_of(journal) is not None
+        self._path = Path(str(journal.path))
         self._wal = Path(f"{self._path}-wal")
         self.last_seq = 0
         self._ahead: set[int] = set()  # seqs past last_seq already reported (own writes)
@@ -80,23 +91,29 @@ class JournalWatcher(QObject):
         # what the witness saw keeps the witness as it is (the finding stays until accepted).
         self.witness = HeadWitness(self._path)
         self._witness_frozen = getattr(journal, "lost_tail", None) is not None \
-            or bool(getattr(journal, "read_only", False))
+            or bool(getattr(journal, "read_only", False)) or self.on_server
         self._witness_timer = QTimer(self)
         self._witness_timer.setSingleShot(True)
         self._witness_timer.setInterval(WITNESS_MS)
         self._witness_timer.timeout.connect(self._write_witness)
         self._written.connect(self._on_written)  # queued when emitted on a worker thread
+        self._notified.connect(self._on_notified)
+        self._listening: threading.Event | None = None  # set: the listener thread stops
+        self.wakeups["notify"] = 0
 
     # ------------------------------------------------------------ lifecycle
     def start(self, since: int) -> None:
         """Start watching; changes after ``since`` (a change_seq) are reported."""
         self.last_seq = since
         self._stopped = False
+        self._poll.start()
+        if self.on_server:
+            self._listen()
+            return
         self._arm()
         folder = str(self._path.parent)
         if folder not in self._fs.directories():
             self._fs.addPath(folder)
-        self._poll.start()
 
     def stop(self) -> None:
         """Stop for good (the window closes): reads still in flight are dropped and nothing
@@ -114,6 +131,9 @@ class JournalWatcher(QObject):
     def pause(self) -> None:
         """No more file events, follow-ups or polls; explicit reads (refresh_now) still
         work."""
+        if self._listening is not None:
+            self._listening.set()
+            self._listening = None
         self._follow_ups = []
         self._poll.stop()
         self._follow_up.stop()
@@ -159,8 +179,41 @@ class JournalWatcher(QObject):
         self.seen_at.emit(max(c.created_at for c in fresh))
         self.changed.emit(ChangeSet(since=fresh[0].seq - 1, until=fresh[-1].seq, changes=fresh))
 
+    # ------------------------------------------------------------ server notifications
+    def _listen(self) -> None:
+        """A thread that waits for the server's change notifications (a journal whose core
+        has no ``changes.wait`` is polled only)."""
+        journal = getattr(self._journal, "unguarded", self._journal)
+        wait = getattr(journal.changes, "wait", None)
+        if wait is None or self._listening is not None:
+            return
+        stop = self._listening = threading.Event()
+
+        def listen() -> None:
+            while not stop.is_set():
+                try:
+                    woke = wait(NOTIFY_WAIT_S)
+                except Exception:  # a closed journal, a lost server: the poll carries on
+                    return
+                if woke and not stop.is_set():
+                    try:
+                        self._notified.emit()
+                    except RuntimeError:  # the watcher is gone (its window closed)
+                        return
+
+        threading.Thread(target=listen, name="proctor-listen", daemon=True).start()
+
+    @Slot()
+    def _on_notified(self) -> None:
+        if self._stopped:
+            return
+        self.wakeups["notify"] += 1
+        self._read()
+
     # ------------------------------------------------------------ triggers
     def _arm(self) -> None:
+        if self.on_server:
+            return
         self._check_wal()
         if self._files and self._wal.exists() and str(self._wal) not in self._fs.files():
             self._fs.addPath(str(self._wal))

@@ -113,10 +113,12 @@ def file_and_wait(event: dict[str, Any], journal_path: str, *, timeout: float, a
     for the operator; shared by the Claude Code and Codex hooks."""
     from pathlib import Path
 
-    if not Path(journal_path).expanduser().exists():
+    on_server = "://" in journal_path and not journal_path.startswith("sqlite:///")
+    where: str | Path = journal_path if on_server else Path(journal_path).expanduser()
+    if not on_server and not Path(where).exists():  # a server says itself what is missing
         raise errors.NotFound(f"no journal at {journal_path}")
     session = event.get("session_id") or "unknown-session"
-    with Journal.open(Path(journal_path).expanduser(), actor=Actor.agent(agent),
+    with Journal.open(where, actor=Actor.agent(agent),
                       create=False, trust=trust) as j:
         prefix = "run_cc_" if runtime == "claude-code" else f"run_{runtime}_"
         run = j.runs.start(project, f"{label} session {session[:60]}", agent=agent,

@@ -81,7 +81,12 @@ def resolve_token(token_file: Path) -> tuple[str, str]:
 
 
 def default_token_file(journal_path: str | os.PathLike[str]) -> Path:
-    return Path(str(journal_path) + ".mcp-token")
+    """``JOURNAL.mcp-token`` beside a journal file; a server journal has no folder of its
+    own (and its URL may carry a password): the token file must be named."""
+    if "://" in str(journal_path) and not str(journal_path).startswith("sqlite:///"):
+        raise ValueError("a server journal has no folder for the token: give --token-file "
+                         f"FILE or ${TOKEN_ENV}")
+    return Path(str(journal_path).removeprefix("sqlite:///") + ".mcp-token")
 
 
 def build_app(proctor: ProctorMCP, token: str, host: str) -> tuple[Any, Any]:
@@ -134,8 +139,11 @@ def serve_http(journal_path: str | os.PathLike[str], *, host: str = "127.0.0.1",
     import uvicorn
 
     QuietServer = quiet_server_class()  # noqa: N806
-    token, source = resolve_token(Path(token_file) if token_file
-                                  else default_token_file(journal_path))
+    if token_file is None and os.environ.get(TOKEN_ENV) is not None:
+        token, source = resolve_token(Path(os.devnull))  # the variable's; no file is written
+    else:
+        token, source = resolve_token(Path(token_file) if token_file
+                                      else default_token_file(journal_path))
     proctor = ProctorMCP(journal_path, project=project, agent=agent, trust=trust)
     app, manager = build_app(proctor, token, host)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

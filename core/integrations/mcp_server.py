@@ -125,7 +125,10 @@ class ProctorMCP:
         from proctor.core.trust import resolve_trust
 
         self.trust = resolve_trust(trust)
-        self.journal_path = Path(journal_path)
+        # a server journal's URL stays a string (Path would fold its "//" and turn it into a
+        # file of that name)
+        self.journal_path: str | Path = journal_path if isinstance(journal_path, str) and \
+            "://" in journal_path else Path(journal_path)
         self.project = project
         self.agent = agent
         self.poll_s = poll_s

@@ -1,0 +1,342 @@
+"""Roles the server enforces (`proctor team init`, core/team.py), against a real PostgreSQL
+server: an agent login's raw SQL cannot approve, forge a decision, an operator's audit row or
+event, become an operator, or use a rule it may not; an observer writes nothing; an operator
+is recorded as its own login and cannot decide what its login filed. The positive path
+goes through the public API as each login."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import team_fixtures
+from team_fixtures import Team
+
+from proctor.core import Actor, Journal, errors
+
+team, team_logins = team_fixtures.team, team_fixtures.team_logins  # the fixtures
+
+ACTION = {"tool": "shell", "args": {"command": "make build"}}
+
+
+@pytest.fixture
+def agent(team) -> Iterator[Journal]:
+    with team.journal("agent_a", Actor.agent("builder")) as j:
+        yield j
+
+
+@pytest.fixture
+def operator(team) -> Iterator[Journal]:
+    with team.journal("op_dana", Actor.operator("op_dana")) as j:
+        yield j
+
+
+@pytest.fixture
+def pending(agent):
+    run = agent.runs.start("proj", "team run")
+    return run, agent.approvals.request(run.id, ACTION, reason="build it")
+
+
+def refused(conn: Any, sql: str, params: Any = None) -> str:
+    import psycopg
+
+    with pytest.raises(psycopg.errors.InsufficientPrivilege) as err:
+        conn.execute(sql, params)
+    return str(err.value)
+
+
+def status_of(team: Team, approval_id: str) -> tuple:
+    with team.owner() as conn:
+        return conn.execute("SELECT status, decided_by, version FROM approvals WHERE id = %s",
+                            (approval_id,)).fetchone()
+
+
+# ---------------------------------------------------------------- an agent login's raw SQL
+
+
+def test_an_agent_login_cannot_approve_by_raw_sql(team, pending):
+    _run, approval = pending
+    before = status_of(team, approval.id)
+    with team.raw("agent_a") as conn:
+        for sets in ("status = 'approved', decided_by = 'operator:op_dana', decided_at = 1",
+                     "status = 'approved'",
+                     "status = 'approved', decided_by = 'system:expiry'",
+                     "status = 'approved', decided_by = 'rule:rule_x', rule_id = 'rule_x'",
+                     "status = 'denied', decided_by = 'agent:builder'",
+                     "approved_action = '{\"tool\": \"shell\"}', approved_digest = 'x'",
+                     "snoozed_until = 99999999999"):
+            refused(conn, f"UPDATE approvals SET {sets}, version = version + 1 WHERE id = %s",
+                    (approval.id,))
+        refused(conn, "UPDATE approvals SET status = 'approved' WHERE true")
+    assert status_of(team, approval.id) == before == ("pending", None, 1)
+
+
+def test_an_agent_login_cannot_insert_a_decided_approval(team, pending):
+    run, _approval = pending
+    with team.raw("agent_a") as conn:
+        row = conn.execute("SELECT * FROM approvals LIMIT 1").fetchone()
+        cols = [d.name for d in conn.execute("SELECT * FROM approvals LIMIT 0").description]
+        values = dict(zip(cols, row, strict=True))
+        values.update(id="apr_forged", request_key="forged", status="approved",
+                      decided_by="agent:builder", decided_at=1.0)
+        names = ", ".join(values)
+        marks = ", ".join(["%s"] * len(values))
+        refused(conn, f"INSERT INTO approvals ({names}) VALUES ({marks})", list(values.values()))
+
+
+def decision_row(approval_id: str, run_id: str, actor: str) -> tuple:
+    return ("dec_forged", "approval", approval_id, run_id,
+            json.dumps({"approved": True, "scope": "once"}), actor, "desk", None, None, 1.0, "0" * 64)
+
+
+DECISION_INSERT = ("INSERT INTO decisions (id, target_kind, target_id, run_id, decision, actor, "
+                   "source, request_id, reason, created_at, digest) VALUES "
+                   "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+
+
+def test_an_agent_login_cannot_forge_a_decision_row(team, pending):
+    run, approval = pending
+    with team.raw("agent_a") as conn:
+        for actor in ("operator:op_dana", "agent:builder", "op_dana"):
+            refused(conn, DECISION_INSERT, decision_row(approval.id, run.id, actor))
+    with team.owner() as conn:
+        assert conn.execute("SELECT count(*) FROM decisions").fetchone()[0] == 0
+
+
+def test_an_agent_login_cannot_write_an_operators_audit_row_or_event(team, pending):
+    run, approval = pending
+    with team.raw("agent_a") as conn:
+        refused(conn, "INSERT INTO audit (sequence, id, actor, action, entity_kind, entity_id, "
+                      "run_id, before, after, reason, request_id, request_digest, created_at, "
+                      "prev_digest, digest) VALUES (9999, 'aud_forged', 'operator:op_dana', "
+                      "'approval.approved', 'approval', %s, %s, '{}', '{}', NULL, NULL, NULL, "
+                      "1.0, %s, %s)", (approval.id, run.id, "0" * 64, "1" * 64))
+        refused(conn, "INSERT INTO events (id, run_id, sequence, type, payload, run_version, "
+                      "attempt, actor, created_at, prev_digest, digest) VALUES ('evt_forged', "
+                      "%s, 999, 'approval.approved', '{}', 1, 1, 'operator:op_dana', 1.0, %s, %s)",
+                (run.id, "0" * 64, "1" * 64))
+
+
+def test_an_agent_login_cannot_make_rules_or_sign(team, pending):
+    with team.raw("agent_a") as conn:
+        refused(conn, "INSERT INTO approval_rules (id, effect, action_pattern, resource_pattern, "
+                      "scope, run_id, project, space, created_by, created_at, version) VALUES "
+                      "('rule_forged', 'allow', '*', '*', 'space', NULL, '*', NULL, "
+                      "'agent:builder', 1.0, 1)")
+        refused(conn, "INSERT INTO signatures (record_id, record_kind, key_id, operator, payload, "
+                      "signature, created_at) VALUES ('dec_x', 'decision', 'k', 'operator:op_dana', '{}', "
+                      "'s', 1.0)")
+        refused(conn, "INSERT INTO operator_keys (key_id, operator, public_key, first_seen_at) "
+                      "VALUES ('k', 'operator:op_dana', 'pk', 1.0)")
+
+
+def test_an_agent_login_cannot_answer_a_question(team, agent, pending):
+    run, _approval = pending
+    question = agent.interactions.ask(run.id, "choice", "which?", options=["a", "b"])
+    with team.raw("agent_a") as conn:
+        refused(conn, "UPDATE interactions SET status = 'resolved', response = '{\"choice\": "
+                      "\"a\"}', version = version + 1 WHERE id = %s", (question.id,))
+        refused(conn, "UPDATE interactions SET response = '{}' WHERE id = %s", (question.id,))
+    assert agent.interactions.get(question.id).status == "requested"
+
+
+def test_an_agent_login_cannot_resolve_an_unknown_outcome_or_confirm_memory(team, agent,
+                                                                           operator, pending):
+    run, _approval = pending
+    call = agent.runs.record_tool_call(run.id, "http.post", {"url": "https://x"})
+    with team.owner() as conn:  # as a crash leaves it (runs.py: the seed rule)
+        conn.execute("UPDATE tool_calls SET status = 'outcome_unknown' WHERE id = %s",
+                     (call.id,))
+    entry = agent.memory.add("project", "proj", "db", "db1", run_id=run.id)
+    with team.raw("agent_a") as conn:
+        refused(conn, "UPDATE tool_calls SET status = 'succeeded' WHERE id = %s", (call.id,))
+        refused(conn, "UPDATE memory_entries SET confirmed = true, trust = 'user_confirmed' "
+                      "WHERE id = %s", (entry.id,))
+        refused(conn, "UPDATE memory_entries SET trust = 'user_confirmed' WHERE id = %s",
+                (entry.id,))
+    confirmed = operator.memory.confirm(entry.id, expected_version=entry.version)
+    assert confirmed.confirmed
+
+
+def test_an_ambiguous_effect_waits_for_an_operator_then_the_agent_may_retry(team, agent,
+                                                                           operator, pending):
+    from .helpers import FakeClock
+
+    run, _approval = pending
+    clock = FakeClock()
+    with team.journal("agent_a", Actor.agent("builder"), clock=clock) as timed:
+        timed.effects.reserve("fx-lapse", tool="pay", run_id=run.id, owner="w",
+                              lease_seconds=5)
+        clock.advance(10)
+        with pytest.raises(errors.EffectAmbiguous):  # the lease lapsed mid-flight
+            timed.effects.reserve("fx-lapse", tool="pay", run_id=run.id, owner="w2")
+    with team.raw("agent_a") as conn:
+        for sets in ("status = 'failed'", "status = 'committed'",
+                     "resolved_by = 'agent:builder', resolution_reason = 'trust me'"):
+            refused(conn, f"UPDATE effects SET {sets} WHERE key = 'fx-lapse'")
+    effect = operator.effects.get("fx-lapse")
+    operator.effects.resolve("fx-lapse", "failed", reason="never sent",
+                             expected_version=effect.version)
+    retried = agent.effects.reserve("fx-lapse", tool="pay", run_id=run.id, owner="w3")
+    assert retried.status == "reserved" and retried.resolved_by is None
+
+
+def test_an_agent_login_cannot_become_an_operator_or_lift_the_checks(team, pending):
+    import psycopg
+
+    _run, approval = pending
+    with team.raw("agent_a") as conn:
+        refused(conn, "SET ROLE proctor_operator")
+        refused(conn, "SET ROLE op_dana")
+        refused(conn, "SET SESSION AUTHORIZATION op_dana")
+        for ddl in ("ALTER TABLE approvals DISABLE TRIGGER ALL",
+                    "DROP TRIGGER trg_approvals_team ON approvals",
+                    "CREATE FUNCTION public.pwn() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+                    "TRUNCATE approvals", "DELETE FROM approvals",
+                    "UPDATE journal_meta SET value = 'x'",
+                    "SET session_replication_role = replica"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(ddl)
+        # the checks' own functions, called directly with forged arguments
+        with pytest.raises(psycopg.Error):
+            conn.execute("SELECT trg_approvals_team()")
+        refused(conn, "SELECT proctor_check_operator('operator:op_dana', false)")
+        refused(conn, "SELECT proctor_check_operator('op_dana', true)")
+        assert conn.execute("SELECT proctor_rule_decides('rule_x', a) FROM approvals a "
+                            "WHERE id = %s", (approval.id,)).fetchone()[0] is False
+    assert status_of(team, approval.id)[0] == "pending"
+
+
+def test_a_temporary_table_cannot_stand_in_for_the_rules(team, pending):
+    """The checks read the journal's tables, not a session's TEMP table of the same name."""
+    run, approval = pending
+    with team.raw("agent_a") as conn:
+        conn.execute("CREATE TEMP TABLE approval_rules AS SELECT * FROM public.approval_rules "
+                     "WITH NO DATA")
+        conn.execute("INSERT INTO approval_rules (id, effect, action_pattern, resource_pattern, "
+                     "scope, run_id, project, space, created_by, created_at, version) VALUES "
+                     "('rule_tmp', 'allow', '*', '*', 'run', %s, 'proj', NULL, "
+                     "'operator:op_dana', 1.0, 1)", (run.id,))
+        refused(conn, "UPDATE approvals SET status = 'approved', decided_by = 'rule:rule_tmp', "
+                      "rule_id = 'rule_tmp', decided_at = 2.0, version = 2 WHERE id = %s",
+                (approval.id,))
+
+
+def test_an_agent_login_may_use_only_a_rule_that_covers_its_request(team, agent, operator):
+    """A run-scoped rule an operator made decides that run's next matching request through
+    the agent's own Journal; cited by raw SQL for another run, for another tool, or once
+    revoked, it decides nothing."""
+    run = agent.runs.start("proj", "ruled run")
+    first = agent.approvals.request(run.id, ACTION, reason="first")
+    operator.approvals.decide(first.id, True, expected_version=1, scope="run")
+    rule_id = operator.approvals.get(first.id).rule_id
+    again = agent.approvals.request(run.id, ACTION, reason="again")
+    assert again.status == "approved" and again.decided_by == f"rule:{rule_id}"
+    other_run = agent.runs.start("proj", "another run")
+    elsewhere = agent.approvals.request(other_run.id, ACTION, reason="elsewhere")
+    other_tool = agent.approvals.request(run.id, {"tool": "pay", "args": {"to": "x"}},
+                                         reason="pay")
+    forge = ("UPDATE approvals SET status = 'approved', decided_by = %s, rule_id = %s, "
+             "decided_at = %s, version = version + 1 WHERE id = %s")
+    with team.raw("agent_a") as conn:
+        for target in (elsewhere, other_tool):
+            refused(conn, forge, (f"rule:{rule_id}", rule_id, target.created_at, target.id))
+    operator.approvals.revoke_rule(rule_id, expected_version=1, reason="done")
+    late = agent.approvals.request(run.id, ACTION, reason="after the revocation")
+    assert late.status == "pending"
+    with team.raw("agent_a") as conn:
+        refused(conn, forge, (f"rule:{rule_id}", rule_id, late.created_at, late.id))
+
+
+def test_the_server_records_who_filed_a_request(team, pending):
+    _run, approval = pending
+    with team.raw("agent_a") as conn:
+        conn.execute("UPDATE approvals SET requested_by = 'op_eli' WHERE id = %s",
+                     (approval.id,))
+    with team.owner() as conn:
+        assert conn.execute("SELECT requested_by FROM approvals WHERE id = %s",
+                            (approval.id,)).fetchone()[0] == "agent_a"
+
+
+# ---------------------------------------------------------------- observers and operators
+
+
+def test_an_observer_reads_and_writes_nothing(team, pending):
+    import psycopg
+
+    run, approval = pending
+    with team.journal("obs_fay", Actor.operator("obs_fay"), read_only=True) as j:
+        assert [i.id for i in j.inbox.list().items] == [approval.id]
+    with team.raw("obs_fay") as conn:
+        for sql in ("INSERT INTO runs (id) VALUES ('run_x')",
+                    "UPDATE approvals SET status = 'approved'",
+                    "UPDATE runs SET title = 'x'", "INSERT INTO changes (seq) VALUES (1)"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)
+        refused(conn, DECISION_INSERT, decision_row(approval.id, run.id, "operator:obs_fay"))
+    with team.journal("obs_fay", Actor.operator("obs_fay")) as j, \
+            pytest.raises(errors.NotAllowed):
+        j.approvals.decide(approval.id, True, expected_version=1)
+    assert status_of(team, approval.id)[0] == "pending"
+
+
+def test_an_operator_is_recorded_as_its_login_only(team, pending):
+    run, approval = pending
+    with team.raw("op_dana") as conn:
+        refused(conn, DECISION_INSERT, decision_row(approval.id, run.id, "operator:op_eli"))
+        refused(conn, "UPDATE approvals SET status = 'approved', decided_by = 'operator:op_eli', "
+                      "decided_at = 2.0, version = 2 WHERE id = %s", (approval.id,))
+        refused(conn, "INSERT INTO signatures (record_id, record_kind, key_id, operator, payload, "
+                      "signature, created_at) VALUES ('dec_x', 'decision', 'k', 'operator:op_eli', "
+                      "'{}', 's', 1.0)")
+    with team.journal("op_dana", Actor.operator("eli")) as typed_name, \
+            pytest.raises(errors.NotAllowed, match="the operator recorded must be the login"):
+        typed_name.approvals.decide(approval.id, True, expected_version=1)
+    assert status_of(team, approval.id) == ("pending", None, 1)
+
+
+def test_an_agent_files_an_operator_decides_the_agent_sees_it(team, agent, operator, pending):
+    run, approval = pending
+    decided = operator.approvals.decide(approval.id, True, expected_version=1, reason="ok")
+    assert decided.status == "approved" and decided.decided_by == "operator:op_dana"
+    seen = agent.approvals.get(approval.id)
+    assert seen.status == "approved" and seen.decided_by == "operator:op_dana"
+    agent.approvals.consume_and_reserve(approval.id, approval.action_digest, "fx-team",
+                                        owner="w")
+    agent.effects.begin("fx-team", owner="w")
+    agent.effects.commit("fx-team", {"ok": True}, owner="w")
+    question = agent.interactions.ask(run.id, "choice", "which?", options=["a", "b"])
+    operator.interactions.answer(question.id, {"choice": "a"}, expected_version=1)
+    assert agent.interactions.get(question.id).status == "resolved"
+    from proctor.core.verify import verify
+
+    assert verify(operator).ok
+
+
+def test_an_operator_cannot_decide_what_its_own_login_filed(team):
+    with team.journal("op_dana", Actor.agent("dana-script")) as filer, \
+            team.journal("op_dana", Actor.operator("op_dana")) as decider:
+        run = filer.runs.start("proj", "self-serve")
+        mine = filer.approvals.request(run.id, ACTION, reason="let me")
+        with pytest.raises(errors.NotAllowed, match="cannot decide it"):
+            decider.approvals.decide(mine.id, True, expected_version=1)
+        assert decider.approvals.get(mine.id).status == "pending"
+    with team.journal("op_eli", Actor.operator("op_eli")) as other:
+        assert other.approvals.decide(mine.id, True, expected_version=1).status == "approved"
+
+
+def test_a_busy_journal_is_built_by_an_agent_login_and_an_operator_login(team):
+    """Everything helpers.populate does (a row in every table: rules, expiry, cancelled
+    runs, lapsed leases, memory conflicts, answers) goes through the checks: nothing an
+    agent or an operator may do is refused."""
+    from .helpers import FakeClock, populate
+
+    clock = FakeClock()
+    with team.journal("agent_a", Actor.agent("agent-1"), clock=clock) as agent, \
+            team.journal("op_dana", Actor.operator("op_dana"), clock=clock) as operator:
+        populate(agent, operator, clock)
+        from proctor.core.verify import verify
+
+        assert verify(operator).ok
