@@ -11,6 +11,8 @@ desk (an approval and a form) and resumes the graph when the operator has decide
 Each step can also run as its own process (``--step start`` now, ``--step resume`` later,
 from any machine that sees both files): the checkpoints live in their own SQLite file next to
 the journal (``<journal>.langgraph.db``). The "bank" is a text file, ``<journal>.refunds.log``.
+A journal on a server (``postgresql+psycopg://…``, docs/team.md) has no folder to put them
+in: ``--state PREFIX`` names them (``PREFIX.langgraph.db``, ``PREFIX.refunds.log``).
 """
 
 from __future__ import annotations
@@ -86,25 +88,31 @@ def build_graph(effects: GraphEffects, checkpoints: Path, bank: Path) -> Any:
     return graph.compile(checkpointer=open_checkpointer(checkpoints))
 
 
-def make_bridge(journal_path: Path, *, lease: float = 30.0,
-                bridge_cls: type[LangGraphBridge] = LangGraphBridge
-                ) -> tuple[LangGraphBridge, Journal]:
+def make_bridge(journal_path: Path | str, *, lease: float = 30.0,
+                bridge_cls: type[LangGraphBridge] = LangGraphBridge,
+                state: Path | None = None) -> tuple[LangGraphBridge, Journal]:
+    """``state``: the prefix of the graph's own files (default: the journal file's path)."""
+    if state is None and "://" in str(journal_path):
+        raise SystemExit("a journal on a server has no folder for the graph's own files: "
+                         "pass --state PREFIX")
+    prefix = state or journal_path
     journal = Journal.open(journal_path, actor=Actor.agent("refund-bot"))
     effects = GraphEffects(journal)
-    graph = build_graph(effects, Path(f"{journal_path}.langgraph.db"),
-                        Path(f"{journal_path}.refunds.log"))
+    graph = build_graph(effects, Path(f"{prefix}.langgraph.db"), Path(f"{prefix}.refunds.log"))
     return bridge_cls(journal, graph, project="refunds", lease_seconds=lease), journal
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("journal", type=Path)
+    p.add_argument("journal", help="journal file, or a server journal's URL")
+    p.add_argument("--state", type=Path, default=None,
+                   help="prefix of the graph's own files (default: the journal file's path)")
     p.add_argument("--thread", default="refund-acct-9")
     p.add_argument("--step", choices=["run", "start", "resume"], default="run",
                    help="run: start, then resume whenever the desk answers (default)")
     p.add_argument("--timeout", type=float, default=None, help="give up after N seconds")
     args = p.parse_args()
-    bridge, journal = make_bridge(args.journal)
+    bridge, journal = make_bridge(args.journal, state=args.state)
     try:
         if args.step == "start":
             outcome = bridge.start(args.thread, {}, title="Refund for acct-9")

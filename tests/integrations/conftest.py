@@ -57,3 +57,12 @@ def desk(journal_path: Path):
     d = Desk(journal_path)
     yield d
     d.journal.close()
+
+
+@pytest.fixture
+def server_desk(pg_url: str):
+    """The operator on a server journal (the session's PostgreSQL, reached over TCP)."""
+    assert "@127.0.0.1:" in pg_url
+    d = Desk(pg_url)  # type: ignore[arg-type]
+    yield d
+    d.journal.close()
