@@ -35,7 +35,7 @@ BUSY_TIMEOUT_S = 5.0
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
 SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0005s", "0005r", "0005b",
-                    "0006o", "0006i", "0007t")
+                    "0006o", "0006i", "0007t", "0007j")
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
 INTEGRITY_REVISION = "0005"
@@ -542,11 +542,14 @@ def drop_integrity_triggers(conn) -> None:  # noqa: ANN001 - Connection
 
 
 def create_all_triggers(conn) -> None:  # noqa: ANN001 - Connection
-    """Every trigger of the head schema (0001's, 0005's, 0006o's and 0006i's)."""
+    """Every trigger of the head schema (0001's, 0005's, 0005s's, 0006o's, 0006i's and
+    0007j's)."""
     create_immutability_triggers(conn)
     create_integrity_triggers(conn)
+    create_signed_triggers(conn)
     create_origin_triggers(conn)
     create_request_triggers(conn)
+    create_signed_replace_triggers(conn)
 
 
 def create_request_triggers(conn) -> None:  # noqa: ANN001 - Connection
@@ -620,7 +623,35 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
         names |= set(origin_trigger_sql())
     if has_revision(revision, "0006i"):
         names |= set(request_trigger_sql())
+    if has_revision(revision, "0007j"):
+        names |= set(signed_replace_trigger_sql())
     return names
+
+
+# 0007j: the keys an INSERT OR REPLACE could swap a signature or the journal's id through
+SIGNED_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "signatures": (("record_id",),), "journal_meta": (("key",),)}
+
+
+def signed_replace_trigger_sql() -> dict[str, str]:
+    """0007j's triggers by name: an INSERT onto an existing signature or journal fact aborts.
+    0005s refused UPDATE and DELETE, but SQLite's REPLACE deletes without firing DELETE
+    triggers, so another journal's id (and with it its signed decisions) could be put in."""
+    return identity_trigger_sql({}, SIGNED_KEYS)
+
+
+def create_signed_replace_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    if _server(conn):
+        return pg.execute_all(conn, pg.identity_trigger_sql({}, SIGNED_KEYS))
+    for statement in signed_replace_trigger_sql().values():
+        conn.execute(text(statement))
+
+
+def drop_signed_replace_triggers(conn) -> None:  # noqa: ANN001 - Connection
+    if _server(conn):
+        return pg.drop_all(conn, pg.identity_trigger_sql({}, SIGNED_KEYS))
+    for name in signed_replace_trigger_sql():
+        conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
 
 def has_signatures(revision: str | None) -> bool:

@@ -127,3 +127,38 @@ def test_a_journal_without_the_triggers_is_reported(journal_path, agent):
 def test_request_triggers_belong_to_0006i_only():
     assert core_db.request_trigger_sql().keys() <= core_db.expected_trigger_names()
     assert not core_db.request_trigger_sql().keys() & core_db.expected_trigger_names("0006o")
+
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize(("table", "key", "row"), [
+    ("journal_meta", "key", {"key": "journal_id", "value": "jrn_of_another_journal"}),
+    ("signatures", "record_id", None),
+])
+def test_insert_or_replace_cannot_swap_the_journal_id_or_a_signature(
+        agent, operator, run, journal_path, table, key, row):
+    """Schema 0007j: REPLACE deletes without firing 0005s's DELETE trigger; another journal's
+    id would make its signed decisions verify here."""
+    if row is None:
+        from proctor.core.keys import OperatorKey
+
+        signer = operator.__class__.open(journal_path, actor=operator.actor,
+                                         signer=OperatorKey.generate(operator.actor.name))
+        a = agent.approvals.request(run.id, {"tool": "t", "args": {}}, reason="r")
+        signer.approvals.decide(a.id, True, expected_version=a.version)
+        signer.close()
+    with raw(journal_path) as conn:
+        conn.execute("PRAGMA recursive_triggers = OFF")
+        names = [d[0] for d in conn.execute(f"SELECT * FROM {table} LIMIT 0").description]
+        stored = conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchone()
+        assert stored is not None
+        forged = dict(zip(names, stored, strict=True), **(row or {}))
+        if row is None:
+            forged["signature"] = "forged"
+        marks = ", ".join("?" for _ in names)
+        for verb in ("INSERT OR REPLACE", "REPLACE"):
+            with pytest.raises(sqlite3.IntegrityError, match="that key exists"):
+                conn.execute(f"{verb} INTO {table} ({', '.join(names)}) VALUES ({marks})",
+                             list(forged.values()))
+        assert conn.execute(f"SELECT * FROM {table} WHERE {key} = ?",
+                            (stored[names.index(key)],)).fetchone() == stored
