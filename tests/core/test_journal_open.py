@@ -96,6 +96,18 @@ def test_urls_paths_and_actors(tmp_path, monkeypatch):
     assert not (tmp_path / "missing.db").exists()
 
 
+@pytest.mark.sqlite_only
+def test_a_url_that_lost_a_slash_is_refused_not_made_a_file(tmp_path, monkeypatch):
+    """Path("postgresql+psycopg://u:pw@host/db") is "postgresql+psycopg:/u:pw@host/db": opened
+    as a path it would make a local file named after the server, password included."""
+    monkeypatch.chdir(tmp_path)
+    for given in ("postgresql+psycopg:/alice:pw@db.example.org:5432/proctor",
+                  str(Path("postgresql://alice@db/proctor")), "sqlite:/j.db"):
+        with pytest.raises(errors.StoreError, match="one slash"):
+            Journal.open(given)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_empty_file_becomes_a_journal(tmp_path):
     path = tmp_path / "empty.db"
     path.touch(mode=0o600)
