@@ -447,13 +447,21 @@ def translate(err: BaseException) -> errors.ProctorError | None:
         return errors.StoreError(f"the server refused the login: {msg}",
                                  hint="Check the user name and password.")
     if isinstance(orig, psycopg.OperationalError):
-        return errors.StoreError(_connection_sentence(msg),
-                                 hint="Check that the server runs and the URL's host and port.")
+        return errors.StoreError(_connection_sentence(msg), hint=_connection_hint(msg))
     if isinstance(orig, psycopg.InterfaceError):
         return errors.StoreError(f"the connection to the server is unusable: {msg}")
     if isinstance(orig, psycopg.InternalError | psycopg.DatabaseError):
         return errors.StoreError(f"the server refused this: {msg}")
     return None
+
+
+def _connection_hint(msg: str) -> str:
+    """What to check for a connection that failed: TLS has its own causes."""
+    if "certificate" in msg or "SSL" in msg:
+        return ("The server's TLS certificate could not be checked: give the CA that signed it "
+                "with sslrootcert=FILE (or in ~/.postgresql/root.crt), and connect by the host "
+                "name or address the certificate names.")
+    return "Check that the server runs and the URL's host and port."
 
 
 def _connection_sentence(msg: str) -> str:

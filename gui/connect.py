@@ -111,6 +111,9 @@ class ConnectDialog(QDialog):
         for mode in TLS_MODES:
             self.tls.addItem(mode, mode)
         self.tls.setCurrentIndex(TLS_MODES.index(DEFAULT_TLS))
+        self.ca_file = QLineEdit(self)
+        self.ca_file.setAccessibleName(tr("CA certificate"))
+        self.ca_file.setPlaceholderText(tr("for verify-full; empty: ~/.postgresql/root.crt"))
         self.password = QLineEdit(self)
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setAccessibleName(tr("Password"))
@@ -146,6 +149,7 @@ class ConnectDialog(QDialog):
         form.addRow(tr("Database"), self.database)
         form.addRow(tr("User"), self.user)
         form.addRow(tr("TLS"), self.tls)
+        form.addRow(tr("CA file"), self.ca_file)
         form.addRow(tr("Password"), self.password)
         form.addRow("", self.remember)
         layout = QVBoxLayout(self)
@@ -165,11 +169,12 @@ class ConnectDialog(QDialog):
         self.database.setText(target.database)
         self.user.setText(target.user)
         self.tls.setCurrentIndex(TLS_MODES.index(target.tls) if target.tls in TLS_MODES else 1)
+        self.ca_file.setText(target.ca_file)
 
     def target(self) -> ServerTarget:
         return ServerTarget(self.host.text().strip(), self.port.value(),
                             self.database.text().strip(), self.user.text().strip(),
-                            str(self.tls.currentData()))
+                            str(self.tls.currentData()), self.ca_file.text().strip())
 
     def show_problem(self, text: str) -> None:
         self.problem.setText(text)

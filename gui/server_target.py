@@ -31,6 +31,7 @@ class ServerTarget:
     database: str
     user: str
     tls: str = DEFAULT_TLS
+    ca_file: str = ""  # sslrootcert: the CA that signed the server's certificate (verify-full)
 
     def problem(self) -> str | None:
         """What is wrong with it, as a sentence (None: nothing)."""
@@ -50,12 +51,15 @@ class ServerTarget:
         """The journal URL Journal.open takes (with the password only when given)."""
         secret = f":{quote(password, safe='')}" if password else ""
         return (f"{DRIVER}://{quote(self.user, safe='')}{secret}@{self._hostport()}/"
-                f"{quote(self.database, safe='')}?sslmode={self.tls}")
+                f"{quote(self.database, safe='')}?{self._query()}")
 
     def label(self) -> str:
         """What the desk shows and remembers (never a password)."""
-        return (f"postgresql://{self.user}@{self._hostport()}/{self.database}"
-                f"?sslmode={self.tls}")
+        return f"postgresql://{self.user}@{self._hostport()}/{self.database}?{self._query()}"
+
+    def _query(self) -> str:
+        ca = f"&sslrootcert={quote(self.ca_file, safe='/')}" if self.ca_file else ""
+        return f"sslmode={self.tls}{ca}"
 
     def name(self) -> str:
         """The short name a title bar shows."""
@@ -87,7 +91,7 @@ class ServerTarget:
         query = parse_qs(parts.query)
         tls = (query.get("sslmode") or [DEFAULT_TLS])[0]
         target = cls(parts.hostname, port, unquote(parts.path.lstrip("/")),
-                     unquote(parts.username or ""), tls)
+                     unquote(parts.username or ""), tls, (query.get("sslrootcert") or [""])[0])
         why = target.problem()
         if why:
             raise ValueError(why)

@@ -38,6 +38,45 @@ def find_bin() -> Path | None:
     return Path(on_path).resolve().parent if on_path else None
 
 
+def make_certs(folder: Path, host: str = "127.0.0.1",
+               ca_name: str = "proctor test CA") -> tuple[Path, Path, Path]:
+    """A CA of the tests' own and a server certificate it signed for ``host`` (an IP SAN):
+    (CA certificate, server certificate, server key), the key 0600."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+
+    def name(common: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
+
+    def build(subject: str, public, issuer: str, *, ca: bool):  # noqa: ANN001, ANN202
+        b = (x509.CertificateBuilder().subject_name(name(subject)).issuer_name(name(issuer))
+             .public_key(public).serial_number(x509.random_serial_number())
+             .not_valid_before(now - datetime.timedelta(minutes=5))
+             .not_valid_after(now + datetime.timedelta(days=2))
+             .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if not ca:
+            b = b.add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address(host))]), critical=False)
+        return b.sign(ca_key, hashes.SHA256())
+
+    pem = serialization.Encoding.PEM
+    paths = folder / "test-ca.crt", folder / "server.crt", folder / "server.key"
+    paths[0].write_bytes(build(ca_name, ca_key.public_key(), ca_name, ca=True).public_bytes(pem))
+    paths[1].write_bytes(build(host, key.public_key(), ca_name, ca=False).public_bytes(pem))
+    paths[2].write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    os.chmod(paths[2], 0o600)
+    return paths
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -85,10 +124,17 @@ class PgServer:
         self._run("initdb", "-D", str(self.data), "-U", USER, "--pwfile", str(pwfile),
                   "-A", "scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync")
         pwfile.unlink()
+        self.ca_file, cert, key = make_certs(self.data)
+        if self.as_root:
+            for owned in (cert, key):
+                shutil.chown(owned, "postgres", "postgres")
+        # TLS on, as docs/team.md asks of a team server: clients choose with sslmode (libpq's
+        # default, prefer, takes it); the tests' own CA signs a certificate for 127.0.0.1
         conf = ("listen_addresses = '127.0.0.1'\n"
                 f"port = {self.port}\n"
                 f"unix_socket_directories = '{self.root}'\n"
-                "max_connections = 200\nshared_buffers = 32MB\n")
+                "max_connections = 200\nshared_buffers = 32MB\n"
+                f"ssl = on\nssl_cert_file = '{cert}'\nssl_key_file = '{key}'\n")
         if not self.durable:
             conf += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
         with open(self.data / "postgresql.conf", "a") as fh:

@@ -191,3 +191,25 @@ def test_file_open_recent_lists_server_connections_without_passwords(qtbot, popu
     with qtbot.waitSignal(window.open_requested, timeout=WAIT_MS) as blocker:
         server.trigger()
     assert blocker.args == [TARGET.label()]
+
+
+def test_a_pasted_verify_full_url_keeps_its_ca_and_connects_over_tls(qtbot, pg_server, pg_url):
+    """TLS as docs/team.md asks for it: the CA file of a pasted URL stays with the target
+    (in its label too, so Open recent keeps it), and the URL the desk opens checks the test
+    server's certificate against it and talks encrypted."""
+    from proctor.core import Actor, Journal
+
+    pasted = f"{pg_url}?sslmode=verify-full&sslrootcert={pg_server.ca_file}"
+    dialog = ConnectDialog(None, [])
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    qtbot.keyClicks(dialog.url, pasted)
+    qtbot.keyClick(dialog.url, Qt.Key.Key_Return)
+    target, password = dialog.request.target, dialog.request.password
+    assert target.tls == "verify-full" and target.ca_file == str(pg_server.ca_file)
+    assert dialog.ca_file.text() == str(pg_server.ca_file)
+    assert ServerTarget.parse(target.label())[0] == target
+    with Journal.open(target.url(password), actor=Actor.operator("alice")) as journal:
+        assert journal.read(lambda c: c.exec_driver_sql(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").scalar()) is True
