@@ -53,3 +53,4 @@ def register(page: RunsPage, registry: ActionRegistry) -> None:
         registry.register(spec, page=page.list)
     for spec in run_commands(page):
         registry.register(spec, page=page.detail)
+    page.detail.use_commands(registry)

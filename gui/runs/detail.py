@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet, Run, RunEvent
 
+from ..actions import ActionRegistry
 from ..context import PageContext
 from ..i18n import tr
 from ..timeline.pane import TimelinePane
@@ -71,6 +72,9 @@ def ending_line(run: Run) -> str:
         return f"Waiting for you: {run.open_items} item(s) — see “Waiting for you”."
     return ""
 
+
+# the Export menu of a run's header, in its order (gui/runs/commands.py declares them)
+EXPORT_COMMANDS = ("runs.export_json", "runs.export_jsonl", "runs.copy")
 
 class RunDetail(QWidget):
     """Signals:
@@ -135,20 +139,28 @@ class RunDetail(QWidget):
         self.show_end.setAccessibleName(tr("Show the run's last event"))
         self.parent_button = QPushButton(tr("Parent run"), self)
         self.parent_button.setAccessibleName(tr("Open the parent run"))
-        self.cancel_button = QPushButton(tr("Request cancel…"), self)
-        self.cancel_button.setAccessibleName(tr("Ask the agent to cancel this run"))
+        # Request cancel and the Export menu are the page's commands (gui/runs/commands.py),
+        # built from them by use_commands once they are registered
+        self.cancel_button: QPushButton = QPushButton(tr("Request cancel…"), self)
         self.export_button = QToolButton(self)
         self.export_button.setText(tr("Export"))
         self.export_button.setAccessibleName(tr("Export this run"))
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        menu = QMenu(self.export_button)
-        menu.addAction(tr("Run as JSON (everything)…"), self._export_json)
-        menu.addAction(tr("Events as JSON lines…"), self._export_jsonl)
-        menu.addAction(tr("Copy run as JSON"), self.copy_run)
-        self.export_button.setMenu(menu)
+        self.export_button.setMenu(QMenu(self.export_button))
+
+    def use_commands(self, registry: ActionRegistry) -> None:
+        """The header's Request cancel button and Export menu, built from the registered
+        commands: enabled as the commands are, and a click runs the command."""
+        button = registry.button("runs.cancel", self)
+        self._top.replaceWidget(self.cancel_button, button)
+        self.cancel_button.deleteLater()
+        self.cancel_button = button
+        menu = self.export_button.menu()
+        for action_id in EXPORT_COMMANDS:
+            menu.addAction(registry.action(action_id))
 
     def _build(self) -> None:
-        top = QHBoxLayout()
+        top = self._top = QHBoxLayout()
         top.addWidget(self.back_button)
         top.addWidget(self.status_icon)
         top.addWidget(self.status_text)
@@ -182,7 +194,6 @@ class RunDetail(QWidget):
         self.timeline.view.shaped.connect(self._fit_timeline)
         self.show_end.clicked.connect(self.show_last_event)
         self.parent_button.clicked.connect(self._open_parent)
-        self.cancel_button.clicked.connect(self.request_cancel)
         self.timeline.sequence_chosen.connect(self.show_sequence)
         self.integrity.sequence_chosen.connect(self.show_sequence)
         self.events_pane.event_selected.connect(self._on_event_selected)
@@ -204,7 +215,7 @@ class RunDetail(QWidget):
             return
         self._sequence_on_open = sequence
         self.run_id, self.run, self.facts = run_id, None, None
-        self.cancel_button.setEnabled(False)  # until the run is read
+        self.ctx.registry.refresh()  # Request cancel is off until the run is read
         for key in ("header", "facts"):  # reads of the run shown before are stale
             self.ctx.runner.drop(key, self)
         self.message.clear()
@@ -304,12 +315,11 @@ class RunDetail(QWidget):
         self.ending.setStyleSheet("font-weight: 600; color: #cc3333;" if run.error
                                   else "font-weight: 600;")
         self.show_end.setVisible(run.status.terminal or bool(run.error))
-        self.cancel_button.setEnabled(self.can_cancel())
+        self.ctx.registry.refresh()  # Request cancel follows the run read
         self.cancel_button.setToolTip(
             tr("The run has ended") if run.status.terminal else
             tr("Cancel was already requested") if run.cancel_requested else
             tr("Ask the agent to stop; it finishes the cancel itself"))
-        self.ctx.registry.refresh()  # the commands (menu "Runs") follow the buttons
 
     @Slot()
     def _on_split_moved(self) -> None:

@@ -125,3 +125,18 @@ def test_copy_the_item_id_is_one_declaration(qtbot, populated, open_desk):
     found = palette(qtbot, window, "item's id")
     assert listed(found) == {"Copy the item's id": True}
     found.close()
+
+
+def test_a_runs_header_cancel_and_export_are_their_commands(qtbot, populated, open_desk):
+    """The run header's Request cancel is the runs.cancel command (enabled as it is) and its
+    Export menu holds the registered export commands, not copies wired to the handlers."""
+    from .runs.test_runs_detail import open_run
+
+    path, ids = populated
+    window = open_desk(path)
+    detail = open_run(qtbot, window, ids["run"])
+    registry = window.registry
+    assert detail.cancel_button.action_id == "runs.cancel"
+    assert detail.cancel_button.isEnabled() == registry.action("runs.cancel").isEnabled()
+    assert detail.export_button.menu().actions() == [
+        registry.action(i) for i in ("runs.export_json", "runs.export_jsonl", "runs.copy")]
