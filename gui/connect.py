@@ -204,7 +204,7 @@ class ConnectDialog(QDialog):
         self.fill(target)
         if password:
             self.password.setText(password)
-        self.url.setText(visible_url(text))  # the password does not stay in plain sight
+        self.url.setText(target.label())  # no password in sight, nor one to read back
         self.problem.hide()
 
     @Slot()

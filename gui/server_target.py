@@ -84,7 +84,8 @@ class ServerTarget:
             parts = urlsplit(text)
             port = parts.port or DEFAULT_PORT
         except ValueError:
-            raise ValueError(tr("{url} is not a valid server URL.").format(url=text)) from None
+            raise ValueError(tr("{url} is not a valid server URL.").format(
+                url=visible_url(text))) from None
         if parts.scheme not in SCHEMES or not parts.hostname:
             raise ValueError(tr("A server URL looks like postgresql://user@host:5432/database "
                                 "(got {url}).").format(url=visible_url(text)))
@@ -106,8 +107,9 @@ def is_server(target: object) -> bool:
 
 
 def visible_url(text: str) -> str:
-    """``text`` with any password in it replaced by ***."""
-    return re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", text)
+    """``text`` with any password in it replaced by *** (up to the last "@": a password may
+    hold "@", "/", "?" or "#" its writer did not encode)."""
+    return re.sub(r"(://[^:/@\s]*:)\S*@", r"\1***@", text)
 
 
 def connect_problem(exc: BaseException, target: ServerTarget) -> str | None:

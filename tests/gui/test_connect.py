@@ -41,6 +41,36 @@ def test_a_url_that_names_no_server_journal_is_refused_with_a_sentence(text):
     assert str(err.value).endswith(".") or "postgresql://" in str(err.value)
 
 
+@pytest.mark.parametrize("text", ["postgresql://alice:pa/ss@db.example.org:5432/proctor",
+                                  "postgresql://alice:p@ss@db.example.org:5432/proctor",
+                                  "postgresql://alice:pa#ss@db.example.org:5432/proctor"])
+def test_a_password_the_url_did_not_encode_is_never_shown(text):
+    """A "/", "@" or "#" in a password breaks the URL: what the refusal says, and what the
+    field shows, keeps the password out of sight."""
+    secret = text.split(":")[2].rsplit("@", 1)[0]
+    assert secret not in visible_url(text)
+    try:
+        target, password = ServerTarget.parse(text)
+    except ValueError as err:
+        assert secret not in str(err)
+    else:
+        assert secret not in target.label()
+
+
+def test_enter_on_a_pasted_url_connects_with_its_password_and_shows_none(qtbot):
+    """Enter fills the fields, then presses Connect with the focus still in the URL field
+    (the URL is read again): the request carries the typed password, and the field shows
+    the connection without any password, not even a mask to read back."""
+    dialog = ConnectDialog(None, [])
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    qtbot.keyClicks(dialog.url, TARGET.url("hunter2"))
+    qtbot.keyClick(dialog.url, Qt.Key.Key_Return)
+    assert dialog.request is not None and dialog.request.password == "hunter2"
+    assert "hunter2" not in dialog.url.text() and "***" not in dialog.url.text()
+
+
 def fill(qtbot, dialog: ConnectDialog, target: ServerTarget, password: str = "") -> None:
     for field, value in ((dialog.host, target.host), (dialog.database, target.database),
                          (dialog.user, target.user), (dialog.password, password)):
