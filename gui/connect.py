@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from .forms.credentials import keyring_status
 from .i18n import tr
-from .server_target import DEFAULT_PORT, DEFAULT_TLS, TLS_MODES, ServerTarget, visible_url
+from .server_target import DEFAULT_PORT, DEFAULT_TLS, TLS_MODES, ServerTarget
 
 KEYRING_SERVICE = "proctor-server"
 
