@@ -54,7 +54,15 @@ def keyring_status() -> tuple[bool, str]:
     if isinstance(backend, fail.Keyring) or chained == [] or \
             getattr(backend, "priority", 1) <= 0:
         return False, "no OS keyring is available on this machine"
+    first = chained[0] if chained else backend  # a chainer writes to its first backend
+    if type(first).__name__ in PLAINTEXT_BACKENDS:
+        return False, (f"the only keyring here ({type(first).__module__}) keeps secrets in a "
+                       "plain file")
     return True, ""
+
+
+# keyring backends that write secrets to a file as they are (keyrings.alt's): not an OS keyring
+PLAINTEXT_BACKENDS = ("PlaintextKeyring",)
 
 
 def store_secret(name: str, secret: str) -> str:

@@ -243,3 +243,32 @@ def test_a_pasted_verify_full_url_keeps_its_ca_and_connects_over_tls(qtbot, pg_s
     with Journal.open(target.url(password), actor=Actor.operator("alice")) as journal:
         assert journal.read(lambda c: c.exec_driver_sql(
             "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").scalar()) is True
+
+
+def test_a_plaintext_keyring_is_no_keyring():
+    """keyrings.alt's PlaintextKeyring writes passwords to a file as they are: "Remember the
+    password in the OS keyring" must not write there."""
+    import keyring
+    from keyring.backend import KeyringBackend
+
+    from proctor.gui.forms.credentials import keyring_status
+
+    class PlaintextKeyring(KeyringBackend):  # the name keyrings.alt gives its file backend
+        priority = 1  # type: ignore[assignment]
+
+        def get_password(self, service, username):
+            return None
+
+        def set_password(self, service, username, password):
+            raise AssertionError("a password was written to a plain file")
+
+        def delete_password(self, service, username):
+            pass
+
+    before = keyring.get_keyring()
+    keyring.set_keyring(PlaintextKeyring())
+    try:
+        usable, why = keyring_status()
+    finally:
+        keyring.set_keyring(before)
+    assert not usable and "plain file" in why
