@@ -22,8 +22,22 @@ superuser could):
   never change an edited action, a snooze or a decision already made; it cannot answer a
   question, resolve a memory conflict, an ambiguous effect or a tool call whose outcome is
   unknown, or confirm a memory entry;
-- an operator cannot decide a request its own login filed (``requested_by``, revision
-  0007t, is set by the server at INSERT): requester ≠ approver, checked by the server.
+- a rule decides only while live by the server's clock (``statement_timestamp()``), never
+  by a ``decided_at`` the writer chose; a rule decision's ``decided_at`` must be within
+  ``CLOCK_SKEW`` seconds of the server's clock;
+- no login decides a request its own login filed (``requested_by``, revision 0007t, is set
+  by the server at INSERT), whatever ``decided_by`` says, except by a live rule another
+  operator made: requester ≠ approver, checked by the server; an operator decides as
+  ``operator:<login>`` or by such a rule, nothing else;
+- an approval once consumed stays consumed (``consumed_*`` never change again), and a
+  committed effect stays committed, for every login but the owner;
+- an agent login cannot write a person's trust (``user_confirmed``, ``operator_edited``)
+  nor change what a person confirmed in a memory entry (``MEMORY_PROTECTED``);
+- ``team add-user`` never turns a role name, the owner, ``postgres``, a superuser or a
+  CREATEROLE role into a team login, and sends the password only as a SCRAM verifier.
+
+Running ``proctor team init`` again replaces every function and trigger (CREATE OR
+REPLACE), so it upgrades a server an older Proctor set up.
 
 The owner of the tables (whoever ran ``proctor team init``; a superuser) is not checked: it
 can drop any trigger anyway. Give agents and operators their own logins, never the owner's.

@@ -499,3 +499,19 @@ def test_add_user_refuses_the_servers_own_roles_and_sends_no_password(team):
                 conn.execute(f"DROP OWNED BY {role} CASCADE") if conn.execute(
                     "SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() else None
                 conn.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+def test_running_team_init_again_upgrades_the_checks(team, agent, operator, pending):
+    """A server set up by an older Proctor (a check missing) is brought up to date by
+    `proctor team init` run again: the checks are CREATE OR REPLACE'd every time."""
+    from proctor.core.team import init
+
+    run, _approval = pending
+    entry = agent.memory.add("project", "proj", "db", "db1", run_id=run.id)
+    operator.memory.confirm(entry.id, expected_version=entry.version)
+    with team.owner() as conn:  # as an older init left it: this table unchecked
+        conn.execute("CREATE OR REPLACE FUNCTION trg_memory_entries_team() RETURNS trigger "
+                     "LANGUAGE plpgsql AS $fn$ BEGIN RETURN NEW; END $fn$")
+    init(team.url())
+    with team.raw("agent_a") as conn:
+        refused(conn, "UPDATE memory_entries SET content = 'db2' WHERE id = %s", (entry.id,))
