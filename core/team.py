@@ -22,8 +22,22 @@ superuser could):
   never change an edited action, a snooze or a decision already made; it cannot answer a
   question, resolve a memory conflict, an ambiguous effect or a tool call whose outcome is
   unknown, or confirm a memory entry;
-- an operator cannot decide a request its own login filed (``requested_by``, revision
-  0007t, is set by the server at INSERT): requester ≠ approver, checked by the server.
+- a rule decides only while live by the server's clock (``statement_timestamp()``), never
+  by a ``decided_at`` the writer chose; a rule decision's ``decided_at`` must be within
+  ``CLOCK_SKEW`` seconds of the server's clock;
+- no login decides a request its own login filed (``requested_by``, revision 0007t, is set
+  by the server at INSERT), whatever ``decided_by`` says, except by a live rule another
+  operator made: requester ≠ approver, checked by the server; an operator decides as
+  ``operator:<login>`` or by such a rule, nothing else;
+- an approval once consumed stays consumed (``consumed_*`` never change again), and a
+  committed effect stays committed, for every login but the owner;
+- an agent login cannot write a person's trust (``user_confirmed``, ``operator_edited``)
+  nor change what a person confirmed in a memory entry (``MEMORY_PROTECTED``);
+- ``team add-user`` never turns a role name, the owner, ``postgres``, a superuser or a
+  CREATEROLE role into a team login, and sends the password only as a SCRAM verifier.
+
+Running ``proctor team init`` again replaces every function and trigger (CREATE OR
+REPLACE), so it upgrades a server an older Proctor set up.
 
 The owner of the tables (whoever ran ``proctor team init``; a superuser) is not checked: it
 can drop any trigger anyway. Give agents and operators their own logins, never the owner's.
@@ -66,6 +80,12 @@ OPERATOR_COLUMNS: dict[str, tuple[str, ...]] = {
     "signatures": ("operator",), "operator_keys": ("operator",),
 }
 STRICT_TABLES = ("signatures", "operator_keys")
+# how far (seconds) a rule decision's decided_at may be from the server's clock
+CLOCK_SKEW = 300
+PERSON_TRUST_SQL = "('user_confirmed', 'operator_edited')"  # core/memory.PERSON_TRUST
+# what a person confirmed (or wrote) in a memory entry, which only an operator login changes
+MEMORY_PROTECTED = ("scope", "scope_key", "kind", "title", "content", "content_hash",
+                    "priority", "trust", "sensitivity", "pinned", "confirmed", "deleted")
 CHECKED = "trg_{table}_team"
 
 
@@ -106,6 +126,11 @@ def helper_sql(owner: str) -> list[str]:
             END IF;
           END IF;
         END $fn$""",
+        # the server's clock (the statement's start), in the journal's epoch seconds: what a
+        # rule's expiry is compared with, never a time the writer chose
+        f"""CREATE OR REPLACE FUNCTION proctor_now() RETURNS double precision LANGUAGE sql
+        STABLE {path} AS $fn$
+          SELECT extract(epoch FROM statement_timestamp())::double precision $fn$""",
         # fnmatch.fnmatchcase's glob as an anchored regular expression
         f"""CREATE OR REPLACE FUNCTION proctor_glob_regex(glob text) RETURNS text
         LANGUAGE plpgsql IMMUTABLE {path} AS $fn$ DECLARE
@@ -159,7 +184,9 @@ def helper_sql(owner: str) -> list[str]:
           SELECT * INTO run FROM runs WHERE id = appr.run_id;
           IF r.id IS NULL OR run.id IS NULL OR r.revoked_at IS NOT NULL
              OR r.created_by NOT LIKE 'operator:%'
-             OR (r.expires_at IS NOT NULL AND r.expires_at <= appr.decided_at) THEN
+             OR (r.expires_at IS NOT NULL AND r.expires_at <= proctor_now())
+             OR appr.decided_at IS NULL
+             OR abs(appr.decided_at - proctor_now()) > {CLOCK_SKEW} THEN
             RETURN false;
           END IF;
           IF NOT (r.run_id = run.id OR (r.scope = 'space' AND (r.project = run.project
@@ -192,12 +219,28 @@ def _decided(table: str, column: str) -> str:  # noqa: ARG001 - the column it re
             f"{_refuse(f'the login that filed this {table} row cannot decide it')} END IF;")
 
 
+# a genuine standing-rule decision: the rule an operator made (not this login), live, covering it
+RULE_DECIDES = ("NEW.rule_id IS NOT NULL AND NEW.decided_by = 'rule:' || NEW.rule_id "
+                "AND proctor_rule_decides(NEW.rule_id, NEW) AND (SELECT created_by FROM "
+                "approval_rules WHERE id = NEW.rule_id) IS DISTINCT FROM "
+                "'operator:' || session_user")
+
 APPROVAL_RULES = f"""
-  IF TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status THEN
-    IF OLD.status = 'pending' AND NEW.status IN ('approved', 'denied')
-       AND NEW.decided_by LIKE 'operator:%' THEN
-      {_decided("approvals", "decided_by")}
+  IF (TG_OP = 'INSERT' AND NEW.status IN ('approved', 'denied'))
+     OR (TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
+         AND OLD.status = 'pending' AND NEW.status IN ('approved', 'denied')) THEN
+    IF (TG_OP = 'INSERT' OR OLD.requested_by = session_user) AND NOT ({RULE_DECIDES}) THEN
+      {_refuse("the login that filed this approvals row cannot decide it")}
     END IF;
+    IF proctor_is_operator() AND NEW.decided_by IS DISTINCT FROM 'operator:' || session_user
+       AND NOT ({RULE_DECIDES}) THEN
+      {_refuse("an operator login decides as itself (operator:<login>) or by a live rule")}
+    END IF;
+  END IF;
+  IF TG_OP = 'UPDATE' AND (OLD.consumed_at IS NOT NULL OR OLD.consumed_effect_key IS NOT NULL)
+     AND (NEW.consumed_at IS DISTINCT FROM OLD.consumed_at
+          OR NEW.consumed_effect_key IS DISTINCT FROM OLD.consumed_effect_key) THEN
+    {_refuse("an approval once consumed stays consumed (it gates one effect)")}
   END IF;
   IF proctor_is_operator() THEN RETURN NEW; END IF;
   IF TG_OP = 'INSERT' THEN
@@ -265,6 +308,10 @@ def _resolution_rules(table: str, closed: str, answer: str) -> str:
 
 
 EFFECT_RULES = f"""
+  IF TG_OP = 'UPDATE' AND OLD.status = 'committed' AND NEW.status IS DISTINCT FROM OLD.status
+  THEN
+    {_refuse("a committed effect stays committed (it never runs again)")}
+  END IF;
   IF proctor_is_operator() THEN RETURN NEW; END IF;
   IF TG_OP = 'INSERT' THEN
     IF NEW.resolved_by IS NOT NULL OR NEW.resolution_reason IS NOT NULL THEN
@@ -305,10 +352,14 @@ TOOL_CALL_RULES = f"""
 
 MEMORY_RULES = f"""
   IF proctor_is_operator() THEN RETURN NEW; END IF;
-  IF (NEW.confirmed OR NEW.trust = 'user_confirmed') AND (TG_OP = 'INSERT'
+  IF (NEW.confirmed OR NEW.trust IN {PERSON_TRUST_SQL}) AND (TG_OP = 'INSERT'
       OR NEW.confirmed IS DISTINCT FROM OLD.confirmed OR NEW.trust IS DISTINCT FROM OLD.trust)
   THEN
-    {_refuse("only an operator login confirms a memory entry")}
+    {_refuse("only an operator login confirms a memory entry or writes a person's trust")}
+  END IF;
+  IF TG_OP = 'UPDATE' AND (OLD.confirmed OR OLD.trust IN {PERSON_TRUST_SQL})
+     AND ({" OR ".join(f"NEW.{c} IS DISTINCT FROM OLD.{c}" for c in MEMORY_PROTECTED)}) THEN
+    {_refuse("an agent login cannot change a memory entry a person confirmed")}
   END IF;
   RETURN NEW;
 """
@@ -391,6 +442,25 @@ def init(url: str) -> TeamReport:
         journal.close()
 
 
+def _quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _scram(conn: Any, name: str, password: str) -> str:
+    """The password's SCRAM-SHA-256 verifier, computed here (libpq's PQencryptPasswordConn):
+    the password itself never reaches the server, its logs or pg_stat_statements."""
+    pgconn = conn.connection.dbapi_connection.pgconn
+    verifier = pgconn.encrypt_password(password.encode(), name.encode(), b"scram-sha-256")
+    text_ = bytes(verifier).decode("ascii")
+    if not text_.startswith("SCRAM-SHA-256$"):
+        raise errors.NotAllowed("the server's client library did not make a SCRAM verifier")
+    return text_
+
+
 def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
     """A login ``name`` in ``role`` (created, or its password and role set if it exists).
     True when created. Run it as a role that may create roles (the owner)."""
@@ -403,22 +473,33 @@ def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
                                      field="role")
     if not password or "\x00" in password:
         raise errors.ValidationError("a login needs a password", field="password")
-    literal = "'" + password.replace("'", "''") + "'"
+    if name in ROLES.values() or name == "postgres" or name.startswith("pg_"):
+        raise errors.ValidationError(f"{name!r} is a role Proctor or the server keeps; "
+                                     "a login needs its own name", field="name")
     journal = Journal.open(url, actor=Actor.operator("team-init"), create=False)
     try:
         made: list[bool] = []
 
         def op(tx: Any) -> None:
             conn = tx.conn
-            exists = conn.execute(text("SELECT 1 FROM pg_roles WHERE rolname = :n"),
-                                  {"n": name}).first() is not None
+            owner = conn.execute(text("SELECT current_user")).scalar_one()
+            found = conn.execute(text("SELECT rolsuper OR rolcreaterole FROM pg_roles "
+                                      "WHERE rolname = :n"), {"n": name}).first()
+            if name == owner or (found is not None and found[0]):
+                raise errors.NotAllowed(
+                    f"{name!r} is the owner, a superuser or a role that creates roles; "
+                    "team add-user does not turn it into a team login",
+                    hint="Pick a new name for the login.")
+            exists = found is not None
             verb = "ALTER" if exists else "CREATE"
-            conn.execute(text(f"{verb} ROLE {name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE "
-                              f"INHERIT PASSWORD {literal}".replace(":", "\\:")))
+            ident = _quote_ident(name)
+            conn.exec_driver_sql(f"{verb} ROLE {ident} LOGIN NOSUPERUSER NOCREATEDB "
+                                 f"NOCREATEROLE INHERIT PASSWORD "
+                                 f"{_literal(_scram(conn, name, password))}")
             for other in ROLES.values():
                 if other != ROLES[role]:
-                    conn.execute(text(f"REVOKE {other} FROM {name}"))
-            conn.execute(text(f"GRANT {ROLES[role]} TO {name}"))
+                    conn.exec_driver_sql(f"REVOKE {other} FROM {ident}")
+            conn.exec_driver_sql(f"GRANT {ROLES[role]} TO {ident}")
             made.append(not exists)
 
         journal.write(op)

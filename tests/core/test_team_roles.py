@@ -340,3 +340,178 @@ def test_a_busy_journal_is_built_by_an_agent_login_and_an_operator_login(team):
         from proctor.core.verify import verify
 
         assert verify(operator).ok
+
+
+# ---------------------------------------------------------------- review holes (adversary)
+
+
+FORGE_RULE = ("UPDATE approvals SET status = 'approved', decided_by = %s, rule_id = %s, "
+              "decided_at = %s, version = version + 1 WHERE id = %s")
+
+
+def test_an_agent_login_cannot_use_an_expired_rule_by_choosing_decided_at(team, agent,
+                                                                          operator):
+    """A rule's expiry is compared with the server's clock, not with the decided_at the
+    writer chose (0, NULL); a decided_at far from the server's clock is refused."""
+    import time
+
+    run = agent.runs.start("proj", "expiring rule")
+    first = agent.approvals.request(run.id, ACTION, reason="first")
+    waiting = agent.approvals.request(run.id, ACTION, reason="filed before the rule")
+    operator.approvals.decide(first.id, True, expected_version=1, scope="run")
+    rule_id = operator.approvals.get(first.id).rule_id
+    with team.owner() as conn:
+        conn.execute("UPDATE approval_rules SET expires_at = extract(epoch FROM now()) - 60 "
+                     "WHERE id = %s", (rule_id,))
+    with team.raw("agent_a") as conn:
+        for decided_at in (0.0, None, time.time()):
+            refused(conn, FORGE_RULE, (f"rule:{rule_id}", rule_id, decided_at, waiting.id))
+    with team.owner() as conn:
+        conn.execute("UPDATE approval_rules SET expires_at = NULL WHERE id = %s", (rule_id,))
+    with team.raw("agent_a") as conn:  # a live rule, but a time far from the server's
+        for decided_at in (0.0, None, time.time() + 86400):
+            refused(conn, FORGE_RULE, (f"rule:{rule_id}", rule_id, decided_at, waiting.id))
+        assert status_of(team, waiting.id)[0] == "pending"
+        conn.execute(FORGE_RULE, (f"rule:{rule_id}", rule_id, time.time(), waiting.id))
+    assert status_of(team, waiting.id)[:2] == ("approved", f"rule:{rule_id}")
+
+
+def test_an_operator_cannot_decide_its_own_request_under_another_name(team, agent):
+    """requester ≠ approver whatever decided_by says (NULL, an agent's, a rule the login
+    made itself); and an operator decides as operator:<login> or by a live rule."""
+    import time
+
+    with team.journal("op_dana", Actor.agent("dana-script")) as filer, \
+            team.journal("op_dana", Actor.operator("op_dana")) as dana:
+        run = filer.runs.start("proj", "self-serve")
+        mine = filer.approvals.request(run.id, ACTION, reason="let me")
+        theirs = agent.approvals.request(run.id, ACTION, reason="the agent's")
+        dana.approvals.decide(theirs.id, True, expected_version=1, scope="run")
+        dana_rule = dana.approvals.get(theirs.id).rule_id
+    with team.raw("op_dana") as conn:
+        for sets in ("status = 'approved'", "status = 'approved', decided_by = NULL",
+                     "status = 'approved', decided_by = 'agent:builder'",
+                     "status = 'denied', decided_by = 'system:expiry'",
+                     "status = 'approved', decided_by = 'rule:rule_x', rule_id = 'rule_x'"):
+            refused(conn, f"UPDATE approvals SET {sets}, decided_at = {time.time()}, "
+                          "version = version + 1 WHERE id = %s", (mine.id,))
+        refused(conn, FORGE_RULE, (f"rule:{dana_rule}", dana_rule, time.time(), mine.id))
+    with team.raw("op_eli") as conn:  # not the filer, but still only as itself
+        for sets in ("status = 'approved'", "status = 'approved', decided_by = 'agent:x'",
+                     "status = 'approved', decided_by = 'rule:rule_x', rule_id = 'rule_x'"):
+            refused(conn, f"UPDATE approvals SET {sets}, decided_at = {time.time()}, "
+                          "version = version + 1 WHERE id = %s", (mine.id,))
+        assert status_of(team, mine.id) == ("pending", None, 1)
+        conn.execute(FORGE_RULE, (f"rule:{dana_rule}", dana_rule, time.time(), mine.id))
+    assert status_of(team, mine.id)[:2] == ("approved", f"rule:{dana_rule}")
+
+
+def test_an_agent_login_cannot_rewrite_confirmed_memory_or_claim_a_persons_trust(
+        team, agent, operator, pending):
+    run, _approval = pending
+    entry = agent.memory.add("project", "proj", "db", "db1", run_id=run.id)
+    confirmed = operator.memory.confirm(entry.id, expected_version=entry.version)
+    loose = agent.memory.add("project", "proj", "cache", "c1", run_id=run.id)
+    with team.raw("agent_a") as conn:
+        for sets in ("content = 'db2'", "title = 'other'", "kind = 'constraint'",
+                     "deleted = true", "scope = 'global'", "scope_key = 'other'",
+                     "content_hash = 'x'", "priority = 99", "pinned = NOT pinned"):
+            refused(conn, f"UPDATE memory_entries SET {sets} WHERE id = %s", (entry.id,))
+        refused(conn, "UPDATE memory_entries SET trust = 'operator_edited' WHERE id = %s",
+                (loose.id,))
+        row = conn.execute("SELECT * FROM memory_entries WHERE id = %s",
+                           (loose.id,)).fetchone()
+        cols = [d.name for d in conn.execute("SELECT * FROM memory_entries LIMIT 0").description]
+        values = dict(zip(cols, row, strict=True))
+        values.update(id="mem_forged", trust="operator_edited", confirmed=False)
+        refused(conn, f"INSERT INTO memory_entries ({', '.join(values)}) VALUES "
+                      f"({', '.join(['%s'] * len(values))})", list(values.values()))
+    assert agent.memory.get(entry.id).content == confirmed.content == "db1"
+
+
+def test_a_consumed_approval_and_a_committed_effect_stay_so(team, agent, operator, pending):
+    """One approval gates one effect: an agent login cannot clear or move consumed_*; a
+    committed effect cannot be moved back to failed (and so run again)."""
+    _run, approval = pending
+    operator.approvals.decide(approval.id, True, expected_version=1)
+    agent.approvals.consume_and_reserve(approval.id, approval.action_digest, "fx-once",
+                                        owner="w")
+    agent.effects.begin("fx-once", owner="w")
+    agent.effects.commit("fx-once", {"ok": True}, owner="w")
+    with team.raw("agent_a") as conn:
+        for sets in ("consumed_at = NULL, consumed_effect_key = NULL", "consumed_at = NULL",
+                     "consumed_effect_key = 'fx-twice'", "consumed_at = consumed_at + 1"):
+            refused(conn, f"UPDATE approvals SET {sets} WHERE id = %s", (approval.id,))
+        for status in ("failed", "reserved", "running", "ambiguous"):
+            refused(conn, "UPDATE effects SET status = %s WHERE key = 'fx-once'", (status,))
+    with team.owner() as conn:
+        assert conn.execute("SELECT consumed_effect_key FROM approvals WHERE id = %s",
+                            (approval.id,)).fetchone()[0] == "fx-once"
+        assert conn.execute("SELECT status FROM effects WHERE key = 'fx-once'"
+                            ).fetchone()[0] == "committed"
+
+
+def test_add_user_refuses_the_servers_own_roles_and_sends_no_password(team):
+    """team add-user does not turn a role name, the owner, postgres, a superuser or a
+    CREATEROLE role into a team login; the password reaches the server only as a SCRAM
+    verifier computed client-side."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    from proctor.core.team import add_user
+
+    url = team.url()
+    with team.owner() as conn:
+        owner = conn.execute("SELECT current_user").fetchone()[0]
+        for role, attrs in (("boss_su", "SUPERUSER"), ("boss_cr", "CREATEROLE")):
+            conn.execute(f"DROP ROLE IF EXISTS {role}")
+            conn.execute(f"CREATE ROLE {role} LOGIN {attrs}")
+    try:
+        for name in ("proctor_agent", "proctor_operator", "postgres", owner, "boss_su",
+                     "boss_cr"):
+            with pytest.raises((errors.ValidationError, errors.NotAllowed)):
+                add_user(url, name, "agent", "pw-x")
+        with team.owner() as conn:
+            assert conn.execute("SELECT rolsuper, rolcreaterole FROM pg_roles WHERE rolname "
+                                "IN ('boss_su', 'boss_cr') ORDER BY rolname").fetchall() == [
+                (False, True), (True, False)]
+        sent: list[str] = []
+
+        def spy(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+            sent.append(statement)
+
+        event.listen(Engine, "before_cursor_execute", spy)
+        try:
+            add_user(url, "agent_scram", "agent", "s3cret-Plain'pw")
+        finally:
+            event.remove(Engine, "before_cursor_execute", spy)
+        assert sent and not any("s3cret" in s for s in sent)
+        with team.owner() as conn:
+            assert conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = "
+                                "'agent_scram'").fetchone()[0].startswith("SCRAM-SHA-256$")
+        with Journal.open(team.server.url(team.database, user="agent_scram",
+                                          password="s3cret-Plain'pw"),
+                          actor=Actor.agent("builder"), create=False) as j:
+            assert j.runs.start("proj", "scram login").id
+    finally:
+        with team.owner() as conn:
+            for role in ("boss_su", "boss_cr", "agent_scram"):
+                conn.execute(f"DROP OWNED BY {role} CASCADE") if conn.execute(
+                    "SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() else None
+                conn.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+def test_running_team_init_again_upgrades_the_checks(team, agent, operator, pending):
+    """A server set up by an older Proctor (a check missing) is brought up to date by
+    `proctor team init` run again: the checks are CREATE OR REPLACE'd every time."""
+    from proctor.core.team import init
+
+    run, _approval = pending
+    entry = agent.memory.add("project", "proj", "db", "db1", run_id=run.id)
+    operator.memory.confirm(entry.id, expected_version=entry.version)
+    with team.owner() as conn:  # as an older init left it: this table unchecked
+        conn.execute("CREATE OR REPLACE FUNCTION trg_memory_entries_team() RETURNS trigger "
+                     "LANGUAGE plpgsql AS $fn$ BEGIN RETURN NEW; END $fn$")
+    init(team.url())
+    with team.raw("agent_a") as conn:
+        refused(conn, "UPDATE memory_entries SET content = 'db2' WHERE id = %s", (entry.id,))
