@@ -338,3 +338,29 @@ def test_a_slow_conflict_read_never_lets_the_last_conflict_take_the_next_ones_re
     qtbot.waitUntil(lambda: page.review.data.item.id == ids["c1"], timeout=WAIT_MS)
     assert page.review.can(ReconciliationStatus.ACCEPTED_LOCAL)
     assert status(journal_path, ids["c0"]) == "pending"
+
+
+def test_bulk_decides_only_the_conflicts_it_lists(qtbot, journal_path, open_desk, monkeypatch):
+    """More selected than the panel lists: "Keep local" applies to the listed ones; the one
+    the person was never shown stays pending."""
+    from proctor.gui.memory import bulk
+    monkeypatch.setattr(bulk, "SHOWN", 2)
+    ids = fill(journal_path)
+    page = all_conflicts_selected(qtbot, open_desk(journal_path), 3)
+    listed = [c.id for c in page.bulk.items]
+    assert len(listed) == 2
+    assert page.bulk.title.text() == "2 shown of 3 selected; the rest stay pending"
+    assert "more" not in page.bulk.listing.text()
+    asked: list[tuple] = []
+
+    def ask(cls, parent, title, prompt, **kw):
+        asked.append((title, prompt))
+        return "the local copies are right"
+
+    monkeypatch.setattr(ReasonDialog, "ask", classmethod(ask))
+    press_bulk(qtbot, page, "accepted_local")
+    assert asked and asked[0][0] == "Keep local for 2 conflicts"
+    qtbot.waitUntil(lambda: "for 2 of 2 conflicts" in page.message.text(), timeout=WAIT_MS)
+    statuses = {ids[f"c{n}"]: status(journal_path, ids[f"c{n}"]) for n in range(3)}
+    assert sorted(statuses.values()) == ["accepted_local", "accepted_local", "pending"]
+    assert all(statuses[i] == "accepted_local" for i in listed)
