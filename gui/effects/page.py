@@ -240,6 +240,7 @@ class EffectsPage(ListPage):
     def _on_resolved(self, effect: Effect) -> None:
         self.sending = None
         self.update_buttons()
+        self.reload_detail()  # show it resolved now, not ambiguous until the change feed
         self.form.clear()
         self.detail_message.clear()
         self.message.show_message(
