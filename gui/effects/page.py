@@ -188,7 +188,6 @@ class EffectsPage(ListPage):
 
     def show_context(self, context: EffectContext | None) -> None:
         self.context = context
-        self.sending = None
         self.empty.setVisible(context is None)
         self.view.setVisible(context is not None)
         if context is not None:
@@ -200,10 +199,13 @@ class EffectsPage(ListPage):
         return self.context.effect if self.context is not None else None
 
     def can_resolve(self) -> bool:
-        """The effect shown is ambiguous, on a writable desk, and no outcome is on its way."""
+        """The effect shown is the one selected (not the last one, while the selected one's
+        detail is still being read), ambiguous, on a writable desk, and no outcome is on its
+        way (``sending`` is cleared only when that write is done or refused, never by a
+        reload)."""
         e = self.effect()
-        return not self.read_only and e is not None and e.status == EffectStatus.AMBIGUOUS \
-            and self.sending != e.key
+        return not self.read_only and e is not None and e.key == self.key \
+            and e.status == EffectStatus.AMBIGUOUS and self.sending is None
 
     def shows_lapsed(self) -> bool:
         e = self.effect()
@@ -231,16 +233,23 @@ class EffectsPage(ListPage):
         self.detail_message.show_message(tr("Marking {outcome}…").format(outcome=outcome.value), Level.INFO)
         self.sending = e.key
         self.update_buttons()
-        self.ctx.runner.run(call, on_done=self._on_resolved, on_error=self._on_refused,
-                            owner=self, write=True)
+        self.ctx.runner.run(call, on_done=self._on_resolved,
+                            on_error=self._on_resolve_refused, owner=self, write=True)
         return True
 
     def _on_resolved(self, effect: Effect) -> None:
+        self.sending = None
+        self.update_buttons()
+        self.reload_detail()  # show it resolved now, not ambiguous until the change feed
         self.form.clear()
         self.detail_message.clear()
         self.message.show_message(
             tr("Marked {status}: {key}. Receipt, run event and audit row written.").format(
                 status=effect.status.value, key=effect.key), Level.SUCCESS)
+
+    def _on_resolve_refused(self, exc: BaseException) -> None:
+        self.sending = None
+        self._on_refused(exc)
 
     def _on_refused(self, exc: BaseException) -> None:
         """Said on the page (it stays when the list moves on); the detail reloads to show

@@ -16,7 +16,7 @@ from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label
 from .common import request_id
 
-SHOWN = 12  # titles listed in the panel; the rest are counted
+SHOWN = 12  # titles listed in the panel; a bulk decision acts on these only
 # Declared at import (before a translator loads): marked here, translated where shown.
 VERBS = {ReconciliationStatus.ACCEPTED_LOCAL: (QT_TR_NOOP("Keep local for"),
                                                QT_TR_NOOP("each entry stays as it is")),
@@ -90,13 +90,17 @@ class BulkPanel(QWidget):
         layout.addStretch(1)
 
     def show_items(self, items: list[Reconciliation]) -> None:
-        self.items = list(items)
-        n = len(items)
-        self.title.setText(tr("{n} conflicts selected").format(n=n))
+        """List the selected conflicts; a decision here applies to the listed ones only
+        (the first ``SHOWN``): the rest were never shown, so they stay pending."""
+        self.items = list(items)[:SHOWN]
+        n = len(self.items)
+        if len(items) > SHOWN:
+            self.title.setText(tr("{n} shown of {m} selected; the rest stay pending").format(
+                n=n, m=len(items)))
+        else:
+            self.title.setText(tr("{n} conflicts selected").format(n=n))
         lines = [f"• {fmt.bounded(c.title, 80)} — from {fmt.bounded(c.incoming_source, 50)}"
-                 for c in items[:SHOWN]]
-        if n > SHOWN:
-            lines.append(tr("… and {count} more").format(count=n - SHOWN))
+                 for c in self.items]
         self.listing.setText("\n".join(lines))
         for choice, button in self.buttons.items():
             button.setText(f"{self._texts[choice]} {n}")

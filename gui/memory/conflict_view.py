@@ -185,6 +185,7 @@ class ConflictReview(QWidget):
         self.reveals = reveals
         self.read_only = read_only
         self.data: ConflictData | None = None
+        self.expected: str | None = None  # the conflict asked for (None: whatever is shown)
         self.diff: Diff | None = None  # of the versions shown, once made
         self._union: str | None = None  # their union merge, made with the diff
         self._diff_key: tuple[str, str] | None = None
@@ -412,8 +413,16 @@ class ConflictReview(QWidget):
         if self.is_pending():
             self._show_state()
 
+    def expect(self, item_id: str | None) -> None:
+        """The conflict ``item_id`` was asked for: until its read lands, the one still on
+        screen cannot be resolved (with the reason typed for the next one)."""
+        self.expected = item_id
+        self.set_enabled_actions()
+
     def is_pending(self) -> bool:
-        return self.data is not None and self.data.item.status == ReconciliationStatus.PENDING
+        """The conflict shown is the one asked for, and pending."""
+        return self.data is not None and self.data.item.status == ReconciliationStatus.PENDING \
+            and self.expected in (None, self.data.item.id)
 
     def can(self, choice: ReconciliationStatus) -> bool:
         """Whether ``choice`` may be asked for now: a pending conflict on a writable desk;

@@ -293,6 +293,8 @@ class MemoryPage(ListPage):
         if self.shown != (kind, item_id) and kind == "conflict":
             self.review.clear_draft()
         self.shown = (kind, item_id)
+        if kind == "conflict":
+            self.review.expect(item_id)
         self.right.setCurrentWidget(self.entry if kind == "entry" else self.conflict_pane)
         self.reload_detail()
 
@@ -364,7 +366,7 @@ class MemoryPage(ListPage):
     @Slot(object, object, str)
     def _on_resolve(self, choice: ReconciliationStatus, merged: str | None, reason: str) -> None:
         data = self.review.data
-        if data is None:
+        if data is None or self.shown != ("conflict", data.item.id):
             return
         self.review.notice.show_message(tr("Saving your decision…"), Level.INFO)
         call = resolve_call(self.journal.memory, data, choice, merged, reason)

@@ -28,6 +28,7 @@ from proctor.core.models import Approval, ApprovalScope, EffectStatus, InboxItem
 from ..actions import ActionRegistry
 from ..context import PageContext
 from ..i18n import tr
+from ..inbox.approval import ApprovalDetail
 from ..inbox.commands import decision_commands
 from ..inbox.confirm import confirmed
 from ..inbox.decide import Decider
@@ -67,7 +68,23 @@ class PendingCommands(QObject):
         return not self.pane.read_only and self.pane.current_item() is not None
 
     def can_decide(self) -> bool:
-        return self._is(InboxKind.APPROVAL)
+        """As in the Inbox: an approval not being decided here, not decided here already,
+        and not shown decided (elsewhere) or tampered with by its detail."""
+        item = self.pane.current_item()
+        if not self._is(InboxKind.APPROVAL) or item is None:
+            return False
+        key = item_key(item)
+        if self.decider.busy(key) or key in self.pane.decided_keys:
+            return False
+        widget = self.pane.detail.current()
+        if not isinstance(widget, ApprovalDetail) or widget.item is None \
+                or widget.item.id != item.id:
+            return True  # still loading: approve() refuses until the action is shown
+        if widget.is_tampered():
+            return False
+        entity = widget.entity
+        return widget.is_pending() if isinstance(entity, Approval) and entity.id == item.id \
+            else True
 
     def can_resolve(self) -> bool:
         return self._is(InboxKind.EFFECT)
@@ -92,6 +109,7 @@ class PendingCommands(QObject):
             return
         self.pane.working(item, "Approving…")
         self.decider.approve(item, reason=reason, **({"scope": scope} if scope else {}))
+        self.pane.registry.refresh()  # busy now: Approve and Deny are off
 
     def deny(self) -> None:
         item, widget = self.pane.current_item(), self.pane.detail.current()
@@ -105,6 +123,7 @@ class PendingCommands(QObject):
         if reason:
             self.pane.working(item, "Denying…")
             self.decider.deny(item, reason=reason)
+            self.pane.registry.refresh()
 
     def snooze(self) -> None:
         item = self.pane.current_item()
@@ -137,6 +156,7 @@ class PendingPane(QWidget):
         self.ctx = ctx
         self.read_only = bool(ctx.journal.read_only)
         self.decider = Decider(ctx.journal, ctx.runner, self)
+        self.decided_keys: set[str] = set()  # keys decided here (gone with the next refresh)
         self.registry = private_registry(self)
         self.commands = PendingCommands(self)
         self.commands.register(self.registry)
@@ -211,6 +231,8 @@ class PendingPane(QWidget):
 
     # ------------------------------------------------------------ outcomes
     def _on_done(self, key: str, result: object) -> None:
+        self.decided_keys.add(key)
+        self.registry.refresh()
         widget = self.detail.current()
         if widget is not None and hasattr(widget, "forget_draft"):
             widget.forget_draft(key.split(":", 1)[1])
@@ -231,6 +253,7 @@ class PendingPane(QWidget):
                                    else None)
         if shown and widget is not None:
             widget.reload()
+        self.registry.refresh()
         self.decided.emit()
 
     def _on_snoozed(self, ok: list[str], failed: list) -> None:

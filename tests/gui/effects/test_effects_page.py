@@ -188,3 +188,75 @@ def test_idempotent_writes_are_marked_failed_without_a_second_question(
     qtbot.keyClicks(page.form.reason, "PUT is idempotent; let it run again")
     qtbot.mouseClick(page.failed_button, LEFT)
     qtbot.waitUntil(lambda: "Marked failed" in page.message.text(), timeout=WAIT_MS)
+
+
+def test_a_slow_detail_read_never_lets_the_last_effect_take_the_next_ones_reason(
+        qtbot, journal_path, open_desk, monkeypatch):
+    """Row B selected, its detail not read yet: the page still shows A, and pressing C must
+    not resolve A with the reason typed for B."""
+    import threading
+    ambiguous(journal_path, "mail:A")
+    ambiguous(journal_path, "mail:B")
+    window, page = effects_page(open_desk, journal_path)
+    select(qtbot, page, "mail:A")
+    monkeypatch.setattr(ConfirmDialog, "ask", classmethod(lambda *a, **k: True))
+    service = page.journal.effects._service
+    real, gate = service.context, threading.Event()
+
+    def slow(key):
+        if key == "mail:B":
+            gate.wait(WAIT_MS / 1000)
+        return real(key)
+
+    monkeypatch.setattr(service, "context", slow)
+    try:
+        page.table.setCurrentIndex(page.model.index(
+            Desk(qtbot, window).wait_row(page.model, "mail:B"), 0))
+        assert page.key == "mail:B" and page.effect().key == "mail:A"
+        qtbot.keyClicks(page.form.reason, "the customer got mail B")
+        assert not page.can_resolve()
+        assert not window.registry.trigger("effects.committed")
+        assert not page.resolve(EffectStatus.COMMITTED)
+    finally:
+        gate.set()
+    qtbot.waitUntil(lambda: page.effect().key == "mail:B", timeout=WAIT_MS)
+    assert page.can_resolve()
+    with Journal.open(journal_path, read_only=True) as j:
+        assert j.effects.get("mail:A").status == EffectStatus.AMBIGUOUS
+        assert j.effects.get("mail:B").status == EffectStatus.AMBIGUOUS
+
+
+def test_a_reload_while_the_outcome_is_written_keeps_the_commands_off(
+        qtbot, journal_path, open_desk, monkeypatch):
+    """The lease tick or another process re-reads the effect while its outcome is on its way:
+    C / F stay off until the write is done, so no second, contradictory outcome is sent."""
+    import threading
+    ambiguous(journal_path, "mail:1")
+    window, page = effects_page(open_desk, journal_path)
+    select(qtbot, page, "mail:1")
+    monkeypatch.setattr(ConfirmDialog, "ask", classmethod(lambda *a, **k: True))
+    service = page.journal.effects._service
+    real, gate, entered = service.resolve, threading.Event(), threading.Event()
+
+    def slow(*a, **k):
+        entered.set()
+        gate.wait(WAIT_MS / 1000)
+        return real(*a, **k)
+
+    monkeypatch.setattr(service, "resolve", slow)
+    try:
+        qtbot.keyClicks(page.form.reason, "the SMTP log has no DATA ack")
+        assert window.registry.trigger("effects.failed")
+        qtbot.waitUntil(entered.is_set, timeout=WAIT_MS)
+        page.reload_detail()  # what the lease tick / a change from elsewhere does
+        qtbot.waitUntil(lambda: page.context is not None and page.context.effect.key
+                        == "mail:1" and bool(page.sending), timeout=WAIT_MS)
+        page.show_context(page.context)  # a detail read landing mid-write
+        assert not page.can_resolve()
+        assert not window.registry.trigger("effects.committed")
+    finally:
+        gate.set()
+    qtbot.waitUntil(lambda: "Marked failed" in page.message.text(), timeout=WAIT_MS)
+    with Journal.open(journal_path, read_only=True) as j:
+        assert j.effects.get("mail:1").status == EffectStatus.FAILED
+        assert len(j.effects.receipts("mail:1")) == 1

@@ -301,3 +301,66 @@ def test_bulk_take_incoming_refuses_what_is_hidden(qtbot, journal_path, open_des
         assert j.memory.get(secret.id).content == "ends 4242"
     assert status_of == {"plain": "accepted_incoming", "secret": "pending",
                          "claims": "pending"}
+
+
+def test_a_slow_conflict_read_never_lets_the_last_conflict_take_the_next_ones_reason(
+        qtbot, journal_path, open_desk, monkeypatch):
+    """Conflict c1 asked for, its read not back yet: the review still shows c0, and
+    "Keep local" must not resolve c0 with the reason typed for c1."""
+    import threading
+    ids = fill(journal_path)
+    window = open_desk(journal_path)
+    window.go("memory")
+    page = window.memory
+    qtbot.waitUntil(lambda: page.conflicts.rowCount() == 3, timeout=WAIT_MS)
+    page.show_detail("conflict", ids["c0"])
+    qtbot.waitUntil(lambda: page.review.data is not None
+                    and page.review.data.item.id == ids["c0"], timeout=WAIT_MS)
+    wait_presented(qtbot)
+    service = page.journal.memory._service
+    real, gate = service.reconciliation, threading.Event()
+
+    def slow(item_id):
+        if item_id == ids["c1"]:
+            gate.wait(WAIT_MS / 1000)
+        return real(item_id)
+
+    monkeypatch.setattr(service, "reconciliation", slow)
+    try:
+        page.show_detail("conflict", ids["c1"])
+        assert page.review.data.item.id == ids["c0"]
+        page.review.reason.setPlainText("keep local for rule 1")
+        assert not page.review.can(ReconciliationStatus.ACCEPTED_LOCAL)
+        assert not window.registry.trigger("memory.keep")
+        assert not page.review.request(ReconciliationStatus.ACCEPTED_LOCAL)
+    finally:
+        gate.set()
+    qtbot.waitUntil(lambda: page.review.data.item.id == ids["c1"], timeout=WAIT_MS)
+    assert page.review.can(ReconciliationStatus.ACCEPTED_LOCAL)
+    assert status(journal_path, ids["c0"]) == "pending"
+
+
+def test_bulk_decides_only_the_conflicts_it_lists(qtbot, journal_path, open_desk, monkeypatch):
+    """More selected than the panel lists: "Keep local" applies to the listed ones; the one
+    the person was never shown stays pending."""
+    from proctor.gui.memory import bulk
+    monkeypatch.setattr(bulk, "SHOWN", 2)
+    ids = fill(journal_path)
+    page = all_conflicts_selected(qtbot, open_desk(journal_path), 3)
+    listed = [c.id for c in page.bulk.items]
+    assert len(listed) == 2
+    assert page.bulk.title.text() == "2 shown of 3 selected; the rest stay pending"
+    assert "more" not in page.bulk.listing.text()
+    asked: list[tuple] = []
+
+    def ask(cls, parent, title, prompt, **kw):
+        asked.append((title, prompt))
+        return "the local copies are right"
+
+    monkeypatch.setattr(ReasonDialog, "ask", classmethod(ask))
+    press_bulk(qtbot, page, "accepted_local")
+    assert asked and asked[0][0] == "Keep local for 2 conflicts"
+    qtbot.waitUntil(lambda: "for 2 of 2 conflicts" in page.message.text(), timeout=WAIT_MS)
+    statuses = {ids[f"c{n}"]: status(journal_path, ids[f"c{n}"]) for n in range(3)}
+    assert sorted(statuses.values()) == ["accepted_local", "accepted_local", "pending"]
+    assert all(statuses[i] == "accepted_local" for i in listed)
