@@ -296,3 +296,18 @@ def test_a_search_of_the_run_shown_before_is_not_delivered_to_the_next(
     assert pane.note.text() == ""
     assert pane._pending_sequence is None
     assert pane.current_sequence() not in (500, 600)
+
+
+def test_opening_another_run_while_one_verifies_verifies_the_new_one(
+        qtbot, mid_path, live_run, open_desk, monkeypatch):
+    window = open_desk(mid_path)
+    detail = open_run(qtbot, window, MID)
+    read, release = held_first_call(monkeypatch, timeline, "chain_status")
+    detail.tabs.setCurrentWidget(detail.integrity)
+    assert read.wait(WAIT_MS / 1000)  # run A's check is in flight
+    open_run(qtbot, window, live_run)
+    release.set()
+    qtbot.waitUntil(lambda: detail.integrity.status is not None, timeout=WAIT_MS)
+    assert detail.integrity.run_id == live_run
+    assert detail.integrity.status.ok and detail.integrity.status.checked_events == 301
+    assert "The chain verifies" in detail.integrity.result.text()
