@@ -96,6 +96,7 @@ class Changes:
         self._probe: sqlite3.Connection | None = None
         self._listener: Any = None
         self._lock = threading.Lock()
+        self._closed = False  # close() ran: wait() returns False and opens nothing
 
     def latest(self) -> int:
         stmt = select(func.max(s.changes.c.seq))
@@ -119,20 +120,31 @@ class Changes:
         if self.j.server:
             return self.latest()
         with self._lock:
-            if self._probe is None:
-                from .db import _connect
+            return self._probe_version()
 
-                assert isinstance(self.j.path, Path)
-                self._probe = _connect(self.j.path, True, self.j.busy_timeout)
-            return int(self._probe.execute("PRAGMA data_version").fetchone()[0])
+    def _probe_version(self) -> int:
+        """``data_version`` on the probe (opened on first use); the caller holds the lock."""
+        if self._probe is None:
+            from .db import _connect
+
+            assert isinstance(self.j.path, Path)
+            self._probe = _connect(self.j.path, True, self.j.busy_timeout)
+        return int(self._probe.execute("PRAGMA data_version").fetchone()[0])
+
+    def _version_unless_closed(self) -> int | None:
+        with self._lock:
+            return None if self._closed else self._probe_version()
 
     def wait(self, timeout: float) -> bool:
         """Block until a write may have committed since the last call, at most ``timeout``
         seconds: True if one did (or may have: a caller still reads ``since`` to know),
         False on timeout. A server journal wakes on its NOTIFY; a file journal polls
-        ``data_version``. A poll of ``since`` stays the safety net either way."""
+        ``data_version``. A poll of ``since`` stays the safety net either way. Once the
+        journal is closed: False at once, and no connection is opened."""
         if self.j.server:
             with self._lock:
+                if self._closed:
+                    return False
                 if self._listener is None:
                     from .pg import Listener, ServerAddress
 
@@ -140,17 +152,33 @@ class Changes:
                     self._listener = Listener(self.j.path)
                 listener = self._listener
             return listener.wait(timeout)
-        start = self.data_version()
+        start = self._version_unless_closed()
         deadline = time.monotonic() + timeout
-        while True:
-            if self.data_version() != start:
+        while start is not None:
+            now = self._version_unless_closed()
+            if now is None:
+                break
+            if now != start:
                 return True
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
             time.sleep(min(self.POLL_S, left))
+        return False
+
+    @property
+    def closed(self) -> bool:
+        """close() ran (the journal is closed)."""
+        return self._closed
 
     def close(self) -> None:
+        """The journal is closed: drop the connections; ``wait`` never opens one again."""
+        with self._lock:
+            self._closed = True
+        self.reset()
+
+    def reset(self) -> None:
+        """Drop the probe and listener connections (the next use opens them afresh)."""
         with self._lock:
             if self._probe is not None:
                 self._probe.close()

@@ -156,7 +156,7 @@ class Journal(Store):
     def reconnect(self) -> None:
         """Drop pooled connections (the next call opens the journal's files afresh)."""
         super().reconnect()
-        self.changes.close()
+        self.changes.reset()
 
     def __enter__(self) -> Journal:
         return self

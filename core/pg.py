@@ -524,6 +524,7 @@ class Listener:
         self._conn: Any = None
         self._lock = threading.Lock()
         self.latest = 0
+        self._closed = False  # close() ran: wait() returns False and connects no more
 
     def _connection(self) -> Any:
         import psycopg
@@ -537,6 +538,8 @@ class Listener:
 
     def wait(self, timeout: float) -> bool:
         with self._lock:
+            if self._closed:
+                return False
             try:
                 conn = self._connection()
                 got = False
@@ -562,4 +565,5 @@ class Listener:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self.close_unlocked()

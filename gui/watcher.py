@@ -195,6 +195,8 @@ class JournalWatcher(QObject):
                     woke = wait(NOTIFY_WAIT_S)
                 except Exception:  # a closed journal, a lost server: the poll carries on
                     return
+                if not woke and getattr(journal.changes, "closed", False):
+                    return  # the journal was closed: wait() returns at once from now on
                 if woke and not stop.is_set():
                     try:
                         self._notified.emit()

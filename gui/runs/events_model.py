@@ -143,18 +143,21 @@ class EventBlockModel(QAbstractTableModel):
         journal, run_id, types = self._journal, self.run_id, self.types
         after = self._seqs[-1] if self._seqs else 0
 
-        def fetch() -> tuple[int, list[int]]:
+        def fetch() -> list[int]:
             events = journal.runs.events(run_id, after=after, limit=10_000, types=types)
-            return after, [e.sequence for e in events]
+            return [e.sequence for e in events]
 
         self._runner.coalesce("tail", fetch, on_done=self._on_tail, on_error=self._on_error,
                               owner=self)
 
-    def _on_tail(self, result: tuple[int, list[int]]) -> None:
-        after, fresh = result
-        if self._seqs is None or not fresh:
+    def _on_tail(self, fresh: list[int]) -> None:
+        """A coalesced read may have been asked for before an earlier one was delivered (its
+        ``after`` is older than the last row now): keep only what is newer than that row."""
+        if self._seqs is None:
             return
-        if (self._seqs[-1] if self._seqs else 0) != after:
+        last = self._seqs[-1] if self._seqs else 0
+        fresh = [s for s in fresh if s > last]
+        if not fresh:
             return
         first = self._count
         self._drop_block(first // BLOCK)

@@ -257,6 +257,8 @@ class EventsPane(QWidget):
             self.type_filter.addItem(tr("All event types"), None)
             self.type_filter.blockSignals(False)
             self.find_box.clear()
+            for key in ("find", "time"):  # a search of the run shown before is not delivered
+                self.ctx.runner.drop(key, self)
             self.set_note("")
             self.detail.show_event(None)
             self.follow.setChecked(not run.status.terminal)
@@ -392,8 +394,9 @@ class EventsPane(QWidget):
             return
         at = self.when.dateTime().toMSecsSinceEpoch() / 1000
         journal, run_id = self.ctx.journal, self.run.id
-        self.ctx.runner.run(lambda: timeline.sequence_at(journal, run_id, at),
-                            on_done=self._on_found_time, on_error=self.failed.emit, owner=self)
+        self.ctx.runner.latest("time", lambda: timeline.sequence_at(journal, run_id, at),
+                               on_done=self._on_found_time, on_error=self.failed.emit,
+                               owner=self)
 
     def _on_found_time(self, sequence: int | None) -> None:
         if sequence is not None:

@@ -122,6 +122,7 @@ class IntegrityPane(QWidget):
         if run_id != self.run_id:
             self.run_id = run_id
             self.status = None
+            self.ctx.runner.drop("verify", self)  # the check of the run shown before
             self._set_idle("Not verified yet.")
 
     def needs_check(self) -> bool:

@@ -146,3 +146,23 @@ def test_change_kinds_are_one_enum(agent, operator, run):
     assert {ChangeKind.APPROVAL, ChangeKind.AUDIT, ChangeKind.RUN} <= cs.kinds()
     with pytest.raises(ValidationError):
         Change(seq=1, entity_kind="aproval", entity_id="apr_1", run_id=None, created_at=0.0)
+
+
+def test_a_closed_journals_wait_returns_at_once_and_opens_nothing(agent, operator, run):
+    """The desk's listener thread may call ``changes.wait`` after its journal was closed:
+    it must not build a new probe / LISTEN connection on the closed journal (leaked)."""
+    changes = operator.changes
+    changes.wait(0.01)  # the probe (file) or the listener (server) is open now
+    operator.reconnect()  # a reconnect only drops the connections: wait opens them again
+    changes.wait(0.01)
+    assert not changes.closed
+    assert changes._probe is not None or changes._listener is not None
+    listener = changes._listener
+    operator.close()
+    agent.runs.append_event(run.id, "tick", {})  # a write the closed journal must not wait for
+    assert changes.closed
+    assert changes.wait(0.1) is False
+    assert changes._probe is None and changes._listener is None
+    if listener is not None:  # a thread still holding the old listener connects no more
+        assert listener.wait(0.1) is False
+        assert listener._conn is None

@@ -8,12 +8,13 @@ import json
 import sqlite3
 import subprocess
 import sys
+import threading
 
 import pytest
 from PySide6.QtCore import QDateTime, Qt
 from PySide6.QtGui import QGuiApplication
 
-from proctor.core import Actor, Journal, verify
+from proctor.core import Actor, Journal, timeline, verify
 from proctor.core.models import InboxKind
 from proctor.core.transfer import import_run, read_export
 from proctor.gui.runs.export import SaveDialog
@@ -254,3 +255,59 @@ def template_target(tmp_path):
     target = tmp_path / "target.db"
     Journal.open(target).close()  # a fresh, empty journal
     return target
+
+
+def held_first_call(monkeypatch, module, name: str):
+    """Patch ``module.name`` so that its first call, once it has read, waits for ``release``."""
+    read, release = threading.Event(), threading.Event()
+    real = getattr(module, name)
+
+    def held(*args, **kw):
+        found = real(*args, **kw)
+        if not read.is_set():
+            read.set()
+            release.wait(WAIT_MS / 1000)
+        return found
+
+    monkeypatch.setattr(module, name, held)
+    return read, release
+
+
+@pytest.mark.parametrize("search", ["find", "time"])
+def test_a_search_of_the_run_shown_before_is_not_delivered_to_the_next(
+        qtbot, mid_path, live_run, open_desk, monkeypatch, search):
+    window = open_desk(mid_path)
+    pane = open_run(qtbot, window, MID).events_pane
+    runner = pane.ctx.runner
+    if search == "find":
+        read, release = held_first_call(monkeypatch, timeline, "find_event")
+        pane.find_box.setText('"needle":true')
+        pane.find_next.click()
+    else:
+        read, release = held_first_call(monkeypatch, timeline, "sequence_at")
+        pane.when.setDateTime(QDateTime.fromMSecsSinceEpoch(int((T0 + 6) * 1000)))
+        pane.go_time.click()
+    assert read.wait(WAIT_MS / 1000)  # run A's search has read its answer (#500 / #600)
+    open_run(qtbot, window, live_run)
+    release.set()
+    qtbot.waitUntil(lambda: not runner.keyed(search, pane), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: runner.pending() == 0, timeout=WAIT_MS)
+    assert pane.run.id == live_run
+    assert pane.note.text() == ""
+    assert pane._pending_sequence is None
+    assert pane.current_sequence() not in (500, 600)
+
+
+def test_opening_another_run_while_one_verifies_verifies_the_new_one(
+        qtbot, mid_path, live_run, open_desk, monkeypatch):
+    window = open_desk(mid_path)
+    detail = open_run(qtbot, window, MID)
+    read, release = held_first_call(monkeypatch, timeline, "chain_status")
+    detail.tabs.setCurrentWidget(detail.integrity)
+    assert read.wait(WAIT_MS / 1000)  # run A's check is in flight
+    open_run(qtbot, window, live_run)
+    release.set()
+    qtbot.waitUntil(lambda: detail.integrity.status is not None, timeout=WAIT_MS)
+    assert detail.integrity.run_id == live_run
+    assert detail.integrity.status.ok and detail.integrity.status.checked_events == 301
+    assert "The chain verifies" in detail.integrity.result.text()

@@ -4,6 +4,7 @@ from an LRU, type filters map rows to sequences, and the model passes qtmodeltes
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,34 @@ def test_rows_show_sequence_time_type_and_summary(qtbot, journal):
     assert event.created_at == pytest.approx(T0 + 10 * 0.01)
     assert model.index(9, 2).data() == event.type
     assert "line 10" in model.index(9, 3).data()
+
+
+def test_a_tail_asked_for_during_a_tail_read_is_shown(qtbot, journal, monkeypatch):
+    """Filtered and live: a second change while the first tail read is in flight waits
+    (coalesce) with the older ``after``; its events must still appear, not be dropped."""
+    j, runner = journal
+    core = j.unguarded
+    model = EventBlockModel(runner)
+    with qtbot.waitSignal(model.shaped, timeout=WAIT):
+        model.set_run(j, MID, N_MID, types=["log"])
+    before = model.rowCount()
+    read, release = threading.Event(), threading.Event()
+    events = core.runs.events
+
+    def first_read_held(*args, **kw):
+        found = events(*args, **kw)
+        if not read.is_set():
+            read.set()
+            release.wait(WAIT / 1000)
+        return found
+
+    monkeypatch.setattr(core.runs, "events", first_read_held)
+    core.runs.append_event(MID, "log", {"text": "first"})
+    model.grow(N_MID + 1)  # the first tail read runs, sees only the first event
+    assert read.wait(WAIT / 1000)
+    core.runs.append_event(MID, "log", {"text": "second"})
+    model.grow(N_MID + 2)  # waits for the one in flight
+    release.set()
+    qtbot.waitUntil(lambda: model.rowCount() == before + 2, timeout=WAIT)
+    assert model.sequence_at(before) == N_MID + 1
+    assert model.sequence_at(before + 1) == N_MID + 2
