@@ -296,7 +296,7 @@ class ThreadConnections:
                     raise exc.DBAPIError.instance(self.begin_sql, (), err, self._error,
                                                   dialect=link.dialect) from err
         except BaseException:
-            self._release(link)
+            self.rollback(link)  # a BEGIN that ran and then failed leaves it aborted
             raise
         return link
 

@@ -483,10 +483,22 @@ def lost_connection(err: BaseException) -> bool:
         import psycopg
     except ImportError:  # pragma: no cover
         return False
-    orig = getattr(err, "orig", err)
-    if isinstance(orig, psycopg.OperationalError | psycopg.InterfaceError):
+    if getattr(err, "connection_invalidated", False):
         return True
-    return bool(getattr(err, "connection_invalidated", False))
+    orig = getattr(err, "orig", err)
+    if not isinstance(orig, psycopg.Error):
+        return False
+    state = orig.sqlstate or ""
+    if state.startswith("08") or state in _SHUT_DOWN:
+        return True
+    # no SQLSTATE: the driver's own (a closed or broken connection, no server reply); a
+    # lock timeout, a deadlock, a cancelled query or a full disk is the server's answer on
+    # a connection that still works
+    return not state and isinstance(orig, psycopg.OperationalError | psycopg.InterfaceError)
+
+
+# admin_shutdown, crash_shutdown, cannot_connect_now: the server is going or not yet there
+_SHUT_DOWN = frozenset({"57P01", "57P02", "57P03"})
 
 
 def raise_translated(err: BaseException) -> None:
