@@ -59,6 +59,11 @@ READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 READ_ONLY_BEGIN = READ_BEGIN
 CHANNEL = "proctor_changes"
 CONNECT_TIMEOUT_S = 10
+# a client that died (or whose network dropped) inside a write must not keep the write lock:
+# the server ends a transaction left idle this long, and TCP keepalives find a dead peer
+IDLE_IN_TRANSACTION_MS = 60_000
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
+              "keepalives_count": 3}
 
 
 def is_url(raw: str) -> bool:
@@ -126,7 +131,8 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
     does for SQLite). ``synchronous="NORMAL"`` sets ``synchronous_commit = off`` (a crash
     may lose the last commits, never corrupt): only for journals that can be rebuilt."""
     url = make_url(where.url)
-    options = f"-c lock_timeout={max(1, int(timeout * 1000))}"
+    options = (f"-c lock_timeout={max(1, int(timeout * 1000))}"
+               f" -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}")
     if synchronous == "NORMAL":
         options += " -c synchronous_commit=off"
     given = url.query.get("options")  # the URL's own (?options=-csearch_path%3Dteam) first
@@ -140,7 +146,8 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
         pool_reset_on_return="rollback",
         isolation_level="AUTOCOMMIT",
         connect_args={"options": options, "connect_timeout": CONNECT_TIMEOUT_S,
-                      "application_name": url.query.get("application_name", "proctor")},
+                      "application_name": url.query.get("application_name", "proctor"),
+                      **KEEPALIVES},
     )
     begin_sql = begin_for(read_only=read_only, immediate=immediate)
     if read_only:
@@ -543,7 +550,7 @@ class Listener:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(
                 libpq_url(self.where), autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                application_name="proctor-listen")
+                application_name="proctor-listen", **KEEPALIVES)
             self._conn.execute(f"LISTEN {CHANNEL}")
         return self._conn
 

@@ -271,6 +271,25 @@ def test_only_a_broken_connection_is_lost():
     assert pg.lost_connection(psycopg.InterfaceError("the connection is lost"))
 
 
+def test_a_dead_client_cannot_keep_the_write_lock(pg_url):
+    """The server ends a transaction its client left idle, and TCP keepalives find a dead
+    peer: on the store's connections and on the LISTEN connection."""
+    with Journal.open(pg_url, actor=Actor.agent("a")) as journal:
+        def settings(conn):  # noqa: ANN001, ANN202
+            params = conn.connection.driver_connection.info.get_parameters()
+            return (conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar(),
+                    params.get("keepalives"), params.get("keepalives_idle"))
+
+        assert journal.read(settings) == ("1min", "1", "10")
+        assert journal.write(lambda tx: settings(tx.conn)) == ("1min", "1", "10")
+        listen = pg.Listener(journal.path)
+        try:
+            params = listen._connection().info.get_parameters()
+            assert (params.get("keepalives"), params.get("keepalives_idle")) == ("1", "10")
+        finally:
+            listen.close()
+
+
 def test_connections_the_server_dropped_are_made_anew(pair, raw):
     """A server restart or a dropped network kills the kept connections while idle: the next
     read and the next write open fresh ones (nothing had begun, so nothing is retried twice)."""
