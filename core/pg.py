@@ -62,7 +62,7 @@ CONNECT_TIMEOUT_S = 10
 # a client that died (or whose network dropped) inside a write must not keep the write lock:
 # the server ends a transaction left idle this long, and TCP keepalives find a dead peer
 IDLE_IN_TRANSACTION_MS = 60_000
-KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
+KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
               "keepalives_count": 3}
 
 
