@@ -53,10 +53,10 @@ def path_from_url(url_or_path: str | os.PathLike[str]) -> Path:
     if raw.startswith("sqlite:///"):
         raw = raw[len("sqlite:///") :]
     elif "://" in raw:
-        raise errors.StoreError(f"unsupported journal URL {raw!r}: only sqlite:/// and "
+        raise errors.StoreError(f"unsupported journal URL {pg.hide(raw)!r}: only sqlite:/// and "
                                 "postgresql+psycopg:// are supported")
     elif raw.startswith(FOLDED_URLS):  # a URL passed through Path lost a slash of its "//"
-        raise errors.StoreError(f"{raw!r} looks like a server URL with one slash after its "
+        raise errors.StoreError(f"{pg.hide(raw)!r} looks like a server URL with one slash after its "
                                 "scheme, not a file", hint="Write it as "
                                 "postgresql+psycopg://user@host:port/db.")
     return Path(raw).expanduser().absolute()

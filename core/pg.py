@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import re
 import threading
 import time
 import weakref
@@ -81,9 +82,9 @@ class ServerAddress(str):
         try:
             url = make_url(raw).set(drivername="postgresql+psycopg")
         except Exception as err:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError and kin
-            raise errors.StoreError(f"not a PostgreSQL URL: {_hide(raw)!r} ({err})") from None
+            raise errors.StoreError(f"not a PostgreSQL URL: {hide(raw)!r} ({err})") from None
         if not url.database:
-            raise errors.StoreError(f"{_hide(raw)}: the URL names no database",
+            raise errors.StoreError(f"{hide(raw)}: the URL names no database",
                                     hint="Write it as postgresql+psycopg://user@host:port/db.")
         shown = url.render_as_string(hide_password=True)
         self = super().__new__(cls, shown)
@@ -92,11 +93,17 @@ class ServerAddress(str):
         return self
 
 
-def _hide(raw: str) -> str:
+def hide(raw: str) -> str:
+    """``raw`` with the password of a URL-like text (any scheme, also one that lost a slash
+    of its "//") shown as ``***``: for messages."""
     parts = urlsplit(raw)
     if parts.password:
         return raw.replace(f":{parts.password}@", ":***@", 1)
-    return raw
+    return _USERINFO.sub(r"\1:***@", raw, count=1)
+
+
+# scheme:, its slashes, the user, then ":password@" (up to the last "@": over-hide, never under)
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*:/*[^/:@]*):.*@", re.DOTALL)
 
 
 def address(raw: str) -> ServerAddress:
