@@ -126,6 +126,9 @@ def open_journal(args: argparse.Namespace, *, write: bool,
                          else "error" if write else "read_only",
                          busy_timeout=args.timeout)
     except errors.NotFound as err:
+        if "://" in path:  # a server journal: its own words (no password), not a cwd path
+            raise Unusable(err.message, err.hint or "Check the URL (--journal or "
+                           "PROCTOR_JOURNAL).") from err
         raise Unusable(f"no journal at {Path(path).expanduser().absolute()}",
                        "Check the path (--journal or PROCTOR_JOURNAL).") from err
     except errors.SchemaTooOld as err:

@@ -53,10 +53,10 @@ def path_from_url(url_or_path: str | os.PathLike[str]) -> Path:
     if raw.startswith("sqlite:///"):
         raw = raw[len("sqlite:///") :]
     elif "://" in raw:
-        raise errors.StoreError(f"unsupported journal URL {raw!r}: only sqlite:/// and "
+        raise errors.StoreError(f"unsupported journal URL {pg.hide(raw)!r}: only sqlite:/// and "
                                 "postgresql+psycopg:// are supported")
     elif raw.startswith(FOLDED_URLS):  # a URL passed through Path lost a slash of its "//"
-        raise errors.StoreError(f"{raw!r} looks like a server URL with one slash after its "
+        raise errors.StoreError(f"{pg.hide(raw)!r} looks like a server URL with one slash after its "
                                 "scheme, not a file", hint="Write it as "
                                 "postgresql+psycopg://user@host:port/db.")
     return Path(raw).expanduser().absolute()
@@ -296,7 +296,7 @@ class ThreadConnections:
                     raise exc.DBAPIError.instance(self.begin_sql, (), err, self._error,
                                                   dialect=link.dialect) from err
         except BaseException:
-            self._release(link)
+            self.rollback(link)  # a BEGIN that ran and then failed leaves it aborted
             raise
         return link
 

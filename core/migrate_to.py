@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Table, func, insert, select, text, tuple_
+from sqlalchemy import Table, exc, func, insert, select, text, tuple_
 
 from . import errors
 from . import schema as s
@@ -43,7 +43,7 @@ def copied_tables() -> list[Table]:
 
 
 def order_of(table: Table) -> list[Any]:
-    """A stable order for paging, parents before children (a run's parent is older)."""
+    """A stable order for paging (runs: then put parents first, _copy_runs)."""
     if table.name == "runs":
         return [table.c.created_at, table.c.id]
     return list(table.primary_key.columns)
@@ -109,7 +109,43 @@ def _copy(src: Any, dst: Any, counts: dict[str, int], journal_id: list[str | Non
 
 
 def _copy_table(src: Any, dst: Any, table: Table) -> int:
-    """Every row of ``table``, page by page (keyset on the order columns)."""
+    """Every row of ``table``, page by page (keyset on the order columns); a row the target
+    refuses (a foreign key, a trigger) is a Corrupt, not the driver's error."""
+    try:
+        if table.name == "runs":
+            return _copy_runs(src, dst, table)
+        return _copy_pages(src, dst, table)
+    except exc.IntegrityError as err:
+        raise errors.Corrupt(f"the target refused a row of {table.name}: {err.orig}",
+                             hint="Nothing was copied; run `proctor verify` on the source."
+                             ) from err
+
+
+def _copy_runs(src: Any, dst: Any, table: Table) -> int:
+    """Runs parents first, whatever their times say (a clock may have set a child's
+    created_at before its parent's): by depth in the parent chain, then (created_at, id)."""
+    heads = src.execute(select(table.c.id, table.c.parent_run_id)
+                        .order_by(*order_of(table))).all()
+    parent = {r.id: r.parent_run_id for r in heads}
+    depth: dict[str, int] = {}
+    for run_id in parent:
+        chain, at = [], run_id
+        while at is not None and at not in depth and at not in chain:
+            chain.append(at)
+            at = parent.get(at)
+        base = depth.get(at, -1) if at is not None else -1
+        for n, link in enumerate(reversed(chain), start=1):
+            depth[link] = base + n
+    ordered = sorted(parent, key=lambda run_id: depth[run_id])  # stable: (created_at, id)
+    for start in range(0, len(ordered), PAGE):
+        ids = ordered[start:start + PAGE]
+        rows = {r.id: dict(r._mapping)
+                for r in src.execute(select(table).where(table.c.id.in_(ids)))}
+        dst.execute(insert(table), [rows[run_id] for run_id in ids])
+    return len(ordered)
+
+
+def _copy_pages(src: Any, dst: Any, table: Table) -> int:
     order = order_of(table)
     copied, last = 0, None
     while True:

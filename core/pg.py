@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import re
 import threading
 import time
 import weakref
@@ -59,6 +60,11 @@ READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 READ_ONLY_BEGIN = READ_BEGIN
 CHANNEL = "proctor_changes"
 CONNECT_TIMEOUT_S = 10
+# a client that died (or whose network dropped) inside a write must not keep the write lock:
+# the server ends a transaction left idle this long, and TCP keepalives find a dead peer
+IDLE_IN_TRANSACTION_MS = 60_000
+KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
+              "keepalives_count": 3}
 
 
 def is_url(raw: str) -> bool:
@@ -76,9 +82,9 @@ class ServerAddress(str):
         try:
             url = make_url(raw).set(drivername="postgresql+psycopg")
         except Exception as err:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError and kin
-            raise errors.StoreError(f"not a PostgreSQL URL: {_hide(raw)!r} ({err})") from None
+            raise errors.StoreError(f"not a PostgreSQL URL: {hide(raw)!r} ({err})") from None
         if not url.database:
-            raise errors.StoreError(f"{_hide(raw)}: the URL names no database",
+            raise errors.StoreError(f"{hide(raw)}: the URL names no database",
                                     hint="Write it as postgresql+psycopg://user@host:port/db.")
         shown = url.render_as_string(hide_password=True)
         self = super().__new__(cls, shown)
@@ -87,11 +93,17 @@ class ServerAddress(str):
         return self
 
 
-def _hide(raw: str) -> str:
+def hide(raw: str) -> str:
+    """``raw`` with the password of a URL-like text (any scheme, also one that lost a slash
+    of its "//") shown as ``***``: for messages."""
     parts = urlsplit(raw)
     if parts.password:
         return raw.replace(f":{parts.password}@", ":***@", 1)
-    return raw
+    return _USERINFO.sub(r"\1:***@", raw, count=1)
+
+
+# scheme:, its slashes, the user, then ":password@" (up to the last "@": over-hide, never under)
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*:/*[^/:@]*):.*@", re.DOTALL)
 
 
 def address(raw: str) -> ServerAddress:
@@ -126,7 +138,8 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
     does for SQLite). ``synchronous="NORMAL"`` sets ``synchronous_commit = off`` (a crash
     may lose the last commits, never corrupt): only for journals that can be rebuilt."""
     url = make_url(where.url)
-    options = f"-c lock_timeout={max(1, int(timeout * 1000))}"
+    options = (f"-c lock_timeout={max(1, int(timeout * 1000))}"
+               f" -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}")
     if synchronous == "NORMAL":
         options += " -c synchronous_commit=off"
     given = url.query.get("options")  # the URL's own (?options=-csearch_path%3Dteam) first
@@ -140,7 +153,8 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
         pool_reset_on_return="rollback",
         isolation_level="AUTOCOMMIT",
         connect_args={"options": options, "connect_timeout": CONNECT_TIMEOUT_S,
-                      "application_name": url.query.get("application_name", "proctor")},
+                      "application_name": url.query.get("application_name", "proctor"),
+                      **KEEPALIVES},
     )
     begin_sql = begin_for(read_only=read_only, immediate=immediate)
     if read_only:
@@ -483,10 +497,22 @@ def lost_connection(err: BaseException) -> bool:
         import psycopg
     except ImportError:  # pragma: no cover
         return False
-    orig = getattr(err, "orig", err)
-    if isinstance(orig, psycopg.OperationalError | psycopg.InterfaceError):
+    if getattr(err, "connection_invalidated", False):
         return True
-    return bool(getattr(err, "connection_invalidated", False))
+    orig = getattr(err, "orig", err)
+    if not isinstance(orig, psycopg.Error):
+        return False
+    state = orig.sqlstate or ""
+    if state.startswith("08") or state in _SHUT_DOWN:
+        return True
+    # no SQLSTATE: the driver's own (a closed or broken connection, no server reply); a
+    # lock timeout, a deadlock, a cancelled query or a full disk is the server's answer on
+    # a connection that still works
+    return not state and isinstance(orig, psycopg.OperationalError | psycopg.InterfaceError)
+
+
+# admin_shutdown, crash_shutdown, cannot_connect_now: the server is going or not yet there
+_SHUT_DOWN = frozenset({"57P01", "57P02", "57P03"})
 
 
 def raise_translated(err: BaseException) -> None:
@@ -532,7 +558,7 @@ class Listener:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(
                 libpq_url(self.where), autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                application_name="proctor-listen")
+                application_name="proctor-listen", **KEEPALIVES)
             self._conn.execute(f"LISTEN {CHANNEL}")
         return self._conn
 

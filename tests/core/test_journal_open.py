@@ -377,3 +377,16 @@ def test_an_older_journal_opened_read_only_reads_everything(journal_path, downgr
         assert [i.id for i in j.inbox.list().items] == [conflict.id]
         assert j.memory.browse().items
     assert journal_path.read_bytes() == before
+
+
+@pytest.mark.parametrize("given", ["postgresql+psycopg2://alice:s3cret@h/db",
+                                   "mysql://alice:s3cret@h/db",
+                                   "postgresql+psycopg:/alice:s3cret@h:5432/db",
+                                   "postgres:/alice:s3cret@h/db"])
+def test_a_refused_url_is_told_without_its_password(given, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(errors.StoreError) as caught:
+        Journal.open(given)
+    err = caught.value
+    assert "s3cret" not in f"{err} {err.message} {err.hint}"
+    assert "alice:***@" in err.message

@@ -46,3 +46,46 @@ def test_a_server_journal_with_rows_in_it_is_refused(source, pg_url):
         file_case.migrate(source, pg_url)
     with Journal.open(pg_url, actor=Actor.agent(AGENT)) as j:
         assert file_case.every_row(j) == before
+
+
+def test_a_child_run_older_than_its_parent_arrives(tmp_path, pg_url, monkeypatch):
+    """A clock set back (or another host's) gives a child run an earlier created_at than
+    its parent: the copy still puts the parent first, and the server's foreign key holds."""
+    import proctor.core.migrate_to as mt
+
+    monkeypatch.setattr(mt, "PAGE", 2)  # pages cut between a parent and its children
+    now = [1000.0]
+    path = tmp_path / "clock.db"
+    with Journal.open(path, actor=Actor.agent(AGENT), clock=lambda: now[0]) as j:
+        parent = j.runs.start("proj", "parent")
+        now[0] = 10.0  # the clock went back
+        child = j.runs.start("proj", "child", parent_run_id=parent.id)
+        now[0] = 5.0
+        grandchild = j.runs.start("proj", "grandchild", parent_run_id=child.id)
+        now[0] = 1.0
+        j.runs.start("proj", "alone")
+    report, before, after = file_case.migrate(path, pg_url)
+    assert report.ok, report.verify.problems
+    assert after == before
+    assert report.rows["runs"] == 4
+    with Journal.open(pg_url, actor=Actor.operator(OPERATOR), read_only=True) as j:
+        assert j.runs.get(grandchild.id).parent_run_id == child.id
+
+
+def test_a_row_the_target_refuses_is_a_typed_error(tmp_path, pg_url):
+    """A source whose run names a parent it lacks (altered behind the journal): the
+    server's foreign key refuses it as Corrupt, not a raw IntegrityError; nothing copied."""
+    import sqlite3
+
+    path = tmp_path / "orphan.db"
+    with Journal.open(path, actor=Actor.agent(AGENT)) as j:
+        run = j.runs.start("proj", "orphan")
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute("UPDATE runs SET parent_run_id = 'run_missing' WHERE id = ?", (run.id,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(errors.Corrupt, match="refused a row of runs"):
+        file_case.migrate(path, pg_url)
+    with Journal.open(pg_url, actor=Actor.agent(AGENT)) as j:
+        assert j.runs.list().items == []

@@ -238,6 +238,58 @@ def test_a_writer_that_waits_too_long_is_told_the_journal_is_busy(pg_url, raw):
         agent.close()
 
 
+def test_a_lock_timeout_is_busy_not_a_lost_connection(pg_url, raw, monkeypatch):
+    """lock_timeout at BEGIN is the server's answer on a working connection: no reconnect
+    (which would close every thread's connections and wait a second full timeout), and the
+    aborted transaction is rolled back so the next write on this thread works."""
+    agent = Journal.open(pg_url, actor=Actor.agent("agent-1"), busy_timeout=0.5)
+    reconnects: list[int] = []
+    plain = agent.reconnect
+    monkeypatch.setattr(agent, "reconnect", lambda: (reconnects.append(1), plain())[1])
+    try:
+        agent.runs.start("proj", "before")  # this thread's write connection exists
+        raw.execute("BEGIN")
+        raw.execute(pg.LOCK_SQL)  # another host's writer holds the write lock
+        with pytest.raises(errors.StoreBusy, match="busy"):
+            agent.runs.start("proj", "blocked")
+        assert reconnects == []  # one lock_timeout waited, no connection dropped
+        raw.execute("ROLLBACK")
+        agent.runs.start("proj", "after")  # the same connection, not left aborted
+        assert reconnects == []
+        assert sorted(r.title for r in agent.runs.list().items) == ["after", "before"]
+    finally:
+        agent.close()
+
+
+def test_only_a_broken_connection_is_lost():
+    lookup = psycopg.errors.lookup
+    for state in ("55P03", "40P01", "57014", "53100"):  # lock timeout, deadlock, cancel, disk
+        assert not pg.lost_connection(lookup(state)("x")), state
+    for state in ("08006", "08003", "57P01", "57P02", "57P03"):
+        assert pg.lost_connection(lookup(state)("x")), state
+    assert pg.lost_connection(psycopg.OperationalError("the connection is closed"))
+    assert pg.lost_connection(psycopg.InterfaceError("the connection is lost"))
+
+
+def test_a_dead_client_cannot_keep_the_write_lock(pg_url):
+    """The server ends a transaction its client left idle, and TCP keepalives find a dead
+    peer: on the store's connections and on the LISTEN connection."""
+    with Journal.open(pg_url, actor=Actor.agent("a")) as journal:
+        def settings(conn):  # noqa: ANN001, ANN202
+            params = conn.connection.driver_connection.info.get_parameters()
+            return (conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar(),
+                    params.get("keepalives"), params.get("keepalives_idle"))
+
+        assert journal.read(settings) == ("1min", "1", "10")
+        assert journal.write(lambda tx: settings(tx.conn)) == ("1min", "1", "10")
+        listen = pg.Listener(journal.path)
+        try:
+            params = listen._connection().info.get_parameters()
+            assert (params.get("keepalives"), params.get("keepalives_idle")) == ("1", "10")
+        finally:
+            listen.close()
+
+
 def test_connections_the_server_dropped_are_made_anew(pair, raw):
     """A server restart or a dropped network kills the kept connections while idle: the next
     read and the next write open fresh ones (nothing had begun, so nothing is retried twice)."""
