@@ -239,6 +239,10 @@ class EffectsPage(ListPage):
 
     def _on_resolved(self, effect: Effect) -> None:
         self.sending = None
+        if self.context is not None and self.context.effect.key == effect.key:
+            # the effect as written (resolved): its commands go off now, not when the
+            # reload below arrives
+            self.context = self.context.model_copy(update={"effect": effect})
         self.update_buttons()
         self.reload_detail()  # show it resolved now, not ambiguous until the change feed
         self.form.clear()
