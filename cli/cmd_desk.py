@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from .cmd_ops import guarded
+from .ops_base import guarded
 
 EXIT_OK, EXIT_USAGE, EXIT_STORE = 0, 2, 3
 

@@ -16,7 +16,7 @@ from proctor.core import errors
 from proctor.core.keys import WEAKER_NOTE, KeyStore, fingerprint
 
 from . import ops_render as render
-from .cmd_ops import EXIT_OK, EXIT_REFUSED, add, operator_name
+from .ops_base import EXIT_OK, EXIT_REFUSED, add, operator_name
 
 
 def _describe(name: str, key: Any, created: bool) -> None:

@@ -17,7 +17,7 @@ from proctor.core import errors
 from proctor.core.models import RuleDraft, RulePreview, RuleUsage
 
 from . import ops_render as render
-from .cmd_ops import (
+from .ops_base import (
     EXIT_OK,
     UsageError,
     add,

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .cmd_ops import EPILOG, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, guarded
+from .ops_base import EPILOG, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, guarded
 
 
 class ProgressBar:

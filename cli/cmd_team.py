@@ -18,7 +18,7 @@ from typing import Any
 
 from proctor.core import Actor, Journal, errors
 
-from .cmd_ops import (
+from .ops_base import (
     EXIT_OK,
     EXIT_REFUSED,
     Unusable,

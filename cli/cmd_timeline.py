@@ -20,7 +20,7 @@ from proctor.core.transfer import (
     write_runs_csv,
 )
 
-from .cmd_ops import (
+from .ops_base import (
     EXIT_OK,
     EXIT_REFUSED,
     UsageError,
