@@ -75,7 +75,8 @@ class Tx:
         """Note a change-feed row; they are written in order, in one statement, at the end
         of the transaction (``flush``). An 'event' row also says its run's head moved
         (``ChangeSet`` counts it as a 'run' change), so a 'run' row is written only when a run
-        is made, its status moves, or anything else in the transaction changed its row."""
+        is made, its status moves, or anything else in the transaction changed its row; and
+        ``flush`` keeps one 'event' row per run, none beside that run's 'run' row."""
         self._changes.append({"entity_kind": kind, "entity_id": entity_id, "run_id": run_id,
                               "created_at": self.now})
 
@@ -88,7 +89,7 @@ class Tx:
                 self.changed(ChangeKind.RUN, run_id, run_id)
             self._touched.clear()
         changes, self._changes = self._changes, []
-        insert_rows(self.conn, s.changes, changes)
+        insert_rows(self.conn, s.changes, one_event_row(changes) if len(changes) > 1 else changes)
 
     # -- operator idempotency
     def replayed(self, request_id: str | None, request: Any) -> bool:
@@ -258,6 +259,16 @@ class Tx:
         return self.append_event(self.run_row(run_id), type_, payload, status=status, actor=actor)
 
 
+def one_event_row(changes: list[dict]) -> list[dict]:
+    """The change rows a transaction writes, in order: an 'event' row says that its run's head
+    moved (``ChangeSet`` counts it as a 'run' change), so a run gets one, its last event's,
+    and none beside a 'run' row of its own."""
+    runs = {c["entity_id"] for c in changes if c["entity_kind"] == ChangeKind.RUN}
+    last = {c["run_id"]: i for i, c in enumerate(changes) if c["entity_kind"] == ChangeKind.EVENT}
+    return [c for i, c in enumerate(changes) if c["entity_kind"] != ChangeKind.EVENT
+            or (last[c["run_id"]] == i and c["run_id"] not in runs)]
+
+
 def event_digest_body(row: dict, payload: Any) -> dict:
     return {"run_id": row["run_id"], "sequence": row["sequence"], "type": row["type"],
             "payload": payload, "created_at": row["created_at"]}
@@ -295,4 +306,4 @@ def audit_digest_body(row: Any) -> dict:
     return {k: get(k) for k in keys}
 
 
-__all__ = ["LAST_AUDIT", "Owner", "Tx", "audit_digest_body", "event_digest_body"]
+__all__ = ["LAST_AUDIT", "Owner", "Tx", "audit_digest_body", "event_digest_body", "one_event_row"]
