@@ -55,7 +55,9 @@ class RunRow(Base):
         Index("ix_runs_updated", "updated_at", "id"),
         Index("ix_runs_title", "title", "id"),
         Index("ix_runs_events", "last_sequence", "id"),
-        Index("ix_runs_parent", "parent_run_id"),
+        # 0008x: partial (the rows each index's reads ask for; store issue 24)
+        Index("ix_runs_parent", "parent_run_id", sqlite_where=text("parent_run_id IS NOT NULL"),
+              postgresql_where=text("parent_run_id IS NOT NULL")),
     )
 
 
@@ -141,8 +143,13 @@ class ApprovalRow(Base):
     __table_args__ = (
         Index("ix_approvals_status_created", "status", "created_at", "id"),
         Index("ix_approvals_run", "run_id", "created_at"),
-        Index("ix_approvals_action", "action_name", "decided_at"),
-        Index("ix_approvals_expiry", "status", "expires_at"),
+        # 0008x: partial (the decided ones; the ones that expire)
+        Index("ix_approvals_action", "action_name", "decided_at",
+              sqlite_where=text("decided_at IS NOT NULL"),
+              postgresql_where=text("decided_at IS NOT NULL")),
+        Index("ix_approvals_expiry", "status", "expires_at",
+              sqlite_where=text("expires_at IS NOT NULL"),
+              postgresql_where=text("expires_at IS NOT NULL")),
         Index("ix_approvals_run_status", "run_id", "status"),
     )
 
