@@ -26,6 +26,14 @@ class Base(DeclarativeBase):
     pass
 
 
+def unique_where_set(table: str, column: str) -> Index:
+    """0008x: UNIQUE over the rows whose ``column`` is set (NULLs never collide, as under a
+    UNIQUE constraint, and a row without one writes no index entry)."""
+    where = text(f"{column} IS NOT NULL")
+    return Index(f"ux_{table}_{column}", column, unique=True, sqlite_where=where,
+                 postgresql_where=where)
+
+
 class RunRow(Base):
     __tablename__ = "runs"
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -214,11 +222,12 @@ class DecisionRow(Base):
     decision: Mapped[str] = mapped_column(Text)
     actor: Mapped[str] = mapped_column(String(250))
     source: Mapped[str] = mapped_column(String(32))
-    request_id: Mapped[str | None] = mapped_column(String(200), unique=True)
+    request_id: Mapped[str | None] = mapped_column(String(200))  # ux_decisions_request_id
     reason: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[float] = mapped_column(Float)
     digest: Mapped[str] = mapped_column(String(64))
-    __table_args__ = (Index("ix_decisions_target", "target_kind", "target_id"),)
+    __table_args__ = (Index("ix_decisions_target", "target_kind", "target_id"),
+                      unique_where_set("decisions", "request_id"))
 
 
 class MemoryEntryRow(Base):
@@ -259,14 +268,15 @@ class MemoryMutationRow(Base):
     before_content: Mapped[str | None] = mapped_column(Text)
     after_content: Mapped[str | None] = mapped_column(Text)
     run_id: Mapped[str | None] = mapped_column(String(64))
-    idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(200))  # ux_memory_mutations_idempotency_key
     request_digest: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[float] = mapped_column(Float)
     event_sequence: Mapped[int | None] = mapped_column(Integer)  # run_id's event, if any
     # 0005: a hash chain per entry, in version order (integrity.mutation_digest)
     prev_digest: Mapped[str | None] = mapped_column(String(64))
     digest: Mapped[str | None] = mapped_column(String(64))
-    __table_args__ = (Index("ix_mutations_entry", "entry_id", "version"),)
+    __table_args__ = (Index("ix_mutations_entry", "entry_id", "version"),
+                      unique_where_set("memory_mutations", "idempotency_key"))
 
 
 class ReconciliationRow(Base):
@@ -360,12 +370,13 @@ class AuditRow(Base):
     before: Mapped[str] = mapped_column(Text)
     after: Mapped[str] = mapped_column(Text)
     reason: Mapped[str | None] = mapped_column(Text)
-    request_id: Mapped[str | None] = mapped_column(String(200), unique=True)
+    request_id: Mapped[str | None] = mapped_column(String(200))  # ux_audit_request_id
     request_digest: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[float] = mapped_column(Float)
     prev_digest: Mapped[str] = mapped_column(String(64))
     digest: Mapped[str] = mapped_column(String(64))
     __table_args__ = (
+        unique_where_set("audit", "request_id"),
         Index("ix_audit_entity", "entity_kind", "entity_id"),
         Index("ix_audit_run", "run_id", "sequence"),
         Index("ix_audit_actor", "actor", "sequence"),

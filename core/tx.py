@@ -263,8 +263,16 @@ def one_event_row(changes: list[dict]) -> list[dict]:
     """The change rows a transaction writes, in order: an 'event' row says that its run's head
     moved (``ChangeSet`` counts it as a 'run' change), so a run gets one, its last event's,
     and none beside a 'run' row of its own."""
-    runs = {c["entity_id"] for c in changes if c["entity_kind"] == ChangeKind.RUN}
-    last = {c["run_id"]: i for i, c in enumerate(changes) if c["entity_kind"] == ChangeKind.EVENT}
+    runs, last, events = set(), {}, 0
+    for i, c in enumerate(changes):
+        kind = c["entity_kind"]
+        if kind == ChangeKind.EVENT:
+            last[c["run_id"]] = i
+            events += 1
+        elif kind == ChangeKind.RUN:
+            runs.add(c["entity_id"])
+    if events == len(last) and runs.isdisjoint(last):
+        return changes
     return [c for i, c in enumerate(changes) if c["entity_kind"] != ChangeKind.EVENT
             or (last[c["run_id"]] == i and c["run_id"] not in runs)]
 
