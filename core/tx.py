@@ -56,6 +56,7 @@ class Tx:
         self.actor = store.actor
         self._after_commit: errors.ProctorError | None = None
         self._changes: list[dict] = []
+        self._heads = 0  # 'event' and 'run' rows noted: more than one, and flush may drop some
         # run heads read or written in this transaction (None: a connection no store keeps);
         # emptied whenever anything writes to runs on this connection (db.watch_runs)
         link = link_of(conn)
@@ -77,6 +78,8 @@ class Tx:
         (``ChangeSet`` counts it as a 'run' change), so a 'run' row is written only when a run
         is made, its status moves, or anything else in the transaction changed its row; and
         ``flush`` keeps one 'event' row per run, none beside that run's 'run' row."""
+        if kind == ChangeKind.EVENT or kind == ChangeKind.RUN:
+            self._heads += 1
         self._changes.append({"entity_kind": kind, "entity_id": entity_id, "run_id": run_id,
                               "created_at": self.now})
 
@@ -89,7 +92,10 @@ class Tx:
                 self.changed(ChangeKind.RUN, run_id, run_id)
             self._touched.clear()
         changes, self._changes = self._changes, []
-        insert_rows(self.conn, s.changes, one_event_row(changes) if len(changes) > 1 else changes)
+        if self._heads > 1:
+            changes = one_event_row(changes)
+        self._heads = 0
+        insert_rows(self.conn, s.changes, changes)
 
     # -- operator idempotency
     def replayed(self, request_id: str | None, request: Any) -> bool:
