@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine, event, exc, text
@@ -199,7 +199,8 @@ ADDED_TABLES: dict[str, tuple[str, ...]] = {
 
 
 def _connect(path: Path, read_only: bool, timeout: float,
-             synchronous: Synchronous = "FULL") -> sqlite3.Connection:
+             synchronous: Synchronous = "FULL", autocheckpoint: bool = True
+             ) -> sqlite3.Connection:
     if read_only:
         uri = f"file:{quote(str(path))}?mode=ro" + ("&immutable=1" if _immutable(path) else "")
         conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False,
@@ -210,17 +211,20 @@ def _connect(path: Path, read_only: bool, timeout: float,
     conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA synchronous = {'NORMAL' if synchronous == 'NORMAL' else 'FULL'}")
+    if not autocheckpoint:  # Store.checkpoint() does it, when the caller chooses
+        conn.execute("PRAGMA wal_autocheckpoint = 0")
     if read_only:
         add_compat_views(conn)
     return conn
 
 
 def make_engine(path: Path, *, read_only: bool, immediate: bool,
-                timeout: float = BUSY_TIMEOUT_S, synchronous: Synchronous = "FULL") -> Engine:
+                timeout: float = BUSY_TIMEOUT_S, synchronous: Synchronous = "FULL",
+                autocheckpoint: bool = True) -> Engine:
     """An engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN (reads)."""
     engine = create_engine(
         "sqlite://",
-        creator=lambda: _connect(path, read_only, timeout, synchronous),
+        creator=lambda: _connect(path, read_only, timeout, synchronous, autocheckpoint),
         poolclass=QueuePool,
         pool_size=4,
         max_overflow=-1,  # each thread keeps one (ThreadConnections): never wait for one
@@ -706,3 +710,12 @@ def backup_to(conn, target: Path) -> None:  # noqa: ANN001
     fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     os.close(fd)
     conn.connection.driver_connection.execute("VACUUM INTO ?", (str(target),))
+
+
+def checkpoint(engine: Engine) -> None:
+    """Copy the -wal's committed pages into the file, waiting for no reader or writer
+    (PASSIVE: what readers still need stays in the -wal). Outside any transaction: it runs
+    on the driver, not through SQLAlchemy's BEGIN."""
+    with engine.connect() as conn:
+        driver: Any = conn.connection.driver_connection
+        driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()

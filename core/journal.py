@@ -32,10 +32,10 @@ class Journal(Store):
                  clock: Callable[[], float],
                  id_seed: int | None, busy_timeout: float,
                  synchronous: db.Synchronous = "FULL", signer: Any = None,
-                 trust: Any = None) -> None:
+                 trust: Any = None, autocheckpoint: bool = True) -> None:
         super().__init__(path, actor, read_only=read_only, clock=clock, id_seed=id_seed,
                          busy_timeout=busy_timeout, synchronous=synchronous, signer=signer,
-                         trust=trust)
+                         trust=trust, autocheckpoint=autocheckpoint)
         self.lost_tail: Any = None  # a witness.LostTail found at open
         self.runs: Runs = Runs(self)
         self.approvals: Approvals = Approvals(self)
@@ -56,7 +56,7 @@ class Journal(Store):
              clock: Callable[[], float] | None = None, id_seed: int | None = None,
              busy_timeout: float = db.BUSY_TIMEOUT_S,
              synchronous: db.Synchronous = "FULL", signer: Any = None,
-             trust: Any = None) -> Journal:
+             trust: Any = None, autocheckpoint: bool = True) -> Journal:
         """Open (or create) the journal at ``url_or_path``: a file's path (or sqlite:///
         URL), or a PostgreSQL server journal, ``postgresql+psycopg://user:pw@host:port/db``
         (team mode: the database must exist; its schema is created or upgraded here).
@@ -70,6 +70,10 @@ class Journal(Store):
         ``synchronous="NORMAL"`` skips the fsync of each commit (WAL still never corrupts, but
         the last commits before a power loss may be gone): only for journals that can be
         rebuilt, such as a demo or benchmark journal being built. Everything else keeps FULL.
+
+        ``autocheckpoint=False``: this process's commits never copy the -wal into the file
+        (SQLite does that inside whichever commit takes the -wal past 1,000 pages); the caller
+        runs ``checkpoint()`` when it suits it. The desk does, off the path of a click.
         """
         path = db.location_from_url(url_or_path)
         if isinstance(actor, str):
@@ -90,7 +94,8 @@ class Journal(Store):
 
             journal = cls(path, actor, read_only=read_only, clock=clock or time.time,
                           id_seed=id_seed, busy_timeout=busy_timeout, synchronous=synchronous,
-                          signer=signer, trust=resolve_trust(trust))
+                          signer=signer, trust=resolve_trust(trust),
+                          autocheckpoint=autocheckpoint)
             try:
                 journal._check_schema(on_old_schema)
             except BaseException:

@@ -131,7 +131,8 @@ def libpq_url(where: ServerAddress) -> str:
 
 # ---------------------------------------------------------------- engine
 def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
-                timeout: float, synchronous: str = "FULL") -> Engine:
+                timeout: float, synchronous: str = "FULL", autocheckpoint: bool = True
+                ) -> Engine:
     """An engine whose transactions start with ``WRITE_BEGIN`` (writes) or ``READ_BEGIN``.
 
     The driver runs in autocommit mode and the BEGIN is emitted by us (as db.make_engine

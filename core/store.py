@@ -37,8 +37,9 @@ class Store:
                  clock: Callable[[], float],
                  id_seed: int | None, busy_timeout: float,
                  synchronous: db.Synchronous = "FULL", signer: Any = None,
-                 trust: Any = None) -> None:
+                 trust: Any = None, autocheckpoint: bool = True) -> None:
         self.path = path
+        self.autocheckpoint = autocheckpoint
         # a journal on a PostgreSQL server (``path`` is its pg.ServerAddress), not a file
         self.server = db.on_server(path)
         self.synchronous = synchronous
@@ -62,9 +63,11 @@ class Store:
     def _engines(self) -> None:
         make: Any = pg.make_engine if self.server else db.make_engine
         self._writer = make(self.path, read_only=self.read_only, immediate=True,
-                            timeout=self.busy_timeout, synchronous=self.synchronous)
+                            timeout=self.busy_timeout, synchronous=self.synchronous,
+                            autocheckpoint=self.autocheckpoint)
         self._reader = make(self.path, read_only=self.read_only, immediate=False,
-                            timeout=self.busy_timeout, synchronous=self.synchronous)
+                            timeout=self.busy_timeout, synchronous=self.synchronous,
+                            autocheckpoint=self.autocheckpoint)
 
     def _threads(self) -> None:
         """One kept connection per thread for writes and one for reads (db.ThreadConnections)."""
@@ -151,6 +154,19 @@ class Store:
             with conn.begin():
                 command.upgrade(cfg, "head")
         return backup_path
+
+    def checkpoint(self) -> None:
+        """Copy the -wal's committed pages into the file now, waiting for nobody (SQLite's
+        PASSIVE checkpoint). A journal opened with ``autocheckpoint=False`` (the desk) calls
+        this off the path of its writes: otherwise the commit that takes the -wal past 1,000
+        pages copies them, tens of milliseconds inside that one commit. Nothing to do on a
+        server or read-only."""
+        if not self.server and not self.read_only:
+            try:
+                db.checkpoint(self._writer)
+            except exc.DBAPIError as err:
+                self._raise_translated(err)
+                raise
 
     def close(self) -> None:
         self._writes.close()

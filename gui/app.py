@@ -94,7 +94,8 @@ def open_for_desk(path: str | Path, actor: Actor | None, read_only: bool,
     try:
         return Journal.open(path, actor=actor, read_only=read_only, create=create,
                             on_old_schema=on_old_schema,
-                            signer=None if read_only else desk_signer(actor))
+                            signer=None if read_only else desk_signer(actor),
+                            autocheckpoint=False)  # the watcher checkpoints after its writes
     except errors.StoreReadOnly as exc:
         if read_only:
             raise

@@ -40,6 +40,8 @@ from .tasks import TaskRunner
 POLL_MS = 400
 MAX_BATCH = 5000
 READ, POLL = "read", "poll"  # the runner keys of the feed reads and the data-version polls
+CHECKPOINT = "checkpoint"  # the runner key of the desk's own -wal checkpoints
+CHECKPOINT_MS = 1000  # after a desk write, its -wal pages are copied into the file this late
 FOLLOW_UP_MS = (2, 8, 25, 80)
 WITNESS_MS = 1000  # the head witness is written at most this often (core/witness.py)
 NOTIFY_WAIT_S = 0.5  # a server journal's listener checks for stop this often
@@ -96,6 +98,14 @@ class JournalWatcher(QObject):
         self._witness_timer.setSingleShot(True)
         self._witness_timer.setInterval(WITNESS_MS)
         self._witness_timer.timeout.connect(self._write_witness)
+        # the desk's journal leaves the -wal to it (open_for_desk: autocheckpoint=False), so
+        # that no click's commit is the one that copies 1,000 pages: it checkpoints a moment
+        # after its own writes instead, off the click's path (agents still checkpoint theirs)
+        self._checkpoint_timer = QTimer(self)
+        self._checkpoint_timer.setSingleShot(True)
+        self._checkpoint_timer.setInterval(CHECKPOINT_MS)
+        self._checkpoint_timer.timeout.connect(self._checkpoint)
+        self.checkpoints = 0  # checkpoints asked for (tests)
         self._written.connect(self._on_written)  # queued when emitted on a worker thread
         self._notified.connect(self._on_notified)
         self._listening: threading.Event | None = None  # set: the listener thread stops
@@ -122,6 +132,7 @@ class JournalWatcher(QObject):
         self._runner.drop(READ, self)  # a read in flight, or waiting, is not delivered
         self.pause()
         self._witness_timer.stop()
+        self._checkpoint_timer.stop()
         if not self._witness_frozen and self.witness.dirty:
             data = self.witness.snapshot()  # the head seen last, before the desk lets go
             if data is not None:
@@ -171,6 +182,8 @@ class JournalWatcher(QObject):
     def _on_written(self, changes: list[Change]) -> None:
         if self._stopped:
             return
+        if not self.on_server and not self._checkpoint_timer.isActive():
+            self._checkpoint_timer.start()
         fresh = sorted((c for c in changes if c.seq > self.last_seq and c.seq not in self._ahead),
                        key=lambda c: c.seq)
         if not fresh:
@@ -178,6 +191,14 @@ class JournalWatcher(QObject):
         self._ahead.update(c.seq for c in fresh)
         self.seen_at.emit(max(c.created_at for c in fresh))
         self.changed.emit(ChangeSet(since=fresh[0].seq - 1, until=fresh[-1].seq, changes=fresh))
+
+    @Slot()
+    def _checkpoint(self) -> None:
+        if self._stopped:
+            return
+        self.checkpoints += 1
+        self._runner.coalesce(CHECKPOINT, self._journal.checkpoint, owner=self,
+                              on_error=self._on_poll_error)  # the next one tries again
 
     # ------------------------------------------------------------ server notifications
     def _listen(self) -> None:

@@ -77,8 +77,9 @@ class Desks:
         options: dict[str, Any] = {} if busy_timeout is None else {"busy_timeout": busy_timeout}
         if signer is not None:
             options["signer"] = signer
+        # as the desk opens it (gui/app.py open_for_desk): its watcher checkpoints the -wal
         journal = Journal.open(path, actor=Actor.operator(operator), read_only=read_only,
-                               **options)
+                               autocheckpoint=False, **options)
         runner = TaskRunner()
         window = build_window(journal, runner=runner, settings=self.settings, strict=True)
         self.qtbot.addWidget(window)

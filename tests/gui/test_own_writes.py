@@ -58,3 +58,42 @@ def test_the_watcher_reports_each_row_once_and_keeps_other_processes_rows(qtbot,
     with Journal.open(path, actor=Actor.operator("bob")) as bob:
         assert set(seqs) == {c.seq for c in bob.changes.since(0).changes
                              if c.seq > min(seqs) - 1}
+
+
+def status_in_the_file_alone(path, approval_id: str, tmp_path) -> str:
+    """The approval's status as the journal file itself holds it: a copy of the file without
+    its -wal (what a checkpoint has copied in, nothing more)."""
+    import shutil
+    import sqlite3
+
+    alone = tmp_path / "alone.db"
+    shutil.copy(path, alone)
+    conn = sqlite3.connect(alone)
+    try:
+        return conn.execute("SELECT status FROM approvals WHERE id = ?",
+                            (approval_id,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_a_desk_write_is_checkpointed_after_its_commit_not_in_it(qtbot, populated, open_desk,
+                                                                 tmp_path):
+    """The desk's commits leave the -wal alone (no click pays for SQLite's auto-checkpoint)
+    and its watcher copies them into the file a moment later, off the click's path."""
+    path, ids = populated
+    window = open_desk(path)
+    watcher = window.services.watcher
+    with Journal.open(path, actor=Actor.operator("bob")) as bob:  # the file holds it pending
+        bob.checkpoint()
+    assert status_in_the_file_alone(path, ids["approval"], tmp_path) == "pending"
+    from proctor.gui.app import open_for_desk  # the fixture opens it the same way
+
+    with open_for_desk(path, Actor.operator("carol"), False) as desk_journal:
+        assert desk_journal.autocheckpoint is False
+    model = window.inbox.model
+    key = f"approval:{ids['approval']}"
+    qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
+    window.inbox.decider.deny(inbox_item(window, ids["approval"]), reason="not now")
+    qtbot.waitUntil(lambda: watcher.checkpoints > 0, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
+    assert status_in_the_file_alone(path, ids["approval"], tmp_path) == "denied"

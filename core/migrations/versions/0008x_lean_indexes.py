@@ -102,7 +102,9 @@ def _unique_constraint(conn, table: str, column: str) -> str | None:
 def _to_partial_unique(conn, table: str, column: str) -> None:
     name, where = f'ux_{table}_{column}', f'{column} IS NOT NULL'
     if conn.dialect.name == 'postgresql':
-        op.drop_constraint(_unique_constraint(conn, table, column), table, type_='unique')
+        constraint = _unique_constraint(conn, table, column)
+        assert constraint is not None, (table, column)
+        op.drop_constraint(constraint, table, type_='unique')
     else:
         sql, parts = _sqlite_table(conn, table)
         kept = re.sub(rf',\s*UNIQUE \({column}\)', '', sql, count=1)
