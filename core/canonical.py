@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from .errors import ValidationError
@@ -16,6 +17,11 @@ ZERO_DIGEST = "0" * 64
 # without building an encoder per call
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                             allow_nan=False)
+# the same, as the one-shot C encoder json.dumps itself runs, made once (JSONEncoder.encode
+# makes it anew per call); without a circular-reference check: a value that contains itself
+# is refused by the recursion limit instead (RecursionError, as a too deep value is)
+_C_ENCODER = c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", True,
+                            False, False) if c_make_encoder is not None else None
 
 
 def canonical_json(obj: Any) -> str:
@@ -30,6 +36,8 @@ def scalar_json(obj: Any) -> str:
     """``obj``'s canonical JSON, unchecked against the limits (for a part of a document that
     is checked whole)."""
     try:
+        if _C_ENCODER is not None and type(obj) is not str:
+            return "".join(_C_ENCODER(obj, 0))
         return _ENCODER.encode(obj)
     except (TypeError, ValueError, RecursionError) as exc:
         raise ValidationError(f"not valid JSON data: {exc}", field="") from exc

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable
+from json import loads as json_loads
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -12,7 +13,6 @@ from sqlalchemy import Select, Table, bindparam, select
 
 from . import errors
 from . import schema as s
-from .canonical import loads
 from .integrity import action_tampered
 from .models import (
     Approval,
@@ -52,21 +52,29 @@ DIGESTED = (Approval, Effect)
 
 def to_model(model: type[M], row: Any) -> M:
     """A model from a result row or from a dict of column values (a row just written)."""
-    data = dict(row) if isinstance(row, dict) else dict(row._mapping)
-    if model in DIGESTED:
+    shape = _SHAPES.get(model) or _shape_of(model)
+    fields, texts, digested = shape
+    data = {k: v for k, v in (row if isinstance(row, dict) else row._mapping).items()
+            if k in fields}
+    if digested:
         data["tampered"] = action_tampered(data["action"], data.get("action_digest"))
-    for name in JSON_FIELDS.get(model, ()):
+    for name in texts:
         if name == "origin":
             data[name] = origin_from_text(data.get(name))
         else:
-            data[name] = loads(data[name])
-    fields = _FIELDS.get(model)
-    if fields is None:
-        fields = _FIELDS[model] = frozenset(model.model_fields)
-    return model.model_validate({k: v for k, v in data.items() if k in fields})
+            text = data[name]
+            data[name] = None if text is None else json_loads(text)
+    return model.model_validate(data)
 
 
-_FIELDS: dict[type, frozenset[str]] = {}  # a model's field names (pydantic's are a property)
+def _shape_of(model: type[BaseModel]) -> tuple[frozenset[str], tuple[str, ...], bool]:
+    """What ``to_model`` needs of a model: its field names, its JSON columns, and whether its
+    action is digested."""
+    shape = (frozenset(model.model_fields), JSON_FIELDS.get(model, ()), model in DIGESTED)
+    return _SHAPES.setdefault(model, shape)
+
+
+_SHAPES: dict[type, tuple[frozenset[str], tuple[str, ...], bool]] = {}
 
 
 def to_models(model: type[M], rows: Iterable[Any]) -> list[M]:

@@ -130,7 +130,7 @@ class _Plan:
     """One statement compiled for one dialect (and one set of value keys)."""
 
     __slots__ = ("sql", "names", "defaults", "procs", "order", "results", "row", "pick",
-                 "convert")
+                 "single", "convert")
 
     def __init__(self, stmt: Any, dialect: Any, column_keys: list[str] | None) -> None:
         compiled = stmt.compile(dialect=dialect, column_keys=column_keys)
@@ -149,20 +149,26 @@ class _Plan:
                            for n in self.names or ())
         # positional, every parameter required: picked in C, then the few that need their
         # bind processor (a Float, a Boolean) converted in place
+        # (``single``: the one parameter's name, sent as a 1-tuple)
         self.pick: Any = None
+        self.single: str | None = None
         self.convert: tuple[tuple[int, Any], ...] = ()
-        if self.names is not None and len(self.names) > 1 and all(
-                d is _REQUIRED for _, _, d in self.order):
-            self.pick = operator.itemgetter(*self.names)
+        if self.names and all(d is _REQUIRED for _, _, d in self.order):
             self.convert = tuple((i, p) for i, (_, p, _) in enumerate(self.order)
                                  if p is not None)
-        self.results = None
+            if len(self.names) > 1:
+                self.pick = operator.itemgetter(*self.names)
+            elif not self.convert:
+                self.single = self.names[0]
+        self.results = None  # the columns that need their result processor, by index
         if getattr(stmt, "is_select", False):
             found = [c.type.result_processor(dialect, None) for c in stmt.selected_columns]
-            self.results = found if any(found) else None
+            self.results = tuple((i, p) for i, p in enumerate(found) if p) or None
         self.row: Any = None  # the row class, made on the first fetch (it needs the names)
 
     def params(self, values: dict) -> Any:
+        if self.single is not None:
+            return (values[self.single],)
         pick = self.pick
         if pick is not None:
             if not self.convert:
@@ -184,11 +190,16 @@ class _Plan:
     def make_rows(self, fields: list[str], raw: list[tuple]) -> list[Any]:
         if self.row is None:
             self.row = _row_class(fields)
-        if self.results is not None:
-            procs = self.results
-            raw = [tuple([p(v) if p else v for p, v in zip(procs, r, strict=True)])
-                   for r in raw]
-        return list(map(self.row._new, raw))
+        make = self.row._new
+        if self.results is None:
+            return list(map(make, raw))
+        rows = []
+        for r in raw:
+            values = list(r)
+            for i, p in self.results:
+                values[i] = p(values[i])
+            rows.append(make(values))
+        return rows
 
 
 _REQUIRED = object()  # a parameter with no default
