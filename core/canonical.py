@@ -57,5 +57,19 @@ def chain_digest(prev_digest: str, obj: Any) -> str:
     return sha256_hex(prev_digest + canonical_json(obj))
 
 
+_DECODER = json.JSONDecoder()
+
+
 def loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    """``json.loads(text)`` (None for None). A stored canonical text is one JSON value with
+    nothing around it: decoded in one call; anything else goes through ``json.loads``."""
+    if text is None:
+        return None
+    if type(text) is str:
+        try:
+            value, end = _DECODER.raw_decode(text)
+        except ValueError:
+            end = -1
+        if end == len(text):
+            return value
+    return json.loads(text)

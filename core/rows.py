@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterable
-from json import loads as json_loads
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -13,6 +12,7 @@ from sqlalchemy import Select, Table, bindparam, select
 
 from . import errors
 from . import schema as s
+from .canonical import loads
 from .integrity import action_tampered
 from .models import (
     Approval,
@@ -54,16 +54,15 @@ def to_model(model: type[M], row: Any) -> M:
     """A model from a result row or from a dict of column values (a row just written)."""
     shape = _SHAPES.get(model) or _shape_of(model)
     fields, texts, digested = shape
-    data = {k: v for k, v in (row if isinstance(row, dict) else row._mapping).items()
-            if k in fields}
+    pairs = row.items() if isinstance(row, dict) else zip(row._fields, row, strict=True)
+    data = {k: v for k, v in pairs if k in fields}
     if digested:
         data["tampered"] = action_tampered(data["action"], data.get("action_digest"))
     for name in texts:
         if name == "origin":
             data[name] = origin_from_text(data.get(name))
         else:
-            text = data[name]
-            data[name] = None if text is None else json_loads(text)
+            data[name] = loads(data[name])
     return model.model_validate(data)
 
 
@@ -96,7 +95,9 @@ def as_written(model: type[M], row: dict) -> M | None:
 
 def written_row(row: Any, values: dict) -> dict:
     """Every column of ``row`` (as read in this transaction) after an UPDATE of ``values``."""
-    return {**row._mapping, **values}
+    written = dict(zip(row._fields, row, strict=True))
+    written.update(values)
+    return written
 
 
 def inserted_row(table: Table, values: dict) -> dict | None:
