@@ -234,7 +234,8 @@ class Store:
             result = fn(tx)
             return result if tx._after_commit is not None else fetch(tx, result)
 
-        both.__qualname__ = fn.__qualname__  # names fn: what ran is fn, plus a read
+        # named as fn (what ran is fn, plus a read), without functools.wraps' copying
+        both.__qualname__ = getattr(fn, "__qualname__", both.__qualname__)
         return self.write(both)
 
     def read(self, fn: Callable[[Connection], T]) -> T:
