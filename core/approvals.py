@@ -504,6 +504,7 @@ class Approvals(ApprovalRules):
         stmt = approval_select().where(
             a.action_name == current.action_name, a.id != approval_id,
             a.status.in_(["approved", "denied", "expired"]),
+            a.decided_at.is_not(None),  # every decided row has it: ix_approvals_action's rows
         ).order_by(a.decided_at.desc()).limit(limit)
         return self.j.read(lambda c: to_models(Approval, c.execute(stmt)))
 

@@ -35,7 +35,7 @@ BUSY_TIMEOUT_S = 5.0
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
 SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0005s", "0005r", "0005b",
-                    "0006o", "0006i", "0007t", "0007j")
+                    "0006o", "0006i", "0007t", "0007j", "0008x")
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
 INTEGRITY_REVISION = "0005"

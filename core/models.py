@@ -152,8 +152,9 @@ class InboxKind(StrEnum):
 
 
 class ChangeKind(StrEnum):
-    """What a change-feed row (``changes.entity_kind``) is about. An 'event' row also
-    moved its run's head (``ChangeSet.kinds`` counts it as a 'run' change)."""
+    """What a change-feed row (``changes.entity_kind``) is about. An 'event' row says its
+    run's head moved (``ChangeSet.kinds`` counts it as a 'run' change): a transaction writes
+    one per run (its last event's), none for a run it writes a 'run' row for."""
 
     RUN = "run"
     EVENT = "event"

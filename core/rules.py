@@ -203,7 +203,8 @@ def preview(conn: Any, draft: RuleDraft, *, exclude: str | None = None,
 
     pending = matching(conn.execute(base.where(a.status == "pending").order_by(
         a.created_at.desc(), a.id.desc())))
-    past_rows = conn.execute(base.where(a.status != "pending").order_by(
+    past_rows = conn.execute(base.where(  # decided: ix_approvals_action holds these rows
+        a.status != "pending", a.decided_at.is_not(None)).order_by(
         a.created_at.desc(), a.id.desc()).limit(scan + 1)).all()
     truncated = len(past_rows) > scan
     past = matching(past_rows[:scan])

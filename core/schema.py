@@ -26,6 +26,14 @@ class Base(DeclarativeBase):
     pass
 
 
+def unique_where_set(table: str, column: str) -> Index:
+    """0008x: UNIQUE over the rows whose ``column`` is set (NULLs never collide, as under a
+    UNIQUE constraint, and a row without one writes no index entry)."""
+    where = text(f"{column} IS NOT NULL")
+    return Index(f"ux_{table}_{column}", column, unique=True, sqlite_where=where,
+                 postgresql_where=where)
+
+
 class RunRow(Base):
     __tablename__ = "runs"
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -55,7 +63,9 @@ class RunRow(Base):
         Index("ix_runs_updated", "updated_at", "id"),
         Index("ix_runs_title", "title", "id"),
         Index("ix_runs_events", "last_sequence", "id"),
-        Index("ix_runs_parent", "parent_run_id"),
+        # 0008x: partial (the rows each index's reads ask for; store issue 24)
+        Index("ix_runs_parent", "parent_run_id", sqlite_where=text("parent_run_id IS NOT NULL"),
+              postgresql_where=text("parent_run_id IS NOT NULL")),
     )
 
 
@@ -141,8 +151,13 @@ class ApprovalRow(Base):
     __table_args__ = (
         Index("ix_approvals_status_created", "status", "created_at", "id"),
         Index("ix_approvals_run", "run_id", "created_at"),
-        Index("ix_approvals_action", "action_name", "decided_at"),
-        Index("ix_approvals_expiry", "status", "expires_at"),
+        # 0008x: partial (the decided ones; the ones that expire)
+        Index("ix_approvals_action", "action_name", "decided_at",
+              sqlite_where=text("decided_at IS NOT NULL"),
+              postgresql_where=text("decided_at IS NOT NULL")),
+        Index("ix_approvals_expiry", "status", "expires_at",
+              sqlite_where=text("expires_at IS NOT NULL"),
+              postgresql_where=text("expires_at IS NOT NULL")),
         Index("ix_approvals_run_status", "run_id", "status"),
     )
 
@@ -207,11 +222,12 @@ class DecisionRow(Base):
     decision: Mapped[str] = mapped_column(Text)
     actor: Mapped[str] = mapped_column(String(250))
     source: Mapped[str] = mapped_column(String(32))
-    request_id: Mapped[str | None] = mapped_column(String(200), unique=True)
+    request_id: Mapped[str | None] = mapped_column(String(200))  # ux_decisions_request_id
     reason: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[float] = mapped_column(Float)
     digest: Mapped[str] = mapped_column(String(64))
-    __table_args__ = (Index("ix_decisions_target", "target_kind", "target_id"),)
+    __table_args__ = (Index("ix_decisions_target", "target_kind", "target_id"),
+                      unique_where_set("decisions", "request_id"))
 
 
 class MemoryEntryRow(Base):
@@ -252,14 +268,15 @@ class MemoryMutationRow(Base):
     before_content: Mapped[str | None] = mapped_column(Text)
     after_content: Mapped[str | None] = mapped_column(Text)
     run_id: Mapped[str | None] = mapped_column(String(64))
-    idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(200))  # ux_memory_mutations_idempotency_key
     request_digest: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[float] = mapped_column(Float)
     event_sequence: Mapped[int | None] = mapped_column(Integer)  # run_id's event, if any
     # 0005: a hash chain per entry, in version order (integrity.mutation_digest)
     prev_digest: Mapped[str | None] = mapped_column(String(64))
     digest: Mapped[str | None] = mapped_column(String(64))
-    __table_args__ = (Index("ix_mutations_entry", "entry_id", "version"),)
+    __table_args__ = (Index("ix_mutations_entry", "entry_id", "version"),
+                      unique_where_set("memory_mutations", "idempotency_key"))
 
 
 class ReconciliationRow(Base):
@@ -353,12 +370,13 @@ class AuditRow(Base):
     before: Mapped[str] = mapped_column(Text)
     after: Mapped[str] = mapped_column(Text)
     reason: Mapped[str | None] = mapped_column(Text)
-    request_id: Mapped[str | None] = mapped_column(String(200), unique=True)
+    request_id: Mapped[str | None] = mapped_column(String(200))  # ux_audit_request_id
     request_digest: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[float] = mapped_column(Float)
     prev_digest: Mapped[str] = mapped_column(String(64))
     digest: Mapped[str] = mapped_column(String(64))
     __table_args__ = (
+        unique_where_set("audit", "request_id"),
         Index("ix_audit_entity", "entity_kind", "entity_id"),
         Index("ix_audit_run", "run_id", "sequence"),
         Index("ix_audit_actor", "actor", "sequence"),

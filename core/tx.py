@@ -60,6 +60,7 @@ class Tx:
         self.new_id: Callable[[str], str] = store.new_id  # an id: ``new_id("evt")``
         self._after_commit: errors.ProctorError | None = None
         self._changes: list[dict] = []
+        self._heads = 0  # 'event' and 'run' rows noted: more than one, and flush may drop some
         # run heads read or written in this transaction (None: a connection no store keeps);
         # emptied whenever anything writes to runs on this connection (db.watch_runs)
         if link is None:  # the store gives the one it began; anyone else: the store's, if any
@@ -77,7 +78,10 @@ class Tx:
         """Note a change-feed row; they are written in order, in one statement, at the end
         of the transaction (``flush``). An 'event' row also says its run's head moved
         (``ChangeSet`` counts it as a 'run' change), so a 'run' row is written only when a run
-        is made, its status moves, or anything else in the transaction changed its row."""
+        is made, its status moves, or anything else in the transaction changed its row; and
+        ``flush`` keeps one 'event' row per run, none beside that run's 'run' row."""
+        if kind == ChangeKind.EVENT or kind == ChangeKind.RUN:
+            self._heads += 1
         self._changes.append({"entity_kind": kind, "entity_id": entity_id, "run_id": run_id,
                               "created_at": self.now})
 
@@ -90,6 +94,9 @@ class Tx:
                 self.changed(ChangeKind.RUN, run_id, run_id)
             self._touched.clear()
         changes, self._changes = self._changes, []
+        if self._heads > 1:
+            changes = one_event_row(changes)
+        self._heads = 0
         insert_rows(self.conn, s.changes, changes)
 
     # -- operator idempotency
@@ -260,6 +267,24 @@ class Tx:
         return self.append_event(self.run_row(run_id), type_, payload, status=status, actor=actor)
 
 
+def one_event_row(changes: list[dict]) -> list[dict]:
+    """The change rows a transaction writes, in order: an 'event' row says that its run's head
+    moved (``ChangeSet`` counts it as a 'run' change), so a run gets one, its last event's,
+    and none beside a 'run' row of its own."""
+    runs, last, events = set(), {}, 0
+    for i, c in enumerate(changes):
+        kind = c["entity_kind"]
+        if kind == ChangeKind.EVENT:
+            last[c["run_id"]] = i
+            events += 1
+        elif kind == ChangeKind.RUN:
+            runs.add(c["entity_id"])
+    if events == len(last) and runs.isdisjoint(last):
+        return changes
+    return [c for i, c in enumerate(changes) if c["entity_kind"] != ChangeKind.EVENT
+            or (last[c["run_id"]] == i and c["run_id"] not in runs)]
+
+
 def event_digest_body(row: dict, payload: Any) -> dict:
     return {"run_id": row["run_id"], "sequence": row["sequence"], "type": row["type"],
             "payload": payload, "created_at": row["created_at"]}
@@ -296,4 +321,4 @@ def audit_digest_body(row: Any) -> dict:
     return {k: get(k) for k in keys}
 
 
-__all__ = ["LAST_AUDIT", "Owner", "Tx", "audit_digest_body", "event_digest_body"]
+__all__ = ["LAST_AUDIT", "Owner", "Tx", "audit_digest_body", "event_digest_body", "one_event_row"]

@@ -10,6 +10,7 @@ from sqlalchemy import event, update
 
 from proctor.core import schema as s
 from proctor.core.canonical import canonical_json
+from proctor.core.models import RunStatus
 from proctor.core.sql import update_where
 from proctor.core.tx import event_digest_body, event_digest_text
 from proctor.core.verify import verify
@@ -138,9 +139,29 @@ def test_an_append_writes_one_change_row_and_the_feed_still_names_its_run(agent,
     with raw(journal_path) as conn:
         rows = conn.execute("SELECT entity_kind, entity_id, run_id FROM changes "
                             "ORDER BY seq").fetchall()[before:]
-    assert rows == [("event", e.id, run.id) for e in (event_, *batch)]  # no 'run' row each
+    # one row per transaction, no 'run' row each; a batch's row names its last event
+    assert rows == [("event", e.id, run.id) for e in (event_, batch[-1])]
     feed = operator.changes.since(mark)
     assert "run" in feed.kinds() and feed.ids("run") == {run.id} == feed.run_ids()
+
+
+def test_a_transaction_writes_one_event_row_per_run_and_none_beside_its_run_row(agent,
+                                                                                 operator):
+    one, two = agent.runs.start("proj", "one"), agent.runs.start("proj", "two")
+
+    def op(tx):  # noqa: ANN001, ANN202
+        tx.run_event(one.id, "a", None)
+        tx.run_event(two.id, "b", None)
+        tx.run_event(one.id, "c", None)
+        tx.run_event(two.id, "d", None, status=RunStatus.COMPLETED)  # writes a 'run' row
+
+    mark = operator.changes.latest()
+    agent.write(op)
+    feed = operator.changes.since(mark)
+    last = agent.runs.events(one.id)[-1]
+    assert [(c.entity_kind, c.entity_id, c.run_id) for c in feed.changes] == [
+        ("event", last.id, one.id), ("run", two.id, two.id)]
+    assert feed.ids("run") == {one.id, two.id} == feed.run_ids()
 
 
 def test_a_new_run_and_a_status_move_still_write_a_run_row(agent, operator, run):

@@ -99,9 +99,11 @@ def content(path: Path) -> str:
 
 
 HALF_APPLIED = {
-    "an event without its change row":
+    # a transaction writes one change row per run whose head it moved (tx.one_event_row)
+    "an event without its transaction's change row":
         "SELECT COUNT(*) FROM events e WHERE NOT EXISTS (SELECT 1 FROM changes c "
-        "WHERE c.entity_kind = 'event' AND c.entity_id = e.id)",
+        "WHERE c.run_id = e.run_id AND c.created_at = e.created_at "
+        "AND c.entity_kind IN ('event', 'run'))",
     "an approval without its request event":
         "SELECT (SELECT COUNT(*) FROM approvals) - (SELECT COUNT(*) FROM events "
         "WHERE type = 'approval.requested')",
