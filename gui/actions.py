@@ -17,8 +17,10 @@ committed in the Inbox and on the Effects page).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal, Slot
@@ -27,6 +29,8 @@ from PySide6.QtWidgets import QMenu, QMenuBar, QPushButton, QStackedWidget, QToo
 
 from .i18n import tr
 from .widgets.icons import icon
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class ActionRegistry(QObject):
         self._defaults: dict[str, str] = {}
         self._pages: dict[str, QWidget] = {}
         self._buttons: list[ActionButton] = []
+        self._memo: dict[Hashable, Any] | None = None  # ``once`` answers, during a refresh
         self.single_keys = True
 
     # ------------------------------------------------------------ declaring
@@ -133,9 +138,15 @@ class ActionRegistry(QObject):
             self._run(str(action.data()))
 
     def trigger(self, action_id: str) -> bool:
-        """Run an action by id if it is enabled (the palette and tests use this)."""
-        self.refresh()
-        if not self._actions[action_id].isEnabled():
+        """Run an action by id if it is enabled now (the palette and tests use this). Only
+        that action's enablement is asked before it runs (a click's write goes out first);
+        every action is refreshed after it."""
+        action, enabled = self._actions[action_id], self._enabled.get(action_id)
+        if enabled is not None:
+            with self._asking():
+                action.setEnabled(bool(enabled()))
+        if not action.isEnabled():
+            self.refresh()
             return False
         if self._specs[action_id].checkable:
             self._actions[action_id].toggle()
@@ -149,11 +160,31 @@ class ActionRegistry(QObject):
 
     def refresh(self) -> None:
         """Re-evaluate every action's enablement, and what the buttons built from them show."""
-        for action_id, enabled in self._enabled.items():
-            self._actions[action_id].setEnabled(bool(enabled()))
-        self._buttons = [b for b in self._buttons if _alive(b)]
-        for button in self._buttons:
-            button.follow()
+        with self._asking():
+            for action_id, enabled in self._enabled.items():
+                self._actions[action_id].setEnabled(bool(enabled()))
+            self._buttons = [b for b in self._buttons if _alive(b)]
+            for button in self._buttons:
+                button.follow()
+
+    def once(self, key: Hashable, fn: Callable[[], T]) -> T:
+        """``fn()``, asked once per ``key`` while the actions' enablement is evaluated (every
+        inbox action asks what the selection is; nothing changes it meanwhile). Outside an
+        evaluation, ``fn()`` each time."""
+        memo = self._memo
+        if memo is None:
+            return fn()
+        if key not in memo:
+            memo[key] = fn()
+        return memo[key]
+
+    @contextmanager
+    def _asking(self) -> Iterator[None]:
+        outer, self._memo = self._memo, {} if self._memo is None else self._memo
+        try:
+            yield
+        finally:
+            self._memo = outer
 
     # ------------------------------------------------------------ shortcuts
     def shortcuts(self, action_id: str) -> list[str]:

@@ -1,5 +1,6 @@
 """The one task runner: every store call runs on a worker thread (QThreadPool);
-results and errors come back on the GUI thread.
+results and errors come back on the GUI thread. Writes (``write=True``: an operator's
+decision) have a lane of their own, one thread, so a click never waits for reads.
 
 Usage::
 
@@ -44,6 +45,7 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import (
     QCoreApplication,
+    QEvent,
     QObject,
     QRunnable,
     Qt,
@@ -146,20 +148,45 @@ class GuiThreadCollector(QObject):
                 return
 
 
+URGENT = QEvent.Type(QEvent.registerEventType())  # a write's outcome is ready
+HIGH_PRIORITY = Qt.EventPriority.HighEventPriority.value
+
+
 class _Relay(QObject):
     """Carries a finished task from its worker thread to the GUI thread: the worker puts the
-    outcome in ``boxes`` and emits the task id; the GUI thread takes it out."""
+    outcome in ``boxes`` and emits the task id; the GUI thread takes it out.
+
+    A write's outcome (``urgent``) goes ahead of everything else waiting for the GUI thread:
+    the worker posts a high-priority event, so the commit of a click is delivered before
+    the results of reads that finished earlier and the change-driven work they bring."""
 
     finished = Signal(int)
+    finished_now = Signal(int)  # emitted on the GUI thread (connected directly)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._lock = threading.Lock()
         self._boxes: dict[int, tuple[bool, object]] = {}
+        self._urgent: list[int] = []
 
     def put(self, task_id: int, ok: bool, payload: object) -> None:
         with self._lock:
             self._boxes[task_id] = (ok, payload)
+
+    def post_urgent(self, task_id: int) -> None:
+        """From the worker: deliver ``task_id`` before any other event waiting."""
+        with self._lock:
+            self._urgent.append(task_id)
+        QCoreApplication.postEvent(self, QEvent(URGENT), HIGH_PRIORITY)
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() != URGENT:
+            return super().event(event)
+        with self._lock:
+            ready, self._urgent = self._urgent, []
+        for task_id in ready:
+            self.finished_now.emit(task_id)
+        return True
 
     def take(self, task_id: int) -> tuple[bool, object]:
         with self._lock:
@@ -174,12 +201,14 @@ class _Job(QRunnable):
     """Runs one task's ``fn``; it holds nothing else of the task (its callbacks and owner
     stay with the runner, on the GUI thread)."""
 
-    def __init__(self, task_id: int, fn: Callable[[], Any], relay: _Relay) -> None:
+    def __init__(self, task_id: int, fn: Callable[[], Any], relay: _Relay, *,
+                 urgent: bool = False) -> None:
         super().__init__()
         self.setAutoDelete(True)
         self._id = task_id
         self._fn: Callable[[], Any] | None = fn
         self._relay = relay
+        self._urgent = urgent
 
     def run(self) -> None:
         fn, self._fn = self._fn, None
@@ -188,7 +217,10 @@ class _Job(QRunnable):
         except Exception as exc:  # delivered to on_error on the GUI thread
             self._relay.put(self._id, False, exc)
         del fn  # the runner's Task still holds it: the last reference goes on the GUI thread
-        self._relay.finished.emit(self._id)
+        if self._urgent:
+            self._relay.post_urgent(self._id)
+        else:
+            self._relay.finished.emit(self._id)
 
 
 class TaskRunner(QObject):
@@ -208,10 +240,15 @@ class TaskRunner(QObject):
 
     def __init__(self, parent: QObject | None = None, *, threads: int = 3) -> None:
         super().__init__(parent)
-        self._pool = QThreadPool(self)
+        self._pool = QThreadPool(self)  # reads (and other work that writes nothing)
         self._pool.setMaxThreadCount(threads)
+        # the writer lane: writes (an operator's click) run on a thread of their own, in the
+        # order asked, never queued behind reads however many the pool has waiting or running
+        self._writer = QThreadPool(self)
+        self._writer.setMaxThreadCount(1)
         self._relay = _Relay(self)
         self._relay.finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
+        self._relay.finished_now.connect(self._deliver, Qt.ConnectionType.DirectConnection)
         self._collector = GuiThreadCollector.instance()
         self._collector.hold()
         self._tasks: dict[int, Task] = {}
@@ -288,7 +325,8 @@ class TaskRunner(QObject):
         self._tasks[task.id] = task
         if task.write and not self._busy_timer.isActive():
             self._busy_timer.start()
-        self._pool.start(_Job(task.id, task.fn, self._relay), 1 if task.write else 0)  # clicks first
+        pool = self._writer if task.write else self._pool
+        pool.start(_Job(task.id, task.fn, self._relay, urgent=task.write))
         return task.id
 
     def pending(self) -> int:
@@ -301,7 +339,10 @@ class TaskRunner(QObject):
             self._closed = True
             self._busy_timer.stop()
             self._collector.release()
-        done = self._pool.waitForDone(timeout_ms)
+        started = time.monotonic()
+        done = self._writer.waitForDone(timeout_ms)
+        left = max(0, timeout_ms - int((time.monotonic() - started) * 1000))
+        done = self._pool.waitForDone(left) and done
         if done:
             self._tasks.clear()
             self._latest.clear()

@@ -6,7 +6,7 @@ import time
 from functools import partial
 from typing import Protocol
 
-from PySide6.QtCore import QT_TR_NOOP, QObject, Qt
+from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
 from proctor.core import errors
@@ -23,6 +23,7 @@ from proctor.core.models import (
 
 from ..actions import ActionRegistry, ActionSpec
 from ..i18n import tr
+from ..tasks import BUSY_AFTER_MS
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import BANNER_CLOSE_MS, NOTE_CLOSE_MS, Level
@@ -37,6 +38,7 @@ from .page import InboxPage
 from .rule_draft import RuleConfirmDialog
 
 WIDGET = Qt.ShortcutContext.WidgetShortcut
+WORKING_AFTER_MS = BUSY_AFTER_MS  # a write still on its way after this says so in the detail
 RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
 
 
@@ -154,6 +156,9 @@ class InboxCommands(QObject):
     def targets(self) -> list[InboxItem]:
         """The items a command acts on: none while the inbox is not the page on screen
         (a single-key shortcut pressed on another page must never decide inbox items)."""
+        return self.registry.once(("inbox.targets", id(self)), self._targets)
+
+    def _targets(self) -> list[InboxItem]:
         return self.page.targets() if self.page.isVisible() else []
 
     def writable(self) -> bool:
@@ -235,8 +240,8 @@ class InboxCommands(QObject):
             if not confirmed(self.page, self.page.ctx.settings, approval, scope, reason):
                 self._note(item, "Not approved: you cancelled the confirmation.")
                 return
+            self.decider.approve(item, reason=reason, scope=scope)  # the write goes out first
             self._working(item, "Approving…")
-            self.decider.approve(item, reason=reason, scope=scope)
 
     def _approve_with_rule(self, item: InboxItem, detail: ApprovalDetail, reason: str) -> None:
         """The rule shown is the rule made: confirm it (restated, with its impact), then
@@ -272,8 +277,8 @@ class InboxCommands(QObject):
                     tr("Why deny this action? The agent is told your reason."),
                     ok=tr("Deny"), required=True) or ""
             if reason:
-                self._working(item, "Denying…")
                 self.decider.deny(item, reason=reason)
+                self._working(item, "Denying…")
 
     def _held(self, item: InboxItem, verb: str) -> bool:
         """True (and a quiet note) when a decision on ``item`` now would not be deliberate:
@@ -419,8 +424,18 @@ class InboxCommands(QObject):
         return None
 
     def _working(self, item: InboxItem, text: str) -> None:
+        """Say the write is on its way ("Approving…") once it has taken WORKING_AFTER_MS: a
+        write back sooner shows its outcome straight away, with no flash of the note and no
+        relayout and repaint of the detail while the write runs (the GUI thread stays free
+        to take the commit the moment it is back)."""
+        QTimer.singleShot(WORKING_AFTER_MS, self,
+                          partial(self._still_working, item_key(item), item.id, text))
+
+    def _still_working(self, key: str, item_id: str, text: str) -> None:
+        if not self.decider.busy(key):
+            return
         widget = self.page.detail.current()
-        if widget is not None and widget.item is not None and widget.item.id == item.id:
+        if widget is not None and widget.item is not None and widget.item.id == item_id:
             widget.message.show_message(text, Level.INFO)
 
 

@@ -196,11 +196,14 @@ def run_until(app, done, timeout: float) -> bool:  # noqa: ANN001
 
 
 def ready(inbox) -> bool:  # noqa: ANN001
-    """The current row is an approval nobody decided yet."""
+    """The current row is an approval nobody decided yet, and it has been on screen long
+    enough for a decision on it to count (gui/inbox/settle.py: the desk advanced to it, so
+    a click sooner would be held, not decided)."""
     item = inbox.current_item()
+    key = f"approval:{item.id}" if item is not None else ""
     return item is not None and item.kind.value == "approval" \
-        and f"approval:{item.id}" not in inbox.decided \
-        and not inbox.decider.busy(f"approval:{item.id}")
+        and key not in inbox.decided and not inbox.decider.busy(key) \
+        and not inbox.settle.too_soon(key)
 
 
 def bench_visible(path: Path, requests: int, floors: list[float] | None = None) -> list[float]:
