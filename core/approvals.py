@@ -77,8 +77,9 @@ class Approvals(ApprovalRules):
         request comes from (default: this Python process); stored as the agent's word, in no
         digest, so a retry from another process rejoins the request."""
         name = action_name(action)
-        safety, scope, expiry = SafetyClass(safety_class), ApprovalScope(requested_scope), \
-            OnExpiry(on_expiry)
+        # each as its text, checked once
+        safety, scope, expiry = SafetyClass(safety_class).value, \
+            ApprovalScope(requested_scope).value, OnExpiry(on_expiry).value
         action_text = canonical_json(action)  # serialised (and checked) once
         adigest = sha256_hex(action_text)
         check_text(reason, "the reason", "reason", MAX_REASON, required=False)
@@ -86,9 +87,9 @@ class Approvals(ApprovalRules):
         # request is not what is asked: a host that retries makes a new tool call for the
         # same request, which rejoins it (the approval keeps the first call's id)
         request = {"run_id": run_id, "action_digest": adigest, "reason": reason,
-                   "safety_class": safety.value, "scope": scope.value,
+                   "safety_class": safety, "scope": scope,
                    "expires_in": expires_in, "expires_at": expires_at,
-                   "on_expiry": expiry.value}
+                   "on_expiry": expiry}
         if input_schema is not None:
             check_input_schema(input_schema)
             request["input_schema"] = digest_of(input_schema)
@@ -110,8 +111,8 @@ class Approvals(ApprovalRules):
             new = dict(
                 id=aid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
                 tool_call_id=tool_call_id, action=action_text, action_name=name,
-                action_digest=adigest, safety_class=safety.value, reason=reason,
-                requested_scope=scope.value, status="pending", on_expiry=expiry.value,
+                action_digest=adigest, safety_class=safety, reason=reason,
+                requested_scope=scope, status="pending", on_expiry=expiry,
                 expires_at=exp, request_key=key, request_digest=digest_of(request), version=1,
                 created_at=tx.now, input_schema=None if input_schema is None
                 else canonical_json(input_schema), origin=origin_text)
@@ -119,7 +120,7 @@ class Approvals(ApprovalRules):
             tx.changed(ChangeKind.APPROVAL, aid, run_id)
             rule = self._matching_rule(tx, action, run)
             payload = {"approval_id": aid, "action": name, "action_digest": adigest,
-                       "safety_class": safety.value, "expires_at": exp}
+                       "safety_class": safety, "expires_at": exp}
             if rule is None or rule.effect == RuleEffect.PROMPT:
                 tx.append_event(run, "approval.requested", payload,
                                 status=status_when_opening(run))
@@ -305,13 +306,14 @@ class Approvals(ApprovalRules):
         """Approve or deny. One decision row, one audit row, one run event, one transaction."""
         self.j.require_operator()
         scope = ApprovalScope(scope)
+        scope_text = scope.value
         reason = (reason or "").strip() or None
         if not approve and not reason:
             raise errors.ValidationError("a reason is required to deny", field="reason")
         if reason:
             check_text(reason, "the reason", "reason", MAX_REASON)
         request = {"op": "approval.decide", "id": approval_id, "approve": approve,
-                   "reason": reason, "scope": scope.value, "expected_version": expected_version,
+                   "reason": reason, "scope": scope_text, "expected_version": expected_version,
                    "source": source}
 
         def op(tx: Tx) -> dict | None:
@@ -326,15 +328,15 @@ class Approvals(ApprovalRules):
                 rule_id = self._rule_from(tx, row, scope)
             written = self._close(tx, row, status, {
                 "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
-                "decision_scope": scope.value, "rule_id": rule_id})
+                "decision_scope": scope_text, "rule_id": rule_id})
             record_decision(
                 tx, "approval", approval_id, row.run_id,
-                {"approved": approve, "scope": scope.value, "rule_id": rule_id},
+                {"approved": approve, "scope": scope_text, "rule_id": rule_id},
                 source=source, reason=reason, request_id=request_id, request=request,
                 audit=(f"approval.{status}", {"status": "pending", "version": row.version},
-                       {"status": status, "scope": scope.value, "rule_id": rule_id}),
+                       {"status": status, "scope": scope_text, "rule_id": rule_id}),
                 event=(f"approval.{status}", {"approval_id": approval_id, "by": tx.actor.label,
-                                              "reason": reason, "scope": scope.value}),
+                                              "reason": reason, "scope": scope_text}),
                 closes=True)
             return written
 

@@ -43,10 +43,19 @@ _COERCED_KEY = re.compile(r'"(?:-?[0-9][0-9.eE+-]*|true|false|null)":')
 def check_document(value: Any, text: str) -> None:
     """Check ``text`` (``value`` serialized by ``canonical_json``) against the limits. The
     common case costs a few C-level passes over ``text``; no Python walk of ``value``."""
-    check_size(text)
-    check_depth(text)
+    check_json_text(text)
     if _COERCED_KEY.search(text):  # a key that may have been 1, 1.5, True or None
         check_keys(value)
+
+
+def check_json_text(text: str) -> None:
+    """``check_size`` and ``check_depth``; a short ASCII text with few brackets (the usual
+    case) passes both at a glance."""
+    if text.isascii() and len(text) <= MAX_JSON_BYTES and \
+            text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    check_size(text)
+    check_depth(text)
 
 
 def check_size(text: str) -> None:

@@ -196,7 +196,7 @@ class Actor(Frozen):
 
     @property
     def label(self) -> str:
-        return f"{self.kind.value}:{self.name}"
+        return f"{self.kind}:{self.name}"  # a StrEnum formats as its value
 
 
 # ---------------------------------------------------------------- entities

@@ -52,21 +52,28 @@ DIGESTED = (Approval, Effect)
 
 def to_model(model: type[M], row: Any) -> M:
     """A model from a result row or from a dict of column values (a row just written)."""
-    data = dict(row) if isinstance(row, dict) else dict(row._mapping)
-    if model in DIGESTED:
+    shape = _SHAPES.get(model) or _shape_of(model)
+    fields, texts, digested = shape
+    pairs = row.items() if isinstance(row, dict) else zip(row._fields, row, strict=True)
+    data = {k: v for k, v in pairs if k in fields}
+    if digested:
         data["tampered"] = action_tampered(data["action"], data.get("action_digest"))
-    for name in JSON_FIELDS.get(model, ()):
+    for name in texts:
         if name == "origin":
             data[name] = origin_from_text(data.get(name))
         else:
             data[name] = loads(data[name])
-    fields = _FIELDS.get(model)
-    if fields is None:
-        fields = _FIELDS[model] = frozenset(model.model_fields)
-    return model.model_validate({k: v for k, v in data.items() if k in fields})
+    return model.model_validate(data)
 
 
-_FIELDS: dict[type, frozenset[str]] = {}  # a model's field names (pydantic's are a property)
+def _shape_of(model: type[BaseModel]) -> tuple[frozenset[str], tuple[str, ...], bool]:
+    """What ``to_model`` needs of a model: its field names, its JSON columns, and whether its
+    action is digested."""
+    shape = (frozenset(model.model_fields), JSON_FIELDS.get(model, ()), model in DIGESTED)
+    return _SHAPES.setdefault(model, shape)
+
+
+_SHAPES: dict[type, tuple[frozenset[str], tuple[str, ...], bool]] = {}
 
 
 def to_models(model: type[M], rows: Iterable[Any]) -> list[M]:
@@ -88,7 +95,9 @@ def as_written(model: type[M], row: dict) -> M | None:
 
 def written_row(row: Any, values: dict) -> dict:
     """Every column of ``row`` (as read in this transaction) after an UPDATE of ``values``."""
-    return {**row._mapping, **values}
+    written = dict(zip(row._fields, row, strict=True))
+    written.update(values)
+    return written
 
 
 def inserted_row(table: Table, values: dict) -> dict | None:

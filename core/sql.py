@@ -23,6 +23,7 @@ whose driver values need converting (Boolean on SQLite) are converted as SQLAlch
 
 from __future__ import annotations
 
+import functools
 import operator
 import threading
 from collections import namedtuple
@@ -99,7 +100,12 @@ def _link_of(conn: Connection) -> Link:
     link = _LINKS.get(id(conn))
     if link is not None and link.conn is conn:
         return link
-    link = Link(conn)  # not a store's: ask each time
+    return _loose_link(conn)
+
+
+def _loose_link(conn: Connection) -> Link:
+    """A link for a connection no store keeps: made (and its listeners asked) each time."""
+    link = Link(conn)
     link.listened = listened(conn)
     return link
 
@@ -123,7 +129,8 @@ def _dialect_key(dialect: Any) -> int:
 class _Plan:
     """One statement compiled for one dialect (and one set of value keys)."""
 
-    __slots__ = ("sql", "names", "defaults", "procs", "order", "results", "row", "pick")
+    __slots__ = ("sql", "names", "defaults", "procs", "order", "results", "row", "pick",
+                 "single", "convert")
 
     def __init__(self, stmt: Any, dialect: Any, column_keys: list[str] | None) -> None:
         compiled = stmt.compile(dialect=dialect, column_keys=column_keys)
@@ -140,20 +147,36 @@ class _Plan:
         # positional: each parameter's name, bind processor and default, in order
         self.order = tuple((n, self.procs.get(n), self.defaults.get(n, _REQUIRED))
                            for n in self.names or ())
-        # positional, every parameter required and sent as given: picked in C
+        # positional, every parameter required: picked in C, then the few that need their
+        # bind processor (a Float, a Boolean) converted in place
+        # (``single``: the one parameter's name, sent as a 1-tuple)
         self.pick: Any = None
-        if self.names is not None and len(self.names) > 1 and all(
-                p is None and d is _REQUIRED for _, p, d in self.order):
-            self.pick = operator.itemgetter(*self.names)
-        self.results = None
+        self.single: str | None = None
+        self.convert: tuple[tuple[int, Any], ...] = ()
+        if self.names and all(d is _REQUIRED for _, _, d in self.order):
+            self.convert = tuple((i, p) for i, (_, p, _) in enumerate(self.order)
+                                 if p is not None)
+            if len(self.names) > 1:
+                self.pick = operator.itemgetter(*self.names)
+            elif not self.convert:
+                self.single = self.names[0]
+        self.results = None  # the columns that need their result processor, by index
         if getattr(stmt, "is_select", False):
             found = [c.type.result_processor(dialect, None) for c in stmt.selected_columns]
-            self.results = found if any(found) else None
+            self.results = tuple((i, p) for i, p in enumerate(found) if p) or None
         self.row: Any = None  # the row class, made on the first fetch (it needs the names)
 
     def params(self, values: dict) -> Any:
-        if self.pick is not None:
-            return self.pick(values)
+        if self.single is not None:
+            return (values[self.single],)
+        pick = self.pick
+        if pick is not None:
+            if not self.convert:
+                return pick(values)
+            picked = list(pick(values))
+            for i, p in self.convert:
+                picked[i] = p(picked[i])
+            return tuple(picked)
         if self.names is None:  # a named paramstyle: the values by name
             merged = {**self.defaults, **values} if self.defaults else values
             procs = self.procs
@@ -167,11 +190,16 @@ class _Plan:
     def make_rows(self, fields: list[str], raw: list[tuple]) -> list[Any]:
         if self.row is None:
             self.row = _row_class(fields)
-        if self.results is not None:
-            procs = self.results
-            raw = [tuple([p(v) if p else v for p, v in zip(procs, r, strict=True)])
-                   for r in raw]
-        return list(map(self.row._make, raw))
+        make = self.row._new
+        if self.results is None:
+            return list(map(make, raw))
+        rows = []
+        for r in raw:
+            values = list(r)
+            for i, p in self.results:
+                values[i] = p(values[i])
+            rows.append(make(values))
+        return rows
 
 
 _REQUIRED = object()  # a parameter with no default
@@ -201,27 +229,40 @@ class Prepared:
                 self._plans[key] = plan
         return plan
 
-    # -- execution
+    # -- execution (each a straight line: the link, the plan, the driver call)
     def execute(self, conn: Connection, values: dict | None = None, *,
                 column_keys: tuple[str, ...] | None = None) -> int:
         """Run it; the number of rows it changed."""
-        link = _link_of(conn)
-        plan = self.plan(link, column_keys)
+        link = _LINKS.get(id(conn))
+        if link is None or link.conn is not conn:
+            link = _loose_link(conn)
+        plan = self._plans.get((link.key, column_keys)) or self.plan(link, column_keys)
         return _write(link, plan, plan.params(values or {}), many=False)
 
     def execute_many(self, conn: Connection, rows: list[dict],
                      column_keys: tuple[str, ...] | None = None) -> None:
         link = _link_of(conn)
         plan = self.plan(link, column_keys)
-        _write(link, plan, [plan.params(r) for r in rows], many=True)
+        params = plan.params
+        _write(link, plan, [params(r) for r in rows], many=True)
 
     def all(self, conn: Connection, **values: Any) -> list[Any]:
-        link = _link_of(conn)
-        plan = self.plan(link)
+        link = _LINKS.get(id(conn))
+        if link is None or link.conn is not conn:
+            link = _loose_link(conn)
+        plan = self._plans.get((link.key, None)) or self.plan(link)
         return _read(link, plan, plan.params(values))
 
     def first(self, conn: Connection, **values: Any) -> Any:
-        rows = self.all(conn, **values)
+        return self.first_of(conn, values)
+
+    def first_of(self, conn: Connection, values: dict) -> Any:
+        """``first(conn, **values)``, the values given as they are."""
+        link = _LINKS.get(id(conn))
+        if link is None or link.conn is not conn:
+            link = _loose_link(conn)
+        plan = self._plans.get((link.key, None)) or self.plan(link)
+        rows = _read(link, plan, plan.params(values))
         return rows[0] if rows else None
 
     def scalar(self, conn: Connection, **values: Any) -> Any:
@@ -258,50 +299,58 @@ def _wrapped(link: Link, plan: _Plan, params: Any, err: Exception) -> Exception:
 
 
 # ---------------------------------------------------------------- statements by shape
-_SHAPES: dict[Any, Prepared] = {}
+# Each idiom keeps its statements by table and shape (the WHERE's columns in the caller's
+# order: one per call site), built on first use; a hot call builds no key but the shape.
+_INSERTS: dict[Table, Prepared] = {}
+_UPDATES: dict[tuple[Table, tuple[Any, ...]], tuple[Prepared, tuple[str, ...]]] = {}
+_SELECTS: dict[tuple[Table, tuple[Any, ...]], Prepared] = {}
+_JOINED: dict[tuple[Any, ...], tuple[Prepared, Any]] = {}
 _SHAPES_LOCK = threading.Lock()
 
 
-def _shape(key: Any, build: Any) -> Prepared:
-    found = _SHAPES.get(key)
-    if found is None:
-        with _SHAPES_LOCK:
-            found = _SHAPES.get(key) or Prepared(build())
-            _SHAPES[key] = found
+def _shape(kept: dict, key: Any, build: Any) -> Any:
+    with _SHAPES_LOCK:
+        found = kept.get(key)
+        if found is None:
+            found = kept[key] = build()
     return found
 
 
 def insert_rows(conn: Connection, table: Table, rows: Iterable[dict]) -> None:
     """INSERT each row (all rows with the same keys) in one executemany."""
-    rows = rows if isinstance(rows, list) else list(rows)
+    if type(rows) is not list:
+        rows = list(rows)
     if not rows:
         return
-    keys = tuple(rows[0])
-    stmt = _shape(("insert", table.name), lambda: insert(table))
+    stmt = _INSERTS.get(table) or _shape(_INSERTS, table, lambda: Prepared(insert(table)))
     if len(rows) == 1:
-        stmt.execute(conn, rows[0], column_keys=keys)
+        stmt.execute(conn, rows[0], column_keys=tuple(rows[0]))
     else:
-        stmt.execute_many(conn, rows, column_keys=keys)
+        stmt.execute_many(conn, rows, column_keys=tuple(rows[0]))
 
 
 def update_where(conn: Connection, table: Table, values: dict, **where: Any) -> int:
     """UPDATE ``table`` SET ``values`` WHERE each ``where`` column equals its value; the
     number of rows changed."""
-    keys = _where_keys(where)
-    stmt = _shape(("update", table.name, keys), lambda: update(table).where(
-        _where(table, keys, "w_")))
+    keys = tuple(where) if None not in where.values() else _where_keys(where)
+    found = _UPDATES.get((table, keys)) or _shape(_UPDATES, (table, keys), lambda: (
+        Prepared(update(table).where(_where(table, keys, "w_"))),
+        tuple("w_" + k for k in where)))
+    stmt, renamed = found
     params = dict(values)
-    for k, v in where.items():
-        params["w_" + k] = v  # a None one is not sent (IS NULL has no parameter)
+    if len(keys) == len(where):
+        params.update(zip(renamed, where.values(), strict=True))
+    else:  # a None one is not sent (IS NULL has no parameter)
+        params.update((w, v) for w, v in zip(renamed, where.values(), strict=True) if v is not None)
     return stmt.execute(conn, params, column_keys=tuple(values))
 
 
 def row_where(conn: Connection, table: Table, **where: Any) -> Any:
     """The first row of ``table`` whose columns equal ``where`` (None if there is none)."""
-    keys = _where_keys(where)
-    stmt = _shape(("select", table.name, keys), lambda: select(table).where(
-        _where(table, keys, "")))
-    return stmt.first(conn, **where)  # a None one is not sent (IS NULL has no parameter)
+    keys = tuple(where) if None not in where.values() else _where_keys(where)
+    stmt = _SELECTS.get((table, keys)) or _shape(_SELECTS, (table, keys), lambda: Prepared(
+        select(table).where(_where(table, keys, ""))))
+    return stmt.first_of(conn, where)  # a None one is not sent (IS NULL has no parameter)
 
 
 def row_and_parent(conn: Connection, table: Table, parent: Table, link: str, /,
@@ -309,15 +358,13 @@ def row_and_parent(conn: Connection, table: Table, parent: Table, link: str, /,
     """``row_where(conn, table, **where)`` and, in the same statement, the row of ``parent``
     whose key the row's ``link`` column names (None when the row is None or names none): a
     transaction that needs both reads once. Each comes as ``row_where`` gives it."""
-    keys = _where_keys(where)
-    stmt = _shape(("select+parent", table.name, parent.name, link, keys),
-                  lambda: _with_parent(table, parent, link, keys))
-    found = stmt.first(conn, **where)
+    keys = tuple(where) if None not in where.values() else _where_keys(where)
+    shape = (table, parent, link, keys)
+    stmt, split = _JOINED.get(shape) or _shape(_JOINED, shape, lambda: _joined(
+        _with_parent(table, parent, link, keys), table, parent))
+    found = stmt.first_of(conn, where)
     if found is None:
         return None, None
-    split = _SPLITS.get(stmt)
-    if split is None:
-        split = _SPLITS.setdefault(stmt, _splitter(table, parent, stmt.plan(_link_of(conn))))
     return split(found)
 
 
@@ -327,16 +374,19 @@ def parent_and_row(conn: Connection, parent: Table, key: Any, table: Table, /,
     ``row_where(conn, table, **where)`` (each as ``row_where`` gives it, the second None when
     there is none); None when ``parent`` has no such row (then nothing of ``table`` was
     read)."""
-    keys = _where_keys(where)
-    stmt = _shape(("parent+select", parent.name, table.name, keys),
-                  lambda: _beside_parent(parent, table, keys))
-    found = stmt.first(conn, parent_key=key, **where)
+    keys = tuple(where) if None not in where.values() else _where_keys(where)
+    shape = (parent, table, keys)
+    stmt, split = _JOINED.get(shape) or _shape(_JOINED, shape, lambda: _joined(
+        _beside_parent(parent, table, keys), parent, table))
+    where["parent_key"] = key
+    found = stmt.first_of(conn, where)
     if found is None:
         return None
-    split = _SPLITS.get(stmt)
-    if split is None:
-        split = _SPLITS.setdefault(stmt, _splitter(parent, table, stmt.plan(_link_of(conn))))
     return split(found)
+
+
+def _joined(stmt: Any, first: Table, second: Table) -> tuple[Prepared, Any]:
+    return Prepared(stmt), _splitter(first, second)
 
 
 def _beside_parent(parent: Table, table: Table, keys: tuple[Any, ...]) -> Any:
@@ -347,9 +397,6 @@ def _beside_parent(parent: Table, table: Table, keys: tuple[Any, ...]) -> Any:
             .where(pk == bindparam("parent_key")))
 
 
-_SPLITS: dict[Prepared, Any] = {}
-
-
 def _with_parent(table: Table, parent: Table, link: str, keys: tuple[Any, ...]) -> Any:
     (key,) = parent.primary_key.columns
     cols = [c.label(f"parent_{c.name}") for c in parent.columns]
@@ -358,12 +405,12 @@ def _with_parent(table: Table, parent: Table, link: str, keys: tuple[Any, ...]) 
             .where(_where(table, keys, "")))
 
 
-def _splitter(first: Table, second: Table, plan: _Plan) -> Any:
+def _splitter(first: Table, second: Table) -> Any:
     """Cut a joined row into ``first``'s row and ``second``'s (None when the outer join found
     none: its key is NULL), each of its own row class."""
     n = len(first.columns)
-    make = _row_class([c.name for c in first.columns])._make
-    make_second = _row_class([c.name for c in second.columns])._make
+    make = _row_class([c.name for c in first.columns])._new
+    make_second = _row_class([c.name for c in second.columns])._new
     key = next(iter(second.primary_key.columns))
     at = n + [c.name for c in second.columns].index(key.name)
 
@@ -374,8 +421,12 @@ def _splitter(first: Table, second: Table, plan: _Plan) -> Any:
 
 
 def _row_class(fields: list[str]) -> Any:
-    return type("Row", (namedtuple("RowBase", fields, rename=True),),
-                {"__slots__": (), "_mapping": property(_as_mapping)})
+    """A named tuple class with ``_mapping``; ``_new(values)`` makes one in C (``_make``
+    checks the length in Python: a driver row always has the statement's columns)."""
+    cls: Any = type("Row", (namedtuple("RowBase", fields, rename=True),),
+                    {"__slots__": (), "_mapping": property(_as_mapping)})
+    cls._new = functools.partial(tuple.__new__, cls)
+    return cls
 
 
 def _where_keys(where: dict) -> tuple[Any, ...]:

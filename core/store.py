@@ -6,7 +6,6 @@ what differs between the two lives in those modules; the store picks one by its 
 
 from __future__ import annotations
 
-import functools
 import os
 import random
 import threading
@@ -193,7 +192,7 @@ class Store:
         try:
             link = self._begin_write()
             try:
-                tx = Tx(self, link.conn, self.now())
+                tx = Tx(self, link.conn, self.clock(), link)
                 first = _next_change_seq(link.conn) if into is not None else 0
                 result = fn(tx)
                 if self.server and link.touched is not None:  # db.watch_runs' twin
@@ -247,11 +246,12 @@ class Store:
         returns is read where it was written (no second transaction). ``fetch`` is skipped when
         the write is to raise after its commit."""
 
-        @functools.wraps(fn)  # names fn: what ran is fn, plus a read
         def both(tx: Tx) -> Any:
             result = fn(tx)
             return result if tx._after_commit is not None else fetch(tx, result)
 
+        # named as fn (what ran is fn, plus a read), without functools.wraps' copying
+        both.__qualname__ = getattr(fn, "__qualname__", both.__qualname__)
         return self.write(both)
 
     def read(self, fn: Callable[[Connection], T]) -> T:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from json.encoder import encode_basestring  # what canonical JSON writes for a str
 from typing import Any, Protocol
 
@@ -19,9 +20,10 @@ from .canonical import (
     scalar_json,
     sha256_hex,
 )
-from .limits import check_depth, check_size
+from .limits import check_json_text
 from .models import Actor, ChangeKind, RunStatus
 from .sql import (
+    Link,
     Prepared,
     insert_rows,
     link_of,
@@ -49,25 +51,25 @@ class Tx:
     """One open write transaction plus the bookkeeping every write shares:
     the change feed, the audit chain and run events."""
 
-    def __init__(self, store: Owner, conn: Connection, now: float) -> None:
+    def __init__(self, store: Owner, conn: Connection, now: float,
+                 link: Link | None = None) -> None:
         self.store = store
         self.conn = conn
         self.now = now
         self.actor = store.actor
+        self.new_id: Callable[[str], str] = store.new_id  # an id: ``new_id("evt")``
         self._after_commit: errors.ProctorError | None = None
         self._changes: list[dict] = []
         self._heads = 0  # 'event' and 'run' rows noted: more than one, and flush may drop some
         # run heads read or written in this transaction (None: a connection no store keeps);
         # emptied whenever anything writes to runs on this connection (db.watch_runs)
-        link = link_of(conn)
+        if link is None:  # the store gives the one it began; anyone else: the store's, if any
+            link = link_of(conn)
         self._runs: dict[str, Any] | None = link.runs if link is not None else None
         # runs written in this transaction other than by moving their head (db.watch_runs)
         self._touched: set[str] | None = link.touched if link is not None else None
 
     # -- plumbing
-    def new_id(self, prefix: str) -> str:
-        return self.store.new_id(prefix)
-
     def raise_after_commit(self, err: errors.ProctorError) -> None:
         """Commit what was written so far, then raise ``err`` (a write that survives a refusal)."""
         self._after_commit = err
@@ -296,8 +298,7 @@ def event_digest_text(row: dict, payload: Any, text: str) -> str:
     body = (f'{{"created_at":{_number(row["created_at"])},"payload":{text},'
             f'"run_id":{_text(row["run_id"])},"sequence":{_number(row["sequence"])},'
             f'"type":{_text(row["type"])}}}')
-    check_size(body)
-    check_depth(body)
+    check_json_text(body)
     return body
 
 
