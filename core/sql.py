@@ -117,13 +117,15 @@ def link_of(conn: Connection) -> Link | None:
 
 
 _DIALECTS: dict[tuple, int] = {}
+_DIALECTS_LOCK = threading.Lock()
 
 
 def _dialect_key(dialect: Any) -> int:
     """What the compiled text depends on, as a small number (every engine has its own dialect
     object; keying by the object would keep one plan per journal ever opened)."""
     facts = (type(dialect), dialect.paramstyle, getattr(dialect, "server_version_info", None))
-    return _DIALECTS.setdefault(facts, len(_DIALECTS))
+    with _DIALECTS_LOCK:  # two dialects first seen at once never share a number
+        return _DIALECTS.setdefault(facts, len(_DIALECTS))
 
 
 class _Plan:

@@ -284,7 +284,8 @@ class MainWindow(QMainWindow):
             for timer in self.findChildren(QTimer):  # every page's ticks and throttles
                 timer.stop()
             self.notifier.hide_tray()
-            self.services.runner.run(self.journal.close)
+            # on the write lane: after every decision already asked for (none is dropped)
+            self.services.runner.run(self.journal.close, write=True)
             self.closed.emit()
         super().closeEvent(event)
 

@@ -182,11 +182,12 @@ class _Relay(QObject):
     def event(self, event: QEvent) -> bool:
         if event.type() != URGENT:
             return super().event(event)
-        with self._lock:
-            ready, self._urgent = self._urgent, []
-        for task_id in ready:
+        while True:  # one at a time: an outcome posted meanwhile (a modal) keeps its place
+            with self._lock:
+                if not self._urgent:
+                    return True
+                task_id = self._urgent.pop(0)
             self.finished_now.emit(task_id)
-        return True
 
     def take(self, task_id: int) -> tuple[bool, object]:
         with self._lock:
@@ -242,10 +243,14 @@ class TaskRunner(QObject):
         super().__init__(parent)
         self._pool = QThreadPool(self)  # reads (and other work that writes nothing)
         self._pool.setMaxThreadCount(threads)
+        # threads never expire: each keeps its store connections for the desk's lifetime (a
+        # new thread would open new ones; an expired Qt thread's are never given back)
+        self._pool.setExpiryTimeout(-1)
         # the writer lane: writes (an operator's click) run on a thread of their own, in the
         # order asked, never queued behind reads however many the pool has waiting or running
         self._writer = QThreadPool(self)
         self._writer.setMaxThreadCount(1)
+        self._writer.setExpiryTimeout(-1)
         self._relay = _Relay(self)
         self._relay.finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
         self._relay.finished_now.connect(self._deliver, Qt.ConnectionType.DirectConnection)
@@ -341,7 +346,8 @@ class TaskRunner(QObject):
             self._collector.release()
         started = time.monotonic()
         done = self._writer.waitForDone(timeout_ms)
-        left = max(0, timeout_ms - int((time.monotonic() - started) * 1000))
+        left = -1 if timeout_ms < 0 else max(
+            0, timeout_ms - int((time.monotonic() - started) * 1000))
         done = self._pool.waitForDone(left) and done
         if done:
             self._tasks.clear()

@@ -117,6 +117,8 @@ class JournalWatcher(QObject):
         self.last_seq = since
         self._stopped = False
         self._poll.start()
+        if not self.on_server:  # what opening wrote (a migration) goes into the file too
+            self._checkpoint_timer.start()
         if self.on_server:
             self._listen()
             return

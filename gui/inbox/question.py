@@ -390,8 +390,10 @@ class QuestionDetail(DetailWidget):
         if prepare is None:
             self.ctx.decider.answer(item, value, expected_version=q.version)
             return
+        # the OS keyring (it may wait for an unlock prompt): not a journal write, so not on
+        # the write lane, where it would hold up the clicks behind it
         self.ctx.runner.run(prepare, on_done=partial(self._prepared, item, value, q.version),
-                            on_error=self._on_prepare_failed, owner=self, write=True)
+                            on_error=self._on_prepare_failed, owner=self)
 
     def _prepared(self, item: InboxItem, value: Any, version: int, _result: Any) -> None:
         self.ctx.decider.answer(item, value, expected_version=version)

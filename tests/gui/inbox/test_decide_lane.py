@@ -88,3 +88,26 @@ def test_enablement_asks_for_the_targets_once_per_refresh(qtbot, journal_path, o
     assert window.registry.action("inbox.approve").isEnabled()
     window.registry.refresh()  # a second refresh asks again (nothing is kept between them)
     assert len(asked) == 2
+
+
+def test_closing_the_window_never_drops_a_decision_waiting_on_the_lane(qtbot, journal_path,
+                                                                       open_desk, agents,
+                                                                       clock):  # noqa: F811
+    """The operator approves while an earlier write still runs, then closes the window: the
+    journal closes after the approval is committed, never before it ran."""
+    window = open_desk(journal_path)
+    agent, approval_id = requested(qtbot, journal_path, agents)
+    on_screen(qtbot, window, approval_id, clock)
+    runner, gate, started = window.services.runner, threading.Event(), []
+    try:
+        runner.run(held(gate, started), write=True)  # a write ahead of the click's
+        qtbot.waitUntil(lambda: started == [1], timeout=WAIT_MS)
+        assert window.registry.trigger("inbox.approve")  # queued behind it
+        window.close()
+    finally:
+        gate.set()
+    qtbot.waitUntil(lambda: window.journal.calls.closed and runner.pending() == 0,
+                    timeout=WAIT_MS)
+    assert status(journal_path, approval_id) == "approved"
+    [line] = agent.wait_for(qtbot, "STATUS")
+    assert line.split()[2:4] == ["approved", "operator:alice"]
