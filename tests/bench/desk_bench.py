@@ -9,7 +9,8 @@
 2. Visible: an agent *process* files approval requests 50-150 ms apart and prints the wall
    time right after each commit; the desk notes when the row is inserted in the inbox model
    and when the table next paints. Latency = paint - commit.
-3. Clicks: while simulated agent processes write continuously, the desk approves the current
+3. Clicks: while agent processes write continuously (``--agents``, each appending a run event
+   every 10-30 ms in its own transaction: about 50 writes/s each), the desk approves the current
    row (the registry's "inbox.approve", as the A key does) and waits for the commit to come
    back on the GUI thread; the next click follows. Latency = commit delivered - click.
 
@@ -141,6 +142,24 @@ def requester(journal: str, count: int, low: float, high: float) -> int:
     return 0
 
 
+def writer(journal: str, low: float, high: float) -> int:
+    """Agent role: append run events (a ~300-byte payload) ``low``-``high`` s apart, one per
+    transaction, until killed; print a line per 50 written (the desk bench's writing agents)."""
+    from proctor.core import Actor, Journal
+
+    rng = random.Random(os.getpid())
+    with Journal.open(journal, actor=Actor.agent(f"bench-writer-{os.getpid()}")) as j:
+        run = j.runs.start("bench", "desk bench writer", agent="bench-writer")
+        print("READY", flush=True)
+        n = 0
+        while True:
+            time.sleep(rng.uniform(low, high))
+            j.runs.append_event(run.id, "tool.output", {"n": n, "text": "x" * 280})
+            n += 1
+            if n % 50 == 0:
+                print(f"W {n}", flush=True)
+
+
 class Lines:
     """Collects a child process's stdout lines on a thread."""
 
@@ -268,13 +287,15 @@ def bench_clicks(path: Path, clicks: int, agents: int,
     """Latencies (ms); with ``floors``, also appends to it, per click, the ms the desk's
     write statements for that click take alone: replayed by raw sqlite3 (same pragmas, one
     BEGIN IMMEDIATE ... COMMIT per desk transaction) on a copy taken before the clicks."""
-    from proctor.sim.agents import start_agents
 
     filler = Lines(["--role", "requester", "--journal", str(path), "--count", str(clicks + 20),
                     "--low", "0", "--high", "0"])
     filler.proc.wait()
     copy = backup(path, path.with_name("before-clicks.db")) if floors is not None else None
-    sim = start_agents(path, agents=agents, rate=4.0, seed=3)
+    # the agents writing meanwhile: each appends an event every 10-30 ms (50/s), one
+    # transaction each, so the desk's clicks contend for the write lock and its feed moves
+    writers = [Lines(["--role", "writer", "--journal", str(path), "--low", "0.01",
+                      "--high", "0.03"]) for _ in range(agents)]
     hooked: dict[str, object] = {}
 
     def record(journal) -> None:  # noqa: ANN001
@@ -314,7 +335,12 @@ def bench_clicks(path: Path, clicks: int, agents: int,
         state["t0"] = time.perf_counter()
         window.registry.trigger("inbox.approve")
         run_until(app, lambda: state["done"], 30)
-    sim.stop()
+    for w in writers:
+        w.stop()
+    written = sum(int(line.split()[1]) for w in writers for line in w.lines[-1:]
+                  if line.startswith("W "))
+    print(f"  {agents} writing agents appended about {written:,} events during the clicks",
+          flush=True)
     window.close()
     runner.shutdown()
     if copy is not None and "r" in hooked:
@@ -373,6 +399,8 @@ def main() -> int:
     a = p.parse_args()
     if a.role == "requester":
         return requester(str(a.journal), a.count, a.low, a.high)
+    if a.role == "writer":
+        return writer(str(a.journal), a.low, a.high)
     if a.figures is not None:
         from gui_bench import save_figures
 
