@@ -203,9 +203,10 @@ def preview(conn: Any, draft: RuleDraft, *, exclude: str | None = None,
 
     pending = matching(conn.execute(base.where(a.status == "pending").order_by(
         a.created_at.desc(), a.id.desc())))
-    # every decided request, including those cancelled before decided_at was set on a
-    # cancel (journals older than 7a734e1): not a hot path, so not held to the partial index
-    past_rows = conn.execute(base.where(a.status != "pending").order_by(
+    # decided: ix_approvals_action holds these rows (an approval cancelled before 7a734e1
+    # set decided_at on a cancel has none, and is not counted: journals older than 2026-11-29)
+    past_rows = conn.execute(base.where(
+        a.status != "pending", a.decided_at.is_not(None)).order_by(
         a.created_at.desc(), a.id.desc()).limit(scan + 1)).all()
     truncated = len(past_rows) > scan
     past = matching(past_rows[:scan])
