@@ -102,7 +102,7 @@ with Journal.open(sys.argv[1], actor=Actor.agent("bot")) as j:
 
 
 def test_a_wal_lost_under_the_desk_is_named_by_verify_and_the_next_open(
-        qtbot, journal_path, open_desk, desks, no_dialogs):
+        qtbot, journal_path, open_desk, desks, no_dialogs, monkeypatch):
     """The tail the deleted -wal held is gone once the desk lets go (nothing else can
     checkpoint it): the witness the desk keeps beside the journal lets `proctor verify` and
     the next desk name what is missing."""
@@ -112,7 +112,11 @@ def test_a_wal_lost_under_the_desk_is_named_by_verify_and_the_next_open(
 
     from proctor.core import verify
     from proctor.core.witness import witness_path
+    from proctor.gui import watcher as desk_watcher
 
+    # the -wal is deleted before anything copied the request into the file: the desk's own
+    # checkpoint (a second after it opens, and after its writes) is held off for this one
+    monkeypatch.setattr(desk_watcher, "CHECKPOINT_MS", 3_600_000)
     window = open_desk(journal_path)
     qtbot.waitUntil(window.services.watcher.watching_wal, timeout=WAIT_MS)
     out = subprocess.run([sys.executable, "-c", AGENT_REQUEST, str(journal_path)],
