@@ -210,15 +210,19 @@ def output_file(path: str | None) -> Iterator[Any]:
         yield out
 
 
-def natural(text: str) -> int:
-    """An argparse type: a whole number of at least 0."""
+def _whole(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is not 0 or more")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{value} is not {least} or more")
     return value
+
+
+def natural(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    return _whole(text, 0)
 
 
 def seconds(text: str) -> float:
@@ -234,13 +238,7 @@ def seconds(text: str) -> float:
 
 def positive(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not 1 or more")
-    return value
+    return _whole(text, 1)
 
 
 def fail(args: argparse.Namespace, message: str, hint: str, code: int) -> int:

@@ -13,6 +13,7 @@ import pytest
 
 from proctor.core import Journal
 from proctor.gui.mainwindow import MainWindow
+from proctor.gui.tasks import TaskRunner
 
 from .data import populate
 
@@ -136,3 +137,11 @@ def agents() -> Iterator:
     yield start
     for agent in started:
         agent.stop()
+
+
+@pytest.fixture
+def runner(qapp) -> Iterator[TaskRunner]:
+    """A task runner of its own (3 read threads and the write lane), shut down after."""
+    runner = TaskRunner(threads=3)
+    yield runner
+    runner.shutdown()

@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
-import pytest
 from PySide6.QtCore import QObject
 
-from proctor.gui.tasks import TaskRunner
-
 WAIT = 10_000
-
-
-@pytest.fixture
-def runner(qapp) -> Iterator[TaskRunner]:
-    runner = TaskRunner(threads=3)
-    yield runner
-    runner.shutdown()
 
 
 def gated(value, gate: threading.Event, started: list | None = None):

@@ -5,21 +5,12 @@ the reads' results already waiting there. Real worker threads; reads held on eve
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
-import pytest
 from PySide6.QtCore import QObject
 
 from proctor.gui.tasks import TaskRunner
 
 WAIT = 10_000
-
-
-@pytest.fixture
-def runner(qapp) -> Iterator[TaskRunner]:
-    runner = TaskRunner(threads=3)
-    yield runner
-    runner.shutdown()
 
 
 def held(gate: threading.Event, started: list, value: object):
