@@ -175,7 +175,7 @@ def demo_trust(folder: Path, operator: str) -> dict:
     file the demo's simulated agents trust."""
     import json
 
-    from proctor.core.keys import KeyStore
+    from proctor.core.decisions.keys import KeyStore
 
     store = KeyStore()
     key, _ = store.init(operator)

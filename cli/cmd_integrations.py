@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_mcp(args: argparse.Namespace) -> int:
     try:
-        from proctor.core.integrations.mcp_server import serve_stdio
+        from proctor.core.integrations.mcp.server import serve_stdio
     except ModuleNotFoundError as exc:
         if exc.name not in ("mcp", "anyio"):
             raise
@@ -63,7 +63,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     if not args.http:
         serve_stdio(args.journal, project=args.project, agent=args.agent, trust=args.trust)
         return 0
-    from proctor.core.integrations.mcp_http import serve_http
+    from proctor.core.integrations.mcp.http import serve_http
 
     try:
         serve_http(args.journal, host=args.host, port=args.port, project=args.project,

@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from proctor.core import errors
-from proctor.core.keys import WEAKER_NOTE, KeyStore, fingerprint
+from proctor.core.decisions.keys import WEAKER_NOTE, KeyStore, fingerprint
 
 from . import ops_render as render
 from .ops_base import EXIT_OK, EXIT_REFUSED, add, operator_name

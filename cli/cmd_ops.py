@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from proctor.core import InboxFilter, InboxKind, Journal, RunStatus, errors, verify
-from proctor.core.safe_text import json_escaped
+from proctor.core import InboxFilter, InboxKind, Journal, RunStatus, errors
+from proctor.core.audit import verify
+from proctor.core.kernel.safe_text import json_escaped
 
 from . import ops_render as render
 from .ops_base import (
@@ -155,7 +156,7 @@ def signature_line(report: Any) -> str:
 def cmd_verify(args: argparse.Namespace) -> int:
     trust = None
     if args.trust:
-        from proctor.core.trust import Trust
+        from proctor.core.decisions.trust import Trust
 
         trust = Trust.load(args.trust)
         if trust.problem:

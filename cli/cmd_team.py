@@ -71,7 +71,7 @@ def open_target(url: str, args: argparse.Namespace) -> Journal:
 
 
 def cmd_migrate_to(args: argparse.Namespace) -> int:
-    from proctor.core.migrate_to import migrate_to
+    from proctor.core.ops.migrate_to import migrate_to
 
     source_path = journal_path(args)
     if is_url(source_path) and not source_path.startswith("sqlite:///"):
@@ -83,7 +83,7 @@ def cmd_migrate_to(args: argparse.Namespace) -> int:
         try:
             trust = None
             if args.trust:
-                from proctor.core.trust import Trust
+                from proctor.core.decisions.trust import Trust
 
                 trust = Trust.load(args.trust)
             with no_password_shown(args.url):
@@ -122,7 +122,7 @@ def show_migration(report: Any, source: str, target: str) -> None:
 
 
 def cmd_team_init(args: argparse.Namespace) -> int:
-    from proctor.core.team import init
+    from proctor.core.ops.team import init
 
     with no_password_shown(args.url):
         report = init(args.url)
@@ -177,7 +177,7 @@ def read_password(args: argparse.Namespace) -> str:
 
 
 def cmd_team_add_user(args: argparse.Namespace) -> int:
-    from proctor.core.team import ROLES, add_user
+    from proctor.core.ops.team import ROLES, add_user
 
     url = journal_path(args)
     if not is_url(url):

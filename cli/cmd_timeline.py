@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from proctor.core import Actor, Journal, RunStatus
-from proctor.core.timeline import RunQuery
-from proctor.core.transfer import (
+from proctor.core.audit.timeline import RunQuery
+from proctor.core.ops.transfer import (
     import_run,
     read_export,
     write_audit_csv,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.safe_text import json_escaped
+from proctor.core.kernel.safe_text import json_escaped
 
 from . import ops_render as render
 
@@ -138,7 +138,7 @@ def open_journal(args: argparse.Namespace, *, write: bool,
 
 def operator_signer(name: str) -> Any:
     """The operator's signing key, made on first use (said once, on stderr)."""
-    from proctor.core.keys import WEAKER_NOTE, KeyStore
+    from proctor.core.decisions.keys import WEAKER_NOTE, KeyStore
 
     key, created = KeyStore().init(name)
     if created:

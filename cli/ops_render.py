@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from proctor.core.safe_text import INVISIBLE_OR_BREAK, is_printable, json_escaped, visible
+from proctor.core.kernel.safe_text import INVISIBLE_OR_BREAK, is_printable, json_escaped, visible
 
 ID_HELP = {"approval": "an approval id (apr_…)", "question": "a question id (int_…)",
            "memory": "a memory conflict id (rec_…)", "run": "a run id (run_…)",
@@ -203,7 +203,7 @@ def run_line(item: Any) -> None:
 
 def origin_line(item: Any) -> None:
     """Where the request came from: the agent's own word, escaped like all agent text."""
-    from proctor.core.origin import describe
+    from proctor.core.kernel.origin import describe
 
     if getattr(item, "origin", None) is not None:
         field("origin", clean(describe(item.origin), 600, one_line=True)

@@ -1,7 +1,9 @@
 """proctor.core: the journal agents write and operators decide in. No Qt, ever."""
 
+from proctor.core.audit.verify import verify
+from proctor.core.kernel.canonical import canonical_json, digest_of
+
 from . import errors
-from .canonical import canonical_json, digest_of
 from .errors import ProctorError
 from .journal import Journal
 from .models import (
@@ -23,7 +25,6 @@ from .models import (
     ToolCallStatus,
     Trust,
 )
-from .verify import verify
 
 __all__ = [
     "Actor", "ActorKind", "ApprovalScope", "ApprovalStatus", "EffectStatus", "InboxFilter",

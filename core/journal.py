@@ -1,5 +1,5 @@
 """Journal.open: the one entry point, the services an open journal offers, and (re-exported
-for compatibility) the unit of work every service writes through (``core/tx.py``)."""
+for compatibility) the unit of work every service writes through (``core/storage/tx.py``)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import db, errors, pg
-from .approvals import Approvals
-from .audit import Audit, Changes
-from .effects import Effects
-from .inbox import Inbox
-from .interactions import Interactions
-from .memory import Memory
+from proctor.core.approvals.service import Approvals
+from proctor.core.audit.overview import Overview
+from proctor.core.audit.service import Audit, Changes
+from proctor.core.decisions.views import Signatures
+from proctor.core.effects.service import Effects
+from proctor.core.inbox.service import Inbox
+from proctor.core.memory.service import Memory
+from proctor.core.questions.service import Interactions
+from proctor.core.runs.service import Runs
+from proctor.core.storage import db, pg
+from proctor.core.storage.store import OldSchemaPolicy, Store
+from proctor.core.storage.tx import LAST_AUDIT, Tx, audit_digest_body, event_digest_body
+
+from . import errors
 from .models import Actor
-from .overview import Overview
-from .runs import Runs
-from .signed_views import Signatures
-from .store import OldSchemaPolicy, Store
-from .tx import LAST_AUDIT, Tx, audit_digest_body, event_digest_body
 
 
 class Journal(Store):
@@ -61,7 +63,7 @@ class Journal(Store):
         URL), or a PostgreSQL server journal, ``postgresql+psycopg://user:pw@host:port/db``
         (team mode: the database must exist; its schema is created or upgraded here).
 
-        ``signer``: an ``OperatorKey`` (proctor.core.keys) that signs every decision this
+        ``signer``: an ``OperatorKey`` (proctor.core.decisions.keys) that signs every decision this
         operator makes. ``trust``: whom to trust (a trusted-operators file's path, a
         ``Trust``, or its document); None reads ``PROCTOR_TRUSTED_OPERATORS``. With trust,
         agent-side calls refuse any decision not signed by a trusted operator
@@ -90,7 +92,7 @@ class Journal(Store):
                 created = db.prepare_file(path)
                 if created:
                     db.enable_wal(path, busy_timeout)
-            from .trust import resolve_trust
+            from proctor.core.decisions.trust import resolve_trust
 
             journal = cls(path, actor, read_only=read_only, clock=clock or time.time,
                           id_seed=id_seed, busy_timeout=busy_timeout, synchronous=synchronous,
@@ -101,7 +103,7 @@ class Journal(Store):
             except BaseException:
                 journal.close()
                 raise
-            from .witness import check
+            from proctor.core.audit.witness import check
 
             # changes a desk saw that the journal lost (its -wal deleted): never raises
             journal.lost_tail = check(journal)
@@ -121,7 +123,7 @@ class Journal(Store):
                         trust: Any) -> Journal:
         """``open`` for a server journal: no file to check, prepare or witness (the server
         keeps its own files; a desk's witness is of a file's lost -wal)."""
-        from .trust import resolve_trust
+        from proctor.core.decisions.trust import resolve_trust
 
         try:
             journal = cls(where, actor, read_only=read_only, clock=clock or time.time,

@@ -345,7 +345,7 @@ class ApprovalRule(Frozen):
     revoked_by: str | None
     source_approval_id: str | None
     version: int
-    predicate: str | None = None  # core/predicates.py; None: no condition on the arguments
+    predicate: str | None = None  # core/kernel/predicates.py; None: no condition on the arguments
     revoke_reason: str | None = None
 
     @property

@@ -108,8 +108,8 @@ def desk_signer(actor: Actor | None) -> Any:
     """The operator's signing key, made on the desk's first use (worker thread: a keyring
     may be slow). None, logged, when no key can be made: the desk still works and its
     decisions are unsigned (trusting agents refuse them)."""
+    from proctor.core.decisions.keys import KeyStore
     from proctor.core.journal import default_operator_name
-    from proctor.core.keys import KeyStore
 
     name = actor.name if actor is not None else default_operator_name()
     try:
@@ -134,7 +134,7 @@ def open_server(target: ServerTarget, password: str | None, remember: bool,
     secret = password if password is not None else stored_password(target)
     url = target.url(secret)
     if actor is None or actor.kind is ActorKind.OPERATOR:
-        # the server records the login as the operator (core/team.py): decide as it
+        # the server records the login as the operator (core/ops/team.py): decide as it
         actor = Actor.operator(target.user)
     try:
         journal = _open_url(url, actor, read_only)

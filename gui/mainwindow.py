@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import Journal
+from proctor.core.audit.witness import LostTail
 from proctor.core.errors import StoreBusy
 from proctor.core.models import ChangeSet, InboxItem
-from proctor.core.witness import LostTail
 
 from . import logging_setup
 from .about import AboutDialog
@@ -368,7 +368,7 @@ class MainWindow(QMainWindow):
                "journal files, and run `proctor verify`.").format(path=self.journal.path), Level.ERROR)
 
     def show_lost_tail(self, lost: LostTail) -> None:
-        """The journal lacks changes a desk saw in it (core/witness.py): say so, and stay."""
+        """The journal lacks changes a desk saw in it (core/audit/witness.py): say so, and stay."""
         self.status.set_fault(StoreState.TAIL_LOST)
         self.notice.show_message(f"{lost.sentence[0].upper()}{lost.sentence[1:]}. {lost.hint}",
                                  Level.ERROR)

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import Journal
-from proctor.core import db as core_db
+from proctor.core.storage import db as core_db
 
 from .i18n import tr
 

@@ -30,8 +30,8 @@ from pathlib import Path
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
 from proctor.core import Journal, errors
+from proctor.core.audit.witness import HeadWitness, journal_id
 from proctor.core.models import Change, ChangeSet
-from proctor.core.witness import HeadWitness, journal_id
 
 from .guard import JournalClosed
 from .server_target import server_of
@@ -43,7 +43,7 @@ READ, POLL = "read", "poll"  # the runner keys of the feed reads and the data-ve
 CHECKPOINT = "checkpoint"  # the runner key of the desk's own -wal checkpoints
 CHECKPOINT_MS = 1000  # after a desk write, its -wal pages are copied into the file this late
 FOLLOW_UP_MS = (2, 8, 25, 80)
-WITNESS_MS = 1000  # the head witness is written at most this often (core/witness.py)
+WITNESS_MS = 1000  # the head witness is written at most this often (core/audit/witness.py)
 NOTIFY_WAIT_S = 0.5  # a server journal's listener checks for stop this often
 
 

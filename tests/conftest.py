@@ -172,7 +172,7 @@ def downgrade_journal(path: Path, revision: str) -> None:
     try:
         with engine.begin() as conn:
             cfg = Config()
-            cfg.set_main_option("script_location", "proctor.core:migrations")
+            cfg.set_main_option("script_location", "proctor.core.storage:migrations")
             cfg.attributes["connection"] = conn
             command.downgrade(cfg, revision)
     finally:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from proctor.core import Actor, Journal
-from proctor.core.team import add_user, init
+from proctor.core.ops.team import add_user, init
 
 PASSWORD = "team-test-pw"
 LOGINS = {"agent_a": "agent", "agent_b": "agent", "op_dana": "operator", "op_eli": "operator",

@@ -48,10 +48,10 @@ def test_schema_revisions_match_alembic():
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from proctor.core import db
+    from proctor.core.storage import db
 
     cfg = Config()
-    cfg.set_main_option("script_location", "proctor.core:migrations")
+    cfg.set_main_option("script_location", "proctor.core.storage:migrations")
     script = ScriptDirectory.from_config(cfg)
     assert script.get_current_head() == db.SCHEMA_HEAD
     revisions = [r.revision for r in script.walk_revisions()][::-1]

@@ -33,10 +33,11 @@ import os
 import socket
 from typing import Any
 
-from .. import errors
-from .. import origin as origins
-from ..journal import Journal
-from ..models import Actor
+from proctor.core import errors
+from proctor.core.journal import Journal
+from proctor.core.kernel import origin as origins
+from proctor.core.models import Actor
+
 from .gates import Verdict, stable_id, tool_action, wait_or_withdraw, withdraw
 
 MAX_STDIN = 4 * 1024 * 1024

@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import errors
-from .. import origin as origins
-from ..journal import Journal
-from ..models import Approval, ApprovalStatus, SafetyClass
+from proctor.core import errors
+from proctor.core.journal import Journal
+from proctor.core.kernel import origin as origins
+from proctor.core.models import Approval, ApprovalStatus, SafetyClass
 
 DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.DENIED, ApprovalStatus.EXPIRED)
 

@@ -49,10 +49,10 @@ from typing import Any, Literal, TypeVar
 from langgraph.types import Command, Interrupt
 from pydantic import BaseModel, ConfigDict
 
-from .. import errors
-from .. import origin as origins
-from ..journal import Journal
-from ..models import (
+from proctor.core import errors
+from proctor.core.journal import Journal
+from proctor.core.kernel import origin as origins
+from proctor.core.models import (
     Approval,
     ApprovalStatus,
     EffectStatus,
@@ -61,6 +61,7 @@ from ..models import (
     InteractionStatus,
     SafetyClass,
 )
+
 from . import langgraph_review as review
 from .gates import read_approval, tool_action, verdict_of
 

@@ -31,8 +31,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import origin as origins
-from ..journal import Journal
+from proctor.core.journal import Journal
+from proctor.core.kernel import origin as origins
+
 from .gates import Verdict, claim_resume, read_approval, stable_id, tool_action, verdict_of
 
 Status = Literal["done", "waiting", "resumed", "claimed_elsewhere", "already_resumed",

@@ -28,9 +28,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import errors
-from .. import origin as origins
-from ..journal import Journal
+from proctor.core import errors
+from proctor.core.journal import Journal
+from proctor.core.kernel import origin as origins
+
 from .gates import Verdict, claim_resume, read_approval, stable_id, tool_action, verdict_of
 
 Status = Literal["done", "waiting", "claimed_elsewhere", "already_resumed", "ambiguous"]

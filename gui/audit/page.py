@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core import Journal, timeline
+from proctor.core import Journal
+from proctor.core.audit import timeline
 from proctor.core.models import AuditEntry, ChangeKind, Page, VerifyReport
 
 from ..context import PageContext

@@ -7,7 +7,7 @@ import time
 from PySide6.QtCore import QT_TR_NOOP, QObject, Qt
 
 from proctor.core import Journal
-from proctor.core.effect_views import EffectQuery
+from proctor.core.effects.views import EffectQuery
 from proctor.core.models import Effect
 
 from ..i18n import tr

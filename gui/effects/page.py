@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.effect_views import EffectContext, EffectQuery
+from proctor.core.effects.views import EffectContext, EffectQuery
 from proctor.core.models import ChangeKind, ChangeSet, Effect, EffectStatus
 
 from ..context import PageContext

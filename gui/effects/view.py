@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.effect_views import EffectContext
+from proctor.core.effects.views import EffectContext
 from proctor.core.models import Effect, EffectStatus, Receipt
 
 from ..i18n import tr

@@ -18,9 +18,9 @@ from typing import Any
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QButtonGroup, QComboBox, QLineEdit, QRadioButton, QWidget
 
-from proctor.core.credentials import looks_like_secret as looks_like_secret
-from proctor.core.credentials import reference_problem
 from proctor.core.models import Interaction
+from proctor.core.questions.credentials import looks_like_secret as looks_like_secret
+from proctor.core.questions.credentials import reference_problem
 
 from ..i18n import tr
 from ..settings import DeskSettings

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import errors
-from proctor.core.memory import Memory
+from proctor.core.memory.service import Memory
 from proctor.core.models import Interaction, MemoryEntry
 
 from ..i18n import tr

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.approvals import action_resource, safety_counts
+from proctor.core.approvals.service import action_resource, safety_counts
 from proctor.core.models import Approval, ApprovalScope
 
 from ..i18n import tr

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import Journal
+from proctor.core.kernel.origin import describe
 from proctor.core.models import InboxItem, InboxKind
-from proctor.core.origin import describe
 
 from ..actions import ActionRegistry
 from ..errors import ErrorPresenter

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
-from proctor.core.effect_views import EffectContext
+from proctor.core.effects.views import EffectContext
 from proctor.core.models import Effect, EffectStatus, InboxItem, InboxKind
 
 from ..effects.resolve import Draft, ResolveForm, resolve_call

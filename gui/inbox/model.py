@@ -10,8 +10,8 @@ from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from proctor.core import Journal
+from proctor.core.kernel.origin import describe, short
 from proctor.core.models import InboxFilter, InboxItem
-from proctor.core.origin import describe, short
 
 from ..i18n import tr
 from ..tasks import TaskRunner

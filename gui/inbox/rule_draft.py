@@ -4,7 +4,7 @@ ever), its impact preview (past requests it would have decided, by agent and too
 pending ones it would decide now, each openable) and the confirmation restating it.
 
 The preview runs on the task runner; the condition is checked as it is typed (pure
-Python, ``proctor.core.predicates``: nothing touches the store on the GUI thread)."""
+Python, ``proctor.core.kernel.predicates``: nothing touches the store on the GUI thread)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core import errors, predicates
+from proctor.core import errors
+from proctor.core.kernel import predicates
 from proctor.core.models import Approval, RuleDraft, RulePreview
 
 from ..i18n import tr

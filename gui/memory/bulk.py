@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QT_TR_NOOP, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from proctor.core.memory import Memory
+from proctor.core.memory.service import Memory
 from proctor.core.models import Reconciliation, ReconciliationStatus
 
 from ..actions import ActionRegistry

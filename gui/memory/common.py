@@ -10,8 +10,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFont
 
-from proctor.core.memory import OPEN_SENSITIVITIES as OPEN_SENSITIVITIES
-from proctor.core.memory import is_sensitive as is_sensitive
+from proctor.core.memory.service import OPEN_SENSITIVITIES as OPEN_SENSITIVITIES
+from proctor.core.memory.service import is_sensitive as is_sensitive
 from proctor.core.models import MemoryEntry
 
 from ..i18n import tr

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.memory import Memory, content_hash
+from proctor.core.memory.service import Memory, content_hash
 from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatus
 
 from ..actions import ActionRegistry

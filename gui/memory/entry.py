@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.memory import Memory
+from proctor.core.memory.service import Memory
 from proctor.core.models import MemoryEntry, MemoryMutation
 
 from ..actions import ActionRegistry

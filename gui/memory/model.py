@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Slot
 
 from proctor.core import Journal
-from proctor.core.memory_views import MemoryQuery
+from proctor.core.memory.views import MemoryQuery
 from proctor.core.models import MemoryEntry, Page, Reconciliation
 
 from ..i18n import tr

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.memory_views import MemoryQuery
+from proctor.core.memory.views import MemoryQuery
 from proctor.core.models import ChangeKind, MemoryScope, ReconciliationStatus, Trust
 
 from ..context import PageContext

@@ -7,7 +7,7 @@ from PySide6.QtCore import QT_TR_NOOP, QEvent, QItemSelectionModel, QModelIndex,
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
-from proctor.core.memory_views import CHARS_PER_TOKEN, ScopeUsage, estimate_tokens
+from proctor.core.memory.views import CHARS_PER_TOKEN, ScopeUsage, estimate_tokens
 from proctor.core.models import MemoryScope
 
 from ..i18n import tr

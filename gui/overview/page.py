@@ -20,8 +20,8 @@ from PySide6.QtCore import QT_TR_NOOP, QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QVBoxLayout, QWidget
 
+from proctor.core.audit.overview import OverviewFacts
 from proctor.core.models import ChangeSet
-from proctor.core.overview import OverviewFacts
 
 from ..context import PageContext
 from ..i18n import tr

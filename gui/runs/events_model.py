@@ -28,7 +28,8 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from proctor.core import Journal, timeline
+from proctor.core import Journal
+from proctor.core.audit import timeline
 from proctor.core.models import RunEvent
 
 from ..i18n import tr

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core import timeline
+from proctor.core.audit import timeline
 from proctor.core.models import Run, RunEvent
 
 from ..context import PageContext

@@ -13,8 +13,8 @@ from typing import IO, Any
 from PySide6.QtCore import QT_TR_NOOP
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from proctor.core import transfer
-from proctor.core.timeline import RunQuery
+from proctor.core.audit.timeline import RunQuery
+from proctor.core.ops import transfer
 
 from ..context import PageContext
 from ..i18n import tr

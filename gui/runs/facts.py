@@ -30,7 +30,7 @@ from proctor.core.models import (
     Approval,
     Decision,
 )
-from proctor.core.run_facts import RunFacts as CoreRunFacts
+from proctor.core.runs.facts import RunFacts as CoreRunFacts
 
 from ..i18n import tr
 from ..widgets import fmt

@@ -14,8 +14,8 @@ from typing import Any
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QWidget
 
+from proctor.core.audit.timeline import RunQuery
 from proctor.core.models import RunStatus
-from proctor.core.timeline import RunQuery
 
 from ..i18n import tr
 from ..widgets.list_page import choice_combo, fill_combo

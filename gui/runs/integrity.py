@@ -18,9 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core import timeline
+from proctor.core.audit import timeline
+from proctor.core.audit.timeline import ChainStatus
 from proctor.core.models import RunEvent
-from proctor.core.timeline import ChainStatus
 
 from ..context import PageContext
 from ..i18n import tr

@@ -14,9 +14,9 @@ from PySide6.QtCore import (
 )
 
 from proctor.core import Journal
+from proctor.core.audit.timeline import RunQuery
 from proctor.core.models import Run, RunEvent
-from proctor.core.runs import sort_fields
-from proctor.core.timeline import RunQuery
+from proctor.core.runs.service import sort_fields
 
 from ..i18n import tr
 from ..tasks import TaskRunner

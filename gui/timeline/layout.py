@@ -9,7 +9,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from proctor.core.timeline import Span
+from proctor.core.audit.timeline import Span
 
 LANES = (("attempt", "Attempts"), ("tool", "Tool calls"), ("approval", "Approvals"),
          ("question", "Questions"), ("effect", "Effects"))

@@ -9,8 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
-from proctor.core import timeline
-from proctor.core.timeline import RunTimeline, Span
+from proctor.core.audit import timeline
+from proctor.core.audit.timeline import RunTimeline, Span
 
 from ..context import PageContext
 from ..i18n import tr

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.timeline import RunTimeline, Span
+from proctor.core.audit.timeline import RunTimeline, Span
 
 from ..i18n import tr
 from ..runs.status import color, words

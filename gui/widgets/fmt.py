@@ -6,12 +6,12 @@ import json
 import time
 from typing import Any
 
-from proctor.core import safe_text
+from proctor.core.kernel import safe_text
 
 CELL_MAX = 300  # characters shown in one table cell (agent text is bounded on display)
 # Control characters (ANSI escapes start with ESC) and invisible format characters (bidi
 # overrides such as U+202E, zero-width spaces) are shown as escapes like "\x1b" and "\u202e",
-# exactly as the CLI prints them: one definition, ``proctor.core.safe_text``, so agent text can
+# exactly as the CLI prints them: one definition, ``proctor.core.kernel.safe_text``, so agent text can
 # neither reorder nor hide what it says. (U+200D, the zero-width joiner inside emoji, stays.)
 INVISIBLE = safe_text.INVISIBLE
 

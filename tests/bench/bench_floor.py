@@ -12,7 +12,7 @@ journal taken before that pass (same schema, indexes and triggers, same starting
   read transaction as ``BEGIN ... COMMIT``. The gap between this and Proctor is the time
   spent in Python (SQLAlchemy, pydantic, digests) rather than in SQLite.
 
-Pragmas are Proctor's own (``core/db.py``): WAL, synchronous=FULL, foreign_keys=ON,
+Pragmas are Proctor's own (``core/storage/db.py``): WAL, synchronous=FULL, foreign_keys=ON,
 busy_timeout=5000, ``isolation_level=None``.
 """
 

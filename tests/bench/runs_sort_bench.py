@@ -19,8 +19,9 @@ import statistics
 import time
 from pathlib import Path
 
-from proctor.core import Actor, Journal, timeline
-from proctor.core.timeline import RunQuery
+from proctor.core import Actor, Journal
+from proctor.core.audit import timeline
+from proctor.core.audit.timeline import RunQuery
 
 ACTIVE = ("pending", "running", "waiting_for_user", "interrupted")
 ENDED = ("completed", "failed", "cancelled")

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from proctor.core import Actor, Journal
-from proctor.core.keys import OperatorKey, trust_file
+from proctor.core.decisions.keys import OperatorKey, trust_file
 
 
 def approvals(agent: Journal, run_id: str, n: int, tag: str) -> list[str]:

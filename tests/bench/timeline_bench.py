@@ -129,7 +129,7 @@ def visible_rows_loaded(pane) -> bool:  # noqa: ANN001 - an EventsPane
 
 def prepare(source: Path, work: Path) -> None:
     from proctor.core import Actor, Journal
-    from proctor.core.transfer import import_run
+    from proctor.core.ops.transfer import import_run
     from tests.gui.timeline_data import big_run_bundle
 
     for suffix in ("", "-wal", "-shm"):
@@ -352,7 +352,7 @@ def shots(app, window, folder: Path) -> None:  # noqa: ANN001
     """Screenshots: the run list, a failed run's detail, the visual timeline of a run with
     every lane busy (``scenario_run``)."""
     folder.mkdir(parents=True, exist_ok=True)
-    from proctor.core import timeline
+    from proctor.core.audit import timeline
 
     journal = window.journal.unguarded
     candidates = journal.runs.list(status=["failed"], limit=300).items

@@ -124,7 +124,7 @@ def _connect(*args: Any, **kw: Any) -> sqlite3.Connection:
 
 
 def _journal_connect(*args: Any, **kw: Any) -> sqlite3.Connection:
-    """proctor.core.db._connect, then synchronous=OFF when timing (the driver's own class,
+    """proctor.core.storage.db._connect, then synchronous=OFF when timing (the driver's own class,
     so the timed code runs exactly as it does in production)."""
     conn = _CORE_CONNECT(*args, **kw)
     if _MODE["quiet"]:
@@ -137,7 +137,7 @@ def _REAL_EXEC(conn: sqlite3.Connection, sql: str) -> None:
 
 
 sqlite3.connect = _connect  # every journal this process opens from now on
-from proctor.core import db as _core_db  # noqa: E402
+from proctor.core.storage import db as _core_db  # noqa: E402
 
 _CORE_CONNECT = _core_db._connect
 _core_db._connect = _journal_connect

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from proctor.core import Actor, Journal
-from proctor.core.safe_text import INVISIBLE, INVISIBLE_OR_BREAK, json_escaped, visible
+from proctor.core.kernel.safe_text import INVISIBLE, INVISIBLE_OR_BREAK, json_escaped, visible
 from proctor.sim.content import sample_for_schema
 
 from .conftest import OPERATOR

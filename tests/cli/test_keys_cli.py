@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from proctor.cli import main
-from proctor.core.trust import Trust
+from proctor.core.decisions.trust import Trust
 
 
 def test_keys_init_show_export_retire(tmp_path, monkeypatch, capsys):

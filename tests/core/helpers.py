@@ -189,13 +189,13 @@ def assert_no_open_transaction(journal) -> None:  # noqa: ANN001 - a Journal
         for record in list(engine.pool._pool.queue):
             conn = record.dbapi_connection
             if journal.server:
-                from proctor.core.pg import in_transaction
+                from proctor.core.storage.pg import in_transaction
 
                 assert conn is None or not in_transaction(conn), "pooled conn left in a tx"
             else:
                 assert conn is None or not conn.in_transaction, "pooled connection left in a tx"
     if journal.server:
-        from proctor.core import pg
+        from proctor.core.storage import pg
 
         for link in [*journal._writes._own.values(), *journal._reads._own.values()]:
             assert not link.busy and not pg.in_transaction(link.driver), "kept conn in a tx"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from proctor.core import canonical_json
-from proctor.core.canonical import chain_digest
+from proctor.core.kernel.canonical import chain_digest
 
 from .helpers import ACTION
 
@@ -94,8 +94,8 @@ def test_data_version_moves_only_when_someone_commits(agent, operator, run):
 
 
 def test_audit_entries_say_where_their_decision_was_made(agent, operator, run, clock):
-    from proctor.core import timeline as tl
-    from proctor.core.verify import verify
+    from proctor.core.audit import timeline as tl
+    from proctor.core.audit.verify import verify
 
     by_mcp = agent.approvals.request(run.id, {**ACTION, "n": 1}, reason="r")
     operator.approvals.decide(by_mcp.id, True, expected_version=1, source="mcp")

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proctor.core import canonical_json, digest_of, errors
-from proctor.core.canonical import ZERO_DIGEST, chain_digest
+from proctor.core.kernel.canonical import ZERO_DIGEST, chain_digest
 
 
 def test_canonical_form_is_sorted_compact_and_utf8():

@@ -8,12 +8,12 @@ import threading
 import pytest
 from sqlalchemy import event, update
 
-from proctor.core import schema as s
-from proctor.core.canonical import canonical_json
+from proctor.core.audit.verify import verify
+from proctor.core.kernel.canonical import canonical_json
 from proctor.core.models import RunStatus
-from proctor.core.sql import update_where
-from proctor.core.tx import event_digest_body, event_digest_text
-from proctor.core.verify import verify
+from proctor.core.storage import schema as s
+from proctor.core.storage.sql import update_where
+from proctor.core.storage.tx import event_digest_body, event_digest_text
 
 from .helpers import assert_no_open_transaction, raw
 

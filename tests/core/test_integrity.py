@@ -11,11 +11,12 @@ import sqlite3
 
 import pytest
 
-from proctor.core import Actor, Journal, errors, verify
-from proctor.core import db as core_db
-from proctor.core import schema as s
-from proctor.core.canonical import canonical_json, digest_of, sha256_hex
-from proctor.core.schema import IDENTITY_COLUMNS, UNIQUE_KEYS
+from proctor.core import Actor, Journal, errors
+from proctor.core.audit import verify
+from proctor.core.kernel.canonical import canonical_json, digest_of, sha256_hex
+from proctor.core.storage import db as core_db
+from proctor.core.storage import schema as s
+from proctor.core.storage.schema import IDENTITY_COLUMNS, UNIQUE_KEYS
 
 from .helpers import drop_immutability_triggers, raw, row_counts, snapshot
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from proctor.core import Actor, errors
-from proctor.core.approvals import CONSUME_WINDOW
+from proctor.core.approvals.service import CONSUME_WINDOW
 
 from .conftest import AGENT
 from .helpers import ACTION, delta, events_of, row_counts, snapshot

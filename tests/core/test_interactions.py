@@ -292,7 +292,7 @@ def test_json_schema_formats_are_checked_in_core(agent, operator, run, journal_p
 def test_an_oversized_text_is_refused_as_too_long_with_the_limit(agent, run, journal_path):
     """A 5 MB prompt (or memory content, or reason) is too long, not "empty"; a blank one
     is empty; neither writes anything."""
-    from proctor.core.interactions import MAX_PROMPT
+    from proctor.core.questions.service import MAX_PROMPT
 
     before = row_counts(journal_path)
     with pytest.raises(errors.ValidationError) as too_long:

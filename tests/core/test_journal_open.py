@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from proctor.core import Actor, ActorKind, Journal, errors, verify
-from proctor.core import db as core_db
+from proctor.core import Actor, ActorKind, Journal, errors
+from proctor.core.audit import verify
+from proctor.core.storage import db as core_db
 
 from .helpers import ACTION, raw, snapshot
 

@@ -9,8 +9,8 @@ import keyring
 import pytest
 from keyring.backend import KeyringBackend
 
-from proctor.core.keys import KeyStore
-from proctor.core.trust import Trust
+from proctor.core.decisions.keys import KeyStore
+from proctor.core.decisions.trust import Trust
 
 
 class MemoryKeyring(KeyringBackend):

@@ -212,7 +212,7 @@ def test_rows_without_a_key_write_no_entry(journal_path, agent, operator, run):
 @pytest.mark.sqlite_only
 def test_a_round_trip_through_0007j_keeps_every_row_trigger_and_key(journal_path, agent,
                                                                     operator, run, downgrade):
-    from proctor.core.verify import verify
+    from proctor.core.audit.verify import verify
 
     from .helpers import snapshot
 
@@ -246,7 +246,7 @@ def test_a_server_journal_round_trip_through_0007j_keeps_every_row_and_key(pg_ur
     from alembic.config import Config
     from sqlalchemy import create_engine, inspect
 
-    from proctor.core.verify import verify
+    from proctor.core.audit.verify import verify
 
     from .helpers import snapshot
 
@@ -256,7 +256,7 @@ def test_a_server_journal_round_trip_through_0007j_keeps_every_row_and_key(pg_ur
     before = snapshot(pg_url)
     engine = create_engine(pg_url)
     cfg = Config()
-    cfg.set_main_option("script_location", "proctor.core:migrations")
+    cfg.set_main_option("script_location", "proctor.core.storage:migrations")
 
     def unique_columns() -> dict[str, list[list[str]]]:
         with engine.connect() as conn:

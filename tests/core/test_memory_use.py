@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.memory_views import MemoryQuery, browse_statement
+from proctor.core.memory.views import MemoryQuery, browse_statement
 
 from .helpers import delta, row_counts, snapshot
 from .test_journal_open import REAL_HEAD, index_names
@@ -96,7 +96,7 @@ def test_used_sort_pages_every_entry_once_in_order(agent, entries, clock, descen
 @pytest.mark.parametrize("descending", [True, False])
 @pytest.mark.parametrize("paged", [False, True])
 def test_used_sort_reads_its_index_in_order(journal_path, descending, paged):
-    from proctor.core.rows import encode_cursor
+    from proctor.core.storage.rows import encode_cursor
 
     cursor = encode_cursor(5.0, "mem_x") if paged else None
     steps = plan(journal_path, browse_statement(

@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy import select
 
 from proctor.core import Actor, Journal, errors
-from proctor.core import schema as s
-from proctor.core.keys import OperatorKey, trust_file
-from proctor.core.migrate_to import copied_tables, migrate_to
-from proctor.core.verify import verify
+from proctor.core.audit.verify import verify
+from proctor.core.decisions.keys import OperatorKey, trust_file
+from proctor.core.ops.migrate_to import copied_tables, migrate_to
+from proctor.core.storage import schema as s
 
 from .conftest import AGENT, OPERATOR
 from .helpers import drop_immutability_triggers, raw

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.verify import verify
+from proctor.core.audit.verify import verify
 
 from . import test_migrate_to as file_case
 from .conftest import AGENT, OPERATOR
@@ -51,7 +51,7 @@ def test_a_server_journal_with_rows_in_it_is_refused(source, pg_url):
 def test_a_child_run_older_than_its_parent_arrives(tmp_path, pg_url, monkeypatch):
     """A clock set back (or another host's) gives a child run an earlier created_at than
     its parent: the copy still puts the parent first, and the server's foreign key holds."""
-    import proctor.core.migrate_to as mt
+    import proctor.core.ops.migrate_to as mt
 
     monkeypatch.setattr(mt, "PAGE", 2)  # pages cut between a parent and its children
     now = [1000.0]

@@ -8,12 +8,12 @@ import sqlite3
 
 import pytest
 
-from proctor.core import db as core_db
-from proctor.core import origin as origins
-from proctor.core import safe_text
-from proctor.core.canonical import digest_of
+from proctor.core.kernel import origin as origins
+from proctor.core.kernel import safe_text
+from proctor.core.kernel.canonical import digest_of
 from proctor.core.models import Origin
-from proctor.core.schema import ORIGIN_TABLES
+from proctor.core.storage import db as core_db
+from proctor.core.storage.schema import ORIGIN_TABLES
 
 from .helpers import drop_trigger, raw
 

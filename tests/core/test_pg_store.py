@@ -14,7 +14,9 @@ import psycopg
 import pytest
 from sqlalchemy import exc
 
-from proctor.core import Actor, Journal, errors, pg, verify
+from proctor.core import Actor, Journal, errors
+from proctor.core.audit import verify
+from proctor.core.storage import pg
 
 from .helpers import ACTION
 
@@ -376,12 +378,12 @@ def test_the_same_history_upgrades_and_downgrades_a_server_journal(pg_server):
     from alembic.config import Config
     from sqlalchemy import create_engine
 
-    from proctor.core.db import SCHEMA_HEAD
+    from proctor.core.storage.db import SCHEMA_HEAD
 
     url = pg_server.url(pg_server.empty_database())
     engine = create_engine(url)
     cfg = Config()
-    cfg.set_main_option("script_location", "proctor.core:migrations")
+    cfg.set_main_option("script_location", "proctor.core.storage:migrations")
     try:
         with engine.begin() as conn:
             cfg.attributes["connection"] = conn
@@ -414,7 +416,7 @@ def test_the_same_history_upgrades_and_downgrades_a_server_journal(pg_server):
 def test_a_server_journal_has_no_witness_file(pg_url, tmp_path, monkeypatch):
     """The desk's head witness is of a file's lost -wal: for a server journal it writes
     nothing anywhere (no file named after the URL in the working folder)."""
-    from proctor.core.witness import HeadWitness, check
+    from proctor.core.audit.witness import HeadWitness, check
 
     monkeypatch.chdir(tmp_path)
     with Journal.open(pg_url, actor=Actor.operator("o")) as journal:

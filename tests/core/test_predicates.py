@@ -1,11 +1,12 @@
-"""The rule condition language (core/predicates.py): parsed and checked when a rule is
+"""The rule condition language (core/kernel/predicates.py): parsed and checked when a rule is
 made, evaluated type-strictly over the action's JSON, never through eval."""
 
 from __future__ import annotations
 
 import pytest
 
-from proctor.core import errors, predicates
+from proctor.core import errors
+from proctor.core.kernel import predicates
 
 REFUND = {"tool": "payments.refund",
           "args": {"amount": 80, "currency": "EUR", "items": [{"sku": "A-1"}],

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from proctor.core import db as core_db
+from proctor.core.storage import db as core_db
 
 from .helpers import drop_trigger, raw
 
@@ -140,7 +140,7 @@ def test_insert_or_replace_cannot_swap_the_journal_id_or_a_signature(
     """Schema 0007j: REPLACE deletes without firing 0005s's DELETE trigger; another journal's
     id would make its signed decisions verify here."""
     if row is None:
-        from proctor.core.keys import OperatorKey
+        from proctor.core.decisions.keys import OperatorKey
 
         signer = operator.__class__.open(journal_path, actor=operator.actor,
                                          signer=OperatorKey.generate(operator.actor.name))

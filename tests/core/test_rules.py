@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from proctor.core import errors
+from proctor.core.approvals.rules import DEFAULT_RULE_TTL
 from proctor.core.models import RuleDraft
-from proctor.core.rules import DEFAULT_RULE_TTL
 
 from .helpers import ACTION, delta, raw, row_counts, snapshot
 

@@ -11,10 +11,10 @@ from typing import get_args
 import pytest
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 
-from proctor.core import timeline as tl
-from proctor.core.rows import encode_cursor
-from proctor.core.runs import RUN_SORTS, run_page_statement, run_page_with_open_items
-from proctor.core.timeline import RunQuery, _run_conditions
+from proctor.core.audit import timeline as tl
+from proctor.core.audit.timeline import RunQuery, _run_conditions
+from proctor.core.runs.service import RUN_SORTS, run_page_statement, run_page_with_open_items
+from proctor.core.storage.rows import encode_cursor
 
 from .helpers import ACTION
 from .test_journal_open import REAL_HEAD, index_names

@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from proctor.core import Actor, RunStatus, ToolCallStatus, errors, verify
+from proctor.core import Actor, RunStatus, ToolCallStatus, errors
+from proctor.core.audit import verify
 from proctor.core.journal import Tx
 
 from .helpers import (
@@ -425,7 +426,7 @@ def test_run_list_filters_and_keyset_pages(agent, open_journal, clock):
 
 def test_request_cancel_records_where_it_was_asked(agent, operator, run, start_run):
     """A decision row beside the audit entry says who asked and from where; verify holds."""
-    from proctor.core import timeline as tl
+    from proctor.core.audit import timeline as tl
 
     other = start_run()
     operator.runs.request_cancel(run.id, "wrong repo", source="cli",

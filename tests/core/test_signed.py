@@ -16,8 +16,8 @@ import uuid
 import pytest
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.canonical import digest_of
-from proctor.core.keys import OperatorKey, trust_file
+from proctor.core.decisions.keys import OperatorKey, trust_file
+from proctor.core.kernel.canonical import digest_of
 
 from .conftest import AGENT, OPERATOR
 from .helpers import drop_immutability_triggers, raw
@@ -474,7 +474,7 @@ def test_approval_digest_is_still_the_agents(trusting, run):
 
 def test_verify_with_trust_names_the_first_forged_decision(signer, trusting, run,
                                                            journal_path, trust_path):
-    from proctor.core.verify import verify
+    from proctor.core.audit.verify import verify
 
     good = request(trusting, run)
     signer.approvals.decide(good.id, True, expected_version=1)
@@ -490,7 +490,7 @@ def test_verify_with_trust_names_the_first_forged_decision(signer, trusting, run
 
 
 def test_verify_with_trust_passes_an_honest_signed_journal(signer, trusting, run, trust_path):
-    from proctor.core.verify import verify
+    from proctor.core.audit.verify import verify
 
     signer.approvals.add_rule("allow", "git_*", run_id=run.id)
     auto = request(trusting, run, {"tool": "git_status"})

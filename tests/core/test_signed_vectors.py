@@ -13,8 +13,8 @@ import pytest
 import rfc8785
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from proctor.core.keys import OperatorKey
-from proctor.core.signing import canonical_bytes, verify_bytes
+from proctor.core.decisions.keys import OperatorKey
+from proctor.core.decisions.signing import canonical_bytes, verify_bytes
 
 DOC = json.loads((Path(__file__).parents[2] / "docs" / "signed-decisions-vectors.json")
                  .read_text(encoding="utf-8"))

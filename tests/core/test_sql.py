@@ -1,4 +1,4 @@
-"""Prepared write-path statements (core/sql.py): what they return, the errors they raise, and
+"""Prepared write-path statements (core/storage/sql.py): what they return, the errors they raise, and
 that a statement recorder still sees every statement of a write."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import event, exc
 
-from proctor.core import pg
-from proctor.core import schema as s
-from proctor.core.sql import insert_rows, row_where, update_where
+from proctor.core.storage import pg
+from proctor.core.storage import schema as s
+from proctor.core.storage.sql import insert_rows, row_where, update_where
 
 from .helpers import ACTION
 
@@ -65,7 +65,7 @@ def test_a_recorder_sees_every_statement_and_the_results_do_not_change(agent, op
 
 
 def test_a_row_read_with_its_parent_reads_like_two_row_wheres(agent, run):
-    from proctor.core.sql import parent_and_row, row_and_parent
+    from proctor.core.storage.sql import parent_and_row, row_and_parent
 
     agent.effects.reserve("k", tool="t", run_id=run.id, action=None)
     agent.effects.reserve("orphan", tool="t", action=None)
@@ -108,7 +108,7 @@ def test_the_joined_reads_compile_for_postgresql():
     """Portable: the same Core statements, compiled with PostgreSQL's dialect (no driver)."""
     from sqlalchemy.dialects import postgresql
 
-    from proctor.core.sql import _beside_parent, _where_keys, _with_parent
+    from proctor.core.storage.sql import _beside_parent, _where_keys, _with_parent
 
     pg = postgresql.dialect()
     joined = str(_with_parent(s.effects, s.runs, "run_id", _where_keys({"key": "k"}))

@@ -197,7 +197,7 @@ def test_an_operator_journal_reads_what_it_wrote_too(journal_path, clock):
 
 @SQLITE_COUNTS
 def test_an_effect_step_reads_its_row_and_run_head_in_one_statement(agent, run):
-    from proctor.core.verify import verify
+    from proctor.core.audit.verify import verify
 
     agent.effects.reserve("k", tool="t", run_id=run.id, action=None)
     for step in (lambda: agent.effects.begin("k"), lambda: agent.effects.commit("k", 1)):

@@ -1,4 +1,4 @@
-"""Roles the server enforces (`proctor team init`, core/team.py), against a real PostgreSQL
+"""Roles the server enforces (`proctor team init`, core/ops/team.py), against a real PostgreSQL
 server: an agent login's raw SQL cannot approve, forge a decision, an operator's audit row or
 event, become an operator, or use a rule it may not; an observer writes nothing; an operator
 is recorded as its own login and cannot decide what its login filed. The positive path
@@ -310,7 +310,7 @@ def test_an_agent_files_an_operator_decides_the_agent_sees_it(team, agent, opera
     question = agent.interactions.ask(run.id, "choice", "which?", options=["a", "b"])
     operator.interactions.answer(question.id, {"choice": "a"}, expected_version=1)
     assert agent.interactions.get(question.id).status == "resolved"
-    from proctor.core.verify import verify
+    from proctor.core.audit.verify import verify
 
     assert verify(operator).ok
 
@@ -337,7 +337,7 @@ def test_a_busy_journal_is_built_by_an_agent_login_and_an_operator_login(team):
     with team.journal("agent_a", Actor.agent("agent-1"), clock=clock) as agent, \
             team.journal("op_dana", Actor.operator("op_dana"), clock=clock) as operator:
         populate(agent, operator, clock)
-        from proctor.core.verify import verify
+        from proctor.core.audit.verify import verify
 
         assert verify(operator).ok
 
@@ -458,7 +458,7 @@ def test_add_user_refuses_the_servers_own_roles_and_sends_no_password(team):
     from sqlalchemy import event
     from sqlalchemy.engine import Engine
 
-    from proctor.core.team import add_user
+    from proctor.core.ops.team import add_user
 
     url = team.url()
     with team.owner() as conn:
@@ -504,7 +504,7 @@ def test_add_user_refuses_the_servers_own_roles_and_sends_no_password(team):
 def test_running_team_init_again_upgrades_the_checks(team, agent, operator, pending):
     """A server set up by an older Proctor (a check missing) is brought up to date by
     `proctor team init` run again: the checks are CREATE OR REPLACE'd every time."""
-    from proctor.core.team import init
+    from proctor.core.ops.team import init
 
     run, _approval = pending
     entry = agent.memory.add("project", "proj", "db", "db1", run_id=run.id)

@@ -1,10 +1,10 @@
-"""proctor.core.timeline: the reads behind the Runs and Audit pages."""
+"""proctor.core.audit.timeline: the reads behind the Runs and Audit pages."""
 
 from __future__ import annotations
 
 import pytest
 
-from proctor.core import timeline as tl
+from proctor.core.audit import timeline as tl
 from proctor.core.models import InboxKind
 
 from .helpers import drop_immutability_triggers, raw

@@ -11,8 +11,9 @@ import shutil
 import pytest
 
 from proctor.cli import main as cli_main
-from proctor.core import Actor, Journal, errors, verify
-from proctor.core.transfer import (
+from proctor.core import Actor, Journal, errors
+from proctor.core.audit import verify
+from proctor.core.ops.transfer import (
     AUDIT_CSV,
     RUN_CSV,
     export_run,
@@ -212,7 +213,7 @@ def test_cli_import_round_trip(busy, journal_path, tmp_path, template_journal, c
 def test_runs_csv_follows_the_filter_and_guards_formulas(agent, operator, tmp_path):
     agent.runs.start("csvproj", "=HYPERLINK(\"http://x\")")
     agent.runs.start("csvproj", "plain title")
-    from proctor.core.timeline import RunQuery
+    from proctor.core.audit.timeline import RunQuery
 
     buf = io.StringIO()
     assert write_runs_csv(operator, RunQuery(project="csvproj", sort="title",

@@ -9,8 +9,8 @@ import sqlite3
 import pytest
 from sqlalchemy import text
 
-from proctor.core import verify
-from proctor.core.schema import IMMUTABLE_TABLES
+from proctor.core.audit import verify
+from proctor.core.storage.schema import IMMUTABLE_TABLES
 
 from .helpers import drop_immutability_triggers, raw, row_counts
 
@@ -31,7 +31,7 @@ def busy(busy_template):
 
 
 def restore_triggers(journal) -> None:
-    from proctor.core.db import create_all_triggers
+    from proctor.core.storage.db import create_all_triggers
 
     journal.write(lambda tx: create_all_triggers(tx.conn))
 

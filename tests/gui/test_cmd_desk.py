@@ -102,8 +102,8 @@ def test_demo_makes_its_agents_trust_the_operators_key(tmp_path, monkeypatch):
     import argparse
     import json
 
-    from proctor.core.keys import KeyStore
-    from proctor.core.trust import Trust
+    from proctor.core.decisions.keys import KeyStore
+    from proctor.core.decisions.trust import Trust
 
     monkeypatch.setenv("PROCTOR_KEYS_DIR", str(tmp_path / "keys"))
     seen = {}

@@ -234,7 +234,7 @@ def big_run_with_tool_calls(path: Path, run_id: str, events: int, calls: int) ->
     core's run import (one transaction) instead of one call at a time."""
     import time
 
-    from proctor.core.transfer import import_run
+    from proctor.core.ops.transfer import import_run
 
     from .timeline_data import big_run_bundle
 

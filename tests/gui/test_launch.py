@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
-from proctor.core.db import SCHEMA_HEAD
+from proctor.core.storage.db import SCHEMA_HEAD
 from proctor.gui import launch
 from proctor.gui.launch import WelcomeDialog
 

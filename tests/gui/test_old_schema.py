@@ -23,7 +23,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDialog
 
 from proctor.core import Actor, Journal
-from proctor.core import db as core_db
+from proctor.core.storage import db as core_db
 from proctor.gui.app import DeskApp
 from proctor.gui.errors import ErrorDialog
 from proctor.gui.old_schema import Choice, OldSchemaDialog

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from proctor.core import Actor, Journal
-from proctor.core import db as core_db
+from proctor.core.storage import db as core_db
 
 DESK = r"""
 import sys

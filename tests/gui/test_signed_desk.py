@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.keys import KeyStore, trust_file
+from proctor.core.decisions.keys import KeyStore, trust_file
 from proctor.gui.preferences import PreferencesDialog, prefs_from
 from proctor.gui.runs.facts import TABS
 

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from proctor.core import Actor, Journal, errors
-from proctor.core import db as core_db
+from proctor.core.storage import db as core_db
 from proctor.gui.app import DeskApp
 from proctor.gui.errors import ErrorDialog
 from proctor.gui.widgets.status import StoreState
@@ -110,8 +110,8 @@ def test_a_wal_lost_under_the_desk_is_named_by_verify_and_the_next_open(
     import subprocess
     import sys
 
-    from proctor.core import verify
-    from proctor.core.witness import witness_path
+    from proctor.core.audit import verify
+    from proctor.core.audit.witness import witness_path
     from proctor.gui import watcher as desk_watcher
 
     # the -wal is deleted before anything copied the request into the file: the desk's own

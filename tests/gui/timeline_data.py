@@ -1,6 +1,6 @@
 """Journals for the Runs/Audit/timeline tests.
 
-A run with 100 000 events is written through ``proctor.core.transfer.import_run`` from
+A run with 100 000 events is written through ``proctor.core.ops.transfer.import_run`` from
 a bundle computed here (the same rows and digests the core would write), which takes a
 second or two instead of the minute ``append_events`` needs on a busy machine.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from proctor.core import Actor, Journal
-from proctor.core.canonical import ZERO_DIGEST, chain_digest
 from proctor.core.journal import event_digest_body
-from proctor.core.transfer import FORMAT, VERSION, import_run
+from proctor.core.kernel.canonical import ZERO_DIGEST, chain_digest
+from proctor.core.ops.transfer import FORMAT, VERSION, import_run
 
 T0 = 1_750_000_000.0
 TYPES = ("model.request", "model.response", "tool.output", "log", "agent.thought")

@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.core import Actor, Journal, verify
+from proctor.core import Actor, Journal
+from proctor.core.audit import verify
 
 LONG = os.environ.get("PROCTOR_LONG", "") not in ("", "0")
 SCALE = 4 if LONG else 1

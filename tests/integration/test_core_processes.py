@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from proctor.core import Actor, Journal, errors, verify
+from proctor.core import Actor, Journal, errors
+from proctor.core.audit import verify
 
 SPAWN = multiprocessing.get_context("spawn")
 RACERS = 8

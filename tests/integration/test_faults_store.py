@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 
 from proctor import cli
-from proctor.core import Actor, Journal, errors, verify
-from proctor.core import db as core_db
+from proctor.core import Actor, Journal, errors
+from proctor.core.audit import verify
+from proctor.core.storage import db as core_db
 
 TIMEOUT = 60
 
@@ -125,7 +126,7 @@ def downgrade() -> None:
 
 KNOW_0002 = """
 import alembic.config
-from proctor.core import db
+from proctor.core.storage import db
 
 def know_0002(scripts):
     db.SCHEMA_REVISIONS, db.SCHEMA_HEAD = (*db.SCHEMA_REVISIONS, "test_probe"), "test_probe"

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from proctor import cli
-from proctor.core import Actor, Journal, errors, verify
-from proctor.core.canonical import canonical_json, digest_of
+from proctor.core import Actor, Journal, errors
+from proctor.core.audit import verify
+from proctor.core.kernel.canonical import canonical_json, digest_of
 
 
 @pytest.fixture(scope="module")

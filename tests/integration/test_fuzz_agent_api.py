@@ -4,7 +4,7 @@ non-string keys). Each call either stores the value and reads it back exactly (f
 second connection), or raises ``ValidationError`` and leaves every table as it was.
 Anything else (a crash, another exception, a partial row) fails.
 
-The limits are those documented in ``proctor.core.limits``. ``PROCTOR_LONG=1`` runs many
+The limits are those documented in ``proctor.core.kernel.limits``. ``PROCTOR_LONG=1`` runs many
 more examples; the number of inputs tried is printed as ``FIGURE fuzz_inputs``.
 """
 
@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.limits import MAX_DEPTH, MAX_JSON_BYTES
+from proctor.core.kernel.limits import MAX_DEPTH, MAX_JSON_BYTES
 
 LONG = os.environ.get("PROCTOR_LONG", "") not in ("", "0")
 EXAMPLES = 400 if LONG else 25

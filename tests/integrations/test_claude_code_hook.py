@@ -182,7 +182,7 @@ def test_other_hook_events_print_nothing(journal_path, desk):
 
 
 def test_with_trust_an_unsigned_approval_never_allows(journal_path, desk, tmp_path):
-    from proctor.core.keys import OperatorKey, trust_file
+    from proctor.core.decisions.keys import OperatorKey, trust_file
 
     key = OperatorKey.generate("alice")
     trusted = tmp_path / "trusted.json"

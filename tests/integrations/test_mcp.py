@@ -19,7 +19,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp_types import Implementation
 
 from proctor.core import errors
-from proctor.core.integrations.mcp_server import ProctorMCP
+from proctor.core.integrations.mcp.server import ProctorMCP
 
 HOST = Implementation(name="test-host", version="1.0")
 REFUND = {"tool": "refund", "args": {"account": "acct-9", "amount": 4200}}

@@ -14,8 +14,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp_types import Implementation
 
-from proctor.core.integrations.mcp_runs import DETACHED
-from proctor.core.integrations.mcp_server import ProctorMCP
+from proctor.core.integrations.mcp.runs import DETACHED
+from proctor.core.integrations.mcp.server import ProctorMCP
 
 HOST = Implementation(name="refund-bot", version="1.0")
 REFUND = {"tool": "refund", "args": {"account": "acct-9", "amount": 4200}}

@@ -121,7 +121,7 @@ def test_mcp_over_http_on_a_server_journal_needs_a_named_token_file(pg_url, tmp_
     password): the token file must be named."""
     import pytest
 
-    from proctor.core.integrations.mcp_http import default_token_file
+    from proctor.core.integrations.mcp.http import default_token_file
 
     with pytest.raises(ValueError, match="--token-file"):
         default_token_file(pg_url)

@@ -13,9 +13,9 @@ from mcp import Client
 from mcp_types import Implementation
 
 from proctor.core import Actor, InboxFilter, InboxKind, Journal, errors
+from proctor.core.decisions.keys import OperatorKey, trust_file
 from proctor.core.integrations.langgraph import GraphEffects, LangGraphBridge, open_checkpointer
-from proctor.core.integrations.mcp_server import ProctorMCP
-from proctor.core.keys import OperatorKey, trust_file
+from proctor.core.integrations.mcp.server import ProctorMCP
 
 
 class Desk:

@@ -79,8 +79,8 @@ def test_an_mcp_server_with_an_agent_login_gets_an_operator_logins_decision(team
 def test_a_server_journal_is_never_turned_into_a_file_or_a_token_file_name():
     import pytest
 
-    from proctor.core.integrations.mcp_http import default_token_file
-    from proctor.core.integrations.mcp_server import ProctorMCP
+    from proctor.core.integrations.mcp.http import default_token_file
+    from proctor.core.integrations.mcp.server import ProctorMCP
 
     url = "postgresql+psycopg://agent_a:s3cret@db.example.org:5432/proctor"
     assert ProctorMCP(url).journal_path == url  # not Path(url): a file named after it

@@ -40,7 +40,7 @@ def test_the_wheel_holds_the_proctor_packages_and_the_resources_and_nothing_else
     for name in ("themes/light.json", "themes/dark.json",
                  f"linux/{resources.APP_ID}.desktop"):
         assert f"proctor/resources/{name}" in names
-    assert "proctor/core/migrations/env.py" in names
+    assert "proctor/core/storage/migrations/env.py" in names
     assert "proctor/core/py.typed" in names  # PEP 561: type checkers read the core's types
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     entry_points = zipfile.ZipFile(dists["wheel"]).read(

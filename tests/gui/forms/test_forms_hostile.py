@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QWidget
 
 from proctor.core import Actor, Journal
-from proctor.core.interactions import default_schema
 from proctor.core.models import Interaction, InteractionKind
+from proctor.core.questions.service import default_schema
 from proctor.gui.forms import FormView, build_view
 from proctor.gui.forms.containers import ChecklistField
 from proctor.gui.forms.fields import EnumField

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.core.credentials import reference_problem
+from proctor.core.questions.credentials import reference_problem
 from proctor.gui.forms import build_view
 from proctor.gui.forms.credentials import CredentialView
 

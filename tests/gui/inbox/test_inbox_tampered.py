@@ -9,7 +9,7 @@ import sqlite3
 from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal
-from proctor.core.canonical import canonical_json
+from proctor.core.kernel.canonical import canonical_json
 
 from ..conftest import WAIT_MS
 

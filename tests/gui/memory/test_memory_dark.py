@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import QApplication
 
 from proctor.core import Actor, Journal
-from proctor.core.memory_views import ScopeUsage
+from proctor.core.memory.views import ScopeUsage
 from proctor.core.models import MemoryScope
 from proctor.gui.memory.diff import DELETE, INSERT, DiffView, backgrounds, word_diff
 from proctor.gui.memory.scopes import ScopeTree, key_of

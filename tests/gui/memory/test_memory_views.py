@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.effect_views import EffectQuery
-from proctor.core.memory_views import MemoryQuery, estimate_tokens
+from proctor.core.effects.views import EffectQuery
+from proctor.core.memory.views import MemoryQuery, estimate_tokens
 from proctor.core.models import EffectStatus, MemoryScope, Trust
 
 

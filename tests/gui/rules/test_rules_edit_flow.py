@@ -11,7 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal
-from proctor.core.rules import DEFAULT_RULE_TTL
+from proctor.core.approvals.rules import DEFAULT_RULE_TTL
 from proctor.gui.inbox.edit_action import EditActionDialog
 from proctor.gui.inbox.rule_draft import RuleConfirmDialog
 

@@ -14,9 +14,10 @@ import pytest
 from PySide6.QtCore import QDateTime, Qt
 from PySide6.QtGui import QGuiApplication
 
-from proctor.core import Actor, Journal, timeline, verify
+from proctor.core import Actor, Journal
+from proctor.core.audit import timeline, verify
 from proctor.core.models import InboxKind
-from proctor.core.transfer import import_run, read_export
+from proctor.core.ops.transfer import import_run, read_export
 from proctor.gui.runs.export import SaveDialog
 from proctor.gui.widgets.dialogs import ReasonDialog
 

@@ -8,7 +8,7 @@ import csv
 from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal
-from proctor.core.timeline import RunQuery
+from proctor.core.audit.timeline import RunQuery
 from proctor.gui.runs.export import SaveDialog
 from proctor.gui.runs.filters import RunFilterBar
 from proctor.gui.runs.model import COL_STATUS, RunsModel

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
-from proctor.core.timeline import RunTimeline, Span
+from proctor.core.audit.timeline import RunTimeline, Span
 from proctor.gui.timeline.layout import MAX_ROWS, pack, tick_label, tick_step, ticks
 from proctor.gui.timeline.pane import HINT, TimelinePane
 from proctor.gui.timeline.view import LABEL_W, TimelineView, span_text

@@ -1,0 +1,524 @@
+"""Approvals: an agent asks before it acts; a person (or a rule) decides; the agent
+consumes the approval exactly once, for exactly the action that was approved."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import select
+
+from proctor.core import errors
+from proctor.core.decisions.deciders import refuse_requester
+from proctor.core.decisions.writer import (
+    CONSUME_WINDOW,
+    MAX_REASON,
+    action_name,
+    action_resource,
+    approval_after,
+    approval_in,
+    approved_action_of,
+    canonical_json_loads,
+    check_against_schema,
+    check_input_schema,
+    consume_deadline,
+    decisions_for,
+    json_changes,
+    record_decision,
+    requester,
+    safety_counts,
+    write_decision,
+)
+from proctor.core.effects.rows import effect_in, reserve_in
+from proctor.core.kernel.canonical import canonical_json, digest_of, sha256_hex
+from proctor.core.kernel.integrity import refuse_tampered
+from proctor.core.kernel.limits import check_text
+from proctor.core.kernel.origin import default_for as default_origin
+from proctor.core.models import (
+    Approval,
+    ApprovalScope,
+    ApprovalStatus,
+    BulkResult,
+    ChangeKind,
+    Decision,
+    Effect,
+    OnExpiry,
+    Origin,
+    RuleEffect,
+    SafetyClass,
+)
+from proctor.core.runs.facts import approvals_of
+from proctor.core.storage import schema as s
+from proctor.core.storage.items import status_after_closing, status_when_opening
+from proctor.core.storage.rows import (
+    approval_select,
+    inserted_row,
+    to_model,
+    to_models,
+    written_row,
+)
+from proctor.core.storage.sql import insert_rows, row_where, update_where
+from proctor.core.storage.store import Store
+from proctor.core.storage.tx import Tx
+
+from .standing import ApprovalRules
+
+
+class Approvals(ApprovalRules):
+    def __init__(self, store: Store) -> None:
+        self.j = store
+
+    # ------------------------------------------------------------ agent side
+    def request(self, run_id: str, action: dict, *, reason: str,
+                safety_class: SafetyClass | str = SafetyClass.UNSAFE_WRITE,
+                requested_scope: ApprovalScope | str = ApprovalScope.ONCE,
+                expires_in: float | None = None, expires_at: float | None = None,
+                on_expiry: OnExpiry | str = OnExpiry.DENY, request_key: str | None = None,
+                tool_call_id: str | None = None,
+                input_schema: dict | None = None, origin: Origin | dict | None = None,
+                ) -> Approval:
+        """Ask for approval of ``action``. Idempotent by ``request_key``. A matching
+        allow/deny rule decides at once (recorded as an automatic decision).
+        ``input_schema``: the JSON Schema of ``action["args"]``, if the tool has one (an
+        operator's edit of the arguments is validated against it). ``origin``: where the
+        request comes from (default: this Python process); stored as the agent's word, in no
+        digest, so a retry from another process rejoins the request."""
+        name = action_name(action)
+        # each as its text, checked once
+        safety, scope, expiry = SafetyClass(safety_class).value, \
+            ApprovalScope(requested_scope).value, OnExpiry(on_expiry).value
+        action_text = canonical_json(action)  # serialised (and checked) once
+        adigest = sha256_hex(action_text)
+        check_text(reason, "the reason", "reason", MAX_REASON, required=False)
+        # every field of what is asked is in the digest; the tool call that carried the
+        # request is not what is asked: a host that retries makes a new tool call for the
+        # same request, which rejoins it (the approval keeps the first call's id)
+        request = {"run_id": run_id, "action_digest": adigest, "reason": reason,
+                   "safety_class": safety, "scope": scope,
+                   "expires_in": expires_in, "expires_at": expires_at,
+                   "on_expiry": expiry}
+        if input_schema is not None:
+            check_input_schema(input_schema)
+            request["input_schema"] = digest_of(input_schema)
+
+        origin_text = default_origin(self.j.actor.kind, origin)
+
+        def op(tx: Tx) -> tuple[str, dict | None]:
+            key = request_key or tx.new_id("req")
+            row = tx.row_beside_run(s.approvals, run_id, request_key=key)
+            if row is not None:
+                if row.request_digest != digest_of(request):
+                    raise errors.IdempotencyConflict(
+                        f"approval request {key!r} was filed before with other content")
+                return row.id, None
+            run = tx.open_run(run_id)
+            aid = tx.new_id("apr")
+            exp = expires_at if expires_at is not None else (
+                tx.now + expires_in if expires_in is not None else None)
+            new = dict(
+                id=aid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
+                tool_call_id=tool_call_id, action=action_text, action_name=name,
+                action_digest=adigest, safety_class=safety, reason=reason,
+                requested_scope=scope, status="pending", on_expiry=expiry,
+                expires_at=exp, request_key=key, request_digest=digest_of(request), version=1,
+                created_at=tx.now, input_schema=None if input_schema is None
+                else canonical_json(input_schema), origin=origin_text)
+            insert_rows(tx.conn, s.approvals, [new])
+            tx.changed(ChangeKind.APPROVAL, aid, run_id)
+            rule = self._matching_rule(tx, action, run)
+            payload = {"approval_id": aid, "action": name, "action_digest": adigest,
+                       "safety_class": safety, "expires_at": exp}
+            if rule is None or rule.effect == RuleEffect.PROMPT:
+                tx.append_event(run, "approval.requested", payload,
+                                status=status_when_opening(run))
+                return aid, inserted_row(s.approvals, new)
+            tx.append_event(run, "approval.requested", payload)
+            self._auto_decide(tx, aid, rule)
+            return aid, None  # decided since: read as stored
+
+        return self.j.write_then(op, lambda tx, made: approval_after(tx, *made))
+
+    def _auto_decide(self, tx: Tx, aid: str, rule: Any, applied_by: str | None = None) -> None:
+        """Decide ``aid`` by ``rule``: as the request arrives, or (``applied_by``: the
+        operator) when a rule just made is applied to a pending request."""
+        approve = rule.effect == RuleEffect.ALLOW
+        status = "approved" if approve else "denied"
+        who = f"rule:{rule.id}"
+        if applied_by is None:
+            update_where(tx.conn, s.approvals, dict(
+                status=status, decided_at=tx.now, decided_by=who, rule_id=rule.id,
+                decision_reason=f"{rule.effect} rule {rule.action_pattern}",
+                decision_scope=rule.scope, version=2), id=aid)
+        else:
+            self._close(tx, self._row(tx, aid), status, dict(
+                decided_at=tx.now, decided_by=who, rule_id=rule.id,
+                decision_reason=f"{rule.effect} rule {rule.action_pattern}, applied by "
+                                f"{applied_by}", decision_scope=rule.scope))
+        row = row_where(tx.conn, s.approvals, id=aid)
+        record_decision(
+            tx, "approval", aid, row.run_id, {"approved": approve, "scope": rule.scope},
+            actor=who, source="rule", reason=f"matched rule {rule.id}", audit_reason=None,
+            audit=(f"approval.auto_{status}", {"status": "pending"},
+                   {"status": status, "rule_id": rule.id, "applied_by": applied_by}),
+            event=(f"approval.{status}", {"approval_id": aid, "by": who, "rule_id": rule.id}),
+            closes=applied_by is not None)  # as it arrives, the request left the run as it was
+
+    def many(self, approval_ids: list[str]) -> list[Approval]:
+        """Several approvals in one read, in the order given (a missing one raises NotFound)."""
+        return self.j.read(lambda c: [approval_in(c, i) for i in approval_ids])
+
+    def get(self, approval_id: str) -> Approval:
+        return self.j.read(lambda c: approval_in(c, approval_id))
+
+    def filed_under(self, request_key: str) -> Approval | None:
+        """The approval requested with ``request_key``, if there is one (an integration that
+        serves one agent over several connections finds its request again)."""
+        def read(c: Any) -> Approval | None:
+            row = row_where(c, s.approvals, request_key=request_key)
+            return None if row is None else approval_in(c, row.id)
+
+        return self.j.read(read)
+
+    def wait(self, approval_id: str, timeout: float, poll: float = 0.05) -> Approval:
+        """Block until the approval leaves ``pending`` (or ``timeout``); applies a due expiry
+        (a read-only journal only reports what is stored)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            approval = self.get(approval_id)
+            if approval.status == ApprovalStatus.PENDING and approval.expires_at is not None \
+                    and approval.on_expiry == OnExpiry.DENY and not self.j.read_only \
+                    and self.j.now() >= approval.expires_at:
+                self.expire_due()
+                approval = self.get(approval_id)
+            if approval.status != ApprovalStatus.PENDING:
+                self._check_trusted(approval_id)
+                return approval
+            if time.monotonic() >= deadline:
+                return approval
+            time.sleep(poll)
+
+    def _check_trusted(self, approval_id: str) -> None:
+        """With trust configured: DecisionUnverified unless a trusted operator (or a rule a
+        trusted operator signed) made the approval's decision."""
+        if self.j.trust is not None:
+            from proctor.core.decisions.checks import check_approval
+
+            self.j.read(lambda c: check_approval(c, self.j.trust, row_where(
+                c, s.approvals, id=approval_id), self.j.now()))
+
+    def withdraw(self, approval_id: str, reason: str) -> Approval:
+        """Agent side: nobody waits for this any more (cancelled, with an audit row)."""
+
+        def op(tx: Tx) -> dict:
+            row = self._row(tx, approval_id)
+            if row.status != ApprovalStatus.PENDING:
+                raise errors.InvalidTransition(f"approval {approval_id} is already {row.status}")
+            written = self._close(tx, row, "cancelled",
+                                  {"decided_at": tx.now, "decision_reason": reason})
+            tx.audit("approval.withdrawn", "approval", approval_id, run_id=row.run_id,
+                     reason=reason, before={"status": "pending"}, after={"status": "cancelled"})
+            tx.run_event(row.run_id, "approval.withdrawn",
+                         {"approval_id": approval_id, "reason": reason},
+                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            return written
+
+        return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
+
+    def consume_and_reserve(self, approval_id: str, action_digest: str, effect_key: str, *,
+                            lease_seconds: float = 30.0, owner: str | None = None,
+                            idempotency_key: str | None = None,
+                            origin: Origin | dict | None = None) -> Effect:
+        """Consume an approved approval for exactly ``action_digest`` and reserve the effect,
+        in one transaction. A refused reservation leaves the approval unconsumed.
+        ``origin``: the effect's (default: this Python process)."""
+        origin_text = default_origin(self.j.actor.kind, origin)
+
+        def op(tx: Tx) -> dict | None:
+            row = self._row(tx, approval_id)
+            # the requested action's stored text is the canonical one its digest names (the
+            # usual case): the effect stores that text, not the parsed action serialised again
+            canonical = row.action is not None and row.action_digest is not None \
+                and sha256_hex(row.action) == row.action_digest
+            if not canonical:
+                refuse_tampered("approval", approval_id, row)
+            if row.status != ApprovalStatus.APPROVED:
+                raise errors.NotConsumable(f"approval {approval_id} is {row.status}, not approved")
+            if row.consumed_at is not None:
+                raise errors.NotConsumable(
+                    f"approval {approval_id} was already consumed for {row.consumed_effect_key}")
+            approved_digest, approved = approved_action_of(row, tx.conn)
+            if approved_digest != action_digest:
+                raise errors.DigestMismatch(
+                    f"approval {approval_id} is for action {approved_digest[:12]}…, "
+                    f"not {action_digest[:12]}…" + (
+                        " (the operator edited the action: run the approved one)"
+                        if row.approved_digest is not None else ""))
+            if self.j.trust is not None:
+                from proctor.core.decisions.checks import check_approval
+
+                check_approval(tx.conn, self.j.trust, row, tx.now)
+            tx.live_run(row.run_id)  # an ended run consumes nothing (and gets no event)
+            if tx.now >= consume_deadline(row):
+                self._lapse(tx, row)
+                return None
+            text = row.action if canonical and row.approved_digest is None else None
+            reserved = reserve_in(
+                tx, effect_key, run_id=row.run_id, tool=row.action_name,
+                action=approved, action_text=text, safety_class=row.safety_class,
+                idempotency_key=idempotency_key, lease_seconds=lease_seconds,
+                owner=owner, approval_id=approval_id, origin=origin_text,
+                then=(row.run_id, "approval.consumed",
+                      {"approval_id": approval_id, "effect_key": effect_key}))
+            if reserved is None:
+                return None  # the refusal (and any write that must survive it) is pending
+            update_where(tx.conn, s.approvals, dict(
+                consumed_at=tx.now, consumed_effect_key=effect_key, version=row.version + 1),
+                id=approval_id, consumed_at=None)
+            tx.changed(ChangeKind.APPROVAL, approval_id, row.run_id)
+            return reserved
+
+        return self.j.write_then(op, lambda tx, row: effect_in(tx, effect_key, row))
+
+    def _lapse(self, tx: Tx, row: Any) -> None:
+        """An approved approval not consumed by its deadline becomes ``expired``: the
+        status, an audit row and a run event are committed, then ``ApprovalLapsed`` is
+        raised (a lapsed grant is evidence, like a lapsed pending request)."""
+        deadline = consume_deadline(row)
+        done = update_where(tx.conn, s.approvals, dict(status="expired",
+                                                       version=row.version + 1),
+                            id=row.id, version=row.version, status="approved",
+                            consumed_at=None)
+        if done != 1:
+            raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
+        tx.changed(ChangeKind.APPROVAL, row.id, row.run_id)
+        tx.audit("approval.expired", "approval", row.id, run_id=row.run_id,
+                 actor="system:expiry", before={"status": "approved", "consume_by": deadline},
+                 after={"status": "expired"}, reason="approved but not used before it lapsed")
+        tx.run_event(row.run_id, "approval.expired",
+                     {"approval_id": row.id, "was": "approved", "consume_by": deadline},
+                     actor="system:expiry")
+        tx.raise_after_commit(errors.ApprovalLapsed(
+            f"approval {row.id} could be used until {deadline:.0f}; it lapsed unused and is "
+            "now expired", consume_by=deadline))
+
+    # ------------------------------------------------------------ operator side
+
+    def consume_approval_and_reserve(self, approval_id: str, action_digest: str,
+                                     effect_key: str, **kw: Any) -> Effect:
+        """The name the issue and the seed stores use for :meth:`consume_and_reserve`."""
+        return self.consume_and_reserve(approval_id, action_digest, effect_key, **kw)
+    def decide(self, approval_id: str, approve: bool, *, expected_version: int,
+               reason: str | None = None, scope: ApprovalScope | str = ApprovalScope.ONCE,
+               request_id: str | None = None, source: str = "desk") -> Approval:
+        """Approve or deny. One decision row, one audit row, one run event, one transaction."""
+        self.j.require_operator()
+        scope = ApprovalScope(scope)
+        scope_text = scope.value
+        reason = (reason or "").strip() or None
+        if not approve and not reason:
+            raise errors.ValidationError("a reason is required to deny", field="reason")
+        if reason:
+            check_text(reason, "the reason", "reason", MAX_REASON)
+        request = {"op": "approval.decide", "id": approval_id, "approve": approve,
+                   "reason": reason, "scope": scope_text, "expected_version": expected_version,
+                   "source": source}
+
+        def op(tx: Tx) -> dict | None:
+            if tx.replayed(request_id, request):
+                return None
+            row = self._decidable(tx, approval_id, expected_version)
+            if row is None:
+                return None
+            status = "approved" if approve else "denied"
+            rule_id = None
+            if approve and scope != ApprovalScope.ONCE:
+                rule_id = self._rule_from(tx, row, scope)
+            written = self._close(tx, row, status, {
+                "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
+                "decision_scope": scope_text, "rule_id": rule_id})
+            record_decision(
+                tx, "approval", approval_id, row.run_id,
+                {"approved": approve, "scope": scope_text, "rule_id": rule_id},
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=(f"approval.{status}", {"status": "pending", "version": row.version},
+                       {"status": status, "scope": scope_text, "rule_id": rule_id}),
+                event=(f"approval.{status}", {"approval_id": approval_id, "by": tx.actor.label,
+                                              "reason": reason, "scope": scope_text}),
+                closes=True)
+            return written
+
+        return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
+
+    def _decidable(self, tx: Tx, approval_id: str, expected_version: int) -> Any:
+        """The approval's row (read once in ``tx``) when the operator may decide it at
+        ``expected_version``: untampered, pending, not expired (else its expiry is written and
+        None returned, with ``Expired`` to raise after the commit), its run not ended, and
+        not requested by the operator deciding."""
+        row = self._row(tx, approval_id)
+        refuse_tampered("approval", approval_id, row)
+        if row.status == ApprovalStatus.EXPIRED:
+            raise errors.Expired(f"approval {approval_id} expired before the decision")
+        if row.status == ApprovalStatus.CANCELLED:
+            raise errors.Withdrawn(
+                f"approval {approval_id} was withdrawn by the agent"
+                + (f": {row.decision_reason}" if row.decision_reason else ""),
+                status=row.status, reason=row.decision_reason)
+        if row.status != ApprovalStatus.PENDING:
+            raise errors.AlreadyDecided(
+                f"approval {approval_id} was already {row.status} by {row.decided_by or 'the agent'}",
+                status=row.status, decided_by=row.decided_by, reason=row.decision_reason)
+        if row.expires_at is not None and tx.now >= row.expires_at \
+                and row.on_expiry == OnExpiry.DENY:
+            self._expire(tx, row)
+            tx.raise_after_commit(errors.Expired(
+                f"approval {approval_id} expired before the decision; it is now expired"))
+            return None
+        if row.version != expected_version:
+            raise errors.StaleVersion(
+                f"approval {approval_id} is at version {row.version}, you saw {expected_version}")
+        run = tx.run_row(row.run_id)
+        refuse_requester(tx, (row.agent, run.agent), verb="approve")
+        if run.status in ("completed", "failed", "cancelled"):
+            raise errors.RunTerminal(f"run {row.run_id} is {run.status}")
+        return row
+
+    def bulk_decide(self, items: list[tuple[str, int]], approve: bool, *,
+                    reason: str | None = None, scope: ApprovalScope | str = ApprovalScope.ONCE,
+                    request_id: str | None = None) -> list[BulkResult]:
+        """Decide N approvals, each in its own transaction; a per-item result for each."""
+        self.j.require_operator()
+        results = []
+        for approval_id, version in items:
+            rid = f"{request_id}:{approval_id}" if request_id else None
+            try:
+                self.decide(approval_id, approve, expected_version=version, reason=reason,
+                            scope=scope, request_id=rid)
+                results.append(BulkResult(id=approval_id, ok=True))
+            except errors.ProctorError as err:
+                results.append(BulkResult(id=approval_id, ok=False, error=str(err),
+                                          error_type=type(err).__name__))
+        return results
+
+    def expire_due(self) -> int:
+        """Expire every pending approval past its expiry whose policy is ``deny``."""
+
+        def op(tx: Tx) -> int:
+            rows = tx.conn.execute(select(s.approvals).where(
+                s.approvals.c.status == "pending", s.approvals.c.on_expiry == "deny",
+                s.approvals.c.expires_at <= tx.now).limit(500)).all()
+            for row in rows:
+                self._expire(tx, row)
+            return len(rows)
+
+        return self.j.write(op)
+
+    def _expire(self, tx: Tx, row: Any) -> None:
+        self._close(tx, row, "expired", {"decided_at": tx.now, "decided_by": "system:expiry"})
+        record_decision(
+            tx, "approval", row.id, row.run_id, {"approved": False, "expired": True},
+            actor="system:expiry", source="expiry", reason="expired",
+            audit_reason="expired before a decision",
+            audit=("approval.expired", {"status": "pending"}, {"status": "expired"}),
+            event=("approval.expired", {"approval_id": row.id}), closes=True)
+
+    @staticmethod
+    def _row(tx: Tx, approval_id: str) -> Any:
+        row = tx.row_with_run(s.approvals, id=approval_id)
+        if row is None:
+            raise errors.NotFound(f"approval {approval_id} does not exist")
+        return row
+
+    @staticmethod
+    def _close(tx: Tx, row: Any, status: str, values: dict) -> dict:
+        """Move the pending ``row`` to ``status`` with ``values``; the row as now stored."""
+        values = dict(status=status, version=row.version + 1, **values)
+        done = update_where(tx.conn, s.approvals, values,
+                            id=row.id, version=row.version, status="pending")
+        if done != 1:
+            raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
+        tx.changed(ChangeKind.APPROVAL, row.id, row.run_id)
+        return written_row(row, values)
+
+    # ------------------------------------------------------------ rules
+    def approve_edited(self, approval_id: str, action: dict, *, expected_version: int,
+                       reason: str | None = None, request_id: str | None = None,
+                       source: str = "desk") -> Approval:
+        """Approve ``action``, the operator's edit of the requested action (same tool, other
+        arguments): it gets its own digest, which ``consume_and_reserve`` then requires;
+        the requested action stays as evidence. One decision (recording both digests and the
+        changes), one audit row, one run event, one transaction."""
+        self.j.require_operator()
+        reason = (reason or "").strip() or None
+        if reason and len(reason) > MAX_REASON:
+            raise errors.ValidationError("the reason is too long", field="reason")
+        edited_name = action_name(action)
+        edited_text = canonical_json(action)
+        edited_digest = digest_of(action)
+        request = {"op": "approval.approve_edited", "id": approval_id,
+                   "approved_digest": edited_digest, "reason": reason,
+                   "expected_version": expected_version}
+
+        def op(tx: Tx) -> dict | None:
+            if tx.replayed(request_id, request):
+                return None
+            row = self._decidable(tx, approval_id, expected_version)
+            if row is None:
+                return None
+            original = canonical_json_loads(row.action)
+            if edited_name != row.action_name or action.get("tool") != original.get("tool") \
+                    or action.get("name") != original.get("name"):
+                raise errors.ValidationError(
+                    f"an edit keeps the tool ({row.action_name}); change only its arguments",
+                    field="action.tool")
+            if edited_digest == row.action_digest:
+                raise errors.ValidationError("the action is unchanged; approve it as it is",
+                                             field="action")
+            check_against_schema(action, canonical_json_loads(row.input_schema)
+                                 if row.input_schema else None)
+            changes = json_changes(original, action)
+            written = self._close(tx, row, "approved", {
+                "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
+                "decision_scope": "once", "approved_action": edited_text,
+                "approved_digest": edited_digest})
+            record_decision(
+                tx, "approval", approval_id, row.run_id,
+                {"approved": True, "scope": "once", "edited": True,
+                 "original_digest": row.action_digest, "approved_digest": edited_digest,
+                 "approved_action": action, "edited_action_digest": edited_digest},
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=("approval.approved_edited",
+                       {"status": "pending", "version": row.version,
+                        "action_digest": row.action_digest},
+                       {"status": "approved", "approved_digest": edited_digest,
+                        "changes": changes}),
+                event=("approval.approved",
+                       {"approval_id": approval_id, "by": tx.actor.label, "reason": reason,
+                        "scope": "once", "edited": True, "original_digest": row.action_digest,
+                        "approved_digest": edited_digest, "changes": changes}),
+                closes=True)
+            return written
+
+        return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
+
+    # ------------------------------------------------------------ reads
+    def for_run(self, run_id: str) -> list[Approval]:
+        return self.j.read(lambda c: approvals_of(c, run_id))
+
+    def similar(self, approval_id: str, limit: int = 20) -> list[Approval]:
+        """Past decisions on the same action name, newest first."""
+        current = self.get(approval_id)
+        a = s.approvals.c
+        stmt = approval_select().where(
+            a.action_name == current.action_name, a.id != approval_id,
+            a.status.in_(["approved", "denied", "expired"]),
+            a.decided_at.is_not(None),  # every decided row has it: ix_approvals_action's rows
+        ).order_by(a.decided_at.desc()).limit(limit)
+        return self.j.read(lambda c: to_models(Approval, c.execute(stmt)))
+
+    def decisions(self, target_id: str) -> list[Decision]:
+        return self.j.read(lambda c: decisions_for(c, target_id))
+
+
+__all__ = ["Approvals", "action_name", "action_resource", "approval_in", "json_changes",
+           "requester", "safety_counts", "to_model", "write_decision", "CONSUME_WINDOW",
+           "MAX_REASON", "decisions_for", "canonical_json_loads", "approved_action_of"]

@@ -1,0 +1,294 @@
+"""A trusting agent's checks: is the decision on this item a trusted operator's?
+
+Each ``check_*`` reads the item's row and its decision rows on ``conn`` and raises
+``DecisionUnverified`` (naming why) unless the decision is signed by a key the ``Trust``
+holds, the signature verifies over the stored payload, and the payload says what the
+rows say (item, version, decision, what was decided about, operator, time). An automatic
+approval by a rule passes only if the rule is signed by a trusted operator and the action
+really matches it (re-checked here, not taken from the row). ``decision_status`` is the
+same check for display (desk, ``proctor verify``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import bindparam, select
+
+from proctor.core import errors
+from proctor.core.kernel.canonical import digest_of, loads
+from proctor.core.storage import schema as s
+from proctor.core.storage.sql import Prepared, row_where
+
+from .signing import (
+    RULE_REVOKE,
+    check_record,
+    expected_for_decision,
+    expected_for_rule,
+    journal_id_in,
+    signature_row,
+    signed_by_label,
+)
+from .trust import Trust
+
+AUTOMATIC_SOURCES = ("rule", "expiry")
+
+
+DECISIONS_OF = Prepared(select(s.decisions).where(
+    s.decisions.c.target_kind == bindparam("kind"),
+    s.decisions.c.target_id == bindparam("target")).order_by(s.decisions.c.created_at,
+                                                             s.decisions.c.id))
+
+
+def decision_rows(conn: Any, kind: str, target_id: str) -> list[Any]:
+    return DECISIONS_OF.all(conn, kind=kind, target=target_id)
+
+
+def _only_decision(conn: Any, kind: str, target_id: str, what: str) -> Any:
+    rows = decision_rows(conn, kind, target_id)
+    if not rows:
+        raise errors.DecisionUnverified(f"{what} is closed but has no decision row",
+                                        why="unsigned")
+    if len(rows) > 1:
+        raise errors.DecisionUnverified(f"{what} has {len(rows)} decision rows; a decided "
+                                        "item has one", why="mismatch")
+    return rows[0]
+
+
+def _agree(ok: bool, what: str, field: str) -> None:
+    if not ok:
+        raise errors.DecisionUnverified(f"{what}: the row's {field} is not what its "
+                                        "decision says", why="mismatch", field=field)
+
+
+# ---------------------------------------------------------------- approvals
+
+
+def check_approval(conn: Any, trust: Trust, row: Any, now: float) -> str | None:
+    """For a trusting agent: the approval row ``row`` (pending, withdrawn or expired pass;
+    approved or denied must be proven). Returns who decided it, or None."""
+    what = f"approval {row.id}"
+    if row.status in ("pending", "cancelled"):
+        return None
+    if row.status == "expired":
+        if row.expires_at is None or row.expires_at > now:
+            raise errors.DecisionUnverified(f"{what} says expired but its expiry has not come",
+                                            why="mismatch", field="status")
+        return "system:expiry"
+    d = _only_decision(conn, "approval", row.id, what)
+    decision = loads(d.decision)
+    if not isinstance(decision, dict):
+        raise errors.DecisionUnverified(f"{what}: its decision is not an object",
+                                        why="mismatch")
+    _agree(decision.get("approved") is (row.status == "approved"), what, "status")
+    _agree(d.actor == row.decided_by, what, "decided_by")
+    _agree(decision.get("scope") == row.decision_scope, what, "decision_scope")
+    _agree(digest_of(loads(row.action)) == row.action_digest, what, "action")
+    if d.source == "rule" or d.actor.startswith("rule:"):
+        return check_rule_decision(conn, trust, row, d)
+    _agree(decision.get("rule_id") == row.rule_id, what, "rule_id")
+    _agree(d.reason == row.decision_reason, what, "decision_reason")
+    consumed = row.consumed_at is not None
+    key, _ = check_record(
+        conn, trust, d.id, expected_for_decision(conn, journal_id_in(conn), d),
+        version_ok=lambda v: v == row.version - (1 if consumed else 0),
+        what=f"the decision on {what}")
+    return signed_by_label(key)
+
+
+def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
+    """An automatic decision by a rule: the rule is a trusted operator's and the action
+    really matches it (pattern, scope, effect, live at the decision's time)."""
+    from .writer import action_name, action_resource
+
+    what = f"approval {row.id}"
+    rule = row_where(conn, s.approval_rules, id=row.rule_id) if row.rule_id else None
+    if rule is None or d.actor != f"rule:{rule.id}":
+        raise errors.DecisionUnverified(f"{what} was decided by a rule that does not exist",
+                                        why="rule_mismatch")
+    try:
+        key, _ = check_record(conn, trust, rule.id,
+                              expected_for_rule(conn, journal_id_in(conn), rule),
+                              what=f"rule {rule.id}")
+    except errors.DecisionUnverified as err:
+        raise errors.DecisionUnverified(f"{what} was decided by rule {rule.id}: {err}",
+                                        why="rule_unsigned" if err.why == "unsigned"
+                                        else err.why) from err
+
+    def refuse(why: str) -> None:
+        raise errors.DecisionUnverified(f"{what}: rule {rule.id} {why}", why="rule_mismatch")
+
+    action = loads(row.action)
+    if not fnmatch.fnmatchcase(action_name(action), rule.action_pattern) or \
+            not fnmatch.fnmatchcase(action_resource(action), rule.resource_pattern):
+        refuse("does not match the action")
+    from proctor.core.kernel.predicates import condition_holds
+
+    if not condition_holds(rule, action):
+        refuse("has a condition the action does not meet")
+    if (rule.effect == "allow") is not (row.status == "approved") or \
+            rule.effect not in ("allow", "deny"):
+        refuse(f"is a {rule.effect} rule, the approval is {row.status}")
+    if rule.created_at > d.created_at:
+        refuse("was made after the decision")
+    if rule.expires_at is not None and rule.expires_at <= d.created_at:
+        refuse("had expired")
+    if rule.revoked_at is not None and rule.revoked_at <= d.created_at:
+        refuse("was revoked")
+    revoked = signature_row(conn, f"{rule.id}/revoked")
+    if revoked is not None and revoked.created_at <= d.created_at:
+        refuse("was revoked")
+    run = row_where(conn, s.runs, id=row.run_id)
+    if rule.scope == "run":
+        if rule.run_id != row.run_id:
+            refuse("belongs to another run")
+    elif rule.scope == "space":
+        if run is None or rule.project not in ("*", run.project) or \
+                (rule.space is not None and rule.space != run.space):
+            refuse("belongs to another project or space")
+    else:
+        refuse(f"has scope {rule.scope}")
+    return f"rule {rule.id} by {signed_by_label(key)}"
+
+
+# ---------------------------------------------------------------- other items
+
+
+def check_interaction(conn: Any, trust: Trust, row: Any) -> str | None:
+    """An answered question must carry a trusted operator's signed answer."""
+    if row.status != "resolved":
+        return None
+    what = f"question {row.id}"
+    d = _only_decision(conn, "interaction", row.id, what)
+    _agree(d.actor == row.resolved_by, what, "resolved_by")
+    _agree(row.response is not None and _same_json(d.decision, row.response), what,
+           "response")
+    key, _ = check_record(conn, trust, d.id, expected_for_decision(conn, journal_id_in(conn), d),
+                          version_ok=lambda v: v == row.version, what=f"the answer to {what}")
+    return signed_by_label(key)
+
+
+def check_effect(conn: Any, trust: Trust, row: Any) -> str | None:
+    """An effect a person resolved (committed or failed, nothing after): the resolution
+    must be a trusted operator's."""
+    if row.resolved_by is None or row.status not in ("committed", "failed"):
+        return None
+    rows = decision_rows(conn, "effect", row.key)
+    if not rows:
+        raise errors.DecisionUnverified(f"effect {row.key} says {row.resolved_by} resolved it "
+                                        "but has no decision row", why="unsigned")
+    d = rows[-1]
+    if d.created_at < row.updated_at:
+        return None  # the agent's own later step (a retry that failed); not a resolution
+    what = f"effect {row.key}"
+    _agree(loads(d.decision) == {"outcome": row.status}, what, "status")
+    _agree(d.actor == row.resolved_by, what, "resolved_by")
+    key, _ = check_record(conn, trust, d.id, expected_for_decision(conn, journal_id_in(conn), d),
+                          version_ok=lambda v: v == row.version,
+                          what=f"the resolution of {what}")
+    return signed_by_label(key)
+
+
+def check_reconciliation(conn: Any, trust: Trust, row: Any) -> str | None:
+    if row.status == "pending":
+        return None
+    what = f"memory conflict {row.id}"
+    d = _only_decision(conn, "reconciliation", row.id, what)
+    _agree(loads(d.decision) == {"choice": row.status}, what, "status")
+    _agree(d.actor == row.resolved_by, what, "resolved_by")
+    key, _ = check_record(conn, trust, d.id, expected_for_decision(conn, journal_id_in(conn), d),
+                          version_ok=lambda v: v == row.version,
+                          what=f"the resolution of {what}")
+    return signed_by_label(key)
+
+
+def _same_json(a_text: str, b_text: str) -> bool:
+    from .signing import same
+
+    return same(loads(a_text), loads(b_text))
+
+
+# ---------------------------------------------------------------- display / verify
+
+
+class SignatureState(BaseModel):
+    """How one decision stands: ``signed`` (by ``signer``), ``unsigned``, ``invalid``
+    (``why``), or ``automatic`` (a rule or an expiry; ``signer`` names the rule's signer
+    when the rule is signed)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    state: str
+    signer: str | None = None
+    why: str | None = None
+    detail: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self.state == "signed":
+            return f"signed by {self.signer}"
+        if self.state == "automatic":
+            return self.signer or "automatic"
+        if self.state == "unsigned":
+            return "unsigned"
+        return f"invalid: {self.detail or self.why}"
+
+
+def decision_status(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
+    """The signature state of decision row ``d``. With ``trust`` None the keys the journal
+    records are used: display only (it proves the row matches the signature, not who
+    holds the key)."""
+    if d.source in AUTOMATIC_SOURCES or not d.actor.startswith("operator:"):
+        return _automatic(conn, trust, d)
+    if signature_row(conn, d.id) is None:
+        return SignatureState(state="unsigned")
+    try:
+        key, _ = check_record(conn, trust or journal_keys(conn), d.id,
+                              expected_for_decision(conn, journal_id_in(conn), d),
+                              version_ok=lambda v: isinstance(v, int) and v <= _version_now(
+                                  conn, d))
+    except errors.DecisionUnverified as err:
+        return SignatureState(state="invalid", why=err.why, detail=err.message)
+    return SignatureState(state="signed", signer=key.name if trust else
+                          f"{key.name} (key from the journal, no trust file)")
+
+
+def _version_now(conn: Any, d: Any) -> int:
+    from .signing import subject_of
+
+    version, _ = subject_of(conn, d.target_kind, d.target_id)
+    return version if version is not None else 0
+
+
+def _automatic(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
+    if d.source != "rule":
+        return SignatureState(state="automatic", signer=d.actor)
+    row = conn.execute(select(s.approvals).where(s.approvals.c.id == d.target_id)).first()
+    if row is None:
+        return SignatureState(state="invalid", why="rule_mismatch", detail="no such approval")
+    try:
+        who = check_rule_decision(conn, trust or journal_keys(conn), row, d)
+    except errors.DecisionUnverified as err:
+        return SignatureState(state="invalid", why=err.why, detail=err.message)
+    return SignatureState(state="automatic", signer=who)
+
+
+def journal_keys(conn: Any) -> Trust:
+    """The public keys the journal records, as a Trust: for display, never for deciding."""
+    from .keys import key_id_of, parse_public_key
+    from .trust import TrustedKey
+
+    keys = []
+    for row in conn.execute(select(s.operator_keys)):
+        try:
+            raw = parse_public_key(row.public_key)
+            keys.append(TrustedKey(row.operator.removeprefix("operator:"), key_id_of(raw), raw))
+        except errors.ValidationError:
+            continue
+    return Trust(keys, "the journal's recorded keys")
+
+
+__all__ = ["check_approval", "check_effect", "check_interaction", "check_reconciliation",
+           "decision_status", "SignatureState", "RULE_REVOKE"]

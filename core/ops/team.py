@@ -1,0 +1,512 @@
+"""Team mode: the three roles a PostgreSQL server enforces (`proctor team init`).
+
+- ``proctor_observer`` reads (SELECT on every table; nothing else).
+- ``proctor_agent`` reads and writes what agents write: runs, attempts, events, tool calls,
+  requests (approvals, questions, memory conflicts), memory, effects and receipts, and the
+  audit and change rows those writes make. It never decides, answers or resolves.
+- ``proctor_operator`` also decides, answers and resolves, makes and revokes rules, and
+  signs (signatures, operator keys).
+
+Grants alone cannot tell a decision from a request (both are an UPDATE of an approval, an
+INSERT of a decision row), so BEFORE INSERT/UPDATE triggers check every row against the
+login that sends it (``session_user``: ``SET ROLE`` does not change it, and only a
+superuser could):
+
+- a row that names an operator (``operator:NAME`` as a decision's, audit row's, event's,
+  mutation's or receipt's actor; a decider; a rule's maker or revoker; a signature's
+  operator) is refused unless the login is a member of ``proctor_operator`` and NAME is the
+  login itself — the operator recorded is the authenticated one, not a typed name;
+- an agent login cannot move an approval out of ``pending`` except to expire or cancel it,
+  or by a standing rule (``decided_by = 'rule:ID'``) that an operator made, that is live,
+  whose scope covers the run and whose tool and resource patterns match the action; it can
+  never change an edited action, a snooze or a decision already made; it cannot answer a
+  question, resolve a memory conflict, an ambiguous effect or a tool call whose outcome is
+  unknown, or confirm a memory entry;
+- a rule decides only while live by the server's clock (``statement_timestamp()``), never
+  by a ``decided_at`` the writer chose; a rule decision's ``decided_at`` must be within
+  ``CLOCK_SKEW`` seconds of the server's clock;
+- no login decides a request its own login filed (``requested_by``, revision 0007t, is set
+  by the server at INSERT), whatever ``decided_by`` says, except by a live rule another
+  operator made: requester ≠ approver, checked by the server; an operator decides as
+  ``operator:<login>`` or by such a rule, nothing else;
+- an approval once consumed stays consumed (``consumed_*`` never change again), and a
+  committed effect stays committed, for every login but the owner;
+- an agent login cannot write a person's trust (``user_confirmed``, ``operator_edited``)
+  nor change what a person confirmed in a memory entry (``MEMORY_PROTECTED``);
+- ``team add-user`` never turns a role name, the owner, ``postgres``, a superuser or a
+  CREATEROLE role into a team login, and sends the password only as a SCRAM verifier.
+
+Running ``proctor team init`` again replaces every function and trigger (CREATE OR
+REPLACE), so it upgrades a server an older Proctor set up.
+
+The owner of the tables (whoever ran ``proctor team init``; a superuser) is not checked: it
+can drop any trigger anyway. Give agents and operators their own logins, never the owner's.
+Refusals raise SQLSTATE 42501 (insufficient_privilege): ``NotAllowed`` in Proctor.
+
+What the server does not check: a rule's ``when`` condition (a predicate over the action's
+arguments) is evaluated by the agent's Proctor; an agent login can claim any agent name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from sqlalchemy import text
+
+from proctor.core import errors
+from proctor.core.journal import Journal
+from proctor.core.models import Actor, Frozen
+
+AGENT, OPERATOR, OBSERVER = "proctor_agent", "proctor_operator", "proctor_observer"
+ROLES = {"agent": AGENT, "operator": OPERATOR, "observer": OBSERVER}
+RoleName = Literal["agent", "operator", "observer"]
+LOGIN = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+# What each role may write (INSERT and UPDATE); every role reads every table. No role may
+# DELETE or TRUNCATE anything, or write journal_meta or alembic_version.
+AGENT_TABLES = ("runs", "attempts", "events", "tool_calls", "approvals", "interactions",
+                "decisions", "memory_entries", "memory_mutations", "memory_reconciliations",
+                "effects", "receipts", "audit", "changes")
+OPERATOR_TABLES = (*AGENT_TABLES, "approval_rules", "signatures", "operator_keys")
+
+# table -> columns that name an operator as "operator:NAME"
+OPERATOR_COLUMNS: dict[str, tuple[str, ...]] = {
+    "decisions": ("actor",), "audit": ("actor",), "events": ("actor",),
+    "memory_mutations": ("actor",), "receipts": ("actor",),
+    "approvals": ("decided_by",), "interactions": ("resolved_by",),
+    "memory_reconciliations": ("resolved_by",), "effects": ("resolved_by",),
+    "approval_rules": ("created_by", "revoked_by"), "tool_calls": (),
+    "signatures": ("operator",), "operator_keys": ("operator",),
+}
+STRICT_TABLES = ("signatures", "operator_keys")
+# how far (seconds) a rule decision's decided_at may be from the server's clock
+CLOCK_SKEW = 300
+PERSON_TRUST_SQL = "('user_confirmed', 'operator_edited')"  # core/memory.PERSON_TRUST
+# what a person confirmed (or wrote) in a memory entry, which only an operator login changes
+MEMORY_PROTECTED = ("scope", "scope_key", "kind", "title", "content", "content_hash",
+                    "priority", "trust", "sensitivity", "pinned", "confirmed", "deleted")
+CHECKED = "trg_{table}_team"
+
+
+class TeamReport(Frozen):
+    url: str
+    schema_revision: str
+    roles: list[str]
+    created_roles: list[str]
+    checked_tables: list[str]
+
+
+def _refuse(message: str) -> str:
+    quoted = message.replace("'", "''")
+    return (f"RAISE EXCEPTION '{quoted}' USING ERRCODE = 'insufficient_privilege', "
+            "HINT = 'Connect as a login of the role that may do this.';")
+
+
+def helper_sql(owner: str) -> list[str]:
+    """The functions every check uses (SECURITY INVOKER; search_path pinned so a session's
+    temporary tables cannot stand in for the journal's)."""
+    path = "SET search_path = {schema}, pg_catalog, pg_temp"
+    return [
+        f"""CREATE OR REPLACE FUNCTION proctor_privileged() RETURNS boolean LANGUAGE sql
+        STABLE {path} AS $fn$ SELECT pg_has_role(session_user, '{owner}', 'MEMBER') $fn$""",
+        f"""CREATE OR REPLACE FUNCTION proctor_is_operator() RETURNS boolean LANGUAGE sql
+        STABLE {path} AS $fn$ SELECT pg_has_role(session_user, '{OPERATOR}', 'MEMBER') $fn$""",
+        # an "operator:NAME" value is only this login's own (``strict``: any value must be)
+        f"""CREATE OR REPLACE FUNCTION proctor_check_operator(value text, strict boolean)
+        RETURNS void LANGUAGE plpgsql STABLE {path} AS $fn$ BEGIN
+          IF value IS NULL THEN RETURN; END IF;
+          IF strict OR value LIKE 'operator:%' THEN
+            IF NOT proctor_is_operator() THEN
+              {_refuse("an agent or observer login cannot write an operator's row")}
+            END IF;
+            IF value IS DISTINCT FROM 'operator:' || session_user THEN
+              RAISE EXCEPTION 'the operator recorded must be the login (operator:%), not %',
+                session_user, value USING ERRCODE = 'insufficient_privilege';
+            END IF;
+          END IF;
+        END $fn$""",
+        # the server's clock (the statement's start), in the journal's epoch seconds: what a
+        # rule's expiry is compared with, never a time the writer chose
+        f"""CREATE OR REPLACE FUNCTION proctor_now() RETURNS double precision LANGUAGE sql
+        STABLE {path} AS $fn$
+          SELECT extract(epoch FROM statement_timestamp())::double precision $fn$""",
+        # fnmatch.fnmatchcase's glob as an anchored regular expression
+        f"""CREATE OR REPLACE FUNCTION proctor_glob_regex(glob text) RETURNS text
+        LANGUAGE plpgsql IMMUTABLE {path} AS $fn$ DECLARE
+          out text := '^'; i int := 1; n int := length(glob); c text; j int;
+        BEGIN
+          WHILE i <= n LOOP
+            c := substr(glob, i, 1);
+            IF c = '*' THEN out := out || '.*';
+            ELSIF c = '?' THEN out := out || '.';
+            ELSIF c = '[' THEN
+              j := i + 1;
+              IF j <= n AND substr(glob, j, 1) = '!' THEN j := j + 1; END IF;
+              IF j <= n AND substr(glob, j, 1) = ']' THEN j := j + 1; END IF;
+              WHILE j <= n AND substr(glob, j, 1) <> ']' LOOP j := j + 1; END LOOP;
+              IF j > n THEN out := out || '\\['; ELSE
+                c := substr(glob, i + 1, j - i - 1);
+                IF left(c, 1) = '!' THEN c := '^' || substr(c, 2);
+                ELSIF left(c, 1) = '^' THEN c := '\\' || c; END IF;
+                out := out || '[' || replace(c, '\\', '\\\\') || ']';
+                i := j;
+              END IF;
+            ELSE out := out || regexp_replace(c, '([.^$+(){{}}|\\\\\\[\\]])', '\\\\\\1', 'g');
+            END IF;
+            i := i + 1;
+          END LOOP;
+          RETURN out || '$';
+        END $fn$""",
+        # core/decision_rows.action_resource: the action's resource as rules match it
+        f"""CREATE OR REPLACE FUNCTION proctor_action_resource(action text) RETURNS text
+        LANGUAGE plpgsql IMMUTABLE {path} AS $fn$ DECLARE a jsonb := action::jsonb; k text;
+        BEGIN
+          IF a ? 'resource' THEN
+            IF jsonb_typeof(a->'resource') <> 'string' THEN RETURN NULL; END IF;
+            RETURN a->>'resource';
+          END IF;
+          IF jsonb_typeof(a->'args') <> 'object' THEN RETURN ''; END IF;
+          FOREACH k IN ARRAY ARRAY['path', 'url', 'command', 'to', 'table', 'account'] LOOP
+            IF a->'args' ? k THEN
+              IF jsonb_typeof(a->'args'->k) <> 'string' THEN RETURN NULL; END IF;
+              RETURN a->'args'->>k;
+            END IF;
+          END LOOP;
+          RETURN '';
+        END $fn$""",
+        # a standing rule may decide this approval: an operator's, live, scoped to its run
+        f"""CREATE OR REPLACE FUNCTION proctor_rule_decides(rule text, appr approvals)
+        RETURNS boolean LANGUAGE plpgsql STABLE {path} AS $fn$ DECLARE r approval_rules;
+          run runs; res text;
+        BEGIN
+          SELECT * INTO r FROM approval_rules WHERE id = rule;
+          SELECT * INTO run FROM runs WHERE id = appr.run_id;
+          IF r.id IS NULL OR run.id IS NULL OR r.revoked_at IS NOT NULL
+             OR r.created_by NOT LIKE 'operator:%'
+             OR (r.expires_at IS NOT NULL AND r.expires_at <= proctor_now())
+             OR appr.decided_at IS NULL
+             OR abs(appr.decided_at - proctor_now()) > {CLOCK_SKEW} THEN
+            RETURN false;
+          END IF;
+          IF NOT (r.run_id = run.id OR (r.scope = 'space' AND (r.project = run.project
+                  OR r.project = '*') AND (r.space IS NULL OR r.space = run.space))) THEN
+            RETURN false;
+          END IF;
+          res := proctor_action_resource(appr.action);
+          RETURN res IS NOT NULL
+             AND appr.action_name ~ proctor_glob_regex(r.action_pattern)
+             AND res ~ proctor_glob_regex(r.resource_pattern)
+             AND appr.status = CASE r.effect WHEN 'allow' THEN 'approved' ELSE 'denied' END;
+        END $fn$""",
+    ]
+
+
+def _operator_checks(table: str) -> str:
+    bare = table in STRICT_TABLES  # every value there must be this operator's own label
+    columns = OPERATOR_COLUMNS.get(table, ())
+    checks = []
+    for c in columns:  # a value written now (an UPDATE that keeps it is not checked again)
+        check = f"PERFORM proctor_check_operator(NEW.{c}::text, {str(bare).lower()});"
+        checks.append(f"IF TG_OP = 'INSERT' THEN {check} ELSIF NEW.{c} IS DISTINCT FROM "
+                      f"OLD.{c} THEN {check} END IF;")
+    return " ".join(checks)
+
+
+def _decided(table: str, column: str) -> str:  # noqa: ARG001 - the column it reads
+    """A login deciding a request its own login filed is refused."""
+    return (f"IF OLD.requested_by = session_user THEN "
+            f"{_refuse(f'the login that filed this {table} row cannot decide it')} END IF;")
+
+
+# a genuine standing-rule decision: the rule an operator made (not this login), live, covering it
+RULE_DECIDES = ("NEW.rule_id IS NOT NULL AND NEW.decided_by = 'rule:' || NEW.rule_id "
+                "AND proctor_rule_decides(NEW.rule_id, NEW) AND (SELECT created_by FROM "
+                "approval_rules WHERE id = NEW.rule_id) IS DISTINCT FROM "
+                "'operator:' || session_user")
+
+APPROVAL_RULES = f"""
+  IF (TG_OP = 'INSERT' AND NEW.status IN ('approved', 'denied'))
+     OR (TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
+         AND OLD.status = 'pending' AND NEW.status IN ('approved', 'denied')) THEN
+    IF (TG_OP = 'INSERT' OR OLD.requested_by = session_user) AND NOT ({RULE_DECIDES}) THEN
+      {_refuse("the login that filed this approvals row cannot decide it")}
+    END IF;
+    IF proctor_is_operator() AND NEW.decided_by IS DISTINCT FROM 'operator:' || session_user
+       AND NOT ({RULE_DECIDES}) THEN
+      {_refuse("an operator login decides as itself (operator:<login>) or by a live rule")}
+    END IF;
+  END IF;
+  IF TG_OP = 'UPDATE' AND (OLD.consumed_at IS NOT NULL OR OLD.consumed_effect_key IS NOT NULL)
+     AND (NEW.consumed_at IS DISTINCT FROM OLD.consumed_at
+          OR NEW.consumed_effect_key IS DISTINCT FROM OLD.consumed_effect_key) THEN
+    {_refuse("an approval once consumed stays consumed (it gates one effect)")}
+  END IF;
+  IF proctor_is_operator() THEN RETURN NEW; END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.status <> 'pending' OR NEW.decided_by IS NOT NULL OR NEW.approved_action IS NOT NULL
+       OR NEW.approved_digest IS NOT NULL OR NEW.rule_id IS NOT NULL THEN
+      {_refuse("an agent login files an approval as pending; only operators decide it")}
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF NEW.approved_action IS DISTINCT FROM OLD.approved_action
+     OR NEW.approved_digest IS DISTINCT FROM OLD.approved_digest
+     OR NEW.snoozed_until IS DISTINCT FROM OLD.snoozed_until THEN
+    {_refuse("an agent login cannot edit, snooze or decide an approval")}
+  END IF;
+  IF NEW.status IS NOT DISTINCT FROM OLD.status THEN
+    IF NEW.decided_by IS DISTINCT FROM OLD.decided_by
+       OR NEW.decided_at IS DISTINCT FROM OLD.decided_at
+       OR NEW.decision_reason IS DISTINCT FROM OLD.decision_reason
+       OR NEW.decision_scope IS DISTINCT FROM OLD.decision_scope
+       OR NEW.rule_id IS DISTINCT FROM OLD.rule_id THEN
+      {_refuse("an agent login cannot change a decision")}
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF OLD.status = 'pending' AND NEW.status IN ('expired', 'cancelled')
+     AND coalesce(NEW.decided_by, '') NOT LIKE 'rule:%' AND NEW.rule_id IS NULL THEN
+    RETURN NEW;
+  END IF;
+  IF OLD.status = 'approved' AND NEW.status = 'expired'
+     AND NEW.decided_by IS NOT DISTINCT FROM OLD.decided_by
+     AND NEW.decision_scope IS NOT DISTINCT FROM OLD.decision_scope
+     AND NEW.rule_id IS NOT DISTINCT FROM OLD.rule_id THEN
+    RETURN NEW;
+  END IF;
+  IF OLD.status = 'pending' AND NEW.status IN ('approved', 'denied')
+     AND NEW.rule_id IS NOT NULL AND NEW.decided_by = 'rule:' || NEW.rule_id
+     AND proctor_rule_decides(NEW.rule_id, NEW) THEN
+    RETURN NEW;
+  END IF;
+  {_refuse("an agent login cannot decide an approval")}
+"""
+
+def _resolution_rules(table: str, closed: str, answer: str) -> str:
+    """A question (``closed``: answered) or a memory conflict (``closed``: resolved): an
+    agent login files it open and may withdraw a question or let it expire, never close it
+    with an answer; an operator login cannot close what its own login filed."""
+    return f"""
+  IF TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status AND {closed} THEN
+    {_decided(table, "resolved_by")}
+  END IF;
+  IF proctor_is_operator() THEN RETURN NEW; END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.resolved_by IS NOT NULL OR NEW.{answer} IS NOT NULL OR {closed} THEN
+      {_refuse(f"an agent login files a {table} row open; only operators close it")}
+    END IF;
+    RETURN NEW;
+  END IF;
+  IF {closed} AND NEW.status IS DISTINCT FROM OLD.status
+     OR NEW.{answer} IS DISTINCT FROM OLD.{answer}
+     OR NEW.snoozed_until IS DISTINCT FROM OLD.snoozed_until THEN
+    {_refuse(f"an agent login cannot answer or resolve a {table} row")}
+  END IF;
+  RETURN NEW;
+"""
+
+
+EFFECT_RULES = f"""
+  IF TG_OP = 'UPDATE' AND OLD.status = 'committed' AND NEW.status IS DISTINCT FROM OLD.status
+  THEN
+    {_refuse("a committed effect stays committed (it never runs again)")}
+  END IF;
+  IF proctor_is_operator() THEN RETURN NEW; END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.resolved_by IS NOT NULL OR NEW.resolution_reason IS NOT NULL THEN
+      {_refuse("an agent login cannot resolve an effect")}
+    END IF;
+    RETURN NEW;
+  END IF;
+  -- a retry of a failed effect clears the last resolution (core/effects/rows.py); nothing
+  -- else an agent login writes may set one, or move an ambiguous effect on
+  IF (NEW.resolved_by IS NOT NULL AND NEW.resolved_by IS DISTINCT FROM OLD.resolved_by)
+     OR (NEW.resolution_reason IS NOT NULL
+         AND NEW.resolution_reason IS DISTINCT FROM OLD.resolution_reason)
+     OR NEW.snoozed_until IS DISTINCT FROM OLD.snoozed_until
+     OR (OLD.status = 'ambiguous' AND NEW.status IS DISTINCT FROM OLD.status) THEN
+    {_refuse("an agent login cannot resolve an ambiguous effect")}
+  END IF;
+  RETURN NEW;
+"""
+
+
+DECISION_RULES = f"""
+  IF NOT proctor_is_operator() AND NEW.actor NOT LIKE 'rule:%' AND NEW.actor NOT LIKE
+     'system:%' THEN
+    {_refuse("an agent login records no decisions (only a rule's or the system's)")}
+  END IF;
+  RETURN NEW;
+"""
+
+
+TOOL_CALL_RULES = f"""
+  IF proctor_is_operator() THEN RETURN NEW; END IF;
+  IF TG_OP = 'UPDATE' AND OLD.status = 'outcome_unknown'
+     AND NEW.status IS DISTINCT FROM OLD.status THEN
+    {_refuse("a person resolves a tool call whose outcome is unknown, not an agent login")}
+  END IF;
+  RETURN NEW;
+"""
+
+MEMORY_RULES = f"""
+  IF proctor_is_operator() THEN RETURN NEW; END IF;
+  IF (NEW.confirmed OR NEW.trust IN {PERSON_TRUST_SQL}) AND (TG_OP = 'INSERT'
+      OR NEW.confirmed IS DISTINCT FROM OLD.confirmed OR NEW.trust IS DISTINCT FROM OLD.trust)
+  THEN
+    {_refuse("only an operator login confirms a memory entry or writes a person's trust")}
+  END IF;
+  IF TG_OP = 'UPDATE' AND (OLD.confirmed OR OLD.trust IN {PERSON_TRUST_SQL})
+     AND ({" OR ".join(f"NEW.{c} IS DISTINCT FROM OLD.{c}" for c in MEMORY_PROTECTED)}) THEN
+    {_refuse("an agent login cannot change a memory entry a person confirmed")}
+  END IF;
+  RETURN NEW;
+"""
+
+
+def check_trigger_sql(schema: str) -> dict[str, list[str]]:
+    """``trg_<table>_team``: one BEFORE INSERT OR UPDATE trigger per written table."""
+    extra = {"approvals": APPROVAL_RULES, "effects": EFFECT_RULES, "decisions": DECISION_RULES,
+             "tool_calls": TOOL_CALL_RULES, "memory_entries": MEMORY_RULES,
+             "interactions": _resolution_rules("interactions", "NEW.status = 'resolved'",
+                                               "response"),
+             "memory_reconciliations": _resolution_rules(
+                 "memory_reconciliations", "NEW.status <> 'pending'", "resolution_reason")}
+    sql = {}
+    for table in OPERATOR_TABLES:
+        name = CHECKED.format(table=table)
+        only_operators = "" if table in AGENT_TABLES else (
+            f"IF NOT proctor_is_operator() THEN "
+            f"{_refuse(f'only an operator login writes {table}')} END IF;")
+        body = (f"IF proctor_privileged() THEN RETURN NEW; END IF; {only_operators} "
+                f"{_operator_checks(table)} {extra.get(table, 'RETURN NEW;')}")
+        sql[name] = [
+            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql "
+            f"SET search_path = {schema}, pg_catalog, pg_temp AS $fn$ BEGIN {body} END $fn$",
+            f"CREATE OR REPLACE TRIGGER {name} BEFORE INSERT OR UPDATE ON {table} "
+            f"FOR EACH ROW EXECUTE FUNCTION {name}()"]
+    return sql
+
+
+def _roles_sql() -> list[str]:
+    return [f"DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') "
+            f"THEN CREATE ROLE {role} NOLOGIN; END IF; END $do$" for role in ROLES.values()]
+
+
+def _grants_sql(schema: str, database: str) -> list[str]:
+    everyone = ", ".join(ROLES.values())
+    sql = [f'GRANT CONNECT ON DATABASE "{database}" TO {everyone}',
+           f"GRANT USAGE ON SCHEMA {schema} TO {everyone}",
+           f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {everyone}",
+           f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {everyone}",
+           f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC"]
+    for role, tables in ((AGENT, AGENT_TABLES), (OPERATOR, OPERATOR_TABLES)):
+        sql.append(f"GRANT INSERT, UPDATE ON {', '.join(tables)} TO {role}")
+        sql.append(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
+    return sql
+
+
+def init(url: str) -> TeamReport:
+    """Create (or upgrade) the journal's schema at ``url`` with the same Alembic history as
+    ``Journal.open``, then the three roles, their grants and the checks. Run it as the
+    database's owner; running it again brings grants and checks up to date."""
+    journal = Journal.open(url, actor=Actor.operator("team-init"), create=True)
+    try:
+        if not journal.server:
+            raise errors.NotAllowed(f"{journal.path} is a journal file, not a server journal",
+                                    hint="Roles need a PostgreSQL server: pass a "
+                                         "postgresql+psycopg:// URL.")
+        created: list[str] = []
+
+        def op(tx: Any) -> None:
+            conn = tx.conn
+            owner = conn.execute(text("SELECT current_user")).scalar_one()
+            schema = conn.execute(text("SELECT current_schema()")).scalar_one()
+            database = conn.execute(text("SELECT current_database()")).scalar_one()
+            have = {r[0] for r in conn.execute(text(
+                "SELECT rolname FROM pg_roles WHERE rolname LIKE 'proctor\\_%'"))}
+            created.extend(r for r in ROLES.values() if r not in have)
+            for statement in _roles_sql() + _grants_sql(schema, database) + [
+                    s.replace("{schema}", schema) for s in helper_sql(owner)]:
+                conn.execute(text(statement))
+            for statements in check_trigger_sql(schema).values():
+                for statement in statements:
+                    conn.execute(text(statement))
+
+        journal.write(op)
+        return TeamReport(url=str(journal.path), schema_revision=journal.schema_revision,
+                          roles=list(ROLES.values()), created_roles=created,
+                          checked_tables=list(OPERATOR_TABLES))
+    finally:
+        journal.close()
+
+
+def _quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _scram(conn: Any, name: str, password: str) -> str:
+    """The password's SCRAM-SHA-256 verifier, computed here (libpq's PQencryptPasswordConn):
+    the password itself never reaches the server, its logs or pg_stat_statements."""
+    pgconn = conn.connection.dbapi_connection.pgconn
+    verifier = pgconn.encrypt_password(password.encode(), name.encode(), b"scram-sha-256")
+    text_ = bytes(verifier).decode("ascii")
+    if not text_.startswith("SCRAM-SHA-256$"):
+        raise errors.NotAllowed("the server's client library did not make a SCRAM verifier")
+    return text_
+
+
+def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
+    """A login ``name`` in ``role`` (created, or its password and role set if it exists).
+    True when created. Run it as a role that may create roles (the owner)."""
+    if not LOGIN.fullmatch(name):
+        raise errors.ValidationError(f"{name!r} is not a login name Proctor makes (lower-case "
+                                     "letters, digits and _, starting with a letter or _)",
+                                     field="name")
+    if role not in ROLES:
+        raise errors.ValidationError(f"unknown role {role!r} (agent, operator or observer)",
+                                     field="role")
+    if not password or "\x00" in password:
+        raise errors.ValidationError("a login needs a password", field="password")
+    if name in ROLES.values() or name == "postgres" or name.startswith("pg_"):
+        raise errors.ValidationError(f"{name!r} is a role Proctor or the server keeps; "
+                                     "a login needs its own name", field="name")
+    journal = Journal.open(url, actor=Actor.operator("team-init"), create=False)
+    try:
+        made: list[bool] = []
+
+        def op(tx: Any) -> None:
+            conn = tx.conn
+            owner = conn.execute(text("SELECT current_user")).scalar_one()
+            found = conn.execute(text("SELECT rolsuper OR rolcreaterole FROM pg_roles "
+                                      "WHERE rolname = :n"), {"n": name}).first()
+            if name == owner or (found is not None and found[0]):
+                raise errors.NotAllowed(
+                    f"{name!r} is the owner, a superuser or a role that creates roles; "
+                    "team add-user does not turn it into a team login",
+                    hint="Pick a new name for the login.")
+            exists = found is not None
+            verb = "ALTER" if exists else "CREATE"
+            ident = _quote_ident(name)
+            conn.exec_driver_sql(f"{verb} ROLE {ident} LOGIN NOSUPERUSER NOCREATEDB "
+                                 f"NOCREATEROLE INHERIT PASSWORD "
+                                 f"{_literal(_scram(conn, name, password))}")
+            for other in ROLES.values():
+                if other != ROLES[role]:
+                    conn.exec_driver_sql(f"REVOKE {other} FROM {ident}")
+            conn.exec_driver_sql(f"GRANT {ROLES[role]} TO {ident}")
+            made.append(not exists)
+
+        journal.write(op)
+        return made[0]
+    finally:
+        journal.close()
+
+
+__all__ = ["AGENT", "OBSERVER", "OPERATOR", "ROLES", "TeamReport", "add_user",
+           "check_trigger_sql", "init"]

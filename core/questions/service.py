@@ -1,0 +1,396 @@
+"""Human interactions: the agent asks, a person answers through a validated form."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sqlalchemy import select
+
+from proctor.core import errors
+from proctor.core.decisions.deciders import refuse_requester
+from proctor.core.decisions.writer import record_decision, requester
+from proctor.core.kernel.canonical import canonical_json, digest_of
+from proctor.core.kernel.limits import check_text
+from proctor.core.kernel.origin import default_for as default_origin
+from proctor.core.models import ChangeKind, Interaction, InteractionKind, InteractionStatus, Origin
+from proctor.core.runs.facts import interactions_of
+from proctor.core.storage import schema as s
+from proctor.core.storage.items import OPEN_INTERACTION, status_after_closing, status_when_opening
+from proctor.core.storage.rows import by_id, fetch_prepared, interaction_select
+from proctor.core.storage.sql import insert_rows, row_where, update_where
+from proctor.core.storage.store import Store
+from proctor.core.storage.tx import Tx
+
+from .credentials import reference_problem
+
+MAX_PROMPT = 100_000
+
+
+def option_values(options: list[Any]) -> list[Any]:
+    return [o.get("value") if isinstance(o, dict) else o for o in options]
+
+
+def default_schema(kind: InteractionKind, options: list[Any]) -> dict:
+    """The response schema each interaction type gets when the agent gives none."""
+    obj = {"type": "object", "additionalProperties": False}
+    text = {"type": "string", "minLength": 1}
+    note = {"type": "string"}
+    if kind == InteractionKind.QUESTION:
+        return {**obj, "properties": {"text": text}, "required": ["text"]}
+    if kind == InteractionKind.CHOICE:
+        return {**obj, "properties": {"choice": {"enum": option_values(options)}, "note": note},
+                "required": ["choice"]}
+    if kind == InteractionKind.CONFIRMATION:
+        return {**obj, "properties": {"confirmed": {"type": "boolean"}, "note": note},
+                "required": ["confirmed"]}
+    if kind == InteractionKind.DIFF_REVIEW:
+        return {**obj, "properties": {
+            "verdict": {"enum": ["approve", "request_changes", "reject"]}, "comment": note},
+            "required": ["verdict"]}
+    if kind == InteractionKind.MERGE_CONFLICT:
+        return {**obj, "properties": {"resolution": {"enum": ["ours", "theirs", "merged"]},
+                                      "merged": note},
+                "required": ["resolution"]}
+    if kind == InteractionKind.CREDENTIAL_BINDING:
+        return {**obj, "properties": {"credential_ref": text, "note": note},
+                "required": ["credential_ref"]}
+    if kind == InteractionKind.MEMORY_CHANGE_REVIEW:
+        return {**obj, "properties": {"verdict": {"enum": ["accept", "reject", "edit"]},
+                                      "content": note},
+                "required": ["verdict"]}
+    # a form: one text field per option, or free named text fields when none are given
+    fields = [str(v) for v in option_values(options)]
+    if fields:
+        return {**obj, "properties": {f: note for f in fields}, "required": fields}
+    return {"type": "object", "additionalProperties": note, "minProperties": 1}
+
+
+def validate_response(schema: dict, response: Any) -> None:
+    """Raise ValidationError naming the first bad field."""
+    import jsonschema
+
+    # ``format`` (date-time, date, time, uri, email, …) is checked, not only annotated:
+    # date-time through rfc3339-validator and uri through rfc3986-validator (dependencies)
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    problems = sorted(validator.iter_errors(response), key=lambda e: list(e.absolute_path))
+    if problems:
+        first = problems[0]
+        path = "/".join(str(p) for p in first.absolute_path)
+        field = path
+        if first.validator in ("required", "additionalProperties"):
+            name = _missing_field(first.message)  # the missing or the unexpected property
+            if name:
+                field = f"{path}/{name}" if path else name
+        raise errors.ValidationError(
+            f"{field or 'answer'}: {first.message}", field=str(field),
+            all=[e.message for e in problems])
+
+
+def check_choice(options: list[Any], response: Any) -> None:
+    """A choice's answer picks among its options, whatever schema the agent gave: the
+    ``choice`` field (a value, or a list of values) must be made of option values."""
+    if not options or not isinstance(response, dict) or "choice" not in response:
+        return
+    picked = response["choice"]
+    allowed = option_values(options)
+    for value in picked if isinstance(picked, list) else [picked]:
+        if value not in allowed:
+            raise errors.ValidationError(
+                f"choice: {value!r} is not one of the options", field="choice",
+                all=[f"{value!r} is not one of {allowed!r}"])
+
+
+def _missing_field(message: str) -> str:
+    # jsonschema: "'name' is a required property"
+    return message.split("'")[1] if message.count("'") >= 2 else ""
+
+
+def check_credential(response: Any) -> None:
+    """A credential question's answer carries a reference to the secret, never the secret
+    (the desk and the CLI answer through here: one rule for both)."""
+    if isinstance(response, dict) and "credential_ref" in response:
+        problem = reference_problem(response["credential_ref"])
+        if problem:
+            raise errors.ValidationError(f"credential_ref: {problem}", field="credential_ref")
+
+
+def check_schema(schema: Any) -> None:
+    import jsonschema
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise errors.ValidationError(f"invalid response_schema: {exc.message}",
+                                     field="response_schema") from exc
+
+
+def interaction_kind(kind: Any) -> InteractionKind:
+    """The question kind, refused with a typed error when unknown (or ``approval``)."""
+    if kind == "approval":
+        raise errors.ValidationError(
+            "an approval is requested with approvals.request, not asked as a question",
+            field="kind")
+    try:
+        return InteractionKind(kind)
+    except ValueError:
+        raise errors.ValidationError(f"unknown question kind {kind!r}", field="kind") from None
+
+
+INTERACTION_BY_ID = by_id(interaction_select(), s.interactions.c.id)
+
+
+def interaction_in(conn: Any, interaction_id: str) -> Interaction:
+    return fetch_prepared(conn, Interaction, INTERACTION_BY_ID, f"question {interaction_id}",
+                          key=interaction_id)
+
+
+class Interactions:
+    def __init__(self, store: Store) -> None:
+        self.j = store
+
+    # ------------------------------------------------------------ agent side
+    def ask(self, run_id: str, kind: InteractionKind | str, prompt: str, *,
+            request: Any = None, response_schema: dict | None = None,
+            options: list[Any] | None = None, expires_in: float | None = None,
+            request_key: str | None = None,
+            origin: Origin | dict | None = None) -> Interaction:
+        """Ask a person. Idempotent by ``request_key``. An approval is requested with
+        ``approvals.request``, never asked here (``ValidationError`` on ``kind``).
+        ``origin``: as for ``approvals.request`` (in no digest)."""
+        kind = interaction_kind(kind)
+        options = list(options or [])
+        check_text(prompt, "the prompt", "prompt", MAX_PROMPT)
+        if kind == InteractionKind.CHOICE and not options:
+            raise errors.ValidationError("a choice needs options", field="options")
+        schema = response_schema if response_schema is not None else default_schema(kind, options)
+        check_schema(schema)
+        body = {"run_id": run_id, "kind": kind.value, "prompt": prompt, "request": request,
+                "schema": schema, "options": options, "expires_in": expires_in}
+        canonical_json(body)
+        origin_text = default_origin(self.j.actor.kind, origin)
+
+        def op(tx: Tx) -> str:
+            key = request_key or tx.new_id("req")
+            row = row_where(tx.conn, s.interactions, request_key=key)
+            if row is not None:
+                if row.request_digest != digest_of(body):
+                    raise errors.IdempotencyConflict(
+                        f"question {key!r} was asked before with other content")
+                return row.id
+            run = tx.open_run(run_id)
+            iid = tx.new_id("int")
+            insert_rows(tx.conn, s.interactions, [dict(
+                id=iid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
+                kind=kind.value, prompt=prompt, request=canonical_json(request),
+                response_schema=canonical_json(schema), options=canonical_json(options),
+                status=InteractionStatus.REQUESTED.value,
+                expires_at=tx.now + expires_in if expires_in else None, request_key=key,
+                request_digest=digest_of(body), version=1, created_at=tx.now,
+                origin=origin_text)])
+            tx.changed(ChangeKind.INTERACTION, iid, run_id)
+            tx.append_event(run, "interaction.requested",
+                            {"interaction_id": iid, "kind": kind.value, "prompt": prompt[:500]},
+                            status=status_when_opening(run))
+            return iid
+
+        return self.j.write_then(op, lambda tx, iid: interaction_in(tx.conn, iid))
+
+    def wait(self, interaction_id: str, timeout: float, poll: float = 0.05) -> Interaction:
+        deadline = time.monotonic() + timeout
+        while True:
+            item = self.get(interaction_id)
+            if item.status in (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED) \
+                    and item.expires_at is not None and not self.j.read_only \
+                    and self.j.now() >= item.expires_at:
+                self.expire_due()
+                item = self.get(interaction_id)
+            if item.status not in OPEN_INTERACTION or time.monotonic() >= deadline:
+                return item
+            time.sleep(poll)
+
+    def withdraw(self, interaction_id: str, reason: str) -> Interaction:
+        def op(tx: Tx) -> None:
+            row = self._row(tx, interaction_id)
+            if row.status not in OPEN_INTERACTION:
+                raise errors.InvalidTransition(f"question {interaction_id} is {row.status}")
+            self._close(tx, row, InteractionStatus.CANCELLED, {})
+            tx.audit("interaction.withdrawn", "interaction", interaction_id, run_id=row.run_id,
+                     reason=reason, before={"status": row.status},
+                     after={"status": "cancelled"})
+            tx.run_event(row.run_id, "interaction.withdrawn",
+                         {"interaction_id": interaction_id, "reason": reason},
+                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+
+        return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
+
+    def expire_due(self) -> int:
+        def op(tx: Tx) -> int:
+            rows = tx.conn.execute(select(s.interactions).where(
+                s.interactions.c.status.in_(OPEN_INTERACTION),
+                s.interactions.c.expires_at <= tx.now).limit(500)).all()
+            for row in rows:
+                self._expire(tx, row)
+            return len(rows)
+
+        return self.j.write(op)
+
+    def _expire(self, tx: Tx, row: Any) -> None:
+        self._close(tx, row, InteractionStatus.EXPIRED, {"resolved_at": tx.now,
+                                                         "resolved_by": "system:expiry"})
+        tx.audit("interaction.expired", "interaction", row.id, run_id=row.run_id,
+                 actor="system:expiry", before={"status": row.status},
+                 after={"status": "expired"})
+        tx.run_event(row.run_id, "interaction.expired", {"interaction_id": row.id},
+                     status=status_after_closing(tx.conn, tx.run_row(row.run_id)),
+                     actor="system:expiry")
+
+    # ------------------------------------------------------------ operator side
+    def answer(self, interaction_id: str, response: Any, *, expected_version: int,
+               reason: str | None = None, request_id: str | None = None,
+               source: str = "desk") -> Interaction:
+        """Answer, validated against the question's schema. One transaction."""
+        self.j.require_operator()
+        canonical_json(response)
+        request = {"op": "interaction.answer", "id": interaction_id, "response": response,
+                   "expected_version": expected_version, "reason": reason, "source": source}
+
+        def op(tx: Tx) -> None:
+            if tx.replayed(request_id, request):
+                return
+            row = self._row(tx, interaction_id)
+            if row.status == InteractionStatus.EXPIRED:
+                raise errors.Expired(f"question {interaction_id} expired before the answer")
+            if row.status == InteractionStatus.CANCELLED:
+                raise errors.Withdrawn(f"question {interaction_id} was withdrawn by the agent",
+                                       status=row.status)
+            if row.status not in OPEN_INTERACTION:
+                raise errors.AlreadyDecided(
+                    f"question {interaction_id} is already {row.status}"
+                    + (f" by {row.resolved_by}" if row.resolved_by else ""),
+                    status=row.status, decided_by=row.resolved_by)
+            if row.expires_at is not None and tx.now >= row.expires_at:
+                self._expire(tx, row)
+                tx.raise_after_commit(errors.Expired(
+                    f"question {interaction_id} expired before the answer"))
+                return
+            if row.version != expected_version:
+                raise errors.StaleVersion(f"question {interaction_id} changed since you looked")
+            refuse_requester(tx, (row.agent, tx.run_row(row.run_id).agent), verb="answer",
+                             what="this question")
+            validate_response(_loads(row.response_schema), response)
+            if row.kind == InteractionKind.CREDENTIAL_BINDING.value:
+                check_credential(response)
+            if row.kind == InteractionKind.CHOICE.value:
+                check_choice(_loads(row.options) or [], response)
+            self._close(tx, row, InteractionStatus.RESOLVED, {
+                "resolved_at": tx.now, "resolved_by": tx.actor.label,
+                "response": canonical_json(response)})
+            record_decision(
+                tx, "interaction", interaction_id, row.run_id, response,
+                source=source, reason=reason, request_id=request_id, request=request,
+                audit=("interaction.answered", {"status": row.status}, {"status": "resolved"}),
+                event=("interaction.answered",
+                       {"interaction_id": interaction_id, "by": tx.actor.label}),
+                closes=True)
+
+        return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
+
+    def mark_presented(self, interaction_id: str) -> Interaction:
+        """The desk showed an open question to an operator: ``requested → presented``, once.
+
+        Idempotent: a question already presented (or closed, or past its expiry) is left
+        as it is and nothing is written. The run gets an ``interaction.presented`` event
+        (what the agent can see; the run's status does not change). No audit row: nothing
+        was decided. The question's ``version`` is NOT bumped: being seen changes nothing
+        an answer depends on, so an answer passing the version it loaded (by this operator
+        or by another desk that loaded the question earlier) is not made stale by it."""
+        self.j.require_operator()
+
+        def op(tx: Tx) -> None:
+            row = self._row(tx, interaction_id)
+            if row.status != InteractionStatus.REQUESTED.value:
+                return
+            if row.expires_at is not None and tx.now >= row.expires_at:
+                return  # expiry closes it; being seen now would be wrong
+            done = update_where(tx.conn, s.interactions,
+                                {"status": InteractionStatus.PRESENTED.value},
+                                id=row.id, status=InteractionStatus.REQUESTED.value)
+            if done != 1:
+                return
+            tx.changed(ChangeKind.INTERACTION, row.id, row.run_id)
+            tx.run_event(row.run_id, "interaction.presented",
+                         {"interaction_id": interaction_id, "by": tx.actor.label})
+
+        return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
+
+    # ------------------------------------------------------------ reads
+    def seen(self, interaction_id: str) -> tuple[str, float] | None:
+        """Who was first shown the question by the desk, and when (from its
+        ``interaction.presented`` event; the run's events of that type, by index)."""
+        e = s.events.c
+
+        def read(conn: Any) -> tuple[str, float] | None:
+            run_id = conn.execute(select(s.interactions.c.run_id).where(
+                s.interactions.c.id == interaction_id)).scalar()
+            if run_id is None:
+                return None
+            rows = conn.execute(select(e.actor, e.created_at, e.payload).where(
+                e.run_id == run_id, e.type == "interaction.presented").order_by(e.sequence))
+            for actor, at, payload in rows:
+                if _loads(payload).get("interaction_id") == interaction_id:
+                    return actor, at
+            return None
+
+        return self.j.read(read)
+
+    def get(self, interaction_id: str) -> Interaction:
+        """The question; for a trusting agent an answer must be a trusted operator's
+        (DecisionUnverified otherwise)."""
+        if not self.j.verifying:
+            return self.j.read(lambda c: interaction_in(c, interaction_id))
+
+        def read(conn: Any) -> Interaction:
+            from proctor.core.decisions.checks import check_interaction
+
+            item = interaction_in(conn, interaction_id)
+            check_interaction(conn, self.j.trust, row_where(conn, s.interactions,
+                                                            id=interaction_id))
+            return item
+
+        return self.j.read(read)
+
+    def filed_under(self, request_key: str) -> Interaction | None:
+        """The question asked with ``request_key``, if there is one (its answer is not
+        trust-checked here: read it with ``get``)."""
+        def read(c: Any) -> Interaction | None:
+            row = row_where(c, s.interactions, request_key=request_key)
+            return None if row is None else interaction_in(c, row.id)
+
+        return self.j.read(read)
+
+    def for_run(self, run_id: str) -> list[Interaction]:
+        return self.j.read(lambda c: interactions_of(c, run_id))
+
+    @staticmethod
+    def _row(tx: Tx, interaction_id: str) -> Any:
+        row = row_where(tx.conn, s.interactions, id=interaction_id)
+        if row is None:
+            raise errors.NotFound(f"question {interaction_id} does not exist")
+        return row
+
+    @staticmethod
+    def _close(tx: Tx, row: Any, status: InteractionStatus, values: dict) -> None:
+        done = update_where(tx.conn, s.interactions, dict(
+            status=status.value, version=row.version + 1, **values),
+            id=row.id, version=row.version)
+        if done != 1:
+            raise errors.StaleVersion(f"question {row.id} changed meanwhile")
+        tx.changed(ChangeKind.INTERACTION, row.id, row.run_id)
+
+
+def _loads(text: str) -> Any:
+    import json
+
+    return json.loads(text)
