@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from proctor.core import InboxFilter, InboxKind, Journal, RunStatus, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.kernel.safe_text import json_escaped
 
 from . import ops_render as render

@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.kernel.canonical import canonical_json, digest_of, sha256_hex
 from proctor.core.storage import db as core_db
 from proctor.core.storage import schema as s

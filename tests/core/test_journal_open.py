@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from proctor.core import Actor, ActorKind, Journal, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.storage import db as core_db
 
 from .helpers import ACTION, raw, snapshot

@@ -27,7 +27,7 @@ from hypothesis.stateful import (
 from sqlalchemy import select
 
 from proctor.core import Actor, Journal, digest_of, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.storage import schema
 
 from .helpers import FakeClock

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import exc
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.storage import pg
 
 from .helpers import ACTION

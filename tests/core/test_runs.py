@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from proctor.core import Actor, RunStatus, ToolCallStatus, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.journal import Tx
 
 from .helpers import (

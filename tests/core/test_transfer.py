@@ -12,7 +12,7 @@ import pytest
 
 from proctor.cli import main as cli_main
 from proctor.core import Actor, Journal, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.ops.transfer import (
     AUDIT_CSV,
     RUN_CSV,

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 from sqlalchemy import text
 
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.storage.schema import IMMUTABLE_TABLES
 
 from .helpers import drop_immutability_triggers, raw, row_counts

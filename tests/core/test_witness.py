@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from proctor.core import Journal, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.audit.witness import HeadWitness, journal_id, witness_path
 
 pytestmark = pytest.mark.sqlite_only  # the witness is a file beside the journal's file

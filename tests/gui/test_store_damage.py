@@ -110,7 +110,7 @@ def test_a_wal_lost_under_the_desk_is_named_by_verify_and_the_next_open(
     import subprocess
     import sys
 
-    from proctor.core.audit import verify
+    from proctor.core.audit.verify import verify
     from proctor.core.audit.witness import witness_path
     from proctor.gui import watcher as desk_watcher
 

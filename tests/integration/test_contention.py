@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from proctor.core import Actor, Journal
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 
 LONG = os.environ.get("PROCTOR_LONG", "") not in ("", "0")
 SCALE = 4 if LONG else 1

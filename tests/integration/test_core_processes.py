@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 
 SPAWN = multiprocessing.get_context("spawn")
 RACERS = 8

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QApplication
 
 from proctor import cli
 from proctor.core import Actor, Journal
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.gui.app import DeskApp
 from proctor.gui.errors import ErrorDialog
 from proctor.gui.mainwindow import MainWindow

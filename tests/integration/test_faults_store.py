@@ -22,7 +22,7 @@ import pytest
 
 from proctor import cli
 from proctor.core import Actor, Journal, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.storage import db as core_db
 
 TIMEOUT = 60

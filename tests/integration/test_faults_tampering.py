@@ -20,7 +20,7 @@ import pytest
 
 from proctor import cli
 from proctor.core import Actor, Journal, errors
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 from proctor.core.kernel.canonical import canonical_json, digest_of
 
 

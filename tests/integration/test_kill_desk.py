@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from proctor.core import Actor, Journal
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 
 WAIT_MS = 20_000
 DESK = Path(__file__).with_name("kill_desk.py")

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from proctor.core import Actor, Journal
-from proctor.core.audit import verify
+from proctor.core.audit.verify import verify
 
 LONG = os.environ.get("PROCTOR_LONG", "") not in ("", "0")
 ITERATIONS = int(os.environ.get("PROCTOR_KILL_ITERATIONS", "200" if LONG else "20"))

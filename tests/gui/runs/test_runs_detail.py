@@ -15,7 +15,8 @@ from PySide6.QtCore import QDateTime, Qt
 from PySide6.QtGui import QGuiApplication
 
 from proctor.core import Actor, Journal
-from proctor.core.audit import timeline, verify
+from proctor.core.audit import timeline
+from proctor.core.audit.verify import verify
 from proctor.core.models import InboxKind
 from proctor.core.ops.transfer import import_run, read_export
 from proctor.gui.runs.export import SaveDialog
