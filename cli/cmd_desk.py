@@ -42,12 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_open(args: argparse.Namespace) -> int:
-    from proctor.gui.preflight import check_or_explain
+    from proctor.gui.shell.preflight import check_or_explain
 
     if (refused := check_or_explain("proctor open")) is not None:
         return refused
     if "://" in args.path and not args.path.startswith("sqlite:///"):
-        from proctor.gui.app import run_desk  # a server: the desk connects (and says why not)
+        from proctor.gui.shell.app import run_desk  # a server: the desk connects (and says why not)
 
         return run_desk(args.path, read_only=args.read_only, operator=args.operator)
     path = Path(args.path.removeprefix("sqlite:///")).expanduser()
@@ -61,7 +61,7 @@ def cmd_open(args: argparse.Namespace) -> int:
         print(f"proctor open: error: {refusal.message}", file=sys.stderr)
         print(f"  hint: {refusal.hint}", file=sys.stderr)
         return EXIT_STORE
-    from proctor.gui.app import run_desk
+    from proctor.gui.shell.app import run_desk
 
     return run_desk(path, read_only=args.read_only, operator=args.operator,
                     old_schema="migrate" if args.migrate else "ask")
@@ -110,7 +110,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.agents < 0:
         print("proctor demo: --agents must be 0 or more", file=sys.stderr)
         return EXIT_USAGE
-    from proctor.gui.preflight import check_or_explain
+    from proctor.gui.shell.preflight import check_or_explain
 
     if (refused := check_or_explain("proctor demo")) is not None:
         return refused  # before any work: nothing built, no agent started
@@ -126,7 +126,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     started: list = []  # the simulated agents, once the journal is full
 
     def on_window(window: object) -> None:
-        from proctor.gui.demo_fill import DemoFill
+        from proctor.gui.shell.demo_fill import DemoFill
 
         fill = DemoFill(window, path, seed=args.seed, start_time=recent_start())
         inbox = getattr(window, "inbox", None)
@@ -137,7 +137,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                                                          trust["path"])))
         fill.start()
 
-    from proctor.gui.app import run_desk
+    from proctor.gui.shell.app import run_desk
 
     try:
         return run_desk(path, operator=operator, on_window=on_window)
@@ -165,7 +165,7 @@ def start_demo_agents(path: Path, args: argparse.Namespace,
 def demo_operator() -> str:
     """The name the desk will decide as (its Preferences, else the login name)."""
     from proctor.core.journal import default_operator_name
-    from proctor.gui.settings import DeskSettings
+    from proctor.gui.infra.settings import DeskSettings
 
     return DeskSettings().operator or default_operator_name()
 

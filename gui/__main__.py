@@ -2,7 +2,7 @@
 
 import sys
 
-from proctor.gui.launch import main
+from proctor.gui.shell.launch import main
 
 if __name__ == "__main__":
     sys.exit(main())

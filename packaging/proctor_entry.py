@@ -1,7 +1,7 @@
 """The bundle's one entry script. The executable's name picks the program:
 
     proctor        the command line (proctor.cli)
-    proctor-desk   the desk (proctor.gui.launch): what the menu entry starts
+    proctor-desk   the desk (proctor.gui.shell.launch): what the menu entry starts
 
 ``proctor -m MODULE ARGS`` runs a bundled module as a script, so code that starts
 ``sys.executable -m proctor.sim.agent_process`` (the simulated agents of ``proctor demo``)
@@ -26,7 +26,7 @@ def main() -> int:
         from proctor.cli import main as cli_main
 
         return cli_main()
-    from proctor.gui.launch import main as desk_main
+    from proctor.gui.shell.launch import main as desk_main
 
     return desk_main()
 

@@ -71,13 +71,13 @@ class Desks:
              busy_timeout: float | None = None, exposed: bool = True,
              activate: bool = False, signer: Any = None) -> Any:
         from proctor.core import Actor, Journal
-        from proctor.gui.app import build_window
-        from proctor.gui.tasks import TaskRunner
+        from proctor.gui.infra.tasks import TaskRunner
+        from proctor.gui.shell.app import build_window
 
         options: dict[str, Any] = {} if busy_timeout is None else {"busy_timeout": busy_timeout}
         if signer is not None:
             options["signer"] = signer
-        # as the desk opens it (gui/app.py open_for_desk): its watcher checkpoints the -wal
+        # as the desk opens it (gui/shell/app.py open_for_desk): its watcher checkpoints the -wal
         journal = Journal.open(path, actor=Actor.operator(operator), read_only=read_only,
                                autocheckpoint=False, **options)
         runner = TaskRunner()
@@ -106,7 +106,7 @@ class Desks:
             window.deleteLater()
             runner.deleteLater()
         self.opened.clear()
-        from proctor.gui.tasks import PresentationPool
+        from proctor.gui.infra.tasks import PresentationPool
 
         assert PresentationPool.instance().wait(RUNNER_DRAIN_MS), \
             "a diff was still running long after the desk closed"
@@ -189,7 +189,7 @@ def downgrade() -> Any:
 def settings(tmp_path: Path) -> Any:
     from PySide6.QtCore import QSettings
 
-    from proctor.gui.settings import DeskSettings
+    from proctor.gui.infra.settings import DeskSettings
 
     return DeskSettings(QSettings(str(tmp_path / "desk.ini"), QSettings.Format.IniFormat))
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QT_TR_NOOP
 
-from ..actions import ActionRegistry, ActionSpec
+from ..infra.actions import ActionRegistry, ActionSpec
 
 if TYPE_CHECKING:
     from .page import AuditPage

@@ -31,18 +31,18 @@ from proctor.core import Journal
 from proctor.core.audit import timeline
 from proctor.core.models import AuditEntry, ChangeKind, Page, VerifyReport
 
-from ..context import PageContext
-from ..i18n import tr
-from ..runs.export import Exporter
-from ..runs.status import status_icon
-from ..runs.summary import plain_tip
-from ..tasks import TaskRunner
+from ..infra.context import PageContext
+from ..infra.i18n import tr
+from ..infra.tasks import TaskRunner
 from ..widgets import fmt
+from ..widgets.event_summary import plain_tip
+from ..widgets.export import Exporter
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label
 from ..widgets.list_page import ListPage, choice_combo, fill_combo
 from ..widgets.message_bar import Level
 from ..widgets.paged_model import ITEM_ROLE, Column, PagedModel
+from ..widgets.run_status import status_icon
 from . import commands
 
 VERIFY = "verify"  # the runner key of the chain check (one at a time)

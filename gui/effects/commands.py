@@ -15,7 +15,7 @@ from PySide6.QtCore import QT_TR_NOOP
 
 from proctor.core.models import EffectStatus
 
-from ..actions import ActionRegistry, ActionSpec
+from ..infra.actions import ActionRegistry, ActionSpec
 
 if TYPE_CHECKING:
     from .page import EffectsPage

@@ -10,10 +10,10 @@ from proctor.core import Journal
 from proctor.core.effects.views import EffectQuery
 from proctor.core.models import Effect
 
-from ..i18n import tr
-from ..memory.common import label
-from ..tasks import TaskRunner
+from ..infra.i18n import tr
+from ..infra.tasks import TaskRunner
 from ..widgets import fmt
+from ..widgets.fmt import label
 from ..widgets.paged_model import Column, PagedModel
 from .view import LIVE, lapsed
 

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 from proctor.core.effects.views import EffectContext, EffectQuery
 from proctor.core.models import ChangeKind, ChangeSet, Effect, EffectStatus
 
-from ..context import PageContext
-from ..i18n import tr
+from ..infra.context import PageContext
+from ..infra.i18n import tr
 from ..widgets.labels import plain_label
 from ..widgets.list_page import ListPage, choice_combo
 from ..widgets.message_bar import Level, MessageBar

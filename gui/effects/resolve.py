@@ -11,10 +11,11 @@ from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPlainTextEdit, QVBoxLayou
 
 from proctor.core.models import Effect, EffectStatus, SafetyClass
 
-from ..i18n import tr
-from ..memory.common import label, request_id
+from ..infra.i18n import tr
+from ..infra.tasks import request_id
 from ..widgets import fmt
 from ..widgets.dialogs import ConfirmDialog
+from ..widgets.fmt import label
 from ..widgets.labels import plain_label, section
 from ..widgets.message_bar import Level, MessageBar
 

@@ -22,12 +22,13 @@ from PySide6.QtWidgets import (
 from proctor.core.effects.views import EffectContext
 from proctor.core.models import Effect, EffectStatus, Receipt
 
-from ..i18n import tr
-from ..memory.common import RowsModel, label
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
+from ..widgets.fmt import label
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, section
+from ..widgets.list_model import RowsModel
 from ..widgets.tables import row_table
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)

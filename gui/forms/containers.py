@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets.labels import plain_label
 from .fields import (
     BoolField,

@@ -22,8 +22,8 @@ from proctor.core.models import Interaction
 from proctor.core.questions.credentials import looks_like_secret as looks_like_secret
 from proctor.core.questions.credentials import reference_problem
 
-from ..i18n import tr
-from ..settings import DeskSettings
+from ..infra.i18n import tr
+from ..infra.settings import DeskSettings
 from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
 from .validate import Problem

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidgetAction,
 )
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets.fmt import visible
 from ..widgets.labels import plain_label
 from .schema import MISSING, RADIO_MAX, Node, describe

@@ -15,7 +15,7 @@ from PySide6.QtCore import Signal, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets.labels import plain_label
 from .containers import ObjectField, make_field
 from .fields import Field

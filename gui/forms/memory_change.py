@@ -26,10 +26,10 @@ from proctor.core import errors
 from proctor.core.memory.service import Memory
 from proctor.core.models import Interaction, MemoryEntry
 
-from ..i18n import tr
-from ..memory.diff import DiffView, Piece, whitespace_only, word_diff
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label, section
+from ..widgets.text_diff import DiffView, Piece, whitespace_only, word_diff
 from .views import request_dict, text_of
 
 PROPOSED_KEYS = ("after", "content", "proposed")

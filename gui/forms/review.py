@@ -44,8 +44,8 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import Interaction
 
-from ..i18n import tr
-from ..theme import diff_colors
+from ..infra.i18n import tr
+from ..infra.theme import diff_colors
 from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
 from . import diff

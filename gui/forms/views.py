@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import Interaction, InteractionKind
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets.labels import plain_label, section
 from .fields import button_text, filter_list, option_label
 from .form import SchemaForm

@@ -24,13 +24,13 @@ from PySide6.QtWidgets import (
 from proctor.core.approvals.service import json_changes
 from proctor.core.models import Approval, ApprovalScope, ApprovalStatus, InboxItem, InboxKind
 
-from ..i18n import tr
+from ..infra.i18n import tr
+from ..infra.tasks import request_id
 from ..widgets import fmt
 from ..widgets.action_text import ActionText
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, plain_tip, section
-from .decide import request_id
 from .detail import DetailContext, DetailWidget
 from .edit_action import EditActionDialog
 from .rule_draft import RuleDraftPanel

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from proctor.core.approvals.service import action_resource, safety_counts
 from proctor.core.models import Approval, ApprovalScope
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets.action_text import BOX_CHARS
 from ..widgets.fmt import pretty_json, visible
 from ..widgets.labels import plain_label, section

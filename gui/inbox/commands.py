@@ -21,9 +21,9 @@ from proctor.core.models import (
     Interaction,
 )
 
-from ..actions import ActionRegistry, ActionSpec
-from ..i18n import tr
-from ..tasks import BUSY_AFTER_MS
+from ..infra.actions import ActionRegistry, ActionSpec
+from ..infra.i18n import tr
+from ..infra.tasks import BUSY_AFTER_MS, request_id
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import BANNER_CLOSE_MS, NOTE_CLOSE_MS, Level
@@ -31,7 +31,6 @@ from . import settle
 from .approval import ApprovalDetail
 from .bulk import BulkDecisionDialog
 from .confirm import action_label, confirmed
-from .decide import request_id
 from .effect import EffectDetail
 from .model import item_key
 from .page import InboxPage

@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 from proctor.core.approvals.service import action_resource
 from proctor.core.models import Approval, ApprovalScope
 
-from ..i18n import tr
-from ..settings import CONFIRM_CHOICES, DEFAULT_CONFIRM, NEAR_EXPIRY, STANDING_RULE
+from ..infra.i18n import tr
+from ..infra.settings import CONFIRM_CHOICES, DEFAULT_CONFIRM, NEAR_EXPIRY, STANDING_RULE
 from ..widgets import fmt
 from ..widgets.action_text import BOX_CHARS
 from ..widgets.labels import plain_label, section

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from proctor.core.models import InboxItem, InboxKind, ReconciliationStatus
 
-from ..actions import ActionRegistry
-from ..i18n import tr
+from ..infra.actions import ActionRegistry
+from ..infra.i18n import tr
 from ..memory.commands import resolve_commands
 from ..memory.common import RevealState
 from ..memory.conflict_view import ConflictData, ConflictReview, load_conflict, resolve_call

@@ -6,7 +6,6 @@ after "store busy" is idempotent. Results come back as signals on the GUI thread
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -15,12 +14,8 @@ from PySide6.QtCore import QObject, Signal
 from proctor.core import Journal, errors
 from proctor.core.models import ApprovalScope, BulkResult, InboxItem
 
-from ..tasks import TaskRunner
+from ..infra.tasks import TaskRunner, request_id
 from .model import item_key
-
-
-def request_id() -> str:
-    return f"desk-{uuid.uuid4().hex}"
 
 
 class Decider(QObject):

@@ -25,11 +25,11 @@ from proctor.core import Journal
 from proctor.core.kernel.origin import describe
 from proctor.core.models import InboxItem, InboxKind
 
-from ..actions import ActionRegistry
-from ..errors import ErrorPresenter
-from ..i18n import tr
-from ..settings import DeskSettings
-from ..tasks import TaskRunner
+from ..infra.actions import ActionRegistry
+from ..infra.errors import ErrorPresenter
+from ..infra.i18n import tr
+from ..infra.settings import DeskSettings
+from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.icons import kind_icon
 from ..widgets.labels import plain_label

@@ -22,7 +22,7 @@ from proctor.core.models import Approval
 
 from ..forms.diff import unified
 from ..forms.validate import Checker
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label, section
 

@@ -13,7 +13,7 @@ from proctor.core.models import Effect, EffectStatus, InboxItem, InboxKind
 
 from ..effects.resolve import Draft, ResolveForm, resolve_call
 from ..effects.view import EffectView
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.message_bar import Level
 from .approval import action_button

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QWid
 
 from proctor.core.models import InboxFilter, InboxKind
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets import fmt
 
 SEARCH_DEBOUNCE_MS = 250

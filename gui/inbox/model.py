@@ -13,8 +13,8 @@ from proctor.core import Journal
 from proctor.core.kernel.origin import describe, short
 from proctor.core.models import InboxFilter, InboxItem
 
-from ..i18n import tr
-from ..tasks import TaskRunner
+from ..infra.i18n import tr
+from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.delegates import SECOND_LINE_ROLE
 from ..widgets.icons import kind_icon

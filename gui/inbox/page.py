@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import INBOX_CHANGE_KIND, ChangeSet, InboxItem, InboxKind
 
-from ..context import PageContext
-from ..i18n import tr
+from ..infra.context import PageContext
+from ..infra.i18n import tr
 from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar

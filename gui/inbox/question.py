@@ -44,7 +44,7 @@ from ..forms import AnswerView, build_view
 from ..forms.credentials import CredentialView, keyring_status
 from ..forms.memory_change import MemoryChange, MemoryChangeMaterial, load_memory_change
 from ..forms.schema import MISSING
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree

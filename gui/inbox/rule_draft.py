@@ -29,7 +29,7 @@ from proctor.core import errors
 from proctor.core.kernel import predicates
 from proctor.core.models import Approval, RuleDraft, RulePreview
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label
 from .detail import DetailContext

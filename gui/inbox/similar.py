@@ -13,7 +13,7 @@ from PySide6.QtCore import (
 
 from proctor.core.models import Approval
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_tip
 

@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 from proctor.core.memory.service import Memory
 from proctor.core.models import Reconciliation, ReconciliationStatus
 
-from ..actions import ActionRegistry
-from ..i18n import tr
+from ..infra.actions import ActionRegistry
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label

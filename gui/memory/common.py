@@ -1,25 +1,23 @@
-"""Pieces the memory views share: sensitivity masking, the reveal state, a small read-only
-table model, and the per-scope token budget setting."""
+"""Pieces the memory views share: sensitivity masking, the reveal state and the per-scope
+token budget setting."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QObject, Signal
 
 from proctor.core.memory.service import OPEN_SENSITIVITIES as OPEN_SENSITIVITIES
 from proctor.core.memory.service import is_sensitive as is_sensitive
 from proctor.core.models import MemoryEntry
 
-from ..i18n import tr
-from ..settings import DEFAULT_TOKEN_LIMIT
-from ..settings import TOKEN_LIMIT_KEY as TOKEN_LIMIT_KEY  # where tests look for it
+from ..infra.i18n import tr
+from ..infra.settings import DEFAULT_TOKEN_LIMIT
+from ..infra.settings import TOKEN_LIMIT_KEY as TOKEN_LIMIT_KEY  # where tests look for it
+from ..infra.tasks import request_id as request_id
 from ..widgets import fmt
-from ..widgets.labels import plain_tip
-from ..widgets.list_model import Index, ListModel
+from ..widgets.fmt import label as label
+from ..widgets.list_model import RowsModel as RowsModel
 
 
 def mask_text(entry: MemoryEntry) -> str:
@@ -31,14 +29,6 @@ def mask_text(entry: MemoryEntry) -> str:
 def token_limit(settings: Any) -> int:
     """The per-scope token budget (Preferences; ``DeskSettings.memory_token_limit``)."""
     return int(getattr(settings, "memory_token_limit", DEFAULT_TOKEN_LIMIT))
-
-
-def request_id() -> str:
-    return f"desk-{uuid.uuid4().hex}"
-
-
-def label(text: str) -> str:
-    return text.replace("_", " ")
 
 
 class RevealState(QObject):
@@ -66,31 +56,3 @@ class RevealState(QObject):
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self._ids
-
-
-class RowsModel(ListModel):
-    """A small read-only table over a list (history, field differences, receipts): what
-    each cell shows comes from ``cells``; ``tip`` and ``bold`` are optional per row."""
-
-    def __init__(self, headers: Sequence[str], cells: Callable[[Any], Sequence[str]],
-                 parent: QObject | None = None, *,
-                 tip: Callable[[Any], str] | None = None,
-                 bold: Callable[[Any], bool] | None = None) -> None:
-        super().__init__(headers, parent)
-        self._cells = cells
-        self._tip = tip
-        self._bold = bold
-
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.row() >= len(self._rows):
-            return None
-        row = self._rows[index.row()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return fmt.bounded(self._cells(row)[index.column()])
-        if role == Qt.ItemDataRole.ToolTipRole and self._tip is not None:
-            return plain_tip(fmt.bounded(self._tip(row), 2000))
-        if role == Qt.ItemDataRole.FontRole and self._bold is not None and self._bold(row):
-            font = QFont()
-            font.setBold(True)
-            return font
-        return None

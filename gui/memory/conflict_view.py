@@ -29,14 +29,13 @@ from PySide6.QtWidgets import (
 from proctor.core.memory.service import Memory, content_hash
 from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatus
 
-from ..actions import ActionRegistry
-from ..i18n import tr
-from ..tasks import PresentationPool, Ticket
+from ..infra.actions import ActionRegistry
+from ..infra.i18n import tr
+from ..infra.tasks import PresentationPool, Ticket
 from ..widgets import fmt
 from ..widgets.labels import plain_label, plain_tip, section
 from ..widgets.message_bar import Level, MessageBar
-from .common import RevealState, RowsModel, is_sensitive, label, request_id
-from .diff import (
+from ..widgets.text_diff import (
     TOO_LARGE,
     WHOLE,
     Budget,
@@ -46,6 +45,7 @@ from .diff import (
     line_blocks,
     whitespace_only,
 )
+from .common import RevealState, RowsModel, is_sensitive, label, request_id
 
 CHOICE_TEXT = {
     ReconciliationStatus.ACCEPTED_LOCAL: "Kept local",

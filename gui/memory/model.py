@@ -11,8 +11,8 @@ from proctor.core import Journal
 from proctor.core.memory.views import MemoryQuery
 from proctor.core.models import MemoryEntry, Page, Reconciliation
 
-from ..i18n import tr
-from ..tasks import TaskRunner
+from ..infra.i18n import tr
+from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.paged_model import Column, PagedModel
 from .common import RevealState, label

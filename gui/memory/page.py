@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 from proctor.core.memory.views import MemoryQuery
 from proctor.core.models import ChangeKind, MemoryScope, ReconciliationStatus, Trust
 
-from ..context import PageContext
-from ..i18n import tr
+from ..infra.context import PageContext
+from ..infra.i18n import tr
 from ..widgets.delegates import RowDelegate
 from ..widgets.labels import plain_label, section
 from ..widgets.list_page import ListPage, choice_combo, fill_combo, make_table

@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 from proctor.core.memory.views import CHARS_PER_TOKEN, ScopeUsage, estimate_tokens
 from proctor.core.models import MemoryScope
 
-from ..i18n import tr
-from ..theme import over_budget_color
+from ..infra.i18n import tr
+from ..infra.theme import over_budget_color
 from ..widgets import fmt
 from ..widgets.labels import plain_tip
 

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QVBoxLayout, 
 from proctor.core.audit.overview import OverviewFacts
 from proctor.core.models import ChangeSet
 
-from ..context import PageContext
-from ..i18n import tr
+from ..infra.context import PageContext
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label
 from .chart import Bar, BarChart, Series

@@ -22,12 +22,12 @@ from PySide6.QtWidgets import (
 from proctor.core import Journal
 from proctor.core.models import Approval, ChangeKind, Page, RuleUsage
 
-from ..context import PageContext
-from ..i18n import tr
-from ..runs.summary import plain_tip
-from ..tasks import TaskRunner
+from ..infra.context import PageContext
+from ..infra.i18n import tr
+from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
+from ..widgets.event_summary import plain_tip
 from ..widgets.labels import plain_label, section
 from ..widgets.list_model import ListModel
 from ..widgets.list_page import ListPage

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QT_TR_NOOP
 
-from ..actions import ActionRegistry, ActionSpec
+from ..infra.actions import ActionRegistry, ActionSpec
 from .page import RunsPage
 
 

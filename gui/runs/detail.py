@@ -28,23 +28,23 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeSet, Run, RunEvent
 
-from ..actions import ActionRegistry
-from ..context import PageContext
-from ..i18n import tr
+from ..infra.actions import ActionRegistry
+from ..infra.context import PageContext
+from ..infra.i18n import tr
 from ..timeline.pane import TimelinePane
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
+from ..widgets.event_summary import plain_tip
+from ..widgets.export import Exporter
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar
+from ..widgets.run_status import status_icon, words
 from .events_model import precise_clock, read_tail
 from .events_pane import EventsPane
-from .export import Exporter
 from .facts import TABS, FactsTab, RunFacts, dump, fact_rows, load_facts, tab_title
 from .integrity import IntegrityPane
 from .model import duration
 from .pending import PendingPane
-from .status import status_icon, words
-from .summary import plain_tip
 
 HEADER_MS = 200
 FACTS_MS = 1000

@@ -32,10 +32,10 @@ from proctor.core import Journal
 from proctor.core.audit import timeline
 from proctor.core.models import RunEvent
 
-from ..i18n import tr
-from ..tasks import TaskRunner
+from ..infra.i18n import tr
+from ..infra.tasks import TaskRunner
 from ..widgets import fmt
-from .summary import event_summary, plain_tip
+from ..widgets.event_summary import event_summary, plain_tip
 
 BLOCK = 200
 CACHE_BLOCKS = 48

@@ -35,8 +35,8 @@ from PySide6.QtWidgets import (
 from proctor.core.audit import timeline
 from proctor.core.models import Run, RunEvent
 
-from ..context import PageContext
-from ..i18n import tr
+from ..infra.context import PageContext
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label

@@ -32,14 +32,14 @@ from proctor.core.models import (
 )
 from proctor.core.runs.facts import RunFacts as CoreRunFacts
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets import fmt
+from ..widgets.event_summary import plain_tip
 from ..widgets.json_tree import JsonTree
 from ..widgets.list_model import Index, ListModel
 from ..widgets.paged_model import Column
+from ..widgets.run_status import status_icon, words
 from ..widgets.tables import row_table
-from .status import status_icon, words
-from .summary import plain_tip
 
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QWidget
 from proctor.core.audit.timeline import RunQuery
 from proctor.core.models import RunStatus
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets.list_page import choice_combo, fill_combo
 from .range_dialog import RangeDialog, initial_range, range_text
 

@@ -22,11 +22,11 @@ from proctor.core.audit import timeline
 from proctor.core.audit.timeline import ChainStatus
 from proctor.core.models import RunEvent
 
-from ..context import PageContext
-from ..i18n import tr
+from ..infra.context import PageContext
+from ..infra.i18n import tr
 from ..widgets.labels import plain_label, section
+from ..widgets.run_status import status_icon
 from .model import EventsModel
-from .status import status_icon
 
 TRUST = ("The chain makes changes to the history detectable: each event's digest covers its "
          "content and the digest before it. It cannot stop a process with write access to "

@@ -18,13 +18,13 @@ from proctor.core.audit.timeline import RunQuery
 from proctor.core.models import Run, RunEvent
 from proctor.core.runs.service import sort_fields
 
-from ..i18n import tr
-from ..tasks import TaskRunner
+from ..infra.i18n import tr
+from ..infra.tasks import TaskRunner
 from ..widgets import fmt
+from ..widgets.event_summary import event_summary, plain_tip
 from ..widgets.list_model import Index, ListModel
 from ..widgets.paged_model import Column, PagedModel
-from .status import status_icon, words
-from .summary import event_summary, plain_tip
+from ..widgets.run_status import status_icon, words
 
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 

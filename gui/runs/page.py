@@ -11,12 +11,12 @@ from PySide6.QtWidgets import QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
 from proctor.core.models import ChangeKind, ChangeSet
 
-from ..context import PageContext
-from ..i18n import tr
+from ..infra.context import PageContext
+from ..infra.i18n import tr
+from ..widgets.export import Exporter
 from ..widgets.list_page import ListPage
 from ..widgets.paged_model import KEY_ROLE
 from .detail import RunDetail
-from .export import Exporter
 from .filters import RunFilterBar
 from .model import COL_STATUS, SORT_OF, RunsModel
 

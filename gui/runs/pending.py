@@ -25,9 +25,6 @@ from PySide6.QtWidgets import (
 from proctor.core import errors
 from proctor.core.models import Approval, ApprovalScope, EffectStatus, InboxItem, InboxKind
 
-from ..actions import ActionRegistry
-from ..context import PageContext
-from ..i18n import tr
 from ..inbox.approval import ApprovalDetail
 from ..inbox.commands import decision_commands
 from ..inbox.confirm import confirmed
@@ -35,12 +32,15 @@ from ..inbox.decide import Decider
 from ..inbox.detail import DetailContext, DetailPane
 from ..inbox.kinds import DETAIL_WIDGETS
 from ..inbox.model import KIND_TITLES, item_key
+from ..infra.actions import ActionRegistry
+from ..infra.context import PageContext
+from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
+from ..widgets.event_summary import plain_tip
 from ..widgets.icons import kind_icon
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar
-from .summary import plain_tip
 
 ACTION_IDS = ("inbox.approve", "inbox.deny", "inbox.snooze", "inbox.effect_committed",
               "inbox.effect_failed")

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from ..widgets.labels import plain_label
 
 FORMAT = "yyyy-MM-dd HH:mm"

@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 from proctor.core.audit import timeline
 from proctor.core.audit.timeline import RunTimeline, Span
 
-from ..context import PageContext
-from ..i18n import tr
+from ..infra.context import PageContext
+from ..infra.i18n import tr
 from ..widgets.labels import plain_label
 from .view import TimelineView, span_text
 

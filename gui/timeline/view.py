@@ -40,10 +40,10 @@ from PySide6.QtWidgets import (
 
 from proctor.core.audit.timeline import RunTimeline, Span
 
-from ..i18n import tr
-from ..runs.status import color, words
-from ..tasks import PresentationPool, Ticket
+from ..infra.i18n import tr
+from ..infra.tasks import PresentationPool, Ticket
 from ..widgets import fmt
+from ..widgets.run_status import color, words
 from .layout import LANES, Placed, pack, tick_label, tick_step, ticks
 
 LABEL_W = 124

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from .bounded_text import TextViewer
 from .fmt import visible
 from .labels import plain_label, section

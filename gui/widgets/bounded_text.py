@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from .fmt import visible
 
 PREVIEW = 1200  # characters shown before "Show all"

@@ -8,7 +8,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from ..theme import chip_colors, mix, palette_is_dark
+from ..infra.theme import chip_colors, mix, palette_is_dark
 
 BULK_SHARE = 0.28  # how much of the highlight colour tints a bulk-selected row
 

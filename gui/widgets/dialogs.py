@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..i18n import tr
+from ..infra.i18n import tr
 
 
 def _label(text: str, parent: QWidget) -> QLabel:

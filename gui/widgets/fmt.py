@@ -70,3 +70,8 @@ def pretty_json(value: Any) -> str:
 def short(text: str | None, keep: int = 12) -> str:
     text = text or ""
     return text if len(text) <= keep else text[:keep] + "…"
+
+
+def label(text: str) -> str:
+    """An identifier as words (``safe_read`` -> ``safe read``)."""
+    return text.replace("_", " ")

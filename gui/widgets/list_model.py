@@ -7,7 +7,7 @@ kind: ``set_rows`` replaces them all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import (
@@ -17,8 +17,11 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Qt,
 )
+from PySide6.QtGui import QFont
 
-from ..i18n import tr
+from ..infra.i18n import tr
+from . import fmt
+from .labels import plain_tip
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -60,3 +63,31 @@ class ListModel(TableModel):
         self.beginResetModel()
         self._rows = list(rows)
         self.endResetModel()
+
+
+class RowsModel(ListModel):
+    """A small read-only table over a list (history, field differences, receipts): what
+    each cell shows comes from ``cells``; ``tip`` and ``bold`` are optional per row."""
+
+    def __init__(self, headers: Sequence[str], cells: Callable[[Any], Sequence[str]],
+                 parent: QObject | None = None, *,
+                 tip: Callable[[Any], str] | None = None,
+                 bold: Callable[[Any], bool] | None = None) -> None:
+        super().__init__(headers, parent)
+        self._cells = cells
+        self._tip = tip
+        self._bold = bold
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return fmt.bounded(self._cells(row)[index.column()])
+        if role == Qt.ItemDataRole.ToolTipRole and self._tip is not None:
+            return plain_tip(fmt.bounded(self._tip(row), 2000))
+        if role == Qt.ItemDataRole.FontRole and self._bold is not None and self._bold(row):
+            font = QFont()
+            font.setBold(True)
+            return font
+        return None

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import ChangeKind, ChangeSet
 
-from ..context import PageContext
-from ..i18n import tr
+from ..infra.context import PageContext
+from ..infra.i18n import tr
 from . import fmt
 from .labels import plain_label
 from .message_bar import MessageBar

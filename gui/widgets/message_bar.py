@@ -14,7 +14,7 @@ from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QToolButton, QWidget
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from .labels import plain_label
 
 BANNER_CLOSE_MS = 10_000  # "Approved …" banners close by themselves after this long

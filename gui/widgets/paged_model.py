@@ -23,7 +23,7 @@ from PySide6.QtCore import (
 
 from proctor.core.models import Page
 
-from ..tasks import TaskRunner
+from ..infra.tasks import TaskRunner
 from . import fmt
 from .labels import PlainTip, plain_tip
 from .list_model import Index, TableModel

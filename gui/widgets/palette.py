@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..actions import ActionRegistry, display_key
-from ..i18n import tr
+from ..infra.actions import ActionRegistry, display_key
+from ..infra.i18n import tr
 from .list_model import Index, TableModel
 from .tables import row_table
 

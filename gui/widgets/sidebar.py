@@ -17,7 +17,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from .icons import icon
 
 COUNT_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar, QWidget
 
-from ..i18n import tr
+from ..infra.i18n import tr
 from . import fmt
 from .labels import plain_tip
 

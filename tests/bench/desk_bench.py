@@ -3,7 +3,7 @@
     uv run python tests/bench/desk_bench.py                 # builds/reuses a >=1M-event journal
     uv run python tests/bench/desk_bench.py --journal BIG.db --requests 200 --clicks 200
 
-1. Start-up: a fresh process (``python -m proctor.gui.app PATH --bench-paint``) until the
+1. Start-up: a fresh process (``python -m proctor.gui.shell.app PATH --bench-paint``) until the
    inbox has painted its first page; small journal vs the large one (nothing at start-up
    may grow with the journal).
 2. Visible: an agent *process* files approval requests 50-150 ms apart and prints the wall
@@ -113,7 +113,7 @@ def startup_seconds(path: Path) -> tuple[float, float]:
     """(wall seconds from spawn to inbox painted, CPU seconds the process used in total)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
-    out = subprocess.run([sys.executable, "-m", "proctor.gui.app", str(path), "--bench-paint"],
+    out = subprocess.run([sys.executable, "-m", "proctor.gui.shell.app", str(path), "--bench-paint"],
                          capture_output=True, text=True, timeout=120, check=True,
                          env=startup_env())
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -187,9 +187,9 @@ def open_desk(path: Path, before_start=None):  # noqa: ANN001, ANN201 - (app, wi
     from PySide6.QtCore import QSettings
 
     from proctor.core import Actor, Journal
-    from proctor.gui.app import build_window, make_app
-    from proctor.gui.settings import DeskSettings
-    from proctor.gui.tasks import TaskRunner
+    from proctor.gui.infra.settings import DeskSettings
+    from proctor.gui.infra.tasks import TaskRunner
+    from proctor.gui.shell.app import build_window, make_app
 
     app = make_app()
     settings = DeskSettings(QSettings(str(path) + ".ini", QSettings.Format.IniFormat))
@@ -520,7 +520,7 @@ def startup_figure(path: Path, facts: str, count: int):  # noqa: ANN201 - Figure
     shutil.rmtree(saved.parent, ignore_errors=True)
     figure = desk_figure(
         SUITE, "startup_inbox", "start-up → inbox first page painted (fresh process)",
-        f"`python -m proctor.gui.app PATH --bench-paint` from spawn until the inbox has painted "
+        f"`python -m proctor.gui.shell.app PATH --bench-paint` from spawn until the inbox has painted "
         f"its first page ({facts}); CPU ms = the whole process", "start",
         [w * 1000 for w, _ in runs], floors,
         notes=[f"start-up floor = a fresh Python process running, by raw sqlite3, the "

@@ -71,7 +71,7 @@ def demo_child(folder: str) -> int:
     the journal is full, then quitting."""
     from PySide6.QtWidgets import QApplication
 
-    import proctor.gui.app as app
+    import proctor.gui.shell.app as app
     from proctor.cli import main
     from proctor.gui import demo_fill
 

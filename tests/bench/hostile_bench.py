@@ -103,8 +103,8 @@ def action_text_memory() -> tuple[str, float, float]:
 
 def main() -> None:
     QApplication.instance() or QApplication([])
-    from proctor.gui.memory.diff import DiffView, diff_texts
     from proctor.gui.widgets.bounded_text import TextViewer
+    from proctor.gui.widgets.text_diff import DiffView, diff_texts
 
     def viewer(text: str):
         v = TextViewer(None, "bench", text)

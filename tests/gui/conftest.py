@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from proctor.core import Journal
-from proctor.gui.mainwindow import MainWindow
-from proctor.gui.tasks import TaskRunner
+from proctor.gui.infra.tasks import TaskRunner
+from proctor.gui.shell.mainwindow import MainWindow
 
 from .data import populate
 
@@ -23,7 +23,7 @@ WAIT_MS = 30_000  # every wait is for a condition: generous, for a loaded 2-core
 
 def wait_presented(qtbot) -> None:
     """Wait until the presentation pool (diffs of agent data) has delivered everything."""
-    from proctor.gui.tasks import PresentationPool
+    from proctor.gui.infra.tasks import PresentationPool
 
     qtbot.waitUntil(lambda: PresentationPool.instance().pending() == 0, timeout=WAIT_MS)
 # The offscreen platform plugin says this whenever a dialog is shown; it is not ours.

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QLabel, QMenu
 
 import proctor
 from proctor.gui import logging_setup
-from proctor.gui.about import AboutDialog, as_text, versions
+from proctor.gui.shell.about import AboutDialog, as_text, versions
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shiboken6
 
 from proctor.core import Actor, Journal
-from proctor.gui.app import DeskApp
-from proctor.gui.errors import ErrorDialog
+from proctor.gui.infra.errors import ErrorDialog
+from proctor.gui.shell.app import DeskApp
 
 from .conftest import WAIT_MS
 

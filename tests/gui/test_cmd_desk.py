@@ -15,7 +15,7 @@ def test_open_passes_read_only_and_operator(tmp_path, monkeypatch):
     path = tmp_path / "j.db"
     Journal.open(path).close()
     seen = {}
-    monkeypatch.setattr("proctor.gui.app.run_desk",
+    monkeypatch.setattr("proctor.gui.shell.app.run_desk",
                         lambda p, **kw: seen.update(path=p, **kw) or 0)
     assert cli.main(["open", str(path), "--read-only", "--as", "carol"]) == 0
     assert seen == {"path": path, "read_only": True, "operator": "carol", "old_schema": "ask"}
@@ -45,7 +45,7 @@ def test_demo_opens_the_window_first_and_fills_the_journal_behind_it(tmp_path, m
     desk ends."""
     from PySide6.QtWidgets import QMainWindow, QProgressBar
 
-    from proctor.gui.demo_fill import DemoFill
+    from proctor.gui.shell.demo_fill import DemoFill
 
     started, seen = [], {}
     FakeAgents.stopped = False
@@ -67,7 +67,7 @@ def test_demo_opens_the_window_first_and_fills_the_journal_behind_it(tmp_path, m
 
     monkeypatch.setattr("proctor.sim.agents.start_agents",
                         lambda path, **kw: started.append(kw) or FakeAgents())
-    monkeypatch.setattr("proctor.gui.app.run_desk", run_desk)
+    monkeypatch.setattr("proctor.gui.shell.app.run_desk", run_desk)
     argv = ["demo", "--dir", str(tmp_path), "--agents", "2", "--seed", "5"]
     assert cli.main(argv) == 0
     [path] = list(tmp_path.glob("*/journal.db"))
@@ -80,7 +80,7 @@ def test_demo_opens_the_window_first_and_fills_the_journal_behind_it(tmp_path, m
 def test_closing_the_desk_while_the_demo_fills_ends_the_builder(tmp_path, qtbot):
     from PySide6.QtWidgets import QMainWindow
 
-    from proctor.gui.demo_fill import DemoFill
+    from proctor.gui.shell.demo_fill import DemoFill
 
     path = tmp_path / "journal.db"
     Journal.open(path).close()
@@ -107,7 +107,7 @@ def test_demo_makes_its_agents_trust_the_operators_key(tmp_path, monkeypatch):
 
     monkeypatch.setenv("PROCTOR_KEYS_DIR", str(tmp_path / "keys"))
     seen = {}
-    monkeypatch.setattr("proctor.gui.app.run_desk",
+    monkeypatch.setattr("proctor.gui.shell.app.run_desk",
                         lambda path, **kw: seen.update(operator=kw["operator"]) or 0)
     assert cli.main(["demo", "--dir", str(tmp_path), "--as", "dora"]) == 0
     [trust_path] = list(tmp_path.glob("*/trusted-operators.json"))

@@ -9,10 +9,15 @@ from keyring.backends import fail
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
-from proctor.gui.app import DeskApp
-from proctor.gui.connect import KEYRING_SERVICE, ConnectDialog, remember_password, stored_password
-from proctor.gui.errors import ErrorDialog
-from proctor.gui.server_target import ServerTarget, is_server, visible_url
+from proctor.gui.infra.errors import ErrorDialog
+from proctor.gui.infra.server_target import ServerTarget, is_server, visible_url
+from proctor.gui.shell.app import DeskApp
+from proctor.gui.shell.connect import (
+    KEYRING_SERVICE,
+    ConnectDialog,
+    remember_password,
+    stored_password,
+)
 
 from .conftest import WAIT_MS
 from .forms.test_forms_agents import MemoryKeyring, keyring_backend  # noqa: F401 (a fixture)
@@ -140,7 +145,7 @@ def test_the_password_goes_to_the_keyring_under_the_connection(keyring_backend):
 
 def test_no_keyring_backend_is_a_clear_sentence(keyring_backend):  # noqa: F811
     keyring_backend(fail.Keyring())
-    from proctor.gui.connect import PasswordNotStored
+    from proctor.gui.shell.connect import PasswordNotStored
 
     with pytest.raises(PasswordNotStored, match="no OS keyring is available"):
         remember_password(TARGET, "pw")

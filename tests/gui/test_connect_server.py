@@ -14,10 +14,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from proctor.core import Actor
-from proctor.gui.app import DeskApp
-from proctor.gui.connect import KEYRING_SERVICE
-from proctor.gui.errors import ErrorDialog
-from proctor.gui.server_target import ServerTarget
+from proctor.gui.infra.errors import ErrorDialog
+from proctor.gui.infra.server_target import ServerTarget
+from proctor.gui.shell.app import DeskApp
+from proctor.gui.shell.connect import KEYRING_SERVICE
 
 from .conftest import WAIT_MS, settled
 from .forms.test_forms_agents import MemoryKeyring
@@ -123,7 +123,7 @@ def test_two_desks_deciding_the_same_item_get_one_winner(qtbot, team, settings, 
     record holds the first decision only."""
     from PySide6.QtCore import QSettings
 
-    from proctor.gui.settings import DeskSettings
+    from proctor.gui.infra.settings import DeskSettings
 
     keyring_backend(MemoryKeyring())
     other_settings = DeskSettings(QSettings(str(tmp_path / "desk2.ini"),
@@ -171,7 +171,7 @@ def test_preferences_name_does_not_change_who_decides_on_a_server(qtbot, team, d
                                                                   keyring_backend):
     from dataclasses import replace
 
-    from proctor.gui.preferences import prefs_from
+    from proctor.gui.shell.preferences import prefs_from
 
     keyring_backend(MemoryKeyring())
     target = ServerTarget("127.0.0.1", team.server.port, team.database, "op_dana", "disable")

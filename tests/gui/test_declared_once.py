@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMenuBar, QToolBar, QWidget
 
-from proctor.gui.actions import ActionRegistry, ActionSpec
+from proctor.gui.infra.actions import ActionRegistry, ActionSpec
 from proctor.gui.widgets.palette import ShortcutHelp
 
 from .conftest import WAIT_MS

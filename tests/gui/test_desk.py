@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import Actor, EffectStatus, Journal
-from proctor.gui.guard import GuiThreadStoreCall
 from proctor.gui.inbox.decide import Decider
-from proctor.gui.preferences import Prefs
+from proctor.gui.infra.guard import GuiThreadStoreCall
+from proctor.gui.shell.preferences import Prefs
 from proctor.gui.widgets.palette import CommandPalette, ShortcutHelp
 
 from .conftest import WAIT_MS
@@ -337,7 +337,7 @@ def test_tab_reaches_the_decision_form(qtbot, populated, open_desk):
 
 
 def test_dark_and_light_palettes(qtbot, populated, open_desk):
-    from proctor.gui.theme import Theme, ThemeMode
+    from proctor.gui.infra.theme import Theme, ThemeMode
 
     path, _ = populated
     window = open_desk(path)
@@ -406,7 +406,7 @@ def test_clicking_age_switches_newest_and_oldest_first(qtbot, populated, open_de
 
 def test_preferences_and_file_open_go_through_their_dialogs(qtbot, populated, open_desk,
                                                             monkeypatch, tmp_path):
-    from proctor.gui.preferences import PreferencesDialog
+    from proctor.gui.shell.preferences import PreferencesDialog
     from proctor.gui.widgets.dialogs import OpenJournalDialog
 
     path, _ = populated

@@ -186,7 +186,7 @@ def test_a_bus_without_a_notification_service_falls_back_to_the_banner_logged_on
     window = background_desk(open_desk, path, monkeypatch)
     shown: list[tuple[str, str]] = []
     window.notifier.notified.connect(lambda channel, text: shown.append((channel, text)))
-    caplog.set_level(logging.INFO, logger="proctor.gui.desktop_notify")
+    caplog.set_level(logging.INFO, logger="proctor.gui.shell.desktop_notify")
     request_late(path, ids["run"], "first")
     qtbot.waitUntil(lambda: window.notifier.desktop.failed, timeout=WAIT_MS)
     request_late(path, ids["run"], "second")

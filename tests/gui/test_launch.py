@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from proctor.core.storage.db import SCHEMA_HEAD
 from proctor.gui import launch
-from proctor.gui.launch import WelcomeDialog
+from proctor.gui.shell.launch import WelcomeDialog
 
 
 def test_version(capsys):
@@ -33,7 +33,7 @@ def test_a_journal_that_is_not_there_is_refused(tmp_path, capsys):
 def test_without_a_journal_the_desk_asks_and_a_cancel_ends_quietly(qapp, settings, monkeypatch):
     monkeypatch.setattr(launch, "DeskSettings", lambda: settings)
     monkeypatch.setattr(WelcomeDialog, "ask", classmethod(lambda cls, parent=None: None))
-    monkeypatch.setattr("proctor.gui.app.run_desk", lambda *a, **kw: pytest.fail("opened"))
+    monkeypatch.setattr("proctor.gui.shell.app.run_desk", lambda *a, **kw: pytest.fail("opened"))
     assert launch.main([]) == 0
 
 
@@ -41,7 +41,7 @@ def test_without_a_journal_the_remembered_one_opens(qapp, settings, journal_path
     settings.add_recent(journal_path)
     monkeypatch.setattr(launch, "DeskSettings", lambda: settings)
     opened = []
-    monkeypatch.setattr("proctor.gui.app.run_desk", lambda path, **kw: opened.append(path) or 0)
+    monkeypatch.setattr("proctor.gui.shell.app.run_desk", lambda path, **kw: opened.append(path) or 0)
     assert launch.main([]) == 0
     assert opened == [journal_path]
 
@@ -102,7 +102,7 @@ def test_try_a_demo_builds_one_off_the_gui_thread(qtbot, tmp_path, monkeypatch):
 def test_an_older_journal_is_asked_about_unless_the_command_line_decides(qapp, journal_path,
                                                                           tmp_path, monkeypatch):
     seen = []
-    monkeypatch.setattr("proctor.gui.app.run_desk", lambda path, **kw: seen.append(kw) or 0)
+    monkeypatch.setattr("proctor.gui.shell.app.run_desk", lambda path, **kw: seen.append(kw) or 0)
     monkeypatch.setattr(launch, "smoke_deadline", lambda app: None)
     shot = str(tmp_path / "shot.png")
     for argv in ([], ["--migrate"], ["--smoke-test", shot], ["--smoke-test", shot, "--migrate"]):

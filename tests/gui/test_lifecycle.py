@@ -13,9 +13,9 @@ import pytest
 from PySide6.QtCore import QObject, QTimer
 
 from proctor.core import Actor, Journal
-from proctor.gui.guard import GuardedJournal, ThreadGuard
-from proctor.gui.tasks import GuiThreadCollector, TaskRunner
-from proctor.gui.watcher import JournalWatcher
+from proctor.gui.infra.guard import GuardedJournal, ThreadGuard
+from proctor.gui.infra.tasks import GuiThreadCollector, TaskRunner
+from proctor.gui.infra.watcher import JournalWatcher
 
 from .conftest import WAIT_MS
 from .data import agent, request

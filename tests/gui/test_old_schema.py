@@ -24,9 +24,9 @@ from PySide6.QtWidgets import QApplication, QDialog
 
 from proctor.core import Actor, Journal
 from proctor.core.storage import db as core_db
-from proctor.gui.app import DeskApp
-from proctor.gui.errors import ErrorDialog
-from proctor.gui.old_schema import Choice, OldSchemaDialog
+from proctor.gui.infra.errors import ErrorDialog
+from proctor.gui.shell.app import DeskApp
+from proctor.gui.shell.old_schema import Choice, OldSchemaDialog
 
 from .conftest import WAIT_MS
 

@@ -17,7 +17,7 @@ import sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from proctor.gui import app as desk_app
-from proctor.gui.old_schema import OldSchemaDialog
+from proctor.gui.shell.old_schema import OldSchemaDialog
 
 plain_exec = OldSchemaDialog.exec
 

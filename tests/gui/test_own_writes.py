@@ -86,7 +86,7 @@ def test_a_desk_write_is_checkpointed_after_its_commit_not_in_it(qtbot, populate
     with Journal.open(path, actor=Actor.operator("bob")) as bob:  # the file holds it pending
         bob.checkpoint()
     assert status_in_the_file_alone(path, ids["approval"], tmp_path) == "pending"
-    from proctor.gui.app import open_for_desk  # the fixture opens it the same way
+    from proctor.gui.shell.app import open_for_desk  # the fixture opens it the same way
 
     with open_for_desk(path, Actor.operator("carol"), False) as desk_journal:
         assert desk_journal.autocheckpoint is False

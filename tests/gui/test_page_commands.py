@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QStackedWidget, QWidget
 
 from proctor.core import Actor, Journal
 from proctor.core.models import EffectStatus
-from proctor.gui.actions import ActionRegistry, ActionSpec
-from proctor.gui.runs.export import SaveDialog
+from proctor.gui.infra.actions import ActionRegistry, ActionSpec
 from proctor.gui.widgets.dialogs import ConfirmDialog, ReasonDialog
+from proctor.gui.widgets.export import SaveDialog
 from proctor.gui.widgets.palette import CommandPalette, ShortcutHelp
 
 from .conftest import WAIT_MS

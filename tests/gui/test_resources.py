@@ -15,11 +15,11 @@ from PySide6.QtWidgets import QApplication
 
 from proctor import resources
 from proctor.core import models
-from proctor.gui.mainwindow import PAGES
-from proctor.gui.runs.status import STYLE, status_icon
-from proctor.gui.theme import LEVEL, SAFETY, Theme, ThemeMode, palette_for
+from proctor.gui.infra.theme import LEVEL, SAFETY, Theme, ThemeMode, palette_for
+from proctor.gui.shell.mainwindow import PAGES
 from proctor.gui.widgets.icons import icon, kind_icon
 from proctor.gui.widgets.icons import render_svg as render
+from proctor.gui.widgets.run_status import STYLE, status_icon
 
 GUI = Path(__file__).resolve().parents[2] / "gui"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"

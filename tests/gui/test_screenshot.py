@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
 
-from proctor.gui.theme import Theme, ThemeMode
+from proctor.gui.infra.theme import Theme, ThemeMode
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 

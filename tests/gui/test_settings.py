@@ -11,12 +11,12 @@ from PySide6.QtWidgets import QApplication, QPushButton
 
 from proctor.core import Journal
 from proctor.gui import preferences
-from proctor.gui.app import DeskApp
-from proctor.gui.launch import start_journal
-from proctor.gui.preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
-from proctor.gui.settings import POLL_RANGE_MS, DeskSettings
-from proctor.gui.theme import ThemeMode
-from proctor.gui.watcher import POLL_MS
+from proctor.gui.infra.settings import POLL_RANGE_MS, DeskSettings
+from proctor.gui.infra.theme import ThemeMode
+from proctor.gui.infra.watcher import POLL_MS
+from proctor.gui.shell.app import DeskApp
+from proctor.gui.shell.launch import start_journal
+from proctor.gui.shell.preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
 
 from .conftest import WAIT_MS
 from .driver import Desk
@@ -154,7 +154,7 @@ def test_the_desk_starts_on_the_default_journal_else_the_most_recent(tmp_path, s
 
 def test_confirm_preference_has_safe_defaults_and_survives_a_restart(tmp_path, settings,
                                                                     qtbot):
-    from proctor.gui.settings import DEFAULT_CONFIRM
+    from proctor.gui.infra.settings import DEFAULT_CONFIRM
 
     assert settings.confirm == DEFAULT_CONFIRM
     assert {"destructive", "financial", "external_side_effect", "near_expiry",

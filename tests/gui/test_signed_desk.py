@@ -12,15 +12,15 @@ from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal, errors
 from proctor.core.decisions.keys import KeyStore, trust_file
-from proctor.gui.preferences import PreferencesDialog, prefs_from
 from proctor.gui.runs.facts import TABS
+from proctor.gui.shell.preferences import PreferencesDialog, prefs_from
 
 from .conftest import WAIT_MS
 from .runs.test_runs_detail import open_run
 
 
 def test_the_desk_makes_a_key_on_first_use(tmp_path, monkeypatch):
-    from proctor.gui.app import open_for_desk
+    from proctor.gui.shell.app import open_for_desk
 
     monkeypatch.setenv("PROCTOR_KEYS_DIR", str(tmp_path / "keys"))
     journal = open_for_desk(tmp_path / "j.db", Actor.operator("carol"), read_only=False)

@@ -14,13 +14,13 @@ from PySide6.QtCore import QDir
 from PySide6.QtWidgets import QApplication
 
 from proctor.core import Journal
-from proctor.gui.app import DeskApp
-from proctor.gui.single_instance import JournalServer, focus_running, journal_key
+from proctor.gui.shell.app import DeskApp
+from proctor.gui.shell.single_instance import JournalServer, focus_running, journal_key
 
 from .conftest import WAIT_MS
 
 ASK = ("import sys; from PySide6.QtCore import QCoreApplication; "
-       "from proctor.gui.single_instance import focus_running; "
+       "from proctor.gui.shell.single_instance import focus_running; "
        "app = QCoreApplication([]); print(focus_running(sys.argv[1]))")
 
 

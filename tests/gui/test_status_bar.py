@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from proctor.core import Actor, Journal, errors
-from proctor.gui.mainwindow import MainWindow, write_lock_free
+from proctor.gui.shell.mainwindow import MainWindow, write_lock_free
 
 from .conftest import WAIT_MS
 

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication
 
 from proctor.core import Actor, Journal, errors
 from proctor.core.storage import db as core_db
-from proctor.gui.app import DeskApp
-from proctor.gui.errors import ErrorDialog
+from proctor.gui.infra.errors import ErrorDialog
+from proctor.gui.shell.app import DeskApp
 from proctor.gui.widgets.status import StoreState
 
 from .conftest import WAIT_MS

@@ -8,7 +8,7 @@ import threading
 
 from PySide6.QtCore import QObject
 
-from proctor.gui.tasks import TaskRunner
+from proctor.gui.infra.tasks import TaskRunner
 
 WAIT = 10_000
 

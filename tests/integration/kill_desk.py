@@ -24,10 +24,10 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from proctor.core import Actor, Journal  # noqa: E402
 from proctor.core import journal as core_journal  # noqa: E402
-from proctor.gui.app import build_window  # noqa: E402
 from proctor.gui.inbox import decide  # noqa: E402
-from proctor.gui.settings import DeskSettings  # noqa: E402
-from proctor.gui.tasks import TaskRunner  # noqa: E402
+from proctor.gui.infra.settings import DeskSettings  # noqa: E402
+from proctor.gui.infra.tasks import TaskRunner  # noqa: E402
+from proctor.gui.shell.app import build_window  # noqa: E402
 
 
 def say(*words: str) -> None:

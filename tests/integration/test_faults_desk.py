@@ -31,9 +31,9 @@ from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QApplication
 from proctor import cli
 from proctor.core import Actor, Journal
 from proctor.core.audit.verify import verify
-from proctor.gui.app import DeskApp
-from proctor.gui.errors import ErrorDialog
-from proctor.gui.mainwindow import MainWindow
+from proctor.gui.infra.errors import ErrorDialog
+from proctor.gui.shell.app import DeskApp
+from proctor.gui.shell.mainwindow import MainWindow
 
 WAIT_MS = 20_000
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")

@@ -46,7 +46,7 @@ def test_the_wheel_holds_the_proctor_packages_and_the_resources_and_nothing_else
     entry_points = zipfile.ZipFile(dists["wheel"]).read(
         "proctor-0.1.0.dist-info/entry_points.txt").decode()
     assert "proctor = proctor.cli:main" in entry_points
-    assert "[gui_scripts]\nproctor-desk = proctor.gui.launch:main" in entry_points
+    assert "[gui_scripts]\nproctor-desk = proctor.gui.shell.launch:main" in entry_points
 
 
 def test_the_sdist_holds_the_sources_the_wheel_is_built_from(dists):

@@ -12,8 +12,8 @@ from PySide6.QtGui import QGuiApplication
 
 from proctor.core import Actor, Journal
 from proctor.gui.audit.page import AuditModel
-from proctor.gui.runs.export import SaveDialog
-from proctor.gui.tasks import TaskRunner
+from proctor.gui.infra.tasks import TaskRunner
+from proctor.gui.widgets.export import SaveDialog
 
 from ..conftest import WAIT_MS
 from ..runs.test_runs_page import open_page

@@ -9,9 +9,9 @@ from PySide6.QtCore import QSettings
 
 from proctor.core import Actor, Journal
 from proctor.core.models import MemoryScope
+from proctor.gui.infra.settings import DEFAULT_TOKEN_LIMIT, TOKEN_LIMIT_KEY, DeskSettings
 from proctor.gui.memory.scopes import key_of
-from proctor.gui.preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
-from proctor.gui.settings import DEFAULT_TOKEN_LIMIT, TOKEN_LIMIT_KEY, DeskSettings
+from proctor.gui.shell.preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
 
 from ..conftest import WAIT_MS
 

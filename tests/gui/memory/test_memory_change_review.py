@@ -4,7 +4,7 @@ current content, with the proposal's source, trust and sensitivity (issue 16, it
 from __future__ import annotations
 
 from proctor.core import Actor, Journal
-from proctor.gui.memory.diff import INSERT
+from proctor.gui.widgets.text_diff import INSERT
 
 from ..conftest import WAIT_MS
 from ..data import agent

@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QApplication
 from proctor.core import Actor, Journal
 from proctor.core.memory.views import ScopeUsage
 from proctor.core.models import MemoryScope
-from proctor.gui.memory.diff import DELETE, INSERT, DiffView, backgrounds, word_diff
+from proctor.gui.infra.theme import OVER_BUDGET, Theme, ThemeMode, diff_colors, palette_for
 from proctor.gui.memory.scopes import ScopeTree, key_of
-from proctor.gui.theme import OVER_BUDGET, Theme, ThemeMode, diff_colors, palette_for
+from proctor.gui.widgets.text_diff import DELETE, INSERT, DiffView, backgrounds, word_diff
 
 from ..conftest import WAIT_MS
 from ..test_resources import AA_TEXT, ARTIFACTS, contrast

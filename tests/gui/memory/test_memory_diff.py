@@ -9,7 +9,7 @@ import unicodedata
 import pytest
 
 from proctor.gui.memory.conflict_view import union_merge
-from proctor.gui.memory.diff import (
+from proctor.gui.widgets.text_diff import (
     DELETE,
     EQUAL,
     INSERT,

@@ -140,7 +140,7 @@ def test_edit_then_approve_reaches_the_agent_process(qtbot, journal_path, open_d
         events = j.runs.events(a.run_id)
     [ev] = [e for e in events if e.type == "approval.approved"]
     from proctor.gui.inbox.approval import outcome_text
-    from proctor.gui.runs.summary import event_summary
+    from proctor.gui.widgets.event_summary import event_summary
 
     assert "edited before approval: args.amount: 400 → 40" in outcome_text(a)
     assert "approved as edited by operator:alice — args.amount: 400 → 40" in event_summary(ev)

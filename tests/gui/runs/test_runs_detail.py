@@ -19,8 +19,8 @@ from proctor.core.audit import timeline
 from proctor.core.audit.verify import verify
 from proctor.core.models import InboxKind
 from proctor.core.ops.transfer import import_run, read_export
-from proctor.gui.runs.export import SaveDialog
 from proctor.gui.widgets.dialogs import ReasonDialog
+from proctor.gui.widgets.export import SaveDialog
 
 from ..conftest import WAIT_MS
 from ..data import agent

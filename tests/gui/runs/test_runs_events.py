@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from proctor.core import Actor, Journal
-from proctor.gui.guard import GuardedJournal, ThreadGuard
+from proctor.gui.infra.guard import GuardedJournal, ThreadGuard
+from proctor.gui.infra.tasks import TaskRunner
 from proctor.gui.runs import events_model
 from proctor.gui.runs.events_model import BLOCK, CACHE_BLOCKS, EventBlockModel
 from proctor.gui.runs.events_pane import EventTable
-from proctor.gui.tasks import TaskRunner
 
 from ..timeline_data import T0, add_big_run
 

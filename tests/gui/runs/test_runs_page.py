@@ -9,13 +9,13 @@ from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal
 from proctor.core.audit.timeline import RunQuery
-from proctor.gui.runs.export import SaveDialog
+from proctor.gui.infra.tasks import TaskRunner
 from proctor.gui.runs.filters import RunFilterBar
 from proctor.gui.runs.model import COL_STATUS, RunsModel
-from proctor.gui.runs.status import STYLE, status_icon
-from proctor.gui.tasks import TaskRunner
+from proctor.gui.widgets.export import SaveDialog
 from proctor.gui.widgets.list_page import fill_combo
 from proctor.gui.widgets.paged_model import ITEM_ROLE
+from proctor.gui.widgets.run_status import STYLE, status_icon
 
 from ..conftest import WAIT_MS
 from ..data import HOSTILE_ARGS, HOSTILE_REASON, agent

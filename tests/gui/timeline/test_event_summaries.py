@@ -4,7 +4,7 @@ a real journal."""
 from __future__ import annotations
 
 from proctor.core import Actor, Journal
-from proctor.gui.runs.summary import event_summary
+from proctor.gui.widgets.event_summary import event_summary
 
 
 def test_attempts_receipts_and_presented_questions_read_as_one_line(journal_path):

@@ -6,11 +6,11 @@ from proctor.core import Actor, Journal
 from proctor.core.models import InboxFilter
 from proctor.gui.audit.page import AuditModel
 from proctor.gui.effects.page import EffectsModel
-from proctor.gui.guard import GuardedJournal, ThreadGuard
 from proctor.gui.inbox.model import InboxModel
 from proctor.gui.inbox.similar import SimilarModel
+from proctor.gui.infra.guard import GuardedJournal, ThreadGuard
+from proctor.gui.infra.tasks import TaskRunner
 from proctor.gui.runs.model import EventsModel, RunsModel
-from proctor.gui.tasks import TaskRunner
 from proctor.gui.widgets import paged_model
 from proctor.gui.widgets.json_tree import JsonTree
 from proctor.gui.widgets.palette import CommandsModel, Row

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QPersistentModelIndex
 
-from proctor.gui.tasks import TaskRunner
+from proctor.gui.infra.tasks import TaskRunner
 from proctor.gui.widgets.paged_model import Column, PagedModel
 
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication, QCheckBox, QRadioButton, QVBoxLayout, QWidget
 
-from proctor.gui.theme import Theme, ThemeMode, palette_for
+from proctor.gui.infra.theme import Theme, ThemeMode, palette_for
 from proctor.gui.widgets.delegates import bulk_tint
 
 from ..conftest import WAIT_MS

@@ -7,7 +7,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from proctor.core import Journal
 from proctor.core.models import ChangeKind, ChangeSet, InboxKind, RunStatus
 
-from .tasks import TaskRunner
+from ..infra.tasks import TaskRunner
 
 THROTTLE_MS = 750
 ACTIVE = [RunStatus.PENDING.value, RunStatus.RUNNING.value, RunStatus.WAITING_FOR_USER.value]

@@ -30,11 +30,25 @@ from proctor.core import Actor, Journal, errors
 from proctor.core.journal import OldSchemaPolicy
 from proctor.core.models import ActorKind
 
+from ..infra.context import Services
+from ..infra.errors import ErrorDialog, describe, is_expected, unexpected_text
+from ..infra.guard import GuardedJournal, ThreadGuard
+from ..infra.i18n import install_translator, tr
+from ..infra.server_target import (
+    ServerTarget,
+    connect_problem,
+    is_server,
+    place_of,
+    server_of,
+    visible_url,
+)
+from ..infra.settings import DeskSettings
+from ..infra.tasks import PresentationPool, TaskRunner
+from ..infra.theme import Theme, ThemeMode
+from ..infra.watcher import JournalWatcher
+from ..widgets.icons import icon
+from ..widgets.message_bar import Level
 from .connect import ConnectRequest, PasswordNotStored, remember_password, stored_password
-from .context import Services
-from .errors import ErrorDialog, describe, is_expected, unexpected_text
-from .guard import GuardedJournal, ThreadGuard
-from .i18n import install_translator, tr
 from .logging_setup import LOG_NAME, log_dir, setup_logging
 from .mainwindow import MainWindow
 from .old_schema import (
@@ -47,21 +61,7 @@ from .old_schema import (
     read_only_reason,
     upgrade_progress,
 )
-from .server_target import (
-    ServerTarget,
-    connect_problem,
-    is_server,
-    place_of,
-    server_of,
-    visible_url,
-)
-from .settings import DeskSettings
 from .single_instance import JournalServer, bring_to_front, focus_running, same_journal
-from .tasks import PresentationPool, TaskRunner
-from .theme import Theme, ThemeMode
-from .watcher import JournalWatcher
-from .widgets.icons import icon
-from .widgets.message_bar import Level
 
 log = logging.getLogger("proctor.gui")
 

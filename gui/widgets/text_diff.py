@@ -27,10 +27,10 @@ from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from ..tasks import PresentationCancelled, PresentationPool, Ticket
-from ..theme import diff_colors
-from ..widgets.bounded_text import CHUNK, HARD_CAP
-from ..widgets.fmt import visible
+from ..infra.tasks import PresentationCancelled, PresentationPool, Ticket
+from ..infra.theme import diff_colors
+from .bounded_text import CHUNK, HARD_CAP
+from .fmt import visible
 
 EQUAL, DELETE, INSERT = "equal", "delete", "insert"
 MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe00-\ufe0f\ufe20-\ufe2f"

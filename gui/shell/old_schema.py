@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from proctor.core import Journal
 from proctor.core.storage import db as core_db
 
-from .i18n import tr
+from ..infra.i18n import tr
 
 # What the desk does with an older journal: ask the operator, or decide up front
 # (``proctor open --migrate``; ``--read-only`` never migrates anything).

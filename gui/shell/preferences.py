@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from proctor.core.journal import default_operator_name
 
-from .i18n import tr
-from .settings import (
+from ..infra.i18n import tr
+from ..infra.settings import (
     CONFIRM_CHOICES,
     DEFAULT_CONFIRM,
     DEFAULT_TOKEN_LIMIT,
@@ -36,8 +36,8 @@ from .settings import (
     TOKEN_LIMIT_RANGE,
     DeskSettings,
 )
-from .watcher import POLL_MS
-from .widgets.dialogs import OpenJournalDialog
+from ..infra.watcher import POLL_MS
+from ..widgets.dialogs import OpenJournalDialog
 
 THEMES = ((QT_TR_NOOP("Follow the system"), "system"), (QT_TR_NOOP("Light"), "light"),
           (QT_TR_NOOP("Dark"), "dark"))

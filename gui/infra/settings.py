@@ -159,7 +159,7 @@ class DeskSettings:
         items = [path] + [p for p in self.recent() if p != path]
         self.q.setValue("journals/recent", items[:MAX_RECENT])
 
-    # -- recent server connections (gui/connect.py labels: never a password)
+    # -- recent server connections (gui/shell/connect.py labels: never a password)
     def recent_servers(self) -> list[str]:
         return self._strings(RECENT_SERVERS_KEY)
 

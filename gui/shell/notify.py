@@ -16,14 +16,14 @@ from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 from proctor.core import Journal
 from proctor.core.models import ChangeSet, InboxItem
 
+from ..inbox.kinds import INBOX_CHANGE_KINDS
+from ..infra.i18n import tr
+from ..infra.tasks import TaskRunner
+from ..widgets import fmt
+from ..widgets.icons import icon
+from ..widgets.message_bar import Level, MessageBar
 from . import desktop_notify
 from .desktop_notify import DesktopNotifications, Notice
-from .i18n import tr
-from .inbox.kinds import INBOX_CHANGE_KINDS
-from .tasks import TaskRunner
-from .widgets import fmt
-from .widgets.icons import icon
-from .widgets.message_bar import Level, MessageBar
 
 log = logging.getLogger(__name__)
 TRAY_MS = 8000

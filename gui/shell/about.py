@@ -21,11 +21,11 @@ from PySide6.QtWidgets import (
 import proctor
 from proctor.core import Journal
 
-from .i18n import tr
+from ..infra.i18n import tr
+from ..infra.server_target import place_of
+from ..widgets.icons import icon
+from ..widgets.labels import plain_label
 from .logging_setup import log_dir
-from .server_target import place_of
-from .widgets.icons import icon
-from .widgets.labels import plain_label
 
 
 def proctor_version() -> str:

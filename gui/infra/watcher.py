@@ -11,7 +11,7 @@ triggers a read of ``journal.changes.since(last_seq)``; a non-empty ChangeSet is
 emitted once. Reads are coalesced: at most one in flight, one more queued.
 
 The desk's own writes do not wait for any of this: each store call hands the change rows it
-committed to ``wrote`` (gui/guard.py ``WriteFeed``), emitted at once as a ChangeSet through
+committed to ``wrote`` (gui/infra/guard.py ``WriteFeed``), emitted at once as a ChangeSet through
 the same ``changed`` signal. Rows are reported once, by change seq: when the feed read later
 returns them, they are left out.
 

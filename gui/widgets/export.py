@@ -16,9 +16,9 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from proctor.core.audit.timeline import RunQuery
 from proctor.core.ops import transfer
 
-from ..context import PageContext
-from ..i18n import tr
-from ..widgets.message_bar import Level, MessageBar
+from ..infra.context import PageContext
+from ..infra.i18n import tr
+from .message_bar import Level, MessageBar
 
 FILTERS = {"json": QT_TR_NOOP("JSON (*.json)"), "jsonl": QT_TR_NOOP("JSON lines (*.jsonl)"),
            "csv": QT_TR_NOOP("CSV (*.csv)")}  # marked at import, translated where shown

@@ -31,13 +31,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..infra.i18n import tr
+from ..infra.settings import DeskSettings
+from ..infra.tasks import TaskRunner
+from ..widgets.dialogs import OpenJournalDialog
+from ..widgets.icons import icon
+from ..widgets.labels import plain_label
 from .about import proctor_version, versions
-from .i18n import tr
-from .settings import DeskSettings
-from .tasks import TaskRunner
-from .widgets.dialogs import OpenJournalDialog
-from .widgets.icons import icon
-from .widgets.labels import plain_label
 
 SMOKE_TIMEOUT_MS = 60_000
 
@@ -158,7 +158,7 @@ class DemoBuilder(QObject):
         builder = cls(parent)
         path = builder.build()
         if builder.error is not None:
-            from .errors import ErrorDialog
+            from ..infra.errors import ErrorDialog
 
             ErrorDialog.ask(parent, tr("Could not build the demo journal"), str(builder.error),
                             repr(builder.error))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QIcon
 
-from ..widgets.icons import icon
+from .icons import icon
 
 # status -> (shape, colour)
 STYLE: dict[str, tuple[str, str]] = {

@@ -6,14 +6,14 @@ from typing import Any
 
 from proctor.core.models import RunEvent
 
-from ..widgets import fmt
+from . import fmt
 
 MAX_PAIRS = 4
 
 
 def plain_tip(text: str, limit: int = 1000) -> str:
     """A tooltip that shows ``text`` literally (the shared ``labels.plain_tip``)."""
-    from ..widgets.labels import plain_tip as shared
+    from .labels import plain_tip as shared
 
     return shared(text, limit)
 

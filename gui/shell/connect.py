@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .forms.credentials import keyring_status
-from .i18n import tr
-from .server_target import DEFAULT_PORT, DEFAULT_TLS, TLS_MODES, ServerTarget
+from ..forms.credentials import keyring_status
+from ..infra.i18n import tr
+from ..infra.server_target import DEFAULT_PORT, DEFAULT_TLS, TLS_MODES, ServerTarget
 
 KEYRING_SERVICE = "proctor-server"
 

@@ -2,7 +2,7 @@
 everything about it — id, text, menu (and its ``section`` there, other ``also`` menus), tip,
 default ``shortcut``, ``icon`` (or why ``no_icon``), ``toolbar`` group, ``button`` label, ``handler``,
 ``enabled`` and ``visible`` — in one list per page (gui/<page>/commands.py, the window's
-in gui/mainwindow.py). Menus, the toolbar, the command palette (Ctrl+K), the shortcut help
+in gui/shell/mainwindow.py). Menus, the toolbar, the command palette (Ctrl+K), the shortcut help
 (?) and the pages' buttons (``ActionRegistry.button``) are all built from it.
 
 Shortcuts are data: a declaration's default, user overrides stored apart; single-key
@@ -27,8 +27,8 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMenuBar, QPushButton, QStackedWidget, QToolBar, QWidget
 
+from ..widgets.icons import icon
 from .i18n import tr
-from .widgets.icons import icon
 
 T = TypeVar("T")
 

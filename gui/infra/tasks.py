@@ -38,6 +38,7 @@ import itertools
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -543,3 +544,8 @@ class PresentationPool(QObject):
             return
         if shown.on_done is not None:
             shown.on_done(payload)
+
+
+def request_id() -> str:
+    """A new request id for one write from the desk (a retried write reuses it)."""
+    return f"desk-{uuid.uuid4().hex}"

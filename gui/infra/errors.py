@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 
 from proctor.core import errors
 
+from ..widgets.message_bar import Level, MessageBar
 from .i18n import tr
-from .widgets.message_bar import Level, MessageBar
 
 log = logging.getLogger("proctor.gui")
 

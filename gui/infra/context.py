@@ -1,4 +1,4 @@
-"""What the desk's parts are given (no globals): composed once in gui/app.py."""
+"""What the desk's parts are given (no globals): composed once in gui/shell/app.py."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from .watcher import JournalWatcher
 class Services:
     """The open journal (guarded) and the machinery around it."""
 
-    # a GuardedJournal (gui/guard.py): a Journal whose every store call is checked against
+    # a GuardedJournal (gui/infra/guard.py): a Journal whose every store call is checked against
     # the GUI thread; it has the Journal's attributes and services, so it is typed as one
     journal: Journal
     runner: TaskRunner

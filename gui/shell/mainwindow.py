@@ -24,35 +24,35 @@ from proctor.core.audit.witness import LostTail
 from proctor.core.errors import StoreBusy
 from proctor.core.models import ChangeSet, InboxItem
 
+from ..audit.page import AuditPage
+from ..effects.page import EffectsPage
+from ..forms.credentials import keyring_status
+from ..inbox.commands import InboxCommands
+from ..inbox.page import InboxPage
+from ..infra.actions import ActionRegistry, ActionSpec
+from ..infra.context import PageContext, Services
+from ..infra.errors import ErrorPresenter, is_damage
+from ..infra.i18n import tr
+from ..infra.server_target import place_of, server_of, short_name
+from ..infra.theme import ThemeMode
+from ..memory.page import MemoryPage
+from ..overview.page import OverviewPage
+from ..rules.page import RulesPage
+from ..runs import commands as runs_commands
+from ..runs.page import RunsPage
+from ..widgets.dialogs import OpenJournalDialog
+from ..widgets.icons import icon
+from ..widgets.message_bar import Level, MessageBar
+from ..widgets.palette import CommandPalette, ShortcutHelp
+from ..widgets.sidebar import Entry, Sidebar, SidebarModel
+from ..widgets.status import DeskStatusBar, StoreState, exposure_warning
 from . import logging_setup
 from .about import AboutDialog
-from .actions import ActionRegistry, ActionSpec
-from .audit.page import AuditPage
 from .connect import ConnectDialog
-from .context import PageContext, Services
 from .counts import Counts
 from .drop import JournalDrop
-from .effects.page import EffectsPage
-from .errors import ErrorPresenter, is_damage
-from .forms.credentials import keyring_status
-from .i18n import tr
-from .inbox.commands import InboxCommands
-from .inbox.page import InboxPage
-from .memory.page import MemoryPage
 from .notify import Arrivals, Notifier
-from .overview.page import OverviewPage
 from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
-from .rules.page import RulesPage
-from .runs import commands as runs_commands
-from .runs.page import RunsPage
-from .server_target import place_of, server_of, short_name
-from .theme import ThemeMode
-from .widgets.dialogs import OpenJournalDialog
-from .widgets.icons import icon
-from .widgets.message_bar import Level, MessageBar
-from .widgets.palette import CommandPalette, ShortcutHelp
-from .widgets.sidebar import Entry, Sidebar, SidebarModel
-from .widgets.status import DeskStatusBar, StoreState, exposure_warning
 
 PAGES = (("inbox", QT_TR_NOOP("Inbox")), ("runs", QT_TR_NOOP("Runs")),
          ("memory", QT_TR_NOOP("Memory")), ("effects", QT_TR_NOOP("Effects")),
@@ -134,7 +134,7 @@ class MainWindow(QMainWindow):
         open_requested(str): the operator chose another journal to open (a file's path, or
             a server connection's label).
         connect_requested(object): the operator asked to connect to a server
-            (a gui/connect.py ``ConnectRequest``).
+            (a gui/shell/connect.py ``ConnectRequest``).
     """
 
     closed = Signal()

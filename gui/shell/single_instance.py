@@ -40,7 +40,7 @@ def same_journal(a: str | Path, b: str | Path) -> bool:
 
 
 def _place(path: str | Path) -> str:
-    """A file's resolved path; a server journal's label (gui/connect.py) as it is."""
+    """A file's resolved path; a server journal's label (gui/shell/connect.py) as it is."""
     if isinstance(path, str) and "://" in path:
         return path
     return str(Path(path).expanduser().resolve())
