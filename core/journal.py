@@ -20,6 +20,7 @@ from proctor.core.memory.service import Memory
 from proctor.core.questions.service import Interactions
 from proctor.core.runs.service import Runs
 from proctor.core.storage import db, pg
+from proctor.core.storage.db import SCHEMA_HEAD as SCHEMA_HEAD  # the newest revision
 from proctor.core.storage.store import OldSchemaPolicy, Store
 from proctor.core.storage.tx import LAST_AUDIT, Tx, audit_digest_body, event_digest_body
 

@@ -10,12 +10,12 @@ from proctor.core import Journal
 from proctor.core.effects.views import EffectQuery
 from proctor.core.models import Effect
 
+from ..decide.effect_view import LIVE, lapsed
 from ..infra.i18n import tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.fmt import label
 from ..widgets.paged_model import Column, PagedModel
-from .view import LIVE, lapsed
 
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 

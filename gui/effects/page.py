@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
 from proctor.core.effects.views import EffectContext, EffectQuery
 from proctor.core.models import ChangeKind, ChangeSet, Effect, EffectStatus
 
+from ..decide.effect_view import LIVE, EffectView, lapsed
+from ..decide.resolve_effect import ResolveForm, resolve_call
 from ..infra.context import PageContext
 from ..infra.i18n import tr
 from ..widgets.labels import plain_label
@@ -35,8 +37,6 @@ from ..widgets.list_page import ListPage, choice_combo
 from ..widgets.message_bar import Level, MessageBar
 from . import commands
 from .model import EffectsModel
-from .resolve import ResolveForm, resolve_call
-from .view import LIVE, EffectView, lapsed
 
 TICK_MS = 1000
 LEASE_REFRESH_S = 2.0  # while lapsed/live leases are listed, re-read this often

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import Protocol
 
 from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
@@ -21,61 +20,25 @@ from proctor.core.models import (
     Interaction,
 )
 
+from ..decide import settle
+from ..decide.approval import ApprovalDetail
+from ..decide.commands import decision_commands
+from ..decide.confirm import action_label, confirmed
+from ..decide.effect import EffectDetail
+from ..decide.rule_draft import RuleConfirmDialog
 from ..infra.actions import ActionRegistry, ActionSpec
 from ..infra.i18n import tr
 from ..infra.tasks import BUSY_AFTER_MS, request_id
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import BANNER_CLOSE_MS, NOTE_CLOSE_MS, Level
-from . import settle
-from .approval import ApprovalDetail
 from .bulk import BulkDecisionDialog
-from .confirm import action_label, confirmed
-from .effect import EffectDetail
 from .model import item_key
 from .page import InboxPage
-from .rule_draft import RuleConfirmDialog
 
 WIDGET = Qt.ShortcutContext.WidgetShortcut
 WORKING_AFTER_MS = BUSY_AFTER_MS  # a write still on its way after this says so in the detail
 RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
-
-
-class Decisions(Protocol):
-    """What the decision commands act through (the inbox, or a run's pending pane)."""
-
-    def approve(self) -> None: ...
-    def deny(self) -> None: ...
-    def snooze(self) -> None: ...
-    def resolve_effect(self, outcome: EffectStatus) -> None: ...
-    def can_decide(self) -> bool: ...
-    def can_snooze(self) -> bool: ...
-    def can_resolve(self) -> bool: ...
-
-
-def decision_commands(d: Decisions) -> list[ActionSpec]:
-    """Approve, deny, snooze and resolve an effect: the inbox's, and a run's pending pane's."""
-    return [
-        ActionSpec("inbox.approve", QT_TR_NOOP("Approve"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Approve the approval(s)"), handler=d.approve,
-                   enabled=d.can_decide, shortcut="A; Ctrl+Return", icon="action-approve",
-                   toolbar=2),
-        ActionSpec("inbox.deny", QT_TR_NOOP("Deny…"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Deny the approval(s) with a reason"), handler=d.deny,
-                   enabled=d.can_decide, shortcut="D; Ctrl+Shift+Return", icon="action-deny",
-                   toolbar=2),
-        ActionSpec("inbox.snooze", QT_TR_NOOP("Snooze…"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Hide the item(s) until later"), handler=d.snooze,
-                   enabled=d.can_snooze, shortcut="S", icon="action-snooze", toolbar=2),
-        ActionSpec("inbox.effect_committed", QT_TR_NOOP("Mark effect committed"),
-                   QT_TR_NOOP("Inbox"), QT_TR_NOOP("The effect happened (a reason is required)"),
-                   handler=partial(d.resolve_effect, EffectStatus.COMMITTED),
-                   enabled=d.can_resolve, shortcut="C", icon="status-done", section=2),
-        ActionSpec("inbox.effect_failed", QT_TR_NOOP("Mark effect failed"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("The effect did not happen (a reason is required)"),
-                   handler=partial(d.resolve_effect, EffectStatus.FAILED),
-                   enabled=d.can_resolve, shortcut="F", icon="status-failed", section=2),
-    ]
 
 
 def commands(c: InboxCommands) -> list[ActionSpec]:

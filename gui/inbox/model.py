@@ -13,6 +13,8 @@ from proctor.core import Journal
 from proctor.core.kernel.origin import describe, short
 from proctor.core.models import InboxFilter, InboxItem
 
+from ..decide.items import KIND_TITLES as KIND_TITLES
+from ..decide.items import item_key as item_key
 from ..infra.i18n import tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
@@ -21,8 +23,6 @@ from ..widgets.icons import kind_icon
 from ..widgets.paged_model import Column, PagedModel
 
 SAFETY_ROLE = Qt.ItemDataRole.UserRole + 10
-KIND_TITLES = {"approval": "Approval", "question": "Question", "memory": "Memory",
-               "effect": "Effect"}
 URGENT_S = 60  # countdowns under a minute are shown in red
 
 COL_KIND, COL_SUMMARY, COL_SAFETY, COL_AGE, COL_EXPIRES = range(5)
@@ -63,10 +63,6 @@ COLUMNS = [
            align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=92,
            live=True),
 ]
-
-
-def item_key(item: InboxItem) -> str:
-    return f"{item.kind.value}:{item.id}"
 
 
 def accessible(item: InboxItem) -> str:

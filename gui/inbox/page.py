@@ -37,17 +37,17 @@ from PySide6.QtWidgets import (
 
 from proctor.core.models import INBOX_CHANGE_KIND, ChangeSet, InboxItem, InboxKind
 
+from ..decide.decider import Decider
+from ..decide.detail import DetailContext, DetailPane
+from ..decide.kinds import DETAIL_WIDGETS
+from ..decide.settle import InputWatch, Settle
 from ..infra.context import PageContext
 from ..infra.i18n import tr
 from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar
-from .decide import Decider
-from .detail import DetailContext, DetailPane
 from .filters import FilterBar
-from .kinds import DETAIL_WIDGETS
 from .model import COL_AGE, COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
-from .settle import InputWatch, Settle
 
 TICK_MS = 1000
 SWEEP_EVERY_S = 3.0

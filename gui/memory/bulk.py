@@ -9,12 +9,12 @@ from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 from proctor.core.memory.service import Memory
 from proctor.core.models import Reconciliation, ReconciliationStatus
 
+from ..decide.reveal import request_id
 from ..infra.actions import ActionRegistry
 from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label
-from .common import request_id
 
 SHOWN = 12  # titles listed in the panel; a bulk decision acts on these only
 # Declared at import (before a translator loads): marked here, translated where shown.

@@ -12,91 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QT_TR_NOOP
 
 from proctor.core.models import ReconciliationStatus
 
+from ..decide.commands import Revealing, resolve_commands
 from ..infra.actions import ActionRegistry, ActionSpec
 
 if TYPE_CHECKING:
-    from .bulk import BulkPanel
-    from .conflict_view import ConflictReview
     from .entry import EntryDetail
     from .page import MemoryPage
 
 KEEP, TAKE = ReconciliationStatus.ACCEPTED_LOCAL, ReconciliationStatus.ACCEPTED_INCOMING
 DISMISS, MERGE = ReconciliationStatus.DISMISSED, ReconciliationStatus.MERGED
-
-
-class Revealing(Protocol):
-    """A widget that may hide sensitive content until it is revealed (audited)."""
-
-    def hides(self) -> bool: ...
-    def can_reveal(self) -> bool: ...
-    def reveal(self) -> None: ...
-
-
-def resolve_commands(prefix: str, review: Callable[[], ConflictReview | None],
-                     bulk: Callable[[], BulkPanel | None] = lambda: None,
-                     revealing: Callable[[], Revealing | None] | None = None,
-                     ) -> list[ActionSpec]:
-    """Keep, take, merge, dismiss and reveal, acting on the bulk panel or the review on
-    screen (``review()`` / ``bulk()``: the widget, or None while it is not shown)."""
-    showing = revealing or review
-
-    def choose(choice: ReconciliationStatus) -> None:
-        if (panel := bulk()) is not None:
-            panel.ask(choice)
-        elif (shown := review()) is not None:
-            shown.request(choice)
-
-    def can_choose(choice: ReconciliationStatus) -> bool:
-        if (panel := bulk()) is not None:
-            return panel.can_ask()
-        shown = review()
-        return shown is not None and shown.can(choice)
-
-    def merge() -> None:
-        if (shown := review()) is not None:
-            shown.merge()
-
-    def reveal() -> None:
-        if (shown := showing()) is not None:
-            shown.reveal()
-
-    return [
-        ActionSpec(f"{prefix}.keep", QT_TR_NOOP("Keep local"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Resolve the conflict(s): keep the entry as it is "
-                              "(a reason is required)"),
-                   handler=partial(choose, KEEP), enabled=partial(can_choose, KEEP),
-                   icon="status-done", button=QT_TR_NOOP("&Keep local")),
-        ActionSpec(f"{prefix}.take", QT_TR_NOOP("Take incoming"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Resolve the conflict(s): the incoming text becomes the entry's "
-                              "next version"),
-                   handler=partial(choose, TAKE), enabled=partial(can_choose, TAKE),
-                   button=QT_TR_NOOP("&Take incoming"),
-                   no_icon="a choice beside Keep local; no distinct picture for it"),
-        ActionSpec(f"{prefix}.merge", QT_TR_NOOP("Merge…"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Write the entry's text yourself from both versions; again to "
-                              "save the merge"),
-                   handler=merge, enabled=lambda: bulk() is None and can_choose(MERGE),
-                   button=QT_TR_NOOP("&Merge…"),
-                   no_icon="opens the merge editor; the word says it"),
-        ActionSpec(f"{prefix}.dismiss", QT_TR_NOOP("Dismiss the incoming version"),
-                   QT_TR_NOOP("Memory"), QT_TR_NOOP("Resolve the conflict(s): drop the incoming "
-                                                    "version"),
-                   handler=partial(choose, DISMISS), enabled=partial(can_choose, DISMISS),
-                   icon="action-deny", button=QT_TR_NOOP("&Dismiss")),
-        ActionSpec(f"{prefix}.reveal", QT_TR_NOOP("Reveal sensitive content"),
-                   QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Show the hidden content (the reveal is audited)"),
-                   handler=reveal, enabled=lambda: (s := showing()) is not None and s.can_reveal(),
-                   visible=lambda: (s := showing()) is not None and s.hides(),
-                   button=QT_TR_NOOP("Reve&al"), section=1,
-                   no_icon="an audited look; an eye icon would make it look casual"),
-    ]
 
 
 def entry_commands(entry: Callable[[], EntryDetail | None]) -> list[ActionSpec]:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from proctor.core.memory.service import Memory
 from proctor.core.models import MemoryEntry, MemoryMutation
 
+from ..decide.reveal import RevealState, RowsModel, is_sensitive, label, mask_text
 from ..infra.actions import ActionRegistry
 from ..infra.i18n import tr
 from ..widgets import fmt
@@ -33,7 +34,6 @@ from ..widgets.labels import plain_label, section
 from ..widgets.message_bar import Level, MessageBar
 from ..widgets.tables import row_table
 from ..widgets.text_diff import LINE, TOO_LARGE, WHOLE, Diff, DiffView, whitespace_only
-from .common import RevealState, RowsModel, is_sensitive, label, mask_text
 
 HISTORY_HEADERS = (QT_TR_NOOP("Ver."), QT_TR_NOOP("When"), QT_TR_NOOP("Operation"),
                    QT_TR_NOOP("Actor"), QT_TR_NOOP("Reason"), QT_TR_NOOP("Before → after"),

@@ -11,11 +11,11 @@ from proctor.core import Journal
 from proctor.core.memory.views import MemoryQuery
 from proctor.core.models import MemoryEntry, Page, Reconciliation
 
+from ..decide.reveal import RevealState, label
 from ..infra.i18n import tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.paged_model import Column, PagedModel
-from .common import RevealState, label
 
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 CONFLICT_LIMIT = 500

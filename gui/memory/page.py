@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
 from proctor.core.memory.views import MemoryQuery
 from proctor.core.models import ChangeKind, MemoryScope, ReconciliationStatus, Trust
 
+from ..decide.conflict_view import ConflictReview, load_conflict, resolve_call
+from ..decide.reveal import RevealState, label, token_limit
 from ..infra.context import PageContext
 from ..infra.i18n import tr
 from ..widgets.delegates import RowDelegate
@@ -37,8 +39,6 @@ from ..widgets.list_page import ListPage, choice_combo, fill_combo, make_table
 from ..widgets.message_bar import Level
 from .bulk import BulkPanel, bulk_resolve
 from .commands import MemoryCommands
-from .common import RevealState, label, token_limit
-from .conflict_view import ConflictReview, load_conflict, resolve_call
 from .entry import EntryDetail, load_entry
 from .model import ConflictsModel, EntriesModel
 from .scopes import ScopeTree

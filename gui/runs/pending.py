@@ -25,13 +25,13 @@ from PySide6.QtWidgets import (
 from proctor.core import errors
 from proctor.core.models import Approval, ApprovalScope, EffectStatus, InboxItem, InboxKind
 
-from ..inbox.approval import ApprovalDetail
-from ..inbox.commands import decision_commands
-from ..inbox.confirm import confirmed
-from ..inbox.decide import Decider
-from ..inbox.detail import DetailContext, DetailPane
-from ..inbox.kinds import DETAIL_WIDGETS
-from ..inbox.model import KIND_TITLES, item_key
+from ..decide.approval import ApprovalDetail
+from ..decide.commands import decision_commands
+from ..decide.confirm import confirmed
+from ..decide.decider import Decider
+from ..decide.detail import DetailContext, DetailPane
+from ..decide.items import KIND_TITLES, item_key
+from ..decide.kinds import DETAIL_WIDGETS
 from ..infra.actions import ActionRegistry
 from ..infra.context import PageContext
 from ..infra.i18n import tr

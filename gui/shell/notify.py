@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 from proctor.core import Journal
 from proctor.core.models import ChangeSet, InboxItem
 
-from ..inbox.kinds import INBOX_CHANGE_KINDS
+from ..decide.kinds import INBOX_CHANGE_KINDS
 from ..infra.i18n import tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import Journal
-from proctor.core.storage import db as core_db
+from proctor.core.journal import SCHEMA_HEAD
 
 from ..infra.i18n import tr
 
@@ -56,7 +56,7 @@ class OlderJournal:
 
 def app_schema() -> str:
     """The schema revision this Proctor writes (read when asked: tests may move it)."""
-    return core_db.SCHEMA_HEAD
+    return SCHEMA_HEAD
 
 
 def backup_name(path: Path) -> str:

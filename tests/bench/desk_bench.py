@@ -216,7 +216,7 @@ def run_until(app, done, timeout: float) -> bool:  # noqa: ANN001
 
 def ready(inbox) -> bool:  # noqa: ANN001
     """The current row is an approval nobody decided yet, and it has been on screen long
-    enough for a decision on it to count (gui/inbox/settle.py: the desk advanced to it, so
+    enough for a decision on it to count (gui/decide/settle.py: the desk advanced to it, so
     a click sooner would be held, not decided)."""
     item = inbox.current_item()
     key = f"approval:{item.id}" if item is not None else ""

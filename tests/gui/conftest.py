@@ -34,7 +34,7 @@ def settled(qtbot, window_or_detail) -> None:
     """Wait until the shown item (of a window's inbox, or of a detail widget) has been on
     screen long enough for a click on its decision buttons to count (issue 16: a click on
     what has just appeared does nothing)."""
-    from proctor.gui.inbox.settle import SETTLE_S
+    from proctor.gui.decide.settle import SETTLE_S
 
     inbox = getattr(window_or_detail, "inbox", None)
     settle = inbox.settle if inbox is not None else window_or_detail.ctx.settle

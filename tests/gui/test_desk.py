@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import Actor, EffectStatus, Journal
-from proctor.gui.inbox.decide import Decider
+from proctor.gui.decide.decider import Decider
 from proctor.gui.infra.guard import GuiThreadStoreCall
 from proctor.gui.shell.preferences import Prefs
 from proctor.gui.widgets.palette import CommandPalette, ShortcutHelp
@@ -159,7 +159,7 @@ def test_inbox_keys_do_nothing_on_another_page(qtbot, populated, open_desk):
 
 def test_scope_run_creates_a_rule(qtbot, populated, open_desk, monkeypatch):
     """Issue 19: the rule is shown (its draft loaded) and confirmed before it is made."""
-    from proctor.gui.inbox.rule_draft import RuleConfirmDialog
+    from proctor.gui.decide.rule_draft import RuleConfirmDialog
 
     path, ids = populated
     window = open_desk(path)

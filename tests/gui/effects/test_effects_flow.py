@@ -21,7 +21,7 @@ AGENT = Path(__file__).parents[2] / "agents" / "effects_agent.py"
 from PySide6.QtCore import Qt  # noqa: E402
 
 from proctor.core.models import EffectStatus  # noqa: E402
-from proctor.gui.effects.resolve import NEXT_COMMITTED, NEXT_FAILED  # noqa: E402
+from proctor.gui.decide.resolve_effect import NEXT_COMMITTED, NEXT_FAILED  # noqa: E402
 from proctor.gui.widgets.dialogs import ConfirmDialog  # noqa: E402
 
 from ..conftest import WAIT_MS  # noqa: E402

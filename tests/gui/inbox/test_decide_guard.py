@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal
+from proctor.gui.decide.confirm import ConfirmApproval
 from proctor.gui.inbox import commands, settle
-from proctor.gui.inbox.confirm import ConfirmApproval
 from proctor.gui.widgets.labels import PlainLabel
 
 from ..conftest import WAIT_MS

@@ -8,7 +8,7 @@ import unicodedata
 
 import pytest
 
-from proctor.gui.memory.conflict_view import union_merge
+from proctor.gui.decide.conflict_view import union_merge
 from proctor.gui.widgets.text_diff import (
     DELETE,
     EQUAL,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal
-from proctor.gui.memory.conflict_view import NOT_CARRIED
+from proctor.gui.decide.conflict_view import NOT_CARRIED
 
 from ..conftest import WAIT_MS
 from .test_memory_flow import LEFT, open_conflict, open_entry, store

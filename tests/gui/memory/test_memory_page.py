@@ -9,9 +9,9 @@ from PySide6.QtWidgets import QApplication
 
 from proctor.core import Actor, Journal
 from proctor.core.models import MemoryScope, ReconciliationStatus
+from proctor.gui.decide.reveal import TOKEN_LIMIT_KEY, RevealState, RowsModel
 from proctor.gui.infra.guard import GuardedJournal, ThreadGuard
 from proctor.gui.infra.tasks import TaskRunner
-from proctor.gui.memory.common import TOKEN_LIMIT_KEY, RevealState, RowsModel
 from proctor.gui.memory.entry import HISTORY_HEADERS, history_cells
 from proctor.gui.memory.model import ConflictsModel, EntriesModel
 from proctor.gui.memory.scopes import SCOPE_ROLE, key_of

@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal
 from proctor.core.approvals.rules import DEFAULT_RULE_TTL
-from proctor.gui.inbox.edit_action import EditActionDialog
-from proctor.gui.inbox.rule_draft import RuleConfirmDialog
+from proctor.gui.decide.edit_action import EditActionDialog
+from proctor.gui.decide.rule_draft import RuleConfirmDialog
 
 from ..conftest import WAIT_MS
 from ..inbox.test_inbox_flow import press, select
@@ -139,7 +139,7 @@ def test_edit_then_approve_reaches_the_agent_process(qtbot, journal_path, open_d
         assert a.action["args"]["amount"] == 400 and a.approved_action == edited
         events = j.runs.events(a.run_id)
     [ev] = [e for e in events if e.type == "approval.approved"]
-    from proctor.gui.inbox.approval import outcome_text
+    from proctor.gui.decide.approval import outcome_text
     from proctor.gui.widgets.event_summary import event_summary
 
     assert "edited before approval: args.amount: 400 → 40" in outcome_text(a)

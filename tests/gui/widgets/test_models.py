@@ -5,9 +5,9 @@ from __future__ import annotations
 from proctor.core import Actor, Journal
 from proctor.core.models import InboxFilter
 from proctor.gui.audit.page import AuditModel
+from proctor.gui.decide.similar import SimilarModel
 from proctor.gui.effects.page import EffectsModel
 from proctor.gui.inbox.model import InboxModel
-from proctor.gui.inbox.similar import SimilarModel
 from proctor.gui.infra.guard import GuardedJournal, ThreadGuard
 from proctor.gui.infra.tasks import TaskRunner
 from proctor.gui.runs.model import EventsModel, RunsModel

@@ -13,12 +13,12 @@ from proctor.core.models import InboxItem, InboxKind, ReconciliationStatus
 
 from ..infra.actions import ActionRegistry
 from ..infra.i18n import tr
-from ..memory.commands import resolve_commands
-from ..memory.common import RevealState
-from ..memory.conflict_view import ConflictData, ConflictReview, load_conflict, resolve_call
 from ..widgets import fmt
 from ..widgets.message_bar import Level
+from .commands import resolve_commands
+from .conflict_view import ConflictData, ConflictReview, load_conflict, resolve_call
 from .detail import DetailContext, DetailWidget
+from .reveal import RevealState
 
 ENTRY_CHECK_S = 2.0
 

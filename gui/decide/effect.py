@@ -11,13 +11,13 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 from proctor.core.effects.views import EffectContext
 from proctor.core.models import Effect, EffectStatus, InboxItem, InboxKind
 
-from ..effects.resolve import Draft, ResolveForm, resolve_call
-from ..effects.view import EffectView
 from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.message_bar import Level
 from .approval import action_button
 from .detail import DetailContext, DetailWidget
+from .effect_view import EffectView
+from .resolve_effect import Draft, ResolveForm, resolve_call
 
 EMPTY: Draft = ("", "", "", "")
 

@@ -34,7 +34,7 @@ from ..widgets import fmt
 from ..widgets.icons import kind_icon
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import MessageBar
-from .decide import Decider
+from .decider import Decider
 from .settle import Settle
 
 

@@ -15,7 +15,7 @@ from proctor.core import Journal, errors
 from proctor.core.models import ApprovalScope, BulkResult, InboxItem
 
 from ..infra.tasks import TaskRunner, request_id
-from .model import item_key
+from .items import item_key
 
 
 class Decider(QObject):

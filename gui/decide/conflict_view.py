@@ -45,7 +45,7 @@ from ..widgets.text_diff import (
     line_blocks,
     whitespace_only,
 )
-from .common import RevealState, RowsModel, is_sensitive, label, request_id
+from .reveal import RevealState, RowsModel, is_sensitive, label, request_id
 
 CHOICE_TEXT = {
     ReconciliationStatus.ACCEPTED_LOCAL: "Kept local",

@@ -52,7 +52,7 @@ from ..widgets.labels import plain_label, section
 from ..widgets.message_bar import NOTE_CLOSE_MS, Level
 from .approval import action_button
 from .detail import DetailContext, DetailWidget
-from .model import item_key
+from .items import item_key
 
 OPEN = (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED)
 PRESENT_AFTER_MS = 1000  # a question on screen this long has been seen (the agent is told)
