@@ -21,9 +21,9 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
 from proctor.core import Actor, Journal
-from proctor.gui.shell.app import build_window
 from proctor.gui.infra.settings import DeskSettings
 from proctor.gui.infra.tasks import TaskRunner
+from proctor.gui.shell.app import build_window
 from proctor.sim import content
 
 OUT = Path(__file__).parent / "screenshots"

@@ -20,10 +20,10 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from proctor.core import Actor, Journal
-from proctor.gui.shell.app import build_window, make_app
 from proctor.gui.infra.settings import DeskSettings
 from proctor.gui.infra.tasks import TaskRunner
 from proctor.gui.infra.theme import Theme, ThemeMode
+from proctor.gui.shell.app import build_window, make_app
 
 OUT = Path(__file__).parent / "screenshots" / "rule-preview.png"
 
