@@ -73,7 +73,7 @@ def demo_child(folder: str) -> int:
 
     import proctor.gui.shell.app as app
     from proctor.cli import main
-    from proctor.gui import demo_fill
+    from proctor.gui.shell import demo_fill
 
     run_desk = app.run_desk
 

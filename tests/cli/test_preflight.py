@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from proctor.gui import preflight
+from proctor.gui.shell import preflight
 
 LDD_SAMPLE = textwrap.dedent("""\
     linux-vdso.so.1 (0x00007ffd)
@@ -82,7 +82,7 @@ def test_open_and_desk_without_a_display_exit_with_the_documented_code(tmp_path:
 DESK_SCRIPT = """
 import sys
 from proctor.core import Actor, Journal
-from proctor.gui import app as desk_app
+from proctor.gui.shell import app as desk_app
 Journal.open(sys.argv[1], actor=Actor.agent("a")).close()
 def shown(window):
     print("shown", flush=True)

@@ -15,7 +15,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu
 
 import proctor
-from proctor.gui import logging_setup
+from proctor.gui.shell import logging_setup
 from proctor.gui.shell.about import AboutDialog, as_text, versions
 
 

@@ -21,8 +21,8 @@ from jeepney.io.threading import DBusRouter, Proxy, open_dbus_connection
 from PySide6.QtWidgets import QSystemTrayIcon
 
 from proctor.core import Actor, InboxKind, Journal
-from proctor.gui import desktop_notify
 from proctor.gui.inbox.model import item_key
+from proctor.gui.shell import desktop_notify
 
 from .conftest import WAIT_MS
 

@@ -17,8 +17,9 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QPlainTextEdit
 
 from proctor.core import Actor, Journal
-from proctor.gui.memory import conflict_view, entry, page
-from proctor.gui.memory import diff as diff_mod
+from proctor.gui.decide import conflict_view
+from proctor.gui.memory import entry, page
+from proctor.gui.widgets import text_diff as diff_mod
 from proctor.gui.widgets.bounded_text import BoundedText, TextViewer
 
 from .conftest import WAIT_MS, wait_presented

@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtWidgets import QAbstractItemView, QTabWidget, QWidget
 
 from proctor.core import Actor, Journal
-from proctor.gui import notify
+from proctor.gui.shell import notify
 from proctor.gui.widgets.labels import plain_tip
 from proctor.gui.widgets.paged_model import ITEM_ROLE
 

@@ -13,7 +13,7 @@ from xml.etree import ElementTree
 import pytest
 from PySide6.QtCore import QCoreApplication, QLocale
 
-from proctor.gui import i18n
+from proctor.gui.infra import i18n
 
 ROOT = Path(__file__).resolve().parents[2]
 GUI = ROOT / "gui"

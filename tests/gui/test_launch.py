@@ -13,7 +13,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
 
 from proctor.core.storage.db import SCHEMA_HEAD
-from proctor.gui import launch
+from proctor.gui.shell import launch
 from proctor.gui.shell.launch import WelcomeDialog
 
 

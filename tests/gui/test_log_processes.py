@@ -9,7 +9,7 @@ from pathlib import Path
 WRITER = r"""
 import logging, sys
 from pathlib import Path
-from proctor.gui import logging_setup
+from proctor.gui.shell import logging_setup
 logging_setup.MAX_BYTES = 3000
 logging_setup.BACKUPS = 400
 logging_setup.setup_logging(folder=Path(sys.argv[1]), console_level=logging.CRITICAL)

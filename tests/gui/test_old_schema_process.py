@@ -16,7 +16,7 @@ DESK = r"""
 import sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from proctor.gui import app as desk_app
+from proctor.gui.shell import app as desk_app
 from proctor.gui.shell.old_schema import OldSchemaDialog
 
 plain_exec = OldSchemaDialog.exec
@@ -60,7 +60,7 @@ def test_upgrade_from_the_dialog_opens_the_window(tmp_path, downgrade):
 CLOSE = r"""
 import sys
 from PySide6.QtCore import QTimer
-from proctor.gui import app as desk_app
+from proctor.gui.shell import app as desk_app
 
 def shown(window):
     print("WINDOW", flush=True)

@@ -10,10 +10,10 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QPushButton
 
 from proctor.core import Journal
-from proctor.gui import preferences
 from proctor.gui.infra.settings import POLL_RANGE_MS, DeskSettings
 from proctor.gui.infra.theme import ThemeMode
 from proctor.gui.infra.watcher import POLL_MS
+from proctor.gui.shell import preferences
 from proctor.gui.shell.app import DeskApp
 from proctor.gui.shell.launch import start_journal
 from proctor.gui.shell.preferences import PreferencesDialog, Prefs, prefs_from, save_prefs

@@ -112,7 +112,7 @@ def test_a_wal_lost_under_the_desk_is_named_by_verify_and_the_next_open(
 
     from proctor.core.audit.verify import verify
     from proctor.core.audit.witness import witness_path
-    from proctor.gui import watcher as desk_watcher
+    from proctor.gui.infra import watcher as desk_watcher
 
     # the -wal is deleted before anything copied the request into the file: the desk's own
     # checkpoint (a second after it opens, and after its writes) is held off for this one

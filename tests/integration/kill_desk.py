@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from proctor.core import Actor, Journal  # noqa: E402
 from proctor.core import journal as core_journal  # noqa: E402
-from proctor.gui.inbox import decide  # noqa: E402
+from proctor.gui.decide import decider as decide  # noqa: E402
 from proctor.gui.infra.settings import DeskSettings  # noqa: E402
 from proctor.gui.infra.tasks import TaskRunner  # noqa: E402
 from proctor.gui.shell.app import build_window  # noqa: E402

@@ -200,7 +200,7 @@ def test_arrivals_wait_behind_a_bar_while_the_pointer_is_over_the_list(
 
 def test_arrivals_wait_while_the_operator_is_pressing_keys(qtbot, desk_journal, open_desk,
                                                           monkeypatch):
-    from proctor.gui.inbox import settle
+    from proctor.gui.decide import settle
 
     path, ids = desk_journal
     window = open_desk(path)

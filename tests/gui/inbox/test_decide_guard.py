@@ -12,8 +12,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal
+from proctor.gui.decide import settle
 from proctor.gui.decide.confirm import ConfirmApproval
-from proctor.gui.inbox import commands, settle
+from proctor.gui.inbox import commands
 from proctor.gui.widgets.labels import PlainLabel
 
 from ..conftest import WAIT_MS
