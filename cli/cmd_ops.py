@@ -1,6 +1,6 @@
 """Headless operator commands: the desk's services from a shell.
 
-inbox, show, approve, deny, answer, resolve-effect, resolve-memory, cancel, runs,
+inbox, show, approve, deny, answer, resolve-effect, resolve-conflict, cancel, runs,
 timeline, verify, export. Each command is one short session on the journal; every
 decision carries the version the operator saw and a fresh request id.
 """
@@ -71,8 +71,8 @@ def cmd_inbox(args: argparse.Namespace) -> int:
 
 def detail_of(j: Journal, item: Any) -> Any:
     """The full approval, question, conflict or effect behind an inbox row."""
-    get = {InboxKind.APPROVAL: j.approvals.get, InboxKind.QUESTION: j.interactions.get,
-           InboxKind.MEMORY: j.memory.reconciliation, InboxKind.EFFECT: j.effects.get}
+    get = {InboxKind.APPROVAL: j.approvals.get, InboxKind.QUESTION: j.questions.get,
+           InboxKind.CONFLICT: j.memory.conflict, InboxKind.EFFECT: j.effects.get}
     return get[item.kind](item.id)
 
 
@@ -226,17 +226,17 @@ def _gather(j: Journal, ident: str) -> tuple[str, dict]:
     if kind == "approval":
         return kind, {"item": j.approvals.get(ident), "decisions": j.approvals.decisions(ident)}
     if kind == "question":
-        return kind, {"item": j.interactions.get(ident),
+        return kind, {"item": j.questions.get(ident),
                       "decisions": j.approvals.decisions(ident)}
-    if kind == "memory":
-        item = j.memory.reconciliation(ident)
+    if kind == "conflict":
+        item = j.memory.conflict(ident)
         return kind, {"item": item, "entry": j.memory.get(item.entry_id),
                       "decisions": j.approvals.decisions(ident)}
     if kind == "run":
         run = j.runs.get(ident)
         return kind, {"item": run, "attempts": j.runs.attempts(ident),
                       "approvals": j.approvals.for_run(ident),
-                      "questions": j.interactions.for_run(ident),
+                      "questions": j.questions.for_run(ident),
                       "effects": j.effects.list(run_id=ident, limit=100).items,
                       "events": j.runs.events(ident, descending=True, limit=10),
                       "resume_blockers": [] if run.status.terminal else [
@@ -294,9 +294,9 @@ def cmd_answer(args: argparse.Namespace) -> int:
     response = answer_from(args)
     j = open_journal(args, write=True)
     try:
-        current = j.interactions.get(args.id)
+        current = j.questions.get(args.id)
         try:
-            done = j.interactions.answer(
+            done = j.questions.answer(
                 args.id, response, expected_version=args.expect_version or current.version,
                 reason=args.reason, request_id=request_id(args), source="cli")
         except errors.ValidationError as err:
@@ -325,8 +325,16 @@ def cmd_resolve_effect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_resolve_memory(args: argparse.Namespace) -> int:
-    require_kind(args.id, "memory", "resolve-memory")
+def inbox_kind(text: str) -> str:
+    """An inbox kind as typed; the retired ``memory`` is taken as ``conflict``, with a note."""
+    if text == "memory":
+        print("proctor: note: --kind memory is now --kind conflict", file=sys.stderr)
+        return InboxKind.CONFLICT.value
+    return text
+
+
+def cmd_resolve_conflict(args: argparse.Namespace) -> int:
+    require_kind(args.id, "conflict", "resolve-conflict")
     choice = RESOLUTIONS.get(args.choice, args.choice)
     merged = args.content
     if args.content_file:
@@ -338,7 +346,7 @@ def cmd_resolve_memory(args: argparse.Namespace) -> int:
         raise UsageError("merge needs the merged text: --content TEXT or --content-file FILE")
     j = open_journal(args, write=True)
     try:
-        current = j.memory.reconciliation(args.id)
+        current = j.memory.conflict(args.id)
         done = j.memory.resolve(args.id, choice,
                                 expected_version=args.expect_version or current.version,
                                 merged_content=merged if choice == "merged" else None,
@@ -350,7 +358,7 @@ def cmd_resolve_memory(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-SNOOZE_KINDS = frozenset({"approval", "question", "memory", "effect"})
+SNOOZE_KINDS = frozenset({"approval", "question", "conflict", "effect"})
 
 
 def cmd_snooze(args: argparse.Namespace) -> int:
@@ -365,8 +373,8 @@ def cmd_snooze(args: argparse.Namespace) -> int:
     until = None if args.wake else time.time() + args.minutes * 60
     j = open_journal(args, write=True)
     try:
-        getters = {"approval": j.approvals.get, "question": j.interactions.get,
-                   "memory": j.memory.reconciliation, "effect": j.effects.get}
+        getters = {"approval": j.approvals.get, "question": j.questions.get,
+                   "conflict": j.memory.conflict, "effect": j.effects.get}
         items = []
         for ident, kind in zip(args.ids, kinds, strict=True):
             version = args.expect_version if args.expect_version and len(args.ids) == 1 \
@@ -402,6 +410,7 @@ def register(sub: Any) -> None:
 
     p = add(sub, "inbox", cmd_inbox, "list what waits for a person", [common])
     p.add_argument("--kind", action="append", choices=[k.value for k in InboxKind],
+                   type=inbox_kind,
                    help="only this kind (repeatable)")
     p.add_argument("--agent")
     p.add_argument("--project")
@@ -455,8 +464,8 @@ def register(sub: Any) -> None:
     p.add_argument("--external-id", help="the provider's id for it, if any")
     p.add_argument("--evidence", metavar="JSON", help="extra evidence as JSON (@FILE, -)")
 
-    p = add(sub, "resolve-memory", cmd_resolve_memory, "resolve a memory conflict",
-            [common, writer])
+    p = add(sub, "resolve-conflict", cmd_resolve_conflict, "resolve a memory conflict",
+            [common, writer], aliases=["resolve-memory"])  # its name until 0.2
     p.add_argument("id", help="memory conflict id (rec_…)")
     p.add_argument("choice", choices=[*RESOLUTIONS, *RESOLUTIONS.values()])
     p.add_argument("--content", help="the merged text (for merge)")

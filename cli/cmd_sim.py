@@ -69,7 +69,7 @@ def cmd_demo_journal(args: argparse.Namespace) -> int:
     pending = summary["pending"]
     print(f"{summary['path']}: {summary['runs']:,} runs, {summary['events']:,} events, "
           f"{summary['pending_total']:,} waiting ({pending['approval']} approvals, "
-          f"{pending['question']} questions, {pending['memory']} memory conflicts, "
+          f"{pending['question']} questions, {pending['conflict']} memory conflicts, "
           f"{pending['effect']} ambiguous effects), {summary['memory_entries']} memory "
           f"entries; {summary['bytes'] / 1e6:,.1f} MB in {summary['seconds']:.1f} s")
     return EXIT_OK

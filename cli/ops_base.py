@@ -284,7 +284,7 @@ def parse_json(text: str, what: str) -> Any:
 
 def kind_of(ident: str) -> str:
     prefix = ident.split("_", 1)[0] if "_" in ident else ""
-    return {"apr": "approval", "int": "question", "rec": "memory", "run": "run",
+    return {"apr": "approval", "int": "question", "rec": "conflict", "run": "run",
             "mem": "entry", "rule": "rule", "tc": "tool_call"}.get(prefix, "effect")
 
 
@@ -325,8 +325,10 @@ def writer_parser() -> argparse.ArgumentParser:
 
 
 def add(sub: Any, name: str, fn: Callable, help_: str, parents: list,
-        description: str | None = None) -> argparse.ArgumentParser:
+        description: str | None = None, aliases: list[str] | None = None,
+        ) -> argparse.ArgumentParser:
     p = sub.add_parser(name, parents=parents, help=help_, description=description or help_,
+                       aliases=aliases or [],
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(func=guarded(fn))
     return p

@@ -20,7 +20,7 @@ from typing import Any
 from proctor.core.kernel.safe_text import INVISIBLE_OR_BREAK, is_printable, json_escaped, visible
 
 ID_HELP = {"approval": "an approval id (apr_…)", "question": "a question id (int_…)",
-           "memory": "a memory conflict id (rec_…)", "run": "a run id (run_…)",
+           "conflict": "a memory conflict id (rec_…)", "run": "a run id (run_…)",
            "effect": "an effect key", "rule": "a rule id (rule_…)"}
 LIMIT = 2000  # characters per field unless --full
 FULL = "use --full"  # how to see the rest, where the command has --full
@@ -182,7 +182,7 @@ def section(title: str, body: str) -> None:
 
 def show(kind: str, data: dict, *, full: bool, now: float) -> None:
     limit = None if full else LIMIT
-    {"approval": show_approval, "question": show_question, "memory": show_conflict,
+    {"approval": show_approval, "question": show_question, "conflict": show_conflict,
      "effect": show_effect, "run": show_run, "entry": show_entry, "rule": show_generic,
      "tool_call": show_generic}[kind](data, limit)
 
@@ -319,9 +319,9 @@ def show_conflict(data: dict, limit: int | None) -> None:
     if r.status.value == "pending":
         print()
         word = shell_word(r.id)
-        suggest(f"proctor resolve-memory {word} keep-local --reason TEXT",
+        suggest(f"proctor resolve-conflict {word} keep-local --reason TEXT",
                 "or take-incoming, or dismiss")
-        suggest(f"proctor resolve-memory {word} merge --content-file FILE --reason TEXT")
+        suggest(f"proctor resolve-conflict {word} merge --content-file FILE --reason TEXT")
 
 
 def show_effect(data: dict, limit: int | None) -> None:

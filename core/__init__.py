@@ -1,5 +1,8 @@
 """proctor.core: the journal agents write and operators decide in. No Qt, ever."""
 
+from typing import Any
+
+from proctor.core import aliases
 from proctor.core.audit.verify import verify
 from proctor.core.kernel.canonical import canonical_json, digest_of
 
@@ -11,14 +14,14 @@ from .models import (
     ActorKind,
     ApprovalScope,
     ApprovalStatus,
+    ConflictStatus,
     EffectStatus,
     InboxFilter,
     InboxKind,
-    InteractionKind,
-    InteractionStatus,
     MemoryScope,
     OnExpiry,
-    ReconciliationStatus,
+    QuestionKind,
+    QuestionStatus,
     RuleEffect,
     RunStatus,
     SafetyClass,
@@ -28,7 +31,13 @@ from .models import (
 
 __all__ = [
     "Actor", "ActorKind", "ApprovalScope", "ApprovalStatus", "EffectStatus", "InboxFilter",
-    "InboxKind", "InteractionKind", "InteractionStatus", "Journal", "MemoryScope", "OnExpiry",
-    "ProctorError", "ReconciliationStatus", "RuleEffect", "RunStatus", "SafetyClass",
+    "InboxKind", "QuestionKind", "QuestionStatus", "Journal", "MemoryScope", "OnExpiry",
+    "ProctorError", "ConflictStatus", "RuleEffect", "RunStatus", "SafetyClass",
     "ToolCallStatus", "Trust", "canonical_json", "digest_of", "errors", "verify",
 ]
+
+aliases.install()
+
+
+def __getattr__(name: str) -> Any:
+    return aliases.name(globals(), __name__, name)

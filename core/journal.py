@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from proctor.core.aliases import RetiredAttributes
 from proctor.core.approvals.service import Approvals
 from proctor.core.audit.overview import Overview
 from proctor.core.audit.service import Audit, Changes
@@ -17,7 +18,7 @@ from proctor.core.decisions.views import Signatures
 from proctor.core.effects.service import Effects
 from proctor.core.inbox.service import Inbox
 from proctor.core.memory.service import Memory
-from proctor.core.questions.service import Interactions
+from proctor.core.questions.service import Questions
 from proctor.core.runs.service import Runs
 from proctor.core.storage import db, pg
 from proctor.core.storage.db import SCHEMA_HEAD as SCHEMA_HEAD  # the newest revision
@@ -28,7 +29,7 @@ from . import errors
 from .models import Actor
 
 
-class Journal(Store):
+class Journal(Store, RetiredAttributes):
     """An open journal. Thread-safe: every public call runs in its own transaction."""
 
     def __init__(self, path: Path | pg.ServerAddress, actor: Actor, *, read_only: bool,
@@ -42,7 +43,7 @@ class Journal(Store):
         self.lost_tail: Any = None  # a witness.LostTail found at open
         self.runs: Runs = Runs(self)
         self.approvals: Approvals = Approvals(self)
-        self.interactions: Interactions = Interactions(self)
+        self.questions: Questions = Questions(self)
         self.memory: Memory = Memory(self)
         self.effects: Effects = Effects(self)
         self.inbox: Inbox = Inbox(self)

@@ -11,6 +11,9 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from proctor.core import aliases
+from proctor.core.aliases import Retiring, retired_value
+
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -96,7 +99,7 @@ class RuleEffect(StrEnum):
     DENY = "deny"
 
 
-class InteractionKind(StrEnum):
+class QuestionKind(StrEnum):
     QUESTION = "question"
     CHOICE = "choice"
     FORM = "form"
@@ -107,7 +110,7 @@ class InteractionKind(StrEnum):
     MEMORY_CHANGE_REVIEW = "memory_change_review"
 
 
-class InteractionStatus(StrEnum):
+class QuestionStatus(StrEnum):
     REQUESTED = "requested"
     PRESENTED = "presented"
     RESOLVED = "resolved"
@@ -128,7 +131,7 @@ class Trust(StrEnum):
     MODEL_INFERRED = "model_inferred"
 
 
-class ReconciliationStatus(StrEnum):
+class ConflictStatus(StrEnum):
     PENDING = "pending"
     ACCEPTED_LOCAL = "accepted_local"
     ACCEPTED_INCOMING = "accepted_incoming"
@@ -144,14 +147,24 @@ class EffectStatus(StrEnum):
     AMBIGUOUS = "ambiguous"
 
 
-class InboxKind(StrEnum):
+class InboxKind(StrEnum, metaclass=Retiring):
+    """What waits for a person. Each kind's change-feed rows are ``change_kind``'s."""
+
     APPROVAL = "approval"
     QUESTION = "question"
-    MEMORY = "memory"
+    CONFLICT = "conflict"
     EFFECT = "effect"
 
+    @property
+    def change_kind(self) -> ChangeKind:
+        return ChangeKind[self.name]
 
-class ChangeKind(StrEnum):
+    @classmethod
+    def _missing_(cls, value: object) -> InboxKind | None:
+        return retired_value(cls, value)
+
+
+class ChangeKind(StrEnum, metaclass=Retiring):
     """What a change-feed row (``changes.entity_kind``) is about. An 'event' row says its
     run's head moved (``ChangeSet.kinds`` counts it as a 'run' change): a transaction writes
     one per run (its last event's), none for a run it writes a 'run' row for."""
@@ -160,21 +173,15 @@ class ChangeKind(StrEnum):
     EVENT = "event"
     AUDIT = "audit"
     APPROVAL = "approval"
-    INTERACTION = "interaction"
+    QUESTION = "interaction"  # stored values stay what the journal has always held
     EFFECT = "effect"
     RECEIPT = "receipt"
     MEMORY = "memory"
-    RECONCILIATION = "reconciliation"
+    CONFLICT = "reconciliation"
     TOOL_CALL = "tool_call"
     RULE = "rule"
     DECISION = "decision"
 
-
-# the change-feed kind of each inbox kind's rows (a question is an interaction, a memory
-# conflict a reconciliation)
-INBOX_CHANGE_KIND: dict[InboxKind, ChangeKind] = {
-    InboxKind.APPROVAL: ChangeKind.APPROVAL, InboxKind.QUESTION: ChangeKind.INTERACTION,
-    InboxKind.MEMORY: ChangeKind.RECONCILIATION, InboxKind.EFFECT: ChangeKind.EFFECT}
 
 
 # ---------------------------------------------------------------- inputs
@@ -431,7 +438,7 @@ class RuleUsage(Frozen):
     state: str  # active / expired / revoked
 
 
-class Interaction(Frozen):
+class Question(Frozen):
     id: str
     run_id: str
     attempt: int
@@ -439,12 +446,12 @@ class Interaction(Frozen):
     project: str
     space: str
     run_title: str
-    kind: InteractionKind
+    kind: QuestionKind
     prompt: str
     request: Any
     response_schema: Any
     options: list[Any]
-    status: InteractionStatus
+    status: QuestionStatus
     expires_at: float | None
     version: int
     created_at: float
@@ -508,7 +515,7 @@ class MemoryMutation(Frozen):
     event_sequence: int | None = None  # the run_id event this change appended, if any
 
 
-class Reconciliation(Frozen):
+class Conflict(Frozen):
     id: str
     entry_id: str
     scope: MemoryScope
@@ -524,7 +531,7 @@ class Reconciliation(Frozen):
     incoming_trust: Trust | None = None
     incoming_sensitivity: str | None = None
     run_id: str | None
-    status: ReconciliationStatus
+    status: ConflictStatus
     version: int
     created_at: float
     resolved_at: float | None
@@ -696,3 +703,7 @@ class VerifyReport(Frozen):
     @property
     def first_problem(self) -> VerifyProblem | None:
         return self.problems[0] if self.problems else None
+
+
+def __getattr__(name: str) -> Any:
+    return aliases.name(globals(), __name__, name)

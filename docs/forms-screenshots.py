@@ -68,7 +68,7 @@ def fill(kind: str, detail) -> None:
     elif kind == "credential_binding":
         if view.new_secret.isEnabled():
             view.new_secret.setChecked(True)
-            service = (view.interaction.request or {}).get("service", "service")
+            service = (view.question.request or {}).get("service", "service")
             view.name.setText(f"{service}-webshop")
             view.secret.setText("not-a-real-secret")
     elif kind == "memory_change_review":
@@ -101,7 +101,7 @@ def main() -> int:
         asked = {}
         for kind in content.INTERACTION_KINDS:
             spec = content.make_question(kind, random.Random(rng.random()), "webshop", entry)
-            asked[kind.value] = agent.interactions.ask(
+            asked[kind.value] = agent.questions.ask(
                 run.id, spec.kind, spec.prompt.split("\n")[0][:300], request=spec.request,
                 response_schema=spec.response_schema, options=spec.options, expires_in=3600).id
     journal = Journal.open(path, actor=Actor.operator("alice"))

@@ -26,8 +26,8 @@ from proctor.core import Actor, Journal, errors
 from proctor.core.models import (
     ApprovalStatus,
     EffectStatus,
-    InteractionKind,
-    InteractionStatus,
+    QuestionKind,
+    QuestionStatus,
     RunStatus,
 )
 
@@ -176,7 +176,7 @@ class Agent(Steps):
         try:
             if self.waiting_on is not None:
                 kind, item_id = self.waiting_on
-                service = self.j.approvals if kind == "approval" else self.j.interactions
+                service = self.j.approvals if kind == "approval" else self.j.questions
                 with contextlib.suppress(errors.InvalidTransition):
                     service.withdraw(item_id, "the agent process is stopping")
             if not self.j.runs.get(run_id).status.terminal:
@@ -191,11 +191,11 @@ class Agent(Steps):
             self.action_deck = rotated(list(content.ACTION_KINDS), self.index * 2)
         return self.action_deck.pop(0)
 
-    def next_question_kind(self) -> InteractionKind:
+    def next_question_kind(self) -> QuestionKind:
         if not self.question_deck:
-            self.question_deck = rotated([k.value for k in content.INTERACTION_KINDS],
+            self.question_deck = rotated([k.value for k in content.QUESTION_KINDS],
                                          self.index * 3 + self.restart)
-        return InteractionKind(self.question_deck.pop(0))
+        return QuestionKind(self.question_deck.pop(0))
 
     def next_fault(self) -> str | None:
         """Which fault (if any) the next effect suffers. A fresh agent's first effect always
@@ -219,9 +219,9 @@ class Agent(Steps):
 
     def wait_answer(self, interaction_id: str) -> Any:
         self.waiting_on = ("interaction", interaction_id)
-        open_ = (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED)
+        open_ = (QuestionStatus.REQUESTED, QuestionStatus.PRESENTED)
         while True:
-            item = self.j.interactions.wait(interaction_id, timeout=0.5, poll=POLL_S)
+            item = self.j.questions.wait(interaction_id, timeout=0.5, poll=POLL_S)
             if item.status not in open_:
                 self.waiting_on = None
                 return item

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from proctor.core import InteractionKind, SafetyClass
+from proctor.core import QuestionKind, SafetyClass
 
 # ---------------------------------------------------------------- places and people
 
@@ -358,14 +358,14 @@ _MAKERS = {"data_read": _data_read, "shell": _shell, "file_write": _file_write, 
 
 @dataclass(frozen=True)
 class QuestionSpec:
-    kind: InteractionKind
+    kind: QuestionKind
     prompt: str
     request: Any = None
     response_schema: dict | None = None
     options: list[Any] = field(default_factory=list)
 
 
-INTERACTION_KINDS = tuple(InteractionKind)
+QUESTION_KINDS = tuple(QuestionKind)
 
 RELEASE_FORM = {
     "type": "object",
@@ -401,9 +401,9 @@ REFUND_FORM = {
 }
 
 
-def make_question(kind: InteractionKind | str, rng: random.Random, project: str,
+def make_question(kind: QuestionKind | str, rng: random.Random, project: str,
                   memory_entry: Any = None) -> QuestionSpec:
-    kind = InteractionKind(kind)
+    kind = QuestionKind(kind)
     return _QUESTIONS[kind](rng, project, memory_entry)
 
 
@@ -417,13 +417,13 @@ def _question(rng: random.Random, project: str, _: Any) -> QuestionSpec:
         "The customer says they were charged twice but I only see one charge. Should I ask "
         "for a bank statement?",
     ]
-    return QuestionSpec(InteractionKind.QUESTION, maybe_hostile(rng, rng.choice(prompts)),
+    return QuestionSpec(QuestionKind.QUESTION, maybe_hostile(rng, rng.choice(prompts)),
                         {"context": f"project {project}"})
 
 
 def _choice(rng: random.Random, project: str, _: Any) -> QuestionSpec:
     return QuestionSpec(
-        InteractionKind.CHOICE,
+        QuestionKind.CHOICE,
         maybe_hostile(rng, "Three tests fail only on CI (test_invoice_rounding, "
                       "test_webhook_retry, test_login_timeout). How should I proceed?"),
         {"failing": ["test_invoice_rounding", "test_webhook_retry", "test_login_timeout"]},
@@ -437,12 +437,12 @@ def _choice(rng: random.Random, project: str, _: Any) -> QuestionSpec:
 
 def _form(rng: random.Random, project: str, _: Any) -> QuestionSpec:
     if rng.random() < 0.5:
-        return QuestionSpec(InteractionKind.FORM,
+        return QuestionSpec(QuestionKind.FORM,
                             f"Fill in the release details for {project} before I tag it.",
                             {"branch": "release/4.2", "commits": rng.randint(5, 80)},
                             RELEASE_FORM)
     name, _email = rng.choice(CUSTOMERS)
-    return QuestionSpec(InteractionKind.FORM,
+    return QuestionSpec(QuestionKind.FORM,
                         maybe_hostile(rng, f"{name} asks for a partial refund. How much, and why?"),
                         {"customer": name, "order_total": "129.00 EUR"}, REFUND_FORM)
 
@@ -450,7 +450,7 @@ def _form(rng: random.Random, project: str, _: Any) -> QuestionSpec:
 def _confirmation(rng: random.Random, project: str, _: Any) -> QuestionSpec:
     count = rng.randint(12, 2400)
     return QuestionSpec(
-        InteractionKind.CONFIRMATION,
+        QuestionKind.CONFIRMATION,
         maybe_hostile(rng, f"Delete {count:,} stale preview environments older than 30 days?"),
         {"count": count, "sample": [f"preview-pr-{rng.randint(100, 999)}" for _ in range(3)]})
 
@@ -459,7 +459,7 @@ def _diff_review(rng: random.Random, project: str, _: Any) -> QuestionSpec:
     path = rng.choice(sorted(SOURCES))
     before, after = edited(path)
     return QuestionSpec(
-        InteractionKind.DIFF_REVIEW,
+        QuestionKind.DIFF_REVIEW,
         maybe_hostile(rng, f"Please review my change to {path} before I commit it."),
         {"path": path, "diff": unified_diff(path, before, after),
          "tests": {"passed": rng.randint(40, 400), "failed": 0}})
@@ -472,7 +472,7 @@ def _merge_conflict(rng: random.Random, project: str, _: Any) -> QuestionSpec:
     theirs = base.replace("    return round(total, 2)\n",
                           "    return round(total, 2)  # TODO: use Decimal\n")
     return QuestionSpec(
-        InteractionKind.MERGE_CONFLICT,
+        QuestionKind.MERGE_CONFLICT,
         f"Rebasing onto main conflicts in {path}. Which side should win?",
         {"path": path, "base": base, "ours": ours, "theirs": theirs,
          "ours_ref": "fix/invoice-rounding", "theirs_ref": "main"})
@@ -486,7 +486,7 @@ def _credential(rng: random.Random, project: str, _: Any) -> QuestionSpec:
         ("sendgrid", ["mail.send"]),
     ])
     return QuestionSpec(
-        InteractionKind.CREDENTIAL_BINDING,
+        QuestionKind.CREDENTIAL_BINDING,
         f"I need a {service} credential with {', '.join(scopes)} for {project}. "
         "Which stored credential should I use?",
         {"service": service, "scopes": scopes, "purpose": f"{project} automation",
@@ -497,7 +497,7 @@ def _memory_review(rng: random.Random, project: str, entry: Any) -> QuestionSpec
     before = entry.content if entry is not None else "Deploys happen on Tuesdays."
     after = maybe_hostile(rng, before.rstrip(".") + ", except during the release freeze.")
     return QuestionSpec(
-        InteractionKind.MEMORY_CHANGE_REVIEW,
+        QuestionKind.MEMORY_CHANGE_REVIEW,
         "I want to update what I remember about this project. OK?",
         {"entry_id": entry.id if entry is not None else None,
          "title": entry.title if entry is not None else "Deploy days",
@@ -505,11 +505,11 @@ def _memory_review(rng: random.Random, project: str, entry: Any) -> QuestionSpec
 
 
 _QUESTIONS = {
-    InteractionKind.QUESTION: _question, InteractionKind.CHOICE: _choice,
-    InteractionKind.FORM: _form, InteractionKind.CONFIRMATION: _confirmation,
-    InteractionKind.DIFF_REVIEW: _diff_review, InteractionKind.MERGE_CONFLICT: _merge_conflict,
-    InteractionKind.CREDENTIAL_BINDING: _credential,
-    InteractionKind.MEMORY_CHANGE_REVIEW: _memory_review,
+    QuestionKind.QUESTION: _question, QuestionKind.CHOICE: _choice,
+    QuestionKind.FORM: _form, QuestionKind.CONFIRMATION: _confirmation,
+    QuestionKind.DIFF_REVIEW: _diff_review, QuestionKind.MERGE_CONFLICT: _merge_conflict,
+    QuestionKind.CREDENTIAL_BINDING: _credential,
+    QuestionKind.MEMORY_CHANGE_REVIEW: _memory_review,
 }
 
 
@@ -546,32 +546,32 @@ def sample_for_schema(schema: dict) -> Any:
     return "ok"
 
 
-def answer_for(kind: InteractionKind | str, schema: dict, options: list[Any],
+def answer_for(kind: QuestionKind | str, schema: dict, options: list[Any],
                rng: random.Random, request: Any = None) -> Any:
     """A plausible operator answer for an interaction (valid for its schema)."""
-    kind = InteractionKind(kind)
-    if kind == InteractionKind.QUESTION:
+    kind = QuestionKind(kind)
+    if kind == QuestionKind.QUESTION:
         return {"text": rng.choice(["Use stg-db-3; stg-db-2 is being decommissioned.",
                                     "Run `make fixtures` instead.", "Ask Priya, she owns it.",
                                     "Yes, ask for the statement."])}
-    if kind == InteractionKind.CHOICE:
+    if kind == QuestionKind.CHOICE:
         values = [o.get("value") if isinstance(o, dict) else o for o in options]
         return {"choice": rng.choice(values), "note": "see the runbook"}
-    if kind == InteractionKind.CONFIRMATION:
+    if kind == QuestionKind.CONFIRMATION:
         return {"confirmed": rng.random() < 0.7}
-    if kind == InteractionKind.DIFF_REVIEW:
+    if kind == QuestionKind.DIFF_REVIEW:
         return {"verdict": rng.choice(["approve", "approve", "request_changes"]),
                 "comment": "Looks good; add a test for the zero case."}
-    if kind == InteractionKind.MERGE_CONFLICT:
+    if kind == QuestionKind.MERGE_CONFLICT:
         choice = rng.choice(["ours", "theirs", "merged"])
         answer = {"resolution": choice}
         if choice == "merged" and isinstance(request, dict):
             answer["merged"] = request.get("ours", "")
         return answer
-    if kind == InteractionKind.CREDENTIAL_BINDING:
+    if kind == QuestionKind.CREDENTIAL_BINDING:
         suggested = (request or {}).get("suggested") if isinstance(request, dict) else None
         return {"credential_ref": suggested[0] if suggested else "vault://shared/default"}
-    if kind == InteractionKind.MEMORY_CHANGE_REVIEW:
+    if kind == QuestionKind.MEMORY_CHANGE_REVIEW:
         return {"verdict": rng.choice(["accept", "accept", "reject"])}
     return sample_for_schema(schema)
 

@@ -11,7 +11,7 @@ import random
 from typing import Any
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.models import ApprovalStatus, InteractionKind, SafetyClass
+from proctor.core.models import ApprovalStatus, QuestionKind, SafetyClass
 
 from . import content
 
@@ -93,8 +93,8 @@ class DemoWriter:
         self.action_turn += 1
         return content.make_action(kind, self.rng, project)
 
-    def next_question_kind(self) -> InteractionKind:
-        kind = content.INTERACTION_KINDS[self.question_turn % len(content.INTERACTION_KINDS)]
+    def next_question_kind(self) -> QuestionKind:
+        kind = content.QUESTION_KINDS[self.question_turn % len(content.QUESTION_KINDS)]
         self.question_turn += 1
         return kind
 
@@ -185,14 +185,14 @@ class DemoWriter:
 
     def answered_question(self, aj: Journal, run: Any) -> None:
         kind = self.next_question_kind()
-        entry = self.entry_for(aj, run) if kind == InteractionKind.MEMORY_CHANGE_REVIEW else None
+        entry = self.entry_for(aj, run) if kind == QuestionKind.MEMORY_CHANGE_REVIEW else None
         spec = content.make_question(kind, self.rng, run.project, entry)
-        item = aj.interactions.ask(run.id, spec.kind, spec.prompt, request=spec.request,
+        item = aj.questions.ask(run.id, spec.kind, spec.prompt, request=spec.request,
                                    response_schema=spec.response_schema, options=spec.options)
         answer = content.answer_for(item.kind, item.response_schema, item.options, self.rng,
                                     item.request)
         op = self.operator()
-        op.interactions.answer(item.id, answer, expected_version=item.version)
+        op.questions.answer(item.id, answer, expected_version=item.version)
         aj.runs.append_event(run.id, "agent.answer_used", {"interaction_id": item.id,
                                                            "kind": kind.value})
 
@@ -271,11 +271,11 @@ class DemoWriter:
     def pending_question_run(self) -> Any:
         aj = self.agent()
         run, _ = self.start(aj)
-        kind = content.INTERACTION_KINDS[self.pending_turn % len(content.INTERACTION_KINDS)]
+        kind = content.QUESTION_KINDS[self.pending_turn % len(content.QUESTION_KINDS)]
         self.pending_turn += 1
-        entry = self.entry_for(aj, run) if kind == InteractionKind.MEMORY_CHANGE_REVIEW else None
+        entry = self.entry_for(aj, run) if kind == QuestionKind.MEMORY_CHANGE_REVIEW else None
         spec = content.make_question(kind, self.rng, run.project, entry)
-        aj.interactions.ask(run.id, spec.kind, spec.prompt, request=spec.request,
+        aj.questions.ask(run.id, spec.kind, spec.prompt, request=spec.request,
                             response_schema=spec.response_schema, options=spec.options)
         return self.left_open(aj, run)
 

@@ -11,8 +11,8 @@ from proctor.core import errors
 from proctor.core.models import (
     ApprovalStatus,
     EffectStatus,
-    InteractionKind,
-    InteractionStatus,
+    QuestionKind,
+    QuestionStatus,
     Trust,
 )
 
@@ -150,21 +150,21 @@ class Steps:
     # ------------------------------------------------------------ questions
     def step_question(self) -> str | None:
         kind = self.next_question_kind()
-        entry = self.some_memory_entry() if kind == InteractionKind.MEMORY_CHANGE_REVIEW else None
+        entry = self.some_memory_entry() if kind == QuestionKind.MEMORY_CHANGE_REVIEW else None
         spec = content.make_question(kind, self.rng, self.project, entry)
         expires = float(self.rng.choice([600, 1800])) if self.rng.random() < 0.15 else None
-        item = self.j.interactions.ask(self.run_id, spec.kind, spec.prompt, request=spec.request,
+        item = self.j.questions.ask(self.run_id, spec.kind, spec.prompt, request=spec.request,
                                        response_schema=spec.response_schema,
                                        options=spec.options, expires_in=expires)
         self.stats["questions"] += 1
         item = self.wait_answer(item.id)
-        if item.status != InteractionStatus.RESOLVED:
+        if item.status != QuestionStatus.RESOLVED:
             self.event("agent.adapted", {"interaction_id": item.id,
                                          "instead": "continue with the safest default"})
             return None
         self.event("agent.answer_used", {"interaction_id": item.id, "kind": kind.value,
                                          "answer": item.response})
-        if kind == InteractionKind.MEMORY_CHANGE_REVIEW and entry is not None:
+        if kind == QuestionKind.MEMORY_CHANGE_REVIEW and entry is not None:
             self.apply_memory_review(entry, spec.request, item.response)
         return None
 

@@ -23,11 +23,11 @@ from proctor.core.decisions.writer import (
     check_input_schema,
     consume_deadline,
     decisions_for,
+    insert_decision_row,
     json_changes,
     record_decision,
     requester,
     safety_counts,
-    write_decision,
 )
 from proctor.core.effects.rows import effect_in, reserve_in
 from proctor.core.kernel.canonical import canonical_json, digest_of, sha256_hex
@@ -520,5 +520,5 @@ class Approvals(ApprovalRules):
 
 
 __all__ = ["Approvals", "action_name", "action_resource", "approval_in", "json_changes",
-           "requester", "safety_counts", "to_model", "write_decision", "CONSUME_WINDOW",
+           "requester", "safety_counts", "to_model", "insert_decision_row", "CONSUME_WINDOW",
            "MAX_REASON", "decisions_for", "canonical_json_loads", "approved_action_of"]

@@ -25,7 +25,7 @@ from proctor.core.storage.store import Store
 
 AGE_BUCKETS: tuple[tuple[str, float], ...] = (
     ("<5m", 300), ("5–30m", 1800), ("30m–2h", 7200), ("2–8h", 28_800), (">8h", float("inf")))
-PENDING_KINDS = ("approval", "question", "memory", "effect")
+PENDING_KINDS = ("approval", "question", "conflict", "effect")
 HOUR_SERIES = ("manual", "rule", "expired", "answer")
 RUN_SERIES = ("active", "completed", "failed", "cancelled")
 RUN_STATUS_SERIES = {"completed": "completed", "failed": "failed", "cancelled": "cancelled"}
@@ -121,11 +121,11 @@ class Query:
         sources = (
             ("approval", s.approvals, s.approvals.c.status == "pending",
              s.approvals.c.created_at),
-            ("question", s.interactions,
-             s.interactions.c.status.in_(("requested", "presented")),
-             s.interactions.c.created_at),
-            ("memory", s.reconciliations, s.reconciliations.c.status == "pending",
-             s.reconciliations.c.created_at),
+            ("question", s.questions,
+             s.questions.c.status.in_(("requested", "presented")),
+             s.questions.c.created_at),
+            ("conflict", s.conflicts, s.conflicts.c.status == "pending",
+             s.conflicts.c.created_at),
             ("effect", s.effects, s.effects.c.status == "ambiguous", s.effects.c.updated_at),
         )
         for kind, table, open_now, created in sources:
@@ -151,11 +151,11 @@ class Query:
             a.decided_at >= self.since, a.decided_at <= self.now), s.approvals)
         for h, name, n in conn.execute(stmt.group_by(hour, series)):
             rows[self._index(h)][name] += int(n)
-        i = s.interactions.c
+        i = s.questions.c
         ihour = self._hour(i.resolved_at)
         stmt = self._scoped(select(ihour, func.count()).where(
             i.resolved_at >= self.since, i.resolved_at <= self.now,
-            i.status == "resolved"), s.interactions)
+            i.status == "resolved"), s.questions)
         for h, n in conn.execute(stmt.group_by(ihour)):
             rows[self._index(h)]["answer"] += int(n)
         return self._hour_buckets(rows)

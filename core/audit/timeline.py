@@ -220,7 +220,7 @@ def _approval_spans(conn: Any, run_id: str) -> list[Span]:
 
 
 def _question_spans(conn: Any, run_id: str) -> list[Span]:
-    rows = _run_rows(conn, s.interactions, run_id, "created_at", "id")
+    rows = _run_rows(conn, s.questions, run_id, "created_at", "id")
     open_ = ("requested", "presented")
     return [Span(lane="question", id=r.id, label=r.prompt[:120], status=r.status,
                  start=r.created_at, end=None if r.status in open_ else

@@ -118,10 +118,10 @@ def signature_counts(conn: Any, trust: Any, problems: list[VerifyProblem] | None
                                           where=f"rule {rule.id}", detail=err.message))
     checks = ((s.approvals, ("approved", "denied"), lambda r: dc.check_approval(
                   conn, trust, r, 0.0)),
-              (s.interactions, ("resolved",), lambda r: dc.check_interaction(conn, trust, r)),
-              (s.reconciliations, ("accepted_local", "accepted_incoming", "merged",
+              (s.questions, ("resolved",), lambda r: dc.check_question(conn, trust, r)),
+              (s.conflicts, ("accepted_local", "accepted_incoming", "merged",
                                    "dismissed"),
-               lambda r: dc.check_reconciliation(conn, trust, r)))
+               lambda r: dc.check_conflict(conn, trust, r)))
     seen = {p.where.split(" on ")[-1] for p in report if p.what.startswith("decision ")}
     for table, statuses, check in checks:
         for row in conn.execute(select(table).where(table.c.status.in_(statuses))
@@ -237,8 +237,8 @@ def _verify_decisions(journal: Journal, problems: list[VerifyProblem]) -> None:
                                       where=f"decision {row.id} on {row.target_id}",
                                       detail=f"by {row.actor}; the audit log does not record it"))
     for table, statuses in ((s.approvals, ("approved", "denied", "expired")),
-                            (s.interactions, ("resolved",)),
-                            (s.reconciliations, ("accepted_local", "accepted_incoming",
+                            (s.questions, ("resolved",)),
+                            (s.conflicts, ("accepted_local", "accepted_incoming",
                                                  "merged", "dismissed"))):
         decided = select(d.c.id).where(d.c.target_id == table.c.id)
         stmt = select(table.c.id, table.c.status).where(

@@ -156,7 +156,7 @@ def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
 # ---------------------------------------------------------------- other items
 
 
-def check_interaction(conn: Any, trust: Trust, row: Any) -> str | None:
+def check_question(conn: Any, trust: Trust, row: Any) -> str | None:
     """An answered question must carry a trusted operator's signed answer."""
     if row.status != "resolved":
         return None
@@ -191,7 +191,7 @@ def check_effect(conn: Any, trust: Trust, row: Any) -> str | None:
     return signed_by_label(key)
 
 
-def check_reconciliation(conn: Any, trust: Trust, row: Any) -> str | None:
+def check_conflict(conn: Any, trust: Trust, row: Any) -> str | None:
     if row.status == "pending":
         return None
     what = f"memory conflict {row.id}"
@@ -290,5 +290,5 @@ def journal_keys(conn: Any) -> Trust:
     return Trust(keys, "the journal's recorded keys")
 
 
-__all__ = ["check_approval", "check_effect", "check_interaction", "check_reconciliation",
+__all__ = ["check_approval", "check_effect", "check_question", "check_conflict",
            "decision_status", "SignatureState", "RULE_REVOKE"]

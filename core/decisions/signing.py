@@ -82,7 +82,7 @@ def rule_content(row: Any) -> dict:
     return content
 
 
-def reconciliation_subject(row: Any) -> dict:
+def conflict_subject(row: Any) -> dict:
     return {"entry_id": row.entry_id, "local_content": row.local_content,
             "local_version": row.local_version, "incoming_content": row.incoming_content,
             "incoming_source": row.incoming_source}
@@ -102,14 +102,14 @@ def subject_of(conn: Any, kind: str, target_id: str) -> tuple[int | None, str | 
     if kind == "effect":
         return row.version, digest_of(loads(row.action))
     if kind == "reconciliation":
-        return row.version, digest_of(reconciliation_subject(row))
+        return row.version, digest_of(conflict_subject(row))
     if kind == "rule":
         return row.version, digest_of(rule_content(row))
     return row.version, None
 
 
-SUBJECT_TABLES = {"approval": (s.approvals, "id"), "interaction": (s.interactions, "id"),
-                  "effect": (s.effects, "key"), "reconciliation": (s.reconciliations, "id"),
+SUBJECT_TABLES = {"approval": (s.approvals, "id"), "interaction": (s.questions, "id"),
+                  "effect": (s.effects, "key"), "reconciliation": (s.conflicts, "id"),
                   "rule": (s.approval_rules, "id"), "run": (s.runs, "id")}
 
 

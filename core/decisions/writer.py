@@ -186,7 +186,7 @@ def requester(tx: Tx, run: Any) -> str:
     return tx.actor.name if tx.actor.kind == ActorKind.AGENT else run.agent
 
 
-def write_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decision: Any, *,
+def insert_decision_row(tx: Tx, kind: str, target_id: str, run_id: str | None, decision: Any, *,
                    actor: str, source: str, reason: str | None,
                    request_id: str | None = None) -> str:
     did = tx.new_id("dec")
@@ -217,7 +217,7 @@ def record_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decis
     does). ``closes``: the event moves the run as closing the item leaves it
     (``items.status_after_closing``). Returns the decision's id."""
     who = actor or tx.actor.label
-    did = write_decision(tx, kind, target_id, run_id, decision, actor=who, source=source,
+    did = insert_decision_row(tx, kind, target_id, run_id, decision, actor=who, source=source,
                          reason=reason, request_id=request_id)
     action, before, after = audit
     tx.audit(action, kind, target_id, run_id=run_id, before=before, after=after,

@@ -10,14 +10,14 @@ from sqlalchemy import String, cast, func, literal, select
 from proctor.core.kernel.origin import from_text as origin_from_text
 from proctor.core.models import InboxItem, InboxKind
 from proctor.core.storage import schema as s
-from proctor.core.storage.items import OPEN_INTERACTION
+from proctor.core.storage.items import OPEN_QUESTION
 
 SUMMARY_LEN = 240
 
 TABLE_OF = {
     InboxKind.APPROVAL: (s.approvals, s.approvals.c.id),
-    InboxKind.QUESTION: (s.interactions, s.interactions.c.id),
-    InboxKind.MEMORY: (s.reconciliations, s.reconciliations.c.id),
+    InboxKind.QUESTION: (s.questions, s.questions.c.id),
+    InboxKind.CONFLICT: (s.conflicts, s.conflicts.c.id),
     InboxKind.EFFECT: (s.effects, s.effects.c.key),
 }
 
@@ -45,21 +45,21 @@ def _labelled(*cols: Any) -> list[Any]:
 
 
 def _questions() -> Any:
-    i, r = s.interactions.c, s.runs.c
+    i, r = s.questions.c, s.runs.c
     return select(*_labelled(
         literal("question"), i.id, i.run_id, r.agent, r.project, r.space, r.title,
         i.kind, i.prompt, cast(literal(None), String), i.created_at, i.expires_at,
         i.snoozed_until, i.version, i.origin,
-    )).join(s.runs, r.id == i.run_id).where(i.status.in_(OPEN_INTERACTION))
+    )).join(s.runs, r.id == i.run_id).where(i.status.in_(OPEN_QUESTION))
 
 
 def _memory() -> Any:
-    m, e, r = s.reconciliations.c, s.memory_entries.c, s.runs.c
+    m, e, r = s.conflicts.c, s.memory_entries.c, s.runs.c
     return select(*_labelled(
-        literal("memory"), m.id, m.run_id, func.coalesce(r.agent, m.incoming_source),
+        literal("conflict"), m.id, m.run_id, func.coalesce(r.agent, m.incoming_source),
         func.coalesce(r.project, e.scope_key), func.coalesce(r.space, e.scope),
         func.coalesce(r.title, ""), e.title, m.incoming_source, cast(literal(None), String),
-        m.created_at, cast(literal(None), s.reconciliations.c.created_at.type),
+        m.created_at, cast(literal(None), s.conflicts.c.created_at.type),
         m.snoozed_until, m.version, m.origin,
     )).join(s.memory_entries, e.id == m.entry_id).outerjoin(s.runs, r.id == m.run_id).where(
         m.status == "pending")
@@ -76,13 +76,13 @@ def _effects() -> Any:
 
 
 PARTS = {InboxKind.APPROVAL: _approvals, InboxKind.QUESTION: _questions,
-         InboxKind.MEMORY: _memory, InboxKind.EFFECT: _effects}
+         InboxKind.CONFLICT: _memory, InboxKind.EFFECT: _effects}
 
 
 def summary(kind: str, s1: str | None, s2: str | None) -> str:
     s1, s2 = (s1 or "").strip(), " ".join((s2 or "").split())
     text = {"approval": f"{s1}: {s2}", "question": f"[{s1}] {s2}",
-            "memory": f"conflict in “{s1}” from {s2}",
+            "conflict": f"conflict in “{s1}” from {s2}",
             "effect": f"{s1}: outcome unknown ({s2})"}[kind]
     return text if len(text) <= SUMMARY_LEN else text[: SUMMARY_LEN - 1] + "…"
 

@@ -10,7 +10,6 @@ from sqlalchemy import func, or_, select, union_all
 from proctor.core import errors
 from proctor.core.decisions.signing import SNOOZE, sign_in
 from proctor.core.models import (
-    INBOX_CHANGE_KIND,
     BulkResult,
     InboxFilter,
     InboxItem,
@@ -144,7 +143,7 @@ class Inbox:
                                 **{key.name: item_id, "version": row.version})
             if done != 1:
                 raise errors.StaleVersion(f"{kind.value} {item_id} changed meanwhile")
-            entity = INBOX_CHANGE_KIND[kind]
+            entity = kind.change_kind
             tx.changed(entity, item_id, row.run_id)
             audit_id = tx.audit("inbox.snoozed" if until else "inbox.unsnoozed", entity,
                                 item_id, run_id=row.run_id,

@@ -56,9 +56,9 @@ from proctor.core.models import (
     Approval,
     ApprovalStatus,
     EffectStatus,
-    Interaction,
-    InteractionKind,
-    InteractionStatus,
+    Question,
+    QuestionKind,
+    QuestionStatus,
     SafetyClass,
 )
 
@@ -72,8 +72,8 @@ MAX_CLAIM_ATTEMPTS = 20
 
 Action = Literal["started", "resumed", "waiting", "claimed_elsewhere", "already_resumed",
                  "refused", "done", "cancelled"]
-ANSWER_KEYS = {InteractionKind.QUESTION: "text", InteractionKind.CHOICE: "choice",
-               InteractionKind.CONFIRMATION: "confirmed"}
+ANSWER_KEYS = {QuestionKind.QUESTION: "text", QuestionKind.CHOICE: "choice",
+               QuestionKind.CONFIRMATION: "confirmed"}
 
 
 class Pending(BaseModel):
@@ -449,21 +449,21 @@ class LangGraphBridge:
         if p.kind in review.SHAPES:
             open_ = [i for i in p.items if not self._item_done(i)]
             return p.model_copy(update={"status": "pending" if open_ else "decided"})
-        item: Approval | Interaction = read_approval(self.j, p.item_id) \
-            if p.kind == "approval" else self.j.interactions.get(p.item_id)
+        item: Approval | Question = read_approval(self.j, p.item_id) \
+            if p.kind == "approval" else self.j.questions.get(p.item_id)
         return p.model_copy(update={"status": item.status.value})
 
     def _item_done(self, item: Mapping[str, str]) -> bool:
         if item["kind"] == "approval":
             return read_approval(self.j, item["id"]).status in (
                 ApprovalStatus.APPROVED, ApprovalStatus.DENIED, ApprovalStatus.EXPIRED)
-        return self.j.interactions.get(item["id"]).status == InteractionStatus.RESOLVED
+        return self.j.questions.get(item["id"]).status == QuestionStatus.RESOLVED
 
     def _file(self, thread_id: str, intr: Interrupt, attempt: int,
               refused: dict | None) -> Pending:
         rid = run_id_for(thread_id)
         key = f"langgraph:{thread_id}:{intr.id}" + (f"#{attempt}" if attempt > 1 else "")
-        item: Approval | Interaction
+        item: Approval | Question
         shape = review.shape_of(intr.value)
         if shape is not None:
             return self._file_review(thread_id, intr, attempt, shape, key)
@@ -494,8 +494,8 @@ class LangGraphBridge:
         items = []
         for n, r in enumerate(review.reviews(shape, intr.value)):
             if r.question_only:
-                q = self.j.interactions.ask(
-                    rid, InteractionKind.QUESTION, r.description[:4000],
+                q = self.j.questions.ask(
+                    rid, QuestionKind.QUESTION, r.description[:4000],
                     request={"langgraph": {"thread_id": thread_id, "interrupt_id": intr.id,
                                            "shape": shape}, "tool": r.name, "args": r.args},
                     request_key=f"{key}:{n}", origin=origins.here("langgraph", tool=r.name))
@@ -514,14 +514,14 @@ class LangGraphBridge:
         return self._refresh(Pending(**payload, status=""))
 
     def _ask(self, rid: str, key: str, thread_id: str, intr: Interrupt,
-             refused: dict | None) -> Interaction:
+             refused: dict | None) -> Question:
         value = intr.value
         fields = value if isinstance(value, Mapping) else {}
         schema = getattr(intr, "response_schema", None)  # langgraph >= 1.2
         schema = schema if isinstance(schema, dict) else None
         options = fields.get("options") if isinstance(fields.get("options"), list) else None
         given = fields.get("kind")
-        kind = given if isinstance(given, str) and given in set(InteractionKind) else (
+        kind = given if isinstance(given, str) and given in set(QuestionKind) else (
             "choice" if options else "form" if schema is not None else "question")
         prompt = str(fields.get("question") or fields.get("prompt") or fields.get("message")
                      or (value if isinstance(value, str) else json.dumps(jsonable(value))))
@@ -532,7 +532,7 @@ class LangGraphBridge:
         if refused is not None:
             request.update(refused)
             prompt = f"The graph refused the previous answer: {refused['error']}\n\n{prompt}"
-        return self.j.interactions.ask(rid, kind, prompt, request=request,
+        return self.j.questions.ask(rid, kind, prompt, request=request,
                                        response_schema=schema, options=options,
                                        request_key=key,
                                        origin=origins.here("langgraph", tool="interrupt"))
@@ -560,7 +560,7 @@ class LangGraphBridge:
         if p.kind == "approval":
             return p.status in (ApprovalStatus.APPROVED, ApprovalStatus.DENIED,
                                 ApprovalStatus.EXPIRED)
-        return p.status == InteractionStatus.RESOLVED
+        return p.status == QuestionStatus.RESOLVED
 
     def _resume_map(self, answers: dict[str, Pending],
                     values: Mapping[str, Any]) -> dict[str, Any]:
@@ -581,7 +581,7 @@ class LangGraphBridge:
                     "action": action,
                     "args": action.get("args") if isinstance(action, dict) else None,
                     "requested_digest": a.action_digest}
-        q = self.j.interactions.get(p.item_id)
+        q = self.j.questions.get(p.item_id)
         meta = q.request.get("langgraph", {}) if isinstance(q.request, dict) else {}
         field = ANSWER_KEYS.get(q.kind)
         if meta.get("schema_given") or field is None or not isinstance(q.response, dict):
@@ -595,7 +595,7 @@ class LangGraphBridge:
             if item["kind"] == "approval":
                 pairs.append((r, verdict_of(read_approval(self.j, item["id"]))))
             else:
-                q = self.j.interactions.get(item["id"])
+                q = self.j.questions.get(item["id"])
                 resp = q.response.get("text") if isinstance(q.response, dict) else q.response
                 pairs.append((r, str(resp if resp is not None else "")))
         return review.answer(shape, pairs)

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select, update
 
 from proctor.core import errors
+from proctor.core.aliases import RetiredAttributes
 from proctor.core.decisions.deciders import (
     agent_name,
     refuse_requester,
@@ -24,22 +25,22 @@ from proctor.core.models import (
     ActorKind,
     BulkResult,
     ChangeKind,
+    Conflict,
+    ConflictStatus,
     MemoryEntry,
     MemoryMutation,
     MemoryScope,
     Origin,
     Page,
-    Reconciliation,
-    ReconciliationStatus,
     RunStatus,
     Trust,
 )
 from proctor.core.storage import schema as s
 from proctor.core.storage.rows import (
     as_written,
+    conflict_select,
     fetch_one,
     one_where,
-    reconciliation_select,
     to_model,
     to_models,
     written_row,
@@ -86,7 +87,7 @@ def entry_in(conn: Any, entry_id: str, written: dict | None = None) -> MemoryEnt
                      id=entry_id)
 
 
-class Memory:
+class Memory(RetiredAttributes):
     def __init__(self, store: Store) -> None:
         self.j = store
 
@@ -265,7 +266,7 @@ class Memory:
                         incoming_priority: int | None = None,
                         incoming_trust: Trust | str | None = None,
                         incoming_sensitivity: str | None = None,
-                        origin: Origin | dict | None = None) -> Reconciliation:
+                        origin: Origin | dict | None = None) -> Conflict:
         """Two versions of one entry disagree: park the incoming one for a person. The
         ``incoming_*`` fields are what the incoming version says about them (None: it does
         not carry that field); taking the incoming version applies them with its content.
@@ -280,7 +281,7 @@ class Memory:
 
         def op(tx: Tx) -> str:
             row = self._entry_row(tx, entry_id)
-            pending = row_where(tx.conn, s.reconciliations, entry_id=entry_id,
+            pending = row_where(tx.conn, s.conflicts, entry_id=entry_id,
                                 status="pending")
             waiting = pending.id if pending is not None else None
             if waiting is not None:
@@ -288,24 +289,24 @@ class Memory:
                     f"memory entry {entry_id} already has a pending conflict ({waiting}); "
                     "one waits for a person at a time", reconciliation_id=waiting)
             rid = tx.new_id("rec")
-            insert_rows(tx.conn, s.reconciliations, [dict(
+            insert_rows(tx.conn, s.conflicts, [dict(
                 agent=agent_name(tx), id=rid, entry_id=entry_id, local_content=row.content,
                 local_version=local_version or row.version, incoming_content=incoming_content,
                 incoming_source=incoming_source, incoming_kind=incoming_kind,
                 incoming_priority=incoming_priority, incoming_trust=trust,
                 incoming_sensitivity=incoming_sensitivity, run_id=run_id, status="pending",
                 version=1, created_at=tx.now, origin=origin_text)])
-            tx.changed(ChangeKind.RECONCILIATION, rid, run_id)
+            tx.changed(ChangeKind.CONFLICT, rid, run_id)
             _run_event(tx, run_id, "memory.conflict", {"reconciliation_id": rid,
                                                        "entry_id": entry_id})
             return rid
 
-        return self.reconciliation(self.j.write(op))
+        return self.conflict(self.j.write(op))
 
-    def resolve(self, item_id: str, choice: ReconciliationStatus | str, *,
+    def resolve(self, item_id: str, choice: ConflictStatus | str, *,
                 expected_version: int, merged_content: str | None = None,
                 reason: str | None = None, request_id: str | None = None,
-                source: str = "desk") -> Reconciliation:
+                source: str = "desk") -> Conflict:
         """Accept local / accept incoming / merged / dismiss: the mutation and the
         resolution in one transaction. ``source`` says where the person decided (desk,
         cli, mcp…); it is kept on the decision row."""
@@ -313,10 +314,10 @@ class Memory:
                              merged_content=merged_content, reason=reason,
                              request_id=request_id, entry_version=None, source=source)
 
-    def resolve_seen(self, item_id: str, choice: ReconciliationStatus | str, *,
+    def resolve_seen(self, item_id: str, choice: ConflictStatus | str, *,
                      expected_version: int, entry_version: int,
                      merged_content: str | None = None, reason: str | None = None,
-                     request_id: str | None = None, source: str = "desk") -> Reconciliation:
+                     request_id: str | None = None, source: str = "desk") -> Conflict:
         """``resolve``, refused with ``StaleVersion`` (nothing written) when the entry is no
         longer at ``entry_version``, the version the person reviewed the conflict against."""
         return self._resolve(item_id, choice, expected_version=expected_version,
@@ -324,19 +325,19 @@ class Memory:
                              request_id=request_id, entry_version=entry_version,
                              source=source)
 
-    def _resolve(self, item_id: str, choice: ReconciliationStatus | str, *,
+    def _resolve(self, item_id: str, choice: ConflictStatus | str, *,
                  expected_version: int, merged_content: str | None, reason: str | None,
                  request_id: str | None, entry_version: int | None,
-                 source: str) -> Reconciliation:
+                 source: str) -> Conflict:
         self.j.require_operator()
-        choice = ReconciliationStatus(choice)
-        if choice == ReconciliationStatus.PENDING:
+        choice = ConflictStatus(choice)
+        if choice == ConflictStatus.PENDING:
             raise errors.ValidationError("choose how to resolve the conflict", field="choice")
         reason = (reason or "").strip() or None
         if reason is None:  # the desk and the CLI both ask for one: the rule lives here
             raise errors.ValidationError("a reason is required to resolve a memory conflict",
                                          field="reason")
-        if choice == ReconciliationStatus.MERGED:
+        if choice == ConflictStatus.MERGED:
             if not merged_content:
                 raise errors.ValidationError("merged content is required", field="merged")
             _check_content(merged_content)
@@ -349,7 +350,7 @@ class Memory:
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
                 return
-            item = row_where(tx.conn, s.reconciliations, id=item_id)
+            item = row_where(tx.conn, s.conflicts, id=item_id)
             if item is None:
                 raise errors.NotFound(f"memory conflict {item_id} does not exist")
             if item.status != "pending":
@@ -373,10 +374,10 @@ class Memory:
             if values:
                 self._apply(tx, entry, f"reconcile_{choice.value}", values, reason,
                             item.run_id, None, request, event=False, event_sequence=sequence)
-            update_where(tx.conn, s.reconciliations, dict(
+            update_where(tx.conn, s.conflicts, dict(
                 status=choice.value, version=item.version + 1, resolved_at=tx.now,
                 resolved_by=tx.actor.label, resolution_reason=reason), id=item_id)
-            tx.changed(ChangeKind.RECONCILIATION, item_id, item.run_id)
+            tx.changed(ChangeKind.CONFLICT, item_id, item.run_id)
             fields = {k: v for k, v in values.items() if k in INCOMING_FIELDS}
             record_decision(
                 tx, "reconciliation", item_id, item.run_id, {"choice": choice.value},
@@ -386,9 +387,9 @@ class Memory:
                         **({"fields": fields} if fields else {})}))
 
         self.j.write(op)
-        return self.reconciliation(item_id)
+        return self.conflict(item_id)
 
-    def bulk_resolve(self, items: builtins.list[tuple[str, int]], choice: ReconciliationStatus | str, *,
+    def bulk_resolve(self, items: builtins.list[tuple[str, int]], choice: ConflictStatus | str, *,
                      reason: str, request_id: str | None = None,
                      source: str = "desk") -> builtins.list[BulkResult]:
         """Resolve each (conflict id, version the operator saw) the same way, each in its
@@ -397,16 +398,16 @@ class Memory:
         conflict was recorded, or whose either version is sensitive (nobody takes a version
         they could not read: review that one on its own, revealing it)."""
         self.j.require_operator()
-        choice = ReconciliationStatus(choice)
-        if choice in (ReconciliationStatus.MERGED, ReconciliationStatus.PENDING):
+        choice = ConflictStatus(choice)
+        if choice in (ConflictStatus.MERGED, ConflictStatus.PENDING):
             raise errors.ValidationError("merging needs one conflict at a time",
                                          field="choice")
         results = []
         for item_id, version in items:
             rid = f"{request_id}:{item_id}" if request_id else None
             try:
-                if choice == ReconciliationStatus.ACCEPTED_INCOMING:
-                    item = self.reconciliation(item_id)
+                if choice == ConflictStatus.ACCEPTED_INCOMING:
+                    item = self.conflict(item_id)
                     self._refuse_unseen(item)
                     self.resolve_seen(item_id, choice, expected_version=version,
                                       entry_version=item.local_version, reason=reason,
@@ -420,7 +421,7 @@ class Memory:
                                           error_type=type(err).__name__))
         return results
 
-    def _refuse_unseen(self, item: Reconciliation) -> None:
+    def _refuse_unseen(self, item: Conflict) -> None:
         entry = self.get(item.entry_id)
         if is_sensitive(entry.sensitivity) or is_sensitive(item.incoming_sensitivity):
             raise errors.NotAllowed(f"“{item.title}” is sensitive: review it on its own (its "
@@ -488,26 +489,26 @@ class Memory:
             s.memory_mutations.c.entry_id == entry_id).order_by(s.memory_mutations.c.version)
         return self.j.read(lambda c: to_models(MemoryMutation, c.execute(stmt)))
 
-    def reconciliation(self, item_id: str) -> Reconciliation:
+    def conflict(self, item_id: str) -> Conflict:
         """The conflict; for a trusting agent a resolution must be a trusted operator's
         (DecisionUnverified otherwise)."""
-        stmt = reconciliation_select().where(s.reconciliations.c.id == item_id)
+        stmt = conflict_select().where(s.conflicts.c.id == item_id)
 
-        def read(conn: Any) -> Reconciliation:
-            item = fetch_one(conn, Reconciliation, stmt, f"memory conflict {item_id}")
+        def read(conn: Any) -> Conflict:
+            item = fetch_one(conn, Conflict, stmt, f"memory conflict {item_id}")
             if self.j.verifying:
-                from proctor.core.decisions.checks import check_reconciliation
+                from proctor.core.decisions.checks import check_conflict
 
-                check_reconciliation(conn, self.j.trust, conn.execute(select(
-                    s.reconciliations).where(s.reconciliations.c.id == item_id)).first())
+                check_conflict(conn, self.j.trust, conn.execute(select(
+                    s.conflicts).where(s.conflicts.c.id == item_id)).first())
             return item
 
         return self.j.read(read)
 
-    def reconciliations(self, status: str = "pending", limit: int = 500) -> builtins.list[Reconciliation]:
-        stmt = reconciliation_select().where(s.reconciliations.c.status == status).order_by(
-            s.reconciliations.c.created_at.desc()).limit(limit)
-        return self.j.read(lambda c: to_models(Reconciliation, c.execute(stmt)))
+    def conflicts(self, status: str = "pending", limit: int = 500) -> builtins.list[Conflict]:
+        stmt = conflict_select().where(s.conflicts.c.status == status).order_by(
+            s.conflicts.c.created_at.desc()).limit(limit)
+        return self.j.read(lambda c: to_models(Conflict, c.execute(stmt)))
 
     def browse(self, query: Any = None, *, cursor: str | None = None,
                limit: int = 200) -> Page[MemoryEntry]:
@@ -547,13 +548,13 @@ def _run_event(tx: Tx, run_id: str | None, type_: str, payload: Any) -> int | No
 INCOMING_FIELDS = ("kind", "priority", "trust", "sensitivity")
 
 
-def _resolution_values(choice: ReconciliationStatus, item: Any, entry: Any,
+def _resolution_values(choice: ConflictStatus, item: Any, entry: Any,
                        merged: str | None) -> dict[str, Any]:
     """What resolving with ``choice`` changes on the entry (empty: nothing). Taking incoming
     takes its content and every field it carries; trust decides ``confirmed`` with it."""
-    if choice == ReconciliationStatus.MERGED:
+    if choice == ConflictStatus.MERGED:
         return _content_values(merged, entry) if merged is not None else {}
-    if choice != ReconciliationStatus.ACCEPTED_INCOMING:
+    if choice != ConflictStatus.ACCEPTED_INCOMING:
         return {}
     values = _content_values(item.incoming_content, entry)
     for name in INCOMING_FIELDS:

@@ -107,7 +107,7 @@ def browse(journal: Any, q: MemoryQuery, cursor: str | None = None,
 
 def scopes(journal: Any) -> list[ScopeUsage]:
     """Every scope that holds entries or conflicts, with its counts and live size."""
-    m, r = s.memory_entries.c, s.reconciliations.c
+    m, r = s.memory_entries.c, s.conflicts.c
     live = case((m.deleted.is_(False), 1), else_=0)
     entries = select(
         m.scope, m.scope_key, func.sum(live).label("entries"),
@@ -117,7 +117,7 @@ def scopes(journal: Any) -> list[ScopeUsage]:
         func.sum(case((m.deleted.is_(False), func.length(m.content)), else_=0)).label("chars"),
     ).group_by(m.scope, m.scope_key)
     pending = select(m.scope, m.scope_key, func.count().label("n")).select_from(
-        s.reconciliations.join(s.memory_entries, m.id == r.entry_id)).where(
+        s.conflicts.join(s.memory_entries, m.id == r.entry_id)).where(
         r.status == "pending").group_by(m.scope, m.scope_key)
 
     def q(conn: Any) -> list[ScopeUsage]:

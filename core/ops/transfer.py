@@ -44,7 +44,7 @@ JSON_COLUMNS: dict[str, tuple[str, ...]] = {
 # Rows that belong to a run, in an order that satisfies the foreign keys.
 RUN_TABLES: dict[str, Table] = {
     "attempts": s.attempts, "tool_calls": s.tool_calls, "approvals": s.approvals,
-    "interactions": s.interactions, "decisions": s.decisions, "effects": s.effects,
+    "interactions": s.questions, "decisions": s.decisions, "effects": s.effects,
     "receipts": s.receipts, "memory_mutations": s.memory_mutations, "audit": s.audit,
 }
 IMPORTED = ("attempts", "tool_calls", "approvals", "interactions", "decisions", "effects",

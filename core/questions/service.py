@@ -13,11 +13,11 @@ from proctor.core.decisions.writer import record_decision, requester
 from proctor.core.kernel.canonical import canonical_json, digest_of
 from proctor.core.kernel.limits import check_text
 from proctor.core.kernel.origin import default_for as default_origin
-from proctor.core.models import ChangeKind, Interaction, InteractionKind, InteractionStatus, Origin
-from proctor.core.runs.facts import interactions_of
+from proctor.core.models import ChangeKind, Origin, Question, QuestionKind, QuestionStatus
+from proctor.core.runs.facts import questions_of
 from proctor.core.storage import schema as s
-from proctor.core.storage.items import OPEN_INTERACTION, status_after_closing, status_when_opening
-from proctor.core.storage.rows import by_id, fetch_prepared, interaction_select
+from proctor.core.storage.items import OPEN_QUESTION, status_after_closing, status_when_opening
+from proctor.core.storage.rows import by_id, fetch_prepared, question_select
 from proctor.core.storage.sql import insert_rows, row_where, update_where
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
@@ -31,31 +31,31 @@ def option_values(options: list[Any]) -> list[Any]:
     return [o.get("value") if isinstance(o, dict) else o for o in options]
 
 
-def default_schema(kind: InteractionKind, options: list[Any]) -> dict:
+def default_schema(kind: QuestionKind, options: list[Any]) -> dict:
     """The response schema each interaction type gets when the agent gives none."""
     obj = {"type": "object", "additionalProperties": False}
     text = {"type": "string", "minLength": 1}
     note = {"type": "string"}
-    if kind == InteractionKind.QUESTION:
+    if kind == QuestionKind.QUESTION:
         return {**obj, "properties": {"text": text}, "required": ["text"]}
-    if kind == InteractionKind.CHOICE:
+    if kind == QuestionKind.CHOICE:
         return {**obj, "properties": {"choice": {"enum": option_values(options)}, "note": note},
                 "required": ["choice"]}
-    if kind == InteractionKind.CONFIRMATION:
+    if kind == QuestionKind.CONFIRMATION:
         return {**obj, "properties": {"confirmed": {"type": "boolean"}, "note": note},
                 "required": ["confirmed"]}
-    if kind == InteractionKind.DIFF_REVIEW:
+    if kind == QuestionKind.DIFF_REVIEW:
         return {**obj, "properties": {
             "verdict": {"enum": ["approve", "request_changes", "reject"]}, "comment": note},
             "required": ["verdict"]}
-    if kind == InteractionKind.MERGE_CONFLICT:
+    if kind == QuestionKind.MERGE_CONFLICT:
         return {**obj, "properties": {"resolution": {"enum": ["ours", "theirs", "merged"]},
                                       "merged": note},
                 "required": ["resolution"]}
-    if kind == InteractionKind.CREDENTIAL_BINDING:
+    if kind == QuestionKind.CREDENTIAL_BINDING:
         return {**obj, "properties": {"credential_ref": text, "note": note},
                 "required": ["credential_ref"]}
-    if kind == InteractionKind.MEMORY_CHANGE_REVIEW:
+    if kind == QuestionKind.MEMORY_CHANGE_REVIEW:
         return {**obj, "properties": {"verdict": {"enum": ["accept", "reject", "edit"]},
                                       "content": note},
                 "required": ["verdict"]}
@@ -126,43 +126,43 @@ def check_schema(schema: Any) -> None:
                                      field="response_schema") from exc
 
 
-def interaction_kind(kind: Any) -> InteractionKind:
+def question_kind(kind: Any) -> QuestionKind:
     """The question kind, refused with a typed error when unknown (or ``approval``)."""
     if kind == "approval":
         raise errors.ValidationError(
             "an approval is requested with approvals.request, not asked as a question",
             field="kind")
     try:
-        return InteractionKind(kind)
+        return QuestionKind(kind)
     except ValueError:
         raise errors.ValidationError(f"unknown question kind {kind!r}", field="kind") from None
 
 
-INTERACTION_BY_ID = by_id(interaction_select(), s.interactions.c.id)
+QUESTION_BY_ID = by_id(question_select(), s.questions.c.id)
 
 
-def interaction_in(conn: Any, interaction_id: str) -> Interaction:
-    return fetch_prepared(conn, Interaction, INTERACTION_BY_ID, f"question {interaction_id}",
+def question_in(conn: Any, interaction_id: str) -> Question:
+    return fetch_prepared(conn, Question, QUESTION_BY_ID, f"question {interaction_id}",
                           key=interaction_id)
 
 
-class Interactions:
+class Questions:
     def __init__(self, store: Store) -> None:
         self.j = store
 
     # ------------------------------------------------------------ agent side
-    def ask(self, run_id: str, kind: InteractionKind | str, prompt: str, *,
+    def ask(self, run_id: str, kind: QuestionKind | str, prompt: str, *,
             request: Any = None, response_schema: dict | None = None,
             options: list[Any] | None = None, expires_in: float | None = None,
             request_key: str | None = None,
-            origin: Origin | dict | None = None) -> Interaction:
+            origin: Origin | dict | None = None) -> Question:
         """Ask a person. Idempotent by ``request_key``. An approval is requested with
         ``approvals.request``, never asked here (``ValidationError`` on ``kind``).
         ``origin``: as for ``approvals.request`` (in no digest)."""
-        kind = interaction_kind(kind)
+        kind = question_kind(kind)
         options = list(options or [])
         check_text(prompt, "the prompt", "prompt", MAX_PROMPT)
-        if kind == InteractionKind.CHOICE and not options:
+        if kind == QuestionKind.CHOICE and not options:
             raise errors.ValidationError("a choice needs options", field="options")
         schema = response_schema if response_schema is not None else default_schema(kind, options)
         check_schema(schema)
@@ -173,7 +173,7 @@ class Interactions:
 
         def op(tx: Tx) -> str:
             key = request_key or tx.new_id("req")
-            row = row_where(tx.conn, s.interactions, request_key=key)
+            row = row_where(tx.conn, s.questions, request_key=key)
             if row is not None:
                 if row.request_digest != digest_of(body):
                     raise errors.IdempotencyConflict(
@@ -181,41 +181,41 @@ class Interactions:
                 return row.id
             run = tx.open_run(run_id)
             iid = tx.new_id("int")
-            insert_rows(tx.conn, s.interactions, [dict(
+            insert_rows(tx.conn, s.questions, [dict(
                 id=iid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
                 kind=kind.value, prompt=prompt, request=canonical_json(request),
                 response_schema=canonical_json(schema), options=canonical_json(options),
-                status=InteractionStatus.REQUESTED.value,
+                status=QuestionStatus.REQUESTED.value,
                 expires_at=tx.now + expires_in if expires_in else None, request_key=key,
                 request_digest=digest_of(body), version=1, created_at=tx.now,
                 origin=origin_text)])
-            tx.changed(ChangeKind.INTERACTION, iid, run_id)
+            tx.changed(ChangeKind.QUESTION, iid, run_id)
             tx.append_event(run, "interaction.requested",
                             {"interaction_id": iid, "kind": kind.value, "prompt": prompt[:500]},
                             status=status_when_opening(run))
             return iid
 
-        return self.j.write_then(op, lambda tx, iid: interaction_in(tx.conn, iid))
+        return self.j.write_then(op, lambda tx, iid: question_in(tx.conn, iid))
 
-    def wait(self, interaction_id: str, timeout: float, poll: float = 0.05) -> Interaction:
+    def wait(self, interaction_id: str, timeout: float, poll: float = 0.05) -> Question:
         deadline = time.monotonic() + timeout
         while True:
             item = self.get(interaction_id)
-            if item.status in (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED) \
+            if item.status in (QuestionStatus.REQUESTED, QuestionStatus.PRESENTED) \
                     and item.expires_at is not None and not self.j.read_only \
                     and self.j.now() >= item.expires_at:
                 self.expire_due()
                 item = self.get(interaction_id)
-            if item.status not in OPEN_INTERACTION or time.monotonic() >= deadline:
+            if item.status not in OPEN_QUESTION or time.monotonic() >= deadline:
                 return item
             time.sleep(poll)
 
-    def withdraw(self, interaction_id: str, reason: str) -> Interaction:
+    def withdraw(self, interaction_id: str, reason: str) -> Question:
         def op(tx: Tx) -> None:
             row = self._row(tx, interaction_id)
-            if row.status not in OPEN_INTERACTION:
+            if row.status not in OPEN_QUESTION:
                 raise errors.InvalidTransition(f"question {interaction_id} is {row.status}")
-            self._close(tx, row, InteractionStatus.CANCELLED, {})
+            self._close(tx, row, QuestionStatus.CANCELLED, {})
             tx.audit("interaction.withdrawn", "interaction", interaction_id, run_id=row.run_id,
                      reason=reason, before={"status": row.status},
                      after={"status": "cancelled"})
@@ -223,13 +223,13 @@ class Interactions:
                          {"interaction_id": interaction_id, "reason": reason},
                          status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
 
-        return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
+        return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
 
     def expire_due(self) -> int:
         def op(tx: Tx) -> int:
-            rows = tx.conn.execute(select(s.interactions).where(
-                s.interactions.c.status.in_(OPEN_INTERACTION),
-                s.interactions.c.expires_at <= tx.now).limit(500)).all()
+            rows = tx.conn.execute(select(s.questions).where(
+                s.questions.c.status.in_(OPEN_QUESTION),
+                s.questions.c.expires_at <= tx.now).limit(500)).all()
             for row in rows:
                 self._expire(tx, row)
             return len(rows)
@@ -237,7 +237,7 @@ class Interactions:
         return self.j.write(op)
 
     def _expire(self, tx: Tx, row: Any) -> None:
-        self._close(tx, row, InteractionStatus.EXPIRED, {"resolved_at": tx.now,
+        self._close(tx, row, QuestionStatus.EXPIRED, {"resolved_at": tx.now,
                                                          "resolved_by": "system:expiry"})
         tx.audit("interaction.expired", "interaction", row.id, run_id=row.run_id,
                  actor="system:expiry", before={"status": row.status},
@@ -249,7 +249,7 @@ class Interactions:
     # ------------------------------------------------------------ operator side
     def answer(self, interaction_id: str, response: Any, *, expected_version: int,
                reason: str | None = None, request_id: str | None = None,
-               source: str = "desk") -> Interaction:
+               source: str = "desk") -> Question:
         """Answer, validated against the question's schema. One transaction."""
         self.j.require_operator()
         canonical_json(response)
@@ -260,12 +260,12 @@ class Interactions:
             if tx.replayed(request_id, request):
                 return
             row = self._row(tx, interaction_id)
-            if row.status == InteractionStatus.EXPIRED:
+            if row.status == QuestionStatus.EXPIRED:
                 raise errors.Expired(f"question {interaction_id} expired before the answer")
-            if row.status == InteractionStatus.CANCELLED:
+            if row.status == QuestionStatus.CANCELLED:
                 raise errors.Withdrawn(f"question {interaction_id} was withdrawn by the agent",
                                        status=row.status)
-            if row.status not in OPEN_INTERACTION:
+            if row.status not in OPEN_QUESTION:
                 raise errors.AlreadyDecided(
                     f"question {interaction_id} is already {row.status}"
                     + (f" by {row.resolved_by}" if row.resolved_by else ""),
@@ -280,11 +280,11 @@ class Interactions:
             refuse_requester(tx, (row.agent, tx.run_row(row.run_id).agent), verb="answer",
                              what="this question")
             validate_response(_loads(row.response_schema), response)
-            if row.kind == InteractionKind.CREDENTIAL_BINDING.value:
+            if row.kind == QuestionKind.CREDENTIAL_BINDING.value:
                 check_credential(response)
-            if row.kind == InteractionKind.CHOICE.value:
+            if row.kind == QuestionKind.CHOICE.value:
                 check_choice(_loads(row.options) or [], response)
-            self._close(tx, row, InteractionStatus.RESOLVED, {
+            self._close(tx, row, QuestionStatus.RESOLVED, {
                 "resolved_at": tx.now, "resolved_by": tx.actor.label,
                 "response": canonical_json(response)})
             record_decision(
@@ -295,9 +295,9 @@ class Interactions:
                        {"interaction_id": interaction_id, "by": tx.actor.label}),
                 closes=True)
 
-        return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
+        return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
 
-    def mark_presented(self, interaction_id: str) -> Interaction:
+    def mark_presented(self, interaction_id: str) -> Question:
         """The desk showed an open question to an operator: ``requested → presented``, once.
 
         Idempotent: a question already presented (or closed, or past its expiry) is left
@@ -310,20 +310,20 @@ class Interactions:
 
         def op(tx: Tx) -> None:
             row = self._row(tx, interaction_id)
-            if row.status != InteractionStatus.REQUESTED.value:
+            if row.status != QuestionStatus.REQUESTED.value:
                 return
             if row.expires_at is not None and tx.now >= row.expires_at:
                 return  # expiry closes it; being seen now would be wrong
-            done = update_where(tx.conn, s.interactions,
-                                {"status": InteractionStatus.PRESENTED.value},
-                                id=row.id, status=InteractionStatus.REQUESTED.value)
+            done = update_where(tx.conn, s.questions,
+                                {"status": QuestionStatus.PRESENTED.value},
+                                id=row.id, status=QuestionStatus.REQUESTED.value)
             if done != 1:
                 return
-            tx.changed(ChangeKind.INTERACTION, row.id, row.run_id)
+            tx.changed(ChangeKind.QUESTION, row.id, row.run_id)
             tx.run_event(row.run_id, "interaction.presented",
                          {"interaction_id": interaction_id, "by": tx.actor.label})
 
-        return self.j.write_then(op, lambda tx, _: interaction_in(tx.conn, interaction_id))
+        return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
 
     # ------------------------------------------------------------ reads
     def seen(self, interaction_id: str) -> tuple[str, float] | None:
@@ -332,8 +332,8 @@ class Interactions:
         e = s.events.c
 
         def read(conn: Any) -> tuple[str, float] | None:
-            run_id = conn.execute(select(s.interactions.c.run_id).where(
-                s.interactions.c.id == interaction_id)).scalar()
+            run_id = conn.execute(select(s.questions.c.run_id).where(
+                s.questions.c.id == interaction_id)).scalar()
             if run_id is None:
                 return None
             rows = conn.execute(select(e.actor, e.created_at, e.payload).where(
@@ -345,49 +345,49 @@ class Interactions:
 
         return self.j.read(read)
 
-    def get(self, interaction_id: str) -> Interaction:
+    def get(self, interaction_id: str) -> Question:
         """The question; for a trusting agent an answer must be a trusted operator's
         (DecisionUnverified otherwise)."""
         if not self.j.verifying:
-            return self.j.read(lambda c: interaction_in(c, interaction_id))
+            return self.j.read(lambda c: question_in(c, interaction_id))
 
-        def read(conn: Any) -> Interaction:
-            from proctor.core.decisions.checks import check_interaction
+        def read(conn: Any) -> Question:
+            from proctor.core.decisions.checks import check_question
 
-            item = interaction_in(conn, interaction_id)
-            check_interaction(conn, self.j.trust, row_where(conn, s.interactions,
+            item = question_in(conn, interaction_id)
+            check_question(conn, self.j.trust, row_where(conn, s.questions,
                                                             id=interaction_id))
             return item
 
         return self.j.read(read)
 
-    def filed_under(self, request_key: str) -> Interaction | None:
+    def filed_under(self, request_key: str) -> Question | None:
         """The question asked with ``request_key``, if there is one (its answer is not
         trust-checked here: read it with ``get``)."""
-        def read(c: Any) -> Interaction | None:
-            row = row_where(c, s.interactions, request_key=request_key)
-            return None if row is None else interaction_in(c, row.id)
+        def read(c: Any) -> Question | None:
+            row = row_where(c, s.questions, request_key=request_key)
+            return None if row is None else question_in(c, row.id)
 
         return self.j.read(read)
 
-    def for_run(self, run_id: str) -> list[Interaction]:
-        return self.j.read(lambda c: interactions_of(c, run_id))
+    def for_run(self, run_id: str) -> list[Question]:
+        return self.j.read(lambda c: questions_of(c, run_id))
 
     @staticmethod
     def _row(tx: Tx, interaction_id: str) -> Any:
-        row = row_where(tx.conn, s.interactions, id=interaction_id)
+        row = row_where(tx.conn, s.questions, id=interaction_id)
         if row is None:
             raise errors.NotFound(f"question {interaction_id} does not exist")
         return row
 
     @staticmethod
-    def _close(tx: Tx, row: Any, status: InteractionStatus, values: dict) -> None:
-        done = update_where(tx.conn, s.interactions, dict(
+    def _close(tx: Tx, row: Any, status: QuestionStatus, values: dict) -> None:
+        done = update_where(tx.conn, s.questions, dict(
             status=status.value, version=row.version + 1, **values),
             id=row.id, version=row.version)
         if done != 1:
             raise errors.StaleVersion(f"question {row.id} changed meanwhile")
-        tx.changed(ChangeKind.INTERACTION, row.id, row.run_id)
+        tx.changed(ChangeKind.QUESTION, row.id, row.run_id)
 
 
 def _loads(text: str) -> Any:

@@ -19,8 +19,8 @@ from proctor.core.models import (
     Effect,
     Frozen,
     InboxItem,
-    Interaction,
     MemoryMutation,
+    Question,
     Receipt,
     Run,
     ToolCall,
@@ -31,7 +31,7 @@ from proctor.core.storage.rows import (
     approval_select,
     by_id,
     fetch_prepared,
-    interaction_select,
+    question_select,
     to_models,
 )
 
@@ -48,7 +48,7 @@ class RunFacts(Frozen):
     attempts: list[Attempt]
     tool_calls: list[ToolCall]
     approvals: list[Approval]
-    interactions: list[Interaction]
+    questions: list[Question]
     decisions: list[Decision]
     effects: list[Effect]
     receipts: dict[str, list[Receipt]]  # effect key -> its receipts, oldest first
@@ -69,7 +69,7 @@ def run_facts(conn: Any, run_id: str, trust: Any) -> RunFacts:
         attempts=attempts_of(conn, run_id),
         tool_calls=tool_calls_of(conn, run_id),
         approvals=approvals_of(conn, run_id),
-        interactions=interactions_of(conn, run_id),
+        questions=questions_of(conn, run_id),
         decisions=to_models(Decision, decided),
         effects=effects,
         receipts=receipts_of(conn, [e.key for e in effects]),
@@ -107,10 +107,10 @@ def approvals_of(conn: Any, run_id: str) -> list[Approval]:
     return to_models(Approval, conn.execute(stmt))
 
 
-def interactions_of(conn: Any, run_id: str) -> list[Interaction]:
-    stmt = interaction_select().where(s.interactions.c.run_id == run_id).order_by(
-        s.interactions.c.created_at, s.interactions.c.id)
-    return to_models(Interaction, conn.execute(stmt))
+def questions_of(conn: Any, run_id: str) -> list[Question]:
+    stmt = question_select().where(s.questions.c.run_id == run_id).order_by(
+        s.questions.c.created_at, s.questions.c.id)
+    return to_models(Question, conn.execute(stmt))
 
 
 def decisions_statement(run_id: str) -> Any:
@@ -149,8 +149,8 @@ def memory_changes_of(conn: Any, run_id: str) -> list[MemoryMutation]:
     return to_models(MemoryMutation, conn.execute(stmt))
 
 
-RUN_COLUMN = {"approval": s.approvals.c.run_id, "question": s.interactions.c.run_id,
-              "memory": s.reconciliations.c.run_id, "effect": s.effects.c.run_id}
+RUN_COLUMN = {"approval": s.approvals.c.run_id, "question": s.questions.c.run_id,
+              "conflict": s.conflicts.c.run_id, "effect": s.effects.c.run_id}
 
 
 def open_items_of(conn: Any, run_id: str) -> list[InboxItem]:
@@ -162,5 +162,5 @@ def open_items_of(conn: Any, run_id: str) -> list[InboxItem]:
 
 
 __all__ = ["RunFacts", "approvals_of", "attempts_of", "children_of", "decisions_of",
-           "effects_of", "interactions_of", "memory_changes_of", "open_items_of",
+           "effects_of", "questions_of", "memory_changes_of", "open_items_of",
            "receipts_of", "run_facts", "run_of", "tool_calls_of"]

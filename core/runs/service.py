@@ -9,7 +9,7 @@ from sqlalchemy import func, select, update
 
 from proctor.core import errors
 from proctor.core.decisions.deciders import refuse_requester, run_agent
-from proctor.core.decisions.writer import record_decision, write_decision
+from proctor.core.decisions.writer import insert_decision_row, record_decision
 from proctor.core.kernel.canonical import ZERO_DIGEST, canonical_json, loads
 from proctor.core.models import (
     Attempt,
@@ -25,8 +25,8 @@ from proctor.core.models import (
 )
 from proctor.core.storage import schema as s
 from proctor.core.storage.items import (
-    OPEN_INTERACTION,
-    is_open_interaction,
+    OPEN_QUESTION,
+    is_open_question,
     status_after_closing,
 )
 from proctor.core.storage.paging import (  # noqa: F401 - re-exported: the run sorts were defined here
@@ -318,7 +318,7 @@ class Runs:
                              what=f"tool call {tool_call_id}")
             self._settle_unknown(tx, row, status, None, None, reason=reason,
                                  request_id=request_id, request=request)
-            write_decision(tx, "tool_call", tool_call_id, row.run_id, {"status": status.value},
+            insert_decision_row(tx, "tool_call", tool_call_id, row.run_id, {"status": status.value},
                            actor=tx.actor.label, source=source, reason=reason,
                            request_id=request_id)
 
@@ -448,15 +448,15 @@ class Runs:
             tx.audit("approval.withdrawn", "approval", aid, run_id=run_id, reason=reason,
                      before={"status": "pending"}, after={"status": "cancelled"})
             tx.changed(ChangeKind.APPROVAL, aid, run_id)
-        asked = tx.conn.execute(select(s.interactions.c.id).where(
-            s.interactions.c.run_id == run_id,
-            s.interactions.c.status.in_(OPEN_INTERACTION))).scalars().all()
+        asked = tx.conn.execute(select(s.questions.c.id).where(
+            s.questions.c.run_id == run_id,
+            s.questions.c.status.in_(OPEN_QUESTION))).scalars().all()
         for iid in asked:
-            tx.conn.execute(update(s.interactions).where(s.interactions.c.id == iid).values(
-                status="cancelled", version=s.interactions.c.version + 1))
+            tx.conn.execute(update(s.questions).where(s.questions.c.id == iid).values(
+                status="cancelled", version=s.questions.c.version + 1))
             tx.audit("interaction.withdrawn", "interaction", iid, run_id=run_id, reason=reason,
                      before={"status": "open"}, after={"status": "cancelled"})
-            tx.changed(ChangeKind.INTERACTION, iid, run_id)
+            tx.changed(ChangeKind.QUESTION, iid, run_id)
 
     # ------------------------------------------------------------ operator side
     def request_cancel(self, run_id: str, reason: str, *, expected_version: int,
@@ -577,12 +577,12 @@ class Runs:
 def resume_blockers(conn: Any, run: Any) -> list[tuple[str, str]]:
     """The resume gate (seed invariant 17): pending approvals, open questions, ambiguous
     effects and tool calls of unknown outcome of ``run``, and its cancel request."""
-    a, i, e, t = s.approvals.c, s.interactions.c, s.effects.c, s.tool_calls.c
+    a, i, e, t = s.approvals.c, s.questions.c, s.effects.c, s.tool_calls.c
     found: list[tuple[str, str]] = []
     for kind, stmt in (
             ("approval", select(a.id).where(a.run_id == run.id, a.status == "pending")
              .order_by(a.created_at, a.id)),
-            ("question", select(i.id).where(i.run_id == run.id, is_open_interaction(i.status))
+            ("question", select(i.id).where(i.run_id == run.id, is_open_question(i.status))
              .order_by(i.created_at, i.id)),
             ("effect", select(e.key).where(e.run_id == run.id, e.status == "ambiguous")
              .order_by(e.created_at, e.key)),

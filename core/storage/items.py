@@ -11,20 +11,20 @@ from proctor.core.models import RunStatus
 from . import schema as s
 from .sql import Prepared
 
-OPEN_INTERACTION = ("requested", "presented")
+OPEN_QUESTION = ("requested", "presented")
 
 
-def is_open_interaction(status: Any) -> Any:
+def is_open_question(status: Any) -> Any:
     """``status IN OPEN_INTERACTION`` written as ORs: a fixed statement that can be prepared."""
-    return or_(*(status == v for v in OPEN_INTERACTION))
+    return or_(*(status == v for v in OPEN_QUESTION))
 
 
 # Both counts in one statement (answered from the (run_id, status) indexes).
 OPEN_ITEMS = Prepared(select(
     select(func.count()).where(s.approvals.c.run_id == bindparam("run_id"),
                                s.approvals.c.status == "pending").scalar_subquery()
-    + select(func.count()).where(s.interactions.c.run_id == bindparam("run_id"),
-                                 is_open_interaction(s.interactions.c.status)).scalar_subquery()))
+    + select(func.count()).where(s.questions.c.run_id == bindparam("run_id"),
+                                 is_open_question(s.questions.c.status)).scalar_subquery()))
 
 
 def open_items_count(conn: Any, run_id: str) -> int:
@@ -50,8 +50,8 @@ def open_items_by_run(run_ids: list[str]) -> Any:
     a = (select(func.count()).where(s.approvals.c.run_id == s.runs.c.id,
                                     s.approvals.c.status == "pending")
          .correlate(s.runs).scalar_subquery())
-    q = (select(func.count()).where(s.interactions.c.run_id == s.runs.c.id,
-                                    is_open_interaction(s.interactions.c.status))
+    q = (select(func.count()).where(s.questions.c.run_id == s.runs.c.id,
+                                    is_open_question(s.questions.c.status))
          .correlate(s.runs).scalar_subquery())
     e = (select(func.count()).where(s.effects.c.run_id == s.runs.c.id,
                                     s.effects.c.status == "ambiguous")

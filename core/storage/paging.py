@@ -12,7 +12,7 @@ from proctor.core import errors
 from proctor.core.models import Frozen, Page, Run
 
 from . import schema as s
-from .items import is_open_interaction
+from .items import is_open_question
 from .rows import decode_cursor, encode_cursor, to_models
 
 MAX_PAGE = 1000
@@ -119,8 +119,8 @@ def has_open_items_clause() -> Any:
     r = s.runs.c
     return or_(
         exists().where(s.approvals.c.run_id == r.id, s.approvals.c.status == "pending"),
-        exists().where(s.interactions.c.run_id == r.id,
-                       is_open_interaction(s.interactions.c.status)),
+        exists().where(s.questions.c.run_id == r.id,
+                       is_open_question(s.questions.c.status)),
         exists().where(s.effects.c.run_id == r.id, s.effects.c.status == "ambiguous"))
 
 
@@ -139,8 +139,8 @@ def open_items_on(run_id: Any) -> Any:
     (a column of an outer query), each counted from its (run_id, status) index."""
     a = select(func.count()).where(s.approvals.c.run_id == run_id,
                                    s.approvals.c.status == "pending").scalar_subquery()
-    q = select(func.count()).where(s.interactions.c.run_id == run_id,
-                                   is_open_interaction(s.interactions.c.status)).scalar_subquery()
+    q = select(func.count()).where(s.questions.c.run_id == run_id,
+                                   is_open_question(s.questions.c.status)).scalar_subquery()
     e = select(func.count()).where(s.effects.c.run_id == run_id,
                                    s.effects.c.status == "ambiguous").scalar_subquery()
     return (a + q + e).label("open_items")

@@ -19,13 +19,13 @@ from proctor.core.models import (
     ApprovalRule,
     Attempt,
     AuditEntry,
+    Conflict,
     Decision,
     Effect,
-    Interaction,
     MemoryEntry,
     MemoryMutation,
+    Question,
     Receipt,
-    Reconciliation,
     Run,
     RunEvent,
     ToolCall,
@@ -40,8 +40,8 @@ JSON_FIELDS: dict[type, tuple[str, ...]] = {
     RunEvent: ("payload",),
     ToolCall: ("request", "result"),
     Approval: ("action", "input_schema", "approved_action", "origin"),
-    Interaction: ("request", "response_schema", "options", "response", "origin"),
-    Reconciliation: ("origin",),
+    Question: ("request", "response_schema", "options", "response", "origin"),
+    Conflict: ("origin",),
     Decision: ("decision",),
     Effect: ("action", "result", "origin"),
     Receipt: ("evidence",),
@@ -129,15 +129,15 @@ def approval_select() -> Select:
     return select(s.approvals, *RUN_CONTEXT).join(s.runs, s.runs.c.id == s.approvals.c.run_id)
 
 
-def interaction_select() -> Select:
-    return select(s.interactions, *RUN_CONTEXT).join(
-        s.runs, s.runs.c.id == s.interactions.c.run_id)
+def question_select() -> Select:
+    return select(s.questions, *RUN_CONTEXT).join(
+        s.runs, s.runs.c.id == s.questions.c.run_id)
 
 
-def reconciliation_select() -> Select:
+def conflict_select() -> Select:
     e = s.memory_entries
-    return select(s.reconciliations, e.c.scope, e.c.scope_key, e.c.title).join(
-        e, e.c.id == s.reconciliations.c.entry_id)
+    return select(s.conflicts, e.c.scope, e.c.scope_key, e.c.title).join(
+        e, e.c.id == s.conflicts.c.entry_id)
 
 
 def fetch_one(conn: Any, model: type[M], stmt: Select, what: str) -> M:
@@ -195,6 +195,6 @@ def decode_cursor(cursor: str) -> list[Any]:
 
 
 __all__ = [
-    "Approval", "ApprovalRule", "Attempt", "AuditEntry", "Decision", "Effect", "Interaction",
-    "MemoryEntry", "MemoryMutation", "Receipt", "Reconciliation", "Run", "RunEvent", "ToolCall",
+    "Approval", "ApprovalRule", "Attempt", "AuditEntry", "Decision", "Effect", "Question",
+    "MemoryEntry", "MemoryMutation", "Receipt", "Conflict", "Run", "RunEvent", "ToolCall",
 ]

@@ -184,7 +184,7 @@ class ApprovalRuleRow(Base):
     __table_args__ = (Index("ix_rules_lookup", "revoked_at", "project", "space"),)
 
 
-class InteractionRow(Base):
+class QuestionRow(Base):
     __tablename__ = "interactions"
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
@@ -279,7 +279,7 @@ class MemoryMutationRow(Base):
                       unique_where_set("memory_mutations", "idempotency_key"))
 
 
-class ReconciliationRow(Base):
+class ConflictRow(Base):
     __tablename__ = "memory_reconciliations"
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     entry_id: Mapped[str] = mapped_column(ForeignKey("memory_entries.id"))
@@ -485,11 +485,11 @@ events = table_of(EventRow)
 tool_calls = table_of(ToolCallRow)
 approvals = table_of(ApprovalRow)
 approval_rules = table_of(ApprovalRuleRow)
-interactions = table_of(InteractionRow)
+questions = table_of(QuestionRow)
 decisions = table_of(DecisionRow)
 memory_entries = table_of(MemoryEntryRow)
 memory_mutations = table_of(MemoryMutationRow)
-reconciliations = table_of(ReconciliationRow)
+conflicts = table_of(ConflictRow)
 effects = table_of(EffectRow)
 receipts = table_of(ReceiptRow)
 audit = table_of(AuditRow)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QT_TR_NOOP
 
-from proctor.core.models import EffectStatus, ReconciliationStatus
+from proctor.core.models import ConflictStatus, EffectStatus
 
 from ..infra.actions import ActionSpec
 
@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     from .conflict_view import ConflictReview
 
     class BulkPanel(Protocol):
-        def ask(self, choice: ReconciliationStatus) -> None: ...
+        def ask(self, choice: ConflictStatus) -> None: ...
         def can_ask(self) -> bool: ...
 
-KEEP, TAKE = ReconciliationStatus.ACCEPTED_LOCAL, ReconciliationStatus.ACCEPTED_INCOMING
-DISMISS, MERGE = ReconciliationStatus.DISMISSED, ReconciliationStatus.MERGED
+KEEP, TAKE = ConflictStatus.ACCEPTED_LOCAL, ConflictStatus.ACCEPTED_INCOMING
+DISMISS, MERGE = ConflictStatus.DISMISSED, ConflictStatus.MERGED
 
 
 class Decisions(Protocol):
@@ -79,13 +79,13 @@ def resolve_commands(prefix: str, review: Callable[[], ConflictReview | None],
     screen (``review()`` / ``bulk()``: the widget, or None while it is not shown)."""
     showing = revealing or review
 
-    def choose(choice: ReconciliationStatus) -> None:
+    def choose(choice: ConflictStatus) -> None:
         if (panel := bulk()) is not None:
             panel.ask(choice)
         elif (shown := review()) is not None:
             shown.request(choice)
 
-    def can_choose(choice: ReconciliationStatus) -> bool:
+    def can_choose(choice: ConflictStatus) -> bool:
         if (panel := bulk()) is not None:
             return panel.can_ask()
         shown = review()

@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from proctor.core.models import InboxItem, InboxKind, ReconciliationStatus
+from proctor.core.models import ConflictStatus, InboxItem, InboxKind
 
 from ..infra.actions import ActionRegistry
 from ..infra.i18n import tr
@@ -24,7 +24,7 @@ ENTRY_CHECK_S = 2.0
 
 
 class ConflictDetail(DetailWidget):
-    kind = InboxKind.MEMORY
+    kind = InboxKind.CONFLICT
 
     def __init__(self, ctx: DetailContext, parent: QWidget | None = None) -> None:
         self._drafts: dict[str, tuple[str | None, str]] = {}
@@ -108,7 +108,7 @@ class ConflictDetail(DetailWidget):
 
     # ------------------------------------------------------------ writes
     @Slot(object, object, str)
-    def _on_resolve(self, choice: ReconciliationStatus, merged: str | None, reason: str) -> None:
+    def _on_resolve(self, choice: ConflictStatus, merged: str | None, reason: str) -> None:
         data = self.review.data
         if self.item is None or data is None or data.item.id != self.item.id:
             return

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core.memory.service import Memory, content_hash
-from proctor.core.models import MemoryEntry, Reconciliation, ReconciliationStatus
+from proctor.core.models import Conflict, ConflictStatus, MemoryEntry
 
 from ..infra.actions import ActionRegistry
 from ..infra.i18n import tr
@@ -48,19 +48,19 @@ from ..widgets.text_diff import (
 from .reveal import RevealState, RowsModel, is_sensitive, label, request_id
 
 CHOICE_TEXT = {
-    ReconciliationStatus.ACCEPTED_LOCAL: "Kept local",
-    ReconciliationStatus.ACCEPTED_INCOMING: "Took incoming",
-    ReconciliationStatus.MERGED: "Merged",
-    ReconciliationStatus.DISMISSED: "Dismissed",
+    ConflictStatus.ACCEPTED_LOCAL: "Kept local",
+    ConflictStatus.ACCEPTED_INCOMING: "Took incoming",
+    ConflictStatus.MERGED: "Merged",
+    ConflictStatus.DISMISSED: "Dismissed",
 }
-CHANGES_CONTENT = (ReconciliationStatus.ACCEPTED_INCOMING, ReconciliationStatus.MERGED)
+CHANGES_CONTENT = (ConflictStatus.ACCEPTED_INCOMING, ConflictStatus.MERGED)
 MERGE_NOTE = ("The editor holds both versions of every changed line, local first. Edit it "
               "down to the text the entry should have, then save the merge.")
 
 
 @dataclass(frozen=True)
 class ConflictData:
-    item: Reconciliation
+    item: Conflict
     entry: MemoryEntry
 
 
@@ -68,7 +68,7 @@ def load_conflict(memory: Memory, item_id: str) -> ConflictData:
     """Runs on the task runner: the item and its entry now. The diff between them is
     presentation work: the review makes it on the presentation pool (``start_diff``), never
     in the store's task runner, so store calls never wait behind it."""
-    item = memory.reconciliation(item_id)
+    item = memory.conflict(item_id)
     return ConflictData(item, memory.get(item.entry_id))
 
 
@@ -111,7 +111,7 @@ def shows_conflict(reveals: RevealState, data: ConflictData) -> bool:
                                           or data.entry.id in reveals)
 
 
-def resolve_call(memory: Memory, data: ConflictData, choice: ReconciliationStatus,
+def resolve_call(memory: Memory, data: ConflictData, choice: ConflictStatus,
                  merged: str | None, reason: str) -> Callable[[], Any]:
     """The store call for one resolution (its own request id, so a retry is idempotent).
     Choices that change the content are refused if the entry moved past the version shown."""
@@ -299,7 +299,7 @@ class ConflictReview(QWidget):
             self.notice.clear()
             self.seen_version = data.entry.version
         elif self.seen_version is not None and data.entry.version != self.seen_version \
-                and data.item.status == ReconciliationStatus.PENDING:
+                and data.item.status == ConflictStatus.PENDING:
             self.notice.show_message(
                 tr("The entry changed while you were reviewing: version {seen_version} → "
                    "{version}. “Local” now shows version {version}; check the differences again "
@@ -396,7 +396,7 @@ class ConflictReview(QWidget):
         item = self.data.item if self.data else None
         if item is None:
             return
-        if item.status == ReconciliationStatus.PENDING:
+        if item.status == ConflictStatus.PENDING:
             self.state.setText(tr("Pending for {created_at} · from {incoming_source}").format(
                                    created_at=fmt.age(item.created_at),
                                    incoming_source=fmt.bounded(item.incoming_source, 80)))
@@ -421,15 +421,15 @@ class ConflictReview(QWidget):
 
     def is_pending(self) -> bool:
         """The conflict shown is the one asked for, and pending."""
-        return self.data is not None and self.data.item.status == ReconciliationStatus.PENDING \
+        return self.data is not None and self.data.item.status == ConflictStatus.PENDING \
             and self.expected in (None, self.data.item.id)
 
-    def can(self, choice: ReconciliationStatus) -> bool:
+    def can(self, choice: ConflictStatus) -> bool:
         """Whether ``choice`` may be asked for now: a pending conflict on a writable desk;
         nobody takes or merges what they cannot read (yet): hidden, or not compared."""
         if not self.is_pending() or self.read_only:
             return False
-        if choice in (ReconciliationStatus.ACCEPTED_LOCAL, ReconciliationStatus.DISMISSED):
+        if choice in (ConflictStatus.ACCEPTED_LOCAL, ConflictStatus.DISMISSED):
             return True
         return not self.hides() and not self.comparing()
 
@@ -490,14 +490,14 @@ class ConflictReview(QWidget):
             self.open_merge()
             self.merge_editor.setFocus()
             return
-        self.request(ReconciliationStatus.MERGED)
+        self.request(ConflictStatus.MERGED)
 
-    def request(self, choice: ReconciliationStatus) -> bool:
+    def request(self, choice: ConflictStatus) -> bool:
         """Validate the form and emit ``resolve_requested``; False (and say why) if not."""
         if not self.is_pending() or self.read_only:
             return False
         reason = self.reason.toPlainText().strip()
-        merged = self.merge_editor.toPlainText() if choice == ReconciliationStatus.MERGED \
+        merged = self.merge_editor.toPlainText() if choice == ConflictStatus.MERGED \
             else None
         if merged is not None and not merged.strip():
             self.notice.show_message(tr("The merged text is empty. Write the entry's text, or "

@@ -53,8 +53,8 @@ class Decider(QObject):
 
     def answer(self, item: InboxItem, response: Any, *, expected_version: int) -> None:
         """Answer a question (interaction) with ``response``, as the operator saw it."""
-        interactions, rid = self._journal.interactions, request_id()
-        self._submit(item, lambda: interactions.answer(
+        questions, rid = self._journal.questions, request_id()
+        self._submit(item, lambda: questions.answer(
             item.id, response, expected_version=expected_version, request_id=rid))
 
     def resolve_effect(self, item: InboxItem, outcome: str, *, reason: str,

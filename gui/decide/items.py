@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from proctor.core.models import InboxItem
 
-KIND_TITLES = {"approval": "Approval", "question": "Question", "memory": "Memory",
+KIND_TITLES = {"approval": "Approval", "question": "Question", "conflict": "Conflict",
                "effect": "Effect"}
 
 

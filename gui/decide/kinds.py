@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from proctor.core.models import INBOX_CHANGE_KIND, InboxKind
+from proctor.core.models import InboxKind
 
 from .approval import ApprovalDetail
 from .conflict import ConflictDetail
@@ -13,9 +13,9 @@ from .question import QuestionDetail
 DETAIL_WIDGETS: dict[InboxKind, type[DetailWidget]] = {
     InboxKind.APPROVAL: ApprovalDetail,
     InboxKind.QUESTION: QuestionDetail,
-    InboxKind.MEMORY: ConflictDetail,
+    InboxKind.CONFLICT: ConflictDetail,
     InboxKind.EFFECT: EffectDetail,
 }
 
-# The change-feed kinds of the inbox's items (core/models.py INBOX_CHANGE_KIND).
-INBOX_CHANGE_KINDS = frozenset(INBOX_CHANGE_KIND.values())
+# The change-feed kinds of the inbox's items (``InboxKind.change_kind``).
+INBOX_CHANGE_KINDS = frozenset(kind.change_kind for kind in InboxKind)

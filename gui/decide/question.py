@@ -35,9 +35,9 @@ from proctor.core import errors
 from proctor.core.models import (
     InboxItem,
     InboxKind,
-    Interaction,
-    InteractionKind,
-    InteractionStatus,
+    Question,
+    QuestionKind,
+    QuestionStatus,
 )
 
 from ..forms import AnswerView, build_view
@@ -54,7 +54,7 @@ from .approval import action_button
 from .detail import DetailContext, DetailWidget
 from .items import item_key
 
-OPEN = (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED)
+OPEN = (QuestionStatus.REQUESTED, QuestionStatus.PRESENTED)
 PRESENT_AFTER_MS = 1000  # a question on screen this long has been seen (the agent is told)
 MAX_VIEWS = 24
 log = logging.getLogger(__name__)
@@ -70,12 +70,12 @@ def kind_words(kind: Any) -> str:
     return str(getattr(kind, "value", kind)).replace("_", " ").capitalize()
 
 
-def closed_text(q: Interaction) -> str:
+def closed_text(q: Question) -> str:
     """What happened to a question that is no longer open."""
     when = fmt.clock(q.resolved_at) if q.resolved_at else ""
-    if q.status == InteractionStatus.CANCELLED:
+    if q.status == QuestionStatus.CANCELLED:
         return tr("The agent withdrew this question; no answer can be sent.")
-    if q.status == InteractionStatus.EXPIRED:
+    if q.status == QuestionStatus.EXPIRED:
         if when:
             return tr("This question expired at {when} before an answer was sent.").format(
                 when=when)
@@ -184,7 +184,7 @@ class QuestionDetail(DetailWidget):
             view.show()
         self._update_state()
 
-    def view_for(self, q: Interaction) -> AnswerView:
+    def view_for(self, q: Question) -> AnswerView:
         view = self._views.get(q.id)
         if view is not None:
             self._views.move_to_end(q.id)
@@ -215,20 +215,20 @@ class QuestionDetail(DetailWidget):
 
     # ------------------------------------------------------------ entity
     def fetcher(self, item: InboxItem) -> Any:
-        interactions, memory, item_id = (self.ctx.journal.interactions,
+        questions, memory, item_id = (self.ctx.journal.questions,
                                          self.ctx.journal.memory, item.id)
 
-        def fetch() -> tuple[Interaction, tuple[str, float] | None, MemoryChange | None]:
-            q = interactions.get(item_id)
-            seen = interactions.seen(item_id) if q.status == InteractionStatus.PRESENTED \
+        def fetch() -> tuple[Question, tuple[str, float] | None, MemoryChange | None]:
+            q = questions.get(item_id)
+            seen = questions.seen(item_id) if q.status == QuestionStatus.PRESENTED \
                 else None
             change = load_memory_change(memory, q) \
-                if q.kind == InteractionKind.MEMORY_CHANGE_REVIEW else None
+                if q.kind == QuestionKind.MEMORY_CHANGE_REVIEW else None
             return q, seen, change
 
         return fetch
 
-    def show_entity(self, data: tuple[Interaction, tuple[str, float] | None,
+    def show_entity(self, data: tuple[Question, tuple[str, float] | None,
                                       MemoryChange | None]) -> None:
         q, self._seen, change = data
         self.entity = q
@@ -244,7 +244,7 @@ class QuestionDetail(DetailWidget):
         self._update_state()
         self._present_later()
 
-    def _show_facts(self, q: Interaction) -> None:
+    def _show_facts(self, q: Question) -> None:
         seen = ""
         if self._seen is not None:
             seen = f" · seen by {fmt.bounded(self._seen[0], 80)} at {fmt.clock(self._seen[1])}"
@@ -267,7 +267,7 @@ class QuestionDetail(DetailWidget):
     def _present_later(self) -> None:
         """Start the clock: marked presented if still on screen after PRESENT_AFTER_MS."""
         q = self.entity
-        if isinstance(q, Interaction) and q.status == InteractionStatus.REQUESTED \
+        if isinstance(q, Question) and q.status == QuestionStatus.REQUESTED \
                 and q.id not in self._marked and self.isVisible() \
                 and not self._present_timer.isActive():
             self._present_timer.start(PRESENT_AFTER_MS)
@@ -276,13 +276,13 @@ class QuestionDetail(DetailWidget):
     def _mark_presented(self) -> None:
         """Record, once, that an operator has had this open question on screen a while."""
         q = self.entity
-        if not isinstance(q, Interaction) or q.status != InteractionStatus.REQUESTED \
+        if not isinstance(q, Question) or q.status != QuestionStatus.REQUESTED \
                 or self.ctx.read_only or q.id in self._marked or not self.isVisible() \
                 or self.past_expiry():
             return
         self._marked.add(q.id)
-        interactions, item_id = self.ctx.journal.interactions, q.id
-        self.ctx.runner.run(lambda: interactions.mark_presented(item_id),
+        questions, item_id = self.ctx.journal.questions, q.id
+        self.ctx.runner.run(lambda: questions.mark_presented(item_id),
                             on_error=self._on_present_refused, owner=self, write=True)
 
     def _on_present_refused(self, exc: BaseException) -> None:
@@ -295,16 +295,16 @@ class QuestionDetail(DetailWidget):
 
     def is_open(self) -> bool:
         q = self.entity
-        return isinstance(q, Interaction) and q.status in OPEN
+        return isinstance(q, Question) and q.status in OPEN
 
     def past_expiry(self) -> bool:
         q = self.entity
-        return isinstance(q, Interaction) and q.expires_at is not None \
+        return isinstance(q, Question) and q.expires_at is not None \
             and time.time() >= q.expires_at
 
     def _update_state(self) -> None:
         q = self.entity
-        if not isinstance(q, Interaction) or self.item is None or q.id != self.item.id:
+        if not isinstance(q, Question) or self.item is None or q.id != self.item.id:
             self.state.setText(tr("Loading…") if self.item is not None else "")
             self._update_submit()
             return
@@ -314,7 +314,7 @@ class QuestionDetail(DetailWidget):
             self.closed.setText(closed_text(q) + (tr(" What you typed is kept below; copy it "
                                                   "if you need it.") if typed else ""))
             self.closed.setVisible(q.resolved_by != self._me() or
-                                   q.status != InteractionStatus.RESOLVED)
+                                   q.status != QuestionStatus.RESOLVED)
         elif self.past_expiry():
             self.state.setText(tr("Past its expiry: the agent will not wait for this answer."))
             self.closed.setText(tr("This question expired while the form was open. What you "
@@ -381,7 +381,7 @@ class QuestionDetail(DetailWidget):
                                       close_after_ms=NOTE_CLOSE_MS)
             return
         q = self.entity
-        assert isinstance(q, Interaction)
+        assert isinstance(q, Question)
         item, value = self.item, self.view.value()
         self._sending = item_key(item)
         self.message.show_message(tr("Sending the answer…"), Level.INFO)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proctor.core.models import Interaction, InteractionKind
+from proctor.core.models import Question, QuestionKind
 
 from .credentials import CredentialStore, CredentialView
 from .review import (
@@ -25,24 +25,24 @@ from .review import (
 from .views import KIND_VIEWS, AnswerView, FormView
 
 VIEWS = {**KIND_VIEWS,
-         InteractionKind.DIFF_REVIEW: DiffReviewView,
-         InteractionKind.MERGE_CONFLICT: MergeConflictView,
-         InteractionKind.CREDENTIAL_BINDING: CredentialView,
-         InteractionKind.MEMORY_CHANGE_REVIEW: MemoryReviewView}
-MATERIAL = {InteractionKind.DIFF_REVIEW: diff_material,
-            InteractionKind.MERGE_CONFLICT: merge_material,
-            InteractionKind.MEMORY_CHANGE_REVIEW: memory_material}
+         QuestionKind.DIFF_REVIEW: DiffReviewView,
+         QuestionKind.MERGE_CONFLICT: MergeConflictView,
+         QuestionKind.CREDENTIAL_BINDING: CredentialView,
+         QuestionKind.MEMORY_CHANGE_REVIEW: MemoryReviewView}
+MATERIAL = {QuestionKind.DIFF_REVIEW: diff_material,
+            QuestionKind.MERGE_CONFLICT: merge_material,
+            QuestionKind.MEMORY_CHANGE_REVIEW: memory_material}
 
 
-def build_view(interaction: Interaction, settings: Any = None) -> AnswerView:
-    cls = VIEWS.get(interaction.kind, FormView)
-    if cls is CredentialView and cls.fits(interaction.response_schema):
-        view: AnswerView = CredentialView(interaction, store=CredentialStore(settings))
-    elif cls is not FormView and cls.fits(interaction.response_schema):
-        view = cls(interaction)
+def build_view(question: Question, settings: Any = None) -> AnswerView:
+    cls = VIEWS.get(question.kind, FormView)
+    if cls is CredentialView and cls.fits(question.response_schema):
+        view: AnswerView = CredentialView(question, store=CredentialStore(settings))
+    elif cls is not FormView and cls.fits(question.response_schema):
+        view = cls(question)
     else:
-        material = MATERIAL.get(interaction.kind)
-        view = FormView(interaction, material=material(interaction) if material else None)
+        material = MATERIAL.get(question.kind)
+        view = FormView(question, material=material(question) if material else None)
     view.untouched()
     return view
 

@@ -18,7 +18,7 @@ from typing import Any
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QButtonGroup, QComboBox, QLineEdit, QRadioButton, QWidget
 
-from proctor.core.models import Interaction
+from proctor.core.models import Question
 from proctor.core.questions.credentials import looks_like_secret as looks_like_secret
 from proctor.core.questions.credentials import reference_problem
 
@@ -109,12 +109,12 @@ class CredentialView(AnswerView):
     MAIN = "credential_ref"
     keyring_known: tuple[bool, str] | None = None  # checked once per session, off the GUI thread
 
-    def __init__(self, interaction: Interaction, parent: QWidget | None = None, *,
+    def __init__(self, question: Question, parent: QWidget | None = None, *,
                  store: CredentialStore | None = None) -> None:
-        super().__init__(interaction, parent)
+        super().__init__(question, parent)
         self.store = store or CredentialStore()
         self.keyring_ok, self.keyring_why = False, "checking for an OS keyring…"
-        request = request_dict(interaction)
+        request = request_dict(question)
         self._facts(request)
         self.mode = QButtonGroup(self)
         self.use_ref = QRadioButton(tr("Use a credential reference"), self)

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core import errors
 from proctor.core.memory.service import Memory
-from proctor.core.models import Interaction, MemoryEntry
+from proctor.core.models import MemoryEntry, Question
 
 from ..infra.i18n import tr
 from ..widgets import fmt
@@ -48,9 +48,9 @@ class MemoryChange:
     note: str = ""  # why the base is not the entry's current content, if it is not
 
 
-def load_memory_change(memory: Memory, interaction: Interaction) -> MemoryChange:
+def load_memory_change(memory: Memory, question: Question) -> MemoryChange:
     """Runs on the task runner: the entry now and the word diff of the proposal against it."""
-    r = request_dict(interaction)
+    r = request_dict(question)
     proposed = proposed_text(r)
     entry, note = None, ""
     entry_id = r.get("entry_id")
@@ -70,15 +70,15 @@ def _value(request: dict, key: str) -> str | None:
     return None if value is None else fmt.bounded(value, 120)
 
 
-def field_rows(interaction: Interaction, change: MemoryChange) -> list[tuple[str, str, str]]:
+def field_rows(question: Question, change: MemoryChange) -> list[tuple[str, str, str]]:
     """(field, remembered now, proposed) — the facts a person weighs before accepting."""
-    r, e = request_dict(interaction), change.entry
-    run = f" · run {interaction.run_id}" if interaction.run_id else ""
+    r, e = request_dict(question), change.entry
+    run = f" · run {question.run_id}" if question.run_id else ""
     trust = _value(r, "trust")
     sensitivity = _value(r, "sensitivity")
     return [
         ("Source", f"run {e.source_run_id}" if e and e.source_run_id else "—",
-         f"{fmt.bounded(_value(r, 'source') or interaction.agent, 80)}{run}"),
+         f"{fmt.bounded(_value(r, 'source') or question.agent, 80)}{run}"),
         ("Trust", e.trust.value.replace("_", " ") if e else "—",
          trust.replace("_", " ") if trust else "agent proposal (not confirmed by a person)"),
         ("Sensitivity", e.sensitivity if e else "—",
@@ -91,17 +91,17 @@ def field_rows(interaction: Interaction, change: MemoryChange) -> list[tuple[str
 class MemoryChangeMaterial(QWidget):
     """The entry now vs the proposal (word diff, both sides), and the field table."""
 
-    def __init__(self, interaction: Interaction, parent: QWidget | None = None) -> None:
+    def __init__(self, question: Question, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.interaction = interaction
+        self.question = question
         self.change: MemoryChange | None = None
-        r = request_dict(interaction)
+        r = request_dict(question)
         facts = [f"{k}: {fmt.bounded(r[k], 200)}" for k in ("title", "scope", "entry_id")
                  if r.get(k)]
         self.facts = plain_label("  ·  ".join(facts), self, name="Muted")
         self.summary = plain_label(tr("Loading the entry's current content…"), self, name="Muted")
         self.current_title = section("Remembered now", self)
-        self.proposed_title = section(f"Proposed — from {fmt.bounded(interaction.agent, 60)}",
+        self.proposed_title = section(f"Proposed — from {fmt.bounded(question.agent, 60)}",
                                       self)
         for title in (self.current_title, self.proposed_title):
             title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -153,7 +153,7 @@ class MemoryChangeMaterial(QWidget):
                                                    "remembered now."
         self.summary.setText(text)
         self.summary.setVisible(bool(text))
-        rows = field_rows(self.interaction, change)
+        rows = field_rows(self.question, change)
         self.fields.setRowCount(len(rows))
         for n, row in enumerate(rows):
             for col, value in enumerate(row):
@@ -167,5 +167,5 @@ class MemoryChangeMaterial(QWidget):
         raise KeyError(name)
 
 
-def memory_material(interaction: Interaction, parent: QWidget | None = None) -> QWidget:
-    return MemoryChangeMaterial(interaction, parent)
+def memory_material(question: Question, parent: QWidget | None = None) -> QWidget:
+    return MemoryChangeMaterial(question, parent)

@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.models import Interaction
+from proctor.core.models import Question
 
 from ..infra.i18n import tr
 from ..infra.theme import diff_colors
@@ -357,8 +357,8 @@ def file_title(f: diff.FileDiff | None) -> str:
     return f"{f.path}{renamed}{status}  ·  −{f.removed} +{f.added}"
 
 
-def diff_material(interaction: Interaction, parent: QWidget | None = None) -> QWidget:
-    r = request_dict(interaction)
+def diff_material(question: Question, parent: QWidget | None = None) -> QWidget:
+    r = request_dict(question)
     path = str(r.get("path") or r.get("file") or "")[:300]
     before, after = r.get("before", r.get("old")), r.get("after", r.get("new"))
     if isinstance(before, str) and isinstance(after, str):
@@ -420,9 +420,9 @@ class DiffReviewView(AnswerView):
     KEYS = frozenset({"verdict", "comment"})
     MAIN = "verdict"
 
-    def __init__(self, interaction: Interaction, parent: QWidget | None = None) -> None:
-        super().__init__(interaction, parent)
-        self.material = diff_material(interaction, self)
+    def __init__(self, question: Question, parent: QWidget | None = None) -> None:
+        super().__init__(question, parent)
+        self.material = diff_material(question, self)
         self.verdicts = VerdictGroup(enum_of(self.schema, "verdict",
                                              ["approve", "request_changes", "reject"]), self)
         self.verdicts.group.idToggled.connect(self.choice_toggled)
@@ -464,9 +464,9 @@ class DiffReviewView(AnswerView):
         self.verdicts.setFocus()
 
 
-def merge_material(interaction: Interaction, parent: QWidget | None = None) -> QWidget:
+def merge_material(question: Question, parent: QWidget | None = None) -> QWidget:
     """Ours against theirs as a diff, and each side (and the base) whole, in tabs."""
-    r = request_dict(interaction)
+    r = request_dict(question)
     box = QWidget(parent)
     layout = QVBoxLayout(box)
     layout.setContentsMargins(0, 0, 0, 0)
@@ -493,12 +493,12 @@ class MergeConflictView(AnswerView):
     KEYS = frozenset({"resolution", "merged"})
     MAIN = "resolution"
 
-    def __init__(self, interaction: Interaction, parent: QWidget | None = None) -> None:
-        super().__init__(interaction, parent)
-        self.request = request_dict(interaction)
+    def __init__(self, question: Question, parent: QWidget | None = None) -> None:
+        super().__init__(question, parent)
+        self.request = request_dict(question)
         words = {"ours": f"Keep ours ({str(self.request.get('ours_ref', 'ours'))[:60]})",
                  "theirs": f"Take theirs ({str(self.request.get('theirs_ref', 'theirs'))[:60]})"}
-        self.material = merge_material(interaction, self)
+        self.material = merge_material(question, self)
         self.choices = VerdictGroup(enum_of(self.schema, "resolution",
                                             ["ours", "theirs", "merged"]), self, words)
         self.choices.group.idToggled.connect(self._on_toggled)
@@ -589,10 +589,10 @@ class MemoryReviewView(AnswerView):
     KEYS = frozenset({"verdict", "content"})
     MAIN = "verdict"
 
-    def __init__(self, interaction: Interaction, parent: QWidget | None = None) -> None:
-        super().__init__(interaction, parent)
-        self.request = request_dict(interaction)
-        self.material = memory_material(interaction, self)
+    def __init__(self, question: Question, parent: QWidget | None = None) -> None:
+        super().__init__(question, parent)
+        self.request = request_dict(question)
+        self.material = memory_material(question, self)
         self.verdicts = VerdictGroup(enum_of(self.schema, "verdict",
                                              ["accept", "reject", "edit"]), self)
         self.verdicts.group.idToggled.connect(self._on_toggled)

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.models import Interaction, InteractionKind
+from proctor.core.models import Question, QuestionKind
 
 from ..infra.i18n import tr
 from ..widgets.labels import plain_label, section
@@ -56,8 +56,8 @@ def enum_of(schema: Any, key: str, fallback: list[Any]) -> list[Any]:
     return fallback
 
 
-def request_dict(interaction: Interaction) -> dict:
-    return interaction.request if isinstance(interaction.request, dict) else {}
+def request_dict(question: Question) -> dict:
+    return question.request if isinstance(question.request, dict) else {}
 
 
 def text_of(value: Any, limit: int = 2_000_000) -> str:
@@ -93,10 +93,10 @@ class AnswerView(QWidget):
     KEYS: ClassVar[frozenset[str]] = frozenset()
     MAIN: ClassVar[str] = ""
 
-    def __init__(self, interaction: Interaction, parent: QWidget | None = None) -> None:
+    def __init__(self, question: Question, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.interaction = interaction
-        self.schema = interaction.response_schema
+        self.question = question
+        self.schema = question.response_schema
         self.checker = Checker(self.schema)
         self._valid = False
         self._server: list[Problem] = []
@@ -212,8 +212,8 @@ class QuestionView(AnswerView):
     KEYS = frozenset({"text"})
     MAIN = "text"
 
-    def __init__(self, interaction: Interaction, parent: QWidget | None = None) -> None:
-        super().__init__(interaction, parent)
+    def __init__(self, question: Question, parent: QWidget | None = None) -> None:
+        super().__init__(question, parent)
         self.edit = QPlainTextEdit(self)
         self.edit.setAccessibleName(tr("Your answer"))
         self.edit.setPlaceholderText(tr("Your answer  (Ctrl+Enter sends it)"))
@@ -236,11 +236,11 @@ class QuestionView(AnswerView):
         self.edit.setFocus()
 
 
-def choice_options(interaction: Interaction) -> list[dict]:
+def choice_options(question: Question) -> list[dict]:
     """Options as dicts with value, label, description (plain strings become values)."""
-    raw = list(interaction.options or [])
+    raw = list(question.options or [])
     if not raw:
-        raw = enum_of(interaction.response_schema, "choice", [])
+        raw = enum_of(question.response_schema, "choice", [])
     out = []
     for option in raw:
         if isinstance(option, dict) and "value" in option:
@@ -258,9 +258,9 @@ class ChoiceView(AnswerView):
     KEYS = frozenset({"choice", "note"})
     MAIN = "choice"
 
-    def __init__(self, interaction: Interaction, parent: QWidget | None = None) -> None:
-        super().__init__(interaction, parent)
-        self.options = choice_options(interaction)
+    def __init__(self, question: Question, parent: QWidget | None = None) -> None:
+        super().__init__(question, parent)
+        self.options = choice_options(question)
         sub = props(self.schema).get("choice", {})
         self.multi = isinstance(sub, dict) and sub.get("type") == "array"
         self.buttons: list[QRadioButton | QCheckBox] = []
@@ -383,16 +383,16 @@ class ChoiceView(AnswerView):
             self.buttons[0].setFocus()
 
 
-def consequence(interaction: Interaction) -> str:
+def consequence(question: Question) -> str:
     """What confirming means, in words (the agent's own words when it gave them)."""
-    request = request_dict(interaction)
+    request = request_dict(question)
     for key in ("consequence", "consequences", "effect", "impact"):
         if isinstance(request.get(key), str) and request[key].strip():
             said = request[key].strip()
             return said if len(said) <= 2000 else said[:2000] + "…"
-    prompt = " ".join(interaction.prompt.split())
+    prompt = " ".join(question.prompt.split())
     prompt = prompt if len(prompt) <= 300 else prompt[:300] + "…"
-    text = (f"If you confirm, {interaction.agent} goes ahead with what it asked: “{prompt}”. "
+    text = (f"If you confirm, {question.agent} goes ahead with what it asked: “{prompt}”. "
             f"If you decline, it does not, and carries on without it.")
     facts = request_facts(request)
     return f"{text}\nIt concerns: {facts}" if facts else text
@@ -416,10 +416,10 @@ class ConfirmationView(AnswerView):
     KEYS = frozenset({"confirmed", "note"})
     MAIN = "confirmed"
 
-    def __init__(self, interaction: Interaction, parent: QWidget | None = None) -> None:
-        super().__init__(interaction, parent)
+    def __init__(self, question: Question, parent: QWidget | None = None) -> None:
+        super().__init__(question, parent)
         self.layout_.addWidget(section("What confirming does", self))
-        self.consequence = plain_label(consequence(interaction), self)
+        self.consequence = plain_label(consequence(question), self)
         self.consequence.setAccessibleName(tr("Consequence"))
         self.layout_.addWidget(self.consequence)
         self.group = QButtonGroup(self)
@@ -459,9 +459,9 @@ class ConfirmationView(AnswerView):
 class FormView(AnswerView):
     """The generic schema form, optionally below the kind's material."""
 
-    def __init__(self, interaction: Interaction, parent: QWidget | None = None, *,
+    def __init__(self, question: Question, parent: QWidget | None = None, *,
                  material: QWidget | None = None) -> None:
-        super().__init__(interaction, parent)
+        super().__init__(question, parent)
         self.material = material
         if material is not None:
             material.setParent(self)
@@ -501,9 +501,9 @@ class FormView(AnswerView):
         self.form.focus_first()
 
 
-KIND_VIEWS: dict[InteractionKind, type[AnswerView]] = {
-    InteractionKind.QUESTION: QuestionView,
-    InteractionKind.CHOICE: ChoiceView,
-    InteractionKind.CONFIRMATION: ConfirmationView,
-    InteractionKind.FORM: FormView,
+KIND_VIEWS: dict[QuestionKind, type[AnswerView]] = {
+    QuestionKind.QUESTION: QuestionView,
+    QuestionKind.CHOICE: ChoiceView,
+    QuestionKind.CONFIRMATION: ConfirmationView,
+    QuestionKind.FORM: FormView,
 }

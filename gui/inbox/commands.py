@@ -17,7 +17,7 @@ from proctor.core.models import (
     EffectStatus,
     InboxItem,
     InboxKind,
-    Interaction,
+    Question,
 )
 
 from ..decide import settle
@@ -409,7 +409,7 @@ def decided_text(result: object) -> str:
         verb = {"approved": "Approved", "denied": "Denied"}.get(result.status.value,
                                                                 result.status.value.capitalize())
         return f"{verb} {action_label(result)}"
-    if isinstance(result, Interaction):
+    if isinstance(result, Question):
         first = next((line for line in result.prompt.splitlines() if line.strip()), "")
         return f"Answered “{fmt.bounded(first or result.kind.value, 80)}”"
     status = getattr(result, "status", "")

@@ -38,7 +38,7 @@ class FilterBar(QWidget):
         self.search.setClearButtonEnabled(True)
         self.kind = _combo("Kind", self, "All kinds")
         for kind, title in ((InboxKind.APPROVAL, "Approvals"), (InboxKind.QUESTION, "Questions"),
-                            (InboxKind.MEMORY, "Memory conflicts"),
+                            (InboxKind.CONFLICT, "Memory conflicts"),
                             (InboxKind.EFFECT, "Ambiguous effects")):
             self.kind.addItem(title, kind.value)
         self.agent = _combo("Agent", self, "All agents")

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.models import INBOX_CHANGE_KIND, ChangeSet, InboxItem, InboxKind
+from proctor.core.models import ChangeSet, InboxItem, InboxKind
 
 from ..decide.decider import Decider
 from ..decide.detail import DetailContext, DetailPane
@@ -60,7 +60,7 @@ SEARCH_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Down, Qt.Key.Key_
 
 def inbox_keys(cs: ChangeSet) -> set[str]:
     """Model keys (kind:id) of the inbox items a change set touched."""
-    kinds = {entity: kind for kind, entity in INBOX_CHANGE_KIND.items()}
+    kinds = {kind.change_kind: kind for kind in InboxKind}
     return {f"{kinds[c.entity_kind].value}:{c.entity_id}" for c in cs.changes
             if c.entity_kind in kinds}
 
@@ -240,7 +240,7 @@ class InboxPage(QWidget):
         widget = self.detail.current()
         item = widget.item if widget is not None else None
         if widget is not None and item is not None \
-                and item.id in cs.ids(INBOX_CHANGE_KIND[item.kind]):
+                and item.id in cs.ids(item.kind.change_kind):
             widget.reload()
 
     # ------------------------------------------------------------ arrivals
@@ -537,8 +537,8 @@ class InboxPage(QWidget):
                 or now - self._last_sweep < SWEEP_EVERY_S:
             return
         self._swept, self._last_sweep = due, now
-        approvals, interactions = self.journal.approvals, self.journal.interactions
-        self.ctx.runner.run(lambda: approvals.expire_due() + interactions.expire_due(),
+        approvals, questions = self.journal.approvals, self.journal.questions
+        self.ctx.runner.run(lambda: approvals.expire_due() + questions.expire_due(),
                             on_error=self._on_sweep_error, owner=self, write=True)
 
     def _on_sweep_error(self, exc: BaseException) -> None:

@@ -28,7 +28,7 @@ from proctor.core import Journal
 
 log = logging.getLogger(__name__)
 
-SERVICES = frozenset({"runs", "approvals", "interactions", "memory", "effects", "inbox",
+SERVICES = frozenset({"runs", "approvals", "questions", "memory", "effects", "inbox",
                       "audit", "changes", "overview", "signatures"})
 # Journal methods that never touch the file.
 PURE = frozenset({"now", "new_id"})

@@ -46,7 +46,7 @@ SAFETY = {
     "financial": ("#f8d3d3", "#642121"),
     "destructive": ("#f6c6c6", "#7a1d1d"),
 }
-KIND = {"approval": "#2f6fdf", "question": "#8053df", "memory": "#138a7a", "effect": "#c2561b"}
+KIND = {"approval": "#2f6fdf", "question": "#8053df", "conflict": "#138a7a", "effect": "#c2561b"}
 # Word-diff highlights (deleted, inserted): these accents mixed into the palette's Base,
 # more strongly on a dark Base, so the palette's Text stays readable on them (diff_colors).
 DIFF_ACCENT = {"delete": "#e5534b", "insert": "#3fb950"}

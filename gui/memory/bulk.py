@@ -7,7 +7,7 @@ from PySide6.QtCore import QT_TR_NOOP, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from proctor.core.memory.service import Memory
-from proctor.core.models import Reconciliation, ReconciliationStatus
+from proctor.core.models import Conflict, ConflictStatus
 
 from ..decide.reveal import request_id
 from ..infra.actions import ActionRegistry
@@ -18,20 +18,20 @@ from ..widgets.labels import plain_label
 
 SHOWN = 12  # titles listed in the panel; a bulk decision acts on these only
 # Declared at import (before a translator loads): marked here, translated where shown.
-VERBS = {ReconciliationStatus.ACCEPTED_LOCAL: (QT_TR_NOOP("Keep local for"),
+VERBS = {ConflictStatus.ACCEPTED_LOCAL: (QT_TR_NOOP("Keep local for"),
                                                QT_TR_NOOP("each entry stays as it is")),
-         ReconciliationStatus.ACCEPTED_INCOMING: (
+         ConflictStatus.ACCEPTED_INCOMING: (
              QT_TR_NOOP("Take incoming for"),
              QT_TR_NOOP("each entry gets the incoming text as its next version; "
                         "an entry that changed after its conflict was recorded, or whose "
                         "content is hidden as sensitive, is refused (review that one on its "
                         "own)")),
-         ReconciliationStatus.DISMISSED: (QT_TR_NOOP("Dismiss"),
+         ConflictStatus.DISMISSED: (QT_TR_NOOP("Dismiss"),
                                           QT_TR_NOOP("each incoming version is dropped"))}
 
 
-def bulk_resolve(memory: Memory, items: list[Reconciliation], choice: ReconciliationStatus,
-                 reason: str) -> list[tuple[Reconciliation, str | None]]:
+def bulk_resolve(memory: Memory, items: list[Conflict], choice: ConflictStatus,
+                 reason: str) -> list[tuple[Conflict, str | None]]:
     """Runs on the task runner: the core's bulk resolution (one transaction per conflict,
     at the version the operator saw); each conflict with its refusal, if any."""
     results = memory.bulk_resolve([(item.id, item.version) for item in items], choice,
@@ -40,7 +40,7 @@ def bulk_resolve(memory: Memory, items: list[Reconciliation], choice: Reconcilia
             for item, r in zip(items, results, strict=True)]
 
 
-def confirm_text(choice: ReconciliationStatus, items: list[Reconciliation]) -> tuple[str, str]:
+def confirm_text(choice: ConflictStatus, items: list[Conflict]) -> tuple[str, str]:
     verb, effect = (tr(text) for text in VERBS[choice])
     n = len(items)
     title = tr("{verb} {n} conflicts").format(verb=verb, n=n)
@@ -63,17 +63,17 @@ class BulkPanel(QWidget):
         """Its buttons are built from the resolve commands under ``prefix`` in ``registry``
         (gui/memory/commands.py)."""
         super().__init__(parent)
-        self.items: list[Reconciliation] = []
+        self.items: list[Conflict] = []
         self.read_only = read_only
         self.title = plain_label(parent=self, name="DetailTitle")
         self.listing = plain_label(parent=self, name="Muted")
-        self.buttons: dict[ReconciliationStatus, QPushButton] = {}
-        self._texts: dict[ReconciliationStatus, str] = {}
+        self.buttons: dict[ConflictStatus, QPushButton] = {}
+        self._texts: dict[ConflictStatus, str] = {}
         row = QHBoxLayout()
         for choice, mnemonic, command in (
-                (ReconciliationStatus.ACCEPTED_LOCAL, "&Keep local for", "keep"),
-                (ReconciliationStatus.ACCEPTED_INCOMING, "&Take incoming for", "take"),
-                (ReconciliationStatus.DISMISSED, "&Dismiss", "dismiss")):
+                (ConflictStatus.ACCEPTED_LOCAL, "&Keep local for", "keep"),
+                (ConflictStatus.ACCEPTED_INCOMING, "&Take incoming for", "take"),
+                (ConflictStatus.DISMISSED, "&Dismiss", "dismiss")):
             button = registry.button(f"{prefix}.{command}", self)
             self.buttons[choice] = button
             self._texts[choice] = mnemonic
@@ -89,7 +89,7 @@ class BulkPanel(QWidget):
         layout.addWidget(note)
         layout.addStretch(1)
 
-    def show_items(self, items: list[Reconciliation]) -> None:
+    def show_items(self, items: list[Conflict]) -> None:
         """List the selected conflicts; a decision here applies to the listed ones only
         (the first ``SHOWN``): the rest were never shown, so they stay pending."""
         self.items = list(items)[:SHOWN]
@@ -111,7 +111,7 @@ class BulkPanel(QWidget):
     def can_ask(self) -> bool:
         return not self.read_only and bool(self.items)
 
-    def ask(self, choice: ReconciliationStatus) -> bool:
+    def ask(self, choice: ConflictStatus) -> bool:
         """Confirm (stating the count) and ask the reason; emit if the operator agrees."""
         if self.read_only or not self.items:
             return False

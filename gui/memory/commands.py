@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QT_TR_NOOP
 
-from proctor.core.models import ReconciliationStatus
+from proctor.core.models import ConflictStatus
 
 from ..decide.commands import Revealing, resolve_commands
 from ..infra.actions import ActionRegistry, ActionSpec
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from .entry import EntryDetail
     from .page import MemoryPage
 
-KEEP, TAKE = ReconciliationStatus.ACCEPTED_LOCAL, ReconciliationStatus.ACCEPTED_INCOMING
-DISMISS, MERGE = ReconciliationStatus.DISMISSED, ReconciliationStatus.MERGED
+KEEP, TAKE = ConflictStatus.ACCEPTED_LOCAL, ConflictStatus.ACCEPTED_INCOMING
+DISMISS, MERGE = ConflictStatus.DISMISSED, ConflictStatus.MERGED
 
 
 def entry_commands(entry: Callable[[], EntryDetail | None]) -> list[ActionSpec]:

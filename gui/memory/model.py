@@ -9,7 +9,7 @@ from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Slot
 
 from proctor.core import Journal
 from proctor.core.memory.views import MemoryQuery
-from proctor.core.models import MemoryEntry, Page, Reconciliation
+from proctor.core.models import Conflict, MemoryEntry, Page
 
 from ..decide.reveal import RevealState, label
 from ..infra.i18n import tr
@@ -105,9 +105,9 @@ class ConflictsModel(PagedModel):
         memory = journal.memory
 
         def fetch(_cursor: str | None, _limit: int) -> Page:
-            items = [c for c in memory.reconciliations("pending", limit=CONFLICT_LIMIT)
+            items = [c for c in memory.conflicts("pending", limit=CONFLICT_LIMIT)
                      if (scope is None or c.scope == scope)
                      and (scope_key is None or c.scope_key == scope_key)]
-            return Page[Reconciliation](items=items, next_cursor=None)
+            return Page[Conflict](items=items, next_cursor=None)
 
         self.set_query(fetch)

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core.memory.views import MemoryQuery
-from proctor.core.models import ChangeKind, MemoryScope, ReconciliationStatus, Trust
+from proctor.core.models import ChangeKind, ConflictStatus, MemoryScope, Trust
 
 from ..decide.conflict_view import ConflictReview, load_conflict, resolve_call
 from ..decide.reveal import RevealState, label, token_limit
@@ -57,9 +57,9 @@ REMOVED: list[tuple[str, Any]] = [
     ("Live entries", False), ("Removed only", True), ("Live and removed", None)]
 TRUSTS: list[tuple[str, Any]] = [("Any trust", None)] + [
     (label(t.value).capitalize(), t.value) for t in Trust]
-CHOICE_DONE = {ReconciliationStatus.ACCEPTED_LOCAL: "Kept local",
-               ReconciliationStatus.ACCEPTED_INCOMING: "Took incoming",
-               ReconciliationStatus.MERGED: "Merged", ReconciliationStatus.DISMISSED: "Dismissed"}
+CHOICE_DONE = {ConflictStatus.ACCEPTED_LOCAL: "Kept local",
+               ConflictStatus.ACCEPTED_INCOMING: "Took incoming",
+               ConflictStatus.MERGED: "Merged", ConflictStatus.DISMISSED: "Dismissed"}
 
 
 class MemoryPage(ListPage):
@@ -70,7 +70,7 @@ class MemoryPage(ListPage):
 
     open_run = Signal(str)
     open_event = Signal(str, int)
-    change_kinds = frozenset({ChangeKind.MEMORY, ChangeKind.RECONCILIATION})
+    change_kinds = frozenset({ChangeKind.MEMORY, ChangeKind.CONFLICT})
     title = "Memory"
     stretch_column = 1
 
@@ -364,7 +364,7 @@ class MemoryPage(ListPage):
         self.conflicts.refresh()
 
     @Slot(object, object, str)
-    def _on_resolve(self, choice: ReconciliationStatus, merged: str | None, reason: str) -> None:
+    def _on_resolve(self, choice: ConflictStatus, merged: str | None, reason: str) -> None:
         data = self.review.data
         if data is None or self.shown != ("conflict", data.item.id):
             return
@@ -373,13 +373,13 @@ class MemoryPage(ListPage):
         self.ctx.runner.run(call, on_done=partial(self._on_resolved, choice),
                             on_error=self._on_resolve_refused, owner=self, write=True)
 
-    def _on_resolved(self, choice: ReconciliationStatus, item: Any) -> None:
+    def _on_resolved(self, choice: ConflictStatus, item: Any) -> None:
         self.review.clear_draft()
         self.review.notice.clear()
         self.message.show_message(f"{CHOICE_DONE[choice]}: “{item.title}”.", Level.SUCCESS)
 
     @Slot(object, str)
-    def _on_bulk(self, choice: ReconciliationStatus, reason: str) -> None:
+    def _on_bulk(self, choice: ConflictStatus, reason: str) -> None:
         items = self.bulk.items
         memory = self.journal.memory
         self.message.show_message(tr("{CHOICE_DONE} for {items} conflicts…").format(
@@ -388,7 +388,7 @@ class MemoryPage(ListPage):
                             on_done=partial(self._on_bulk_done, choice),
                             on_error=self._on_write_error, owner=self, write=True)
 
-    def _on_bulk_done(self, choice: ReconciliationStatus,
+    def _on_bulk_done(self, choice: ConflictStatus,
                       results: list[tuple[Any, str | None]]) -> None:
         bad = [(c, e) for c, e in results if e is not None]
         text = f"{CHOICE_DONE[choice]} for {len(results) - len(bad)} of {len(results)} conflicts."

@@ -33,7 +33,7 @@ REFRESH_MS = 1500
 WINDOWS = ((QT_TR_NOOP("Last 24 hours"), 24), (QT_TR_NOOP("Last 7 days"), 7 * 24),
            (QT_TR_NOOP("Last 6 hours"), 6))
 KIND_SERIES = [Series("approval", "Approvals", "#3b82f6"), Series("question", "Questions",
-               "#a855f7"), Series("memory", "Memory", "#14b8a6"),
+               "#a855f7"), Series("conflict", "Conflict", "#14b8a6"),
                Series("effect", "Effects", "#f97316")]
 DECISION_SERIES = [Series("manual", "By a person", "#2563eb"),
                    Series("rule", "By a rule", "#16a34a"),

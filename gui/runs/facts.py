@@ -54,7 +54,7 @@ class RunFacts(CoreRunFacts):
 
 MAX_FACT_ROWS = 1000  # per list: a run's page holds at most this many of each kind
 # the lists cut to their newest MAX_FACT_ROWS (effects come from core as its oldest 1,000)
-CUT_LISTS = ("children", "attempts", "tool_calls", "approvals", "interactions", "decisions",
+CUT_LISTS = ("children", "attempts", "tool_calls", "approvals", "questions", "decisions",
              "memory")
 
 
@@ -286,7 +286,7 @@ def ask_rows(f: RunFacts) -> list[Row]:
     by_target: dict[str, list[Decision]] = {}
     for d in f.decisions:
         by_target.setdefault(d.target_id, []).append(d)
-    items: list[Any] = sorted([*f.approvals, *f.interactions], key=lambda i: i.created_at)
+    items: list[Any] = sorted([*f.approvals, *f.questions], key=lambda i: i.created_at)
     kind = {True: "approval", False: "question"}
 
     def signed(d: Decision) -> str:
@@ -333,7 +333,7 @@ TABS = [
             QT_TR_NOOP("This run recorded no tool calls."), ("tool_calls",)),
     TabSpec(QT_TR_NOOP("Approvals & questions"), ASK_COLUMNS, ask_rows,
             QT_TR_NOOP("This run asked for no approvals and no answers."),
-            ("approvals", "interactions")),
+            ("approvals", "questions")),
     TabSpec(QT_TR_NOOP("Effects & receipts"), EFFECT_COLUMNS, effect_rows,
             QT_TR_NOOP("This run has no effects.")),
     TabSpec(QT_TR_NOOP("Memory changes"), MEMORY_COLUMNS, memory_rows,

@@ -26,7 +26,7 @@ TICK_MS = 1000
 class RunList(ListPage):
     """The list half of the Runs page."""
 
-    change_kinds = frozenset({ChangeKind.RUN, ChangeKind.APPROVAL, ChangeKind.INTERACTION,
+    change_kinds = frozenset({ChangeKind.RUN, ChangeKind.APPROVAL, ChangeKind.QUESTION,
                               ChangeKind.EFFECT})
     title = "Runs"
     stretch_column = 1

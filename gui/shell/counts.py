@@ -11,7 +11,7 @@ from ..infra.tasks import TaskRunner
 
 THROTTLE_MS = 750
 ACTIVE = [RunStatus.PENDING.value, RunStatus.RUNNING.value, RunStatus.WAITING_FOR_USER.value]
-KINDS = frozenset({ChangeKind.APPROVAL, ChangeKind.INTERACTION, ChangeKind.RECONCILIATION,
+KINDS = frozenset({ChangeKind.APPROVAL, ChangeKind.QUESTION, ChangeKind.CONFLICT,
                    ChangeKind.EFFECT, ChangeKind.RUN, ChangeKind.AUDIT})
 
 
@@ -20,7 +20,7 @@ def read_counts(journal: Journal) -> dict[str, int]:
     return {
         "inbox": sum(inbox.values()),
         "runs": journal.runs.count(status=ACTIVE),
-        "memory": inbox[InboxKind.MEMORY],
+        "memory": inbox[InboxKind.CONFLICT],
         "effects": inbox[InboxKind.EFFECT],
         "audit": journal.audit.count(),
         "approvals": inbox[InboxKind.APPROVAL],

@@ -34,7 +34,7 @@ from bench_data import action_of, payload_of
 from bench_floor import compile_stream, connect, run_txns
 from bench_proctor import Recorder, setup_journal
 
-from proctor.core import Actor, InteractionKind, Journal
+from proctor.core import Actor, Journal, QuestionKind
 
 RUN_EVENTS = 100
 LONG_SHARE = 0.10
@@ -80,7 +80,7 @@ class Populator:
         if k % 10 == 0:
             j.approvals.request(run.id, action_of(k, 0), reason="publish the release notes")
         elif k % 25 == 1:
-            j.interactions.ask(run.id, InteractionKind.QUESTION, "Which branch should I use?")
+            j.questions.ask(run.id, QuestionKind.QUESTION, "Which branch should I use?")
         elif k % 3:
             j.runs.complete(run.id, {"ok": True})
         else:

@@ -338,7 +338,7 @@ def scenario_run(path: Path) -> str:
         clock.at(101, base)
         agent.runs.finish_tool_call(pay.id, "outcome_unknown", error="gateway timed out")
         clock.at(110, base)
-        agent.interactions.ask(run.id, "question", "Did the customer get the refund? The "
+        agent.questions.ask(run.id, "question", "Did the customer get the refund? The "
                                "gateway timed out after the charge was sent.")
         clock.at(170, base)
         agent.runs.append_event(run.id, "log", {"message": "waiting for a person"})

@@ -11,7 +11,7 @@ from subprocess import Popen
 import pytest
 
 from proctor.cmd_sim import ProgressBar
-from proctor.core import InteractionKind, Journal, SafetyClass
+from proctor.core import Journal, QuestionKind, SafetyClass
 
 
 def fingerprint(path: Path) -> tuple[list, str]:
@@ -52,8 +52,8 @@ def test_small_demo_has_every_kind_of_item(demo_template: tuple[Path, dict]) -> 
         items = j.inbox.list(limit=1000).items
         classes = {i.safety_class for i in items if i.kind.value == "approval"}
         assert classes == {c.value for c in SafetyClass}
-        open_kinds = {j.interactions.get(i.id).kind for i in items if i.kind.value == "question"}
-        assert open_kinds == set(InteractionKind)
+        open_kinds = {j.questions.get(i.id).kind for i in items if i.kind.value == "question"}
+        assert open_kinds == set(QuestionKind)
         runs = j.runs.list(limit=1000).items
         assert {r.status.value for r in runs} >= {"completed", "failed", "cancelled",
                                                    "waiting_for_user", "interrupted"}
@@ -64,7 +64,7 @@ def test_small_demo_has_every_kind_of_item(demo_template: tuple[Path, dict]) -> 
                 history[f"approval {a.status.value}"] += 1
                 history["consumed"] += a.consumed_at is not None
                 history["by rule"] += bool(a.decided_by and a.decided_by.startswith("rule:"))
-            for q in j.interactions.for_run(run.id):
+            for q in j.questions.for_run(run.id):
                 history[f"question {q.status.value}"] += 1
         for needed in ("approval approved", "approval denied", "approval pending", "consumed",
                        "by rule", "question resolved", "question requested"):
@@ -75,7 +75,7 @@ def test_small_demo_has_every_kind_of_item(demo_template: tuple[Path, dict]) -> 
         assert any(len(j.memory.history(e.id)) > 1 for e in entries)
         assert {e.scope.value for e in entries} == {"project", "space", "user"}
         resolved = [r for s in ("accepted_local", "accepted_incoming", "dismissed")
-                    for r in j.memory.reconciliations(status=s)]
+                    for r in j.memory.conflicts(status=s)]
         assert resolved
         rules = j.approvals.rules(active_only=False)
         assert any(r.revoked_at for r in rules) and any(r.active for r in rules)

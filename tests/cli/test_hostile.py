@@ -65,11 +65,11 @@ def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
             ids["effects"].append(key)
         form = {"type": "object", "properties": {s: {"type": "string"} for s in NAMES},
                 "required": NAMES}
-        ids["questions"].append(agent.interactions.ask(
+        ids["questions"].append(agent.questions.ask(
             run_id, "form", f"fill {TERM}", response_schema=form).id)
-        ids["questions"].append(agent.interactions.ask(
+        ids["questions"].append(agent.questions.ask(
             run_id, "choice", f"pick {ROW}", options=NAMES).id)
-        ids["questions"].append(agent.interactions.ask(
+        ids["questions"].append(agent.questions.ask(
             run_id, "question", f"why {OTHERS}",
             response_schema={"type": "object", "properties": {"text": {"enum": SHELL}},
                              "required": ["text"]}).id)
@@ -153,7 +153,7 @@ def test_the_answer_hint_is_valid_json_for_the_schema_and_one_shell_word(
         assert argv[:3] == ["answer", qid, "--json"] and len(argv) == 4
         assert shlex.split(line, comments=True) == ["proctor", *argv]  # printable: POSIX
         with Journal.open(hostile["path"], read_only=True) as j:
-            schema = j.interactions.get(qid).response_schema
+            schema = j.questions.get(qid).response_schema
         assert json.loads(argv[3]) == sample_for_schema(schema)
         assert cli(*argv).rc == 0  # and the suggested answer is accepted
 
@@ -172,8 +172,8 @@ def test_every_other_suggested_command_names_exactly_its_item(cli, hostile, shel
     result = cli("show", hostile["conflict"])
     assert_terminal_safe(result)
     assert [run_hint(line, shell_dir) for line in hints(result.out)] == [
-        ["resolve-memory", hostile["conflict"], "keep-local", "--reason", "TEXT"],
-        ["resolve-memory", hostile["conflict"], "merge", "--content-file", "FILE", "--reason",
+        ["resolve-conflict", hostile["conflict"], "keep-local", "--reason", "TEXT"],
+        ["resolve-conflict", hostile["conflict"], "merge", "--content-file", "FILE", "--reason",
          "TEXT"]]
 
 

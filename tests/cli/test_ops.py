@@ -25,7 +25,7 @@ def pending(path: Path, kind: str, **filters: object) -> list:
 def question_of(path: Path, kind: str) -> str:
     with Journal.open(path, read_only=True) as j:
         for item in pending(path, "question"):
-            if j.interactions.get(item.id).kind.value == kind:
+            if j.questions.get(item.id).kind.value == kind:
                 return item.id
     raise AssertionError(f"no open {kind} question")
 
@@ -52,10 +52,10 @@ def test_inbox_lists_every_kind(cli, journal: Path) -> None:
 
     with Journal.open(journal, read_only=True) as j:
         kinds = Counter(i.kind.value for i in j.inbox.list(InboxFilter(), limit=500).items)
-    assert all(kinds[k] > 0 for k in ("approval", "question", "memory", "effect"))
+    assert all(kinds[k] > 0 for k in ("approval", "question", "conflict", "effect"))
     total = sum(kinds.values())
     assert (f"{total} waiting (approval {kinds['approval']}, question {kinds['question']}, "
-            f"memory {kinds['memory']}, effect {kinds['effect']})") in result.out
+            f"conflict {kinds['conflict']}, effect {kinds['effect']})") in result.out
     data = json.loads(cli("inbox", "--json", "--details", "--limit", "500").out)
     assert {i["kind"] for i in data["items"]} == {"approval", "question", "memory", "effect"}
     assert data["counts"] == dict(kinds)
@@ -139,7 +139,7 @@ def test_show_prints_agent_text_literally_and_bounded(cli, journal: Path) -> Non
                "evil\u202egpj.exe\n" + "A" * 5000)
     with Journal.open(journal, actor=Actor.agent("mallory")) as agent:
         run = agent.runs.start("infra", "<script>alert(1)</script>")
-        asked = agent.interactions.ask(run.id, "question", hostile)
+        asked = agent.questions.ask(run.id, "question", hostile)
     out = cli("show", asked.id).out
     assert "<img src=x onerror=alert(1)> <b>bold</b>" in out
     assert "\x1b" not in out and "\u202e" not in out
@@ -220,7 +220,7 @@ def test_answer_is_validated_against_the_schema(cli, journal: Path) -> None:
     assert malformed.rc == 2 and "not valid JSON" in malformed.err
     good = cli("answer", ident, "--json", '{"verdict": "approve", "comment": "ship it"}')
     assert good.rc == 0 and good.out.strip() == f"answered {ident} (diff_review)"
-    answered = read(journal, lambda j: j.interactions.get(ident))
+    answered = read(journal, lambda j: j.questions.get(ident))
     assert answered.status.value == "resolved" and answered.response["comment"] == "ship it"
     again = cli("answer", ident, "--json", '{"verdict": "approve"}')
     assert again.rc == 1 and "already resolved" in again.err
@@ -260,7 +260,7 @@ def test_resolve_memory(cli, journal: Path) -> None:
     assert cli("resolve-memory", item.id, "merge").rc == 2
     result = cli("resolve-memory", item.id, "take-incoming", "--reason", "newer")
     assert result.rc == 0 and "accepted_incoming" in result.out
-    conflict = read(journal, lambda j: j.memory.reconciliation(item.id))
+    conflict = read(journal, lambda j: j.memory.conflict(item.id))
     entry = read(journal, lambda j: j.memory.get(conflict.entry_id))
     assert entry.content == conflict.incoming_content
     assert [d.source for d in read(journal, lambda j: j.approvals.decisions(item.id))] == ["cli"]
@@ -270,7 +270,7 @@ def test_resolve_memory(cli, journal: Path) -> None:
     other = pending(journal, "memory")[0]
     assert cli("resolve-memory", other.id, "keep-local").rc == 2  # a reason, as on the desk
     assert cli("resolve-memory", other.id, "keep-local", "--reason", "  ").rc == 1
-    assert read(journal, lambda j: j.memory.reconciliation(other.id)).status.value == "pending"
+    assert read(journal, lambda j: j.memory.conflict(other.id)).status.value == "pending"
     assert cli("resolve-memory", other.id, "merge", "--content", "both are true",
                "--reason", "both hold").rc == 0
 
@@ -282,7 +282,7 @@ def test_answer_credential_needs_a_reference(cli, journal: Path) -> None:
                             "https://alice:hunter2@vault.example/x"):
         result = cli("answer", ident, "--json", json.dumps({"credential_ref": not_a_reference}))
         assert result.rc == 1 and "credential_ref" in result.err, not_a_reference
-    assert read(journal, lambda j: j.interactions.get(ident)).status.value != "resolved"
+    assert read(journal, lambda j: j.questions.get(ident)).status.value != "resolved"
     assert cli("answer", ident, "--json", '{"credential_ref": "vault://team/github"}').rc == 0
 
 

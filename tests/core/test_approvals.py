@@ -191,14 +191,14 @@ def test_an_agent_requesting_on_another_agents_run_is_recorded_and_refused(
 
 
 def test_agents_cannot_call_operator_methods(agent, open_journal, run, pending, journal_path):
-    question = agent.interactions.ask(run.id, "question", "why?")
+    question = agent.questions.ask(run.id, "question", "why?")
     agent = open_journal(Actor.agent("agent-9"))  # not the requester: only its kind refuses
     before = snapshot(journal_path)
     calls = [
         lambda: approve(agent, pending),
         lambda: agent.approvals.bulk_decide([(pending.id, pending.version)], True),
         lambda: agent.approvals.add_rule("allow", "*", run_id=run.id),
-        lambda: agent.interactions.answer(question.id, {"text": "me"},
+        lambda: agent.questions.answer(question.id, {"text": "me"},
                                           expected_version=question.version),
         lambda: agent.runs.request_cancel(run.id, "x", expected_version=1),
         lambda: agent.inbox.snooze("approval", pending.id, None, expected_version=1),

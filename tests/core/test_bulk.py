@@ -44,7 +44,7 @@ def test_bulk_resolve_takes_incoming_and_refuses_the_hidden(agent, operator, run
     assert [(r.ok, r.error_type) for r in results] == [(True, None), (False, "NotAllowed")]
     assert operator.memory.get(plain.entry_id).content == "db2"
     assert operator.memory.get(secret.entry_id).content == "db1"
-    assert operator.memory.reconciliation(secret.id).status.value == "pending"
+    assert operator.memory.conflict(secret.id).status.value == "pending"
 
 
 def test_bulk_resolve_refuses_an_entry_that_moved_on(agent, operator, run):
@@ -83,7 +83,7 @@ def test_resolving_a_conflict_needs_a_reason(agent, operator, run, journal_path,
         operator.memory.resolve(item.id, "accepted_local", expected_version=item.version,
                                 reason=reason)
     assert err.value.field == "reason"
-    assert operator.memory.reconciliation(item.id).status.value == "pending"
+    assert operator.memory.conflict(item.id).status.value == "pending"
     with raw(journal_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM audit").fetchone()[0] == before
 
@@ -92,17 +92,17 @@ def test_resolving_a_conflict_needs_a_reason(agent, operator, run, journal_path,
                                  "vault:sk_live_51HxYzAbC123dEfGhIjKlMnOp",
                                  "https://bot:hunter2@vault.example/stripe", "vault://a\nb"])
 def test_a_credential_answer_must_be_a_reference(agent, operator, run, ref):
-    q = agent.interactions.ask(run.id, "credential_binding", "Which stripe key?")
+    q = agent.questions.ask(run.id, "credential_binding", "Which stripe key?")
     with pytest.raises(errors.ValidationError) as err:
-        operator.interactions.answer(q.id, {"credential_ref": ref}, expected_version=q.version)
+        operator.questions.answer(q.id, {"credential_ref": ref}, expected_version=q.version)
     assert err.value.field == "credential_ref"
-    assert operator.interactions.get(q.id).status.value == "requested"
+    assert operator.questions.get(q.id).status.value == "requested"
 
 
 @pytest.mark.parametrize("ref", ["vault://team/stripe", "keyring://proctor/stripe-live",
                                  "vault:deploy-key", "op://Shared/GitHub/token",
                                  "env:GITHUB_TOKEN"])
 def test_a_credential_reference_is_accepted(agent, operator, run, ref):
-    q = agent.interactions.ask(run.id, "credential_binding", "Which key?")
-    done = operator.interactions.answer(q.id, {"credential_ref": ref}, expected_version=q.version)
+    q = agent.questions.ask(run.id, "credential_binding", "Which key?")
+    done = operator.questions.answer(q.id, {"credential_ref": ref}, expected_version=q.version)
     assert done.response == {"credential_ref": ref}

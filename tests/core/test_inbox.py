@@ -21,7 +21,7 @@ def waiting(agent, open_journal, start_run, clock):
     items["approval"] = agent.approvals.request(run_a.id, ACTION, reason="tidy up",
                                                 safety_class="destructive").id
     clock.advance(1)
-    items["question"] = other.interactions.ask(run_b.id, "question", "which region?").id
+    items["question"] = other.questions.ask(run_b.id, "question", "which region?").id
     clock.advance(1)
     entry = agent.memory.add("project", "alpha", "region", "eu-west")
     items["memory"] = agent.memory.record_conflict(entry.id, "us-east",
@@ -36,7 +36,7 @@ def waiting(agent, open_journal, start_run, clock):
 def test_every_kind_of_waiting_item_is_listed_newest_first(operator, waiting):
     page = operator.inbox.list()
     assert [(i.kind.value, i.id) for i in page.items] == [
-        ("effect", waiting["effect"]), ("memory", waiting["memory"]),
+        ("effect", waiting["effect"]), ("conflict", waiting["memory"]),
         ("question", waiting["question"]), ("approval", waiting["approval"])]
     oldest = operator.inbox.list(InboxFilter(newest_first=False))
     assert [i.id for i in oldest.items] == [i.id for i in reversed(page.items)]
@@ -48,10 +48,10 @@ def test_item_versions_are_the_ones_to_decide_with(operator, waiting):
     by_kind = {i.kind.value: i for i in operator.inbox.list().items}
     operator.approvals.decide(waiting["approval"], True,
                               expected_version=by_kind["approval"].version)
-    operator.interactions.answer(waiting["question"], {"text": "eu"},
+    operator.questions.answer(waiting["question"], {"text": "eu"},
                                  expected_version=by_kind["question"].version)
     operator.memory.resolve(waiting["memory"], "dismissed",
-                            expected_version=by_kind["memory"].version, reason="checked")
+                            expected_version=by_kind["conflict"].version, reason="checked")
     operator.effects.resolve("charge-1", "failed", reason="no charge on statement",
                              expected_version=by_kind["effect"].version)
     assert operator.inbox.list().items == [] and operator.inbox.count() == 0
@@ -171,7 +171,7 @@ def test_small_pages_of_mixed_kinds_list_every_item_once_in_order(agent, operato
         if n % 3 != 2:
             clock.advance(1)  # some items share a created_at
         agent.approvals.request(run.id, {"tool": f"t{n}"}, reason=f"deploy {n}")
-        agent.interactions.ask(run.id, "question", f"deploy where {n}?")
+        agent.questions.ask(run.id, "question", f"deploy where {n}?")
         if n % 4 == 0:
             agent.effects.reserve(f"fx-{n}", tool="deploy", run_id=run.id, owner="w")
             agent.effects.mark_ambiguous(f"fx-{n}", "timeout", owner="w")

@@ -326,9 +326,9 @@ def test_migration_keeps_the_newest_of_several_pending_conflicts(journal_path, a
                 "created_at) VALUES (?, ?, 'db1', 1, ?, 'sync', 'pending', 1, ?)",
                 (f"rec_{n}", entry.id, f"db{n}", at))
     with Journal.open(journal_path, actor=Actor.operator("alice")) as j:
-        [pending] = j.memory.reconciliations("pending")
+        [pending] = j.memory.conflicts("pending")
         assert pending.id == "rec_1"  # the newest
-        closed = j.memory.reconciliations("dismissed")
+        closed = j.memory.conflicts("dismissed")
         assert {c.id for c in closed} == {"rec_0", "rec_2"}
         assert all(c.resolved_by == "system:migration-0005b" for c in closed)
 
@@ -342,11 +342,11 @@ def test_an_interrupted_run_asks_nothing_new_until_a_new_attempt(agent, run, jou
     with pytest.raises(errors.RunInterrupted):
         agent.approvals.request(run.id, ACTION, reason="r")
     with pytest.raises(errors.RunInterrupted):
-        agent.interactions.ask(run.id, "question", "why?")
+        agent.questions.ask(run.id, "question", "why?")
     assert snapshot(journal_path) == before
     agent.runs.start_attempt(run.id, "restarted")
     assert agent.approvals.request(run.id, ACTION, reason="r").status == "pending"
-    assert agent.interactions.ask(run.id, "question", "why?").status == "requested"
+    assert agent.questions.ask(run.id, "question", "why?").status == "requested"
 
 
 def test_a_request_filed_before_the_interrupt_replays(agent, run):
@@ -370,7 +370,7 @@ def test_a_new_attempt_is_refused_while_something_blocks_it(agent, operator, run
     if blocker == "approval":
         ident = agent.approvals.request(run.id, ACTION, reason="r").id
     elif blocker == "question":
-        ident = agent.interactions.ask(run.id, "question", "why?").id
+        ident = agent.questions.ask(run.id, "question", "why?").id
     elif blocker == "effect":
         executing(agent, run_id=run.id)
         ident = agent.effects.mark_ambiguous("fx-1", "lost", owner="w1").key
@@ -388,14 +388,14 @@ def test_a_new_attempt_is_refused_while_something_blocks_it(agent, operator, run
 
 def test_the_gate_lists_every_blocker_and_opens_when_they_are_settled(agent, operator, run):
     approval = agent.approvals.request(run.id, ACTION, reason="r")
-    question = agent.interactions.ask(run.id, "question", "why?")
+    question = agent.questions.ask(run.id, "question", "why?")
     executing(agent, run_id=run.id)
     agent.effects.mark_ambiguous("fx-1", "lost", owner="w1")
     err = blocked_by(agent, run.id)
     assert err.blockers == [("approval", approval.id), ("question", question.id),
                             ("effect", "fx-1")]
     operator.approvals.decide(approval.id, False, expected_version=1, reason="no")
-    operator.interactions.answer(question.id, {"text": "because"}, expected_version=1)
+    operator.questions.answer(question.id, {"text": "because"}, expected_version=1)
     operator.effects.resolve("fx-1", "failed", reason="checked",
                              expected_version=agent.effects.get("fx-1").version)
     assert agent.runs.start_attempt(run.id, "resume").number == 2
@@ -405,7 +405,7 @@ def test_asking_for_an_approval_kind_is_a_typed_error(agent, run, journal_path):
     before = snapshot(journal_path)
     for kind in ("approval", "not-a-kind"):
         with pytest.raises(errors.ValidationError) as info:
-            agent.interactions.ask(run.id, kind, "may I?")
+            agent.questions.ask(run.id, kind, "may I?")
         assert info.value.field == "kind"
     assert snapshot(journal_path) == before
 
@@ -495,8 +495,8 @@ def _approval(agent, operator, run):
 
 
 def _question(agent, operator, run):
-    return {"q": agent.interactions.ask(run.id, "question", "why?").id,
-            "q2": agent.interactions.ask(run.id, "question", "how?").id}
+    return {"q": agent.questions.ask(run.id, "question", "why?").id,
+            "q2": agent.questions.ask(run.id, "question", "how?").id}
 
 
 def _ambiguous(agent, operator, run):
@@ -533,7 +533,7 @@ REQUESTS = {
         dict(run_id="other", action={"tool": "shell", "args": {"command": "ls"}},
              reason="r2", safety_class="destructive", requested_scope="run", expires_in=60,
              expires_at=1e10, on_expiry="keep_pending")),
-    "question": (_other_run, lambda a, o, c, run_id, **kw: a.interactions.ask(
+    "question": (_other_run, lambda a, o, c, run_id, **kw: a.questions.ask(
         c[run_id], request_key="q", **kw),
         dict(run_id="run", kind="question", prompt="why?", request=None,
              response_schema=None, options=None, expires_in=None),
@@ -579,7 +579,7 @@ REQUESTS = {
              source="desk"),
         dict(aid="a2", approve=False, expected_version=2, reason="no", scope="run",
              source="cli")),
-    "answer": (_question, lambda a, o, c, qid, **kw: o.interactions.answer(
+    "answer": (_question, lambda a, o, c, qid, **kw: o.questions.answer(
         c[qid], request_id="d", **kw),
         dict(qid="q", response={"text": "x"}, expected_version=1, reason=None,
              source="desk"),

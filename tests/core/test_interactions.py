@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from proctor.core import Actor, InteractionKind, errors
+from proctor.core import Actor, QuestionKind, errors
 
 from .helpers import delta, row_counts, snapshot
 
@@ -29,18 +29,18 @@ CASES = {
 
 
 def test_every_kind_is_covered():
-    assert set(CASES) == {k.value for k in InteractionKind}
+    assert set(CASES) == {k.value for k in QuestionKind}
 
 
 def answer(operator, item, response, **kw):
-    return operator.interactions.answer(item.id, response, expected_version=item.version, **kw)
+    return operator.questions.answer(item.id, response, expected_version=item.version, **kw)
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
 def test_each_kind_has_a_default_schema_that_validates(agent, operator, run, journal_path,
                                                        kind):
     options, good, bad, field = CASES[kind]
-    item = agent.interactions.ask(run.id, kind, f"please answer a {kind}", options=options)
+    item = agent.questions.ask(run.id, kind, f"please answer a {kind}", options=options)
     assert item.response_schema["type"] == "object"
     before = snapshot(journal_path)
     with pytest.raises(errors.ValidationError) as info:
@@ -53,7 +53,7 @@ def test_each_kind_has_a_default_schema_that_validates(agent, operator, run, jou
 
 
 def test_form_without_fields_takes_named_text_values(agent, operator, run):
-    item = agent.interactions.ask(run.id, "form", "tell me anything")
+    item = agent.questions.ask(run.id, "form", "tell me anything")
     with pytest.raises(errors.ValidationError) as info:
         answer(operator, item, {"port": 8080})
     assert info.value.field == "port"
@@ -63,7 +63,7 @@ def test_form_without_fields_takes_named_text_values(agent, operator, run):
 
 
 def test_unexpected_field_is_named(agent, operator, run):
-    item = agent.interactions.ask(run.id, "confirmation", "deploy?")
+    item = agent.questions.ask(run.id, "confirmation", "deploy?")
     with pytest.raises(errors.ValidationError) as info:
         answer(operator, item, {"confirmed": True, "sneaky": 1})
     assert info.value.field == "sneaky"
@@ -72,7 +72,7 @@ def test_unexpected_field_is_named(agent, operator, run):
 def test_custom_schema_names_nested_field(agent, operator, run):
     schema = {"type": "object", "required": ["limits"], "properties": {"limits": {
         "type": "object", "properties": {"max": {"type": "integer", "minimum": 1}}}}}
-    item = agent.interactions.ask(run.id, "form", "limits?", response_schema=schema)
+    item = agent.questions.ask(run.id, "form", "limits?", response_schema=schema)
     with pytest.raises(errors.ValidationError) as info:
         answer(operator, item, {"limits": {"max": 0}})
     assert info.value.field == "limits/max"
@@ -89,13 +89,13 @@ def test_ask_refuses_malformed_questions(agent, run, journal_path, kwargs, field
     kwargs = dict(kwargs)  # parametrized once, run on each backend: never mutate it
     before = row_counts(journal_path)
     with pytest.raises(errors.ValidationError) as info:
-        agent.interactions.ask(run.id, kwargs.pop("kind"), kwargs.pop("prompt"), **kwargs)
+        agent.questions.ask(run.id, kwargs.pop("kind"), kwargs.pop("prompt"), **kwargs)
     assert info.value.field == field
     assert row_counts(journal_path) == before
 
 
 def test_answer_writes_one_decision_one_audit_one_event(agent, operator, run, journal_path):
-    item = agent.interactions.ask(run.id, "question", "which DB?")
+    item = agent.questions.ask(run.id, "question", "which DB?")
     assert agent.runs.get(run.id).status == "waiting_for_user"
     before = row_counts(journal_path)
     done = answer(operator, item, {"text": "staging"}, reason="safer")
@@ -107,11 +107,11 @@ def test_answer_writes_one_decision_one_audit_one_event(agent, operator, run, jo
     assert decision.decision == {"text": "staging"} and decision.reason == "safer"
     assert [a.action for a in operator.audit.for_entity(item.id)] == ["interaction.answered"]
     assert agent.runs.get(run.id).status == "running"
-    assert agent.interactions.wait(item.id, timeout=0).response == {"text": "staging"}
+    assert agent.questions.wait(item.id, timeout=0).response == {"text": "staging"}
 
 
 def test_answered_at_most_once(agent, operator, open_journal, run, journal_path):
-    item = agent.interactions.ask(run.id, "question", "which DB?")
+    item = agent.questions.ask(run.id, "question", "which DB?")
     done = answer(operator, item, {"text": "staging"})
     bob = open_journal(Actor.operator("bob"))
     before = snapshot(journal_path)
@@ -122,7 +122,7 @@ def test_answered_at_most_once(agent, operator, open_journal, run, journal_path)
 
 
 def test_answer_replay_and_conflict_by_request_id(agent, operator, run, journal_path):
-    item = agent.interactions.ask(run.id, "question", "which DB?")
+    item = agent.questions.ask(run.id, "question", "which DB?")
     first = answer(operator, item, {"text": "staging"}, request_id="rq-1")
     before = snapshot(journal_path)
     assert answer(operator, item, {"text": "staging"}, request_id="rq-1") == first
@@ -132,7 +132,7 @@ def test_answer_replay_and_conflict_by_request_id(agent, operator, run, journal_
 
 
 def test_answer_with_stale_version_writes_nothing(agent, operator, run, journal_path):
-    item = agent.interactions.ask(run.id, "question", "which DB?")
+    item = agent.questions.ask(run.id, "question", "which DB?")
     operator.inbox.snooze("question", item.id, 10.0**10, expected_version=item.version)
     before = snapshot(journal_path)
     with pytest.raises(errors.StaleVersion):
@@ -141,7 +141,7 @@ def test_answer_with_stale_version_writes_nothing(agent, operator, run, journal_
 
 
 def test_asking_agent_cannot_answer_itself(agent, open_journal, run, journal_path):
-    item = agent.interactions.ask(run.id, "question", "which DB?")
+    item = agent.questions.ask(run.id, "question", "which DB?")
     before = snapshot(journal_path)
     with pytest.raises(errors.NotAllowed):
         answer(agent, item, {"text": "me"})
@@ -152,11 +152,11 @@ def test_asking_agent_cannot_answer_itself(agent, open_journal, run, journal_pat
 
 def test_expired_question_refuses_the_answer_and_keeps_expiry(agent, operator, run, clock,
                                                               journal_path):
-    item = agent.interactions.ask(run.id, "question", "quick?", expires_in=30)
+    item = agent.questions.ask(run.id, "question", "quick?", expires_in=30)
     clock.advance(31)
     with pytest.raises(errors.Expired):
         answer(operator, item, {"text": "late"})
-    expired = operator.interactions.get(item.id)
+    expired = operator.questions.get(item.id)
     assert expired.status == "expired" and expired.resolved_by == "system:expiry"
     assert [a.action for a in operator.audit.for_entity(item.id)] == ["interaction.expired"]
     before = snapshot(journal_path)
@@ -167,38 +167,38 @@ def test_expired_question_refuses_the_answer_and_keeps_expiry(agent, operator, r
 
 
 def test_expire_due_and_wait(agent, run, clock):
-    item = agent.interactions.ask(run.id, "question", "quick?", expires_in=30)
-    assert agent.interactions.wait(item.id, timeout=0).status == "requested"
+    item = agent.questions.ask(run.id, "question", "quick?", expires_in=30)
+    assert agent.questions.wait(item.id, timeout=0).status == "requested"
     clock.advance(31)
-    assert agent.interactions.wait(item.id, timeout=0).status == "expired"
-    assert agent.interactions.expire_due() == 0
+    assert agent.questions.wait(item.id, timeout=0).status == "expired"
+    assert agent.questions.expire_due() == 0
 
 
 def test_ask_is_idempotent_by_request_key(agent, run, journal_path):
-    first = agent.interactions.ask(run.id, "question", "which DB?", request_key="q-1")
+    first = agent.questions.ask(run.id, "question", "which DB?", request_key="q-1")
     before = snapshot(journal_path)
-    assert agent.interactions.ask(run.id, "question", "which DB?", request_key="q-1") == first
+    assert agent.questions.ask(run.id, "question", "which DB?", request_key="q-1") == first
     with pytest.raises(errors.IdempotencyConflict):
-        agent.interactions.ask(run.id, "question", "which host?", request_key="q-1")
+        agent.questions.ask(run.id, "question", "which host?", request_key="q-1")
     assert snapshot(journal_path) == before
 
 
 def test_withdraw_closes_the_question(agent, operator, run, journal_path):
-    item = agent.interactions.ask(run.id, "question", "which DB?")
-    gone = agent.interactions.withdraw(item.id, "found it")
+    item = agent.questions.ask(run.id, "question", "which DB?")
+    gone = agent.questions.withdraw(item.id, "found it")
     assert gone.status == "cancelled" and agent.runs.get(run.id).status == "running"
     with pytest.raises(errors.InvalidTransition):
-        agent.interactions.withdraw(item.id, "again")
+        agent.questions.withdraw(item.id, "again")
     with pytest.raises(errors.AlreadyDecided):
         answer(operator, gone, {"text": "x"})
-    assert [i.id for i in agent.interactions.for_run(run.id)] == [item.id]
+    assert [i.id for i in agent.questions.for_run(run.id)] == [item.id]
 
 
 def test_a_choice_answer_must_be_an_option_even_under_the_agents_own_schema(
         journal_path, operator, agent, run):
     loose = {"type": "object", "properties": {"choice": {"type": ["string", "array"]}},
              "required": ["choice"]}
-    item = agent.interactions.ask(run.id, "choice", "Which region?",
+    item = agent.questions.ask(run.id, "choice", "Which region?",
                                   options=["eu-west", {"value": "us-east", "label": "US"}],
                                   response_schema=loose)
     before = snapshot(journal_path)
@@ -215,9 +215,9 @@ def test_a_choice_answer_must_be_an_option_even_under_the_agents_own_schema(
 
 def test_mark_presented_moves_requested_to_presented_once_with_an_event(
         agent, operator, run, journal_path):
-    item = agent.interactions.ask(run.id, "question", "which DB?")
+    item = agent.questions.ask(run.id, "question", "which DB?")
     before = row_counts(journal_path)
-    seen = operator.interactions.mark_presented(item.id)
+    seen = operator.questions.mark_presented(item.id)
     assert seen.status == "presented" and seen.version == item.version  # no version bump
     # changes: the interaction's and the event's (the event's row also stands for its run's
     # head: no separate 'run' row, store issue 24)
@@ -225,49 +225,49 @@ def test_mark_presented_moves_requested_to_presented_once_with_an_event(
     [event] = operator.runs.events(run.id, types=["interaction.presented"])
     assert event.payload == {"interaction_id": item.id, "by": "operator:alice"}
     assert event.actor == "operator:alice"
-    assert operator.interactions.seen(item.id) == ("operator:alice", event.created_at)
+    assert operator.questions.seen(item.id) == ("operator:alice", event.created_at)
     assert operator.audit.for_entity(item.id) == []  # nothing was decided
     assert agent.runs.get(run.id).status == "waiting_for_user"  # still waiting for a person
     again = snapshot(journal_path)
-    assert operator.interactions.mark_presented(item.id) == seen  # idempotent
+    assert operator.questions.mark_presented(item.id) == seen  # idempotent
     assert snapshot(journal_path) == again
-    assert agent.interactions.wait(item.id, timeout=0).status == "presented"  # still open
+    assert agent.questions.wait(item.id, timeout=0).status == "presented"  # still open
     assert [i.id for i in operator.inbox.list().items] == [item.id]
 
 
 def test_answer_after_presented_works_for_the_viewer_and_an_earlier_loader(
         agent, operator, open_journal, run):
-    first = agent.interactions.ask(run.id, "question", "which DB?")
-    second = agent.interactions.ask(run.id, "question", "which host?")
+    first = agent.questions.ask(run.id, "question", "which DB?")
+    second = agent.questions.ask(run.id, "question", "which host?")
     bob = open_journal(Actor.operator("bob"))
-    loaded_by_bob = bob.interactions.get(second.id)  # bob's desk loaded it before alice looked
-    shown = operator.interactions.mark_presented(first.id)
+    loaded_by_bob = bob.questions.get(second.id)  # bob's desk loaded it before alice looked
+    shown = operator.questions.mark_presented(first.id)
     assert answer(operator, shown, {"text": "staging"}).status == "resolved"
-    operator.interactions.mark_presented(second.id)
+    operator.questions.mark_presented(second.id)
     done = answer(bob, loaded_by_bob, {"text": "db-2"})
     assert done.status == "resolved" and done.resolved_by == "operator:bob"
-    assert operator.interactions.seen(second.id)[0] == "operator:alice"
-    assert operator.interactions.mark_presented(second.id).status == "resolved"  # stays closed
+    assert operator.questions.seen(second.id)[0] == "operator:alice"
+    assert operator.questions.mark_presented(second.id).status == "resolved"  # stays closed
 
 
 def test_mark_presented_refuses_agents_and_read_only_journals(agent, open_journal, run,
                                                               journal_path):
-    item = agent.interactions.ask(run.id, "question", "which DB?")
+    item = agent.questions.ask(run.id, "question", "which DB?")
     before = snapshot(journal_path)
     with pytest.raises(errors.NotAllowed):
-        agent.interactions.mark_presented(item.id)
+        agent.questions.mark_presented(item.id)
     viewer = open_journal(Actor.operator("carol"), read_only=True)
     with pytest.raises(errors.StoreReadOnly):
-        viewer.interactions.mark_presented(item.id)
+        viewer.questions.mark_presented(item.id)
     assert snapshot(journal_path) == before
-    assert viewer.interactions.seen(item.id) is None
+    assert viewer.questions.seen(item.id) is None
 
 
 def test_a_question_past_its_expiry_is_not_marked_presented(agent, operator, run, clock):
-    item = agent.interactions.ask(run.id, "question", "quick?", expires_in=30)
+    item = agent.questions.ask(run.id, "question", "quick?", expires_in=30)
     clock.advance(31)
-    assert operator.interactions.mark_presented(item.id).status == "requested"
-    assert agent.interactions.wait(item.id, timeout=0).status == "expired"
+    assert operator.questions.mark_presented(item.id).status == "requested"
+    assert agent.questions.wait(item.id, timeout=0).status == "expired"
 
 
 @pytest.mark.parametrize(("fmt", "bad", "good"), [
@@ -280,7 +280,7 @@ def test_json_schema_formats_are_checked_in_core(agent, operator, run, journal_p
                                                  bad, good):
     schema = {"type": "object", "properties": {"when": {"type": "string", "format": fmt}},
               "required": ["when"]}
-    item = agent.interactions.ask(run.id, "form", "when?", response_schema=schema)
+    item = agent.questions.ask(run.id, "form", "when?", response_schema=schema)
     before = snapshot(journal_path)
     with pytest.raises(errors.ValidationError) as info:
         answer(operator, item, {"when": bad})
@@ -296,14 +296,14 @@ def test_an_oversized_text_is_refused_as_too_long_with_the_limit(agent, run, jou
 
     before = row_counts(journal_path)
     with pytest.raises(errors.ValidationError) as too_long:
-        agent.interactions.ask(run.id, "question", "x" * 5_000_000)
+        agent.questions.ask(run.id, "question", "x" * 5_000_000)
     assert too_long.value.field == "prompt"
     assert "too long" in too_long.value.message and f"{MAX_PROMPT:,}" in too_long.value.message
     assert "5,000,000" in too_long.value.message and "empty" not in too_long.value.message
     with pytest.raises(errors.ValidationError, match="must not be empty"):
-        agent.interactions.ask(run.id, "question", "   ")
+        agent.questions.ask(run.id, "question", "   ")
     with pytest.raises(errors.ValidationError, match="must be text, not int"):
-        agent.interactions.ask(run.id, "question", 5)
+        agent.questions.ask(run.id, "question", 5)
     assert delta(before, row_counts(journal_path)) == {}
     entry = agent.memory.add("project", "shop", "db host", "db1")
     before = row_counts(journal_path)

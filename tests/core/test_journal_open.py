@@ -127,7 +127,7 @@ def populated(agent, operator, run):
     approval = agent.approvals.request(run.id, ACTION, reason="r")
     approved = agent.approvals.request(run.id, {"tool": "t2"}, reason="r")
     operator.approvals.decide(approved.id, True, expected_version=1)
-    question = agent.interactions.ask(run.id, "question", "why?")
+    question = agent.questions.ask(run.id, "question", "why?")
     entry = agent.memory.add("project", "proj", "t", "c")
     conflict = agent.memory.record_conflict(entry.id, "c2", incoming_source="s")
     agent.effects.reserve("live", tool="t", owner="w")
@@ -158,9 +158,9 @@ def write_calls(a: Journal, o: Journal, ids: dict) -> list:
         lambda: o.approvals.decide(ids["approval"], True, expected_version=1),
         lambda: o.approvals.add_rule("deny", "*", run_id=r),
         lambda: o.approvals.revoke_rule(ids["rule"], expected_version=1),
-        lambda: a.interactions.ask(r, "question", "more?"),
-        lambda: a.interactions.withdraw(ids["question"], "x"),
-        lambda: o.interactions.answer(ids["question"], {"text": "x"}, expected_version=1),
+        lambda: a.questions.ask(r, "question", "more?"),
+        lambda: a.questions.withdraw(ids["question"], "x"),
+        lambda: o.questions.answer(ids["question"], {"text": "x"}, expected_version=1),
         lambda: a.memory.add("user", "u", "t", "c"),
         lambda: a.memory.replace(ids["entry"], "c3", expected_version=1),
         lambda: a.memory.remove(ids["entry"], expected_version=1),
@@ -174,7 +174,7 @@ def write_calls(a: Journal, o: Journal, ids: dict) -> list:
         lambda: a.effects.mark_ambiguous("live", "x", owner="w"),
         lambda: o.effects.resolve("amb", "failed", reason="r", expected_version=3),
         lambda: o.inbox.snooze("approval", ids["approval"], None, expected_version=1),
-        a.approvals.expire_due, a.interactions.expire_due, a.effects.sweep_expired,
+        a.approvals.expire_due, a.questions.expire_due, a.effects.sweep_expired,
     ]
 
 
@@ -200,12 +200,12 @@ def test_waiting_on_a_read_only_journal_reports_the_stored_state(journal_path, a
                                                                 clock):
     """``wait`` applies a due expiry only where it can write; read-only, it just reports."""
     approval = agent.approvals.request(run.id, ACTION, reason="r", expires_in=5)
-    question = agent.interactions.ask(run.id, "question", "why?", expires_in=5)
+    question = agent.questions.ask(run.id, "question", "why?", expires_in=5)
     clock.advance(10)
     with Journal.open(journal_path, actor=Actor.agent("observer"), read_only=True,
                       clock=clock) as ro:
         assert ro.approvals.wait(approval.id, timeout=0).status == "pending"
-        assert ro.interactions.wait(question.id, timeout=0).status == "requested"
+        assert ro.questions.wait(question.id, timeout=0).status == "requested"
         with pytest.raises(errors.StoreReadOnly):
             ro.approvals.expire_due()
     assert agent.approvals.wait(approval.id, timeout=0).status == "expired"
@@ -373,7 +373,7 @@ def test_an_older_journal_opened_read_only_reads_everything(journal_path, downgr
         [shown] = j.memory.list()
         assert shown.content == "Thursday" and shown.use_count == 0
         assert [m.event_sequence for m in j.memory.history(entry.id)] == [None, None]
-        [pending] = j.memory.reconciliations()
+        [pending] = j.memory.conflicts()
         assert pending.id == conflict.id and pending.incoming_kind is None
         assert [i.id for i in j.inbox.list().items] == [conflict.id]
         assert j.memory.browse().items

@@ -121,7 +121,7 @@ def conflict(agent, entry, run):
 def test_conflict_is_parked_for_a_person(agent, conflict, entry):
     assert conflict.status == "pending" and conflict.local_content == "db1.internal"
     assert conflict.incoming_content == "db9.internal" and conflict.title == "DB host"
-    assert [r.id for r in agent.memory.reconciliations()] == [conflict.id]
+    assert [r.id for r in agent.memory.conflicts()] == [conflict.id]
     assert agent.memory.get(entry.id).content == "db1.internal"
 
 

@@ -118,7 +118,7 @@ def test_conflict_keeps_the_incoming_fields(agent, entry):
     item = agent.memory.record_conflict(
         entry.id, "db9.internal", incoming_source="sync", incoming_kind="decision",
         incoming_priority=5, incoming_trust="user_confirmed", incoming_sensitivity="secret")
-    got = agent.memory.reconciliation(item.id)
+    got = agent.memory.conflict(item.id)
     assert (got.incoming_kind, got.incoming_priority, got.incoming_trust,
             got.incoming_sensitivity) == ("decision", 5, "user_confirmed", "secret")
     other = agent.memory.add("project", "proj", "other", "db7.internal")
@@ -231,7 +231,7 @@ def test_a_0003_journal_upgrades_with_its_memory(journal_path, agent, operator, 
         old = j.memory.get(entry.id)
         assert (old.content, old.last_used_at, old.use_count) == ("c", 0.0, 0)
         assert j.memory.history(entry.id)[0].event_sequence is None
-        assert j.memory.reconciliation(item.id).incoming_kind is None
+        assert j.memory.conflict(item.id).incoming_kind is None
         j.memory.resolve(item.id, "accepted_incoming", expected_version=1, reason="checked")
         assert j.memory.get(entry.id).content == "c2"
     with Journal.open(journal_path, actor=Actor.agent("a")) as j:
@@ -260,7 +260,7 @@ def test_the_demo_journal_has_used_entries_and_conflicts_that_differ_in_fields(t
     path = tmp_path / "demo.db"
     build_demo_journal(path, "small", seed=3)
     with Journal.open(path, read_only=True) as j:
-        pending = j.memory.reconciliations("pending")
+        pending = j.memory.conflicts("pending")
         differing = [r for r in pending if any(
             getattr(r, f"incoming_{f}") not in (None, getattr(j.memory.get(r.entry_id), f))
             for f in ("kind", "priority", "trust", "sensitivity"))]

@@ -25,7 +25,7 @@ MCP = Origin(runtime="mcp", process="refund_agent", pid=4242, host="host-a",
 def file_all(agent, run) -> dict[str, tuple[str, str, str]]:
     """One row of each kind, each with an origin: table -> (key column, key, origin's tool)."""
     a = agent.approvals.request(run.id, ACTION, reason="charged twice", origin=MCP)
-    q = agent.interactions.ask(run.id, "question", "Which account?",
+    q = agent.questions.ask(run.id, "question", "Which account?",
                                origin=MCP.model_copy(update={"tool": "ask_human"}))
     e = agent.effects.reserve("fx-1", tool="bank.refund", run_id=run.id, owner="w",
                               origin={"runtime": "langgraph", "tool": "refund"})
@@ -39,13 +39,13 @@ def file_all(agent, run) -> dict[str, tuple[str, str, str]]:
 def test_each_kind_records_and_reads_back_its_origin(agent, operator, run):
     rows = file_all(agent, run)
     assert operator.approvals.get(rows["approvals"][1]).origin == MCP
-    assert operator.interactions.get(rows["interactions"][1]).origin.tool == "ask_human"
+    assert operator.questions.get(rows["interactions"][1]).origin.tool == "ask_human"
     assert operator.effects.get("fx-1").origin == Origin(runtime="langgraph", tool="refund")
-    assert operator.memory.reconciliation(rows["memory_reconciliations"][1]).origin.runtime \
+    assert operator.memory.conflict(rows["memory_reconciliations"][1]).origin.runtime \
         == "pydantic-ai"
     by_kind = {i.kind.value: i.origin for i in operator.inbox.list().items}
     assert by_kind["approval"] == MCP and by_kind["question"].runtime == "mcp"
-    assert by_kind["memory"].runtime == "pydantic-ai"
+    assert by_kind["conflict"].runtime == "pydantic-ai"
 
 
 def test_an_agent_that_says_nothing_is_recorded_as_this_python_process(agent, run):

@@ -20,14 +20,14 @@ def test_pending_items_are_counted_by_kind_and_age(agent, operator, start_run, c
     clock.advance(9 * 3600)
     request(agent, run, 2)                      # 2-8 h old
     clock.advance(3 * 3600)
-    agent.interactions.ask(run.id, "question", "which DB?")   # < 5 min old
+    agent.questions.ask(run.id, "question", "which DB?")   # < 5 min old
     facts = operator.overview.facts()
     by_label = {b.label: b.counts for b in facts.pending}
     assert by_label[">8h"]["approval"] == 1
     assert by_label["2–8h"]["approval"] == 1
     assert by_label["<5m"]["question"] == 1
     assert sum(c["approval"] for c in by_label.values()) == 2
-    assert sum(c["memory"] + c["effect"] for c in by_label.values()) == 0
+    assert sum(c["conflict"] + c["effect"] for c in by_label.values()) == 0
 
 
 def test_decisions_land_in_their_hour_split_by_who_decided(agent, operator, start_run, clock):

@@ -50,8 +50,8 @@ def test_every_decision_path_records_the_same_bytes(tmp_path):
                                     reason="edited")
         ag.approvals.request(run.id, act("a7"), reason="r", expires_in=1)
         op.approvals.expire_due()
-        q = ag.interactions.ask(run.id, "question", "why?")
-        op.interactions.answer(q.id, {"text": "because"}, expected_version=q.version,
+        q = ag.questions.ask(run.id, "question", "why?")
+        op.questions.answer(q.id, {"text": "because"}, expected_version=q.version,
                                reason="x")
         ag.effects.reserve("k1", tool="t", run_id=run.id, action={"x": 1}, owner="bot")
         ag.effects.begin("k1", owner="bot")

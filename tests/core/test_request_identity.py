@@ -16,7 +16,7 @@ SCHEMA = {"type": "object", "properties": {"account": {"type": "string"}}}
 
 
 def file_question(agent, run):
-    return agent.interactions.ask(run.id, "question", "Refund which account?",
+    return agent.questions.ask(run.id, "question", "Refund which account?",
                                   response_schema=SCHEMA)
 
 
@@ -51,7 +51,7 @@ def test_raw_sql_cannot_rewrite_what_a_question_asks(agent, run, journal_path, c
     with raw(journal_path) as conn, pytest.raises(sqlite3.IntegrityError,
                                                   match="identity columns are immutable"):
         conn.execute(f"UPDATE interactions SET {column} = {value} WHERE id = ?", (q.id,))
-    assert agent.interactions.get(q.id).prompt == "Refund which account?"
+    assert agent.questions.get(q.id).prompt == "Refund which account?"
 
 
 @pytest.mark.parametrize(("column", "value"), CONFLICT_REWRITES)
@@ -62,14 +62,14 @@ def test_raw_sql_cannot_rewrite_what_a_conflict_offers(agent, run, journal_path,
                                                   match="identity columns are immutable"):
         conn.execute(f"UPDATE memory_reconciliations SET {column} = {value} WHERE id = ?",
                      (m.id,))
-    assert agent.memory.reconciliation(m.id).incoming_content == "acct-2"
+    assert agent.memory.conflict(m.id).incoming_content == "acct-2"
 
 
 @pytest.mark.sqlite_only
 def test_insert_or_replace_cannot_swap_an_answered_question(agent, operator, run,
                                                             journal_path):
     q = file_question(agent, run)
-    operator.interactions.answer(q.id, {"account": "acct-1"}, expected_version=q.version)
+    operator.questions.answer(q.id, {"account": "acct-1"}, expected_version=q.version)
     with raw(journal_path) as conn:
         conn.execute("PRAGMA recursive_triggers = OFF")
         row = conn.execute("SELECT * FROM interactions WHERE id = ?", (q.id,)).fetchone()
@@ -81,7 +81,7 @@ def test_insert_or_replace_cannot_swap_an_answered_question(agent, operator, run
             with pytest.raises(sqlite3.IntegrityError, match="that key exists"):
                 conn.execute(f"{verb} INTO interactions ({', '.join(names)}) VALUES ({marks})",
                              list(forged.values()))
-    assert operator.interactions.get(q.id).prompt == "Refund which account?"
+    assert operator.questions.get(q.id).prompt == "Refund which account?"
 
 
 def test_insert_or_replace_cannot_swap_a_pending_conflict(agent, run, journal_path):
@@ -101,13 +101,13 @@ def test_insert_or_replace_cannot_swap_a_pending_conflict(agent, run, journal_pa
                 conn.execute(statement, list(forged.values()))
         ids = [r[0] for r in conn.execute("SELECT id FROM memory_reconciliations")]
     assert ids == [m.id]
-    assert agent.memory.reconciliation(m.id).incoming_content == "acct-2"
+    assert agent.memory.conflict(m.id).incoming_content == "acct-2"
 
 
 def test_answers_snoozes_and_resolutions_still_move(agent, operator, run):
     q = file_question(agent, run)
-    operator.interactions.answer(q.id, {"account": "acct-1"}, expected_version=q.version)
-    assert operator.interactions.get(q.id).status.value == "resolved"
+    operator.questions.answer(q.id, {"account": "acct-1"}, expected_version=q.version)
+    assert operator.questions.get(q.id).status.value == "resolved"
     m = file_conflict(agent, run)
     done = operator.memory.resolve(m.id, "accepted_incoming", expected_version=m.version,
                                    reason="the sync is right")

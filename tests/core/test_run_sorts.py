@@ -140,7 +140,7 @@ def test_a_cursor_of_another_sort_is_refused(operator, tied_runs):
 def test_open_items_are_counted_for_the_page(agent, operator, tied_runs):
     waiting = tied_runs[1]
     agent.approvals.request(waiting, ACTION, reason="needs a person")
-    agent.interactions.ask(waiting, "question", "which one?")
+    agent.questions.ask(waiting, "question", "which one?")
     rows = tl.list_runs(operator, RunQuery(has_open_items=True)).items
     assert [r.id for r in rows] == [waiting] and rows[0].open_items == 2
     counted = {r.id: r.open_items for r in tl.list_runs(operator, RunQuery(), limit=100).items}

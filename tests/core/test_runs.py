@@ -211,9 +211,9 @@ def _status_steps(agent, operator, run_id):
     yield "approval decided", lambda: operator.approvals.decide(
         agent.approvals.for_run(run_id)[-1].id, True,
         expected_version=agent.approvals.for_run(run_id)[-1].version)
-    yield "question opens", lambda: agent.interactions.ask(run_id, "question", "why?")
-    yield "question withdrawn", lambda: agent.interactions.withdraw(
-        agent.interactions.for_run(run_id)[-1].id, "never mind")
+    yield "question opens", lambda: agent.questions.ask(run_id, "question", "why?")
+    yield "question withdrawn", lambda: agent.questions.withdraw(
+        agent.questions.for_run(run_id)[-1].id, "never mind")
     yield "interrupted", lambda: agent.runs.interrupt(run_id, "crash")
     yield "new attempt", lambda: agent.runs.start_attempt(run_id, "retry")
     yield "waits", lambda: agent.runs.wait_for_user(run_id)
@@ -249,7 +249,7 @@ def test_terminal_run_refuses_everything_new(agent, operator, run, journal_path,
         lambda: agent.runs.append_event(run.id, "late", {}),
         lambda: agent.runs.append_events(run.id, [("late", 1)]),
         lambda: agent.approvals.request(run.id, ACTION, reason="late"),
-        lambda: agent.interactions.ask(run.id, "question", "late?"),
+        lambda: agent.questions.ask(run.id, "question", "late?"),
         lambda: agent.runs.record_tool_call(run.id, "t", {}),
         lambda: agent.runs.wait_for_user(run.id),
         lambda: agent.runs.resume(run.id),
@@ -276,9 +276,9 @@ def test_memory_linked_to_a_terminal_run_never_changes_the_run(agent, run):
 @pytest.mark.parametrize("end", ["complete", "fail", "cancel"])
 def test_ending_a_run_withdraws_its_open_items(agent, operator, run, end):
     approval = agent.approvals.request(run.id, ACTION, reason="r")
-    question = agent.interactions.ask(run.id, "question", "why?")
+    question = agent.questions.ask(run.id, "question", "why?")
     getattr(agent.runs, end)(run.id, *([] if end == "complete" else ["why"]))
-    approval, question = agent.approvals.get(approval.id), agent.interactions.get(question.id)
+    approval, question = agent.approvals.get(approval.id), agent.questions.get(question.id)
     assert approval.status == "cancelled" and question.status == "cancelled"
     assert approval.decision_reason == f"run {agent.runs.get(run.id).status.value}"
     assert [a.action for a in agent.audit.for_entity(approval.id)] == ["approval.withdrawn"]
@@ -286,7 +286,7 @@ def test_ending_a_run_withdraws_its_open_items(agent, operator, run, end):
     with pytest.raises(errors.AlreadyDecided):
         operator.approvals.decide(approval.id, True, expected_version=approval.version)
     with pytest.raises(errors.AlreadyDecided):
-        operator.interactions.answer(question.id, {"text": "x"},
+        operator.questions.answer(question.id, {"text": "x"},
                                      expected_version=question.version)
     assert agent.runs.get(run.id).open_items == 0
 

@@ -354,10 +354,10 @@ def test_an_action_the_signed_rule_does_not_match_is_refused(signer, trusting, r
 
 
 def test_a_forged_answer_is_refused_and_a_signed_one_read(signer, trusting, run, journal_path):
-    honest = trusting.interactions.ask(run.id, "question", "Which branch?")
-    signer.interactions.answer(honest.id, {"text": "main"}, expected_version=honest.version)
-    assert trusting.interactions.get(honest.id).response == {"text": "main"}
-    forged = trusting.interactions.ask(run.id, "question", "Deploy to prod?")
+    honest = trusting.questions.ask(run.id, "question", "Which branch?")
+    signer.questions.answer(honest.id, {"text": "main"}, expected_version=honest.version)
+    assert trusting.questions.get(honest.id).response == {"text": "main"}
+    forged = trusting.questions.ask(run.id, "question", "Deploy to prod?")
     with raw(journal_path) as conn:
         drop_immutability_triggers(conn)
         conn.execute("UPDATE interactions SET status='resolved', response='\"yes\"', "
@@ -366,19 +366,19 @@ def test_a_forged_answer_is_refused_and_a_signed_one_read(signer, trusting, run,
                      "'operator:alice', 'desk', NULL, NULL, 1, ?)",
                      (forged.id, run.id, "0" * 64))
     with refused("unsigned"):
-        trusting.interactions.get(forged.id)
+        trusting.questions.get(forged.id)
 
 
 def test_a_changed_answer_under_a_good_signature_is_refused(signer, trusting, run,
                                                             journal_path):
-    question = trusting.interactions.ask(run.id, "question", "Which branch?")
-    signer.interactions.answer(question.id, {"text": "main"}, expected_version=1)
+    question = trusting.questions.ask(run.id, "question", "Which branch?")
+    signer.questions.answer(question.id, {"text": "main"}, expected_version=1)
     with raw(journal_path) as conn:
         drop_immutability_triggers(conn)
         conn.execute("UPDATE interactions SET response=? WHERE id=?",
                      ('{"text":"prod"}', question.id))
     with refused("mismatch"):
-        trusting.interactions.get(question.id)
+        trusting.questions.get(question.id)
 
 
 def _ambiguous_effect(agent, run, key="send-1"):
@@ -420,14 +420,14 @@ def test_a_forged_memory_resolution_is_refused(signer, trusting, run, journal_pa
                      "'{\"choice\":\"accepted_incoming\"}', 'operator:alice', 'desk', NULL, "
                      "NULL, 1, ?)", (item.id, "0" * 64))
     with refused("unsigned"):
-        trusting.memory.reconciliation(item.id)
+        trusting.memory.conflict(item.id)
 
 
 def test_a_signed_memory_resolution_is_read(signer, trusting):
     entry = signer.memory.add("project", "proj", "style", "tabs")
     item = signer.memory.record_conflict(entry.id, "spaces", incoming_source="agent")
     signer.memory.resolve(item.id, "accepted_incoming", expected_version=item.version, reason="checked")
-    assert trusting.memory.reconciliation(item.id).status == "accepted_incoming"
+    assert trusting.memory.conflict(item.id).status == "accepted_incoming"
 
 
 def test_every_operator_write_is_signed(signer, trusting, run, journal_path):
@@ -437,8 +437,8 @@ def test_every_operator_write_is_signed(signer, trusting, run, journal_path):
     signer.inbox.snooze("approval", a2.id, 10**10, expected_version=1)
     signer.approvals.decide(a1.id, True, expected_version=1, scope="run")
     signer.approvals.decide(a2.id, False, expected_version=2, reason="no")
-    q = trusting.interactions.ask(run.id, "question", "?")
-    signer.interactions.answer(q.id, {"text": "x"}, expected_version=1)
+    q = trusting.questions.ask(run.id, "question", "?")
+    signer.questions.answer(q.id, {"text": "x"}, expected_version=1)
     effect = _ambiguous_effect(trusting, run)
     signer.effects.resolve(effect.key, "committed", reason="sent", expected_version=effect.version)
     entry = signer.memory.add("project", "proj", "t", "a")

@@ -134,12 +134,12 @@ def test_an_agent_login_cannot_make_rules_or_sign(team, pending):
 
 def test_an_agent_login_cannot_answer_a_question(team, agent, pending):
     run, _approval = pending
-    question = agent.interactions.ask(run.id, "choice", "which?", options=["a", "b"])
+    question = agent.questions.ask(run.id, "choice", "which?", options=["a", "b"])
     with team.raw("agent_a") as conn:
         refused(conn, "UPDATE interactions SET status = 'resolved', response = '{\"choice\": "
                       "\"a\"}', version = version + 1 WHERE id = %s", (question.id,))
         refused(conn, "UPDATE interactions SET response = '{}' WHERE id = %s", (question.id,))
-    assert agent.interactions.get(question.id).status == "requested"
+    assert agent.questions.get(question.id).status == "requested"
 
 
 def test_an_agent_login_cannot_resolve_an_unknown_outcome_or_confirm_memory(team, agent,
@@ -307,9 +307,9 @@ def test_an_agent_files_an_operator_decides_the_agent_sees_it(team, agent, opera
                                         owner="w")
     agent.effects.begin("fx-team", owner="w")
     agent.effects.commit("fx-team", {"ok": True}, owner="w")
-    question = agent.interactions.ask(run.id, "choice", "which?", options=["a", "b"])
-    operator.interactions.answer(question.id, {"choice": "a"}, expected_version=1)
-    assert agent.interactions.get(question.id).status == "resolved"
+    question = agent.questions.ask(run.id, "choice", "which?", options=["a", "b"])
+    operator.questions.answer(question.id, {"choice": "a"}, expected_version=1)
+    assert agent.questions.get(question.id).status == "resolved"
     from proctor.core.audit.verify import verify
 
     assert verify(operator).ok

@@ -22,7 +22,7 @@ def busy_run(agent, operator, clock):
     agent.runs.record_tool_call(run.id, "shell", {"cmd": "make"})  # still running
     clock.advance(5)
     approval = agent.approvals.request(run.id, {"tool": "deploy"}, reason="ship it")
-    question = agent.interactions.ask(run.id, "question", "Which region?")
+    question = agent.questions.ask(run.id, "question", "Which region?")
     agent.runs.append_event(run.id, "note", {"text": "needle in the haystack"})
     return run, call, approval, question
 

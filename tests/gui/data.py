@@ -22,7 +22,7 @@ def expire_later(path: Path, hours: float = 2.0) -> int:
     happens when the test says, not on a timer racing the desk. Returns how many expired."""
     later = time.time() + hours * 3600
     with Journal.open(path, actor=Actor.agent("sweeper"), clock=lambda: later) as j:
-        return j.approvals.expire_due() + j.interactions.expire_due()
+        return j.approvals.expire_due() + j.questions.expire_due()
 
 
 def request(j: Journal, run_id: str, tool: str, args: dict, reason: str, **kw) -> str:
@@ -42,7 +42,7 @@ def populate(path: Path) -> dict[str, str]:
                                   safety_class="idempotent_write", expires_in=3600)
         ids["hostile"] = request(a, run.id, "shell", HOSTILE_ARGS, HOSTILE_REASON,
                                  safety_class="destructive")
-        ids["question"] = a.interactions.ask(run.id, "choice", "Which currency should "
+        ids["question"] = a.questions.ask(run.id, "choice", "Which currency should "
                                              "the report use?", options=["EUR", "USD"]).id
     with agent(path, "ops-bot") as b:
         run2 = b.runs.start("infra", "Rotate database credentials", agent="ops-bot")

@@ -65,7 +65,7 @@ def populate_hostile(path: Path) -> dict[str, str]:
                             ("choice", {"options": [f"{n} {H}" for n in range(60)]}),
                             ("memory_change_review", {"request": {"before": H,
                                                                   "after": H + "!"}})):
-            ids[kind] = a.interactions.ask(run.id, kind, f"{kind}: {H}", **extra).id
+            ids[kind] = a.questions.ask(run.id, kind, f"{kind}: {H}", **extra).id
         entry = a.memory.add("project", H, f"title {H}", f"content {H}", kind=H, run_id=run.id,
                              reason=H)
         ids["conflict"] = a.memory.record_conflict(entry.id, f"incoming {H}",

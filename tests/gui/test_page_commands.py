@@ -215,7 +215,7 @@ def test_conflict_commands_resolve_one_or_several(qtbot, journal_path, open_desk
     assert registry.trigger("memory.dismiss")
     qtbot.waitUntil(lambda: "Dismissed for 2 of 2" in page.message.text(), timeout=WAIT_MS)
     with Journal.open(journal_path, read_only=True) as j:
-        assert {j.memory.reconciliation(i).status.value for i in (first, second)} == \
+        assert {j.memory.conflict(i).status.value for i in (first, second)} == \
             {"dismissed"}
 
 

@@ -24,7 +24,7 @@ from proctor.gui.widgets.run_status import STYLE, status_icon
 GUI = Path(__file__).resolve().parents[2] / "gui"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 STATUS_ENUMS = (models.RunStatus, models.AttemptStatus, models.ToolCallStatus,
-                models.ApprovalStatus, models.InteractionStatus, models.ReconciliationStatus,
+                models.ApprovalStatus, models.QuestionStatus, models.ConflictStatus,
                 models.EffectStatus)
 TEXT_ROLES = [  # (foreground, background) pairs people read text in
     ("Text", "Base"), ("Text", "AlternateBase"), ("WindowText", "Window"),

@@ -77,11 +77,11 @@ def decide(journal: Journal, name: str, item: dict) -> None:
         journal.approvals.decide(item_id, True, expected_version=version, request_id=rid,
                                  reason=f"go, says {name}")
     elif kind == "question":
-        version = journal.interactions.get(item_id).version
-        journal.interactions.answer(item_id, {"text": f"{name} answered"},
+        version = journal.questions.get(item_id).version
+        journal.questions.answer(item_id, {"text": f"{name} answered"},
                                     expected_version=version, request_id=rid)
     elif kind == "conflict":
-        version = journal.memory.reconciliation(item_id).version
+        version = journal.memory.conflict(item_id).version
         journal.memory.resolve(item_id, "accepted_local", expected_version=version,
                                reason=f"{name} keeps local", request_id=rid)
     else:

@@ -73,7 +73,7 @@ class Writer:
         ack(kind="approval", id=a.id, status="pending")
 
     def question(self) -> None:
-        q = self.agent.interactions.ask(self.run, "question", f"question {self.n}?")
+        q = self.agent.questions.ask(self.run, "question", f"question {self.n}?")
         self.asked.append((q.id, q.version))
         ack(kind="question", id=q.id, status="requested")
 
@@ -150,7 +150,7 @@ class Writer:
 
     def answer(self) -> None:
         interaction_id, version = self.asked.pop(self.rng.randrange(len(self.asked)))
-        self.op.interactions.answer(interaction_id, {"text": f"answer {self.n}"},
+        self.op.questions.answer(interaction_id, {"text": f"answer {self.n}"},
                                     expected_version=version, request_id=f"ans-{interaction_id}")
         ack(kind="question", id=interaction_id, status="resolved")
 

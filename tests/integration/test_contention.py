@@ -42,7 +42,7 @@ def make_items(path: Path) -> tuple[list[dict], str, str]:
             items.append({"kind": "approval", "id": a.approvals.request(
                 run.id, {"tool": "deploy", "n": n}, reason="decide me").id})
         for n in range(6 * SCALE):
-            items.append({"kind": "question", "id": a.interactions.ask(
+            items.append({"kind": "question", "id": a.questions.ask(
                 run.id, "question", f"question {n}?").id})
             entry = a.memory.add("project", "contention", f"fact {n}", f"value {n}")
             items.append({"kind": "conflict", "id": a.memory.record_conflict(

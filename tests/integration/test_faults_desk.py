@@ -56,7 +56,7 @@ def populate(path: Path) -> dict[str, str]:
         ids["approval2"] = a.approvals.request(run.id, {"tool": "deploy", "args": {"n": 2}},
                                                reason="again",
                                                safety_class="idempotent_write").id
-        ids["question"] = a.interactions.ask(run.id, "question", "Which region?").id
+        ids["question"] = a.questions.ask(run.id, "question", "Which region?").id
         entry = a.memory.add("project", "shop", "db host", "db1")
         ids["conflict"] = a.memory.record_conflict(entry.id, "db2", incoming_source="bot").id
         a.effects.reserve("mail:1", tool="send_email", run_id=run.id)

@@ -35,15 +35,15 @@ def template(tmp_path_factory) -> tuple[Path, dict[str, str]]:
         run = agent.runs.start("shop", "tamper target")
         decided = agent.approvals.request(run.id, {"tool": "deploy"}, reason="ship")
         alice.approvals.decide(decided.id, True, expected_version=decided.version)
-        asked = agent.interactions.ask(run.id, "question", "Which region?")
-        alice.interactions.answer(asked.id, {"text": "eu"}, expected_version=asked.version)
+        asked = agent.questions.ask(run.id, "question", "Which region?")
+        alice.questions.answer(asked.id, {"text": "eu"}, expected_version=asked.version)
         entry = agent.memory.add("project", "shop", "db", "db1")
         conflict = agent.memory.record_conflict(entry.id, "db2", incoming_source="bot")
         alice.memory.resolve(conflict.id, "accepted_local", expected_version=conflict.version,
                              reason="db1 is right")
         ids.update(run=run.id, decided=decided.id, question=asked.id, conflict=conflict.id,
                    pending=agent.approvals.request(run.id, {"tool": "rm"}, reason="x").id,
-                   open_question=agent.interactions.ask(run.id, "question", "Sure?").id)
+                   open_question=agent.questions.ask(run.id, "question", "Sure?").id)
         assert verify(alice).ok
     return path, ids
 

@@ -245,15 +245,15 @@ def approval_action(desk: Desk, value: Any) -> Any:
 
 
 def question_request(desk: Desk, value: Any) -> Any:
-    asked = guarded(desk, lambda: desk.agent.interactions.ask(desk.run_id, "question", "fuzz?",
+    asked = guarded(desk, lambda: desk.agent.questions.ask(desk.run_id, "question", "fuzz?",
                                                                request=value))
-    return desk.operator.interactions.get(asked.id).request
+    return desk.operator.questions.get(asked.id).request
 
 
 def choice_options(desk: Desk, value: Any) -> Any:
-    asked = guarded(desk, lambda: desk.agent.interactions.ask(desk.run_id, "choice", "pick",
+    asked = guarded(desk, lambda: desk.agent.questions.ask(desk.run_id, "choice", "pick",
                                                                options=["a", value]))
-    return desk.operator.interactions.get(asked.id).options[1]
+    return desk.operator.questions.get(asked.id).options[1]
 
 
 def effect_action(desk: Desk, value: Any) -> Any:
@@ -280,11 +280,11 @@ def effect_evidence(desk: Desk, value: Any) -> Any:
 
 
 def answer_response(desk: Desk, value: Any) -> Any:
-    asked = desk.agent.interactions.ask(desk.run_id, "form", "anything?",
+    asked = desk.agent.questions.ask(desk.run_id, "form", "anything?",
                                         response_schema={"type": "object"})
-    guarded(desk, lambda: desk.operator.interactions.answer(asked.id, {"v": value},
+    guarded(desk, lambda: desk.operator.questions.answer(asked.id, {"v": value},
                                                             expected_version=asked.version))
-    return desk.agent.interactions.get(asked.id).response["v"]
+    return desk.agent.questions.get(asked.id).response["v"]
 
 
 def choice_document(value: Any) -> Any:
@@ -348,8 +348,8 @@ def approval_reason(desk: Desk, text: str) -> Any:
 
 
 def question_prompt(desk: Desk, text: str) -> Any:
-    asked = guarded(desk, lambda: desk.agent.interactions.ask(desk.run_id, "question", text))
-    return [desk.operator.interactions.get(asked.id).prompt]
+    asked = guarded(desk, lambda: desk.agent.questions.ask(desk.run_id, "question", text))
+    return [desk.operator.questions.get(asked.id).prompt]
 
 
 def memory_texts(desk: Desk, text: str) -> Any:
@@ -358,7 +358,7 @@ def memory_texts(desk: Desk, text: str) -> Any:
     conflict = guarded(desk, lambda: desk.agent.memory.record_conflict(
         entry.id, text + "!", incoming_source=text))
     got = desk.operator.memory.get(entry.id)
-    incoming = desk.operator.memory.reconciliation(conflict.id)
+    incoming = desk.operator.memory.conflict(conflict.id)
     return [got.scope_key, got.title, got.content, got.kind,
             incoming.incoming_content[:-1], incoming.incoming_source]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from proctor.core import InteractionKind, Journal
+from proctor.core import Journal, QuestionKind
 from proctor.sim.agents import start_agents
 
 OPERATOR_SCRIPT = Path(__file__).with_name("sim_operator.py")
@@ -105,11 +105,11 @@ def check_questions(j: Journal, runs: list) -> None:
     kinds = set()
     for run in runs:
         used = {p["interaction_id"] for p in event_payloads(j, run.id, "agent.answer_used")}
-        for q in j.interactions.for_run(run.id):
+        for q in j.questions.for_run(run.id):
             kinds.add(q.kind)
             assert q.status.value == "resolved", (q.id, q.status)
             assert q.id in used, f"the agent never used the answer to {q.id}"
-    assert kinds == set(InteractionKind), set(InteractionKind) - kinds
+    assert kinds == set(QuestionKind), set(QuestionKind) - kinds
 
 
 def check_effects(j: Journal, runs: list) -> None:

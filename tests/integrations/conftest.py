@@ -40,8 +40,8 @@ class Desk:
                                       reason=reason)
 
     def answer(self, interaction_id: str, response: object, reason: str | None = None) -> None:
-        q = self.journal.interactions.get(interaction_id)
-        self.journal.interactions.answer(interaction_id, response, expected_version=q.version,
+        q = self.journal.questions.get(interaction_id)
+        self.journal.questions.answer(interaction_id, response, expected_version=q.version,
                                          reason=reason)
 
 

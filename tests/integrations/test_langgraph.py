@@ -106,9 +106,9 @@ def test_graph_across_processes_races_and_refused_answers(files, desk):
     assert refused.action == "refused" and "prod is frozen" in refused.detail
     [again] = refused.pending
     assert again.attempt == 2 and again.status == "requested" and again.item_id != question.id
-    item = j.interactions.get(again.item_id)
+    item = j.questions.get(again.item_id)
     assert "prod is frozen" in item.prompt and item.request["refused_answer"] == {"env": "prod"}
-    assert j.interactions.get(question.id).status == "resolved"  # the answer stays on record
+    assert j.questions.get(question.id).status == "resolved"  # the answer stays on record
 
     desk.answer(again.item_id, {"env": "staging"})
     final = here.resume(thread)
@@ -165,7 +165,7 @@ def test_the_example_agent_proceeds_on_the_operators_clicks(files, desk):
             if items[0].id != question.id:
                 break
         [again] = items
-        assert "prod is frozen" in desk.journal.interactions.get(again.id).prompt
+        assert "prod is frozen" in desk.journal.questions.get(again.id).prompt
         desk.answer(again.id, {"env": "staging"})
         out, err = agent.communicate(timeout=90)
     finally:
@@ -221,7 +221,7 @@ def test_interrupt_shapes_become_questions_and_resume_plain_values(
     outcome = bridge.start("t-shapes", {})
     for kind, response in answers:
         [p] = outcome.pending
-        item = journal.interactions.get(p.item_id)
+        item = journal.questions.get(p.item_id)
         assert item.kind == kind
         desk.answer(p.item_id, response)
         outcome = bridge.resume("t-shapes")
@@ -323,7 +323,7 @@ def test_operator_cancel_stops_the_thread(journal_path, tmp_path, desk):
     desk.journal.runs.request_cancel(run.id, "wrong customer", expected_version=run.version)
     assert bridge.resume("t-cancel").action == "cancelled"
     assert desk.journal.runs.get(run.id).status == "cancelled"
-    assert desk.journal.interactions.get(outcome.pending[0].item_id).status == "cancelled"
+    assert desk.journal.questions.get(outcome.pending[0].item_id).status == "cancelled"
     journal.close()
 
 

@@ -102,7 +102,7 @@ def test_schema_question_invalid_answer_refused_then_answered(journal_path, desk
         with pytest.raises(errors.ValidationError) as refused:
             await desk_do(desk.answer, item.id, {"env": "qa"})
         assert refused.value.field == "env"
-        assert desk.journal.interactions.get(item.id).status == "requested"  # still open
+        assert desk.journal.questions.get(item.id).status == "requested"  # still open
         await desk_do(desk.answer, item.id, {"env": "staging"}, "staging is free today")
 
     async def main():
@@ -115,7 +115,7 @@ def test_schema_question_invalid_answer_refused_then_answered(journal_path, desk
     assert out["status"] == "answered"
     assert out["answer"] == {"env": "staging"}
     assert out["reason"] == "staging is free today"
-    assert desk.journal.interactions.get(out["id"]).kind == "form"
+    assert desk.journal.questions.get(out["id"]).kind == "form"
 
 
 def test_bad_requests_are_tool_errors(journal_path):
@@ -151,7 +151,7 @@ def test_a_client_giving_up_withdraws_the_request(journal_path, desk, mode):
     run_id = anyio.run(main)
     j = desk.journal
     [approval] = j.approvals.for_run(run_id)
-    [question] = j.interactions.for_run(run_id)
+    [question] = j.questions.for_run(run_id)
     assert approval.status == "cancelled" and question.status == "cancelled"
     assert [e.action for e in j.audit.for_entity(approval.id)] == ["approval.withdrawn"]
     assert [e.action for e in j.audit.for_entity(question.id)] == ["interaction.withdrawn"]
@@ -270,7 +270,7 @@ def test_retry_after_a_timeout_gets_the_same_request_back(journal_path, desk):
     kept_id, out = anyio.run(main)
     assert out["id"] == kept_id
     assert out["status"] == "answered" and out["answer"] == {"confirmed": True}
-    statuses = [q.status for q in desk.journal.interactions.for_run(out["run_id"])]
+    statuses = [q.status for q in desk.journal.questions.for_run(out["run_id"])]
     assert statuses == ["resolved"]
     assert desk.journal.audit.for_entity(kept_id)[0].action != "interaction.withdrawn"
 
@@ -312,7 +312,7 @@ def test_submit_then_await_decision_polls_and_a_cancelled_poll_withdraws_nothing
             with pytest.raises(MCPError):
                 await c.call_tool("await_decision", {"id": q["id"], "wait_s": 30},
                                   read_timeout_seconds=0.3)
-            assert desk.journal.interactions.get(q["id"]).status == "requested"
+            assert desk.journal.questions.get(q["id"]).status == "requested"
             await desk_do(desk.answer, q["id"], {"text": "OPS-42"})
             return structured(await c.call_tool("await_decision", {"id": q["id"]}))
 
@@ -388,7 +388,7 @@ def test_stdio_server_process(journal_path, desk):
     assert approved["status"] == "approved" and approved["reason"] == "fine"
     run = desk.journal.runs.get(approved["run_id"])
     assert (run.agent, run.project) == ("test-host", "stdio-test")
-    [question] = desk.journal.interactions.for_run(run.id)
+    [question] = desk.journal.questions.for_run(run.id)
     assert question.status == "cancelled"
 
 

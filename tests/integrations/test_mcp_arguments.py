@@ -38,9 +38,9 @@ def test_deciding_a_withdrawn_request_says_withdrawn_not_decided(journal_path, d
     with Journal.open(journal_path, actor=Actor.agent("bot")) as agent:
         run = agent.runs.start("mcp", "t")
         a = agent.approvals.request(run.id, REFUND, reason="r")
-        q = agent.interactions.ask(run.id, "question", "Name?")
+        q = agent.questions.ask(run.id, "question", "Name?")
         agent.approvals.withdraw(a.id, "the MCP client timed out")
-        agent.interactions.withdraw(q.id, "the MCP client timed out")
+        agent.questions.withdraw(q.id, "the MCP client timed out")
     for call, why in ((lambda: desk.approve(a.id), "the MCP client timed out"),
                       (lambda: desk.answer(q.id, {"text": "Ada"}), "")):
         try:

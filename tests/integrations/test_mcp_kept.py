@@ -168,7 +168,7 @@ def test_a_killed_server_leaves_its_kept_request_open_for_the_next_one(journal_p
 
     anyio.run(next_server)
     j = desk.journal
-    assert j.interactions.get(submitted["unkeyed"]).status == "cancelled"
+    assert j.questions.get(submitted["unkeyed"]).status == "cancelled"
     assert j.approvals.get(submitted["id"]).status == "pending"
     assert not j.runs.get(submitted["run_id"]).status.terminal
     desk.approve(submitted["id"])
@@ -193,4 +193,4 @@ def test_the_origin_names_the_runtime_the_client_and_the_tool(journal_path, desk
     assert (origin.runtime, origin.tool, origin.client) == ("mcp", "submit_approval",
                                                             "refund-bot 1.0")
     assert origin.host  # this machine (stdio and in memory)
-    assert desk.journal.interactions.get(asked["id"]).origin.tool == "submit_question"
+    assert desk.journal.questions.get(asked["id"]).origin.tool == "submit_question"

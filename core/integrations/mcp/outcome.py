@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from proctor.core.models import Approval, ApprovalStatus, Interaction, InteractionStatus
+from proctor.core.models import Approval, ApprovalStatus, Question, QuestionStatus
 
 StatusName = Literal["pending", "approved", "denied", "answered", "expired", "withdrawn"]
 
@@ -40,10 +40,10 @@ APPROVAL_STATUS: dict[ApprovalStatus, StatusName] = {
     ApprovalStatus.DENIED: "denied", ApprovalStatus.EXPIRED: "expired",
     ApprovalStatus.CANCELLED: "withdrawn",
 }
-QUESTION_STATUS: dict[InteractionStatus, StatusName] = {
-    InteractionStatus.REQUESTED: "pending", InteractionStatus.PRESENTED: "pending",
-    InteractionStatus.RESOLVED: "answered", InteractionStatus.EXPIRED: "expired",
-    InteractionStatus.CANCELLED: "withdrawn",
+QUESTION_STATUS: dict[QuestionStatus, StatusName] = {
+    QuestionStatus.REQUESTED: "pending", QuestionStatus.PRESENTED: "pending",
+    QuestionStatus.RESOLVED: "answered", QuestionStatus.EXPIRED: "expired",
+    QuestionStatus.CANCELLED: "withdrawn",
 }
 
 
@@ -59,6 +59,6 @@ def approval_outcome(a: Approval) -> Outcome:
                    requested_digest=a.action_digest)
 
 
-def question_outcome(q: Interaction) -> Outcome:
+def question_outcome(q: Question) -> Outcome:
     return Outcome(id=q.id, kind="question", status=QUESTION_STATUS[q.status],
                    answer=q.response, decided_by=q.resolved_by, run_id=q.run_id)

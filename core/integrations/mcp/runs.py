@@ -14,7 +14,7 @@ from proctor.core.journal import Journal
 from proctor.core.models import (
     TERMINAL_RUN_STATUSES,
     ApprovalStatus,
-    InteractionStatus,
+    QuestionStatus,
     Run,
     RunStatus,
 )
@@ -81,13 +81,13 @@ def process_alive(pid: int) -> bool:
     return True
 
 
-OPEN_QUESTION = (InteractionStatus.REQUESTED, InteractionStatus.PRESENTED)
+OPEN_QUESTION = (QuestionStatus.REQUESTED, QuestionStatus.PRESENTED)
 
 
 def open_items(j: Journal, run_id: str) -> list[str]:
     """The ids of the run's requests still waiting for a person."""
     return [a.id for a in j.approvals.for_run(run_id) if a.status == ApprovalStatus.PENDING] + \
-        [q.id for q in j.interactions.for_run(run_id) if q.status in OPEN_QUESTION]
+        [q.id for q in j.questions.for_run(run_id) if q.status in OPEN_QUESTION]
 
 
 def kept_ids(j: Journal, run_id: str) -> set[str]:
@@ -153,6 +153,6 @@ def withdraw_item(j: Journal, item_id: str, reason: str) -> None:
         if item_id.startswith("apr_"):
             j.approvals.withdraw(item_id, reason)
         else:
-            j.interactions.withdraw(item_id, reason)
+            j.questions.withdraw(item_id, reason)
     except (errors.InvalidTransition, errors.NotFound) as err:
         log.info("not withdrawn: %s", err)

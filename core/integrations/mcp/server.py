@@ -54,8 +54,8 @@ from proctor.core.models import (
     Actor,
     Approval,
     ApprovalStatus,
-    Interaction,
-    InteractionStatus,
+    Question,
+    QuestionStatus,
     ToolCallStatus,
 )
 
@@ -75,7 +75,7 @@ from .sessions import Session, Sessions, http_session_id
 from .tools import forbid_unknown_arguments, register_tools, tool_error
 
 log = logging.getLogger(__name__)
-T = TypeVar("T", Approval, Interaction)
+T = TypeVar("T", Approval, Question)
 
 RETRY_CHAIN = 50  # at most this many fresh requests for one idempotency key
 
@@ -278,17 +278,17 @@ class ProctorMCP:
 
     def file_question(self, s: Session, key: str | None, question: str, schema: dict | None,
                       options: list | None, kind: str | None,
-                      expires_in: float | None, *, tool: str = "ask_human") -> Interaction:
+                      expires_in: float | None, *, tool: str = "ask_human") -> Question:
         kind = kind or ("choice" if options else "form" if schema is not None else "question")
 
-        def file(run_id: str, request_key: str | None) -> Interaction:
-            return s.journal.interactions.ask(
+        def file(run_id: str, request_key: str | None) -> Question:
+            return s.journal.questions.ask(
                 run_id, kind, question, request={"via": "mcp", "agent": s.agent},
                 response_schema=schema, options=options, expires_in=expires_in,
                 request_key=request_key, origin={**s.origin, "tool": tool})
 
-        return self.file_once(s, key, file, s.journal.interactions.filed_under,
-                              InteractionStatus.CANCELLED)
+        return self.file_once(s, key, file, s.journal.questions.filed_under,
+                              QuestionStatus.CANCELLED)
 
     def scoped_key(self, s: Session, key: str) -> str:
         """The request key of ``key``: one per agent name and project, across sessions."""
@@ -330,7 +330,7 @@ class ProctorMCP:
 
     # ------------------------------------------------------------ waiting
     async def file_and_wait(self, ctx: Context, s: Session,
-                            file: Callable[[], Approval | Interaction], *,
+                            file: Callable[[], Approval | Question], *,
                             wait: bool, limit: float | None = None, kept: bool = False,
                             ) -> Outcome:
         """File the request, then (``wait``) wait for the decision, at most ``limit`` seconds
@@ -339,7 +339,7 @@ class ProctorMCP:
         write, unless it is ``kept`` (filed with an idempotency key)."""
         filed: list[str] = []
 
-        def file_once() -> Approval | Interaction:
+        def file_once() -> Approval | Question:
             item = file()
             filed.append(item.id)
             return item
@@ -408,8 +408,8 @@ class ProctorMCP:
                                     if wait > 0 or j.trust is not None
                                     else j.approvals.get(item_id))
         if item_id.startswith("int_"):
-            outcome = question_outcome(j.interactions.wait(item_id, wait, poll=self.poll_s)
-                                       if wait > 0 else j.interactions.get(item_id))
+            outcome = question_outcome(j.questions.wait(item_id, wait, poll=self.poll_s)
+                                       if wait > 0 else j.questions.get(item_id))
             if outcome.status == "answered":
                 decisions = j.approvals.decisions(item_id)
                 if decisions:

@@ -46,7 +46,7 @@ deleted file mode 100644
 def ask_review(path, diff_text: str, file: str = "") -> str:
     with agent(path, "coder") as a:
         run = a.runs.start("webshop", "Fix it", agent="coder")
-        return a.interactions.ask(run.id, "diff_review", "Please review my change.",
+        return a.questions.ask(run.id, "diff_review", "Please review my change.",
                                   request={"path": file, "diff": diff_text}).id
 
 

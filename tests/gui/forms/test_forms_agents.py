@@ -131,7 +131,7 @@ class Desk:
         """Asked from this process (for tests about the desk's side only) -> detail."""
         with Journal.open(self.path, actor=Actor.agent("asker")) as j:
             run = j.runs.start("shop", "forms test run", agent="asker")
-            qid = j.interactions.ask(run.id, spec["kind"], spec["prompt"],
+            qid = j.questions.ask(run.id, spec["kind"], spec["prompt"],
                                      request=spec.get("request"),
                                      response_schema=spec.get("schema"),
                                      options=spec.get("options"),
@@ -142,7 +142,7 @@ class Desk:
         """Asked here, looked at by a desk that opened the journal read-only -> detail."""
         with Journal.open(self.path, actor=Actor.agent("asker")) as j:
             run = j.runs.start("shop", "forms test run", agent="asker")
-            qid = j.interactions.ask(run.id, spec["kind"], spec["prompt"]).id
+            qid = j.questions.ask(run.id, spec["kind"], spec["prompt"]).id
         self.window = self._open(self.path, read_only=True)
         return open_question(self.qtbot, self.window, qid)
 
@@ -344,7 +344,7 @@ def test_new_secret_goes_to_keyring_never_to_journal(qtbot, ask, keyring_backend
     assert memory.secrets == {("proctor", "stripe-live"): secret}
     with Journal.open(journal_path, actor=Actor.operator("auditor"), read_only=True) as j:
         audit = json.dumps([e.model_dump(mode="json") for e in j.audit.list(limit=500).items])
-        answered = j.interactions.get(detail.entity.id).response
+        answered = j.questions.get(detail.entity.id).response
     assert answered == {"credential_ref": "keyring://proctor/stripe-live"}
     assert "interaction.answered" in audit and secret not in audit
     for path in journal_path.parent.iterdir():
@@ -369,7 +369,7 @@ def test_withdrawn_while_typing_keeps_the_text(qtbot, ask, journal_path):
     qtbot.keyClicks(detail.view.edit, "eu-west-1, because of GDPR")
     qid = detail.entity.id
     with Journal.open(journal_path, actor=Actor.agent("asker")) as j:
-        j.interactions.withdraw(qid, "found it myself")
+        j.questions.withdraw(qid, "found it myself")
     qtbot.waitUntil(lambda: detail.entity.status.value == "cancelled", timeout=WAIT_MS)
     assert detail.closed.isVisible()
     assert "withdrew" in detail.closed.text() and "What you typed is kept" in detail.closed.text()
@@ -408,7 +408,7 @@ def test_answer_refused_by_store_shows_at_field(qtbot, desk, monkeypatch):
     def refuse(*_a, **_k):
         raise errors.ValidationError("text: too short for policy", field="text")
 
-    monkeypatch.setattr(journal.unguarded.interactions, "answer", refuse)
+    monkeypatch.setattr(journal.unguarded.questions, "answer", refuse)
     send(qtbot, detail)
     qtbot.waitUntil(lambda: "too short for policy" in detail.view.problem.text(),
                     timeout=WAIT_MS)

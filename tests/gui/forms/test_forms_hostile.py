@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QWidget
 
 from proctor.core import Actor, Journal
-from proctor.core.models import Interaction, InteractionKind
+from proctor.core.models import Question, QuestionKind
 from proctor.core.questions.service import default_schema
 from proctor.gui.forms import FormView, build_view
 from proctor.gui.forms.containers import ChecklistField
@@ -26,10 +26,10 @@ FIVE_MB = "A long description. " * 262_144  # 5 MiB
 MANY = 10_000
 
 
-def interaction(kind: str, *, prompt: str = "Please answer.", request=None, schema=None,
-                options=()) -> Interaction:
-    kind_ = InteractionKind(kind)
-    return Interaction(
+def question(kind: str, *, prompt: str = "Please answer.", request=None, schema=None,
+                options=()) -> Question:
+    kind_ = QuestionKind(kind)
+    return Question(
         id="int_hostile", run_id="run_1", attempt=1, agent="mallory", project="p", space="s",
         run_title="t", kind=kind_, prompt=prompt, request=request,
         response_schema=schema if schema is not None else default_schema(kind_, list(options)),
@@ -53,7 +53,7 @@ def shown(qtbot, view: QWidget) -> QWidget:
 def test_markup_in_labels_and_descriptions_is_text(qtbot):
     options = [{"value": "a", "label": MARKUP, "description": SCRIPT},
                {"value": "b & c", "label": "B & C"}]
-    view = shown(qtbot, build_view(interaction("choice", prompt=SCRIPT, options=options)))
+    view = shown(qtbot, build_view(question("choice", prompt=SCRIPT, options=options)))
     assert isinstance(view, ChoiceView)
     assert view.buttons[0].text() == "1. " + MARKUP
     assert view.buttons[1].text() == "2. B && C"  # shown as "B & C", not a mnemonic
@@ -62,7 +62,7 @@ def test_markup_in_labels_and_descriptions_is_text(qtbot):
     schema = {"type": "object", "title": MARKUP, "required": ["x"], "properties": {
         "x": {"type": "object", "title": SCRIPT, "description": MARKUP,
               "properties": {"y": {"enum": [MARKUP, "ok"], "title": MARKUP}}}}}
-    form = shown(qtbot, build_view(interaction("form", schema=schema)))
+    form = shown(qtbot, build_view(question("form", schema=schema)))
     assert isinstance(form, FormView)
     assert_plain(form)
     [group] = form.findChildren(QGroupBox)
@@ -73,24 +73,24 @@ def test_markup_in_labels_and_descriptions_is_text(qtbot):
 def test_five_megabyte_description_and_request_are_bounded(qtbot):
     schema = {"type": "object", "required": ["why"],
               "properties": {"why": {"type": "string", "description": FIVE_MB}}}
-    form = shown(qtbot, build_view(interaction("form", schema=schema, request={"d": FIVE_MB})))
+    form = shown(qtbot, build_view(question("form", schema=schema, request={"d": FIVE_MB})))
     longest = max(len(label.text()) for label in form.findChildren(QLabel))
     assert longest <= 2_000
     qtbot.keyClicks(form.form.field("why").edit, "because")
     assert form.is_valid() and form.value() == {"why": "because"}
     diff = "".join(f"@@ -{n},1 +{n},1 @@\n-old {n}\n+new {n}\n" for n in range(1, 200_000))
-    review = shown(qtbot, build_view(interaction("diff_review", request={"diff": diff})))
+    review = shown(qtbot, build_view(question("diff_review", request={"diff": diff})))
     assert isinstance(review, DiffReviewView)
     assert review.material.table.rowCount() <= 5_000
     assert "first 5,000 lines shown" in review.material.head.text()
-    memory = shown(qtbot, build_view(interaction("memory_change_review", request={
+    memory = shown(qtbot, build_view(question("memory_change_review", request={
         "before": FIVE_MB.replace(". ", ".\n"), "after": FIVE_MB.replace(". ", "!\n")})))
     assert isinstance(memory, MemoryReviewView)
 
 
 def test_ten_thousand_options(qtbot):
     options = [{"value": f"v{n}", "label": f"Option {n}"} for n in range(MANY)]
-    view = shown(qtbot, build_view(interaction("choice", options=options)))
+    view = shown(qtbot, build_view(question("choice", options=options)))
     assert isinstance(view, ChoiceView) and view.list is not None
     assert view.list.count() == MANY
     view.filter.setText("Option 9999")
@@ -101,7 +101,7 @@ def test_ten_thousand_options(qtbot):
     values = [f"e{n}" for n in range(MANY + 500)]
     schema = {"type": "object", "required": ["one", "many"], "properties": {
         "one": {"enum": values}, "many": {"type": "array", "items": {"enum": values}}}}
-    form = shown(qtbot, build_view(interaction("form", schema=schema)))
+    form = shown(qtbot, build_view(question("form", schema=schema)))
     one, many = form.form.field("one"), form.form.field("many")
     assert isinstance(one, EnumField) and one.combo.count() == MANY + 1
     assert "500 more values" in " ".join(label.text() for label in one.findChildren(QLabel))
@@ -114,11 +114,11 @@ def test_ten_thousand_options(qtbot):
 def test_ref_loops_give_a_bounded_form_or_raw_json(qtbot):
     tree = {"type": "object", "required": ["name"], "properties": {
         "name": {"type": "string"}, "kids": {"type": "array", "items": {"$ref": "#"}}}}
-    view = shown(qtbot, build_view(interaction("form", schema=tree)))
+    view = shown(qtbot, build_view(question("form", schema=tree)))
     qtbot.keyClicks(view.form.field("name").edit, "root")
     assert view.value() == {"name": "root"} and view.is_valid()
     loop = {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}
-    raw = shown(qtbot, build_view(interaction("form", schema=loop)))
+    raw = shown(qtbot, build_view(question("form", schema=loop)))
     assert not raw.form.supported
     assert "cannot be shown as a form" in raw.form.notice.text()
     raw.form.raw.setPlainText("{}")
@@ -134,7 +134,7 @@ def test_hostile_question_in_the_desk(qtbot, journal_path, open_desk):
                              "tree": {"$ref": "#"}}}
     with Journal.open(journal_path, actor=Actor.agent("mallory")) as j:
         run = j.runs.start("shop", SCRIPT, agent="mallory")
-        qid = j.interactions.ask(run.id, "form", SCRIPT + "x" * 90_000,
+        qid = j.questions.ask(run.id, "form", SCRIPT + "x" * 90_000,
                                  request={"blob": FIVE_MB, "html": MARKUP},
                                  response_schema=schema).id
     window = open_desk(journal_path)

@@ -16,7 +16,7 @@ from ..data import agent
 def credential_question(journal_path):
     with agent(journal_path, "coder") as a:
         run = a.runs.start("webshop", "Refunds", agent="coder")
-        return a.interactions.ask(run.id, "credential_binding", "Which stripe key?",
+        return a.questions.ask(run.id, "credential_binding", "Which stripe key?",
                                   request={"service": "stripe"})
 
 

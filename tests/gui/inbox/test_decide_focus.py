@@ -23,7 +23,7 @@ def read(path: Path, fn):
 
 
 def q_status(path: Path, qid: str) -> str:
-    return read(path, lambda j: j.interactions.get(qid).status.value)
+    return read(path, lambda j: j.questions.get(qid).status.value)
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ def desk_journal(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         ids["a2"] = request(a, run.id, "fs.write", {"path": "src/bravo.py"}, "Bravo.",
                             safety_class="idempotent_write")
         for n in (1, 2, 3):
-            ids[f"q{n}"] = a.interactions.ask(run.id, "question", f"Question number {n}?").id
+            ids[f"q{n}"] = a.questions.ask(run.id, "question", f"Question number {n}?").id
     return path, ids
 
 

@@ -21,7 +21,7 @@ def file_items(path) -> dict[str, str]:
         run = agent.runs.start("shop", "refunds")
         a = agent.approvals.request(run.id, {"tool": "refund", "args": {"amount": 1}},
                                     reason="charged twice", origin=HOSTILE)
-        q = agent.interactions.ask(run.id, "question", "Which account?",
+        q = agent.questions.ask(run.id, "question", "Which account?",
                                    origin={"runtime": "langgraph", "tool": "interrupt"})
         entry = agent.memory.add("project", "shop", "region", "eu-west")
         m = agent.memory.record_conflict(entry.id, "us-east", incoming_source="sync",

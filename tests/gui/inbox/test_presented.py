@@ -26,7 +26,7 @@ def presented_events(path, run_id: str, qid: str) -> list:
 
 
 def status(path, qid: str) -> str:
-    return read(path, lambda j: j.interactions.get(qid).status.value)
+    return read(path, lambda j: j.questions.get(qid).status.value)
 
 
 def open_in_inbox(qtbot, window, qid: str):
@@ -70,7 +70,7 @@ def test_opening_a_question_in_the_inbox_marks_it_presented_once(qtbot, populate
     settled(qtbot, window)  # read it first: a click on what just appeared does nothing
     qtbot.mouseClick(detail.submit_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: status(path, qid) == "resolved", timeout=WAIT_MS)
-    answered = read(path, lambda j: j.interactions.get(qid))
+    answered = read(path, lambda j: j.questions.get(qid))
     assert answered.response == {"choice": "USD"} and answered.resolved_by == "operator:alice"
 
 

@@ -21,7 +21,7 @@ def ask_change(path, *, stale_before: bool = True, **extra) -> tuple[str, str]:
     with Journal.open(path, actor=Actor.operator("bob")) as bob:  # changed since the agent read it
         bob.memory.replace(entry.id, NOW, expected_version=entry.version, reason="thursdays too")
     with agent(path, "coder") as a:
-        qid = a.interactions.ask(run.id, "memory_change_review", "Update what I remember?",
+        qid = a.questions.ask(run.id, "memory_change_review", "Update what I remember?",
                                  request={"entry_id": entry.id, "title": "Deploy days",
                                           "before": "Deploys happen on Tuesdays." if stale_before
                                           else NOW, "after": PROPOSED, **extra}).id

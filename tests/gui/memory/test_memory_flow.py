@@ -78,7 +78,7 @@ def store(path: Path) -> Journal:
 def facts(path: Path, entry_id: str, item_id: str) -> dict:
     with store(path) as j:
         return {"entry": j.memory.get(entry_id), "history": j.memory.history(entry_id),
-                "audit": j.audit.count(), "item": j.memory.reconciliation(item_id),
+                "audit": j.audit.count(), "item": j.memory.conflict(item_id),
                 "item_audit": j.audit.for_entity(item_id),
                 "decisions": j.approvals.decisions(item_id)}
 
@@ -163,7 +163,7 @@ def test_entry_changed_while_reviewing_is_shown_and_never_overwritten(
                     window.memory.message.text(), timeout=WAIT_MS)
     with store(journal_path) as j:
         assert j.memory.get(entry_id).content == "Rewritten by a third agent.\n"
-        assert j.memory.reconciliation(item_id).status.value == "pending"
+        assert j.memory.conflict(item_id).status.value == "pending"
     qtbot.waitUntil(lambda: review.data.entry.version == seen + 2, timeout=WAIT_MS)
     assert "Rewritten" in review.local.text()
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from proctor.core import Actor, Journal
-from proctor.core.models import MemoryScope, ReconciliationStatus
+from proctor.core.models import ConflictStatus, MemoryScope
 from proctor.gui.decide.reveal import TOKEN_LIMIT_KEY, RevealState, RowsModel
 from proctor.gui.infra.guard import GuardedJournal, ThreadGuard
 from proctor.gui.infra.tasks import TaskRunner
@@ -41,7 +41,7 @@ def fill(path) -> dict[str, str]:
 
 def status(path, item_id: str) -> str:
     with Journal.open(path, read_only=True) as j:
-        return j.memory.reconciliation(item_id).status.value
+        return j.memory.conflict(item_id).status.value
 
 
 def loaded(qtbot, model) -> None:
@@ -236,7 +236,7 @@ def test_read_only_desk_shows_but_never_writes(qtbot, journal_path, open_desk):
     review = page.review
     assert not any(b.isEnabled() for b in (review.keep_button, review.take_button,
                                            review.merge_button, review.dismiss_button))
-    assert not review.request(ReconciliationStatus.ACCEPTED_LOCAL)
+    assert not review.request(ConflictStatus.ACCEPTED_LOCAL)
     open_entry(qtbot, page, secret.id)
     detail = page.entry
     assert not detail.reveal_button.isEnabled()  # a reveal must be audited: not here
@@ -297,7 +297,7 @@ def test_bulk_take_incoming_refuses_what_is_hidden(qtbot, journal_path, open_des
     qtbot.waitUntil(lambda: "for 1 of 3 conflicts" in page.message.text(), timeout=WAIT_MS)
     assert "2 refused" in page.message.text() and "sensitive" in page.message.text()
     with Journal.open(journal_path, read_only=True) as j:
-        status_of = {k: j.memory.reconciliation(v).status.value for k, v in ids.items()}
+        status_of = {k: j.memory.conflict(v).status.value for k, v in ids.items()}
         assert j.memory.get(secret.id).content == "ends 4242"
     assert status_of == {"plain": "accepted_incoming", "secret": "pending",
                          "claims": "pending"}
@@ -318,25 +318,25 @@ def test_a_slow_conflict_read_never_lets_the_last_conflict_take_the_next_ones_re
                     and page.review.data.item.id == ids["c0"], timeout=WAIT_MS)
     wait_presented(qtbot)
     service = page.journal.memory._service
-    real, gate = service.reconciliation, threading.Event()
+    real, gate = service.conflict, threading.Event()
 
     def slow(item_id):
         if item_id == ids["c1"]:
             gate.wait(WAIT_MS / 1000)
         return real(item_id)
 
-    monkeypatch.setattr(service, "reconciliation", slow)
+    monkeypatch.setattr(service, "conflict", slow)
     try:
         page.show_detail("conflict", ids["c1"])
         assert page.review.data.item.id == ids["c0"]
         page.review.reason.setPlainText("keep local for rule 1")
-        assert not page.review.can(ReconciliationStatus.ACCEPTED_LOCAL)
+        assert not page.review.can(ConflictStatus.ACCEPTED_LOCAL)
         assert not window.registry.trigger("memory.keep")
-        assert not page.review.request(ReconciliationStatus.ACCEPTED_LOCAL)
+        assert not page.review.request(ConflictStatus.ACCEPTED_LOCAL)
     finally:
         gate.set()
     qtbot.waitUntil(lambda: page.review.data.item.id == ids["c1"], timeout=WAIT_MS)
-    assert page.review.can(ReconciliationStatus.ACCEPTED_LOCAL)
+    assert page.review.can(ConflictStatus.ACCEPTED_LOCAL)
     assert status(journal_path, ids["c0"]) == "pending"
 
 

@@ -136,7 +136,7 @@ def test_resolve_seen_refuses_when_the_entry_moved_on(filled):
                                    entry_version=e1.version, reason="take it")
         assert err.value.details["entry_version"] == e1.version + 1
         assert op.audit.count() == audit
-        assert op.memory.reconciliation(ids["rec"]).status.value == "pending"
+        assert op.memory.conflict(ids["rec"]).status.value == "pending"
         done = op.memory.resolve_seen(ids["rec"], "accepted_incoming", expected_version=1,
                                       entry_version=e1.version + 1, reason="take it")
         assert done.status.value == "accepted_incoming"

@@ -16,9 +16,9 @@ def test_attempts_receipts_and_presented_questions_read_as_one_line(journal_path
                           safety_class="financial", owner="payer@1")
         a.effects.begin("pay:7", owner="payer@1")
         a.effects.record_receipt("pay:7", external_id="req-991", owner="payer@1")
-        question = a.interactions.ask(run.id, "question", "Which account?")
+        question = a.questions.ask(run.id, "question", "Which account?")
     with Journal.open(journal_path, actor=Actor.operator("alice")) as op:
-        op.interactions.mark_presented(question.id)
+        op.questions.mark_presented(question.id)
         events = {e.type: e for e in op.runs.events(run.id)}
     assert event_summary(events["attempt.finished"]) == "attempt 1 failed: rate limited"
     assert event_summary(events["effect.receipt"]) == "pay:7: receipt so far (req-991)"
