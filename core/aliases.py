@@ -58,7 +58,7 @@ MODULES = {
     "keys": "decisions.keys", "trust": "decisions.trust", "signing": "decisions.signing",
     "decision_rows": "decisions.writer", "deciders": "decisions.deciders",
     "decision_checks": "decisions.checks", "signed_views": "decisions.views",
-    "rules": "approvals.rules", "approval_rules": "approvals.standing",
+    "rules": "approvals.rules", "approval_rules": "approvals.service",
     "inbox_rows": "inbox.rows", "run_facts": "runs.facts", "effect_rows": "effects.rows",
     "effect_views": "effects.views", "interactions": "questions.service",
     "credentials": "questions.credentials", "memory_views": "memory.views",

@@ -1,6 +1,7 @@
 """Approvals: an agent asks before it acts, a person or a standing rule decides, the agent
-consumes the decision. The service (``service.py``), its standing rules (``standing.py``:
-made, previewed, revoked) and how a rule matches a request (``rules.py``)."""
+consumes the decision. The service (``service.py``: requests, decisions, consumption and the
+standing rules made, previewed, applied and revoked in its transactions) and what a rule is
+(``rules.py``: which rule decides a request, drafts, previews, their order)."""
 
 from typing import Any
 
