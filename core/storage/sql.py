@@ -306,6 +306,10 @@ def _wrapped(link: Link, plan: _Plan, params: Any, err: Exception) -> Exception:
 _INSERTS: dict[Table, Prepared] = {}
 _UPDATES: dict[tuple[Table, tuple[Any, ...]], tuple[Prepared, tuple[str, ...]]] = {}
 _SELECTS: dict[tuple[Table, tuple[Any, ...]], Prepared] = {}
+_NUMBERED: dict[tuple[Any, ...], Prepared] = {}
+# rows per numbered INSERT: its statements are kept one per row count, and 4 columns of 200
+# rows stay under the 999 parameters an old SQLite allows
+NUMBERED_ROWS = 200
 _JOINED: dict[tuple[Any, ...], tuple[Prepared, Any]] = {}
 _SHAPES_LOCK = threading.Lock()
 
@@ -329,6 +333,30 @@ def insert_rows(conn: Connection, table: Table, rows: Iterable[dict]) -> None:
         stmt.execute(conn, rows[0], column_keys=tuple(rows[0]))
     else:
         stmt.execute_many(conn, rows, column_keys=tuple(rows[0]))
+
+
+def insert_numbered(conn: Connection, table: Table, rows: list[dict], key: str) -> list[Any]:
+    """INSERT the rows (all with the same keys) in one multi-row statement (per NUMBERED_ROWS)
+    ``RETURNING`` the ``key`` column the database fills in: each row's value, in the rows'
+    order. For a key that grows row by row under the write lock (the change feed's seq) the
+    rows get ascending values in the order they are listed, so the values returned are
+    sorted (no dialect promises an order for RETURNING's rows)."""
+    found: list[Any] = []
+    for start in range(0, len(rows), NUMBERED_ROWS):
+        chunk = rows[start:start + NUMBERED_ROWS]
+        keys = tuple(chunk[0])
+        shape = (table, key, keys, len(chunk))
+        stmt = _NUMBERED.get(shape) or _shape(
+            _NUMBERED, shape, functools.partial(_numbered, table, key, keys, len(chunk)))
+        values = {f"r{i}_{k}": row[k] for i, row in enumerate(chunk) for k in keys}
+        found.extend(sorted(r[0] for r in stmt.all(conn, **values)))
+    return found
+
+
+def _numbered(table: Table, key: str, keys: tuple[str, ...], n: int) -> Prepared:
+    values = [{k: bindparam(f"r{i}_{k}", type_=table.c[k].type) for k in keys}
+              for i in range(n)]
+    return Prepared(insert(table).values(values).returning(table.c[key]))
 
 
 def update_where(conn: Connection, table: Table, values: dict, **where: Any) -> int:

@@ -10,19 +10,16 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from sqlalchemy import Connection, exc, func, select
+from sqlalchemy import Connection, exc
 
 from proctor.core import errors
-from proctor.core.models import Actor, ActorKind, Change
+from proctor.core.models import Actor, ActorKind, Change, ChangeSet
 
 from . import db, pg
-from . import schema as s
-from .rows import to_models
 from .tx import Tx
 
 T = TypeVar("T")
@@ -54,7 +51,11 @@ class Store:
         self.busy_timeout = busy_timeout
         self._rng = random.Random(id_seed) if id_seed is not None else None
         self._rng_lock = threading.Lock()
-        self._recording = threading.local()  # .into: the list recording() fills, per thread
+        # handed the change set of each transaction that committed change rows, on the
+        # thread that committed it, before its write returns (or raises after its commit);
+        # what it raises, that write raises. The desk's own writes reach its views so
+        # (gui/infra/guard.py WriteFeed)
+        self.on_commit: Callable[[ChangeSet], None] | None = None
         self._engines()
         self._threads()
         self.schema_revision = db.SCHEMA_HEAD
@@ -187,21 +188,30 @@ class Store:
 
     def write(self, fn: Callable[[Tx], T]) -> T:
         """Run ``fn`` inside one BEGIN IMMEDIATE transaction; commit whole or change nothing."""
+        return self._write(fn, False)[0]
+
+    def write_changes(self, fn: Callable[[Tx], T]) -> tuple[T, ChangeSet]:
+        """``write(fn)``, and the change set its transaction committed: exactly the change-feed
+        rows it wrote, as the INSERT numbered them (nothing is read back). A write that
+        changed nothing gives ``ChangeSet(since=0, until=0, changes=[])``; one that raises
+        after its commit returns nothing (its change set goes to ``on_commit``)."""
+        result, changes = self._write(fn, True)
+        assert changes is not None
+        return result, changes
+
+    def _write(self, fn: Callable[[Tx], T], wanted: bool) -> tuple[T, ChangeSet | None]:
+        """The write path: ``fn``'s result and its transaction's change set (None unless
+        ``wanted`` or someone listens: ``on_commit`` is handed each one that holds rows)."""
         if self.read_only:
             raise errors.StoreReadOnly(f"{self.path} is open read-only; nothing was changed")
-        into: list[Change] | None = getattr(self._recording, "into", None)
-        written: list[Change] = []
         try:
             link = self._begin_write()
             try:
                 tx = Tx(self, link.conn, self.clock(), link)
-                first = _next_change_seq(link.conn) if into is not None else 0
                 result = fn(tx)
                 if self.server and link.touched is not None:  # db.watch_runs' twin
                     link.touched.update(pg.runs_written(link.conn))
-                tx.flush()
-                if into is not None:
-                    written = _changes_from(link.conn, first)
+                rows = tx.flush()
             except BaseException:
                 self._writes.rollback(link)
                 raise
@@ -213,11 +223,15 @@ class Store:
             raise
         except UnicodeError as err:  # the driver cannot encode a lone surrogate
             raise errors.ValidationError(f"text must be valid Unicode: {err}") from err
-        if into is not None:
-            into.extend(written)
+        told = self.on_commit
+        changes = None
+        if wanted or told is not None:
+            changes = change_set(rows)
+            if told is not None and rows:
+                told(changes)
         if tx._after_commit is not None:
             raise tx._after_commit
-        return result
+        return result, changes
 
     def _begin_write(self) -> Any:
         """This thread's write connection, in a new transaction. A server connection found
@@ -230,18 +244,6 @@ class Store:
                 raise
         self.reconnect()
         return self._writes.begin()
-
-    @contextmanager
-    def recording(self, into: list[Change]) -> Iterator[list[Change]]:
-        """Inside the block, each write this thread commits appends the change-feed rows it
-        wrote to ``into`` (also when the write raises after its commit): the change set a
-        caller's own writes made, without waiting for a watcher to read the feed."""
-        before = getattr(self._recording, "into", None)
-        self._recording.into = into
-        try:
-            yield into
-        finally:
-            self._recording.into = before
 
     def write_then(self, fn: Callable[[Tx], Any], fetch: Callable[[Tx, Any], T]) -> T:
         """``write(fn)``, then ``fetch(tx, fn's result)`` in the same transaction: what a write
@@ -316,12 +318,9 @@ class Store:
 __all__ = ["OldSchemaPolicy", "Store"]
 
 
-def _next_change_seq(conn: Connection) -> int:
-    """The seq the next change row of this (write) transaction gets at least."""
-    return int(conn.execute(select(func.max(s.changes.c.seq))).scalar() or 0) + 1
-
-
-def _changes_from(conn: Connection, first: int) -> list[Change]:
-    """The change rows this write transaction wrote (none can be written by another)."""
-    stmt = select(s.changes).where(s.changes.c.seq >= first).order_by(s.changes.c.seq)
-    return to_models(Change, conn.execute(stmt))
+def change_set(rows: list[dict]) -> ChangeSet:
+    """The change set of one transaction's change rows (``Tx.flush``), in seq order."""
+    changes = [Change(**row) for row in rows]
+    if not changes:
+        return ChangeSet(since=0, until=0, changes=[])
+    return ChangeSet(since=changes[0].seq - 1, until=changes[-1].seq, changes=changes)

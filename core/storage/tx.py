@@ -26,6 +26,7 @@ from . import schema as s
 from .sql import (
     Link,
     Prepared,
+    insert_numbered,
     insert_rows,
     link_of,
     parent_and_row,
@@ -86,9 +87,11 @@ class Tx:
         self._changes.append({"entity_kind": kind, "entity_id": entity_id, "run_id": run_id,
                               "created_at": self.now})
 
-    def flush(self) -> None:
-        """Write what is still buffered (called by ``Journal.write`` before it commits): the
-        noted changes, and a 'run' change for each run whose row something else changed."""
+    def flush(self) -> list[dict]:
+        """Write what is still buffered (called by ``Store.write`` before it commits): the
+        noted changes, and a 'run' change for each run whose row something else changed.
+        Returns the change rows written, each with the ``seq`` its INSERT returned (the
+        transaction's change set, read back from nothing)."""
         if self._touched:
             noted = {c["entity_id"] for c in self._changes if c["entity_kind"] == ChangeKind.RUN}
             for run_id in sorted(self._touched - noted):
@@ -98,7 +101,11 @@ class Tx:
         if self._heads > 1:
             changes = one_event_row(changes)
         self._heads = 0
-        insert_rows(self.conn, s.changes, changes)
+        if changes:
+            for row, seq in zip(changes, insert_numbered(self.conn, s.changes, changes, "seq"),
+                                strict=True):
+                row["seq"] = seq
+        return changes
 
     # -- operator idempotency
     def replayed(self, request_id: str | None, request: Any) -> bool:

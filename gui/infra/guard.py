@@ -10,9 +10,10 @@ silently), then waits for the calls still running on worker threads before it cl
 journal: a window closing never pulls the journal from under a running read, and a task
 queued behind the close never opens the file again.
 
-``written``: the change-feed rows each store call committed go to ``written.sink`` (the
-window's watcher) from the thread that made the call, so the desk's own writes reach its
-views through the change feed, the same path as other processes' writes.
+``written``: the change set each write of this journal committed (the store hands it to
+``Journal.on_commit`` with the commit, on the thread that wrote) goes to ``written.sink`` (the
+window's watcher), so the desk's own writes reach its views through the change feed, the
+same path as other processes' writes.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from proctor.core import Journal
+from proctor.core.models import ChangeSet
 
 log = logging.getLogger(__name__)
 
@@ -94,56 +95,45 @@ class InFlight:
 
 
 class WriteFeed:
-    """Hands the change rows a store call committed (``Journal.recording``) to ``sink``, on
-    the thread that made the call; without a sink nothing is recorded."""
+    """Hands the change set each write of the journal committed (``Journal.on_commit``) to
+    ``sink``, on the thread that wrote; without a sink nothing is handed on."""
 
     def __init__(self, journal: Journal) -> None:
-        self._journal = journal
-        self.sink: Callable[[list[Any]], None] | None = None
+        self.sink: Callable[[ChangeSet], None] | None = None
+        journal.on_commit = self._committed
 
-    @contextmanager
-    def recording(self) -> Iterator[None]:
+    def _committed(self, changes: ChangeSet) -> None:
         sink = self.sink
         if sink is None:
-            yield
             return
-        written: list[Any] = []
         try:
-            with self._journal.recording(written):
-                yield
-        finally:
-            if written:  # also when the call raised after its commit
-                try:
-                    sink(written)
-                except RuntimeError:  # the window (and its watcher) is gone meanwhile
-                    log.debug("change rows written after the desk's watcher closed")
+            sink(changes)
+        except RuntimeError:  # the window (and its watcher) is gone meanwhile
+            log.debug("change rows written after the desk's watcher closed")
 
 
 def _guarded(fn: Callable[..., Any], what: str, guard: ThreadGuard,
-             calls: InFlight, feed: WriteFeed) -> Callable[..., Any]:
+             calls: InFlight) -> Callable[..., Any]:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         guard.check(what)
-        with calls, feed.recording():
+        with calls:
             return fn(*args, **kwargs)
 
     return call
 
 
 class _GuardedService:
-    def __init__(self, name: str, service: Any, guard: ThreadGuard, calls: InFlight,
-                 feed: WriteFeed) -> None:
+    def __init__(self, name: str, service: Any, guard: ThreadGuard, calls: InFlight) -> None:
         self._name = name
         self._service = service
         self._guard = guard
         self._calls = calls
-        self._feed = feed
 
     def __getattr__(self, attr: str) -> Any:
         value = getattr(self._service, attr)
         if callable(value):
-            return _guarded(value, f"journal.{self._name}.{attr}", self._guard, self._calls,
-                            self._feed)
+            return _guarded(value, f"journal.{self._name}.{attr}", self._guard, self._calls)
         return value
 
 
@@ -155,8 +145,7 @@ class GuardedJournal:
         self.guard = guard
         self.calls = InFlight()
         self.written = WriteFeed(journal)
-        self._services = {name: _GuardedService(name, getattr(journal, name), guard, self.calls,
-                                                self.written)
+        self._services = {name: _GuardedService(name, getattr(journal, name), guard, self.calls)
                           for name in SERVICES}
 
     def __getattr__(self, attr: str) -> Any:
@@ -164,7 +153,7 @@ class GuardedJournal:
             return self._services[attr]
         value = getattr(self.unguarded, attr)
         if callable(value) and attr not in PURE:
-            return _guarded(value, f"journal.{attr}", self.guard, self.calls, self.written)
+            return _guarded(value, f"journal.{attr}", self.guard, self.calls)
         return value
 
     def close(self) -> None:

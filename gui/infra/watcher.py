@@ -10,10 +10,10 @@ re-arm when ``-wal`` reappears after the last connection closed it). Safety net:
 triggers a read of ``journal.changes.since(last_seq)``; a non-empty ChangeSet is
 emitted once. Reads are coalesced: at most one in flight, one more queued.
 
-The desk's own writes do not wait for any of this: each store call hands the change rows it
-committed to ``wrote`` (gui/infra/guard.py ``WriteFeed``), emitted at once as a ChangeSet through
-the same ``changed`` signal. Rows are reported once, by change seq: when the feed read later
-returns them, they are left out.
+The desk's own writes do not wait for any of this: each write of the desk's journal hands
+the change set it committed to ``wrote`` with its commit (``Journal.on_commit``, through
+gui/infra/guard.py ``WriteFeed``), emitted at once through the same ``changed`` signal. Rows
+are reported once, by change seq: when the feed read later returns them, they are left out.
 
 SQLite writes the WAL frames (the file events) before the commit becomes visible to
 readers (the wal-index in ``-shm`` is updated after the fsync, through mmap: no event).
@@ -31,7 +31,7 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal, Slot
 
 from proctor.core import Journal, errors
 from proctor.core.audit.witness import HeadWitness, journal_id
-from proctor.core.models import Change, ChangeSet
+from proctor.core.models import ChangeSet
 
 from .guard import JournalClosed
 from .server_target import server_of
@@ -58,7 +58,7 @@ class JournalWatcher(QObject):
     changed = Signal(object)
     seen_at = Signal(float)
     wal_lost = Signal()
-    _written = Signal(object)  # from any thread: change rows a desk write committed
+    _written = Signal(object)  # from any thread: the ChangeSet a desk write committed
     _notified = Signal()  # from the listener thread: the server said a write committed
 
     def __init__(self, journal: Journal, runner: TaskRunner, parent: QObject | None = None) -> None:
@@ -176,18 +176,17 @@ class JournalWatcher(QObject):
         """Read the change feed now (on demand)."""
         self._read()
 
-    def wrote(self, changes: list[Change]) -> None:
+    def wrote(self, changes: ChangeSet) -> None:
         """A desk write committed ``changes`` (any thread): report them now."""
-        self._written.emit(list(changes))
+        self._written.emit(changes)
 
     @Slot(object)
-    def _on_written(self, changes: list[Change]) -> None:
+    def _on_written(self, changes: ChangeSet) -> None:
         if self._stopped:
             return
         if not self.on_server and not self._checkpoint_timer.isActive():
             self._checkpoint_timer.start()
-        fresh = sorted((c for c in changes if c.seq > self.last_seq and c.seq not in self._ahead),
-                       key=lambda c: c.seq)
+        fresh = [c for c in changes.changes if c.seq > self.last_seq and c.seq not in self._ahead]
         if not fresh:
             return
         self._ahead.update(c.seq for c in fresh)

@@ -3,8 +3,13 @@ file watcher, no poll), once per change row, and without hiding other processes'
 
 from __future__ import annotations
 
-from proctor.core import Actor, Journal
-from proctor.core.models import InboxFilter
+import threading
+
+import pytest
+
+from proctor.core import Actor, Journal, errors
+from proctor.core.models import Approval, InboxFilter
+from proctor.gui.infra.guard import GuardedJournal, ThreadGuard
 
 from .conftest import WAIT_MS
 from .data import agent, request
@@ -58,6 +63,50 @@ def test_the_watcher_reports_each_row_once_and_keeps_other_processes_rows(qtbot,
     with Journal.open(path, actor=Actor.operator("bob")) as bob:
         assert set(seqs) == {c.seq for c in bob.changes.since(0).changes
                              if c.seq > min(seqs) - 1}
+
+
+def on_a_worker(call):
+    """``call()`` on a thread of its own (a guarded journal refuses the GUI thread)."""
+    out: dict = {}
+
+    def run() -> None:
+        try:
+            out["result"] = call()
+        except Exception as exc:  # noqa: BLE001 - handed back to the test
+            out["error"] = exc
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(30)
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
+
+
+def test_the_guard_hands_each_commit_its_own_change_set_and_a_refusal_none(populated):
+    """What the watcher is given of a desk call is the change set its write committed (as
+    stored), from the write itself: a refused call gives nothing, the call's result is the
+    service's own."""
+    path, ids = populated
+    journal = Journal.open(path, actor=Actor.operator("alice"))
+    guarded = GuardedJournal(journal, ThreadGuard(strict=True))
+    handed: list = []
+    guarded.written.sink = handed.append
+    try:
+        approval = on_a_worker(lambda: guarded.approvals.get(ids["approval"]))
+        before = on_a_worker(guarded.changes.latest)
+        with pytest.raises(errors.StaleVersion):
+            on_a_worker(lambda: guarded.approvals.decide(
+                approval.id, False, expected_version=approval.version + 3, reason="no"))
+        assert handed == []
+        decided = on_a_worker(lambda: guarded.approvals.decide(
+            approval.id, False, expected_version=approval.version, reason="no"))
+        assert isinstance(decided, Approval) and decided.status == "denied"
+        with Journal.open(path, actor=Actor.operator("bob")) as bob:
+            written = bob.changes.since(before)
+        assert len(handed) == 1 and handed[0].changes == written.changes
+    finally:
+        journal.close()
 
 
 def status_in_the_file_alone(path, approval_id: str, tmp_path) -> str:
