@@ -9,11 +9,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QT_TR_NOOP
-
 from proctor.core.models import ConflictStatus, EffectStatus
 
 from ..infra.actions import ActionSpec
+from ..infra.i18n import QT_TR_NOOP
 
 if TYPE_CHECKING:
     from .conflict_view import ConflictReview

@@ -11,11 +11,10 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QT_TR_NOOP
-
 from proctor.core.models import EffectStatus
 
 from ..infra.actions import ActionRegistry, ActionSpec
+from ..infra.i18n import QT_TR_NOOP
 
 if TYPE_CHECKING:
     from .page import EffectsPage

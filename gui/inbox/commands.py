@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from functools import partial
 
-from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
 from proctor.core import errors
@@ -27,7 +27,7 @@ from ..decide.confirm import action_label, confirmed
 from ..decide.effect import EffectDetail
 from ..decide.rule_draft import RuleConfirmDialog
 from ..infra.actions import ActionRegistry, ActionSpec
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import BUSY_AFTER_MS, request_id
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog

@@ -14,12 +14,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QT_TR_NOOP
-
 from proctor.core.models import ConflictStatus
 
 from ..decide.commands import Revealing, resolve_commands
 from ..infra.actions import ActionRegistry, ActionSpec
+from ..infra.i18n import QT_TR_NOOP
 
 if TYPE_CHECKING:
     from .entry import EntryDetail

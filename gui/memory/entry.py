@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, QItemSelection, Qt, Signal, Slot
+from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -26,7 +26,7 @@ from proctor.core.models import MemoryEntry, MemoryMutation
 
 from ..decide.reveal import RevealState, RowsModel, is_sensitive, label, mask_text
 from ..infra.actions import ActionRegistry
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..widgets import fmt
 from ..widgets.bounded_text import display_text
 from ..widgets.dialogs import ReasonDialog

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QVBoxLayout, QWidget
 
@@ -24,7 +24,7 @@ from proctor.core.audit.overview import OverviewFacts
 from proctor.core.models import ChangeSet
 
 from ..infra.context import PageContext
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label
 from .chart import Bar, BarChart, Series

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, QModelIndex, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -23,7 +23,7 @@ from proctor.core import Journal
 from proctor.core.models import Approval, ChangeKind, Page, RuleUsage
 
 from ..infra.context import PageContext
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog

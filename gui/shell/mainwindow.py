@@ -7,7 +7,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QT_TR_NOOP, QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -32,7 +32,7 @@ from ..inbox.page import InboxPage
 from ..infra.actions import ActionRegistry, ActionSpec
 from ..infra.context import PageContext, Services
 from ..infra.errors import ErrorPresenter, is_damage
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.server_target import place_of, server_of, short_name
 from ..infra.theme import ThemeMode
 from ..memory.page import MemoryPage
