@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from functools import partial
+from typing import TypeVar
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
@@ -24,6 +25,7 @@ from ..decide import settle
 from ..decide.approval import ApprovalDetail
 from ..decide.commands import decision_commands
 from ..decide.confirm import action_label, confirmed
+from ..decide.detail import DetailWidget
 from ..decide.effect import EffectDetail
 from ..decide.rule_draft import RuleConfirmDialog
 from ..infra.actions import ActionRegistry, ActionSpec
@@ -39,6 +41,7 @@ from .page import InboxPage
 WIDGET = Qt.ShortcutContext.WidgetShortcut
 WORKING_AFTER_MS = BUSY_AFTER_MS  # a write still on its way after this says so in the detail
 RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
+D = TypeVar("D", bound=DetailWidget)
 
 
 def commands(c: InboxCommands) -> list[ActionSpec]:
@@ -143,8 +146,8 @@ class InboxCommands(QObject):
         detail = self._detail_for(item, ApprovalDetail)
         if detail is not None and detail.is_tampered():
             return False
-        entity = detail.entity if detail is not None else None
-        if isinstance(entity, Approval) and entity.id == item.id:
+        if detail is not None and isinstance(detail.entity, Approval) \
+                and detail.entity.id == item.id:
             return detail.is_pending()
         return True
 
@@ -379,7 +382,7 @@ class InboxCommands(QObject):
         return [t for t in self.targets() if t.kind == InboxKind.APPROVAL
                 and not self.decider.busy(item_key(t)) and item_key(t) not in self.page.decided]
 
-    def _detail_for(self, item: InboxItem, cls: type) -> object | None:
+    def _detail_for(self, item: InboxItem, cls: type[D]) -> D | None:
         widget = self.page.detail.current()
         if isinstance(widget, cls) and widget.item is not None and widget.item.id == item.id:
             return widget

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
-    QT_TR_NOOP,
     QAbstractTableModel,
     QModelIndex,
     QObject,
@@ -32,7 +31,7 @@ from proctor.core import Journal
 from proctor.core.audit import timeline
 from proctor.core.models import RunEvent
 
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.event_summary import event_summary, plain_tip
