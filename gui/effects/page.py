@@ -224,7 +224,7 @@ class EffectsPage(ListPage):
     def resolve(self, outcome: EffectStatus) -> bool:
         """Resolve the shown effect (after the form's checks); False if nothing was sent."""
         e = self.effect()
-        if not self.can_resolve():
+        if e is None or not self.can_resolve():  # can_resolve: an effect is shown
             return False
         if not self.form.check(e, outcome):
             return False

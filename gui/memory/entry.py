@@ -271,7 +271,7 @@ class EntryDetail(QWidget):
 
     def can_edit(self) -> bool:
         e = self.entry()
-        return self._writable() and self.reveals.shows(e) and not e.deleted
+        return e is not None and self._writable() and self.reveals.shows(e) and not e.deleted
 
     def can_flag(self) -> bool:
         """Pin, unpin, remove, restore."""
@@ -279,7 +279,7 @@ class EntryDetail(QWidget):
 
     def can_confirm(self) -> bool:
         e = self.entry()
-        return self._writable() and self.reveals.shows(e) and not e.confirmed
+        return e is not None and self._writable() and self.reveals.shows(e) and not e.confirmed
 
     def hides(self) -> bool:
         e = self.entry()
@@ -372,6 +372,7 @@ class EntryDetail(QWidget):
                                       "instead."), Level.WARNING)
             return
         memory, base, reason = self.memory, self.edit_base, self.edit_reason.text().strip()
+        assert base is not None  # editing()
         self.write_requested.emit("Saved", lambda: memory.replace(
             e.id, text, expected_version=base, reason=reason or None))
 
