@@ -267,13 +267,14 @@ class InboxPage(QWidget):
         """In the search box, Enter and Down go to the results, Esc clears and goes back."""
         if obj is self.filters.search and event.type() in (QEvent.Type.ShortcutOverride,
                                                            QEvent.Type.KeyPress):
-            if isinstance(event, QKeyEvent) and (
+            key = event.key() if isinstance(event, QKeyEvent) and (  # a key without modifiers
                 event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-            ) == Qt.KeyboardModifier.NoModifier and event.key() in SEARCH_KEYS:
+            ) == Qt.KeyboardModifier.NoModifier else None
+            if key in SEARCH_KEYS:
                 if event.type() == QEvent.Type.ShortcutOverride:
                     event.accept()  # the search box takes it, not a window shortcut
                     return False
-                self._search_key(Qt.Key(event.key()))
+                self._search_key(Qt.Key(key))
                 return True
         return super().eventFilter(obj, event)
 
