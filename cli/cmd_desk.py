@@ -6,8 +6,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .ops_base import guarded
+
+if TYPE_CHECKING:
+    from proctor.core.errors import ProctorError
+    from proctor.gui.shell.mainwindow import MainWindow
 
 EXIT_OK, EXIT_USAGE, EXIT_STORE = 0, 2, 3
 
@@ -67,7 +72,7 @@ def cmd_open(args: argparse.Namespace) -> int:
                     old_schema="migrate" if args.migrate else "ask")
 
 
-def not_a_journal(path: Path) -> Exception | None:
+def not_a_journal(path: Path) -> ProctorError | None:
     """The refusal for a file that is no Proctor journal at all (a text file, a folder,
     another program's database), found before any window opens; None for anything the desk
     itself should show (a journal: damaged, older, newer, locked, read-only ...)."""
@@ -125,7 +130,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
           "window.", flush=True)
     started: list = []  # the simulated agents, once the journal is full
 
-    def on_window(window: object) -> None:
+    def on_window(window: MainWindow) -> None:
         from proctor.gui.shell.demo_fill import DemoFill
 
         fill = DemoFill(window, path, seed=args.seed, start_time=recent_start())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -115,7 +116,7 @@ def run_hook(args: argparse.Namespace) -> int:
     else:
         from proctor.core.integrations.claude_code import ask, decide
 
-        def fallback(reason: str) -> dict:
+        def fallback(reason: str) -> dict[str, Any]:
             return ask(f"{reason}; asking instead")
 
     def stop(signum: int, _frame: object) -> None:
@@ -123,6 +124,7 @@ def run_hook(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     kind = args.agent_kind
+    out: dict[str, Any] | None
     try:
         raw = sys.stdin.read()
     except (OSError, UnicodeDecodeError) as exc:

@@ -11,8 +11,9 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from proctor.core import InboxFilter, InboxKind, Journal, RunStatus, errors
 from proctor.core.audit.verify import verify
@@ -361,6 +362,13 @@ def cmd_resolve_conflict(args: argparse.Namespace) -> int:
 SNOOZE_KINDS = frozenset({"approval", "question", "conflict", "effect"})
 
 
+class Versioned(Protocol):
+    """An inbox item as snooze reads it: its current version."""
+
+    @property
+    def version(self) -> int: ...
+
+
 def cmd_snooze(args: argparse.Namespace) -> int:
     """Snooze (or wake) several inbox items at once: the core's bulk snooze, each item at
     its current version (or --expect-version when one id is given), each its own
@@ -373,8 +381,9 @@ def cmd_snooze(args: argparse.Namespace) -> int:
     until = None if args.wake else time.time() + args.minutes * 60
     j = open_journal(args, write=True)
     try:
-        getters = {"approval": j.approvals.get, "question": j.questions.get,
-                   "conflict": j.memory.conflict, "effect": j.effects.get}
+        getters: dict[str, Callable[[str], Versioned]] = {
+            "approval": j.approvals.get, "question": j.questions.get,
+            "conflict": j.memory.conflict, "effect": j.effects.get}
         items = []
         for ident, kind in zip(args.ids, kinds, strict=True):
             version = args.expect_version if args.expect_version and len(args.ids) == 1 \

@@ -83,7 +83,8 @@ class Agent(Steps):
         except Stop:
             pass
         finally:
-            self.stats["seconds"] += round(time.monotonic() - started, 3)
+            # a Counter holds the float seconds too (typeshed types its values as int)
+            self.stats["seconds"] += round(time.monotonic() - started, 3)  # type: ignore[assignment]
             print(self.summary(self.save_stats()), flush=True)
             self.j.close()
         return 0

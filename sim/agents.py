@@ -123,8 +123,9 @@ class SimulationHandle:
         for stats in self.stats().values():
             total.update({k: v for k, v in stats.items() if isinstance(v, (int, float))})
         total["items"] = sum(total[k] for k in COUNTED)
-        total["elapsed"] = round(time.time() - self.started_at, 3)
-        return dict(total)
+        result: dict[str, float] = dict(total)
+        result["elapsed"] = round(time.time() - self.started_at, 3)
+        return result
 
     def cleanup(self) -> None:
         """Remove the stats folder (stop() does it; safe to call again)."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import random
 import sys
 import time
-from typing import Any
+from collections import Counter
+from typing import TYPE_CHECKING, Any
 
-from proctor.core import errors
+from proctor.core import Journal, errors
 from proctor.core.models import (
     ApprovalStatus,
     EffectStatus,
@@ -32,20 +34,47 @@ class Cancelled(Exception):
 class Steps:
     """Each ``step_*`` returns None to go on, or "failed" when it failed the run."""
 
-    # Provided by Agent: j, rng, name, owner, run_id, project, space, model, step_no,
-    # stats, check(), pause(), wait_approval(), wait_answer(), wait_for_person(),
-    # next_action_kind(), next_question_kind(), next_fault().
+    # Provided by Agent (agent_process.py); declared here for the type checker only.
+    j: Journal
+    rng: random.Random
+    name: str
+    index: int
+    owner: str
+    run_id: str | None
+    project: str
+    space: str
+    model: str
+    step_no: int
+    stats: Counter[str]
+    memory_steps: int
+
+    if TYPE_CHECKING:
+        def check(self) -> None: ...
+        def pause(self, seconds: float) -> None: ...
+        def wait_approval(self, approval_id: str) -> Any: ...
+        def wait_answer(self, interaction_id: str) -> Any: ...
+        def wait_for_person(self, key: str) -> Any: ...
+        def next_action_kind(self) -> str: ...
+        def next_question_kind(self) -> QuestionKind: ...
+        def next_fault(self) -> str | None: ...
+        def save_stats(self) -> Counter[str]: ...
+
+    @property
+    def current_run_id(self) -> str:
+        """The id of the run this step belongs to (every step runs inside one)."""
+        assert self.run_id is not None
+        return self.run_id
 
     def event(self, type_: str, payload: Any) -> None:
-        self.j.runs.append_event(self.run_id, type_, payload)
+        self.j.runs.append_event(self.current_run_id, type_, payload)
 
     # ------------------------------------------------------------ model and reads
     def step_model(self) -> None:
         self.step_no += 1
-        self.j.runs.append_events(self.run_id, content.model_events(
+        self.j.runs.append_events(self.current_run_id, content.model_events(
             self.rng, self.model, self.step_no))
         tool, request = content.read_request(self.rng, self.project)
-        call = self.j.runs.record_tool_call(self.run_id, tool, request)
+        call = self.j.runs.record_tool_call(self.current_run_id, tool, request)
         self.pause(self.rng.uniform(0.02, 0.15))
         if self.rng.random() < 0.1:
             self.j.runs.finish_tool_call(call.id, "failed",
@@ -58,12 +87,12 @@ class Steps:
     def step_approval(self, spec: content.ActionSpec | None = None,
                       follow_up: bool = False) -> str | None:
         spec = spec or content.make_action(self.next_action_kind(), self.rng, self.project)
-        rule = self.j.approvals.match_rule(spec.action, self.run_id)
+        rule = self.j.approvals.match_rule(spec.action, self.current_run_id)
         if rule is not None and rule.effect == "deny":
             self.event("agent.rule_blocked", {"rule_id": rule.id, "tool": spec.action["tool"],
                                               "instead": spec.alternative})
             return None
-        call = self.j.runs.record_tool_call(self.run_id, spec.action["tool"],
+        call = self.j.runs.record_tool_call(self.current_run_id, spec.action["tool"],
                                             spec.action["args"], safety_class=spec.safety_class)
         scope = "run" if not follow_up and self.rng.random() < 0.3 else "once"
         expiry: dict[str, Any] = {}
@@ -71,7 +100,7 @@ class Steps:
             expiry = {"expires_in": float(self.rng.choice([300, 900, 3600])),
                       "on_expiry": self.rng.choice(["deny", "keep_pending"])}
         approval = self.j.approvals.request(
-            self.run_id, spec.action, reason=spec.reason, safety_class=spec.safety_class,
+            self.current_run_id, spec.action, reason=spec.reason, safety_class=spec.safety_class,
             requested_scope=scope, tool_call_id=call.id, **expiry)
         self.stats["approvals"] += 1
         if approval.status == ApprovalStatus.PENDING:
@@ -102,7 +131,7 @@ class Steps:
         if approval.status == ApprovalStatus.CANCELLED or self.rng.random() < 0.65:
             self.event("agent.adapted", {"approval_id": approval.id, "instead": spec.alternative})
             return None
-        self.j.runs.fail(self.run_id, f"{spec.action['tool']} was not approved: {why}")
+        self.j.runs.fail(self.current_run_id, f"{spec.action['tool']} was not approved: {why}")
         return "failed"
 
     def execute(self, spec: content.ActionSpec, approval: Any, call_id: str) -> None:
@@ -153,9 +182,10 @@ class Steps:
         entry = self.some_memory_entry() if kind == QuestionKind.MEMORY_CHANGE_REVIEW else None
         spec = content.make_question(kind, self.rng, self.project, entry)
         expires = float(self.rng.choice([600, 1800])) if self.rng.random() < 0.15 else None
-        item = self.j.questions.ask(self.run_id, spec.kind, spec.prompt, request=spec.request,
-                                       response_schema=spec.response_schema,
-                                       options=spec.options, expires_in=expires)
+        item = self.j.questions.ask(self.current_run_id, spec.kind, spec.prompt,
+                                    request=spec.request,
+                                    response_schema=spec.response_schema,
+                                    options=spec.options, expires_in=expires)
         self.stats["questions"] += 1
         item = self.wait_answer(item.id)
         if item.status != QuestionStatus.RESOLVED:

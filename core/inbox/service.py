@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import func, or_, select, union_all
@@ -154,7 +155,7 @@ class Inbox:
 
         self.j.write(op)
 
-    def bulk_snooze(self, items: builtins.list[tuple[InboxKind | str, str, int]], until: float | None,
+    def bulk_snooze(self, items: Sequence[tuple[InboxKind | str, str, int]], until: float | None,
                     *, request_id: str | None = None) -> builtins.list[BulkResult]:
         """Snooze (or, with ``until`` None, wake) each (kind, id, version the operator saw),
         each in its own transaction; a per-item result for each, in order."""

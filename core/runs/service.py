@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -177,7 +178,7 @@ class Runs:
         return self.append_events(run_id, [(type_, payload, event_id)])[0]
 
     def append_events(self, run_id: str,
-                      batch: builtins.list[tuple[str, Any] | tuple[str, Any, str | None]]) -> builtins.list[RunEvent]:
+                      batch: Sequence[tuple[str, Any] | tuple[str, Any, str | None]]) -> builtins.list[RunEvent]:
         """Append several events in one transaction (the batched path)."""
         if not batch:
             return []

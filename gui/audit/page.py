@@ -16,7 +16,7 @@ import json
 import time
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, QModelIndex, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -32,7 +32,7 @@ from proctor.core.audit import timeline
 from proctor.core.models import AuditEntry, ChangeKind, Page, VerifyReport
 
 from ..infra.context import PageContext
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.event_summary import plain_tip

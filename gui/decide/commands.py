@@ -9,17 +9,16 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QT_TR_NOOP
-
 from proctor.core.models import ConflictStatus, EffectStatus
 
 from ..infra.actions import ActionSpec
+from ..infra.i18n import QT_TR_NOOP
 
 if TYPE_CHECKING:
     from .conflict_view import ConflictReview
 
     class BulkPanel(Protocol):
-        def ask(self, choice: ConflictStatus) -> None: ...
+        def ask(self, choice: ConflictStatus) -> object: ...
         def can_ask(self) -> bool: ...
 
 KEEP, TAKE = ConflictStatus.ACCEPTED_LOCAL, ConflictStatus.ACCEPTED_INCOMING

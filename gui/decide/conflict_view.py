@@ -100,8 +100,10 @@ def compare_conflict(local: str, incoming: str, ticket: Ticket) -> tuple[Diff, s
 def masking_sensitivity(data: ConflictData) -> str:
     """The sensitivity that hides the two versions: the entry's, else the incoming one's."""
     incoming = data.item.incoming_sensitivity
-    return incoming if not is_sensitive(data.entry.sensitivity) and is_sensitive(incoming) \
-        else data.entry.sensitivity
+    if incoming is not None and is_sensitive(incoming) \
+            and not is_sensitive(data.entry.sensitivity):
+        return incoming
+    return data.entry.sensitivity
 
 
 def shows_conflict(reveals: RevealState, data: ConflictData) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, QItemSelection, Signal, Slot
+from PySide6.QtCore import QItemSelection, Signal, Slot
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from proctor.core.effects.views import EffectContext
 from proctor.core.models import Effect, EffectStatus, Receipt
 
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
 from ..widgets.fmt import label

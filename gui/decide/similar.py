@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from PySide6.QtCore import (
-    QT_TR_NOOP,
     QAbstractTableModel,
     QModelIndex,
     QObject,
@@ -13,7 +12,7 @@ from PySide6.QtCore import (
 
 from proctor.core.models import Approval
 
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..widgets import fmt
 from ..widgets.labels import plain_tip
 

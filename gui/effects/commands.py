@@ -11,11 +11,10 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QT_TR_NOOP
-
 from proctor.core.models import EffectStatus
 
 from ..infra.actions import ActionRegistry, ActionSpec
+from ..infra.i18n import QT_TR_NOOP
 
 if TYPE_CHECKING:
     from .page import EffectsPage
@@ -45,10 +44,15 @@ def commands(page: EffectsPage) -> list[ActionSpec]:
                    button=QT_TR_NOOP("Mark lapsed leases am&biguous")),
         ActionSpec("effects.open_run", QT_TR_NOOP("Open the effect's run"), QT_TR_NOOP("Effects"),
                    QT_TR_NOOP("Show the run that asked for this effect on the Runs page"),
-                   handler=lambda: page.open_run.emit(page.effect().run_id),
-                   enabled=lambda: page.effect() is not None
-                   and bool(page.effect().run_id), shortcut="O", icon="page-runs"),
+                   handler=lambda: page.open_run.emit(shown_run(page)),
+                   enabled=lambda: bool(shown_run(page)), shortcut="O", icon="page-runs"),
     ]
+
+
+def shown_run(page: EffectsPage) -> str | None:
+    """The run that asked for the effect shown (None: no effect shown, or no run)."""
+    effect = page.effect()
+    return effect.run_id if effect is not None else None
 
 
 def register(page: EffectsPage, registry: ActionRegistry) -> None:

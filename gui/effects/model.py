@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QT_TR_NOOP, QObject, Qt
+from PySide6.QtCore import QObject, Qt
 
 from proctor.core import Journal
 from proctor.core.effects.views import EffectQuery
 from proctor.core.models import Effect
 
 from ..decide.effect_view import LIVE, lapsed
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.fmt import label

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QT_TR_NOOP, QModelIndex, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
@@ -31,7 +31,7 @@ from proctor.core.models import ChangeKind, ChangeSet, Effect, EffectStatus
 from ..decide.effect_view import LIVE, EffectView, lapsed
 from ..decide.resolve_effect import ResolveForm, resolve_call
 from ..infra.context import PageContext
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..widgets.labels import plain_label
 from ..widgets.list_page import ListPage, choice_combo
 from ..widgets.message_bar import Level, MessageBar
@@ -224,7 +224,7 @@ class EffectsPage(ListPage):
     def resolve(self, outcome: EffectStatus) -> bool:
         """Resolve the shown effect (after the form's checks); False if nothing was sent."""
         e = self.effect()
-        if not self.can_resolve():
+        if e is None or not self.can_resolve():  # can_resolve: an effect is shown
             return False
         if not self.form.check(e, outcome):
             return False

@@ -24,7 +24,7 @@ from .review import (
 )
 from .views import KIND_VIEWS, AnswerView, FormView
 
-VIEWS = {**KIND_VIEWS,
+VIEWS: dict[QuestionKind, type[AnswerView]] = {**KIND_VIEWS,
          QuestionKind.DIFF_REVIEW: DiffReviewView,
          QuestionKind.MERGE_CONFLICT: MergeConflictView,
          QuestionKind.CREDENTIAL_BINDING: CredentialView,

@@ -77,7 +77,7 @@ class ObjectField(Field):
 
     def __init__(self, node: Node, parent: QWidget | None = None, *, root: bool = False) -> None:
         super().__init__(node, parent)
-        self.children: dict[str, Field] = {}
+        self.named: dict[str, Field] = {}
         box: QWidget = QWidget(self) if root else QGroupBox(button_text(node.label), self)
         box.setAccessibleName(node.label)
         inner = QVBoxLayout(box)
@@ -87,7 +87,7 @@ class ObjectField(Field):
         for child in node.children:
             field = make_field(child, box)
             field.changed.connect(self.changed)
-            self.children[child.name] = field
+            self.named[child.name] = field
             if not isinstance(field, ObjectField):
                 inner.addWidget(title_label(child, box))
             helper = help_label(child, box)
@@ -100,38 +100,38 @@ class ObjectField(Field):
         self.apply_default()
 
     def value(self) -> Any:
-        out = {name: f.value() for name, f in self.children.items()}
+        out = {name: f.value() for name, f in self.named.items()}
         return self.or_empty({k: v for k, v in out.items() if v is not MISSING})
 
     def set_value(self, value: Any) -> None:
         if not isinstance(value, dict):
             return
-        for name, field in self.children.items():
+        for name, field in self.named.items():
             if name in value:
                 field.set_value(value[name])
 
     def local_problems(self) -> list[Problem]:
         return [Problem((name,) + p.path, p.message)
-                for name, f in self.children.items() for p in f.local_problems()]
+                for name, f in self.named.items() for p in f.local_problems()]
 
     def show_problems(self, problems: list[Problem]) -> None:
-        for name, field in self.children.items():
+        for name, field in self.named.items():
             field.show_problems(split(problems, name))
-        mine = [p for p in problems if not p.path or p.path[0] not in self.children]
+        mine = [p for p in problems if not p.path or p.path[0] not in self.named]
         super().show_problems([Problem((), f"{p.path[0]}: {p.message}" if p.path else
                                        p.message) for p in mine])
 
-    def find(self, path: tuple[str, ...]) -> Field | None:
+    def field_at(self, path: tuple[str, ...]) -> Field | None:
         if not path:
             return self
-        child = self.children.get(path[0])
-        return child.find(path[1:]) if child is not None else None
+        child = self.named.get(path[0])
+        return child.field_at(path[1:]) if child is not None else None
 
     def fields(self) -> list[Field]:
-        return [self] + [f for c in self.children.values() for f in c.fields()]
+        return [self] + [f for c in self.named.values() for f in c.fields()]
 
     def focus(self) -> None:
-        for field in self.children.values():
+        for field in self.named.values():
             if not isinstance(field, ConstField):
                 field.focus()
                 return
@@ -274,11 +274,11 @@ class ArrayField(Field):
         super().show_problems([p for p in problems if not p.path
                                or not p.path[0].isdigit() or int(p.path[0]) >= len(self.rows)])
 
-    def find(self, path: tuple[str, ...]) -> Field | None:
+    def field_at(self, path: tuple[str, ...]) -> Field | None:
         if not path:
             return self
         if path[0].isdigit() and int(path[0]) < len(self.rows):
-            return self.rows[int(path[0])][1].find(path[1:])
+            return self.rows[int(path[0])][1].field_at(path[1:])
         return None
 
     def fields(self) -> list[Field]:
@@ -466,12 +466,12 @@ class MapField(Field):
                                        else p.message)
                                for p in problems if not p.path or p.path[0] not in keys])
 
-    def find(self, path: tuple[str, ...]) -> Field | None:
+    def field_at(self, path: tuple[str, ...]) -> Field | None:
         if not path:
             return self
         for _line, name, field in self.rows:
             if name.text().strip() == path[0]:
-                return field.find(path[1:])
+                return field.field_at(path[1:])
         return None
 
     def fields(self) -> list[Field]:

@@ -126,8 +126,11 @@ class CredentialView(AnswerView):
         self.refs = QComboBox(self)
         self.refs.setEditable(True)
         self.refs.setAccessibleName(tr("Credential reference"))
-        self.refs.lineEdit().setPlaceholderText(tr("e.g. vault://team/stripe"))
-        suggested = request.get("suggested") if isinstance(request.get("suggested"), list) else []
+        editor = self.refs.lineEdit()  # an editable combo box has one
+        assert editor is not None
+        editor.setPlaceholderText(tr("e.g. vault://team/stripe"))
+        suggested = request.get("suggested")
+        suggested = suggested if isinstance(suggested, list) else []
         known = [str(s)[:300] for s in suggested[:MAX_REFS]] + self.store.references()
         for ref in dict.fromkeys(known):  # shown escaped; the reference itself kept as data
             self.refs.addItem(visible(ref), ref)

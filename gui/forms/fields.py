@@ -129,7 +129,7 @@ class Field(QWidget):
     def problem_text(self) -> str:
         return self.error.text() if not self.error.isHidden() else ""
 
-    def find(self, path: tuple[str, ...]) -> Field | None:
+    def field_at(self, path: tuple[str, ...]) -> Field | None:
         return self if not path else None
 
     def focus(self) -> None:
@@ -340,11 +340,12 @@ class EnumField(Field):
         n = next((i for i, v in enumerate(self.values) if v == value and
                   type(v) is type(value)), -1)
         if self.radios is not None:
+            checked = self.radios.checkedButton()
             if n >= 0:
                 self.radios.button(n).setChecked(True)
-            elif self.radios.checkedButton() is not None:
+            elif checked is not None:
                 self.radios.setExclusive(False)
-                self.radios.checkedButton().setChecked(False)
+                checked.setChecked(False)
                 self.radios.setExclusive(True)
                 self.changed.emit()
         elif self.combo is not None:

@@ -193,7 +193,7 @@ class SchemaForm(QWidget):
 
     # ------------------------------------------------------------ for views and tests
     def field(self, *path: str) -> Field | None:
-        return self.root.find(tuple(path)) if self.root is not None else None
+        return self.root.field_at(tuple(path)) if self.root is not None else None
 
     def focus_first(self) -> None:
         if self.raw_mode():

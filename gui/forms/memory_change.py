@@ -161,9 +161,14 @@ class MemoryChangeMaterial(QWidget):
         self.fields.resizeRowsToContents()
 
     def field_value(self, name: str) -> tuple[str, str]:
+        def text(n: int, col: int) -> str:
+            item = self.fields.item(n, col)  # show_change sets every cell
+            assert item is not None
+            return item.text()
+
         for n in range(self.fields.rowCount()):
-            if self.fields.item(n, 0).text() == name:
-                return self.fields.item(n, 1).text(), self.fields.item(n, 2).text()
+            if text(n, 0) == name:
+                return text(n, 1), text(n, 2)
         raise KeyError(name)
 
 

@@ -18,6 +18,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -71,7 +72,7 @@ def text_of(value: Any, limit: int = 2_000_000) -> str:
     return value if len(value) <= limit else value[:limit] + "\n… (cut)"
 
 
-def problem_line(parent: QWidget) -> QWidget:
+def problem_line(parent: QWidget) -> QLabel:
     label = plain_label(parent=parent, name="FieldError", selectable=False)
     label.setStyleSheet("color: #c62828;")
     label.hide()

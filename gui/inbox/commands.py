@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from functools import partial
+from typing import TypeVar
 
-from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
 from proctor.core import errors
@@ -24,10 +25,11 @@ from ..decide import settle
 from ..decide.approval import ApprovalDetail
 from ..decide.commands import decision_commands
 from ..decide.confirm import action_label, confirmed
+from ..decide.detail import DetailWidget
 from ..decide.effect import EffectDetail
 from ..decide.rule_draft import RuleConfirmDialog
 from ..infra.actions import ActionRegistry, ActionSpec
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import BUSY_AFTER_MS, request_id
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
@@ -39,6 +41,7 @@ from .page import InboxPage
 WIDGET = Qt.ShortcutContext.WidgetShortcut
 WORKING_AFTER_MS = BUSY_AFTER_MS  # a write still on its way after this says so in the detail
 RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
+D = TypeVar("D", bound=DetailWidget)
 
 
 def commands(c: InboxCommands) -> list[ActionSpec]:
@@ -71,11 +74,11 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
                    enabled=lambda: len(c.targets()) == 1, shortcut="Ctrl+Shift+C", section=1,
                    no_icon="clipboard copy; nothing to show"),
         ActionSpec("inbox.next", QT_TR_NOOP("Next item"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Move to the next item"), handler=partial(page.move, 1),
+                   QT_TR_NOOP("Move to the next item"), handler=partial(page.move_by, 1),
                    shortcut="J", section=3, also=("Go",),
                    no_icon="list movement (j); the key is the affordance"),
         ActionSpec("inbox.prev", QT_TR_NOOP("Previous item"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Move to the previous item"), handler=partial(page.move, -1),
+                   QT_TR_NOOP("Move to the previous item"), handler=partial(page.move_by, -1),
                    shortcut="K", section=3, also=("Go",),
                    no_icon="list movement (k); the key is the affordance"),
         ActionSpec("inbox.open", QT_TR_NOOP("Open item"), QT_TR_NOOP("Inbox"),
@@ -143,8 +146,8 @@ class InboxCommands(QObject):
         detail = self._detail_for(item, ApprovalDetail)
         if detail is not None and detail.is_tampered():
             return False
-        entity = detail.entity if detail is not None else None
-        if isinstance(entity, Approval) and entity.id == item.id:
+        if detail is not None and isinstance(detail.entity, Approval) \
+                and detail.entity.id == item.id:
             return detail.is_pending()
         return True
 
@@ -379,7 +382,7 @@ class InboxCommands(QObject):
         return [t for t in self.targets() if t.kind == InboxKind.APPROVAL
                 and not self.decider.busy(item_key(t)) and item_key(t) not in self.page.decided]
 
-    def _detail_for(self, item: InboxItem, cls: type) -> object | None:
+    def _detail_for(self, item: InboxItem, cls: type[D]) -> D | None:
         widget = self.page.detail.current()
         if isinstance(widget, cls) and widget.item is not None and widget.item.id == item.id:
             return widget

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from proctor.core import Journal
@@ -15,7 +15,7 @@ from proctor.core.models import InboxFilter, InboxItem
 
 from ..decide.items import KIND_TITLES as KIND_TITLES
 from ..decide.items import item_key as item_key
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.delegates import SECOND_LINE_ROLE

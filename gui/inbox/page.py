@@ -267,14 +267,14 @@ class InboxPage(QWidget):
         """In the search box, Enter and Down go to the results, Esc clears and goes back."""
         if obj is self.filters.search and event.type() in (QEvent.Type.ShortcutOverride,
                                                            QEvent.Type.KeyPress):
-            plain = isinstance(event, QKeyEvent) and (
+            key = event.key() if isinstance(event, QKeyEvent) and (  # a key without modifiers
                 event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-            ) == Qt.KeyboardModifier.NoModifier
-            if plain and event.key() in SEARCH_KEYS:
+            ) == Qt.KeyboardModifier.NoModifier else None
+            if key in SEARCH_KEYS:
                 if event.type() == QEvent.Type.ShortcutOverride:
                     event.accept()  # the search box takes it, not a window shortcut
                     return False
-                self._search_key(Qt.Key(event.key()))
+                self._search_key(Qt.Key(key))
                 return True
         return super().eventFilter(obj, event)
 
@@ -303,7 +303,7 @@ class InboxPage(QWidget):
             return [shown] if shown is not None else []
         return [item] if item is not None else []
 
-    def move(self, step: int) -> None:
+    def move_by(self, step: int) -> None:  # not `move`: that is QWidget.move()
         rows = self.model.rowCount()
         if rows == 0:
             return

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import shiboken6
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QKeyCombination, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMenuBar, QPushButton, QStackedWidget, QToolBar, QWidget
 
@@ -61,10 +61,11 @@ def is_single_key(sequence: str) -> bool:
     keys = QKeySequence(sequence)
     if keys.count() != 1:
         return False
-    mods = keys[0].keyboardModifiers()
+    first: QKeyCombination = keys[0]  # type: ignore[index]  # the stub lacks __getitem__
+    mods = first.keyboardModifiers()
     blocked = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
                | Qt.KeyboardModifier.MetaModifier)
-    named = keys[0].key() in (Qt.Key.Key_Escape, Qt.Key.Key_Return, Qt.Key.Key_Enter,
+    named = first.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Return, Qt.Key.Key_Enter,
                               Qt.Key.Key_F5)
     return not (mods & blocked) and not named
 
@@ -82,7 +83,7 @@ class ActionRegistry(QObject):
         self._overrides = dict(overrides or {})
         self._specs: dict[str, ActionSpec] = {}
         self._actions: dict[str, QAction] = {}
-        self._handlers: dict[str, Callable[[], None]] = {}
+        self._handlers: dict[str, Callable[[], object]] = {}
         self._enabled: dict[str, Callable[[], bool]] = {}
         self._defaults: dict[str, str] = {}
         self._pages: dict[str, QWidget] = {}

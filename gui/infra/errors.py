@@ -97,7 +97,7 @@ class ErrorPresenter(QObject):
         self._fallback = fallback
 
     def present(self, exc: BaseException, *, inline: MessageBar | None = None,
-                action: str | None = None, on_action: Callable[[], None] | None = None) -> None:
+                action: str | None = None, on_action: Callable[[], object] | None = None) -> None:
         """Show ``exc`` inline (expected) or in a details dialog (a bug or a fatal store error)."""
         self.presented.emit(exc)
         if is_damage(exc):

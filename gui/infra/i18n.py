@@ -15,8 +15,17 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QLocale, QTranslator
+
+if TYPE_CHECKING:
+    def QT_TR_NOOP(message: str, /) -> str:
+        """Marks ``message`` for lupdate and returns it unchanged (PySide6's stub says
+        ``object -> object``, which loses the str every caller relies on)."""
+        ...
+else:
+    from PySide6.QtCore import QT_TR_NOOP as QT_TR_NOOP  # re-exported for gui/
 
 log = logging.getLogger(__name__)
 CONTEXT = ""  # lupdate's context for a free tr() call

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any, cast
 
 from PySide6.QtCore import QByteArray, QSettings
 
@@ -93,7 +94,7 @@ class DeskSettings:
     def poll_ms(self) -> int:
         """How often the desk polls for changes when the file watcher misses them."""
         try:
-            value = int(self.q.value("journal/poll_ms", POLL_MS))
+            value = int(cast(Any, self.q.value("journal/poll_ms", POLL_MS)))  # int() checks
         except (TypeError, ValueError):
             return POLL_MS
         low, high = POLL_RANGE_MS
@@ -107,7 +108,7 @@ class DeskSettings:
     def memory_token_limit(self) -> int:
         """The token budget of every memory scope (the Memory page's scope tree)."""
         try:
-            value = int(self.q.value(TOKEN_LIMIT_KEY, DEFAULT_TOKEN_LIMIT))
+            value = int(cast(Any, self.q.value(TOKEN_LIMIT_KEY, DEFAULT_TOKEN_LIMIT)))  # int() checks
         except (TypeError, ValueError):
             return DEFAULT_TOKEN_LIMIT
         low, high = TOKEN_LIMIT_RANGE
@@ -181,7 +182,7 @@ class DeskSettings:
         self.q.sync()
 
     def _strings(self, key: str) -> list[str]:
-        value = self.q.value(key, [])
+        value: Any = self.q.value(key, [])  # a list, or one string as QSettings keeps it
         if isinstance(value, str):
             value = [value]
         return [str(v) for v in (value or []) if v]

@@ -215,6 +215,7 @@ class _Job(QRunnable):
     def run(self) -> None:
         fn, self._fn = self._fn, None
         try:
+            assert fn is not None  # a task runs once
             self._relay.put(self._id, True, fn())
         except Exception as exc:  # delivered to on_error on the GUI thread
             self._relay.put(self._id, False, exc)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TR_NOOP, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from proctor.core.memory.service import Memory
@@ -11,7 +11,7 @@ from proctor.core.models import Conflict, ConflictStatus
 
 from ..decide.reveal import request_id
 from ..infra.actions import ActionRegistry
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label

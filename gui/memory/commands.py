@@ -11,17 +11,17 @@ item's detail, registered there under another prefix in the detail's own registr
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING
-
-from PySide6.QtCore import QT_TR_NOOP
 
 from proctor.core.models import ConflictStatus
 
 from ..decide.commands import Revealing, resolve_commands
 from ..infra.actions import ActionRegistry, ActionSpec
+from ..infra.i18n import QT_TR_NOOP
 
 if TYPE_CHECKING:
+    from ..decide.conflict_view import ConflictReview
+    from .bulk import BulkPanel
     from .entry import EntryDetail
     from .page import MemoryPage
 
@@ -94,19 +94,24 @@ class MemoryCommands:
         self.registry = registry
 
     def register(self) -> None:
-        specs = resolve_commands("memory", partial(self.on, "conflict_pane", "review"),
-                                 partial(self.on, "bulk", "bulk"), self.revealing)
-        specs += entry_commands(partial(self.on, "entry", "entry"))
+        specs = resolve_commands("memory", self.review, self.bulk, self.revealing)
+        specs += entry_commands(self.entry)
         for spec in specs:
             self.registry.register(spec, page=self.page)
 
-    def on(self, pane: str, widget: str) -> object | None:
-        """The page's ``widget`` if ``pane`` is what the right side shows now."""
+    def on(self, pane: str) -> bool:
+        """Whether ``pane`` is what the right side shows now."""
         right = getattr(self.page, "right", None)  # None while the page is being built
-        if right is None or right.currentWidget() is not getattr(self.page, pane, None):
-            return None
-        return getattr(self.page, widget)
+        return right is not None and right.currentWidget() is getattr(self.page, pane, None)
+
+    def review(self) -> ConflictReview | None:
+        return self.page.review if self.on("conflict_pane") else None
+
+    def bulk(self) -> BulkPanel | None:
+        return self.page.bulk if self.on("bulk") else None
+
+    def entry(self) -> EntryDetail | None:
+        return self.page.entry if self.on("entry") else None
 
     def revealing(self) -> Revealing | None:
-        shown = self.on("entry", "entry") or self.on("conflict_pane", "review")
-        return shown  # type: ignore[return-value]
+        return self.entry() or self.review()

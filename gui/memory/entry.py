@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, QItemSelection, Qt, Signal, Slot
+from PySide6.QtCore import QItemSelection, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -26,7 +26,7 @@ from proctor.core.models import MemoryEntry, MemoryMutation
 
 from ..decide.reveal import RevealState, RowsModel, is_sensitive, label, mask_text
 from ..infra.actions import ActionRegistry
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..widgets import fmt
 from ..widgets.bounded_text import display_text
 from ..widgets.dialogs import ReasonDialog
@@ -271,7 +271,7 @@ class EntryDetail(QWidget):
 
     def can_edit(self) -> bool:
         e = self.entry()
-        return self._writable() and self.reveals.shows(e) and not e.deleted
+        return e is not None and self._writable() and self.reveals.shows(e) and not e.deleted
 
     def can_flag(self) -> bool:
         """Pin, unpin, remove, restore."""
@@ -279,7 +279,7 @@ class EntryDetail(QWidget):
 
     def can_confirm(self) -> bool:
         e = self.entry()
-        return self._writable() and self.reveals.shows(e) and not e.confirmed
+        return e is not None and self._writable() and self.reveals.shows(e) and not e.confirmed
 
     def hides(self) -> bool:
         e = self.entry()
@@ -372,6 +372,7 @@ class EntryDetail(QWidget):
                                       "instead."), Level.WARNING)
             return
         memory, base, reason = self.memory, self.edit_base, self.edit_reason.text().strip()
+        assert base is not None  # editing()
         self.write_requested.emit("Saved", lambda: memory.replace(
             e.id, text, expected_version=base, reason=reason or None))
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, QObject, Qt, Slot
+from PySide6.QtCore import QObject, Qt, Slot
 
 from proctor.core import Journal
 from proctor.core.memory.views import MemoryQuery
 from proctor.core.models import Conflict, MemoryEntry, Page
 
 from ..decide.reveal import RevealState, label
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.paged_model import Column, PagedModel

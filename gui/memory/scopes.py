@@ -3,14 +3,14 @@ pending conflicts and estimated tokens against the per-scope budget."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TR_NOOP, QEvent, QItemSelectionModel, QModelIndex, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from proctor.core.memory.views import CHARS_PER_TOKEN, ScopeUsage, estimate_tokens
 from proctor.core.models import MemoryScope
 
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.theme import over_budget_color
 from ..widgets import fmt
 from ..widgets.labels import plain_tip

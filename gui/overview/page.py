@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QVBoxLayout, QWidget
 
@@ -24,7 +24,7 @@ from proctor.core.audit.overview import OverviewFacts
 from proctor.core.models import ChangeSet
 
 from ..infra.context import PageContext
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..widgets import fmt
 from ..widgets.labels import plain_label
 from .chart import Bar, BarChart, Series
@@ -125,10 +125,10 @@ class OverviewPage(QWidget):
         self.model = OverviewData(ctx, self)
         self.project = any_combo("Project", "All projects", self)
         self.agent = any_combo("Agent", "All agents", self)
-        self.window = QComboBox(self)
-        self.window.setAccessibleName(tr("Time window"))
+        self.time_window = QComboBox(self)  # not `window`: that is QWidget.window()
+        self.time_window.setAccessibleName(tr("Time window"))
         for title, hours in WINDOWS:
-            self.window.addItem(tr(title), hours)
+            self.time_window.addItem(tr(title), hours)
         self.pending = Card("Waiting for a person, by age", BarChart(KIND_SERIES), self)
         self.per_hour = Card("Decisions per hour", BarChart(DECISION_SERIES), self)
         self.by_agent = Card("Time to decision, by agent",
@@ -148,7 +148,7 @@ class OverviewPage(QWidget):
 
     def _build(self) -> None:
         bar = QHBoxLayout()
-        for widget in (self.project, self.agent, self.window):
+        for widget in (self.project, self.agent, self.time_window):
             bar.addWidget(widget)
         bar.addStretch(1)
         grid = QGridLayout()
@@ -162,7 +162,7 @@ class OverviewPage(QWidget):
 
     def _connect(self) -> None:
         self.model.loaded.connect(self._show)
-        for combo in (self.project, self.agent, self.window):
+        for combo in (self.project, self.agent, self.time_window):
             combo.currentIndexChanged.connect(self._on_filter)
         self.pending.chart.bar_clicked.connect(self._open_pending)
         self.by_agent.chart.bar_clicked.connect(self._open_agent)
@@ -198,7 +198,7 @@ class OverviewPage(QWidget):
     def _on_filter(self) -> None:
         self.model.filters = {"project": self.project.currentData(),
                               "agent": self.agent.currentData(),
-                              "hours": int(self.window.currentData())}
+                              "hours": int(self.time_window.currentData())}
         self.model.refresh()
 
     # ------------------------------------------------------------ showing

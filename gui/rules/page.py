@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QT_TR_NOOP, QModelIndex, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -23,13 +23,13 @@ from proctor.core import Journal
 from proctor.core.models import Approval, ChangeKind, Page, RuleUsage
 
 from ..infra.context import PageContext
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog
 from ..widgets.event_summary import plain_tip
 from ..widgets.labels import plain_label, section
-from ..widgets.list_model import ListModel
+from ..widgets.list_model import Index, ListModel
 from ..widgets.list_page import ListPage
 from ..widgets.message_bar import Level, MessageBar
 from ..widgets.paged_model import Column, PagedModel
@@ -91,7 +91,7 @@ class DecidedModel(ListModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(DECIDED_TITLES, parent)
 
-    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         a: Approval | None = self.item(index.row())
         if a is None or role != Qt.ItemDataRole.DisplayRole:
             return None

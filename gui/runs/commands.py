@@ -4,9 +4,8 @@ list's commands are enabled only while the list is shown, the run's only while a
 
 from __future__ import annotations
 
-from PySide6.QtCore import QT_TR_NOOP
-
 from ..infra.actions import ActionRegistry, ActionSpec
+from ..infra.i18n import QT_TR_NOOP
 from .page import RunsPage
 
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
-    QT_TR_NOOP,
     QAbstractTableModel,
     QModelIndex,
     QObject,
@@ -32,7 +31,7 @@ from proctor.core import Journal
 from proctor.core.audit import timeline
 from proctor.core.models import RunEvent
 
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.event_summary import event_summary, plain_tip
@@ -112,8 +111,14 @@ class EventBlockModel(QAbstractTableModel):
         self._wanted.clear()
         self._seqs = None
 
+    def _shown(self) -> tuple[Journal, str]:
+        """The journal and the run shown: reads start only after set_run gave both."""
+        assert self._journal is not None and self.run_id is not None
+        return self._journal, self.run_id
+
     def _load_sequences(self) -> None:
-        journal, run_id, types = self._journal, self.run_id, self.types
+        (journal, run_id), types = self._shown(), self.types
+        assert types is not None  # only a filtered view maps rows to sequences
         self._runner.latest("sequences", lambda: timeline.event_sequences(journal, run_id, types),
                             on_done=self._on_sequences, on_error=self._on_error, owner=self)
 
@@ -141,7 +146,7 @@ class EventBlockModel(QAbstractTableModel):
     def _load_tail(self, last_sequence: int) -> None:
         if self._seqs is None:
             return
-        journal, run_id, types = self._journal, self.run_id, self.types
+        (journal, run_id), types = self._shown(), self.types
         after = self._seqs[-1] if self._seqs else 0
 
         def fetch() -> list[int]:
@@ -242,7 +247,7 @@ class EventBlockModel(QAbstractTableModel):
         if start is None:
             return
         self._inflight.add(block)
-        journal, run_id, types = self._journal, self.run_id, self.types
+        (journal, run_id), types = self._shown(), self.types
         limit = min(BLOCK, self._count - first_row)
         runs = journal.runs
         self._runner.latest(
@@ -336,7 +341,7 @@ class Block:
 
 
 def make_block(events: list[RunEvent]) -> Block:
-    texts = []
+    texts: list[tuple[str, ...]] = []
     for e in events:
         summary = event_summary(e)
         texts.append((str(e.sequence), precise_clock(e.created_at, date=False),

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
-    QT_TR_NOOP,
     QModelIndex,
     QObject,
     Qt,
@@ -32,7 +31,7 @@ from proctor.core.models import (
 )
 from proctor.core.runs.facts import RunFacts as CoreRunFacts
 
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..widgets import fmt
 from ..widgets.event_summary import plain_tip
 from ..widgets.json_tree import JsonTree

@@ -7,7 +7,6 @@ import time
 from typing import Any
 
 from PySide6.QtCore import (
-    QT_TR_NOOP,
     QObject,
     Qt,
     Signal,
@@ -18,7 +17,7 @@ from proctor.core.audit.timeline import RunQuery
 from proctor.core.models import Run, RunEvent
 from proctor.core.runs.service import sort_fields
 
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.event_summary import event_summary, plain_tip

@@ -97,8 +97,9 @@ class PendingCommands(QObject):
         item, widget = self.pane.current_item(), self.pane.detail.current()
         if item is None or item.kind != InboxKind.APPROVAL:
             return
-        reason = widget.reason_text() if hasattr(widget, "reason_text") else ""
-        scope = widget.scope() if hasattr(widget, "scope") else None
+        reason = widget.reason_text() if widget is not None and hasattr(widget, "reason_text") \
+            else ""
+        scope = widget.scope() if widget is not None and hasattr(widget, "scope") else None
         approval = getattr(widget, "entity", None)
         if not isinstance(approval, Approval) or approval.id != item.id:
             self.pane.working(item, "Not approved: the action is still loading.")
@@ -115,7 +116,8 @@ class PendingCommands(QObject):
         item, widget = self.pane.current_item(), self.pane.detail.current()
         if item is None or item.kind != InboxKind.APPROVAL:
             return
-        reason = widget.reason_text() if hasattr(widget, "reason_text") else ""
+        reason = widget.reason_text() if widget is not None and hasattr(widget, "reason_text") \
+            else ""
         if not reason:
             reason = ReasonDialog.ask(self.pane, tr("Deny"),
                                       tr("Why deny this action? The agent is told your reason."),
@@ -137,7 +139,8 @@ class PendingCommands(QObject):
         """The effect detail checks (reason, the second confirmation for a non-idempotent
         write) and submits with the evidence, exactly as in the Inbox."""
         item, widget = self.pane.current_item(), self.pane.detail.current()
-        if item is None or item.kind != InboxKind.EFFECT or not hasattr(widget, "resolve"):
+        if item is None or item.kind != InboxKind.EFFECT or widget is None \
+                or not hasattr(widget, "resolve"):
             return
         widget.resolve(outcome)
 
@@ -194,13 +197,13 @@ class PendingPane(QWidget):
         keep = self.current_item()
         self.items.clear()
         for item in items:
-            row = QStandardItem(kind_icon(item.kind.value),
-                                f"{KIND_TITLES.get(item.kind.value, item.kind.value)}: "
-                                f"{fmt.bounded(item.summary, 160)}")
-            row.setData(item, ITEM_ROLE)
-            row.setToolTip(plain_tip(fmt.bounded(item.summary, 600)))
-            row.setEditable(False)
-            self.items.appendRow(row)
+            line = QStandardItem(kind_icon(item.kind.value),
+                                 f"{KIND_TITLES.get(item.kind.value, item.kind.value)}: "
+                                 f"{fmt.bounded(item.summary, 160)}")
+            line.setData(item, ITEM_ROLE)
+            line.setToolTip(plain_tip(fmt.bounded(item.summary, 600)))
+            line.setEditable(False)
+            self.items.appendRow(line)
         self.empty.setVisible(not items)
         keys = [item_key(i) for i in items]
         row = keys.index(item_key(keep)) if keep is not None and item_key(keep) in keys else 0

@@ -19,7 +19,8 @@ import traceback
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, TextIO, cast
 from urllib.parse import quote
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
@@ -75,14 +76,22 @@ def build_window(journal: Journal, *, runner: TaskRunner, settings: DeskSettings
     """One desk over ``journal``: guard it, watch it, and build the window (not shown)."""
     guard = ThreadGuard(strict=debug_mode() if strict is None else strict)
     guarded = GuardedJournal(journal, guard)
-    watcher = JournalWatcher(guarded, runner)
+    looks = cast(Journal, guarded)  # the desk uses it as the Journal it stands in for
+    watcher = JournalWatcher(looks, runner)
     guarded.written.sink = watcher.wrote  # the desk's own writes reach its views at once
     watcher.set_poll_interval(settings.poll_ms)
-    services = Services(journal=guarded, runner=runner, watcher=watcher, settings=settings,
+    services = Services(journal=looks, runner=runner, watcher=watcher, settings=settings,
                         guard=guard, theme=theme)
     window = MainWindow(services)
     watcher.setParent(window)
     return window
+
+
+def note_on(journal: Journal, name: str, value: object) -> None:
+    """A desk-only note on a journal it opened (``read_only_because``, ``password_note``,
+    ``damaged_because``, ``server_target``): no attribute of core's Journal, so it is set
+    by name and read back with getattr where the desk shows it."""
+    setattr(journal, name, value)
 
 
 def open_for_desk(path: str | Path, actor: Actor | None, read_only: bool,
@@ -100,7 +109,7 @@ def open_for_desk(path: str | Path, actor: Actor | None, read_only: bool,
         if read_only:
             raise
         journal = Journal.open(path, actor=actor, read_only=True, create=False)
-        journal.read_only_because = f"{exc} {exc.hint}".strip()
+        note_on(journal, "read_only_because", f"{exc} {exc.hint}".strip())
         return journal
 
 
@@ -140,9 +149,9 @@ def open_server(target: ServerTarget, password: str | None, remember: bool,
         journal = _open_url(url, actor, read_only)
     except errors.SchemaTooOld as exc:
         journal = _open_url(url, actor, True, "read_only")
-        journal.read_only_because = (f"{exc} The team's administrator upgrades a server's "
-                                     "schema (`proctor team init URL`); until then this desk "
-                                     "only observes.")
+        note_on(journal, "read_only_because",
+                f"{exc} The team's administrator upgrades a server's schema (`proctor team "
+                "init URL`); until then this desk only observes.")
     except errors.ProctorError as exc:
         why = connect_problem(exc, target)
         if why is None and not _names_secret(exc, url, secret):
@@ -155,18 +164,22 @@ def open_server(target: ServerTarget, password: str | None, remember: bool,
         why = connect_problem(exc, target)
         raise errors.StoreError(why or f"Could not connect to {target.label()}: "
                                 f"{type(exc).__name__}.", hint="") from None
-    journal.server_target = target
+    note_on(journal, "server_target", target)
     if remember and password:
         try:
             remember_password(target, password)
         except PasswordNotStored as exc:
-            journal.password_note = str(exc)
+            note_on(journal, "password_note", str(exc))
     return journal
 
 
 def _names_secret(exc: BaseException, url: str, secret: str | None) -> bool:
     text = f"{exc} {getattr(exc, 'hint', '')}"
-    return url in text or bool(secret) and (secret in text or quote(secret, safe="") in text)
+    if url in text:
+        return True
+    if not secret:
+        return False
+    return secret in text or quote(secret, safe="") in text
 
 
 def _without_secret(text: str, url: str, secret: str | None, target: ServerTarget) -> str:
@@ -215,7 +228,7 @@ def quick_check(opened: Journal | OlderJournal) -> Journal | OlderJournal:
         problems = [str(exc)]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        journal.damaged_because = f"{problems[0]}{more}"
+        note_on(journal, "damaged_because", f"{problems[0]}{more}")
     return opened
 
 
@@ -241,15 +254,15 @@ def make_app(argv: list[str] | None = None) -> QApplication:
 
 def install_excepthook(desk: DeskApp) -> None:
     """Exceptions escaping a slot are logged and shown with details, not lost on stderr."""
-    showing = []
+    showing: list[bool] = []
 
-    def hook(kind: type[BaseException], exc: BaseException, tb: object) -> None:
-        log.error("uncaught exception", exc_info=(kind, exc, tb))  # type: ignore[arg-type]
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        log.error("uncaught exception", exc_info=(kind, exc, tb))
         if showing or not issubclass(kind, Exception):
             return
         showing.append(True)
         try:
-            details = "".join(traceback.format_exception(kind, exc, tb))  # type: ignore[arg-type]
+            details = "".join(traceback.format_exception(kind, exc, tb))
             ErrorDialog.ask(desk.window, tr("Something went wrong"), unexpected_text(exc), details)
         finally:
             showing.clear()
@@ -309,6 +322,7 @@ class DeskApp(QObject):
         if self._focus_existing(place, read_only, operator):
             return
         actor = Actor.operator(operator) if operator else None
+        task: Callable[[], Journal | OlderJournal]
         if isinstance(path, ServerTarget):
             target = path
             task = partial(open_server, target, password, remember, actor, read_only)
@@ -326,14 +340,15 @@ class DeskApp(QObject):
     def _choose(self, held: OlderJournal) -> None:
         """Ask what to do with an older journal (GUI thread), then do it."""
         journal = held.journal
-        choice = OldSchemaDialog.ask(self.window, journal.path, held.revision, held.head)
+        path = cast(Path, journal.path)  # held for a file only (open_or_hold)
+        choice = OldSchemaDialog.ask(self.window, path, held.revision, held.head)
         if choice is Choice.UPGRADE:
-            busy = upgrade_progress(self.window, journal.path)
+            busy = upgrade_progress(self.window, path)
             self.runner.run(lambda: upgrade(held),
                             on_done=partial(self._on_upgraded, held, busy),
                             on_error=partial(self._on_upgrade_failed, busy), owner=self)
         elif choice is Choice.READ_ONLY:
-            journal.read_only_because = read_only_reason(held.revision, held.head)
+            note_on(journal, "read_only_because", read_only_reason(held.revision, held.head))
             self._show(journal)
         else:
             self.runner.run(journal.close)
@@ -344,11 +359,13 @@ class DeskApp(QObject):
     def _on_upgraded(self, held: OlderJournal, busy: QWidget, journal: Journal) -> None:
         busy.close()  # first: a window that fails to build must not leave it up for good
         self._show(journal)
-        made = backups(journal.path)
+        assert self.window is not None  # _show made it
+        path = cast(Path, journal.path)  # upgraded from a file only (upgrade)
+        made = backups(path)
         where = f"; the backup is {made[-1]}" if made else ""
         self.window.notice.show_message(
             tr("Upgraded {name} from schema {revision} to {schema_revision}{where}.").format(
-                name=journal.path.name, revision=held.revision,
+                name=path.name, revision=held.revision,
                 schema_revision=journal.schema_revision, where=where), Level.INFO)
 
     def _on_upgrade_failed(self, busy: QWidget, exc: BaseException) -> None:
@@ -510,7 +527,7 @@ def _let_python_run() -> None:
     """An empty slot: returning to the interpreter lets it run pending signal handlers."""
 
 
-def record_native_crashes() -> object | None:
+def record_native_crashes() -> TextIO | None:
     """A native crash (segfault, abort) writes every thread's stack to the desk log (unless
     something, e.g. pytest, already records them)."""
     if faulthandler.is_enabled():
@@ -525,11 +542,11 @@ def record_native_crashes() -> object | None:
     return stream
 
 
-def stop_recording_crashes(stream: object | None) -> None:
+def stop_recording_crashes(stream: TextIO | None) -> None:
     if stream is None:
         return
     faulthandler.disable()
-    stream.close()  # type: ignore[attr-defined]
+    stream.close()
 
 
 def report_paint_and_quit(window: MainWindow) -> None:
@@ -540,7 +557,7 @@ def report_paint_and_quit(window: MainWindow) -> None:
         if window.inbox.model.has_loaded:
             table.viewport().repaint()
             print(f"painted {time.time():.6f} rows {window.inbox.model.rowCount()}", flush=True)
-            QApplication.instance().quit()
+            QApplication.quit()
         else:
             QTimer.singleShot(1, check)
 

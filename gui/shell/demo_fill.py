@@ -47,7 +47,9 @@ class DemoFill(QObject):
         self.process.readyReadStandardOutput.connect(self._on_output)
         self.process.finished.connect(self._on_finished)
         self._pending = ""
-        QApplication.instance().aboutToQuit.connect(self.stop)  # the desk closed early
+        app = QApplication.instance()  # the desk's: a window exists
+        assert app is not None
+        app.aboutToQuit.connect(self.stop)  # the desk closed early
 
     def start(self) -> None:
         self.process.start()

@@ -7,8 +7,8 @@ import time
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QT_TR_NOOP, QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QMainWindow,
@@ -32,7 +32,7 @@ from ..inbox.page import InboxPage
 from ..infra.actions import ActionRegistry, ActionSpec
 from ..infra.context import PageContext, Services
 from ..infra.errors import ErrorPresenter, is_damage
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.server_target import place_of, server_of, short_name
 from ..infra.theme import ThemeMode
 from ..memory.page import MemoryPage
@@ -114,6 +114,8 @@ def window_commands(w: MainWindow) -> list[ActionSpec]:
 
 
 LOCK_CHECK_PAUSE_MS = 1000  # between two checks of a write lock another process holds
+# The pages the window shows (each starts, takes the focus, follows the changes, refreshes)
+Page = InboxPage | OverviewPage | RunsPage | MemoryPage | EffectsPage | AuditPage | RulesPage
 
 
 def write_lock_free(journal: Journal) -> bool:
@@ -163,9 +165,9 @@ class MainWindow(QMainWindow):
         self.audit = AuditPage(ctx, self)
         self.overview = OverviewPage(ctx, self)
         self.rules = RulesPage(ctx, self)
-        self.pages = {"inbox": self.inbox, "overview": self.overview, "runs": self.runs,
-                      "memory": self.memory, "effects": self.effects, "audit": self.audit,
-                      "rules": self.rules}
+        self.pages: dict[str, Page] = {"inbox": self.inbox, "overview": self.overview, "runs": self.runs,
+                                       "memory": self.memory, "effects": self.effects,
+                                       "audit": self.audit, "rules": self.rules}
         self.sidebar_model = SidebarModel([Entry(pid, tr(title)) for pid, title in PAGES], self)
         self.sidebar = Sidebar(self.sidebar_model, self)
         self.stack = QStackedWidget(self)
@@ -490,7 +492,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_recent(self) -> None:
         action = self.sender()
-        path = action.data() if action is not None else None
+        path = action.data() if isinstance(action, QAction) else None
         if path:
             self.open_requested.emit(str(path))
 

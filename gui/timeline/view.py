@@ -14,7 +14,7 @@ import math
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -163,7 +163,7 @@ class BarsLayer(QGraphicsItem):
 
     def bar_at(self, pos: QPointF) -> Bar | None:
         view = self._view
-        for (lane, n), row in view.layout.groups.items():
+        for (lane, n), row in view.packed.groups.items():
             top = self._row_top(lane, n)
             if not top <= pos.y() <= top + ROW_H:
                 continue
@@ -180,7 +180,7 @@ class BarsLayer(QGraphicsItem):
         exposed = option.exposedRect
         t0, t1 = view.t_of(exposed.left() - MIN_BAR), view.t_of(exposed.right())
         text_color = view.palette().color(QPalette.ColorRole.Text)
-        for (lane, n), row in view.layout.groups.items():
+        for (lane, n), row in view.packed.groups.items():
             top = self._row_top(lane, n)
             if top > exposed.bottom() or top + ROW_H < exposed.top():
                 continue
@@ -275,7 +275,7 @@ class TimelineView(QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMouseTracking(True)
         self.timeline: RunTimeline | None = None
-        self.layout = EMPTY
+        self.packed = EMPTY  # not `layout`: that is QWidget.layout()
         self.bars: list[Bar] = []
         self.rows = [0] * len(LANES)
         self._packing: Ticket | None = None  # a large run's bars, packed off the GUI thread
@@ -327,7 +327,7 @@ class TimelineView(QGraphicsView):
         keep_scroll = self.horizontalScrollBar().value()
         self.timeline = tl
         self.t0, self.t1 = tl.start, max(tl.end, tl.start + 1e-3)
-        self.layout, self.bars, self.rows = layout, layout.bars, layout.rows
+        self.packed, self.bars, self.rows = layout, layout.bars, layout.rows
         if self._density_item.scene() is None:
             self.scene().addItem(self._density_item)
         if not same:
@@ -513,10 +513,10 @@ class TimelineView(QGraphicsView):
         self.hovered.emit(span)
 
     def item_for(self, span_id: str) -> Bar | None:
-        return self.layout.by_id.get(span_id)
+        return self.packed.by_id.get(span_id)
 
     # ------------------------------------------------------------ painting
-    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+    def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:
         pal = self.palette()
         painter.fillRect(rect, pal.color(QPalette.ColorRole.Base))
         stripe = pal.color(QPalette.ColorRole.AlternateBase)
@@ -527,7 +527,7 @@ class TimelineView(QGraphicsView):
                     self.content_height()
                 painter.fillRect(QRectF(rect.left(), top, rect.width(), bottom - top), stripe)
 
-    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+    def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:
         painter.save()
         painter.resetTransform()  # from here on: viewport coordinates
         self._paint_cursor(painter)

@@ -63,7 +63,8 @@ def _approved(p: Any) -> str:
     """An approval's decision; an edited one says so, and how (path: before → after)."""
     if not isinstance(p, dict) or not p.get("edited"):
         return ""
-    changes = p.get("changes") if isinstance(p.get("changes"), list) else []
+    changes = p.get("changes")
+    changes = changes if isinstance(changes, list) else []
     how = "; ".join(
         f"{c.get('path')}: {fmt.bounded(fmt.pretty_json(c.get('before')), 40)} → "
         f"{fmt.bounded(fmt.pretty_json(c.get('after')), 40)}"

@@ -10,14 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from PySide6.QtCore import QT_TR_NOOP
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from proctor.core.audit.timeline import RunQuery
 from proctor.core.ops import transfer
 
 from ..infra.context import PageContext
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from .message_bar import Level, MessageBar
 
 FILTERS = {"json": QT_TR_NOOP("JSON (*.json)"), "jsonl": QT_TR_NOOP("JSON lines (*.jsonl)"),

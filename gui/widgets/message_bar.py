@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 
-from PySide6.QtCore import QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QTimer, Signal, Slot
 from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QToolButton, QWidget
 
@@ -56,12 +56,12 @@ class MessageBar(QFrame):
         layout.addWidget(self._text, 1)
         layout.addWidget(self._button)
         layout.addWidget(self._close)
-        self._callback: Callable[[], None] | None = None
+        self._callback: Callable[[], object] | None = None
         self.level = Level.INFO
         self.hide()
 
     def show_message(self, text: str, level: Level = Level.INFO, *, action: str | None = None,
-                     on_action: Callable[[], None] | None = None,
+                     on_action: Callable[[], object] | None = None,
                      close_after_ms: int | None = None) -> None:
         """Show ``text``; with ``close_after_ms`` the bar closes by itself after that long."""
         self.level = level
@@ -88,13 +88,15 @@ class MessageBar(QFrame):
         self._closer.stop()  # the operator is reading it
         super().enterEvent(event)
 
-    def leaveEvent(self, event: object) -> None:  # noqa: N802 (Qt)
+    def leaveEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt)
         if self._close_after is not None and self.isVisible():
             self._closer.start(self._close_after)
         super().leaveEvent(event)
 
     def text(self) -> str:
-        return self._text.text() if self.isVisibleTo(self.parentWidget()) else ""
+        parent = self.parentWidget()  # Qt: visible to no ancestor is visible
+        shown = self.isVisibleTo(parent) if parent is not None else self.isVisible()
+        return self._text.text() if shown else ""
 
     @Slot()
     def clear(self) -> None:

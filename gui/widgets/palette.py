@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
-    QT_TR_NOOP,
     QEvent,
     QModelIndex,
     QObject,
@@ -24,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..infra.actions import ActionRegistry, display_key
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from .list_model import Index, TableModel
 from .tables import row_table
 

@@ -166,7 +166,7 @@ def _ids(items: list[str], table: dict[str, int]) -> list[int]:
     return [table.setdefault(x, len(table)) for x in items]
 
 
-def _myers(a: list[int], b: list[int], budget: Budget, cap: int) -> list[tuple[str, int, int]] | None:
+def _myers(a: list[int], b: list[int], budget: Budget, cap: int) -> list[tuple[str, int]] | None:
     """The shortest edit script from ``a`` to ``b`` (Myers' O((N+M)D) algorithm) as runs of
     (op, length), or None when it would cost more than ``cap`` steps or the budget left."""
     n, m = len(a), len(b)

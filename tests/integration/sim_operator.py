@@ -39,8 +39,8 @@ def command_for(item: dict, rng: random.Random) -> list[str]:
         answer = answer_for(detail["kind"], detail["response_schema"], detail["options"], rng,
                             detail["request"])
         return ["answer", ident, "--json", json.dumps(answer)]
-    if item["kind"] == "memory":
-        return ["resolve-memory", ident, rng.choice(["keep-local", "take-incoming", "dismiss"]),
+    if item["kind"] == "conflict":
+        return ["resolve-conflict", ident, rng.choice(["keep-local", "take-incoming", "dismiss"]),
                 "--reason", "checked with the team"]
     return ["resolve-effect", ident, rng.choice(["committed", "committed", "failed"]),
             "--reason", "checked the provider's dashboard"]

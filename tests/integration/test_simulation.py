@@ -68,7 +68,7 @@ def test_agents_and_a_cli_operator_finish_every_run(tmp_path: Path) -> None:
     decisions = [json.loads(line) for line in log.read_text().splitlines()]
     assert decisions and all(d["rc"] == 0 for d in decisions), \
         [d for d in decisions if d["rc"] != 0]
-    assert {d["kind"] for d in decisions} == {"approval", "question", "memory", "effect"}
+    assert {d["kind"] for d in decisions} == {"approval", "question", "conflict", "effect"}
 
     with Journal.open(journal, read_only=True) as j:
         runs = all_runs(j)
