@@ -202,7 +202,7 @@ def test_other_kinds_show_their_details(qtbot, populated, open_desk):
     select_key(qtbot, window, f"question:{ids['question']}")
     assert "currency" in window.inbox.detail.current().prompt.text()
     assert not window.registry.action("inbox.approve").isEnabled()
-    select_key(qtbot, window, f"memory:{ids['conflict']}")
+    select_key(qtbot, window, f"conflict:{ids['conflict']}")
     detail = window.inbox.detail.current()
     assert detail.local.text() == "db1.internal" and detail.incoming.text() == "db2.internal"
 

@@ -91,7 +91,7 @@ def test_agent_conflict_merged_at_the_desk_and_a_stale_desk_is_refused(
     _, item_id, entry_id = run_agent(qtbot, journal_path)
     for window in (alice, bob):  # both desks were open before the agent wrote: live
         open_conflict(qtbot, window.memory, item_id)
-    qtbot.waitUntil(lambda: alice.inbox.model.row_of(f"memory:{item_id}") >= 0,
+    qtbot.waitUntil(lambda: alice.inbox.model.row_of(f"conflict:{item_id}") >= 0,
                     timeout=WAIT_MS)
     bob.services.watcher.pause()  # bob clicks before his desk has seen alice's decision
     before = facts(journal_path, entry_id, item_id)

@@ -140,7 +140,7 @@ def test_bulk_cancelled_resolves_nothing(qtbot, journal_path, open_desk, monkeyp
 
 def open_in_inbox(qtbot, window, conflict_id: str):
     """The Inbox's detail of memory conflict ``conflict_id``, loaded."""
-    key = f"memory:{conflict_id}"
+    key = f"conflict:{conflict_id}"
     model = window.inbox.model
     qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
     window.inbox.set_current_row(model.row_of(key))
@@ -164,7 +164,7 @@ def test_inbox_conflict_detail_keeps_local(qtbot, journal_path, open_desk):
     assert "reason" in conflict.review.notice.text()
     qtbot.keyClicks(conflict.review.reason, "local is correct")
     qtbot.mouseClick(conflict.review.keep_button, LEFT)
-    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"memory:{ids['c0']}") < 0,
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"conflict:{ids['c0']}") < 0,
                     timeout=WAIT_MS)
     assert status(journal_path, ids["c0"]) == "accepted_local"
     with Journal.open(journal_path, read_only=True) as j:
