@@ -213,8 +213,7 @@ def assert_observe_mode(qtbot, window: MainWindow, ids: dict[str, str]) -> None:
     assert "not decide" in window.status.state.toolTip()
     assert "(read-only)" in window.windowTitle()
     for key in ("approval", "question", "conflict", "effect"):
-        kind = {"conflict": "memory"}.get(key, key)
-        select(qtbot, window, f"{kind}:{ids[key]}")
+        select(qtbot, window, f"{key}:{ids[key]}")
         settle(qtbot, window)
         window.registry.refresh()
         assert [a for a in write_actions(window) if window.registry.action(a).isEnabled()] == []
