@@ -57,7 +57,7 @@ def test_inbox_lists_every_kind(cli, journal: Path) -> None:
     assert (f"{total} waiting (approval {kinds['approval']}, question {kinds['question']}, "
             f"conflict {kinds['conflict']}, effect {kinds['effect']})") in result.out
     data = json.loads(cli("inbox", "--json", "--details", "--limit", "500").out)
-    assert {i["kind"] for i in data["items"]} == {"approval", "question", "memory", "effect"}
+    assert {i["kind"] for i in data["items"]} == {"approval", "question", "conflict", "effect"}
     assert data["counts"] == dict(kinds)
     approval = next(i for i in data["items"] if i["kind"] == "approval")
     assert approval["detail"]["action"]["tool"] == approval["summary"].split(":")[0]
@@ -113,7 +113,7 @@ def test_show_dispatches_by_id(cli, journal: Path) -> None:
     result = cli("show", merge)
     assert result.rc == 0 and "merge_conflict" in result.out
     assert "ours (" in result.out and "theirs (" in result.out and "answer schema" in result.out
-    conflict = pending(journal, "memory")[0]
+    conflict = pending(journal, "conflict")[0]
     result = cli("show", conflict.id)
     assert result.rc == 0 and "local (version" in result.out and "incoming" in result.out
     entry_id = json.loads(cli("show", conflict.id, "--json").out)["entry"]["id"]
@@ -256,7 +256,7 @@ def test_resolve_effect(cli, journal: Path) -> None:
 
 
 def test_resolve_memory(cli, journal: Path) -> None:
-    item = pending(journal, "memory")[0]
+    item = pending(journal, "conflict")[0]
     assert cli("resolve-memory", item.id, "merge").rc == 2
     result = cli("resolve-memory", item.id, "take-incoming", "--reason", "newer")
     assert result.rc == 0 and "accepted_incoming" in result.out
@@ -267,7 +267,7 @@ def test_resolve_memory(cli, journal: Path) -> None:
     assert read(journal, lambda j: j.audit.for_entity(item.id))[-1].source == "cli"
     again = cli("resolve-memory", item.id, "dismiss", "--reason", "stale")
     assert again.rc == 1 and "already" in again.err
-    other = pending(journal, "memory")[0]
+    other = pending(journal, "conflict")[0]
     assert cli("resolve-memory", other.id, "keep-local").rc == 2  # a reason, as on the desk
     assert cli("resolve-memory", other.id, "keep-local", "--reason", "  ").rc == 1
     assert read(journal, lambda j: j.memory.conflict(other.id)).status.value == "pending"
@@ -364,7 +364,7 @@ def test_operator_name_comes_from_as_env_or_config(cli, journal: Path, tmp_path:
 def test_snooze_several_items_through_core(cli, journal: Path) -> None:
     approval = pending(journal, "approval")[0]
     question = pending(journal, "question")[0]
-    conflict = pending(journal, "memory")[0]
+    conflict = pending(journal, "conflict")[0]
     ids = [approval.id, question.id, conflict.id]
     result = cli("snooze", *ids, "--minutes", "60")
     assert result.rc == 0, result.err
