@@ -255,24 +255,35 @@ def test_resolve_effect(cli, journal: Path) -> None:
     assert again.rc == 1 and "not ambiguous" in again.err
 
 
-def test_resolve_memory(cli, journal: Path) -> None:
+def test_resolve_conflict(cli, journal: Path) -> None:
     item = pending(journal, "conflict")[0]
-    assert cli("resolve-memory", item.id, "merge").rc == 2
-    result = cli("resolve-memory", item.id, "take-incoming", "--reason", "newer")
+    assert cli("resolve-conflict", item.id, "merge").rc == 2
+    result = cli("resolve-conflict", item.id, "take-incoming", "--reason", "newer")
     assert result.rc == 0 and "accepted_incoming" in result.out
     conflict = read(journal, lambda j: j.memory.conflict(item.id))
     entry = read(journal, lambda j: j.memory.get(conflict.entry_id))
     assert entry.content == conflict.incoming_content
     assert [d.source for d in read(journal, lambda j: j.approvals.decisions(item.id))] == ["cli"]
     assert read(journal, lambda j: j.audit.for_entity(item.id))[-1].source == "cli"
-    again = cli("resolve-memory", item.id, "dismiss", "--reason", "stale")
+    again = cli("resolve-conflict", item.id, "dismiss", "--reason", "stale")
     assert again.rc == 1 and "already" in again.err
     other = pending(journal, "conflict")[0]
-    assert cli("resolve-memory", other.id, "keep-local").rc == 2  # a reason, as on the desk
-    assert cli("resolve-memory", other.id, "keep-local", "--reason", "  ").rc == 1
+    assert cli("resolve-conflict", other.id, "keep-local").rc == 2  # a reason, as on the desk
+    assert cli("resolve-conflict", other.id, "keep-local", "--reason", "  ").rc == 1
     assert read(journal, lambda j: j.memory.conflict(other.id)).status.value == "pending"
-    assert cli("resolve-memory", other.id, "merge", "--content", "both are true",
+    assert cli("resolve-conflict", other.id, "merge", "--content", "both are true",
                "--reason", "both hold").rc == 0
+
+
+def test_the_retired_cli_words_still_work(cli, journal: Path) -> None:
+    """``resolve-memory`` and ``--kind memory`` were the names before "conflict"."""
+    item = pending(journal, "conflict")[0]
+    result = cli("resolve-memory", item.id, "dismiss", "--reason", "stale")
+    assert result.rc == 0 and "dismissed" in result.out
+    listed = cli("inbox", "--kind", "memory", "--json")
+    assert listed.rc == 0 and "--kind memory is now --kind conflict" in listed.err
+    kinds = {i["kind"] for i in json.loads(listed.out)["items"]}
+    assert kinds == {"conflict"}
 
 
 def test_answer_credential_needs_a_reference(cli, journal: Path) -> None:
