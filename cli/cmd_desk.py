@@ -101,8 +101,7 @@ def demo_folder(base: Path | None) -> Path:
     for root in roots:
         try:
             root.mkdir(parents=True, exist_ok=True, mode=0o700)
-            folder = Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=root))
-            return folder
+            return Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=root))
         except OSError:
             continue
     raise OSError("no writable folder for the demo journal")

@@ -48,8 +48,8 @@ def no_password_shown(url: str) -> Iterator[None]:
     try:
         yield
     except errors.ProctorError as err:
-        if secret is None or url not in f"{err.message} {err.hint}" and \
-                secret.group(0) not in f"{err.message} {err.hint}":
+        if secret is None or (url not in f"{err.message} {err.hint}" and \
+                secret.group(0) not in f"{err.message} {err.hint}"):
             raise
         raise type(err)(err.message.replace(url, hidden(url)), hint=err.hint.replace(
             url, hidden(url))) from None

@@ -30,10 +30,29 @@ from .models import (
 )
 
 __all__ = [
-    "Actor", "ActorKind", "ApprovalScope", "ApprovalStatus", "EffectStatus", "InboxFilter",
-    "InboxKind", "QuestionKind", "QuestionStatus", "Journal", "MemoryScope", "OnExpiry",
-    "ProctorError", "ConflictStatus", "RuleEffect", "RunStatus", "SafetyClass",
-    "ToolCallStatus", "Trust", "canonical_json", "digest_of", "errors", "verify",
+    "Actor",
+    "ActorKind",
+    "ApprovalScope",
+    "ApprovalStatus",
+    "ConflictStatus",
+    "EffectStatus",
+    "InboxFilter",
+    "InboxKind",
+    "Journal",
+    "MemoryScope",
+    "OnExpiry",
+    "ProctorError",
+    "QuestionKind",
+    "QuestionStatus",
+    "RuleEffect",
+    "RunStatus",
+    "SafetyClass",
+    "ToolCallStatus",
+    "Trust",
+    "canonical_json",
+    "digest_of",
+    "errors",
+    "verify",
 ]
 
 aliases.install()

@@ -28,7 +28,7 @@ from proctor.sim.demo import build_demo_journal
 OUT = Path(__file__).parent / "screenshots" / "desk.png"
 
 
-def spin(app: QApplication, seconds: float, until=lambda: False) -> None:  # noqa: ANN001
+def spin(app: QApplication, seconds: float, until=lambda: False) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end and not until():
         app.processEvents()

@@ -28,7 +28,7 @@ from proctor.gui.shell.app import build_window, make_app
 OUT = Path(__file__).parent / "screenshots" / "rule-preview.png"
 
 
-def spin(app: QApplication, seconds: float, until=lambda: False) -> None:  # noqa: ANN001
+def spin(app: QApplication, seconds: float, until=lambda: False) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end and not until():
         app.processEvents()

@@ -17,10 +17,10 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter  # noqa: E402
+from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter
 
-from proctor import resources  # noqa: E402
-from proctor.gui.widgets.icons import render_svg as render  # noqa: E402
+from proctor import resources
+from proctor.gui.widgets.icons import render_svg as render
 
 APP_DIR = Path(resources.path("icons")) / "app"
 

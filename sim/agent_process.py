@@ -166,8 +166,7 @@ class Agent(Steps):
         self.rng.shuffle(middle)
         if first:  # a fresh agent asks more, and asks first, in its first run
             order = [self.step_question, self.step_memory]
-            middle = [self.step_question] + sorted(
-                middle, key=lambda s: order.index(s) if s in order else len(order))
+            middle = [self.step_question, *sorted(middle, key=lambda s: order.index(s) if s in order else len(order))]
         for step in middle:
             steps += [step, self.step_model]
         return steps

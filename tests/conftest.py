@@ -231,7 +231,7 @@ def pg_server() -> Iterator[Any]:
         if os.environ.get("CI"):
             pytest.fail(f"{message}: CI must run the PostgreSQL tests")
         pytest.skip(message)
-    yield found
+    return found
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

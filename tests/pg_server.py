@@ -56,7 +56,7 @@ def make_certs(folder: Path, host: str = "127.0.0.1",
     def name(common: str) -> x509.Name:
         return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
 
-    def build(subject: str, public, issuer: str, *, ca: bool):  # noqa: ANN001, ANN202
+    def build(subject: str, public, issuer: str, *, ca: bool):
         b = (x509.CertificateBuilder().subject_name(name(subject)).issuer_name(name(issuer))
              .public_key(public).serial_number(x509.random_serial_number())
              .not_valid_before(now - datetime.timedelta(minutes=5))
@@ -163,7 +163,7 @@ class PgServer:
         return (f"host=127.0.0.1 port={self.port} dbname={database} user={USER} "
                 f"password={PASSWORD}")
 
-    def admin(self):  # noqa: ANN201 - psycopg.Connection
+    def admin(self):  # psycopg.Connection
         import psycopg
 
         if self._admin is None or self._admin.closed:

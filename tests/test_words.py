@@ -90,13 +90,13 @@ def test_each_retired_name_still_works_and_warns() -> None:
             continue
         with pytest.warns(DeprecationWarning, match=f"{old} is retired: use .*{new}"):
             assert getattr(holder, old) is getattr(holder, new)
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning, match="InteractionKind is retired"):
         assert core.InteractionKind is core.QuestionKind
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning, match=r"InboxKind\.MEMORY is retired"):
         assert models.InboxKind.MEMORY is models.InboxKind.CONFLICT
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning, match=r"InboxKind\('memory'\) is retired"):
         assert models.InboxKind("memory") is models.InboxKind.CONFLICT
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning, match=r"ChangeKind\.RECONCILIATION is retired"):
         assert models.ChangeKind.RECONCILIATION is models.ChangeKind.CONFLICT
     with pytest.raises(AttributeError):
         models.NoSuchName  # noqa: B018 - the lookup is the test
@@ -125,8 +125,8 @@ def test_the_flat_module_paths_still_import() -> None:
             warnings.simplefilter("ignore", DeprecationWarning)
             module = importlib.import_module(f"proctor.core.{old}")
         assert module is importlib.import_module(f"proctor.core.{new}")
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning, match="approvals.Approvals is retired"):
         from proctor.core.approvals import Approvals
-    from proctor.core.approvals.service import Approvals as now
+    from proctor.core.approvals.service import Approvals as now  # noqa: N813 - the test names the current class
 
     assert Approvals is now

@@ -812,6 +812,19 @@ class Approvals:
     # ------------------------------------------------------------ edit, then approve
 
 
-__all__ = ["Approvals", "action_name", "action_resource", "approval_in", "json_changes",
-           "requester", "safety_counts", "to_model", "insert_decision_row", "CONSUME_WINDOW",
-           "MAX_REASON", "decisions_for", "canonical_json_loads", "approved_action_of"]
+__all__ = [
+    "CONSUME_WINDOW",
+    "MAX_REASON",
+    "Approvals",
+    "action_name",
+    "action_resource",
+    "approval_in",
+    "approved_action_of",
+    "canonical_json_loads",
+    "decisions_for",
+    "insert_decision_row",
+    "json_changes",
+    "requester",
+    "safety_counts",
+    "to_model",
+]

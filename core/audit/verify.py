@@ -400,4 +400,4 @@ def _verify_memory(journal: Journal, problems: list[VerifyProblem]) -> int:
 
 LIMIT = 100  # bad rows named per kind (the first is the one to look at)
 
-__all__ = ["verify", "verify_run", "db"]
+__all__ = ["db", "verify", "verify_run"]

@@ -54,7 +54,7 @@ class LostTail(Frozen):
     seen_at: float  # when the witness saw ``last_seen``
     replaced: bool  # later writes took some of the lost sequences
     wal_lost_at: float | None = None  # when a desk saw the -wal vanish
-    lost: list[str] = []  # the lost items, "approval apr_…" (NAMED at most)
+    lost: list[str] = []  # noqa: RUF012 - the lost items, "approval apr_…" (NAMED at most)
 
     @property
     def sentence(self) -> str:

@@ -290,5 +290,12 @@ def journal_keys(conn: Any) -> Trust:
     return Trust(keys, "the journal's recorded keys")
 
 
-__all__ = ["check_approval", "check_effect", "check_question", "check_conflict",
-           "decision_status", "SignatureState", "RULE_REVOKE"]
+__all__ = [
+    "RULE_REVOKE",
+    "SignatureState",
+    "check_approval",
+    "check_conflict",
+    "check_effect",
+    "check_question",
+    "decision_status",
+]

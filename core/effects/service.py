@@ -23,7 +23,7 @@ from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
 from . import views as effect_views
-from .rows import (  # noqa: F401 - LIVE, receipt_in: re-exported
+from .rows import (
     LIVE,
     default_owner,
     effect_event,

@@ -213,7 +213,7 @@ def _operator_checks(table: str) -> str:
     return " ".join(checks)
 
 
-def _decided(table: str, column: str) -> str:  # noqa: ARG001 - the column it reads
+def _decided(table: str, column: str) -> str:  # the column it reads
     """A login deciding a request its own login filed is refused."""
     return (f"IF OLD.requested_by = session_user THEN "
             f"{_refuse(f'the login that filed this {table} row cannot decide it')} END IF;")

@@ -161,6 +161,18 @@ def open_items_of(conn: Any, run_id: str) -> list[InboxItem]:
     return [inbox_item(r) for r in conn.execute(stmt).all()]
 
 
-__all__ = ["RunFacts", "approvals_of", "attempts_of", "children_of", "decisions_of",
-           "effects_of", "questions_of", "memory_changes_of", "open_items_of",
-           "receipts_of", "run_facts", "run_of", "tool_calls_of"]
+__all__ = [
+    "RunFacts",
+    "approvals_of",
+    "attempts_of",
+    "children_of",
+    "decisions_of",
+    "effects_of",
+    "memory_changes_of",
+    "open_items_of",
+    "questions_of",
+    "receipts_of",
+    "run_facts",
+    "run_of",
+    "tool_calls_of",
+]

@@ -235,7 +235,7 @@ def make_engine(path: Path, *, read_only: bool, immediate: bool,
     begin_sql = "BEGIN IMMEDIATE" if immediate and not read_only else "BEGIN"
 
     @event.listens_for(engine, "begin")
-    def _begin(conn):  # noqa: ANN001 - SQLAlchemy event signature
+    def _begin(conn):  # SQLAlchemy event signature
         if conn.connection.driver_connection.in_transaction:
             return  # ThreadConnections began it on the driver; SQLAlchemy only joins it
         if conn.dispatch.before_cursor_execute or conn.dispatch.after_cursor_execute:
@@ -460,7 +460,7 @@ def raise_translated(err: exc.DBAPIError | sqlite3.Error) -> None:
         raise typed from err
 
 
-def create_immutability_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def create_immutability_triggers(conn) -> None:  # Connection
     """UPDATE/DELETE on evidence tables abort (DESIGN invariant 8)."""
     if _server(conn):  # and the change feed's order and wake-up (core/storage/pg.py)
         pg.execute_all(conn, pg.immutable_trigger_sql(IMMUTABLE_TABLES))
@@ -527,34 +527,36 @@ def identity_trigger_sql(identity: dict[str, tuple[str, ...]],
     return sql
 
 
-def _server(conn) -> bool:  # noqa: ANN001 - Connection
+def _server(conn) -> bool:  # Connection
     """True for a connection to a server journal: its triggers are PL/pgSQL (core/storage/pg.py),
     rendered from the same definitions, with the same names."""
     return conn.dialect.name == "postgresql"
 
 
-def drop_trigger(conn, name: str, table: str) -> None:  # noqa: ANN001 - Connection
+def drop_trigger(conn, name: str, table: str) -> None:  # Connection
     if _server(conn):
         pg.drop_trigger(conn, name, table)
     else:
         conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
 
-def create_integrity_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def create_integrity_triggers(conn) -> None:  # Connection
     if _server(conn):
-        return pg.execute_all(conn, pg.integrity_trigger_sql())
+        pg.execute_all(conn, pg.integrity_trigger_sql())
+        return
     for statement in integrity_trigger_sql().values():
         conn.execute(text(statement))
 
 
-def drop_integrity_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def drop_integrity_triggers(conn) -> None:  # Connection
     if _server(conn):
-        return pg.drop_all(conn, pg.integrity_trigger_sql())
+        pg.drop_all(conn, pg.integrity_trigger_sql())
+        return
     for name in integrity_trigger_sql():
         conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
 
-def create_all_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def create_all_triggers(conn) -> None:  # Connection
     """Every trigger of the head schema (0001's, 0005's, 0005s's, 0006o's, 0006i's and
     0007j's)."""
     create_immutability_triggers(conn)
@@ -565,16 +567,18 @@ def create_all_triggers(conn) -> None:  # noqa: ANN001 - Connection
     create_signed_replace_triggers(conn)
 
 
-def create_request_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def create_request_triggers(conn) -> None:  # Connection
     if _server(conn):
-        return pg.execute_all(conn, pg.request_trigger_sql())
+        pg.execute_all(conn, pg.request_trigger_sql())
+        return
     for statement in request_trigger_sql().values():
         conn.execute(text(statement))
 
 
-def drop_request_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def drop_request_triggers(conn) -> None:  # Connection
     if _server(conn):
-        return pg.drop_all(conn, pg.request_trigger_sql())
+        pg.drop_all(conn, pg.request_trigger_sql())
+        return
     for name in request_trigger_sql():
         conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
@@ -588,16 +592,18 @@ def origin_trigger_sql() -> dict[str, str]:
         f"SELECT RAISE(ABORT, '{table} origin is immutable'); END") for table in ORIGIN_TABLES}
 
 
-def create_origin_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def create_origin_triggers(conn) -> None:  # Connection
     if _server(conn):
-        return pg.execute_all(conn, pg.origin_trigger_sql())
+        pg.execute_all(conn, pg.origin_trigger_sql())
+        return
     for statement in origin_trigger_sql().values():
         conn.execute(text(statement))
 
 
-def drop_origin_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def drop_origin_triggers(conn) -> None:  # Connection
     if _server(conn):
-        return pg.drop_all(conn, pg.origin_trigger_sql())
+        pg.drop_all(conn, pg.origin_trigger_sql())
+        return
     for name in origin_trigger_sql():
         conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
@@ -616,7 +622,7 @@ def has_origin(revision: str | None) -> bool:
     return SCHEMA_REVISIONS.index(revision) >= SCHEMA_REVISIONS.index("0006o")
 
 
-def trigger_names(conn) -> set[str]:  # noqa: ANN001
+def trigger_names(conn) -> set[str]:
     if _server(conn):
         return pg.trigger_names(conn)
     rows = conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))
@@ -653,16 +659,18 @@ def signed_replace_trigger_sql() -> dict[str, str]:
     return identity_trigger_sql({}, SIGNED_KEYS)
 
 
-def create_signed_replace_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def create_signed_replace_triggers(conn) -> None:  # Connection
     if _server(conn):
-        return pg.execute_all(conn, pg.identity_trigger_sql({}, SIGNED_KEYS))
+        pg.execute_all(conn, pg.identity_trigger_sql({}, SIGNED_KEYS))
+        return
     for statement in signed_replace_trigger_sql().values():
         conn.execute(text(statement))
 
 
-def drop_signed_replace_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def drop_signed_replace_triggers(conn) -> None:  # Connection
     if _server(conn):
-        return pg.drop_all(conn, pg.identity_trigger_sql({}, SIGNED_KEYS))
+        pg.drop_all(conn, pg.identity_trigger_sql({}, SIGNED_KEYS))
+        return
     for name in signed_replace_trigger_sql():
         conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
@@ -674,10 +682,11 @@ def has_signatures(revision: str | None) -> bool:
     return SCHEMA_REVISIONS.index(revision) >= SCHEMA_REVISIONS.index("0005s")
 
 
-def create_signed_triggers(conn) -> None:  # noqa: ANN001 - Connection
+def create_signed_triggers(conn) -> None:  # Connection
     """0005s: signatures and the journal's id refuse UPDATE and DELETE."""
     if _server(conn):
-        return pg.execute_all(conn, pg.immutable_trigger_sql(SIGNED_TABLES))
+        pg.execute_all(conn, pg.immutable_trigger_sql(SIGNED_TABLES))
+        return
     for table in SIGNED_TABLES:
         for op in ("UPDATE", "DELETE"):
             conn.execute(text(
@@ -687,7 +696,7 @@ def create_signed_triggers(conn) -> None:  # noqa: ANN001 - Connection
             ))
 
 
-def current_revision(conn) -> str | None:  # noqa: ANN001
+def current_revision(conn) -> str | None:
     if _server(conn):
         return pg.current_revision(conn)
     has = conn.execute(text(
@@ -699,14 +708,14 @@ def current_revision(conn) -> str | None:  # noqa: ANN001
     return row[0] if row else None
 
 
-def integrity_check(conn, quick: bool = False) -> list[str]:  # noqa: ANN001
+def integrity_check(conn, quick: bool = False) -> list[str]:
     if _server(conn):
         return pg.integrity_check(conn, quick)
     pragma = "quick_check" if quick else "integrity_check"
     return [r[0] for r in conn.execute(text(f"PRAGMA {pragma}"))]
 
 
-def backup_to(conn, target: Path) -> None:  # noqa: ANN001
+def backup_to(conn, target: Path) -> None:
     """VACUUM INTO ``target`` (created 0600 first, like the journal). Call it on a fresh
     Connection, before any statement: VACUUM cannot run inside the BEGIN our engine emits."""
     fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)

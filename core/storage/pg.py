@@ -163,7 +163,7 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
         event.listen(engine, "connect", _compat_on_connect)
 
     @event.listens_for(engine, "begin")
-    def _begin(conn):  # noqa: ANN001 - SQLAlchemy event signature
+    def _begin(conn):  # SQLAlchemy event signature
         if in_transaction(conn.connection.driver_connection):
             return  # ThreadConnections began it on the driver; SQLAlchemy only joins it
         for statement in begin_sql.split("; "):  # one at a time: a listener sees each
@@ -385,7 +385,7 @@ def feed_trigger_sql() -> dict[str, list[str]]:
     and its wake-up (NOTIFY at commit), and the run watch (runs_written)."""
     append = ("PERFORM set_config('proctor.runs_written', coalesce(current_setting("
               "'proctor.runs_written', true), '') || chr(31) || OLD.id, true); RETURN NULL;")
-    sql = {
+    return {
         "trg_changes_ordered": _trigger(
             "trg_changes_ordered", "changes", "BEFORE INSERT",
             f"PERFORM pg_advisory_xact_lock({WRITE_LOCK[0]}, {WRITE_LOCK[1]}); "
@@ -402,7 +402,6 @@ def feed_trigger_sql() -> dict[str, list[str]]:
         "trg_runs_watch_delete": _trigger(
             "trg_runs_watch_delete", "runs", "AFTER DELETE", append),
     }
-    return sql
 
 
 def execute_all(conn: Any, sql: dict[str, list[str]]) -> None:

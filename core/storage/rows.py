@@ -195,6 +195,18 @@ def decode_cursor(cursor: str) -> list[Any]:
 
 
 __all__ = [
-    "Approval", "ApprovalRule", "Attempt", "AuditEntry", "Decision", "Effect", "Question",
-    "MemoryEntry", "MemoryMutation", "Receipt", "Conflict", "Run", "RunEvent", "ToolCall",
+    "Approval",
+    "ApprovalRule",
+    "Attempt",
+    "AuditEntry",
+    "Conflict",
+    "Decision",
+    "Effect",
+    "MemoryEntry",
+    "MemoryMutation",
+    "Question",
+    "Receipt",
+    "Run",
+    "RunEvent",
+    "ToolCall",
 ]

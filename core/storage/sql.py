@@ -40,8 +40,20 @@ class Link:
     """What the executor needs of one store connection: its driver connection, its dialect's
     key, and whether this transaction's statements must be seen by a listener."""
 
-    __slots__ = ("conn", "driver", "dialect", "key", "listened", "busy", "trans", "generation",
-                 "owner", "runs", "touched", "executemany")
+    __slots__ = (
+        "busy",
+        "conn",
+        "dialect",
+        "driver",
+        "executemany",
+        "generation",
+        "key",
+        "listened",
+        "owner",
+        "runs",
+        "touched",
+        "trans",
+    )
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
@@ -131,8 +143,18 @@ def _dialect_key(dialect: Any) -> int:
 class _Plan:
     """One statement compiled for one dialect (and one set of value keys)."""
 
-    __slots__ = ("sql", "names", "defaults", "procs", "order", "results", "row", "pick",
-                 "single", "convert")
+    __slots__ = (
+        "convert",
+        "defaults",
+        "names",
+        "order",
+        "pick",
+        "procs",
+        "results",
+        "row",
+        "single",
+        "sql",
+    )
 
     def __init__(self, stmt: Any, dialect: Any, column_keys: list[str] | None) -> None:
         compiled = stmt.compile(dialect=dialect, column_keys=column_keys)
@@ -214,7 +236,7 @@ def _as_mapping(row: Any) -> dict:
 class Prepared:
     """One Core statement, compiled on first use per dialect (and per set of value keys)."""
 
-    __slots__ = ("stmt", "_plans", "_lock")
+    __slots__ = ("_lock", "_plans", "stmt")
 
     def __init__(self, stmt: Executable) -> None:
         self.stmt = stmt

@@ -256,11 +256,11 @@ class QuestionDetail(DetailWidget):
                 project=fmt.bounded(q.project, 60), space=fmt.bounded(q.space, 60), seen=seen))
 
     # ------------------------------------------------------------ presented
-    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt)
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self._present_later()  # loaded while hidden (a run's other tab, another page)
 
-    def hideEvent(self, event: Any) -> None:  # noqa: N802 (Qt)
+    def hideEvent(self, event: Any) -> None:
         self._present_timer.stop()  # hidden before it was seen: it starts again when shown
         super().hideEvent(event)
 

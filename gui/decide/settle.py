@@ -41,7 +41,7 @@ class InputWatch(QObject):
         if app is not None:
             app.installEventFilter(self)
 
-    def eventFilter(self, _obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt)
+    def eventFilter(self, _obj: QObject, event: QEvent) -> bool:
         kind = event.type()
         if kind in KEY_EVENTS:
             self.last_key = now()

@@ -47,4 +47,4 @@ def build_view(question: Question, settings: Any = None) -> AnswerView:
     return view
 
 
-__all__ = ["AnswerView", "FormView", "VIEWS", "build_view"]
+__all__ = ["VIEWS", "AnswerView", "FormView", "build_view"]

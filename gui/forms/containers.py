@@ -111,7 +111,7 @@ class ObjectField(Field):
                 field.set_value(value[name])
 
     def local_problems(self) -> list[Problem]:
-        return [Problem((name,) + p.path, p.message)
+        return [Problem((name, *p.path), p.message)
                 for name, f in self.named.items() for p in f.local_problems()]
 
     def show_problems(self, problems: list[Problem]) -> None:
@@ -265,7 +265,7 @@ class ArrayField(Field):
         self.changed.emit()
 
     def local_problems(self) -> list[Problem]:
-        return [Problem((str(n),) + p.path, p.message)
+        return [Problem((str(n), *p.path), p.message)
                 for n, (_line, f) in enumerate(self.rows) for p in f.local_problems()]
 
     def show_problems(self, problems: list[Problem]) -> None:
@@ -455,7 +455,7 @@ class MapField(Field):
         keys = [n.text().strip() for _l, n, _f in self.rows if n.text().strip()]
         if len(keys) != len(set(keys)):
             return [Problem((), "two entries have the same name")]
-        return [Problem((name.text().strip(),) + p.path, p.message)
+        return [Problem((name.text().strip(), *p.path), p.message)
                 for _l, name, f in self.rows for p in f.local_problems()]
 
     def show_problems(self, problems: list[Problem]) -> None:

@@ -48,7 +48,7 @@ def keyring_status() -> tuple[bool, str]:
         return False, "the keyring package is not installed (pip install 'proctor[secrets]')"
     try:
         backend = keyring.get_keyring()
-    except Exception as exc:  # a broken backend configuration
+    except Exception as exc:  # noqa: BLE001 - a broken backend configuration
         return False, f"the OS keyring cannot be used ({type(exc).__name__})"
     chained = getattr(backend, "backends", None)
     if isinstance(backend, fail.Keyring) or chained == [] or \
@@ -74,7 +74,7 @@ def store_secret(name: str, secret: str) -> str:
 
     try:
         keyring.set_password(SERVICE, name, secret)
-    except Exception as exc:  # locked keyring, refused access ... (never echo the secret)
+    except Exception as exc:  # noqa: BLE001 - locked keyring, refused access ... (never echo the secret)
         raise SecretNotStored(f"The OS keyring refused the secret ({type(exc).__name__}).") \
             from None
     return REF_PREFIX + name

@@ -146,7 +146,7 @@ class Field(QWidget):
 class LineField(Field):
     """One line of text; also email, uri, date and date-time (with pickers)."""
 
-    PLACEHOLDERS = {"email": "name@example.com", "uri": "https://…", "date": "YYYY-MM-DD",
+    PLACEHOLDERS = {"email": "name@example.com", "uri": "https://…", "date": "YYYY-MM-DD",  # noqa: RUF012 - a pydantic field default (copied per instance), not shared state
                     "datetime": "YYYY-MM-DDThh:mm:ss+00:00"}
 
     def __init__(self, node: Node, parent: QWidget | None = None) -> None:

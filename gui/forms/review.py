@@ -85,7 +85,7 @@ def read_only_text(text: str, name: str, parent: QWidget, *, height: int = 180,
 
 
 class UnifiedHighlighter(QSyntaxHighlighter):
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt name)
+    def highlightBlock(self, text: str) -> None:
         tag = "hunk" if text.startswith("@@") else "insert" if text.startswith("+") \
             else "delete" if text.startswith("-") else ""
         if tag and not text.startswith(("+++", "---")):
@@ -164,7 +164,7 @@ class DiffCellDelegate(QStyledItemDelegate):
         flags = int(align.value) if hasattr(align, "value") else int(align)
         return flags | (int(Qt.TextFlag.TextWrapAnywhere.value) if self.wrap else 0)
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: Any) -> QSize:  # noqa: N802
+    def sizeHint(self, option: QStyleOptionViewItem, index: Any) -> QSize:
         key = (index.row(), index.column(), option.rect.width() if self.wrap else 0)
         size = self._sizes.get(key)
         if size is None:
@@ -324,7 +324,7 @@ class DiffView(QWidget):
             table.setItem(n, col, QTableWidgetItem(""))
         table.setSpan(n, 0, 1, 4)
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         if not self._opened:
             self._opened = True

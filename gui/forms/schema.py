@@ -113,7 +113,7 @@ class Planner:
             if problem:
                 return self._json(schema, name, required, problem)
             return self.plan(resolved, name, required=required, depth=depth,
-                             refs=refs + (str(schema["$ref"]),))
+                             refs=(*refs, str(schema["$ref"])))
         node = self._classify(schema, name, required)
         if node.kind == "object":
             self._object(node, depth, refs)

@@ -38,7 +38,7 @@ class Checker:
             cls = jsonschema.validators.validator_for(schema,
                                                       default=jsonschema.Draft202012Validator)
             self.validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-        except Exception as exc:  # the agent's schema is data: report it, never crash
+        except Exception as exc:  # noqa: BLE001 - the agent's schema is data: report it, never crash
             self.broken = f"the agent's schema cannot be checked: {bounded(str(exc))}"
 
     def problems(self, value: Any) -> list[Problem]:
@@ -53,7 +53,7 @@ class Checker:
                     break
         except RecursionError:
             return [Problem((), "the agent's schema refers to itself without end")]
-        except Exception as exc:  # an unresolvable $ref, a broken schema: the agent's data
+        except Exception as exc:  # noqa: BLE001 - an unresolvable $ref, a broken schema: the agent's data
             return [Problem((), f"the agent's schema cannot be checked: {bounded(str(exc))}")]
         return sorted(found, key=lambda p: p.path)
 
@@ -67,7 +67,7 @@ def to_problem(error: jsonschema.ValidationError) -> Problem:
     kind = error.validator
     if kind == "required":
         name = quoted(error.message)
-        return Problem(path + (name,), "required") if name else Problem(path, "required")
+        return Problem((*path, name), "required") if name else Problem(path, "required")
     if kind == "additionalProperties":
         name = quoted(error.message)
         return Problem(path + ((name,) if name else ()), "not expected here")

@@ -48,51 +48,7 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
     """Every inbox command: what it says, where it shows, its key and icon, when it is
     enabled and what it does."""
     page = c.page
-    return decision_commands(c) + [
-        ActionSpec("inbox.wake", QT_TR_NOOP("Wake now"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Bring snoozed item(s) back now"), handler=c.wake,
-                   enabled=c.can_wake, icon="action-wake"),
-        ActionSpec("inbox.toggle_select", QT_TR_NOOP("Select / unselect"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Add the current item to the selection, or take it out"),
-                   handler=page.toggle_select, shortcut="X", section=1,
-                   no_icon="bulk selection toggle (x); its state shows as the row's check"),
-        ActionSpec("inbox.snoozed", QT_TR_NOOP("Show snoozed items"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Toggle the Snoozed filter"), handler=page.filters.snoozed.toggle,
-                   section=1,
-                   no_icon="a checkable filter; the menu shows its check mark"),
-        ActionSpec("inbox.show_new", QT_TR_NOOP("Show new requests"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Show the requests that arrived while you were working the list"),
-                   handler=page.show_new, enabled=lambda: bool(page.model.held), shortcut="N",
-                   section=1,
-                   no_icon="the \"N new\" bar's button says it; the key is N"),
-        ActionSpec("inbox.open_run", QT_TR_NOOP("Open the item's run"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Show the run in Runs"), handler=c.open_run, enabled=c.has_run,
-                   icon="page-runs", section=1),
-        ActionSpec("inbox.copy_id", QT_TR_NOOP("Copy the item's id"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("The id of the item shown, to the clipboard (for the CLI)"),
-                   handler=lambda: QGuiApplication.clipboard().setText(c.targets()[0].id),
-                   enabled=lambda: len(c.targets()) == 1, shortcut="Ctrl+Shift+C", section=1,
-                   no_icon="clipboard copy; nothing to show"),
-        ActionSpec("inbox.next", QT_TR_NOOP("Next item"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Move to the next item"), handler=partial(page.move_by, 1),
-                   shortcut="J", section=3, also=("Go",),
-                   no_icon="list movement (j); the key is the affordance"),
-        ActionSpec("inbox.prev", QT_TR_NOOP("Previous item"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Move to the previous item"), handler=partial(page.move_by, -1),
-                   shortcut="K", section=3, also=("Go",),
-                   no_icon="list movement (k); the key is the affordance"),
-        ActionSpec("inbox.open", QT_TR_NOOP("Open item"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Go to the item's reason field"), context=WIDGET, handler=c.open,
-                   shortcut="Return", section=3, also=("Go",),
-                   no_icon="Enter on the list; moves focus, no command of its own"),
-        ActionSpec("inbox.back", QT_TR_NOOP("Back to the list"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Return to the list; clear selection"), handler=c.back,
-                   shortcut="Escape", section=3, also=("Go",),
-                   no_icon="Escape; moves focus back to the list"),
-        ActionSpec("inbox.search", QT_TR_NOOP("Search the inbox"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Focus the search field"), handler=page.filters.focus_search,
-                   shortcut="/", icon="action-search", section=3, also=("Go",)),
-    ]
+    return [*decision_commands(c), ActionSpec("inbox.wake", QT_TR_NOOP("Wake now"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Bring snoozed item(s) back now"), handler=c.wake, enabled=c.can_wake, icon="action-wake"), ActionSpec("inbox.toggle_select", QT_TR_NOOP("Select / unselect"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Add the current item to the selection, or take it out"), handler=page.toggle_select, shortcut="X", section=1, no_icon="bulk selection toggle (x); its state shows as the row's check"), ActionSpec("inbox.snoozed", QT_TR_NOOP("Show snoozed items"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Toggle the Snoozed filter"), handler=page.filters.snoozed.toggle, section=1, no_icon="a checkable filter; the menu shows its check mark"), ActionSpec("inbox.show_new", QT_TR_NOOP("Show new requests"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Show the requests that arrived while you were working the list"), handler=page.show_new, enabled=lambda: bool(page.model.held), shortcut="N", section=1, no_icon="the \"N new\" bar's button says it; the key is N"), ActionSpec("inbox.open_run", QT_TR_NOOP("Open the item's run"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Show the run in Runs"), handler=c.open_run, enabled=c.has_run, icon="page-runs", section=1), ActionSpec("inbox.copy_id", QT_TR_NOOP("Copy the item's id"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("The id of the item shown, to the clipboard (for the CLI)"), handler=lambda: QGuiApplication.clipboard().setText(c.targets()[0].id), enabled=lambda: len(c.targets()) == 1, shortcut="Ctrl+Shift+C", section=1, no_icon="clipboard copy; nothing to show"), ActionSpec("inbox.next", QT_TR_NOOP("Next item"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Move to the next item"), handler=partial(page.move_by, 1), shortcut="J", section=3, also=("Go",), no_icon="list movement (j); the key is the affordance"), ActionSpec("inbox.prev", QT_TR_NOOP("Previous item"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Move to the previous item"), handler=partial(page.move_by, -1), shortcut="K", section=3, also=("Go",), no_icon="list movement (k); the key is the affordance"), ActionSpec("inbox.open", QT_TR_NOOP("Open item"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Go to the item's reason field"), context=WIDGET, handler=c.open, shortcut="Return", section=3, also=("Go",), no_icon="Enter on the list; moves focus, no command of its own"), ActionSpec("inbox.back", QT_TR_NOOP("Back to the list"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Return to the list; clear selection"), handler=c.back, shortcut="Escape", section=3, also=("Go",), no_icon="Escape; moves focus back to the list"), ActionSpec("inbox.search", QT_TR_NOOP("Search the inbox"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Focus the search field"), handler=page.filters.focus_search, shortcut="/", icon="action-search", section=3, also=("Go",))]
 
 
 class InboxCommands(QObject):

@@ -263,7 +263,7 @@ class InboxPage(QWidget):
         self.model.release()
 
     # ------------------------------------------------------------ search keys
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         """In the search box, Enter and Down go to the results, Esc clears and goes back."""
         if obj is self.filters.search and event.type() in (QEvent.Type.ShortcutOverride,
                                                            QEvent.Type.KeyPress):

@@ -217,7 +217,7 @@ class _Job(QRunnable):
         try:
             assert fn is not None  # a task runs once
             self._relay.put(self._id, True, fn())
-        except Exception as exc:  # delivered to on_error on the GUI thread
+        except Exception as exc:  # noqa: BLE001 - delivered to on_error on the GUI thread
             self._relay.put(self._id, False, exc)
         del fn  # the runner's Task still holds it: the last reference goes on the GUI thread
         if self._urgent:

@@ -100,13 +100,13 @@ class DeskStyle(QProxyStyle):
         self.dark = dark
         self.c = DARK if dark else LIGHT
 
-    def polish(self, target):  # noqa: ANN001, ANN201 - QWidget | QPalette | QApplication
+    def polish(self, target):  # QWidget | QPalette | QApplication
         result = super().polish(target)
         if isinstance(target, QWidget):
             self._named(target, target.objectName())
         return result
 
-    def drawPrimitive(self, element, option, painter, widget=None):  # noqa: ANN001, N802
+    def drawPrimitive(self, element, option, painter, widget=None):
         """On the dark palette Fusion outlines radio buttons and check boxes in a shade of
         the window colour (nearly invisible): draw them with a visible ring instead."""
         indicators = (QStyle.PrimitiveElement.PE_IndicatorRadioButton,

@@ -215,7 +215,7 @@ class JournalWatcher(QObject):
             while not stop.is_set():
                 try:
                     woke = wait(NOTIFY_WAIT_S)
-                except Exception:  # a closed journal, a lost server: the poll carries on
+                except Exception:  # noqa: BLE001 - a closed journal, a lost server: the poll carries on
                     return
                 if not woke and getattr(journal.changes, "closed", False):
                     return  # the journal was closed: wait() returns at once from now on

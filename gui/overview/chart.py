@@ -139,7 +139,7 @@ class BarChart(QWidget):
         return None
 
     # ------------------------------------------------------------ painting
-    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 - Qt API
+    def paintEvent(self, _event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         text = self.palette().color(self.foregroundRole())
@@ -228,7 +228,7 @@ class BarChart(QWidget):
                 x += 14 + metrics.horizontalAdvance(series.title) + 12
 
     # ------------------------------------------------------------ interaction
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
         index = self.bar_at(event.position().toPoint())
         if index is None:
             QToolTip.hideText()
@@ -248,7 +248,7 @@ class BarChart(QWidget):
         # a plain-text tooltip: Qt would render a string that looks like rich text as HTML
         return "\n".join(lines).replace("<", "‹").replace(">", "›")
 
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
             index = self.bar_at(event.position().toPoint())
             if index is not None and self.bars[index].total() > 0:

@@ -184,7 +184,7 @@ class OverviewPage(QWidget):
     def focus_list(self) -> None:
         self.pending.chart.setFocus()
 
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt API
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self._refresh_if_visible()
 

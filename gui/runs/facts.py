@@ -48,7 +48,7 @@ class RunFacts(CoreRunFacts):
     """A run's facts as its page shows them: core's snapshot, each list cut to its newest
     MAX_FACT_ROWS, with the totals of what was cut (its field name -> all)."""
 
-    totals: dict[str, int] = {}
+    totals: dict[str, int] = {}  # noqa: RUF012 - a pydantic field default (copied per instance), not shared state
 
 
 MAX_FACT_ROWS = 1000  # per list: a run's page holds at most this many of each kind
@@ -105,7 +105,7 @@ class Row:
     note: str = ""  # what a ROW_NOTE column shows (the decisions' signature states)
 
 
-def ROW_NOTE(_item: Any) -> str:  # noqa: N802 - a marker: the column shows Row.note
+def ROW_NOTE(_item: Any) -> str:
     return ""
 
 

@@ -160,7 +160,7 @@ def open_server(target: ServerTarget, password: str | None, remember: bool,
             raise errors.StoreError(why, hint="") from None
         raise errors.StoreError(_without_secret(str(exc), url, secret, target),
                                 hint=_without_secret(exc.hint, url, secret, target)) from None
-    except Exception as exc:  # a driver error core did not translate: never show the URL
+    except Exception as exc:  # noqa: BLE001 - a driver error core did not translate: never show the URL
         why = connect_problem(exc, target)
         raise errors.StoreError(why or f"Could not connect to {target.label()}: "
                                 f"{type(exc).__name__}.", hint="") from None

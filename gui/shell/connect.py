@@ -48,7 +48,7 @@ def stored_password(target: ServerTarget) -> str | None:
 
     try:
         return keyring.get_password(KEYRING_SERVICE, target.key)
-    except Exception:  # a locked or refusing keyring: as if none were stored
+    except Exception:  # noqa: BLE001 - a locked or refusing keyring: as if none were stored
         return None
 
 
@@ -62,7 +62,7 @@ def remember_password(target: ServerTarget, password: str) -> None:
 
     try:
         keyring.set_password(KEYRING_SERVICE, target.key, password)
-    except Exception as exc:  # never echo the password
+    except Exception as exc:  # noqa: BLE001 - never echo the password
         raise PasswordNotStored(tr("The OS keyring refused the password ({kind}); it is used "
                                    "for this connection only.").format(
                                        kind=type(exc).__name__)) from None

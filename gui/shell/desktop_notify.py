@@ -98,7 +98,7 @@ class DesktopNotifications:
             from jeepney.io.threading import DBusRouter, Proxy, open_dbus_connection
 
             conn = open_dbus_connection(bus=self._bus)
-        except Exception as exc:  # no bus address, no socket, refused: the same to us
+        except Exception as exc:  # noqa: BLE001 - no bus address, no socket, refused: the same to us
             self._fail(f"no session bus ({exc.__class__.__name__}: {exc})")
             return
         try:
@@ -107,7 +107,7 @@ class DesktopNotifications:
                 Proxy(message_bus, router, timeout=CALL_TIMEOUT_S).AddMatch(rule)
                 with router.filter(rule, queue=self._jobs):
                     self._serve(router)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a boundary: any failure here is reported, never raised into Qt
             self._fail(f"{exc.__class__.__name__}: {exc}")
         finally:
             conn.close()

@@ -31,7 +31,7 @@ class JournalDrop(QObject):
         window.setAcceptDrops(True)
         window.installEventFilter(self)
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
         if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove):
             assert isinstance(event, QDropEvent)  # QDragEnterEvent/QDragMoveEvent too

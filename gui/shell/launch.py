@@ -44,7 +44,7 @@ SMOKE_TIMEOUT_MS = 60_000
 
 def start_journal(settings: DeskSettings) -> Path | None:
     """The journal to open when none was named: the default one, else the most recent."""
-    candidates = [settings.default_journal] + settings.recent()
+    candidates = [settings.default_journal, *settings.recent()]
     for candidate in candidates:
         if candidate and Path(candidate).expanduser().is_file():
             return Path(candidate).expanduser()

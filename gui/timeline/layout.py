@@ -73,7 +73,7 @@ def ticks(start: float, end: float, step: float) -> list[float]:
 def tick_label(t: float, step: float) -> str:
     local = time.localtime(t)
     if step < 1:
-        millis = int(round((t - math.floor(t)) * 1000)) % 1000
+        millis = round((t - math.floor(t)) * 1000) % 1000
         return time.strftime("%H:%M:%S", local) + f".{millis:03d}"
     if step >= 86400:
         return time.strftime("%d %b", local)

@@ -68,8 +68,7 @@ def span_text(span: Span) -> str:
     extra = [f"{k.replace('_', ' ')}: {fmt.bounded(v, 120)}" for k, v in span.detail.items()
              if k not in ("status", "tool", "action", "attempt", "prompt") and v not in
              (None, "", {}, [])]
-    return " · ".join([f"{kind}: {fmt.bounded(span.label, 120)}", words(span.status),
-                       f"{fmt.clock(span.start)} → {end}"] + extra[:4])
+    return " · ".join([f"{kind}: {fmt.bounded(span.label, 120)}", words(span.status), f"{fmt.clock(span.start)} → {end}", *extra[:4]])
 
 
 class Bar:
@@ -99,7 +98,7 @@ class Row:
     """The bars of one row of one lane, by start; ``reach[i]``: the latest end among the
     first i+1 (so the bars in a time range are found by bisection)."""
 
-    __slots__ = ("bars", "starts", "reach")
+    __slots__ = ("bars", "reach", "starts")
 
     def __init__(self, bars: list[Bar]) -> None:
         self.bars = bars

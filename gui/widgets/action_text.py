@@ -113,7 +113,7 @@ class FullText(QTextEdit):
     def text(self) -> str:
         return self.toPlainText()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+    def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit()
 

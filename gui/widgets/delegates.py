@@ -29,7 +29,7 @@ class RowLookMixin:
     """Bulk-selected rows are tinted with the palette's Text colour kept; the cursor row
     gets a frame in the highlight colour (two pixels, over the whole row)."""
 
-    def initStyleOption(self, option: QStyleOptionViewItem,  # noqa: N802 - Qt's name
+    def initStyleOption(self, option: QStyleOptionViewItem,
                         index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)  # type: ignore[misc]
         if option.state & QStyle.StateFlag.State_Selected and bulk_selection(option.widget):
@@ -69,7 +69,7 @@ class RowDelegate(RowLookMixin, QStyledItemDelegate):
 class ChipDelegate(RowLookMixin, QStyledItemDelegate):
     """Paints the cell's text as a coloured pill (colour by the cell's raw value)."""
 
-    def __init__(self, value_role: int, parent=None) -> None:  # noqa: ANN001
+    def __init__(self, value_role: int, parent=None) -> None:
         super().__init__(parent)
         self._value_role = value_role
 

@@ -10,7 +10,7 @@ class PlainLabel(QLabel):
     """A QLabel for data: plain text, with control and invisible format characters (ANSI
     escapes, bidi overrides) shown as escapes (``fmt.visible``) instead of obeyed."""
 
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+    def setText(self, text: str) -> None:
         from .fmt import visible
 
         super().setText(visible(text))

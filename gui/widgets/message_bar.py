@@ -84,11 +84,11 @@ class MessageBar(QFrame):
     def closes_by_itself(self) -> bool:
         return self._close_after is not None
 
-    def enterEvent(self, event: QEnterEvent) -> None:  # noqa: N802 (Qt)
+    def enterEvent(self, event: QEnterEvent) -> None:
         self._closer.stop()  # the operator is reading it
         super().enterEvent(event)
 
-    def leaveEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt)
+    def leaveEvent(self, event: QEvent) -> None:
         if self._close_after is not None and self.isVisible():
             self._closer.start(self._close_after)
         super().leaveEvent(event)

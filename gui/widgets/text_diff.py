@@ -179,7 +179,7 @@ def _myers(a: list[int], b: list[int], budget: Budget, cap: int) -> list[tuple[s
     core = _myers_core(a[lo:hi_a], b[lo:hi_b], budget, cap)
     if core is None:
         return None
-    return _runs([(EQUAL, lo)] + core + [(EQUAL, n - hi_a)])
+    return _runs([(EQUAL, lo), *core, (EQUAL, n - hi_a)])
 
 
 def _myers_core(a: list[int], b: list[int], budget: Budget,
@@ -254,7 +254,7 @@ def _blocks(a: list[str], b: list[str],
     i = j = 0
     left: list[str] = []
     right: list[str] = []
-    for op, count in runs + [(EQUAL, 0)]:
+    for op, count in [*runs, (EQUAL, 0)]:
         if op == EQUAL:
             if left or right:
                 yield ("replace" if left and right else DELETE if left else INSERT,
@@ -371,7 +371,7 @@ def _group(pieces: list[Piece]) -> list[Piece]:
     """Within each run of changes, deletes first, then inserts."""
     out: list[Piece] = []
     run: list[Piece] = []
-    for p in pieces + [Piece(EQUAL, "")]:
+    for p in [*pieces, Piece(EQUAL, "")]:
         if p.op == EQUAL:
             out += [q for q in run if q.op == DELETE] + [q for q in run if q.op == INSERT]
             run = []

@@ -106,7 +106,7 @@ class Figure:
 class Lap:
     """Per-step stopwatch used inside ``unit()``: ``lap("reserve")`` ends the step."""
 
-    __slots__ = ("marks", "_last")
+    __slots__ = ("_last", "marks")
 
     def __init__(self) -> None:
         self.marks: list[tuple[str, float]] = []
@@ -257,7 +257,7 @@ def _serve(inbox: Any, outbox: Any, barrier: Any) -> None:
         try:
             result = run_job(job, Bounded())
             result["worker"] = job["worker"]
-        except BaseException:  # report, and release the siblings waiting at the barrier
+        except BaseException:  # noqa: BLE001 - report, and release the siblings waiting at the barrier
             import traceback
 
             barrier.abort()

@@ -176,7 +176,7 @@ def render(results: dict) -> str:
         extra = extras_table(figures)
         if extra:
             out += ["", "Where Proctor's time goes (1 process):", "", extra]
-        out += ["", "What each figure measured:", ""] + what_list(figures)
+        out += ["", "What each figure measured:", "", *what_list(figures)]
         notes = sorted({n for f in figures for n in f.get("notes", [])})
         if notes:
             out += [""] + [f"- {n}" for n in notes]

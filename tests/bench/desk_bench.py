@@ -183,7 +183,7 @@ class Lines:
 # ---------------------------------------------------------------- the desk in-process
 
 
-def open_desk(path: Path, before_start=None):  # noqa: ANN001, ANN201 - (app, window, runner)
+def open_desk(path: Path, before_start=None):  # (app, window, runner)
     from PySide6.QtCore import QSettings
 
     from proctor.core import Actor, Journal
@@ -204,7 +204,7 @@ def open_desk(path: Path, before_start=None):  # noqa: ANN001, ANN201 - (app, wi
     return app, window, runner
 
 
-def run_until(app, done, timeout: float) -> bool:  # noqa: ANN001
+def run_until(app, done, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while not done():
         if time.monotonic() >= deadline:
@@ -214,7 +214,7 @@ def run_until(app, done, timeout: float) -> bool:  # noqa: ANN001
     return True
 
 
-def ready(inbox) -> bool:  # noqa: ANN001
+def ready(inbox) -> bool:
     """The current row is an approval nobody decided yet, and it has been on screen long
     enough for a decision on it to count (gui/decide/settle.py: the desk advanced to it, so
     a click sooner would be held, not decided)."""
@@ -235,7 +235,7 @@ def bench_visible(path: Path, requests: int, floors: list[float] | None = None) 
 
     hooked: dict[str, ReadRecorder] = {}
 
-    def record(journal) -> None:  # noqa: ANN001
+    def record(journal) -> None:
         hooked["r"] = ReadRecorder([journal._writer, journal._reader])
 
     app, window, runner = open_desk(path, before_start=record if floors is not None else None)
@@ -244,13 +244,13 @@ def bench_visible(path: Path, requests: int, floors: list[float] | None = None) 
     inserted: dict[str, float] = {}
     painted: dict[str, float] = {}
 
-    def on_rows(_parent, first, last) -> None:  # noqa: ANN001
+    def on_rows(_parent, first, last) -> None:
         now = time.time()
         for row in range(first, last + 1):
             inserted.setdefault(str(model.index(row, 0).data(KEY_ROLE)), now)
 
     class PaintSpy(QObject):
-        def eventFilter(self, _obj, event) -> bool:  # noqa: ANN001, N802
+        def eventFilter(self, _obj, event) -> bool:  # noqa: N802
             if event.type() == QEvent.Type.Paint:
                 now = time.time()
                 for key in inserted.keys() - painted.keys():
@@ -298,7 +298,7 @@ def bench_clicks(path: Path, clicks: int, agents: int,
                       "--high", "0.03"]) for _ in range(agents)]
     hooked: dict[str, object] = {}
 
-    def record(journal) -> None:  # noqa: ANN001
+    def record(journal) -> None:
         from bench_proctor import Recorder
 
         hooked["r"] = Recorder([journal])
@@ -449,7 +449,7 @@ SIZES = {True: {"requests": 20, "clicks": 20, "startups": 3},
 AGENTS = 4  # writing agent processes during the clicks (the issue's figure)
 
 
-def run(ctx):  # noqa: ANN001, ANN201 - (BenchContext) -> list[Figure]
+def run(ctx):  # (BenchContext) -> list[Figure]
     """Suite "desk" for run.py: measured in an offscreen child process (Qt stays out of the
     process that measures the core); --quick uses the small demo journal."""
     from gui_bench import spawn_figures
@@ -493,7 +493,7 @@ def figures(a: argparse.Namespace) -> list:
     return out
 
 
-def startup_figure(path: Path, facts: str, count: int):  # noqa: ANN201 - Figure
+def startup_figure(path: Path, facts: str, count: int):  # Figure
     """Fresh process to inbox painted vs a fresh process running the same reads raw."""
     import pickle
 
@@ -501,7 +501,7 @@ def startup_figure(path: Path, facts: str, count: int):  # noqa: ANN201 - Figure
 
     hooked: dict[str, ReadRecorder] = {}
 
-    def record(journal) -> None:  # noqa: ANN001
+    def record(journal) -> None:
         hooked["r"] = ReadRecorder([journal._writer, journal._reader])
         hooked["r"].on = True
 

@@ -77,10 +77,10 @@ def demo_child(folder: str) -> int:
 
     run_desk = app.run_desk
 
-    def measured(path, **kw):  # noqa: ANN001, ANN003
+    def measured(path, **kw):
         inner = kw["on_window"]
 
-        def on_window(window):  # noqa: ANN001
+        def on_window(window):
             window.repaint()
             print(f"shown {time.time():.6f}", flush=True)
             inner(window)
@@ -90,7 +90,7 @@ def demo_child(folder: str) -> int:
 
     start = demo_fill.DemoFill.start
 
-    def fill_start(self):  # noqa: ANN001
+    def fill_start(self):
         def filled() -> None:
             print(f"filled {time.time():.6f}", flush=True)
             QApplication.instance().quit()
@@ -199,7 +199,7 @@ def small_journal() -> Path:
     return target
 
 
-def timed_ms(call, reps: int) -> list[float]:  # noqa: ANN001
+def timed_ms(call, reps: int) -> list[float]:
     call()  # warm: the page cache and SQLite's statement cache
     out = []
     for _ in range(reps):

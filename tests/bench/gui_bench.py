@@ -86,7 +86,7 @@ class ReadRecorder:
         for engine in engines:
             event.listen(engine, "after_cursor_execute", self._record)
 
-    def _record(self, _conn, _cursor, sql, params, _context, many) -> None:  # noqa: ANN001
+    def _record(self, _conn, _cursor, sql, params, _context, many) -> None:
         if self.on and not many and is_read(sql):
             self.statements.append((time.time(), sql, params))
 

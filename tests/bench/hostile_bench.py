@@ -27,10 +27,10 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
 
-from tests.gui.hostile_data import blob, one_line, yaml_like  # noqa: E402
+from tests.gui.hostile_data import blob, one_line, yaml_like
 
 
 class Gap:

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in suites:
             try:
                 figures = importlib.import_module(name).run(ctx)
-            except Exception:  # one broken suite must not hide the others' figures
+            except Exception:  # noqa: BLE001 - one broken suite must not hide the others' figures
                 results["errors"][name] = traceback.format_exc()
                 print(results["errors"][name], file=sys.stderr)
                 continue

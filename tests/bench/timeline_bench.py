@@ -55,14 +55,14 @@ class Recorder:
     the desk had done by the time the operation was on screen (reads still running for
     other panes, e.g. the facts tabs, are not part of the figure)."""
 
-    def __init__(self, engine) -> None:  # noqa: ANN001 - a SQLAlchemy Engine
+    def __init__(self, engine) -> None:  # a SQLAlchemy Engine
         from sqlalchemy import event
 
         self.on = False
         self.statements: list[tuple[str, object]] = []
         event.listen(engine, "after_cursor_execute", self._record)
 
-    def _record(self, _conn, _cursor, sql, params, _context, _many) -> None:  # noqa: ANN001
+    def _record(self, _conn, _cursor, sql, params, _context, _many) -> None:
         if self.on and "FROM changes" not in sql and not sql.startswith(("BEGIN", "PRAGMA")):
             self.statements.append((sql, params))
 
@@ -88,7 +88,7 @@ def floor_seconds(path: Path, statements: list[tuple[str, object]]) -> float:
 # ---------------------------------------------------------------- the desk
 
 
-def wait(app, cond: Callable[[], bool], timeout: float = 120.0) -> None:  # noqa: ANN001
+def wait(app, cond: Callable[[], bool], timeout: float = 120.0) -> None:
     """Run the event loop until ``cond()`` holds, checking every millisecond. The loop
     sleeps in Qt between checks (the GIL is free for the task runner's threads), as the
     desk's own event loop does; a busy Python loop here would slow the workers down."""
@@ -117,7 +117,7 @@ def wait(app, cond: Callable[[], bool], timeout: float = 120.0) -> None:  # noqa
         raise TimeoutError("the desk did not get there in time")
 
 
-def visible_rows_loaded(pane) -> bool:  # noqa: ANN001 - an EventsPane
+def visible_rows_loaded(pane) -> bool:  # an EventsPane
     table, model = pane.table, pane.model
     if model.rowCount() == 0:
         return True
@@ -145,7 +145,7 @@ def prepare(source: Path, work: Path) -> None:
           flush=True)
 
 
-def open_window(path: Path):  # noqa: ANN201
+def open_window(path: Path):
     from PySide6.QtCore import QSettings
 
     from proctor.core import Actor, Journal
@@ -171,7 +171,7 @@ def open_window(path: Path):  # noqa: ANN201
 # ---------------------------------------------------------------- figures
 
 
-def runs_first_paint(app, window) -> None:  # noqa: ANN001
+def runs_first_paint(app, window) -> None:
     page = window.runs
     page.show_list()
     page.list.apply_query()
@@ -180,7 +180,7 @@ def runs_first_paint(app, window) -> None:  # noqa: ANN001
     page.table.viewport().repaint()
 
 
-def open_big_run(app, window) -> None:  # noqa: ANN001
+def open_big_run(app, window) -> None:
     detail = window.runs.detail
     detail.run_id = None  # open afresh every time
     window.show_run(BIG)
@@ -190,13 +190,13 @@ def open_big_run(app, window) -> None:  # noqa: ANN001
     pane.table.viewport().repaint()
 
 
-def settle(app, window) -> None:  # noqa: ANN001
+def settle(app, window) -> None:
     """Let the run detail's other reads (facts, timeline, density) finish."""
     runner = window.services.runner
     wait(app, lambda: runner.pending() == 0)
 
 
-def scroll_all(app, window) -> None:  # noqa: ANN001
+def scroll_all(app, window) -> None:
     pane = window.runs.detail.events_pane
     table, bar = pane.table, pane.table.verticalScrollBar()
     bar.setValue(0)
@@ -211,7 +211,7 @@ def scroll_all(app, window) -> None:  # noqa: ANN001
         value = min(value + page, bar.maximum())
 
 
-def drag_all(app, window, positions: int = 200) -> None:  # noqa: ANN001
+def drag_all(app, window, positions: int = 200) -> None:
     """The scroll bar dragged from top to bottom: each position loaded and painted."""
     pane = window.runs.detail.events_pane
     bar = pane.table.verticalScrollBar()
@@ -221,18 +221,18 @@ def drag_all(app, window, positions: int = 200) -> None:  # noqa: ANN001
         pane.table.viewport().repaint()
 
 
-def to_top(app, window) -> None:  # noqa: ANN001
+def to_top(app, window) -> None:
     window.runs.detail.events_pane.table.verticalScrollBar().setValue(0)
     wait(app, lambda: visible_rows_loaded(window.runs.detail.events_pane))
 
 
-def all_types(app, window) -> None:  # noqa: ANN001
+def all_types(app, window) -> None:
     pane = window.runs.detail.events_pane
     pane.set_types(None)
     wait(app, lambda: pane.model.types is None and pane.model.rowCount() == N_EVENTS)
 
 
-def filter_type(app, window) -> None:  # noqa: ANN001
+def filter_type(app, window) -> None:
     pane = window.runs.detail.events_pane
     pane.set_types(["log"])
     wait(app, lambda: pane.model.types == ["log"] and 0 < pane.model.rowCount() < N_EVENTS)
@@ -240,7 +240,7 @@ def filter_type(app, window) -> None:  # noqa: ANN001
     pane.table.viewport().repaint()
 
 
-def measure(app, window, recorder, path: Path, name: str,  # noqa: ANN001
+def measure(app, window, recorder, path: Path, name: str,
             fn: Callable[..., object], repeat: int,
             before: Callable[..., object] | None = None
             ) -> tuple[str, float, float, int, list[float], list[float]]:
@@ -348,7 +348,7 @@ def scenario_run(path: Path) -> str:
         person.close()
 
 
-def shots(app, window, folder: Path) -> None:  # noqa: ANN001
+def shots(app, window, folder: Path) -> None:
     """Screenshots: the run list, a failed run's detail, the visual timeline of a run with
     every lane busy (``scenario_run``)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -482,7 +482,7 @@ WHAT = (
 )
 
 
-def run(ctx):  # noqa: ANN001, ANN201 - (BenchContext) -> list[Figure]
+def run(ctx):  # (BenchContext) -> list[Figure]
     """Suite "timeline" for run.py: measured in an offscreen child process. --quick: the small
     demo journal and a 10k-event run; full: the >=1M-event journal and a 100k-event run."""
     from gui_bench import spawn_figures
@@ -490,7 +490,7 @@ def run(ctx):  # noqa: ANN001, ANN201 - (BenchContext) -> list[Figure]
     work = ctx.fresh("timeline-work") / "journal.db"
     args = (["--size", "small", "--events", "10000", "--repeat", "2", "--positions", "50"]
             if ctx.quick else ["--size", "large", "--events", "100000", "--repeat", "5"])
-    return spawn_figures("timeline_bench.py", args + ["--work", str(work)], ctx,
+    return spawn_figures("timeline_bench.py", [*args, "--work", str(work)], ctx,
                          timeout=600 if ctx.quick else 3600)
 
 

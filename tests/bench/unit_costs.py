@@ -67,7 +67,7 @@ LOG: list[tuple] = []  # (conn id, sql, params, many, rowcount, changes before)
 
 
 class CountingCursor(sqlite3.Cursor):
-    def execute(self, sql: str, params: Any = ()) -> Any:  # noqa: D102
+    def execute(self, sql: str, params: Any = ()) -> Any:
         conn = self.connection
         before = conn.total_changes
         result = super().execute(sql, params)
@@ -75,7 +75,7 @@ class CountingCursor(sqlite3.Cursor):
                     False, self.rowcount, conn.total_changes - before))
         return result
 
-    def executemany(self, sql: str, seq: Any) -> Any:  # noqa: D102
+    def executemany(self, sql: str, seq: Any) -> Any:
         conn = self.connection
         rows = [tuple(p) if not isinstance(p, dict) else p for p in seq]
         before = conn.total_changes
@@ -85,22 +85,22 @@ class CountingCursor(sqlite3.Cursor):
 
 
 class CountingConnection(sqlite3.Connection):
-    def cursor(self, factory: Any = CountingCursor) -> Any:  # noqa: D102
+    def cursor(self, factory: Any = CountingCursor) -> Any:
         return super().cursor(factory)
 
-    def execute(self, sql: str, params: Any = ()) -> Any:  # noqa: D102
+    def execute(self, sql: str, params: Any = ()) -> Any:
         return self.cursor().execute(_quiet(sql), params)
 
-    def executemany(self, sql: str, seq: Any) -> Any:  # noqa: D102
+    def executemany(self, sql: str, seq: Any) -> Any:
         return self.cursor().executemany(sql, seq)
 
-    def commit(self) -> None:  # noqa: D102
+    def commit(self) -> None:
         if not self.in_transaction:
             return
         LOG.append((id(self), "COMMIT", (), False, -1, 0))
         super().commit()
 
-    def rollback(self) -> None:  # noqa: D102
+    def rollback(self) -> None:
         if not self.in_transaction:
             return
         LOG.append((id(self), "ROLLBACK", (), False, -1, 0))
@@ -132,7 +132,7 @@ def _journal_connect(*args: Any, **kw: Any) -> sqlite3.Connection:
     return conn
 
 
-def _REAL_EXEC(conn: sqlite3.Connection, sql: str) -> None:
+def _REAL_EXEC(conn: sqlite3.Connection, sql: str) -> None:  # noqa: N802 - named as the constant it stands in for
     sqlite3.Connection.execute(conn, sql)
 
 

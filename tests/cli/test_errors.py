@@ -58,7 +58,7 @@ def proctor(*args: object, cwd: Path | None = None) -> subprocess.CompletedProce
 
 
 @pytest.fixture
-def in_process(capsys, monkeypatch):  # noqa: ANN001, ANN201
+def in_process(capsys, monkeypatch):
     """`proctor ARGS` in this process (fast; an uncaught exception fails the test as a
     traceback would), returning the same shape as ``proctor``."""
     from proctor.cli import main

@@ -86,7 +86,7 @@ def raw_controls(text: str) -> list[str]:
     return INVISIBLE.findall(text)
 
 
-def assert_terminal_safe(result) -> None:  # noqa: ANN001
+def assert_terminal_safe(result) -> None:
     for stream in (result.out, result.err):
         assert raw_controls(stream) == [], repr(stream[:2000])
         assert "\r" not in stream
@@ -115,7 +115,7 @@ def hints(out: str) -> list[str]:
     return [line[len("next: "):] for line in out.splitlines() if line.startswith("next: ")]
 
 
-def cli_parses(argv: list[str]):  # noqa: ANN201
+def cli_parses(argv: list[str]):
     from proctor.cli import build_parser
 
     return build_parser().parse_args(argv)

@@ -30,7 +30,7 @@ def question_of(path: Path, kind: str) -> str:
     raise AssertionError(f"no open {kind} question")
 
 
-def read(path: Path, fn):  # noqa: ANN001, ANN201
+def read(path: Path, fn):
     with Journal.open(path, read_only=True) as j:
         return fn(j)
 

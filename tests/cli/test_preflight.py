@@ -24,9 +24,8 @@ LDD_SAMPLE = textwrap.dedent("""\
 
 
 def bare_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
+    return {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    return env
 
 
 def test_every_missing_library_is_named_once_with_the_install_command() -> None:
@@ -99,7 +98,7 @@ def test_ctrl_c_in_the_terminal_closes_the_desk_cleanly(tmp_path: Path) -> None:
     try:
         assert proc.stdout.readline().strip() == "shown"
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -75,7 +75,7 @@ class ServerRaw:
         self.conn = psycopg.connect(host=u.host, port=u.port, user=u.username,
                                     password=u.password, dbname=u.database, autocommit=True)
 
-    def execute(self, sql: str, params: tuple | list | None = None):  # noqa: ANN201
+    def execute(self, sql: str, params: tuple | list | None = None):
         import psycopg
 
         try:
@@ -183,7 +183,7 @@ def boom(*_args, **_kwargs):
     raise Boom("injected fault mid-transaction")
 
 
-def assert_no_open_transaction(journal) -> None:  # noqa: ANN001 - a Journal
+def assert_no_open_transaction(journal) -> None:  # a Journal
     """Every pooled connection of ``journal`` is idle, and another connection can write."""
     for engine in (journal._writer, journal._reader):
         for record in list(engine.pool._pool.queue):
@@ -211,7 +211,7 @@ def assert_no_open_transaction(journal) -> None:  # noqa: ANN001 - a Journal
         conn.execute("ROLLBACK")
 
 
-def populate(agent, operator, clock) -> dict:  # noqa: ANN001 - journals and a FakeClock
+def populate(agent, operator, clock) -> dict:  # journals and a FakeClock
     """A busy journal: a row in every table, through the public API only."""
     runs = [agent.runs.start("proj", f"run {i}") for i in range(3)]
     r0, r1, r2 = (r.id for r in runs)

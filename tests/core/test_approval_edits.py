@@ -82,7 +82,7 @@ def test_an_altered_edited_action_is_refused_at_consume(operator, agent, pending
         assert conn.execute("SELECT COUNT(*) FROM effects").fetchone()[0] == 0
 
 
-@pytest.mark.parametrize("action,field", [
+@pytest.mark.parametrize(("action", "field"), [
     ({"tool": "payments.charge", "args": {"amount": 90, "account": "acct-7"}}, "action.tool"),
     (REQUESTED, "action"),  # unchanged
     ({"tool": "payments.refund", "args": {"amount": 600, "account": "acct-7"}},

@@ -41,7 +41,7 @@ def test_request_binds_the_action_digest_and_waits_for_a_person(agent, run, jour
                                                        "changes": 2}
 
 
-@pytest.mark.parametrize("action,field", [
+@pytest.mark.parametrize(("action", "field"), [
     ({"args": {}}, "action.tool"), ({"tool": "  "}, "action.tool"), (["tool"], "action"),
     ({"tool": "x", "n": float("nan")}, ""),
 ])
@@ -336,7 +336,7 @@ def _commit(journal, key, owner="w"):
     return journal.effects.commit(key, {"ok": 1}, owner=owner)
 
 
-@pytest.mark.parametrize("blocker,error", [
+@pytest.mark.parametrize(("blocker", "error"), [
     ("committed", errors.EffectCommitted), ("leased", errors.EffectBusy),
     ("ambiguous", errors.EffectAmbiguous)])
 def test_refused_reservation_leaves_approval_unconsumed(operator, agent, pending, journal_path,
@@ -465,6 +465,6 @@ def test_similar_lists_past_decisions_on_the_same_action(operator, agent, run, c
     agent.approvals.request(run.id, OTHER_ACTION, reason="2")
     current = agent.approvals.request(run.id, {**ACTION, "args": {"command": "ls"}}, reason="3")
     assert [a.id for a in operator.approvals.similar(current.id)] == [first.id]
-    assert [a.id for a in operator.approvals.for_run(run.id)][0] == first.id
+    assert next(a.id for a in operator.approvals.for_run(run.id)) == first.id
     with pytest.raises(errors.NotFound):
         operator.approvals.get("apr_missing")

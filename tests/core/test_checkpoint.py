@@ -41,7 +41,7 @@ def wal_frames_not_in_file(path: Path) -> int:
             shutil.copy(f"{path}{suffix}", f"{probe}{suffix}")
     conn = sqlite3.connect(probe)
     try:
-        _busy, log, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        _busy, log, _copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         return log
     finally:
         conn.close()

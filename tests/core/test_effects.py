@@ -226,7 +226,7 @@ def test_only_ambiguous_effects_are_resolved_by_hand(agent, operator, journal_pa
     assert snapshot(journal_path) == before
 
 
-@pytest.mark.parametrize("outcome,reason,field", [
+@pytest.mark.parametrize(("outcome", "reason", "field"), [
     ("reserved", "r", "outcome"), ("ambiguous", "r", "outcome"), ("executing", "r", "outcome"),
     ("committed", "", "reason"), ("failed", "   ", "reason")])
 def test_resolve_needs_final_outcome_and_reason(agent, operator, journal_path, outcome, reason,

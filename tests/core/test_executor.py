@@ -18,10 +18,10 @@ from proctor.core.storage.tx import event_digest_body, event_digest_text
 from .helpers import assert_no_open_transaction, raw
 
 
-def selects_of_runs(journal, fn):  # noqa: ANN001, ANN201 - a Journal and a callable
+def selects_of_runs(journal, fn):  # a Journal and a callable
     seen: list[str] = []
 
-    def record(conn, cursor, statement, *_args):  # noqa: ANN001 - SQLAlchemy signature
+    def record(conn, cursor, statement, *_args):  # SQLAlchemy signature
         if statement.lstrip().upper().startswith("SELECT") and "FROM runs" in statement:
             seen.append(statement)
 
@@ -35,7 +35,7 @@ def selects_of_runs(journal, fn):  # noqa: ANN001, ANN201 - a Journal and a call
 
 @pytest.mark.sqlite_only
 def test_the_run_head_is_read_once_per_transaction(agent, run):
-    def three_events(tx):  # noqa: ANN001, ANN202
+    def three_events(tx):
         for n in range(3):
             tx.run_event(run.id, "tick", {"n": n})
         return tx.run_row(run.id)
@@ -50,7 +50,7 @@ def test_the_run_head_is_read_once_per_transaction(agent, run):
 @pytest.mark.sqlite_only
 @pytest.mark.parametrize("how", ["core", "driver_sql", "executor"])
 def test_any_other_write_to_runs_drops_the_kept_head(agent, run, how):
-    def op(tx):  # noqa: ANN001, ANN202
+    def op(tx):
         before = tx.run_row(run.id)
         if how == "core":
             tx.conn.execute(update(s.runs).where(s.runs.c.id == run.id).values(error="x"))
@@ -67,7 +67,7 @@ def test_any_other_write_to_runs_drops_the_kept_head(agent, run, how):
 
 
 def test_a_head_kept_by_a_rolled_back_transaction_is_not_reused(agent, run):
-    def failing(tx):  # noqa: ANN001, ANN202
+    def failing(tx):
         tx.run_event(run.id, "tick", None)
         raise RuntimeError("boom")
 
@@ -149,7 +149,7 @@ def test_a_transaction_writes_one_event_row_per_run_and_none_beside_its_run_row(
                                                                                  operator):
     one, two = agent.runs.start("proj", "one"), agent.runs.start("proj", "two")
 
-    def op(tx):  # noqa: ANN001, ANN202
+    def op(tx):
         tx.run_event(one.id, "a", None)
         tx.run_event(two.id, "b", None)
         tx.run_event(one.id, "c", None)
@@ -173,7 +173,7 @@ def test_a_new_run_and_a_status_move_still_write_a_run_row(agent, operator, run)
 
 
 def test_a_run_changed_beside_an_append_still_writes_its_run_row(agent, run):
-    def op(tx):  # noqa: ANN001, ANN202
+    def op(tx):
         tx.conn.execute(update(s.runs).where(s.runs.c.id == run.id).values(error="x"))
         tx.run_event(run.id, "tick", None)
 

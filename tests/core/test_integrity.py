@@ -299,7 +299,7 @@ def test_a_rewritten_memory_mutation_breaks_its_entry_chain_at_the_first_edit(bu
 
 
 def test_a_deleted_memory_mutation_is_a_gap(busy_path):
-    entry_id, mutations = entry_with_history(busy_path)
+    _entry_id, mutations = entry_with_history(busy_path)
     tamper(busy_path, ("DELETE FROM memory_mutations WHERE id = ?", (mutations[1],)))
     with Journal.open(busy_path, actor=Actor.operator("auditor")) as j:
         restore_triggers(j)

@@ -265,7 +265,7 @@ def test_an_agent_cannot_change_a_confirmed_entry(agent, operator, journal_path,
     entry = agent.memory.add("project", "proj", "db", "db1")
     confirmed = operator.memory.confirm(entry.id, expected_version=1)
     before = snapshot(journal_path)
-    with pytest.raises(errors.NotAllowed):
+    with pytest.raises(errors.NotAllowed):  # noqa: PT012 - the block is the one operation under test
         if change == "replace":
             agent.memory.replace(entry.id, "db2", expected_version=confirmed.version)
         else:
@@ -625,7 +625,7 @@ def _fix_versions(name, base, ctx, agent):
     return base
 
 
-@pytest.mark.parametrize("name,field", CASES, ids=[f"{n}:{f}" for n, f in CASES])
+@pytest.mark.parametrize(("name", "field"), CASES, ids=[f"{n}:{f}" for n, f in CASES])
 def test_a_replay_with_any_one_field_changed_conflicts_and_writes_nothing(
         agent, operator, run, journal_path, name, field):
     setup, call, base, changes = REQUESTS[name]

@@ -186,7 +186,7 @@ def test_read_only_refuses_every_write_and_changes_nothing(journal_path, populat
                          clock=clock) as o:
         calls = write_calls(a, o, populated)
         for n, call in enumerate(calls):
-            with pytest.raises(errors.StoreReadOnly):
+            with pytest.raises(errors.StoreReadOnly):  # noqa: PT012 - the block is the one operation under test
                 call()
                 pytest.fail(f"write #{n} succeeded on a read-only journal")
         [result] = o.approvals.bulk_decide([(populated["approval"], 1)], True)

@@ -44,7 +44,7 @@ def sent(journal: Journal):
     """The statements (with their parameters) ``journal`` sends meanwhile."""
     seen: list[tuple[str, Any]] = []
 
-    def note(conn, cursor, statement, parameters, context, executemany):  # noqa: ANN001, ARG001
+    def note(conn, cursor, statement, parameters, context, executemany):
         if statement.lstrip().upper().startswith("SELECT"):
             seen.append((statement, parameters))
 
@@ -142,7 +142,7 @@ KEYED = {"audit": "request_id", "decisions": "request_id",
 UNIQUE = {f"ux_{table}_{column}" for table, column in KEYED.items()}
 
 
-def keyed_rows(agent, operator, run) -> None:  # noqa: ANN001
+def keyed_rows(agent, operator, run) -> None:
     """Audit and decision rows with and without a request id; mutations with and without
     an idempotency key."""
     for n in range(2):
@@ -155,7 +155,7 @@ def keyed_rows(agent, operator, run) -> None:  # noqa: ANN001
                          idempotency_key="k-1")
 
 
-def copy_of_a_row(conn, table: str, column: str, value: str | None,  # noqa: ANN001, ANN201
+def copy_of_a_row(conn, table: str, column: str, value: str | None,
                   new_id: str):
     """The SQL and values of an INSERT of a copy of a ``table`` row that has ``column`` set,
     with ``column`` = ``value`` and its own keys made new (``new_id``)."""

@@ -125,7 +125,7 @@ def test_conflict_is_parked_for_a_person(agent, conflict, entry):
     assert agent.memory.get(entry.id).content == "db1.internal"
 
 
-@pytest.mark.parametrize("choice,merged,content,mutations", [
+@pytest.mark.parametrize(("choice", "merged", "content", "mutations"), [
     ("accepted_local", None, "db1.internal", 1),
     ("accepted_incoming", None, "db9.internal", 2),
     ("merged", "db1.internal,db9.internal", "db1.internal,db9.internal", 2),
@@ -167,7 +167,7 @@ def test_resolve_with_stale_version_writes_nothing(operator, conflict, journal_p
     assert snapshot(journal_path) == before
 
 
-@pytest.mark.parametrize("choice,merged,field", [("merged", None, "merged"),
+@pytest.mark.parametrize(("choice", "merged", "field"), [("merged", None, "merged"),
                                                  ("merged", "   ", "content"),
                                                  ("pending", None, "choice")])
 def test_resolve_validates_the_choice(operator, conflict, journal_path, choice, merged, field):

@@ -127,7 +127,7 @@ def test_conflict_keeps_the_incoming_fields(agent, entry):
             bare.incoming_sensitivity) == (None, None, None, None)
 
 
-@pytest.mark.parametrize("fields,name", [({"incoming_trust": "gospel"}, "incoming_trust"),
+@pytest.mark.parametrize(("fields", "name"), [({"incoming_trust": "gospel"}, "incoming_trust"),
                                          ({"incoming_kind": " "}, "incoming_kind")])
 def test_conflict_fields_are_validated(agent, entry, journal_path, fields, name):
     before = snapshot(journal_path)
@@ -164,7 +164,7 @@ def test_take_incoming_without_differences_writes_no_mutation(agent, operator, e
     assert operator.memory.get(entry.id).version == entry.version
 
 
-@pytest.mark.parametrize("choice,merged", [("accepted_local", None), ("dismissed", None),
+@pytest.mark.parametrize(("choice", "merged"), [("accepted_local", None), ("dismissed", None),
                                            ("merged", "db1 and db9")])
 def test_other_choices_keep_the_local_fields(agent, operator, entry, choice, merged):
     item = agent.memory.record_conflict(entry.id, "db9.internal", incoming_source="sync",

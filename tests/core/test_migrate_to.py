@@ -101,7 +101,7 @@ def test_a_target_with_anything_in_it_is_refused_and_nothing_is_written(source, 
     with Journal.open(target, actor=Actor.agent(AGENT)) as j:
         j.runs.start("proj", "already here")
         before = every_row(j)
-    with pytest.raises(errors.NotAllowed, match="not empty: its [a-z_]+ table has rows"):
+    with pytest.raises(errors.NotAllowed, match=r"not empty: its [a-z_]+ table has rows"):
         migrate(source, str(target))
     with Journal.open(target, actor=Actor.agent(AGENT)) as j:
         assert every_row(j) == before

@@ -114,7 +114,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         try:
             call()
         except errors.ProctorError as err:
-            assert type(err) is error, f"expected {error}, got {type(err).__name__}: {err}"
+            assert type(err) is error, f"expected {error}, got {type(err).__name__}: {err}"  # noqa: PT017 - a Hypothesis rule checks the error it got
             return
         assert error is None, f"expected {error.__name__}, the call succeeded"
 
@@ -285,7 +285,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         try:
             self.agent.runs.start_attempt(self.run_id, "resume")
         except errors.ResumeBlocked as err:
-            assert blockers and sorted(err.blockers) == blockers, (err.blockers, blockers)
+            assert blockers and sorted(err.blockers) == blockers, (err.blockers, blockers)  # noqa: PT017 - a Hypothesis rule checks the error it got
             return
         assert not blockers, f"a new attempt started past {blockers}"
         self.model.interrupted, self.model.attempt = False, self.model.attempt + 1

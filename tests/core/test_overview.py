@@ -10,7 +10,7 @@ def action(n: int, tool: str = "shell") -> dict:
     return {"tool": tool, "args": {"command": f"step {n}"}}
 
 
-def request(agent, run, n, tool="shell"):  # noqa: ANN001, ANN201
+def request(agent, run, n, tool="shell"):
     return agent.approvals.request(run.id, action(n, tool), reason="r", request_key=f"k{n}")
 
 
@@ -60,7 +60,7 @@ def test_filters_keep_only_that_project_and_agent(open_journal, operator, clock)
     request(bob, r2, 2)
     request(bob, r2, 3)
 
-    def pending(**kw) -> int:  # noqa: ANN003
+    def pending(**kw) -> int:
         return sum(b.counts["approval"] for b in operator.overview.facts(**kw).pending)
 
     assert pending() == 3
@@ -77,7 +77,7 @@ def test_the_overview_is_one_read_transaction(operator, journal_path):
     calls = []
     real = operator.read
 
-    def counting(fn):  # noqa: ANN001, ANN202
+    def counting(fn):
         calls.append(fn)
         return real(fn)
 

@@ -21,20 +21,20 @@ from proctor.core.storage import pg
 from .helpers import ACTION
 
 
-def connect(server, url: str) -> psycopg.Connection:  # noqa: ANN001 - tests/pg_server.PgServer
+def connect(server, url: str) -> psycopg.Connection:  # tests/pg_server.PgServer
     """A raw connection to the journal's database, in autocommit mode: the adversary."""
     return psycopg.connect(server.dsn(url.rsplit("/", 1)[1]), autocommit=True)
 
 
 @pytest.fixture
-def raw(pg_server, pg_url):  # noqa: ANN001, ANN201
+def raw(pg_server, pg_url):
     conn = connect(pg_server, pg_url)
     yield conn
     conn.close()
 
 
 @pytest.fixture
-def pair(pg_url):  # noqa: ANN001, ANN201
+def pair(pg_url):
     agent = Journal.open(pg_url, actor=Actor.agent("agent-1"))
     operator = Journal.open(pg_url, actor=Actor.operator("alice"))
     yield agent, operator
@@ -42,7 +42,7 @@ def pair(pg_url):  # noqa: ANN001, ANN201
     operator.close()
 
 
-def decided(agent: Journal, operator: Journal):  # noqa: ANN201
+def decided(agent: Journal, operator: Journal):
     run = agent.runs.start("proj", "raw sql")
     approval = agent.approvals.request(run.id, ACTION, reason="clean up")
     operator.approvals.decide(approval.id, True, expected_version=1, reason="fine")
@@ -96,7 +96,7 @@ def test_a_refusal_is_the_integrity_error_sqlite_gives_and_the_trigger_set_is_co
     agent, operator = pair
     _run, approval = decided(agent, operator)
 
-    def forge(tx):  # noqa: ANN001, ANN202 - a service bug writing raw SQL in a transaction
+    def forge(tx):  # a service bug writing raw SQL in a transaction
         from sqlalchemy import text
 
         tx.conn.execute(text("UPDATE approvals SET action = '{}' WHERE id = :i"),
@@ -120,20 +120,20 @@ def test_verify_names_a_dropped_trigger(pair, raw):
 
 
 # ---------------------------------------------------------------- the change feed
-def backend_waiting_on_lock(raw, pid: int) -> bool:  # noqa: ANN001
+def backend_waiting_on_lock(raw, pid: int) -> bool:
     row = raw.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
                       (pid,)).fetchone()
     return row is not None and row[0] == "Lock"
 
 
-def wait_for(condition, timeout: float = 20.0) -> None:  # noqa: ANN001
+def wait_for(condition, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
 
 
-def late_commit(pg_server, pg_url, operator: Journal, agent: Journal, watch):  # noqa: ANN001, ANN201
+def late_commit(pg_server, pg_url, operator: Journal, agent: Journal, watch):
     """A raw writer takes its change row's seq and holds its transaction open; the agent
     writes meanwhile; the desk reads the feed before and after. Returns the seqs the desk
     read, the late row's seq, and every seq committed."""
@@ -169,7 +169,7 @@ def late_commit(pg_server, pg_url, operator: Journal, agent: Journal, watch):  #
     return read, late, [c.seq for c in every]
 
 
-def _agent_pids(conn, pids: list[int]) -> list[int]:  # noqa: ANN001
+def _agent_pids(conn, pids: list[int]) -> list[int]:
     rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'proctor' "
                         "AND pid <> pg_backend_pid()").fetchall()
     return [r[0] for r in rows]
@@ -217,7 +217,7 @@ def test_a_write_notifies_a_waiting_desk(pair):
     assert woke == [True]
 
 
-def test_changes_wait_wakes_on_another_writers_commit(journal_path, clock):  # noqa: ANN001
+def test_changes_wait_wakes_on_another_writers_commit(journal_path, clock):
     with Journal.open(journal_path, actor=Actor.agent("a"), clock=clock) as agent, \
             Journal.open(journal_path, actor=Actor.operator("o"), clock=clock) as operator:
         assert operator.changes.wait(0.05) is False
@@ -277,7 +277,7 @@ def test_a_dead_client_cannot_keep_the_write_lock(pg_url):
     """The server ends a transaction its client left idle, and TCP keepalives find a dead
     peer: on the store's connections and on the LISTEN connection."""
     with Journal.open(pg_url, actor=Actor.agent("a")) as journal:
-        def settings(conn):  # noqa: ANN001, ANN202
+        def settings(conn):
             params = conn.connection.driver_connection.info.get_parameters()
             return (conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar(),
                     params.get("keepalives"), params.get("keepalives_idle"))
@@ -310,7 +310,7 @@ def test_reads_are_one_snapshot(pair, raw):
     agent, operator = pair
     agent.runs.start("proj", "one")
 
-    def twice(conn):  # noqa: ANN001, ANN202
+    def twice(conn):
         from sqlalchemy import text
 
         first = conn.execute(text("SELECT count(*) FROM runs")).scalar()

@@ -13,7 +13,7 @@ REFUND = {"tool": "payments.refund",
                    "note": None, "flag": True, "command": "sudo rm  -rf /"}}
 
 
-@pytest.mark.parametrize("text,expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     ("args.amount <= 100", True),
     ("args.amount > 100", False),
     ("args.amount == 80.0", True),
@@ -51,7 +51,7 @@ def test_comparisons_are_type_strict_and_missing_is_false(text):
     assert predicates.parse(text).matches(REFUND) is False
 
 
-@pytest.mark.parametrize("text,where", [
+@pytest.mark.parametrize(("text", "where"), [
     ("", "empty"),
     ("args.amount", "ends too early"),
     ("args.amount = 1", "unexpected '='"),

@@ -79,7 +79,7 @@ def test_custom_schema_names_nested_field(agent, operator, run):
     assert answer(operator, item, {"limits": {"max": 3}}).response == {"limits": {"max": 3}}
 
 
-@pytest.mark.parametrize("kwargs,field", [
+@pytest.mark.parametrize(("kwargs", "field"), [
     ({"kind": "choice", "prompt": "pick"}, "options"),
     ({"kind": "question", "prompt": "  "}, "prompt"),
     ({"kind": "form", "prompt": "x", "response_schema": {"type": "no-such-type"}},

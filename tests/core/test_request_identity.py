@@ -97,7 +97,7 @@ def test_insert_or_replace_cannot_swap_a_pending_conflict(agent, run, journal_pa
                      f"VALUES ({marks})")
         for new_id in (m.id, "rec-forged"):
             forged = dict(zip(names, row, strict=True), id=new_id, incoming_content="acct-666")
-            with pytest.raises(sqlite3.IntegrityError, match="immutable|pending conflict"):
+            with pytest.raises(sqlite3.IntegrityError, match=r"immutable|pending conflict"):
                 conn.execute(statement, list(forged.values()))
         ids = [r[0] for r in conn.execute("SELECT id FROM memory_reconciliations")]
     assert ids == [m.id]

@@ -154,7 +154,7 @@ def test_sequences_stay_gapless_under_threads_and_connections(agent, open_journa
         try:
             for i in range(15):
                 journal.runs.append_event(runs[i % 2].id, "tick", {"w": n, "i": i})
-        except BaseException as err:  # pragma: no cover - reported below
+        except BaseException as err:  # noqa: BLE001 - pragma: no cover - reported below
             failures.append(err)
 
     threads = [threading.Thread(target=worker, args=(j, n))

@@ -13,7 +13,7 @@ from proctor.core.storage.sql import insert_rows, row_where, update_where
 from .helpers import ACTION
 
 
-def in_write(journal, fn):  # noqa: ANN001, ANN201 - a Journal and a callable
+def in_write(journal, fn):  # a Journal and a callable
     return journal.write(lambda tx: fn(tx.conn))
 
 
@@ -45,7 +45,7 @@ def test_a_recorder_sees_every_statement_and_the_results_do_not_change(agent, op
     plain = agent.approvals.request(run.id, ACTION, reason="plain")
     seen: list[str] = []
 
-    def record(conn, cursor, statement, *_args):  # noqa: ANN001 - SQLAlchemy event signature
+    def record(conn, cursor, statement, *_args):  # SQLAlchemy event signature
         seen.append(statement.split()[0].upper() + " " + statement.split()[2]
                     if statement.lstrip().upper().startswith("INSERT") else
                     statement.split()[0].upper())
@@ -70,7 +70,7 @@ def test_a_row_read_with_its_parent_reads_like_two_row_wheres(agent, run):
     agent.effects.reserve("k", tool="t", run_id=run.id, action=None)
     agent.effects.reserve("orphan", tool="t", action=None)
 
-    def read(c):  # noqa: ANN001, ANN202
+    def read(c):
         return (row_and_parent(c, s.effects, s.runs, "run_id", key="k"),
                 row_and_parent(c, s.effects, s.runs, "run_id", key="orphan"),
                 row_and_parent(c, s.effects, s.runs, "run_id", key="missing"),
@@ -81,7 +81,7 @@ def test_a_row_read_with_its_parent_reads_like_two_row_wheres(agent, run):
 
     seen: list[str] = []
 
-    def record(*args):  # noqa: ANN002, ANN202 - SQLAlchemy's signature
+    def record(*args):  # SQLAlchemy's signature
         seen.append(args[2])
 
     for listening in (False, True):  # straight to the driver, and through a recorder

@@ -74,7 +74,7 @@ def test_an_agent_login_cannot_approve_by_raw_sql(team, pending):
 
 
 def test_an_agent_login_cannot_insert_a_decided_approval(team, pending):
-    run, _approval = pending
+    _run, _approval = pending
     with team.raw("agent_a") as conn:
         row = conn.execute("SELECT * FROM approvals LIMIT 1").fetchone()
         cols = [d.name for d in conn.execute("SELECT * FROM approvals LIMIT 0").description]

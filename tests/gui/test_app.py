@@ -54,7 +54,7 @@ def test_unexpected_errors_are_logged_and_shown_with_details(qtbot, populated, o
 
     with qtbot.waitSignal(window.presenter.presented, timeout=WAIT_MS):
         window.services.runner.run(boom)  # no on_error: the default presenter
-    [(_parent, title, text, details)] = shown
+    [(_parent, _title, text, details)] = shown
     assert "RuntimeError: disk on fire" in text and "Traceback" in details
     assert "unexpected error" in caplog.text
 

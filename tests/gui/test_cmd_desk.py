@@ -30,7 +30,7 @@ class FakeAgents:
         FakeAgents.stopped = True
 
 
-def run_count(path) -> int:  # noqa: ANN001
+def run_count(path) -> int:
     journal = Journal.open(path, read_only=True)
     try:
         return journal.runs.count()
@@ -50,7 +50,7 @@ def test_demo_opens_the_window_first_and_fills_the_journal_behind_it(tmp_path, m
     started, seen = [], {}
     FakeAgents.stopped = False
 
-    def run_desk(path, **kw):  # noqa: ANN001, ANN202
+    def run_desk(path, **kw):
         window = QMainWindow()
         qtbot.addWidget(window)
         window.show()

@@ -233,7 +233,7 @@ def test_read_only_desk_watches_but_does_not_decide(qtbot, populated, open_desk)
 
 
 def test_pages_refresh_live_and_badges_follow(qtbot, populated, open_desk):
-    path, ids = populated
+    path, _ids = populated
     window = open_desk(path)
     qtbot.waitUntil(lambda: window.sidebar_model.count("inbox") == 6, timeout=WAIT_MS)
     window.go("runs")
@@ -386,7 +386,7 @@ def test_second_operator_cannot_approve_own_agent_request(qtbot, populated, open
 def test_clicking_age_switches_newest_and_oldest_first(qtbot, populated, open_desk):
     from proctor.gui.inbox.model import COL_AGE, COL_SUMMARY
 
-    path, ids = populated
+    path, _ids = populated
     window = open_desk(path)
     inbox = window.inbox
     header = inbox.table.horizontalHeader()
@@ -439,7 +439,7 @@ def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, op
     real_since = changes.since
     early = []
 
-    def not_yet_visible(seq, limit=5000):  # noqa: ANN001, ANN202
+    def not_yet_visible(seq, limit=5000):
         if not early:
             early.append(seq)
             return ChangeSet(since=seq, until=seq, changes=[])

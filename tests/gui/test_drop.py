@@ -13,14 +13,14 @@ def mime_with(*urls: QUrl) -> QMimeData:
     return mime
 
 
-def drag_enter(window, mime: QMimeData) -> bool:  # noqa: ANN001
+def drag_enter(window, mime: QMimeData) -> bool:
     event = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime,
                             Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(window, event)
     return event.isAccepted()
 
 
-def drop(window, mime: QMimeData) -> None:  # noqa: ANN001
+def drop(window, mime: QMimeData) -> None:
     event = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime,
                        Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(window, event)

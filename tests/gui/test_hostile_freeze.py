@@ -56,7 +56,7 @@ def open_entry(qtbot, window, entry_id: str) -> None:
     Desk(qtbot, window).open_memory_entry(entry_id)
 
 
-@pytest.mark.parametrize("before,after", [
+@pytest.mark.parametrize(("before", "after"), [
     (blob(1, 50_000), blob(2, 50_000)),  # one 50 KB base64 line replaced by another
     (yaml_like(3, 40_000), yaml_like(4, 40_000)),  # an ordinary YAML-like memory.replace
 ], ids=["base64-50k", "yaml-40k"])

@@ -172,10 +172,10 @@ class FakeTray:
     def hide(self) -> None:
         pass
 
-    def supportsMessages(self) -> bool:  # noqa: N802 - Qt's name
+    def supportsMessages(self) -> bool:
         return True
 
-    def showMessage(self, title, body, *args) -> None:  # noqa: N802, ANN001
+    def showMessage(self, title, body, *args) -> None:
         self.messages.append((title, body))
 
 
@@ -190,7 +190,7 @@ def test_tray_notifications_cannot_carry_markup(qtbot, hostile, open_desk):
     item = model.index(model.row_of(f"approval:{ids['approval']}"), 0).data(ITEM_ROLE)
     window.notifier._window = QWidget()  # not the active window
     window.notifier.notify([item])
-    [(title, body)] = tray.messages
+    [(_title, body)] = tray.messages
     assert "<" not in body and ">" not in body and "&" not in body
     assert "img src=x onerror=alert(1)" in body and RLO not in body
 

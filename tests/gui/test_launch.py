@@ -83,7 +83,7 @@ def test_try_a_demo_builds_one_off_the_gui_thread(qtbot, tmp_path, monkeypatch):
 
     threads = []
 
-    def build(path, size="small", seed=0, progress=None):  # noqa: ANN001, ANN202
+    def build(path, size="small", seed=0, progress=None):
         threads.append(threading.current_thread() is threading.main_thread())
         progress(1, 2, "")
         Journal.open(path).close()

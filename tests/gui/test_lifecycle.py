@@ -27,7 +27,7 @@ class Cyclic(QObject):
     """A QObject only a reference cycle keeps alive (with a running timer, as widgets have):
     the cyclic collector destroys it, in whichever thread the collection runs."""
 
-    died_on: list[int] = []
+    died_on: list[int] = []  # noqa: RUF012 - a pydantic field default (copied per instance), not shared state
 
     def __init__(self) -> None:
         super().__init__()
@@ -124,7 +124,7 @@ def test_the_journal_closes_after_the_calls_in_flight(journal_path):
     started, release = threading.Event(), threading.Event()
     count, close = unguarded.runs.count, unguarded.close
 
-    def held_count(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def held_count(*args, **kwargs):
         started.set()
         release.wait(WAIT_MS / 1000)
         result = count(*args, **kwargs)

@@ -12,7 +12,7 @@ from proctor.gui.infra.theme import Theme, ThemeMode
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
 
-def distinct_colours(image) -> int:  # noqa: ANN001 - QImage
+def distinct_colours(image) -> int:  # QImage
     step = max(1, image.width() // 120)
     return len({image.pixel(x, y) for x in range(0, image.width(), step)
                 for y in range(0, image.height(), step)})

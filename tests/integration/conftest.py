@@ -16,7 +16,7 @@ def desk(desks) -> Callable:
     """desk(path, read_only=False, busy_timeout=5.0) -> a started MainWindow as "alice"."""
     desks.wait_ms = WAIT_MS
 
-    def make(path: Path, read_only: bool = False, busy_timeout: float = 5.0):  # noqa: ANN202
+    def make(path: Path, read_only: bool = False, busy_timeout: float = 5.0):
         return desks.open(path, read_only=read_only, busy_timeout=busy_timeout)
 
     return make

@@ -28,7 +28,7 @@ def out(**fields: object) -> None:
     sys.stdout.flush()
 
 
-def timed(fn):  # noqa: ANN001, ANN201
+def timed(fn):
     start = time.perf_counter()
     result = fn()
     return result, (time.perf_counter() - start) * 1000

@@ -19,15 +19,15 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QSettings, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication
 
-from proctor.core import Actor, Journal  # noqa: E402
-from proctor.core import journal as core_journal  # noqa: E402
-from proctor.gui.decide import decider as decide  # noqa: E402
-from proctor.gui.infra.settings import DeskSettings  # noqa: E402
-from proctor.gui.infra.tasks import TaskRunner  # noqa: E402
-from proctor.gui.shell.app import build_window  # noqa: E402
+from proctor.core import Actor, Journal
+from proctor.core import journal as core_journal
+from proctor.gui.decide import decider as decide
+from proctor.gui.infra.settings import DeskSettings
+from proctor.gui.infra.tasks import TaskRunner
+from proctor.gui.shell.app import build_window
 
 
 def say(*words: str) -> None:
@@ -48,7 +48,7 @@ def tell_request_ids() -> None:
 def hold_inside_the_transaction() -> None:
     plain = core_journal.Tx.audit
 
-    def audit(self, action, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def audit(self, action, *args, **kwargs):
         plain(self, action, *args, **kwargs)
         if action.startswith("approval."):
             say("inside")
@@ -60,7 +60,7 @@ def hold_inside_the_transaction() -> None:
 def hold_after_the_commit() -> None:
     plain = core_journal.Journal.write
 
-    def write(self, fn):  # noqa: ANN001, ANN202
+    def write(self, fn):
         result = plain(self, fn)
         if getattr(fn, "__qualname__", "").startswith("Approvals.decide"):
             say("committed")

@@ -94,7 +94,7 @@ class Writer:
         ack(kind="memory", id=entry_id, version=m.version)
 
     def conflict(self) -> None:
-        entry_id, version = self.rng.choice(self.entries)
+        entry_id, _version = self.rng.choice(self.entries)
         try:
             c = self.agent.memory.record_conflict(entry_id, f"incoming {self.n}",
                                                   incoming_source="crash")

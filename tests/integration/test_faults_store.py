@@ -152,7 +152,7 @@ def scripts_with_0002(tmp_path: Path) -> Path:
 @pytest.fixture
 def code_knows_0002(scripts_with_0002, monkeypatch) -> None:
     namespace: dict = {}
-    exec(KNOW_0002, namespace)  # noqa: S102 - the same patch the child process applies
+    exec(KNOW_0002, namespace)  # the same patch the child process applies
     import alembic.config
 
     monkeypatch.setattr(core_db, "SCHEMA_REVISIONS", core_db.SCHEMA_REVISIONS)

@@ -65,7 +65,7 @@ class Zygote:
                          daemon=True).start()
 
     @staticmethod
-    def _pump(stream, put) -> None:  # noqa: ANN001
+    def _pump(stream, put) -> None:
         for line in stream:
             put(line.rstrip("\n"))
 

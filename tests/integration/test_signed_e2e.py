@@ -70,7 +70,7 @@ def test_a_trusting_agent_and_the_operators_cli_with_real_keys(tmp_path):
         forge(journal, second[1])
         assert agent.stdout.readline().split() == ["refused", "unsigned"]
     finally:
-        out, err = agent.communicate(timeout=60)
+        _out, err = agent.communicate(timeout=60)
     assert agent.returncode == 0, err
 
     verified = proctor(env, "verify", str(journal), "--trust", str(trust))

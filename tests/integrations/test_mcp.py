@@ -182,7 +182,7 @@ def test_a_request_filed_after_the_client_timed_out_is_withdrawn(journal_path, d
 
     async def main():  # over JSON-RPC: the client's timeout does not wait for the server
         async with Client(mcp.server, mode="legacy", client_info=HOST) as c:
-            with pytest.raises(MCPError, match="[Tt]imed out"):
+            with pytest.raises(MCPError, match=r"[Tt]imed out"):
                 await c.call_tool("request_approval", {"action": REFUND, "reason": "r"},
                                   read_timeout_seconds=3)
             assert mcp.filing.is_set(), "the call timed out before it began filing"

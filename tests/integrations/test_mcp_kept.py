@@ -127,7 +127,7 @@ def test_a_timed_out_blocking_call_keeps_a_keyed_request(journal_path, desk):
     async def main():
         server = ProctorMCP(journal_path, poll_s=0.02, progress_every_s=0.1).server
         async with Client(server, mode="legacy", client_info=HOST) as c:
-            with pytest.raises(MCPError, match="[Tt]imed out"):
+            with pytest.raises(MCPError, match=r"[Tt]imed out"):
                 await c.call_tool("request_approval", KEYED, read_timeout_seconds=0.5)
             [item] = await anyio.to_thread.run_sync(desk.wait_pending, "approval")
             with anyio.fail_after(10):  # the server has seen the cancel

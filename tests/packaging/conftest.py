@@ -26,7 +26,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.skip(reason=SKIP_REASON))
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+def pytest_terminal_summary(terminalreporter) -> None:
     if REPORT:
         terminalreporter.section("packaging figures")
         for line in REPORT:

@@ -117,7 +117,7 @@ def test_lapsed_leases_and_only_those_can_be_marked_ambiguous(qtbot, journal_pat
     ambiguous(journal_path, "live:9", lease=600, mark=False)
     # a lease long enough that reserve -> begin fits in it on a loaded machine
     qtbot.waitUntil(lambda: time.time() > lapsed_at, timeout=WAIT_MS)
-    window, page = effects_page(open_desk, journal_path)
+    _window, page = effects_page(open_desk, journal_path)
     page.choose_filter("lapsed")
     select(qtbot, page, "lapse:1")
     assert page.model.row_of("live:9") < 0
@@ -180,7 +180,7 @@ def test_inbox_detail_asks_twice_and_keeps_the_evidence(qtbot, journal_path, ope
 def test_idempotent_writes_are_marked_failed_without_a_second_question(
         qtbot, journal_path, open_desk, monkeypatch):
     ambiguous(journal_path, "put:1", safety="idempotent_write")
-    window, page = effects_page(open_desk, journal_path)
+    _window, page = effects_page(open_desk, journal_path)
     select(qtbot, page, "put:1")
     assert "harmless" in page.form.risk.text()
     monkeypatch.setattr(ConfirmDialog, "ask", classmethod(

@@ -26,7 +26,7 @@ def editor(form: SchemaForm, path: tuple[str, ...]):
     return found
 
 
-def T(path: tuple[str, ...], text: str):  # noqa: N802 - table vocabulary
+def T(path: tuple[str, ...], text: str):
     """Type text into the field's editor, replacing what was there."""
     def act(form: SchemaForm, qtbot) -> None:
         edit = editor(form, path).edit
@@ -36,7 +36,7 @@ def T(path: tuple[str, ...], text: str):  # noqa: N802 - table vocabulary
     return act
 
 
-def CLEAR(path: tuple[str, ...]):  # noqa: N802
+def CLEAR(path: tuple[str, ...]):
     def act(form: SchemaForm, qtbot) -> None:
         edit = editor(form, path).edit
         edit.setFocus()
@@ -45,7 +45,7 @@ def CLEAR(path: tuple[str, ...]):  # noqa: N802
     return act
 
 
-def C(path: tuple[str, ...], n: int):  # noqa: N802
+def C(path: tuple[str, ...], n: int):
     """Choose enum value n (click the radio button, or pick it in the combo box)."""
     def act(form: SchemaForm, qtbot) -> None:
         field_ = editor(form, path)
@@ -57,7 +57,7 @@ def C(path: tuple[str, ...], n: int):  # noqa: N802
     return act
 
 
-def X(path: tuple[str, ...], n: int):  # noqa: N802
+def X(path: tuple[str, ...], n: int):
     """Tick (or untick) item n of a checklist, or the check box of a boolean."""
     def act(form: SchemaForm, qtbot) -> None:
         field_ = editor(form, path)
@@ -72,7 +72,7 @@ def X(path: tuple[str, ...], n: int):  # noqa: N802
     return act
 
 
-def ADD(path: tuple[str, ...]):  # noqa: N802
+def ADD(path: tuple[str, ...]):
     def act(form: SchemaForm, qtbot) -> None:
         field_ = editor(form, path)
         assert isinstance(field_, ArrayField | MapField)
@@ -80,7 +80,7 @@ def ADD(path: tuple[str, ...]):  # noqa: N802
     return act
 
 
-def KEY(path: tuple[str, ...], row: int, name: str):  # noqa: N802
+def KEY(path: tuple[str, ...], row: int, name: str):
     """Name entry ``row`` of a map."""
     def act(form: SchemaForm, qtbot) -> None:
         field_ = editor(form, path)
@@ -89,7 +89,7 @@ def KEY(path: tuple[str, ...], row: int, name: str):  # noqa: N802
     return act
 
 
-def DOWN(path: tuple[str, ...], row: int):  # noqa: N802
+def DOWN(path: tuple[str, ...], row: int):
     def act(form: SchemaForm, qtbot) -> None:
         field_ = editor(form, path)
         assert isinstance(field_, ArrayField)
@@ -99,7 +99,7 @@ def DOWN(path: tuple[str, ...], row: int):  # noqa: N802
     return act
 
 
-def RAW(text: str):  # noqa: N802
+def RAW(text: str):
     def act(form: SchemaForm, qtbot) -> None:
         if form.supported:
             form.tabs.setCurrentIndex(RAW_TAB)

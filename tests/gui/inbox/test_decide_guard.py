@@ -345,7 +345,7 @@ def test_an_action_longer_than_the_boxes_show_always_asks(qtbot, journal_path, o
     select(qtbot, window, huge)
     seen = []
 
-    def look(parent, what):  # noqa: ANN001, ANN202
+    def look(parent, what):
         dialog = ConfirmApproval(parent, what)
         qtbot.addWidget(dialog)
         seen.append((what.risks, len(dialog.action.toPlainText())))

@@ -199,7 +199,7 @@ def test_stale_click_refused_after_the_desk_saw_the_other_decision(qtbot, journa
     approvals = window.journal.unguarded.approvals
     decide, gate = approvals.decide, threading.Event()
 
-    def held(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - the click waits for the gate
+    def held(*args, **kwargs):  # the click waits for the gate
         gate.wait(WAIT_MS / 1000)
         return decide(*args, **kwargs)
 

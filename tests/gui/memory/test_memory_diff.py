@@ -3,6 +3,7 @@ texts and white space, and rendered as plain text with highlight formats only.""
 
 from __future__ import annotations
 
+import itertools
 import random
 import unicodedata
 
@@ -32,7 +33,7 @@ def exact(old: str, new: str) -> list[Piece]:
     assert old_text(pieces) == old
     assert new_text(pieces) == new
     assert all(p.text for p in pieces)
-    assert all(a.op != b.op for a, b in zip(pieces, pieces[1:], strict=False))
+    assert all(a.op != b.op for a, b in itertools.pairwise(pieces))
     return pieces
 
 

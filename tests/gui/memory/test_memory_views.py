@@ -71,7 +71,7 @@ def test_browse_pages_through_every_entry_in_order(shared, sort, descending, key
 
 
 def test_browse_filters(shared):
-    path, ids = shared
+    path, _ids = shared
     with Journal.open(path, read_only=True) as j:
         m = j.memory
 
@@ -104,7 +104,7 @@ def test_scope_usage_counts_and_tokens(shared):
     assert shop.chars == live_chars and shop.tokens == estimate_tokens(live_chars)
     assert estimate_tokens(4) == 1 and estimate_tokens(5) == 2 and estimate_tokens(0) == 0
     assert usage[(MemoryScope.USER, "bob")].entries == 1
-    assert list(usage)[0][0] == MemoryScope.PROJECT  # project, space, user
+    assert next(iter(usage))[0] == MemoryScope.PROJECT  # project, space, user
 
 
 def test_reveal_is_audited_and_for_operators_only(filled):

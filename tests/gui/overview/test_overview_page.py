@@ -12,14 +12,14 @@ from ..conftest import WAIT_MS
 HOSTILE = "evil\u202egnp.exe\x1b[2J"
 
 
-def show_overview(qtbot, window):  # noqa: ANN001, ANN201
+def show_overview(qtbot, window):
     page = window.overview
     with qtbot.waitSignal(page.model.loaded, timeout=WAIT_MS):
         window.registry.trigger("go.overview")
     return page
 
 
-def waiting_total(page) -> int:  # noqa: ANN001
+def waiting_total(page) -> int:
     return int(sum(bar.total() for bar in page.pending.chart.bars))
 
 

@@ -83,7 +83,7 @@ def test_refresh_keeps_current_row(qtbot, populated):
 
 
 def test_list_page_models(qtbot, qtmodeltester, populated):
-    path, ids = populated
+    path, _ids = populated
     runner, journal = TaskRunner(), guarded(path)
     cases = [(RunsModel(runner), lambda m: m.show(journal, text=None, status=None)),
              (EffectsModel(runner), lambda m: m.show(journal, None)),

@@ -63,13 +63,13 @@ def test_patch_rereads_only_named_rows(qtbot, qtmodeltester, runner):
     qtmodeltester.check(model)
     picked = []
 
-    def fetch(cursor, limit):  # noqa: ANN001, ANN202 - two pages of two rows
+    def fetch(cursor, limit):  # two pages of two rows
         rows = sorted(truth.values(), key=lambda r: r.key, reverse=True)
         start = 0 if cursor is None else int(cursor)
         more = start + 2 < len(rows)
         return Page[Row](items=rows[start:start + 2], next_cursor=str(start + 2) if more else None)
 
-    def pick(keys):  # noqa: ANN001, ANN202
+    def pick(keys):
         picked.append(set(keys))
         return [truth[k] for k in keys if k in truth]
 

@@ -83,7 +83,7 @@ def indicator_contrast(widget: QWidget, window: QColor) -> float:
     size = widget.style().pixelMetric(widget.style().PixelMetric.PM_ExclusiveIndicatorWidth)
     y0 = (image.height() - size) // 2
     best = 1.0
-    for x in range(0, size + 4):
+    for x in range(size + 4):
         for y in range(max(0, y0 - 2), min(image.height(), y0 + size + 2)):
             best = max(best, contrast(QColor(image.pixel(x, y)), window))
     return best

@@ -51,7 +51,7 @@ def upgrade() -> None:
     create_integrity_triggers(conn)
 
 
-def _chain_mutations(conn) -> None:  # noqa: ANN001
+def _chain_mutations(conn) -> None:
     drop_trigger(conn, "trg_memory_mutations_no_update", "memory_mutations")
     rows = conn.execute(sa.text(
         f"SELECT {', '.join(MUTATION_KEYS)} FROM memory_mutations "
