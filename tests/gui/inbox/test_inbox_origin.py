@@ -26,7 +26,7 @@ def file_items(path) -> dict[str, str]:
         entry = agent.memory.add("project", "shop", "region", "eu-west")
         m = agent.memory.record_conflict(entry.id, "us-east", incoming_source="sync",
                                          run_id=run.id, origin={"runtime": "pydantic-ai"})
-    return {"approval": a.id, "question": q.id, "memory": m.id}
+    return {"approval": a.id, "question": q.id, "conflict": m.id}
 
 
 def show(qtbot, window, kind: str, item_id: str):
@@ -60,7 +60,7 @@ def test_every_item_says_where_it_came_from(qtbot, journal_path, open_desk):
     assert "via mcp/refund_agent\\x1b" in line and "\x1b" not in line
     assert "from mcp · refund_agent" in tip and "\x1b" not in tip
 
-    for kind, runtime in (("question", "langgraph"), ("memory", "pydantic-ai")):
+    for kind, runtime in (("question", "langgraph"), ("conflict", "pydantic-ai")):
         detail = show(qtbot, window, kind, ids[kind])
         assert detail.origin.text().startswith(f"From {runtime}")
 
@@ -70,5 +70,5 @@ def test_an_item_without_an_origin_says_so(qtbot, journal_path, open_desk):
         entry = operator.memory.add("project", "shop", "region", "eu-west")
         m = operator.memory.record_conflict(entry.id, "us-east", incoming_source="import")
     window = open_desk(journal_path)
-    detail = show(qtbot, window, "memory", m.id)
+    detail = show(qtbot, window, "conflict", m.id)
     assert detail.origin.text() == "From: not reported"
