@@ -202,14 +202,27 @@ def desks(qtbot, settings) -> Iterator[Desks]:
     opened.close_all()
 
 
+MADE_KEYS_DIR = "PROCTOR_TEST_KEYS_DIR_MADE"  # the folder below was made by a test session
+
+
 def _isolate_operator_keys() -> None:
     """Operator keys made by the CLI and the desk under test go to a throwaway folder, as a
-    0600 file (never the developer's keyring or config folder)."""
+    0600 file (never the developer's keyring or config folder). Each pytest-xdist worker
+    has a folder of its own: a worker inherits the controller's environment, and two
+    workers' tests making and removing keys in one folder would race."""
     import tempfile
 
-    if "PROCTOR_KEYS_DIR" not in os.environ:
-        os.environ["PROCTOR_KEYS_DIR"] = tempfile.mkdtemp(prefix="proctor-test-keys-")
+    made = os.environ.get(MADE_KEYS_DIR)
+    inherited = made is not None and os.environ.get("PROCTOR_KEYS_DIR") == made
+    if "PROCTOR_KEYS_DIR" not in os.environ or inherited:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+        folder = tempfile.mkdtemp(prefix=f"proctor-test-keys-{worker}-")
+        os.environ["PROCTOR_KEYS_DIR"] = os.environ[MADE_KEYS_DIR] = folder
+        _MADE_HERE.append(folder)
     os.environ.setdefault("PROCTOR_KEY_STORE", "file")
+
+
+_MADE_HERE: list[str] = []  # removed at the end of this process's session
 
 
 _isolate_operator_keys()
@@ -235,9 +248,15 @@ def pg_server() -> Iterator[Any]:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The end of this process's session (each pytest-xdist worker's, and the controller's):
+    its PostgreSQL server stops, its keys folder goes."""
+    import shutil
+
     import pg_server as pgs
 
     pgs.stop()
+    for folder in _MADE_HERE:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
