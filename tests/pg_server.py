@@ -1,5 +1,7 @@
 """A real PostgreSQL server for the test session: ``initdb`` in a temporary folder, listening
 on 127.0.0.1 on a free port (agents "on other hosts" connect over TCP), stopped at the end.
+Under pytest-xdist each worker process that needs one starts its own (its own folder, port
+and template) and stops it at the end of its session.
 
 As root the server runs as the ``postgres`` user (initdb refuses root). Each test gets a fresh
 database cheaply: the schema is migrated once into a template database and each test's
@@ -9,6 +11,7 @@ need the server are skipped, except under CI (env CI set), where they fail: CI m
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import glob
 import itertools
@@ -25,6 +28,7 @@ USER = "proctor"
 PASSWORD = "proctor-test"
 TEMPLATE = "proctor_tmpl"
 PREFETCH = 2  # databases made ahead of the tests that will take them
+PORT_TRIES = 5  # a free port taken by someone else before the server bound it: try another
 
 
 def find_bin() -> Path | None:
@@ -95,7 +99,11 @@ class PgServer:
         # as root the server runs as postgres, which must reach the folder: not under a
         # private TMPDIR (/root/...), but /tmp
         where = "/tmp" if self.as_root and os.path.isdir("/tmp") else None
-        self.root = Path(tempfile.mkdtemp(prefix="proctor-pg-", dir=where))
+        # one server per pytest-xdist worker: each its own folder (named for the worker) and
+        # port
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+        prefix = f"proctor-pg-{worker}-" if worker else "proctor-pg-"
+        self.root = Path(tempfile.mkdtemp(prefix=prefix, dir=where))
         self.data = self.root / "data"
         self._names = itertools.count(1)
         self._lock = threading.Lock()
@@ -139,8 +147,22 @@ class PgServer:
             conf += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
         with open(self.data / "postgresql.conf", "a") as fh:
             fh.write(conf)
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w",
-                  "-t", "60", "start")
+        for attempt in range(PORT_TRIES):
+            try:
+                self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w",
+                          "-t", "60", "start")
+                break
+            except subprocess.CalledProcessError:
+                # another process (another worker's server) took the free port between
+                # free_port() and the bind: the same cluster on another port (the last
+                # "port =" line of postgresql.conf wins)
+                log = self.root / "log"
+                taken = log.exists() and "could not bind" in log.read_text()
+                if not taken or attempt == PORT_TRIES - 1:
+                    raise
+                self.port = free_port()
+                with open(self.data / "postgresql.conf", "a") as fh:
+                    fh.write(f"port = {self.port}\n")
         self._make_template()
         return self
 
@@ -247,6 +269,7 @@ def server() -> PgServer | None:
     candidate = PgServer(bindir)
     try:
         _SERVER = candidate.start()
+        atexit.register(stop)  # pytest_sessionfinish stops it; this, if the session did not end
     except subprocess.CalledProcessError as err:
         log = candidate.root / "log"
         tail = log.read_text()[-2000:] if log.exists() else ""

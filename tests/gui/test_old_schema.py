@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QApplication, QDialog
 from proctor.core import Actor, Journal
 from proctor.core.storage import db as core_db
 from proctor.gui.infra.errors import ErrorDialog
+from proctor.gui.shell import old_schema
 from proctor.gui.shell.app import DeskApp
 from proctor.gui.shell.old_schema import Choice, OldSchemaDialog
 
@@ -66,6 +67,7 @@ def older(tmp_path: Path, monkeypatch) -> tuple[Path, str, str]:
         textwrap.dedent(REVISION.format(next=NEXT, head=old)))
     monkeypatch.setattr(core_db, "SCHEMA_REVISIONS", (*core_db.SCHEMA_REVISIONS, NEXT))
     monkeypatch.setattr(core_db, "SCHEMA_HEAD", NEXT)
+    monkeypatch.setattr(old_schema, "SCHEMA_HEAD", NEXT)  # the desk's copy (app_schema)
     plain = alembic.config.Config.set_main_option
 
     def set_main_option(self, name: str, value: str) -> None:
