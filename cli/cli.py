@@ -9,9 +9,17 @@ import sys
 from . import __version__
 
 # Each module has ``register(subparsers)``; its subcommands set ``func(args) -> int``.
-COMMAND_MODULES = ("proctor.cmd_ops", "proctor.cmd_sim", "proctor.cmd_desk",
-                   "proctor.cmd_integrations", "proctor.cmd_timeline", "proctor.cmd_desktop",
-                   "proctor.cmd_keys", "proctor.cmd_rules", "proctor.cmd_team")
+COMMAND_MODULES = (
+    "proctor.cmd_ops",
+    "proctor.cmd_sim",
+    "proctor.cmd_desk",
+    "proctor.cmd_integrations",
+    "proctor.cmd_timeline",
+    "proctor.cmd_desktop",
+    "proctor.cmd_keys",
+    "proctor.cmd_rules",
+    "proctor.cmd_team",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,11 +47,14 @@ SHELLS = ("bash", "zsh", "tcsh")
 def add_completion(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser) -> None:
     """`proctor completion SHELL`: the shell completion script, made by shtab from this very
     parser (so it never lists a command or flag that does not exist)."""
-    p = sub.add_parser("completion", help="print the shell completion script",
-                       description="Print a completion script for SHELL. Bash: "
-                                   "`proctor completion bash > ~/.local/share/"
-                                   "bash-completion/completions/proctor`; zsh: write it "
-                                   "as `_proctor` into a folder on your $fpath.")
+    p = sub.add_parser(
+        "completion",
+        help="print the shell completion script",
+        description="Print a completion script for SHELL. Bash: "
+        "`proctor completion bash > ~/.local/share/"
+        "bash-completion/completions/proctor`; zsh: write it "
+        "as `_proctor` into a folder on your $fpath.",
+    )
     p.add_argument("shell", choices=SHELLS)
     p.set_defaults(func=lambda args: print_completion(parser, args.shell))
 

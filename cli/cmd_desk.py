@@ -19,30 +19,43 @@ EXIT_OK, EXIT_USAGE, EXIT_STORE = 0, 2, 3
 
 def register(sub: argparse._SubParsersAction) -> None:
     demo = sub.add_parser(
-        "demo", help="build a demo journal, start simulated agents, open the desk",
+        "demo",
+        help="build a demo journal, start simulated agents, open the desk",
         description="Builds a fresh demo journal (under your user data folder), starts "
-                    "simulated agent processes that keep asking for approvals and answers, "
-                    "and opens the desk on it. The agents stop when the window closes.")
+        "simulated agent processes that keep asking for approvals and answers, "
+        "and opens the desk on it. The agents stop when the window closes.",
+    )
     demo.add_argument("--agents", type=int, default=3, help="agent processes (default 3)")
-    demo.add_argument("--rate", type=float, default=0.5,
-                      help="steps per second per agent (default 0.5)")
+    demo.add_argument(
+        "--rate", type=float, default=0.5, help="steps per second per agent (default 0.5)"
+    )
     demo.add_argument("--seed", type=int, default=0, help="seed for the demo journal")
-    demo.add_argument("--dir", type=Path, help="folder for the demo (default: a new folder "
-                                               "under the user data folder)")
+    demo.add_argument(
+        "--dir",
+        type=Path,
+        help="folder for the demo (default: a new folder under the user data folder)",
+    )
     demo.add_argument("--no-agents", action="store_true", help="open without live agents")
     demo.add_argument("--as", dest="operator", help="operator name (default: your login)")
     demo.set_defaults(func=guarded(cmd_demo))
 
-    opener = sub.add_parser("open", help="open a journal in the desk",
-                            description="Open a journal in the desk.")
-    opener.add_argument("path", help="the journal file, or a team journal's server URL "
-                                      "(postgresql+psycopg://LOGIN@HOST:PORT/DATABASE; the "
-                                      "password from the URL or the OS keyring)")
+    opener = sub.add_parser(
+        "open", help="open a journal in the desk", description="Open a journal in the desk."
+    )
+    opener.add_argument(
+        "path",
+        help="the journal file, or a team journal's server URL "
+        "(postgresql+psycopg://LOGIN@HOST:PORT/DATABASE; the "
+        "password from the URL or the OS keyring)",
+    )
     opener.add_argument("--read-only", action="store_true", help="watch only; decide nothing")
     opener.add_argument("--as", dest="operator", help="operator name (default: your login)")
     opener.add_argument("--create", action="store_true", help="create the journal if missing")
-    opener.add_argument("--migrate", action="store_true",
-                        help="upgrade an older journal without asking (a backup is made first)")
+    opener.add_argument(
+        "--migrate",
+        action="store_true",
+        help="upgrade an older journal without asking (a backup is made first)",
+    )
     opener.set_defaults(func=guarded(cmd_open))
 
 
@@ -58,8 +71,10 @@ def cmd_open(args: argparse.Namespace) -> int:
     path = Path(args.path.removeprefix("sqlite:///")).expanduser()
     if not path.exists() and (args.read_only or not args.create):
         print(f"proctor open: error: no journal at {path}", file=sys.stderr)
-        print("  hint: Check the path, or pass --create to start a new journal there.",
-              file=sys.stderr)
+        print(
+            "  hint: Check the path, or pass --create to start a new journal there.",
+            file=sys.stderr,
+        )
         return EXIT_STORE
     refusal = not_a_journal(path)
     if refusal is not None:
@@ -68,8 +83,12 @@ def cmd_open(args: argparse.Namespace) -> int:
         return EXIT_STORE
     from proctor.gui.shell.app import run_desk
 
-    return run_desk(path, read_only=args.read_only, operator=args.operator,
-                    old_schema="migrate" if args.migrate else "ask")
+    return run_desk(
+        path,
+        read_only=args.read_only,
+        operator=args.operator,
+        old_schema="migrate" if args.migrate else "ask",
+    )
 
 
 def not_a_journal(path: Path) -> ProctorError | None:
@@ -96,8 +115,14 @@ def demo_folder(base: Path | None) -> Path:
     import platformdirs
 
     stamp = time.strftime("demo-%Y%m%d-%H%M%S")
-    roots = [base] if base else [Path(platformdirs.user_data_dir("proctor")) / "demos",
-                                 Path(tempfile.gettempdir()) / "proctor-demos"]
+    roots = (
+        [base]
+        if base
+        else [
+            Path(platformdirs.user_data_dir("proctor")) / "demos",
+            Path(tempfile.gettempdir()) / "proctor-demos",
+        ]
+    )
     for root in roots:
         try:
             root.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -125,8 +150,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     operator = args.operator or demo_operator()
     trust = demo_trust(path.parent, operator)
     Journal.open(path, actor=Actor.agent("demo-builder")).close()  # the schema, no runs yet
-    print(f"Opening the desk on a new demo journal at {path}; it fills in behind the "
-          "window.", flush=True)
+    print(
+        f"Opening the desk on a new demo journal at {path}; it fills in behind the window.",
+        flush=True,
+    )
     started: list = []  # the simulated agents, once the journal is full
 
     def on_window(window: MainWindow) -> None:
@@ -137,8 +164,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if inbox is not None:  # the demo's own fill is no arrival to hold behind "N new"
             fill.filled.connect(inbox.show_new)
         if args.agents and not args.no_agents:
-            fill.filled.connect(lambda: started.append(start_demo_agents(path, args,
-                                                                         trust["path"])))
+            fill.filled.connect(
+                lambda: started.append(start_demo_agents(path, args, trust["path"]))
+            )
         fill.start()
 
     from proctor.gui.shell.app import run_desk
@@ -152,17 +180,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"The demo journal stays at {path}", flush=True)
 
 
-def start_demo_agents(path: Path, args: argparse.Namespace,
-                      trust: Path | None = None) -> object:
+def start_demo_agents(path: Path, args: argparse.Namespace, trust: Path | None = None) -> object:
     """The simulated agents; with ``trust`` they refuse any decision the operator's key did
     not sign (their ``PROCTOR_TRUSTED_OPERATORS``; the desk and the demo's builder keep
     theirs)."""
     from proctor.sim.agents import start_agents
 
-    agents = start_agents(path, agents=args.agents, rate=args.rate, seed=args.seed,
-                          trust=trust)
-    print(f"Started {args.agents} simulated agents"
-          + (f"; they trust only your key ({trust})." if trust else "."), flush=True)
+    agents = start_agents(path, agents=args.agents, rate=args.rate, seed=args.seed, trust=trust)
+    print(
+        f"Started {args.agents} simulated agents"
+        + (f"; they trust only your key ({trust})." if trust else "."),
+        flush=True,
+    )
     return agents
 
 

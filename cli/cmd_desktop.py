@@ -40,7 +40,7 @@ def desk_executable() -> Path | None:
 def exec_quote(path: Path) -> str:
     """``path`` as one argument of a desktop entry's Exec key (quoted when needed)."""
     text = str(path)
-    if not any(c in text for c in ' \t\n"\'\\><~|&;$*?#()`='):
+    if not any(c in text for c in " \t\n\"'\\><~|&;$*?#()`="):
         return text
     escaped = "".join("\\" + c if c in '"`$\\' else c for c in text)
     # The Exec value is itself a string value, whose backslashes are escaped once more.
@@ -70,7 +70,9 @@ def planned_files(data: Path) -> dict[Path, tuple[str, ...]]:
         target = data / "icons" / "hicolor" / f"{size}x{size}" / "apps" / f"{app_id}.png"
         files[target] = ("icons", "app", f"proctor-{size}.png")
     files[data / "icons" / "hicolor" / "scalable" / "apps" / f"{app_id}.svg"] = (
-        "icons", "proctor.svg")
+        "icons",
+        "proctor.svg",
+    )
     return files
 
 
@@ -101,8 +103,10 @@ def uninstall(data: Path) -> list[Path]:
 
 def refresh_caches(data: Path) -> None:
     """Tell the menu and the icon theme (best effort: the tools may not be installed)."""
-    commands = [["update-desktop-database", "-q", str(data / "applications")],
-                ["gtk-update-icon-cache", "-q", "-t", "-f", str(data / "icons" / "hicolor")]]
+    commands = [
+        ["update-desktop-database", "-q", str(data / "applications")],
+        ["gtk-update-icon-cache", "-q", "-t", "-f", str(data / "icons" / "hicolor")],
+    ]
     for command in commands:
         if shutil.which(command[0]):
             subprocess.run(command, check=False, capture_output=True, timeout=60)
@@ -110,8 +114,11 @@ def refresh_caches(data: Path) -> None:
 
 def cmd_install_desktop(args: argparse.Namespace) -> int:
     if sys.platform in ("win32", "darwin"):
-        print("proctor install-desktop: this is for Linux and BSD desktops; on Windows and "
-              "macOS use the bundle (see the README's Install section)", file=sys.stderr)
+        print(
+            "proctor install-desktop: this is for Linux and BSD desktops; on Windows and "
+            "macOS use the bundle (see the README's Install section)",
+            file=sys.stderr,
+        )
         return EXIT_UNSUPPORTED
     data = args.data_dir or data_home()
     if args.uninstall:
@@ -120,8 +127,10 @@ def cmd_install_desktop(args: argparse.Namespace) -> int:
         return EXIT_OK
     executable = args.executable or desk_executable()
     if executable is None or not executable.is_file():
-        print("proctor install-desktop: cannot find the proctor-desk launcher of this "
-              "installation", file=sys.stderr)
+        print(
+            "proctor install-desktop: cannot find the proctor-desk launcher of this installation",
+            file=sys.stderr,
+        )
         print("  hint: pass --executable PATH", file=sys.stderr)
         return EXIT_NOT_FOUND
     for path in install(data, executable.absolute()):
@@ -132,13 +141,19 @@ def cmd_install_desktop(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "install-desktop", help="add Proctor to the desktop's application menu (Linux)",
+        "install-desktop",
+        help="add Proctor to the desktop's application menu (Linux)",
         description="Install the desktop entry and icons for this installation's "
-                    "proctor-desk into $XDG_DATA_HOME (default ~/.local/share), so Proctor "
-                    "shows in the application menu. --uninstall removes them again.")
+        "proctor-desk into $XDG_DATA_HOME (default ~/.local/share), so Proctor "
+        "shows in the application menu. --uninstall removes them again.",
+    )
     p.add_argument("--uninstall", action="store_true", help="remove the entry and icons")
-    p.add_argument("--data-dir", type=Path, help="install under this folder instead of "
-                                                 "$XDG_DATA_HOME")
-    p.add_argument("--executable", type=Path, help="the launcher the entry starts (default: "
-                                                   "this installation's proctor-desk)")
+    p.add_argument(
+        "--data-dir", type=Path, help="install under this folder instead of $XDG_DATA_HOME"
+    )
+    p.add_argument(
+        "--executable",
+        type=Path,
+        help="the launcher the entry starts (default: this installation's proctor-desk)",
+    )
     p.set_defaults(func=cmd_install_desktop)

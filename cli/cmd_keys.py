@@ -43,8 +43,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     store = KeyStore()
     key = store.load(name)
     if key is None:
-        print(f"{render.clean(name)} has no current key; `proctor keys init` makes one",
-              file=sys.stderr)
+        print(
+            f"{render.clean(name)} has no current key; `proctor keys init` makes one",
+            file=sys.stderr,
+        )
     else:
         _describe(name, key, False)
     for info in store.keys(name):
@@ -62,8 +64,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
-        print(f"wrote {args.output}: give it to agents as --trust / PROCTOR_TRUSTED_OPERATORS",
-              file=sys.stderr)
+        print(
+            f"wrote {args.output}: give it to agents as --trust / PROCTOR_TRUSTED_OPERATORS",
+            file=sys.stderr,
+        )
     else:
         sys.stdout.write(text)
     return EXIT_OK
@@ -74,24 +78,37 @@ def cmd_retire(args: argparse.Namespace) -> int:
     info = KeyStore().retire(name)
     if info is None:
         raise errors.NotFound(f"{name} has no current key to retire")
-    print(f"retired {fingerprint(info['key_id'])}: its private key is deleted. Agents refuse "
-          "what it signs from now on once they have the new trusted-operators file "
-          "(`proctor keys export`); the next decision makes a new key.")
+    print(
+        f"retired {fingerprint(info['key_id'])}: its private key is deleted. Agents refuse "
+        "what it signs from now on once they have the new trusted-operators file "
+        "(`proctor keys export`); the next decision makes a new key."
+    )
     return EXIT_OK
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("keys", help="the operator's signing key (init, show, export, retire)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "keys",
+        help="the operator's signing key (init, show, export, retire)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     keys = p.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     who = argparse.ArgumentParser(add_help=False)
-    who.add_argument("--as", dest="operator", metavar="NAME",
-                     help="operator name (default: $PROCTOR_OPERATOR, the config, your OS user)")
+    who.add_argument(
+        "--as",
+        dest="operator",
+        metavar="NAME",
+        help="operator name (default: $PROCTOR_OPERATOR, the config, your OS user)",
+    )
     add(keys, "init", cmd_init, "make the operator's key (if it has none) and show it", [who])
     add(keys, "show", cmd_show, "show the operator's key and fingerprint", [who])
-    e = add(keys, "export", cmd_export,
-            "print a trusted-operators file with the operator's keys (retired ones marked)",
-            [who])
+    e = add(
+        keys,
+        "export",
+        cmd_export,
+        "print a trusted-operators file with the operator's keys (retired ones marked)",
+        [who],
+    )
     e.add_argument("-o", "--output", metavar="FILE")
-    add(keys, "retire", cmd_retire, "retire the current key (a new one is made on next use)",
-            [who])
+    add(keys, "retire", cmd_retire, "retire the current key (a new one is made on next use)", [who])

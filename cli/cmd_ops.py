@@ -46,10 +46,15 @@ from .ops_base import (
 def cmd_inbox(args: argparse.Namespace) -> int:
     j = open_journal(args, write=False)
     try:
-        f = InboxFilter(kinds=frozenset(InboxKind(k) for k in args.kind or []),
-                        agent=args.agent, project=args.project, safety_class=args.safety,
-                        text=args.text, snoozed=args.snoozed,
-                        newest_first=not args.oldest_first)
+        f = InboxFilter(
+            kinds=frozenset(InboxKind(k) for k in args.kind or []),
+            agent=args.agent,
+            project=args.project,
+            safety_class=args.safety,
+            text=args.text,
+            snoozed=args.snoozed,
+            newest_first=not args.oldest_first,
+        )
         page = j.inbox.list(f, cursor=args.cursor, limit=args.limit)
         deadline = time.monotonic() + (args.wait or 0)
         while not page.items and time.monotonic() < deadline:
@@ -61,8 +66,13 @@ def cmd_inbox(args: argparse.Namespace) -> int:
             if args.details:
                 for row, item in zip(items, page.items, strict=True):
                     row["detail"] = dump(detail_of(j, item))
-            emit_json({"items": items, "next_cursor": page.next_cursor,
-                       "counts": {k.value: v for k, v in counts.items()}})
+            emit_json(
+                {
+                    "items": items,
+                    "next_cursor": page.next_cursor,
+                    "counts": {k.value: v for k, v in counts.items()},
+                }
+            )
         else:
             render.inbox(page, counts, j.now())
         return EXIT_OK
@@ -72,18 +82,28 @@ def cmd_inbox(args: argparse.Namespace) -> int:
 
 def detail_of(j: Journal, item: Any) -> Any:
     """The full approval, question, conflict or effect behind an inbox row."""
-    get = {InboxKind.APPROVAL: j.approvals.get, InboxKind.QUESTION: j.questions.get,
-           InboxKind.CONFLICT: j.memory.conflict, InboxKind.EFFECT: j.effects.get}
+    get = {
+        InboxKind.APPROVAL: j.approvals.get,
+        InboxKind.QUESTION: j.questions.get,
+        InboxKind.CONFLICT: j.memory.conflict,
+        InboxKind.EFFECT: j.effects.get,
+    }
     return get[item.kind](item.id)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
     j = open_journal(args, write=False)
     try:
-        page = j.runs.list(status=args.status, project=args.project, agent=args.agent,
-                           text=args.text, has_open_items=args.open,
-                           newest_first=not args.oldest_first, cursor=args.cursor,
-                           limit=args.limit)
+        page = j.runs.list(
+            status=args.status,
+            project=args.project,
+            agent=args.agent,
+            text=args.text,
+            has_open_items=args.open,
+            newest_first=not args.oldest_first,
+            cursor=args.cursor,
+            limit=args.limit,
+        )
         if args.json:
             emit_json({"items": dump(page.items), "next_cursor": page.next_cursor})
         else:
@@ -116,8 +136,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.output:
             with output_file(args.output) as out:
                 count = write_events(j, run.id, out)
-            print(f"wrote {count} events of {render.ident(run.id)} to "
-                  f"{render.ident(args.output)}", file=sys.stderr)
+            print(
+                f"wrote {count} events of {render.ident(run.id)} to {render.ident(args.output)}",
+                file=sys.stderr,
+            )
         else:
             write_events(j, run.id, sys.stdout)
         return EXIT_OK
@@ -131,27 +153,39 @@ def write_events(j: Journal, run_id: str, out: Any, page: int = 5000) -> int:
     while True:
         batch = j.runs.events(run_id, after=after, limit=page)
         for event in batch:
-            out.write(json_escaped(json.dumps(event.model_dump(mode="json"),
-                                              ensure_ascii=False, sort_keys=True)) + "\n")
+            out.write(
+                json_escaped(
+                    json.dumps(event.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
+                )
+                + "\n"
+            )
         count += len(batch)
         if len(batch) < page:
             return count
         after = batch[-1].sequence
 
 
-SIGNATURE_PROBLEMS = ("decision unsigned", "decision forged", "decision does not match its item",
-                      "rule not signed by a trusted operator")
+SIGNATURE_PROBLEMS = (
+    "decision unsigned",
+    "decision forged",
+    "decision does not match its item",
+    "rule not signed by a trusted operator",
+)
 
 
 def signature_line(report: Any) -> str:
     counts = report.signatures or {}
     if not report.trusted:
-        return (f"{counts.get('signed', 0)} carry a signature, {counts.get('unsigned', 0)} "
-                f"unsigned, {counts.get('automatic', 0)} automatic (not checked: pass "
-                "--trust FILE to check them against the operators you trust)")
-    return (f"{counts.get('signed', 0)} signed, {counts.get('unsigned', 0)} unsigned, "
-            f"{counts.get('invalid', 0)} invalid, {counts.get('automatic', 0)} automatic, "
-            "checked against the trust file")
+        return (
+            f"{counts.get('signed', 0)} carry a signature, {counts.get('unsigned', 0)} "
+            f"unsigned, {counts.get('automatic', 0)} automatic (not checked: pass "
+            "--trust FILE to check them against the operators you trust)"
+        )
+    return (
+        f"{counts.get('signed', 0)} signed, {counts.get('unsigned', 0)} unsigned, "
+        f"{counts.get('invalid', 0)} invalid, {counts.get('automatic', 0)} automatic, "
+        "checked against the trust file"
+    )
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -161,8 +195,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
         trust = Trust.load(args.trust)
         if trust.problem:
-            print(f"proctor verify: warning: {render.clean(trust.problem)}; nobody is trusted",
-                  file=sys.stderr)
+            print(
+                f"proctor verify: warning: {render.clean(trust.problem)}; nobody is trusted",
+                file=sys.stderr,
+            )
     j = open_journal(args, write=False, positional=args.journal_path, warn_lost=False)
     try:
         if args.run:
@@ -174,22 +210,30 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(dump(report))
     elif report.ok:
-        rows = ", ".join(f"{n} {table.replace('_', ' ')}"
-                         for table, n in report.checked_rows.items())
-        print(f"ok: {report.checked_runs} runs, {report.checked_events} events and "
-              f"{report.checked_audit} audit rows verified" + (f" ({rows})" if rows else "")
-              + "; triggers present")
+        rows = ", ".join(
+            f"{n} {table.replace('_', ' ')}" for table, n in report.checked_rows.items()
+        )
+        print(
+            f"ok: {report.checked_runs} runs, {report.checked_events} events and "
+            f"{report.checked_audit} audit rows verified"
+            + (f" ({rows})" if rows else "")
+            + "; triggers present"
+        )
         if report.signatures is not None:
             print(f"decisions: {signature_line(report)}")
     else:
         first = report.problems[0]
-        print(f"FAILED: {render.clean(first.what, one_line=True)} at "
-              f"{render.clean(first.where, one_line=True)}: "
-              f"{render.clean(first.detail, 2000, one_line=True, more='')}")
+        print(
+            f"FAILED: {render.clean(first.what, one_line=True)} at "
+            f"{render.clean(first.where, one_line=True)}: "
+            f"{render.clean(first.detail, 2000, one_line=True, more='')}"
+        )
         if signed:
-            print(f"first unsigned or forged decision: "
-                  f"{render.clean(signed[0].where, one_line=True)}: "
-                  f"{render.clean(signed[0].detail, 2000, one_line=True, more='')}")
+            print(
+                f"first unsigned or forged decision: "
+                f"{render.clean(signed[0].where, one_line=True)}: "
+                f"{render.clean(signed[0].detail, 2000, one_line=True, more='')}"
+            )
         if report.signatures is not None:
             print(f"decisions: {signature_line(report)}")
         if len(report.problems) > 1:
@@ -227,21 +271,27 @@ def _gather(j: Journal, ident: str) -> tuple[str, dict]:
     if kind == "approval":
         return kind, {"item": j.approvals.get(ident), "decisions": j.approvals.decisions(ident)}
     if kind == "question":
-        return kind, {"item": j.questions.get(ident),
-                      "decisions": j.approvals.decisions(ident)}
+        return kind, {"item": j.questions.get(ident), "decisions": j.approvals.decisions(ident)}
     if kind == "conflict":
         item = j.memory.conflict(ident)
-        return kind, {"item": item, "entry": j.memory.get(item.entry_id),
-                      "decisions": j.approvals.decisions(ident)}
+        return kind, {
+            "item": item,
+            "entry": j.memory.get(item.entry_id),
+            "decisions": j.approvals.decisions(ident),
+        }
     if kind == "run":
         run = j.runs.get(ident)
-        return kind, {"item": run, "attempts": j.runs.attempts(ident),
-                      "approvals": j.approvals.for_run(ident),
-                      "questions": j.questions.for_run(ident),
-                      "effects": j.effects.list(run_id=ident, limit=100).items,
-                      "events": j.runs.events(ident, descending=True, limit=10),
-                      "resume_blockers": [] if run.status.terminal else [
-                          {"kind": k, "id": i} for k, i in j.runs.resume_blockers(ident)]}
+        return kind, {
+            "item": run,
+            "attempts": j.runs.attempts(ident),
+            "approvals": j.approvals.for_run(ident),
+            "questions": j.questions.for_run(ident),
+            "effects": j.effects.list(run_id=ident, limit=100).items,
+            "events": j.runs.events(ident, descending=True, limit=10),
+            "resume_blockers": []
+            if run.status.terminal
+            else [{"kind": k, "id": i} for k, i in j.runs.resume_blockers(ident)],
+        }
     if kind == "entry":
         return kind, {"item": j.memory.get(ident), "history": j.memory.history(ident)}
     if kind == "rule":
@@ -251,11 +301,16 @@ def _gather(j: Journal, ident: str) -> tuple[str, dict]:
     try:
         effect = j.effects.get(ident)
     except errors.NotFound:
-        raise errors.NotFound(f"nothing has the id {ident!r}",
-                              hint="Ids start with apr_, int_, rec_, run_, mem_, rule_ or tc_; "
-                                   "anything else is taken as an effect key.") from None
-    return "effect", {"item": effect, "receipts": j.effects.receipts(ident),
-                      "decisions": j.approvals.decisions(ident)}
+        raise errors.NotFound(
+            f"nothing has the id {ident!r}",
+            hint="Ids start with apr_, int_, rec_, run_, mem_, rule_ or tc_; "
+            "anything else is taken as an effect key.",
+        ) from None
+    return "effect", {
+        "item": effect,
+        "receipts": j.effects.receipts(ident),
+        "decisions": j.approvals.decisions(ident),
+    }
 
 
 # ---------------------------------------------------------------- decisions
@@ -268,15 +323,22 @@ def cmd_decide(args: argparse.Namespace) -> int:
     try:
         current = j.approvals.get(args.id)
         done = j.approvals.decide(
-            args.id, approve, expected_version=args.expect_version or current.version,
-            reason=args.reason, scope=args.scope if approve else "once",
-            request_id=request_id(args), source="cli")
+            args.id,
+            approve,
+            expected_version=args.expect_version or current.version,
+            reason=args.reason,
+            scope=args.scope if approve else "once",
+            request_id=request_id(args),
+            source="cli",
+        )
     finally:
         j.close()
     rule = f", rule {done.rule_id}" if done.rule_id else ""
-    print(f"{done.status.value} {render.ident(done.id)} "
-          f"({render.clean(done.action_name, 80, one_line=True)}, "
-          f"scope {done.decision_scope.value if done.decision_scope else 'once'}{rule})")
+    print(
+        f"{done.status.value} {render.ident(done.id)} "
+        f"({render.clean(done.action_name, 80, one_line=True)}, "
+        f"scope {done.decision_scope.value if done.decision_scope else 'once'}{rule})"
+    )
     return EXIT_OK
 
 
@@ -298,13 +360,19 @@ def cmd_answer(args: argparse.Namespace) -> int:
         current = j.questions.get(args.id)
         try:
             done = j.questions.answer(
-                args.id, response, expected_version=args.expect_version or current.version,
-                reason=args.reason, request_id=request_id(args), source="cli")
+                args.id,
+                response,
+                expected_version=args.expect_version or current.version,
+                reason=args.reason,
+                request_id=request_id(args),
+                source="cli",
+            )
         except errors.ValidationError as err:
             raise errors.ValidationError(
                 f"the answer does not fit the question's schema: {err.message}",
                 field=err.field,
-                hint=f"See the schema with `proctor show {render.last_word(args.id)}`.") from err
+                hint=f"See the schema with `proctor show {render.last_word(args.id)}`.",
+            ) from err
     finally:
         j.close()
     print(f"answered {render.ident(done.id)} ({done.kind.value})")
@@ -316,10 +384,16 @@ def cmd_resolve_effect(args: argparse.Namespace) -> int:
     j = open_journal(args, write=True)
     try:
         current = j.effects.get(args.key)
-        done = j.effects.resolve(args.key, args.outcome, reason=args.reason,
-                                 expected_version=args.expect_version or current.version,
-                                 external_id=args.external_id, evidence=evidence,
-                                 request_id=request_id(args), source="cli")
+        done = j.effects.resolve(
+            args.key,
+            args.outcome,
+            reason=args.reason,
+            expected_version=args.expect_version or current.version,
+            external_id=args.external_id,
+            evidence=evidence,
+            request_id=request_id(args),
+            source="cli",
+        )
     finally:
         j.close()
     print(f"resolved {render.clean(done.key, 200, one_line=True)} as {done.status.value}")
@@ -348,11 +422,15 @@ def cmd_resolve_conflict(args: argparse.Namespace) -> int:
     j = open_journal(args, write=True)
     try:
         current = j.memory.conflict(args.id)
-        done = j.memory.resolve(args.id, choice,
-                                expected_version=args.expect_version or current.version,
-                                merged_content=merged if choice == "merged" else None,
-                                reason=args.reason, request_id=request_id(args),
-                                source="cli")
+        done = j.memory.resolve(
+            args.id,
+            choice,
+            expected_version=args.expect_version or current.version,
+            merged_content=merged if choice == "merged" else None,
+            reason=args.reason,
+            request_id=request_id(args),
+            source="cli",
+        )
     finally:
         j.close()
     print(f"resolved {render.ident(done.id)} as {done.status.value}")
@@ -376,26 +454,37 @@ def cmd_snooze(args: argparse.Namespace) -> int:
     kinds = [kind_of(ident) for ident in args.ids]
     for ident, kind in zip(args.ids, kinds, strict=True):
         if kind not in SNOOZE_KINDS:
-            raise UsageError(f"{render.clean(ident, 80)} is not an inbox item id "
-                             "(apr_…, int_…, rec_… or an effect key)")
+            raise UsageError(
+                f"{render.clean(ident, 80)} is not an inbox item id "
+                "(apr_…, int_…, rec_… or an effect key)"
+            )
     until = None if args.wake else time.time() + args.minutes * 60
     j = open_journal(args, write=True)
     try:
         getters: dict[str, Callable[[str], Versioned]] = {
-            "approval": j.approvals.get, "question": j.questions.get,
-            "conflict": j.memory.conflict, "effect": j.effects.get}
+            "approval": j.approvals.get,
+            "question": j.questions.get,
+            "conflict": j.memory.conflict,
+            "effect": j.effects.get,
+        }
         items = []
         for ident, kind in zip(args.ids, kinds, strict=True):
-            version = args.expect_version if args.expect_version and len(args.ids) == 1 \
+            version = (
+                args.expect_version
+                if args.expect_version and len(args.ids) == 1
                 else getters[kind](ident).version
+            )
             items.append((kind, ident, version))
         results = j.inbox.bulk_snooze(items, until, request_id=request_id(args))
     finally:
         j.close()
     verb = "woke" if args.wake else f"snoozed for {args.minutes:g} min"
     for r in results:
-        print(f"{verb} {render.clean(r.id, 200)}" if r.ok else
-              f"refused {render.clean(r.id, 200)}: {render.clean(r.error or '', 300)}")
+        print(
+            f"{verb} {render.clean(r.id, 200)}"
+            if r.ok
+            else f"refused {render.clean(r.id, 200)}: {render.clean(r.error or '', 300)}"
+        )
     return EXIT_OK if all(r.ok for r in results) else EXIT_REFUSED
 
 
@@ -404,9 +493,13 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     j = open_journal(args, write=True)
     try:
         current = j.runs.get(args.run_id)
-        j.runs.request_cancel(args.run_id, args.reason,
-                              expected_version=args.expect_version or current.version,
-                              request_id=request_id(args), source="cli")
+        j.runs.request_cancel(
+            args.run_id,
+            args.reason,
+            expected_version=args.expect_version or current.version,
+            request_id=request_id(args),
+            source="cli",
+        )
     finally:
         j.close()
     print(f"asked {render.ident(args.run_id)} to stop; the agent ends it at its next step")
@@ -418,9 +511,13 @@ def register(sub: Any) -> None:
     statuses = [s.value for s in RunStatus]
 
     p = add(sub, "inbox", cmd_inbox, "list what waits for a person", [common])
-    p.add_argument("--kind", action="append", choices=[k.value for k in InboxKind],
-                   type=inbox_kind,
-                   help="only this kind (repeatable)")
+    p.add_argument(
+        "--kind",
+        action="append",
+        choices=[k.value for k in InboxKind],
+        type=inbox_kind,
+        help="only this kind (repeatable)",
+    )
     p.add_argument("--agent")
     p.add_argument("--project")
     p.add_argument("--safety", metavar="CLASS", help="only approvals of this safety class")
@@ -430,32 +527,57 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=positive, default=50)
     p.add_argument("--cursor", help="continue after the previous page")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--wait", type=float, metavar="S",
-                   help="if nothing is waiting, wait up to S seconds for something (scripts)")
-    p.add_argument("--details", action="store_true",
-                   help="with --json: add each item's full record (action, schema, …)")
+    p.add_argument(
+        "--wait",
+        type=float,
+        metavar="S",
+        help="if nothing is waiting, wait up to S seconds for something (scripts)",
+    )
+    p.add_argument(
+        "--details",
+        action="store_true",
+        help="with --json: add each item's full record (action, schema, …)",
+    )
 
-    p = add(sub, "show", cmd_show, "show one approval, question, conflict, effect or run",
-            [common], "Show one item by id: apr_… approval, int_… question, rec_… memory "
-            "conflict, run_… run, mem_… memory entry, rule_… rule, tc_… tool call; anything "
-            "else is an effect key.")
+    p = add(
+        sub,
+        "show",
+        cmd_show,
+        "show one approval, question, conflict, effect or run",
+        [common],
+        "Show one item by id: apr_… approval, int_… question, rec_… memory "
+        "conflict, run_… run, mem_… memory entry, rule_… rule, tc_… tool call; anything "
+        "else is an effect key.",
+    )
     p.add_argument("id")
     p.add_argument("--json", action="store_true")
     p.add_argument("--full", action="store_true", help="do not shorten long text")
 
-    for name, help_ in (("approve", "approve a pending approval"),
-                        ("deny", "deny a pending approval")):
+    for name, help_ in (
+        ("approve", "approve a pending approval"),
+        ("deny", "deny a pending approval"),
+    ):
         p = add(sub, name, cmd_decide, help_, [common, writer])
         p.add_argument("id", help="approval id (apr_…)")
         p.add_argument("--reason", required=name == "deny", help="why (required to deny)")
         if name == "approve":
-            p.add_argument("--scope", choices=["once", "run", "space"], default="once",
-                           help="once; or also allow this action for the rest of the run "
-                                "or the whole space (creates a rule)")
+            p.add_argument(
+                "--scope",
+                choices=["once", "run", "space"],
+                default="once",
+                help="once; or also allow this action for the rest of the run "
+                "or the whole space (creates a rule)",
+            )
 
-    p = add(sub, "answer", cmd_answer, "answer an open question", [common, writer],
-            "Answer a question; the answer is validated against its schema "
-            "(see it with `proctor show ID`).")
+    p = add(
+        sub,
+        "answer",
+        cmd_answer,
+        "answer an open question",
+        [common, writer],
+        "Answer a question; the answer is validated against its schema "
+        "(see it with `proctor show ID`).",
+    )
     p.add_argument("id", help="question id (int_…)")
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument("--json", metavar="JSON", help="the answer as JSON; @FILE or - for stdin")
@@ -465,26 +587,42 @@ def register(sub: Any) -> None:
     how.add_argument("--decline", action="store_true", help='shortcut for {"confirmed": false}')
     p.add_argument("--reason")
 
-    p = add(sub, "resolve-effect", cmd_resolve_effect,
-            "say what really happened to an ambiguous effect", [common, writer])
+    p = add(
+        sub,
+        "resolve-effect",
+        cmd_resolve_effect,
+        "say what really happened to an ambiguous effect",
+        [common, writer],
+    )
     p.add_argument("key", help="effect key")
     p.add_argument("outcome", choices=["committed", "failed"])
     p.add_argument("--reason", required=True, help="how you know (kept as evidence)")
     p.add_argument("--external-id", help="the provider's id for it, if any")
     p.add_argument("--evidence", metavar="JSON", help="extra evidence as JSON (@FILE, -)")
 
-    p = add(sub, "resolve-conflict", cmd_resolve_conflict, "resolve a memory conflict",
-            [common, writer], aliases=["resolve-memory"])  # its name until 0.2
+    p = add(
+        sub,
+        "resolve-conflict",
+        cmd_resolve_conflict,
+        "resolve a memory conflict",
+        [common, writer],
+        aliases=["resolve-memory"],
+    )  # its name until 0.2
     p.add_argument("id", help="memory conflict id (rec_…)")
     p.add_argument("choice", choices=[*RESOLUTIONS, *RESOLUTIONS.values()])
     p.add_argument("--content", help="the merged text (for merge)")
     p.add_argument("--content-file", metavar="FILE", help="read the merged text from FILE")
     p.add_argument("--reason", required=True, help="why this version (required, as on the desk)")
 
-    p = add(sub, "snooze", cmd_snooze, "hide inbox items until later (or wake them)",
-            [common, writer])
-    p.add_argument("ids", nargs="+", metavar="ID", help="approval, question, memory conflict "
-                                                        "ids or effect keys")
+    p = add(
+        sub, "snooze", cmd_snooze, "hide inbox items until later (or wake them)", [common, writer]
+    )
+    p.add_argument(
+        "ids",
+        nargs="+",
+        metavar="ID",
+        help="approval, question, memory conflict ids or effect keys",
+    )
     when = p.add_mutually_exclusive_group(required=True)
     when.add_argument("--minutes", type=float, help="hide them for this many minutes")
     when.add_argument("--wake", action="store_true", help="bring them back now")
@@ -506,22 +644,32 @@ def register(sub: Any) -> None:
 
     p = add(sub, "timeline", cmd_timeline, "list a run's events in order", [common])
     p.add_argument("run_id")
-    p.add_argument("--after", type=natural, default=0, metavar="SEQ",
-                   help="start after this sequence number")
+    p.add_argument(
+        "--after", type=natural, default=0, metavar="SEQ", help="start after this sequence number"
+    )
     p.add_argument("--limit", type=positive, default=200)
     p.add_argument("--type", action="append", help="only events of this type (repeatable)")
     p.add_argument("--full", action="store_true", help="print whole payloads")
     p.add_argument("--json", action="store_true")
 
-    p = add(sub, "verify", cmd_verify, "check a journal's integrity and digest chains",
-            [common], "Run SQLite's integrity check, check the evidence triggers, and "
-            "recompute every run's event chain and the audit chain. Names the first problem.")
+    p = add(
+        sub,
+        "verify",
+        cmd_verify,
+        "check a journal's integrity and digest chains",
+        [common],
+        "Run SQLite's integrity check, check the evidence triggers, and "
+        "recompute every run's event chain and the audit chain. Names the first problem.",
+    )
     p.add_argument("journal_path", nargs="?", metavar="JOURNAL")
     p.add_argument("--quick", action="store_true", help="quick_check instead of integrity_check")
     p.add_argument("--run", metavar="RUN_ID", help="verify one run's chain only")
-    p.add_argument("--trust", metavar="FILE",
-                   help="a trusted-operators file: every operator decision must be signed by "
-                        "one of its keys (names the first unsigned or forged decision)")
+    p.add_argument(
+        "--trust",
+        metavar="FILE",
+        help="a trusted-operators file: every operator decision must be signed by "
+        "one of its keys (names the first unsigned or forged decision)",
+    )
     p.add_argument("--json", action="store_true")
 
     p = add(sub, "export", cmd_export, "write a run's events as JSON lines", [common])

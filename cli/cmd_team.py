@@ -48,11 +48,14 @@ def no_password_shown(url: str) -> Iterator[None]:
     try:
         yield
     except errors.ProctorError as err:
-        if secret is None or (url not in f"{err.message} {err.hint}" and \
-                secret.group(0) not in f"{err.message} {err.hint}"):
+        if secret is None or (
+            url not in f"{err.message} {err.hint}"
+            and secret.group(0) not in f"{err.message} {err.hint}"
+        ):
             raise
-        raise type(err)(err.message.replace(url, hidden(url)), hint=err.hint.replace(
-            url, hidden(url))) from None
+        raise type(err)(
+            err.message.replace(url, hidden(url)), hint=err.hint.replace(url, hidden(url))
+        ) from None
 
 
 def is_url(text: str) -> bool:
@@ -63,8 +66,9 @@ def open_target(url: str, args: argparse.Namespace) -> Journal:
     """The journal at ``url`` (a file is created when missing; a server database must exist:
     an empty one is given the schema)."""
     with no_password_shown(url):
-        return Journal.open(url, actor=Actor.operator(operator_name(args)),
-                            busy_timeout=args.timeout)
+        return Journal.open(
+            url, actor=Actor.operator(operator_name(args)), busy_timeout=args.timeout
+        )
 
 
 # ---------------------------------------------------------------- migrate-to
@@ -75,8 +79,10 @@ def cmd_migrate_to(args: argparse.Namespace) -> int:
 
     source_path = journal_path(args)
     if is_url(source_path) and not source_path.startswith("sqlite:///"):
-        raise Unusable(f"the source must be a journal file, not {hidden(source_path)}",
-                       "Pass the file with --journal PATH.")
+        raise Unusable(
+            f"the source must be a journal file, not {hidden(source_path)}",
+            "Pass the file with --journal PATH.",
+        )
     source = open_journal(args, write=False)
     try:
         target = open_target(args.url, args)
@@ -102,20 +108,25 @@ def cmd_migrate_to(args: argparse.Namespace) -> int:
 def show_migration(report: Any, source: str, target: str) -> None:
     out = sys.stdout
     total = sum(report.rows.values())
-    out.write(f"copied {clean(source, one_line=True)} to {clean(target, one_line=True)}: "
-              f"{total} rows\n")
+    out.write(
+        f"copied {clean(source, one_line=True)} to {clean(target, one_line=True)}: {total} rows\n"
+    )
     for name, count in report.rows.items():
         if count:
             out.write(f"  {name.replace('_', ' ')}: {count}\n")
     v = report.verify
     if v.ok:
-        out.write(f"verified on arrival: {v.checked_runs} runs, {v.checked_events} events "
-                  f"and {v.checked_audit} audit rows; every chain and digest holds\n")
+        out.write(
+            f"verified on arrival: {v.checked_runs} runs, {v.checked_events} events "
+            f"and {v.checked_audit} audit rows; every chain and digest holds\n"
+        )
     else:
         first = v.problems[0]
-        out.write(f"FAILED verification on arrival: {clean(first.what, one_line=True)} at "
-                  f"{clean(first.where, one_line=True)}: "
-                  f"{clean(first.detail, 2000, one_line=True, more='')}\n")
+        out.write(
+            f"FAILED verification on arrival: {clean(first.what, one_line=True)} at "
+            f"{clean(first.where, one_line=True)}: "
+            f"{clean(first.detail, 2000, one_line=True, more='')}\n"
+        )
 
 
 # ---------------------------------------------------------------- team init / add-user
@@ -130,12 +141,16 @@ def cmd_team_init(args: argparse.Namespace) -> int:
         emit_json(dump(report))
         return EXIT_OK
     made = ", ".join(report.created_roles) or "none (they existed)"
-    print(f"team journal ready at {clean(hidden(report.url), one_line=True)} "
-          f"(schema {report.schema_revision})")
+    print(
+        f"team journal ready at {clean(hidden(report.url), one_line=True)} "
+        f"(schema {report.schema_revision})"
+    )
     print(f"  roles: {', '.join(report.roles)}; created now: {made}")
     print(f"  checked by the server on every write: {len(report.checked_tables)} tables")
-    print("  next: proctor team add-user NAME --role agent|operator|observer "
-          f"--journal {clean(hidden(args.url), one_line=True)}")
+    print(
+        "  next: proctor team add-user NAME --role agent|operator|observer "
+        f"--journal {clean(hidden(args.url), one_line=True)}"
+    )
     return EXIT_OK
 
 
@@ -160,13 +175,14 @@ def read_password(args: argparse.Namespace) -> str:
         try:
             return Path(args.password_file).read_text(encoding="utf-8").rstrip("\n")
         except OSError as err:
-            raise UsageError(f"cannot read {args.password_file}: {err.strerror or err}") \
-                from err
+            raise UsageError(f"cannot read {args.password_file}: {err.strerror or err}") from err
     if not sys.stdin.isatty():  # piped: one line of stdin, as `--password-file -`
         line = stdin_line()
         if not line:
-            raise UsageError("no password: give the new login's password on stdin, with "
-                             "--password-file FILE, or run this in a terminal to be asked")
+            raise UsageError(
+                "no password: give the new login's password on stdin, with "
+                "--password-file FILE, or run this in a terminal to be asked"
+            )
         return line
     import getpass
 
@@ -181,14 +197,15 @@ def cmd_team_add_user(args: argparse.Namespace) -> int:
 
     url = journal_path(args)
     if not is_url(url):
-        raise UsageError(f"{url} is a journal file: logins and roles need a server journal "
-                         "(--journal postgresql+psycopg://OWNER@HOST:PORT/DATABASE)")
+        raise UsageError(
+            f"{url} is a journal file: logins and roles need a server journal "
+            "(--journal postgresql+psycopg://OWNER@HOST:PORT/DATABASE)"
+        )
     password = read_password(args)
     with no_password_shown(url):
         created = add_user(url, args.name, args.role, password)
     verb = "created" if created else "updated"
-    print(f"{verb} login {args.name} in {ROLES[args.role]} on "
-          f"{clean(hidden(url), one_line=True)}")
+    print(f"{verb} login {args.name} in {ROLES[args.role]} on {clean(hidden(url), one_line=True)}")
     return EXIT_OK
 
 
@@ -197,42 +214,66 @@ def cmd_team_add_user(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     common = common_parser()
-    p = add(sub, "migrate-to", cmd_migrate_to,
-            "copy a journal file into a new (server) journal and verify it there", [common],
-            "Copy every row of the journal file (--journal, default $PROCTOR_JOURNAL) into "
-            "the journal at URL — postgresql+psycopg://USER@HOST:PORT/DATABASE for a team "
-            "server, or another file — byte for byte, in one transaction, then verify every "
-            "event chain, the audit chain, every digest and signature there. The target must "
-            "be empty (a new database, or one `proctor team init` prepared); a non-empty one "
-            "is refused and nothing is written. The file is not changed.")
+    p = add(
+        sub,
+        "migrate-to",
+        cmd_migrate_to,
+        "copy a journal file into a new (server) journal and verify it there",
+        [common],
+        "Copy every row of the journal file (--journal, default $PROCTOR_JOURNAL) into "
+        "the journal at URL — postgresql+psycopg://USER@HOST:PORT/DATABASE for a team "
+        "server, or another file — byte for byte, in one transaction, then verify every "
+        "event chain, the audit chain, every digest and signature there. The target must "
+        "be empty (a new database, or one `proctor team init` prepared); a non-empty one "
+        "is refused and nothing is written. The file is not changed.",
+    )
     p.add_argument("url", metavar="URL", help="the target journal (a server URL or a file)")
-    p.add_argument("--trust", metavar="FILE",
-                   help="a trusted-operators file: also check every decision's signature")
+    p.add_argument(
+        "--trust",
+        metavar="FILE",
+        help="a trusted-operators file: also check every decision's signature",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable report")
 
-    team = sub.add_parser("team", help="a team journal on a PostgreSQL server: schema, "
-                                       "roles, logins",
-                          description="Team mode (docs/team.md): `team init URL` creates the "
-                                      "schema and the roles the server enforces; `team "
-                                      "add-user NAME --role ROLE` makes a login in one.")
+    team = sub.add_parser(
+        "team",
+        help="a team journal on a PostgreSQL server: schema, roles, logins",
+        description="Team mode (docs/team.md): `team init URL` creates the "
+        "schema and the roles the server enforces; `team "
+        "add-user NAME --role ROLE` makes a login in one.",
+    )
     team_sub = team.add_subparsers(dest="team_command", metavar="COMMAND", required=True)
-    p = add(team_sub, "init", cmd_team_init,
-            "create the schema and the agent, operator and observer roles", [common],
-            "Create (or upgrade) the journal's schema in the database at URL — it must exist "
-            "(createdb) — and the roles proctor_agent, proctor_operator and proctor_observer, "
-            "their grants and the checks the server runs on every write. Run it as the "
-            "database's owner; running it again is safe.")
+    p = add(
+        team_sub,
+        "init",
+        cmd_team_init,
+        "create the schema and the agent, operator and observer roles",
+        [common],
+        "Create (or upgrade) the journal's schema in the database at URL — it must exist "
+        "(createdb) — and the roles proctor_agent, proctor_operator and proctor_observer, "
+        "their grants and the checks the server runs on every write. Run it as the "
+        "database's owner; running it again is safe.",
+    )
     p.add_argument("url", metavar="URL", help="postgresql+psycopg://OWNER@HOST:PORT/DATABASE")
     p.add_argument("--json", action="store_true", help="machine-readable report")
-    p = add(team_sub, "add-user", cmd_team_add_user, "make a login in one of the roles",
-            [common], "Create a login NAME in the role (or set its password and role if it "
-                      "exists), on the server journal given by --journal (or "
-                      "$PROCTOR_JOURNAL), connecting as its owner.")
+    p = add(
+        team_sub,
+        "add-user",
+        cmd_team_add_user,
+        "make a login in one of the roles",
+        [common],
+        "Create a login NAME in the role (or set its password and role if it "
+        "exists), on the server journal given by --journal (or "
+        "$PROCTOR_JOURNAL), connecting as its owner.",
+    )
     p.add_argument("name", metavar="NAME", help="the login (lower-case letters, digits, _)")
     p.add_argument("--role", required=True, choices=["agent", "operator", "observer"])
-    p.add_argument("--password-file", metavar="FILE",
-                   help="read the new login's password from FILE (- for stdin); default: "
-                        "ask in a terminal, else read one line of stdin")
+    p.add_argument(
+        "--password-file",
+        metavar="FILE",
+        help="read the new login's password from FILE (- for stdin); default: "
+        "ask in a terminal, else read one line of stdin",
+    )
 
 
 __all__ = ["cmd_migrate_to", "cmd_team_add_user", "cmd_team_init", "hidden", "register"]

@@ -39,8 +39,12 @@ environment:
                     keys `journal = "..."` and `operator = "..."`
 """
 
-RESOLUTIONS = {"keep-local": "accepted_local", "take-incoming": "accepted_incoming",
-               "merge": "merged", "dismiss": "dismissed"}
+RESOLUTIONS = {
+    "keep-local": "accepted_local",
+    "take-incoming": "accepted_incoming",
+    "merge": "merged",
+    "dismiss": "dismissed",
+}
 
 
 class UsageError(Exception):
@@ -74,8 +78,12 @@ def load_config() -> dict:
 
 
 def operator_name(args: argparse.Namespace) -> str:
-    name = getattr(args, "operator", None) or server_login(args) \
-        or os.environ.get("PROCTOR_OPERATOR") or load_config().get("operator")
+    name = (
+        getattr(args, "operator", None)
+        or server_login(args)
+        or os.environ.get("PROCTOR_OPERATOR")
+        or load_config().get("operator")
+    )
     if name:
         return str(name)
     try:
@@ -103,36 +111,57 @@ def server_login(args: argparse.Namespace) -> str | None:
 
 
 def journal_path(args: argparse.Namespace, positional: str | None = None) -> str:
-    path = positional or getattr(args, "journal", None) or os.environ.get("PROCTOR_JOURNAL") \
+    path = (
+        positional
+        or getattr(args, "journal", None)
+        or os.environ.get("PROCTOR_JOURNAL")
         or load_config().get("journal")
+    )
     if not path:
         raise UsageError("which journal? Pass --journal PATH or set PROCTOR_JOURNAL")
     return str(path)
 
 
-def open_journal(args: argparse.Namespace, *, write: bool,
-                 positional: str | None = None, warn_lost: bool = True) -> Journal:
+def open_journal(
+    args: argparse.Namespace, *, write: bool, positional: str | None = None, warn_lost: bool = True
+) -> Journal:
     path = journal_path(args, positional)
     name = operator_name(args)
     try:
-        j = Journal.open(path, actor=Actor.operator(name),
-                         signer=operator_signer(name) if write else None,
-                         read_only=not write, create=False,
-                         on_old_schema="migrate" if getattr(args, "migrate", False)
-                         else "error" if write else "read_only",
-                         busy_timeout=args.timeout)
+        j = Journal.open(
+            path,
+            actor=Actor.operator(name),
+            signer=operator_signer(name) if write else None,
+            read_only=not write,
+            create=False,
+            on_old_schema="migrate"
+            if getattr(args, "migrate", False)
+            else "error"
+            if write
+            else "read_only",
+            busy_timeout=args.timeout,
+        )
     except errors.NotFound as err:
         if "://" in path:  # a server journal: its own words (no password), not a cwd path
-            raise Unusable(err.message, err.hint or "Check the URL (--journal or "
-                           "PROCTOR_JOURNAL).") from err
-        raise Unusable(f"no journal at {Path(path).expanduser().absolute()}",
-                       "Check the path (--journal or PROCTOR_JOURNAL).") from err
+            raise Unusable(
+                err.message, err.hint or "Check the URL (--journal or PROCTOR_JOURNAL)."
+            ) from err
+        raise Unusable(
+            f"no journal at {Path(path).expanduser().absolute()}",
+            "Check the path (--journal or PROCTOR_JOURNAL).",
+        ) from err
     except errors.SchemaTooOld as err:
-        raise Unusable(err.message, "Pass --migrate to upgrade it (a backup is made "
-                       "first), or use a Proctor of its version.") from err
+        raise Unusable(
+            err.message,
+            "Pass --migrate to upgrade it (a backup is made "
+            "first), or use a Proctor of its version.",
+        ) from err
     if j.lost_tail is not None and warn_lost:  # verify reports it as its first problem
-        print(f"proctor: warning: {render.clean(j.lost_tail.sentence, 2000, one_line=True, more='')}"
-              f"; run `proctor verify`", file=sys.stderr)
+        print(
+            f"proctor: warning: {render.clean(j.lost_tail.sentence, 2000, one_line=True, more='')}"
+            f"; run `proctor verify`",
+            file=sys.stderr,
+        )
     return j
 
 
@@ -142,9 +171,11 @@ def operator_signer(name: str) -> Any:
 
     key, created = KeyStore().init(name)
     if created:
-        print(f"proctor: made an operator key for {render.clean(name)}: {key.fingerprint}"
-              f" (`proctor keys export` gives agents the trusted-operators file)",
-              file=sys.stderr)
+        print(
+            f"proctor: made an operator key for {render.clean(name)}: {key.fingerprint}"
+            f" (`proctor keys export` gives agents the trusted-operators file)",
+            file=sys.stderr,
+        )
         if key.weaker:
             print(f"  note: {WEAKER_NOTE}", file=sys.stderr)
     return key
@@ -174,9 +205,13 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
         except Exception as err:  # a bug: a sentence here, the traceback on demand
             if os.environ.get("PROCTOR_DEBUG"):
                 raise
-            return fail(args, f"unexpected error: {type(err).__name__}: {err}",
-                        "This is a bug in Proctor. Run again with PROCTOR_DEBUG=1 to see "
-                        "the traceback, and report it.", EXIT_REFUSED)
+            return fail(
+                args,
+                f"unexpected error: {type(err).__name__}: {err}",
+                "This is a bug in Proctor. Run again with PROCTOR_DEBUG=1 to see "
+                "the traceback, and report it.",
+                EXIT_REFUSED,
+            )
 
     return run
 
@@ -242,8 +277,7 @@ def positive(text: str) -> int:
 
 
 def fail(args: argparse.Namespace, message: str, hint: str, code: int) -> int:
-    print(f"proctor {args.command}: error: {render.clean(message, one_line=True)}",
-          file=sys.stderr)
+    print(f"proctor {args.command}: error: {render.clean(message, one_line=True)}", file=sys.stderr)
     if hint:
         print(f"  hint: {render.clean(hint, one_line=True)}", file=sys.stderr)
     return code
@@ -284,8 +318,15 @@ def parse_json(text: str, what: str) -> Any:
 
 def kind_of(ident: str) -> str:
     prefix = ident.split("_", 1)[0] if "_" in ident else ""
-    return {"apr": "approval", "int": "question", "rec": "conflict", "run": "run",
-            "mem": "entry", "rule": "rule", "tc": "tool_call"}.get(prefix, "effect")
+    return {
+        "apr": "approval",
+        "int": "question",
+        "rec": "conflict",
+        "run": "run",
+        "mem": "entry",
+        "rule": "rule",
+        "tc": "tool_call",
+    }.get(prefix, "effect")
 
 
 def require_kind(ident: str, wanted: str, command: str) -> None:
@@ -294,7 +335,8 @@ def require_kind(ident: str, wanted: str, command: str) -> None:
         raise errors.NotFound(
             f"{ident} is not {'an' if wanted[0] in 'aeiou' else 'a'} {wanted} id",
             hint=f"`proctor {command}` takes {render.ID_HELP[wanted]}; "
-                 f"use `proctor show {render.last_word(ident)}` to see what it is.")
+            f"use `proctor show {render.last_word(ident)}` to see what it is.",
+        )
 
 
 # ---------------------------------------------------------------- parsers
@@ -303,32 +345,64 @@ def require_kind(ident: str, wanted: str, command: str) -> None:
 def common_parser(*, journal: bool = True) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     if journal:
-        p.add_argument("--journal", metavar="PATH",
-                       help="the journal file (default: $PROCTOR_JOURNAL or the config)")
-    p.add_argument("--timeout", type=seconds, default=5.0, metavar="S",
-                   help="how long to wait for a journal locked by another process (default 5)")
+        p.add_argument(
+            "--journal",
+            metavar="PATH",
+            help="the journal file (default: $PROCTOR_JOURNAL or the config)",
+        )
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        default=5.0,
+        metavar="S",
+        help="how long to wait for a journal locked by another process (default 5)",
+    )
     return p
 
 
 def writer_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--as", dest="operator", metavar="NAME",
-                   help="operator name recorded on the decision (default: $PROCTOR_OPERATOR, "
-                        "the config, or your OS user)")
-    p.add_argument("--expect-version", type=int, metavar="N",
-                   help="refuse unless the item is still at version N (default: as read now)")
-    p.add_argument("--request-id", metavar="ID",
-                   help="idempotency key: retrying with the same id is safe (default: new)")
-    p.add_argument("--migrate", action="store_true",
-                   help="upgrade an older journal first (a backup is made)")
+    p.add_argument(
+        "--as",
+        dest="operator",
+        metavar="NAME",
+        help="operator name recorded on the decision (default: $PROCTOR_OPERATOR, "
+        "the config, or your OS user)",
+    )
+    p.add_argument(
+        "--expect-version",
+        type=int,
+        metavar="N",
+        help="refuse unless the item is still at version N (default: as read now)",
+    )
+    p.add_argument(
+        "--request-id",
+        metavar="ID",
+        help="idempotency key: retrying with the same id is safe (default: new)",
+    )
+    p.add_argument(
+        "--migrate", action="store_true", help="upgrade an older journal first (a backup is made)"
+    )
     return p
 
 
-def add(sub: Any, name: str, fn: Callable, help_: str, parents: list,
-        description: str | None = None, aliases: list[str] | None = None,
-        ) -> argparse.ArgumentParser:
-    p = sub.add_parser(name, parents=parents, help=help_, description=description or help_,
-                       aliases=aliases or [],
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add(
+    sub: Any,
+    name: str,
+    fn: Callable,
+    help_: str,
+    parents: list,
+    description: str | None = None,
+    aliases: list[str] | None = None,
+) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        name,
+        parents=parents,
+        help=help_,
+        description=description or help_,
+        aliases=aliases or [],
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.set_defaults(func=guarded(fn))
     return p

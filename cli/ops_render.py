@@ -19,16 +19,20 @@ from typing import Any
 
 from proctor.core.kernel.safe_text import INVISIBLE_OR_BREAK, is_printable, json_escaped, visible
 
-ID_HELP = {"approval": "an approval id (apr_…)", "question": "a question id (int_…)",
-           "conflict": "a memory conflict id (rec_…)", "run": "a run id (run_…)",
-           "effect": "an effect key", "rule": "a rule id (rule_…)"}
+ID_HELP = {
+    "approval": "an approval id (apr_…)",
+    "question": "a question id (int_…)",
+    "conflict": "a memory conflict id (rec_…)",
+    "run": "a run id (run_…)",
+    "effect": "an effect key",
+    "rule": "a rule id (rule_…)",
+}
 LIMIT = 2000  # characters per field unless --full
 FULL = "use --full"  # how to see the rest, where the command has --full
 HINT_MAX = 2000  # a suggested answer longer than this is described instead
 
 
-def clean(text: Any, limit: int | None = None, *, one_line: bool = False,
-          more: str = FULL) -> str:
+def clean(text: Any, limit: int | None = None, *, one_line: bool = False, more: str = FULL) -> str:
     """Terminal-safe text: control and invisible characters escaped, optionally shortened.
     ``one_line`` also shows newlines, tabs and carriage returns as \\n, \\t and \\r (a value in
     a table or on one line never starts a new one); otherwise newlines stay, tabs become four
@@ -128,9 +132,17 @@ def table(rows: list[list[str]], header: list[str]) -> None:
 
 
 def inbox(page: Any, counts: dict, now: float) -> None:
-    rows = [[i.kind.value, shorten(ident(i.id), 60), age(i.created_at, now),
-             cell(i.agent, 24), cell(f"{i.project}/{i.space}", 32), cell(i.summary, 300)]
-            for i in page.items]
+    rows = [
+        [
+            i.kind.value,
+            shorten(ident(i.id), 60),
+            age(i.created_at, now),
+            cell(i.agent, 24),
+            cell(f"{i.project}/{i.space}", 32),
+            cell(i.summary, 300),
+        ]
+        for i in page.items
+    ]
     if rows:
         table(rows, ["KIND", "ID", "AGE", "AGENT", "WHERE", "SUMMARY"])
     total = sum(counts.values())
@@ -141,9 +153,18 @@ def inbox(page: Any, counts: dict, now: float) -> None:
 
 
 def runs(page: Any, now: float) -> None:
-    rows = [[shorten(ident(r.id), 60), r.status.value, age(r.created_at, now),
-             cell(r.agent, 24), cell(f"{r.project}/{r.space}", 32), str(r.open_items),
-             cell(r.title, 200)] for r in page.items]
+    rows = [
+        [
+            shorten(ident(r.id), 60),
+            r.status.value,
+            age(r.created_at, now),
+            cell(r.agent, 24),
+            cell(f"{r.project}/{r.space}", 32),
+            str(r.open_items),
+            cell(r.title, 200),
+        ]
+        for r in page.items
+    ]
     if rows:
         table(rows, ["ID", "STATUS", "AGE", "AGENT", "WHERE", "OPEN", "TITLE"])
     print(f"{len(rows)} runs shown")
@@ -156,8 +177,10 @@ def timeline(run: Any, events: list, next_after: int | None, full: bool) -> None
     for e in events:
         payload = json.dumps(e.payload, ensure_ascii=False, sort_keys=True)
         text = clean(payload, None if full else 160, one_line=True)
-        print(f"#{e.sequence:<5} {when(e.created_at)}  {clean(e.actor, 40, one_line=True):<24} "
-              f"{clean(e.type, 80, one_line=True, more=''):<26} {text}")
+        print(
+            f"#{e.sequence:<5} {when(e.created_at)}  {clean(e.actor, 40, one_line=True):<24} "
+            f"{clean(e.type, 80, one_line=True, more=''):<26} {text}"
+        )
     if next_after is not None:
         print(f"more: --after {next_after}")
 
@@ -182,9 +205,16 @@ def section(title: str, body: str) -> None:
 
 def show(kind: str, data: dict, *, full: bool, now: float) -> None:
     limit = None if full else LIMIT
-    {"approval": show_approval, "question": show_question, "conflict": show_conflict,
-     "effect": show_effect, "run": show_run, "entry": show_entry, "rule": show_generic,
-     "tool_call": show_generic}[kind](data, limit)
+    {
+        "approval": show_approval,
+        "question": show_question,
+        "conflict": show_conflict,
+        "effect": show_effect,
+        "run": show_run,
+        "entry": show_entry,
+        "rule": show_generic,
+        "tool_call": show_generic,
+    }[kind](data, limit)
 
 
 def cell(text: Any, limit: int) -> str:
@@ -197,8 +227,11 @@ def shorten(text: str, limit: int) -> str:
 
 
 def run_line(item: Any) -> None:
-    field("run", f"{ident(item.run_id)}  “{clean(item.run_title, 200, one_line=True)}”  "
-          f"({ident(item.project)}/{ident(item.space)}, agent {ident(item.agent)})")
+    field(
+        "run",
+        f"{ident(item.run_id)}  “{clean(item.run_title, 200, one_line=True)}”  "
+        f"({ident(item.project)}/{ident(item.space)}, agent {ident(item.agent)})",
+    )
 
 
 def origin_line(item: Any) -> None:
@@ -206,8 +239,10 @@ def origin_line(item: Any) -> None:
     from proctor.core.kernel.origin import describe
 
     if getattr(item, "origin", None) is not None:
-        field("origin", clean(describe(item.origin), 600, one_line=True)
-              + "   (as the agent reports it)")
+        field(
+            "origin",
+            clean(describe(item.origin), 600, one_line=True) + "   (as the agent reports it)",
+        )
 
 
 def show_decisions(decisions: list, limit: int | None, signatures: dict | None = None) -> None:
@@ -219,7 +254,8 @@ def show_decisions(decisions: list, limit: int | None, signatures: dict | None =
             + (f"[{clean(marks[d.id].text, 120, one_line=True)}]  " if d.id in marks else "")
             + f"{clean(json.dumps(d.decision, ensure_ascii=False), limit, one_line=True)}"
             + (f"  reason: {clean(d.reason, limit, one_line=True)}" if d.reason else "")
-            for d in decisions)
+            for d in decisions
+        )
         section("decisions", body)
 
 
@@ -228,23 +264,31 @@ def show_approval(data: dict, limit: int | None) -> None:
     print(f"approval {ident(a.id)}  [{a.status.value}]  version {a.version}")
     run_line(a)
     origin_line(a)
-    field("action", f"{clean(a.action_name, 200)}   safety {a.safety_class.value}   "
-          f"requested scope {a.requested_scope.value}")
+    field(
+        "action",
+        f"{clean(a.action_name, 200)}   safety {a.safety_class.value}   "
+        f"requested scope {a.requested_scope.value}",
+    )
     field("reason", a.reason, limit)
     field("created", when(a.created_at))
     if a.expires_at:
         field("expires", f"{when(a.expires_at)} (then {a.on_expiry.value.replace('_', ' ')})")
     if a.decided_at:
-        field("decided", f"{when(a.decided_at)} by {ident(a.decided_by)}"
-              + (f": {clean(a.decision_reason, limit)}" if a.decision_reason else ""))
+        field(
+            "decided",
+            f"{when(a.decided_at)} by {ident(a.decided_by)}"
+            + (f": {clean(a.decision_reason, limit)}" if a.decision_reason else ""),
+        )
     if a.consumed_at:
         field("consumed", f"{when(a.consumed_at)} for effect {ident(a.consumed_effect_key)}")
     section("action", pretty(a.action, limit))
     show_decisions(data["decisions"], limit, data.get("signatures"))
     if a.status.value == "pending":
         print()
-        suggest(f"proctor approve {shell_word(a.id)}",
-                "or add --scope run / --scope space to allow it again")
+        suggest(
+            f"proctor approve {shell_word(a.id)}",
+            "or add --scope run / --scope space to allow it again",
+        )
         suggest(f"proctor deny {shell_word(a.id)} --reason TEXT")
 
 
@@ -263,8 +307,10 @@ def show_question(data: dict, limit: int | None) -> None:
     if isinstance(request, dict) and q.kind.value == "merge_conflict":
         for side in ("base", "ours", "theirs"):
             if side in request:
-                section(f"{side} ({clean(request.get(side + '_ref', ''), 80)})".replace(" ()", ""),
-                        clean(request[side], limit))
+                section(
+                    f"{side} ({clean(request.get(side + '_ref', ''), 80)})".replace(" ()", ""),
+                    clean(request[side], limit),
+                )
         request = {k: v for k, v in request.items() if k not in ("base", "ours", "theirs")}
     if isinstance(request, dict) and isinstance(request.get("diff"), str):
         section("diff", clean(request["diff"], limit))
@@ -272,9 +318,17 @@ def show_question(data: dict, limit: int | None) -> None:
     if request not in (None, {}):
         section("request", pretty(request, limit))
     if q.options:
-        section("options", "\n".join(
-            clean(f"{o.get('value')} — {o.get('label', '')}" if isinstance(o, dict) else o,
-                  400, one_line=True) for o in q.options))
+        section(
+            "options",
+            "\n".join(
+                clean(
+                    f"{o.get('value')} — {o.get('label', '')}" if isinstance(o, dict) else o,
+                    400,
+                    one_line=True,
+                )
+                for o in q.options
+            ),
+        )
     section("answer schema", pretty(q.response_schema, limit))
     if q.resolved_at:
         field("\nresolved", f"{when(q.resolved_at)} by {ident(q.resolved_by)}")
@@ -290,8 +344,10 @@ def suggest_answer(question_id: str, example: Any) -> None:
     \\uXXXX escapes (the same value, printable), quoted as one shell word."""
     text = json_line(example)
     if len(text) > HINT_MAX:
-        suggest(f"proctor answer {shell_word(question_id)} --json @answer.json",
-                "answer.json: an answer of the schema above")
+        suggest(
+            f"proctor answer {shell_word(question_id)} --json @answer.json",
+            "answer.json: an answer of the schema above",
+        )
     else:
         suggest(f"proctor answer {shell_word(question_id)} --json {shell_word(text)}")
 
@@ -299,8 +355,11 @@ def suggest_answer(question_id: str, example: Any) -> None:
 def show_conflict(data: dict, limit: int | None) -> None:
     r, entry = data["item"], data["entry"]
     print(f"memory conflict {ident(r.id)}  [{r.status.value}]  version {r.version}")
-    field("entry", f"{ident(entry.id)}  “{clean(r.title, 200, one_line=True)}”  "
-          f"({r.scope.value}: {clean(r.scope_key, 200, one_line=True)})")
+    field(
+        "entry",
+        f"{ident(entry.id)}  “{clean(r.title, 200, one_line=True)}”  "
+        f"({r.scope.value}: {clean(r.scope_key, 200, one_line=True)})",
+    )
     field("from", clean(r.incoming_source, 200, one_line=True))
     origin_line(r)
     if r.run_id:
@@ -308,34 +367,51 @@ def show_conflict(data: dict, limit: int | None) -> None:
     field("created", when(r.created_at))
     section(f"local (version {r.local_version})", clean(r.local_content, limit))
     section("incoming", clean(r.incoming_content, limit))
-    diff = "\n".join(difflib.unified_diff(r.local_content.splitlines(),
-                                          r.incoming_content.splitlines(),
-                                          fromfile="local", tofile="incoming", lineterm=""))
+    diff = "\n".join(
+        difflib.unified_diff(
+            r.local_content.splitlines(),
+            r.incoming_content.splitlines(),
+            fromfile="local",
+            tofile="incoming",
+            lineterm="",
+        )
+    )
     section("difference", clean(diff, limit))
     if r.resolved_at:
-        field("\nresolved", f"{when(r.resolved_at)} by {ident(r.resolved_by)}"
-              + (f": {clean(r.resolution_reason)}" if r.resolution_reason else ""))
+        field(
+            "\nresolved",
+            f"{when(r.resolved_at)} by {ident(r.resolved_by)}"
+            + (f": {clean(r.resolution_reason)}" if r.resolution_reason else ""),
+        )
     show_decisions(data["decisions"], limit, data.get("signatures"))
     if r.status.value == "pending":
         print()
         word = shell_word(r.id)
-        suggest(f"proctor resolve-conflict {word} keep-local --reason TEXT",
-                "or take-incoming, or dismiss")
+        suggest(
+            f"proctor resolve-conflict {word} keep-local --reason TEXT",
+            "or take-incoming, or dismiss",
+        )
         suggest(f"proctor resolve-conflict {word} merge --content-file FILE --reason TEXT")
 
 
 def show_effect(data: dict, limit: int | None) -> None:
     e = data["item"]
-    print(f"effect {clean(e.key, 300, one_line=True)}  [{e.status.value}]  attempt {e.attempt}  "
-          f"version {e.version}")
+    print(
+        f"effect {clean(e.key, 300, one_line=True)}  [{e.status.value}]  attempt {e.attempt}  "
+        f"version {e.version}"
+    )
     field("tool", f"{clean(e.tool, 200, one_line=True)}   safety {e.safety_class.value}")
     origin_line(e)
     if e.run_id:
         field("run", ident(e.run_id))
     if e.approval_id:
         field("approval", ident(e.approval_id))
-    field("lease", f"{ident(e.lease_owner)} until {when(e.lease_expires_at)}"
-          if e.lease_expires_at else ident(e.lease_owner or "-"))
+    field(
+        "lease",
+        f"{ident(e.lease_owner)} until {when(e.lease_expires_at)}"
+        if e.lease_expires_at
+        else ident(e.lease_owner or "-"),
+    )
     field("started", when(e.started_at))
     if e.ambiguous_reason:
         field("unknown", e.ambiguous_reason, limit)
@@ -347,18 +423,27 @@ def show_effect(data: dict, limit: int | None) -> None:
     if e.result is not None:
         section("result", pretty(e.result, limit))
     if data["receipts"]:
-        section("receipts", "\n".join(
-            f"{when(r.created_at)}  {ident(r.kind)} {ident(r.status)}  by {ident(r.actor)}"
-            + (f"  external id {clean(r.external_id, 200, one_line=True)}"
-               if r.external_id else "")
-            for r in data["receipts"]))
+        section(
+            "receipts",
+            "\n".join(
+                f"{when(r.created_at)}  {ident(r.kind)} {ident(r.status)}  by {ident(r.actor)}"
+                + (
+                    f"  external id {clean(r.external_id, 200, one_line=True)}"
+                    if r.external_id
+                    else ""
+                )
+                for r in data["receipts"]
+            ),
+        )
     show_decisions(data["decisions"], limit, data.get("signatures"))
     if e.status.value == "ambiguous":
         print()
-        words = f"-- {shell_word(e.key)} committed" if e.key.startswith("-") \
-            else f"{shell_word(e.key)} committed"  # a key is never taken for an option
-        suggest(f"proctor resolve-effect --reason TEXT {words}",
-                "or failed, if it did not happen")
+        words = (
+            f"-- {shell_word(e.key)} committed"
+            if e.key.startswith("-")
+            else f"{shell_word(e.key)} committed"
+        )  # a key is never taken for an option
+        suggest(f"proctor resolve-effect --reason TEXT {words}", "or failed, if it did not happen")
 
 
 def show_run(data: dict, limit: int | None) -> None:
@@ -376,42 +461,66 @@ def show_run(data: dict, limit: int | None) -> None:
         field("cancel", f"requested: {clean(r.cancel_reason, limit)}")
     if r.error:
         field("error", r.error, limit)
-    section("attempts", "\n".join(
-        f"#{a.number} {a.status.value}  {when(a.started_at)} → {when(a.finished_at)}"
-        + (f"  {clean(a.error, 200, one_line=True)}" if a.error else "")
-        for a in data["attempts"]))
-    items = [f"approval {ident(a.id)} [{a.status.value}] {clean(a.action_name, 80, one_line=True)}"
-             for a in data["approvals"]]
-    items += [f"question {ident(q.id)} [{q.status.value}] {q.kind.value}"
-              for q in data["questions"]]
-    items += [f"effect {clean(e.key, 120, one_line=True)} [{e.status.value}]"
-              for e in data["effects"]]
+    section(
+        "attempts",
+        "\n".join(
+            f"#{a.number} {a.status.value}  {when(a.started_at)} → {when(a.finished_at)}"
+            + (f"  {clean(a.error, 200, one_line=True)}" if a.error else "")
+            for a in data["attempts"]
+        ),
+    )
+    items = [
+        f"approval {ident(a.id)} [{a.status.value}] {clean(a.action_name, 80, one_line=True)}"
+        for a in data["approvals"]
+    ]
+    items += [
+        f"question {ident(q.id)} [{q.status.value}] {q.kind.value}" for q in data["questions"]
+    ]
+    items += [
+        f"effect {clean(e.key, 120, one_line=True)} [{e.status.value}]" for e in data["effects"]
+    ]
     if items:
         section("items", "\n".join(items))
     if data.get("resume_blockers"):
-        section("a new attempt waits on", "\n".join(
-            f"{b['kind']} {clean(b['id'], 200)}" for b in data["resume_blockers"]))
-    section("last events", "\n".join(
-        f"#{e.sequence:<5} {when(e.created_at)}  {clean(e.type, 80, one_line=True)}"
-        for e in data["events"]))
+        section(
+            "a new attempt waits on",
+            "\n".join(f"{b['kind']} {clean(b['id'], 200)}" for b in data["resume_blockers"]),
+        )
+    section(
+        "last events",
+        "\n".join(
+            f"#{e.sequence:<5} {when(e.created_at)}  {clean(e.type, 80, one_line=True)}"
+            for e in data["events"]
+        ),
+    )
     print()
     suggest(f"proctor timeline {shell_word(r.id)}", "every event of the run")
 
 
 def show_entry(data: dict, limit: int | None) -> None:
     m = data["item"]
-    flags = [f for f, on in (("pinned", m.pinned), ("confirmed", m.confirmed),
-                             ("deleted", m.deleted)) if on]
+    flags = [
+        f
+        for f, on in (("pinned", m.pinned), ("confirmed", m.confirmed), ("deleted", m.deleted))
+        if on
+    ]
     print(f"memory entry {ident(m.id)}  version {m.version}  {' '.join(flags)}".rstrip())
     field("title", m.title, 400)
-    field("scope", f"{m.scope.value}: {clean(m.scope_key, 200, one_line=True)}   "
-          f"kind {clean(m.kind, 40, one_line=True)}   trust {m.trust.value}   "
-          f"sensitivity {clean(m.sensitivity, 40, one_line=True)}")
+    field(
+        "scope",
+        f"{m.scope.value}: {clean(m.scope_key, 200, one_line=True)}   "
+        f"kind {clean(m.kind, 40, one_line=True)}   trust {m.trust.value}   "
+        f"sensitivity {clean(m.sensitivity, 40, one_line=True)}",
+    )
     section("content", clean(m.content, limit))
-    section("history", "\n".join(
-        f"v{h.version} {when(h.created_at)}  {ident(h.operation)}  by {ident(h.actor)}"
-        + (f"  ({clean(h.reason, 200, one_line=True)})" if h.reason else "")
-        for h in data["history"]))
+    section(
+        "history",
+        "\n".join(
+            f"v{h.version} {when(h.created_at)}  {ident(h.operation)}  by {ident(h.actor)}"
+            + (f"  ({clean(h.reason, 200, one_line=True)})" if h.reason else "")
+            for h in data["history"]
+        ),
+    )
 
 
 def show_generic(data: dict, limit: int | None) -> None:

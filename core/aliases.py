@@ -50,20 +50,44 @@ VALUES = {("InboxKind", "memory"): "conflict"}
 
 # the core's flat modules before the tree was arranged by workflow -> where each went
 MODULES = {
-    "canonical": "kernel.canonical", "limits": "kernel.limits", "safe_text": "kernel.safe_text",
-    "origin": "kernel.origin", "integrity": "kernel.integrity", "predicates": "kernel.predicates",
-    "schema": "storage.schema", "sql": "storage.sql", "db": "storage.db", "pg": "storage.pg",
-    "rows": "storage.rows", "paging": "storage.paging", "items": "storage.items",
-    "tx": "storage.tx", "store": "storage.store", "migrations": "storage.migrations",
-    "keys": "decisions.keys", "trust": "decisions.trust", "signing": "decisions.signing",
-    "decision_rows": "decisions.writer", "deciders": "decisions.deciders",
-    "decision_checks": "decisions.checks", "signed_views": "decisions.views",
-    "rules": "approvals.rules", "approval_rules": "approvals.service",
-    "inbox_rows": "inbox.rows", "run_facts": "runs.facts", "effect_rows": "effects.rows",
-    "effect_views": "effects.views", "interactions": "questions.service",
-    "credentials": "questions.credentials", "memory_views": "memory.views",
-    "overview": "audit.overview", "verify": "audit.verify", "witness": "audit.witness",
-    "timeline": "audit.timeline", "transfer": "ops.transfer", "migrate_to": "ops.migrate_to",
+    "canonical": "kernel.canonical",
+    "limits": "kernel.limits",
+    "safe_text": "kernel.safe_text",
+    "origin": "kernel.origin",
+    "integrity": "kernel.integrity",
+    "predicates": "kernel.predicates",
+    "schema": "storage.schema",
+    "sql": "storage.sql",
+    "db": "storage.db",
+    "pg": "storage.pg",
+    "rows": "storage.rows",
+    "paging": "storage.paging",
+    "items": "storage.items",
+    "tx": "storage.tx",
+    "store": "storage.store",
+    "migrations": "storage.migrations",
+    "keys": "decisions.keys",
+    "trust": "decisions.trust",
+    "signing": "decisions.signing",
+    "decision_rows": "decisions.writer",
+    "deciders": "decisions.deciders",
+    "decision_checks": "decisions.checks",
+    "signed_views": "decisions.views",
+    "rules": "approvals.rules",
+    "approval_rules": "approvals.service",
+    "inbox_rows": "inbox.rows",
+    "run_facts": "runs.facts",
+    "effect_rows": "effects.rows",
+    "effect_views": "effects.views",
+    "interactions": "questions.service",
+    "credentials": "questions.credentials",
+    "memory_views": "memory.views",
+    "overview": "audit.overview",
+    "verify": "audit.verify",
+    "witness": "audit.witness",
+    "timeline": "audit.timeline",
+    "transfer": "ops.transfer",
+    "migrate_to": "ops.migrate_to",
     "team": "ops.team",
     "integrations.mcp_host": "integrations.mcp.host",
     "integrations.mcp_http": "integrations.mcp.http",
@@ -140,13 +164,13 @@ class _OldModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if not fullname.startswith(CORE + "."):
             return None
-        tail = fullname[len(CORE) + 1:]
+        tail = fullname[len(CORE) + 1 :]
         if tail not in MODULES:
             return None
         return importlib.machinery.ModuleSpec(fullname, self)
 
     def create_module(self, spec: Any) -> Any:
-        new = f"{CORE}.{MODULES[spec.name[len(CORE) + 1:]]}"
+        new = f"{CORE}.{MODULES[spec.name[len(CORE) + 1 :]]}"
         warn(spec.name, new, stacklevel=6)
         return importlib.import_module(new)
 

@@ -67,8 +67,10 @@ class RunInterrupted(InvalidTransition):
 class ResumeBlocked(InvalidTransition):
     """A new attempt was refused: ``blockers`` lists what holds it, as (kind, id) pairs."""
 
-    hint = ("Settle what blocks the run first: decide its pending approvals and questions, "
-            "resolve its ambiguous effects and unknown tool outcomes; a cancelled run ends.")
+    hint = (
+        "Settle what blocks the run first: decide its pending approvals and questions, "
+        "resolve its ambiguous effects and unknown tool outcomes; a cancelled run ends."
+    )
 
     def __init__(self, message: str, *, blockers: list[tuple[str, str]], **details: Any) -> None:
         super().__init__(message, blockers=blockers, **details)
@@ -132,9 +134,11 @@ class StoreFull(StoreError):
 
 
 class StoreIOError(StoreError):
-    hint = ("A disk I/O error: the journal's files were changed or deleted under this process "
-            "(its -wal?) or the disk failed. Close and reopen the journal, check that nothing "
-            "else deletes journal files, then run `proctor verify`.")
+    hint = (
+        "A disk I/O error: the journal's files were changed or deleted under this process "
+        "(its -wal?) or the disk failed. Close and reopen the journal, check that nothing "
+        "else deletes journal files, then run `proctor verify`."
+    )
 
 
 class SchemaTooNew(StoreError):
@@ -153,8 +157,10 @@ class Tampered(ProctorError):
     """A stored item no longer matches its own digest: its row was rewritten outside
     Proctor (``details``: ``kind``, ``id``)."""
 
-    hint = ("The stored action no longer matches its digest: the journal was changed outside "
-            "Proctor. Nothing was decided or run; run `proctor verify` and ask for a new request.")
+    hint = (
+        "The stored action no longer matches its digest: the journal was changed outside "
+        "Proctor. Nothing was decided or run; run `proctor verify` and ask for a new request."
+    )
 
 
 class DecisionUnverified(ProctorError):
@@ -162,9 +168,11 @@ class DecisionUnverified(ProctorError):
     ``why`` is one of unsigned, unknown_key, retired_key, bad_signature, mismatch,
     rule_unsigned, rule_mismatch, no_trust."""
 
-    hint = ("Nothing was done: the decision is not signed by an operator you trust. "
-            "Ask a trusted operator to decide it again; `proctor verify --trust FILE` shows "
-            "every such decision.")
+    hint = (
+        "Nothing was done: the decision is not signed by an operator you trust. "
+        "Ask a trusted operator to decide it again; `proctor verify --trust FILE` shows "
+        "every such decision."
+    )
 
     def __init__(self, message: str, *, why: str, **details: Any) -> None:
         super().__init__(message, why=why, **details)
@@ -174,5 +182,7 @@ class DecisionUnverified(ProctorError):
 class NotAJournal(Corrupt):
     """The file is not a Proctor journal at all (a text file, another program's database)."""
 
-    hint = ("Choose a journal file made by Proctor (`proctor open --create PATH` starts a new "
-            "one). Nothing was written to this file.")
+    hint = (
+        "Choose a journal file made by Proctor (`proctor open --create PATH` starts a new "
+        "one). Nothing was written to this file."
+    )

@@ -32,14 +32,32 @@ from .models import Actor
 class Journal(Store, RetiredAttributes):
     """An open journal. Thread-safe: every public call runs in its own transaction."""
 
-    def __init__(self, path: Path | pg.ServerAddress, actor: Actor, *, read_only: bool,
-                 clock: Callable[[], float],
-                 id_seed: int | None, busy_timeout: float,
-                 synchronous: db.Synchronous = "FULL", signer: Any = None,
-                 trust: Any = None, autocheckpoint: bool = True) -> None:
-        super().__init__(path, actor, read_only=read_only, clock=clock, id_seed=id_seed,
-                         busy_timeout=busy_timeout, synchronous=synchronous, signer=signer,
-                         trust=trust, autocheckpoint=autocheckpoint)
+    def __init__(
+        self,
+        path: Path | pg.ServerAddress,
+        actor: Actor,
+        *,
+        read_only: bool,
+        clock: Callable[[], float],
+        id_seed: int | None,
+        busy_timeout: float,
+        synchronous: db.Synchronous = "FULL",
+        signer: Any = None,
+        trust: Any = None,
+        autocheckpoint: bool = True,
+    ) -> None:
+        super().__init__(
+            path,
+            actor,
+            read_only=read_only,
+            clock=clock,
+            id_seed=id_seed,
+            busy_timeout=busy_timeout,
+            synchronous=synchronous,
+            signer=signer,
+            trust=trust,
+            autocheckpoint=autocheckpoint,
+        )
         self.lost_tail: Any = None  # a witness.LostTail found at open
         self.runs: Runs = Runs(self)
         self.approvals: Approvals = Approvals(self)
@@ -54,13 +72,22 @@ class Journal(Store, RetiredAttributes):
 
     # ------------------------------------------------------------ opening
     @classmethod
-    def open(cls, url_or_path: str | os.PathLike[str], *, actor: Actor | str | None = None,
-             read_only: bool = False, create: bool = True,
-             on_old_schema: OldSchemaPolicy = "migrate",
-             clock: Callable[[], float] | None = None, id_seed: int | None = None,
-             busy_timeout: float = db.BUSY_TIMEOUT_S,
-             synchronous: db.Synchronous = "FULL", signer: Any = None,
-             trust: Any = None, autocheckpoint: bool = True) -> Journal:
+    def open(
+        cls,
+        url_or_path: str | os.PathLike[str],
+        *,
+        actor: Actor | str | None = None,
+        read_only: bool = False,
+        create: bool = True,
+        on_old_schema: OldSchemaPolicy = "migrate",
+        clock: Callable[[], float] | None = None,
+        id_seed: int | None = None,
+        busy_timeout: float = db.BUSY_TIMEOUT_S,
+        synchronous: db.Synchronous = "FULL",
+        signer: Any = None,
+        trust: Any = None,
+        autocheckpoint: bool = True,
+    ) -> Journal:
         """Open (or create) the journal at ``url_or_path``: a file's path (or sqlite:///
         URL), or a PostgreSQL server journal, ``postgresql+psycopg://user:pw@host:port/db``
         (team mode: the database must exist; its schema is created or upgraded here).
@@ -84,10 +111,19 @@ class Journal(Store, RetiredAttributes):
             actor = Actor.operator(actor)
         actor = actor or Actor.operator(default_operator_name())
         if isinstance(path, pg.ServerAddress):
-            return cls._open_on_server(path, actor, read_only=read_only, create=create,
-                                       on_old_schema=on_old_schema, clock=clock,
-                                       id_seed=id_seed, busy_timeout=busy_timeout,
-                                       synchronous=synchronous, signer=signer, trust=trust)
+            return cls._open_on_server(
+                path,
+                actor,
+                read_only=read_only,
+                create=create,
+                on_old_schema=on_old_schema,
+                clock=clock,
+                id_seed=id_seed,
+                busy_timeout=busy_timeout,
+                synchronous=synchronous,
+                signer=signer,
+                trust=trust,
+            )
         db.check_openable(path, read_only=read_only, create=create)
         try:
             if not read_only:
@@ -96,10 +132,18 @@ class Journal(Store, RetiredAttributes):
                     db.enable_wal(path, busy_timeout)
             from proctor.core.decisions.trust import resolve_trust
 
-            journal = cls(path, actor, read_only=read_only, clock=clock or time.time,
-                          id_seed=id_seed, busy_timeout=busy_timeout, synchronous=synchronous,
-                          signer=signer, trust=resolve_trust(trust),
-                          autocheckpoint=autocheckpoint)
+            journal = cls(
+                path,
+                actor,
+                read_only=read_only,
+                clock=clock or time.time,
+                id_seed=id_seed,
+                busy_timeout=busy_timeout,
+                synchronous=synchronous,
+                signer=signer,
+                trust=resolve_trust(trust),
+                autocheckpoint=autocheckpoint,
+            )
             try:
                 journal._check_schema(on_old_schema)
             except BaseException:
@@ -118,19 +162,37 @@ class Journal(Store, RetiredAttributes):
         return journal
 
     @classmethod
-    def _open_on_server(cls, where: pg.ServerAddress, actor: Actor, *, read_only: bool,
-                        create: bool, on_old_schema: OldSchemaPolicy,
-                        clock: Callable[[], float] | None, id_seed: int | None,
-                        busy_timeout: float, synchronous: db.Synchronous, signer: Any,
-                        trust: Any) -> Journal:
+    def _open_on_server(
+        cls,
+        where: pg.ServerAddress,
+        actor: Actor,
+        *,
+        read_only: bool,
+        create: bool,
+        on_old_schema: OldSchemaPolicy,
+        clock: Callable[[], float] | None,
+        id_seed: int | None,
+        busy_timeout: float,
+        synchronous: db.Synchronous,
+        signer: Any,
+        trust: Any,
+    ) -> Journal:
         """``open`` for a server journal: no file to check, prepare or witness (the server
         keeps its own files; a desk's witness is of a file's lost -wal)."""
         from proctor.core.decisions.trust import resolve_trust
 
         try:
-            journal = cls(where, actor, read_only=read_only, clock=clock or time.time,
-                          id_seed=id_seed, busy_timeout=busy_timeout, synchronous=synchronous,
-                          signer=signer, trust=resolve_trust(trust))
+            journal = cls(
+                where,
+                actor,
+                read_only=read_only,
+                clock=clock or time.time,
+                id_seed=id_seed,
+                busy_timeout=busy_timeout,
+                synchronous=synchronous,
+                signer=signer,
+                trust=resolve_trust(trust),
+            )
             try:
                 if not create and not read_only:
                     journal._require_journal()
@@ -155,8 +217,10 @@ class Journal(Store, RetiredAttributes):
             pg.raise_translated(err)
             raise
         if empty:
-            raise errors.NotFound(f"no journal in {self.path} (the database is empty)",
-                                  hint="Open it with create=True, or run `proctor team init`.")
+            raise errors.NotFound(
+                f"no journal in {self.path} (the database is empty)",
+                hint="Open it with create=True, or run `proctor team init`.",
+            )
 
     def close(self) -> None:
         super().close()
@@ -181,5 +245,12 @@ def default_operator_name() -> str:
         return "operator"
 
 
-__all__ = ["LAST_AUDIT", "Journal", "OldSchemaPolicy", "Tx", "audit_digest_body",
-           "default_operator_name", "event_digest_body"]
+__all__ = [
+    "LAST_AUDIT",
+    "Journal",
+    "OldSchemaPolicy",
+    "Tx",
+    "audit_digest_body",
+    "default_operator_name",
+    "event_digest_body",
+]

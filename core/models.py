@@ -183,7 +183,6 @@ class ChangeKind(StrEnum, metaclass=Retiring):
     DECISION = "decision"
 
 
-
 # ---------------------------------------------------------------- inputs
 
 
@@ -629,8 +628,9 @@ class ChangeSet(Frozen):
     def ids(self, kind: ChangeKind) -> set[str]:
         found = {c.entity_id for c in self.changes if c.entity_kind == kind}
         if kind == ChangeKind.RUN:
-            found |= {c.run_id for c in self.changes
-                      if c.entity_kind == ChangeKind.EVENT and c.run_id}
+            found |= {
+                c.run_id for c in self.changes if c.entity_kind == ChangeKind.EVENT and c.run_id
+            }
         return found
 
     def run_ids(self) -> set[str]:

@@ -45,15 +45,20 @@ def main() -> int:
     Theme(app, ThemeMode.LIGHT)
     settings = DeskSettings(QSettings(str(folder / "desk.ini"), QSettings.Format.IniFormat))
     runner = TaskRunner()
-    window = build_window(Journal.open(path, actor=Actor.operator("alice")), runner=runner,
-                          settings=settings, strict=False)
+    window = build_window(
+        Journal.open(path, actor=Actor.operator("alice")),
+        runner=runner,
+        settings=settings,
+        strict=False,
+    )
     window.resize(1400, 880)
     window.show()
     window.start()
     inbox = window.inbox
     spin(app, 20, lambda: inbox.model.rowCount() > 0 and not inbox.model.is_loading())
-    rows = [r for r in range(inbox.model.rowCount())
-            if inbox.model.item(r).kind == InboxKind.APPROVAL]
+    rows = [
+        r for r in range(inbox.model.rowCount()) if inbox.model.item(r).kind == InboxKind.APPROVAL
+    ]
     inbox.set_current_row(rows[0] if rows else 0)
     spin(app, 3)
     image = window.grab().toImage()

@@ -37,8 +37,12 @@ def spin(app: QApplication, seconds: float, until=lambda: False) -> None:
 
 def shown(pane, qid: str) -> bool:
     widget = pane.current()
-    return widget is not None and widget.view is not None and widget.entity is not None \
+    return (
+        widget is not None
+        and widget.view is not None
+        and widget.entity is not None
         and widget.entity.id == qid
+    )
 
 
 def fill(kind: str, detail) -> None:
@@ -51,8 +55,11 @@ def fill(kind: str, detail) -> None:
         view.note.setText("Link the issue in the PR description.")
     elif kind == "form":
         form = view.form
-        for name, text in (("version", "4.2.1"), ("release_date", "2026-02-03"),
-                           ("amount", "49.90")):
+        for name, text in (
+            ("version", "4.2.1"),
+            ("release_date", "2026-02-03"),
+            ("amount", "49.90"),
+        ):
             if form.field(name) is not None:
                 form.field(name).set_value(text)
         if form.field("channels") is not None:
@@ -96,19 +103,31 @@ def main() -> int:
     rng = random.Random(7)
     with Journal.open(path, actor=Actor.agent("coder")) as agent:
         run = agent.runs.start("webshop", "Fix checkout rounding", agent="coder")
-        entry = agent.memory.add("project", "webshop", "Deploy days",
-                                 "Deploys happen on Tuesdays and Thursdays after 10:00 UTC.")
+        entry = agent.memory.add(
+            "project",
+            "webshop",
+            "Deploy days",
+            "Deploys happen on Tuesdays and Thursdays after 10:00 UTC.",
+        )
         asked = {}
         for kind in content.INTERACTION_KINDS:
             spec = content.make_question(kind, random.Random(rng.random()), "webshop", entry)
             asked[kind.value] = agent.questions.ask(
-                run.id, spec.kind, spec.prompt.split("\n")[0][:300], request=spec.request,
-                response_schema=spec.response_schema, options=spec.options, expires_in=3600).id
+                run.id,
+                spec.kind,
+                spec.prompt.split("\n")[0][:300],
+                request=spec.request,
+                response_schema=spec.response_schema,
+                options=spec.options,
+                expires_in=3600,
+            ).id
     journal = Journal.open(path, actor=Actor.operator("alice"))
     runner = TaskRunner()
-    window = build_window(journal, runner=runner,
-                          settings=DeskSettings(QSettings(str(tmp / "desk.ini"),
-                                                          QSettings.Format.IniFormat)))
+    window = build_window(
+        journal,
+        runner=runner,
+        settings=DeskSettings(QSettings(str(tmp / "desk.ini"), QSettings.Format.IniFormat)),
+    )
     window.resize(1360, 900)
     window.show()
     window.start()
@@ -122,9 +141,14 @@ def main() -> int:
         spin(app, 0.3)
         fill(kind, pane.current())
         spin(app, 0.3)
-        image = pane.grab().toImage().convertToFormat(
-            QImage.Format.Format_Indexed8, Qt.ImageConversionFlag.ThresholdDither
-            | Qt.ImageConversionFlag.AvoidDither)
+        image = (
+            pane.grab()
+            .toImage()
+            .convertToFormat(
+                QImage.Format.Format_Indexed8,
+                Qt.ImageConversionFlag.ThresholdDither | Qt.ImageConversionFlag.AvoidDither,
+            )
+        )
         image.save(str(OUT / f"forms-{kind}.png"))
         print(f"forms-{kind}.png", (OUT / f"forms-{kind}.png").stat().st_size, "bytes")
     window.close()

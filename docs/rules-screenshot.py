@@ -40,21 +40,29 @@ def write(path: str, size: int) -> dict:
 
 
 def build(path: Path) -> str:
-    with Journal.open(path, actor=Actor.agent("coder")) as coder, \
-            Journal.open(path, actor=Actor.agent("docs-bot")) as docs, \
-            Journal.open(path, actor=Actor.operator("bob")) as bob:
+    with (
+        Journal.open(path, actor=Actor.agent("coder")) as coder,
+        Journal.open(path, actor=Actor.agent("docs-bot")) as docs,
+        Journal.open(path, actor=Actor.operator("bob")) as bob,
+    ):
         r1 = coder.runs.start("webshop", "Fix checkout rounding", space="app", agent="coder")
         r2 = docs.runs.start("webshop", "Refresh the docs", space="app", agent="docs-bot")
         for n, (j, run) in enumerate([(coder, r1)] * 5 + [(docs, r2)] * 3):
-            a = j.approvals.request(run.id, write(f"/srv/app/src/f{n}.py", 800 + n),
-                                    reason="apply the change")
+            a = j.approvals.request(
+                run.id, write(f"/srv/app/src/f{n}.py", 800 + n), reason="apply the change"
+            )
             bob.approvals.decide(a.id, True, expected_version=1, reason="routine")
-        docs.approvals.request(r2.id, write("/srv/app/docs/index.md", 1200),
-                               reason="update the index page")
-        coder.approvals.request(r1.id, write("/srv/app/src/big.bin", 9_000_000),
-                                reason="vendored binary")
-        return coder.approvals.request(r1.id, write("/srv/app/src/cart.py", 2048),
-                                       reason="Apply the rounding fix to the cart total.").id
+        docs.approvals.request(
+            r2.id, write("/srv/app/docs/index.md", 1200), reason="update the index page"
+        )
+        coder.approvals.request(
+            r1.id, write("/srv/app/src/big.bin", 9_000_000), reason="vendored binary"
+        )
+        return coder.approvals.request(
+            r1.id,
+            write("/srv/app/src/cart.py", 2048),
+            reason="Apply the rounding fix to the cart total.",
+        ).id
 
 
 def main() -> int:
@@ -65,8 +73,12 @@ def main() -> int:
     Theme(app, ThemeMode.LIGHT)
     settings = DeskSettings(QSettings(str(folder / "desk.ini"), QSettings.Format.IniFormat))
     runner = TaskRunner()
-    window = build_window(Journal.open(path, actor=Actor.operator("alice")), runner=runner,
-                          settings=settings, strict=False)
+    window = build_window(
+        Journal.open(path, actor=Actor.operator("alice")),
+        runner=runner,
+        settings=settings,
+        strict=False,
+    )
     window.resize(1400, 900)
     window.show()
     window.start()

@@ -58,8 +58,11 @@ def build_graph(effects: GraphEffects, checkpoints: Path, bank: Path) -> Any:
 
     def approve(state: State) -> State:
         # approval-shaped interrupt: filed as a Proctor approval of exactly this action
-        return {"approval": interrupt({"kind": "approval", "action": REFUND,
-                                       "reason": "the customer was charged twice"})}
+        return {
+            "approval": interrupt(
+                {"kind": "approval", "action": REFUND, "reason": "the customer was charged twice"}
+            )
+        }
 
     def act(state: State) -> State:
         if not state["approval"]["approved"]:
@@ -73,8 +76,7 @@ def build_graph(effects: GraphEffects, checkpoints: Path, bank: Path) -> Any:
         return {"refund": effects.run("refund", pay, approval=state["approval"])}
 
     def ask(state: State) -> State:
-        answer = interrupt({"question": "Which environment gets the fix?"},
-                           response_schema=Env)
+        answer = interrupt({"question": "Which environment gets the fix?"}, response_schema=Env)
         return {"env": answer.env}
 
     graph = StateGraph(State)
@@ -88,13 +90,18 @@ def build_graph(effects: GraphEffects, checkpoints: Path, bank: Path) -> Any:
     return graph.compile(checkpointer=open_checkpointer(checkpoints))
 
 
-def make_bridge(journal_path: Path | str, *, lease: float = 30.0,
-                bridge_cls: type[LangGraphBridge] = LangGraphBridge,
-                state: Path | None = None) -> tuple[LangGraphBridge, Journal]:
+def make_bridge(
+    journal_path: Path | str,
+    *,
+    lease: float = 30.0,
+    bridge_cls: type[LangGraphBridge] = LangGraphBridge,
+    state: Path | None = None,
+) -> tuple[LangGraphBridge, Journal]:
     """``state``: the prefix of the graph's own files (default: the journal file's path)."""
     if state is None and "://" in str(journal_path):
-        raise SystemExit("a journal on a server has no folder for the graph's own files: "
-                         "pass --state PREFIX")
+        raise SystemExit(
+            "a journal on a server has no folder for the graph's own files: pass --state PREFIX"
+        )
     prefix = state or journal_path
     journal = Journal.open(journal_path, actor=Actor.agent("refund-bot"))
     effects = GraphEffects(journal)
@@ -105,11 +112,19 @@ def make_bridge(journal_path: Path | str, *, lease: float = 30.0,
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("journal", help="journal file, or a server journal's URL")
-    p.add_argument("--state", type=Path, default=None,
-                   help="prefix of the graph's own files (default: the journal file's path)")
+    p.add_argument(
+        "--state",
+        type=Path,
+        default=None,
+        help="prefix of the graph's own files (default: the journal file's path)",
+    )
     p.add_argument("--thread", default="refund-acct-9")
-    p.add_argument("--step", choices=["run", "start", "resume"], default="run",
-                   help="run: start, then resume whenever the desk answers (default)")
+    p.add_argument(
+        "--step",
+        choices=["run", "start", "resume"],
+        default="run",
+        help="run: start, then resume whenever the desk answers (default)",
+    )
     p.add_argument("--timeout", type=float, default=None, help="give up after N seconds")
     args = p.parse_args()
     bridge, journal = make_bridge(args.journal, state=args.state)
@@ -119,10 +134,10 @@ def main() -> int:
         elif args.step == "resume":
             outcome = bridge.resume(args.thread)
         else:
-            print(f"waiting for the operator on {args.journal} (thread {args.thread})",
-                  flush=True)
-            outcome = bridge.run_until_done(args.thread, {}, poll_s=0.2, timeout=args.timeout,
-                                            title="Refund for acct-9")
+            print(f"waiting for the operator on {args.journal} (thread {args.thread})", flush=True)
+            outcome = bridge.run_until_done(
+                args.thread, {}, poll_s=0.2, timeout=args.timeout, title="Refund for acct-9"
+            )
         print(outcome.model_dump_json(), flush=True)
     finally:
         journal.close()

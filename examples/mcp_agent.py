@@ -31,16 +31,25 @@ async def run(journal: str) -> dict:
         print("asking for approval to clean the build folder", flush=True)
         result = await c.call_tool(
             "request_approval",
-            {"action": CLEAN, "reason": "clean build before the release",
-             "safety_class": "destructive", "idempotency_key": "clean-build-1"},
-            progress_callback=show_progress)
+            {
+                "action": CLEAN,
+                "reason": "clean build before the release",
+                "safety_class": "destructive",
+                "idempotency_key": "clean-build-1",
+            },
+            progress_callback=show_progress,
+        )
         approval = result.structured_content
         print(f"approval: {approval['status']} ({approval['reason'] or 'no reason given'})")
 
         result = await c.call_tool(
             "submit_question",
-            {"question": "Which branch should I release?", "options": ["main", "release-1.2"],
-             "idempotency_key": "branch-1"})
+            {
+                "question": "Which branch should I release?",
+                "options": ["main", "release-1.2"],
+                "idempotency_key": "branch-1",
+            },
+        )
         question = result.structured_content
         while question["status"] == "pending":  # short calls, as hosts with short timeouts do
             result = await c.call_tool("await_decision", {"id": question["id"], "wait_s": 20})

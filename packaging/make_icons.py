@@ -43,7 +43,9 @@ def contact_sheet(out: Path, cell: int = 40) -> None:
     image = QImage(cell * len(names), cell * 2, QImage.Format.Format_ARGB32)
     painter = QPainter(image)
     for row, theme in enumerate(("light", "dark")):
-        painter.fillRect(0, row * cell, image.width(), cell, QColor(resources.palette(theme)["window"]))
+        painter.fillRect(
+            0, row * cell, image.width(), cell, QColor(resources.palette(theme)["window"])
+        )
         for col, name in enumerate(names):
             icon = render(resources.path("icons", f"{name}.svg"), 24)
             painter.drawImage(col * cell + (cell - 24) // 2, row * cell + (cell - 24) // 2, icon)

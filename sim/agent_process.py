@@ -47,8 +47,9 @@ class Agent(Steps):
         self.restart = opts.restart
         self.rate = max(opts.rate, 0.01)
         # A fresh agent that started late (a busy machine) still gets its drain time.
-        self.until = opts.until if opts.until is None or opts.restart else \
-            max(opts.until, time.time())
+        self.until = (
+            opts.until if opts.until is None or opts.restart else max(opts.until, time.time())
+        )
         self.drain = opts.drain
         self.fault_rate = opts.fault_rate
         self.parent_pid = opts.parent_pid
@@ -77,8 +78,11 @@ class Agent(Steps):
                     self.one_run()
                 except errors.ProctorError as err:  # e.g. the journal stayed locked too long
                     self.stats["errors"] += 1
-                    print(f"{self.name}: the run stopped on an error: {err}", file=sys.stderr,
-                          flush=True)
+                    print(
+                        f"{self.name}: the run stopped on an error: {err}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 self.think()
         except Stop:
             pass
@@ -103,8 +107,11 @@ class Agent(Steps):
 
     def check(self) -> None:
         """Raise Stop or Cancelled when the agent must not go on with this run."""
-        if self.stopping or self.past_deadline(self.drain) or \
-                (self.parent_pid and os.getppid() != self.parent_pid):
+        if (
+            self.stopping
+            or self.past_deadline(self.drain)
+            or (self.parent_pid and os.getppid() != self.parent_pid)
+        ):
             raise Stop
         if self.run_id is not None:
             run = self.j.runs.get(self.run_id)
@@ -124,8 +131,12 @@ class Agent(Steps):
         project, space = content.pick_place(self.rng)
         title = content.maybe_hostile(self.rng, content.run_title(self.rng, project), 0.06)
         self.model = self.rng.choice(content.MODELS)
-        run = self.j.runs.start(project, title, space=space, metadata={
-            "model": self.model, "simulated": True, "seed": self.seed})
+        run = self.j.runs.start(
+            project,
+            title,
+            space=space,
+            metadata={"model": self.model, "simulated": True, "seed": self.seed},
+        )
         self.run_id, self.project, self.space, self.step_no = run.id, project, space, 0
         self.stats["runs"] += 1
         try:
@@ -136,8 +147,7 @@ class Agent(Steps):
                     return
                 self.think()
             self.check()
-            self.j.runs.complete(run.id, {"summary": f"{title[:80]}: done",
-                                          "steps": self.step_no})
+            self.j.runs.complete(run.id, {"summary": f"{title[:80]}: done", "steps": self.step_no})
             self.stats["completed"] += 1
         except Cancelled as why:
             self.j.runs.cancel(run.id, f"cancelled on request: {why}")
@@ -166,7 +176,10 @@ class Agent(Steps):
         self.rng.shuffle(middle)
         if first:  # a fresh agent asks more, and asks first, in its first run
             order = [self.step_question, self.step_memory]
-            middle = [self.step_question, *sorted(middle, key=lambda s: order.index(s) if s in order else len(order))]
+            middle = [
+                self.step_question,
+                *sorted(middle, key=lambda s: order.index(s) if s in order else len(order)),
+            ]
         for step in middle:
             steps += [step, self.step_model]
         return steps
@@ -193,8 +206,9 @@ class Agent(Steps):
 
     def next_question_kind(self) -> QuestionKind:
         if not self.question_deck:
-            self.question_deck = rotated([k.value for k in content.QUESTION_KINDS],
-                                         self.index * 3 + self.restart)
+            self.question_deck = rotated(
+                [k.value for k in content.QUESTION_KINDS], self.index * 3 + self.restart
+            )
         return QuestionKind(self.question_deck.pop(0))
 
     def next_fault(self) -> str | None:
@@ -232,8 +246,11 @@ class Agent(Steps):
         assert self.run_id is not None
         if self.j.runs.get(self.run_id).status == RunStatus.RUNNING:
             self.j.runs.wait_for_user(self.run_id)
-        self.j.runs.append_event(self.run_id, "agent.waiting_for_person", {
-            "effect_key": key, "why": "the outcome of this effect is unknown"})
+        self.j.runs.append_event(
+            self.run_id,
+            "agent.waiting_for_person",
+            {"effect_key": key, "why": "the outcome of this effect is unknown"},
+        )
         while True:
             effect = self.j.effects.get(key)
             if effect.status in (EffectStatus.COMMITTED, EffectStatus.FAILED):
@@ -242,8 +259,11 @@ class Agent(Steps):
             time.sleep(0.25)
         if self.j.runs.get(self.run_id).status == RunStatus.WAITING_FOR_USER:
             self.j.runs.resume(self.run_id)
-        self.j.runs.append_event(self.run_id, "agent.effect_resolution_seen", {
-            "effect_key": key, "outcome": effect.status.value, "by": effect.resolved_by})
+        self.j.runs.append_event(
+            self.run_id,
+            "agent.effect_resolution_seen",
+            {"effect_key": key, "outcome": effect.status.value, "by": effect.resolved_by},
+        )
         return effect
 
     # ------------------------------------------------------------ recovery
@@ -255,15 +275,16 @@ class Agent(Steps):
                 continue
             with contextlib.suppress(errors.EffectAmbiguous, errors.InvalidTransition):
                 self.j.effects.mark_ambiguous(
-                    effect.key, "the agent process restarted mid-effect; nobody knows "
-                    "whether it happened", owner=self.owner)
+                    effect.key,
+                    "the agent process restarted mid-effect; nobody knows whether it happened",
+                    owner=self.owner,
+                )
             self.stats["recovered"] += 1
         for effect in self.j.effects.list(status=["ambiguous"], limit=500).items:
             if effect.run_id is None:
                 continue
             run = self.j.runs.get(effect.run_id)
-            if run.agent != self.name or run.status.terminal or \
-                    run.status == RunStatus.INTERRUPTED:
+            if run.agent != self.name or run.status.terminal or run.status == RunStatus.INTERRUPTED:
                 continue
             self.finish_recovered(run, effect)
 
@@ -278,12 +299,17 @@ class Agent(Steps):
             for call in self.j.runs.tool_calls(run.id):
                 if call.status in ("running", "pending"):
                     self.j.runs.finish_tool_call(
-                        call.id, "succeeded" if ok else "failed",
+                        call.id,
+                        "succeeded" if ok else "failed",
                         result={"confirmed_by": outcome.resolved_by} if ok else None,
-                        error=None if ok else f"operator says it failed: {outcome.resolution_reason}")
+                        error=None
+                        if ok
+                        else f"operator says it failed: {outcome.resolution_reason}",
+                    )
             if ok:
-                self.j.runs.complete(run.id, {"summary": "finished after a crash",
-                                              "effect": effect.key})
+                self.j.runs.complete(
+                    run.id, {"summary": "finished after a crash", "effect": effect.key}
+                )
                 self.stats["completed"] += 1
             else:
                 self.j.runs.fail(run.id, f"{effect.tool} did not happen (confirmed by a person)")
@@ -313,12 +339,14 @@ class Agent(Steps):
 
     def summary(self, s: Counter[str]) -> str:
         restarted = f", {self.restart} restarts" if self.restart else ""
-        return (f"{self.name}: {s['runs']} runs ({s['completed']} completed, {s['failed']} "
-                f"failed, {s['cancelled']} cancelled, {s['interrupted']} interrupted), "
-                f"{s['approvals']} approvals ({s['auto_decided']} by rule, {s['denied']} "
-                f"not approved), {s['questions']} questions, {s['memory_writes']} memory "
-                f"writes ({s['conflicts']} conflicts), {s['effects']} effects "
-                f"({s['ambiguous']} ambiguous, {s['recovered']} recovered){restarted}")
+        return (
+            f"{self.name}: {s['runs']} runs ({s['completed']} completed, {s['failed']} "
+            f"failed, {s['cancelled']} cancelled, {s['interrupted']} interrupted), "
+            f"{s['approvals']} approvals ({s['auto_decided']} by rule, {s['denied']} "
+            f"not approved), {s['questions']} questions, {s['memory_writes']} memory "
+            f"writes ({s['conflicts']} conflicts), {s['effects']} effects "
+            f"({s['ambiguous']} ambiguous, {s['recovered']} recovered){restarted}"
+        )
 
 
 def rotated(items: list[Any], by: int) -> list[Any]:
@@ -327,17 +355,27 @@ def rotated(items: list[Any], by: int) -> list[Any]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m proctor.sim.agent_process",
-                                description="One simulated agent writing to a journal.")
+    p = argparse.ArgumentParser(
+        prog="python -m proctor.sim.agent_process",
+        description="One simulated agent writing to a journal.",
+    )
     p.add_argument("--journal", required=True)
     p.add_argument("--name", required=True)
     p.add_argument("--index", type=int, default=0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rate", type=float, default=1.0, help="steps per second")
-    p.add_argument("--until", type=float, default=None,
-                   help="wall-clock time (epoch s) after which no new run starts")
-    p.add_argument("--drain", type=float, default=10.0,
-                   help="seconds after --until to finish the current run before leaving it")
+    p.add_argument(
+        "--until",
+        type=float,
+        default=None,
+        help="wall-clock time (epoch s) after which no new run starts",
+    )
+    p.add_argument(
+        "--drain",
+        type=float,
+        default=10.0,
+        help="seconds after --until to finish the current run before leaving it",
+    )
     p.add_argument("--fault-rate", type=float, default=0.08)
     p.add_argument("--restart", type=int, default=0)
     p.add_argument("--parent-pid", type=int, default=0)

@@ -30,14 +30,24 @@ COUNTED = ("approvals", "questions", "conflicts", "ambiguous")
 class SimulationHandle:
     """N agent processes writing to one journal. Thread-safe."""
 
-    def __init__(self, journal_path: str | os.PathLike[str], agents: int, rate: float,
-                 duration: float | None, seed: int, *, drain: float = 10.0,
-                 fault_rate: float = 0.08, name_prefix: str = "sim-agent",
-                 trust: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        journal_path: str | os.PathLike[str],
+        agents: int,
+        rate: float,
+        duration: float | None,
+        seed: int,
+        *,
+        drain: float = 10.0,
+        fault_rate: float = 0.08,
+        name_prefix: str = "sim-agent",
+        trust: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.journal_path = os.fspath(journal_path)
         # trust: the agents' PROCTOR_TRUSTED_OPERATORS (they refuse unsigned decisions)
-        self.env = None if trust is None else {**os.environ,
-                                               "PROCTOR_TRUSTED_OPERATORS": os.fspath(trust)}
+        self.env = (
+            None if trust is None else {**os.environ, "PROCTOR_TRUSTED_OPERATORS": os.fspath(trust)}
+        )
         self.rate, self.seed, self.drain, self.fault_rate = rate, seed, drain, fault_rate
         self.started_at = time.time()
         self.until = self.started_at + duration if duration is not None else None
@@ -54,8 +64,9 @@ class SimulationHandle:
         self._stopping = threading.Event()
         for index in range(agents):
             self._spawn(index)
-        self._thread = threading.Thread(target=self._supervise, name="proctor-sim-supervisor",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._supervise, name="proctor-sim-supervisor", daemon=True
+        )
         self._thread.start()
 
     # ------------------------------------------------------------ public
@@ -134,19 +145,39 @@ class SimulationHandle:
     # ------------------------------------------------------------ internals
     def _command(self, index: int, restart: int) -> list[str]:
         name = self.names[index]
-        cmd = [sys.executable, "-m", "proctor.sim.agent_process",
-               "--journal", self.journal_path, "--name", name, "--index", str(index),
-               "--seed", str(self.seed), "--rate", str(self.rate), "--drain", str(self.drain),
-               "--fault-rate", str(self.fault_rate), "--restart", str(restart),
-               "--parent-pid", str(os.getpid()),
-               "--stats", str(self.stats_dir / f"{name}.json")]
+        cmd = [
+            sys.executable,
+            "-m",
+            "proctor.sim.agent_process",
+            "--journal",
+            self.journal_path,
+            "--name",
+            name,
+            "--index",
+            str(index),
+            "--seed",
+            str(self.seed),
+            "--rate",
+            str(self.rate),
+            "--drain",
+            str(self.drain),
+            "--fault-rate",
+            str(self.fault_rate),
+            "--restart",
+            str(restart),
+            "--parent-pid",
+            str(os.getpid()),
+            "--stats",
+            str(self.stats_dir / f"{name}.json"),
+        ]
         if self.until is not None:
             cmd += ["--until", repr(self.until)]
         return cmd
 
     def _spawn(self, index: int, restart: int = 0) -> None:
-        proc = subprocess.Popen(self._command(index, restart), stdin=subprocess.DEVNULL,
-                                close_fds=True, env=self.env)
+        proc = subprocess.Popen(
+            self._command(index, restart), stdin=subprocess.DEVNULL, close_fds=True, env=self.env
+        )
         self._procs[index] = proc
         self.all_pids.append(proc.pid)
 
@@ -178,10 +209,17 @@ class SimulationHandle:
             time.sleep(0.1)
 
 
-def start_agents(journal_path: str | os.PathLike[str], agents: int = 3, rate: float = 1.0,
-                 duration: float | None = None, seed: int = 0, *, drain: float = 10.0,
-                 fault_rate: float = 0.08,
-                 trust: str | os.PathLike[str] | None = None) -> SimulationHandle:
+def start_agents(
+    journal_path: str | os.PathLike[str],
+    agents: int = 3,
+    rate: float = 1.0,
+    duration: float | None = None,
+    seed: int = 0,
+    *,
+    drain: float = 10.0,
+    fault_rate: float = 0.08,
+    trust: str | os.PathLike[str] | None = None,
+) -> SimulationHandle:
     """Spawn ``agents`` agent processes on ``journal_path`` (created if missing).
 
     ``rate`` is steps per second per agent; after ``duration`` seconds no new run starts
@@ -191,5 +229,6 @@ def start_agents(journal_path: str | os.PathLike[str], agents: int = 3, rate: fl
     if agents < 1:
         raise ValueError("at least one agent")
     Journal.open(journal_path).close()  # create/migrate once, before the children race
-    return SimulationHandle(journal_path, agents, rate, duration, seed, drain=drain, trust=trust,
-                            fault_rate=fault_rate)
+    return SimulationHandle(
+        journal_path, agents, rate, duration, seed, drain=drain, trust=trust, fault_rate=fault_rate
+    )

@@ -23,18 +23,37 @@ from .demo_runs import BASE_TIME, DemoClock, DemoWriter
 Progress = Callable[[int, int, str], None]
 
 # How many runs of each kind a journal gets.
-SMALL_PLAN = {"history": 110, "pending_approval": 42, "pending_question": 32,
-              "ambiguous": 8, "conflict": 12, "interrupted": 8, "parent_with_children": 5}
-LARGE_PLAN = {"history": 300, "pending_approval": 520, "pending_question": 400,
-              "ambiguous": 150, "conflict": 150, "interrupted": 60, "parent_with_children": 20,
-              "bulk": 9400}
+SMALL_PLAN = {
+    "history": 110,
+    "pending_approval": 42,
+    "pending_question": 32,
+    "ambiguous": 8,
+    "conflict": 12,
+    "interrupted": 8,
+    "parent_with_children": 5,
+}
+LARGE_PLAN = {
+    "history": 300,
+    "pending_approval": 520,
+    "pending_question": 400,
+    "ambiguous": 150,
+    "conflict": 150,
+    "interrupted": 60,
+    "parent_with_children": 20,
+    "bulk": 9400,
+}
 LARGE_MIN_EVENTS = 1_000_000
 BULK_EVENTS = (60, 160)  # events per bulk run, uniform
 
-KIND_METHOD = {"history": "history_run", "pending_approval": "pending_approval_run",
-               "pending_question": "pending_question_run", "ambiguous": "ambiguous_run",
-               "conflict": "conflict_run", "interrupted": "interrupted_run",
-               "parent_with_children": "parent_with_children"}
+KIND_METHOD = {
+    "history": "history_run",
+    "pending_approval": "pending_approval_run",
+    "pending_question": "pending_question_run",
+    "ambiguous": "ambiguous_run",
+    "conflict": "conflict_run",
+    "interrupted": "interrupted_run",
+    "parent_with_children": "parent_with_children",
+}
 
 
 SMALL_SPAN_S = 21 * 3600  # the small demo's history spans about 20 hours of clock time
@@ -45,9 +64,15 @@ def recent_start(now: float | None = None) -> float:
     return (now if now is not None else time.time()) - SMALL_SPAN_S
 
 
-def build_demo_journal(path: str | os.PathLike[str], size: str = "small", seed: int = 0,
-                       progress: Progress | None = None, start_time: float | None = None,
-                       *, fill: bool = False) -> dict:
+def build_demo_journal(
+    path: str | os.PathLike[str],
+    size: str = "small",
+    seed: int = 0,
+    progress: Progress | None = None,
+    start_time: float | None = None,
+    *,
+    fill: bool = False,
+) -> dict:
     """Write a new demo journal at ``path`` and return its summary counts.
 
     ``progress(done, total, message)`` is called after each run (``done``/``total`` count
@@ -90,8 +115,9 @@ def build_demo_journal(path: str | os.PathLike[str], size: str = "small", seed: 
     finally:
         writer.close()
     summary["seconds"] = round(time.monotonic() - started, 2)
-    summary["bytes"] = sum(f.stat().st_size for f in (
-        target, target.with_name(target.name + "-wal")) if f.exists())
+    summary["bytes"] = sum(
+        f.stat().st_size for f in (target, target.with_name(target.name + "-wal")) if f.exists()
+    )
     return summary
 
 
@@ -121,15 +147,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", choices=("small", "large"), default="small")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--start-time", type=float)
-    parser.add_argument("--fill", action="store_true",
-                        help="the path may hold a journal without runs: fill it in")
+    parser.add_argument(
+        "--fill", action="store_true", help="the path may hold a journal without runs: fill it in"
+    )
     args = parser.parse_args(argv)
 
     def report(done: int, total: int, _message: str) -> None:
         print(f"progress {done} {total}", flush=True)
 
-    summary = build_demo_journal(args.path, args.size, args.seed, progress=report,
-                                 start_time=args.start_time, fill=args.fill)
+    summary = build_demo_journal(
+        args.path, args.size, args.seed, progress=report, start_time=args.start_time, fill=args.fill
+    )
     print("done " + json.dumps(summary), flush=True)
     return 0
 
@@ -144,37 +172,55 @@ class BulkRuns:
 
     def _payload(self, i: int) -> tuple[str, Any]:
         rng = self.rng
-        kind = rng.choice(["model.request", "model.response", "tool.output", "log",
-                           "agent.thought"])
+        kind = rng.choice(
+            ["model.request", "model.response", "tool.output", "log", "agent.thought"]
+        )
         if kind == "model.request":
-            return kind, {"model": rng.choice(content.MODELS),
-                          "prompt_tokens": rng.randint(800, 30_000),
-                          "messages": rng.randint(3, 60), "temperature": 0.2}
+            return kind, {
+                "model": rng.choice(content.MODELS),
+                "prompt_tokens": rng.randint(800, 30_000),
+                "messages": rng.randint(3, 60),
+                "temperature": 0.2,
+            }
         if kind == "model.response":
-            return kind, {"completion_tokens": rng.randint(20, 2000),
-                          "stop_reason": rng.choice(["tool_use", "end_turn"]),
-                          "text": rng.choice(content.THOUGHTS),
-                          "latency_ms": rng.randint(200, 12_000)}
+            return kind, {
+                "completion_tokens": rng.randint(20, 2000),
+                "stop_reason": rng.choice(["tool_use", "end_turn"]),
+                "text": rng.choice(content.THOUGHTS),
+                "latency_ms": rng.randint(200, 12_000),
+            }
         if kind == "tool.output":
             path = rng.choice(sorted(content.SOURCES))
-            return kind, {"tool": rng.choice(["fs.read", "search.code", "shell.exec"]),
-                          "path": path, "exit_code": rng.choice([0, 0, 0, 1]),
-                          "excerpt": content.SOURCES[path][: rng.randint(80, 240)]}
+            return kind, {
+                "tool": rng.choice(["fs.read", "search.code", "shell.exec"]),
+                "path": path,
+                "exit_code": rng.choice([0, 0, 0, 1]),
+                "excerpt": content.SOURCES[path][: rng.randint(80, 240)],
+            }
         if kind == "log":
-            return kind, {"level": rng.choice(["debug", "info", "info", "warning"]),
-                          "message": rng.choice([
-                              "retrying request after 429 (attempt 2/5)",
-                              "cache hit for embeddings of docs/quickstart.md",
-                              f"loaded {rng.randint(1, 900)} rows from the export",
-                              "context window 78% full; summarising older turns"])}
+            return kind, {
+                "level": rng.choice(["debug", "info", "info", "warning"]),
+                "message": rng.choice(
+                    [
+                        "retrying request after 429 (attempt 2/5)",
+                        "cache hit for embeddings of docs/quickstart.md",
+                        f"loaded {rng.randint(1, 900)} rows from the export",
+                        "context window 78% full; summarising older turns",
+                    ]
+                ),
+            }
         return kind, {"thought": rng.choice(content.THOUGHTS), "index": i}
 
     def run(self) -> None:
         w, rng = self.w, self.rng
         aj = w.agent()
         project, space = content.pick_place(rng)
-        run = aj.runs.start(project, content.run_title(rng, project), space=space,
-                            metadata={"model": rng.choice(content.MODELS), "demo": True})
+        run = aj.runs.start(
+            project,
+            content.run_title(rng, project),
+            space=space,
+            metadata={"model": rng.choice(content.MODELS), "demo": True},
+        )
         count = rng.randint(*BULK_EVENTS)
         aj.runs.append_events(run.id, [rng.choice(self.pool) for _ in range(count)])
         if rng.random() < 0.07:
@@ -190,10 +236,15 @@ def summarize(writer: DemoWriter, path: Path, size: str, seed: int) -> dict:
     counts = j.inbox.counts()
     pending = {kind.value: counts.get(kind, 0) for kind in InboxKind}
     return {
-        "path": str(path), "size": size, "seed": seed,
-        "runs": j.runs.count(), "events": writer.events,
-        "pending": pending, "pending_total": sum(pending.values()),
-        "memory_entries": j.memory.count(), "audit_rows": j.audit.count(),
+        "path": str(path),
+        "size": size,
+        "seed": seed,
+        "runs": j.runs.count(),
+        "events": writer.events,
+        "pending": pending,
+        "pending_total": sum(pending.values()),
+        "memory_entries": j.memory.count(),
+        "audit_rows": j.audit.count(),
     }
 
 

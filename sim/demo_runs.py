@@ -15,8 +15,14 @@ from proctor.core.models import ApprovalStatus, QuestionKind, SafetyClass
 
 from . import content
 
-DEMO_AGENTS = ["claude-billing", "codex-docs", "ops-bot", "triage-bot", "pipeline-agent",
-               "release-bot"]
+DEMO_AGENTS = [
+    "claude-billing",
+    "codex-docs",
+    "ops-bot",
+    "triage-bot",
+    "pipeline-agent",
+    "release-bot",
+]
 DEMO_OPERATORS = ["alice", "bob"]
 BASE_TIME = 1_790_841_600.0  # 2026-10-01 08:00 UTC
 
@@ -43,12 +49,26 @@ class DemoWriter:
         self.rng = random.Random(f"demo:{seed}")
         self.clock = clock
         # a demo journal is rebuilt, not recovered: its commits skip the per-commit fsync
-        self.agents = [Journal.open(path, actor=Actor.agent(name), clock=clock,
-                                    id_seed=seed * 1000 + i, synchronous="NORMAL")
-                       for i, name in enumerate(DEMO_AGENTS)]
-        self.operators = [Journal.open(path, actor=Actor.operator(name), clock=clock,
-                                       id_seed=seed * 1000 + 500 + i, synchronous="NORMAL")
-                          for i, name in enumerate(DEMO_OPERATORS)]
+        self.agents = [
+            Journal.open(
+                path,
+                actor=Actor.agent(name),
+                clock=clock,
+                id_seed=seed * 1000 + i,
+                synchronous="NORMAL",
+            )
+            for i, name in enumerate(DEMO_AGENTS)
+        ]
+        self.operators = [
+            Journal.open(
+                path,
+                actor=Actor.operator(name),
+                clock=clock,
+                id_seed=seed * 1000 + 500 + i,
+                synchronous="NORMAL",
+            )
+            for i, name in enumerate(DEMO_OPERATORS)
+        ]
         self.events = 0
         self.action_turn = 0
         self.question_turn = 0
@@ -70,13 +90,19 @@ class DemoWriter:
         project, space = content.pick_place(self.rng)
         title = content.maybe_hostile(self.rng, content.run_title(self.rng, project), 0.04)
         model = self.rng.choice(content.MODELS)
-        run = aj.runs.start(project, title, space=space, parent_run_id=parent,
-                            metadata={"model": model, "demo": True})
+        run = aj.runs.start(
+            project,
+            title,
+            space=space,
+            parent_run_id=parent,
+            metadata={"model": model, "demo": True},
+        )
         self.chatter(aj, run.id, model, self.rng.randint(1, 3))
         return run, model
 
-    def chatter(self, aj: Journal, run_id: str, model: str, steps: int,
-                tool_call: bool = True) -> None:
+    def chatter(
+        self, aj: Journal, run_id: str, model: str, steps: int, tool_call: bool = True
+    ) -> None:
         batch: list[tuple[str, Any]] = []
         for step in range(1, steps + 1):
             batch += content.model_events(self.rng, model, step)
@@ -85,8 +111,9 @@ class DemoWriter:
             return
         tool, request = content.read_request(self.rng, "demo")
         call = aj.runs.record_tool_call(run_id, tool, request)
-        aj.runs.finish_tool_call(call.id, "succeeded", result={
-            "bytes": self.rng.randint(200, 90_000)})
+        aj.runs.finish_tool_call(
+            call.id, "succeeded", result={"bytes": self.rng.randint(200, 90_000)}
+        )
 
     def next_action(self, project: str) -> content.ActionSpec:
         kind = content.ACTION_KINDS[self.action_turn % len(content.ACTION_KINDS)]
@@ -98,42 +125,77 @@ class DemoWriter:
         self.question_turn += 1
         return kind
 
-    def request(self, aj: Journal, run: Any, spec: content.ActionSpec, *,
-                expiring: bool = False, scope: str = "once") -> tuple[Any, str]:
-        call = aj.runs.record_tool_call(run.id, spec.action["tool"], spec.action["args"],
-                                        safety_class=spec.safety_class)
+    def request(
+        self,
+        aj: Journal,
+        run: Any,
+        spec: content.ActionSpec,
+        *,
+        expiring: bool = False,
+        scope: str = "once",
+    ) -> tuple[Any, str]:
+        call = aj.runs.record_tool_call(
+            run.id, spec.action["tool"], spec.action["args"], safety_class=spec.safety_class
+        )
         extra: dict[str, Any] = {}
         if expiring:
-            extra = {"expires_in": float(self.rng.choice([900, 3600, 86_400])),
-                     "on_expiry": "keep_pending"}
-        approval = aj.approvals.request(run.id, spec.action, reason=spec.reason,
-                                        safety_class=spec.safety_class, requested_scope=scope,
-                                        tool_call_id=call.id, **extra)
+            extra = {
+                "expires_in": float(self.rng.choice([900, 3600, 86_400])),
+                "on_expiry": "keep_pending",
+            }
+        approval = aj.approvals.request(
+            run.id,
+            spec.action,
+            reason=spec.reason,
+            safety_class=spec.safety_class,
+            requested_scope=scope,
+            tool_call_id=call.id,
+            **extra,
+        )
         return approval, call.id
 
-    def execute(self, aj: Journal, approval: Any, spec: content.ActionSpec, call_id: str,
-                *, fault: str | None = None) -> str:
+    def execute(
+        self,
+        aj: Journal,
+        approval: Any,
+        spec: content.ActionSpec,
+        call_id: str,
+        *,
+        fault: str | None = None,
+    ) -> str:
         key = f"{spec.action['tool']}/{approval.id}"
         owner = f"{aj.actor.name}@demo"
-        aj.approvals.consume_and_reserve(approval.id, approval.action_digest, key,
-                                         lease_seconds=30.0, owner=owner)
+        aj.approvals.consume_and_reserve(
+            approval.id, approval.action_digest, key, lease_seconds=30.0, owner=owner
+        )
         aj.effects.begin(key, owner=owner)
         if fault in ("lease", "lost"):  # the provider answered "accepted", then went quiet
-            aj.effects.record_receipt(key, external_id=f"req_{approval.id[-10:]}", owner=owner,
-                                      evidence={"provider_status": 202,
-                                                "note": "request accepted; no final response"})
+            aj.effects.record_receipt(
+                key,
+                external_id=f"req_{approval.id[-10:]}",
+                owner=owner,
+                evidence={"provider_status": 202, "note": "request accepted; no final response"},
+            )
         if fault == "lease":
             self.clock.advance(45.0)
             aj.effects.sweep_expired()
         elif fault == "lost":
-            aj.effects.mark_ambiguous(key, content.maybe_hostile(
-                self.rng, "the provider timed out after 30 s; the request may have gone "
-                "through"), owner=owner, partial_result={"status": "accepted",
-                                                         "request_id": f"req_{approval.id[-10:]}"})
+            aj.effects.mark_ambiguous(
+                key,
+                content.maybe_hostile(
+                    self.rng, "the provider timed out after 30 s; the request may have gone through"
+                ),
+                owner=owner,
+                partial_result={"status": "accepted", "request_id": f"req_{approval.id[-10:]}"},
+            )
         else:
-            aj.effects.commit(key, spec.result, owner=owner,
-                              external_id=str(next(iter(spec.result.values()), "")),
-                              evidence={"demo": True})
+            aj.effects.commit(
+                key,
+                spec.result,
+                owner=owner,
+                external_id=str(next(iter(spec.result.values()), "")),
+                evidence={"demo": True},
+            )
             aj.runs.finish_tool_call(call_id, "succeeded", result=spec.result)
         return key
 
@@ -162,65 +224,97 @@ class DemoWriter:
             op = self.operator()
             approve = self.rng.random() < 0.8
             approval = op.approvals.decide(
-                approval.id, approve, expected_version=approval.version,
-                reason=None if approve else self.rng.choice([
-                    "Not during business hours.", "Use the staging account first.",
-                    "Amount looks wrong; check the order.", "No: ask the customer first."]),
+                approval.id,
+                approve,
+                expected_version=approval.version,
+                reason=None
+                if approve
+                else self.rng.choice(
+                    [
+                        "Not during business hours.",
+                        "Use the staging account first.",
+                        "Amount looks wrong; check the order.",
+                        "No: ask the customer first.",
+                    ]
+                ),
                 scope=scope if approve else "once",
-                source=self.rng.choice(["desk", "desk", "cli"]))
+                source=self.rng.choice(["desk", "desk", "cli"]),
+            )
         if approval.status == ApprovalStatus.APPROVED:
             self.execute(aj, approval, spec, call_id)
             if scope == "run":  # the run rule approves the follow-up by itself
                 again = self.next_action(run.project)
-                again = content.ActionSpec(again.kind, {**again.action,
-                                                        "tool": spec.action["tool"]},
-                                           again.safety_class, again.reason, again.result)
+                again = content.ActionSpec(
+                    again.kind,
+                    {**again.action, "tool": spec.action["tool"]},
+                    again.safety_class,
+                    again.reason,
+                    again.result,
+                )
                 follow, follow_call = self.request(aj, run, again)
                 if follow.status == ApprovalStatus.APPROVED:
                     self.execute(aj, follow, again, follow_call)
         else:
             aj.runs.finish_tool_call(call_id, "failed", error="not approved")
-            aj.runs.append_event(run.id, "agent.adapted", {"approval_id": approval.id,
-                                                           "instead": spec.alternative})
+            aj.runs.append_event(
+                run.id, "agent.adapted", {"approval_id": approval.id, "instead": spec.alternative}
+            )
 
     def answered_question(self, aj: Journal, run: Any) -> None:
         kind = self.next_question_kind()
         entry = self.entry_for(aj, run) if kind == QuestionKind.MEMORY_CHANGE_REVIEW else None
         spec = content.make_question(kind, self.rng, run.project, entry)
-        item = aj.questions.ask(run.id, spec.kind, spec.prompt, request=spec.request,
-                                   response_schema=spec.response_schema, options=spec.options)
-        answer = content.answer_for(item.kind, item.response_schema, item.options, self.rng,
-                                    item.request)
+        item = aj.questions.ask(
+            run.id,
+            spec.kind,
+            spec.prompt,
+            request=spec.request,
+            response_schema=spec.response_schema,
+            options=spec.options,
+        )
+        answer = content.answer_for(
+            item.kind, item.response_schema, item.options, self.rng, item.request
+        )
         op = self.operator()
         op.questions.answer(item.id, answer, expected_version=item.version)
-        aj.runs.append_event(run.id, "agent.answer_used", {"interaction_id": item.id,
-                                                           "kind": kind.value})
+        aj.runs.append_event(
+            run.id, "agent.answer_used", {"interaction_id": item.id, "kind": kind.value}
+        )
 
     def memory_history(self, aj: Journal, run: Any) -> None:
         entry = self.entry_for(aj, run)
         variant = content.memory_variant(self.rng, entry.content)
         if not entry.confirmed:  # a confirmed entry changes only through a person
-            entry = aj.memory.replace(entry.id, variant, expected_version=entry.version,
-                                      run_id=run.id, reason="newer information from the run")
+            entry = aj.memory.replace(
+                entry.id,
+                variant,
+                expected_version=entry.version,
+                run_id=run.id,
+                reason="newer information from the run",
+            )
         if self.rng.random() < 0.4:
             incoming = content.memory_variant(self.rng, entry.content)
             fields = content.memory_incoming_fields(self.rng, entry)
             try:
                 item = aj.memory.record_conflict(
-                    entry.id, incoming, incoming_source=f"{aj.actor.name} (run {run.id})",
-                    run_id=run.id, **fields)
+                    entry.id,
+                    incoming,
+                    incoming_source=f"{aj.actor.name} (run {run.id})",
+                    run_id=run.id,
+                    **fields,
+                )
             except errors.ConflictPending:  # one already waits on this entry
                 item = None
             op = self.operator()  # drawn either way: the demo's later content stays the same
             choice = self.rng.choice(["accepted_local", "accepted_incoming", "dismissed"])
             if item is not None:
-                op.memory.resolve(item.id, choice, expected_version=item.version,
-                                  reason="checked with the team")
+                op.memory.resolve(
+                    item.id, choice, expected_version=item.version, reason="checked with the team"
+                )
         elif self.rng.random() < 0.3:
             op = self.operator()
             current = op.memory.get(entry.id)
-            op.memory.confirm(entry.id, expected_version=current.version,
-                              reason="verified by hand")
+            op.memory.confirm(entry.id, expected_version=current.version, reason="verified by hand")
 
     def entry_for(self, aj: Journal, run: Any) -> Any:
         scope, key = content.memory_place(self.rng, run.project, run.space)
@@ -229,22 +323,40 @@ class DemoWriter:
             if entry.title == title:
                 aj.memory.mark_used([entry.id])  # the agent read what it knew
                 return entry
-        return aj.memory.add(scope, key, title, text, kind=kind, run_id=run.id,
-                             trust=self.rng.choice(["agent_observed", "model_inferred"]),
-                             sensitivity=self.rng.choice(["normal", "normal", "internal"]),
-                             reason="learned while working")
+        return aj.memory.add(
+            scope,
+            key,
+            title,
+            text,
+            kind=kind,
+            run_id=run.id,
+            trust=self.rng.choice(["agent_observed", "model_inferred"]),
+            sensitivity=self.rng.choice(["normal", "normal", "internal"]),
+            reason="learned while working",
+        )
 
     def finish(self, aj: Journal, run: Any) -> Any:
         roll = self.rng.random()
         if roll < 0.08:
-            done = aj.runs.fail(run.id, content.maybe_hostile(self.rng, self.rng.choice([
-                "TimeoutError: the deploy did not become healthy in 10 min",
-                "tests failed after 3 attempts", "the customer record was not found"])))
+            done = aj.runs.fail(
+                run.id,
+                content.maybe_hostile(
+                    self.rng,
+                    self.rng.choice(
+                        [
+                            "TimeoutError: the deploy did not become healthy in 10 min",
+                            "tests failed after 3 attempts",
+                            "the customer record was not found",
+                        ]
+                    ),
+                ),
+            )
         elif roll < 0.12:
             op = self.operator()
             current = op.runs.get(run.id)
-            op.runs.request_cancel(run.id, "Superseded by a newer run.",
-                                   expected_version=current.version)
+            op.runs.request_cancel(
+                run.id, "Superseded by a newer run.", expected_version=current.version
+            )
             done = aj.runs.cancel(run.id, "cancelled on request: Superseded by a newer run.")
         else:
             done = aj.runs.complete(run.id, {"summary": "done"})
@@ -262,8 +374,13 @@ class DemoWriter:
         self.approval_turn += 1
         for _ in range(5):  # a rule may decide it at once; then the agent asks for another
             spec = content.make_action_of_class(safety, self.rng, run.project)
-            approval, _ = self.request(aj, run, spec, expiring=self.rng.random() < 0.2,
-                                       scope="run" if self.rng.random() < 0.25 else "once")
+            approval, _ = self.request(
+                aj,
+                run,
+                spec,
+                expiring=self.rng.random() < 0.2,
+                scope="run" if self.rng.random() < 0.25 else "once",
+            )
             if approval.status == ApprovalStatus.PENDING:
                 break
         return self.left_open(aj, run)
@@ -275,8 +392,14 @@ class DemoWriter:
         self.pending_turn += 1
         entry = self.entry_for(aj, run) if kind == QuestionKind.MEMORY_CHANGE_REVIEW else None
         spec = content.make_question(kind, self.rng, run.project, entry)
-        aj.questions.ask(run.id, spec.kind, spec.prompt, request=spec.request,
-                            response_schema=spec.response_schema, options=spec.options)
+        aj.questions.ask(
+            run.id,
+            spec.kind,
+            spec.prompt,
+            request=spec.request,
+            response_schema=spec.response_schema,
+            options=spec.options,
+        )
         return self.left_open(aj, run)
 
     def ambiguous_run(self) -> Any:
@@ -286,15 +409,18 @@ class DemoWriter:
         spec = content.make_action(kind, self.rng, run.project)
         approval, call_id = self.request(aj, run, spec)
         if approval.status == ApprovalStatus.PENDING:
-            approval = self.operator().approvals.decide(approval.id, True,
-                                                        expected_version=approval.version)
+            approval = self.operator().approvals.decide(
+                approval.id, True, expected_version=approval.version
+            )
         if approval.status != ApprovalStatus.APPROVED:
             return self.left_open(aj, run)
-        key = self.execute(aj, approval, spec, call_id,
-                           fault=self.rng.choice(["lease", "lost"]))
+        key = self.execute(aj, approval, spec, call_id, fault=self.rng.choice(["lease", "lost"]))
         aj.runs.wait_for_user(run.id)
-        aj.runs.append_event(run.id, "agent.waiting_for_person", {
-            "effect_key": key, "why": "the outcome of this effect is unknown"})
+        aj.runs.append_event(
+            run.id,
+            "agent.waiting_for_person",
+            {"effect_key": key, "why": "the outcome of this effect is unknown"},
+        )
         return self.left_open(aj, run)
 
     def conflict_run(self) -> Any:
@@ -307,11 +433,15 @@ class DemoWriter:
         fields = content.memory_incoming_fields(self.rng, entry)
         with contextlib.suppress(errors.ConflictPending):  # one already waits on this entry
             aj.memory.record_conflict(
-                entry.id, incoming,
-                incoming_source="sync from alice's laptop" if from_sync
+                entry.id,
+                incoming,
+                incoming_source="sync from alice's laptop"
+                if from_sync
                 else f"{aj.actor.name} (run {run.id})",
-                run_id=None if from_sync else run.id, local_version=entry.version,
-                **fields)
+                run_id=None if from_sync else run.id,
+                local_version=entry.version,
+                **fields,
+            )
         return self.finish(aj, run)
 
     def interrupted_run(self) -> Any:
@@ -339,11 +469,22 @@ class DemoWriter:
     # ------------------------------------------------------------ rules
     def add_rules(self) -> None:
         op = self.operators[0]
-        op.approvals.add_rule("allow", "http.request", resource_pattern="https://hooks.slack.com/*",
-                              scope="space", project="*")
-        op.approvals.add_rule("deny", "db.migrate", resource_pattern="*", scope="space",
-                              project="billing-service", space="prod")
-        old = op.approvals.add_rule("allow", "payments.refund", scope="space",
-                                    project="support-bot")
+        op.approvals.add_rule(
+            "allow",
+            "http.request",
+            resource_pattern="https://hooks.slack.com/*",
+            scope="space",
+            project="*",
+        )
+        op.approvals.add_rule(
+            "deny",
+            "db.migrate",
+            resource_pattern="*",
+            scope="space",
+            project="billing-service",
+            space="prod",
+        )
+        old = op.approvals.add_rule(
+            "allow", "payments.refund", scope="space", project="support-bot"
+        )
         op.approvals.revoke_rule(old.id, expected_version=old.version)
-

@@ -49,6 +49,7 @@ class Steps:
     memory_steps: int
 
     if TYPE_CHECKING:
+
         def check(self) -> None: ...
         def pause(self, seconds: float) -> None: ...
         def wait_approval(self, approval_id: str) -> Any: ...
@@ -71,55 +72,86 @@ class Steps:
     # ------------------------------------------------------------ model and reads
     def step_model(self) -> None:
         self.step_no += 1
-        self.j.runs.append_events(self.current_run_id, content.model_events(
-            self.rng, self.model, self.step_no))
+        self.j.runs.append_events(
+            self.current_run_id, content.model_events(self.rng, self.model, self.step_no)
+        )
         tool, request = content.read_request(self.rng, self.project)
         call = self.j.runs.record_tool_call(self.current_run_id, tool, request)
         self.pause(self.rng.uniform(0.02, 0.15))
         if self.rng.random() < 0.1:
-            self.j.runs.finish_tool_call(call.id, "failed",
-                                         error="TimeoutError: no response within 30 s")
+            self.j.runs.finish_tool_call(
+                call.id, "failed", error="TimeoutError: no response within 30 s"
+            )
         else:
-            self.j.runs.finish_tool_call(call.id, "succeeded", result={
-                "bytes": self.rng.randint(200, 90_000), "lines": self.rng.randint(5, 2000)})
+            self.j.runs.finish_tool_call(
+                call.id,
+                "succeeded",
+                result={"bytes": self.rng.randint(200, 90_000), "lines": self.rng.randint(5, 2000)},
+            )
 
     # ------------------------------------------------------------ approvals and effects
-    def step_approval(self, spec: content.ActionSpec | None = None,
-                      follow_up: bool = False) -> str | None:
+    def step_approval(
+        self, spec: content.ActionSpec | None = None, follow_up: bool = False
+    ) -> str | None:
         spec = spec or content.make_action(self.next_action_kind(), self.rng, self.project)
         rule = self.j.approvals.match_rule(spec.action, self.current_run_id)
         if rule is not None and rule.effect == "deny":
-            self.event("agent.rule_blocked", {"rule_id": rule.id, "tool": spec.action["tool"],
-                                              "instead": spec.alternative})
+            self.event(
+                "agent.rule_blocked",
+                {"rule_id": rule.id, "tool": spec.action["tool"], "instead": spec.alternative},
+            )
             return None
-        call = self.j.runs.record_tool_call(self.current_run_id, spec.action["tool"],
-                                            spec.action["args"], safety_class=spec.safety_class)
+        call = self.j.runs.record_tool_call(
+            self.current_run_id,
+            spec.action["tool"],
+            spec.action["args"],
+            safety_class=spec.safety_class,
+        )
         scope = "run" if not follow_up and self.rng.random() < 0.3 else "once"
         expiry: dict[str, Any] = {}
         if self.rng.random() < 0.2:
-            expiry = {"expires_in": float(self.rng.choice([300, 900, 3600])),
-                      "on_expiry": self.rng.choice(["deny", "keep_pending"])}
+            expiry = {
+                "expires_in": float(self.rng.choice([300, 900, 3600])),
+                "on_expiry": self.rng.choice(["deny", "keep_pending"]),
+            }
         approval = self.j.approvals.request(
-            self.current_run_id, spec.action, reason=spec.reason, safety_class=spec.safety_class,
-            requested_scope=scope, tool_call_id=call.id, **expiry)
+            self.current_run_id,
+            spec.action,
+            reason=spec.reason,
+            safety_class=spec.safety_class,
+            requested_scope=scope,
+            tool_call_id=call.id,
+            **expiry,
+        )
         self.stats["approvals"] += 1
         if approval.status == ApprovalStatus.PENDING:
             approval = self.wait_approval(approval.id)
         elif approval.rule_id:
             self.stats["auto_decided"] += 1
-            self.event("agent.rule_applied", {"approval_id": approval.id,
-                                              "rule_id": approval.rule_id})
-        self.event("agent.decision_seen", {"approval_id": approval.id,
-                                           "status": approval.status.value,
-                                           "by": approval.decided_by})
+            self.event(
+                "agent.rule_applied", {"approval_id": approval.id, "rule_id": approval.rule_id}
+            )
+        self.event(
+            "agent.decision_seen",
+            {
+                "approval_id": approval.id,
+                "status": approval.status.value,
+                "by": approval.decided_by,
+            },
+        )
         if approval.status != ApprovalStatus.APPROVED:
             return self.not_approved(spec, approval, call.id)
         self.execute(spec, approval, call.id)
         if scope == "run":  # the same kind of action again: a run rule may now cover it
             again = content.make_action(spec.kind, self.rng, self.project)
-            again = content.ActionSpec(spec.kind, {**again.action, "tool": spec.action["tool"]},
-                                       again.safety_class, again.reason, again.result,
-                                       again.alternative)
+            again = content.ActionSpec(
+                spec.kind,
+                {**again.action, "tool": spec.action["tool"]},
+                again.safety_class,
+                again.reason,
+                again.result,
+                again.alternative,
+            )
             self.check()
             return self.step_approval(again, follow_up=True)
         return None
@@ -139,8 +171,9 @@ class Steps:
         fault = self.next_fault()
         key = f"{spec.action['tool']}/{approval.id}"
         lease = 1.0 if fault == "lease" else 30.0
-        self.j.approvals.consume_and_reserve(approval.id, approval.action_digest, key,
-                                             lease_seconds=lease, owner=self.owner)
+        self.j.approvals.consume_and_reserve(
+            approval.id, approval.action_digest, key, lease_seconds=lease, owner=self.owner
+        )
         self.j.effects.begin(key, owner=self.owner)
         self.stats["effects"] += 1
         self.pause(self.rng.uniform(0.05, 0.2))
@@ -148,32 +181,46 @@ class Steps:
             if fault == "lease" or (fault == "crash" and self.rng.random() < 0.5):
                 self.note_request(key, approval.id, spec)
             if fault == "crash":
-                print(f"{self.name}: simulated crash in the middle of {key}", file=sys.stderr,
-                      flush=True)
+                print(
+                    f"{self.name}: simulated crash in the middle of {key}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 self.save_stats()
                 os._exit(CRASH_EXIT)
             if fault == "lease":
                 time.sleep(lease + 0.3)  # hung past the lease: nobody knows what happened
-            effect = self.j.effects.commit(key, spec.result, owner=self.owner,
-                                           external_id=str(next(iter(spec.result.values()), "")),
-                                           evidence={"simulated": True})
+            effect = self.j.effects.commit(
+                key,
+                spec.result,
+                owner=self.owner,
+                external_id=str(next(iter(spec.result.values()), "")),
+                evidence={"simulated": True},
+            )
         except errors.EffectAmbiguous:
             self.stats["ambiguous"] += 1
             effect = self.wait_for_person(key)
         if effect.status == EffectStatus.COMMITTED:
             self.j.runs.finish_tool_call(call_id, "succeeded", result=spec.result)
         else:
-            self.j.runs.finish_tool_call(call_id, "failed",
-                                         error=effect.resolution_reason or effect.error)
+            self.j.runs.finish_tool_call(
+                call_id, "failed", error=effect.resolution_reason or effect.error
+            )
             self.event("agent.adapted", {"effect_key": key, "instead": spec.alternative})
 
     def note_request(self, key: str, approval_id: str, spec: content.ActionSpec) -> None:
         """The provider accepted the request (a request id came back) before the crash or
         hang: the receipt so far that the operator sees beside the ambiguous effect."""
         self.j.effects.record_receipt(
-            key, external_id=f"req_{approval_id[-10:]}", owner=self.owner,
-            evidence={"provider_status": 202, "note": "request accepted; no final response "
-                      "yet", "tool": spec.action["tool"]})
+            key,
+            external_id=f"req_{approval_id[-10:]}",
+            owner=self.owner,
+            evidence={
+                "provider_status": 202,
+                "note": "request accepted; no final response yet",
+                "tool": spec.action["tool"],
+            },
+        )
         self.stats["receipts_so_far"] += 1
 
     # ------------------------------------------------------------ questions
@@ -182,18 +229,27 @@ class Steps:
         entry = self.some_memory_entry() if kind == QuestionKind.MEMORY_CHANGE_REVIEW else None
         spec = content.make_question(kind, self.rng, self.project, entry)
         expires = float(self.rng.choice([600, 1800])) if self.rng.random() < 0.15 else None
-        item = self.j.questions.ask(self.current_run_id, spec.kind, spec.prompt,
-                                    request=spec.request,
-                                    response_schema=spec.response_schema,
-                                    options=spec.options, expires_in=expires)
+        item = self.j.questions.ask(
+            self.current_run_id,
+            spec.kind,
+            spec.prompt,
+            request=spec.request,
+            response_schema=spec.response_schema,
+            options=spec.options,
+            expires_in=expires,
+        )
         self.stats["questions"] += 1
         item = self.wait_answer(item.id)
         if item.status != QuestionStatus.RESOLVED:
-            self.event("agent.adapted", {"interaction_id": item.id,
-                                         "instead": "continue with the safest default"})
+            self.event(
+                "agent.adapted",
+                {"interaction_id": item.id, "instead": "continue with the safest default"},
+            )
             return None
-        self.event("agent.answer_used", {"interaction_id": item.id, "kind": kind.value,
-                                         "answer": item.response})
+        self.event(
+            "agent.answer_used",
+            {"interaction_id": item.id, "kind": kind.value, "answer": item.response},
+        )
         if kind == QuestionKind.MEMORY_CHANGE_REVIEW and entry is not None:
             self.apply_memory_review(entry, spec.request, item.response)
         return None
@@ -207,8 +263,13 @@ class Steps:
             return
         current = self.j.memory.get(entry.id)
         try:
-            self.j.memory.replace(entry.id, text, expected_version=current.version,
-                                  reason="approved by a person", run_id=self.run_id)
+            self.j.memory.replace(
+                entry.id,
+                text,
+                expected_version=current.version,
+                reason="approved by a person",
+                run_id=self.run_id,
+            )
             self.stats["memory_writes"] += 1
         except errors.StaleVersion:
             self.conflict(current, text)
@@ -221,8 +282,15 @@ class Steps:
             self.j.memory.mark_used([entry.id])
             return entry
         title, text, kind = content.memory_fact(self.rng, "project")
-        return self.j.memory.add("project", self.project, title, text, kind=kind,
-                                 run_id=self.run_id, reason="noted while working")
+        return self.j.memory.add(
+            "project",
+            self.project,
+            title,
+            text,
+            kind=kind,
+            run_id=self.run_id,
+            reason="noted while working",
+        )
 
     def step_memory(self) -> None:
         scope, key = content.memory_place(self.rng, self.project, self.space)
@@ -238,35 +306,50 @@ class Steps:
             self.conflict(entry, content.memory_variant(self.rng, entry.content))
         elif not same:
             entry = self.j.memory.add(
-                scope, key, title, text, kind=kind, run_id=self.run_id,
+                scope,
+                key,
+                title,
+                text,
+                kind=kind,
+                run_id=self.run_id,
                 trust=self.rng.choice([Trust.AGENT_OBSERVED, Trust.MODEL_INFERRED]),
                 sensitivity=self.rng.choice(["normal", "normal", "internal", "personal"]),
-                reason=f"learned while working on run {self.run_id}")
+                reason=f"learned while working on run {self.run_id}",
+            )
             self.stats["memory_writes"] += 1
-            self.event("memory.written", {"entry_id": entry.id, "scope": scope, "key": key,
-                                          "op": "add"})
+            self.event(
+                "memory.written", {"entry_id": entry.id, "scope": scope, "key": key, "op": "add"}
+            )
         elif roll < 0.45:
             entry = same[0]
             try:
-                self.j.memory.replace(entry.id, content.memory_variant(self.rng, entry.content),
-                                      expected_version=entry.version, run_id=self.run_id,
-                                      reason="newer information from the run")
+                self.j.memory.replace(
+                    entry.id,
+                    content.memory_variant(self.rng, entry.content),
+                    expected_version=entry.version,
+                    run_id=self.run_id,
+                    reason="newer information from the run",
+                )
                 self.stats["memory_writes"] += 1
                 self.event("memory.written", {"entry_id": entry.id, "op": "replace"})
             except (errors.StaleVersion, errors.NotAllowed):  # changed, or confirmed
-                self.conflict(self.j.memory.get(entry.id),
-                              content.memory_variant(self.rng, entry.content))
+                self.conflict(
+                    self.j.memory.get(entry.id), content.memory_variant(self.rng, entry.content)
+                )
         else:
             self.conflict(same[0], content.memory_variant(self.rng, same[0].content))
 
     def conflict(self, entry: Any, incoming: str) -> None:
         try:
             item = self.j.memory.record_conflict(
-                entry.id, incoming, incoming_source=f"{self.name} (run {self.run_id})",
-                run_id=self.run_id, local_version=entry.version,
-                **content.memory_incoming_fields(self.rng, entry))
+                entry.id,
+                incoming,
+                incoming_source=f"{self.name} (run {self.run_id})",
+                run_id=self.run_id,
+                local_version=entry.version,
+                **content.memory_incoming_fields(self.rng, entry),
+            )
         except errors.ConflictPending:  # one already waits for a person on this entry
             return
         self.stats["conflicts"] += 1
-        self.event("memory.conflict_raised", {"reconciliation_id": item.id,
-                                              "entry_id": entry.id})
+        self.event("memory.conflict_raised", {"reconciliation_id": item.id, "entry_id": entry.id})

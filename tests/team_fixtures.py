@@ -14,8 +14,13 @@ from proctor.core import Actor, Journal
 from proctor.core.ops.team import add_user, init
 
 PASSWORD = "team-test-pw"
-LOGINS = {"agent_a": "agent", "agent_b": "agent", "op_dana": "operator", "op_eli": "operator",
-          "obs_fay": "observer"}
+LOGINS = {
+    "agent_a": "agent",
+    "agent_b": "agent",
+    "op_dana": "operator",
+    "op_eli": "operator",
+    "obs_fay": "observer",
+}
 
 
 @pytest.fixture(scope="session")
@@ -43,8 +48,14 @@ class Team:
     def raw(self, login: str) -> Any:
         import psycopg
 
-        return psycopg.connect(host="127.0.0.1", port=self.server.port, dbname=self.database,
-                               user=login, password=PASSWORD, autocommit=True)
+        return psycopg.connect(
+            host="127.0.0.1",
+            port=self.server.port,
+            dbname=self.database,
+            user=login,
+            password=PASSWORD,
+            autocommit=True,
+        )
 
     def journal(self, login: str, actor: Actor, **kw: Any) -> Journal:
         return Journal.open(self.url(login), actor=actor, create=False, **kw)

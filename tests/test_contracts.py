@@ -17,15 +17,23 @@ MAPPED = {"cli": "", "core": "core", "gui": "gui", "sim": "sim"}  # folder -> un
 WRONG = {
     "proctor.core never imports Qt": ("core/kernel/limits.py", "import PySide6"),
     "proctor.core is layered": ("core/storage/rows.py", "import proctor.core.approvals.service"),
-    "the services are independent": ("core/questions/service.py",
-                                     "import proctor.core.memory.service"),
+    "the services are independent": (
+        "core/questions/service.py",
+        "import proctor.core.memory.service",
+    ),
     "proctor.gui is layered": ("gui/inbox/page.py", "import proctor.gui.runs.page"),
-    "proctor.gui never reaches the storage layer": ("gui/rules/page.py",
-                                                    "import proctor.core.storage.schema"),
-    "proctor (the CLI) goes through the public core API": ("cli/cmd_ops.py",
-                                                            "import proctor.core.storage.tx"),
-    "proctor.sim uses the public core API only": ("sim/agents.py",
-                                                  "import proctor.core.decisions.writer"),
+    "proctor.gui never reaches the storage layer": (
+        "gui/rules/page.py",
+        "import proctor.core.storage.schema",
+    ),
+    "proctor (the CLI) goes through the public core API": (
+        "cli/cmd_ops.py",
+        "import proctor.core.storage.tx",
+    ),
+    "proctor.sim uses the public core API only": (
+        "sim/agents.py",
+        "import proctor.core.decisions.writer",
+    ),
 }
 
 
@@ -41,8 +49,9 @@ def package_tree(tmp_path: pathlib.Path, wrong: dict[str, str] | None = None) ->
             dst.parent.mkdir(parents=True, exist_ok=True)
             key = f"{folder}/{rel}"
             if key in wrong:
-                dst.write_text(src.read_text(encoding="utf-8") + f"\n{wrong[key]}\n",
-                               encoding="utf-8")
+                dst.write_text(
+                    src.read_text(encoding="utf-8") + f"\n{wrong[key]}\n", encoding="utf-8"
+                )
             else:
                 dst.symlink_to(src)
     return tmp_path
@@ -51,8 +60,9 @@ def package_tree(tmp_path: pathlib.Path, wrong: dict[str, str] | None = None) ->
 def lint(tree: pathlib.Path) -> subprocess.CompletedProcess:
     command = pathlib.Path(sys.executable).with_name("lint-imports")
     env = {**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "1000"}  # a name on one line
-    return subprocess.run([str(command), "--no-cache"], cwd=ROOT, capture_output=True,
-                          text=True, env=env)
+    return subprocess.run(
+        [str(command), "--no-cache"], cwd=ROOT, capture_output=True, text=True, env=env
+    )
 
 
 def test_import_linter_contracts_hold(tmp_path):
@@ -81,10 +91,16 @@ def test_the_cli_contract_names_every_cli_module():
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    [cli] = [c for c in config["tool"]["importlinter"]["contracts"]
-             if c["name"].startswith("proctor (the CLI)")]
-    modules = {f"proctor.{p.stem}" for p in (ROOT / "cli").glob("*.py")
-               if p.stem not in ("__init__", "__main__")}
+    [cli] = [
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["name"].startswith("proctor (the CLI)")
+    ]
+    modules = {
+        f"proctor.{p.stem}"
+        for p in (ROOT / "cli").glob("*.py")
+        if p.stem not in ("__init__", "__main__")
+    }
     assert set(cli["source_modules"]) == modules
 
 
@@ -94,25 +110,37 @@ def test_every_package_is_packaged():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     listed = set(config["tool"]["setuptools"]["packages"])
     found = set()
-    for folder, name in {"cli": "proctor", "core": "proctor.core", "gui": "proctor.gui",
-                         "sim": "proctor.sim", "resources": "proctor.resources"}.items():
+    for folder, name in {
+        "cli": "proctor",
+        "core": "proctor.core",
+        "gui": "proctor.gui",
+        "sim": "proctor.sim",
+        "resources": "proctor.resources",
+    }.items():
         for init in (ROOT / folder).rglob("__init__.py"):
             found.add(".".join([name, *init.parent.relative_to(ROOT / folder).parts]))
     assert found == listed
 
 
 def test_gui_has_no_sql():
-    pattern = re.compile(r"^\s*(from|import)\s+sqlalchemy|\.execute\(|\bSELECT\b|\bUPDATE\b.*\bSET\b",
-                         re.MULTILINE)
-    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "gui").rglob("*.py")
-                 if pattern.search(p.read_text(encoding="utf-8"))]
+    pattern = re.compile(
+        r"^\s*(from|import)\s+sqlalchemy|\.execute\(|\bSELECT\b|\bUPDATE\b.*\bSET\b", re.MULTILINE
+    )
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "gui").rglob("*.py")
+        if pattern.search(p.read_text(encoding="utf-8"))
+    ]
     assert offenders == []
 
 
 def test_core_has_no_qt():
     pattern = re.compile(r"^\s*(from|import)\s+(PySide6|shiboken6)", re.MULTILINE)
-    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "core").rglob("*.py")
-                 if pattern.search(p.read_text(encoding="utf-8"))]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "core").rglob("*.py")
+        if pattern.search(p.read_text(encoding="utf-8"))
+    ]
     assert offenders == []
 
 

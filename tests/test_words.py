@@ -21,8 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 RETIRED = re.compile(r"interaction|reconcil", re.IGNORECASE)
 # names that keep a retired word on purpose: stored columns, and Qt's own API
 STORED = {"interaction_id", "reconciliation_id"}
-QT = {"TextInteractionFlag", "setTextInteractionFlags", "textInteractionFlags",
-      "NoTextInteraction"}
+QT = {"TextInteractionFlag", "setTextInteractionFlags", "textInteractionFlags", "NoTextInteraction"}
 ALIASES = ROOT / "core" / "aliases.py"
 MIGRATIONS = ROOT / "core" / "storage" / "migrations"
 # calls whose string arguments a person reads: desk labels and CLI help
@@ -48,8 +47,7 @@ def retired_names(text: str) -> list[tuple[int, str]]:
         elif tok.type == tokenize.STRING and re.match(r"^[rRbB]?[fF]", tok.string):
             for field in re.findall(r"\{([^{}]*)\}", tok.string):
                 names += re.findall(r"[A-Za-z_]\w*", field)
-        found += [(tok.start[0], n) for n in names
-                  if RETIRED.search(n) and n not in STORED | QT]
+        found += [(tok.start[0], n) for n in names if RETIRED.search(n) and n not in STORED | QT]
     return found
 
 
@@ -57,8 +55,7 @@ def shown_strings(text: str) -> list[tuple[int, str]]:
     """(line, text) of string arguments of label and help calls that spell a retired word."""
     found, previous = [], ""
     for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        if tok.type == tokenize.STRING and SHOWN.search(previous) \
-                and RETIRED.search(tok.string):
+        if tok.type == tokenize.STRING and SHOWN.search(previous) and RETIRED.search(tok.string):
             found.append((tok.start[0], tok.string))
         if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
             previous = (previous + tok.string)[-40:]

@@ -56,9 +56,11 @@ def wildcards(pattern: str) -> int:
 
 
 def rule_matches(row: Any, name: str, resource: str, action: Any) -> bool:
-    return fnmatch.fnmatchcase(name, row.action_pattern) \
-        and fnmatch.fnmatchcase(resource, row.resource_pattern) \
+    return (
+        fnmatch.fnmatchcase(name, row.action_pattern)
+        and fnmatch.fnmatchcase(resource, row.resource_pattern)
         and condition_holds(row, action)
+    )
 
 
 def breadth(row: Any) -> tuple:
@@ -68,10 +70,19 @@ def breadth(row: Any) -> tuple:
         scope_rank = 1
     else:
         scope_rank = 2 if row.project != "*" else 3
-    literal = len(row.action_pattern) + len(row.resource_pattern) - wildcards(
-        row.action_pattern) - wildcards(row.resource_pattern)
-    return (scope_rank, 0 if getattr(row, "predicate", None) else 1,
-            wildcards(row.action_pattern), wildcards(row.resource_pattern), -literal)
+    literal = (
+        len(row.action_pattern)
+        + len(row.resource_pattern)
+        - wildcards(row.action_pattern)
+        - wildcards(row.resource_pattern)
+    )
+    return (
+        scope_rank,
+        0 if getattr(row, "predicate", None) else 1,
+        wildcards(row.action_pattern),
+        wildcards(row.resource_pattern),
+        -literal,
+    )
 
 
 def rule_order(row: Any) -> tuple:
@@ -93,41 +104,51 @@ def draft_from(approval: Any, scope: str, now: float) -> RuleDraft:
     tool, exactly this resource (or any, when the action names none), the run's run /
     space / project, expiring after ``DEFAULT_RULE_TTL``."""
     if scope not in RULE_SCOPES:
-        raise errors.ValidationError(f"a rule's scope is one of {', '.join(RULE_SCOPES)}",
-                                     field="scope")
+        raise errors.ValidationError(
+            f"a rule's scope is one of {', '.join(RULE_SCOPES)}", field="scope"
+        )
     from proctor.core.decisions.writer import action_resource
 
     resource = action_resource(approval.action)
     return RuleDraft(
-        effect=RuleEffect.ALLOW, action_pattern=glob_escape(approval.action_name),
-        resource_pattern=glob_escape(resource) if resource else "*", scope=scope,
-        run_id=approval.run_id if scope == "run" else None, project=approval.project,
+        effect=RuleEffect.ALLOW,
+        action_pattern=glob_escape(approval.action_name),
+        resource_pattern=glob_escape(resource) if resource else "*",
+        scope=scope,
+        run_id=approval.run_id if scope == "run" else None,
+        project=approval.project,
         space=approval.space if scope == "space" else None,
-        expires_at=now + DEFAULT_RULE_TTL)
+        expires_at=now + DEFAULT_RULE_TTL,
+    )
 
 
 def checked(draft: RuleDraft, now: float) -> RuleDraft:
     """``draft`` with its condition normalized; refuses what cannot be a rule."""
-    for field, pattern in (("action_pattern", draft.action_pattern),
-                           ("resource_pattern", draft.resource_pattern)):
+    for field, pattern in (
+        ("action_pattern", draft.action_pattern),
+        ("resource_pattern", draft.resource_pattern),
+    ):
         if not pattern.strip():
             raise errors.ValidationError("a rule needs a pattern (use * for any)", field=field)
         if len(pattern) > MAX_PATTERN:
             raise errors.ValidationError("the pattern is too long", field=field)
     if draft.scope not in RULE_SCOPES:
-        raise errors.ValidationError(f"a rule's scope is one of {', '.join(RULE_SCOPES)}",
-                                     field="scope")
+        raise errors.ValidationError(
+            f"a rule's scope is one of {', '.join(RULE_SCOPES)}", field="scope"
+        )
     if draft.scope == "run" and not draft.run_id:
         raise errors.ValidationError("a run-scoped rule needs a run", field="run_id")
     if draft.scope == "space" and draft.space is None:
         raise errors.ValidationError("a space-scoped rule needs a space", field="space")
     if draft.expires_at is not None and draft.expires_at <= now:
-        raise errors.ValidationError("the rule would expire before it is made",
-                                     field="expires_at")
-    return draft.model_copy(update={
-        "predicate": predicates.normalized(draft.predicate),
-        "space": draft.space if draft.scope == "space" else None,
-        "run_id": draft.run_id if draft.scope == "run" else None})
+        raise errors.ValidationError("the rule would expire before it is made", field="expires_at")
+    return draft.model_copy(
+        update={
+            "predicate": predicates.normalized(draft.predicate),
+            "space": draft.space if draft.scope == "space" else None,
+            "run_id": draft.run_id if draft.scope == "run" else None,
+        }
+    )
 
 
 def stored_scope(draft: RuleDraft) -> str:
@@ -137,13 +158,17 @@ def stored_scope(draft: RuleDraft) -> str:
 
 def check_fits(draft: RuleDraft, run: Any) -> None:
     """A rule made from a decision covers the decided request's own run / space / project."""
-    fits = {"run": draft.run_id == run.id,
-            "space": draft.project == run.project and draft.space == run.space,
-            "project": draft.project == run.project}[draft.scope]
+    fits = {
+        "run": draft.run_id == run.id,
+        "space": draft.project == run.project and draft.space == run.space,
+        "project": draft.project == run.project,
+    }[draft.scope]
     if not fits:
         raise errors.ValidationError(
             f"a rule made from this decision must cover its {draft.scope} "
-            f"(run {run.id}, project {run.project}, space {run.space})", field="scope")
+            f"(run {run.id}, project {run.project}, space {run.space})",
+            field="scope",
+        )
 
 
 # ---------------------------------------------------------------- preview
@@ -160,22 +185,47 @@ def _in_scope(draft: RuleDraft) -> list[Any]:
 
 
 def _hit(row: Any) -> RuleHit:
-    return RuleHit(id=row.id, run_id=row.run_id, agent=row.agent, action_name=row.action_name,
-                   status=row.status, version=row.version, created_at=row.created_at,
-                   decided_by=row.decided_by)
+    return RuleHit(
+        id=row.id,
+        run_id=row.run_id,
+        agent=row.agent,
+        action_name=row.action_name,
+        status=row.status,
+        version=row.version,
+        created_at=row.created_at,
+        decided_by=row.decided_by,
+    )
 
 
-def preview(conn: Any, draft: RuleDraft, *, exclude: str | None = None,
-            scan: int = PREVIEW_SCAN, listed: int = PREVIEW_LIST) -> RulePreview:
+def preview(
+    conn: Any,
+    draft: RuleDraft,
+    *,
+    exclude: str | None = None,
+    scan: int = PREVIEW_SCAN,
+    listed: int = PREVIEW_LIST,
+) -> RulePreview:
     """Which past requests ``draft`` would have decided and which pending ones it would
     decide now (newest first; the past is read up to ``scan`` requests back)."""
     from proctor.core.decisions.writer import action_resource
     from proctor.core.kernel.canonical import loads
 
     a = s.approvals.c
-    base = select(a.id, a.run_id, a.agent, a.action_name, a.action, a.status, a.version,
-                  a.created_at, a.decided_by).join(s.runs, s.runs.c.id == a.run_id).where(
-        *_in_scope(draft))
+    base = (
+        select(
+            a.id,
+            a.run_id,
+            a.agent,
+            a.action_name,
+            a.action,
+            a.status,
+            a.version,
+            a.created_at,
+            a.decided_by,
+        )
+        .join(s.runs, s.runs.c.id == a.run_id)
+        .where(*_in_scope(draft))
+    )
     if wildcards(draft.action_pattern) == 0:
         base = base.where(a.action_name == draft.action_pattern)
     if exclude:
@@ -190,21 +240,27 @@ def preview(conn: Any, draft: RuleDraft, *, exclude: str | None = None,
                 out.append(row)
         return out
 
-    pending = matching(conn.execute(base.where(a.status == "pending").order_by(
-        a.created_at.desc(), a.id.desc())))
+    pending = matching(
+        conn.execute(base.where(a.status == "pending").order_by(a.created_at.desc(), a.id.desc()))
+    )
     # decided: ix_approvals_action holds these rows (an approval cancelled before 7a734e1
     # set decided_at on a cancel has none, and is not counted: journals older than 2026-11-29)
-    past_rows = conn.execute(base.where(
-        a.status != "pending", a.decided_at.is_not(None)).order_by(
-        a.created_at.desc(), a.id.desc()).limit(scan + 1)).all()
+    past_rows = conn.execute(
+        base.where(a.status != "pending", a.decided_at.is_not(None))
+        .order_by(a.created_at.desc(), a.id.desc())
+        .limit(scan + 1)
+    ).all()
     truncated = len(past_rows) > scan
     past = matching(past_rows[:scan])
     counts = Counter((row.agent, row.action_name) for row in past)
     return RulePreview(
-        past=[_hit(r) for r in past[:listed]], past_total=len(past),
+        past=[_hit(r) for r in past[:listed]],
+        past_total=len(past),
         by_agent_tool=[(agent, tool, n) for (agent, tool), n in counts.most_common()],
-        pending=[_hit(r) for r in pending], scanned=min(len(past_rows), scan),
-        truncated=truncated)
+        pending=[_hit(r) for r in pending],
+        scanned=min(len(past_rows), scan),
+        truncated=truncated,
+    )
 
 
 class RuleProbe:
@@ -215,9 +271,11 @@ class RuleProbe:
         self.condition = predicates.parse(draft.predicate) if draft.predicate else None
 
     def matches(self, name: str, resource: str, action: Any) -> bool:
-        return fnmatch.fnmatchcase(name, self.draft.action_pattern) \
-            and fnmatch.fnmatchcase(resource, self.draft.resource_pattern) \
+        return (
+            fnmatch.fnmatchcase(name, self.draft.action_pattern)
+            and fnmatch.fnmatchcase(resource, self.draft.resource_pattern)
             and (self.condition is None or self.condition.matches(action))
+        )
 
 
 # ---------------------------------------------------------------- usage
@@ -229,11 +287,17 @@ def usage(conn: Any, *, active_only: bool, now: float) -> list[RuleUsage]:
     if active_only:
         stmt = stmt.where(r.revoked_at.is_(None))
     rules = [to_model(ApprovalRule, row) for row in conn.execute(stmt)]
-    counts = dict(conn.execute(
-        select(a.decided_by, func.count()).where(a.decided_by.like("rule:%"))
-        .group_by(a.decided_by)).all())
-    return [RuleUsage(rule=rule, decided=counts.get(f"rule:{rule.id}", 0),
-                      state=state_of(rule, now)) for rule in rules]
+    counts = dict(
+        conn.execute(
+            select(a.decided_by, func.count())
+            .where(a.decided_by.like("rule:%"))
+            .group_by(a.decided_by)
+        ).all()
+    )
+    return [
+        RuleUsage(rule=rule, decided=counts.get(f"rule:{rule.id}", 0), state=state_of(rule, now))
+        for rule in rules
+    ]
 
 
 def state_of(rule: ApprovalRule, now: float) -> str:
@@ -246,14 +310,28 @@ def decided_by_rule_select(rule_id: str) -> Any:
     from proctor.core.storage.rows import approval_select
 
     a = s.approvals.c
-    return approval_select().where(a.decided_by == f"rule:{rule_id}").order_by(
-        a.decided_at.desc(), a.id.desc())
+    return (
+        approval_select()
+        .where(a.decided_by == f"rule:{rule_id}")
+        .order_by(a.decided_at.desc(), a.id.desc())
+    )
 
 
 def status_for(effect: RuleEffect) -> str:
-    return ApprovalStatus.APPROVED.value if effect == RuleEffect.ALLOW \
-        else ApprovalStatus.DENIED.value
+    return (
+        ApprovalStatus.APPROVED.value if effect == RuleEffect.ALLOW else ApprovalStatus.DENIED.value
+    )
 
 
-__all__ = ["DEFAULT_RULE_TTL", "RuleProbe", "check_fits", "checked", "draft_from",
-           "glob_escape", "pick", "preview", "rule_order", "usage"]
+__all__ = [
+    "DEFAULT_RULE_TTL",
+    "RuleProbe",
+    "check_fits",
+    "checked",
+    "draft_from",
+    "glob_escape",
+    "pick",
+    "preview",
+    "rule_order",
+    "usage",
+]

@@ -83,14 +83,22 @@ class Approvals:
         self.j = store
 
     # ------------------------------------------------------------ agent side
-    def request(self, run_id: str, action: dict, *, reason: str,
-                safety_class: SafetyClass | str = SafetyClass.UNSAFE_WRITE,
-                requested_scope: ApprovalScope | str = ApprovalScope.ONCE,
-                expires_in: float | None = None, expires_at: float | None = None,
-                on_expiry: OnExpiry | str = OnExpiry.DENY, request_key: str | None = None,
-                tool_call_id: str | None = None,
-                input_schema: dict | None = None, origin: Origin | dict | None = None,
-                ) -> Approval:
+    def request(
+        self,
+        run_id: str,
+        action: dict,
+        *,
+        reason: str,
+        safety_class: SafetyClass | str = SafetyClass.UNSAFE_WRITE,
+        requested_scope: ApprovalScope | str = ApprovalScope.ONCE,
+        expires_in: float | None = None,
+        expires_at: float | None = None,
+        on_expiry: OnExpiry | str = OnExpiry.DENY,
+        request_key: str | None = None,
+        tool_call_id: str | None = None,
+        input_schema: dict | None = None,
+        origin: Origin | dict | None = None,
+    ) -> Approval:
         """Ask for approval of ``action``. Idempotent by ``request_key``. A matching
         allow/deny rule decides at once (recorded as an automatic decision).
         ``input_schema``: the JSON Schema of ``action["args"]``, if the tool has one (an
@@ -99,18 +107,27 @@ class Approvals:
         digest, so a retry from another process rejoins the request."""
         name = action_name(action)
         # each as its text, checked once
-        safety, scope, expiry = SafetyClass(safety_class).value, \
-            ApprovalScope(requested_scope).value, OnExpiry(on_expiry).value
+        safety, scope, expiry = (
+            SafetyClass(safety_class).value,
+            ApprovalScope(requested_scope).value,
+            OnExpiry(on_expiry).value,
+        )
         action_text = canonical_json(action)  # serialised (and checked) once
         adigest = sha256_hex(action_text)
         check_text(reason, "the reason", "reason", MAX_REASON, required=False)
         # every field of what is asked is in the digest; the tool call that carried the
         # request is not what is asked: a host that retries makes a new tool call for the
         # same request, which rejoins it (the approval keeps the first call's id)
-        request = {"run_id": run_id, "action_digest": adigest, "reason": reason,
-                   "safety_class": safety, "scope": scope,
-                   "expires_in": expires_in, "expires_at": expires_at,
-                   "on_expiry": expiry}
+        request = {
+            "run_id": run_id,
+            "action_digest": adigest,
+            "reason": reason,
+            "safety_class": safety,
+            "scope": scope,
+            "expires_in": expires_in,
+            "expires_at": expires_at,
+            "on_expiry": expiry,
+        }
         if input_schema is not None:
             check_input_schema(input_schema)
             request["input_schema"] = digest_of(input_schema)
@@ -123,28 +140,50 @@ class Approvals:
             if row is not None:
                 if row.request_digest != digest_of(request):
                     raise errors.IdempotencyConflict(
-                        f"approval request {key!r} was filed before with other content")
+                        f"approval request {key!r} was filed before with other content"
+                    )
                 return row.id, None
             run = tx.open_run(run_id)
             aid = tx.new_id("apr")
-            exp = expires_at if expires_at is not None else (
-                tx.now + expires_in if expires_in is not None else None)
+            exp = (
+                expires_at
+                if expires_at is not None
+                else (tx.now + expires_in if expires_in is not None else None)
+            )
             new = dict(
-                id=aid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
-                tool_call_id=tool_call_id, action=action_text, action_name=name,
-                action_digest=adigest, safety_class=safety, reason=reason,
-                requested_scope=scope, status="pending", on_expiry=expiry,
-                expires_at=exp, request_key=key, request_digest=digest_of(request), version=1,
-                created_at=tx.now, input_schema=None if input_schema is None
-                else canonical_json(input_schema), origin=origin_text)
+                id=aid,
+                run_id=run_id,
+                attempt=run.current_attempt,
+                agent=requester(tx, run),
+                tool_call_id=tool_call_id,
+                action=action_text,
+                action_name=name,
+                action_digest=adigest,
+                safety_class=safety,
+                reason=reason,
+                requested_scope=scope,
+                status="pending",
+                on_expiry=expiry,
+                expires_at=exp,
+                request_key=key,
+                request_digest=digest_of(request),
+                version=1,
+                created_at=tx.now,
+                input_schema=None if input_schema is None else canonical_json(input_schema),
+                origin=origin_text,
+            )
             insert_rows(tx.conn, s.approvals, [new])
             tx.changed(ChangeKind.APPROVAL, aid, run_id)
             rule = self._matching_rule(tx, action, run)
-            payload = {"approval_id": aid, "action": name, "action_digest": adigest,
-                       "safety_class": safety, "expires_at": exp}
+            payload = {
+                "approval_id": aid,
+                "action": name,
+                "action_digest": adigest,
+                "safety_class": safety,
+                "expires_at": exp,
+            }
             if rule is None or rule.effect == RuleEffect.PROMPT:
-                tx.append_event(run, "approval.requested", payload,
-                                status=status_when_opening(run))
+                tx.append_event(run, "approval.requested", payload, status=status_when_opening(run))
                 return aid, inserted_row(s.approvals, new)
             tx.append_event(run, "approval.requested", payload)
             self._auto_decide(tx, aid, rule)
@@ -159,23 +198,53 @@ class Approvals:
         status = "approved" if approve else "denied"
         who = f"rule:{rule.id}"
         if applied_by is None:
-            update_where(tx.conn, s.approvals, dict(
-                status=status, decided_at=tx.now, decided_by=who, rule_id=rule.id,
-                decision_reason=f"{rule.effect} rule {rule.action_pattern}",
-                decision_scope=rule.scope, version=2), id=aid)
+            update_where(
+                tx.conn,
+                s.approvals,
+                dict(
+                    status=status,
+                    decided_at=tx.now,
+                    decided_by=who,
+                    rule_id=rule.id,
+                    decision_reason=f"{rule.effect} rule {rule.action_pattern}",
+                    decision_scope=rule.scope,
+                    version=2,
+                ),
+                id=aid,
+            )
         else:
-            self._close(tx, self._row(tx, aid), status, dict(
-                decided_at=tx.now, decided_by=who, rule_id=rule.id,
-                decision_reason=f"{rule.effect} rule {rule.action_pattern}, applied by "
-                                f"{applied_by}", decision_scope=rule.scope))
+            self._close(
+                tx,
+                self._row(tx, aid),
+                status,
+                dict(
+                    decided_at=tx.now,
+                    decided_by=who,
+                    rule_id=rule.id,
+                    decision_reason=f"{rule.effect} rule {rule.action_pattern}, applied by "
+                    f"{applied_by}",
+                    decision_scope=rule.scope,
+                ),
+            )
         row = row_where(tx.conn, s.approvals, id=aid)
         record_decision(
-            tx, "approval", aid, row.run_id, {"approved": approve, "scope": rule.scope},
-            actor=who, source="rule", reason=f"matched rule {rule.id}", audit_reason=None,
-            audit=(f"approval.auto_{status}", {"status": "pending"},
-                   {"status": status, "rule_id": rule.id, "applied_by": applied_by}),
+            tx,
+            "approval",
+            aid,
+            row.run_id,
+            {"approved": approve, "scope": rule.scope},
+            actor=who,
+            source="rule",
+            reason=f"matched rule {rule.id}",
+            audit_reason=None,
+            audit=(
+                f"approval.auto_{status}",
+                {"status": "pending"},
+                {"status": status, "rule_id": rule.id, "applied_by": applied_by},
+            ),
             event=(f"approval.{status}", {"approval_id": aid, "by": who, "rule_id": rule.id}),
-            closes=applied_by is not None)  # as it arrives, the request left the run as it was
+            closes=applied_by is not None,
+        )  # as it arrives, the request left the run as it was
 
     def many(self, approval_ids: list[str]) -> list[Approval]:
         """Several approvals in one read, in the order given (a missing one raises NotFound)."""
@@ -187,6 +256,7 @@ class Approvals:
     def filed_under(self, request_key: str) -> Approval | None:
         """The approval requested with ``request_key``, if there is one (an integration that
         serves one agent over several connections finds its request again)."""
+
         def read(c: Any) -> Approval | None:
             row = row_where(c, s.approvals, request_key=request_key)
             return None if row is None else approval_in(c, row.id)
@@ -199,9 +269,13 @@ class Approvals:
         deadline = time.monotonic() + timeout
         while True:
             approval = self.get(approval_id)
-            if approval.status == ApprovalStatus.PENDING and approval.expires_at is not None \
-                    and approval.on_expiry == OnExpiry.DENY and not self.j.read_only \
-                    and self.j.now() >= approval.expires_at:
+            if (
+                approval.status == ApprovalStatus.PENDING
+                and approval.expires_at is not None
+                and approval.on_expiry == OnExpiry.DENY
+                and not self.j.read_only
+                and self.j.now() >= approval.expires_at
+            ):
                 self.expire_due()
                 approval = self.get(approval_id)
             if approval.status != ApprovalStatus.PENDING:
@@ -217,8 +291,11 @@ class Approvals:
         if self.j.trust is not None:
             from proctor.core.decisions.checks import check_approval
 
-            self.j.read(lambda c: check_approval(c, self.j.trust, row_where(
-                c, s.approvals, id=approval_id), self.j.now()))
+            self.j.read(
+                lambda c: check_approval(
+                    c, self.j.trust, row_where(c, s.approvals, id=approval_id), self.j.now()
+                )
+            )
 
     def withdraw(self, approval_id: str, reason: str) -> Approval:
         """Agent side: nobody waits for this any more (cancelled, with an audit row)."""
@@ -227,21 +304,39 @@ class Approvals:
             row = self._row(tx, approval_id)
             if row.status != ApprovalStatus.PENDING:
                 raise errors.InvalidTransition(f"approval {approval_id} is already {row.status}")
-            written = self._close(tx, row, "cancelled",
-                                  {"decided_at": tx.now, "decision_reason": reason})
-            tx.audit("approval.withdrawn", "approval", approval_id, run_id=row.run_id,
-                     reason=reason, before={"status": "pending"}, after={"status": "cancelled"})
-            tx.run_event(row.run_id, "approval.withdrawn",
-                         {"approval_id": approval_id, "reason": reason},
-                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            written = self._close(
+                tx, row, "cancelled", {"decided_at": tx.now, "decision_reason": reason}
+            )
+            tx.audit(
+                "approval.withdrawn",
+                "approval",
+                approval_id,
+                run_id=row.run_id,
+                reason=reason,
+                before={"status": "pending"},
+                after={"status": "cancelled"},
+            )
+            tx.run_event(
+                row.run_id,
+                "approval.withdrawn",
+                {"approval_id": approval_id, "reason": reason},
+                status=status_after_closing(tx.conn, tx.run_row(row.run_id)),
+            )
             return written
 
         return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
 
-    def consume_and_reserve(self, approval_id: str, action_digest: str, effect_key: str, *,
-                            lease_seconds: float = 30.0, owner: str | None = None,
-                            idempotency_key: str | None = None,
-                            origin: Origin | dict | None = None) -> Effect:
+    def consume_and_reserve(
+        self,
+        approval_id: str,
+        action_digest: str,
+        effect_key: str,
+        *,
+        lease_seconds: float = 30.0,
+        owner: str | None = None,
+        idempotency_key: str | None = None,
+        origin: Origin | dict | None = None,
+    ) -> Effect:
         """Consume an approved approval for exactly ``action_digest`` and reserve the effect,
         in one transaction. A refused reservation leaves the approval unconsumed.
         ``origin``: the effect's (default: this Python process)."""
@@ -251,22 +346,30 @@ class Approvals:
             row = self._row(tx, approval_id)
             # the requested action's stored text is the canonical one its digest names (the
             # usual case): the effect stores that text, not the parsed action serialised again
-            canonical = row.action is not None and row.action_digest is not None \
+            canonical = (
+                row.action is not None
+                and row.action_digest is not None
                 and sha256_hex(row.action) == row.action_digest
+            )
             if not canonical:
                 refuse_tampered("approval", approval_id, row)
             if row.status != ApprovalStatus.APPROVED:
                 raise errors.NotConsumable(f"approval {approval_id} is {row.status}, not approved")
             if row.consumed_at is not None:
                 raise errors.NotConsumable(
-                    f"approval {approval_id} was already consumed for {row.consumed_effect_key}")
+                    f"approval {approval_id} was already consumed for {row.consumed_effect_key}"
+                )
             approved_digest, approved = approved_action_of(row, tx.conn)
             if approved_digest != action_digest:
                 raise errors.DigestMismatch(
                     f"approval {approval_id} is for action {approved_digest[:12]}…, "
-                    f"not {action_digest[:12]}…" + (
+                    f"not {action_digest[:12]}…"
+                    + (
                         " (the operator edited the action: run the approved one)"
-                        if row.approved_digest is not None else ""))
+                        if row.approved_digest is not None
+                        else ""
+                    )
+                )
             if self.j.trust is not None:
                 from proctor.core.decisions.checks import check_approval
 
@@ -277,17 +380,33 @@ class Approvals:
                 return None
             text = row.action if canonical and row.approved_digest is None else None
             reserved = reserve_in(
-                tx, effect_key, run_id=row.run_id, tool=row.action_name,
-                action=approved, action_text=text, safety_class=row.safety_class,
-                idempotency_key=idempotency_key, lease_seconds=lease_seconds,
-                owner=owner, approval_id=approval_id, origin=origin_text,
-                then=(row.run_id, "approval.consumed",
-                      {"approval_id": approval_id, "effect_key": effect_key}))
+                tx,
+                effect_key,
+                run_id=row.run_id,
+                tool=row.action_name,
+                action=approved,
+                action_text=text,
+                safety_class=row.safety_class,
+                idempotency_key=idempotency_key,
+                lease_seconds=lease_seconds,
+                owner=owner,
+                approval_id=approval_id,
+                origin=origin_text,
+                then=(
+                    row.run_id,
+                    "approval.consumed",
+                    {"approval_id": approval_id, "effect_key": effect_key},
+                ),
+            )
             if reserved is None:
                 return None  # the refusal (and any write that must survive it) is pending
-            update_where(tx.conn, s.approvals, dict(
-                consumed_at=tx.now, consumed_effect_key=effect_key, version=row.version + 1),
-                id=approval_id, consumed_at=None)
+            update_where(
+                tx.conn,
+                s.approvals,
+                dict(consumed_at=tx.now, consumed_effect_key=effect_key, version=row.version + 1),
+                id=approval_id,
+                consumed_at=None,
+            )
             tx.changed(ChangeKind.APPROVAL, approval_id, row.run_id)
             return reserved
 
@@ -298,32 +417,61 @@ class Approvals:
         status, an audit row and a run event are committed, then ``ApprovalLapsed`` is
         raised (a lapsed grant is evidence, like a lapsed pending request)."""
         deadline = consume_deadline(row)
-        done = update_where(tx.conn, s.approvals, dict(status="expired",
-                                                       version=row.version + 1),
-                            id=row.id, version=row.version, status="approved",
-                            consumed_at=None)
+        done = update_where(
+            tx.conn,
+            s.approvals,
+            dict(status="expired", version=row.version + 1),
+            id=row.id,
+            version=row.version,
+            status="approved",
+            consumed_at=None,
+        )
         if done != 1:
             raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
         tx.changed(ChangeKind.APPROVAL, row.id, row.run_id)
-        tx.audit("approval.expired", "approval", row.id, run_id=row.run_id,
-                 actor="system:expiry", before={"status": "approved", "consume_by": deadline},
-                 after={"status": "expired"}, reason="approved but not used before it lapsed")
-        tx.run_event(row.run_id, "approval.expired",
-                     {"approval_id": row.id, "was": "approved", "consume_by": deadline},
-                     actor="system:expiry")
-        tx.raise_after_commit(errors.ApprovalLapsed(
-            f"approval {row.id} could be used until {deadline:.0f}; it lapsed unused and is "
-            "now expired", consume_by=deadline))
+        tx.audit(
+            "approval.expired",
+            "approval",
+            row.id,
+            run_id=row.run_id,
+            actor="system:expiry",
+            before={"status": "approved", "consume_by": deadline},
+            after={"status": "expired"},
+            reason="approved but not used before it lapsed",
+        )
+        tx.run_event(
+            row.run_id,
+            "approval.expired",
+            {"approval_id": row.id, "was": "approved", "consume_by": deadline},
+            actor="system:expiry",
+        )
+        tx.raise_after_commit(
+            errors.ApprovalLapsed(
+                f"approval {row.id} could be used until {deadline:.0f}; it lapsed unused and is "
+                "now expired",
+                consume_by=deadline,
+            )
+        )
 
     # ------------------------------------------------------------ operator side
 
-    def consume_approval_and_reserve(self, approval_id: str, action_digest: str,
-                                     effect_key: str, **kw: Any) -> Effect:
+    def consume_approval_and_reserve(
+        self, approval_id: str, action_digest: str, effect_key: str, **kw: Any
+    ) -> Effect:
         """The name the issue and the seed stores use for :meth:`consume_and_reserve`."""
         return self.consume_and_reserve(approval_id, action_digest, effect_key, **kw)
-    def decide(self, approval_id: str, approve: bool, *, expected_version: int,
-               reason: str | None = None, scope: ApprovalScope | str = ApprovalScope.ONCE,
-               request_id: str | None = None, source: str = "desk") -> Approval:
+
+    def decide(
+        self,
+        approval_id: str,
+        approve: bool,
+        *,
+        expected_version: int,
+        reason: str | None = None,
+        scope: ApprovalScope | str = ApprovalScope.ONCE,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Approval:
         """Approve or deny. One decision row, one audit row, one run event, one transaction."""
         self.j.require_operator()
         scope = ApprovalScope(scope)
@@ -333,9 +481,15 @@ class Approvals:
             raise errors.ValidationError("a reason is required to deny", field="reason")
         if reason:
             check_text(reason, "the reason", "reason", MAX_REASON)
-        request = {"op": "approval.decide", "id": approval_id, "approve": approve,
-                   "reason": reason, "scope": scope_text, "expected_version": expected_version,
-                   "source": source}
+        request = {
+            "op": "approval.decide",
+            "id": approval_id,
+            "approve": approve,
+            "reason": reason,
+            "scope": scope_text,
+            "expected_version": expected_version,
+            "source": source,
+        }
 
         def op(tx: Tx) -> dict | None:
             if tx.replayed(request_id, request):
@@ -347,18 +501,44 @@ class Approvals:
             rule_id = None
             if approve and scope != ApprovalScope.ONCE:
                 rule_id = self._rule_from(tx, row, scope)
-            written = self._close(tx, row, status, {
-                "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
-                "decision_scope": scope_text, "rule_id": rule_id})
+            written = self._close(
+                tx,
+                row,
+                status,
+                {
+                    "decided_at": tx.now,
+                    "decided_by": tx.actor.label,
+                    "decision_reason": reason,
+                    "decision_scope": scope_text,
+                    "rule_id": rule_id,
+                },
+            )
             record_decision(
-                tx, "approval", approval_id, row.run_id,
+                tx,
+                "approval",
+                approval_id,
+                row.run_id,
                 {"approved": approve, "scope": scope_text, "rule_id": rule_id},
-                source=source, reason=reason, request_id=request_id, request=request,
-                audit=(f"approval.{status}", {"status": "pending", "version": row.version},
-                       {"status": status, "scope": scope_text, "rule_id": rule_id}),
-                event=(f"approval.{status}", {"approval_id": approval_id, "by": tx.actor.label,
-                                              "reason": reason, "scope": scope_text}),
-                closes=True)
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                request=request,
+                audit=(
+                    f"approval.{status}",
+                    {"status": "pending", "version": row.version},
+                    {"status": status, "scope": scope_text, "rule_id": rule_id},
+                ),
+                event=(
+                    f"approval.{status}",
+                    {
+                        "approval_id": approval_id,
+                        "by": tx.actor.label,
+                        "reason": reason,
+                        "scope": scope_text,
+                    },
+                ),
+                closes=True,
+            )
             return written
 
         return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
@@ -376,50 +556,83 @@ class Approvals:
             raise errors.Withdrawn(
                 f"approval {approval_id} was withdrawn by the agent"
                 + (f": {row.decision_reason}" if row.decision_reason else ""),
-                status=row.status, reason=row.decision_reason)
+                status=row.status,
+                reason=row.decision_reason,
+            )
         if row.status != ApprovalStatus.PENDING:
             raise errors.AlreadyDecided(
                 f"approval {approval_id} was already {row.status} by {row.decided_by or 'the agent'}",
-                status=row.status, decided_by=row.decided_by, reason=row.decision_reason)
-        if row.expires_at is not None and tx.now >= row.expires_at \
-                and row.on_expiry == OnExpiry.DENY:
+                status=row.status,
+                decided_by=row.decided_by,
+                reason=row.decision_reason,
+            )
+        if (
+            row.expires_at is not None
+            and tx.now >= row.expires_at
+            and row.on_expiry == OnExpiry.DENY
+        ):
             self._expire(tx, row)
-            tx.raise_after_commit(errors.Expired(
-                f"approval {approval_id} expired before the decision; it is now expired"))
+            tx.raise_after_commit(
+                errors.Expired(
+                    f"approval {approval_id} expired before the decision; it is now expired"
+                )
+            )
             return None
         if row.version != expected_version:
             raise errors.StaleVersion(
-                f"approval {approval_id} is at version {row.version}, you saw {expected_version}")
+                f"approval {approval_id} is at version {row.version}, you saw {expected_version}"
+            )
         run = tx.run_row(row.run_id)
         refuse_requester(tx, (row.agent, run.agent), verb="approve")
         if run.status in ("completed", "failed", "cancelled"):
             raise errors.RunTerminal(f"run {row.run_id} is {run.status}")
         return row
 
-    def bulk_decide(self, items: list[tuple[str, int]], approve: bool, *,
-                    reason: str | None = None, scope: ApprovalScope | str = ApprovalScope.ONCE,
-                    request_id: str | None = None) -> list[BulkResult]:
+    def bulk_decide(
+        self,
+        items: list[tuple[str, int]],
+        approve: bool,
+        *,
+        reason: str | None = None,
+        scope: ApprovalScope | str = ApprovalScope.ONCE,
+        request_id: str | None = None,
+    ) -> list[BulkResult]:
         """Decide N approvals, each in its own transaction; a per-item result for each."""
         self.j.require_operator()
         results = []
         for approval_id, version in items:
             rid = f"{request_id}:{approval_id}" if request_id else None
             try:
-                self.decide(approval_id, approve, expected_version=version, reason=reason,
-                            scope=scope, request_id=rid)
+                self.decide(
+                    approval_id,
+                    approve,
+                    expected_version=version,
+                    reason=reason,
+                    scope=scope,
+                    request_id=rid,
+                )
                 results.append(BulkResult(id=approval_id, ok=True))
             except errors.ProctorError as err:
-                results.append(BulkResult(id=approval_id, ok=False, error=str(err),
-                                          error_type=type(err).__name__))
+                results.append(
+                    BulkResult(
+                        id=approval_id, ok=False, error=str(err), error_type=type(err).__name__
+                    )
+                )
         return results
 
     def expire_due(self) -> int:
         """Expire every pending approval past its expiry whose policy is ``deny``."""
 
         def op(tx: Tx) -> int:
-            rows = tx.conn.execute(select(s.approvals).where(
-                s.approvals.c.status == "pending", s.approvals.c.on_expiry == "deny",
-                s.approvals.c.expires_at <= tx.now).limit(500)).all()
+            rows = tx.conn.execute(
+                select(s.approvals)
+                .where(
+                    s.approvals.c.status == "pending",
+                    s.approvals.c.on_expiry == "deny",
+                    s.approvals.c.expires_at <= tx.now,
+                )
+                .limit(500)
+            ).all()
             for row in rows:
                 self._expire(tx, row)
             return len(rows)
@@ -429,11 +642,19 @@ class Approvals:
     def _expire(self, tx: Tx, row: Any) -> None:
         self._close(tx, row, "expired", {"decided_at": tx.now, "decided_by": "system:expiry"})
         record_decision(
-            tx, "approval", row.id, row.run_id, {"approved": False, "expired": True},
-            actor="system:expiry", source="expiry", reason="expired",
+            tx,
+            "approval",
+            row.id,
+            row.run_id,
+            {"approved": False, "expired": True},
+            actor="system:expiry",
+            source="expiry",
+            reason="expired",
             audit_reason="expired before a decision",
             audit=("approval.expired", {"status": "pending"}, {"status": "expired"}),
-            event=("approval.expired", {"approval_id": row.id}), closes=True)
+            event=("approval.expired", {"approval_id": row.id}),
+            closes=True,
+        )
 
     @staticmethod
     def _row(tx: Tx, approval_id: str) -> Any:
@@ -446,17 +667,25 @@ class Approvals:
     def _close(tx: Tx, row: Any, status: str, values: dict) -> dict:
         """Move the pending ``row`` to ``status`` with ``values``; the row as now stored."""
         values = dict(status=status, version=row.version + 1, **values)
-        done = update_where(tx.conn, s.approvals, values,
-                            id=row.id, version=row.version, status="pending")
+        done = update_where(
+            tx.conn, s.approvals, values, id=row.id, version=row.version, status="pending"
+        )
         if done != 1:
             raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
         tx.changed(ChangeKind.APPROVAL, row.id, row.run_id)
         return written_row(row, values)
 
     # ------------------------------------------------------------ rules
-    def approve_edited(self, approval_id: str, action: dict, *, expected_version: int,
-                       reason: str | None = None, request_id: str | None = None,
-                       source: str = "desk") -> Approval:
+    def approve_edited(
+        self,
+        approval_id: str,
+        action: dict,
+        *,
+        expected_version: int,
+        reason: str | None = None,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Approval:
         """Approve ``action``, the operator's edit of the requested action (same tool, other
         arguments): it gets its own digest, which ``consume_and_reserve`` then requires;
         the requested action stays as evidence. One decision (recording both digests and the
@@ -468,9 +697,13 @@ class Approvals:
         edited_name = action_name(action)
         edited_text = canonical_json(action)
         edited_digest = digest_of(action)
-        request = {"op": "approval.approve_edited", "id": approval_id,
-                   "approved_digest": edited_digest, "reason": reason,
-                   "expected_version": expected_version}
+        request = {
+            "op": "approval.approve_edited",
+            "id": approval_id,
+            "approved_digest": edited_digest,
+            "reason": reason,
+            "expected_version": expected_version,
+        }
 
         def op(tx: Tx) -> dict | None:
             if tx.replayed(request_id, request):
@@ -479,37 +712,78 @@ class Approvals:
             if row is None:
                 return None
             original = canonical_json_loads(row.action)
-            if edited_name != row.action_name or action.get("tool") != original.get("tool") \
-                    or action.get("name") != original.get("name"):
+            if (
+                edited_name != row.action_name
+                or action.get("tool") != original.get("tool")
+                or action.get("name") != original.get("name")
+            ):
                 raise errors.ValidationError(
                     f"an edit keeps the tool ({row.action_name}); change only its arguments",
-                    field="action.tool")
+                    field="action.tool",
+                )
             if edited_digest == row.action_digest:
-                raise errors.ValidationError("the action is unchanged; approve it as it is",
-                                             field="action")
-            check_against_schema(action, canonical_json_loads(row.input_schema)
-                                 if row.input_schema else None)
+                raise errors.ValidationError(
+                    "the action is unchanged; approve it as it is", field="action"
+                )
+            check_against_schema(
+                action, canonical_json_loads(row.input_schema) if row.input_schema else None
+            )
             changes = json_changes(original, action)
-            written = self._close(tx, row, "approved", {
-                "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
-                "decision_scope": "once", "approved_action": edited_text,
-                "approved_digest": edited_digest})
+            written = self._close(
+                tx,
+                row,
+                "approved",
+                {
+                    "decided_at": tx.now,
+                    "decided_by": tx.actor.label,
+                    "decision_reason": reason,
+                    "decision_scope": "once",
+                    "approved_action": edited_text,
+                    "approved_digest": edited_digest,
+                },
+            )
             record_decision(
-                tx, "approval", approval_id, row.run_id,
-                {"approved": True, "scope": "once", "edited": True,
-                 "original_digest": row.action_digest, "approved_digest": edited_digest,
-                 "approved_action": action, "edited_action_digest": edited_digest},
-                source=source, reason=reason, request_id=request_id, request=request,
-                audit=("approval.approved_edited",
-                       {"status": "pending", "version": row.version,
-                        "action_digest": row.action_digest},
-                       {"status": "approved", "approved_digest": edited_digest,
-                        "changes": changes}),
-                event=("approval.approved",
-                       {"approval_id": approval_id, "by": tx.actor.label, "reason": reason,
-                        "scope": "once", "edited": True, "original_digest": row.action_digest,
-                        "approved_digest": edited_digest, "changes": changes}),
-                closes=True)
+                tx,
+                "approval",
+                approval_id,
+                row.run_id,
+                {
+                    "approved": True,
+                    "scope": "once",
+                    "edited": True,
+                    "original_digest": row.action_digest,
+                    "approved_digest": edited_digest,
+                    "approved_action": action,
+                    "edited_action_digest": edited_digest,
+                },
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                request=request,
+                audit=(
+                    "approval.approved_edited",
+                    {
+                        "status": "pending",
+                        "version": row.version,
+                        "action_digest": row.action_digest,
+                    },
+                    {"status": "approved", "approved_digest": edited_digest, "changes": changes},
+                ),
+                event=(
+                    "approval.approved",
+                    {
+                        "approval_id": approval_id,
+                        "by": tx.actor.label,
+                        "reason": reason,
+                        "scope": "once",
+                        "edited": True,
+                        "original_digest": row.action_digest,
+                        "approved_digest": edited_digest,
+                        "changes": changes,
+                    },
+                ),
+                closes=True,
+            )
             return written
 
         return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
@@ -522,22 +796,36 @@ class Approvals:
         """Past decisions on the same action name, newest first."""
         current = self.get(approval_id)
         a = s.approvals.c
-        stmt = approval_select().where(
-            a.action_name == current.action_name, a.id != approval_id,
-            a.status.in_(["approved", "denied", "expired"]),
-            a.decided_at.is_not(None),  # every decided row has it: ix_approvals_action's rows
-        ).order_by(a.decided_at.desc()).limit(limit)
+        stmt = (
+            approval_select()
+            .where(
+                a.action_name == current.action_name,
+                a.id != approval_id,
+                a.status.in_(["approved", "denied", "expired"]),
+                a.decided_at.is_not(None),  # every decided row has it: ix_approvals_action's rows
+            )
+            .order_by(a.decided_at.desc())
+            .limit(limit)
+        )
         return self.j.read(lambda c: to_models(Approval, c.execute(stmt)))
 
     def decisions(self, target_id: str) -> list[Decision]:
         return self.j.read(lambda c: decisions_for(c, target_id))
 
     # ------------------------------------------------------------ standing rules
-    def add_rule(self, effect: RuleEffect | str, action_pattern: str, *,
-                 resource_pattern: str = "*", scope: ApprovalScope | str = ApprovalScope.RUN,
-                 run_id: str | None = None, project: str = "*", space: str | None = None,
-                 expires_at: float | None = None,
-                 predicate: str | None = None) -> ApprovalRule:
+    def add_rule(
+        self,
+        effect: RuleEffect | str,
+        action_pattern: str,
+        *,
+        resource_pattern: str = "*",
+        scope: ApprovalScope | str = ApprovalScope.RUN,
+        run_id: str | None = None,
+        project: str = "*",
+        space: str | None = None,
+        expires_at: float | None = None,
+        predicate: str | None = None,
+    ) -> ApprovalRule:
         self.j.require_operator()
         scope = ApprovalScope(scope)
         predicate = rules_mod.predicates.normalized(predicate)
@@ -545,9 +833,19 @@ class Approvals:
             raise errors.ValidationError("a run-scoped rule needs a run", field="run_id")
 
         def op(tx: Tx) -> str:
-            return self._insert_rule(tx, RuleEffect(effect), action_pattern, resource_pattern,
-                                     scope, run_id, project, space, expires_at, None,
-                                     predicate)
+            return self._insert_rule(
+                tx,
+                RuleEffect(effect),
+                action_pattern,
+                resource_pattern,
+                scope,
+                run_id,
+                project,
+                space,
+                expires_at,
+                None,
+                predicate,
+            )
 
         return self.rule(self.j.write(op))
 
@@ -557,34 +855,90 @@ class Approvals:
         run = tx.run_row(row.run_id)
         resource = action_resource(canonical_json_loads(row.action))
         return self._insert_rule(
-            tx, RuleEffect.ALLOW, rules_mod.glob_escape(row.action_name),
-            rules_mod.glob_escape(resource) if resource else "*", scope,
-            run.id if scope == ApprovalScope.RUN else None, run.project, run.space,
-            tx.now + rules_mod.DEFAULT_RULE_TTL, row.id)
+            tx,
+            RuleEffect.ALLOW,
+            rules_mod.glob_escape(row.action_name),
+            rules_mod.glob_escape(resource) if resource else "*",
+            scope,
+            run.id if scope == ApprovalScope.RUN else None,
+            run.project,
+            run.space,
+            tx.now + rules_mod.DEFAULT_RULE_TTL,
+            row.id,
+        )
 
     @staticmethod
-    def _insert_rule(tx: Tx, effect: RuleEffect, action_pattern: str, resource_pattern: str,
-                     scope: ApprovalScope, run_id: str | None, project: str, space: str | None,
-                     expires_at: float | None, source: str | None,
-                     predicate: str | None = None) -> str:
+    def _insert_rule(
+        tx: Tx,
+        effect: RuleEffect,
+        action_pattern: str,
+        resource_pattern: str,
+        scope: ApprovalScope,
+        run_id: str | None,
+        project: str,
+        space: str | None,
+        expires_at: float | None,
+        source: str | None,
+        predicate: str | None = None,
+    ) -> str:
         rid = tx.new_id("rule")
-        insert_rows(tx.conn, s.approval_rules, [dict(
-            id=rid, effect=effect.value, action_pattern=action_pattern,
-            resource_pattern=resource_pattern, scope=scope.value, run_id=run_id,
-            project=project, space=space, created_by=tx.actor.label, created_at=tx.now,
-            expires_at=expires_at, source_approval_id=source, version=1, predicate=predicate)])
+        insert_rows(
+            tx.conn,
+            s.approval_rules,
+            [
+                dict(
+                    id=rid,
+                    effect=effect.value,
+                    action_pattern=action_pattern,
+                    resource_pattern=resource_pattern,
+                    scope=scope.value,
+                    run_id=run_id,
+                    project=project,
+                    space=space,
+                    created_by=tx.actor.label,
+                    created_at=tx.now,
+                    expires_at=expires_at,
+                    source_approval_id=source,
+                    version=1,
+                    predicate=predicate,
+                )
+            ],
+        )
         tx.changed(ChangeKind.RULE, rid, run_id)
-        sign_in(tx, RULE, rid, "rule", rid, rule_content(row_where(
-            tx.conn, s.approval_rules, id=rid)), None)
+        sign_in(
+            tx,
+            RULE,
+            rid,
+            "rule",
+            rid,
+            rule_content(row_where(tx.conn, s.approval_rules, id=rid)),
+            None,
+        )
         if source is None:
-            tx.audit("rule.created", "rule", rid, run_id=run_id,
-                     after={"effect": effect.value, "action": action_pattern,
-                            "resource": resource_pattern, "scope": scope.value,
-                            "when": predicate, "expires_at": expires_at})
+            tx.audit(
+                "rule.created",
+                "rule",
+                rid,
+                run_id=run_id,
+                after={
+                    "effect": effect.value,
+                    "action": action_pattern,
+                    "resource": resource_pattern,
+                    "scope": scope.value,
+                    "when": predicate,
+                    "expires_at": expires_at,
+                },
+            )
         return rid
 
-    def revoke_rule(self, rule_id: str, *, expected_version: int,
-                    request_id: str | None = None, reason: str | None = None) -> ApprovalRule:
+    def revoke_rule(
+        self,
+        rule_id: str,
+        *,
+        expected_version: int,
+        request_id: str | None = None,
+        reason: str | None = None,
+    ) -> ApprovalRule:
         """Stop a rule deciding (one audited transaction); the rule stays as history."""
         self.j.require_operator()
         reason = (reason or "").strip() or None
@@ -604,15 +958,30 @@ class Approvals:
                 raise errors.InvalidTransition(f"rule {rule_id} is already revoked")
             if row.version != expected_version:
                 raise errors.StaleVersion(f"rule {rule_id} changed since you looked")
-            update_where(tx.conn, s.approval_rules, dict(
-                revoked_at=tx.now, revoked_by=tx.actor.label, revoke_reason=reason,
-                version=row.version + 1), id=rule_id)
+            update_where(
+                tx.conn,
+                s.approval_rules,
+                dict(
+                    revoked_at=tx.now,
+                    revoked_by=tx.actor.label,
+                    revoke_reason=reason,
+                    version=row.version + 1,
+                ),
+                id=rule_id,
+            )
             tx.changed(ChangeKind.RULE, rule_id, row.run_id)
-            sign_in(tx, RULE_REVOKE, f"{rule_id}/revoked", "rule", rule_id, {"revoked": True},
-                    None)
-            tx.audit("rule.revoked", "rule", rule_id, run_id=row.run_id,
-                     before={"active": True}, after={"active": False},
-                     reason=reason, request_id=request_id, request=request)
+            sign_in(tx, RULE_REVOKE, f"{rule_id}/revoked", "rule", rule_id, {"revoked": True}, None)
+            tx.audit(
+                "rule.revoked",
+                "rule",
+                rule_id,
+                run_id=row.run_id,
+                before={"active": True},
+                after={"active": False},
+                reason=reason,
+                request_id=request_id,
+                request=request,
+            )
 
         self.j.write(op)
         return self.rule(rule_id)
@@ -644,8 +1013,7 @@ class Approvals:
 
     @staticmethod
     def _match(conn: Any, action: dict, run: Any, now: float) -> Any:
-        rows = LIVE_RULES.all(conn, now=now, run_id=run.id, project=run.project,
-                              space=run.space)
+        rows = LIVE_RULES.all(conn, now=now, run_id=run.id, project=run.project, space=run.space)
         return rules_mod.pick(rows, action_name(action), action_resource(action), action)
 
     # ------------------------------------------------------------ rules you see first
@@ -660,9 +1028,17 @@ class Approvals:
         draft = rules_mod.checked(draft, self.j.now())
         return self.j.read(lambda c: rules_mod.preview(c, draft, exclude=exclude))
 
-    def decide_with_rule(self, approval_id: str, draft: RuleDraft, *, expected_version: int,
-                         reason: str | None = None, apply_to: Sequence[tuple[str, int]] = (),
-                         request_id: str | None = None, source: str = "desk") -> RuleMade:
+    def decide_with_rule(
+        self,
+        approval_id: str,
+        draft: RuleDraft,
+        *,
+        expected_version: int,
+        reason: str | None = None,
+        apply_to: Sequence[tuple[str, int]] = (),
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> RuleMade:
         """Decide ``approval_id`` by making ``draft`` (allow approves it, deny denies it) and,
         in the same transaction, apply the rule to the pending requests ``apply_to`` (id,
         version as previewed). Anything stale, already decided, outside the rule or not
@@ -670,8 +1046,9 @@ class Approvals:
         self.j.require_operator()
         draft = rules_mod.checked(draft, self.j.now())
         if draft.effect == RuleEffect.PROMPT:
-            raise errors.ValidationError("a prompt rule decides nothing; make it on its own",
-                                         field="effect")
+            raise errors.ValidationError(
+                "a prompt rule decides nothing; make it on its own", field="effect"
+            )
         approve = draft.effect == RuleEffect.ALLOW
         reason = (reason or "").strip() or None
         if not approve and not reason:
@@ -679,9 +1056,14 @@ class Approvals:
         if reason and len(reason) > MAX_REASON:
             raise errors.ValidationError("the reason is too long", field="reason")
         pairs = [(str(i), int(v)) for i, v in apply_to]
-        request = {"op": "approval.decide_with_rule", "id": approval_id,
-                   "draft": draft.model_dump(mode="json"), "reason": reason,
-                   "apply_to": pairs, "expected_version": expected_version}
+        request = {
+            "op": "approval.decide_with_rule",
+            "id": approval_id,
+            "draft": draft.model_dump(mode="json"),
+            "reason": reason,
+            "apply_to": pairs,
+            "expected_version": expected_version,
+        }
 
         def op(tx: Tx) -> tuple[str, list[str]]:
             if tx.replayed(request_id, request):
@@ -693,42 +1075,76 @@ class Approvals:
             rid = self._insert_draft(tx, draft, row.id, request_id, request)
             status = "approved" if approve else "denied"
             scope = ApprovalScope(rules_mod.stored_scope(draft))
-            self._close(tx, row, status, {
-                "decided_at": tx.now, "decided_by": tx.actor.label, "decision_reason": reason,
-                "decision_scope": scope.value, "rule_id": rid})
+            self._close(
+                tx,
+                row,
+                status,
+                {
+                    "decided_at": tx.now,
+                    "decided_by": tx.actor.label,
+                    "decision_reason": reason,
+                    "decision_scope": scope.value,
+                    "rule_id": rid,
+                },
+            )
             # as approvals.decide, but the rule's own row carries the request (its audit
             # row: _insert_draft) and the event names the rule
             record_decision(
-                tx, "approval", approval_id, row.run_id,
+                tx,
+                "approval",
+                approval_id,
+                row.run_id,
                 {"approved": approve, "scope": scope.value, "rule_id": rid},
-                source=source, reason=reason, request_id=request_id, keyed_audit=False,
-                audit=(f"approval.{status}", {"status": "pending", "version": row.version},
-                       {"status": status, "scope": scope.value, "rule_id": rid}),
-                event=(f"approval.{status}", {"approval_id": approval_id, "by": tx.actor.label,
-                                              "reason": reason, "scope": scope.value,
-                                              "rule_id": rid}),
-                closes=True)
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                keyed_audit=False,
+                audit=(
+                    f"approval.{status}",
+                    {"status": "pending", "version": row.version},
+                    {"status": status, "scope": scope.value, "rule_id": rid},
+                ),
+                event=(
+                    f"approval.{status}",
+                    {
+                        "approval_id": approval_id,
+                        "by": tx.actor.label,
+                        "reason": reason,
+                        "scope": scope.value,
+                        "rule_id": rid,
+                    },
+                ),
+                closes=True,
+            )
             return rid, self._apply_rule(tx, rid, pairs)
 
         def fetch(tx: Tx, made: tuple[str, list[str]]) -> RuleMade:
             rid, applied = made
-            return RuleMade(approval=approval_in(tx.conn, approval_id),
-                            rule=self._rule_in(tx.conn, rid), applied=applied)
+            return RuleMade(
+                approval=approval_in(tx.conn, approval_id),
+                rule=self._rule_in(tx.conn, rid),
+                applied=applied,
+            )
 
         return self.j.write_then(op, fetch)
 
-    def make_rule(self, draft: RuleDraft, *, apply_to: Sequence[tuple[str, int]] = (),
-                  request_id: str | None = None) -> RuleMade:
+    def make_rule(
+        self,
+        draft: RuleDraft,
+        *,
+        apply_to: Sequence[tuple[str, int]] = (),
+        request_id: str | None = None,
+    ) -> RuleMade:
         """Make ``draft`` on its own (the CLI, the Rules page) and apply it to the pending
         requests ``apply_to`` as previewed, in one transaction."""
         self.j.require_operator()
         draft = rules_mod.checked(draft, self.j.now())
         pairs = [(str(i), int(v)) for i, v in apply_to]
         if pairs and draft.effect == RuleEffect.PROMPT:
-            raise errors.ValidationError("a prompt rule decides nothing it could apply to",
-                                         field="apply_to")
-        request = {"op": "rule.make", "draft": draft.model_dump(mode="json"),
-                   "apply_to": pairs}
+            raise errors.ValidationError(
+                "a prompt rule decides nothing it could apply to", field="apply_to"
+            )
+        request = {"op": "rule.make", "draft": draft.model_dump(mode="json"), "apply_to": pairs}
 
         def op(tx: Tx) -> tuple[str, list[str]]:
             if tx.replayed(request_id, request):
@@ -746,8 +1162,7 @@ class Approvals:
 
     def rule_usage(self, *, active_only: bool = False) -> list[RuleUsage]:
         """Every rule (revoked ones too, as history) with how many requests it decided."""
-        return self.j.read(lambda c: rules_mod.usage(c, active_only=active_only,
-                                                     now=self.j.now()))
+        return self.j.read(lambda c: rules_mod.usage(c, active_only=active_only, now=self.j.now()))
 
     def decided_by_rule(self, rule_id: str, limit: int = 500) -> list[Approval]:
         """The requests ``rule_id`` decided, newest first."""
@@ -766,25 +1181,62 @@ class Approvals:
         return row.entity_id
 
     @staticmethod
-    def _insert_draft(tx: Tx, draft: RuleDraft, source: str | None, request_id: str | None,
-                      request: Any) -> str:
+    def _insert_draft(
+        tx: Tx, draft: RuleDraft, source: str | None, request_id: str | None, request: Any
+    ) -> str:
         rid = tx.new_id("rule")
         scope = rules_mod.stored_scope(draft)
-        insert_rows(tx.conn, s.approval_rules, [dict(
-            id=rid, effect=RuleEffect(draft.effect).value, action_pattern=draft.action_pattern,
-            resource_pattern=draft.resource_pattern, scope=scope, run_id=draft.run_id,
-            project=draft.project, space=draft.space, created_by=tx.actor.label,
-            created_at=tx.now, expires_at=draft.expires_at, source_approval_id=source,
-            version=1, predicate=draft.predicate)])
+        insert_rows(
+            tx.conn,
+            s.approval_rules,
+            [
+                dict(
+                    id=rid,
+                    effect=RuleEffect(draft.effect).value,
+                    action_pattern=draft.action_pattern,
+                    resource_pattern=draft.resource_pattern,
+                    scope=scope,
+                    run_id=draft.run_id,
+                    project=draft.project,
+                    space=draft.space,
+                    created_by=tx.actor.label,
+                    created_at=tx.now,
+                    expires_at=draft.expires_at,
+                    source_approval_id=source,
+                    version=1,
+                    predicate=draft.predicate,
+                )
+            ],
+        )
         tx.changed(ChangeKind.RULE, rid, draft.run_id)
-        sign_in(tx, RULE, rid, "rule", rid, rule_content(row_where(
-            tx.conn, s.approval_rules, id=rid)), None)
-        tx.audit("rule.created", "rule", rid, run_id=draft.run_id,
-                 after={"effect": RuleEffect(draft.effect).value, "action": draft.action_pattern,
-                        "resource": draft.resource_pattern, "when": draft.predicate,
-                        "scope": draft.scope, "project": draft.project, "space": draft.space,
-                        "expires_at": draft.expires_at, "from_approval": source},
-                 request_id=request_id, request=request)
+        sign_in(
+            tx,
+            RULE,
+            rid,
+            "rule",
+            rid,
+            rule_content(row_where(tx.conn, s.approval_rules, id=rid)),
+            None,
+        )
+        tx.audit(
+            "rule.created",
+            "rule",
+            rid,
+            run_id=draft.run_id,
+            after={
+                "effect": RuleEffect(draft.effect).value,
+                "action": draft.action_pattern,
+                "resource": draft.resource_pattern,
+                "when": draft.predicate,
+                "scope": draft.scope,
+                "project": draft.project,
+                "space": draft.space,
+                "expires_at": draft.expires_at,
+                "from_approval": source,
+            },
+            request_id=request_id,
+            request=request,
+        )
         return rid
 
     def _apply_rule(self, tx: Tx, rule_id: str, pairs: list[tuple[str, int]]) -> list[str]:
@@ -799,12 +1251,18 @@ class Approvals:
                 raise errors.Expired(f"approval {approval_id} expired; preview the rule again")
             run = tx.run_row(row.run_id)
             action = canonical_json_loads(row.action)
-            in_scope = rule_id in {r.id for r in LIVE_RULES.all(
-                tx.conn, now=tx.now, run_id=run.id, project=run.project, space=run.space)}
+            in_scope = rule_id in {
+                r.id
+                for r in LIVE_RULES.all(
+                    tx.conn, now=tx.now, run_id=run.id, project=run.project, space=run.space
+                )
+            }
             if not in_scope or not rules_mod.rule_matches(
-                    rule, row.action_name, action_resource(action), action):
+                rule, row.action_name, action_resource(action), action
+            ):
                 raise errors.StaleVersion(
-                    f"approval {approval_id} is not one this rule decides; preview it again")
+                    f"approval {approval_id} is not one this rule decides; preview it again"
+                )
             self._auto_decide(tx, approval_id, rule, applied_by=tx.actor.label)
             applied.append(approval_id)
         return applied

@@ -24,7 +24,12 @@ from proctor.core.storage.sql import whole
 from proctor.core.storage.store import Store
 
 AGE_BUCKETS: tuple[tuple[str, float], ...] = (
-    ("<5m", 300), ("5–30m", 1800), ("30m–2h", 7200), ("2–8h", 28_800), (">8h", float("inf")))
+    ("<5m", 300),
+    ("5–30m", 1800),
+    ("30m–2h", 7200),
+    ("2–8h", 28_800),
+    (">8h", float("inf")),
+)
 PENDING_KINDS = ("approval", "question", "conflict", "effect")
 HOUR_SERIES = ("manual", "rule", "expired", "answer")
 RUN_SERIES = ("active", "completed", "failed", "cancelled")
@@ -60,7 +65,7 @@ class OverviewFacts(Frozen):
     by_tool: list[DecisionTime]
     runs_per_hour: list[Bucket]
     automatic: int  # approvals decided by a rule in the window
-    manual: int     # approvals decided by a person in the window
+    manual: int  # approvals decided by a person in the window
     projects: list[str]
     agents: list[str]
 
@@ -69,8 +74,14 @@ class Overview:
     def __init__(self, store: Store) -> None:
         self.j = store
 
-    def facts(self, *, project: str | None = None, agent: str | None = None,
-              hours: int = 24, now: float | None = None) -> OverviewFacts:
+    def facts(
+        self,
+        *,
+        project: str | None = None,
+        agent: str | None = None,
+        hours: int = 24,
+        now: float | None = None,
+    ) -> OverviewFacts:
         """Every figure of the overview, from one read transaction."""
         at = self.j.clock() if now is None else now
         query = Query(project, agent, hours, at)
@@ -87,27 +98,36 @@ class Query:
     def read(self, conn: Any) -> OverviewFacts:
         manual, automatic = self._rule_split(conn)
         return OverviewFacts(
-            now=self.now, hours=self.hours, project=self.project, agent=self.agent,
-            pending=self._pending(conn), per_hour=self._per_hour(conn),
+            now=self.now,
+            hours=self.hours,
+            project=self.project,
+            agent=self.agent,
+            pending=self._pending(conn),
+            per_hour=self._per_hour(conn),
             by_agent=self._decision_times(conn, s.approvals.c.agent),
             by_tool=self._decision_times(conn, s.approvals.c.action_name),
-            runs_per_hour=self._runs_per_hour(conn), automatic=automatic, manual=manual,
+            runs_per_hour=self._runs_per_hour(conn),
+            automatic=automatic,
+            manual=manual,
             projects=self._distinct(conn, s.runs.c.project),
-            agents=self._distinct(conn, s.runs.c.agent))
+            agents=self._distinct(conn, s.runs.c.agent),
+        )
 
     # ------------------------------------------------------------ filters
     def _scoped(self, stmt: Any, table: Any) -> Any:
         """``stmt`` over ``table`` limited to the chosen project and agent."""
         if self.project is not None:
-            stmt = stmt.where(table.c.run_id.in_(
-                select(s.runs.c.id).where(s.runs.c.project == self.project)))
+            stmt = stmt.where(
+                table.c.run_id.in_(select(s.runs.c.id).where(s.runs.c.project == self.project))
+            )
         if self.agent is not None:
             agent_col = table.c.agent if "agent" in table.c else None
             if agent_col is not None:
                 stmt = stmt.where(agent_col == self.agent)
             else:
-                stmt = stmt.where(table.c.run_id.in_(
-                    select(s.runs.c.id).where(s.runs.c.agent == self.agent)))
+                stmt = stmt.where(
+                    table.c.run_id.in_(select(s.runs.c.id).where(s.runs.c.agent == self.agent))
+                )
         return stmt
 
     # ------------------------------------------------------------ pending by age
@@ -119,13 +139,14 @@ class Query:
     def _pending(self, conn: Any) -> list[Bucket]:
         counts = {i: dict.fromkeys(PENDING_KINDS, 0) for i in range(len(AGE_BUCKETS))}
         sources = (
-            ("approval", s.approvals, s.approvals.c.status == "pending",
-             s.approvals.c.created_at),
-            ("question", s.questions,
-             s.questions.c.status.in_(("requested", "presented")),
-             s.questions.c.created_at),
-            ("conflict", s.conflicts, s.conflicts.c.status == "pending",
-             s.conflicts.c.created_at),
+            ("approval", s.approvals, s.approvals.c.status == "pending", s.approvals.c.created_at),
+            (
+                "question",
+                s.questions,
+                s.questions.c.status.in_(("requested", "presented")),
+                s.questions.c.created_at,
+            ),
+            ("conflict", s.conflicts, s.conflicts.c.status == "pending", s.conflicts.c.created_at),
             ("effect", s.effects, s.effects.c.status == "ambiguous", s.effects.c.updated_at),
         )
         for kind, table, open_now, created in sources:
@@ -133,8 +154,9 @@ class Query:
             stmt = self._scoped(select(bucket, func.count()).where(open_now), table)
             for index, n in conn.execute(stmt.group_by(bucket)):
                 counts[int(index)][kind] = int(n)
-        return [Bucket(label=label, counts=counts[i])
-                for i, (label, _limit) in enumerate(AGE_BUCKETS)]
+        return [
+            Bucket(label=label, counts=counts[i]) for i, (label, _limit) in enumerate(AGE_BUCKETS)
+        ]
 
     # ------------------------------------------------------------ per hour
     def _hour(self, at: Any) -> Any:
@@ -144,18 +166,26 @@ class Query:
     def _per_hour(self, conn: Any) -> list[Bucket]:
         rows = {h: dict.fromkeys(HOUR_SERIES, 0) for h in range(self.hours)}
         a = s.approvals.c
-        series = case((a.status == "expired", "expired"), (a.rule_id.is_not(None), "rule"),
-                      else_="manual").label("series")
+        series = case(
+            (a.status == "expired", "expired"), (a.rule_id.is_not(None), "rule"), else_="manual"
+        ).label("series")
         hour = self._hour(a.decided_at)
-        stmt = self._scoped(select(hour, series, func.count()).where(
-            a.decided_at >= self.since, a.decided_at <= self.now), s.approvals)
+        stmt = self._scoped(
+            select(hour, series, func.count()).where(
+                a.decided_at >= self.since, a.decided_at <= self.now
+            ),
+            s.approvals,
+        )
         for h, name, n in conn.execute(stmt.group_by(hour, series)):
             rows[self._index(h)][name] += int(n)
         i = s.questions.c
         ihour = self._hour(i.resolved_at)
-        stmt = self._scoped(select(ihour, func.count()).where(
-            i.resolved_at >= self.since, i.resolved_at <= self.now,
-            i.status == "resolved"), s.questions)
+        stmt = self._scoped(
+            select(ihour, func.count()).where(
+                i.resolved_at >= self.since, i.resolved_at <= self.now, i.status == "resolved"
+            ),
+            s.questions,
+        )
         for h, n in conn.execute(stmt.group_by(ihour)):
             rows[self._index(h)]["answer"] += int(n)
         return self._hour_buckets(rows)
@@ -165,15 +195,18 @@ class Query:
         return min(max(int(hour), 0), self.hours - 1)
 
     def _hour_buckets(self, rows: dict[int, dict[str, int]]) -> list[Bucket]:
-        return [Bucket(label=f"-{self.hours - h}h", counts=rows[h],
-                       start=self.since + h * 3600) for h in range(self.hours)]
+        return [
+            Bucket(label=f"-{self.hours - h}h", counts=rows[h], start=self.since + h * 3600)
+            for h in range(self.hours)
+        ]
 
     def _runs_per_hour(self, conn: Any) -> list[Bucket]:
         rows = {h: dict.fromkeys(RUN_SERIES, 0) for h in range(self.hours)}
         r = s.runs.c
         hour = self._hour(r.created_at)
         stmt = select(hour, r.status, func.count()).where(
-            r.created_at >= self.since, r.created_at <= self.now)
+            r.created_at >= self.since, r.created_at <= self.now
+        )
         if self.project is not None:
             stmt = stmt.where(r.project == self.project)
         if self.agent is not None:
@@ -185,27 +218,44 @@ class Query:
     # ------------------------------------------------------------ time to decision
     def _manual_decided(self) -> Any:
         a = s.approvals.c
-        return and_(a.decided_at >= self.since, a.decided_at <= self.now,
-                    a.rule_id.is_(None), a.status.in_(("approved", "denied")))
+        return and_(
+            a.decided_at >= self.since,
+            a.decided_at <= self.now,
+            a.rule_id.is_(None),
+            a.status.in_(("approved", "denied")),
+        )
 
     def _decision_times(self, conn: Any, key: Any) -> list[DecisionTime]:
         a = s.approvals.c
         wait = a.decided_at - a.created_at
         n = func.count().label("n")
-        stmt = self._scoped(select(key, n, func.avg(wait), func.max(wait)).where(
-            self._manual_decided()), s.approvals)
+        stmt = self._scoped(
+            select(key, n, func.avg(wait), func.max(wait)).where(self._manual_decided()),
+            s.approvals,
+        )
         stmt = stmt.group_by(key).order_by(n.desc(), key).limit(TOP)
-        return [DecisionTime(name=str(name), decisions=int(count), mean_s=float(mean or 0),
-                             max_s=float(longest or 0))
-                for name, count, mean, longest in conn.execute(stmt)]
+        return [
+            DecisionTime(
+                name=str(name),
+                decisions=int(count),
+                mean_s=float(mean or 0),
+                max_s=float(longest or 0),
+            )
+            for name, count, mean, longest in conn.execute(stmt)
+        ]
 
     def _rule_split(self, conn: Any) -> tuple[int, int]:
         a = s.approvals.c
         by_rule = func.sum(case((a.rule_id.is_not(None), 1), else_=0))
         by_person = func.sum(case((a.rule_id.is_(None), 1), else_=0))
-        stmt = self._scoped(select(by_person, by_rule).where(
-            a.decided_at >= self.since, a.decided_at <= self.now,
-            a.status.in_(("approved", "denied"))), s.approvals)
+        stmt = self._scoped(
+            select(by_person, by_rule).where(
+                a.decided_at >= self.since,
+                a.decided_at <= self.now,
+                a.status.in_(("approved", "denied")),
+            ),
+            s.approvals,
+        )
         manual, automatic = conn.execute(stmt).one()
         return int(manual or 0), int(automatic or 0)
 

@@ -19,14 +19,26 @@ from proctor.core.storage.store import Store
 
 AUDIT_PAGE = Page[AuditEntry]  # parametrised once
 
+
 def audit_source() -> Any:
     """The source of the decision written with an audit entry (same target, same actor,
     same transaction time), or NULL: a correlated lookup on ``ix_decisions_target``. Display
     only: it is not in the entry's digest (the audit chain is unchanged)."""
     a, d = s.audit.c, s.decisions.c
-    return (select(d.source).where(d.target_kind == a.entity_kind, d.target_id == a.entity_id,
-                                   d.created_at == a.created_at, d.actor == a.actor)
-            .order_by(d.id).limit(1).correlate(s.audit).scalar_subquery().label("source"))
+    return (
+        select(d.source)
+        .where(
+            d.target_kind == a.entity_kind,
+            d.target_id == a.entity_id,
+            d.created_at == a.created_at,
+            d.actor == a.actor,
+        )
+        .order_by(d.id)
+        .limit(1)
+        .correlate(s.audit)
+        .scalar_subquery()
+        .label("source")
+    )
 
 
 def audit_with_source() -> Any:
@@ -44,40 +56,69 @@ class Audit:
     def __init__(self, store: Store) -> None:
         self.j = store
 
-    def list(self, *, before: int | None = None, limit: int = 200, actor: str | None = None,
-             entity_kind: str | None = None, run_id: str | None = None,
-             action_prefix: str | None = None, text: str | None = None,
-             since: float | None = None, until: float | None = None,
-             source: str | None = None) -> Page[AuditEntry]:
+    def list(
+        self,
+        *,
+        before: int | None = None,
+        limit: int = 200,
+        actor: str | None = None,
+        entity_kind: str | None = None,
+        run_id: str | None = None,
+        action_prefix: str | None = None,
+        text: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        source: str | None = None,
+    ) -> Page[AuditEntry]:
         """Newest first, keyset-paged by sequence (pass the cursor back as ``before``);
         ``text`` searches action, entity, reason, actor, run and the before/after JSON;
         ``source`` is the decision's (desk, cli, rule…). The one audit listing (the desk's
         Audit page, ``proctor audit``, the CSV export)."""
         a = s.audit.c
-        conds = [a.sequence < before if before else None,
-                 audit_source() == source if source else None,
-                 a.actor == actor if actor else None,
-                 a.entity_kind == entity_kind if entity_kind else None,
-                 a.run_id == run_id if run_id else None,
-                 a.action.like(f"{escape_like(action_prefix)}%", escape="\\")
-                 if action_prefix else None,
-                 a.created_at >= since if since is not None else None,
-                 a.created_at < until if until is not None else None]
+        conds = [
+            a.sequence < before if before else None,
+            audit_source() == source if source else None,
+            a.actor == actor if actor else None,
+            a.entity_kind == entity_kind if entity_kind else None,
+            a.run_id == run_id if run_id else None,
+            a.action.like(f"{escape_like(action_prefix)}%", escape="\\") if action_prefix else None,
+            a.created_at >= since if since is not None else None,
+            a.created_at < until if until is not None else None,
+        ]
         if text:
             like = f"%{escape_like(text)}%"
-            conds.append(or_(*(col.ilike(like, escape="\\") for col in (
-                a.action, a.entity_id, a.reason, a.actor, a.before, a.after, a.run_id))))
+            conds.append(
+                or_(
+                    *(
+                        col.ilike(like, escape="\\")
+                        for col in (
+                            a.action,
+                            a.entity_id,
+                            a.reason,
+                            a.actor,
+                            a.before,
+                            a.after,
+                            a.run_id,
+                        )
+                    )
+                )
+            )
         limit = max(1, min(limit, MAX_PAGE))
-        stmt = audit_with_source().where(*[c for c in conds if c is not None]).order_by(
-            a.sequence.desc()).limit(limit + 1)
+        stmt = (
+            audit_with_source()
+            .where(*[c for c in conds if c is not None])
+            .order_by(a.sequence.desc())
+            .limit(limit + 1)
+        )
         rows = self.j.read(lambda c: c.execute(stmt).all())
         items = to_models(AuditEntry, rows[:limit])
         cursor = str(items[-1].sequence) if len(rows) > limit and items else None
         return AUDIT_PAGE(items=items, next_cursor=cursor)
 
     def for_entity(self, entity_id: str) -> builtins.list[AuditEntry]:
-        stmt = audit_with_source().where(s.audit.c.entity_id == entity_id).order_by(
-            s.audit.c.sequence)
+        stmt = (
+            audit_with_source().where(s.audit.c.entity_id == entity_id).order_by(s.audit.c.sequence)
+        )
         return self.j.read(lambda c: to_models(AuditEntry, c.execute(stmt)))
 
     def count(self) -> int:
@@ -103,8 +144,7 @@ class Changes:
         return self.j.read(lambda c: int(c.execute(stmt).scalar() or 0))
 
     def since(self, seq: int, limit: int = 5000) -> ChangeSet:
-        stmt = select(s.changes).where(s.changes.c.seq > seq).order_by(
-            s.changes.c.seq).limit(limit)
+        stmt = select(s.changes).where(s.changes.c.seq > seq).order_by(s.changes.c.seq).limit(limit)
 
         def q(conn: Any) -> ChangeSet:
             rows = to_models(Change, conn.execute(stmt))
@@ -188,5 +228,4 @@ class Changes:
                 self._listener = None
 
 
-__all__ = ["Audit", "Changes", "audit_source", "audit_with_source", "decision_sources",
-           "to_model"]
+__all__ = ["Audit", "Changes", "audit_source", "audit_with_source", "decision_sources", "to_model"]

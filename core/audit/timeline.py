@@ -72,8 +72,7 @@ class ChainStatus(Frozen):
 # ---------------------------------------------------------------- runs
 
 
-def list_runs(j: Journal, q: RunQuery, *, cursor: str | None = None,
-              limit: int = 200) -> Page[Run]:
+def list_runs(j: Journal, q: RunQuery, *, cursor: str | None = None, limit: int = 200) -> Page[Run]:
     """``j.runs.list(q)`` (kept for callers of the timeline module)."""
     return j.runs.list(q, cursor=cursor, limit=limit)
 
@@ -88,8 +87,7 @@ def child_runs(j: Journal, run_id: str) -> list[Run]:
 def event_type_counts(j: Journal, run_id: str) -> dict[str, int]:
     """How many events of each type the run has (the type filter's menu)."""
     e = s.events.c
-    stmt = select(e.type, func.count()).where(e.run_id == run_id).group_by(e.type).order_by(
-        e.type)
+    stmt = select(e.type, func.count()).where(e.run_id == run_id).group_by(e.type).order_by(e.type)
     return j.read(lambda c: {t: int(n) for t, n in c.execute(stmt).all()})
 
 
@@ -113,14 +111,23 @@ def sequence_at(j: Journal, run_id: str, at: float) -> int | None:
     return j.read(q)
 
 
-def find_event(j: Journal, run_id: str, text: str, *, after: int = 0, backwards: bool = False,
-               types: list[str] | None = None) -> int | None:
+def find_event(
+    j: Journal,
+    run_id: str,
+    text: str,
+    *,
+    after: int = 0,
+    backwards: bool = False,
+    types: list[str] | None = None,
+) -> int | None:
     """The sequence of the next event (after ``after``; before it when ``backwards``) whose
     type or payload contains ``text`` (case-insensitive), or None."""
     e = s.events.c
     like = f"%{escape_like(text)}%"
-    conds = [e.run_id == run_id,
-             or_(e.payload.ilike(like, escape="\\"), e.type.ilike(like, escape="\\"))]
+    conds = [
+        e.run_id == run_id,
+        or_(e.payload.ilike(like, escape="\\"), e.type.ilike(like, escape="\\")),
+    ]
     if types:
         conds.append(e.type.in_(types))
     if backwards:
@@ -132,8 +139,7 @@ def find_event(j: Journal, run_id: str, text: str, *, after: int = 0, backwards:
     return j.read(lambda c: c.execute(stmt).scalar())
 
 
-def event_density(j: Journal, run_id: str, start: float, end: float,
-                  buckets: int) -> list[int]:
+def event_density(j: Journal, run_id: str, start: float, end: float, buckets: int) -> list[int]:
     """Events per time bucket between ``start`` and ``end`` (the timeline's event lane)."""
     e = s.events.c
     buckets = max(1, buckets)
@@ -172,74 +178,148 @@ def timeline(j: Journal, run_id: str) -> RunTimeline:
             from proctor.core.errors import NotFound
 
             raise NotFound(f"run {run_id} does not exist")
-        newest = conn.execute(select(func.max(s.events.c.created_at)).where(
-            s.events.c.run_id == run_id)).scalar() or run.updated_at
-        spans = (_attempt_spans(conn, run_id) + _tool_spans(conn, run_id)
-                 + _approval_spans(conn, run_id) + _question_spans(conn, run_id)
-                 + _effect_spans(conn, run_id))
-        end = run.finished_at or max([newest, run.updated_at]
-                                     + [sp.end for sp in spans if sp.end is not None])
-        return RunTimeline(run_id=run_id, start=run.created_at, end=max(end, run.created_at),
-                           live=run.finished_at is None, spans=spans)
+        newest = (
+            conn.execute(
+                select(func.max(s.events.c.created_at)).where(s.events.c.run_id == run_id)
+            ).scalar()
+            or run.updated_at
+        )
+        spans = (
+            _attempt_spans(conn, run_id)
+            + _tool_spans(conn, run_id)
+            + _approval_spans(conn, run_id)
+            + _question_spans(conn, run_id)
+            + _effect_spans(conn, run_id)
+        )
+        end = run.finished_at or max(
+            [newest, run.updated_at] + [sp.end for sp in spans if sp.end is not None]
+        )
+        return RunTimeline(
+            run_id=run_id,
+            start=run.created_at,
+            end=max(end, run.created_at),
+            live=run.finished_at is None,
+            spans=spans,
+        )
 
     return j.read(q)
 
 
 def _run_rows(conn: Any, table: Any, run_id: str, *order: str) -> Any:
     """The rows of one run in a table, ordered by the named columns."""
-    return conn.execute(select(table).where(table.c.run_id == run_id).order_by(
-        *(table.c[name] for name in order)))
+    return conn.execute(
+        select(table).where(table.c.run_id == run_id).order_by(*(table.c[name] for name in order))
+    )
 
 
 def _attempt_spans(conn: Any, run_id: str) -> list[Span]:
     rows = _run_rows(conn, s.attempts, run_id, "number")
-    return [Span(lane="attempt", id=f"{run_id}#{r.number}", label=f"attempt {r.number}",
-                 status=r.status, start=r.started_at, end=r.finished_at,
-                 detail={"attempt": r.number, "status": r.status, "error": r.error})
-            for r in rows]
+    return [
+        Span(
+            lane="attempt",
+            id=f"{run_id}#{r.number}",
+            label=f"attempt {r.number}",
+            status=r.status,
+            start=r.started_at,
+            end=r.finished_at,
+            detail={"attempt": r.number, "status": r.status, "error": r.error},
+        )
+        for r in rows
+    ]
 
 
 def _tool_spans(conn: Any, run_id: str) -> list[Span]:
     rows = _run_rows(conn, s.tool_calls, run_id, "created_at", "id")
     open_ = ("running", "pending")
-    return [Span(lane="tool", id=r.id, label=r.tool, status=r.status, start=r.created_at,
-                 end=None if r.status in open_ else r.updated_at,
-                 detail={"tool": r.tool, "safety_class": r.safety_class, "status": r.status,
-                         "attempt": r.attempt, "error": r.error})
-            for r in rows]
+    return [
+        Span(
+            lane="tool",
+            id=r.id,
+            label=r.tool,
+            status=r.status,
+            start=r.created_at,
+            end=None if r.status in open_ else r.updated_at,
+            detail={
+                "tool": r.tool,
+                "safety_class": r.safety_class,
+                "status": r.status,
+                "attempt": r.attempt,
+                "error": r.error,
+            },
+        )
+        for r in rows
+    ]
 
 
 def _approval_spans(conn: Any, run_id: str) -> list[Span]:
     rows = _run_rows(conn, s.approvals, run_id, "created_at", "id")
-    return [Span(lane="approval", id=r.id, label=r.action_name, status=r.status,
-                 start=r.created_at, end=r.decided_at if r.status != "pending" else None,
-                 detail={"action": r.action_name, "safety_class": r.safety_class,
-                         "status": r.status, "decided_by": r.decided_by,
-                         "reason": r.reason, "decision_reason": r.decision_reason})
-            for r in rows]
+    return [
+        Span(
+            lane="approval",
+            id=r.id,
+            label=r.action_name,
+            status=r.status,
+            start=r.created_at,
+            end=r.decided_at if r.status != "pending" else None,
+            detail={
+                "action": r.action_name,
+                "safety_class": r.safety_class,
+                "status": r.status,
+                "decided_by": r.decided_by,
+                "reason": r.reason,
+                "decision_reason": r.decision_reason,
+            },
+        )
+        for r in rows
+    ]
 
 
 def _question_spans(conn: Any, run_id: str) -> list[Span]:
     rows = _run_rows(conn, s.questions, run_id, "created_at", "id")
     open_ = ("requested", "presented")
-    return [Span(lane="question", id=r.id, label=r.prompt[:120], status=r.status,
-                 start=r.created_at, end=None if r.status in open_ else
-                 (r.resolved_at or r.created_at),
-                 detail={"kind": r.kind, "status": r.status, "resolved_by": r.resolved_by,
-                         "prompt": r.prompt[:500]})
-            for r in rows]
+    return [
+        Span(
+            lane="question",
+            id=r.id,
+            label=r.prompt[:120],
+            status=r.status,
+            start=r.created_at,
+            end=None if r.status in open_ else (r.resolved_at or r.created_at),
+            detail={
+                "kind": r.kind,
+                "status": r.status,
+                "resolved_by": r.resolved_by,
+                "prompt": r.prompt[:500],
+            },
+        )
+        for r in rows
+    ]
 
 
 def _effect_spans(conn: Any, run_id: str) -> list[Span]:
     rows = _run_rows(conn, s.effects, run_id, "created_at", "key")
     final = ("committed", "failed")
-    return [Span(lane="effect", id=r.key, label=r.tool, status=r.status, start=r.created_at,
-                 end=r.updated_at if r.status in final else None,
-                 detail={"key": r.key, "tool": r.tool, "status": r.status,
-                         "safety_class": r.safety_class, "error": r.error,
-                         "ambiguous_reason": r.ambiguous_reason, "resolved_by": r.resolved_by,
-                         "result": loads(r.result) if r.result else None})
-            for r in rows]
+    return [
+        Span(
+            lane="effect",
+            id=r.key,
+            label=r.tool,
+            status=r.status,
+            start=r.created_at,
+            end=r.updated_at if r.status in final else None,
+            detail={
+                "key": r.key,
+                "tool": r.tool,
+                "status": r.status,
+                "safety_class": r.safety_class,
+                "error": r.error,
+                "ambiguous_reason": r.ambiguous_reason,
+                "resolved_by": r.resolved_by,
+                "result": loads(r.result) if r.result else None,
+            },
+        )
+        for r in rows
+    ]
 
 
 # ---------------------------------------------------------------- integrity
@@ -257,37 +337,70 @@ def chain_status(j: Journal, run_id: str) -> ChainStatus:
     if problem is not None:
         match = _EVENT_WHERE.search(problem.where)
         broken = int(match.group(1)) if match else report.checked_events + 1
-    last = j.read(lambda c: c.execute(select(s.runs.c.last_sequence).where(
-        s.runs.c.id == run_id)).scalar()) or 0
-    return ChainStatus(ok=report.ok, checked_events=report.checked_events,
-                       last_sequence=int(last), broken_sequence=broken, problem=problem,
-                       missing_triggers=sorted(j.missing_triggers()))
+    last = (
+        j.read(
+            lambda c: c.execute(
+                select(s.runs.c.last_sequence).where(s.runs.c.id == run_id)
+            ).scalar()
+        )
+        or 0
+    )
+    return ChainStatus(
+        ok=report.ok,
+        checked_events=report.checked_events,
+        last_sequence=int(last),
+        broken_sequence=broken,
+        problem=problem,
+        missing_triggers=sorted(j.missing_triggers()),
+    )
 
 
 def verify_audit(j: Journal) -> VerifyReport:
     """The audit chain alone (and the evidence triggers), without every run's chain."""
     from .verify import _verify_audit
 
-    problems = [VerifyProblem(what="trigger missing", where=name,
-                              detail="evidence rows are no longer protected")
-                for name in sorted(j.missing_triggers())]
+    problems = [
+        VerifyProblem(
+            what="trigger missing", where=name, detail="evidence rows are no longer protected"
+        )
+        for name in sorted(j.missing_triggers())
+    ]
     checked = _verify_audit(j, problems)
-    return VerifyReport(ok=not problems, checked_runs=0, checked_events=0,
-                        checked_audit=checked, problems=problems)
+    return VerifyReport(
+        ok=not problems, checked_runs=0, checked_events=0, checked_audit=checked, problems=problems
+    )
 
 
 # ---------------------------------------------------------------- audit
 
 
-def list_audit(j: Journal, *, before: int | None = None, limit: int = 200,
-               actor: str | None = None, entity_kind: str | None = None,
-               run_id: str | None = None, action_prefix: str | None = None,
-               text: str | None = None, since: float | None = None,
-               until: float | None = None, source: str | None = None) -> Page[AuditEntry]:
+def list_audit(
+    j: Journal,
+    *,
+    before: int | None = None,
+    limit: int = 200,
+    actor: str | None = None,
+    entity_kind: str | None = None,
+    run_id: str | None = None,
+    action_prefix: str | None = None,
+    text: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+    source: str | None = None,
+) -> Page[AuditEntry]:
     """``j.audit.list`` (kept for callers of the timeline module)."""
-    return j.audit.list(before=before, limit=limit, actor=actor, entity_kind=entity_kind,
-                        run_id=run_id, action_prefix=action_prefix, text=text, since=since,
-                        until=until, source=source)
+    return j.audit.list(
+        before=before,
+        limit=limit,
+        actor=actor,
+        entity_kind=entity_kind,
+        run_id=run_id,
+        action_prefix=action_prefix,
+        text=text,
+        since=since,
+        until=until,
+        source=source,
+    )
 
 
 def audit_facets(j: Journal) -> dict[str, list[str]]:
@@ -295,18 +408,35 @@ def audit_facets(j: Journal) -> dict[str, list[str]]:
     a = s.audit.c
 
     def q(conn: Any) -> dict[str, list[str]]:
-        return {"actor": list(conn.execute(select(a.actor).distinct().order_by(a.actor))
-                              .scalars()),
-                "entity_kind": list(conn.execute(select(a.entity_kind).distinct()
-                                                 .order_by(a.entity_kind)).scalars()),
-                "source": decision_sources(conn)}
+        return {
+            "actor": list(conn.execute(select(a.actor).distinct().order_by(a.actor)).scalars()),
+            "entity_kind": list(
+                conn.execute(select(a.entity_kind).distinct().order_by(a.entity_kind)).scalars()
+            ),
+            "source": decision_sources(conn),
+        }
 
     return j.read(q)
 
 
 __all__ = [
-    "ChainStatus", "RunQuery", "RunTimeline", "Span", "audit_facets", "chain_status",
-    "child_runs", "event_density", "event_sequences", "event_type_counts", "find_event",
-    "list_audit", "list_runs", "memory_changes", "open_items", "run_decisions", "sequence_at",
-    "timeline", "verify_audit",
+    "ChainStatus",
+    "RunQuery",
+    "RunTimeline",
+    "Span",
+    "audit_facets",
+    "chain_status",
+    "child_runs",
+    "event_density",
+    "event_sequences",
+    "event_type_counts",
+    "find_event",
+    "list_audit",
+    "list_runs",
+    "memory_changes",
+    "open_items",
+    "run_decisions",
+    "sequence_at",
+    "timeline",
+    "verify_audit",
 ]

@@ -24,8 +24,9 @@ if TYPE_CHECKING:  # the facade is above this module: its type only
 BATCH = 5000
 
 
-def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None,
-           trust: Any = None) -> VerifyReport:
+def verify(
+    journal: Journal, *, quick: bool = False, run_id: str | None = None, trust: Any = None
+) -> VerifyReport:
     """``trust`` (a Trust, a path or None: the journal's own ``trust``): every operator
     decision must be signed by a trusted key and match its rows; the first unsigned or
     forged decision is the first ``signature`` problem."""
@@ -35,8 +36,13 @@ def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None,
             if line != "ok":
                 problems.append(VerifyProblem(what="integrity", where="file", detail=line))
         for name in sorted(journal.missing_triggers()):
-            problems.append(VerifyProblem(what="trigger missing", where=name,
-                                          detail="evidence rows are no longer protected"))
+            problems.append(
+                VerifyProblem(
+                    what="trigger missing",
+                    where=name,
+                    detail="evidence rows are no longer protected",
+                )
+            )
         _verify_tail(journal, problems)
     runs, events = _verify_runs(journal, problems, run_id)
     audits = 0 if run_id else _verify_audit(journal, problems)
@@ -47,16 +53,23 @@ def verify(journal: Journal, *, quick: bool = False, run_id: str | None = None,
 
         trusted = resolve_trust(trust) if trust is not None else journal.trust
         counts = journal.read(lambda c: signature_counts(c, trusted, problems))
-    rows = {"receipts": _verify_receipts(journal, problems, run_id),
-            "approvals": _verify_approvals(journal, problems, run_id),
-            "effects": _verify_effects(journal, problems, run_id)}
+    rows = {
+        "receipts": _verify_receipts(journal, problems, run_id),
+        "approvals": _verify_approvals(journal, problems, run_id),
+        "effects": _verify_effects(journal, problems, run_id),
+    }
     if run_id is None and _has_digests(journal):
         rows["memory_mutations"] = _verify_memory(journal, problems)
-    return VerifyReport(ok=not problems, checked_runs=runs, checked_events=events,
-                        checked_audit=audits, problems=problems, checked_rows=rows,
-                        signatures=counts,
-                        trusted=run_id is None and (trust is not None or
-                                                    journal.trust is not None))
+    return VerifyReport(
+        ok=not problems,
+        checked_runs=runs,
+        checked_events=events,
+        checked_audit=audits,
+        problems=problems,
+        checked_rows=rows,
+        signatures=counts,
+        trusted=run_id is None and (trust is not None or journal.trust is not None),
+    )
 
 
 def _verify_tail(journal: Journal, problems: list[VerifyProblem]) -> None:
@@ -67,8 +80,12 @@ def _verify_tail(journal: Journal, problems: list[VerifyProblem]) -> None:
     lost = check(journal)
     if lost is not None:
         span = f"changes {lost.first_missing}..{lost.last_seen}"
-        problems.insert(0, VerifyProblem(what="changes missing", where=span,
-                                         detail=f"{lost.sentence}. {lost.hint}"))
+        problems.insert(
+            0,
+            VerifyProblem(
+                what="changes missing", where=span, detail=f"{lost.sentence}. {lost.hint}"
+            ),
+        )
 
 
 def _counted_without_trust(conn: Any, counts: dict[str, int]) -> dict[str, int]:
@@ -85,8 +102,9 @@ def _counted_without_trust(conn: Any, counts: dict[str, int]) -> dict[str, int]:
     return counts
 
 
-def signature_counts(conn: Any, trust: Any, problems: list[VerifyProblem] | None = None
-                     ) -> dict[str, int]:
+def signature_counts(
+    conn: Any, trust: Any, problems: list[VerifyProblem] | None = None
+) -> dict[str, int]:
     """Every decision's signature state, counted; with ``trust`` (and ``problems``) each
     unsigned or invalid operator decision, each unsigned rule and each decided item whose
     row disagrees with its signed decision is a problem, oldest first."""
@@ -97,44 +115,63 @@ def signature_counts(conn: Any, trust: Any, problems: list[VerifyProblem] | None
     if trust is None and problems is not None:
         return _counted_without_trust(conn, counts)
     report = problems if trust is not None else None  # where problems go (None: nowhere)
-    for d in conn.execute(select(s.decisions).order_by(s.decisions.c.created_at,
-                                                       s.decisions.c.id)):
+    for d in conn.execute(select(s.decisions).order_by(s.decisions.c.created_at, s.decisions.c.id)):
         state = dc.decision_status(conn, trust, d)
         counts[state.state] += 1
         if report is not None and state.state in ("unsigned", "invalid"):
-            report.append(VerifyProblem(
-                what="decision unsigned" if state.state == "unsigned" else "decision forged",
-                where=f"decision {d.id} on {d.target_kind} {d.target_id}",
-                detail=f"by {d.actor}: {state.text}"))
+            report.append(
+                VerifyProblem(
+                    what="decision unsigned" if state.state == "unsigned" else "decision forged",
+                    where=f"decision {d.id} on {d.target_kind} {d.target_id}",
+                    detail=f"by {d.actor}: {state.text}",
+                )
+            )
     if report is None:
         return counts
     jid = journal_id_in(conn)
     for rule in conn.execute(select(s.approval_rules).order_by(s.approval_rules.c.created_at)):
         try:
-            check_record(conn, trust, rule.id, expected_for_rule(conn, jid, rule),
-                         what=f"rule {rule.id}")
+            check_record(
+                conn, trust, rule.id, expected_for_rule(conn, jid, rule), what=f"rule {rule.id}"
+            )
         except dc.errors.DecisionUnverified as err:
-            report.append(VerifyProblem(what="rule not signed by a trusted operator",
-                                          where=f"rule {rule.id}", detail=err.message))
-    checks = ((s.approvals, ("approved", "denied"), lambda r: dc.check_approval(
-                  conn, trust, r, 0.0)),
-              (s.questions, ("resolved",), lambda r: dc.check_question(conn, trust, r)),
-              (s.conflicts, ("accepted_local", "accepted_incoming", "merged",
-                                   "dismissed"),
-               lambda r: dc.check_conflict(conn, trust, r)))
+            report.append(
+                VerifyProblem(
+                    what="rule not signed by a trusted operator",
+                    where=f"rule {rule.id}",
+                    detail=err.message,
+                )
+            )
+    checks = (
+        (s.approvals, ("approved", "denied"), lambda r: dc.check_approval(conn, trust, r, 0.0)),
+        (s.questions, ("resolved",), lambda r: dc.check_question(conn, trust, r)),
+        (
+            s.conflicts,
+            ("accepted_local", "accepted_incoming", "merged", "dismissed"),
+            lambda r: dc.check_conflict(conn, trust, r),
+        ),
+    )
     seen = {p.where.split(" on ")[-1] for p in report if p.what.startswith("decision ")}
     for table, statuses, check in checks:
-        for row in conn.execute(select(table).where(table.c.status.in_(statuses))
-                                .order_by(table.c.created_at, table.c.id)):
+        for row in conn.execute(
+            select(table)
+            .where(table.c.status.in_(statuses))
+            .order_by(table.c.created_at, table.c.id)
+        ):
             kind = {"approvals": "approval", "interactions": "interaction"}.get(
-                table.name, "reconciliation")
+                table.name, "reconciliation"
+            )
             try:
                 check(row)
             except dc.errors.DecisionUnverified as err:
                 if f"{kind} {row.id}" not in seen:
-                    report.append(VerifyProblem(what="decision does not match its item",
-                                                  where=f"{table.name} {row.id}",
-                                                  detail=err.message))
+                    report.append(
+                        VerifyProblem(
+                            what="decision does not match its item",
+                            where=f"{table.name} {row.id}",
+                            detail=err.message,
+                        )
+                    )
     return counts
 
 
@@ -142,8 +179,9 @@ def verify_run(journal: Journal, run_id: str) -> VerifyReport:
     return verify(journal, run_id=run_id)
 
 
-def _verify_runs(journal: Journal, problems: list[VerifyProblem],
-                 only: str | None) -> tuple[int, int]:
+def _verify_runs(
+    journal: Journal, problems: list[VerifyProblem], only: str | None
+) -> tuple[int, int]:
     stmt = select(s.runs.c.id, s.runs.c.last_sequence, s.runs.c.last_digest).order_by(s.runs.c.id)
     if only:
         stmt = stmt.where(s.runs.c.id == only)
@@ -157,46 +195,71 @@ def _verify_runs(journal: Journal, problems: list[VerifyProblem],
 def _verify_chain(journal: Journal, run: Any, problems: list[VerifyProblem]) -> int:
     prev, expected_seq, count = ZERO_DIGEST, 1, 0
     while True:
-        stmt = select(s.events).where(s.events.c.run_id == run.id,
-                                      s.events.c.sequence >= expected_seq).order_by(
-            s.events.c.sequence).limit(BATCH)
+        stmt = (
+            select(s.events)
+            .where(s.events.c.run_id == run.id, s.events.c.sequence >= expected_seq)
+            .order_by(s.events.c.sequence)
+            .limit(BATCH)
+        )
         rows = journal.read(all_rows(stmt))
         for row in rows:
             where = f"run {run.id} event #{row.sequence} ({row.id})"
             if row.sequence != expected_seq:
-                problems.append(VerifyProblem(what="sequence gap", where=where,
-                                              detail=f"expected #{expected_seq}"))
+                problems.append(
+                    VerifyProblem(
+                        what="sequence gap", where=where, detail=f"expected #{expected_seq}"
+                    )
+                )
                 return count
             body = event_digest_body(row._mapping, json.loads(row.payload))
             if row.prev_digest != prev or chain_digest(prev, body) != row.digest:
-                problems.append(VerifyProblem(what="event chain broken", where=where,
-                                              detail="digest does not match the content"))
+                problems.append(
+                    VerifyProblem(
+                        what="event chain broken",
+                        where=where,
+                        detail="digest does not match the content",
+                    )
+                )
                 return count
             prev, expected_seq, count = row.digest, expected_seq + 1, count + 1
         if len(rows) < BATCH:
             break
     if count != run.last_sequence or prev != run.last_digest:
-        problems.append(VerifyProblem(
-            what="run head mismatch", where=f"run {run.id}",
-            detail=f"run says #{run.last_sequence}, chain ends at #{count}"))
+        problems.append(
+            VerifyProblem(
+                what="run head mismatch",
+                where=f"run {run.id}",
+                detail=f"run says #{run.last_sequence}, chain ends at #{count}",
+            )
+        )
     return count
 
 
 def _verify_audit(journal: Journal, problems: list[VerifyProblem]) -> int:
     prev, expected, count = ZERO_DIGEST, 1, 0
     while True:
-        stmt = select(s.audit).where(s.audit.c.sequence >= expected).order_by(
-            s.audit.c.sequence).limit(BATCH)
+        stmt = (
+            select(s.audit)
+            .where(s.audit.c.sequence >= expected)
+            .order_by(s.audit.c.sequence)
+            .limit(BATCH)
+        )
         rows = journal.read(all_rows(stmt))
         for row in rows:
             where = f"audit #{row.sequence} ({row.id})"
             if row.sequence != expected:
-                problems.append(VerifyProblem(what="audit gap", where=where,
-                                              detail=f"expected #{expected}"))
+                problems.append(
+                    VerifyProblem(what="audit gap", where=where, detail=f"expected #{expected}")
+                )
                 return count
             if row.prev_digest != prev or chain_digest(prev, audit_digest_body(row)) != row.digest:
-                problems.append(VerifyProblem(what="audit chain broken", where=where,
-                                              detail="digest does not match the content"))
+                problems.append(
+                    VerifyProblem(
+                        what="audit chain broken",
+                        where=where,
+                        detail="digest does not match the content",
+                    )
+                )
                 return count
             prev, expected, count = row.digest, expected + 1, count + 1
         if len(rows) < BATCH:
@@ -210,43 +273,77 @@ def _verify_decisions(journal: Journal, problems: list[VerifyProblem]) -> None:
     journal they came from, before the import.)"""
     after = ""
     while True:
-        stmt = select(s.decisions).where(s.decisions.c.id > after).order_by(
-            s.decisions.c.id).limit(BATCH)
+        stmt = (
+            select(s.decisions)
+            .where(s.decisions.c.id > after)
+            .order_by(s.decisions.c.id)
+            .limit(BATCH)
+        )
         rows = journal.read(all_rows(stmt))
         for row in rows:
-            body = {"target_kind": row.target_kind, "target_id": row.target_id,
-                    "decision": json.loads(row.decision), "actor": row.actor,
-                    "reason": row.reason, "created_at": row.created_at}
+            body = {
+                "target_kind": row.target_kind,
+                "target_id": row.target_id,
+                "decision": json.loads(row.decision),
+                "actor": row.actor,
+                "reason": row.reason,
+                "created_at": row.created_at,
+            }
             if digest_of(body) != row.digest:
-                problems.append(VerifyProblem(what="decision digest mismatch",
-                                              where=f"decision {row.id} on {row.target_id}",
-                                              detail="digest does not match the content"))
+                problems.append(
+                    VerifyProblem(
+                        what="decision digest mismatch",
+                        where=f"decision {row.id} on {row.target_id}",
+                        detail="digest does not match the content",
+                    )
+                )
         if len(rows) < BATCH:
             break
         after = rows[-1].id
     d, a = s.decisions, s.audit
-    audited = select(a.c.id).where(a.c.entity_kind == d.c.target_kind,
-                                   a.c.entity_id == d.c.target_id,
-                                   a.c.created_at == d.c.created_at, a.c.actor == d.c.actor)
-    imported = select(a.c.id).where(a.c.action == "run.imported", a.c.entity_id == d.c.run_id,
-                                    a.c.created_at >= d.c.created_at)
-    stmt = select(d.c.id, d.c.target_id, d.c.actor).where(
-        ~audited.exists(), ~imported.exists()).order_by(d.c.id).limit(100)
+    audited = select(a.c.id).where(
+        a.c.entity_kind == d.c.target_kind,
+        a.c.entity_id == d.c.target_id,
+        a.c.created_at == d.c.created_at,
+        a.c.actor == d.c.actor,
+    )
+    imported = select(a.c.id).where(
+        a.c.action == "run.imported", a.c.entity_id == d.c.run_id, a.c.created_at >= d.c.created_at
+    )
+    stmt = (
+        select(d.c.id, d.c.target_id, d.c.actor)
+        .where(~audited.exists(), ~imported.exists())
+        .order_by(d.c.id)
+        .limit(100)
+    )
     for row in journal.read(lambda c: c.execute(stmt).all()):
-        problems.append(VerifyProblem(what="decision without audit row",
-                                      where=f"decision {row.id} on {row.target_id}",
-                                      detail=f"by {row.actor}; the audit log does not record it"))
-    for table, statuses in ((s.approvals, ("approved", "denied", "expired")),
-                            (s.questions, ("resolved",)),
-                            (s.conflicts, ("accepted_local", "accepted_incoming",
-                                                 "merged", "dismissed"))):
+        problems.append(
+            VerifyProblem(
+                what="decision without audit row",
+                where=f"decision {row.id} on {row.target_id}",
+                detail=f"by {row.actor}; the audit log does not record it",
+            )
+        )
+    for table, statuses in (
+        (s.approvals, ("approved", "denied", "expired")),
+        (s.questions, ("resolved",)),
+        (s.conflicts, ("accepted_local", "accepted_incoming", "merged", "dismissed")),
+    ):
         decided = select(d.c.id).where(d.c.target_id == table.c.id)
-        stmt = select(table.c.id, table.c.status).where(
-            table.c.status.in_(statuses), ~decided.exists()).order_by(table.c.id).limit(100)
+        stmt = (
+            select(table.c.id, table.c.status)
+            .where(table.c.status.in_(statuses), ~decided.exists())
+            .order_by(table.c.id)
+            .limit(100)
+        )
         for row in journal.read(all_rows(stmt)):
-            problems.append(VerifyProblem(what="decided without a decision",
-                                          where=f"{table.name} {row.id}",
-                                          detail=f"it is {row.status} but no decision says so"))
+            problems.append(
+                VerifyProblem(
+                    what="decided without a decision",
+                    where=f"{table.name} {row.id}",
+                    detail=f"it is {row.status} but no decision says so",
+                )
+            )
 
 
 def _has_digests(journal: Journal) -> bool:
@@ -267,22 +364,24 @@ def _pages(journal: Journal, base: Any, key: Any, conds: list[Any]) -> Any:
         after = getattr(rows[-1], key.name)
 
 
-def _verify_receipts(journal: Journal, problems: list[VerifyProblem],
-                     run_id: str | None) -> int:
+def _verify_receipts(journal: Journal, problems: list[VerifyProblem], run_id: str | None) -> int:
     r = s.receipts.c
     count, bad = 0, 0
     for row in _pages(journal, select(s.receipts), r.id, [r.run_id == run_id] if run_id else []):
         count += 1
         if digest_of(receipt_digest_body(row)) != row.digest and bad < LIMIT:
             bad += 1
-            problems.append(VerifyProblem(what="receipt digest mismatch",
-                                          where=f"receipt {row.id} of effect {row.effect_key}",
-                                          detail="digest does not match the content"))
+            problems.append(
+                VerifyProblem(
+                    what="receipt digest mismatch",
+                    where=f"receipt {row.id} of effect {row.effect_key}",
+                    detail="digest does not match the content",
+                )
+            )
     return count
 
 
-def _verify_approvals(journal: Journal, problems: list[VerifyProblem],
-                      run_id: str | None) -> int:
+def _verify_approvals(journal: Journal, problems: list[VerifyProblem], run_id: str | None) -> int:
     """Each approval's action matches its digest, and its identity matches the
     ``approval.requested`` event in its run's chain (when the chain has one)."""
     a = s.approvals.c
@@ -295,20 +394,31 @@ def _verify_approvals(journal: Journal, problems: list[VerifyProblem],
         where = f"approval {row.id} ({row.action_name}) in run {row.run_id}"
         if action_tampered(row.action, row.action_digest):
             bad += 1
-            problems.append(VerifyProblem(
-                what="approval action tampered", where=where,
-                detail=f"the stored action does not match its digest {row.action_digest[:12]}…"))
+            problems.append(
+                VerifyProblem(
+                    what="approval action tampered",
+                    where=where,
+                    detail=f"the stored action does not match its digest {row.action_digest[:12]}…",
+                )
+            )
             continue
         if row.run_id not in requested:
             requested[row.run_id] = _requested_events(journal, row.run_id)
         event = requested[row.run_id].get(row.id)
-        differs = [k for k in ("action_digest", "safety_class", "expires_at")
-                   if event is not None and k in event and event[k] != getattr(row, k)]
+        differs = [
+            k
+            for k in ("action_digest", "safety_class", "expires_at")
+            if event is not None and k in event and event[k] != getattr(row, k)
+        ]
         if differs:
             bad += 1
-            problems.append(VerifyProblem(
-                what="approval differs from its request event", where=where,
-                detail=f"{', '.join(differs)} differ from the approval.requested event"))
+            problems.append(
+                VerifyProblem(
+                    what="approval differs from its request event",
+                    where=where,
+                    detail=f"{', '.join(differs)} differ from the approval.requested event",
+                )
+            )
     return count
 
 
@@ -316,12 +426,14 @@ def _requested_events(journal: Journal, run_id: str) -> dict[str, dict]:
     e = s.events.c
     stmt = select(e.payload).where(e.run_id == run_id, e.type == "approval.requested")
     payloads = [json.loads(p) for p in journal.read(lambda c: c.execute(stmt).scalars().all())]
-    return {p["approval_id"]: p for p in payloads
-            if isinstance(p, dict) and isinstance(p.get("approval_id"), str)}
+    return {
+        p["approval_id"]: p
+        for p in payloads
+        if isinstance(p, dict) and isinstance(p.get("approval_id"), str)
+    }
 
 
-def _verify_effects(journal: Journal, problems: list[VerifyProblem],
-                    run_id: str | None) -> int:
+def _verify_effects(journal: Journal, problems: list[VerifyProblem], run_id: str | None) -> int:
     """Each effect's action matches its digest, and an effect reserved by consuming an
     approval records the action that approval was for."""
     f, a = s.effects.c, s.approvals.c
@@ -329,7 +441,8 @@ def _verify_effects(journal: Journal, problems: list[VerifyProblem],
         return 0
     count, bad = 0, 0
     base = select(s.effects, a.action_digest.label("approved")).outerjoin(
-        s.approvals, a.id == f.approval_id)
+        s.approvals, a.id == f.approval_id
+    )
     for row in _pages(journal, base, f.key, [f.run_id == run_id] if run_id else []):
         count += 1
         if bad >= LIMIT:
@@ -337,17 +450,25 @@ def _verify_effects(journal: Journal, problems: list[VerifyProblem],
         where = f"effect {row.key} ({row.tool})"
         if not row.action_digest or action_tampered(row.action, row.action_digest):
             bad += 1
-            problems.append(VerifyProblem(
-                what="effect action tampered", where=where,
-                detail="the stored action does not match its digest"))
+            problems.append(
+                VerifyProblem(
+                    what="effect action tampered",
+                    where=where,
+                    detail="the stored action does not match its digest",
+                )
+            )
             continue
         approved = row.approved
         if approved is not None and approved != row.action_digest:
             bad += 1
-            problems.append(VerifyProblem(
-                what="effect differs from its approval", where=where,
-                detail=f"approval {row.approval_id} was for action {approved[:12]}…, the "
-                       f"effect records {row.action_digest[:12]}…"))
+            problems.append(
+                VerifyProblem(
+                    what="effect differs from its approval",
+                    where=where,
+                    detail=f"approval {row.approval_id} was for action {approved[:12]}…, the "
+                    f"effect records {row.action_digest[:12]}…",
+                )
+            )
     return count
 
 
@@ -360,9 +481,12 @@ def _verify_memory(journal: Journal, problems: list[VerifyProblem]) -> int:
     broken: set[str] = set()
     after: tuple[str, int] = ("", 0)
     while True:
-        stmt = select(s.memory_mutations).where(
-            (m.entry_id > after[0]) | ((m.entry_id == after[0]) & (m.version > after[1]))
-        ).order_by(m.entry_id, m.version).limit(BATCH)
+        stmt = (
+            select(s.memory_mutations)
+            .where((m.entry_id > after[0]) | ((m.entry_id == after[0]) & (m.version > after[1])))
+            .order_by(m.entry_id, m.version)
+            .limit(BATCH)
+        )
         rows = journal.read(all_rows(stmt))
         for row in rows:
             count += 1
@@ -373,7 +497,9 @@ def _verify_memory(journal: Journal, problems: list[VerifyProblem]) -> int:
             where = f"memory entry {row.entry_id} mutation v{row.version} ({row.id})"
             if row.version != version + 1:
                 what, detail = "memory mutation gap", f"expected v{version + 1}"
-            elif prev is None or row.prev_digest != prev or mutation_digest(prev, row) != row.digest:
+            elif (
+                prev is None or row.prev_digest != prev or mutation_digest(prev, row) != row.digest
+            ):
                 what, detail = "memory chain broken", "digest does not match the content"
             else:
                 continue
@@ -388,13 +514,21 @@ def _verify_memory(journal: Journal, problems: list[VerifyProblem]) -> int:
         last = heads.get(row.id)
         if row.id in broken or bad >= LIMIT:
             continue
-        if last is None or last[0] != row.version or last[2] != row.content_hash \
-                or sha256_hex(row.content) != row.content_hash:
+        if (
+            last is None
+            or last[0] != row.version
+            or last[2] != row.content_hash
+            or sha256_hex(row.content) != row.content_hash
+        ):
             bad += 1
-            problems.append(VerifyProblem(
-                what="memory head mismatch", where=f"memory entry {row.id}",
-                detail=f"the entry (v{row.version}) is not where its mutation chain ends "
-                       f"(v{last[0] if last else 0})"))
+            problems.append(
+                VerifyProblem(
+                    what="memory head mismatch",
+                    where=f"memory entry {row.id}",
+                    detail=f"the entry (v{row.version}) is not where its mutation chain ends "
+                    f"(v{last[0] if last else 0})",
+                )
+            )
     return count
 
 

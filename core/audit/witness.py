@@ -58,24 +58,31 @@ class LostTail(Frozen):
 
     @property
     def sentence(self) -> str:
-        span = (f"change {self.first_missing}" if self.first_missing == self.last_seen
-                else f"changes {self.first_missing}..{self.last_seen}")
-        items = f" ({', '.join(visible(x, breaks=True) for x in self.lost)})" if self.lost \
-            else ""
-        why = (f"its -wal was deleted while a desk had it open (seen at "
-               f"{when(self.wal_lost_at)})" if self.wal_lost_at is not None
-               else "its -wal was lost or an older copy of the journal was put in its place")
-        replaced = "; later writes now hold some of those sequence numbers" \
-            if self.replaced else ""
-        return (f"the journal is missing {span}{items} that were seen at "
-                f"{when(self.seen_at)}: {why}{replaced}")
+        span = (
+            f"change {self.first_missing}"
+            if self.first_missing == self.last_seen
+            else f"changes {self.first_missing}..{self.last_seen}"
+        )
+        items = f" ({', '.join(visible(x, breaks=True) for x in self.lost)})" if self.lost else ""
+        why = (
+            f"its -wal was deleted while a desk had it open (seen at {when(self.wal_lost_at)})"
+            if self.wal_lost_at is not None
+            else "its -wal was lost or an older copy of the journal was put in its place"
+        )
+        replaced = "; later writes now hold some of those sequence numbers" if self.replaced else ""
+        return (
+            f"the journal is missing {span}{items} that were seen at "
+            f"{when(self.seen_at)}: {why}{replaced}"
+        )
 
     @property
     def hint(self) -> str:
-        return (f"Those changes (acknowledged requests among them) are not in the journal. "
-                f"Restore it from a backup taken after {when(self.seen_at)} if there is one "
-                f"and tell the agents' owners. If you put an older copy there on purpose, "
-                f"delete {self.witness} to accept it.")
+        return (
+            f"Those changes (acknowledged requests among them) are not in the journal. "
+            f"Restore it from a backup taken after {when(self.seen_at)} if there is one "
+            f"and tell the agents' owners. If you put an older copy there on purpose, "
+            f"delete {self.witness} to accept it."
+        )
 
 
 def load(path: Path) -> dict[str, Any] | None:
@@ -126,8 +133,12 @@ def compare(conn: Any, data: dict[str, Any], path: Path) -> LostTail | None:
     seen = int(data["change_seq"])
     recent = sorted(data["recent"])
     c = s.changes.c
-    held = {row.seq: (row.entity_kind, row.entity_id) for row in conn.execute(
-        select(c.seq, c.entity_kind, c.entity_id).where(c.seq.in_([q for q, _k, _i in recent])))}
+    held = {
+        row.seq: (row.entity_kind, row.entity_id)
+        for row in conn.execute(
+            select(c.seq, c.entity_kind, c.entity_id).where(c.seq.in_([q for q, _k, _i in recent]))
+        )
+    }
     bad = [(q, k, i) for q, k, i in recent if held.get(q) != (k, i)]
     if not bad and seen <= latest:
         return None
@@ -137,10 +148,16 @@ def compare(conn: Any, data: dict[str, Any], path: Path) -> LostTail | None:
         name = _describe(kind, entity_id)
         if kind not in ("audit", "event") and name not in lost and len(lost) < NAMED:
             lost.append(name)
-    return LostTail(witness=str(path), first_missing=first, last_seen=max(seen, first),
-                    journal_latest=latest, seen_at=float(data["seen_at"]),
-                    replaced=any(q in held for q, _k, _i in bad),
-                    wal_lost_at=data.get("wal_lost_at"), lost=lost)
+    return LostTail(
+        witness=str(path),
+        first_missing=first,
+        last_seen=max(seen, first),
+        journal_latest=latest,
+        seen_at=float(data["seen_at"]),
+        replaced=any(q in held for q, _k, _i in bad),
+        wal_lost_at=data.get("wal_lost_at"),
+        lost=lost,
+    )
 
 
 def check(journal: Any) -> LostTail | None:
@@ -190,9 +207,14 @@ class HeadWitness:
         if self.seen_at is None:
             return None
         self.dirty = False
-        return {"proctor_head_witness": FORMAT, "journal_id": self.journal_id,
-                "change_seq": self.change_seq, "seen_at": self.seen_at,
-                "wal_lost_at": self.wal_lost_at, "recent": [list(r) for r in self.recent]}
+        return {
+            "proctor_head_witness": FORMAT,
+            "journal_id": self.journal_id,
+            "change_seq": self.change_seq,
+            "seen_at": self.seen_at,
+            "wal_lost_at": self.wal_lost_at,
+            "recent": [list(r) for r in self.recent],
+        }
 
     def write(self, data: dict[str, Any]) -> bool:
         return False if self.path is None else write(self.path, data)

@@ -36,10 +36,14 @@ from .trust import Trust
 AUTOMATIC_SOURCES = ("rule", "expiry")
 
 
-DECISIONS_OF = Prepared(select(s.decisions).where(
-    s.decisions.c.target_kind == bindparam("kind"),
-    s.decisions.c.target_id == bindparam("target")).order_by(s.decisions.c.created_at,
-                                                             s.decisions.c.id))
+DECISIONS_OF = Prepared(
+    select(s.decisions)
+    .where(
+        s.decisions.c.target_kind == bindparam("kind"),
+        s.decisions.c.target_id == bindparam("target"),
+    )
+    .order_by(s.decisions.c.created_at, s.decisions.c.id)
+)
 
 
 def decision_rows(conn: Any, kind: str, target_id: str) -> list[Any]:
@@ -49,18 +53,19 @@ def decision_rows(conn: Any, kind: str, target_id: str) -> list[Any]:
 def _only_decision(conn: Any, kind: str, target_id: str, what: str) -> Any:
     rows = decision_rows(conn, kind, target_id)
     if not rows:
-        raise errors.DecisionUnverified(f"{what} is closed but has no decision row",
-                                        why="unsigned")
+        raise errors.DecisionUnverified(f"{what} is closed but has no decision row", why="unsigned")
     if len(rows) > 1:
-        raise errors.DecisionUnverified(f"{what} has {len(rows)} decision rows; a decided "
-                                        "item has one", why="mismatch")
+        raise errors.DecisionUnverified(
+            f"{what} has {len(rows)} decision rows; a decided item has one", why="mismatch"
+        )
     return rows[0]
 
 
 def _agree(ok: bool, what: str, field: str) -> None:
     if not ok:
-        raise errors.DecisionUnverified(f"{what}: the row's {field} is not what its "
-                                        "decision says", why="mismatch", field=field)
+        raise errors.DecisionUnverified(
+            f"{what}: the row's {field} is not what its decision says", why="mismatch", field=field
+        )
 
 
 # ---------------------------------------------------------------- approvals
@@ -74,14 +79,14 @@ def check_approval(conn: Any, trust: Trust, row: Any, now: float) -> str | None:
         return None
     if row.status == "expired":
         if row.expires_at is None or row.expires_at > now:
-            raise errors.DecisionUnverified(f"{what} says expired but its expiry has not come",
-                                            why="mismatch", field="status")
+            raise errors.DecisionUnverified(
+                f"{what} says expired but its expiry has not come", why="mismatch", field="status"
+            )
         return "system:expiry"
     d = _only_decision(conn, "approval", row.id, what)
     decision = loads(d.decision)
     if not isinstance(decision, dict):
-        raise errors.DecisionUnverified(f"{what}: its decision is not an object",
-                                        why="mismatch")
+        raise errors.DecisionUnverified(f"{what}: its decision is not an object", why="mismatch")
     _agree(decision.get("approved") is (row.status == "approved"), what, "status")
     _agree(d.actor == row.decided_by, what, "decided_by")
     _agree(decision.get("scope") == row.decision_scope, what, "decision_scope")
@@ -92,9 +97,13 @@ def check_approval(conn: Any, trust: Trust, row: Any, now: float) -> str | None:
     _agree(d.reason == row.decision_reason, what, "decision_reason")
     consumed = row.consumed_at is not None
     key, _ = check_record(
-        conn, trust, d.id, expected_for_decision(conn, journal_id_in(conn), d),
+        conn,
+        trust,
+        d.id,
+        expected_for_decision(conn, journal_id_in(conn), d),
         version_ok=lambda v: v == row.version - (1 if consumed else 0),
-        what=f"the decision on {what}")
+        what=f"the decision on {what}",
+    )
     return signed_by_label(key)
 
 
@@ -106,30 +115,39 @@ def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
     what = f"approval {row.id}"
     rule = row_where(conn, s.approval_rules, id=row.rule_id) if row.rule_id else None
     if rule is None or d.actor != f"rule:{rule.id}":
-        raise errors.DecisionUnverified(f"{what} was decided by a rule that does not exist",
-                                        why="rule_mismatch")
+        raise errors.DecisionUnverified(
+            f"{what} was decided by a rule that does not exist", why="rule_mismatch"
+        )
     try:
-        key, _ = check_record(conn, trust, rule.id,
-                              expected_for_rule(conn, journal_id_in(conn), rule),
-                              what=f"rule {rule.id}")
+        key, _ = check_record(
+            conn,
+            trust,
+            rule.id,
+            expected_for_rule(conn, journal_id_in(conn), rule),
+            what=f"rule {rule.id}",
+        )
     except errors.DecisionUnverified as err:
-        raise errors.DecisionUnverified(f"{what} was decided by rule {rule.id}: {err}",
-                                        why="rule_unsigned" if err.why == "unsigned"
-                                        else err.why) from err
+        raise errors.DecisionUnverified(
+            f"{what} was decided by rule {rule.id}: {err}",
+            why="rule_unsigned" if err.why == "unsigned" else err.why,
+        ) from err
 
     def refuse(why: str) -> None:
         raise errors.DecisionUnverified(f"{what}: rule {rule.id} {why}", why="rule_mismatch")
 
     action = loads(row.action)
-    if not fnmatch.fnmatchcase(action_name(action), rule.action_pattern) or \
-            not fnmatch.fnmatchcase(action_resource(action), rule.resource_pattern):
+    if not fnmatch.fnmatchcase(action_name(action), rule.action_pattern) or not fnmatch.fnmatchcase(
+        action_resource(action), rule.resource_pattern
+    ):
         refuse("does not match the action")
     from proctor.core.kernel.predicates import condition_holds
 
     if not condition_holds(rule, action):
         refuse("has a condition the action does not meet")
-    if (rule.effect == "allow") is not (row.status == "approved") or \
-            rule.effect not in ("allow", "deny"):
+    if (rule.effect == "allow") is not (row.status == "approved") or rule.effect not in (
+        "allow",
+        "deny",
+    ):
         refuse(f"is a {rule.effect} rule, the approval is {row.status}")
     if rule.created_at > d.created_at:
         refuse("was made after the decision")
@@ -145,8 +163,11 @@ def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
         if rule.run_id != row.run_id:
             refuse("belongs to another run")
     elif rule.scope == "space":
-        if run is None or rule.project not in ("*", run.project) or \
-                (rule.space is not None and rule.space != run.space):
+        if (
+            run is None
+            or rule.project not in ("*", run.project)
+            or (rule.space is not None and rule.space != run.space)
+        ):
             refuse("belongs to another project or space")
     else:
         refuse(f"has scope {rule.scope}")
@@ -163,10 +184,15 @@ def check_question(conn: Any, trust: Trust, row: Any) -> str | None:
     what = f"question {row.id}"
     d = _only_decision(conn, "interaction", row.id, what)
     _agree(d.actor == row.resolved_by, what, "resolved_by")
-    _agree(row.response is not None and _same_json(d.decision, row.response), what,
-           "response")
-    key, _ = check_record(conn, trust, d.id, expected_for_decision(conn, journal_id_in(conn), d),
-                          version_ok=lambda v: v == row.version, what=f"the answer to {what}")
+    _agree(row.response is not None and _same_json(d.decision, row.response), what, "response")
+    key, _ = check_record(
+        conn,
+        trust,
+        d.id,
+        expected_for_decision(conn, journal_id_in(conn), d),
+        version_ok=lambda v: v == row.version,
+        what=f"the answer to {what}",
+    )
     return signed_by_label(key)
 
 
@@ -177,17 +203,24 @@ def check_effect(conn: Any, trust: Trust, row: Any) -> str | None:
         return None
     rows = decision_rows(conn, "effect", row.key)
     if not rows:
-        raise errors.DecisionUnverified(f"effect {row.key} says {row.resolved_by} resolved it "
-                                        "but has no decision row", why="unsigned")
+        raise errors.DecisionUnverified(
+            f"effect {row.key} says {row.resolved_by} resolved it but has no decision row",
+            why="unsigned",
+        )
     d = rows[-1]
     if d.created_at < row.updated_at:
         return None  # the agent's own later step (a retry that failed); not a resolution
     what = f"effect {row.key}"
     _agree(loads(d.decision) == {"outcome": row.status}, what, "status")
     _agree(d.actor == row.resolved_by, what, "resolved_by")
-    key, _ = check_record(conn, trust, d.id, expected_for_decision(conn, journal_id_in(conn), d),
-                          version_ok=lambda v: v == row.version,
-                          what=f"the resolution of {what}")
+    key, _ = check_record(
+        conn,
+        trust,
+        d.id,
+        expected_for_decision(conn, journal_id_in(conn), d),
+        version_ok=lambda v: v == row.version,
+        what=f"the resolution of {what}",
+    )
     return signed_by_label(key)
 
 
@@ -198,9 +231,14 @@ def check_conflict(conn: Any, trust: Trust, row: Any) -> str | None:
     d = _only_decision(conn, "reconciliation", row.id, what)
     _agree(loads(d.decision) == {"choice": row.status}, what, "status")
     _agree(d.actor == row.resolved_by, what, "resolved_by")
-    key, _ = check_record(conn, trust, d.id, expected_for_decision(conn, journal_id_in(conn), d),
-                          version_ok=lambda v: v == row.version,
-                          what=f"the resolution of {what}")
+    key, _ = check_record(
+        conn,
+        trust,
+        d.id,
+        expected_for_decision(conn, journal_id_in(conn), d),
+        version_ok=lambda v: v == row.version,
+        what=f"the resolution of {what}",
+    )
     return signed_by_label(key)
 
 
@@ -245,14 +283,19 @@ def decision_status(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
     if signature_row(conn, d.id) is None:
         return SignatureState(state="unsigned")
     try:
-        key, _ = check_record(conn, trust or journal_keys(conn), d.id,
-                              expected_for_decision(conn, journal_id_in(conn), d),
-                              version_ok=lambda v: isinstance(v, int) and v <= _version_now(
-                                  conn, d))
+        key, _ = check_record(
+            conn,
+            trust or journal_keys(conn),
+            d.id,
+            expected_for_decision(conn, journal_id_in(conn), d),
+            version_ok=lambda v: isinstance(v, int) and v <= _version_now(conn, d),
+        )
     except errors.DecisionUnverified as err:
         return SignatureState(state="invalid", why=err.why, detail=err.message)
-    return SignatureState(state="signed", signer=key.name if trust else
-                          f"{key.name} (key from the journal, no trust file)")
+    return SignatureState(
+        state="signed",
+        signer=key.name if trust else f"{key.name} (key from the journal, no trust file)",
+    )
 
 
 def _version_now(conn: Any, d: Any) -> int:

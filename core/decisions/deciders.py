@@ -16,14 +16,16 @@ from proctor.core.storage import schema as s
 from proctor.core.storage.sql import row_where
 
 
-def refuse_requester(tx: Any, requesters: Iterable[str | None], *, verb: str,
-                     what: str = "this action") -> None:
+def refuse_requester(
+    tx: Any, requesters: Iterable[str | None], *, verb: str, what: str = "this action"
+) -> None:
     """Raise ``NotAllowed`` (nothing written) if ``tx``'s actor is one of ``requesters``."""
     names = {n for n in requesters if n}
     if tx.actor.name in names:
         raise errors.NotAllowed(
             f"{tx.actor.name} requested {what} (or runs it) and cannot {verb} it",
-            requesters=sorted(names))
+            requesters=sorted(names),
+        )
 
 
 def agent_name(tx: Any) -> str | None:
@@ -61,14 +63,18 @@ def requesters_of_conflict(conn: Any, item: Any) -> list[str | None]:
     """A memory conflict's requesters: the agent that recorded it, its run's agent, and the
     agent of the run that created the entry."""
     entry = row_where(conn, s.memory_entries, id=item.entry_id)
-    return [getattr(item, "agent", None), run_agent(conn, item.run_id),
-            run_agent(conn, entry.source_run_id) if entry is not None else None]
+    return [
+        getattr(item, "agent", None),
+        run_agent(conn, item.run_id),
+        run_agent(conn, entry.source_run_id) if entry is not None else None,
+    ]
 
 
 def requesters_of_entry(conn: Any, entry: Any) -> list[str | None]:
     """A memory entry's requesters: the agent of the run that created it and the agents
     whose changes made its current content (agent rows of its history)."""
-    rows = conn.execute(s.memory_mutations.select().where(
-        s.memory_mutations.c.entry_id == entry.id)).all()
+    rows = conn.execute(
+        s.memory_mutations.select().where(s.memory_mutations.c.entry_id == entry.id)
+    ).all()
     agents = [r.actor.split(":", 1)[1] for r in rows if r.actor.startswith("agent:")]
     return [run_agent(conn, entry.source_run_id), *agents]

@@ -26,8 +26,10 @@ from proctor.core import errors
 KEYRING_SERVICE = "proctor-operator-key"
 PUBLIC_PREFIX = "ed25519:"
 Storage = Literal["keyring", "file"]
-WEAKER_NOTE = ("the private key is in a 0600 file (no OS keyring backend works here): "
-               "weaker than a keyring, any process of this OS user can read it")
+WEAKER_NOTE = (
+    "the private key is in a 0600 file (no OS keyring backend works here): "
+    "weaker than a keyring, any process of this OS user can read it"
+)
 
 
 def key_id_of(raw_public: bytes) -> str:
@@ -37,7 +39,7 @@ def key_id_of(raw_public: bytes) -> str:
 
 def fingerprint(key_id: str) -> str:
     """The key id in groups of four, as people read it out."""
-    return " ".join(key_id[i:i + 4] for i in range(0, len(key_id), 4))
+    return " ".join(key_id[i : i + 4] for i in range(0, len(key_id), 4))
 
 
 def public_key_text(raw_public: bytes) -> str:
@@ -49,10 +51,11 @@ def parse_public_key(text: Any) -> bytes:
     if not isinstance(text, str) or not text.startswith(PUBLIC_PREFIX):
         raise errors.ValidationError("a public key is 'ed25519:<base64>'", field="public_key")
     try:
-        raw = base64.b64decode(text[len(PUBLIC_PREFIX):], validate=True)
+        raw = base64.b64decode(text[len(PUBLIC_PREFIX) :], validate=True)
     except ValueError as exc:
-        raise errors.ValidationError("the public key is not valid base64",
-                                     field="public_key") from exc
+        raise errors.ValidationError(
+            "the public key is not valid base64", field="public_key"
+        ) from exc
     if len(raw) != 32:
         raise errors.ValidationError("an Ed25519 public key is 32 bytes", field="public_key")
     return raw
@@ -69,7 +72,8 @@ class OperatorKey:
         self.created_at = created_at
         self.storage = storage
         self.raw_public = private.public_key().public_bytes(
-            serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
         self.key_id = key_id_of(self.raw_public)
         self.public_key = public_key_text(self.raw_public)
 
@@ -91,8 +95,9 @@ class OperatorKey:
         return cls(name, Ed25519PrivateKey.generate(), time.time(), storage)
 
     @classmethod
-    def from_seed(cls, name: str, seed: bytes, created_at: float = 0.0,
-                  storage: Storage = "file") -> OperatorKey:
+    def from_seed(
+        cls, name: str, seed: bytes, created_at: float = 0.0, storage: Storage = "file"
+    ) -> OperatorKey:
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
         return cls(name, Ed25519PrivateKey.from_private_bytes(seed), created_at, storage)
@@ -100,9 +105,11 @@ class OperatorKey:
     def seed(self) -> bytes:
         from cryptography.hazmat.primitives import serialization
 
-        return self._private.private_bytes(serialization.Encoding.Raw,
-                                           serialization.PrivateFormat.Raw,
-                                           serialization.NoEncryption())
+        return self._private.private_bytes(
+            serialization.Encoding.Raw,
+            serialization.PrivateFormat.Raw,
+            serialization.NoEncryption(),
+        )
 
 
 def keys_dir() -> Path:
@@ -163,9 +170,15 @@ class KeyStore:
         key = OperatorKey.generate(name)
         key.storage = self._write_private(name, key)
         index = self._index(name)
-        index.setdefault("keys", []).append({
-            "key_id": key.key_id, "public_key": key.public_key, "created_at": key.created_at,
-            "retired_at": None, "storage": key.storage})
+        index.setdefault("keys", []).append(
+            {
+                "key_id": key.key_id,
+                "public_key": key.public_key,
+                "created_at": key.created_at,
+                "retired_at": None,
+                "storage": key.storage,
+            }
+        )
         index.update(name=name, current=key.key_id)
         self._save_index(name, index)
         return key, True
@@ -190,8 +203,12 @@ class KeyStore:
     def export(self, name: str) -> dict:
         """A trusted-operators file naming every key of ``name`` (retired ones with their
         retirement time)."""
-        return trust_file([{"name": name, "public_key": k["public_key"],
-                            "retired_at": k["retired_at"]} for k in self.keys(name)])
+        return trust_file(
+            [
+                {"name": name, "public_key": k["public_key"], "retired_at": k["retired_at"]}
+                for k in self.keys(name)
+            ]
+        )
 
     # ------------------------------------------------------------ files
     def _index_path(self, name: str) -> Path:

@@ -41,16 +41,39 @@ def canonical_bytes(value: Any) -> bytes:
         raise errors.ValidationError(f"cannot be signed (RFC 8785): {exc}") from exc
 
 
-def payload_of(*, kind: str, journal_id: str, record_id: str, target_kind: str,
-               target_id: str, target_version: int | None, subject_digest: str | None,
-               content: Any, reason: str | None, operator: str, key_id: str,
-               signed_at: float, edited_action_digest: str | None = None) -> dict:
+def payload_of(
+    *,
+    kind: str,
+    journal_id: str,
+    record_id: str,
+    target_kind: str,
+    target_id: str,
+    target_version: int | None,
+    subject_digest: str | None,
+    content: Any,
+    reason: str | None,
+    operator: str,
+    key_id: str,
+    signed_at: float,
+    edited_action_digest: str | None = None,
+) -> dict:
     """The signed payload: every field always present (null when it does not apply)."""
-    return {"proctor_signed": FORMAT, "kind": kind, "journal_id": journal_id,
-            "record_id": record_id, "target_kind": target_kind, "target_id": target_id,
-            "target_version": target_version, "subject_digest": subject_digest,
-            "edited_action_digest": edited_action_digest, "content": content,
-            "reason": reason, "operator": operator, "key_id": key_id, "signed_at": signed_at}
+    return {
+        "proctor_signed": FORMAT,
+        "kind": kind,
+        "journal_id": journal_id,
+        "record_id": record_id,
+        "target_kind": target_kind,
+        "target_id": target_id,
+        "target_version": target_version,
+        "subject_digest": subject_digest,
+        "edited_action_digest": edited_action_digest,
+        "content": content,
+        "reason": reason,
+        "operator": operator,
+        "key_id": key_id,
+        "signed_at": signed_at,
+    }
 
 
 def verify_bytes(raw_public: bytes, data: bytes, signature_b64: str) -> bool:
@@ -70,8 +93,17 @@ def verify_bytes(raw_public: bytes, data: bytes, signature_b64: str) -> bool:
 
 def rule_content(row: Any) -> dict:
     """What a rule says (the content its creation signature covers)."""
-    keys = ("effect", "action_pattern", "resource_pattern", "scope", "run_id", "project",
-            "space", "expires_at", "source_approval_id")
+    keys = (
+        "effect",
+        "action_pattern",
+        "resource_pattern",
+        "scope",
+        "run_id",
+        "project",
+        "space",
+        "expires_at",
+        "source_approval_id",
+    )
     get = row.get if isinstance(row, dict) else lambda k: getattr(row, k)
     content = {k: get(k) for k in keys}
     # a rule's condition (0005r) is covered too; absent when it has none, so the content of
@@ -83,9 +115,13 @@ def rule_content(row: Any) -> dict:
 
 
 def conflict_subject(row: Any) -> dict:
-    return {"entry_id": row.entry_id, "local_content": row.local_content,
-            "local_version": row.local_version, "incoming_content": row.incoming_content,
-            "incoming_source": row.incoming_source}
+    return {
+        "entry_id": row.entry_id,
+        "local_content": row.local_content,
+        "local_version": row.local_version,
+        "incoming_content": row.incoming_content,
+        "incoming_source": row.incoming_source,
+    }
 
 
 def subject_of(conn: Any, kind: str, target_id: str) -> tuple[int | None, str | None]:
@@ -108,9 +144,14 @@ def subject_of(conn: Any, kind: str, target_id: str) -> tuple[int | None, str | 
     return row.version, None
 
 
-SUBJECT_TABLES = {"approval": (s.approvals, "id"), "interaction": (s.questions, "id"),
-                  "effect": (s.effects, "key"), "reconciliation": (s.conflicts, "id"),
-                  "rule": (s.approval_rules, "id"), "run": (s.runs, "id")}
+SUBJECT_TABLES = {
+    "approval": (s.approvals, "id"),
+    "interaction": (s.questions, "id"),
+    "effect": (s.effects, "key"),
+    "reconciliation": (s.conflicts, "id"),
+    "rule": (s.approval_rules, "id"),
+    "run": (s.runs, "id"),
+}
 
 
 def journal_id_in(conn: Any) -> str | None:
@@ -121,9 +162,18 @@ def journal_id_in(conn: Any) -> str | None:
 # ---------------------------------------------------------------- signing (in a write)
 
 
-def sign_in(tx: Tx, kind: str, record_id: str, target_kind: str, target_id: str,
-            content: Any, reason: str | None, *, signed_at: float | None = None,
-            edited_action_digest: str | None = None) -> None:
+def sign_in(
+    tx: Tx,
+    kind: str,
+    record_id: str,
+    target_kind: str,
+    target_id: str,
+    content: Any,
+    reason: str | None,
+    *,
+    signed_at: float | None = None,
+    edited_action_digest: str | None = None,
+) -> None:
     """Sign one record inside ``tx`` with the journal's operator key (nothing when the
     journal has no key or its actor is not an operator)."""
     key = tx.store.signer
@@ -133,32 +183,79 @@ def sign_in(tx: Tx, kind: str, record_id: str, target_kind: str, target_id: str,
     if journal_id is None:
         raise errors.Corrupt(f"{tx.store.path} has no journal id; it cannot be signed in")
     version, subject = subject_of(tx.conn, target_kind, target_id)
-    payload = payload_of(kind=kind, journal_id=journal_id, record_id=record_id,
-                         target_kind=target_kind, target_id=target_id, target_version=version,
-                         subject_digest=subject, content=content, reason=reason,
-                         operator=tx.actor.label, key_id=key.key_id,
-                         signed_at=tx.now if signed_at is None else signed_at,
-                         edited_action_digest=edited_action_digest)
+    payload = payload_of(
+        kind=kind,
+        journal_id=journal_id,
+        record_id=record_id,
+        target_kind=target_kind,
+        target_id=target_id,
+        target_version=version,
+        subject_digest=subject,
+        content=content,
+        reason=reason,
+        operator=tx.actor.label,
+        key_id=key.key_id,
+        signed_at=tx.now if signed_at is None else signed_at,
+        edited_action_digest=edited_action_digest,
+    )
     data = canonical_bytes(payload)
-    insert_rows(tx.conn, s.signatures, [dict(
-        record_id=record_id, record_kind=kind, key_id=key.key_id, operator=tx.actor.label,
-        payload=data.decode("utf-8"), signature=base64.b64encode(key.sign(data)).decode(),
-        created_at=tx.now)])
+    insert_rows(
+        tx.conn,
+        s.signatures,
+        [
+            dict(
+                record_id=record_id,
+                record_kind=kind,
+                key_id=key.key_id,
+                operator=tx.actor.label,
+                payload=data.decode("utf-8"),
+                signature=base64.b64encode(key.sign(data)).decode(),
+                created_at=tx.now,
+            )
+        ],
+    )
     if row_where(tx.conn, s.operator_keys, key_id=key.key_id) is None:
-        insert_rows(tx.conn, s.operator_keys, [dict(
-            key_id=key.key_id, operator=tx.actor.label, public_key=key.public_key,
-            first_seen_at=tx.now)])
+        insert_rows(
+            tx.conn,
+            s.operator_keys,
+            [
+                dict(
+                    key_id=key.key_id,
+                    operator=tx.actor.label,
+                    public_key=key.public_key,
+                    first_seen_at=tx.now,
+                )
+            ],
+        )
 
 
-def sign_decision(tx: Tx, decision_id: str, kind: str, target_id: str, decision: Any, *,
-                  actor: str, reason: str | None, created_at: float) -> None:
+def sign_decision(
+    tx: Tx,
+    decision_id: str,
+    kind: str,
+    target_id: str,
+    decision: Any,
+    *,
+    actor: str,
+    reason: str | None,
+    created_at: float,
+) -> None:
     """write_decision's hook: an operator's own decision is signed; automatic ones (a rule,
     an expiry) are not (a rule's own signature stands for them)."""
     if actor != tx.actor.label:
         return
     edited = decision.get("edited_action_digest") if isinstance(decision, dict) else None
-    sign_in(tx, DECISION, decision_id, kind, target_id, decision, reason,
-            signed_at=created_at, edited_action_digest=edited)
+    sign_in(
+        tx,
+        DECISION,
+        decision_id,
+        kind,
+        target_id,
+        decision,
+        reason,
+        signed_at=created_at,
+        edited_action_digest=edited,
+    )
 
 
 # ---------------------------------------------------------------- checking one record
@@ -176,17 +273,22 @@ def signature_row(conn: Any, record_id: str) -> Any:
     return row_where(conn, s.signatures, record_id=record_id)
 
 
-def check_record(conn: Any, trust: Trust, record_id: str, expected: dict, *,
-                 version_ok: Callable[[Any], bool] | None = None,
-                 what: str = "the decision") -> tuple[TrustedKey, dict]:
+def check_record(
+    conn: Any,
+    trust: Trust,
+    record_id: str,
+    expected: dict,
+    *,
+    version_ok: Callable[[Any], bool] | None = None,
+    what: str = "the decision",
+) -> tuple[TrustedKey, dict]:
     """The trusted key that signed ``record_id`` and its payload, when the signature is
     good and the payload says exactly ``expected`` (and ``version_ok(target_version)``).
     DecisionUnverified naming why otherwise."""
     row = signature_row(conn, record_id)
     if row is None:
         if trust.problem and not trust.keys:
-            raise errors.DecisionUnverified(f"nobody is trusted: {trust.problem}",
-                                            why="no_trust")
+            raise errors.DecisionUnverified(f"nobody is trusted: {trust.problem}", why="no_trust")
         raise errors.DecisionUnverified(f"{what} ({record_id}) is not signed", why="unsigned")
     data = row.payload.encode("utf-8")
     try:  # the signature covers these bytes; what they claim is compared as JSON values
@@ -194,45 +296,71 @@ def check_record(conn: Any, trust: Trust, record_id: str, expected: dict, *,
     except ValueError:
         payload = None
     if not isinstance(payload, dict):
-        raise errors.DecisionUnverified(f"{what} ({record_id}): the signed payload is not "
-                                        "a JSON object", why="bad_signature")
+        raise errors.DecisionUnverified(
+            f"{what} ({record_id}): the signed payload is not a JSON object", why="bad_signature"
+        )
     key_id, signed_at = payload.get("key_id"), payload.get("signed_at")
     if not isinstance(key_id, str) or not isinstance(signed_at, int | float):
-        raise errors.DecisionUnverified(f"{what} ({record_id}): the payload names no key "
-                                        "or time", why="bad_signature")
+        raise errors.DecisionUnverified(
+            f"{what} ({record_id}): the payload names no key or time", why="bad_signature"
+        )
     key = trust.key(key_id, float(signed_at))
     if row.key_id != key_id or not verify_bytes(key.raw_public, data, row.signature):
         raise errors.DecisionUnverified(
             f"{what} ({record_id}): the signature does not verify with {key.name}'s key "
-            f"{key.fingerprint}", why="bad_signature")
+            f"{key.fingerprint}",
+            why="bad_signature",
+        )
     claimed = {field: payload.get(field) for field in expected}
     if not same(claimed, expected):
         field = next(f for f, v in expected.items() if not same(claimed[f], v))
         raise errors.DecisionUnverified(
             f"{what} ({record_id}) was signed by {key.name} for another {field} than the "
-            f"journal now shows", why="mismatch", field=field)
+            f"journal now shows",
+            why="mismatch",
+            field=field,
+        )
     if version_ok is not None and not version_ok(payload.get("target_version")):
         raise errors.DecisionUnverified(
             f"{what} ({record_id}) was signed by {key.name} for version "
-            f"{payload.get('target_version')}, not the item's version now", why="mismatch",
-            field="target_version")
+            f"{payload.get('target_version')}, not the item's version now",
+            why="mismatch",
+            field="target_version",
+        )
     return key, payload
 
 
 def expected_for_decision(conn: Any, journal_id: str | None, d: Any) -> dict:
     """What the signature of decision row ``d`` must say (all from the rows)."""
     _version, subject = subject_of(conn, d.target_kind, d.target_id)
-    return {"proctor_signed": FORMAT, "kind": DECISION, "journal_id": journal_id,
-            "record_id": d.id, "target_kind": d.target_kind, "target_id": d.target_id,
-            "subject_digest": subject, "content": loads(d.decision), "reason": d.reason,
-            "operator": d.actor, "signed_at": d.created_at}
+    return {
+        "proctor_signed": FORMAT,
+        "kind": DECISION,
+        "journal_id": journal_id,
+        "record_id": d.id,
+        "target_kind": d.target_kind,
+        "target_id": d.target_id,
+        "subject_digest": subject,
+        "content": loads(d.decision),
+        "reason": d.reason,
+        "operator": d.actor,
+        "signed_at": d.created_at,
+    }
 
 
 def expected_for_rule(conn: Any, journal_id: str | None, rule: Any) -> dict:
-    return {"proctor_signed": FORMAT, "kind": RULE, "journal_id": journal_id,
-            "record_id": rule.id, "target_kind": "rule", "target_id": rule.id,
-            "content": rule_content(rule), "operator": rule.created_by,
-            "signed_at": rule.created_at, "subject_digest": digest_of(rule_content(rule))}
+    return {
+        "proctor_signed": FORMAT,
+        "kind": RULE,
+        "journal_id": journal_id,
+        "record_id": rule.id,
+        "target_kind": "rule",
+        "target_id": rule.id,
+        "content": rule_content(rule),
+        "operator": rule.created_by,
+        "signed_at": rule.created_at,
+        "subject_digest": digest_of(rule_content(rule)),
+    }
 
 
 def signed_by_label(key: TrustedKey) -> str:

@@ -67,17 +67,19 @@ class Trust:
         if key is None:
             raise errors.DecisionUnverified(
                 f"signed by key {fingerprint(key_id)}, which {self.source} does not trust",
-                why="unknown_key")
+                why="unknown_key",
+            )
         if key.retired_at is not None and signed_at >= key.retired_at:
             raise errors.DecisionUnverified(
                 f"signed by {key.name}'s key {key.fingerprint}, retired before it signed",
-                why="retired_key")
+                why="retired_key",
+            )
         return key
 
 
 def parse_operators(doc: Any) -> list[TrustedKey]:
     if not isinstance(doc, dict) or doc.get("proctor_trusted_operators") != 1:
-        raise errors.ValidationError("expected {\"proctor_trusted_operators\": 1, ...}")
+        raise errors.ValidationError('expected {"proctor_trusted_operators": 1, ...}')
     operators = doc.get("operators")
     if not isinstance(operators, list):
         raise errors.ValidationError("'operators' must be a list", field="operators")
@@ -88,13 +90,18 @@ def parse_operators(doc: Any) -> list[TrustedKey]:
         raw = parse_public_key(op.get("public_key"))
         retired = op.get("retired_at")
         if retired is not None and not isinstance(retired, int | float):
-            raise errors.ValidationError(f"operator #{i}: retired_at must be a time",
-                                         field="retired_at")
+            raise errors.ValidationError(
+                f"operator #{i}: retired_at must be a time", field="retired_at"
+            )
         if "key_id" in op and op["key_id"] != key_id_of(raw):
-            raise errors.ValidationError(f"operator #{i}: key_id does not match the key",
-                                         field="key_id")
-        keys.append(TrustedKey(op["name"], key_id_of(raw), raw,
-                               float(retired) if retired is not None else None))
+            raise errors.ValidationError(
+                f"operator #{i}: key_id does not match the key", field="key_id"
+            )
+        keys.append(
+            TrustedKey(
+                op["name"], key_id_of(raw), raw, float(retired) if retired is not None else None
+            )
+        )
     return keys
 
 

@@ -37,8 +37,9 @@ class Signatures:
 
     def for_target(self, target_id: str) -> dict[str, SignatureState]:
         def read(conn: Any) -> dict[str, SignatureState]:
-            rows = conn.execute(select(s.decisions)
-                                .where(s.decisions.c.target_id == target_id)).all()
+            rows = conn.execute(
+                select(s.decisions).where(s.decisions.c.target_id == target_id)
+            ).all()
             return {d.id: decision_status(conn, self.j.trust, d) for d in rows}
 
         return self.j.read(read)

@@ -31,8 +31,9 @@ APPROVAL_BY_ID = by_id(approval_select(), s.approvals.c.id)
 
 
 def approval_in(conn: Any, approval_id: str) -> Approval:
-    return fetch_prepared(conn, Approval, APPROVAL_BY_ID, f"approval {approval_id}",
-                          key=approval_id)
+    return fetch_prepared(
+        conn, Approval, APPROVAL_BY_ID, f"approval {approval_id}", key=approval_id
+    )
 
 
 def approval_after(tx: Tx, approval_id: str, written: dict | None) -> Approval:
@@ -41,8 +42,10 @@ def approval_after(tx: Tx, approval_id: str, written: dict | None) -> Approval:
     run head ``tx`` keeps), else read."""
     if written is not None:
         run = tx.run_row(written["run_id"])
-        approval = as_written(Approval, {**written, "project": run.project,
-                                         "space": run.space, "run_title": run.title})
+        approval = as_written(
+            Approval,
+            {**written, "project": run.project, "space": run.space, "run_title": run.title},
+        )
         if approval is not None:
             return approval
     return approval_in(tx.conn, approval_id)
@@ -63,8 +66,9 @@ def safety_counts(approvals: list[Approval]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for a in approvals:
         counts[a.safety_class.value] = counts.get(a.safety_class.value, 0) + 1
-    return dict(sorted(counts.items(), key=lambda kv: order.index(kv[0])
-                       if kv[0] in order else len(order)))
+    return dict(
+        sorted(counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+    )
 
 
 def action_resource(action: dict) -> str:
@@ -84,9 +88,13 @@ def _live_rules() -> Any:
     return select(s.approval_rules).where(
         r.revoked_at.is_(None),
         or_(r.expires_at.is_(None), r.expires_at > bindparam("now")),
-        or_(r.run_id == bindparam("run_id"),
-            (r.scope == "space") & or_(r.project == bindparam("project"), r.project == "*")
-            & (r.space.is_(None) | (r.space == bindparam("space")))))
+        or_(
+            r.run_id == bindparam("run_id"),
+            (r.scope == "space")
+            & or_(r.project == bindparam("project"), r.project == "*")
+            & (r.space.is_(None) | (r.space == bindparam("space"))),
+        ),
+    )
 
 
 # The rules that may decide a request in a run (then matched by pattern in Python).
@@ -100,12 +108,18 @@ def approved_action_of(row: Any, conn: Any) -> tuple[str, Any]:
     if row.approved_digest is None:
         return row.action_digest, canonical_json_loads(row.action)
     approved = canonical_json_loads(row.approved_action)
-    recorded = [d.decision.get("approved_digest") for d in decisions_for(conn, row.id)
-                if isinstance(d.decision, dict) and d.decision.get("edited")]
+    recorded = [
+        d.decision.get("approved_digest")
+        for d in decisions_for(conn, row.id)
+        if isinstance(d.decision, dict) and d.decision.get("edited")
+    ]
     if digest_of(approved) != row.approved_digest or recorded != [row.approved_digest]:
         raise errors.Tampered(
             f"approval {row.id}'s edited action does not match its digest: the journal was "
-            "altered after the decision; nothing was reserved", kind="approval", id=row.id)
+            "altered after the decision; nothing was reserved",
+            kind="approval",
+            id=row.id,
+        )
     return row.approved_digest, approved
 
 
@@ -117,8 +131,9 @@ def check_input_schema(schema: Any) -> None:
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        raise errors.ValidationError(f"not a valid JSON Schema: {exc.message}",
-                                     field="input_schema") from exc
+        raise errors.ValidationError(
+            f"not a valid JSON Schema: {exc.message}", field="input_schema"
+        ) from exc
 
 
 def check_against_schema(action: dict, schema: Any) -> None:
@@ -128,15 +143,17 @@ def check_against_schema(action: dict, schema: Any) -> None:
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)
-    problems = sorted(validator.iter_errors(action.get("args", {})),
-                      key=lambda e: list(e.absolute_path))
+    problems = sorted(
+        validator.iter_errors(action.get("args", {})), key=lambda e: list(e.absolute_path)
+    )
     if problems:
         first = problems[0]
         where = ".".join(str(p) for p in first.absolute_path)
         raise errors.ValidationError(
             f"the edited arguments do not fit the tool's schema: {first.message}"
             + (f" (at args.{where})" if where else ""),
-            field="action.args" + (f".{where}" if where else ""))
+            field="action.args" + (f".{where}" if where else ""),
+        )
 
 
 MAX_CHANGES = 50
@@ -186,30 +203,72 @@ def requester(tx: Tx, run: Any) -> str:
     return tx.actor.name if tx.actor.kind == ActorKind.AGENT else run.agent
 
 
-def insert_decision_row(tx: Tx, kind: str, target_id: str, run_id: str | None, decision: Any, *,
-                   actor: str, source: str, reason: str | None,
-                   request_id: str | None = None) -> str:
+def insert_decision_row(
+    tx: Tx,
+    kind: str,
+    target_id: str,
+    run_id: str | None,
+    decision: Any,
+    *,
+    actor: str,
+    source: str,
+    reason: str | None,
+    request_id: str | None = None,
+) -> str:
     did = tx.new_id("dec")
-    body = {"target_kind": kind, "target_id": target_id, "decision": decision, "actor": actor,
-            "reason": reason, "created_at": tx.now}
-    insert_rows(tx.conn, s.decisions, [dict(
-        id=did, target_kind=kind, target_id=target_id, run_id=run_id,
-        decision=canonical_json(decision), actor=actor, source=source, request_id=request_id,
-        reason=reason, created_at=tx.now, digest=digest_of(body))])
+    body = {
+        "target_kind": kind,
+        "target_id": target_id,
+        "decision": decision,
+        "actor": actor,
+        "reason": reason,
+        "created_at": tx.now,
+    }
+    insert_rows(
+        tx.conn,
+        s.decisions,
+        [
+            dict(
+                id=did,
+                target_kind=kind,
+                target_id=target_id,
+                run_id=run_id,
+                decision=canonical_json(decision),
+                actor=actor,
+                source=source,
+                request_id=request_id,
+                reason=reason,
+                created_at=tx.now,
+                digest=digest_of(body),
+            )
+        ],
+    )
     tx.changed(ChangeKind.DECISION, did, run_id)
-    sign_decision(tx, did, kind, target_id, decision, actor=actor, reason=reason,
-                  created_at=tx.now)
+    sign_decision(tx, did, kind, target_id, decision, actor=actor, reason=reason, created_at=tx.now)
     return did
 
 
 _SAME: Any = object()  # record_decision: the audit row's reason is the decision's
 
 
-def record_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decision: Any, *,
-                    source: str, reason: str | None, audit: tuple[str, Any, Any],
-                    actor: str | None = None, request_id: str | None = None,
-                    request: Any = None, audit_reason: Any = _SAME, keyed_audit: bool = True,
-                    event: tuple[str, dict] | None = None, closes: bool = False) -> str:
+def record_decision(
+    tx: Tx,
+    kind: str,
+    target_id: str,
+    run_id: str | None,
+    decision: Any,
+    *,
+    source: str,
+    reason: str | None,
+    audit: tuple[str, Any, Any],
+    actor: str | None = None,
+    request_id: str | None = None,
+    request: Any = None,
+    audit_reason: Any = _SAME,
+    keyed_audit: bool = True,
+    event: tuple[str, dict] | None = None,
+    closes: bool = False,
+) -> str:
     """The one decision writer: the decision row, then its audit row (``audit``: action,
     before, after), then, with ``event`` (type, payload), the run event, in that order and in
     ``tx``; every one by ``actor`` (default: the transaction's actor). ``keyed_audit=False``:
@@ -217,13 +276,30 @@ def record_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decis
     does). ``closes``: the event moves the run as closing the item leaves it
     (``items.status_after_closing``). Returns the decision's id."""
     who = actor or tx.actor.label
-    did = insert_decision_row(tx, kind, target_id, run_id, decision, actor=who, source=source,
-                         reason=reason, request_id=request_id)
+    did = insert_decision_row(
+        tx,
+        kind,
+        target_id,
+        run_id,
+        decision,
+        actor=who,
+        source=source,
+        reason=reason,
+        request_id=request_id,
+    )
     action, before, after = audit
-    tx.audit(action, kind, target_id, run_id=run_id, before=before, after=after,
-             reason=reason if audit_reason is _SAME else audit_reason,
-             request_id=request_id if keyed_audit else None,
-             request=request if keyed_audit else None, actor=actor)
+    tx.audit(
+        action,
+        kind,
+        target_id,
+        run_id=run_id,
+        before=before,
+        after=after,
+        reason=reason if audit_reason is _SAME else audit_reason,
+        request_id=request_id if keyed_audit else None,
+        request=request if keyed_audit else None,
+        actor=actor,
+    )
     if event is not None and run_id is not None:
         type_, payload = event
         status = status_after_closing(tx.conn, tx.run_row(run_id)) if closes else None
@@ -232,8 +308,11 @@ def record_decision(tx: Tx, kind: str, target_id: str, run_id: str | None, decis
 
 
 def decisions_for(conn: Any, target_id: str) -> list[Decision]:
-    stmt = select(s.decisions).where(s.decisions.c.target_id == target_id).order_by(
-        s.decisions.c.created_at)
+    stmt = (
+        select(s.decisions)
+        .where(s.decisions.c.target_id == target_id)
+        .order_by(s.decisions.c.created_at)
+    )
     return to_models(Decision, conn.execute(stmt))
 
 
@@ -241,6 +320,3 @@ def canonical_json_loads(text: str) -> Any:
     import json
 
     return json.loads(text)
-
-
-

@@ -24,12 +24,22 @@ def default_owner(actor: Actor) -> str:
     return f"{actor.name}@{os.getpid()}"
 
 
-def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
-               safety_class: SafetyClass | str, idempotency_key: str | None,
-               lease_seconds: float, owner: str | None, approval_id: str | None,
-               origin: str | None = None,
-               then: tuple[str, str, dict] | None = None,
-               action_text: str | None = None) -> dict | None:
+def reserve_in(
+    tx: Tx,
+    key: str,
+    *,
+    run_id: str | None,
+    tool: str,
+    action: Any,
+    safety_class: SafetyClass | str,
+    idempotency_key: str | None,
+    lease_seconds: float,
+    owner: str | None,
+    approval_id: str | None,
+    origin: str | None = None,
+    then: tuple[str, str, dict] | None = None,
+    action_text: str | None = None,
+) -> dict | None:
     """Reserve inside ``tx``: the effect's row as written. Returns None when refused with a
     write that must survive (a lapsed lease turned ambiguous); raises when refused without
     writing. ``then``: the caller's own event (run id, type, payload), appended right after
@@ -41,22 +51,41 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
     owner = owner or default_owner(tx.actor)
     safety = SafetyClass(safety_class).value
     row = tx.row_beside_run(s.effects, run_id, key=key)
-    values = dict(status=EffectStatus.RESERVED.value, lease_owner=owner,
-                  lease_seconds=lease_seconds, lease_expires_at=tx.now + lease_seconds,
-                  approval_id=approval_id, updated_at=tx.now, error=None, result=None,
-                  started_at=None)
+    values = dict(
+        status=EffectStatus.RESERVED.value,
+        lease_owner=owner,
+        lease_seconds=lease_seconds,
+        lease_expires_at=tx.now + lease_seconds,
+        approval_id=approval_id,
+        updated_at=tx.now,
+        error=None,
+        result=None,
+        started_at=None,
+    )
     if row is None:
         if run_id is not None:
             tx.live_run(run_id)
         text = action_text if action_text is not None else canonical_json(action)
-        new = dict(key=key, run_id=run_id, attempt=1, tool=tool, action=text,
-                   action_digest=sha256_hex(text), safety_class=safety,
-                   idempotency_key=idempotency_key, version=1, created_at=tx.now,
-                   agent=agent_name(tx), origin=origin, **values)
+        new = dict(
+            key=key,
+            run_id=run_id,
+            attempt=1,
+            tool=tool,
+            action=text,
+            action_digest=sha256_hex(text),
+            safety_class=safety,
+            idempotency_key=idempotency_key,
+            version=1,
+            created_at=tx.now,
+            agent=agent_name(tx),
+            origin=origin,
+            **values,
+        )
         insert_rows(tx.conn, s.effects, [new])
-        tx.changed(ChangeKind.EFFECT, key, run_id)  # the Effects page lists it live (it reads no events)
-        effect_event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner},
-                     then=then)
+        tx.changed(
+            ChangeKind.EFFECT, key, run_id
+        )  # the Effects page lists it live (it reads no events)
+        effect_event(tx, run_id, "effect.reserved", key, {"attempt": 1, "owner": owner}, then=then)
         return inserted_row(s.effects, new)
     if tx.store.trust is not None:
         from proctor.core.decisions.checks import check_effect
@@ -70,9 +99,12 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
         if row.lease_expires_at is not None and row.lease_expires_at > tx.now:
             raise errors.EffectBusy(f"effect {key} is leased by {row.lease_owner}")
         make_ambiguous(tx, row, "lease expired before the outcome was recorded")
-        tx.raise_after_commit(errors.EffectAmbiguous(
-            f"effect {key}: the previous lease of {row.lease_owner} expired mid-flight; "
-            "the outcome is unknown and a person must resolve it"))
+        tx.raise_after_commit(
+            errors.EffectAmbiguous(
+                f"effect {key}: the previous lease of {row.lease_owner} expired mid-flight; "
+                "the outcome is unknown and a person must resolve it"
+            )
+        )
         return None
     # failed: may be retried as the next attempt, which starts with nothing of the last one
     # on the row (its outcome, "unknown" reason and resolution stay in the receipts,
@@ -81,10 +113,23 @@ def reserve_in(tx: Tx, key: str, *, run_id: str | None, tool: str, action: Any,
     for rid in {run_id, row.run_id} - {None}:
         tx.live_run(rid)
     refuse_tampered("effect", key, row)
-    written = update_effect(tx, row, attempt=row.attempt + 1, ambiguous_reason=None,
-                            resolved_by=None, resolution_reason=None, **values)
-    effect_event(tx, row.run_id, "effect.reserved", key,
-                 {"attempt": row.attempt + 1, "owner": owner}, then=then)
+    written = update_effect(
+        tx,
+        row,
+        attempt=row.attempt + 1,
+        ambiguous_reason=None,
+        resolved_by=None,
+        resolution_reason=None,
+        **values,
+    )
+    effect_event(
+        tx,
+        row.run_id,
+        "effect.reserved",
+        key,
+        {"attempt": row.attempt + 1, "owner": owner},
+        then=then,
+    )
     return written
 
 
@@ -98,20 +143,32 @@ def effect_in(tx: Tx, key: str, written: dict | None = None) -> Effect:
     return one_where(tx.conn, Effect, s.effects, f"effect {key}", key=key)
 
 
-def make_ambiguous(tx: Tx, row: Any, reason: str,
-                    partial_result: Any = None) -> None:
+def make_ambiguous(tx: Tx, row: Any, reason: str, partial_result: Any = None) -> None:
     values: dict[str, Any] = {}
     payload: dict[str, Any] = {"attempt": row.attempt, "reason": reason}
     if partial_result is not None:
         values["result"] = canonical_json(partial_result)
         payload["partial_result"] = partial_result
-    update_effect(tx, row, status=EffectStatus.AMBIGUOUS.value, ambiguous_reason=reason,
-                 lease_expires_at=None, **values)
-    tx.audit("effect.ambiguous", "effect", row.key, run_id=row.run_id,
-             actor="system:recovery", before={"status": row.status},
-             after={"status": "ambiguous"}, reason=reason)
-    effect_event(tx, row.run_id, "effect.ambiguous", row.key, payload,
-                actor="system:recovery")
+    update_effect(
+        tx,
+        row,
+        status=EffectStatus.AMBIGUOUS.value,
+        ambiguous_reason=reason,
+        lease_expires_at=None,
+        **values,
+    )
+    tx.audit(
+        "effect.ambiguous",
+        "effect",
+        row.key,
+        run_id=row.run_id,
+        actor="system:recovery",
+        before={"status": row.status},
+        after={"status": "ambiguous"},
+        reason=reason,
+    )
+    effect_event(tx, row.run_id, "effect.ambiguous", row.key, payload, actor="system:recovery")
+
 
 def update_effect(tx: Tx, row: Any, **values: Any) -> dict:
     """UPDATE ``row`` (as read in ``tx``) with ``values``; the row as now stored."""
@@ -122,8 +179,16 @@ def update_effect(tx: Tx, row: Any, **values: Any) -> dict:
     tx.changed(ChangeKind.EFFECT, row.key, row.run_id)
     return written_row(row, values)
 
-def effect_event(tx: Tx, run_id: str | None, type_: str, key: str, payload: dict,
-                 actor: str | None = None, then: tuple[str, str, dict] | None = None) -> None:
+
+def effect_event(
+    tx: Tx,
+    run_id: str | None,
+    type_: str,
+    key: str,
+    payload: dict,
+    actor: str | None = None,
+    then: tuple[str, str, dict] | None = None,
+) -> None:
     """The effect's run event (none once its run has ended: the effect outlives its run;
     the audit row is the record), then ``then`` (run id, type, payload), if any."""
     body = {"effect_key": key, **payload}
@@ -131,8 +196,13 @@ def effect_event(tx: Tx, run_id: str | None, type_: str, key: str, payload: dict
     if run is not None and run.status in ("completed", "failed", "cancelled"):
         run = None
     if then is not None and run is not None and then[0] == run_id and actor is None:
-        tx.append_events(run, [(type_, body, tx.new_id("evt"), canonical_json(body)),
-                               (then[1], then[2], tx.new_id("evt"), canonical_json(then[2]))])
+        tx.append_events(
+            run,
+            [
+                (type_, body, tx.new_id("evt"), canonical_json(body)),
+                (then[1], then[2], tx.new_id("evt"), canonical_json(then[2])),
+            ],
+        )
         return
     if run is not None:
         tx.append_event(run, type_, body, actor=actor)
@@ -145,13 +215,24 @@ def receipt_in(tx: Tx, receipt_id: str) -> Receipt:
     return one_where(tx.conn, Receipt, s.receipts, f"receipt {receipt_id}", id=receipt_id)
 
 
-def write_receipt(tx: Tx, row: Any, kind: str, status: str, external_id: str | None,
-                  evidence: Any, actor: str) -> str:
+def write_receipt(
+    tx: Tx, row: Any, kind: str, status: str, external_id: str | None, evidence: Any, actor: str
+) -> str:
     rid = tx.new_id("rcp")
-    receipt = dict(id=rid, effect_key=row.key, run_id=row.run_id, kind=kind, status=status,
-                   external_id=external_id, evidence=evidence, actor=actor, created_at=tx.now)
-    receipt.update(digest=digest_of(receipt_digest_body(receipt)),
-                   evidence=canonical_json(evidence))
+    receipt = dict(
+        id=rid,
+        effect_key=row.key,
+        run_id=row.run_id,
+        kind=kind,
+        status=status,
+        external_id=external_id,
+        evidence=evidence,
+        actor=actor,
+        created_at=tx.now,
+    )
+    receipt.update(
+        digest=digest_of(receipt_digest_body(receipt)), evidence=canonical_json(evidence)
+    )
     insert_rows(tx.conn, s.receipts, [receipt])
     tx.changed(ChangeKind.RECEIPT, rid, row.run_id)
     return rid

@@ -52,19 +52,37 @@ class Effects:
     _event = staticmethod(effect_event)
 
     # ------------------------------------------------------------ agent side
-    def reserve(self, key: str, *, tool: str, run_id: str | None = None, action: Any = None,
-                safety_class: SafetyClass | str = SafetyClass.UNSAFE_WRITE,
-                idempotency_key: str | None = None, lease_seconds: float = 30.0,
-                owner: str | None = None, origin: Origin | dict | None = None) -> Effect:
+    def reserve(
+        self,
+        key: str,
+        *,
+        tool: str,
+        run_id: str | None = None,
+        action: Any = None,
+        safety_class: SafetyClass | str = SafetyClass.UNSAFE_WRITE,
+        idempotency_key: str | None = None,
+        lease_seconds: float = 30.0,
+        owner: str | None = None,
+        origin: Origin | dict | None = None,
+    ) -> Effect:
         """Win the reservation of ``key`` (at most one caller across processes).
         ``origin``: where it comes from, stored when the key is new (the agent's word)."""
         origin_text = default_origin(self.j.actor.kind, origin)
 
         def op(tx: Tx) -> dict | None:
-            return self.reserve_in(tx, key, run_id=run_id, tool=tool, action=action,
-                                   safety_class=safety_class, idempotency_key=idempotency_key,
-                                   lease_seconds=lease_seconds, owner=owner, approval_id=None,
-                                   origin=origin_text)
+            return self.reserve_in(
+                tx,
+                key,
+                run_id=run_id,
+                tool=tool,
+                action=action,
+                safety_class=safety_class,
+                idempotency_key=idempotency_key,
+                lease_seconds=lease_seconds,
+                owner=owner,
+                approval_id=None,
+                origin=origin_text,
+            )
 
         return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
@@ -75,16 +93,21 @@ class Effects:
             row = self._owned(tx, key, owner, (EffectStatus.RESERVED,))
             if row is None:
                 return None
-            written = self._update(tx, row, status=EffectStatus.EXECUTING.value,
-                                   started_at=tx.now,
-                                   lease_expires_at=tx.now + row.lease_seconds)
+            written = self._update(
+                tx,
+                row,
+                status=EffectStatus.EXECUTING.value,
+                started_at=tx.now,
+                lease_expires_at=tx.now + row.lease_seconds,
+            )
             self._event(tx, row.run_id, "effect.started", key, {"attempt": row.attempt})
             return written
 
         return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
-    def renew(self, key: str, *, owner: str | None = None,
-              lease_seconds: float | None = None) -> Effect:
+    def renew(
+        self, key: str, *, owner: str | None = None, lease_seconds: float | None = None
+    ) -> Effect:
         owner = owner or self.default_owner()
 
         def op(tx: Tx) -> dict | None:
@@ -96,20 +119,44 @@ class Effects:
 
         return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
-    def commit(self, key: str, result: Any = None, *, owner: str | None = None,
-               external_id: str | None = None, evidence: Any = None) -> Effect:
+    def commit(
+        self,
+        key: str,
+        result: Any = None,
+        *,
+        owner: str | None = None,
+        external_id: str | None = None,
+        evidence: Any = None,
+    ) -> Effect:
         owner = owner or self.default_owner()
 
         def op(tx: Tx) -> dict | None:
             row = self._owned(tx, key, owner, (EffectStatus.EXECUTING,))
             if row is None:
                 return None
-            written = self._update(tx, row, status=EffectStatus.COMMITTED.value,
-                                   result=canonical_json(result), lease_expires_at=None)
-            write_receipt(tx, row, "commit", "committed", external_id,
-                          {"result": result, "evidence": evidence}, tx.actor.label)
-            self._event(tx, row.run_id, "effect.committed", key,
-                        {"attempt": row.attempt, "external_id": external_id})
+            written = self._update(
+                tx,
+                row,
+                status=EffectStatus.COMMITTED.value,
+                result=canonical_json(result),
+                lease_expires_at=None,
+            )
+            write_receipt(
+                tx,
+                row,
+                "commit",
+                "committed",
+                external_id,
+                {"result": result, "evidence": evidence},
+                tx.actor.label,
+            )
+            self._event(
+                tx,
+                row.run_id,
+                "effect.committed",
+                key,
+                {"attempt": row.attempt, "external_id": external_id},
+            )
             return written
 
         return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
@@ -121,16 +168,24 @@ class Effects:
             row = self._owned(tx, key, owner, LIVE)
             if row is None:
                 return None
-            written = self._update(tx, row, status=EffectStatus.FAILED.value, error=error,
-                                   lease_expires_at=None)
-            self._event(tx, row.run_id, "effect.failed", key,
-                        {"attempt": row.attempt, "error": error})
+            written = self._update(
+                tx, row, status=EffectStatus.FAILED.value, error=error, lease_expires_at=None
+            )
+            self._event(
+                tx, row.run_id, "effect.failed", key, {"attempt": row.attempt, "error": error}
+            )
             return written
 
         return self.j.write_then(op, lambda tx, row: self.get_in(tx, key, row))
 
-    def record_receipt(self, key: str, *, external_id: str | None = None,
-                       evidence: Any = None, owner: str | None = None) -> Receipt:
+    def record_receipt(
+        self,
+        key: str,
+        *,
+        external_id: str | None = None,
+        evidence: Any = None,
+        owner: str | None = None,
+    ) -> Receipt:
         """The lease holder records what it knows so far about an executing effect (a
         provider's request id, a partial response), before the outcome is known: an
         immutable receipt of kind ``progress``, a run event (unless the run has ended) and a
@@ -142,8 +197,9 @@ class Effects:
         ``EffectAmbiguous`` is raised after the commit."""
         owner = owner or self.default_owner()
         if external_id is None and evidence is None:
-            raise errors.ValidationError("a receipt needs an external id or evidence",
-                                         field="external_id")
+            raise errors.ValidationError(
+                "a receipt needs an external id or evidence", field="external_id"
+            )
 
         def op(tx: Tx) -> str:
             row = row_where(tx.conn, s.effects, key=key)
@@ -151,27 +207,35 @@ class Effects:
                 raise errors.NotFound(f"effect {key} does not exist")
             if row.status != EffectStatus.EXECUTING:
                 raise errors.InvalidTransition(
-                    f"effect {key} is {row.status}; receipts so far are recorded while it "
-                    "executes")
+                    f"effect {key} is {row.status}; receipts so far are recorded while it executes"
+                )
             if row.lease_owner != owner:
-                raise errors.EffectBusy(
-                    f"effect {key} is leased by {row.lease_owner}, not {owner}")
-            rid = write_receipt(tx, row, "progress", row.status, external_id, evidence,
-                                tx.actor.label)
-            self._event(tx, row.run_id, "effect.receipt", key,
-                        {"attempt": row.attempt, "receipt_id": rid,
-                         "external_id": external_id})
+                raise errors.EffectBusy(f"effect {key} is leased by {row.lease_owner}, not {owner}")
+            rid = write_receipt(
+                tx, row, "progress", row.status, external_id, evidence, tx.actor.label
+            )
+            self._event(
+                tx,
+                row.run_id,
+                "effect.receipt",
+                key,
+                {"attempt": row.attempt, "receipt_id": rid, "external_id": external_id},
+            )
             if row.lease_expires_at is not None and row.lease_expires_at <= tx.now:
                 self._make_ambiguous(tx, row, "lease expired before the outcome was recorded")
-                tx.raise_after_commit(errors.EffectAmbiguous(
-                    f"effect {key}: your lease expired; the receipt is kept and the outcome "
-                    "is now for a person to resolve"))
+                tx.raise_after_commit(
+                    errors.EffectAmbiguous(
+                        f"effect {key}: your lease expired; the receipt is kept and the outcome "
+                        "is now for a person to resolve"
+                    )
+                )
             return rid
 
         return self.j.write_then(op, receipt_in)
 
-    def mark_ambiguous(self, key: str, reason: str, *, owner: str | None = None,
-                       partial_result: Any = None) -> Effect:
+    def mark_ambiguous(
+        self, key: str, reason: str, *, owner: str | None = None, partial_result: Any = None
+    ) -> Effect:
         """The caller lost track of the outcome (timeout, unknown response).
         ``partial_result``: what the tool returned before it lost track (kept as the
         effect's result, shown to the operator as the partial result, and in the
@@ -189,9 +253,14 @@ class Effects:
         """Turn every live effect whose lease lapsed into ``ambiguous``."""
 
         def op(tx: Tx) -> int:
-            rows = tx.conn.execute(select(s.effects).where(
-                s.effects.c.status.in_([st.value for st in LIVE]),
-                s.effects.c.lease_expires_at <= tx.now).limit(500)).all()
+            rows = tx.conn.execute(
+                select(s.effects)
+                .where(
+                    s.effects.c.status.in_([st.value for st in LIVE]),
+                    s.effects.c.lease_expires_at <= tx.now,
+                )
+                .limit(500)
+            ).all()
             for row in rows:
                 self._make_ambiguous(tx, row, "lease expired before the outcome was recorded")
             return len(rows)
@@ -199,10 +268,18 @@ class Effects:
         return self.j.write(op)
 
     # ------------------------------------------------------------ operator side
-    def resolve(self, key: str, outcome: EffectStatus | str, *, reason: str,
-                expected_version: int, external_id: str | None = None,
-                evidence: Any = None, request_id: str | None = None,
-                source: str = "desk") -> Effect:
+    def resolve(
+        self,
+        key: str,
+        outcome: EffectStatus | str,
+        *,
+        reason: str,
+        expected_version: int,
+        external_id: str | None = None,
+        evidence: Any = None,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Effect:
         """A person says what really happened: ``committed`` or ``failed``. ``source``
         says where (desk, cli, mcp…); it is kept on the decision row."""
         self.j.require_operator()
@@ -210,11 +287,19 @@ class Effects:
         if outcome not in (EffectStatus.COMMITTED, EffectStatus.FAILED):
             raise errors.ValidationError("resolve to committed or failed", field="outcome")
         if not reason or not reason.strip():
-            raise errors.ValidationError("a reason is required to resolve an effect",
-                                         field="reason")
-        request = {"op": "effect.resolve", "key": key, "outcome": outcome.value,
-                   "reason": reason, "external_id": external_id, "evidence": evidence,
-                   "expected_version": expected_version, "source": source}
+            raise errors.ValidationError(
+                "a reason is required to resolve an effect", field="reason"
+            )
+        request = {
+            "op": "effect.resolve",
+            "key": key,
+            "outcome": outcome.value,
+            "reason": reason,
+            "external_id": external_id,
+            "evidence": evidence,
+            "expected_version": expected_version,
+            "source": source,
+        }
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -224,29 +309,57 @@ class Effects:
                 raise errors.NotFound(f"effect {key} does not exist")
             if row.status != EffectStatus.AMBIGUOUS:
                 who = f" by {row.resolved_by}" if row.resolved_by else ""
-                raise errors.AlreadyDecided(f"effect {key} is {row.status}{who}, not ambiguous",
-                                            status=row.status, decided_by=row.resolved_by)
+                raise errors.AlreadyDecided(
+                    f"effect {key} is {row.status}{who}, not ambiguous",
+                    status=row.status,
+                    decided_by=row.resolved_by,
+                )
             if row.version != expected_version:
                 raise errors.StaleVersion(f"effect {key} changed since you looked")
             refuse_tampered("effect", key, row)
-            refuse_requester(tx, requesters_of_effect(tx.conn, row), verb="resolve",
-                             what=f"effect {key}")
-            self._update(tx, row, status=outcome.value, resolved_by=tx.actor.label,
-                         resolution_reason=reason, lease_expires_at=None)
-            body = {"reason": reason, "evidence": evidence, "prior_error": row.error,
-                    "ambiguous_reason": row.ambiguous_reason}
+            refuse_requester(
+                tx, requesters_of_effect(tx.conn, row), verb="resolve", what=f"effect {key}"
+            )
+            self._update(
+                tx,
+                row,
+                status=outcome.value,
+                resolved_by=tx.actor.label,
+                resolution_reason=reason,
+                lease_expires_at=None,
+            )
+            body = {
+                "reason": reason,
+                "evidence": evidence,
+                "prior_error": row.error,
+                "ambiguous_reason": row.ambiguous_reason,
+            }
             if loads(row.result) is not None:
                 body["partial_result"] = loads(row.result)  # a retry's reserve clears it
-            write_receipt(tx, row, "resolution", outcome.value, external_id, body,
-                          tx.actor.label)
+            write_receipt(tx, row, "resolution", outcome.value, external_id, body, tx.actor.label)
             record_decision(
-                tx, "effect", key, row.run_id, {"outcome": outcome.value},
-                source=source, reason=reason, request_id=request_id, request=request,
-                audit=(f"effect.resolved_{outcome.value}",
-                       {"status": "ambiguous", "error": row.error},
-                       {"status": outcome.value, "external_id": external_id}))
-            self._event(tx, row.run_id, "effect.resolved", key,
-                        {"outcome": outcome.value, "by": tx.actor.label, "reason": reason})
+                tx,
+                "effect",
+                key,
+                row.run_id,
+                {"outcome": outcome.value},
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                request=request,
+                audit=(
+                    f"effect.resolved_{outcome.value}",
+                    {"status": "ambiguous", "error": row.error},
+                    {"status": outcome.value, "external_id": external_id},
+                ),
+            )
+            self._event(
+                tx,
+                row.run_id,
+                "effect.resolved",
+                key,
+                {"outcome": outcome.value, "by": tx.actor.label, "reason": reason},
+            )
 
         return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
@@ -254,19 +367,29 @@ class Effects:
     def get(self, key: str) -> Effect:
         return self.j.read(lambda c: one_where(c, Effect, s.effects, f"effect {key}", key=key))
 
-    def list(self, query: EffectQuery | None = None, *,
-             status: builtins.list[str] | None = None, run_id: str | None = None,
-             newest_first: bool = True, cursor: str | None = None,
-             limit: int = 200) -> Page[Effect]:
+    def list(
+        self,
+        query: EffectQuery | None = None,
+        *,
+        status: builtins.list[str] | None = None,
+        run_id: str | None = None,
+        newest_first: bool = True,
+        cursor: str | None = None,
+        limit: int = 200,
+    ) -> Page[Effect]:
         """Effects matching ``query`` (``effect_views.EffectQuery``; or the filters given one
         by one), keyset-paged by (created, key): the one effect listing (the desk's Effects
         page, ``proctor effects``, the integrations' recovery sweeps)."""
-        q = query or EffectQuery(statuses=frozenset(EffectStatus(x) for x in status or ()),
-                                 run_id=run_id, newest_first=newest_first)
+        q = query or EffectQuery(
+            statuses=frozenset(EffectStatus(x) for x in status or ()),
+            run_id=run_id,
+            newest_first=newest_first,
+        )
         return self.j.read(lambda c: effect_views.browse(c, q, self.j.now(), cursor, limit))
 
-    def browse(self, query: EffectQuery | None = None, *, cursor: str | None = None,
-               limit: int = 200) -> Page[Effect]:
+    def browse(
+        self, query: EffectQuery | None = None, *, cursor: str | None = None, limit: int = 200
+    ) -> Page[Effect]:
         """``list(query)`` (the name the desk's Effects page knew it by)."""
         return self.list(query or EffectQuery(), cursor=cursor, limit=limit)
 
@@ -294,12 +417,17 @@ class Effects:
         if row.status == EffectStatus.AMBIGUOUS:
             raise errors.EffectAmbiguous(
                 f"effect {key} is ambiguous ({row.ambiguous_reason}); the outcome is now for "
-                "a person to resolve")
-        if row.resolved_by is not None and row.lease_owner == owner and \
-                row.status in (EffectStatus.COMMITTED, EffectStatus.FAILED):
+                "a person to resolve"
+            )
+        if (
+            row.resolved_by is not None
+            and row.lease_owner == owner
+            and row.status in (EffectStatus.COMMITTED, EffectStatus.FAILED)
+        ):
             raise errors.EffectAmbiguous(
                 f"effect {key} lost its lease and was resolved {row.status} by "
-                f"{row.resolved_by}; what you report now is not recorded")
+                f"{row.resolved_by}; what you report now is not recorded"
+            )
         if row.status not in allowed:
             raise errors.InvalidTransition(f"effect {key} is {row.status}")
         refuse_tampered("effect", key, row)
@@ -307,7 +435,10 @@ class Effects:
             raise errors.EffectBusy(f"effect {key} is leased by {row.lease_owner}, not {owner}")
         if row.lease_expires_at is not None and row.lease_expires_at <= tx.now:
             self._make_ambiguous(tx, row, "lease expired before the outcome was recorded")
-            tx.raise_after_commit(errors.EffectAmbiguous(
-                f"effect {key}: your lease expired; the outcome is now for a person to resolve"))
+            tx.raise_after_commit(
+                errors.EffectAmbiguous(
+                    f"effect {key}: your lease expired; the outcome is now for a person to resolve"
+                )
+            )
             return None
         return row

@@ -36,8 +36,9 @@ class EffectContext(Frozen):
     tool_call: ToolCall | None
 
 
-def browse(conn: Any, q: EffectQuery, now: float, cursor: str | None = None,
-           limit: int = 200) -> Page[Effect]:
+def browse(
+    conn: Any, q: EffectQuery, now: float, cursor: str | None = None, limit: int = 200
+) -> Page[Effect]:
     """One page of effects matching ``q``, read on ``conn``."""
     e = s.effects.c
     conds: list[Any] = []
@@ -49,14 +50,12 @@ def browse(conn: Any, q: EffectQuery, now: float, cursor: str | None = None,
         conds.append(e.run_id == q.run_id)
     if q.text:
         like = f"%{escape_like(q.text)}%"
-        conds.append(or_(*(c.ilike(like, escape="\\") for c in (e.key, e.tool,
-                                                                 e.idempotency_key))))
+        conds.append(or_(*(c.ilike(like, escape="\\") for c in (e.key, e.tool, e.idempotency_key))))
     key = (e.created_at, e.key)
     after = seek(key, cursor, q.newest_first)
     if after is not None:
         conds.append(after)
-    stmt = select(s.effects).where(*conds).order_by(*ordered(key, q.newest_first)).limit(
-        limit + 1)
+    stmt = select(s.effects).where(*conds).order_by(*ordered(key, q.newest_first)).limit(limit + 1)
     return keyset_page(Effect, conn.execute(stmt).all(), limit, key)
 
 
@@ -72,16 +71,28 @@ def context(journal: Any, key: str) -> EffectContext:
         if row is None:
             raise NotFound(f"effect {key} does not exist")
         effect = to_model(Effect, row)
-        receipts = to_models(Receipt, conn.execute(
-            select(s.receipts).where(s.receipts.c.effect_key == key).order_by(
-                s.receipts.c.created_at, s.receipts.c.id)))
-        run = _one(conn, Run, select(s.runs).where(s.runs.c.id == effect.run_id)) \
-            if effect.run_id else None
-        approval = _one(conn, Approval, approval_select().where(
-            s.approvals.c.id == effect.approval_id)) if effect.approval_id else None
+        receipts = to_models(
+            Receipt,
+            conn.execute(
+                select(s.receipts)
+                .where(s.receipts.c.effect_key == key)
+                .order_by(s.receipts.c.created_at, s.receipts.c.id)
+            ),
+        )
+        run = (
+            _one(conn, Run, select(s.runs).where(s.runs.c.id == effect.run_id))
+            if effect.run_id
+            else None
+        )
+        approval = (
+            _one(conn, Approval, approval_select().where(s.approvals.c.id == effect.approval_id))
+            if effect.approval_id
+            else None
+        )
         call = _tool_call(conn, effect, approval)
-        return EffectContext(effect=effect, receipts=receipts, run=run, approval=approval,
-                             tool_call=call)
+        return EffectContext(
+            effect=effect, receipts=receipts, run=run, approval=approval, tool_call=call
+        )
 
     return journal.read(q)
 
@@ -100,14 +111,24 @@ def _tool_call(conn: Any, effect: Effect, approval: Approval | None) -> ToolCall
     if effect.run_id is None:
         return None
     if effect.idempotency_key:
-        found = _one(conn, ToolCall, select(s.tool_calls).where(
-            t.run_id == effect.run_id, t.idempotency_key == effect.idempotency_key).order_by(
-            t.created_at.desc()).limit(1))
+        found = _one(
+            conn,
+            ToolCall,
+            select(s.tool_calls)
+            .where(t.run_id == effect.run_id, t.idempotency_key == effect.idempotency_key)
+            .order_by(t.created_at.desc())
+            .limit(1),
+        )
         if found is not None:
             return found
-    return _one(conn, ToolCall, select(s.tool_calls).where(
-        t.run_id == effect.run_id, t.tool == effect.tool,
-        t.created_at <= effect.created_at).order_by(t.created_at.desc()).limit(1))
+    return _one(
+        conn,
+        ToolCall,
+        select(s.tool_calls)
+        .where(t.run_id == effect.run_id, t.tool == effect.tool, t.created_at <= effect.created_at)
+        .order_by(t.created_at.desc())
+        .limit(1),
+    )
 
 
 __all__ = ["EffectContext", "EffectQuery", "browse", "context"]

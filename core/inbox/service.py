@@ -54,8 +54,14 @@ class Inbox:
         ]
         if f.text:
             like = f"%{escape_like(f.text)}%"
-            conds.append(or_(*(col.ilike(like, escape="\\")
-                               for col in (c.run_title, c.agent, c.s1, c.s2, c.id))))
+            conds.append(
+                or_(
+                    *(
+                        col.ilike(like, escape="\\")
+                        for col in (c.run_title, c.agent, c.s1, c.s2, c.id)
+                    )
+                )
+            )
         return [x for x in conds if x is not None]
 
     def _page(self, f: InboxFilter, now: float, cursor: str | None, size: int) -> Any:
@@ -71,20 +77,26 @@ class Inbox:
             after = seek((c.created_at, c.id), cursor, f.newest_first)
             if after is not None:
                 conds.append(after)
-            cut = select(part).where(*conds).order_by(
-                *ordered((c.created_at, c.id), f.newest_first)).limit(size)
+            cut = (
+                select(part)
+                .where(*conds)
+                .order_by(*ordered((c.created_at, c.id), f.newest_first))
+                .limit(size)
+            )
             parts.append(select(cut.subquery(f"{kind.value}_page")))
         u = union_all(*parts).subquery("inbox")
-        return select(u).order_by(*ordered((u.c.created_at, u.c.id), f.newest_first)).limit(
-            size)
+        return select(u).order_by(*ordered((u.c.created_at, u.c.id), f.newest_first)).limit(size)
 
-    def list(self, f: InboxFilter | None = None, *, cursor: str | None = None,
-             limit: int = 200) -> Page[InboxItem]:
+    def list(
+        self, f: InboxFilter | None = None, *, cursor: str | None = None, limit: int = 200
+    ) -> Page[InboxItem]:
         f = f or InboxFilter()
         stmt = self._page(f, self.j.now(), cursor, limit + 1)
         rows = self.j.read(lambda c: c.execute(stmt).all())
-        return INBOX_PAGE(items=[self._item(r) for r in rows[:limit]],
-                          next_cursor=cursor_after(rows, limit, ("created_at", "id")))
+        return INBOX_PAGE(
+            items=[self._item(r) for r in rows[:limit]],
+            next_cursor=cursor_after(rows, limit, ("created_at", "id")),
+        )
 
     def pick(self, f: InboxFilter | None, ids: builtins.list[str]) -> builtins.list[InboxItem]:
         """Those of ``ids`` that are in the inbox under ``f`` now (unordered): a live view
@@ -116,20 +128,39 @@ class Inbox:
         u, conds = self._union(InboxFilter(), self.j.now())
 
         def q(conn: Any) -> dict[str, builtins.list[str]]:
-            return {name: sorted(v for v in conn.execute(
-                select(getattr(u.c, name)).where(*conds).distinct()).scalars() if v)
-                for name in ("agent", "project", "safety_class")}
+            return {
+                name: sorted(
+                    v
+                    for v in conn.execute(
+                        select(getattr(u.c, name)).where(*conds).distinct()
+                    ).scalars()
+                    if v
+                )
+                for name in ("agent", "project", "safety_class")
+            }
 
         return self.j.read(q)
 
-    def snooze(self, kind: InboxKind | str, item_id: str, until: float | None, *,
-               expected_version: int, request_id: str | None = None) -> None:
+    def snooze(
+        self,
+        kind: InboxKind | str,
+        item_id: str,
+        until: float | None,
+        *,
+        expected_version: int,
+        request_id: str | None = None,
+    ) -> None:
         """Hide an item until ``until`` (None wakes it). Not a decision; audited."""
         self.j.require_operator()
         kind = InboxKind(kind)
         table, key = TABLE_OF[kind]
-        request = {"op": "inbox.snooze", "kind": kind.value, "id": item_id, "until": until,
-                   "expected_version": expected_version}
+        request = {
+            "op": "inbox.snooze",
+            "kind": kind.value,
+            "id": item_id,
+            "until": until,
+            "expected_version": expected_version,
+        }
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -139,24 +170,37 @@ class Inbox:
                 raise errors.NotFound(f"{kind.value} {item_id} does not exist")
             if row.version != expected_version:
                 raise errors.StaleVersion(f"{kind.value} {item_id} changed since you looked")
-            done = update_where(tx.conn, table, dict(snoozed_until=until,
-                                                     version=row.version + 1),
-                                **{key.name: item_id, "version": row.version})
+            done = update_where(
+                tx.conn,
+                table,
+                dict(snoozed_until=until, version=row.version + 1),
+                **{key.name: item_id, "version": row.version},
+            )
             if done != 1:
                 raise errors.StaleVersion(f"{kind.value} {item_id} changed meanwhile")
             entity = kind.change_kind
             tx.changed(entity, item_id, row.run_id)
-            audit_id = tx.audit("inbox.snoozed" if until else "inbox.unsnoozed", entity,
-                                item_id, run_id=row.run_id,
-                                before={"snoozed_until": row.snoozed_until},
-                                after={"snoozed_until": until}, request_id=request_id,
-                                request=request)
+            audit_id = tx.audit(
+                "inbox.snoozed" if until else "inbox.unsnoozed",
+                entity,
+                item_id,
+                run_id=row.run_id,
+                before={"snoozed_until": row.snoozed_until},
+                after={"snoozed_until": until},
+                request_id=request_id,
+                request=request,
+            )
             sign_in(tx, SNOOZE, audit_id, entity, item_id, {"snoozed_until": until}, None)
 
         self.j.write(op)
 
-    def bulk_snooze(self, items: Sequence[tuple[InboxKind | str, str, int]], until: float | None,
-                    *, request_id: str | None = None) -> builtins.list[BulkResult]:
+    def bulk_snooze(
+        self,
+        items: Sequence[tuple[InboxKind | str, str, int]],
+        until: float | None,
+        *,
+        request_id: str | None = None,
+    ) -> builtins.list[BulkResult]:
         """Snooze (or, with ``until`` None, wake) each (kind, id, version the operator saw),
         each in its own transaction; a per-item result for each, in order."""
         self.j.require_operator()
@@ -167,6 +211,7 @@ class Inbox:
                 self.snooze(kind, item_id, until, expected_version=version, request_id=rid)
                 results.append(BulkResult(id=item_id, ok=True))
             except errors.ProctorError as err:
-                results.append(BulkResult(id=item_id, ok=False, error=str(err),
-                                          error_type=type(err).__name__))
+                results.append(
+                    BulkResult(id=item_id, ok=False, error=str(err), error_type=type(err).__name__)
+                )
         return results

@@ -50,8 +50,11 @@ class HookInputError(ValueError):
 
 
 def output(decision: str, reason: str, updated_input: dict | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"hookEventName": EVENT, "permissionDecision": decision,
-                           "permissionDecisionReason": reason[:MAX_REASON_OUT]}
+    out: dict[str, Any] = {
+        "hookEventName": EVENT,
+        "permissionDecision": decision,
+        "permissionDecisionReason": reason[:MAX_REASON_OUT],
+    }
     if updated_input is not None:
         out["updatedInput"] = updated_input
     return {"hookSpecificOutput": out}
@@ -85,9 +88,15 @@ def parse_event(raw: str) -> dict[str, Any] | None:
     return event
 
 
-def decide(raw: str, journal_path: str | None, *, timeout: float = 55.0,
-           agent: str = "claude-code", project: str = "claude-code",
-           trust: Any = None) -> dict[str, Any] | None:
+def decide(
+    raw: str,
+    journal_path: str | None,
+    *,
+    timeout: float = 55.0,
+    agent: str = "claude-code",
+    project: str = "claude-code",
+    trust: Any = None,
+) -> dict[str, Any] | None:
     """The hook's whole job: the JSON to print (None: print nothing). Never raises for bad
     input or a journal problem: those answer ``ask``."""
     try:
@@ -99,17 +108,28 @@ def decide(raw: str, journal_path: str | None, *, timeout: float = 55.0,
     if not journal_path:
         return ask("no journal given (--journal or PROCTOR_JOURNAL); asking instead")
     try:
-        verdict = file_and_wait(event, journal_path, timeout=timeout, agent=agent,
-                                project=project, trust=trust)
+        verdict = file_and_wait(
+            event, journal_path, timeout=timeout, agent=agent, project=project, trust=trust
+        )
     except Exception as exc:  # noqa: BLE001 - the hook's own failure never allows
-        return ask(f"the desk could not take the request ({type(exc).__name__}: "
-                   f"{str(exc)[:300]}); asking instead")
+        return ask(
+            f"the desk could not take the request ({type(exc).__name__}: "
+            f"{str(exc)[:300]}); asking instead"
+        )
     return answer(verdict, timeout)
 
 
-def file_and_wait(event: dict[str, Any], journal_path: str, *, timeout: float, agent: str,
-                  project: str, trust: Any = None, runtime: str = "claude-code",
-                  label: str = "Claude Code") -> Verdict:
+def file_and_wait(
+    event: dict[str, Any],
+    journal_path: str,
+    *,
+    timeout: float,
+    agent: str,
+    project: str,
+    trust: Any = None,
+    runtime: str = "claude-code",
+    label: str = "Claude Code",
+) -> Verdict:
     """File the event's tool call as an approval (one run per ``runtime`` session) and wait
     for the operator; shared by the Claude Code and Codex hooks."""
     from pathlib import Path
@@ -119,25 +139,37 @@ def file_and_wait(event: dict[str, Any], journal_path: str, *, timeout: float, a
     if not on_server and not Path(where).exists():  # a server says itself what is missing
         raise errors.NotFound(f"no journal at {journal_path}")
     session = event.get("session_id") or "unknown-session"
-    with Journal.open(where, actor=Actor.agent(agent),
-                      create=False, trust=trust) as j:
+    with Journal.open(where, actor=Actor.agent(agent), create=False, trust=trust) as j:
         prefix = "run_cc_" if runtime == "claude-code" else f"run_{runtime}_"
-        run = j.runs.start(project, f"{label} session {session[:60]}", agent=agent,
-                           run_id=stable_id(prefix, runtime, session),
-                           metadata={"via": runtime, "session_id": session,
-                                     "cwd": event.get("cwd")})
+        run = j.runs.start(
+            project,
+            f"{label} session {session[:60]}",
+            agent=agent,
+            run_id=stable_id(prefix, runtime, session),
+            metadata={"via": runtime, "session_id": session, "cwd": event.get("cwd")},
+        )
         tool_use_id = event.get("tool_use_id")
         approval = j.approvals.request(
-            run.id, tool_action(event["tool_name"], event["tool_input"]),
+            run.id,
+            tool_action(event["tool_name"], event["tool_input"]),
             reason=f"{label} wants to use {event['tool_name'][:100]}"
-                   + (f" in {event['cwd'][:300]}" if event.get("cwd") else ""),
+            + (f" in {event['cwd'][:300]}" if event.get("cwd") else ""),
             request_key=(f"{runtime}:{session}:{tool_use_id}" if tool_use_id else None),
-            origin=origins.make(runtime=runtime, tool=str(event["tool_name"]),
-                                pid=os.getppid(),  # the agent that ran this hook
-                                host=socket.gethostname(), client=f"session {session}"))
+            origin=origins.make(
+                runtime=runtime,
+                tool=str(event["tool_name"]),
+                pid=os.getppid(),  # the agent that ran this hook
+                host=socket.gethostname(),
+                client=f"session {session}",
+            ),
+        )
         try:
-            return wait_or_withdraw(j, approval.id, timeout,
-                                    f"no decision within {timeout:g} s; the hook stopped waiting")
+            return wait_or_withdraw(
+                j,
+                approval.id,
+                timeout,
+                f"no decision within {timeout:g} s; the hook stopped waiting",
+            )
         except BaseException:  # killed by Claude Code's own timeout, Ctrl-C: nobody waits
             withdraw(j, approval.id, "the hook was stopped before a decision")
             raise
@@ -152,8 +184,9 @@ def answer(v: Verdict, timeout: float) -> dict[str, Any]:
             text += " (the operator edited the input)"
         return output("allow", text, edited)
     if v.status in ("denied", "expired"):
-        return output("deny", f"denied on the Proctor desk by {who}: "
-                              f"{v.reason or 'no reason given'}")
+        return output(
+            "deny", f"denied on the Proctor desk by {who}: {v.reason or 'no reason given'}"
+        )
     if v.status == "cancelled":
         return ask(f"the request was withdrawn ({v.reason or 'no reason'}); asking instead")
     return ask(f"no decision within {timeout:g} s; asking instead")

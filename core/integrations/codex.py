@@ -35,19 +35,32 @@ from .gates import Verdict
 
 
 def deny(reason: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": EVENT, "permissionDecision": "deny",
-                                   "permissionDecisionReason": reason[:MAX_REASON_OUT]}}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": EVENT,
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason[:MAX_REASON_OUT],
+        }
+    }
 
 
 def refuse(reason: str) -> dict[str, Any]:
     """The hook's own fallback: a denial saying why (Codex runs the call on anything else)."""
-    return deny(f"Proctor: {reason}; denied, since Codex would run the call without a "
-                "decision (ask it again once the desk can decide)")
+    return deny(
+        f"Proctor: {reason}; denied, since Codex would run the call without a "
+        "decision (ask it again once the desk can decide)"
+    )
 
 
-def decide(raw: str, journal_path: str | None, *, timeout: float = 55.0,
-           agent: str = "codex", project: str = "codex", trust: Any = None,
-           ) -> dict[str, Any] | None:
+def decide(
+    raw: str,
+    journal_path: str | None,
+    *,
+    timeout: float = 55.0,
+    agent: str = "codex",
+    project: str = "codex",
+    trust: Any = None,
+) -> dict[str, Any] | None:
     """The JSON to print (None: print nothing, the call goes on). Never raises for bad input
     or a journal problem: those deny."""
     try:
@@ -59,12 +72,20 @@ def decide(raw: str, journal_path: str | None, *, timeout: float = 55.0,
     if not journal_path:
         return refuse("no journal given (--journal or PROCTOR_JOURNAL)")
     try:
-        verdict = file_and_wait(event, journal_path, timeout=timeout, agent=agent,
-                                project=project, trust=trust, runtime="codex",
-                                label="Codex")
+        verdict = file_and_wait(
+            event,
+            journal_path,
+            timeout=timeout,
+            agent=agent,
+            project=project,
+            trust=trust,
+            runtime="codex",
+            label="Codex",
+        )
     except Exception as exc:  # noqa: BLE001 - the hook's own failure never lets a call run
-        return refuse(f"the desk could not take the request ({type(exc).__name__}: "
-                      f"{str(exc)[:300]})")
+        return refuse(
+            f"the desk could not take the request ({type(exc).__name__}: {str(exc)[:300]})"
+        )
     return answer(verdict, timeout)
 
 
@@ -74,9 +95,12 @@ def answer(v: Verdict, timeout: float) -> dict[str, Any] | None:
         return None
     if v.status == "approved":
         edited = json.dumps(v.args, ensure_ascii=True)[:1000]
-        return deny(f"the operator on the Proctor desk ({who}) approved an edited input, which "
-                    f"Codex cannot run in place of this one: {edited}"
-                    + (f" ({v.reason})" if v.reason else "") + "; ask again with it")
+        return deny(
+            f"the operator on the Proctor desk ({who}) approved an edited input, which "
+            f"Codex cannot run in place of this one: {edited}"
+            + (f" ({v.reason})" if v.reason else "")
+            + "; ask again with it"
+        )
     if v.status in ("denied", "expired"):
         return deny(f"denied on the Proctor desk by {who}: {v.reason or 'no reason given'}")
     if v.status == "cancelled":

@@ -69,13 +69,18 @@ def verdict_of(approval: Approval) -> Verdict:
     reason = approval.decision_reason
     if approval.status == ApprovalStatus.EXPIRED:
         reason = reason or "the request expired before anyone decided"
-    return Verdict(approval_id=approval.id, status=approval.status.value,
-                   approved=approval.status == ApprovalStatus.APPROVED, reason=reason,
-                   decided_by=approval.decided_by, args=args, edited=edited)
+    return Verdict(
+        approval_id=approval.id,
+        status=approval.status.value,
+        approved=approval.status == ApprovalStatus.APPROVED,
+        reason=reason,
+        decided_by=approval.decided_by,
+        args=args,
+        edited=edited,
+    )
 
 
-def wait_or_withdraw(journal: Journal, approval_id: str, timeout: float,
-                     why: str) -> Verdict:
+def wait_or_withdraw(journal: Journal, approval_id: str, timeout: float, why: str) -> Verdict:
     """Wait up to ``timeout`` for the decision; if none came, withdraw the request so nobody
     approves what no one waits for. A decision that lands while withdrawing wins."""
     approval = journal.approvals.wait(approval_id, max(0.0, timeout))
@@ -91,8 +96,9 @@ def withdraw(journal: Journal, approval_id: str, why: str) -> Verdict:
         return verdict_of(read_approval(journal, approval_id))
 
 
-def poll_decisions(journal: Journal, approval_ids: list[str], *, timeout: float | None,
-                   poll_s: float = 0.2) -> dict[str, Verdict]:
+def poll_decisions(
+    journal: Journal, approval_ids: list[str], *, timeout: float | None, poll_s: float = 0.2
+) -> dict[str, Verdict]:
     """Block until every approval is decided (or ``timeout``): their verdicts, by id."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
@@ -104,25 +110,46 @@ def poll_decisions(journal: Journal, approval_ids: list[str], *, timeout: float 
         time.sleep(poll_s)
 
 
-__all__ = ["Verdict", "approved_action", "poll_decisions", "read_approval", "stable_id",
-           "tool_action",
-           "verdict_of", "wait_or_withdraw", "withdraw"]
+__all__ = [
+    "Verdict",
+    "approved_action",
+    "poll_decisions",
+    "read_approval",
+    "stable_id",
+    "tool_action",
+    "verdict_of",
+    "wait_or_withdraw",
+    "withdraw",
+]
 
 
 ResumeRefusal = Literal["claimed_elsewhere", "already_resumed", "ambiguous"]
 
 
-def claim_resume(journal: Journal, key: str, *, runtime: str, run_id: str, thread_id: str,
-                 lease_seconds: float, owner: str) -> tuple[ResumeRefusal, str | None] | None:
+def claim_resume(
+    journal: Journal,
+    key: str,
+    *,
+    runtime: str,
+    run_id: str,
+    thread_id: str,
+    lease_seconds: float,
+    owner: str,
+) -> tuple[ResumeRefusal, str | None] | None:
     """Reserve the effect "resume this thread" once (exactly one process resumes a saved
     run). None when this process holds it; else the outcome's status and detail:
     claimed_elsewhere, already_resumed or ambiguous (a person resolves it on the desk)."""
     try:
-        journal.effects.reserve(key, tool=f"{runtime}.resume", run_id=run_id,
-                                action={"thread_id": thread_id},
-                                safety_class=SafetyClass.UNSAFE_WRITE,
-                                lease_seconds=lease_seconds, owner=owner,
-                                origin=origins.here(runtime, tool="resume"))
+        journal.effects.reserve(
+            key,
+            tool=f"{runtime}.resume",
+            run_id=run_id,
+            action={"thread_id": thread_id},
+            safety_class=SafetyClass.UNSAFE_WRITE,
+            lease_seconds=lease_seconds,
+            owner=owner,
+            origin=origins.here(runtime, tool="resume"),
+        )
     except errors.EffectBusy as exc:
         return "claimed_elsewhere", str(exc)
     except errors.EffectCommitted:

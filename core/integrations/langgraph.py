@@ -70,10 +70,21 @@ FILED = "langgraph.interrupt_filed"
 MAX_REFILES = 20
 MAX_CLAIM_ATTEMPTS = 20
 
-Action = Literal["started", "resumed", "waiting", "claimed_elsewhere", "already_resumed",
-                 "refused", "done", "cancelled"]
-ANSWER_KEYS = {QuestionKind.QUESTION: "text", QuestionKind.CHOICE: "choice",
-               QuestionKind.CONFIRMATION: "confirmed"}
+Action = Literal[
+    "started",
+    "resumed",
+    "waiting",
+    "claimed_elsewhere",
+    "already_resumed",
+    "refused",
+    "done",
+    "cancelled",
+]
+ANSWER_KEYS = {
+    QuestionKind.QUESTION: "text",
+    QuestionKind.CHOICE: "choice",
+    QuestionKind.CONFIRMATION: "confirmed",
+}
 
 
 class Pending(BaseModel):
@@ -84,8 +95,9 @@ class Pending(BaseModel):
     # approval / interaction: the adapter's own shapes; human_interrupt / hitl_request /
     # tool_approval: LangGraph's and LangChain's review shapes (one item per tool call, in
     # ``items``); effect: a side effect a crash left ambiguous (a person resolves it)
-    kind: Literal["approval", "interaction", "human_interrupt", "hitl_request",
-                  "tool_approval", "effect"]
+    kind: Literal[
+        "approval", "interaction", "human_interrupt", "hitl_request", "tool_approval", "effect"
+    ]
     item_id: str
     status: str
     attempt: int = 1
@@ -126,6 +138,7 @@ def open_checkpointer(path: str | os.PathLike[str]) -> Any:
 
 def jsonable(value: Any) -> Any:
     """Plain JSON data (pydantic models dumped, anything else unknown as its str)."""
+
     def default(obj: Any) -> Any:
         if isinstance(obj, BaseModel):
             return obj.model_dump(mode="json")
@@ -139,7 +152,8 @@ def is_approval_value(value: Any) -> bool:
         return False
     action = value.get("action")
     return value.get("kind") == "approval" or (
-        isinstance(action, Mapping) and bool(action.get("tool") or action.get("name")))
+        isinstance(action, Mapping) and bool(action.get("tool") or action.get("name"))
+    )
 
 
 class GraphEffects:
@@ -150,10 +164,17 @@ class GraphEffects:
         self.j = journal
         self.owner = owner or f"{journal.actor.name}@{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
-    def run(self, name: str, fn: Callable[[], T], *, tool: str | None = None,
-            action: Any = None, approval: Mapping[str, Any] | None = None,
-            safety_class: SafetyClass | str = SafetyClass.UNSAFE_WRITE,
-            lease_seconds: float = 60.0) -> T:
+    def run(
+        self,
+        name: str,
+        fn: Callable[[], T],
+        *,
+        tool: str | None = None,
+        action: Any = None,
+        approval: Mapping[str, Any] | None = None,
+        safety_class: SafetyClass | str = SafetyClass.UNSAFE_WRITE,
+        lease_seconds: float = 60.0,
+    ) -> T:
         """Run a side effect at most once per thread, inside a node.
 
         The effect key is ``langgraph:<thread>:effect:<name>``. A committed effect is not run
@@ -172,14 +193,24 @@ class GraphEffects:
         try:
             if approval is not None and not self._consumed_for(approval, key):
                 self.j.approvals.consume_and_reserve(
-                    approval["approval_id"], approval["action_digest"], key,
-                    lease_seconds=lease_seconds, owner=self.owner,
-                    origin=origins.here("langgraph", tool=tool or name))
+                    approval["approval_id"],
+                    approval["action_digest"],
+                    key,
+                    lease_seconds=lease_seconds,
+                    owner=self.owner,
+                    origin=origins.here("langgraph", tool=tool or name),
+                )
             else:  # no approval, or a retry of a failed attempt that already consumed it
-                self.j.effects.reserve(key, tool=tool or name, run_id=run_id_for(thread_id),
-                                       action=action, safety_class=safety_class,
-                                       lease_seconds=lease_seconds, owner=self.owner,
-                                       origin=origins.here("langgraph", tool=tool or name))
+                self.j.effects.reserve(
+                    key,
+                    tool=tool or name,
+                    run_id=run_id_for(thread_id),
+                    action=action,
+                    safety_class=safety_class,
+                    lease_seconds=lease_seconds,
+                    owner=self.owner,
+                    origin=origins.here("langgraph", tool=tool or name),
+                )
         except errors.EffectCommitted:
             return self.j.effects.get(key).result
         self.j.effects.begin(key, owner=self.owner)
@@ -212,8 +243,15 @@ class LangGraphBridge:
     decisions a trusted operator signed); ``graph`` is compiled with a checkpointer every
     process can reach (:func:`open_checkpointer`)."""
 
-    def __init__(self, journal: Journal, graph: Any, *, project: str = "langgraph",
-                 agent: str | None = None, lease_seconds: float = 30.0) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        graph: Any,
+        *,
+        project: str = "langgraph",
+        agent: str | None = None,
+        lease_seconds: float = 30.0,
+    ) -> None:
         if graph.checkpointer is None:
             raise ValueError("compile the graph with a checkpointer (open_checkpointer(path))")
         check_own_file(journal, graph.checkpointer)
@@ -230,9 +268,13 @@ class LangGraphBridge:
         """Open the run and run the graph until its first interrupt (or its end). Calling it
         again for a started thread runs nothing and reports where the thread stands."""
         rid = run_id_for(thread_id)
-        self.j.runs.start(self.project, title or f"LangGraph thread {thread_id}",
-                          agent=self.agent, run_id=rid,
-                          metadata={"via": "langgraph", "thread_id": thread_id})
+        self.j.runs.start(
+            self.project,
+            title or f"LangGraph thread {thread_id}",
+            agent=self.agent,
+            run_id=rid,
+            metadata={"via": "langgraph", "thread_id": thread_id},
+        )
         if self._state(thread_id).created_at is not None:
             return self.status(thread_id)
         return self._round(thread_id, "start", [], lambda: graph_input, "started")
@@ -254,9 +296,15 @@ class LangGraphBridge:
         answers = {p.interrupt_id: p for p in pending if self._answered(p)}
         if not answers:
             return self._outcome(thread_id, "waiting", pending)
-        return self._round(thread_id, checkpoint_of(state), list(answers.values()),
-                           lambda: Command(resume=self._resume_map(
-                               answers, {i.id: i.value for i in state.interrupts})), "resumed")
+        return self._round(
+            thread_id,
+            checkpoint_of(state),
+            list(answers.values()),
+            lambda: Command(
+                resume=self._resume_map(answers, {i.id: i.value for i in state.interrupts})
+            ),
+            "resumed",
+        )
 
     def status(self, thread_id: str) -> GraphOutcome:
         """Where the thread stands (files any interrupt not yet filed)."""
@@ -269,8 +317,15 @@ class LangGraphBridge:
             return self._waiting_for_resolution(thread_id, stuck)
         return self._outcome(thread_id, "waiting", self._file_all(thread_id, state.interrupts))
 
-    def run_until_done(self, thread_id: str, graph_input: Any = None, *, poll_s: float = 0.5,
-                       timeout: float | None = None, title: str | None = None) -> GraphOutcome:
+    def run_until_done(
+        self,
+        thread_id: str,
+        graph_input: Any = None,
+        *,
+        poll_s: float = 0.5,
+        timeout: float | None = None,
+        title: str | None = None,
+    ) -> GraphOutcome:
         """Start (if needed), then resume whenever the desk answers, until the graph ends, the
         operator cancels the run, or ``timeout`` passes."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -288,8 +343,14 @@ class LangGraphBridge:
         return self.effects.run(name, fn, **kw)
 
     # ------------------------------------------------------------ one claimed step
-    def _round(self, thread_id: str, checkpoint: str, answers: list[Pending],
-               command: Callable[[], Any], action: Action) -> GraphOutcome:
+    def _round(
+        self,
+        thread_id: str,
+        checkpoint: str,
+        answers: list[Pending],
+        command: Callable[[], Any],
+        action: Action,
+    ) -> GraphOutcome:
         claim = self._claim(thread_id, checkpoint)
         if isinstance(claim, GraphOutcome):
             return claim
@@ -297,8 +358,7 @@ class LangGraphBridge:
         self.j.effects.begin(key, owner=self.owner)
         state = self._state(thread_id)
         if checkpoint_of(state) != checkpoint:
-            self.j.effects.fail(key, "the graph moved on before this claim ran",
-                                owner=self.owner)
+            self.j.effects.fail(key, "the graph moved on before this claim ran", owner=self.owner)
             return self._outcome(thread_id, "already_resumed", [])
         try:
             with self._heartbeat(key):
@@ -308,18 +368,24 @@ class LangGraphBridge:
             if is_invalid_resume(exc):
                 message = error_text(exc)
                 pending = self._refile(thread_id, answers, message)
-                return self._outcome(thread_id, "refused", pending,
-                                     detail=f"the graph refused the answer: {message}")
+                return self._outcome(
+                    thread_id, "refused", pending, detail=f"the graph refused the answer: {message}"
+                )
             stuck = self._ambiguous(thread_id)
             if stuck:  # the node crashed inside a side effect: a person says what happened
                 return self._waiting_for_resolution(thread_id, stuck)
             raise
         state = self._state(thread_id)
         pending = self._file_all(thread_id, state.interrupts)
-        self.j.effects.commit(key, {"resumed": [a.interrupt_id for a in answers],
-                                    "checkpoint": checkpoint_of(state),
-                                    "pending": [p.interrupt_id for p in pending]},
-                              owner=self.owner)
+        self.j.effects.commit(
+            key,
+            {
+                "resumed": [a.interrupt_id for a in answers],
+                "checkpoint": checkpoint_of(state),
+                "pending": [p.interrupt_id for p in pending],
+            },
+            owner=self.owner,
+        )
         outcome = self._sync(thread_id, state)  # completes the run when the graph ended
         if outcome is None:
             return self._outcome(thread_id, action, pending)
@@ -328,16 +394,30 @@ class LangGraphBridge:
     def _ambiguous(self, thread_id: str) -> list[Pending]:
         """The thread's side effects a crash left ambiguous, as items a person resolves."""
         prefix = f"langgraph:{thread_id}:effect:"
-        page = self.j.effects.list(status=[EffectStatus.AMBIGUOUS],
-                                   run_id=run_id_for(thread_id), limit=200)
-        return [Pending(interrupt_id=e.key, kind="effect", item_id=e.key, status="ambiguous",
-                        attempt=e.attempt) for e in page.items if e.key.startswith(prefix)]
+        page = self.j.effects.list(
+            status=[EffectStatus.AMBIGUOUS], run_id=run_id_for(thread_id), limit=200
+        )
+        return [
+            Pending(
+                interrupt_id=e.key,
+                kind="effect",
+                item_id=e.key,
+                status="ambiguous",
+                attempt=e.attempt,
+            )
+            for e in page.items
+            if e.key.startswith(prefix)
+        ]
 
     def _waiting_for_resolution(self, thread_id: str, stuck: list[Pending]) -> GraphOutcome:
         names = ", ".join(p.item_id for p in stuck)
-        return self._outcome(thread_id, "waiting", stuck,
-                             detail=f"waiting for a person to resolve {names} on the desk "
-                                    "(committed: the node goes on; failed: it is retried)")
+        return self._outcome(
+            thread_id,
+            "waiting",
+            stuck,
+            detail=f"waiting for a person to resolve {names} on the desk "
+            "(committed: the node goes on; failed: it is retried)",
+        )
 
     def _invoke(self, command: Any, thread_id: str) -> Any:
         """Run the graph (the seam a crash test overrides)."""
@@ -349,17 +429,29 @@ class LangGraphBridge:
         rid = run_id_for(thread_id)
         holder = self._live_claim(rid)
         if holder is not None:  # another process is inside the graph (maybe past checkpoint)
-            return self._outcome(thread_id, "claimed_elsewhere", [],
-                                 detail=f"{holder.key} is held by {holder.lease_owner}")
+            return self._outcome(
+                thread_id,
+                "claimed_elsewhere",
+                [],
+                detail=f"{holder.key} is held by {holder.lease_owner}",
+            )
         for attempt in range(1, MAX_CLAIM_ATTEMPTS + 1):
             key = base if attempt == 1 else f"{base}#{attempt}"
             try:
                 self.j.effects.reserve(
-                    key, tool="langgraph.resume", run_id=rid,
-                    action={"thread_id": thread_id, "checkpoint_id": checkpoint,
-                            "attempt": attempt},
-                    safety_class=SafetyClass.UNSAFE_WRITE, lease_seconds=self.lease_seconds,
-                    owner=self.owner, origin=origins.here("langgraph", tool="resume"))
+                    key,
+                    tool="langgraph.resume",
+                    run_id=rid,
+                    action={
+                        "thread_id": thread_id,
+                        "checkpoint_id": checkpoint,
+                        "attempt": attempt,
+                    },
+                    safety_class=SafetyClass.UNSAFE_WRITE,
+                    lease_seconds=self.lease_seconds,
+                    owner=self.owner,
+                    origin=origins.here("langgraph", tool="resume"),
+                )
                 return key
             except errors.EffectBusy as exc:
                 return self._outcome(thread_id, "claimed_elsewhere", [], detail=str(exc))
@@ -369,22 +461,42 @@ class LangGraphBridge:
                 # the claimer's lease lapsed (it crashed): resume only if the graph never moved
                 state = self._state(thread_id)
                 if checkpoint_of(state) != checkpoint:
-                    return self._outcome(thread_id, "already_resumed", [],
-                                         detail=f"{key} is ambiguous; the graph moved on")
-                self.j.runs.append_event(rid, "langgraph.claim_recovered",
-                                         {"ambiguous_claim": key, "checkpoint_id": checkpoint,
-                                          "next_attempt": attempt + 1})
-        raise errors.EffectAmbiguous(f"{base}: {MAX_CLAIM_ATTEMPTS} claims crashed; "
-                                     "resolve them on the desk")
+                    return self._outcome(
+                        thread_id,
+                        "already_resumed",
+                        [],
+                        detail=f"{key} is ambiguous; the graph moved on",
+                    )
+                self.j.runs.append_event(
+                    rid,
+                    "langgraph.claim_recovered",
+                    {
+                        "ambiguous_claim": key,
+                        "checkpoint_id": checkpoint,
+                        "next_attempt": attempt + 1,
+                    },
+                )
+        raise errors.EffectAmbiguous(
+            f"{base}: {MAX_CLAIM_ATTEMPTS} claims crashed; resolve them on the desk"
+        )
 
     def _live_claim(self, run_id: str) -> Any:
         """A claim of this thread whose lease is still running, if any. Read after the graph's
         state: a resumer that is past that state holds a live claim until it commits."""
-        page = self.j.effects.list(status=[EffectStatus.RESERVED, EffectStatus.EXECUTING],
-                                   run_id=run_id, limit=50)
+        page = self.j.effects.list(
+            status=[EffectStatus.RESERVED, EffectStatus.EXECUTING], run_id=run_id, limit=50
+        )
         now = self.j.now()
-        return next((e for e in page.items if e.tool == "langgraph.resume"
-                     and e.lease_expires_at is not None and e.lease_expires_at > now), None)
+        return next(
+            (
+                e
+                for e in page.items
+                if e.tool == "langgraph.resume"
+                and e.lease_expires_at is not None
+                and e.lease_expires_at > now
+            ),
+            None,
+        )
 
     @contextmanager
     def _heartbeat(self, key: str) -> Iterator[None]:
@@ -424,8 +536,9 @@ class LangGraphBridge:
 
     def _file_all(self, thread_id: str, interrupts: tuple[Interrupt, ...]) -> list[Pending]:
         filed = self._filed(thread_id)
-        return [filed[i.id] if i.id in filed else self._file(thread_id, i, 1, None)
-                for i in interrupts]
+        return [
+            filed[i.id] if i.id in filed else self._file(thread_id, i, 1, None) for i in interrupts
+        ]
 
     def _filed(self, thread_id: str) -> dict[str, Pending]:
         """The newest item filed for each interrupt, from the run's events."""
@@ -435,8 +548,13 @@ class LangGraphBridge:
             for e in events:
                 p = e.payload
                 found[p["interrupt_id"]] = Pending(
-                    interrupt_id=p["interrupt_id"], kind=p["kind"], item_id=p["item_id"],
-                    status="", attempt=p["attempt"], items=p.get("items") or [])
+                    interrupt_id=p["interrupt_id"],
+                    kind=p["kind"],
+                    item_id=p["item_id"],
+                    status="",
+                    attempt=p["attempt"],
+                    items=p.get("items") or [],
+                )
             if len(events) < 500:
                 break
             after = events[-1].sequence
@@ -449,18 +567,23 @@ class LangGraphBridge:
         if p.kind in review.SHAPES:
             open_ = [i for i in p.items if not self._item_done(i)]
             return p.model_copy(update={"status": "pending" if open_ else "decided"})
-        item: Approval | Question = read_approval(self.j, p.item_id) \
-            if p.kind == "approval" else self.j.questions.get(p.item_id)
+        item: Approval | Question = (
+            read_approval(self.j, p.item_id)
+            if p.kind == "approval"
+            else self.j.questions.get(p.item_id)
+        )
         return p.model_copy(update={"status": item.status.value})
 
     def _item_done(self, item: Mapping[str, str]) -> bool:
         if item["kind"] == "approval":
             return read_approval(self.j, item["id"]).status in (
-                ApprovalStatus.APPROVED, ApprovalStatus.DENIED, ApprovalStatus.EXPIRED)
+                ApprovalStatus.APPROVED,
+                ApprovalStatus.DENIED,
+                ApprovalStatus.EXPIRED,
+            )
         return self.j.questions.get(item["id"]).status == QuestionStatus.RESOLVED
 
-    def _file(self, thread_id: str, intr: Interrupt, attempt: int,
-              refused: dict | None) -> Pending:
+    def _file(self, thread_id: str, intr: Interrupt, attempt: int, refused: dict | None) -> Pending:
         rid = run_id_for(thread_id)
         key = f"langgraph:{thread_id}:{intr.id}" + (f"#{attempt}" if attempt > 1 else "")
         item: Approval | Question
@@ -470,72 +593,117 @@ class LangGraphBridge:
         if is_approval_value(intr.value):
             value = intr.value
             item = self.j.approvals.request(
-                rid, dict(value["action"]),
+                rid,
+                dict(value["action"]),
                 reason=str(value.get("reason") or "the graph asks before it acts"),
                 safety_class=value.get("safety_class", SafetyClass.UNSAFE_WRITE),
-                expires_in=value.get("expires_in"), request_key=key,
-                origin=origins.here("langgraph", tool=str(
-                    value["action"].get("tool") or value["action"].get("name") or "")
-                    or None))
+                expires_in=value.get("expires_in"),
+                request_key=key,
+                origin=origins.here(
+                    "langgraph",
+                    tool=str(value["action"].get("tool") or value["action"].get("name") or "")
+                    or None,
+                ),
+            )
             kind: Literal["approval", "interaction"] = "approval"
         else:
             item = self._ask(rid, key, thread_id, intr, refused)
             kind = "interaction"
         payload = {"interrupt_id": intr.id, "kind": kind, "item_id": item.id, "attempt": attempt}
-        event_id = "evt_lg_" + hashlib.sha256(
-            f"{thread_id}|{intr.id}|{attempt}".encode()).hexdigest()[:24]
+        event_id = (
+            "evt_lg_" + hashlib.sha256(f"{thread_id}|{intr.id}|{attempt}".encode()).hexdigest()[:24]
+        )
         self.j.runs.append_event(rid, FILED, payload, event_id=event_id)
         return Pending(**payload, status=item.status.value)
 
-    def _file_review(self, thread_id: str, intr: Interrupt, attempt: int,
-                     shape: review.Shape, key: str) -> Pending:
+    def _file_review(
+        self, thread_id: str, intr: Interrupt, attempt: int, shape: review.Shape, key: str
+    ) -> Pending:
         """One approval (or, for an answer-only tool, one question) per reviewed tool call."""
         rid = run_id_for(thread_id)
         items = []
         for n, r in enumerate(review.reviews(shape, intr.value)):
             if r.question_only:
                 q = self.j.questions.ask(
-                    rid, QuestionKind.QUESTION, r.description[:4000],
-                    request={"langgraph": {"thread_id": thread_id, "interrupt_id": intr.id,
-                                           "shape": shape}, "tool": r.name, "args": r.args},
-                    request_key=f"{key}:{n}", origin=origins.here("langgraph", tool=r.name))
+                    rid,
+                    QuestionKind.QUESTION,
+                    r.description[:4000],
+                    request={
+                        "langgraph": {
+                            "thread_id": thread_id,
+                            "interrupt_id": intr.id,
+                            "shape": shape,
+                        },
+                        "tool": r.name,
+                        "args": r.args,
+                    },
+                    request_key=f"{key}:{n}",
+                    origin=origins.here("langgraph", tool=r.name),
+                )
                 items.append({"kind": "interaction", "id": q.id})
             else:
-                a = self.j.approvals.request(rid, tool_action(r.name, r.args),
-                                             reason=r.description[:2000],
-                                             request_key=f"{key}:{n}",
-                                             origin=origins.here("langgraph", tool=r.name))
+                a = self.j.approvals.request(
+                    rid,
+                    tool_action(r.name, r.args),
+                    reason=r.description[:2000],
+                    request_key=f"{key}:{n}",
+                    origin=origins.here("langgraph", tool=r.name),
+                )
                 items.append({"kind": "approval", "id": a.id})
-        payload = {"interrupt_id": intr.id, "kind": shape, "item_id": items[0]["id"],
-                   "attempt": attempt, "items": items}
-        event_id = "evt_lg_" + hashlib.sha256(
-            f"{thread_id}|{intr.id}|{attempt}".encode()).hexdigest()[:24]
+        payload = {
+            "interrupt_id": intr.id,
+            "kind": shape,
+            "item_id": items[0]["id"],
+            "attempt": attempt,
+            "items": items,
+        }
+        event_id = (
+            "evt_lg_" + hashlib.sha256(f"{thread_id}|{intr.id}|{attempt}".encode()).hexdigest()[:24]
+        )
         self.j.runs.append_event(rid, FILED, payload, event_id=event_id)
         return self._refresh(Pending(**payload, status=""))
 
-    def _ask(self, rid: str, key: str, thread_id: str, intr: Interrupt,
-             refused: dict | None) -> Question:
+    def _ask(
+        self, rid: str, key: str, thread_id: str, intr: Interrupt, refused: dict | None
+    ) -> Question:
         value = intr.value
         fields = value if isinstance(value, Mapping) else {}
         schema = getattr(intr, "response_schema", None)  # langgraph >= 1.2
         schema = schema if isinstance(schema, dict) else None
         options = fields.get("options") if isinstance(fields.get("options"), list) else None
         given = fields.get("kind")
-        kind = given if isinstance(given, str) and given in set(QuestionKind) else (
-            "choice" if options else "form" if schema is not None else "question")
-        prompt = str(fields.get("question") or fields.get("prompt") or fields.get("message")
-                     or (value if isinstance(value, str) else json.dumps(jsonable(value))))
+        kind = (
+            given
+            if isinstance(given, str) and given in set(QuestionKind)
+            else ("choice" if options else "form" if schema is not None else "question")
+        )
+        prompt = str(
+            fields.get("question")
+            or fields.get("prompt")
+            or fields.get("message")
+            or (value if isinstance(value, str) else json.dumps(jsonable(value)))
+        )
         request: dict[str, Any] = {
-            "langgraph": {"thread_id": thread_id, "interrupt_id": intr.id,
-                          "schema_given": schema is not None},
-            "value": jsonable(value)}
+            "langgraph": {
+                "thread_id": thread_id,
+                "interrupt_id": intr.id,
+                "schema_given": schema is not None,
+            },
+            "value": jsonable(value),
+        }
         if refused is not None:
             request.update(refused)
             prompt = f"The graph refused the previous answer: {refused['error']}\n\n{prompt}"
-        return self.j.questions.ask(rid, kind, prompt, request=request,
-                                       response_schema=schema, options=options,
-                                       request_key=key,
-                                       origin=origins.here("langgraph", tool="interrupt"))
+        return self.j.questions.ask(
+            rid,
+            kind,
+            prompt,
+            request=request,
+            response_schema=schema,
+            options=options,
+            request_key=key,
+            origin=origins.here("langgraph", tool="interrupt"),
+        )
 
     def _refile(self, thread_id: str, answers: list[Pending], message: str) -> list[Pending]:
         """The answers were refused at resume: ask again, showing the error."""
@@ -545,10 +713,13 @@ class LangGraphBridge:
         for p in answers:
             if p.interrupt_id not in by_id or p.attempt >= MAX_REFILES:
                 continue
-            refused = {"refused_answer": self._resume_value(p, by_id[p.interrupt_id].value),
-                       "error": message}
-            refiled[p.interrupt_id] = self._file(thread_id, by_id[p.interrupt_id],
-                                                 p.attempt + 1, refused)
+            refused = {
+                "refused_answer": self._resume_value(p, by_id[p.interrupt_id].value),
+                "error": message,
+            }
+            refiled[p.interrupt_id] = self._file(
+                thread_id, by_id[p.interrupt_id], p.attempt + 1, refused
+            )
         filed = self._file_all(thread_id, state.interrupts)
         return [refiled.get(p.interrupt_id, p) for p in filed]
 
@@ -558,12 +729,14 @@ class LangGraphBridge:
         if p.kind in review.SHAPES:
             return p.status == "decided"
         if p.kind == "approval":
-            return p.status in (ApprovalStatus.APPROVED, ApprovalStatus.DENIED,
-                                ApprovalStatus.EXPIRED)
+            return p.status in (
+                ApprovalStatus.APPROVED,
+                ApprovalStatus.DENIED,
+                ApprovalStatus.EXPIRED,
+            )
         return p.status == QuestionStatus.RESOLVED
 
-    def _resume_map(self, answers: dict[str, Pending],
-                    values: Mapping[str, Any]) -> dict[str, Any]:
+    def _resume_map(self, answers: dict[str, Pending], values: Mapping[str, Any]) -> dict[str, Any]:
         return {iid: self._resume_value(p, values.get(iid)) for iid, p in answers.items()}
 
     def _resume_value(self, p: Pending, value: Any = None) -> Any:
@@ -571,16 +744,22 @@ class LangGraphBridge:
             return self._review_answer(p, value)
         if p.kind == "approval":
             a = self.j.approvals.get(p.item_id)
-            reason = a.decision_reason or ("expired" if a.status == ApprovalStatus.EXPIRED
-                                           else None)
+            reason = a.decision_reason or (
+                "expired" if a.status == ApprovalStatus.EXPIRED else None
+            )
             approved = a.status == ApprovalStatus.APPROVED
             action = a.effective_action if approved else None
-            return {"approved": approved, "reason": reason,
-                    "decided_by": a.decided_by, "approval_id": a.id,
-                    "action_digest": a.effective_digest, "edited": a.edited,
-                    "action": action,
-                    "args": action.get("args") if isinstance(action, dict) else None,
-                    "requested_digest": a.action_digest}
+            return {
+                "approved": approved,
+                "reason": reason,
+                "decided_by": a.decided_by,
+                "approval_id": a.id,
+                "action_digest": a.effective_digest,
+                "edited": a.edited,
+                "action": action,
+                "args": action.get("args") if isinstance(action, dict) else None,
+                "requested_digest": a.action_digest,
+            }
         q = self.j.questions.get(p.item_id)
         meta = q.request.get("langgraph", {}) if isinstance(q.request, dict) else {}
         field = ANSWER_KEYS.get(q.kind)
@@ -604,10 +783,16 @@ class LangGraphBridge:
     def _state(self, thread_id: str) -> Any:
         return self.graph.get_state(config_for(thread_id))
 
-    def _outcome(self, thread_id: str, action: Action, pending: list[Pending],
-                 **extra: Any) -> GraphOutcome:
-        return GraphOutcome(thread_id=thread_id, run_id=run_id_for(thread_id), action=action,
-                            pending=pending, **extra)
+    def _outcome(
+        self, thread_id: str, action: Action, pending: list[Pending], **extra: Any
+    ) -> GraphOutcome:
+        return GraphOutcome(
+            thread_id=thread_id,
+            run_id=run_id_for(thread_id),
+            action=action,
+            pending=pending,
+            **extra,
+        )
 
 
 def is_invalid_resume(exc: BaseException) -> bool:
@@ -624,8 +809,9 @@ def error_text(exc: Exception) -> str:
     problems = getattr(exc, "errors", None)
     if callable(problems):
         try:
-            return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}"
-                             for e in problems())[:1000]
+            return "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in problems()
+            )[:1000]
         except (TypeError, KeyError):
             pass
     return str(exc).splitlines()[0][:1000] if str(exc) else type(exc).__name__
@@ -649,5 +835,13 @@ def check_own_file(journal: Journal, checkpointer: Any) -> None:
         raise ValueError("give the LangGraph checkpointer its own file, not the journal")
 
 
-__all__ = ["EffectNotExecuted", "GraphOutcome", "LangGraphBridge", "Pending", "config_for",
-           "jsonable", "open_checkpointer", "run_id_for"]
+__all__ = [
+    "EffectNotExecuted",
+    "GraphOutcome",
+    "LangGraphBridge",
+    "Pending",
+    "config_for",
+    "jsonable",
+    "open_checkpointer",
+    "run_id_for",
+]

@@ -60,9 +60,13 @@ class Review(BaseModel):
 
 
 def shape_of(value: Any) -> Shape | None:
-    if isinstance(value, list) and value and all(
-            isinstance(v, Mapping) and isinstance(v.get("action_request"), Mapping)
-            for v in value):
+    if (
+        isinstance(value, list)
+        and value
+        and all(
+            isinstance(v, Mapping) and isinstance(v.get("action_request"), Mapping) for v in value
+        )
+    ):
         return "human_interrupt"
     if isinstance(value, Mapping):
         if value.get("type") == "tool_approval" and isinstance(value.get("name"), str):
@@ -76,31 +80,52 @@ def reviews(shape: Shape, value: Any) -> list[Review]:
     if shape == "human_interrupt":
         return [legacy_review(v) for v in value]
     if shape == "tool_approval":
-        return [Review(name=value["name"], args=as_args(value.get("args")),
-                       description=text(value.get("description"), value["name"]),
-                       allowed=frozenset(value.get("allowed_decisions")
-                                         or ("approve", "edit", "reject")))]
-    configs = {c.get("action_name"): c for c in value.get("review_configs") or []
-               if isinstance(c, Mapping)}
+        return [
+            Review(
+                name=value["name"],
+                args=as_args(value.get("args")),
+                description=text(value.get("description"), value["name"]),
+                allowed=frozenset(value.get("allowed_decisions") or ("approve", "edit", "reject")),
+            )
+        ]
+    configs = {
+        c.get("action_name"): c for c in value.get("review_configs") or [] if isinstance(c, Mapping)
+    }
     out = []
     for req in value["action_requests"]:
         req = req if isinstance(req, Mapping) else {}
         name = str(req.get("name") or "unknown-tool")
         allowed = (configs.get(name) or {}).get("allowed_decisions") or ("approve", "reject")
-        out.append(Review(name=name, args=as_args(req.get("args")),
-                          description=text(req.get("description"), name),
-                          allowed=frozenset(allowed)))
+        out.append(
+            Review(
+                name=name,
+                args=as_args(req.get("args")),
+                description=text(req.get("description"), name),
+                allowed=frozenset(allowed),
+            )
+        )
     return out
 
 
 def legacy_review(v: Mapping[str, Any]) -> Review:
     req, cfg = v["action_request"], v.get("config") or {}
     name = str(req.get("action") or "unknown-action")
-    allowed = {d for d, key in (("approve", "allow_accept"), ("edit", "allow_edit"),
-                                ("respond", "allow_respond"), ("ignore", "allow_ignore"))
-               if cfg.get(key)}
-    return Review(name=name, args=as_args(req.get("args")),
-                  description=text(v.get("description"), name), allowed=frozenset(allowed))
+    allowed = {
+        d
+        for d, key in (
+            ("approve", "allow_accept"),
+            ("edit", "allow_edit"),
+            ("respond", "allow_respond"),
+            ("ignore", "allow_ignore"),
+        )
+        if cfg.get(key)
+    }
+    return Review(
+        name=name,
+        args=as_args(req.get("args")),
+        description=text(v.get("description"), name),
+        allowed=frozenset(allowed),
+    )
 
 
 def as_args(args: Any) -> dict[str, Any]:
@@ -147,8 +172,10 @@ def hitl_answer(r: Review, v: Verdict | str) -> dict[str, Any]:
 
 def refusal(v: Verdict) -> str:
     if v.approved:  # edited, but this tool takes no edits: never run the unedited call
-        return ("The operator approved only an edited version of this call, which this tool "
-                "does not accept; it was not run.")
+        return (
+            "The operator approved only an edited version of this call, which this tool "
+            "does not accept; it was not run."
+        )
     who = v.decided_by or "the operator"
     return f"Denied on the Proctor desk by {who}: {v.reason or 'no reason given'}"
 

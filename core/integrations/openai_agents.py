@@ -36,8 +36,7 @@ from proctor.core.kernel import origin as origins
 
 from .gates import Verdict, claim_resume, read_approval, stable_id, tool_action, verdict_of
 
-Status = Literal["done", "waiting", "resumed", "claimed_elsewhere", "already_resumed",
-                 "ambiguous"]
+Status = Literal["done", "waiting", "resumed", "claimed_elsewhere", "already_resumed", "ambiguous"]
 
 
 class AgentsOutcome(BaseModel):
@@ -67,8 +66,14 @@ def item_args(item: Any) -> Any:
 class AgentsGate:
     """Drives an ``agents.Agent`` against a Proctor journal opened by the agent."""
 
-    def __init__(self, journal: Journal, *, project: str = "openai-agents",
-                 agent_name: str | None = None, lease_seconds: float = 300.0) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        *,
+        project: str = "openai-agents",
+        agent_name: str | None = None,
+        lease_seconds: float = 300.0,
+    ) -> None:
         self.j = journal
         self.project = project
         self.agent_name = agent_name or journal.actor.name
@@ -78,15 +83,17 @@ class AgentsGate:
     async def start(self, agent: Any, thread_id: str, input: Any, **run_kw: Any) -> AgentsOutcome:
         from agents import Runner
 
-        self.j.runs.start(self.project, f"OpenAI agent {agent.name}: {thread_id}",
-                          agent=self.agent_name, run_id=run_id_for(thread_id),
-                          metadata={"via": "openai-agents", "thread_id": thread_id,
-                                    "agent": agent.name})
+        self.j.runs.start(
+            self.project,
+            f"OpenAI agent {agent.name}: {thread_id}",
+            agent=self.agent_name,
+            run_id=run_id_for(thread_id),
+            metadata={"via": "openai-agents", "thread_id": thread_id, "agent": agent.name},
+        )
         result = await Runner.run(agent, input, **run_kw)
         return self._after(thread_id, result, "resumed")
 
-    async def resume(self, agent: Any, thread_id: str, state: str,
-                     **run_kw: Any) -> AgentsOutcome:
+    async def resume(self, agent: Any, thread_id: str, state: str, **run_kw: Any) -> AgentsOutcome:
         """Continue a saved run once every interruption is decided (else ``waiting``)."""
         from agents import Runner, RunState
 
@@ -94,8 +101,12 @@ class AgentsGate:
         items = run_state.get_interruptions()
         verdicts = [verdict_of(read_approval(self.j, self._file(thread_id, i))) for i in items]
         if not all(v.decided for v in verdicts):
-            return self._outcome(thread_id, "waiting", state=state,
-                                 approvals=[v.approval_id for v in verdicts if not v.decided])
+            return self._outcome(
+                thread_id,
+                "waiting",
+                state=state,
+                approvals=[v.approval_id for v in verdicts if not v.decided],
+            )
         key = f"openai-agents:{thread_id}:{hashlib.sha256(state.encode()).hexdigest()[:24]}"
         refused = self._claim(thread_id, key)
         if refused is not None:
@@ -106,12 +117,14 @@ class AgentsGate:
         try:
             result = await Runner.run(agent, run_state, **run_kw)
         except BaseException as exc:  # tools may have run: a person says what happened
-            self.j.effects.mark_ambiguous(key, f"{type(exc).__name__}: {exc}"[:2000],
-                                          owner=self.owner)
+            self.j.effects.mark_ambiguous(
+                key, f"{type(exc).__name__}: {exc}"[:2000], owner=self.owner
+            )
             raise
         outcome = self._after(thread_id, result, "resumed")
-        self.j.effects.commit(key, {"status": outcome.status, "approvals": outcome.approvals},
-                              owner=self.owner)
+        self.j.effects.commit(
+            key, {"status": outcome.status, "approvals": outcome.approvals}, owner=self.owner
+        )
         return outcome
 
     # ------------------------------------------------------------ internals
@@ -119,8 +132,9 @@ class AgentsGate:
         items = list(result.interruptions or [])
         if items:
             ids = [self._file(thread_id, i) for i in items]
-            return self._outcome(thread_id, "waiting", state=result.to_state().to_string(),
-                                 approvals=ids)
+            return self._outcome(
+                thread_id, "waiting", state=result.to_state().to_string(), approvals=ids
+            )
         output = result.final_output
         output = output.model_dump(mode="json") if isinstance(output, BaseModel) else output
         try:
@@ -134,29 +148,38 @@ class AgentsGate:
 
     def _file(self, thread_id: str, item: Any) -> str:
         name = str(item.name or "unknown-tool")
-        call_id = item.call_id or hashlib.sha256(
-            f"{name}|{item.arguments}".encode()).hexdigest()[:16]
+        call_id = (
+            item.call_id or hashlib.sha256(f"{name}|{item.arguments}".encode()).hexdigest()[:16]
+        )
         agent = getattr(getattr(item, "agent", None), "name", None) or "the agent"
         approval = self.j.approvals.request(
-            run_id_for(thread_id), tool_action(name, item_args(item)),
+            run_id_for(thread_id),
+            tool_action(name, item_args(item)),
             reason=f"{agent} wants to call {name}",
             request_key=f"openai-agents:{thread_id}:{call_id}",
-            origin=origins.here("openai-agents", tool=name,
-                                client=None if agent == "the agent" else agent))
+            origin=origins.here(
+                "openai-agents", tool=name, client=None if agent == "the agent" else agent
+            ),
+        )
         return approval.id
 
     def _claim(self, thread_id: str, key: str) -> AgentsOutcome | None:
-        refused = claim_resume(self.j, key, runtime="openai-agents", run_id=run_id_for(thread_id),
-                               thread_id=thread_id, lease_seconds=self.lease_seconds,
-                               owner=self.owner)
+        refused = claim_resume(
+            self.j,
+            key,
+            runtime="openai-agents",
+            run_id=run_id_for(thread_id),
+            thread_id=thread_id,
+            lease_seconds=self.lease_seconds,
+            owner=self.owner,
+        )
         if refused is None:
             return None
         status, detail = refused
         return self._outcome(thread_id, status, detail=detail)
 
     def _outcome(self, thread_id: str, status: Status, **kw: Any) -> AgentsOutcome:
-        return AgentsOutcome(thread_id=thread_id, run_id=run_id_for(thread_id), status=status,
-                             **kw)
+        return AgentsOutcome(thread_id=thread_id, run_id=run_id_for(thread_id), status=status, **kw)
 
 
 def apply(run_state: Any, item: Any, v: Verdict) -> None:
@@ -165,11 +188,15 @@ def apply(run_state: Any, item: Any, v: Verdict) -> None:
         run_state.approve(item)
         return
     if v.approved:  # edited: the SDK runs only the model's own arguments
-        message = ("The operator approved only an edited version of this call, which this "
-                   "runtime cannot run; it was not run.")
+        message = (
+            "The operator approved only an edited version of this call, which this "
+            "runtime cannot run; it was not run."
+        )
     else:
-        message = (f"Denied on the Proctor desk by {v.decided_by or 'the operator'}: "
-                   f"{v.reason or 'no reason given'}")
+        message = (
+            f"Denied on the Proctor desk by {v.decided_by or 'the operator'}: "
+            f"{v.reason or 'no reason given'}"
+        )
     run_state.reject(item, rejection_message=message)
 
 

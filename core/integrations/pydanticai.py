@@ -61,53 +61,75 @@ def tool_result(v: Verdict) -> Any:
         return ToolApproved(override_args=v.args)
     if v.approved:
         return True
-    return ToolDenied(message=f"Denied on the Proctor desk by {v.decided_by or 'the operator'}:"
-                              f" {v.reason or 'no reason given'}")
+    return ToolDenied(
+        message=f"Denied on the Proctor desk by {v.decided_by or 'the operator'}:"
+        f" {v.reason or 'no reason given'}"
+    )
 
 
 class DeferredGate:
-    def __init__(self, journal: Journal, *, project: str = "pydantic-ai",
-                 agent_name: str | None = None, lease_seconds: float = 300.0) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        *,
+        project: str = "pydantic-ai",
+        agent_name: str | None = None,
+        lease_seconds: float = 300.0,
+    ) -> None:
         self.j = journal
         self.project = project
         self.agent_name = agent_name or journal.actor.name
         self.lease_seconds = lease_seconds
         self.owner = f"{self.agent_name}@{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
-    async def start(self, agent: Any, thread_id: str, prompt: Any,
-                    **run_kw: Any) -> DeferredOutcome:
-        self.j.runs.start(self.project, f"pydantic-ai agent {agent.name or ''}: {thread_id}",
-                          agent=self.agent_name, run_id=run_id_for(thread_id),
-                          metadata={"via": "pydantic-ai", "thread_id": thread_id})
+    async def start(
+        self, agent: Any, thread_id: str, prompt: Any, **run_kw: Any
+    ) -> DeferredOutcome:
+        self.j.runs.start(
+            self.project,
+            f"pydantic-ai agent {agent.name or ''}: {thread_id}",
+            agent=self.agent_name,
+            run_id=run_id_for(thread_id),
+            metadata={"via": "pydantic-ai", "thread_id": thread_id},
+        )
         return self._after(thread_id, await agent.run(prompt, **run_kw))
 
-    async def resume(self, agent: Any, thread_id: str, state: str,
-                     **run_kw: Any) -> DeferredOutcome:
+    async def resume(
+        self, agent: Any, thread_id: str, state: str, **run_kw: Any
+    ) -> DeferredOutcome:
         from pydantic_ai import DeferredToolResults
         from pydantic_ai.messages import ModelMessagesTypeAdapter
 
         saved = json.loads(state)
         calls = saved["calls"]
-        verdicts = {c["tool_call_id"]: verdict_of(read_approval(self.j, self._file(thread_id, c)))
-                    for c in calls}
+        verdicts = {
+            c["tool_call_id"]: verdict_of(read_approval(self.j, self._file(thread_id, c)))
+            for c in calls
+        }
         if not all(v.decided for v in verdicts.values()):
-            return self._outcome(thread_id, "waiting", state=state,
-                                 approvals=[v.approval_id for v in verdicts.values()
-                                            if not v.decided])
+            return self._outcome(
+                thread_id,
+                "waiting",
+                state=state,
+                approvals=[v.approval_id for v in verdicts.values() if not v.decided],
+            )
         key = f"pydantic-ai:{thread_id}:{hashlib.sha256(state.encode()).hexdigest()[:24]}"
         refused = self._claim(thread_id, key)
         if refused is not None:
             return refused
         results = DeferredToolResults(
-            approvals={cid: tool_result(v) for cid, v in verdicts.items()})
+            approvals={cid: tool_result(v) for cid, v in verdicts.items()}
+        )
         history = ModelMessagesTypeAdapter.validate_json(saved["messages"])
         self.j.effects.begin(key, owner=self.owner)
         try:
-            result = await agent.run(message_history=history, deferred_tool_results=results,
-                                     **run_kw)
+            result = await agent.run(
+                message_history=history, deferred_tool_results=results, **run_kw
+            )
         except BaseException as exc:  # tools may have run: a person says what happened
-            self.j.effects.mark_ambiguous(key, f"{type(exc).__name__}: {exc}"[:2000],
-                                          owner=self.owner)
+            self.j.effects.mark_ambiguous(
+                key, f"{type(exc).__name__}: {exc}"[:2000], owner=self.owner
+            )
             raise
         outcome = self._after(thread_id, result)
         self.j.effects.commit(key, {"status": outcome.status}, owner=self.owner)
@@ -122,12 +144,15 @@ class DeferredGate:
             if output.calls:
                 raise errors.ValidationError(
                     "the run also deferred external (non-approval) tool calls; this adapter "
-                    "answers approvals only", field="output")
-            calls = [{"tool_call_id": p.tool_call_id, "tool_name": p.tool_name,
-                      "args": p.args_as_dict()} for p in output.approvals]
+                    "answers approvals only",
+                    field="output",
+                )
+            calls = [
+                {"tool_call_id": p.tool_call_id, "tool_name": p.tool_name, "args": p.args_as_dict()}
+                for p in output.approvals
+            ]
             ids = [self._file(thread_id, c) for c in calls]
-            state = json.dumps({"messages": result.all_messages_json().decode(),
-                                "calls": calls})
+            state = json.dumps({"messages": result.all_messages_json().decode(), "calls": calls})
             return self._outcome(thread_id, "waiting", state=state, approvals=ids)
         out = output.model_dump(mode="json") if isinstance(output, BaseModel) else output
         try:
@@ -141,24 +166,33 @@ class DeferredGate:
 
     def _file(self, thread_id: str, call: dict[str, Any]) -> str:
         approval = self.j.approvals.request(
-            run_id_for(thread_id), tool_action(call["tool_name"], call["args"]),
+            run_id_for(thread_id),
+            tool_action(call["tool_name"], call["args"]),
             reason=f"the agent wants to call {str(call['tool_name'])[:100]}",
             request_key=f"pydantic-ai:{thread_id}:{call['tool_call_id']}",
-            origin=origins.here("pydantic-ai", tool=str(call["tool_name"])))
+            origin=origins.here("pydantic-ai", tool=str(call["tool_name"])),
+        )
         return approval.id
 
     def _claim(self, thread_id: str, key: str) -> DeferredOutcome | None:
-        refused = claim_resume(self.j, key, runtime="pydantic-ai", run_id=run_id_for(thread_id),
-                               thread_id=thread_id, lease_seconds=self.lease_seconds,
-                               owner=self.owner)
+        refused = claim_resume(
+            self.j,
+            key,
+            runtime="pydantic-ai",
+            run_id=run_id_for(thread_id),
+            thread_id=thread_id,
+            lease_seconds=self.lease_seconds,
+            owner=self.owner,
+        )
         if refused is None:
             return None
         status, detail = refused
         return self._outcome(thread_id, status, detail=detail)
 
     def _outcome(self, thread_id: str, status: Status, **kw: Any) -> DeferredOutcome:
-        return DeferredOutcome(thread_id=thread_id, run_id=run_id_for(thread_id),
-                               status=status, **kw)
+        return DeferredOutcome(
+            thread_id=thread_id, run_id=run_id_for(thread_id), status=status, **kw
+        )
 
 
 __all__ = ["DeferredGate", "DeferredOutcome", "run_id_for", "tool_result"]

@@ -16,13 +16,17 @@ ZERO_DIGEST = "0" * 64
 
 # json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False),
 # without building an encoder per call
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                            allow_nan=False)
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
 # the same, as the one-shot C encoder json.dumps itself runs, made once (JSONEncoder.encode
 # makes it anew per call); without a circular-reference check: a value that contains itself
 # is refused by the recursion limit instead (RecursionError, as a too deep value is)
-_C_ENCODER = c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", True,
-                            False, False) if c_make_encoder is not None else None
+_C_ENCODER = (
+    c_make_encoder(None, _ENCODER.default, encode_basestring, None, ":", ",", True, False, False)
+    if c_make_encoder is not None
+    else None
+)
 
 
 def canonical_json(obj: Any) -> str:

@@ -40,23 +40,43 @@ def refuse_tampered(kind: str, item_id: str, row: Any) -> None:
     if action_tampered(row.action, getattr(row, "action_digest", None)):
         raise errors.Tampered(
             f"{kind} {item_id} was tampered with: its stored action no longer matches the "
-            f"digest {str(row.action_digest)[:12]}… it was requested with", kind=kind,
-            id=item_id)
+            f"digest {str(row.action_digest)[:12]}… it was requested with",
+            kind=kind,
+            id=item_id,
+        )
 
 
 def receipt_digest_body(row: Any) -> dict:
     """What a receipt's ``digest`` covers (``evidence`` parsed)."""
     get = row.get if isinstance(row, dict) else lambda k: getattr(row, k)
     evidence = get("evidence")
-    return {"effect_key": get("effect_key"), "kind": get("kind"), "status": get("status"),
-            "external_id": get("external_id"),
-            "evidence": json.loads(evidence) if isinstance(evidence, str) else evidence,
-            "created_at": get("created_at")}
+    return {
+        "effect_key": get("effect_key"),
+        "kind": get("kind"),
+        "status": get("status"),
+        "external_id": get("external_id"),
+        "evidence": json.loads(evidence) if isinstance(evidence, str) else evidence,
+        "created_at": get("created_at"),
+    }
 
 
-MUTATION_KEYS = ("id", "entry_id", "operation", "actor", "reason", "version", "before_hash",
-                 "after_hash", "before_content", "after_content", "run_id", "idempotency_key",
-                 "request_digest", "created_at", "event_sequence")
+MUTATION_KEYS = (
+    "id",
+    "entry_id",
+    "operation",
+    "actor",
+    "reason",
+    "version",
+    "before_hash",
+    "after_hash",
+    "before_content",
+    "after_content",
+    "run_id",
+    "idempotency_key",
+    "request_digest",
+    "created_at",
+    "event_sequence",
+)
 
 
 def mutation_digest(prev_digest: str, row: Any) -> str:

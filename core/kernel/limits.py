@@ -51,8 +51,11 @@ def check_document(value: Any, text: str) -> None:
 def check_json_text(text: str) -> None:
     """``check_size`` and ``check_depth``; a short ASCII text with few brackets (the usual
     case) passes both at a glance."""
-    if text.isascii() and len(text) <= MAX_JSON_BYTES and \
-            text.count("[") + text.count("{") <= MAX_DEPTH:
+    if (
+        text.isascii()
+        and len(text) <= MAX_JSON_BYTES
+        and text.count("[") + text.count("{") <= MAX_DEPTH
+    ):
         return
     check_size(text)
     check_depth(text)
@@ -66,11 +69,17 @@ def check_size(text: str) -> None:
         try:
             size = len(text.encode("utf-8"))
         except UnicodeEncodeError as exc:
-            raise ValidationError("not valid JSON data: text must be valid Unicode "
-                                  "(a lone surrogate cannot be stored)", field="") from exc
+            raise ValidationError(
+                "not valid JSON data: text must be valid Unicode "
+                "(a lone surrogate cannot be stored)",
+                field="",
+            ) from exc
     if size > MAX_JSON_BYTES:
-        raise ValidationError(f"not valid JSON data: {size:,} bytes is over the limit of "
-                              f"{MAX_JSON_BYTES:,}", field="", size=size)
+        raise ValidationError(
+            f"not valid JSON data: {size:,} bytes is over the limit of {MAX_JSON_BYTES:,}",
+            field="",
+            size=size,
+        )
 
 
 def check_depth(text: str) -> None:
@@ -79,8 +88,9 @@ def check_depth(text: str) -> None:
         return
     brackets = _STRING.sub("", text).translate(_NOT_BRACKET)
     if max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH:
-        raise ValidationError(f"not valid JSON data: nested deeper than {MAX_DEPTH} levels",
-                              field="")
+        raise ValidationError(
+            f"not valid JSON data: nested deeper than {MAX_DEPTH} levels", field=""
+        )
 
 
 def check_keys(value: Any) -> None:
@@ -91,8 +101,10 @@ def check_keys(value: Any) -> None:
         if isinstance(item, dict):
             for key, child in item.items():
                 if not isinstance(key, str):
-                    raise ValidationError(f"not valid JSON data: object keys must be text, "
-                                          f"not {type(key).__name__}", field="")
+                    raise ValidationError(
+                        f"not valid JSON data: object keys must be text, not {type(key).__name__}",
+                        field="",
+                    )
                 stack.append(child)
         elif isinstance(item, list | tuple):
             stack.extend(item)
@@ -107,5 +119,9 @@ def check_text(value: Any, what: str, field: str, limit: int, *, required: bool 
     if required and not value.strip():
         raise ValidationError(f"{what} must not be empty", field=field)
     if len(value) > limit:
-        raise ValidationError(f"{what} is too long: {len(value):,} characters, over the "
-                              f"limit of {limit:,}", field=field, size=len(value), limit=limit)
+        raise ValidationError(
+            f"{what} is too long: {len(value):,} characters, over the limit of {limit:,}",
+            field=field,
+            size=len(value),
+            limit=limit,
+        )

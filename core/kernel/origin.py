@@ -31,25 +31,43 @@ def program_name() -> str:
     return Path(name).stem if name.endswith(".py") else name
 
 
-def here(runtime: str, *, tool: str | None = None, client: str | None = None,
-         process: str | None = None, pid: int | None = None) -> Origin:
+def here(
+    runtime: str,
+    *,
+    tool: str | None = None,
+    client: str | None = None,
+    process: str | None = None,
+    pid: int | None = None,
+) -> Origin:
     """An origin in this process: its program name, pid and host name unless given."""
-    return make(runtime=runtime, tool=tool, client=client, process=process or program_name(),
-                pid=os.getpid() if pid is None else pid, host=socket.gethostname())
+    return make(
+        runtime=runtime,
+        tool=tool,
+        client=client,
+        process=process or program_name(),
+        pid=os.getpid() if pid is None else pid,
+        host=socket.gethostname(),
+    )
 
 
 def make(**fields: Any) -> Origin:
     """An Origin from agent-reported fields, each text cut to ``TEXT_MAX`` characters; a pid
     that is not a non-negative int is dropped."""
+
     def cut(value: Any) -> str | None:
         return None if value is None else str(value)[:TEXT_MAX]
 
     pid = fields.get("pid")
-    return Origin(runtime=cut(fields.get("runtime")) or "unknown",
-                  process=cut(fields.get("process")), host=cut(fields.get("host")),
-                  tool=cut(fields.get("tool")), client=cut(fields.get("client")),
-                  pid=pid if isinstance(pid, int) and not isinstance(pid, bool)
-                  and 0 <= pid < 2**63 else None)
+    return Origin(
+        runtime=cut(fields.get("runtime")) or "unknown",
+        process=cut(fields.get("process")),
+        host=cut(fields.get("host")),
+        tool=cut(fields.get("tool")),
+        client=cut(fields.get("client")),
+        pid=pid
+        if isinstance(pid, int) and not isinstance(pid, bool) and 0 <= pid < 2**63
+        else None,
+    )
 
 
 def to_text(origin: Origin | dict | None) -> str | None:
@@ -103,12 +121,16 @@ def describe(origin: Origin | None) -> str:
     client refund-bot 1.0". Agent text: escape it for display (``safe_text.visible``)."""
     if origin is None:
         return "not reported"
-    where = " on ".join(p for p in (f"pid {origin.pid}" if origin.pid is not None else None,
-                                    origin.host) if p)
+    where = " on ".join(
+        p for p in (f"pid {origin.pid}" if origin.pid is not None else None, origin.host) if p
+    )
     proc = " ".join(p for p in (origin.process, f"({where})" if where else None) if p)
-    parts = [origin.runtime, proc or None,
-             f"tool {origin.tool}" if origin.tool else None,
-             f"client {origin.client}" if origin.client else None]
+    parts = [
+        origin.runtime,
+        proc or None,
+        f"tool {origin.tool}" if origin.tool else None,
+        f"client {origin.client}" if origin.client else None,
+    ]
     return " · ".join(p for p in parts if p)
 
 

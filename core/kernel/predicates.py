@@ -57,14 +57,17 @@ OPERATORS = ("==", "!=", "<=", ">=", "<", ">", "glob", "regex", "in")
 KEYWORDS = {"and", "or", "not", "exists", "glob", "regex", "in", "true", "false", "null"}
 MISSING = object()
 
-TOKEN = re.compile(r"""
+TOKEN = re.compile(
+    r"""
     (?P<ws>\s+)
   | (?P<string>"(?:[^"\\\x00-\x1f]|\\.)*")
   | (?P<number>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)
   | (?P<op>==|!=|<=|>=|<|>)
   | (?P<punct>[()\[\],.])
   | (?P<word>[A-Za-z_][A-Za-z0-9_-]*)
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 # A group that repeats something and is itself repeated: (a+)+, (x*)*, (.+){2,} ...
 NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)\s*[+*{]")
 
@@ -172,8 +175,10 @@ class _Parser:
         path = self.path()
         op_tok = self.take()
         if op_tok.text not in OPERATORS:
-            raise _fail(f"expected a comparison (one of {', '.join(OPERATORS)}), "
-                        f"found {op_tok.text!r}", op_tok.pos)
+            raise _fail(
+                f"expected a comparison (one of {', '.join(OPERATORS)}), found {op_tok.text!r}",
+                op_tok.pos,
+            )
         ahead = self.peek()
         value_pos = ahead.pos if ahead else len(self.text)
         value = self.value()
@@ -189,9 +194,10 @@ class _Parser:
         if op in ("glob", "regex") and not isinstance(value, str):
             raise _fail(f"{op} needs a string pattern", pos)
         if op == "in" and not isinstance(value, list):
-            raise _fail("in needs a list, e.g. [\"a\", \"b\"]", pos)
-        if op in ("<", "<=", ">", ">=") and (isinstance(value, bool)
-                                             or not isinstance(value, (int, float, str))):
+            raise _fail('in needs a list, e.g. ["a", "b"]', pos)
+        if op in ("<", "<=", ">", ">=") and (
+            isinstance(value, bool) or not isinstance(value, (int, float, str))
+        ):
             raise _fail(f"{op} compares with a number or a string", pos)
         if op == "regex":
             return _compile_regex(value, pos)
@@ -210,8 +216,7 @@ class _Parser:
             elif seg.kind == "number" and seg.text.isdigit():
                 parts.append(int(seg.text))
             else:
-                raise _fail(f"expected a name or an index after '.', found {seg.text!r}",
-                            seg.pos)
+                raise _fail(f"expected a name or an index after '.', found {seg.text!r}", seg.pos)
         return tuple(parts)
 
     def value(self) -> Any:
@@ -234,8 +239,10 @@ class _Parser:
                     return items
                 if sep.text != ",":
                     raise _fail(f"expected ',' or ']', found {sep.text!r}", sep.pos)
-        raise _fail(f"expected a value (number, \"string\", true, false, null or a list), "
-                    f"found {tok.text!r}", tok.pos)
+        raise _fail(
+            f'expected a value (number, "string", true, false, null or a list), found {tok.text!r}',
+            tok.pos,
+        )
 
 
 ESCAPES = {'"': '"', "\\": "\\", "/": "/", "n": "\n", "t": "\t", "r": "\r"}
@@ -252,8 +259,8 @@ def unquote(token: str, pos: int) -> str:
             i += 1
             continue
         nxt = body[i + 1]
-        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2:i + 6]):
-            out.append(chr(int(body[i + 2:i + 6], 16)))
+        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2 : i + 6]):
+            out.append(chr(int(body[i + 2 : i + 6], 16)))
             i += 6
         elif nxt in ESCAPES:
             out.append(ESCAPES[nxt])
@@ -271,8 +278,9 @@ def _compile_regex(pattern: str, pos: int) -> re.Pattern:
     if len(pattern) > MAX_REGEX:
         raise _fail(f"the regex is longer than {MAX_REGEX} characters", pos)
     if NESTED_REPEAT.search(pattern):
-        raise _fail("the regex repeats a repeated group (like (a+)+); that can take "
-                    "exponential time", pos)
+        raise _fail(
+            "the regex repeats a repeated group (like (a+)+); that can take exponential time", pos
+        )
     try:
         return re.compile(pattern)
     except re.error as exc:
@@ -359,11 +367,16 @@ def _compare(op: str, subject: Any, operand: Any) -> bool:
     if op == "regex":
         return isinstance(subject, str) and operand.search(subject) is not None
     ordered = (_number(subject) and _number(operand)) or (
-        isinstance(subject, str) and isinstance(operand, str))
+        isinstance(subject, str) and isinstance(operand, str)
+    )
     if not ordered:
         return False
-    return {"<": subject < operand, "<=": subject <= operand, ">": subject > operand,
-            ">=": subject >= operand}[op]
+    return {
+        "<": subject < operand,
+        "<=": subject <= operand,
+        ">": subject > operand,
+        ">=": subject >= operand,
+    }[op]
 
 
 def _eval(node: tuple, action: Any) -> bool:

@@ -20,7 +20,8 @@ INVISIBLE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f"
     "\u0890\u0891\u08e2\u180e\u200b\u200c\u200e\u200f\u2028-\u202e\u2060-\u2064"
     "\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
 # the same, with tab, newline and carriage return: nothing of these fits on one line
 INVISIBLE_OR_BREAK = re.compile(INVISIBLE.pattern[:-1] + "\t\n\r]")
 BREAKS = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -31,8 +32,13 @@ def _visible(match: re.Match[str]) -> str:
     if ch in BREAKS:
         return BREAKS[ch]
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 \
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
         else f"\\U{code:08x}"
+    )
 
 
 def visible(text: str, *, breaks: bool = False) -> str:

@@ -62,9 +62,12 @@ def content_hash(text: str) -> str:
 
 
 # The head of an entry's mutation chain (the link a new mutation follows).
-LAST_MUTATION = Prepared(select(s.memory_mutations.c.digest).where(
-    s.memory_mutations.c.entry_id == bindparam("entry_id")).order_by(
-    s.memory_mutations.c.version.desc()).limit(bindparam("one", 1)))
+LAST_MUTATION = Prepared(
+    select(s.memory_mutations.c.digest)
+    .where(s.memory_mutations.c.entry_id == bindparam("entry_id"))
+    .order_by(s.memory_mutations.c.version.desc())
+    .limit(bindparam("one", 1))
+)
 
 
 # Sensitivities shown as they are; every other value (personal, secret, credential ...)
@@ -83,8 +86,7 @@ def entry_in(conn: Any, entry_id: str, written: dict | None = None) -> MemoryEnt
         entry = as_written(MemoryEntry, written)
         if entry is not None:
             return entry
-    return one_where(conn, MemoryEntry, s.memory_entries, f"memory entry {entry_id}",
-                     id=entry_id)
+    return one_where(conn, MemoryEntry, s.memory_entries, f"memory entry {entry_id}", id=entry_id)
 
 
 class Memory(RetiredAttributes):
@@ -92,21 +94,44 @@ class Memory(RetiredAttributes):
         self.j = store
 
     # ------------------------------------------------------------ writes (agent and operator)
-    def add(self, scope: MemoryScope | str, scope_key: str, title: str, content: str, *,
-            kind: str = "fact", priority: int = 0, trust: Trust | str = Trust.AGENT_OBSERVED,
-            sensitivity: str = "normal", run_id: str | None = None,
-            idempotency_key: str | None = None, reason: str | None = None,
-            entry_id: str | None = None) -> MemoryEntry:
+    def add(
+        self,
+        scope: MemoryScope | str,
+        scope_key: str,
+        title: str,
+        content: str,
+        *,
+        kind: str = "fact",
+        priority: int = 0,
+        trust: Trust | str = Trust.AGENT_OBSERVED,
+        sensitivity: str = "normal",
+        run_id: str | None = None,
+        idempotency_key: str | None = None,
+        reason: str | None = None,
+        entry_id: str | None = None,
+    ) -> MemoryEntry:
         scope, trust = MemoryScope(scope), Trust(trust)
         _check_content(content)
         if self.j.actor.kind == ActorKind.AGENT and trust in PERSON_TRUST:
             raise errors.NotAllowed(
                 f"{self.j.actor.label} is an agent; only an operator may add memory as "
-                f"{trust.value}", hint="Add it as agent_observed; an operator confirms it.")
-        request = {"op": "add", "scope": scope.value, "scope_key": scope_key, "title": title,
-                   "content": content, "kind": kind, "priority": priority,
-                   "trust": trust.value, "sensitivity": sensitivity, "run_id": run_id,
-                   "reason": reason, "entry_id": entry_id}
+                f"{trust.value}",
+                hint="Add it as agent_observed; an operator confirms it.",
+            )
+        request = {
+            "op": "add",
+            "scope": scope.value,
+            "scope_key": scope_key,
+            "title": title,
+            "content": content,
+            "kind": kind,
+            "priority": priority,
+            "trust": trust.value,
+            "sensitivity": sensitivity,
+            "run_id": run_id,
+            "reason": reason,
+            "entry_id": entry_id,
+        }
 
         def op(tx: Tx) -> str:
             prior = self._replayed(tx, idempotency_key, request)
@@ -114,20 +139,49 @@ class Memory(RetiredAttributes):
                 return prior
             eid = entry_id or tx.new_id("mem")
             h = content_hash(content)
-            insert_rows(tx.conn, s.memory_entries, [dict(
-                id=eid, scope=scope.value, scope_key=scope_key, kind=kind, title=title,
-                content=content, priority=priority, trust=trust.value, sensitivity=sensitivity,
-                pinned=False, confirmed=trust == Trust.USER_CONFIRMED, deleted=False, version=1,
-                content_hash=h, source_run_id=run_id, created_at=tx.now, updated_at=tx.now)])
-            self._mutation(tx, eid, "add", 1, None, None, h, content, reason, run_id,
-                           idempotency_key, request)
+            insert_rows(
+                tx.conn,
+                s.memory_entries,
+                [
+                    dict(
+                        id=eid,
+                        scope=scope.value,
+                        scope_key=scope_key,
+                        kind=kind,
+                        title=title,
+                        content=content,
+                        priority=priority,
+                        trust=trust.value,
+                        sensitivity=sensitivity,
+                        pinned=False,
+                        confirmed=trust == Trust.USER_CONFIRMED,
+                        deleted=False,
+                        version=1,
+                        content_hash=h,
+                        source_run_id=run_id,
+                        created_at=tx.now,
+                        updated_at=tx.now,
+                    )
+                ],
+            )
+            self._mutation(
+                tx, eid, "add", 1, None, None, h, content, reason, run_id, idempotency_key, request
+            )
             return eid
 
         return self.j.write_then(op, lambda tx, eid: entry_in(tx.conn, eid))
 
-    def replace(self, entry_id: str, content: str, *, expected_version: int,
-                title: str | None = None, reason: str | None = None, run_id: str | None = None,
-                idempotency_key: str | None = None) -> MemoryEntry:
+    def replace(
+        self,
+        entry_id: str,
+        content: str,
+        *,
+        expected_version: int,
+        title: str | None = None,
+        reason: str | None = None,
+        run_id: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> MemoryEntry:
         _check_content(content)
         trust = Trust.OPERATOR_EDITED if self.j.actor.kind == "operator" else None
         values: dict[str, Any] = {"content": content, "content_hash": content_hash(content)}
@@ -135,40 +189,114 @@ class Memory(RetiredAttributes):
             values["title"] = title
         if trust is not None:
             values["trust"] = trust.value
-        return self._change(entry_id, "replace", expected_version, values, reason, run_id,
-                            idempotency_key, {"content": content, "title": title})
+        return self._change(
+            entry_id,
+            "replace",
+            expected_version,
+            values,
+            reason,
+            run_id,
+            idempotency_key,
+            {"content": content, "title": title},
+        )
 
-    def remove(self, entry_id: str, *, expected_version: int, reason: str | None = None,
-               idempotency_key: str | None = None) -> MemoryEntry:
-        return self._change(entry_id, "remove", expected_version, {"deleted": True}, reason,
-                            None, idempotency_key, {}, need_live=True)
+    def remove(
+        self,
+        entry_id: str,
+        *,
+        expected_version: int,
+        reason: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> MemoryEntry:
+        return self._change(
+            entry_id,
+            "remove",
+            expected_version,
+            {"deleted": True},
+            reason,
+            None,
+            idempotency_key,
+            {},
+            need_live=True,
+        )
 
-    def restore(self, entry_id: str, *, expected_version: int, reason: str | None = None,
-                idempotency_key: str | None = None) -> MemoryEntry:
-        return self._change(entry_id, "restore", expected_version, {"deleted": False}, reason,
-                            None, idempotency_key, {}, need_deleted=True)
+    def restore(
+        self,
+        entry_id: str,
+        *,
+        expected_version: int,
+        reason: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> MemoryEntry:
+        return self._change(
+            entry_id,
+            "restore",
+            expected_version,
+            {"deleted": False},
+            reason,
+            None,
+            idempotency_key,
+            {},
+            need_deleted=True,
+        )
 
-    def confirm(self, entry_id: str, *, expected_version: int, reason: str | None = None,
-                idempotency_key: str | None = None) -> MemoryEntry:
+    def confirm(
+        self,
+        entry_id: str,
+        *,
+        expected_version: int,
+        reason: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> MemoryEntry:
         """Only an operator confirms, and never one whose name is an agent that wrote the
         entry (the requester rule, ``core.deciders``)."""
         self.j.require_operator()
-        return self._change(entry_id, "confirm", expected_version,
-                            {"confirmed": True, "trust": Trust.USER_CONFIRMED.value}, reason,
-                            None, idempotency_key, {})
+        return self._change(
+            entry_id,
+            "confirm",
+            expected_version,
+            {"confirmed": True, "trust": Trust.USER_CONFIRMED.value},
+            reason,
+            None,
+            idempotency_key,
+            {},
+        )
 
-    def pin(self, entry_id: str, pinned: bool = True, *, expected_version: int,
-            reason: str | None = None, idempotency_key: str | None = None) -> MemoryEntry:
+    def pin(
+        self,
+        entry_id: str,
+        pinned: bool = True,
+        *,
+        expected_version: int,
+        reason: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> MemoryEntry:
         op = "pin" if pinned else "unpin"
-        return self._change(entry_id, op, expected_version, {"pinned": pinned}, reason, None,
-                            idempotency_key, {})
+        return self._change(
+            entry_id, op, expected_version, {"pinned": pinned}, reason, None, idempotency_key, {}
+        )
 
-    def _change(self, entry_id: str, operation: str, expected_version: int,
-                values: dict, reason: str | None, run_id: str | None,
-                idempotency_key: str | None, extra: dict, need_live: bool = False,
-                need_deleted: bool = False) -> MemoryEntry:
-        request = {"op": operation, "entry_id": entry_id, "expected_version": expected_version,
-                   "reason": reason, "run_id": run_id, **extra}
+    def _change(
+        self,
+        entry_id: str,
+        operation: str,
+        expected_version: int,
+        values: dict,
+        reason: str | None,
+        run_id: str | None,
+        idempotency_key: str | None,
+        extra: dict,
+        need_live: bool = False,
+        need_deleted: bool = False,
+    ) -> MemoryEntry:
+        request = {
+            "op": operation,
+            "entry_id": entry_id,
+            "expected_version": expected_version,
+            "reason": reason,
+            "run_id": run_id,
+            **extra,
+        }
 
         def op(tx: Tx) -> dict | None:
             if self._replayed(tx, idempotency_key, request):
@@ -177,32 +305,55 @@ class Memory(RetiredAttributes):
             if row.version != expected_version:
                 raise errors.StaleVersion(
                     f"memory entry {entry_id} is at version {row.version}, "
-                    f"you saw {expected_version}")
+                    f"you saw {expected_version}"
+                )
             if need_live and row.deleted:
                 raise errors.InvalidTransition(f"memory entry {entry_id} is already removed")
             if need_deleted and not row.deleted:
                 raise errors.InvalidTransition(f"memory entry {entry_id} is not removed")
             if operation == "confirm":
-                refuse_requester(tx, requesters_of_entry(tx.conn, row), verb="confirm",
-                                 what=f"memory entry {entry_id}")
+                refuse_requester(
+                    tx,
+                    requesters_of_entry(tx.conn, row),
+                    verb="confirm",
+                    what=f"memory entry {entry_id}",
+                )
             if tx.actor.kind == ActorKind.AGENT and row.confirmed and operation in AGENT_BARRED:
                 raise errors.NotAllowed(
                     f"memory entry {entry_id} is confirmed by a person; an agent cannot "
                     f"{operation} it",
-                    hint="Record a conflict with the new version; a person reconciles it.")
-            written = self._apply(tx, row, operation, values, reason, run_id,
-                                  idempotency_key, request)
+                    hint="Record a conflict with the new version; a person reconciles it.",
+                )
+            written = self._apply(
+                tx, row, operation, values, reason, run_id, idempotency_key, request
+            )
             if tx.actor.kind == "operator":
-                tx.audit(f"memory.{operation}", "memory", entry_id, run_id=run_id,
-                         before={"version": row.version, "hash": row.content_hash},
-                         after={"version": row.version + 1}, reason=reason)
+                tx.audit(
+                    f"memory.{operation}",
+                    "memory",
+                    entry_id,
+                    run_id=run_id,
+                    before={"version": row.version, "hash": row.content_hash},
+                    after={"version": row.version + 1},
+                    reason=reason,
+                )
             return written
 
         return self.j.write_then(op, lambda tx, row: entry_in(tx.conn, entry_id, row))
 
-    def _apply(self, tx: Tx, row: Any, operation: str, values: dict, reason: str | None,
-               run_id: str | None, idempotency_key: str | None, request: Any,
-               event: bool = True, event_sequence: int | None = None) -> dict:
+    def _apply(
+        self,
+        tx: Tx,
+        row: Any,
+        operation: str,
+        values: dict,
+        reason: str | None,
+        run_id: str | None,
+        idempotency_key: str | None,
+        request: Any,
+        event: bool = True,
+        event_sequence: int | None = None,
+    ) -> dict:
         """UPDATE the entry ``row`` (as read in ``tx``) and write its mutation; the entry's
         row as now stored."""
         version = row.version + 1
@@ -211,29 +362,68 @@ class Memory(RetiredAttributes):
         if done != 1:
             raise errors.StaleVersion(f"memory entry {row.id} changed meanwhile")
         after = values.get("content", row.content)
-        self._mutation(tx, row.id, operation, version, row.content_hash, row.content,
-                       content_hash(after), after, reason, run_id, idempotency_key, request,
-                       event=event, event_sequence=event_sequence)
+        self._mutation(
+            tx,
+            row.id,
+            operation,
+            version,
+            row.content_hash,
+            row.content,
+            content_hash(after),
+            after,
+            reason,
+            run_id,
+            idempotency_key,
+            request,
+            event=event,
+            event_sequence=event_sequence,
+        )
         return written_row(row, values)
 
-    def _mutation(self, tx: Tx, entry_id: str, operation: str, version: int,
-                  before_hash: str | None, before: str | None, after_hash: str,
-                  after: str, reason: str | None, run_id: str | None,
-                  idempotency_key: str | None, request: Any, event: bool = True,
-                  event_sequence: int | None = None) -> None:
+    def _mutation(
+        self,
+        tx: Tx,
+        entry_id: str,
+        operation: str,
+        version: int,
+        before_hash: str | None,
+        before: str | None,
+        after_hash: str,
+        after: str,
+        reason: str | None,
+        run_id: str | None,
+        idempotency_key: str | None,
+        request: Any,
+        event: bool = True,
+        event_sequence: int | None = None,
+    ) -> None:
         """The mutation row, and (``event``) a ``memory.changed`` event on its live run, whose
         sequence the row keeps (``event_sequence``: the caller's own event instead)."""
         if event:
-            event_sequence = _run_event(tx, run_id, "memory.changed", {
-                "entry_id": entry_id, "operation": operation, "version": version})
+            event_sequence = _run_event(
+                tx,
+                run_id,
+                "memory.changed",
+                {"entry_id": entry_id, "operation": operation, "version": version},
+            )
         mid = tx.new_id("mut")
         row = dict(
-            id=mid, entry_id=entry_id, operation=operation, actor=tx.actor.label,
-            reason=reason, version=version, before_hash=before_hash, after_hash=after_hash,
-            before_content=before, after_content=after, run_id=run_id,
+            id=mid,
+            entry_id=entry_id,
+            operation=operation,
+            actor=tx.actor.label,
+            reason=reason,
+            version=version,
+            before_hash=before_hash,
+            after_hash=after_hash,
+            before_content=before,
+            after_content=after,
+            run_id=run_id,
             idempotency_key=idempotency_key,
             request_digest=digest_of(request) if idempotency_key else None,
-            created_at=tx.now, event_sequence=event_sequence)
+            created_at=tx.now,
+            event_sequence=event_sequence,
+        )
         last = LAST_MUTATION.first(tx.conn, entry_id=entry_id)
         prev = last.digest if last is not None and last.digest else ZERO_DIGEST
         row.update(prev_digest=prev, digest=mutation_digest(prev, row))
@@ -260,13 +450,20 @@ class Memory(RetiredAttributes):
         return row
 
     # ------------------------------------------------------------ conflicts
-    def record_conflict(self, entry_id: str, incoming_content: str, *, incoming_source: str,
-                        run_id: str | None = None, local_version: int | None = None,
-                        incoming_kind: str | None = None,
-                        incoming_priority: int | None = None,
-                        incoming_trust: Trust | str | None = None,
-                        incoming_sensitivity: str | None = None,
-                        origin: Origin | dict | None = None) -> Conflict:
+    def record_conflict(
+        self,
+        entry_id: str,
+        incoming_content: str,
+        *,
+        incoming_source: str,
+        run_id: str | None = None,
+        local_version: int | None = None,
+        incoming_kind: str | None = None,
+        incoming_priority: int | None = None,
+        incoming_trust: Trust | str | None = None,
+        incoming_sensitivity: str | None = None,
+        origin: Origin | dict | None = None,
+    ) -> Conflict:
         """Two versions of one entry disagree: park the incoming one for a person. The
         ``incoming_*`` fields are what the incoming version says about them (None: it does
         not carry that field); taking the incoming version applies them with its content.
@@ -274,76 +471,140 @@ class Memory(RetiredAttributes):
         origin_text = default_origin(self.j.actor.kind, origin)
         _check_content(incoming_content)
         trust = _incoming_trust(incoming_trust)
-        for name, value in (("incoming_kind", incoming_kind),
-                            ("incoming_sensitivity", incoming_sensitivity)):
+        for name, value in (
+            ("incoming_kind", incoming_kind),
+            ("incoming_sensitivity", incoming_sensitivity),
+        ):
             if value is not None and not (isinstance(value, str) and value.strip()):
                 raise errors.ValidationError(f"{name} must be non-empty text", field=name)
 
         def op(tx: Tx) -> str:
             row = self._entry_row(tx, entry_id)
-            pending = row_where(tx.conn, s.conflicts, entry_id=entry_id,
-                                status="pending")
+            pending = row_where(tx.conn, s.conflicts, entry_id=entry_id, status="pending")
             waiting = pending.id if pending is not None else None
             if waiting is not None:
                 raise errors.ConflictPending(
                     f"memory entry {entry_id} already has a pending conflict ({waiting}); "
-                    "one waits for a person at a time", reconciliation_id=waiting)
+                    "one waits for a person at a time",
+                    reconciliation_id=waiting,
+                )
             rid = tx.new_id("rec")
-            insert_rows(tx.conn, s.conflicts, [dict(
-                agent=agent_name(tx), id=rid, entry_id=entry_id, local_content=row.content,
-                local_version=local_version or row.version, incoming_content=incoming_content,
-                incoming_source=incoming_source, incoming_kind=incoming_kind,
-                incoming_priority=incoming_priority, incoming_trust=trust,
-                incoming_sensitivity=incoming_sensitivity, run_id=run_id, status="pending",
-                version=1, created_at=tx.now, origin=origin_text)])
+            insert_rows(
+                tx.conn,
+                s.conflicts,
+                [
+                    dict(
+                        agent=agent_name(tx),
+                        id=rid,
+                        entry_id=entry_id,
+                        local_content=row.content,
+                        local_version=local_version or row.version,
+                        incoming_content=incoming_content,
+                        incoming_source=incoming_source,
+                        incoming_kind=incoming_kind,
+                        incoming_priority=incoming_priority,
+                        incoming_trust=trust,
+                        incoming_sensitivity=incoming_sensitivity,
+                        run_id=run_id,
+                        status="pending",
+                        version=1,
+                        created_at=tx.now,
+                        origin=origin_text,
+                    )
+                ],
+            )
             tx.changed(ChangeKind.CONFLICT, rid, run_id)
-            _run_event(tx, run_id, "memory.conflict", {"reconciliation_id": rid,
-                                                       "entry_id": entry_id})
+            _run_event(
+                tx, run_id, "memory.conflict", {"reconciliation_id": rid, "entry_id": entry_id}
+            )
             return rid
 
         return self.conflict(self.j.write(op))
 
-    def resolve(self, item_id: str, choice: ConflictStatus | str, *,
-                expected_version: int, merged_content: str | None = None,
-                reason: str | None = None, request_id: str | None = None,
-                source: str = "desk") -> Conflict:
+    def resolve(
+        self,
+        item_id: str,
+        choice: ConflictStatus | str,
+        *,
+        expected_version: int,
+        merged_content: str | None = None,
+        reason: str | None = None,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Conflict:
         """Accept local / accept incoming / merged / dismiss: the mutation and the
         resolution in one transaction. ``source`` says where the person decided (desk,
         cli, mcp…); it is kept on the decision row."""
-        return self._resolve(item_id, choice, expected_version=expected_version,
-                             merged_content=merged_content, reason=reason,
-                             request_id=request_id, entry_version=None, source=source)
+        return self._resolve(
+            item_id,
+            choice,
+            expected_version=expected_version,
+            merged_content=merged_content,
+            reason=reason,
+            request_id=request_id,
+            entry_version=None,
+            source=source,
+        )
 
-    def resolve_seen(self, item_id: str, choice: ConflictStatus | str, *,
-                     expected_version: int, entry_version: int,
-                     merged_content: str | None = None, reason: str | None = None,
-                     request_id: str | None = None, source: str = "desk") -> Conflict:
+    def resolve_seen(
+        self,
+        item_id: str,
+        choice: ConflictStatus | str,
+        *,
+        expected_version: int,
+        entry_version: int,
+        merged_content: str | None = None,
+        reason: str | None = None,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Conflict:
         """``resolve``, refused with ``StaleVersion`` (nothing written) when the entry is no
         longer at ``entry_version``, the version the person reviewed the conflict against."""
-        return self._resolve(item_id, choice, expected_version=expected_version,
-                             merged_content=merged_content, reason=reason,
-                             request_id=request_id, entry_version=entry_version,
-                             source=source)
+        return self._resolve(
+            item_id,
+            choice,
+            expected_version=expected_version,
+            merged_content=merged_content,
+            reason=reason,
+            request_id=request_id,
+            entry_version=entry_version,
+            source=source,
+        )
 
-    def _resolve(self, item_id: str, choice: ConflictStatus | str, *,
-                 expected_version: int, merged_content: str | None, reason: str | None,
-                 request_id: str | None, entry_version: int | None,
-                 source: str) -> Conflict:
+    def _resolve(
+        self,
+        item_id: str,
+        choice: ConflictStatus | str,
+        *,
+        expected_version: int,
+        merged_content: str | None,
+        reason: str | None,
+        request_id: str | None,
+        entry_version: int | None,
+        source: str,
+    ) -> Conflict:
         self.j.require_operator()
         choice = ConflictStatus(choice)
         if choice == ConflictStatus.PENDING:
             raise errors.ValidationError("choose how to resolve the conflict", field="choice")
         reason = (reason or "").strip() or None
         if reason is None:  # the desk and the CLI both ask for one: the rule lives here
-            raise errors.ValidationError("a reason is required to resolve a memory conflict",
-                                         field="reason")
+            raise errors.ValidationError(
+                "a reason is required to resolve a memory conflict", field="reason"
+            )
         if choice == ConflictStatus.MERGED:
             if not merged_content:
                 raise errors.ValidationError("merged content is required", field="merged")
             _check_content(merged_content)
-        request = {"op": "memory.resolve", "id": item_id, "choice": choice.value,
-                   "merged": merged_content, "expected_version": expected_version,
-                   "reason": reason, "source": source}
+        request = {
+            "op": "memory.resolve",
+            "id": item_id,
+            "choice": choice.value,
+            "merged": merged_content,
+            "expected_version": expected_version,
+            "reason": reason,
+            "source": source,
+        }
         if entry_version is not None:
             request["entry_version"] = entry_version
 
@@ -356,42 +617,91 @@ class Memory(RetiredAttributes):
             if item.status != "pending":
                 raise errors.AlreadyDecided(
                     f"memory conflict {item_id} is already {item.status} by {item.resolved_by}",
-                    status=item.status, decided_by=item.resolved_by)
+                    status=item.status,
+                    decided_by=item.resolved_by,
+                )
             if item.version != expected_version:
                 raise errors.StaleVersion(f"memory conflict {item_id} changed since you looked")
-            refuse_requester(tx, requesters_of_conflict(tx.conn, item), verb="resolve",
-                             what=f"memory conflict {item_id}")
+            refuse_requester(
+                tx,
+                requesters_of_conflict(tx.conn, item),
+                verb="resolve",
+                what=f"memory conflict {item_id}",
+            )
             entry = self._entry_row(tx, item.entry_id)
             if entry_version is not None and entry.version != entry_version:
                 raise errors.StaleVersion(
                     f"memory entry {entry.id} is now at version {entry.version}; you reviewed "
                     f"this conflict against version {entry_version}",
-                    entry_version=entry.version)
-            sequence = _run_event(tx, item.run_id, "memory.conflict_resolved",
-                                  {"reconciliation_id": item_id, "choice": choice.value,
-                                   "entry_id": item.entry_id})
+                    entry_version=entry.version,
+                )
+            sequence = _run_event(
+                tx,
+                item.run_id,
+                "memory.conflict_resolved",
+                {"reconciliation_id": item_id, "choice": choice.value, "entry_id": item.entry_id},
+            )
             values = _resolution_values(choice, item, entry, merged_content)
             if values:
-                self._apply(tx, entry, f"reconcile_{choice.value}", values, reason,
-                            item.run_id, None, request, event=False, event_sequence=sequence)
-            update_where(tx.conn, s.conflicts, dict(
-                status=choice.value, version=item.version + 1, resolved_at=tx.now,
-                resolved_by=tx.actor.label, resolution_reason=reason), id=item_id)
+                self._apply(
+                    tx,
+                    entry,
+                    f"reconcile_{choice.value}",
+                    values,
+                    reason,
+                    item.run_id,
+                    None,
+                    request,
+                    event=False,
+                    event_sequence=sequence,
+                )
+            update_where(
+                tx.conn,
+                s.conflicts,
+                dict(
+                    status=choice.value,
+                    version=item.version + 1,
+                    resolved_at=tx.now,
+                    resolved_by=tx.actor.label,
+                    resolution_reason=reason,
+                ),
+                id=item_id,
+            )
             tx.changed(ChangeKind.CONFLICT, item_id, item.run_id)
             fields = {k: v for k, v in values.items() if k in INCOMING_FIELDS}
             record_decision(
-                tx, "reconciliation", item_id, item.run_id, {"choice": choice.value},
-                source=source, reason=reason, request_id=request_id, request=request,
-                audit=(f"memory.conflict_{choice.value}", {"status": "pending"},
-                       {"status": choice.value, "entry_id": item.entry_id,
-                        **({"fields": fields} if fields else {})}))
+                tx,
+                "reconciliation",
+                item_id,
+                item.run_id,
+                {"choice": choice.value},
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                request=request,
+                audit=(
+                    f"memory.conflict_{choice.value}",
+                    {"status": "pending"},
+                    {
+                        "status": choice.value,
+                        "entry_id": item.entry_id,
+                        **({"fields": fields} if fields else {}),
+                    },
+                ),
+            )
 
         self.j.write(op)
         return self.conflict(item_id)
 
-    def bulk_resolve(self, items: builtins.list[tuple[str, int]], choice: ConflictStatus | str, *,
-                     reason: str, request_id: str | None = None,
-                     source: str = "desk") -> builtins.list[BulkResult]:
+    def bulk_resolve(
+        self,
+        items: builtins.list[tuple[str, int]],
+        choice: ConflictStatus | str,
+        *,
+        reason: str,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> builtins.list[BulkResult]:
         """Resolve each (conflict id, version the operator saw) the same way, each in its
         own transaction; a per-item result for each, in order. Merging needs one conflict at
         a time. Taking incoming is refused for a conflict whose entry moved on after the
@@ -400,8 +710,7 @@ class Memory(RetiredAttributes):
         self.j.require_operator()
         choice = ConflictStatus(choice)
         if choice in (ConflictStatus.MERGED, ConflictStatus.PENDING):
-            raise errors.ValidationError("merging needs one conflict at a time",
-                                         field="choice")
+            raise errors.ValidationError("merging needs one conflict at a time", field="choice")
         results = []
         for item_id, version in items:
             rid = f"{request_id}:{item_id}" if request_id else None
@@ -409,23 +718,38 @@ class Memory(RetiredAttributes):
                 if choice == ConflictStatus.ACCEPTED_INCOMING:
                     item = self.conflict(item_id)
                     self._refuse_unseen(item)
-                    self.resolve_seen(item_id, choice, expected_version=version,
-                                      entry_version=item.local_version, reason=reason,
-                                      request_id=rid, source=source)
+                    self.resolve_seen(
+                        item_id,
+                        choice,
+                        expected_version=version,
+                        entry_version=item.local_version,
+                        reason=reason,
+                        request_id=rid,
+                        source=source,
+                    )
                 else:
-                    self.resolve(item_id, choice, expected_version=version, reason=reason,
-                                 request_id=rid, source=source)
+                    self.resolve(
+                        item_id,
+                        choice,
+                        expected_version=version,
+                        reason=reason,
+                        request_id=rid,
+                        source=source,
+                    )
                 results.append(BulkResult(id=item_id, ok=True))
             except errors.ProctorError as err:
-                results.append(BulkResult(id=item_id, ok=False, error=str(err),
-                                          error_type=type(err).__name__))
+                results.append(
+                    BulkResult(id=item_id, ok=False, error=str(err), error_type=type(err).__name__)
+                )
         return results
 
     def _refuse_unseen(self, item: Conflict) -> None:
         entry = self.get(item.entry_id)
         if is_sensitive(entry.sensitivity) or is_sensitive(item.incoming_sensitivity):
-            raise errors.NotAllowed(f"“{item.title}” is sensitive: review it on its own (its "
-                                    "content is hidden until you reveal it)")
+            raise errors.NotAllowed(
+                f"“{item.title}” is sensitive: review it on its own (its "
+                "content is hidden until you reveal it)"
+            )
 
     def mark_used(self, entry_ids: Iterable[str]) -> int:
         """An agent read these entries: stamp ``last_used_at`` and count the use, in one
@@ -440,12 +764,16 @@ class Memory(RetiredAttributes):
         def op(tx: Tx) -> int:
             done = 0
             for start in range(0, len(ids), USE_BATCH):
-                chunk = ids[start:start + USE_BATCH]
-                done += tx.conn.execute(update(s.memory_entries).where(m.id.in_(chunk)).values(
-                    last_used_at=tx.now, use_count=m.use_count + 1)).rowcount
+                chunk = ids[start : start + USE_BATCH]
+                done += tx.conn.execute(
+                    update(s.memory_entries)
+                    .where(m.id.in_(chunk))
+                    .values(last_used_at=tx.now, use_count=m.use_count + 1)
+                ).rowcount
             if done != len(ids):
-                raise errors.NotFound(f"{len(ids) - done} of the memory entries marked used "
-                                      "do not exist")
+                raise errors.NotFound(
+                    f"{len(ids) - done} of the memory entries marked used do not exist"
+                )
             for eid in ids:
                 tx.changed(ChangeKind.MEMORY, eid, None)
             return done
@@ -458,9 +786,14 @@ class Memory(RetiredAttributes):
 
         def op(tx: Tx) -> None:
             row = self._entry_row(tx, entry_id)
-            tx.audit("memory.reveal", "memory", entry_id, run_id=None,
-                     before={"version": row.version, "sensitivity": row.sensitivity},
-                     reason=reason)
+            tx.audit(
+                "memory.reveal",
+                "memory",
+                entry_id,
+                run_id=None,
+                before={"version": row.version, "sensitivity": row.sensitivity},
+                reason=reason,
+            )
 
         self.j.write(op)
         return self.get(entry_id)
@@ -469,24 +802,39 @@ class Memory(RetiredAttributes):
     def get(self, entry_id: str) -> MemoryEntry:
         return self.j.read(lambda c: entry_in(c, entry_id))
 
-    def list(self, *, scope: str | None = None, scope_key: str | None = None,
-             include_deleted: bool = False, text: str | None = None,
-             limit: int = 500) -> builtins.list[MemoryEntry]:
+    def list(
+        self,
+        *,
+        scope: str | None = None,
+        scope_key: str | None = None,
+        include_deleted: bool = False,
+        text: str | None = None,
+        limit: int = 500,
+    ) -> builtins.list[MemoryEntry]:
         from proctor.core.storage.paging import escape_like
 
         m = s.memory_entries.c
-        conds = [c for c in (m.scope == scope if scope else None,
-                             m.scope_key == scope_key if scope_key else None,
-                             None if include_deleted else m.deleted.is_(False),
-                             m.content.ilike(f"%{escape_like(text)}%", escape="\\")
-                             if text else None) if c is not None]
-        stmt = select(s.memory_entries).where(*conds).order_by(
-            m.updated_at.desc(), m.id).limit(limit)
+        conds = [
+            c
+            for c in (
+                m.scope == scope if scope else None,
+                m.scope_key == scope_key if scope_key else None,
+                None if include_deleted else m.deleted.is_(False),
+                m.content.ilike(f"%{escape_like(text)}%", escape="\\") if text else None,
+            )
+            if c is not None
+        ]
+        stmt = (
+            select(s.memory_entries).where(*conds).order_by(m.updated_at.desc(), m.id).limit(limit)
+        )
         return self.j.read(lambda c: to_models(MemoryEntry, c.execute(stmt)))
 
     def history(self, entry_id: str) -> builtins.list[MemoryMutation]:
-        stmt = select(s.memory_mutations).where(
-            s.memory_mutations.c.entry_id == entry_id).order_by(s.memory_mutations.c.version)
+        stmt = (
+            select(s.memory_mutations)
+            .where(s.memory_mutations.c.entry_id == entry_id)
+            .order_by(s.memory_mutations.c.version)
+        )
         return self.j.read(lambda c: to_models(MemoryMutation, c.execute(stmt)))
 
     def conflict(self, item_id: str) -> Conflict:
@@ -499,19 +847,27 @@ class Memory(RetiredAttributes):
             if self.j.verifying:
                 from proctor.core.decisions.checks import check_conflict
 
-                check_conflict(conn, self.j.trust, conn.execute(select(
-                    s.conflicts).where(s.conflicts.c.id == item_id)).first())
+                check_conflict(
+                    conn,
+                    self.j.trust,
+                    conn.execute(select(s.conflicts).where(s.conflicts.c.id == item_id)).first(),
+                )
             return item
 
         return self.j.read(read)
 
     def conflicts(self, status: str = "pending", limit: int = 500) -> builtins.list[Conflict]:
-        stmt = conflict_select().where(s.conflicts.c.status == status).order_by(
-            s.conflicts.c.created_at.desc()).limit(limit)
+        stmt = (
+            conflict_select()
+            .where(s.conflicts.c.status == status)
+            .order_by(s.conflicts.c.created_at.desc())
+            .limit(limit)
+        )
         return self.j.read(lambda c: to_models(Conflict, c.execute(stmt)))
 
-    def browse(self, query: Any = None, *, cursor: str | None = None,
-               limit: int = 200) -> Page[MemoryEntry]:
+    def browse(
+        self, query: Any = None, *, cursor: str | None = None, limit: int = 200
+    ) -> Page[MemoryEntry]:
         """Filtered, sorted, keyset-paged entries (``memory_views.MemoryQuery``)."""
         from . import views as memory_views
 
@@ -529,8 +885,11 @@ class Memory(RetiredAttributes):
         return memory_views.facets(self.j)
 
     def count(self) -> int:
-        stmt = select(func.count()).select_from(s.memory_entries).where(
-            s.memory_entries.c.deleted.is_(False))
+        stmt = (
+            select(func.count())
+            .select_from(s.memory_entries)
+            .where(s.memory_entries.c.deleted.is_(False))
+        )
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
 
 
@@ -548,8 +907,9 @@ def _run_event(tx: Tx, run_id: str | None, type_: str, payload: Any) -> int | No
 INCOMING_FIELDS = ("kind", "priority", "trust", "sensitivity")
 
 
-def _resolution_values(choice: ConflictStatus, item: Any, entry: Any,
-                       merged: str | None) -> dict[str, Any]:
+def _resolution_values(
+    choice: ConflictStatus, item: Any, entry: Any, merged: str | None
+) -> dict[str, Any]:
     """What resolving with ``choice`` changes on the entry (empty: nothing). Taking incoming
     takes its content and every field it carries; trust decides ``confirmed`` with it."""
     if choice == ConflictStatus.MERGED:
@@ -567,8 +927,7 @@ def _resolution_values(choice: ConflictStatus, item: Any, entry: Any,
 
 
 def _content_values(text: str, entry: Any) -> dict[str, Any]:
-    return {} if text == entry.content else {"content": text,
-                                             "content_hash": content_hash(text)}
+    return {} if text == entry.content else {"content": text, "content_hash": content_hash(text)}
 
 
 def _incoming_trust(trust: Trust | str | None) -> str | None:
@@ -577,8 +936,9 @@ def _incoming_trust(trust: Trust | str | None) -> str | None:
     try:
         return Trust(trust).value
     except ValueError:
-        raise errors.ValidationError(f"unknown trust level {trust!r}",
-                                     field="incoming_trust") from None
+        raise errors.ValidationError(
+            f"unknown trust level {trust!r}", field="incoming_trust"
+        ) from None
 
 
 def _check_content(content: Any) -> None:

@@ -60,9 +60,13 @@ class ScopeUsage(Frozen):
 
 def _sort_columns(sort: Sort) -> list[Any]:
     m = s.memory_entries.c
-    return {"updated": [m.updated_at, m.id], "created": [m.created_at, m.id],
-            "priority": [m.priority, m.updated_at, m.id], "title": [m.title, m.id],
-            "used": [m.last_used_at, m.id]}[sort]  # ix_memory_last_used; 0: never used
+    return {
+        "updated": [m.updated_at, m.id],
+        "created": [m.created_at, m.id],
+        "priority": [m.priority, m.updated_at, m.id],
+        "title": [m.title, m.id],
+        "used": [m.last_used_at, m.id],
+    }[sort]  # ix_memory_last_used; 0: never used
 
 
 def _conditions(q: MemoryQuery) -> list[Any]:
@@ -93,12 +97,17 @@ def browse_statement(q: MemoryQuery, cursor: str | None, limit: int) -> Any:
     after = seek(cols, cursor, q.descending)
     if after is not None:
         conds.append(after)
-    return select(s.memory_entries).where(*conds).order_by(
-        *ordered(cols, q.descending)).limit(limit + 1)
+    return (
+        select(s.memory_entries)
+        .where(*conds)
+        .order_by(*ordered(cols, q.descending))
+        .limit(limit + 1)
+    )
 
 
-def browse(journal: Any, q: MemoryQuery, cursor: str | None = None,
-           limit: int = 200) -> Page[MemoryEntry]:
+def browse(
+    journal: Any, q: MemoryQuery, cursor: str | None = None, limit: int = 200
+) -> Page[MemoryEntry]:
     """One keyset page of entries matching ``q``, in ``q.sort`` order."""
     stmt = browse_statement(q, cursor, limit)
     rows = journal.read(lambda c: c.execute(stmt).all())
@@ -110,25 +119,37 @@ def scopes(journal: Any) -> list[ScopeUsage]:
     m, r = s.memory_entries.c, s.conflicts.c
     live = case((m.deleted.is_(False), 1), else_=0)
     entries = select(
-        m.scope, m.scope_key, func.sum(live).label("entries"),
+        m.scope,
+        m.scope_key,
+        func.sum(live).label("entries"),
         func.sum(1 - live).label("removed"),
-        func.sum(case((and_(m.deleted.is_(False), m.pinned.is_(True)), 1), else_=0))
-        .label("pinned"),
+        func.sum(case((and_(m.deleted.is_(False), m.pinned.is_(True)), 1), else_=0)).label(
+            "pinned"
+        ),
         func.sum(case((m.deleted.is_(False), func.length(m.content)), else_=0)).label("chars"),
     ).group_by(m.scope, m.scope_key)
-    pending = select(m.scope, m.scope_key, func.count().label("n")).select_from(
-        s.conflicts.join(s.memory_entries, m.id == r.entry_id)).where(
-        r.status == "pending").group_by(m.scope, m.scope_key)
+    pending = (
+        select(m.scope, m.scope_key, func.count().label("n"))
+        .select_from(s.conflicts.join(s.memory_entries, m.id == r.entry_id))
+        .where(r.status == "pending")
+        .group_by(m.scope, m.scope_key)
+    )
 
     def q(conn: Any) -> list[ScopeUsage]:
         conflicts = {(row.scope, row.scope_key): int(row.n) for row in conn.execute(pending)}
         out = []
         for row in conn.execute(entries):
-            out.append(ScopeUsage(
-                scope=MemoryScope(row.scope), scope_key=row.scope_key,
-                entries=int(row.entries or 0), removed=int(row.removed or 0),
-                pinned=int(row.pinned or 0), chars=int(row.chars or 0),
-                conflicts=conflicts.get((row.scope, row.scope_key), 0)))
+            out.append(
+                ScopeUsage(
+                    scope=MemoryScope(row.scope),
+                    scope_key=row.scope_key,
+                    entries=int(row.entries or 0),
+                    removed=int(row.removed or 0),
+                    pinned=int(row.pinned or 0),
+                    chars=int(row.chars or 0),
+                    conflicts=conflicts.get((row.scope, row.scope_key), 0),
+                )
+            )
         return sorted(out, key=lambda u: (list(MemoryScope).index(u.scope), u.scope_key))
 
     return journal.read(q)
@@ -139,12 +160,22 @@ def facets(journal: Any) -> dict[str, list[str]]:
     m = s.memory_entries.c
 
     def q(conn: Any) -> dict[str, list[str]]:
-        return {name: sorted(v for v in conn.execute(
-            select(getattr(m, name)).distinct()).scalars() if v)
-            for name in ("kind", "sensitivity")}
+        return {
+            name: sorted(
+                v for v in conn.execute(select(getattr(m, name)).distinct()).scalars() if v
+            )
+            for name in ("kind", "sensitivity")
+        }
 
     return journal.read(q)
 
 
-__all__ = ["MemoryQuery", "ScopeUsage", "browse", "browse_statement", "estimate_tokens",
-           "facets", "scopes"]
+__all__ = [
+    "MemoryQuery",
+    "ScopeUsage",
+    "browse",
+    "browse_statement",
+    "estimate_tokens",
+    "facets",
+    "scopes",
+]

@@ -58,7 +58,8 @@ def migrate_to(source: Journal, target: Journal, *, trust: Any = None) -> Migrat
             f"the source journal is at schema {source.schema_revision} and the target at "
             f"{target.schema_revision}",
             hint="Upgrade the older one first (`proctor verify --migrate` or opening it with "
-                 "this Proctor); nothing was copied.")
+            "this Proctor); nothing was copied.",
+        )
     counts: dict[str, int] = {}
     journal_id: list[str | None] = [None]
 
@@ -71,11 +72,14 @@ def migrate_to(source: Journal, target: Journal, *, trust: Any = None) -> Migrat
 
     report = verify(target, trust=trust)
     arrived = target.read(lambda conn: _counts(conn))
-    missing = {name: (n, arrived.get(name, 0)) for name, n in counts.items()
-               if arrived.get(name, 0) != n}
+    missing = {
+        name: (n, arrived.get(name, 0)) for name, n in counts.items() if arrived.get(name, 0) != n
+    }
     if missing:
-        raise errors.Corrupt(f"the copy is incomplete: {missing} (table: copied, found)",
-                             hint="Drop the target database and run migrate-to again.")
+        raise errors.Corrupt(
+            f"the copy is incomplete: {missing} (table: copied, found)",
+            hint="Drop the target database and run migrate-to again.",
+        )
     return MigrateReport(rows=counts, verify=report, journal_id=journal_id[0])
 
 
@@ -85,13 +89,16 @@ def refuse_non_empty(conn: Any) -> None:
         if conn.execute(select(table).limit(1)).first() is not None:
             raise errors.NotAllowed(
                 f"the target journal is not empty: its {table.name} table has rows",
-                hint="migrate-to copies into a new, empty journal only; nothing was copied.")
-    others = conn.execute(select(func.count()).select_from(s.journal_meta)
-                          .where(s.journal_meta.c.key != "journal_id")).scalar_one()
+                hint="migrate-to copies into a new, empty journal only; nothing was copied.",
+            )
+    others = conn.execute(
+        select(func.count()).select_from(s.journal_meta).where(s.journal_meta.c.key != "journal_id")
+    ).scalar_one()
     if others:
-        raise errors.NotAllowed("the target journal is not empty: it has journal facts",
-                                hint="migrate-to copies into a new, empty journal only; "
-                                     "nothing was copied.")
+        raise errors.NotAllowed(
+            "the target journal is not empty: it has journal facts",
+            hint="migrate-to copies into a new, empty journal only; nothing was copied.",
+        )
 
 
 def _copy(src: Any, dst: Any, counts: dict[str, int], journal_id: list[str | None]) -> None:
@@ -104,8 +111,12 @@ def _copy(src: Any, dst: Any, counts: dict[str, int], journal_id: list[str | Non
     for key, value in meta.items():
         dst.execute(insert(s.journal_meta).values(key=key, value=value))
     if dst.dialect.name == "postgresql":  # the change feed's sequence goes on after the copy
-        dst.execute(text("SELECT setval(pg_get_serial_sequence('changes', 'seq'), "
-                         "(SELECT coalesce(max(seq), 0) + 1 FROM changes), false)"))
+        dst.execute(
+            text(
+                "SELECT setval(pg_get_serial_sequence('changes', 'seq'), "
+                "(SELECT coalesce(max(seq), 0) + 1 FROM changes), false)"
+            )
+        )
 
 
 def _copy_table(src: Any, dst: Any, table: Table) -> int:
@@ -116,16 +127,16 @@ def _copy_table(src: Any, dst: Any, table: Table) -> int:
             return _copy_runs(src, dst, table)
         return _copy_pages(src, dst, table)
     except exc.IntegrityError as err:
-        raise errors.Corrupt(f"the target refused a row of {table.name}: {err.orig}",
-                             hint="Nothing was copied; run `proctor verify` on the source."
-                             ) from err
+        raise errors.Corrupt(
+            f"the target refused a row of {table.name}: {err.orig}",
+            hint="Nothing was copied; run `proctor verify` on the source.",
+        ) from err
 
 
 def _copy_runs(src: Any, dst: Any, table: Table) -> int:
     """Runs parents first, whatever their times say (a clock may have set a child's
     created_at before its parent's): by depth in the parent chain, then (created_at, id)."""
-    heads = src.execute(select(table.c.id, table.c.parent_run_id)
-                        .order_by(*order_of(table))).all()
+    heads = src.execute(select(table.c.id, table.c.parent_run_id).order_by(*order_of(table))).all()
     parent = {r.id: r.parent_run_id for r in heads}
     depth: dict[str, int] = {}
     for run_id in parent:
@@ -138,9 +149,10 @@ def _copy_runs(src: Any, dst: Any, table: Table) -> int:
             depth[link] = base + n
     ordered = sorted(parent, key=lambda run_id: depth[run_id])  # stable: (created_at, id)
     for start in range(0, len(ordered), PAGE):
-        ids = ordered[start:start + PAGE]
-        rows = {r.id: dict(r._mapping)
-                for r in src.execute(select(table).where(table.c.id.in_(ids)))}
+        ids = ordered[start : start + PAGE]
+        rows = {
+            r.id: dict(r._mapping) for r in src.execute(select(table).where(table.c.id.in_(ids)))
+        }
         dst.execute(insert(table), [rows[run_id] for run_id in ids])
     return len(ordered)
 
@@ -170,19 +182,23 @@ def replace_journal_id(conn: Any, value: str) -> None:
     name = "trg_journal_meta_no_update"
     if dialect == "sqlite":
         conn.execute(text(f"DROP TRIGGER {name}"))
-        conn.execute(text("UPDATE journal_meta SET value = :v WHERE key = 'journal_id'"),
-                     {"v": value})
+        conn.execute(
+            text("UPDATE journal_meta SET value = :v WHERE key = 'journal_id'"), {"v": value}
+        )
         db.create_signed_triggers(conn)
     else:  # PostgreSQL: the owner copies; user triggers are off for this statement only
         conn.execute(text("ALTER TABLE journal_meta DISABLE TRIGGER USER"))
-        conn.execute(text("UPDATE journal_meta SET value = :v WHERE key = 'journal_id'"),
-                     {"v": value})
+        conn.execute(
+            text("UPDATE journal_meta SET value = :v WHERE key = 'journal_id'"), {"v": value}
+        )
         conn.execute(text("ALTER TABLE journal_meta ENABLE TRIGGER USER"))
 
 
 def _counts(conn: Any) -> dict[str, int]:
-    return {t.name: conn.execute(select(func.count()).select_from(t)).scalar_one()
-            for t in copied_tables()}
+    return {
+        t.name: conn.execute(select(func.count()).select_from(t)).scalar_one()
+        for t in copied_tables()
+    }
 
 
 __all__ = ["MigrateReport", "migrate_to", "refuse_non_empty"]

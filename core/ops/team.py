@@ -65,27 +65,59 @@ LOGIN = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 # What each role may write (INSERT and UPDATE); every role reads every table. No role may
 # DELETE or TRUNCATE anything, or write journal_meta or alembic_version.
-AGENT_TABLES = ("runs", "attempts", "events", "tool_calls", "approvals", "interactions",
-                "decisions", "memory_entries", "memory_mutations", "memory_reconciliations",
-                "effects", "receipts", "audit", "changes")
+AGENT_TABLES = (
+    "runs",
+    "attempts",
+    "events",
+    "tool_calls",
+    "approvals",
+    "interactions",
+    "decisions",
+    "memory_entries",
+    "memory_mutations",
+    "memory_reconciliations",
+    "effects",
+    "receipts",
+    "audit",
+    "changes",
+)
 OPERATOR_TABLES = (*AGENT_TABLES, "approval_rules", "signatures", "operator_keys")
 
 # table -> columns that name an operator as "operator:NAME"
 OPERATOR_COLUMNS: dict[str, tuple[str, ...]] = {
-    "decisions": ("actor",), "audit": ("actor",), "events": ("actor",),
-    "memory_mutations": ("actor",), "receipts": ("actor",),
-    "approvals": ("decided_by",), "interactions": ("resolved_by",),
-    "memory_reconciliations": ("resolved_by",), "effects": ("resolved_by",),
-    "approval_rules": ("created_by", "revoked_by"), "tool_calls": (),
-    "signatures": ("operator",), "operator_keys": ("operator",),
+    "decisions": ("actor",),
+    "audit": ("actor",),
+    "events": ("actor",),
+    "memory_mutations": ("actor",),
+    "receipts": ("actor",),
+    "approvals": ("decided_by",),
+    "interactions": ("resolved_by",),
+    "memory_reconciliations": ("resolved_by",),
+    "effects": ("resolved_by",),
+    "approval_rules": ("created_by", "revoked_by"),
+    "tool_calls": (),
+    "signatures": ("operator",),
+    "operator_keys": ("operator",),
 }
 STRICT_TABLES = ("signatures", "operator_keys")
 # how far (seconds) a rule decision's decided_at may be from the server's clock
 CLOCK_SKEW = 300
 PERSON_TRUST_SQL = "('user_confirmed', 'operator_edited')"  # core/memory.PERSON_TRUST
 # what a person confirmed (or wrote) in a memory entry, which only an operator login changes
-MEMORY_PROTECTED = ("scope", "scope_key", "kind", "title", "content", "content_hash",
-                    "priority", "trust", "sensitivity", "pinned", "confirmed", "deleted")
+MEMORY_PROTECTED = (
+    "scope",
+    "scope_key",
+    "kind",
+    "title",
+    "content",
+    "content_hash",
+    "priority",
+    "trust",
+    "sensitivity",
+    "pinned",
+    "confirmed",
+    "deleted",
+)
 CHECKED = "trg_{table}_team"
 
 
@@ -99,8 +131,10 @@ class TeamReport(Frozen):
 
 def _refuse(message: str) -> str:
     quoted = message.replace("'", "''")
-    return (f"RAISE EXCEPTION '{quoted}' USING ERRCODE = 'insufficient_privilege', "
-            "HINT = 'Connect as a login of the role that may do this.';")
+    return (
+        f"RAISE EXCEPTION '{quoted}' USING ERRCODE = 'insufficient_privilege', "
+        "HINT = 'Connect as a login of the role that may do this.';"
+    )
 
 
 def helper_sql(owner: str) -> list[str]:
@@ -208,22 +242,28 @@ def _operator_checks(table: str) -> str:
     checks = []
     for c in columns:  # a value written now (an UPDATE that keeps it is not checked again)
         check = f"PERFORM proctor_check_operator(NEW.{c}::text, {str(bare).lower()});"
-        checks.append(f"IF TG_OP = 'INSERT' THEN {check} ELSIF NEW.{c} IS DISTINCT FROM "
-                      f"OLD.{c} THEN {check} END IF;")
+        checks.append(
+            f"IF TG_OP = 'INSERT' THEN {check} ELSIF NEW.{c} IS DISTINCT FROM "
+            f"OLD.{c} THEN {check} END IF;"
+        )
     return " ".join(checks)
 
 
 def _decided(table: str, column: str) -> str:  # the column it reads
     """A login deciding a request its own login filed is refused."""
-    return (f"IF OLD.requested_by = session_user THEN "
-            f"{_refuse(f'the login that filed this {table} row cannot decide it')} END IF;")
+    return (
+        f"IF OLD.requested_by = session_user THEN "
+        f"{_refuse(f'the login that filed this {table} row cannot decide it')} END IF;"
+    )
 
 
 # a genuine standing-rule decision: the rule an operator made (not this login), live, covering it
-RULE_DECIDES = ("NEW.rule_id IS NOT NULL AND NEW.decided_by = 'rule:' || NEW.rule_id "
-                "AND proctor_rule_decides(NEW.rule_id, NEW) AND (SELECT created_by FROM "
-                "approval_rules WHERE id = NEW.rule_id) IS DISTINCT FROM "
-                "'operator:' || session_user")
+RULE_DECIDES = (
+    "NEW.rule_id IS NOT NULL AND NEW.decided_by = 'rule:' || NEW.rule_id "
+    "AND proctor_rule_decides(NEW.rule_id, NEW) AND (SELECT created_by FROM "
+    "approval_rules WHERE id = NEW.rule_id) IS DISTINCT FROM "
+    "'operator:' || session_user"
+)
 
 APPROVAL_RULES = f"""
   IF (TG_OP = 'INSERT' AND NEW.status IN ('approved', 'denied'))
@@ -282,6 +322,7 @@ APPROVAL_RULES = f"""
   END IF;
   {_refuse("an agent login cannot decide an approval")}
 """
+
 
 def _resolution_rules(table: str, closed: str, answer: str) -> str:
     """A question (``closed``: answered) or a memory conflict (``closed``: resolved): an
@@ -367,40 +408,58 @@ MEMORY_RULES = f"""
 
 def check_trigger_sql(schema: str) -> dict[str, list[str]]:
     """``trg_<table>_team``: one BEFORE INSERT OR UPDATE trigger per written table."""
-    extra = {"approvals": APPROVAL_RULES, "effects": EFFECT_RULES, "decisions": DECISION_RULES,
-             "tool_calls": TOOL_CALL_RULES, "memory_entries": MEMORY_RULES,
-             "interactions": _resolution_rules("interactions", "NEW.status = 'resolved'",
-                                               "response"),
-             "memory_reconciliations": _resolution_rules(
-                 "memory_reconciliations", "NEW.status <> 'pending'", "resolution_reason")}
+    extra = {
+        "approvals": APPROVAL_RULES,
+        "effects": EFFECT_RULES,
+        "decisions": DECISION_RULES,
+        "tool_calls": TOOL_CALL_RULES,
+        "memory_entries": MEMORY_RULES,
+        "interactions": _resolution_rules("interactions", "NEW.status = 'resolved'", "response"),
+        "memory_reconciliations": _resolution_rules(
+            "memory_reconciliations", "NEW.status <> 'pending'", "resolution_reason"
+        ),
+    }
     sql = {}
     for table in OPERATOR_TABLES:
         name = CHECKED.format(table=table)
-        only_operators = "" if table in AGENT_TABLES else (
-            f"IF NOT proctor_is_operator() THEN "
-            f"{_refuse(f'only an operator login writes {table}')} END IF;")
-        body = (f"IF proctor_privileged() THEN RETURN NEW; END IF; {only_operators} "
-                f"{_operator_checks(table)} {extra.get(table, 'RETURN NEW;')}")
+        only_operators = (
+            ""
+            if table in AGENT_TABLES
+            else (
+                f"IF NOT proctor_is_operator() THEN "
+                f"{_refuse(f'only an operator login writes {table}')} END IF;"
+            )
+        )
+        body = (
+            f"IF proctor_privileged() THEN RETURN NEW; END IF; {only_operators} "
+            f"{_operator_checks(table)} {extra.get(table, 'RETURN NEW;')}"
+        )
         sql[name] = [
             f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql "
             f"SET search_path = {schema}, pg_catalog, pg_temp AS $fn$ BEGIN {body} END $fn$",
             f"CREATE OR REPLACE TRIGGER {name} BEFORE INSERT OR UPDATE ON {table} "
-            f"FOR EACH ROW EXECUTE FUNCTION {name}()"]
+            f"FOR EACH ROW EXECUTE FUNCTION {name}()",
+        ]
     return sql
 
 
 def _roles_sql() -> list[str]:
-    return [f"DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') "
-            f"THEN CREATE ROLE {role} NOLOGIN; END IF; END $do$" for role in ROLES.values()]
+    return [
+        f"DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') "
+        f"THEN CREATE ROLE {role} NOLOGIN; END IF; END $do$"
+        for role in ROLES.values()
+    ]
 
 
 def _grants_sql(schema: str, database: str) -> list[str]:
     everyone = ", ".join(ROLES.values())
-    sql = [f'GRANT CONNECT ON DATABASE "{database}" TO {everyone}',
-           f"GRANT USAGE ON SCHEMA {schema} TO {everyone}",
-           f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {everyone}",
-           f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {everyone}",
-           f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC"]
+    sql = [
+        f'GRANT CONNECT ON DATABASE "{database}" TO {everyone}',
+        f"GRANT USAGE ON SCHEMA {schema} TO {everyone}",
+        f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {everyone}",
+        f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {everyone}",
+        f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC",
+    ]
     for role, tables in ((AGENT, AGENT_TABLES), (OPERATOR, OPERATOR_TABLES)):
         sql.append(f"GRANT INSERT, UPDATE ON {', '.join(tables)} TO {role}")
         sql.append(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
@@ -414,9 +473,10 @@ def init(url: str) -> TeamReport:
     journal = Journal.open(url, actor=Actor.operator("team-init"), create=True)
     try:
         if not journal.server:
-            raise errors.NotAllowed(f"{journal.path} is a journal file, not a server journal",
-                                    hint="Roles need a PostgreSQL server: pass a "
-                                         "postgresql+psycopg:// URL.")
+            raise errors.NotAllowed(
+                f"{journal.path} is a journal file, not a server journal",
+                hint="Roles need a PostgreSQL server: pass a postgresql+psycopg:// URL.",
+            )
         created: list[str] = []
 
         def op(tx: Any) -> None:
@@ -424,20 +484,31 @@ def init(url: str) -> TeamReport:
             owner = conn.execute(text("SELECT current_user")).scalar_one()
             schema = conn.execute(text("SELECT current_schema()")).scalar_one()
             database = conn.execute(text("SELECT current_database()")).scalar_one()
-            have = {r[0] for r in conn.execute(text(
-                "SELECT rolname FROM pg_roles WHERE rolname LIKE 'proctor\\_%'"))}
+            have = {
+                r[0]
+                for r in conn.execute(
+                    text("SELECT rolname FROM pg_roles WHERE rolname LIKE 'proctor\\_%'")
+                )
+            }
             created.extend(r for r in ROLES.values() if r not in have)
-            for statement in _roles_sql() + _grants_sql(schema, database) + [
-                    s.replace("{schema}", schema) for s in helper_sql(owner)]:
+            for statement in (
+                _roles_sql()
+                + _grants_sql(schema, database)
+                + [s.replace("{schema}", schema) for s in helper_sql(owner)]
+            ):
                 conn.execute(text(statement))
             for statements in check_trigger_sql(schema).values():
                 for statement in statements:
                     conn.execute(text(statement))
 
         journal.write(op)
-        return TeamReport(url=str(journal.path), schema_revision=journal.schema_revision,
-                          roles=list(ROLES.values()), created_roles=created,
-                          checked_tables=list(OPERATOR_TABLES))
+        return TeamReport(
+            url=str(journal.path),
+            schema_revision=journal.schema_revision,
+            roles=list(ROLES.values()),
+            created_roles=created,
+            checked_tables=list(OPERATOR_TABLES),
+        )
     finally:
         journal.close()
 
@@ -465,17 +536,22 @@ def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
     """A login ``name`` in ``role`` (created, or its password and role set if it exists).
     True when created. Run it as a role that may create roles (the owner)."""
     if not LOGIN.fullmatch(name):
-        raise errors.ValidationError(f"{name!r} is not a login name Proctor makes (lower-case "
-                                     "letters, digits and _, starting with a letter or _)",
-                                     field="name")
+        raise errors.ValidationError(
+            f"{name!r} is not a login name Proctor makes (lower-case "
+            "letters, digits and _, starting with a letter or _)",
+            field="name",
+        )
     if role not in ROLES:
-        raise errors.ValidationError(f"unknown role {role!r} (agent, operator or observer)",
-                                     field="role")
+        raise errors.ValidationError(
+            f"unknown role {role!r} (agent, operator or observer)", field="role"
+        )
     if not password or "\x00" in password:
         raise errors.ValidationError("a login needs a password", field="password")
     if name in ROLES.values() or name == "postgres" or name.startswith("pg_"):
-        raise errors.ValidationError(f"{name!r} is a role Proctor or the server keeps; "
-                                     "a login needs its own name", field="name")
+        raise errors.ValidationError(
+            f"{name!r} is a role Proctor or the server keeps; a login needs its own name",
+            field="name",
+        )
     journal = Journal.open(url, actor=Actor.operator("team-init"), create=False)
     try:
         made: list[bool] = []
@@ -483,19 +559,24 @@ def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
         def op(tx: Any) -> None:
             conn = tx.conn
             owner = conn.execute(text("SELECT current_user")).scalar_one()
-            found = conn.execute(text("SELECT rolsuper OR rolcreaterole FROM pg_roles "
-                                      "WHERE rolname = :n"), {"n": name}).first()
+            found = conn.execute(
+                text("SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = :n"),
+                {"n": name},
+            ).first()
             if name == owner or (found is not None and found[0]):
                 raise errors.NotAllowed(
                     f"{name!r} is the owner, a superuser or a role that creates roles; "
                     "team add-user does not turn it into a team login",
-                    hint="Pick a new name for the login.")
+                    hint="Pick a new name for the login.",
+                )
             exists = found is not None
             verb = "ALTER" if exists else "CREATE"
             ident = _quote_ident(name)
-            conn.exec_driver_sql(f"{verb} ROLE {ident} LOGIN NOSUPERUSER NOCREATEDB "
-                                 f"NOCREATEROLE INHERIT PASSWORD "
-                                 f"{_literal(_scram(conn, name, password))}")
+            conn.exec_driver_sql(
+                f"{verb} ROLE {ident} LOGIN NOSUPERUSER NOCREATEDB "
+                f"NOCREATEROLE INHERIT PASSWORD "
+                f"{_literal(_scram(conn, name, password))}"
+            )
             for other in ROLES.values():
                 if other != ROLES[role]:
                     conn.exec_driver_sql(f"REVOKE {other} FROM {ident}")
@@ -508,5 +589,13 @@ def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
         journal.close()
 
 
-__all__ = ["AGENT", "OBSERVER", "OPERATOR", "ROLES", "TeamReport", "add_user",
-           "check_trigger_sql", "init"]
+__all__ = [
+    "AGENT",
+    "OBSERVER",
+    "OPERATOR",
+    "ROLES",
+    "TeamReport",
+    "add_user",
+    "check_trigger_sql",
+    "init",
+]

@@ -36,21 +36,40 @@ EVENT_PAGE = 5000
 INSERT_CHUNK = 2000
 
 JSON_COLUMNS: dict[str, tuple[str, ...]] = {
-    "events": ("payload",), "tool_calls": ("request", "result"), "approvals": ("action",),
+    "events": ("payload",),
+    "tool_calls": ("request", "result"),
+    "approvals": ("action",),
     "interactions": ("request", "response_schema", "options", "response"),
-    "decisions": ("decision",), "effects": ("action", "result"), "receipts": ("evidence",),
+    "decisions": ("decision",),
+    "effects": ("action", "result"),
+    "receipts": ("evidence",),
     "audit": ("before", "after"),
 }
 # Rows that belong to a run, in an order that satisfies the foreign keys.
 RUN_TABLES: dict[str, Table] = {
-    "attempts": s.attempts, "tool_calls": s.tool_calls, "approvals": s.approvals,
-    "interactions": s.questions, "decisions": s.decisions, "effects": s.effects,
-    "receipts": s.receipts, "memory_mutations": s.memory_mutations, "audit": s.audit,
+    "attempts": s.attempts,
+    "tool_calls": s.tool_calls,
+    "approvals": s.approvals,
+    "interactions": s.questions,
+    "decisions": s.decisions,
+    "effects": s.effects,
+    "receipts": s.receipts,
+    "memory_mutations": s.memory_mutations,
+    "audit": s.audit,
 }
-IMPORTED = ("attempts", "tool_calls", "approvals", "interactions", "decisions", "effects",
-            "receipts")
-NOT_IMPORTED = {"memory_mutations": "memory entries belong to the whole journal",
-                "audit": "the audit log is one chain per journal"}
+IMPORTED = (
+    "attempts",
+    "tool_calls",
+    "approvals",
+    "interactions",
+    "decisions",
+    "effects",
+    "receipts",
+)
+NOT_IMPORTED = {
+    "memory_mutations": "memory entries belong to the whole journal",
+    "audit": "the audit log is one chain per journal",
+}
 ORDER = {"attempts": "number", "audit": "sequence", "effects": "key"}
 
 
@@ -87,14 +106,22 @@ FILLED: dict[str, dict[str, Callable[[dict], Any]]] = {
 
 def row_from_json(table: Table, data: dict) -> dict:
     names = {c.name for c in table.columns}
-    data = {**{col: fill(data) for col, fill in FILLED.get(table.name, {}).items()
-               if col not in data and "action" in data}, **data}
+    data = {
+        **{
+            col: fill(data)
+            for col, fill in FILLED.get(table.name, {}).items()
+            if col not in data and "action" in data
+        },
+        **data,
+    }
     given = set(data) - {"_null"}
     if given != names:
         missing, unknown = sorted(names - given), sorted(given - names)
         raise errors.ValidationError(
             f"{table.name} row does not match this journal's columns "
-            f"(missing {missing}, unknown {unknown})", field=table.name)
+            f"(missing {missing}, unknown {unknown})",
+            field=table.name,
+        )
     row = {k: v for k, v in data.items() if k != "_null"}
     nulls = set(data.get("_null") or ())
     for col in JSON_COLUMNS.get(table.name, ()):
@@ -116,8 +143,9 @@ def _run_rows(j: Journal, run_id: str) -> tuple[dict, dict[str, list[dict]]]:
         for name, table in RUN_TABLES.items():
             order = table.c[ORDER.get(name, "created_at")]
             extra = [table.c.id] if "id" in table.c and name != "audit" else []
-            rows = conn.execute(select(table).where(table.c.run_id == run_id)
-                                .order_by(order, *extra))
+            rows = conn.execute(
+                select(table).where(table.c.run_id == run_id).order_by(order, *extra)
+            )
             tables[name] = [row_to_json(name, r) for r in rows]
         return dict(run._mapping), tables
 
@@ -129,9 +157,12 @@ def iter_event_rows(j: Journal, run_id: str, last_sequence: int) -> Iterable[dic
     e = s.events.c
     after = 0
     while after < last_sequence:
-        stmt = select(s.events).where(e.run_id == run_id, e.sequence > after,
-                                      e.sequence <= last_sequence).order_by(
-            e.sequence).limit(EVENT_PAGE)
+        stmt = (
+            select(s.events)
+            .where(e.run_id == run_id, e.sequence > after, e.sequence <= last_sequence)
+            .order_by(e.sequence)
+            .limit(EVENT_PAGE)
+        )
         rows = j.read(all_rows(stmt))
         if not rows:
             return
@@ -148,8 +179,13 @@ def export_run(j: Journal, run_id: str) -> dict:
 
 
 def _header(j: Journal, run: dict) -> dict:
-    return {"format": FORMAT, "version": VERSION, "schema": j.schema_revision,
-            "exported_at": j.now(), "run": run}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "schema": j.schema_revision,
+        "exported_at": j.now(),
+        "run": run,
+    }
 
 
 def write_run_json(j: Journal, run_id: str, out: IO[str]) -> int:
@@ -160,8 +196,9 @@ def write_run_json(j: Journal, run_id: str, out: IO[str]) -> int:
     out.write(text[:-2] + ',\n "events": [')
     count = 0
     for row in iter_event_rows(j, run_id, run["last_sequence"]):
-        out.write(("\n  " if count == 0 else ",\n  ")
-                  + json_escaped(json.dumps(row, ensure_ascii=False)))
+        out.write(
+            ("\n  " if count == 0 else ",\n  ") + json_escaped(json.dumps(row, ensure_ascii=False))
+        )
         count += 1
     out.write("\n ]\n}\n")
     return count
@@ -179,21 +216,51 @@ def write_run_jsonl(j: Journal, run_id: str, out: IO[str]) -> int:
 
 # ---------------------------------------------------------------- CSV
 
-RUN_CSV = ("id", "title", "status", "agent", "project", "space", "parent_run_id", "started",
-           "finished", "duration_s", "attempts", "events", "open_items", "cancel_requested",
-           "error")
+RUN_CSV = (
+    "id",
+    "title",
+    "status",
+    "agent",
+    "project",
+    "space",
+    "parent_run_id",
+    "started",
+    "finished",
+    "duration_s",
+    "attempts",
+    "events",
+    "open_items",
+    "cancel_requested",
+    "error",
+)
 # ``source``: where the decision behind the entry was made (desk, cli, rule, expiry, mcp…);
 # empty when no decision row records it (``AuditEntry.source``).
-AUDIT_CSV = ("sequence", "time", "actor", "source", "action", "entity_kind", "entity_id",
-             "run_id", "reason", "before", "after", "request_id", "digest")
+AUDIT_CSV = (
+    "sequence",
+    "time",
+    "actor",
+    "source",
+    "action",
+    "entity_kind",
+    "entity_id",
+    "run_id",
+    "reason",
+    "before",
+    "after",
+    "request_id",
+    "digest",
+)
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def iso(ts: float | None) -> str:
     if ts is None:
         return ""
-    return dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="milliseconds") \
+    return (
+        dt.datetime.fromtimestamp(ts, dt.UTC)
+        .isoformat(timespec="milliseconds")
         .replace("+00:00", "Z")
+    )
 
 
 def cell(value: Any) -> Any:
@@ -207,18 +274,47 @@ def cell(value: Any) -> Any:
 
 def run_csv_row(run: Run, now: float) -> list[Any]:
     end = run.finished_at or now
-    return [cell(v) for v in (
-        run.id, run.title, run.status.value, run.agent, run.project, run.space,
-        run.parent_run_id or "", iso(run.created_at), iso(run.finished_at),
-        round(end - run.created_at, 3), run.current_attempt, run.last_sequence,
-        run.open_items, run.cancel_requested, run.error or "")]
+    return [
+        cell(v)
+        for v in (
+            run.id,
+            run.title,
+            run.status.value,
+            run.agent,
+            run.project,
+            run.space,
+            run.parent_run_id or "",
+            iso(run.created_at),
+            iso(run.finished_at),
+            round(end - run.created_at, 3),
+            run.current_attempt,
+            run.last_sequence,
+            run.open_items,
+            run.cancel_requested,
+            run.error or "",
+        )
+    ]
 
 
 def audit_csv_row(a: AuditEntry) -> list[Any]:
-    return [cell(v) for v in (
-        a.sequence, iso(a.created_at), a.actor, a.source or "", a.action, a.entity_kind,
-        a.entity_id, a.run_id or "", a.reason or "", canonical_json(a.before),
-        canonical_json(a.after), a.request_id or "", a.digest)]
+    return [
+        cell(v)
+        for v in (
+            a.sequence,
+            iso(a.created_at),
+            a.actor,
+            a.source or "",
+            a.action,
+            a.entity_kind,
+            a.entity_id,
+            a.run_id or "",
+            a.reason or "",
+            canonical_json(a.before),
+            canonical_json(a.after),
+            a.request_id or "",
+            a.digest,
+        )
+    ]
 
 
 def write_runs_csv(j: Journal, q: RunQuery, out: IO[str], *, limit: int | None = None) -> int:
@@ -265,17 +361,23 @@ def read_export(path: str | Path) -> dict:
     try:
         bundle = _read_export(path)
     except UnicodeDecodeError as err:
-        raise errors.ValidationError(f"{path} is not a Proctor export: it is not text "
-                                     "(UTF-8)", field="path", hint=EXPORT_HINT) from err
+        raise errors.ValidationError(
+            f"{path} is not a Proctor export: it is not text (UTF-8)",
+            field="path",
+            hint=EXPORT_HINT,
+        ) from err
     except json.JSONDecodeError as err:
-        raise errors.ValidationError(f"{path} is not a Proctor export: {err}",
-                                     field="path", hint=EXPORT_HINT) from err
+        raise errors.ValidationError(
+            f"{path} is not a Proctor export: {err}", field="path", hint=EXPORT_HINT
+        ) from err
     except (KeyError, TypeError, AttributeError, IndexError) as err:
-        raise errors.ValidationError(f"{path} is not a Proctor export: it lacks "
-                                     f"{err}", field="path", hint=EXPORT_HINT) from err
+        raise errors.ValidationError(
+            f"{path} is not a Proctor export: it lacks {err}", field="path", hint=EXPORT_HINT
+        ) from err
     if not isinstance(bundle, dict):
-        raise errors.ValidationError(f"{path} is not a Proctor export: not a JSON object",
-                                     field="path", hint=EXPORT_HINT)
+        raise errors.ValidationError(
+            f"{path} is not a Proctor export: not a JSON object", field="path", hint=EXPORT_HINT
+        )
     return bundle
 
 
@@ -291,16 +393,22 @@ def _read_export(path: str | Path) -> Any:
             try:
                 return json.load(f)
             except json.JSONDecodeError as err:
-                raise errors.ValidationError(f"{path} is not a Proctor export: {err}",
-                                             field="path") from err
+                raise errors.ValidationError(
+                    f"{path} is not a Proctor export: {err}", field="path"
+                ) from err
         lines = [json.loads(text) for text in f if text.strip()]
     return bundle_from_events(lines)
 
 
-RUN_STATUS_OF = {"run.completed": "completed", "run.failed": "failed",
-                 "run.cancelled": "cancelled", "run.interrupted": "interrupted",
-                 "run.waiting": "waiting_for_user", "run.resumed": "running",
-                 "attempt.started": "running"}
+RUN_STATUS_OF = {
+    "run.completed": "completed",
+    "run.failed": "failed",
+    "run.cancelled": "cancelled",
+    "run.interrupted": "interrupted",
+    "run.waiting": "waiting_for_user",
+    "run.resumed": "running",
+    "attempt.started": "running",
+}
 
 
 def bundle_from_events(events: list[dict]) -> dict:
@@ -308,8 +416,9 @@ def bundle_from_events(events: list[dict]) -> dict:
     events = sorted(events, key=lambda e: e["sequence"])
     first, last = events[0], events[-1]
     if first.get("type") != "run.started":
-        raise errors.ValidationError("a JSONL export must start with the run.started event",
-                                     field="events")
+        raise errors.ValidationError(
+            "a JSONL export must start with the run.started event", field="events"
+        )
     started = first["payload"] or {}
     status, finished_at, error, cancel = "running", None, None, None
     for e in events:
@@ -320,19 +429,35 @@ def bundle_from_events(events: list[dict]) -> dict:
             error = (e["payload"] or {}).get("error")
         if e["type"] == "run.cancel_requested":
             cancel = (e["payload"] or {}).get("reason") or ""
-    run = {"id": first["run_id"], "project": started.get("project", ""),
-           "space": started.get("space", "default"), "agent": started.get("agent", ""),
-           "title": started.get("title", ""), "parent_run_id": started.get("parent_run_id"),
-           "status": status, "version": last["run_version"],
-           "deadline": started.get("deadline"), "created_at": first["created_at"],
-           "updated_at": last["created_at"], "finished_at": finished_at,
-           "last_sequence": last["sequence"], "last_digest": last["digest"],
-           "current_attempt": last["attempt"], "cancel_requested": cancel is not None,
-           "cancel_reason": cancel, "error": error}
+    run = {
+        "id": first["run_id"],
+        "project": started.get("project", ""),
+        "space": started.get("space", "default"),
+        "agent": started.get("agent", ""),
+        "title": started.get("title", ""),
+        "parent_run_id": started.get("parent_run_id"),
+        "status": status,
+        "version": last["run_version"],
+        "deadline": started.get("deadline"),
+        "created_at": first["created_at"],
+        "updated_at": last["created_at"],
+        "finished_at": finished_at,
+        "last_sequence": last["sequence"],
+        "last_digest": last["digest"],
+        "current_attempt": last["attempt"],
+        "cancel_requested": cancel is not None,
+        "cancel_reason": cancel,
+        "error": error,
+    }
     rows = [{k: e[k] for k in (c.name for c in s.events.columns)} for e in events]
-    return {"format": FORMAT, "version": VERSION, "run": run,
-            "tables": {"attempts": _attempts_from_events(run, events)}, "events": rows,
-            "rebuilt_from_events": True}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "run": run,
+        "tables": {"attempts": _attempts_from_events(run, events)},
+        "events": rows,
+        "rebuilt_from_events": True,
+    }
 
 
 def _attempts_from_events(run: dict, events: list[dict]) -> list[dict]:
@@ -346,9 +471,11 @@ def _attempts_from_events(run: dict, events: list[dict]) -> list[dict]:
         spans.setdefault(e["attempt"], [e["created_at"], e["created_at"]])[1] = e["created_at"]
         payload = e["payload"] or {}
         if e["type"] == "attempt.finished" and payload.get("attempt") not in finished:
-            finished[payload.get("attempt")] = {"status": payload.get("status"),
-                                                "finished_at": e["created_at"],
-                                                "error": payload.get("error")}
+            finished[payload.get("attempt")] = {
+                "status": payload.get("status"),
+                "finished_at": e["created_at"],
+                "error": payload.get("error"),
+            }
         if e["type"] == "run.cancelled":
             cancelled = f"cancelled: {payload.get('reason')}"
     final = {"completed": "completed", "failed": "failed", "cancelled": "failed"}
@@ -357,9 +484,14 @@ def _attempts_from_events(run: dict, events: list[dict]) -> list[dict]:
         current = number == run["current_attempt"]
         status = final.get(run["status"], "running") if current else "interrupted"
         done = not current or run["finished_at"] is not None
-        row = {"run_id": run["id"], "number": number, "status": status, "started_at": start,
-               "finished_at": end if done else None,
-               "error": (cancelled or run["error"]) if current and done else None}
+        row = {
+            "run_id": run["id"],
+            "number": number,
+            "status": status,
+            "started_at": start,
+            "finished_at": end if done else None,
+            "error": (cancelled or run["error"]) if current and done else None,
+        }
         rows.append({**row, **finished.get(number, {})})
     return rows
 
@@ -373,20 +505,23 @@ def check_chain(run: dict, events: list[dict]) -> None:
     for e in events:
         seq = e.get("sequence")
         if e.get("run_id") != run["id"]:
-            raise errors.ValidationError(f"event #{seq} belongs to run {e.get('run_id')}",
-                                         field="events")
+            raise errors.ValidationError(
+                f"event #{seq} belongs to run {e.get('run_id')}", field="events"
+            )
         if seq != expected:
             raise errors.DigestMismatch(f"event #{expected} is missing (found #{seq})")
         body = event_digest_body(e, e["payload"])
         if e["prev_digest"] != prev or chain_digest(prev, body) != e["digest"]:
             raise errors.DigestMismatch(
                 f"the event chain breaks at #{seq}: its digest does not match its content",
-                hint="The export was altered or damaged; nothing was imported.")
+                hint="The export was altered or damaged; nothing was imported.",
+            )
         prev, expected = e["digest"], expected + 1
     if run["last_sequence"] != expected - 1 or run["last_digest"] != prev:
         raise errors.DigestMismatch(
             f"the run says #{run['last_sequence']} but its events end at #{expected - 1}",
-            hint="The export is incomplete; nothing was imported.")
+            hint="The export is incomplete; nothing was imported.",
+        )
 
 
 def _check_bundle(bundle: dict) -> None:
@@ -395,33 +530,45 @@ def _check_bundle(bundle: dict) -> None:
     if int(bundle.get("version", 0)) > VERSION:
         raise errors.ValidationError(
             f"export version {bundle.get('version')} is newer than this Proctor knows",
-            field="version")
+            field="version",
+        )
     for key in ("run", "events", "tables"):
         if key not in bundle:
             raise errors.ValidationError(f"the export has no {key!r}", field=key)
 
 
-def import_run(j: Journal, bundle: dict, *, verify: bool = True,
-               source: str = "") -> ImportReport:
+def import_run(j: Journal, bundle: dict, *, verify: bool = True, source: str = "") -> ImportReport:
     """Write the bundle's run into ``j`` verbatim, in one transaction; then (``verify``)
     recompute its chain from the journal. Refuses a run id that already exists."""
     _check_bundle(bundle)
     run = row_from_json(s.runs, bundle["run"])
     events = [row_from_json(s.events, e) for e in bundle["events"]]
     check_chain(run, bundle["events"])  # on the parsed payloads, as the digests were made
-    tables = {name: [row_from_json(RUN_TABLES[name], r) for r in bundle["tables"].get(name, [])]
-              for name in IMPORTED}
-    notes = [f"{len(bundle['tables'][name])} {name.replace('_', ' ')} not imported: {why}"
-             for name, why in NOT_IMPORTED.items() if bundle["tables"].get(name)]
+    tables = {
+        name: [row_from_json(RUN_TABLES[name], r) for r in bundle["tables"].get(name, [])]
+        for name in IMPORTED
+    }
+    notes = [
+        f"{len(bundle['tables'][name])} {name.replace('_', ' ')} not imported: {why}"
+        for name, why in NOT_IMPORTED.items()
+        if bundle["tables"].get(name)
+    ]
 
     def op(tx: Tx) -> None:
         if tx.conn.execute(select(s.runs.c.id).where(s.runs.c.id == run["id"])).first():
-            raise errors.NotAllowed(f"run {run['id']} already exists in this journal",
-                                    hint="Import into another journal; nothing was changed.")
-        if run["parent_run_id"] and not tx.conn.execute(select(s.runs.c.id).where(
-                s.runs.c.id == run["parent_run_id"])).first():
-            notes.append(f"parent run {run['parent_run_id']} is not in this journal; "
-                         "the link was dropped")
+            raise errors.NotAllowed(
+                f"run {run['id']} already exists in this journal",
+                hint="Import into another journal; nothing was changed.",
+            )
+        if (
+            run["parent_run_id"]
+            and not tx.conn.execute(
+                select(s.runs.c.id).where(s.runs.c.id == run["parent_run_id"])
+            ).first()
+        ):
+            notes.append(
+                f"parent run {run['parent_run_id']} is not in this journal; the link was dropped"
+            )
             run["parent_run_id"] = None
         tx.conn.execute(insert(s.runs).values(**run))
         _insert(tx, s.attempts, tables["attempts"])
@@ -430,31 +577,53 @@ def import_run(j: Journal, bundle: dict, *, verify: bool = True,
         for name in IMPORTED[2:]:
             _insert(tx, RUN_TABLES[name], tables[name])
         tx.changed(ChangeKind.RUN, run["id"], run["id"])
-        tx.audit("run.imported", "run", run["id"], run_id=run["id"], reason=source or None,
-                 after={"events": len(events), "last_digest": run["last_digest"]})
+        tx.audit(
+            "run.imported",
+            "run",
+            run["id"],
+            run_id=run["id"],
+            reason=source or None,
+            after={"events": len(events), "last_digest": run["last_digest"]},
+        )
 
     try:
         j.write(op)
     except exc.IntegrityError as err:
-        raise errors.NotAllowed(f"the export conflicts with rows already in this journal: "
-                                f"{err.orig}", hint="Nothing was imported.") from err
+        raise errors.NotAllowed(
+            f"the export conflicts with rows already in this journal: {err.orig}",
+            hint="Nothing was imported.",
+        ) from err
     report = None
     if verify:
         from proctor.core.audit.verify import verify_run
 
         report = verify_run(j, run["id"])
-    return ImportReport(run_id=run["id"], events=len(events),
-                        rows={k: len(v) for k, v in tables.items()}, notes=notes,
-                        verify=report)
+    return ImportReport(
+        run_id=run["id"],
+        events=len(events),
+        rows={k: len(v) for k, v in tables.items()},
+        notes=notes,
+        verify=report,
+    )
 
 
 def _insert(tx: Tx, table: Table, rows: list[dict]) -> None:
     for start in range(0, len(rows), INSERT_CHUNK):
-        tx.conn.execute(insert(table), rows[start:start + INSERT_CHUNK])
+        tx.conn.execute(insert(table), rows[start : start + INSERT_CHUNK])
 
 
 __all__ = [
-    "AUDIT_CSV", "FORMAT", "RUN_CSV", "ImportReport", "bundle_from_events", "check_chain",
-    "export_run", "import_run", "read_export", "write_audit_csv", "write_run_json",
-    "write_run_jsonl", "write_runs_csv",
+    "AUDIT_CSV",
+    "FORMAT",
+    "RUN_CSV",
+    "ImportReport",
+    "bundle_from_events",
+    "check_chain",
+    "export_run",
+    "import_run",
+    "read_export",
+    "write_audit_csv",
+    "write_run_json",
+    "write_run_jsonl",
+    "write_runs_csv",
 ]

@@ -20,8 +20,11 @@ def looks_like_secret(text: str) -> bool:
     """A long opaque token with no scheme or path: probably a secret typed as a reference."""
     if "://" in text or "/" in text or len(text) < 20:
         return False
-    return any(c.isdigit() for c in text) and any(c.isupper() for c in text) and \
-        any(c.islower() for c in text)
+    return (
+        any(c.isdigit() for c in text)
+        and any(c.isupper() for c in text)
+        and any(c.islower() for c in text)
+    )
 
 
 def reference_problem(ref: object) -> str | None:
@@ -31,16 +34,22 @@ def reference_problem(ref: object) -> str | None:
     if len(ref) > MAX_REFERENCE:
         return f"a credential reference is at most {MAX_REFERENCE:,} characters"
     if looks_like_secret(ref):
-        return "this looks like a secret, not a reference; store it in a secret manager " \
-               "(or the OS keyring) and give its reference"
+        return (
+            "this looks like a secret, not a reference; store it in a secret manager "
+            "(or the OS keyring) and give its reference"
+        )
     if not REFERENCE.fullmatch(ref):
-        return "a credential reference names where the secret lives, as scheme:path " \
-               "(e.g. vault://team/stripe), with no spaces"
+        return (
+            "a credential reference names where the secret lives, as scheme:path "
+            "(e.g. vault://team/stripe), with no spaces"
+        )
     rest = ref.split(":", 1)[1]
     if USERINFO_SECRET.match(rest):
         return "this reference carries a password; give a reference without it"
     last = re.split(r"[/:]", rest)[-1]
     if looks_like_secret(last) or looks_like_secret(rest):
-        return "this looks like a secret, not a reference; store it in a secret manager " \
-               "(or the OS keyring) and give its reference"
+        return (
+            "this looks like a secret, not a reference; store it in a secret manager "
+            "(or the OS keyring) and give its reference"
+        )
     return None

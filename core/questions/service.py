@@ -39,26 +39,44 @@ def default_schema(kind: QuestionKind, options: list[Any]) -> dict:
     if kind == QuestionKind.QUESTION:
         return {**obj, "properties": {"text": text}, "required": ["text"]}
     if kind == QuestionKind.CHOICE:
-        return {**obj, "properties": {"choice": {"enum": option_values(options)}, "note": note},
-                "required": ["choice"]}
+        return {
+            **obj,
+            "properties": {"choice": {"enum": option_values(options)}, "note": note},
+            "required": ["choice"],
+        }
     if kind == QuestionKind.CONFIRMATION:
-        return {**obj, "properties": {"confirmed": {"type": "boolean"}, "note": note},
-                "required": ["confirmed"]}
+        return {
+            **obj,
+            "properties": {"confirmed": {"type": "boolean"}, "note": note},
+            "required": ["confirmed"],
+        }
     if kind == QuestionKind.DIFF_REVIEW:
-        return {**obj, "properties": {
-            "verdict": {"enum": ["approve", "request_changes", "reject"]}, "comment": note},
-            "required": ["verdict"]}
+        return {
+            **obj,
+            "properties": {
+                "verdict": {"enum": ["approve", "request_changes", "reject"]},
+                "comment": note,
+            },
+            "required": ["verdict"],
+        }
     if kind == QuestionKind.MERGE_CONFLICT:
-        return {**obj, "properties": {"resolution": {"enum": ["ours", "theirs", "merged"]},
-                                      "merged": note},
-                "required": ["resolution"]}
+        return {
+            **obj,
+            "properties": {"resolution": {"enum": ["ours", "theirs", "merged"]}, "merged": note},
+            "required": ["resolution"],
+        }
     if kind == QuestionKind.CREDENTIAL_BINDING:
-        return {**obj, "properties": {"credential_ref": text, "note": note},
-                "required": ["credential_ref"]}
+        return {
+            **obj,
+            "properties": {"credential_ref": text, "note": note},
+            "required": ["credential_ref"],
+        }
     if kind == QuestionKind.MEMORY_CHANGE_REVIEW:
-        return {**obj, "properties": {"verdict": {"enum": ["accept", "reject", "edit"]},
-                                      "content": note},
-                "required": ["verdict"]}
+        return {
+            **obj,
+            "properties": {"verdict": {"enum": ["accept", "reject", "edit"]}, "content": note},
+            "required": ["verdict"],
+        }
     # a form: one text field per option, or free named text fields when none are given
     fields = [str(v) for v in option_values(options)]
     if fields:
@@ -73,7 +91,8 @@ def validate_response(schema: dict, response: Any) -> None:
     # ``format`` (date-time, date, time, uri, email, …) is checked, not only annotated:
     # date-time through rfc3339-validator and uri through rfc3986-validator (dependencies)
     validator = jsonschema.Draft202012Validator(
-        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+        schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
     problems = sorted(validator.iter_errors(response), key=lambda e: list(e.absolute_path))
     if problems:
         first = problems[0]
@@ -84,8 +103,10 @@ def validate_response(schema: dict, response: Any) -> None:
             if name:
                 field = f"{path}/{name}" if path else name
         raise errors.ValidationError(
-            f"{field or 'answer'}: {first.message}", field=str(field),
-            all=[e.message for e in problems])
+            f"{field or 'answer'}: {first.message}",
+            field=str(field),
+            all=[e.message for e in problems],
+        )
 
 
 def check_choice(options: list[Any], response: Any) -> None:
@@ -98,8 +119,10 @@ def check_choice(options: list[Any], response: Any) -> None:
     for value in picked if isinstance(picked, list) else [picked]:
         if value not in allowed:
             raise errors.ValidationError(
-                f"choice: {value!r} is not one of the options", field="choice",
-                all=[f"{value!r} is not one of {allowed!r}"])
+                f"choice: {value!r} is not one of the options",
+                field="choice",
+                all=[f"{value!r} is not one of {allowed!r}"],
+            )
 
 
 def _missing_field(message: str) -> str:
@@ -122,16 +145,17 @@ def check_schema(schema: Any) -> None:
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        raise errors.ValidationError(f"invalid response_schema: {exc.message}",
-                                     field="response_schema") from exc
+        raise errors.ValidationError(
+            f"invalid response_schema: {exc.message}", field="response_schema"
+        ) from exc
 
 
 def question_kind(kind: Any) -> QuestionKind:
     """The question kind, refused with a typed error when unknown (or ``approval``)."""
     if kind == "approval":
         raise errors.ValidationError(
-            "an approval is requested with approvals.request, not asked as a question",
-            field="kind")
+            "an approval is requested with approvals.request, not asked as a question", field="kind"
+        )
     try:
         return QuestionKind(kind)
     except ValueError:
@@ -142,8 +166,9 @@ QUESTION_BY_ID = by_id(question_select(), s.questions.c.id)
 
 
 def question_in(conn: Any, interaction_id: str) -> Question:
-    return fetch_prepared(conn, Question, QUESTION_BY_ID, f"question {interaction_id}",
-                          key=interaction_id)
+    return fetch_prepared(
+        conn, Question, QUESTION_BY_ID, f"question {interaction_id}", key=interaction_id
+    )
 
 
 class Questions:
@@ -151,11 +176,19 @@ class Questions:
         self.j = store
 
     # ------------------------------------------------------------ agent side
-    def ask(self, run_id: str, kind: QuestionKind | str, prompt: str, *,
-            request: Any = None, response_schema: dict | None = None,
-            options: list[Any] | None = None, expires_in: float | None = None,
-            request_key: str | None = None,
-            origin: Origin | dict | None = None) -> Question:
+    def ask(
+        self,
+        run_id: str,
+        kind: QuestionKind | str,
+        prompt: str,
+        *,
+        request: Any = None,
+        response_schema: dict | None = None,
+        options: list[Any] | None = None,
+        expires_in: float | None = None,
+        request_key: str | None = None,
+        origin: Origin | dict | None = None,
+    ) -> Question:
         """Ask a person. Idempotent by ``request_key``. An approval is requested with
         ``approvals.request``, never asked here (``ValidationError`` on ``kind``).
         ``origin``: as for ``approvals.request`` (in no digest)."""
@@ -166,8 +199,15 @@ class Questions:
             raise errors.ValidationError("a choice needs options", field="options")
         schema = response_schema if response_schema is not None else default_schema(kind, options)
         check_schema(schema)
-        body = {"run_id": run_id, "kind": kind.value, "prompt": prompt, "request": request,
-                "schema": schema, "options": options, "expires_in": expires_in}
+        body = {
+            "run_id": run_id,
+            "kind": kind.value,
+            "prompt": prompt,
+            "request": request,
+            "schema": schema,
+            "options": options,
+            "expires_in": expires_in,
+        }
         canonical_json(body)
         origin_text = default_origin(self.j.actor.kind, origin)
 
@@ -177,22 +217,42 @@ class Questions:
             if row is not None:
                 if row.request_digest != digest_of(body):
                     raise errors.IdempotencyConflict(
-                        f"question {key!r} was asked before with other content")
+                        f"question {key!r} was asked before with other content"
+                    )
                 return row.id
             run = tx.open_run(run_id)
             iid = tx.new_id("int")
-            insert_rows(tx.conn, s.questions, [dict(
-                id=iid, run_id=run_id, attempt=run.current_attempt, agent=requester(tx, run),
-                kind=kind.value, prompt=prompt, request=canonical_json(request),
-                response_schema=canonical_json(schema), options=canonical_json(options),
-                status=QuestionStatus.REQUESTED.value,
-                expires_at=tx.now + expires_in if expires_in else None, request_key=key,
-                request_digest=digest_of(body), version=1, created_at=tx.now,
-                origin=origin_text)])
+            insert_rows(
+                tx.conn,
+                s.questions,
+                [
+                    dict(
+                        id=iid,
+                        run_id=run_id,
+                        attempt=run.current_attempt,
+                        agent=requester(tx, run),
+                        kind=kind.value,
+                        prompt=prompt,
+                        request=canonical_json(request),
+                        response_schema=canonical_json(schema),
+                        options=canonical_json(options),
+                        status=QuestionStatus.REQUESTED.value,
+                        expires_at=tx.now + expires_in if expires_in else None,
+                        request_key=key,
+                        request_digest=digest_of(body),
+                        version=1,
+                        created_at=tx.now,
+                        origin=origin_text,
+                    )
+                ],
+            )
             tx.changed(ChangeKind.QUESTION, iid, run_id)
-            tx.append_event(run, "interaction.requested",
-                            {"interaction_id": iid, "kind": kind.value, "prompt": prompt[:500]},
-                            status=status_when_opening(run))
+            tx.append_event(
+                run,
+                "interaction.requested",
+                {"interaction_id": iid, "kind": kind.value, "prompt": prompt[:500]},
+                status=status_when_opening(run),
+            )
             return iid
 
         return self.j.write_then(op, lambda tx, iid: question_in(tx.conn, iid))
@@ -201,9 +261,12 @@ class Questions:
         deadline = time.monotonic() + timeout
         while True:
             item = self.get(interaction_id)
-            if item.status in (QuestionStatus.REQUESTED, QuestionStatus.PRESENTED) \
-                    and item.expires_at is not None and not self.j.read_only \
-                    and self.j.now() >= item.expires_at:
+            if (
+                item.status in (QuestionStatus.REQUESTED, QuestionStatus.PRESENTED)
+                and item.expires_at is not None
+                and not self.j.read_only
+                and self.j.now() >= item.expires_at
+            ):
                 self.expire_due()
                 item = self.get(interaction_id)
             if item.status not in OPEN_QUESTION or time.monotonic() >= deadline:
@@ -216,20 +279,31 @@ class Questions:
             if row.status not in OPEN_QUESTION:
                 raise errors.InvalidTransition(f"question {interaction_id} is {row.status}")
             self._close(tx, row, QuestionStatus.CANCELLED, {})
-            tx.audit("interaction.withdrawn", "interaction", interaction_id, run_id=row.run_id,
-                     reason=reason, before={"status": row.status},
-                     after={"status": "cancelled"})
-            tx.run_event(row.run_id, "interaction.withdrawn",
-                         {"interaction_id": interaction_id, "reason": reason},
-                         status=status_after_closing(tx.conn, tx.run_row(row.run_id)))
+            tx.audit(
+                "interaction.withdrawn",
+                "interaction",
+                interaction_id,
+                run_id=row.run_id,
+                reason=reason,
+                before={"status": row.status},
+                after={"status": "cancelled"},
+            )
+            tx.run_event(
+                row.run_id,
+                "interaction.withdrawn",
+                {"interaction_id": interaction_id, "reason": reason},
+                status=status_after_closing(tx.conn, tx.run_row(row.run_id)),
+            )
 
         return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
 
     def expire_due(self) -> int:
         def op(tx: Tx) -> int:
-            rows = tx.conn.execute(select(s.questions).where(
-                s.questions.c.status.in_(OPEN_QUESTION),
-                s.questions.c.expires_at <= tx.now).limit(500)).all()
+            rows = tx.conn.execute(
+                select(s.questions)
+                .where(s.questions.c.status.in_(OPEN_QUESTION), s.questions.c.expires_at <= tx.now)
+                .limit(500)
+            ).all()
             for row in rows:
                 self._expire(tx, row)
             return len(rows)
@@ -237,24 +311,48 @@ class Questions:
         return self.j.write(op)
 
     def _expire(self, tx: Tx, row: Any) -> None:
-        self._close(tx, row, QuestionStatus.EXPIRED, {"resolved_at": tx.now,
-                                                         "resolved_by": "system:expiry"})
-        tx.audit("interaction.expired", "interaction", row.id, run_id=row.run_id,
-                 actor="system:expiry", before={"status": row.status},
-                 after={"status": "expired"})
-        tx.run_event(row.run_id, "interaction.expired", {"interaction_id": row.id},
-                     status=status_after_closing(tx.conn, tx.run_row(row.run_id)),
-                     actor="system:expiry")
+        self._close(
+            tx, row, QuestionStatus.EXPIRED, {"resolved_at": tx.now, "resolved_by": "system:expiry"}
+        )
+        tx.audit(
+            "interaction.expired",
+            "interaction",
+            row.id,
+            run_id=row.run_id,
+            actor="system:expiry",
+            before={"status": row.status},
+            after={"status": "expired"},
+        )
+        tx.run_event(
+            row.run_id,
+            "interaction.expired",
+            {"interaction_id": row.id},
+            status=status_after_closing(tx.conn, tx.run_row(row.run_id)),
+            actor="system:expiry",
+        )
 
     # ------------------------------------------------------------ operator side
-    def answer(self, interaction_id: str, response: Any, *, expected_version: int,
-               reason: str | None = None, request_id: str | None = None,
-               source: str = "desk") -> Question:
+    def answer(
+        self,
+        interaction_id: str,
+        response: Any,
+        *,
+        expected_version: int,
+        reason: str | None = None,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Question:
         """Answer, validated against the question's schema. One transaction."""
         self.j.require_operator()
         canonical_json(response)
-        request = {"op": "interaction.answer", "id": interaction_id, "response": response,
-                   "expected_version": expected_version, "reason": reason, "source": source}
+        request = {
+            "op": "interaction.answer",
+            "id": interaction_id,
+            "response": response,
+            "expected_version": expected_version,
+            "reason": reason,
+            "source": source,
+        }
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -263,37 +361,59 @@ class Questions:
             if row.status == QuestionStatus.EXPIRED:
                 raise errors.Expired(f"question {interaction_id} expired before the answer")
             if row.status == QuestionStatus.CANCELLED:
-                raise errors.Withdrawn(f"question {interaction_id} was withdrawn by the agent",
-                                       status=row.status)
+                raise errors.Withdrawn(
+                    f"question {interaction_id} was withdrawn by the agent", status=row.status
+                )
             if row.status not in OPEN_QUESTION:
                 raise errors.AlreadyDecided(
                     f"question {interaction_id} is already {row.status}"
                     + (f" by {row.resolved_by}" if row.resolved_by else ""),
-                    status=row.status, decided_by=row.resolved_by)
+                    status=row.status,
+                    decided_by=row.resolved_by,
+                )
             if row.expires_at is not None and tx.now >= row.expires_at:
                 self._expire(tx, row)
-                tx.raise_after_commit(errors.Expired(
-                    f"question {interaction_id} expired before the answer"))
+                tx.raise_after_commit(
+                    errors.Expired(f"question {interaction_id} expired before the answer")
+                )
                 return
             if row.version != expected_version:
                 raise errors.StaleVersion(f"question {interaction_id} changed since you looked")
-            refuse_requester(tx, (row.agent, tx.run_row(row.run_id).agent), verb="answer",
-                             what="this question")
+            refuse_requester(
+                tx, (row.agent, tx.run_row(row.run_id).agent), verb="answer", what="this question"
+            )
             validate_response(_loads(row.response_schema), response)
             if row.kind == QuestionKind.CREDENTIAL_BINDING.value:
                 check_credential(response)
             if row.kind == QuestionKind.CHOICE.value:
                 check_choice(_loads(row.options) or [], response)
-            self._close(tx, row, QuestionStatus.RESOLVED, {
-                "resolved_at": tx.now, "resolved_by": tx.actor.label,
-                "response": canonical_json(response)})
+            self._close(
+                tx,
+                row,
+                QuestionStatus.RESOLVED,
+                {
+                    "resolved_at": tx.now,
+                    "resolved_by": tx.actor.label,
+                    "response": canonical_json(response),
+                },
+            )
             record_decision(
-                tx, "interaction", interaction_id, row.run_id, response,
-                source=source, reason=reason, request_id=request_id, request=request,
+                tx,
+                "interaction",
+                interaction_id,
+                row.run_id,
+                response,
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                request=request,
                 audit=("interaction.answered", {"status": row.status}, {"status": "resolved"}),
-                event=("interaction.answered",
-                       {"interaction_id": interaction_id, "by": tx.actor.label}),
-                closes=True)
+                event=(
+                    "interaction.answered",
+                    {"interaction_id": interaction_id, "by": tx.actor.label},
+                ),
+                closes=True,
+            )
 
         return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
 
@@ -314,14 +434,21 @@ class Questions:
                 return
             if row.expires_at is not None and tx.now >= row.expires_at:
                 return  # expiry closes it; being seen now would be wrong
-            done = update_where(tx.conn, s.questions,
-                                {"status": QuestionStatus.PRESENTED.value},
-                                id=row.id, status=QuestionStatus.REQUESTED.value)
+            done = update_where(
+                tx.conn,
+                s.questions,
+                {"status": QuestionStatus.PRESENTED.value},
+                id=row.id,
+                status=QuestionStatus.REQUESTED.value,
+            )
             if done != 1:
                 return
             tx.changed(ChangeKind.QUESTION, row.id, row.run_id)
-            tx.run_event(row.run_id, "interaction.presented",
-                         {"interaction_id": interaction_id, "by": tx.actor.label})
+            tx.run_event(
+                row.run_id,
+                "interaction.presented",
+                {"interaction_id": interaction_id, "by": tx.actor.label},
+            )
 
         return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
 
@@ -332,12 +459,16 @@ class Questions:
         e = s.events.c
 
         def read(conn: Any) -> tuple[str, float] | None:
-            run_id = conn.execute(select(s.questions.c.run_id).where(
-                s.questions.c.id == interaction_id)).scalar()
+            run_id = conn.execute(
+                select(s.questions.c.run_id).where(s.questions.c.id == interaction_id)
+            ).scalar()
             if run_id is None:
                 return None
-            rows = conn.execute(select(e.actor, e.created_at, e.payload).where(
-                e.run_id == run_id, e.type == "interaction.presented").order_by(e.sequence))
+            rows = conn.execute(
+                select(e.actor, e.created_at, e.payload)
+                .where(e.run_id == run_id, e.type == "interaction.presented")
+                .order_by(e.sequence)
+            )
             for actor, at, payload in rows:
                 if _loads(payload).get("interaction_id") == interaction_id:
                     return actor, at
@@ -355,8 +486,7 @@ class Questions:
             from proctor.core.decisions.checks import check_question
 
             item = question_in(conn, interaction_id)
-            check_question(conn, self.j.trust, row_where(conn, s.questions,
-                                                            id=interaction_id))
+            check_question(conn, self.j.trust, row_where(conn, s.questions, id=interaction_id))
             return item
 
         return self.j.read(read)
@@ -364,6 +494,7 @@ class Questions:
     def filed_under(self, request_key: str) -> Question | None:
         """The question asked with ``request_key``, if there is one (its answer is not
         trust-checked here: read it with ``get``)."""
+
         def read(c: Any) -> Question | None:
             row = row_where(c, s.questions, request_key=request_key)
             return None if row is None else question_in(c, row.id)
@@ -382,9 +513,13 @@ class Questions:
 
     @staticmethod
     def _close(tx: Tx, row: Any, status: QuestionStatus, values: dict) -> None:
-        done = update_where(tx.conn, s.questions, dict(
-            status=status.value, version=row.version + 1, **values),
-            id=row.id, version=row.version)
+        done = update_where(
+            tx.conn,
+            s.questions,
+            dict(status=status.value, version=row.version + 1, **values),
+            id=row.id,
+            version=row.version,
+        )
         if done != 1:
             raise errors.StaleVersion(f"question {row.id} changed meanwhile")
         tx.changed(ChangeKind.QUESTION, row.id, row.run_id)

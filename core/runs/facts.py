@@ -84,38 +84,52 @@ def run_of(conn: Any, run_id: str) -> Run:
 
 
 def children_of(conn: Any, run_id: str) -> list[Run]:
-    stmt = select(s.runs, open_items_by_run([])).where(
-        s.runs.c.parent_run_id == run_id).order_by(s.runs.c.created_at, s.runs.c.id)
+    stmt = (
+        select(s.runs, open_items_by_run([]))
+        .where(s.runs.c.parent_run_id == run_id)
+        .order_by(s.runs.c.created_at, s.runs.c.id)
+    )
     return to_models(Run, conn.execute(stmt))
 
 
 def attempts_of(conn: Any, run_id: str) -> list[Attempt]:
-    stmt = select(s.attempts).where(s.attempts.c.run_id == run_id).order_by(
-        s.attempts.c.number)
+    stmt = select(s.attempts).where(s.attempts.c.run_id == run_id).order_by(s.attempts.c.number)
     return to_models(Attempt, conn.execute(stmt))
 
 
 def tool_calls_of(conn: Any, run_id: str) -> list[ToolCall]:
-    stmt = select(s.tool_calls).where(s.tool_calls.c.run_id == run_id).order_by(
-        s.tool_calls.c.created_at, s.tool_calls.c.id)
+    stmt = (
+        select(s.tool_calls)
+        .where(s.tool_calls.c.run_id == run_id)
+        .order_by(s.tool_calls.c.created_at, s.tool_calls.c.id)
+    )
     return to_models(ToolCall, conn.execute(stmt))
 
 
 def approvals_of(conn: Any, run_id: str) -> list[Approval]:
-    stmt = approval_select().where(s.approvals.c.run_id == run_id).order_by(
-        s.approvals.c.created_at, s.approvals.c.id)
+    stmt = (
+        approval_select()
+        .where(s.approvals.c.run_id == run_id)
+        .order_by(s.approvals.c.created_at, s.approvals.c.id)
+    )
     return to_models(Approval, conn.execute(stmt))
 
 
 def questions_of(conn: Any, run_id: str) -> list[Question]:
-    stmt = question_select().where(s.questions.c.run_id == run_id).order_by(
-        s.questions.c.created_at, s.questions.c.id)
+    stmt = (
+        question_select()
+        .where(s.questions.c.run_id == run_id)
+        .order_by(s.questions.c.created_at, s.questions.c.id)
+    )
     return to_models(Question, conn.execute(stmt))
 
 
 def decisions_statement(run_id: str) -> Any:
-    return select(s.decisions).where(s.decisions.c.run_id == run_id).order_by(
-        s.decisions.c.created_at, s.decisions.c.id)
+    return (
+        select(s.decisions)
+        .where(s.decisions.c.run_id == run_id)
+        .order_by(s.decisions.c.created_at, s.decisions.c.id)
+    )
 
 
 def decisions_of(conn: Any, run_id: str) -> list[Decision]:
@@ -125,8 +139,7 @@ def decisions_of(conn: Any, run_id: str) -> list[Decision]:
 def effects_of(conn: Any, run_id: str, limit: int = MAX_EFFECTS) -> list[Effect]:
     """The run's effects, oldest first (as ``effects.list(run_id=…, newest_first=False)``)."""
     e = s.effects.c
-    stmt = select(s.effects).where(e.run_id == run_id).order_by(e.created_at, e.key).limit(
-        limit)
+    stmt = select(s.effects).where(e.run_id == run_id).order_by(e.created_at, e.key).limit(limit)
     return to_models(Effect, conn.execute(stmt))
 
 
@@ -149,8 +162,12 @@ def memory_changes_of(conn: Any, run_id: str) -> list[MemoryMutation]:
     return to_models(MemoryMutation, conn.execute(stmt))
 
 
-RUN_COLUMN = {"approval": s.approvals.c.run_id, "question": s.questions.c.run_id,
-              "conflict": s.conflicts.c.run_id, "effect": s.effects.c.run_id}
+RUN_COLUMN = {
+    "approval": s.approvals.c.run_id,
+    "question": s.questions.c.run_id,
+    "conflict": s.conflicts.c.run_id,
+    "effect": s.effects.c.run_id,
+}
 
 
 def open_items_of(conn: Any, run_id: str) -> list[InboxItem]:

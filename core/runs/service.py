@@ -59,8 +59,6 @@ from .facts import RUN_BY_ID, RunFacts, attempts_of, run_facts, tool_calls_of
 FINISHED_ATTEMPT = (AttemptStatus.COMPLETED, AttemptStatus.FAILED, AttemptStatus.INTERRUPTED)
 
 
-
-
 def run_in(tx: Tx, run_id: str) -> Run:
     """The run as this transaction sees it (what a write returns)."""
     return fetch_prepared(tx.conn, Run, RUN_BY_ID, f"run {run_id}", key=run_id)
@@ -71,14 +69,27 @@ class Runs:
         self.j = store
 
     # ------------------------------------------------------------ agent side
-    def start(self, project: str, title: str, *, space: str = "default",
-              agent: str | None = None, parent_run_id: str | None = None,
-              deadline: float | None = None, run_id: str | None = None,
-              metadata: dict | None = None) -> Run:
+    def start(
+        self,
+        project: str,
+        title: str,
+        *,
+        space: str = "default",
+        agent: str | None = None,
+        parent_run_id: str | None = None,
+        deadline: float | None = None,
+        run_id: str | None = None,
+        metadata: dict | None = None,
+    ) -> Run:
         """Start a run (status running, attempt 1). Idempotent by ``run_id``."""
         agent = agent or self.j.actor.name
-        request = {"project": project, "space": space, "title": title, "agent": agent,
-                   "parent_run_id": parent_run_id}
+        request = {
+            "project": project,
+            "space": space,
+            "title": title,
+            "agent": agent,
+            "parent_run_id": parent_run_id,
+        }
 
         def op(tx: Tx) -> str:
             rid = run_id or tx.new_id("run")
@@ -91,17 +102,43 @@ class Runs:
                 return rid
             if parent_run_id:
                 tx.run_row(parent_run_id)
-            insert_rows(tx.conn, s.runs, [dict(
-                id=rid, project=project, space=space, agent=agent, title=title,
-                parent_run_id=parent_run_id, status=RunStatus.PENDING.value, version=0,
-                deadline=deadline, created_at=tx.now, updated_at=tx.now, finished_at=None,
-                last_sequence=0, last_digest=ZERO_DIGEST, current_attempt=1,
-                cancel_requested=False, cancel_reason=None, error=None)])
-            insert_rows(tx.conn, s.attempts, [dict(
-                run_id=rid, number=1, status=AttemptStatus.RUNNING.value, started_at=tx.now)])
-            tx.run_event(rid, "run.started", {**request, "deadline": deadline,
-                                              "metadata": metadata or {}},
-                         status=RunStatus.RUNNING)
+            insert_rows(
+                tx.conn,
+                s.runs,
+                [
+                    dict(
+                        id=rid,
+                        project=project,
+                        space=space,
+                        agent=agent,
+                        title=title,
+                        parent_run_id=parent_run_id,
+                        status=RunStatus.PENDING.value,
+                        version=0,
+                        deadline=deadline,
+                        created_at=tx.now,
+                        updated_at=tx.now,
+                        finished_at=None,
+                        last_sequence=0,
+                        last_digest=ZERO_DIGEST,
+                        current_attempt=1,
+                        cancel_requested=False,
+                        cancel_reason=None,
+                        error=None,
+                    )
+                ],
+            )
+            insert_rows(
+                tx.conn,
+                s.attempts,
+                [dict(run_id=rid, number=1, status=AttemptStatus.RUNNING.value, started_at=tx.now)],
+            )
+            tx.run_event(
+                rid,
+                "run.started",
+                {**request, "deadline": deadline, "metadata": metadata or {}},
+                status=RunStatus.RUNNING,
+            )
             return rid
 
         return self.j.write_then(op, run_in)
@@ -122,26 +159,43 @@ class Runs:
                 listed = ", ".join(f"{kind} {bid}" for kind, bid in blockers)
                 raise errors.ResumeBlocked(
                     f"run {run_id} cannot start a new attempt while it waits on: {listed}",
-                    blockers=blockers)
+                    blockers=blockers,
+                )
             number = run.current_attempt + 1
-            update_where(tx.conn, s.attempts, dict(
-                status=AttemptStatus.INTERRUPTED.value, finished_at=tx.now),
-                run_id=run_id, number=run.current_attempt, finished_at=None)
-            insert_rows(tx.conn, s.attempts, [dict(
-                run_id=run_id, number=number, status=AttemptStatus.RUNNING.value,
-                started_at=tx.now)])
+            update_where(
+                tx.conn,
+                s.attempts,
+                dict(status=AttemptStatus.INTERRUPTED.value, finished_at=tx.now),
+                run_id=run_id,
+                number=run.current_attempt,
+                finished_at=None,
+            )
+            insert_rows(
+                tx.conn,
+                s.attempts,
+                [
+                    dict(
+                        run_id=run_id,
+                        number=number,
+                        status=AttemptStatus.RUNNING.value,
+                        started_at=tx.now,
+                    )
+                ],
+            )
             update_where(tx.conn, s.runs, {"current_attempt": number}, id=run_id)
             run = tx.run_row(run_id)
             status = RunStatus.RUNNING if run.status == RunStatus.INTERRUPTED else None
-            tx.append_event(run, "attempt.started", {"attempt": number, "reason": reason},
-                            status=status)
+            tx.append_event(
+                run, "attempt.started", {"attempt": number, "reason": reason}, status=status
+            )
             return number
 
         number = self.j.write(op)
         return self.attempts(run_id)[number - 1]
 
-    def finish_attempt(self, run_id: str, status: AttemptStatus | str,
-                       error: str | None = None) -> Attempt:
+    def finish_attempt(
+        self, run_id: str, status: AttemptStatus | str, error: str | None = None
+    ) -> Attempt:
         """The agent closes its current attempt as ``completed``, ``failed`` or
         ``interrupted`` (with an optional error: "attempt 1 failed: rate limited"), before
         ``start_attempt`` opens the next one or the run ends. The run's own status does not
@@ -150,7 +204,8 @@ class Runs:
         unchanged; another way raises ``InvalidTransition``."""
         if status not in {x.value for x in FINISHED_ATTEMPT}:
             raise errors.ValidationError(
-                "an attempt finishes completed, failed or interrupted", field="status")
+                "an attempt finishes completed, failed or interrupted", field="status"
+            )
         status = AttemptStatus(status)
 
         def op(tx: Tx) -> int:
@@ -161,32 +216,45 @@ class Runs:
                 if (row.status, row.error) == (status.value, error):
                     return number
                 raise errors.InvalidTransition(
-                    f"attempt {number} of run {run_id} is already {row.status}")
-            update_where(tx.conn, s.attempts, dict(
-                status=status.value, finished_at=tx.now, error=error),
-                run_id=run_id, number=number)
-            tx.append_event(run, "attempt.finished", {"attempt": number,
-                                                      "status": status.value, "error": error})
+                    f"attempt {number} of run {run_id} is already {row.status}"
+                )
+            update_where(
+                tx.conn,
+                s.attempts,
+                dict(status=status.value, finished_at=tx.now, error=error),
+                run_id=run_id,
+                number=number,
+            )
+            tx.append_event(
+                run, "attempt.finished", {"attempt": number, "status": status.value, "error": error}
+            )
             return number
 
-        return self.j.write_then(op, lambda tx, number: to_model(Attempt, row_where(
-            tx.conn, s.attempts, run_id=run_id, number=number)))
+        return self.j.write_then(
+            op,
+            lambda tx, number: to_model(
+                Attempt, row_where(tx.conn, s.attempts, run_id=run_id, number=number)
+            ),
+        )
 
-    def append_event(self, run_id: str, type_: str, payload: Any = None, *,
-                     event_id: str | None = None) -> RunEvent:
+    def append_event(
+        self, run_id: str, type_: str, payload: Any = None, *, event_id: str | None = None
+    ) -> RunEvent:
         """Append one event. Idempotent by ``event_id``."""
         return self.append_events(run_id, [(type_, payload, event_id)])[0]
 
-    def append_events(self, run_id: str,
-                      batch: Sequence[tuple[str, Any] | tuple[str, Any, str | None]]) -> builtins.list[RunEvent]:
+    def append_events(
+        self, run_id: str, batch: Sequence[tuple[str, Any] | tuple[str, Any, str | None]]
+    ) -> builtins.list[RunEvent]:
         """Append several events in one transaction (the batched path)."""
         if not batch:
             return []
         texts = []  # each payload serialized (and checked) once, before the transaction
         for item in batch:
             if not isinstance(item[0], str) or not item[0] or len(item[0]) > 100:
-                raise errors.ValidationError("event type must be a short non-empty string",
-                                             field="type")
+                raise errors.ValidationError(
+                    "event type must be a short non-empty string", field="type"
+                )
             texts.append(canonical_json(item[1]))
 
         def op(tx: Tx) -> builtins.list[RunEvent]:
@@ -200,11 +268,13 @@ class Runs:
                 if event_id and event_id in seen:
                     if seen[event_id] != (type_, text):
                         raise errors.IdempotencyConflict(
-                            f"event {event_id} appears twice with other content")
+                            f"event {event_id} appears twice with other content"
+                        )
                     ids.append(event_id)
                     continue
-                stored = self._replayed_event(tx, run_id, event_id, type_, text) \
-                    if event_id else None
+                stored = (
+                    self._replayed_event(tx, run_id, event_id, type_, text) if event_id else None
+                )
                 if stored is not None and event_id:  # stored: event_id named it
                     found[event_id] = stored
                     ids.append(event_id)
@@ -231,10 +301,16 @@ class Runs:
             raise errors.IdempotencyConflict(f"event {event_id} exists with other content")
         return row
 
-    def record_tool_call(self, run_id: str, tool: str, request: Any, *,
-                         safety_class: SafetyClass | str = SafetyClass.SAFE_READ,
-                         idempotency_key: str | None = None,
-                         tool_call_id: str | None = None) -> ToolCall:
+    def record_tool_call(
+        self,
+        run_id: str,
+        tool: str,
+        request: Any,
+        *,
+        safety_class: SafetyClass | str = SafetyClass.SAFE_READ,
+        idempotency_key: str | None = None,
+        tool_call_id: str | None = None,
+    ) -> ToolCall:
         safety = SafetyClass(safety_class)
         body = canonical_json(request)
 
@@ -242,27 +318,60 @@ class Runs:
             tid = tool_call_id or tx.new_id("tc")
             row = row_where(tx.conn, s.tool_calls, id=tid)
             if row is not None:
-                if (row.run_id, row.tool, row.request, row.safety_class,
-                        row.idempotency_key) != (run_id, tool, body, safety.value,
-                                                 idempotency_key):
+                if (row.run_id, row.tool, row.request, row.safety_class, row.idempotency_key) != (
+                    run_id,
+                    tool,
+                    body,
+                    safety.value,
+                    idempotency_key,
+                ):
                     raise errors.IdempotencyConflict(f"tool call {tid} exists with other content")
                 return tid
             run = tx.live_run(run_id)
-            insert_rows(tx.conn, s.tool_calls, [dict(
-                id=tid, run_id=run_id, attempt=run.current_attempt, tool=tool,
-                safety_class=safety.value, idempotency_key=idempotency_key, request=body,
-                result=None, error=None, status=ToolCallStatus.RUNNING.value, version=1,
-                created_at=tx.now, updated_at=tx.now)])
-            tx.append_event(run, "tool.called", {"tool_call_id": tid, "tool": tool,
-                                                  "safety_class": safety.value,
-                                                  "request": request})
+            insert_rows(
+                tx.conn,
+                s.tool_calls,
+                [
+                    dict(
+                        id=tid,
+                        run_id=run_id,
+                        attempt=run.current_attempt,
+                        tool=tool,
+                        safety_class=safety.value,
+                        idempotency_key=idempotency_key,
+                        request=body,
+                        result=None,
+                        error=None,
+                        status=ToolCallStatus.RUNNING.value,
+                        version=1,
+                        created_at=tx.now,
+                        updated_at=tx.now,
+                    )
+                ],
+            )
+            tx.append_event(
+                run,
+                "tool.called",
+                {
+                    "tool_call_id": tid,
+                    "tool": tool,
+                    "safety_class": safety.value,
+                    "request": request,
+                },
+            )
             tx.changed(ChangeKind.TOOL_CALL, tid, run_id)
             return tid
 
         return self.j.write_then(op, tool_call_in)
 
-    def finish_tool_call(self, tool_call_id: str, status: ToolCallStatus | str, *,
-                         result: Any = None, error: str | None = None) -> ToolCall:
+    def finish_tool_call(
+        self,
+        tool_call_id: str,
+        status: ToolCallStatus | str,
+        *,
+        result: Any = None,
+        error: str | None = None,
+    ) -> ToolCall:
         """Record a tool call's outcome. A call of unknown outcome (the agent said so, or
         a cancel completed while it ran) is settled by a person only, ``succeeded`` or
         ``failed`` (``resolve_tool_call``); finishing it here raises ``InvalidTransition``
@@ -276,33 +385,64 @@ class Runs:
             if row.status == ToolCallStatus.OUTCOME_UNKNOWN:
                 raise errors.InvalidTransition(
                     f"tool call {tool_call_id} is outcome_unknown; a person resolves it "
-                    "(succeeded or failed), with what you know as their evidence")
+                    "(succeeded or failed), with what you know as their evidence"
+                )
             if row.status not in (ToolCallStatus.RUNNING, ToolCallStatus.PENDING):
                 raise errors.InvalidTransition(f"tool call {tool_call_id} is already {row.status}")
             run = tx.live_run(row.run_id)
-            update_where(tx.conn, s.tool_calls, dict(
-                status=status.value, result=canonical_json(result), error=error,
-                version=row.version + 1, updated_at=tx.now), id=tool_call_id)
-            tx.append_event(run, "tool.finished", {"tool_call_id": tool_call_id,
-                                                    "status": status.value, "result": result,
-                                                    "error": error})
+            update_where(
+                tx.conn,
+                s.tool_calls,
+                dict(
+                    status=status.value,
+                    result=canonical_json(result),
+                    error=error,
+                    version=row.version + 1,
+                    updated_at=tx.now,
+                ),
+                id=tool_call_id,
+            )
+            tx.append_event(
+                run,
+                "tool.finished",
+                {
+                    "tool_call_id": tool_call_id,
+                    "status": status.value,
+                    "result": result,
+                    "error": error,
+                },
+            )
             tx.changed(ChangeKind.TOOL_CALL, tool_call_id, row.run_id)
 
         return self.j.write_then(op, lambda tx, _: tool_call_in(tx, tool_call_id))
 
-    def resolve_tool_call(self, tool_call_id: str, status: ToolCallStatus | str, *,
-                          reason: str, expected_version: int, request_id: str | None = None,
-                          source: str = "desk") -> ToolCall:
+    def resolve_tool_call(
+        self,
+        tool_call_id: str,
+        status: ToolCallStatus | str,
+        *,
+        reason: str,
+        expected_version: int,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> ToolCall:
         """A person says what became of a tool call of unknown outcome: ``succeeded`` or
         ``failed``. A decision row, an audit row (and a run event if the run is live), one
         transaction; the requester rule applies (``core.deciders``)."""
         self.j.require_operator()
         status = ToolCallStatus(status)
         if not reason or not reason.strip():
-            raise errors.ValidationError("a reason is required to resolve an outcome",
-                                         field="reason")
-        request = {"op": "tool_call.resolve", "id": tool_call_id, "status": status.value,
-                   "reason": reason, "expected_version": expected_version, "source": source}
+            raise errors.ValidationError(
+                "a reason is required to resolve an outcome", field="reason"
+            )
+        request = {
+            "op": "tool_call.resolve",
+            "id": tool_call_id,
+            "status": status.value,
+            "reason": reason,
+            "expected_version": expected_version,
+            "source": source,
+        }
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -311,45 +451,94 @@ class Runs:
             if row is None:
                 raise errors.NotFound(f"tool call {tool_call_id} does not exist")
             if row.status != ToolCallStatus.OUTCOME_UNKNOWN:
-                raise errors.AlreadyDecided(f"tool call {tool_call_id} is {row.status}",
-                                            status=row.status)
+                raise errors.AlreadyDecided(
+                    f"tool call {tool_call_id} is {row.status}", status=row.status
+                )
             if row.version != expected_version:
                 raise errors.StaleVersion(f"tool call {tool_call_id} changed since you looked")
-            refuse_requester(tx, (run_agent(tx.conn, row.run_id),), verb="resolve",
-                             what=f"tool call {tool_call_id}")
-            self._settle_unknown(tx, row, status, None, None, reason=reason,
-                                 request_id=request_id, request=request)
-            insert_decision_row(tx, "tool_call", tool_call_id, row.run_id, {"status": status.value},
-                           actor=tx.actor.label, source=source, reason=reason,
-                           request_id=request_id)
+            refuse_requester(
+                tx,
+                (run_agent(tx.conn, row.run_id),),
+                verb="resolve",
+                what=f"tool call {tool_call_id}",
+            )
+            self._settle_unknown(
+                tx, row, status, None, None, reason=reason, request_id=request_id, request=request
+            )
+            insert_decision_row(
+                tx,
+                "tool_call",
+                tool_call_id,
+                row.run_id,
+                {"status": status.value},
+                actor=tx.actor.label,
+                source=source,
+                reason=reason,
+                request_id=request_id,
+            )
 
         return self.j.write_then(op, lambda tx, _: tool_call_in(tx, tool_call_id))
 
     @staticmethod
-    def _settle_unknown(tx: Tx, row: Any, status: ToolCallStatus, result: Any,
-                        error: str | None, *, reason: str, request_id: str | None,
-                        request: Any) -> None:
+    def _settle_unknown(
+        tx: Tx,
+        row: Any,
+        status: ToolCallStatus,
+        result: Any,
+        error: str | None,
+        *,
+        reason: str,
+        request_id: str | None,
+        request: Any,
+    ) -> None:
         if status not in (ToolCallStatus.SUCCEEDED, ToolCallStatus.FAILED):
             raise errors.InvalidTransition(
-                f"tool call {row.id} is outcome_unknown; it can only become succeeded or failed")
-        done = update_where(tx.conn, s.tool_calls, dict(
-            status=status.value, result=canonical_json(result), error=error,
-            version=row.version + 1, updated_at=tx.now), id=row.id, version=row.version)
+                f"tool call {row.id} is outcome_unknown; it can only become succeeded or failed"
+            )
+        done = update_where(
+            tx.conn,
+            s.tool_calls,
+            dict(
+                status=status.value,
+                result=canonical_json(result),
+                error=error,
+                version=row.version + 1,
+                updated_at=tx.now,
+            ),
+            id=row.id,
+            version=row.version,
+        )
         if done != 1:
             raise errors.StaleVersion(f"tool call {row.id} changed meanwhile")
-        tx.audit("tool_call.outcome_settled", "tool_call", row.id, run_id=row.run_id,
-                 before={"status": row.status}, after={"status": status.value,
-                                                       "error": error},
-                 reason=reason, request_id=request_id, request=request)
+        tx.audit(
+            "tool_call.outcome_settled",
+            "tool_call",
+            row.id,
+            run_id=row.run_id,
+            before={"status": row.status},
+            after={"status": status.value, "error": error},
+            reason=reason,
+            request_id=request_id,
+            request=request,
+        )
         run = tx.run_row(row.run_id)
         if not RunStatus(run.status).terminal:
-            tx.append_event(run, "tool.finished", {"tool_call_id": row.id,
-                                                   "status": status.value, "result": result,
-                                                   "error": error, "was": "outcome_unknown"})
+            tx.append_event(
+                run,
+                "tool.finished",
+                {
+                    "tool_call_id": row.id,
+                    "status": status.value,
+                    "result": result,
+                    "error": error,
+                    "was": "outcome_unknown",
+                },
+            )
         tx.changed(ChangeKind.TOOL_CALL, row.id, row.run_id)
 
-    def unknown_outcomes(self, *, run_id: str | None = None,
-                         limit: int = 200) -> builtins.list[ToolCall]:
+    def unknown_outcomes(
+        self, *, run_id: str | None = None, limit: int = 200
+    ) -> builtins.list[ToolCall]:
         """Tool calls whose outcome nobody knows (left by a cancel), oldest first: what a
         person resolves with ``resolve_tool_call``."""
         t = s.tool_calls.c
@@ -366,8 +555,9 @@ class Runs:
         return self._set_status(run_id, RunStatus.RUNNING, "run.resumed", {})
 
     def interrupt(self, run_id: str, reason: str) -> Run:
-        return self._set_status(run_id, RunStatus.INTERRUPTED, "run.interrupted",
-                                {"reason": reason})
+        return self._set_status(
+            run_id, RunStatus.INTERRUPTED, "run.interrupted", {"reason": reason}
+        )
 
     def complete(self, run_id: str, result: Any = None) -> Run:
         return self._finish(run_id, RunStatus.COMPLETED, "run.completed", {"result": result})
@@ -380,8 +570,13 @@ class Runs:
         Its open attempt is closed ``failed`` with the error "cancelled: <reason>"
         (AttemptStatus has no "cancelled": a new status would break older desks reading the
         journal); an attempt the agent already finished keeps its status."""
-        return self._finish(run_id, RunStatus.CANCELLED, "run.cancelled", {"reason": reason},
-                            attempt_error=f"cancelled: {reason}")
+        return self._finish(
+            run_id,
+            RunStatus.CANCELLED,
+            "run.cancelled",
+            {"reason": reason},
+            attempt_error=f"cancelled: {reason}",
+        )
 
     def _set_status(self, run_id: str, status: RunStatus, type_: str, payload: Any) -> Run:
         def op(tx: Tx) -> None:
@@ -390,8 +585,15 @@ class Runs:
 
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
-    def _finish(self, run_id: str, status: RunStatus, type_: str, payload: Any,
-                error: str | None = None, attempt_error: str | None = None) -> Run:
+    def _finish(
+        self,
+        run_id: str,
+        status: RunStatus,
+        type_: str,
+        payload: Any,
+        error: str | None = None,
+        attempt_error: str | None = None,
+    ) -> Run:
         """End the run; its open attempt ends completed (run completed) or failed (run
         failed or cancelled) with ``attempt_error`` or the run's ``error``."""
 
@@ -403,11 +605,16 @@ class Runs:
                 unknown = self._outcomes_now_unknown(tx, run_id)
                 if unknown:
                     body["outcome_unknown"] = unknown
-            attempt_status = (AttemptStatus.COMPLETED if status == RunStatus.COMPLETED
-                              else AttemptStatus.FAILED)
-            update_where(tx.conn, s.attempts, dict(
-                status=attempt_status.value, finished_at=tx.now,
-                error=attempt_error or error), run_id=run_id, finished_at=None)
+            attempt_status = (
+                AttemptStatus.COMPLETED if status == RunStatus.COMPLETED else AttemptStatus.FAILED
+            )
+            update_where(
+                tx.conn,
+                s.attempts,
+                dict(status=attempt_status.value, finished_at=tx.now, error=attempt_error or error),
+                run_id=run_id,
+                finished_at=None,
+            )
             if error:
                 update_where(tx.conn, s.runs, {"error": error}, id=run_id)
             tx.append_event(tx.run_row(run_id), type_, body, status=status)
@@ -420,19 +627,35 @@ class Runs:
         """Completing a cancel: the run's dispatched tool calls without an outcome become
         ``outcome_unknown`` (seed rule), each with an audit row; returns their ids."""
         t = s.tool_calls.c
-        rows = tx.conn.execute(select(s.tool_calls).where(
-            t.run_id == run_id, t.status == ToolCallStatus.RUNNING.value).order_by(
-            t.created_at, t.id)).all()
+        rows = tx.conn.execute(
+            select(s.tool_calls)
+            .where(t.run_id == run_id, t.status == ToolCallStatus.RUNNING.value)
+            .order_by(t.created_at, t.id)
+        ).all()
         for row in rows:
-            done = update_where(tx.conn, s.tool_calls, dict(
-                status=ToolCallStatus.OUTCOME_UNKNOWN.value, version=row.version + 1,
-                updated_at=tx.now), id=row.id, version=row.version)
+            done = update_where(
+                tx.conn,
+                s.tool_calls,
+                dict(
+                    status=ToolCallStatus.OUTCOME_UNKNOWN.value,
+                    version=row.version + 1,
+                    updated_at=tx.now,
+                ),
+                id=row.id,
+                version=row.version,
+            )
             if done != 1:
                 raise errors.StaleVersion(f"tool call {row.id} changed meanwhile")
-            tx.audit("tool_call.outcome_unknown", "tool_call", row.id, run_id=run_id,
-                     actor="system:cancel", before={"status": row.status},
-                     after={"status": ToolCallStatus.OUTCOME_UNKNOWN.value},
-                     reason="the run was cancelled while the call was running")
+            tx.audit(
+                "tool_call.outcome_unknown",
+                "tool_call",
+                row.id,
+                run_id=run_id,
+                actor="system:cancel",
+                before={"status": row.status},
+                after={"status": ToolCallStatus.OUTCOME_UNKNOWN.value},
+                reason="the run was cancelled while the call was running",
+            )
             tx.changed(ChangeKind.TOOL_CALL, row.id, run_id)
         return [row.id for row in rows]
 
@@ -440,36 +663,85 @@ class Runs:
     def _close_open_items(tx: Tx, run_id: str, status: RunStatus) -> None:
         """A run that ends withdraws what it still asked for (nobody waits for it any more)."""
         reason = f"run {status.value}"
-        pending = tx.conn.execute(select(s.approvals.c.id).where(
-            s.approvals.c.run_id == run_id, s.approvals.c.status == "pending")).scalars().all()
+        pending = (
+            tx.conn.execute(
+                select(s.approvals.c.id).where(
+                    s.approvals.c.run_id == run_id, s.approvals.c.status == "pending"
+                )
+            )
+            .scalars()
+            .all()
+        )
         for aid in pending:
-            tx.conn.execute(update(s.approvals).where(s.approvals.c.id == aid).values(
-                status="cancelled", version=s.approvals.c.version + 1, decided_at=tx.now,
-                decision_reason=reason))
-            tx.audit("approval.withdrawn", "approval", aid, run_id=run_id, reason=reason,
-                     before={"status": "pending"}, after={"status": "cancelled"})
+            tx.conn.execute(
+                update(s.approvals)
+                .where(s.approvals.c.id == aid)
+                .values(
+                    status="cancelled",
+                    version=s.approvals.c.version + 1,
+                    decided_at=tx.now,
+                    decision_reason=reason,
+                )
+            )
+            tx.audit(
+                "approval.withdrawn",
+                "approval",
+                aid,
+                run_id=run_id,
+                reason=reason,
+                before={"status": "pending"},
+                after={"status": "cancelled"},
+            )
             tx.changed(ChangeKind.APPROVAL, aid, run_id)
-        asked = tx.conn.execute(select(s.questions.c.id).where(
-            s.questions.c.run_id == run_id,
-            s.questions.c.status.in_(OPEN_QUESTION))).scalars().all()
+        asked = (
+            tx.conn.execute(
+                select(s.questions.c.id).where(
+                    s.questions.c.run_id == run_id, s.questions.c.status.in_(OPEN_QUESTION)
+                )
+            )
+            .scalars()
+            .all()
+        )
         for iid in asked:
-            tx.conn.execute(update(s.questions).where(s.questions.c.id == iid).values(
-                status="cancelled", version=s.questions.c.version + 1))
-            tx.audit("interaction.withdrawn", "interaction", iid, run_id=run_id, reason=reason,
-                     before={"status": "open"}, after={"status": "cancelled"})
+            tx.conn.execute(
+                update(s.questions)
+                .where(s.questions.c.id == iid)
+                .values(status="cancelled", version=s.questions.c.version + 1)
+            )
+            tx.audit(
+                "interaction.withdrawn",
+                "interaction",
+                iid,
+                run_id=run_id,
+                reason=reason,
+                before={"status": "open"},
+                after={"status": "cancelled"},
+            )
             tx.changed(ChangeKind.QUESTION, iid, run_id)
 
     # ------------------------------------------------------------ operator side
-    def request_cancel(self, run_id: str, reason: str, *, expected_version: int,
-                       request_id: str | None = None, source: str = "desk") -> Run:
+    def request_cancel(
+        self,
+        run_id: str,
+        reason: str,
+        *,
+        expected_version: int,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Run:
         """Operator asks the agent to stop; the agent completes the cancel. A decision row
         (target "run") records who asked and from where (``source``: desk, cli…), as the
         other operator decisions do; the Audit page reads its source from it."""
         self.j.require_operator()
         if not reason.strip():
             raise errors.ValidationError("a reason is required to cancel a run", field="reason")
-        request = {"op": "run.request_cancel", "run_id": run_id, "reason": reason,
-                   "expected_version": expected_version, "source": source}
+        request = {
+            "op": "run.request_cancel",
+            "run_id": run_id,
+            "reason": reason,
+            "expected_version": expected_version,
+            "source": source,
+        }
 
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
@@ -477,15 +749,28 @@ class Runs:
             run = tx.live_run(run_id)
             if run.version != expected_version:
                 raise errors.StaleVersion(
-                    f"run {run_id} is at version {run.version}, you saw {expected_version}")
-            update_where(tx.conn, s.runs, dict(cancel_requested=True, cancel_reason=reason),
-                         id=run_id)
+                    f"run {run_id} is at version {run.version}, you saw {expected_version}"
+                )
+            update_where(
+                tx.conn, s.runs, dict(cancel_requested=True, cancel_reason=reason), id=run_id
+            )
             tx.append_event(run, "run.cancel_requested", {"reason": reason})
             record_decision(
-                tx, "run", run_id, run_id, {"cancel_requested": True},
-                source=source, reason=reason, request_id=request_id, request=request,
-                audit=("run.cancel_requested", {"cancel_requested": False},
-                       {"cancel_requested": True}))
+                tx,
+                "run",
+                run_id,
+                run_id,
+                {"cancel_requested": True},
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                request=request,
+                audit=(
+                    "run.cancel_requested",
+                    {"cancel_requested": False},
+                    {"cancel_requested": True},
+                ),
+            )
 
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
 
@@ -503,22 +788,37 @@ class Runs:
         return self.j.read(q)
 
     def get(self, run_id: str) -> Run:
-        return self.j.read(lambda c: fetch_prepared(c, Run, RUN_BY_ID, f"run {run_id}",
-                                                    key=run_id))
+        return self.j.read(lambda c: fetch_prepared(c, Run, RUN_BY_ID, f"run {run_id}", key=run_id))
 
-    def list(self, query: RunQuery | None = None, *,
-             status: builtins.list[str] | None = None, project: str | None = None,
-             agent: str | None = None, text: str | None = None, since: float | None = None,
-             until: float | None = None, has_open_items: bool = False,
-             newest_first: bool = True, cursor: str | None = None,
-             limit: int = 200) -> Page[Run]:
+    def list(
+        self,
+        query: RunQuery | None = None,
+        *,
+        status: builtins.list[str] | None = None,
+        project: str | None = None,
+        agent: str | None = None,
+        text: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        has_open_items: bool = False,
+        newest_first: bool = True,
+        cursor: str | None = None,
+        limit: int = 200,
+    ) -> Page[Run]:
         """Runs matching ``query`` (or the filters given one by one, newest started first
         unless ``newest_first=False``), keyset-paged in the sort's index order: the one run
         listing (the desk's Runs page, ``proctor runs``, the CSV export). ``text``: in the
         title, id, agent or project."""
-        q = query or RunQuery(status=tuple(status or ()), project=project, agent=agent,
-                              text=text, since=since, until=until,
-                              has_open_items=has_open_items, descending=newest_first)
+        q = query or RunQuery(
+            status=tuple(status or ()),
+            project=project,
+            agent=agent,
+            text=text,
+            since=since,
+            until=until,
+            has_open_items=has_open_items,
+            descending=newest_first,
+        )
         conds = run_conditions(q)
         return self.j.read(lambda c: run_page(c, conds, q.sort, q.descending, cursor, limit))
 
@@ -529,8 +829,15 @@ class Runs:
             stmt = stmt.where(s.runs.c.status.in_(status))
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
 
-    def events(self, run_id: str, *, after: int = 0, limit: int = 500,
-               types: builtins.list[str] | None = None, descending: bool = False) -> builtins.list[RunEvent]:
+    def events(
+        self,
+        run_id: str,
+        *,
+        after: int = 0,
+        limit: int = 500,
+        types: builtins.list[str] | None = None,
+        descending: bool = False,
+    ) -> builtins.list[RunEvent]:
         """Events by sequence, keyset-paged: pass the last sequence you have as ``after``."""
         e = s.events.c
         stmt = select(s.events).where(e.run_id == run_id)
@@ -581,15 +888,31 @@ def resume_blockers(conn: Any, run: Any) -> list[tuple[str, str]]:
     a, i, e, t = s.approvals.c, s.questions.c, s.effects.c, s.tool_calls.c
     found: list[tuple[str, str]] = []
     for kind, stmt in (
-            ("approval", select(a.id).where(a.run_id == run.id, a.status == "pending")
-             .order_by(a.created_at, a.id)),
-            ("question", select(i.id).where(i.run_id == run.id, is_open_question(i.status))
-             .order_by(i.created_at, i.id)),
-            ("effect", select(e.key).where(e.run_id == run.id, e.status == "ambiguous")
-             .order_by(e.created_at, e.key)),
-            ("tool_call", select(t.id).where(
-                t.run_id == run.id, t.status == ToolCallStatus.OUTCOME_UNKNOWN.value)
-             .order_by(t.created_at, t.id))):
+        (
+            "approval",
+            select(a.id)
+            .where(a.run_id == run.id, a.status == "pending")
+            .order_by(a.created_at, a.id),
+        ),
+        (
+            "question",
+            select(i.id)
+            .where(i.run_id == run.id, is_open_question(i.status))
+            .order_by(i.created_at, i.id),
+        ),
+        (
+            "effect",
+            select(e.key)
+            .where(e.run_id == run.id, e.status == "ambiguous")
+            .order_by(e.created_at, e.key),
+        ),
+        (
+            "tool_call",
+            select(t.id)
+            .where(t.run_id == run.id, t.status == ToolCallStatus.OUTCOME_UNKNOWN.value)
+            .order_by(t.created_at, t.id),
+        ),
+    ):
         found += [(kind, ident) for ident in conn.execute(stmt).scalars()]
     if run.cancel_requested:
         found.append(("cancel", run.id))
@@ -600,5 +923,4 @@ __all__ = ["Runs", "decode_cursor", "loads", "status_after_closing"]
 
 
 def tool_call_in(tx: Tx, tool_call_id: str) -> ToolCall:
-    return one_where(tx.conn, ToolCall, s.tool_calls, f"tool call {tool_call_id}",
-                     id=tool_call_id)
+    return one_where(tx.conn, ToolCall, s.tool_calls, f"tool call {tool_call_id}", id=tool_call_id)

@@ -36,8 +36,21 @@ from .schema import (
 BUSY_TIMEOUT_S = 5.0
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
-SCHEMA_REVISIONS = ("0001", "0002", "0003", "0004", "0005", "0005s", "0005r", "0005b",
-                    "0006o", "0006i", "0007t", "0007j", "0008x")
+SCHEMA_REVISIONS = (
+    "0001",
+    "0002",
+    "0003",
+    "0004",
+    "0005",
+    "0005s",
+    "0005r",
+    "0005b",
+    "0006o",
+    "0006i",
+    "0007t",
+    "0007j",
+    "0008x",
+)
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
 INTEGRITY_REVISION = "0005"
@@ -55,12 +68,15 @@ def path_from_url(url_or_path: str | os.PathLike[str]) -> Path:
     if raw.startswith("sqlite:///"):
         raw = raw[len("sqlite:///") :]
     elif "://" in raw:
-        raise errors.StoreError(f"unsupported journal URL {pg.hide(raw)!r}: only sqlite:/// and "
-                                "postgresql+psycopg:// are supported")
+        raise errors.StoreError(
+            f"unsupported journal URL {pg.hide(raw)!r}: only sqlite:/// and "
+            "postgresql+psycopg:// are supported"
+        )
     elif raw.startswith(FOLDED_URLS):  # a URL passed through Path lost a slash of its "//"
-        raise errors.StoreError(f"{pg.hide(raw)!r} looks like a server URL with one slash after its "
-                                "scheme, not a file", hint="Write it as "
-                                "postgresql+psycopg://user@host:port/db.")
+        raise errors.StoreError(
+            f"{pg.hide(raw)!r} looks like a server URL with one slash after its scheme, not a file",
+            hint="Write it as postgresql+psycopg://user@host:port/db.",
+        )
     return Path(raw).expanduser().absolute()
 
 
@@ -85,24 +101,30 @@ def check_openable(path: Path, *, read_only: bool, create: bool) -> None:
     folder, a missing or empty (0-byte) file unless creating, an unwritable file or folder
     unless read-only."""
     if path.is_dir():
-        raise errors.StoreError(f"{path} is a folder, not a journal file",
-                                hint="Choose the journal file inside it.")
+        raise errors.StoreError(
+            f"{path} is a folder, not a journal file", hint="Choose the journal file inside it."
+        )
     exists = path.exists()
     if not exists and (read_only or not create):
         raise errors.NotFound(f"no journal at {path}", hint="Check the path, or create one.")
     if exists and (read_only or not create) and path.stat().st_size == 0:
-        raise errors.Corrupt(f"{path} is empty (0 bytes), not a journal",
-                             hint="Restore it from a backup, or create a new journal there.")
+        raise errors.Corrupt(
+            f"{path} is empty (0 bytes), not a journal",
+            hint="Restore it from a backup, or create a new journal there.",
+        )
     if read_only:
         return
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent  # the folders to be made go into the nearest existing one
     folder_ok = os.access(folder, os.W_OK)
-    if (exists and not os.access(path, os.W_OK)) or (not folder_ok and not Path(
-            f"{path}-shm").exists()):
-        raise errors.StoreReadOnly(f"{path} cannot be written (a read-only file, folder or "
-                                   "file system)", hint="Open it read-only to observe.")
+    if (exists and not os.access(path, os.W_OK)) or (
+        not folder_ok and not Path(f"{path}-shm").exists()
+    ):
+        raise errors.StoreReadOnly(
+            f"{path} cannot be written (a read-only file, folder or file system)",
+            hint="Open it read-only to observe.",
+        )
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -121,20 +143,26 @@ def check_header(path: Path) -> None:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))
     except PermissionError as err:
-        raise errors.StoreError(f"{path} cannot be read: permission denied",
-                                hint="Check the file's owner and permissions.") from err
+        raise errors.StoreError(
+            f"{path} cannot be read: permission denied",
+            hint="Check the file's owner and permissions.",
+        ) from err
     except OSError as err:
         raise errors.StoreError(f"{path} cannot be read: {err.strerror or err}") from err
     if head and head != SQLITE_MAGIC:
-        raise errors.NotAJournal(f"{path} is not a Proctor journal (it is not an SQLite "
-                                 "database file)")
+        raise errors.NotAJournal(
+            f"{path} is not a Proctor journal (it is not an SQLite database file)"
+        )
 
 
 def _immutable(path: Path) -> bool:
     """A checkpointed journal in a folder nobody can write to (a read-only mount, a
     snapshot): SQLite cannot create the -shm it needs, so it is read as an unchanging file."""
-    return not os.access(path.parent, os.W_OK) and not Path(f"{path}-shm").exists() \
+    return (
+        not os.access(path.parent, os.W_OK)
+        and not Path(f"{path}-shm").exists()
         and not Path(f"{path}-wal").exists()
+    )
 
 
 def prepare_file(path: Path) -> bool:
@@ -157,17 +185,32 @@ Synchronous = Literal["FULL", "NORMAL"]
 # sees them through TEMP views, so every read works on any revision without writing a byte.
 ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value when absent
     "memory_entries": {"last_used_at": "0", "use_count": "0"},  # 0004
-    "memory_reconciliations": {"incoming_kind": "NULL", "incoming_priority": "NULL",
-                               "incoming_trust": "NULL", "incoming_sensitivity": "NULL",
-                               "agent": "NULL", "origin": "NULL"},  # 0004, agent: 0005b
+    "memory_reconciliations": {
+        "incoming_kind": "NULL",
+        "incoming_priority": "NULL",
+        "incoming_trust": "NULL",
+        "incoming_sensitivity": "NULL",
+        "agent": "NULL",
+        "origin": "NULL",
+    },  # 0004, agent: 0005b
     "interactions": {"origin": "NULL"},  # 0006o
-    "memory_mutations": {"event_sequence": "NULL",  # 0004
-                         "prev_digest": "NULL", "digest": "NULL"},  # 0005
-    "effects": {"action_digest": "NULL", "agent": "NULL",
-                "origin": "NULL"},  # 0005, agent: 0005b, origin: 0006o
+    "memory_mutations": {
+        "event_sequence": "NULL",  # 0004
+        "prev_digest": "NULL",
+        "digest": "NULL",
+    },  # 0005
+    "effects": {
+        "action_digest": "NULL",
+        "agent": "NULL",
+        "origin": "NULL",
+    },  # 0005, agent: 0005b, origin: 0006o
     "approval_rules": {"predicate": "NULL", "revoke_reason": "NULL"},  # 0005r
-    "approvals": {"input_schema": "NULL", "approved_action": "NULL",
-                  "approved_digest": "NULL", "origin": "NULL"},  # 0005r, origin: 0006o
+    "approvals": {
+        "input_schema": "NULL",
+        "approved_action": "NULL",
+        "approved_digest": "NULL",
+        "origin": "NULL",
+    },  # 0005r, origin: 0006o
 }
 
 
@@ -179,12 +222,14 @@ def add_compat_views(conn: sqlite3.Connection) -> list[str]:
         have = {row[1] for row in conn.execute(f'PRAGMA main.table_info("{table}")')}
         missing = [f"{value} AS {name}" for name, value in added.items() if name not in have]
         if have and missing:
-            conn.execute(f'CREATE TEMP VIEW "{table}" AS SELECT *, {", ".join(missing)} '
-                         f'FROM main."{table}"')
+            conn.execute(
+                f'CREATE TEMP VIEW "{table}" AS SELECT *, {", ".join(missing)} FROM main."{table}"'
+            )
             viewed.append(table)
     for table, columns in ADDED_TABLES.items():
-        if not conn.execute("SELECT 1 FROM main.sqlite_master WHERE type='table' AND name=?",
-                            (table,)).fetchone():
+        if not conn.execute(
+            "SELECT 1 FROM main.sqlite_master WHERE type='table' AND name=?", (table,)
+        ).fetchone():
             empty = ", ".join(f"NULL AS {name}" for name in columns)
             conn.execute(f'CREATE TEMP VIEW "{table}" AS SELECT {empty} WHERE 0')
             viewed.append(table)
@@ -193,23 +238,36 @@ def add_compat_views(conn: sqlite3.Connection) -> list[str]:
 
 # Tables a later revision added: an older journal opened read-only reads them as empty.
 ADDED_TABLES: dict[str, tuple[str, ...]] = {
-    "signatures": ("record_id", "record_kind", "key_id", "operator", "payload", "signature",
-                   "created_at"),
+    "signatures": (
+        "record_id",
+        "record_kind",
+        "key_id",
+        "operator",
+        "payload",
+        "signature",
+        "created_at",
+    ),
     "operator_keys": ("key_id", "operator", "public_key", "first_seen_at"),
     "journal_meta": ("key", "value"),
 }
 
 
-def _connect(path: Path, read_only: bool, timeout: float,
-             synchronous: Synchronous = "FULL", autocheckpoint: bool = True
-             ) -> sqlite3.Connection:
+def _connect(
+    path: Path,
+    read_only: bool,
+    timeout: float,
+    synchronous: Synchronous = "FULL",
+    autocheckpoint: bool = True,
+) -> sqlite3.Connection:
     if read_only:
         uri = f"file:{quote(str(path))}?mode=ro" + ("&immutable=1" if _immutable(path) else "")
-        conn = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False,
-                               isolation_level=None)
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=timeout, check_same_thread=False, isolation_level=None
+        )
     else:
-        conn = sqlite3.connect(str(path), timeout=timeout, check_same_thread=False,
-                               isolation_level=None)
+        conn = sqlite3.connect(
+            str(path), timeout=timeout, check_same_thread=False, isolation_level=None
+        )
     conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA synchronous = {'NORMAL' if synchronous == 'NORMAL' else 'FULL'}")
@@ -220,9 +278,15 @@ def _connect(path: Path, read_only: bool, timeout: float,
     return conn
 
 
-def make_engine(path: Path, *, read_only: bool, immediate: bool,
-                timeout: float = BUSY_TIMEOUT_S, synchronous: Synchronous = "FULL",
-                autocheckpoint: bool = True) -> Engine:
+def make_engine(
+    path: Path,
+    *,
+    read_only: bool,
+    immediate: bool,
+    timeout: float = BUSY_TIMEOUT_S,
+    synchronous: Synchronous = "FULL",
+    autocheckpoint: bool = True,
+) -> Engine:
     """An engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN (reads)."""
     engine = create_engine(
         "sqlite://",
@@ -244,8 +308,9 @@ def make_engine(path: Path, *, read_only: bool, immediate: bool,
         try:  # straight to the driver: ~60 us less per transaction
             conn.connection.driver_connection.execute(begin_sql)
         except sqlite3.Error as err:
-            raise exc.DBAPIError.instance(begin_sql, (), err, sqlite3.Error,
-                                          dialect=conn.dialect) from err
+            raise exc.DBAPIError.instance(
+                begin_sql, (), err, sqlite3.Error, dialect=conn.dialect
+            ) from err
 
     return engine
 
@@ -262,8 +327,9 @@ class ThreadConnections:
     for that call. ``reset`` (the files changed) retires every connection: idle ones now, busy
     ones when their transaction ends."""
 
-    def __init__(self, engine: Engine, begin_sql: str, *, watch_runs: bool = False,
-                 keep_runs: bool = True) -> None:
+    def __init__(
+        self, engine: Engine, begin_sql: str, *, watch_runs: bool = False, keep_runs: bool = True
+    ) -> None:
         self.engine = engine
         self.begin_sql = begin_sql
         self.watch_runs = watch_runs
@@ -299,8 +365,9 @@ class ThreadConnections:
                 try:
                     link.driver.execute(self.begin_sql)
                 except self._error as err:
-                    raise exc.DBAPIError.instance(self.begin_sql, (), err, self._error,
-                                                  dialect=link.dialect) from err
+                    raise exc.DBAPIError.instance(
+                        self.begin_sql, (), err, self._error, dialect=link.dialect
+                    ) from err
         except BaseException:
             self.rollback(link)  # a BEGIN that ran and then failed leaves it aborted
             raise
@@ -314,8 +381,9 @@ class ThreadConnections:
                 try:
                     link.driver.execute("COMMIT")
                 except self._error as err:
-                    raise exc.DBAPIError.instance("COMMIT", (), err, self._error,
-                                                  dialect=link.dialect) from err
+                    raise exc.DBAPIError.instance(
+                        "COMMIT", (), err, self._error, dialect=link.dialect
+                    ) from err
                 if link.conn.in_transaction():  # SQLAlchemy joined (a Core statement ran)
                     link.conn.rollback()  # forget it: the driver has nothing open
         except BaseException:
@@ -399,9 +467,11 @@ def watch_runs(link: sql.Link) -> None:
     driver = link.driver
     driver.create_function("proctor_runs_written", 1, written)
     for op, row in (("UPDATE", "NEW"), ("DELETE", "OLD")):
-        driver.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS proctor_runs_{op.lower()} "
-                       f"AFTER {op} ON main.runs BEGIN SELECT proctor_runs_written({row}.id); "
-                       "END")
+        driver.execute(
+            f"CREATE TEMP TRIGGER IF NOT EXISTS proctor_runs_{op.lower()} "
+            f"AFTER {op} ON main.runs BEGIN SELECT proctor_runs_written({row}.id); "
+            "END"
+        )
 
 
 def enable_wal(path: Path, timeout: float = BUSY_TIMEOUT_S) -> None:
@@ -422,8 +492,11 @@ def translate(err: BaseException) -> errors.ProctorError | None:
     name = getattr(orig, "sqlite_errorname", "") or ""
     msg = str(orig)
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in msg:
-        return errors.StoreBusy("the journal is busy: another process held its write lock "
-                                "for longer than this one waits", sqlite=msg)
+        return errors.StoreBusy(
+            "the journal is busy: another process held its write lock "
+            "for longer than this one waits",
+            sqlite=msg,
+        )
     if name.startswith("SQLITE_READONLY") or "readonly" in msg:
         return errors.StoreReadOnly(f"the journal is read-only: {msg}")
     if name == "SQLITE_IOERR_SHORT_READ":
@@ -432,8 +505,9 @@ def translate(err: BaseException) -> errors.ProctorError | None:
             f"the journal's -wal file was deleted or replaced while it was open ({msg}): "
             "what it held since the last checkpoint may be lost",
             hint="Nothing was changed by this call. Close every program that has the journal "
-                 "open (the desk, agents), check that nothing else deletes journal files, "
-                 "then reopen it and run `proctor verify`.")
+            "open (the desk, agents), check that nothing else deletes journal files, "
+            "then reopen it and run `proctor verify`.",
+        )
     if name.startswith("SQLITE_FULL") or name == "SQLITE_IOERR_WRITE":
         # a short write: ENOSPC, or EFBIG past a file-size limit (SQLite says IOERR_WRITE)
         return errors.StoreFull(f"the journal could not be written: {msg}")
@@ -442,8 +516,9 @@ def translate(err: BaseException) -> errors.ProctorError | None:
     if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or "malformed" in msg or "not a database" in msg:
         return errors.Corrupt(f"the journal file is damaged: {msg}")
     if name.startswith("SQLITE_CANTOPEN"):
-        return errors.StoreError(f"the journal file cannot be opened: {msg}",
-                                 hint="Check the path and its permissions.")
+        return errors.StoreError(
+            f"the journal file cannot be opened: {msg}", hint="Check the path and its permissions."
+        )
     return None
 
 
@@ -470,13 +545,16 @@ def create_immutability_triggers(conn) -> None:  # Connection
         return
     for table in IMMUTABLE_TABLES:
         for op in ("UPDATE", "DELETE"):
-            conn.execute(text(
-                f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_{op.lower()} "
-                f"BEFORE {op} ON {table} BEGIN "
-                f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
-            ))
-    if conn.execute(text("SELECT 1 FROM sqlite_master WHERE type='table' "
-                         "AND name='signatures'")).first():
+            conn.execute(
+                text(
+                    f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_{op.lower()} "
+                    f"BEFORE {op} ON {table} BEGIN "
+                    f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
+                )
+            )
+    if conn.execute(
+        text("SELECT 1 FROM sqlite_master WHERE type='table' AND name='signatures'")
+    ).first():
         create_signed_triggers(conn)
 
 
@@ -501,12 +579,14 @@ def request_trigger_sql() -> dict[str, str]:
         f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_replace_pending BEFORE INSERT ON {table} "
         f"WHEN NEW.status = 'pending' AND EXISTS (SELECT 1 FROM {table} "
         f"WHERE entry_id = NEW.entry_id AND status = 'pending') BEGIN "
-        f"SELECT RAISE(ABORT, '{table}: that entry has a pending conflict'); END")
+        f"SELECT RAISE(ABORT, '{table}: that entry has a pending conflict'); END"
+    )
     return sql
 
 
-def identity_trigger_sql(identity: dict[str, tuple[str, ...]],
-                         keys_of: dict[str, tuple[tuple[str, ...], ...]]) -> dict[str, str]:
+def identity_trigger_sql(
+    identity: dict[str, tuple[str, ...]], keys_of: dict[str, tuple[tuple[str, ...], ...]]
+) -> dict[str, str]:
     """``trg_<table>_identity`` (an UPDATE of any listed column aborts) and
     ``trg_<table>_no_replace`` (an INSERT onto an existing key aborts)."""
     sql = {}
@@ -515,15 +595,20 @@ def identity_trigger_sql(identity: dict[str, tuple[str, ...]],
         sql[f"trg_{table}_identity"] = (
             f"CREATE TRIGGER IF NOT EXISTS trg_{table}_identity BEFORE UPDATE ON {table} "
             f"WHEN {changed} BEGIN "
-            f"SELECT RAISE(ABORT, '{table} identity columns are immutable'); END")
+            f"SELECT RAISE(ABORT, '{table} identity columns are immutable'); END"
+        )
     for table, keys in keys_of.items():
         exists = " OR ".join(
             "EXISTS (SELECT 1 FROM {t} WHERE {w})".format(
-                t=table, w=" AND ".join(f"{c} = NEW.{c}" for c in key)) for key in keys)
+                t=table, w=" AND ".join(f"{c} = NEW.{c}" for c in key)
+            )
+            for key in keys
+        )
         sql[f"trg_{table}_no_replace"] = (
             f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_replace BEFORE INSERT ON {table} "
             f"WHEN {exists} BEGIN "
-            f"SELECT RAISE(ABORT, '{table} rows are immutable: that key exists'); END")
+            f"SELECT RAISE(ABORT, '{table} rows are immutable: that key exists'); END"
+        )
     return sql
 
 
@@ -586,10 +671,14 @@ def drop_request_triggers(conn) -> None:  # Connection
 def origin_trigger_sql() -> dict[str, str]:
     """0006o's triggers by name: an UPDATE that changes a row's ``origin`` (where the agent
     said the request came from) aborts, on every table that has one."""
-    return {f"trg_{table}_origin": (
-        f"CREATE TRIGGER IF NOT EXISTS trg_{table}_origin BEFORE UPDATE ON {table} "
-        f"WHEN NEW.origin IS NOT OLD.origin BEGIN "
-        f"SELECT RAISE(ABORT, '{table} origin is immutable'); END") for table in ORIGIN_TABLES}
+    return {
+        f"trg_{table}_origin": (
+            f"CREATE TRIGGER IF NOT EXISTS trg_{table}_origin BEFORE UPDATE ON {table} "
+            f"WHEN NEW.origin IS NOT OLD.origin BEGIN "
+            f"SELECT RAISE(ABORT, '{table} origin is immutable'); END"
+        )
+        for table in ORIGIN_TABLES
+    }
 
 
 def create_origin_triggers(conn) -> None:  # Connection
@@ -649,7 +738,9 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
 
 # 0007j: the keys an INSERT OR REPLACE could swap a signature or the journal's id through
 SIGNED_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "signatures": (("record_id",),), "journal_meta": (("key",),)}
+    "signatures": (("record_id",),),
+    "journal_meta": (("key",),),
+}
 
 
 def signed_replace_trigger_sql() -> dict[str, str]:
@@ -689,19 +780,21 @@ def create_signed_triggers(conn) -> None:  # Connection
         return
     for table in SIGNED_TABLES:
         for op in ("UPDATE", "DELETE"):
-            conn.execute(text(
-                f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_{op.lower()} "
-                f"BEFORE {op} ON {table} BEGIN "
-                f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
-            ))
+            conn.execute(
+                text(
+                    f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_{op.lower()} "
+                    f"BEFORE {op} ON {table} BEGIN "
+                    f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
+                )
+            )
 
 
 def current_revision(conn) -> str | None:
     if _server(conn):
         return pg.current_revision(conn)
-    has = conn.execute(text(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='alembic_version'"
-    )).first()
+    has = conn.execute(
+        text("SELECT 1 FROM sqlite_master WHERE type='table' AND name='alembic_version'")
+    ).first()
     if not has:
         return None
     row = conn.execute(text("SELECT version_num FROM alembic_version")).first()

@@ -20,11 +20,16 @@ def is_open_question(status: Any) -> Any:
 
 
 # Both counts in one statement (answered from the (run_id, status) indexes).
-OPEN_ITEMS = Prepared(select(
-    select(func.count()).where(s.approvals.c.run_id == bindparam("run_id"),
-                               s.approvals.c.status == "pending").scalar_subquery()
-    + select(func.count()).where(s.questions.c.run_id == bindparam("run_id"),
-                                 is_open_question(s.questions.c.status)).scalar_subquery()))
+OPEN_ITEMS = Prepared(
+    select(
+        select(func.count())
+        .where(s.approvals.c.run_id == bindparam("run_id"), s.approvals.c.status == "pending")
+        .scalar_subquery()
+        + select(func.count())
+        .where(s.questions.c.run_id == bindparam("run_id"), is_open_question(s.questions.c.status))
+        .scalar_subquery()
+    )
+)
 
 
 def open_items_count(conn: Any, run_id: str) -> int:
@@ -47,13 +52,22 @@ def status_after_closing(conn: Any, run: Any) -> RunStatus | None:
 
 def open_items_by_run(run_ids: list[str]) -> Any:
     """A correlated count usable in run list queries."""
-    a = (select(func.count()).where(s.approvals.c.run_id == s.runs.c.id,
-                                    s.approvals.c.status == "pending")
-         .correlate(s.runs).scalar_subquery())
-    q = (select(func.count()).where(s.questions.c.run_id == s.runs.c.id,
-                                    is_open_question(s.questions.c.status))
-         .correlate(s.runs).scalar_subquery())
-    e = (select(func.count()).where(s.effects.c.run_id == s.runs.c.id,
-                                    s.effects.c.status == "ambiguous")
-         .correlate(s.runs).scalar_subquery())
+    a = (
+        select(func.count())
+        .where(s.approvals.c.run_id == s.runs.c.id, s.approvals.c.status == "pending")
+        .correlate(s.runs)
+        .scalar_subquery()
+    )
+    q = (
+        select(func.count())
+        .where(s.questions.c.run_id == s.runs.c.id, is_open_question(s.questions.c.status))
+        .correlate(s.runs)
+        .scalar_subquery()
+    )
+    e = (
+        select(func.count())
+        .where(s.effects.c.run_id == s.runs.c.id, s.effects.c.status == "ambiguous")
+        .correlate(s.runs)
+        .scalar_subquery()
+    )
     return (a + q + e).label("open_items")

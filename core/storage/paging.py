@@ -33,8 +33,9 @@ def seek(cols: Sequence[Any], cursor: str | None, descending: bool) -> Any:
         return None
     values = decode_cursor(cursor)
     if len(values) != len(cols):
-        raise errors.ValidationError(f"page cursor {cursor!r} is not a cursor of this list",
-                                     field="cursor")
+        raise errors.ValidationError(
+            f"page cursor {cursor!r} is not a cursor of this list", field="cursor"
+        )
     key, after = tuple_(*cols), tuple_(*values)
     return key < after if descending else key > after
 
@@ -56,8 +57,9 @@ def cursor_after(rows: Sequence[Any], limit: int, cols: Sequence[Any]) -> str | 
 
 def keyset_page(model: Any, rows: Sequence[Any], limit: int, cols: Sequence[Any]) -> Page:
     """``rows`` (read with ``limit + 1``) as a page of ``model`` with its next cursor."""
-    return Page[model](items=to_models(model, rows[:limit]),
-                       next_cursor=cursor_after(rows, limit, cols))
+    return Page[model](
+        items=to_models(model, rows[:limit]), next_cursor=cursor_after(rows, limit, cols)
+    )
 
 
 def escape_like(text: str) -> str:
@@ -65,6 +67,7 @@ def escape_like(text: str) -> str:
 
 
 RunSort = Literal["started", "updated", "status", "agent", "project", "title", "events"]
+
 
 class RunQuery(Frozen):
     """What the Runs page shows: filters and the sort (all applied in SQL)."""
@@ -82,16 +85,19 @@ class RunQuery(Frozen):
 
 def run_conditions(q: RunQuery) -> list[Any]:
     r = s.runs.c
-    conds = [r.status.in_(q.status) if q.status else None,
-             r.agent == q.agent if q.agent else None,
-             r.project == q.project if q.project else None,
-             r.created_at >= q.since if q.since is not None else None,
-             r.created_at < q.until if q.until is not None else None,
-             has_open_items_clause() if q.has_open_items else None]
+    conds = [
+        r.status.in_(q.status) if q.status else None,
+        r.agent == q.agent if q.agent else None,
+        r.project == q.project if q.project else None,
+        r.created_at >= q.since if q.since is not None else None,
+        r.created_at < q.until if q.until is not None else None,
+        has_open_items_clause() if q.has_open_items else None,
+    ]
     if q.text:
         like = f"%{escape_like(q.text)}%"
-        conds.append(or_(*(col.ilike(like, escape="\\")
-                           for col in (r.title, r.id, r.agent, r.project))))
+        conds.append(
+            or_(*(col.ilike(like, escape="\\") for col in (r.title, r.id, r.agent, r.project)))
+        )
     return [c for c in conds if c is not None]
 
 
@@ -119,13 +125,14 @@ def has_open_items_clause() -> Any:
     r = s.runs.c
     return or_(
         exists().where(s.approvals.c.run_id == r.id, s.approvals.c.status == "pending"),
-        exists().where(s.questions.c.run_id == r.id,
-                       is_open_question(s.questions.c.status)),
-        exists().where(s.effects.c.run_id == r.id, s.effects.c.status == "ambiguous"))
+        exists().where(s.questions.c.run_id == r.id, is_open_question(s.questions.c.status)),
+        exists().where(s.effects.c.run_id == r.id, s.effects.c.status == "ambiguous"),
+    )
 
 
-def run_page_statement(conds: list[Any], sort: str, descending: bool, cursor: str | None,
-                       limit: int) -> Any:
+def run_page_statement(
+    conds: list[Any], sort: str, descending: bool, cursor: str | None, limit: int
+) -> Any:
     """One page of runs in ``sort`` order, keyset after ``cursor``: the sort's index is
     read in order (a row-value range seek past the cursor), so no page sorts."""
     cols = RUN_SORTS[sort]
@@ -137,12 +144,21 @@ def run_page_statement(conds: list[Any], sort: str, descending: bool, cursor: st
 def open_items_on(run_id: Any) -> Any:
     """Pending approvals + open questions + ambiguous effects of the run ``run_id`` names
     (a column of an outer query), each counted from its (run_id, status) index."""
-    a = select(func.count()).where(s.approvals.c.run_id == run_id,
-                                   s.approvals.c.status == "pending").scalar_subquery()
-    q = select(func.count()).where(s.questions.c.run_id == run_id,
-                                   is_open_question(s.questions.c.status)).scalar_subquery()
-    e = select(func.count()).where(s.effects.c.run_id == run_id,
-                                   s.effects.c.status == "ambiguous").scalar_subquery()
+    a = (
+        select(func.count())
+        .where(s.approvals.c.run_id == run_id, s.approvals.c.status == "pending")
+        .scalar_subquery()
+    )
+    q = (
+        select(func.count())
+        .where(s.questions.c.run_id == run_id, is_open_question(s.questions.c.status))
+        .scalar_subquery()
+    )
+    e = (
+        select(func.count())
+        .where(s.effects.c.run_id == run_id, s.effects.c.status == "ambiguous")
+        .scalar_subquery()
+    )
     return (a + q + e).label("open_items")
 
 
@@ -153,8 +169,9 @@ def run_page_with_open_items(page_stmt: Any) -> Any:
     return select(page, open_items_on(page.c.id))
 
 
-def run_page(conn: Any, conds: list[Any], sort: str, descending: bool, cursor: str | None,
-             limit: int) -> Page[Run]:
+def run_page(
+    conn: Any, conds: list[Any], sort: str, descending: bool, cursor: str | None, limit: int
+) -> Page[Run]:
     """Runs matching ``conds`` in ``sort`` order, keyset-paged; open items are counted for
     the page's rows only."""
     limit = max(1, min(limit, MAX_PAGE))
@@ -167,10 +184,25 @@ def run_page(conn: Any, conds: list[Any], sort: str, descending: bool, cursor: s
     # The outer select has no ORDER BY of its own (it would sort again): order the page's
     # rows by the same unique key here (text compares as SQLite's BINARY collation does).
     rows = sorted(conn.execute(stmt).all(), key=key, reverse=descending)
-    return RUN_PAGE(items=to_models(Run, rows[:limit]),
-                    next_cursor=cursor_after(rows, limit, RUN_SORTS[sort]))
+    return RUN_PAGE(
+        items=to_models(Run, rows[:limit]), next_cursor=cursor_after(rows, limit, RUN_SORTS[sort])
+    )
 
 
-__all__ = ["MAX_PAGE", "RUN_SORTS", "RunQuery", "RunSort", "cursor_after", "escape_like",
-           "has_open_items_clause", "keyset_page", "ordered", "run_conditions", "run_page",
-           "run_page_statement", "run_page_with_open_items", "seek", "sort_fields"]
+__all__ = [
+    "MAX_PAGE",
+    "RUN_SORTS",
+    "RunQuery",
+    "RunSort",
+    "cursor_after",
+    "escape_like",
+    "has_open_items_clause",
+    "keyset_page",
+    "ordered",
+    "run_conditions",
+    "run_page",
+    "run_page_statement",
+    "run_page_with_open_items",
+    "seek",
+    "sort_fields",
+]

@@ -64,8 +64,12 @@ CONNECT_TIMEOUT_S = 10
 # a client that died (or whose network dropped) inside a write must not keep the write lock:
 # the server ends a transaction left idle this long, and TCP keepalives find a dead peer
 IDLE_IN_TRANSACTION_MS = 60_000
-KEEPALIVES: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
-              "keepalives_count": 3}
+KEEPALIVES: dict[str, Any] = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
 
 
 def is_url(raw: str) -> bool:
@@ -85,8 +89,10 @@ class ServerAddress(str):
         except Exception as err:  # noqa: BLE001 - sqlalchemy.exc.ArgumentError and kin
             raise errors.StoreError(f"not a PostgreSQL URL: {hide(raw)!r} ({err})") from None
         if not url.database:
-            raise errors.StoreError(f"{hide(raw)}: the URL names no database",
-                                    hint="Write it as postgresql+psycopg://user@host:port/db.")
+            raise errors.StoreError(
+                f"{hide(raw)}: the URL names no database",
+                hint="Write it as postgresql+psycopg://user@host:port/db.",
+            )
         shown = url.render_as_string(hide_password=True)
         self = super().__new__(cls, shown)
         self.url = url.render_as_string(hide_password=False)
@@ -120,28 +126,36 @@ def require_driver(where: ServerAddress) -> None:
     except ImportError as err:
         raise errors.StoreError(
             f"{where}: a journal on a PostgreSQL server needs the psycopg driver, which is not "
-            "installed", hint="Install Proctor's team extra: pip install 'proctor[team]'."
+            "installed",
+            hint="Install Proctor's team extra: pip install 'proctor[team]'.",
         ) from err
 
 
 def libpq_url(where: ServerAddress) -> str:
     """The address as libpq's own URL (for a connection made without SQLAlchemy)."""
-    return make_url(where.url).set(drivername="postgresql").render_as_string(
-        hide_password=False)
+    return make_url(where.url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 # ---------------------------------------------------------------- engine
-def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
-                timeout: float, synchronous: str = "FULL", autocheckpoint: bool = True
-                ) -> Engine:
+def make_engine(
+    where: ServerAddress,
+    *,
+    read_only: bool,
+    immediate: bool,
+    timeout: float,
+    synchronous: str = "FULL",
+    autocheckpoint: bool = True,
+) -> Engine:
     """An engine whose transactions start with ``WRITE_BEGIN`` (writes) or ``READ_BEGIN``.
 
     The driver runs in autocommit mode and the BEGIN is emitted by us (as db.make_engine
     does for SQLite). ``synchronous="NORMAL"`` sets ``synchronous_commit = off`` (a crash
     may lose the last commits, never corrupt): only for journals that can be rebuilt."""
     url = make_url(where.url)
-    options = (f"-c lock_timeout={max(1, int(timeout * 1000))}"
-               f" -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}")
+    options = (
+        f"-c lock_timeout={max(1, int(timeout * 1000))}"
+        f" -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}"
+    )
     if synchronous == "NORMAL":
         options += " -c synchronous_commit=off"
     given = url.query.get("options")  # the URL's own (?options=-csearch_path%3Dteam) first
@@ -154,9 +168,12 @@ def make_engine(where: ServerAddress, *, read_only: bool, immediate: bool,
         max_overflow=-1,  # each thread keeps one (ThreadConnections): never wait for one
         pool_reset_on_return="rollback",
         isolation_level="AUTOCOMMIT",
-        connect_args={"options": options, "connect_timeout": CONNECT_TIMEOUT_S,
-                      "application_name": url.query.get("application_name", "proctor"),
-                      **KEEPALIVES},
+        connect_args={
+            "options": options,
+            "connect_timeout": CONNECT_TIMEOUT_S,
+            "application_name": url.query.get("application_name", "proctor"),
+            **KEEPALIVES,
+        },
     )
     begin_sql = begin_for(read_only=read_only, immediate=immediate)
     if read_only:
@@ -186,18 +203,25 @@ def add_compat_views(driver: Any) -> list[str]:
     from .db import ADDED_COLUMNS, ADDED_TABLES
 
     schema = driver.execute("SELECT current_schema()").fetchone()[0]
-    rows = driver.execute("SELECT table_name, column_name FROM information_schema.columns "
-                          "WHERE table_schema = %s", (schema,)).fetchall()
+    rows = driver.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = %s",
+        (schema,),
+    ).fetchall()
     have: dict[str, set[str]] = {}
     for table, column in rows:
         have.setdefault(table, set()).add(column)
     viewed = []
     for table, added in ADDED_COLUMNS.items():
-        missing = [f"{value} AS {name}" for name, value in added.items()
-                   if name not in have.get(table, {name})]
+        missing = [
+            f"{value} AS {name}"
+            for name, value in added.items()
+            if name not in have.get(table, {name})
+        ]
         if table in have and missing:
-            driver.execute(f'CREATE TEMP VIEW "{table}" AS SELECT *, {", ".join(missing)} '
-                           f'FROM "{schema}"."{table}"')
+            driver.execute(
+                f'CREATE TEMP VIEW "{table}" AS SELECT *, {", ".join(missing)} '
+                f'FROM "{schema}"."{table}"'
+            )
             viewed.append(table)
     for table, columns in ADDED_TABLES.items():
         if table not in have:
@@ -252,16 +276,25 @@ def current_revision(conn: Any) -> str | None:
 
 def is_empty(conn: Any) -> bool:
     """True if the database's schema has no table at all (a new server journal)."""
-    return conn.execute(text(
-        "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
-        "LIMIT 1")).first() is None
+    return (
+        conn.execute(
+            text(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
+                "LIMIT 1"
+            )
+        ).first()
+        is None
+    )
 
 
 def trigger_names(conn: Any) -> set[str]:
-    rows = conn.execute(text(
-        "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-        "WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' "
-        "AND c.relnamespace = current_schema()::regnamespace"))
+    rows = conn.execute(
+        text(
+            "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' "
+            "AND c.relnamespace = current_schema()::regnamespace"
+        )
+    )
     return {r[0] for r in rows}
 
 
@@ -290,8 +323,7 @@ def runs_written(conn: Any) -> set[str]:
     try:
         value = driver.execute(query).fetchone()[0]
     except psycopg.Error as err:  # as the executor does: the store translates a DBAPIError
-        raise exc.DBAPIError.instance(query, (), err, psycopg.Error,
-                                      dialect=conn.dialect) from err
+        raise exc.DBAPIError.instance(query, (), err, psycopg.Error, dialect=conn.dialect) from err
     return {v for v in (value or "").split("\x1f") if v}
 
 
@@ -303,8 +335,10 @@ def _function(name: str, body: str) -> str:
     """A trigger function whose tables are the journal's schema's, whoever calls it: its
     search_path is pinned, pg_temp last (by default a session's TEMP tables are searched
     first: a TEMP table named like a journal table would otherwise stand in for it)."""
-    return (f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql "
-            f"SET search_path = {SCHEMA}, pg_catalog, pg_temp AS $fn$ BEGIN {body} END $fn$")
+    return (
+        f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql "
+        f"SET search_path = {SCHEMA}, pg_catalog, pg_temp AS $fn$ BEGIN {body} END $fn$"
+    )
 
 
 def _refuse(message: str) -> str:
@@ -314,9 +348,11 @@ def _refuse(message: str) -> str:
 
 def _trigger(name: str, table: str, when: str, body: str, *, row: bool = True) -> list[str]:
     level = "ROW" if row else "STATEMENT"
-    return [_function(name, body),
-            f"CREATE OR REPLACE TRIGGER {name} {when} ON {table} FOR EACH {level} "
-            f"EXECUTE FUNCTION {name}()"]
+    return [
+        _function(name, body),
+        f"CREATE OR REPLACE TRIGGER {name} {when} ON {table} FOR EACH {level} "
+        f"EXECUTE FUNCTION {name}()",
+    ]
 
 
 def immutable_trigger_sql(tables: tuple[str, ...]) -> dict[str, list[str]]:
@@ -327,14 +363,17 @@ def immutable_trigger_sql(tables: tuple[str, ...]) -> dict[str, list[str]]:
         message = f"{table} rows are immutable"
         for op in ("UPDATE", "DELETE"):
             sql[f"trg_{table}_no_{op.lower()}"] = _trigger(
-                f"trg_{table}_no_{op.lower()}", table, f"BEFORE {op}", _refuse(message))
+                f"trg_{table}_no_{op.lower()}", table, f"BEFORE {op}", _refuse(message)
+            )
         sql[f"trg_{table}_no_truncate"] = _trigger(
-            f"trg_{table}_no_truncate", table, "BEFORE TRUNCATE", _refuse(message), row=False)
+            f"trg_{table}_no_truncate", table, "BEFORE TRUNCATE", _refuse(message), row=False
+        )
     return sql
 
 
-def identity_trigger_sql(identity: dict[str, tuple[str, ...]],
-                         keys_of: dict[str, tuple[tuple[str, ...], ...]]) -> dict[str, list[str]]:
+def identity_trigger_sql(
+    identity: dict[str, tuple[str, ...]], keys_of: dict[str, tuple[tuple[str, ...], ...]]
+) -> dict[str, list[str]]:
     """db.identity_trigger_sql's rules in PL/pgSQL: an UPDATE of any identity column aborts,
     and an INSERT onto an existing key aborts (an upsert's DO UPDATE also goes through the
     UPDATE triggers)."""
@@ -342,17 +381,26 @@ def identity_trigger_sql(identity: dict[str, tuple[str, ...]],
     for table, columns in identity.items():
         changed = " OR ".join(f"NEW.{c} IS DISTINCT FROM OLD.{c}" for c in columns)
         sql[f"trg_{table}_identity"] = _trigger(
-            f"trg_{table}_identity", table, "BEFORE UPDATE",
+            f"trg_{table}_identity",
+            table,
+            "BEFORE UPDATE",
             f"IF {changed} THEN {_refuse(f'{table} identity columns are immutable')} END IF; "
-            "RETURN NEW;")
+            "RETURN NEW;",
+        )
     for table, keys in keys_of.items():
         exists = " OR ".join(
             "EXISTS (SELECT 1 FROM {t} WHERE {w})".format(
-                t=table, w=" AND ".join(f"{c} = NEW.{c}" for c in key)) for key in keys)
+                t=table, w=" AND ".join(f"{c} = NEW.{c}" for c in key)
+            )
+            for key in keys
+        )
         sql[f"trg_{table}_no_replace"] = _trigger(
-            f"trg_{table}_no_replace", table, "BEFORE INSERT",
+            f"trg_{table}_no_replace",
+            table,
+            "BEFORE INSERT",
             f"IF {exists} THEN {_refuse(f'{table} rows are immutable: that key exists')} "
-            "END IF; RETURN NEW;")
+            "END IF; RETURN NEW;",
+        )
     return sql
 
 
@@ -365,42 +413,59 @@ def request_trigger_sql() -> dict[str, list[str]]:
     table = "memory_reconciliations"
     name = f"trg_{table}_no_replace_pending"
     sql[name] = _trigger(
-        name, table, "BEFORE INSERT",
+        name,
+        table,
+        "BEFORE INSERT",
         f"IF NEW.status = 'pending' AND EXISTS (SELECT 1 FROM {table} WHERE entry_id = "
         f"NEW.entry_id AND status = 'pending') THEN "
-        f"{_refuse(f'{table}: that entry has a pending conflict')} END IF; RETURN NEW;")
+        f"{_refuse(f'{table}: that entry has a pending conflict')} END IF; RETURN NEW;",
+    )
     return sql
 
 
 def origin_trigger_sql() -> dict[str, list[str]]:
-    return {f"trg_{table}_origin": _trigger(
-        f"trg_{table}_origin", table, "BEFORE UPDATE",
-        f"IF NEW.origin IS DISTINCT FROM OLD.origin THEN "
-        f"{_refuse(f'{table} origin is immutable')} END IF; RETURN NEW;")
-        for table in ORIGIN_TABLES}
+    return {
+        f"trg_{table}_origin": _trigger(
+            f"trg_{table}_origin",
+            table,
+            "BEFORE UPDATE",
+            f"IF NEW.origin IS DISTINCT FROM OLD.origin THEN "
+            f"{_refuse(f'{table} origin is immutable')} END IF; RETURN NEW;",
+        )
+        for table in ORIGIN_TABLES
+    }
 
 
 def feed_trigger_sql() -> dict[str, list[str]]:
     """The change feed's order (each row numbered under the write lock, whoever inserts it)
     and its wake-up (NOTIFY at commit), and the run watch (runs_written)."""
-    append = ("PERFORM set_config('proctor.runs_written', coalesce(current_setting("
-              "'proctor.runs_written', true), '') || chr(31) || OLD.id, true); RETURN NULL;")
+    append = (
+        "PERFORM set_config('proctor.runs_written', coalesce(current_setting("
+        "'proctor.runs_written', true), '') || chr(31) || OLD.id, true); RETURN NULL;"
+    )
     return {
         "trg_changes_ordered": _trigger(
-            "trg_changes_ordered", "changes", "BEFORE INSERT",
+            "trg_changes_ordered",
+            "changes",
+            "BEFORE INSERT",
             f"PERFORM pg_advisory_xact_lock({WRITE_LOCK[0]}, {WRITE_LOCK[1]}); "
-            "NEW.seq := coalesce((SELECT max(seq) FROM changes), 0) + 1; RETURN NEW;"),
+            "NEW.seq := coalesce((SELECT max(seq) FROM changes), 0) + 1; RETURN NEW;",
+        ),
         "trg_changes_notify": _trigger(
-            "trg_changes_notify", "changes", "AFTER INSERT",
+            "trg_changes_notify",
+            "changes",
+            "AFTER INSERT",
             f"PERFORM pg_notify('{CHANNEL}', (SELECT coalesce(max(seq), 0) FROM changes)"
-            "::text); RETURN NULL;", row=False),
+            "::text); RETURN NULL;",
+            row=False,
+        ),
         "trg_runs_watch_update": [
             _function("trg_runs_watch_update", append),
             "CREATE OR REPLACE TRIGGER trg_runs_watch_update AFTER UPDATE ON runs FOR EACH ROW "
             "WHEN (OLD.last_sequence IS NOT DISTINCT FROM NEW.last_sequence) "
-            "EXECUTE FUNCTION trg_runs_watch_update()"],
-        "trg_runs_watch_delete": _trigger(
-            "trg_runs_watch_delete", "runs", "AFTER DELETE", append),
+            "EXECUTE FUNCTION trg_runs_watch_update()",
+        ],
+        "trg_runs_watch_delete": _trigger("trg_runs_watch_delete", "runs", "AFTER DELETE", append),
     }
 
 
@@ -435,20 +500,26 @@ def translate(err: BaseException) -> errors.ProctorError | None:
     orig = getattr(err, "orig", err)
     if not isinstance(orig, psycopg.Error):
         return None
-    msg = (getattr(orig.diag, "message_primary", None) if hasattr(orig, "diag") else None) \
-        or str(orig).strip()
+    msg = (getattr(orig.diag, "message_primary", None) if hasattr(orig, "diag") else None) or str(
+        orig
+    ).strip()
     if isinstance(orig, pe.IntegrityError):
         return None
     if isinstance(orig, pe.LockNotAvailable | pe.DeadlockDetected | pe.SerializationFailure):
-        return errors.StoreBusy("the journal is busy: another writer held the server's write "
-                                "lock for longer than this one waits", postgresql=msg)
+        return errors.StoreBusy(
+            "the journal is busy: another writer held the server's write "
+            "lock for longer than this one waits",
+            postgresql=msg,
+        )
     if isinstance(orig, pe.QueryCanceled):
         return errors.StoreBusy(f"the server cancelled the statement: {msg}", postgresql=msg)
     if isinstance(orig, pe.ReadOnlySqlTransaction):
         return errors.StoreReadOnly(f"the journal is read-only: {msg}")
     if isinstance(orig, pe.InsufficientPrivilege):
-        return errors.NotAllowed(f"the server refused this for the role connected: {msg}",
-                                 hint="Connect as a role that may do this.")
+        return errors.NotAllowed(
+            f"the server refused this for the role connected: {msg}",
+            hint="Connect as a role that may do this.",
+        )
     if isinstance(orig, pe.DiskFull | pe.OutOfMemory | pe.ProgramLimitExceeded):
         return errors.StoreFull(f"the server could not store this: {msg}")
     if isinstance(orig, pe.StringDataRightTruncation):
@@ -456,11 +527,14 @@ def translate(err: BaseException) -> errors.ProctorError | None:
     if isinstance(orig, pe.DataError):
         return errors.ValidationError(f"the server refused a value: {msg}")
     if isinstance(orig, pe.InvalidCatalogName):
-        return errors.StoreError(f"the server has no such database: {msg}",
-                                 hint="Create it first (createdb), or check the URL.")
+        return errors.StoreError(
+            f"the server has no such database: {msg}",
+            hint="Create it first (createdb), or check the URL.",
+        )
     if isinstance(orig, pe.InvalidAuthorizationSpecification | pe.InvalidPassword):
-        return errors.StoreError(f"the server refused the login: {msg}",
-                                 hint="Check the user name and password.")
+        return errors.StoreError(
+            f"the server refused the login: {msg}", hint="Check the user name and password."
+        )
     if isinstance(orig, psycopg.OperationalError):
         return errors.StoreError(_connection_sentence(msg), hint=_connection_hint(msg))
     if isinstance(orig, psycopg.InterfaceError):
@@ -473,9 +547,11 @@ def translate(err: BaseException) -> errors.ProctorError | None:
 def _connection_hint(msg: str) -> str:
     """What to check for a connection that failed: TLS has its own causes."""
     if "certificate" in msg or "SSL" in msg:
-        return ("The server's TLS certificate could not be checked: give the CA that signed it "
-                "with sslrootcert=FILE (or in ~/.postgresql/root.crt), and connect by the host "
-                "name or address the certificate names.")
+        return (
+            "The server's TLS certificate could not be checked: give the CA that signed it "
+            "with sslrootcert=FILE (or in ~/.postgresql/root.crt), and connect by the host "
+            "name or address the certificate names."
+        )
     return "Check that the server runs and the URL's host and port."
 
 
@@ -485,8 +561,14 @@ def _connection_sentence(msg: str) -> str:
         return f"the server refused the login: {msg}"
     if "does not exist" in lowered and "database" in lowered:
         return f"the server has no such database: {msg}"
-    if "refused" in lowered or "could not connect" in lowered or "timeout" in lowered \
-            or "timed out" in lowered or "no route" in lowered or "resolve" in lowered:
+    if (
+        "refused" in lowered
+        or "could not connect" in lowered
+        or "timeout" in lowered
+        or "timed out" in lowered
+        or "no route" in lowered
+        or "resolve" in lowered
+    ):
         return f"cannot reach the PostgreSQL server: {msg}"
     return f"the connection to the PostgreSQL server failed: {msg}"
 
@@ -558,8 +640,12 @@ class Listener:
 
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(
-                libpq_url(self.where), autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
-                application_name="proctor-listen", **KEEPALIVES)
+                libpq_url(self.where),
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                application_name="proctor-listen",
+                **KEEPALIVES,
+            )
             self._conn.execute(f"LISTEN {CHANNEL}")
         return self._conn
 

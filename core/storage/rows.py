@@ -108,7 +108,8 @@ def inserted_row(table: Table, values: dict) -> dict | None:
     missing = _OPTIONAL.get(table.name)
     if missing is None:
         missing = _OPTIONAL[table.name] = {
-            c.name: c.server_default is None and c.default is None for c in table.columns}
+            c.name: c.server_default is None and c.default is None for c in table.columns
+        }
     row = dict(values)
     for name, plain in missing.items():
         if name not in row:
@@ -130,14 +131,14 @@ def approval_select() -> Select:
 
 
 def question_select() -> Select:
-    return select(s.questions, *RUN_CONTEXT).join(
-        s.runs, s.runs.c.id == s.questions.c.run_id)
+    return select(s.questions, *RUN_CONTEXT).join(s.runs, s.runs.c.id == s.questions.c.run_id)
 
 
 def conflict_select() -> Select:
     e = s.memory_entries
     return select(s.conflicts, e.c.scope, e.c.scope_key, e.c.title).join(
-        e, e.c.id == s.conflicts.c.entry_id)
+        e, e.c.id == s.conflicts.c.entry_id
+    )
 
 
 def fetch_one(conn: Any, model: type[M], stmt: Select, what: str) -> M:

@@ -30,8 +30,9 @@ def unique_where_set(table: str, column: str) -> Index:
     """0008x: UNIQUE over the rows whose ``column`` is set (NULLs never collide, as under a
     UNIQUE constraint, and a row without one writes no index entry)."""
     where = text(f"{column} IS NOT NULL")
-    return Index(f"ux_{table}_{column}", column, unique=True, sqlite_where=where,
-                 postgresql_where=where)
+    return Index(
+        f"ux_{table}_{column}", column, unique=True, sqlite_where=where, postgresql_where=where
+    )
 
 
 class RunRow(Base):
@@ -64,8 +65,12 @@ class RunRow(Base):
         Index("ix_runs_title", "title", "id"),
         Index("ix_runs_events", "last_sequence", "id"),
         # 0008x: partial (the rows each index's reads ask for; store issue 24)
-        Index("ix_runs_parent", "parent_run_id", sqlite_where=text("parent_run_id IS NOT NULL"),
-              postgresql_where=text("parent_run_id IS NOT NULL")),
+        Index(
+            "ix_runs_parent",
+            "parent_run_id",
+            sqlite_where=text("parent_run_id IS NOT NULL"),
+            postgresql_where=text("parent_run_id IS NOT NULL"),
+        ),
     )
 
 
@@ -152,12 +157,20 @@ class ApprovalRow(Base):
         Index("ix_approvals_status_created", "status", "created_at", "id"),
         Index("ix_approvals_run", "run_id", "created_at"),
         # 0008x: partial (the decided ones; the ones that expire)
-        Index("ix_approvals_action", "action_name", "decided_at",
-              sqlite_where=text("decided_at IS NOT NULL"),
-              postgresql_where=text("decided_at IS NOT NULL")),
-        Index("ix_approvals_expiry", "status", "expires_at",
-              sqlite_where=text("expires_at IS NOT NULL"),
-              postgresql_where=text("expires_at IS NOT NULL")),
+        Index(
+            "ix_approvals_action",
+            "action_name",
+            "decided_at",
+            sqlite_where=text("decided_at IS NOT NULL"),
+            postgresql_where=text("decided_at IS NOT NULL"),
+        ),
+        Index(
+            "ix_approvals_expiry",
+            "status",
+            "expires_at",
+            sqlite_where=text("expires_at IS NOT NULL"),
+            postgresql_where=text("expires_at IS NOT NULL"),
+        ),
         Index("ix_approvals_run_status", "run_id", "status"),
     )
 
@@ -226,8 +239,10 @@ class DecisionRow(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[float] = mapped_column(Float)
     digest: Mapped[str] = mapped_column(String(64))
-    __table_args__ = (Index("ix_decisions_target", "target_kind", "target_id"),
-                      unique_where_set("decisions", "request_id"))
+    __table_args__ = (
+        Index("ix_decisions_target", "target_kind", "target_id"),
+        unique_where_set("decisions", "request_id"),
+    )
 
 
 class MemoryEntryRow(Base):
@@ -251,8 +266,10 @@ class MemoryEntryRow(Base):
     updated_at: Mapped[float] = mapped_column(Float)
     last_used_at: Mapped[float] = mapped_column(Float, server_default="0")  # 0: never used
     use_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    __table_args__ = (Index("ix_memory_scope", "scope", "scope_key", "updated_at"),
-                      Index("ix_memory_last_used", "last_used_at", "id"))
+    __table_args__ = (
+        Index("ix_memory_scope", "scope", "scope_key", "updated_at"),
+        Index("ix_memory_last_used", "last_used_at", "id"),
+    )
 
 
 class MemoryMutationRow(Base):
@@ -268,15 +285,19 @@ class MemoryMutationRow(Base):
     before_content: Mapped[str | None] = mapped_column(Text)
     after_content: Mapped[str | None] = mapped_column(Text)
     run_id: Mapped[str | None] = mapped_column(String(64))
-    idempotency_key: Mapped[str | None] = mapped_column(String(200))  # ux_memory_mutations_idempotency_key
+    idempotency_key: Mapped[str | None] = mapped_column(
+        String(200)
+    )  # ux_memory_mutations_idempotency_key
     request_digest: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[float] = mapped_column(Float)
     event_sequence: Mapped[int | None] = mapped_column(Integer)  # run_id's event, if any
     # 0005: a hash chain per entry, in version order (integrity.mutation_digest)
     prev_digest: Mapped[str | None] = mapped_column(String(64))
     digest: Mapped[str | None] = mapped_column(String(64))
-    __table_args__ = (Index("ix_mutations_entry", "entry_id", "version"),
-                      unique_where_set("memory_mutations", "idempotency_key"))
+    __table_args__ = (
+        Index("ix_mutations_entry", "entry_id", "version"),
+        unique_where_set("memory_mutations", "idempotency_key"),
+    )
 
 
 class ConflictRow(Base):
@@ -302,11 +323,17 @@ class ConflictRow(Base):
     snoozed_until: Mapped[float | None] = mapped_column(Float)
     agent: Mapped[str | None] = mapped_column(String(200))  # who recorded it (0005b)
     origin: Mapped[str | None] = mapped_column(Text)  # 0006o: as the agent reported it
-    __table_args__ = (Index("ix_recon_status_created", "status", "created_at", "id"),
-                      # at most one pending conflict per entry (0005b)
-                      Index("ux_recon_entry_pending", "entry_id", unique=True,
-                            sqlite_where=text("status = 'pending'"),
-                            postgresql_where=text("status = 'pending'")))
+    __table_args__ = (
+        Index("ix_recon_status_created", "status", "created_at", "id"),
+        # at most one pending conflict per entry (0005b)
+        Index(
+            "ux_recon_entry_pending",
+            "entry_id",
+            unique=True,
+            sqlite_where=text("status = 'pending'"),
+            postgresql_where=text("status = 'pending'"),
+        ),
+    )
 
 
 class EffectRow(Base):
@@ -437,22 +464,68 @@ ORIGIN_TABLES = ("approvals", "interactions", "effects", "memory_reconciliations
 # keys (an INSERT onto an existing key aborts, so INSERT OR REPLACE and upserts cannot
 # rewrite a row: REPLACE's implicit delete fires no DELETE trigger).
 IDENTITY_COLUMNS: dict[str, tuple[str, ...]] = {
-    "approvals": ("id", "run_id", "attempt", "agent", "tool_call_id", "action", "action_name",
-                  "action_digest", "safety_class", "reason", "requested_scope", "on_expiry",
-                  "expires_at", "request_key", "request_digest", "created_at"),
-    "effects": ("key", "run_id", "tool", "action", "action_digest", "safety_class",
-                "idempotency_key", "created_at"),
+    "approvals": (
+        "id",
+        "run_id",
+        "attempt",
+        "agent",
+        "tool_call_id",
+        "action",
+        "action_name",
+        "action_digest",
+        "safety_class",
+        "reason",
+        "requested_scope",
+        "on_expiry",
+        "expires_at",
+        "request_key",
+        "request_digest",
+        "created_at",
+    ),
+    "effects": (
+        "key",
+        "run_id",
+        "tool",
+        "action",
+        "action_digest",
+        "safety_class",
+        "idempotency_key",
+        "created_at",
+    ),
 }
 # 0006i: the same for questions and memory conflicts (what the operator answered, or chose
 # between, is fixed once filed; ``db.request_trigger_sql``).
 REQUEST_IDENTITY_COLUMNS: dict[str, tuple[str, ...]] = {
-    "interactions": ("id", "run_id", "attempt", "agent", "kind", "prompt", "request",
-                     "response_schema", "options", "expires_at", "request_key",
-                     "request_digest", "created_at"),
-    "memory_reconciliations": ("id", "entry_id", "local_content", "local_version",
-                               "incoming_content", "incoming_source", "incoming_kind",
-                               "incoming_priority", "incoming_trust", "incoming_sensitivity",
-                               "run_id", "agent", "created_at"),
+    "interactions": (
+        "id",
+        "run_id",
+        "attempt",
+        "agent",
+        "kind",
+        "prompt",
+        "request",
+        "response_schema",
+        "options",
+        "expires_at",
+        "request_key",
+        "request_digest",
+        "created_at",
+    ),
+    "memory_reconciliations": (
+        "id",
+        "entry_id",
+        "local_content",
+        "local_version",
+        "incoming_content",
+        "incoming_source",
+        "incoming_kind",
+        "incoming_priority",
+        "incoming_trust",
+        "incoming_sensitivity",
+        "run_id",
+        "agent",
+        "created_at",
+    ),
 }
 REQUEST_UNIQUE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
     "interactions": (("id",), ("request_key",)),
@@ -468,7 +541,6 @@ UNIQUE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
     "approvals": (("id",), ("request_key",)),
     "effects": (("key",),),
 }
-
 
 
 def table_of(row: type[Base]) -> Table:

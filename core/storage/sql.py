@@ -160,17 +160,19 @@ class _Plan:
         compiled = stmt.compile(dialect=dialect, column_keys=column_keys)
         self.sql = compiled.string
         if "POSTCOMPILE" in self.sql:
-            raise ValueError("a prepared statement cannot hold an IN list (it is expanded per "
-                             "call): compare with or_() instead")
+            raise ValueError(
+                "a prepared statement cannot hold an IN list (it is expanded per "
+                "call): compare with or_() instead"
+            )
         binds = compiled.binds  # name -> BindParameter
         self.names = tuple(compiled.positiontup or ()) if compiled.positional else None
-        self.defaults = {name: bp.effective_value for name, bp in binds.items()
-                         if not bp.required}
+        self.defaults = {name: bp.effective_value for name, bp in binds.items() if not bp.required}
         procs = {name: bp.type.bind_processor(dialect) for name, bp in binds.items()}
         self.procs = {k: p for k, p in procs.items() if p is not None}
         # positional: each parameter's name, bind processor and default, in order
-        self.order = tuple((n, self.procs.get(n), self.defaults.get(n, _REQUIRED))
-                           for n in self.names or ())
+        self.order = tuple(
+            (n, self.procs.get(n), self.defaults.get(n, _REQUIRED)) for n in self.names or ()
+        )
         # positional, every parameter required: picked in C, then the few that need their
         # bind processor (a Float, a Boolean) converted in place
         # (``single``: the one parameter's name, sent as a 1-tuple)
@@ -178,8 +180,7 @@ class _Plan:
         self.single: str | None = None
         self.convert: tuple[tuple[int, Any], ...] = ()
         if self.names and all(d is _REQUIRED for _, _, d in self.order):
-            self.convert = tuple((i, p) for i, (_, p, _) in enumerate(self.order)
-                                 if p is not None)
+            self.convert = tuple((i, p) for i, (_, p, _) in enumerate(self.order) if p is not None)
             if len(self.names) > 1:
                 self.pick = operator.itemgetter(*self.names)
             elif not self.convert:
@@ -207,9 +208,14 @@ class _Plan:
             if procs:
                 merged = {k: (procs[k](v) if k in procs else v) for k, v in merged.items()}
             return merged
-        return tuple([(values[n] if d is _REQUIRED else values.get(n, d)) if p is None
-                      else p(values[n] if d is _REQUIRED else values.get(n, d))
-                      for n, p, d in self.order])
+        return tuple(
+            [
+                (values[n] if d is _REQUIRED else values.get(n, d))
+                if p is None
+                else p(values[n] if d is _REQUIRED else values.get(n, d))
+                for n, p, d in self.order
+            ]
+        )
 
     def make_rows(self, fields: list[str], raw: list[tuple]) -> list[Any]:
         if self.row is None:
@@ -249,13 +255,19 @@ class Prepared:
         if plan is None:
             with self._lock:
                 plan = self._plans.get(key) or _Plan(
-                    self.stmt, link.dialect, list(column_keys) if column_keys else None)
+                    self.stmt, link.dialect, list(column_keys) if column_keys else None
+                )
                 self._plans[key] = plan
         return plan
 
     # -- execution (each a straight line: the link, the plan, the driver call)
-    def execute(self, conn: Connection, values: dict | None = None, *,
-                column_keys: tuple[str, ...] | None = None) -> int:
+    def execute(
+        self,
+        conn: Connection,
+        values: dict | None = None,
+        *,
+        column_keys: tuple[str, ...] | None = None,
+    ) -> int:
         """Run it; the number of rows it changed."""
         link = _LINKS.get(id(conn))
         if link is None or link.conn is not conn:
@@ -263,8 +275,9 @@ class Prepared:
         plan = self._plans.get((link.key, column_keys)) or self.plan(link, column_keys)
         return _write(link, plan, plan.params(values or {}), many=False)
 
-    def execute_many(self, conn: Connection, rows: list[dict],
-                     column_keys: tuple[str, ...] | None = None) -> None:
+    def execute_many(
+        self, conn: Connection, rows: list[dict], column_keys: tuple[str, ...] | None = None
+    ) -> None:
         link = _link_of(conn)
         plan = self.plan(link, column_keys)
         params = plan.params
@@ -365,19 +378,19 @@ def insert_numbered(conn: Connection, table: Table, rows: list[dict], key: str) 
     sorted (no dialect promises an order for RETURNING's rows)."""
     found: list[Any] = []
     for start in range(0, len(rows), NUMBERED_ROWS):
-        chunk = rows[start:start + NUMBERED_ROWS]
+        chunk = rows[start : start + NUMBERED_ROWS]
         keys = tuple(chunk[0])
         shape = (table, key, keys, len(chunk))
         stmt = _NUMBERED.get(shape) or _shape(
-            _NUMBERED, shape, functools.partial(_numbered, table, key, keys, len(chunk)))
+            _NUMBERED, shape, functools.partial(_numbered, table, key, keys, len(chunk))
+        )
         values = {f"r{i}_{k}": row[k] for i, row in enumerate(chunk) for k in keys}
         found.extend(sorted(r[0] for r in stmt.all(conn, **values)))
     return found
 
 
 def _numbered(table: Table, key: str, keys: tuple[str, ...], n: int) -> Prepared:
-    values = [{k: bindparam(f"r{i}_{k}", type_=table.c[k].type) for k in keys}
-              for i in range(n)]
+    values = [{k: bindparam(f"r{i}_{k}", type_=table.c[k].type) for k in keys} for i in range(n)]
     return Prepared(insert(table).values(values).returning(table.c[key]))
 
 
@@ -385,9 +398,14 @@ def update_where(conn: Connection, table: Table, values: dict, **where: Any) -> 
     """UPDATE ``table`` SET ``values`` WHERE each ``where`` column equals its value; the
     number of rows changed."""
     keys = tuple(where) if None not in where.values() else _where_keys(where)
-    found = _UPDATES.get((table, keys)) or _shape(_UPDATES, (table, keys), lambda: (
-        Prepared(update(table).where(_where(table, keys, "w_"))),
-        tuple("w_" + k for k in where)))
+    found = _UPDATES.get((table, keys)) or _shape(
+        _UPDATES,
+        (table, keys),
+        lambda: (
+            Prepared(update(table).where(_where(table, keys, "w_"))),
+            tuple("w_" + k for k in where),
+        ),
+    )
     stmt, renamed = found
     params = dict(values)
     if len(keys) == len(where):
@@ -400,36 +418,41 @@ def update_where(conn: Connection, table: Table, values: dict, **where: Any) -> 
 def row_where(conn: Connection, table: Table, **where: Any) -> Any:
     """The first row of ``table`` whose columns equal ``where`` (None if there is none)."""
     keys = tuple(where) if None not in where.values() else _where_keys(where)
-    stmt = _SELECTS.get((table, keys)) or _shape(_SELECTS, (table, keys), lambda: Prepared(
-        select(table).where(_where(table, keys, ""))))
+    stmt = _SELECTS.get((table, keys)) or _shape(
+        _SELECTS, (table, keys), lambda: Prepared(select(table).where(_where(table, keys, "")))
+    )
     return stmt.first_of(conn, where)  # a None one is not sent (IS NULL has no parameter)
 
 
-def row_and_parent(conn: Connection, table: Table, parent: Table, link: str, /,
-                   **where: Any) -> tuple[Any, Any]:
+def row_and_parent(
+    conn: Connection, table: Table, parent: Table, link: str, /, **where: Any
+) -> tuple[Any, Any]:
     """``row_where(conn, table, **where)`` and, in the same statement, the row of ``parent``
     whose key the row's ``link`` column names (None when the row is None or names none): a
     transaction that needs both reads once. Each comes as ``row_where`` gives it."""
     keys = tuple(where) if None not in where.values() else _where_keys(where)
     shape = (table, parent, link, keys)
-    stmt, split = _JOINED.get(shape) or _shape(_JOINED, shape, lambda: _joined(
-        _with_parent(table, parent, link, keys), table, parent))
+    stmt, split = _JOINED.get(shape) or _shape(
+        _JOINED, shape, lambda: _joined(_with_parent(table, parent, link, keys), table, parent)
+    )
     found = stmt.first_of(conn, where)
     if found is None:
         return None, None
     return split(found)
 
 
-def parent_and_row(conn: Connection, parent: Table, key: Any, table: Table, /,
-                   **where: Any) -> tuple[Any, Any] | None:
+def parent_and_row(
+    conn: Connection, parent: Table, key: Any, table: Table, /, **where: Any
+) -> tuple[Any, Any] | None:
     """The row of ``parent`` whose key is ``key`` and, in the same statement,
     ``row_where(conn, table, **where)`` (each as ``row_where`` gives it, the second None when
     there is none); None when ``parent`` has no such row (then nothing of ``table`` was
     read)."""
     keys = tuple(where) if None not in where.values() else _where_keys(where)
     shape = (parent, table, keys)
-    stmt, split = _JOINED.get(shape) or _shape(_JOINED, shape, lambda: _joined(
-        _beside_parent(parent, table, keys), parent, table))
+    stmt, split = _JOINED.get(shape) or _shape(
+        _JOINED, shape, lambda: _joined(_beside_parent(parent, table, keys), parent, table)
+    )
     where["parent_key"] = key
     found = stmt.first_of(conn, where)
     if found is None:
@@ -444,17 +467,21 @@ def _joined(stmt: Any, first: Table, second: Table) -> tuple[Prepared, Any]:
 def _beside_parent(parent: Table, table: Table, keys: tuple[Any, ...]) -> Any:
     (pk,) = parent.primary_key.columns
     cols = [c.label(f"row_{c.name}") for c in table.columns]
-    return (select(parent, *cols)
-            .select_from(parent.outerjoin(table, _where(table, keys, "")))
-            .where(pk == bindparam("parent_key")))
+    return (
+        select(parent, *cols)
+        .select_from(parent.outerjoin(table, _where(table, keys, "")))
+        .where(pk == bindparam("parent_key"))
+    )
 
 
 def _with_parent(table: Table, parent: Table, link: str, keys: tuple[Any, ...]) -> Any:
     (key,) = parent.primary_key.columns
     cols = [c.label(f"parent_{c.name}") for c in parent.columns]
-    return (select(table, *cols)
-            .select_from(table.outerjoin(parent, key == table.c[link]))
-            .where(_where(table, keys, "")))
+    return (
+        select(table, *cols)
+        .select_from(table.outerjoin(parent, key == table.c[link]))
+        .where(_where(table, keys, ""))
+    )
 
 
 def _splitter(first: Table, second: Table) -> Any:
@@ -475,8 +502,11 @@ def _splitter(first: Table, second: Table) -> Any:
 def _row_class(fields: list[str]) -> Any:
     """A named tuple class with ``_mapping``; ``_new(values)`` makes one in C (``_make``
     checks the length in Python: a driver row always has the statement's columns)."""
-    cls: Any = type("Row", (namedtuple("RowBase", fields, rename=True),),
-                    {"__slots__": (), "_mapping": property(_as_mapping)})
+    cls: Any = type(
+        "Row",
+        (namedtuple("RowBase", fields, rename=True),),
+        {"__slots__": (), "_mapping": property(_as_mapping)},
+    )
     cls._new = functools.partial(tuple.__new__, cls)
     return cls
 
@@ -494,8 +524,13 @@ def _where(table: Table, keys: tuple[Any, ...], prefix: str) -> Any:
     """The WHERE of the shape ``keys`` (``_where_keys``), each parameter named ``prefix``
     and its column's name."""
     nulls = {k[0] for k in keys if isinstance(k, tuple)}
-    return and_(*(table.c[k].is_(None) if k in nulls else table.c[k] == bindparam(prefix + k)
-                  for k in keys if isinstance(k, str)))
+    return and_(
+        *(
+            table.c[k].is_(None) if k in nulls else table.c[k] == bindparam(prefix + k)
+            for k in keys
+            if isinstance(k, str)
+        )
+    )
 
 
 # ---------------------------------------------------------------- portable expressions

@@ -31,11 +31,20 @@ class Store:
     """An open journal file, as the services see it: who writes (``actor``), the clock, ids,
     and one transaction per call. Thread-safe."""
 
-    def __init__(self, path: Path | pg.ServerAddress, actor: Actor, *, read_only: bool,
-                 clock: Callable[[], float],
-                 id_seed: int | None, busy_timeout: float,
-                 synchronous: db.Synchronous = "FULL", signer: Any = None,
-                 trust: Any = None, autocheckpoint: bool = True) -> None:
+    def __init__(
+        self,
+        path: Path | pg.ServerAddress,
+        actor: Actor,
+        *,
+        read_only: bool,
+        clock: Callable[[], float],
+        id_seed: int | None,
+        busy_timeout: float,
+        synchronous: db.Synchronous = "FULL",
+        signer: Any = None,
+        trust: Any = None,
+        autocheckpoint: bool = True,
+    ) -> None:
         self.path = path
         self.autocheckpoint = autocheckpoint
         # a journal on a PostgreSQL server (``path`` is its pg.ServerAddress), not a file
@@ -64,24 +73,38 @@ class Store:
 
     def _engines(self) -> None:
         make: Any = pg.make_engine if self.server else db.make_engine
-        self._writer = make(self.path, read_only=self.read_only, immediate=True,
-                            timeout=self.busy_timeout, synchronous=self.synchronous,
-                            autocheckpoint=self.autocheckpoint)
-        self._reader = make(self.path, read_only=self.read_only, immediate=False,
-                            timeout=self.busy_timeout, synchronous=self.synchronous,
-                            autocheckpoint=self.autocheckpoint)
+        self._writer = make(
+            self.path,
+            read_only=self.read_only,
+            immediate=True,
+            timeout=self.busy_timeout,
+            synchronous=self.synchronous,
+            autocheckpoint=self.autocheckpoint,
+        )
+        self._reader = make(
+            self.path,
+            read_only=self.read_only,
+            immediate=False,
+            timeout=self.busy_timeout,
+            synchronous=self.synchronous,
+            autocheckpoint=self.autocheckpoint,
+        )
 
     def _threads(self) -> None:
         """One kept connection per thread for writes and one for reads (db.ThreadConnections)."""
         if self.server:
             self._writes = db.ThreadConnections(
-                self._writer, pg.begin_for(read_only=self.read_only, immediate=True),
-                keep_runs=False)
+                self._writer,
+                pg.begin_for(read_only=self.read_only, immediate=True),
+                keep_runs=False,
+            )
             self._reads = db.ThreadConnections(self._reader, pg.READ_BEGIN, keep_runs=False)
             return
         self._writes = db.ThreadConnections(
-            self._writer, "BEGIN" if self.read_only else "BEGIN IMMEDIATE",
-            watch_runs=not self.read_only)
+            self._writer,
+            "BEGIN" if self.read_only else "BEGIN IMMEDIATE",
+            watch_runs=not self.read_only,
+        )
         self._reads = db.ThreadConnections(self._reader, "BEGIN")
 
     def _raise_translated(self, err: BaseException) -> None:
@@ -106,7 +129,8 @@ class Store:
         if revision is not None and revision not in db.SCHEMA_REVISIONS:
             raise errors.SchemaTooNew(
                 f"{self.path} has schema revision {revision}, newer than this Proctor knows "
-                f"({db.SCHEMA_HEAD})")
+                f"({db.SCHEMA_HEAD})"
+            )
         if revision is None and not empty:
             what = "a PostgreSQL database" if self.server else "an SQLite file"
             raise errors.NotAJournal(f"{self.path} is {what} but not a Proctor journal")
@@ -117,7 +141,8 @@ class Store:
             return
         if revision is not None and policy == "error":
             raise errors.SchemaTooOld(
-                f"{self.path} has schema revision {revision}; this Proctor needs {db.SCHEMA_HEAD}")
+                f"{self.path} has schema revision {revision}; this Proctor needs {db.SCHEMA_HEAD}"
+            )
         try:
             self.migrate(backup=revision is not None and not self.server)
         except exc.DBAPIError as err:  # another process migrating holds the lock too long...
@@ -128,7 +153,8 @@ class Store:
         if self.server:
             return pg.is_empty(conn)
         return not conn.exec_driver_sql(
-            "SELECT 1 FROM sqlite_master WHERE type='table' LIMIT 1").first()
+            "SELECT 1 FROM sqlite_master WHERE type='table' LIMIT 1"
+        ).first()
 
     def _become_read_only(self, revision: str) -> None:
         self.close()
@@ -148,7 +174,8 @@ class Store:
         with self._writer.connect() as conn:
             if backup and isinstance(self.path, Path):  # a file: a server keeps its own
                 backup_path = self.path.with_name(
-                    f"{self.path.name}.backup-{time.strftime('%Y%m%d-%H%M%S')}")
+                    f"{self.path.name}.backup-{time.strftime('%Y%m%d-%H%M%S')}"
+                )
                 db.backup_to(conn, backup_path)
             cfg = Config()
             cfg.set_main_option("script_location", "proctor.core.storage:migrations")
@@ -312,7 +339,8 @@ class Store:
         if self.actor.kind is ActorKind.AGENT:
             raise errors.NotAllowed(
                 f"{self.actor.label} is an agent; only an operator may decide",
-                hint="Open the journal as an operator to decide.")
+                hint="Open the journal as an operator to decide.",
+            )
 
 
 __all__ = ["OldSchemaPolicy", "Store"]

@@ -35,8 +35,12 @@ from .sql import (
     update_where,
 )
 
-LAST_AUDIT = Prepared(select(s.audit.c.sequence, s.audit.c.digest)
-                      .order_by(s.audit.c.sequence.desc()).limit(bindparam("one", 1)))
+LAST_AUDIT = Prepared(
+    select(s.audit.c.sequence, s.audit.c.digest)
+    .order_by(s.audit.c.sequence.desc())
+    .limit(bindparam("one", 1))
+)
+
 
 class Owner(Protocol):
     """What a transaction needs of the store that opened it (``store.Store``)."""
@@ -53,8 +57,9 @@ class Tx:
     """One open write transaction plus the bookkeeping every write shares:
     the change feed, the audit chain and run events."""
 
-    def __init__(self, store: Owner, conn: Connection, now: float,
-                 link: Link | None = None) -> None:
+    def __init__(
+        self, store: Owner, conn: Connection, now: float, link: Link | None = None
+    ) -> None:
         self.store = store
         self.conn = conn
         self.now = now
@@ -84,8 +89,9 @@ class Tx:
         ``flush`` keeps one 'event' row per run, none beside that run's 'run' row."""
         if kind == ChangeKind.EVENT or kind == ChangeKind.RUN:
             self._heads += 1
-        self._changes.append({"entity_kind": kind, "entity_id": entity_id, "run_id": run_id,
-                              "created_at": self.now})
+        self._changes.append(
+            {"entity_kind": kind, "entity_id": entity_id, "run_id": run_id, "created_at": self.now}
+        )
 
     def flush(self) -> list[dict]:
         """Write what is still buffered (called by ``Store.write`` before it commits): the
@@ -102,8 +108,9 @@ class Tx:
             changes = one_event_row(changes)
         self._heads = 0
         if changes:
-            for row, seq in zip(changes, insert_numbered(self.conn, s.changes, changes, "seq"),
-                                strict=True):
+            for row, seq in zip(
+                changes, insert_numbered(self.conn, s.changes, changes, "seq"), strict=True
+            ):
                 row["seq"] = seq
         return changes
 
@@ -117,26 +124,47 @@ class Tx:
             return False
         if row.request_digest != digest_of(request):
             raise errors.IdempotencyConflict(
-                f"request id {request_id!r} was already used for a different request")
+                f"request id {request_id!r} was already used for a different request"
+            )
         return True
 
     # -- audit chain
-    def audit(self, action: str, entity_kind: str, entity_id: str, *, run_id: str | None,
-              before: Any = None, after: Any = None, reason: str | None = None,
-              request_id: str | None = None, request: Any = None,
-              actor: str | None = None) -> str:
+    def audit(
+        self,
+        action: str,
+        entity_kind: str,
+        entity_id: str,
+        *,
+        run_id: str | None,
+        before: Any = None,
+        after: Any = None,
+        reason: str | None = None,
+        request_id: str | None = None,
+        request: Any = None,
+        actor: str | None = None,
+    ) -> str:
         last = LAST_AUDIT.first(self.conn)
         sequence = (last.sequence + 1) if last else 1
         prev = last.digest if last else ZERO_DIGEST
         row: dict[str, Any] = {
-            "sequence": sequence, "id": self.new_id("aud"), "actor": actor or self.actor.label,
-            "action": action, "entity_kind": entity_kind, "entity_id": entity_id,
-            "run_id": run_id, "before": canonical_json(before), "after": canonical_json(after),
-            "reason": reason, "created_at": self.now,
+            "sequence": sequence,
+            "id": self.new_id("aud"),
+            "actor": actor or self.actor.label,
+            "action": action,
+            "entity_kind": entity_kind,
+            "entity_id": entity_id,
+            "run_id": run_id,
+            "before": canonical_json(before),
+            "after": canonical_json(after),
+            "reason": reason,
+            "created_at": self.now,
         }
         row["digest"] = chain_digest(prev, audit_digest_body(row))
-        row.update(prev_digest=prev, request_id=request_id,
-                   request_digest=digest_of(request) if request_id else None)
+        row.update(
+            prev_digest=prev,
+            request_id=request_id,
+            request_digest=digest_of(request) if request_id else None,
+        )
         insert_rows(self.conn, s.audit, [row])
         self.changed(ChangeKind.AUDIT, row["id"], run_id)
         return row["id"]
@@ -203,33 +231,51 @@ class Tx:
         run = self.live_run(run_id)
         if run.status == RunStatus.INTERRUPTED:
             raise errors.RunInterrupted(
-                f"run {run_id} is interrupted; it asks nothing new until a new attempt starts")
+                f"run {run_id} is interrupted; it asks nothing new until a new attempt starts"
+            )
         return run
 
-    def append_event(self, run: Any, type_: str, payload: Any, *, event_id: str | None = None,
-                     status: RunStatus | None = None, actor: str | None = None) -> dict:
+    def append_event(
+        self,
+        run: Any,
+        type_: str,
+        payload: Any,
+        *,
+        event_id: str | None = None,
+        status: RunStatus | None = None,
+        actor: str | None = None,
+    ) -> dict:
         """Append one event to ``run``'s chain, optionally moving its status (never without one)."""
         sequence = run.last_sequence + 1
         version = run.version + 1
         text = canonical_json(payload)
         row = {
-            "id": event_id or self.new_id("evt"), "run_id": run.id, "sequence": sequence,
-            "type": type_, "payload": text, "run_version": version,
-            "attempt": run.current_attempt, "actor": actor or self.actor.label,
-            "created_at": self.now, "prev_digest": run.last_digest,
+            "id": event_id or self.new_id("evt"),
+            "run_id": run.id,
+            "sequence": sequence,
+            "type": type_,
+            "payload": text,
+            "run_version": version,
+            "attempt": run.current_attempt,
+            "actor": actor or self.actor.label,
+            "created_at": self.now,
+            "prev_digest": run.last_digest,
         }
         row["digest"] = sha256_hex(run.last_digest + event_digest_text(row, payload, text))
         kept = self._runs is not None and self._runs.get(run.id) is run
         touched = self._touched is not None and run.id in self._touched
         insert_rows(self.conn, s.events, [row])
-        values: dict[str, Any] = {"last_sequence": sequence, "last_digest": row["digest"],
-                                  "version": version, "updated_at": self.now}
+        values: dict[str, Any] = {
+            "last_sequence": sequence,
+            "last_digest": row["digest"],
+            "version": version,
+            "updated_at": self.now,
+        }
         if status is not None and status != run.status:
             values["status"] = status.value
             if status.terminal:
                 values["finished_at"] = self.now
-        done = update_where(self.conn, s.runs, values, id=run.id,
-                            last_sequence=run.last_sequence)
+        done = update_where(self.conn, s.runs, values, id=run.id, last_sequence=run.last_sequence)
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending an event")
         self._moved(run, kept, touched, values)
@@ -245,10 +291,16 @@ class Tx:
         for type_, payload, event_id, text in items:
             sequence, version = sequence + 1, version + 1
             row = {
-                "id": event_id, "run_id": run.id, "sequence": sequence, "type": type_,
-                "payload": text, "run_version": version,
-                "attempt": run.current_attempt, "actor": self.actor.label,
-                "created_at": self.now, "prev_digest": prev,
+                "id": event_id,
+                "run_id": run.id,
+                "sequence": sequence,
+                "type": type_,
+                "payload": text,
+                "run_version": version,
+                "attempt": run.current_attempt,
+                "actor": self.actor.label,
+                "created_at": self.now,
+                "prev_digest": prev,
             }
             row["digest"] = prev = sha256_hex(prev + event_digest_text(row, payload, text))
             rows.append(row)
@@ -257,10 +309,13 @@ class Tx:
         kept = self._runs is not None and self._runs.get(run.id) is run
         touched = self._touched is not None and run.id in self._touched
         insert_rows(self.conn, s.events, rows)
-        values = {"last_sequence": sequence, "last_digest": prev, "version": version,
-                  "updated_at": self.now}
-        done = update_where(self.conn, s.runs, values, id=run.id,
-                            last_sequence=run.last_sequence)
+        values = {
+            "last_sequence": sequence,
+            "last_digest": prev,
+            "version": version,
+            "updated_at": self.now,
+        }
+        done = update_where(self.conn, s.runs, values, id=run.id, last_sequence=run.last_sequence)
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending events")
         self._moved(run, kept, touched, values)
@@ -270,8 +325,15 @@ class Tx:
             self.changed(ChangeKind.EVENT, r["id"], run.id)
         return rows
 
-    def run_event(self, run_id: str, type_: str, payload: Any, *,
-                  status: RunStatus | None = None, actor: str | None = None) -> dict:
+    def run_event(
+        self,
+        run_id: str,
+        type_: str,
+        payload: Any,
+        *,
+        status: RunStatus | None = None,
+        actor: str | None = None,
+    ) -> dict:
         return self.append_event(self.run_row(run_id), type_, payload, status=status, actor=actor)
 
 
@@ -289,13 +351,22 @@ def one_event_row(changes: list[dict]) -> list[dict]:
             runs.add(c["entity_id"])
     if events == len(last) and runs.isdisjoint(last):
         return changes
-    return [c for i, c in enumerate(changes) if c["entity_kind"] != ChangeKind.EVENT
-            or (last[c["run_id"]] == i and c["run_id"] not in runs)]
+    return [
+        c
+        for i, c in enumerate(changes)
+        if c["entity_kind"] != ChangeKind.EVENT
+        or (last[c["run_id"]] == i and c["run_id"] not in runs)
+    ]
 
 
 def event_digest_body(row: dict, payload: Any) -> dict:
-    return {"run_id": row["run_id"], "sequence": row["sequence"], "type": row["type"],
-            "payload": payload, "created_at": row["created_at"]}
+    return {
+        "run_id": row["run_id"],
+        "sequence": row["sequence"],
+        "type": row["type"],
+        "payload": payload,
+        "created_at": row["created_at"],
+    }
 
 
 def event_digest_text(row: dict, payload: Any, text: str) -> str:
@@ -303,9 +374,11 @@ def event_digest_text(row: dict, payload: Any, text: str) -> str:
     canonical JSON, made and checked by ``canonical_json`` for the row): the payload is
     serialised and its keys checked once. The body is checked against the size and depth
     limits as ``canonical_json`` would check it (the envelope's own keys are text)."""
-    body = (f'{{"created_at":{_number(row["created_at"])},"payload":{text},'
-            f'"run_id":{_text(row["run_id"])},"sequence":{_number(row["sequence"])},'
-            f'"type":{_text(row["type"])}}}')
+    body = (
+        f'{{"created_at":{_number(row["created_at"])},"payload":{text},'
+        f'"run_id":{_text(row["run_id"])},"sequence":{_number(row["sequence"])},'
+        f'"type":{_text(row["type"])}}}'
+    )
     check_json_text(body)
     return body
 
@@ -324,8 +397,19 @@ def _text(value: Any) -> str:
 
 def audit_digest_body(row: Any) -> dict:
     get = row.get if isinstance(row, dict) else lambda k: getattr(row, k)
-    keys = ("sequence", "id", "actor", "action", "entity_kind", "entity_id", "run_id",
-            "before", "after", "reason", "created_at")
+    keys = (
+        "sequence",
+        "id",
+        "actor",
+        "action",
+        "entity_kind",
+        "entity_id",
+        "run_id",
+        "before",
+        "after",
+        "reason",
+        "created_at",
+    )
     return {k: get(k) for k in keys}
 
 

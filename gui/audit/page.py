@@ -48,16 +48,21 @@ from . import commands
 VERIFY = "verify"  # the runner key of the chain check (one at a time)
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 TIME_CHOICES: list[tuple[str, Any]] = [
-    ("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86_400),
-    ("Last 7 days", 7 * 86_400), ("Last 30 days", 30 * 86_400),
+    ("Any time", None),
+    ("Last hour", 3600),
+    ("Last 24 hours", 86_400),
+    ("Last 7 days", 7 * 86_400),
+    ("Last 30 days", 30 * 86_400),
 ]
 
 
 def change_text(a: AuditEntry) -> str:
     if a.before is None and a.after is None:
         return ""
-    return f"{fmt.bounded(fmt.pretty_json(a.before), 80)} → " \
-           f"{fmt.bounded(fmt.pretty_json(a.after), 80)}"
+    return (
+        f"{fmt.bounded(fmt.pretty_json(a.before), 80)} → "
+        f"{fmt.bounded(fmt.pretty_json(a.after), 80)}"
+    )
 
 
 def entry_json(a: AuditEntry) -> str:
@@ -68,14 +73,24 @@ COLUMNS = [
     Column("#", lambda a: str(a.sequence), align=RIGHT, width=64),
     Column(QT_TR_NOOP("When"), lambda a: fmt.clock(a.created_at), align=RIGHT, width=130),
     Column(QT_TR_NOOP("Actor"), lambda a: a.actor, width=160),
-    Column(QT_TR_NOOP("Source"), lambda a: a.source or "—",
-           tip=lambda a: plain_tip(f"decided from {a.source}" if a.source
-                                   else "no decision row records where this was done"),
-           width=80),
+    Column(
+        QT_TR_NOOP("Source"),
+        lambda a: a.source or "—",
+        tip=lambda a: plain_tip(
+            f"decided from {a.source}"
+            if a.source
+            else "no decision row records where this was done"
+        ),
+        width=80,
+    ),
     Column(QT_TR_NOOP("Action"), lambda a: a.action, width=190),
     Column(QT_TR_NOOP("Entity"), lambda a: f"{a.entity_kind} {a.entity_id}", width=220),
-    Column(QT_TR_NOOP("Reason"), lambda a: a.reason or "", tip=lambda a: plain_tip(a.reason or ""),
-           width=200),
+    Column(
+        QT_TR_NOOP("Reason"),
+        lambda a: a.reason or "",
+        tip=lambda a: plain_tip(a.reason or ""),
+        width=200,
+    ),
     Column(QT_TR_NOOP("Change"), change_text, tip=lambda a: plain_tip(change_text(a)), width=300),
 ]
 
@@ -85,16 +100,20 @@ class AuditModel(PagedModel):
         super().__init__(runner, COLUMNS, lambda a: a.id, lambda a: a.sequence, parent)
         self.filters: dict[str, Any] = {}
 
-    def show(self, journal: Journal, *, action_prefix: str | None = None,
-             entity_kind: str | None = None, **filters: Any) -> None:
+    def show(
+        self,
+        journal: Journal,
+        *,
+        action_prefix: str | None = None,
+        entity_kind: str | None = None,
+        **filters: Any,
+    ) -> None:
         """Newest entries first; ``filters`` are those of ``audit.list``."""
-        self.filters = {"action_prefix": action_prefix, "entity_kind": entity_kind,
-                        **filters}
+        self.filters = {"action_prefix": action_prefix, "entity_kind": entity_kind, **filters}
         chosen = dict(self.filters)
 
         def fetch(cursor: str | None, limit: int) -> Page:
-            return journal.audit.list(before=int(cursor) if cursor else None, limit=limit,
-                                      **chosen)
+            return journal.audit.list(before=int(cursor) if cursor else None, limit=limit, **chosen)
 
         self.set_query(fetch)
 
@@ -139,9 +158,12 @@ class AuditDetail(QWidget):
             self.before.set_value(None)
             self.after.set_value(None)
             return
-        lines = [f"#{a.sequence} · {fmt.clock(a.created_at)} · {a.actor}"
-                 + (f" (from {a.source})" if a.source else "") + f" · {a.action}",
-                 f"{a.entity_kind} {a.entity_id}" + (f" · run {a.run_id}" if a.run_id else "")]
+        lines = [
+            f"#{a.sequence} · {fmt.clock(a.created_at)} · {a.actor}"
+            + (f" (from {a.source})" if a.source else "")
+            + f" · {a.action}",
+            f"{a.entity_kind} {a.entity_id}" + (f" · run {a.run_id}" if a.run_id else ""),
+        ]
         if a.reason:
             lines.append(f"reason: {fmt.bounded(a.reason, 600)}")
         if a.request_id:
@@ -164,8 +186,8 @@ class AuditDetail(QWidget):
 
 class AuditPage(ListPage):
     """Signals:
-        open_run(str): the operator asked to see the run of an entry.
-        verified(object): the audit chain was verified (a VerifyReport).
+    open_run(str): the operator asked to see the run of an entry.
+    verified(object): the audit chain was verified (a VerifyReport).
     """
 
     open_run = Signal(str)
@@ -222,16 +244,21 @@ class AuditPage(ListPage):
     # ------------------------------------------------------------ query
     def query_filters(self, now: float | None = None) -> dict[str, Any]:
         window = self.when.currentData()
-        return {"actor": self.actor.currentData(), "source": self.source.currentData(),
-                "entity_kind": self.entity.currentData(),
-                "run_id": self.run_filter.text().strip() or None, "text": self.text(),
-                "since": (now or time.time()) - window if window else None}
+        return {
+            "actor": self.actor.currentData(),
+            "source": self.source.currentData(),
+            "entity_kind": self.entity.currentData(),
+            "run_id": self.run_filter.text().strip() or None,
+            "text": self.text(),
+            "since": (now or time.time()) - window if window else None,
+        }
 
     def apply_query(self) -> None:
         assert isinstance(self.model, AuditModel)
         filters = self.query_filters()
-        self.model.show(self.journal, action_prefix=None,
-                        entity_kind=filters.pop("entity_kind"), **filters)
+        self.model.show(
+            self.journal, action_prefix=None, entity_kind=filters.pop("entity_kind"), **filters
+        )
 
     def show_run_entries(self, run_id: str) -> None:
         self.run_filter.setText(run_id)
@@ -246,8 +273,13 @@ class AuditPage(ListPage):
 
     def load_facets(self) -> None:
         journal = self.journal
-        self.ctx.runner.coalesce("facets", lambda: timeline.audit_facets(journal),
-                                 on_done=self._on_facets, on_error=self._on_failed, owner=self)
+        self.ctx.runner.coalesce(
+            "facets",
+            lambda: timeline.audit_facets(journal),
+            on_done=self._on_facets,
+            on_error=self._on_failed,
+            owner=self,
+        )
 
     def _on_facets(self, facets: dict[str, list[str]]) -> None:
         fill_combo(self.actor, "All actors", facets["actor"])
@@ -266,9 +298,13 @@ class AuditPage(ListPage):
             return
         self.chain.setText(tr("Verifying the audit chain…"))
         journal = self.journal
-        self.ctx.runner.latest(VERIFY, lambda: timeline.verify_audit(journal),
-                               on_done=self._on_verified, on_error=self._on_verify_error,
-                               owner=self)
+        self.ctx.runner.latest(
+            VERIFY,
+            lambda: timeline.verify_audit(journal),
+            on_done=self._on_verified,
+            on_error=self._on_verify_error,
+            owner=self,
+        )
         self.ctx.registry.refresh()  # Verify is off while the check runs
 
     def verifying(self) -> bool:
@@ -278,17 +314,30 @@ class AuditPage(ListPage):
         self.ctx.registry.refresh()
         self.chain.setObjectName("" if report.ok else "ChainBroken")
         if report.ok:
-            self.chain.setText(tr("✓ The audit chain verifies: all {checked_audit:,} entries "
-                                  "match their digests and link to the one before.").format(
-                                   checked_audit=report.checked_audit))
+            self.chain.setText(
+                tr(
+                    "✓ The audit chain verifies: all {checked_audit:,} entries "
+                    "match their digests and link to the one before."
+                ).format(checked_audit=report.checked_audit)
+            )
         else:
             first = report.problems[0]
-            self.chain.setText(tr("✕ {what} at {where}: {detail}. {checked_audit:,} entries "
-                                  "before it verify.").format(
-                                   what=first.what, where=first.where, detail=first.detail,
-                                   checked_audit=report.checked_audit))
-            self.message.show_message(tr("The audit chain is broken: {what} at {where}.").format(
-                                          what=first.what, where=first.where), Level.ERROR)
+            self.chain.setText(
+                tr(
+                    "✕ {what} at {where}: {detail}. {checked_audit:,} entries before it verify."
+                ).format(
+                    what=first.what,
+                    where=first.where,
+                    detail=first.detail,
+                    checked_audit=report.checked_audit,
+                )
+            )
+            self.message.show_message(
+                tr("The audit chain is broken: {what} at {where}.").format(
+                    what=first.what, where=first.where
+                ),
+                Level.ERROR,
+            )
         self.verify_button.setIcon(status_icon("completed" if report.ok else "failed"))
         self.verified.emit(report)
 

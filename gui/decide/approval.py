@@ -36,11 +36,16 @@ from .edit_action import EditActionDialog
 from .rule_draft import RuleDraftPanel
 from .similar import SimilarModel
 
-TAMPERED = ("Tampered with: the stored action no longer matches the digest it was requested "
-            "with. The journal was changed outside Proctor, so what is shown here may not be "
-            "what the agent asked for. It cannot be approved or denied; run `proctor verify`.")
-SCOPES = ((ApprovalScope.ONCE, "Once"), (ApprovalScope.RUN, "Always in this run"),
-          (ApprovalScope.SPACE, "Always in this space"))
+TAMPERED = (
+    "Tampered with: the stored action no longer matches the digest it was requested "
+    "with. The journal was changed outside Proctor, so what is shown here may not be "
+    "what the agent asked for. It cannot be approved or denied; run `proctor verify`."
+)
+SCOPES = (
+    (ApprovalScope.ONCE, "Once"),
+    (ApprovalScope.RUN, "Always in this run"),
+    (ApprovalScope.SPACE, "Always in this space"),
+)
 
 
 def outcome_text(a: Approval) -> str:
@@ -65,10 +70,16 @@ def edit_text(a: Approval) -> str:
         return ""
     parts = []
     for change in json_changes(a.action, a.approved_action)[:6]:
-        before = fmt.bounded(fmt.pretty_json(change.get("before")), 60) \
-            if "before" in change else "(absent)"
-        after = fmt.bounded(fmt.pretty_json(change.get("after")), 60) \
-            if "after" in change else "(removed)"
+        before = (
+            fmt.bounded(fmt.pretty_json(change.get("before")), 60)
+            if "before" in change
+            else "(absent)"
+        )
+        after = (
+            fmt.bounded(fmt.pretty_json(change.get("after")), 60)
+            if "after" in change
+            else "(removed)"
+        )
         parts.append(f"{change['path']}: {before} → {after}")
     return "; ".join(parts) or "re-serialized"
 
@@ -149,7 +160,8 @@ class ApprovalDetail(DetailWidget):
         self.reason = QPlainTextEdit(self)
         self.reason.setAccessibleName(tr("Your reason"))
         self.reason.setPlaceholderText(
-            tr("Your reason — required to deny  (Ctrl+Enter approves, Ctrl+Shift+Enter denies)"))
+            tr("Your reason — required to deny  (Ctrl+Enter approves, Ctrl+Shift+Enter denies)")
+        )
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(72)
         self.scopes = QButtonGroup(self)
@@ -239,12 +251,17 @@ class ApprovalDetail(DetailWidget):
         self.digest.setText(approval.action_digest)
         self.digest.setCursorPosition(0)
         self.facts.setText(
-            tr("Safety: {safety_class}  ·  requested scope: {requested_scope}  ·  on expiry: "
-               "{on_expiry}\nRun: {run_title} (attempt {attempt})").format(
-                safety_class=approval.safety_class.value.replace('_', ' '),
+            tr(
+                "Safety: {safety_class}  ·  requested scope: {requested_scope}  ·  on expiry: "
+                "{on_expiry}\nRun: {run_title} (attempt {attempt})"
+            ).format(
+                safety_class=approval.safety_class.value.replace("_", " "),
                 requested_scope=approval.requested_scope.value,
-                on_expiry=approval.on_expiry.value.replace('_', ' '),
-                run_title=fmt.bounded(approval.run_title, 120), attempt=approval.attempt))
+                on_expiry=approval.on_expiry.value.replace("_", " "),
+                run_title=fmt.bounded(approval.run_title, 120),
+                attempt=approval.attempt,
+            )
+        )
         self.similar.set_rows(similar)
         self.tampered.setVisible(approval.tampered)
         self.decision_buttons.setEnabled(not approval.tampered)
@@ -265,12 +282,22 @@ class ApprovalDetail(DetailWidget):
         if a.status != ApprovalStatus.PENDING:
             self.state.setText(outcome_text(a))
             return
-        expiry = tr("no expiry") if a.expires_at is None else (
-            tr("expires in {countdown} ({clock})").format(
-                countdown=fmt.countdown(a.expires_at), clock=fmt.clock(a.expires_at))
-            if fmt.countdown(a.expires_at) != "expired" else tr("past its expiry"))
-        self.state.setText(tr("Pending for {created_at} · {expiry}").format(
-                               created_at=fmt.age(a.created_at), expiry=expiry))
+        expiry = (
+            tr("no expiry")
+            if a.expires_at is None
+            else (
+                tr("expires in {countdown} ({clock})").format(
+                    countdown=fmt.countdown(a.expires_at), clock=fmt.clock(a.expires_at)
+                )
+                if fmt.countdown(a.expires_at) != "expired"
+                else tr("past its expiry")
+            )
+        )
+        self.state.setText(
+            tr("Pending for {created_at} · {expiry}").format(
+                created_at=fmt.age(a.created_at), expiry=expiry
+            )
+        )
 
     def is_tampered(self) -> bool:
         """The approval shown was rewritten outside Proctor: it cannot be decided here."""
@@ -298,8 +325,13 @@ class ApprovalDetail(DetailWidget):
     def edit_and_approve(self) -> None:
         """Open the editor; approve the edited action (one decision) if the operator does."""
         a, item = self.entity, self.item
-        if not isinstance(a, Approval) or item is None or not self.is_pending() \
-                or self.ctx.read_only or a.tampered:
+        if (
+            not isinstance(a, Approval)
+            or item is None
+            or not self.is_pending()
+            or self.ctx.read_only
+            or a.tampered
+        ):
             return
         action = EditActionDialog.ask(self, a)
         if action is None:
@@ -307,8 +339,12 @@ class ApprovalDetail(DetailWidget):
         approvals, rid, reason = self.ctx.journal.approvals, request_id(), self.reason_text()
         version = a.version
         self.message.show_message(tr("Approving the edited action…"))
-        self.ctx.decider.submit(item, lambda: approvals.approve_edited(
-            a.id, action, expected_version=version, reason=reason or None, request_id=rid))
+        self.ctx.decider.submit(
+            item,
+            lambda: approvals.approve_edited(
+                a.id, action, expected_version=version, reason=reason or None, request_id=rid
+            ),
+        )
 
     @Slot()
     def _copy_digest(self) -> None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         def ask(self, choice: ConflictStatus) -> object: ...
         def can_ask(self) -> bool: ...
 
+
 KEEP, TAKE = ConflictStatus.ACCEPTED_LOCAL, ConflictStatus.ACCEPTED_INCOMING
 DISMISS, MERGE = ConflictStatus.DISMISSED, ConflictStatus.MERGED
 
@@ -40,25 +41,61 @@ class Decisions(Protocol):
 def decision_commands(d: Decisions) -> list[ActionSpec]:
     """Approve, deny, snooze and resolve an effect: the inbox's, and a run's pending pane's."""
     return [
-        ActionSpec("inbox.approve", QT_TR_NOOP("Approve"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Approve the approval(s)"), handler=d.approve,
-                   enabled=d.can_decide, shortcut="A; Ctrl+Return", icon="action-approve",
-                   toolbar=2),
-        ActionSpec("inbox.deny", QT_TR_NOOP("Deny…"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Deny the approval(s) with a reason"), handler=d.deny,
-                   enabled=d.can_decide, shortcut="D; Ctrl+Shift+Return", icon="action-deny",
-                   toolbar=2),
-        ActionSpec("inbox.snooze", QT_TR_NOOP("Snooze…"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("Hide the item(s) until later"), handler=d.snooze,
-                   enabled=d.can_snooze, shortcut="S", icon="action-snooze", toolbar=2),
-        ActionSpec("inbox.effect_committed", QT_TR_NOOP("Mark effect committed"),
-                   QT_TR_NOOP("Inbox"), QT_TR_NOOP("The effect happened (a reason is required)"),
-                   handler=partial(d.resolve_effect, EffectStatus.COMMITTED),
-                   enabled=d.can_resolve, shortcut="C", icon="status-done", section=2),
-        ActionSpec("inbox.effect_failed", QT_TR_NOOP("Mark effect failed"), QT_TR_NOOP("Inbox"),
-                   QT_TR_NOOP("The effect did not happen (a reason is required)"),
-                   handler=partial(d.resolve_effect, EffectStatus.FAILED),
-                   enabled=d.can_resolve, shortcut="F", icon="status-failed", section=2),
+        ActionSpec(
+            "inbox.approve",
+            QT_TR_NOOP("Approve"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Approve the approval(s)"),
+            handler=d.approve,
+            enabled=d.can_decide,
+            shortcut="A; Ctrl+Return",
+            icon="action-approve",
+            toolbar=2,
+        ),
+        ActionSpec(
+            "inbox.deny",
+            QT_TR_NOOP("Deny…"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Deny the approval(s) with a reason"),
+            handler=d.deny,
+            enabled=d.can_decide,
+            shortcut="D; Ctrl+Shift+Return",
+            icon="action-deny",
+            toolbar=2,
+        ),
+        ActionSpec(
+            "inbox.snooze",
+            QT_TR_NOOP("Snooze…"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Hide the item(s) until later"),
+            handler=d.snooze,
+            enabled=d.can_snooze,
+            shortcut="S",
+            icon="action-snooze",
+            toolbar=2,
+        ),
+        ActionSpec(
+            "inbox.effect_committed",
+            QT_TR_NOOP("Mark effect committed"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("The effect happened (a reason is required)"),
+            handler=partial(d.resolve_effect, EffectStatus.COMMITTED),
+            enabled=d.can_resolve,
+            shortcut="C",
+            icon="status-done",
+            section=2,
+        ),
+        ActionSpec(
+            "inbox.effect_failed",
+            QT_TR_NOOP("Mark effect failed"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("The effect did not happen (a reason is required)"),
+            handler=partial(d.resolve_effect, EffectStatus.FAILED),
+            enabled=d.can_resolve,
+            shortcut="F",
+            icon="status-failed",
+            section=2,
+        ),
     ]
 
 
@@ -70,10 +107,12 @@ class Revealing(Protocol):
     def reveal(self) -> None: ...
 
 
-def resolve_commands(prefix: str, review: Callable[[], ConflictReview | None],
-                     bulk: Callable[[], BulkPanel | None] = lambda: None,
-                     revealing: Callable[[], Revealing | None] | None = None,
-                     ) -> list[ActionSpec]:
+def resolve_commands(
+    prefix: str,
+    review: Callable[[], ConflictReview | None],
+    bulk: Callable[[], BulkPanel | None] = lambda: None,
+    revealing: Callable[[], Revealing | None] | None = None,
+) -> list[ActionSpec]:
     """Keep, take, merge, dismiss and reveal, acting on the bulk panel or the review on
     screen (``review()`` / ``bulk()``: the widget, or None while it is not shown)."""
     showing = revealing or review
@@ -99,33 +138,60 @@ def resolve_commands(prefix: str, review: Callable[[], ConflictReview | None],
             shown.reveal()
 
     return [
-        ActionSpec(f"{prefix}.keep", QT_TR_NOOP("Keep local"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Resolve the conflict(s): keep the entry as it is "
-                              "(a reason is required)"),
-                   handler=partial(choose, KEEP), enabled=partial(can_choose, KEEP),
-                   icon="status-done", button=QT_TR_NOOP("&Keep local")),
-        ActionSpec(f"{prefix}.take", QT_TR_NOOP("Take incoming"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Resolve the conflict(s): the incoming text becomes the entry's "
-                              "next version"),
-                   handler=partial(choose, TAKE), enabled=partial(can_choose, TAKE),
-                   button=QT_TR_NOOP("&Take incoming"),
-                   no_icon="a choice beside Keep local; no distinct picture for it"),
-        ActionSpec(f"{prefix}.merge", QT_TR_NOOP("Merge…"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Write the entry's text yourself from both versions; again to "
-                              "save the merge"),
-                   handler=merge, enabled=lambda: bulk() is None and can_choose(MERGE),
-                   button=QT_TR_NOOP("&Merge…"),
-                   no_icon="opens the merge editor; the word says it"),
-        ActionSpec(f"{prefix}.dismiss", QT_TR_NOOP("Dismiss the incoming version"),
-                   QT_TR_NOOP("Memory"), QT_TR_NOOP("Resolve the conflict(s): drop the incoming "
-                                                    "version"),
-                   handler=partial(choose, DISMISS), enabled=partial(can_choose, DISMISS),
-                   icon="action-deny", button=QT_TR_NOOP("&Dismiss")),
-        ActionSpec(f"{prefix}.reveal", QT_TR_NOOP("Reveal sensitive content"),
-                   QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Show the hidden content (the reveal is audited)"),
-                   handler=reveal, enabled=lambda: (s := showing()) is not None and s.can_reveal(),
-                   visible=lambda: (s := showing()) is not None and s.hides(),
-                   button=QT_TR_NOOP("Reve&al"), section=1,
-                   no_icon="an audited look; an eye icon would make it look casual"),
+        ActionSpec(
+            f"{prefix}.keep",
+            QT_TR_NOOP("Keep local"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP("Resolve the conflict(s): keep the entry as it is (a reason is required)"),
+            handler=partial(choose, KEEP),
+            enabled=partial(can_choose, KEEP),
+            icon="status-done",
+            button=QT_TR_NOOP("&Keep local"),
+        ),
+        ActionSpec(
+            f"{prefix}.take",
+            QT_TR_NOOP("Take incoming"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP(
+                "Resolve the conflict(s): the incoming text becomes the entry's next version"
+            ),
+            handler=partial(choose, TAKE),
+            enabled=partial(can_choose, TAKE),
+            button=QT_TR_NOOP("&Take incoming"),
+            no_icon="a choice beside Keep local; no distinct picture for it",
+        ),
+        ActionSpec(
+            f"{prefix}.merge",
+            QT_TR_NOOP("Merge…"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP(
+                "Write the entry's text yourself from both versions; again to save the merge"
+            ),
+            handler=merge,
+            enabled=lambda: bulk() is None and can_choose(MERGE),
+            button=QT_TR_NOOP("&Merge…"),
+            no_icon="opens the merge editor; the word says it",
+        ),
+        ActionSpec(
+            f"{prefix}.dismiss",
+            QT_TR_NOOP("Dismiss the incoming version"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP("Resolve the conflict(s): drop the incoming version"),
+            handler=partial(choose, DISMISS),
+            enabled=partial(can_choose, DISMISS),
+            icon="action-deny",
+            button=QT_TR_NOOP("&Dismiss"),
+        ),
+        ActionSpec(
+            f"{prefix}.reveal",
+            QT_TR_NOOP("Reveal sensitive content"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP("Show the hidden content (the reveal is audited)"),
+            handler=reveal,
+            enabled=lambda: (s := showing()) is not None and s.can_reveal(),
+            visible=lambda: (s := showing()) is not None and s.hides(),
+            button=QT_TR_NOOP("Reve&al"),
+            section=1,
+            no_icon="an audited look; an eye icon would make it look casual",
+        ),
     ]

@@ -38,8 +38,7 @@ from ..widgets.action_text import BOX_CHARS
 from ..widgets.labels import plain_label, section
 
 NEAR_EXPIRY_S = 120.0  # approving this close to the expiry (or after it) asks first
-KNOWN_CLASSES = frozenset(token for token, _text in CONFIRM_CHOICES) - {NEAR_EXPIRY,
-                                                                         STANDING_RULE}
+KNOWN_CLASSES = frozenset(token for token, _text in CONFIRM_CHOICES) - {NEAR_EXPIRY, STANDING_RULE}
 SCOPE_WORDS = {ApprovalScope.RUN: "the rest of this run", ApprovalScope.SPACE: "this space"}
 
 
@@ -62,14 +61,14 @@ def action_label(approval: Approval) -> str:
     return fmt.bounded(text, 120)
 
 
-def risks(approval: Approval, scope: ApprovalScope, confirm: frozenset[str],
-          now: float) -> list[str]:
+def risks(
+    approval: Approval, scope: ApprovalScope, confirm: frozenset[str], now: float
+) -> list[str]:
     """Why approving ``approval`` with ``scope`` needs a second step (empty: it does not)."""
     found = []
     safety = str(getattr(approval.safety_class, "value", approval.safety_class) or "")
     if safety not in KNOWN_CLASSES:
-        found.append(f"Its safety class “{fmt.bounded(safety, 40)}” is not one the desk "
-                     "knows.")
+        found.append(f"Its safety class “{fmt.bounded(safety, 40)}” is not one the desk knows.")
     elif safety in confirm:
         found.append(f"It is a {safety.replace('_', ' ')} action.")
     if NEAR_EXPIRY in confirm and approval.expires_at is not None:
@@ -79,25 +78,32 @@ def risks(approval: Approval, scope: ApprovalScope, confirm: frozenset[str],
         elif left <= NEAR_EXPIRY_S:
             found.append(f"It expires in {fmt.span(left)}.")
     if STANDING_RULE in confirm and scope in SCOPE_WORDS:
-        found.append(f"It creates a standing rule: {approval.action_name} on this resource "
-                     f"is allowed without asking for {SCOPE_WORDS[scope]}.")
+        found.append(
+            f"It creates a standing rule: {approval.action_name} on this resource "
+            f"is allowed without asking for {SCOPE_WORDS[scope]}."
+        )
     size = len(fmt.pretty_json(approval.action))
     if size > BOX_CHARS:  # always asks: the box shows only the start of such an action
-        found.append(f"Its action is {size:,} characters long; the desk's boxes show the "
-                     f"first {BOX_CHARS:,}. Read the rest with Show all or Copy first.")
+        found.append(
+            f"Its action is {size:,} characters long; the desk's boxes show the "
+            f"first {BOX_CHARS:,}. Read the rest with Show all or Copy first."
+        )
     return found
 
 
-def restate(approval: Approval, scope: ApprovalScope, reason: str,
-            found: list[str]) -> Restatement:
-    scope_text = "Once" if scope not in SCOPE_WORDS else \
-        f"Always, for {SCOPE_WORDS[scope]} — creates a standing rule"
+def restate(approval: Approval, scope: ApprovalScope, reason: str, found: list[str]) -> Restatement:
+    scope_text = (
+        "Once"
+        if scope not in SCOPE_WORDS
+        else f"Always, for {SCOPE_WORDS[scope]} — creates a standing rule"
+    )
     return Restatement(
         headline=f"Approve {action_label(approval)}",
         risks=tuple(found),
         action=fmt.visible(fmt.pretty_json(approval.action)),
         scope=scope_text,
-        reason=reason)
+        reason=reason,
+    )
 
 
 class ConfirmApproval(QDialog):
@@ -118,8 +124,10 @@ class ConfirmApproval(QDialog):
         self.action.setPlainText(what.action[:BOX_CHARS])  # a bounded layout (the risk says so)
         self.action.setMinimumSize(520, 160)
         reason = fmt.visible(what.reason) if what.reason else "(none)"
-        self.recorded = plain_label(tr("Scope: {scope}\nYour reason: {reason}").format(
-                                        scope=what.scope, reason=reason), self)
+        self.recorded = plain_label(
+            tr("Scope: {scope}\nYour reason: {reason}").format(scope=what.scope, reason=reason),
+            self,
+        )
         self.recorded.setAccessibleName(tr("What will be recorded"))
         buttons = QDialogButtonBox(self)
         self.ok = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -143,8 +151,9 @@ class ConfirmApproval(QDialog):
         return cls(parent, what).exec() == QDialog.DialogCode.Accepted
 
 
-def confirmed(parent: QWidget | None, settings: Any, approval: Approval, scope: ApprovalScope,
-              reason: str) -> bool:
+def confirmed(
+    parent: QWidget | None, settings: Any, approval: Approval, scope: ApprovalScope, reason: str
+) -> bool:
     """True when approving may go ahead: nothing risky, or the operator confirmed it."""
     chosen = settings.confirm if settings is not None else DEFAULT_CONFIRM
     found = risks(approval, scope, chosen, time.time())

@@ -44,8 +44,9 @@ class ConflictDetail(DetailWidget):
         self.commands = ActionRegistry(self)
         for spec in resolve_commands("conflict", lambda: getattr(self, "review", None)):
             self.commands.register(spec)
-        self.review = ConflictReview(self.reveals, self.commands, "conflict", self,
-                                     read_only=self.ctx.read_only)
+        self.review = ConflictReview(
+            self.reveals, self.commands, "conflict", self, read_only=self.ctx.read_only
+        )
         self.review.buttons_changed.connect(self.commands.refresh)
         self.review.run_button.hide()  # the detail's header has "Open run"
         form = QVBoxLayout()
@@ -80,8 +81,9 @@ class ConflictDetail(DetailWidget):
 
     def show_entity(self, data: ConflictData) -> None:
         self.entity = data.item
-        self.title.setText(tr("Memory conflict: {title}").format(
-                               title=fmt.bounded(data.item.title, 120)))
+        self.title.setText(
+            tr("Memory conflict: {title}").format(title=fmt.bounded(data.item.title, 120))
+        )
         self.review.show_conflict(data)
 
     def tick(self) -> None:
@@ -95,9 +97,13 @@ class ConflictDetail(DetailWidget):
         self._checked = now
         memory, entry_id, seen = self.ctx.journal.memory, data.entry.id, data.entry.version
         # coalesced: one check in flight; a slow store never piles them up
-        self.ctx.runner.coalesce("entry-check", lambda: memory.get(entry_id).version != seen,
-                                 on_done=self._on_entry_checked,
-                                 on_error=lambda _exc: None, owner=self)
+        self.ctx.runner.coalesce(
+            "entry-check",
+            lambda: memory.get(entry_id).version != seen,
+            on_done=self._on_entry_checked,
+            on_error=lambda _exc: None,
+            owner=self,
+        )
 
     def _on_entry_checked(self, moved: bool) -> None:
         if moved:
@@ -113,14 +119,20 @@ class ConflictDetail(DetailWidget):
         if self.item is None or data is None or data.item.id != self.item.id:
             return
         self.message.show_message(tr("Saving your decision…"), Level.INFO)
-        self.ctx.decider.submit(self.item, resolve_call(self.ctx.journal.memory, data, choice,
-                                                        merged, reason))
+        self.ctx.decider.submit(
+            self.item, resolve_call(self.ctx.journal.memory, data, choice, merged, reason)
+        )
 
     @Slot(str)
     def _on_reveal(self, entry_id: str) -> None:
         memory = self.ctx.journal.memory
-        self.ctx.runner.run(lambda: memory.reveal(entry_id), on_done=self._on_revealed,
-                            on_error=self._on_load_error, owner=self, write=True)
+        self.ctx.runner.run(
+            lambda: memory.reveal(entry_id),
+            on_done=self._on_revealed,
+            on_error=self._on_load_error,
+            owner=self,
+            write=True,
+        )
 
     def _on_revealed(self, entry: Any) -> None:
         self.reveals.add(entry.id)

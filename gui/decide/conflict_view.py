@@ -54,8 +54,10 @@ CHOICE_TEXT = {
     ConflictStatus.DISMISSED: "Dismissed",
 }
 CHANGES_CONTENT = (ConflictStatus.ACCEPTED_INCOMING, ConflictStatus.MERGED)
-MERGE_NOTE = ("The editor holds both versions of every changed line, local first. Edit it "
-              "down to the text the entry should have, then save the merge.")
+MERGE_NOTE = (
+    "The editor holds both versions of every changed line, local first. Edit it "
+    "down to the text the entry should have, then save the merge."
+)
 
 
 @dataclass(frozen=True)
@@ -83,10 +85,13 @@ def union_merge(local: str, incoming: str, budget: Budget | None = None) -> str:
         if tag == "equal":
             out.append(left)
             continue
-        lines = (left.splitlines(keepends=True) if tag != "insert" else []) \
-            + (right.splitlines(keepends=True) if tag != "delete" else [])
-        out += [line if line.endswith("\n") or n == len(lines) - 1 else line + "\n"
-                for n, line in enumerate(lines)]
+        lines = (left.splitlines(keepends=True) if tag != "insert" else []) + (
+            right.splitlines(keepends=True) if tag != "delete" else []
+        )
+        out += [
+            line if line.endswith("\n") or n == len(lines) - 1 else line + "\n"
+            for n, line in enumerate(lines)
+        ]
     text = "".join(out)
     return text if text.strip() else incoming
 
@@ -100,8 +105,7 @@ def compare_conflict(local: str, incoming: str, ticket: Ticket) -> tuple[Diff, s
 def masking_sensitivity(data: ConflictData) -> str:
     """The sensitivity that hides the two versions: the entry's, else the incoming one's."""
     incoming = data.item.incoming_sensitivity
-    if incoming is not None and is_sensitive(incoming) \
-            and not is_sensitive(data.entry.sensitivity):
+    if incoming is not None and is_sensitive(incoming) and not is_sensitive(data.entry.sensitivity):
         return incoming
     return data.entry.sensitivity
 
@@ -109,32 +113,44 @@ def masking_sensitivity(data: ConflictData) -> str:
 def shows_conflict(reveals: RevealState, data: ConflictData) -> bool:
     """Both versions may be shown: the entry is not sensitive (or revealed) and the incoming
     version does not claim a sensitivity the entry lacks (or the entry was revealed)."""
-    return reveals.shows(data.entry) and (not is_sensitive(data.item.incoming_sensitivity)
-                                          or data.entry.id in reveals)
+    return reveals.shows(data.entry) and (
+        not is_sensitive(data.item.incoming_sensitivity) or data.entry.id in reveals
+    )
 
 
-def resolve_call(memory: Memory, data: ConflictData, choice: ConflictStatus,
-                 merged: str | None, reason: str) -> Callable[[], Any]:
+def resolve_call(
+    memory: Memory, data: ConflictData, choice: ConflictStatus, merged: str | None, reason: str
+) -> Callable[[], Any]:
     """The store call for one resolution (its own request id, so a retry is idempotent).
     Choices that change the content are refused if the entry moved past the version shown."""
     rid, item = request_id(), data.item
     if choice in CHANGES_CONTENT:
         version = data.entry.version
         return lambda: memory.resolve_seen(
-            item.id, choice, expected_version=item.version, entry_version=version,
-            merged_content=merged, reason=reason, request_id=rid)
-    return lambda: memory.resolve(item.id, choice, expected_version=item.version,
-                                  reason=reason, request_id=rid)
+            item.id,
+            choice,
+            expected_version=item.version,
+            entry_version=version,
+            merged_content=merged,
+            reason=reason,
+            request_id=rid,
+        )
+    return lambda: memory.resolve(
+        item.id, choice, expected_version=item.version, reason=reason, request_id=rid
+    )
 
 
 NOT_CARRIED = "not carried (stays)"
-CARRIES_NOTE = ("Take incoming applies the incoming text and every field it carries (the bold "
-                "rows differ); a field it does not carry stays as it is. Keep local, Merge and "
-                "Dismiss keep the local fields.")
+CARRIES_NOTE = (
+    "Take incoming applies the incoming text and every field it carries (the bold "
+    "rows differ); a field it does not carry stays as it is. Keep local, Merge and "
+    "Dismiss keep the local fields."
+)
 
 
-def _field(name: str, local: Any, incoming: Any,
-           show: Callable[[Any], str] = str) -> tuple[str, str, str, bool]:
+def _field(
+    name: str, local: Any, incoming: Any, show: Callable[[Any], str] = str
+) -> tuple[str, str, str, bool]:
     """One field's row: ``incoming`` None means the incoming version does not carry it."""
     if incoming is None:
         return (name, show(local), NOT_CARRIED, False)
@@ -149,28 +165,39 @@ def field_rows(data: ConflictData) -> list[tuple[str, str, str, bool]]:
     local_len, in_len = len(e.content), len(item.incoming_content)
     moved = e.version != item.local_version
     return [
-        ("Version", f"{e.version}" + (f" (conflict recorded at {item.local_version})"
-                                      if moved else ""), "new version if taken", moved),
-        ("Source", f"run {e.source_run_id}" if e.source_run_id else "—",
-         f"{item.incoming_source}" + (f" · run {item.run_id}" if item.run_id else ""), True),
+        (
+            "Version",
+            f"{e.version}" + (f" (conflict recorded at {item.local_version})" if moved else ""),
+            "new version if taken",
+            moved,
+        ),
+        (
+            "Source",
+            f"run {e.source_run_id}" if e.source_run_id else "—",
+            f"{item.incoming_source}" + (f" · run {item.run_id}" if item.run_id else ""),
+            True,
+        ),
         _field("Kind", e.kind, item.incoming_kind),
         _field("Priority", e.priority, item.incoming_priority),
         _field("Trust", e.trust, item.incoming_trust, lambda t: label(t.value)),
         _field("Sensitivity", e.sensitivity, item.incoming_sensitivity),
         ("Length", f"{local_len:,} characters", f"{in_len:,} characters", local_len != in_len),
-        ("Content hash", fmt.short(e.content_hash, 16),
-         fmt.short(content_hash(item.incoming_content), 16),
-         e.content_hash != content_hash(item.incoming_content)),
+        (
+            "Content hash",
+            fmt.short(e.content_hash, 16),
+            fmt.short(content_hash(item.incoming_content), 16),
+            e.content_hash != content_hash(item.incoming_content),
+        ),
     ]
 
 
 class ConflictReview(QWidget):
     """Signals:
-        resolve_requested(object, object, str): choice (ReconciliationStatus), merged text
-            (str or None), reason — the operator asked to resolve the conflict shown.
-        reveal_requested(str): the operator asked to reveal the (sensitive) entry id.
-        open_run(str): the operator asked to see a run.
-        buttons_changed(): the resolve buttons were re-enabled (the registry follows).
+    resolve_requested(object, object, str): choice (ReconciliationStatus), merged text
+        (str or None), reason — the operator asked to resolve the conflict shown.
+    reveal_requested(str): the operator asked to reveal the (sensitive) entry id.
+    open_run(str): the operator asked to see a run.
+    buttons_changed(): the resolve buttons were re-enabled (the registry follows).
     """
 
     resolve_requested = Signal(object, object, str)
@@ -178,8 +205,15 @@ class ConflictReview(QWidget):
     reveal_requested = Signal(str)
     open_run = Signal(str)
 
-    def __init__(self, reveals: RevealState, registry: ActionRegistry, prefix: str,
-                 parent: QWidget | None = None, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        reveals: RevealState,
+        registry: ActionRegistry,
+        prefix: str,
+        parent: QWidget | None = None,
+        *,
+        read_only: bool = False,
+    ) -> None:
         """``registry`` holds the resolve commands under ``prefix`` (gui/memory/commands.py
         ``resolve_commands``): the review's buttons are built from them."""
         super().__init__(parent)
@@ -197,8 +231,13 @@ class ConflictReview(QWidget):
         self.state = plain_label(parent=self)
         self.state.setAccessibleName(tr("Conflict state"))
         self.summary = plain_label(parent=self, name="Muted")
-        self.fields = RowsModel(("Field", "Local", "Incoming"), lambda r: r[:3], self,
-                                tip=lambda r: f"{r[0]}: {r[1]} | {r[2]}", bold=lambda r: r[3])
+        self.fields = RowsModel(
+            ("Field", "Local", "Incoming"),
+            lambda r: r[:3],
+            self,
+            tip=lambda r: f"{r[0]}: {r[1]} | {r[2]}",
+            bold=lambda r: r[3],
+        )
         self.fields_view = self._fields_view()
         self.local_title = section("Local", self)
         self.incoming_title = section("Incoming", self)
@@ -279,8 +318,13 @@ class ConflictReview(QWidget):
         self.cancel_merge = QPushButton(tr("Cancel merge"), form)
         self.cancel_merge.clicked.connect(self.close_merge)
         row = QHBoxLayout()
-        for button in (self.keep_button, self.take_button, self.merge_button,
-                       self.dismiss_button, self.cancel_merge):
+        for button in (
+            self.keep_button,
+            self.take_button,
+            self.merge_button,
+            self.dismiss_button,
+            self.cancel_merge,
+        ):
             row.addWidget(button)
         row.addStretch(1)
         box = QVBoxLayout(form)
@@ -300,20 +344,30 @@ class ConflictReview(QWidget):
         if not same:
             self.notice.clear()
             self.seen_version = data.entry.version
-        elif self.seen_version is not None and data.entry.version != self.seen_version \
-                and data.item.status == ConflictStatus.PENDING:
+        elif (
+            self.seen_version is not None
+            and data.entry.version != self.seen_version
+            and data.item.status == ConflictStatus.PENDING
+        ):
             self.notice.show_message(
-                tr("The entry changed while you were reviewing: version {seen_version} → "
-                   "{version}. “Local” now shows version {version}; check the differences again "
-                   "before you resolve.").format(
-                    seen_version=self.seen_version, version=data.entry.version), Level.WARNING)
+                tr(
+                    "The entry changed while you were reviewing: version {seen_version} → "
+                    "{version}. “Local” now shows version {version}; check the differences again "
+                    "before you resolve."
+                ).format(seen_version=self.seen_version, version=data.entry.version),
+                Level.WARNING,
+            )
             self.seen_version = data.entry.version
         self.data = data
         item, entry = data.item, data.entry
-        self.local_title.setText(tr("Local — the entry now (version {version})").format(
-                                     version=entry.version))
-        self.incoming_title.setText(tr("Incoming — from {incoming_source}").format(
-                                        incoming_source=fmt.bounded(item.incoming_source, 60)))
+        self.local_title.setText(
+            tr("Local — the entry now (version {version})").format(version=entry.version)
+        )
+        self.incoming_title.setText(
+            tr("Incoming — from {incoming_source}").format(
+                incoming_source=fmt.bounded(item.incoming_source, 60)
+            )
+        )
         self.incoming_title.setToolTip(plain_tip(item.incoming_source))
         self.summary.setText(self._summary(data))
         self.fields.set_rows(field_rows(data))
@@ -323,11 +377,15 @@ class ConflictReview(QWidget):
         self.set_enabled_actions()
 
     def _summary(self, data: ConflictData) -> str:
-        text = (f"“{fmt.bounded(data.item.title, 100)}” · {data.item.scope.value} "
-                f"{fmt.bounded(data.item.scope_key, 60)} · {data.entry.kind}")
+        text = (
+            f"“{fmt.bounded(data.item.title, 100)}” · {data.item.scope.value} "
+            f"{fmt.bounded(data.item.scope_key, 60)} · {data.entry.kind}"
+        )
         if data.entry.version != data.item.local_version:
-            text += (f"\nThe entry moved on after this conflict was recorded (recorded "
-                     f"against version {data.item.local_version}, now {data.entry.version}).")
+            text += (
+                f"\nThe entry moved on after this conflict was recorded (recorded "
+                f"against version {data.item.local_version}, now {data.entry.version})."
+            )
         diff = self.diff if self._diff_key == self._versions(data) else None
         if diff is None:
             return text
@@ -366,8 +424,9 @@ class ConflictReview(QWidget):
         self.diff, self._union, self._diff_key = None, None, key
         self.local.expect(*key)
         self.incoming.expect(*key)
-        self._ticket = PresentationPool.instance().run(partial(compare_conflict, *key),
-                                                       on_done=self._on_compared, owner=self)
+        self._ticket = PresentationPool.instance().run(
+            partial(compare_conflict, *key), on_done=self._on_compared, owner=self
+        )
 
     def _on_compared(self, result: tuple[Diff, str]) -> None:
         self._ticket = None
@@ -387,8 +446,10 @@ class ConflictReview(QWidget):
             self.cancel_diff()
             self._diff_key = None
             marked = fmt.bounded(masking_sensitivity(data), 40)
-            masked = (f"Hidden: the entry is marked “{marked}”. Reveal it to compare the "
-                      "versions; the reveal is audited.")
+            masked = (
+                f"Hidden: the entry is marked “{marked}”. Reveal it to compare the "
+                "versions; the reveal is audited."
+            )
             self.local.show_text(masked)
             self.incoming.show_text(masked)
         else:
@@ -399,9 +460,12 @@ class ConflictReview(QWidget):
         if item is None:
             return
         if item.status == ConflictStatus.PENDING:
-            self.state.setText(tr("Pending for {created_at} · from {incoming_source}").format(
-                                   created_at=fmt.age(item.created_at),
-                                   incoming_source=fmt.bounded(item.incoming_source, 80)))
+            self.state.setText(
+                tr("Pending for {created_at} · from {incoming_source}").format(
+                    created_at=fmt.age(item.created_at),
+                    incoming_source=fmt.bounded(item.incoming_source, 80),
+                )
+            )
             return
         text = f"{CHOICE_TEXT.get(item.status, item.status.value)} by {item.resolved_by}"
         text += f" at {fmt.clock(item.resolved_at)}"
@@ -423,8 +487,11 @@ class ConflictReview(QWidget):
 
     def is_pending(self) -> bool:
         """The conflict shown is the one asked for, and pending."""
-        return self.data is not None and self.data.item.status == ConflictStatus.PENDING \
+        return (
+            self.data is not None
+            and self.data.item.status == ConflictStatus.PENDING
             and self.expected in (None, self.data.item.id)
+        )
 
     def can(self, choice: ConflictStatus) -> bool:
         """Whether ``choice`` may be asked for now: a pending conflict on a writable desk;
@@ -465,8 +532,13 @@ class ConflictReview(QWidget):
     def open_merge(self, text: str | None = None) -> None:
         if text is None and self.data is not None:
             made = self._union if self._diff_key == self._versions(self.data) else None
-            text = made if made is not None else union_merge(  # not compared: coarse, bounded
-                self.data.entry.content, self.data.item.incoming_content, Budget(50_000))
+            text = (
+                made
+                if made is not None
+                else union_merge(  # not compared: coarse, bounded
+                    self.data.entry.content, self.data.item.incoming_content, Budget(50_000)
+                )
+            )
         if text is not None:
             self.merge_editor.setPlainText(text)
         for widget in (self.merge_note, self.merge_editor, self.cancel_merge):
@@ -499,16 +571,18 @@ class ConflictReview(QWidget):
         if not self.is_pending() or self.read_only:
             return False
         reason = self.reason.toPlainText().strip()
-        merged = self.merge_editor.toPlainText() if choice == ConflictStatus.MERGED \
-            else None
+        merged = self.merge_editor.toPlainText() if choice == ConflictStatus.MERGED else None
         if merged is not None and not merged.strip():
-            self.notice.show_message(tr("The merged text is empty. Write the entry's text, or "
-                                     "choose another way."), Level.WARNING)
+            self.notice.show_message(
+                tr("The merged text is empty. Write the entry's text, or choose another way."),
+                Level.WARNING,
+            )
             self.merge_editor.setFocus()
             return False
         if not reason:
-            self.notice.show_message(tr("Write a reason first: it is kept with the decision."),
-                                     Level.WARNING)
+            self.notice.show_message(
+                tr("Write a reason first: it is kept with the decision."), Level.WARNING
+            )
             self.reason.setFocus()
             return False
         self.resolve_requested.emit(choice, merged, reason)

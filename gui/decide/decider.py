@@ -20,10 +20,10 @@ from .items import item_key
 
 class Decider(QObject):
     """Signals:
-        done(str, object): a write for item key committed; the updated entity.
-        refused(str, object): the store refused the write for item key; the exception.
-        bulk_done(list, bool): per-item BulkResults of a bulk decision; True if approving.
-        snoozed(list, list): keys snoozed, and (key, reason refused) pairs that failed.
+    done(str, object): a write for item key committed; the updated entity.
+    refused(str, object): the store refused the write for item key; the exception.
+    bulk_done(list, bool): per-item BulkResults of a bulk decision; True if approving.
+    snoozed(list, list): keys snoozed, and (key, reason refused) pairs that failed.
     """
 
     done = Signal(str, object)
@@ -39,30 +39,56 @@ class Decider(QObject):
         self.in_flight: set[str] = set()
 
     # ------------------------------------------------------------ single items
-    def approve(self, item: InboxItem, *, reason: str = "",
-                scope: ApprovalScope = ApprovalScope.ONCE) -> None:
+    def approve(
+        self, item: InboxItem, *, reason: str = "", scope: ApprovalScope = ApprovalScope.ONCE
+    ) -> None:
         approvals, rid = self._journal.approvals, request_id()
-        self._submit(item, lambda: approvals.decide(
-            item.id, True, expected_version=item.version, reason=reason or None, scope=scope,
-            request_id=rid))
+        self._submit(
+            item,
+            lambda: approvals.decide(
+                item.id,
+                True,
+                expected_version=item.version,
+                reason=reason or None,
+                scope=scope,
+                request_id=rid,
+            ),
+        )
 
     def deny(self, item: InboxItem, *, reason: str) -> None:
         approvals, rid = self._journal.approvals, request_id()
-        self._submit(item, lambda: approvals.decide(
-            item.id, False, expected_version=item.version, reason=reason, request_id=rid))
+        self._submit(
+            item,
+            lambda: approvals.decide(
+                item.id, False, expected_version=item.version, reason=reason, request_id=rid
+            ),
+        )
 
     def answer(self, item: InboxItem, response: Any, *, expected_version: int) -> None:
         """Answer a question (interaction) with ``response``, as the operator saw it."""
         questions, rid = self._journal.questions, request_id()
-        self._submit(item, lambda: questions.answer(
-            item.id, response, expected_version=expected_version, request_id=rid))
+        self._submit(
+            item,
+            lambda: questions.answer(
+                item.id, response, expected_version=expected_version, request_id=rid
+            ),
+        )
 
-    def resolve_effect(self, item: InboxItem, outcome: str, *, reason: str,
-                       external_id: str | None = None) -> None:
+    def resolve_effect(
+        self, item: InboxItem, outcome: str, *, reason: str, external_id: str | None = None
+    ) -> None:
         effects, rid = self._journal.effects, request_id()
-        self._submit(item, lambda: effects.resolve(
-            item.id, outcome, reason=reason, expected_version=item.version,
-            external_id=external_id or None, request_id=rid))
+        self._submit(
+            item,
+            lambda: effects.resolve(
+                item.id,
+                outcome,
+                reason=reason,
+                expected_version=item.version,
+                external_id=external_id or None,
+                request_id=rid,
+            ),
+        )
 
     def retry(self, key: str) -> bool:
         """Run the last refused write for ``key`` again (same request id: idempotent)."""
@@ -88,9 +114,13 @@ class Decider(QObject):
 
     def _run(self, key: str, fn: Callable[[], Any]) -> None:
         self.in_flight.add(key)
-        self._runner.run(fn, on_done=lambda result: self._on_done(key, result),
-                         on_error=lambda exc: self._on_refused(key, exc), owner=self,
-                         write=True)
+        self._runner.run(
+            fn,
+            on_done=lambda result: self._on_done(key, result),
+            on_error=lambda exc: self._on_refused(key, exc),
+            owner=self,
+            write=True,
+        )
 
     def _on_done(self, key: str, result: object) -> None:
         self.in_flight.discard(key)
@@ -104,18 +134,28 @@ class Decider(QObject):
         self.refused.emit(key, exc)
 
     # ------------------------------------------------------------ many items
-    def bulk(self, pairs: list[tuple[str, int]], approve: bool, *, reason: str = "",
-             scope: ApprovalScope = ApprovalScope.ONCE) -> None:
+    def bulk(
+        self,
+        pairs: list[tuple[str, int]],
+        approve: bool,
+        *,
+        reason: str = "",
+        scope: ApprovalScope = ApprovalScope.ONCE,
+    ) -> None:
         """Decide each (approval id, version shown) with the same reason and scope: the
         core's bulk decision, one transaction per approval."""
         approvals, rid = self._journal.approvals, request_id()
         keys = {f"approval:{item_id}" for item_id, _version in pairs}
         self.in_flight |= keys
         self._runner.run(
-            lambda: approvals.bulk_decide(pairs, approve, reason=reason or None, scope=scope,
-                                          request_id=rid),
+            lambda: approvals.bulk_decide(
+                pairs, approve, reason=reason or None, scope=scope, request_id=rid
+            ),
             on_done=lambda results: self._on_bulk(keys, results, approve),
-            on_error=lambda exc: self._on_bulk_error(keys, exc), owner=self, write=True)
+            on_error=lambda exc: self._on_bulk_error(keys, exc),
+            owner=self,
+            write=True,
+        )
 
     def _on_bulk(self, keys: set[str], results: list[BulkResult], approve: bool) -> None:
         self.in_flight -= keys
@@ -136,15 +176,21 @@ class Decider(QObject):
         def run() -> tuple[list[str], list[tuple[str, str]]]:
             results = inbox.bulk_snooze(work, until, request_id=rid)
             ok = [item_key(i) for i, r in zip(items, results, strict=True) if r.ok]
-            failed = [(item_key(i), r.error or "refused")
-                      for i, r in zip(items, results, strict=True) if not r.ok]
+            failed = [
+                (item_key(i), r.error or "refused")
+                for i, r in zip(items, results, strict=True)
+                if not r.ok
+            ]
             return ok, failed
 
-        self._runner.run(run, on_done=lambda result: self._on_snoozed(set(keys), result),
-                         on_error=lambda exc: self._on_bulk_error(set(keys), exc), owner=self,
-                         write=True)
+        self._runner.run(
+            run,
+            on_done=lambda result: self._on_snoozed(set(keys), result),
+            on_error=lambda exc: self._on_bulk_error(set(keys), exc),
+            owner=self,
+            write=True,
+        )
 
-    def _on_snoozed(self, keys: set[str],
-                    result: tuple[list[str], list[tuple[str, str]]]) -> None:
+    def _on_snoozed(self, keys: set[str], result: tuple[list[str], list[tuple[str, str]]]) -> None:
         self.in_flight -= keys
         self.snoozed.emit(*result)

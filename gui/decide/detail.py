@@ -51,12 +51,13 @@ class DetailContext:
 
 
 def origin_text(item: InboxItem) -> str:
-    """"From mcp · refund_agent (pid 4242 on host-a) · tool request_approval (as the agent
+    """ "From mcp · refund_agent (pid 4242 on host-a) · tool request_approval (as the agent
     reports it)": agent text, escaped and bounded by ``fmt.bounded``."""
     if item.origin is None:
         return tr("From: not reported")
     return tr("From {origin} (as the agent reports it)").format(
-        origin=fmt.bounded(describe(item.origin), 300))
+        origin=fmt.bounded(describe(item.origin), 300)
+    )
 
 
 class DetailWidget(QWidget):
@@ -126,9 +127,14 @@ class DetailWidget(QWidget):
             self.entity = None
         self.item = item
         self.icon.setPixmap(kind_icon(item.kind.value).pixmap(28, 28))
-        self.subtitle.setText(tr("{agent} · {project}/{space} · requested {created_at}").format(
-                                  agent=item.agent, project=item.project, space=item.space,
-                                  created_at=fmt.clock(item.created_at)))
+        self.subtitle.setText(
+            tr("{agent} · {project}/{space} · requested {created_at}").format(
+                agent=item.agent,
+                project=item.project,
+                space=item.space,
+                created_at=fmt.clock(item.created_at),
+            )
+        )
         self.origin.setText(origin_text(item))
         self.origin.setToolTip(fmt.bounded(describe(item.origin), 1000) if item.origin else "")
         self.run_button.setVisible(bool(item.run_id))
@@ -140,8 +146,13 @@ class DetailWidget(QWidget):
     def reload(self) -> None:
         if self.item is None:
             return
-        self.ctx.runner.latest("detail", self.fetcher(self.item), on_done=self._on_loaded,
-                               on_error=self._on_load_error, owner=self)
+        self.ctx.runner.latest(
+            "detail",
+            self.fetcher(self.item),
+            on_done=self._on_loaded,
+            on_error=self._on_load_error,
+            owner=self,
+        )
 
     def _on_loaded(self, data: Any) -> None:
         self.show_entity(data)
@@ -187,8 +198,9 @@ class DetailWidget(QWidget):
 class EmptyDetail(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.label = plain_label(tr("Select an item to see it whole."), self, name="Muted",
-                                 selectable=False)
+        self.label = plain_label(
+            tr("Select an item to see it whole."), self, name="Muted", selectable=False
+        )
         self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         layout = QVBoxLayout(self)
         layout.addWidget(self.label)
@@ -208,8 +220,12 @@ class DetailPane(QStackedWidget):
     open_run = Signal(str)
     loaded = Signal(object)
 
-    def __init__(self, ctx: DetailContext, widgets: dict[InboxKind, type[DetailWidget]],
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        ctx: DetailContext,
+        widgets: dict[InboxKind, type[DetailWidget]],
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self._classes = dict(widgets)

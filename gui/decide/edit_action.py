@@ -43,7 +43,8 @@ def edited_action(original: dict, text: str, checker: Checker | None) -> tuple[d
         problems = checker.problems(args)
         if problems:
             return None, "Does not fit the tool's schema: " + "; ".join(
-                f"{p.where}: {p.message}" for p in problems[:5])
+                f"{p.where}: {p.message}" for p in problems[:5]
+            )
     action = {**original, "args": args}
     if action == original:
         return None, "Unchanged: edit the arguments, or approve the action as it is."
@@ -53,8 +54,11 @@ def edited_action(original: dict, text: str, checker: Checker | None) -> tuple[d
 class EditActionDialog(QDialog):
     def __init__(self, parent: QWidget | None, approval: Approval) -> None:
         super().__init__(parent)
-        self.setWindowTitle(tr("Edit, then approve — {action_name}").format(
-                                action_name=fmt.bounded(approval.action_name, 80)))
+        self.setWindowTitle(
+            tr("Edit, then approve — {action_name}").format(
+                action_name=fmt.bounded(approval.action_name, 80)
+            )
+        )
         self.original = approval.action if isinstance(approval.action, dict) else {}
         self.checker = Checker(approval.input_schema) if approval.input_schema else None
         self.result_action: dict | None = None
@@ -69,11 +73,13 @@ class EditActionDialog(QDialog):
         self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.problem = plain_label(parent=self)
         self.problem.setAccessibleName(tr("Problem with the edit"))
-        schema_note = ("Checked against the tool's input schema." if self.checker
-                       else "The agent gave no input schema: any JSON object is accepted.")
+        schema_note = (
+            "Checked against the tool's input schema."
+            if self.checker
+            else "The agent gave no input schema: any JSON object is accepted."
+        )
         buttons = QDialogButtonBox(self)
-        self.ok = buttons.addButton("Approve edited action",
-                                    QDialogButtonBox.ButtonRole.AcceptRole)
+        self.ok = buttons.addButton("Approve edited action", QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
@@ -81,10 +87,17 @@ class EditActionDialog(QDialog):
         split.addWidget(self.editor)
         split.addWidget(self.diff)
         layout = QVBoxLayout(self)
-        layout.addWidget(plain_label(
-            tr("Tool {action_name} (the tool cannot change). {schema_note} The agent must run "
-               "the edited action; what it asked for stays as evidence.").format(
-                action_name=fmt.bounded(approval.action_name, 120), schema_note=schema_note), self))
+        layout.addWidget(
+            plain_label(
+                tr(
+                    "Tool {action_name} (the tool cannot change). {schema_note} The agent must run "
+                    "the edited action; what it asked for stays as evidence."
+                ).format(
+                    action_name=fmt.bounded(approval.action_name, 120), schema_note=schema_note
+                ),
+                self,
+            )
+        )
         layout.addWidget(section("Arguments  |  diff against the request", self))
         layout.addWidget(split, 1)
         layout.addWidget(self.problem)

@@ -82,9 +82,11 @@ class EffectDetail(DetailWidget):
     def show_entity(self, data: EffectContext) -> None:
         effect = data.effect
         self.entity = effect
-        self.title.setText(tr("{tool}: outcome unknown").format(tool=effect.tool)
-                           if effect.status == EffectStatus.AMBIGUOUS
-                           else f"{effect.tool}: {effect.status.value}")
+        self.title.setText(
+            tr("{tool}: outcome unknown").format(tool=effect.tool)
+            if effect.status == EffectStatus.AMBIGUOUS
+            else f"{effect.tool}: {effect.status.value}"
+        )
         self.view.show_context(data)
         self.form.set_effect(effect, writable=not self.ctx.read_only)
 
@@ -101,8 +103,18 @@ class EffectDetail(DetailWidget):
         if self.item is None or self.ctx.read_only or not self.form.check(effect, outcome):
             return False
         assert effect is not None
-        self.message.show_message(tr("Marking {outcome}…").format(outcome=outcome.value), Level.INFO)
-        self.ctx.decider.submit(self.item, resolve_call(
-            self.ctx.journal.effects, effect, outcome, self.form.reason_text(),
-            self.form.external_id(), self.form.evidence()))
+        self.message.show_message(
+            tr("Marking {outcome}…").format(outcome=outcome.value), Level.INFO
+        )
+        self.ctx.decider.submit(
+            self.item,
+            resolve_call(
+                self.ctx.journal.effects,
+                effect,
+                outcome,
+                self.form.reason_text(),
+                self.form.external_id(),
+                self.form.evidence(),
+            ),
+        )
         return True

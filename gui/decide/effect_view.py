@@ -32,49 +32,77 @@ from ..widgets.list_model import RowsModel
 from ..widgets.tables import row_table
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
-RECEIPT_HEADERS = (QT_TR_NOOP("When"), QT_TR_NOOP("Kind"), QT_TR_NOOP("Status"),
-                   QT_TR_NOOP("External id"), QT_TR_NOOP("By"))
-FACTS = ("Key", "Action", "Agent", "Run", "Attempt", "Reserved", "Started", "Lease",
-         "Safety class", "Idempotency key", "Approval")
+RECEIPT_HEADERS = (
+    QT_TR_NOOP("When"),
+    QT_TR_NOOP("Kind"),
+    QT_TR_NOOP("Status"),
+    QT_TR_NOOP("External id"),
+    QT_TR_NOOP("By"),
+)
+FACTS = (
+    "Key",
+    "Action",
+    "Agent",
+    "Run",
+    "Attempt",
+    "Reserved",
+    "Started",
+    "Lease",
+    "Safety class",
+    "Idempotency key",
+    "Approval",
+)
 
 
 def lapsed(e: Effect, now: float | None = None) -> bool:
     """A live effect whose lease expired, not yet marked ambiguous."""
-    return e.status in LIVE and e.lease_expires_at is not None \
+    return (
+        e.status in LIVE
+        and e.lease_expires_at is not None
         and e.lease_expires_at <= (now or time.time())
+    )
 
 
 def lease_text(e: Effect, now: float | None = None) -> str:
     length = fmt.span(e.lease_seconds)
     if e.status not in LIVE:
         return tr("{length} lease (held by {owner}; ended)").format(
-            length=length, owner=e.lease_owner or "—")
+            length=length, owner=e.lease_owner or "—"
+        )
     if e.lease_expires_at is None:
-        return tr("{length} lease held by {owner}").format(length=length,
-                                                           owner=e.lease_owner or "—")
+        return tr("{length} lease held by {owner}").format(
+            length=length, owner=e.lease_owner or "—"
+        )
     left = e.lease_expires_at - (now or time.time())
     if left > 0:
         return tr("held by {owner} · {left} left of {length}").format(
-            owner=e.lease_owner or "—", left=fmt.span(left), length=length)
+            owner=e.lease_owner or "—", left=fmt.span(left), length=length
+        )
     return tr("lapsed {ago} ago · was held by {owner} for {length}").format(
-        ago=fmt.span(-left), owner=e.lease_owner or "—", length=length)
+        ago=fmt.span(-left), owner=e.lease_owner or "—", length=length
+    )
 
 
 def state_text(e: Effect, now: float | None = None) -> str:
     if e.status == EffectStatus.AMBIGUOUS:
-        return tr("Outcome unknown since {when} — only a person can say whether it "
-                  "happened.").format(when=fmt.clock(e.updated_at))
+        return tr(
+            "Outcome unknown since {when} — only a person can say whether it happened."
+        ).format(when=fmt.clock(e.updated_at))
     if lapsed(e, now):
-        return tr("{status}, but the lease lapsed {span} ago and nobody has marked it "
-                  "ambiguous yet.").format(
+        return tr(
+            "{status}, but the lease lapsed {span} ago and nobody has marked it ambiguous yet."
+        ).format(
             status=e.status.value.capitalize(),
-            span=fmt.span((now or time.time()) - (e.lease_expires_at or 0)))
+            span=fmt.span((now or time.time()) - (e.lease_expires_at or 0)),
+        )
     if e.status in LIVE:
-        return tr("{status} — {lease}.").format(status=e.status.value.capitalize(),
-                                                 lease=lease_text(e, now))
+        return tr("{status} — {lease}.").format(
+            status=e.status.value.capitalize(), lease=lease_text(e, now)
+        )
     who = e.resolved_by or tr("the agent")
     text = tr("{status} by {who} at {when}").format(
-        status=e.status.value.capitalize(), who=who, when=fmt.clock(e.updated_at))
+        status=e.status.value.capitalize(), who=who, when=fmt.clock(e.updated_at)
+    )
     if e.resolution_reason:
         text += f": {fmt.bounded(e.resolution_reason, 300)}"
     elif e.error:
@@ -85,17 +113,26 @@ def state_text(e: Effect, now: float | None = None) -> str:
 def fact_values(c: EffectContext) -> dict[str, str]:
     e, run = c.effect, c.run
     return {
-        "Key": e.key, "Action": e.tool,
+        "Key": e.key,
+        "Action": e.tool,
         "Agent": run.agent if run else (e.lease_owner or "—"),
-        "Run": f"{fmt.bounded(run.title, 80)} ({run.id}, {run.status.value})" if run
+        "Run": f"{fmt.bounded(run.title, 80)} ({run.id}, {run.status.value})"
+        if run
         else (e.run_id or "— (no run)"),
-        "Attempt": str(e.attempt), "Reserved": fmt.clock(e.created_at),
+        "Attempt": str(e.attempt),
+        "Reserved": fmt.clock(e.created_at),
         "Started": fmt.clock(e.started_at) if e.started_at else "— (never began)",
-        "Lease": lease_text(e), "Safety class": label(e.safety_class.value),
+        "Lease": lease_text(e),
+        "Safety class": label(e.safety_class.value),
         "Idempotency key": e.idempotency_key or "— (none: a retry is not deduplicated)",
-        "Approval": c.approval.id + (f" (approved by {c.approval.decided_by})"
-                                     if c.approval and c.approval.decided_by else "")
-        if c.approval else "—",
+        "Approval": c.approval.id
+        + (
+            f" (approved by {c.approval.decided_by})"
+            if c.approval and c.approval.decided_by
+            else ""
+        )
+        if c.approval
+        else "—",
     }
 
 
@@ -105,7 +142,7 @@ def receipt_cells(r: Receipt) -> tuple[str, ...]:
 
 class EffectView(QWidget):
     """Signals:
-        open_run(str): the operator asked to see the effect's run.
+    open_run(str): the operator asked to see the effect's run.
     """
 
     open_run = Signal(str)
@@ -134,8 +171,9 @@ class EffectView(QWidget):
         self.tool_note = plain_label(parent=self, name="Muted")
         for tree in (self.action, self.request, self.result):
             tree.setMinimumHeight(120)
-        self.receipts = RowsModel(RECEIPT_HEADERS, receipt_cells, self,
-                                  tip=lambda r: f"digest {r.digest}")
+        self.receipts = RowsModel(
+            RECEIPT_HEADERS, receipt_cells, self, tip=lambda r: f"digest {r.digest}"
+        )
         self.receipts_view = self._receipts_view()
         self.evidence = JsonTree("Evidence of the selected receipt", self)
         self.evidence.setMinimumHeight(110)
@@ -160,10 +198,20 @@ class EffectView(QWidget):
         layout.addLayout(form)
         self.why_title = section("Why the outcome is unknown", self)
         self.error_title = section("Prior error", self)
-        for widget in (self.why_title, self.why, self.error_title, self.prior_error,
-                       self.action, section("Tool call", self), self.tool_note, self.request,
-                       self.result, section("Receipts", self), self.receipts_view,
-                       self.evidence):
+        for widget in (
+            self.why_title,
+            self.why,
+            self.error_title,
+            self.prior_error,
+            self.action,
+            section("Tool call", self),
+            self.tool_note,
+            self.request,
+            self.result,
+            section("Receipts", self),
+            self.receipts_view,
+            self.evidence,
+        ):
             layout.addWidget(widget)
 
     # ------------------------------------------------------------ showing
@@ -194,9 +242,14 @@ class EffectView(QWidget):
         else:
             status = label(call.status.value)
             error = f" · error: {fmt.bounded(call.error, 200)}" if call.error else ""
-            self.tool_note.setText(tr("{tool} · {status} · recorded {created_at}{error}").format(
-                                       tool=call.tool, status=status,
-                                       created_at=fmt.clock(call.created_at), error=error))
+            self.tool_note.setText(
+                tr("{tool} · {status} · recorded {created_at}{error}").format(
+                    tool=call.tool,
+                    status=status,
+                    created_at=fmt.clock(call.created_at),
+                    error=error,
+                )
+            )
         self.request.setVisible(call is not None)
         if call is not None:
             self.request.set_value(call.request)
@@ -204,8 +257,9 @@ class EffectView(QWidget):
         # ``partial_result`` of mark_ambiguous) or its committed result
         partial = e.result if e.result is not None else (call.result if call else None)
         self.result.setVisible(partial is not None)
-        self.result.set_title("Result" if e.status == EffectStatus.COMMITTED
-                              else "Result so far (partial)")
+        self.result.set_title(
+            "Result" if e.status == EffectStatus.COMMITTED else "Result so far (partial)"
+        )
         if partial is not None:
             self.result.set_value(partial)
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from proctor.core.models import InboxItem
 
-KIND_TITLES = {"approval": "Approval", "question": "Question", "conflict": "Conflict",
-               "effect": "Effect"}
+KIND_TITLES = {
+    "approval": "Approval",
+    "question": "Question",
+    "conflict": "Conflict",
+    "effect": "Effect",
+}
 
 
 def item_key(item: InboxItem) -> str:

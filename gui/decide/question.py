@@ -78,7 +78,8 @@ def closed_text(q: Question) -> str:
     if q.status == QuestionStatus.EXPIRED:
         if when:
             return tr("This question expired at {when} before an answer was sent.").format(
-                when=when)
+                when=when
+            )
         return tr("This question expired before an answer was sent.")
     who = q.resolved_by or tr("someone")
     if when:
@@ -215,25 +216,30 @@ class QuestionDetail(DetailWidget):
 
     # ------------------------------------------------------------ entity
     def fetcher(self, item: InboxItem) -> Any:
-        questions, memory, item_id = (self.ctx.journal.questions,
-                                         self.ctx.journal.memory, item.id)
+        questions, memory, item_id = (self.ctx.journal.questions, self.ctx.journal.memory, item.id)
 
         def fetch() -> tuple[Question, tuple[str, float] | None, MemoryChange | None]:
             q = questions.get(item_id)
-            seen = questions.seen(item_id) if q.status == QuestionStatus.PRESENTED \
+            seen = questions.seen(item_id) if q.status == QuestionStatus.PRESENTED else None
+            change = (
+                load_memory_change(memory, q)
+                if q.kind == QuestionKind.MEMORY_CHANGE_REVIEW
                 else None
-            change = load_memory_change(memory, q) \
-                if q.kind == QuestionKind.MEMORY_CHANGE_REVIEW else None
+            )
             return q, seen, change
 
         return fetch
 
-    def show_entity(self, data: tuple[Question, tuple[str, float] | None,
-                                      MemoryChange | None]) -> None:
+    def show_entity(
+        self, data: tuple[Question, tuple[str, float] | None, MemoryChange | None]
+    ) -> None:
         q, self._seen, change = data
         self.entity = q
-        self.title.setText(tr("{kind} from {agent}").format(
-                               kind=kind_words(q.kind), agent=fmt.bounded(q.agent, 80)))
+        self.title.setText(
+            tr("{kind} from {agent}").format(
+                kind=kind_words(q.kind), agent=fmt.bounded(q.agent, 80)
+            )
+        )
         self._show_facts(q)
         self.prompt.set_text(q.prompt)
         self.request.set_value(q.request)
@@ -249,11 +255,19 @@ class QuestionDetail(DetailWidget):
         if self._seen is not None:
             seen = f" · seen by {fmt.bounded(self._seen[0], 80)} at {fmt.clock(self._seen[1])}"
         self.facts.setText(
-            tr("Asked by {agent} at {created_at} · run “{run_title}” (attempt {attempt}) · "
-               "{project}/{space}{seen}").format(
-                agent=fmt.bounded(q.agent, 80), created_at=fmt.clock(q.created_at),
-                run_title=fmt.bounded(q.run_title, 120), attempt=q.attempt,
-                project=fmt.bounded(q.project, 60), space=fmt.bounded(q.space, 60), seen=seen))
+            tr(
+                "Asked by {agent} at {created_at} · run “{run_title}” (attempt {attempt}) · "
+                "{project}/{space}{seen}"
+            ).format(
+                agent=fmt.bounded(q.agent, 80),
+                created_at=fmt.clock(q.created_at),
+                run_title=fmt.bounded(q.run_title, 120),
+                attempt=q.attempt,
+                project=fmt.bounded(q.project, 60),
+                space=fmt.bounded(q.space, 60),
+                seen=seen,
+            )
+        )
 
     # ------------------------------------------------------------ presented
     def showEvent(self, event: Any) -> None:
@@ -267,23 +281,36 @@ class QuestionDetail(DetailWidget):
     def _present_later(self) -> None:
         """Start the clock: marked presented if still on screen after PRESENT_AFTER_MS."""
         q = self.entity
-        if isinstance(q, Question) and q.status == QuestionStatus.REQUESTED \
-                and q.id not in self._marked and self.isVisible() \
-                and not self._present_timer.isActive():
+        if (
+            isinstance(q, Question)
+            and q.status == QuestionStatus.REQUESTED
+            and q.id not in self._marked
+            and self.isVisible()
+            and not self._present_timer.isActive()
+        ):
             self._present_timer.start(PRESENT_AFTER_MS)
 
     @Slot()
     def _mark_presented(self) -> None:
         """Record, once, that an operator has had this open question on screen a while."""
         q = self.entity
-        if not isinstance(q, Question) or q.status != QuestionStatus.REQUESTED \
-                or self.ctx.read_only or q.id in self._marked or not self.isVisible() \
-                or self.past_expiry():
+        if (
+            not isinstance(q, Question)
+            or q.status != QuestionStatus.REQUESTED
+            or self.ctx.read_only
+            or q.id in self._marked
+            or not self.isVisible()
+            or self.past_expiry()
+        ):
             return
         self._marked.add(q.id)
         questions, item_id = self.ctx.journal.questions, q.id
-        self.ctx.runner.run(lambda: questions.mark_presented(item_id),
-                            on_error=self._on_present_refused, owner=self, write=True)
+        self.ctx.runner.run(
+            lambda: questions.mark_presented(item_id),
+            on_error=self._on_present_refused,
+            owner=self,
+            write=True,
+        )
 
     def _on_present_refused(self, exc: BaseException) -> None:
         # Best effort: the operator can answer all the same (read-only, busy, closed…).
@@ -299,8 +326,7 @@ class QuestionDetail(DetailWidget):
 
     def past_expiry(self) -> bool:
         q = self.entity
-        return isinstance(q, Question) and q.expires_at is not None \
-            and time.time() >= q.expires_at
+        return isinstance(q, Question) and q.expires_at is not None and time.time() >= q.expires_at
 
     def _update_state(self) -> None:
         q = self.entity
@@ -311,22 +337,36 @@ class QuestionDetail(DetailWidget):
         if q.status not in OPEN:
             self.state.setText(closed_text(q))
             typed = self.view is not None and self._has_typed()
-            self.closed.setText(closed_text(q) + (tr(" What you typed is kept below; copy it "
-                                                  "if you need it.") if typed else ""))
-            self.closed.setVisible(q.resolved_by != self._me() or
-                                   q.status != QuestionStatus.RESOLVED)
+            self.closed.setText(
+                closed_text(q)
+                + (tr(" What you typed is kept below; copy it if you need it.") if typed else "")
+            )
+            self.closed.setVisible(
+                q.resolved_by != self._me() or q.status != QuestionStatus.RESOLVED
+            )
         elif self.past_expiry():
             self.state.setText(tr("Past its expiry: the agent will not wait for this answer."))
-            self.closed.setText(tr("This question expired while the form was open. What you "
-                                "typed is kept below; copy it if you need it."))
+            self.closed.setText(
+                tr(
+                    "This question expired while the form was open. What you "
+                    "typed is kept below; copy it if you need it."
+                )
+            )
             self.closed.show()
         else:
             self.closed.hide()
-            expiry = tr("no expiry") if q.expires_at is None else \
-                tr("expires in {countdown} ({clock})").format(
-                    countdown=fmt.countdown(q.expires_at), clock=fmt.clock(q.expires_at))
-            self.state.setText(tr("Waiting for {created_at} · {expiry}").format(
-                                   created_at=fmt.age(q.created_at), expiry=expiry))
+            expiry = (
+                tr("no expiry")
+                if q.expires_at is None
+                else tr("expires in {countdown} ({clock})").format(
+                    countdown=fmt.countdown(q.expires_at), clock=fmt.clock(q.expires_at)
+                )
+            )
+            self.state.setText(
+                tr("Waiting for {created_at} · {expiry}").format(
+                    created_at=fmt.age(q.created_at), expiry=expiry
+                )
+            )
         self._update_submit()
 
     def _me(self) -> str:
@@ -338,9 +378,14 @@ class QuestionDetail(DetailWidget):
         return value not in (MISSING, None, {}, [], "")
 
     def can_submit(self) -> bool:
-        return (self.view is not None and self.view.is_valid() and self.is_open()
-                and not self.past_expiry() and not self.ctx.read_only
-                and self._sending is None)
+        return (
+            self.view is not None
+            and self.view.is_valid()
+            and self.is_open()
+            and not self.past_expiry()
+            and not self.ctx.read_only
+            and self._sending is None
+        )
 
     def _update_submit(self) -> None:
         self.submit_button.setEnabled(self.can_submit())
@@ -376,9 +421,14 @@ class QuestionDetail(DetailWidget):
             return
         settle = self.ctx.settle
         if settle is not None and settle.too_soon(item_key(self.item)):
-            self.message.show_message(tr("Not sent: this question has only just come on screen. "
-                                      "Read it, then send again."), Level.INFO,
-                                      close_after_ms=NOTE_CLOSE_MS)
+            self.message.show_message(
+                tr(
+                    "Not sent: this question has only just come on screen. "
+                    "Read it, then send again."
+                ),
+                Level.INFO,
+                close_after_ms=NOTE_CLOSE_MS,
+            )
             return
         q = self.entity
         assert isinstance(q, Question)
@@ -392,15 +442,21 @@ class QuestionDetail(DetailWidget):
             return
         # the OS keyring (it may wait for an unlock prompt): not a journal write, so not on
         # the write lane, where it would hold up the clicks behind it
-        self.ctx.runner.run(prepare, on_done=partial(self._prepared, item, value, q.version),
-                            on_error=self._on_prepare_failed, owner=self)
+        self.ctx.runner.run(
+            prepare,
+            on_done=partial(self._prepared, item, value, q.version),
+            on_error=self._on_prepare_failed,
+            owner=self,
+        )
 
     def _prepared(self, item: InboxItem, value: Any, version: int, _result: Any) -> None:
         self.ctx.decider.answer(item, value, expected_version=version)
 
     def _on_prepare_failed(self, exc: BaseException) -> None:
         self._sending = None
-        self.message.show_message(tr("{exc} Nothing was sent to the agent.").format(exc=exc), Level.ERROR)
+        self.message.show_message(
+            tr("{exc} Nothing was sent to the agent.").format(exc=exc), Level.ERROR
+        )
         self._update_submit()
 
     def _on_done(self, key: str, _result: object) -> None:

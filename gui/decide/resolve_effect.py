@@ -20,8 +20,7 @@ from ..widgets.labels import plain_label, section
 from ..widgets.message_bar import Level, MessageBar
 
 NEXT_COMMITTED = "Committed: the agent treats this as done and never retries it."
-NEXT_FAILED = ("Failed: the next attempt may run it again — if it did happen, it will "
-               "happen twice.")
+NEXT_FAILED = "Failed: the next attempt may run it again — if it did happen, it will happen twice."
 RETRY_SAFE = frozenset({SafetyClass.SAFE_READ, SafetyClass.IDEMPOTENT_WRITE})
 Draft = tuple[str, str, str, str]
 
@@ -37,34 +36,56 @@ def needs_second_confirm(e: Effect) -> bool:
 
 def risk_text(e: Effect) -> str:
     if not needs_second_confirm(e):
-        return tr("This is {kind}: running it again is harmless, so “failed” is the safe "
-                  "answer when in doubt.").format(kind=a_or_an(label(e.safety_class.value)))
-    text = tr("This is {kind}, not idempotent: if it did happen and you mark it failed, a "
-              "retry does it a second time. You will be asked to confirm.").format(
-        kind=a_or_an(label(e.safety_class.value)))
+        return tr(
+            "This is {kind}: running it again is harmless, so “failed” is the safe "
+            "answer when in doubt."
+        ).format(kind=a_or_an(label(e.safety_class.value)))
+    text = tr(
+        "This is {kind}, not idempotent: if it did happen and you mark it failed, a "
+        "retry does it a second time. You will be asked to confirm."
+    ).format(kind=a_or_an(label(e.safety_class.value)))
     if e.idempotency_key:
-        text += " " + tr("Its idempotency key {key} protects a retry only if the receiving "
-                         "system honours it.").format(key=fmt.bounded(e.idempotency_key, 80))
+        text += " " + tr(
+            "Its idempotency key {key} protects a retry only if the receiving system honours it."
+        ).format(key=fmt.bounded(e.idempotency_key, 80))
     return text
 
 
 def confirm_failed(parent: QWidget | None, e: Effect) -> bool:
     """The second confirmation (mockable through ``ConfirmDialog.ask``)."""
     return ConfirmDialog.ask(
-        parent, tr("Mark failed — it may happen twice"),
-        tr("“{tool}” ({safety}) is not idempotent.\n"
-           "If it did happen, the agent's next attempt will do it again (attempt "
-           "{attempt}).\n\nMark it failed anyway?").format(
-            tool=fmt.bounded(e.tool, 80), safety=label(e.safety_class.value),
-            attempt=e.attempt + 1), ok=tr("Mark failed, allow a retry"))
+        parent,
+        tr("Mark failed — it may happen twice"),
+        tr(
+            "“{tool}” ({safety}) is not idempotent.\n"
+            "If it did happen, the agent's next attempt will do it again (attempt "
+            "{attempt}).\n\nMark it failed anyway?"
+        ).format(
+            tool=fmt.bounded(e.tool, 80), safety=label(e.safety_class.value), attempt=e.attempt + 1
+        ),
+        ok=tr("Mark failed, allow a retry"),
+    )
 
 
-def resolve_call(effects: Any, e: Effect, outcome: EffectStatus, reason: str,
-                 external_id: str | None, evidence: dict | None) -> Callable[[], Any]:
+def resolve_call(
+    effects: Any,
+    e: Effect,
+    outcome: EffectStatus,
+    reason: str,
+    external_id: str | None,
+    evidence: dict | None,
+) -> Callable[[], Any]:
     """The store call for one resolution, with its own request id (a retry is idempotent)."""
     rid, key, version = request_id(), e.key, e.version
-    return lambda: effects.resolve(key, outcome, reason=reason, expected_version=version,
-                                   external_id=external_id, evidence=evidence, request_id=rid)
+    return lambda: effects.resolve(
+        key,
+        outcome,
+        reason=reason,
+        expected_version=version,
+        external_id=external_id,
+        evidence=evidence,
+        request_id=rid,
+    )
 
 
 class ResolveForm(QWidget):
@@ -82,8 +103,9 @@ class ResolveForm(QWidget):
         self.reason.setPlaceholderText(tr("What really happened, and how you know (required)"))
         self.reason.setTabChangesFocus(True)
         self.reason.setMaximumHeight(64)
-        self.external = self._line("External id", "External id, e.g. payment or ticket "
-                                                  "number (optional)")
+        self.external = self._line(
+            "External id", "External id, e.g. payment or ticket number (optional)"
+        )
         self.url = self._line("Evidence URL", "Link to the evidence (optional, kept as text)")
         self.note = self._line("Evidence note", "Anything else worth keeping (optional)")
         self.buttons = QVBoxLayout()
@@ -123,13 +145,15 @@ class ResolveForm(QWidget):
         return self.external.text().strip() or None
 
     def evidence(self) -> dict | None:
-        found = {k: v for k, v in (("url", self.url.text().strip()),
-                                   ("note", self.note.text().strip())) if v}
+        found = {
+            k: v
+            for k, v in (("url", self.url.text().strip()), ("note", self.note.text().strip()))
+            if v
+        }
         return found or None
 
     def draft(self) -> Draft:
-        return (self.reason.toPlainText(), self.external.text(), self.url.text(),
-                self.note.text())
+        return (self.reason.toPlainText(), self.external.text(), self.url.text(), self.note.text())
 
     def set_draft(self, draft: Draft) -> None:
         reason, external, url, note = draft
@@ -147,16 +171,25 @@ class ResolveForm(QWidget):
         """True if the operator may resolve ``e`` to ``outcome`` now (reason given; the
         second confirmation answered yes where it is needed)."""
         if e is None or e.status != EffectStatus.AMBIGUOUS:
-            self.message.show_message(tr("Only an ambiguous effect can be resolved by hand."),
-                                      Level.WARNING)
+            self.message.show_message(
+                tr("Only an ambiguous effect can be resolved by hand."), Level.WARNING
+            )
             return False
         if not self.reason_text():
-            self.message.show_message(tr("Write a reason first: what really happened, and how "
-                                      "you know. It is kept as evidence."), Level.WARNING)
+            self.message.show_message(
+                tr(
+                    "Write a reason first: what really happened, and how "
+                    "you know. It is kept as evidence."
+                ),
+                Level.WARNING,
+            )
             self.reason.setFocus()
             return False
-        if outcome == EffectStatus.FAILED and needs_second_confirm(e) \
-                and not confirm_failed(self, e):
+        if (
+            outcome == EffectStatus.FAILED
+            and needs_second_confirm(e)
+            and not confirm_failed(self, e)
+        ):
             return False
         self.message.clear()
         return True

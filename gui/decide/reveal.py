@@ -21,9 +21,10 @@ from ..widgets.list_model import RowsModel as RowsModel
 
 
 def mask_text(entry: MemoryEntry) -> str:
-    return tr("Hidden: this entry is marked “{sensitivity}”. Reveal it to read it ({count} "
-              "characters); the reveal is recorded in the audit log.").format(
-        sensitivity=fmt.bounded(entry.sensitivity, 40), count=f"{len(entry.content):,}")
+    return tr(
+        "Hidden: this entry is marked “{sensitivity}”. Reveal it to read it ({count} "
+        "characters); the reveal is recorded in the audit log."
+    ).format(sensitivity=fmt.bounded(entry.sensitivity, 40), count=f"{len(entry.content):,}")
 
 
 def token_limit(settings: Any) -> int:
@@ -51,8 +52,7 @@ class RevealState(QObject):
 
     def shows(self, entry: MemoryEntry | None) -> bool:
         """True if ``entry``'s content may be shown."""
-        return entry is not None and (not is_sensitive(entry.sensitivity)
-                                      or entry.id in self._ids)
+        return entry is not None and (not is_sensitive(entry.sensitivity) or entry.id in self._ids)
 
     def __contains__(self, entry_id: object) -> bool:
         return entry_id in self._ids

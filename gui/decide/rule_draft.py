@@ -34,8 +34,14 @@ from ..widgets import fmt
 from ..widgets.labels import plain_label
 from .detail import DetailContext
 
-EXPIRY_CHOICES = [("1 hour", 3600.0), ("8 hours", 8 * 3600.0), ("24 hours", 86400.0),
-                  ("7 days", 7 * 86400.0), ("30 days", 30 * 86400.0), ("Never", None)]
+EXPIRY_CHOICES = [
+    ("1 hour", 3600.0),
+    ("8 hours", 8 * 3600.0),
+    ("24 hours", 86400.0),
+    ("7 days", 7 * 86400.0),
+    ("30 days", 30 * 86400.0),
+    ("Never", None),
+]
 DEFAULT_EXPIRY = 2  # 24 hours
 PREVIEW_DEBOUNCE_MS = 250
 LISTED = 50
@@ -43,15 +49,25 @@ LISTED = 50
 
 def draft_text(d: RuleDraft, now: float | None = None) -> str:
     """The rule in one sentence, as the confirmation restates it."""
-    where = {"run": tr("run {run}").format(run=d.run_id),
-             "space": tr("space {project}/{space}").format(project=d.project, space=d.space),
-             "project": tr("project {project}").format(project=d.project)}.get(d.scope, d.scope)
-    until = (tr("until {when}").format(when=fmt.clock(d.expires_at)) if d.expires_at
-             else tr("for ever (no expiry)"))
+    where = {
+        "run": tr("run {run}").format(run=d.run_id),
+        "space": tr("space {project}/{space}").format(project=d.project, space=d.space),
+        "project": tr("project {project}").format(project=d.project),
+    }.get(d.scope, d.scope)
+    until = (
+        tr("until {when}").format(when=fmt.clock(d.expires_at))
+        if d.expires_at
+        else tr("for ever (no expiry)")
+    )
     when = " " + tr("when {predicate}").format(predicate=d.predicate) if d.predicate else ""
     return tr("{effect} {action} on resource {resource}{when}, in {where}, {until}").format(
-        effect=d.effect.value.capitalize(), action=d.action_pattern,
-        resource=d.resource_pattern, when=when, where=where, until=until)
+        effect=d.effect.value.capitalize(),
+        action=d.action_pattern,
+        resource=d.resource_pattern,
+        when=when,
+        where=where,
+        until=until,
+    )
 
 
 def preview_text(p: RulePreview) -> str:
@@ -64,8 +80,8 @@ def preview_text(p: RulePreview) -> str:
 
 class RuleDraftPanel(QFrame):
     """Signals:
-        previewed(object): a RulePreview for the draft shown.
-        open_run(str): the operator opened a request listed by the preview (its run id).
+    previewed(object): a RulePreview for the draft shown.
+    open_run(str): the operator opened a request listed by the preview (its run id).
     """
 
     previewed = Signal(object)
@@ -85,11 +101,16 @@ class RuleDraftPanel(QFrame):
         self.resource.setAccessibleName(tr("Rule resource pattern"))
         self.condition = QLineEdit(self)
         self.condition.setAccessibleName(tr("Rule condition"))
-        self.condition.setPlaceholderText(tr('optional, e.g. args.amount <= 100  (see docs/rules.md)'))
+        self.condition.setPlaceholderText(
+            tr("optional, e.g. args.amount <= 100  (see docs/rules.md)")
+        )
         self.scope = QComboBox(self)
         self.scope.setAccessibleName(tr("Rule scope"))
-        for label, value in (("This run", "run"), ("This space", "space"),
-                             ("This project", "project")):
+        for label, value in (
+            ("This run", "run"),
+            ("This space", "space"),
+            ("This project", "project"),
+        ):
             self.scope.addItem(label, value)
         self.expiry = QComboBox(self)
         self.expiry.setAccessibleName(tr("Rule expiry"))
@@ -144,8 +165,13 @@ class RuleDraftPanel(QFrame):
         self.preview = None
         self.show()
         self.ctx.runner.drop("preview", self)  # a preview of the previous draft is stale
-        self.ctx.runner.latest("draft", lambda: approvals.rule_draft(approval.id, scope),
-                               on_done=self._on_draft, on_error=self._on_error, owner=self)
+        self.ctx.runner.latest(
+            "draft",
+            lambda: approvals.rule_draft(approval.id, scope),
+            on_done=self._on_draft,
+            on_error=self._on_error,
+            owner=self,
+        )
 
     def _on_draft(self, draft: RuleDraft) -> None:
         self.base = draft
@@ -159,8 +185,9 @@ class RuleDraftPanel(QFrame):
         self._changed()
 
     def _on_error(self, exc: BaseException) -> None:
-        self.problem.setText(tr("Cannot draft the rule: {exc}").format(
-                                 exc=fmt.bounded(str(exc), 300)))
+        self.problem.setText(
+            tr("Cannot draft the rule: {exc}").format(exc=fmt.bounded(str(exc), 300))
+        )
 
     # ------------------------------------------------------------ the draft
     def draft(self, now: float | None = None) -> RuleDraft | None:
@@ -180,11 +207,17 @@ class RuleDraftPanel(QFrame):
         scope = self.scope.currentData()
         a = self.approval
         self.problem.setText("")
-        return self.base.model_copy(update={
-            "resource_pattern": resource, "predicate": condition, "scope": scope,
-            "run_id": a.run_id if scope == "run" else None, "project": a.project,
-            "space": a.space if scope == "space" else None,
-            "expires_at": None if seconds is None else (now or time.time()) + seconds})
+        return self.base.model_copy(
+            update={
+                "resource_pattern": resource,
+                "predicate": condition,
+                "scope": scope,
+                "run_id": a.run_id if scope == "run" else None,
+                "project": a.project,
+                "space": a.space if scope == "space" else None,
+                "expires_at": None if seconds is None else (now or time.time()) + seconds,
+            }
+        )
 
     @Slot()
     def _scope_changed(self) -> None:
@@ -198,8 +231,9 @@ class RuleDraftPanel(QFrame):
         if draft is None:
             self.headline.setText(tr("This rule cannot be made yet."))
             return
-        self.headline.setText(tr("Approving will make the rule: {draft}.").format(
-                                  draft=draft_text(draft)))
+        self.headline.setText(
+            tr("Approving will make the rule: {draft}.").format(draft=draft_text(draft))
+        )
         self.summary.setText(tr("Previewing…"))
         self._timer.start()
 
@@ -209,24 +243,38 @@ class RuleDraftPanel(QFrame):
         if draft is None or self.approval is None:
             return
         approvals, exclude = self.ctx.journal.approvals, self.approval.id
-        self.ctx.runner.latest("preview", lambda: approvals.preview_rule(draft, exclude=exclude),
-                               on_done=self._on_preview, on_error=self._on_error, owner=self)
+        self.ctx.runner.latest(
+            "preview",
+            lambda: approvals.preview_rule(draft, exclude=exclude),
+            on_done=self._on_preview,
+            on_error=self._on_error,
+            owner=self,
+        )
 
     def _on_preview(self, preview: RulePreview) -> None:
         self.preview = preview
         self.summary.setText(preview_text(preview))
-        for view, hits, word in ((self.past, preview.past, "past"),
-                                 (self.pending, preview.pending, "pending")):
+        for view, hits, word in (
+            (self.past, preview.past, "past"),
+            (self.pending, preview.pending, "pending"),
+        ):
             view.clear()
             for hit in hits[:LISTED]:
-                item = QListWidgetItem(fmt.bounded(
-                    f"{word} · {hit.agent} · {hit.action_name} · {hit.status.value} · {hit.id}",
-                    200), view)
+                item = QListWidgetItem(
+                    fmt.bounded(
+                        f"{word} · {hit.agent} · {hit.action_name} · {hit.status.value} · {hit.id}",
+                        200,
+                    ),
+                    view,
+                )
                 item.setData(Qt.ItemDataRole.UserRole, hit.run_id)
                 item.setToolTip(tr("Enter or double-click opens its run"))
         self.apply.setEnabled(bool(preview.pending))
-        self.apply.setText(tr("Also decide the {pending} pending request(s) it matches").format(
-                               pending=len(preview.pending)))
+        self.apply.setText(
+            tr("Also decide the {pending} pending request(s) it matches").format(
+                pending=len(preview.pending)
+            )
+        )
         self.previewed.emit(preview)
 
     @Slot(QListWidgetItem)
@@ -250,8 +298,9 @@ class RuleConfirmDialog(QDialog):
         label = plain_label(text, self)
         label.setAccessibleName(tr("The rule to be made"))
         buttons = QDialogButtonBox(self)
-        self.ok = buttons.addButton("Approve and make the rule",
-                                    QDialogButtonBox.ButtonRole.AcceptRole)
+        self.ok = buttons.addButton(
+            "Approve and make the rule", QDialogButtonBox.ButtonRole.AcceptRole
+        )
         buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -264,13 +313,17 @@ class RuleConfirmDialog(QDialog):
         lines = [f"Approve this request and make the rule:\n{draft_text(draft)}."]
         if preview is not None:
             lines.append(preview_text(preview))
-        lines.append(f"It will also decide {applied} pending request(s) now." if applied
-                     else "It decides no pending request now; new requests it matches are "
-                          "decided as they arrive.")
+        lines.append(
+            f"It will also decide {applied} pending request(s) now."
+            if applied
+            else "It decides no pending request now; new requests it matches are "
+            "decided as they arrive."
+        )
         return "\n\n".join(lines)
 
     @classmethod
-    def ask(cls, parent: QWidget | None, draft: RuleDraft, preview: RulePreview | None,
-            applied: int) -> bool:
+    def ask(
+        cls, parent: QWidget | None, draft: RuleDraft, preview: RulePreview | None, applied: int
+    ) -> bool:
         dialog = cls(parent, cls.text(draft, preview, applied))
         return dialog.exec() == QDialog.DialogCode.Accepted

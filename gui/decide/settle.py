@@ -22,8 +22,9 @@ SETTLE_S = 0.7  # an item must be on screen this long before a click on it decid
 QUIET_S = 1.5  # a key pressed this recently: the operator is busy, arrivals wait
 
 KEY_EVENTS = frozenset({QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride})
-MOUSE_EVENTS = frozenset({QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonDblClick,
-                          QEvent.Type.MouseButtonRelease})
+MOUSE_EVENTS = frozenset(
+    {QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonDblClick, QEvent.Type.MouseButtonRelease}
+)
 
 
 def now() -> float:

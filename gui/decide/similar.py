@@ -21,8 +21,12 @@ HEADERS = (QT_TR_NOOP("When"), QT_TR_NOOP("Decision"), QT_TR_NOOP("By"), QT_TR_N
 
 
 def cells(a: Approval) -> tuple[str, ...]:
-    return (fmt.clock(a.decided_at), a.status.value, a.decided_by or "",
-            fmt.bounded(a.decision_reason or "", 120))
+    return (
+        fmt.clock(a.decided_at),
+        a.status.value,
+        a.decided_by or "",
+        fmt.bounded(a.decision_reason or "", 120),
+    )
 
 
 class SimilarModel(QAbstractTableModel):
@@ -48,13 +52,18 @@ class SimilarModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return cells(row)[index.column()]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return plain_tip(fmt.bounded(f"{row.decision_reason or ''}\nrun: {row.run_title}",
-                                         2000))
+            return plain_tip(
+                fmt.bounded(f"{row.decision_reason or ''}\nrun: {row.run_title}", 2000)
+            )
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(HEADERS):
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> object:
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(HEADERS)
+        ):
             return tr(HEADERS[section])
         return None

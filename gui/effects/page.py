@@ -43,21 +43,28 @@ LEASE_REFRESH_S = 2.0  # while lapsed/live leases are listed, re-read this often
 FILTERS: list[tuple[str, str]] = [
     (QT_TR_NOOP("Needs a person (ambiguous)"), "ambiguous"),
     (QT_TR_NOOP("Lease lapsed, not marked"), "lapsed"),
-    (QT_TR_NOOP("Live (reserved or executing)"), "live"), (QT_TR_NOOP("Committed"), "committed"),
-    (QT_TR_NOOP("Failed"), "failed"), (QT_TR_NOOP("All effects"), "all"),
+    (QT_TR_NOOP("Live (reserved or executing)"), "live"),
+    (QT_TR_NOOP("Committed"), "committed"),
+    (QT_TR_NOOP("Failed"), "failed"),
+    (QT_TR_NOOP("All effects"), "all"),
 ]
 
 
 def effect_query(choice: str, text: str | None) -> EffectQuery:
-    statuses = {"ambiguous": {EffectStatus.AMBIGUOUS}, "live": set(LIVE),
-                "committed": {EffectStatus.COMMITTED}, "failed": {EffectStatus.FAILED}}
-    return EffectQuery(statuses=frozenset(statuses.get(choice, set())),
-                       lapsed=choice == "lapsed", text=text)
+    statuses = {
+        "ambiguous": {EffectStatus.AMBIGUOUS},
+        "live": set(LIVE),
+        "committed": {EffectStatus.COMMITTED},
+        "failed": {EffectStatus.FAILED},
+    }
+    return EffectQuery(
+        statuses=frozenset(statuses.get(choice, set())), lapsed=choice == "lapsed", text=text
+    )
 
 
 class EffectsPage(ListPage):
     """Signals:
-        open_run(str): the operator asked to see the run of an effect.
+    open_run(str): the operator asked to see the run of an effect.
     """
 
     open_run = Signal(str)
@@ -78,8 +85,9 @@ class EffectsPage(ListPage):
         self.search.setPlaceholderText(tr("Search keys, actions, idempotency keys"))
         self.detail_message = MessageBar(self)
         self.view = EffectView(self)
-        self.empty = plain_label(tr("Select an effect to see it whole."), self, name="Muted",
-                                 selectable=False)
+        self.empty = plain_label(
+            tr("Select an effect to see it whole."), self, name="Muted", selectable=False
+        )
         self.form = ResolveForm(self)
         self._buttons()
         self._layout()
@@ -179,9 +187,13 @@ class EffectsPage(ListPage):
         if self.key is None:
             return
         key, effects = self.key, self.journal.effects
-        self.ctx.runner.latest("detail", lambda: effects.context(key),
-                               on_done=self.show_context, on_error=self._on_context_error,
-                               owner=self)
+        self.ctx.runner.latest(
+            "detail",
+            lambda: effects.context(key),
+            on_done=self.show_context,
+            on_error=self._on_context_error,
+            owner=self,
+        )
 
     def _on_context_error(self, exc: BaseException) -> None:
         self.ctx.presenter.present(exc, inline=self.detail_message)
@@ -204,8 +216,13 @@ class EffectsPage(ListPage):
         way (``sending`` is cleared only when that write is done or refused, never by a
         reload)."""
         e = self.effect()
-        return not self.read_only and e is not None and e.key == self.key \
-            and e.status == EffectStatus.AMBIGUOUS and self.sending is None
+        return (
+            not self.read_only
+            and e is not None
+            and e.key == self.key
+            and e.status == EffectStatus.AMBIGUOUS
+            and self.sending is None
+        )
 
     def shows_lapsed(self) -> bool:
         e = self.effect()
@@ -216,8 +233,9 @@ class EffectsPage(ListPage):
 
     def update_buttons(self) -> None:
         e = self.effect()
-        self.form.setVisible(e is not None and (e.status == EffectStatus.AMBIGUOUS
-                                                or self.shows_lapsed()))
+        self.form.setVisible(
+            e is not None and (e.status == EffectStatus.AMBIGUOUS or self.shows_lapsed())
+        )
         self.ctx.registry.refresh()  # the commands and the buttons built from them
 
     # ------------------------------------------------------------ writes
@@ -228,13 +246,26 @@ class EffectsPage(ListPage):
             return False
         if not self.form.check(e, outcome):
             return False
-        call = resolve_call(self.journal.effects, e, outcome, self.form.reason_text(),
-                            self.form.external_id(), self.form.evidence())
-        self.detail_message.show_message(tr("Marking {outcome}…").format(outcome=outcome.value), Level.INFO)
+        call = resolve_call(
+            self.journal.effects,
+            e,
+            outcome,
+            self.form.reason_text(),
+            self.form.external_id(),
+            self.form.evidence(),
+        )
+        self.detail_message.show_message(
+            tr("Marking {outcome}…").format(outcome=outcome.value), Level.INFO
+        )
         self.sending = e.key
         self.update_buttons()
-        self.ctx.runner.run(call, on_done=self._on_resolved,
-                            on_error=self._on_resolve_refused, owner=self, write=True)
+        self.ctx.runner.run(
+            call,
+            on_done=self._on_resolved,
+            on_error=self._on_resolve_refused,
+            owner=self,
+            write=True,
+        )
         return True
 
     def _on_resolved(self, effect: Effect) -> None:
@@ -249,7 +280,10 @@ class EffectsPage(ListPage):
         self.detail_message.clear()
         self.message.show_message(
             tr("Marked {status}: {key}. Receipt, run event and audit row written.").format(
-                status=effect.status.value, key=effect.key), Level.SUCCESS)
+                status=effect.status.value, key=effect.key
+            ),
+            Level.SUCCESS,
+        )
 
     def _on_resolve_refused(self, exc: BaseException) -> None:
         self.sending = None
@@ -269,13 +303,21 @@ class EffectsPage(ListPage):
         if self.read_only or e is None or not lapsed(e):
             return
         effects = self.journal.effects
-        self.ctx.runner.run(effects.sweep_expired, on_done=self._on_swept,
-                            on_error=self._on_refused, owner=self, write=True)
+        self.ctx.runner.run(
+            effects.sweep_expired,
+            on_done=self._on_swept,
+            on_error=self._on_refused,
+            owner=self,
+            write=True,
+        )
 
     def _on_swept(self, n: int) -> None:
         self.message.show_message(
             tr("Marked {n} lapsed effect{n2} ambiguous; each now waits for a person.").format(
-                n=n, n2='s' if n != 1 else ''), Level.SUCCESS)
+                n=n, n2="s" if n != 1 else ""
+            ),
+            Level.SUCCESS,
+        )
 
     # ------------------------------------------------------------ clock
     @Slot()
@@ -289,7 +331,8 @@ class EffectsPage(ListPage):
         assert isinstance(self.model, EffectsModel)
         watching_leases = self.status.currentData() in ("lapsed", "live")
         if self.model.crossed_expiry(since, now) or (
-                watching_leases and now - self._last_refresh >= LEASE_REFRESH_S):
+            watching_leases and now - self._last_refresh >= LEASE_REFRESH_S
+        ):
             self._last_refresh = now
             self.model.refresh()  # leases lapse without a write: look again
         self.update_buttons()

@@ -24,14 +24,18 @@ from .review import (
 )
 from .views import KIND_VIEWS, AnswerView, FormView
 
-VIEWS: dict[QuestionKind, type[AnswerView]] = {**KIND_VIEWS,
-         QuestionKind.DIFF_REVIEW: DiffReviewView,
-         QuestionKind.MERGE_CONFLICT: MergeConflictView,
-         QuestionKind.CREDENTIAL_BINDING: CredentialView,
-         QuestionKind.MEMORY_CHANGE_REVIEW: MemoryReviewView}
-MATERIAL = {QuestionKind.DIFF_REVIEW: diff_material,
-            QuestionKind.MERGE_CONFLICT: merge_material,
-            QuestionKind.MEMORY_CHANGE_REVIEW: memory_material}
+VIEWS: dict[QuestionKind, type[AnswerView]] = {
+    **KIND_VIEWS,
+    QuestionKind.DIFF_REVIEW: DiffReviewView,
+    QuestionKind.MERGE_CONFLICT: MergeConflictView,
+    QuestionKind.CREDENTIAL_BINDING: CredentialView,
+    QuestionKind.MEMORY_CHANGE_REVIEW: MemoryReviewView,
+}
+MATERIAL = {
+    QuestionKind.DIFF_REVIEW: diff_material,
+    QuestionKind.MERGE_CONFLICT: merge_material,
+    QuestionKind.MEMORY_CHANGE_REVIEW: memory_material,
+}
 
 
 def build_view(question: Question, settings: Any = None) -> AnswerView:

@@ -44,10 +44,17 @@ HELP_MAX = 600
 
 def make_field(node: Node, parent: QWidget | None = None) -> Field:
     classes: dict[str, type[Field]] = {
-        "object": ObjectField, "map": MapField, "array": ArrayField,
-        "checklist": ChecklistField, "text": TextField, "enum": EnumField,
-        "number": NumberField, "integer": NumberField, "boolean": BoolField,
-        "const": ConstField, "json": JsonField,
+        "object": ObjectField,
+        "map": MapField,
+        "array": ArrayField,
+        "checklist": ChecklistField,
+        "text": TextField,
+        "enum": EnumField,
+        "number": NumberField,
+        "integer": NumberField,
+        "boolean": BoolField,
+        "const": ConstField,
+        "json": JsonField,
     }
     return classes.get(node.kind, LineField)(node, parent)
 
@@ -111,15 +118,19 @@ class ObjectField(Field):
                 field.set_value(value[name])
 
     def local_problems(self) -> list[Problem]:
-        return [Problem((name, *p.path), p.message)
-                for name, f in self.named.items() for p in f.local_problems()]
+        return [
+            Problem((name, *p.path), p.message)
+            for name, f in self.named.items()
+            for p in f.local_problems()
+        ]
 
     def show_problems(self, problems: list[Problem]) -> None:
         for name, field in self.named.items():
             field.show_problems(split(problems, name))
         mine = [p for p in problems if not p.path or p.path[0] not in self.named]
-        super().show_problems([Problem((), f"{p.path[0]}: {p.message}" if p.path else
-                                       p.message) for p in mine])
+        super().show_problems(
+            [Problem((), f"{p.path[0]}: {p.message}" if p.path else p.message) for p in mine]
+        )
 
     def field_at(self, path: tuple[str, ...]) -> Field | None:
         if not path:
@@ -149,8 +160,9 @@ class ArrayField(Field):
         self.rows: list[tuple[QWidget, Field]] = []
         self.holder = QVBoxLayout()
         self.holder.setContentsMargins(0, 0, 0, 0)
-        self.add_button = QPushButton(button_text(f"Add {node.item.label.lower()}"
-                                                  if node.item.title else "Add item"), self)
+        self.add_button = QPushButton(
+            button_text(f"Add {node.item.label.lower()}" if node.item.title else "Add item"), self
+        )
         self.add_button.setAccessibleName(tr("{label}: add an item").format(label=node.label))
         self.add_button.clicked.connect(self._on_add)
         outer = QVBoxLayout()
@@ -178,8 +190,11 @@ class ArrayField(Field):
             field.set_value(value)
         field.changed.connect(self.changed)
         layout.addWidget(field, 1)
-        for text, name, slot in (("↑", "Move up", self._on_up), ("↓", "Move down", self._on_down),
-                                 ("✕", "Remove", self._on_remove)):
+        for text, name, slot in (
+            ("↑", "Move up", self._on_up),
+            ("↓", "Move down", self._on_down),
+            ("✕", "Remove", self._on_remove),
+        ):
             button = QToolButton(line)
             button.setText(text)
             button.setAccessibleName(tr("{name} item").format(name=name))
@@ -249,8 +264,7 @@ class ArrayField(Field):
                     button.setEnabled(n < len(self.rows) - 1)
 
     def value(self) -> Any:
-        return self.or_empty([None if (v := f.value()) is MISSING else v
-                              for _line, f in self.rows])
+        return self.or_empty([None if (v := f.value()) is MISSING else v for _line, f in self.rows])
 
     def set_value(self, value: Any) -> None:
         if not isinstance(value, list):
@@ -265,14 +279,22 @@ class ArrayField(Field):
         self.changed.emit()
 
     def local_problems(self) -> list[Problem]:
-        return [Problem((str(n), *p.path), p.message)
-                for n, (_line, f) in enumerate(self.rows) for p in f.local_problems()]
+        return [
+            Problem((str(n), *p.path), p.message)
+            for n, (_line, f) in enumerate(self.rows)
+            for p in f.local_problems()
+        ]
 
     def show_problems(self, problems: list[Problem]) -> None:
         for n, (_line, field) in enumerate(self.rows):
             field.show_problems(split(problems, str(n)))
-        super().show_problems([p for p in problems if not p.path
-                               or not p.path[0].isdigit() or int(p.path[0]) >= len(self.rows)])
+        super().show_problems(
+            [
+                p
+                for p in problems
+                if not p.path or not p.path[0].isdigit() or int(p.path[0]) >= len(self.rows)
+            ]
+        )
 
     def field_at(self, path: tuple[str, ...]) -> Field | None:
         if not path:
@@ -318,8 +340,9 @@ class ChecklistField(Field):
         layout = QVBoxLayout(holder)
         layout.setContentsMargins(0, 0, 0, 0)
         self.filter = QLineEdit(holder)
-        self.filter.setPlaceholderText(tr("Filter {values:,} values").format(
-                                           values=len(self.values)))
+        self.filter.setPlaceholderText(
+            tr("Filter {values:,} values").format(values=len(self.values))
+        )
         self.filter.setAccessibleName(tr("{label}: filter").format(label=self.node.label))
         self.filter.textChanged.connect(self._on_filter)
         self.list = QListWidget(holder)
@@ -343,14 +366,17 @@ class ChecklistField(Field):
 
     def checked(self) -> list[bool]:
         if self.list is not None:
-            return [self.list.item(n).checkState() == Qt.CheckState.Checked
-                    for n in range(self.list.count())]
+            return [
+                self.list.item(n).checkState() == Qt.CheckState.Checked
+                for n in range(self.list.count())
+            ]
         return [b.isChecked() for b in self.boxes]
 
     def set_checked(self, n: int, on: bool) -> None:
         if self.list is not None:
-            self.list.item(n).setCheckState(Qt.CheckState.Checked if on
-                                            else Qt.CheckState.Unchecked)
+            self.list.item(n).setCheckState(
+                Qt.CheckState.Checked if on else Qt.CheckState.Unchecked
+            )
         else:
             self.boxes[n].setChecked(on)
 
@@ -455,16 +481,23 @@ class MapField(Field):
         keys = [n.text().strip() for _l, n, _f in self.rows if n.text().strip()]
         if len(keys) != len(set(keys)):
             return [Problem((), "two entries have the same name")]
-        return [Problem((name.text().strip(), *p.path), p.message)
-                for _l, name, f in self.rows for p in f.local_problems()]
+        return [
+            Problem((name.text().strip(), *p.path), p.message)
+            for _l, name, f in self.rows
+            for p in f.local_problems()
+        ]
 
     def show_problems(self, problems: list[Problem]) -> None:
         keys = {name.text().strip(): field for _l, name, field in self.rows}
         for key, field in keys.items():
             field.show_problems(split(problems, key))
-        super().show_problems([Problem((), f"{p.path[0]}: {p.message}" if p.path
-                                       else p.message)
-                               for p in problems if not p.path or p.path[0] not in keys])
+        super().show_problems(
+            [
+                Problem((), f"{p.path[0]}: {p.message}" if p.path else p.message)
+                for p in problems
+                if not p.path or p.path[0] not in keys
+            ]
+        )
 
     def field_at(self, path: tuple[str, ...]) -> Field | None:
         if not path:

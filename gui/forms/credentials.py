@@ -51,13 +51,13 @@ def keyring_status() -> tuple[bool, str]:
     except Exception as exc:  # noqa: BLE001 - a broken backend configuration
         return False, f"the OS keyring cannot be used ({type(exc).__name__})"
     chained = getattr(backend, "backends", None)
-    if isinstance(backend, fail.Keyring) or chained == [] or \
-            getattr(backend, "priority", 1) <= 0:
+    if isinstance(backend, fail.Keyring) or chained == [] or getattr(backend, "priority", 1) <= 0:
         return False, "no OS keyring is available on this machine"
     first = chained[0] if chained else backend  # a chainer writes to its first backend
     if type(first).__name__ in PLAINTEXT_BACKENDS:
-        return False, (f"the only keyring here ({type(first).__module__}) keeps secrets in a "
-                       "plain file")
+        return False, (
+            f"the only keyring here ({type(first).__module__}) keeps secrets in a plain file"
+        )
     return True, ""
 
 
@@ -75,8 +75,9 @@ def store_secret(name: str, secret: str) -> str:
     try:
         keyring.set_password(SERVICE, name, secret)
     except Exception as exc:  # noqa: BLE001 - locked keyring, refused access ... (never echo the secret)
-        raise SecretNotStored(f"The OS keyring refused the secret ({type(exc).__name__}).") \
-            from None
+        raise SecretNotStored(
+            f"The OS keyring refused the secret ({type(exc).__name__})."
+        ) from None
     return REF_PREFIX + name
 
 
@@ -90,8 +91,7 @@ class CredentialStore:
         self._session: list[str] = []
 
     def references(self) -> list[str]:
-        refs = self.settings.credential_references() if self.settings is not None \
-            else self._session
+        refs = self.settings.credential_references() if self.settings is not None else self._session
         return refs[:MAX_REFS]
 
     def remember(self, ref: str) -> None:
@@ -109,8 +109,13 @@ class CredentialView(AnswerView):
     MAIN = "credential_ref"
     keyring_known: tuple[bool, str] | None = None  # checked once per session, off the GUI thread
 
-    def __init__(self, question: Question, parent: QWidget | None = None, *,
-                 store: CredentialStore | None = None) -> None:
+    def __init__(
+        self,
+        question: Question,
+        parent: QWidget | None = None,
+        *,
+        store: CredentialStore | None = None,
+    ) -> None:
         super().__init__(question, parent)
         self.store = store or CredentialStore()
         self.keyring_ok, self.keyring_why = False, "checking for an OS keyring…"
@@ -166,9 +171,13 @@ class CredentialView(AnswerView):
 
     def _layout(self) -> None:
         self.layout_.addWidget(section("Credential", self))
-        self.layout_.addWidget(plain_label(
-            tr("The agent receives a reference only; the secret never goes into the journal."),
-            self, name="Muted"))
+        self.layout_.addWidget(
+            plain_label(
+                tr("The agent receives a reference only; the secret never goes into the journal."),
+                self,
+                name="Muted",
+            )
+        )
         self.layout_.addWidget(self.use_ref)
         self.layout_.addWidget(self.refs)
         self.layout_.addWidget(self.new_secret)
@@ -182,10 +191,14 @@ class CredentialView(AnswerView):
         """The result of the keyring check (done on the task runner)."""
         CredentialView.keyring_known = (usable, why)
         self.keyring_ok, self.keyring_why = usable, why
-        self.keyring_note.setText("" if usable else
-                                  tr("Cannot store secrets here: {why}. Put the secret in your "
-                                     "secret manager and give its reference instead.").format(
-                                      why=why))
+        self.keyring_note.setText(
+            ""
+            if usable
+            else tr(
+                "Cannot store secrets here: {why}. Put the secret in your "
+                "secret manager and give its reference instead."
+            ).format(why=why)
+        )
         self.keyring_note.setVisible(not usable)
         self.new_secret.setEnabled(usable)
         if not usable and self.new_secret.isChecked():
@@ -253,8 +266,12 @@ class CredentialView(AnswerView):
             self.store.remember(ref)
 
     def draft(self) -> Any:
-        return {"mode": self.mode.checkedId(), "ref": self.refs.currentText(),
-                "name": self.name.text(), "note": self.note.text() if self.note else ""}
+        return {
+            "mode": self.mode.checkedId(),
+            "ref": self.refs.currentText(),
+            "name": self.name.text(),
+            "note": self.note.text() if self.note else "",
+        }
 
     def restore(self, draft: Any) -> None:
         if not isinstance(draft, dict):

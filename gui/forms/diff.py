@@ -69,8 +69,9 @@ class Diff:
 
     def first_change(self) -> int:
         """Row index of the first changed line (-1 when nothing changed)."""
-        return next((n for n, r in enumerate(self.rows)
-                     if r.tag in ("delete", "insert", "replace")), -1)
+        return next(
+            (n for n, r in enumerate(self.rows) if r.tag in ("delete", "insert", "replace")), -1
+        )
 
 
 class Budget:
@@ -95,8 +96,7 @@ def intraline(a: str, b: str) -> tuple[Spans, Spans]:
     starts_a, starts_b = _starts(ta), _starts(tb)
     left: list[tuple[int, int]] = []
     right: list[tuple[int, int]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False) \
-            .get_opcodes():
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
         if i2 > i1:
@@ -115,8 +115,14 @@ def _starts(tokens: list[str]) -> list[int]:
     return out
 
 
-def _row(tag: str, left_no: int | None, left: str, right_no: int | None, right: str,
-         budget: Budget | None = None) -> Row:
+def _row(
+    tag: str,
+    left_no: int | None,
+    left: str,
+    right_no: int | None,
+    right: str,
+    budget: Budget | None = None,
+) -> Row:
     left, right = visible(left), visible(right)
     if tag == "replace" and (budget is None or budget.left()):
         spans = intraline(left, right)
@@ -132,8 +138,9 @@ def side_by_side(before: str, after: str, path: str = "") -> Diff:
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=len(b) > 2_000)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            out.rows.extend(_row("equal", i1 + k + 1, a[i1 + k], j1 + k + 1, b[j1 + k])
-                            for k in range(i2 - i1))
+            out.rows.extend(
+                _row("equal", i1 + k + 1, a[i1 + k], j1 + k + 1, b[j1 + k]) for k in range(i2 - i1)
+            )
         else:
             out.rows.extend(paired(tag, a[i1:i2], i1 + 1, b[j1:j2], j1 + 1, budget))
             out.files[0].removed += i2 - i1
@@ -145,16 +152,32 @@ def side_by_side(before: str, after: str, path: str = "") -> Diff:
     return out
 
 
-def paired(tag: str, left: list[str], left_start: int, right: list[str],
-           right_start: int, budget: Budget | None = None) -> list[Row]:
+def paired(
+    tag: str,
+    left: list[str],
+    left_start: int,
+    right: list[str],
+    right_start: int,
+    budget: Budget | None = None,
+) -> list[Row]:
     out = []
     for k in range(max(len(left), len(right))):
         has_left, has_right = k < len(left), k < len(right)
-        kind = tag if tag != "replace" else ("replace" if has_left and has_right else
-                                             "delete" if has_left else "insert")
-        out.append(_row(kind, left_start + k if has_left else None,
-                        left[k] if has_left else "", right_start + k if has_right else None,
-                        right[k] if has_right else "", budget))
+        kind = (
+            tag
+            if tag != "replace"
+            else ("replace" if has_left and has_right else "delete" if has_left else "insert")
+        )
+        out.append(
+            _row(
+                kind,
+                left_start + k if has_left else None,
+                left[k] if has_left else "",
+                right_start + k if has_right else None,
+                right[k] if has_right else "",
+                budget,
+            )
+        )
     return out
 
 
@@ -168,16 +191,19 @@ def _with_headers(text: str, path: str) -> str:
 
 
 def _status(f: object) -> str:
-    for attr, name in (("is_binary_file", "binary"), ("is_added_file", "added"),
-                       ("is_removed_file", "removed"), ("is_rename", "renamed")):
+    for attr, name in (
+        ("is_binary_file", "binary"),
+        ("is_added_file", "added"),
+        ("is_removed_file", "removed"),
+        ("is_rename", "renamed"),
+    ):
         if getattr(f, attr, False):
             return name
     return "modified"
 
 
 def _strip(value: str) -> str:
-    return value[:-2] if value.endswith("\r\n") else value[:-1] if value.endswith("\n") \
-        else value
+    return value[:-2] if value.endswith("\r\n") else value[:-1] if value.endswith("\n") else value
 
 
 def hunk_rows(hunk: object, budget: Budget | None = None) -> list[Row]:
@@ -189,8 +215,16 @@ def hunk_rows(hunk: object, budget: Budget | None = None) -> list[Row]:
     def flush() -> None:
         if minus or plus:
             tag = "replace" if minus and plus else "delete" if minus else "insert"
-            rows.extend(paired(tag, [m[1] for m in minus], minus[0][0] if minus else 0,
-                               [p[1] for p in plus], plus[0][0] if plus else 0, budget))
+            rows.extend(
+                paired(
+                    tag,
+                    [m[1] for m in minus],
+                    minus[0][0] if minus else 0,
+                    [p[1] for p in plus],
+                    plus[0][0] if plus else 0,
+                    budget,
+                )
+            )
             minus.clear()
             plus.clear()
 
@@ -222,8 +256,10 @@ def from_unified(text: str, path: str = "") -> Diff:
         out.files.append(entry)
         out.rows.append(Row("file", None, visible(f.path), None, ""))
         for hunk in f:
-            header = f"@@ -{hunk.source_start},{hunk.source_length} " \
-                     f"+{hunk.target_start},{hunk.target_length} @@"
+            header = (
+                f"@@ -{hunk.source_start},{hunk.source_length} "
+                f"+{hunk.target_start},{hunk.target_length} @@"
+            )
             if hunk.section_header:
                 header += f" {hunk.section_header}"
             out.rows.append(Row("hunk", None, visible(header), None, ""))
@@ -239,6 +275,12 @@ def from_unified(text: str, path: str = "") -> Diff:
 
 def unified(before: str, after: str, path: str = "") -> str:
     name = path or "text"
-    return "\n".join(difflib.unified_diff(lines(before)[:MAX_LINES], lines(after)[:MAX_LINES],
-                                          fromfile=f"a/{name}",
-                                          tofile=f"b/{name}", lineterm=""))
+    return "\n".join(
+        difflib.unified_diff(
+            lines(before)[:MAX_LINES],
+            lines(after)[:MAX_LINES],
+            fromfile=f"a/{name}",
+            tofile=f"b/{name}",
+            lineterm="",
+        )
+    )

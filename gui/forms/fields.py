@@ -146,8 +146,12 @@ class Field(QWidget):
 class LineField(Field):
     """One line of text; also email, uri, date and date-time (with pickers)."""
 
-    PLACEHOLDERS = {"email": "name@example.com", "uri": "https://…", "date": "YYYY-MM-DD",  # noqa: RUF012 - a pydantic field default (copied per instance), not shared state
-                    "datetime": "YYYY-MM-DDThh:mm:ss+00:00"}
+    PLACEHOLDERS = {  # noqa: RUF012 - a constant table, never mutated
+        "email": "name@example.com",
+        "uri": "https://…",
+        "date": "YYYY-MM-DD",
+        "datetime": "YYYY-MM-DDThh:mm:ss+00:00",
+    }
 
     def __init__(self, node: Node, parent: QWidget | None = None) -> None:
         super().__init__(node, parent)
@@ -310,15 +314,22 @@ class EnumField(Field):
         self.combo = QComboBox(self)
         self.combo.setAccessibleName(self.node.label)
         self.combo.setMaxVisibleItems(20)
-        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.combo.setMinimumContentsLength(24)
         self.combo.addItem(tr("— choose —"))
         self.combo.addItems([option_label(v) for v in self.values])
         self.combo.currentIndexChanged.connect(self._on_edit)
         self.finish(self.combo)
         if self.node.cut_options:
-            note = plain_label(tr("{cut_options:,} more values are not listed; use raw JSON to "
-                                  "give one of them.").format(cut_options=self.node.cut_options), self, name="Muted")
+            note = plain_label(
+                tr(
+                    "{cut_options:,} more values are not listed; use raw JSON to give one of them."
+                ).format(cut_options=self.node.cut_options),
+                self,
+                name="Muted",
+            )
             self.column.insertWidget(1, note)
 
     @Slot(int, bool)
@@ -337,8 +348,9 @@ class EnumField(Field):
         return self.values[n] if 0 <= n < len(self.values) else self.empty()
 
     def set_value(self, value: Any) -> None:
-        n = next((i for i, v in enumerate(self.values) if v == value and
-                  type(v) is type(value)), -1)
+        n = next(
+            (i for i, v in enumerate(self.values) if v == value and type(v) is type(value)), -1
+        )
         if self.radios is not None:
             checked = self.radios.checkedButton()
             if n >= 0:
@@ -386,8 +398,11 @@ class NumberField(Field):
             return None
         if number != number or number in (float("inf"), float("-inf")):
             return None
-        return int(number) if number.is_integer() and "." not in text and "e" not in \
-            text.lower() else number
+        return (
+            int(number)
+            if number.is_integer() and "." not in text and "e" not in text.lower()
+            else number
+        )
 
     def value(self) -> Any:
         return self.parse()
@@ -445,7 +460,11 @@ class ConstField(Field):
     def __init__(self, node: Node, parent: QWidget | None = None) -> None:
         super().__init__(node, parent)
         self.const = node.schema.get("const")
-        self.finish(plain_label(tr("Always {const}").format(const=option_label(self.const)), self, name="Muted"))
+        self.finish(
+            plain_label(
+                tr("Always {const}").format(const=option_label(self.const)), self, name="Muted"
+            )
+        )
 
     def value(self) -> Any:
         return self.const
@@ -460,9 +479,11 @@ class JsonField(Field):
     def __init__(self, node: Node, parent: QWidget | None = None) -> None:
         super().__init__(node, parent)
         if node.reason:
-            self.column.addWidget(plain_label(tr("Typed as JSON: {reason}.").format(
-                                                  reason=node.reason), self,
-                                              name="Muted"))
+            self.column.addWidget(
+                plain_label(
+                    tr("Typed as JSON: {reason}.").format(reason=node.reason), self, name="Muted"
+                )
+            )
         self.edit = QPlainTextEdit(self)
         self.edit.setAccessibleName(tr("{label} (JSON)").format(label=node.label))
         self.edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -487,8 +508,9 @@ class JsonField(Field):
         return self.parse()[0]
 
     def set_value(self, value: Any) -> None:
-        self.edit.setPlainText("" if value is MISSING else
-                               json.dumps(value, indent=2, ensure_ascii=False))
+        self.edit.setPlainText(
+            "" if value is MISSING else json.dumps(value, indent=2, ensure_ascii=False)
+        )
 
     def local_problems(self) -> list[Problem]:
         problem = self.parse()[1]

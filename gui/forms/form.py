@@ -28,15 +28,16 @@ RAW_MAX = 2_000_000  # characters of raw JSON accepted from the operator
 
 class SchemaForm(QWidget):
     """Signals:
-        edited(): the answer changed (typing, picking, switching tabs).
-        valid_changed(bool): the answer became valid or invalid.
+    edited(): the answer changed (typing, picking, switching tabs).
+    valid_changed(bool): the answer became valid or invalid.
     """
 
     edited = Signal()
     valid_changed = Signal(bool)
 
-    def __init__(self, schema: Any, parent: QWidget | None = None, *,
-                 title: str = "Answer") -> None:
+    def __init__(
+        self, schema: Any, parent: QWidget | None = None, *, title: str = "Answer"
+    ) -> None:
         super().__init__(parent)
         self.schema = schema
         self.checker = Checker(schema)
@@ -52,8 +53,11 @@ class SchemaForm(QWidget):
         self.summary.hide()
         self.root: Field | None = None
         if self.supported:
-            self.root = ObjectField(self.node, self, root=True) \
-                if self.node.kind == "object" else make_field(self.node, self)
+            self.root = (
+                ObjectField(self.node, self, root=True)
+                if self.node.kind == "object"
+                else make_field(self.node, self)
+            )
             self.root.changed.connect(self._on_changed)
             page = QWidget(self)
             inner = QVBoxLayout(page)
@@ -69,9 +73,13 @@ class SchemaForm(QWidget):
         self.raw.textChanged.connect(self._on_changed)
         self.tabs.addTab(self.raw, tr("Raw JSON"))
         if not self.supported:
-            self.notice.setText(tr("This answer cannot be shown as a form ({reason}). Type it "
-                                   "as raw JSON; it is checked against the agent's schema as "
-                                   "you type.").format(reason=self.node.reason))
+            self.notice.setText(
+                tr(
+                    "This answer cannot be shown as a form ({reason}). Type it "
+                    "as raw JSON; it is checked against the agent's schema as "
+                    "you type."
+                ).format(reason=self.node.reason)
+            )
             self.notice.show()
         self.tabs.currentChanged.connect(self._on_tab)
         layout = QVBoxLayout(self)
@@ -149,8 +157,7 @@ class SchemaForm(QWidget):
                 self.root.show_problems([])
         else:
             self.root.show_problems(found)
-            text = f"{len(found)} problem{'s' if len(found) != 1 else ''} to fix" \
-                if found else ""
+            text = f"{len(found)} problem{'s' if len(found) != 1 else ''} to fix" if found else ""
         self.summary.setText(text)
         self.summary.setVisible(bool(text))
 
@@ -203,8 +210,11 @@ class SchemaForm(QWidget):
 
     def draft(self) -> dict:
         value = self.value()
-        return {"tab": self.tabs.currentIndex(), "raw": self.raw.toPlainText(),
-                "value": None if value is MISSING else value}
+        return {
+            "tab": self.tabs.currentIndex(),
+            "raw": self.raw.toPlainText(),
+            "value": None if value is MISSING else value,
+        }
 
     def restore(self, draft: dict) -> None:
         if draft.get("value") is not None and self.root is not None:

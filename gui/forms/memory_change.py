@@ -77,12 +77,21 @@ def field_rows(question: Question, change: MemoryChange) -> list[tuple[str, str,
     trust = _value(r, "trust")
     sensitivity = _value(r, "sensitivity")
     return [
-        ("Source", f"run {e.source_run_id}" if e and e.source_run_id else "—",
-         f"{fmt.bounded(_value(r, 'source') or question.agent, 80)}{run}"),
-        ("Trust", e.trust.value.replace("_", " ") if e else "—",
-         trust.replace("_", " ") if trust else "agent proposal (not confirmed by a person)"),
-        ("Sensitivity", e.sensitivity if e else "—",
-         sensitivity if sensitivity else (f"{e.sensitivity} (unchanged)" if e else "not given")),
+        (
+            "Source",
+            f"run {e.source_run_id}" if e and e.source_run_id else "—",
+            f"{fmt.bounded(_value(r, 'source') or question.agent, 80)}{run}",
+        ),
+        (
+            "Trust",
+            e.trust.value.replace("_", " ") if e else "—",
+            trust.replace("_", " ") if trust else "agent proposal (not confirmed by a person)",
+        ),
+        (
+            "Sensitivity",
+            e.sensitivity if e else "—",
+            sensitivity if sensitivity else (f"{e.sensitivity} (unchanged)" if e else "not given"),
+        ),
         ("Version", str(e.version) if e else "—", "next version if accepted" if e else "—"),
         ("Length", f"{len(change.base):,} characters", f"{len(change.proposed):,} characters"),
     ]
@@ -96,13 +105,13 @@ class MemoryChangeMaterial(QWidget):
         self.question = question
         self.change: MemoryChange | None = None
         r = request_dict(question)
-        facts = [f"{k}: {fmt.bounded(r[k], 200)}" for k in ("title", "scope", "entry_id")
-                 if r.get(k)]
+        facts = [
+            f"{k}: {fmt.bounded(r[k], 200)}" for k in ("title", "scope", "entry_id") if r.get(k)
+        ]
         self.facts = plain_label("  ·  ".join(facts), self, name="Muted")
         self.summary = plain_label(tr("Loading the entry's current content…"), self, name="Muted")
         self.current_title = section("Remembered now", self)
-        self.proposed_title = section(f"Proposed — from {fmt.bounded(question.agent, 60)}",
-                                      self)
+        self.proposed_title = section(f"Proposed — from {fmt.bounded(question.agent, 60)}", self)
         for title in (self.current_title, self.proposed_title):
             title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.current = DiffView("Remembered now (removed words highlighted)", self, side="old")
@@ -122,8 +131,10 @@ class MemoryChangeMaterial(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         sides = QHBoxLayout()
-        for title, view in ((self.current_title, self.current),
-                            (self.proposed_title, self.proposed)):
+        for title, view in (
+            (self.current_title, self.current),
+            (self.proposed_title, self.proposed),
+        ):
             column = QVBoxLayout()
             column.addWidget(title)
             column.addWidget(view, 1)
@@ -140,17 +151,20 @@ class MemoryChangeMaterial(QWidget):
     def show_change(self, change: MemoryChange) -> None:
         self.change = change
         e = change.entry
-        self.current_title.setText(tr("Remembered now (version {version})").format(
-                                       version=e.version) if e else
-                                   tr("Remembered now (as the agent says)"))
+        self.current_title.setText(
+            tr("Remembered now (version {version})").format(version=e.version)
+            if e
+            else tr("Remembered now (as the agent says)")
+        )
         self.current.show_pieces(change.pieces)
         self.proposed.show_pieces(change.pieces)
         text = change.note
         if whitespace_only(change.pieces):
             text = (text + "\n" if text else "") + "Only white space differs."
         elif not any(p.op != "equal" for p in change.pieces):
-            text = (text + "\n" if text else "") + "The proposal is the same as what is " \
-                                                   "remembered now."
+            text = (
+                text + "\n" if text else ""
+            ) + "The proposal is the same as what is remembered now."
         self.summary.setText(text)
         self.summary.setVisible(bool(text))
         rows = field_rows(self.question, change)

@@ -57,28 +57,42 @@ from .views import AnswerView, enum_of, props, request_dict, text_of
 
 LINE_MAX = 2_000  # characters of one diff line shown in a cell
 UNIFIED_MAX = 200_000
-COLORS = {"delete": QColor(220, 60, 60, 60), "insert": QColor(46, 160, 67, 60),
-          "replace": QColor(210, 160, 30, 60), "hunk": QColor(80, 120, 220, 45)}
-VERDICT_WORDS = {"approve": "Approve", "request_changes": "Request changes", "reject": "Reject",
-                 "accept": "Accept the change", "edit": "Edit, then accept",
-                 "ours": "Keep ours", "theirs": "Take theirs",
-                 "merged": "Edit a merged result"}
+COLORS = {
+    "delete": QColor(220, 60, 60, 60),
+    "insert": QColor(46, 160, 67, 60),
+    "replace": QColor(210, 160, 30, 60),
+    "hunk": QColor(80, 120, 220, 45),
+}
+VERDICT_WORDS = {
+    "approve": "Approve",
+    "request_changes": "Request changes",
+    "reject": "Reject",
+    "accept": "Accept the change",
+    "edit": "Edit, then accept",
+    "ours": "Keep ours",
+    "theirs": "Take theirs",
+    "merged": "Edit a merged result",
+}
 
 
 def mono() -> Any:
     return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
 
-def read_only_text(text: str, name: str, parent: QWidget, *, height: int = 180,
-                   limit: int = UNIFIED_MAX) -> QPlainTextEdit:
+def read_only_text(
+    text: str, name: str, parent: QWidget, *, height: int = 180, limit: int = UNIFIED_MAX
+) -> QPlainTextEdit:
     """Agent material, read-only, monospace; cut at ``limit`` characters (said so)."""
     box = QPlainTextEdit(parent)
     box.setReadOnly(True)
     box.setFont(mono())
     box.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
     box.setAccessibleName(name)
-    shown = text if len(text) <= limit else \
-        text[:limit] + f"\n… cut: {len(text) - limit:,} more characters (the request has all)"
+    shown = (
+        text
+        if len(text) <= limit
+        else text[:limit] + f"\n… cut: {len(text) - limit:,} more characters (the request has all)"
+    )
     box.setPlainText(visible(shown))  # controls and bidi overrides shown escaped
     box.setMinimumHeight(height)
     return box
@@ -86,8 +100,15 @@ def read_only_text(text: str, name: str, parent: QWidget, *, height: int = 180,
 
 class UnifiedHighlighter(QSyntaxHighlighter):
     def highlightBlock(self, text: str) -> None:
-        tag = "hunk" if text.startswith("@@") else "insert" if text.startswith("+") \
-            else "delete" if text.startswith("-") else ""
+        tag = (
+            "hunk"
+            if text.startswith("@@")
+            else "insert"
+            if text.startswith("+")
+            else "delete"
+            if text.startswith("-")
+            else ""
+        )
         if tag and not text.startswith(("+++", "---")):
             fmt = QTextCharFormat()
             fmt.setBackground(COLORS[tag])
@@ -113,8 +134,9 @@ class DiffCellDelegate(QStyledItemDelegate):
         doc.setDefaultFont(option.font)
         doc.setDocumentMargin(PAD)
         text_option = QTextOption()
-        text_option.setWrapMode(QTextOption.WrapMode.WrapAnywhere
-                                if self.wrap else QTextOption.WrapMode.NoWrap)
+        text_option.setWrapMode(
+            QTextOption.WrapMode.WrapAnywhere if self.wrap else QTextOption.WrapMode.NoWrap
+        )
         doc.setDefaultTextOption(text_option)
         text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
         spans = index.data(SPANS_ROLE) or ()
@@ -142,15 +164,19 @@ class DiffCellDelegate(QStyledItemDelegate):
         if style is not None:
             style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        color = option.palette.color(QPalette.ColorRole.HighlightedText if selected
-                                     else QPalette.ColorRole.Text)
+        color = option.palette.color(
+            QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        )
         painter.save()
         painter.setClipRect(option.rect)
         if not index.data(SPANS_ROLE):  # most lines: one fast text draw
             painter.setPen(color)
             painter.setFont(option.font)
-            painter.drawText(option.rect.adjusted(PAD, PAD, -PAD, -PAD), self._flags(),
-                             str(index.data(Qt.ItemDataRole.DisplayRole) or ""))
+            painter.drawText(
+                option.rect.adjusted(PAD, PAD, -PAD, -PAD),
+                self._flags(),
+                str(index.data(Qt.ItemDataRole.DisplayRole) or ""),
+            )
         else:
             doc = self.document(option, index)
             painter.translate(option.rect.topLeft())
@@ -179,8 +205,7 @@ class DiffCellDelegate(QStyledItemDelegate):
         metrics = QFontMetrics(option.font)
         width = option.rect.width() - 2 * PAD
         if not self.wrap or width <= 0 or metrics.horizontalAdvance(text) <= width:
-            return QSize(metrics.horizontalAdvance(text) + 2 * PAD,
-                         metrics.height() + 2 * PAD)
+            return QSize(metrics.horizontalAdvance(text) + 2 * PAD, metrics.height() + 2 * PAD)
         bound = metrics.boundingRect(QRect(0, 0, width, 1_000_000), self._flags(), text)
         return QSize(bound.width() + 2 * PAD, bound.height() + 2 * PAD)
 
@@ -199,9 +224,16 @@ class DiffView(QWidget):
     diffs) and opens at the first change; changed words within a line are marked; a
     multi-file patch has a header row per file with that file's counts, and a file list."""
 
-    def __init__(self, parent: QWidget | None = None, *, path: str = "", before: str | None = None,
-                 after: str | None = None, unified_text: str | None = None,
-                 titles: tuple[str, str] = ("Before", "After")) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        path: str = "",
+        before: str | None = None,
+        after: str | None = None,
+        unified_text: str | None = None,
+        titles: tuple[str, str] = ("Before", "After"),
+    ) -> None:
         super().__init__(parent)
         if before is not None and after is not None:
             self.diff = diff.side_by_side(before, after, path)
@@ -256,8 +288,10 @@ class DiffView(QWidget):
         if len(self.files) > 1:
             head = f"{len(self.files)} files  ·  −{d.removed} +{d.added}"
         else:
-            head = f"{visible(path) or (self.files[0].path if self.files else 'Change')}" \
-                   f"  ·  −{d.removed} +{d.added}"
+            head = (
+                f"{visible(path) or (self.files[0].path if self.files else 'Change')}"
+                f"  ·  −{d.removed} +{d.added}"
+            )
         if d.problem:
             head += f"  ·  {d.problem}; see the Unified tab"
         if d.cut:
@@ -296,13 +330,18 @@ class DiffView(QWidget):
             if row.tag == "file":
                 self._file_row(table, n, row)
                 continue
-            cells = ("" if row.left_no is None else str(row.left_no), row.left[:LINE_MAX],
-                     "" if row.right_no is None else str(row.right_no), row.right[:LINE_MAX])
+            cells = (
+                "" if row.left_no is None else str(row.left_no),
+                row.left[:LINE_MAX],
+                "" if row.right_no is None else str(row.right_no),
+                row.right[:LINE_MAX],
+            )
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 color = COLORS.get(row.tag)
-                side_empty = (col < 2 and row.left_no is None and row.tag != "hunk") or \
-                    (col >= 2 and row.right_no is None and row.tag != "hunk")
+                side_empty = (col < 2 and row.left_no is None and row.tag != "hunk") or (
+                    col >= 2 and row.right_no is None and row.tag != "hunk"
+                )
                 if color is not None and not side_empty:
                     item.setBackground(color)
                 if col in (1, 3):
@@ -337,16 +376,18 @@ class DiffView(QWidget):
         if first < 0:
             return
         top = max(0, first - 1) if first > 0 and self.rows[first - 1].tag == "hunk" else first
-        self.table.scrollTo(self.table.model().index(top, 1),
-                            QAbstractItemView.ScrollHint.PositionAtTop)
+        self.table.scrollTo(
+            self.table.model().index(top, 1), QAbstractItemView.ScrollHint.PositionAtTop
+        )
 
     @Slot(int)
     def _on_file(self, index: int) -> None:
         row = self.file_list.itemData(index)
         if isinstance(row, int):
             self.tabs.setCurrentWidget(self.table)
-            self.table.scrollTo(self.table.model().index(row, 0),
-                                QAbstractItemView.ScrollHint.PositionAtTop)
+            self.table.scrollTo(
+                self.table.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop
+            )
 
 
 def file_title(f: diff.FileDiff | None) -> str:
@@ -368,16 +409,18 @@ def diff_material(question: Question, parent: QWidget | None = None) -> QWidget:
         return DiffView(parent, path=path, unified_text=text)
     box = QWidget(parent)
     layout = QVBoxLayout(box)
-    layout.addWidget(plain_label(tr("The agent sent no diff; see the request below."), box,
-                                 name="Muted"))
+    layout.addWidget(
+        plain_label(tr("The agent sent no diff; see the request below."), box, name="Muted")
+    )
     return box
 
 
 class VerdictGroup(QWidget):
     """Radio buttons for the verdicts the schema allows."""
 
-    def __init__(self, values: list[Any], parent: QWidget | None = None,
-                 words: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, values: list[Any], parent: QWidget | None = None, words: dict[str, str] | None = None
+    ) -> None:
         super().__init__(parent)
         self.values = values
         self.group = QButtonGroup(self)
@@ -423,8 +466,9 @@ class DiffReviewView(AnswerView):
     def __init__(self, question: Question, parent: QWidget | None = None) -> None:
         super().__init__(question, parent)
         self.material = diff_material(question, self)
-        self.verdicts = VerdictGroup(enum_of(self.schema, "verdict",
-                                             ["approve", "request_changes", "reject"]), self)
+        self.verdicts = VerdictGroup(
+            enum_of(self.schema, "verdict", ["approve", "request_changes", "reject"]), self
+        )
         self.verdicts.group.idToggled.connect(self.choice_toggled)
         self.comment = editor("Review comment", self)
         self.comment.setPlaceholderText(tr("What should change? (needed to request changes)"))
@@ -450,8 +494,11 @@ class DiffReviewView(AnswerView):
         verdict = self.verdicts.value()
         if verdict is None:
             return [Problem(("verdict",), "choose a verdict")]
-        if verdict != "approve" and "comment" in props(self.schema) and \
-                not self.comment.toPlainText().strip():
+        if (
+            verdict != "approve"
+            and "comment" in props(self.schema)
+            and not self.comment.toPlainText().strip()
+        ):
             return [Problem(("comment",), "say what should change")]
         return []
 
@@ -472,13 +519,20 @@ def merge_material(question: Question, parent: QWidget | None = None) -> QWidget
     layout.setContentsMargins(0, 0, 0, 0)
     if r.get("path"):
         layout.addWidget(plain_label(str(r["path"])[:300], box, name="Mono"))
-    names = {key: (f"{title} ({str(r[key + '_ref'])[:60]})" if r.get(f"{key}_ref") else title)
-             for key, title in (("base", "Base"), ("ours", "Ours"), ("theirs", "Theirs"))}
+    names = {
+        key: (f"{title} ({str(r[key + '_ref'])[:60]})" if r.get(f"{key}_ref") else title)
+        for key, title in (("base", "Base"), ("ours", "Ours"), ("theirs", "Theirs"))
+    }
     tabs = QTabWidget(box)
     tabs.setAccessibleName(tr("Conflict"))
     ours, theirs = text_of(r.get("ours", "")), text_of(r.get("theirs", ""))
-    compare = DiffView(tabs, before=ours, after=theirs, titles=(names["ours"], names["theirs"]),
-                       path=str(r.get("path", ""))[:300])
+    compare = DiffView(
+        tabs,
+        before=ours,
+        after=theirs,
+        titles=(names["ours"], names["theirs"]),
+        path=str(r.get("path", ""))[:300],
+    )
     compare.tabs.removeTab(1)  # the unified text adds nothing here
     tabs.addTab(compare, tr("Ours vs theirs"))
     for key in ("base", "ours", "theirs"):
@@ -496,11 +550,14 @@ class MergeConflictView(AnswerView):
     def __init__(self, question: Question, parent: QWidget | None = None) -> None:
         super().__init__(question, parent)
         self.request = request_dict(question)
-        words = {"ours": f"Keep ours ({str(self.request.get('ours_ref', 'ours'))[:60]})",
-                 "theirs": f"Take theirs ({str(self.request.get('theirs_ref', 'theirs'))[:60]})"}
+        words = {
+            "ours": f"Keep ours ({str(self.request.get('ours_ref', 'ours'))[:60]})",
+            "theirs": f"Take theirs ({str(self.request.get('theirs_ref', 'theirs'))[:60]})",
+        }
         self.material = merge_material(question, self)
-        self.choices = VerdictGroup(enum_of(self.schema, "resolution",
-                                            ["ours", "theirs", "merged"]), self, words)
+        self.choices = VerdictGroup(
+            enum_of(self.schema, "resolution", ["ours", "theirs", "merged"]), self, words
+        )
         self.choices.group.idToggled.connect(self._on_toggled)
         self.merged = editor("Merged result", self, code=True)
         self.merged.setMinimumHeight(160)
@@ -510,7 +567,8 @@ class MergeConflictView(AnswerView):
         for key, text in (("ours", "Ours"), ("theirs", "Theirs"), ("both", "Both, marked")):
             button = QPushButton(text, self)
             button.setAccessibleName(
-                tr("Start the merged result from {text}").format(text=text.lower()))
+                tr("Start the merged result from {text}").format(text=text.lower())
+            )
             button.setProperty("start", key)
             button.clicked.connect(self._on_start)
             starts.addWidget(button)
@@ -529,8 +587,10 @@ class MergeConflictView(AnswerView):
         self.check()
 
     def start_text(self, key: str) -> str:
-        ours, theirs = text_of(self.request.get("ours", "")), text_of(self.request.get("theirs",
-                                                                                         ""))
+        ours, theirs = (
+            text_of(self.request.get("ours", "")),
+            text_of(self.request.get("theirs", "")),
+        )
         if key == "ours":
             return ours
         if key == "theirs":
@@ -593,8 +653,9 @@ class MemoryReviewView(AnswerView):
         super().__init__(question, parent)
         self.request = request_dict(question)
         self.material = memory_material(question, self)
-        self.verdicts = VerdictGroup(enum_of(self.schema, "verdict",
-                                             ["accept", "reject", "edit"]), self)
+        self.verdicts = VerdictGroup(
+            enum_of(self.schema, "verdict", ["accept", "reject", "edit"]), self
+        )
         self.verdicts.group.idToggled.connect(self._on_toggled)
         self.content = editor("Memory text to keep", self)
         self.content.setMaximumHeight(120)

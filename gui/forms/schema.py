@@ -22,11 +22,36 @@ MAX_DEPTH = 12
 MAX_OPTIONS = 10_000  # enum values offered; more are cut (the validator still knows them)
 RADIO_MAX = 4  # an enum with at most this many values shows radio buttons
 TEXT_MIN = 200  # a string whose maxLength exceeds this gets a multi-line box
-LONG_NAMES = frozenset({"note", "notes", "comment", "comments", "description", "body",
-                        "content", "text", "message", "reason", "details", "merged",
-                        "summary", "answer"})
-UNSUPPORTED = ("oneOf", "anyOf", "allOf", "not", "if", "prefixItems", "dependentSchemas",
-               "patternProperties", "unevaluatedProperties", "contains")
+LONG_NAMES = frozenset(
+    {
+        "note",
+        "notes",
+        "comment",
+        "comments",
+        "description",
+        "body",
+        "content",
+        "text",
+        "message",
+        "reason",
+        "details",
+        "merged",
+        "summary",
+        "answer",
+    }
+)
+UNSUPPORTED = (
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "not",
+    "if",
+    "prefixItems",
+    "dependentSchemas",
+    "patternProperties",
+    "unevaluatedProperties",
+    "contains",
+)
 
 
 class Missing:
@@ -97,8 +122,15 @@ class Planner:
         self.max_nodes = max_nodes
         self.count = 0
 
-    def plan(self, schema: Any, name: str = "", *, required: bool = True, depth: int = 0,
-             refs: tuple[str, ...] = ()) -> Node:
+    def plan(
+        self,
+        schema: Any,
+        name: str = "",
+        *,
+        required: bool = True,
+        depth: int = 0,
+        refs: tuple[str, ...] = (),
+    ) -> Node:
         self.count += 1
         if self.count > self.max_nodes:
             raise TooBig(f"the schema needs more than {self.max_nodes} fields")
@@ -112,14 +144,16 @@ class Planner:
             resolved, problem = self._resolve(schema, refs)
             if problem:
                 return self._json(schema, name, required, problem)
-            return self.plan(resolved, name, required=required, depth=depth,
-                             refs=(*refs, str(schema["$ref"])))
+            return self.plan(
+                resolved, name, required=required, depth=depth, refs=(*refs, str(schema["$ref"]))
+            )
         node = self._classify(schema, name, required)
         if node.kind == "object":
             self._object(node, depth, refs)
         elif node.kind in ("array", "map"):
-            item_schema = schema.get("items") if node.kind == "array" else \
-                schema.get("additionalProperties")
+            item_schema = (
+                schema.get("items") if node.kind == "array" else schema.get("additionalProperties")
+            )
             node.item = self.plan(item_schema, "", required=True, depth=depth + 1, refs=refs)
         return node
 
@@ -145,8 +179,13 @@ class Planner:
         return {**target, **siblings}, ""
 
     def _json(self, schema: Any, name: str, required: bool, reason: str) -> Node:
-        node = Node("json", schema if isinstance(schema, dict) else {}, name, required=required,
-                    reason=reason)
+        node = Node(
+            "json",
+            schema if isinstance(schema, dict) else {},
+            name,
+            required=required,
+            reason=reason,
+        )
         self._texts(node)
         return node
 
@@ -180,8 +219,7 @@ class Planner:
                 return self._json(schema, name, required, "several types are allowed here")
             kind, node.nullable = real[0], "null" in kind
         if kind is None:
-            kind = "object" if "properties" in schema else "array" if "items" in schema \
-                else None
+            kind = "object" if "properties" in schema else "array" if "items" in schema else None
         if kind == "object":
             return self._object_kind(node)
         if kind == "array":
@@ -227,8 +265,7 @@ class Planner:
         required = [str(r) for r in required] if isinstance(required, list) else []
         for key in field_order(props, required):
             sub = props[key]
-            child = self.plan(sub, str(key), required=key in required, depth=depth + 1,
-                              refs=refs)
+            child = self.plan(sub, str(key), required=key in required, depth=depth + 1, refs=refs)
             node.children.append(child)
 
 
@@ -236,6 +273,7 @@ def field_order(props: dict, required: list[str]) -> list[str]:
     """Required fields first, in the order the schema lists them as required (the journal
     stores schemas with sorted keys, so property order is lost); then any explicit
     ``x-order``/``propertyOrder``; then the rest as stored."""
+
     def rank(item: tuple[int, str]) -> tuple[int, float, int]:
         n, key = item
         sub = props[key] if isinstance(props[key], dict) else {}
@@ -260,8 +298,11 @@ def string_kind(schema: dict, name: str) -> str:
     longest = schema.get("maxLength")
     if isinstance(longest, int) and longest <= TEXT_MIN:
         return "string"
-    if schema.get("x-multiline") or fmt == "textarea" or \
-            str(schema.get("contentMediaType", "")).startswith("text/"):
+    if (
+        schema.get("x-multiline")
+        or fmt == "textarea"
+        or str(schema.get("contentMediaType", "")).startswith("text/")
+    ):
         return "text"
     if (isinstance(longest, int) and longest > TEXT_MIN) or name.lower() in LONG_NAMES:
         return "text"
@@ -274,7 +315,11 @@ def plan(schema: Any, *, max_nodes: int = MAX_NODES) -> Node:
     try:
         return planner.plan(schema)
     except TooBig as exc:
-        return Node("json", schema if isinstance(schema, dict) else {}, required=True,
-                    reason=f"{exc}; answer in raw JSON")
+        return Node(
+            "json",
+            schema if isinstance(schema, dict) else {},
+            required=True,
+            reason=f"{exc}; answer in raw JSON",
+        )
     except RecursionError:
         return Node("json", {}, required=True, reason="the schema is nested too deeply")

@@ -35,8 +35,9 @@ class Checker:
         self.broken = ""
         self.validator: Any = None
         try:
-            cls = jsonschema.validators.validator_for(schema,
-                                                      default=jsonschema.Draft202012Validator)
+            cls = jsonschema.validators.validator_for(
+                schema, default=jsonschema.Draft202012Validator
+            )
             self.validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
         except Exception as exc:  # noqa: BLE001 - the agent's schema is data: report it, never crash
             self.broken = f"the agent's schema cannot be checked: {bounded(str(exc))}"
@@ -96,13 +97,23 @@ def plain_message(error: jsonschema.ValidationError) -> str:
         "minProperties": f"needs at least {want} entr{'ies' if want != 1 else 'y'}",
         "maxProperties": f"at most {want} entr{'ies' if want != 1 else 'y'}",
     }
-    return messages.get(kind, bounded(error.message)) if isinstance(kind, str) \
-        else bounded(error.message)  # validator: unset only on a hand-made error
+    return (
+        messages.get(kind, bounded(error.message))
+        if isinstance(kind, str)
+        else bounded(error.message)
+    )  # validator: unset only on a hand-made error
 
 
 def type_words(want: Any) -> str:
-    names = {"string": "text", "integer": "a whole number", "number": "a number",
-             "boolean": "yes or no", "object": "an object", "array": "a list", "null": "empty"}
+    names = {
+        "string": "text",
+        "integer": "a whole number",
+        "number": "a number",
+        "boolean": "yes or no",
+        "object": "an object",
+        "array": "a list",
+        "null": "empty",
+    }
     if isinstance(want, list):
         return " or ".join(names.get(str(w), str(w)) for w in want)
     return names.get(str(want), str(want))

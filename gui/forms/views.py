@@ -119,8 +119,12 @@ class AnswerView(QWidget):
             return False
         names = set(props(schema))
         required = schema.get("required", [])
-        return cls.MAIN in names and names <= cls.KEYS and \
-            isinstance(required, list) and set(required) <= names
+        return (
+            cls.MAIN in names
+            and names <= cls.KEYS
+            and isinstance(required, list)
+            and set(required) <= names
+        )
 
     # -- the answer
     def value(self) -> Any:
@@ -153,8 +157,7 @@ class AnswerView(QWidget):
     def check(self) -> None:
         found = self.current_problems()
         shown = found if self.touched or self._server else []
-        text = "; ".join(f"{p.where}: {p.message}" if p.path else p.message
-                         for p in shown[:6])
+        text = "; ".join(f"{p.where}: {p.message}" if p.path else p.message for p in shown[:6])
         self.problem.setText(text)
         self.problem.setVisible(bool(text))
         if (not found) != self._valid:
@@ -245,9 +248,13 @@ def choice_options(question: Question) -> list[dict]:
     out = []
     for option in raw:
         if isinstance(option, dict) and "value" in option:
-            out.append({"value": option["value"],
-                        "label": str(option.get("label") or option_label(option["value"])),
-                        "description": str(option.get("description") or "")})
+            out.append(
+                {
+                    "value": option["value"],
+                    "label": str(option.get("label") or option_label(option["value"])),
+                    "description": str(option.get("description") or ""),
+                }
+            )
         else:
             out.append({"value": option, "label": option_label(option), "description": ""})
     return out
@@ -287,8 +294,9 @@ class ChoiceView(AnswerView):
         for n, option in enumerate(self.options):
             number = f"{n + 1}. " if n < 9 else ""
             text = button_text(number + option["label"])
-            button: QRadioButton | QCheckBox = QCheckBox(text, self) if self.multi \
-                else QRadioButton(text, self)
+            button: QRadioButton | QCheckBox = (
+                QCheckBox(text, self) if self.multi else QRadioButton(text, self)
+            )
             button.setAccessibleName(option["label"][:200])
             self.group.addButton(button, n)
             self.buttons.append(button)
@@ -303,8 +311,9 @@ class ChoiceView(AnswerView):
 
     def _build_list(self) -> None:
         self.filter = QLineEdit(self)
-        self.filter.setPlaceholderText(tr("Filter {options:,} options").format(
-                                           options=len(self.options)))
+        self.filter.setPlaceholderText(
+            tr("Filter {options:,} options").format(options=len(self.options))
+        )
         self.filter.setAccessibleName(tr("Filter the options"))
         self.filter.textChanged.connect(self._on_filter)
         self.list = QListWidget(self)
@@ -350,8 +359,11 @@ class ChoiceView(AnswerView):
     def chosen(self) -> list[int]:
         if self.list is not None:
             if self.multi:
-                return [n for n in range(self.list.count())
-                        if self.list.item(n).checkState() == Qt.CheckState.Checked]
+                return [
+                    n
+                    for n in range(self.list.count())
+                    if self.list.item(n).checkState() == Qt.CheckState.Checked
+                ]
             return [self.list.row(i) for i in self.list.selectedItems()]
         return [n for n, b in enumerate(self.buttons) if b.isChecked()]
 
@@ -393,8 +405,10 @@ def consequence(question: Question) -> str:
             return said if len(said) <= 2000 else said[:2000] + "…"
     prompt = " ".join(question.prompt.split())
     prompt = prompt if len(prompt) <= 300 else prompt[:300] + "…"
-    text = (f"If you confirm, {question.agent} goes ahead with what it asked: “{prompt}”. "
-            f"If you decline, it does not, and carries on without it.")
+    text = (
+        f"If you confirm, {question.agent} goes ahead with what it asked: “{prompt}”. "
+        f"If you decline, it does not, and carries on without it."
+    )
     facts = request_facts(request)
     return f"{text}\nIt concerns: {facts}" if facts else text
 
@@ -460,8 +474,9 @@ class ConfirmationView(AnswerView):
 class FormView(AnswerView):
     """The generic schema form, optionally below the kind's material."""
 
-    def __init__(self, question: Question, parent: QWidget | None = None, *,
-                 material: QWidget | None = None) -> None:
+    def __init__(
+        self, question: Question, parent: QWidget | None = None, *, material: QWidget | None = None
+    ) -> None:
         super().__init__(question, parent)
         self.material = material
         if material is not None:

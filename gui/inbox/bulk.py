@@ -31,9 +31,9 @@ RESOURCE_MAX = 2_000  # characters of one resource in the list (the detail shows
 SCOPE_TEXT = {
     ApprovalScope.ONCE: "once each",
     ApprovalScope.RUN: "always in this run — each approval also creates a rule that approves "
-                       "the same action in its run without asking",
+    "the same action in its run without asking",
     ApprovalScope.SPACE: "always in this space — each approval also creates a rule that "
-                         "approves the same action in its space without asking",
+    "approves the same action in its space without asking",
 }
 
 
@@ -52,8 +52,9 @@ def item_text(a: Approval) -> str:
     return visible(f"{a.action_name}  ({safety}; {a.agent}, {a.id})") + "\n" + visible(body)
 
 
-def fit(approvals: list[Approval], budget: int = BOX_CHARS) -> tuple[list[str], list[Approval],
-                                                                      list[Approval]]:
+def fit(
+    approvals: list[Approval], budget: int = BOX_CHARS
+) -> tuple[list[str], list[Approval], list[Approval]]:
     """The texts shown, the approvals they show, and those held back because their actions do
     not fit in the box beside the others (in order; a held one never hides a later small one)."""
     texts: list[str] = []
@@ -74,18 +75,20 @@ def held_text(held: list[Approval]) -> str:
     n = len(held)
     names = ", ".join(visible(f"{a.action_name} ({a.id})") for a in held[:5])
     more = f" and {n - 5:,} more" if n > 5 else ""
-    return (f"{n} {'approval is' if n == 1 else 'approvals are'} not approved here: "
-            f"{'its action is' if n == 1 else 'their actions are'} too long to show beside "
-            f"the others ({names}{more}). Open each to approve it.")
+    return (
+        f"{n} {'approval is' if n == 1 else 'approvals are'} not approved here: "
+        f"{'its action is' if n == 1 else 'their actions are'} too long to show beside "
+        f"the others ({names}{more}). Open each to approve it."
+    )
 
 
 def counts_text(approvals: list[Approval]) -> str:
-    return ", ".join(f"{n} {cls.replace('_', ' ')}"
-                     for cls, n in safety_counts(approvals).items())
+    return ", ".join(f"{n} {cls.replace('_', ' ')}" for cls, n in safety_counts(approvals).items())
 
 
-def summary(approvals: list[Approval], approve: bool, scope: ApprovalScope, reason: str,
-            skipped: int) -> str:
+def summary(
+    approvals: list[Approval], approve: bool, scope: ApprovalScope, reason: str, skipped: int
+) -> str:
     n = len(approvals)
     noun = "approval" if n == 1 else "approvals"
     lines = [f"{'Approve' if approve else 'Deny'} {n} {noun}: {counts_text(approvals)}."]
@@ -95,8 +98,7 @@ def summary(approvals: list[Approval], approve: bool, scope: ApprovalScope, reas
     else:
         lines.append("Each agent is told your reason.")
     if skipped:
-        lines.append(f"{skipped} selected item(s) that are not pending approvals stay as "
-                     "they are.")
+        lines.append(f"{skipped} selected item(s) that are not pending approvals stay as they are.")
     return "\n".join(lines)
 
 
@@ -104,8 +106,16 @@ class BulkDecisionDialog(QDialog):
     """The whole list, then Approve N / Deny N (deny needs a reason, pre-filled with the one
     typed in the form)."""
 
-    def __init__(self, parent: QWidget | None, approvals: list[Approval], *, approve: bool,
-                 scope: ApprovalScope, reason: str, skipped: int = 0) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None,
+        approvals: list[Approval],
+        *,
+        approve: bool,
+        scope: ApprovalScope,
+        reason: str,
+        skipped: int = 0,
+    ) -> None:
         super().__init__(parent)
         n = len(approvals)
         verb = "Approve" if approve else "Deny"
@@ -150,21 +160,30 @@ class BulkDecisionDialog(QDialog):
 
     @Slot()
     def _update(self) -> None:
-        self.ok.setEnabled(bool(self.decided) and (
-            self.approve or bool(self.reason.toPlainText().strip())))
+        self.ok.setEnabled(
+            bool(self.decided) and (self.approve or bool(self.reason.toPlainText().strip()))
+        )
 
     def listed(self) -> list[str]:
         """One entry per approval listed (its lines joined)."""
         return self.listing.toPlainText().split("\n\n" if self.approve else "\n")
 
     @classmethod
-    def ask(cls, parent: QWidget | None, approvals: list[Approval], *, approve: bool,
-            scope: ApprovalScope, reason: str,
-            skipped: int = 0) -> tuple[str, list[Approval]] | None:
+    def ask(
+        cls,
+        parent: QWidget | None,
+        approvals: list[Approval],
+        *,
+        approve: bool,
+        scope: ApprovalScope,
+        reason: str,
+        skipped: int = 0,
+    ) -> tuple[str, list[Approval]] | None:
         """The reason to apply (may be empty when approving) and the approvals the dialog
         showed whole, or None if cancelled."""
-        dialog = cls(parent, approvals, approve=approve, scope=scope, reason=reason,
-                     skipped=skipped)
+        dialog = cls(
+            parent, approvals, approve=approve, scope=scope, reason=reason, skipped=skipped
+        )
         if dialog.exec() != QDialog.DialogCode.Accepted or not dialog.decided:
             return None
         return (reason if approve else dialog.reason.toPlainText().strip()), dialog.decided

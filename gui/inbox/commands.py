@@ -48,7 +48,125 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
     """Every inbox command: what it says, where it shows, its key and icon, when it is
     enabled and what it does."""
     page = c.page
-    return [*decision_commands(c), ActionSpec("inbox.wake", QT_TR_NOOP("Wake now"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Bring snoozed item(s) back now"), handler=c.wake, enabled=c.can_wake, icon="action-wake"), ActionSpec("inbox.toggle_select", QT_TR_NOOP("Select / unselect"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Add the current item to the selection, or take it out"), handler=page.toggle_select, shortcut="X", section=1, no_icon="bulk selection toggle (x); its state shows as the row's check"), ActionSpec("inbox.snoozed", QT_TR_NOOP("Show snoozed items"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Toggle the Snoozed filter"), handler=page.filters.snoozed.toggle, section=1, no_icon="a checkable filter; the menu shows its check mark"), ActionSpec("inbox.show_new", QT_TR_NOOP("Show new requests"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Show the requests that arrived while you were working the list"), handler=page.show_new, enabled=lambda: bool(page.model.held), shortcut="N", section=1, no_icon="the \"N new\" bar's button says it; the key is N"), ActionSpec("inbox.open_run", QT_TR_NOOP("Open the item's run"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Show the run in Runs"), handler=c.open_run, enabled=c.has_run, icon="page-runs", section=1), ActionSpec("inbox.copy_id", QT_TR_NOOP("Copy the item's id"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("The id of the item shown, to the clipboard (for the CLI)"), handler=lambda: QGuiApplication.clipboard().setText(c.targets()[0].id), enabled=lambda: len(c.targets()) == 1, shortcut="Ctrl+Shift+C", section=1, no_icon="clipboard copy; nothing to show"), ActionSpec("inbox.next", QT_TR_NOOP("Next item"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Move to the next item"), handler=partial(page.move_by, 1), shortcut="J", section=3, also=("Go",), no_icon="list movement (j); the key is the affordance"), ActionSpec("inbox.prev", QT_TR_NOOP("Previous item"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Move to the previous item"), handler=partial(page.move_by, -1), shortcut="K", section=3, also=("Go",), no_icon="list movement (k); the key is the affordance"), ActionSpec("inbox.open", QT_TR_NOOP("Open item"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Go to the item's reason field"), context=WIDGET, handler=c.open, shortcut="Return", section=3, also=("Go",), no_icon="Enter on the list; moves focus, no command of its own"), ActionSpec("inbox.back", QT_TR_NOOP("Back to the list"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Return to the list; clear selection"), handler=c.back, shortcut="Escape", section=3, also=("Go",), no_icon="Escape; moves focus back to the list"), ActionSpec("inbox.search", QT_TR_NOOP("Search the inbox"), QT_TR_NOOP("Inbox"), QT_TR_NOOP("Focus the search field"), handler=page.filters.focus_search, shortcut="/", icon="action-search", section=3, also=("Go",))]
+    return [
+        *decision_commands(c),
+        ActionSpec(
+            "inbox.wake",
+            QT_TR_NOOP("Wake now"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Bring snoozed item(s) back now"),
+            handler=c.wake,
+            enabled=c.can_wake,
+            icon="action-wake",
+        ),
+        ActionSpec(
+            "inbox.toggle_select",
+            QT_TR_NOOP("Select / unselect"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Add the current item to the selection, or take it out"),
+            handler=page.toggle_select,
+            shortcut="X",
+            section=1,
+            no_icon="bulk selection toggle (x); its state shows as the row's check",
+        ),
+        ActionSpec(
+            "inbox.snoozed",
+            QT_TR_NOOP("Show snoozed items"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Toggle the Snoozed filter"),
+            handler=page.filters.snoozed.toggle,
+            section=1,
+            no_icon="a checkable filter; the menu shows its check mark",
+        ),
+        ActionSpec(
+            "inbox.show_new",
+            QT_TR_NOOP("Show new requests"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Show the requests that arrived while you were working the list"),
+            handler=page.show_new,
+            enabled=lambda: bool(page.model.held),
+            shortcut="N",
+            section=1,
+            no_icon='the "N new" bar\'s button says it; the key is N',
+        ),
+        ActionSpec(
+            "inbox.open_run",
+            QT_TR_NOOP("Open the item's run"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Show the run in Runs"),
+            handler=c.open_run,
+            enabled=c.has_run,
+            icon="page-runs",
+            section=1,
+        ),
+        ActionSpec(
+            "inbox.copy_id",
+            QT_TR_NOOP("Copy the item's id"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("The id of the item shown, to the clipboard (for the CLI)"),
+            handler=lambda: QGuiApplication.clipboard().setText(c.targets()[0].id),
+            enabled=lambda: len(c.targets()) == 1,
+            shortcut="Ctrl+Shift+C",
+            section=1,
+            no_icon="clipboard copy; nothing to show",
+        ),
+        ActionSpec(
+            "inbox.next",
+            QT_TR_NOOP("Next item"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Move to the next item"),
+            handler=partial(page.move_by, 1),
+            shortcut="J",
+            section=3,
+            also=("Go",),
+            no_icon="list movement (j); the key is the affordance",
+        ),
+        ActionSpec(
+            "inbox.prev",
+            QT_TR_NOOP("Previous item"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Move to the previous item"),
+            handler=partial(page.move_by, -1),
+            shortcut="K",
+            section=3,
+            also=("Go",),
+            no_icon="list movement (k); the key is the affordance",
+        ),
+        ActionSpec(
+            "inbox.open",
+            QT_TR_NOOP("Open item"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Go to the item's reason field"),
+            context=WIDGET,
+            handler=c.open,
+            shortcut="Return",
+            section=3,
+            also=("Go",),
+            no_icon="Enter on the list; moves focus, no command of its own",
+        ),
+        ActionSpec(
+            "inbox.back",
+            QT_TR_NOOP("Back to the list"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Return to the list; clear selection"),
+            handler=c.back,
+            shortcut="Escape",
+            section=3,
+            also=("Go",),
+            no_icon="Escape; moves focus back to the list",
+        ),
+        ActionSpec(
+            "inbox.search",
+            QT_TR_NOOP("Search the inbox"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Focus the search field"),
+            handler=page.filters.focus_search,
+            shortcut="/",
+            icon="action-search",
+            section=3,
+            also=("Go",),
+        ),
+    ]
 
 
 class InboxCommands(QObject):
@@ -102,8 +220,11 @@ class InboxCommands(QObject):
         detail = self._detail_for(item, ApprovalDetail)
         if detail is not None and detail.is_tampered():
             return False
-        if detail is not None and isinstance(detail.entity, Approval) \
-                and detail.entity.id == item.id:
+        if (
+            detail is not None
+            and isinstance(detail.entity, Approval)
+            and detail.entity.id == item.id
+        ):
             return detail.is_pending()
         return True
 
@@ -149,8 +270,10 @@ class InboxCommands(QObject):
             detail = self._detail_for(item, ApprovalDetail)
             approval = detail.entity if detail is not None else None
             if not isinstance(approval, Approval) or approval.id != item.id:
-                self._note(item, "Not approved: the action is still loading. Approve again "
-                                 "once it is shown.")
+                self._note(
+                    item,
+                    "Not approved: the action is still loading. Approve again once it is shown.",
+                )
                 return
             reason = detail.reason_text() if detail else ""
             scope = detail.scope() if detail else ApprovalScope.ONCE
@@ -170,17 +293,29 @@ class InboxCommands(QObject):
         panel = detail.rule_panel
         draft = panel.draft()
         if draft is None:
-            detail.message.show_message(tr("The rule cannot be made as it stands: ")
-                                        + (panel.problem.text() or tr("wait for its draft.")))
+            detail.message.show_message(
+                tr("The rule cannot be made as it stands: ")
+                + (panel.problem.text() or tr("wait for its draft."))
+            )
             return
         apply_to = panel.apply_to()
         if not RuleConfirmDialog.ask(self.page, draft, panel.preview, len(apply_to)):
             return
         approvals, rid = self.page.ctx.journal.approvals, request_id()
         self._working(item, "Approving and making the rule…")
-        self.decider.submit(item, lambda: approvals.decide_with_rule(
-            item.id, draft, expected_version=item.version, reason=reason or None,
-            apply_to=apply_to, request_id=rid).approval)
+        self.decider.submit(
+            item,
+            lambda: (
+                approvals.decide_with_rule(
+                    item.id,
+                    draft,
+                    expected_version=item.version,
+                    reason=reason or None,
+                    apply_to=apply_to,
+                    request_id=rid,
+                ).approval
+            ),
+        )
 
     def deny(self) -> None:
         approvals = self._approvals()
@@ -193,10 +328,16 @@ class InboxCommands(QObject):
             detail = self._detail_for(item, ApprovalDetail)
             reason = detail.reason_text() if detail else ""
             if not reason:
-                reason = ReasonDialog.ask(
-                    self.page, tr("Deny"),
-                    tr("Why deny this action? The agent is told your reason."),
-                    ok=tr("Deny"), required=True) or ""
+                reason = (
+                    ReasonDialog.ask(
+                        self.page,
+                        tr("Deny"),
+                        tr("Why deny this action? The agent is told your reason."),
+                        ok=tr("Deny"),
+                        required=True,
+                    )
+                    or ""
+                )
             if reason:
                 self.decider.deny(item, reason=reason)
                 self._working(item, "Denying…")
@@ -206,8 +347,9 @@ class InboxCommands(QObject):
         it has just come on screen (the desk advanced to it, or a click landed on it)."""
         if not self.page.settle.too_soon(item_key(item)):
             return False
-        self._note(item, f"Not {verb}: this item has only just come on screen. Read it, "
-                         "then decide again.")
+        self._note(
+            item, f"Not {verb}: this item has only just come on screen. Read it, then decide again."
+        )
         return True
 
     def _note(self, item: InboxItem, text: str) -> None:
@@ -232,26 +374,35 @@ class InboxCommands(QObject):
         self.page.ctx.runner.run(
             lambda: journal.approvals.many(ids),
             on_done=partial(self._confirm_bulk, approve, scope, reason, skipped),
-            on_error=partial(self._on_refused, ""), owner=self)
+            on_error=partial(self._on_refused, ""),
+            owner=self,
+        )
 
-    def _confirm_bulk(self, approve: bool, scope: ApprovalScope, reason: str, skipped: int,
-                      fetched: list[Approval]) -> None:
+    def _confirm_bulk(
+        self,
+        approve: bool,
+        scope: ApprovalScope,
+        reason: str,
+        skipped: int,
+        fetched: list[Approval],
+    ) -> None:
         pending = [a for a in fetched if a.status == ApprovalStatus.PENDING]
         skipped += len(fetched) - len(pending)
         if not pending:
-            self.page.message.show_message(tr("None of the selected approvals is pending any "
-                                           "more."), Level.WARNING)
+            self.page.message.show_message(
+                tr("None of the selected approvals is pending any more."), Level.WARNING
+            )
             return
-        answer = BulkDecisionDialog.ask(self.page, pending, approve=approve, scope=scope,
-                                        reason=reason, skipped=skipped)
+        answer = BulkDecisionDialog.ask(
+            self.page, pending, approve=approve, scope=scope, reason=reason, skipped=skipped
+        )
         if answer is None:
             return
         reason, chosen = answer
         n = len(chosen)
         noun = "approval" if n == 1 else "approvals"
         self.page.message.show_message(f"{'Approving' if approve else 'Denying'} {n} {noun}…")
-        self.decider.bulk([(a.id, a.version) for a in chosen], approve, reason=reason,
-                          scope=scope)
+        self.decider.bulk([(a.id, a.version) for a in chosen], approve, reason=reason, scope=scope)
 
     def snooze(self) -> None:
         targets = self.targets()
@@ -295,8 +446,9 @@ class InboxCommands(QObject):
         now = settle.now()
         self._recent = [(t, s) for t, s in self._recent if now - t < RECENT_S]
         self._recent.append((now, text))
-        self.page.message.show_message("; ".join(s for _t, s in self._recent), Level.SUCCESS,
-                                       close_after_ms=BANNER_CLOSE_MS)
+        self.page.message.show_message(
+            "; ".join(s for _t, s in self._recent), Level.SUCCESS, close_after_ms=BANNER_CLOSE_MS
+        )
 
     def _on_refused(self, key: str, exc: BaseException) -> None:
         widget = self.page.detail.current()
@@ -304,8 +456,11 @@ class InboxCommands(QObject):
         retry = isinstance(exc, errors.StoreBusy) and bool(key)
         inline = widget.message if shown and widget is not None else self.page.message
         self.page.ctx.presenter.present(
-            exc, inline=inline, action="Retry" if retry else None,
-            on_action=partial(self.decider.retry, key) if retry else None)
+            exc,
+            inline=inline,
+            action="Retry" if retry else None,
+            on_action=partial(self.decider.retry, key) if retry else None,
+        )
         if shown and widget is not None:
             widget.reload()
         if key:
@@ -324,19 +479,30 @@ class InboxCommands(QObject):
 
     def _on_snoozed(self, ok: list[str], failed: list) -> None:
         self.page.mark_decided(set(ok))
-        text = f"Snoozed {len(ok)} item(s)." if not self.page.model.filter.snoozed \
+        text = (
+            f"Snoozed {len(ok)} item(s)."
+            if not self.page.model.filter.snoozed
             else f"Woke {len(ok)} item(s)."
+        )
         if failed:
             text += f" {len(failed)} refused: {failed[0][1]}"
-        self.page.message.show_message(text, Level.WARNING if failed else Level.SUCCESS,
-                                       close_after_ms=None if failed else BANNER_CLOSE_MS)
+        self.page.message.show_message(
+            text,
+            Level.WARNING if failed else Level.SUCCESS,
+            close_after_ms=None if failed else BANNER_CLOSE_MS,
+        )
         self.page.clear_selection()
 
     # ------------------------------------------------------------ helpers
     def _approvals(self) -> list[InboxItem]:
         """Approvals among the targets, minus those already decided or being decided here."""
-        return [t for t in self.targets() if t.kind == InboxKind.APPROVAL
-                and not self.decider.busy(item_key(t)) and item_key(t) not in self.page.decided]
+        return [
+            t
+            for t in self.targets()
+            if t.kind == InboxKind.APPROVAL
+            and not self.decider.busy(item_key(t))
+            and item_key(t) not in self.page.decided
+        ]
 
     def _detail_for(self, item: InboxItem, cls: type[D]) -> D | None:
         widget = self.page.detail.current()
@@ -349,8 +515,9 @@ class InboxCommands(QObject):
         write back sooner shows its outcome straight away, with no flash of the note and no
         relayout and repaint of the detail while the write runs (the GUI thread stays free
         to take the commit the moment it is back)."""
-        QTimer.singleShot(WORKING_AFTER_MS, self,
-                          partial(self._still_working, item_key(item), item.id, text))
+        QTimer.singleShot(
+            WORKING_AFTER_MS, self, partial(self._still_working, item_key(item), item.id, text)
+        )
 
     def _still_working(self, key: str, item_id: str, text: str) -> None:
         if not self.decider.busy(key):
@@ -360,13 +527,13 @@ class InboxCommands(QObject):
             widget.message.show_message(text, Level.INFO)
 
 
-
 def decided_text(result: object) -> str:
     """What was decided, by name: "Approved payments.refund acct_9", "Answered “Which
     currency?”" (agent text, bounded and escaped; never an id alone when a name exists)."""
     if isinstance(result, Approval):
-        verb = {"approved": "Approved", "denied": "Denied"}.get(result.status.value,
-                                                                result.status.value.capitalize())
+        verb = {"approved": "Approved", "denied": "Denied"}.get(
+            result.status.value, result.status.value.capitalize()
+        )
         return f"{verb} {action_label(result)}"
     if isinstance(result, Question):
         first = next((line for line in result.prompt.splitlines() if line.strip()), "")

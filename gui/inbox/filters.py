@@ -25,7 +25,7 @@ def _combo(name: str, parent: QWidget, any_text: str) -> QComboBox:
 
 class FilterBar(QWidget):
     """Signals:
-        changed(InboxFilter): the operator changed a filter (search is debounced).
+    changed(InboxFilter): the operator changed a filter (search is debounced).
     """
 
     changed = Signal(object)
@@ -37,9 +37,12 @@ class FilterBar(QWidget):
         self.search.setAccessibleName(tr("Search the inbox"))
         self.search.setClearButtonEnabled(True)
         self.kind = _combo("Kind", self, "All kinds")
-        for kind, title in ((InboxKind.APPROVAL, "Approvals"), (InboxKind.QUESTION, "Questions"),
-                            (InboxKind.CONFLICT, "Memory conflicts"),
-                            (InboxKind.EFFECT, "Ambiguous effects")):
+        for kind, title in (
+            (InboxKind.APPROVAL, "Approvals"),
+            (InboxKind.QUESTION, "Questions"),
+            (InboxKind.CONFLICT, "Memory conflicts"),
+            (InboxKind.EFFECT, "Ambiguous effects"),
+        ):
             self.kind.addItem(title, kind.value)
         self.agent = _combo("Agent", self, "All agents")
         self.project = _combo("Project", self, "All projects")
@@ -95,8 +98,14 @@ class FilterBar(QWidget):
             newest_first=bool(self.sort.currentData()),
         )
 
-    def show_only(self, *, kind: str | None = None, agent: str | None = None,
-                  project: str | None = None, text: str | None = None) -> None:
+    def show_only(
+        self,
+        *,
+        kind: str | None = None,
+        agent: str | None = None,
+        project: str | None = None,
+        text: str | None = None,
+    ) -> None:
         """Select exactly these filters (None: any) and search ``text``, then apply once."""
         for combo, value in ((self.kind, kind), (self.agent, agent), (self.project, project)):
             combo.blockSignals(True)
@@ -111,8 +120,11 @@ class FilterBar(QWidget):
 
     def set_facets(self, facets: dict[str, list[str]]) -> None:
         """Refill the agent/project/safety menus, keeping the current choices."""
-        for combo, name in ((self.agent, "agent"), (self.project, "project"),
-                            (self.safety, "safety_class")):
+        for combo, name in (
+            (self.agent, "agent"),
+            (self.project, "project"),
+            (self.safety, "safety_class"),
+        ):
             self._refill(combo, facets.get(name, []), name == "safety_class")
 
     @staticmethod

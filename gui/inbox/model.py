@@ -37,8 +37,7 @@ def second_line(item: InboxItem) -> str:
 
 
 def tooltip(item: InboxItem) -> str:
-    origin = f"\nfrom {describe(item.origin)} (as the agent reports it)" if item.origin \
-        else ""
+    origin = f"\nfrom {describe(item.origin)} (as the agent reports it)" if item.origin else ""
     return f"{item.summary}\n\n{second_line(item)}{origin}"
 
 
@@ -49,19 +48,35 @@ def expires_text(item: InboxItem) -> str:
 
 
 COLUMNS = [
-    Column("", lambda i: "", tip=lambda i: KIND_TITLES.get(i.kind.value, ""),
-           align=Qt.AlignmentFlag.AlignCenter, width=34),
+    Column(
+        "",
+        lambda i: "",
+        tip=lambda i: KIND_TITLES.get(i.kind.value, ""),
+        align=Qt.AlignmentFlag.AlignCenter,
+        width=34,
+    ),
     Column(QT_TR_NOOP("Request"), lambda i: i.summary, tip=tooltip, width=360),
     Column(QT_TR_NOOP("Safety"), lambda i: (i.safety_class or "").replace("_", " "), width=136),
-    Column(QT_TR_NOOP("Age"), lambda i: fmt.age(i.created_at),
-           tip=lambda i: tr("requested {clock}").format(clock=fmt.clock(i.created_at)),
-           align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=64,
-           live=True),
-    Column(QT_TR_NOOP("Expires"), expires_text,
-           tip=lambda i: tr("expires {clock}").format(clock=fmt.clock(i.expires_at))
-           if i.expires_at else tr("no expiry"),
-           align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, width=92,
-           live=True),
+    Column(
+        QT_TR_NOOP("Age"),
+        lambda i: fmt.age(i.created_at),
+        tip=lambda i: tr("requested {clock}").format(clock=fmt.clock(i.created_at)),
+        align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+        width=64,
+        live=True,
+    ),
+    Column(
+        QT_TR_NOOP("Expires"),
+        expires_text,
+        tip=lambda i: (
+            tr("expires {clock}").format(clock=fmt.clock(i.expires_at))
+            if i.expires_at
+            else tr("no expiry")
+        ),
+        align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+        width=92,
+        live=True,
+    ),
 ]
 
 
@@ -69,8 +84,11 @@ def accessible(item: InboxItem) -> str:
     """The screen reader's text for a row: agent text bounded and escaped (``fmt.bounded``),
     never a whole 5 MB title nor a raw control character."""
     return tr("{kind} from {agent}, run {run}: {summary}").format(
-        kind=KIND_TITLES.get(item.kind.value, ""), agent=fmt.bounded(item.agent, 80),
-        run=fmt.bounded(item.run_title, 120), summary=fmt.bounded(item.summary, 200))
+        kind=KIND_TITLES.get(item.kind.value, ""),
+        agent=fmt.bounded(item.agent, 80),
+        run=fmt.bounded(item.run_title, 120),
+        summary=fmt.bounded(item.summary, 200),
+    )
 
 
 class InboxModel(PagedModel):
@@ -98,16 +116,21 @@ class InboxModel(PagedModel):
         self.filter = f
         self._set_held({})
         inbox = journal.inbox
-        self.set_query(lambda cursor, limit: inbox.list(f, cursor=cursor, limit=limit),
-                       descending=f.newest_first,
-                       pick=lambda keys: inbox.pick(f, [k.split(":", 1)[1] for k in keys]))
+        self.set_query(
+            lambda cursor, limit: inbox.list(f, cursor=cursor, limit=limit),
+            descending=f.newest_first,
+            pick=lambda keys: inbox.pick(f, [k.split(":", 1)[1] for k in keys]),
+        )
 
     # ------------------------------------------------------------ held arrivals
     def apply_rows(self, fresh: list[Any]) -> tuple[list[str], list[str]]:
         holding = bool(self._rows) and self.hold is not None and self.hold()
         if holding:
-            new = {item_key(i): i for i in fresh
-                   if self.row_of(item_key(i)) < 0 and item_key(i) not in self._let_in}
+            new = {
+                item_key(i): i
+                for i in fresh
+                if self.row_of(item_key(i)) < 0 and item_key(i) not in self._let_in
+            }
             if new:
                 fresh = [i for i in fresh if item_key(i) not in new]
                 self._set_held({**self.held, **new})
@@ -138,8 +161,12 @@ class InboxModel(PagedModel):
             return item.safety_class
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return accessible(item)
-        if role == Qt.ItemDataRole.ForegroundRole and column == COL_EXPIRES \
-                and item.expires_at is not None and item.expires_at - time.time() < URGENT_S:
+        if (
+            role == Qt.ItemDataRole.ForegroundRole
+            and column == COL_EXPIRES
+            and item.expires_at is not None
+            and item.expires_at - time.time() < URGENT_S
+        ):
             return QBrush(QColor("#d23c3c"))
         return None
 

@@ -61,8 +61,9 @@ SEARCH_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Down, Qt.Key.Key_
 def inbox_keys(cs: ChangeSet) -> set[str]:
     """Model keys (kind:id) of the inbox items a change set touched."""
     kinds = {kind.change_kind: kind for kind in InboxKind}
-    return {f"{kinds[c.entity_kind].value}:{c.entity_id}" for c in cs.changes
-            if c.entity_kind in kinds}
+    return {
+        f"{kinds[c.entity_kind].value}:{c.entity_id}" for c in cs.changes if c.entity_kind in kinds
+    }
 
 
 class InboxTable(QTableView):
@@ -94,7 +95,7 @@ class InboxTable(QTableView):
 
 
 class NewBar(QFrame):
-    """"3 new requests — Show them (N)": arrivals held while the operator works the list.
+    """ "3 new requests — Show them (N)": arrivals held while the operator works the list.
 
     Signals:
         show_requested(): the operator asked to see them.
@@ -118,8 +119,11 @@ class NewBar(QFrame):
 
     def set_count(self, count: int) -> None:
         noun = "request" if count == 1 else "requests"
-        self.label.setText(tr("{count} new {noun} arrived — held so the list does not move "
-                              "under you.").format(count=count, noun=noun))
+        self.label.setText(
+            tr("{count} new {noun} arrived — held so the list does not move under you.").format(
+                count=count, noun=noun
+            )
+        )
         self.setAccessibleName(tr("{count} new {noun}").format(count=count, noun=noun))
         self.setVisible(count > 0)
 
@@ -129,8 +133,8 @@ class NewBar(QFrame):
 
 class InboxPage(QWidget):
     """Signals:
-        counts_stale(): the inbox changed; sidebar badges should be re-read.
-        open_run(str): the operator asked to see a run.
+    counts_stale(): the inbox changed; sidebar badges should be re-read.
+    open_run(str): the operator asked to see a run.
     """
 
     counts_stale = Signal()
@@ -149,10 +153,20 @@ class InboxPage(QWidget):
         self.message = MessageBar(self)
         self.watch = InputWatch(self)
         self.settle = Settle(self.watch)  # what is on screen, since when, brought by whom
-        self.detail = DetailPane(DetailContext(ctx.journal, ctx.runner, ctx.presenter,
-                                               ctx.registry, self.decider, self.read_only,
-                                               ctx.settings, self.settle),
-                                 DETAIL_WIDGETS, self)
+        self.detail = DetailPane(
+            DetailContext(
+                ctx.journal,
+                ctx.runner,
+                ctx.presenter,
+                ctx.registry,
+                self.decider,
+                self.read_only,
+                ctx.settings,
+                self.settle,
+            ),
+            DETAIL_WIDGETS,
+            self,
+        )
         self._by_desk = False  # True while the desk (not the operator) moves the cursor
         self.sticky = False  # several rows are selected on purpose (x, ctrl/shift-click)
         self.decided: set[str] = set()  # keys this desk just decided (advance when they go)
@@ -239,8 +253,7 @@ class InboxPage(QWidget):
             self.counts_stale.emit()
         widget = self.detail.current()
         item = widget.item if widget is not None else None
-        if widget is not None and item is not None \
-                and item.id in cs.ids(item.kind.change_kind):
+        if widget is not None and item is not None and item.id in cs.ids(item.kind.change_kind):
             widget.reload()
 
     # ------------------------------------------------------------ arrivals
@@ -265,11 +278,19 @@ class InboxPage(QWidget):
     # ------------------------------------------------------------ search keys
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         """In the search box, Enter and Down go to the results, Esc clears and goes back."""
-        if obj is self.filters.search and event.type() in (QEvent.Type.ShortcutOverride,
-                                                           QEvent.Type.KeyPress):
-            key = event.key() if isinstance(event, QKeyEvent) and (  # a key without modifiers
-                event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
-            ) == Qt.KeyboardModifier.NoModifier else None
+        if obj is self.filters.search and event.type() in (
+            QEvent.Type.ShortcutOverride,
+            QEvent.Type.KeyPress,
+        ):
+            key = (
+                event.key()
+                if isinstance(event, QKeyEvent)
+                and (  # a key without modifiers
+                    event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+                )
+                == Qt.KeyboardModifier.NoModifier
+                else None
+            )
             if key in SEARCH_KEYS:
                 if event.type() == QEvent.Type.ShortcutOverride:
                     event.accept()  # the search box takes it, not a window shortcut
@@ -386,8 +407,9 @@ class InboxPage(QWidget):
     @Slot(QModelIndex)
     def _on_pressed(self, _index: QModelIndex) -> None:
         mods = QGuiApplication.keyboardModifiers()
-        plain = not (mods & (Qt.KeyboardModifier.ControlModifier
-                             | Qt.KeyboardModifier.ShiftModifier))
+        plain = not (
+            mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+        )
         if plain:
             self.sticky = False
 
@@ -453,7 +475,8 @@ class InboxPage(QWidget):
     def _show_sort(self) -> None:
         newest = bool(self.filters.sort.currentData())
         self.table.horizontalHeader().setSortIndicator(
-            COL_AGE, Qt.SortOrder.AscendingOrder if newest else Qt.SortOrder.DescendingOrder)
+            COL_AGE, Qt.SortOrder.AscendingOrder if newest else Qt.SortOrder.DescendingOrder
+        )
 
     @Slot(object)
     def _on_filter(self, f: Any) -> None:
@@ -466,8 +489,11 @@ class InboxPage(QWidget):
     def _on_loaded(self) -> None:
         if self.model.held and not self.model.rowCount():
             self.show_new()  # nothing left to move: let them in
-        if not self.table.currentIndex().isValid() and self.pinned is None \
-                and self.model.rowCount():
+        if (
+            not self.table.currentIndex().isValid()
+            and self.pinned is None
+            and self.model.rowCount()
+        ):
             self.set_current_row(0)  # the first item of a list (not an advance)
         elif self.current_item() != self.detail.current_item() or self.current_item() is None:
             self._by_desk = True  # a new row, or the row's snapshot (version, snooze) changed
@@ -509,15 +535,21 @@ class InboxPage(QWidget):
 
     @Slot(object)
     def _on_model_failed(self, exc: BaseException) -> None:
-        self.ctx.presenter.present(exc, inline=self.message, action="Retry",
-                                   on_action=self.model.refresh)
+        self.ctx.presenter.present(
+            exc, inline=self.message, action="Retry", on_action=self.model.refresh
+        )
 
     # ------------------------------------------------------------ facets, clock, expiry
     @Slot()
     def _load_facets(self) -> None:
         # coalesced: one read of the filter choices in flight, the last request after it
-        self.ctx.runner.coalesce("facets", self.journal.inbox.facets, on_done=self._on_facets,
-                                 on_error=lambda _exc: None, owner=self)
+        self.ctx.runner.coalesce(
+            "facets",
+            self.journal.inbox.facets,
+            on_done=self._on_facets,
+            on_error=lambda _exc: None,
+            owner=self,
+        )
 
     def _on_facets(self, facets: dict[str, list[str]]) -> None:
         self.filters.set_facets(facets)
@@ -531,18 +563,31 @@ class InboxPage(QWidget):
     def _sweep_expired(self) -> None:
         """Let the store expire what is due (the agent may not be polling any more)."""
         now = time.time()
-        due = frozenset(item_key(i) for i in self.model.due_items(now)
-                        if i.kind in (InboxKind.APPROVAL, InboxKind.QUESTION))
-        if self.read_only or not due or due <= self._swept \
-                or now - self._last_sweep < SWEEP_EVERY_S:
+        due = frozenset(
+            item_key(i)
+            for i in self.model.due_items(now)
+            if i.kind in (InboxKind.APPROVAL, InboxKind.QUESTION)
+        )
+        if (
+            self.read_only
+            or not due
+            or due <= self._swept
+            or now - self._last_sweep < SWEEP_EVERY_S
+        ):
             return
         self._swept, self._last_sweep = due, now
         approvals, questions = self.journal.approvals, self.journal.questions
-        self.ctx.runner.run(lambda: approvals.expire_due() + questions.expire_due(),
-                            on_error=self._on_sweep_error, owner=self, write=True)
+        self.ctx.runner.run(
+            lambda: approvals.expire_due() + questions.expire_due(),
+            on_error=self._on_sweep_error,
+            owner=self,
+            write=True,
+        )
 
     def _on_sweep_error(self, exc: BaseException) -> None:
-        self.message.show_message(tr("Could not record expiries: {exc}").format(exc=exc), Level.WARNING)
+        self.message.show_message(
+            tr("Could not record expiries: {exc}").format(exc=exc), Level.WARNING
+        )
 
     def focus_list(self) -> None:
         self.table.setFocus()

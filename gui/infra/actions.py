@@ -63,16 +63,18 @@ def is_single_key(sequence: str) -> bool:
         return False
     first: QKeyCombination = keys[0]  # type: ignore[index]  # the stub lacks __getitem__
     mods = first.keyboardModifiers()
-    blocked = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
-               | Qt.KeyboardModifier.MetaModifier)
-    named = first.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Return, Qt.Key.Key_Enter,
-                              Qt.Key.Key_F5)
+    blocked = (
+        Qt.KeyboardModifier.ControlModifier
+        | Qt.KeyboardModifier.AltModifier
+        | Qt.KeyboardModifier.MetaModifier
+    )
+    named = first.key() in (Qt.Key.Key_Escape, Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_F5)
     return not (mods & blocked) and not named
 
 
 class ActionRegistry(QObject):
     """Signals:
-        triggered(str): the id of an action that just ran.
+    triggered(str): the id of an action that just ran.
     """
 
     triggered = Signal(str)
@@ -92,9 +94,14 @@ class ActionRegistry(QObject):
         self.single_keys = True
 
     # ------------------------------------------------------------ declaring
-    def register(self, spec: ActionSpec, handler: Callable[[], object] | None = None,
-                 enabled: Callable[[], bool] | None = None, *,
-                 page: QWidget | None = None) -> QAction:
+    def register(
+        self,
+        spec: ActionSpec,
+        handler: Callable[[], object] | None = None,
+        enabled: Callable[[], bool] | None = None,
+        *,
+        page: QWidget | None = None,
+    ) -> QAction:
         """Declare a command (``handler`` and ``enabled`` default to the spec's own). With
         ``page`` it is enabled only while that widget is visible (and ``enabled`` says yes)."""
         if spec.id in self._specs:
@@ -223,8 +230,11 @@ class ActionRegistry(QObject):
         for action_id in self._specs:
             for seq in self.shortcuts(action_id):
                 seen.setdefault(QKeySequence(seq).toString(), []).append(action_id)
-        return {k: v for k, v in seen.items()
-                if any(not self._exclusive(a, b) for i, a in enumerate(v) for b in v[i + 1:])}
+        return {
+            k: v
+            for k, v in seen.items()
+            if any(not self._exclusive(a, b) for i, a in enumerate(v) for b in v[i + 1 :])
+        }
 
     def _exclusive(self, a: str, b: str) -> bool:
         page_a, page_b = self._pages.get(a), self._pages.get(b)
@@ -254,8 +264,10 @@ class ActionRegistry(QObject):
             title = text.replace("&", "")
             menu = bar.addMenu(tr(text))
             menu.setObjectName(f"menu.{title.lower()}")
-            listed = sorted((s for s in self._specs.values()
-                             if s.menu == title or title in s.also), key=lambda s: s.section)
+            listed = sorted(
+                (s for s in self._specs.values() if s.menu == title or title in s.also),
+                key=lambda s: s.section,
+            )
             for at, spec in enumerate(listed):
                 if at and spec.section != listed[at - 1].section:
                     menu.addSeparator()
@@ -356,5 +368,6 @@ def ancestors(widget: QWidget) -> list[QWidget]:
 def display_key(sequence: str) -> str:
     """Sequences ("A; Ctrl+Return") in the platform's notation, joined by " or "."""
     parts = [p.strip() for p in sequence.split(";") if p.strip()]
-    return " or ".join(QKeySequence(p).toString(QKeySequence.SequenceFormat.NativeText)
-                       for p in parts)
+    return " or ".join(
+        QKeySequence(p).toString(QKeySequence.SequenceFormat.NativeText) for p in parts
+    )

@@ -46,8 +46,9 @@ def describe(exc: BaseException) -> str:
     """Message + next step, for an expected error."""
     message = str(exc) or type(exc).__name__
     hint = getattr(exc, "hint", "")
-    return f"{message}. {hint}" if hint and not message.endswith(".") else \
-        f"{message} {hint}".strip()
+    return (
+        f"{message}. {hint}" if hint and not message.endswith(".") else f"{message} {hint}".strip()
+    )
 
 
 def level_of(exc: BaseException) -> Level:
@@ -84,8 +85,8 @@ class ErrorDialog(QDialog):
 
 class ErrorPresenter(QObject):
     """Signals:
-        presented(object): an error was shown (expected or not); the exception.
-        damaged(object): a read or write found the open journal damaged (errors.Corrupt).
+    presented(object): an error was shown (expected or not); the exception.
+    damaged(object): a read or write found the open journal damaged (errors.Corrupt).
     """
 
     presented = Signal(object)
@@ -96,8 +97,14 @@ class ErrorPresenter(QObject):
         self._parent = parent_widget
         self._fallback = fallback
 
-    def present(self, exc: BaseException, *, inline: MessageBar | None = None,
-                action: str | None = None, on_action: Callable[[], object] | None = None) -> None:
+    def present(
+        self,
+        exc: BaseException,
+        *,
+        inline: MessageBar | None = None,
+        action: str | None = None,
+        on_action: Callable[[], object] | None = None,
+    ) -> None:
         """Show ``exc`` inline (expected) or in a details dialog (a bug or a fatal store error)."""
         self.presented.emit(exc)
         if is_damage(exc):
@@ -122,6 +129,7 @@ class ErrorPresenter(QObject):
 def unexpected_text(exc: BaseException) -> str:
     if isinstance(exc, FATAL):
         return f"{exc} {getattr(exc, 'hint', '')}".strip()
-    return tr("An unexpected error stopped this action: {kind}: {error}\n"
-              "Nothing else was changed. The details below help a developer fix it.").format(
-        kind=type(exc).__name__, error=exc)
+    return tr(
+        "An unexpected error stopped this action: {kind}: {error}\n"
+        "Nothing else was changed. The details below help a developer fix it."
+    ).format(kind=type(exc).__name__, error=exc)

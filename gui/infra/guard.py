@@ -29,8 +29,20 @@ from proctor.core.models import ChangeSet
 
 log = logging.getLogger(__name__)
 
-SERVICES = frozenset({"runs", "approvals", "questions", "memory", "effects", "inbox",
-                      "audit", "changes", "overview", "signatures"})
+SERVICES = frozenset(
+    {
+        "runs",
+        "approvals",
+        "questions",
+        "memory",
+        "effects",
+        "inbox",
+        "audit",
+        "changes",
+        "overview",
+        "signatures",
+    }
+)
 # Journal methods that never touch the file.
 PURE = frozenset({"now", "new_id"})
 CLOSE_WAIT_S = 30.0  # close() waits this long at most for the calls in flight
@@ -112,8 +124,9 @@ class WriteFeed:
             log.debug("change rows written after the desk's watcher closed")
 
 
-def _guarded(fn: Callable[..., Any], what: str, guard: ThreadGuard,
-             calls: InFlight) -> Callable[..., Any]:
+def _guarded(
+    fn: Callable[..., Any], what: str, guard: ThreadGuard, calls: InFlight
+) -> Callable[..., Any]:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         guard.check(what)
@@ -145,8 +158,10 @@ class GuardedJournal:
         self.guard = guard
         self.calls = InFlight()
         self.written = WriteFeed(journal)
-        self._services = {name: _GuardedService(name, getattr(journal, name), guard, self.calls)
-                          for name in SERVICES}
+        self._services = {
+            name: _GuardedService(name, getattr(journal, name), guard, self.calls)
+            for name in SERVICES
+        }
 
     def __getattr__(self, attr: str) -> Any:
         if attr in SERVICES:
@@ -160,6 +175,5 @@ class GuardedJournal:
         """Close the journal once the store calls running on other threads have returned."""
         self.guard.check("journal.close")
         if not self.calls.close_and_wait(CLOSE_WAIT_S):
-            log.warning("closing the journal with %d store calls still running",
-                        self.calls.count())
+            log.warning("closing the journal with %d store calls still running", self.calls.count())
         self.unguarded.close()

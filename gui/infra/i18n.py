@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication, QLocale, QTranslator
 
 if TYPE_CHECKING:
+
     def QT_TR_NOOP(message: str, /) -> str:
         """Marks ``message`` for lupdate and returns it unchanged (PySide6's stub says
         ``object -> object``, which loses the str every caller relies on)."""
@@ -36,13 +37,13 @@ def tr(text: str, disambiguation: str | None = None, n: int = -1) -> str:
     return QCoreApplication.translate(CONTEXT, text, disambiguation, n)
 
 
-def install_translator(app: QCoreApplication, locale: QLocale | None = None,
-                       folder: Path | None = None) -> QTranslator | None:
+def install_translator(
+    app: QCoreApplication, locale: QLocale | None = None, folder: Path | None = None
+) -> QTranslator | None:
     """Load ``proctor_<locale>.qm`` for ``locale`` (default: the system's) if one is there."""
     translator = QTranslator(app)
     where = folder or resources_folder()
-    if where is None or not translator.load(locale or QLocale.system(), "proctor", "_",
-                                            str(where)):
+    if where is None or not translator.load(locale or QLocale.system(), "proctor", "_", str(where)):
         return None
     app.installTranslator(translator)
     log.info("translation loaded: %s", translator.filePath())

@@ -50,8 +50,10 @@ class ServerTarget:
     def url(self, password: str | None = None) -> str:
         """The journal URL Journal.open takes (with the password only when given)."""
         secret = f":{quote(password, safe='')}" if password else ""
-        return (f"{DRIVER}://{quote(self.user, safe='')}{secret}@{self._hostport()}/"
-                f"{quote(self.database, safe='')}?{self._query()}")
+        return (
+            f"{DRIVER}://{quote(self.user, safe='')}{secret}@{self._hostport()}/"
+            f"{quote(self.database, safe='')}?{self._query()}"
+        )
 
     def label(self) -> str:
         """What the desk shows and remembers (never a password)."""
@@ -71,8 +73,7 @@ class ServerTarget:
         return f"{self.user}@{self._hostport()}/{self.database}"
 
     def _hostport(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") \
-            else self.host
+        host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
         return f"{host}:{self.port}"
 
     @classmethod
@@ -84,15 +85,25 @@ class ServerTarget:
             parts = urlsplit(text)
             port = parts.port or DEFAULT_PORT
         except ValueError:
-            raise ValueError(tr("{url} is not a valid server URL.").format(
-                url=visible_url(text))) from None
+            raise ValueError(
+                tr("{url} is not a valid server URL.").format(url=visible_url(text))
+            ) from None
         if parts.scheme not in SCHEMES or not parts.hostname:
-            raise ValueError(tr("A server URL looks like postgresql://user@host:5432/database "
-                                "(got {url}).").format(url=visible_url(text)))
+            raise ValueError(
+                tr(
+                    "A server URL looks like postgresql://user@host:5432/database (got {url})."
+                ).format(url=visible_url(text))
+            )
         query = parse_qs(parts.query)
         tls = (query.get("sslmode") or [DEFAULT_TLS])[0]
-        target = cls(parts.hostname, port, unquote(parts.path.lstrip("/")),
-                     unquote(parts.username or ""), tls, (query.get("sslrootcert") or [""])[0])
+        target = cls(
+            parts.hostname,
+            port,
+            unquote(parts.path.lstrip("/")),
+            unquote(parts.username or ""),
+            tls,
+            (query.get("sslrootcert") or [""])[0],
+        )
         why = target.problem()
         if why:
             raise ValueError(why)
@@ -117,32 +128,52 @@ def connect_problem(exc: BaseException, target: ServerTarget) -> str | None:
     password, refused connection, missing database, unknown host); None for others."""
     text = f"{exc} {getattr(exc, '__cause__', '') or ''}".lower()
     where = f"{target.host}:{target.port}"
-    if "password authentication failed" in text or "no password supplied" in text \
-            or "password is required" in text:
-        return tr("The server refused the password for user {user} (wrong or missing "
-                  "password). Connect again with the right password.").format(user=target.user)
+    if (
+        "password authentication failed" in text
+        or "no password supplied" in text
+        or "password is required" in text
+    ):
+        return tr(
+            "The server refused the password for user {user} (wrong or missing "
+            "password). Connect again with the right password."
+        ).format(user=target.user)
     if "the database is empty" in text:
-        return tr("The database {database} on {where} holds no journal yet. Prepare it with "
-                  "`proctor team init`, or move a journal file there with `proctor "
-                  "migrate-to`.").format(database=target.database, where=where)
+        return tr(
+            "The database {database} on {where} holds no journal yet. Prepare it with "
+            "`proctor team init`, or move a journal file there with `proctor "
+            "migrate-to`."
+        ).format(database=target.database, where=where)
     if "does not exist" in text and "database" in text:
-        return tr("There is no database {database} on {where}. Check the name, or have it "
-                  "created (createdb) and prepared with `proctor team init`.").format(database=target.database, where=where)
-    if "connection refused" in text or "could not connect" in text \
-            or "timeout expired" in text or "timed out" in text:
-        return tr("Could not reach a PostgreSQL server at {where} (connection refused or timed "
-                  "out). Check the host and port, and that the server is running.").format(
-                      where=where)
-    if "could not translate host name" in text or "name or service not known" in text \
-            or "nodename nor servname" in text:
+        return tr(
+            "There is no database {database} on {where}. Check the name, or have it "
+            "created (createdb) and prepared with `proctor team init`."
+        ).format(database=target.database, where=where)
+    if (
+        "connection refused" in text
+        or "could not connect" in text
+        or "timeout expired" in text
+        or "timed out" in text
+    ):
+        return tr(
+            "Could not reach a PostgreSQL server at {where} (connection refused or timed "
+            "out). Check the host and port, and that the server is running."
+        ).format(where=where)
+    if (
+        "could not translate host name" in text
+        or "name or service not known" in text
+        or "nodename nor servname" in text
+    ):
         return tr("The host name {host} is not known. Check it.").format(host=target.host)
-    if "ssl" in text and ("not support" in text or "required" in text or "certificate" in text
-                          or "verify" in text):
+    if "ssl" in text and (
+        "not support" in text or "required" in text or "certificate" in text or "verify" in text
+    ):
         return tr("TLS ({tls}) could not be set up with {where}: {why}").format(
-            tls=target.tls, where=where, why=str(exc).splitlines()[0] if str(exc) else "")
+            tls=target.tls, where=where, why=str(exc).splitlines()[0] if str(exc) else ""
+        )
     if "no pg_hba.conf entry" in text or "permission denied" in text:
         return tr("The server at {where} does not let {user} in: {why}").format(
-            where=where, user=target.user, why=str(exc).splitlines()[0])
+            where=where, user=target.user, why=str(exc).splitlines()[0]
+        )
     return None
 
 

@@ -37,8 +37,9 @@ CONFIRM_CHOICES = (
     (NEAR_EXPIRY, "Anything past or near its expiry"),
     (STANDING_RULE, "Any decision that creates a standing rule (always in this run/space)"),
 )
-DEFAULT_CONFIRM = frozenset({"external_side_effect", "financial", "destructive", NEAR_EXPIRY,
-                             STANDING_RULE})
+DEFAULT_CONFIRM = frozenset(
+    {"external_side_effect", "financial", "destructive", NEAR_EXPIRY, STANDING_RULE}
+)
 NO_CONFIRM = "none"  # stored for an empty choice (QSettings cannot store an empty list)
 
 
@@ -108,7 +109,9 @@ class DeskSettings:
     def memory_token_limit(self) -> int:
         """The token budget of every memory scope (the Memory page's scope tree)."""
         try:
-            value = int(cast(Any, self.q.value(TOKEN_LIMIT_KEY, DEFAULT_TOKEN_LIMIT)))  # int() checks
+            value = int(
+                cast(Any, self.q.value(TOKEN_LIMIT_KEY, DEFAULT_TOKEN_LIMIT))
+            )  # int() checks
         except (TypeError, ValueError):
             return DEFAULT_TOKEN_LIMIT
         low, high = TOKEN_LIMIT_RANGE

@@ -203,8 +203,9 @@ class _Job(QRunnable):
     """Runs one task's ``fn``; it holds nothing else of the task (its callbacks and owner
     stay with the runner, on the GUI thread)."""
 
-    def __init__(self, task_id: int, fn: Callable[[], Any], relay: _Relay, *,
-                 urgent: bool = False) -> None:
+    def __init__(
+        self, task_id: int, fn: Callable[[], Any], relay: _Relay, *, urgent: bool = False
+    ) -> None:
         super().__init__()
         self.setAutoDelete(True)
         self._id = task_id
@@ -274,18 +275,29 @@ class TaskRunner(QObject):
         self.default_error: Callable[[BaseException], None] = self._log_error
 
     # ------------------------------------------------------------ API
-    def run(self, fn: Callable[[], Any], *, on_done: Callable[[Any], None] | None = None,
-            on_error: Callable[[BaseException], None] | None = None,
-            owner: QObject | None = None, write: bool = False) -> int:
+    def run(
+        self,
+        fn: Callable[[], Any],
+        *,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+        owner: QObject | None = None,
+        write: bool = False,
+    ) -> int:
         """Queue ``fn`` on a worker thread; returns the task id."""
         if self._closed:
             return 0
         return self._start(Task(next(self._ids), fn, on_done, on_error, owner, write))
 
-    def latest(self, key: Hashable, fn: Callable[[], Any], *,
-               on_done: Callable[[Any], None] | None = None,
-               on_error: Callable[[BaseException], None] | None = None,
-               owner: QObject | None = None) -> int:
+    def latest(
+        self,
+        key: Hashable,
+        fn: Callable[[], Any],
+        *,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+        owner: QObject | None = None,
+    ) -> int:
         """Queue the read ``fn``; a later ``latest`` with the same key (and owner) drops
         this one's outcome. Returns the task id."""
         if self._closed:
@@ -295,10 +307,15 @@ class TaskRunner(QObject):
         self._latest[scoped] = task.id
         return self._start(task)
 
-    def coalesce(self, key: Hashable, fn: Callable[[], Any], *,
-                 on_done: Callable[[Any], None] | None = None,
-                 on_error: Callable[[BaseException], None] | None = None,
-                 owner: QObject | None = None) -> int:
+    def coalesce(
+        self,
+        key: Hashable,
+        fn: Callable[[], Any],
+        *,
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+        owner: QObject | None = None,
+    ) -> int:
         """Run the read ``fn`` now, or, while a read with the same key (and owner) is in
         flight, after it (only the last such request runs). Returns the task id, or 0 when
         the request waits."""
@@ -348,8 +365,9 @@ class TaskRunner(QObject):
             self._collector.release()
         started = time.monotonic()
         done = self._writer.waitForDone(timeout_ms)
-        left = -1 if timeout_ms < 0 else max(
-            0, timeout_ms - int((time.monotonic() - started) * 1000))
+        left = (
+            -1 if timeout_ms < 0 else max(0, timeout_ms - int((time.monotonic() - started) * 1000))
+        )
         done = self._pool.waitForDone(left) and done
         if done:
             self._tasks.clear()
@@ -413,8 +431,15 @@ class TaskRunner(QObject):
         del self._coalescing[task.key]
         waiting = self._waiting.pop(task.key, None)
         if waiting is not None and (waiting.owner is None or shiboken6.isValid(waiting.owner)):
-            follow = Task(next(self._ids), waiting.fn, waiting.on_done, waiting.on_error,
-                          waiting.owner, False, key=task.key)
+            follow = Task(
+                next(self._ids),
+                waiting.fn,
+                waiting.on_done,
+                waiting.on_error,
+                waiting.owner,
+                False,
+                key=task.key,
+            )
             self._coalescing[task.key] = follow.id
             self._start(follow)
 
@@ -423,8 +448,11 @@ class TaskRunner(QObject):
             self.idle.emit()
 
     def _track_store_health(self, ok: bool, payload: object) -> None:
-        if not ok and isinstance(payload, errors.StoreError) \
-                and not isinstance(payload, errors.StoreReadOnly):
+        if (
+            not ok
+            and isinstance(payload, errors.StoreError)
+            and not isinstance(payload, errors.StoreReadOnly)
+        ):
             self._store_failing = True
             self.store_failed.emit(payload)
         elif ok and self._store_failing:
@@ -434,8 +462,9 @@ class TaskRunner(QObject):
     @Slot()
     def _check_busy(self) -> None:
         now = time.monotonic()
-        slow = any(t.write and (now - t.started) * 1000 >= BUSY_AFTER_MS
-                   for t in self._tasks.values())
+        slow = any(
+            t.write and (now - t.started) * 1000 >= BUSY_AFTER_MS for t in self._tasks.values()
+        )
         if slow != self._busy:
             self._busy = slow
             self.busy_changed.emit(slow)
@@ -504,14 +533,20 @@ class PresentationPool(QObject):
             cls._instance = cls(QCoreApplication.instance())
         return cls._instance
 
-    def run(self, fn: Callable[[Ticket], Any], *, on_done: Callable[[Any], None] | None = None,
-            owner: QObject | None = None) -> Ticket:
+    def run(
+        self,
+        fn: Callable[[Ticket], Any],
+        *,
+        on_done: Callable[[Any], None] | None = None,
+        owner: QObject | None = None,
+    ) -> Ticket:
         """Queue ``fn(ticket)`` on a presentation worker; returns its ticket."""
         ticket = Ticket()
         task_id = next(self._ids)
         self._work[task_id] = _Shown(ticket, on_done, owner)
-        self._pool.start(_Job(task_id, lambda: None if ticket.cancelled() else fn(ticket),
-                              self._relay))
+        self._pool.start(
+            _Job(task_id, lambda: None if ticket.cancelled() else fn(ticket), self._relay)
+        )
         return ticket
 
     def pending(self) -> int:

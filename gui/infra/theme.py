@@ -52,20 +52,34 @@ KIND = {"approval": "#2f6fdf", "question": "#8053df", "conflict": "#138a7a", "ef
 DIFF_ACCENT = {"delete": "#e5534b", "insert": "#3fb950"}
 DIFF_MIX = (0.3, 0.35)  # (light, dark) share of the accent
 OVER_BUDGET = ("#b42318", "#ff7b72")  # (light, dark) text of a number over its budget
-LEVEL = {"info": ("#e3ecfb", "#1f2f4d"), "success": ("#dcf2e2", "#1d3b26"),
-         "warning": ("#fcefcf", "#4a3b12"), "error": ("#f9dada", "#4d1e1e")}
+LEVEL = {
+    "info": ("#e3ecfb", "#1f2f4d"),
+    "success": ("#dcf2e2", "#1d3b26"),
+    "warning": ("#fcefcf", "#4a3b12"),
+    "error": ("#f9dada", "#4d1e1e"),
+}
 
 
 def palette_for(dark: bool) -> QPalette:
     c = DARK if dark else LIGHT
     p = QPalette()
     role = QPalette.ColorRole
-    for r, key in ((role.Window, "window"), (role.Base, "base"), (role.AlternateBase, "alt"),
-                   (role.Text, "text"), (role.WindowText, "text"), (role.ButtonText, "text"),
-                   (role.Button, "button"), (role.Highlight, "highlight"),
-                   (role.HighlightedText, "hl_text"), (role.Link, "link"),
-                   (role.ToolTipBase, "tooltip"), (role.ToolTipText, "text"),
-                   (role.PlaceholderText, "muted"), (role.Mid, "border")):
+    for r, key in (
+        (role.Window, "window"),
+        (role.Base, "base"),
+        (role.AlternateBase, "alt"),
+        (role.Text, "text"),
+        (role.WindowText, "text"),
+        (role.ButtonText, "text"),
+        (role.Button, "button"),
+        (role.Highlight, "highlight"),
+        (role.HighlightedText, "hl_text"),
+        (role.Link, "link"),
+        (role.ToolTipBase, "tooltip"),
+        (role.ToolTipText, "text"),
+        (role.PlaceholderText, "muted"),
+        (role.Mid, "border"),
+    ):
         p.setColor(r, QColor(c[key]))
     p.setColor(QPalette.ColorGroup.Disabled, role.Text, QColor(c["muted"]))
     p.setColor(QPalette.ColorGroup.Disabled, role.WindowText, QColor(c["muted"]))
@@ -109,8 +123,10 @@ class DeskStyle(QProxyStyle):
     def drawPrimitive(self, element, option, painter, widget=None):
         """On the dark palette Fusion outlines radio buttons and check boxes in a shade of
         the window colour (nearly invisible): draw them with a visible ring instead."""
-        indicators = (QStyle.PrimitiveElement.PE_IndicatorRadioButton,
-                      QStyle.PrimitiveElement.PE_IndicatorCheckBox)
+        indicators = (
+            QStyle.PrimitiveElement.PE_IndicatorRadioButton,
+            QStyle.PrimitiveElement.PE_IndicatorCheckBox,
+        )
         if self.dark and element in indicators:
             draw_indicator(element == indicators[0], option, painter, self.c)
             return
@@ -159,8 +175,9 @@ def draw_indicator(radio: bool, option: QStyleOption, painter: QPainter, c: dict
     if on or partial:
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(ring)
-        inner = rect.adjusted(rect.width() * 0.27, rect.height() * 0.27,
-                              -rect.width() * 0.27, -rect.height() * 0.27)
+        inner = rect.adjusted(
+            rect.width() * 0.27, rect.height() * 0.27, -rect.width() * 0.27, -rect.height() * 0.27
+        )
         if radio:
             painter.drawEllipse(inner)
         elif partial:
@@ -168,9 +185,13 @@ def draw_indicator(radio: bool, option: QStyleOption, painter: QPainter, c: dict
         else:
             painter.setPen(QPen(QColor(c["text"]) if not enabled else ring, 2.0))
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawPolyline([inner.bottomLeft() + QPointF(0, -inner.height() * 0.45),
-                                  inner.bottomLeft() + QPointF(inner.width() * 0.38, 0),
-                                  inner.topRight()])
+            painter.drawPolyline(
+                [
+                    inner.bottomLeft() + QPointF(0, -inner.height() * 0.45),
+                    inner.bottomLeft() + QPointF(inner.width() * 0.38, 0),
+                    inner.topRight(),
+                ]
+            )
     painter.restore()
 
 
@@ -216,9 +237,16 @@ def palette_is_dark(palette: QPalette) -> bool:
 
 def mix(base: QColor, accent: QColor, share: float) -> QColor:
     """``share`` of ``accent`` over ``base``."""
-    return QColor.fromRgbF(*(b + (a - b) * share for b, a in (
-        (base.redF(), accent.redF()), (base.greenF(), accent.greenF()),
-        (base.blueF(), accent.blueF()))))
+    return QColor.fromRgbF(
+        *(
+            b + (a - b) * share
+            for b, a in (
+                (base.redF(), accent.redF()),
+                (base.greenF(), accent.greenF()),
+                (base.blueF(), accent.blueF()),
+            )
+        )
+    )
 
 
 def diff_colors(palette: QPalette) -> dict[str, QColor]:

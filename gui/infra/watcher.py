@@ -49,10 +49,10 @@ NOTIFY_WAIT_S = 0.5  # a server journal's listener checks for stop this often
 
 class JournalWatcher(QObject):
     """Signals:
-        changed(ChangeSet): changes committed since the last one seen (any process).
-        seen_at(float): wall time of the newest change seen (for the status bar).
-        wal_lost(): the ``-wal`` this desk's open connections use vanished or was replaced
-            (deleted by something else: un-checkpointed commits in it may be lost). Once.
+    changed(ChangeSet): changes committed since the last one seen (any process).
+    seen_at(float): wall time of the newest change seen (for the status bar).
+    wal_lost(): the ``-wal`` this desk's open connections use vanished or was replaced
+        (deleted by something else: un-checkpointed commits in it may be lost). Once.
     """
 
     changed = Signal(object)
@@ -92,8 +92,11 @@ class JournalWatcher(QObject):
         # found later by `proctor verify` or the next open. A journal that already lacks
         # what the witness saw keeps the witness as it is (the finding stays until accepted).
         self.witness = HeadWitness(self._path)
-        self._witness_frozen = getattr(journal, "lost_tail", None) is not None \
-            or bool(getattr(journal, "read_only", False)) or self.on_server
+        self._witness_frozen = (
+            getattr(journal, "lost_tail", None) is not None
+            or bool(getattr(journal, "read_only", False))
+            or self.on_server
+        )
         self._witness_timer = QTimer(self)
         self._witness_timer.setSingleShot(True)
         self._witness_timer.setInterval(WITNESS_MS)
@@ -198,8 +201,9 @@ class JournalWatcher(QObject):
         if self._stopped:
             return
         self.checkpoints += 1
-        self._runner.coalesce(CHECKPOINT, self._journal.checkpoint, owner=self,
-                              on_error=self._on_poll_error)  # the next one tries again
+        self._runner.coalesce(
+            CHECKPOINT, self._journal.checkpoint, owner=self, on_error=self._on_poll_error
+        )  # the next one tries again
 
     # ------------------------------------------------------------ server notifications
     def _listen(self) -> None:
@@ -287,8 +291,13 @@ class JournalWatcher(QObject):
         self._arm()
         changes = self._journal.changes
         # coalesced: one poll in flight; a slow store never piles them up
-        self._runner.coalesce(POLL, changes.data_version, on_done=self._on_data_version,
-                              on_error=self._on_poll_error, owner=self)
+        self._runner.coalesce(
+            POLL,
+            changes.data_version,
+            on_done=self._on_data_version,
+            on_error=self._on_poll_error,
+            owner=self,
+        )
 
     def _on_data_version(self, version: int) -> None:
         if self._stopped:
@@ -310,8 +319,13 @@ class JournalWatcher(QObject):
         meanwhile runs once it is delivered, from where that delivery left ``last_seq``)."""
         if self._stopped:
             return
-        self._runner.coalesce(READ, self._read_past_last, on_done=self._on_changes,
-                              on_error=self._on_read_error, owner=self)
+        self._runner.coalesce(
+            READ,
+            self._read_past_last,
+            on_done=self._on_changes,
+            on_error=self._on_read_error,
+            owner=self,
+        )
 
     def _read_past_last(self) -> ChangeSet:
         """(worker) The changes after ``last_seq``, as it stands when the read starts: the
@@ -403,4 +417,3 @@ class JournalWatcher(QObject):
         self._runner.drop(READ, self)  # no follow-up after a failed read: the next trigger
         if not self._stopped:
             self._runner.default_error(exc)
-

@@ -36,14 +36,19 @@ def entry_commands(entry: Callable[[], EntryDetail | None]) -> list[ActionSpec]:
         def go() -> None:
             if (shown := entry()) is not None:
                 getattr(shown, name)()
+
         return go
 
     def can(check: str, flag: str | None = None, value: bool = False) -> Callable[[], bool]:
         def allowed() -> bool:
             shown = entry()
             e = shown.entry() if shown is not None else None
-            return e is not None and getattr(shown, check)() \
+            return (
+                e is not None
+                and getattr(shown, check)()
                 and (flag is None or getattr(e, flag) is value)
+            )
+
         return allowed
 
     def shows(flag: str, value: bool) -> Callable[[], bool]:
@@ -51,37 +56,80 @@ def entry_commands(entry: Callable[[], EntryDetail | None]) -> list[ActionSpec]:
             shown = entry()
             e = shown.entry() if shown is not None else None
             return (e is not None and getattr(e, flag)) is value
+
         return visible
 
     return [
-        ActionSpec("memory.edit", QT_TR_NOOP("Edit entry"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Edit the entry's content"), handler=run("start_edit"),
-                   enabled=can("can_edit"), button=QT_TR_NOOP("&Edit"), section=1,
-                   no_icon="opens the editor in place; the word says it"),
-        ActionSpec("memory.pin", QT_TR_NOOP("Pin entry"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Pin the entry"), handler=run("toggle_pin"),
-                   enabled=can("can_flag", "pinned", False), visible=shows("pinned", False),
-                   button=QT_TR_NOOP("&Pin"), section=1,
-                   no_icon="entry flag; shown in the entry's facts"),
-        ActionSpec("memory.unpin", QT_TR_NOOP("Unpin entry"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Unpin the entry"), handler=run("toggle_pin"),
-                   enabled=can("can_flag", "pinned", True), visible=shows("pinned", True),
-                   button=QT_TR_NOOP("Un&pin"), section=1,
-                   no_icon="entry flag; shown in the entry's facts"),
-        ActionSpec("memory.confirm", QT_TR_NOOP("Confirm entry"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Confirm the entry as true"), handler=run("confirm"),
-                   enabled=can("can_confirm"), button=QT_TR_NOOP("C&onfirm"), section=1,
-                   no_icon="entry flag; shown in the entry's facts"),
-        ActionSpec("memory.remove", QT_TR_NOOP("Remove entry…"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Remove the entry (a restorable tombstone)"),
-                   handler=run("remove_or_restore"), enabled=can("can_flag", "deleted", False),
-                   visible=shows("deleted", False), button=QT_TR_NOOP("Re&move"), section=1,
-                   no_icon="asks first; a restorable tombstone"),
-        ActionSpec("memory.restore", QT_TR_NOOP("Restore entry"), QT_TR_NOOP("Memory"),
-                   QT_TR_NOOP("Restore the removed entry"), handler=run("remove_or_restore"),
-                   enabled=can("can_flag", "deleted", True), visible=shows("deleted", True),
-                   button=QT_TR_NOOP("Res&tore"), section=1,
-                   no_icon="the reverse of Remove; the word says it"),
+        ActionSpec(
+            "memory.edit",
+            QT_TR_NOOP("Edit entry"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP("Edit the entry's content"),
+            handler=run("start_edit"),
+            enabled=can("can_edit"),
+            button=QT_TR_NOOP("&Edit"),
+            section=1,
+            no_icon="opens the editor in place; the word says it",
+        ),
+        ActionSpec(
+            "memory.pin",
+            QT_TR_NOOP("Pin entry"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP("Pin the entry"),
+            handler=run("toggle_pin"),
+            enabled=can("can_flag", "pinned", False),
+            visible=shows("pinned", False),
+            button=QT_TR_NOOP("&Pin"),
+            section=1,
+            no_icon="entry flag; shown in the entry's facts",
+        ),
+        ActionSpec(
+            "memory.unpin",
+            QT_TR_NOOP("Unpin entry"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP("Unpin the entry"),
+            handler=run("toggle_pin"),
+            enabled=can("can_flag", "pinned", True),
+            visible=shows("pinned", True),
+            button=QT_TR_NOOP("Un&pin"),
+            section=1,
+            no_icon="entry flag; shown in the entry's facts",
+        ),
+        ActionSpec(
+            "memory.confirm",
+            QT_TR_NOOP("Confirm entry"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP("Confirm the entry as true"),
+            handler=run("confirm"),
+            enabled=can("can_confirm"),
+            button=QT_TR_NOOP("C&onfirm"),
+            section=1,
+            no_icon="entry flag; shown in the entry's facts",
+        ),
+        ActionSpec(
+            "memory.remove",
+            QT_TR_NOOP("Remove entry…"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP("Remove the entry (a restorable tombstone)"),
+            handler=run("remove_or_restore"),
+            enabled=can("can_flag", "deleted", False),
+            visible=shows("deleted", False),
+            button=QT_TR_NOOP("Re&move"),
+            section=1,
+            no_icon="asks first; a restorable tombstone",
+        ),
+        ActionSpec(
+            "memory.restore",
+            QT_TR_NOOP("Restore entry"),
+            QT_TR_NOOP("Memory"),
+            QT_TR_NOOP("Restore the removed entry"),
+            handler=run("remove_or_restore"),
+            enabled=can("can_flag", "deleted", True),
+            visible=shows("deleted", True),
+            button=QT_TR_NOOP("Res&tore"),
+            section=1,
+            no_icon="the reverse of Remove; the word says it",
+        ),
     ]
 
 

@@ -35,9 +35,15 @@ from ..widgets.message_bar import Level, MessageBar
 from ..widgets.tables import row_table
 from ..widgets.text_diff import LINE, TOO_LARGE, WHOLE, Diff, DiffView, whitespace_only
 
-HISTORY_HEADERS = (QT_TR_NOOP("Ver."), QT_TR_NOOP("When"), QT_TR_NOOP("Operation"),
-                   QT_TR_NOOP("Actor"), QT_TR_NOOP("Reason"), QT_TR_NOOP("Before → after"),
-                   QT_TR_NOOP("Source"))
+HISTORY_HEADERS = (
+    QT_TR_NOOP("Ver."),
+    QT_TR_NOOP("When"),
+    QT_TR_NOOP("Operation"),
+    QT_TR_NOOP("Actor"),
+    QT_TR_NOOP("Reason"),
+    QT_TR_NOOP("Before → after"),
+    QT_TR_NOOP("Source"),
+)
 
 
 @dataclass(frozen=True)
@@ -51,10 +57,15 @@ def load_entry(memory: Memory, entry_id: str) -> EntryData:
 
 
 def history_cells(m: MemoryMutation) -> tuple[str, ...]:
-    return (str(m.version), fmt.clock(m.created_at), label(m.operation), m.actor,
-            m.reason or "",
-            f"{fmt.short(m.before_hash, 8) or '—'} → {fmt.short(m.after_hash, 8)}",
-            change_source(m))
+    return (
+        str(m.version),
+        fmt.clock(m.created_at),
+        label(m.operation),
+        m.actor,
+        m.reason or "",
+        f"{fmt.short(m.before_hash, 8) or '—'} → {fmt.short(m.after_hash, 8)}",
+        change_source(m),
+    )
 
 
 def change_source(m: MemoryMutation, *, full: bool = False) -> str:
@@ -66,41 +77,68 @@ def change_source(m: MemoryMutation, *, full: bool = False) -> str:
 
 
 def history_tip(m: MemoryMutation) -> str:
-    text = tr("{operation} by {actor} at {when}\nreason: {reason}\nbefore: {before}\n"
-              "after: {after}").format(operation=label(m.operation), actor=m.actor,
-                                       when=fmt.clock(m.created_at), reason=m.reason or "—",
-                                       before=m.before_hash or "—", after=m.after_hash or "—")
+    text = tr(
+        "{operation} by {actor} at {when}\nreason: {reason}\nbefore: {before}\nafter: {after}"
+    ).format(
+        operation=label(m.operation),
+        actor=m.actor,
+        when=fmt.clock(m.created_at),
+        reason=m.reason or "—",
+        before=m.before_hash or "—",
+        after=m.after_hash or "—",
+    )
     if m.run_id:
         text += "\n" + tr("source: {source}").format(source=change_source(m, full=True))
     return text
 
 
 def facts_text(e: MemoryEntry) -> str:
-    flags = [f for f, on in ((tr("pinned"), e.pinned), (tr("confirmed"), e.confirmed),
-                             (tr("removed"), e.deleted)) if on]
-    text = tr("{scope} · {key} · kind {kind} · priority {priority} · trust {trust} · "
-              "sensitivity {sensitivity}\nversion {version} · created {created} · updated "
-              "{updated}").format(
-        scope=e.scope.value, key=fmt.bounded(e.scope_key, 60), kind=e.kind,
-        priority=e.priority, trust=label(e.trust.value), sensitivity=e.sensitivity,
-        version=e.version, created=fmt.clock(e.created_at), updated=fmt.clock(e.updated_at))
+    flags = [
+        f
+        for f, on in (
+            (tr("pinned"), e.pinned),
+            (tr("confirmed"), e.confirmed),
+            (tr("removed"), e.deleted),
+        )
+        if on
+    ]
+    text = tr(
+        "{scope} · {key} · kind {kind} · priority {priority} · trust {trust} · "
+        "sensitivity {sensitivity}\nversion {version} · created {created} · updated "
+        "{updated}"
+    ).format(
+        scope=e.scope.value,
+        key=fmt.bounded(e.scope_key, 60),
+        kind=e.kind,
+        priority=e.priority,
+        trust=label(e.trust.value),
+        sensitivity=e.sensitivity,
+        version=e.version,
+        created=fmt.clock(e.created_at),
+        updated=fmt.clock(e.updated_at),
+    )
     if flags:
         text += f" · {', '.join(flags)}"
     if e.use_count:
-        return text + " · " + tr("used {count}× (last {when})").format(
-            count=f"{e.use_count:,}", when=fmt.clock(e.last_used_at))
+        return (
+            text
+            + " · "
+            + tr("used {count}× (last {when})").format(
+                count=f"{e.use_count:,}", when=fmt.clock(e.last_used_at)
+            )
+        )
     return text + " · " + tr("never used")
 
 
 class EntryDetail(QWidget):
     """Signals:
-        write_requested(str, object): a label ("Pinned") and a no-argument store call the
-            host runs on the task runner (the widget itself never calls the store).
-        reveal_requested(str): the operator asked to reveal this sensitive entry id.
-        open_run(str): the operator asked to see the entry's source run.
-        open_event(str, int): the operator asked to see the run event that made a change.
-        buttons_changed(): the buttons were re-enabled for the entry now shown (the
-            registry's commands follow them).
+    write_requested(str, object): a label ("Pinned") and a no-argument store call the
+        host runs on the task runner (the widget itself never calls the store).
+    reveal_requested(str): the operator asked to reveal this sensitive entry id.
+    open_run(str): the operator asked to see the entry's source run.
+    open_event(str, int): the operator asked to see the run event that made a change.
+    buttons_changed(): the buttons were re-enabled for the entry now shown (the
+        registry's commands follow them).
     """
 
     write_requested = Signal(str, object)
@@ -109,8 +147,15 @@ class EntryDetail(QWidget):
     open_run = Signal(str)
     open_event = Signal(str, int)
 
-    def __init__(self, memory: Memory, reveals: RevealState, registry: ActionRegistry,
-                 parent: QWidget | None = None, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        reveals: RevealState,
+        registry: ActionRegistry,
+        parent: QWidget | None = None,
+        *,
+        read_only: bool = False,
+    ) -> None:
         """``registry`` holds the entry's commands (gui/memory/commands.py): its buttons
         are built from them."""
         super().__init__(parent)
@@ -156,24 +201,26 @@ class EntryDetail(QWidget):
 
         registry = self.registry
         self.reveal_button = registry.button("memory.reveal", self)
-        self.run_button = button("Open source r&un", "Open the run that wrote this entry",
-                                 self._on_open_run)
+        self.run_button = button(
+            "Open source r&un", "Open the run that wrote this entry", self._on_open_run
+        )
         self.edit_button = registry.button("memory.edit", self)
         self.pin_button = registry.button(("memory.pin", "memory.unpin"), self)
         self.confirm_button = registry.button("memory.confirm", self)
         self.remove_button = registry.button(("memory.remove", "memory.restore"), self)
         self.save_button = button("&Save (Ctrl+S)", "Save the edit", self.save_edit)
         self.cancel_button = button("&Cancel edit", "Cancel the edit", self.cancel_edit)
-        self.change_run_button = button("Open the run of this change",
-                                        "Open the run that made the selected change",
-                                        self._on_open_change_run)
+        self.change_run_button = button(
+            "Open the run of this change",
+            "Open the run that made the selected change",
+            self._on_open_change_run,
+        )
         save = QShortcut(QKeySequence("Ctrl+S"), self.editor)
         save.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         save.activated.connect(self.save_edit)
 
     def _history_view(self) -> QTableView:
-        view = row_table(self.history, "Entry history", self,
-                         (44, 120, 130, 150, 160, 150))
+        view = row_table(self.history, "Entry history", self, (44, 120, 130, 150, 160, 150))
         view.setTabKeyNavigation(False)
         view.setWordWrap(False)
         view.verticalHeader().setDefaultSectionSize(24)
@@ -187,8 +234,15 @@ class EntryDetail(QWidget):
         head.addWidget(self.title, 1)
         head.addWidget(self.run_button)
         actions = QHBoxLayout()
-        for b in (self.reveal_button, self.edit_button, self.pin_button, self.confirm_button,
-                  self.remove_button, self.save_button, self.cancel_button):
+        for b in (
+            self.reveal_button,
+            self.edit_button,
+            self.pin_button,
+            self.confirm_button,
+            self.remove_button,
+            self.save_button,
+            self.cancel_button,
+        ):
             actions.addWidget(b)
         actions.addStretch(1)
         top = QWidget(self)
@@ -231,14 +285,24 @@ class EntryDetail(QWidget):
         if data is None or previous is None or previous.id != data.entry.id:
             self.message.clear()
             self._end_edit()
-        elif self.editing() and data.entry.version != self.edit_base \
-                and data.entry.version != previous.version:
+        elif (
+            self.editing()
+            and data.entry.version != self.edit_base
+            and data.entry.version != previous.version
+        ):
             self.message.show_message(
-                tr("The entry changed while you were editing (version {edit_base} → {version}, "
-                   "{operation} by {actor}). Saving now is refused; copy your text, cancel, and "
-                   "edit the new version.").format(
-                    edit_base=self.edit_base, version=data.entry.version,
-                    operation=label(data.history[-1].operation), actor=data.history[-1].actor), Level.WARNING)
+                tr(
+                    "The entry changed while you were editing (version {edit_base} → {version}, "
+                    "{operation} by {actor}). Saving now is refused; copy your text, cancel, and "
+                    "edit the new version."
+                ).format(
+                    edit_base=self.edit_base,
+                    version=data.entry.version,
+                    operation=label(data.history[-1].operation),
+                    actor=data.history[-1].actor,
+                ),
+                Level.WARNING,
+            )
         self.data = data
         e = data.entry if data else None
         self.title.setText(fmt.bounded(e.title, 160) if e else tr("Select an entry"))
@@ -247,12 +311,15 @@ class EntryDetail(QWidget):
         self._show_content()
         row = self.history_view.currentIndex().row()
         self.history.set_rows(data.history if data else [])
-        self.history_title.setText(tr("History ({history} changes)").format(
-                                       history=len(data.history)) if data
-                                   else tr("History"))
+        self.history_title.setText(
+            tr("History ({history} changes)").format(history=len(data.history))
+            if data
+            else tr("History")
+        )
         if data and data.history:
-            self.history_view.selectRow(row if 0 <= row < len(data.history)
-                                        else len(data.history) - 1)
+            self.history_view.selectRow(
+                row if 0 <= row < len(data.history) else len(data.history) - 1
+            )
         else:
             self.diff.show_text("")
             self.diff_note.setText("")
@@ -262,8 +329,9 @@ class EntryDetail(QWidget):
     def _show_content(self) -> None:
         e = self.entry()
         shown = self.reveals.shows(e)
-        self.content.setPlainText(display_text(e.content) if e and shown
-                                  else mask_text(e) if e else "")
+        self.content.setPlainText(
+            display_text(e.content) if e and shown else mask_text(e) if e else ""
+        )
 
     # ------------------------------------------------------------ what may be done now
     def _writable(self) -> bool:
@@ -305,8 +373,11 @@ class EntryDetail(QWidget):
         self.change_run_button.setVisible(bool(m and m.run_id))
         self.change_run_button.setText(
             tr("Open the run of this change (event #{event_sequence:,})").format(
-                event_sequence=m.event_sequence)
-            if m and m.event_sequence else tr("Open the run of this change"))
+                event_sequence=m.event_sequence
+            )
+            if m and m.event_sequence
+            else tr("Open the run of this change")
+        )
         if m is None:
             return
         if not self.reveals.shows(self.entry()):
@@ -315,8 +386,9 @@ class EntryDetail(QWidget):
             self.diff_note.setText("")
             return
         self._diffing = m
-        self.diff_note.setText(tr("Version {version}: comparing with the version before…").format(
-                                   version=m.version))
+        self.diff_note.setText(
+            tr("Version {version}: comparing with the version before…").format(version=m.version)
+        )
         self.diff.compare(m.before_content or "", m.after_content or "")  # off the GUI thread
 
     @Slot(object)
@@ -368,13 +440,16 @@ class EntryDetail(QWidget):
             return
         text = self.editor.toPlainText()
         if not text.strip():
-            self.message.show_message(tr("The content cannot be empty; remove the entry "
-                                      "instead."), Level.WARNING)
+            self.message.show_message(
+                tr("The content cannot be empty; remove the entry instead."), Level.WARNING
+            )
             return
         memory, base, reason = self.memory, self.edit_base, self.edit_reason.text().strip()
         assert base is not None  # editing()
-        self.write_requested.emit("Saved", lambda: memory.replace(
-            e.id, text, expected_version=base, reason=reason or None))
+        self.write_requested.emit(
+            "Saved",
+            lambda: memory.replace(e.id, text, expected_version=base, reason=reason or None),
+        )
 
     @Slot()
     def cancel_edit(self) -> None:
@@ -397,16 +472,22 @@ class EntryDetail(QWidget):
         if e is None or not self.can_flag():
             return
         memory, pinned = self.memory, not e.pinned
-        self.write_requested.emit("Pinned" if pinned else "Unpinned", lambda: memory.pin(
-            e.id, pinned, expected_version=e.version))
+        self.write_requested.emit(
+            "Pinned" if pinned else "Unpinned",
+            lambda: memory.pin(e.id, pinned, expected_version=e.version),
+        )
 
     def confirm(self) -> None:
         e = self.entry()
         if e is None or not self.can_confirm():
             return
         memory = self.memory
-        self.write_requested.emit("Confirmed", lambda: memory.confirm(
-            e.id, expected_version=e.version, reason="confirmed at the desk"))
+        self.write_requested.emit(
+            "Confirmed",
+            lambda: memory.confirm(
+                e.id, expected_version=e.version, reason="confirmed at the desk"
+            ),
+        )
 
     def remove_or_restore(self) -> None:
         e = self.entry()
@@ -414,18 +495,29 @@ class EntryDetail(QWidget):
             return
         memory = self.memory
         if e.deleted:
-            self.write_requested.emit("Restored", lambda: memory.restore(
-                e.id, expected_version=e.version, reason="restored at the desk"))
+            self.write_requested.emit(
+                "Restored",
+                lambda: memory.restore(
+                    e.id, expected_version=e.version, reason="restored at the desk"
+                ),
+            )
             return
         reason = ReasonDialog.ask(
-            self, tr("Remove memory entry"),
-            tr("Remove “{title}”? Agents stop seeing it. Every version is "
-               "kept and it can be restored.").format(title=fmt.bounded(e.title, 80)),
-            ok=tr("Remove"), required=False)
+            self,
+            tr("Remove memory entry"),
+            tr(
+                "Remove “{title}”? Agents stop seeing it. Every version is "
+                "kept and it can be restored."
+            ).format(title=fmt.bounded(e.title, 80)),
+            ok=tr("Remove"),
+            required=False,
+        )
         if reason is None:
             return
-        self.write_requested.emit("Removed", lambda: memory.remove(
-            e.id, expected_version=e.version, reason=reason or None))
+        self.write_requested.emit(
+            "Removed",
+            lambda: memory.remove(e.id, expected_version=e.version, reason=reason or None),
+        )
 
     def reveal(self) -> None:
         e = self.entry()

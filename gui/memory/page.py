@@ -44,28 +44,42 @@ from .model import ConflictsModel, EntriesModel
 from .scopes import ScopeTree
 
 SORTS: list[tuple[str, Any]] = [
-    ("Recently updated", ("updated", True)), ("Least recently updated", ("updated", False)),
-    ("Highest priority", ("priority", True)), ("Lowest priority", ("priority", False)),
-    ("Recently used", ("used", True)), ("Least recently used", ("used", False)),
-    ("Newest", ("created", True)), ("Title A–Z", ("title", False)),
+    ("Recently updated", ("updated", True)),
+    ("Least recently updated", ("updated", False)),
+    ("Highest priority", ("priority", True)),
+    ("Lowest priority", ("priority", False)),
+    ("Recently used", ("used", True)),
+    ("Least recently used", ("used", False)),
+    ("Newest", ("created", True)),
+    ("Title A–Z", ("title", False)),
 ]
 FLAGS: list[tuple[str, Any]] = [
-    ("Any flags", (None, None)), ("Pinned", (True, None)), ("Not pinned", (False, None)),
-    ("Confirmed", (None, True)), ("Not confirmed", (None, False)),
+    ("Any flags", (None, None)),
+    ("Pinned", (True, None)),
+    ("Not pinned", (False, None)),
+    ("Confirmed", (None, True)),
+    ("Not confirmed", (None, False)),
 ]
 REMOVED: list[tuple[str, Any]] = [
-    ("Live entries", False), ("Removed only", True), ("Live and removed", None)]
+    ("Live entries", False),
+    ("Removed only", True),
+    ("Live and removed", None),
+]
 TRUSTS: list[tuple[str, Any]] = [("Any trust", None)] + [
-    (label(t.value).capitalize(), t.value) for t in Trust]
-CHOICE_DONE = {ConflictStatus.ACCEPTED_LOCAL: "Kept local",
-               ConflictStatus.ACCEPTED_INCOMING: "Took incoming",
-               ConflictStatus.MERGED: "Merged", ConflictStatus.DISMISSED: "Dismissed"}
+    (label(t.value).capitalize(), t.value) for t in Trust
+]
+CHOICE_DONE = {
+    ConflictStatus.ACCEPTED_LOCAL: "Kept local",
+    ConflictStatus.ACCEPTED_INCOMING: "Took incoming",
+    ConflictStatus.MERGED: "Merged",
+    ConflictStatus.DISMISSED: "Dismissed",
+}
 
 
 class MemoryPage(ListPage):
     """Signals:
-        open_run(str): the operator asked to see a run (an entry's source, a conflict's run).
-        open_event(str, int): ... at one of its events (the run event of a memory change).
+    open_run(str): the operator asked to see a run (an entry's source, a conflict's run).
+    open_event(str, int): ... at one of its events (the run event of a memory change).
     """
 
     open_run = Signal(str)
@@ -85,20 +99,21 @@ class MemoryPage(ListPage):
         self.shown: tuple[str, str] | None = None  # ("entry"|"conflict", id) on the right
         self.conflicts = ConflictsModel(ctx.runner, self)
         self.conflicts_table = make_table(self.conflicts, "Pending memory conflicts", self, 0)
-        self.conflicts_table.setSelectionMode(
-            QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.conflicts_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.conflicts_table.setItemDelegate(RowDelegate(self.conflicts_table))
-        self.conflicts_table.selectionModel().selectionChanged.connect(
-            self._repaint_conflicts)
+        self.conflicts_table.selectionModel().selectionChanged.connect(self._repaint_conflicts)
         self.tree = ScopeTree(self)
         MemoryCommands(self, ctx.registry).register()  # the buttons below are built from them
-        self.entry = EntryDetail(ctx.journal.memory, self.reveals, ctx.registry, self,
-                                 read_only=self.read_only)
-        self.review = ConflictReview(self.reveals, ctx.registry, "memory", self,
-                                     read_only=self.read_only)
+        self.entry = EntryDetail(
+            ctx.journal.memory, self.reveals, ctx.registry, self, read_only=self.read_only
+        )
+        self.review = ConflictReview(
+            self.reveals, ctx.registry, "memory", self, read_only=self.read_only
+        )
         self.bulk = BulkPanel(ctx.registry, "memory", self, read_only=self.read_only)
-        self.empty = plain_label(tr("Select an entry or a conflict."), self, name="Muted",
-                                 selectable=False)
+        self.empty = plain_label(
+            tr("Select an entry or a conflict."), self, name="Muted", selectable=False
+        )
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._filters()
         self._layout()
@@ -113,8 +128,7 @@ class MemoryPage(ListPage):
         self.removed = choice_combo("Removed entries", REMOVED, self)
         self.sort = choice_combo("Sort entries by", SORTS, self)
         row = QHBoxLayout()
-        for combo in (self.kind, self.trust, self.sensitivity, self.flags, self.removed,
-                      self.sort):
+        for combo in (self.kind, self.trust, self.sensitivity, self.flags, self.removed, self.sort):
             row.addWidget(combo)
             combo.currentIndexChanged.connect(self.apply_query)
         row.addStretch(1)
@@ -189,10 +203,18 @@ class MemoryPage(ListPage):
         pinned, confirmed = self.flags.currentData()
         trust = self.trust.currentData()
         return MemoryQuery(
-            scope=self.scope[0], scope_key=self.scope[1], kind=self.kind.currentData(),
-            trust=Trust(trust) if trust else None, sensitivity=self.sensitivity.currentData(),
-            pinned=pinned, confirmed=confirmed, deleted=self.removed.currentData(),
-            text=self.text(), sort=sort, descending=descending)
+            scope=self.scope[0],
+            scope_key=self.scope[1],
+            kind=self.kind.currentData(),
+            trust=Trust(trust) if trust else None,
+            sensitivity=self.sensitivity.currentData(),
+            pinned=pinned,
+            confirmed=confirmed,
+            deleted=self.removed.currentData(),
+            text=self.text(),
+            sort=sort,
+            descending=descending,
+        )
 
     def apply_query(self) -> None:
         assert isinstance(self.model, EntriesModel)
@@ -207,9 +229,12 @@ class MemoryPage(ListPage):
 
     def _load_side(self) -> None:
         memory, limit = self.journal.memory, self.limit
-        self.ctx.runner.run(lambda: (memory.scopes(), memory.facets()),
-                            on_done=partial(self._on_side, limit), on_error=self._on_failed,
-                            owner=self)
+        self.ctx.runner.run(
+            lambda: (memory.scopes(), memory.facets()),
+            on_done=partial(self._on_side, limit),
+            on_error=self._on_failed,
+            owner=self,
+        )
 
     def set_token_limit(self, limit: int) -> None:
         """A new budget per scope (Preferences): the scope tree measures against it."""
@@ -233,8 +258,9 @@ class MemoryPage(ListPage):
     @Slot()
     def _on_conflicts_loaded(self) -> None:
         n = self.conflicts.rowCount()
-        self.conflicts_title.setText(tr("Pending conflicts ({n})").format(n=n) if n else
-                                     tr("Pending conflicts (none)"))
+        self.conflicts_title.setText(
+            tr("Pending conflicts ({n})").format(n=n) if n else tr("Pending conflicts (none)")
+        )
 
     # ------------------------------------------------------------ the right-hand side
     @Slot(QModelIndex, QModelIndex)
@@ -246,8 +272,11 @@ class MemoryPage(ListPage):
     @Slot(QModelIndex, QModelIndex)
     def _on_conflict_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         item = self.conflicts.item(current.row()) if current.isValid() else None
-        if item is not None and len(self.selected_conflicts()) <= 1 \
-                and self.shown != ("conflict", item.id):
+        if (
+            item is not None
+            and len(self.selected_conflicts()) <= 1
+            and self.shown != ("conflict", item.id)
+        ):
             self.show_detail("conflict", item.id)
 
     def eventFilter(self, watched: Any, event: Any) -> bool:
@@ -255,8 +284,7 @@ class MemoryPage(ListPage):
         if event.type() == QEvent.Type.FocusIn:
             if watched is self.table and self.table.currentIndex().isValid():
                 self._on_entry_pressed(self.table.currentIndex())
-            elif watched is self.conflicts_table \
-                    and self.conflicts_table.currentIndex().isValid():
+            elif watched is self.conflicts_table and self.conflicts_table.currentIndex().isValid():
                 self._on_conflict_selection()
         return super().eventFilter(watched, event)
 
@@ -279,8 +307,13 @@ class MemoryPage(ListPage):
             self.right.setCurrentWidget(self.bulk)
             return
         current = self.conflicts_table.currentIndex()
-        item = chosen[0] if chosen else self.conflicts.item(current.row()) \
-            if current.isValid() else None
+        item = (
+            chosen[0]
+            if chosen
+            else self.conflicts.item(current.row())
+            if current.isValid()
+            else None
+        )
         if item is not None and self.shown != ("conflict", item.id):
             self.show_detail("conflict", item.id)
 
@@ -303,11 +336,15 @@ class MemoryPage(ListPage):
             return
         kind, item_id = self.shown
         memory = self.journal.memory
-        fetch = (lambda: load_entry(memory, item_id)) if kind == "entry" else \
-            (lambda: load_conflict(memory, item_id))
+        fetch = (
+            (lambda: load_entry(memory, item_id))
+            if kind == "entry"
+            else (lambda: load_conflict(memory, item_id))
+        )
         # latest wins: a read for the item shown before, or an older read of this one, is dropped
-        self.ctx.runner.latest("detail", fetch, on_done=self._on_detail,
-                               on_error=self._on_detail_error, owner=self)
+        self.ctx.runner.latest(
+            "detail", fetch, on_done=self._on_detail, on_error=self._on_detail_error, owner=self
+        )
 
     def _on_detail(self, data: Any) -> None:
         if self.shown is None:
@@ -318,8 +355,7 @@ class MemoryPage(ListPage):
             self.review.show_conflict(data)
 
     def _on_detail_error(self, exc: BaseException) -> None:
-        bar = self.entry.message if self.shown and self.shown[0] == "entry" else \
-            self.review.notice
+        bar = self.entry.message if self.shown and self.shown[0] == "entry" else self.review.notice
         self.ctx.presenter.present(exc, inline=bar)
 
     # ------------------------------------------------------------ writes
@@ -329,29 +365,43 @@ class MemoryPage(ListPage):
         if self.read_only:
             return
         memory = self.journal.memory
-        self.ctx.runner.run(lambda: memory.reveal(entry_id),
-                            on_done=self._on_revealed, on_error=self._on_write_error,
-                            owner=self, write=True)
+        self.ctx.runner.run(
+            lambda: memory.reveal(entry_id),
+            on_done=self._on_revealed,
+            on_error=self._on_write_error,
+            owner=self,
+            write=True,
+        )
 
     def _on_revealed(self, entry: Any) -> None:
         self.reveals.add(entry.id)
 
     @Slot(str, object)
     def _on_entry_write(self, what: str, fn: Any) -> None:
-        self.entry.message.show_message(tr("{what}ing…").format(what=what.rstrip('d')) if what != "Saved"
-                                        else tr("Saving…"), Level.INFO)
-        self.ctx.runner.run(fn, on_done=partial(self._on_entry_written, what),
-                            on_error=self._on_write_error, owner=self, write=True)
+        self.entry.message.show_message(
+            tr("{what}ing…").format(what=what.rstrip("d")) if what != "Saved" else tr("Saving…"),
+            Level.INFO,
+        )
+        self.ctx.runner.run(
+            fn,
+            on_done=partial(self._on_entry_written, what),
+            on_error=self._on_write_error,
+            owner=self,
+            write=True,
+        )
 
     def _on_entry_written(self, what: str, entry: Any) -> None:
         if what == "Saved":
             self.entry.edit_saved()
-        self.entry.message.show_message(tr("{what}: “{title}” is now version {version}.").format(
-                                            what=what, title=entry.title, version=entry.version), Level.SUCCESS)
+        self.entry.message.show_message(
+            tr("{what}: “{title}” is now version {version}.").format(
+                what=what, title=entry.title, version=entry.version
+            ),
+            Level.SUCCESS,
+        )
 
     def _on_write_error(self, exc: BaseException) -> None:
-        bar = self.entry.message if self.shown and self.shown[0] == "entry" else \
-            self.review.notice
+        bar = self.entry.message if self.shown and self.shown[0] == "entry" else self.review.notice
         self.ctx.presenter.present(exc, inline=bar)
         self.reload_detail()
 
@@ -370,8 +420,13 @@ class MemoryPage(ListPage):
             return
         self.review.notice.show_message(tr("Saving your decision…"), Level.INFO)
         call = resolve_call(self.journal.memory, data, choice, merged, reason)
-        self.ctx.runner.run(call, on_done=partial(self._on_resolved, choice),
-                            on_error=self._on_resolve_refused, owner=self, write=True)
+        self.ctx.runner.run(
+            call,
+            on_done=partial(self._on_resolved, choice),
+            on_error=self._on_resolve_refused,
+            owner=self,
+            write=True,
+        )
 
     def _on_resolved(self, choice: ConflictStatus, item: Any) -> None:
         self.review.clear_draft()
@@ -382,19 +437,24 @@ class MemoryPage(ListPage):
     def _on_bulk(self, choice: ConflictStatus, reason: str) -> None:
         items = self.bulk.items
         memory = self.journal.memory
-        self.message.show_message(tr("{CHOICE_DONE} for {items} conflicts…").format(
-                                      CHOICE_DONE=CHOICE_DONE[choice], items=len(items)))
-        self.ctx.runner.run(lambda: bulk_resolve(memory, items, choice, reason),
-                            on_done=partial(self._on_bulk_done, choice),
-                            on_error=self._on_write_error, owner=self, write=True)
+        self.message.show_message(
+            tr("{CHOICE_DONE} for {items} conflicts…").format(
+                CHOICE_DONE=CHOICE_DONE[choice], items=len(items)
+            )
+        )
+        self.ctx.runner.run(
+            lambda: bulk_resolve(memory, items, choice, reason),
+            on_done=partial(self._on_bulk_done, choice),
+            on_error=self._on_write_error,
+            owner=self,
+            write=True,
+        )
 
-    def _on_bulk_done(self, choice: ConflictStatus,
-                      results: list[tuple[Any, str | None]]) -> None:
+    def _on_bulk_done(self, choice: ConflictStatus, results: list[tuple[Any, str | None]]) -> None:
         bad = [(c, e) for c, e in results if e is not None]
         text = f"{CHOICE_DONE[choice]} for {len(results) - len(bad)} of {len(results)} conflicts."
         if bad:
-            text += f" {len(bad)} refused — " + "; ".join(
-                f"“{c.title}”: {e}" for c, e in bad[:3])
+            text += f" {len(bad)} refused — " + "; ".join(f"“{c.title}”: {e}" for c, e in bad[:3])
         self.message.show_message(text, Level.WARNING if bad else Level.SUCCESS)
         self.conflicts_table.clearSelection()
         self.shown = None

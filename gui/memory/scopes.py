@@ -17,8 +17,7 @@ from ..widgets.labels import plain_tip
 
 SCOPE_ROLE = Qt.ItemDataRole.UserRole + 1
 HEADERS = [QT_TR_NOOP("Scope"), "#", QT_TR_NOOP("Tokens")]
-TITLES = {MemoryScope.PROJECT: "Projects", MemoryScope.SPACE: "Spaces",
-          MemoryScope.USER: "Users"}
+TITLES = {MemoryScope.PROJECT: "Projects", MemoryScope.SPACE: "Spaces", MemoryScope.USER: "Users"}
 
 
 def key_of(scope: MemoryScope | None, scope_key: str | None) -> str:
@@ -43,8 +42,16 @@ def tokens_text(tokens: int, limit: int | None) -> str:
     return f"{compact(tokens)} / {compact(limit)}" if limit else compact(tokens)
 
 
-def _row(text: str, key: str, entries: int, conflicts: int, tokens: int,
-         limit: int | None, tip: str, over: QColor) -> list[QStandardItem]:
+def _row(
+    text: str,
+    key: str,
+    entries: int,
+    conflicts: int,
+    tokens: int,
+    limit: int | None,
+    tip: str,
+    over: QColor,
+) -> list[QStandardItem]:
     name = QStandardItem(f"{text}  ⚠{conflicts}" if conflicts else text)
     name.setAccessibleText(f"{text}: {entries} entries, {conflicts} pending conflicts")
     count = QStandardItem(str(entries))
@@ -62,20 +69,34 @@ def _row(text: str, key: str, entries: int, conflicts: int, tokens: int,
 
 
 def usage_tip(u: ScopeUsage, limit: int) -> str:
-    over = (" — " + tr("over the budget by {count}").format(count=f"{u.tokens - limit:,}")
-            if u.tokens > limit else "")
-    return tr("{scope} {key}\n{entries} entries ({pinned} pinned, {removed} removed), "
-              "{conflicts} pending conflicts\nabout {tokens} tokens of {limit}{over}\n"
-              "(estimated as characters / {ratio}: {chars} characters)").format(
-        scope=u.scope.value, key=u.scope_key, entries=u.entries, pinned=u.pinned,
-        removed=u.removed, conflicts=u.conflicts, tokens=f"{u.tokens:,}", limit=f"{limit:,}",
-        over=over, ratio=CHARS_PER_TOKEN, chars=f"{u.chars:,}")
+    over = (
+        " — " + tr("over the budget by {count}").format(count=f"{u.tokens - limit:,}")
+        if u.tokens > limit
+        else ""
+    )
+    return tr(
+        "{scope} {key}\n{entries} entries ({pinned} pinned, {removed} removed), "
+        "{conflicts} pending conflicts\nabout {tokens} tokens of {limit}{over}\n"
+        "(estimated as characters / {ratio}: {chars} characters)"
+    ).format(
+        scope=u.scope.value,
+        key=u.scope_key,
+        entries=u.entries,
+        pinned=u.pinned,
+        removed=u.removed,
+        conflicts=u.conflicts,
+        tokens=f"{u.tokens:,}",
+        limit=f"{limit:,}",
+        over=over,
+        ratio=CHARS_PER_TOKEN,
+        chars=f"{u.chars:,}",
+    )
 
 
 class ScopeTree(QTreeView):
     """Signals:
-        scope_chosen(object, object): the MemoryScope (or None for all) and scope key (or
-            None for every key of that scope) the operator chose.
+    scope_chosen(object, object): the MemoryScope (or None for all) and scope key (or
+        None for every key of that scope) the operator chose.
     """
 
     scope_chosen = Signal(object, object)
@@ -108,22 +129,44 @@ class ScopeTree(QTreeView):
         over = over_budget_color(self.palette())
         self.model_.removeRows(0, self.model_.rowCount())
         total = sum(u.entries for u in usages)
-        root = _row("All memory", "", total, sum(u.conflicts for u in usages),
-                    estimate_tokens(sum(u.chars for u in usages)), None,
-                    f"{total} entries in {len(usages)} scopes", over)
+        root = _row(
+            "All memory",
+            "",
+            total,
+            sum(u.conflicts for u in usages),
+            estimate_tokens(sum(u.chars for u in usages)),
+            None,
+            f"{total} entries in {len(usages)} scopes",
+            over,
+        )
         self.model_.appendRow(root)
         for scope in MemoryScope:
             members = [u for u in usages if u.scope == scope]
             if not members:
                 continue
-            group = _row(TITLES[scope], key_of(scope, None), sum(u.entries for u in members),
-                         sum(u.conflicts for u in members),
-                         estimate_tokens(sum(u.chars for u in members)), None,
-                         f"every {scope.value} scope", over)
+            group = _row(
+                TITLES[scope],
+                key_of(scope, None),
+                sum(u.entries for u in members),
+                sum(u.conflicts for u in members),
+                estimate_tokens(sum(u.chars for u in members)),
+                None,
+                f"every {scope.value} scope",
+                over,
+            )
             for u in members:
-                group[0].appendRow(_row(fmt.bounded(u.scope_key, 80), key_of(scope, u.scope_key),
-                                        u.entries, u.conflicts, u.tokens, limit,
-                                        usage_tip(u, limit), over))
+                group[0].appendRow(
+                    _row(
+                        fmt.bounded(u.scope_key, 80),
+                        key_of(scope, u.scope_key),
+                        u.entries,
+                        u.conflicts,
+                        u.tokens,
+                        limit,
+                        usage_tip(u, limit),
+                        over,
+                    )
+                )
             root[0].appendRow(group)
         self.expandAll()
         self._select(self.chosen)
@@ -132,13 +175,20 @@ class ScopeTree(QTreeView):
         index = self._find(key) or self.model_.index(0, 0)
         self.selectionModel().blockSignals(True)
         self.selectionModel().setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect
-            | QItemSelectionModel.SelectionFlag.Rows)
+            index,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
         self.selectionModel().blockSignals(False)
 
     def _find(self, key: str) -> QModelIndex | None:
-        matches = self.model_.match(self.model_.index(0, 0), SCOPE_ROLE, key, 1,
-                                    Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive)
+        matches = self.model_.match(
+            self.model_.index(0, 0),
+            SCOPE_ROLE,
+            key,
+            1,
+            Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive,
+        )
         return matches[0] if matches else None
 
     def choose(self, scope: MemoryScope | None, scope_key: str | None) -> None:
@@ -154,8 +204,7 @@ class ScopeTree(QTreeView):
             self.set_usage(self.usages, self.limit)
 
     def usage_of(self, scope: MemoryScope, scope_key: str) -> ScopeUsage | None:
-        return next((u for u in self.usages if u.scope == scope and u.scope_key == scope_key),
-                    None)
+        return next((u for u in self.usages if u.scope == scope and u.scope_key == scope_key), None)
 
     @Slot(QModelIndex, QModelIndex)
     def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:

@@ -58,8 +58,14 @@ class BarChart(QWidget):
 
     bar_clicked = Signal(int)
 
-    def __init__(self, series: list[Series], *, rows: bool = False, unit: str = "",
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        series: list[Series],
+        *,
+        rows: bool = False,
+        unit: str = "",
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.series = series
         self.rows = rows
@@ -82,10 +88,15 @@ class BarChart(QWidget):
             return "no data"
         parts = []
         for bar in self.bars:
-            values = ", ".join(f"{s.title} {self._value(bar.counts.get(s.key, 0))}"
-                               for s in self.series if bar.counts.get(s.key, 0))
-            parts.append(f"{fmt.bounded(bar.label, 60)}: {values or '0'}"
-                         + (f" ({bar.note})" if bar.note else ""))
+            values = ", ".join(
+                f"{s.title} {self._value(bar.counts.get(s.key, 0))}"
+                for s in self.series
+                if bar.counts.get(s.key, 0)
+            )
+            parts.append(
+                f"{fmt.bounded(bar.label, 60)}: {values or '0'}"
+                + (f" ({bar.note})" if bar.note else "")
+            )
         return "; ".join(parts)
 
     def _value(self, value: float) -> str:
@@ -116,8 +127,12 @@ class BarChart(QWidget):
     def _plot(self) -> QRectF:
         left = MARGIN + (self._row_label_width() if self.rows else AXIS_W)
         bottom = MARGIN + LEGEND_H * len(self._legend_lines()) + (0 if self.rows else LABEL_H)
-        return QRectF(left, MARGIN, max(10.0, self.width() - left - MARGIN),
-                      max(10.0, self.height() - MARGIN - bottom))
+        return QRectF(
+            left,
+            MARGIN,
+            max(10.0, self.width() - left - MARGIN),
+            max(10.0, self.height() - MARGIN - bottom),
+        )
 
     def _row_label_width(self) -> float:
         return min(self.width() * 0.4, 180.0)
@@ -157,8 +172,9 @@ class BarChart(QWidget):
         self._paint_legend(painter, text)
         painter.end()
 
-    def _paint_columns(self, painter: QPainter, plot: QRectF, top: float, text: QColor,
-                       faint: QColor) -> None:
+    def _paint_columns(
+        self, painter: QPainter, plot: QRectF, top: float, text: QColor, faint: QColor
+    ) -> None:
         painter.setPen(faint)
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         painter.setPen(text)
@@ -182,10 +198,13 @@ class BarChart(QWidget):
             if index % every == 0:
                 label = QRectF(slot.center().x() - widest / 2, plot.bottom() + 2, widest, LABEL_H)
                 painter.setPen(text)
-                painter.drawText(label, Qt.AlignmentFlag.AlignHCenter,
-                                 metrics.elidedText(fmt.bounded(bar.label, 200),
-                                                    Qt.TextElideMode.ElideRight,
-                                                    int(label.width())))
+                painter.drawText(
+                    label,
+                    Qt.AlignmentFlag.AlignHCenter,
+                    metrics.elidedText(
+                        fmt.bounded(bar.label, 200), Qt.TextElideMode.ElideRight, int(label.width())
+                    ),
+                )
 
     def _paint_rows(self, painter: QPainter, plot: QRectF, top: float, text: QColor) -> None:
         metrics = QFontMetrics(self.font())
@@ -193,10 +212,14 @@ class BarChart(QWidget):
         for index, bar in enumerate(self.bars):
             slot = self.bar_rect(index)
             painter.setPen(text)
-            name = metrics.elidedText(fmt.bounded(bar.label, 200), Qt.TextElideMode.ElideMiddle,
-                                      int(label_w - 6))
-            painter.drawText(QRectF(MARGIN, slot.top(), label_w - 6, slot.height()),
-                             Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, name)
+            name = metrics.elidedText(
+                fmt.bounded(bar.label, 200), Qt.TextElideMode.ElideMiddle, int(label_w - 6)
+            )
+            painter.drawText(
+                QRectF(MARGIN, slot.top(), label_w - 6, slot.height()),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                name,
+            )
             value_text = self._value(bar.total())
             room = plot.width() - metrics.horizontalAdvance(value_text) - 8
             x = plot.left()
@@ -205,13 +228,16 @@ class BarChart(QWidget):
                 if value <= 0:
                     continue
                 width = max(1.0, room * value / top)
-                painter.fillRect(QRectF(x, slot.top() + 3, width, slot.height() - 6),
-                                 QColor(series.color))
+                painter.fillRect(
+                    QRectF(x, slot.top() + 3, width, slot.height() - 6), QColor(series.color)
+                )
                 x += width
             painter.setPen(text)
-            painter.drawText(QRectF(x + 4, slot.top(), plot.right() - x, slot.height()),
-                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                             value_text)
+            painter.drawText(
+                QRectF(x + 4, slot.top(), plot.right() - x, slot.height()),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                value_text,
+            )
 
     def _paint_legend(self, painter: QPainter, text: QColor) -> None:
         metrics = QFontMetrics(self.font())
@@ -222,9 +248,11 @@ class BarChart(QWidget):
             for series in line:
                 painter.fillRect(QRectF(x, y + 3, 10, 10), QColor(series.color))
                 painter.setPen(text)
-                painter.drawText(QRectF(x + 14, y, 200, LEGEND_H - 2),
-                                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                                 series.title)
+                painter.drawText(
+                    QRectF(x + 14, y, 200, LEGEND_H - 2),
+                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                    series.title,
+                )
                 x += 14 + metrics.horizontalAdvance(series.title) + 12
 
     # ------------------------------------------------------------ interaction
@@ -240,8 +268,11 @@ class BarChart(QWidget):
     def tip(self, index: int) -> str:
         bar = self.bars[index]
         lines = [fmt.bounded(bar.label, 120)]
-        lines += [f"{s.title}: {self._value(bar.counts.get(s.key, 0))}" for s in self.series
-                  if bar.counts.get(s.key, 0)]
+        lines += [
+            f"{s.title}: {self._value(bar.counts.get(s.key, 0))}"
+            for s in self.series
+            if bar.counts.get(s.key, 0)
+        ]
         if bar.note:
             lines.append(bar.note)
         lines.append("Click to open these items")

@@ -30,17 +30,29 @@ from ..widgets.labels import plain_label
 from .chart import Bar, BarChart, Series
 
 REFRESH_MS = 1500
-WINDOWS = ((QT_TR_NOOP("Last 24 hours"), 24), (QT_TR_NOOP("Last 7 days"), 7 * 24),
-           (QT_TR_NOOP("Last 6 hours"), 6))
-KIND_SERIES = [Series("approval", "Approvals", "#3b82f6"), Series("question", "Questions",
-               "#a855f7"), Series("conflict", "Conflict", "#14b8a6"),
-               Series("effect", "Effects", "#f97316")]
-DECISION_SERIES = [Series("manual", "By a person", "#2563eb"),
-                   Series("rule", "By a rule", "#16a34a"),
-                   Series("expired", "Expired", "#dc2626"),
-                   Series("answer", "Answers", "#a855f7")]
-RUN_SERIES = [Series("active", "Active", "#3b82f6"), Series("completed", "Completed", "#16a34a"),
-              Series("failed", "Failed", "#dc2626"), Series("cancelled", "Cancelled", "#9ca3af")]
+WINDOWS = (
+    (QT_TR_NOOP("Last 24 hours"), 24),
+    (QT_TR_NOOP("Last 7 days"), 7 * 24),
+    (QT_TR_NOOP("Last 6 hours"), 6),
+)
+KIND_SERIES = [
+    Series("approval", "Approvals", "#3b82f6"),
+    Series("question", "Questions", "#a855f7"),
+    Series("conflict", "Conflict", "#14b8a6"),
+    Series("effect", "Effects", "#f97316"),
+]
+DECISION_SERIES = [
+    Series("manual", "By a person", "#2563eb"),
+    Series("rule", "By a rule", "#16a34a"),
+    Series("expired", "Expired", "#dc2626"),
+    Series("answer", "Answers", "#a855f7"),
+]
+RUN_SERIES = [
+    Series("active", "Active", "#3b82f6"),
+    Series("completed", "Completed", "#16a34a"),
+    Series("failed", "Failed", "#dc2626"),
+    Series("cancelled", "Cancelled", "#9ca3af"),
+]
 WAIT_SERIES = [Series("mean", "Mean wait", "#0ea5e9")]
 SPLIT_SERIES = [Series("n", "Decisions", "#16a34a")]
 ANY = None
@@ -108,8 +120,9 @@ class OverviewData(QObject):
         if filters != self._asked:  # other filters: what is in flight answers nothing asked
             self.runner.drop("facts", self)
             self._asked = filters
-        self.runner.coalesce("facts", lambda: overview.facts(**filters), on_done=self._on_done,
-                             owner=self)
+        self.runner.coalesce(
+            "facts", lambda: overview.facts(**filters), on_done=self._on_done, owner=self
+        )
 
     def _on_done(self, facts: OverviewFacts) -> None:
         self.facts = facts
@@ -131,12 +144,15 @@ class OverviewPage(QWidget):
             self.time_window.addItem(tr(title), hours)
         self.pending = Card("Waiting for a person, by age", BarChart(KIND_SERIES), self)
         self.per_hour = Card("Decisions per hour", BarChart(DECISION_SERIES), self)
-        self.by_agent = Card("Time to decision, by agent",
-                             BarChart(WAIT_SERIES, rows=True, unit="s"), self)
-        self.by_tool = Card("Time to decision, by tool",
-                            BarChart(WAIT_SERIES, rows=True, unit="s"), self)
-        self.split = Card("Approvals decided by rules and by people",
-                          BarChart(SPLIT_SERIES, rows=True), self)
+        self.by_agent = Card(
+            "Time to decision, by agent", BarChart(WAIT_SERIES, rows=True, unit="s"), self
+        )
+        self.by_tool = Card(
+            "Time to decision, by tool", BarChart(WAIT_SERIES, rows=True, unit="s"), self
+        )
+        self.split = Card(
+            "Approvals decided by rules and by people", BarChart(SPLIT_SERIES, rows=True), self
+        )
         self.runs = Card("Runs started per hour", BarChart(RUN_SERIES), self)
         self._throttle = QTimer(self)
         self._throttle.setSingleShot(True)
@@ -152,8 +168,7 @@ class OverviewPage(QWidget):
             bar.addWidget(widget)
         bar.addStretch(1)
         grid = QGridLayout()
-        cards = (self.pending, self.per_hour, self.runs, self.by_agent, self.by_tool,
-                 self.split)
+        cards = (self.pending, self.per_hour, self.runs, self.by_agent, self.by_tool, self.split)
         for index, card in enumerate(cards):
             grid.addWidget(card, index // 3, index % 3)
         layout = QVBoxLayout(self)
@@ -196,9 +211,11 @@ class OverviewPage(QWidget):
 
     @Slot()
     def _on_filter(self) -> None:
-        self.model.filters = {"project": self.project.currentData(),
-                              "agent": self.agent.currentData(),
-                              "hours": int(self.time_window.currentData())}
+        self.model.filters = {
+            "project": self.project.currentData(),
+            "agent": self.agent.currentData(),
+            "hours": int(self.time_window.currentData()),
+        }
         self.model.refresh()
 
     # ------------------------------------------------------------ showing
@@ -209,23 +226,36 @@ class OverviewPage(QWidget):
         self.pending.chart.set_bars([Bar(b.label, dict(b.counts)) for b in facts.pending])
         waiting = sum(sum(b.counts.values()) for b in facts.pending)
         self.pending.note.setText(tr("{waiting} waiting now").format(waiting=waiting))
-        self.per_hour.chart.set_bars([Bar(self._hour_label(b.start, facts), dict(b.counts))
-                                      for b in facts.per_hour])
+        self.per_hour.chart.set_bars(
+            [Bar(self._hour_label(b.start, facts), dict(b.counts)) for b in facts.per_hour]
+        )
         decided = sum(sum(b.counts.values()) for b in facts.per_hour)
-        self.per_hour.note.setText(tr("{decided} decisions and answers in the window").format(
-                                       decided=decided))
-        self.runs.chart.set_bars([Bar(self._hour_label(b.start, facts), dict(b.counts))
-                                  for b in facts.runs_per_hour])
+        self.per_hour.note.setText(
+            tr("{decided} decisions and answers in the window").format(decided=decided)
+        )
+        self.runs.chart.set_bars(
+            [Bar(self._hour_label(b.start, facts), dict(b.counts)) for b in facts.runs_per_hour]
+        )
         self.runs.note.setText(
             tr("{n} runs started").format(
-                n=sum(sum(b.counts.values()) for b in facts.runs_per_hour)))
+                n=sum(sum(b.counts.values()) for b in facts.runs_per_hour)
+            )
+        )
         for card, rows in ((self.by_agent, facts.by_agent), (self.by_tool, facts.by_tool)):
-            card.chart.set_bars([Bar(r.name, {"mean": r.mean_s},
-                                     note=f"{r.decisions} decided, longest {fmt.span(r.max_s)}")
-                                 for r in rows])
+            card.chart.set_bars(
+                [
+                    Bar(
+                        r.name,
+                        {"mean": r.mean_s},
+                        note=f"{r.decisions} decided, longest {fmt.span(r.max_s)}",
+                    )
+                    for r in rows
+                ]
+            )
             card.note.setText(tr("manual approvals and denials in the window"))
-        self.split.chart.set_bars([Bar("By a rule", {"n": facts.automatic}),
-                                   Bar("By a person", {"n": facts.manual})])
+        self.split.chart.set_bars(
+            [Bar("By a rule", {"n": facts.automatic}), Bar("By a person", {"n": facts.manual})]
+        )
         total = facts.automatic + facts.manual
         share = f"{100 * facts.automatic / total:.0f} % automatic" if total else "none yet"
         self.split.note.setText(share)

@@ -37,8 +37,9 @@ from ..widgets.paged_model import Column, PagedModel
 
 def made_text(rule: Any) -> str:
     if rule.source_approval_id:
-        return tr("{who} from {approval}").format(who=rule.created_by,
-                                                  approval=rule.source_approval_id)
+        return tr("{who} from {approval}").format(
+            who=rule.created_by, approval=rule.source_approval_id
+        )
     return rule.created_by
 
 
@@ -50,29 +51,52 @@ COLUMNS = [
     Column(QT_TR_NOOP("State"), lambda u: u.state, width=70),
     Column(QT_TR_NOOP("Effect"), lambda u: u.rule.effect.value, width=60),
     Column(QT_TR_NOOP("Tool"), lambda u: fmt.bounded(u.rule.action_pattern, 120), width=140),
-    Column(QT_TR_NOOP("Resource"), lambda u: fmt.bounded(u.rule.resource_pattern, 160), width=160,
-           tip=lambda u: plain_tip(u.rule.resource_pattern)),
-    Column(QT_TR_NOOP("When"), lambda u: fmt.bounded(u.rule.predicate or "—", 160), width=180,
-           tip=lambda u: plain_tip(u.rule.predicate or "no condition")),
+    Column(
+        QT_TR_NOOP("Resource"),
+        lambda u: fmt.bounded(u.rule.resource_pattern, 160),
+        width=160,
+        tip=lambda u: plain_tip(u.rule.resource_pattern),
+    ),
+    Column(
+        QT_TR_NOOP("When"),
+        lambda u: fmt.bounded(u.rule.predicate or "—", 160),
+        width=180,
+        tip=lambda u: plain_tip(u.rule.predicate or "no condition"),
+    ),
     Column(QT_TR_NOOP("Scope"), lambda u: fmt.bounded(u.rule.scope_text, 120), width=160),
     Column(QT_TR_NOOP("Expires"), lambda u: expiry_text(u.rule), width=130),
-    Column(QT_TR_NOOP("Decided"), lambda u: str(u.decided), width=64,
-           align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter),
+    Column(
+        QT_TR_NOOP("Decided"),
+        lambda u: str(u.decided),
+        width=64,
+        align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+    ),
     Column(QT_TR_NOOP("Made by"), lambda u: fmt.bounded(made_text(u.rule), 160), width=220),
 ]
 
 
 def matches_text(u: RuleUsage, text: str) -> bool:
     r = u.rule
-    hay = " ".join([r.id, r.effect.value, r.action_pattern, r.resource_pattern,
-                    r.predicate or "", r.scope_text, r.created_by, u.state]).lower()
+    hay = " ".join(
+        [
+            r.id,
+            r.effect.value,
+            r.action_pattern,
+            r.resource_pattern,
+            r.predicate or "",
+            r.scope_text,
+            r.created_by,
+            u.state,
+        ]
+    ).lower()
     return text.lower() in hay
 
 
 class RulesModel(PagedModel):
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
-        super().__init__(runner, COLUMNS, lambda u: u.rule.id,
-                         lambda u: (u.rule.created_at, u.rule.id), parent)
+        super().__init__(
+            runner, COLUMNS, lambda u: u.rule.id, lambda u: (u.rule.created_at, u.rule.id), parent
+        )
 
     def show(self, journal: Journal, *, text: str = "", active_only: bool = False) -> None:
         approvals = journal.approvals
@@ -95,8 +119,13 @@ class DecidedModel(ListModel):
         a: Approval | None = self.item(index.row())
         if a is None or role != Qt.ItemDataRole.DisplayRole:
             return None
-        return (fmt.clock(a.decided_at), a.status.value, fmt.bounded(a.agent, 80),
-                fmt.bounded(a.action_name, 80), a.id)[index.column()]
+        return (
+            fmt.clock(a.decided_at),
+            a.status.value,
+            fmt.bounded(a.agent, 80),
+            fmt.bounded(a.action_name, 80),
+            a.id,
+        )[index.column()]
 
 
 class RuleDetail(QWidget):
@@ -143,30 +172,38 @@ class RuleDetail(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addLayout(top)
-        layout.addWidget(section("Requests it decided (Enter or double-click opens the run)",
-                                 self))
+        layout.addWidget(section("Requests it decided (Enter or double-click opens the run)", self))
         layout.addWidget(self.decided_view, 1)
         self.show_rule(None, [], None)
 
-    def show_rule(self, usage: RuleUsage | None, decided: list[Approval],
-                  source: Approval | None, *, writable: bool = True) -> None:
+    def show_rule(
+        self,
+        usage: RuleUsage | None,
+        decided: list[Approval],
+        source: Approval | None,
+        *,
+        writable: bool = True,
+    ) -> None:
         self.usage, self.source = usage, source
         self.decided.set_rows(decided)
-        self.revoke_button.setEnabled(usage is not None and usage.state != "revoked"
-                                      and writable)
+        self.revoke_button.setEnabled(usage is not None and usage.state != "revoked" and writable)
         self.source_button.setVisible(source is not None)
         if usage is None:
             self.facts.setText(tr("Select a rule to see it whole."))
             return
         r = usage.rule
-        lines = [f"{r.effect.value.capitalize()} {r.action_pattern} on {r.resource_pattern}",
-                 f"when {r.predicate}" if r.predicate else "no condition on the arguments",
-                 f"scope: {r.scope_text} · expires: {expiry_text(r)} · {usage.state}",
-                 f"made by {made_text(r)} at {fmt.clock(r.created_at)}",
-                 f"decided {usage.decided} request(s)"]
+        lines = [
+            f"{r.effect.value.capitalize()} {r.action_pattern} on {r.resource_pattern}",
+            f"when {r.predicate}" if r.predicate else "no condition on the arguments",
+            f"scope: {r.scope_text} · expires: {expiry_text(r)} · {usage.state}",
+            f"made by {made_text(r)} at {fmt.clock(r.created_at)}",
+            f"decided {usage.decided} request(s)",
+        ]
         if r.revoked_at:
-            lines.append(f"revoked by {r.revoked_by} at {fmt.clock(r.revoked_at)}"
-                         + (f": {r.revoke_reason}" if r.revoke_reason else ""))
+            lines.append(
+                f"revoked by {r.revoked_by} at {fmt.clock(r.revoked_at)}"
+                + (f": {r.revoke_reason}" if r.revoke_reason else "")
+            )
         self.facts.setText(fmt.bounded("\n".join(lines), 4000))
 
     @Slot(QModelIndex)
@@ -188,8 +225,8 @@ class RuleDetail(QWidget):
 
 class RulesPage(ListPage):
     """Signals:
-        open_run(str): the operator asked to see a run.
-        revoked(object): a rule was revoked (the updated ApprovalRule).
+    open_run(str): the operator asked to see a run.
+    revoked(object): a rule was revoked (the updated ApprovalRule).
     """
 
     open_run = Signal(str)
@@ -225,8 +262,9 @@ class RulesPage(ListPage):
 
     def apply_query(self) -> None:
         assert isinstance(self.model, RulesModel)
-        self.model.show(self.journal, text=self.search.text().strip(),
-                        active_only=self.active_only.isChecked())
+        self.model.show(
+            self.journal, text=self.search.text().strip(), active_only=self.active_only.isChecked()
+        )
 
     def focus_list(self) -> None:
         self.table.setFocus()
@@ -260,8 +298,9 @@ class RulesPage(ListPage):
                 source = approvals.get(usage.rule.source_approval_id)
             return usage, approvals.decided_by_rule(rule_id), source
 
-        self.ctx.runner.latest("detail", fetch, on_done=self._on_detail,
-                               on_error=self._on_detail_error, owner=self)
+        self.ctx.runner.latest(
+            "detail", fetch, on_done=self._on_detail, on_error=self._on_detail_error, owner=self
+        )
 
     def _on_detail(self, result: tuple) -> None:
         usage, decided, source = result
@@ -275,18 +314,31 @@ class RulesPage(ListPage):
     def revoke(self, usage: RuleUsage) -> None:
         r = usage.rule
         reason = ReasonDialog.ask(
-            self, tr("Revoke rule"),
-            tr("Revoke the rule “{effect} {action_pattern} on {resource_pattern}”"
-               " ({scope_text})? It stops deciding at once and stays listed as history. "
-               "Why?").format(effect=r.effect.value, action_pattern=r.action_pattern,
-                              resource_pattern=r.resource_pattern, scope_text=r.scope_text),
-            ok=tr("Revoke"), required=True)
+            self,
+            tr("Revoke rule"),
+            tr(
+                "Revoke the rule “{effect} {action_pattern} on {resource_pattern}”"
+                " ({scope_text})? It stops deciding at once and stays listed as history. "
+                "Why?"
+            ).format(
+                effect=r.effect.value,
+                action_pattern=r.action_pattern,
+                resource_pattern=r.resource_pattern,
+                scope_text=r.scope_text,
+            ),
+            ok=tr("Revoke"),
+            required=True,
+        )
         if not reason:
             return
         approvals = self.journal.approvals
         self.ctx.runner.run(
             lambda: approvals.revoke_rule(r.id, expected_version=r.version, reason=reason),
-            on_done=self._on_revoked, on_error=self._on_detail_error, owner=self, write=True)
+            on_done=self._on_revoked,
+            on_error=self._on_detail_error,
+            owner=self,
+            write=True,
+        )
 
     def _on_revoked(self, rule: Any) -> None:
         self.detail_message.show_message(tr("Revoked {id}.").format(id=rule.id), Level.INFO)

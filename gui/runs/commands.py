@@ -11,10 +11,16 @@ from .page import RunsPage
 
 def list_commands(page: RunsPage) -> list[ActionSpec]:
     return [
-        ActionSpec("runs.export_list", QT_TR_NOOP("Export the run list as CSV…"),
-                   QT_TR_NOOP("Runs"), QT_TR_NOOP("Write the runs the filters show to a CSV file"),
-                   handler=page.list.export_csv, shortcut="Ctrl+E", section=1,
-                   no_icon="file export; the dialog that follows says where"),
+        ActionSpec(
+            "runs.export_list",
+            QT_TR_NOOP("Export the run list as CSV…"),
+            QT_TR_NOOP("Runs"),
+            QT_TR_NOOP("Write the runs the filters show to a CSV file"),
+            handler=page.list.export_csv,
+            shortcut="Ctrl+E",
+            section=1,
+            no_icon="file export; the dialog that follows says where",
+        ),
     ]
 
 
@@ -25,25 +31,56 @@ def run_commands(page: RunsPage) -> list[ActionSpec]:
         return detail.run is not None
 
     return [
-        ActionSpec("runs.back", QT_TR_NOOP("Back to the run list"), QT_TR_NOOP("Runs"),
-                   QT_TR_NOOP("The list, with its filters, selection and scroll position"),
-                   handler=page.show_list, shortcut="Alt+Left", icon="page-runs"),
-        ActionSpec("runs.export_json", QT_TR_NOOP("Export the run as JSON…"), QT_TR_NOOP("Runs"),
-                   QT_TR_NOOP("Everything about the run shown, in one JSON file"),
-                   handler=detail._export_json, enabled=has_run, shortcut="Ctrl+E", section=1,
-                   no_icon="file export; the dialog that follows says where"),
-        ActionSpec("runs.export_jsonl", QT_TR_NOOP("Export the run's events as JSON lines…"),
-                   QT_TR_NOOP("Runs"), QT_TR_NOOP("The run's events, one JSON object a line"),
-                   handler=detail._export_jsonl, enabled=has_run, section=1,
-                   no_icon="file export; the dialog that follows says where"),
-        ActionSpec("runs.copy", QT_TR_NOOP("Copy the run as JSON"), QT_TR_NOOP("Runs"),
-                   QT_TR_NOOP("The run shown, to the clipboard"), handler=detail.copy_run,
-                   enabled=has_run, section=1,
-                   no_icon="clipboard copy; nothing to show"),
-        ActionSpec("runs.cancel", QT_TR_NOOP("Request cancel…"), QT_TR_NOOP("Runs"),
-                   QT_TR_NOOP("Ask the agent to stop the run shown (a reason is required)"),
-                   handler=detail.request_cancel, enabled=lambda: has_run() and detail.can_cancel(),
-                   icon="status-cancelled", section=2),
+        ActionSpec(
+            "runs.back",
+            QT_TR_NOOP("Back to the run list"),
+            QT_TR_NOOP("Runs"),
+            QT_TR_NOOP("The list, with its filters, selection and scroll position"),
+            handler=page.show_list,
+            shortcut="Alt+Left",
+            icon="page-runs",
+        ),
+        ActionSpec(
+            "runs.export_json",
+            QT_TR_NOOP("Export the run as JSON…"),
+            QT_TR_NOOP("Runs"),
+            QT_TR_NOOP("Everything about the run shown, in one JSON file"),
+            handler=detail._export_json,
+            enabled=has_run,
+            shortcut="Ctrl+E",
+            section=1,
+            no_icon="file export; the dialog that follows says where",
+        ),
+        ActionSpec(
+            "runs.export_jsonl",
+            QT_TR_NOOP("Export the run's events as JSON lines…"),
+            QT_TR_NOOP("Runs"),
+            QT_TR_NOOP("The run's events, one JSON object a line"),
+            handler=detail._export_jsonl,
+            enabled=has_run,
+            section=1,
+            no_icon="file export; the dialog that follows says where",
+        ),
+        ActionSpec(
+            "runs.copy",
+            QT_TR_NOOP("Copy the run as JSON"),
+            QT_TR_NOOP("Runs"),
+            QT_TR_NOOP("The run shown, to the clipboard"),
+            handler=detail.copy_run,
+            enabled=has_run,
+            section=1,
+            no_icon="clipboard copy; nothing to show",
+        ),
+        ActionSpec(
+            "runs.cancel",
+            QT_TR_NOOP("Request cancel…"),
+            QT_TR_NOOP("Runs"),
+            QT_TR_NOOP("Ask the agent to stop the run shown (a reason is required)"),
+            handler=detail.request_cancel,
+            enabled=lambda: has_run() and detail.can_cancel(),
+            icon="status-cancelled",
+            section=2,
+        ),
     ]
 
 

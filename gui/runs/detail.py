@@ -51,10 +51,14 @@ FACTS_MS = 1000
 
 
 def facts_line(run: Run) -> str:
-    parts = [f"agent {run.agent}", f"{run.project}/{run.space}",
-             f"started {precise_clock(run.created_at)}", f"took {duration(run)}"
-             if run.finished_at else f"running for {duration(run)}",
-             f"attempt {run.current_attempt}", f"{run.last_sequence:,} events"]
+    parts = [
+        f"agent {run.agent}",
+        f"{run.project}/{run.space}",
+        f"started {precise_clock(run.created_at)}",
+        f"took {duration(run)}" if run.finished_at else f"running for {duration(run)}",
+        f"attempt {run.current_attempt}",
+        f"{run.last_sequence:,} events",
+    ]
     if run.deadline:
         parts.append(f"deadline {fmt.clock(run.deadline)}")
     return " · ".join(parts)
@@ -76,10 +80,11 @@ def ending_line(run: Run) -> str:
 # the Export menu of a run's header, in its order (gui/runs/commands.py declares them)
 EXPORT_COMMANDS = ("runs.export_json", "runs.export_jsonl", "runs.copy")
 
+
 class RunDetail(QWidget):
     """Signals:
-        back(): the operator wants the run list again.
-        open_run(str): show another run (parent, child).
+    back(): the operator wants the run list again.
+    open_run(str): show another run (parent, child).
     """
 
     back = Signal()
@@ -222,8 +227,13 @@ class RunDetail(QWidget):
         self.title.setText(tr("Loading run…"))
         self.integrity.show_run(run_id)
         journal = self.ctx.journal
-        self.ctx.runner.latest("open", lambda: read_tail(journal, run_id),
-                               on_done=self._on_opened, on_error=self._on_failed, owner=self)
+        self.ctx.runner.latest(
+            "open",
+            lambda: read_tail(journal, run_id),
+            on_done=self._on_opened,
+            on_error=self._on_failed,
+            owner=self,
+        )
 
     def _on_opened(self, result: tuple[Run, int, list[RunEvent]]) -> None:
         """The run and its newest events are here: show them, then read the rest."""
@@ -257,8 +267,13 @@ class RunDetail(QWidget):
         if self.run_id is None:
             return
         run_id, runs = self.run_id, self.ctx.journal.runs
-        self.ctx.runner.latest("header", lambda: runs.get(run_id), on_done=self._on_header,
-                               on_error=self._on_failed, owner=self)
+        self.ctx.runner.latest(
+            "header",
+            lambda: runs.get(run_id),
+            on_done=self._on_header,
+            on_error=self._on_failed,
+            owner=self,
+        )
 
     def _on_header(self, run: Run) -> None:
         if self.run is None:
@@ -277,8 +292,9 @@ class RunDetail(QWidget):
             facts = load_facts(journal, run_id)
             return facts, fact_rows(facts)  # the rows too, off the GUI thread
 
-        self.ctx.runner.latest("facts", load, on_done=self._on_facts, on_error=self._on_failed,
-                               owner=self)
+        self.ctx.runner.latest(
+            "facts", load, on_done=self._on_facts, on_error=self._on_failed, owner=self
+        )
 
     @Slot()
     def _reload_rest(self) -> None:
@@ -287,8 +303,7 @@ class RunDetail(QWidget):
 
     def _on_facts(self, result: tuple[RunFacts, list]) -> None:
         facts, tab_rows = result
-        grew = self.facts is not None and facts.run.last_sequence != \
-            self.facts.run.last_sequence
+        grew = self.facts is not None and facts.run.last_sequence != self.facts.run.last_sequence
         self.facts = facts
         if grew:
             self.events_pane.load_types()
@@ -297,8 +312,9 @@ class RunDetail(QWidget):
             self.tabs.setTabText(self.tabs.indexOf(tab), tab_title(spec, facts, len(rows)))
         self.pending.set_items(facts.open_items)
         n = len(facts.open_items)
-        self.tabs.setTabText(self.tabs.indexOf(self.pending),
-                             f"Waiting for you ({n})" if n else "Waiting for you")
+        self.tabs.setTabText(
+            self.tabs.indexOf(self.pending), f"Waiting for you ({n})" if n else "Waiting for you"
+        )
         self.parent_button.setVisible(facts.parent is not None)
 
     # ------------------------------------------------------------ header
@@ -312,14 +328,18 @@ class RunDetail(QWidget):
         ending = ending_line(run)
         self.ending.setText(ending)
         self.ending.setVisible(bool(ending))
-        self.ending.setStyleSheet("font-weight: 600; color: #cc3333;" if run.error
-                                  else "font-weight: 600;")
+        self.ending.setStyleSheet(
+            "font-weight: 600; color: #cc3333;" if run.error else "font-weight: 600;"
+        )
         self.show_end.setVisible(run.status.terminal or bool(run.error))
         self.ctx.registry.refresh()  # Request cancel follows the run read
         self.cancel_button.setToolTip(
-            tr("The run has ended") if run.status.terminal else
-            tr("Cancel was already requested") if run.cancel_requested else
-            tr("Ask the agent to stop; it finishes the cancel itself"))
+            tr("The run has ended")
+            if run.status.terminal
+            else tr("Cancel was already requested")
+            if run.cancel_requested
+            else tr("Ask the agent to stop; it finishes the cancel itself")
+        )
 
     @Slot()
     def _on_split_moved(self) -> None:
@@ -370,25 +390,35 @@ class RunDetail(QWidget):
         run = self.run
         if run is None or run.status.terminal:
             return
-        reason = ReasonDialog.ask(self, tr("Request cancel"),
-                                  tr("Ask the agent to stop “{title}”? The agent is told "
-                                     "your reason and cancels the run itself.").format(
-                                      title=fmt.bounded(run.title, 80)),
-                                  ok=tr("Request cancel"), required=True)
+        reason = ReasonDialog.ask(
+            self,
+            tr("Request cancel"),
+            tr(
+                "Ask the agent to stop “{title}”? The agent is told "
+                "your reason and cancels the run itself."
+            ).format(title=fmt.bounded(run.title, 80)),
+            ok=tr("Request cancel"),
+            required=True,
+        )
         if not reason:
             return
         runs, rid = self.ctx.journal.runs, f"desk-{uuid.uuid4().hex}"
         run_id, version = run.id, run.version
         self.message.show_message(tr("Requesting cancel…"), Level.INFO)
-        self.ctx.runner.run(lambda: runs.request_cancel(run_id, reason,
-                                                        expected_version=version,
-                                                        request_id=rid, source="desk"),
-                            on_done=self._on_cancel_requested, on_error=self._on_cancel_refused,
-                            owner=self, write=True)
+        self.ctx.runner.run(
+            lambda: runs.request_cancel(
+                run_id, reason, expected_version=version, request_id=rid, source="desk"
+            ),
+            on_done=self._on_cancel_requested,
+            on_error=self._on_cancel_refused,
+            owner=self,
+            write=True,
+        )
 
     def _on_cancel_requested(self, run: Run) -> None:
-        self.message.show_message(tr("Cancel requested; the agent will stop at its next step."),
-                                  Level.SUCCESS)
+        self.message.show_message(
+            tr("Cancel requested; the agent will stop at its next step."), Level.SUCCESS
+        )
         if run.id == self.run_id:  # the row the write returned (no re-read): Cancel is off
             self._show_header(run)  # at once; the rest follows from the change set
             self.events_pane.grow(run)
@@ -400,8 +430,12 @@ class RunDetail(QWidget):
     def can_cancel(self) -> bool:
         """A run shown, still going, not asked to cancel yet, on a writable desk."""
         run = self.run
-        return run is not None and not self.ctx.journal.read_only \
-            and not run.status.terminal and not run.cancel_requested
+        return (
+            run is not None
+            and not self.ctx.journal.read_only
+            and not run.status.terminal
+            and not run.cancel_requested
+        )
 
     @Slot()
     def _export_json(self) -> None:
@@ -420,5 +454,4 @@ class RunDetail(QWidget):
 
     @Slot(object)
     def _on_failed(self, exc: BaseException) -> None:
-        self.ctx.presenter.present(exc, inline=self.message, action="Retry",
-                                   on_action=self.refresh)
+        self.ctx.presenter.present(exc, inline=self.message, action="Retry", on_action=self.refresh)

@@ -45,10 +45,17 @@ SEQUENCE_ROLE = int(Qt.ItemDataRole.UserRole) + 2
 DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 ALIGN = int(Qt.ItemDataRole.TextAlignmentRole)
 ACCESSIBLE = int(Qt.ItemDataRole.AccessibleTextRole)
-SERVED = frozenset({DISPLAY, ALIGN, ACCESSIBLE, int(Qt.ItemDataRole.ToolTipRole), EVENT_ROLE,
-                    SEQUENCE_ROLE})
-HEADERS = ("#", QT_TR_NOOP("Time"), QT_TR_NOOP("Type"), QT_TR_NOOP("Summary"),
-           QT_TR_NOOP("Actor"), QT_TR_NOOP("Attempt"))  # marked; translated in headerData
+SERVED = frozenset(
+    {DISPLAY, ALIGN, ACCESSIBLE, int(Qt.ItemDataRole.ToolTipRole), EVENT_ROLE, SEQUENCE_ROLE}
+)
+HEADERS = (
+    "#",
+    QT_TR_NOOP("Time"),
+    QT_TR_NOOP("Type"),
+    QT_TR_NOOP("Summary"),
+    QT_TR_NOOP("Actor"),
+    QT_TR_NOOP("Attempt"),
+)  # marked; translated in headerData
 COL_SEQ, COL_TIME, COL_TYPE, COL_SUMMARY, COL_ACTOR, COL_ATTEMPT = range(6)
 Index = QModelIndex | QPersistentModelIndex
 RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
@@ -56,9 +63,9 @@ RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
 
 class EventBlockModel(QAbstractTableModel):
     """Signals:
-        block_loaded(int): a block of rows arrived (its number).
-        shaped(): the row count was set for a new run or filter (rows are mapped).
-        failed(object): a fetch failed (the exception).
+    block_loaded(int): a block of rows arrived (its number).
+    shaped(): the row count was set for a new run or filter (rows are mapped).
+    failed(object): a fetch failed (the exception).
     """
 
     block_loaded = Signal(int)
@@ -80,8 +87,9 @@ class EventBlockModel(QAbstractTableModel):
         self.fetches = 0
 
     # ------------------------------------------------------------ shaping
-    def set_run(self, journal: Journal, run_id: str, last_sequence: int,
-                types: list[str] | None = None) -> None:
+    def set_run(
+        self, journal: Journal, run_id: str, last_sequence: int, types: list[str] | None = None
+    ) -> None:
         """Show ``run_id`` (all events, or only ``types``); rows load when first shown."""
         self._journal, self.run_id, self.types = journal, run_id, list(types or []) or None
         self.fetched_rows = self.fetches = 0
@@ -119,8 +127,13 @@ class EventBlockModel(QAbstractTableModel):
     def _load_sequences(self) -> None:
         (journal, run_id), types = self._shown(), self.types
         assert types is not None  # only a filtered view maps rows to sequences
-        self._runner.latest("sequences", lambda: timeline.event_sequences(journal, run_id, types),
-                            on_done=self._on_sequences, on_error=self._on_error, owner=self)
+        self._runner.latest(
+            "sequences",
+            lambda: timeline.event_sequences(journal, run_id, types),
+            on_done=self._on_sequences,
+            on_error=self._on_error,
+            owner=self,
+        )
 
     def _on_sequences(self, seqs: list[int]) -> None:
         self.beginResetModel()
@@ -153,8 +166,9 @@ class EventBlockModel(QAbstractTableModel):
             events = journal.runs.events(run_id, after=after, limit=10_000, types=types)
             return [e.sequence for e in events]
 
-        self._runner.coalesce("tail", fetch, on_done=self._on_tail, on_error=self._on_error,
-                              owner=self)
+        self._runner.coalesce(
+            "tail", fetch, on_done=self._on_tail, on_error=self._on_error, owner=self
+        )
 
     def _on_tail(self, fresh: list[int]) -> None:
         """A coalesced read may have been asked for before an earlier one was delivered (its
@@ -252,9 +266,14 @@ class EventBlockModel(QAbstractTableModel):
         runs = journal.runs
         self._runner.latest(
             ("block", block),
-            lambda: (block, make_block(runs.events(run_id, after=start - 1, limit=limit,
-                                                    types=types))),
-            on_done=self._on_block, on_error=self._on_block_error, owner=self)
+            lambda: (
+                block,
+                make_block(runs.events(run_id, after=start - 1, limit=limit, types=types)),
+            ),
+            on_done=self._on_block,
+            on_error=self._on_block_error,
+            owner=self,
+        )
 
     def _on_block(self, result: tuple[int, Block]) -> None:
         block, events = result
@@ -314,10 +333,14 @@ class EventBlockModel(QAbstractTableModel):
             return precise_clock(event.created_at)
         return plain_tip(texts[-1]) if col == COL_SUMMARY else None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(HEADERS):
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(HEADERS)
+        ):
             return tr(HEADERS[section])
         return None
 
@@ -344,9 +367,17 @@ def make_block(events: list[RunEvent]) -> Block:
     texts: list[tuple[str, ...]] = []
     for e in events:
         summary = event_summary(e)
-        texts.append((str(e.sequence), precise_clock(e.created_at, date=False),
-                      fmt.bounded(e.type, 100), fmt.bounded(summary, 200),
-                      fmt.bounded(e.actor, 80), str(e.attempt), fmt.bounded(summary, 600)))
+        texts.append(
+            (
+                str(e.sequence),
+                precise_clock(e.created_at, date=False),
+                fmt.bounded(e.type, 100),
+                fmt.bounded(summary, 200),
+                fmt.bounded(e.actor, 80),
+                str(e.attempt),
+                fmt.bounded(summary, 600),
+            )
+        )
     return Block(events, texts)
 
 
@@ -354,8 +385,9 @@ def read_tail(journal: Journal, run_id: str) -> tuple[Any, int, list[RunEvent]]:
     """The run and its last block of events, in one task (opening shows the end)."""
     run = journal.runs.get(run_id)
     block = max(run.last_sequence - 1, 0) // BLOCK
-    events = journal.runs.events(run_id, after=block * BLOCK, limit=BLOCK) \
-        if run.last_sequence else []
+    events = (
+        journal.runs.events(run_id, after=block * BLOCK, limit=BLOCK) if run.last_sequence else []
+    )
     return run, block, events
 
 
@@ -366,6 +398,9 @@ def precise_clock(ts: float, *, date: bool = True) -> str:
 
     local = time.localtime(ts)
     millis = int((ts - int(ts)) * 1000)
-    day = "" if not date or time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d") \
+    day = (
+        ""
+        if not date or time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d")
         else time.strftime("%Y-%m-%d ", local)
+    )
     return f"{day}{time.strftime('%H:%M:%S', local)}.{millis:03d}"

@@ -47,12 +47,11 @@ WIDTHS = (60, 100, 150, 360, 130, 56)
 
 
 def event_json(event: RunEvent) -> str:
-    return json.dumps(event.model_dump(mode="json"), indent=2, ensure_ascii=False,
-                      sort_keys=True)
+    return json.dumps(event.model_dump(mode="json"), indent=2, ensure_ascii=False, sort_keys=True)
 
 
 def type_choices(counts: dict[str, int]) -> list[tuple[str, list[str] | None]]:
-    """"All", each family (``tool.*``) with more than one type, then each type."""
+    """ "All", each family (``tool.*``) with more than one type, then each type."""
     total = sum(counts.values())
     choices: list[tuple[str, list[str] | None]] = [(f"All event types ({total:,})", None)]
     families: dict[str, list[str]] = {}
@@ -124,22 +123,37 @@ class EventDetail(QWidget):
         self.shown = event
         self.copy_event.setEnabled(event is not None)
         if event is None:
-            self.facts.setText(tr("Loading event #{loading}…").format(loading=loading) if loading else
-                               tr("Select an event to see its payload."))
+            self.facts.setText(
+                tr("Loading event #{loading}…").format(loading=loading)
+                if loading
+                else tr("Select an event to see its payload.")
+            )
             self.tree.set_value(None)
             self.raw.setPlainText("")
             return
         self.facts.setText(
-            tr("#{sequence} · {type}\n{created_at} · {actor} · attempt {attempt} · run version "
-               "{run_version}\ndigest {digest}… · previous {prev_digest}…\n{id}").format(
-                sequence=event.sequence, type=fmt.bounded(event.type, 100),
-                created_at=precise_clock(event.created_at), actor=fmt.bounded(event.actor, 80),
-                attempt=event.attempt, run_version=event.run_version, digest=event.digest[:16],
-                prev_digest=event.prev_digest[:16], id=event.id))
+            tr(
+                "#{sequence} · {type}\n{created_at} · {actor} · attempt {attempt} · run version "
+                "{run_version}\ndigest {digest}… · previous {prev_digest}…\n{id}"
+            ).format(
+                sequence=event.sequence,
+                type=fmt.bounded(event.type, 100),
+                created_at=precise_clock(event.created_at),
+                actor=fmt.bounded(event.actor, 80),
+                attempt=event.attempt,
+                run_version=event.run_version,
+                digest=event.digest[:16],
+                prev_digest=event.prev_digest[:16],
+                id=event.id,
+            )
+        )
         self.tree.set_value(event.payload)
         text = fmt.pretty_json(event.payload)
-        self.raw.setPlainText(text if len(text) <= RAW_MAX else
-                              text[:RAW_MAX] + "\n… (cut here; Copy JSON has it all)")
+        self.raw.setPlainText(
+            text
+            if len(text) <= RAW_MAX
+            else text[:RAW_MAX] + "\n… (cut here; Copy JSON has it all)"
+        )
 
     @Slot()
     def copy_all(self) -> None:
@@ -149,8 +163,8 @@ class EventDetail(QWidget):
 
 class EventsPane(QWidget):
     """Signals:
-        event_selected(object): the current event (RunEvent) once it is loaded.
-        failed(object): a store read failed (the exception).
+    event_selected(object): the current event (RunEvent) once it is loaded.
+    failed(object): a store read failed (the exception).
     """
 
     event_selected = Signal(object)
@@ -283,8 +297,12 @@ class EventsPane(QWidget):
         if self.run is None:
             return
         journal, run_id = self.ctx.journal, self.run.id
-        self.ctx.runner.run(lambda: (run_id, timeline.event_type_counts(journal, run_id)),
-                            on_done=self._on_types, on_error=self.failed.emit, owner=self)
+        self.ctx.runner.run(
+            lambda: (run_id, timeline.event_type_counts(journal, run_id)),
+            on_done=self._on_types,
+            on_error=self.failed.emit,
+            owner=self,
+        )
 
     def _on_types(self, result: tuple[str, dict[str, int]]) -> None:
         run_id, counts = result
@@ -300,8 +318,7 @@ class EventsPane(QWidget):
 
     def _set_time_range(self, run: Run) -> None:
         start = QDateTime.fromMSecsSinceEpoch(int(run.created_at * 1000))
-        end = QDateTime.fromMSecsSinceEpoch(int(max(run.updated_at, run.created_at) * 1000)
-                                            + 1000)
+        end = QDateTime.fromMSecsSinceEpoch(int(max(run.updated_at, run.created_at) * 1000) + 1000)
         self.when.setDateTimeRange(start, end)
 
     # ------------------------------------------------------------ filter
@@ -325,8 +342,11 @@ class EventsPane(QWidget):
     def _on_shaped(self) -> None:
         count = self.model.rowCount()
         if self._types is not None:
-            self.set_note(f"{count:,} events of {', '.join(self._types[:3])}"
-                          + ("…" if len(self._types) > 3 else ""), from_filter=True)
+            self.set_note(
+                f"{count:,} events of {', '.join(self._types[:3])}"
+                + ("…" if len(self._types) > 3 else ""),
+                from_filter=True,
+            )
         elif getattr(self, "_note_from_filter", False):
             self.set_note("")  # the filter is gone; a search or jump note stays
         if self._pending_sequence is not None:
@@ -358,8 +378,9 @@ class EventsPane(QWidget):
         self._scrolling = True
         try:
             self.table.setCurrentIndex(self.model.index(row, 0))
-            self.table.scrollTo(self.model.index(row, 0),
-                                QAbstractItemView.ScrollHint.PositionAtCenter)
+            self.table.scrollTo(
+                self.model.index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter
+            )
         finally:
             self._scrolling = False
         self.follow.setChecked(False)
@@ -394,9 +415,13 @@ class EventsPane(QWidget):
             return
         at = self.when.dateTime().toMSecsSinceEpoch() / 1000
         journal, run_id = self.ctx.journal, self.run.id
-        self.ctx.runner.latest("time", lambda: timeline.sequence_at(journal, run_id, at),
-                               on_done=self._on_found_time, on_error=self.failed.emit,
-                               owner=self)
+        self.ctx.runner.latest(
+            "time",
+            lambda: timeline.sequence_at(journal, run_id, at),
+            on_done=self._on_found_time,
+            on_error=self.failed.emit,
+            owner=self,
+        )
 
     def _on_found_time(self, sequence: int | None) -> None:
         if sequence is not None:
@@ -417,21 +442,29 @@ class EventsPane(QWidget):
             return
         journal, run_id, types = self.ctx.journal, self.run.id, self._types
         current = self.current_sequence()
-        start = current if current is not None else (0 if not backwards else
-                                                     self.run.last_sequence + 1)
+        start = (
+            current if current is not None else (0 if not backwards else self.run.last_sequence + 1)
+        )
         wrap = 0 if not backwards else self.run.last_sequence + 1
 
         def search() -> tuple[int | None, bool]:
-            found = timeline.find_event(journal, run_id, text, after=start,
-                                        backwards=backwards, types=types)
+            found = timeline.find_event(
+                journal, run_id, text, after=start, backwards=backwards, types=types
+            )
             if found is None and start != wrap:
-                return timeline.find_event(journal, run_id, text, after=wrap,
-                                           backwards=backwards, types=types), True
+                return timeline.find_event(
+                    journal, run_id, text, after=wrap, backwards=backwards, types=types
+                ), True
             return found, False
 
         # latest wins: an older search that finishes after a newer one is dropped
-        self.ctx.runner.latest("find", search, on_done=partial(self._on_found_text, text),
-                               on_error=self.failed.emit, owner=self)
+        self.ctx.runner.latest(
+            "find",
+            search,
+            on_done=partial(self._on_found_text, text),
+            on_error=self.failed.emit,
+            owner=self,
+        )
 
     def _on_found_text(self, searched: str, result: tuple[int | None, bool]) -> None:
         sequence, wrapped = result
@@ -439,8 +472,7 @@ class EventsPane(QWidget):
         if sequence is None:
             self.set_note(f"No event contains “{text}”.")
             return
-        self.set_note(f"“{text}” found in #{sequence}" + (" (wrapped around)"
-                                                              if wrapped else ""))
+        self.set_note(f"“{text}” found in #{sequence}" + (" (wrapped around)" if wrapped else ""))
         self.select_sequence(sequence)
 
     # ------------------------------------------------------------ selection

@@ -53,8 +53,7 @@ class RunFacts(CoreRunFacts):
 
 MAX_FACT_ROWS = 1000  # per list: a run's page holds at most this many of each kind
 # the lists cut to their newest MAX_FACT_ROWS (effects come from core as its oldest 1,000)
-CUT_LISTS = ("children", "attempts", "tool_calls", "approvals", "questions", "decisions",
-             "memory")
+CUT_LISTS = ("children", "attempts", "tool_calls", "approvals", "questions", "decisions", "memory")
 
 
 def _newest(items: list[Any], name: str, totals: dict[str, int]) -> list[Any]:
@@ -74,8 +73,9 @@ def load_facts(journal: Journal, run_id: str) -> RunFacts:
     totals: dict[str, int] = {}
     shown = {name: getattr(f, name) for name in CoreRunFacts.model_fields}
     shown.update({name: _newest(getattr(f, name), name, totals) for name in CUT_LISTS})
-    shown["signatures"] = {d.id: f.signatures[d.id] for d in shown["decisions"]
-                           if d.id in f.signatures}
+    shown["signatures"] = {
+        d.id: f.signatures[d.id] for d in shown["decisions"] if d.id in f.signatures
+    }
     # no validation again: the rows are core's models, read and checked in this snapshot
     return RunFacts.model_construct(**shown, totals=totals)
 
@@ -86,12 +86,13 @@ def fact_rows(facts: RunFacts) -> list[list[Row]]:
 
 
 def tab_title(spec: TabSpec, facts: RunFacts, shown: int) -> str:
-    """"Tool calls (1,000 of 20,000)" when the list was cut, "Tool calls (12)" else."""
+    """ "Tool calls (1,000 of 20,000)" when the list was cut, "Tool calls (12)" else."""
     name = tr(spec.name).replace("&", "&&")  # a tab title's & marks a mnemonic
     total = sum(facts.totals.get(f, 0) for f in spec.fields) if spec.fields else 0
     if total > shown:
         return tr("{name} ({shown} of {total}; the newest)").format(
-            name=name, shown=f"{shown:,}", total=f"{total:,}")
+            name=name, shown=f"{shown:,}", total=f"{total:,}"
+        )
     return f"{name} ({shown})" if shown else name
 
 
@@ -145,8 +146,14 @@ class FactsTab(QWidget):
 
     activated = Signal(object)
 
-    def __init__(self, name: str, columns: Sequence[Column], parent: QWidget | None = None,
-                 *, empty: str = "") -> None:
+    def __init__(
+        self,
+        name: str,
+        columns: Sequence[Column],
+        parent: QWidget | None = None,
+        *,
+        empty: str = "",
+    ) -> None:
         super().__init__(parent)
         self.name = name
         self.model = RowsModel(columns, self)
@@ -211,14 +218,29 @@ TOOL_COLUMNS = [
     Column(QT_TR_NOOP("Tool"), lambda t: f"{t.tool} · {words(t.status.value)}", width=230),
     Column(QT_TR_NOOP("Safety"), lambda t: t.safety_class.value.replace("_", " "), width=140),
     Column(QT_TR_NOOP("Called"), lambda t: fmt.clock(t.created_at), align=RIGHT, width=100),
-    Column(QT_TR_NOOP("Took"), lambda t: "" if t.status.value in ("running", "pending")
-           else fmt.span(t.updated_at - t.created_at), align=RIGHT, width=70),
+    Column(
+        QT_TR_NOOP("Took"),
+        lambda t: (
+            ""
+            if t.status.value in ("running", "pending")
+            else fmt.span(t.updated_at - t.created_at)
+        ),
+        align=RIGHT,
+        width=70,
+    ),
     Column(QT_TR_NOOP("Attempt"), lambda t: str(t.attempt), align=RIGHT, width=64),
-    Column(QT_TR_NOOP("Request / result"), lambda t: fmt.bounded(fmt.pretty_json(
-        t.result if t.result is not None else t.request), 160),
+    Column(
+        QT_TR_NOOP("Request / result"),
+        lambda t: fmt.bounded(
+            fmt.pretty_json(t.result if t.result is not None else t.request), 160
+        ),
         tip=lambda t: tr("request: {request}\nresult: {result}\n{error}").format(
-            request=fmt.pretty_json(t.request), result=fmt.pretty_json(t.result),
-            error=t.error or ""), width=300),
+            request=fmt.pretty_json(t.request),
+            result=fmt.pretty_json(t.result),
+            error=t.error or "",
+        ),
+        width=300,
+    ),
 ]
 
 
@@ -250,20 +272,30 @@ EFFECT_COLUMNS = [
     Column(QT_TR_NOOP("Key"), lambda e: e.key, tip=lambda e: e.key, width=220),
     Column(QT_TR_NOOP("Tool"), lambda e: e.tool, width=140),
     Column(QT_TR_NOOP("Updated"), lambda e: fmt.clock(e.updated_at), align=RIGHT, width=100),
-    Column(QT_TR_NOOP("Note"), lambda e: e.resolution_reason or e.ambiguous_reason or e.error or "",
-           tip=lambda e: e.resolution_reason or e.ambiguous_reason or e.error or "",
-           width=300),
+    Column(
+        QT_TR_NOOP("Note"),
+        lambda e: e.resolution_reason or e.ambiguous_reason or e.error or "",
+        tip=lambda e: e.resolution_reason or e.ambiguous_reason or e.error or "",
+        width=300,
+    ),
 ]
 MEMORY_COLUMNS = [
-    Column(QT_TR_NOOP("Change"), lambda m: tr("{operation} · v{version}").format(
-        operation=m.operation, version=m.version), width=150),
+    Column(
+        QT_TR_NOOP("Change"),
+        lambda m: tr("{operation} · v{version}").format(operation=m.operation, version=m.version),
+        width=150,
+    ),
     Column(QT_TR_NOOP("When"), lambda m: fmt.clock(m.created_at), align=RIGHT, width=100),
     Column(QT_TR_NOOP("By"), lambda m: m.actor, width=150),
     Column(QT_TR_NOOP("Entry"), lambda m: m.entry_id, width=200),
-    Column(QT_TR_NOOP("Content after"), lambda m: m.after_content or tr("(deleted)"),
-           tip=lambda m: tr("before: {before}\nafter: {after}").format(
-               before=m.before_content or "", after=m.after_content or ""),
-           width=300),
+    Column(
+        QT_TR_NOOP("Content after"),
+        lambda m: m.after_content or tr("(deleted)"),
+        tip=lambda m: tr("before: {before}\nafter: {after}").format(
+            before=m.before_content or "", after=m.after_content or ""
+        ),
+        width=300,
+    ),
 ]
 RUN_LINK_COLUMNS = [
     Column(QT_TR_NOOP("Status"), lambda r: words(r.status.value), width=150),
@@ -292,17 +324,29 @@ def ask_rows(f: RunFacts) -> list[Row]:
         state = f.signatures.get(d.id)
         return state.text if state is not None else ""
 
-    return [Row(i, i.status.value, {kind[isinstance(i, Approval)]: dump(i),
-                                    "decisions": [{**dump(d), "signature": signed(d)}
-                                                  for d in by_target.get(i.id, [])]},
-                note="; ".join(signed(d) for d in by_target.get(i.id, []) if signed(d)))
-            for i in items]
+    return [
+        Row(
+            i,
+            i.status.value,
+            {
+                kind[isinstance(i, Approval)]: dump(i),
+                "decisions": [{**dump(d), "signature": signed(d)} for d in by_target.get(i.id, [])],
+            },
+            note="; ".join(signed(d) for d in by_target.get(i.id, []) if signed(d)),
+        )
+        for i in items
+    ]
 
 
 def effect_rows(f: RunFacts) -> list[Row]:
-    return [Row(e, e.status.value, {"effect": dump(e),
-                                    "receipts": [dump(r) for r in f.receipts.get(e.key, [])]})
-            for e in f.effects]
+    return [
+        Row(
+            e,
+            e.status.value,
+            {"effect": dump(e), "receipts": [dump(r) for r in f.receipts.get(e.key, [])]},
+        )
+        for e in f.effects
+    ]
 
 
 def memory_rows(f: RunFacts) -> list[Row]:
@@ -326,17 +370,45 @@ class TabSpec:
 # Declared at import (before a translator loads): the names and empty texts are marked here
 # and translated where shown (tab_title, FactsTab).
 TABS = [
-    TabSpec(QT_TR_NOOP("Attempts"), ATTEMPT_COLUMNS, attempt_rows, QT_TR_NOOP("No attempts."),
-            ("attempts",)),
-    TabSpec(QT_TR_NOOP("Tool calls"), TOOL_COLUMNS, tool_rows,
-            QT_TR_NOOP("This run recorded no tool calls."), ("tool_calls",)),
-    TabSpec(QT_TR_NOOP("Approvals & questions"), ASK_COLUMNS, ask_rows,
-            QT_TR_NOOP("This run asked for no approvals and no answers."),
-            ("approvals", "questions")),
-    TabSpec(QT_TR_NOOP("Effects & receipts"), EFFECT_COLUMNS, effect_rows,
-            QT_TR_NOOP("This run has no effects.")),
-    TabSpec(QT_TR_NOOP("Memory changes"), MEMORY_COLUMNS, memory_rows,
-            QT_TR_NOOP("This run changed no memory."), ("memory",)),
-    TabSpec(QT_TR_NOOP("Parent & children"), RUN_LINK_COLUMNS, link_rows,
-            QT_TR_NOOP("This run has no parent and no child runs."), ("children",)),
+    TabSpec(
+        QT_TR_NOOP("Attempts"),
+        ATTEMPT_COLUMNS,
+        attempt_rows,
+        QT_TR_NOOP("No attempts."),
+        ("attempts",),
+    ),
+    TabSpec(
+        QT_TR_NOOP("Tool calls"),
+        TOOL_COLUMNS,
+        tool_rows,
+        QT_TR_NOOP("This run recorded no tool calls."),
+        ("tool_calls",),
+    ),
+    TabSpec(
+        QT_TR_NOOP("Approvals & questions"),
+        ASK_COLUMNS,
+        ask_rows,
+        QT_TR_NOOP("This run asked for no approvals and no answers."),
+        ("approvals", "questions"),
+    ),
+    TabSpec(
+        QT_TR_NOOP("Effects & receipts"),
+        EFFECT_COLUMNS,
+        effect_rows,
+        QT_TR_NOOP("This run has no effects."),
+    ),
+    TabSpec(
+        QT_TR_NOOP("Memory changes"),
+        MEMORY_COLUMNS,
+        memory_rows,
+        QT_TR_NOOP("This run changed no memory."),
+        ("memory",),
+    ),
+    TabSpec(
+        QT_TR_NOOP("Parent & children"),
+        RUN_LINK_COLUMNS,
+        link_rows,
+        QT_TR_NOOP("This run has no parent and no child runs."),
+        ("children",),
+    ),
 ]

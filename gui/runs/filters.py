@@ -21,13 +21,14 @@ from ..infra.i18n import tr
 from ..widgets.list_page import choice_combo, fill_combo
 from .range_dialog import RangeDialog, initial_range, range_text
 
-ACTIVE = (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING_FOR_USER,
-          RunStatus.INTERRUPTED)
+ACTIVE = (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING_FOR_USER, RunStatus.INTERRUPTED)
 STATUS_CHOICES: list[tuple[str, Any]] = [
-    ("All statuses", ()), ("Active", tuple(s.value for s in ACTIVE)),
+    ("All statuses", ()),
+    ("Active", tuple(s.value for s in ACTIVE)),
     ("Waiting for you", (RunStatus.WAITING_FOR_USER.value,)),
     ("Running", (RunStatus.RUNNING.value,)),
-    ("Failed", (RunStatus.FAILED.value,)), ("Completed", (RunStatus.COMPLETED.value,)),
+    ("Failed", (RunStatus.FAILED.value,)),
+    ("Completed", (RunStatus.COMPLETED.value,)),
     ("Cancelled", (RunStatus.CANCELLED.value,)),
     ("Interrupted", (RunStatus.INTERRUPTED.value,)),
     ("Ended (any)", tuple(s.value for s in RunStatus if s.terminal)),
@@ -35,13 +36,21 @@ STATUS_CHOICES: list[tuple[str, Any]] = [
 CUSTOM = "custom"  # the time menu's data for "Custom range…"
 CUSTOM_TEXT = "Custom range…"
 TIME_CHOICES: list[tuple[str, Any]] = [
-    ("Any time", None), ("Last hour", 3600), ("Last 24 hours", 86_400),
-    ("Last 7 days", 7 * 86_400), ("Last 30 days", 30 * 86_400), (CUSTOM_TEXT, CUSTOM),
+    ("Any time", None),
+    ("Last hour", 3600),
+    ("Last 24 hours", 86_400),
+    ("Last 7 days", 7 * 86_400),
+    ("Last 30 days", 30 * 86_400),
+    (CUSTOM_TEXT, CUSTOM),
 ]
 SORT_CHOICES: list[tuple[str, Any]] = [
-    ("Newest first", "started:desc"), ("Oldest first", "started:asc"),
-    ("Recently updated", "updated:desc"), ("Most events", "events:desc"),
-    ("Title A–Z", "title:asc"), ("Agent A–Z", "agent:asc"), ("Status", "status:asc"),
+    ("Newest first", "started:desc"),
+    ("Oldest first", "started:asc"),
+    ("Recently updated", "updated:desc"),
+    ("Most events", "events:desc"),
+    ("Title A–Z", "title:asc"),
+    ("Agent A–Z", "agent:asc"),
+    ("Status", "status:asc"),
 ]
 
 
@@ -52,7 +61,7 @@ def sort_data(key: str, descending: bool) -> str:
 
 class RunFilterBar(QWidget):
     """Signals:
-        changed(): a filter or the sort changed.
+    changed(): a filter or the sort changed.
     """
 
     changed = Signal()
@@ -70,8 +79,9 @@ class RunFilterBar(QWidget):
         self.sort = choice_combo("Sort runs", SORT_CHOICES, self)
         self.waiting = QCheckBox(tr("Has open items"), self)
         self.waiting.setAccessibleName(tr("Only runs with items waiting for a person"))
-        self.waiting.setToolTip(tr("Only runs with approvals, questions or effects waiting for "
-                                "a person"))
+        self.waiting.setToolTip(
+            tr("Only runs with approvals, questions or effects waiting for a person")
+        )
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for widget in (self.status, self.agent, self.project, self.when, self.waiting):
@@ -140,7 +150,9 @@ class RunFilterBar(QWidget):
     def _show_custom_text(self) -> None:
         text = range_text(*self.range) if self.range else CUSTOM_TEXT
         self.when.setItemText(self.custom_index, text)
-        self.when.setToolTip(tr("Started within: {text}").format(text=text) if self.range else tr("Started within"))
+        self.when.setToolTip(
+            tr("Started within: {text}").format(text=text) if self.range else tr("Started within")
+        )
 
     def set_facets(self, agents: list[str], projects: list[str]) -> None:
         """Fill the agent and project menus, keeping the current choice."""
@@ -169,8 +181,14 @@ class RunFilterBar(QWidget):
         since, until = self.time_range(now)
         key, order = str(self.sort.currentData() or "started:desc").split(":")
         descending = order == "desc"
-        return RunQuery(status=tuple(self.status.currentData() or ()),
-                        agent=self.agent.currentData(), project=self.project.currentData(),
-                        text=text, since=since, until=until,
-                        has_open_items=self.waiting.isChecked(), sort=key,
-                        descending=descending)
+        return RunQuery(
+            status=tuple(self.status.currentData() or ()),
+            agent=self.agent.currentData(),
+            project=self.project.currentData(),
+            text=text,
+            since=since,
+            until=until,
+            has_open_items=self.waiting.isChecked(),
+            sort=key,
+            descending=descending,
+        )

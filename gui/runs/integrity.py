@@ -28,48 +28,60 @@ from ..widgets.labels import plain_label, section
 from ..widgets.run_status import status_icon
 from .model import EventsModel
 
-TRUST = ("The chain makes changes to the history detectable: each event's digest covers its "
-         "content and the digest before it. It cannot stop a process with write access to "
-         "the journal file from rewriting rows; it shows that it happened.")
+TRUST = (
+    "The chain makes changes to the history detectable: each event's digest covers its "
+    "content and the digest before it. It cannot stop a process with write access to "
+    "the journal file from rewriting rows; it shows that it happened."
+)
 
 
 def signature_verdict(counts: dict[str, int] | None, trusted: bool) -> str:
     """The integrity view's count of the run's decisions by signature state."""
     if not counts or not any(counts.values()):
         return "Decisions: none in this run."
-    text = (f"Decisions: {counts['signed']} signed, {counts['unsigned']} unsigned, "
-            f"{counts['invalid']} invalid, {counts['automatic']} automatic (a rule or an "
-            "expiry)")
+    text = (
+        f"Decisions: {counts['signed']} signed, {counts['unsigned']} unsigned, "
+        f"{counts['invalid']} invalid, {counts['automatic']} automatic (a rule or an "
+        "expiry)"
+    )
     if not trusted:
-        text += (" — checked against the keys this journal records, which shows the rows "
-                 "match their signatures, not who holds the keys (set "
-                 "PROCTOR_TRUSTED_OPERATORS to check against a trust file)")
+        text += (
+            " — checked against the keys this journal records, which shows the rows "
+            "match their signatures, not who holds the keys (set "
+            "PROCTOR_TRUSTED_OPERATORS to check against a trust file)"
+        )
     return text + "."
 
 
 def verdict(status: ChainStatus) -> str:
     if status.ok:
-        text = (f"The chain verifies: all {status.checked_events:,} events match their "
-                f"digests and link to the event before.")
+        text = (
+            f"The chain verifies: all {status.checked_events:,} events match their "
+            f"digests and link to the event before."
+        )
     else:
         where = status.problem.where if status.problem else "?"
         what = status.problem.what if status.problem else "problem"
         detail = status.problem.detail if status.problem else ""
         good = status.checked_events
-        text = (f"The chain is broken at event #{status.broken_sequence}: {what} ({detail}).\n"
-                f"Events #1–#{good} verify; from #{status.broken_sequence} on, this run's "
-                f"history cannot be trusted.\nWhere: {where}")
+        text = (
+            f"The chain is broken at event #{status.broken_sequence}: {what} ({detail}).\n"
+            f"Events #1–#{good} verify; from #{status.broken_sequence} on, this run's "
+            f"history cannot be trusted.\nWhere: {where}"
+        )
     if status.missing_triggers:
-        text += (f"\nWarning: {len(status.missing_triggers)} evidence triggers are missing "
-                 "from this journal, so rows can be changed without an error.")
+        text += (
+            f"\nWarning: {len(status.missing_triggers)} evidence triggers are missing "
+            "from this journal, so rows can be changed without an error."
+        )
     return text
 
 
 class IntegrityPane(QWidget):
     """Signals:
-        sequence_chosen(int): show this event in the event list.
-        checked(object): a verification finished (its ChainStatus).
-        failed(object): the read failed.
+    sequence_chosen(int): show this event in the event list.
+    checked(object): a verification finished (its ChainStatus).
+    failed(object): the read failed.
     """
 
     sequence_chosen = Signal(int)
@@ -143,14 +155,17 @@ class IntegrityPane(QWidget):
             status = timeline.chain_status(journal, run_id)
             around: list[RunEvent] = []
             if status.broken_sequence:
-                around = journal.runs.events(run_id, after=max(0, status.broken_sequence - 3),
-                                             limit=5)
-            signed = signature_verdict(journal.signatures.counts_for_run(run_id),
-                                       journal.signatures.trusted)
+                around = journal.runs.events(
+                    run_id, after=max(0, status.broken_sequence - 3), limit=5
+                )
+            signed = signature_verdict(
+                journal.signatures.counts_for_run(run_id), journal.signatures.trusted
+            )
             return run_id, status, around, signed
 
-        self.ctx.runner.latest("verify", check, on_done=self._on_checked,
-                               on_error=self._on_error, owner=self)
+        self.ctx.runner.latest(
+            "verify", check, on_done=self._on_checked, on_error=self._on_error, owner=self
+        )
 
     def _on_checked(self, result: tuple[str, ChainStatus, list[RunEvent], str]) -> None:
         run_id, status, around, signed = result
@@ -164,8 +179,9 @@ class IntegrityPane(QWidget):
         broken = status.broken_sequence is not None
         self.show_button.setVisible(broken)
         if broken:
-            self.show_button.setText(tr("Show event #{broken_sequence}").format(
-                                         broken_sequence=status.broken_sequence))
+            self.show_button.setText(
+                tr("Show event #{broken_sequence}").format(broken_sequence=status.broken_sequence)
+            )
         self.around.set_rows(around)
         self.table.setVisible(bool(around))
         self.around_title.setVisible(bool(around))

@@ -38,12 +38,22 @@ def open_text(run: Run) -> str:
 
 
 RUN_COLUMNS = [
-    Column(QT_TR_NOOP("Status"), lambda r: words(r.status.value), width=150,
-           tip=lambda r: plain_tip(f"{words(r.status.value)}"
-                                   + (f" · error: {fmt.bounded(r.error, 400)}" if r.error else "")
-                                   + (" · cancel requested" if r.cancel_requested else ""))),
-    Column(QT_TR_NOOP("Title"), lambda r: r.title, tip=lambda r: plain_tip(f"{r.title} · {r.id}"),
-           width=300),
+    Column(
+        QT_TR_NOOP("Status"),
+        lambda r: words(r.status.value),
+        width=150,
+        tip=lambda r: plain_tip(
+            f"{words(r.status.value)}"
+            + (f" · error: {fmt.bounded(r.error, 400)}" if r.error else "")
+            + (" · cancel requested" if r.cancel_requested else "")
+        ),
+    ),
+    Column(
+        QT_TR_NOOP("Title"),
+        lambda r: r.title,
+        tip=lambda r: plain_tip(f"{r.title} · {r.id}"),
+        width=300,
+    ),
     Column(QT_TR_NOOP("Agent"), lambda r: r.agent, width=120),
     Column(QT_TR_NOOP("Project"), lambda r: f"{r.project}/{r.space}", width=150),
     Column(QT_TR_NOOP("Started"), lambda r: fmt.clock(r.created_at), align=RIGHT, width=128),
@@ -67,21 +77,25 @@ class RunsModel(PagedModel):
     sorted = Signal(str, bool)
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
-        super().__init__(runner, RUN_COLUMNS, lambda r: r.id,
-                         lambda r: (r.created_at, r.id), parent)
+        super().__init__(
+            runner, RUN_COLUMNS, lambda r: r.id, lambda r: (r.created_at, r.id), parent
+        )
         self.query = RunQuery()
         self._journal: Journal | None = None
 
-    def show(self, journal: Journal, *, text: str | None = None,
-             status: list[str] | None = None) -> None:
+    def show(
+        self, journal: Journal, *, text: str | None = None, status: list[str] | None = None
+    ) -> None:
         """The newest runs, optionally filtered by title text and status."""
         self.show_query(journal, RunQuery(text=text, status=tuple(status or ())))
 
     def show_query(self, journal: Journal, q: RunQuery) -> None:
         self._journal, self.query = journal, q
         self._order = _order_key(q)
-        self.set_query(lambda cursor, limit: journal.runs.list(q, cursor=cursor, limit=limit),
-                       descending=q.descending)
+        self.set_query(
+            lambda cursor, limit: journal.runs.list(q, cursor=cursor, limit=limit),
+            descending=q.descending,
+        )
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         key = SORT_OF.get(column)
@@ -90,8 +104,9 @@ class RunsModel(PagedModel):
         descending = order == Qt.SortOrder.DescendingOrder
         if (key, descending) == (self.query.sort, self.query.descending):
             return
-        self.show_query(self._journal, self.query.model_copy(
-            update={"sort": key, "descending": descending}))
+        self.show_query(
+            self._journal, self.query.model_copy(update={"sort": key, "descending": descending})
+        )
         self.sorted.emit(key, descending)
 
     def extra_data(self, item: Run, column: int, role: int) -> Any:
@@ -130,6 +145,10 @@ class EventsModel(ListModel):
             return None
         e = self._rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return (str(e.sequence), fmt.clock(e.created_at), fmt.bounded(e.type, 100),
-                    fmt.bounded(event_summary(e), 200))[index.column()]
+            return (
+                str(e.sequence),
+                fmt.clock(e.created_at),
+                fmt.bounded(e.type, 100),
+                fmt.bounded(event_summary(e), 200),
+            )[index.column()]
         return None

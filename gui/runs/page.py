@@ -26,8 +26,9 @@ TICK_MS = 1000
 class RunList(ListPage):
     """The list half of the Runs page."""
 
-    change_kinds = frozenset({ChangeKind.RUN, ChangeKind.APPROVAL, ChangeKind.QUESTION,
-                              ChangeKind.EFFECT})
+    change_kinds = frozenset(
+        {ChangeKind.RUN, ChangeKind.APPROVAL, ChangeKind.QUESTION, ChangeKind.EFFECT}
+    )
     title = "Runs"
     stretch_column = 1
 
@@ -62,8 +63,13 @@ class RunList(ListPage):
 
     def load_facets(self) -> None:
         runs = self.journal.runs
-        self.ctx.runner.coalesce("facets", lambda: (runs.agents(), runs.projects()),
-                                 on_done=self._on_facets, on_error=self._on_failed, owner=self)
+        self.ctx.runner.coalesce(
+            "facets",
+            lambda: (runs.agents(), runs.projects()),
+            on_done=self._on_facets,
+            on_error=self._on_failed,
+            owner=self,
+        )
 
     def _on_facets(self, result: tuple[list[str], list[str]]) -> None:
         self.filters.set_facets(*result)
@@ -77,8 +83,9 @@ class RunList(ListPage):
         column = next((c for c, key in SORT_OF.items() if key == q.sort), -1)
         header = self.table.horizontalHeader()
         header.blockSignals(True)
-        header.setSortIndicator(column, Qt.SortOrder.DescendingOrder if q.descending
-                                else Qt.SortOrder.AscendingOrder)
+        header.setSortIndicator(
+            column, Qt.SortOrder.DescendingOrder if q.descending else Qt.SortOrder.AscendingOrder
+        )
         header.blockSignals(False)
 
     @Slot(int, Qt.SortOrder)

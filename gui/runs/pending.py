@@ -42,8 +42,13 @@ from ..widgets.icons import kind_icon
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import Level, MessageBar
 
-ACTION_IDS = ("inbox.approve", "inbox.deny", "inbox.snooze", "inbox.effect_committed",
-              "inbox.effect_failed")
+ACTION_IDS = (
+    "inbox.approve",
+    "inbox.deny",
+    "inbox.snooze",
+    "inbox.effect_committed",
+    "inbox.effect_failed",
+)
 ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -77,14 +82,18 @@ class PendingCommands(QObject):
         if self.decider.busy(key) or key in self.pane.decided_keys:
             return False
         widget = self.pane.detail.current()
-        if not isinstance(widget, ApprovalDetail) or widget.item is None \
-                or widget.item.id != item.id:
+        if (
+            not isinstance(widget, ApprovalDetail)
+            or widget.item is None
+            or widget.item.id != item.id
+        ):
             return True  # still loading: approve() refuses until the action is shown
         if widget.is_tampered():
             return False
         entity = widget.entity
-        return widget.is_pending() if isinstance(entity, Approval) and entity.id == item.id \
-            else True
+        return (
+            widget.is_pending() if isinstance(entity, Approval) and entity.id == item.id else True
+        )
 
     def can_resolve(self) -> bool:
         return self._is(InboxKind.EFFECT)
@@ -97,15 +106,17 @@ class PendingCommands(QObject):
         item, widget = self.pane.current_item(), self.pane.detail.current()
         if item is None or item.kind != InboxKind.APPROVAL:
             return
-        reason = widget.reason_text() if widget is not None and hasattr(widget, "reason_text") \
-            else ""
+        reason = (
+            widget.reason_text() if widget is not None and hasattr(widget, "reason_text") else ""
+        )
         scope = widget.scope() if widget is not None and hasattr(widget, "scope") else None
         approval = getattr(widget, "entity", None)
         if not isinstance(approval, Approval) or approval.id != item.id:
             self.pane.working(item, "Not approved: the action is still loading.")
             return
-        if not confirmed(self.pane, self.pane.ctx.settings, approval,
-                         scope or ApprovalScope.ONCE, reason):
+        if not confirmed(
+            self.pane, self.pane.ctx.settings, approval, scope or ApprovalScope.ONCE, reason
+        ):
             self.pane.working(item, "Not approved: you cancelled the confirmation.")
             return
         self.pane.working(item, "Approving…")
@@ -116,12 +127,20 @@ class PendingCommands(QObject):
         item, widget = self.pane.current_item(), self.pane.detail.current()
         if item is None or item.kind != InboxKind.APPROVAL:
             return
-        reason = widget.reason_text() if widget is not None and hasattr(widget, "reason_text") \
-            else ""
+        reason = (
+            widget.reason_text() if widget is not None and hasattr(widget, "reason_text") else ""
+        )
         if not reason:
-            reason = ReasonDialog.ask(self.pane, tr("Deny"),
-                                      tr("Why deny this action? The agent is told your reason."),
-                                      ok=tr("Deny"), required=True) or ""
+            reason = (
+                ReasonDialog.ask(
+                    self.pane,
+                    tr("Deny"),
+                    tr("Why deny this action? The agent is told your reason."),
+                    ok=tr("Deny"),
+                    required=True,
+                )
+                or ""
+            )
         if reason:
             self.pane.working(item, "Denying…")
             self.decider.deny(item, reason=reason)
@@ -139,16 +158,20 @@ class PendingCommands(QObject):
         """The effect detail checks (reason, the second confirmation for a non-idempotent
         write) and submits with the evidence, exactly as in the Inbox."""
         item, widget = self.pane.current_item(), self.pane.detail.current()
-        if item is None or item.kind != InboxKind.EFFECT or widget is None \
-                or not hasattr(widget, "resolve"):
+        if (
+            item is None
+            or item.kind != InboxKind.EFFECT
+            or widget is None
+            or not hasattr(widget, "resolve")
+        ):
             return
         widget.resolve(outcome)
 
 
 class PendingPane(QWidget):
     """Signals:
-        decided(): something of this run was decided here (the run should refresh).
-        open_run(str): a detail asked to open a run.
+    decided(): something of this run was decided here (the run should refresh).
+    open_run(str): a detail asked to open a run.
     """
 
     decided = Signal()
@@ -170,12 +193,22 @@ class PendingPane(QWidget):
         self.list.setAccessibleName(tr("Items of this run waiting for you"))
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setMaximumWidth(360)
-        self.empty = plain_label(tr("Nothing of this run waits for you."), self, name="Muted",
-                                 selectable=False)
-        self.detail = DetailPane(DetailContext(ctx.journal, ctx.runner, ctx.presenter,
-                                               self.registry, self.decider, self.read_only,
-                                               ctx.settings),
-                                 DETAIL_WIDGETS, self)
+        self.empty = plain_label(
+            tr("Nothing of this run waits for you."), self, name="Muted", selectable=False
+        )
+        self.detail = DetailPane(
+            DetailContext(
+                ctx.journal,
+                ctx.runner,
+                ctx.presenter,
+                self.registry,
+                self.decider,
+                self.read_only,
+                ctx.settings,
+            ),
+            DETAIL_WIDGETS,
+            self,
+        )
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.list)
         split.addWidget(self.detail)
@@ -197,9 +230,11 @@ class PendingPane(QWidget):
         keep = self.current_item()
         self.items.clear()
         for item in items:
-            line = QStandardItem(kind_icon(item.kind.value),
-                                 f"{KIND_TITLES.get(item.kind.value, item.kind.value)}: "
-                                 f"{fmt.bounded(item.summary, 160)}")
+            line = QStandardItem(
+                kind_icon(item.kind.value),
+                f"{KIND_TITLES.get(item.kind.value, item.kind.value)}: "
+                f"{fmt.bounded(item.summary, 160)}",
+            )
             line.setData(item, ITEM_ROLE)
             line.setToolTip(plain_tip(fmt.bounded(item.summary, 600)))
             line.setEditable(False)
@@ -242,8 +277,7 @@ class PendingPane(QWidget):
         if widget is not None:
             widget.message.clear()
         status = getattr(result, "status", "")
-        self.message.show_message(f"{getattr(status, 'value', status) or 'Done'}.",
-                                  Level.SUCCESS)
+        self.message.show_message(f"{getattr(status, 'value', status) or 'Done'}.", Level.SUCCESS)
         self.decided.emit()
 
     def _on_refused(self, key: str, exc: BaseException) -> None:
@@ -251,9 +285,12 @@ class PendingPane(QWidget):
         shown = widget is not None and widget.item is not None and item_key(widget.item) == key
         inline = widget.message if shown and widget is not None else self.message
         retry = isinstance(exc, errors.StoreBusy) and bool(key)
-        self.ctx.presenter.present(exc, inline=inline, action="Retry" if retry else None,
-                                   on_action=(lambda: self.decider.retry(key)) if retry
-                                   else None)
+        self.ctx.presenter.present(
+            exc,
+            inline=inline,
+            action="Retry" if retry else None,
+            on_action=(lambda: self.decider.retry(key)) if retry else None,
+        )
         if shown and widget is not None:
             widget.reload()
         self.registry.refresh()

@@ -31,8 +31,10 @@ def minute(ts: float) -> float:
 
 def range_text(since: float, until: float) -> str:
     """How the filter menu shows a chosen range."""
+
     def show(ts: float) -> str:
         return QDateTime.fromSecsSinceEpoch(int(ts)).toString(FORMAT)
+
     return f"{show(since)} – {show(until)}"
 
 
@@ -46,7 +48,7 @@ def date_edit(name: str, ts: float, parent: QWidget) -> QDateTimeEdit:
 
 class RangeDialog(QDialog):
     """Signals:
-        chosen(float, float): accepted with this range (since, until; epoch seconds).
+    chosen(float, float): accepted with this range (since, until; epoch seconds).
     """
 
     chosen = Signal(float, float)
@@ -59,8 +61,9 @@ class RangeDialog(QDialog):
         self.problem = plain_label(parent=self, name="Muted", selectable=False)
         self.problem.setAccessibleName(tr("Why the range cannot be used"))
         buttons = QDialogButtonBox(self)
-        self.ok: QPushButton = buttons.addButton("Show these runs",
-                                                 QDialogButtonBox.ButtonRole.AcceptRole)
+        self.ok: QPushButton = buttons.addButton(
+            "Show these runs", QDialogButtonBox.ButtonRole.AcceptRole
+        )
         self.ok.setDefault(True)
         self.ok.setAutoDefault(True)
         buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
@@ -70,9 +73,16 @@ class RangeDialog(QDialog):
         form.addRow(tr("&From:"), self.start)
         form.addRow(tr("&To:"), self.end)
         layout = QVBoxLayout(self)
-        layout.addWidget(plain_label(tr("Show the runs started in this range (local time; "
-                                     "from inclusive, to exclusive)."), self,
-                                     selectable=False))
+        layout.addWidget(
+            plain_label(
+                tr(
+                    "Show the runs started in this range (local time; "
+                    "from inclusive, to exclusive)."
+                ),
+                self,
+                selectable=False,
+            )
+        )
         layout.addLayout(form)
         layout.addWidget(self.problem)
         layout.addWidget(buttons)
@@ -84,8 +94,10 @@ class RangeDialog(QDialog):
         self.start.setFocus()
 
     def value(self) -> tuple[float, float]:
-        return (float(self.start.dateTime().toSecsSinceEpoch()),
-                float(self.end.dateTime().toSecsSinceEpoch()))
+        return (
+            float(self.start.dateTime().toSecsSinceEpoch()),
+            float(self.end.dateTime().toSecsSinceEpoch()),
+        )
 
     def is_valid(self) -> bool:
         since, until = self.value()
@@ -104,8 +116,9 @@ class RangeDialog(QDialog):
         self.chosen.emit(*self.value())
 
 
-def initial_range(current: tuple[float, float] | None,
-                  now: float | None = None) -> tuple[float, float]:
+def initial_range(
+    current: tuple[float, float] | None, now: float | None = None
+) -> tuple[float, float]:
     """What the dialog starts with: the range chosen before, or the last 24 hours."""
     if current is not None:
         return current

@@ -42,12 +42,14 @@ def library_version(name: str) -> str:
 
 def versions(journal: Journal | None) -> list[tuple[str, str]]:
     """(name, version) rows: the desk, its libraries and the open journal's schema."""
-    rows = [("Proctor", proctor_version()),
-            ("Python", platform.python_version()),
-            ("Qt", qVersion()),
-            ("PySide6", PySide6.__version__),
-            ("SQLAlchemy", library_version("SQLAlchemy")),
-            ("SQLite", sqlite3.sqlite_version)]
+    rows = [
+        ("Proctor", proctor_version()),
+        ("Python", platform.python_version()),
+        ("Qt", qVersion()),
+        ("PySide6", PySide6.__version__),
+        ("SQLAlchemy", library_version("SQLAlchemy")),
+        ("SQLite", sqlite3.sqlite_version),
+    ]
     if journal is not None:
         rows.append(("Journal schema", str(journal.schema_revision)))
         rows.append(("Journal", place_of(journal)))
@@ -68,10 +70,18 @@ class AboutDialog(QDialog):
         logo = QLabel(self)
         logo.setPixmap(icon("proctor").pixmap(64, 64))
         logo.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        title = plain_label(tr("Proctor {rows}").format(rows=self.rows[0][1]), self, name="DetailTitle")
+        title = plain_label(
+            tr("Proctor {rows}").format(rows=self.rows[0][1]), self, name="DetailTitle"
+        )
         title.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        blurb = plain_label(tr("The operator desk for AI-agent runs: approve, answer, resolve and "
-                            "audit what agents do."), self, selectable=False)
+        blurb = plain_label(
+            tr(
+                "The operator desk for AI-agent runs: approve, answer, resolve and "
+                "audit what agents do."
+            ),
+            self,
+            selectable=False,
+        )
         form = QFormLayout()
         for name, value in self.rows:
             form.addRow(plain_label(name, self, selectable=False), plain_label(value, self))

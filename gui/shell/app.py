@@ -71,8 +71,14 @@ def debug_mode() -> bool:
     return os.environ.get("PROCTOR_DEBUG", "") not in ("", "0")
 
 
-def build_window(journal: Journal, *, runner: TaskRunner, settings: DeskSettings,
-                 theme: Theme | None = None, strict: bool | None = None) -> MainWindow:
+def build_window(
+    journal: Journal,
+    *,
+    runner: TaskRunner,
+    settings: DeskSettings,
+    theme: Theme | None = None,
+    strict: bool | None = None,
+) -> MainWindow:
     """One desk over ``journal``: guard it, watch it, and build the window (not shown)."""
     guard = ThreadGuard(strict=debug_mode() if strict is None else strict)
     guarded = GuardedJournal(journal, guard)
@@ -80,8 +86,9 @@ def build_window(journal: Journal, *, runner: TaskRunner, settings: DeskSettings
     watcher = JournalWatcher(looks, runner)
     guarded.written.sink = watcher.wrote  # the desk's own writes reach its views at once
     watcher.set_poll_interval(settings.poll_ms)
-    services = Services(journal=looks, runner=runner, watcher=watcher, settings=settings,
-                        guard=guard, theme=theme)
+    services = Services(
+        journal=looks, runner=runner, watcher=watcher, settings=settings, guard=guard, theme=theme
+    )
     window = MainWindow(services)
     watcher.setParent(window)
     return window
@@ -94,17 +101,26 @@ def note_on(journal: Journal, name: str, value: object) -> None:
     setattr(journal, name, value)
 
 
-def open_for_desk(path: str | Path, actor: Actor | None, read_only: bool,
-                  on_old_schema: OldSchemaPolicy = "migrate") -> Journal:
+def open_for_desk(
+    path: str | Path,
+    actor: Actor | None,
+    read_only: bool,
+    on_old_schema: OldSchemaPolicy = "migrate",
+) -> Journal:
     """Open an existing journal (or create a missing one); an existing file is never turned
     into a journal. A journal that cannot be written (read-only file, folder or file system)
     opens read-only, with the reason in ``journal.read_only_because``."""
     create = not Path(path).exists()
     try:
-        return Journal.open(path, actor=actor, read_only=read_only, create=create,
-                            on_old_schema=on_old_schema,
-                            signer=None if read_only else desk_signer(actor),
-                            autocheckpoint=False)  # the watcher checkpoints after its writes
+        return Journal.open(
+            path,
+            actor=actor,
+            read_only=read_only,
+            create=create,
+            on_old_schema=on_old_schema,
+            signer=None if read_only else desk_signer(actor),
+            autocheckpoint=False,
+        )  # the watcher checkpoints after its writes
     except errors.StoreReadOnly as exc:
         if read_only:
             raise
@@ -127,13 +143,13 @@ def desk_signer(actor: Actor | None) -> Any:
         log.warning("no operator key for %s: %s", name, exc)
         return None
     if created:
-        log.info("made an operator key for %s: %s (%s)", name,
-                                         key.fingerprint, key.storage)
+        log.info("made an operator key for %s: %s (%s)", name, key.fingerprint, key.storage)
     return key
 
 
-def open_server(target: ServerTarget, password: str | None, remember: bool,
-                actor: Actor | None, read_only: bool) -> Journal:
+def open_server(
+    target: ServerTarget, password: str | None, remember: bool, actor: Actor | None, read_only: bool
+) -> Journal:
     """Open the journal on ``target``'s server (worker thread): with ``password``, or the one
     the OS keyring keeps for it, as the operator the login is (not the name typed in
     Preferences: a team server refuses a decision by anyone but the login). The schema is never migrated from a desk (the team's
@@ -149,21 +165,27 @@ def open_server(target: ServerTarget, password: str | None, remember: bool,
         journal = _open_url(url, actor, read_only)
     except errors.SchemaTooOld as exc:
         journal = _open_url(url, actor, True, "read_only")
-        note_on(journal, "read_only_because",
-                f"{exc} The team's administrator upgrades a server's schema (`proctor team "
-                "init URL`); until then this desk only observes.")
+        note_on(
+            journal,
+            "read_only_because",
+            f"{exc} The team's administrator upgrades a server's schema (`proctor team "
+            "init URL`); until then this desk only observes.",
+        )
     except errors.ProctorError as exc:
         why = connect_problem(exc, target)
         if why is None and not _names_secret(exc, url, secret):
             raise
         if why is not None:  # our sentence says what to do
             raise errors.StoreError(why, hint="") from None
-        raise errors.StoreError(_without_secret(str(exc), url, secret, target),
-                                hint=_without_secret(exc.hint, url, secret, target)) from None
+        raise errors.StoreError(
+            _without_secret(str(exc), url, secret, target),
+            hint=_without_secret(exc.hint, url, secret, target),
+        ) from None
     except Exception as exc:  # noqa: BLE001 - a driver error core did not translate: never show the URL
         why = connect_problem(exc, target)
-        raise errors.StoreError(why or f"Could not connect to {target.label()}: "
-                                f"{type(exc).__name__}.", hint="") from None
+        raise errors.StoreError(
+            why or f"Could not connect to {target.label()}: {type(exc).__name__}.", hint=""
+        ) from None
     note_on(journal, "server_target", target)
     if remember and password:
         try:
@@ -190,15 +212,22 @@ def _without_secret(text: str, url: str, secret: str | None, target: ServerTarge
     return text
 
 
-def _open_url(url: str, actor: Actor | None, read_only: bool,
-              on_old_schema: OldSchemaPolicy = "error") -> Journal:
-    return Journal.open(url, actor=actor, read_only=read_only, create=False,
-                        on_old_schema=on_old_schema,
-                        signer=None if read_only else desk_signer(actor))
+def _open_url(
+    url: str, actor: Actor | None, read_only: bool, on_old_schema: OldSchemaPolicy = "error"
+) -> Journal:
+    return Journal.open(
+        url,
+        actor=actor,
+        read_only=read_only,
+        create=False,
+        on_old_schema=on_old_schema,
+        signer=None if read_only else desk_signer(actor),
+    )
 
 
-def open_or_hold(path: str | Path, actor: Actor | None, read_only: bool,
-                 old_schema: OldSchema = "ask") -> Journal | OlderJournal:
+def open_or_hold(
+    path: str | Path, actor: Actor | None, read_only: bool, old_schema: OldSchema = "ask"
+) -> Journal | OlderJournal:
     """Open ``path`` for the desk (worker thread). With ``old_schema="ask"`` nothing is
     migrated: a journal with an older schema comes back open read-only in an
     ``OlderJournal`` so the operator can choose."""
@@ -285,8 +314,14 @@ class DeskApp(QObject):
     open_failed = Signal(object)
     open_cancelled = Signal(str)
 
-    def __init__(self, app: QApplication, settings: DeskSettings, theme: Theme | None,
-                 *, strict: bool = False) -> None:
+    def __init__(
+        self,
+        app: QApplication,
+        settings: DeskSettings,
+        theme: Theme | None,
+        *,
+        strict: bool = False,
+    ) -> None:
         super().__init__(app)
         self.app = app
         self.settings = settings
@@ -298,9 +333,16 @@ class DeskApp(QObject):
         self.instances = JournalServer(self)
         self.instances.focus_requested.connect(self._on_focus_requested)
 
-    def open(self, path: str | Path | ServerTarget, *, read_only: bool = False,
-             operator: str | None = None, old_schema: OldSchema = "ask",
-             password: str | None = None, remember: bool = False) -> None:
+    def open(
+        self,
+        path: str | Path | ServerTarget,
+        *,
+        read_only: bool = False,
+        operator: str | None = None,
+        old_schema: OldSchema = "ask",
+        password: str | None = None,
+        remember: bool = False,
+    ) -> None:
         """Open ``path`` in this desk, unless a desk already has it open: then focus that.
 
         ``path``: a journal file, or a server (a ``ServerTarget`` or its URL, whose
@@ -328,8 +370,12 @@ class DeskApp(QObject):
             task = partial(open_server, target, password, remember, actor, read_only)
         else:
             task = partial(open_or_hold, path, actor, read_only, old_schema)
-        self.runner.run(lambda: quick_check(task()),
-                        on_done=self._on_opened, on_error=self._on_open_failed, owner=self)
+        self.runner.run(
+            lambda: quick_check(task()),
+            on_done=self._on_opened,
+            on_error=self._on_open_failed,
+            owner=self,
+        )
 
     def _on_opened(self, opened: Journal | OlderJournal) -> None:
         if isinstance(opened, OlderJournal):
@@ -344,9 +390,12 @@ class DeskApp(QObject):
         choice = OldSchemaDialog.ask(self.window, path, held.revision, held.head)
         if choice is Choice.UPGRADE:
             busy = upgrade_progress(self.window, path)
-            self.runner.run(lambda: upgrade(held),
-                            on_done=partial(self._on_upgraded, held, busy),
-                            on_error=partial(self._on_upgrade_failed, busy), owner=self)
+            self.runner.run(
+                lambda: upgrade(held),
+                on_done=partial(self._on_upgraded, held, busy),
+                on_error=partial(self._on_upgrade_failed, busy),
+                owner=self,
+            )
         elif choice is Choice.READ_ONLY:
             note_on(journal, "read_only_because", read_only_reason(held.revision, held.head))
             self._show(journal)
@@ -365,16 +414,26 @@ class DeskApp(QObject):
         where = f"; the backup is {made[-1]}" if made else ""
         self.window.notice.show_message(
             tr("Upgraded {name} from schema {revision} to {schema_revision}{where}.").format(
-                name=path.name, revision=held.revision,
-                schema_revision=journal.schema_revision, where=where), Level.INFO)
+                name=path.name,
+                revision=held.revision,
+                schema_revision=journal.schema_revision,
+                where=where,
+            ),
+            Level.INFO,
+        )
 
     def _on_upgrade_failed(self, busy: QWidget, exc: BaseException) -> None:
         busy.close()
         self._on_open_failed(exc)
 
     def _show(self, journal: Journal) -> None:
-        window = build_window(journal, runner=self.runner, settings=self.settings,
-                              theme=self.theme, strict=self.strict)
+        window = build_window(
+            journal,
+            runner=self.runner,
+            settings=self.settings,
+            theme=self.theme,
+            strict=self.strict,
+        )
         window.open_requested.connect(self._on_open_requested)
         window.connect_requested.connect(self._on_connect_requested)
         window.closed.connect(partial(self._on_window_closed, window))
@@ -413,8 +472,12 @@ class DeskApp(QObject):
 
     def _on_connect_requested(self, request: ConnectRequest) -> None:
         operator = self.window.journal.actor.name if self.window else None
-        self.open(request.target, operator=self.settings.operator or operator,
-                  password=request.password, remember=request.remember)
+        self.open(
+            request.target,
+            operator=self.settings.operator or operator,
+            password=request.password,
+            remember=request.remember,
+        )
 
     def _focus_existing(self, path: str | Path, read_only: bool, operator: str | None) -> bool:
         window = self.window
@@ -427,8 +490,12 @@ class DeskApp(QObject):
                 return True
             return False  # reopening the same journal as someone else, or writable
         if focus_running(path):
-            window.notice.show_message(tr("{path} is open in another desk window; that window "
-                                          "was brought to the front.").format(path=path), Level.INFO)
+            window.notice.show_message(
+                tr(
+                    "{path} is open in another desk window; that window was brought to the front."
+                ).format(path=path),
+                Level.INFO,
+            )
             return True
         return False
 
@@ -453,9 +520,15 @@ class DeskApp(QObject):
         PresentationPool.instance().wait()
 
 
-def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None = None,
-             on_window: Callable[[MainWindow], None] | None = None,
-             single_instance: bool = True, old_schema: OldSchema = "ask") -> int:
+def run_desk(
+    path: str | Path,
+    *,
+    read_only: bool = False,
+    operator: str | None = None,
+    on_window: Callable[[MainWindow], None] | None = None,
+    single_instance: bool = True,
+    old_schema: OldSchema = "ask",
+) -> int:
     """Open ``path`` in the desk and run the event loop until the window closes.
 
     When another desk already has ``path`` open, that window is brought to the front
@@ -471,8 +544,11 @@ def run_desk(path: str | Path, *, read_only: bool = False, operator: str | None 
     else:
         place = path
     if single_instance and focus_running(place):
-        print(f"{visible_url(str(place))} is already open in a desk; brought that window to "
-              "the front.", file=sys.stderr)
+        print(
+            f"{visible_url(str(place))} is already open in a desk; brought that window to "
+            "the front.",
+            file=sys.stderr,
+        )
         return 0
     setup_logging(console_level=logging.DEBUG if debug_mode() else logging.WARNING)
     settings = DeskSettings()
@@ -569,13 +645,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("path", help="the journal file")
     parser.add_argument("--read-only", action="store_true", help="open for observing only")
     parser.add_argument("--as", dest="operator", help="operator name (default: your login)")
-    parser.add_argument("--migrate", action="store_true",
-                        help="upgrade an older journal without asking (a backup is made first)")
+    parser.add_argument(
+        "--migrate",
+        action="store_true",
+        help="upgrade an older journal without asking (a backup is made first)",
+    )
     parser.add_argument("--bench-paint", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     hook = report_paint_and_quit if args.bench_paint else None
-    return run_desk(args.path, read_only=args.read_only, operator=args.operator, on_window=hook,
-                    old_schema="migrate" if args.migrate else "ask")
+    return run_desk(
+        args.path,
+        read_only=args.read_only,
+        operator=args.operator,
+        on_window=hook,
+        old_schema="migrate" if args.migrate else "ask",
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -35,6 +35,7 @@ from ..infra.server_target import DEFAULT_PORT, DEFAULT_TLS, TLS_MODES, ServerTa
 
 KEYRING_SERVICE = "proctor-server"
 
+
 class PasswordNotStored(Exception):
     """The password could not be put in the OS keyring (the connection still works)."""
 
@@ -56,16 +57,21 @@ def remember_password(target: ServerTarget, password: str) -> None:
     """Keep ``password`` for ``target`` in the OS keyring (worker thread)."""
     usable, why = keyring_status()
     if not usable:
-        raise PasswordNotStored(tr("The password was not remembered: {why}; it is used for "
-                                   "this connection only.").format(why=why))
+        raise PasswordNotStored(
+            tr(
+                "The password was not remembered: {why}; it is used for this connection only."
+            ).format(why=why)
+        )
     import keyring
 
     try:
         keyring.set_password(KEYRING_SERVICE, target.key, password)
     except Exception as exc:  # noqa: BLE001 - never echo the password
-        raise PasswordNotStored(tr("The OS keyring refused the password ({kind}); it is used "
-                                   "for this connection only.").format(
-                                       kind=type(exc).__name__)) from None
+        raise PasswordNotStored(
+            tr(
+                "The OS keyring refused the password ({kind}); it is used for this connection only."
+            ).format(kind=type(exc).__name__)
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -81,9 +87,13 @@ class ConnectRequest:
 class ConnectDialog(QDialog):
     """File ▸ Connect to server."""
 
-    def __init__(self, parent: QWidget | None, recent: list[str],
-                 keyring_usable: tuple[bool, str] = (True, ""),
-                 start: ServerTarget | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None,
+        recent: list[str],
+        keyring_usable: tuple[bool, str] = (True, ""),
+        start: ServerTarget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(tr("Connect to server"))
         self.recent = QComboBox(self)
@@ -118,17 +128,23 @@ class ConnectDialog(QDialog):
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setAccessibleName(tr("Password"))
         usable, why = keyring_usable
-        self.password.setPlaceholderText(tr("empty: the one in the OS keyring") if usable
-                                         else tr("the login's password"))
+        self.password.setPlaceholderText(
+            tr("empty: the one in the OS keyring") if usable else tr("the login's password")
+        )
         self.remember = QCheckBox(tr("Remember the password in the OS keyring"), self)
         self.remember.setChecked(usable)
         self.remember.setEnabled(usable)
         self.keyring_note = QLabel(self)
         self.keyring_note.setTextFormat(Qt.TextFormat.PlainText)
         self.keyring_note.setWordWrap(True)
-        self.keyring_note.setText("" if usable else tr(
-            "The password cannot be remembered: {why}. It is used for this connection only "
-            "and never written to a file.").format(why=why))
+        self.keyring_note.setText(
+            ""
+            if usable
+            else tr(
+                "The password cannot be remembered: {why}. It is used for this connection only "
+                "and never written to a file."
+            ).format(why=why)
+        )
         self.keyring_note.setVisible(not usable)
         self.problem = QLabel(self)
         self.problem.setTextFormat(Qt.TextFormat.PlainText)
@@ -136,8 +152,9 @@ class ConnectDialog(QDialog):
         self.problem.setAccessibleName(tr("Problem"))
         self.problem.hide()
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)
-        self.connect_button = self.buttons.addButton(tr("Connect"),
-                                                     QDialogButtonBox.ButtonRole.AcceptRole)
+        self.connect_button = self.buttons.addButton(
+            tr("Connect"), QDialogButtonBox.ButtonRole.AcceptRole
+        )
         self.connect_button.setDefault(True)
         self.buttons.accepted.connect(self._on_connect)
         self.buttons.rejected.connect(self.reject)
@@ -172,9 +189,14 @@ class ConnectDialog(QDialog):
         self.ca_file.setText(target.ca_file)
 
     def target(self) -> ServerTarget:
-        return ServerTarget(self.host.text().strip(), self.port.value(),
-                            self.database.text().strip(), self.user.text().strip(),
-                            str(self.tls.currentData()), self.ca_file.text().strip())
+        return ServerTarget(
+            self.host.text().strip(),
+            self.port.value(),
+            self.database.text().strip(),
+            self.user.text().strip(),
+            str(self.tls.currentData()),
+            self.ca_file.text().strip(),
+        )
 
     def show_problem(self, text: str) -> None:
         self.problem.setText(text)
@@ -217,14 +239,19 @@ class ConnectDialog(QDialog):
             self.show_problem(why)
             return
         password = self.password.text() or None
-        self.request = ConnectRequest(target, password,
-                                      self.remember.isChecked() and password is not None)
+        self.request = ConnectRequest(
+            target, password, self.remember.isChecked() and password is not None
+        )
         self.accept()
 
     @classmethod
-    def ask(cls, parent: QWidget | None, recent: list[str],
-            keyring_usable: tuple[bool, str] = (True, ""),
-            start: ServerTarget | None = None) -> ConnectRequest | None:
+    def ask(
+        cls,
+        parent: QWidget | None,
+        recent: list[str],
+        keyring_usable: tuple[bool, str] = (True, ""),
+        start: ServerTarget | None = None,
+    ) -> ConnectRequest | None:
         dialog = cls(parent, recent, keyring_usable, start)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None

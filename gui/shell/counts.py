@@ -11,8 +11,16 @@ from ..infra.tasks import TaskRunner
 
 THROTTLE_MS = 750
 ACTIVE = [RunStatus.PENDING.value, RunStatus.RUNNING.value, RunStatus.WAITING_FOR_USER.value]
-KINDS = frozenset({ChangeKind.APPROVAL, ChangeKind.QUESTION, ChangeKind.CONFLICT,
-                   ChangeKind.EFFECT, ChangeKind.RUN, ChangeKind.AUDIT})
+KINDS = frozenset(
+    {
+        ChangeKind.APPROVAL,
+        ChangeKind.QUESTION,
+        ChangeKind.CONFLICT,
+        ChangeKind.EFFECT,
+        ChangeKind.RUN,
+        ChangeKind.AUDIT,
+    }
+)
 
 
 def read_counts(journal: Journal) -> dict[str, int]:
@@ -30,7 +38,7 @@ def read_counts(journal: Journal) -> dict[str, int]:
 
 class Counts(QObject):
     """Signals:
-        counted(dict): page id -> count (inbox, runs, memory, effects, audit, ...).
+    counted(dict): page id -> count (inbox, runs, memory, effects, audit, ...).
     """
 
     counted = Signal(dict)
@@ -66,8 +74,13 @@ class Counts(QObject):
         if self._stopped:
             return
         journal = self._journal
-        self._runner.coalesce("counts", lambda: read_counts(journal), on_done=self._on_counts,
-                              on_error=self._on_error, owner=self)
+        self._runner.coalesce(
+            "counts",
+            lambda: read_counts(journal),
+            on_done=self._on_counts,
+            on_error=self._on_error,
+            owner=self,
+        )
 
     def _on_counts(self, counts: dict[str, int]) -> None:
         if not self._stopped:

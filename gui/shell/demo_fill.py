@@ -42,8 +42,18 @@ class DemoFill(QObject):
         window.statusBar().addPermanentWidget(self.bar)
         self.process = QProcess(self)
         self.process.setProgram(sys.executable)
-        self.process.setArguments(["-m", "proctor.sim.demo", str(path), "--fill",
-                                   "--seed", str(seed), "--start-time", repr(start_time)])
+        self.process.setArguments(
+            [
+                "-m",
+                "proctor.sim.demo",
+                str(path),
+                "--fill",
+                "--seed",
+                str(seed),
+                "--start-time",
+                repr(start_time),
+            ]
+        )
         self.process.readyReadStandardOutput.connect(self._on_output)
         self.process.finished.connect(self._on_finished)
         self._pending = ""
@@ -65,7 +75,8 @@ class DemoFill(QObject):
 
     def _on_output(self) -> None:
         self._pending += bytes(self.process.readAllStandardOutput().data()).decode(
-            "utf-8", "replace")
+            "utf-8", "replace"
+        )
         *lines, self._pending = self._pending.split("\n")
         for line in lines:
             words = line.split()

@@ -61,10 +61,13 @@ class DesktopNotifications:
     ``on_invoked(payload)``, ``on_sent(notice)`` and ``on_failed(reason)`` are called on the
     worker thread: the caller hands them on to its own thread (e.g. by emitting a Qt signal)."""
 
-    def __init__(self, on_invoked: Callable[[Any], None],
-                 on_sent: Callable[[Notice], None] | None = None,
-                 on_failed: Callable[[str], None] | None = None,
-                 bus: str = "SESSION") -> None:
+    def __init__(
+        self,
+        on_invoked: Callable[[Any], None],
+        on_sent: Callable[[Notice], None] | None = None,
+        on_failed: Callable[[str], None] | None = None,
+        bus: str = "SESSION",
+    ) -> None:
         self._on_invoked = on_invoked
         self._on_sent = on_sent
         self._on_failed = on_failed
@@ -81,8 +84,9 @@ class DesktopNotifications:
         if self.failed:
             return False
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="desktop-notifications",
-                                            daemon=True)
+            self._thread = threading.Thread(
+                target=self._run, name="desktop-notifications", daemon=True
+            )
             self._thread.start()
         self._jobs.put(notice)
         return True
@@ -129,9 +133,12 @@ class DesktopNotifications:
 
         address = DBusAddress(PATH, bus_name=SERVICE, interface=INTERFACE)
         hints = {"desktop-entry": ("s", DESKTOP_ENTRY), "category": ("s", "im.received")}
-        msg = new_method_call(address, "Notify", NOTIFY_SIGNATURE,
-                              (APP_NAME, 0, APP_ICON, notice.summary, notice.body,
-                               ["default", "Show"], hints, -1))
+        msg = new_method_call(
+            address,
+            "Notify",
+            NOTIFY_SIGNATURE,
+            (APP_NAME, 0, APP_ICON, notice.summary, notice.body, ["default", "Show"], hints, -1),
+        )
         reply = router.send_and_get_reply(msg, timeout=CALL_TIMEOUT_S)
         if reply.header.message_type is MessageType.error:
             self._fail(f"{SERVICE} answered {reply.header.fields.get(HeaderFields.error_name)}")

@@ -60,8 +60,14 @@ class WelcomeDialog(QDialog):
         self.choice: Path | None = None
         logo = QLabel(self)
         logo.setPixmap(icon("proctor").pixmap(64, 64))
-        text = plain_label(tr("Proctor opens a journal: the file your agents record their runs, "
-                           "approvals and questions in."), self, selectable=False)
+        text = plain_label(
+            tr(
+                "Proctor opens a journal: the file your agents record their runs, "
+                "approvals and questions in."
+            ),
+            self,
+            selectable=False,
+        )
         self.open_button = QPushButton(tr("Open a journal…"), self)
         self.create_button = QPushButton(tr("Create a new journal…"), self)
         self.demo_button = QPushButton(tr("Try a demo journal"), self)
@@ -83,8 +89,9 @@ class WelcomeDialog(QDialog):
 
     def _on_create(self) -> None:
         suggested = Path(platformdirs.user_data_dir("proctor", appauthor=False)) / "journal.db"
-        path, _ = QFileDialog.getSaveFileName(self, tr("Create a journal"), str(suggested),
-                                              tr("Proctor journals (*.db)"))
+        path, _ = QFileDialog.getSaveFileName(
+            self, tr("Create a journal"), str(suggested), tr("Proctor journals (*.db)")
+        )
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._finish(Path(path))
@@ -132,8 +139,12 @@ class DemoBuilder(QObject):
 
         self.target = demo_folder(None) / "journal.db"
         target, report = self.target, self._report
-        self.runner.run(lambda: build_demo_journal(target, size="small", progress=report),
-                        on_done=self._done, on_error=self._failed, owner=self)
+        self.runner.run(
+            lambda: build_demo_journal(target, size="small", progress=report),
+            on_done=self._done,
+            on_error=self._failed,
+            owner=self,
+        )
         self.dialog.exec()
         self.runner.shutdown()
         return self.path
@@ -160,8 +171,12 @@ class DemoBuilder(QObject):
         if builder.error is not None:
             from ..infra.errors import ErrorDialog
 
-            ErrorDialog.ask(parent, tr("Could not build the demo journal"), str(builder.error),
-                            repr(builder.error))
+            ErrorDialog.ask(
+                parent,
+                tr("Could not build the demo journal"),
+                str(builder.error),
+                repr(builder.error),
+            )
         return path
 
 
@@ -177,13 +192,21 @@ def smoke_hook(out: Path, app: QApplication) -> Callable[[object], None]:
             app.processEvents()
             saved = window.grab().save(str(out))  # type: ignore[attr-defined]
             icons = not icon("proctor").isNull() and not icon("kind-approval").isNull()
-            print(f"smoke-test: {inbox.model.rowCount()} inbox rows, icons "
-                  f"{'ok' if icons else 'MISSING'}, screenshot {out if saved else 'FAILED'}",
-                  flush=True)
+            print(
+                f"smoke-test: {inbox.model.rowCount()} inbox rows, icons "
+                f"{'ok' if icons else 'MISSING'}, screenshot {out if saved else 'FAILED'}",
+                flush=True,
+            )
             shown = ("Proctor", "Qt", "PySide6", "SQLAlchemy", "SQLite", "Journal schema")
-            print("versions: " + "; ".join(f"{name} {value}" for name, value
-                                           in versions(window.journal)  # type: ignore[attr-defined]
-                                           if name in shown), flush=True)
+            print(
+                "versions: "
+                + "; ".join(
+                    f"{name} {value}"
+                    for name, value in versions(window.journal)  # type: ignore[attr-defined]
+                    if name in shown
+                ),
+                flush=True,
+            )
             app.exit(0 if saved and icons else 1)
 
         QTimer.singleShot(0, check)
@@ -205,22 +228,35 @@ def smoke_deadline(app: QApplication) -> QTimer:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="proctor-desk", description="Proctor's desk: approve, answer, resolve and audit "
-                                         "what agents do.")
-    parser.add_argument("path", nargs="?", type=Path,
-                        help="the journal file (default: the default journal set in "
-                             "Preferences, else the most recent one, else ask)")
+        prog="proctor-desk",
+        description="Proctor's desk: approve, answer, resolve and audit what agents do.",
+    )
+    parser.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        help="the journal file (default: the default journal set in "
+        "Preferences, else the most recent one, else ask)",
+    )
     parser.add_argument("--read-only", action="store_true", help="open for observing only")
-    parser.add_argument("--as", dest="operator",
-                        help="operator name recorded on decisions (default: Preferences, "
-                             "else your login)")
-    parser.add_argument("--migrate", action="store_true",
-                        help="upgrade an older journal without asking (a backup is made "
-                             "first); without it the desk asks")
+    parser.add_argument(
+        "--as",
+        dest="operator",
+        help="operator name recorded on decisions (default: Preferences, else your login)",
+    )
+    parser.add_argument(
+        "--migrate",
+        action="store_true",
+        help="upgrade an older journal without asking (a backup is made "
+        "first); without it the desk asks",
+    )
     parser.add_argument("--version", action="version", version=f"proctor {proctor_version()}")
-    parser.add_argument("--smoke-test", type=Path, metavar="PNG",
-                        help="packaging check: open JOURNAL, wait for the inbox, save a "
-                             "screenshot to PNG and exit")
+    parser.add_argument(
+        "--smoke-test",
+        type=Path,
+        metavar="PNG",
+        help="packaging check: open JOURNAL, wait for the inbox, save a screenshot to PNG and exit",
+    )
     return parser
 
 
@@ -233,8 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     from .app import make_app, run_desk
 
     if args.path is not None and not args.path.expanduser().exists():
-        print(f"proctor-desk: no journal at {args.path} (create one with `proctor open "
-              f"{args.path} --create`, or start proctor-desk without a path)", file=sys.stderr)
+        print(
+            f"proctor-desk: no journal at {args.path} (create one with `proctor open "
+            f"{args.path} --create`, or start proctor-desk without a path)",
+            file=sys.stderr,
+        )
         return 3
     app = make_app()
     path = args.path.expanduser() if args.path else start_journal(DeskSettings())
@@ -243,12 +282,21 @@ def main(argv: list[str] | None = None) -> int:
             print("smoke-test: name an existing journal", file=sys.stderr)
             return 2
         _deadline = smoke_deadline(app)
-        return run_desk(path, read_only=args.read_only, operator=args.operator,
-                        on_window=smoke_hook(args.smoke_test, app), single_instance=False,
-                        old_schema="migrate" if args.migrate else "read_only")  # never asks
+        return run_desk(
+            path,
+            read_only=args.read_only,
+            operator=args.operator,
+            on_window=smoke_hook(args.smoke_test, app),
+            single_instance=False,
+            old_schema="migrate" if args.migrate else "read_only",
+        )  # never asks
     if path is None:
         path = WelcomeDialog.ask()
         if path is None:
             return 0
-    return run_desk(path, read_only=args.read_only, operator=args.operator,
-                    old_schema="migrate" if args.migrate else "ask")
+    return run_desk(
+        path,
+        read_only=args.read_only,
+        operator=args.operator,
+        old_schema="migrate" if args.migrate else "ask",
+    )

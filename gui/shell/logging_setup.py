@@ -25,9 +25,13 @@ LOG_NAME = "desk.log"
 MAX_BYTES = 2 * 1024 * 1024
 BACKUPS = 5
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(threadName)s]: %(message)s"
-QT_LEVELS = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,
-             QtMsgType.QtWarningMsg: logging.WARNING, QtMsgType.QtCriticalMsg: logging.ERROR,
-             QtMsgType.QtFatalMsg: logging.CRITICAL}
+QT_LEVELS = {
+    QtMsgType.QtDebugMsg: logging.DEBUG,
+    QtMsgType.QtInfoMsg: logging.INFO,
+    QtMsgType.QtWarningMsg: logging.WARNING,
+    QtMsgType.QtCriticalMsg: logging.ERROR,
+    QtMsgType.QtFatalMsg: logging.CRITICAL,
+}
 
 
 def log_dir() -> Path:
@@ -45,8 +49,9 @@ def _ours(handler: logging.Handler) -> bool:
     return getattr(handler, "proctor_desk", False)
 
 
-def setup_logging(level: int = logging.INFO, *, console_level: int = logging.WARNING,
-                  folder: Path | None = None) -> Path:
+def setup_logging(
+    level: int = logging.INFO, *, console_level: int = logging.WARNING, folder: Path | None = None
+) -> Path:
     """Log to ``folder`` (default: the platform log folder) with rotation, and warnings and
     worse to stderr. Calling it again replaces the handlers it added. Returns the log file.
 
@@ -62,8 +67,11 @@ def setup_logging(level: int = logging.INFO, *, console_level: int = logging.WAR
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         # several desks (one per journal) share the file: rotation takes a lock file, so no
         # process renames the log under another's writes
-        handlers.append(ConcurrentRotatingFileHandler(
-            str(path), maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"))
+        handlers.append(
+            ConcurrentRotatingFileHandler(
+                str(path), maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
+            )
+        )
     except OSError as exc:
         logging.getLogger("proctor.gui").warning("no log file in %s: %s", folder, exc)
     console = logging.StreamHandler()
@@ -75,8 +83,7 @@ def setup_logging(level: int = logging.INFO, *, console_level: int = logging.WAR
         root.addHandler(handler)
     root.setLevel(min(level, console_level))
     route_qt_messages()
-    logging.getLogger("proctor.gui").info("desk started (pid %d), logging to %s",
-                                          os.getpid(), path)
+    logging.getLogger("proctor.gui").info("desk started (pid %d), logging to %s", os.getpid(), path)
     return path
 
 

@@ -54,10 +54,15 @@ from .drop import JournalDrop
 from .notify import Arrivals, Notifier
 from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
 
-PAGES = (("inbox", QT_TR_NOOP("Inbox")), ("runs", QT_TR_NOOP("Runs")),
-         ("memory", QT_TR_NOOP("Memory")), ("effects", QT_TR_NOOP("Effects")),
-         ("audit", QT_TR_NOOP("Audit")), ("overview", QT_TR_NOOP("Overview")),
-         ("rules", QT_TR_NOOP("Rules")))
+PAGES = (
+    ("inbox", QT_TR_NOOP("Inbox")),
+    ("runs", QT_TR_NOOP("Runs")),
+    ("memory", QT_TR_NOOP("Memory")),
+    ("effects", QT_TR_NOOP("Effects")),
+    ("audit", QT_TR_NOOP("Audit")),
+    ("overview", QT_TR_NOOP("Overview")),
+    ("rules", QT_TR_NOOP("Rules")),
+)
 # Each page's Go command, whole sentences (translated where shown, like every spec text).
 GO_TEXTS = {
     "inbox": (QT_TR_NOOP("Go to Inbox"), QT_TR_NOOP("Show the Inbox page")),
@@ -72,45 +77,118 @@ GO_TEXTS = {
 # (Alt+E edits a memory entry, Alt+A marks an effect failed ...), so Effects and Audit
 # have none; the palette (Ctrl+K) reaches every command. What each menu lists comes from
 # the commands' own declarations (ActionSpec.menu, .section, .also).
-MENUS = [QT_TR_NOOP("&File"), QT_TR_NOOP("&Inbox"), QT_TR_NOOP("&Runs"), QT_TR_NOOP("Memor&y"),
-         QT_TR_NOOP("Effects"), QT_TR_NOOP("Audit"), QT_TR_NOOP("&Go"), QT_TR_NOOP("&View"),
-         QT_TR_NOOP("&Help")]
+MENUS = [
+    QT_TR_NOOP("&File"),
+    QT_TR_NOOP("&Inbox"),
+    QT_TR_NOOP("&Runs"),
+    QT_TR_NOOP("Memor&y"),
+    QT_TR_NOOP("Effects"),
+    QT_TR_NOOP("Audit"),
+    QT_TR_NOOP("&Go"),
+    QT_TR_NOOP("&View"),
+    QT_TR_NOOP("&Help"),
+]
 
 
 def window_commands(w: MainWindow) -> list[ActionSpec]:
     """The window's own commands, each declared once."""
     return [
-        ActionSpec("app.open", QT_TR_NOOP("Open journal…"), QT_TR_NOOP("File"),
-                   QT_TR_NOOP("Open another journal"), handler=w.choose_journal,
-                   shortcut="Ctrl+O", icon="action-open"),
-        ActionSpec("app.connect", QT_TR_NOOP("Connect to server…"), QT_TR_NOOP("File"),
-                   QT_TR_NOOP("Open a team journal on a PostgreSQL server"),
-                   handler=w.connect_to_server, icon="action-open"),
-        ActionSpec("app.preferences", QT_TR_NOOP("Preferences…"), QT_TR_NOOP("File"),
-                   QT_TR_NOOP("Theme, shortcuts, notifications"), handler=w.edit_preferences,
-                   shortcut="Ctrl+,", icon="action-preferences", section=1),
-        ActionSpec("app.quit", QT_TR_NOOP("Quit"), QT_TR_NOOP("File"),
-                   QT_TR_NOOP("Close the desk"), handler=w.close, shortcut="Ctrl+Q",
-                   icon="action-quit", section=2),
-        ActionSpec("app.refresh", QT_TR_NOOP("Refresh"), QT_TR_NOOP("View"),
-                   QT_TR_NOOP("Re-read everything shown"), handler=w.refresh_all,
-                   shortcut="F5", icon="action-refresh", toolbar=1),
-        ActionSpec("app.palette", QT_TR_NOOP("Command palette…"), QT_TR_NOOP("View"),
-                   QT_TR_NOOP("Find and run any command"), handler=w.show_palette,
-                   shortcut="Ctrl+K", icon="action-palette", toolbar=3),
-        ActionSpec("app.shortcuts", QT_TR_NOOP("Keyboard shortcuts"), QT_TR_NOOP("Help"),
-                   QT_TR_NOOP("Every shortcut"), handler=w.show_shortcuts, shortcut="?",
-                   icon="action-shortcuts"),
-        ActionSpec("app.logs", QT_TR_NOOP("Open log folder"), QT_TR_NOOP("Help"),
-                   QT_TR_NOOP("Show the desk's log files"),
-                   handler=logging_setup.open_log_folder, icon="action-logs", section=1),
-        ActionSpec("app.about", QT_TR_NOOP("About Proctor"), QT_TR_NOOP("Help"),
-                   QT_TR_NOOP("Versions of Proctor, Qt, SQLite and the journal's schema"),
-                   handler=w.show_about, icon="action-about", section=1),
-    ] + [ActionSpec(f"go.{pid}", GO_TEXTS[pid][0], QT_TR_NOOP("Go"), GO_TEXTS[pid][1],
-                    handler=partial(w.go, pid), icon=f"page-{pid}",
-                    shortcut=f"Ctrl+{n}" if n <= 6 else "")
-         for n, (pid, _) in enumerate(PAGES, 1)]
+        ActionSpec(
+            "app.open",
+            QT_TR_NOOP("Open journal…"),
+            QT_TR_NOOP("File"),
+            QT_TR_NOOP("Open another journal"),
+            handler=w.choose_journal,
+            shortcut="Ctrl+O",
+            icon="action-open",
+        ),
+        ActionSpec(
+            "app.connect",
+            QT_TR_NOOP("Connect to server…"),
+            QT_TR_NOOP("File"),
+            QT_TR_NOOP("Open a team journal on a PostgreSQL server"),
+            handler=w.connect_to_server,
+            icon="action-open",
+        ),
+        ActionSpec(
+            "app.preferences",
+            QT_TR_NOOP("Preferences…"),
+            QT_TR_NOOP("File"),
+            QT_TR_NOOP("Theme, shortcuts, notifications"),
+            handler=w.edit_preferences,
+            shortcut="Ctrl+,",
+            icon="action-preferences",
+            section=1,
+        ),
+        ActionSpec(
+            "app.quit",
+            QT_TR_NOOP("Quit"),
+            QT_TR_NOOP("File"),
+            QT_TR_NOOP("Close the desk"),
+            handler=w.close,
+            shortcut="Ctrl+Q",
+            icon="action-quit",
+            section=2,
+        ),
+        ActionSpec(
+            "app.refresh",
+            QT_TR_NOOP("Refresh"),
+            QT_TR_NOOP("View"),
+            QT_TR_NOOP("Re-read everything shown"),
+            handler=w.refresh_all,
+            shortcut="F5",
+            icon="action-refresh",
+            toolbar=1,
+        ),
+        ActionSpec(
+            "app.palette",
+            QT_TR_NOOP("Command palette…"),
+            QT_TR_NOOP("View"),
+            QT_TR_NOOP("Find and run any command"),
+            handler=w.show_palette,
+            shortcut="Ctrl+K",
+            icon="action-palette",
+            toolbar=3,
+        ),
+        ActionSpec(
+            "app.shortcuts",
+            QT_TR_NOOP("Keyboard shortcuts"),
+            QT_TR_NOOP("Help"),
+            QT_TR_NOOP("Every shortcut"),
+            handler=w.show_shortcuts,
+            shortcut="?",
+            icon="action-shortcuts",
+        ),
+        ActionSpec(
+            "app.logs",
+            QT_TR_NOOP("Open log folder"),
+            QT_TR_NOOP("Help"),
+            QT_TR_NOOP("Show the desk's log files"),
+            handler=logging_setup.open_log_folder,
+            icon="action-logs",
+            section=1,
+        ),
+        ActionSpec(
+            "app.about",
+            QT_TR_NOOP("About Proctor"),
+            QT_TR_NOOP("Help"),
+            QT_TR_NOOP("Versions of Proctor, Qt, SQLite and the journal's schema"),
+            handler=w.show_about,
+            icon="action-about",
+            section=1,
+        ),
+    ] + [
+        ActionSpec(
+            f"go.{pid}",
+            GO_TEXTS[pid][0],
+            QT_TR_NOOP("Go"),
+            GO_TEXTS[pid][1],
+            handler=partial(w.go, pid),
+            icon=f"page-{pid}",
+            shortcut=f"Ctrl+{n}" if n <= 6 else "",
+        )
+        for n, (pid, _) in enumerate(PAGES, 1)
+    ]
 
 
 LOCK_CHECK_PAUSE_MS = 1000  # between two checks of a write lock another process holds
@@ -132,11 +210,11 @@ def write_lock_free(journal: Journal) -> bool:
 
 class MainWindow(QMainWindow):
     """Signals:
-        closed(): the window closed (its watcher stopped, its journal closing).
-        open_requested(str): the operator chose another journal to open (a file's path, or
-            a server connection's label).
-        connect_requested(object): the operator asked to connect to a server
-            (a gui/shell/connect.py ``ConnectRequest``).
+    closed(): the window closed (its watcher stopped, its journal closing).
+    open_requested(str): the operator chose another journal to open (a file's path, or
+        a server connection's label).
+    connect_requested(object): the operator asked to connect to a server
+        (a gui/shell/connect.py ``ConnectRequest``).
     """
 
     closed = Signal()
@@ -155,8 +233,9 @@ class MainWindow(QMainWindow):
         self.notice = MessageBar(self)
         self.presenter = ErrorPresenter(self, self.notice)
         services.runner.default_error = self.presenter.present
-        ctx = PageContext(self.journal, services.runner, self.presenter, self.registry,
-                          self.settings)
+        ctx = PageContext(
+            self.journal, services.runner, self.presenter, self.registry, self.settings
+        )
         self.inbox = InboxPage(ctx, self)
         self.inbox_commands = InboxCommands(self.inbox, self.registry)
         self.runs = RunsPage(ctx, self)
@@ -165,9 +244,15 @@ class MainWindow(QMainWindow):
         self.audit = AuditPage(ctx, self)
         self.overview = OverviewPage(ctx, self)
         self.rules = RulesPage(ctx, self)
-        self.pages: dict[str, Page] = {"inbox": self.inbox, "overview": self.overview, "runs": self.runs,
-                                       "memory": self.memory, "effects": self.effects,
-                                       "audit": self.audit, "rules": self.rules}
+        self.pages: dict[str, Page] = {
+            "inbox": self.inbox,
+            "overview": self.overview,
+            "runs": self.runs,
+            "memory": self.memory,
+            "effects": self.effects,
+            "audit": self.audit,
+            "rules": self.rules,
+        }
         self.sidebar_model = SidebarModel([Entry(pid, tr(title)) for pid, title in PAGES], self)
         self.sidebar = Sidebar(self.sidebar_model, self)
         self.stack = QStackedWidget(self)
@@ -265,8 +350,9 @@ class MainWindow(QMainWindow):
         self.services.watcher.start(seq)
         if seq:
             changes = self.journal.changes
-            self.services.runner.run(lambda: changes.since(seq - 1, limit=1),
-                                     on_done=self._on_last_change, owner=self)
+            self.services.runner.run(
+                lambda: changes.since(seq - 1, limit=1), on_done=self._on_last_change, owner=self
+            )
         for page in self.pages.values():
             page.start()
         self.counts.read()
@@ -300,8 +386,7 @@ class MainWindow(QMainWindow):
         self.registry.refresh()
 
     def current_page_id(self) -> str:
-        return next(pid for pid, page in self.pages.items()
-                    if page is self.stack.currentWidget())
+        return next(pid for pid, page in self.pages.items() if page is self.stack.currentWidget())
 
     @Slot(str)
     def show_run(self, run_id: str) -> None:
@@ -344,11 +429,15 @@ class MainWindow(QMainWindow):
 
     @Slot(dict)
     def _on_counts(self, counts: dict[str, int]) -> None:
-        hints = {"inbox": f"{counts['approvals']} approvals, {counts['questions']} questions, "
-                          f"{counts['memory']} memory conflicts, {counts['effects']} effects",
-                 "runs": "active runs", "memory": "pending conflicts",
-                 "effects": "ambiguous effects", "audit": "audit entries",
-                 "rules": "approval rules"}
+        hints = {
+            "inbox": f"{counts['approvals']} approvals, {counts['questions']} questions, "
+            f"{counts['memory']} memory conflicts, {counts['effects']} effects",
+            "runs": "active runs",
+            "memory": "pending conflicts",
+            "effects": "ambiguous effects",
+            "audit": "audit entries",
+            "rules": "approval rules",
+        }
         for pid, _title in PAGES:
             if pid in hints:  # the overview has no count of its own
                 self.sidebar_model.set_count(pid, counts.get(pid), hints[pid])
@@ -357,23 +446,27 @@ class MainWindow(QMainWindow):
     def _title(self, waiting: int | None = None) -> str:
         name = short_name(self.journal)
         ro = " (read-only)" if self.journal.read_only else ""
-        return f"Proctor — {waiting} waiting — {name}{ro}" if waiting else \
-            f"Proctor — {name}{ro}"
+        return f"Proctor — {waiting} waiting — {name}{ro}" if waiting else f"Proctor — {name}{ro}"
 
     @Slot()
     def _on_wal_lost(self) -> None:
         self.status.set_fault(StoreState.WAL_DELETED)
         self.notice.show_message(
-            tr("The journal's -wal file ({path}-wal) was deleted while the desk had it open: "
-               "requests written since its last checkpoint may be lost, and agents may get disk "
-               "I/O errors. Close and reopen the journal, check that nothing else deletes "
-               "journal files, and run `proctor verify`.").format(path=self.journal.path), Level.ERROR)
+            tr(
+                "The journal's -wal file ({path}-wal) was deleted while the desk had it open: "
+                "requests written since its last checkpoint may be lost, and agents may get disk "
+                "I/O errors. Close and reopen the journal, check that nothing else deletes "
+                "journal files, and run `proctor verify`."
+            ).format(path=self.journal.path),
+            Level.ERROR,
+        )
 
     def show_lost_tail(self, lost: LostTail) -> None:
         """The journal lacks changes a desk saw in it (core/audit/witness.py): say so, and stay."""
         self.status.set_fault(StoreState.TAIL_LOST)
-        self.notice.show_message(f"{lost.sentence[0].upper()}{lost.sentence[1:]}. {lost.hint}",
-                                 Level.ERROR)
+        self.notice.show_message(
+            f"{lost.sentence[0].upper()}{lost.sentence[1:]}. {lost.hint}", Level.ERROR
+        )
 
     def show_damage(self, why: str) -> None:
         """The journal is damaged (quick check at open, or a failing read): say so once."""
@@ -381,10 +474,12 @@ class MainWindow(QMainWindow):
             return
         self.status.set_fault(StoreState.DAMAGED)
         self.notice.show_message(
-            tr("The journal file is damaged: {why}. Do not rely on what this desk shows; run "
-               "`proctor verify {path}` and restore the journal from a backup.").format(
-                why=why, path=place_of(self.journal)),
-            Level.ERROR)
+            tr(
+                "The journal file is damaged: {why}. Do not rely on what this desk shows; run "
+                "`proctor verify {path}` and restore the journal from a backup."
+            ).format(why=why, path=place_of(self.journal)),
+            Level.ERROR,
+        )
 
     @Slot(object)
     def _on_damaged(self, exc: BaseException) -> None:
@@ -417,8 +512,9 @@ class MainWindow(QMainWindow):
         if self._checking_lock or self._closing:
             return
         self._checking_lock = True
-        self.services.runner.run(partial(write_lock_free, self.journal),
-                                 on_done=self._on_lock_checked, owner=self)
+        self.services.runner.run(
+            partial(write_lock_free, self.journal), on_done=self._on_lock_checked, owner=self
+        )
 
     def _on_lock_checked(self, free: bool) -> None:
         self._checking_lock = False
@@ -466,8 +562,9 @@ class MainWindow(QMainWindow):
         self.services.runner.run(keyring_status, on_done=self._ask_connect, owner=self)
 
     def _ask_connect(self, keyring_usable: tuple[bool, str]) -> None:
-        request = ConnectDialog.ask(self, self.settings.recent_servers(), keyring_usable,
-                                    server_of(self.journal))
+        request = ConnectDialog.ask(
+            self, self.settings.recent_servers(), keyring_usable, server_of(self.journal)
+        )
         if request is not None:
             self.connect_requested.emit(request)
 
@@ -509,18 +606,28 @@ class MainWindow(QMainWindow):
         self.memory.set_token_limit(prefs.memory_tokens)
         if self.services.theme is not None:
             self.services.theme.apply(ThemeMode(prefs.theme))
-        if prefs.operator and prefs.operator != self.journal.actor.name and \
-                server_of(self.journal) is not None:
+        if (
+            prefs.operator
+            and prefs.operator != self.journal.actor.name
+            and server_of(self.journal) is not None
+        ):
             self.notice.show_message(
-                tr("On a team server, decisions are recorded as the login you connected with "
-                   "({name}), whatever the name in Preferences.").format(
-                    name=self.journal.actor.name), Level.INFO)
+                tr(
+                    "On a team server, decisions are recorded as the login you connected with "
+                    "({name}), whatever the name in Preferences."
+                ).format(name=self.journal.actor.name),
+                Level.INFO,
+            )
         elif prefs.operator and prefs.operator != self.journal.actor.name:
             self.notice.show_message(
-                tr("Decisions in this window are recorded as {name}; reopen the journal to "
-                   "decide as {operator}.").format(
-                    name=self.journal.actor.name, operator=prefs.operator), Level.INFO,
-                action="Reopen now", on_action=self.reopen)
+                tr(
+                    "Decisions in this window are recorded as {name}; reopen the journal to "
+                    "decide as {operator}."
+                ).format(name=self.journal.actor.name, operator=prefs.operator),
+                Level.INFO,
+                action="Reopen now",
+                on_action=self.reopen,
+            )
 
     def reopen(self) -> None:
         """Open this journal again (e.g. as the operator name just chosen)."""

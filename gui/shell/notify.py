@@ -50,11 +50,11 @@ def notice_text(items: list[InboxItem]) -> tuple[str, str]:
 
 class Notifier(QObject):
     """Signals:
-        notified(str, str): channel ("tray", "desktop" or "banner") and the text shown
-            ("desktop" once the notification server took it).
-        show_requested(): the operator clicked the tray notification or the banner's Show.
-        item_requested(object): the operator clicked the desktop notification about this
-            InboxItem (the first of its batch).
+    notified(str, str): channel ("tray", "desktop" or "banner") and the text shown
+        ("desktop" once the notification server took it).
+    show_requested(): the operator clicked the tray notification or the banner's Show.
+    item_requested(object): the operator clicked the desktop notification about this
+        InboxItem (the first of its batch).
     """
 
     notified = Signal(str, str)
@@ -78,8 +78,9 @@ class Notifier(QObject):
             self._tray.activated.connect(self.show_requested)
             self._tray.show()
         elif desktop_notify.available():
-            self.use_desktop(DesktopNotifications(self._desktop_invoked.emit,
-                                                  self._desktop_sent.emit))
+            self.use_desktop(
+                DesktopNotifications(self._desktop_invoked.emit, self._desktop_sent.emit)
+            )
         self._desktop_invoked.connect(self._on_desktop_invoked)
         self._desktop_sent.connect(self._on_desktop_sent)
 
@@ -103,15 +104,18 @@ class Notifier(QObject):
         title, body = notice_text(items)
         QApplication.alert(self._window)  # the taskbar entry asks for attention too
         if self._tray is not None and self._tray.supportsMessages():
-            self._tray.showMessage(title, tray_safe(body),
-                                   QSystemTrayIcon.MessageIcon.Information, TRAY_MS)
+            self._tray.showMessage(
+                title, tray_safe(body), QSystemTrayIcon.MessageIcon.Information, TRAY_MS
+            )
             self.notified.emit("tray", f"{title}: {body}")
             return
         if self.desktop is not None:
-            self.desktop.send(Notice(tray_safe(title), tray_safe(body), items[0],
-                                     f"{title}: {body}"))
-        self._banner.show_message(f"{title} — {body}", Level.INFO, action="Show",
-                                  on_action=self.show_requested.emit)
+            self.desktop.send(
+                Notice(tray_safe(title), tray_safe(body), items[0], f"{title}: {body}")
+            )
+        self._banner.show_message(
+            f"{title} — {body}", Level.INFO, action="Show", on_action=self.show_requested.emit
+        )
         self.notified.emit("banner", f"{title}: {body}")
 
     def hide_tray(self) -> None:
@@ -143,13 +147,22 @@ class Arrivals(QObject):
         ids = sorted({c.entity_id for c in cs.changes if c.entity_kind in INBOX_CHANGE_KINDS})
         if ids:
             inbox = self.journal.inbox
-            self.runner.run(lambda: inbox.pick(None, ids), on_done=self._on_picked,
-                            on_error=self._on_failed, owner=self)
+            self.runner.run(
+                lambda: inbox.pick(None, ids),
+                on_done=self._on_picked,
+                on_error=self._on_failed,
+                owner=self,
+            )
 
     def _on_picked(self, items: list[InboxItem]) -> None:
-        new = sorted((i for i in items if i.created_at >= self.since
-                      and f"{i.kind.value}:{i.id}" not in self._told),
-                     key=lambda i: (i.created_at, i.id))
+        new = sorted(
+            (
+                i
+                for i in items
+                if i.created_at >= self.since and f"{i.kind.value}:{i.id}" not in self._told
+            ),
+            key=lambda i: (i.created_at, i.id),
+        )
         self._told.update(f"{i.kind.value}:{i.id}" for i in new)
         if new:
             self.arrived.emit(new)

@@ -69,8 +69,10 @@ def backups(path: Path) -> list[Path]:
 
 
 def read_only_reason(revision: str, head: str) -> str:
-    return (f"its schema ({revision}) is older than this Proctor's ({head}) and you chose "
-            "not to upgrade it. Reopen it and choose Upgrade to decide.")
+    return (
+        f"its schema ({revision}) is older than this Proctor's ({head}) and you chose "
+        "not to upgrade it. Reopen it and choose Upgrade to decide."
+    )
 
 
 class OldSchemaDialog(QDialog):
@@ -86,12 +88,15 @@ class OldSchemaDialog(QDialog):
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.text.setAccessibleName(tr("Why the journal needs an upgrade"))
         buttons = QDialogButtonBox(self)
-        self.upgrade_button = self._button(buttons, "&Upgrade", Choice.UPGRADE,
-                                           QDialogButtonBox.ButtonRole.AcceptRole)
-        self.read_only_button = self._button(buttons, "Open &read-only", Choice.READ_ONLY,
-                                             QDialogButtonBox.ButtonRole.ActionRole)
-        self.cancel_button = self._button(buttons, "Cancel", Choice.CANCEL,
-                                          QDialogButtonBox.ButtonRole.RejectRole)
+        self.upgrade_button = self._button(
+            buttons, "&Upgrade", Choice.UPGRADE, QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.read_only_button = self._button(
+            buttons, "Open &read-only", Choice.READ_ONLY, QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.cancel_button = self._button(
+            buttons, "Cancel", Choice.CANCEL, QDialogButtonBox.ButtonRole.RejectRole
+        )
         self.upgrade_button.setDefault(True)
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
@@ -100,15 +105,18 @@ class OldSchemaDialog(QDialog):
 
     @staticmethod
     def message(path: Path, revision: str, head: str) -> str:
-        return (f"{path.name} has journal schema {revision}; this Proctor uses schema {head}.\n\n"
-                f"Upgrade migrates it to schema {head}. A backup copy is written first, "
-                f"next to the journal:\n{path.parent / backup_name(path)}\n"
-                "Proctor versions that only know the older schema cannot open the upgraded "
-                "journal (the backup still opens in them).\n\n"
-                "Open read-only changes nothing: you can watch, but not decide.")
+        return (
+            f"{path.name} has journal schema {revision}; this Proctor uses schema {head}.\n\n"
+            f"Upgrade migrates it to schema {head}. A backup copy is written first, "
+            f"next to the journal:\n{path.parent / backup_name(path)}\n"
+            "Proctor versions that only know the older schema cannot open the upgraded "
+            "journal (the backup still opens in them).\n\n"
+            "Open read-only changes nothing: you can watch, but not decide."
+        )
 
-    def _button(self, box: QDialogButtonBox, text: str, choice: Choice,
-                role: QDialogButtonBox.ButtonRole) -> QPushButton:
+    def _button(
+        self, box: QDialogButtonBox, text: str, choice: Choice, role: QDialogButtonBox.ButtonRole
+    ) -> QPushButton:
         button = box.addButton(text, role)
         button.setProperty("choice", choice.value)
         button.clicked.connect(self._on_clicked)
@@ -132,8 +140,9 @@ def upgrade_progress(parent: QWidget | None, path: Path) -> QProgressDialog:
     """A busy indicator while the upgrade runs (a big journal's backup takes a while); no
     cancel: a migration is not stopped half-way."""
     busy = QProgressDialog(parent)
-    label = QLabel(tr("Upgrading {name}: writing the backup, then migrating…").format(
-                       name=path.name), busy)
+    label = QLabel(
+        tr("Upgrading {name}: writing the backup, then migrating…").format(name=path.name), busy
+    )
     label.setTextFormat(Qt.TextFormat.PlainText)
     busy.setLabel(label)
     busy.setWindowTitle(tr("Upgrading the journal"))

@@ -39,8 +39,11 @@ from ..infra.settings import (
 from ..infra.watcher import POLL_MS
 from ..widgets.dialogs import OpenJournalDialog
 
-THEMES = ((QT_TR_NOOP("Follow the system"), "system"), (QT_TR_NOOP("Light"), "light"),
-          (QT_TR_NOOP("Dark"), "dark"))
+THEMES = (
+    (QT_TR_NOOP("Follow the system"), "system"),
+    (QT_TR_NOOP("Light"), "light"),
+    (QT_TR_NOOP("Dark"), "dark"),
+)
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,16 @@ class Prefs:
 
 
 def prefs_from(settings: DeskSettings) -> Prefs:
-    return Prefs(settings.theme, settings.single_keys, settings.notifications,
-                 settings.operator, settings.default_journal, settings.poll_ms,
-                 settings.memory_token_limit, settings.confirm)
+    return Prefs(
+        settings.theme,
+        settings.single_keys,
+        settings.notifications,
+        settings.operator,
+        settings.default_journal,
+        settings.poll_ms,
+        settings.memory_token_limit,
+        settings.confirm,
+    )
 
 
 def save_prefs(settings: DeskSettings, prefs: Prefs) -> None:
@@ -76,13 +86,17 @@ def save_prefs(settings: DeskSettings, prefs: Prefs) -> None:
 def key_text(key: Any) -> str:
     """What Preferences says about the operator's signing key (``OperatorKey`` or None)."""
     if key is None:
-        return tr("No signing key: your decisions are unsigned, and agents that trust "
-                  "operator keys refuse them.")
+        return tr(
+            "No signing key: your decisions are unsigned, and agents that trust "
+            "operator keys refuse them."
+        )
     text = f"{key.fingerprint}\n{key.public_key}"
     if key.weaker:
-        text += "\n" + tr("The private key is in a file readable only by you (no OS keyring "
-                          "works here): weaker than a keyring, any program running as you can "
-                          "read it.")
+        text += "\n" + tr(
+            "The private key is in a file readable only by you (no OS keyring "
+            "works here): weaker than a keyring, any program running as you can "
+            "read it."
+        )
     else:
         text += "\n" + tr("The private key is in the OS keyring.")
     return text + "\n" + tr("`proctor keys export` writes the file agents trust.")
@@ -97,20 +111,28 @@ class PreferencesDialog(QDialog):
         for text, value in THEMES:
             self.theme.addItem(tr(text), value)
         self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
-        self.single_keys = QCheckBox(tr("Single-key shortcuts (j, k, a, d, s, x, c, f, /, ?)"), self)
+        self.single_keys = QCheckBox(
+            tr("Single-key shortcuts (j, k, a, d, s, x, c, f, /, ?)"), self
+        )
         self.single_keys.setAccessibleName(tr("Single-key shortcuts"))
         self.single_keys.setChecked(prefs.single_keys)
-        self.notifications = QCheckBox(tr("Notify me of new requests while the window is in the "
-                                       "background"), self)
+        self.notifications = QCheckBox(
+            tr("Notify me of new requests while the window is in the background"), self
+        )
         self.notifications.setAccessibleName(tr("Notifications"))
         self.notifications.setChecked(prefs.notifications)
         self.operator = QLineEdit(prefs.operator, self)
         self.operator.setAccessibleName(tr("Operator name"))
         self.operator.setMaxLength(200)
-        self.operator.setPlaceholderText(tr("{n} (your login name)").format(
-                                             n=default_operator_name()))
-        self.operator.setToolTip(tr("The name recorded on every decision you make. A change "
-                                 "applies when a journal is next opened."))
+        self.operator.setPlaceholderText(
+            tr("{n} (your login name)").format(n=default_operator_name())
+        )
+        self.operator.setToolTip(
+            tr(
+                "The name recorded on every decision you make. A change "
+                "applies when a journal is next opened."
+            )
+        )
         self.default_journal = QLineEdit(prefs.default_journal, self)
         self.default_journal.setAccessibleName(tr("Default journal"))
         self.default_journal.setPlaceholderText(tr("the most recent journal"))
@@ -126,8 +148,12 @@ class PreferencesDialog(QDialog):
         self.poll_ms.setSingleStep(100)
         self.poll_ms.setSuffix(" ms")
         self.poll_ms.setValue(prefs.poll_ms)
-        self.poll_ms.setToolTip(tr("Changes from agents normally show at once (a file watcher); "
-                                "this poll catches any the watcher misses."))
+        self.poll_ms.setToolTip(
+            tr(
+                "Changes from agents normally show at once (a file watcher); "
+                "this poll catches any the watcher misses."
+            )
+        )
         self.memory_tokens = QSpinBox(self)
         self.memory_tokens.setAccessibleName(tr("Memory token budget per scope"))
         self.memory_tokens.setRange(*TOKEN_LIMIT_RANGE)
@@ -135,11 +161,16 @@ class PreferencesDialog(QDialog):
         self.memory_tokens.setGroupSeparatorShown(True)
         self.memory_tokens.setSuffix(" tokens")
         self.memory_tokens.setValue(prefs.memory_tokens)
-        self.memory_tokens.setToolTip(tr("The Memory page measures every scope (project, space, "
-                                      "user) against this budget and marks those over it."))
+        self.memory_tokens.setToolTip(
+            tr(
+                "The Memory page measures every scope (project, space, "
+                "user) against this budget and marks those over it."
+            )
+        )
         self.confirm = self._confirm_box(prefs.confirm)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form = QFormLayout(self)
@@ -163,8 +194,12 @@ class PreferencesDialog(QDialog):
     def _confirm_box(self, chosen: frozenset[str]) -> QGroupBox:
         box = QGroupBox(tr("Ask me to confirm before approving"), self)
         box.setAccessibleName(tr("Approvals that ask for confirmation"))
-        box.setToolTip(tr("Approving one of these opens a dialog that restates the action; "
-                       "approving needs a second, deliberate step. Denying never asks."))
+        box.setToolTip(
+            tr(
+                "Approving one of these opens a dialog that restates the action; "
+                "approving needs a second, deliberate step. Denying never asks."
+            )
+        )
         layout = QVBoxLayout(box)
         self.confirm_checks: dict[str, QCheckBox] = {}
         for token, text in CONFIRM_CHOICES:
@@ -182,11 +217,16 @@ class PreferencesDialog(QDialog):
             self.default_journal.setText(path)
 
     def value(self) -> Prefs:
-        return Prefs(str(self.theme.currentData()), self.single_keys.isChecked(),
-                     self.notifications.isChecked(), self.operator.text().strip(),
-                     self.default_journal.text().strip(), self.poll_ms.value(),
-                     self.memory_tokens.value(),
-                     frozenset(t for t, check in self.confirm_checks.items() if check.isChecked()))
+        return Prefs(
+            str(self.theme.currentData()),
+            self.single_keys.isChecked(),
+            self.notifications.isChecked(),
+            self.operator.text().strip(),
+            self.default_journal.text().strip(),
+            self.poll_ms.value(),
+            self.memory_tokens.value(),
+            frozenset(t for t, check in self.confirm_checks.items() if check.isChecked()),
+        )
 
     @classmethod
     def ask(cls, parent: QWidget | None, prefs: Prefs) -> Prefs | None:

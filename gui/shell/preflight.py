@@ -28,8 +28,11 @@ PACKAGES: dict[str, tuple[str, str, str]] = {
     "libxcb-icccm.so.4": ("libxcb-icccm4", "xcb-util-wm", "xcb-util-wm"),
     "libxcb-keysyms.so.1": ("libxcb-keysyms1", "xcb-util-keysyms", "xcb-util-keysyms"),
     "libxcb-image.so.0": ("libxcb-image0", "xcb-util-image", "xcb-util-image"),
-    "libxcb-render-util.so.0": ("libxcb-render-util0", "xcb-util-renderutil",
-                                "xcb-util-renderutil"),
+    "libxcb-render-util.so.0": (
+        "libxcb-render-util0",
+        "xcb-util-renderutil",
+        "xcb-util-renderutil",
+    ),
     "libxcb-randr.so.0": ("libxcb-randr0", "libxcb", "libxcb"),
     "libxcb-shape.so.0": ("libxcb-shape0", "libxcb", "libxcb"),
     "libxcb-xfixes.so.0": ("libxcb-xfixes0", "libxcb", "libxcb"),
@@ -52,8 +55,11 @@ PACKAGES: dict[str, tuple[str, str, str]] = {
     "libwayland-cursor.so.0": ("libwayland-cursor0", "libwayland-cursor", "wayland"),
     "libwayland-egl.so.1": ("libwayland-egl1", "libwayland-egl", "wayland"),
 }
-MANAGERS = (("apt-get", "sudo apt-get install -y"), ("dnf", "sudo dnf install -y"),
-            ("pacman", "sudo pacman -S --needed"))
+MANAGERS = (
+    ("apt-get", "sudo apt-get install -y"),
+    ("dnf", "sudo dnf install -y"),
+    ("pacman", "sudo pacman -S --needed"),
+)
 
 
 @dataclass(frozen=True)
@@ -111,8 +117,9 @@ def missing_libraries(plugin: Path | None) -> tuple[str, ...]:
     if plugin is None or ldd is None:
         return ()
     try:
-        out = subprocess.run([ldd, str(plugin)], capture_output=True, text=True,
-                             timeout=20, check=False).stdout
+        out = subprocess.run(
+            [ldd, str(plugin)], capture_output=True, text=True, timeout=20, check=False
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return ()
     return parse_ldd(out)
@@ -130,8 +137,11 @@ def parse_ldd(output: str) -> tuple[str, ...]:
 
 def install_command(missing: tuple[str, ...], manager: str | None = None) -> str | None:
     """The one command that installs ``missing`` with this machine's package manager."""
-    managers = [m for m in MANAGERS if m[0] == manager] if manager else \
-        [m for m in MANAGERS if shutil.which(m[0])] or [MANAGERS[0]]
+    managers = (
+        [m for m in MANAGERS if m[0] == manager]
+        if manager
+        else [m for m in MANAGERS if shutil.which(m[0])] or [MANAGERS[0]]
+    )
     if not managers or not missing:
         return None
     tool, command = managers[0]
@@ -147,20 +157,26 @@ def install_command(missing: tuple[str, ...], manager: str | None = None) -> str
 def report(found: Problem, manager: str | None = None) -> str:
     """One paragraph: what is missing and the exact command that fixes it."""
     if found.no_display:
-        return ("The Proctor desk needs a graphical display, and this session has none "
-                "(DISPLAY and WAYLAND_DISPLAY are unset). Run it from a desktop session, "
-                "over `ssh -X`, or under a virtual display (`xvfb-run proctor demo`). "
-                "The command-line tools (`proctor inbox`, `proctor approve`, …) work "
-                "without one.")
-    text = (f"The Proctor desk cannot start: Qt's `{found.platform}` display plugin needs "
-            f"system libraries that are missing here: {', '.join(found.missing)}.")
+        return (
+            "The Proctor desk needs a graphical display, and this session has none "
+            "(DISPLAY and WAYLAND_DISPLAY are unset). Run it from a desktop session, "
+            "over `ssh -X`, or under a virtual display (`xvfb-run proctor demo`). "
+            "The command-line tools (`proctor inbox`, `proctor approve`, …) work "
+            "without one."
+        )
+    text = (
+        f"The Proctor desk cannot start: Qt's `{found.platform}` display plugin needs "
+        f"system libraries that are missing here: {', '.join(found.missing)}."
+    )
     command = install_command(found.missing, manager)
     if command:
         text += f" Install them with: {command}"
     unknown = [s for s in found.missing if s not in PACKAGES]
     if unknown:
-        text += (f" (find the package providing {', '.join(unknown)} with your package "
-                 "manager's file search)")
+        text += (
+            f" (find the package providing {', '.join(unknown)} with your package "
+            "manager's file search)"
+        )
     return text + " — then start the desk again."
 
 

@@ -11,12 +11,45 @@ from dataclasses import dataclass
 
 from proctor.core.audit.timeline import Span
 
-LANES = (("attempt", "Attempts"), ("tool", "Tool calls"), ("approval", "Approvals"),
-         ("question", "Questions"), ("effect", "Effects"))
+LANES = (
+    ("attempt", "Attempts"),
+    ("tool", "Tool calls"),
+    ("approval", "Approvals"),
+    ("question", "Questions"),
+    ("effect", "Effects"),
+)
 MAX_ROWS = 6  # rows per lane; more overlapping spans share the last row
-NICE_STEPS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60,
-              120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800,
-              604800)
+NICE_STEPS = (
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.2,
+    0.5,
+    1,
+    2,
+    5,
+    10,
+    15,
+    30,
+    60,
+    120,
+    300,
+    600,
+    900,
+    1800,
+    3600,
+    7200,
+    10800,
+    21600,
+    43200,
+    86400,
+    172800,
+    604800,
+)
 
 
 @dataclass(frozen=True)
@@ -36,8 +69,9 @@ def pack(spans: list[Span], until: float) -> tuple[list[Placed], list[int]]:
     rows = [0] * len(LANES)
     for lane_name, lane in lane_of.items():
         ends: list[float] = []  # per row: where its last span ends
-        for span in sorted((s for s in spans if s.lane == lane_name),
-                           key=lambda s: (s.start, s.id)):
+        for span in sorted(
+            (s for s in spans if s.lane == lane_name), key=lambda s: (s.start, s.id)
+        ):
             end = span.end if span.end is not None else max(until, span.start)
             row = next((n for n, last in enumerate(ends) if last <= span.start), None)
             if row is None:

@@ -17,14 +17,16 @@ from ..infra.i18n import tr
 from ..widgets.labels import plain_label
 from .view import TimelineView, span_text
 
-HINT = ("Wheel: zoom · drag: pan · click a bar to see its event · "
-        "colour and words give the status; a dashed end is still open")
+HINT = (
+    "Wheel: zoom · drag: pan · click a bar to see its event · "
+    "colour and words give the status; a dashed end is still open"
+)
 
 
 class TimelinePane(QWidget):
     """Signals:
-        sequence_chosen(int): the operator clicked something; this event belongs to it.
-        failed(object): a store read failed.
+    sequence_chosen(int): the operator clicked something; this event belongs to it.
+    failed(object): a store read failed.
     """
 
     sequence_chosen = Signal(int)
@@ -40,8 +42,11 @@ class TimelinePane(QWidget):
         self.info.setAccessibleName(tr("Timeline details"))
         buttons = QHBoxLayout()
         buttons.setSpacing(2)
-        for text, name, slot in (("−", "Zoom out", self.zoom_out), ("+", "Zoom in", self.zoom_in),
-                                 ("Fit", "Fit the whole run", self.view.fit)):
+        for text, name, slot in (
+            ("−", "Zoom out", self.zoom_out),
+            ("+", "Zoom in", self.zoom_in),
+            ("Fit", "Fit the whole run", self.view.fit),
+        ):
             button = QToolButton(self)
             button.setText(text)
             button.setAccessibleName(name)
@@ -74,8 +79,13 @@ class TimelinePane(QWidget):
         if self.run_id is None:
             return
         journal, run_id = self.ctx.journal, self.run_id
-        self.ctx.runner.latest("timeline", lambda: timeline.timeline(journal, run_id),
-                               on_done=self._on_timeline, on_error=self.failed.emit, owner=self)
+        self.ctx.runner.latest(
+            "timeline",
+            lambda: timeline.timeline(journal, run_id),
+            on_done=self._on_timeline,
+            on_error=self.failed.emit,
+            owner=self,
+        )
 
     def _on_timeline(self, tl: RunTimeline) -> None:
         if tl.run_id == self.run_id:
@@ -91,9 +101,16 @@ class TimelinePane(QWidget):
         # for is read after it (panning never queues a read per frame)
         self.ctx.runner.coalesce(
             "density",
-            lambda: (run_id, start, end, timeline.event_density(journal, run_id, start, end,
-                                                                buckets)),
-            on_done=self._on_density, on_error=self.failed.emit, owner=self)
+            lambda: (
+                run_id,
+                start,
+                end,
+                timeline.event_density(journal, run_id, start, end, buckets),
+            ),
+            on_done=self._on_density,
+            on_error=self.failed.emit,
+            owner=self,
+        )
 
     def _on_density(self, result: tuple[str, float, float, list[int]]) -> None:
         run_id, start, end, counts = result
@@ -127,8 +144,12 @@ class TimelinePane(QWidget):
         if self.run_id is None:
             return
         journal, run_id = self.ctx.journal, self.run_id
-        self.ctx.runner.run(lambda: (run_id, timeline.sequence_at(journal, run_id, at)),
-                            on_done=self._on_sequence, on_error=self.failed.emit, owner=self)
+        self.ctx.runner.run(
+            lambda: (run_id, timeline.sequence_at(journal, run_id, at)),
+            on_done=self._on_sequence,
+            on_error=self.failed.emit,
+            owner=self,
+        )
 
     def _on_sequence(self, result: tuple[str, int | None]) -> None:
         run_id, sequence = result

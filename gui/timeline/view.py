@@ -63,12 +63,21 @@ PACK_INLINE = 1000  # spans packed on the GUI thread; more are packed on the pre
 def span_text(span: Span) -> str:
     """One plain line describing a span (the hover line and accessible text)."""
     kind = dict(LANES).get(span.lane, span.lane).rstrip("s")
-    end = f"{fmt.clock(span.end)} ({fmt.span(span.end - span.start)})" if span.end \
-        else "still open"
-    extra = [f"{k.replace('_', ' ')}: {fmt.bounded(v, 120)}" for k, v in span.detail.items()
-             if k not in ("status", "tool", "action", "attempt", "prompt") and v not in
-             (None, "", {}, [])]
-    return " · ".join([f"{kind}: {fmt.bounded(span.label, 120)}", words(span.status), f"{fmt.clock(span.start)} → {end}", *extra[:4]])
+    end = f"{fmt.clock(span.end)} ({fmt.span(span.end - span.start)})" if span.end else "still open"
+    extra = [
+        f"{k.replace('_', ' ')}: {fmt.bounded(v, 120)}"
+        for k, v in span.detail.items()
+        if k not in ("status", "tool", "action", "attempt", "prompt")
+        and v not in (None, "", {}, [])
+    ]
+    return " · ".join(
+        [
+            f"{kind}: {fmt.bounded(span.label, 120)}",
+            words(span.status),
+            f"{fmt.clock(span.start)} → {end}",
+            *extra[:4],
+        ]
+    )
 
 
 class Bar:
@@ -126,8 +135,9 @@ class Layout:
 EMPTY = Layout([], [0] * len(LANES))
 
 
-def lay_out(spans: list[Span], until: float, view: TimelineView,
-            ticket: Ticket | None = None) -> Layout:
+def lay_out(
+    spans: list[Span], until: float, view: TimelineView, ticket: Ticket | None = None
+) -> Layout:
     """Pure Python, no Qt call: runs on the presentation pool for a large run."""
     placed, rows = pack(spans, until)
     return Layout([Bar(p, view) for p in placed], rows)
@@ -168,13 +178,17 @@ class BarsLayer(QGraphicsItem):
                 continue
             slop = MIN_BAR / view.pps
             at = view.t_of(pos.x())
-            hits = [i for i in row.between(at - slop, at)
-                    if row.bars[i].rect().contains(QPointF(pos.x(), top + 1))]
+            hits = [
+                i
+                for i in row.between(at - slop, at)
+                if row.bars[i].rect().contains(QPointF(pos.x(), top + 1))
+            ]
             return row.bars[hits[-1]] if hits else None
         return None
 
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
-              widget: QWidget | None = None) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
         view = self._view
         exposed = option.exposedRect
         t0, t1 = view.t_of(exposed.left() - MIN_BAR), view.t_of(exposed.right())
@@ -202,8 +216,13 @@ class BarsLayer(QGraphicsItem):
                 nxt = shown[k + 1] if k + 1 < len(shown) else None
                 hidden = nxt is not None and nxt[1] < x1 <= nxt[2]
                 right = max(nxt[1], x0 + MIN_BAR) if hidden and nxt is not None else x1
-                self._paint_bar(painter, bar, QRectF(x0, top, right - x0, ROW_H), text_color,
-                                ends_here=not hidden)
+                self._paint_bar(
+                    painter,
+                    bar,
+                    QRectF(x0, top, right - x0, ROW_H),
+                    text_color,
+                    ends_here=not hidden,
+                )
         selected = view.item_for(view.selected_id) if view.selected_id else None
         if selected is not None:
             painter.setPen(QPen(view.palette().color(QPalette.ColorRole.Highlight), 2))
@@ -211,8 +230,9 @@ class BarsLayer(QGraphicsItem):
             painter.drawRoundedRect(selected.rect().adjusted(-1, -1, 1, 1), 3, 3)
 
     @staticmethod
-    def _paint_bar(painter: QPainter, bar: Bar, rect: QRectF, text_color: QColor, *,
-                   ends_here: bool = True) -> None:
+    def _paint_bar(
+        painter: QPainter, bar: Bar, rect: QRectF, text_color: QColor, *, ends_here: bool = True
+    ) -> None:
         base = color(bar.span.status)
         fill = QColor(base)
         fill.setAlpha(150)
@@ -224,18 +244,22 @@ class BarsLayer(QGraphicsItem):
             painter.drawLine(rect.topRight(), rect.bottomRight())
         if rect.width() > 36:
             painter.setPen(text_color)
-            text = painter.fontMetrics().elidedText(bar.shown_text(),
-                                                    Qt.TextElideMode.ElideRight,
-                                                    int(rect.width() - 8))
-            painter.drawText(rect.adjusted(4, 0, -4, 0), Qt.AlignmentFlag.AlignVCenter
-                             | Qt.AlignmentFlag.AlignLeft, text)
+            text = painter.fontMetrics().elidedText(
+                bar.shown_text(), Qt.TextElideMode.ElideRight, int(rect.width() - 8)
+            )
+            painter.drawText(
+                rect.adjusted(4, 0, -4, 0),
+                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                text,
+            )
 
     def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:
         bar = self.bar_at(event.pos())
         if bar is not self._hover:
             self._hover = bar
-            self.setCursor(Qt.CursorShape.PointingHandCursor if bar is not None
-                           else Qt.CursorShape.ArrowCursor)
+            self.setCursor(
+                Qt.CursorShape.PointingHandCursor if bar is not None else Qt.CursorShape.ArrowCursor
+            )
             self._view.set_hovered(bar.span if bar is not None else None)
         super().hoverMoveEvent(event)
 
@@ -248,12 +272,12 @@ class BarsLayer(QGraphicsItem):
 
 class TimelineView(QGraphicsView):
     """Signals:
-        span_clicked(object): a bar was clicked (its Span).
-        time_clicked(float): the event lane (or empty space) was clicked at this time.
-        hovered(object): the Span under the mouse, or None.
-        shaped(): a new run's lanes are laid out (its content height is known).
-        visible_range(float, float, int): the visible time range settled (start, end,
-            how many density buckets fit); the owner may re-read the event density.
+    span_clicked(object): a bar was clicked (its Span).
+    time_clicked(float): the event lane (or empty space) was clicked at this time.
+    hovered(object): the Span under the mouse, or None.
+    shaped(): a new run's lanes are laid out (its content height is known).
+    visible_range(float, float, int): the visible time range settled (start, end,
+        how many density buckets fit); the owner may re-read the event density.
     """
 
     span_clicked = Signal(object)
@@ -311,7 +335,9 @@ class TimelineView(QGraphicsView):
         spans = tl.spans
         self._packing = PresentationPool.instance().run(
             lambda ticket: (tl, lay_out(spans, until, self, ticket)),
-            on_done=self._on_packed, owner=self)
+            on_done=self._on_packed,
+            owner=self,
+        )
 
     def packing(self) -> bool:
         """A run's bars are still being packed off the GUI thread."""
@@ -406,8 +432,7 @@ class TimelineView(QGraphicsView):
                         h = max(2.0, (DENSITY_H - 6) * math.sqrt(count / peak))
                         path.addRect(QRectF(x0, base - h, x1 - x0, h))
         self._density_item.setPath(path)
-        self._density_item.setBrush(self.palette().color(QPalette.ColorRole.Highlight)
-                                    .lighter(120))
+        self._density_item.setBrush(self.palette().color(QPalette.ColorRole.Highlight).lighter(120))
 
     # ------------------------------------------------------------ zoom and pan
     def fit(self) -> None:
@@ -436,8 +461,10 @@ class TimelineView(QGraphicsView):
 
     def visible_times(self) -> tuple[float, float]:
         left = self.horizontalScrollBar().value()
-        return (max(self.t_of(left + LABEL_W), self.t0),
-                min(self.t_of(left + self.viewport().width()), self.t1))
+        return (
+            max(self.t_of(left + LABEL_W), self.t0),
+            min(self.t_of(left + self.viewport().width()), self.t1),
+        )
 
     def _visible(self, t: float) -> bool:
         start, end = self.visible_times()
@@ -454,8 +481,7 @@ class TimelineView(QGraphicsView):
     # ------------------------------------------------------------ events
     def wheelEvent(self, event: QWheelEvent) -> None:
         delta = event.angleDelta()
-        if abs(delta.x()) > abs(delta.y()) or event.modifiers() & \
-                Qt.KeyboardModifier.ShiftModifier:
+        if abs(delta.x()) > abs(delta.y()) or event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
             bar = self.horizontalScrollBar()
             bar.setValue(bar.value() - (delta.x() or delta.y()))
             return
@@ -522,8 +548,7 @@ class TimelineView(QGraphicsView):
         for lane in range(len(LANES) + 1):
             if lane % 2:
                 top = self.lane_top(lane)
-                bottom = self.lane_top(lane + 1) if lane < len(LANES) else \
-                    self.content_height()
+                bottom = self.lane_top(lane + 1) if lane < len(LANES) else self.content_height()
                 painter.fillRect(QRectF(rect.left(), top, rect.width(), bottom - top), stripe)
 
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:
@@ -561,9 +586,11 @@ class TimelineView(QGraphicsView):
         for t in ticks(start, end, step):
             x = self._vx(t)
             painter.drawLine(QPointF(x, AXIS_H - 6), QPointF(x, AXIS_H))
-            painter.drawText(QRectF(x + 3, 0, 120, AXIS_H - 4),
-                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
-                             tick_label(t, step))
+            painter.drawText(
+                QRectF(x + 3, 0, 120, AXIS_H - 4),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
+                tick_label(t, step),
+            )
 
     def _paint_labels(self, painter: QPainter) -> None:
         pal = self.palette()
@@ -574,16 +601,21 @@ class TimelineView(QGraphicsView):
         titles = [title for _name, title in LANES] + ["Events"]
         for lane, title in enumerate(titles):
             empty = lane < len(LANES) and not self.rows[lane]
-            painter.setPen(pal.color(QPalette.ColorRole.PlaceholderText if empty
-                                     else QPalette.ColorRole.WindowText))
+            painter.setPen(
+                pal.color(
+                    QPalette.ColorRole.PlaceholderText if empty else QPalette.ColorRole.WindowText
+                )
+            )
             top = self._vy(self.lane_top(lane))
-            bottom = self._vy(self.lane_top(lane + 1) if lane < len(LANES)
-                              else self.content_height())
-            painter.drawText(QRectF(8, top, LABEL_W - 12, bottom - top),
-                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                             f"{title} (none)" if empty else title)
+            bottom = self._vy(
+                self.lane_top(lane + 1) if lane < len(LANES) else self.content_height()
+            )
+            painter.drawText(
+                QRectF(8, top, LABEL_W - 12, bottom - top),
+                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                f"{title} (none)" if empty else title,
+            )
 
     def accessible_items(self) -> list[str]:
         """Every bar described in words (for screen readers and tests)."""
         return [span_text(i.span) for i in self.bars]
-

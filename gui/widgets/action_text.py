@@ -27,9 +27,33 @@ from .fmt import visible
 from .labels import plain_label, section
 
 # Keys whose text is what the action does, wherever they sit in the action.
-ACTION_KEYS = ("command", "cmd", "argv", "script", "sql", "query", "statement", "method",
-               "url", "endpoint", "path", "paths", "file", "destination", "to", "cc", "bcc",
-               "subject", "body", "message", "text", "content", "diff", "patch", "resource")
+ACTION_KEYS = (
+    "command",
+    "cmd",
+    "argv",
+    "script",
+    "sql",
+    "query",
+    "statement",
+    "method",
+    "url",
+    "endpoint",
+    "path",
+    "paths",
+    "file",
+    "destination",
+    "to",
+    "cc",
+    "bcc",
+    "subject",
+    "body",
+    "message",
+    "text",
+    "content",
+    "diff",
+    "patch",
+    "resource",
+)
 LONG = 60  # any other text longer than this (or with a line break) is shown whole too
 MAX_LINES = 14  # a box grows to this many lines, then scrolls
 MAX_FIELDS = 40  # texts shown; the tree has the rest
@@ -121,11 +145,11 @@ class FullText(QTextEdit):
     def _fit(self, *_args: Any) -> None:
         line = self.fontMetrics().lineSpacing()
         cap = MAX_LINES * line + 2 * self.document().documentMargin()
-        doc = self.document().size().height() if self.document().characterCount() < 50_000 \
-            else cap
+        doc = self.document().size().height() if self.document().characterCount() < 50_000 else cap
         frame = 2 * self.frameWidth()
-        self.setFixedHeight(int(min(max(doc, line + 2 * self.document().documentMargin()),
-                                    cap)) + frame + 1)
+        self.setFixedHeight(
+            int(min(max(doc, line + 2 * self.document().documentMargin()), cap)) + frame + 1
+        )
 
 
 class ActionField(QWidget):
@@ -177,8 +201,12 @@ class ActionText(QWidget):
         super().__init__(parent)
         self.fields: list[ActionField] = []
         self.title = section(title, self)
-        self.empty = plain_label(tr("The action carries no text; see its arguments below."), self,
-                                 name="Muted", selectable=False)
+        self.empty = plain_label(
+            tr("The action carries no text; see its arguments below."),
+            self,
+            name="Muted",
+            selectable=False,
+        )
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)
         self.layout_.addWidget(self.title)

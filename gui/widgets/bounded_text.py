@@ -35,7 +35,7 @@ def chunk_lines(text: str, width: int = CHUNK) -> str:
         if len(line) <= width:
             out.append(line)
         else:
-            out.extend(line[n:n + width] for n in range(0, len(line), width))
+            out.extend(line[n : n + width] for n in range(0, len(line), width))
     return "\n".join(out)
 
 
@@ -78,8 +78,10 @@ class BoundedText(QWidget):
         self.label = QLabel(self)
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
-                                           | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
         self.label.setAccessibleName(name)
         self.label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         if mono:

@@ -21,27 +21,40 @@ def bulk_selection(view: object) -> bool:
 
 
 def bulk_tint(palette: QPalette) -> QBrush:
-    return QBrush(mix(palette.color(QPalette.ColorRole.Base),
-                      palette.color(QPalette.ColorRole.Highlight), BULK_SHARE))
+    return QBrush(
+        mix(
+            palette.color(QPalette.ColorRole.Base),
+            palette.color(QPalette.ColorRole.Highlight),
+            BULK_SHARE,
+        )
+    )
 
 
 class RowLookMixin:
     """Bulk-selected rows are tinted with the palette's Text colour kept; the cursor row
     gets a frame in the highlight colour (two pixels, over the whole row)."""
 
-    def initStyleOption(self, option: QStyleOptionViewItem,
-                        index: QModelIndex | QPersistentModelIndex) -> None:
+    def initStyleOption(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         super().initStyleOption(option, index)  # type: ignore[misc]
         if option.state & QStyle.StateFlag.State_Selected and bulk_selection(option.widget):
             option.state &= ~QStyle.StateFlag.State_Selected
             option.backgroundBrush = bulk_tint(option.palette)
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
         self.paint_cell(painter, option, index)
         view = option.widget
-        if not isinstance(view, QAbstractItemView) or view.currentIndex().row() != index.row() \
-                or not view.currentIndex().isValid():
+        if (
+            not isinstance(view, QAbstractItemView)
+            or view.currentIndex().row() != index.row()
+            or not view.currentIndex().isValid()
+        ):
             return
         painter.save()
         pen = QPen(option.palette.color(QPalette.ColorRole.Highlight))
@@ -57,8 +70,12 @@ class RowLookMixin:
             painter.drawLine(r.topRight(), r.bottomRight())
         painter.restore()
 
-    def paint_cell(self, painter: QPainter, option: QStyleOptionViewItem,
-                   index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint_cell(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
         QStyledItemDelegate.paint(self, painter, option, index)  # type: ignore[arg-type]
 
 
@@ -73,8 +90,12 @@ class ChipDelegate(RowLookMixin, QStyledItemDelegate):
         super().__init__(parent)
         self._value_role = value_role
 
-    def paint_cell(self, painter: QPainter, option: QStyleOptionViewItem,
-                   index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint_cell(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
         text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
         value = index.data(self._value_role)
         opt = QStyleOptionViewItem(option)
@@ -92,8 +113,9 @@ class ChipDelegate(RowLookMixin, QStyledItemDelegate):
         metrics = option.fontMetrics
         width = min(metrics.horizontalAdvance(text) + 14, option.rect.width() - 8)
         height = metrics.height() + 4
-        rect = QRectF(option.rect.left() + 4, option.rect.center().y() - height / 2 + 1,
-                      width, height)
+        rect = QRectF(
+            option.rect.left() + 4, option.rect.center().y() - height / 2 + 1, width, height
+        )
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(color)
         painter.drawRoundedRect(rect, height / 2, height / 2)
@@ -102,8 +124,9 @@ class ChipDelegate(RowLookMixin, QStyledItemDelegate):
         painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, elided)
         painter.restore()
 
-    def sizeHint(self, option: QStyleOptionViewItem,
-                 index: QModelIndex | QPersistentModelIndex) -> QSize:
+    def sizeHint(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
         size = super().sizeHint(option, index)
         return QSize(size.width() + 14, max(size.height(), option.fontMetrics.height() + 8))
 
@@ -114,16 +137,19 @@ SECOND_LINE_ROLE = Qt.ItemDataRole.UserRole + 20
 class TwoLineDelegate(RowLookMixin, QStyledItemDelegate):
     """The cell's text on the first line, SECOND_LINE_ROLE muted under it (both elided)."""
 
-    def paint_cell(self, painter: QPainter, option: QStyleOptionViewItem,
-                   index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint_cell(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
         first, second = opt.text, str(index.data(SECOND_LINE_ROLE) or "")
         opt.text = ""
         widget = opt.widget
         if widget is not None:
-            widget.style().drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter,
-                                       widget)
+            widget.style().drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
         selected = bool(opt.state & QStyle.StateFlag.State_Selected)
         role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
         rect = option.rect.adjusted(6, 3, -6, -3)
@@ -131,17 +157,22 @@ class TwoLineDelegate(RowLookMixin, QStyledItemDelegate):
         half = rect.height() // 2
         painter.save()
         painter.setPen(option.palette.color(role))
-        painter.drawText(rect.adjusted(0, 0, 0, -half), Qt.AlignmentFlag.AlignLeft
-                         | Qt.AlignmentFlag.AlignVCenter,
-                         metrics.elidedText(first, Qt.TextElideMode.ElideRight, rect.width()))
+        painter.drawText(
+            rect.adjusted(0, 0, 0, -half),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            metrics.elidedText(first, Qt.TextElideMode.ElideRight, rect.width()),
+        )
         muted = option.palette.color(role if selected else QPalette.ColorRole.PlaceholderText)
         painter.setPen(muted)
-        painter.drawText(rect.adjusted(0, half, 0, 0), Qt.AlignmentFlag.AlignLeft
-                         | Qt.AlignmentFlag.AlignVCenter,
-                         metrics.elidedText(second, Qt.TextElideMode.ElideRight, rect.width()))
+        painter.drawText(
+            rect.adjusted(0, half, 0, 0),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            metrics.elidedText(second, Qt.TextElideMode.ElideRight, rect.width()),
+        )
         painter.restore()
 
-    def sizeHint(self, option: QStyleOptionViewItem,
-                 index: QModelIndex | QPersistentModelIndex) -> QSize:
+    def sizeHint(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
         size = super().sizeHint(option, index)
         return QSize(size.width(), option.fontMetrics.height() * 2 + 10)

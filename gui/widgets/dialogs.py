@@ -53,15 +53,18 @@ class ConfirmDialog(QDialog):
 class ReasonDialog(QDialog):
     """Asks for a reason (required for deny); Ctrl+Enter submits."""
 
-    def __init__(self, parent: QWidget | None, title: str, prompt: str, ok: str,
-                 required: bool, initial: str) -> None:
+    def __init__(
+        self, parent: QWidget | None, title: str, prompt: str, ok: str, required: bool, initial: str
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
         self._required = required
         self.box = QPlainTextEdit(self)
         self.box.setPlainText(initial)
         self.box.setAccessibleName(tr("Reason"))
-        self.box.setPlaceholderText(tr("Reason (required)") if required else tr("Reason (optional)"))
+        self.box.setPlaceholderText(
+            tr("Reason (required)") if required else tr("Reason (optional)")
+        )
         self.box.setTabChangesFocus(True)
         buttons = QDialogButtonBox(self)
         self.ok = buttons.addButton(ok, QDialogButtonBox.ButtonRole.AcceptRole)
@@ -82,8 +85,16 @@ class ReasonDialog(QDialog):
         self.ok.setEnabled(bool(self.box.toPlainText().strip()) or not self._required)
 
     @classmethod
-    def ask(cls, parent: QWidget | None, title: str, prompt: str, *, ok: str = "OK",
-            required: bool = True, initial: str = "") -> str | None:
+    def ask(
+        cls,
+        parent: QWidget | None,
+        title: str,
+        prompt: str,
+        *,
+        ok: str = "OK",
+        required: bool = True,
+        initial: str = "",
+    ) -> str | None:
         dialog = cls(parent, title, prompt, ok, required, initial)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
@@ -95,10 +106,15 @@ def snooze_presets(now: float) -> list[tuple[str, float]]:
     today = dt.datetime.fromtimestamp(now)
     tomorrow = (today + dt.timedelta(days=1)).replace(hour=9, minute=0, second=0, microsecond=0)
     monday = (today + dt.timedelta(days=7 - today.weekday())).replace(
-        hour=9, minute=0, second=0, microsecond=0)
-    return [("15 minutes", now + 900), ("1 hour", now + 3600), ("4 hours", now + 4 * 3600),
-            (f"Tomorrow {tomorrow:%a %H:%M}", tomorrow.timestamp()),
-            (f"Next week {monday:%a %d %b %H:%M}", monday.timestamp())]
+        hour=9, minute=0, second=0, microsecond=0
+    )
+    return [
+        ("15 minutes", now + 900),
+        ("1 hour", now + 3600),
+        ("4 hours", now + 4 * 3600),
+        (f"Tomorrow {tomorrow:%a %H:%M}", tomorrow.timestamp()),
+        (f"Next week {monday:%a %d %b %H:%M}", monday.timestamp()),
+    ]
 
 
 class SnoozeDialog(QDialog):
@@ -157,6 +173,9 @@ class OpenJournalDialog:
     @classmethod
     def ask(cls, parent: QWidget | None, start: str = "") -> str | None:
         path, _ = QFileDialog.getOpenFileName(
-            parent, tr("Open journal"), start,
-            tr("Proctor journals (*.db *.sqlite *.journal);;All files (*)"))
+            parent,
+            tr("Open journal"),
+            start,
+            tr("Proctor journals (*.db *.sqlite *.journal);;All files (*)"),
+        )
         return path or None

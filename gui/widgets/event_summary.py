@@ -43,8 +43,10 @@ def generic(payload: Any) -> str:
         return ""
     if not isinstance(payload, dict):
         return _compact(payload)
-    pairs = [f"{k}: {v if isinstance(v, str) else _compact(v)}"
-             for k, v in list(payload.items())[:MAX_PAIRS]]
+    pairs = [
+        f"{k}: {v if isinstance(v, str) else _compact(v)}"
+        for k, v in list(payload.items())[:MAX_PAIRS]
+    ]
     more = f" (+{len(payload) - MAX_PAIRS} more)" if len(payload) > MAX_PAIRS else ""
     return " · ".join(pairs) + more
 
@@ -68,7 +70,9 @@ def _approved(p: Any) -> str:
     how = "; ".join(
         f"{c.get('path')}: {fmt.bounded(fmt.pretty_json(c.get('before')), 40)} → "
         f"{fmt.bounded(fmt.pretty_json(c.get('after')), 40)}"
-        for c in changes[:4] if isinstance(c, dict))
+        for c in changes[:4]
+        if isinstance(c, dict)
+    )
     return f"approved as edited by {_get(p, 'by')}" + (f" — {how}" if how else "")
 
 
@@ -81,18 +85,20 @@ SUMMARIES = {
     "run.cancel_requested": lambda p: f"cancel requested: {_get(p, 'reason')}",
     "run.interrupted": lambda p: f"interrupted: {_get(p, 'reason')}",
     "attempt.started": lambda p: f"attempt {_get(p, 'attempt')} {_get(p, 'reason')}".strip(),
-    "attempt.finished": lambda p: (f"attempt {_get(p, 'attempt')} {_get(p, 'status')}"
-                                   + (f": {_get(p, 'error')}" if _get(p, "error") else "")),
-    "tool.called": lambda p: f"{_get(p, 'tool')} ({_get(p, 'safety_class')}) "
-                             f"{_get(p, 'request')}",
+    "attempt.finished": lambda p: (
+        f"attempt {_get(p, 'attempt')} {_get(p, 'status')}"
+        + (f": {_get(p, 'error')}" if _get(p, "error") else "")
+    ),
+    "tool.called": lambda p: f"{_get(p, 'tool')} ({_get(p, 'safety_class')}) {_get(p, 'request')}",
     "tool.finished": _tool_finished,
     "approval.requested": _approval,
     "interaction.requested": lambda p: _get(p, "prompt", "kind"),
     "interaction.presented": lambda p: f"seen by {_get(p, 'by')}" if _get(p, "by") else "",
     "effect.ambiguous": lambda p: f"{_get(p, 'effect_key')}: {_get(p, 'reason', 'error')}",
-    "effect.receipt": lambda p: (f"{_get(p, 'effect_key')}: receipt so far"
-                                 + (f" ({_get(p, 'external_id')})" if _get(p, "external_id")
-                                    else "")),
+    "effect.receipt": lambda p: (
+        f"{_get(p, 'effect_key')}: receipt so far"
+        + (f" ({_get(p, 'external_id')})" if _get(p, "external_id") else "")
+    ),
     "memory.changed": lambda p: f"{_get(p, 'operation')} {_get(p, 'entry_id')}",
 }
 

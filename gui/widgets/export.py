@@ -19,8 +19,11 @@ from ..infra.context import PageContext
 from ..infra.i18n import QT_TR_NOOP, tr
 from .message_bar import Level, MessageBar
 
-FILTERS = {"json": QT_TR_NOOP("JSON (*.json)"), "jsonl": QT_TR_NOOP("JSON lines (*.jsonl)"),
-           "csv": QT_TR_NOOP("CSV (*.csv)")}  # marked at import, translated where shown
+FILTERS = {
+    "json": QT_TR_NOOP("JSON (*.json)"),
+    "jsonl": QT_TR_NOOP("JSON lines (*.jsonl)"),
+    "csv": QT_TR_NOOP("CSV (*.csv)"),
+}  # marked at import, translated where shown
 
 
 class SaveDialog:
@@ -28,9 +31,9 @@ class SaveDialog:
 
     @classmethod
     def ask(cls, parent: QWidget | None, title: str, suggested: str, kind: str) -> str | None:
-        path, _ = QFileDialog.getSaveFileName(parent, title, suggested,
-                                              tr("{kind};;All files (*)").format(
-                                                  kind=tr(FILTERS[kind])))
+        path, _ = QFileDialog.getSaveFileName(
+            parent, title, suggested, tr("{kind};;All files (*)").format(kind=tr(FILTERS[kind]))
+        )
         return path or None
 
 
@@ -57,23 +60,44 @@ class Exporter:
         self.busy = False
 
     def run_json(self, run_id: str) -> None:
-        self._export("Export run as JSON", f"{run_id}.json", "json", "events",
-                     lambda j, out: transfer.write_run_json(j, run_id, out))
+        self._export(
+            "Export run as JSON",
+            f"{run_id}.json",
+            "json",
+            "events",
+            lambda j, out: transfer.write_run_json(j, run_id, out),
+        )
 
     def run_jsonl(self, run_id: str) -> None:
-        self._export("Export run events as JSON lines", f"{run_id}.jsonl", "jsonl", "events",
-                     lambda j, out: transfer.write_run_jsonl(j, run_id, out))
+        self._export(
+            "Export run events as JSON lines",
+            f"{run_id}.jsonl",
+            "jsonl",
+            "events",
+            lambda j, out: transfer.write_run_jsonl(j, run_id, out),
+        )
 
     def runs_csv(self, q: RunQuery) -> None:
-        self._export("Export run list as CSV", "runs.csv", "csv", "runs",
-                     lambda j, out: transfer.write_runs_csv(j, q, out))
+        self._export(
+            "Export run list as CSV",
+            "runs.csv",
+            "csv",
+            "runs",
+            lambda j, out: transfer.write_runs_csv(j, q, out),
+        )
 
     def audit_csv(self, filters: dict[str, Any]) -> None:
-        self._export("Export audit log as CSV", "audit.csv", "csv", "audit entries",
-                     lambda j, out: transfer.write_audit_csv(j, out, **filters))
+        self._export(
+            "Export audit log as CSV",
+            "audit.csv",
+            "csv",
+            "audit entries",
+            lambda j, out: transfer.write_audit_csv(j, out, **filters),
+        )
 
-    def _export(self, title: str, suggested: str, kind: str, noun: str,
-                write: Callable[[Any, IO[str]], int]) -> None:
+    def _export(
+        self, title: str, suggested: str, kind: str, noun: str, write: Callable[[Any, IO[str]], int]
+    ) -> None:
         if self.busy:
             self.message.show_message(tr("An export is already running."), Level.INFO)
             return
@@ -83,19 +107,26 @@ class Exporter:
         self.busy = True
         self.message.show_message(tr("Writing {name}…").format(name=Path(path).name), Level.INFO)
         journal = self.ctx.journal
-        self.ctx.runner.run(lambda: write_file(path, lambda out: write(journal, out)),
-                            on_done=lambda result: self._on_done(result, noun),
-                            on_error=self._on_error, owner=self.parent)
+        self.ctx.runner.run(
+            lambda: write_file(path, lambda out: write(journal, out)),
+            on_done=lambda result: self._on_done(result, noun),
+            on_error=self._on_error,
+            owner=self.parent,
+        )
 
     def _on_done(self, result: tuple[str, int], noun: str) -> None:
         self.busy = False
         path, count = result
-        self.message.show_message(tr("Wrote {count:,} {noun} to {path}.").format(
-                                      count=count, noun=noun, path=path), Level.SUCCESS)
+        self.message.show_message(
+            tr("Wrote {count:,} {noun} to {path}.").format(count=count, noun=noun, path=path),
+            Level.SUCCESS,
+        )
 
     def _on_error(self, exc: BaseException) -> None:
         self.busy = False
         if isinstance(exc, OSError):
-            self.message.show_message(tr("Could not write the file: {exc}").format(exc=exc), Level.ERROR)
+            self.message.show_message(
+                tr("Could not write the file: {exc}").format(exc=exc), Level.ERROR
+            )
         else:
             self.ctx.presenter.present(exc, inline=self.message)

@@ -108,8 +108,9 @@ class JsonTree(QWidget):
         if isinstance(value, dict | list):
             build_rows(root, value)
         else:
-            root.appendRow([_item("(value)", value), _item(_scalar(value), value),
-                            _item(_type(value), value)])
+            root.appendRow(
+                [_item("(value)", value), _item(_scalar(value), value), _item(_type(value), value)]
+            )
         self.view.expandToDepth(1)
 
     def json_text(self) -> str:

@@ -16,8 +16,9 @@ class PlainLabel(QLabel):
         super().setText(visible(text))
 
 
-def plain_label(text: str = "", parent: QWidget | None = None, *, name: str = "",
-                selectable: bool = True) -> QLabel:
+def plain_label(
+    text: str = "", parent: QWidget | None = None, *, name: str = "", selectable: bool = True
+) -> QLabel:
     label = PlainLabel(parent)
     label.setText(text)
     label.setTextFormat(Qt.TextFormat.PlainText)

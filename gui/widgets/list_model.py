@@ -43,10 +43,14 @@ class TableModel(QAbstractTableModel):
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._titles)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(self._titles):
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(self._titles)
+        ):
             return tr(self._titles[section])  # titles are marked QT_TR_NOOP where declared
         return None
 
@@ -69,10 +73,15 @@ class RowsModel(ListModel):
     """A small read-only table over a list (history, field differences, receipts): what
     each cell shows comes from ``cells``; ``tip`` and ``bold`` are optional per row."""
 
-    def __init__(self, headers: Sequence[str], cells: Callable[[Any], Sequence[str]],
-                 parent: QObject | None = None, *,
-                 tip: Callable[[Any], str] | None = None,
-                 bold: Callable[[Any], bool] | None = None) -> None:
+    def __init__(
+        self,
+        headers: Sequence[str],
+        cells: Callable[[Any], Sequence[str]],
+        parent: QObject | None = None,
+        *,
+        tip: Callable[[Any], str] | None = None,
+        bold: Callable[[Any], bool] | None = None,
+    ) -> None:
         super().__init__(headers, parent)
         self._cells = cells
         self._tip = tip

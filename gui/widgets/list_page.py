@@ -157,16 +157,20 @@ class ListPage(QWidget):
     def _on_loaded(self) -> None:
         n = self.model.rowCount()
         if self.model.capped():
-            self.count_label.setText(tr("{n:,} shown, the most one list holds: narrow the "
-                                        "filters to see the rest").format(n=n))
+            self.count_label.setText(
+                tr(
+                    "{n:,} shown, the most one list holds: narrow the filters to see the rest"
+                ).format(n=n)
+            )
             return
         more = "+" if self.model.canFetchMore() else ""
         self.count_label.setText(tr("{n:,}{more} shown").format(n=n, more=more))
 
     @Slot(object)
     def _on_failed(self, exc: BaseException) -> None:
-        self.ctx.presenter.present(exc, inline=self.message, action="Retry",
-                                   on_action=self.model.refresh)
+        self.ctx.presenter.present(
+            exc, inline=self.message, action="Retry", on_action=self.model.refresh
+        )
 
     def focus_list(self) -> None:
         self.table.setFocus()

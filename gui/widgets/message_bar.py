@@ -30,7 +30,7 @@ class Level(StrEnum):
 
 class MessageBar(QFrame):
     """Signals:
-        acted(): the operator pressed the bar's action button.
+    acted(): the operator pressed the bar's action button.
     """
 
     acted = Signal()
@@ -60,9 +60,15 @@ class MessageBar(QFrame):
         self.level = Level.INFO
         self.hide()
 
-    def show_message(self, text: str, level: Level = Level.INFO, *, action: str | None = None,
-                     on_action: Callable[[], object] | None = None,
-                     close_after_ms: int | None = None) -> None:
+    def show_message(
+        self,
+        text: str,
+        level: Level = Level.INFO,
+        *,
+        action: str | None = None,
+        on_action: Callable[[], object] | None = None,
+        close_after_ms: int | None = None,
+    ) -> None:
         """Show ``text``; with ``close_after_ms`` the bar closes by itself after that long."""
         self.level = level
         self.setProperty("level", level.value)

@@ -51,11 +51,11 @@ class Column:
 
 class PagedModel(TableModel):
     """Signals:
-        loaded(): the first page of a new query (or a refresh) has been applied.
-        loading_changed(bool): a page or refresh is in flight / done.
-        vanished(list): keys of rows a refresh removed.
-        arrived(list): keys of rows a refresh inserted.
-        failed(object): a fetch failed (the exception).
+    loaded(): the first page of a new query (or a refresh) has been applied.
+    loading_changed(bool): a page or refresh is in flight / done.
+    vanished(list): keys of rows a refresh removed.
+    arrived(list): keys of rows a refresh inserted.
+    failed(object): a fetch failed (the exception).
     """
 
     loaded = Signal()
@@ -64,9 +64,14 @@ class PagedModel(TableModel):
     arrived = Signal(list)
     failed = Signal(object)
 
-    def __init__(self, runner: TaskRunner, columns: Sequence[Column],
-                 key: Callable[[Any], str], order: Callable[[Any], Any],
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        runner: TaskRunner,
+        columns: Sequence[Column],
+        key: Callable[[Any], str],
+        order: Callable[[Any], Any],
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__([c.title for c in columns], parent)
         self._runner = runner
         self._columns = list(columns)
@@ -84,8 +89,7 @@ class PagedModel(TableModel):
         self.applying = False  # True while a refresh's row changes are being signalled
 
     # ------------------------------------------------------------ query
-    def set_query(self, fetch: Fetch, *, descending: bool = True,
-                  pick: Pick | None = None) -> None:
+    def set_query(self, fetch: Fetch, *, descending: bool = True, pick: Pick | None = None) -> None:
         """Show the result of ``fetch(cursor, limit)``; drops rows of the previous query.
         ``pick(keys)`` (optional) returns those of ``keys`` that belong in the result now."""
         self._fetch = fetch
@@ -123,16 +127,24 @@ class PagedModel(TableModel):
         keys, self._patch_keys = self._patch_keys, set()
         pick = self._pick
         self._set_loading(True)
-        self._runner.latest(ROWS, lambda: (keys, pick(keys)), on_done=self._on_patch,
-                            on_error=self._on_error, owner=self)
+        self._runner.latest(
+            ROWS,
+            lambda: (keys, pick(keys)),
+            on_done=self._on_patch,
+            on_error=self._on_error,
+            owner=self,
+        )
 
     def _on_patch(self, result: tuple[set[str], list[Any]]) -> None:
         keys, items = result
         present = {self._key(i): i for i in items if self._key(i) in keys}
         rows = [r for r in self._rows if self._key(r) not in keys]
         last = self._order(self._rows[-1]) if self._rows else None
-        rows += [i for i in present.values()  # rows past the loaded ones come with fetchMore
-                 if self._cursor is None or last is None or not self._beyond(self._order(i), last)]
+        rows += [
+            i
+            for i in present.values()  # rows past the loaded ones come with fetchMore
+            if self._cursor is None or last is None or not self._beyond(self._order(i), last)
+        ]
         rows.sort(key=self._order, reverse=self._descending)
         self._show(rows)
 
@@ -142,8 +154,9 @@ class PagedModel(TableModel):
         fetch = self._fetch
         assert fetch is not None
         self._set_loading(True)
-        self._runner.latest(ROWS, lambda: fetch(cursor, limit), on_done=done,
-                            on_error=self._on_error, owner=self)
+        self._runner.latest(
+            ROWS, lambda: fetch(cursor, limit), on_done=done, on_error=self._on_error, owner=self
+        )
 
     def _set_loading(self, loading: bool) -> None:
         if loading != self._loading:
@@ -183,8 +196,11 @@ class PagedModel(TableModel):
             # rows past the reloaded prefix stay as they were (order key beyond the prefix)
             last = self._order(fresh[-1])
             seen = {self._key(i) for i in fresh}
-            fresh += [r for r in self._rows if self._key(r) not in seen
-                      and self._beyond(self._order(r), last)]
+            fresh += [
+                r
+                for r in self._rows
+                if self._key(r) not in seen and self._beyond(self._order(r), last)
+            ]
         else:
             self._cursor = page.next_cursor
         self._show(fresh)
@@ -228,7 +244,7 @@ class PagedModel(TableModel):
             while rows and rows[0] == first - 1:
                 first = rows.pop(0)
             self.beginRemoveRows(QModelIndex(), first, last)
-            del self._rows[first:last + 1]
+            del self._rows[first : last + 1]
             self._reindex()
             self.endRemoveRows()
 
@@ -240,8 +256,9 @@ class PagedModel(TableModel):
         self._reindex()
         for old in self.persistentIndexList():
             row = self._keys.get(old_keys[old.row()], -1) if old.isValid() else -1
-            self.changePersistentIndex(old, self.index(row, old.column())
-                                       if row >= 0 else QModelIndex())
+            self.changePersistentIndex(
+                old, self.index(row, old.column()) if row >= 0 else QModelIndex()
+            )
         self.layoutChanged.emit()
 
     def _insert(self, fresh: list[Any], new_keys: list[str]) -> None:
@@ -294,8 +311,11 @@ class PagedModel(TableModel):
             return
         for col, column in enumerate(self._columns):
             if column.live:
-                self.dataChanged.emit(self.index(0, col), self.index(len(self._rows) - 1, col),
-                                      [Qt.ItemDataRole.DisplayRole])
+                self.dataChanged.emit(
+                    self.index(0, col),
+                    self.index(len(self._rows) - 1, col),
+                    [Qt.ItemDataRole.DisplayRole],
+                )
 
     # ------------------------------------------------------------ Qt model API
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -327,8 +347,12 @@ class PagedModel(TableModel):
         return self._cursor is not None and len(self._rows) >= self.max_held
 
     def canFetchMore(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
-        return not parent.isValid() and self._cursor is not None and not self._loading \
+        return (
+            not parent.isValid()
+            and self._cursor is not None
+            and not self._loading
             and len(self._rows) < self.max_held
+        )
 
     def fetchMore(self, parent: Index = QModelIndex()) -> None:  # noqa: B008
         if self.canFetchMore(parent):

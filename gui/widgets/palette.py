@@ -41,8 +41,16 @@ class Row:
 
 def rows_of(registry: ActionRegistry) -> list[Row]:
     registry.refresh()
-    return [Row(s.id, tr(s.text), tr(s.menu), display_key(registry.effective_shortcut(s.id)),
-                registry.is_enabled(s.id)) for s in registry.specs()]
+    return [
+        Row(
+            s.id,
+            tr(s.text),
+            tr(s.menu),
+            display_key(registry.effective_shortcut(s.id)),
+            registry.is_enabled(s.id),
+        )
+        for s in registry.specs()
+    ]
 
 
 def matches(row: Row, query: str) -> bool:
@@ -84,8 +92,9 @@ class CommandsModel(TableModel):
         return flags | Qt.ItemFlag.ItemIsEnabled if row.enabled else flags
 
     def id_at(self, row: int) -> str | None:
-        return self._rows[row].id if 0 <= row < len(self._rows) and self._rows[row].enabled \
-            else None
+        return (
+            self._rows[row].id if 0 <= row < len(self._rows) and self._rows[row].enabled else None
+        )
 
 
 def _table(model: CommandsModel, name: str, parent: QWidget) -> QTableView:
@@ -156,17 +165,24 @@ class ShortcutHelp(QDialog):
     def __init__(self, registry: ActionRegistry, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(tr("Keyboard shortcuts"))
-        rows = sorted((r for r in rows_of(registry) if r.keys or r.menu),
-                      key=lambda r: (r.menu, not r.keys, r.text))
+        rows = sorted(
+            (r for r in rows_of(registry) if r.keys or r.menu),
+            key=lambda r: (r.menu, not r.keys, r.text),
+        )
         self.model = CommandsModel([Row(r.id, r.text, r.menu, r.keys, True) for r in rows], self)
         view = _table(self.model, "Keyboard shortcuts", self)
         note = QLabel(self)
         note.setTextFormat(Qt.TextFormat.PlainText)
         note.setWordWrap(True)
         note.setObjectName("Muted")
-        note.setText(tr("Single-key shortcuts do not fire while you type in a text field. ")
-                     + (tr("They can be switched off in Preferences.") if registry.single_keys
-                        else tr("Single-key shortcuts are switched off (Preferences).")))
+        note.setText(
+            tr("Single-key shortcuts do not fire while you type in a text field. ")
+            + (
+                tr("They can be switched off in Preferences.")
+                if registry.single_keys
+                else tr("Single-key shortcuts are switched off (Preferences).")
+            )
+        )
         layout = QVBoxLayout(self)
         layout.addWidget(view, 1)
         layout.addWidget(note)

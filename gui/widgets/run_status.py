@@ -49,9 +49,15 @@ def color(status: str) -> QColor:
 
 
 # shape -> the SVG in proctor.resources (icons/status-*.svg) drawing it in its colour
-SHAPE_ICONS = {"ring": "status-pending", "play": "status-running", "pause": "status-waiting",
-               "check": "status-done", "cross": "status-failed", "warn": "status-attention",
-               "slash": "status-cancelled"}
+SHAPE_ICONS = {
+    "ring": "status-pending",
+    "play": "status-running",
+    "pause": "status-waiting",
+    "check": "status-done",
+    "cross": "status-failed",
+    "warn": "status-attention",
+    "slash": "status-cancelled",
+}
 
 
 def status_icon(status: str, size: int = 14) -> QIcon:

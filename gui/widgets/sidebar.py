@@ -83,8 +83,9 @@ class SidebarDelegate(QStyledItemDelegate):
         metrics = option.fontMetrics
         width = max(metrics.horizontalAdvance(text) + 12, metrics.height() + 4)
         height = metrics.height() + 2
-        rect = QRect(option.rect.right() - width - 10, option.rect.center().y() - height // 2,
-                     width, height)
+        rect = QRect(
+            option.rect.right() - width - 10, option.rect.center().y() - height // 2, width, height
+        )
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -104,7 +105,7 @@ class SidebarDelegate(QStyledItemDelegate):
 
 class Sidebar(QListView):
     """Signals:
-        page_chosen(str): the operator picked a page (by id).
+    page_chosen(str): the operator picked a page (by id).
     """
 
     page_chosen = Signal(str)

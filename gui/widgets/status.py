@@ -32,16 +32,16 @@ STICKY = (StoreState.DAMAGED, StoreState.WAL_DELETED, StoreState.TAIL_LOST)
 STATE_TIPS = {
     StoreState.OK: "The journal answers normally.",
     StoreState.BUSY: "Another process holds the journal's write lock; writes wait for it "
-                     "(after the wait runs out, retry).",
+    "(after the wait runs out, retry).",
     StoreState.READ_ONLY: "Opened read-only: you can watch but not decide.",
     StoreState.ERROR: "The last store call failed; see the message for the next step.",
     StoreState.DAMAGED: "The journal file is damaged. Run `proctor verify` on it and restore "
-                        "it from a backup.",
+    "it from a backup.",
     StoreState.WAL_DELETED: "The journal's -wal file was deleted while it was open: what it "
-                            "held may be lost. Close and reopen the journal, check that "
-                            "nothing else deletes journal files, and run `proctor verify`.",
+    "held may be lost. Close and reopen the journal, check that "
+    "nothing else deletes journal files, and run `proctor verify`.",
     StoreState.TAIL_LOST: "Changes this desk saw earlier are not in the journal (its -wal "
-                          "was lost): run `proctor verify` and restore it from a backup.",
+    "was lost): run `proctor verify` and restore it from a backup.",
 }
 
 
@@ -56,8 +56,9 @@ def exposure_warning(path: str | Path) -> str | None:
         except OSError:
             continue
         if mode & 0o077:
-            return (f"⚠ {file.name} is readable by other users (mode {mode:04o}); "
-                    f"run: chmod 600 {file}")
+            return (
+                f"⚠ {file.name} is readable by other users (mode {mode:04o}); run: chmod 600 {file}"
+            )
     return None
 
 
@@ -140,4 +141,6 @@ class DeskStatusBar(QStatusBar):
         self.state.setToolTip(STATE_TIPS[state])
 
     def set_last_change(self, ts: float | None) -> None:
-        self.last_change.setText(tr("last change: {ts}").format(ts=fmt.clock(ts)) if ts else tr("last change: —"))
+        self.last_change.setText(
+            tr("last change: {ts}").format(ts=fmt.clock(ts)) if ts else tr("last change: —")
+        )

@@ -8,8 +8,9 @@ from PySide6.QtCore import QAbstractItemModel
 from PySide6.QtWidgets import QAbstractItemView, QTableView, QWidget
 
 
-def row_table(model: QAbstractItemModel, name: str, parent: QWidget,
-              widths: Sequence[int] = ()) -> QTableView:
+def row_table(
+    model: QAbstractItemModel, name: str, parent: QWidget, widths: Sequence[int] = ()
+) -> QTableView:
     """A read-only table that selects one whole row at a time, without grid or row numbers;
     ``widths`` are the first columns' widths."""
     view = QTableView(parent)

@@ -37,8 +37,10 @@ MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe00-\ufe0f\ufe20
 # A word (with its combining marks), a line break, a run of other white space, or one
 # symbol with its marks, skin-tone modifiers and zero-width-joined partners (an emoji
 # stays whole).
-TOKEN = re.compile(rf"[\w{MARKS}]+|\n|[^\S\n]+"
-                   rf"|[^\w\s](?:[{MARKS}\U0001F3FB-\U0001F3FF]|\u200d[^\w\s])*")
+TOKEN = re.compile(
+    rf"[\w{MARKS}]+|\n|[^\S\n]+"
+    rf"|[^\w\s](?:[{MARKS}\U0001F3FB-\U0001F3FF]|\u200d[^\w\s])*"
+)
 SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 LONG_SEGMENT = 800  # characters; longer lines are cut into smaller segments
 UNBROKEN = 256  # a segment of unbroken text longer than 4 × LONG_SEGMENT is cut this long
@@ -78,7 +80,7 @@ def _cut_long(line: str) -> Iterator[str]:
     start = 0
     for m in SENTENCE_END.finditer(line):
         if m.end() - start >= LONG_SEGMENT // 4:
-            yield from _cut_words(line[start:m.end()])
+            yield from _cut_words(line[start : m.end()])
             start = m.end()
     if start < len(line):
         yield from _cut_words(line[start:])
@@ -90,8 +92,8 @@ def _cut_words(part: str) -> Iterator[str]:
         return
     start = word = 0
     for m in SPACES.finditer(part):  # one pass: never a backtracking search per word
-        if m.end() - start >= 64 and zlib.crc32(part[word:m.end()].encode()) % 16 == 0:
-            yield from _cut_run(part[start:m.end()])
+        if m.end() - start >= 64 and zlib.crc32(part[word : m.end()].encode()) % 16 == 0:
+            yield from _cut_run(part[start : m.end()])
             start = m.end()
         word = m.end()
     if start < len(part):
@@ -105,7 +107,7 @@ def _cut_run(part: str) -> Iterator[str]:
         yield part
         return
     for n in range(0, len(part), UNBROKEN):
-        yield part[n:n + UNBROKEN]
+        yield part[n : n + UNBROKEN]
 
 
 def segments(text: str) -> list[str]:
@@ -124,8 +126,9 @@ class Budget:
     """A bounded amount of diff work: ``steps`` comparisons in all, checked as the diff goes;
     ``cancelled()`` is asked often and ends the diff with DiffCancelled."""
 
-    def __init__(self, steps: int = STEP_BUDGET,
-                 cancelled: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self, steps: int = STEP_BUDGET, cancelled: Callable[[], bool] | None = None
+    ) -> None:
         self.left = steps
         self.spent = 0
         self._cancelled = cancelled
@@ -182,8 +185,9 @@ def _myers(a: list[int], b: list[int], budget: Budget, cap: int) -> list[tuple[s
     return _runs([(EQUAL, lo), *core, (EQUAL, n - hi_a)])
 
 
-def _myers_core(a: list[int], b: list[int], budget: Budget,
-                cap: int) -> list[tuple[str, int]] | None:
+def _myers_core(
+    a: list[int], b: list[int], budget: Budget, cap: int
+) -> list[tuple[str, int]] | None:
     n, m = len(a), len(b)
     if not n or not m:
         return [(DELETE, n), (INSERT, m)]
@@ -195,7 +199,7 @@ def _myers_core(a: list[int], b: list[int], budget: Budget,
         if spent + d + 1 > cap or not budget.take(d + 1):
             return None
         spent += d + 1
-        trace.append(v[offset - d - 1: offset + d + 2])
+        trace.append(v[offset - d - 1 : offset + d + 2])
         for k in range(-d, d + 1, 2):
             if k == -d or (k != d and v[offset + k - 1] < v[offset + k + 1]):
                 x = v[offset + k + 1]
@@ -247,8 +251,9 @@ def _runs(ops: list[tuple[str, int]]) -> list[tuple[str, int]]:
     return out
 
 
-def _blocks(a: list[str], b: list[str],
-            runs: list[tuple[str, int]]) -> Iterator[tuple[str, str, str]]:
+def _blocks(
+    a: list[str], b: list[str], runs: list[tuple[str, int]]
+) -> Iterator[tuple[str, str, str]]:
     """(tag, left, right) per run of the script; a delete next to an insert is one
     "replace" block."""
     i = j = 0
@@ -257,17 +262,20 @@ def _blocks(a: list[str], b: list[str],
     for op, count in [*runs, (EQUAL, 0)]:
         if op == EQUAL:
             if left or right:
-                yield ("replace" if left and right else DELETE if left else INSERT,
-                       "".join(left), "".join(right))
+                yield (
+                    "replace" if left and right else DELETE if left else INSERT,
+                    "".join(left),
+                    "".join(right),
+                )
                 left, right = [], []
             if count:
-                yield EQUAL, "".join(a[i:i + count]), ""
+                yield EQUAL, "".join(a[i : i + count]), ""
                 i, j = i + count, j + count
         elif op == DELETE:
-            left += a[i:i + count]
+            left += a[i : i + count]
             i += count
         else:
-            right += b[j:j + count]
+            right += b[j : j + count]
             j += count
 
 
@@ -286,8 +294,11 @@ def diff_texts(old: str, new: str, *, budget: Budget | None = None) -> Diff:
     a, b = segments(old), segments(new)
     runs = _myers(_ids(a, table), _ids(b, table), budget, SEGMENT_STEPS)
     if runs is None:
-        return Diff(_merge([p for p in (Piece(DELETE, old), Piece(INSERT, new)) if p.text]),
-                    WHOLE, budget.spent)
+        return Diff(
+            _merge([p for p in (Piece(DELETE, old), Piece(INSERT, new)) if p.text]),
+            WHOLE,
+            budget.spent,
+        )
     pieces: list[Piece] = []
     level = WORD
     for tag, left, right in _blocks(a, b, runs):
@@ -311,8 +322,9 @@ def word_diff(old: str, new: str) -> list[Piece]:
     return diff_texts(old, new).pieces
 
 
-def line_blocks(old: str, new: str,
-                budget: Budget | None = None) -> list[tuple[str, str, str]] | None:
+def line_blocks(
+    old: str, new: str, budget: Budget | None = None
+) -> list[tuple[str, str, str]] | None:
     """(tag, old lines, new lines) blocks of a line-level diff — tag "equal", "delete",
     "insert" or "replace" — or None when the budget cannot pay for it."""
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
@@ -320,15 +332,18 @@ def line_blocks(old: str, new: str,
     runs = _myers(_ids(a, table), _ids(b, table), budget or Budget(), SEGMENT_STEPS)
     if runs is None:
         return None
-    return [(tag, left, right if tag != EQUAL else left)
-            for tag, left, right in _blocks(a, b, runs)]
+    return [
+        (tag, left, right if tag != EQUAL else left) for tag, left, right in _blocks(a, b, runs)
+    ]
 
 
-def start_diff(old: str, new: str, on_done: Callable[[Diff], None],
-               owner: QObject | None = None) -> Ticket:
+def start_diff(
+    old: str, new: str, on_done: Callable[[Diff], None], owner: QObject | None = None
+) -> Ticket:
     """``diff_texts(old, new)`` on the presentation pool; ``on_done(diff)`` on the GUI
     thread unless the returned ticket is cancelled first (cancel it when the operator moves
     on: the diff stops at its next check)."""
+
     def work(ticket: Ticket) -> Diff:
         return diff_texts(old, new, budget=Budget(cancelled=ticket.cancelled))
 
@@ -358,8 +373,9 @@ def _tidy(pieces: list[Piece]) -> list[Piece]:
     pieces = [p for p in pieces if p.text]
     out: list[Piece] = []
     for n, p in enumerate(pieces):
-        between = 0 < n < len(pieces) - 1 and pieces[n - 1].op != EQUAL \
-            and pieces[n + 1].op != EQUAL
+        between = (
+            0 < n < len(pieces) - 1 and pieces[n - 1].op != EQUAL and pieces[n + 1].op != EQUAL
+        )
         if p.op == EQUAL and between and p.text == " ":
             out += [Piece(DELETE, p.text), Piece(INSERT, p.text)]
         else:
@@ -419,7 +435,7 @@ class _Writer:
     def write(self, text: str, f: QTextCharFormat) -> None:
         if self.written >= HARD_CAP:
             return
-        text = visible(text[:HARD_CAP - self.written])
+        text = visible(text[: HARD_CAP - self.written])
         self.written += len(text)
         for n, line in enumerate(text.split("\n")):
             if n:
@@ -435,8 +451,9 @@ class _Writer:
                 self.column += len(line)
 
 
-def fill(doc: QTextDocument, pieces: list[Piece], palette: QPalette,
-         side: str | None = None) -> None:
+def fill(
+    doc: QTextDocument, pieces: list[Piece], palette: QPalette, side: str | None = None
+) -> None:
     """Write ``pieces`` into ``doc`` as plain text with highlight formats (as displayed:
     escaped, long lines cut, bounded — see ``_Writer``).
 
@@ -608,8 +625,13 @@ class DiffView(QPlainTextEdit):
             return
         old, new = self._key
         self.pieces = diff.pieces
-        text = old if self.side == "old" else new if self.side == "new" else \
-            f"— before —\n{old}\n— after —\n{new}"
+        text = (
+            old
+            if self.side == "old"
+            else new
+            if self.side == "new"
+            else f"— before —\n{old}\n— after —\n{new}"
+        )
         self._show_plain(text)
 
     def show_pieces(self, pieces: list[Piece]) -> None:

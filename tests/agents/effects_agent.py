@@ -19,11 +19,18 @@ def agent_main(path: str, mode: str, rest: list[str]) -> int:
     if mode == "begin":
         run = j.runs.start("billing", "pay the invoices", agent="payer")
         for key in rest:
-            j.runs.record_tool_call(run.id, "pay_invoice", {"invoice": key, "amount": 1200},
-                                    safety_class="financial")
-            j.effects.reserve(key, tool="pay_invoice", run_id=run.id, safety_class="financial",
-                              action={"invoice": key, "amount": 1200},
-                              lease_seconds=LEASE_S, owner="payer@first")
+            j.runs.record_tool_call(
+                run.id, "pay_invoice", {"invoice": key, "amount": 1200}, safety_class="financial"
+            )
+            j.effects.reserve(
+                key,
+                tool="pay_invoice",
+                run_id=run.id,
+                safety_class="financial",
+                action={"invoice": key, "amount": 1200},
+                lease_seconds=LEASE_S,
+                owner="payer@first",
+            )
             j.effects.begin(key, owner="payer@first")
         print(f"BEGUN {run.id}", flush=True)
         threading.Event().wait()  # the process is killed here, mid-flight
@@ -32,8 +39,13 @@ def agent_main(path: str, mode: str, rest: list[str]) -> int:
     for key in keys:
         while True:
             try:
-                effect = j.effects.reserve(key, tool="pay_invoice", run_id=run_id,
-                                           safety_class="financial", owner="payer@retry")
+                effect = j.effects.reserve(
+                    key,
+                    tool="pay_invoice",
+                    run_id=run_id,
+                    safety_class="financial",
+                    owner="payer@retry",
+                )
                 print(f"RESERVED {key} {effect.attempt}", flush=True)
             except errors.EffectBusy:
                 if time.monotonic() < deadline:

@@ -97,8 +97,9 @@ class Figure:
 
     def to_json(self) -> dict:
         out = asdict(self)
-        out["ratios"] = {f"proctor_vs_{name}": self.ratio(name)
-                         for name in self.systems if name != PROCTOR}
+        out["ratios"] = {
+            f"proctor_vs_{name}": self.ratio(name) for name in self.systems if name != PROCTOR
+        }
         return out
 
 
@@ -155,8 +156,9 @@ def load_workload(module: str, name: str, path: str, worker: int, params: dict) 
 
 def run_job(job: dict, barrier: Any = None) -> dict:
     """Warm up, wait at the barrier, run the timed units; returns raw samples."""
-    wl = load_workload(job["module"], job["workload"], job["path"], job["worker"],
-                       job.get("params", {}))
+    wl = load_workload(
+        job["module"], job["workload"], job["path"], job["worker"], job.get("params", {})
+    )
     _busy["retries"] = 0
     try:
         warmup, n, first = job["warmup"], job["n"], job.get("offset", 0)
@@ -179,36 +181,81 @@ def run_job(job: dict, barrier: Any = None) -> dict:
         end, cpu = time.monotonic(), time.process_time() - cpu
         rows1 = wl.rows()
         rows = None if rows0 is None or rows1 is None else rows1 - rows0
-        return {"start": start, "end": end, "latencies": latencies, "steps": dict(steps),
-                "rows": rows, "info": wl.info(), "busy_retries": _busy["retries"], "cpu": cpu}
+        return {
+            "start": start,
+            "end": end,
+            "latencies": latencies,
+            "steps": dict(steps),
+            "rows": rows,
+            "info": wl.info(),
+            "busy_retries": _busy["retries"],
+            "cpu": cpu,
+        }
     finally:
         wl.close()
 
 
-def run_round(module: str, workload: str, path: str | Path, *, procs: int, n: int,
-              warmup: int, params: dict | list[dict] | None = None, offset: int = 0
-              ) -> list[dict]:
+def run_round(
+    module: str,
+    workload: str,
+    path: str | Path,
+    *,
+    procs: int,
+    n: int,
+    warmup: int,
+    params: dict | list[dict] | None = None,
+    offset: int = 0,
+) -> list[dict]:
     """One round: ``procs`` workers each run units ``offset`` .. ``offset + warmup + n - 1``
     (the first ``warmup`` untimed) of ``workload`` on ``path``. Returns raw samples.
 
     ``params`` is one dict for every worker, or a list with one dict per worker. One process
     runs here; more run in a pool of spawned worker processes (started once per size)."""
     per_worker = params if isinstance(params, list) else [params or {}] * procs
-    jobs = [{"module": module, "workload": workload, "path": str(path), "worker": w,
-             "n": n, "warmup": warmup, "offset": offset, "params": per_worker[w]}
-            for w in range(procs)]
+    jobs = [
+        {
+            "module": module,
+            "workload": workload,
+            "path": str(path),
+            "worker": w,
+            "n": n,
+            "warmup": warmup,
+            "offset": offset,
+            "params": per_worker[w],
+        }
+        for w in range(procs)
+    ]
     return [run_job(jobs[0])] if procs == 1 else pool(procs).run(jobs)
 
 
-def measure(module: str, workload: str, path: str | Path, *, procs: int, n: int, warmup: int,
-            params: dict | list[dict] | None = None, txns_per_unit: float | None = None,
-            rounds: int = 1) -> Measure:
+def measure(
+    module: str,
+    workload: str,
+    path: str | Path,
+    *,
+    procs: int,
+    n: int,
+    warmup: int,
+    params: dict | list[dict] | None = None,
+    txns_per_unit: float | None = None,
+    rounds: int = 1,
+) -> Measure:
     """``rounds`` rounds of ``run_round`` back to back, summarized. To interleave systems
     (fairer on a noisy machine), call ``run_round`` yourself and ``summarize`` the rounds."""
     per_round = []
     for r in range(rounds):
-        per_round.append(run_round(module, workload, path, procs=procs, n=n, warmup=warmup,
-                                   params=params, offset=r * (warmup + n)))
+        per_round.append(
+            run_round(
+                module,
+                workload,
+                path,
+                procs=procs,
+                n=n,
+                warmup=warmup,
+                params=params,
+                offset=r * (warmup + n),
+            )
+        )
     return summarize(per_round, txns_per_unit)
 
 
@@ -223,9 +270,15 @@ class WorkerPool:
         self.barrier = ctx.Barrier(size)
         self.inboxes = [ctx.Queue() for _ in range(size)]
         self.outbox = ctx.Queue()
-        self.workers = [ctx.Process(target=_serve, args=(q, self.outbox, self.barrier),
-                                    daemon=True, name=f"bench-worker-{i}")
-                        for i, q in enumerate(self.inboxes)]
+        self.workers = [
+            ctx.Process(
+                target=_serve,
+                args=(q, self.outbox, self.barrier),
+                daemon=True,
+                name=f"bench-worker-{i}",
+            )
+            for i, q in enumerate(self.inboxes)
+        ]
         for w in self.workers:
             w.start()
 
@@ -367,8 +420,11 @@ class BenchContext:
 def filesystem_of(path: Path) -> str:
     """'ext4 on /dev/vda' style description of the file system holding ``path``."""
     try:
-        out = subprocess.run(["df", "-T", str(path)], capture_output=True, text=True,
-                             check=True).stdout.splitlines()[-1].split()
+        out = (
+            subprocess.run(["df", "-T", str(path)], capture_output=True, text=True, check=True)
+            .stdout.splitlines()[-1]
+            .split()
+        )
         return f"{out[1]} on {out[0]}"
     except (OSError, subprocess.CalledProcessError, IndexError):
         return "unknown"
@@ -402,8 +458,15 @@ def machine(workdir: Path) -> dict:
         mem = f"{kb / 1024 / 1024:.1f} GiB"
     except (OSError, ValueError, IndexError):
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "load": load(),
-            "os": f"{platform.system()} {platform.release()}",
-            "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
-            "filesystem": filesystem_of(workdir), "workdir": str(workdir),
-            "executable": sys.executable}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "load": load(),
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "filesystem": filesystem_of(workdir),
+        "workdir": str(workdir),
+        "executable": sys.executable,
+    }

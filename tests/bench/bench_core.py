@@ -71,50 +71,95 @@ NO_EFFECT = "n/a: no standalone effect reservation (executions start from a gate
 NO_EVENTS = "n/a: no event API (events are written only inside its transitions)"
 
 SPECS = [
-    Spec("effect_lifecycle", "Effect lifecycle: reserve → begin → commit", "lifecycle",
-         "EffectLifecycle",
-         "effects.reserve(key, run_id, action) → effects.begin → effects.commit(result, "
-         "external_id): the effect row, one chained run event per step, a receipt, change rows",
-         {CTRLRUN: Peer("CtrlrunEffect", txns=3,
-                        calls="reserve_effect → begin_execution → commit_effect"),
-          APSIMO: Peer(na=NO_EFFECT)}),
-    Spec("approval_cycle", "Approval: request → decide → consume-and-reserve", "approval",
-         "ApprovalCycle",
-         "agent approvals.request → operator approvals.decide(expected_version) → agent "
-         "approvals.consume_and_reserve(digest, effect key): approval, decision, audit row, "
-         "run events, effect reservation",
-         {CTRLRUN: Peer("CtrlrunApproval", txns=3,
-                        calls="put_approval_request → grant_approval → "
-                              "consume_approval_and_reserve"),
-          APSIMO: Peer("ApsimoWorkload", txns=4,
-                       calls="propose → gate (owner evidence) → lease_next → "
-                             "begin_owner_authorized_dispatch")}),
-    Spec("governed_action", "Governed action end to end: approval cycle → begin → commit",
-         "action", "GovernedAction",
-         "the approval cycle, then effects.begin → effects.commit (5 transactions)",
-         {CTRLRUN: Peer("CtrlrunGoverned", txns=5,
-                        calls="approval cycle → begin_execution → commit_effect"),
-          APSIMO: Peer("ApsimoGoverned", txns=7,
-                       calls="propose → gate → lease_next → dispatch → accept → verify → "
-                             "complete")},
-         heavy=True),
-    Spec("event_append", "Event append, one per transaction", "event", "EventAppend",
-         "runs.append_event(run_id, type, ~300-byte payload): sequence, sha256 chain link, "
-         "run version bump, change rows",
-         {CTRLRUN: Peer("CtrlrunEvent", txns=1,
-                        calls="append_event (autocommit INSERT, no hash chain)"),
-          APSIMO: Peer(na=NO_EVENTS)}),
-    Spec("event_batch", f"Event append, batch of {EVENT_BATCH} in one transaction", "batch",
-         "EventBatch",
-         f"runs.append_events(run_id, {EVENT_BATCH} events): as above, one transaction",
-         {CTRLRUN: Peer(na="n/a: no batch API (append_event is one autocommit INSERT)"),
-          APSIMO: Peer(na=NO_EVENTS)}),
-    Spec("memory_replace", "Memory mutation with expected version", "mutation",
-         "MemoryReplace",
-         "memory.replace(entry, content, expected_version) by an agent: CAS update of the "
-         "entry, a mutation row with before/after hashes",
-         {CTRLRUN: Peer(na="n/a: no memory entity"), APSIMO: Peer(na="n/a: no memory entity")},
-         memory=True),
+    Spec(
+        "effect_lifecycle",
+        "Effect lifecycle: reserve → begin → commit",
+        "lifecycle",
+        "EffectLifecycle",
+        "effects.reserve(key, run_id, action) → effects.begin → effects.commit(result, "
+        "external_id): the effect row, one chained run event per step, a receipt, change rows",
+        {
+            CTRLRUN: Peer(
+                "CtrlrunEffect", txns=3, calls="reserve_effect → begin_execution → commit_effect"
+            ),
+            APSIMO: Peer(na=NO_EFFECT),
+        },
+    ),
+    Spec(
+        "approval_cycle",
+        "Approval: request → decide → consume-and-reserve",
+        "approval",
+        "ApprovalCycle",
+        "agent approvals.request → operator approvals.decide(expected_version) → agent "
+        "approvals.consume_and_reserve(digest, effect key): approval, decision, audit row, "
+        "run events, effect reservation",
+        {
+            CTRLRUN: Peer(
+                "CtrlrunApproval",
+                txns=3,
+                calls="put_approval_request → grant_approval → consume_approval_and_reserve",
+            ),
+            APSIMO: Peer(
+                "ApsimoWorkload",
+                txns=4,
+                calls="propose → gate (owner evidence) → lease_next → "
+                "begin_owner_authorized_dispatch",
+            ),
+        },
+    ),
+    Spec(
+        "governed_action",
+        "Governed action end to end: approval cycle → begin → commit",
+        "action",
+        "GovernedAction",
+        "the approval cycle, then effects.begin → effects.commit (5 transactions)",
+        {
+            CTRLRUN: Peer(
+                "CtrlrunGoverned", txns=5, calls="approval cycle → begin_execution → commit_effect"
+            ),
+            APSIMO: Peer(
+                "ApsimoGoverned",
+                txns=7,
+                calls="propose → gate → lease_next → dispatch → accept → verify → complete",
+            ),
+        },
+        heavy=True,
+    ),
+    Spec(
+        "event_append",
+        "Event append, one per transaction",
+        "event",
+        "EventAppend",
+        "runs.append_event(run_id, type, ~300-byte payload): sequence, sha256 chain link, "
+        "run version bump, change rows",
+        {
+            CTRLRUN: Peer(
+                "CtrlrunEvent", txns=1, calls="append_event (autocommit INSERT, no hash chain)"
+            ),
+            APSIMO: Peer(na=NO_EVENTS),
+        },
+    ),
+    Spec(
+        "event_batch",
+        f"Event append, batch of {EVENT_BATCH} in one transaction",
+        "batch",
+        "EventBatch",
+        f"runs.append_events(run_id, {EVENT_BATCH} events): as above, one transaction",
+        {
+            CTRLRUN: Peer(na="n/a: no batch API (append_event is one autocommit INSERT)"),
+            APSIMO: Peer(na=NO_EVENTS),
+        },
+    ),
+    Spec(
+        "memory_replace",
+        "Memory mutation with expected version",
+        "mutation",
+        "MemoryReplace",
+        "memory.replace(entry, content, expected_version) by an agent: CAS update of the "
+        "entry, a mutation row with before/after hashes",
+        {CTRLRUN: Peer(na="n/a: no memory entity"), APSIMO: Peer(na="n/a: no memory entity")},
+        memory=True,
+    ),
 ]
 
 
@@ -139,8 +184,9 @@ def measure_figure(ctx: BenchContext, spec: Spec, procs: int) -> Figure:
     if procs == 1:
         snapshot(db, folder / "sql.db")
     streams = [str(folder / f"stream-{w}.pkl") for w in range(procs)]
-    rows, txns = record("bench_proctor", spec.proctor, str(rec_db), params,
-                        rounds * (warmup + n), streams, warmup)
+    rows, txns = record(
+        "bench_proctor", spec.proctor, str(rec_db), params, rounds * (warmup + n), streams, warmup
+    )
 
     plan: dict[str, tuple] = {PROCTOR: ("bench_proctor", spec.proctor, db, params, txns)}
     systems: dict[str, Measure] = {}
@@ -149,8 +195,13 @@ def measure_figure(ctx: BenchContext, spec: Spec, procs: int) -> Figure:
         systems[ON_SERVER] = Measure.not_available(why_not)
     else:
         url = server.url(server.fresh_database())
-        plan[ON_SERVER] = ("bench_proctor", spec.proctor, url,
-                           setup_journal(url, procs, memory=spec.memory), txns)
+        plan[ON_SERVER] = (
+            "bench_proctor",
+            spec.proctor,
+            url,
+            setup_journal(url, procs, memory=spec.memory),
+            txns,
+        )
     for name in PEERS:
         peer = spec.peers[name]
         why = peer.na.removeprefix("n/a: ") if peer.na else unavailable(name)
@@ -160,19 +211,39 @@ def measure_figure(ctx: BenchContext, spec: Spec, procs: int) -> Figure:
         path = folder / f"{name}.db"
         CREATE[name](str(path))
         plan[name] = ("bench_peers", peer.workload, path, {}, peer.txns)
-    plan[FLOOR] = ("bench_floor", "Replay", floor_db,
-                   [{"stream": s, "mode": "writes"} for s in streams], txns)
+    plan[FLOOR] = (
+        "bench_floor",
+        "Replay",
+        floor_db,
+        [{"stream": s, "mode": "writes"} for s in streams],
+        txns,
+    )
     if procs == 1:
-        plan[ALONE] = ("bench_floor", "Replay", folder / "sql.db",
-                       [{"stream": streams[0], "mode": "all"}], txns)
+        plan[ALONE] = (
+            "bench_floor",
+            "Replay",
+            folder / "sql.db",
+            [{"stream": streams[0], "mode": "all"}],
+            txns,
+        )
 
     raw: dict[str, list] = {name: [] for name in plan}
     order = list(plan)
     for r in range(rounds):  # systems take turns, so drift on a shared machine hits all alike
-        for name in order[r % len(order):] + order[:r % len(order)]:
+        for name in order[r % len(order) :] + order[: r % len(order)]:
             module, workload, path, p, _ = plan[name]
-            raw[name].append(run_round(module, workload, path, procs=procs, n=n,
-                                       warmup=warmup, params=p, offset=r * (warmup + n)))
+            raw[name].append(
+                run_round(
+                    module,
+                    workload,
+                    path,
+                    procs=procs,
+                    n=n,
+                    warmup=warmup,
+                    params=p,
+                    offset=r * (warmup + n),
+                )
+            )
     for name, (_, _, _, _, t) in plan.items():
         systems[name] = summarize(raw[name], t)
     systems[PROCTOR].rows_per_unit = rows
@@ -185,8 +256,17 @@ def measure_figure(ctx: BenchContext, spec: Spec, procs: int) -> Figure:
     ordered = {k: systems[k] for k in (PROCTOR, ON_SERVER, *PEERS, FLOOR)}
     if not ctx.keep:
         shutil.rmtree(folder, ignore_errors=True)
-    return Figure(suite="core", id=spec.id, title=spec.title, what=spec.what, unit=spec.unit,
-                  procs=procs, systems=ordered, notes=list(spec.notes), extra=extra)
+    return Figure(
+        suite="core",
+        id=spec.id,
+        title=spec.title,
+        what=spec.what,
+        unit=spec.unit,
+        procs=procs,
+        systems=ordered,
+        notes=list(spec.notes),
+        extra=extra,
+    )
 
 
 _SERVER: dict[str, object] = {}

@@ -51,8 +51,7 @@ def compile_stream(units: list[list[dict]], mode: str) -> list[list[tuple]]:
                     txns.append(("BEGIN IMMEDIATE", stmts))
             else:
                 begin = "BEGIN IMMEDIATE" if txn["kind"] == "write" else "BEGIN"
-                txns.append((begin, [(s[0], s[1], s[2], not is_write(s[0]))
-                                     for s in txn["stmts"]]))
+                txns.append((begin, [(s[0], s[1], s[2], not is_write(s[0])) for s in txn["stmts"]]))
         out.append(txns)
     return out
 
@@ -94,8 +93,10 @@ class Replay:
 
     def info(self) -> dict:
         sync = self.conn.execute("PRAGMA synchronous").fetchone()[0]
-        return {"synchronous": {1: "NORMAL", 2: "FULL"}.get(sync, sync),
-                "journal_mode": self.conn.execute("PRAGMA journal_mode").fetchone()[0]}
+        return {
+            "synchronous": {1: "NORMAL", 2: "FULL"}.get(sync, sync),
+            "journal_mode": self.conn.execute("PRAGMA journal_mode").fetchone()[0],
+        }
 
     def close(self) -> None:
         self.conn.close()

@@ -41,8 +41,7 @@ def unavailable(name: str) -> str | None:
     try:
         __import__(module)
     except ImportError as err:
-        return (f"not installed ({err.name or err}); install the bench extra: "
-                "uv sync --extra bench")
+        return f"not installed ({err.name or err}); install the bench extra: uv sync --extra bench"
     return None
 
 
@@ -68,8 +67,9 @@ class CtrlrunWorkload:
         from ctrlrun.action import Action
 
         a = action_of(self.worker, i)
-        return Action(name=a["tool"], arguments=a["args"], principal=self.principal,
-                      resource=a["args"]["url"])
+        return Action(
+            name=a["tool"], arguments=a["args"], principal=self.principal, resource=a["args"]["url"]
+        )
 
     def prepare(self, i: int) -> Any:
         return f"w{self.worker}-e{i}", self.action(i)
@@ -79,10 +79,12 @@ class CtrlrunWorkload:
 
     def info(self) -> dict:
         sync = self.conn.execute("PRAGMA synchronous").fetchone()[0]
-        return {"synchronous": SYNC_NAMES.get(sync, sync),
-                "journal_mode": self.conn.execute("PRAGMA journal_mode").fetchone()[0],
-                "how": "PRAGMA synchronous=FULL on the store's per-thread connection "
-                       "(it sets NORMAL itself)"}
+        return {
+            "synchronous": SYNC_NAMES.get(sync, sync),
+            "journal_mode": self.conn.execute("PRAGMA journal_mode").fetchone()[0],
+            "how": "PRAGMA synchronous=FULL on the store's per-thread connection "
+            "(it sets NORMAL itself)",
+        }
 
     def close(self) -> None:
         self.store.close()
@@ -111,14 +113,27 @@ class CtrlrunApproval(CtrlrunWorkload):
         digest = action.action_hash
         now = datetime.now(UTC)
         request_id = f"apr-{key}"
-        busy(self.store.put_approval_request, ApprovalRequest(
-            request_id=request_id, action_hash=digest, action=action, created_at=now,
-            expires_at=now + timedelta(hours=1)))
+        busy(
+            self.store.put_approval_request,
+            ApprovalRequest(
+                request_id=request_id,
+                action_hash=digest,
+                action=action,
+                created_at=now,
+                expires_at=now + timedelta(hours=1),
+            ),
+        )
         lap("request")
         busy(self.store.grant_approval, request_id, f"operator-{self.worker}")
         lap("decide")
-        busy(self.store.consume_approval_and_reserve, request_id, digest, key, action.action_id,
-             timedelta(seconds=60))
+        busy(
+            self.store.consume_approval_and_reserve,
+            request_id,
+            digest,
+            key,
+            action.action_id,
+            timedelta(seconds=60),
+        )
         lap("consume_and_reserve")
         return key, action
 
@@ -143,9 +158,15 @@ class CtrlrunEvent(CtrlrunWorkload):
     def unit(self, x: Any, lap: Any) -> None:
         from ctrlrun.receipt import Event, EventType
 
-        busy(self.store.append_event, Event(type=EventType.EXECUTION_STARTED,
-                                      action_id=f"act-w{self.worker}", ts=datetime.now(UTC),
-                                      data=x))
+        busy(
+            self.store.append_event,
+            Event(
+                type=EventType.EXECUTION_STARTED,
+                action_id=f"act-w{self.worker}",
+                ts=datetime.now(UTC),
+                data=x,
+            ),
+        )
 
 
 # --------------------------------------------------------------------------- apsimo
@@ -183,32 +204,49 @@ class ApsimoWorkload:
 
         intent, envelope = x
         st = self.store
-        action = busy(st.propose, intent.idempotency_key, DEFAULT_SOURCE_PREFIX + "bench-host",
-                            DEFAULT_ACTION_TYPE, envelope, source_ref=intent.intent_id)
+        action = busy(
+            st.propose,
+            intent.idempotency_key,
+            DEFAULT_SOURCE_PREFIX + "bench-host",
+            DEFAULT_ACTION_TYPE,
+            envelope,
+            source_ref=intent.intent_id,
+        )
         aid = action["action_id"]
         lap("request")
         now = time.time()
         evidence = delivery_gate_evidence(action, decided_at=now, expires_at=now + 3600)
         _, gate = busy(st.gate, aid, evidence, external_id=evidence["approval_id"])
         lap("decide")
-        leased = busy(st.lease_next, self.owner, lease_seconds=60, states=("gated",),
-                               action_ids=(aid,))
-        authorization = validate_owner_gate(leased, st.list_receipts(aid),
-                                            tool_name=intent.tool_name, now=time.time())
+        leased = busy(
+            st.lease_next, self.owner, lease_seconds=60, states=("gated",), action_ids=(aid,)
+        )
+        authorization = validate_owner_gate(
+            leased, st.list_receipts(aid), tool_name=intent.tool_name, now=time.time()
+        )
         request = build_execution_request(leased, intent, authorization)
 
         def validator(action_: Any, receipts: Any, at: float) -> Any:
-            return assert_dispatchable(validate_owner_gate(
-                action_, receipts, tool_name=intent.tool_name, now=at))
+            return assert_dispatchable(
+                validate_owner_gate(action_, receipts, tool_name=intent.tool_name, now=at)
+            )
 
         busy(
-            st.begin_owner_authorized_dispatch, aid, self.owner, gate_receipt_key=gate["receipt_key"],
-            expected_source=leased["source"], expected_source_ref=leased["source_ref"],
-            expected_action_type=leased["action_type"], expected_payload=leased["payload"],
+            st.begin_owner_authorized_dispatch,
+            aid,
+            self.owner,
+            gate_receipt_key=gate["receipt_key"],
+            expected_source=leased["source"],
+            expected_source_ref=leased["source_ref"],
+            expected_action_type=leased["action_type"],
+            expected_payload=leased["payload"],
             expected_approval_id=evidence["approval_id"],
             expected_decision_id=evidence["decision_id"],
             expected_execution_digest=request["execution_digest"],
-            observation_window_seconds=600, max_observations=5, gate_validator=validator)
+            observation_window_seconds=600,
+            max_observations=5,
+            gate_validator=validator,
+        )
         lap("lease_and_dispatch")
         return aid, request["execution_digest"]
 
@@ -218,9 +256,11 @@ class ApsimoWorkload:
     def info(self) -> dict:
         conn = self.store._conn
         sync = conn.execute("PRAGMA synchronous").fetchone()[0]
-        return {"synchronous": SYNC_NAMES.get(sync, sync),
-                "journal_mode": conn.execute("PRAGMA journal_mode").fetchone()[0],
-                "how": "its own default (it sets WAL + synchronous=FULL)"}
+        return {
+            "synchronous": SYNC_NAMES.get(sync, sync),
+            "journal_mode": conn.execute("PRAGMA journal_mode").fetchone()[0],
+            "how": "its own default (it sets WAL + synchronous=FULL)",
+        }
 
     def close(self) -> None:
         self.store.close()
@@ -234,10 +274,23 @@ class ApsimoGoverned(ApsimoWorkload):
         st = self.store
         projection = {"status": "completed", "execution_digest": digest, "observed": "bench"}
         acceptance = "governed-action-acceptance:" + digest
-        busy(st.accept, aid, self.owner, acceptance, "governed_action_acceptance", projection,
-                  external_id=aid)
-        busy(st.verify, aid, self.owner, "governed-action-verification:" + digest, projection,
-                  qualifying_receipt_keys=(acceptance,))
+        busy(
+            st.accept,
+            aid,
+            self.owner,
+            acceptance,
+            "governed_action_acceptance",
+            projection,
+            external_id=aid,
+        )
+        busy(
+            st.verify,
+            aid,
+            self.owner,
+            "governed-action-verification:" + digest,
+            projection,
+            qualifying_receipt_keys=(acceptance,),
+        )
         lap("accept_and_verify")
         busy(st.complete, aid, self.owner, {"status": "completed"})
         lap("complete")

@@ -27,8 +27,9 @@ def setup_journal(path: str, procs: int, *, memory: bool = False) -> list[dict]:
             run = j.runs.start("bench", f"worker {w}", agent=f"agent-{w}")
             p: dict[str, Any] = {"run_id": run.id}
             if memory:
-                entry = j.memory.add("project", "bench", f"fact {w}", "initial content",
-                                     run_id=run.id)
+                entry = j.memory.add(
+                    "project", "bench", f"fact {w}", "initial content", run_id=run.id
+                )
                 p.update(entry_id=entry.id, version=entry.version)
             params.append(p)
     return params
@@ -36,11 +37,16 @@ def setup_journal(path: str, procs: int, *, memory: bool = False) -> list[dict]:
 
 def sqlite_facts(journal: Journal) -> dict:
     if journal.server:  # a server journal: its durability settings, in its own words
+
         def settings(conn: Any) -> dict:
-            got = {name: conn.exec_driver_sql(f"SHOW {name}").scalar()
-                   for name in ("synchronous_commit", "fsync", "server_version")}
-            got["synchronous"] = (f"PostgreSQL {got['server_version']}, synchronous_commit="
-                                  f"{got['synchronous_commit']}, fsync={got['fsync']}")
+            got = {
+                name: conn.exec_driver_sql(f"SHOW {name}").scalar()
+                for name in ("synchronous_commit", "fsync", "server_version")
+            }
+            got["synchronous"] = (
+                f"PostgreSQL {got['server_version']}, synchronous_commit="
+                f"{got['synchronous_commit']}, fsync={got['fsync']}"
+            )
             return got
 
         return journal.read(settings)
@@ -48,8 +54,10 @@ def sqlite_facts(journal: Journal) -> dict:
     def read(conn: Any) -> dict:
         sync = conn.exec_driver_sql("PRAGMA synchronous").scalar()
         mode = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
-        return {"synchronous": {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(sync, sync),
-                "journal_mode": mode}
+        return {
+            "synchronous": {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(sync, sync),
+            "journal_mode": mode,
+        }
 
     return journal.read(read)
 
@@ -65,8 +73,11 @@ class ProctorWorkload:
         self.run_id = params.get("run_id")
         self.tag = f"{params.get('prefix', '')}w{worker}"  # effect keys: unique per journal
         self.agent = Journal.open(path, actor=Actor.agent(f"agent-{worker}"))
-        self.op = (Journal.open(path, actor=Actor.operator(f"operator-{worker}"))
-                   if self.operator else None)
+        self.op = (
+            Journal.open(path, actor=Actor.operator(f"operator-{worker}"))
+            if self.operator
+            else None
+        )
 
     def journals(self) -> list[Journal]:
         return [j for j in (self.agent, self.op) if j is not None]
@@ -94,8 +105,7 @@ class EffectLifecycle(ProctorWorkload):
     def unit(self, x: Any, lap: Any) -> None:
         key, action, result = x
         fx = self.agent.effects
-        busy(fx.reserve, key, tool="http.post", run_id=self.run_id, action=action,
-             lease_seconds=60)
+        busy(fx.reserve, key, tool="http.post", run_id=self.run_id, action=action, lease_seconds=60)
         lap("reserve")
         busy(fx.begin, key)
         lap("begin")
@@ -113,13 +123,22 @@ class ApprovalCycle(ProctorWorkload):
 
     def unit(self, x: Any, lap: Any) -> Any:
         key, action = x
-        approval = busy(self.agent.approvals.request, self.run_id, action,
-                        reason="send the order to the supplier")
+        approval = busy(
+            self.agent.approvals.request,
+            self.run_id,
+            action,
+            reason="send the order to the supplier",
+        )
         lap("request")
         busy(self.op.approvals.decide, approval.id, True, expected_version=approval.version)
         lap("decide")
-        busy(self.agent.approvals.consume_and_reserve, approval.id, approval.action_digest, key,
-             lease_seconds=60)
+        busy(
+            self.agent.approvals.consume_and_reserve,
+            approval.id,
+            approval.action_digest,
+            key,
+            lease_seconds=60,
+        )
         lap("consume_and_reserve")
         return key
 
@@ -149,8 +168,10 @@ class EventBatch(ProctorWorkload):
     """EVENT_BATCH events appended in one transaction (journal.runs.append_events)."""
 
     def prepare(self, i: int) -> Any:
-        return [("tool.output", payload_of(self.worker, i * EVENT_BATCH + k))
-                for k in range(EVENT_BATCH)]
+        return [
+            ("tool.output", payload_of(self.worker, i * EVENT_BATCH + k))
+            for k in range(EVENT_BATCH)
+        ]
 
     def unit(self, x: Any, lap: Any) -> None:
         busy(self.agent.runs.append_events, self.run_id, x)
@@ -165,8 +186,14 @@ class MemoryReplace(ProctorWorkload):
 
     def unit(self, x: Any, lap: Any) -> None:
         content, version = x
-        busy(self.agent.memory.replace, self.params["entry_id"], content,
-             expected_version=version, reason="refreshed from the runbook", run_id=self.run_id)
+        busy(
+            self.agent.memory.replace,
+            self.params["entry_id"],
+            content,
+            expected_version=version,
+            reason="refreshed from the runbook",
+            run_id=self.run_id,
+        )
 
 
 # --------------------------------------------------------------------------- recording
@@ -191,8 +218,15 @@ class Recorder:
     def new_unit(self) -> None:
         self.units.append([])
 
-    def _before(self, conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
-                executemany: bool) -> None:
+    def _before(
+        self,
+        conn: Any,
+        cursor: Any,
+        statement: str,
+        parameters: Any,
+        context: Any,
+        executemany: bool,
+    ) -> None:
         head = statement.lstrip()[:16].upper()
         if head.startswith("BEGIN"):
             kind = "write" if "IMMEDIATE" in head else "read"
@@ -205,8 +239,15 @@ class Recorder:
         params = [tuple(p) for p in parameters] if executemany else tuple(parameters or ())
         txn["stmts"].append([statement, params, executemany, None])
 
-    def _after(self, conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
-               executemany: bool) -> None:
+    def _after(
+        self,
+        conn: Any,
+        cursor: Any,
+        statement: str,
+        parameters: Any,
+        context: Any,
+        executemany: bool,
+    ) -> None:
         txn = self._open.get(id(conn))
         if txn and txn["stmts"] and txn["stmts"][-1][0] == statement:
             txn["stmts"][-1][3] = cursor.rowcount
@@ -240,8 +281,15 @@ def no_sync(dbapi_conn: Any, record: Any, proxy: Any) -> None:
     dbapi_conn.execute("PRAGMA synchronous = OFF")
 
 
-def record(module: str, workload: str, path: str, params: list[dict], units: int,
-           streams: list[str], warmup: int) -> tuple[float, float]:
+def record(
+    module: str,
+    workload: str,
+    path: str,
+    params: list[dict],
+    units: int,
+    streams: list[str],
+    warmup: int,
+) -> tuple[float, float]:
     """Run ``units`` units per worker (sequentially, untimed) on ``path`` and save each worker's
     statement stream. Returns (rows, write transactions) per unit."""
     from bench_common import Lap, load_workload

@@ -65,16 +65,18 @@ class Populator:
             done = self.j.runs.get(self.long_run).last_sequence
             if done < long_goal:
                 n = min(BATCH, long_goal - done)
-                self.j.runs.append_events(self.long_run, [
-                    ("tool.output", payload_of(0, done + i)) for i in range(n)])
+                self.j.runs.append_events(
+                    self.long_run, [("tool.output", payload_of(0, done + i)) for i in range(n)]
+                )
                 self.events += n
 
     def _one_run(self) -> None:
         k, j = self.k, self.j
         self.k += 1
         run = j.runs.start(f"project-{k % 7}", f"nightly task {k}", agent=f"agent-{k % 13}")
-        j.runs.append_events(run.id, [("tool.output", payload_of(k, i))
-                                      for i in range(RUN_EVENTS - 2)])
+        j.runs.append_events(
+            run.id, [("tool.output", payload_of(k, i)) for i in range(RUN_EVENTS - 2)]
+        )
         self.runs.append(run.id)
         self.events += RUN_EVENTS - 1
         if k % 10 == 0:
@@ -114,23 +116,33 @@ def read_calls(j: Journal, sized: Sized) -> dict[str, tuple]:
     mid = j.runs.get(sized.long_run).last_sequence // 2
     latest = j.changes.latest()
     return {
-        "inbox_page": ("Inbox first page (50, default order)",
-                       "inbox.list(limit=50): pending approvals/questions/memory/effects "
-                       "across runs, joined with their runs",
-                       lambda j: j.inbox.list(limit=50)),
-        "inbox_counts": ("Inbox counts by kind", "inbox.counts()",
-                         lambda j: j.inbox.counts()),
-        "runs_page": ("Runs first page (50, newest first)", "runs.list(limit=50)",
-                      lambda j: j.runs.list(limit=50)),
-        "long_run_page": ("Keyset page of 200 events mid-way through the long run",
-                          "runs.events(long_run, after=middle, limit=200)",
-                          lambda j: j.runs.events(sized.long_run, after=mid, limit=200)),
-        "run_first_page": ("First page of a typical run's events",
-                           "runs.events(run, limit=200) for a 100-event run",
-                           lambda j: j.runs.events(sized.typical_run, limit=200)),
-        "changes_tail": ("Change feed: the last 100 changes",
-                         "changes.since(latest - 100)",
-                         lambda j: j.changes.since(max(0, latest - 100))),
+        "inbox_page": (
+            "Inbox first page (50, default order)",
+            "inbox.list(limit=50): pending approvals/questions/memory/effects "
+            "across runs, joined with their runs",
+            lambda j: j.inbox.list(limit=50),
+        ),
+        "inbox_counts": ("Inbox counts by kind", "inbox.counts()", lambda j: j.inbox.counts()),
+        "runs_page": (
+            "Runs first page (50, newest first)",
+            "runs.list(limit=50)",
+            lambda j: j.runs.list(limit=50),
+        ),
+        "long_run_page": (
+            "Keyset page of 200 events mid-way through the long run",
+            "runs.events(long_run, after=middle, limit=200)",
+            lambda j: j.runs.events(sized.long_run, after=mid, limit=200),
+        ),
+        "run_first_page": (
+            "First page of a typical run's events",
+            "runs.events(run, limit=200) for a 100-event run",
+            lambda j: j.runs.events(sized.typical_run, limit=200),
+        ),
+        "changes_tail": (
+            "Change feed: the last 100 changes",
+            "changes.since(latest - 100)",
+            lambda j: j.changes.since(max(0, latest - 100)),
+        ),
     }
 
 
@@ -145,12 +157,17 @@ def timed(call: Any, j: Journal, reps: int) -> list[float]:
 
 
 def latency_measure(samples: list[float]) -> Measure:
-    return Measure(p50_ms=percentile(samples, 50) * 1000, p95_ms=percentile(samples, 95) * 1000,
-                   p99_ms=percentile(samples, 99) * 1000, n=len(samples))
+    return Measure(
+        p50_ms=percentile(samples, 50) * 1000,
+        p95_ms=percentile(samples, 95) * 1000,
+        p99_ms=percentile(samples, 99) * 1000,
+        n=len(samples),
+    )
 
 
-def timed_sql_alone(call: Any, rec_journal: Journal, recorder: Recorder, path: str,
-                    reps: int) -> list[float]:
+def timed_sql_alone(
+    call: Any, rec_journal: Journal, recorder: Recorder, path: str, reps: int
+) -> list[float]:
     """The statements ``call`` sent (recorded on ``rec_journal``), replayed raw ``reps`` times."""
     recorder.new_unit()
     call(rec_journal)
@@ -188,30 +205,42 @@ class Samples:
         title, what, unit = self.titles[fid]
         if fid in self.writes:
             return title, what, unit, summarize(self.writes[fid]), None
-        return (title, what, unit, latency_measure(self.reads[fid]),
-                latency_measure(self.sql[fid]))
+        return (title, what, unit, latency_measure(self.reads[fid]), latency_measure(self.sql[fid]))
 
 
 def measure_round(ctx: BenchContext, sized: Sized, acc: Samples, r: int) -> None:
     """One round at one size: every read (reps/rounds) and every write (n/rounds)."""
     reps = max(10, (30 if ctx.quick else 200) // ctx.rounds())
-    with Journal.open(sized.path, actor=Actor.operator("bench-reader")) as op, \
-            Journal.open(sized.path, actor=Actor.operator("bench-recorder")) as rec_j:
+    with (
+        Journal.open(sized.path, actor=Actor.operator("bench-reader")) as op,
+        Journal.open(sized.path, actor=Actor.operator("bench-recorder")) as rec_j,
+    ):
         recorder = Recorder([rec_j])
         for fid, (title, what, call) in read_calls(op, sized).items():
             acc.titles[fid] = (title, what, "read")
             acc.reads.setdefault(fid, []).extend(timed(call, op, reps))
             acc.sql.setdefault(fid, []).extend(
-                timed_sql_alone(call, rec_j, recorder, sized.path, reps))
+                timed_sql_alone(call, rec_j, recorder, sized.path, reps)
+            )
     n = max(10, (40 if ctx.quick else 300) // ctx.rounds())
     for fid, (workload, title, unit) in WRITES.items():
-        params = [dict(p, prefix=f"{sized.label}-r{r}-")
-                  for p in setup_journal(sized.path, 1)]
-        acc.titles[fid] = (title, f"bench_proctor.{workload} (1 process) on the grown journal",
-                           unit)
-        acc.writes.setdefault(fid, []).append(run_round(
-            "bench_proctor", workload, sized.path, procs=1, n=n, warmup=ctx.warmup(),
-            params=params))
+        params = [dict(p, prefix=f"{sized.label}-r{r}-") for p in setup_journal(sized.path, 1)]
+        acc.titles[fid] = (
+            title,
+            f"bench_proctor.{workload} (1 process) on the grown journal",
+            unit,
+        )
+        acc.writes.setdefault(fid, []).append(
+            run_round(
+                "bench_proctor",
+                workload,
+                sized.path,
+                procs=1,
+                n=n,
+                warmup=ctx.warmup(),
+                params=params,
+            )
+        )
 
 
 def grow(ctx: BenchContext, folder: Any, sizes: tuple[int, ...]) -> list[Sized]:
@@ -228,10 +257,14 @@ def grow(ctx: BenchContext, folder: Any, sizes: tuple[int, ...]) -> list[Sized]:
             path = live if i == len(sizes) - 1 else str(folder / f"scale-{label(size)}.db")
             if path != live:
                 snapshot(Path(live), Path(path))
-            typical = rng.choice(pop.runs[len(pop.runs) // 2:] or pop.runs)
+            typical = rng.choice(pop.runs[len(pop.runs) // 2 :] or pop.runs)
             out.append(Sized(label(size), path, pop.count_events(), pop.long_run, typical))
-            print(f"  scale: grew to {out[-1].events:,} events, {len(pop.runs):,} runs "
-                  f"({time.monotonic() - t0:.0f} s)", flush=True, file=sys.stderr)
+            print(
+                f"  scale: grew to {out[-1].events:,} events, {len(pop.runs):,} runs "
+                f"({time.monotonic() - t0:.0f} s)",
+                flush=True,
+                file=sys.stderr,
+            )
     finally:
         pop.close()
     return out
@@ -244,7 +277,7 @@ def run(ctx: BenchContext) -> list[Figure]:
         journals = grow(ctx, folder, sizes)
         acc = {s.label: Samples() for s in journals}
         for r in range(ctx.rounds()):  # sizes take turns, so drift in load hits all alike
-            for sized in journals[r % len(journals):] + journals[:r % len(journals)]:
+            for sized in journals[r % len(journals) :] + journals[: r % len(journals)]:
                 measure_round(ctx, sized, acc[sized.label], r)
         by_size = {lab: {fid: a.figure(fid) for fid in a.titles} for lab, a in acc.items()}
     finally:
@@ -260,17 +293,36 @@ def figures_from(by_size: dict[str, dict], actual: dict[str, int]) -> list[Figur
     for fid in by_size[first]:
         title, what, unit, _, _ = by_size[last][fid]
         top, floor = by_size[last][fid][3], by_size[last][fid][4]
-        growth = (top.p50_ms / by_size[first][fid][3].p50_ms
-                  if by_size[first][fid][3].p50_ms else None)
+        growth = (
+            top.p50_ms / by_size[first][fid][3].p50_ms if by_size[first][fid][3].p50_ms else None
+        )
         systems = {PROCTOR: top}
         if floor is not None:
             systems[FLOOR_LABEL] = floor
-        extra = {"by_size": {lab: asdict(by_size[lab][fid][3]) for lab in labels},
-                 "floor_by_size": {lab: asdict(by_size[lab][fid][4]) for lab in labels
-                                   if by_size[lab][fid][4] is not None},
-                 "growth_p50": growth, "events": actual}
-        figures.append(Figure(suite="scale", id=fid, title=title, what=what, unit=unit,
-                              procs=1, systems=systems, extra=extra,
-                              notes=["journal sizes (events): "
-                                     + ", ".join(f"{k} = {v:,}" for k, v in actual.items())]))
+        extra = {
+            "by_size": {lab: asdict(by_size[lab][fid][3]) for lab in labels},
+            "floor_by_size": {
+                lab: asdict(by_size[lab][fid][4])
+                for lab in labels
+                if by_size[lab][fid][4] is not None
+            },
+            "growth_p50": growth,
+            "events": actual,
+        }
+        figures.append(
+            Figure(
+                suite="scale",
+                id=fid,
+                title=title,
+                what=what,
+                unit=unit,
+                procs=1,
+                systems=systems,
+                extra=extra,
+                notes=[
+                    "journal sizes (events): "
+                    + ", ".join(f"{k} = {v:,}" for k, v in actual.items())
+                ],
+            )
+        )
     return figures

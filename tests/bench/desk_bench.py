@@ -49,8 +49,10 @@ def pct(values: list[float], p: float) -> float:
 
 
 def summary(values: list[float]) -> str:
-    return (f"n={len(values)}  p50 {pct(values, 50):.1f}  p95 {pct(values, 95):.1f}  "
-            f"p99 {pct(values, 99):.1f}  max {max(values):.1f}")
+    return (
+        f"n={len(values)}  p50 {pct(values, 50):.1f}  p95 {pct(values, 95):.1f}  "
+        f"p99 {pct(values, 99):.1f}  max {max(values):.1f}"
+    )
 
 
 # ---------------------------------------------------------------- journals
@@ -65,9 +67,14 @@ def large_journal(path: Path | None) -> Path:
 
         CACHE.mkdir(exist_ok=True)
         print(f"building a large demo journal at {target} (minutes) …", flush=True)
-        build_demo_journal(target, size="large", seed=1,
-                           progress=lambda d, t, m: print(f"  {d}/{t} runs, {m}", flush=True)
-                           if d % 1000 == 0 else None)
+        build_demo_journal(
+            target,
+            size="large",
+            seed=1,
+            progress=lambda d, t, m: (
+                print(f"  {d}/{t} runs, {m}", flush=True) if d % 1000 == 0 else None
+            ),
+        )
     return target
 
 
@@ -113,9 +120,14 @@ def startup_seconds(path: Path) -> tuple[float, float]:
     """(wall seconds from spawn to inbox painted, CPU seconds the process used in total)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
-    out = subprocess.run([sys.executable, "-m", "proctor.gui.shell.app", str(path), "--bench-paint"],
-                         capture_output=True, text=True, timeout=120, check=True,
-                         env=startup_env())
+    out = subprocess.run(
+        [sys.executable, "-m", "proctor.gui.shell.app", str(path), "--bench-paint"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env=startup_env(),
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     line = next(x for x in out.stdout.splitlines() if x.startswith("painted"))
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -136,8 +148,9 @@ def requester(journal: str, count: int, low: float, high: float) -> int:
         for n in range(count):
             if high:
                 time.sleep(rng.uniform(low, high))
-            a = j.approvals.request(run.id, {"tool": "deploy", "args": {"n": n}},
-                                    reason=f"{MARK} {n}")
+            a = j.approvals.request(
+                run.id, {"tool": "deploy", "args": {"n": n}}, reason=f"{MARK} {n}"
+            )
             print(f"C {a.id} {time.time():.6f}", flush=True)
     return 0
 
@@ -164,8 +177,9 @@ class Lines:
     """Collects a child process's stdout lines on a thread."""
 
     def __init__(self, args: list[str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True
+        )
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -220,9 +234,13 @@ def ready(inbox) -> bool:
     a click sooner would be held, not decided)."""
     item = inbox.current_item()
     key = f"approval:{item.id}" if item is not None else ""
-    return item is not None and item.kind.value == "approval" \
-        and key not in inbox.decided and not inbox.decider.busy(key) \
+    return (
+        item is not None
+        and item.kind.value == "approval"
+        and key not in inbox.decided
+        and not inbox.decider.busy(key)
         and not inbox.settle.too_soon(key)
+    )
 
 
 def bench_visible(path: Path, requests: int, floors: list[float] | None = None) -> list[float]:
@@ -260,42 +278,80 @@ def bench_visible(path: Path, requests: int, floors: list[float] | None = None) 
     spy = PaintSpy()
     table.viewport().installEventFilter(spy)
     model.rowsInserted.connect(on_rows)
-    agent = Lines(["--role", "requester", "--journal", str(path), "--count", str(requests),
-                   "--low", "0.05", "--high", "0.15"])
+    agent = Lines(
+        [
+            "--role",
+            "requester",
+            "--journal",
+            str(path),
+            "--count",
+            str(requests),
+            "--low",
+            "0.05",
+            "--high",
+            "0.15",
+        ]
+    )
     commits = lambda: [x.split() for x in agent.lines if x.startswith("C ")]  # noqa: E731
     if "r" in hooked:
         hooked["r"].on = True
-    run_until(app, lambda: len(commits()) >= requests
-              and all(f"approval:{c[1]}" in painted for c in commits()), 120 + requests * 0.3)
+    run_until(
+        app,
+        lambda: (
+            len(commits()) >= requests and all(f"approval:{c[1]}" in painted for c in commits())
+        ),
+        120 + requests * 0.3,
+    )
     agent.stop()
-    latencies = [(painted[f"approval:{aid}"] - float(t)) * 1000 for _, aid, t in commits()
-                 if f"approval:{aid}" in painted]
+    latencies = [
+        (painted[f"approval:{aid}"] - float(t)) * 1000
+        for _, aid, t in commits()
+        if f"approval:{aid}" in painted
+    ]
     window.close()
     runner.shutdown()
     if "r" in hooked:
         from gui_bench import reader, replay_reads
 
         conn = reader(path)
-        floors += [replay_reads(conn, hooked["r"].between(float(t), painted[f"approval:{aid}"]))
-                   for _, aid, t in commits() if f"approval:{aid}" in painted]
+        floors += [
+            replay_reads(conn, hooked["r"].between(float(t), painted[f"approval:{aid}"]))
+            for _, aid, t in commits()
+            if f"approval:{aid}" in painted
+        ]
         conn.close()
     return latencies
 
 
-def bench_clicks(path: Path, clicks: int, agents: int,
-                 floors: list[float] | None = None) -> list[float]:
+def bench_clicks(
+    path: Path, clicks: int, agents: int, floors: list[float] | None = None
+) -> list[float]:
     """Latencies (ms); with ``floors``, also appends to it, per click, the ms the desk's
     write statements for that click take alone: replayed by raw sqlite3 (same pragmas, one
     BEGIN IMMEDIATE ... COMMIT per desk transaction) on a copy taken before the clicks."""
 
-    filler = Lines(["--role", "requester", "--journal", str(path), "--count", str(clicks + 20),
-                    "--low", "0", "--high", "0"])
+    filler = Lines(
+        [
+            "--role",
+            "requester",
+            "--journal",
+            str(path),
+            "--count",
+            str(clicks + 20),
+            "--low",
+            "0",
+            "--high",
+            "0",
+        ]
+    )
     filler.proc.wait()
     copy = backup(path, path.with_name("before-clicks.db")) if floors is not None else None
     # the agents writing meanwhile: each appends an event every 10-30 ms (50/s), one
     # transaction each, so the desk's clicks contend for the write lock and its feed moves
-    writers = [Lines(["--role", "writer", "--journal", str(path), "--low", "0.01",
-                      "--high", "0.03"]) for _ in range(agents)]
+    writers = [
+        Lines(["--role", "writer", "--journal", str(path), "--low", "0.01", "--high", "0.03"])
+        for _ in range(agents)
+    ]
     hooked: dict[str, object] = {}
 
     def record(journal) -> None:
@@ -325,9 +381,12 @@ def bench_clicks(path: Path, clicks: int, agents: int,
     for _ in range(clicks):
         if not run_until(app, lambda: ready(inbox), 10):
             item = inbox.current_item()
-            print(f"  no approval to click: current {item and item.id}, rows "
-                  f"{inbox.model.rowCount()}, decided {len(inbox.decided)}, "
-                  f"pinned {inbox.pinned}", flush=True)
+            print(
+                f"  no approval to click: current {item and item.id}, rows "
+                f"{inbox.model.rowCount()}, decided {len(inbox.decided)}, "
+                f"pinned {inbox.pinned}",
+                flush=True,
+            )
             break
         state["done"] = False
         if "r" in hooked:
@@ -337,10 +396,12 @@ def bench_clicks(path: Path, clicks: int, agents: int,
         run_until(app, lambda: state["done"], 30)
     for w in writers:
         w.stop()
-    written = sum(int(line.split()[1]) for w in writers for line in w.lines[-1:]
-                  if line.startswith("W "))
-    print(f"  {agents} writing agents appended about {written:,} events during the clicks",
-          flush=True)
+    written = sum(
+        int(line.split()[1]) for w in writers for line in w.lines[-1:] if line.startswith("W ")
+    )
+    print(
+        f"  {agents} writing agents appended about {written:,} events during the clicks", flush=True
+    )
     window.close()
     runner.shutdown()
     if copy is not None and "r" in hooked:
@@ -386,10 +447,16 @@ def main() -> int:
     p.add_argument("--clicks", type=int, default=200)
     p.add_argument("--agents", type=int, default=3, help="simulated agents during clicks")
     p.add_argument("--startups", type=int, default=3)
-    p.add_argument("--only", default="startup,visible,clicks",
-                   help="comma-separated parts to run (default: all)")
-    p.add_argument("--figures", type=Path,
-                   help="run.py's mode: measure, then save the figures (JSON) to this file")
+    p.add_argument(
+        "--only",
+        default="startup,visible,clicks",
+        help="comma-separated parts to run (default: all)",
+    )
+    p.add_argument(
+        "--figures",
+        type=Path,
+        help="run.py's mode: measure, then save the figures (JSON) to this file",
+    )
     p.add_argument("--quick", action="store_true", help="with --figures: the small journal")
     p.add_argument("--work", type=Path, help="with --figures: folder for the scratch copies")
     p.add_argument("--role", help=argparse.SUPPRESS)
@@ -433,10 +500,14 @@ def startup_rows(small: Path, big: Path, count: int) -> list[tuple[str, str]]:
     for name, path in (("small", small), ("large", big)):
         runs = [startup_seconds(path) for _ in range(count)]
         walls, cpus = [w for w, _ in runs], [c for _, c in runs]
-        rows.append((f"start-up to inbox painted, {name} journal (s)",
-                     f"wall {', '.join(f'{t:.2f}' for t in walls)} (median "
-                     f"{statistics.median(walls):.2f}); CPU of the whole process median "
-                     f"{statistics.median(cpus):.2f}"))
+        rows.append(
+            (
+                f"start-up to inbox painted, {name} journal (s)",
+                f"wall {', '.join(f'{t:.2f}' for t in walls)} (median "
+                f"{statistics.median(walls):.2f}); CPU of the whole process median "
+                f"{statistics.median(cpus):.2f}",
+            )
+        )
         print(rows[-1], flush=True)
     return rows
 
@@ -444,8 +515,10 @@ def startup_rows(small: Path, big: Path, count: int) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------- run.py's suite "desk"
 
 SUITE = "desk"
-SIZES = {True: {"requests": 20, "clicks": 20, "startups": 3},
-         False: {"requests": 200, "clicks": 200, "startups": 5}}
+SIZES = {
+    True: {"requests": 20, "clicks": 20, "startups": 3},
+    False: {"requests": 200, "clicks": 200, "startups": 5},
+}
 AGENTS = 4  # writing agent processes during the clicks (the issue's figure)
 
 
@@ -455,11 +528,24 @@ def run(ctx):  # (BenchContext) -> list[Figure]
     from gui_bench import spawn_figures
 
     sizes = SIZES[ctx.quick]
-    args = ["--requests", str(sizes["requests"]), "--clicks", str(sizes["clicks"]),
-            "--startups", str(sizes["startups"]), "--agents", str(AGENTS),
-            "--work", str(ctx.fresh("desk-work"))]
-    return spawn_figures("desk_bench.py", args + (["--quick"] if ctx.quick else []), ctx,
-                         timeout=600 if ctx.quick else 3600)
+    args = [
+        "--requests",
+        str(sizes["requests"]),
+        "--clicks",
+        str(sizes["clicks"]),
+        "--startups",
+        str(sizes["startups"]),
+        "--agents",
+        str(AGENTS),
+        "--work",
+        str(ctx.fresh("desk-work")),
+    ]
+    return spawn_figures(
+        "desk_bench.py",
+        args + (["--quick"] if ctx.quick else []),
+        ctx,
+        timeout=600 if ctx.quick else 3600,
+    )
 
 
 def figures(a: argparse.Namespace) -> list:
@@ -472,24 +558,44 @@ def figures(a: argparse.Namespace) -> list:
     out = [startup_figure(journal, facts, a.startups)]
     visible_floor: list[float] = []
     visible = bench_visible(scratch_copy(journal, a.work), a.requests, visible_floor)
-    out.append(desk_figure(
-        SUITE, "request_visible", "new request → row painted in the inbox", "an agent process "
-        f"files approval requests 50-150 ms apart ({facts}); time from its commit to the "
-        "inbox table's next paint showing the row (change feed poll + inbox refresh + paint)",
-        "request", visible, visible_floor,
-        notes=["desk figures: floor = the read statements the desk finished between the "
-               "agent's commit and the paint, replayed alone by raw sqlite3 (the desk's wait "
-               "for its change-feed poll is not in the floor)."]))
+    out.append(
+        desk_figure(
+            SUITE,
+            "request_visible",
+            "new request → row painted in the inbox",
+            "an agent process "
+            f"files approval requests 50-150 ms apart ({facts}); time from its commit to the "
+            "inbox table's next paint showing the row (change feed poll + inbox refresh + paint)",
+            "request",
+            visible,
+            visible_floor,
+            notes=[
+                "desk figures: floor = the read statements the desk finished between the "
+                "agent's commit and the paint, replayed alone by raw sqlite3 (the desk's wait "
+                "for its change-feed poll is not in the floor)."
+            ],
+        )
+    )
     click_floor: list[float] = []
     clicks = bench_clicks(scratch_copy(journal, a.work), a.clicks, a.agents, click_floor)
-    out.append(desk_figure(
-        SUITE, "click_commit", f"click Approve → committed, {a.agents} agents writing",
-        f"the desk approves the current row (registry 'inbox.approve', as the A key) while "
-        f"{a.agents} simulated agent processes write; time until the commit is back on the "
-        "GUI thread", "click", clicks, click_floor,
-        notes=["click floor = the desk's write statements for each click, one BEGIN "
-               "IMMEDIATE … COMMIT per desk transaction (WAL, synchronous=FULL), replayed by "
-               "raw sqlite3 on a copy taken before the clicks, without the agents."]))
+    out.append(
+        desk_figure(
+            SUITE,
+            "click_commit",
+            f"click Approve → committed, {a.agents} agents writing",
+            f"the desk approves the current row (registry 'inbox.approve', as the A key) while "
+            f"{a.agents} simulated agent processes write; time until the commit is back on the "
+            "GUI thread",
+            "click",
+            clicks,
+            click_floor,
+            notes=[
+                "click floor = the desk's write statements for each click, one BEGIN "
+                "IMMEDIATE … COMMIT per desk transaction (WAL, synchronous=FULL), replayed by "
+                "raw sqlite3 on a copy taken before the clicks, without the agents."
+            ],
+        )
+    )
     return out
 
 
@@ -519,13 +625,20 @@ def startup_figure(path: Path, facts: str, count: int):  # Figure
     floors = [floor_process_ms(path, saved) for _ in range(count)]
     shutil.rmtree(saved.parent, ignore_errors=True)
     figure = desk_figure(
-        SUITE, "startup_inbox", "start-up → inbox first page painted (fresh process)",
+        SUITE,
+        "startup_inbox",
+        "start-up → inbox first page painted (fresh process)",
         f"`python -m proctor.gui.shell.app PATH --bench-paint` from spawn until the inbox has painted "
-        f"its first page ({facts}); CPU ms = the whole process", "start",
-        [w * 1000 for w, _ in runs], floors,
-        notes=[f"start-up floor = a fresh Python process running, by raw sqlite3, the "
-               f"{len(statements)} read statements the desk had finished when the inbox "
-               f"painted (no Qt, no imports of Proctor)."])
+        f"its first page ({facts}); CPU ms = the whole process",
+        "start",
+        [w * 1000 for w, _ in runs],
+        floors,
+        notes=[
+            f"start-up floor = a fresh Python process running, by raw sqlite3, the "
+            f"{len(statements)} read statements the desk had finished when the inbox "
+            f"painted (no Qt, no imports of Proctor)."
+        ],
+    )
     figure.systems["proctor"].cpu_ms_per_unit = statistics.median(c * 1000 for _, c in runs)
     return figure
 

@@ -39,11 +39,13 @@ if str(HERE) not in sys.path:
 
 CACHE = Path(tempfile.gettempdir()) / "proctor-bench"
 BARE_IMPORT = "import PySide6.QtWidgets"
-BARE_WINDOW = ("import sys, time\n"
-               "from PySide6.QtWidgets import QApplication, QWidget\n"
-               "app = QApplication([])\n"
-               "w = QWidget(); w.resize(1360, 860); w.show(); w.repaint()\n"
-               "print(f'shown {time.time():.6f}', flush=True)\n")
+BARE_WINDOW = (
+    "import sys, time\n"
+    "from PySide6.QtWidgets import QApplication, QWidget\n"
+    "app = QApplication([])\n"
+    "w = QWidget(); w.resize(1360, 860); w.show(); w.repaint()\n"
+    "print(f'shown {time.time():.6f}', flush=True)\n"
+)
 
 
 def load() -> str:
@@ -53,14 +55,21 @@ def load() -> str:
 def child_env(scratch: Path) -> dict[str, str]:
     """Offscreen, bytecode cached like an installed package, settings in a scratch folder."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    return {**env, "QT_QPA_PLATFORM": "offscreen", "PROCTOR_OPERATOR": "bench",
-            "XDG_CONFIG_HOME": str(scratch / "config"), "XDG_DATA_HOME": str(scratch / "data"),
-            "XDG_STATE_HOME": str(scratch / "state")}
+    return {
+        **env,
+        "QT_QPA_PLATFORM": "offscreen",
+        "PROCTOR_OPERATOR": "bench",
+        "XDG_CONFIG_HOME": str(scratch / "config"),
+        "XDG_DATA_HOME": str(scratch / "data"),
+        "XDG_STATE_HOME": str(scratch / "state"),
+    }
 
 
 def stats(values: list[float]) -> str:
-    return (f"p50 {statistics.median(values):6.2f} s  min {min(values):6.2f}  "
-            f"max {max(values):6.2f}  (n={len(values)})")
+    return (
+        f"p50 {statistics.median(values):6.2f} s  min {min(values):6.2f}  "
+        f"max {max(values):6.2f}  (n={len(values)})"
+    )
 
 
 # ---------------------------------------------------------------- 1. window first
@@ -96,8 +105,9 @@ def demo_child(folder: str) -> int:
             QApplication.instance().quit()
 
         self.filled.connect(filled)
-        self.failed.connect(lambda why: (print(f"failed {why}", flush=True),
-                                         QApplication.instance().quit()))
+        self.failed.connect(
+            lambda why: (print(f"failed {why}", flush=True), QApplication.instance().quit())
+        )
         start(self)
 
     app.run_desk = measured
@@ -126,14 +136,17 @@ def window_first(reps: int) -> None:
     py = sys.executable
     spawn([py, "-c", BARE_IMPORT], env)  # warm: bytecode and the page cache
     spawn([py, str(Path(__file__)), "--demo-child", str(scratch / "demos")], env)
-    rows: dict[str, list[float]] = {"import": [], "bare_window": [], "demo_shown": [],
-                                    "demo_filled": []}
+    rows: dict[str, list[float]] = {
+        "import": [],
+        "bare_window": [],
+        "demo_shown": [],
+        "demo_filled": [],
+    }
     try:
         for _ in range(reps):  # alternating: a change in load hits every column alike
             rows["import"].append(spawn([py, "-c", BARE_IMPORT], env)[0])
             rows["bare_window"].append(spawn([py, "-c", BARE_WINDOW], env)[1]["shown"])
-            _, marks = spawn([py, str(Path(__file__)), "--demo-child", str(scratch / "demos")],
-                             env)
+            _, marks = spawn([py, str(Path(__file__)), "--demo-child", str(scratch / "demos")], env)
             rows["demo_shown"].append(marks["shown"])
             rows["demo_filled"].append(marks["filled"])
     finally:
@@ -146,9 +159,11 @@ def window_first(reps: int) -> None:
     print(f"  bare Qt window shown                     {stats(rows['bare_window'])}")
     print(f"  proctor demo: window shown               {stats(rows['demo_shown'])}")
     print(f"  proctor demo: journal full behind it     {stats(rows['demo_filled'])}")
-    print(f"  ratio demo shown / bare import: {shown / base:.2f}x; "
-          f"demo shown / bare window: {shown / bare:.2f}x; "
-          f"target window <= 3 s: {'met' if shown <= 3.0 else 'NOT met'} (p50 {shown:.2f} s)")
+    print(
+        f"  ratio demo shown / bare import: {shown / base:.2f}x; "
+        f"demo shown / bare window: {shown / bare:.2f}x; "
+        f"target window <= 3 s: {'met' if shown <= 3.0 else 'NOT met'} (p50 {shown:.2f} s)"
+    )
 
 
 # ---------------------------------------------------------------- 2. overview read
@@ -168,16 +183,18 @@ def big_journal(events: int) -> Path:
     for leftover in CACHE.glob(partial.name + "*"):
         leftover.unlink()
     started = time.monotonic()
-    print(f"building {target} ({events:,} events; minutes at 1M) …", file=sys.stderr,
-          flush=True)
+    print(f"building {target} ({events:,} events; minutes at 1M) …", file=sys.stderr, flush=True)
     build_demo_journal(partial, size="small", seed=1, start_time=recent_start())
     grower = Populator(str(partial))
     try:
         step = max(10_000, events // 20)
         while grower.events < events:
             grower.grow_to(min(events, grower.events + step))
-            print(f"  {grower.events:,} events, {time.monotonic() - started:.0f} s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {grower.events:,} events, {time.monotonic() - started:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     finally:
         grower.close()
     for suffix in ("-wal", "-shm"):
@@ -221,9 +238,11 @@ def overview_reads(events: int, journal: Path | None, reps: int) -> None:
             n = j.read(lambda c: c.exec_driver_sql("select count(*) from events").scalar())
             runs = j.runs.count()
             facts = j.overview.facts()
-            facts_of[name] = (f"{n:,} events, {runs:,} runs; {len(facts.projects)} projects, "
-                              f"{len(facts.agents)} agents, {facts.manual} manual and "
-                              f"{facts.automatic} automatic decisions in the window")
+            facts_of[name] = (
+                f"{n:,} events, {runs:,} runs; {len(facts.projects)} projects, "
+                f"{len(facts.agents)} agents, {facts.manual} manual and "
+                f"{facts.automatic} automatic decisions in the window"
+            )
             project, agent = facts.projects[0], facts.agents[0]
             results[name] = {
                 "overview.facts()": [],
@@ -234,10 +253,10 @@ def overview_reads(events: int, journal: Path | None, reps: int) -> None:
             }
             calls = {
                 "overview.facts()": lambda j=j: j.overview.facts(),
-                f"overview.facts(project={project!r})":
-                    lambda j=j, p=project: j.overview.facts(project=p),
-                f"overview.facts(agent={agent!r})":
-                    lambda j=j, a=agent: j.overview.facts(agent=a),
+                f"overview.facts(project={project!r})": lambda j=j, p=project: j.overview.facts(
+                    project=p
+                ),
+                f"overview.facts(agent={agent!r})": lambda j=j, a=agent: j.overview.facts(agent=a),
                 "inbox.counts()": lambda j=j: j.inbox.counts(),
                 "runs.list(limit=50)": lambda j=j: j.runs.list(limit=50),
             }
@@ -247,8 +266,9 @@ def overview_reads(events: int, journal: Path | None, reps: int) -> None:
     finally:
         for j in opened.values():
             j.close()
-    print("\n## Overview read (`journal.overview.facts()`, p50 ms over "
-          f"{reps} rounds, 1 process)\n")
+    print(
+        f"\n## Overview read (`journal.overview.facts()`, p50 ms over {reps} rounds, 1 process)\n"
+    )
     for name in paths:
         print(f"  {name}: {facts_of[name]}")
     for name, reads in results.items():
@@ -256,8 +276,10 @@ def overview_reads(events: int, journal: Path | None, reps: int) -> None:
         print(f"\n  {name}:")
         for label, values in reads.items():
             p50 = statistics.median(values)
-            print(f"    {label:<48} p50 {p50:8.2f}  max {max(values):8.2f}  "
-                  f"facts/this {facts_p50 / p50:6.2f}x")
+            print(
+                f"    {label:<48} p50 {p50:8.2f}  max {max(values):8.2f}  "
+                f"facts/this {facts_p50 / p50:6.2f}x"
+            )
     small = statistics.median(results["small demo"]["overview.facts()"])
     big = statistics.median(results["big"]["overview.facts()"])
     print(f"\n  growth: overview.facts() big / small demo = {big / small:.2f}x")
@@ -270,8 +292,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("part", nargs="?", choices=("window", "overview", "all"), default="all")
     p.add_argument("--reps", type=int, default=5, help="rounds per figure (default 5)")
-    p.add_argument("--events", type=int, default=1_000_000,
-                   help="events in the big journal (default 1,000,000)")
+    p.add_argument(
+        "--events",
+        type=int,
+        default=1_000_000,
+        help="events in the big journal (default 1,000,000)",
+    )
     p.add_argument("--journal", type=Path, help="use this big journal instead of building one")
     p.add_argument("--demo-child", help=argparse.SUPPRESS)
     return p.parse_args(argv)

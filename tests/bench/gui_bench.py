@@ -30,12 +30,16 @@ def offscreen_env() -> dict[str, str]:
     return {**env, "QT_QPA_PLATFORM": "offscreen", "PROCTOR_OPERATOR": "bench"}
 
 
-def spawn_figures(script: str, args: list[str], ctx: BenchContext,
-                  timeout: float) -> list[Figure]:
+def spawn_figures(script: str, args: list[str], ctx: BenchContext, timeout: float) -> list[Figure]:
     """Run ``tests/bench/<script> --figures OUT args`` and load the figures it saved."""
     out = ctx.fresh(Path(script).stem) / "figures.json"
-    subprocess.run([sys.executable, str(HERE / script), "--figures", str(out), *args],
-                   stdout=sys.stderr, env=offscreen_env(), timeout=timeout, check=True)
+    subprocess.run(
+        [sys.executable, str(HERE / script), "--figures", str(out), *args],
+        stdout=sys.stderr,
+        env=offscreen_env(),
+        timeout=timeout,
+        check=True,
+    )
     figures = [figure_of(d) for d in json.loads(out.read_text())]
     for f in figures:
         ctx.progress(f)
@@ -57,18 +61,39 @@ def latency(values_ms: list[float], cpu_ms: list[float] | None = None) -> Measur
     if not values_ms:
         return Measure.not_available("no sample")
     cpu = percentile(cpu_ms, 50) if cpu_ms else None
-    return Measure(p50_ms=percentile(values_ms, 50), p95_ms=percentile(values_ms, 95),
-                   p99_ms=percentile(values_ms, 99), n=len(values_ms), cpu_ms_per_unit=cpu)
+    return Measure(
+        p50_ms=percentile(values_ms, 50),
+        p95_ms=percentile(values_ms, 95),
+        p99_ms=percentile(values_ms, 99),
+        n=len(values_ms),
+        cpu_ms_per_unit=cpu,
+    )
 
 
-def desk_figure(suite: str, fid: str, title: str, what: str, unit: str,
-                desk_ms: list[float], floor_ms: list[float] | Measure,
-                notes: list[str] | None = None, **extra: Any) -> Figure:
+def desk_figure(
+    suite: str,
+    fid: str,
+    title: str,
+    what: str,
+    unit: str,
+    desk_ms: list[float],
+    floor_ms: list[float] | Measure,
+    notes: list[str] | None = None,
+    **extra: Any,
+) -> Figure:
     """A desk figure: the desk's latencies ("proctor") against the same SQL alone ("floor")."""
     floor = floor_ms if isinstance(floor_ms, Measure) else latency(floor_ms)
-    return Figure(suite=suite, id=fid, title=title, what=what, unit=unit, procs=1,
-                  systems={PROCTOR: latency(desk_ms), FLOOR: floor}, notes=notes or [],
-                  extra=extra)
+    return Figure(
+        suite=suite,
+        id=fid,
+        title=title,
+        what=what,
+        unit=unit,
+        procs=1,
+        systems={PROCTOR: latency(desk_ms), FLOOR: floor},
+        notes=notes or [],
+        extra=extra,
+    )
 
 
 def is_read(sql: str) -> bool:
@@ -130,6 +155,11 @@ print("done", flush=True)
 def floor_process_ms(path: Path, statements_file: Path) -> float:
     """Wall ms of a fresh Python process that runs the statements by raw sqlite3."""
     started = time.time()
-    subprocess.run([sys.executable, "-c", FLOOR_PROCESS, str(path), str(statements_file)],
-                   check=True, capture_output=True, timeout=120, env=offscreen_env())
+    subprocess.run(
+        [sys.executable, "-c", FLOOR_PROCESS, str(path), str(statements_file)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env=offscreen_env(),
+    )
     return (time.time() - started) * 1000

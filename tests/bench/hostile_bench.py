@@ -77,11 +77,14 @@ def big_run_row() -> tuple[str, float, float]:
     view = window.runs.detail.timeline.view
 
     def shown(_opened: object) -> bool:
-        return view.timeline is not None and not view.packing() and runner.pending() == 0 \
+        return (
+            view.timeline is not None
+            and not view.packing()
+            and runner.pending() == 0
             and window.runs.detail.run is not None
+        )
 
-    return measure("run page: 20,000 tool calls", lambda: window.show_run("run_many_calls"),
-                   shown)
+    return measure("run page: 20,000 tool calls", lambda: window.show_run("run_many_calls"), shown)
 
 
 def peak_mb() -> float:
@@ -120,25 +123,32 @@ def main() -> None:
 
     rows = [
         measure("Show all: 1 MB single line", lambda: viewer(one_line()), lambda v: True),
-        measure("history diff: 50 KB base64", lambda: history(blob(1, 50_000),
-                                                              blob(2, 50_000)),
-                lambda v: v.diff is not None),
-        measure("history diff: 40 KB YAML-like", lambda: history(yaml_like(3, 40_000),
-                                                                 yaml_like(4, 40_000)),
-                lambda v: v.diff is not None),
+        measure(
+            "history diff: 50 KB base64",
+            lambda: history(blob(1, 50_000), blob(2, 50_000)),
+            lambda v: v.diff is not None,
+        ),
+        measure(
+            "history diff: 40 KB YAML-like",
+            lambda: history(yaml_like(3, 40_000), yaml_like(4, 40_000)),
+            lambda v: v.diff is not None,
+        ),
         big_run_row(),
     ]
     memory = action_text_memory()
     print(f"{'item':34} {'shown after':>12} {'longest event-loop gap':>24}")
     for name, total, longest in rows:
         print(f"{name:34} {total:>10.2f} s {longest * 1000:>21.0f} ms")
-    for name, old, new in (("conflict: 60 KB YAML-like", yaml_like(5, 60_000),
-                            yaml_like(6, 60_000)),
-                           ("conflict: 60 KB base64", blob(7, 60_000), blob(8, 60_000))):
+    for name, old, new in (
+        ("conflict: 60 KB YAML-like", yaml_like(5, 60_000), yaml_like(6, 60_000)),
+        ("conflict: 60 KB base64", blob(7, 60_000), blob(8, 60_000)),
+    ):
         start = time.process_time()
         result = diff_texts(old, new)
-        print(f"{name:34} diff CPU {time.process_time() - start:.2f} s, level {result.level}, "
-              f"{result.steps:,} steps")
+        print(
+            f"{name:34} diff CPU {time.process_time() - start:.2f} s, level {result.level}, "
+            f"{result.steps:,} steps"
+        )
     name, before, after = memory
     print(f"{name:34} peak RSS {before:,.0f} MB before, {after:,.0f} MB after")
 

@@ -43,8 +43,7 @@ PREFIXES = ("bench_", "desk_", "timeline_")
 
 
 def discover() -> list[str]:
-    names = sorted(p.stem for p in HERE.glob("*.py")
-                   if p.stem.startswith(PREFIXES))
+    names = sorted(p.stem for p in HERE.glob("*.py") if p.stem.startswith(PREFIXES))
     ordered = [n for n in FIRST if n in names] + [n for n in names if n not in FIRST]
     return [n for n in ordered if callable(getattr(importlib.import_module(n), "run", None))]
 
@@ -53,9 +52,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer units (under 2 minutes)")
     p.add_argument("--only", default="", help="comma-separated suite modules, e.g. bench_core")
-    p.add_argument("--dir", type=Path, default=None,
-                   help="scratch folder for the measured files (default: a new temp folder; "
-                        "it decides the file system measured)")
+    p.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="scratch folder for the measured files (default: a new temp folder; "
+        "it decides the file system measured)",
+    )
     p.add_argument("--out", type=Path, default=HERE / "results.json", help="results file")
     p.add_argument("--procs", default="1,4", help="process counts, comma-separated")
     p.add_argument("--keep", action="store_true", help="keep the measured files")
@@ -71,8 +74,11 @@ def progress(figure: Figure) -> None:
             parts.append(f"{name} {m.units_per_s:,.0f}/s p50 {m.p50_ms:.2f} ms")
         else:
             parts.append(f"{name} p50 {m.p50_ms:.2f} ms")
-    print(f"  {figure.suite}/{figure.id} ×{figure.procs}: " + "; ".join(parts),
-          file=sys.stderr, flush=True)
+    print(
+        f"  {figure.suite}/{figure.id} ×{figure.procs}: " + "; ".join(parts),
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,16 +92,30 @@ def main(argv: list[str] | None = None) -> int:
         progress(figure)
         done.append(figure.to_json())
 
-    ctx = BenchContext(quick=args.quick, workdir=workdir, keep=args.keep, on_figure=on_figure,
-                       procs=tuple(int(x) for x in args.procs.split(",") if x))
+    ctx = BenchContext(
+        quick=args.quick,
+        workdir=workdir,
+        keep=args.keep,
+        on_figure=on_figure,
+        procs=tuple(int(x) for x in args.procs.split(",") if x),
+    )
     wanted = {x.strip() for x in args.only.split(",") if x.strip()}
     suites = [s for s in discover() if not wanted or s in wanted]
     started = time.monotonic()
-    results = {"generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-               "mode": "quick" if args.quick else "full", "machine": machine(workdir),
-               "peers": peer_versions(), "suites": suites, "errors": {}, "figures": done}
-    print(f"proctor bench ({results['mode']}): suites {', '.join(suites)}; files in {workdir}",
-          file=sys.stderr, flush=True)
+    results = {
+        "generated_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "mode": "quick" if args.quick else "full",
+        "machine": machine(workdir),
+        "peers": peer_versions(),
+        "suites": suites,
+        "errors": {},
+        "figures": done,
+    }
+    print(
+        f"proctor bench ({results['mode']}): suites {', '.join(suites)}; files in {workdir}",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         for name in suites:
             try:
@@ -105,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(results["errors"][name], file=sys.stderr)
                 continue
             reported = {(f["suite"], f["id"], f["procs"]) for f in done}
-            done.extend(f.to_json() for f in figures
-                        if (f.suite, f.id, f.procs) not in reported)
+            done.extend(f.to_json() for f in figures if (f.suite, f.id, f.procs) not in reported)
     finally:
         close_pools()
         results["duration_s"] = time.monotonic() - started

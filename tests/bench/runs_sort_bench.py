@@ -25,8 +25,20 @@ from proctor.core.audit.timeline import RunQuery
 
 ACTIVE = ("pending", "running", "waiting_for_user", "interrupted")
 ENDED = ("completed", "failed", "cancelled")
-WORDS = ("deploy", "index", "billing", "report", "sync", "backup", "triage", "refund",
-         "migrate", "audit", "scan", "export")
+WORDS = (
+    "deploy",
+    "index",
+    "billing",
+    "report",
+    "sync",
+    "backup",
+    "triage",
+    "refund",
+    "migrate",
+    "audit",
+    "scan",
+    "export",
+)
 RUN_COLUMNS = """id project space agent title parent_run_id status version deadline created_at
     updated_at finished_at last_sequence last_digest current_attempt cancel_requested
     cancel_reason error"""
@@ -53,17 +65,63 @@ def run_rows(count: int, rng: random.Random) -> list[tuple]:
         created = t0 + i * 3.0
         status = rng.choice(ACTIVE) if rng.random() < 0.05 else rng.choice(ENDED)
         title = f"{rng.choice(WORDS)} {rng.choice(WORDS)} {i % 500}"
-        rows.append((f"run_{i:07d}", f"proj{i % 10}", "default", f"agent{i % 20}", title, None,
-                     status, 3, None, created, created + rng.random() * 86_400, None,
-                     rng.randrange(1, 400), "0" * 64, 1, 0, None, None))
+        rows.append(
+            (
+                f"run_{i:07d}",
+                f"proj{i % 10}",
+                "default",
+                f"agent{i % 20}",
+                title,
+                None,
+                status,
+                3,
+                None,
+                created,
+                created + rng.random() * 86_400,
+                None,
+                rng.randrange(1, 400),
+                "0" * 64,
+                1,
+                0,
+                None,
+                None,
+            )
+        )
     return rows
 
 
 def approval_rows(run_ids: list[str]) -> list[tuple]:
-    return [(f"apr_{i}", rid, 1, "agent0", None, "{}", "act", "0" * 64, "safe_read", "why",
-             "once", "pending", "deny", None, f"key_{i}", "0" * 64, 1, 1_700_000_000.0,
-             None, None, None, None, None, None, None, None)
-            for i, rid in enumerate(run_ids)]
+    return [
+        (
+            f"apr_{i}",
+            rid,
+            1,
+            "agent0",
+            None,
+            "{}",
+            "act",
+            "0" * 64,
+            "safe_read",
+            "why",
+            "once",
+            "pending",
+            "deny",
+            None,
+            f"key_{i}",
+            "0" * 64,
+            1,
+            1_700_000_000.0,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+        )
+        for i, rid in enumerate(run_ids)
+    ]
 
 
 def build(path: Path, count: int) -> None:
@@ -109,8 +167,10 @@ def main() -> int:
         print(f"building {args.runs:,} runs at {args.db} …", flush=True)
         build(args.db, args.runs)
     with Journal.open(args.db, actor=Actor.operator("bench"), read_only=True) as j:
-        print(f"{timeline.list_runs.__module__} schema {j.schema_revision}; ms per 200-row "
-              f"page, median of {args.repeat}: first page / 10th page")
+        print(
+            f"{timeline.list_runs.__module__} schema {j.schema_revision}; ms per 200-row "
+            f"page, median of {args.repeat}: first page / 10th page"
+        )
         for name, q in QUERIES.items():
             first, deep = page_times(j, q, args.repeat, 10)
             print(f"  {name:18s} {first:8.1f} {deep:8.1f}", flush=True)

@@ -23,8 +23,12 @@ from proctor.core.decisions.keys import OperatorKey, trust_file
 
 
 def approvals(agent: Journal, run_id: str, n: int, tag: str) -> list[str]:
-    return [agent.approvals.request(run_id, {"tool": "shell", "args": {"n": i, "t": tag}},
-                                    reason="bench").id for i in range(n)]
+    return [
+        agent.approvals.request(
+            run_id, {"tool": "shell", "args": {"n": i, "t": tag}}, reason="bench"
+        ).id
+        for i in range(n)
+    ]
 
 
 def per_call(fn, items: list[str]) -> float:
@@ -43,20 +47,26 @@ def bench(folder: Path, n: int, rounds: int) -> dict[str, list[float]]:
     plain = Journal.open(path, actor=Actor.operator("alice"))
     signing = Journal.open(path, actor=Actor.operator("alice"), signer=key)
     run = agent.runs.start("bench", "signing")
-    times: dict[str, list[float]] = {k: [] for k in (
-        "decide unsigned", "decide signed", "agent wait, no trust", "agent wait, trust")}
+    times: dict[str, list[float]] = {
+        k: []
+        for k in ("decide unsigned", "decide signed", "agent wait, no trust", "agent wait, trust")
+    }
     try:
         for r in range(rounds):
             for name, journal in (("unsigned", plain), ("signed", signing)):
                 items = approvals(agent, run.id, n, f"{r}{name}")
-                times[f"decide {name}"].append(per_call(
-                    lambda a, j=journal: j.approvals.decide(a, True, expected_version=1),
-                    items))
+                times[f"decide {name}"].append(
+                    per_call(
+                        lambda a, j=journal: j.approvals.decide(a, True, expected_version=1), items
+                    )
+                )
                 if name == "signed":
-                    times["agent wait, no trust"].append(per_call(
-                        lambda a: agent.approvals.wait(a, 0), items))
-                    times["agent wait, trust"].append(per_call(
-                        lambda a: trusting.approvals.wait(a, 0), items))
+                    times["agent wait, no trust"].append(
+                        per_call(lambda a: agent.approvals.wait(a, 0), items)
+                    )
+                    times["agent wait, trust"].append(
+                        per_call(lambda a: trusting.approvals.wait(a, 0), items)
+                    )
     finally:
         for j in (agent, trusting, plain, signing):
             j.close()
@@ -73,17 +83,23 @@ def main() -> None:
         times = bench(Path(tmp), args.approvals, args.rounds)
     load_after = os.getloadavg()
     med = {k: statistics.median(v) * 1000 for k, v in times.items()}
-    print(f"{args.approvals} approvals x {args.rounds} rounds per variant "
-          f"(medians of the rounds, ms per call)")
+    print(
+        f"{args.approvals} approvals x {args.rounds} rounds per variant "
+        f"(medians of the rounds, ms per call)"
+    )
     print(f"{'':24} {'without':>10} {'with':>10} {'ratio':>7}")
-    for label, without, with_ in (("decide (operator)", "decide unsigned", "decide signed"),
-                                  ("wait (agent)", "agent wait, no trust",
-                                   "agent wait, trust")):
-        print(f"{label:24} {med[without]:10.3f} {med[with_]:10.3f} "
-              f"{med[with_] / med[without]:7.2f}")
-    print(f"load average 1/5/15 min: before {load_before[0]:.2f}/{load_before[1]:.2f}/"
-          f"{load_before[2]:.2f}, after {load_after[0]:.2f}/{load_after[1]:.2f}/"
-          f"{load_after[2]:.2f} ({os.cpu_count()} CPUs)")
+    for label, without, with_ in (
+        ("decide (operator)", "decide unsigned", "decide signed"),
+        ("wait (agent)", "agent wait, no trust", "agent wait, trust"),
+    ):
+        print(
+            f"{label:24} {med[without]:10.3f} {med[with_]:10.3f} {med[with_] / med[without]:7.2f}"
+        )
+    print(
+        f"load average 1/5/15 min: before {load_before[0]:.2f}/{load_before[1]:.2f}/"
+        f"{load_before[2]:.2f}, after {load_after[0]:.2f}/{load_after[1]:.2f}/"
+        f"{load_after[2]:.2f} ({os.cpu_count()} CPUs)"
+    )
 
 
 if __name__ == "__main__":

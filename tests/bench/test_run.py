@@ -35,16 +35,33 @@ def test_discovery_skips_modules_without_run() -> None:
 
 
 def test_discovering_the_suites_does_not_load_qt() -> None:
-    code = ("import sys, run; run.discover(); "
-            "print(sorted(m for m in sys.modules if m.startswith('PySide6')))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=HERE, capture_output=True,
-                         text=True, check=True, timeout=120)
+    code = (
+        "import sys, run; run.discover(); "
+        "print(sorted(m for m in sys.modules if m.startswith('PySide6')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     assert out.stdout.strip() == "[]"
 
 
 def test_a_desk_figure_survives_the_trip_from_the_child_process(tmp_path: Path) -> None:
-    figure = desk_figure("desk", "click_commit", "click", "what", "click",
-                         [30.0, 10.0, 20.0], [2.0, 1.0], notes=["n"], statements=3)
+    figure = desk_figure(
+        "desk",
+        "click_commit",
+        "click",
+        "what",
+        "click",
+        [30.0, 10.0, 20.0],
+        [2.0, 1.0],
+        notes=["n"],
+        statements=3,
+    )
     path = tmp_path / "figures.json"
     save_figures(path, [figure])
     back = figure_of(json.loads(path.read_text())[0])

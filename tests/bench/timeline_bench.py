@@ -138,11 +138,18 @@ def prepare(source: Path, work: Path) -> None:
     shutil.copy2(source, work)
     started = time.perf_counter()
     with Journal.open(work, actor=Actor.operator("bench")) as j:
-        import_run(j, big_run_bundle(BIG, N_EVENTS, t0=time.time() - 3600, step=0.03,
-                                     title=f"Bench: a run with {N_EVENTS:,} events"),
-                   verify=False)
-    print(f"imported a {N_EVENTS:,}-event run in {time.perf_counter() - started:.1f} s",
-          flush=True)
+        import_run(
+            j,
+            big_run_bundle(
+                BIG,
+                N_EVENTS,
+                t0=time.time() - 3600,
+                step=0.03,
+                title=f"Bench: a run with {N_EVENTS:,} events",
+            ),
+            verify=False,
+        )
+    print(f"imported a {N_EVENTS:,}-event run in {time.perf_counter() - started:.1f} s", flush=True)
 
 
 def open_window(path: Path):
@@ -175,8 +182,10 @@ def runs_first_paint(app, window) -> None:
     page = window.runs
     page.show_list()
     page.list.apply_query()
-    wait(app, lambda: page.model.has_loaded and not page.model.is_loading()
-         and page.model.rowCount() > 0)
+    wait(
+        app,
+        lambda: page.model.has_loaded and not page.model.is_loading() and page.model.rowCount() > 0,
+    )
     page.table.viewport().repaint()
 
 
@@ -240,10 +249,16 @@ def filter_type(app, window) -> None:
     pane.table.viewport().repaint()
 
 
-def measure(app, window, recorder, path: Path, name: str,
-            fn: Callable[..., object], repeat: int,
-            before: Callable[..., object] | None = None
-            ) -> tuple[str, float, float, int, list[float], list[float]]:
+def measure(
+    app,
+    window,
+    recorder,
+    path: Path,
+    name: str,
+    fn: Callable[..., object],
+    repeat: int,
+    before: Callable[..., object] | None = None,
+) -> tuple[str, float, float, int, list[float], list[float]]:
     """Desk time of ``fn`` and the floor of the SQL it had sent by the time it was done:
     (name, median desk s, median floor s, statements, desk samples s, floor samples s)."""
     desk, floor, count = [], [], 0
@@ -289,45 +304,63 @@ def scenario_run(path: Path) -> str:
     agent = Journal.open(path, actor=Actor.agent("billing-bot"), clock=clock)
     person = Journal.open(path, actor=Actor.operator("alice"), clock=clock)
     try:
-        run = agent.runs.start("billing-service", "Refund order #4411 and tell the customer",
-                               space="prod", agent="billing-bot")
+        run = agent.runs.start(
+            "billing-service",
+            "Refund order #4411 and tell the customer",
+            space="prod",
+            agent="billing-bot",
+        )
         for n in range(0, 170, 2):
             clock.at(n + 0.5, base)
-            agent.runs.append_events(run.id, [("model.request", {"step": n}),
-                                              ("log", {"message": f"thinking, step {n}"})])
+            agent.runs.append_events(
+                run.id,
+                [("model.request", {"step": n}), ("log", {"message": f"thinking, step {n}"})],
+            )
         clock.at(5, base)
         look = agent.runs.record_tool_call(run.id, "orders.lookup", {"order": 4411})
         clock.at(9, base)
         agent.runs.finish_tool_call(look.id, "succeeded", result={"total": 120.0})
         clock.at(12, base)
-        pay = agent.runs.record_tool_call(run.id, "payments.refund", {"amount": 1200},
-                                          safety_class="financial")
+        pay = agent.runs.record_tool_call(
+            run.id, "payments.refund", {"amount": 1200}, safety_class="financial"
+        )
         clock.at(13, base)
-        first = agent.approvals.request(run.id, {"tool": "payments.refund", "amount": 1200},
-                                        reason="Refund the order", safety_class="financial",
-                                        tool_call_id=pay.id)
+        first = agent.approvals.request(
+            run.id,
+            {"tool": "payments.refund", "amount": 1200},
+            reason="Refund the order",
+            safety_class="financial",
+            tool_call_id=pay.id,
+        )
         clock.at(40, base)
-        person.approvals.decide(first.id, False, expected_version=1,
-                                reason="1200 is ten times the order total")
+        person.approvals.decide(
+            first.id, False, expected_version=1, reason="1200 is ten times the order total"
+        )
         clock.at(41, base)
         agent.runs.finish_tool_call(pay.id, "failed", error="denied")
         clock.at(46, base)
         agent.runs.start_attempt(run.id, "retry with the order total")
         clock.at(50, base)
-        pay = agent.runs.record_tool_call(run.id, "payments.refund", {"amount": 120},
-                                          safety_class="financial")
+        pay = agent.runs.record_tool_call(
+            run.id, "payments.refund", {"amount": 120}, safety_class="financial"
+        )
         clock.at(52, base)
-        second = agent.approvals.request(run.id, {"tool": "payments.refund", "amount": 120},
-                                         reason="Refund the order total",
-                                         safety_class="financial", tool_call_id=pay.id)
+        second = agent.approvals.request(
+            run.id,
+            {"tool": "payments.refund", "amount": 120},
+            reason="Refund the order total",
+            safety_class="financial",
+            tool_call_id=pay.id,
+        )
         clock.at(60, base)
         mail = agent.runs.record_tool_call(run.id, "email.draft", {"to": "customer"})
         clock.at(70, base)
         person.approvals.decide(second.id, True, expected_version=1, reason="matches")
         clock.at(71, base)
         key = f"refund:4411:{run.id[-6:]}"
-        agent.approvals.consume_and_reserve(second.id, second.action_digest, key,
-                                            owner="w", lease_seconds=20)
+        agent.approvals.consume_and_reserve(
+            second.id, second.action_digest, key, owner="w", lease_seconds=20
+        )
         clock.at(72, base)
         agent.effects.begin(key, owner="w")
         clock.at(78, base)
@@ -338,8 +371,11 @@ def scenario_run(path: Path) -> str:
         clock.at(101, base)
         agent.runs.finish_tool_call(pay.id, "outcome_unknown", error="gateway timed out")
         clock.at(110, base)
-        agent.questions.ask(run.id, "question", "Did the customer get the refund? The "
-                               "gateway timed out after the charge was sent.")
+        agent.questions.ask(
+            run.id,
+            "question",
+            "Did the customer get the refund? The gateway timed out after the charge was sent.",
+        )
         clock.at(170, base)
         agent.runs.append_event(run.id, "log", {"message": "waiting for a person"})
         return run.id
@@ -381,11 +417,18 @@ def shots(app, window, folder: Path) -> None:
     window.grab().save(str(folder / "run-detail.png"))
     story = scenario_run(Path(str(window.journal.path)))
     window.show_run(story)
-    wait(app, lambda: detail.facts is not None and detail.run is not None
-         and detail.run.id == story)
+    wait(
+        app, lambda: detail.facts is not None and detail.run is not None and detail.run.id == story
+    )
     view = detail.timeline.view
-    wait(app, lambda: view.timeline is not None and view.timeline.run_id == story
-         and view._density is not None)
+    wait(
+        app,
+        lambda: (
+            view.timeline is not None
+            and view.timeline.run_id == story
+            and view._density is not None
+        ),
+    )
     settle(app, window)
     ambiguous = next(b for b in view.bars if b.span.lane == "effect")
     view.set_hovered(ambiguous.span)
@@ -396,31 +439,46 @@ def shots(app, window, folder: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--journal", type=Path, default=Path("/tmp/large.db"),
-                   help="the large demo journal (proctor demo-journal PATH --size large)")
-    p.add_argument("--work", type=Path,
-                   default=Path(tempfile.gettempdir()) / "proctor-timeline-bench.db")
+    p.add_argument(
+        "--journal",
+        type=Path,
+        default=Path("/tmp/large.db"),
+        help="the large demo journal (proctor demo-journal PATH --size large)",
+    )
+    p.add_argument(
+        "--work", type=Path, default=Path(tempfile.gettempdir()) / "proctor-timeline-bench.db"
+    )
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--shots", type=Path, help="also save screenshots into this folder")
     p.add_argument("--reuse", action="store_true", help="reuse --work if it exists")
     p.add_argument("--no-figures", action="store_true", help="only the screenshots")
     p.add_argument("--events", type=int, default=N_EVENTS, help="events in the big run")
     p.add_argument("--positions", type=int, default=200, help="scroll bar drag positions")
-    p.add_argument("--figures", type=Path,
-                   help="run.py's mode: measure, then save the figures (JSON) to this file")
-    p.add_argument("--size", choices=("small", "large"),
-                   help="with --figures: the cached demo journal to use instead of --journal")
+    p.add_argument(
+        "--figures",
+        type=Path,
+        help="run.py's mode: measure, then save the figures (JSON) to this file",
+    )
+    p.add_argument(
+        "--size",
+        choices=("small", "large"),
+        help="with --figures: the cached demo journal to use instead of --journal",
+    )
     args = p.parse_args(argv)
     set_events(args.events)
     if args.size:
         import desk_bench
 
-        args.journal = (desk_bench.small_journal() if args.size == "small"
-                        else desk_bench.large_journal(None))
+        args.journal = (
+            desk_bench.small_journal() if args.size == "small" else desk_bench.large_journal(None)
+        )
     if not (args.reuse and args.work.exists()):
         if not args.journal.exists():
-            print(f"no journal at {args.journal}; build one with "
-                  "`uv run proctor demo-journal PATH --size large`", file=sys.stderr)
+            print(
+                f"no journal at {args.journal}; build one with "
+                "`uv run proctor demo-journal PATH --size large`",
+                file=sys.stderr,
+            )
             return 2
         prepare(args.journal, args.work)
     app, window, journal, runner = open_window(args.work)
@@ -434,20 +492,51 @@ def main(argv: list[str] | None = None) -> int:
         journal.close()
         return 0
     rows = [
-        measure(app, window, recorder, args.work, "runs page first paint", runs_first_paint,
-                args.repeat),
-        measure(app, window, recorder, args.work, f"open the {N_EVENTS:,}-event run",
-                open_big_run, args.repeat),
+        measure(
+            app, window, recorder, args.work, "runs page first paint", runs_first_paint, args.repeat
+        ),
+        measure(
+            app,
+            window,
+            recorder,
+            args.work,
+            f"open the {N_EVENTS:,}-event run",
+            open_big_run,
+            args.repeat,
+        ),
     ]
     opened = window.runs.detail.events.fetched_rows
     rows += [
-        measure(app, window, recorder, args.work,
-                f"drag scroll bar top to bottom ({args.positions})",
-                lambda a, w: drag_all(a, w, args.positions), 0, before=to_top),
-        measure(app, window, recorder, args.work,
-                f"page down top to bottom ({N_EVENTS:,} rows)", scroll_all, 0, before=to_top),
-        measure(app, window, recorder, args.work, "filter by event type", filter_type,
-                args.repeat, before=all_types),
+        measure(
+            app,
+            window,
+            recorder,
+            args.work,
+            f"drag scroll bar top to bottom ({args.positions})",
+            lambda a, w: drag_all(a, w, args.positions),
+            0,
+            before=to_top,
+        ),
+        measure(
+            app,
+            window,
+            recorder,
+            args.work,
+            f"page down top to bottom ({N_EVENTS:,} rows)",
+            scroll_all,
+            0,
+            before=to_top,
+        ),
+        measure(
+            app,
+            window,
+            recorder,
+            args.work,
+            "filter by event type",
+            filter_type,
+            args.repeat,
+            before=all_types,
+        ),
     ]
     if args.figures is not None:
         save_suite(args.figures, rows, counts, opened, args)
@@ -457,9 +546,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:36} {desk * 1000:10.1f} {floor * 1000:10.1f} {ratio:7.1f} {count:11,}")
     detail = window.runs.detail
     table = detail.events_pane.table
-    print(f"\nevent rows read to open the run: {opened:,} of {N_EVENTS:,}; rows on screen: "
-          f"{table.verticalScrollBar().pageStep()}; blocks cached now: "
-          f"{len(detail.events._blocks)}")
+    print(
+        f"\nevent rows read to open the run: {opened:,} of {N_EVENTS:,}; rows on screen: "
+        f"{table.verticalScrollBar().pageStep()}; blocks cached now: "
+        f"{len(detail.events._blocks)}"
+    )
     if args.shots:
         shots(app, window, args.shots)
     window.close()
@@ -488,14 +579,19 @@ def run(ctx):  # (BenchContext) -> list[Figure]
     from gui_bench import spawn_figures
 
     work = ctx.fresh("timeline-work") / "journal.db"
-    args = (["--size", "small", "--events", "10000", "--repeat", "2", "--positions", "50"]
-            if ctx.quick else ["--size", "large", "--events", "100000", "--repeat", "5"])
-    return spawn_figures("timeline_bench.py", [*args, "--work", str(work)], ctx,
-                         timeout=600 if ctx.quick else 3600)
+    args = (
+        ["--size", "small", "--events", "10000", "--repeat", "2", "--positions", "50"]
+        if ctx.quick
+        else ["--size", "large", "--events", "100000", "--repeat", "5"]
+    )
+    return spawn_figures(
+        "timeline_bench.py", [*args, "--work", str(work)], ctx, timeout=600 if ctx.quick else 3600
+    )
 
 
-def save_suite(path: Path, rows: list[tuple], runs: int, opened: int,
-               args: argparse.Namespace) -> None:
+def save_suite(
+    path: Path, rows: list[tuple], runs: int, opened: int, args: argparse.Namespace
+) -> None:
     from gui_bench import desk_figure, save_figures
 
     facts = f"{runs:,} runs; the big run has {N_EVENTS:,} events"
@@ -504,13 +600,24 @@ def save_suite(path: Path, rows: list[tuple], runs: int, opened: int,
         extra = {"statements": count}
         if fid == "open_big_run":
             extra["event_rows_read"] = opened
-        figures.append(desk_figure(
-            SUITE, fid, name, f"{what} ({facts}; median of {len(desk)})", "operation",
-            [d * 1000 for d in desk], [f * 1000 for f in floor],
-            notes=["timeline floor = every statement the desk had completed during the "
-                   "operation (recorded on the journal's read engine), replayed serially by "
-                   "raw sqlite3 fetching every row; scroll figures paint every position, so "
-                   "their desk time is mostly Qt painting."], **extra))
+        figures.append(
+            desk_figure(
+                SUITE,
+                fid,
+                name,
+                f"{what} ({facts}; median of {len(desk)})",
+                "operation",
+                [d * 1000 for d in desk],
+                [f * 1000 for f in floor],
+                notes=[
+                    "timeline floor = every statement the desk had completed during the "
+                    "operation (recorded on the journal's read engine), replayed serially by "
+                    "raw sqlite3 fetching every row; scroll figures paint every position, so "
+                    "their desk time is mostly Qt painting."
+                ],
+                **extra,
+            )
+        )
     save_figures(path, figures)
 
 

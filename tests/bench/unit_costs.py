@@ -71,8 +71,16 @@ class CountingCursor(sqlite3.Cursor):
         conn = self.connection
         before = conn.total_changes
         result = super().execute(sql, params)
-        LOG.append((id(conn), sql, tuple(params) if not isinstance(params, dict) else params,
-                    False, self.rowcount, conn.total_changes - before))
+        LOG.append(
+            (
+                id(conn),
+                sql,
+                tuple(params) if not isinstance(params, dict) else params,
+                False,
+                self.rowcount,
+                conn.total_changes - before,
+            )
+        )
         return result
 
     def executemany(self, sql: str, seq: Any) -> Any:
@@ -198,10 +206,14 @@ def checkpointed(path: str) -> tuple[int, dict[str, int]]:
     conn = _REAL_CONNECT(path, isolation_level=None)
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        size = conn.execute("PRAGMA page_count").fetchone()[0] * \
-            conn.execute("PRAGMA page_size").fetchone()[0]
-        per = {name: n for name, n in conn.execute(
-            "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")}
+        size = (
+            conn.execute("PRAGMA page_count").fetchone()[0]
+            * conn.execute("PRAGMA page_size").fetchone()[0]
+        )
+        per = {
+            name: n
+            for name, n in conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
+        }
         return size, per
     finally:
         conn.close()
@@ -271,13 +283,21 @@ def count_pass(folder: Path, cls: str, memory: bool, units: int, warmup: int) ->
                 by_table[m.group(1)] += changed
         else:
             reads += 1
-    out.update(write_txns=(begins - read_txns) / units, read_txns=read_txns / units,
-               stmts=(reads + writes) / units, reads=reads / units, writes=writes / units,
-               rows=rows / units, idx=idx / units,
-               inserted={k: v / units for k, v in sorted(by_table.items())},
-               grew={k: (per1.get(k, 0) - per0.get(k, 0)) / units
-                     for k in sorted(set(per1) | set(per0))
-                     if per1.get(k, 0) != per0.get(k, 0)})
+    out.update(
+        write_txns=(begins - read_txns) / units,
+        read_txns=read_txns / units,
+        stmts=(reads + writes) / units,
+        reads=reads / units,
+        writes=writes / units,
+        rows=rows / units,
+        idx=idx / units,
+        inserted={k: v / units for k, v in sorted(by_table.items())},
+        grew={
+            k: (per1.get(k, 0) - per0.get(k, 0)) / units
+            for k in sorted(set(per1) | set(per0))
+            if per1.get(k, 0) != per0.get(k, 0)
+        },
+    )
     out["_log"], out["_copy"] = log, str(copy)
     return out
 
@@ -339,9 +359,11 @@ def _replay(log: list[tuple], path: str) -> float:
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA wal_autocheckpoint = 0")
-    plan = [(sql, params, many, not is_write(sql) and not sql.startswith(("BEGIN", "COMMIT")))
-            for _, sql, params, many, _, _ in log if sql != "--unit"
-            and not sql.startswith("PRAGMA")]
+    plan = [
+        (sql, params, many, not is_write(sql) and not sql.startswith(("BEGIN", "COMMIT")))
+        for _, sql, params, many, _, _ in log
+        if sql != "--unit" and not sql.startswith("PRAGMA")
+    ]
     start = time.process_time()
     for sql, params, many, is_read in plan:
         if sql == "ROLLBACK":
@@ -358,11 +380,21 @@ def _replay(log: list[tuple], path: str) -> float:
 
 
 # ----------------------------------------------------------------- report
-COLUMNS = [("write_txns", "w txns", 1), ("read_txns", "r txns", 1), ("stmts", "stmts", 1),
-           ("reads", "reads", 1), ("writes", "writes", 1), ("rows", "rows", 1),
-           ("idx", "idx entries", 1), ("wal_pages", "wal pages", 1), ("bytes", "bytes", 0),
-           ("calls", "py calls", 0), ("cpu_us", "cpu µs", 0), ("raw_us", "raw µs", 0),
-           ("py_share", "py share", 2)]
+COLUMNS = [
+    ("write_txns", "w txns", 1),
+    ("read_txns", "r txns", 1),
+    ("stmts", "stmts", 1),
+    ("reads", "reads", 1),
+    ("writes", "writes", 1),
+    ("rows", "rows", 1),
+    ("idx", "idx entries", 1),
+    ("wal_pages", "wal pages", 1),
+    ("bytes", "bytes", 0),
+    ("calls", "py calls", 0),
+    ("cpu_us", "cpu µs", 0),
+    ("raw_us", "raw µs", 0),
+    ("py_share", "py share", 2),
+]
 
 
 def table(results: dict[str, dict], before: dict[str, dict] | None = None) -> str:
@@ -417,19 +449,29 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     before = json.loads(args.compare.read_text())["results"] if args.compare else None
-    print(f"per unit, 1 process, {args.units} units after {args.warmup} warm-up; "
-          f"{load()}; cpu: synchronous=OFF\n")
+    print(
+        f"per unit, 1 process, {args.units} units after {args.warmup} warm-up; "
+        f"{load()}; cpu: synchronous=OFF\n"
+    )
     print(table(results, before))
     if args.tables:
         for name, e in extra.items():
-            print(f"\n{name}: rows inserted per unit "
-                  + ", ".join(f"{k} {v:g}" for k, v in e["inserted"].items()))
-            print("  bytes per unit by b-tree: "
-                  + ", ".join(f"{k} {v:,.0f}" for k, v in
-                              sorted(e["grew"].items(), key=lambda kv: -kv[1])))
+            print(
+                f"\n{name}: rows inserted per unit "
+                + ", ".join(f"{k} {v:g}" for k, v in e["inserted"].items())
+            )
+            print(
+                "  bytes per unit by b-tree: "
+                + ", ".join(
+                    f"{k} {v:,.0f}" for k, v in sorted(e["grew"].items(), key=lambda kv: -kv[1])
+                )
+            )
     if args.json:
-        args.json.write_text(json.dumps({"load": load(), "units": args.units,
-                                         "results": results, "tables": extra}, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {"load": load(), "units": args.units, "results": results, "tables": extra}, indent=1
+            )
+        )
     return 0
 
 

@@ -32,8 +32,22 @@ def demo_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     """A second build with the same seed by `proctor demo-journal` in another process,
     started first so it runs on the other core while the template is built."""
     path = tmp_path_factory.mktemp("twin") / "twin.db"
-    proc = Popen([sys.executable, "-m", "proctor", "demo-journal", str(path), "--seed",
-                  str(SEED), "--json", "--quiet"], stdout=PIPE, stderr=PIPE, text=True)
+    proc = Popen(
+        [
+            sys.executable,
+            "-m",
+            "proctor",
+            "demo-journal",
+            str(path),
+            "--seed",
+            str(SEED),
+            "--json",
+            "--quiet",
+        ],
+        stdout=PIPE,
+        stderr=PIPE,
+        text=True,
+    )
     yield path, proc
     if proc.poll() is None:
         proc.kill()
@@ -41,8 +55,9 @@ def demo_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
 
 
 @pytest.fixture(scope="session")
-def demo_template(tmp_path_factory: pytest.TempPathFactory,
-                  demo_twin: tuple[Path, Popen]) -> tuple[Path, dict]:
+def demo_template(
+    tmp_path_factory: pytest.TempPathFactory, demo_twin: tuple[Path, Popen]
+) -> tuple[Path, dict]:
     path = tmp_path_factory.mktemp("demo") / "demo.db"
     summary = build_demo_journal(path, "small", seed=SEED)
     assert not Path(f"{path}-wal").exists(), "the template must be checkpointed"
@@ -50,8 +65,9 @@ def demo_template(tmp_path_factory: pytest.TempPathFactory,
 
 
 @pytest.fixture
-def journal(demo_template: tuple[Path, dict], tmp_path: Path,
-            monkeypatch: pytest.MonkeyPatch) -> Path:
+def journal(
+    demo_template: tuple[Path, dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """A private copy of the demo journal, named by PROCTOR_JOURNAL."""
     path = tmp_path / "journal.db"
     shutil.copy2(demo_template[0], path)

@@ -10,8 +10,13 @@ import pytest
 
 
 def script(shell: str) -> str:
-    return subprocess.run([sys.executable, "-m", "proctor", "completion", shell],
-                          capture_output=True, text=True, check=True, timeout=60).stdout
+    return subprocess.run(
+        [sys.executable, "-m", "proctor", "completion", shell],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
@@ -20,9 +25,11 @@ def test_bash_completes_subcommands_and_their_flags(tmp_path):
     path.write_text(script("bash"))
 
     def complete(*words: str) -> list[str]:
-        probe = (f'source {path}; COMP_WORDS=(proctor {" ".join(words)}); '
-                 f'COMP_CWORD={len(words)}; COMP_LINE="proctor {" ".join(words)}"; '
-                 f'COMP_POINT=${{#COMP_LINE}}; _shtab_proctor; printf "%s\\n" "${{COMPREPLY[@]}}"')
+        probe = (
+            f"source {path}; COMP_WORDS=(proctor {' '.join(words)}); "
+            f'COMP_CWORD={len(words)}; COMP_LINE="proctor {" ".join(words)}"; '
+            f'COMP_POINT=${{#COMP_LINE}}; _shtab_proctor; printf "%s\\n" "${{COMPREPLY[@]}}"'
+        )
         done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60)
         return done.stdout.split()
 

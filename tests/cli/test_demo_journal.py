@@ -30,15 +30,16 @@ def fingerprint(path: Path) -> tuple[list, str]:
 
 
 @pytest.mark.slow
-def test_small_demo_is_deterministic(cli, demo_template: tuple[Path, dict],
-                                     demo_twin: tuple[Path, Popen]) -> None:
+def test_small_demo_is_deterministic(
+    cli, demo_template: tuple[Path, dict], demo_twin: tuple[Path, Popen]
+) -> None:
     template, summary = demo_template
     twin, proc = demo_twin
     out, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err
-    assert {k: v for k, v in json.loads(out).items()
-            if k not in ("path", "seconds", "bytes")} == \
-        {k: v for k, v in summary.items() if k not in ("path", "seconds", "bytes")}
+    assert {k: v for k, v in json.loads(out).items() if k not in ("path", "seconds", "bytes")} == {
+        k: v for k, v in summary.items() if k not in ("path", "seconds", "bytes")
+    }
     assert fingerprint(twin) == fingerprint(template)
     verified = cli("verify", twin)
     assert verified.rc == 0 and verified.out.startswith("ok: ")
@@ -55,8 +56,13 @@ def test_small_demo_has_every_kind_of_item(demo_template: tuple[Path, dict]) -> 
         open_kinds = {j.questions.get(i.id).kind for i in items if i.kind.value == "question"}
         assert open_kinds == set(QuestionKind)
         runs = j.runs.list(limit=1000).items
-        assert {r.status.value for r in runs} >= {"completed", "failed", "cancelled",
-                                                   "waiting_for_user", "interrupted"}
+        assert {r.status.value for r in runs} >= {
+            "completed",
+            "failed",
+            "cancelled",
+            "waiting_for_user",
+            "interrupted",
+        }
         assert any(r.parent_run_id for r in runs) and any(r.current_attempt > 1 for r in runs)
         history = Counter()
         for run in runs:
@@ -66,16 +72,26 @@ def test_small_demo_has_every_kind_of_item(demo_template: tuple[Path, dict]) -> 
                 history["by rule"] += bool(a.decided_by and a.decided_by.startswith("rule:"))
             for q in j.questions.for_run(run.id):
                 history[f"question {q.status.value}"] += 1
-        for needed in ("approval approved", "approval denied", "approval pending", "consumed",
-                       "by rule", "question resolved", "question requested"):
+        for needed in (
+            "approval approved",
+            "approval denied",
+            "approval pending",
+            "consumed",
+            "by rule",
+            "question resolved",
+            "question requested",
+        ):
             assert history[needed] > 0, (needed, history)
         committed = j.effects.list(status=["committed"], limit=5).items
         assert committed and j.effects.receipts(committed[0].key)
         entries = j.memory.list(limit=500)
         assert any(len(j.memory.history(e.id)) > 1 for e in entries)
         assert {e.scope.value for e in entries} == {"project", "space", "user"}
-        resolved = [r for s in ("accepted_local", "accepted_incoming", "dismissed")
-                    for r in j.memory.conflicts(status=s)]
+        resolved = [
+            r
+            for s in ("accepted_local", "accepted_incoming", "dismissed")
+            for r in j.memory.conflicts(status=s)
+        ]
         assert resolved
         rules = j.approvals.rules(active_only=False)
         assert any(r.revoked_at for r in rules) and any(r.active for r in rules)

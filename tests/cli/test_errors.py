@@ -41,9 +41,18 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder.mkdir()
     json_list = root / "list.json"
     json_list.write_text("[1, 2, 3]")
-    return {"good": good, "notes": notes, "binary": binary, "foreign": foreign,
-            "folder": folder, "missing": root / "missing.db", "json_list": json_list,
-            "nowhere": root / "no such folder" / "out.json", "run": run.id, "root": root}
+    return {
+        "good": good,
+        "notes": notes,
+        "binary": binary,
+        "foreign": foreign,
+        "folder": folder,
+        "missing": root / "missing.db",
+        "json_list": json_list,
+        "nowhere": root / "no such folder" / "out.json",
+        "run": run.id,
+        "root": root,
+    }
 
 
 def proctor(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -52,9 +61,15 @@ def proctor(*args: object, cwd: Path | None = None) -> subprocess.CompletedProce
     env.pop("PROCTOR_JOURNAL", None)
     env.pop("PROCTOR_DEBUG", None)
     env["QT_QPA_PLATFORM"] = "offscreen"
-    return subprocess.run([sys.executable, "-m", "proctor", *map(str, args)], env=env,
-                          cwd=cwd, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "proctor", *map(str, args)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.fixture
@@ -83,8 +98,11 @@ def in_process(capsys, monkeypatch):
 
 def contents(folder: Path) -> dict[str, bytes]:
     """Every file's bytes (a reader may touch a journal's -shm and -wal: not compared)."""
-    return {p.name: p.read_bytes() for p in folder.iterdir()
-            if p.is_file() and not p.name.endswith(("-shm", "-wal"))}
+    return {
+        p.name: p.read_bytes()
+        for p in folder.iterdir()
+        if p.is_file() and not p.name.endswith(("-shm", "-wal"))
+    }
 
 
 NOT_A_JOURNAL = "not a Proctor journal"
@@ -101,67 +119,168 @@ CASES = [
     ("verify a text file", ["verify", "{notes}"], 3, NOT_A_JOURNAL),
     ("verify a folder", ["verify", "{folder}"], 3, "is a folder"),
     ("verify a missing file", ["verify", "{missing}"], 3, "no journal at"),
-    ("approve in a missing journal", ["approve", "apr_x", "--journal", "{missing}"], 3,
-     "no journal at"),
+    (
+        "approve in a missing journal",
+        ["approve", "apr_x", "--journal", "{missing}"],
+        3,
+        "no journal at",
+    ),
     ("no journal named", ["inbox"], 2, "which journal"),
     ("simulate a text file", ["simulate", "{notes}", "--duration", "1"], 3, NOT_A_JOURNAL),
     ("mcp on a text file", ["mcp", "{notes}"], 3, NOT_A_JOURNAL),
     ("mcp on a folder", ["mcp", "{folder}"], 3, "is a folder"),
-    ("export-run to a missing folder",
-     ["export-run", "{run}", "--journal", "{good}", "-o", "{nowhere}"], 2, "does not exist"),
-    ("export to a missing folder",
-     ["export", "{run}", "--journal", "{good}", "-o", "{nowhere}"], 2, "does not exist"),
-    ("export-runs to a missing folder",
-     ["export-runs", "--journal", "{good}", "-o", "{nowhere}"], 2, "does not exist"),
-    ("export-audit to a missing folder",
-     ["export-audit", "--journal", "{good}", "-o", "{nowhere}"], 2, "does not exist"),
-    ("export-audit to a folder", ["export-audit", "--journal", "{good}", "-o", "{folder}"],
-     2, "is a folder"),
-    ("export-run of an unknown run", ["export-run", "run_nope", "--journal", "{good}"], 1,
-     "does not exist"),
-    ("import a text file", ["import", "{notes}", "--journal", "{root}/new.db"], 1,
-     "not a Proctor export"),
-    ("import a journal (binary)", ["import", "{good}", "--journal", "{root}/new.db"], 1,
-     "not a Proctor export"),
-    ("import a JSON list", ["import", "{json_list}", "--journal", "{root}/new.db"], 1,
-     "not a Proctor export"),
-    ("import a missing file", ["import", "{missing}", "--journal", "{root}/new.db"], 2,
-     "cannot read"),
-    ("import a folder", ["import", "{folder}", "--journal", "{root}/new.db"], 2,
-     "cannot read"),
-    ("import into a text file", ["import", "{notes}", "--journal", "{notes}"], 1,
-     "not a Proctor export"),
-    ("answer from a missing file", ["answer", "int_x", "--json", "@{missing}", "--journal",
-                                    "{good}"], 2, "cannot read"),
-    ("answer with bad JSON", ["answer", "int_x", "--json", "{{nope", "--journal", "{good}"],
-     2, "not valid JSON"),
-    ("merge from a missing file", ["resolve-memory", "rec_x", "merge", "--content-file",
-                                   "{missing}", "--reason", "r", "--journal", "{good}"], 2,
-     "cannot read"),
-    ("evidence from a folder", ["resolve-effect", "k", "failed", "--reason", "r",
-                                "--evidence", "@{folder}", "--journal", "{good}"], 2,
-     "cannot read"),
+    (
+        "export-run to a missing folder",
+        ["export-run", "{run}", "--journal", "{good}", "-o", "{nowhere}"],
+        2,
+        "does not exist",
+    ),
+    (
+        "export to a missing folder",
+        ["export", "{run}", "--journal", "{good}", "-o", "{nowhere}"],
+        2,
+        "does not exist",
+    ),
+    (
+        "export-runs to a missing folder",
+        ["export-runs", "--journal", "{good}", "-o", "{nowhere}"],
+        2,
+        "does not exist",
+    ),
+    (
+        "export-audit to a missing folder",
+        ["export-audit", "--journal", "{good}", "-o", "{nowhere}"],
+        2,
+        "does not exist",
+    ),
+    (
+        "export-audit to a folder",
+        ["export-audit", "--journal", "{good}", "-o", "{folder}"],
+        2,
+        "is a folder",
+    ),
+    (
+        "export-run of an unknown run",
+        ["export-run", "run_nope", "--journal", "{good}"],
+        1,
+        "does not exist",
+    ),
+    (
+        "import a text file",
+        ["import", "{notes}", "--journal", "{root}/new.db"],
+        1,
+        "not a Proctor export",
+    ),
+    (
+        "import a journal (binary)",
+        ["import", "{good}", "--journal", "{root}/new.db"],
+        1,
+        "not a Proctor export",
+    ),
+    (
+        "import a JSON list",
+        ["import", "{json_list}", "--journal", "{root}/new.db"],
+        1,
+        "not a Proctor export",
+    ),
+    (
+        "import a missing file",
+        ["import", "{missing}", "--journal", "{root}/new.db"],
+        2,
+        "cannot read",
+    ),
+    ("import a folder", ["import", "{folder}", "--journal", "{root}/new.db"], 2, "cannot read"),
+    (
+        "import into a text file",
+        ["import", "{notes}", "--journal", "{notes}"],
+        1,
+        "not a Proctor export",
+    ),
+    (
+        "answer from a missing file",
+        ["answer", "int_x", "--json", "@{missing}", "--journal", "{good}"],
+        2,
+        "cannot read",
+    ),
+    (
+        "answer with bad JSON",
+        ["answer", "int_x", "--json", "{{nope", "--journal", "{good}"],
+        2,
+        "not valid JSON",
+    ),
+    (
+        "merge from a missing file",
+        [
+            "resolve-memory",
+            "rec_x",
+            "merge",
+            "--content-file",
+            "{missing}",
+            "--reason",
+            "r",
+            "--journal",
+            "{good}",
+        ],
+        2,
+        "cannot read",
+    ),
+    (
+        "evidence from a folder",
+        [
+            "resolve-effect",
+            "k",
+            "failed",
+            "--reason",
+            "r",
+            "--evidence",
+            "@{folder}",
+            "--journal",
+            "{good}",
+        ],
+        2,
+        "cannot read",
+    ),
     ("a negative limit", ["inbox", "--limit", "-5", "--journal", "{good}"], 2, "1 or more"),
-    ("a limit that is no number", ["runs", "--limit", "ten", "--journal", "{good}"], 2,
-     "not a whole number"),
-    ("a negative sequence", ["timeline", "{run}", "--after", "-1", "--journal", "{good}"], 2,
-     "0 or more"),
-    ("a timeout that is no number", ["inbox", "--timeout", "soon", "--journal", "{good}"], 2,
-     "number of seconds"),
+    (
+        "a limit that is no number",
+        ["runs", "--limit", "ten", "--journal", "{good}"],
+        2,
+        "not a whole number",
+    ),
+    (
+        "a negative sequence",
+        ["timeline", "{run}", "--after", "-1", "--journal", "{good}"],
+        2,
+        "0 or more",
+    ),
+    (
+        "a timeout that is no number",
+        ["inbox", "--timeout", "soon", "--journal", "{good}"],
+        2,
+        "number of seconds",
+    ),
     ("verify an unknown run", ["verify", "{good}", "--run", "run_nope"], 1, "does not exist"),
-    ("timeline of an unknown run", ["timeline", "run_nope", "--journal", "{good}"], 1,
-     "does not exist"),
+    (
+        "timeline of an unknown run",
+        ["timeline", "run_nope", "--journal", "{good}"],
+        1,
+        "does not exist",
+    ),
     ("demo-journal onto a folder", ["demo-journal", "{folder}"], 2, "is a folder"),
     ("demo-journal onto a file", ["demo-journal", "{notes}"], 1, "already exists"),
-    ("a malformed cursor", ["inbox", "--cursor", "!!", "--journal", "{good}"], 1,
-     "malformed page cursor"),
+    (
+        "a malformed cursor",
+        ["inbox", "--cursor", "!!", "--journal", "{good}"],
+        1,
+        "malformed page cursor",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("argv", "code", "words"), [c[1:] for c in CASES],
-                         ids=[c[0] for c in CASES])
-def test_every_error_is_a_sentence_with_its_exit_code(files, in_process, argv, code,
-                                                      words) -> None:
+@pytest.mark.parametrize(
+    ("argv", "code", "words"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_every_error_is_a_sentence_with_its_exit_code(files, in_process, argv, code, words) -> None:
     args = [a.format(**files) for a in argv]
     before = contents(files["root"])
     done = in_process(*args, cwd=files["root"])
@@ -203,7 +322,8 @@ def test_an_unreadable_journal_or_answer_file_is_a_sentence(files, tmp_path) -> 
 
 
 def test_an_unexpected_failure_is_a_sentence_and_the_traceback_is_on_demand(
-        files, monkeypatch, capsys) -> None:
+    files, monkeypatch, capsys
+) -> None:
     from proctor import cmd_ops
     from proctor.cli import main
 

@@ -29,9 +29,20 @@ from .conftest import OPERATOR
 TERM = "\x1b]0;PWNED\x07\x1b[2J"  # sets the terminal's title, then clears the screen
 ROW = "a\nforged row"
 OTHERS = "bidi 12\u202e345 c1 \x9b2J del \x7f tag \U000e0041 zwsp \u200b cr \rX"
-SHELL = ["x'; touch PWNED; echo '", "$(touch PWNED)", "`touch PWNED`", "a\ntouch PWNED\n",
-         "'\"; touch PWNED #", "\\'; touch PWNED; '", "a;touch PWNED", "$'\\x41'; touch PWNED",
-         "-rf; touch PWNED", "--reason", TERM, ROW]
+SHELL = [
+    "x'; touch PWNED; echo '",
+    "$(touch PWNED)",
+    "`touch PWNED`",
+    "a\ntouch PWNED\n",
+    "'\"; touch PWNED #",
+    "\\'; touch PWNED; '",
+    "a;touch PWNED",
+    "$'\\x41'; touch PWNED",
+    "-rf; touch PWNED",
+    "--reason",
+    TERM,
+    ROW,
+]
 RAW = [TERM, ROW, OTHERS]
 NAMES = list(dict.fromkeys(SHELL + RAW))
 FORGED = "forged row"
@@ -47,15 +58,24 @@ def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     ids: dict = {"runs": [], "effects": [], "questions": [], "approvals": [], "tool_calls": []}
     with Journal.open(path, actor=Actor.agent("mallory")) as agent:
         for n, text in enumerate(RAW + SHELL[:4]):
-            run = agent.runs.start(f"proj{text}", f"title {text}", space=f"sp{text}",
-                                   agent=f"agent{text}", run_id=f"run_{text}")
+            run = agent.runs.start(
+                f"proj{text}",
+                f"title {text}",
+                space=f"sp{text}",
+                agent=f"agent{text}",
+                run_id=f"run_{text}",
+            )
             ids["runs"].append(run.id)
             agent.runs.append_event(run.id, f"type{text}", {f"key{text}": f"value{text}"})
-            call = agent.runs.record_tool_call(run.id, f"tool{text}", {"q": text},
-                                               tool_call_id=f"tc_{n}{text}")
+            call = agent.runs.record_tool_call(
+                run.id, f"tool{text}", {"q": text}, tool_call_id=f"tc_{n}{text}"
+            )
             ids["tool_calls"].append(call.id)
-            ids["approvals"].append(agent.approvals.request(
-                run.id, {"tool": f"deploy{text}", "args": {text: text}}, reason=text).id)
+            ids["approvals"].append(
+                agent.approvals.request(
+                    run.id, {"tool": f"deploy{text}", "args": {text: text}}, reason=text
+                ).id
+            )
         run_id = ids["runs"][0]
         for n, key in enumerate(NAMES):
             key = f"{key}#{n}"
@@ -63,19 +83,33 @@ def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
             agent.effects.begin(key)
             agent.effects.mark_ambiguous(key, f"timed out {key}")
             ids["effects"].append(key)
-        form = {"type": "object", "properties": {s: {"type": "string"} for s in NAMES},
-                "required": NAMES}
-        ids["questions"].append(agent.questions.ask(
-            run_id, "form", f"fill {TERM}", response_schema=form).id)
-        ids["questions"].append(agent.questions.ask(
-            run_id, "choice", f"pick {ROW}", options=NAMES).id)
-        ids["questions"].append(agent.questions.ask(
-            run_id, "question", f"why {OTHERS}",
-            response_schema={"type": "object", "properties": {"text": {"enum": SHELL}},
-                             "required": ["text"]}).id)
+        form = {
+            "type": "object",
+            "properties": {s: {"type": "string"} for s in NAMES},
+            "required": NAMES,
+        }
+        ids["questions"].append(
+            agent.questions.ask(run_id, "form", f"fill {TERM}", response_schema=form).id
+        )
+        ids["questions"].append(
+            agent.questions.ask(run_id, "choice", f"pick {ROW}", options=NAMES).id
+        )
+        ids["questions"].append(
+            agent.questions.ask(
+                run_id,
+                "question",
+                f"why {OTHERS}",
+                response_schema={
+                    "type": "object",
+                    "properties": {"text": {"enum": SHELL}},
+                    "required": ["text"],
+                },
+            ).id
+        )
         entry = agent.memory.add("project", f"shop{TERM}", f"title{ROW}", f"content {OTHERS}")
-        ids["conflict"] = agent.memory.record_conflict(entry.id, f"incoming {TERM}{ROW}",
-                                                       incoming_source=f"bot{TERM}").id
+        ids["conflict"] = agent.memory.record_conflict(
+            entry.id, f"incoming {TERM}{ROW}", incoming_source=f"bot{TERM}"
+        ).id
         ids["entry"] = entry.id
     ids["path"] = path
     return ids
@@ -90,8 +124,7 @@ def assert_terminal_safe(result) -> None:
     for stream in (result.out, result.err):
         assert raw_controls(stream) == [], repr(stream[:2000])
         assert "\r" not in stream
-        assert not any(line.startswith(FORGED) for line in stream.splitlines()), \
-            stream[:2000]
+        assert not any(line.startswith(FORGED) for line in stream.splitlines()), stream[:2000]
 
 
 # ---------------------------------------------------------------- shell
@@ -102,9 +135,13 @@ def run_hint(line: str, cwd: Path) -> list[str]:
     record = cwd / "argv"
     record.unlink(missing_ok=True)
     script = 'proctor() { printf "%s\\0" "$@" > "$ARGV_FILE"; }\n' + line + "\n"
-    done = subprocess.run(["bash", "-c", script], cwd=cwd, capture_output=True,
-                          env={"ARGV_FILE": str(record), "PATH": "/usr/bin:/bin",
-                               "LC_ALL": "C.UTF-8"}, timeout=30)
+    done = subprocess.run(
+        ["bash", "-c", script],
+        cwd=cwd,
+        capture_output=True,
+        env={"ARGV_FILE": str(record), "PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"},
+        timeout=30,
+    )
     assert not (cwd / "PWNED").exists(), line  # the agent's text ran as a command
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in cwd.iterdir()) == ["argv"], line  # nothing else ran
@@ -112,7 +149,7 @@ def run_hint(line: str, cwd: Path) -> list[str]:
 
 
 def hints(out: str) -> list[str]:
-    return [line[len("next: "):] for line in out.splitlines() if line.startswith("next: ")]
+    return [line[len("next: ") :] for line in out.splitlines() if line.startswith("next: ")]
 
 
 def cli_parses(argv: list[str]):
@@ -143,7 +180,8 @@ def test_the_resolve_effect_hint_names_exactly_the_key(cli, hostile, shell_dir) 
 
 
 def test_the_answer_hint_is_valid_json_for_the_schema_and_one_shell_word(
-        cli, hostile, shell_dir) -> None:
+    cli, hostile, shell_dir
+) -> None:
     for qid in hostile["questions"]:
         result = cli("show", qid)
         assert result.rc == 0, result.err
@@ -163,18 +201,27 @@ def test_every_other_suggested_command_names_exactly_its_item(cli, hostile, shel
         result = cli("show", run_id)
         assert result.rc == 0, result.err
         assert_terminal_safe(result)
-        assert [run_hint(line, shell_dir) for line in hints(result.out)] == [
-            ["timeline", run_id]]
+        assert [run_hint(line, shell_dir) for line in hints(result.out)] == [["timeline", run_id]]
     for approval_id in hostile["approvals"]:
         lines = hints(cli("show", approval_id).out)
         assert [run_hint(line, shell_dir) for line in lines] == [
-            ["approve", approval_id], ["deny", approval_id, "--reason", "TEXT"]]
+            ["approve", approval_id],
+            ["deny", approval_id, "--reason", "TEXT"],
+        ]
     result = cli("show", hostile["conflict"])
     assert_terminal_safe(result)
     assert [run_hint(line, shell_dir) for line in hints(result.out)] == [
         ["resolve-conflict", hostile["conflict"], "keep-local", "--reason", "TEXT"],
-        ["resolve-conflict", hostile["conflict"], "merge", "--content-file", "FILE", "--reason",
-         "TEXT"]]
+        [
+            "resolve-conflict",
+            hostile["conflict"],
+            "merge",
+            "--content-file",
+            "FILE",
+            "--reason",
+            "TEXT",
+        ],
+    ]
 
 
 def test_error_hints_quote_what_the_operator_typed(cli, hostile) -> None:
@@ -192,10 +239,20 @@ def test_error_hints_quote_what_the_operator_typed(cli, hostile) -> None:
 
 
 def test_no_agent_text_reaches_the_terminal_raw(cli, hostile) -> None:
-    commands = [["inbox", "--limit", "500"], ["runs", "--limit", "500"],
-                ["show", hostile["entry"]], ["show", hostile["conflict"]]]
-    commands += [["show", "--", i] for i in hostile["runs"] + hostile["approvals"]
-                 + hostile["tool_calls"] + hostile["questions"] + hostile["effects"]]
+    commands = [
+        ["inbox", "--limit", "500"],
+        ["runs", "--limit", "500"],
+        ["show", hostile["entry"]],
+        ["show", hostile["conflict"]],
+    ]
+    commands += [
+        ["show", "--", i]
+        for i in hostile["runs"]
+        + hostile["approvals"]
+        + hostile["tool_calls"]
+        + hostile["questions"]
+        + hostile["effects"]
+    ]
     commands += [["timeline", i] for i in hostile["runs"]]
     commands += [["timeline", i, "--full"] for i in hostile["runs"]]
     for args in commands:
@@ -213,12 +270,17 @@ def test_commands_that_echo_an_id_or_refuse_one_escape_it(cli, hostile, tmp_path
         assert result.rc == 0, result.err
         assert_terminal_safe(result)
         assert visible(run_id, breaks=True) in result.out
-    for args in (["show", f"missing{TERM}"], ["show", f"run_{ROW}x"],
-                 ["timeline", f"run_{TERM}x"], ["cancel", f"run_{ROW}x", "--reason", "r"],
-                 ["resolve-effect", f"{ROW}x", "failed", "--reason", "r"],
-                 ["answer", f"int_{TERM}", "--text", "x"],
-                 ["export", f"run_{TERM}x"], ["export-run", f"run_{ROW}x"],
-                 ["inbox", "--cursor", TERM]):
+    for args in (
+        ["show", f"missing{TERM}"],
+        ["show", f"run_{ROW}x"],
+        ["timeline", f"run_{TERM}x"],
+        ["cancel", f"run_{ROW}x", "--reason", "r"],
+        ["resolve-effect", f"{ROW}x", "failed", "--reason", "r"],
+        ["answer", f"int_{TERM}", "--text", "x"],
+        ["export", f"run_{TERM}x"],
+        ["export-run", f"run_{ROW}x"],
+        ["inbox", "--cursor", TERM],
+    ):
         result = cli(*args)
         assert result.rc in (1, 2), (args, result.err)
         assert_terminal_safe(result)
@@ -240,7 +302,8 @@ def json_safe(text: str) -> None:
 
 
 def test_json_outputs_escape_invisible_characters_and_keep_the_values(
-        cli, hostile, tmp_path) -> None:
+    cli, hostile, tmp_path
+) -> None:
     inbox = cli("inbox", "--json", "--details", "--limit", "500").out
     json_safe(inbox)
     assert {i["id"] for i in json.loads(inbox)["items"]} >= set(hostile["effects"])
@@ -253,8 +316,12 @@ def test_json_outputs_escape_invisible_characters_and_keep_the_values(
         data = json.loads(shown)["item"]
         assert ident in (data.get("id"), data.get("key"))
     for run_id in hostile["runs"]:
-        for args in (["timeline", run_id, "--json"], ["export", run_id],
-                     ["export-run", run_id], ["export-run", run_id, "--format", "jsonl"]):
+        for args in (
+            ["timeline", run_id, "--json"],
+            ["export", run_id],
+            ["export-run", run_id],
+            ["export-run", run_id, "--format", "jsonl"],
+        ):
             result = cli(*args)
             assert result.rc == 0, (args, result.err)
             json_safe(result.out)
@@ -309,7 +376,8 @@ def test_lists_never_suggest_a_flag_they_reject(cli, hostile) -> None:
 
 
 def test_show_of_an_effect_committed_by_a_retry_prints_only_the_current_attempt(
-        cli, hostile) -> None:
+    cli, hostile
+) -> None:
     key = "mail:retried"
     with Journal.open(hostile["path"], actor=Actor.agent("bot")) as agent:
         agent.effects.reserve(key, tool="send_email", run_id=hostile["runs"][0])

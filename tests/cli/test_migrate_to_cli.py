@@ -27,13 +27,19 @@ def test_a_second_migration_is_refused_and_says_why(cli, journal, tmp_path):
 
 
 def test_the_source_must_be_a_file(cli, journal, tmp_path):
-    result = cli("migrate-to", tmp_path / "x.db", "--journal",
-                 "postgresql+psycopg://u:hunter2@127.0.0.1:1/db")
+    result = cli(
+        "migrate-to",
+        tmp_path / "x.db",
+        "--journal",
+        "postgresql+psycopg://u:hunter2@127.0.0.1:1/db",
+    )
     assert result.rc == 3 and "must be a journal file" in result.err
     assert "hunter2" not in result.err + result.out
 
 
 def test_a_url_is_shown_without_its_password():
-    assert hidden("postgresql+psycopg://ops:s3cret@db:5432/p") == \
-        "postgresql+psycopg://ops:***@db:5432/p"
+    assert (
+        hidden("postgresql+psycopg://ops:s3cret@db:5432/p")
+        == "postgresql+psycopg://ops:***@db:5432/p"
+    )
     assert hidden("postgresql+psycopg://ops@db/p") == "postgresql+psycopg://ops@db/p"

@@ -12,8 +12,23 @@ from proctor.core import Actor, InboxFilter, InboxKind, Journal
 
 from .conftest import OPERATOR
 
-COMMANDS = ["inbox", "show", "approve", "deny", "answer", "resolve-effect", "resolve-memory",
-            "snooze", "cancel", "runs", "timeline", "verify", "export", "simulate", "demo-journal"]
+COMMANDS = [
+    "inbox",
+    "show",
+    "approve",
+    "deny",
+    "answer",
+    "resolve-effect",
+    "resolve-memory",
+    "snooze",
+    "cancel",
+    "runs",
+    "timeline",
+    "verify",
+    "export",
+    "simulate",
+    "demo-journal",
+]
 
 
 def pending(path: Path, kind: str, **filters: object) -> list:
@@ -54,8 +69,10 @@ def test_inbox_lists_every_kind(cli, journal: Path) -> None:
         kinds = Counter(i.kind.value for i in j.inbox.list(InboxFilter(), limit=500).items)
     assert all(kinds[k] > 0 for k in ("approval", "question", "conflict", "effect"))
     total = sum(kinds.values())
-    assert (f"{total} waiting (approval {kinds['approval']}, question {kinds['question']}, "
-            f"conflict {kinds['conflict']}, effect {kinds['effect']})") in result.out
+    assert (
+        f"{total} waiting (approval {kinds['approval']}, question {kinds['question']}, "
+        f"conflict {kinds['conflict']}, effect {kinds['effect']})"
+    ) in result.out
     data = json.loads(cli("inbox", "--json", "--details", "--limit", "500").out)
     assert {i["kind"] for i in data["items"]} == {"approval", "question", "conflict", "effect"}
     assert data["counts"] == dict(kinds)
@@ -64,13 +81,13 @@ def test_inbox_lists_every_kind(cli, journal: Path) -> None:
     only = json.loads(cli("inbox", "--json", "--kind", "effect").out)["items"]
     assert len(only) == 8 and {i["kind"] for i in only} == {"effect"}
     page = json.loads(cli("inbox", "--json", "--limit", "5").out)
-    rest = json.loads(cli("inbox", "--json", "--limit", "5", "--cursor",
-                          page["next_cursor"]).out)
+    rest = json.loads(cli("inbox", "--json", "--limit", "5", "--cursor", page["next_cursor"]).out)
     assert not {i["id"] for i in page["items"]} & {i["id"] for i in rest["items"]}
 
 
-def test_a_missing_or_unnamed_journal_is_explained(cli, journal: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_or_unnamed_journal_is_explained(
+    cli, journal: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     result = cli("inbox", "--journal", tmp_path / "nope.db")
     assert result.rc == 3 and "no journal at" in result.err
     assert not (tmp_path / "nope.db").exists(), "a typo must not create a journal"
@@ -135,8 +152,10 @@ def test_show_refuses_unknown_ids(cli, journal: Path) -> None:
 
 
 def test_show_prints_agent_text_literally_and_bounded(cli, journal: Path) -> None:
-    hostile = ("<img src=x onerror=alert(1)> <b>bold</b> \x1b[31mred\x1b[0m "
-               "evil\u202egpj.exe\n" + "A" * 5000)
+    hostile = (
+        "<img src=x onerror=alert(1)> <b>bold</b> \x1b[31mred\x1b[0m "
+        "evil\u202egpj.exe\n" + "A" * 5000
+    )
     with Journal.open(journal, actor=Actor.agent("mallory")) as agent:
         run = agent.runs.start("infra", "<script>alert(1)</script>")
         asked = agent.questions.ask(run.id, "question", hostile)
@@ -150,14 +169,23 @@ def test_show_prints_agent_text_literally_and_bounded(cli, journal: Path) -> Non
 
 
 def test_show_names_where_a_request_came_from_escaped(cli, journal: Path) -> None:
-    origin = {"runtime": "mcp", "process": "refund_agent\x1b]0;owned\x07", "pid": 4242,
-              "host": "build-7", "tool": "request_approval", "client": "refund-bot\n1.0"}
+    origin = {
+        "runtime": "mcp",
+        "process": "refund_agent\x1b]0;owned\x07",
+        "pid": 4242,
+        "host": "build-7",
+        "tool": "request_approval",
+        "client": "refund-bot\n1.0",
+    }
     with Journal.open(journal, actor=Actor.agent("refund-bot")) as agent:
         run = agent.runs.start("shop", "refunds")
-        approval = agent.approvals.request(run.id, {"tool": "refund"}, reason="r",
-                                           origin=origin)
-        effect = agent.effects.reserve("fx-origin", tool="bank.refund", run_id=run.id,
-                                       origin={"runtime": "langgraph", "tool": "refund"})
+        approval = agent.approvals.request(run.id, {"tool": "refund"}, reason="r", origin=origin)
+        effect = agent.effects.reserve(
+            "fx-origin",
+            tool="bank.refund",
+            run_id=run.id,
+            origin={"runtime": "langgraph", "tool": "refund"},
+        )
     out = cli("show", approval.id).out
     [line] = [li for li in out.splitlines() if li.startswith("origin")]
     assert "mcp · refund_agent\\x1b]0;owned\\x07 (pid 4242 on build-7)" in line
@@ -232,8 +260,7 @@ def test_answer_shortcuts(cli, journal: Path, tmp_path: Path) -> None:
     assert cli("answer", question_of(journal, "confirmation"), "--decline").rc == 0
     answer = tmp_path / "answer.json"
     answer.write_text('{"credential_ref": "vault://shared/github"}')
-    assert cli("answer", question_of(journal, "credential_binding"), "--json",
-               f"@{answer}").rc == 0
+    assert cli("answer", question_of(journal, "credential_binding"), "--json", f"@{answer}").rc == 0
     result = cli("answer", question_of(journal, "form"), "--text", "hello")
     assert result.rc == 1 and "does not fit" in result.err
 
@@ -241,8 +268,17 @@ def test_answer_shortcuts(cli, journal: Path, tmp_path: Path) -> None:
 def test_resolve_effect(cli, journal: Path) -> None:
     key = pending(journal, "effect")[0].id
     assert cli("resolve-effect", key, "committed").rc == 2
-    result = cli("resolve-effect", key, "committed", "--reason", "seen in the dashboard",
-                 "--external-id", "re_42", "--evidence", '{"screenshot": "s.png"}')
+    result = cli(
+        "resolve-effect",
+        key,
+        "committed",
+        "--reason",
+        "seen in the dashboard",
+        "--external-id",
+        "re_42",
+        "--evidence",
+        '{"screenshot": "s.png"}',
+    )
     assert result.rc == 0 and "as committed" in result.out
     effect = read(journal, lambda j: j.effects.get(key))
     assert effect.status.value == "committed" and effect.resolved_by == f"operator:{OPERATOR}"
@@ -271,8 +307,18 @@ def test_resolve_conflict(cli, journal: Path) -> None:
     assert cli("resolve-conflict", other.id, "keep-local").rc == 2  # a reason, as on the desk
     assert cli("resolve-conflict", other.id, "keep-local", "--reason", "  ").rc == 1
     assert read(journal, lambda j: j.memory.conflict(other.id)).status.value == "pending"
-    assert cli("resolve-conflict", other.id, "merge", "--content", "both are true",
-               "--reason", "both hold").rc == 0
+    assert (
+        cli(
+            "resolve-conflict",
+            other.id,
+            "merge",
+            "--content",
+            "both are true",
+            "--reason",
+            "both hold",
+        ).rc
+        == 0
+    )
 
 
 def test_the_retired_cli_words_still_work(cli, journal: Path) -> None:
@@ -288,9 +334,12 @@ def test_the_retired_cli_words_still_work(cli, journal: Path) -> None:
 
 def test_answer_credential_needs_a_reference(cli, journal: Path) -> None:
     ident = question_of(journal, "credential_binding")
-    for not_a_reference in ("sk_live_51HxYzAbC123dEfGhIjKlMnOp", "my github token",
-                            "vault:sk_live_51HxYzAbC123dEfGhIjKlMnOp",
-                            "https://alice:hunter2@vault.example/x"):
+    for not_a_reference in (
+        "sk_live_51HxYzAbC123dEfGhIjKlMnOp",
+        "my github token",
+        "vault:sk_live_51HxYzAbC123dEfGhIjKlMnOp",
+        "https://alice:hunter2@vault.example/x",
+    ):
         result = cli("answer", ident, "--json", json.dumps({"credential_ref": not_a_reference}))
         assert result.rc == 1 and "credential_ref" in result.err, not_a_reference
     assert read(journal, lambda j: j.questions.get(ident)).status.value != "resolved"
@@ -314,8 +363,7 @@ def test_cancel_asks_the_agent_to_stop(cli, journal: Path) -> None:
 def test_runs_lists_and_filters(cli, journal: Path) -> None:
     result = cli("runs", "--limit", "5")
     assert result.rc == 0 and result.out.startswith("ID") and "more: --cursor" in result.out
-    data = json.loads(cli("runs", "--json", "--status", "waiting_for_user",
-                          "--limit", "500").out)
+    data = json.loads(cli("runs", "--json", "--status", "waiting_for_user", "--limit", "500").out)
     assert data["items"] and {r["status"] for r in data["items"]} == {"waiting_for_user"}
     assert all(r["open_items"] >= 1 for r in data["items"])
     assert cli("runs", "--status", "sleeping").rc == 2
@@ -340,8 +388,9 @@ def test_timeline_and_export(cli, journal: Path, tmp_path: Path) -> None:
     assert cli("export", "run_nope").rc == 1
 
 
-def test_verify_names_the_first_problem(cli, journal: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verify_names_the_first_problem(
+    cli, journal: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("PROCTOR_JOURNAL")
     result = cli("verify", journal)
     assert result.rc == 0 and result.out.startswith("ok: ") and "triggers present" in result.out
@@ -356,8 +405,9 @@ def test_verify_names_the_first_problem(cli, journal: Path,
     assert {p["what"] for p in report["problems"]} >= {"trigger missing", "event chain broken"}
 
 
-def test_operator_name_comes_from_as_env_or_config(cli, journal: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_operator_name_comes_from_as_env_or_config(
+    cli, journal: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = tmp_path / "config.toml"
     config.write_text('operator = "from-config"\n')
     monkeypatch.setenv("PROCTOR_CONFIG", str(config))
@@ -365,8 +415,7 @@ def test_operator_name_comes_from_as_env_or_config(cli, journal: Path, tmp_path:
     first, second = pending(journal, "approval")[:2]
     assert cli("approve", first.id).rc == 0
     assert cli("approve", second.id, "--as", "dana").rc == 0
-    assert read(journal, lambda j: j.approvals.get(first.id)).decided_by == \
-        "operator:from-config"
+    assert read(journal, lambda j: j.approvals.get(first.id)).decided_by == "operator:from-config"
     assert read(journal, lambda j: j.approvals.get(second.id)).decided_by == "operator:dana"
     config.write_text("operator = [broken")
     assert cli("inbox").rc == 2

@@ -24,20 +24,33 @@ LDD_SAMPLE = textwrap.dedent("""\
 
 
 def bare_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items()
-           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
 
 
 def test_every_missing_library_is_named_once_with_the_install_command() -> None:
     missing = preflight.parse_ldd(LDD_SAMPLE)
-    assert missing == ("libxcb-cursor.so.0", "libxcb-icccm.so.4", "libxcb-keysyms.so.1",
-                       "libweird.so.9")
-    assert preflight.install_command(missing, "apt-get") == \
-        "sudo apt-get install -y libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1"
-    assert preflight.install_command(missing, "dnf") == \
-        "sudo dnf install -y xcb-util-cursor xcb-util-wm xcb-util-keysyms"
-    assert preflight.install_command(missing, "pacman") == \
-        "sudo pacman -S --needed xcb-util-cursor xcb-util-wm xcb-util-keysyms"
+    assert missing == (
+        "libxcb-cursor.so.0",
+        "libxcb-icccm.so.4",
+        "libxcb-keysyms.so.1",
+        "libweird.so.9",
+    )
+    assert (
+        preflight.install_command(missing, "apt-get")
+        == "sudo apt-get install -y libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1"
+    )
+    assert (
+        preflight.install_command(missing, "dnf")
+        == "sudo dnf install -y xcb-util-cursor xcb-util-wm xcb-util-keysyms"
+    )
+    assert (
+        preflight.install_command(missing, "pacman")
+        == "sudo pacman -S --needed xcb-util-cursor xcb-util-wm xcb-util-keysyms"
+    )
     text = preflight.report(preflight.Problem(platform="xcb", missing=missing), "apt-get")
     assert "libxcb-icccm.so.4" in text and "libweird.so.9" in text
     assert "sudo apt-get install -y libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1" in text
@@ -59,8 +72,13 @@ def test_the_real_plugin_is_checked_with_ldd() -> None:
 
 
 def test_demo_without_a_display_says_so_and_builds_nothing(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "proctor", "demo", "--dir", str(tmp_path)],
-                          env=bare_env(), capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "proctor", "demo", "--dir", str(tmp_path)],
+        env=bare_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == preflight.EXIT_NO_DESK, proc.stderr
     assert "needs a graphical display" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
@@ -70,10 +88,11 @@ def test_demo_without_a_display_says_so_and_builds_nothing(tmp_path: Path) -> No
 def test_open_and_desk_without_a_display_exit_with_the_documented_code(tmp_path: Path) -> None:
     journal = tmp_path / "j.db"
     journal.write_bytes(b"")
-    for argv in ([sys.executable, "-m", "proctor", "open", str(journal)],
-                 [sys.executable, "-m", "proctor.gui", str(journal)]):
-        proc = subprocess.run(argv, env=bare_env(), capture_output=True, text=True,
-                              timeout=120)
+    for argv in (
+        [sys.executable, "-m", "proctor", "open", str(journal)],
+        [sys.executable, "-m", "proctor.gui", str(journal)],
+    ):
+        proc = subprocess.run(argv, env=bare_env(), capture_output=True, text=True, timeout=120)
         assert proc.returncode == preflight.EXIT_NO_DESK, (argv, proc.stderr)
         assert "Traceback" not in proc.stderr
 
@@ -92,9 +111,13 @@ sys.exit(desk_app.run_desk(sys.argv[1], operator="alice", on_window=shown,
 
 def test_ctrl_c_in_the_terminal_closes_the_desk_cleanly(tmp_path: Path) -> None:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PROCTOR_LOG_DIR=str(tmp_path / "log"))
-    proc = subprocess.Popen([sys.executable, "-c", DESK_SCRIPT, str(tmp_path / "j.db")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DESK_SCRIPT, str(tmp_path / "j.db")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "shown"
         proc.send_signal(signal.SIGINT)

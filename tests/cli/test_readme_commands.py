@@ -16,7 +16,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 def cli_table() -> str:
     text = README.read_text(encoding="utf-8")
     start = text.index("## The command line")
-    return text[start:text.index("\n## ", start + 1)]
+    return text[start : text.index("\n## ", start + 1)]
 
 
 def commands() -> dict[str, argparse.ArgumentParser]:
@@ -27,9 +27,13 @@ def commands() -> dict[str, argparse.ArgumentParser]:
 
 def test_every_command_is_in_the_readme_table():
     table = cli_table()
-    missing = [name for name in commands()
-               if f"`proctor {name}" not in table and f"`{name}`" not in table
-               and f", `{name}`" not in table]
+    missing = [
+        name
+        for name in commands()
+        if f"`proctor {name}" not in table
+        and f"`{name}`" not in table
+        and f", `{name}`" not in table
+    ]
     assert missing == []
 
 

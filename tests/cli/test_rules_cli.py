@@ -27,8 +27,17 @@ def test_add_rule_shows_its_impact_and_makes_nothing_without_yes(cli, journal: P
 def test_add_rule_with_yes_applies_to_the_pending_it_listed(cli, journal: Path) -> None:
     item = pending(journal, "approval")[0]
     approval = read(journal, lambda j: j.approvals.get(item.id))
-    result = cli("add-rule", "allow", approval.action_name, "--run", approval.run_id,
-                 "--yes", "--apply-pending", "--expires-in", "2h")
+    result = cli(
+        "add-rule",
+        "allow",
+        approval.action_name,
+        "--run",
+        approval.run_id,
+        "--yes",
+        "--apply-pending",
+        "--expires-in",
+        "2h",
+    )
     assert result.rc == 0, result.err
     assert "made rule_" in result.out and "applied to" in result.out
     done = read(journal, lambda j: j.approvals.get(item.id))
@@ -47,9 +56,20 @@ def test_add_rule_refuses_a_bad_condition_and_a_missing_scope(cli, journal: Path
 def test_rules_lists_use_and_revoke_keeps_history(cli, journal: Path) -> None:
     item = pending(journal, "approval")[0]
     approval = read(journal, lambda j: j.approvals.get(item.id))
-    made = json.loads(cli("add-rule", "deny", approval.action_name, "--run", approval.run_id,
-                          "--when", "exists tool", "--yes", "--apply-pending",
-                          "--json").out)["made"]
+    made = json.loads(
+        cli(
+            "add-rule",
+            "deny",
+            approval.action_name,
+            "--run",
+            approval.run_id,
+            "--when",
+            "exists tool",
+            "--yes",
+            "--apply-pending",
+            "--json",
+        ).out
+    )["made"]
     rid = made["rule"]["id"]
     listing = cli("rules")
     assert listing.rc == 0 and rid in listing.out and "exists tool" in listing.out
@@ -71,16 +91,19 @@ def test_approve_edited_hands_the_agent_a_new_digest(cli, journal: Path) -> None
     item = pending(journal, "approval")[0]
     approval = read(journal, lambda j: j.approvals.get(item.id))
     new_args = {**(approval.action.get("args") or {}), "edited_by_test": True}
-    result = cli("approve-edited", item.id, "--args", json.dumps(new_args),
-                 "--reason", "narrowed")
+    result = cli("approve-edited", item.id, "--args", json.dumps(new_args), "--reason", "narrowed")
     assert result.rc == 0, result.err
     edited = {**approval.action, "args": new_args}
     assert digest_of(edited) in result.out
     with Journal.open(journal, actor=Actor.agent(approval.agent)) as agent:
         done = agent.approvals.get(item.id)
         assert done.effective_action == edited and done.action == approval.action
-    same = cli("approve-edited", pending(journal, "approval")[0].id,
-               "--action", json.dumps({"tool": "something.else"}))
+    same = cli(
+        "approve-edited",
+        pending(journal, "approval")[0].id,
+        "--action",
+        json.dumps({"tool": "something.else"}),
+    )
     assert same.rc == 1 and "keeps the tool" in same.err
 
 

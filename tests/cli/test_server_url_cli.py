@@ -17,9 +17,14 @@ def no_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.chdir(tmp_path)
 
 
-@pytest.mark.parametrize("url", ["postgresql+psycopg2://alice:s3cret@127.0.0.1:1/x",
-                                 "postgresql+psycopg:/alice:s3cret@127.0.0.1:1/x",
-                                 "postgresql+psycopg://alice:s3cret@127.0.0.1:1/x"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql+psycopg2://alice:s3cret@127.0.0.1:1/x",
+        "postgresql+psycopg:/alice:s3cret@127.0.0.1:1/x",
+        "postgresql+psycopg://alice:s3cret@127.0.0.1:1/x",
+    ],
+)
 def test_a_refused_url_never_prints_its_password(cli: Callable[..., Any], url: str) -> None:
     result = cli("inbox", "--journal", url)
     assert result.rc != 0
@@ -28,7 +33,8 @@ def test_a_refused_url_never_prints_its_password(cli: Callable[..., Any], url: s
 
 
 def test_no_journal_on_a_server_names_the_url_without_its_password(
-        cli: Callable[..., Any], pg_server: Any) -> None:
+    cli: Callable[..., Any], pg_server: Any
+) -> None:
     url = pg_server.url(pg_server.empty_database())
     password = url.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
     result = cli("cancel", "--journal", url, "run_" + "0" * 26, "--reason", "stop")  # writes

@@ -25,8 +25,11 @@ def agent_pids(journal: Path) -> list[int]:
             state = (proc / "stat").read_text().split()[2]
         except OSError:
             continue
-        if b"proctor.sim.agent_process" in cmdline and str(journal).encode() in cmdline \
-                and state != "Z":
+        if (
+            b"proctor.sim.agent_process" in cmdline
+            and str(journal).encode() in cmdline
+            and state != "Z"
+        ):
             found.append(int(proc.name))
     return found
 
@@ -40,9 +43,13 @@ def waiting_items(journal: Path) -> int:
 
 
 def simulate(journal: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "proctor", "simulate", str(journal), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "proctor", "simulate", str(journal), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 @pytest.mark.slow
@@ -81,8 +88,9 @@ def test_simulate_ends_after_its_duration(tmp_path: Path) -> None:
     assert '"runs": 1' in out.splitlines()[-1]
 
 
-def wait_for_agents(journal: Path, count: int, but_not: set[int] = frozenset(),
-                    timeout: float = 60) -> list[int]:
+def wait_for_agents(
+    journal: Path, count: int, but_not: set[int] = frozenset(), timeout: float = 60
+) -> list[int]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         pids = [p for p in agent_pids(journal) if p not in but_not]
@@ -115,8 +123,9 @@ def test_agents_killed_from_outside_are_restarted(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
-def test_agents_that_cannot_be_restarted_fail_the_simulation_loudly(tmp_path: Path,
-                                                                  monkeypatch) -> None:
+def test_agents_that_cannot_be_restarted_fail_the_simulation_loudly(
+    tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.setenv("PROCTOR_SIM_MAX_RESTARTS", "0")
     journal = tmp_path / "sim.db"
     proc = simulate(journal, "--agents", "1", "--rate", "4")

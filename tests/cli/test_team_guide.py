@@ -25,15 +25,17 @@ PASSWORDS = {"ci_runner_1": "runner-pw-1", "dana": "dana-pw-2", "auditor": "audi
 def guide_blocks() -> list[str]:
     blocks = []
     for indent, body in BLOCK.findall(GUIDE.read_text(encoding="utf-8")):
-        blocks.append("\n".join(line[len(indent):] for line in body.splitlines()))
+        blocks.append("\n".join(line[len(indent) :] for line in body.splitlines()))
     return blocks
 
 
 def here(script: str, port: int, admin: str) -> str:
     """The guide's example server (db.example.org, administrator postgres) as the test's."""
     script = script.replace("postgres@db.example.org:5432", f"{admin}@127.0.0.1:{port}")
-    script = script.replace("--host db.example.org --username postgres",
-                            f"--host 127.0.0.1 --port {port} --username {admin}")
+    script = script.replace(
+        "--host db.example.org --username postgres",
+        f"--host 127.0.0.1 --port {port} --username {admin}",
+    )
     assert "db.example.org" not in script, script
     return script
 
@@ -48,18 +50,21 @@ def shell_env(tmp_path, pg_server):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     shim = bindir / "proctor"
-    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -m proctor \"$@\"\n")
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m proctor "$@"\n')
     shim.chmod(0o755)
     home = tmp_path / "home"
     journal = home / "proctor" / "journal.db"
     with Journal.open(journal, actor=Actor.agent("laptop-agent")) as j:
         run = j.runs.start("proj", "before the move")
         j.runs.append_event(run.id, "step", {"n": 1})
-        j.approvals.request(run.id, {"tool": "deploy", "args": {"target": "prod"}},
-                            reason="ship")
-    env = {**os.environ, "HOME": str(home), "PGPASSWORD": pgs.PASSWORD,
-           "PATH": f"{bindir}:{pg_server.bindir}:{os.environ['PATH']}",
-           "PROCTOR_CONFIG": os.devnull}
+        j.approvals.request(run.id, {"tool": "deploy", "args": {"target": "prod"}}, reason="ship")
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "PGPASSWORD": pgs.PASSWORD,
+        "PATH": f"{bindir}:{pg_server.bindir}:{os.environ['PATH']}",
+        "PROCTOR_CONFIG": os.devnull,
+    }
     env.pop("PROCTOR_JOURNAL", None)
     yield env, journal
     for name in ("proctor", "proctor_restored"):
@@ -75,21 +80,32 @@ def test_the_team_guide_runs_as_written(pg_server, shell_env, tmp_path):
     stdin = "".join(f"{pw}\n" for pw in PASSWORDS.values())
     for block in blocks:
         script = "set -euo pipefail\n" + here(block, pg_server.port, pgs.USER)
-        done = subprocess.run(["bash", "-c", script], env=env, cwd=tmp_path, text=True,
-                              capture_output=True, timeout=300,
-                              input=stdin if "add-user" in block else None)
+        done = subprocess.run(
+            ["bash", "-c", script],
+            env=env,
+            cwd=tmp_path,
+            text=True,
+            capture_output=True,
+            timeout=300,
+            input=stdin if "add-user" in block else None,
+        )
         assert done.returncode == 0, (block, done.stdout, done.stderr)
         if "migrate-to" in block:
             assert "verified on arrival" in done.stdout and "every chain" in done.stdout
         if "proctor verify" in block:
             assert done.stdout.startswith("ok: 1 runs"), done.stdout
     url = f"postgresql+psycopg://{{}}:{{}}@127.0.0.1:{pg_server.port}/proctor"
-    with Journal.open(url.format("ci_runner_1", PASSWORDS["ci_runner_1"]),
-                      actor=Actor.agent("ci")) as agent, \
-            Journal.open(url.format("dana", PASSWORDS["dana"]),
-                         actor=Actor.operator("dana")) as dana, \
-            Journal.open(url.format("auditor", PASSWORDS["auditor"]),
-                         actor=Actor.operator("auditor"), read_only=True) as auditor:
+    with (
+        Journal.open(
+            url.format("ci_runner_1", PASSWORDS["ci_runner_1"]), actor=Actor.agent("ci")
+        ) as agent,
+        Journal.open(url.format("dana", PASSWORDS["dana"]), actor=Actor.operator("dana")) as dana,
+        Journal.open(
+            url.format("auditor", PASSWORDS["auditor"]),
+            actor=Actor.operator("auditor"),
+            read_only=True,
+        ) as auditor,
+    ):
         moved = [r.title for r in agent.runs.list().items]
         assert moved == ["before the move"]  # the journal file arrived
         run = agent.runs.start("proj", "on the server")

@@ -36,16 +36,19 @@ def template_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def busy_template(tmp_path_factory: pytest.TempPathFactory,
-                  template_journal: Path) -> tuple[Path, dict]:
+def busy_template(
+    tmp_path_factory: pytest.TempPathFactory, template_journal: Path
+) -> tuple[Path, dict]:
     """A journal with a row in every table (see helpers.populate), built once per session."""
     from .helpers import populate
 
     path = tmp_path_factory.mktemp("busy") / "busy.db"
     shutil.copy2(template_journal, path)
     clock = FakeClock()
-    with Journal.open(path, actor=Actor.agent(AGENT), clock=clock) as agent, \
-            Journal.open(path, actor=Actor.operator(OPERATOR), clock=clock) as operator:
+    with (
+        Journal.open(path, actor=Actor.agent(AGENT), clock=clock) as agent,
+        Journal.open(path, actor=Actor.operator(OPERATOR), clock=clock) as operator,
+    ):
         ids = populate(agent, operator, clock)
     return path, ids
 
@@ -67,8 +70,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     chosen = backends()
     if metafunc.definition.get_closest_marker("sqlite_only"):
         chosen = [b for b in chosen if b == "sqlite"]
-    metafunc.parametrize("backend", chosen, ids=[BACKEND_IDS[b] for b in chosen],
-                         indirect=True)
+    metafunc.parametrize("backend", chosen, ids=[BACKEND_IDS[b] for b in chosen], indirect=True)
 
 
 @pytest.fixture
@@ -135,4 +137,3 @@ def start_run(agent: Journal) -> Callable[..., Run]:
 @pytest.fixture
 def run(start_run: Callable[..., Run]) -> Run:
     return start_run()
-

@@ -72,15 +72,25 @@ class ServerRaw:
         from sqlalchemy.engine import make_url
 
         u = make_url(getattr(url, "url", url))  # a Journal's path hides the password
-        self.conn = psycopg.connect(host=u.host, port=u.port, user=u.username,
-                                    password=u.password, dbname=u.database, autocommit=True)
+        self.conn = psycopg.connect(
+            host=u.host,
+            port=u.port,
+            user=u.username,
+            password=u.password,
+            dbname=u.database,
+            autocommit=True,
+        )
 
     def execute(self, sql: str, params: tuple | list | None = None):
         import psycopg
 
         try:
-            return self.conn.execute(to_server_sql(sql) if params else sql.replace(
-                "INSERT OR REPLACE INTO", "INSERT INTO"), tuple(params) if params else None)
+            return self.conn.execute(
+                to_server_sql(sql)
+                if params
+                else sql.replace("INSERT OR REPLACE INTO", "INSERT INTO"),
+                tuple(params) if params else None,
+            )
         except psycopg.IntegrityError as err:
             raise sqlite3.IntegrityError(str(err)) from err
         except psycopg.Error as err:
@@ -110,8 +120,11 @@ class ServerRaw:
 def raw(path: Path | str) -> Iterator[sqlite3.Connection]:
     """A plain sqlite3 connection in autocommit mode, closed afterwards (a ServerRaw on a
     server journal)."""
-    conn: Any = ServerRaw(path) if on_server(path) else sqlite3.connect(
-        str(path), isolation_level=None, timeout=5)
+    conn: Any = (
+        ServerRaw(path)
+        if on_server(path)
+        else sqlite3.connect(str(path), isolation_level=None, timeout=5)
+    )
     try:
         yield conn
     finally:
@@ -121,8 +134,10 @@ def raw(path: Path | str) -> Iterator[sqlite3.Connection]:
 def table_names(path: Path) -> list[str]:
     with raw(path) as conn:
         if on_server(path):
-            rows = conn.execute("SELECT table_name FROM information_schema.tables "
-                                "WHERE table_schema = current_schema()").fetchall()
+            rows = conn.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema()"
+            ).fetchall()
         else:
             rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
     return sorted(r[0] for r in rows if r[0] not in SKIP_TABLES)
@@ -131,15 +146,18 @@ def table_names(path: Path) -> list[str]:
 def row_counts(path: Path) -> dict[str, int]:
     """Rows per table: compare before/after a call to prove it wrote nothing (or exactly N)."""
     with raw(path) as conn:
-        return {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0]
-                for t in table_names(path)}
+        return {
+            t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in table_names(path)
+        }
 
 
 def snapshot(path: Path) -> dict[str, list[tuple]]:
     """Every row of every table (sorted): equality proves nothing changed at all."""
     with raw(path) as conn:
-        return {t: sorted(conn.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr)
-                for t in table_names(path)}
+        return {
+            t: sorted(conn.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr)
+            for t in table_names(path)
+        }
 
 
 def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -149,8 +167,9 @@ def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 
 def drop_trigger(conn: Any, name: str, table: str) -> None:
     """DROP TRIGGER in either store's words (the server's names the table)."""
-    conn.execute(f"DROP TRIGGER {name} ON {table}" if isinstance(conn, ServerRaw)
-                 else f"DROP TRIGGER {name}")
+    conn.execute(
+        f"DROP TRIGGER {name} ON {table}" if isinstance(conn, ServerRaw) else f"DROP TRIGGER {name}"
+    )
 
 
 def drop_immutability_triggers(conn: sqlite3.Connection) -> None:
@@ -158,12 +177,17 @@ def drop_immutability_triggers(conn: sqlite3.Connection) -> None:
         rows = conn.execute(
             "SELECT t.tgname, c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
             "WHERE NOT t.tgisinternal AND t.tgname LIKE 'trg_%%' AND t.tgname NOT LIKE "
-            "'trg_changes_%%' AND t.tgname NOT LIKE 'trg_runs_watch_%%'").fetchall()
+            "'trg_changes_%%' AND t.tgname NOT LIKE 'trg_runs_watch_%%'"
+        ).fetchall()
         for name, table in rows:
             conn.execute(f'DROP TRIGGER "{name}" ON "{table}"')
         return
-    names = [r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'trg_%'")]
+    names = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'trg_%'"
+        )
+    ]
     for name in names:
         conn.execute(f'DROP TRIGGER "{name}"')
 
@@ -171,8 +195,8 @@ def drop_immutability_triggers(conn: sqlite3.Connection) -> None:
 def events_of(path: Path, run_id: str) -> list[tuple]:
     with raw(path) as conn:
         return conn.execute(
-            "SELECT sequence, type FROM events WHERE run_id = ? ORDER BY sequence",
-            (run_id,)).fetchall()
+            "SELECT sequence, type FROM events WHERE run_id = ? ORDER BY sequence", (run_id,)
+        ).fetchall()
 
 
 class Boom(RuntimeError):

@@ -12,10 +12,12 @@ from .helpers import delta, events_of, raw, row_counts, snapshot
 
 REQUESTED = {"tool": "payments.refund", "args": {"amount": 900, "account": "acct-7"}}
 EDITED = {"tool": "payments.refund", "args": {"amount": 90, "account": "acct-7"}}
-SCHEMA = {"type": "object", "required": ["amount", "account"],
-          "properties": {"amount": {"type": "number", "maximum": 500},
-                         "account": {"type": "string"}},
-          "additionalProperties": False}
+SCHEMA = {
+    "type": "object",
+    "required": ["amount", "account"],
+    "properties": {"amount": {"type": "number", "maximum": 500}, "account": {"type": "string"}},
+    "additionalProperties": False,
+}
 
 
 @pytest.fixture
@@ -24,12 +26,12 @@ def pending(agent, run):
 
 
 def edit(operator, approval, action=EDITED, **kw):
-    return operator.approvals.approve_edited(approval.id, action,
-                                             expected_version=approval.version, **kw)
+    return operator.approvals.approve_edited(
+        approval.id, action, expected_version=approval.version, **kw
+    )
 
 
-def test_an_edit_is_one_decision_with_its_own_digest(operator, agent, run, pending,
-                                                     journal_path):
+def test_an_edit_is_one_decision_with_its_own_digest(operator, agent, run, pending, journal_path):
     before = row_counts(journal_path)
     decided = edit(operator, pending, reason="refund 90, not 900")
     changed = delta(before, row_counts(journal_path))
@@ -51,8 +53,9 @@ def test_an_edit_is_one_decision_with_its_own_digest(operator, agent, run, pendi
     assert agent.runs.get(run.id).status == "running"
 
 
-def test_the_agent_gets_the_edited_action_and_only_its_digest_runs(operator, agent, pending,
-                                                                   journal_path):
+def test_the_agent_gets_the_edited_action_and_only_its_digest_runs(
+    operator, agent, pending, journal_path
+):
     edit(operator, pending)
     waited = agent.approvals.wait(pending.id, timeout=1)
     assert waited.effective_action == EDITED
@@ -69,31 +72,38 @@ def test_an_altered_edited_action_is_refused_at_consume(operator, agent, pending
     edit(operator, pending)
     evil = {"tool": "payments.refund", "args": {"amount": 9000, "account": "acct-666"}}
     with raw(journal_path) as conn:
-        conn.execute("UPDATE approvals SET approved_action = ? WHERE id = ?",
-                     (__import__("json").dumps(evil), pending.id))
+        conn.execute(
+            "UPDATE approvals SET approved_action = ? WHERE id = ?",
+            (__import__("json").dumps(evil), pending.id),
+        )
     with pytest.raises(errors.Tampered):
         agent.approvals.consume_and_reserve(pending.id, digest_of(EDITED), "fx-1")
     with raw(journal_path) as conn:  # and the digest moved to the altered text too
-        conn.execute("UPDATE approvals SET approved_digest = ? WHERE id = ?",
-                     (digest_of(evil), pending.id))
+        conn.execute(
+            "UPDATE approvals SET approved_digest = ? WHERE id = ?", (digest_of(evil), pending.id)
+        )
     with pytest.raises(errors.Tampered):  # the immutable decision row names the real edit
         agent.approvals.consume_and_reserve(pending.id, digest_of(evil), "fx-1")
     with raw(journal_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM effects").fetchone()[0] == 0
 
 
-@pytest.mark.parametrize(("action", "field"), [
-    ({"tool": "payments.charge", "args": {"amount": 90, "account": "acct-7"}}, "action.tool"),
-    (REQUESTED, "action"),  # unchanged
-    ({"tool": "payments.refund", "args": {"amount": 600, "account": "acct-7"}},
-     "action.args.amount"),  # over the schema's maximum
-    ({"tool": "payments.refund", "args": {"amount": 90}}, "action.args"),  # required
-    ({"tool": "payments.refund", "args": {"amount": 9, "account": "a", "x": 1}},
-     "action.args"),
-])
-def test_edits_that_change_the_tool_or_break_the_schema_are_refused(operator, pending,
-                                                                   journal_path, action,
-                                                                   field):
+@pytest.mark.parametrize(
+    ("action", "field"),
+    [
+        ({"tool": "payments.charge", "args": {"amount": 90, "account": "acct-7"}}, "action.tool"),
+        (REQUESTED, "action"),  # unchanged
+        (
+            {"tool": "payments.refund", "args": {"amount": 600, "account": "acct-7"}},
+            "action.args.amount",
+        ),  # over the schema's maximum
+        ({"tool": "payments.refund", "args": {"amount": 90}}, "action.args"),  # required
+        ({"tool": "payments.refund", "args": {"amount": 9, "account": "a", "x": 1}}, "action.args"),
+    ],
+)
+def test_edits_that_change_the_tool_or_break_the_schema_are_refused(
+    operator, pending, journal_path, action, field
+):
     before = snapshot(journal_path)
     with pytest.raises(errors.ValidationError) as info:
         edit(operator, pending, action)
@@ -123,8 +133,7 @@ def test_an_edit_is_a_decision_like_any_other(operator, agent, pending, journal_
 def test_a_request_refuses_an_invalid_input_schema(agent, run, journal_path):
     before = snapshot(journal_path)
     with pytest.raises(errors.ValidationError) as info:
-        agent.approvals.request(run.id, REQUESTED, reason="r",
-                                input_schema={"type": "nonsense"})
+        agent.approvals.request(run.id, REQUESTED, reason="r", input_schema={"type": "nonsense"})
     assert info.value.field == "input_schema"
     assert snapshot(journal_path) == before
 
@@ -142,9 +151,10 @@ def test_a_tampered_request_is_neither_edited_nor_ruled(operator, agent, pending
 
     with raw(journal_path) as conn:
         drop_immutability_triggers(conn)
-        conn.execute("UPDATE approvals SET action = ? WHERE id = ?",
-                     ('{"args":{"amount":1,"account":"x"},"tool":"payments.refund"}',
-                      pending.id))
+        conn.execute(
+            "UPDATE approvals SET action = ? WHERE id = ?",
+            ('{"args":{"amount":1,"account":"x"},"tool":"payments.refund"}', pending.id),
+        )
     before = snapshot(journal_path)
     with pytest.raises(errors.Tampered):
         edit(operator, pending)

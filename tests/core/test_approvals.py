@@ -27,24 +27,30 @@ def approve(operator, approval, **kw):
 
 def test_request_binds_the_action_digest_and_waits_for_a_person(agent, run, journal_path):
     before = row_counts(journal_path)
-    approval = agent.approvals.request(run.id, ACTION, reason="r", safety_class="destructive",
-                                       expires_in=60)
+    approval = agent.approvals.request(
+        run.id, ACTION, reason="r", safety_class="destructive", expires_in=60
+    )
     assert approval.status == "pending" and approval.version == 1
     assert approval.action == ACTION and approval.action_name == "shell"
-    assert approval.action_digest == digest_of({"args": {"command": "rm -rf build"},
-                                                "tool": "shell"})
+    assert approval.action_digest == digest_of(
+        {"args": {"command": "rm -rf build"}, "tool": "shell"}
+    )
     assert approval.expires_at == approval.created_at + 60
     assert agent.runs.get(run.id).status == "waiting_for_user"
     # changes: the approval's and the run's (its status moved; that row also stands for the
     # event: no 'event' row beside it, store issue 24)
-    assert delta(before, row_counts(journal_path)) == {"approvals": 1, "events": 1,
-                                                       "changes": 2}
+    assert delta(before, row_counts(journal_path)) == {"approvals": 1, "events": 1, "changes": 2}
 
 
-@pytest.mark.parametrize(("action", "field"), [
-    ({"args": {}}, "action.tool"), ({"tool": "  "}, "action.tool"), (["tool"], "action"),
-    ({"tool": "x", "n": float("nan")}, ""),
-])
+@pytest.mark.parametrize(
+    ("action", "field"),
+    [
+        ({"args": {}}, "action.tool"),
+        ({"tool": "  "}, "action.tool"),
+        (["tool"], "action"),
+        ({"tool": "x", "n": float("nan")}, ""),
+    ],
+)
 def test_request_refuses_bad_actions(agent, run, journal_path, action, field):
     before = row_counts(journal_path)
     with pytest.raises(errors.ValidationError) as info:
@@ -60,8 +66,9 @@ def test_request_is_idempotent_by_request_key(agent, run, journal_path):
     assert snapshot(journal_path) == before
 
 
-@pytest.mark.parametrize("change", [{"action": OTHER_ACTION}, {"reason": "other"},
-                                    {"safety_class": "financial"}])
+@pytest.mark.parametrize(
+    "change", [{"action": OTHER_ACTION}, {"reason": "other"}, {"safety_class": "financial"}]
+)
 def test_request_key_reused_with_other_content_conflicts(agent, run, journal_path, change):
     agent.approvals.request(run.id, ACTION, reason="r", request_key="k-1")
     before = snapshot(journal_path)
@@ -80,8 +87,11 @@ def test_decide_writes_one_decision_one_audit_one_event(operator, agent, pending
     assert decided.status == "approved" and decided.version == pending.version + 1
     assert decided.decided_by == "operator:alice" and decided.decision_reason == "fine"
     changed = delta(before, row_counts(journal_path))
-    assert {k: changed[k] for k in ("decisions", "audit", "events")} == \
-        {"decisions": 1, "audit": 1, "events": 1}
+    assert {k: changed[k] for k in ("decisions", "audit", "events")} == {
+        "decisions": 1,
+        "audit": 1,
+        "events": 1,
+    }
     assert set(changed) == {"decisions", "audit", "events", "changes"}
     [decision] = operator.approvals.decisions(pending.id)
     assert decision.actor == "operator:alice" and decision.decision["approved"] is True
@@ -99,8 +109,9 @@ def test_deny_needs_a_reason(operator, pending, journal_path):
         operator.approvals.decide(pending.id, False, expected_version=pending.version)
     assert info.value.field == "reason"
     assert snapshot(journal_path) == before
-    denied = operator.approvals.decide(pending.id, False, expected_version=pending.version,
-                                       reason="too risky")
+    denied = operator.approvals.decide(
+        pending.id, False, expected_version=pending.version, reason="too risky"
+    )
     assert denied.status == "denied" and denied.decision_reason == "too risky"
 
 
@@ -124,17 +135,18 @@ def test_decide_replay_by_request_id_returns_stored_result(operator, pending, jo
     assert snapshot(journal_path) == before
 
 
-def test_decide_request_id_with_other_content_conflicts(operator, agent, run, pending,
-                                                        journal_path):
+def test_decide_request_id_with_other_content_conflicts(
+    operator, agent, run, pending, journal_path
+):
     approve(operator, pending, request_id="rq-1")
     other = agent.approvals.request(run.id, OTHER_ACTION, reason="r")
     before = snapshot(journal_path)
     with pytest.raises(errors.IdempotencyConflict):
-        operator.approvals.decide(other.id, True, expected_version=other.version,
-                                  request_id="rq-1")
+        operator.approvals.decide(other.id, True, expected_version=other.version, request_id="rq-1")
     with pytest.raises(errors.IdempotencyConflict):
-        operator.approvals.decide(pending.id, False, expected_version=pending.version,
-                                  reason="x", request_id="rq-1")
+        operator.approvals.decide(
+            pending.id, False, expected_version=pending.version, reason="x", request_id="rq-1"
+        )
     assert snapshot(journal_path) == before
     assert operator.approvals.get(other.id).status == "pending"
 
@@ -149,8 +161,9 @@ def test_stale_version_is_refused_and_writes_nothing(operator, pending, journal_
     assert approve(operator, fresh).status == "approved"
 
 
-def test_fault_after_decision_row_rolls_everything_back(operator, pending, journal_path,
-                                                        monkeypatch):
+def test_fault_after_decision_row_rolls_everything_back(
+    operator, pending, journal_path, monkeypatch
+):
     before = snapshot(journal_path)
 
     def audit_then_fail(self, *args, **kwargs):
@@ -177,16 +190,19 @@ def test_requesting_agent_cannot_approve_its_own_action(open_journal, pending, j
 
 
 def test_an_agent_requesting_on_another_agents_run_is_recorded_and_refused(
-        open_journal, run, journal_path):
+    open_journal, run, journal_path
+):
     helper = open_journal(Actor.agent("helper-7"))
-    approval = helper.approvals.request(run.id, {"tool": "shell.exec", "args": {}},
-                                        reason="cleanup")
+    approval = helper.approvals.request(
+        run.id, {"tool": "shell.exec", "args": {}}, reason="cleanup"
+    )
     assert approval.agent == "helper-7"  # the real requester, not the run's agent
     for name in ("helper-7", run.agent):
         before = snapshot(journal_path)
         with pytest.raises(errors.NotAllowed):
             open_journal(Actor.operator(name)).approvals.decide(
-                approval.id, True, expected_version=approval.version)
+                approval.id, True, expected_version=approval.version
+            )
         assert snapshot(journal_path) == before
 
 
@@ -198,8 +214,9 @@ def test_agents_cannot_call_operator_methods(agent, open_journal, run, pending, 
         lambda: approve(agent, pending),
         lambda: agent.approvals.bulk_decide([(pending.id, pending.version)], True),
         lambda: agent.approvals.add_rule("allow", "*", run_id=run.id),
-        lambda: agent.questions.answer(question.id, {"text": "me"},
-                                          expected_version=question.version),
+        lambda: agent.questions.answer(
+            question.id, {"text": "me"}, expected_version=question.version
+        ),
         lambda: agent.runs.request_cancel(run.id, "x", expected_version=1),
         lambda: agent.inbox.snooze("approval", pending.id, None, expected_version=1),
     ]
@@ -212,8 +229,9 @@ def test_agents_cannot_call_operator_methods(agent, open_journal, run, pending, 
 # ---------------------------------------------------------------- expiry
 
 
-def test_decision_on_expired_approval_raises_and_keeps_expiry(operator, agent, run, clock,
-                                                              journal_path):
+def test_decision_on_expired_approval_raises_and_keeps_expiry(
+    operator, agent, run, clock, journal_path
+):
     approval = agent.approvals.request(run.id, ACTION, reason="r", expires_in=60)
     clock.advance(61)
     before = row_counts(journal_path)
@@ -231,8 +249,9 @@ def test_decision_on_expired_approval_raises_and_keeps_expiry(operator, agent, r
     with pytest.raises(errors.Expired):
         approve(operator, expired)
     with pytest.raises(errors.Expired):
-        operator.approvals.decide(approval.id, False, expected_version=expired.version,
-                                  reason="late")
+        operator.approvals.decide(
+            approval.id, False, expected_version=expired.version, reason="late"
+        )
     assert snapshot(journal_path) == before
 
 
@@ -249,8 +268,9 @@ def test_expire_due_and_wait_apply_the_deny_policy(agent, run, clock):
 
 
 def test_keep_pending_stays_decidable_after_expiry(operator, agent, run, clock):
-    approval = agent.approvals.request(run.id, ACTION, reason="r", expires_in=5,
-                                       on_expiry="keep_pending")
+    approval = agent.approvals.request(
+        run.id, ACTION, reason="r", expires_in=5, on_expiry="keep_pending"
+    )
     clock.advance(3600)
     assert agent.approvals.expire_due() == 0
     assert agent.approvals.wait(approval.id, timeout=0).status == "pending"
@@ -293,19 +313,18 @@ def test_consume_reserves_the_effect_once(operator, agent, pending, journal_path
         with pytest.raises(errors.NotConsumable):
             agent.approvals.consume_and_reserve(approved.id, approved.action_digest, key)
         with pytest.raises(errors.NotConsumable):  # the issue's name for the same call
-            agent.approvals.consume_approval_and_reserve(approved.id, approved.action_digest,
-                                                         key)
+            agent.approvals.consume_approval_and_reserve(approved.id, approved.action_digest, key)
     assert snapshot(journal_path) == before
 
 
 @pytest.mark.parametrize("state", ["pending", "denied", "expired", "cancelled"])
-def test_only_approved_approvals_are_consumable(operator, agent, pending, clock, journal_path,
-                                                state):
+def test_only_approved_approvals_are_consumable(
+    operator, agent, pending, clock, journal_path, state
+):
     if state == "denied":
         operator.approvals.decide(pending.id, False, expected_version=1, reason="no")
     elif state == "expired":
-        expiring = agent.approvals.request(pending.run_id, OTHER_ACTION, reason="r",
-                                           expires_in=1)
+        expiring = agent.approvals.request(pending.run_id, OTHER_ACTION, reason="r", expires_in=1)
         clock.advance(2)
         agent.approvals.expire_due()
         pending = expiring
@@ -336,11 +355,17 @@ def _commit(journal, key, owner="w"):
     return journal.effects.commit(key, {"ok": 1}, owner=owner)
 
 
-@pytest.mark.parametrize(("blocker", "error"), [
-    ("committed", errors.EffectCommitted), ("leased", errors.EffectBusy),
-    ("ambiguous", errors.EffectAmbiguous)])
-def test_refused_reservation_leaves_approval_unconsumed(operator, agent, pending, journal_path,
-                                                        blocker, error):
+@pytest.mark.parametrize(
+    ("blocker", "error"),
+    [
+        ("committed", errors.EffectCommitted),
+        ("leased", errors.EffectBusy),
+        ("ambiguous", errors.EffectAmbiguous),
+    ],
+)
+def test_refused_reservation_leaves_approval_unconsumed(
+    operator, agent, pending, journal_path, blocker, error
+):
     approved = approve(operator, pending)
     if blocker == "committed":
         _commit(agent, "eff-1")
@@ -357,8 +382,9 @@ def test_refused_reservation_leaves_approval_unconsumed(operator, agent, pending
     assert agent.approvals.consume_and_reserve(approved.id, approved.action_digest, "eff-2")
 
 
-def test_lapsed_lease_turns_ambiguous_and_approval_stays_unconsumed(operator, agent, pending,
-                                                                    clock):
+def test_lapsed_lease_turns_ambiguous_and_approval_stays_unconsumed(
+    operator, agent, pending, clock
+):
     approved = approve(operator, pending)
     agent.effects.reserve("eff-1", tool="t", owner="crashed", lease_seconds=5)
     clock.advance(6)
@@ -395,14 +421,18 @@ def test_deny_beats_allow_and_prompt_asks(operator, agent, run):
     assert agent.approvals.match_rule(ACTION, run.id).effect == "deny"
 
 
-def test_always_allow_in_run_creates_a_rule_scoped_to_that_run(operator, agent, run,
-                                                               start_run, pending,
-                                                               journal_path):
+def test_always_allow_in_run_creates_a_rule_scoped_to_that_run(
+    operator, agent, run, start_run, pending, journal_path
+):
     before = row_counts(journal_path)
     decided = approve(operator, pending, scope="run")
     changed = delta(before, row_counts(journal_path))
-    assert (changed["decisions"], changed["audit"], changed["events"],
-            changed["approval_rules"]) == (1, 1, 1, 1)
+    assert (
+        changed["decisions"],
+        changed["audit"],
+        changed["events"],
+        changed["approval_rules"],
+    ) == (1, 1, 1, 1)
     rule = operator.approvals.rule(decided.rule_id)
     assert (rule.effect, rule.scope, rule.run_id) == ("allow", "run", run.id)
     assert agent.approvals.request(run.id, ACTION, reason="again").status == "approved"
@@ -444,16 +474,29 @@ def test_bulk_decide_gives_a_result_per_item(operator, agent, run, journal_path)
     items = [agent.approvals.request(run.id, {"tool": f"t{i}"}, reason="r") for i in range(4)]
     approve(operator, items[1])
     results = operator.approvals.bulk_decide(
-        [(items[0].id, 1), (items[1].id, 1), (items[2].id, 99), (items[3].id, 1),
-         ("apr_missing", 1)], True, request_id="bulk-1")
+        [
+            (items[0].id, 1),
+            (items[1].id, 1),
+            (items[2].id, 99),
+            (items[3].id, 1),
+            ("apr_missing", 1),
+        ],
+        True,
+        request_id="bulk-1",
+    )
     assert [(r.ok, r.error_type) for r in results] == [
-        (True, None), (False, "AlreadyDecided"), (False, "StaleVersion"), (True, None),
-        (False, "NotFound")]
+        (True, None),
+        (False, "AlreadyDecided"),
+        (False, "StaleVersion"),
+        (True, None),
+        (False, "NotFound"),
+    ]
     statuses = [operator.approvals.get(a.id).status for a in items]
     assert statuses == ["approved", "approved", "pending", "approved"]
     before = snapshot(journal_path)
-    again = operator.approvals.bulk_decide([(items[0].id, 1), (items[3].id, 1)], True,
-                                           request_id="bulk-1")
+    again = operator.approvals.bulk_decide(
+        [(items[0].id, 1), (items[3].id, 1)], True, request_id="bulk-1"
+    )
     assert all(r.ok for r in again)
     assert snapshot(journal_path) == before
 

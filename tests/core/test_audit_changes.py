@@ -12,8 +12,9 @@ def _operator_actions(agent, operator, run, n=3):
     ids = []
     for i in range(n):
         approval = agent.approvals.request(run.id, {**ACTION, "n": i}, reason="r")
-        operator.approvals.decide(approval.id, i % 2 == 0, expected_version=1,
-                                  reason=None if i % 2 == 0 else "no")
+        operator.approvals.decide(
+            approval.id, i % 2 == 0, expected_version=1, reason=None if i % 2 == 0 else "no"
+        )
         ids.append(approval.id)
     return ids
 
@@ -26,11 +27,19 @@ def test_audit_rows_form_one_hash_chain(agent, operator, run):
     prev = "0" * 64
     for row in rows:
         assert row.prev_digest == prev
-        body = {"sequence": row.sequence, "id": row.id, "actor": row.actor,
-                "action": row.action, "entity_kind": row.entity_kind,
-                "entity_id": row.entity_id, "run_id": row.run_id,
-                "before": canonical_json(row.before), "after": canonical_json(row.after),
-                "reason": row.reason, "created_at": row.created_at}
+        body = {
+            "sequence": row.sequence,
+            "id": row.id,
+            "actor": row.actor,
+            "action": row.action,
+            "entity_kind": row.entity_kind,
+            "entity_id": row.entity_id,
+            "run_id": row.run_id,
+            "before": canonical_json(row.before),
+            "after": canonical_json(row.after),
+            "reason": row.reason,
+            "created_at": row.created_at,
+        }
         assert row.digest == chain_digest(prev, body)
         prev = row.digest
     assert operator.audit.count() == len(rows)
@@ -50,7 +59,8 @@ def test_audit_list_pages_and_filters(agent, operator, run, start_run):
     assert seen == list(range(6, 0, -1))
     assert {r.entity_id for r in operator.audit.list(entity_kind="approval").items} == set(ids)
     assert [r.action for r in operator.audit.list(run_id=other.id).items] == [
-        "run.cancel_requested"]
+        "run.cancel_requested"
+    ]
     denied = operator.audit.list(action_prefix="approval.denied").items
     assert {r.entity_id for r in denied} == {ids[1], ids[3]}
     assert len(operator.audit.list(actor="operator:alice").items) == 6
@@ -105,8 +115,10 @@ def test_audit_entries_say_where_their_decision_was_made(agent, operator, run, c
     clock.advance(10)
     assert operator.approvals.expire_due() == 1
     operator.runs.request_cancel(run.id, "stop", expected_version=operator.runs.get(run.id).version)
-    entries = {e.entity_id if e.entity_kind == "approval" else e.action: e
-               for e in tl.list_audit(operator).items}
+    entries = {
+        e.entity_id if e.entity_kind == "approval" else e.action: e
+        for e in tl.list_audit(operator).items
+    }
     assert entries[by_mcp.id].source == "mcp" and entries[at_desk.id].source == "desk"
     assert entries[lapsing.id].action == "approval.expired"
     assert entries[lapsing.id].source == "expiry"
@@ -114,7 +126,9 @@ def test_audit_entries_say_where_their_decision_was_made(agent, operator, run, c
     only_mcp = tl.list_audit(operator, source="mcp").items
     assert [e.entity_id for e in only_mcp] == [by_mcp.id]
     assert [e.action for e in operator.audit.list(source="desk").items] == [
-        "run.cancel_requested", "approval.denied"]
+        "run.cancel_requested",
+        "approval.denied",
+    ]
     assert tl.audit_facets(operator)["source"] == ["desk", "expiry", "mcp"]
     assert verify(operator).ok  # the source is read beside the entry, not written into it
 
@@ -124,8 +138,7 @@ def test_every_effect_write_is_in_the_change_feed(agent, operator, run):
     its start and its outcome each name the effect."""
     for run_id, key in ((run.id, "fx-in-run"), (None, "fx-alone")):
         mark = operator.changes.latest()
-        agent.effects.reserve(key, tool="email.send", action={"to": "a@example.org"},
-                             run_id=run_id)
+        agent.effects.reserve(key, tool="email.send", action={"to": "a@example.org"}, run_id=run_id)
         assert key in operator.changes.since(mark).ids("effect"), run_id
         mark = operator.changes.latest()
         agent.effects.begin(key)

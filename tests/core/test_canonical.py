@@ -24,12 +24,13 @@ def test_canonical_form_is_sorted_compact_and_utf8():
 def test_known_digest_vector():
     # sha256 of the bytes {"a":1} computed independently of proctor
     assert digest_of({"a": 1}) == hashlib.sha256(b'{"a":1}').hexdigest()
-    assert digest_of({"a": 1}) == \
-        "015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862"
+    assert digest_of({"a": 1}) == "015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862"
 
 
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"),
-                                 {"x": [1, float("nan")]}, {"x": object()}, {1j}])
+@pytest.mark.parametrize(
+    "bad",
+    [float("nan"), float("inf"), -float("inf"), {"x": [1, float("nan")]}, {"x": object()}, {1j}],
+)
 def test_non_json_values_are_refused(bad):
     with pytest.raises(errors.ValidationError):
         canonical_json(bad)
@@ -51,10 +52,14 @@ def test_chain_link():
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text()
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text()
     | st.floats(allow_nan=False, allow_infinity=False),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=12)
+    max_leaves=12,
+)
 
 
 @settings(max_examples=60, deadline=None)

@@ -52,7 +52,8 @@ def file_pages(path: Path) -> int:
 
 
 def test_commits_without_autocheckpoint_leave_the_wal_to_checkpoint(
-        template_journal: Path, tmp_path: Path) -> None:
+    template_journal: Path, tmp_path: Path
+) -> None:
     path = copy_of(template_journal, tmp_path)
     before = file_pages(path)
     with Journal.open(path, actor=Actor.agent("a"), autocheckpoint=False) as journal:
@@ -63,8 +64,9 @@ def test_commits_without_autocheckpoint_leave_the_wal_to_checkpoint(
         assert file_pages(path) > before + EVENTS // 2, "checkpoint() copied nothing"
 
 
-def test_by_default_a_commit_checkpoints_as_sqlite_does(template_journal: Path,
-                                                        tmp_path: Path) -> None:
+def test_by_default_a_commit_checkpoints_as_sqlite_does(
+    template_journal: Path, tmp_path: Path
+) -> None:
     """The control: the same writes with the default copy the -wal into the file on their
     own (so the test above would fail if ``autocheckpoint`` were ignored)."""
     path = copy_of(template_journal, tmp_path)
@@ -74,8 +76,9 @@ def test_by_default_a_commit_checkpoints_as_sqlite_does(template_journal: Path,
         assert file_pages(path) > before + EVENTS // 2
 
 
-def test_checkpoint_waits_for_no_reader_and_loses_nothing(template_journal: Path,
-                                                           tmp_path: Path) -> None:
+def test_checkpoint_waits_for_no_reader_and_loses_nothing(
+    template_journal: Path, tmp_path: Path
+) -> None:
     """A reader holding an old snapshot keeps what it needs; the checkpoint returns at once
     (PASSIVE) and every event stays readable, in the journal and after reopening."""
     path = copy_of(template_journal, tmp_path)
@@ -93,8 +96,7 @@ def test_checkpoint_waits_for_no_reader_and_loses_nothing(template_journal: Path
         assert journal.runs.get(run_id).last_sequence >= EVENTS + 1
 
 
-def test_a_read_only_journal_checkpoints_nothing(template_journal: Path,
-                                                 tmp_path: Path) -> None:
+def test_a_read_only_journal_checkpoints_nothing(template_journal: Path, tmp_path: Path) -> None:
     path = copy_of(template_journal, tmp_path)
     with Journal.open(path, actor=Actor.operator("o"), read_only=True) as journal:
         journal.checkpoint()  # no error, no write

@@ -53,10 +53,12 @@ def test_live_lease_refuses_other_callers(agent, journal_path):
 def test_no_api_releases_someone_elses_live_lease(agent, journal_path):
     reserve(agent)
     before = snapshot(journal_path)
-    calls = [lambda: agent.effects.begin("eff-1", owner="w2"),
-             lambda: agent.effects.renew("eff-1", owner="w2"),
-             lambda: agent.effects.fail("eff-1", "x", owner="w2"),
-             lambda: agent.effects.mark_ambiguous("eff-1", "x", owner="w2")]
+    calls = [
+        lambda: agent.effects.begin("eff-1", owner="w2"),
+        lambda: agent.effects.renew("eff-1", owner="w2"),
+        lambda: agent.effects.fail("eff-1", "x", owner="w2"),
+        lambda: agent.effects.mark_ambiguous("eff-1", "x", owner="w2"),
+    ]
     for call in calls:
         with pytest.raises(errors.EffectBusy):
             call()
@@ -68,8 +70,9 @@ def test_no_api_releases_someone_elses_live_lease(agent, journal_path):
 def test_committed_is_never_reserved_again(agent, journal_path):
     reserve(agent)
     agent.effects.begin("eff-1", owner="w1")
-    done = agent.effects.commit("eff-1", {"charge": "ch_1"}, owner="w1", external_id="ch_1",
-                                evidence={"http": 200})
+    done = agent.effects.commit(
+        "eff-1", {"charge": "ch_1"}, owner="w1", external_id="ch_1", evidence={"http": 200}
+    )
     assert done.status == "committed" and done.result == {"charge": "ch_1"}
     [receipt] = agent.effects.receipts("eff-1")
     assert (receipt.kind, receipt.status, receipt.external_id) == ("commit", "committed", "ch_1")
@@ -91,8 +94,7 @@ def test_failed_may_be_retried_as_next_attempt(agent):
     assert reserve(agent, owner="w3").attempt == 3
 
 
-def test_lapsed_lease_becomes_ambiguous_and_that_write_survives(agent, run, clock,
-                                                                journal_path):
+def test_lapsed_lease_becomes_ambiguous_and_that_write_survives(agent, run, clock, journal_path):
     reserve(agent, run_id=run.id, lease_seconds=5)
     agent.effects.begin("eff-1", owner="w1")
     clock.advance(6)
@@ -174,22 +176,32 @@ def test_threads_racing_on_one_key_give_one_winner(agent, open_journal):
 
 
 @pytest.mark.parametrize("outcome", ["committed", "failed"])
-def test_resolve_writes_receipt_decision_audit_event_together(agent, operator, run,
-                                                              journal_path, outcome):
+def test_resolve_writes_receipt_decision_audit_event_together(
+    agent, operator, run, journal_path, outcome
+):
     reserve(agent, run_id=run.id)
     agent.effects.begin("eff-1", owner="w1")
     effect = agent.effects.mark_ambiguous("eff-1", "bank timed out", owner="w1")
     before = row_counts(journal_path)
-    done = operator.effects.resolve("eff-1", outcome, reason="checked the bank statement",
-                                    expected_version=effect.version, external_id="ch_9",
-                                    evidence={"statement": "line 4"})
+    done = operator.effects.resolve(
+        "eff-1",
+        outcome,
+        reason="checked the bank statement",
+        expected_version=effect.version,
+        external_id="ch_9",
+        evidence={"statement": "line 4"},
+    )
     assert done.status == outcome and done.resolved_by == "operator:alice"
     assert done.resolution_reason == "checked the bank statement"
     assert done.ambiguous_reason == "bank timed out" and done.error == effect.error
     changed = delta(before, row_counts(journal_path))
     assert set(changed) == {"receipts", "decisions", "audit", "events", "changes"}
-    assert (changed["receipts"], changed["decisions"], changed["audit"], changed["events"]) \
-        == (1, 1, 1, 1)
+    assert (changed["receipts"], changed["decisions"], changed["audit"], changed["events"]) == (
+        1,
+        1,
+        1,
+        1,
+    )
     [receipt] = operator.effects.receipts("eff-1")
     assert (receipt.kind, receipt.status, receipt.external_id) == ("resolution", outcome, "ch_9")
     assert receipt.evidence["prior_error"] == effect.error
@@ -221,21 +233,27 @@ def test_only_ambiguous_effects_are_resolved_by_hand(agent, operator, journal_pa
     assert current.status == state
     before = snapshot(journal_path)
     with pytest.raises((errors.AlreadyDecided, errors.InvalidTransition)):
-        operator.effects.resolve("eff-1", "committed", reason="r",
-                                 expected_version=current.version)
+        operator.effects.resolve("eff-1", "committed", reason="r", expected_version=current.version)
     assert snapshot(journal_path) == before
 
 
-@pytest.mark.parametrize(("outcome", "reason", "field"), [
-    ("reserved", "r", "outcome"), ("ambiguous", "r", "outcome"), ("executing", "r", "outcome"),
-    ("committed", "", "reason"), ("failed", "   ", "reason")])
-def test_resolve_needs_final_outcome_and_reason(agent, operator, journal_path, outcome, reason,
-                                                field):
+@pytest.mark.parametrize(
+    ("outcome", "reason", "field"),
+    [
+        ("reserved", "r", "outcome"),
+        ("ambiguous", "r", "outcome"),
+        ("executing", "r", "outcome"),
+        ("committed", "", "reason"),
+        ("failed", "   ", "reason"),
+    ],
+)
+def test_resolve_needs_final_outcome_and_reason(
+    agent, operator, journal_path, outcome, reason, field
+):
     effect = ambiguous(agent)
     before = snapshot(journal_path)
     with pytest.raises(errors.ValidationError) as info:
-        operator.effects.resolve("eff-1", outcome, reason=reason,
-                                 expected_version=effect.version)
+        operator.effects.resolve("eff-1", outcome, reason=reason, expected_version=effect.version)
     assert info.value.field == field
     assert snapshot(journal_path) == before
 
@@ -244,22 +262,26 @@ def test_resolve_stale_replay_conflict_and_actor(agent, operator, journal_path):
     effect = ambiguous(agent)
     before = snapshot(journal_path)
     with pytest.raises(errors.StaleVersion):
-        operator.effects.resolve("eff-1", "failed", reason="r",
-                                 expected_version=effect.version - 1)
+        operator.effects.resolve("eff-1", "failed", reason="r", expected_version=effect.version - 1)
     with pytest.raises(errors.NotAllowed):
         agent.effects.resolve("eff-1", "failed", reason="r", expected_version=effect.version)
     assert snapshot(journal_path) == before
-    first = operator.effects.resolve("eff-1", "failed", reason="r",
-                                     expected_version=effect.version, request_id="rq-1")
+    first = operator.effects.resolve(
+        "eff-1", "failed", reason="r", expected_version=effect.version, request_id="rq-1"
+    )
     before = snapshot(journal_path)
-    assert operator.effects.resolve("eff-1", "failed", reason="r",
-                                    expected_version=effect.version, request_id="rq-1") == first
+    assert (
+        operator.effects.resolve(
+            "eff-1", "failed", reason="r", expected_version=effect.version, request_id="rq-1"
+        )
+        == first
+    )
     with pytest.raises(errors.IdempotencyConflict):
-        operator.effects.resolve("eff-1", "committed", reason="r",
-                                 expected_version=effect.version, request_id="rq-1")
+        operator.effects.resolve(
+            "eff-1", "committed", reason="r", expected_version=effect.version, request_id="rq-1"
+        )
     with pytest.raises(errors.AlreadyDecided):
-        operator.effects.resolve("eff-1", "committed", reason="r",
-                                 expected_version=first.version)
+        operator.effects.resolve("eff-1", "committed", reason="r", expected_version=first.version)
     assert snapshot(journal_path) == before
 
 
@@ -269,8 +291,7 @@ def test_resolution_is_one_transaction(agent, operator, run, journal_path, monke
     before = snapshot(journal_path)
     monkeypatch.setattr(Tx, "append_event", boom)  # the run event is written last
     with pytest.raises(Boom):
-        operator.effects.resolve("eff-1", "committed", reason="r",
-                                 expected_version=effect.version)
+        operator.effects.resolve("eff-1", "committed", reason="r", expected_version=effect.version)
     monkeypatch.undo()
     assert snapshot(journal_path) == before
     assert_no_open_transaction(operator)
@@ -282,8 +303,9 @@ def test_effect_of_ended_run_resolves_without_touching_the_run(agent, operator, 
     agent.runs.complete(run.id)
     ended = agent.runs.get(run.id)
     assert ended.open_items == 1  # the ambiguous effect still waits for a person
-    operator.effects.resolve("eff-1", "failed", reason="never sent",
-                             expected_version=effect.version)
+    operator.effects.resolve(
+        "eff-1", "failed", reason="never sent", expected_version=effect.version
+    )
     after = agent.runs.get(run.id)
     assert after.open_items == 0
     assert after.model_dump(exclude={"open_items"}) == ended.model_dump(exclude={"open_items"})
@@ -308,31 +330,42 @@ def test_holder_records_receipts_while_executing(agent, operator, run, journal_p
     reserve(agent, run_id=run.id)
     agent.effects.begin("eff-1", owner="w1")
     before = row_counts(journal_path)
-    receipt = agent.effects.record_receipt("eff-1", external_id="req_42",
-                                           evidence={"provider": "bank", "status": 202},
-                                           owner="w1")
+    receipt = agent.effects.record_receipt(
+        "eff-1", external_id="req_42", evidence={"provider": "bank", "status": 202}, owner="w1"
+    )
     changed = delta(before, row_counts(journal_path))
     assert set(changed) == {"receipts", "events", "changes"}
     assert (changed["receipts"], changed["events"]) == (1, 1)
     with raw(journal_path) as conn:  # the desk hears of it through the change feed
-        assert conn.execute("SELECT run_id FROM changes WHERE entity_kind = 'receipt' "
-                            "AND entity_id = ?", (receipt.id,)).fetchall() == [(run.id,)]
-    assert (receipt.kind, receipt.status, receipt.external_id) == ("progress", "executing",
-                                                                    "req_42")
+        assert conn.execute(
+            "SELECT run_id FROM changes WHERE entity_kind = 'receipt' AND entity_id = ?",
+            (receipt.id,),
+        ).fetchall() == [(run.id,)]
+    assert (receipt.kind, receipt.status, receipt.external_id) == (
+        "progress",
+        "executing",
+        "req_42",
+    )
     assert receipt.evidence == {"provider": "bank", "status": 202}
     assert receipt.actor == agent.actor.label
     last = agent.runs.events(run.id, descending=True, limit=1)[0]
     assert last.type == "effect.receipt"
-    assert last.payload == {"effect_key": "eff-1", "attempt": 1, "receipt_id": receipt.id,
-                            "external_id": "req_42"}
-    effect = agent.effects.mark_ambiguous("eff-1", "bank timed out", owner="w1",
-                                          partial_result={"accepted": True})
+    assert last.payload == {
+        "effect_key": "eff-1",
+        "attempt": 1,
+        "receipt_id": receipt.id,
+        "external_id": "req_42",
+    }
+    effect = agent.effects.mark_ambiguous(
+        "eff-1", "bank timed out", owner="w1", partial_result={"accepted": True}
+    )
     context = operator.effects.context("eff-1")
     assert [r.id for r in context.receipts] == [receipt.id]
     assert context.effect.result == {"accepted": True}
     clock.advance(1)  # receipts list by time
-    done = operator.effects.resolve("eff-1", "committed", reason="the bank shows req_42",
-                                    expected_version=effect.version)
+    done = operator.effects.resolve(
+        "eff-1", "committed", reason="the bank shows req_42", expected_version=effect.version
+    )
     assert done.result == {"accepted": True}  # kept; the resolution receipt keeps it too
     kinds = [(r.kind, r.external_id) for r in operator.effects.receipts("eff-1")]
     assert kinds == [("progress", "req_42"), ("resolution", None)]
@@ -350,8 +383,9 @@ def test_receipts_are_immutable(agent, journal_path):
 def test_partial_result_in_the_ambiguous_event(agent, run):
     reserve(agent, run_id=run.id)
     agent.effects.begin("eff-1", owner="w1")
-    agent.effects.mark_ambiguous("eff-1", "stream cut", owner="w1",
-                                 partial_result={"rows_written": 120})
+    agent.effects.mark_ambiguous(
+        "eff-1", "stream cut", owner="w1", partial_result={"rows_written": 120}
+    )
     last = agent.runs.events(run.id, descending=True, limit=1)[0]
     assert last.type == "effect.ambiguous"
     assert last.payload["partial_result"] == {"rows_written": 120}
@@ -374,9 +408,13 @@ def test_receipt_refusals_write_nothing(agent, journal_path, case):
         agent.effects.begin("eff-r", owner="w1")
     if case == "committed":
         agent.effects.commit("eff-r", {"ok": True}, owner="w1")
-    expected = {"reserved": errors.InvalidTransition, "other owner": errors.EffectBusy,
-                "committed": errors.InvalidTransition, "missing": errors.NotFound,
-                "empty": errors.ValidationError}[case]
+    expected = {
+        "reserved": errors.InvalidTransition,
+        "other owner": errors.EffectBusy,
+        "committed": errors.InvalidTransition,
+        "missing": errors.NotFound,
+        "empty": errors.ValidationError,
+    }[case]
     key = "nope" if case == "missing" else "eff-r"
     owner = "w2" if case == "other owner" else "w1"
     kw = {} if case == "empty" else {"external_id": "req_1"}
@@ -387,8 +425,7 @@ def test_receipt_refusals_write_nothing(agent, journal_path, case):
     assert_no_open_transaction(agent)
 
 
-def test_receipt_after_the_lease_lapsed_is_kept_and_the_effect_turns_ambiguous(agent, run,
-                                                                                clock):
+def test_receipt_after_the_lease_lapsed_is_kept_and_the_effect_turns_ambiguous(agent, run, clock):
     reserve(agent, run_id=run.id, lease_seconds=5)
     agent.effects.begin("eff-1", owner="w1")
     clock.advance(6)

@@ -79,12 +79,14 @@ def test_a_head_kept_by_a_rolled_back_transaction_is_not_reused(agent, run):
 
 
 @pytest.mark.parametrize("created_at", [1.5, 1_700_000_000.123456, 3, 0.1 + 0.2, -0.0, 1e300])
-@pytest.mark.parametrize("payload", [None, 5, "x\n\u2028", {"b": [1, 2.5], "a": 'ü"\\'},
-                                     [{"1": True}]])
+@pytest.mark.parametrize(
+    "payload", [None, 5, "x\n\u2028", {"b": [1, 2.5], "a": 'ü"\\'}, [{"1": True}]]
+)
 def test_the_digest_body_text_is_the_canonical_json_of_the_body(created_at, payload):
     row = {"run_id": 'run_"é', "sequence": 7, "type": "t\\y\u0000", "created_at": created_at}
-    assert event_digest_text(row, payload, canonical_json(payload)) == \
-        canonical_json(event_digest_body(row, payload))
+    assert event_digest_text(row, payload, canonical_json(payload)) == canonical_json(
+        event_digest_body(row, payload)
+    )
 
 
 def test_each_thread_keeps_its_connection_and_a_nested_call_borrows_one(agent, run):
@@ -95,8 +97,9 @@ def test_each_thread_keeps_its_connection_and_a_nested_call_borrows_one(agent, r
     written = agent.read(lambda c: agent.runs.append_event(run.id, "inside a read", None))
     assert written.sequence == run.last_sequence + 1
     other: list = []
-    worker = threading.Thread(target=lambda: other.append(
-        agent.read(lambda c: c.connection.driver_connection)))
+    worker = threading.Thread(
+        target=lambda: other.append(agent.read(lambda c: c.connection.driver_connection))
+    )
     worker.start()
     worker.join()
     assert other[0] is not driver
@@ -129,24 +132,25 @@ def test_close_leaves_no_connection_open_and_the_file_writable(agent, run, journ
         conn.execute("ROLLBACK")
 
 
-def test_an_append_writes_one_change_row_and_the_feed_still_names_its_run(agent, operator,
-                                                                           run, journal_path):
+def test_an_append_writes_one_change_row_and_the_feed_still_names_its_run(
+    agent, operator, run, journal_path
+):
     mark = operator.changes.latest()
     with raw(journal_path) as conn:
         before = conn.execute("SELECT COUNT(*) FROM changes").fetchone()[0]
     event_ = agent.runs.append_event(run.id, "tool.output", {"n": 1})
     batch = agent.runs.append_events(run.id, [("a", 1), ("b", 2)])
     with raw(journal_path) as conn:
-        rows = conn.execute("SELECT entity_kind, entity_id, run_id FROM changes "
-                            "ORDER BY seq").fetchall()[before:]
+        rows = conn.execute(
+            "SELECT entity_kind, entity_id, run_id FROM changes ORDER BY seq"
+        ).fetchall()[before:]
     # one row per transaction, no 'run' row each; a batch's row names its last event
     assert rows == [("event", e.id, run.id) for e in (event_, batch[-1])]
     feed = operator.changes.since(mark)
     assert "run" in feed.kinds() and feed.ids("run") == {run.id} == feed.run_ids()
 
 
-def test_a_transaction_writes_one_event_row_per_run_and_none_beside_its_run_row(agent,
-                                                                                 operator):
+def test_a_transaction_writes_one_event_row_per_run_and_none_beside_its_run_row(agent, operator):
     one, two = agent.runs.start("proj", "one"), agent.runs.start("proj", "two")
 
     def op(tx):
@@ -160,7 +164,9 @@ def test_a_transaction_writes_one_event_row_per_run_and_none_beside_its_run_row(
     feed = operator.changes.since(mark)
     last = agent.runs.events(one.id)[-1]
     assert [(c.entity_kind, c.entity_id, c.run_id) for c in feed.changes] == [
-        ("event", last.id, one.id), ("run", two.id, two.id)]
+        ("event", last.id, one.id),
+        ("run", two.id, two.id),
+    ]
     assert feed.ids("run") == {one.id, two.id} == feed.run_ids()
 
 

@@ -18,14 +18,16 @@ def waiting(agent, open_journal, start_run, clock):
     run_b = other.runs.start("beta", "other agent's run")
     items = {}
     clock.advance(1)
-    items["approval"] = agent.approvals.request(run_a.id, ACTION, reason="tidy up",
-                                                safety_class="destructive").id
+    items["approval"] = agent.approvals.request(
+        run_a.id, ACTION, reason="tidy up", safety_class="destructive"
+    ).id
     clock.advance(1)
     items["question"] = other.questions.ask(run_b.id, "question", "which region?").id
     clock.advance(1)
     entry = agent.memory.add("project", "alpha", "region", "eu-west")
-    items["memory"] = agent.memory.record_conflict(entry.id, "us-east",
-                                                   incoming_source="sync", run_id=run_a.id).id
+    items["memory"] = agent.memory.record_conflict(
+        entry.id, "us-east", incoming_source="sync", run_id=run_a.id
+    ).id
     clock.advance(1)
     agent.effects.reserve("charge-1", tool="payments.charge", run_id=run_a.id, owner="w")
     agent.effects.mark_ambiguous("charge-1", "gateway timeout", owner="w")
@@ -36,8 +38,11 @@ def waiting(agent, open_journal, start_run, clock):
 def test_every_kind_of_waiting_item_is_listed_newest_first(operator, waiting):
     page = operator.inbox.list()
     assert [(i.kind.value, i.id) for i in page.items] == [
-        ("effect", waiting["effect"]), ("conflict", waiting["memory"]),
-        ("question", waiting["question"]), ("approval", waiting["approval"])]
+        ("effect", waiting["effect"]),
+        ("conflict", waiting["memory"]),
+        ("question", waiting["question"]),
+        ("approval", waiting["approval"]),
+    ]
     oldest = operator.inbox.list(InboxFilter(newest_first=False))
     assert [i.id for i in oldest.items] == [i.id for i in reversed(page.items)]
     assert operator.inbox.counts() == {k: 1 for k in InboxKind}
@@ -46,14 +51,24 @@ def test_every_kind_of_waiting_item_is_listed_newest_first(operator, waiting):
 
 def test_item_versions_are_the_ones_to_decide_with(operator, waiting):
     by_kind = {i.kind.value: i for i in operator.inbox.list().items}
-    operator.approvals.decide(waiting["approval"], True,
-                              expected_version=by_kind["approval"].version)
-    operator.questions.answer(waiting["question"], {"text": "eu"},
-                                 expected_version=by_kind["question"].version)
-    operator.memory.resolve(waiting["memory"], "dismissed",
-                            expected_version=by_kind["conflict"].version, reason="checked")
-    operator.effects.resolve("charge-1", "failed", reason="no charge on statement",
-                             expected_version=by_kind["effect"].version)
+    operator.approvals.decide(
+        waiting["approval"], True, expected_version=by_kind["approval"].version
+    )
+    operator.questions.answer(
+        waiting["question"], {"text": "eu"}, expected_version=by_kind["question"].version
+    )
+    operator.memory.resolve(
+        waiting["memory"],
+        "dismissed",
+        expected_version=by_kind["conflict"].version,
+        reason="checked",
+    )
+    operator.effects.resolve(
+        "charge-1",
+        "failed",
+        reason="no charge on statement",
+        expected_version=by_kind["effect"].version,
+    )
     assert operator.inbox.list().items == [] and operator.inbox.count() == 0
 
 
@@ -82,8 +97,9 @@ def test_keyset_paging_is_exact_even_with_equal_timestamps(agent, operator, run,
     for newest_first in (True, False):
         seen, cursor, pages = [], None, 0
         while True:
-            page = operator.inbox.list(InboxFilter(newest_first=newest_first), cursor=cursor,
-                                       limit=2)
+            page = operator.inbox.list(
+                InboxFilter(newest_first=newest_first), cursor=cursor, limit=2
+            )
             seen += page.items
             pages += 1
             if page.next_cursor is None:
@@ -98,20 +114,29 @@ def test_keyset_paging_is_exact_even_with_equal_timestamps(agent, operator, run,
 def test_snooze_hides_without_deciding(operator, waiting, clock, journal_path):
     approval = operator.approvals.get(waiting["approval"])
     before = row_counts(journal_path)
-    operator.inbox.snooze("approval", approval.id, clock() + 3600,
-                          expected_version=approval.version, request_id="sn-1")
+    operator.inbox.snooze(
+        "approval",
+        approval.id,
+        clock() + 3600,
+        expected_version=approval.version,
+        request_id="sn-1",
+    )
     changed = delta(before, row_counts(journal_path))
     assert changed.get("decisions", 0) == 0 and changed["audit"] == 1
     snoozed = operator.approvals.get(approval.id)
     assert snoozed.status == "pending" and snoozed.version == approval.version + 1
     assert waiting["approval"] not in {i.id for i in operator.inbox.list().items}
     assert operator.inbox.counts()[InboxKind.APPROVAL] == 0
-    assert [i.id for i in operator.inbox.list(InboxFilter(snoozed=True)).items] == \
-        [approval.id]
+    assert [i.id for i in operator.inbox.list(InboxFilter(snoozed=True)).items] == [approval.id]
     assert [a.action for a in operator.audit.for_entity(approval.id)] == ["inbox.snoozed"]
     replay = snapshot(journal_path)
-    operator.inbox.snooze("approval", approval.id, clock() + 3600,
-                          expected_version=approval.version, request_id="sn-1")
+    operator.inbox.snooze(
+        "approval",
+        approval.id,
+        clock() + 3600,
+        expected_version=approval.version,
+        request_id="sn-1",
+    )
     assert snapshot(journal_path) == replay
     clock.advance(3601)
     assert waiting["approval"] in {i.id for i in operator.inbox.list().items}
@@ -129,7 +154,9 @@ def test_unsnooze_and_stale_snooze(operator, waiting, clock, journal_path):
     operator.inbox.snooze("effect", "charge-1", None, expected_version=effect.version + 1)
     assert "charge-1" in {i.id for i in operator.inbox.list().items}
     assert [a.action for a in operator.audit.for_entity("charge-1")][-2:] == [
-        "inbox.snoozed", "inbox.unsnoozed"]
+        "inbox.snoozed",
+        "inbox.unsnoozed",
+    ]
 
 
 def test_summary_of_long_agent_text_is_bounded(agent, operator, run):
@@ -152,8 +179,10 @@ def test_items_without_a_run_are_listed_with_their_own_context(agent, operator):
 
 def test_pick_rereads_just_the_named_items_under_a_filter(operator, waiting):
     picked = operator.inbox.pick(None, [waiting["approval"], waiting["effect"], "apr_gone"])
-    assert {(i.kind.value, i.id) for i in picked} == {("approval", waiting["approval"]),
-                                                      ("effect", waiting["effect"])}
+    assert {(i.kind.value, i.id) for i in picked} == {
+        ("approval", waiting["approval"]),
+        ("effect", waiting["effect"]),
+    }
     only_questions = InboxFilter(kinds=frozenset({InboxKind.QUESTION}))
     assert operator.inbox.pick(only_questions, [waiting["approval"]]) == []
     operator.approvals.decide(waiting["approval"], False, expected_version=1, reason="no")
@@ -162,8 +191,9 @@ def test_pick_rereads_just_the_named_items_under_a_filter(operator, waiting):
 
 
 @pytest.mark.parametrize("newest_first", [True, False])
-def test_small_pages_of_mixed_kinds_list_every_item_once_in_order(agent, operator, start_run,
-                                                                  clock, newest_first):
+def test_small_pages_of_mixed_kinds_list_every_item_once_in_order(
+    agent, operator, start_run, clock, newest_first
+):
     """Each kind is cut to a page before the kinds are merged: paging must still interleave
     them exactly as one sorted list would, ties on created_at broken by id."""
     run = start_run("mixed")
@@ -175,8 +205,10 @@ def test_small_pages_of_mixed_kinds_list_every_item_once_in_order(agent, operato
         if n % 4 == 0:
             agent.effects.reserve(f"fx-{n}", tool="deploy", run_id=run.id, owner="w")
             agent.effects.mark_ambiguous(f"fx-{n}", "timeout", owner="w")
-    for f in (InboxFilter(newest_first=newest_first),
-              InboxFilter(newest_first=newest_first, text="deploy 1")):
+    for f in (
+        InboxFilter(newest_first=newest_first),
+        InboxFilter(newest_first=newest_first, text="deploy 1"),
+    ):
         seen, cursor = [], None
         while True:
             page = operator.inbox.list(f, cursor=cursor, limit=4)
@@ -188,4 +220,5 @@ def test_small_pages_of_mixed_kinds_list_every_item_once_in_order(agent, operato
         assert keys == sorted(keys, reverse=newest_first)
         assert len(set(keys)) == len(keys) == operator.inbox.count(f)
         assert {i.kind.value for i in seen} == (
-            {"approval", "question", "effect"} if f.text is None else {"approval"})
+            {"approval", "question", "effect"} if f.text is None else {"approval"}
+        )

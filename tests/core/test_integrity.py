@@ -32,8 +32,10 @@ def busy_path(tmp_path, busy_template):
     path = tmp_path / "busy.db"
     shutil.copy2(busy_template[0], path)
     run_id = busy_template[1]["runs"][1]
-    with Journal.open(path, actor=Actor.agent("bot")) as agent, \
-            Journal.open(path, actor=Actor.operator("alice")) as alice:
+    with (
+        Journal.open(path, actor=Actor.agent("bot")) as agent,
+        Journal.open(path, actor=Actor.operator("alice")) as alice,
+    ):
         pending = agent.approvals.request(run_id, {"tool": "deploy"}, reason="ship")
         alice.approvals.decide(pending.id, True, expected_version=1, request_id="click-1")
         agent.memory.add("project", "proj", "keyed", "v1", idempotency_key="mem-1")
@@ -78,10 +80,18 @@ def test_the_columns_that_change_with_state_still_change(busy_path, table):
 
 
 def test_every_identity_named_by_the_issue_is_guarded():
-    assert {"action", "action_digest", "run_id", "attempt", "agent", "safety_class",
-            "requested_scope", "expires_at", "on_expiry"} <= set(IDENTITY_COLUMNS["approvals"])
-    assert {"key", "tool", "action", "action_digest", "run_id"} <= set(
-        IDENTITY_COLUMNS["effects"])
+    assert {
+        "action",
+        "action_digest",
+        "run_id",
+        "attempt",
+        "agent",
+        "safety_class",
+        "requested_scope",
+        "expires_at",
+        "on_expiry",
+    } <= set(IDENTITY_COLUMNS["approvals"])
+    assert {"key", "tool", "action", "action_digest", "run_id"} <= set(IDENTITY_COLUMNS["effects"])
 
 
 # ---------------------------------------------------------------- no REPLACE, no upsert
@@ -134,9 +144,11 @@ def test_an_insert_onto_an_existing_key_is_refused(busy_path, table, key, how):
         cols, marks = ", ".join(row), ", ".join("?" * len(row))
         if how == "upsert":
             sets = ", ".join(f"{c} = excluded.{c}" for c in row if c not in key)
-            sql = (f"INSERT INTO {table} ({cols}) VALUES ({marks}) "
-                   f"ON CONFLICT ({', '.join(key)}){conflict_where(table, key)} "
-                   f"DO UPDATE SET {sets}")
+            sql = (
+                f"INSERT INTO {table} ({cols}) VALUES ({marks}) "
+                f"ON CONFLICT ({', '.join(key)}){conflict_where(table, key)} "
+                f"DO UPDATE SET {sets}"
+            )
         else:
             sql = f"{how} INTO {table} ({cols}) VALUES ({marks})"
         with pytest.raises(sqlite3.IntegrityError, match="immutable"):
@@ -166,8 +178,9 @@ def test_new_keys_still_insert(agent, operator, run):
 # ---------------------------------------------------------------- the action is re-checked
 
 
-def rewrite_action(path, table: str, key_col: str, key: str, action: dict,
-                   digest: str | None = None) -> None:
+def rewrite_action(
+    path, table: str, key_col: str, key: str, action: dict, digest: str | None = None
+) -> None:
     sets, params = "action = ?", [canonical_json(action)]
     if digest is not None:
         sets, params = sets + ", action_digest = ?", [*params, digest]
@@ -175,7 +188,8 @@ def rewrite_action(path, table: str, key_col: str, key: str, action: dict,
 
 
 def test_a_pending_action_rewritten_to_ls_is_shown_tampered_and_cannot_pass(
-        agent, operator, run, journal_path):
+    agent, operator, run, journal_path
+):
     """The issue's attack: the agent asks for `rm -rf /`, the file is rewritten so the
     operator would see `ls`; the digest still names `rm -rf /`."""
     asked = agent.approvals.request(run.id, RM, reason="clean up")
@@ -192,12 +206,14 @@ def test_a_pending_action_rewritten_to_ls_is_shown_tampered_and_cannot_pass(
     assert not result.ok and result.error_type == "Tampered"
     assert row_counts(journal_path) == before
     assert operator.approvals.get(asked.id).status == "pending"
-    assert ("approval action tampered", f"approval {asked.id} (shell) in run {run.id}") in \
-        problems(operator)
+    assert ("approval action tampered", f"approval {asked.id} (shell) in run {run.id}") in problems(
+        operator
+    )
 
 
 def test_an_approved_ls_rewritten_to_rm_is_not_consumed_and_verify_names_it(
-        agent, operator, run, journal_path):
+    agent, operator, run, journal_path
+):
     """The operator saw and approved `ls`; then the file says `rm -rf /` (triggers dropped,
     the digest left alone): consuming is refused whatever digest the agent sends."""
     asked = agent.approvals.request(run.id, LS, reason="list")
@@ -217,22 +233,23 @@ def test_an_approved_ls_rewritten_to_rm_is_not_consumed_and_verify_names_it(
 
 
 def test_an_action_rewritten_with_a_matching_digest_differs_from_its_request_event(
-        agent, operator, run, journal_path):
+    agent, operator, run, journal_path
+):
     """Rewriting action and digest together passes the read check; the run's hash chain
     still says what was asked."""
     asked = agent.approvals.request(run.id, LS, reason="list")
     rewrite_action(journal_path, "approvals", "id", asked.id, RM, digest_of(RM))
     restore_triggers(operator)
-    assert ("approval differs from its request event",
-            f"approval {asked.id} (shell) in run {run.id}") in problems(operator)
+    assert (
+        "approval differs from its request event",
+        f"approval {asked.id} (shell) in run {run.id}",
+    ) in problems(operator)
 
 
-def test_a_rewritten_effect_is_flagged_refused_and_reported(agent, operator, run,
-                                                            journal_path):
+def test_a_rewritten_effect_is_flagged_refused_and_reported(agent, operator, run, journal_path):
     asked = agent.approvals.request(run.id, LS, reason="list")
     operator.approvals.decide(asked.id, True, expected_version=asked.version)
-    reserved = agent.approvals.consume_and_reserve(asked.id, asked.action_digest, "fx-1",
-                                                   owner="w")
+    reserved = agent.approvals.consume_and_reserve(asked.id, asked.action_digest, "fx-1", owner="w")
     assert reserved.action_digest == asked.action_digest and not reserved.tampered
     rewrite_action(journal_path, "effects", "key", "fx-1", RM)
     restore_triggers(operator)
@@ -246,7 +263,8 @@ def test_a_rewritten_effect_is_flagged_refused_and_reported(agent, operator, run
 
 
 def test_an_effect_rewritten_with_a_matching_digest_differs_from_its_approval(
-        agent, operator, run, journal_path):
+    agent, operator, run, journal_path
+):
     asked = agent.approvals.request(run.id, LS, reason="list")
     operator.approvals.decide(asked.id, True, expected_version=asked.version)
     agent.approvals.consume_and_reserve(asked.id, asked.action_digest, "fx-1", owner="w")
@@ -263,15 +281,17 @@ def test_the_busy_journal_verifies_every_evidence_table(busy_path):
     with Journal.open(busy_path, actor=Actor.operator("auditor")) as j:
         report = verify(j)
     assert report.ok, report.problems
-    assert report.checked_rows == {t: counts[t] for t in
-                                   ("receipts", "approvals", "effects", "memory_mutations")}
+    assert report.checked_rows == {
+        t: counts[t] for t in ("receipts", "approvals", "effects", "memory_mutations")
+    }
 
 
 def test_a_rewritten_receipt_is_named(busy_path):
     with raw(busy_path) as conn:
         [rid] = conn.execute("SELECT id FROM receipts ORDER BY id LIMIT 1").fetchone()
-    tamper(busy_path, ("UPDATE receipts SET evidence = '{\"result\":\"forged\"}' WHERE id = ?",
-                       (rid,)))
+    tamper(
+        busy_path, ('UPDATE receipts SET evidence = \'{"result":"forged"}\' WHERE id = ?', (rid,))
+    )
     with Journal.open(busy_path, actor=Actor.operator("auditor")) as j:
         restore_triggers(j)
         found = [p for p in verify(j).problems if p.what == "receipt digest mismatch"]
@@ -289,13 +309,20 @@ def entry_with_history(path) -> tuple[str, list[str]]:
 def test_a_rewritten_memory_mutation_breaks_its_entry_chain_at_the_first_edit(busy_path):
     entry_id, mutations = entry_with_history(busy_path)
     for version in (3, 2):  # two edits: verify names the earlier
-        tamper(busy_path, ("UPDATE memory_mutations SET after_content = 'Friday' "
-                           "WHERE entry_id = ? AND version = ?", (entry_id, version)))
+        tamper(
+            busy_path,
+            (
+                "UPDATE memory_mutations SET after_content = 'Friday' "
+                "WHERE entry_id = ? AND version = ?",
+                (entry_id, version),
+            ),
+        )
     with Journal.open(busy_path, actor=Actor.operator("auditor")) as j:
         restore_triggers(j)
         found = [(p.what, p.where) for p in verify(j).problems]
-    assert found == [("memory chain broken",
-                      f"memory entry {entry_id} mutation v2 ({mutations[1]})")]
+    assert found == [
+        ("memory chain broken", f"memory entry {entry_id} mutation v2 ({mutations[1]})")
+    ]
 
 
 def test_a_deleted_memory_mutation_is_a_gap(busy_path):
@@ -312,8 +339,10 @@ def test_a_memory_entry_rewritten_outside_its_history_is_named(busy_path):
     what it must be."""
     entry_id, _ = entry_with_history(busy_path)
     with raw(busy_path) as conn:  # no trigger to drop: the entry itself is mutable
-        conn.execute("UPDATE memory_entries SET content = 'Sunday', content_hash = ? "
-                     "WHERE id = ?", (sha256_hex("Sunday"), entry_id))
+        conn.execute(
+            "UPDATE memory_entries SET content = 'Sunday', content_hash = ? WHERE id = ?",
+            (sha256_hex("Sunday"), entry_id),
+        )
     with Journal.open(busy_path, actor=Actor.operator("auditor")) as j:
         assert problems(j) == [("memory head mismatch", f"memory entry {entry_id}")]
 
@@ -332,8 +361,9 @@ def test_a_cut_memory_history_tail_no_longer_matches_the_entry(busy_path):
 def test_a_0004_journal_upgrades_with_digests_backfilled(busy_path, downgrade):
     downgrade(busy_path, "0004")
     with raw(busy_path) as conn:
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master "
-                                            "WHERE type = 'trigger'")}
+        names = {
+            r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        }
     assert names == core_db.expected_trigger_names("0004")
     with Journal.open(busy_path, read_only=True) as old:  # not upgraded: still verifies
         assert old.schema_revision == "0004" and verify(old).ok, verify(old).problems
@@ -342,10 +372,10 @@ def test_a_0004_journal_upgrades_with_digests_backfilled(busy_path, downgrade):
         assert j.schema_revision == core_db.SCHEMA_HEAD and not j.missing_triggers()
         report = verify(j)
         assert report.ok, report.problems
-        assert report.checked_rows["memory_mutations"] == row_counts(busy_path)[
-            "memory_mutations"]
+        assert report.checked_rows["memory_mutations"] == row_counts(busy_path)["memory_mutations"]
         effect = j.effects.get("fx-1")
         assert effect.action_digest == digest_of(effect.action) and not effect.tampered
     with raw(busy_path) as conn:
-        assert conn.execute("SELECT COUNT(*) FROM memory_mutations "
-                            "WHERE digest IS NULL OR prev_digest IS NULL").fetchone() == (0,)
+        assert conn.execute(
+            "SELECT COUNT(*) FROM memory_mutations WHERE digest IS NULL OR prev_digest IS NULL"
+        ).fetchone() == (0,)

@@ -48,11 +48,18 @@ def test_new_journal_is_private_folder_and_files(tmp_path, umask_zero):
 @pytest.mark.sqlite_only
 def test_connections_use_wal_full_sync_foreign_keys(journal_path):
     with Journal.open(journal_path, busy_timeout=2.5) as journal:
-        pragmas = journal.read(lambda c: {
-            name: c.exec_driver_sql(f"PRAGMA {name}").scalar()
-            for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")})
-    assert pragmas == {"journal_mode": "wal", "synchronous": 2, "foreign_keys": 1,
-                       "busy_timeout": 2500}
+        pragmas = journal.read(
+            lambda c: {
+                name: c.exec_driver_sql(f"PRAGMA {name}").scalar()
+                for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
+            }
+        )
+    assert pragmas == {
+        "journal_mode": "wal",
+        "synchronous": 2,
+        "foreign_keys": 1,
+        "busy_timeout": 2500,
+    }
 
 
 @pytest.mark.sqlite_only
@@ -102,8 +109,11 @@ def test_a_url_that_lost_a_slash_is_refused_not_made_a_file(tmp_path, monkeypatc
     """Path("postgresql+psycopg://u:pw@host/db") is "postgresql+psycopg:/u:pw@host/db": opened
     as a path it would make a local file named after the server, password included."""
     monkeypatch.chdir(tmp_path)
-    for given in ("postgresql+psycopg:/alice:pw@db.example.org:5432/proctor",
-                  str(Path("postgresql://alice@db/proctor")), "sqlite:/j.db"):
+    for given in (
+        "postgresql+psycopg:/alice:pw@db.example.org:5432/proctor",
+        str(Path("postgresql://alice@db/proctor")),
+        "sqlite:/j.db",
+    ):
         with pytest.raises(errors.StoreError, match="one slash"):
             Journal.open(given)
     assert list(tmp_path.iterdir()) == []
@@ -135,26 +145,40 @@ def populated(agent, operator, run):
     agent.effects.mark_ambiguous("amb", "lost", owner="w")
     rule = operator.approvals.add_rule("allow", "never", run_id=run.id)
     call = agent.runs.record_tool_call(run.id, "t", {})
-    return {"run": run.id, "approval": approval.id, "approved": approved, "question": question.id,
-            "entry": entry.id, "conflict": conflict.id, "rule": rule.id, "call": call.id}
+    return {
+        "run": run.id,
+        "approval": approval.id,
+        "approved": approved,
+        "question": question.id,
+        "entry": entry.id,
+        "conflict": conflict.id,
+        "rule": rule.id,
+        "call": call.id,
+    }
 
 
 def write_calls(a: Journal, o: Journal, ids: dict) -> list:
     """Every public write, each with arguments that would succeed on a writable journal."""
     r = ids["run"]
     return [
-        lambda: a.runs.start("p", "t"), lambda: a.runs.start_attempt(r),
-        lambda: a.runs.append_event(r, "x", {}), lambda: a.runs.append_events(r, [("x", 1)]),
+        lambda: a.runs.start("p", "t"),
+        lambda: a.runs.start_attempt(r),
+        lambda: a.runs.append_event(r, "x", {}),
+        lambda: a.runs.append_events(r, [("x", 1)]),
         lambda: a.runs.record_tool_call(r, "t", {}),
         lambda: a.runs.finish_tool_call(ids["call"], "succeeded"),
-        lambda: a.runs.wait_for_user(r), lambda: a.runs.resume(r),
-        lambda: a.runs.interrupt(r, "x"), lambda: a.runs.complete(r),
-        lambda: a.runs.fail(r, "x"), lambda: a.runs.cancel(r, "x"),
+        lambda: a.runs.wait_for_user(r),
+        lambda: a.runs.resume(r),
+        lambda: a.runs.interrupt(r, "x"),
+        lambda: a.runs.complete(r),
+        lambda: a.runs.fail(r, "x"),
+        lambda: a.runs.cancel(r, "x"),
         lambda: o.runs.request_cancel(r, "x", expected_version=o.runs.get(r).version),
         lambda: a.approvals.request(r, ACTION, reason="again"),
         lambda: a.approvals.withdraw(ids["approval"], "x"),
-        lambda: a.approvals.consume_and_reserve(ids["approved"].id,
-                                                ids["approved"].action_digest, "new-key"),
+        lambda: a.approvals.consume_and_reserve(
+            ids["approved"].id, ids["approved"].action_digest, "new-key"
+        ),
         lambda: o.approvals.decide(ids["approval"], True, expected_version=1),
         lambda: o.approvals.add_rule("deny", "*", run_id=r),
         lambda: o.approvals.revoke_rule(ids["rule"], expected_version=1),
@@ -167,23 +191,28 @@ def write_calls(a: Journal, o: Journal, ids: dict) -> list:
         lambda: o.memory.confirm(ids["entry"], expected_version=1),
         lambda: a.memory.pin(ids["entry"], expected_version=1),
         lambda: a.memory.record_conflict(ids["entry"], "c4", incoming_source="s"),
-        lambda: o.memory.resolve(ids["conflict"], "dismissed", expected_version=1, reason="checked"),
+        lambda: o.memory.resolve(
+            ids["conflict"], "dismissed", expected_version=1, reason="checked"
+        ),
         lambda: a.effects.reserve("new-key", tool="t"),
-        lambda: a.effects.begin("live", owner="w"), lambda: a.effects.renew("live", owner="w"),
+        lambda: a.effects.begin("live", owner="w"),
+        lambda: a.effects.renew("live", owner="w"),
         lambda: a.effects.fail("live", "x", owner="w"),
         lambda: a.effects.mark_ambiguous("live", "x", owner="w"),
         lambda: o.effects.resolve("amb", "failed", reason="r", expected_version=3),
         lambda: o.inbox.snooze("approval", ids["approval"], None, expected_version=1),
-        a.approvals.expire_due, a.questions.expire_due, a.effects.sweep_expired,
+        a.approvals.expire_due,
+        a.questions.expire_due,
+        a.effects.sweep_expired,
     ]
 
 
 def test_read_only_refuses_every_write_and_changes_nothing(journal_path, populated, clock):
     before = snapshot(journal_path)
-    with Journal.open(journal_path, actor=Actor.agent("agent-1"), read_only=True,
-                      clock=clock) as a, \
-            Journal.open(journal_path, actor=Actor.operator("alice"), read_only=True,
-                         clock=clock) as o:
+    with (
+        Journal.open(journal_path, actor=Actor.agent("agent-1"), read_only=True, clock=clock) as a,
+        Journal.open(journal_path, actor=Actor.operator("alice"), read_only=True, clock=clock) as o,
+    ):
         calls = write_calls(a, o, populated)
         for n, call in enumerate(calls):
             with pytest.raises(errors.StoreReadOnly):  # noqa: PT012 - the block is the one operation under test
@@ -196,14 +225,14 @@ def test_read_only_refuses_every_write_and_changes_nothing(journal_path, populat
     assert snapshot(journal_path) == before
 
 
-def test_waiting_on_a_read_only_journal_reports_the_stored_state(journal_path, agent, run,
-                                                                clock):
+def test_waiting_on_a_read_only_journal_reports_the_stored_state(journal_path, agent, run, clock):
     """``wait`` applies a due expiry only where it can write; read-only, it just reports."""
     approval = agent.approvals.request(run.id, ACTION, reason="r", expires_in=5)
     question = agent.questions.ask(run.id, "question", "why?", expires_in=5)
     clock.advance(10)
-    with Journal.open(journal_path, actor=Actor.agent("observer"), read_only=True,
-                      clock=clock) as ro:
+    with Journal.open(
+        journal_path, actor=Actor.agent("observer"), read_only=True, clock=clock
+    ) as ro:
         assert ro.approvals.wait(approval.id, timeout=0).status == "pending"
         assert ro.questions.wait(question.id, timeout=0).status == "requested"
         with pytest.raises(errors.StoreReadOnly):
@@ -213,8 +242,12 @@ def test_waiting_on_a_read_only_journal_reports_the_stored_state(journal_path, a
 
 def test_every_write_call_works_on_a_writable_journal(agent, operator, populated):
     """The list above is not vacuous: each call succeeds when the journal is writable."""
-    moved_on = (errors.RunTerminal, errors.InvalidTransition, errors.StaleVersion,
-                errors.AlreadyDecided)  # an earlier call in the list moved the item on
+    moved_on = (
+        errors.RunTerminal,
+        errors.InvalidTransition,
+        errors.StaleVersion,
+        errors.AlreadyDecided,
+    )  # an earlier call in the list moved the item on
     for call in write_calls(agent, operator, populated):
         with contextlib.suppress(*moved_on):
             call()
@@ -274,8 +307,11 @@ def index_names(path: Path) -> set[str]:
         return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
 
 
-OPEN_ITEM_INDEXES = {"ix_approvals_run_status", "ix_interactions_run_status",
-                     "ix_effects_run_status"}
+OPEN_ITEM_INDEXES = {
+    "ix_approvals_run_status",
+    "ix_interactions_run_status",
+    "ix_effects_run_status",
+}
 
 
 @pytest.mark.sqlite_only
@@ -291,15 +327,19 @@ def test_a_0001_journal_migrates_to_the_open_item_indexes(journal_path, run, dow
     assert "ix_effects_run" not in index_names(journal_path)
     with contextlib.closing(sqlite3.connect(journal_path)) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(REAL_HEAD,)]
-        plan = " ".join(r[-1] for r in conn.execute(
-            "EXPLAIN QUERY PLAN SELECT count(*) FROM approvals "
-            "WHERE run_id = ? AND status = 'pending'", (run.id,)))
+        plan = " ".join(
+            r[-1]
+            for r in conn.execute(
+                "EXPLAIN QUERY PLAN SELECT count(*) FROM approvals "
+                "WHERE run_id = ? AND status = 'pending'",
+                (run.id,),
+            )
+        )
     assert "ix_approvals_run_status" in plan
 
 
 @pytest.mark.sqlite_only
-def test_old_schema_is_migrated_after_a_private_backup(journal_path, run,
-                                                       code_knows_newer_schema):
+def test_old_schema_is_migrated_after_a_private_backup(journal_path, run, code_knows_newer_schema):
     with Journal.open(journal_path, actor=Actor.agent("a")) as journal:
         assert not journal.read_only
     [backup] = list(journal_path.parent.glob("journal.db.backup-*"))
@@ -364,8 +404,9 @@ def test_an_older_journal_opened_read_only_reads_everything(journal_path, downgr
         run = a.runs.start("shop", "older memory")
         entry = a.memory.add("project", "shop", "Deploy day", "Tuesday", run_id=run.id)
         a.memory.replace(entry.id, "Thursday", expected_version=1, run_id=run.id)
-        conflict = a.memory.record_conflict(entry.id, "Friday", incoming_source="sync",
-                                            run_id=run.id)
+        conflict = a.memory.record_conflict(
+            entry.id, "Friday", incoming_source="sync", run_id=run.id
+        )
     downgrade(journal_path, "0003")
     before = journal_path.read_bytes()
     with Journal.open(journal_path, read_only=True) as j:
@@ -380,10 +421,15 @@ def test_an_older_journal_opened_read_only_reads_everything(journal_path, downgr
     assert journal_path.read_bytes() == before
 
 
-@pytest.mark.parametrize("given", ["postgresql+psycopg2://alice:s3cret@h/db",
-                                   "mysql://alice:s3cret@h/db",
-                                   "postgresql+psycopg:/alice:s3cret@h:5432/db",
-                                   "postgres:/alice:s3cret@h/db"])
+@pytest.mark.parametrize(
+    "given",
+    [
+        "postgresql+psycopg2://alice:s3cret@h/db",
+        "mysql://alice:s3cret@h/db",
+        "postgresql+psycopg:/alice:s3cret@h:5432/db",
+        "postgres:/alice:s3cret@h/db",
+    ],
+)
 def test_a_refused_url_is_told_without_its_password(given, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(errors.StoreError) as caught:

@@ -21,22 +21,31 @@ from proctor.core.models import RuleDraft
 from .helpers import ACTION, drop_trigger, on_server, raw
 from .test_journal_open import REAL_HEAD
 
-NARROWED = {"ix_approvals_action": "decided_at IS NOT NULL",
-            "ix_approvals_expiry": "expires_at IS NOT NULL",
-            "ix_runs_parent": "parent_run_id IS NOT NULL"}
+NARROWED = {
+    "ix_approvals_action": "decided_at IS NOT NULL",
+    "ix_approvals_expiry": "expires_at IS NOT NULL",
+    "ix_runs_parent": "parent_run_id IS NOT NULL",
+}
 
 
 def entries(path, index: str) -> int:
     """The entries of ``index`` (its leaf cells, read with ``dbstat``)."""
     with contextlib.closing(sqlite3.connect(path)) as conn:
-        return conn.execute("SELECT coalesce(sum(ncell), 0) FROM dbstat WHERE name = ? "
-                            "AND pagetype = 'leaf'", (index,)).fetchone()[0]
+        return conn.execute(
+            "SELECT coalesce(sum(ncell), 0) FROM dbstat WHERE name = ? AND pagetype = 'leaf'",
+            (index,),
+        ).fetchone()[0]
 
 
 def definitions(path) -> dict[str, str]:
     with contextlib.closing(sqlite3.connect(path)) as conn:
-        return dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE name IN "
-                                 f"({', '.join('?' * len(NARROWED))})", tuple(NARROWED)))
+        return dict(
+            conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE name IN "
+                f"({', '.join('?' * len(NARROWED))})",
+                tuple(NARROWED),
+            )
+        )
 
 
 @contextlib.contextmanager
@@ -60,8 +69,10 @@ def sent(journal: Journal):
 
 def plans(path, statements: list[tuple[str, Any]]) -> list[str]:
     with contextlib.closing(sqlite3.connect(path)) as conn:
-        return [" | ".join(r[-1] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
-                for sql, params in statements]
+        return [
+            " | ".join(r[-1] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
+            for sql, params in statements
+        ]
 
 
 def seeks(path, statements: list[tuple[str, Any]], index: str) -> bool:
@@ -70,7 +81,8 @@ def seeks(path, statements: list[tuple[str, Any]], index: str) -> bool:
 
 @pytest.mark.sqlite_only
 def test_an_undecided_unexpiring_approval_and_a_parentless_run_enter_none_of_them(
-        journal_path, agent, operator, run):
+    journal_path, agent, operator, run
+):
     before = {name: entries(journal_path, name) for name in NARROWED}
     pending = agent.approvals.request(run.id, ACTION, reason="r")  # no expiry, undecided
     agent.runs.start("proj", "no parent")
@@ -79,12 +91,14 @@ def test_an_undecided_unexpiring_approval_and_a_parentless_run_enter_none_of_the
     agent.approvals.request(run.id, ACTION, reason="r", expires_in=60)
     agent.runs.start("proj", "child", parent_run_id=run.id)
     assert {name: entries(journal_path, name) - before[name] for name in NARROWED} == {
-        "ix_approvals_action": 1, "ix_approvals_expiry": 1, "ix_runs_parent": 1}
+        "ix_approvals_action": 1,
+        "ix_approvals_expiry": 1,
+        "ix_runs_parent": 1,
+    }
 
 
 @pytest.mark.sqlite_only
-def test_the_reads_of_each_narrowed_index_still_seek_it(journal_path, agent, operator, clock,
-                                                         run):
+def test_the_reads_of_each_narrowed_index_still_seek_it(journal_path, agent, operator, clock, run):
     decided = agent.approvals.request(run.id, ACTION, reason="r")
     operator.approvals.decide(decided.id, True, expected_version=decided.version)
     later = agent.approvals.request(run.id, ACTION, reason="r", expires_in=5)
@@ -92,12 +106,18 @@ def test_the_reads_of_each_narrowed_index_still_seek_it(journal_path, agent, ope
     with sent(operator) as similar:
         assert [a.id for a in operator.approvals.similar(later.id)] == [decided.id]
     assert seeks(journal_path, similar, "ix_approvals_action"), plans(journal_path, similar)
-    draft = RuleDraft(effect="allow", action_pattern=ACTION["tool"], resource_pattern="*",
-                      scope="project", project="proj")
+    draft = RuleDraft(
+        effect="allow",
+        action_pattern=ACTION["tool"],
+        resource_pattern="*",
+        scope="project",
+        project="proj",
+    )
     with sent(operator) as preview:
         found = operator.approvals.preview_rule(draft)
     assert [h.id for h in found.past] == [decided.id] and [h.id for h in found.pending] == [
-        later.id]
+        later.id
+    ]
     assert seeks(journal_path, preview, "ix_approvals_action"), plans(journal_path, preview)
     clock.advance(10)
     with sent(operator) as sweep:
@@ -109,8 +129,9 @@ def test_the_reads_of_each_narrowed_index_still_seek_it(journal_path, agent, ope
 
 
 @pytest.mark.sqlite_only
-def test_a_0007j_journal_gets_the_narrowed_indexes_and_gives_them_back(journal_path, run,
-                                                                       downgrade):
+def test_a_0007j_journal_gets_the_narrowed_indexes_and_gives_them_back(
+    journal_path, run, downgrade
+):
     downgrade(journal_path, "0007j")
     assert not any("WHERE" in sql for sql in definitions(journal_path).values())
     with Journal.open(journal_path, actor=Actor.agent("a")) as j:
@@ -127,9 +148,14 @@ def test_a_server_journal_has_the_same_narrowed_indexes(pg_url):
     engine = create_engine(pg_url)
     try:
         with engine.connect() as conn:
-            made = dict(conn.execute(text(
-                "SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(:names)"),
-                {"names": list(NARROWED)}).all())
+            made = dict(
+                conn.execute(
+                    text(
+                        "SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(:names)"
+                    ),
+                    {"names": list(NARROWED)},
+                ).all()
+            )
     finally:
         engine.dispose()
     assert set(made) == set(NARROWED)
@@ -137,8 +163,7 @@ def test_a_server_journal_has_the_same_narrowed_indexes(pg_url):
         assert made[name].endswith(f"WHERE ({where})"), made[name]
 
 
-KEYED = {"audit": "request_id", "decisions": "request_id",
-         "memory_mutations": "idempotency_key"}
+KEYED = {"audit": "request_id", "decisions": "request_id", "memory_mutations": "idempotency_key"}
 UNIQUE = {f"ux_{table}_{column}" for table, column in KEYED.items()}
 
 
@@ -147,21 +172,25 @@ def keyed_rows(agent, operator, run) -> None:
     an idempotency key."""
     for n in range(2):
         a = agent.approvals.request(run.id, ACTION, reason="r")
-        operator.approvals.decide(a.id, True, expected_version=a.version,
-                                  request_id=f"rq-{n}" if n else None)
+        operator.approvals.decide(
+            a.id, True, expected_version=a.version, request_id=f"rq-{n}" if n else None
+        )
     entry = agent.memory.add("project", "proj", "t", "one")
     entry = agent.memory.replace(entry.id, "two", expected_version=entry.version)
-    agent.memory.replace(entry.id, "three", expected_version=entry.version,
-                         idempotency_key="k-1")
+    agent.memory.replace(entry.id, "three", expected_version=entry.version, idempotency_key="k-1")
 
 
-def copy_of_a_row(conn, table: str, column: str, value: str | None,
-                  new_id: str):
+def copy_of_a_row(conn, table: str, column: str, value: str | None, new_id: str):
     """The SQL and values of an INSERT of a copy of a ``table`` row that has ``column`` set,
     with ``column`` = ``value`` and its own keys made new (``new_id``)."""
     names = [r[0] for r in conn.execute(f"SELECT * FROM {table} LIMIT 0").description]
-    row = dict(zip(names, conn.execute(
-        f"SELECT * FROM {table} WHERE {column} IS NOT NULL").fetchone(), strict=True))
+    row = dict(
+        zip(
+            names,
+            conn.execute(f"SELECT * FROM {table} WHERE {column} IS NOT NULL").fetchone(),
+            strict=True,
+        )
+    )
     row.update({column: value, "id": new_id})
     if table == "audit":
         row["sequence"] = conn.execute("SELECT max(sequence) + 1 FROM audit").fetchone()[0]
@@ -169,14 +198,14 @@ def copy_of_a_row(conn, table: str, column: str, value: str | None,
     return sql, [row[n] for n in names]
 
 
-def test_a_set_key_stays_unique_without_the_no_replace_triggers(journal_path, agent, operator,
-                                                                run):
+def test_a_set_key_stays_unique_without_the_no_replace_triggers(journal_path, agent, operator, run):
     keyed_rows(agent, operator, run)
     with raw(journal_path) as conn:
         for table, column in KEYED.items():
             drop_trigger(conn, f"trg_{table}_no_replace", table)
-            taken = conn.execute(f"SELECT {column} FROM {table} WHERE {column} IS NOT NULL"
-                                 ).fetchone()[0]
+            taken = conn.execute(
+                f"SELECT {column} FROM {table} WHERE {column} IS NOT NULL"
+            ).fetchone()[0]
             sql, values = copy_of_a_row(conn, table, column, taken, f"{table}-copy")
             with pytest.raises(sqlite3.IntegrityError, match=column):
                 conn.execute(sql, values)
@@ -187,11 +216,13 @@ def test_a_set_key_stays_unique_without_the_no_replace_triggers(journal_path, ag
 def unique_indexes(path) -> dict[str, str]:
     with raw(path) as conn:
         if on_server(path):
-            rows = conn.execute("SELECT indexname, indexdef FROM pg_indexes "
-                                "WHERE indexname LIKE 'ux_%%'").fetchall()
+            rows = conn.execute(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE 'ux_%%'"
+            ).fetchall()
         else:
-            rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' "
-                                "AND name LIKE 'ux_%'").fetchall()
+            rows = conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'ux_%'"
+            ).fetchall()
     return {name: sql for name, sql in rows if name in UNIQUE}
 
 
@@ -210,8 +241,9 @@ def test_rows_without_a_key_write_no_entry(journal_path, agent, operator, run):
 
 
 @pytest.mark.sqlite_only
-def test_a_round_trip_through_0007j_keeps_every_row_trigger_and_key(journal_path, agent,
-                                                                    operator, run, downgrade):
+def test_a_round_trip_through_0007j_keeps_every_row_trigger_and_key(
+    journal_path, agent, operator, run, downgrade
+):
     from proctor.core.audit.verify import verify
 
     from .helpers import snapshot
@@ -225,8 +257,9 @@ def test_a_round_trip_through_0007j_keeps_every_row_trigger_and_key(journal_path
     assert snapshot(journal_path) == before
     with raw(journal_path) as conn:
         for table, column in KEYED.items():
-            sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)
-                               ).fetchone()[0]
+            sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[
+                0
+            ]
             assert f"UNIQUE ({column})" in sql, sql
     with Journal.open(journal_path, actor=Actor.operator("o")) as j:
         assert j.schema_revision == REAL_HEAD
@@ -236,8 +269,9 @@ def test_a_round_trip_through_0007j_keeps_every_row_trigger_and_key(journal_path
     assert snapshot(journal_path) == before
     with raw(journal_path) as conn:
         for table, column in KEYED.items():
-            sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)
-                               ).fetchone()[0]
+            sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[
+                0
+            ]
             assert f"UNIQUE ({column})" not in sql, sql
 
 
@@ -250,8 +284,10 @@ def test_a_server_journal_round_trip_through_0007j_keeps_every_row_and_key(pg_ur
 
     from .helpers import snapshot
 
-    with Journal.open(pg_url, actor=Actor.agent("a")) as agent, \
-            Journal.open(pg_url, actor=Actor.operator("o")) as operator:
+    with (
+        Journal.open(pg_url, actor=Actor.agent("a")) as agent,
+        Journal.open(pg_url, actor=Actor.operator("o")) as operator,
+    ):
         keyed_rows(agent, operator, agent.runs.start("proj", "t"))
     before = snapshot(pg_url)
     engine = create_engine(pg_url)
@@ -261,8 +297,7 @@ def test_a_server_journal_round_trip_through_0007j_keeps_every_row_and_key(pg_ur
     def unique_columns() -> dict[str, list[list[str]]]:
         with engine.connect() as conn:
             found = inspect(conn)
-            return {t: [u["column_names"] for u in found.get_unique_constraints(t)]
-                    for t in KEYED}
+            return {t: [u["column_names"] for u in found.get_unique_constraints(t)] for t in KEYED}
 
     try:
         with engine.begin() as conn:

@@ -30,7 +30,11 @@ def test_every_change_is_a_mutation_with_hashes(agent, operator, entry):
     assert confirmed.pinned and confirmed.confirmed and confirmed.trust == "user_confirmed"
     history = agent.memory.history(entry.id)
     assert [(m.operation, m.version) for m in history] == [
-        ("add", 1), ("replace", 2), ("pin", 3), ("confirm", 4)]
+        ("add", 1),
+        ("replace", 2),
+        ("pin", 3),
+        ("confirm", 4),
+    ]
     add, replace = history[0], history[1]
     assert add.before_hash is None and add.after_hash == sha("db1.internal")
     assert (replace.before_hash, replace.after_hash) == (sha("db1.internal"), sha("db2.internal"))
@@ -61,9 +65,11 @@ def test_operator_edits_are_audited_and_marked(operator, entry):
 def test_stale_version_is_refused(agent, entry, journal_path):
     agent.memory.replace(entry.id, "v2", expected_version=1)
     before = snapshot(journal_path)
-    for call in (lambda: agent.memory.replace(entry.id, "v3", expected_version=1),
-                 lambda: agent.memory.remove(entry.id, expected_version=1),
-                 lambda: agent.memory.pin(entry.id, expected_version=1)):
+    for call in (
+        lambda: agent.memory.replace(entry.id, "v3", expected_version=1),
+        lambda: agent.memory.remove(entry.id, expected_version=1),
+        lambda: agent.memory.pin(entry.id, expected_version=1),
+    ):
         with pytest.raises(errors.StaleVersion):
             call()
     assert snapshot(journal_path) == before
@@ -78,8 +84,9 @@ def test_idempotency_keys_replay_or_conflict(agent, journal_path):
     assert snapshot(journal_path) == before
     second = agent.memory.replace(first.id, "UTC+2", expected_version=1, idempotency_key="m-2")
     before = snapshot(journal_path)
-    assert agent.memory.replace(first.id, "UTC+2", expected_version=1,
-                                idempotency_key="m-2") == second
+    assert (
+        agent.memory.replace(first.id, "UTC+2", expected_version=1, idempotency_key="m-2") == second
+    )
     with pytest.raises(errors.IdempotencyConflict):
         agent.memory.replace(first.id, "UTC+3", expected_version=1, idempotency_key="m-2")
     assert snapshot(journal_path) == before
@@ -114,8 +121,9 @@ def test_list_filters(agent, entry):
 
 @pytest.fixture
 def conflict(agent, entry, run):
-    return agent.memory.record_conflict(entry.id, "db9.internal", incoming_source="sync:laptop",
-                                        run_id=run.id)
+    return agent.memory.record_conflict(
+        entry.id, "db9.internal", incoming_source="sync:laptop", run_id=run.id
+    )
 
 
 def test_conflict_is_parked_for_a_person(agent, conflict, entry):
@@ -125,18 +133,26 @@ def test_conflict_is_parked_for_a_person(agent, conflict, entry):
     assert agent.memory.get(entry.id).content == "db1.internal"
 
 
-@pytest.mark.parametrize(("choice", "merged", "content", "mutations"), [
-    ("accepted_local", None, "db1.internal", 1),
-    ("accepted_incoming", None, "db9.internal", 2),
-    ("merged", "db1.internal,db9.internal", "db1.internal,db9.internal", 2),
-    ("dismissed", None, "db1.internal", 1),
-])
-def test_resolve_applies_choice_with_one_decision_audit_event(operator, conflict, entry,
-                                                              journal_path, choice, merged,
-                                                              content, mutations):
+@pytest.mark.parametrize(
+    ("choice", "merged", "content", "mutations"),
+    [
+        ("accepted_local", None, "db1.internal", 1),
+        ("accepted_incoming", None, "db9.internal", 2),
+        ("merged", "db1.internal,db9.internal", "db1.internal,db9.internal", 2),
+        ("dismissed", None, "db1.internal", 1),
+    ],
+)
+def test_resolve_applies_choice_with_one_decision_audit_event(
+    operator, conflict, entry, journal_path, choice, merged, content, mutations
+):
     before = row_counts(journal_path)
-    done = operator.memory.resolve(conflict.id, choice, expected_version=conflict.version,
-                                   merged_content=merged, reason="checked")
+    done = operator.memory.resolve(
+        conflict.id,
+        choice,
+        expected_version=conflict.version,
+        merged_content=merged,
+        reason="checked",
+    )
     assert done.status == choice and done.resolved_by == "operator:alice"
     assert operator.memory.get(entry.id).content == content
     assert len(operator.memory.history(entry.id)) == mutations
@@ -148,13 +164,17 @@ def test_resolve_applies_choice_with_one_decision_audit_event(operator, conflict
 
 
 def test_resolve_twice_stale_and_replay(operator, open_journal, conflict, journal_path):
-    operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1,
-                            request_id="rq-1", reason="checked")
+    operator.memory.resolve(
+        conflict.id, "accepted_incoming", expected_version=1, request_id="rq-1", reason="checked"
+    )
     before = snapshot(journal_path)
-    operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1,
-                            request_id="rq-1", reason="checked")
+    operator.memory.resolve(
+        conflict.id, "accepted_incoming", expected_version=1, request_id="rq-1", reason="checked"
+    )
     with pytest.raises(errors.IdempotencyConflict):
-        operator.memory.resolve(conflict.id, "dismissed", expected_version=1, request_id="rq-1", reason="checked")
+        operator.memory.resolve(
+            conflict.id, "dismissed", expected_version=1, request_id="rq-1", reason="checked"
+        )
     with pytest.raises(errors.AlreadyDecided):
         operator.memory.resolve(conflict.id, "dismissed", expected_version=2, reason="checked")
     assert snapshot(journal_path) == before
@@ -163,17 +183,22 @@ def test_resolve_twice_stale_and_replay(operator, open_journal, conflict, journa
 def test_resolve_with_stale_version_writes_nothing(operator, conflict, journal_path):
     before = snapshot(journal_path)
     with pytest.raises(errors.StaleVersion):
-        operator.memory.resolve(conflict.id, "dismissed", expected_version=conflict.version + 1, reason="checked")
+        operator.memory.resolve(
+            conflict.id, "dismissed", expected_version=conflict.version + 1, reason="checked"
+        )
     assert snapshot(journal_path) == before
 
 
-@pytest.mark.parametrize(("choice", "merged", "field"), [("merged", None, "merged"),
-                                                 ("merged", "   ", "content"),
-                                                 ("pending", None, "choice")])
+@pytest.mark.parametrize(
+    ("choice", "merged", "field"),
+    [("merged", None, "merged"), ("merged", "   ", "content"), ("pending", None, "choice")],
+)
 def test_resolve_validates_the_choice(operator, conflict, journal_path, choice, merged, field):
     before = snapshot(journal_path)
     with pytest.raises(errors.ValidationError) as info:
-        operator.memory.resolve(conflict.id, choice, expected_version=1, merged_content=merged, reason="checked")
+        operator.memory.resolve(
+            conflict.id, choice, expected_version=1, merged_content=merged, reason="checked"
+        )
     assert info.value.field == field
     assert snapshot(journal_path) == before
 
@@ -185,12 +210,13 @@ def test_agent_cannot_resolve_conflicts(agent, conflict, journal_path):
     assert snapshot(journal_path) == before
 
 
-def test_resolution_and_mutation_commit_together(operator, conflict, journal_path,
-                                                 monkeypatch):
+def test_resolution_and_mutation_commit_together(operator, conflict, journal_path, monkeypatch):
     before = snapshot(journal_path)
     monkeypatch.setattr(Tx, "audit", boom)  # after the mutation and the item update
     with pytest.raises(Boom):
-        operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1, reason="checked")
+        operator.memory.resolve(
+            conflict.id, "accepted_incoming", expected_version=1, reason="checked"
+        )
     monkeypatch.undo()
     assert snapshot(journal_path) == before
     assert_no_open_transaction(operator)
@@ -199,6 +225,8 @@ def test_resolution_and_mutation_commit_together(operator, conflict, journal_pat
 def test_conflict_of_an_ended_run_is_still_resolvable(agent, operator, conflict, run):
     agent.runs.complete(run.id)
     ended = agent.runs.get(run.id)
-    done = operator.memory.resolve(conflict.id, "accepted_incoming", expected_version=1, reason="checked")
+    done = operator.memory.resolve(
+        conflict.id, "accepted_incoming", expected_version=1, reason="checked"
+    )
     assert done.status == "accepted_incoming"
     assert agent.runs.get(run.id) == ended

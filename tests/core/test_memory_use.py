@@ -70,8 +70,9 @@ def test_a_use_does_not_make_an_edit_stale(agent, operator, entries):
 def used_order(journal, descending: bool, limit: int) -> list[str]:
     seen, cursor = [], None
     while True:
-        page = journal.memory.browse(MemoryQuery(sort="used", descending=descending),
-                                     cursor=cursor, limit=limit)
+        page = journal.memory.browse(
+            MemoryQuery(sort="used", descending=descending), cursor=cursor, limit=limit
+        )
         seen += [e.id for e in page.items]
         cursor = page.next_cursor
         if cursor is None:
@@ -99,8 +100,9 @@ def test_used_sort_reads_its_index_in_order(journal_path, descending, paged):
     from proctor.core.storage.rows import encode_cursor
 
     cursor = encode_cursor(5.0, "mem_x") if paged else None
-    steps = plan(journal_path, browse_statement(
-        MemoryQuery(sort="used", descending=descending), cursor, 200))
+    steps = plan(
+        journal_path, browse_statement(MemoryQuery(sort="used", descending=descending), cursor, 200)
+    )
     assert any("ix_memory_last_used" in s for s in steps), steps
     assert not any("TEMP B-TREE" in s for s in steps), steps
 
@@ -110,25 +112,42 @@ def test_used_sort_reads_its_index_in_order(journal_path, descending, paged):
 
 @pytest.fixture
 def entry(agent):
-    return agent.memory.add("project", "proj", "DB host", "db1.internal", kind="fact",
-                            priority=1, sensitivity="normal")
+    return agent.memory.add(
+        "project", "proj", "DB host", "db1.internal", kind="fact", priority=1, sensitivity="normal"
+    )
 
 
 def test_conflict_keeps_the_incoming_fields(agent, entry):
     item = agent.memory.record_conflict(
-        entry.id, "db9.internal", incoming_source="sync", incoming_kind="decision",
-        incoming_priority=5, incoming_trust="user_confirmed", incoming_sensitivity="secret")
+        entry.id,
+        "db9.internal",
+        incoming_source="sync",
+        incoming_kind="decision",
+        incoming_priority=5,
+        incoming_trust="user_confirmed",
+        incoming_sensitivity="secret",
+    )
     got = agent.memory.conflict(item.id)
-    assert (got.incoming_kind, got.incoming_priority, got.incoming_trust,
-            got.incoming_sensitivity) == ("decision", 5, "user_confirmed", "secret")
+    assert (
+        got.incoming_kind,
+        got.incoming_priority,
+        got.incoming_trust,
+        got.incoming_sensitivity,
+    ) == ("decision", 5, "user_confirmed", "secret")
     other = agent.memory.add("project", "proj", "other", "db7.internal")
     bare = agent.memory.record_conflict(other.id, "db8.internal", incoming_source="sync")
-    assert (bare.incoming_kind, bare.incoming_priority, bare.incoming_trust,
-            bare.incoming_sensitivity) == (None, None, None, None)
+    assert (
+        bare.incoming_kind,
+        bare.incoming_priority,
+        bare.incoming_trust,
+        bare.incoming_sensitivity,
+    ) == (None, None, None, None)
 
 
-@pytest.mark.parametrize(("fields", "name"), [({"incoming_trust": "gospel"}, "incoming_trust"),
-                                         ({"incoming_kind": " "}, "incoming_kind")])
+@pytest.mark.parametrize(
+    ("fields", "name"),
+    [({"incoming_trust": "gospel"}, "incoming_trust"), ({"incoming_kind": " "}, "incoming_kind")],
+)
 def test_conflict_fields_are_validated(agent, entry, journal_path, fields, name):
     before = snapshot(journal_path)
     with pytest.raises(errors.ValidationError) as info:
@@ -137,39 +156,62 @@ def test_conflict_fields_are_validated(agent, entry, journal_path, fields, name)
     assert snapshot(journal_path) == before
 
 
-def test_take_incoming_applies_its_fields_in_one_mutation(agent, operator, entry,
-                                                          journal_path):
+def test_take_incoming_applies_its_fields_in_one_mutation(agent, operator, entry, journal_path):
     item = agent.memory.record_conflict(
-        entry.id, "db1.internal", incoming_source="sync", incoming_kind="decision",
-        incoming_priority=5, incoming_trust="user_confirmed", incoming_sensitivity="fact")
+        entry.id,
+        "db1.internal",
+        incoming_source="sync",
+        incoming_kind="decision",
+        incoming_priority=5,
+        incoming_trust="user_confirmed",
+        incoming_sensitivity="fact",
+    )
     before = row_counts(journal_path)
     operator.memory.resolve(item.id, "accepted_incoming", expected_version=1, reason="ok")
     got = operator.memory.get(entry.id)
-    assert (got.content, got.kind, got.priority, got.trust, got.sensitivity, got.confirmed) \
-        == ("db1.internal", "decision", 5, "user_confirmed", "fact", True)
+    assert (got.content, got.kind, got.priority, got.trust, got.sensitivity, got.confirmed) == (
+        "db1.internal",
+        "decision",
+        5,
+        "user_confirmed",
+        "fact",
+        True,
+    )
     assert got.version == entry.version + 1
     assert delta(before, row_counts(journal_path))["memory_mutations"] == 1
     [audit] = operator.audit.for_entity(item.id)
-    assert audit.after["fields"] == {"kind": "decision", "priority": 5,
-                                     "trust": "user_confirmed", "sensitivity": "fact"}
+    assert audit.after["fields"] == {
+        "kind": "decision",
+        "priority": 5,
+        "trust": "user_confirmed",
+        "sensitivity": "fact",
+    }
 
 
-def test_take_incoming_without_differences_writes_no_mutation(agent, operator, entry,
-                                                              journal_path):
-    item = agent.memory.record_conflict(entry.id, "db1.internal", incoming_source="sync",
-                                        incoming_kind="fact", incoming_priority=1)
+def test_take_incoming_without_differences_writes_no_mutation(agent, operator, entry, journal_path):
+    item = agent.memory.record_conflict(
+        entry.id, "db1.internal", incoming_source="sync", incoming_kind="fact", incoming_priority=1
+    )
     before = row_counts(journal_path)
     operator.memory.resolve(item.id, "accepted_incoming", expected_version=1, reason="checked")
     assert "memory_mutations" not in delta(before, row_counts(journal_path))
     assert operator.memory.get(entry.id).version == entry.version
 
 
-@pytest.mark.parametrize(("choice", "merged"), [("accepted_local", None), ("dismissed", None),
-                                           ("merged", "db1 and db9")])
+@pytest.mark.parametrize(
+    ("choice", "merged"), [("accepted_local", None), ("dismissed", None), ("merged", "db1 and db9")]
+)
 def test_other_choices_keep_the_local_fields(agent, operator, entry, choice, merged):
-    item = agent.memory.record_conflict(entry.id, "db9.internal", incoming_source="sync",
-                                        incoming_kind="decision", incoming_priority=5)
-    operator.memory.resolve(item.id, choice, expected_version=1, merged_content=merged, reason="checked")
+    item = agent.memory.record_conflict(
+        entry.id,
+        "db9.internal",
+        incoming_source="sync",
+        incoming_kind="decision",
+        incoming_priority=5,
+    )
+    operator.memory.resolve(
+        item.id, choice, expected_version=1, merged_content=merged, reason="checked"
+    )
     got = operator.memory.get(entry.id)
     assert (got.kind, got.priority) == ("fact", 1)
     assert got.content == (merged or "db1.internal")
@@ -187,8 +229,11 @@ def test_each_mutation_names_the_run_event_it_appended(agent, operator, run):
     events = {e.sequence: e for e in agent.runs.events(run.id, limit=100)}
     add, replace, resolved, pin = agent.memory.history(entry.id)
     assert events[add.event_sequence].type == "memory.changed"
-    assert events[add.event_sequence].payload == {"entry_id": entry.id, "operation": "add",
-                                                  "version": 1}
+    assert events[add.event_sequence].payload == {
+        "entry_id": entry.id,
+        "operation": "add",
+        "version": 1,
+    }
     assert events[replace.event_sequence].payload["version"] == 2
     assert events[resolved.event_sequence].type == "memory.conflict_resolved"
     assert pin.run_id is None and pin.event_sequence is None
@@ -209,15 +254,20 @@ def columns(path, table: str) -> set[str]:
         return {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
 
 
-NEW = {"memory_entries": {"last_used_at", "use_count"},
-       "memory_reconciliations": {"incoming_kind", "incoming_priority", "incoming_trust",
-                                  "incoming_sensitivity"},
-       "memory_mutations": {"event_sequence"}}
+NEW = {
+    "memory_entries": {"last_used_at", "use_count"},
+    "memory_reconciliations": {
+        "incoming_kind",
+        "incoming_priority",
+        "incoming_trust",
+        "incoming_sensitivity",
+    },
+    "memory_mutations": {"event_sequence"},
+}
 
 
 @pytest.mark.sqlite_only
-def test_a_0003_journal_upgrades_with_its_memory(journal_path, agent, operator, run,
-                                                 downgrade):
+def test_a_0003_journal_upgrades_with_its_memory(journal_path, agent, operator, run, downgrade):
     entry = agent.memory.add("project", "proj", "t", "c", run_id=run.id)
     item = agent.memory.record_conflict(entry.id, "c2", incoming_source="sync")
     agent.close()
@@ -246,8 +296,10 @@ def test_downgrade_keeps_the_mutation_triggers(journal_path, agent, downgrade):
     agent.memory.add("project", "proj", "t", "c")
     agent.close()
     downgrade(journal_path, "0003")
-    with contextlib.closing(sqlite3.connect(journal_path)) as conn, \
-            pytest.raises(sqlite3.IntegrityError):
+    with (
+        contextlib.closing(sqlite3.connect(journal_path)) as conn,
+        pytest.raises(sqlite3.IntegrityError),
+    ):
         conn.execute("UPDATE memory_mutations SET reason = 'x'")
 
 
@@ -261,9 +313,14 @@ def test_the_demo_journal_has_used_entries_and_conflicts_that_differ_in_fields(t
     build_demo_journal(path, "small", seed=3)
     with Journal.open(path, read_only=True) as j:
         pending = j.memory.conflicts("pending")
-        differing = [r for r in pending if any(
-            getattr(r, f"incoming_{f}") not in (None, getattr(j.memory.get(r.entry_id), f))
-            for f in ("kind", "priority", "trust", "sensitivity"))]
+        differing = [
+            r
+            for r in pending
+            if any(
+                getattr(r, f"incoming_{f}") not in (None, getattr(j.memory.get(r.entry_id), f))
+                for f in ("kind", "priority", "trust", "sensitivity")
+            )
+        ]
         assert pending and differing
         entries = j.memory.list(limit=500)
         assert any(e.use_count for e in entries) and any(not e.use_count for e in entries)
@@ -271,6 +328,5 @@ def test_the_demo_journal_has_used_entries_and_conflicts_that_differ_in_fields(t
         assert top.last_used_at == max(e.last_used_at for e in entries)
         sourced = [m for e in entries for m in j.memory.history(e.id) if m.event_sequence]
         assert sourced
-        event = j.runs.events(sourced[0].run_id, limit=1,
-                              after=sourced[0].event_sequence - 1)[0]
+        event = j.runs.events(sourced[0].run_id, limit=1, after=sourced[0].event_sequence - 1)[0]
         assert event.payload["entry_id"] == sourced[0].entry_id

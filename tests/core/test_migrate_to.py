@@ -38,40 +38,49 @@ def source(tmp_path, busy_template, key) -> Path:
     """A journal with a row in every table, plus decisions signed by the operator's key."""
     path = tmp_path / "source.db"
     shutil.copy2(busy_template[0], path)
-    with Journal.open(path, actor=Actor.agent(AGENT)) as agent, \
-            Journal.open(path, actor=Actor.operator(OPERATOR), signer=key) as signer:
+    with (
+        Journal.open(path, actor=Actor.agent(AGENT)) as agent,
+        Journal.open(path, actor=Actor.operator(OPERATOR), signer=key) as signer,
+    ):
         run = agent.runs.start("proj", "signed run")
         for n in range(3):
             approval = agent.approvals.request(run.id, {"tool": "shell", "n": n}, reason="go")
-            signer.approvals.decide(approval.id, n != 1, expected_version=1,
-                                    reason=None if n != 1 else "no")
+            signer.approvals.decide(
+                approval.id, n != 1, expected_version=1, reason=None if n != 1 else "no"
+            )
     return path
 
 
 def every_row(journal: Journal) -> dict[str, list[tuple]]:
     """Every table's rows as stored, in key order (journal_meta included)."""
+
     def read(conn):
         tables = [*copied_tables(), s.journal_meta]
-        return {t.name: [tuple(r) for r in conn.execute(
-            select(t).order_by(*t.primary_key.columns))] for t in tables}
+        return {
+            t.name: [tuple(r) for r in conn.execute(select(t).order_by(*t.primary_key.columns))]
+            for t in tables
+        }
+
     return journal.read(read)
 
 
 def migrate(source_path: Path, target_url: str, trust=None):
-    with Journal.open(source_path, actor=Actor.operator(OPERATOR), read_only=True) as src, \
-            Journal.open(target_url, actor=Actor.operator(OPERATOR)) as dst:
+    with (
+        Journal.open(source_path, actor=Actor.operator(OPERATOR), read_only=True) as src,
+        Journal.open(target_url, actor=Actor.operator(OPERATOR)) as dst,
+    ):
         return migrate_to(src, dst, trust=trust), every_row(src), every_row(dst)
 
 
-def test_every_row_arrives_byte_for_byte_and_every_chain_verifies(source, tmp_path,
-                                                                  trust_path):
+def test_every_row_arrives_byte_for_byte_and_every_chain_verifies(source, tmp_path, trust_path):
     target = tmp_path / "team.db"
     report, before, after = migrate(source, str(target))
     assert report.ok, report.verify.problems
     assert after == before  # ids, times, JSON text, digests, signatures, the journal id
     assert all(before[t.name] for t in copied_tables()), "the source must fill every table"
-    assert report.rows == {name: len(rows) for name, rows in before.items()
-                           if name != "journal_meta"}
+    assert report.rows == {
+        name: len(rows) for name, rows in before.items() if name != "journal_meta"
+    }
     assert report.verify.checked_runs == len(before["runs"])
     # signatures name the journal id: with trust, the copy verifies exactly as the source
     with Journal.open(source, actor=Actor.operator(OPERATOR), read_only=True) as j:
@@ -90,8 +99,11 @@ def test_the_copy_keeps_its_evidence_protected(source, tmp_path):
         assert j.missing_triggers() == set()
         assert verify(j).ok
     with raw(target) as conn:
-        for statement in ("UPDATE journal_meta SET value = 'jnl_other'",
-                          "UPDATE events SET payload = '{}'", "DELETE FROM decisions"):
+        for statement in (
+            "UPDATE journal_meta SET value = 'jnl_other'",
+            "UPDATE events SET payload = '{}'",
+            "DELETE FROM decisions",
+        ):
             with pytest.raises(Exception, match="immutable"):
                 conn.execute(statement)
 
@@ -117,8 +129,10 @@ def test_a_second_migration_into_the_same_target_is_refused(source, tmp_path):
 def test_a_source_altered_behind_the_journal_does_not_verify_on_arrival(source, tmp_path):
     with raw(source) as conn:
         drop_immutability_triggers(conn)
-        conn.execute("UPDATE events SET payload = '{\"i\": 99}' WHERE sequence = 2 AND "
-                     "run_id = (SELECT run_id FROM events WHERE sequence = 2 LIMIT 1)")
+        conn.execute(
+            "UPDATE events SET payload = '{\"i\": 99}' WHERE sequence = 2 AND "
+            "run_id = (SELECT run_id FROM events WHERE sequence = 2 LIMIT 1)"
+        )
     report, _before, _after = migrate(source, str(tmp_path / "team.db"))
     assert not report.ok
     assert report.verify.problems[0].what == "event chain broken"

@@ -88,8 +88,9 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         self.agent = Journal.open(path, actor=Actor.agent("bot"), clock=self.clock)
         self.operator = Journal.open(path, actor=Actor.operator("ops"), clock=self.clock)
         # operators who share a worker's name: the requester rule refuses them
-        self.holders = {o: Journal.open(path, actor=Actor.operator(o), clock=self.clock)
-                        for o in ("w1", "w2")}
+        self.holders = {
+            o: Journal.open(path, actor=Actor.operator(o), clock=self.clock) for o in ("w1", "w2")
+        }
         self.run_id = self.agent.runs.start("proj", "model run").id
         self.model = Model()
         self.actions = itertools.count()
@@ -119,8 +120,12 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         assert error is None, f"expected {error.__name__}, the call succeeded"
 
     def lapsed(self, m: ModelApproval) -> bool:
-        return (m.status == "pending" and m.on_expiry == "deny" and m.expires_at is not None
-                and self.now() >= m.expires_at)
+        return (
+            m.status == "pending"
+            and m.on_expiry == "deny"
+            and m.expires_at is not None
+            and self.now() >= m.expires_at
+        )
 
     @staticmethod
     def expire(m: ModelApproval) -> None:
@@ -137,8 +142,9 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         """Model of Effects.reserve_in; returns the expected error (None: reserved)."""
         effect = self.model.effects.get(key)
         if effect is None:
-            self.model.effects[key] = ModelEffect("reserved", owner, lease, self.now() + lease,
-                                                  approval_id=approval_id)
+            self.model.effects[key] = ModelEffect(
+                "reserved", owner, lease, self.now() + lease, approval_id=approval_id
+            )
             return None
         if effect.status == "committed":
             return errors.EffectCommitted
@@ -161,8 +167,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             return errors.NotFound, None
         if effect.status == "ambiguous":
             return errors.EffectAmbiguous, None  # a sweep or a reserve got there first
-        if effect.resolved and effect.owner == owner and effect.status in ("committed",
-                                                                           "failed"):
+        if effect.resolved and effect.owner == owner and effect.status in ("committed", "failed"):
             return errors.EffectAmbiguous, None  # a person resolved it after the lapse
         if effect.status not in allowed:
             return errors.InvalidTransition, None
@@ -175,11 +180,12 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
 
     def new_approval(self, expires_in: float | None, on_expiry: str) -> str:
         action = {"tool": "deploy", "n": next(self.actions)}
-        approval = self.agent.approvals.request(self.run_id, action, reason="ship it",
-                                                expires_in=expires_in, on_expiry=on_expiry)
+        approval = self.agent.approvals.request(
+            self.run_id, action, reason="ship it", expires_in=expires_in, on_expiry=on_expiry
+        )
         self.model.approvals[approval.id] = ModelApproval(
-            digest_of(action), None if expires_in is None else self.now() + expires_in,
-            on_expiry)
+            digest_of(action), None if expires_in is None else self.now() + expires_in, on_expiry
+        )
         return approval.id
 
     # ------------------------------------------------------------ actions
@@ -199,8 +205,12 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             error = None
             m.status, m.version = ("approved" if approve else "denied"), m.version + 1
             m.decided_at = self.now()
-        self.expect(error, lambda: self.operator.approvals.decide(
-            approval_id, approve, expected_version=version, reason="because"))
+        self.expect(
+            error,
+            lambda: self.operator.approvals.decide(
+                approval_id, approve, expected_version=version, reason="because"
+            ),
+        )
 
     def do_consume(self, approval_id: str, key: str, owner: str, exact: bool) -> None:
         m = self.model.approvals[approval_id]
@@ -216,21 +226,32 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             error = self.reservation(key, owner, CONSUME_LEASE, approval_id)
             if error is None:
                 m.consumed_key, m.version = key, m.version + 1
-        self.expect(error, lambda: self.agent.approvals.consume_and_reserve(
-            approval_id, digest, key, owner=owner, lease_seconds=CONSUME_LEASE))
+        self.expect(
+            error,
+            lambda: self.agent.approvals.consume_and_reserve(
+                approval_id, digest, key, owner=owner, lease_seconds=CONSUME_LEASE
+            ),
+        )
 
     def do_step(self, key: str, owner: str, step: str) -> None:
         allowed = {"begin": ("reserved",), "commit": ("executing",)}.get(step, LIVE)
         error, effect = self.owned(key, owner, allowed)
         if effect is not None:
-            effect.status = {"begin": "executing", "commit": "committed", "fail": "failed",
-                             "mark_ambiguous": "ambiguous"}[step]
+            effect.status = {
+                "begin": "executing",
+                "commit": "committed",
+                "fail": "failed",
+                "mark_ambiguous": "ambiguous",
+            }[step]
             effect.lease_until = self.now() + effect.lease_seconds if step == "begin" else None
-        call = {"begin": lambda: self.agent.effects.begin(key, owner=owner),
-                "commit": lambda: self.agent.effects.commit(key, {"ok": 1}, owner=owner),
-                "fail": lambda: self.agent.effects.fail(key, "HTTP 500", owner=owner),
-                "mark_ambiguous": lambda: self.agent.effects.mark_ambiguous(
-                    key, "timeout", owner=owner)}[step]
+        call = {
+            "begin": lambda: self.agent.effects.begin(key, owner=owner),
+            "commit": lambda: self.agent.effects.commit(key, {"ok": 1}, owner=owner),
+            "fail": lambda: self.agent.effects.fail(key, "HTTP 500", owner=owner),
+            "mark_ambiguous": lambda: self.agent.effects.mark_ambiguous(
+                key, "timeout", owner=owner
+            ),
+        }[step]
         self.expect(error, call)
 
     def do_resolve(self, key: str, outcome: str, as_holder: bool = False) -> None:
@@ -245,8 +266,12 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
             error, effect.status, effect.resolved = None, outcome, True
         version = self.agent.effects.get(key).version if effect else 1
         who = self.holders[effect.owner] if as_holder and effect else self.operator
-        self.expect(error, lambda: who.effects.resolve(
-            key, outcome, reason="checked by hand", expected_version=version))
+        self.expect(
+            error,
+            lambda: who.effects.resolve(
+                key, outcome, reason="checked by hand", expected_version=version
+            ),
+        )
 
     # ------------------------------------------------------------ rules
     @initialize(target=approvals)
@@ -254,20 +279,31 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         """Every example starts with an approved approval and a short lease on k0."""
         approved = self.new_approval(None, "deny")
         self.do_decide(approved, approve=True, stale=False)
-        self.expect(self.reservation("k0", "w1", 5.0, None), lambda: self.agent.effects.reserve(
-            "k0", tool="deploy", run_id=self.run_id, owner="w1", lease_seconds=5.0))
+        self.expect(
+            self.reservation("k0", "w1", 5.0, None),
+            lambda: self.agent.effects.reserve(
+                "k0", tool="deploy", run_id=self.run_id, owner="w1", lease_seconds=5.0
+            ),
+        )
         return approved
 
     @initialize(target=approvals)
     def start_with_an_expiring_approval(self):
         return self.new_approval(5.0, "deny")
 
-    @rule(target=approvals, expires_in=st.sampled_from([None, 5.0, 50.0]),
-          on_expiry=st.sampled_from(["deny", "keep_pending"]))
+    @rule(
+        target=approvals,
+        expires_in=st.sampled_from([None, 5.0, 50.0]),
+        on_expiry=st.sampled_from(["deny", "keep_pending"]),
+    )
     def request(self, expires_in, on_expiry):
         if self.model.interrupted:  # nothing new until a new attempt starts
-            self.expect(errors.RunInterrupted, lambda: self.agent.approvals.request(
-                self.run_id, {"tool": "deploy", "late": True}, reason="r"))
+            self.expect(
+                errors.RunInterrupted,
+                lambda: self.agent.approvals.request(
+                    self.run_id, {"tool": "deploy", "late": True}, reason="r"
+                ),
+            )
             return multiple()
         return self.new_approval(expires_in, on_expiry)
 
@@ -280,8 +316,10 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
     def new_attempt(self):
         """The resume gate: refused, naming each blocker, while an approval is pending or an
         effect of the run is ambiguous; else attempt n+1 starts and the run runs again."""
-        blockers = sorted([("approval", a) for a in self.approvals_in("pending")]
-                          + [("effect", k) for k in self.effects_in("ambiguous")])
+        blockers = sorted(
+            [("approval", a) for a in self.approvals_in("pending")]
+            + [("effect", k) for k in self.effects_in("ambiguous")]
+        )
         try:
             self.agent.runs.start_attempt(self.run_id, "resume")
         except errors.ResumeBlocked as err:
@@ -327,14 +365,19 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.approvals_in("approved"))
     @rule(data=st.data(), key=KEYS)
     def consume_approved(self, data, key):
-        self.do_consume(data.draw(st.sampled_from(self.approvals_in("approved"))), key, "w1",
-                        exact=True)
+        self.do_consume(
+            data.draw(st.sampled_from(self.approvals_in("approved"))), key, "w1", exact=True
+        )
 
     @rule(key=KEYS, owner=OWNERS, lease=st.sampled_from([5.0, 20.0]))
     def reserve(self, key, owner, lease):
         error = self.reservation(key, owner, lease, None)
-        self.expect(error, lambda: self.agent.effects.reserve(
-            key, tool="deploy", run_id=self.run_id, owner=owner, lease_seconds=lease))
+        self.expect(
+            error,
+            lambda: self.agent.effects.reserve(
+                key, tool="deploy", run_id=self.run_id, owner=owner, lease_seconds=lease
+            ),
+        )
 
     @precondition(lambda self: self.effects_in(*LIVE))
     @rule(data=st.data(), wait=st.sampled_from([0.0, 6.0, 30.0]))
@@ -347,8 +390,9 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.effects_in("failed", "committed"))
     @rule(data=st.data(), owner=OWNERS)
     def retry_finished(self, data, owner):
-        self.reserve(data.draw(st.sampled_from(self.effects_in("failed", "committed"))), owner,
-                     20.0)
+        self.reserve(
+            data.draw(st.sampled_from(self.effects_in("failed", "committed"))), owner, 20.0
+        )
 
     @rule(key=KEYS, owner=OWNERS, step=st.sampled_from(STEPS))
     def blind_step(self, key, owner, step):
@@ -360,14 +404,20 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         key = data.draw(st.sampled_from(self.effects_in(*LIVE)))
         self.clock.advance(wait)  # sometimes the worker stalls past its lease
         effect = self.model.effects[key]
-        steps = ["begin", "begin", "fail", "mark_ambiguous"] if effect.status == "reserved" \
+        steps = (
+            ["begin", "begin", "fail", "mark_ambiguous"]
+            if effect.status == "reserved"
             else ["commit", "commit", "fail", "mark_ambiguous"]
+        )
         self.do_step(key, effect.owner, data.draw(st.sampled_from(steps)))
 
     @rule()
     def sweep(self):
-        due = [e for e in self.model.effects.values()
-               if e.status in LIVE and e.lease_until <= self.now()]
+        due = [
+            e
+            for e in self.model.effects.values()
+            if e.status in LIVE and e.lease_until <= self.now()
+        ]
         for effect in due:
             effect.status, effect.lease_until = "ambiguous", None
         assert self.agent.effects.sweep_expired() == len(due)
@@ -384,28 +434,47 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.effects_in("ambiguous"))
     @rule(data=st.data())
     def lease_holder_resolves(self, data):
-        self.do_resolve(data.draw(st.sampled_from(self.effects_in("ambiguous"))), "committed",
-                        as_holder=True)
+        self.do_resolve(
+            data.draw(st.sampled_from(self.effects_in("ambiguous"))), "committed", as_holder=True
+        )
 
     # ------------------------------------------------------------ invariants
     @invariant()
     def journal_matches_model(self):
         stored = {a.id: a for a in self.agent.approvals.for_run(self.run_id)}
         assert set(stored) == set(self.model.approvals)
-        decisions = Counter(self.agent.read(lambda c: c.execute(
-            select(schema.decisions.c.target_id).where(
-                schema.decisions.c.target_kind == "approval")).scalars().all()))
+        decisions = Counter(
+            self.agent.read(
+                lambda c: (
+                    c.execute(
+                        select(schema.decisions.c.target_id).where(
+                            schema.decisions.c.target_kind == "approval"
+                        )
+                    )
+                    .scalars()
+                    .all()
+                )
+            )
+        )
         for aid, m in self.model.approvals.items():
             a = stored[aid]
-            assert (a.status, a.version, a.consumed_effect_key) == \
-                (m.status, m.version, m.consumed_key), aid
+            assert (a.status, a.version, a.consumed_effect_key) == (
+                m.status,
+                m.version,
+                m.consumed_key,
+            ), aid
             assert decisions[aid] == (0 if m.status in ("pending", "cancelled") else 1), aid
         effects = {e.key: e for e in self.agent.effects.list(limit=10).items}
         assert set(effects) == set(self.model.effects)
         for key, m in self.model.effects.items():
             e = effects[key]
-            assert (e.status, e.attempt, e.lease_owner, e.lease_expires_at, e.approval_id) == \
-                (m.status, m.attempt, m.owner, m.lease_until, m.approval_id), key
+            assert (e.status, e.attempt, e.lease_owner, e.lease_expires_at, e.approval_id) == (
+                m.status,
+                m.attempt,
+                m.owner,
+                m.lease_until,
+                m.approval_id,
+            ), key
 
     @invariant()
     def run_waits_exactly_while_something_is_pending(self):
@@ -427,7 +496,14 @@ def test_approvals_and_effects_follow_the_model(template_journal, tmp_path):
         shutil.copy2(template_journal, path)
         return ApprovalEffectMachine(path)
 
-    run_state_machine_as_test(machine, settings=settings(
-        max_examples=30, stateful_step_count=30, deadline=None, derandomize=True,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: keep CI fast
-        suppress_health_check=[HealthCheck.too_slow]))
+    run_state_machine_as_test(
+        machine,
+        settings=settings(
+            max_examples=30,
+            stateful_step_count=30,
+            deadline=None,
+            derandomize=True,
+            phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: keep CI fast
+            suppress_health_check=[HealthCheck.too_slow],
+        ),
+    )

@@ -16,11 +16,11 @@ def request(agent, run, n, tool="shell"):
 
 def test_pending_items_are_counted_by_kind_and_age(agent, operator, start_run, clock):
     run = start_run()
-    request(agent, run, 1)                      # will be > 8 h old
+    request(agent, run, 1)  # will be > 8 h old
     clock.advance(9 * 3600)
-    request(agent, run, 2)                      # 2-8 h old
+    request(agent, run, 2)  # 2-8 h old
     clock.advance(3 * 3600)
-    agent.questions.ask(run.id, "question", "which DB?")   # < 5 min old
+    agent.questions.ask(run.id, "question", "which DB?")  # < 5 min old
     facts = operator.overview.facts()
     by_label = {b.label: b.counts for b in facts.pending}
     assert by_label[">8h"]["approval"] == 1
@@ -38,7 +38,7 @@ def test_decisions_land_in_their_hour_split_by_who_decided(agent, operator, star
     clock.advance(3600)
     operator.approvals.decide(a2.id, False, expected_version=a2.version, reason="no")
     operator.approvals.add_rule("allow", "shell", run_id=run.id)
-    request(agent, run, 3)                     # decided by the rule, now
+    request(agent, run, 3)  # decided by the rule, now
     clock.advance(60)
     facts = operator.overview.facts(hours=3)
     assert len(facts.per_hour) == 3

@@ -53,7 +53,10 @@ def decided(agent: Journal, operator: Journal):
 REFUSED = [
     ("UPDATE approvals SET action = %s WHERE id = %s", lambda a: ('{"tool":"pay"}', a.id)),
     ("UPDATE approvals SET action_digest = %s WHERE id = %s", lambda a: ("0" * 64, a.id)),
-    ("UPDATE decisions SET decision = '{\"approved\":false}' WHERE target_id = %s", lambda a: (a.id,)),
+    (
+        "UPDATE decisions SET decision = '{\"approved\":false}' WHERE target_id = %s",
+        lambda a: (a.id,),
+    ),
     ("UPDATE decisions SET actor = 'operator:mallory' WHERE target_id = %s", lambda a: (a.id,)),
     ("DELETE FROM decisions WHERE target_id = %s", lambda a: (a.id,)),
     ("DELETE FROM audit WHERE entity_id = %s", lambda a: (a.id,)),
@@ -68,12 +71,17 @@ REFUSED = [
     ("DELETE FROM journal_meta", lambda a: ()),
     ("UPDATE journal_meta SET value = 'jnl_other'", lambda a: ()),
     # an upsert's DO UPDATE goes through the UPDATE triggers
-    ("INSERT INTO approvals SELECT * FROM approvals WHERE id = %s ON CONFLICT (id) DO UPDATE "
-     "SET action = '{\"tool\":\"pay\"}'", lambda a: (a.id,)),
+    (
+        "INSERT INTO approvals SELECT * FROM approvals WHERE id = %s ON CONFLICT (id) DO UPDATE "
+        'SET action = \'{"tool":"pay"}\'',
+        lambda a: (a.id,),
+    ),
     # a forged change row onto an existing seq (the no-replace rule)
-    ("INSERT INTO changes (seq, entity_kind, entity_id, run_id, created_at) "
-     "SELECT seq, 'approval', 'forged', NULL, 0 FROM changes ORDER BY seq LIMIT 1",
-     lambda a: ()),
+    (
+        "INSERT INTO changes (seq, entity_kind, entity_id, run_id, created_at) "
+        "SELECT seq, 'approval', 'forged', NULL, 0 FROM changes ORDER BY seq LIMIT 1",
+        lambda a: (),
+    ),
 ]
 
 
@@ -81,8 +89,10 @@ REFUSED = [
 def test_the_server_refuses_what_the_sqlite_triggers_refuse(pair, raw, sql, params):
     agent, operator = pair
     _run, approval = decided(agent, operator)
-    before = {t: raw.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-              for t in ("approvals", "decisions", "audit", "events", "changes")}
+    before = {
+        t: raw.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        for t in ("approvals", "decisions", "audit", "events", "changes")
+    }
     with pytest.raises(psycopg.errors.IntegrityError, match="immutable"):
         raw.execute(sql, params(approval))
     after = {t: raw.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in before}
@@ -99,15 +109,20 @@ def test_a_refusal_is_the_integrity_error_sqlite_gives_and_the_trigger_set_is_co
     def forge(tx):  # a service bug writing raw SQL in a transaction
         from sqlalchemy import text
 
-        tx.conn.execute(text("UPDATE approvals SET action = '{}' WHERE id = :i"),
-                        {"i": approval.id})
+        tx.conn.execute(
+            text("UPDATE approvals SET action = '{}' WHERE id = :i"), {"i": approval.id}
+        )
 
     with pytest.raises(exc.IntegrityError, match="identity columns are immutable"):
         operator.write(forge)
     assert operator.missing_triggers() == set()
     names = operator.read(lambda c: pg.trigger_names(c))
-    assert {"trg_audit_no_truncate", "trg_changes_ordered", "trg_approvals_identity",
-            "trg_changes_no_replace"} <= names
+    assert {
+        "trg_audit_no_truncate",
+        "trg_changes_ordered",
+        "trg_approvals_identity",
+        "trg_changes_no_replace",
+    } <= names
 
 
 def test_verify_names_a_dropped_trigger(pair, raw):
@@ -121,8 +136,9 @@ def test_verify_names_a_dropped_trigger(pair, raw):
 
 # ---------------------------------------------------------------- the change feed
 def backend_waiting_on_lock(raw, pid: int) -> bool:
-    row = raw.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
-                      (pid,)).fetchone()
+    row = raw.execute(
+        "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (pid,)
+    ).fetchone()
     return row is not None and row[0] == "Lock"
 
 
@@ -140,8 +156,10 @@ def late_commit(pg_server, pg_url, operator: Journal, agent: Journal, watch):
     seen = operator.changes.latest()
     first = connect(pg_server, pg_url)
     first.execute("BEGIN")
-    first.execute("INSERT INTO changes (entity_kind, entity_id, run_id, created_at) "
-                  "VALUES ('run', 'late', NULL, 0)")
+    first.execute(
+        "INSERT INTO changes (entity_kind, entity_id, run_id, created_at) "
+        "VALUES ('run', 'late', NULL, 0)"
+    )
     done = threading.Event()
     pids: list[int] = []
 
@@ -153,8 +171,14 @@ def late_commit(pg_server, pg_url, operator: Journal, agent: Journal, watch):
     writer.start()
     read: list[int] = []
     # the agent's write either waits for the lock, or commits: read the feed as a desk does
-    wait_for(lambda: done.is_set() or any(  # (watch: outside any transaction, fresh stats)
-        backend_waiting_on_lock(watch, pid) for pid in _agent_pids(watch, pids)))
+    wait_for(
+        lambda: (
+            done.is_set()
+            or any(  # (watch: outside any transaction, fresh stats)
+                backend_waiting_on_lock(watch, pid) for pid in _agent_pids(watch, pids)
+            )
+        )
+    )
     batch = operator.changes.since(seen)
     read += [c.seq for c in batch.changes]
     seen = batch.until
@@ -170,8 +194,10 @@ def late_commit(pg_server, pg_url, operator: Journal, agent: Journal, watch):
 
 
 def _agent_pids(conn, pids: list[int]) -> list[int]:
-    rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'proctor' "
-                        "AND pid <> pg_backend_pid()").fetchall()
+    rows = conn.execute(
+        "SELECT pid FROM pg_stat_activity WHERE application_name = 'proctor' "
+        "AND pid <> pg_backend_pid()"
+    ).fetchall()
     return [r[0] for r in rows]
 
 
@@ -186,16 +212,16 @@ def test_a_late_commit_is_never_skipped_by_the_feed(pg_server, pg_url, pair, raw
     assert late in read
 
 
-def test_without_the_ordering_trigger_the_same_interleaving_skips(pg_server, pg_url, pair,
-                                                                  raw):
+def test_without_the_ordering_trigger_the_same_interleaving_skips(pg_server, pg_url, pair, raw):
     """The control: the interleaving above is real. With ``trg_changes_ordered`` dropped (the
     rows numbered by a plain sequence, outside the lock), the agent commits a higher seq
     first and the desk's cursor passes the late row."""
     agent, operator = pair
     agent.runs.start("proj", "before")
     raw.execute("DROP TRIGGER trg_changes_ordered ON changes")
-    raw.execute("SELECT setval(pg_get_serial_sequence('changes', 'seq'), "
-                "(SELECT max(seq) FROM changes))")
+    raw.execute(
+        "SELECT setval(pg_get_serial_sequence('changes', 'seq'), (SELECT max(seq) FROM changes))"
+    )
     read, late, _committed = late_commit(pg_server, pg_url, operator, agent, raw)
     assert late not in read  # skipped: the desk never learns of it
 
@@ -218,8 +244,10 @@ def test_a_write_notifies_a_waiting_desk(pair):
 
 
 def test_changes_wait_wakes_on_another_writers_commit(journal_path, clock):
-    with Journal.open(journal_path, actor=Actor.agent("a"), clock=clock) as agent, \
-            Journal.open(journal_path, actor=Actor.operator("o"), clock=clock) as operator:
+    with (
+        Journal.open(journal_path, actor=Actor.agent("a"), clock=clock) as agent,
+        Journal.open(journal_path, actor=Actor.operator("o"), clock=clock) as operator,
+    ):
         assert operator.changes.wait(0.05) is False
         threading.Timer(0.1, lambda: agent.runs.start("p", "t")).start()
         assert operator.changes.wait(10) is True
@@ -277,10 +305,14 @@ def test_a_dead_client_cannot_keep_the_write_lock(pg_url):
     """The server ends a transaction its client left idle, and TCP keepalives find a dead
     peer: on the store's connections and on the LISTEN connection."""
     with Journal.open(pg_url, actor=Actor.agent("a")) as journal:
+
         def settings(conn):
             params = conn.connection.driver_connection.info.get_parameters()
-            return (conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar(),
-                    params.get("keepalives"), params.get("keepalives_idle"))
+            return (
+                conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar(),
+                params.get("keepalives"),
+                params.get("keepalives_idle"),
+            )
 
         assert journal.read(settings) == ("1min", "1", "10")
         assert journal.write(lambda tx: settings(tx.conn)) == ("1min", "1", "10")
@@ -298,8 +330,10 @@ def test_connections_the_server_dropped_are_made_anew(pair, raw):
     agent, operator = pair
     agent.runs.start("proj", "before")
     operator.runs.list()
-    killed = raw.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                         "WHERE application_name = 'proctor'").fetchone()[0]
+    killed = raw.execute(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE application_name = 'proctor'"
+    ).fetchone()[0]
     assert killed >= 2
     assert len(operator.runs.list().items) == 1
     agent.runs.start("proj", "after")
@@ -326,8 +360,7 @@ def test_connection_failures_are_told_in_a_sentence(pg_server):
     port = pg_server.port
     cases = {
         f"postgresql+psycopg://proctor:wrong@127.0.0.1:{port}/postgres": "refused the login",
-        f"postgresql+psycopg://proctor:proctor-test@127.0.0.1:{port}/nosuchdb":
-            "no such database",
+        f"postgresql+psycopg://proctor:proctor-test@127.0.0.1:{port}/nosuchdb": "no such database",
         "postgresql+psycopg://proctor:proctor-test@127.0.0.1:1/db": "cannot reach",
     }
     for url, said in cases.items():
@@ -465,8 +498,9 @@ def test_the_urls_own_options_are_kept(pg_server, pg_url, raw):
     with Journal.open(url, actor=Actor.agent("a"), busy_timeout=1.5) as journal:
         journal.runs.start("p", "in its own schema")
         assert journal.read(lambda c: c.exec_driver_sql("SHOW lock_timeout").scalar()) == "1500ms"
-        assert journal.read(lambda c: c.exec_driver_sql("SELECT current_schema()").scalar()) \
-            == "team"
+        assert (
+            journal.read(lambda c: c.exec_driver_sql("SELECT current_schema()").scalar()) == "team"
+        )
     assert raw.execute("SELECT count(*) FROM team.runs").fetchone()[0] == 1
     assert raw.execute("SELECT count(*) FROM public.runs").fetchone()[0] == 0
 
@@ -479,11 +513,14 @@ def test_a_temp_table_cannot_stand_in_for_a_journal_table_in_a_trigger(pair, raw
     raw.execute("CREATE TEMP TABLE changes (seq integer)")
     raw.execute("INSERT INTO pg_temp.changes VALUES (1000000)")
     raw.execute("CREATE TEMP TABLE audit (sequence integer, id text, request_id text)")
-    raw.execute("INSERT INTO public.changes (entity_kind, entity_id, run_id, created_at) "
-                "VALUES ('run', 'x', NULL, 0)")
+    raw.execute(
+        "INSERT INTO public.changes (entity_kind, entity_id, run_id, created_at) "
+        "VALUES ('run', 'x', NULL, 0)"
+    )
     assert operator.changes.latest() == latest + 1  # numbered from the journal's own rows
-    configs = raw.execute("SELECT proname, proconfig FROM pg_proc WHERE proname LIKE 'trg_%'"
-                          ).fetchall()
+    configs = raw.execute(
+        "SELECT proname, proconfig FROM pg_proc WHERE proname LIKE 'trg_%'"
+    ).fetchall()
     assert configs and all(c and c[0].endswith("pg_temp") for _n, c in configs), configs
 
 

@@ -15,8 +15,13 @@ from proctor.core import Actor, Journal, errors
 
 
 def encrypted(journal: Journal) -> bool:
-    return bool(journal.read(lambda c: c.exec_driver_sql(
-        "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").scalar()))
+    return bool(
+        journal.read(
+            lambda c: c.exec_driver_sql(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"
+            ).scalar()
+        )
+    )
 
 
 def with_tls(url: str, mode: str, ca: Path | None = None) -> str:
@@ -25,8 +30,10 @@ def with_tls(url: str, mode: str, ca: Path | None = None) -> str:
 
 def test_verify_full_checks_the_certificate_and_encrypts(pg_server, pg_url):
     url = with_tls(pg_url, "verify-full", pg_server.ca_file)
-    with Journal.open(url, actor=Actor.agent("remote-bot")) as agent, \
-            Journal.open(url, actor=Actor.operator("alice")) as operator:
+    with (
+        Journal.open(url, actor=Actor.agent("remote-bot")) as agent,
+        Journal.open(url, actor=Actor.operator("alice")) as operator,
+    ):
         assert encrypted(agent) and encrypted(operator)
         run = agent.runs.start("remote", "over TLS", agent="remote-bot")
         asked = agent.approvals.request(run.id, {"tool": "t", "args": {}}, reason="r")
@@ -34,8 +41,7 @@ def test_verify_full_checks_the_certificate_and_encrypts(pg_server, pg_url):
         assert agent.approvals.get(asked.id).status.value == "approved"
 
 
-def test_a_certificate_no_trusted_ca_signed_is_refused_in_a_sentence(pg_server, pg_url,
-                                                                      tmp_path):
+def test_a_certificate_no_trusted_ca_signed_is_refused_in_a_sentence(pg_server, pg_url, tmp_path):
     other_ca, _cert, _key = pgs.make_certs(tmp_path, ca_name="someone else's CA")
     with pytest.raises(errors.StoreError) as refused:
         Journal.open(with_tls(pg_url, "verify-full", other_ca), actor=Actor.agent("x"))

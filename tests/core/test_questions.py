@@ -15,16 +15,32 @@ CHOICES = ["small", {"value": "large", "label": "Large (slow)"}]
 CASES = {
     "question": ([], {"text": "use the staging DB"}, {"text": ""}, "text"),
     "choice": (CHOICES, {"choice": "large", "note": "ok"}, {"choice": "medium"}, "choice"),
-    "form": (["name", "email"], {"name": "Ada", "email": "ada@example.org"},
-             {"name": "Ada"}, "email"),
+    "form": (
+        ["name", "email"],
+        {"name": "Ada", "email": "ada@example.org"},
+        {"name": "Ada"},
+        "email",
+    ),
     "confirmation": ([], {"confirmed": False}, {"confirmed": "yes"}, "confirmed"),
-    "diff_review": ([], {"verdict": "request_changes", "comment": "nit"},
-                    {"verdict": "lgtm"}, "verdict"),
+    "diff_review": (
+        [],
+        {"verdict": "request_changes", "comment": "nit"},
+        {"verdict": "lgtm"},
+        "verdict",
+    ),
     "merge_conflict": ([], {"resolution": "merged", "merged": "a\nb"}, {}, "resolution"),
-    "credential_binding": ([], {"credential_ref": "vault:deploy-key"},
-                           {"credential_ref": ""}, "credential_ref"),
-    "memory_change_review": ([], {"verdict": "edit", "content": "new"},
-                             {"verdict": "maybe"}, "verdict"),
+    "credential_binding": (
+        [],
+        {"credential_ref": "vault:deploy-key"},
+        {"credential_ref": ""},
+        "credential_ref",
+    ),
+    "memory_change_review": (
+        [],
+        {"verdict": "edit", "content": "new"},
+        {"verdict": "maybe"},
+        "verdict",
+    ),
 }
 
 
@@ -37,8 +53,7 @@ def answer(operator, item, response, **kw):
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
-def test_each_kind_has_a_default_schema_that_validates(agent, operator, run, journal_path,
-                                                       kind):
+def test_each_kind_has_a_default_schema_that_validates(agent, operator, run, journal_path, kind):
     options, good, bad, field = CASES[kind]
     item = agent.questions.ask(run.id, kind, f"please answer a {kind}", options=options)
     assert item.response_schema["type"] == "object"
@@ -70,8 +85,13 @@ def test_unexpected_field_is_named(agent, operator, run):
 
 
 def test_custom_schema_names_nested_field(agent, operator, run):
-    schema = {"type": "object", "required": ["limits"], "properties": {"limits": {
-        "type": "object", "properties": {"max": {"type": "integer", "minimum": 1}}}}}
+    schema = {
+        "type": "object",
+        "required": ["limits"],
+        "properties": {
+            "limits": {"type": "object", "properties": {"max": {"type": "integer", "minimum": 1}}}
+        },
+    }
     item = agent.questions.ask(run.id, "form", "limits?", response_schema=schema)
     with pytest.raises(errors.ValidationError) as info:
         answer(operator, item, {"limits": {"max": 0}})
@@ -79,12 +99,17 @@ def test_custom_schema_names_nested_field(agent, operator, run):
     assert answer(operator, item, {"limits": {"max": 3}}).response == {"limits": {"max": 3}}
 
 
-@pytest.mark.parametrize(("kwargs", "field"), [
-    ({"kind": "choice", "prompt": "pick"}, "options"),
-    ({"kind": "question", "prompt": "  "}, "prompt"),
-    ({"kind": "form", "prompt": "x", "response_schema": {"type": "no-such-type"}},
-     "response_schema"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"kind": "choice", "prompt": "pick"}, "options"),
+        ({"kind": "question", "prompt": "  "}, "prompt"),
+        (
+            {"kind": "form", "prompt": "x", "response_schema": {"type": "no-such-type"}},
+            "response_schema",
+        ),
+    ],
+)
 def test_ask_refuses_malformed_questions(agent, run, journal_path, kwargs, field):
     kwargs = dict(kwargs)  # parametrized once, run on each backend: never mutate it
     before = row_counts(journal_path)
@@ -150,8 +175,9 @@ def test_asking_agent_cannot_answer_itself(agent, open_journal, run, journal_pat
     assert snapshot(journal_path) == before
 
 
-def test_expired_question_refuses_the_answer_and_keeps_expiry(agent, operator, run, clock,
-                                                              journal_path):
+def test_expired_question_refuses_the_answer_and_keeps_expiry(
+    agent, operator, run, clock, journal_path
+):
     item = agent.questions.ask(run.id, "question", "quick?", expires_in=30)
     clock.advance(31)
     with pytest.raises(errors.Expired):
@@ -195,12 +221,20 @@ def test_withdraw_closes_the_question(agent, operator, run, journal_path):
 
 
 def test_a_choice_answer_must_be_an_option_even_under_the_agents_own_schema(
-        journal_path, operator, agent, run):
-    loose = {"type": "object", "properties": {"choice": {"type": ["string", "array"]}},
-             "required": ["choice"]}
-    item = agent.questions.ask(run.id, "choice", "Which region?",
-                                  options=["eu-west", {"value": "us-east", "label": "US"}],
-                                  response_schema=loose)
+    journal_path, operator, agent, run
+):
+    loose = {
+        "type": "object",
+        "properties": {"choice": {"type": ["string", "array"]}},
+        "required": ["choice"],
+    }
+    item = agent.questions.ask(
+        run.id,
+        "choice",
+        "Which region?",
+        options=["eu-west", {"value": "us-east", "label": "US"}],
+        response_schema=loose,
+    )
     before = snapshot(journal_path)
     for bad in ({"choice": "ap-south"}, {"choice": ["eu-west", "mars"]}):
         with pytest.raises(errors.ValidationError) as refused:
@@ -214,7 +248,8 @@ def test_a_choice_answer_must_be_an_option_even_under_the_agents_own_schema(
 
 
 def test_mark_presented_moves_requested_to_presented_once_with_an_event(
-        agent, operator, run, journal_path):
+    agent, operator, run, journal_path
+):
     item = agent.questions.ask(run.id, "question", "which DB?")
     before = row_counts(journal_path)
     seen = operator.questions.mark_presented(item.id)
@@ -236,7 +271,8 @@ def test_mark_presented_moves_requested_to_presented_once_with_an_event(
 
 
 def test_answer_after_presented_works_for_the_viewer_and_an_earlier_loader(
-        agent, operator, open_journal, run):
+    agent, operator, open_journal, run
+):
     first = agent.questions.ask(run.id, "question", "which DB?")
     second = agent.questions.ask(run.id, "question", "which host?")
     bob = open_journal(Actor.operator("bob"))
@@ -250,8 +286,9 @@ def test_answer_after_presented_works_for_the_viewer_and_an_earlier_loader(
     assert operator.questions.mark_presented(second.id).status == "resolved"  # stays closed
 
 
-def test_mark_presented_refuses_agents_and_read_only_journals(agent, open_journal, run,
-                                                              journal_path):
+def test_mark_presented_refuses_agents_and_read_only_journals(
+    agent, open_journal, run, journal_path
+):
     item = agent.questions.ask(run.id, "question", "which DB?")
     before = snapshot(journal_path)
     with pytest.raises(errors.NotAllowed):
@@ -270,16 +307,23 @@ def test_a_question_past_its_expiry_is_not_marked_presented(agent, operator, run
     assert agent.questions.wait(item.id, timeout=0).status == "expired"
 
 
-@pytest.mark.parametrize(("fmt", "bad", "good"), [
-    ("date-time", "next tuesday-ish", "2026-12-01T10:00:00Z"),
-    ("date", "2026-13-01", "2026-12-01"),
-    ("uri", "not a uri", "https://example.org/x"),
-    ("email", "nobody", "ada@example.org"),
-])
-def test_json_schema_formats_are_checked_in_core(agent, operator, run, journal_path, fmt,
-                                                 bad, good):
-    schema = {"type": "object", "properties": {"when": {"type": "string", "format": fmt}},
-              "required": ["when"]}
+@pytest.mark.parametrize(
+    ("fmt", "bad", "good"),
+    [
+        ("date-time", "next tuesday-ish", "2026-12-01T10:00:00Z"),
+        ("date", "2026-13-01", "2026-12-01"),
+        ("uri", "not a uri", "https://example.org/x"),
+        ("email", "nobody", "ada@example.org"),
+    ],
+)
+def test_json_schema_formats_are_checked_in_core(
+    agent, operator, run, journal_path, fmt, bad, good
+):
+    schema = {
+        "type": "object",
+        "properties": {"when": {"type": "string", "format": fmt}},
+        "required": ["when"],
+    }
     item = agent.questions.ask(run.id, "form", "when?", response_schema=schema)
     before = snapshot(journal_path)
     with pytest.raises(errors.ValidationError) as info:

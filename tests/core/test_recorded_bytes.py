@@ -33,8 +33,7 @@ def test_every_decision_path_records_the_same_bytes(tmp_path):
     try:
         run = ag.runs.start("p", "t", run_id="run_1")
         a1 = ag.approvals.request(run.id, act("a1"), reason="r")
-        op.approvals.decide(a1.id, True, expected_version=a1.version, reason="ok",
-                            request_id="q1")
+        op.approvals.decide(a1.id, True, expected_version=a1.version, reason="ok", request_id="q1")
         a2 = ag.approvals.request(run.id, act("a2"), reason="r")
         op.approvals.decide(a2.id, False, expected_version=a2.version, reason="no")
         a3 = ag.approvals.request(run.id, act("a3"), reason="r")
@@ -42,22 +41,24 @@ def test_every_decision_path_records_the_same_bytes(tmp_path):
         post = {"tool": "net.post", "name": "n", "args": {"url": "http://x"}}
         a4 = ag.approvals.request(run.id, post, reason="r")
         draft = op.approvals.rule_draft(a4.id, "run")
-        op.approvals.decide_with_rule(a4.id, draft, expected_version=a4.version,
-                                      reason="rule", request_id="q2")
+        op.approvals.decide_with_rule(
+            a4.id, draft, expected_version=a4.version, reason="rule", request_id="q2"
+        )
         ag.approvals.request(run.id, post, reason="auto")  # the rule decides it
         a6 = ag.approvals.request(run.id, act("a6", mode="w"), reason="r")
-        op.approvals.approve_edited(a6.id, act("a6", mode="a"), expected_version=a6.version,
-                                    reason="edited")
+        op.approvals.approve_edited(
+            a6.id, act("a6", mode="a"), expected_version=a6.version, reason="edited"
+        )
         ag.approvals.request(run.id, act("a7"), reason="r", expires_in=1)
         op.approvals.expire_due()
         q = ag.questions.ask(run.id, "question", "why?")
-        op.questions.answer(q.id, {"text": "because"}, expected_version=q.version,
-                               reason="x")
+        op.questions.answer(q.id, {"text": "because"}, expected_version=q.version, reason="x")
         ag.effects.reserve("k1", tool="t", run_id=run.id, action={"x": 1}, owner="bot")
         ag.effects.begin("k1", owner="bot")
         ag.effects.mark_ambiguous("k1", "lost", owner="bot")
-        op.effects.resolve("k1", "committed", reason="seen it",
-                           expected_version=op.effects.get("k1").version)
+        op.effects.resolve(
+            "k1", "committed", reason="seen it", expected_version=op.effects.get("k1").version
+        )
         op.runs.request_cancel(run.id, "stop", expected_version=op.runs.get(run.id).version)
     finally:
         op.close()
@@ -65,10 +66,13 @@ def test_every_decision_path_records_the_same_bytes(tmp_path):
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("SELECT last_digest FROM runs").fetchone()[0] == RUN_HEAD
-        assert conn.execute("SELECT digest FROM audit ORDER BY sequence DESC LIMIT 1"
-                            ).fetchone()[0] == AUDIT_HEAD
-        digests = "".join(r[0] for r in conn.execute(
-            "SELECT digest FROM decisions ORDER BY created_at, id"))
+        assert (
+            conn.execute("SELECT digest FROM audit ORDER BY sequence DESC LIMIT 1").fetchone()[0]
+            == AUDIT_HEAD
+        )
+        digests = "".join(
+            r[0] for r in conn.execute("SELECT digest FROM decisions ORDER BY created_at, id")
+        )
         assert hashlib.sha256(digests.encode()).hexdigest() == DECISIONS
         assert conn.execute("SELECT count(*) FROM decisions").fetchone()[0] == 10
     finally:

@@ -24,13 +24,17 @@ def fs_write(path):
 
 
 def test_a_conditional_allow_rule_decides_only_what_its_condition_admits(operator, agent, run):
-    rule = operator.approvals.add_rule("allow", "payments.refund", run_id=run.id,
-                                       predicate="args.amount <= 100")
+    rule = operator.approvals.add_rule(
+        "allow", "payments.refund", run_id=run.id, predicate="args.amount <= 100"
+    )
     small = agent.approvals.request(run.id, refund(80), reason="r")
     big = agent.approvals.request(run.id, refund(500), reason="r")
     text = agent.approvals.request(run.id, refund("80"), reason="r")  # type-strict
-    assert (small.status, small.rule_id, small.decided_by) == ("approved", rule.id,
-                                                                f"rule:{rule.id}")
+    assert (small.status, small.rule_id, small.decided_by) == (
+        "approved",
+        rule.id,
+        f"rule:{rule.id}",
+    )
     assert big.status == "pending" and text.status == "pending"
     [decision] = agent.approvals.decisions(small.id)
     assert decision.source == "rule" and decision.actor == f"rule:{rule.id}"
@@ -39,11 +43,11 @@ def test_a_conditional_allow_rule_decides_only_what_its_condition_admits(operato
 
 def test_a_deny_rule_with_a_regex_beats_a_wider_allow(operator, agent, run):
     operator.approvals.add_rule("allow", "shell", run_id=run.id)
-    deny = operator.approvals.add_rule("deny", "shell", run_id=run.id,
-                                       predicate=r'args.command regex "rm\s+-rf"')
+    deny = operator.approvals.add_rule(
+        "deny", "shell", run_id=run.id, predicate=r'args.command regex "rm\s+-rf"'
+    )
     assert agent.approvals.request(run.id, ACTION, reason="r").rule_id == deny.id
-    ls = agent.approvals.request(run.id, {"tool": "shell", "args": {"command": "ls"}},
-                                 reason="r")
+    ls = agent.approvals.request(run.id, {"tool": "shell", "args": {"command": "ls"}}, reason="r")
     assert ls.status == "approved"
 
 
@@ -59,13 +63,16 @@ def test_a_bad_condition_is_refused_when_the_rule_is_made(operator, run, journal
 
 
 def test_narrower_rules_are_recorded_before_wider_ones(operator, agent, run):
-    wide = operator.approvals.add_rule("allow", "*", scope="space", project=run.project,
-                                       space=run.space)
+    wide = operator.approvals.add_rule(
+        "allow", "*", scope="space", project=run.project, space=run.space
+    )
     in_run = operator.approvals.add_rule("allow", "fs.*", run_id=run.id)
-    exact = operator.approvals.add_rule("allow", "fs.write", resource_pattern="/tmp/*",
-                                        run_id=run.id)
-    cond = operator.approvals.add_rule("allow", "fs.write", resource_pattern="/tmp/*",
-                                       run_id=run.id, predicate='args.text == "x"')
+    exact = operator.approvals.add_rule(
+        "allow", "fs.write", resource_pattern="/tmp/*", run_id=run.id
+    )
+    cond = operator.approvals.add_rule(
+        "allow", "fs.write", resource_pattern="/tmp/*", run_id=run.id, predicate='args.text == "x"'
+    )
     assert agent.approvals.request(run.id, fs_write("/tmp/a"), reason="r").rule_id == cond.id
     assert agent.approvals.request(run.id, fs_write("/home/a"), reason="r").rule_id == in_run.id
     other = agent.approvals.request(run.id, {"tool": "mail.send"}, reason="r")
@@ -75,11 +82,14 @@ def test_narrower_rules_are_recorded_before_wider_ones(operator, agent, run):
 def test_an_altered_condition_fails_safe(operator, agent, run, journal_path):
     """Raw SQL puts a condition this code cannot parse on the rules: the allow rule stops
     allowing, the deny rule keeps denying."""
-    allow = operator.approvals.add_rule("allow", "payments.refund", run_id=run.id,
-                                        predicate="args.amount <= 100")
+    allow = operator.approvals.add_rule(
+        "allow", "payments.refund", run_id=run.id, predicate="args.amount <= 100"
+    )
     with raw(journal_path) as conn:
-        conn.execute("UPDATE approval_rules SET predicate = 'args.amount <= 100 or 1' "
-                     "WHERE id = ?", (allow.id,))
+        conn.execute(
+            "UPDATE approval_rules SET predicate = 'args.amount <= 100 or 1' WHERE id = ?",
+            (allow.id,),
+        )
     assert agent.approvals.request(run.id, refund(5), reason="r").status == "pending"
     deny = operator.approvals.add_rule("deny", "shell", run_id=run.id, predicate="exists args")
     with raw(journal_path) as conn:
@@ -90,8 +100,9 @@ def test_an_altered_condition_fails_safe(operator, agent, run, journal_path):
 # ---------------------------------------------------------------- rules from decisions
 
 
-def test_always_in_this_space_is_narrow_and_expires_by_default(operator, agent, run, start_run,
-                                                               clock):
+def test_always_in_this_space_is_narrow_and_expires_by_default(
+    operator, agent, run, start_run, clock
+):
     """The old one-click rule allowed every fs.write in the space, for ever."""
     pending = agent.approvals.request(run.id, fs_write("/srv/app/a.txt"), reason="r")
     decided = operator.approvals.decide(pending.id, True, expected_version=1, scope="space")
@@ -99,13 +110,19 @@ def test_always_in_this_space_is_narrow_and_expires_by_default(operator, agent, 
     assert rule.resource_pattern == "/srv/app/a.txt"
     assert rule.expires_at == clock() + DEFAULT_RULE_TTL
     same_space = start_run()
-    assert agent.approvals.request(same_space.id, fs_write("/srv/app/a.txt"),
-                                   reason="r").status == "approved"
-    assert agent.approvals.request(same_space.id, fs_write("/etc/passwd"),
-                                   reason="r").status == "pending"
+    assert (
+        agent.approvals.request(same_space.id, fs_write("/srv/app/a.txt"), reason="r").status
+        == "approved"
+    )
+    assert (
+        agent.approvals.request(same_space.id, fs_write("/etc/passwd"), reason="r").status
+        == "pending"
+    )
     clock.advance(DEFAULT_RULE_TTL + 1)
-    assert agent.approvals.request(same_space.id, fs_write("/srv/app/a.txt"),
-                                   reason="r").status == "pending"
+    assert (
+        agent.approvals.request(same_space.id, fs_write("/srv/app/a.txt"), reason="r").status
+        == "pending"
+    )
 
 
 def test_a_resource_with_glob_characters_is_matched_literally(operator, agent, run):
@@ -113,45 +130,60 @@ def test_a_resource_with_glob_characters_is_matched_literally(operator, agent, r
     draft = operator.approvals.rule_draft(pending.id, "run")
     assert draft.resource_pattern == "/data/[[]x][*].csv"
     operator.approvals.decide_with_rule(pending.id, draft, expected_version=1)
-    assert agent.approvals.request(run.id, fs_write("/data/[x]*.csv"),
-                                   reason="r").status == "approved"
-    assert agent.approvals.request(run.id, fs_write("/data/x-all.csv"),
-                                   reason="r").status == "pending"
+    assert (
+        agent.approvals.request(run.id, fs_write("/data/[x]*.csv"), reason="r").status == "approved"
+    )
+    assert (
+        agent.approvals.request(run.id, fs_write("/data/x-all.csv"), reason="r").status == "pending"
+    )
 
 
 def test_the_draft_is_the_rule_that_will_exist(operator, agent, run, clock):
     pending = agent.approvals.request(run.id, fs_write("/srv/a"), reason="r")
     draft = operator.approvals.rule_draft(pending.id, "project")
-    assert (draft.effect, draft.action_pattern, draft.resource_pattern, draft.scope,
-            draft.project, draft.space, draft.run_id) == (
-        "allow", "fs.write", "/srv/a", "project", run.project, None, None)
+    assert (
+        draft.effect,
+        draft.action_pattern,
+        draft.resource_pattern,
+        draft.scope,
+        draft.project,
+        draft.space,
+        draft.run_id,
+    ) == ("allow", "fs.write", "/srv/a", "project", run.project, None, None)
     assert draft.expires_at == clock() + DEFAULT_RULE_TTL
-    edited = draft.model_copy(update={"resource_pattern": "/srv/*",
-                                      "expires_at": clock() + 600})
-    made = operator.approvals.decide_with_rule(pending.id, edited, expected_version=1,
-                                               reason="routine")
+    edited = draft.model_copy(update={"resource_pattern": "/srv/*", "expires_at": clock() + 600})
+    made = operator.approvals.decide_with_rule(
+        pending.id, edited, expected_version=1, reason="routine"
+    )
     rule = made.rule
-    assert (rule.resource_pattern, rule.expires_at, rule.source_approval_id,
-            rule.scope_label, rule.created_by) == ("/srv/*", clock() + 600, pending.id,
-                                                   "project", "operator:alice")
+    assert (
+        rule.resource_pattern,
+        rule.expires_at,
+        rule.source_approval_id,
+        rule.scope_label,
+        rule.created_by,
+    ) == ("/srv/*", clock() + 600, pending.id, "project", "operator:alice")
     assert made.approval.status == "approved" and made.approval.rule_id == rule.id
     assert [d.source for d in operator.approvals.decisions(pending.id)] == ["desk"]
     actions = [a.action for a in operator.audit.for_entity(rule.id)]
     assert actions == ["rule.created"]
 
 
-def test_a_rule_from_a_decision_must_cover_that_request(operator, agent, run, start_run,
-                                                        journal_path):
+def test_a_rule_from_a_decision_must_cover_that_request(
+    operator, agent, run, start_run, journal_path
+):
     pending = agent.approvals.request(run.id, fs_write("/srv/a"), reason="r")
     other = start_run()
-    draft = operator.approvals.rule_draft(pending.id, "run").model_copy(
-        update={"run_id": other.id})
+    draft = operator.approvals.rule_draft(pending.id, "run").model_copy(update={"run_id": other.id})
     before = snapshot(journal_path)
     with pytest.raises(errors.ValidationError):
         operator.approvals.decide_with_rule(pending.id, draft, expected_version=1)
     with pytest.raises(errors.ValidationError):  # never forever by accident: in the past
-        operator.approvals.decide_with_rule(pending.id, draft.model_copy(
-            update={"run_id": run.id, "expires_at": 1.0}), expected_version=1)
+        operator.approvals.decide_with_rule(
+            pending.id,
+            draft.model_copy(update={"run_id": run.id, "expires_at": 1.0}),
+            expected_version=1,
+        )
     assert snapshot(journal_path) == before
 
 
@@ -172,8 +204,7 @@ def history(operator, agent, open_journal, run, start_run):
         operator.approvals.decide(a.id, True, expected_version=1)
     ids["denied"] = agent.approvals.request(run.id, fs_write("/etc/x"), reason="r").id
     operator.approvals.decide(ids["denied"], False, expected_version=1, reason="no")
-    ids["elsewhere"] = agent.approvals.request(elsewhere.id, fs_write("/srv/other"),
-                                               reason="r").id
+    ids["elsewhere"] = agent.approvals.request(elsewhere.id, fs_write("/srv/other"), reason="r").id
     ids["p1"] = other_agent.approvals.request(run2.id, fs_write("/srv/new"), reason="r").id
     ids["p2"] = agent.approvals.request(run.id, fs_write("/srv/new2"), reason="r").id
     ids["current"] = agent.approvals.request(run.id, fs_write("/srv/now"), reason="r").id
@@ -183,35 +214,46 @@ def history(operator, agent, open_journal, run, start_run):
 
 def test_preview_counts_the_past_and_lists_the_pending_it_would_decide(operator, history):
     draft = operator.approvals.rule_draft(history["current"], "space").model_copy(
-        update={"resource_pattern": "/srv/*"})
+        update={"resource_pattern": "/srv/*"}
+    )
     preview = operator.approvals.preview_rule(draft, exclude=history["current"])
     assert preview.past_total == 3 and not preview.truncated
-    assert sorted(preview.by_agent_tool) == [("agent-1", "fs.write", 2),
-                                             ("agent-2", "fs.write", 1)]
+    assert sorted(preview.by_agent_tool) == [("agent-1", "fs.write", 2), ("agent-2", "fs.write", 1)]
     assert {h.id for h in preview.pending} == {history["p1"], history["p2"]}
     narrow = operator.approvals.preview_rule(
         draft.model_copy(update={"predicate": 'args.path glob "/srv/new*"'}),
-        exclude=history["current"])
+        exclude=history["current"],
+    )
     assert narrow.past_total == 0 and len(narrow.pending) == 2
-    wide = operator.approvals.preview_rule(draft.model_copy(update={"resource_pattern": "*"}),
-                                           exclude=history["current"])
+    wide = operator.approvals.preview_rule(
+        draft.model_copy(update={"resource_pattern": "*"}), exclude=history["current"]
+    )
     assert wide.past_total == 4  # the denied /etc/x too; the other space never
 
 
-def test_applying_to_pending_happens_in_the_same_transaction(operator, agent, history,
-                                                             journal_path):
+def test_applying_to_pending_happens_in_the_same_transaction(
+    operator, agent, history, journal_path
+):
     draft = operator.approvals.rule_draft(history["current"], "space").model_copy(
-        update={"resource_pattern": "/srv/*"})
+        update={"resource_pattern": "/srv/*"}
+    )
     preview = operator.approvals.preview_rule(draft, exclude=history["current"])
     before = row_counts(journal_path)
     made = operator.approvals.decide_with_rule(
-        history["current"], draft, expected_version=1,
-        apply_to=[(h.id, h.version) for h in preview.pending], request_id="req-1")
+        history["current"],
+        draft,
+        expected_version=1,
+        apply_to=[(h.id, h.version) for h in preview.pending],
+        request_id="req-1",
+    )
     assert sorted(made.applied) == sorted([history["p1"], history["p2"]])
     for aid in made.applied:
         a = operator.approvals.get(aid)
-        assert (a.status, a.rule_id, a.decided_by) == ("approved", made.rule.id,
-                                                       f"rule:{made.rule.id}")
+        assert (a.status, a.rule_id, a.decided_by) == (
+            "approved",
+            made.rule.id,
+            f"rule:{made.rule.id}",
+        )
         [audit] = operator.audit.for_entity(aid)[-1:]
         assert audit.action == "approval.auto_approved"
         assert audit.after["applied_by"] == "operator:alice"
@@ -221,47 +263,56 @@ def test_applying_to_pending_happens_in_the_same_transaction(operator, agent, hi
     # a replay of the same request changes nothing and returns the same rule
     again = row_counts(journal_path)
     replay = operator.approvals.decide_with_rule(
-        history["current"], draft, expected_version=1,
-        apply_to=[(h.id, h.version) for h in preview.pending], request_id="req-1")
+        history["current"],
+        draft,
+        expected_version=1,
+        apply_to=[(h.id, h.version) for h in preview.pending],
+        request_id="req-1",
+    )
     assert replay.rule.id == made.rule.id and row_counts(journal_path) == again
     with pytest.raises(errors.IdempotencyConflict):
-        operator.approvals.decide_with_rule(history["current"], draft, expected_version=1,
-                                            request_id="req-1")
+        operator.approvals.decide_with_rule(
+            history["current"], draft, expected_version=1, request_id="req-1"
+        )
     usage = {u.rule.id: u for u in operator.approvals.rule_usage()}
     assert usage[made.rule.id].decided == 2
     assert {a.id for a in operator.approvals.decided_by_rule(made.rule.id)} == set(made.applied)
 
 
 @pytest.mark.parametrize("spoil", ["stale", "decided", "outside"])
-def test_a_spoiled_apply_list_refuses_the_whole_transaction(operator, agent, history,
-                                                            journal_path, spoil):
+def test_a_spoiled_apply_list_refuses_the_whole_transaction(
+    operator, agent, history, journal_path, spoil
+):
     draft = operator.approvals.rule_draft(history["current"], "space").model_copy(
-        update={"resource_pattern": "/srv/*"})
+        update={"resource_pattern": "/srv/*"}
+    )
     preview = operator.approvals.preview_rule(draft, exclude=history["current"])
     pairs = [(h.id, h.version) for h in preview.pending]
     if spoil == "stale":
         pairs[0] = (pairs[0][0], pairs[0][1] + 1)
     elif spoil == "decided":
-        operator.approvals.decide(pairs[0][0], False, expected_version=pairs[0][1],
-                                  reason="no")
+        operator.approvals.decide(pairs[0][0], False, expected_version=pairs[0][1], reason="no")
     else:
         pairs.append((history["elsewhere"], 1))  # pending, but in another space
     before = snapshot(journal_path)
     with pytest.raises((errors.StaleVersion, errors.AlreadyDecided)):
-        operator.approvals.decide_with_rule(history["current"], draft, expected_version=1,
-                                            apply_to=pairs)
+        operator.approvals.decide_with_rule(
+            history["current"], draft, expected_version=1, apply_to=pairs
+        )
     assert snapshot(journal_path) == before
     assert operator.approvals.get(history["current"]).status == "pending"
 
 
-def test_a_rule_is_never_applied_to_a_request_the_operator_made(open_journal, agent, run,
-                                                                journal_path):
+def test_a_rule_is_never_applied_to_a_request_the_operator_made(
+    open_journal, agent, run, journal_path
+):
     from proctor.core import Actor
 
     operator = open_journal(Actor.operator("agent-1"))  # same name as the run's agent
     pending = agent.approvals.request(run.id, fs_write("/srv/a"), reason="r")
-    draft = RuleDraft(action_pattern="fs.write", resource_pattern="/srv/*", scope="project",
-                      project=run.project)
+    draft = RuleDraft(
+        action_pattern="fs.write", resource_pattern="/srv/*", scope="project", project=run.project
+    )
     before = snapshot(journal_path)
     with pytest.raises(errors.NotAllowed):
         operator.approvals.make_rule(draft, apply_to=[(pending.id, pending.version)])
@@ -271,11 +322,11 @@ def test_a_rule_is_never_applied_to_a_request_the_operator_made(open_journal, ag
 # ---------------------------------------------------------------- list, expire, revoke
 
 
-def test_rules_are_listed_with_use_and_revoked_with_a_reason(operator, agent, run, clock,
-                                                             journal_path):
+def test_rules_are_listed_with_use_and_revoked_with_a_reason(
+    operator, agent, run, clock, journal_path
+):
     keep = operator.approvals.add_rule("deny", "shell", run_id=run.id)
-    short = operator.approvals.add_rule("allow", "http.*", run_id=run.id,
-                                        expires_at=clock() + 5)
+    short = operator.approvals.add_rule("allow", "http.*", run_id=run.id, expires_at=clock() + 5)
     agent.approvals.request(run.id, ACTION, reason="r")
     agent.approvals.request(run.id, ACTION, reason="r")
     before = row_counts(journal_path)

@@ -70,8 +70,9 @@ def setup_run(agent: Any, run: Any) -> tuple[Any, Any]:
 
 def test_run_facts_reads_everything_in_one_snapshot(agent, operator, run, monkeypatch):
     approval, _ = setup_run(agent, run)
-    reads = interleave(operator, monkeypatch, lambda: agent.approvals.withdraw(
-        approval.id, "changed my mind"))
+    reads = interleave(
+        operator, monkeypatch, lambda: agent.approvals.withdraw(approval.id, "changed my mind")
+    )
     facts = operator.runs.facts(run.id)
     assert len(reads) == 1
     # the withdrawal committed after the first statement: the whole detail predates it

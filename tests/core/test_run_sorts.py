@@ -20,21 +20,35 @@ from .helpers import ACTION
 from .test_journal_open import REAL_HEAD, index_names
 
 SORTS = get_args(tl.RunSort)
-SORT_INDEXES = {"ix_runs_updated", "ix_runs_title", "ix_runs_events",
-                "ix_runs_status_created_id", "ix_runs_agent_created_id",
-                "ix_runs_project_created_id"}
+SORT_INDEXES = {
+    "ix_runs_updated",
+    "ix_runs_title",
+    "ix_runs_events",
+    "ix_runs_status_created_id",
+    "ix_runs_agent_created_id",
+    "ix_runs_project_created_id",
+}
 
 
 def plan(path, stmt) -> list[str]:
-    sql = str(stmt.compile(dialect=sqlite_dialect.dialect(),
-                           compile_kwargs={"literal_binds": True}))
+    sql = str(
+        stmt.compile(dialect=sqlite_dialect.dialect(), compile_kwargs={"literal_binds": True})
+    )
     with contextlib.closing(sqlite3.connect(path)) as conn:
         return [row[-1] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
 
 
 def a_cursor(sort: str) -> str:
-    values = {"created_at": 1.0, "updated_at": 1.0, "title": "m", "last_sequence": 3,
-              "status": "running", "agent": "b", "project": "p", "id": "run_x"}
+    values = {
+        "created_at": 1.0,
+        "updated_at": 1.0,
+        "title": "m",
+        "last_sequence": 3,
+        "status": "running",
+        "agent": "b",
+        "project": "p",
+        "id": "run_x",
+    }
     return encode_cursor(*(values[c.name] for c in RUN_SORTS[sort]))
 
 
@@ -61,19 +75,18 @@ def test_open_items_are_counted_after_the_limit(journal_path, agent, sort):
     assert steps[2] == "SCAN page", steps
     counts = " | ".join(steps[3:])
     assert counts.count("CORRELATED SCALAR SUBQUERY") == 3
-    for index in ("ix_approvals_run_status", "ix_interactions_run_status",
-                  "ix_effects_run_status"):
+    for index in ("ix_approvals_run_status", "ix_interactions_run_status", "ix_effects_run_status"):
         assert f"INDEX {index} (run_id=? AND status=?)" in counts, counts
     assert not any("TEMP B-TREE" in step for step in steps), steps
 
 
 @pytest.mark.sqlite_only
 def test_has_open_items_probes_the_run_status_indexes(journal_path, agent):
-    stmt = run_page_statement(_run_conditions(RunQuery(has_open_items=True)), "started",
-                              True, None, 200)
+    stmt = run_page_statement(
+        _run_conditions(RunQuery(has_open_items=True)), "started", True, None, 200
+    )
     text = " | ".join(plan(journal_path, stmt))
-    for index in ("ix_approvals_run_status", "ix_interactions_run_status",
-                  "ix_effects_run_status"):
+    for index in ("ix_approvals_run_status", "ix_interactions_run_status", "ix_effects_run_status"):
         assert f"USING INDEX {index} (run_id=? AND status=?)" in text, text
     assert "TEMP B-TREE" not in text and "USING INDEX ix_runs_created" in text
 
@@ -85,8 +98,7 @@ def tied_runs(agent, clock):
     for i in range(24):
         if i % 8 == 0:
             clock.advance(10)
-        run = agent.runs.start(f"proj{i % 2}", ["deploy", "audit"][i % 3 == 0],
-                               agent=f"bot{i % 2}")
+        run = agent.runs.start(f"proj{i % 2}", ["deploy", "audit"][i % 3 == 0], agent=f"bot{i % 2}")
         for _ in range(i % 3):
             agent.runs.append_event(run.id, "note", {"i": i})
         if i % 5 == 0:
@@ -96,8 +108,9 @@ def tied_runs(agent, clock):
 
 
 def sort_value(run, sort: str) -> tuple:
-    return tuple(getattr(getattr(run, c.name), "value", getattr(run, c.name))
-                 for c in RUN_SORTS[sort])
+    return tuple(
+        getattr(getattr(run, c.name), "value", getattr(run, c.name)) for c in RUN_SORTS[sort]
+    )
 
 
 @pytest.mark.parametrize("sort", SORTS)

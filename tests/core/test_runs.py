@@ -75,12 +75,14 @@ def test_append_event_is_idempotent_by_event_id(agent, run, journal_path):
 
 
 @pytest.mark.parametrize("change", ["payload", "type", "run"])
-def test_append_event_same_id_other_content_conflicts(agent, run, start_run, journal_path,
-                                                      change):
+def test_append_event_same_id_other_content_conflicts(agent, run, start_run, journal_path, change):
     other_run = start_run()
     agent.runs.append_event(run.id, "step", {"i": 1}, event_id="evt-1")
-    args = {"payload": (run.id, "step", {"i": 2}), "type": (run.id, "other", {"i": 1}),
-            "run": (other_run.id, "step", {"i": 1})}[change]
+    args = {
+        "payload": (run.id, "step", {"i": 2}),
+        "type": (run.id, "other", {"i": 1}),
+        "run": (other_run.id, "step", {"i": 1}),
+    }[change]
     before = snapshot(journal_path)
     with pytest.raises(errors.IdempotencyConflict):
         agent.runs.append_event(*args, event_id="evt-1")
@@ -100,7 +102,8 @@ def test_batch_fails_whole_when_a_later_item_conflicts(agent, run, journal_path)
 
 
 def test_injected_fault_mid_write_leaves_nothing_and_next_write_works(
-        agent, operator, run, journal_path, monkeypatch, open_journal):
+    agent, operator, run, journal_path, monkeypatch, open_journal
+):
     """The fault hits after the run row and an event were written (inside request_cancel)."""
     current = agent.runs.get(run.id)
     before = snapshot(journal_path)
@@ -111,8 +114,9 @@ def test_injected_fault_mid_write_leaves_nothing_and_next_write_works(
     assert snapshot(journal_path) == before
     assert_no_open_transaction(operator)
     other = open_journal(Actor.operator("bob"), busy_timeout=0.2)
-    assert other.runs.request_cancel(run.id, "stop", expected_version=current.version) \
-        .cancel_requested
+    assert other.runs.request_cancel(
+        run.id, "stop", expected_version=current.version
+    ).cancel_requested
     operator.runs.append_event(run.id, "after", {})  # the failed journal writes again too
 
 
@@ -157,8 +161,9 @@ def test_sequences_stay_gapless_under_threads_and_connections(agent, open_journa
         except BaseException as err:  # noqa: BLE001 - pragma: no cover - reported below
             failures.append(err)
 
-    threads = [threading.Thread(target=worker, args=(j, n))
-               for n, j in enumerate([agent, second] * 3)]
+    threads = [
+        threading.Thread(target=worker, args=(j, n)) for n, j in enumerate([agent, second] * 3)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -178,14 +183,17 @@ def test_sequences_stay_gapless_under_threads_and_connections(agent, open_journa
 
 
 def test_tool_call_checkpoint_and_outcome_unknown(agent, run, journal_path):
-    call = agent.runs.record_tool_call(run.id, "http.post", {"url": "https://x"},
-                                       safety_class="external_side_effect",
-                                       idempotency_key="pay-1")
+    call = agent.runs.record_tool_call(
+        run.id,
+        "http.post",
+        {"url": "https://x"},
+        safety_class="external_side_effect",
+        idempotency_key="pay-1",
+    )
     assert call.status == ToolCallStatus.RUNNING and call.idempotency_key == "pay-1"
     done = agent.runs.finish_tool_call(call.id, "outcome_unknown", error="timeout")
     assert done.status == ToolCallStatus.OUTCOME_UNKNOWN and done.error == "timeout"
-    assert [t for _, t in events_of(journal_path, run.id)][-2:] == ["tool.called",
-                                                                    "tool.finished"]
+    assert [t for _, t in events_of(journal_path, run.id)][-2:] == ["tool.called", "tool.finished"]
     before = snapshot(journal_path)
     with pytest.raises(errors.InvalidTransition):
         agent.runs.finish_tool_call(call.id, "succeeded")
@@ -208,12 +216,19 @@ def test_tool_call_is_idempotent_by_id(agent, run, journal_path):
 def _status_steps(agent, operator, run_id):
     """Every status transition the API offers, in order."""
     yield "approval opens", lambda: agent.approvals.request(run_id, ACTION, reason="r")
-    yield "approval decided", lambda: operator.approvals.decide(
-        agent.approvals.for_run(run_id)[-1].id, True,
-        expected_version=agent.approvals.for_run(run_id)[-1].version)
+    yield (
+        "approval decided",
+        lambda: operator.approvals.decide(
+            agent.approvals.for_run(run_id)[-1].id,
+            True,
+            expected_version=agent.approvals.for_run(run_id)[-1].version,
+        ),
+    )
     yield "question opens", lambda: agent.questions.ask(run_id, "question", "why?")
-    yield "question withdrawn", lambda: agent.questions.withdraw(
-        agent.questions.for_run(run_id)[-1].id, "never mind")
+    yield (
+        "question withdrawn",
+        lambda: agent.questions.withdraw(agent.questions.for_run(run_id)[-1].id, "never mind"),
+    )
     yield "interrupted", lambda: agent.runs.interrupt(run_id, "crash")
     yield "new attempt", lambda: agent.runs.start_attempt(run_id, "retry")
     yield "waits", lambda: agent.runs.wait_for_user(run_id)
@@ -233,8 +248,18 @@ def test_run_status_changes_only_together_with_an_event(agent, operator, run, jo
             assert new_events, f"{label}: status moved without an event"
             seen.append(after.status)
         assert after.version == after.last_sequence, label
-    assert seen == ["running", "waiting_for_user", "running", "waiting_for_user", "running",
-                    "interrupted", "running", "waiting_for_user", "running", "completed"]
+    assert seen == [
+        "running",
+        "waiting_for_user",
+        "running",
+        "waiting_for_user",
+        "running",
+        "interrupted",
+        "running",
+        "waiting_for_user",
+        "running",
+        "completed",
+    ]
     assert all(e.run_version == e.sequence for e in agent.runs.events(run.id, limit=1000))
     assert verify(agent).ok
 
@@ -286,8 +311,7 @@ def test_ending_a_run_withdraws_its_open_items(agent, operator, run, end):
     with pytest.raises(errors.AlreadyDecided):
         operator.approvals.decide(approval.id, True, expected_version=approval.version)
     with pytest.raises(errors.AlreadyDecided):
-        operator.questions.answer(question.id, {"text": "x"},
-                                     expected_version=question.version)
+        operator.questions.answer(question.id, {"text": "x"}, expected_version=question.version)
     assert agent.runs.get(run.id).open_items == 0
 
 
@@ -303,18 +327,22 @@ def test_new_attempt_closes_the_previous_one(agent, run):
     assert agent.runs.get(run.id).error == "boom"
 
 
-def test_agent_finishes_an_attempt_and_the_next_one_keeps_its_status(agent, run,
-                                                                      journal_path):
+def test_agent_finishes_an_attempt_and_the_next_one_keeps_its_status(agent, run, journal_path):
     before = row_counts(journal_path)
     first = agent.runs.finish_attempt(run.id, "failed", "rate limited by the provider")
-    assert (first.number, first.status, first.error) == (1, "failed",
-                                                         "rate limited by the provider")
+    assert (first.number, first.status, first.error) == (
+        1,
+        "failed",
+        "rate limited by the provider",
+    )
     assert first.finished_at is not None
     changed = delta(before, row_counts(journal_path))
     assert set(changed) == {"events", "changes"} and changed["events"] == 1
     last = agent.runs.events(run.id, descending=True, limit=1)[0]
-    assert (last.type, last.payload) == ("attempt.finished", {
-        "attempt": 1, "status": "failed", "error": "rate limited by the provider"})
+    assert (last.type, last.payload) == (
+        "attempt.finished",
+        {"attempt": 1, "status": "failed", "error": "rate limited by the provider"},
+    )
     assert agent.runs.get(run.id).status == "running"  # the run itself goes on
     second = agent.runs.start_attempt(run.id, "retry after the rate limit")
     assert second.number == 2
@@ -323,7 +351,9 @@ def test_agent_finishes_an_attempt_and_the_next_one_keeps_its_status(agent, run,
     agent.runs.finish_attempt(run.id, "completed")
     agent.runs.complete(run.id)  # the finished attempt stays completed
     assert [(a.status, a.error) for a in agent.runs.attempts(run.id)] == [
-        ("failed", "rate limited by the provider"), ("completed", None)]
+        ("failed", "rate limited by the provider"),
+        ("completed", None),
+    ]
 
 
 def test_finish_attempt_replays_and_refusals_write_nothing(agent, run, journal_path):
@@ -355,20 +385,27 @@ def test_a_cancelled_runs_open_attempt_fails_with_the_cancel_reason(agent, run):
 def test_request_cancel_writes_event_and_audit_in_one_go(agent, operator, run, journal_path):
     current = agent.runs.get(run.id)
     before = row_counts(journal_path)
-    done = operator.runs.request_cancel(run.id, "wrong repo", expected_version=current.version,
-                                        request_id="rq-1")
+    done = operator.runs.request_cancel(
+        run.id, "wrong repo", expected_version=current.version, request_id="rq-1"
+    )
     assert done.cancel_requested and done.cancel_reason == "wrong repo"
     # changes: the decision's, the audit row's and the run's (its row changed; that row also
     # stands for the event: no 'event' row beside it, store issue 24)
-    assert delta(before, row_counts(journal_path)) == {"events": 1, "audit": 1, "decisions": 1,
-                                                       "changes": 3}
+    assert delta(before, row_counts(journal_path)) == {
+        "events": 1,
+        "audit": 1,
+        "decisions": 1,
+        "changes": 3,
+    }
     replay = row_counts(journal_path)
-    operator.runs.request_cancel(run.id, "wrong repo", expected_version=current.version,
-                                 request_id="rq-1")
+    operator.runs.request_cancel(
+        run.id, "wrong repo", expected_version=current.version, request_id="rq-1"
+    )
     assert row_counts(journal_path) == replay
     with pytest.raises(errors.IdempotencyConflict):
-        operator.runs.request_cancel(run.id, "other", expected_version=done.version,
-                                     request_id="rq-1")
+        operator.runs.request_cancel(
+            run.id, "other", expected_version=done.version, request_id="rq-1"
+        )
     assert agent.runs.cancel(run.id, "operator asked").status == "cancelled"
 
 
@@ -429,12 +466,15 @@ def test_request_cancel_records_where_it_was_asked(agent, operator, run, start_r
     from proctor.core.audit import timeline as tl
 
     other = start_run()
-    operator.runs.request_cancel(run.id, "wrong repo", source="cli",
-                                 expected_version=operator.runs.get(run.id).version)
-    operator.runs.request_cancel(other.id, "superseded",
-                                 expected_version=operator.runs.get(other.id).version)
-    cancels = {e.entity_id: e for e in tl.list_audit(operator).items
-               if e.action == "run.cancel_requested"}
+    operator.runs.request_cancel(
+        run.id, "wrong repo", source="cli", expected_version=operator.runs.get(run.id).version
+    )
+    operator.runs.request_cancel(
+        other.id, "superseded", expected_version=operator.runs.get(other.id).version
+    )
+    cancels = {
+        e.entity_id: e for e in tl.list_audit(operator).items if e.action == "run.cancel_requested"
+    }
     assert cancels[run.id].source == "cli" and cancels[other.id].source == "desk"
     decision = [d for d in tl.run_decisions(operator, run.id) if d.target_kind == "run"]
     assert len(decision) == 1 and decision[0].actor == "operator:alice"

@@ -16,19 +16,36 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from proctor.core.decisions.keys import OperatorKey
 from proctor.core.decisions.signing import canonical_bytes, verify_bytes
 
-DOC = json.loads((Path(__file__).parents[2] / "docs" / "signed-decisions-vectors.json")
-                 .read_text(encoding="utf-8"))
-FIELDS = {"proctor_signed", "kind", "journal_id", "record_id", "target_kind", "target_id",
-          "target_version", "subject_digest", "edited_action_digest", "content", "reason",
-          "operator", "key_id", "signed_at"}
+DOC = json.loads(
+    (Path(__file__).parents[2] / "docs" / "signed-decisions-vectors.json").read_text(
+        encoding="utf-8"
+    )
+)
+FIELDS = {
+    "proctor_signed",
+    "kind",
+    "journal_id",
+    "record_id",
+    "target_kind",
+    "target_id",
+    "target_version",
+    "subject_digest",
+    "edited_action_digest",
+    "content",
+    "reason",
+    "operator",
+    "key_id",
+    "signed_at",
+}
 
 
 def test_the_vectors_key_id_is_sha256_of_the_raw_public_key():
     key = DOC["key"]
     raw = base64.b64decode(key["public_key"].removeprefix("ed25519:"))
     assert hashlib.sha256(raw).hexdigest()[:32] == key["key_id"]
-    assert OperatorKey.from_seed("x", bytes.fromhex(key["seed_hex"])).public_key == \
-        key["public_key"]
+    assert (
+        OperatorKey.from_seed("x", bytes.fromhex(key["seed_hex"])).public_key == key["public_key"]
+    )
 
 
 @pytest.mark.parametrize("vector", DOC["vectors"], ids=lambda v: v["name"])

@@ -26,11 +26,19 @@ def test_rows_read_like_result_rows_with_booleans_converted(agent, run):
 
 def test_none_in_a_where_means_is_null(agent, run):
     approval = agent.approvals.request(run.id, ACTION, reason="r")
-    changed = in_write(agent, lambda c: update_where(
-        c, s.approvals, {"snoozed_until": 5.0}, id=approval.id, consumed_at=None))
+    changed = in_write(
+        agent,
+        lambda c: update_where(
+            c, s.approvals, {"snoozed_until": 5.0}, id=approval.id, consumed_at=None
+        ),
+    )
     assert changed == 1  # "consumed_at = NULL" would match nothing
-    assert in_write(agent, lambda c: row_where(
-        c, s.approvals, id=approval.id, decided_at=None)).snoozed_until == 5.0
+    assert (
+        in_write(
+            agent, lambda c: row_where(c, s.approvals, id=approval.id, decided_at=None)
+        ).snoozed_until
+        == 5.0
+    )
 
 
 def test_driver_errors_come_back_as_sqlalchemy_errors(agent, run):
@@ -46,9 +54,11 @@ def test_a_recorder_sees_every_statement_and_the_results_do_not_change(agent, op
     seen: list[str] = []
 
     def record(conn, cursor, statement, *_args):  # SQLAlchemy event signature
-        seen.append(statement.split()[0].upper() + " " + statement.split()[2]
-                    if statement.lstrip().upper().startswith("INSERT") else
-                    statement.split()[0].upper())
+        seen.append(
+            statement.split()[0].upper() + " " + statement.split()[2]
+            if statement.lstrip().upper().startswith("INSERT")
+            else statement.split()[0].upper()
+        )
 
     event.listen(agent._writer, "before_cursor_execute", record)
     try:
@@ -71,13 +81,16 @@ def test_a_row_read_with_its_parent_reads_like_two_row_wheres(agent, run):
     agent.effects.reserve("orphan", tool="t", action=None)
 
     def read(c):
-        return (row_and_parent(c, s.effects, s.runs, "run_id", key="k"),
-                row_and_parent(c, s.effects, s.runs, "run_id", key="orphan"),
-                row_and_parent(c, s.effects, s.runs, "run_id", key="missing"),
-                parent_and_row(c, s.runs, run.id, s.effects, key="k"),
-                parent_and_row(c, s.runs, run.id, s.effects, key="missing"),
-                parent_and_row(c, s.runs, "run_missing", s.effects, key="k"),
-                row_where(c, s.effects, key="k"), row_where(c, s.runs, id=run.id))
+        return (
+            row_and_parent(c, s.effects, s.runs, "run_id", key="k"),
+            row_and_parent(c, s.effects, s.runs, "run_id", key="orphan"),
+            row_and_parent(c, s.effects, s.runs, "run_id", key="missing"),
+            parent_and_row(c, s.runs, run.id, s.effects, key="k"),
+            parent_and_row(c, s.runs, run.id, s.effects, key="missing"),
+            parent_and_row(c, s.runs, "run_missing", s.effects, key="k"),
+            row_where(c, s.effects, key="k"),
+            row_where(c, s.runs, id=run.id),
+        )
 
     seen: list[str] = []
 
@@ -88,8 +101,9 @@ def test_a_row_read_with_its_parent_reads_like_two_row_wheres(agent, run):
         if listening:
             event.listen(agent._writer, "before_cursor_execute", record)
         try:
-            (effect, head), orphan, missing, beside, alone, no_run, plain, plain_run = \
-                in_write(agent, read)
+            (effect, head), orphan, missing, beside, alone, no_run, plain, plain_run = in_write(
+                agent, read
+            )
         finally:
             if listening:
                 event.remove(agent._writer, "before_cursor_execute", record)
@@ -111,10 +125,14 @@ def test_the_joined_reads_compile_for_postgresql():
     from proctor.core.storage.sql import _beside_parent, _where_keys, _with_parent
 
     pg = postgresql.dialect()
-    joined = str(_with_parent(s.effects, s.runs, "run_id", _where_keys({"key": "k"}))
-                 .compile(dialect=pg))
-    beside = str(_beside_parent(s.runs, s.approvals, _where_keys(
-        {"request_key": "r", "consumed_at": None})).compile(dialect=pg))
+    joined = str(
+        _with_parent(s.effects, s.runs, "run_id", _where_keys({"key": "k"})).compile(dialect=pg)
+    )
+    beside = str(
+        _beside_parent(
+            s.runs, s.approvals, _where_keys({"request_key": "r", "consumed_at": None})
+        ).compile(dialect=pg)
+    )
     for text in (joined, beside):
         assert "LEFT OUTER JOIN" in text and "?" not in text and "%(" in text
     assert "approvals.consumed_at IS NULL" in beside

@@ -66,23 +66,35 @@ def sent(journal: Journal, call: Callable[[], Any]) -> tuple[Any, int]:
 def test_the_effect_lifecycle_sends_no_more_statements_than_counted(agent, run):
     fx = agent.effects
     action = {"tool": "http.post", "args": {"url": "https://x.test/orders", "n": 1}}
-    _, reserve = sent(agent, lambda: fx.reserve("k1", tool="http.post", run_id=run.id,
-                                                 action=action, lease_seconds=60))
+    _, reserve = sent(
+        agent,
+        lambda: fx.reserve("k1", tool="http.post", run_id=run.id, action=action, lease_seconds=60),
+    )
     _, begin = sent(agent, lambda: fx.begin("k1"))
     _, commit = sent(agent, lambda: fx.commit("k1", {"status": 201}, external_id="ord-1"))
-    assert reserve <= COUNTS["effects.reserve"] and begin <= COUNTS["effects.begin"] \
+    assert (
+        reserve <= COUNTS["effects.reserve"]
+        and begin <= COUNTS["effects.begin"]
         and commit <= COUNTS["effects.commit"]
+    )
 
 
 @SQLITE_COUNTS
 def test_the_approval_cycle_sends_no_more_statements_than_counted(agent, operator, run):
     action = {"tool": "orders.send", "args": {"to": "supplier", "amount": 12}}
-    approval, request = sent(agent, lambda: agent.approvals.request(
-        run.id, action, reason="send the order"))
-    _, decide = sent(operator, lambda: operator.approvals.decide(
-        approval.id, True, expected_version=approval.version))
-    _, consume = sent(agent, lambda: agent.approvals.consume_and_reserve(
-        approval.id, approval.action_digest, "order-1", lease_seconds=60))
+    approval, request = sent(
+        agent, lambda: agent.approvals.request(run.id, action, reason="send the order")
+    )
+    _, decide = sent(
+        operator,
+        lambda: operator.approvals.decide(approval.id, True, expected_version=approval.version),
+    )
+    _, consume = sent(
+        agent,
+        lambda: agent.approvals.consume_and_reserve(
+            approval.id, approval.action_digest, "order-1", lease_seconds=60
+        ),
+    )
     assert request <= COUNTS["approvals.request"]
     assert decide <= COUNTS["approvals.decide"]
     assert consume <= COUNTS["approvals.consume_and_reserve"]
@@ -92,8 +104,9 @@ def test_the_approval_cycle_sends_no_more_statements_than_counted(agent, operato
 def test_decide_reads_the_approval_and_its_run_once(agent, operator, run):
     approval = agent.approvals.request(run.id, {"tool": "x", "args": {}}, reason="r")
     with counting(operator) as seen:
-        operator.approvals.decide(approval.id, False, expected_version=approval.version,
-                                  reason="no")
+        operator.approvals.decide(
+            approval.id, False, expected_version=approval.version, reason="no"
+        )
     selects = [" ".join(s.split()) for s in seen if s.lstrip().upper().startswith("SELECT")]
     assert sum("FROM approvals" in s and "count(" not in s for s in selects) == 1
     assert sum("runs.last_digest" in s for s in selects) == 1  # the run head, read once
@@ -111,12 +124,15 @@ def test_consume_and_reserve_appends_its_events_in_one_statement(agent, operator
 
 
 @SQLITE_COUNTS
-def test_an_event_append_and_a_memory_replace_send_no_more_statements_than_counted(
-        agent, run):
+def test_an_event_append_and_a_memory_replace_send_no_more_statements_than_counted(agent, run):
     _, append = sent(agent, lambda: agent.runs.append_event(run.id, "tool.output", {"n": 1}))
     entry = agent.memory.add("project", "proj", "fact", "initial", run_id=run.id)
-    _, replace = sent(agent, lambda: agent.memory.replace(
-        entry.id, "changed", expected_version=entry.version, reason="r", run_id=run.id))
+    _, replace = sent(
+        agent,
+        lambda: agent.memory.replace(
+            entry.id, "changed", expected_version=entry.version, reason="r", run_id=run.id
+        ),
+    )
     assert append <= COUNTS["runs.append_event"]
     assert replace <= COUNTS["memory.replace"]
 
@@ -148,8 +164,13 @@ def test_a_value_a_read_gives_back_otherwise_is_read_back(agent, run):
     """SQLite stores a number sent for a text column as its text: the write returns that
     text (read back), as a read does, not the number it sent."""
     fx = agent.effects
-    reserved = fx.reserve("k", tool=123, run_id=run.id, action=None,  # type: ignore[arg-type]
-                          owner=7)  # type: ignore[arg-type]
+    reserved = fx.reserve(
+        "k",
+        tool=123,
+        run_id=run.id,
+        action=None,  # type: ignore[arg-type]
+        owner=7,
+    )  # type: ignore[arg-type]
     same(reserved, fx.get("k"))
     assert reserved.tool == "123" and reserved.lease_owner == "7"
     same(fx.begin("k", owner="7"), fx.get("k"))
@@ -157,32 +178,57 @@ def test_a_value_a_read_gives_back_otherwise_is_read_back(agent, run):
 
 def test_an_approval_a_write_returns_is_the_one_a_read_returns(agent, operator, run):
     origin = {"runtime": "mcp", "process": "p", "pid": 5}
-    first = agent.approvals.request(run.id, {"tool": "x", "args": {"k": [1]}}, reason="r",
-                                    expires_in=600, origin=origin)
+    first = agent.approvals.request(
+        run.id, {"tool": "x", "args": {"k": [1]}}, reason="r", expires_in=600, origin=origin
+    )
     same(first, agent.approvals.get(first.id))
-    same(operator.approvals.decide(first.id, True, expected_version=first.version),
-         agent.approvals.get(first.id))
+    same(
+        operator.approvals.decide(first.id, True, expected_version=first.version),
+        agent.approvals.get(first.id),
+    )
     second = agent.approvals.request(run.id, {"tool": "x", "args": {}}, reason="r")
     same(agent.approvals.withdraw(second.id, "not needed"), agent.approvals.get(second.id))
-    third = agent.approvals.request(run.id, {"tool": "x", "args": {"v": 1}}, reason="r",
-                                    input_schema={"type": "object"})
-    edited = operator.approvals.approve_edited(third.id, {"tool": "x", "args": {"v": 2}},
-                                               expected_version=third.version)
+    third = agent.approvals.request(
+        run.id, {"tool": "x", "args": {"v": 1}}, reason="r", input_schema={"type": "object"}
+    )
+    edited = operator.approvals.approve_edited(
+        third.id, {"tool": "x", "args": {"v": 2}}, expected_version=third.version
+    )
     same(edited, agent.approvals.get(third.id))
     effect = agent.approvals.consume_and_reserve(third.id, edited.approved_digest, "e1")
     same(effect, agent.effects.get("e1"))
-    again = agent.approvals.request(run.id, {"tool": "x", "args": {"k": [1]}}, reason="r",
-                                    expires_in=600, origin=origin, request_key="rk")
+    again = agent.approvals.request(
+        run.id,
+        {"tool": "x", "args": {"k": [1]}},
+        reason="r",
+        expires_in=600,
+        origin=origin,
+        request_key="rk",
+    )
     same(again, agent.approvals.get(again.id))
-    same(agent.approvals.request(run.id, {"tool": "x", "args": {"k": [1]}}, reason="r",
-                                 expires_in=600, origin=origin, request_key="rk"),
-         agent.approvals.get(again.id))  # the same request again: what was filed
+    same(
+        agent.approvals.request(
+            run.id,
+            {"tool": "x", "args": {"k": [1]}},
+            reason="r",
+            expires_in=600,
+            origin=origin,
+            request_key="rk",
+        ),
+        agent.approvals.get(again.id),
+    )  # the same request again: what was filed
 
 
 def test_a_memory_entry_a_write_returns_is_the_one_a_read_returns(agent, operator, run):
     entry = agent.memory.add("project", "proj", "fact", "initial", run_id=run.id)
-    replaced = agent.memory.replace(entry.id, "changed", expected_version=entry.version,
-                                    title="new title", reason="r", run_id=run.id)
+    replaced = agent.memory.replace(
+        entry.id,
+        "changed",
+        expected_version=entry.version,
+        title="new title",
+        reason="r",
+        run_id=run.id,
+    )
     same(replaced, agent.memory.get(entry.id))
     pinned = operator.memory.pin(entry.id, expected_version=replaced.version)
     same(pinned, agent.memory.get(entry.id))
@@ -206,8 +252,11 @@ def test_an_effect_step_reads_its_row_and_run_head_in_one_statement(agent, run):
         selects = [s for s in seen if s.lstrip().upper().startswith("SELECT")]
         assert len(selects) == 1 and "runs.last_digest" in selects[0]
     events = agent.runs.events(run.id, limit=100)
-    assert [e.type for e in events][-3:] == ["effect.reserved", "effect.started",
-                                             "effect.committed"]
+    assert [e.type for e in events][-3:] == [
+        "effect.reserved",
+        "effect.started",
+        "effect.committed",
+    ]
     assert verify(agent).ok
 
 

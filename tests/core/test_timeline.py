@@ -39,8 +39,10 @@ def test_list_runs_sorts_filters_and_pages(agent, operator, clock):
     assert rest.next_cursor is None
     newest = tl.list_runs(operator, tl.RunQuery())
     assert [r.id for r in newest.items] == ids[::-1]
-    assert [r.title for r in tl.list_runs(operator, tl.RunQuery(text="A-")).items] == \
-        ["a-other", "a-run"]
+    assert [r.title for r in tl.list_runs(operator, tl.RunQuery(text="A-")).items] == [
+        "a-other",
+        "a-run",
+    ]
     by_id = tl.list_runs(operator, tl.RunQuery(text=ids[2][-8:])).items
     assert [r.id for r in by_id] == [ids[2]]
     assert {r.project for r in tl.list_runs(operator, tl.RunQuery(project="p")).items} == {"p"}
@@ -60,8 +62,9 @@ def test_event_reads(busy_run, operator, clock):
     seqs = tl.event_sequences(operator, run.id, ["tool.called", "note"])
     assert len(seqs) == 3 and seqs == sorted(seqs)
     assert tl.sequence_at(operator, run.id, 0) == 1
-    assert tl.sequence_at(operator, run.id, clock.t + 100) == \
-        operator.runs.get(run.id).last_sequence
+    assert (
+        tl.sequence_at(operator, run.id, clock.t + 100) == operator.runs.get(run.id).last_sequence
+    )
     middle = tl.sequence_at(operator, run.id, run.created_at + 10)
     event = operator.runs.events(run.id, after=middle - 1, limit=1)[0]
     before = operator.runs.events(run.id, after=middle - 2, limit=1)[0]
@@ -87,8 +90,10 @@ def test_event_density_counts_every_event(busy_run, operator):
 def test_open_items_are_the_runs_inbox_rows(busy_run, operator):
     run, _call, approval, question = busy_run
     items = tl.open_items(operator, run.id)
-    assert [(i.kind, i.id) for i in items] == [(InboxKind.APPROVAL, approval.id),
-                                              (InboxKind.QUESTION, question.id)]
+    assert [(i.kind, i.id) for i in items] == [
+        (InboxKind.APPROVAL, approval.id),
+        (InboxKind.QUESTION, question.id),
+    ]
     assert all(i.run_id == run.id for i in items)
 
 
@@ -129,8 +134,10 @@ def test_chain_status_names_the_tampered_sequence(busy_run, operator, journal_pa
     assert tl.chain_status(operator, run.id).ok
     with raw(journal_path) as conn:
         drop_immutability_triggers(conn)
-        conn.execute("UPDATE events SET payload = '{\"n\":999}' WHERE run_id = ? "
-                     "AND sequence = 42", (run.id,))
+        conn.execute(
+            "UPDATE events SET payload = '{\"n\":999}' WHERE run_id = ? AND sequence = 42",
+            (run.id,),
+        )
     status = tl.chain_status(operator, run.id)
     assert not status.ok and status.broken_sequence == 42
     assert status.checked_events == 41 and status.missing_triggers
@@ -139,12 +146,15 @@ def test_chain_status_names_the_tampered_sequence(busy_run, operator, journal_pa
 def test_audit_search_filters_and_facets(busy_run, operator):
     run, _call, approval, _q = busy_run
     operator.approvals.decide(approval.id, True, expected_version=1, reason="looks fine")
-    operator.runs.request_cancel(run.id, "taking too long",
-                                 expected_version=operator.runs.get(run.id).version)
-    assert [a.action for a in tl.list_audit(operator, text="TOO LONG").items] == \
-        ["run.cancel_requested"]
-    assert [a.action for a in tl.list_audit(operator, action_prefix="approval.").items] == \
-        ["approval.approved"]
+    operator.runs.request_cancel(
+        run.id, "taking too long", expected_version=operator.runs.get(run.id).version
+    )
+    assert [a.action for a in tl.list_audit(operator, text="TOO LONG").items] == [
+        "run.cancel_requested"
+    ]
+    assert [a.action for a in tl.list_audit(operator, action_prefix="approval.").items] == [
+        "approval.approved"
+    ]
     page = tl.list_audit(operator, limit=1)
     older = tl.list_audit(operator, before=int(page.next_cursor), limit=5)
     assert older.items[0].sequence == page.items[0].sequence - 1

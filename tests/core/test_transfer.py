@@ -27,8 +27,17 @@ from proctor.core.ops.transfer import (
 
 from .helpers import raw, row_counts
 
-TABLES = ("runs", "attempts", "events", "tool_calls", "approvals", "interactions",
-          "decisions", "effects", "receipts")
+TABLES = (
+    "runs",
+    "attempts",
+    "events",
+    "tool_calls",
+    "approvals",
+    "interactions",
+    "decisions",
+    "effects",
+    "receipts",
+)
 
 
 @pytest.fixture
@@ -57,13 +66,16 @@ def rows_of(path, run_id: str) -> dict[str, list[tuple]]:
     with raw(path) as conn:
         for table in TABLES:
             key = "id" if table == "runs" else "run_id"
-            out[table] = sorted(conn.execute(
-                f'SELECT * FROM "{table}" WHERE {key} = ?', (run_id,)).fetchall(), key=repr)
+            out[table] = sorted(
+                conn.execute(f'SELECT * FROM "{table}" WHERE {key} = ?', (run_id,)).fetchall(),
+                key=repr,
+            )
     return out
 
 
-def test_json_round_trip_reproduces_every_row_and_digest(operator, busy, journal_path, fresh,
-                                                         tmp_path):
+def test_json_round_trip_reproduces_every_row_and_digest(
+    operator, busy, journal_path, fresh, tmp_path
+):
     for run_id in busy["runs"]:
         out = tmp_path / f"{run_id}.json"
         with out.open("w", encoding="utf-8") as f:
@@ -78,8 +90,9 @@ def test_json_round_trip_reproduces_every_row_and_digest(operator, busy, journal
     assert {a.entity_id for a in imported} == set(busy["runs"])
 
 
-def test_an_export_from_before_effect_digests_still_imports_and_verifies(operator, busy,
-                                                                        journal_path, fresh):
+def test_an_export_from_before_effect_digests_still_imports_and_verifies(
+    operator, busy, journal_path, fresh
+):
     """A bundle written before 0005 has no ``effects.action_digest``: it is made from the
     action the effect carries, and the imported run verifies as the original does."""
     run_id = busy["runs"][0]  # consumed an approval into effect fx-1
@@ -128,8 +141,11 @@ def test_jsonl_events_alone_rebuild_the_run(operator, busy, journal_path, fresh,
     assert copied["events"] == original["events"]
     assert copied["runs"] == original["runs"]
     theirs, ours = fresh.runs.get(run_id), operator.runs.get(run_id)
-    assert (theirs.status, theirs.finished_at, theirs.last_sequence) == \
-        (ours.status, ours.finished_at, ours.last_sequence)
+    assert (theirs.status, theirs.finished_at, theirs.last_sequence) == (
+        ours.status,
+        ours.finished_at,
+        ours.last_sequence,
+    )
 
 
 def test_the_ops_export_jsonl_is_importable(busy, journal_path, fresh, tmp_path, capsys):
@@ -200,8 +216,7 @@ def test_cli_import_round_trip(busy, journal_path, tmp_path, template_journal, c
     shutil.copy2(template_journal, target)
     run_id = busy["runs"][2]
     out = tmp_path / "run.json"
-    assert cli_main(["export-run", run_id, "--journal", str(journal_path),
-                     "-o", str(out)]) == 0
+    assert cli_main(["export-run", run_id, "--journal", str(journal_path), "-o", str(out)]) == 0
     assert cli_main(["import", str(out), "--journal", str(target), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["run_id"] == run_id and result["verify"]["ok"]
@@ -211,16 +226,18 @@ def test_cli_import_round_trip(busy, journal_path, tmp_path, template_journal, c
 
 
 def test_runs_csv_follows_the_filter_and_guards_formulas(agent, operator, tmp_path):
-    agent.runs.start("csvproj", "=HYPERLINK(\"http://x\")")
+    agent.runs.start("csvproj", '=HYPERLINK("http://x")')
     agent.runs.start("csvproj", "plain title")
     from proctor.core.audit.timeline import RunQuery
 
     buf = io.StringIO()
-    assert write_runs_csv(operator, RunQuery(project="csvproj", sort="title",
-                                             descending=False), buf) == 2
+    assert (
+        write_runs_csv(operator, RunQuery(project="csvproj", sort="title", descending=False), buf)
+        == 2
+    )
     rows = list(csv.reader(io.StringIO(buf.getvalue())))
     assert rows[0] == list(RUN_CSV)
-    assert [r[1] for r in rows[1:]] == ["'=HYPERLINK(\"http://x\")", "plain title"]
+    assert [r[1] for r in rows[1:]] == ['\'=HYPERLINK("http://x")', "plain title"]
 
 
 def test_audit_csv_has_every_entry_newest_first(operator, busy):
@@ -234,16 +251,18 @@ def test_audit_csv_has_every_entry_newest_first(operator, busy):
 
 def test_audit_csv_says_where_each_decision_was_made(agent, operator, clock):
     run = agent.runs.start("srcproj", "sources")
-    asked = agent.approvals.request(run.id, {"tool": "mail.send", "args": {"to": "a@b"}},
-                                    reason="notify")
+    asked = agent.approvals.request(
+        run.id, {"tool": "mail.send", "args": {"to": "a@b"}}, reason="notify"
+    )
     operator.approvals.decide(asked.id, True, expected_version=1, source="cli")
     agent.approvals.consume_and_reserve(asked.id, asked.action_digest, "fx-src", owner="w")
     agent.effects.begin("fx-src", owner="w")
     agent.effects.mark_ambiguous("fx-src", "provider timed out", owner="w")
     # same clock tick on purpose: the agent's entry is not paired with the operator's decision
     effect = operator.effects.get("fx-src")
-    operator.effects.resolve("fx-src", "committed", reason="seen in the outbox",
-                             expected_version=effect.version)
+    operator.effects.resolve(
+        "fx-src", "committed", reason="seen in the outbox", expected_version=effect.version
+    )
     buf = io.StringIO()
     write_audit_csv(operator, buf, run_id=run.id)
     rows = list(csv.DictReader(io.StringIO(buf.getvalue())))
@@ -253,9 +272,9 @@ def test_audit_csv_says_where_each_decision_was_made(agent, operator, clock):
     assert source["effect.ambiguous"] == ""  # recovery writes no decision row
 
 
-def test_jsonl_rebuilds_attempts_the_agent_finished_and_a_cancel(agent, operator, fresh,
-                                                                  journal_path, clock,
-                                                                  tmp_path):
+def test_jsonl_rebuilds_attempts_the_agent_finished_and_a_cancel(
+    agent, operator, fresh, journal_path, clock, tmp_path
+):
     run = agent.runs.start("attempts", "finished attempts")
     clock.advance(1)
     agent.runs.finish_attempt(run.id, "failed", "rate limited")

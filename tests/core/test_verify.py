@@ -54,8 +54,7 @@ def test_schema_protects_every_evidence_table():
 
 
 @pytest.mark.parametrize("table", EVIDENCE)
-@pytest.mark.parametrize("sql", ["UPDATE {t} SET created_at = created_at + 1",
-                                 "DELETE FROM {t}"])
+@pytest.mark.parametrize("sql", ["UPDATE {t} SET created_at = created_at + 1", "DELETE FROM {t}"])
 def test_evidence_rows_cannot_be_changed_by_raw_sql(busy, journal_path, table, sql):
     before = row_counts(journal_path)
     with raw(journal_path) as conn, pytest.raises(sqlite3.DatabaseError, match="immutable"):
@@ -69,7 +68,8 @@ def test_missing_triggers_are_reported(agent, busy, journal_path):
     report = verify(agent)
     assert not report.ok
     assert [(p.what, p.where) for p in report.problems] == [
-        ("trigger missing", "trg_events_no_update")]
+        ("trigger missing", "trg_events_no_update")
+    ]
 
 
 def tamper(journal_path, sql, *params):
@@ -81,8 +81,12 @@ def tamper(journal_path, sql, *params):
 def test_tampered_event_names_the_first_broken_link(agent, busy, journal_path):
     run_id = busy["runs"][1]
     for seq in (5, 3):  # two edits; verify must name the earlier one
-        tamper(journal_path, "UPDATE events SET payload = '{\"n\":99}' "
-               "WHERE run_id = ? AND sequence = ?", run_id, seq)
+        tamper(
+            journal_path,
+            "UPDATE events SET payload = '{\"n\":99}' WHERE run_id = ? AND sequence = ?",
+            run_id,
+            seq,
+        )
     restore_triggers(agent)
     report = verify(agent)
     assert not report.ok
@@ -106,7 +110,8 @@ def test_tampered_audit_row_breaks_the_audit_chain(agent, busy, journal_path):
     restore_triggers(agent)
     report = verify(agent)
     assert [(p.what, p.where.split(" (")[0]) for p in report.problems] == [
-        ("audit chain broken", "audit #2")]
+        ("audit chain broken", "audit #2")
+    ]
 
 
 def test_truncated_history_no_longer_matches_the_run_head(agent, busy, journal_path):
@@ -121,6 +126,9 @@ def test_truncated_history_no_longer_matches_the_run_head(agent, busy, journal_p
 def test_verify_one_run(agent, busy):
     report = verify(agent, run_id=busy["runs"][0])
     assert report.ok and report.checked_runs == 1 and report.checked_audit == 0
-    n = agent.read(lambda c: c.execute(text("SELECT COUNT(*) FROM events WHERE run_id = :r"),
-                                       {"r": busy["runs"][0]}).scalar())
+    n = agent.read(
+        lambda c: c.execute(
+            text("SELECT COUNT(*) FROM events WHERE run_id = :r"), {"r": busy["runs"][0]}
+        ).scalar()
+    )
     assert report.checked_events == n

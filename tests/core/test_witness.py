@@ -33,8 +33,9 @@ except errors.ProctorError as err:
 
 
 def agent(path: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", AGENT, str(path)], capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", AGENT, str(path)], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0 and out.stderr == "", out.stderr
     return json.loads(out.stdout)
 
@@ -133,16 +134,20 @@ def test_another_journal_at_the_same_path_is_not_judged_by_the_old_witness(tmp_p
 
 
 def test_an_unreadable_witness_is_ignored(journal_path):
-    for junk in ("", "{", "[1, 2]", json.dumps({"proctor_head_witness": 1}),
-                 json.dumps({"proctor_head_witness": 1, "change_seq": "x", "seen_at": 0}),
-                 "\x00\xff"):
+    for junk in (
+        "",
+        "{",
+        "[1, 2]",
+        json.dumps({"proctor_head_witness": 1}),
+        json.dumps({"proctor_head_witness": 1, "change_seq": "x", "seen_at": 0}),
+        "\x00\xff",
+    ):
         witness_path(journal_path).write_text(junk, encoding="latin-1")
         with Journal.open(journal_path, actor="dana") as j:
             assert j.lost_tail is None
 
 
-def test_an_agent_opening_after_the_wal_was_deleted_gets_a_disk_io_error_sentence(
-        journal_path):
+def test_an_agent_opening_after_the_wal_was_deleted_gets_a_disk_io_error_sentence(journal_path):
     desk = Journal.open(journal_path, actor="dana")  # still holds the journal open
     try:
         desk.changes.latest()

@@ -23,8 +23,11 @@ def reader(open_journal):
 
 def stored(reader, since: int, until: int | None = None) -> list[dict]:
     """The change rows after ``since`` (up to ``until``) as the other connection reads them."""
-    return [c.model_dump() for c in reader.changes.since(since).changes
-            if until is None or c.seq <= until]
+    return [
+        c.model_dump()
+        for c in reader.changes.since(since).changes
+        if until is None or c.seq <= until
+    ]
 
 
 def dumped(changes: ChangeSet) -> list[dict]:
@@ -46,7 +49,8 @@ def test_a_write_returns_exactly_the_change_rows_its_transaction_committed(agent
 
 
 def test_a_service_call_keeps_its_result_and_hands_its_change_set_to_on_commit(
-        agent, operator, run, reader):
+    agent, operator, run, reader
+):
     seen: list[ChangeSet] = []
     agent.on_commit = seen.append
     operator.on_commit = seen.append
@@ -56,14 +60,14 @@ def test_a_service_call_keeps_its_result_and_hands_its_change_set_to_on_commit(
     decided = operator.approvals.decide(approval.id, True, expected_version=approval.version)
     assert isinstance(approval, Approval) and isinstance(decided, Approval)
     assert decided.status == "approved"
-    assert [dumped(cs) for cs in seen] == [stored(reader, before, middle),
-                                           stored(reader, middle)]
+    assert [dumped(cs) for cs in seen] == [stored(reader, before, middle), stored(reader, middle)]
     assert approval.id in seen[0].ids(ChangeKind.APPROVAL)
     assert approval.id in seen[1].ids(ChangeKind.APPROVAL)
 
 
 def test_another_threads_write_between_commit_and_return_stays_out_of_this_calls_set(
-        agent, run, start_run, reader):
+    agent, run, start_run, reader
+):
     """The first write's commit hands over its set, then waits while a second thread's
     write commits: what the first write returns is still its own rows alone."""
     other_run = start_run()
@@ -81,8 +85,9 @@ def test_another_threads_write_between_commit_and_return_stays_out_of_this_calls
 
     def other() -> None:
         assert committed.wait(10)
-        theirs.append(agent.write_changes(
-            lambda tx: tx.run_event(other_run.id, "note", {"who": "other"}))[1])
+        theirs.append(
+            agent.write_changes(lambda tx: tx.run_event(other_run.id, "note", {"who": "other"}))[1]
+        )
         other_done.set()
 
     elsewhere = threading.Thread(target=other)
@@ -104,8 +109,9 @@ def test_writes_on_many_threads_at_once_each_get_their_own_rows(agent, start_run
     def writes(run_id: str) -> None:
         start.wait(10)
         for i in range(10):
-            got[run_id].append(agent.write_changes(
-                lambda tx, i=i: tx.run_event(run_id, "note", {"i": i}))[1])
+            got[run_id].append(
+                agent.write_changes(lambda tx, i=i: tx.run_event(run_id, "note", {"i": i}))[1]
+            )
 
     threads = [threading.Thread(target=writes, args=(r.id,)) for r in runs]
     for t in threads:
@@ -114,8 +120,9 @@ def test_writes_on_many_threads_at_once_each_get_their_own_rows(agent, start_run
         t.join(30)
     for run_id, sets in got.items():
         assert len(sets) == 10 and all(cs.run_ids() == {run_id} for cs in sets)
-    every = sorted((c for sets in got.values() for cs in sets for c in dumped(cs)),
-                   key=lambda c: c["seq"])
+    every = sorted(
+        (c for sets in got.values() for cs in sets for c in dumped(cs)), key=lambda c: c["seq"]
+    )
     assert every == stored(reader, before)
     assert sorted((c for _, cs in heard for c in dumped(cs)), key=lambda c: c["seq"]) == every
 
@@ -140,8 +147,7 @@ def test_a_failed_write_reports_no_changes(agent, operator, run, reader):
     assert changes == ChangeSet(since=0, until=0, changes=[]) and seen == []
 
 
-def test_a_write_that_raises_after_its_commit_hands_over_the_rows_it_committed(
-        agent, run, reader):
+def test_a_write_that_raises_after_its_commit_hands_over_the_rows_it_committed(agent, run, reader):
     seen: list[ChangeSet] = []
     agent.on_commit = seen.append
     before = reader.changes.latest()
@@ -161,8 +167,8 @@ def test_a_replayed_request_reports_no_new_changes(agent, operator, run, reader)
     seen: list[ChangeSet] = []
     operator.on_commit = seen.append
     decide = lambda: operator.approvals.decide(  # noqa: E731 - the same request twice
-        approval.id, False, expected_version=approval.version, reason="no",
-        request_id="req-1")
+        approval.id, False, expected_version=approval.version, reason="no", request_id="req-1"
+    )
     first = decide()
     assert len(seen) == 1 and approval.id in seen[0].ids(ChangeKind.APPROVAL)
     after = reader.changes.latest()
@@ -182,8 +188,9 @@ def test_a_large_write_is_numbered_in_order_across_statements(agent, run, reader
             tx.changed(ChangeKind.AUDIT, f"aud_{i:04d}", run.id)
 
     _, changes = agent.write_changes(write)
-    assert [c.entity_id for c in changes.changes] == [f"aud_{i:04d}"
-                                                      for i in range(NUMBERED_ROWS + 7)]
+    assert [c.entity_id for c in changes.changes] == [
+        f"aud_{i:04d}" for i in range(NUMBERED_ROWS + 7)
+    ]
     assert dumped(changes) == stored(reader, before)
 
 

@@ -32,20 +32,23 @@ def main() -> int:
     action = {"tool": a.tool, "args": json.loads(a.args)}
     ids = []
     for n in range(a.count):
-        approval = j.approvals.request(run.id, {**action, "n": n}, reason=a.reason,
-                                       expires_in=a.expires)
+        approval = j.approvals.request(
+            run.id, {**action, "n": n}, reason=a.reason, expires_in=a.expires
+        )
         ids.append(approval)
         print(f"REQUESTED {approval.id}", flush=True)
     deadline = time.monotonic() + a.wait
     for approval in ids:
-        done = j.approvals.wait(approval.id, timeout=max(0.1, deadline - time.monotonic()),
-                                poll=0.02)
+        done = j.approvals.wait(
+            approval.id, timeout=max(0.1, deadline - time.monotonic()), poll=0.02
+        )
         reason = (done.decision_reason or "").replace("\n", " ")
         print(f"STATUS {done.id} {done.status.value} {done.decided_by} {reason}", flush=True)
         if done.status == ApprovalStatus.APPROVED:
             try:
-                effect = j.approvals.consume_and_reserve(done.id, approval.action_digest,
-                                                         f"effect:{done.id}")
+                effect = j.approvals.consume_and_reserve(
+                    done.id, approval.action_digest, f"effect:{done.id}"
+                )
                 print(f"CONSUMED {done.id} {effect.status.value}", flush=True)
             except errors.ProctorError as exc:
                 print(f"REFUSED {done.id} {type(exc).__name__}", flush=True)

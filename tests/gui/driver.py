@@ -63,8 +63,10 @@ class Desk:
         def shown() -> bool:
             current = detail.current()
             entity = current.entity if current is not None else None
-            return entity is not None and \
-                getattr(entity, "id", getattr(entity, "key", None)) == item_id
+            return (
+                entity is not None
+                and getattr(entity, "id", getattr(entity, "key", None)) == item_id
+            )
 
         self.qtbot.waitUntil(shown, timeout=WAIT_MS)
         if presented:
@@ -95,8 +97,9 @@ class Desk:
         """Select the effect ``key`` on the Effects page and wait for its detail."""
         page = self.window.effects
         page.table.setCurrentIndex(page.model.index(self.wait_row(page.model, key), 0))
-        self.qtbot.waitUntil(lambda: page.effect() is not None and page.effect().key == key,
-                             timeout=WAIT_MS)
+        self.qtbot.waitUntil(
+            lambda: page.effect() is not None and page.effect().key == key, timeout=WAIT_MS
+        )
         return page.effect()
 
     def open_memory_entry(self, entry_id: str, *, click: bool = False) -> Any:
@@ -109,8 +112,10 @@ class Desk:
             self.click_row(page.table, row)
         else:
             page.table.setCurrentIndex(page.model.index(row, 0))
-        self.qtbot.waitUntil(lambda: page.entry.data is not None
-                             and page.entry.data.entry.id == entry_id, timeout=WAIT_MS)
+        self.qtbot.waitUntil(
+            lambda: page.entry.data is not None and page.entry.data.entry.id == entry_id,
+            timeout=WAIT_MS,
+        )
         wait_presented(self.qtbot)
         return page.entry
 
@@ -118,16 +123,17 @@ class Desk:
         """The Memory page's review of conflict ``item_id`` (clicked), presented."""
         page = self.window.memory
         self.click_row(page.conflicts_table, self.wait_row(page.conflicts, item_id))
-        self.qtbot.waitUntil(lambda: page.review.data is not None
-                             and page.review.data.item.id == item_id, timeout=WAIT_MS)
+        self.qtbot.waitUntil(
+            lambda: page.review.data is not None and page.review.data.item.id == item_id,
+            timeout=WAIT_MS,
+        )
         wait_presented(self.qtbot)
         return page.review
 
     # ------------------------------------------------------------ waiting
     def settle(self) -> None:
         """Wait until no store call is queued or running."""
-        self.qtbot.waitUntil(lambda: self.window.services.runner.pending() == 0,
-                             timeout=WAIT_MS)
+        self.qtbot.waitUntil(lambda: self.window.services.runner.pending() == 0, timeout=WAIT_MS)
 
     def watcher_settled(self) -> None:
         """Wait until the change feed's watcher has no read or poll in flight."""

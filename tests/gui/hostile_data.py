@@ -10,7 +10,7 @@ def blob(seed: int, size: int, *, width: int | None = None) -> str:
     """``size`` characters of base64 (one line, or lines of ``width``)."""
     text = base64.b64encode(random.Random(seed).randbytes(size * 3 // 4 + 3)).decode()[:size]
     if width:
-        text = "\n".join(text[n:n + width] for n in range(0, len(text), width))
+        text = "\n".join(text[n : n + width] for n in range(0, len(text), width))
     return text
 
 
@@ -19,8 +19,10 @@ def yaml_like(seed: int, size: int) -> str:
     rng = random.Random(seed)
     out: list[str] = []
     while sum(map(len, out)) < size:
-        out.append(f"  - name: service{rng.randint(0, 40)}\n    replicas: {rng.randint(1, 9)}\n"
-                   f"    enabled: {rng.choice(['true', 'false'])}\n    tags: [a, b, c]\n")
+        out.append(
+            f"  - name: service{rng.randint(0, 40)}\n    replicas: {rng.randint(1, 9)}\n"
+            f"    enabled: {rng.choice(['true', 'false'])}\n    tags: [a, b, c]\n"
+        )
     return "".join(out)[:size]
 
 

@@ -34,14 +34,18 @@ HOSTILE = "".join(TAGS) + f" {RLO}exe.txt {ESC}[31mRED{ESC}[0m"
 MARKERS = ("<b>", "<img", "<a href", "&lt;b&gt;", "onerror", "evil.invalid", RLO, ESC)
 # Characters no widget may show raw: bidi overrides and isolates, C0 and C1 controls.
 CONTROLS = "\u2066iso\u2069 \u2067r\u2068 \x07bell \x9bcsi \x08"
-RAW = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-                + "".join(map(chr, range(0x20))).replace("\n", "").replace("\t", "")
-                + "".join(map(chr, range(0x7f, 0xa0))))
+RAW = frozenset(
+    "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    + "".join(map(chr, range(0x20))).replace("\n", "").replace("\t", "")
+    + "".join(map(chr, range(0x7F, 0xA0)))
+)
 
 
 def raw_controls(text: str) -> str:
     """The characters of ``text`` that should have been shown escaped."""
     return "".join(sorted({c for c in text if c in RAW}))
+
+
 MODEL_ROWS = 200  # rows per model inspected (models are paged; the hostile rows come first)
 
 
@@ -120,8 +124,9 @@ def widget_problems(widget: QWidget) -> list[str]:
     if isinstance(widget, QTextEdit):
         html = widget.document().toHtml()
         if is_agent_text(widget.toPlainText()) or is_agent_text(html):
-            problems += [f"{where} document: {p}" for p in rendered_problems(html)
-                         if p in ("link", "image")]
+            problems += [
+                f"{where} document: {p}" for p in rendered_problems(html) if p in ("link", "image")
+            ]
     if isinstance(widget, QTabBar):
         for i in range(widget.count()):
             problems += tooltip_problems(f"{where} tab {i} tooltip", widget.tabToolTip(i))
@@ -129,20 +134,24 @@ def widget_problems(widget: QWidget) -> list[str]:
         for index in model_indexes(widget.model()):
             tip = index.data(Qt.ItemDataRole.ToolTipRole)
             if isinstance(tip, str):
-                problems += tooltip_problems(f"{where} cell {index.row()},{index.column()} "
-                                             "tooltip", tip)
+                problems += tooltip_problems(
+                    f"{where} cell {index.row()},{index.column()} tooltip", tip
+                )
             shown = index.data(Qt.ItemDataRole.DisplayRole)
             if shown is not None and not isinstance(shown, str | int | float):
-                problems.append(f"{where} cell {index.row()},{index.column()}: "
-                                f"display data is {type(shown).__name__}")
+                problems.append(
+                    f"{where} cell {index.row()},{index.column()}: "
+                    f"display data is {type(shown).__name__}"
+                )
     for action in widget.actions():
         problems += action_problems(action)
     return problems
 
 
 def action_problems(action: QAction) -> list[str]:
-    return tooltip_problems(f"action {action.objectName() or action.text()} tooltip",
-                            action.toolTip())
+    return tooltip_problems(
+        f"action {action.objectName() or action.text()} tooltip", action.toolTip()
+    )
 
 
 def window_problems(window: QWidget) -> list[str]:
@@ -181,9 +190,11 @@ def displayed_texts(window: QWidget) -> Iterator[tuple[str, str]]:
                         yield f"{describe(widget)} bar tooltip", item.toolTip()
             if isinstance(widget, QAbstractItemView) and widget.model() is not None:
                 for index in model_indexes(widget.model()):
-                    for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
-                                 Qt.ItemDataRole.AccessibleTextRole):
+                    for role in (
+                        Qt.ItemDataRole.DisplayRole,
+                        Qt.ItemDataRole.ToolTipRole,
+                        Qt.ItemDataRole.AccessibleTextRole,
+                    ):
                         value = index.data(role)
                         if isinstance(value, str):
-                            yield f"{describe(widget)} cell {index.row()},{index.column()}", \
-                                value
+                            yield f"{describe(widget)} cell {index.row()},{index.column()}", value

@@ -69,8 +69,9 @@ def test_help_about_shows_them_and_copies_them(qtbot, populated, open_desk, log_
     dialog.close()
 
 
-def test_open_log_folder_hands_the_folder_to_the_platform(populated, open_desk, log_folder,
-                                                          monkeypatch):
+def test_open_log_folder_hands_the_folder_to_the_platform(
+    populated, open_desk, log_folder, monkeypatch
+):
     path, _ = populated
     window = open_desk(path)
     opened = []
@@ -92,8 +93,9 @@ def test_the_log_goes_to_the_platform_folder_and_rotates(log_folder, monkeypatch
         assert path.stat().st_size <= 4000
         backups = sorted(p.name for p in log_folder.glob("desk.log*"))
         assert (log_folder / ".__desk.lock").exists()  # rotation is shared by desk processes
-        assert backups == ["desk.log"] + [f"desk.log.{n}" for n in
-                                          range(1, logging_setup.BACKUPS + 1)]
+        assert backups == ["desk.log"] + [
+            f"desk.log.{n}" for n in range(1, logging_setup.BACKUPS + 1)
+        ]
         assert "line 199 of the log" in path.read_text(encoding="utf-8")
     finally:
         logging_setup.stop_logging()
@@ -104,8 +106,7 @@ def test_default_log_folder_is_the_platform_one(monkeypatch):
     import platformdirs
 
     monkeypatch.delenv("PROCTOR_LOG_DIR", raising=False)
-    assert logging_setup.log_dir() == Path(platformdirs.user_log_dir("proctor",
-                                                                     appauthor=False))
+    assert logging_setup.log_dir() == Path(platformdirs.user_log_dir("proctor", appauthor=False))
 
 
 def test_qt_messages_land_in_the_log(log_folder, qt_handler):

@@ -11,8 +11,9 @@ from proctor.gui.shell.app import DeskApp
 from .conftest import WAIT_MS
 
 
-def test_desk_app_opens_journals_and_swaps_windows(qtbot, populated, tmp_path, settings,
-                                                   monkeypatch):
+def test_desk_app_opens_journals_and_swaps_windows(
+    qtbot, populated, tmp_path, settings, monkeypatch
+):
     path, _ = populated
     other = tmp_path / "other.db"
     Journal.open(other).close()
@@ -42,8 +43,9 @@ def test_desk_app_opens_journals_and_swaps_windows(qtbot, populated, tmp_path, s
         desk.shutdown()
 
 
-def test_unexpected_errors_are_logged_and_shown_with_details(qtbot, populated, open_desk,
-                                                             monkeypatch, caplog):
+def test_unexpected_errors_are_logged_and_shown_with_details(
+    qtbot, populated, open_desk, monkeypatch, caplog
+):
     path, _ = populated
     window = open_desk(path)
     shown = []

@@ -15,8 +15,9 @@ def test_open_passes_read_only_and_operator(tmp_path, monkeypatch):
     path = tmp_path / "j.db"
     Journal.open(path).close()
     seen = {}
-    monkeypatch.setattr("proctor.gui.shell.app.run_desk",
-                        lambda p, **kw: seen.update(path=p, **kw) or 0)
+    monkeypatch.setattr(
+        "proctor.gui.shell.app.run_desk", lambda p, **kw: seen.update(path=p, **kw) or 0
+    )
     assert cli.main(["open", str(path), "--read-only", "--as", "carol"]) == 0
     assert seen == {"path": path, "read_only": True, "operator": "carol", "old_schema": "ask"}
     assert cli.main(["open", str(path), "--migrate"]) == 0
@@ -38,8 +39,7 @@ def run_count(path) -> int:
         journal.close()
 
 
-def test_demo_opens_the_window_first_and_fills_the_journal_behind_it(tmp_path, monkeypatch,
-                                                                     qtbot):
+def test_demo_opens_the_window_first_and_fills_the_journal_behind_it(tmp_path, monkeypatch, qtbot):
     """The window is on screen while the journal still has no run; a child process fills it
     (progress in the status bar); the agents start only when it is full and stop when the
     desk ends."""
@@ -65,8 +65,9 @@ def test_demo_opens_the_window_first_and_fills_the_journal_behind_it(tmp_path, m
         assert not FakeAgents.stopped  # the agents run while the desk is open
         return 0
 
-    monkeypatch.setattr("proctor.sim.agents.start_agents",
-                        lambda path, **kw: started.append(kw) or FakeAgents())
+    monkeypatch.setattr(
+        "proctor.sim.agents.start_agents", lambda path, **kw: started.append(kw) or FakeAgents()
+    )
     monkeypatch.setattr("proctor.gui.shell.app.run_desk", run_desk)
     argv = ["demo", "--dir", str(tmp_path), "--agents", "2", "--seed", "5"]
     assert cli.main(argv) == 0
@@ -107,17 +108,20 @@ def test_demo_makes_its_agents_trust_the_operators_key(tmp_path, monkeypatch):
 
     monkeypatch.setenv("PROCTOR_KEYS_DIR", str(tmp_path / "keys"))
     seen = {}
-    monkeypatch.setattr("proctor.gui.shell.app.run_desk",
-                        lambda path, **kw: seen.update(operator=kw["operator"]) or 0)
+    monkeypatch.setattr(
+        "proctor.gui.shell.app.run_desk",
+        lambda path, **kw: seen.update(operator=kw["operator"]) or 0,
+    )
     assert cli.main(["demo", "--dir", str(tmp_path), "--as", "dora"]) == 0
     [trust_path] = list(tmp_path.glob("*/trusted-operators.json"))
     key = KeyStore(tmp_path / "keys").load("dora")
     assert seen["operator"] == "dora"
     assert list(Trust.load(trust_path).keys) == [key.key_id]
     assert json.loads(trust_path.read_text())["operators"][0]["name"] == "dora"
-    monkeypatch.setattr("proctor.sim.agents.start_agents",
-                        lambda path, **kw: seen.update(kw) or FakeAgents())
-    cmd_desk.start_demo_agents(tmp_path / "j.db", argparse.Namespace(agents=1, rate=1.0, seed=0),
-                               trust_path)
+    monkeypatch.setattr(
+        "proctor.sim.agents.start_agents", lambda path, **kw: seen.update(kw) or FakeAgents()
+    )
+    cmd_desk.start_demo_agents(
+        tmp_path / "j.db", argparse.Namespace(agents=1, rate=1.0, seed=0), trust_path
+    )
     assert seen["trust"] == trust_path
-

@@ -27,8 +27,9 @@ TARGET = ServerTarget("db.example.org", 6432, "proctor", "dana", "require")
 
 def test_a_target_makes_the_url_and_a_label_without_the_password():
     url = TARGET.url("s3cr@t:/x")
-    assert url == ("postgresql+psycopg://dana:s3cr%40t%3A%2Fx@db.example.org:6432/proctor"
-                   "?sslmode=require")
+    assert url == (
+        "postgresql+psycopg://dana:s3cr%40t%3A%2Fx@db.example.org:6432/proctor?sslmode=require"
+    )
     assert "s3cr" not in TARGET.label() and TARGET.label().startswith("postgresql://dana@")
     parsed, password = ServerTarget.parse(url)
     assert parsed == TARGET and password == "s3cr@t:/x"
@@ -37,18 +38,31 @@ def test_a_target_makes_the_url_and_a_label_without_the_password():
     assert is_server(TARGET.label()) and not is_server("/home/dana/journal.db")
 
 
-@pytest.mark.parametrize("text", ["http://h/db", "postgresql:///db", "postgresql://u@h/",
-                                  "postgresql://u@h:99999/db", "postgresql://@h/db",
-                                  "postgresql://u@h/db?sslmode=sometimes"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "http://h/db",
+        "postgresql:///db",
+        "postgresql://u@h/",
+        "postgresql://u@h:99999/db",
+        "postgresql://@h/db",
+        "postgresql://u@h/db?sslmode=sometimes",
+    ],
+)
 def test_a_url_that_names_no_server_journal_is_refused_with_a_sentence(text):
     with pytest.raises(ValueError) as err:  # noqa: PT011 - the parser raises plain ValueError; the message is checked after
         ServerTarget.parse(text)
     assert str(err.value).endswith(".") or "postgresql://" in str(err.value)
 
 
-@pytest.mark.parametrize("text", ["postgresql://alice:pa/ss@db.example.org:5432/proctor",
-                                  "postgresql://alice:p@ss@db.example.org:5432/proctor",
-                                  "postgresql://alice:pa#ss@db.example.org:5432/proctor"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "postgresql://alice:pa/ss@db.example.org:5432/proctor",
+        "postgresql://alice:p@ss@db.example.org:5432/proctor",
+        "postgresql://alice:pa#ss@db.example.org:5432/proctor",
+    ],
+)
 def test_a_password_the_url_did_not_encode_is_never_shown(text):
     """A "/", "@" or "#" in a password breaks the URL: what the refusal says, and what the
     field shows, keeps the password out of sight."""
@@ -77,8 +91,12 @@ def test_enter_on_a_pasted_url_connects_with_its_password_and_shows_none(qtbot):
 
 
 def fill(qtbot, dialog: ConnectDialog, target: ServerTarget, password: str = "") -> None:
-    for field, value in ((dialog.host, target.host), (dialog.database, target.database),
-                         (dialog.user, target.user), (dialog.password, password)):
+    for field, value in (
+        (dialog.host, target.host),
+        (dialog.database, target.database),
+        (dialog.user, target.user),
+        (dialog.password, password),
+    ):
         field.clear()
         qtbot.keyClicks(field, value)
     dialog.port.setValue(target.port)
@@ -159,9 +177,13 @@ def test_recent_servers_refuse_a_label_with_a_password(settings):
     assert settings.recent_servers() == [TARGET.label()]
 
 
-def test_file_menu_connect_asks_and_the_desk_opens_the_server(qtbot, populated, settings,
-                                                              keyring_backend,  # noqa: F811
-                                                              monkeypatch):
+def test_file_menu_connect_asks_and_the_desk_opens_the_server(
+    qtbot,
+    populated,
+    settings,
+    keyring_backend,  # noqa: F811
+    monkeypatch,
+):
     """File ▸ Connect to server runs the real dialog; what it returns goes to DeskApp.open
     (the same path as a file), here to a server nobody listens on: a sentence, and the
     desk over the file stays as it was."""
@@ -178,8 +200,9 @@ def test_file_menu_connect_asks_and_the_desk_opens_the_server(qtbot, populated, 
         action = window.registry.action("app.connect")
         assert action.text().startswith("Connect to server")
         with qtbot.waitSignal(desk.open_failed, timeout=WAIT_MS):
-            when_dialog(lambda dialog: (fill(qtbot, dialog, nobody, "pw"),
-                                        dialog.connect_button.click()))
+            when_dialog(
+                lambda dialog: (fill(qtbot, dialog, nobody, "pw"), dialog.connect_button.click())
+            )
             action.trigger()
         [(_parent, _title, text, _details)] = shown
         assert "pw" not in text and "pw@" not in _details
@@ -194,9 +217,13 @@ def test_file_menu_connect_asks_and_the_desk_opens_the_server(qtbot, populated, 
 
 def when_dialog(act) -> None:
     """Run ``act(dialog)`` on the Connect dialog once it is up (it runs its own loop)."""
+
     def poll() -> None:
-        found = [w for w in QApplication.topLevelWidgets()
-                 if isinstance(w, ConnectDialog) and w.isVisible()]
+        found = [
+            w
+            for w in QApplication.topLevelWidgets()
+            if isinstance(w, ConnectDialog) and w.isVisible()
+        ]
         if found:
             act(found[0])
         else:
@@ -213,8 +240,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_file_open_recent_lists_server_connections_without_passwords(qtbot, populated,
-                                                                     open_desk, settings):
+def test_file_open_recent_lists_server_connections_without_passwords(
+    qtbot, populated, open_desk, settings
+):
     path, _ = populated
     settings.add_recent(path)
     settings.add_recent_server(TARGET.label())
@@ -246,8 +274,14 @@ def test_a_pasted_verify_full_url_keeps_its_ca_and_connects_over_tls(qtbot, pg_s
     assert dialog.ca_file.text() == str(pg_server.ca_file)
     assert ServerTarget.parse(target.label())[0] == target
     with Journal.open(target.url(password), actor=Actor.operator("alice")) as journal:
-        assert journal.read(lambda c: c.exec_driver_sql(
-            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").scalar()) is True
+        assert (
+            journal.read(
+                lambda c: c.exec_driver_sql(
+                    "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"
+                ).scalar()
+            )
+            is True
+        )
 
 
 def test_a_plaintext_keyring_is_no_keyring():

@@ -24,8 +24,11 @@ from .forms.test_forms_agents import MemoryKeyring
 from .forms.test_forms_agents import keyring_backend as keyring_fixture
 from .inbox.test_inbox_flow import press, select
 
-team, team_logins, keyring_backend = team_fixtures.team, team_fixtures.team_logins, \
-    keyring_fixture  # the fixtures
+team, team_logins, keyring_backend = (
+    team_fixtures.team,
+    team_fixtures.team_logins,
+    keyring_fixture,
+)  # the fixtures
 
 
 @pytest.fixture
@@ -37,9 +40,9 @@ def desk(settings):
     app.shutdown()
 
 
-def test_the_desk_connects_and_decides_what_an_agent_login_filed(qtbot, team, desk, settings,
-                                                                 keyring_backend, agents,
-                                                                 tmp_path):
+def test_the_desk_connects_and_decides_what_an_agent_login_filed(
+    qtbot, team, desk, settings, keyring_backend, agents, tmp_path
+):
     memory = keyring_backend(MemoryKeyring())
     target = ServerTarget("127.0.0.1", team.server.port, team.database, "op_dana", "disable")
     with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
@@ -70,33 +73,40 @@ def test_the_desk_connects_and_decides_what_an_agent_login_filed(qtbot, team, de
 
 
 @pytest.mark.parametrize("what", ["password", "database", "empty"])
-def test_a_bad_connection_is_a_sentence_and_nothing_opens(qtbot, team, desk, settings,
-                                                          keyring_backend, monkeypatch, what):
+def test_a_bad_connection_is_a_sentence_and_nothing_opens(
+    qtbot, team, desk, settings, keyring_backend, monkeypatch, what
+):
     keyring_backend(MemoryKeyring())
     shown = []
     monkeypatch.setattr(ErrorDialog, "ask", lambda *a: shown.append(a))
     monkeypatch.setattr(desk.app, "exit", lambda code=0: None)
     database = {"database": "no_such_db", "empty": team.server.empty_database()}.get(
-        what, team.database)
+        what, team.database
+    )
     target = ServerTarget("127.0.0.1", team.server.port, database, "op_dana", "disable")
     with qtbot.waitSignal(desk.open_failed, timeout=WAIT_MS):
         desk.open(target, password="x9-not-it" if what == "password" else team_fixtures.PASSWORD)
     [(_parent, _title, text, details)] = shown
     where = f"127.0.0.1:{team.server.port}"
-    assert text == {
-        "password": "The server refused the password for user op_dana (wrong or missing "
-                    "password). Connect again with the right password.",
-        "database": f"There is no database no_such_db on {where}. Check the name, or have "
-                    "it created (createdb) and prepared with `proctor team init`.",
-        "empty": f"The database {database} on {where} holds no journal yet. Prepare it with "
-                 "`proctor team init`, or move a journal file there with `proctor "
-                 "migrate-to`."}[what]
+    assert (
+        text
+        == {
+            "password": "The server refused the password for user op_dana (wrong or missing "
+            "password). Connect again with the right password.",
+            "database": f"There is no database no_such_db on {where}. Check the name, or have "
+            "it created (createdb) and prepared with `proctor team init`.",
+            "empty": f"The database {database} on {where} holds no journal yet. Prepare it with "
+            "`proctor team init`, or move a journal file there with `proctor "
+            "migrate-to`.",
+        }[what]
+    )
     assert "x9-not-it" not in text + details
     assert desk.window is None and settings.recent_servers() == []
 
 
-def test_a_newer_schema_on_the_server_is_a_sentence(qtbot, pg_server, pg_url, desk,
-                                                    keyring_backend, monkeypatch):
+def test_a_newer_schema_on_the_server_is_a_sentence(
+    qtbot, pg_server, pg_url, desk, keyring_backend, monkeypatch
+):
     import psycopg
     from sqlalchemy.engine import make_url
 
@@ -115,8 +125,9 @@ def test_a_newer_schema_on_the_server_is_a_sentence(qtbot, pg_server, pg_url, de
     assert url.password not in text + details and desk.window is None
 
 
-def test_two_desks_deciding_the_same_item_get_one_winner(qtbot, team, settings, tmp_path,
-                                                         keyring_backend):
+def test_two_desks_deciding_the_same_item_get_one_winner(
+    qtbot, team, settings, tmp_path, keyring_backend
+):
     """Two desks (two operator logins, as on two machines) show the same request; the one
     that decides first wins; the other, deciding what it still shows (its live refresh held
     back, so it has not heard yet), is told it was already decided and by whom — and the
@@ -126,22 +137,24 @@ def test_two_desks_deciding_the_same_item_get_one_winner(qtbot, team, settings, 
     from proctor.gui.infra.settings import DeskSettings
 
     keyring_backend(MemoryKeyring())
-    other_settings = DeskSettings(QSettings(str(tmp_path / "desk2.ini"),
-                                            QSettings.Format.IniFormat))
-    desks = [DeskApp(QApplication.instance(), s, None, strict=True)
-             for s in (settings, other_settings)]
+    other_settings = DeskSettings(
+        QSettings(str(tmp_path / "desk2.ini"), QSettings.Format.IniFormat)
+    )
+    desks = [
+        DeskApp(QApplication.instance(), s, None, strict=True) for s in (settings, other_settings)
+    ]
     try:
         windows = []
         for desk, login in zip(desks, ("op_dana", "op_eli"), strict=True):
-            target = ServerTarget("127.0.0.1", team.server.port, team.database, login,
-                                  "disable")
+            target = ServerTarget("127.0.0.1", team.server.port, team.database, login, "disable")
             with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
                 desk.open(target, password=team_fixtures.PASSWORD)
             windows.append(desk.window)
         with team.journal("agent_a", Actor.agent("builder")) as agent:
             run = agent.runs.start("proj", "contended")
-            approval = agent.approvals.request(run.id, {"tool": "deploy", "args": {}},
-                                               reason="both see it")
+            approval = agent.approvals.request(
+                run.id, {"tool": "deploy", "args": {}}, reason="both see it"
+            )
             first, second = windows
             for window in windows:
                 select(qtbot, window, approval.id)
@@ -151,11 +164,18 @@ def test_two_desks_deciding_the_same_item_get_one_winner(qtbot, team, settings, 
                 settled(qtbot, window)
                 press(qtbot, window, Qt.Key.Key_A)
                 if window is first:
-                    qtbot.waitUntil(lambda: agent.approvals.get(approval.id).status
-                                    == "approved", timeout=WAIT_MS)
+                    qtbot.waitUntil(
+                        lambda: agent.approvals.get(approval.id).status == "approved",
+                        timeout=WAIT_MS,
+                    )
             detail = second.inbox.detail.current()
-            qtbot.waitUntil(lambda: "already" in second.notice.text() + (
-                detail.message.text() if detail is not None else ""), timeout=WAIT_MS)
+            qtbot.waitUntil(
+                lambda: (
+                    "already"
+                    in second.notice.text() + (detail.message.text() if detail is not None else "")
+                ),
+                timeout=WAIT_MS,
+            )
             said = second.notice.text() + (detail.message.text() if detail else "")
             assert "operator:op_dana" in said
             decided = agent.approvals.get(approval.id)
@@ -167,8 +187,9 @@ def test_two_desks_deciding_the_same_item_get_one_winner(qtbot, team, settings, 
             desk.shutdown()
 
 
-def test_preferences_name_does_not_change_who_decides_on_a_server(qtbot, team, desk, settings,
-                                                                  keyring_backend):
+def test_preferences_name_does_not_change_who_decides_on_a_server(
+    qtbot, team, desk, settings, keyring_backend
+):
     from dataclasses import replace
 
     from proctor.gui.shell.preferences import prefs_from

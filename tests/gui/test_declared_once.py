@@ -20,10 +20,19 @@ def test_one_spec_makes_the_menu_entry_toolbar_button_key_icon_and_handler(qtbot
     host = QWidget()
     qtbot.addWidget(host)
     registry, ran, allowed = ActionRegistry(host), [], [True]
-    registry.register(ActionSpec("demo.hello", "Say hello", "Demo", "Greets",
-                                 handler=lambda: ran.append("hello"),
-                                 enabled=lambda: allowed[0], shortcut="Ctrl+Shift+H",
-                                 icon="action-about", toolbar=True))
+    registry.register(
+        ActionSpec(
+            "demo.hello",
+            "Say hello",
+            "Demo",
+            "Greets",
+            handler=lambda: ran.append("hello"),
+            enabled=lambda: allowed[0],
+            shortcut="Ctrl+Shift+H",
+            icon="action-about",
+            toolbar=True,
+        )
+    )
     bar, toolbar = QMenuBar(host), QToolBar(host)
     menus = registry.build_menus(bar, {"Demo": []})
     registry.build_toolbar(toolbar)
@@ -41,22 +50,25 @@ def test_the_effects_open_run_command_is_declared_once(qtbot, journal_path, open
     window, page = effects_page(open_desk, journal_path)
     select(qtbot, page, "mail:1")
     registry = window.registry
-    menu = window.menuBar().findChild(type(window.menuBar().actions()[0].menu()),
-                                      "menu.effects")
+    menu = window.menuBar().findChild(type(window.menuBar().actions()[0].menu()), "menu.effects")
     assert registry.action("effects.open_run") in menu.actions()
     assert not registry.action("effects.open_run").icon().isNull()
     help_dialog = ShortcutHelp(registry, window)
     qtbot.addWidget(help_dialog)
-    keys = {help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
-            for r in range(help_dialog.model.rowCount())}
+    keys = {
+        help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
+        for r in range(help_dialog.model.rowCount())
+    }
     assert keys["Open the effect's run"] == "O"
     found = palette(qtbot, window, "effect's run")
     assert listed(found) == {"Open the effect's run": True}
     found.close()
     run_id = page.effect().run_id
     key(qtbot, window, page.table, Qt.Key.Key_O)
-    qtbot.waitUntil(lambda: window.current_page_id() == "runs"
-                    and window.runs.detail.run_id == run_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.current_page_id() == "runs" and window.runs.detail.run_id == run_id,
+        timeout=WAIT_MS,
+    )
     assert not registry.action("effects.open_run").isEnabled()  # off the Effects page
 
 
@@ -66,12 +78,27 @@ def test_a_button_is_built_from_its_command(qtbot):
     host = QWidget()
     qtbot.addWidget(host)
     registry, ran, state = ActionRegistry(host), [], {"on": False, "deleted": False}
-    registry.register(ActionSpec("demo.remove", "Remove", "Demo", handler=lambda: ran.append("rm"),
-                                 enabled=lambda: state["on"], button="Re&move",
-                                 visible=lambda: not state["deleted"]))
-    registry.register(ActionSpec("demo.restore", "Restore", "Demo",
-                                 handler=lambda: ran.append("restore"), button="Res&tore",
-                                 visible=lambda: state["deleted"]))
+    registry.register(
+        ActionSpec(
+            "demo.remove",
+            "Remove",
+            "Demo",
+            handler=lambda: ran.append("rm"),
+            enabled=lambda: state["on"],
+            button="Re&move",
+            visible=lambda: not state["deleted"],
+        )
+    )
+    registry.register(
+        ActionSpec(
+            "demo.restore",
+            "Restore",
+            "Demo",
+            handler=lambda: ran.append("restore"),
+            button="Res&tore",
+            visible=lambda: state["deleted"],
+        )
+    )
     button = registry.button(("demo.remove", "demo.restore"), host)
     host.show()
     assert button.text() == "Re&move" and not button.isEnabled()
@@ -113,15 +140,21 @@ def test_copy_the_item_id_is_one_declaration(qtbot, populated, open_desk):
     assert registry.action("inbox.copy_id") in menu.actions()
     help_dialog = ShortcutHelp(registry, window)
     qtbot.addWidget(help_dialog)
-    keys = {help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
-            for r in range(help_dialog.model.rowCount())}
+    keys = {
+        help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
+        for r in range(help_dialog.model.rowCount())
+    }
     assert keys["Copy the item's id"] == "Ctrl+Shift+C"
     Desk(qtbot, window).open_inbox_item(f"approval:{ids['approval']}")
     QGuiApplication.clipboard().clear()
-    key(qtbot, window, window.inbox.table, Qt.Key.Key_C,
-        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
-    qtbot.waitUntil(lambda: QGuiApplication.clipboard().text() == ids["approval"],
-                    timeout=WAIT_MS)
+    key(
+        qtbot,
+        window,
+        window.inbox.table,
+        Qt.Key.Key_C,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    qtbot.waitUntil(lambda: QGuiApplication.clipboard().text() == ids["approval"], timeout=WAIT_MS)
     found = palette(qtbot, window, "item's id")
     assert listed(found) == {"Copy the item's id": True}
     found.close()
@@ -139,4 +172,5 @@ def test_a_runs_header_cancel_and_export_are_their_commands(qtbot, populated, op
     assert detail.cancel_button.action_id == "runs.cancel"
     assert detail.cancel_button.isEnabled() == registry.action("runs.cancel").isEnabled()
     assert detail.export_button.menu().actions() == [
-        registry.action(i) for i in ("runs.export_json", "runs.export_jsonl", "runs.copy")]
+        registry.action(i) for i in ("runs.export_json", "runs.export_jsonl", "runs.copy")
+    ]

@@ -44,14 +44,19 @@ def test_registry_has_no_duplicate_shortcuts_and_builds_every_menu(qtbot, popula
     path, _ = populated
     window = open_desk(path)
     assert window.registry.duplicates() == {}
-    in_menus = {a.objectName() for menu in window.menuBar().findChildren(type(
-        window.recent_menu)) for a in menu.actions()}
+    in_menus = {
+        a.objectName()
+        for menu in window.menuBar().findChildren(type(window.recent_menu))
+        for a in menu.actions()
+    }
     for spec in window.registry.specs():
         assert spec.id in in_menus, spec.id
     help_dialog = ShortcutHelp(window.registry, window)
     qtbot.addWidget(help_dialog)
-    rows = {help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
-            for r in range(help_dialog.model.rowCount())}
+    rows = {
+        help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
+        for r in range(help_dialog.model.rowCount())
+    }
     assert rows["Approve"] == "A or Ctrl+Return"
     assert rows["Command palette…"] == "Ctrl+K"
 
@@ -138,7 +143,8 @@ def test_own_decision_moves_to_the_next_item(qtbot, populated, open_desk):
     assert window.inbox.pinned is None
     current = window.inbox.current_item()
     assert current is not None and window.inbox.table.currentIndex().row() == min(
-        row, window.inbox.model.rowCount() - 1)
+        row, window.inbox.model.rowCount() - 1
+    )
     assert window.inbox.detail.current_item().id == current.id
 
 
@@ -168,12 +174,14 @@ def test_scope_run_creates_a_rule(qtbot, populated, open_desk, monkeypatch):
     detail.scopes.button(1).click()
     qtbot.waitUntil(lambda: detail.rule_panel.base is not None, timeout=WAIT_MS)
     confirmed = []
-    monkeypatch.setattr(RuleConfirmDialog, "ask",
-                        classmethod(lambda cls, *a: confirmed.append(a) or True))
+    monkeypatch.setattr(
+        RuleConfirmDialog, "ask", classmethod(lambda cls, *a: confirmed.append(a) or True)
+    )
     key_on_table(qtbot, window, Qt.Key.Key_A)
     assert len(confirmed) == 1
-    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{ids['approval']}") < 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.inbox.model.row_of(f"approval:{ids['approval']}") < 0, timeout=WAIT_MS
+    )
     with Journal.open(path) as j:
         approval = j.approvals.get(ids["approval"])
         assert approval.decision_scope.value == "run" and approval.rule_id
@@ -214,8 +222,9 @@ def test_open_run_from_an_approval(qtbot, populated, open_desk):
     qtbot.mouseClick(window.inbox.detail.current().run_button, Qt.MouseButton.LeftButton)
     assert window.current_page_id() == "runs"
     runs = window.runs
-    qtbot.waitUntil(lambda: runs.detail.title.text() == "Fix checkout rounding bug",
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: runs.detail.title.text() == "Fix checkout rounding bug", timeout=WAIT_MS
+    )
     qtbot.waitUntil(lambda: runs.detail.events.rowCount() > 30, timeout=WAIT_MS)
 
 
@@ -259,8 +268,9 @@ def test_poll_finds_changes_when_the_file_watcher_misses_them(qtbot, populated, 
         approval_id = request(a, ids["run"], "poll_me", {}, "found by polling")
     qtbot.waitUntil(lambda: watcher.last_seq > seen, timeout=WAIT_MS)
     assert watcher.wakeups["poll"] >= 1 and watcher.wakeups["wal"] == wal
-    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0, timeout=WAIT_MS
+    )
 
 
 def put_in_background(qtbot, window) -> None:
@@ -276,8 +286,10 @@ def test_banner_when_a_request_arrives_in_the_background(qtbot, populated, open_
     path, ids = populated
     window = open_desk(path)
     put_in_background(qtbot, window)
-    with qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as blocker, \
-            agent(path, "coder") as a:
+    with (
+        qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as blocker,
+        agent(path, "coder") as a,
+    ):
         request(a, ids["run"], "deploy", {"to": "prod"}, "release 4.2")
     assert blocker.args[0] == "banner"
     assert "deploy: release 4.2" in window.banner.text()
@@ -297,8 +309,11 @@ def test_store_calls_on_the_gui_thread_are_refused(qtbot, populated, open_desk):
 
 def interactive(window: QWidget) -> list[QWidget]:
     kinds = (QAbstractButton, QLineEdit, QComboBox, QAbstractItemView, QPlainTextEdit)
-    return [w for w in window.findChildren(QWidget)
-            if isinstance(w, kinds) and w.isVisible() and w.focusPolicy() != Qt.FocusPolicy.NoFocus]
+    return [
+        w
+        for w in window.findChildren(QWidget)
+        if isinstance(w, kinds) and w.isVisible() and w.focusPolicy() != Qt.FocusPolicy.NoFocus
+    ]
 
 
 def accessible_name(widget: QWidget) -> str:
@@ -326,8 +341,7 @@ def test_tab_reaches_the_decision_form(qtbot, populated, open_desk):
     qtbot.waitUntil(window.isActiveWindow)
     window.inbox.table.setFocus()
     detail = window.inbox.detail.current()
-    wanted = {detail.reason, detail.approve_button, window.inbox.filters.search,
-              window.sidebar}
+    wanted = {detail.reason, detail.approve_button, window.inbox.filters.search, window.sidebar}
     seen = set()
     for _ in range(80):
         focus = QApplication.focusWidget()
@@ -392,11 +406,15 @@ def test_clicking_age_switches_newest_and_oldest_first(qtbot, populated, open_de
     header = inbox.table.horizontalHeader()
     first = inbox.model.item(0).id
     x = header.sectionViewportPosition(COL_AGE) + 5
-    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton,
-                     pos=header.viewport().rect().topLeft() + QPoint(x, 5))
+    qtbot.mouseClick(
+        header.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=header.viewport().rect().topLeft() + QPoint(x, 5),
+    )
     assert inbox.filters.sort.currentData() is False
-    qtbot.waitUntil(lambda: inbox.model.has_loaded and inbox.model.item(0).id != first,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: inbox.model.has_loaded and inbox.model.item(0).id != first, timeout=WAIT_MS
+    )
     assert inbox.model.item(inbox.model.rowCount() - 1).id == first
     x = header.sectionViewportPosition(COL_SUMMARY) + 5
     qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
@@ -404,16 +422,19 @@ def test_clicking_age_switches_newest_and_oldest_first(qtbot, populated, open_de
     assert inbox.filters.sort.currentData() is False
 
 
-def test_preferences_and_file_open_go_through_their_dialogs(qtbot, populated, open_desk,
-                                                            monkeypatch, tmp_path):
+def test_preferences_and_file_open_go_through_their_dialogs(
+    qtbot, populated, open_desk, monkeypatch, tmp_path
+):
     from proctor.gui.shell.preferences import PreferencesDialog
     from proctor.gui.widgets.dialogs import OpenJournalDialog
 
     path, _ = populated
     window = open_desk(path)
-    monkeypatch.setattr(PreferencesDialog, "ask",
-                        lambda parent, prefs: Prefs("dark", single_keys=True,
-                                                    notifications=False))
+    monkeypatch.setattr(
+        PreferencesDialog,
+        "ask",
+        lambda parent, prefs: Prefs("dark", single_keys=True, notifications=False),
+    )
     assert window.registry.trigger("app.preferences")
     assert window.settings.theme == "dark" and window.settings.notifications is False
     assert window.notifier.enabled is False
@@ -424,8 +445,9 @@ def test_preferences_and_file_open_go_through_their_dialogs(qtbot, populated, op
     assert blocker.args == [other]
 
 
-def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, open_desk,
-                                                             monkeypatch):
+def test_a_read_before_the_commit_is_visible_is_followed_up(
+    qtbot, populated, open_desk, monkeypatch
+):
     """WAL frames are written (file event) before readers see the commit: the watcher
     re-reads shortly after instead of waiting for the next write or the poll."""
     from proctor.core.models import ChangeSet
@@ -449,8 +471,9 @@ def test_a_read_before_the_commit_is_visible_is_followed_up(qtbot, populated, op
     with agent(path, "coder") as a:
         approval_id = request(a, ids["run"], "late", {}, "seen by a follow-up")
     watcher.wal_written()
-    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0, timeout=WAIT_MS
+    )
     assert early and watcher.wakeups["follow_up"] >= 1
 
 
@@ -459,12 +482,21 @@ def test_a_request_the_inbox_filter_hides_is_still_news(qtbot, populated, open_d
     window = open_desk(path)
     filters = window.inbox.filters
     filters.kind.setCurrentIndex(filters.kind.findText("Questions"))  # approvals hidden
-    qtbot.waitUntil(lambda: window.inbox.model.has_loaded and all(
-        window.inbox.model.item(r).kind.value == "question"
-        for r in range(window.inbox.model.rowCount())), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            window.inbox.model.has_loaded
+            and all(
+                window.inbox.model.item(r).kind.value == "question"
+                for r in range(window.inbox.model.rowCount())
+            )
+        ),
+        timeout=WAIT_MS,
+    )
     put_in_background(qtbot, window)
-    with qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as blocker, \
-            agent(path, "coder") as a:
+    with (
+        qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS) as blocker,
+        agent(path, "coder") as a,
+    ):
         request(a, ids["run"], "deploy", {"to": "prod"}, "release 4.3")
     assert "deploy: release 4.3" in blocker.args[1]
     assert window.inbox.model.row_of(f"approval:{ids['approval']}") < 0  # still filtered

@@ -26,8 +26,9 @@ from proctor.gui.shell import desktop_notify
 
 from .conftest import WAIT_MS
 
-pytestmark = pytest.mark.skipif(shutil.which("dbus-daemon") is None,
-                                reason="dbus-daemon is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("dbus-daemon") is None, reason="dbus-daemon is not installed (.ci/run installs it)"
+)
 NO_RAISE = pytest.mark.qt_log_ignore("This plugin does not support raise")  # offscreen: no WM
 
 HOSTILE = '<b>bold</b> <a href="https://evil.example">click</a> & <img src=x onerror=alert(1)>'
@@ -53,9 +54,12 @@ def private_bus(tmp_path: Path) -> Iterator[str]:
     sock_dir.mkdir()
     config = tmp_path / "bus.conf"
     config.write_text(BUS_CONFIG.format(dir=sock_dir))
-    proc = subprocess.Popen(["dbus-daemon", f"--config-file={config}", "--print-address",
-                             "--nofork"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True)
+    proc = subprocess.Popen(
+        ["dbus-daemon", f"--config-file={config}", "--print-address", "--nofork"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         address = proc.stdout.readline().strip()
@@ -74,13 +78,14 @@ class NotificationServer:
         self.conn = open_dbus_connection(bus=address)
         self.router = DBusRouter(self.conn)
         reply = Proxy(message_bus, self.router, timeout=5).RequestName(
-            desktop_notify.SERVICE, 4)  # DO_NOT_QUEUE
+            desktop_notify.SERVICE, 4
+        )  # DO_NOT_QUEUE
         assert reply == (1,)  # the primary owner
         self.calls: list[tuple[Any, ...]] = []
         self._incoming: queue.Queue[Any] = queue.Queue()
         self._filter = self.router.filter(
-            MatchRule(type="method_call", interface=desktop_notify.INTERFACE),
-            queue=self._incoming)
+            MatchRule(type="method_call", interface=desktop_notify.INTERFACE), queue=self._incoming
+        )
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
@@ -125,7 +130,8 @@ def background_desk(open_desk, path: Path, monkeypatch: pytest.MonkeyPatch):
 
 @NO_RAISE
 def test_a_new_request_sends_one_desktop_notification_and_its_click_opens_it(
-        qtbot, populated, open_desk, monkeypatch, private_bus, server):
+    qtbot, populated, open_desk, monkeypatch, private_bus, server
+):
     assert not QSystemTrayIcon.isSystemTrayAvailable()  # offscreen: no tray, like stock GNOME
     path, ids = populated
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", private_bus)
@@ -154,16 +160,21 @@ def test_a_new_request_sends_one_desktop_notification_and_its_click_opens_it(
 
     window.go("runs")  # the operator is elsewhere
     server.invoke(41)
-    qtbot.waitUntil(lambda: window.current_page_id() == "inbox"
-                    and window.inbox.detail.current_item() is not None
-                    and item_key(window.inbox.detail.current_item()) == item_key(item),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            window.current_page_id() == "inbox"
+            and window.inbox.detail.current_item() is not None
+            and item_key(window.inbox.detail.current_item()) == item_key(item)
+        ),
+        timeout=WAIT_MS,
+    )
     assert window.inbox.detail.current_item().kind is InboxKind.APPROVAL
 
 
 @NO_RAISE
 def test_a_click_on_an_unknown_or_other_action_opens_nothing(
-        qtbot, populated, open_desk, monkeypatch, private_bus, server):
+    qtbot, populated, open_desk, monkeypatch, private_bus, server
+):
     path, ids = populated
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", private_bus)
     window = background_desk(open_desk, path, monkeypatch)
@@ -180,7 +191,8 @@ def test_a_click_on_an_unknown_or_other_action_opens_nothing(
 
 
 def test_a_bus_without_a_notification_service_falls_back_to_the_banner_logged_once(
-        qtbot, populated, open_desk, monkeypatch, private_bus, caplog):
+    qtbot, populated, open_desk, monkeypatch, private_bus, caplog
+):
     path, ids = populated
     monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", private_bus)  # a bus, but no server on it
     window = background_desk(open_desk, path, monkeypatch)
@@ -196,8 +208,7 @@ def test_a_bus_without_a_notification_service_falls_back_to_the_banner_logged_on
     assert len(off) == 1
 
 
-def test_no_session_bus_at_all_falls_back_to_the_banner(qtbot, populated, open_desk,
-                                                       monkeypatch):
+def test_no_session_bus_at_all_falls_back_to_the_banner(qtbot, populated, open_desk, monkeypatch):
     path, ids = populated  # the autouse fixture took DBUS_SESSION_BUS_ADDRESS away
     window = background_desk(open_desk, path, monkeypatch)
     shown: list[str] = []

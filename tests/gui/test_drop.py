@@ -14,15 +14,25 @@ def mime_with(*urls: QUrl) -> QMimeData:
 
 
 def drag_enter(window, mime: QMimeData) -> bool:
-    event = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime,
-                            Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event = QDragEnterEvent(
+        QPoint(50, 50),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(window, event)
     return event.isAccepted()
 
 
 def drop(window, mime: QMimeData) -> None:
-    event = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime,
-                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event = QDropEvent(
+        QPointF(50, 50),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     QApplication.sendEvent(window, event)
 
 
@@ -42,9 +52,12 @@ def test_web_links_and_several_files_are_not_taken(qtbot, populated, open_desk, 
     window = open_desk(path)
     asked: list[str] = []
     window.open_requested.connect(asked.append)
-    for mime in (mime_with(QUrl("https://example.org/journal.db")),
-                 mime_with(QUrl.fromLocalFile(str(tmp_path / "a.db")),
-                           QUrl.fromLocalFile(str(tmp_path / "b.db")))):
+    for mime in (
+        mime_with(QUrl("https://example.org/journal.db")),
+        mime_with(
+            QUrl.fromLocalFile(str(tmp_path / "a.db")), QUrl.fromLocalFile(str(tmp_path / "b.db"))
+        ),
+    ):
         assert not drag_enter(window, mime)
         drop(window, mime)
     text = QMimeData()

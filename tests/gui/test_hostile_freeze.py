@@ -56,12 +56,17 @@ def open_entry(qtbot, window, entry_id: str) -> None:
     Desk(qtbot, window).open_memory_entry(entry_id)
 
 
-@pytest.mark.parametrize(("before", "after"), [
-    (blob(1, 50_000), blob(2, 50_000)),  # one 50 KB base64 line replaced by another
-    (yaml_like(3, 40_000), yaml_like(4, 40_000)),  # an ordinary YAML-like memory.replace
-], ids=["base64-50k", "yaml-40k"])
-def test_memory_history_diff_never_runs_on_the_gui_thread(qtbot, tmp_path, open_desk,
-                                                          monkeypatch, before, after):
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (blob(1, 50_000), blob(2, 50_000)),  # one 50 KB base64 line replaced by another
+        (yaml_like(3, 40_000), yaml_like(4, 40_000)),  # an ordinary YAML-like memory.replace
+    ],
+    ids=["base64-50k", "yaml-40k"],
+)
+def test_memory_history_diff_never_runs_on_the_gui_thread(
+    qtbot, tmp_path, open_desk, monkeypatch, before, after
+):
     path = tmp_path / "journal.db"
     with Journal.open(path, actor=Actor.agent("coder")) as a:
         e = a.memory.add("project", "big", "Big blob", before)
@@ -74,7 +79,8 @@ def test_memory_history_diff_never_runs_on_the_gui_thread(qtbot, tmp_path, open_
     assert threads, "no diff was made"
     assert threading.get_ident() not in threads  # all on presentation workers
     assert detail.diff.diff is not None and detail.diff.text() == "".join(
-        p.text for p in detail.diff.diff.pieces)
+        p.text for p in detail.diff.diff.pieces
+    )
     assert "comparing" not in detail.diff_note.text()
     assert meter.longest < GAP_S, f"the event loop stood still for {meter.longest:.1f} s"
 
@@ -83,8 +89,12 @@ def test_diffs_are_bounded_and_fall_back_to_coarser_levels():
     """A diff's work is bounded by its budget (steps ≈ comparisons), whatever the text:
     too big word by word → the block is shown replaced whole; too big line by line →
     "too large to diff — show both". Pieces always rebuild both texts exactly."""
-    cases = [(blob(5, BIG), blob(6, BIG)), (blob(5, BIG, width=76), blob(6, BIG, width=76)),
-             (yaml_like(7, BIG), yaml_like(8, BIG)), (one_line(BIG), one_line(BIG)[::-1])]
+    cases = [
+        (blob(5, BIG), blob(6, BIG)),
+        (blob(5, BIG, width=76), blob(6, BIG, width=76)),
+        (yaml_like(7, BIG), yaml_like(8, BIG)),
+        (one_line(BIG), one_line(BIG)[::-1]),
+    ]
     for old, new in cases:
         budget = diff_mod.Budget(400_000)
         result = diff_mod.diff_texts(old, new, budget=budget)
@@ -92,8 +102,9 @@ def test_diffs_are_bounded_and_fall_back_to_coarser_levels():
         assert diff_mod.old_text(result.pieces) == old
         assert diff_mod.new_text(result.pieces) == new
         assert result.level in (diff_mod.LINE, diff_mod.WHOLE)
-    small = diff_mod.diff_texts(blob(9, BIG), blob(9, BIG)[:30_000] + "EDIT"
-                                + blob(9, BIG)[30_000:])
+    small = diff_mod.diff_texts(
+        blob(9, BIG), blob(9, BIG)[:30_000] + "EDIT" + blob(9, BIG)[30_000:]
+    )
     changed = [p for p in small.pieces if p.op != diff_mod.EQUAL]
     assert small.level == diff_mod.WORD and any("EDIT" in p.text for p in changed)
     assert sum(len(p.text) for p in changed) < 200  # found the edit, not "all changed"
@@ -108,8 +119,9 @@ def test_a_cancelled_diff_stops():
         return calls > 3
 
     with pytest.raises(diff_mod.DiffCancelled):
-        diff_mod.diff_texts(yaml_like(1, BIG), yaml_like(2, BIG),
-                            budget=diff_mod.Budget(cancelled=cancelled))
+        diff_mod.diff_texts(
+            yaml_like(1, BIG), yaml_like(2, BIG), budget=diff_mod.Budget(cancelled=cancelled)
+        )
 
 
 class Gate:
@@ -151,8 +163,9 @@ def big_conflicts(path: Path) -> tuple[list[str], str, str]:
         conflicts = []
         for n in range(3):
             e = a.memory.add("project", f"p{n}", f"Config {n}", yaml_like(10 + n, BIG))
-            conflicts.append(a.memory.record_conflict(e.id, yaml_like(20 + n, BIG),
-                                                      incoming_source="sync").id)
+            conflicts.append(
+                a.memory.record_conflict(e.id, yaml_like(20 + n, BIG), incoming_source="sync").id
+            )
     return conflicts, approval, run.id
 
 
@@ -182,16 +195,25 @@ def test_store_calls_never_wait_behind_conflict_diffs(qtbot, tmp_path, open_desk
     review = memory.review
     for item_id in conflicts:  # each one shown, its diff held in progress
         memory.show_detail("conflict", item_id)
-        qtbot.waitUntil(lambda item_id=item_id: review.data is not None
-                        and review.data.item.id == item_id and review.comparing(),
-                        timeout=WAIT_MS)
+        qtbot.waitUntil(
+            lambda item_id=item_id: (
+                review.data is not None and review.data.item.id == item_id and review.comparing()
+            ),
+            timeout=WAIT_MS,
+        )
     window.go("inbox")
     model, key = window.inbox.model, f"approval:{approval}"
     qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
     window.inbox.set_current_row(model.row_of(key))
     detail = window.inbox.detail
-    qtbot.waitUntil(lambda: detail.current() is not None and detail.current().entity
-                    is not None and detail.current().entity.id == approval, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            detail.current() is not None
+            and detail.current().entity is not None
+            and detail.current().entity.id == approval
+        ),
+        timeout=WAIT_MS,
+    )
     qtbot.waitUntil(window.isActiveWindow)
     window.inbox.table.setFocus()
     qtbot.keyClick(window.inbox.table, Qt.Key.Key_A)
@@ -230,6 +252,7 @@ def test_show_all_on_a_1_mb_line_keeps_the_event_loop_turning(qtbot, monkeypatch
 
 # ---------------------------------------------------------------- a run with many spans
 
+
 def big_run_with_tool_calls(path: Path, run_id: str, events: int, calls: int) -> None:
     """A run whose agent made ``calls`` tool calls (``events`` events), written through the
     core's run import (one transaction) instead of one call at a time."""
@@ -242,17 +265,30 @@ def big_run_with_tool_calls(path: Path, run_id: str, events: int, calls: int) ->
     t0 = time.time() - 3600
     bundle = big_run_bundle(run_id, events, t0=t0, step=0.05)
     bundle["tables"]["tool_calls"] = [
-        {"id": f"tc_{i:08d}", "run_id": run_id, "attempt": 1, "tool": f"fetch\u202e{i % 7}",
-         "safety_class": "safe_read", "idempotency_key": None, "request": {"i": i},
-         "result": None, "error": None, "status": "running" if i % 3 == 0 else "succeeded",
-         "version": 1, "created_at": t0 + i * 0.2, "updated_at": t0 + i * 0.2 + 0.5}
-        for i in range(calls)]
+        {
+            "id": f"tc_{i:08d}",
+            "run_id": run_id,
+            "attempt": 1,
+            "tool": f"fetch\u202e{i % 7}",
+            "safety_class": "safe_read",
+            "idempotency_key": None,
+            "request": {"i": i},
+            "result": None,
+            "error": None,
+            "status": "running" if i % 3 == 0 else "succeeded",
+            "version": 1,
+            "created_at": t0 + i * 0.2,
+            "updated_at": t0 + i * 0.2 + 0.5,
+        }
+        for i in range(calls)
+    ]
     with Journal.open(path, actor=Actor.operator("setup"), synchronous="NORMAL") as j:
         import_run(j, bundle, verify=False)
 
 
 def test_opening_a_run_with_thousands_of_tool_calls_keeps_the_event_loop_turning(
-        qtbot, tmp_path, open_desk):
+    qtbot, tmp_path, open_desk
+):
     """The run page's visual timeline: its bars are packed off the GUI thread and painted
     by one layer, bars in sight only (a scene item per span froze the window for 145 s on a
     20 000-call run, and for tens of seconds on this one)."""
@@ -263,9 +299,15 @@ def test_opening_a_run_with_thousands_of_tool_calls_keeps_the_event_loop_turning
     view = detail.timeline.view
     with GapMeter() as meter:
         window.show_run(run_id)
-        qtbot.waitUntil(lambda: view.timeline is not None and view.timeline.run_id == run_id
-                        and not getattr(view, "packing", bool)() and detail.run is not None,
-                        timeout=WAIT_MS)  # (older code had no packing off the GUI thread)
+        qtbot.waitUntil(
+            lambda: (
+                view.timeline is not None
+                and view.timeline.run_id == run_id
+                and not getattr(view, "packing", bool)()
+                and detail.run is not None
+            ),
+            timeout=WAIT_MS,
+        )  # (older code had no packing off the GUI thread)
         qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
         view.zoom(3)  # the bars follow the zoom without a pass over every one
         view.fit()
@@ -296,8 +338,9 @@ def test_a_run_page_holds_a_bounded_number_of_fact_rows(qtbot, tmp_path, open_de
     window = open_desk(path)
     detail = window.runs.detail
     window.show_run(run_id)
-    qtbot.waitUntil(lambda: detail.facts is not None and detail.facts.run.id == run_id,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: detail.facts is not None and detail.facts.run.id == run_id, timeout=WAIT_MS
+    )
     tab = next(t for t in detail.fact_tabs if t.name == "Tool calls")
     assert len(detail.facts.tool_calls) <= MAX_FACT_ROWS
     assert tab.count() == MAX_FACT_ROWS < calls
@@ -306,13 +349,15 @@ def test_a_run_page_holds_a_bounded_number_of_fact_rows(qtbot, tmp_path, open_de
     title = detail.tabs.tabText(detail.tabs.indexOf(tab))
     assert f"{MAX_FACT_ROWS:,} of {calls:,}" in title
     view = detail.timeline.view
-    qtbot.waitUntil(lambda: view.timeline is not None and not getattr(view, "packing", bool)(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: view.timeline is not None and not getattr(view, "packing", bool)(), timeout=WAIT_MS
+    )
     assert sum(b.span.lane == "tool" for b in view.bars) == calls
 
 
 def test_a_list_view_holds_a_bounded_number_of_rows_however_far_it_is_scrolled(
-        qtbot, tmp_path, open_desk, monkeypatch):
+    qtbot, tmp_path, open_desk, monkeypatch
+):
     """Scrolling a list to its end fetched and kept every row (issue 17: the desk peaked
     at 2.6 GB on a 141 MB journal). A list holds at most ``max_held`` rows and says the
     rest need narrower filters; here the cap is lowered so that a test journal passes it."""

@@ -32,9 +32,16 @@ from .hostile_walk import (
 
 H = HOSTILE + CONTROLS
 LONG = f"{H}\n{H}\n" + "x" * 600  # multi-line and long: shown with a tooltip in JSON trees
-SCHEMA = {"type": "object", "title": H, "description": H, "required": ["pick"],
-          "properties": {"pick": {"title": H, "description": H, "enum": [H, "ok"]},
-                         "note": {"type": "string", "title": H, "default": H}}}
+SCHEMA = {
+    "type": "object",
+    "title": H,
+    "description": H,
+    "required": ["pick"],
+    "properties": {
+        "pick": {"title": H, "description": H, "enum": [H, "ok"]},
+        "note": {"type": "string", "title": H, "default": H},
+    },
+}
 ROWS_PER_VIEW = 12
 
 
@@ -43,34 +50,44 @@ def populate_hostile(path: Path) -> dict[str, str]:
     ids = {}
     name = f"agent {H}"[:200]
     with Journal.open(path, actor=Actor.agent(name)) as a:
-        run = a.runs.start(f"project {H}", f"title {H}", space=f"space {H}", agent=name,
-                           metadata={H: H})
+        run = a.runs.start(
+            f"project {H}", f"title {H}", space=f"space {H}", agent=name, metadata={H: H}
+        )
         ids["run"] = run.id
-        a.runs.append_events(run.id, [(f"step.{n}<b>", {H: LONG, "n": n}) for n in range(5)]
-                             + [(f"type {RLO}{CONTROLS}", {"n": 9})])
+        a.runs.append_events(
+            run.id,
+            [(f"step.{n}<b>", {H: LONG, "n": n}) for n in range(5)]
+            + [(f"type {RLO}{CONTROLS}", {"n": 9})],
+        )
         call = a.runs.record_tool_call(run.id, f"tool {H}", {H: H}, idempotency_key=H)
         a.runs.finish_tool_call(call.id, "failed", result={H: H}, error=H)
-        ids["approval"] = a.approvals.request(run.id, {"tool": H, "args": {H: LONG, "path": H}},
-                                              reason=H, safety_class="destructive").id
-        for kind, extra in (("question", {}), ("choice", {"options": [H, {"value": H,
-                                                                           "label": H}]}),
-                            ("confirmation", {"request": {"summary": H}}),
-                            ("form", {"response_schema": SCHEMA, "request": {H: H}}),
-                            ("diff_review", {"request": {"diff": f"--- a\n+++ b\n@@ -1 +1 @@\n"
-                                                                 f"-{H}\n+{H}!\n", "path": H}}),
-                            ("merge_conflict", {"request": {"ours": H, "theirs": H + "!",
-                                                            "base": H, "path": H}}),
-                            ("credential_binding", {"request": {"service": H, "scope": H,
-                                                                "suggested": [f"vault://{H}"]}}),
-                            ("choice", {"options": [f"{n} {H}" for n in range(60)]}),
-                            ("memory_change_review", {"request": {"before": H,
-                                                                  "after": H + "!"}})):
+        ids["approval"] = a.approvals.request(
+            run.id, {"tool": H, "args": {H: LONG, "path": H}}, reason=H, safety_class="destructive"
+        ).id
+        for kind, extra in (
+            ("question", {}),
+            ("choice", {"options": [H, {"value": H, "label": H}]}),
+            ("confirmation", {"request": {"summary": H}}),
+            ("form", {"response_schema": SCHEMA, "request": {H: H}}),
+            (
+                "diff_review",
+                {"request": {"diff": f"--- a\n+++ b\n@@ -1 +1 @@\n-{H}\n+{H}!\n", "path": H}},
+            ),
+            ("merge_conflict", {"request": {"ours": H, "theirs": H + "!", "base": H, "path": H}}),
+            (
+                "credential_binding",
+                {"request": {"service": H, "scope": H, "suggested": [f"vault://{H}"]}},
+            ),
+            ("choice", {"options": [f"{n} {H}" for n in range(60)]}),
+            ("memory_change_review", {"request": {"before": H, "after": H + "!"}}),
+        ):
             ids[kind] = a.questions.ask(run.id, kind, f"{kind}: {H}", **extra).id
-        entry = a.memory.add("project", H, f"title {H}", f"content {H}", kind=H, run_id=run.id,
-                             reason=H)
-        ids["conflict"] = a.memory.record_conflict(entry.id, f"incoming {H}",
-                                                   incoming_source=f"source {H}",
-                                                   run_id=run.id).id
+        entry = a.memory.add(
+            "project", H, f"title {H}", f"content {H}", kind=H, run_id=run.id, reason=H
+        )
+        ids["conflict"] = a.memory.record_conflict(
+            entry.id, f"incoming {H}", incoming_source=f"source {H}", run_id=run.id
+        ).id
         key = f"effect {H}"
         a.effects.reserve(key, tool=f"tool {H}", run_id=run.id, action={H: LONG})
         a.effects.begin(key)
@@ -101,10 +118,16 @@ REACHED: set[str] = set()  # widgets seen showing agent text (the walk really go
 def findings(window) -> list[str]:
     """Markup rendered as rich text, and control characters shown raw."""
     shown = list(displayed_texts(window))
-    REACHED.update(re.sub(r" cell \d+,\d+", "", where) for where, text in shown
-                   if is_agent_text(text) or "\\u202e" in text)
-    raw = [f"{where}: raw {raw_controls(text)!r} in {text[:60]!r}"
-           for where, text in shown if raw_controls(text)]
+    REACHED.update(
+        re.sub(r" cell \d+,\d+", "", where)
+        for where, text in shown
+        if is_agent_text(text) or "\\u202e" in text
+    )
+    raw = [
+        f"{where}: raw {raw_controls(text)!r} in {text[:60]!r}"
+        for where, text in shown
+        if raw_controls(text)
+    ]
     return window_problems(window) + raw
 
 
@@ -144,14 +167,23 @@ def test_no_agent_text_is_ever_rendered_as_rich_text(qtbot, hostile, open_desk):
     settle(qtbot, window)
     visit(qtbot, window, window.runs, seen, problems)
     assert sorted(set(problems)) == []
-    wanted = {"Inbox items", "Action and arguments", "Side-by-side diff", "Effects",
-              "Memory", "Audit", "Tool calls", "Run events"}
+    wanted = {
+        "Inbox items",
+        "Action and arguments",
+        "Side-by-side diff",
+        "Effects",
+        "Memory",
+        "Audit",
+        "Tool calls",
+        "Run events",
+    }
     assert {w for w in wanted if any(w in place for place in REACHED)} == wanted, REACHED
     assert len(REACHED) >= 40
 
 
-def test_a_new_request_notification_shows_agent_text_literally(qtbot, hostile, open_desk,
-                                                               monkeypatch):
+def test_a_new_request_notification_shows_agent_text_literally(
+    qtbot, hostile, open_desk, monkeypatch
+):
     path, ids = hostile
     window = open_desk(path)
     shown = []
@@ -214,8 +246,10 @@ def test_screen_reader_text_of_inbox_rows_is_bounded_and_escaped(qtbot, tmp_path
     window = open_desk(path)
     model = window.inbox.model
     qtbot.waitUntil(lambda: model.rowCount() == 1, timeout=WAIT_MS)
-    spoken = [model.index(0, c).data(Qt.ItemDataRole.AccessibleTextRole)
-              for c in range(model.columnCount())]
+    spoken = [
+        model.index(0, c).data(Qt.ItemDataRole.AccessibleTextRole)
+        for c in range(model.columnCount())
+    ]
     spoken = [s for s in spoken if isinstance(s, str)]
     assert spoken and all(len(s) < 1000 and not raw_controls(s) for s in spoken)
     assert any("\\u202e" in s for s in spoken)

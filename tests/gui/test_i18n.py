@@ -18,14 +18,38 @@ from proctor.gui.infra import i18n
 ROOT = Path(__file__).resolve().parents[2]
 GUI = ROOT / "gui"
 # Calls whose text argument a person reads: a literal there must be wrapped in tr().
-METHODS = {"setText", "setWindowTitle", "setToolTip", "setPlaceholderText", "addAction",
-           "setTitle", "addTab", "setStatusTip", "setTabText", "setWhatsThis",
-           "show_message", "addRow",  # a message bar's text; a form row's label
-           "setAccessibleName", "setAccessibleDescription",  # what a screen reader says
-           "setHorizontalHeaderLabels", "setHeaderLabels", "setHeaderLabel",  # column titles
-           "addItem", "addItems"}  # a combo box's or list's items
-CONSTRUCTORS = {"QLabel", "QPushButton", "QAction", "QCheckBox", "QGroupBox", "QMenu",
-                "QRadioButton", "QToolButton", "plain_label"}  # plain_label: widgets/labels.py
+METHODS = {
+    "setText",
+    "setWindowTitle",
+    "setToolTip",
+    "setPlaceholderText",
+    "addAction",
+    "setTitle",
+    "addTab",
+    "setStatusTip",
+    "setTabText",
+    "setWhatsThis",
+    "show_message",
+    "addRow",  # a message bar's text; a form row's label
+    "setAccessibleName",
+    "setAccessibleDescription",  # what a screen reader says
+    "setHorizontalHeaderLabels",
+    "setHeaderLabels",
+    "setHeaderLabel",  # column titles
+    "addItem",
+    "addItems",
+}  # a combo box's or list's items
+CONSTRUCTORS = {
+    "QLabel",
+    "QPushButton",
+    "QAction",
+    "QCheckBox",
+    "QGroupBox",
+    "QMenu",
+    "QRadioButton",
+    "QToolButton",
+    "plain_label",
+}  # plain_label: widgets/labels.py
 EVERY_ARG = {"addAction", "QAction", "addTab"}  # addAction(icon, text), addTab(widget, text)
 # Command specs are declared at import time, before a translator is loaded: their text and
 # tip are marked QT_TR_NOOP("…") (extracted, unchanged) and translated where they are shown
@@ -35,17 +59,27 @@ EVERY_ARG = {"addAction", "QAction", "addTab"}  # addAction(icon, text), addTab(
 SPEC_TEXTS = {"ActionSpec": (1, 2, 3), "Column": (0,), "TabSpec": (0, 3)}  # 2: palette group
 SPEC_KEYWORDS = {"text", "tip", "menu"}
 # Static dialogs: (class, function) -> the positions of the title/caption/label/text arguments.
-DIALOGS = {("QMessageBox", f): (1, 2) for f in ("information", "warning", "critical",
-                                                   "question", "about")}
-DIALOGS |= {("QFileDialog", f): (1, 3) for f in ("getOpenFileName", "getOpenFileNames",
-                                                "getSaveFileName", "getExistingDirectory")}
-DIALOGS |= {("QInputDialog", f): (1, 2) for f in ("getText", "getInt", "getDouble",
-                                                   "getItem", "getMultiLineText")}
+DIALOGS = {
+    ("QMessageBox", f): (1, 2) for f in ("information", "warning", "critical", "question", "about")
+}
+DIALOGS |= {
+    ("QFileDialog", f): (1, 3)
+    for f in ("getOpenFileName", "getOpenFileNames", "getSaveFileName", "getExistingDirectory")
+}
+DIALOGS |= {
+    ("QInputDialog", f): (1, 2)
+    for f in ("getText", "getInt", "getDouble", "getItem", "getMultiLineText")
+}
 # The desk's own dialogs (gui/infra/errors.py, widgets/dialogs.py, runs/export.py, bounded_text.py):
 # their title and text (ok: the button's word).
-DIALOGS |= {("ErrorDialog", "ask"): (1, 2), ("ConfirmDialog", "ask"): (1, 2, 3),
-            ("ReasonDialog", "ask"): (1, 2), ("SaveDialog", "ask"): (1,),
-            ("TextViewer", "ask"): (1,), (None, "QProgressDialog"): (0, 1)}
+DIALOGS |= {
+    ("ErrorDialog", "ask"): (1, 2),
+    ("ConfirmDialog", "ask"): (1, 2, 3),
+    ("ReasonDialog", "ask"): (1, 2),
+    ("SaveDialog", "ask"): (1,),
+    ("TextViewer", "ask"): (1,),
+    (None, "QProgressDialog"): (0, 1),
+}
 DIALOG_KEYWORDS = {"ok", "caption", "title", "text", "label", "filter"}  # filter: its names
 # (file, line text) pairs allowed a literal, each with its reason.
 ALLOWED: dict[tuple[str, str], str] = {}
@@ -82,11 +116,13 @@ def untranslated(path: Path) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Assign) and any(  # HEADERS = ("When", …): column titles
-                getattr(t, "id", getattr(t, "attr", "")).endswith("HEADERS")
-                for t in node.targets):
+            getattr(t, "id", getattr(t, "attr", "")).endswith("HEADERS") for t in node.targets
+        ):
             for literal in words(node.value):
-                found.append(f"{path.relative_to(ROOT)}:{literal.lineno}: HEADERS: "
-                             f"{lines[literal.lineno - 1].strip()}")
+                found.append(
+                    f"{path.relative_to(ROOT)}:{literal.lineno}: HEADERS: "
+                    f"{lines[literal.lineno - 1].strip()}"
+                )
             continue
         if not isinstance(node, ast.Call):
             continue
@@ -100,9 +136,12 @@ def untranslated(path: Path) -> list[str]:
             args = [a for i, a in enumerate(node.args) if i in SPEC_TEXTS[name]]
             args += [k.value for k in node.keywords if k.arg in SPEC_KEYWORDS]
             if name == "Column":  # a cell's or tip's words, made when shown: tr() there
-                args += [a.body for a in node.args[1:2] + [k.value for k in node.keywords
-                                                          if k.arg in ("text", "tip")]
-                         if isinstance(a, ast.Lambda)]
+                args += [
+                    a.body
+                    for a in node.args[1:2]
+                    + [k.value for k in node.keywords if k.arg in ("text", "tip")]
+                    if isinstance(a, ast.Lambda)
+                ]
         elif name in METHODS | CONSTRUCTORS:
             args = node.args if name in EVERY_ARG else node.args[:1]
         else:
@@ -125,7 +164,7 @@ def test_the_checker_flags_literals_and_passes_tr(tmp_path):
         'label.setText(tr("Approve"))\n'
         'label.setText(tr("{n} new").format(n=n))\n'
         'label.setText("")\n'
-        'label.setText(fmt.bounded(agent_text))\n'
+        "label.setText(fmt.bounded(agent_text))\n"
         'bar.show_message(f"Wrote {n} rows", Level.INFO)\n'
         'title = plain_label("Select an entry", self)\n'
         'ActionSpec("a.b", "Approve", QT_TR_NOOP("Inbox"), QT_TR_NOOP("Approve it"))\n'
@@ -147,13 +186,32 @@ def test_the_checker_flags_literals_and_passes_tr(tmp_path):
         'Column(QT_TR_NOOP("Note"), lambda e: e.note or tr("none"), tip=lambda e: e.who)\n'
         'combo.addItem("Newest first", True)\n'
         'combo.addItem(tr("Oldest first"), False)\n'
-        'combo.addItems(["Light", tr("Dark")])\n')
+        'combo.addItems(["Light", tr("Dark")])\n'
+    )
     flagged = [line.split(": ", 2)[1] for line in untranslated_at(sample, tmp_path)]
-    assert flagged == ["setText", "QPushButton", "addAction", "setToolTip", "show_message",
-                       "plain_label", "ActionSpec", "ActionSpec", "ActionSpec",
-                       "setAccessibleName", "setHorizontalHeaderLabels", "warning",
-                       "getSaveFileName", "getSaveFileName", "Column", "HEADERS", "ask",
-                       "Column", "Column", "addItem", "addItems"]
+    assert flagged == [
+        "setText",
+        "QPushButton",
+        "addAction",
+        "setToolTip",
+        "show_message",
+        "plain_label",
+        "ActionSpec",
+        "ActionSpec",
+        "ActionSpec",
+        "setAccessibleName",
+        "setHorizontalHeaderLabels",
+        "warning",
+        "getSaveFileName",
+        "getSaveFileName",
+        "Column",
+        "HEADERS",
+        "ask",
+        "Column",
+        "Column",
+        "addItem",
+        "addItems",
+    ]
 
 
 def untranslated_at(path: Path, root: Path) -> list[str]:
@@ -172,8 +230,13 @@ def test_user_visible_literals_in_gui_go_through_tr():
 
 def test_the_documented_command_makes_one_template_with_the_screens_words(tmp_path):
     template = tmp_path / "proctor.ts"
-    subprocess.run([lupdate(), "-extensions", "py", "-no-obsolete", "gui", "-ts",
-                    str(template)], cwd=ROOT, check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [lupdate(), "-extensions", "py", "-no-obsolete", "gui", "-ts", str(template)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     sources = {m.findtext("source") for m in ElementTree.parse(template).iter("message")}
     by_screen = {
         "preferences": "Preferences",
@@ -195,10 +258,15 @@ def test_a_compiled_translation_is_loaded_for_the_locale(qapp, tmp_path):
     template.write_text(
         '<?xml version="1.0" encoding="utf-8"?>\n<!DOCTYPE TS>\n<TS version="2.1" '
         'language="de">\n<context>\n<name></name>\n<message>\n<source>Preferences</source>\n'
-        '<translation>Einstellungen</translation>\n</message>\n</context>\n</TS>\n')
+        "<translation>Einstellungen</translation>\n</message>\n</context>\n</TS>\n"
+    )
     lrelease = Path(lupdate()).with_name("pyside6-lrelease")
-    subprocess.run([str(lrelease), str(template), "-qm", str(tmp_path / "proctor_de.qm")],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [str(lrelease), str(template), "-qm", str(tmp_path / "proctor_de.qm")],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     translator = i18n.install_translator(qapp, QLocale("de_DE"), tmp_path)
     assert translator is not None
     try:

@@ -41,21 +41,25 @@ def test_without_a_journal_the_remembered_one_opens(qapp, settings, journal_path
     settings.add_recent(journal_path)
     monkeypatch.setattr(launch, "DeskSettings", lambda: settings)
     opened = []
-    monkeypatch.setattr("proctor.gui.shell.app.run_desk", lambda path, **kw: opened.append(path) or 0)
+    monkeypatch.setattr(
+        "proctor.gui.shell.app.run_desk", lambda path, **kw: opened.append(path) or 0
+    )
     assert launch.main([]) == 0
     assert opened == [journal_path]
 
 
 def test_the_welcome_dialog_opens_or_creates(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(launch.OpenJournalDialog, "ask",
-                        classmethod(lambda cls, parent, start="": "/data/j.db"))
+    monkeypatch.setattr(
+        launch.OpenJournalDialog, "ask", classmethod(lambda cls, parent, start="": "/data/j.db")
+    )
     dialog = WelcomeDialog()
     qtbot.addWidget(dialog)
     dialog.open_button.click()
     assert dialog.choice == Path("/data/j.db") and dialog.result() == WelcomeDialog.Accepted
     target = tmp_path / "new" / "journal.db"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        staticmethod(lambda *a, **kw: (str(target), "")))
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", staticmethod(lambda *a, **kw: (str(target), ""))
+    )
     dialog = WelcomeDialog()
     qtbot.addWidget(dialog)
     dialog.create_button.click()
@@ -65,10 +69,19 @@ def test_the_welcome_dialog_opens_or_creates(qtbot, tmp_path, monkeypatch):
 def test_smoke_test_opens_the_desk_offscreen_and_saves_a_screenshot(populated, tmp_path):
     path, _ = populated
     shot = tmp_path / "shot.png"
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PROCTOR_LOG_DIR": str(tmp_path / "log"),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    done = subprocess.run([sys.executable, "-m", "proctor.gui", str(path), "--smoke-test",
-                           str(shot)], capture_output=True, text=True, env=env, timeout=180)
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "PROCTOR_LOG_DIR": str(tmp_path / "log"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "proctor.gui", str(path), "--smoke-test", str(shot)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("smoke-test: 6 inbox rows, icons ok")
     assert f"Journal schema {SCHEMA_HEAD}" in done.stdout and "unknown" not in done.stdout
@@ -99,8 +112,9 @@ def test_try_a_demo_builds_one_off_the_gui_thread(qtbot, tmp_path, monkeypatch):
     assert threads == [False]
 
 
-def test_an_older_journal_is_asked_about_unless_the_command_line_decides(qapp, journal_path,
-                                                                          tmp_path, monkeypatch):
+def test_an_older_journal_is_asked_about_unless_the_command_line_decides(
+    qapp, journal_path, tmp_path, monkeypatch
+):
     seen = []
     monkeypatch.setattr("proctor.gui.shell.app.run_desk", lambda path, **kw: seen.append(kw) or 0)
     monkeypatch.setattr(launch, "smoke_deadline", lambda app: None)

@@ -83,8 +83,9 @@ def test_the_last_runner_to_shut_down_gives_collection_back(qapp):
 
 def test_a_stopped_watcher_reports_nothing_more(qtbot, populated, runner):
     path, ids = populated
-    journal = GuardedJournal(Journal.open(path, actor=Actor.operator("alice")),
-                             ThreadGuard(strict=True))
+    journal = GuardedJournal(
+        Journal.open(path, actor=Actor.operator("alice")), ThreadGuard(strict=True)
+    )
     watcher = JournalWatcher(journal, runner)
     seen = []
     watcher.changed.connect(seen.append)
@@ -158,13 +159,17 @@ def test_a_closed_window_stops_every_pages_timers(qtbot, populated, open_desk):
     qtbot.waitUntil(lambda: window.runs.model.rowCount() > 0)
     assert [t for t in window.findChildren(QTimer) if t.isActive()]
     window.close()
-    assert [t.objectName() or type(t.parent()).__name__
-            for t in window.findChildren(QTimer) if t.isActive()] == []
+    assert [
+        t.objectName() or type(t.parent()).__name__
+        for t in window.findChildren(QTimer)
+        if t.isActive()
+    ] == []
 
 
 def test_calls_queued_behind_the_close_never_reopen_the_file(qtbot, journal_path):
-    journal = GuardedJournal(Journal.open(journal_path, actor=Actor.operator("alice")),
-                             ThreadGuard(strict=True))
+    journal = GuardedJournal(
+        Journal.open(journal_path, actor=Actor.operator("alice")), ThreadGuard(strict=True)
+    )
     runner = TaskRunner()
     done, failed = [], []
     try:

@@ -21,15 +21,24 @@ logging_setup.stop_logging()
 
 
 def logged_lines(folder: Path) -> list[str]:
-    return [line for f in folder.glob("desk.log*")
-            for line in f.read_text(encoding="utf-8").splitlines() if " line " in line]
+    return [
+        line
+        for f in folder.glob("desk.log*")
+        for line in f.read_text(encoding="utf-8").splitlines()
+        if " line " in line
+    ]
 
 
 def test_three_processes_rotating_one_log_lose_no_line(tmp_path):
     per_process = 600  # about 60 rotations of a 3 kB log, shared by three writers
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), name,
-                                 str(per_process)], stderr=subprocess.PIPE, text=True)
-               for name in ("a", "b", "c")]
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(tmp_path), name, str(per_process)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b", "c")
+    ]
     for writer in writers:
         _, err = writer.communicate(timeout=300)
         assert writer.returncode == 0, err

@@ -61,10 +61,14 @@ def older(tmp_path: Path, monkeypatch) -> tuple[Path, str, str]:
         agent.approvals.request(run.id, {"tool": "deploy"}, reason="ship")
         old = agent.schema_revision
     scripts = tmp_path / "migrations"
-    shutil.copytree(Path(core_db.__file__).with_name("migrations"), scripts,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(core_db.__file__).with_name("migrations"),
+        scripts,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     (scripts / "versions" / f"{NEXT}.py").write_text(
-        textwrap.dedent(REVISION.format(next=NEXT, head=old)))
+        textwrap.dedent(REVISION.format(next=NEXT, head=old))
+    )
     monkeypatch.setattr(core_db, "SCHEMA_REVISIONS", (*core_db.SCHEMA_REVISIONS, NEXT))
     monkeypatch.setattr(core_db, "SCHEMA_HEAD", NEXT)
     monkeypatch.setattr(old_schema, "SCHEMA_HEAD", NEXT)  # the desk's copy (app_schema)
@@ -96,9 +100,16 @@ def answer(monkeypatch, choice: Choice) -> list[dict]:
     asked: list[dict] = []
 
     def ask(_parent, path: Path, revision: str, head: str) -> Choice:
-        asked.append({"path": path, "revision": revision, "head": head,
-                      "gui_thread": threading.current_thread() is threading.main_thread(),
-                      "stored": stored_revision(path), "backups": backups(path)})
+        asked.append(
+            {
+                "path": path,
+                "revision": revision,
+                "head": head,
+                "gui_thread": threading.current_thread() is threading.main_thread(),
+                "stored": stored_revision(path),
+                "backups": backups(path),
+            }
+        )
         return choice
 
     monkeypatch.setattr(OldSchemaDialog, "ask", ask)
@@ -124,16 +135,24 @@ def test_upgrade_is_asked_first_then_migrates_after_a_backup(qtbot, older, desk,
         desk.open(path, operator="alice")
     [seen] = asked
     # asked on the GUI thread, before anything was written
-    assert seen == {"path": path, "revision": old, "head": head, "gui_thread": True,
-                    "stored": old, "backups": []}
+    assert seen == {
+        "path": path,
+        "revision": old,
+        "head": head,
+        "gui_thread": True,
+        "stored": old,
+        "backups": [],
+    }
     window = desk.window
     assert window.journal.schema_revision == head and not window.journal.read_only
     assert stored_revision(path) == head
     [backup] = backups(path)
     assert stored_revision(backup) == old
     assert backup.stat().st_mode & 0o777 == 0o600
-    assert str(backup) in window.notice.text() and f"from schema {old} to {head}" in \
-        window.notice.text()
+    assert (
+        str(backup) in window.notice.text()
+        and f"from schema {old} to {head}" in window.notice.text()
+    )
     assert window.status.schema.text() == f"schema {head}"
     qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 1, timeout=WAIT_MS)
     assert desk.errors == []
@@ -200,16 +219,19 @@ def test_dialog_says_both_versions_and_where_the_backup_goes(qtbot, tmp_path):
     assert "journal schema 0001" in text and "this Proctor uses schema 0002" in text
     assert f"{path.parent / 'journal.db.backup-'}" in text and "written first" in text
     assert dialog.text.textFormat() == Qt.TextFormat.PlainText
-    buttons = [b.text() for b in (dialog.upgrade_button, dialog.read_only_button,
-                                  dialog.cancel_button)]
+    buttons = [
+        b.text() for b in (dialog.upgrade_button, dialog.read_only_button, dialog.cancel_button)
+    ]
     assert buttons == ["&Upgrade", "Open &read-only", "Cancel"]
     assert dialog.upgrade_button.isDefault()
     dialog.open()
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)
     assert dialog.result() == QDialog.DialogCode.Rejected and dialog.choice is Choice.CANCEL
-    for button, choice, result in ((dialog.read_only_button, Choice.READ_ONLY, True),
-                                   (dialog.upgrade_button, Choice.UPGRADE, True),
-                                   (dialog.cancel_button, Choice.CANCEL, False)):
+    for button, choice, result in (
+        (dialog.read_only_button, Choice.READ_ONLY, True),
+        (dialog.upgrade_button, Choice.UPGRADE, True),
+        (dialog.cancel_button, Choice.CANCEL, False),
+    ):
         dialog.open()
         button.click()
         assert dialog.choice is choice

@@ -48,10 +48,19 @@ def older_journal(path: Path, downgrade) -> str:
 def test_upgrade_from_the_dialog_opens_the_window(tmp_path, downgrade):
     path = tmp_path / "journal.db"
     older_journal(path, downgrade)
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PROCTOR_LOG_DIR": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    done = subprocess.run([sys.executable, "-c", DESK, str(path)], env=env,
-                          capture_output=True, text=True, timeout=180)
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "PROCTOR_LOG_DIR": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", DESK, str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
     assert f"WINDOW {core_db.SCHEMA_HEAD}" in done.stdout, (done.stdout, done.stderr)
     assert list(tmp_path.glob("journal.db.backup-*"))
@@ -72,9 +81,18 @@ sys.exit(desk_app.run_desk(sys.argv[1], operator="alice", on_window=shown,
 
 
 def test_closing_the_window_ends_the_desk(tmp_path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PROCTOR_LOG_DIR": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    done = subprocess.run([sys.executable, "-c", CLOSE, str(tmp_path / "journal.db")], env=env,
-                          capture_output=True, text=True, timeout=180)
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "PROCTOR_LOG_DIR": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", CLOSE, str(tmp_path / "journal.db")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr
     assert "WINDOW" in done.stdout

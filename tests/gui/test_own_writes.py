@@ -20,8 +20,7 @@ def inbox_item(window, approval_id: str):
     return next(i for i in items if i.id == approval_id)
 
 
-def test_a_desk_decision_reaches_the_views_without_the_file_watcher(qtbot, populated,
-                                                                    open_desk):
+def test_a_desk_decision_reaches_the_views_without_the_file_watcher(qtbot, populated, open_desk):
     path, ids = populated
     window = open_desk(path)
     watcher = window.services.watcher
@@ -40,8 +39,9 @@ def test_a_desk_decision_reaches_the_views_without_the_file_watcher(qtbot, popul
     assert mine == [c.seq for c in written if c.seq in set(mine)]  # the rows, as stored
 
 
-def test_the_watcher_reports_each_row_once_and_keeps_other_processes_rows(qtbot, populated,
-                                                                         open_desk):
+def test_the_watcher_reports_each_row_once_and_keeps_other_processes_rows(
+    qtbot, populated, open_desk
+):
     path, ids = populated
     window = open_desk(path)
     watcher = window.services.watcher
@@ -61,8 +61,7 @@ def test_the_watcher_reports_each_row_once_and_keeps_other_processes_rows(qtbot,
     seqs = [c.seq for c in seen]
     assert len(seqs) == len(set(seqs))
     with Journal.open(path, actor=Actor.operator("bob")) as bob:
-        assert set(seqs) == {c.seq for c in bob.changes.since(0).changes
-                             if c.seq > min(seqs) - 1}
+        assert set(seqs) == {c.seq for c in bob.changes.since(0).changes if c.seq > min(seqs) - 1}
 
 
 def on_a_worker(call):
@@ -96,11 +95,17 @@ def test_the_guard_hands_each_commit_its_own_change_set_and_a_refusal_none(popul
         approval = on_a_worker(lambda: guarded.approvals.get(ids["approval"]))
         before = on_a_worker(guarded.changes.latest)
         with pytest.raises(errors.StaleVersion):
-            on_a_worker(lambda: guarded.approvals.decide(
-                approval.id, False, expected_version=approval.version + 3, reason="no"))
+            on_a_worker(
+                lambda: guarded.approvals.decide(
+                    approval.id, False, expected_version=approval.version + 3, reason="no"
+                )
+            )
         assert handed == []
-        decided = on_a_worker(lambda: guarded.approvals.decide(
-            approval.id, False, expected_version=approval.version, reason="no"))
+        decided = on_a_worker(
+            lambda: guarded.approvals.decide(
+                approval.id, False, expected_version=approval.version, reason="no"
+            )
+        )
         assert isinstance(decided, Approval) and decided.status == "denied"
         with Journal.open(path, actor=Actor.operator("bob")) as bob:
             written = bob.changes.since(before)
@@ -119,14 +124,16 @@ def status_in_the_file_alone(path, approval_id: str, tmp_path) -> str:
     shutil.copy(path, alone)
     conn = sqlite3.connect(alone)
     try:
-        return conn.execute("SELECT status FROM approvals WHERE id = ?",
-                            (approval_id,)).fetchone()[0]
+        return conn.execute("SELECT status FROM approvals WHERE id = ?", (approval_id,)).fetchone()[
+            0
+        ]
     finally:
         conn.close()
 
 
-def test_a_desk_write_is_checkpointed_after_its_commit_not_in_it(qtbot, populated, open_desk,
-                                                                 tmp_path):
+def test_a_desk_write_is_checkpointed_after_its_commit_not_in_it(
+    qtbot, populated, open_desk, tmp_path
+):
     """The desk's commits leave the -wal alone (no click pays for SQLite's auto-checkpoint)
     and its watcher copies them into the file a moment later, off the click's path."""
     path, ids = populated

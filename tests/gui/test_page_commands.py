@@ -20,22 +20,48 @@ from .effects.test_effects_page import ambiguous, select
 from .memory.test_memory_flow import open_entry
 
 PAGE_COMMANDS = {
-    "memory": ["memory.keep", "memory.take", "memory.merge", "memory.dismiss",
-               "memory.reveal", "memory.edit", "memory.pin", "memory.unpin",
-               "memory.confirm", "memory.remove", "memory.restore"],
+    "memory": [
+        "memory.keep",
+        "memory.take",
+        "memory.merge",
+        "memory.dismiss",
+        "memory.reveal",
+        "memory.edit",
+        "memory.pin",
+        "memory.unpin",
+        "memory.confirm",
+        "memory.remove",
+        "memory.restore",
+    ],
     "effects": ["effects.committed", "effects.failed", "effects.mark_lapsed"],
-    "runs": ["runs.back", "runs.export_list", "runs.export_json", "runs.export_jsonl",
-             "runs.copy", "runs.cancel"],
+    "runs": [
+        "runs.back",
+        "runs.export_list",
+        "runs.export_json",
+        "runs.export_jsonl",
+        "runs.copy",
+        "runs.cancel",
+    ],
     "audit": ["audit.verify", "audit.export"],
 }
 
 
 def palette(qtbot, window, query: str) -> CommandPalette:
     """Ctrl+K, then type ``query``."""
-    key(qtbot, window, window.stack.currentWidget(), Qt.Key.Key_K,
-        Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: window.findChild(CommandPalette) is not None
-                    and window.findChild(CommandPalette).isVisible(), timeout=WAIT_MS)
+    key(
+        qtbot,
+        window,
+        window.stack.currentWidget(),
+        Qt.Key.Key_K,
+        Qt.KeyboardModifier.ControlModifier,
+    )
+    qtbot.waitUntil(
+        lambda: (
+            window.findChild(CommandPalette) is not None
+            and window.findChild(CommandPalette).isVisible()
+        ),
+        timeout=WAIT_MS,
+    )
     found = window.findChild(CommandPalette)
     qtbot.keyClicks(found.search, query)
     return found
@@ -52,9 +78,10 @@ def key(qtbot, window, widget, k, modifier=Qt.KeyboardModifier.NoModifier) -> No
 def listed(found: CommandPalette) -> dict[str, bool]:
     """Command text -> enabled, as the palette lists them now."""
     model = found.model
-    return {model.index(r, 0).data(): bool(model.flags(model.index(r, 0))
-                                          & Qt.ItemFlag.ItemIsEnabled)
-            for r in range(model.rowCount())}
+    return {
+        model.index(r, 0).data(): bool(model.flags(model.index(r, 0)) & Qt.ItemFlag.ItemIsEnabled)
+        for r in range(model.rowCount())
+    }
 
 
 def run_first(qtbot, found: CommandPalette, text: str) -> None:
@@ -87,14 +114,18 @@ def test_pages_in_one_stack_share_a_key_others_do_not(qapp):
 def test_every_page_command_is_in_a_menu_and_the_help(qtbot, populated, open_desk):
     window = open_desk(populated[0])
     assert window.registry.duplicates() == {}
-    menus = {m.objectName(): {a.objectName() for a in m.actions()}
-             for m in window.menuBar().findChildren(type(window.recent_menu))}
+    menus = {
+        m.objectName(): {a.objectName() for a in m.actions()}
+        for m in window.menuBar().findChildren(type(window.recent_menu))
+    }
     for page, ids in PAGE_COMMANDS.items():
         assert set(ids) <= menus[f"menu.{page}"], page
     help_dialog = ShortcutHelp(window.registry, window)
     qtbot.addWidget(help_dialog)
-    keys = {help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
-            for r in range(help_dialog.model.rowCount())}
+    keys = {
+        help_dialog.model.index(r, 0).data(): help_dialog.model.index(r, 2).data()
+        for r in range(help_dialog.model.rowCount())
+    }
     assert keys["Mark failed"] == "F" and keys["Mark effect failed"] == "F"
     assert keys["Mark committed"] == "C" and keys["Mark effect committed"] == "C"
     assert keys["Back to the run list"] == "Alt+Left" and keys["Pin entry"] == ""
@@ -106,8 +137,9 @@ def test_every_page_command_is_in_a_menu_and_the_help(qtbot, populated, open_des
 # ---------------------------------------------------------------- effects
 
 
-def test_mark_failed_from_the_palette_asks_the_second_confirmation(qtbot, journal_path,
-                                                                   open_desk, monkeypatch):
+def test_mark_failed_from_the_palette_asks_the_second_confirmation(
+    qtbot, journal_path, open_desk, monkeypatch
+):
     ambiguous(journal_path, "mail:1")  # an unsafe write: failed may make it happen twice
     window = open_desk(journal_path)
     window.go("effects")
@@ -152,13 +184,16 @@ def test_the_single_key_works_as_soon_as_the_effect_is_shown(qtbot, journal_path
     assert not window.registry.action("effects.committed").isEnabled()
 
 
-def test_single_keys_off_leaves_the_effect_commands_in_the_palette(qtbot, journal_path,
-                                                                   open_desk):
+def test_single_keys_off_leaves_the_effect_commands_in_the_palette(qtbot, journal_path, open_desk):
     ambiguous(journal_path, "mail:2")
     window = open_desk(journal_path)
     window.registry.set_single_keys(False)
-    for action_id in ("effects.failed", "effects.committed", "inbox.effect_failed",
-                      "inbox.effect_committed"):
+    for action_id in (
+        "effects.failed",
+        "effects.committed",
+        "inbox.effect_failed",
+        "inbox.effect_committed",
+    ):
         assert window.registry.action(action_id).shortcuts() == []
     window.go("effects")
     select(qtbot, window.effects, "mail:2")
@@ -166,8 +201,7 @@ def test_single_keys_off_leaves_the_effect_commands_in_the_palette(qtbot, journa
     key(qtbot, window, window.effects.table, Qt.Key.Key_C)  # switched off: nothing happens
     assert window.effects.message.text() == ""
     run_first(qtbot, palette(qtbot, window, "mark committed"), "Mark committed")
-    qtbot.waitUntil(lambda: "Marked committed" in window.effects.message.text(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "Marked committed" in window.effects.message.text(), timeout=WAIT_MS)
 
 
 # ---------------------------------------------------------------- memory
@@ -188,14 +222,14 @@ def test_pin_from_the_palette_pins_through_the_store(qtbot, journal_path, open_d
         stored = j.memory.get(entry.id)
         assert stored.pinned and stored.version == 2
         assert j.memory.history(entry.id)[-1].actor == "operator:alice"
-    qtbot.waitUntil(lambda: window.registry.action("memory.unpin").isEnabled(),
-                    timeout=WAIT_MS)  # the commands follow the buttons, no palette needed
+    qtbot.waitUntil(
+        lambda: window.registry.action("memory.unpin").isEnabled(), timeout=WAIT_MS
+    )  # the commands follow the buttons, no palette needed
     assert not window.registry.action("memory.pin").isEnabled()
     assert not window.registry.action("memory.keep").isEnabled()  # no conflict shown
 
 
-def test_conflict_commands_resolve_one_or_several(qtbot, journal_path, open_desk,
-                                                  monkeypatch):
+def test_conflict_commands_resolve_one_or_several(qtbot, journal_path, open_desk, monkeypatch):
     with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
         one = a.memory.add("project", "shop", "Deploy day", "Tuesday")
         two = a.memory.add("project", "shop", "Freeze", "December")
@@ -215,8 +249,7 @@ def test_conflict_commands_resolve_one_or_several(qtbot, journal_path, open_desk
     assert registry.trigger("memory.dismiss")
     qtbot.waitUntil(lambda: "Dismissed for 2 of 2" in page.message.text(), timeout=WAIT_MS)
     with Journal.open(journal_path, read_only=True) as j:
-        assert {j.memory.conflict(i).status.value for i in (first, second)} == \
-            {"dismissed"}
+        assert {j.memory.conflict(i).status.value for i in (first, second)} == {"dismissed"}
 
 
 # ---------------------------------------------------------------- runs and audit
@@ -235,15 +268,21 @@ def test_run_commands_follow_the_view(qtbot, populated, open_desk, monkeypatch):
     with Journal.open(path, read_only=True) as j:
         assert j.runs.get(ids["run"]).cancel_requested
     assert not registry.action("runs.cancel").isEnabled()
-    key(qtbot, window, runs.detail.events_pane.table, Qt.Key.Key_Left,
-        Qt.KeyboardModifier.AltModifier)
+    key(
+        qtbot,
+        window,
+        runs.detail.events_pane.table,
+        Qt.Key.Key_Left,
+        Qt.KeyboardModifier.AltModifier,
+    )
     qtbot.waitUntil(lambda: not runs.showing_run(), timeout=WAIT_MS)
     assert registry.action("runs.export_list").isEnabled()
     assert not registry.action("runs.back").isEnabled()
 
 
-def test_audit_verify_and_export_from_the_keyboard(qtbot, populated, open_desk, tmp_path,
-                                                   monkeypatch):
+def test_audit_verify_and_export_from_the_keyboard(
+    qtbot, populated, open_desk, tmp_path, monkeypatch
+):
     window = open_desk(populated[0])
     window.go("audit")
     page = window.audit

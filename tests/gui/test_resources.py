@@ -23,13 +23,25 @@ from proctor.gui.widgets.run_status import STYLE, status_icon
 
 GUI = Path(__file__).resolve().parents[2] / "gui"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-STATUS_ENUMS = (models.RunStatus, models.AttemptStatus, models.ToolCallStatus,
-                models.ApprovalStatus, models.QuestionStatus, models.ConflictStatus,
-                models.EffectStatus)
+STATUS_ENUMS = (
+    models.RunStatus,
+    models.AttemptStatus,
+    models.ToolCallStatus,
+    models.ApprovalStatus,
+    models.QuestionStatus,
+    models.ConflictStatus,
+    models.EffectStatus,
+)
 TEXT_ROLES = [  # (foreground, background) pairs people read text in
-    ("Text", "Base"), ("Text", "AlternateBase"), ("WindowText", "Window"),
-    ("ButtonText", "Button"), ("HighlightedText", "Highlight"), ("ToolTipText", "ToolTipBase"),
-    ("PlaceholderText", "Base"), ("Link", "Base")]
+    ("Text", "Base"),
+    ("Text", "AlternateBase"),
+    ("WindowText", "Window"),
+    ("ButtonText", "Button"),
+    ("HighlightedText", "Highlight"),
+    ("ToolTipText", "ToolTipBase"),
+    ("PlaceholderText", "Base"),
+    ("Link", "Base"),
+]
 AA_TEXT, AA_GRAPHICS = 4.5, 3.0  # WCAG 2.1 1.4.3 (text) and 1.4.11 (non-text contrast)
 
 
@@ -37,8 +49,11 @@ def luminance(color: QColor) -> float:
     def channel(v: float) -> float:
         return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
 
-    return (0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF())
-            + 0.0722 * channel(color.blueF()))
+    return (
+        0.2126 * channel(color.redF())
+        + 0.7152 * channel(color.greenF())
+        + 0.0722 * channel(color.blueF())
+    )
 
 
 def contrast(a: QColor | str, b: QColor | str) -> float:
@@ -63,8 +78,9 @@ def test_every_icon_named_in_the_code_exists(qapp):
     assert literal, "the scan found no icon() calls: the pattern is stale"
     families = {"page-": [pid for pid, _ in PAGES], "kind-": list(models.InboxKind)}
     assert prefixes <= set(families), f"a new icon family to check here: {prefixes}"
-    names = literal | {f"{prefix}{member}" for prefix, members in families.items()
-                       for member in members}
+    names = literal | {
+        f"{prefix}{member}" for prefix, members in families.items() for member in members
+    }
     missing = sorted(n for n in names if not resources.exists("icons", f"{n}.svg"))
     assert missing == []
     assert all(not icon(n).isNull() for n in names)
@@ -105,8 +121,11 @@ def test_app_icon_pngs_exist_at_their_size_and_match_the_svg(qapp, size):
     fresh = render(resources.path("icons", "proctor.svg"), size)
     png = png.convertToFormat(QImage.Format.Format_ARGB32)
     step = max(1, size // 32)
-    diffs = [abs(QColor(png.pixel(x, y)).lightness() - QColor(fresh.pixel(x, y)).lightness())
-             for x in range(0, size, step) for y in range(0, size, step)]
+    diffs = [
+        abs(QColor(png.pixel(x, y)).lightness() - QColor(fresh.pixel(x, y)).lightness())
+        for x in range(0, size, step)
+        for y in range(0, size, step)
+    ]
     assert sum(diffs) / len(diffs) < 4, "re-run packaging/make_icons.py after editing the SVG"
 
 
@@ -119,7 +138,8 @@ def svg_colours(name: str) -> tuple[str | None, set[str]]:
     badge = None
     first = shapes[0]
     if first.tag.endswith("rect") and float(first.get("width", 0)) >= 0.8 * float(
-            root.get("width")):
+        root.get("width")
+    ):
         badge = first.get("fill")
         shapes = shapes[1:]
     colours = {shape.get(attr) for shape in shapes for attr in ("fill", "stroke")}
@@ -128,8 +148,11 @@ def svg_colours(name: str) -> tuple[str | None, set[str]]:
 
 @pytest.mark.parametrize("name", resources.icon_names())
 def test_icons_are_readable_on_the_light_and_the_dark_palette(name):
-    backgrounds = [resources.palette(theme)[role] for theme in ("light", "dark")
-                   for role in ("window", "base", "alt")]
+    backgrounds = [
+        resources.palette(theme)[role]
+        for theme in ("light", "dark")
+        for role in ("window", "base", "alt")
+    ]
     badge, marks = svg_colours(name)
     if badge is not None:
         assert min(contrast(badge, bg) for bg in backgrounds) >= AA_GRAPHICS
@@ -165,8 +188,13 @@ def test_palettes_come_from_resources(qapp):
     for dark, name in ((False, "light"), (True, "dark")):
         colours = resources.palette(name)
         palette = palette_for(dark)
-        for r, key in ((role.Window, "window"), (role.Base, "base"), (role.Text, "text"),
-                       (role.Highlight, "highlight"), (role.PlaceholderText, "muted")):
+        for r, key in (
+            (role.Window, "window"),
+            (role.Base, "base"),
+            (role.Text, "text"),
+            (role.Highlight, "highlight"),
+            (role.PlaceholderText, "muted"),
+        ):
             assert palette.color(r).name() == colours[key], (name, key)
 
 
@@ -191,8 +219,13 @@ def test_inbox_screenshots_in_both_palettes(qtbot, populated, open_desk):
                 theme.apply(mode)
             palette = app.palette()
             for fg, bg in TEXT_ROLES:  # what the app really uses
-                assert contrast(palette.color(getattr(QPalette.ColorRole, fg)),
-                                palette.color(getattr(QPalette.ColorRole, bg))) >= AA_TEXT
+                assert (
+                    contrast(
+                        palette.color(getattr(QPalette.ColorRole, fg)),
+                        palette.color(getattr(QPalette.ColorRole, bg)),
+                    )
+                    >= AA_TEXT
+                )
             image = inbox_shot(qtbot, window, f"inbox-{name}.png")
             table = window.inbox.table
             corner = table.viewport().mapTo(window.inbox, table.viewport().rect().bottomRight())

@@ -14,8 +14,13 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
 def distinct_colours(image) -> int:  # QImage
     step = max(1, image.width() // 120)
-    return len({image.pixel(x, y) for x in range(0, image.width(), step)
-                for y in range(0, image.height(), step)})
+    return len(
+        {
+            image.pixel(x, y)
+            for x in range(0, image.width(), step)
+            for y in range(0, image.height(), step)
+        }
+    )
 
 
 def shoot(qtbot, window, name: str) -> Path:
@@ -37,8 +42,9 @@ def test_screenshots_of_the_desk(qtbot, populated, open_desk):
     qtbot.waitUntil(lambda: inbox.model.row_of(key) >= 0)
     inbox.set_current_row(inbox.model.row_of(key))
     detail = inbox.detail
-    qtbot.waitUntil(lambda: detail.current().entity is not None
-                    and detail.current().entity.id == ids["payment"])
+    qtbot.waitUntil(
+        lambda: detail.current().entity is not None and detail.current().entity.id == ids["payment"]
+    )
     qtbot.waitUntil(lambda: detail.current().similar.rowCount() == 1)
     qtbot.waitUntil(lambda: window.sidebar_model.count("inbox") == 6)
     assert shoot(qtbot, window, "desk-inbox.png").stat().st_size > 10_000

@@ -21,8 +21,14 @@ from proctor.gui.shell.preferences import PreferencesDialog, Prefs, prefs_from, 
 from .conftest import WAIT_MS
 from .driver import Desk
 
-CHANGED = Prefs(theme="dark", single_keys=False, notifications=False, operator="carol",
-                default_journal="/srv/agents/journal.db", poll_ms=1500)
+CHANGED = Prefs(
+    theme="dark",
+    single_keys=False,
+    notifications=False,
+    operator="carol",
+    default_journal="/srv/agents/journal.db",
+    poll_ms=1500,
+)
 
 
 def reopen_settings(tmp_path: Path) -> DeskSettings:
@@ -62,16 +68,26 @@ def test_the_dialog_shows_and_returns_every_field(qtbot):
     dialog.default_journal.clear()
     dialog.poll_ms.setValue(200)
     assert dialog.value() == Prefs("light", True, False, "dana", "", 200)
-    for widget in (dialog.theme, dialog.single_keys, dialog.notifications, dialog.operator,
-                   dialog.default_journal, dialog.poll_ms, dialog.browse):
+    for widget in (
+        dialog.theme,
+        dialog.single_keys,
+        dialog.notifications,
+        dialog.operator,
+        dialog.default_journal,
+        dialog.poll_ms,
+        dialog.browse,
+    ):
         assert widget.accessibleName()
 
 
 def test_choose_fills_the_default_journal(qtbot, monkeypatch):
     dialog = PreferencesDialog(None, Prefs("system", True, True))
     qtbot.addWidget(dialog)
-    monkeypatch.setattr(preferences.OpenJournalDialog, "ask",
-                        classmethod(lambda cls, parent, start="": "/data/j.db"))
+    monkeypatch.setattr(
+        preferences.OpenJournalDialog,
+        "ask",
+        classmethod(lambda cls, parent, start="": "/data/j.db"),
+    )
     dialog.browse.click()
     assert dialog.value().default_journal == "/data/j.db"
 
@@ -86,8 +102,9 @@ class RecordingTheme:
         self.applied.append(ThemeMode(mode))
 
 
-def test_applying_preferences_changes_the_running_desk(qtbot, populated, open_desk, settings,
-                                                       monkeypatch):
+def test_applying_preferences_changes_the_running_desk(
+    qtbot, populated, open_desk, settings, monkeypatch
+):
     path, _ = populated
     window = open_desk(path)  # as alice
     window.services.theme = theme = RecordingTheme()
@@ -117,8 +134,9 @@ def test_a_cancelled_dialog_changes_nothing(populated, open_desk, settings, monk
     assert window.notice.text() == ""
 
 
-def test_decisions_are_recorded_under_the_operator_name_from_preferences(qtbot, populated,
-                                                                         settings):
+def test_decisions_are_recorded_under_the_operator_name_from_preferences(
+    qtbot, populated, settings
+):
     path, ids = populated
     settings.operator = "carol"
     desk = DeskApp(QApplication.instance(), settings, None, strict=True)
@@ -129,8 +147,9 @@ def test_decisions_are_recorded_under_the_operator_name_from_preferences(qtbot, 
         assert window.journal.actor.name == "carol"
         assert Desk(qtbot, window).decide(ids["approval"])
         with Journal.open(path, read_only=True) as j:
-            qtbot.waitUntil(lambda: j.approvals.get(ids["approval"]).status == "approved",
-                            timeout=WAIT_MS)
+            qtbot.waitUntil(
+                lambda: j.approvals.get(ids["approval"]).status == "approved", timeout=WAIT_MS
+            )
             decisions = j.approvals.decisions(ids["approval"])
         assert [d.actor for d in decisions] == ["operator:carol"]
     finally:
@@ -152,13 +171,17 @@ def test_the_desk_starts_on_the_default_journal_else_the_most_recent(tmp_path, s
     assert start_journal(settings) == default
 
 
-def test_confirm_preference_has_safe_defaults_and_survives_a_restart(tmp_path, settings,
-                                                                    qtbot):
+def test_confirm_preference_has_safe_defaults_and_survives_a_restart(tmp_path, settings, qtbot):
     from proctor.gui.infra.settings import DEFAULT_CONFIRM
 
     assert settings.confirm == DEFAULT_CONFIRM
-    assert {"destructive", "financial", "external_side_effect", "near_expiry",
-            "standing_rule"} <= DEFAULT_CONFIRM and "safe_read" not in DEFAULT_CONFIRM
+    assert {
+        "destructive",
+        "financial",
+        "external_side_effect",
+        "near_expiry",
+        "standing_rule",
+    } <= DEFAULT_CONFIRM and "safe_read" not in DEFAULT_CONFIRM
     dialog = PreferencesDialog(None, prefs_from(settings))
     qtbot.addWidget(dialog)
     dialog.confirm_checks["destructive"].setChecked(False)

@@ -19,21 +19,28 @@ from proctor.gui.shell.single_instance import JournalServer, focus_running, jour
 
 from .conftest import WAIT_MS
 
-ASK = ("import sys; from PySide6.QtCore import QCoreApplication; "
-       "from proctor.gui.shell.single_instance import focus_running; "
-       "app = QCoreApplication([]); print(focus_running(sys.argv[1]))")
+ASK = (
+    "import sys; from PySide6.QtCore import QCoreApplication; "
+    "from proctor.gui.shell.single_instance import focus_running; "
+    "app = QCoreApplication([]); print(focus_running(sys.argv[1]))"
+)
 
 
 def quiet_env(tmp_path: Path) -> dict[str, str]:
     """A child desk's environment: offscreen, its settings and logs under tmp_path."""
-    return {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PROCTOR_LOG_DIR": str(tmp_path),
-            "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    return {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "PROCTOR_LOG_DIR": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
 
 
 def run_child(qtbot, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     """Run a child process while this process's event loop keeps answering."""
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     qtbot.waitUntil(lambda: proc.poll() is not None, timeout=60_000)
     out, err = proc.communicate()
     return subprocess.CompletedProcess(args, proc.returncode, out, err)
@@ -60,8 +67,7 @@ def test_another_process_asking_for_the_journal_focuses_this_desk(qtbot, tmp_pat
     try:
         assert server.listen(journal)
         with qtbot.waitSignal(server.focus_requested, timeout=WAIT_MS):
-            done = run_child(qtbot, [sys.executable, "-c", ASK, str(journal)],
-                             quiet_env(tmp_path))
+            done = run_child(qtbot, [sys.executable, "-c", ASK, str(journal)], quiet_env(tmp_path))
         assert done.stdout.strip() == "True", done.stderr
     finally:
         server.close()
@@ -96,8 +102,9 @@ def test_a_socket_left_by_a_crashed_desk_is_replaced(qapp, tmp_path):
 
 
 @pytest.mark.qt_log_ignore("This plugin does not support raise")  # offscreen: no window manager
-def test_proctor_open_of_an_open_journal_focuses_the_desk_and_exits(qtbot, populated, tmp_path,
-                                                                   settings):
+def test_proctor_open_of_an_open_journal_focuses_the_desk_and_exits(
+    qtbot, populated, tmp_path, settings
+):
     path, _ = populated
     desk = DeskApp(QApplication.instance(), settings, None, strict=True)
     try:
@@ -105,8 +112,9 @@ def test_proctor_open_of_an_open_journal_focuses_the_desk_and_exits(qtbot, popul
             desk.open(path, operator="alice")
         window = desk.window
         with qtbot.waitSignal(desk.instances.focus_requested, timeout=WAIT_MS):
-            done = run_child(qtbot, [sys.executable, "-m", "proctor", "open", str(path)],
-                             quiet_env(tmp_path))
+            done = run_child(
+                qtbot, [sys.executable, "-m", "proctor", "open", str(path)], quiet_env(tmp_path)
+            )
         assert done.returncode == 0, done.stderr
         assert "already open in a desk" in done.stderr
         # asked for its own journal again, the desk keeps its window (no second one)

@@ -65,7 +65,10 @@ def refused_write(qtbot, window: MainWindow, approval_id: str) -> list[BaseExcep
     with qtbot.waitSignal(window.services.runner.store_failed, timeout=WAIT_MS):
         window.services.runner.run(
             lambda: approvals.decide(approval_id, True, expected_version=1),
-            on_error=refused.append, owner=window, write=True)
+            on_error=refused.append,
+            owner=window,
+            write=True,
+        )
     qtbot.waitUntil(lambda: bool(refused), timeout=WAIT_MS)
     return refused
 
@@ -74,8 +77,7 @@ def read_once(qtbot, window: MainWindow) -> int:
     """One successful store read through the runner (after it, the runner has reported
     the store healthy again)."""
     done: list[int] = []
-    window.services.runner.run(window.journal.changes.latest, on_done=done.append,
-                               owner=window)
+    window.services.runner.run(window.journal.changes.latest, on_done=done.append, owner=window)
     qtbot.waitUntil(lambda: bool(done), timeout=WAIT_MS)
     return done[0]
 
@@ -114,8 +116,12 @@ def test_a_write_after_the_lock_is_free_succeeds(qtbot, pending, desk):
         holder.release()
     done = []
     approvals = window.journal.approvals
-    window.services.runner.run(lambda: approvals.decide(approval_id, True, expected_version=1),
-                               on_done=done.append, owner=window, write=True)
+    window.services.runner.run(
+        lambda: approvals.decide(approval_id, True, expected_version=1),
+        on_done=done.append,
+        owner=window,
+        write=True,
+    )
     qtbot.waitUntil(lambda: bool(done), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.status.state.text() == "store: ok", timeout=WAIT_MS)
     assert decisions(path) == 1

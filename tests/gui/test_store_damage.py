@@ -33,8 +33,9 @@ def root_page(path: Path, table: str) -> int:
     try:
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
         assert page_size == PAGE
-        return conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?",
-                            (table,)).fetchone()[0]
+        return conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)
+        ).fetchone()[0]
     finally:
         conn.close()
 
@@ -59,27 +60,36 @@ def show(qtbot, window, approval_id: str):
     key = f"approval:{approval_id}"
     qtbot.waitUntil(lambda: inbox.model.row_of(key) >= 0, timeout=WAIT_MS)
     inbox.set_current_row(inbox.model.row_of(key))
-    qtbot.waitUntil(lambda: inbox.detail.current() is not None
-                    and inbox.detail.current().entity is not None
-                    and inbox.detail.current().entity.id == approval_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            inbox.detail.current() is not None
+            and inbox.detail.current().entity is not None
+            and inbox.detail.current().entity.id == approval_id
+        ),
+        timeout=WAIT_MS,
+    )
     return inbox.detail.current()
 
 
 # ---------------------------------------------------------------- item 7: the -wal deleted
 
-def test_a_wal_deleted_under_the_desk_is_reported_not_store_ok(qtbot, journal_path, open_desk,
-                                                              no_dialogs):
+
+def test_a_wal_deleted_under_the_desk_is_reported_not_store_ok(
+    qtbot, journal_path, open_desk, no_dialogs
+):
     window = open_desk(journal_path)
     watcher = window.services.watcher
     qtbot.waitUntil(watcher.watching_wal, timeout=WAIT_MS)
     _run, approval_id = request(journal_path)  # acknowledged, in the -wal, not checkpointed
-    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0, timeout=WAIT_MS
+    )
     wal = Path(f"{journal_path}-wal")
     assert wal.stat().st_size > 0
     wal.unlink()  # no checkpoint first
-    qtbot.waitUntil(lambda: window.status.current_state() is StoreState.WAL_DELETED,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.status.current_state() is StoreState.WAL_DELETED, timeout=WAIT_MS
+    )
     assert window.status.state.text() == "store: -wal deleted"
     assert "reopen" in window.status.state.toolTip()
     notice = window.notice.text()
@@ -102,7 +112,8 @@ with Journal.open(sys.argv[1], actor=Actor.agent("bot")) as j:
 
 
 def test_a_wal_lost_under_the_desk_is_named_by_verify_and_the_next_open(
-        qtbot, journal_path, open_desk, desks, no_dialogs, monkeypatch):
+    qtbot, journal_path, open_desk, desks, no_dialogs, monkeypatch
+):
     """The tail the deleted -wal held is gone once the desk lets go (nothing else can
     checkpoint it): the witness the desk keeps beside the journal lets `proctor verify` and
     the next desk name what is missing."""
@@ -119,14 +130,21 @@ def test_a_wal_lost_under_the_desk_is_named_by_verify_and_the_next_open(
     monkeypatch.setattr(desk_watcher, "CHECKPOINT_MS", 3_600_000)
     window = open_desk(journal_path)
     qtbot.waitUntil(window.services.watcher.watching_wal, timeout=WAIT_MS)
-    out = subprocess.run([sys.executable, "-c", AGENT_REQUEST, str(journal_path)],
-                         capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", AGENT_REQUEST, str(journal_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     ids = json.loads(out.stdout)  # acknowledged to the agent, in the -wal only
-    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{ids['approval']}") >= 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.inbox.model.row_of(f"approval:{ids['approval']}") >= 0, timeout=WAIT_MS
+    )
     subprocess.run(["rm", f"{journal_path}-wal"], check=True)  # no checkpoint first
-    qtbot.waitUntil(lambda: window.status.current_state() is StoreState.WAL_DELETED,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.status.current_state() is StoreState.WAL_DELETED, timeout=WAIT_MS
+    )
     assert witness_path(journal_path).exists()
     first, runner = desks.opened.pop()  # the desk lets go of the journal
     first.close()
@@ -140,8 +158,12 @@ def test_a_wal_lost_under_the_desk_is_named_by_verify_and_the_next_open(
     assert lost is not None and f"approval {ids['approval']}" in lost.lost
     assert lost.wal_lost_at is not None and "deleted while a desk had it open" in lost.sentence
     assert not report.ok and report.problems[0].what == "changes missing"
-    cli = subprocess.run([sys.executable, "-m", "proctor", "verify", str(journal_path)],
-                         capture_output=True, text=True, timeout=120)
+    cli = subprocess.run(
+        [sys.executable, "-m", "proctor", "verify", str(journal_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert cli.returncode != 0 and "Traceback" not in cli.stderr
     assert "FAILED: changes missing" in cli.stdout and ids["approval"] in cli.stdout
 
@@ -170,6 +192,7 @@ def test_disk_io_errors_are_not_called_a_full_disk():
 
 # ---------------------------------------------------------------- item 8: a damaged journal
 
+
 def damaged_copy(journal_path: Path, tmp_path: Path) -> tuple[Path, str]:
     _run, approval_id = request(journal_path)
     copy = tmp_path / "damaged.db"
@@ -179,8 +202,9 @@ def damaged_copy(journal_path: Path, tmp_path: Path) -> tuple[Path, str]:
     return copy, approval_id
 
 
-def test_a_damaged_journal_opens_in_the_desk_as_damaged(qtbot, journal_path, tmp_path,
-                                                        settings, no_dialogs):
+def test_a_damaged_journal_opens_in_the_desk_as_damaged(
+    qtbot, journal_path, tmp_path, settings, no_dialogs
+):
     path, _approval = damaged_copy(journal_path, tmp_path)
     desk = DeskApp(QApplication.instance(), settings, None, strict=True)
     try:
@@ -201,7 +225,8 @@ def test_a_damaged_journal_opens_in_the_desk_as_damaged(qtbot, journal_path, tmp
 
 
 def test_approve_on_a_damaged_journal_shows_one_state_and_is_not_left_pending(
-        qtbot, journal_path, tmp_path, open_desk, no_dialogs):
+    qtbot, journal_path, tmp_path, open_desk, no_dialogs
+):
     path, approval_id = damaged_copy(journal_path, tmp_path)
     window = open_desk(path)  # opened without the desk's quick check: the read finds it
     detail = show(qtbot, window, approval_id)

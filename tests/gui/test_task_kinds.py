@@ -11,11 +11,13 @@ WAIT = 10_000
 
 def gated(value, gate: threading.Event, started: list | None = None):
     """A read that returns ``value`` once ``gate`` opens (and notes when it started)."""
+
     def fn():
         if started is not None:
             started.append(value)
         assert gate.wait(10)
         return value
+
     return fn
 
 
@@ -38,8 +40,7 @@ def test_latest_drops_the_older_error_too(qtbot, runner):
         raise RuntimeError("stale")
 
     runner.latest("detail", fails, on_done=got.append, on_error=errors.append, owner=owner)
-    runner.latest("detail", lambda: "new", on_done=got.append, on_error=errors.append,
-                  owner=owner)
+    runner.latest("detail", lambda: "new", on_done=got.append, on_error=errors.append, owner=owner)
     qtbot.waitUntil(lambda: got == ["new"], timeout=WAIT)
     gate.set()
     qtbot.waitUntil(lambda: runner.pending() == 0, timeout=WAIT)
@@ -70,8 +71,7 @@ def test_coalesce_runs_one_read_per_key_and_the_last_request_after_it(qtbot, run
     owner, got, started = QObject(), [], []
     gates = {name: threading.Event() for name in ("first", "second", "third")}
     for name in ("first", "second", "third"):
-        runner.coalesce("facts", gated(name, gates[name], started), on_done=got.append,
-                        owner=owner)
+        runner.coalesce("facts", gated(name, gates[name], started), on_done=got.append, owner=owner)
     qtbot.waitUntil(lambda: started == ["first"], timeout=WAIT)
     assert runner.pending() == 2  # one in flight, one waiting (the second was replaced)
     gates["first"].set()
@@ -92,8 +92,9 @@ def test_coalesce_follows_up_after_an_error(qtbot, runner):
         raise RuntimeError("store busy")
 
     runner.coalesce("facts", fails, on_done=got.append, on_error=errors.append, owner=owner)
-    runner.coalesce("facts", lambda: "again", on_done=got.append, on_error=errors.append,
-                    owner=owner)
+    runner.coalesce(
+        "facts", lambda: "again", on_done=got.append, on_error=errors.append, owner=owner
+    )
     gate.set()
     qtbot.waitUntil(lambda: got == ["again"], timeout=WAIT)
     assert len(errors) == 1
@@ -112,8 +113,9 @@ def test_idle_waits_for_the_coalesced_follow_up(qtbot, runner):
 def test_a_dead_owner_gets_nothing_and_its_follow_up_never_runs(qtbot, runner):
     owner, got, started, gate = QObject(), [], [], threading.Event()
     runner.coalesce("facts", gated("first", gate, started), on_done=got.append, owner=owner)
-    runner.coalesce("facts", gated("second", threading.Event(), started), on_done=got.append,
-                    owner=owner)
+    runner.coalesce(
+        "facts", gated("second", threading.Event(), started), on_done=got.append, owner=owner
+    )
     qtbot.waitUntil(lambda: started == ["first"], timeout=WAIT)
     owner.deleteLater()
     qtbot.waitUntil(lambda: not __import__("shiboken6").isValid(owner), timeout=WAIT)
@@ -133,12 +135,14 @@ def test_a_request_made_while_the_read_is_delivered_is_the_follow_up(qtbot, runn
 
     def first_done(value) -> None:
         got.append(value)
-        runner.coalesce("feed", gated("after delivery", opened, started), on_done=got.append,
-                        owner=owner)
+        runner.coalesce(
+            "feed", gated("after delivery", opened, started), on_done=got.append, owner=owner
+        )
 
     runner.coalesce("feed", gated("first", gate, started), on_done=first_done, owner=owner)
-    runner.coalesce("feed", gated("before delivery", opened, started), on_done=got.append,
-                    owner=owner)
+    runner.coalesce(
+        "feed", gated("before delivery", opened, started), on_done=got.append, owner=owner
+    )
     qtbot.waitUntil(lambda: started == ["first"], timeout=WAIT)
     gate.set()
     qtbot.waitUntil(lambda: len(got) == 2 and runner.pending() == 0, timeout=WAIT)

@@ -18,6 +18,7 @@ def held(gate: threading.Event, started: list, value: object):
         started.append(value)
         assert gate.wait(20)
         return value
+
     return fn
 
 
@@ -47,8 +48,9 @@ def test_a_write_does_not_queue_behind_reads_that_fill_the_pool(qtbot, runner):
 def test_writes_run_one_after_another_in_the_order_asked(qtbot, runner):
     owner, gate, started, got = QObject(), threading.Event(), [], []
     runner.run(held(gate, started, "first"), on_done=got.append, owner=owner, write=True)
-    runner.run(lambda: started.append("second") or "second", on_done=got.append,
-               owner=owner, write=True)
+    runner.run(
+        lambda: started.append("second") or "second", on_done=got.append, owner=owner, write=True
+    )
     qtbot.waitUntil(lambda: started == ["first"], timeout=WAIT)
     assert started == ["first"]  # the second write waits for the first
     gate.set()
@@ -77,8 +79,9 @@ def test_a_write_error_goes_ahead_too(qtbot, runner):
     for n in range(3):
         runner.run(lambda n=n: f"read {n}", on_done=got.append, owner=owner)
     workers_done(runner)
-    runner.run(refused, on_done=got.append, on_error=lambda e: got.append(str(e)),
-               owner=owner, write=True)
+    runner.run(
+        refused, on_done=got.append, on_error=lambda e: got.append(str(e)), owner=owner, write=True
+    )
     workers_done(runner)
     qtbot.waitUntil(lambda: len(got) == 4, timeout=WAIT)
     assert got[0] == "refused"

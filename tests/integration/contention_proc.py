@@ -52,16 +52,20 @@ def agent(path: str, name: str, stop_file: str, counter_id: str, run_id: str) ->
             out(kind="events", ids=[event.id], ms=ms)
         elif step == 2:
             action = {"tool": "deploy", "agent": name, "n": n}
-            approval, ms = timed(lambda a=action: journal.approvals.request(
-                run_id, a, reason="more work"))
+            approval, ms = timed(
+                lambda a=action: journal.approvals.request(run_id, a, reason="more work")
+            )
             out(kind="approval", id=approval.id, ms=ms)
         else:
             while True:  # read-modify-write: a lost update would show in the total
                 entry = journal.memory.get(counter_id)
                 value = int(entry.content) + 1
                 try:
-                    _, ms = timed(lambda e=entry, v=value: journal.memory.replace(
-                        counter_id, str(v), expected_version=e.version))
+                    _, ms = timed(
+                        lambda e=entry, v=value: journal.memory.replace(
+                            counter_id, str(v), expected_version=e.version
+                        )
+                    )
                     break
                 except errors.StaleVersion:
                     continue
@@ -74,20 +78,28 @@ def decide(journal: Journal, name: str, item: dict) -> None:
     rid = f"{name}-{item_id}"
     if kind == "approval":
         version = journal.approvals.get(item_id).version
-        journal.approvals.decide(item_id, True, expected_version=version, request_id=rid,
-                                 reason=f"go, says {name}")
+        journal.approvals.decide(
+            item_id, True, expected_version=version, request_id=rid, reason=f"go, says {name}"
+        )
     elif kind == "question":
         version = journal.questions.get(item_id).version
-        journal.questions.answer(item_id, {"text": f"{name} answered"},
-                                    expected_version=version, request_id=rid)
+        journal.questions.answer(
+            item_id, {"text": f"{name} answered"}, expected_version=version, request_id=rid
+        )
     elif kind == "conflict":
         version = journal.memory.conflict(item_id).version
-        journal.memory.resolve(item_id, "accepted_local", expected_version=version,
-                               reason=f"{name} keeps local", request_id=rid)
+        journal.memory.resolve(
+            item_id,
+            "accepted_local",
+            expected_version=version,
+            reason=f"{name} keeps local",
+            request_id=rid,
+        )
     else:
         version = journal.effects.get(item_id).version
-        journal.effects.resolve(item_id, "committed", reason=f"{name} checked",
-                                expected_version=version, request_id=rid)
+        journal.effects.resolve(
+            item_id, "committed", reason=f"{name} checked", expected_version=version, request_id=rid
+        )
 
 
 def desk(path: str, name: str, seed: int, items_file: str) -> None:
@@ -108,8 +120,9 @@ def desk(path: str, name: str, seed: int, items_file: str) -> None:
             outcome = type(exc).__name__
         except Exception as exc:  # noqa: BLE001 - reported, the test fails on it
             outcome = f"untyped {type(exc).__name__}: {exc} {traceback.format_exc()[-400:]}"
-        out(kind="decision", id=item["id"], outcome=outcome,
-            ms=(time.perf_counter() - start) * 1000)
+        out(
+            kind="decision", id=item["id"], outcome=outcome, ms=(time.perf_counter() - start) * 1000
+        )
     journal.close()
 
 

@@ -41,8 +41,7 @@ class Writer:
 
     def step(self) -> None:
         self.n += 1
-        choices = [self.event, self.batch, self.approval, self.question, self.memory,
-                   self.effect]
+        choices = [self.event, self.batch, self.approval, self.question, self.memory, self.effect]
         if self.pending:
             choices += [self.decide, self.decide, self.withdraw]
         if self.asked:
@@ -62,13 +61,18 @@ class Writer:
 
     def batch(self) -> None:
         events = self.agent.runs.append_events(
-            self.run, [("batch", {"tag": self.tag, "n": self.n, "k": k}) for k in range(4)])
+            self.run, [("batch", {"tag": self.tag, "n": self.n, "k": k}) for k in range(4)]
+        )
         for e in events:
             ack(kind="event", run=self.run, seq=e.sequence, id=e.id)
 
     def approval(self) -> None:
-        a = self.agent.approvals.request(self.run, {"tool": "deploy", "n": self.n},
-                                         reason="crash test", request_key=f"{self.tag}-{self.n}")
+        a = self.agent.approvals.request(
+            self.run,
+            {"tool": "deploy", "n": self.n},
+            reason="crash test",
+            request_key=f"{self.tag}-{self.n}",
+        )
         self.pending.append((a.id, a.version))
         ack(kind="approval", id=a.id, status="pending")
 
@@ -96,8 +100,9 @@ class Writer:
     def conflict(self) -> None:
         entry_id, _version = self.rng.choice(self.entries)
         try:
-            c = self.agent.memory.record_conflict(entry_id, f"incoming {self.n}",
-                                                  incoming_source="crash")
+            c = self.agent.memory.record_conflict(
+                entry_id, f"incoming {self.n}", incoming_source="crash"
+            )
         except errors.ConflictPending:
             return  # one conflict waits for a person per entry: refused, nothing written
         self.conflicts.append((c.id, c.version))
@@ -125,8 +130,13 @@ class Writer:
         elif status == "ambiguous":
             version = self.op.effects.get(key).version
             outcome = self.rng.choice(["committed", "failed"])
-            self.op.effects.resolve(key, outcome, reason="checked by hand",
-                                    expected_version=version, request_id=f"res-{key}")
+            self.op.effects.resolve(
+                key,
+                outcome,
+                reason="checked by hand",
+                expected_version=version,
+                request_id=f"res-{key}",
+            )
             status = outcome
         else:
             self.effects.pop(i)
@@ -144,22 +154,36 @@ class Writer:
         approval_id, version = self.pending.pop(self.rng.randrange(len(self.pending)))
         approve = self.rng.random() < 0.7
         rid = f"click-{approval_id}"
-        a = self.op.approvals.decide(approval_id, approve, expected_version=version,
-                                     reason=None if approve else "no", request_id=rid)
+        a = self.op.approvals.decide(
+            approval_id,
+            approve,
+            expected_version=version,
+            reason=None if approve else "no",
+            request_id=rid,
+        )
         ack(kind="approval", id=approval_id, status=a.status.value, request_id=rid)
 
     def answer(self) -> None:
         interaction_id, version = self.asked.pop(self.rng.randrange(len(self.asked)))
-        self.op.questions.answer(interaction_id, {"text": f"answer {self.n}"},
-                                    expected_version=version, request_id=f"ans-{interaction_id}")
+        self.op.questions.answer(
+            interaction_id,
+            {"text": f"answer {self.n}"},
+            expected_version=version,
+            request_id=f"ans-{interaction_id}",
+        )
         ack(kind="question", id=interaction_id, status="resolved")
 
     def resolve_conflict(self) -> None:
         item_id, version = self.conflicts.pop(self.rng.randrange(len(self.conflicts)))
         choice = self.rng.choice(["accepted_local", "accepted_incoming", "dismissed"])
         try:
-            self.op.memory.resolve(item_id, choice, expected_version=version,
-                                   reason="crash test", request_id=f"rec-{item_id}")
+            self.op.memory.resolve(
+                item_id,
+                choice,
+                expected_version=version,
+                reason="crash test",
+                request_id=f"rec-{item_id}",
+            )
         except errors.ProctorError:
             return  # e.g. the entry moved on since: refused, and nothing acknowledged
         ack(kind="conflict", id=item_id, status=choice)

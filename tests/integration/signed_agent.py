@@ -14,8 +14,7 @@ from proctor.core import Actor, Journal, errors
 
 def main() -> int:
     path, trust, run_id, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    with Journal.open(path, actor=Actor.agent("signed-agent"), trust=trust,
-                      create=False) as j:
+    with Journal.open(path, actor=Actor.agent("signed-agent"), trust=trust, create=False) as j:
         for i in range(count):
             action = {"tool": "deploy", "args": {"target": f"prod-{i}"}}
             approval = j.approvals.request(run_id, action, reason="ship it")
@@ -25,8 +24,9 @@ def main() -> int:
                 if decided.status != "approved":
                     print(f"refused {decided.status}", flush=True)
                     continue
-                effect = j.approvals.consume_and_reserve(approval.id, approval.action_digest,
-                                                         f"deploy-{i}")
+                effect = j.approvals.consume_and_reserve(
+                    approval.id, approval.action_digest, f"deploy-{i}"
+                )
                 print(f"consumed {effect.status}", flush=True)
             except errors.DecisionUnverified as err:
                 print(f"refused {err.why}", flush=True)

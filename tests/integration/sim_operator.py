@@ -25,8 +25,13 @@ OPERATOR = "sim-operator"
 
 def proctor(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PROCTOR_OPERATOR": OPERATOR, "PROCTOR_CONFIG": os.devnull}
-    return subprocess.run([sys.executable, "-m", "proctor", *args], capture_output=True,
-                          text=True, env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "proctor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
 
 
 def command_for(item: dict, rng: random.Random) -> list[str]:
@@ -36,20 +41,36 @@ def command_for(item: dict, rng: random.Random) -> list[str]:
             return ["deny", ident, "--reason", "not with this account"]
         return ["approve", ident, "--scope", detail["requested_scope"]]
     if item["kind"] == "question":
-        answer = answer_for(detail["kind"], detail["response_schema"], detail["options"], rng,
-                            detail["request"])
+        answer = answer_for(
+            detail["kind"], detail["response_schema"], detail["options"], rng, detail["request"]
+        )
         return ["answer", ident, "--json", json.dumps(answer)]
     if item["kind"] == "conflict":
-        return ["resolve-conflict", ident, rng.choice(["keep-local", "take-incoming", "dismiss"]),
-                "--reason", "checked with the team"]
-    return ["resolve-effect", ident, rng.choice(["committed", "committed", "failed"]),
-            "--reason", "checked the provider's dashboard"]
+        return [
+            "resolve-conflict",
+            ident,
+            rng.choice(["keep-local", "take-incoming", "dismiss"]),
+            "--reason",
+            "checked with the team",
+        ]
+    return [
+        "resolve-effect",
+        ident,
+        rng.choice(["committed", "committed", "failed"]),
+        "--reason",
+        "checked the provider's dashboard",
+    ]
 
 
 def decide(journal: str, item: dict, argv: list[str]) -> dict:
     done = proctor(*argv, "--journal", journal, "--expect-version", str(item["version"]))
-    return {"kind": item["kind"], "id": item["id"], "argv": argv, "rc": done.returncode,
-            "stderr": done.stderr.strip()}
+    return {
+        "kind": item["kind"],
+        "id": item["id"],
+        "argv": argv,
+        "rc": done.returncode,
+        "stderr": done.stderr.strip(),
+    }
 
 
 def main() -> int:
@@ -58,8 +79,18 @@ def main() -> int:
     seen: set[str] = set()
     with ThreadPoolExecutor(3) as pool, log_file.open("a") as log:
         while not stop_file.exists():
-            listing = proctor("inbox", "--journal", journal, "--json", "--details",
-                              "--oldest-first", "--limit", "30", "--wait", "2")
+            listing = proctor(
+                "inbox",
+                "--journal",
+                journal,
+                "--json",
+                "--details",
+                "--oldest-first",
+                "--limit",
+                "30",
+                "--wait",
+                "2",
+            )
             if listing.returncode != 0:
                 print(listing.stderr, file=sys.stderr)
                 time.sleep(0.2)

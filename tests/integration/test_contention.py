@@ -39,14 +39,27 @@ def make_items(path: Path) -> tuple[list[dict], str, str]:
     with Journal.open(path, actor=Actor.agent("setup-bot")) as a:
         run = a.runs.start("contention", "items to decide", agent="setup-bot")
         for n in range(20 * SCALE):
-            items.append({"kind": "approval", "id": a.approvals.request(
-                run.id, {"tool": "deploy", "n": n}, reason="decide me").id})
+            items.append(
+                {
+                    "kind": "approval",
+                    "id": a.approvals.request(
+                        run.id, {"tool": "deploy", "n": n}, reason="decide me"
+                    ).id,
+                }
+            )
         for n in range(6 * SCALE):
-            items.append({"kind": "question", "id": a.questions.ask(
-                run.id, "question", f"question {n}?").id})
+            items.append(
+                {"kind": "question", "id": a.questions.ask(run.id, "question", f"question {n}?").id}
+            )
             entry = a.memory.add("project", "contention", f"fact {n}", f"value {n}")
-            items.append({"kind": "conflict", "id": a.memory.record_conflict(
-                entry.id, f"other {n}", incoming_source="setup-bot").id})
+            items.append(
+                {
+                    "kind": "conflict",
+                    "id": a.memory.record_conflict(
+                        entry.id, f"other {n}", incoming_source="setup-bot"
+                    ).id,
+                }
+            )
             key = f"mail:{n}"
             a.effects.reserve(key, tool="send_email", run_id=run.id)
             a.effects.begin(key)
@@ -58,8 +71,13 @@ def make_items(path: Path) -> tuple[list[dict], str, str]:
 
 class Proc:
     def __init__(self, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, str(PROC), *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(PROC), *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: list[dict] = []
         self.stderr = ""
 
@@ -96,8 +114,9 @@ def rows(path: Path | str, sql: str, *args: object) -> list[tuple]:
         from sqlalchemy.engine import make_url
 
         u = make_url(path)
-        with psycopg.connect(host=u.host, port=u.port, user=u.username, password=u.password,
-                             dbname=u.database) as conn:
+        with psycopg.connect(
+            host=u.host, port=u.port, user=u.username, password=u.password, dbname=u.database
+        ) as conn:
             return conn.execute(sql.replace("?", "%s"), args).fetchall()
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -125,10 +144,13 @@ def test_eight_agents_and_two_desks_on_the_same_items(tmp_path, where):
     items_file = tmp_path / "items.json"
     items_file.write_text(json.dumps(items))
     stop = tmp_path / "stop"
-    agents = [Proc("agent", str(path), f"agent-{n}", str(stop), counter, run_id)
-              for n in range(AGENTS)]
-    desks = [Proc("desk", str(path), name, str(seed), str(items_file))
-             for seed, name in enumerate(("alice", "bob"))]
+    agents = [
+        Proc("agent", str(path), f"agent-{n}", str(stop), counter, run_id) for n in range(AGENTS)
+    ]
+    desks = [
+        Proc("desk", str(path), name, str(seed), str(items_file))
+        for seed, name in enumerate(("alice", "bob"))
+    ]
     try:
         for proc in agents + desks:
             proc.wait_ready()
@@ -150,11 +172,13 @@ def test_eight_agents_and_two_desks_on_the_same_items(tmp_path, where):
     for desk, name in zip(desks, ("alice", "bob"), strict=True):
         for line in desk.lines:
             outcomes.setdefault(line["id"], {})[name] = line["outcome"]
-    untyped = {i: o for i, o in outcomes.items() if any(v not in LOSSES | {"won"}
-                                                        for v in o.values())}
+    untyped = {
+        i: o for i, o in outcomes.items() if any(v not in LOSSES | {"won"} for v in o.values())
+    }
     assert untyped == {}, untyped
-    assert all("database is locked" not in line.get("outcome", "") for d in desks
-               for line in d.lines)
+    assert all(
+        "database is locked" not in line.get("outcome", "") for d in desks for line in d.lines
+    )
     for item in items:
         mine = outcomes[item["id"]]
         winners = [name for name, outcome in mine.items() if outcome == "won"]
@@ -163,17 +187,18 @@ def test_eight_agents_and_two_desks_on_the_same_items(tmp_path, where):
         assert recorded == [(f"operator:{winners[0]}",)], (item, recorded)
 
     # zero lost updates
-    acked_events = [i for a in agents for line in a.lines if line["kind"] == "events"
-                    for i in line["ids"]]
-    acked_approvals = [line["id"] for a in agents for line in a.lines
-                       if line["kind"] == "approval"]
+    acked_events = [
+        i for a in agents for line in a.lines if line["kind"] == "events" for i in line["ids"]
+    ]
+    acked_approvals = [line["id"] for a in agents for line in a.lines if line["kind"] == "approval"]
     increments = sum(line["kind"] == "increment" for a in agents for line in a.lines)
     stored_events = {r[0] for r in rows(path, "SELECT id FROM events")}
     stored_approvals = {r[0] for r in rows(path, "SELECT id FROM approvals")}
     assert set(acked_events) <= stored_events
     assert set(acked_approvals) <= stored_approvals
-    [(content, version)] = rows(path, "SELECT content, version FROM memory_entries "
-                                      "WHERE id = ?", counter)
+    [(content, version)] = rows(
+        path, "SELECT content, version FROM memory_entries WHERE id = ?", counter
+    )
     assert int(content) == increments and version == increments + 1
     with Journal.open(path, actor=Actor.operator("checker"), read_only=True) as j:
         assert j.integrity_check() == ["ok"]
@@ -182,11 +207,17 @@ def test_eight_agents_and_two_desks_on_the_same_items(tmp_path, where):
 
     desk_ms = [line["ms"] for d in desks for line in d.lines]
     agent_ms = [line["ms"] for a in agents for line in a.lines]
-    print(f"\nFIGURE contention items {len(items)} decisions {len(desk_ms)} "
-          f"agent_writes {len(agent_ms)} (events {len(acked_events)}, approvals "
-          f"{len(acked_approvals)}, increments {increments}) lost 0 busy 0")
-    print(f"FIGURE contention_desk_wait_ms p50 {percentile(desk_ms, 50):.1f} "
-          f"p99 {percentile(desk_ms, 99):.1f} max {max(desk_ms):.1f}")
-    print(f"FIGURE contention_agent_wait_ms p50 {percentile(agent_ms, 50):.1f} "
-          f"p99 {percentile(agent_ms, 99):.1f} max {max(agent_ms):.1f}")
+    print(
+        f"\nFIGURE contention items {len(items)} decisions {len(desk_ms)} "
+        f"agent_writes {len(agent_ms)} (events {len(acked_events)}, approvals "
+        f"{len(acked_approvals)}, increments {increments}) lost 0 busy 0"
+    )
+    print(
+        f"FIGURE contention_desk_wait_ms p50 {percentile(desk_ms, 50):.1f} "
+        f"p99 {percentile(desk_ms, 99):.1f} max {max(desk_ms):.1f}"
+    )
+    print(
+        f"FIGURE contention_agent_wait_ms p50 {percentile(agent_ms, 50):.1f} "
+        f"p99 {percentile(agent_ms, 99):.1f} max {max(agent_ms):.1f}"
+    )
     assert increments > 0 and len(acked_events) > 0

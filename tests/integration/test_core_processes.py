@@ -62,8 +62,7 @@ def reserve_racer(path: str, name: str, keys: list[str], barrier, results) -> No
         for key in keys:
             barrier.wait(TIMEOUT)
             try:
-                effect = journal.effects.reserve(key, tool="deploy", owner=name,
-                                                 lease_seconds=300)
+                effect = journal.effects.reserve(key, tool="deploy", owner=name, lease_seconds=300)
                 results.put((key, name, "won", effect.attempt))
             except errors.ProctorError as err:
                 results.put((key, name, type(err).__name__, None))
@@ -75,9 +74,14 @@ def test_at_most_one_of_eight_processes_wins_a_reservation(journal_path):
     rounds = ["fresh", "fresh", "fresh", "lapsed"]  # fresh: won, then failed, then committed
     barrier = SPAWN.Barrier(RACERS + 1)
     results = SPAWN.Queue()
-    procs = [SPAWN.Process(target=reserve_racer, name=f"p{n}",
-                           args=(str(journal_path), f"p{n}", rounds, barrier, results))
-             for n in range(RACERS)]
+    procs = [
+        SPAWN.Process(
+            target=reserve_racer,
+            name=f"p{n}",
+            args=(str(journal_path), f"p{n}", rounds, barrier, results),
+        )
+        for n in range(RACERS)
+    ]
     for proc in procs:
         proc.start()
     with Journal.open(journal_path, actor=Actor.operator("ops")) as parent:
@@ -120,8 +124,9 @@ def test_at_most_one_of_eight_processes_wins_a_reservation(journal_path):
 # ---------------------------------------------------------------- operator vs agent
 
 
-def approval_racer(path: str, role: str, approvals: list[tuple[str, int]], barrier,
-                   results) -> None:
+def approval_racer(
+    path: str, role: str, approvals: list[tuple[str, int]], barrier, results
+) -> None:
     """Child: the operator approves while the agent withdraws, round after round."""
     actor = Actor.operator("ops") if role == "operator" else Actor.agent("bot")
     journal = Journal.open(path, actor=actor)
@@ -130,8 +135,9 @@ def approval_racer(path: str, role: str, approvals: list[tuple[str, int]], barri
             barrier.wait(TIMEOUT)
             try:
                 if role == "operator":
-                    journal.approvals.decide(approval_id, True, expected_version=version,
-                                             reason="go ahead")
+                    journal.approvals.decide(
+                        approval_id, True, expected_version=version, reason="go ahead"
+                    )
                 else:
                     journal.approvals.withdraw(approval_id, "changed my mind")
                 results.put((approval_id, role, "ok"))
@@ -145,14 +151,21 @@ def test_operator_and_agent_race_on_one_approval(journal_path):
     rounds = 12
     with Journal.open(journal_path, actor=Actor.agent("bot")) as agent:
         run = agent.runs.start("proj", "race")
-        approvals = [agent.approvals.request(run.id, {"tool": "deploy", "n": n}, reason="r")
-                     for n in range(rounds)]
+        approvals = [
+            agent.approvals.request(run.id, {"tool": "deploy", "n": n}, reason="r")
+            for n in range(rounds)
+        ]
     pairs = [(a.id, a.version) for a in approvals]
     barrier = SPAWN.Barrier(2)
     results = SPAWN.Queue()
-    procs = [SPAWN.Process(target=approval_racer, name=role,
-                           args=(str(journal_path), role, pairs, barrier, results))
-             for role in ("operator", "agent")]
+    procs = [
+        SPAWN.Process(
+            target=approval_racer,
+            name=role,
+            args=(str(journal_path), role, pairs, barrier, results),
+        )
+        for role in ("operator", "agent")
+    ]
     for proc in procs:
         proc.start()
     outcomes = collect(results, 2 * rounds)
@@ -168,16 +181,17 @@ def test_operator_and_agent_race_on_one_approval(journal_path):
             loser_error = mine["agent" if winner == "operator" else "operator"]
             # the operator who loses to a withdrawal is told it was withdrawn (Withdrawn, an
             # AlreadyDecided that says what happened)
-            assert loser_error == ("InvalidTransition" if winner == "operator"
-                                   else "Withdrawn")
+            assert loser_error == ("InvalidTransition" if winner == "operator" else "Withdrawn")
             stored = journal.approvals.get(approval_id)
             assert stored.status == ("approved" if winner == "operator" else "cancelled")
             assert stored.version == 2
-            assert len(journal.approvals.decisions(approval_id)) == \
-                (1 if winner == "operator" else 0)
+            assert len(journal.approvals.decisions(approval_id)) == (
+                1 if winner == "operator" else 0
+            )
             audit = [a.action for a in journal.audit.for_entity(approval_id)]
-            assert audit == (["approval.approved"] if winner == "operator"
-                             else ["approval.withdrawn"])
+            assert audit == (
+                ["approval.approved"] if winner == "operator" else ["approval.withdrawn"]
+            )
         events = journal.runs.events(run.id, limit=1000)
         closing = [e for e in events if e.type in ("approval.approved", "approval.withdrawn")]
         assert len(closing) == rounds
@@ -215,9 +229,13 @@ while True:
 
 
 def start_writer(path: Path, run_id: str, tag: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", WRITER, str(path), run_id, tag],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path), run_id, tag],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_ready(proc: subprocess.Popen) -> None:
@@ -275,8 +293,9 @@ def test_sigkilled_writers_lose_no_acknowledged_commit(journal_path):
             writer = upcoming
             wait_ready(writer)
             # the next writer imports while this one writes (spawning costs ~1 s)
-            upcoming = start_writer(journal_path, run_id, f"w{i + 1}") \
-                if i + 1 < iterations else None
+            upcoming = (
+                start_writer(journal_path, run_id, f"w{i + 1}") if i + 1 < iterations else None
+            )
             writer.stdin.write("go\n")
             writer.stdin.flush()
             got = read_acks(writer, rng.randint(1, 60))
@@ -315,23 +334,25 @@ journal.write(inside)
 """
 
 
-def test_a_writer_killed_inside_its_transaction_leaves_nothing_and_frees_the_lock(
-        journal_path):
+def test_a_writer_killed_inside_its_transaction_leaves_nothing_and_frees_the_lock(journal_path):
     """Killed while it holds the write lock with a row written: the next writer gets the
     lock (SQLite: the file lock dies with the process; a server: with its connection) and
     finds nothing of the killed transaction."""
     with Journal.open(journal_path, actor=Actor.agent("writer")) as journal:
         run_id = journal.runs.start("crash", "killed inside").id
         before = journal.runs.get(run_id).last_sequence
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(journal_path), run_id],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(journal_path), run_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = holder.stdout.readline()
         assert line.strip() == "inside", line + holder.stderr.read()
         holder.send_signal(signal.SIGKILL)
         holder.communicate(timeout=TIMEOUT)
-        with Journal.open(journal_path, actor=Actor.agent("writer"),
-                          busy_timeout=30) as journal:
+        with Journal.open(journal_path, actor=Actor.agent("writer"), busy_timeout=30) as journal:
             event = journal.runs.append_event(run_id, "after", {})
             events = journal.runs.events(run_id, limit=100)
             assert [e.type for e in events if e.type == "half"] == []

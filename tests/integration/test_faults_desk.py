@@ -37,9 +37,11 @@ from proctor.gui.shell.mainwindow import MainWindow
 
 WAIT_MS = 20_000
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
-WRITE_WORDS = re.compile(r"^(approve|deny|snooze|wake|send|submit|mark|keep local|"
-                         r"take incoming|merge|dismiss|cancel run|resolve|reveal|pin|"
-                         r"restore|remove|confirm)\b")
+WRITE_WORDS = re.compile(
+    r"^(approve|deny|snooze|wake|send|submit|mark|keep local|"
+    r"take incoming|merge|dismiss|cancel run|resolve|reveal|pin|"
+    r"restore|remove|confirm)\b"
+)
 
 
 # ---------------------------------------------------------------- fixtures
@@ -50,12 +52,18 @@ def populate(path: Path) -> dict[str, str]:
     with Journal.open(path, actor=Actor.agent("bot")) as a:
         run = a.runs.start("shop", "fault target", agent="bot")
         ids = {"run": run.id}
-        ids["approval"] = a.approvals.request(run.id, {"tool": "deploy", "args": {"n": 1}},
-                                              reason="ship it",
-                                              safety_class="idempotent_write").id
-        ids["approval2"] = a.approvals.request(run.id, {"tool": "deploy", "args": {"n": 2}},
-                                               reason="again",
-                                               safety_class="idempotent_write").id
+        ids["approval"] = a.approvals.request(
+            run.id,
+            {"tool": "deploy", "args": {"n": 1}},
+            reason="ship it",
+            safety_class="idempotent_write",
+        ).id
+        ids["approval2"] = a.approvals.request(
+            run.id,
+            {"tool": "deploy", "args": {"n": 2}},
+            reason="again",
+            safety_class="idempotent_write",
+        ).id
         ids["question"] = a.questions.ask(run.id, "question", "Which region?").id
         entry = a.memory.add("project", "shop", "db host", "db1")
         ids["conflict"] = a.memory.record_conflict(entry.id, "db2", incoming_source="bot").id
@@ -111,8 +119,10 @@ def select(qtbot, window: MainWindow, key: str) -> None:
     def shown() -> bool:
         current = detail.current()
         entity = current.entity if current is not None else None
-        return entity is not None and wanted in (getattr(entity, "id", None),
-                                                 getattr(entity, "key", None))
+        return entity is not None and wanted in (
+            getattr(entity, "id", None),
+            getattr(entity, "key", None),
+        )
 
     qtbot.waitUntil(shown, timeout=WAIT_MS)
 
@@ -124,8 +134,9 @@ def settle(qtbot, window: MainWindow) -> None:
 def decisions(path: Path, target: str) -> int:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        return conn.execute("SELECT COUNT(*) FROM decisions WHERE target_id = ?",
-                            (target,)).fetchone()[0]
+        return conn.execute(
+            "SELECT COUNT(*) FROM decisions WHERE target_id = ?", (target,)
+        ).fetchone()[0]
     finally:
         conn.close()
 
@@ -151,14 +162,19 @@ def test_a_lock_held_past_the_timeout_shows_store_busy_and_offers_retry(qtbot, j
     path, ids = journal
     window = desk(path, busy_timeout=1.5)
     select(qtbot, window, f"approval:{ids['approval']}")
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(path)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         detail = window.inbox.detail.current()
         after_failure = []  # the state shown the moment the store call failed
         window.services.runner.store_failed.connect(
-            lambda exc: after_failure.append((type(exc).__name__, window.status.state.text())))
+            lambda exc: after_failure.append((type(exc).__name__, window.status.state.text()))
+        )
         assert window.registry.trigger("inbox.approve")
         # while the click waits for the lock, the window answers: the list still moves
         qtbot.waitUntil(lambda: window.status.state.text() == "store: busy", timeout=WAIT_MS)
@@ -203,8 +219,11 @@ def enabled_write_buttons(window: MainWindow) -> list[str]:
 
 def write_actions(window: MainWindow) -> list[str]:
     words = ("approve", "deny", "snooze", "wake", "effect_", "cancel", "resolve", "answer")
-    return [s.id for s in window.registry.specs()
-            if s.id.split(".")[-1].startswith(words) and s.id != "inbox.snoozed"]
+    return [
+        s.id
+        for s in window.registry.specs()
+        if s.id.split(".")[-1].startswith(words) and s.id != "inbox.snoozed"
+    ]
 
 
 def assert_observe_mode(qtbot, window: MainWindow, ids: dict[str, str]) -> None:
@@ -256,8 +275,7 @@ def read_only_folder(journal, tmp_path) -> Iterator[tuple[Path, dict[str, str]]]
         umount(target)
 
 
-def test_a_journal_in_a_read_only_folder_opens_in_observe_mode(qtbot, read_only_folder,
-                                                                desk_app):
+def test_a_journal_in_a_read_only_folder_opens_in_observe_mode(qtbot, read_only_folder, desk_app):
     path, ids = read_only_folder
     before = sorted(os.listdir(path.parent))
     with qtbot.waitSignal(desk_app.window_shown, timeout=WAIT_MS):
@@ -297,8 +315,9 @@ def fill(folder: Path) -> Path:
     return filler
 
 
-def test_a_full_disk_during_a_decision_records_nothing_and_says_so(qtbot, small_disk,
-                                                                   journal, desk):
+def test_a_full_disk_during_a_decision_records_nothing_and_says_so(
+    qtbot, small_disk, journal, desk
+):
     source, ids = journal
     path = small_disk / "journal.db"
     shutil.copy2(source, path)
@@ -308,8 +327,13 @@ def test_a_full_disk_during_a_decision_records_nothing_and_says_so(qtbot, small_
     filler = fill(small_disk)
     try:
         assert window.registry.trigger("inbox.approve")
-        qtbot.waitUntil(lambda: "could not be written" in detail.message.text()
-                        or "could not be written" in window.notice.text(), timeout=WAIT_MS)
+        qtbot.waitUntil(
+            lambda: (
+                "could not be written" in detail.message.text()
+                or "could not be written" in window.notice.text()
+            ),
+            timeout=WAIT_MS,
+        )
         shown = detail.message.text() or window.notice.text()
         assert "disk is full" in shown  # the next step
         assert decisions(path, ids["approval"]) == 0
@@ -361,14 +385,20 @@ def bad_file(kind: str, folder: Path, good: Path) -> Path:
     return path
 
 
-BAD = ["bad header", "damaged schema page", "foreign SQLite file", "zero-byte file", "folder",
-       "missing path"]
+BAD = [
+    "bad header",
+    "damaged schema page",
+    "foreign SQLite file",
+    "zero-byte file",
+    "folder",
+    "missing path",
+]
 
 
 @pytest.mark.parametrize("kind", BAD)
-def test_a_file_that_is_no_journal_is_refused_by_name_and_left_alone(qtbot, kind, journal,
-                                                                     tmp_path, desk_app,
-                                                                     capsys):
+def test_a_file_that_is_no_journal_is_refused_by_name_and_left_alone(
+    qtbot, kind, journal, tmp_path, desk_app, capsys
+):
     good, _ = journal
     folder = tmp_path / "bad"
     folder.mkdir()
@@ -382,8 +412,10 @@ def test_a_file_that_is_no_journal_is_refused_by_name_and_left_alone(qtbot, kind
         assert str(path) in str(failed.args[0]), failed.args[0]
     assert all(str(path) in text for _, _, text, _ in desk_app.dialogs)
     if kind in ("bad header", "foreign SQLite file"):  # never was a journal: no restore advice
-        assert all("not a Proctor journal" in text and "backup" not in text
-                   for _, _, text, _ in desk_app.dialogs)
+        assert all(
+            "not a Proctor journal" in text and "backup" not in text
+            for _, _, text, _ in desk_app.dialogs
+        )
     assert desk_app.window is None and desk_app.exits == [1] * len(modes)
     capsys.readouterr()
     if kind == "missing path":
@@ -397,8 +429,7 @@ def test_a_file_that_is_no_journal_is_refused_by_name_and_left_alone(qtbot, kind
     assert after == before and wal == "empty"  # SQLite may leave an empty -wal behind
 
 
-def test_a_journal_from_a_newer_proctor_is_refused_even_read_only(qtbot, journal, desk_app,
-                                                                  capsys):
+def test_a_journal_from_a_newer_proctor_is_refused_even_read_only(qtbot, journal, desk_app, capsys):
     path, _ = journal
     conn = sqlite3.connect(path)
     conn.execute("UPDATE alembic_version SET version_num = '9999'")
@@ -431,9 +462,12 @@ with Journal.open(sys.argv[1], actor=Actor.agent("late")) as j:
 
 
 def agent_asks(path: Path, run_id: str, tool: str, stay: bool = False) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", AGENT_ASKS, str(path), run_id, tool,
-                             "stay" if stay else "go"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", AGENT_ASKS, str(path), run_id, tool, "stay" if stay else "go"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_live_refresh_goes_on_when_the_wal_is_deleted_or_replaced(qtbot, journal, desk):
@@ -448,13 +482,13 @@ def test_live_refresh_goes_on_when_the_wal_is_deleted_or_replaced(qtbot, journal
     wal.unlink()  # deleted under the desk: its watch is gone, its connections are stale
     first = agent_asks(path, ids["run"], "after-delete")
     first_id = first.communicate(timeout=60)[0].strip()
-    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{first_id}") >= 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{first_id}") >= 0, timeout=WAIT_MS)
     second = agent_asks(path, ids["run"], "while-open", stay=True)  # a new -wal appears
     try:
         second_id = second.stdout.readline().strip()
-        qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{second_id}") >= 0,
-                        timeout=WAIT_MS)
+        qtbot.waitUntil(
+            lambda: window.inbox.model.row_of(f"approval:{second_id}") >= 0, timeout=WAIT_MS
+        )
         qtbot.waitUntil(watcher.watching_wal, timeout=WAIT_MS)  # the fast path is re-armed
     finally:
         second.communicate("\n", timeout=60)

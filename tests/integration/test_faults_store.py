@@ -74,9 +74,13 @@ print("retried", journal.approvals.get(approval_id).status.value, flush=True)
 
 def test_a_file_size_limit_during_a_decision_records_nothing(journal):
     path, ids = journal
-    child = subprocess.Popen([sys.executable, "-c", DECIDE_UNDER_A_LIMIT, str(path),
-                              ids["approval"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", DECIDE_UNDER_A_LIMIT, str(path), ids["approval"]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = child.stdout.readline()
         assert line.startswith("refused StoreFull"), line + child.stderr.read()
@@ -144,8 +148,9 @@ def scripts_with_0002(tmp_path: Path) -> Path:
     source = Path(core_db.__file__).with_name("migrations")
     target = tmp_path / "migrations"
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
-    (target / "versions" / "test_probe.py").write_text(textwrap.dedent(
-        REVISION_0002.replace("{probe}", PROBE).replace("{head}", HEAD)))
+    (target / "versions" / "test_probe.py").write_text(
+        textwrap.dedent(REVISION_0002.replace("{probe}", PROBE).replace("{head}", HEAD))
+    )
     return target
 
 
@@ -157,8 +162,9 @@ def code_knows_0002(scripts_with_0002, monkeypatch) -> None:
 
     monkeypatch.setattr(core_db, "SCHEMA_REVISIONS", core_db.SCHEMA_REVISIONS)
     monkeypatch.setattr(core_db, "SCHEMA_HEAD", core_db.SCHEMA_HEAD)
-    monkeypatch.setattr(alembic.config.Config, "set_main_option",
-                        alembic.config.Config.set_main_option)
+    monkeypatch.setattr(
+        alembic.config.Config, "set_main_option", alembic.config.Config.set_main_option
+    )
     namespace["know_0002"](str(scripts_with_0002))
 
 
@@ -193,20 +199,27 @@ def test_an_older_journal_can_be_refused_or_observed_instead(journal, code_knows
     assert table_rows(path, "SELECT version_num FROM alembic_version") == [(HEAD,)]
 
 
-MIGRATE_AND_PAUSE = KNOW_0002 + """
+MIGRATE_AND_PAUSE = (
+    KNOW_0002
+    + """
 import sys
 from proctor.core import Actor, Journal
 know_0002(sys.argv[2])
 Journal.open(sys.argv[1], actor=Actor.operator("alice"))
 """
+)
 
 
 def test_a_migration_killed_half_way_changes_nothing(journal, scripts_with_0002, tmp_path):
     path, ids = journal
     env = {**os.environ, "PROCTOR_TEST_PAUSE_MIGRATION": "1"}
-    child = subprocess.Popen([sys.executable, "-c", MIGRATE_AND_PAUSE, str(path),
-                              str(scripts_with_0002)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-c", MIGRATE_AND_PAUSE, str(path), str(scripts_with_0002)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert child.stdout.readline().strip() == "migrating", child.stderr.read()
     finally:
@@ -237,7 +250,7 @@ def test_a_damaged_page_is_named_by_verify_and_open_writes_nothing(journal, caps
     conn.close()
     data = bytearray(path.read_bytes())
     victim = pages // 2
-    data[victim * page_size: victim * page_size + 64] = os.urandom(64)
+    data[victim * page_size : victim * page_size + 64] = os.urandom(64)
     path.write_bytes(bytes(data))
     before = path.read_bytes()
     capsys.readouterr()

@@ -28,24 +28,53 @@ from proctor.core.kernel.limits import MAX_DEPTH, MAX_JSON_BYTES
 
 LONG = os.environ.get("PROCTOR_LONG", "") not in ("", "0")
 EXAMPLES = 400 if LONG else 25
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 ENVELOPE = 2  # levels Proctor may wrap around an agent's value (event payload, digest body)
 TRIED = count()
-HOSTILE = ["<img src=x onerror=alert(1)>", '<a href="http://example.invalid">x</a>', "<b>b</b>",
-           "\u202egnp.exe", "\x1b[31mred\x1b[0m", "\x00", "\ud800", "\udfff", "\ufeff", "😀"]
+HOSTILE = [
+    "<img src=x onerror=alert(1)>",
+    '<a href="http://example.invalid">x</a>',
+    "<b>b</b>",
+    "\u202egnp.exe",
+    "\x1b[31mred\x1b[0m",
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "\ufeff",
+    "😀",
+]
 
 # ---------------------------------------------------------------- strategies
 
 any_char = st.characters(exclude_categories=())  # includes NUL, controls, lone surrogates
-texts = st.one_of(st.text(any_char, max_size=40), st.sampled_from(HOSTILE),
-                  st.lists(st.sampled_from(HOSTILE), max_size=4).map("".join))
-keys = st.one_of(texts, texts, texts, st.integers(), st.none(), st.booleans(),
-                 st.floats(allow_nan=False), st.tuples(st.integers()))
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(-2**70, 2**70),
-                    st.floats(), texts)
-shallow = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                       | st.dictionaries(keys, inner, max_size=4), max_leaves=16)
+texts = st.one_of(
+    st.text(any_char, max_size=40),
+    st.sampled_from(HOSTILE),
+    st.lists(st.sampled_from(HOSTILE), max_size=4).map("".join),
+)
+keys = st.one_of(
+    texts,
+    texts,
+    texts,
+    st.integers(),
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.tuples(st.integers()),
+)
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.integers(-(2**70), 2**70), st.floats(), texts
+)
+shallow = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
+    max_leaves=16,
+)
 
 
 def nest(depth: int, leaf: Any = 1) -> Any:
@@ -91,7 +120,7 @@ def structurally_valid(value: Any) -> bool:
             if not text_ok(item):
                 return False
         elif isinstance(item, int):
-            if abs(item) >= 10 ** 4300:  # more than 4,300 digits
+            if abs(item) >= 10**4300:  # more than 4,300 digits
                 return False
         elif item is not None:
             return False
@@ -144,8 +173,12 @@ class Desk:
         self.agent = Journal.open(path, actor=Actor.agent("fuzzer"))
         self.operator = Journal.open(path, actor=Actor.operator("olga"))
         self.raw = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-        names = [r[0] for r in self.raw.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        names = [
+            r[0]
+            for r in self.raw.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name"
+            )
+        ]
         self._count_sql = "SELECT " + ", ".join(f'(SELECT COUNT(*) FROM "{n}")' for n in names)
         self.run_id = self.agent.runs.start("fuzz", "fuzz target", agent="fuzzer").id
         self._keys = count()
@@ -202,21 +235,21 @@ def attempt(expected: str, method: Callable[[], Any]) -> Any:
 
 
 def event_payload(desk: Desk, value: Any) -> Any:
-    event = guarded(desk, lambda: desk.agent.runs.append_event(desk.run_id, "fuzz.event",
-                                                                  value))
+    event = guarded(desk, lambda: desk.agent.runs.append_event(desk.run_id, "fuzz.event", value))
     return desk.operator.runs.events(desk.run_id, after=event.sequence - 1, limit=1)[0].payload
 
 
 def batch_payload(desk: Desk, value: Any) -> Any:
-    events = guarded(desk, lambda: desk.agent.runs.append_events(
-        desk.run_id, [("fuzz.a", 1), ("fuzz.b", value)]))
-    return desk.operator.runs.events(desk.run_id, after=events[1].sequence - 1,
-                                     limit=1)[0].payload
+    events = guarded(
+        desk, lambda: desk.agent.runs.append_events(desk.run_id, [("fuzz.a", 1), ("fuzz.b", value)])
+    )
+    return desk.operator.runs.events(desk.run_id, after=events[1].sequence - 1, limit=1)[0].payload
 
 
 def run_metadata(desk: Desk, value: Any) -> Any:
-    run = guarded(desk, lambda: desk.agent.runs.start("fuzz", "with metadata",
-                                                       metadata={"m": value}))
+    run = guarded(
+        desk, lambda: desk.agent.runs.start("fuzz", "with metadata", metadata={"m": value})
+    )
     return desk.operator.runs.events(run.id, limit=1)[0].payload["metadata"]["m"]
 
 
@@ -227,8 +260,7 @@ def run_result(desk: Desk, value: Any) -> Any:
 
 
 def tool_request(desk: Desk, value: Any) -> Any:
-    call = guarded(desk, lambda: desk.agent.runs.record_tool_call(desk.run_id, "fuzz_tool",
-                                                                   value))
+    call = guarded(desk, lambda: desk.agent.runs.record_tool_call(desk.run_id, "fuzz_tool", value))
     return desk.operator.runs.tool_call(call.id).request
 
 
@@ -239,27 +271,34 @@ def tool_result(desk: Desk, value: Any) -> Any:
 
 
 def approval_action(desk: Desk, value: Any) -> Any:
-    approval = guarded(desk, lambda: desk.agent.approvals.request(
-        desk.run_id, {"tool": "fuzz", "args": value}, reason="fuzzing"))
+    approval = guarded(
+        desk,
+        lambda: desk.agent.approvals.request(
+            desk.run_id, {"tool": "fuzz", "args": value}, reason="fuzzing"
+        ),
+    )
     return desk.operator.approvals.get(approval.id).action["args"]
 
 
 def question_request(desk: Desk, value: Any) -> Any:
-    asked = guarded(desk, lambda: desk.agent.questions.ask(desk.run_id, "question", "fuzz?",
-                                                               request=value))
+    asked = guarded(
+        desk, lambda: desk.agent.questions.ask(desk.run_id, "question", "fuzz?", request=value)
+    )
     return desk.operator.questions.get(asked.id).request
 
 
 def choice_options(desk: Desk, value: Any) -> Any:
-    asked = guarded(desk, lambda: desk.agent.questions.ask(desk.run_id, "choice", "pick",
-                                                               options=["a", value]))
+    asked = guarded(
+        desk, lambda: desk.agent.questions.ask(desk.run_id, "choice", "pick", options=["a", value])
+    )
     return desk.operator.questions.get(asked.id).options[1]
 
 
 def effect_action(desk: Desk, value: Any) -> Any:
     key = desk.key("action")
-    guarded(desk, lambda: desk.agent.effects.reserve(key, tool="fuzz", run_id=desk.run_id,
-                                                     action=value))
+    guarded(
+        desk, lambda: desk.agent.effects.reserve(key, tool="fuzz", run_id=desk.run_id, action=value)
+    )
     return desk.operator.effects.get(key).action
 
 
@@ -280,10 +319,15 @@ def effect_evidence(desk: Desk, value: Any) -> Any:
 
 
 def answer_response(desk: Desk, value: Any) -> Any:
-    asked = desk.agent.questions.ask(desk.run_id, "form", "anything?",
-                                        response_schema={"type": "object"})
-    guarded(desk, lambda: desk.operator.questions.answer(asked.id, {"v": value},
-                                                            expected_version=asked.version))
+    asked = desk.agent.questions.ask(
+        desk.run_id, "form", "anything?", response_schema={"type": "object"}
+    )
+    guarded(
+        desk,
+        lambda: desk.operator.questions.answer(
+            asked.id, {"v": value}, expected_version=asked.version
+        ),
+    )
     return desk.agent.questions.get(asked.id).response["v"]
 
 
@@ -291,20 +335,25 @@ def choice_document(value: Any) -> Any:
     """What interactions.ask digests for a choice with options ["a", value]: the options,
     and the response schema made from them (an option's "value", or the option itself)."""
     copied = value.get("value") if isinstance(value, dict) else value
-    return {"options": ["a", value], "schema": {"properties": {"choice": {"enum": [
-        "a", copied]}}}}
+    return {"options": ["a", value], "schema": {"properties": {"choice": {"enum": ["a", copied]}}}}
 
 
 # method -> (call, levels the test itself wraps around the value, or a function giving
 # the whole document Proctor writes with it, judged exactly)
 JSON_METHODS: dict[str, tuple[Callable[[Desk, Any], Any], int | Callable[[Any], Any]]] = {
-    "runs.append_event": (event_payload, 0), "runs.append_events": (batch_payload, 0),
-    "runs.start(metadata)": (run_metadata, 1), "runs.complete": (run_result, 0),
-    "runs.record_tool_call": (tool_request, 0), "runs.finish_tool_call": (tool_result, 0),
-    "approvals.request": (approval_action, 1), "interactions.ask(request)": (question_request, 0),
+    "runs.append_event": (event_payload, 0),
+    "runs.append_events": (batch_payload, 0),
+    "runs.start(metadata)": (run_metadata, 1),
+    "runs.complete": (run_result, 0),
+    "runs.record_tool_call": (tool_request, 0),
+    "runs.finish_tool_call": (tool_result, 0),
+    "approvals.request": (approval_action, 1),
+    "interactions.ask(request)": (question_request, 0),
     "interactions.ask(options)": (choice_options, choice_document),
-    "effects.reserve": (effect_action, 0), "effects.commit(result)": (effect_result, 0),
-    "effects.commit(evidence)": (effect_evidence, 0), "interactions.answer": (answer_response, 1),
+    "effects.reserve": (effect_action, 0),
+    "effects.commit(result)": (effect_result, 0),
+    "effects.commit(evidence)": (effect_evidence, 0),
+    "interactions.answer": (answer_response, 1),
 }
 
 
@@ -341,8 +390,9 @@ def run_title(desk: Desk, text: str) -> Any:
 
 
 def approval_reason(desk: Desk, text: str) -> Any:
-    approval = guarded(desk, lambda: desk.agent.approvals.request(desk.run_id, {"tool": text},
-                                                                  reason=text))
+    approval = guarded(
+        desk, lambda: desk.agent.approvals.request(desk.run_id, {"tool": text}, reason=text)
+    )
     got = desk.operator.approvals.get(approval.id)
     return [got.action["tool"], got.reason]
 
@@ -353,14 +403,22 @@ def question_prompt(desk: Desk, text: str) -> Any:
 
 
 def memory_texts(desk: Desk, text: str) -> Any:
-    entry = guarded(desk, lambda: desk.agent.memory.add("project", text, text, text, kind=text,
-                                                        reason=text))
-    conflict = guarded(desk, lambda: desk.agent.memory.record_conflict(
-        entry.id, text + "!", incoming_source=text))
+    entry = guarded(
+        desk, lambda: desk.agent.memory.add("project", text, text, text, kind=text, reason=text)
+    )
+    conflict = guarded(
+        desk, lambda: desk.agent.memory.record_conflict(entry.id, text + "!", incoming_source=text)
+    )
     got = desk.operator.memory.get(entry.id)
     incoming = desk.operator.memory.conflict(conflict.id)
-    return [got.scope_key, got.title, got.content, got.kind,
-            incoming.incoming_content[:-1], incoming.incoming_source]
+    return [
+        got.scope_key,
+        got.title,
+        got.content,
+        got.kind,
+        incoming.incoming_content[:-1],
+        incoming.incoming_source,
+    ]
 
 
 def effect_texts(desk: Desk, text: str) -> Any:
@@ -390,8 +448,7 @@ TEXT_METHODS: dict[str, tuple[Callable[[Desk, str], Any], Callable[[str], bool]]
     "runs.start": (run_title, lambda t: True),
     "approvals.request": (approval_reason, lambda t: bool(t.strip()) and len(t) <= 10_000),
     "interactions.ask": (question_prompt, lambda t: bool(t.strip()) and len(t) <= 100_000),
-    "memory.add/record_conflict": (memory_texts, lambda t: bool(t.strip())
-                                   and len(t) < 200_000),
+    "memory.add/record_conflict": (memory_texts, lambda t: bool(t.strip()) and len(t) < 200_000),
     "effects.reserve/fail": (effect_texts, lambda t: True),
     "runs.fail": (run_error, lambda t: True),
     "runs.append_event(type)": (event_type, lambda t: 0 < len(t) <= 100),
@@ -419,26 +476,37 @@ TEN_MB = "x" * (10 * 1024 * 1024)
 FIXED_JSON = {
     "10 MB string": {"blob": TEN_MB},
     # 400,000 objects in the long run, 40,000 (1 MB) in CI
-    "10 MB of small objects": [{"n": n, "s": "abcdefgh"} for n in range(400_000 if LONG
-                                                                         else 40_000)],
+    "10 MB of small objects": [
+        {"n": n, "s": "abcdefgh"} for n in range(400_000 if LONG else 40_000)
+    ],
     "over the size limit": {"blob": "y" * (MAX_JSON_BYTES + 1)},
     "100,000 levels deep": nest(100_000),
     "just past the depth limit": nest(MAX_DEPTH + 1),
-    "NaN": {"v": float("nan")}, "Infinity": [float("inf")], "-Infinity": -float("inf"),
-    "lone surrogate value": {"v": "a\ud800b"}, "lone surrogate key": {"\udc00": 1},
+    "NaN": {"v": float("nan")},
+    "Infinity": [float("inf")],
+    "-Infinity": -float("inf"),
+    "lone surrogate value": {"v": "a\ud800b"},
+    "lone surrogate key": {"\udc00": 1},
     "NUL in key and value": {"a\x00b": "c\x00d"},
-    "integer keys": {1: "a", 2: "b"}, "mixed keys": {1: "a", "b": 2},
-    "None key": {None: 1}, "bool key": {True: 1}, "float key": {1.5: 1},
-    "tuple key": {(1, 2): 3}, "set": {"v": {1, 2}}, "bytes": {"v": b"raw"},
-    "4,301-digit integer": {"v": 10 ** 4300}, "huge float": 1.7976931348623157e308,
+    "integer keys": {1: "a", 2: "b"},
+    "mixed keys": {1: "a", "b": 2},
+    "None key": {None: 1},
+    "bool key": {True: 1},
+    "float key": {1.5: 1},
+    "tuple key": {(1, 2): 3},
+    "set": {"v": {1, 2}},
+    "bytes": {"v": b"raw"},
+    "4,301-digit integer": {"v": 10**4300},
+    "huge float": 1.7976931348623157e308,
     "markup and controls": {h: h for h in HOSTILE if text_ok(h)},
 }
 # The costly cases go through a few methods (all of them in the long run).
-BIG = {"10 MB string": ["runs.append_event", "approvals.request", "effects.commit(result)"],
-       "10 MB of small objects": ["runs.append_event"],
-       "over the size limit": ["runs.append_event", "interactions.ask(request)"]}
-CASES = [(m, c) for c in FIXED_JSON
-         for m in (BIG[c] if c in BIG and not LONG else JSON_METHODS)]
+BIG = {
+    "10 MB string": ["runs.append_event", "approvals.request", "effects.commit(result)"],
+    "10 MB of small objects": ["runs.append_event"],
+    "over the size limit": ["runs.append_event", "interactions.ask(request)"],
+}
+CASES = [(m, c) for c in FIXED_JSON for m in (BIG[c] if c in BIG and not LONG else JSON_METHODS)]
 
 
 @pytest.mark.parametrize(("name", "case"), CASES)
@@ -446,12 +514,17 @@ def test_fixed_hostile_json(desk, name, case):
     check_json_method(desk, name, FIXED_JSON[case])
 
 
-FIXED_TEXT = {"NUL": "a\x00b", "lone surrogate": "x\ud800", "RTL override": "\u202eabc",
-              "ANSI": "\x1b[2J\x1b[31mred", "markup": HOSTILE[0], "1 MB": "z" * 1_000_000,
-              "whitespace only": " \t\n"}
+FIXED_TEXT = {
+    "NUL": "a\x00b",
+    "lone surrogate": "x\ud800",
+    "RTL override": "\u202eabc",
+    "ANSI": "\x1b[2J\x1b[31mred",
+    "markup": HOSTILE[0],
+    "1 MB": "z" * 1_000_000,
+    "whitespace only": " \t\n",
+}
 
 
 @pytest.mark.parametrize(("name", "case"), [(m, c) for c in FIXED_TEXT for m in TEXT_METHODS])
 def test_fixed_hostile_text(desk, name, case):
     check_text_method(desk, name, FIXED_TEXT[case])
-

@@ -33,14 +33,20 @@ def counts(path: Path, approval_id: str) -> dict[str, object]:
     try:
         one = conn.execute
         return {
-            "status": one("SELECT status FROM approvals WHERE id = ?",
-                          (approval_id,)).fetchone()[0],
-            "decisions": one("SELECT COUNT(*) FROM decisions WHERE target_id = ?",
-                             (approval_id,)).fetchone()[0],
-            "audit": one("SELECT COUNT(*) FROM audit WHERE entity_id = ? AND action = "
-                         "'approval.approved'", (approval_id,)).fetchone()[0],
-            "events": one("SELECT COUNT(*) FROM events WHERE type = 'approval.approved' "
-                          "AND payload LIKE ?", (f'%{approval_id}%',)).fetchone()[0],
+            "status": one("SELECT status FROM approvals WHERE id = ?", (approval_id,)).fetchone()[
+                0
+            ],
+            "decisions": one(
+                "SELECT COUNT(*) FROM decisions WHERE target_id = ?", (approval_id,)
+            ).fetchone()[0],
+            "audit": one(
+                "SELECT COUNT(*) FROM audit WHERE entity_id = ? AND action = 'approval.approved'",
+                (approval_id,),
+            ).fetchone()[0],
+            "events": one(
+                "SELECT COUNT(*) FROM events WHERE type = 'approval.approved' AND payload LIKE ?",
+                (f"%{approval_id}%",),
+            ).fetchone()[0],
         }
     finally:
         conn.close()
@@ -50,13 +56,24 @@ FULLY_THERE = {"status": "approved", "decisions": 1, "audit": 1, "events": 1}
 FULLY_ABSENT = {"status": "pending", "decisions": 0, "audit": 0, "events": 0}
 
 
-def kill_the_desk(path: Path, approval_id: str, mode: str, tmp_path: Path,
-                  rng: random.Random) -> str:
+def kill_the_desk(
+    path: Path, approval_id: str, mode: str, tmp_path: Path, rng: random.Random
+) -> str:
     """Run the desk, kill it where ``mode`` says; return the click's request id."""
-    proc = subprocess.Popen([sys.executable, str(DESK), str(path), approval_id, mode,
-                             str(tmp_path / f"desk-{mode}.ini")], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(DESK),
+            str(path),
+            approval_id,
+            mode,
+            str(tmp_path / f"desk-{mode}.ini"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
     marker = {"inside": "inside", "after": "committed", "free": "clicked"}[mode]
     rid = None
     try:
@@ -83,8 +100,9 @@ def pending(tmp_path) -> tuple[Path, str]:
     path = tmp_path / "journal.db"
     with Journal.open(path, actor=Actor.agent("bot")) as agent:
         run = agent.runs.start("shop", "killed desk")
-        approval = agent.approvals.request(run.id, {"tool": "deploy"}, reason="ship",
-                                           safety_class="idempotent_write")
+        approval = agent.approvals.request(
+            run.id, {"tool": "deploy"}, reason="ship", safety_class="idempotent_write"
+        )
     return path, approval.id
 
 
@@ -106,10 +124,10 @@ def restart_and_check(qtbot, desk, path: Path, approval_id: str, rid: str) -> di
     return state
 
 
-@pytest.mark.parametrize(("mode", "expected"), [("inside", FULLY_ABSENT),
-                                                 ("after", FULLY_THERE)])
-def test_a_desk_killed_mid_click_leaves_all_or_nothing(qtbot, desk, pending, tmp_path, mode,
-                                                       expected):
+@pytest.mark.parametrize(("mode", "expected"), [("inside", FULLY_ABSENT), ("after", FULLY_THERE)])
+def test_a_desk_killed_mid_click_leaves_all_or_nothing(
+    qtbot, desk, pending, tmp_path, mode, expected
+):
     path, approval_id = pending
     rid = kill_the_desk(path, approval_id, mode, tmp_path, random.Random(1))
     assert counts(path, approval_id) == expected
@@ -125,8 +143,9 @@ def test_a_desk_killed_at_random_moments_of_a_click(qtbot, desk, tmp_path):
         path = folder / "journal.db"
         with Journal.open(path, actor=Actor.agent("bot")) as agent:
             run = agent.runs.start("shop", "killed desk")
-            approval_id = agent.approvals.request(run.id, {"tool": "deploy"}, reason="ship",
-                                                  safety_class="idempotent_write").id
+            approval_id = agent.approvals.request(
+                run.id, {"tool": "deploy"}, reason="ship", safety_class="idempotent_write"
+            ).id
         rid = kill_the_desk(path, approval_id, "free", folder, rng)
         outcomes.append(restart_and_check(qtbot, desk, path, approval_id, rid)["status"])
     print(f"\nFIGURE desk_kills {len(outcomes)} outcomes {outcomes}")

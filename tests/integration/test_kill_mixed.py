@@ -44,9 +44,11 @@ LATER = {
     "approval": {"pending": {"pending", "approved", "denied", "cancelled"}},
     "question": {"requested": {"requested", "resolved"}},
     "conflict": {"pending": {"pending", "accepted_local", "accepted_incoming", "dismissed"}},
-    "effect": {"reserved": {"reserved", "executing", "committed", "ambiguous", "failed"},
-               "executing": {"executing", "committed", "ambiguous", "failed"},
-               "ambiguous": {"ambiguous", "committed", "failed"}},
+    "effect": {
+        "reserved": {"reserved", "executing", "committed", "ambiguous", "failed"},
+        "executing": {"executing", "committed", "ambiguous", "failed"},
+        "ambiguous": {"ambiguous", "committed", "failed"},
+    },
 }
 
 
@@ -54,15 +56,21 @@ class Zygote:
     """kill_worker.py, with its output read on a thread (a dead writer never hangs us)."""
 
     def __init__(self, path: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, str(WORKER), str(path)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(WORKER), str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: queue.Queue[str] = queue.Queue()
         self.errors: list[str] = []
-        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put),
-                         daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.proc.stderr, self.errors.append),
-                         daemon=True).start()
+        threading.Thread(
+            target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True
+        ).start()
+        threading.Thread(
+            target=self._pump, args=(self.proc.stderr, self.errors.append), daemon=True
+        ).start()
 
     @staticmethod
     def _pump(stream, put) -> None:
@@ -89,8 +97,10 @@ def content(path: Path) -> str:
     conn = sqlite3.connect(str(path))
     try:
         digest = hashlib.sha256()
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        tables = [
+            r[0]
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")
+        ]
         for table in tables:
             for row in conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid'):
                 digest.update(repr((table, row)).encode())
@@ -101,25 +111,19 @@ def content(path: Path) -> str:
 
 HALF_APPLIED = {
     # a transaction writes one change row per run whose head it moved (tx.one_event_row)
-    "an event without its transaction's change row":
-        "SELECT COUNT(*) FROM events e WHERE NOT EXISTS (SELECT 1 FROM changes c "
-        "WHERE c.run_id = e.run_id AND c.created_at = e.created_at "
-        "AND c.entity_kind IN ('event', 'run'))",
-    "an approval without its request event":
-        "SELECT (SELECT COUNT(*) FROM approvals) - (SELECT COUNT(*) FROM events "
-        "WHERE type = 'approval.requested')",
-    "a decided approval without exactly one decision":
-        "SELECT COUNT(*) FROM approvals a WHERE a.status IN ('approved', 'denied') AND "
-        "(SELECT COUNT(*) FROM decisions d WHERE d.target_id = a.id) != 1",
-    "a withdrawn approval with a decision":
-        "SELECT COUNT(*) FROM approvals a WHERE a.status = 'cancelled' AND "
-        "EXISTS (SELECT 1 FROM decisions d WHERE d.target_id = a.id)",
-    "a committed effect without a receipt":
-        "SELECT COUNT(*) FROM effects e WHERE e.status = 'committed' AND NOT EXISTS "
-        "(SELECT 1 FROM receipts r WHERE r.effect_key = e.key)",
-    "a memory version without its mutation":
-        "SELECT COUNT(*) FROM memory_entries m WHERE m.version != "
-        "(SELECT COUNT(*) FROM memory_mutations u WHERE u.entry_id = m.id)",
+    "an event without its transaction's change row": "SELECT COUNT(*) FROM events e WHERE NOT EXISTS (SELECT 1 FROM changes c "
+    "WHERE c.run_id = e.run_id AND c.created_at = e.created_at "
+    "AND c.entity_kind IN ('event', 'run'))",
+    "an approval without its request event": "SELECT (SELECT COUNT(*) FROM approvals) - (SELECT COUNT(*) FROM events "
+    "WHERE type = 'approval.requested')",
+    "a decided approval without exactly one decision": "SELECT COUNT(*) FROM approvals a WHERE a.status IN ('approved', 'denied') AND "
+    "(SELECT COUNT(*) FROM decisions d WHERE d.target_id = a.id) != 1",
+    "a withdrawn approval with a decision": "SELECT COUNT(*) FROM approvals a WHERE a.status = 'cancelled' AND "
+    "EXISTS (SELECT 1 FROM decisions d WHERE d.target_id = a.id)",
+    "a committed effect without a receipt": "SELECT COUNT(*) FROM effects e WHERE e.status = 'committed' AND NOT EXISTS "
+    "(SELECT 1 FROM receipts r WHERE r.effect_key = e.key)",
+    "a memory version without its mutation": "SELECT COUNT(*) FROM memory_entries m WHERE m.version != "
+    "(SELECT COUNT(*) FROM memory_mutations u WHERE u.entry_id = m.id)",
 }
 
 
@@ -136,21 +140,27 @@ def stored(path: Path) -> dict[str, dict]:
     """Everything the acks are checked against, in a few queries (not one per ack)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
+
         def table(sql: str) -> dict:
             return {r[0]: r[1] for r in conn.execute(sql)}
 
         return {
-            "event": {f"{run}#{seq}": eid for run, seq, eid in conn.execute(
-                "SELECT run_id, sequence, id FROM events")},
+            "event": {
+                f"{run}#{seq}": eid
+                for run, seq, eid in conn.execute("SELECT run_id, sequence, id FROM events")
+            },
             "run": table("SELECT id, status FROM runs"),
             "approval": table("SELECT id, status FROM approvals"),
             "question": table("SELECT id, status FROM interactions"),
             "conflict": table("SELECT id, status FROM memory_reconciliations"),
             "effect": table("SELECT key, status FROM effects"),
             "memory": table("SELECT id, version FROM memory_entries"),
-            "request_id": {r[0]: r[1] for r in conn.execute(
-                "SELECT target_id, group_concat(request_id) FROM decisions "
-                "GROUP BY target_id")},
+            "request_id": {
+                r[0]: r[1]
+                for r in conn.execute(
+                    "SELECT target_id, group_concat(request_id) FROM decisions GROUP BY target_id"
+                )
+            },
         }
     finally:
         conn.close()
@@ -224,14 +234,17 @@ def test_sigkill_at_random_points_of_mixed_writes(tmp_path):
                 acks += 1
             total_acks += acks
             status = int(line.split()[2])
-            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, \
+            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, (
                 "the writer died on its own: " + "\n".join(zygote.errors[-20:])
+            )
             check_after_kill(path, acked)
             survived += 1
     finally:
         zygote.close()
     kinds = sorted({k for k, _ in acked})
-    print(f"\nFIGURE kill_iterations {survived} acked_calls {total_acks} lost 0 "
-          f"kinds {','.join(kinds)}")
+    print(
+        f"\nFIGURE kill_iterations {survived} acked_calls {total_acks} lost 0 "
+        f"kinds {','.join(kinds)}"
+    )
     assert survived == ITERATIONS
     assert {"approval", "conflict", "effect", "event", "memory", "question"} <= set(kinds)

@@ -19,32 +19,50 @@ HERE = Path(__file__).parent
 
 
 def proctor(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "proctor", *args], env=env, text=True,
-                          capture_output=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "proctor", *args],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=120,
+    )
 
 
 def forge(path: Path, approval_id: str) -> None:
     with sqlite3.connect(path, isolation_level=None) as conn:
         conn.execute("PRAGMA busy_timeout = 10000")
-        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")\
-                .fetchall():
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='trigger'"
+        ).fetchall():
             conn.execute(f'DROP TRIGGER "{name}"')
-        conn.execute("UPDATE approvals SET status='approved', decided_by='operator:alice', "
-                     "decided_at=created_at+1, decision_scope='once', version=2 WHERE id=?",
-                     (approval_id,))
-        conn.execute("INSERT INTO decisions VALUES (?, 'approval', ?, NULL, ?, "
-                     "'operator:alice', 'cli', NULL, NULL, (SELECT created_at+1 FROM "
-                     "approvals WHERE id=?), ?)",
-                     (f"dec_{uuid.uuid4().hex[:24]}", approval_id,
-                      json.dumps({"approved": True, "scope": "once", "rule_id": None}),
-                      approval_id, "0" * 64))
+        conn.execute(
+            "UPDATE approvals SET status='approved', decided_by='operator:alice', "
+            "decided_at=created_at+1, decision_scope='once', version=2 WHERE id=?",
+            (approval_id,),
+        )
+        conn.execute(
+            "INSERT INTO decisions VALUES (?, 'approval', ?, NULL, ?, "
+            "'operator:alice', 'cli', NULL, NULL, (SELECT created_at+1 FROM "
+            "approvals WHERE id=?), ?)",
+            (
+                f"dec_{uuid.uuid4().hex[:24]}",
+                approval_id,
+                json.dumps({"approved": True, "scope": "once", "rule_id": None}),
+                approval_id,
+                "0" * 64,
+            ),
+        )
     conn.close()
 
 
 def test_a_trusting_agent_and_the_operators_cli_with_real_keys(tmp_path):
-    env = {**os.environ, "PROCTOR_KEYS_DIR": str(tmp_path / "config" / "keys"),
-           "PROCTOR_KEY_STORE": "file", "PROCTOR_OPERATOR": "alice",
-           "PROCTOR_CONFIG": os.devnull}
+    env = {
+        **os.environ,
+        "PROCTOR_KEYS_DIR": str(tmp_path / "config" / "keys"),
+        "PROCTOR_KEY_STORE": "file",
+        "PROCTOR_OPERATOR": "alice",
+        "PROCTOR_CONFIG": os.devnull,
+    }
     env.pop("PROCTOR_TRUSTED_OPERATORS", None)
     journal = tmp_path / "j.db"
     with Journal.open(journal, actor=Actor.agent("signed-agent")) as j:
@@ -55,9 +73,13 @@ def test_a_trusting_agent_and_the_operators_cli_with_real_keys(tmp_path):
     trust = tmp_path / "trusted.json"
     assert proctor(env, "keys", "export", "-o", str(trust)).returncode == 0
 
-    agent = subprocess.Popen([sys.executable, str(HERE / "signed_agent.py"), str(journal),
-                              str(trust), run.id, "2"], env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    agent = subprocess.Popen(
+        [sys.executable, str(HERE / "signed_agent.py"), str(journal), str(trust), run.id, "2"],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         first = agent.stdout.readline().split()
         assert first[0] == "requested", agent.stderr.read()
@@ -75,8 +97,9 @@ def test_a_trusting_agent_and_the_operators_cli_with_real_keys(tmp_path):
 
     verified = proctor(env, "verify", str(journal), "--trust", str(trust))
     assert verified.returncode == 1
-    named = [line for line in verified.stdout.splitlines()
-             if "first unsigned or forged decision" in line]
+    named = [
+        line for line in verified.stdout.splitlines() if "first unsigned or forged decision" in line
+    ]
     assert named and second[1] in named[0], verified.stdout
     assert first[1] not in verified.stdout
     assert "1 signed, 1 unsigned" in verified.stdout

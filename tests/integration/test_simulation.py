@@ -46,8 +46,9 @@ def event_payloads(j: Journal, run_id: str, type_: str) -> list[dict]:
 def test_agents_and_a_cli_operator_finish_every_run(tmp_path: Path) -> None:
     journal, stop, log = tmp_path / "sim.db", tmp_path / "stop", tmp_path / "decisions.jsonl"
     handle = start_agents(journal, agents=3, rate=5.0, duration=8, seed=3, drain=300)
-    operator = subprocess.Popen([sys.executable, str(OPERATOR_SCRIPT), str(journal), str(stop),
-                                 str(log)])
+    operator = subprocess.Popen(
+        [sys.executable, str(OPERATOR_SCRIPT), str(journal), str(stop), str(log)]
+    )
     try:
         finished = handle.wait(timeout=400)  # the work, not the clock, ends it
     finally:
@@ -58,27 +59,33 @@ def test_agents_and_a_cli_operator_finish_every_run(tmp_path: Path) -> None:
             operator.kill()
         handle.stop(timeout=5)
     totals = handle.totals()
-    print(f"\nsimulation: {totals['items']} items in {totals['elapsed']:.1f} s "
-          f"= {totals['items'] / totals['elapsed'] * 60:.0f} items/min; {totals}")
+    print(
+        f"\nsimulation: {totals['items']} items in {totals['elapsed']:.1f} s "
+        f"= {totals['items'] / totals['elapsed'] * 60:.0f} items/min; {totals}"
+    )
     assert finished, "the agents did not finish their runs"
     assert operator.returncode == 0
     assert not [pid for pid in handle.all_pids if pid_alive(pid)], "an agent was left behind"
     assert handle.restarts() >= 1, "the crashed agent was not restarted"
 
     decisions = [json.loads(line) for line in log.read_text().splitlines()]
-    assert decisions and all(d["rc"] == 0 for d in decisions), \
-        [d for d in decisions if d["rc"] != 0]
+    assert decisions and all(d["rc"] == 0 for d in decisions), [
+        d for d in decisions if d["rc"] != 0
+    ]
     assert {d["kind"] for d in decisions} == {"approval", "question", "conflict", "effect"}
 
     with Journal.open(journal, read_only=True) as j:
         runs = all_runs(j)
-        assert runs and all(r.status.terminal for r in runs), \
-            Counter(r.status.value for r in runs)
+        assert runs and all(r.status.terminal for r in runs), Counter(r.status.value for r in runs)
         check_approvals(j, runs)
         check_questions(j, runs)
         check_effects(j, runs)
-    done = subprocess.run([sys.executable, "-m", "proctor", "verify", str(journal)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "proctor", "verify", str(journal)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -93,11 +100,11 @@ def check_approvals(j: Journal, runs: list) -> None:
             if a.status.value == "approved":
                 assert a.consumed_at is not None, f"{a.id} was approved but never consumed"
                 by_rule += a.decided_by.startswith("rule:")
-            if a.decided_by == OPERATOR and a.decision_scope and \
-                    a.decision_scope.value == "run":
-                follow = [b for b in approvals[index + 1:] if b.action_name == a.action_name]
-                assert not follow or follow[0].decided_by.startswith("rule:"), \
+            if a.decided_by == OPERATOR and a.decision_scope and a.decision_scope.value == "run":
+                follow = [b for b in approvals[index + 1 :] if b.action_name == a.action_name]
+                assert not follow or follow[0].decided_by.startswith("rule:"), (
                     "the run rule did not decide the follow-up"
+                )
     assert len(classes) >= 2, classes
 
 
@@ -137,12 +144,10 @@ def test_stop_ends_every_agent_cleanly(tmp_path: Path) -> None:
         handle.stop(timeout=5)
     assert not handle.alive()
     assert not [pid for pid in handle.all_pids if pid_alive(pid)]
-    assert all(codes and codes[-1] == 0 for codes in handle.exit_codes.values()), \
-        handle.exit_codes
+    assert all(codes and codes[-1] == 0 for codes in handle.exit_codes.values()), handle.exit_codes
     with Journal.open(journal, read_only=True) as j:
         runs = all_runs(j)
-        assert {r.status.value for r in runs} <= {"completed", "failed", "cancelled",
-                                                   "interrupted"}
+        assert {r.status.value for r in runs} <= {"completed", "failed", "cancelled", "interrupted"}
         counts = j.inbox.counts()
         assert counts[next(k for k in counts if k.value == "approval")] == 0
         assert counts[next(k for k in counts if k.value == "question")] == 0

@@ -31,18 +31,17 @@ class Desk:
 
     def approve(self, approval_id: str, reason: str | None = None) -> None:
         a = self.journal.approvals.get(approval_id)
-        self.journal.approvals.decide(approval_id, True, expected_version=a.version,
-                                      reason=reason)
+        self.journal.approvals.decide(approval_id, True, expected_version=a.version, reason=reason)
 
     def deny(self, approval_id: str, reason: str) -> None:
         a = self.journal.approvals.get(approval_id)
-        self.journal.approvals.decide(approval_id, False, expected_version=a.version,
-                                      reason=reason)
+        self.journal.approvals.decide(approval_id, False, expected_version=a.version, reason=reason)
 
     def answer(self, interaction_id: str, response: object, reason: str | None = None) -> None:
         q = self.journal.questions.get(interaction_id)
-        self.journal.questions.answer(interaction_id, response, expected_version=q.version,
-                                         reason=reason)
+        self.journal.questions.answer(
+            interaction_id, response, expected_version=q.version, reason=reason
+        )
 
 
 @pytest.fixture

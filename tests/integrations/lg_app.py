@@ -44,8 +44,9 @@ def main() -> int:
     p.add_argument("--go", help="wait for this file to exist before acting (a start line)")
     args = p.parse_args()
     cls = CrashAfterClaim if args.command == "crash-after-claim" else LangGraphBridge
-    bridge, journal = load_example().make_bridge(Path(args.journal), lease=args.lease,
-                                                 bridge_cls=cls)
+    bridge, journal = load_example().make_bridge(
+        Path(args.journal), lease=args.lease, bridge_cls=cls
+    )
     if args.go:
         print("ready", flush=True)
         while not os.path.exists(args.go):

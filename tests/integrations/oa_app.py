@@ -30,20 +30,44 @@ from proctor.core.integrations.openai_agents import AgentsGate
 class ScriptedModel(Model):
     """Calls refund once; after the tool's output (or its rejection) it says what happened."""
 
-    async def get_response(self, system_instructions, input, model_settings, tools,
-                           output_schema, handoffs, tracing, **kw: Any) -> ModelResponse:
-        outputs = [i for i in input if isinstance(i, dict)
-                   and i.get("type") == "function_call_output"] if isinstance(input, list) else []
+    async def get_response(
+        self,
+        system_instructions,
+        input,
+        model_settings,
+        tools,
+        output_schema,
+        handoffs,
+        tracing,
+        **kw: Any,
+    ) -> ModelResponse:
+        outputs = (
+            [i for i in input if isinstance(i, dict) and i.get("type") == "function_call_output"]
+            if isinstance(input, list)
+            else []
+        )
         if not outputs:
-            out = [ResponseFunctionToolCall(
-                type="function_call", id="fc_1", call_id="call_refund_1", name="refund",
-                arguments=json.dumps({"account": "acct-9", "amount": 4200}),
-                status="completed")]
+            out = [
+                ResponseFunctionToolCall(
+                    type="function_call",
+                    id="fc_1",
+                    call_id="call_refund_1",
+                    name="refund",
+                    arguments=json.dumps({"account": "acct-9", "amount": 4200}),
+                    status="completed",
+                )
+            ]
         else:
             text = f"tool said: {outputs[-1].get('output')}"
-            out = [ResponseOutputMessage(
-                type="message", id="msg_1", role="assistant", status="completed",
-                content=[ResponseOutputText(type="output_text", text=text, annotations=[])])]
+            out = [
+                ResponseOutputMessage(
+                    type="message",
+                    id="msg_1",
+                    role="assistant",
+                    status="completed",
+                    content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+                )
+            ]
         return ModelResponse(output=out, usage=Usage(), response_id=None)
 
     async def stream_response(self, *a: Any, **kw: Any):  # pragma: no cover - not used
@@ -61,8 +85,9 @@ def make_agent(log: Path) -> Agent:
             f.write(f"{account} {amount}\n")
         return f"refunded {amount} to {account}"
 
-    return Agent(name="refund-bot", instructions="Refund when asked.", tools=[refund],
-                 model=ScriptedModel())
+    return Agent(
+        name="refund-bot", instructions="Refund when asked.", tools=[refund], model=ScriptedModel()
+    )
 
 
 async def main() -> int:

@@ -23,17 +23,27 @@ from proctor.core.integrations.pydanticai import DeferredGate
 
 def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     """Call refund once; after its result (or its denial) say what came back."""
-    returned = [p for m in messages for p in getattr(m, "parts", [])
-                if p.part_kind in ("tool-return", "retry-prompt")]
+    returned = [
+        p
+        for m in messages
+        for p in getattr(m, "parts", [])
+        if p.part_kind in ("tool-return", "retry-prompt")
+    ]
     if not returned:
-        return ModelResponse(parts=[ToolCallPart(
-            "refund", {"account": "acct-9", "amount": 4200}, tool_call_id="call_refund_1")])
+        return ModelResponse(
+            parts=[
+                ToolCallPart(
+                    "refund", {"account": "acct-9", "amount": 4200}, tool_call_id="call_refund_1"
+                )
+            ]
+        )
     return ModelResponse(parts=[TextPart(f"tool said: {returned[-1].content}")])
 
 
 def make_agent(log: Path) -> Agent:
-    agent = Agent(FunctionModel(scripted), name="refund-bot",
-                  output_type=[str, DeferredToolRequests])
+    agent = Agent(
+        FunctionModel(scripted), name="refund-bot", output_type=[str, DeferredToolRequests]
+    )
 
     @agent.tool_plain(requires_approval=True)
     def refund(account: str, amount: int) -> str:

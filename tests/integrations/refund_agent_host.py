@@ -10,11 +10,11 @@ from mcp import Client, StdioServerParameters
 
 
 async def main(journal: str) -> None:
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "proctor", "mcp", journal])
+    params = StdioServerParameters(command=sys.executable, args=["-m", "proctor", "mcp", journal])
     async with Client(params) as c:
-        await c.call_tool("submit_approval", {"action": {"tool": "refund", "args": {}},
-                                              "reason": "r"})
+        await c.call_tool(
+            "submit_approval", {"action": {"tool": "refund", "args": {}}, "reason": "r"}
+        )
 
 
 if __name__ == "__main__":

@@ -15,10 +15,23 @@ class ScriptedChatModel(GenericFakeChatModel):
 
 
 def langchain_model() -> ScriptedChatModel:
-    return ScriptedChatModel(messages=iter([
-        AIMessage(content="", tool_calls=[{"name": "send_email", "id": "call_1",
-                                           "args": {"to": "bob@example.com", "body": "hi"}}]),
-        AIMessage(content="mailed Bob")]))
+    return ScriptedChatModel(
+        messages=iter(
+            [
+                AIMessage(
+                    content="",
+                    tool_calls=[
+                        {
+                            "name": "send_email",
+                            "id": "call_1",
+                            "args": {"to": "bob@example.com", "body": "hi"},
+                        }
+                    ],
+                ),
+                AIMessage(content="mailed Bob"),
+            ]
+        )
+    )
 
 
 def openai_agents_model() -> Any:

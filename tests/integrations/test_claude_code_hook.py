@@ -15,19 +15,38 @@ import pytest
 
 from proctor.core import Actor, Journal, errors
 
-EVENT = {"session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": "/home/dev/repo",
-         "hook_event_name": "PreToolUse", "tool_name": "Bash",
-         "tool_input": {"command": "rm -rf build", "description": "clean"},
-         "tool_use_id": "toolu_01"}
+EVENT = {
+    "session_id": "sess-1",
+    "transcript_path": "/tmp/t.jsonl",
+    "cwd": "/home/dev/repo",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "rm -rf build", "description": "clean"},
+    "tool_use_id": "toolu_01",
+}
 
 
-def start_hook(journal: Path, event: object, *, timeout: float = 30.0,
-               raw: str | None = None) -> subprocess.Popen:
+def start_hook(
+    journal: Path, event: object, *, timeout: float = 30.0, raw: str | None = None
+) -> subprocess.Popen:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "proctor", "hook", "claude-code", "--journal", str(journal),
-         "--timeout", str(timeout)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PROCTOR_JOURNAL": ""})
+        [
+            sys.executable,
+            "-m",
+            "proctor",
+            "hook",
+            "claude-code",
+            "--journal",
+            str(journal),
+            "--timeout",
+            str(timeout),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PROCTOR_JOURNAL": ""},
+    )
     assert proc.stdin is not None
     proc.stdin.write(raw if raw is not None else json.dumps(event))
     proc.stdin.close()
@@ -55,8 +74,11 @@ def test_approved_on_the_desk_allows_exactly_the_tool_input(journal_path, desk):
     a = desk.journal.approvals.get(item.id)
     assert a.action == {"tool": "Bash", "args": EVENT["tool_input"]}
     assert a.agent == "claude-code"
-    assert (a.origin.runtime, a.origin.tool, a.origin.client) == \
-        ("claude-code", "Bash", "session sess-1")
+    assert (a.origin.runtime, a.origin.tool, a.origin.client) == (
+        "claude-code",
+        "Bash",
+        "session sess-1",
+    )
     assert a.origin.pid == os.getpid()  # the process that ran the hook: here, the test
     desk.approve(a.id, reason="build dir only")
     out = result(hook)
@@ -78,8 +100,9 @@ def test_edited_on_the_desk_allows_the_edited_input_only(journal_path, desk):
     [item] = desk.wait_pending("approval")
     a = desk.journal.approvals.get(item.id)
     edited = {"tool": "Bash", "args": {"command": "rm -rf build/tmp", "description": "clean"}}
-    desk.journal.approvals.approve_edited(a.id, edited, expected_version=a.version,
-                                          reason="narrower")
+    desk.journal.approvals.approve_edited(
+        a.id, edited, expected_version=a.version, reason="narrower"
+    )
     out = result(hook)
     assert decision(out)[0] == "allow"
     assert out["hookSpecificOutput"]["updatedInput"] == edited["args"]
@@ -186,12 +209,24 @@ def test_with_trust_an_unsigned_approval_never_allows(journal_path, desk, tmp_pa
 
     key = OperatorKey.generate("alice")
     trusted = tmp_path / "trusted.json"
-    trusted.write_text(json.dumps(trust_file([{"name": "alice",
-                                               "public_key": key.public_key}])))
+    trusted.write_text(json.dumps(trust_file([{"name": "alice", "public_key": key.public_key}])))
     hook = subprocess.Popen(
-        [sys.executable, "-m", "proctor", "hook", "claude-code", "--journal",
-         str(journal_path), "--trust", str(trusted)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "proctor",
+            "hook",
+            "claude-code",
+            "--journal",
+            str(journal_path),
+            "--trust",
+            str(trusted),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     hook.stdin.write(json.dumps(EVENT))
     hook.stdin.close()
     [item] = desk.wait_pending("approval")
@@ -201,9 +236,22 @@ def test_with_trust_an_unsigned_approval_never_allows(journal_path, desk, tmp_pa
     signed = Journal.open(journal_path, actor=Actor.operator("alice"), signer=key)
     try:
         hook = subprocess.Popen(
-            [sys.executable, "-m", "proctor", "hook", "claude-code", "--journal",
-             str(journal_path), "--trust", str(trusted)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-m",
+                "proctor",
+                "hook",
+                "claude-code",
+                "--journal",
+                str(journal_path),
+                "--trust",
+                str(trusted),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         hook.stdin.write(json.dumps({**EVENT, "tool_use_id": "toolu_02"}))
         hook.stdin.close()
         [item] = desk.wait_pending("approval")

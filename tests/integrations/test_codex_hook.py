@@ -16,20 +16,34 @@ from pathlib import Path
 
 import pytest
 
-EVENT = {"session_id": "0197-codex-session", "turn_id": "turn-3", "transcript_path": None,
-         "cwd": "/home/dev/repo", "hook_event_name": "PreToolUse", "model": "gpt-5",
-         "permission_mode": "default", "tool_name": "Bash",
-         "tool_input": {"command": "rm -rf build"}, "tool_use_id": "call_01"}
+EVENT = {
+    "session_id": "0197-codex-session",
+    "turn_id": "turn-3",
+    "transcript_path": None,
+    "cwd": "/home/dev/repo",
+    "hook_event_name": "PreToolUse",
+    "model": "gpt-5",
+    "permission_mode": "default",
+    "tool_name": "Bash",
+    "tool_input": {"command": "rm -rf build"},
+    "tool_use_id": "call_01",
+}
 
 
-def start_hook(journal: Path | None, event: object, *, timeout: float = 30.0,
-               raw: str | None = None) -> subprocess.Popen:
+def start_hook(
+    journal: Path | None, event: object, *, timeout: float = 30.0, raw: str | None = None
+) -> subprocess.Popen:
     args = [sys.executable, "-m", "proctor", "hook", "codex", "--timeout", str(timeout)]
     if journal is not None:
         args += ["--journal", str(journal)]
-    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PROCTOR_JOURNAL": ""})
+    proc = subprocess.Popen(
+        args,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PROCTOR_JOURNAL": ""},
+    )
     assert proc.stdin is not None
     proc.stdin.write(raw if raw is not None else json.dumps(event))
     proc.stdin.close()
@@ -53,8 +67,7 @@ def denied(out: dict | None) -> str:
 
 
 def approvals(desk) -> list:
-    return [a for r in desk.journal.runs.list().items
-            for a in desk.journal.approvals.for_run(r.id)]
+    return [a for r in desk.journal.runs.list().items for a in desk.journal.approvals.for_run(r.id)]
 
 
 def test_approved_prints_nothing_and_the_request_is_the_tool_call(journal_path, desk):
@@ -82,8 +95,8 @@ def test_an_edited_approval_is_a_denial_naming_the_edit(journal_path, desk):
     [item] = desk.wait_pending("approval")
     a = desk.journal.approvals.get(item.id)
     desk.journal.approvals.approve_edited(
-        a.id, {"tool": "Bash", "args": {"command": "rm -rf build/tmp"}},
-        expected_version=a.version)
+        a.id, {"tool": "Bash", "args": {"command": "rm -rf build/tmp"}}, expected_version=a.version
+    )
     reason = denied(result(hook))  # Codex ignores updatedInput: it would run `rm -rf build`
     assert "rm -rf build/tmp" in reason and "ask again" in reason
 
@@ -106,8 +119,15 @@ def test_stopped_mid_wait_still_denies(journal_path, desk):
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("raw", ["not json", "[]", json.dumps({**EVENT, "tool_input": "x"}),
-                                 json.dumps({**EVENT, "tool_name": ""})])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "not json",
+        "[]",
+        json.dumps({**EVENT, "tool_input": "x"}),
+        json.dumps({**EVENT, "tool_name": ""}),
+    ],
+)
 def test_bad_input_denies(journal_path, desk, raw):
     assert "Proctor:" in denied(result(start_hook(journal_path, EVENT, raw=raw)))
     assert approvals(desk) == []
@@ -129,5 +149,4 @@ def test_the_same_call_delivered_twice_is_one_request(journal_path, desk):
 
 
 def test_other_events_print_nothing(journal_path, desk):
-    assert result(start_hook(journal_path, {**EVENT, "hook_event_name": "PostToolUse"})) \
-        is None
+    assert result(start_hook(journal_path, {**EVENT, "hook_event_name": "PostToolUse"})) is None

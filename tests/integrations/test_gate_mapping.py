@@ -11,31 +11,48 @@ from proctor.core.integrations.gates import Verdict
 from proctor.core.integrations.openai_agents import apply
 from proctor.core.integrations.pydanticai import tool_result
 
-EDITED = Verdict(approval_id="apr_1", status="approved", approved=True, edited=True,
-                 args={"to": "alice@example.com"}, decided_by="operator:alice")
-DENIED = Verdict(approval_id="apr_1", status="denied", reason="wrong person",
-                 decided_by="operator:alice")
+EDITED = Verdict(
+    approval_id="apr_1",
+    status="approved",
+    approved=True,
+    edited=True,
+    args={"to": "alice@example.com"},
+    decided_by="operator:alice",
+)
+DENIED = Verdict(
+    approval_id="apr_1", status="denied", reason="wrong person", decided_by="operator:alice"
+)
 ALL = frozenset({"approve", "edit", "reject", "respond"})
 
 
 def r(allowed=ALL) -> review.Review:
-    return review.Review(name="send_email", args={"to": "bob@example.com"},
-                         description="d", allowed=frozenset(allowed))
+    return review.Review(
+        name="send_email",
+        args={"to": "bob@example.com"},
+        description="d",
+        allowed=frozenset(allowed),
+    )
 
 
 def test_langchain_edit_and_reject():
     assert review.hitl_answer(r(), EDITED) == {
-        "type": "edit", "edited_action": {"name": "send_email", "args": {"to": "alice@example.com"}}}
+        "type": "edit",
+        "edited_action": {"name": "send_email", "args": {"to": "alice@example.com"}},
+    }
     no_edit = review.hitl_answer(r({"approve", "reject"}), EDITED)
     assert no_edit["type"] == "reject" and "edited" in no_edit["message"]
     assert review.hitl_answer(r(), DENIED) == {
-        "type": "reject", "message": "Denied on the Proctor desk by operator:alice: wrong person"}
+        "type": "reject",
+        "message": "Denied on the Proctor desk by operator:alice: wrong person",
+    }
 
 
 def test_prebuilt_human_interrupt_edit():
     legacy = r({"approve", "edit", "respond", "ignore"})
     assert review.legacy_answer(legacy, EDITED) == {
-        "type": "edit", "args": {"action": "send_email", "args": {"to": "alice@example.com"}}}
+        "type": "edit",
+        "args": {"action": "send_email", "args": {"to": "alice@example.com"}},
+    }
     refused = review.legacy_answer(r({"approve", "respond"}), EDITED)
     assert refused["type"] == "response" and "not run" in refused["args"]
 

@@ -38,8 +38,9 @@ class Files:
         return [sys.executable, str(APP), str(self.journal), command, thread, *extra]
 
     def run(self, command: str, thread: str, *extra: str) -> dict:
-        done = subprocess.run(self.argv(command, thread, *extra), capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            self.argv(command, thread, *extra), capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -61,9 +62,15 @@ def files(tmp_path, journal_path) -> Files:
 def race_resumers(files: Files, thread: str, n: int) -> list[dict]:
     """Start n resume processes, let them all import and open, then release them at once."""
     go = files.tmp / "go"
-    procs = [subprocess.Popen(files.argv("resume", thread, "--go", str(go)),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(n)]
+    procs = [
+        subprocess.Popen(
+            files.argv("resume", thread, "--go", str(go)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(n)
+    ]
     for proc in procs:
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
     go.touch()
@@ -125,13 +132,18 @@ def test_crash_after_claim_is_reclaimed(files, desk):
     here, agent_journal = files.bridge()
     started = here.start(thread, {})
     desk.approve(started.pending[0].item_id)
-    crashed = subprocess.run(files.argv("crash-after-claim", thread, "--lease", "3"),
-                             capture_output=True, text=True, timeout=120)
+    crashed = subprocess.run(
+        files.argv("crash-after-claim", thread, "--lease", "3"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert crashed.returncode == 17, crashed.stderr
 
     j = desk.journal
-    [claim] = [e for e in j.effects.list(status=["executing"]).items
-               if e.tool == "langgraph.resume"]
+    [claim] = [
+        e for e in j.effects.list(status=["executing"]).items if e.tool == "langgraph.resume"
+    ]
     assert files.outbox.exists() is False
     if j.now() < claim.lease_expires_at - 0.5:  # within the lease nobody else may resume
         assert here.resume(thread).action == "claimed_elsewhere"
@@ -153,8 +165,12 @@ def test_crash_after_claim_is_reclaimed(files, desk):
 
 def test_the_example_agent_proceeds_on_the_operators_clicks(files, desk):
     example = APP.parents[2] / "examples" / "langgraph_refund_agent.py"
-    agent = subprocess.Popen([sys.executable, str(example), str(files.journal), "--timeout", "90"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    agent = subprocess.Popen(
+        [sys.executable, str(example), str(files.journal), "--timeout", "90"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         [approval] = desk.wait_pending("approval", timeout=60)
         desk.approve(approval.id)
@@ -204,8 +220,7 @@ def chain(*nodes) -> StateGraph:
     return g
 
 
-def test_interrupt_shapes_become_questions_and_resume_plain_values(
-        journal_path, tmp_path, desk):
+def test_interrupt_shapes_become_questions_and_resume_plain_values(journal_path, tmp_path, desk):
     def name(s: Bag) -> Bag:
         return {"name": interrupt("What is the customer's name?")}
 
@@ -216,8 +231,11 @@ def test_interrupt_shapes_become_questions_and_resume_plain_values(
         return {"sure": interrupt({"kind": "confirmation", "prompt": "Ship it?"})}
 
     bridge, journal = bridge_for(journal_path, tmp_path, lambda fx: chain(name, colour, sure))
-    answers = [("question", {"text": "Ada"}), ("choice", {"choice": "blue"}),
-               ("confirmation", {"confirmed": True})]
+    answers = [
+        ("question", {"text": "Ada"}),
+        ("choice", {"choice": "blue"}),
+        ("confirmation", {"confirmed": True}),
+    ]
     outcome = bridge.start("t-shapes", {})
     for kind, response in answers:
         [p] = outcome.pending
@@ -271,8 +289,9 @@ def test_effect_helper_runs_once_and_tells_failed_from_ambiguous(journal_path, t
 
 
 @pytest.mark.parametrize("resolution", ["committed", "failed"])
-def test_crash_inside_an_effect_waits_for_a_person_then_goes_on(journal_path, tmp_path, desk,
-                                                               resolution):
+def test_crash_inside_an_effect_waits_for_a_person_then_goes_on(
+    journal_path, tmp_path, desk, resolution
+):
     calls = {"pay": 0}
 
     def build(fx: GraphEffects) -> StateGraph:
@@ -292,7 +311,8 @@ def test_crash_inside_an_effect_waits_for_a_person_then_goes_on(journal_path, tm
     outcome = bridge.start("t-ambiguous", {})  # no traceback: a pollable outcome
     assert outcome.action == "waiting" and not outcome.done
     assert [(p.kind, p.item_id, p.status) for p in outcome.pending] == [
-        ("effect", key, "ambiguous")]
+        ("effect", key, "ambiguous")
+    ]
     assert "resolve" in outcome.detail
     effect = journal.effects.get(key)
     assert effect.status == "ambiguous" and "did not answer" in effect.ambiguous_reason
@@ -301,10 +321,15 @@ def test_crash_inside_an_effect_waits_for_a_person_then_goes_on(journal_path, tm
         assert bridge.status("t-ambiguous").action == "waiting"
     assert calls["pay"] == 1
     with pytest.raises(errors.EffectAmbiguous):  # the helper itself still refuses to guess
-        journal.effects.reserve(key, tool="pay", run_id=outcome.run_id, action=None,
-                                lease_seconds=5, owner="x")
-    desk.journal.effects.resolve(key, resolution, reason="checked the bank statement",
-                                 expected_version=desk.journal.effects.get(key).version)
+        journal.effects.reserve(
+            key, tool="pay", run_id=outcome.run_id, action=None, lease_seconds=5, owner="x"
+        )
+    desk.journal.effects.resolve(
+        key,
+        resolution,
+        reason="checked the bank statement",
+        expected_version=desk.journal.effects.get(key).version,
+    )
     done = bridge.run_until_done("t-ambiguous", poll_s=0.05, timeout=60)
     assert done.done
     # committed: the charge happened, the node goes on without charging again;
@@ -340,8 +365,9 @@ def test_checkpointer_must_not_share_the_journal_file(journal_path):
     journal.close()
 
 
-def test_an_edited_approval_resumes_the_graph_with_the_edited_arguments(journal_path,
-                                                                       tmp_path, desk):
+def test_an_edited_approval_resumes_the_graph_with_the_edited_arguments(
+    journal_path, tmp_path, desk
+):
     """Issue 19: the operator edits the refund's amount and approves; the graph resumes with
     the edited arguments and consumes the approval for the edited action's digest."""
     paid: list[dict] = []
@@ -353,8 +379,7 @@ def test_an_edited_approval_resumes_the_graph_with_the_edited_arguments(journal_
             if not decision["approved"]:
                 return {"result": "denied"}
             args = decision["args"]
-            fx.run("refund", lambda: paid.append(args) or {"ok": True},
-                   approval=decision)
+            fx.run("refund", lambda: paid.append(args) or {"ok": True}, approval=decision)
             return {"result": decision}
 
         return chain(refund)

@@ -25,10 +25,17 @@ class Bag(TypedDict, total=False):
 
 
 def human_interrupt(allow: dict[str, bool]) -> dict:
-    return {"action_request": {"action": "run_command", "args": {"command": "ls -l"}},
-            "config": {"allow_accept": False, "allow_edit": False, "allow_respond": False,
-                       "allow_ignore": False, **allow},
-            "description": "Please review the command before execution"}
+    return {
+        "action_request": {"action": "run_command", "args": {"command": "ls -l"}},
+        "config": {
+            "allow_accept": False,
+            "allow_edit": False,
+            "allow_respond": False,
+            "allow_ignore": False,
+            **allow,
+        },
+        "description": "Please review the command before execution",
+    }
 
 
 def prebuilt_bridge(journal_path, tmp_path, allow):
@@ -63,12 +70,14 @@ def test_prebuilt_human_interrupt_is_an_approval_of_the_action(journal_path, tmp
     journal.close()
 
 
-@pytest.mark.parametrize(("allow", "expected_type"), [
-    (ALL, "response"),
-    ({"allow_accept": True, "allow_ignore": True}, "ignore"),
-])
-def test_prebuilt_denial_passes_the_reason_back(journal_path, tmp_path, desk, allow,
-                                                expected_type):
+@pytest.mark.parametrize(
+    ("allow", "expected_type"),
+    [
+        (ALL, "response"),
+        ({"allow_accept": True, "allow_ignore": True}, "ignore"),
+    ],
+)
+def test_prebuilt_denial_passes_the_reason_back(journal_path, tmp_path, desk, allow, expected_type):
     bridge, journal = prebuilt_bridge(journal_path, tmp_path, allow)
     bridge.start("t-deny", {})
     [item] = desk.wait_pending("approval")
@@ -110,16 +119,33 @@ def send_email(to: str, body: str) -> str:
 
 def agent_bridge(journal_path, tmp_path, mode: str):
     SENT.clear()
-    model = ScriptedModel(messages=iter([
-        AIMessage(content="", tool_calls=[{"name": "send_email", "id": "call_1",
-                                           "args": {"to": "bob@example.com", "body": "hi"}}]),
-        AIMessage(content="done"),
-    ]))
+    model = ScriptedModel(
+        messages=iter(
+            [
+                AIMessage(
+                    content="",
+                    tool_calls=[
+                        {
+                            "name": "send_email",
+                            "id": "call_1",
+                            "args": {"to": "bob@example.com", "body": "hi"},
+                        }
+                    ],
+                ),
+                AIMessage(content="done"),
+            ]
+        )
+    )
     hitl = HumanInTheLoopMiddleware(
         interrupt_on={"send_email": {"allowed_decisions": ["approve", "edit", "reject"]}},
-        interrupt_mode=mode)
-    graph = create_agent(model, tools=[send_email], middleware=[hitl],
-                         checkpointer=open_checkpointer(tmp_path / f"cp-{mode}.db"))
+        interrupt_mode=mode,
+    )
+    graph = create_agent(
+        model,
+        tools=[send_email],
+        middleware=[hitl],
+        checkpointer=open_checkpointer(tmp_path / f"cp-{mode}.db"),
+    )
     journal = Journal.open(journal_path, actor=Actor.agent("mail-agent"))
     return LangGraphBridge(journal, graph, project="langchain"), journal
 
@@ -148,8 +174,11 @@ def test_middleware_denial_rejects_with_the_reason(journal_path, tmp_path, desk,
     desk.deny(item.id, "bob left the company")
     done = bridge.run_until_done(f"t-no-{mode}", poll_s=0.05, timeout=60)
     assert done.done and SENT == []
-    texts = [str(m.get("content")) for m in done.values["messages"]
-             if isinstance(m, dict) and m.get("type") == "tool"]
+    texts = [
+        str(m.get("content"))
+        for m in done.values["messages"]
+        if isinstance(m, dict) and m.get("type") == "tool"
+    ]
     assert any("bob left the company" in t for t in texts), done.values["messages"]
     journal.close()
 

@@ -23,8 +23,12 @@ from proctor.core.integrations.mcp.server import ProctorMCP
 
 HOST = Implementation(name="test-host", version="1.0")
 REFUND = {"tool": "refund", "args": {"account": "acct-9", "amount": 4200}}
-ENV_SCHEMA = {"type": "object", "properties": {"env": {"enum": ["staging", "prod"]}},
-              "required": ["env"], "additionalProperties": False}
+ENV_SCHEMA = {
+    "type": "object",
+    "properties": {"env": {"enum": ["staging", "prod"]}},
+    "required": ["env"],
+    "additionalProperties": False,
+}
 
 
 def client(path, mode: str = "auto", **kw: Any) -> Client:
@@ -41,6 +45,7 @@ async def give_up(c: Client, tool: str, args: dict, *, once: Callable[[], object
     thread) returns: the server sees the cancellation at a known point, however slow the
     machine is."""
     async with anyio.create_task_group() as tg:
+
         async def call() -> None:
             await c.call_tool(tool, args)
             raise AssertionError(f"{tool} returned before it was abandoned")
@@ -72,11 +77,18 @@ def test_approve_and_deny_with_reason(journal_path, desk, mode):
     async def main():
         async with client(journal_path, mode) as c, anyio.create_task_group() as tg:
             tg.start_soon(desk_side)
-            first = structured(await c.call_tool(
-                "request_approval", {"action": REFUND, "reason": "customer asked"},
-                progress_callback=on_progress))
-            second = structured(await c.call_tool(
-                "request_approval", {"action": {"tool": "deploy"}, "reason": "release"}))
+            first = structured(
+                await c.call_tool(
+                    "request_approval",
+                    {"action": REFUND, "reason": "customer asked"},
+                    progress_callback=on_progress,
+                )
+            )
+            second = structured(
+                await c.call_tool(
+                    "request_approval", {"action": {"tool": "deploy"}, "reason": "release"}
+                )
+            )
             return first, second
 
     first, second = anyio.run(main)
@@ -108,8 +120,11 @@ def test_schema_question_invalid_answer_refused_then_answered(journal_path, desk
     async def main():
         async with client(journal_path) as c, anyio.create_task_group() as tg:
             tg.start_soon(desk_side)
-            return structured(await c.call_tool(
-                "ask_human", {"question": "Which environment?", "response_schema": ENV_SCHEMA}))
+            return structured(
+                await c.call_tool(
+                    "ask_human", {"question": "Which environment?", "response_schema": ENV_SCHEMA}
+                )
+            )
 
     out = anyio.run(main)
     assert out["status"] == "answered"
@@ -123,7 +138,8 @@ def test_bad_requests_are_tool_errors(journal_path):
         async with client(journal_path) as c:
             no_tool = await c.call_tool("request_approval", {"action": {"x": 1}, "reason": "r"})
             bad_schema = await c.call_tool(
-                "submit_question", {"question": "q", "response_schema": {"type": "nope"}})
+                "submit_question", {"question": "q", "response_schema": {"type": "nope"}}
+            )
             unknown = await c.call_tool("await_decision", {"id": "xyz", "wait_s": 0})
             too_long = await c.call_tool("await_decision", {"id": "apr_1", "wait_s": 51})
             return no_tool, bad_schema, unknown, too_long
@@ -138,10 +154,18 @@ def test_bad_requests_are_tool_errors(journal_path):
 def test_a_client_giving_up_withdraws_the_request(journal_path, desk, mode):
     async def main():
         async with client(journal_path, mode) as c:
-            await give_up(c, "request_approval", {"action": REFUND, "reason": "r"},
-                          once=lambda: desk.wait_pending("approval"))
-            await give_up(c, "ask_human", {"question": "Still there?"},
-                          once=lambda: desk.wait_pending("question"))
+            await give_up(
+                c,
+                "request_approval",
+                {"action": REFUND, "reason": "r"},
+                once=lambda: desk.wait_pending("approval"),
+            )
+            await give_up(
+                c,
+                "ask_human",
+                {"question": "Still there?"},
+                once=lambda: desk.wait_pending("question"),
+            )
             # the withdrawal is written before the session goes on
             with anyio.fail_after(10):
                 while desk.journal.inbox.count() != 0:
@@ -183,14 +207,18 @@ def test_a_request_filed_after_the_client_timed_out_is_withdrawn(journal_path, d
     async def main():  # over JSON-RPC: the client's timeout does not wait for the server
         async with Client(mcp.server, mode="legacy", client_info=HOST) as c:
             with pytest.raises(MCPError, match=r"[Tt]imed out"):
-                await c.call_tool("request_approval", {"action": REFUND, "reason": "r"},
-                                  read_timeout_seconds=3)
+                await c.call_tool(
+                    "request_approval", {"action": REFUND, "reason": "r"}, read_timeout_seconds=3
+                )
             assert mcp.filing.is_set(), "the call timed out before it began filing"
             mcp.go_on.set()
             with anyio.fail_after(20):
-                while not [a for r in desk.journal.runs.list().items
-                           for a in desk.journal.approvals.for_run(r.id)
-                           if a.status == "cancelled"]:
+                while not [
+                    a
+                    for r in desk.journal.runs.list().items
+                    for a in desk.journal.approvals.for_run(r.id)
+                    if a.status == "cancelled"
+                ]:
                     await anyio.sleep(0.02)
 
     anyio.run(main)
@@ -208,10 +236,12 @@ def test_three_concurrent_blocked_calls_on_one_session(journal_path, desk):
     async def main():
         async with client(journal_path) as c, anyio.create_task_group() as tg:
             tg.start_soon(call, c, "request_approval:a", {"action": REFUND, "reason": "a"})
-            tg.start_soon(call, c, "request_approval:b",
-                          {"action": {"tool": "deploy"}, "reason": "b"})
-            tg.start_soon(call, c, "ask_human:c", {"question": "Colour?",
-                                                   "options": ["red", "blue"]})
+            tg.start_soon(
+                call, c, "request_approval:b", {"action": {"tool": "deploy"}, "reason": "b"}
+            )
+            tg.start_soon(
+                call, c, "ask_human:c", {"question": "Colour?", "options": ["red", "blue"]}
+            )
             approvals = await desk_do(desk.wait_pending, "approval", 2)
             [question] = await desk_do(desk.wait_pending, "question", 1)
             by_action = {desk.journal.approvals.get(a.id).action_name: a.id for a in approvals}
@@ -301,17 +331,18 @@ def test_a_kept_request_withdrawn_with_its_run_is_not_rejoined(journal_path, des
 
 
 def test_submit_then_await_decision_polls_and_a_cancelled_poll_withdraws_nothing(
-        journal_path, desk):
+    journal_path, desk
+):
     async def main():
         async with client(journal_path) as c:
             q = structured(await c.call_tool("submit_question", {"question": "Ticket id?"}))
             assert q["status"] == "pending"
-            waited = structured(await c.call_tool("await_decision",
-                                                  {"id": q["id"], "wait_s": 0.2}))
+            waited = structured(await c.call_tool("await_decision", {"id": q["id"], "wait_s": 0.2}))
             assert waited["status"] == "pending"
             with pytest.raises(MCPError):
-                await c.call_tool("await_decision", {"id": q["id"], "wait_s": 30},
-                                  read_timeout_seconds=0.3)
+                await c.call_tool(
+                    "await_decision", {"id": q["id"], "wait_s": 30}, read_timeout_seconds=0.3
+                )
             assert desk.journal.questions.get(q["id"]).status == "requested"
             await desk_do(desk.answer, q["id"], {"text": "OPS-42"})
             return structured(await c.call_tool("await_decision", {"id": q["id"]}))
@@ -323,10 +354,14 @@ def test_submit_then_await_decision_polls_and_a_cancelled_poll_withdraws_nothing
 def test_an_expired_request_is_a_denial(journal_path, desk):
     async def main():
         async with client(journal_path) as c:
-            submitted = structured(await c.call_tool(
-                "submit_approval", {"action": REFUND, "reason": "r", "expires_in": 0.3}))
-            return structured(await c.call_tool("await_decision",
-                                                {"id": submitted["id"], "wait_s": 10}))
+            submitted = structured(
+                await c.call_tool(
+                    "submit_approval", {"action": REFUND, "reason": "r", "expires_in": 0.3}
+                )
+            )
+            return structured(
+                await c.call_tool("await_decision", {"id": submitted["id"], "wait_s": 10})
+            )
 
     out = anyio.run(main)
     assert out["status"] == "expired" and out["approved"] is False
@@ -336,8 +371,9 @@ def test_an_expired_request_is_a_denial(journal_path, desk):
 def test_session_end_withdraws_what_nobody_awaits(journal_path, desk):
     async def main():
         async with client(journal_path) as c:
-            return structured(await c.call_tool("submit_approval",
-                                                {"action": REFUND, "reason": "later"}))
+            return structured(
+                await c.call_tool("submit_approval", {"action": REFUND, "reason": "later"})
+            )
 
     out = anyio.run(main)
     assert desk.journal.approvals.get(out["id"]).status == "cancelled"
@@ -353,8 +389,9 @@ def test_operator_cancelling_the_run_releases_the_waiting_call(journal_path, des
     async def main():
         async with client(journal_path) as c, anyio.create_task_group() as tg:
             tg.start_soon(desk_side)
-            return structured(await c.call_tool("request_approval",
-                                                {"action": REFUND, "reason": "r"}))
+            return structured(
+                await c.call_tool("request_approval", {"action": REFUND, "reason": "r"})
+            )
 
     out = anyio.run(main)
     assert out["status"] == "withdrawn" and "wrong ticket" in out["reason"]
@@ -363,9 +400,10 @@ def test_operator_cancelling_the_run_releases_the_waiting_call(journal_path, des
 
 def test_stdio_server_process(journal_path, desk):
     """`python -m proctor mcp JOURNAL` as a real subprocess, over the SDK's stdio client."""
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "proctor", "mcp", str(journal_path),
-                                         "--project", "stdio-test"])
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "proctor", "mcp", str(journal_path), "--project", "stdio-test"],
+    )
 
     async def desk_side():
         [item] = await desk_do(desk.wait_pending, "approval")
@@ -375,10 +413,12 @@ def test_stdio_server_process(journal_path, desk):
         async with Client(params, client_info=HOST) as c:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(desk_side)
-                approved = structured(await c.call_tool(
-                    "request_approval", {"action": REFUND, "reason": "stdio"}))
-            await give_up(c, "ask_human", {"question": "Timeout?"},
-                          once=lambda: desk.wait_pending("question"))
+                approved = structured(
+                    await c.call_tool("request_approval", {"action": REFUND, "reason": "stdio"})
+                )
+            await give_up(
+                c, "ask_human", {"question": "Timeout?"}, once=lambda: desk.wait_pending("question")
+            )
             with anyio.fail_after(10):
                 while desk.journal.inbox.count() != 0:
                     await anyio.sleep(0.02)
@@ -394,8 +434,12 @@ def test_stdio_server_process(journal_path, desk):
 
 def test_the_example_host_proceeds_on_the_operators_clicks(journal_path, desk):
     example = Path(__file__).resolve().parents[2] / "examples" / "mcp_agent.py"
-    host = subprocess.Popen([sys.executable, str(example), str(journal_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    host = subprocess.Popen(
+        [sys.executable, str(example), str(journal_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         [approval] = desk.wait_pending("approval", timeout=60)
         assert desk.journal.approvals.get(approval.id).safety_class == "destructive"
@@ -413,28 +457,49 @@ def test_the_example_host_proceeds_on_the_operators_clicks(journal_path, desk):
 
 
 def test_runs_left_open_by_a_killed_server_are_failed_by_the_next_one(journal_path, desk):
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "proctor", "mcp", str(journal_path)])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "proctor", "mcp", str(journal_path)]
+    )
     submitted: dict[str, Any] = {}
 
     async def killed_server():
-        with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match="Connection closed"),
-                                flatten_subgroups=True):
+        with pytest.RaisesGroup(
+            pytest.RaisesExc(MCPError, match="Connection closed"), flatten_subgroups=True
+        ):
             async with Client(params, client_info=HOST) as c:
-                submitted.update(structured(await c.call_tool(
-                    "submit_approval", {"action": REFUND, "reason": "then the host died"})))
+                submitted.update(
+                    structured(
+                        await c.call_tool(
+                            "submit_approval", {"action": REFUND, "reason": "then the host died"}
+                        )
+                    )
+                )
                 [started] = desk.journal.runs.events(submitted["run_id"], limit=1)
                 os.kill(started.payload["metadata"]["server_pid"], signal.SIGKILL)
                 await c.call_tool("submit_question", {"question": "anyone?"})
 
     anyio.run(killed_server)
-    elsewhere = desk.journal.runs.start("mcp", "MCP session on another host", metadata={
-        "via": "mcp", "server_host": "another-host", "server_pid": 1})
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
-    container = desk.journal.runs.start("mcp", "MCP session in another pid namespace", metadata={
-        "via": "mcp", "server_host": socket.gethostname(), "server_pid": int(dead.stdout),
-        "server_pid_scope": "another-boot/pid:[4026531836]"})
+    elsewhere = desk.journal.runs.start(
+        "mcp",
+        "MCP session on another host",
+        metadata={"via": "mcp", "server_host": "another-host", "server_pid": 1},
+    )
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    container = desk.journal.runs.start(
+        "mcp",
+        "MCP session in another pid namespace",
+        metadata={
+            "via": "mcp",
+            "server_host": socket.gethostname(),
+            "server_pid": int(dead.stdout),
+            "server_pid_scope": "another-boot/pid:[4026531836]",
+        },
+    )
     assert not desk.journal.runs.get(submitted["run_id"]).status.terminal  # left open
 
     async def next_server():
@@ -458,8 +523,11 @@ def test_an_edited_approval_hands_the_edited_arguments_back(journal_path, desk):
     async def desk_side():
         [item] = await desk_do(desk.wait_pending, "approval")
         a = await desk_do(desk.journal.approvals.get, item.id)
-        await desk_do(lambda: desk.journal.approvals.approve_edited(
-            item.id, edited, expected_version=a.version, reason="a tenth of it"))
+        await desk_do(
+            lambda: desk.journal.approvals.approve_edited(
+                item.id, edited, expected_version=a.version, reason="a tenth of it"
+            )
+        )
 
     from proctor.core import Actor, Journal, digest_of
 
@@ -472,8 +540,11 @@ def test_an_edited_approval_hands_the_edited_arguments_back(journal_path, desk):
     async def main():
         async with client(journal_path) as c, anyio.create_task_group() as tg:
             tg.start_soon(desk_side)
-            out = structured(await c.call_tool(
-                "request_approval", {"action": REFUND, "reason": "customer asked"}))
+            out = structured(
+                await c.call_tool(
+                    "request_approval", {"action": REFUND, "reason": "customer asked"}
+                )
+            )
             return out, await anyio.to_thread.run_sync(run_it, out)
 
     out, effect = anyio.run(main)

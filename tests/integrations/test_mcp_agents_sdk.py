@@ -30,15 +30,24 @@ KEY = "refund-acct-9-march"
 
 
 def tool_call(n: int, name: str, args: dict) -> ResponseFunctionToolCall:
-    return ResponseFunctionToolCall(type="function_call", id=f"fc_{n}", call_id=f"call_{n}",
-                                    name=name, arguments=json.dumps(args), status="completed")
+    return ResponseFunctionToolCall(
+        type="function_call",
+        id=f"fc_{n}",
+        call_id=f"call_{n}",
+        name=name,
+        arguments=json.dumps(args),
+        status="completed",
+    )
 
 
 def say(text: str) -> ResponseOutputMessage:
-    return ResponseOutputMessage(type="message", id="msg_1", role="assistant",
-                                 status="completed",
-                                 content=[ResponseOutputText(type="output_text", text=text,
-                                                             annotations=[])])
+    return ResponseOutputMessage(
+        type="message",
+        id="msg_1",
+        role="assistant",
+        status="completed",
+        content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+    )
 
 
 class PollingModel(Model):
@@ -49,10 +58,26 @@ class PollingModel(Model):
         self.first_wait = first_wait
         self.seen: list[str] = []
 
-    async def get_response(self, system_instructions, input, model_settings, tools,
-                           output_schema, handoffs, tracing, **kw: Any) -> ModelResponse:
-        outputs = [i.get("output") for i in input if isinstance(i, dict)
-                   and i.get("type") == "function_call_output"] if isinstance(input, list) else []
+    async def get_response(
+        self,
+        system_instructions,
+        input,
+        model_settings,
+        tools,
+        output_schema,
+        handoffs,
+        tracing,
+        **kw: Any,
+    ) -> ModelResponse:
+        outputs = (
+            [
+                i.get("output")
+                for i in input
+                if isinstance(i, dict) and i.get("type") == "function_call_output"
+            ]
+            if isinstance(input, list)
+            else []
+        )
         n = len(outputs) + 1
         ask = {"action": REFUND, "reason": "charged twice", "idempotency_key": KEY}
         if not outputs:
@@ -65,8 +90,9 @@ class PollingModel(Model):
         except ValueError:  # the tool call failed (timed out): ask again, same key
             return self.respond(tool_call(n, "request_approval", {**ask, "wait_s": 0.5}))
         if outcome.get("status") == "pending":
-            return self.respond(tool_call(n, "await_decision",
-                                          {"id": outcome["id"], "wait_s": 0.5}))
+            return self.respond(
+                tool_call(n, "await_decision", {"id": outcome["id"], "wait_s": 0.5})
+            )
         return self.respond(say(f"{outcome['status']}: {outcome.get('reason')}"))
 
     @staticmethod
@@ -83,14 +109,21 @@ def run_agent(journal_path, model: PollingModel) -> str:
 
     async def main() -> str:
         server = MCPServerStdio(
-            params={"command": sys.executable,
-                    "args": ["-m", "proctor", "mcp", str(journal_path), "--agent", "refund-bot"]},
-            client_session_timeout_seconds=1, use_structured_content=True)
+            params={
+                "command": sys.executable,
+                "args": ["-m", "proctor", "mcp", str(journal_path), "--agent", "refund-bot"],
+            },
+            client_session_timeout_seconds=1,
+            use_structured_content=True,
+        )
         async with server:
-            agent = Agent(name="refund-bot", instructions="Refund when approved.",
-                          mcp_servers=[server], model=model)
-            result = await Runner.run(agent, "Refund acct-9 the 42.00 charged twice",
-                                      max_turns=60)
+            agent = Agent(
+                name="refund-bot",
+                instructions="Refund when approved.",
+                mcp_servers=[server],
+                model=model,
+            )
+            result = await Runner.run(agent, "Refund acct-9 the 42.00 charged twice", max_turns=60)
             return str(result.final_output)
 
     return asyncio.run(main())
@@ -111,8 +144,7 @@ def decide_when(desk, ready, decide) -> threading.Thread:
     return thread
 
 
-def test_a_blocking_call_that_times_out_keeps_the_request_and_the_retry_gets_it(
-        journal_path, desk):
+def test_a_blocking_call_that_times_out_keeps_the_request_and_the_retry_gets_it(journal_path, desk):
     def timed_out(item) -> bool:  # the SDK gave up on the first call (the server saw it)
         return any(t.status == "failed" for t in desk.journal.runs.tool_calls(item.run_id))
 
@@ -135,8 +167,7 @@ def test_file_then_poll_with_short_waits(journal_path, desk):
         polls.append(sum(t.tool == "mcp.await_decision" for t in calls))
         return polls[-1] >= 2
 
-    side = decide_when(desk, polled_a_while,
-                       lambda aid: desk.deny(aid, "refunded by phone"))
+    side = decide_when(desk, polled_a_while, lambda aid: desk.deny(aid, "refunded by phone"))
     model = PollingModel(first_wait=0.2)
     final = run_agent(journal_path, model)
     side.join(10)

@@ -19,8 +19,9 @@ def test_unknown_arguments_are_refused_and_file_nothing(journal_path):
         server = ProctorMCP(journal_path, poll_s=0.02, progress_every_s=0.1).server
         async with Client(server, client_info=HOST) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
-            camel = await c.call_tool("submit_approval", {"action": REFUND, "reason": "r",
-                                                          "idempotencyKey": "k-1"})
+            camel = await c.call_tool(
+                "submit_approval", {"action": REFUND, "reason": "r", "idempotencyKey": "k-1"}
+            )
             extra = await c.call_tool("await_decision", {"id": "apr_x", "wait": 1})
             return tools, camel, extra
 
@@ -41,8 +42,10 @@ def test_deciding_a_withdrawn_request_says_withdrawn_not_decided(journal_path, d
         q = agent.questions.ask(run.id, "question", "Name?")
         agent.approvals.withdraw(a.id, "the MCP client timed out")
         agent.questions.withdraw(q.id, "the MCP client timed out")
-    for call, why in ((lambda: desk.approve(a.id), "the MCP client timed out"),
-                      (lambda: desk.answer(q.id, {"text": "Ada"}), "")):
+    for call, why in (
+        (lambda: desk.approve(a.id), "the MCP client timed out"),
+        (lambda: desk.answer(q.id, {"text": "Ada"}), ""),
+    ):
         try:
             call()
         except errors.Withdrawn as err:
@@ -60,8 +63,14 @@ def test_the_host_going_away_mid_wait_ends_the_server_quietly(journal_path, desk
     from pathlib import Path
 
     errlog = tmp_path / "server.err"
-    host = subprocess.Popen([sys.executable, str(Path(__file__).with_name(
-        "mcp_host_vanishes.py")), str(journal_path), str(errlog)])
+    host = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("mcp_host_vanishes.py")),
+            str(journal_path),
+            str(errlog),
+        ]
+    )
     [item] = desk.wait_pending("approval")
     Path(str(journal_path) + ".filed").touch()
     assert host.wait(timeout=60) == 0

@@ -25,13 +25,32 @@ REFUND = {"tool": "refund", "args": {"account": "acct-9", "amount": 4200}}
 
 
 class HttpServer:
-    def __init__(self, journal: Path, token_file: Path, env: dict | None = None,
-                 extra: tuple[str, ...] = ("--session-idle", "0.5")) -> None:
+    def __init__(
+        self,
+        journal: Path,
+        token_file: Path,
+        env: dict | None = None,
+        extra: tuple[str, ...] = ("--session-idle", "0.5"),
+    ) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "proctor", "mcp", str(journal), "--http", "--port", "0",
-             "--token-file", str(token_file), *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, **(env or {})})
+            [
+                sys.executable,
+                "-m",
+                "proctor",
+                "mcp",
+                str(journal),
+                "--http",
+                "--port",
+                "0",
+                "--token-file",
+                str(token_file),
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
         line = self.proc.stderr.readline()
         found = re.search(r"serving (http://127\.0\.0\.1:\d+/mcp)", line)
         assert found, line + self.proc.stderr.read()
@@ -56,8 +75,11 @@ def http_server(journal_path, tmp_path):
 
 def token_client(url: str, token: str | None, mode: str = "auto") -> Client:
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
-    return Client(streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)),
-                  client_info=HOST, mode=mode)
+    return Client(
+        streamable_http_client(url, http_client=create_mcp_http_client(headers=headers)),
+        client_info=HOST,
+        mode=mode,
+    )
 
 
 def wait_ended(desk, run_id: str) -> str:
@@ -86,31 +108,43 @@ def test_one_approval_end_to_end_over_http(http_server, tmp_path, desk, mode):
         await anyio.to_thread.run_sync(desk.approve, item.id, "fine over http")
 
     async def main():
-        async with token_client(http_server.url, token, mode) as c, \
-                anyio.create_task_group() as tg:
+        async with token_client(http_server.url, token, mode) as c, anyio.create_task_group() as tg:
             tg.start_soon(desk_side)
-            return structured(await c.call_tool(
-                "request_approval", {"action": REFUND, "reason": "customer asked"}))
+            return structured(
+                await c.call_tool(
+                    "request_approval", {"action": REFUND, "reason": "customer asked"}
+                )
+            )
 
     out = anyio.run(main)
     assert out["status"] == "approved" and out["reason"] == "fine over http"
     run = desk.journal.runs.get(out["run_id"])
     assert run.agent == "test-host"
     origin = desk.journal.approvals.get(out["id"]).origin
-    assert (origin.runtime, origin.tool, origin.host) == ("mcp", "request_approval",
-                                                          "127.0.0.1")
+    assert (origin.runtime, origin.tool, origin.host) == ("mcp", "request_approval", "127.0.0.1")
     assert origin.client == "test-host 1.0" and origin.pid is None  # a remote peer
     assert wait_ended(desk, run.id) == "completed"
 
 
 def test_no_token_or_a_wrong_one_is_401(http_server, tmp_path, desk):
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "x", "version": "1"}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "x", "version": "1"},
+        },
+    }
     headers = {"Accept": "application/json, text/event-stream"}
     bare = httpx.post(http_server.url, json=body, headers=headers, timeout=10)
-    wrong = httpx.post(http_server.url, json=body, timeout=10,
-                       headers={**headers, "Authorization": "Bearer not-the-token"})
+    wrong = httpx.post(
+        http_server.url,
+        json=body,
+        timeout=10,
+        headers={**headers, "Authorization": "Bearer not-the-token"},
+    )
     assert (bare.status_code, wrong.status_code) == (401, 401)
     assert bare.headers["www-authenticate"].startswith("Bearer")
 
@@ -120,8 +154,11 @@ def test_no_token_or_a_wrong_one_is_401(http_server, tmp_path, desk):
 
     with pytest.raises(Exception) as refused:  # noqa: PT011 - the SDK wraps the 401
         anyio.run(sdk_without_token)
-    assert refused.group_contains(MCPError, match="error response", depth=None) \
-        if isinstance(refused.value, BaseExceptionGroup) else True
+    assert (
+        refused.group_contains(MCPError, match="error response", depth=None)
+        if isinstance(refused.value, BaseExceptionGroup)
+        else True
+    )
     assert desk.journal.runs.list().items == []  # nothing reached the journal
 
 
@@ -148,8 +185,9 @@ def test_a_token_from_the_environment(journal_path, tmp_path, desk):
 
         async def main():
             async with token_client(server.url, token) as c:
-                return structured(await c.call_tool(
-                    "submit_question", {"question": "Which ticket?"}))
+                return structured(
+                    await c.call_tool("submit_question", {"question": "Which ticket?"})
+                )
 
         assert anyio.run(main)["status"] == "pending"
     finally:

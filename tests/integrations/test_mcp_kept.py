@@ -55,15 +55,19 @@ def test_a_one_shot_client_gets_its_request_back_across_connections(journal_path
     assert done["id"] == filed["id"] and done["status"] == "approved"
     assert done["reason"] == "checked the statement" and done["action"] == REFUND
     # asked once; the run that kept it is completed once its request was collected
-    assert sum(len(desk.journal.approvals.for_run(r.id))
-               for r in desk.journal.runs.list().items) == 1
+    assert (
+        sum(len(desk.journal.approvals.for_run(r.id)) for r in desk.journal.runs.list().items) == 1
+    )
     assert desk.journal.runs.get(filed["run_id"]).status == "completed"
     assert desk.journal.inbox.count() == 0
 
 
 def test_a_question_outlives_its_connection_too(journal_path, desk):
-    args = {"question": "Which environment?", "options": ["staging", "prod"],
-            "idempotency_key": "env-1"}
+    args = {
+        "question": "Which environment?",
+        "options": ["staging", "prod"],
+        "idempotency_key": "env-1",
+    }
     filed = anyio.run(call, journal_path, "submit_question", args)
     desk.answer(filed["id"], {"choice": "staging"}, "prod is frozen")
     out = anyio.run(call, journal_path, "ask_human", args)
@@ -74,8 +78,11 @@ def test_a_question_outlives_its_connection_too(journal_path, desk):
 def test_without_a_key_the_session_end_withdraws_it_with_a_key_it_stays(journal_path, desk):
     async def main():
         async with client(journal_path) as c:
-            unkeyed = structured(await c.call_tool(
-                "submit_approval", {"action": {"tool": "deploy"}, "reason": "release"}))
+            unkeyed = structured(
+                await c.call_tool(
+                    "submit_approval", {"action": {"tool": "deploy"}, "reason": "release"}
+                )
+            )
             keyed = structured(await c.call_tool("submit_approval", KEYED))
             return unkeyed, keyed
 
@@ -109,11 +116,13 @@ def test_a_short_wait_returns_pending_promptly_then_polls(journal_path, desk):
     async def main():
         async with client(journal_path) as c:
             first = structured(await c.call_tool("request_approval", {**KEYED, "wait_s": 0}))
-            polled = structured(await c.call_tool("await_decision",
-                                                  {"id": first["id"], "wait_s": 0.1}))
+            polled = structured(
+                await c.call_tool("await_decision", {"id": first["id"], "wait_s": 0.1})
+            )
             await anyio.to_thread.run_sync(desk.approve, first["id"])
-            decided = structured(await c.call_tool("await_decision",
-                                                   {"id": first["id"], "wait_s": 5}))
+            decided = structured(
+                await c.call_tool("await_decision", {"id": first["id"], "wait_s": 5})
+            )
             return first, polled, decided
 
     first, polled, decided = anyio.run(main)
@@ -124,6 +133,7 @@ def test_a_short_wait_returns_pending_promptly_then_polls(journal_path, desk):
 def test_a_timed_out_blocking_call_keeps_a_keyed_request(journal_path, desk):
     """The client's own timeout (over JSON-RPC, as the Agents SDK's read timeout) cancels the
     call: the keyed request stays pending and the retry gets it back."""
+
     async def main():
         server = ProctorMCP(journal_path, poll_s=0.02, progress_every_s=0.1).server
         async with Client(server, mode="legacy", client_info=HOST) as c:
@@ -131,8 +141,9 @@ def test_a_timed_out_blocking_call_keeps_a_keyed_request(journal_path, desk):
                 await c.call_tool("request_approval", KEYED, read_timeout_seconds=0.5)
             [item] = await anyio.to_thread.run_sync(desk.wait_pending, "approval")
             with anyio.fail_after(10):  # the server has seen the cancel
-                while not [t for t in desk.journal.runs.tool_calls(item.run_id)
-                           if t.status == "failed"]:
+                while not [
+                    t for t in desk.journal.runs.tool_calls(item.run_id) if t.status == "failed"
+                ]:
                     await anyio.sleep(0.02)
             assert desk.journal.approvals.get(item.id).status == "pending"
             await anyio.to_thread.run_sync(desk.deny, item.id, "refunded by phone")
@@ -144,22 +155,26 @@ def test_a_timed_out_blocking_call_keeps_a_keyed_request(journal_path, desk):
 
 
 def test_a_killed_server_leaves_its_kept_request_open_for_the_next_one(journal_path, desk):
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "proctor", "mcp", str(journal_path)])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "proctor", "mcp", str(journal_path)]
+    )
     submitted: dict[str, Any] = {}
 
     async def killed_server():
-        with pytest.RaisesGroup(pytest.RaisesExc(MCPError, match="Connection closed"),
-                                flatten_subgroups=True):
+        with pytest.RaisesGroup(
+            pytest.RaisesExc(MCPError, match="Connection closed"), flatten_subgroups=True
+        ):
             async with Client(params, client_info=HOST) as c:
                 submitted.update(structured(await c.call_tool("submit_approval", KEYED)))
-                submitted["unkeyed"] = structured(await c.call_tool(
-                    "submit_question", {"question": "anyone?"}))["id"]
+                submitted["unkeyed"] = structured(
+                    await c.call_tool("submit_question", {"question": "anyone?"})
+                )["id"]
                 [started] = desk.journal.runs.events(submitted["run_id"], limit=1)
                 os.kill(started.payload["metadata"]["server_pid"], signal.SIGKILL)
                 await c.call_tool("submit_question", {"question": "still?"})
 
     anyio.run(killed_server)
+
     # the next server sweeps the dead one's run: the unkeyed question is withdrawn, the kept
     # approval stays, and the next client collects it
     async def next_server():
@@ -190,7 +205,10 @@ def test_the_origin_names_the_runtime_the_client_and_the_tool(journal_path, desk
     filed = anyio.run(call, journal_path, "submit_approval", KEYED)
     asked = anyio.run(call, journal_path, "submit_question", {"question": "Which one?"})
     origin = desk.journal.approvals.get(filed["id"]).origin
-    assert (origin.runtime, origin.tool, origin.client) == ("mcp", "submit_approval",
-                                                            "refund-bot 1.0")
+    assert (origin.runtime, origin.tool, origin.client) == (
+        "mcp",
+        "submit_approval",
+        "refund-bot 1.0",
+    )
     assert origin.host  # this machine (stdio and in memory)
     assert desk.journal.questions.get(asked["id"]).origin.tool == "submit_question"

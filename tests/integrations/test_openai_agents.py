@@ -15,8 +15,12 @@ APP = Path(__file__).with_name("oa_app.py")
 
 
 def run_app(journal: Path, command: str, thread: str, state: Path) -> dict:
-    out = subprocess.run([sys.executable, str(APP), str(journal), command, thread, str(state)],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(APP), str(journal), command, thread, str(state)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -65,8 +69,6 @@ def test_filing_twice_is_one_request(journal_path, tmp_path, desk):
     assert len(desk.wait_pending("approval")) == 1
 
 
-
-
 def test_an_edited_approval_never_runs_the_unedited_call(journal_path, tmp_path, desk):
     state = tmp_path / "state.json"
     run_app(journal_path, "start", "t-4", state)
@@ -86,8 +88,11 @@ def test_a_resumer_that_crashed_mid_run_waits_for_a_person(journal_path, tmp_pat
     desk.approve(item.id)
     crashed = subprocess.run(
         [sys.executable, str(APP), str(journal_path), "resume", "t-5", str(state)],
-        capture_output=True, text=True, timeout=120,
-        env={**os.environ, "CRASH_IN_TOOL": "1", "LEASE": "1"})
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CRASH_IN_TOOL": "1", "LEASE": "1"},
+    )
     assert crashed.returncode == 17
     [held] = desk.journal.effects.list(status=["executing"]).items
     while held.lease_expires_at > desk.journal.now():  # the crashed resumer's lease lapses
@@ -96,7 +101,8 @@ def test_a_resumer_that_crashed_mid_run_waits_for_a_person(journal_path, tmp_pat
     assert stuck["status"] == "ambiguous" and "resolves" in stuck["detail"]
     assert refunds(journal_path) == []
     [claim] = [e for e in desk.journal.effects.list(status=["ambiguous"]).items]
-    desk.journal.effects.resolve(claim.key, "failed", reason="the bank shows no refund",
-                                 expected_version=claim.version)
+    desk.journal.effects.resolve(
+        claim.key, "failed", reason="the bank shows no refund", expected_version=claim.version
+    )
     done = run_app(journal_path, "resume", "t-5", state)
     assert done["done"] and refunds(journal_path) == ["acct-9 4200"]

@@ -18,8 +18,9 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def python_blocks() -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"),
-                      flags=re.MULTILINE | re.DOTALL)
+    return re.findall(
+        r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL
+    )
 
 
 def example(marker: str) -> str:
@@ -27,15 +28,24 @@ def example(marker: str) -> str:
     return block
 
 
-@pytest.mark.parametrize(("marker", "journal"), [
-    ("consume_and_reserve", ".local/share/proctor/journal.db"),
-    ("GraphEffects", "agent.db"),
-])
+@pytest.mark.parametrize(
+    ("marker", "journal"),
+    [
+        ("consume_and_reserve", ".local/share/proctor/journal.db"),
+        ("GraphEffects", "agent.db"),
+    ],
+)
 def test_readme_example_runs_once_the_operator_approves(tmp_path, marker, journal):
     code = example(marker).replace("...  # do it", "pass  # do it")
     env = {**os.environ, "HOME": str(tmp_path)}
-    agent = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    agent = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         path = tmp_path / journal
         approve_the_first_request(path, agent)
@@ -73,8 +83,15 @@ def test_readme_claude_code_settings_run_the_hook(tmp_path):
     import json
     import shlex
 
-    [block] = [b for b in re.findall(r"^```json\n(.*?)^```", README.read_text(encoding="utf-8"),
-                                     flags=re.MULTILINE | re.DOTALL) if "PreToolUse" in b]
+    [block] = [
+        b
+        for b in re.findall(
+            r"^```json\n(.*?)^```",
+            README.read_text(encoding="utf-8"),
+            flags=re.MULTILINE | re.DOTALL,
+        )
+        if "PreToolUse" in b
+    ]
     [entry] = json.loads(block)["hooks"]["PreToolUse"]
     [hook] = entry["hooks"]
     assert hook["type"] == "command" and re.fullmatch(entry["matcher"], "Bash")
@@ -85,10 +102,17 @@ def test_readme_claude_code_settings_run_the_hook(tmp_path):
     argv = [sys.executable, "-m", "proctor", *argv[1:]]
     argv[argv.index("--journal") + 1] = str(journal)
     assert float(argv[argv.index("--timeout") + 1]) < hook["timeout"]
-    event = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-             "tool_input": {"command": "make test"}, "tool_use_id": "toolu_1", "cwd": "/r"}
-    agent = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    event = {
+        "session_id": "s",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "make test"},
+        "tool_use_id": "toolu_1",
+        "cwd": "/r",
+    }
+    agent = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         agent.stdin.write(json.dumps(event))
         agent.stdin.close()
@@ -108,19 +132,33 @@ RUNTIME_EXAMPLES = [  # marker, the model name shown, the scripted model run in 
 ]
 
 
-@pytest.mark.parametrize(("marker", "shown", "scripted", "said"), RUNTIME_EXAMPLES,
-                         ids=[m for m, *_ in RUNTIME_EXAMPLES])
-def test_readme_runtime_examples_run_once_the_operator_approves(tmp_path, marker, shown,
-                                                                scripted, said):
+@pytest.mark.parametrize(
+    ("marker", "shown", "scripted", "said"), RUNTIME_EXAMPLES, ids=[m for m, *_ in RUNTIME_EXAMPLES]
+)
+def test_readme_runtime_examples_run_once_the_operator_approves(
+    tmp_path, marker, shown, scripted, said
+):
     block = example(marker)
     assert shown in block
-    code = ("from agents import set_tracing_disabled; set_tracing_disabled(True)\n"
-            "from scripted_models import *\n" + block.replace(shown, scripted))
-    env = {**os.environ, "HOME": str(tmp_path),
-           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent),
-                                          os.environ.get("PYTHONPATH", "")])}
-    agent = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    code = (
+        "from agents import set_tracing_disabled; set_tracing_disabled(True)\n"
+        "from scripted_models import *\n" + block.replace(shown, scripted)
+    )
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
+    agent = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         approve_the_first_request(tmp_path / "agent.db", agent)
         out, err = agent.communicate(timeout=120)

@@ -24,8 +24,9 @@ EXAMPLE = ROOT / "examples" / "langgraph_refund_agent.py"
 
 
 def test_an_mcp_agent_process_is_decided_on_a_server_journal(pg_url, server_desk):
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "proctor", "mcp", pg_url, "--project", "remote"])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "proctor", "mcp", pg_url, "--project", "remote"]
+    )
     action = {"tool": "refund", "args": {"account": "acct-9", "amount": 4200}}
 
     async def desk_side():
@@ -35,8 +36,9 @@ def test_an_mcp_agent_process_is_decided_on_a_server_journal(pg_url, server_desk
     async def main():
         async with Client(params, client_info=HOST) as c, anyio.create_task_group() as tg:
             tg.start_soon(desk_side)
-            result = await c.call_tool("request_approval",
-                                       {"action": action, "reason": "customer asked"})
+            result = await c.call_tool(
+                "request_approval", {"action": action, "reason": "customer asked"}
+            )
             assert not result.is_error, result.content
             return result.structured_content
 
@@ -49,21 +51,54 @@ def test_an_mcp_agent_process_is_decided_on_a_server_journal(pg_url, server_desk
 
 
 def test_a_claude_code_hook_is_allowed_by_the_cli_on_a_server_journal(pg_url, server_desk):
-    event = {"session_id": "sess-remote", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-             "tool_input": {"command": "make test"}, "tool_use_id": "toolu_remote"}
+    event = {
+        "session_id": "sess-remote",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "make test"},
+        "tool_use_id": "toolu_remote",
+    }
     hook = subprocess.Popen(
-        [sys.executable, "-m", "proctor", "hook", "claude-code", "--journal", pg_url,
-         "--timeout", "60"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env={**os.environ, "PROCTOR_JOURNAL": ""})
+        [
+            sys.executable,
+            "-m",
+            "proctor",
+            "hook",
+            "claude-code",
+            "--journal",
+            pg_url,
+            "--timeout",
+            "60",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PROCTOR_JOURNAL": ""},
+    )
     try:
         assert hook.stdin is not None
         hook.stdin.write(json.dumps(event))
         hook.stdin.close()
         [item] = server_desk.wait_pending("approval", timeout=60)
         approved = subprocess.run(
-            [sys.executable, "-m", "proctor", "approve", item.id, "--journal", pg_url,
-             "--as", "carol", "--reason", "tests only"],
-            capture_output=True, text=True, timeout=120)
+            [
+                sys.executable,
+                "-m",
+                "proctor",
+                "approve",
+                item.id,
+                "--journal",
+                pg_url,
+                "--as",
+                "carol",
+                "--reason",
+                "tests only",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert approved.returncode == 0, approved.stderr
         out = hook.stdout.read() if hook.stdout else ""
         err = hook.stderr.read() if hook.stderr else ""
@@ -79,9 +114,12 @@ def test_a_claude_code_hook_is_allowed_by_the_cli_on_a_server_journal(pg_url, se
 
 def test_the_langgraph_example_proceeds_on_a_server_journal(pg_url, server_desk, tmp_path):
     state = tmp_path / "refund-agent"
-    agent = subprocess.Popen([sys.executable, str(EXAMPLE), pg_url, "--state", str(state),
-                              "--timeout", "90"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    agent = subprocess.Popen(
+        [sys.executable, str(EXAMPLE), pg_url, "--state", str(state), "--timeout", "90"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         [approval] = server_desk.wait_pending("approval", timeout=60)
         server_desk.approve(approval.id)
@@ -97,23 +135,29 @@ def test_the_langgraph_example_proceeds_on_a_server_journal(pg_url, server_desk,
 
 
 def test_the_langgraph_example_on_a_server_journal_needs_a_state_prefix(pg_url):
-    done = subprocess.run([sys.executable, str(EXAMPLE), pg_url, "--step", "start"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), pg_url, "--step", "start"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode != 0
     assert "--state PREFIX" in done.stderr
 
 
 def test_an_agent_journal_over_tcp_sees_the_operators_decision(pg_url):
     """The core API itself, two connections as two hosts would hold them."""
-    with Journal.open(pg_url, actor=Actor.agent("remote-bot")) as agent, \
-            Journal.open(pg_url, actor=Actor.operator("alice")) as operator:
+    with (
+        Journal.open(pg_url, actor=Actor.agent("remote-bot")) as agent,
+        Journal.open(pg_url, actor=Actor.operator("alice")) as operator,
+    ):
         run = agent.runs.start("remote", "Rotate keys", agent="remote-bot")
-        asked = agent.approvals.request(run.id, {"tool": "kms.rotate", "args": {"key": "k1"}},
-                                        reason="quarterly")
+        asked = agent.approvals.request(
+            run.id, {"tool": "kms.rotate", "args": {"key": "k1"}}, reason="quarterly"
+        )
         operator.approvals.decide(asked.id, True, expected_version=asked.version)
         seen = agent.approvals.get(asked.id)
         assert seen.status.value == "approved"
-
 
 
 def test_mcp_over_http_on_a_server_journal_needs_a_named_token_file(pg_url, tmp_path):

@@ -37,6 +37,7 @@ class Desk:
     def approve(self, approval_id: str) -> None:
         self.journal.approvals.decide(approval_id, True, expected_version=1)
 
+
 HOST = Implementation(name="test-host", version="1.0")
 
 
@@ -62,13 +63,16 @@ def mcp_round(journal_path, trust, desk) -> object:
 
     async def main():
         async with Client(server, client_info=HOST) as c, anyio.create_task_group() as tg:
+
             async def desk_side():
                 [item] = await anyio.to_thread.run_sync(desk.wait_pending, "approval")
                 await anyio.to_thread.run_sync(desk.approve, item.id)
 
             tg.start_soon(desk_side)
-            return await c.call_tool("request_approval", {
-                "action": {"tool": "refund", "args": {"amount": 5}}, "reason": "asked"})
+            return await c.call_tool(
+                "request_approval",
+                {"action": {"tool": "refund", "args": {"amount": 5}}, "reason": "asked"},
+            )
 
     return anyio.run(main)
 
@@ -88,8 +92,11 @@ def test_mcp_with_trust_refuses_an_unsigned_approval(journal_path, trust, desk):
 
 def _graph(tmp_path, journal):
     def act(state: dict) -> dict:
-        return {"ok": interrupt({"action": {"tool": "deploy", "args": {"env": "prod"}},
-                                 "reason": "ship"})}
+        return {
+            "ok": interrupt(
+                {"action": {"tool": "deploy", "args": {"env": "prod"}}, "reason": "ship"}
+            )
+        }
 
     g = StateGraph(dict)
     g.add_node("act", act)
@@ -100,10 +107,12 @@ def _graph(tmp_path, journal):
 
 
 @pytest.mark.parametrize("signed", [True, False])
-def test_langgraph_with_trust_resumes_only_on_a_signed_decision(journal_path, tmp_path, trust,
-                                                               key, signed):
-    operator = Journal.open(journal_path, actor=Actor.operator("alice"),
-                            signer=key if signed else None)
+def test_langgraph_with_trust_resumes_only_on_a_signed_decision(
+    journal_path, tmp_path, trust, key, signed
+):
+    operator = Journal.open(
+        journal_path, actor=Actor.operator("alice"), signer=key if signed else None
+    )
     journal = Journal.open(journal_path, actor=Actor.agent("bot"), trust=trust)
     try:
         bridge = LangGraphBridge(journal, _graph(tmp_path, journal))

@@ -36,8 +36,7 @@ class Desk:
 
     def approve(self, approval_id: str, reason: str) -> None:
         a = self.journal.approvals.get(approval_id)
-        self.journal.approvals.decide(approval_id, True, expected_version=a.version,
-                                      reason=reason)
+        self.journal.approvals.decide(approval_id, True, expected_version=a.version, reason=reason)
 
     def answer(self, interaction_id: str, response: object) -> None:
         q = self.journal.questions.get(interaction_id)
@@ -46,9 +45,10 @@ class Desk:
 
 def test_an_mcp_server_with_an_agent_login_gets_an_operator_logins_decision(team):
     desk = Desk(team.url("op_dana"), name="op_dana")
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "proctor", "mcp", team.url("agent_a"),
-                                         "--project", "team-mcp"])
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "proctor", "mcp", team.url("agent_a"), "--project", "team-mcp"],
+    )
 
     async def desk_side():
         [item] = await desk_do(desk.wait_pending, "approval")
@@ -59,10 +59,14 @@ def test_an_mcp_server_with_an_agent_login_gets_an_operator_logins_decision(team
     async def main():
         async with Client(params, client_info=HOST) as c, anyio.create_task_group() as tg:
             tg.start_soon(desk_side)
-            approved = structured(await c.call_tool(
-                "request_approval", {"action": REFUND, "reason": "on the team server"}))
-            answered = structured(await c.call_tool("ask_human",
-                                                    {"question": "Which environment?"}))
+            approved = structured(
+                await c.call_tool(
+                    "request_approval", {"action": REFUND, "reason": "on the team server"}
+                )
+            )
+            answered = structured(
+                await c.call_tool("ask_human", {"question": "Which environment?"})
+            )
             return approved, answered
 
     try:

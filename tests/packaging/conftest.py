@@ -48,8 +48,20 @@ def fast_dir() -> Iterator[Path]:
 def constraints(tmp_path_factory) -> Path:
     """The runtime dependency versions of uv.lock (what `uv sync` already cached)."""
     out = tmp_path_factory.mktemp("constraints") / "constraints.txt"
-    done = run([uv(), "export", "--quiet", "--frozen", "--no-dev", "--no-hashes",
-                "--no-emit-project", "--format", "requirements-txt"], cwd=ROOT)
+    done = run(
+        [
+            uv(),
+            "export",
+            "--quiet",
+            "--frozen",
+            "--no-dev",
+            "--no-hashes",
+            "--no-emit-project",
+            "--format",
+            "requirements-txt",
+        ],
+        cwd=ROOT,
+    )
     out.write_text(done.stdout, encoding="utf-8")
     return out
 
@@ -70,6 +82,18 @@ def wheel_venv(tmp_path_factory, dists, constraints) -> Path:
     venv = tmp_path_factory.mktemp("venv") / "venv"
     run([uv(), "venv", "--quiet", "--python", sys.executable, venv])
     bin_dir = venv / ("Scripts" if sys.platform == "win32" else "bin")
-    run([uv(), "pip", "install", "--quiet", "--python", bin_dir / "python", "-c", constraints,
-         dists["wheel"]], timeout=600)
+    run(
+        [
+            uv(),
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            bin_dir / "python",
+            "-c",
+            constraints,
+            dists["wheel"],
+        ],
+        timeout=600,
+    )
     return bin_dir

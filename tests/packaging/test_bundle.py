@@ -16,8 +16,10 @@ from PySide6.QtGui import QImage
 
 from proctor import resources
 
-pytestmark = [pytest.mark.packaging,
-              pytest.mark.skipif(sys.platform == "win32", reason="build.sh needs a POSIX shell")]
+pytestmark = [
+    pytest.mark.packaging,
+    pytest.mark.skipif(sys.platform == "win32", reason="build.sh needs a POSIX shell"),
+]
 
 
 def folder_size(folder: Path) -> int:
@@ -27,8 +29,11 @@ def folder_size(folder: Path) -> int:
 @pytest.fixture(scope="session")
 def bundle(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundle")
-    env = {**os.environ, "PROCTOR_BUILD_DIR": str(out),
-           "PROCTOR_PROJECT_URL": "https://example.org/proctor"}
+    env = {
+        **os.environ,
+        "PROCTOR_BUILD_DIR": str(out),
+        "PROCTOR_PROJECT_URL": "https://example.org/proctor",
+    }
     started = time.monotonic()
     run(["bash", ROOT / "packaging" / "build.sh"], env=env, timeout=1800)
     took = time.monotonic() - started
@@ -36,8 +41,10 @@ def bundle(tmp_path_factory) -> Path:
     size = folder_size(folder)
     tarballs = list(out.glob("proctor-*.tar.gz"))
     packed = f", tarball {tarballs[0].stat().st_size / 1e6:.0f} MB" if tarballs else ""
-    REPORT.append(f"bundle: {size / 1e6:.0f} MB in {sum(1 for _ in folder.rglob('*'))} files"
-                  f"{packed}; build.sh took {took:.0f} s (wheel, venv, PyInstaller)")
+    REPORT.append(
+        f"bundle: {size / 1e6:.0f} MB in {sum(1 for _ in folder.rglob('*'))} files"
+        f"{packed}; build.sh took {took:.0f} s (wheel, venv, PyInstaller)"
+    )
     return folder
 
 
@@ -54,8 +61,7 @@ def test_the_bundle_has_both_programs_and_the_resources(bundle):
 def test_the_bundle_runs_offscreen(bundle, tmp_path, fast_dir):
     env = isolated_env(tmp_path)
     assert run([bundle / "proctor", "--version"], env=env).stdout.strip() == "proctor 0.1.0"
-    assert run([bundle / "proctor-desk", "--version"], env=env).stdout.strip() == \
-        "proctor 0.1.0"
+    assert run([bundle / "proctor-desk", "--version"], env=env).stdout.strip() == "proctor 0.1.0"
     journal = fast_dir / "bundle-demo.db"
     run([bundle / "proctor", "demo-journal", journal, "--quiet", "--force"], env=env)
     run([bundle / "proctor", "verify", journal], env=env)
@@ -69,8 +75,10 @@ def test_the_bundle_runs_offscreen(bundle, tmp_path, fast_dir):
 
 
 def test_the_bundle_runs_agent_modules_like_python_m(bundle, tmp_path):
-    done = run([bundle / "proctor", "-m", "proctor.sim.agent_process", "--help"],
-               env=isolated_env(tmp_path))
+    done = run(
+        [bundle / "proctor", "-m", "proctor.sim.agent_process", "--help"],
+        env=isolated_env(tmp_path),
+    )
     assert "--journal" in done.stdout
 
 

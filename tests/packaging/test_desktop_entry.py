@@ -14,8 +14,9 @@ import pytest
 
 from proctor import cli, cmd_desktop, resources
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="freedesktop.org menus (Linux, BSD)")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="freedesktop.org menus (Linux, BSD)"
+)
 
 
 def entry_of(path: Path) -> configparser.SectionProxy:
@@ -38,8 +39,9 @@ def test_install_and_uninstall(tmp_path, capsys):
     launcher.write_text("#!/bin/sh\n")
     launcher.chmod(0o755)
     data = tmp_path / "share"
-    assert cli.main(["install-desktop", "--data-dir", str(data), "--executable",
-                     str(launcher)]) == 0
+    assert (
+        cli.main(["install-desktop", "--data-dir", str(data), "--executable", str(launcher)]) == 0
+    )
     desktop = data / "applications" / f"{resources.APP_ID}.desktop"
     entry = entry_of(desktop)
     assert entry["Exec"] == f'"{launcher}" %f'
@@ -51,8 +53,7 @@ def test_install_and_uninstall(tmp_path, capsys):
         subprocess.run(["desktop-file-validate", str(desktop)], check=True)
     assert "application menu" in capsys.readouterr().out
     assert cli.main(["install-desktop", "--data-dir", str(data), "--uninstall"]) == 0
-    left = [p for p in data.rglob("*") if p.is_file() and p.suffix in (".desktop", ".png",
-                                                                         ".svg")]
+    left = [p for p in data.rglob("*") if p.is_file() and p.suffix in (".desktop", ".png", ".svg")]
     assert left == []
 
 
@@ -63,11 +64,14 @@ def test_a_missing_launcher_is_refused_with_a_hint(tmp_path, capsys, monkeypatch
     assert not any(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize(("path", "quoted"), [
-    ("/opt/proctor/proctor-desk", "/opt/proctor/proctor-desk"),
-    ("/home/a b/proctor-desk", '"/home/a b/proctor-desk"'),
-    ('/tmp/we"ird$/x', '"/tmp/we\\\\"ird\\\\$/x"'),
-])
+@pytest.mark.parametrize(
+    ("path", "quoted"),
+    [
+        ("/opt/proctor/proctor-desk", "/opt/proctor/proctor-desk"),
+        ("/home/a b/proctor-desk", '"/home/a b/proctor-desk"'),
+        ('/tmp/we"ird$/x', '"/tmp/we\\\\"ird\\\\$/x"'),
+    ],
+)
 def test_exec_paths_are_quoted_per_the_desktop_entry_spec(path, quoted):
     assert cmd_desktop.exec_quote(Path(path)) == quoted
 

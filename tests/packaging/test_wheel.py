@@ -17,8 +17,15 @@ from proctor.cli import build_parser
 
 pytestmark = pytest.mark.packaging
 
-PACKAGES = ("proctor", "proctor/core", "proctor/core/migrations", "proctor/gui",
-            "proctor/gui/inbox", "proctor/sim", "proctor/resources")
+PACKAGES = (
+    "proctor",
+    "proctor/core",
+    "proctor/core/migrations",
+    "proctor/gui",
+    "proctor/gui/inbox",
+    "proctor/sim",
+    "proctor/resources",
+)
 
 
 def subcommands() -> set[str]:
@@ -37,14 +44,14 @@ def test_the_wheel_holds_the_proctor_packages_and_the_resources_and_nothing_else
         assert f"proctor/resources/icons/{icon}.svg" in names
     for size in resources.APP_ICON_SIZES:
         assert f"proctor/resources/icons/app/proctor-{size}.png" in names
-    for name in ("themes/light.json", "themes/dark.json",
-                 f"linux/{resources.APP_ID}.desktop"):
+    for name in ("themes/light.json", "themes/dark.json", f"linux/{resources.APP_ID}.desktop"):
         assert f"proctor/resources/{name}" in names
     assert "proctor/core/storage/migrations/env.py" in names
     assert "proctor/core/py.typed" in names  # PEP 561: type checkers read the core's types
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
-    entry_points = zipfile.ZipFile(dists["wheel"]).read(
-        "proctor-0.1.0.dist-info/entry_points.txt").decode()
+    entry_points = (
+        zipfile.ZipFile(dists["wheel"]).read("proctor-0.1.0.dist-info/entry_points.txt").decode()
+    )
     assert "proctor = proctor.cli:main" in entry_points
     assert "[gui_scripts]\nproctor-desk = proctor.gui.shell.launch:main" in entry_points
 
@@ -69,33 +76,41 @@ def test_the_installed_wheel_runs_its_commands(wheel_venv, tmp_path):
     help_text = run([wheel_venv / "proctor", "--help"], env=env).stdout
     assert sorted(c for c in subcommands() if c not in help_text) == []
     # the installed package is the wheel's, and it brought no top-level core/gui package
-    where = run([python, "-c", "import proctor.gui, proctor.core; print(proctor.gui.__file__)"],
-                env=env, cwd=tmp_path).stdout
+    where = run(
+        [python, "-c", "import proctor.gui, proctor.core; print(proctor.gui.__file__)"],
+        env=env,
+        cwd=tmp_path,
+    ).stdout
     assert str(wheel_venv.parent) in where
     for name in ("core", "gui", "sim", "cli"):
         probe = f"import importlib.util as u; print(u.find_spec({name!r}) is None)"
         assert run([python, "-c", probe], env=env, cwd=tmp_path).stdout.strip() == "True"
 
 
-def test_the_installed_wheel_builds_a_demo_journal_and_opens_the_desk(wheel_venv, tmp_path,
-                                                                      fast_dir):
+def test_the_installed_wheel_builds_a_demo_journal_and_opens_the_desk(
+    wheel_venv, tmp_path, fast_dir
+):
     env = isolated_env(tmp_path, wheel_venv)
     journal = fast_dir / "wheel-demo.db"
     run([wheel_venv / "proctor", "demo-journal", journal, "--quiet", "--force"], env=env)
     run([wheel_venv / "proctor", "verify", journal], env=env)
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "wheel-desk.png"
-    done = run([wheel_venv / "proctor-desk", journal, "--smoke-test", shot], env=env,
-               timeout=300)
+    done = run([wheel_venv / "proctor-desk", journal, "--smoke-test", shot], env=env, timeout=300)
     assert "icons ok" in done.stdout and "inbox rows" in done.stdout
     image = QImage(str(shot))
     assert image.width() >= 900 and image.height() >= 560
     # the same through `python -m proctor.gui`
-    run([wheel_venv / "python", "-m", "proctor.gui", journal, "--smoke-test",
-         tmp_path / "m.png"], env=env, timeout=300)
+    run(
+        [wheel_venv / "python", "-m", "proctor.gui", journal, "--smoke-test", tmp_path / "m.png"],
+        env=env,
+        timeout=300,
+    )
     assert (tmp_path / "log" / "desk.log").exists()
-    REPORT.append(f"wheel: {sum(1 for _ in Path(wheel_venv.parent).rglob('*'))} files in "
-                  f"the venv; desk opened offscreen: {done.stdout.strip()}")
+    REPORT.append(
+        f"wheel: {sum(1 for _ in Path(wheel_venv.parent).rglob('*'))} files in "
+        f"the venv; desk opened offscreen: {done.stdout.strip()}"
+    )
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="freedesktop menus")
@@ -105,6 +120,6 @@ def test_the_installed_wheel_puts_itself_in_the_menu(wheel_venv, tmp_path):
     entry = tmp_path / "data" / "applications" / f"{resources.APP_ID}.desktop"
     text = entry.read_text(encoding="utf-8")
     assert f"Exec={wheel_venv / 'proctor-desk'} %f" in text
-    assert (tmp_path / "data" / "icons" / "hicolor" / "256x256" / "apps"
-            / f"{resources.APP_ID}.png").is_file()
-
+    assert (
+        tmp_path / "data" / "icons" / "hicolor" / "256x256" / "apps" / f"{resources.APP_ID}.png"
+    ).is_file()

@@ -11,8 +11,20 @@ import anyio
 # client names that name the MCP library, not the agent (the Python SDK's DEFAULT_CLIENT_INFO,
 # which pydantic-ai's and the OpenAI Agents SDK's MCP clients send unless told otherwise)
 LIBRARY_NAMES = {"mcp"}
-LAUNCHERS = {"uv", "uvx", "sh", "bash", "dash", "zsh", "env", "npx", "node", "python",
-             "python3", "timeout"}
+LAUNCHERS = {
+    "uv",
+    "uvx",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "env",
+    "npx",
+    "node",
+    "python",
+    "python3",
+    "timeout",
+}
 
 
 def host_process_name(pid: int | None = None, depth: int = 4) -> str | None:
@@ -28,8 +40,11 @@ def host_process(pid: int | None = None, depth: int = 4) -> tuple[str, int] | No
     pid = os.getppid() if pid is None else pid
     for _ in range(depth):
         try:
-            argv = [a.decode(errors="replace") for a in
-                    Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+            argv = [
+                a.decode(errors="replace")
+                for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if a
+            ]
             parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             return None
@@ -43,8 +58,12 @@ def host_process(pid: int | None = None, depth: int = 4) -> tuple[str, int] | No
     return None
 
 
-HOST_GONE = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError,
-             anyio.ClosedResourceError)
+HOST_GONE = (
+    BrokenPipeError,
+    ConnectionResetError,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+)
 
 
 def host_gone(exc: BaseException) -> bool:

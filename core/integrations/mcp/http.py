@@ -55,9 +55,17 @@ class BearerToken:
 
 async def refuse(send: Any) -> None:
     body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
-    await send({"type": "http.response.start", "status": 401, "headers": [
-        (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="proctor"'),
-        (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"www-authenticate", b'Bearer realm="proctor"'),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -84,8 +92,9 @@ def default_token_file(journal_path: str | os.PathLike[str]) -> Path:
     """``JOURNAL.mcp-token`` beside a journal file; a server journal has no folder of its
     own (and its URL may carry a password): the token file must be named."""
     if "://" in str(journal_path) and not str(journal_path).startswith("sqlite:///"):
-        raise ValueError("a server journal has no folder for the token: give --token-file "
-                         f"FILE or ${TOKEN_ENV}")
+        raise ValueError(
+            f"a server journal has no folder for the token: give --token-file FILE or ${TOKEN_ENV}"
+        )
     return Path(str(journal_path).removeprefix("sqlite:///") + ".mcp-token")
 
 
@@ -105,8 +114,9 @@ async def reap_ended_sessions(proctor: ProctorMCP, manager: Any, idle_s: float) 
         sessions = proctor.sessions
         if sessions is None:
             continue
-        await sessions.close_idle(idle_s, f"no call for {idle_s:g} s (MCP over HTTP without "
-                                          "a session)")
+        await sessions.close_idle(
+            idle_s, f"no call for {idle_s:g} s (MCP over HTTP without a session)"
+        )
         live = getattr(manager, "_server_instances", None)
         if live is None:
             continue
@@ -131,10 +141,17 @@ def quiet_server_class() -> type:
     return QuietServer
 
 
-def serve_http(journal_path: str | os.PathLike[str], *, host: str = "127.0.0.1",
-               port: int = 8765, project: str = "mcp", agent: str | None = None,
-               trust: Any = None, token_file: str | os.PathLike[str] | None = None,
-               session_idle_s: float = 300.0) -> None:
+def serve_http(
+    journal_path: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    project: str = "mcp",
+    agent: str | None = None,
+    trust: Any = None,
+    token_file: str | os.PathLike[str] | None = None,
+    session_idle_s: float = 300.0,
+) -> None:
     """Serve until SIGTERM/SIGINT. Prints the URL (and where the token is) on stderr."""
     import uvicorn
 
@@ -142,8 +159,9 @@ def serve_http(journal_path: str | os.PathLike[str], *, host: str = "127.0.0.1",
     if token_file is None and os.environ.get(TOKEN_ENV) is not None:
         token, source = resolve_token(Path(os.devnull))  # the variable's; no file is written
     else:
-        token, source = resolve_token(Path(token_file) if token_file
-                                      else default_token_file(journal_path))
+        token, source = resolve_token(
+            Path(token_file) if token_file else default_token_file(journal_path)
+        )
     proctor = ProctorMCP(journal_path, project=project, agent=agent, trust=trust)
     app, manager = build_app(proctor, token, host)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -153,12 +171,16 @@ def serve_http(journal_path: str | os.PathLike[str], *, host: str = "127.0.0.1",
     sock.listen(128)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    print(f"proctor mcp: serving http://{shown}:{bound}/mcp (bearer token: {source})",
-          file=sys.stderr, flush=True)
+    print(
+        f"proctor mcp: serving http://{shown}:{bound}/mcp (bearer token: {source})",
+        file=sys.stderr,
+        flush=True,
+    )
     server = QuietServer(uvicorn.Config(app, log_level="warning", lifespan="on"))
 
     async def main() -> None:
         async with anyio.create_task_group() as tg:
+
             async def stop_on_signal() -> None:
                 with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                     async for _ in signals:

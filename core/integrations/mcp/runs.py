@@ -49,9 +49,13 @@ def orphaned_runs(journal: Journal, project: str) -> list[tuple[str, int]]:
         if not isinstance(meta, dict):
             continue
         pid = meta.get("server_pid")
-        if meta.get("via") == "mcp" and meta.get("server_host") == host and \
-                meta.get("server_pid_scope") == scope and \
-                isinstance(pid, int) and not process_alive(pid):
+        if (
+            meta.get("via") == "mcp"
+            and meta.get("server_host") == host
+            and meta.get("server_pid_scope") == scope
+            and isinstance(pid, int)
+            and not process_alive(pid)
+        ):
             found.append((run.id, pid))
     return found
 
@@ -60,8 +64,10 @@ def pid_scope() -> str:
     """Where a pid means this process: the boot and the pid namespace (two containers may
     share a host name but not their pids). Empty where the OS does not say."""
     parts = []
-    for read in (lambda: Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
-                 lambda: os.readlink("/proc/self/ns/pid")):
+    for read in (
+        lambda: Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
+        lambda: os.readlink("/proc/self/ns/pid"),
+    ):
         try:
             parts.append(read())
         except OSError:
@@ -86,13 +92,17 @@ OPEN_QUESTION = (QuestionStatus.REQUESTED, QuestionStatus.PRESENTED)
 
 def open_items(j: Journal, run_id: str) -> list[str]:
     """The ids of the run's requests still waiting for a person."""
-    return [a.id for a in j.approvals.for_run(run_id) if a.status == ApprovalStatus.PENDING] + \
-        [q.id for q in j.questions.for_run(run_id) if q.status in OPEN_QUESTION]
+    return [a.id for a in j.approvals.for_run(run_id) if a.status == ApprovalStatus.PENDING] + [
+        q.id for q in j.questions.for_run(run_id) if q.status in OPEN_QUESTION
+    ]
 
 
 def kept_ids(j: Journal, run_id: str) -> set[str]:
-    return {e.payload["id"] for e in j.runs.events(run_id, types=[KEPT], limit=5000)
-            if isinstance(e.payload, dict) and isinstance(e.payload.get("id"), str)}
+    return {
+        e.payload["id"]
+        for e in j.runs.events(run_id, types=[KEPT], limit=5000)
+        if isinstance(e.payload, dict) and isinstance(e.payload.get("id"), str)
+    }
 
 
 def is_detached(j: Journal, run_id: str) -> bool:
@@ -136,8 +146,13 @@ def settle_detached(j: Journal, run_id: str) -> None:
                 withdraw_item(j, item_id, reason)
             j.runs.cancel(run_id, reason)
         elif not open_items(j, run_id):
-            j.runs.complete(run_id, {"reason": "its session ended; the requests it kept for "
-                                               "a reconnecting client are decided"})
+            j.runs.complete(
+                run_id,
+                {
+                    "reason": "its session ended; the requests it kept for "
+                    "a reconnecting client are decided"
+                },
+            )
     except errors.ProctorError as err:  # settled meanwhile by another server
         log.info("run %s not settled: %s", run_id, err)
 

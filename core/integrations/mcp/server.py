@@ -93,33 +93,21 @@ INSTRUCTIONS = (
 )
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 class ProctorMCP:
     """The server object. ``.server`` is the ``MCPServer``: give it to ``mcp.Client`` in tests;
     :func:`serve_stdio` serves it to a host."""
 
-    def __init__(self, journal_path: str | os.PathLike[str], *, project: str = "mcp",
-                 agent: str | None = None, poll_s: float = 0.1, progress_every_s: float = 1.0,
-                 name: str = "proctor", trust: Any = None) -> None:
+    def __init__(
+        self,
+        journal_path: str | os.PathLike[str],
+        *,
+        project: str = "mcp",
+        agent: str | None = None,
+        poll_s: float = 0.1,
+        progress_every_s: float = 1.0,
+        name: str = "proctor",
+        trust: Any = None,
+    ) -> None:
         """``trust``: whom to trust (a trusted-operators file, a ``Trust``; None reads
         ``PROCTOR_TRUSTED_OPERATORS``): with it no decision reaches the host unless a trusted
         operator signed it (the tool call fails with DecisionUnverified, naming why)."""
@@ -128,15 +116,19 @@ class ProctorMCP:
         self.trust = resolve_trust(trust)
         # a server journal's URL stays a string (Path would fold its "//" and turn it into a
         # file of that name)
-        self.journal_path: str | Path = journal_path if isinstance(journal_path, str) and \
-            "://" in journal_path else Path(journal_path)
+        self.journal_path: str | Path = (
+            journal_path
+            if isinstance(journal_path, str) and "://" in journal_path
+            else Path(journal_path)
+        )
         self.project = project
         self.agent = agent
         self.poll_s = poll_s
         self.progress_every_s = progress_every_s
         self.sessions: Sessions | None = None  # while the server runs
-        self.server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS,
-                                           lifespan=self._lifespan, log_level="WARNING")
+        self.server: MCPServer = MCPServer(
+            name, instructions=INSTRUCTIONS, lifespan=self._lifespan, log_level="WARNING"
+        )
         register_tools(self)
         forbid_unknown_arguments(self.server)
 
@@ -156,27 +148,42 @@ class ProctorMCP:
         params = ctx.request_context.session.client_params
         info = params.client_info if params is not None else None
         named = info.name if info is not None and info.name else None
-        over_http = http_session_id(ctx) is not None or \
-            getattr(ctx.request_context.request, "headers", None) is not None
+        over_http = (
+            http_session_id(ctx) is not None
+            or getattr(ctx.request_context.request, "headers", None) is not None
+        )
         host = None if over_http else host_process()
-        agent = self.agent or (named if named not in LIBRARY_NAMES else None) \
-            or (host[0] if host else None) or named or "mcp-client"
-        meta = {"via": "mcp", "protocol_version": ctx.protocol_version, "server_pid": os.getpid(),
-                "server_host": socket.gethostname(), "server_pid_scope": pid_scope(),
-                "client": info.model_dump(mode="json", exclude_none=True) if info else None}
+        agent = (
+            self.agent
+            or (named if named not in LIBRARY_NAMES else None)
+            or (host[0] if host else None)
+            or named
+            or "mcp-client"
+        )
+        meta = {
+            "via": "mcp",
+            "protocol_version": ctx.protocol_version,
+            "server_pid": os.getpid(),
+            "server_host": socket.gethostname(),
+            "server_pid_scope": pid_scope(),
+            "client": info.model_dump(mode="json", exclude_none=True) if info else None,
+        }
         peer = getattr(getattr(ctx.request_context.request, "client", None), "host", None)
         meta["origin"] = {  # where its requests come from, as the host says (Origin)
-            "runtime": "mcp", "client": " ".join(filter(None, (named, info.version if info
-                                                               else None))) or None,
-            "process": host[0] if host else None, "pid": host[1] if host else None,
-            "host": peer if over_http else socket.gethostname()}
+            "runtime": "mcp",
+            "client": " ".join(filter(None, (named, info.version if info else None))) or None,
+            "process": host[0] if host else None,
+            "pid": host[1] if host else None,
+            "host": peer if over_http else socket.gethostname(),
+        }
         return agent[:200], meta
 
     def open_session(self, agent: str, meta: dict[str, Any]) -> Session:
         journal = Journal.open(self.journal_path, actor=Actor.agent(agent), trust=self.trust)
         try:
-            run = journal.runs.start(self.project, f"MCP session of {agent}", agent=agent,
-                                     metadata=meta)
+            run = journal.runs.start(
+                self.project, f"MCP session of {agent}", agent=agent, metadata=meta
+            )
         except BaseException:
             journal.close()
             raise
@@ -190,14 +197,20 @@ class ProctorMCP:
         the runs failed; a journal that cannot be written is left alone (logged)."""
         failed: list[str] = []
         try:
-            with Journal.open(self.journal_path,
-                              actor=Actor.agent(self.agent or "proctor-mcp")) as journal:
+            with Journal.open(
+                self.journal_path, actor=Actor.agent(self.agent or "proctor-mcp")
+            ) as journal:
                 for run_id, pid in orphaned_runs(journal, self.project):
                     if is_detached(journal, run_id):
                         continue  # ended cleanly; settled below
                     try:
-                        if end_or_keep(journal, run_id, f"the MCP server (pid {pid}) on this "
-                                       "host ended without closing the session", fail=True):
+                        if end_or_keep(
+                            journal,
+                            run_id,
+                            f"the MCP server (pid {pid}) on this "
+                            "host ended without closing the session",
+                            fail=True,
+                        ):
                             failed.append(run_id)
                     except errors.ProctorError as err:  # closed meanwhile
                         log.info("orphaned run %s not failed: %s", run_id, err)
@@ -217,22 +230,35 @@ class ProctorMCP:
             session.journal.close()
 
     # ------------------------------------------------------------ one tool call
-    async def call(self, ctx: Context, tool: str, args: dict[str, Any], key: str | None,
-                   body: Callable[[Session, str], Awaitable[Outcome]]) -> Outcome:
+    async def call(
+        self,
+        ctx: Context,
+        tool: str,
+        args: dict[str, Any],
+        key: str | None,
+        body: Callable[[Session, str], Awaitable[Outcome]],
+    ) -> Outcome:
         """Record the call as a tool-call row, run ``body``, finish the row (also when the
         client cancels); core errors become tool errors the model can read."""
         sessions = cast(Sessions, ctx.request_context.lifespan_context)  # what lifespan yields
         async with sessions.using(ctx) as session:
             return await self.call_in(session, tool, args, key, body)
 
-    async def call_in(self, session: Session, tool: str, args: dict[str, Any], key: str | None,
-                      body: Callable[[Session, str], Awaitable[Outcome]]) -> Outcome:
+    async def call_in(
+        self,
+        session: Session,
+        tool: str,
+        args: dict[str, Any],
+        key: str | None,
+        body: Callable[[Session, str], Awaitable[Outcome]],
+    ) -> Outcome:
         j = session.journal
         calls: list[str] = []
 
         def record() -> None:
-            calls.append(j.runs.record_tool_call(session.run_id, f"mcp.{tool}", args,
-                                                 idempotency_key=key).id)
+            calls.append(
+                j.runs.record_tool_call(session.run_id, f"mcp.{tool}", args, idempotency_key=key).id
+            )
 
         try:
             await anyio.to_thread.run_sync(record)
@@ -243,59 +269,110 @@ class ProctorMCP:
         except anyio.get_cancelled_exc_class():
             if calls:
                 with anyio.CancelScope(shield=True):
-                    await self.finish_call(j, calls[0], ToolCallStatus.FAILED,
-                                           error="cancelled: the MCP client cancelled or timed out")
+                    await self.finish_call(
+                        j,
+                        calls[0],
+                        ToolCallStatus.FAILED,
+                        error="cancelled: the MCP client cancelled or timed out",
+                    )
             raise
         except errors.ProctorError as err:
             if calls:
                 await self.finish_call(j, calls[0], ToolCallStatus.FAILED, error=str(err))
             raise tool_error(err) from err
-        await self.finish_call(j, calls[0], ToolCallStatus.SUCCEEDED,
-                               result=outcome.model_dump(mode="json"))
+        await self.finish_call(
+            j, calls[0], ToolCallStatus.SUCCEEDED, result=outcome.model_dump(mode="json")
+        )
         return outcome
 
     @staticmethod
-    async def finish_call(j: Journal, call_id: str, status: ToolCallStatus, *,
-                          result: Any = None, error: str | None = None) -> None:
+    async def finish_call(
+        j: Journal,
+        call_id: str,
+        status: ToolCallStatus,
+        *,
+        result: Any = None,
+        error: str | None = None,
+    ) -> None:
         try:
-            await anyio.to_thread.run_sync(lambda: j.runs.finish_tool_call(
-                call_id, status, result=result, error=error))
+            await anyio.to_thread.run_sync(
+                lambda: j.runs.finish_tool_call(call_id, status, result=result, error=error)
+            )
         except errors.ProctorError as err:  # the run ended meanwhile: the row stays open
             log.info("tool call %s not finished: %s", call_id, err)
 
     # ------------------------------------------------------------ filing
-    def file_approval(self, s: Session, key: str | None, tool_call_id: str, action: dict,
-                      reason: str, safety_class: str, expires_in: float | None, *,
-                      tool: str = "request_approval") -> Approval:
+    def file_approval(
+        self,
+        s: Session,
+        key: str | None,
+        tool_call_id: str,
+        action: dict,
+        reason: str,
+        safety_class: str,
+        expires_in: float | None,
+        *,
+        tool: str = "request_approval",
+    ) -> Approval:
         def file(run_id: str, request_key: str | None) -> Approval:
             return s.journal.approvals.request(
-                run_id, action, reason=reason, safety_class=safety_class,
-                expires_in=expires_in, request_key=request_key, tool_call_id=tool_call_id,
-                origin={**s.origin, "tool": tool})
+                run_id,
+                action,
+                reason=reason,
+                safety_class=safety_class,
+                expires_in=expires_in,
+                request_key=request_key,
+                tool_call_id=tool_call_id,
+                origin={**s.origin, "tool": tool},
+            )
 
-        return self.file_once(s, key, file, s.journal.approvals.filed_under,
-                              ApprovalStatus.CANCELLED)
+        return self.file_once(
+            s, key, file, s.journal.approvals.filed_under, ApprovalStatus.CANCELLED
+        )
 
-    def file_question(self, s: Session, key: str | None, question: str, schema: dict | None,
-                      options: list | None, kind: str | None,
-                      expires_in: float | None, *, tool: str = "ask_human") -> Question:
+    def file_question(
+        self,
+        s: Session,
+        key: str | None,
+        question: str,
+        schema: dict | None,
+        options: list | None,
+        kind: str | None,
+        expires_in: float | None,
+        *,
+        tool: str = "ask_human",
+    ) -> Question:
         kind = kind or ("choice" if options else "form" if schema is not None else "question")
 
         def file(run_id: str, request_key: str | None) -> Question:
             return s.journal.questions.ask(
-                run_id, kind, question, request={"via": "mcp", "agent": s.agent},
-                response_schema=schema, options=options, expires_in=expires_in,
-                request_key=request_key, origin={**s.origin, "tool": tool})
+                run_id,
+                kind,
+                question,
+                request={"via": "mcp", "agent": s.agent},
+                response_schema=schema,
+                options=options,
+                expires_in=expires_in,
+                request_key=request_key,
+                origin={**s.origin, "tool": tool},
+            )
 
-        return self.file_once(s, key, file, s.journal.questions.filed_under,
-                              QuestionStatus.CANCELLED)
+        return self.file_once(
+            s, key, file, s.journal.questions.filed_under, QuestionStatus.CANCELLED
+        )
 
     def scoped_key(self, s: Session, key: str) -> str:
         """The request key of ``key``: one per agent name and project, across sessions."""
         return f"mcp:{digest_of({'project': self.project, 'agent': s.agent})[:24]}:{key}"
 
-    def file_once(self, s: Session, key: str | None, file: Callable[[str, str | None], T],
-                  find: Callable[[str], Any], withdrawn: Any) -> T:
+    def file_once(
+        self,
+        s: Session,
+        key: str | None,
+        file: Callable[[str, str | None], T],
+        find: Callable[[str], Any],
+        withdrawn: Any,
+    ) -> T:
         """File ``key``'s request, or find it again: filed by any session of this agent, it
         is returned as it stands (pending or decided), and it is kept (it outlives this
         connection). A withdrawn one is not rejoined: the key files the next one in its
@@ -307,15 +384,22 @@ class ProctorMCP:
             item = self.file_or_find(s, base + (f"#{n}" if n > 1 else ""), file, find)
             if item.status != withdrawn:
                 if item.run_id == s.run_id:
-                    s.journal.runs.append_event(s.run_id, KEPT, {"id": item.id},
-                                                event_id=f"mcp-kept-{item.id}")
+                    s.journal.runs.append_event(
+                        s.run_id, KEPT, {"id": item.id}, event_id=f"mcp-kept-{item.id}"
+                    )
                 return item
-        raise errors.ValidationError(f"idempotency key {key!r} was withdrawn too often; "
-                                     "use a new key", field="idempotency_key")
+        raise errors.ValidationError(
+            f"idempotency key {key!r} was withdrawn too often; use a new key",
+            field="idempotency_key",
+        )
 
     @staticmethod
-    def file_or_find(s: Session, request_key: str, file: Callable[[str, str | None], T],
-                     find: Callable[[str], Any]) -> T:
+    def file_or_find(
+        s: Session,
+        request_key: str,
+        file: Callable[[str, str | None], T],
+        find: Callable[[str], Any],
+    ) -> T:
         """File in the run of the session that filed it first (the same content there is
         the same request); a session that files it at the same moment loses and finds it."""
         for _ in range(2):
@@ -325,14 +409,21 @@ class ProctorMCP:
             except errors.IdempotencyConflict:
                 if found is not None:
                     raise
-        raise errors.IdempotencyConflict(f"request {request_key!r} was filed meanwhile with "
-                                         "other content")
+        raise errors.IdempotencyConflict(
+            f"request {request_key!r} was filed meanwhile with other content"
+        )
 
     # ------------------------------------------------------------ waiting
-    async def file_and_wait(self, ctx: Context, s: Session,
-                            file: Callable[[], Approval | Question], *,
-                            wait: bool, limit: float | None = None, kept: bool = False,
-                            ) -> Outcome:
+    async def file_and_wait(
+        self,
+        ctx: Context,
+        s: Session,
+        file: Callable[[], Approval | Question],
+        *,
+        wait: bool,
+        limit: float | None = None,
+        kept: bool = False,
+    ) -> Outcome:
         """File the request, then (``wait``) wait for the decision, at most ``limit`` seconds
         (None: until decided). If the client cancels or times out before it has the outcome
         — while filing or while waiting — a still-pending request is withdrawn, in a shielded
@@ -347,24 +438,29 @@ class ProctorMCP:
         try:
             for _ in range(3):
                 item = await anyio.to_thread.run_sync(file_once)
-                outcome = approval_outcome(item) if isinstance(item, Approval) \
-                    else question_outcome(item)
+                outcome = (
+                    approval_outcome(item) if isinstance(item, Approval) else question_outcome(item)
+                )
                 if outcome.status != "pending":  # found decided: read as any decision is
                     return await anyio.to_thread.run_sync(self.read, s, item.id)
                 if not wait:
                     return outcome
                 outcome = await self.wait(ctx, s, item.id, limit=limit)
                 # a rejoined request that an earlier caller's timeout withdrew: file afresh
-                if outcome.status != "withdrawn" or \
-                        not await anyio.to_thread.run_sync(self.run_goes_on, s):
+                if outcome.status != "withdrawn" or not await anyio.to_thread.run_sync(
+                    self.run_goes_on, s
+                ):
                     return outcome
             return outcome
         except anyio.get_cancelled_exc_class():
             if filed and not kept:
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(
-                        self.withdraw, s, filed[-1],
-                        "the MCP client cancelled or timed out before it had the decision")
+                        self.withdraw,
+                        s,
+                        filed[-1],
+                        "the MCP client cancelled or timed out before it had the decision",
+                    )
             raise
 
     @staticmethod
@@ -372,22 +468,26 @@ class ProctorMCP:
         run = s.journal.runs.get(s.run_id)
         return not run.status.terminal and not run.cancel_requested
 
-    async def wait(self, ctx: Context, s: Session, item_id: str, *,
-                   limit: float | None) -> Outcome:
+    async def wait(self, ctx: Context, s: Session, item_id: str, *, limit: float | None) -> Outcome:
         """Wait (in worker threads) until decided, sending progress; ``limit`` None waits
         until decided, expired or withdrawn."""
         start = anyio.current_time()
         while True:
             elapsed = anyio.current_time() - start
-            chunk = self.progress_every_s if limit is None else \
-                max(0.0, min(self.progress_every_s, limit - elapsed))
+            chunk = (
+                self.progress_every_s
+                if limit is None
+                else max(0.0, min(self.progress_every_s, limit - elapsed))
+            )
             outcome = await anyio.to_thread.run_sync(
-                self.wait_chunk, s, item_id, chunk, abandon_on_cancel=True)
+                self.wait_chunk, s, item_id, chunk, abandon_on_cancel=True
+            )
             elapsed = anyio.current_time() - start
             if outcome.status != "pending" or (limit is not None and elapsed >= limit):
                 return outcome
-            await ctx.report_progress(round(elapsed, 3), limit,
-                                      "waiting for an operator on the Proctor desk")
+            await ctx.report_progress(
+                round(elapsed, 3), limit, "waiting for an operator on the Proctor desk"
+            )
 
     def wait_chunk(self, s: Session, item_id: str, timeout: float) -> Outcome:
         outcome = self.read(s, item_id, wait=timeout)
@@ -404,12 +504,17 @@ class ProctorMCP:
         j = s.journal
         if item_id.startswith("apr_"):
             # wait() proves the decision when trust is configured (even with wait == 0)
-            return approval_outcome(j.approvals.wait(item_id, wait, poll=self.poll_s)
-                                    if wait > 0 or j.trust is not None
-                                    else j.approvals.get(item_id))
+            return approval_outcome(
+                j.approvals.wait(item_id, wait, poll=self.poll_s)
+                if wait > 0 or j.trust is not None
+                else j.approvals.get(item_id)
+            )
         if item_id.startswith("int_"):
-            outcome = question_outcome(j.questions.wait(item_id, wait, poll=self.poll_s)
-                                       if wait > 0 else j.questions.get(item_id))
+            outcome = question_outcome(
+                j.questions.wait(item_id, wait, poll=self.poll_s)
+                if wait > 0
+                else j.questions.get(item_id)
+            )
             if outcome.status == "answered":
                 decisions = j.approvals.decisions(item_id)
                 if decisions:
@@ -422,32 +527,13 @@ class ProctorMCP:
         withdraw_item(s.journal, item_id, reason)
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-def serve_stdio(journal_path: str | os.PathLike[str], *, project: str = "mcp",
-                agent: str | None = None, trust: Any = None) -> None:
+def serve_stdio(
+    journal_path: str | os.PathLike[str],
+    *,
+    project: str = "mcp",
+    agent: str | None = None,
+    trust: Any = None,
+) -> None:
     """Serve over stdio until the host closes the pipe (or SIGTERM/SIGINT)."""
     import signal
 
@@ -455,6 +541,7 @@ def serve_stdio(journal_path: str | os.PathLike[str], *, project: str = "mcp",
 
     async def main() -> None:
         async with anyio.create_task_group() as tg:
+
             async def stop_on_signal() -> None:
                 with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                     async for _ in signals:
@@ -475,18 +562,6 @@ def serve_stdio(journal_path: str | os.PathLike[str], *, project: str = "mcp",
             raise
         log.info("the MCP host went away (its pipe closed); the server stops")
         quiet_stdout()
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 __all__ = ["Outcome", "ProctorMCP", "serve_stdio"]

@@ -63,8 +63,11 @@ class Sessions:
         """Close the sessions without a session id that made no call for ``idle_s``."""
         now = anyio.current_time()
         async with self.lock:
-            idle = [k for k, s in self.by_client.items() if not k.startswith("http:")
-                    and s.in_flight == 0 and now - s.last_seen >= idle_s]
+            idle = [
+                k
+                for k, s in self.by_client.items()
+                if not k.startswith("http:") and s.in_flight == 0 and now - s.last_seen >= idle_s
+            ]
         await self.close(idle, reason, only_idle=True)
 
     async def close(self, keys: list[str], reason: str, *, only_idle: bool = False) -> None:
@@ -72,8 +75,11 @@ class Sessions:
         with no call running now."""
         with anyio.CancelScope(shield=True):
             async with self.lock:
-                closing = [self.by_client.pop(k) for k in keys if k in self.by_client
-                           and not (only_idle and self.by_client[k].in_flight)]
+                closing = [
+                    self.by_client.pop(k)
+                    for k in keys
+                    if k in self.by_client and not (only_idle and self.by_client[k].in_flight)
+                ]
             for session in closing:
                 await anyio.to_thread.run_sync(self.server.close_session, session, reason)
 

@@ -34,10 +34,14 @@ def settle(qtbot, page, check) -> None:
 
 def decide_some(path, ids) -> None:
     with Journal.open(path, actor=Actor.operator("bob")) as bob:
-        bob.approvals.decide(ids["payment"], False, expected_version=1,
-                             reason="invoice amount looks wrong")
-        bob.runs.request_cancel(ids["run2"], "rotating by hand instead",
-                                expected_version=bob.runs.get(ids["run2"]).version)
+        bob.approvals.decide(
+            ids["payment"], False, expected_version=1, reason="invoice amount looks wrong"
+        )
+        bob.runs.request_cancel(
+            ids["run2"],
+            "rotating by hand instead",
+            expected_version=bob.runs.get(ids["run2"]).version,
+        )
 
 
 def test_filters_and_search(qtbot, populated, open_desk):
@@ -58,25 +62,38 @@ def test_filters_and_search(qtbot, populated, open_desk):
     settle(qtbot, page, lambda: set(actions(page)) == {"effect.ambiguous"})
     page.entity.setCurrentIndex(0)
     page.show_run_entries(ids["run2"])
-    settle(qtbot, page, lambda: page.model.rowCount() > 0 and all(
-        page.model.item(r).run_id == ids["run2"] for r in range(page.model.rowCount())))
+    settle(
+        qtbot,
+        page,
+        lambda: (
+            page.model.rowCount() > 0
+            and all(page.model.item(r).run_id == ids["run2"] for r in range(page.model.rowCount()))
+        ),
+    )
 
 
 def test_the_source_column_and_filter(qtbot, populated, open_desk):
     path, ids = populated
     decide_some(path, ids)  # bob denied at the desk (the default source)
     with Journal.open(path, actor=Actor.operator("carol")) as carol:
-        carol.effects.resolve(ids["effect"], "committed", reason="seen in the mailer log",
-                              expected_version=carol.effects.get(ids["effect"]).version,
-                              source="cli")
+        carol.effects.resolve(
+            ids["effect"],
+            "committed",
+            reason="seen in the mailer log",
+            expected_version=carol.effects.get(ids["effect"]).version,
+            source="cli",
+        )
     page = audit_page(qtbot, open_desk(path))
-    source = [page.model.headerData(c, Qt.Orientation.Horizontal)
-              for c in range(page.model.columnCount())].index("Source")
+    source = [
+        page.model.headerData(c, Qt.Orientation.Horizontal) for c in range(page.model.columnCount())
+    ].index("Source")
     assert page.model.headerData(page.stretch_column, Qt.Orientation.Horizontal) == "Change"
 
     def shown() -> dict[str, str]:
-        return {page.model.item(r).action: page.model.index(r, source).data()
-                for r in range(page.model.rowCount())}
+        return {
+            page.model.item(r).action: page.model.index(r, source).data()
+            for r in range(page.model.rowCount())
+        }
 
     settle(qtbot, page, lambda: "effect.resolved_committed" in shown())
     assert shown()["effect.resolved_committed"] == "cli"
@@ -88,8 +105,7 @@ def test_the_source_column_and_filter(qtbot, populated, open_desk):
     page.table.selectRow(0)
     assert "operator:carol (from cli)" in page.detail.facts.text()
     page.source.setCurrentIndex(page.source.findData("desk"))
-    settle(qtbot, page, lambda: set(shown().values()) == {"desk"}
-           and "approval.denied" in shown())
+    settle(qtbot, page, lambda: set(shown().values()) == {"desk"} and "approval.denied" in shown())
 
 
 def test_the_selected_entry_whole_and_copied(qtbot, populated, open_desk):
@@ -107,8 +123,9 @@ def test_the_selected_entry_whole_and_copied(qtbot, populated, open_desk):
     assert copied["id"] == entry.id and copied["digest"] == entry.digest
     qtbot.mouseClick(page.detail.run_button, Qt.MouseButton.LeftButton)
     assert window.current_page_id() == "runs"
-    qtbot.waitUntil(lambda: window.runs.detail.title.text() == "Rotate database credentials",
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.runs.detail.title.text() == "Rotate database credentials", timeout=WAIT_MS
+    )
 
 
 def test_verify_chain_ok_then_broken_at_the_tampered_entry(qtbot, populated, open_desk):

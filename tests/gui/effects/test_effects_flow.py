@@ -31,7 +31,8 @@ LEFT = Qt.MouseButton.LeftButton
 
 
 def test_killed_agent_effects_resolved_at_the_desk_then_retried(
-        qtbot, journal_path, open_desk, agents, monkeypatch):
+    qtbot, journal_path, open_desk, agents, monkeypatch
+):
     window = open_desk(journal_path)
     window.go("effects")
     page = window.effects
@@ -41,9 +42,10 @@ def test_killed_agent_effects_resolved_at_the_desk_then_retried(
     first.proc.wait(10)
     retry = agents(journal_path, "retry", run_id, "pay:inv-1", "pay:inv-2", script=AGENT)
     assert retry.wait_for(qtbot, "REFUSED", 2) == [
-        "REFUSED pay:inv-1 EffectAmbiguous", "REFUSED pay:inv-2 EffectAmbiguous"]
-    qtbot.waitUntil(lambda: window.inbox.model.row_of("effect:pay:inv-1") >= 0,
-                    timeout=WAIT_MS)
+        "REFUSED pay:inv-1 EffectAmbiguous",
+        "REFUSED pay:inv-2 EffectAmbiguous",
+    ]
+    qtbot.waitUntil(lambda: window.inbox.model.row_of("effect:pay:inv-1") >= 0, timeout=WAIT_MS)
 
     select(qtbot, page, "pay:inv-1")  # appeared live on the open page
     view = page.view
@@ -82,8 +84,10 @@ def test_killed_agent_effects_resolved_at_the_desk_then_retried(
         assert committed.status == EffectStatus.COMMITTED
         [receipt] = j.effects.receipts("pay:inv-1")
         assert receipt.kind == "resolution" and receipt.status == "failed"
-        assert receipt.evidence["evidence"] == {"url": "https://bank.example/statement/7",
-                                                "note": "checked by phone"}
+        assert receipt.evidence["evidence"] == {
+            "url": "https://bank.example/statement/7",
+            "note": "checked by phone",
+        }
         assert "lease expired" in receipt.evidence["ambiguous_reason"]
         assert j.effects.receipts("pay:inv-2")[0].external_id == "txn-4411"
         actions = [a.action for a in j.audit.for_entity("pay:inv-1")]

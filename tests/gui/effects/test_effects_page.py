@@ -24,15 +24,28 @@ HOSTILE = '<b>boom</b> <img src="http://example.invalid/x.png"> <a href="x">clic
 LAPSE_S = 1.5
 
 
-def ambiguous(path, key: str, *, safety: str = "unsafe_write", why: str = "socket closed",
-              lease: float = 30.0, begin: bool = True, mark: bool = True) -> str:
+def ambiguous(
+    path,
+    key: str,
+    *,
+    safety: str = "unsafe_write",
+    why: str = "socket closed",
+    lease: float = 30.0,
+    begin: bool = True,
+    mark: bool = True,
+) -> str:
     with Journal.open(path, actor=Actor.agent("mailer")) as a:
         run = a.runs.start("crm", "send the welcome mails", agent="mailer")
-        a.runs.record_tool_call(run.id, "send_mail", {"to": "new@example.com"},
-                                safety_class=safety)
-        a.effects.reserve(key, tool="send_mail", run_id=run.id, safety_class=safety,
-                          action={"to": "new@example.com", "body": HOSTILE},
-                          lease_seconds=lease, owner="mailer@1")
+        a.runs.record_tool_call(run.id, "send_mail", {"to": "new@example.com"}, safety_class=safety)
+        a.effects.reserve(
+            key,
+            tool="send_mail",
+            run_id=run.id,
+            safety_class=safety,
+            action={"to": "new@example.com", "body": HOSTILE},
+            lease_seconds=lease,
+            owner="mailer@1",
+        )
         if begin:
             a.effects.begin(key, owner="mailer@1")
         if mark:
@@ -50,8 +63,7 @@ def effects_page(open_desk, path, operator: str = "alice"):
     return window, window.effects
 
 
-def test_two_desks_one_wins_the_other_sees_the_winner(qtbot, journal_path, open_desk,
-                                                      monkeypatch):
+def test_two_desks_one_wins_the_other_sees_the_winner(qtbot, journal_path, open_desk, monkeypatch):
     ambiguous(journal_path, "mail:1")
     alice, a_page = effects_page(open_desk, journal_path, "alice")
     bob, b_page = effects_page(open_desk, journal_path, "bob")
@@ -68,8 +80,7 @@ def test_two_desks_one_wins_the_other_sees_the_winner(qtbot, journal_path, open_
     qtbot.keyClicks(b_page.form.reason, "the customer got the mail")
     assert b_page.committed_button.isEnabled()  # bob still sees it ambiguous
     qtbot.mouseClick(b_page.committed_button, LEFT)
-    qtbot.waitUntil(lambda: "is failed by operator:alice" in b_page.message.text(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "is failed by operator:alice" in b_page.message.text(), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: b_page.effect().status == EffectStatus.FAILED, timeout=WAIT_MS)
     assert b_page.view.state.text().startswith("Failed by operator:alice")
     assert "SMTP log" in b_page.view.state.text()
@@ -78,8 +89,7 @@ def test_two_desks_one_wins_the_other_sees_the_winner(qtbot, journal_path, open_
         effect = j.effects.get("mail:1")
         assert (effect.status, effect.resolved_by) == (EffectStatus.FAILED, "operator:alice")
         assert len(j.effects.receipts("mail:1")) == 1
-        assert [a.action for a in j.audit.for_entity("mail:1")].count(
-            "effect.resolved_failed") == 1
+        assert [a.action for a in j.audit.for_entity("mail:1")].count("effect.resolved_failed") == 1
         assert len(j.approvals.decisions("mail:1")) == 1
 
 
@@ -124,8 +134,9 @@ def test_lapsed_leases_and_only_those_can_be_marked_ambiguous(qtbot, journal_pat
     assert page.lapsed_button.isVisible() and page.lapsed_button.isEnabled()
     assert "lease lapsed" in page.view.state.text()
     qtbot.mouseClick(page.lapsed_button, LEFT)
-    qtbot.waitUntil(lambda: "Marked 1 lapsed effect ambiguous" in page.message.text(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: "Marked 1 lapsed effect ambiguous" in page.message.text(), timeout=WAIT_MS
+    )
     with Journal.open(journal_path, read_only=True) as j:
         assert j.effects.get("lapse:1").status == EffectStatus.AMBIGUOUS
         assert j.effects.get("live:9").status == EffectStatus.EXECUTING
@@ -137,8 +148,9 @@ def test_lapsed_leases_and_only_those_can_be_marked_ambiguous(qtbot, journal_pat
         assert j.effects.get("live:9").status == EffectStatus.EXECUTING
 
 
-def test_inbox_detail_asks_twice_and_keeps_the_evidence(qtbot, journal_path, open_desk,
-                                                         monkeypatch):
+def test_inbox_detail_asks_twice_and_keeps_the_evidence(
+    qtbot, journal_path, open_desk, monkeypatch
+):
     ambiguous(journal_path, "mail:7", why=HOSTILE)
     window = open_desk(journal_path)
     key = "effect:mail:7"
@@ -146,8 +158,14 @@ def test_inbox_detail_asks_twice_and_keeps_the_evidence(qtbot, journal_path, ope
     qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
     window.inbox.set_current_row(model.row_of(key))
     pane = window.inbox.detail
-    qtbot.waitUntil(lambda: pane.current() is not None and pane.current().entity is not None
-                    and pane.current().entity.key == "mail:7", timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            pane.current() is not None
+            and pane.current().entity is not None
+            and pane.current().entity.key == "mail:7"
+        ),
+        timeout=WAIT_MS,
+    )
     detail = pane.current()
     assert detail.view.why.text() == HOSTILE  # shown as text, never as markup
     assert detail.view.why.label.textFormat() == Qt.TextFormat.PlainText
@@ -178,23 +196,29 @@ def test_inbox_detail_asks_twice_and_keeps_the_evidence(qtbot, journal_path, ope
 
 
 def test_idempotent_writes_are_marked_failed_without_a_second_question(
-        qtbot, journal_path, open_desk, monkeypatch):
+    qtbot, journal_path, open_desk, monkeypatch
+):
     ambiguous(journal_path, "put:1", safety="idempotent_write")
     _window, page = effects_page(open_desk, journal_path)
     select(qtbot, page, "put:1")
     assert "harmless" in page.form.risk.text()
-    monkeypatch.setattr(ConfirmDialog, "ask", classmethod(
-        lambda *a, **k: pytest.fail("no second confirmation for an idempotent write")))
+    monkeypatch.setattr(
+        ConfirmDialog,
+        "ask",
+        classmethod(lambda *a, **k: pytest.fail("no second confirmation for an idempotent write")),
+    )
     qtbot.keyClicks(page.form.reason, "PUT is idempotent; let it run again")
     qtbot.mouseClick(page.failed_button, LEFT)
     qtbot.waitUntil(lambda: "Marked failed" in page.message.text(), timeout=WAIT_MS)
 
 
 def test_a_slow_detail_read_never_lets_the_last_effect_take_the_next_ones_reason(
-        qtbot, journal_path, open_desk, monkeypatch):
+    qtbot, journal_path, open_desk, monkeypatch
+):
     """Row B selected, its detail not read yet: the page still shows A, and pressing C must
     not resolve A with the reason typed for B."""
     import threading
+
     ambiguous(journal_path, "mail:A")
     ambiguous(journal_path, "mail:B")
     window, page = effects_page(open_desk, journal_path)
@@ -210,8 +234,9 @@ def test_a_slow_detail_read_never_lets_the_last_effect_take_the_next_ones_reason
 
     monkeypatch.setattr(service, "context", slow)
     try:
-        page.table.setCurrentIndex(page.model.index(
-            Desk(qtbot, window).wait_row(page.model, "mail:B"), 0))
+        page.table.setCurrentIndex(
+            page.model.index(Desk(qtbot, window).wait_row(page.model, "mail:B"), 0)
+        )
         assert page.key == "mail:B" and page.effect().key == "mail:A"
         qtbot.keyClicks(page.form.reason, "the customer got mail B")
         assert not page.can_resolve()
@@ -227,10 +252,12 @@ def test_a_slow_detail_read_never_lets_the_last_effect_take_the_next_ones_reason
 
 
 def test_a_reload_while_the_outcome_is_written_keeps_the_commands_off(
-        qtbot, journal_path, open_desk, monkeypatch):
+    qtbot, journal_path, open_desk, monkeypatch
+):
     """The lease tick or another process re-reads the effect while its outcome is on its way:
     C / F stay off until the write is done, so no second, contradictory outcome is sent."""
     import threading
+
     ambiguous(journal_path, "mail:1")
     window, page = effects_page(open_desk, journal_path)
     select(qtbot, page, "mail:1")
@@ -249,8 +276,14 @@ def test_a_reload_while_the_outcome_is_written_keeps_the_commands_off(
         assert window.registry.trigger("effects.failed")
         qtbot.waitUntil(entered.is_set, timeout=WAIT_MS)
         page.reload_detail()  # what the lease tick / a change from elsewhere does
-        qtbot.waitUntil(lambda: page.context is not None and page.context.effect.key
-                        == "mail:1" and bool(page.sending), timeout=WAIT_MS)
+        qtbot.waitUntil(
+            lambda: (
+                page.context is not None
+                and page.context.effect.key == "mail:1"
+                and bool(page.sending)
+            ),
+            timeout=WAIT_MS,
+        )
         page.show_context(page.context)  # a detail read landing mid-write
         assert not page.can_resolve()
         assert not window.registry.trigger("effects.committed")

@@ -11,8 +11,13 @@ from .test_forms_agents import Desk, keyring_backend, send  # noqa: F401 (a fixt
 REF = "vault://team/stripe-refunds"
 
 
-def test_a_used_reference_is_kept_in_the_desks_settings(qtbot, journal_path, open_desk,
-                                                        settings, keyring_backend):  # noqa: F811
+def test_a_used_reference_is_kept_in_the_desks_settings(
+    qtbot,
+    journal_path,
+    open_desk,
+    settings,
+    keyring_backend,  # noqa: F811 - a pytest fixture, imported for its name
+):
     desk = Desk(qtbot, journal_path, open_desk)
     detail = desk.ask_here({"kind": "credential_binding", "prompt": "Stripe key?"})
     qtbot.keyClicks(detail.view.refs.lineEdit(), REF)

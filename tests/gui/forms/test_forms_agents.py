@@ -40,9 +40,11 @@ print("RESULT", json.dumps({"status": done.status.value, "response": done.respon
 j.close()
 """
 
-DIFF = ("--- a/docs/quickstart.md\n+++ b/docs/quickstart.md\n@@ -1,6 +1,6 @@\n # Quick start\n"
-        " \n Install the CLI:\n \n-    pip install acme\n+    pipx install acme\n \n"
-        "-Then run `acme init`.\n+Then run `acme init` and follow the prompts.\n")
+DIFF = (
+    "--- a/docs/quickstart.md\n+++ b/docs/quickstart.md\n@@ -1,6 +1,6 @@\n # Quick start\n"
+    " \n Install the CLI:\n \n-    pip install acme\n+    pipx install acme\n \n"
+    "-Then run `acme init`.\n+Then run `acme init` and follow the prompts.\n"
+)
 OURS = "def total(lines):\n    return sum(Decimal(l) for l in lines)\n"
 THEIRS = "def total(lines):\n    return round(sum(lines), 2)\n"
 
@@ -51,9 +53,12 @@ class AskingAgent:
     """A separate Python process that asks one question and prints the answer it gets."""
 
     def __init__(self, journal: Path, spec: dict) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", AGENT_SCRIPT, str(journal),
-                                      json.dumps(spec)], stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", AGENT_SCRIPT, str(journal), json.dumps(spec)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -64,7 +69,7 @@ class AskingAgent:
 
     def line(self, qtbot, prefix: str) -> str:
         qtbot.waitUntil(lambda: any(x.startswith(prefix) for x in self.lines), timeout=WAIT_MS)
-        return next(x for x in self.lines if x.startswith(prefix))[len(prefix) + 1:]
+        return next(x for x in self.lines if x.startswith(prefix))[len(prefix) + 1 :]
 
     def result(self, qtbot) -> dict:
         return json.loads(self.line(qtbot, "RESULT"))
@@ -95,6 +100,7 @@ class MemoryKeyring(KeyringBackend):
 @pytest.fixture
 def keyring_backend():
     """set(backend): the OS keyring the desk sees (deterministic; no system probing)."""
+
     def use(backend: KeyringBackend) -> KeyringBackend:
         keyring.set_keyring(backend)
         CredentialView.keyring_known = None
@@ -131,11 +137,15 @@ class Desk:
         """Asked from this process (for tests about the desk's side only) -> detail."""
         with Journal.open(self.path, actor=Actor.agent("asker")) as j:
             run = j.runs.start("shop", "forms test run", agent="asker")
-            qid = j.questions.ask(run.id, spec["kind"], spec["prompt"],
-                                     request=spec.get("request"),
-                                     response_schema=spec.get("schema"),
-                                     options=spec.get("options"),
-                                     expires_in=spec.get("expires_in")).id
+            qid = j.questions.ask(
+                run.id,
+                spec["kind"],
+                spec["prompt"],
+                request=spec.get("request"),
+                response_schema=spec.get("schema"),
+                options=spec.get("options"),
+                expires_in=spec.get("expires_in"),
+            ).id
         return open_question(self.qtbot, self.open(), qid)
 
     def ask_read_only(self, spec: dict):
@@ -195,21 +205,31 @@ def test_question_ctrl_enter_sends_text(qtbot, ask):
     qtbot.waitUntil(window.isActiveWindow)
     qtbot.keyClick(view.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     result = agent.result(qtbot)
-    assert result == {"status": "resolved",
-                      "response": {"text": "Use stg-db-3; stg-db-2 is read-only."}}
+    assert result == {
+        "status": "resolved",
+        "response": {"text": "Use stg-db-3; stg-db-2 is read-only."},
+    }
 
 
 def test_choice_number_key_and_note(qtbot, ask):
-    options = [{"value": "fix", "label": "Fix them before merging",
-                "description": "Costs a day."},
-               {"value": "quarantine", "label": "Quarantine them",
-                "description": "Open an issue <b>now</b>."},
-               {"value": "retry", "label": "Re-run CI"}]
-    agent, window, detail = ask({"kind": "choice", "prompt": "Three tests fail on CI.",
-                                 "options": options})
+    options = [
+        {"value": "fix", "label": "Fix them before merging", "description": "Costs a day."},
+        {
+            "value": "quarantine",
+            "label": "Quarantine them",
+            "description": "Open an issue <b>now</b>.",
+        },
+        {"value": "retry", "label": "Re-run CI"},
+    ]
+    agent, window, detail = ask(
+        {"kind": "choice", "prompt": "Three tests fail on CI.", "options": options}
+    )
     view = detail.view
-    assert [b.text() for b in view.buttons] == ["1. Fix them before merging",
-                                                "2. Quarantine them", "3. Re-run CI"]
+    assert [b.text() for b in view.buttons] == [
+        "1. Fix them before merging",
+        "2. Quarantine them",
+        "3. Re-run CI",
+    ]
     qtbot.waitUntil(window.isActiveWindow)
     view.buttons[0].setFocus()
     qtbot.keyClick(view.buttons[0], Qt.Key.Key_2)
@@ -220,8 +240,14 @@ def test_choice_number_key_and_note(qtbot, ask):
 
 
 def test_form_from_schema(qtbot, ask):
-    agent, _window, detail = ask({"kind": "form", "prompt": "Release details, please.",
-                                  "request": {"branch": "release/4.2"}, "schema": RELEASE_FORM})
+    agent, _window, detail = ask(
+        {
+            "kind": "form",
+            "prompt": "Release details, please.",
+            "request": {"branch": "release/4.2"},
+            "schema": RELEASE_FORM,
+        }
+    )
     form = detail.view.form
     qtbot.keyClicks(form.field("version").edit, "4.2")
     assert form.field("version").problem_text().startswith("must match the pattern")
@@ -239,16 +265,23 @@ def test_form_from_schema(qtbot, ask):
     qtbot.keyClicks(form.field("notes").edit, "Rounding fix & new CLI.")
     send(qtbot, detail)
     assert agent.result(qtbot)["response"] == {
-        "version": "4.2.1", "release_date": "2026-02-03", "channels": ["stable", "beta"],
-        "notify_customers": True, "rollout_percent": 25, "notes": "Rounding fix & new CLI."}
+        "version": "4.2.1",
+        "release_date": "2026-02-03",
+        "channels": ["stable", "beta"],
+        "notify_customers": True,
+        "rollout_percent": 25,
+        "notes": "Rounding fix & new CLI.",
+    }
 
 
 def test_confirmation_spells_out_consequence_and_declines(qtbot, ask):
-    agent, _window, detail = ask({"kind": "confirmation",
-                                  "prompt": "Delete 280 stale preview environments?",
-                                  "request": {"count": 280,
-                                              "consequence": "280 environments are deleted "
-                                                             "for good."}})
+    agent, _window, detail = ask(
+        {
+            "kind": "confirmation",
+            "prompt": "Delete 280 stale preview environments?",
+            "request": {"count": 280, "consequence": "280 environments are deleted for good."},
+        }
+    )
     view = detail.view
     assert view.consequence.text() == "280 environments are deleted for good."
     click(qtbot, radio(view, "No"))
@@ -258,8 +291,13 @@ def test_confirmation_spells_out_consequence_and_declines(qtbot, ask):
 
 
 def test_diff_review_request_changes_needs_comment(qtbot, ask):
-    agent, _window, detail = ask({"kind": "diff_review", "prompt": "Review my change.",
-                                  "request": {"path": "docs/quickstart.md", "diff": DIFF}})
+    agent, _window, detail = ask(
+        {
+            "kind": "diff_review",
+            "prompt": "Review my change.",
+            "request": {"path": "docs/quickstart.md", "diff": DIFF},
+        }
+    )
     view = detail.view
     table = view.material.table
     texts = [table.item(r, 3).text() for r in range(table.rowCount())]
@@ -270,15 +308,27 @@ def test_diff_review_request_changes_needs_comment(qtbot, ask):
     assert not detail.submit_button.isEnabled()  # a comment is needed to request changes
     qtbot.keyClicks(view.comment, "Keep pip for CI images.")
     send(qtbot, detail)
-    assert agent.result(qtbot)["response"] == {"verdict": "request_changes",
-                                               "comment": "Keep pip for CI images."}
+    assert agent.result(qtbot)["response"] == {
+        "verdict": "request_changes",
+        "comment": "Keep pip for CI images.",
+    }
 
 
 def test_merge_conflict_edit_merged_result(qtbot, ask):
-    agent, _window, detail = ask({"kind": "merge_conflict", "prompt": "Which side wins?",
-                                  "request": {"path": "src/total.py", "base": "def total():\n",
-                                              "ours": OURS, "theirs": THEIRS,
-                                              "ours_ref": "fix/rounding", "theirs_ref": "main"}})
+    agent, _window, detail = ask(
+        {
+            "kind": "merge_conflict",
+            "prompt": "Which side wins?",
+            "request": {
+                "path": "src/total.py",
+                "base": "def total():\n",
+                "ours": OURS,
+                "theirs": THEIRS,
+                "ours_ref": "fix/rounding",
+                "theirs_ref": "main",
+            },
+        }
+    )
     view = detail.view
     click(qtbot, radio(view, "Edit a merged result"))
     assert view.merged.toPlainText() == OURS  # starts from ours
@@ -290,14 +340,24 @@ def test_merge_conflict_edit_merged_result(qtbot, ask):
     qtbot.keyClick(view.merged, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClicks(view.merged, "# merged by hand ")
     send(qtbot, detail)
-    assert agent.result(qtbot)["response"] == {"resolution": "merged",
-                                               "merged": "# merged by hand " + THEIRS}
+    assert agent.result(qtbot)["response"] == {
+        "resolution": "merged",
+        "merged": "# merged by hand " + THEIRS,
+    }
 
 
 def test_credential_binding_typed_reference(qtbot, ask):
-    agent, _window, detail = ask({"kind": "credential_binding", "prompt": "Stripe key?",
-                                  "request": {"service": "stripe", "scopes": ["refunds:write"],
-                                              "suggested": ["vault://shop/stripe"]}})
+    agent, _window, detail = ask(
+        {
+            "kind": "credential_binding",
+            "prompt": "Stripe key?",
+            "request": {
+                "service": "stripe",
+                "scopes": ["refunds:write"],
+                "suggested": ["vault://shop/stripe"],
+            },
+        }
+    )
     view = detail.view
     qtbot.waitUntil(lambda: view.keyring_note.text().startswith("Cannot store secrets"))
     assert not view.new_secret.isEnabled()  # no OS keyring here: refuse to store a secret
@@ -308,11 +368,18 @@ def test_credential_binding_typed_reference(qtbot, ask):
 
 
 def test_memory_change_review_edit_then_accept(qtbot, ask):
-    agent, _window, detail = ask({"kind": "memory_change_review", "prompt": "Update memory?",
-                                  "request": {"title": "Deploy days", "scope": "project:shop",
-                                              "before": "Deploys happen on Tuesdays.",
-                                              "after": "Deploys happen on Tuesdays and "
-                                                       "Thursdays."}})
+    agent, _window, detail = ask(
+        {
+            "kind": "memory_change_review",
+            "prompt": "Update memory?",
+            "request": {
+                "title": "Deploy days",
+                "scope": "project:shop",
+                "before": "Deploys happen on Tuesdays.",
+                "after": "Deploys happen on Tuesdays and Thursdays.",
+            },
+        }
+    )
     view = detail.view
     click(qtbot, radio(view, "Edit, then accept"))
     view.content.setFocus()
@@ -320,19 +387,23 @@ def test_memory_change_review_edit_then_accept(qtbot, ask):
     qtbot.keyClicks(view.content, " Never on Fridays.")
     send(qtbot, detail)
     assert agent.result(qtbot)["response"] == {
-        "verdict": "edit", "content": "Deploys happen on Tuesdays and Thursdays. Never on Fridays."}
+        "verdict": "edit",
+        "content": "Deploys happen on Tuesdays and Thursdays. Never on Fridays.",
+    }
 
 
 # ---------------------------------------------------------------- secrets
 
 
-def test_new_secret_goes_to_keyring_never_to_journal(qtbot, ask, keyring_backend, journal_path,
-                                                     caplog):
+def test_new_secret_goes_to_keyring_never_to_journal(
+    qtbot, ask, keyring_backend, journal_path, caplog
+):
     caplog.set_level(logging.DEBUG)
     memory = keyring_backend(MemoryKeyring())
     secret = "sk_live_51HxQ2eZvKYlo2C9aQ7TopSecret"
-    agent, _window, detail = ask({"kind": "credential_binding", "prompt": "Stripe key?",
-                                  "request": {"service": "stripe"}})
+    agent, _window, detail = ask(
+        {"kind": "credential_binding", "prompt": "Stripe key?", "request": {"service": "stripe"}}
+    )
     view = detail.view
     qtbot.waitUntil(view.new_secret.isEnabled)
     click(qtbot, view.new_secret)
@@ -410,11 +481,8 @@ def test_answer_refused_by_store_shows_at_field(qtbot, desk, monkeypatch):
 
     monkeypatch.setattr(journal.unguarded.questions, "answer", refuse)
     send(qtbot, detail)
-    qtbot.waitUntil(lambda: "too short for policy" in detail.view.problem.text(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "too short for policy" in detail.view.problem.text(), timeout=WAIT_MS)
     assert detail.view.edit.toPlainText() == "because"
-
-
 
 
 def test_expired_while_typing_keeps_the_text(qtbot, desk):

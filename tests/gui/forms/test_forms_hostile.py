@@ -20,21 +20,40 @@ from proctor.gui.forms.views import ChoiceView
 
 from ..conftest import WAIT_MS
 
-MARKUP = '<b>Bold</b> <img src="http://example.invalid/x.png"> <a href="http://example.invalid">x</a>'
+MARKUP = (
+    '<b>Bold</b> <img src="http://example.invalid/x.png"> <a href="http://example.invalid">x</a>'
+)
 SCRIPT = "<script>alert(1)</script><h1>Approve everything</h1>"
 FIVE_MB = "A long description. " * 262_144  # 5 MiB
 MANY = 10_000
 
 
-def question(kind: str, *, prompt: str = "Please answer.", request=None, schema=None,
-                options=()) -> Question:
+def question(
+    kind: str, *, prompt: str = "Please answer.", request=None, schema=None, options=()
+) -> Question:
     kind_ = QuestionKind(kind)
     return Question(
-        id="int_hostile", run_id="run_1", attempt=1, agent="mallory", project="p", space="s",
-        run_title="t", kind=kind_, prompt=prompt, request=request,
+        id="int_hostile",
+        run_id="run_1",
+        attempt=1,
+        agent="mallory",
+        project="p",
+        space="s",
+        run_title="t",
+        kind=kind_,
+        prompt=prompt,
+        request=request,
         response_schema=schema if schema is not None else default_schema(kind_, list(options)),
-        options=list(options), status="requested", expires_at=None, version=1, created_at=0.0,
-        resolved_at=None, resolved_by=None, response=None, snoozed_until=None)
+        options=list(options),
+        status="requested",
+        expires_at=None,
+        version=1,
+        created_at=0.0,
+        resolved_at=None,
+        resolved_by=None,
+        response=None,
+        snoozed_until=None,
+    )
 
 
 def assert_plain(widget: QWidget) -> None:
@@ -51,17 +70,29 @@ def shown(qtbot, view: QWidget) -> QWidget:
 
 
 def test_markup_in_labels_and_descriptions_is_text(qtbot):
-    options = [{"value": "a", "label": MARKUP, "description": SCRIPT},
-               {"value": "b & c", "label": "B & C"}]
+    options = [
+        {"value": "a", "label": MARKUP, "description": SCRIPT},
+        {"value": "b & c", "label": "B & C"},
+    ]
     view = shown(qtbot, build_view(question("choice", prompt=SCRIPT, options=options)))
     assert isinstance(view, ChoiceView)
     assert view.buttons[0].text() == "1. " + MARKUP
     assert view.buttons[1].text() == "2. B && C"  # shown as "B & C", not a mnemonic
     assert any(label.text() == SCRIPT for label in view.findChildren(QLabel))
     assert_plain(view)
-    schema = {"type": "object", "title": MARKUP, "required": ["x"], "properties": {
-        "x": {"type": "object", "title": SCRIPT, "description": MARKUP,
-              "properties": {"y": {"enum": [MARKUP, "ok"], "title": MARKUP}}}}}
+    schema = {
+        "type": "object",
+        "title": MARKUP,
+        "required": ["x"],
+        "properties": {
+            "x": {
+                "type": "object",
+                "title": SCRIPT,
+                "description": MARKUP,
+                "properties": {"y": {"enum": [MARKUP, "ok"], "title": MARKUP}},
+            }
+        },
+    }
     form = shown(qtbot, build_view(question("form", schema=schema)))
     assert isinstance(form, FormView)
     assert_plain(form)
@@ -71,8 +102,11 @@ def test_markup_in_labels_and_descriptions_is_text(qtbot):
 
 
 def test_five_megabyte_description_and_request_are_bounded(qtbot):
-    schema = {"type": "object", "required": ["why"],
-              "properties": {"why": {"type": "string", "description": FIVE_MB}}}
+    schema = {
+        "type": "object",
+        "required": ["why"],
+        "properties": {"why": {"type": "string", "description": FIVE_MB}},
+    }
     form = shown(qtbot, build_view(question("form", schema=schema, request={"d": FIVE_MB})))
     longest = max(len(label.text()) for label in form.findChildren(QLabel))
     assert longest <= 2_000
@@ -83,8 +117,18 @@ def test_five_megabyte_description_and_request_are_bounded(qtbot):
     assert isinstance(review, DiffReviewView)
     assert review.material.table.rowCount() <= 5_000
     assert "first 5,000 lines shown" in review.material.head.text()
-    memory = shown(qtbot, build_view(question("memory_change_review", request={
-        "before": FIVE_MB.replace(". ", ".\n"), "after": FIVE_MB.replace(". ", "!\n")})))
+    memory = shown(
+        qtbot,
+        build_view(
+            question(
+                "memory_change_review",
+                request={
+                    "before": FIVE_MB.replace(". ", ".\n"),
+                    "after": FIVE_MB.replace(". ", "!\n"),
+                },
+            )
+        ),
+    )
     assert isinstance(memory, MemoryReviewView)
 
 
@@ -99,8 +143,14 @@ def test_ten_thousand_options(qtbot):
     view.list.setCurrentRow(9999)
     assert view.value() == {"choice": "v9999"} and view.is_valid()
     values = [f"e{n}" for n in range(MANY + 500)]
-    schema = {"type": "object", "required": ["one", "many"], "properties": {
-        "one": {"enum": values}, "many": {"type": "array", "items": {"enum": values}}}}
+    schema = {
+        "type": "object",
+        "required": ["one", "many"],
+        "properties": {
+            "one": {"enum": values},
+            "many": {"type": "array", "items": {"enum": values}},
+        },
+    }
     form = shown(qtbot, build_view(question("form", schema=schema)))
     one, many = form.form.field("one"), form.form.field("many")
     assert isinstance(one, EnumField) and one.combo.count() == MANY + 1
@@ -112,8 +162,14 @@ def test_ten_thousand_options(qtbot):
 
 
 def test_ref_loops_give_a_bounded_form_or_raw_json(qtbot):
-    tree = {"type": "object", "required": ["name"], "properties": {
-        "name": {"type": "string"}, "kids": {"type": "array", "items": {"$ref": "#"}}}}
+    tree = {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string"},
+            "kids": {"type": "array", "items": {"$ref": "#"}},
+        },
+    }
     view = shown(qtbot, build_view(question("form", schema=tree)))
     qtbot.keyClicks(view.form.field("name").edit, "root")
     assert view.value() == {"name": "root"} and view.is_valid()
@@ -123,20 +179,28 @@ def test_ref_loops_give_a_bounded_form_or_raw_json(qtbot):
     assert "cannot be shown as a form" in raw.form.notice.text()
     raw.form.raw.setPlainText("{}")
     assert not raw.is_valid()  # the validator cannot resolve the loop: said, not hung
-    assert "cannot be checked" in " ".join(raw.form.problem_texts()) or \
-        "refers to itself" in " ".join(raw.form.problem_texts())
+    assert "cannot be checked" in " ".join(
+        raw.form.problem_texts()
+    ) or "refers to itself" in " ".join(raw.form.problem_texts())
 
 
 def test_hostile_question_in_the_desk(qtbot, journal_path, open_desk):
     values = [f"<i>v{n}</i>" for n in range(MANY)]
-    schema = {"type": "object", "title": MARKUP, "required": ["pick"],
-              "properties": {"pick": {"enum": values, "description": FIVE_MB},
-                             "tree": {"$ref": "#"}}}
+    schema = {
+        "type": "object",
+        "title": MARKUP,
+        "required": ["pick"],
+        "properties": {"pick": {"enum": values, "description": FIVE_MB}, "tree": {"$ref": "#"}},
+    }
     with Journal.open(journal_path, actor=Actor.agent("mallory")) as j:
         run = j.runs.start("shop", SCRIPT, agent="mallory")
-        qid = j.questions.ask(run.id, "form", SCRIPT + "x" * 90_000,
-                                 request={"blob": FIVE_MB, "html": MARKUP},
-                                 response_schema=schema).id
+        qid = j.questions.ask(
+            run.id,
+            "form",
+            SCRIPT + "x" * 90_000,
+            request={"blob": FIVE_MB, "html": MARKUP},
+            response_schema=schema,
+        ).id
     window = open_desk(journal_path)
     model = window.inbox.model
     qtbot.waitUntil(lambda: model.row_of(f"question:{qid}") >= 0, timeout=WAIT_MS)

@@ -28,11 +28,13 @@ def editor(form: SchemaForm, path: tuple[str, ...]):
 
 def T(path: tuple[str, ...], text: str):
     """Type text into the field's editor, replacing what was there."""
+
     def act(form: SchemaForm, qtbot) -> None:
         edit = editor(form, path).edit
         edit.setFocus()
         edit.selectAll()
         qtbot.keyClicks(edit, text)
+
     return act
 
 
@@ -42,11 +44,13 @@ def CLEAR(path: tuple[str, ...]):
         edit.setFocus()
         edit.selectAll()
         qtbot.keyClick(edit, Qt.Key.Key_Delete)
+
     return act
 
 
 def C(path: tuple[str, ...], n: int):
     """Choose enum value n (click the radio button, or pick it in the combo box)."""
+
     def act(form: SchemaForm, qtbot) -> None:
         field_ = editor(form, path)
         assert isinstance(field_, EnumField)
@@ -54,11 +58,13 @@ def C(path: tuple[str, ...], n: int):
             click(qtbot, field_.radios.button(n))
         else:
             field_.combo.setCurrentIndex(n + 1)
+
     return act
 
 
 def X(path: tuple[str, ...], n: int):
     """Tick (or untick) item n of a checklist, or the check box of a boolean."""
+
     def act(form: SchemaForm, qtbot) -> None:
         field_ = editor(form, path)
         if isinstance(field_, ChecklistField):
@@ -69,6 +75,7 @@ def X(path: tuple[str, ...], n: int):
                 field_.set_checked(n, not on)
         else:
             click(qtbot, field_.box)
+
     return act
 
 
@@ -77,15 +84,18 @@ def ADD(path: tuple[str, ...]):
         field_ = editor(form, path)
         assert isinstance(field_, ArrayField | MapField)
         qtbot.mouseClick(field_.add_button, Qt.MouseButton.LeftButton)
+
     return act
 
 
 def KEY(path: tuple[str, ...], row: int, name: str):
     """Name entry ``row`` of a map."""
+
     def act(form: SchemaForm, qtbot) -> None:
         field_ = editor(form, path)
         assert isinstance(field_, MapField)
         qtbot.keyClicks(field_.rows[row][1], name)
+
     return act
 
 
@@ -96,6 +106,7 @@ def DOWN(path: tuple[str, ...], row: int):
         line = field_.rows[row][0]
         [down] = [b for b in line.findChildren(QToolButton) if b.property("role") == "Move down"]
         qtbot.mouseClick(down, Qt.MouseButton.LeftButton)
+
     return act
 
 
@@ -105,6 +116,7 @@ def RAW(text: str):
             form.tabs.setCurrentIndex(RAW_TAB)
         form.raw.clear()
         qtbot.keyClicks(form.raw, text)
+
     return act
 
 
@@ -125,114 +137,318 @@ class Case:
 
 
 def obj(props: dict, required: list[str] | None = None, **extra: Any) -> dict:
-    return {"type": "object", "properties": props, "required": required or list(props),
-            "additionalProperties": False, **extra}
+    return {
+        "type": "object",
+        "properties": props,
+        "required": required or list(props),
+        "additionalProperties": False,
+        **extra,
+    }
 
 
 S = {"type": "string"}
 CASES = [
-    Case("string_min_length", obj({"name": {**S, "minLength": 2}}), [T(("name",), "Ada")],
-         {"name": "Ada"}, [T(("name",), "A")], ("name",), "at least 2 characters"),
-    Case("string_max_length", obj({"code": {**S, "maxLength": 5}}), [T(("code",), "ABCDE")],
-         {"code": "ABCDE"}, [T(("code",), "ABCDEF")], ("code",), "at most 5 characters"),
-    Case("string_pattern", obj({"version": {**S, "pattern": r"^\d+\.\d+\.\d+$"}}),
-         [T(("version",), "1.2.3")], {"version": "1.2.3"}, [T(("version",), "1.2")],
-         ("version",), "must match the pattern"),
-    Case("multi_line_text", obj({"notes": {**S, "maxLength": 1000, "minLength": 3}}),
-         [T(("notes",), "line one")], {"notes": "line one"}, [T(("notes",), "ab")],
-         ("notes",), "at least 3 characters"),
-    Case("optional_string_left_out", obj({"a": S, "b": S}, ["a"]), [T(("a",), "x")],
-         {"a": "x"}, [], None),
-    Case("enum_radio", obj({"color": {"enum": ["red", "green", "blue"]}}),
-         [C(("color",), 1)], {"color": "green"}),
-    Case("enum_combo", obj({"country": {"enum": ["DE", "FR", "NL", "BE", "AT", "CH", "IT"]}}),
-         [C(("country",), 3)], {"country": "BE"}),
-    Case("enum_integers", obj({"level": {"enum": [1, 2, 3]}}), [C(("level",), 2)],
-         {"level": 3}),
-    Case("format_date", obj({"day": {**S, "format": "date"}}), [T(("day",), "2026-02-03")],
-         {"day": "2026-02-03"}, [T(("day",), "2026-02-30")], ("day",), "not a valid date"),
-    Case("format_date_time", obj({"at": {**S, "format": "date-time"}}),
-         [T(("at",), "2026-02-03T09:00:00Z")], {"at": "2026-02-03T09:00:00Z"},
-         [T(("at",), "2026-02-03 09:00")], ("at",), "date and time with a zone"),
-    Case("format_email", obj({"to": {**S, "format": "email"}}), [T(("to",), "ada@example.com")],
-         {"to": "ada@example.com"}, [T(("to",), "ada")], ("to",), "not an email"),
-    Case("format_uri", obj({"url": {**S, "format": "uri"}}),
-         [T(("url",), "https://example.com/x")], {"url": "https://example.com/x"},
-         [T(("url",), "example")], ("url",), "not a full address"),
-    Case("integer_bounds", obj({"n": {"type": "integer", "minimum": 1, "maximum": 10}}),
-         [T(("n",), "7")], {"n": 7}, [T(("n",), "11")], ("n",), "at most 10"),
-    Case("integer_not_a_number", obj({"n": {"type": "integer"}}), [T(("n",), "42")], {"n": 42},
-         [T(("n",), "4x")], ("n",), "not a whole number"),
-    Case("number_exclusive_minimum",
-         obj({"amount": {"type": "number", "exclusiveMinimum": 0, "maximum": 5000}}),
-         [T(("amount",), "49.9")], {"amount": 49.9}, [T(("amount",), "0")], ("amount",),
-         "more than 0"),
-    Case("number_multiple_of", obj({"step": {"type": "number", "multipleOf": 0.5}}),
-         [T(("step",), "2.5")], {"step": 2.5}, [T(("step",), "2.3")], ("step",),
-         "multiple of 0.5"),
+    Case(
+        "string_min_length",
+        obj({"name": {**S, "minLength": 2}}),
+        [T(("name",), "Ada")],
+        {"name": "Ada"},
+        [T(("name",), "A")],
+        ("name",),
+        "at least 2 characters",
+    ),
+    Case(
+        "string_max_length",
+        obj({"code": {**S, "maxLength": 5}}),
+        [T(("code",), "ABCDE")],
+        {"code": "ABCDE"},
+        [T(("code",), "ABCDEF")],
+        ("code",),
+        "at most 5 characters",
+    ),
+    Case(
+        "string_pattern",
+        obj({"version": {**S, "pattern": r"^\d+\.\d+\.\d+$"}}),
+        [T(("version",), "1.2.3")],
+        {"version": "1.2.3"},
+        [T(("version",), "1.2")],
+        ("version",),
+        "must match the pattern",
+    ),
+    Case(
+        "multi_line_text",
+        obj({"notes": {**S, "maxLength": 1000, "minLength": 3}}),
+        [T(("notes",), "line one")],
+        {"notes": "line one"},
+        [T(("notes",), "ab")],
+        ("notes",),
+        "at least 3 characters",
+    ),
+    Case(
+        "optional_string_left_out",
+        obj({"a": S, "b": S}, ["a"]),
+        [T(("a",), "x")],
+        {"a": "x"},
+        [],
+        None,
+    ),
+    Case(
+        "enum_radio",
+        obj({"color": {"enum": ["red", "green", "blue"]}}),
+        [C(("color",), 1)],
+        {"color": "green"},
+    ),
+    Case(
+        "enum_combo",
+        obj({"country": {"enum": ["DE", "FR", "NL", "BE", "AT", "CH", "IT"]}}),
+        [C(("country",), 3)],
+        {"country": "BE"},
+    ),
+    Case("enum_integers", obj({"level": {"enum": [1, 2, 3]}}), [C(("level",), 2)], {"level": 3}),
+    Case(
+        "format_date",
+        obj({"day": {**S, "format": "date"}}),
+        [T(("day",), "2026-02-03")],
+        {"day": "2026-02-03"},
+        [T(("day",), "2026-02-30")],
+        ("day",),
+        "not a valid date",
+    ),
+    Case(
+        "format_date_time",
+        obj({"at": {**S, "format": "date-time"}}),
+        [T(("at",), "2026-02-03T09:00:00Z")],
+        {"at": "2026-02-03T09:00:00Z"},
+        [T(("at",), "2026-02-03 09:00")],
+        ("at",),
+        "date and time with a zone",
+    ),
+    Case(
+        "format_email",
+        obj({"to": {**S, "format": "email"}}),
+        [T(("to",), "ada@example.com")],
+        {"to": "ada@example.com"},
+        [T(("to",), "ada")],
+        ("to",),
+        "not an email",
+    ),
+    Case(
+        "format_uri",
+        obj({"url": {**S, "format": "uri"}}),
+        [T(("url",), "https://example.com/x")],
+        {"url": "https://example.com/x"},
+        [T(("url",), "example")],
+        ("url",),
+        "not a full address",
+    ),
+    Case(
+        "integer_bounds",
+        obj({"n": {"type": "integer", "minimum": 1, "maximum": 10}}),
+        [T(("n",), "7")],
+        {"n": 7},
+        [T(("n",), "11")],
+        ("n",),
+        "at most 10",
+    ),
+    Case(
+        "integer_not_a_number",
+        obj({"n": {"type": "integer"}}),
+        [T(("n",), "42")],
+        {"n": 42},
+        [T(("n",), "4x")],
+        ("n",),
+        "not a whole number",
+    ),
+    Case(
+        "number_exclusive_minimum",
+        obj({"amount": {"type": "number", "exclusiveMinimum": 0, "maximum": 5000}}),
+        [T(("amount",), "49.9")],
+        {"amount": 49.9},
+        [T(("amount",), "0")],
+        ("amount",),
+        "more than 0",
+    ),
+    Case(
+        "number_multiple_of",
+        obj({"step": {"type": "number", "multipleOf": 0.5}}),
+        [T(("step",), "2.5")],
+        {"step": 2.5},
+        [T(("step",), "2.3")],
+        ("step",),
+        "multiple of 0.5",
+    ),
     Case("boolean", obj({"ok": {"type": "boolean"}}), [X(("ok",), 0)], {"ok": True}),
-    Case("defaults_prefilled",
-         obj({"rollout": {"type": "integer", "default": 10},
-              "channel": {"enum": ["stable", "beta"], "default": "beta"},
-              "notify": {"type": "boolean", "default": True}, "name": {**S, "default": "x"}}),
-         [], {"rollout": 10, "channel": "beta", "notify": True, "name": "x"},
-         [CLEAR(("rollout",)), T(("rollout",), "abc")], ("rollout",), "not a whole number"),
-    Case("nested_object",
-         obj({"owner": obj({"name": S, "email": {**S, "format": "email"}}, ["name"])}),
-         [T(("owner", "name"), "Ada")], {"owner": {"name": "Ada"}},
-         [T(("owner", "email"), "nope")], ("owner", "email"), "not an email"),
-    Case("array_of_strings",
-         obj({"tags": {"type": "array", "minItems": 1, "maxItems": 3,
-                       "items": {**S, "minLength": 1}}}),
-         [T(("tags", "0"), "a"), ADD(("tags",)), T(("tags", "1"), "b")], {"tags": ["a", "b"]},
-         [ADD(("tags",))], ("tags", "2"), "required"),
-    Case("array_reorder", obj({"steps": {"type": "array", "items": S}}),
-         [ADD(("steps",)), T(("steps", "0"), "first"), ADD(("steps",)),
-          T(("steps", "1"), "second"), DOWN(("steps",), 0)], {"steps": ["second", "first"]}),
-    Case("array_of_objects",
-         obj({"lines": {"type": "array", "minItems": 1,
-                        "items": obj({"sku": S, "qty": {"type": "integer", "minimum": 1}})}}),
-         [T(("lines", "0", "sku"), "A1"), T(("lines", "0", "qty"), "2")],
-         {"lines": [{"sku": "A1", "qty": 2}]}, [T(("lines", "0", "qty"), "0")],
-         ("lines", "0", "qty"), "at least 1"),
-    Case("enum_array_checklist",
-         obj({"channels": {"type": "array", "minItems": 1, "uniqueItems": True,
-                           "items": {"enum": ["stable", "beta", "internal"]}}}),
-         [X(("channels",), 0), X(("channels",), 2)], {"channels": ["stable", "internal"]},
-         [X(("channels",), 0), X(("channels",), 2)], ("channels",), "at least 1 item"),
-    Case("enum_array_long_list",
-         obj({"regions": {"type": "array", "items": {"enum": [f"r{n}" for n in range(30)]}}}),
-         [X(("regions",), 5), X(("regions",), 7)], {"regions": ["r5", "r7"]}),
-    Case("map_of_strings",
-         {"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 1},
-         [KEY((), 0, "env"), T(("env",), "prod")], {"env": "prod"},
-         [ADD(()), KEY((), 1, "env")], (), "same name"),
-    Case("const_is_sent", obj({"kind": {"const": "refund"}, "n": {"type": "integer"}}),
-         [T(("n",), "3")], {"kind": "refund", "n": 3}),
-    Case("nullable_type", obj({"ticket": {"type": ["string", "null"]}}),
-         [T(("ticket",), "T-1")], {"ticket": "T-1"}),
-    Case("type_inferred_from_properties",
-         {"properties": {"a": {"type": "integer"}}, "required": ["a"]}, [T(("a",), "1")],
-         {"a": 1}),
-    Case("ref_to_defs",
-         {"$defs": {"addr": obj({"street": S, "city": S})}, "type": "object",
-          "properties": {"home": {"$ref": "#/$defs/addr"}}, "required": ["home"]},
-         [T(("home", "street"), "Main St 1"), T(("home", "city"), "Bonn")],
-         {"home": {"street": "Main St 1", "city": "Bonn"}}),
-    Case("recursive_ref_bounded",
-         {"type": "object", "properties": {"name": S, "children": {
-             "type": "array", "items": {"$ref": "#"}}}, "required": ["name"]},
-         [T(("name",), "root")], {"name": "root"}),
-    Case("one_of_nested_is_json",
-         obj({"target": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}),
-         [T(("target",), '"prod"')], {"target": "prod"}, [T(("target",), "{")], ("target",),
-         "not valid JSON"),
-    Case("one_of_at_root_is_raw_json",
-         {"oneOf": [{"type": "integer"}, {"type": "boolean"}]}, [RAW("5")], 5,
-         [RAW('"five"')], None, "answer"),
-    Case("any_of_object_raw_json",
-         {"anyOf": [obj({"a": S}), obj({"b": {"type": "integer"}})]}, [RAW('{"b": 2}')],
-         {"b": 2}, [RAW('{"b": "two"}')], None, "answer"),
+    Case(
+        "defaults_prefilled",
+        obj(
+            {
+                "rollout": {"type": "integer", "default": 10},
+                "channel": {"enum": ["stable", "beta"], "default": "beta"},
+                "notify": {"type": "boolean", "default": True},
+                "name": {**S, "default": "x"},
+            }
+        ),
+        [],
+        {"rollout": 10, "channel": "beta", "notify": True, "name": "x"},
+        [CLEAR(("rollout",)), T(("rollout",), "abc")],
+        ("rollout",),
+        "not a whole number",
+    ),
+    Case(
+        "nested_object",
+        obj({"owner": obj({"name": S, "email": {**S, "format": "email"}}, ["name"])}),
+        [T(("owner", "name"), "Ada")],
+        {"owner": {"name": "Ada"}},
+        [T(("owner", "email"), "nope")],
+        ("owner", "email"),
+        "not an email",
+    ),
+    Case(
+        "array_of_strings",
+        obj(
+            {
+                "tags": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {**S, "minLength": 1},
+                }
+            }
+        ),
+        [T(("tags", "0"), "a"), ADD(("tags",)), T(("tags", "1"), "b")],
+        {"tags": ["a", "b"]},
+        [ADD(("tags",))],
+        ("tags", "2"),
+        "required",
+    ),
+    Case(
+        "array_reorder",
+        obj({"steps": {"type": "array", "items": S}}),
+        [
+            ADD(("steps",)),
+            T(("steps", "0"), "first"),
+            ADD(("steps",)),
+            T(("steps", "1"), "second"),
+            DOWN(("steps",), 0),
+        ],
+        {"steps": ["second", "first"]},
+    ),
+    Case(
+        "array_of_objects",
+        obj(
+            {
+                "lines": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": obj({"sku": S, "qty": {"type": "integer", "minimum": 1}}),
+                }
+            }
+        ),
+        [T(("lines", "0", "sku"), "A1"), T(("lines", "0", "qty"), "2")],
+        {"lines": [{"sku": "A1", "qty": 2}]},
+        [T(("lines", "0", "qty"), "0")],
+        ("lines", "0", "qty"),
+        "at least 1",
+    ),
+    Case(
+        "enum_array_checklist",
+        obj(
+            {
+                "channels": {
+                    "type": "array",
+                    "minItems": 1,
+                    "uniqueItems": True,
+                    "items": {"enum": ["stable", "beta", "internal"]},
+                }
+            }
+        ),
+        [X(("channels",), 0), X(("channels",), 2)],
+        {"channels": ["stable", "internal"]},
+        [X(("channels",), 0), X(("channels",), 2)],
+        ("channels",),
+        "at least 1 item",
+    ),
+    Case(
+        "enum_array_long_list",
+        obj({"regions": {"type": "array", "items": {"enum": [f"r{n}" for n in range(30)]}}}),
+        [X(("regions",), 5), X(("regions",), 7)],
+        {"regions": ["r5", "r7"]},
+    ),
+    Case(
+        "map_of_strings",
+        {"type": "object", "additionalProperties": {"type": "string"}, "minProperties": 1},
+        [KEY((), 0, "env"), T(("env",), "prod")],
+        {"env": "prod"},
+        [ADD(()), KEY((), 1, "env")],
+        (),
+        "same name",
+    ),
+    Case(
+        "const_is_sent",
+        obj({"kind": {"const": "refund"}, "n": {"type": "integer"}}),
+        [T(("n",), "3")],
+        {"kind": "refund", "n": 3},
+    ),
+    Case(
+        "nullable_type",
+        obj({"ticket": {"type": ["string", "null"]}}),
+        [T(("ticket",), "T-1")],
+        {"ticket": "T-1"},
+    ),
+    Case(
+        "type_inferred_from_properties",
+        {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+        [T(("a",), "1")],
+        {"a": 1},
+    ),
+    Case(
+        "ref_to_defs",
+        {
+            "$defs": {"addr": obj({"street": S, "city": S})},
+            "type": "object",
+            "properties": {"home": {"$ref": "#/$defs/addr"}},
+            "required": ["home"],
+        },
+        [T(("home", "street"), "Main St 1"), T(("home", "city"), "Bonn")],
+        {"home": {"street": "Main St 1", "city": "Bonn"}},
+    ),
+    Case(
+        "recursive_ref_bounded",
+        {
+            "type": "object",
+            "properties": {"name": S, "children": {"type": "array", "items": {"$ref": "#"}}},
+            "required": ["name"],
+        },
+        [T(("name",), "root")],
+        {"name": "root"},
+    ),
+    Case(
+        "one_of_nested_is_json",
+        obj({"target": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}),
+        [T(("target",), '"prod"')],
+        {"target": "prod"},
+        [T(("target",), "{")],
+        ("target",),
+        "not valid JSON",
+    ),
+    Case(
+        "one_of_at_root_is_raw_json",
+        {"oneOf": [{"type": "integer"}, {"type": "boolean"}]},
+        [RAW("5")],
+        5,
+        [RAW('"five"')],
+        None,
+        "answer",
+    ),
+    Case(
+        "any_of_object_raw_json",
+        {"anyOf": [obj({"a": S}), obj({"b": {"type": "integer"}})]},
+        [RAW('{"b": 2}')],
+        {"b": 2},
+        [RAW('{"b": "two"}')],
+        None,
+        "answer",
+    ),
 ]
 
 
@@ -262,8 +478,24 @@ def test_schema_form_fills_and_refuses(qtbot, case: Case):
 def test_table_is_broad_enough():
     assert len(CASES) >= 25
     kinds = {n.kind for c in CASES for n in walk(plan(c.schema))}
-    assert kinds >= {"object", "array", "checklist", "map", "string", "text", "enum", "date",
-                     "datetime", "email", "uri", "number", "integer", "boolean", "const", "json"}
+    assert kinds >= {
+        "object",
+        "array",
+        "checklist",
+        "map",
+        "string",
+        "text",
+        "enum",
+        "date",
+        "datetime",
+        "email",
+        "uri",
+        "number",
+        "integer",
+        "boolean",
+        "const",
+        "json",
+    }
 
 
 def walk(node):
@@ -300,15 +532,22 @@ def test_server_refusal_lands_at_its_field(qtbot):
 
 
 def test_ref_loops_and_huge_schemas_are_bounded():
-    loop = {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
-            "type": "object", "properties": {"x": {"$ref": "#/$defs/a"}}}
+    loop = {
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+        "type": "object",
+        "properties": {"x": {"$ref": "#/$defs/a"}},
+    }
     node = plan(loop)
     assert node.kind == "object" and node.children[0].kind == "json"
     assert "refers to itself" in node.children[0].reason
     # a doubling $ref chain: 2**30 fields if expanded; refused with a clear reason
-    defs = {f"d{n}": {"type": "object", "properties": {"l": {"$ref": f"#/$defs/d{n + 1}"},
-                                                      "r": {"$ref": f"#/$defs/d{n + 1}"}}}
-            for n in range(30)}
+    defs = {
+        f"d{n}": {
+            "type": "object",
+            "properties": {"l": {"$ref": f"#/$defs/d{n + 1}"}, "r": {"$ref": f"#/$defs/d{n + 1}"}},
+        }
+        for n in range(30)
+    }
     defs["d30"] = {"type": "string"}
     huge = plan({"$defs": defs, "$ref": "#/$defs/d0"})
     assert huge.kind == "json" and "more than" in huge.reason
@@ -321,9 +560,13 @@ def test_ref_loops_and_huge_schemas_are_bounded():
 
 
 def test_cannot_render_says_so_and_raw_still_validates(qtbot):
-    defs = {f"d{n}": {"type": "object", "properties": {"l": {"$ref": f"#/$defs/d{n + 1}"},
-                                                      "r": {"$ref": f"#/$defs/d{n + 1}"}}}
-            for n in range(30)}
+    defs = {
+        f"d{n}": {
+            "type": "object",
+            "properties": {"l": {"$ref": f"#/$defs/d{n + 1}"}, "r": {"$ref": f"#/$defs/d{n + 1}"}},
+        }
+        for n in range(30)
+    }
     defs["d30"] = {"type": "string"}
     form = SchemaForm({"$defs": defs, "$ref": "#/$defs/d0"})
     qtbot.addWidget(form)

@@ -16,12 +16,19 @@ from ..data import agent
 def credential_question(journal_path):
     with agent(journal_path, "coder") as a:
         run = a.runs.start("webshop", "Refunds", agent="coder")
-        return a.questions.ask(run.id, "credential_binding", "Which stripe key?",
-                                  request={"service": "stripe"})
+        return a.questions.ask(
+            run.id, "credential_binding", "Which stripe key?", request={"service": "stripe"}
+        )
 
 
-@pytest.mark.parametrize("typed", ["my stripe key", "sk_live_51HxYzAbC123dEfGhIjKlMnOp",
-                                   "https://bot:hunter2@vault.example/stripe"])
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "my stripe key",
+        "sk_live_51HxYzAbC123dEfGhIjKlMnOp",
+        "https://bot:hunter2@vault.example/stripe",
+    ],
+)
 def test_desk_refuses_what_the_core_refuses(qtbot, credential_question, typed):
     view = build_view(credential_question)
     qtbot.addWidget(view)

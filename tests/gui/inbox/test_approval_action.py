@@ -10,11 +10,15 @@ from ..conftest import WAIT_MS
 from ..data import agent, request
 from ..driver import Desk
 
-KUBECTL = ("kubectl rollout restart deployment/ingest-worker-eu-west-1-primary-consumer-group "
-           "-n billing-production --context=prod-eu-west-1-admin --selector=tier=backend,"
-           "team=payments")
-DELETE = ("DELETE FROM sessions WHERE expires_at < now() - interval '90 days' AND user_id IN "
-          "(SELECT id FROM users WHERE deleted_at IS NOT NULL AND region = 'eu-west-1');")
+KUBECTL = (
+    "kubectl rollout restart deployment/ingest-worker-eu-west-1-primary-consumer-group "
+    "-n billing-production --context=prod-eu-west-1-admin --selector=tier=backend,"
+    "team=payments"
+)
+DELETE = (
+    "DELETE FROM sessions WHERE expires_at < now() - interval '90 days' AND user_id IN "
+    "(SELECT id FROM users WHERE deleted_at IS NOT NULL AND region = 'eu-west-1');"
+)
 
 
 def open_approval(qtbot, window, approval_id: str):
@@ -49,8 +53,7 @@ def test_long_command_and_sql_are_shown_whole(qtbot, journal_path, open_desk):
     assert detail.action_text.field("command") is None  # the previous item's text is gone
 
 
-def test_very_long_value_scrolls_with_size_note_and_copies_whole(qtbot, journal_path,
-                                                                 open_desk):
+def test_very_long_value_scrolls_with_size_note_and_copies_whole(qtbot, journal_path, open_desk):
     body = "".join(f"line {n}: DELETE FROM t{n} WHERE id = {n};\n" for n in range(3000))
     approval_id = requested(journal_path, "db.migrate", {"sql": body})
     window = open_desk(journal_path)
@@ -75,16 +78,25 @@ def test_action_text_shows_controls_visibly(qtbot, journal_path, open_desk):
 
 
 def test_url_path_and_message_body_are_shown(qtbot, journal_path, open_desk):
-    approval_id = requested(journal_path, "email.send", {
-        "to": ["kenji@example.jp"], "subject": "Your refund",
-        "body": "Hi Kenji,\n\nYour refund of 1,200 EUR is on its way.\n\nBest"},
-        safety="external_side_effect")
+    approval_id = requested(
+        journal_path,
+        "email.send",
+        {
+            "to": ["kenji@example.jp"],
+            "subject": "Your refund",
+            "body": "Hi Kenji,\n\nYour refund of 1,200 EUR is on its way.\n\nBest",
+        },
+        safety="external_side_effect",
+    )
     window = open_desk(journal_path)
     detail = open_approval(qtbot, window, approval_id)
     names = [f.name for f in detail.action_text.fields]
     assert names[:3] == ["to", "subject", "body"]
-    fully_shown(qtbot, detail.action_text.field("body"),
-                "Hi Kenji,\n\nYour refund of 1,200 EUR is on its way.\n\nBest")
+    fully_shown(
+        qtbot,
+        detail.action_text.field("body"),
+        "Hi Kenji,\n\nYour refund of 1,200 EUR is on its way.\n\nBest",
+    )
 
 
 def test_a_multi_mb_action_text_holds_a_bounded_head_and_shows_all_on_demand(qtbot):

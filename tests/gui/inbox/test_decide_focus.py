@@ -35,10 +35,22 @@ def desk_journal(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     with agent(path, "coder") as a:
         run = a.runs.start("webshop", "Tidy the cart", agent="coder")
         ids["run"] = run.id
-        ids["a1"] = request(a, run.id, "fs.write", {"path": "src/alpha.py"}, "Alpha.",
-                            safety_class="idempotent_write")
-        ids["a2"] = request(a, run.id, "fs.write", {"path": "src/bravo.py"}, "Bravo.",
-                            safety_class="idempotent_write")
+        ids["a1"] = request(
+            a,
+            run.id,
+            "fs.write",
+            {"path": "src/alpha.py"},
+            "Alpha.",
+            safety_class="idempotent_write",
+        )
+        ids["a2"] = request(
+            a,
+            run.id,
+            "fs.write",
+            {"path": "src/bravo.py"},
+            "Bravo.",
+            safety_class="idempotent_write",
+        )
         for n in (1, 2, 3):
             ids[f"q{n}"] = a.questions.ask(run.id, "question", f"Question number {n}?").id
     return path, ids
@@ -51,9 +63,15 @@ def wait_key(qtbot, window, key: str) -> None:
 
 def loaded(qtbot, window, item_id: str):
     pane = window.inbox.detail
-    qtbot.waitUntil(lambda: pane.current() is not None and pane.current().entity is not None
-                    and pane.current().entity.id == item_id
-                    and pane.current_item().id == item_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            pane.current() is not None
+            and pane.current().entity is not None
+            and pane.current().entity.id == item_id
+            and pane.current_item().id == item_id
+        ),
+        timeout=WAIT_MS,
+    )
     return pane.current()
 
 
@@ -84,8 +102,10 @@ def test_after_ctrl_enter_answer_the_next_j_moves_in_the_list(qtbot, desk_journa
     loaded(qtbot, window, ids["a2"])  # advanced to the next item
     qtbot.waitUntil(inbox.table.hasFocus, timeout=WAIT_MS)
     type_key(qtbot, window, Qt.Key.Key_J)
-    qtbot.waitUntil(lambda: inbox.current_item() is not None
-                    and inbox.current_item().id == ids["a1"], timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: inbox.current_item() is not None and inbox.current_item().id == ids["a1"],
+        timeout=WAIT_MS,
+    )
     assert inbox.filters.search.text() == ""
     assert inbox.model.filter.text is None
 
@@ -100,9 +120,15 @@ def test_enter_or_down_in_search_goes_to_the_first_result(qtbot, desk_journal, o
     qtbot.waitUntil(inbox.filters.search.hasFocus, timeout=WAIT_MS)
     qtbot.keyClicks(inbox.filters.search, "Bravo")
     type_key(qtbot, window, key)
-    qtbot.waitUntil(lambda: inbox.table.hasFocus() and inbox.current_item() is not None
-                    and inbox.current_item().id == ids["a2"]
-                    and inbox.model.rowCount() == 1, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            inbox.table.hasFocus()
+            and inbox.current_item() is not None
+            and inbox.current_item().id == ids["a2"]
+            and inbox.model.rowCount() == 1
+        ),
+        timeout=WAIT_MS,
+    )
     type_key(qtbot, window, Qt.Key.Key_K)  # a command again, never typed into the search
     assert inbox.filters.search.text() == "Bravo"
 
@@ -118,8 +144,9 @@ def test_escape_in_search_clears_it_and_returns_to_the_list(qtbot, desk_journal,
     qtbot.keyClicks(inbox.filters.search, "Alpha")
     qtbot.waitUntil(lambda: inbox.model.rowCount() == 1, timeout=WAIT_MS)
     type_key(qtbot, window, Qt.Key.Key_Escape)
-    qtbot.waitUntil(lambda: inbox.table.hasFocus() and inbox.model.rowCount() == rows,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: inbox.table.hasFocus() and inbox.model.rowCount() == rows, timeout=WAIT_MS
+    )
     assert inbox.filters.search.text() == ""
 
 
@@ -175,7 +202,8 @@ def pointer_over_list(window) -> None:
 
 
 def test_arrivals_wait_behind_a_bar_while_the_pointer_is_over_the_list(
-        qtbot, desk_journal, open_desk):
+    qtbot, desk_journal, open_desk
+):
     path, ids = desk_journal
     window = open_desk(path)
     inbox = window.inbox
@@ -198,8 +226,9 @@ def test_arrivals_wait_behind_a_bar_while_the_pointer_is_over_the_list(
     assert inbox.current_item().id == ids["a2"]
 
 
-def test_arrivals_wait_while_the_operator_is_pressing_keys(qtbot, desk_journal, open_desk,
-                                                          monkeypatch):
+def test_arrivals_wait_while_the_operator_is_pressing_keys(
+    qtbot, desk_journal, open_desk, monkeypatch
+):
     from proctor.gui.decide import settle
 
     path, ids = desk_journal

@@ -51,9 +51,15 @@ def shown(qtbot, window, key: str):
     """Wait until the detail shows the whole entity of ``key``; the detail widget."""
     pane = window.inbox.detail
     item_id = key.split(":", 1)[1]
-    qtbot.waitUntil(lambda: pane.current() is not None and pane.current().entity is not None
-                    and pane.current().entity.id == item_id
-                    and pane.current_item().id == item_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            pane.current() is not None
+            and pane.current().entity is not None
+            and pane.current().entity.id == item_id
+            and pane.current_item().id == item_id
+        ),
+        timeout=WAIT_MS,
+    )
     return pane.current()
 
 
@@ -65,14 +71,16 @@ def two_approvals(qtbot, journal_path, agents) -> tuple[str, str]:
     """An email.send (older, row 1) and a payments.refund (newer, row 0)."""
     older = agents(journal_path, "--tool", "email.send", "--args", '{"to": "ann@example.com"}')
     [email] = [line.split()[1] for line in older.wait_for(qtbot, "REQUESTED")]
-    newer = agents(journal_path, "--tool", "payments.refund", "--args",
-                   '{"account": "acct_9", "amount": 120}')
+    newer = agents(
+        journal_path, "--tool", "payments.refund", "--args", '{"account": "acct_9", "amount": 120}'
+    )
     [refund] = [line.split()[1] for line in newer.wait_for(qtbot, "REQUESTED")]
     return refund, email
 
 
-def test_double_click_on_approve_decides_only_the_item_seen(qtbot, journal_path, open_desk,
-                                                            agents, clock):
+def test_double_click_on_approve_decides_only_the_item_seen(
+    qtbot, journal_path, open_desk, agents, clock
+):
     window = open_desk(journal_path)
     refund, email = two_approvals(qtbot, journal_path, agents)
     wait_row(qtbot, window, email)
@@ -85,14 +93,16 @@ def test_double_click_on_approve_decides_only_the_item_seen(qtbot, journal_path,
     idle(qtbot, window)
     assert status(journal_path, refund) == "approved"
     assert status(journal_path, email) == "pending"
-    assert "Not approved" in detail.message.text() and "just come on screen" in \
-        detail.message.text()
+    assert (
+        "Not approved" in detail.message.text() and "just come on screen" in detail.message.text()
+    )
     assert "payments.refund acct_9" in window.inbox.message.text()
     clock.step(settle.SETTLE_S)  # now it has been on screen long enough to be read
     qtbot.mouseClick(detail.approve_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: status(journal_path, email) == "approved", timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: "email.send ann@example.com" in window.inbox.message.text(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: "email.send ann@example.com" in window.inbox.message.text(), timeout=WAIT_MS
+    )
     banner = window.inbox.message.text()
     assert "payments.refund acct_9" in banner  # every item decided lately, by name
 
@@ -117,8 +127,7 @@ def test_a_double_mouse_click_lands_once(qtbot, journal_path, open_desk, agents,
     assert status(journal_path, email) == "pending"
 
 
-def test_pressing_a_twice_approves_only_the_first(qtbot, journal_path, open_desk, agents,
-                                                 clock):
+def test_pressing_a_twice_approves_only_the_first(qtbot, journal_path, open_desk, agents, clock):
     window = open_desk(journal_path)
     refund, email = two_approvals(qtbot, journal_path, agents)
     wait_row(qtbot, window, email)
@@ -131,8 +140,9 @@ def test_pressing_a_twice_approves_only_the_first(qtbot, journal_path, open_desk
     assert status(journal_path, email) == "pending"
 
 
-def test_send_answer_twice_does_not_approve_the_next_item(qtbot, journal_path, open_desk,
-                                                         agents, clock):
+def test_send_answer_twice_does_not_approve_the_next_item(
+    qtbot, journal_path, open_desk, agents, clock
+):
     window = open_desk(journal_path)
     writer = agents(journal_path, "--tool", "fs.write", "--args", '{"path": "/etc/hosts"}')
     [write] = [line.split()[1] for line in writer.wait_for(qtbot, "REQUESTED")]
@@ -158,12 +168,14 @@ def test_send_answer_twice_does_not_approve_the_next_item(qtbot, journal_path, o
         asker.stop()
 
 
-def test_banner_is_plain_text_and_closes_by_itself(qtbot, journal_path, open_desk, agents,
-                                                   clock, monkeypatch):
+def test_banner_is_plain_text_and_closes_by_itself(
+    qtbot, journal_path, open_desk, agents, clock, monkeypatch
+):
     monkeypatch.setattr(commands, "BANNER_CLOSE_MS", 300)
     window = open_desk(journal_path)
-    agent = agents(journal_path, "--tool", "<b>fs.write</b>\u202e", "--args",
-                   '{"path": "<i>/tmp/x</i>"}')
+    agent = agents(
+        journal_path, "--tool", "<b>fs.write</b>\u202e", "--args", '{"path": "<i>/tmp/x</i>"}'
+    )
     [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
     select(qtbot, window, approval_id)
     press(qtbot, window, Qt.Key.Key_A)
@@ -205,14 +217,14 @@ def delete_sessions(path: Path) -> str:
 
 
 def test_key_a_on_the_demo_delete_asks_and_cancel_keeps_it_pending(
-        qtbot, demo_template, tmp_path, open_desk, monkeypatch):
+    qtbot, demo_template, tmp_path, open_desk, monkeypatch
+):
     path = demo_copy(demo_template, tmp_path)
     approval_id = delete_sessions(path)
     window = open_desk(path)
     select(qtbot, window, approval_id)
     asked = []
-    monkeypatch.setattr(ConfirmApproval, "ask",
-                        lambda parent, what: asked.append(what) or False)
+    monkeypatch.setattr(ConfirmApproval, "ask", lambda parent, what: asked.append(what) or False)
     press(qtbot, window, Qt.Key.Key_A)
     assert len(asked) == 1
     what = asked[0]
@@ -226,8 +238,9 @@ def test_key_a_on_the_demo_delete_asks_and_cancel_keeps_it_pending(
     assert "cancelled the confirmation" in detail.message.text()
 
 
-def test_the_confirm_dialog_restates_and_defaults_to_cancel(qtbot, demo_template, tmp_path,
-                                                           open_desk, monkeypatch):
+def test_the_confirm_dialog_restates_and_defaults_to_cancel(
+    qtbot, demo_template, tmp_path, open_desk, monkeypatch
+):
     path = demo_copy(demo_template, tmp_path)
     approval_id = delete_sessions(path)
     window = open_desk(path)
@@ -239,8 +252,14 @@ def test_the_confirm_dialog_restates_and_defaults_to_cancel(qtbot, demo_template
         qtbot.addWidget(dialog)
         dialog.show()
         qtbot.waitExposed(dialog)
-        seen.append((dialog.action.toPlainText(), dialog.why.text(), dialog.cancel.isDefault(),
-                     dialog.ok.isDefault()))
+        seen.append(
+            (
+                dialog.action.toPlainText(),
+                dialog.why.text(),
+                dialog.cancel.isDefault(),
+                dialog.ok.isDefault(),
+            )
+        )
         dialog.reject()
         return False
 
@@ -253,8 +272,7 @@ def test_the_confirm_dialog_restates_and_defaults_to_cancel(qtbot, demo_template
     assert status(path, approval_id) == "pending"
 
 
-def test_which_classes_confirm_is_a_preference(qtbot, journal_path, open_desk, agents,
-                                               monkeypatch):
+def test_which_classes_confirm_is_a_preference(qtbot, journal_path, open_desk, agents, monkeypatch):
     window = open_desk(journal_path)
     asked = []
     monkeypatch.setattr(ConfirmApproval, "ask", lambda parent, what: asked.append(what) or True)
@@ -275,7 +293,8 @@ def test_which_classes_confirm_is_a_preference(qtbot, journal_path, open_desk, a
 
 # ---------------------------------------------------------------- decided elsewhere
 def test_decided_by_the_cli_in_another_process_disables_the_controls_at_once(
-        qtbot, journal_path, open_desk, agents):
+    qtbot, journal_path, open_desk, agents
+):
     import subprocess
     import sys
 
@@ -287,23 +306,37 @@ def test_decided_by_the_cli_in_another_process_disables_the_controls_at_once(
     approve = window.registry.action("inbox.approve")
     deny = window.registry.action("inbox.deny")
     assert approve.isEnabled() and deny.isEnabled() and detail.approve_button.isEnabled()
-    done = subprocess.run([sys.executable, "-m", "proctor", "approve", approval_id,
-                           "--journal", str(journal_path), "--as", "bob",
-                           "--reason", "done from the terminal"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "proctor",
+            "approve",
+            approval_id,
+            "--journal",
+            str(journal_path),
+            "--as",
+            "bob",
+            "--reason",
+            "done from the terminal",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     # the change feed brings it: no click, no key
     qtbot.waitUntil(lambda: not approve.isEnabled(), timeout=WAIT_MS)
     assert not deny.isEnabled() and not detail.approve_button.isEnabled()
     assert not any(b.isEnabled() for b in detail.scopes.buttons())
-    qtbot.waitUntil(lambda: "Approved by operator:bob at" in detail.state.text(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "Approved by operator:bob at" in detail.state.text(), timeout=WAIT_MS)
     assert "done from the terminal" in detail.state.text()
     assert window.inbox.detail.current_item().id == approval_id  # still shown, not replaced
 
 
-def test_the_runs_waiting_tab_confirms_a_risky_approval_too(qtbot, populated, open_desk,
-                                                            monkeypatch):
+def test_the_runs_waiting_tab_confirms_a_risky_approval_too(
+    qtbot, populated, open_desk, monkeypatch
+):
     from ..runs.test_runs_detail import open_run
 
     path, ids = populated
@@ -312,12 +345,16 @@ def test_the_runs_waiting_tab_confirms_a_risky_approval_too(qtbot, populated, op
     detail = open_run(qtbot, window, ids["run"])
     pending = detail.pending
     qtbot.waitUntil(lambda: pending.count() == 3, timeout=WAIT_MS)
-    row = next(r for r in range(3)
-               if pending.items.item(r).data(Qt.ItemDataRole.UserRole + 1).id == ids["hostile"])
+    row = next(
+        r
+        for r in range(3)
+        if pending.items.item(r).data(Qt.ItemDataRole.UserRole + 1).id == ids["hostile"]
+    )
     pending.list.setCurrentIndex(pending.items.index(row, 0))
     widget = pending.detail.current()
-    qtbot.waitUntil(lambda: widget.entity is not None and widget.entity.id == ids["hostile"],
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: widget.entity is not None and widget.entity.id == ids["hostile"], timeout=WAIT_MS
+    )
     asked = []
     monkeypatch.setattr(ConfirmApproval, "ask", lambda parent, what: asked.append(what) or False)
     assert pending.registry.trigger("inbox.approve")
@@ -326,8 +363,9 @@ def test_the_runs_waiting_tab_confirms_a_risky_approval_too(qtbot, populated, op
     assert status(path, ids["hostile"]) == "pending"
 
 
-def test_an_action_longer_than_the_boxes_show_always_asks(qtbot, journal_path, open_desk,
-                                                         monkeypatch):
+def test_an_action_longer_than_the_boxes_show_always_asks(
+    qtbot, journal_path, open_desk, monkeypatch
+):
     """The action box shows the first BOX_CHARS of a huge action; approving such an action
     asks first (whatever the confirm preference), and the dialog's own box is bounded too."""
     from proctor.gui.widgets.action_text import BOX_CHARS
@@ -337,9 +375,14 @@ def test_an_action_longer_than_the_boxes_show_always_asks(qtbot, journal_path, o
     with agent(journal_path, "bulk-bot") as a:
         run = a.runs.start("webshop", "Import the catalogue", agent="bulk-bot")
         tail = "; and also DROP TABLE orders"
-        huge = request(a, run.id, "fs.write", {"path": "/srv/catalogue.csv",
-                                               "body": "x" * (BOX_CHARS + 5000) + tail},
-                       "Write the catalogue.", safety_class="idempotent_write")
+        huge = request(
+            a,
+            run.id,
+            "fs.write",
+            {"path": "/srv/catalogue.csv", "body": "x" * (BOX_CHARS + 5000) + tail},
+            "Write the catalogue.",
+            safety_class="idempotent_write",
+        )
     window = open_desk(journal_path)
     window.settings.confirm = frozenset()  # nothing asks by preference
     select(qtbot, window, huge)

@@ -13,8 +13,9 @@ from .test_inbox_flow import select
 
 
 def requested(qtbot, journal_path, agents) -> tuple[object, str]:
-    agent = agents(journal_path, "--tool", "payments.refund", "--args",
-                   '{"account": "acct_9", "amount": 120}')
+    agent = agents(
+        journal_path, "--tool", "payments.refund", "--args", '{"account": "acct_9", "amount": 120}'
+    )
     [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
     return agent, approval_id
 
@@ -31,11 +32,17 @@ def held(gate: threading.Event, started: list):
     def fn():
         started.append(1)
         assert gate.wait(120)  # longer than any wait of the test: held until it opens
+
     return fn
 
 
-def test_approve_is_not_queued_behind_reads_that_hold_every_worker(qtbot, journal_path,
-                                                                   open_desk, agents, clock):  # noqa: F811
+def test_approve_is_not_queued_behind_reads_that_hold_every_worker(
+    qtbot,
+    journal_path,
+    open_desk,
+    agents,
+    clock,  # noqa: F811 - a pytest fixture, imported for its name
+):
     window = open_desk(journal_path)
     agent, approval_id = requested(qtbot, journal_path, agents)
     on_screen(qtbot, window, approval_id, clock)
@@ -54,8 +61,13 @@ def test_approve_is_not_queued_behind_reads_that_hold_every_worker(qtbot, journa
     assert line.split()[2:4] == ["approved", "operator:alice"]
 
 
-def test_approving_note_shows_only_while_the_write_is_slow(qtbot, journal_path, open_desk,
-                                                          agents, clock):  # noqa: F811
+def test_approving_note_shows_only_while_the_write_is_slow(
+    qtbot,
+    journal_path,
+    open_desk,
+    agents,
+    clock,  # noqa: F811 - a pytest fixture, imported for its name
+):
     window = open_desk(journal_path)
     _agent, approval_id = requested(qtbot, journal_path, agents)
     detail = on_screen(qtbot, window, approval_id, clock)
@@ -70,13 +82,20 @@ def test_approving_note_shows_only_while_the_write_is_slow(qtbot, journal_path, 
     finally:
         gate.set()
     qtbot.waitUntil(lambda: status(journal_path, approval_id) == "approved", timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: "payments.refund acct_9" in window.inbox.message.text(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: "payments.refund acct_9" in window.inbox.message.text(), timeout=WAIT_MS
+    )
     assert "Approving" not in detail.message.text()
 
 
-def test_enablement_asks_for_the_targets_once_per_refresh(qtbot, journal_path, open_desk,
-                                                         agents, clock, monkeypatch):  # noqa: F811
+def test_enablement_asks_for_the_targets_once_per_refresh(
+    qtbot,
+    journal_path,
+    open_desk,
+    agents,
+    clock,  # noqa: F811 - a pytest fixture, imported for its name
+    monkeypatch,
+):
     window = open_desk(journal_path)
     _agent, approval_id = requested(qtbot, journal_path, agents)
     on_screen(qtbot, window, approval_id, clock)
@@ -90,9 +109,13 @@ def test_enablement_asks_for_the_targets_once_per_refresh(qtbot, journal_path, o
     assert len(asked) == 2
 
 
-def test_closing_the_window_never_drops_a_decision_waiting_on_the_lane(qtbot, journal_path,
-                                                                       open_desk, agents,
-                                                                       clock):  # noqa: F811
+def test_closing_the_window_never_drops_a_decision_waiting_on_the_lane(
+    qtbot,
+    journal_path,
+    open_desk,
+    agents,
+    clock,  # noqa: F811 - a pytest fixture, imported for its name
+):
     """The operator approves while an earlier write still runs, then closes the window: the
     journal closes after the approval is committed, never before it ran."""
     window = open_desk(journal_path)
@@ -106,8 +129,7 @@ def test_closing_the_window_never_drops_a_decision_waiting_on_the_lane(qtbot, jo
         window.close()
     finally:
         gate.set()
-    qtbot.waitUntil(lambda: window.journal.calls.closed and runner.pending() == 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.journal.calls.closed and runner.pending() == 0, timeout=WAIT_MS)
     assert status(journal_path, approval_id) == "approved"
     [line] = agent.wait_for(qtbot, "STATUS")
     assert line.split()[2:4] == ["approved", "operator:alice"]

@@ -51,7 +51,8 @@ def test_keyboard_deny_with_typed_reason(qtbot, journal_path, open_desk, agents)
     window = open_desk(journal_path)
     agent = agents(journal_path)
     [approval_id] = agent.requested() or [
-        line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
+        line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")
+    ]
     select(qtbot, window, approval_id)
     reason_box = window.inbox.detail.current().reason
     qtbot.keyClicks(reason_box, "staging is frozen")
@@ -68,16 +69,16 @@ def test_deny_without_reason_asks_for_one(qtbot, journal_path, open_desk, agents
     [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
     select(qtbot, window, approval_id)
     asked = []
-    monkeypatch.setattr(ReasonDialog, "ask",
-                        lambda *a, **k: asked.append(a) or "not during the freeze")
+    monkeypatch.setattr(
+        ReasonDialog, "ask", lambda *a, **k: asked.append(a) or "not during the freeze"
+    )
     press(qtbot, window, Qt.Key.Key_D)
     [status] = agent.wait_for(qtbot, "STATUS")
     assert len(asked) == 1
     assert "denied" in status and status.endswith("not during the freeze")
 
 
-def test_snooze_hides_until_woken_then_approve(qtbot, journal_path, open_desk, agents,
-                                               monkeypatch):
+def test_snooze_hides_until_woken_then_approve(qtbot, journal_path, open_desk, agents, monkeypatch):
     window = open_desk(journal_path)
     agent = agents(journal_path)
     [approval_id] = [line.split()[1] for line in agent.wait_for(qtbot, "REQUESTED")]
@@ -102,8 +103,11 @@ def test_bulk_approve_confirms_the_count(qtbot, journal_path, open_desk, agents,
     for approval_id in ids:
         wait_row(qtbot, window, approval_id)
     confirmations = []
-    monkeypatch.setattr(BulkDecisionDialog, "exec", lambda dialog: confirmations.append(
-        dialog.windowTitle()) or QDialog.DialogCode.Accepted)
+    monkeypatch.setattr(
+        BulkDecisionDialog,
+        "exec",
+        lambda dialog: confirmations.append(dialog.windowTitle()) or QDialog.DialogCode.Accepted,
+    )
     window.inbox.set_current_row(0)
     for _ in ids:
         press(qtbot, window, Qt.Key.Key_X)
@@ -124,8 +128,11 @@ def test_bulk_cancelled_decides_nothing(qtbot, journal_path, open_desk, agents, 
     for approval_id in ids:
         wait_row(qtbot, window, approval_id)
     asked = []
-    monkeypatch.setattr(BulkDecisionDialog, "exec",
-                        lambda dialog: asked.append(dialog) or QDialog.DialogCode.Rejected)
+    monkeypatch.setattr(
+        BulkDecisionDialog,
+        "exec",
+        lambda dialog: asked.append(dialog) or QDialog.DialogCode.Rejected,
+    )
     window.inbox.table.selectAll()
     press(qtbot, window, Qt.Key.Key_A)
     qtbot.waitUntil(lambda: len(asked) == 1, timeout=WAIT_MS)
@@ -148,8 +155,7 @@ def typed_then_bob_decides(qtbot, journal_path, window, agents):
     return agent, approval_id, detail
 
 
-def test_stale_click_after_second_operator_keeps_reason(qtbot, journal_path, open_desk,
-                                                         agents):
+def test_stale_click_after_second_operator_keeps_reason(qtbot, journal_path, open_desk, agents):
     window = open_desk(journal_path)
     agent, approval_id, detail = typed_then_bob_decides(qtbot, journal_path, window, agents)
     watcher = window.services.watcher
@@ -174,22 +180,24 @@ def test_stale_click_after_expiry_keeps_reason(qtbot, journal_path, open_desk, a
     assert expire_later(journal_path) == 1  # expires while the operator looks at it
     [status] = agent.wait_for(qtbot, "STATUS")
     assert status.split()[2] == "expired"
-    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"approval:{approval_id}") < 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: window.inbox.model.row_of(f"approval:{approval_id}") < 0, timeout=WAIT_MS
+    )
     qtbot.waitUntil(lambda: detail.state.text().startswith("Expired"), timeout=WAIT_MS)
     assert window.inbox.detail.current_item().id == approval_id
     # the desk saw the expiry: Approve is off at once (issue 16), and a press does nothing
-    qtbot.waitUntil(lambda: not window.registry.action("inbox.approve").isEnabled(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: not window.registry.action("inbox.approve").isEnabled(), timeout=WAIT_MS
+    )
     press(qtbot, window, Qt.Key.Key_A)
     qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
     assert detail.reason.toPlainText() == "ok once"
     assert not agent.found("CONSUMED")
 
 
-def test_stale_click_refused_after_the_desk_saw_the_other_decision(qtbot, journal_path,
-                                                                    open_desk, agents,
-                                                                    monkeypatch):
+def test_stale_click_refused_after_the_desk_saw_the_other_decision(
+    qtbot, journal_path, open_desk, agents, monkeypatch
+):
     """The click is on its way when the desk sees that bob decided: the item stays shown
     (the desk cannot know yet whose decision it was), and the refusal lands next to the
     operator's reason."""

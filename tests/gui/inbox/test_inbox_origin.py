@@ -11,21 +11,39 @@ from proctor.gui.widgets.delegates import SECOND_LINE_ROLE
 
 from ..conftest import WAIT_MS
 
-HOSTILE = {"runtime": "mcp", "process": "refund_agent\x1b]0;owned\x07\u202eexe.txt",
-           "pid": 4242, "host": "build-7", "tool": "request_approval",
-           "client": "refund-bot 1.0"}
+HOSTILE = {
+    "runtime": "mcp",
+    "process": "refund_agent\x1b]0;owned\x07\u202eexe.txt",
+    "pid": 4242,
+    "host": "build-7",
+    "tool": "request_approval",
+    "client": "refund-bot 1.0",
+}
 
 
 def file_items(path) -> dict[str, str]:
     with Journal.open(path, actor=Actor.agent("refund-bot")) as agent:
         run = agent.runs.start("shop", "refunds")
-        a = agent.approvals.request(run.id, {"tool": "refund", "args": {"amount": 1}},
-                                    reason="charged twice", origin=HOSTILE)
-        q = agent.questions.ask(run.id, "question", "Which account?",
-                                   origin={"runtime": "langgraph", "tool": "interrupt"})
+        a = agent.approvals.request(
+            run.id,
+            {"tool": "refund", "args": {"amount": 1}},
+            reason="charged twice",
+            origin=HOSTILE,
+        )
+        q = agent.questions.ask(
+            run.id,
+            "question",
+            "Which account?",
+            origin={"runtime": "langgraph", "tool": "interrupt"},
+        )
         entry = agent.memory.add("project", "shop", "region", "eu-west")
-        m = agent.memory.record_conflict(entry.id, "us-east", incoming_source="sync",
-                                         run_id=run.id, origin={"runtime": "pydantic-ai"})
+        m = agent.memory.record_conflict(
+            entry.id,
+            "us-east",
+            incoming_source="sync",
+            run_id=run.id,
+            origin={"runtime": "pydantic-ai"},
+        )
     return {"approval": a.id, "question": q.id, "conflict": m.id}
 
 
@@ -34,9 +52,14 @@ def show(qtbot, window, kind: str, item_id: str):
     key = f"{kind}:{item_id}"
     qtbot.waitUntil(lambda: inbox.model.row_of(key) >= 0, timeout=WAIT_MS)
     inbox.set_current_row(inbox.model.row_of(key))
-    qtbot.waitUntil(lambda: inbox.detail.current() is not None
-                    and inbox.detail.current().item is not None
-                    and inbox.detail.current().item.id == item_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            inbox.detail.current() is not None
+            and inbox.detail.current().item is not None
+            and inbox.detail.current().item.id == item_id
+        ),
+        timeout=WAIT_MS,
+    )
     return inbox.detail.current()
 
 
@@ -50,8 +73,9 @@ def test_every_item_says_where_it_came_from(qtbot, journal_path, open_desk):
     assert "as the agent reports it" in text
     assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
     assert "\\x1b]0;owned\\x07\\u202eexe.txt" in text  # shown as escapes, never obeyed
-    assert detail.origin.isVisibleTo(detail) and detail.origin.textFormat() == \
-        Qt.TextFormat.PlainText
+    assert (
+        detail.origin.isVisibleTo(detail) and detail.origin.textFormat() == Qt.TextFormat.PlainText
+    )
 
     model = window.inbox.model
     index = model.index(model.row_of(f"approval:{ids['approval']}"), COL_SUMMARY)

@@ -27,11 +27,13 @@ def rewrite_action(path, approval_id: str, action: dict) -> None:
     """What a same-user process can do: drop the triggers, rewrite the row."""
     conn = sqlite3.connect(str(path), isolation_level=None)
     try:
-        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")\
-                .fetchall():
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+        ).fetchall():
             conn.execute(f'DROP TRIGGER "{name}"')
-        conn.execute("UPDATE approvals SET action = ? WHERE id = ?",
-                     (canonical_json(action), approval_id))
+        conn.execute(
+            "UPDATE approvals SET action = ? WHERE id = ?", (canonical_json(action), approval_id)
+        )
     finally:
         conn.close()
 
@@ -41,14 +43,18 @@ def show(qtbot, window, approval_id: str):
     key = f"approval:{approval_id}"
     qtbot.waitUntil(lambda: inbox.model.row_of(key) >= 0, timeout=WAIT_MS)
     inbox.set_current_row(inbox.model.row_of(key))
-    qtbot.waitUntil(lambda: inbox.detail.current() is not None
-                    and inbox.detail.current().entity is not None
-                    and inbox.detail.current().entity.id == approval_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            inbox.detail.current() is not None
+            and inbox.detail.current().entity is not None
+            and inbox.detail.current().entity.id == approval_id
+        ),
+        timeout=WAIT_MS,
+    )
     return inbox.detail.current()
 
 
-def test_a_tampered_approval_is_shown_as_such_and_cannot_be_decided(qtbot, journal_path,
-                                                                   open_desk):
+def test_a_tampered_approval_is_shown_as_such_and_cannot_be_decided(qtbot, journal_path, open_desk):
     approval_id = request(journal_path, RM)
     rewrite_action(journal_path, approval_id, LS)  # the operator would see `ls`
     window = open_desk(journal_path)
@@ -82,5 +88,6 @@ def test_an_honest_approval_next_to_it_is_still_decidable(qtbot, journal_path, o
     assert detail.approve_button.isEnabled()
     assert window.registry.trigger("inbox.approve")
     with Journal.open(journal_path, actor=Actor.operator("check")) as j:
-        qtbot.waitUntil(lambda: j.approvals.get(honest_id).status.value == "approved",
-                        timeout=WAIT_MS)
+        qtbot.waitUntil(
+            lambda: j.approvals.get(honest_id).status.value == "approved", timeout=WAIT_MS
+        )

@@ -34,8 +34,14 @@ def open_in_inbox(qtbot, window, qid: str):
     qtbot.waitUntil(lambda: model.row_of(f"question:{qid}") >= 0, timeout=WAIT_MS)
     window.inbox.set_current_row(model.row_of(f"question:{qid}"))
     pane = window.inbox.detail
-    qtbot.waitUntil(lambda: pane.current() is not None and pane.current().entity is not None
-                    and pane.current().entity.id == qid, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            pane.current() is not None
+            and pane.current().entity is not None
+            and pane.current().entity.id == qid
+        ),
+        timeout=WAIT_MS,
+    )
     return pane.current()
 
 
@@ -50,14 +56,23 @@ def test_opening_a_question_in_the_inbox_marks_it_presented_once(qtbot, populate
     window = open_desk(path)
     detail = open_in_inbox(qtbot, window, qid)
     qtbot.waitUntil(lambda: status(path, qid) == "presented", timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: "seen by operator:alice at" in detail.facts.text()
-                    and detail.entity.status.value == "presented", timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            "seen by operator:alice at" in detail.facts.text()
+            and detail.entity.status.value == "presented"
+        ),
+        timeout=WAIT_MS,
+    )
     [event] = presented_events(path, ids["run"], qid)
     assert event.actor == "operator:alice"
     select_item(qtbot, window, f"approval:{ids['approval']}")  # away and back again
-    qtbot.waitUntil(lambda: window.inbox.detail.current().entity is not None
-                    and window.inbox.detail.current().entity.id == ids["approval"],
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            window.inbox.detail.current().entity is not None
+            and window.inbox.detail.current().entity.id == ids["approval"]
+        ),
+        timeout=WAIT_MS,
+    )
     detail = open_in_inbox(qtbot, window, qid)
     qtbot.waitUntil(lambda: "seen by operator:alice" in detail.facts.text(), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
@@ -74,8 +89,7 @@ def test_opening_a_question_in_the_inbox_marks_it_presented_once(qtbot, populate
     assert answered.response == {"choice": "USD"} and answered.resolved_by == "operator:alice"
 
 
-def test_the_runs_waiting_tab_marks_it_only_when_the_question_is_shown(
-        qtbot, populated, open_desk):
+def test_the_runs_waiting_tab_marks_it_only_when_the_question_is_shown(qtbot, populated, open_desk):
     path, ids = populated
     qid = ids["question"]
     window = open_desk(path)
@@ -86,8 +100,7 @@ def test_the_runs_waiting_tab_marks_it_only_when_the_question_is_shown(
     row = next(r for r in range(3) if pending.items.item(r).data(ITEM_ROLE).id == qid)
     pending.list.setCurrentIndex(pending.items.index(row, 0))  # chosen, tab not shown yet
     widget = pending.detail.current()
-    qtbot.waitUntil(lambda: widget.entity is not None and widget.entity.id == qid,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: widget.entity is not None and widget.entity.id == qid, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
     assert status(path, qid) == "requested"  # loaded on a hidden tab: nobody saw it
     detail.tabs.setCurrentWidget(pending)

@@ -34,8 +34,7 @@ def test_the_budget_is_a_preference_that_survives_a_restart(qtbot, tmp_path, set
     assert settings.memory_token_limit == DEFAULT_TOKEN_LIMIT
 
 
-def test_applying_a_budget_re_measures_the_scope_tree(qtbot, journal_path, open_desk,
-                                                      settings):
+def test_applying_a_budget_re_measures_the_scope_tree(qtbot, journal_path, open_desk, settings):
     with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
         a.memory.add("project", "shop", "Style", "Four spaces, no tabs, " * 40)
     window = open_desk(journal_path)
@@ -46,8 +45,7 @@ def test_applying_a_budget_re_measures_the_scope_tree(qtbot, journal_path, open_
         index = tree._find(key_of(MemoryScope.PROJECT, "shop"))
         return index.siblingAtColumn(2).data() if index is not None and index.isValid() else ""
 
-    qtbot.waitUntil(lambda: tree.usage_of(MemoryScope.PROJECT, "shop") is not None,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: tree.usage_of(MemoryScope.PROJECT, "shop") is not None, timeout=WAIT_MS)
     assert budget_text().endswith("/ 8.0k")
     window.apply_preferences(Prefs("system", True, True, memory_tokens=100))
     qtbot.waitUntil(lambda: budget_text().endswith("/ 100"), timeout=WAIT_MS)

@@ -16,15 +16,24 @@ PROPOSED = "Deploys happen on Tuesdays, except during the release freeze."
 def ask_change(path, *, stale_before: bool = True, **extra) -> tuple[str, str]:
     with agent(path, "coder") as a:
         run = a.runs.start("webshop", "Learn the deploy rules", agent="coder")
-        entry = a.memory.add("project", "webshop", "Deploy days", "Deploys happen on Tuesdays.",
-                             run_id=run.id)
+        entry = a.memory.add(
+            "project", "webshop", "Deploy days", "Deploys happen on Tuesdays.", run_id=run.id
+        )
     with Journal.open(path, actor=Actor.operator("bob")) as bob:  # changed since the agent read it
         bob.memory.replace(entry.id, NOW, expected_version=entry.version, reason="thursdays too")
     with agent(path, "coder") as a:
-        qid = a.questions.ask(run.id, "memory_change_review", "Update what I remember?",
-                                 request={"entry_id": entry.id, "title": "Deploy days",
-                                          "before": "Deploys happen on Tuesdays." if stale_before
-                                          else NOW, "after": PROPOSED, **extra}).id
+        qid = a.questions.ask(
+            run.id,
+            "memory_change_review",
+            "Update what I remember?",
+            request={
+                "entry_id": entry.id,
+                "title": "Deploy days",
+                "before": "Deploys happen on Tuesdays." if stale_before else NOW,
+                "after": PROPOSED,
+                **extra,
+            },
+        ).id
     return qid, entry.id
 
 
@@ -33,17 +42,27 @@ def open_material(qtbot, window, qid: str):
     qtbot.waitUntil(lambda: model.row_of(f"question:{qid}") >= 0, timeout=WAIT_MS)
     window.inbox.set_current_row(model.row_of(f"question:{qid}"))
     pane = window.inbox.detail
-    qtbot.waitUntil(lambda: pane.current() is not None and pane.current().view is not None
-                    and pane.current().entity is not None and pane.current().entity.id == qid,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            pane.current() is not None
+            and pane.current().view is not None
+            and pane.current().entity is not None
+            and pane.current().entity.id == qid
+        ),
+        timeout=WAIT_MS,
+    )
     material = pane.current().view.material
     qtbot.waitUntil(lambda: material.change is not None, timeout=WAIT_MS)
     return material
 
 
 def test_memory_change_is_a_diff_against_the_entry_now(qtbot, journal_path, open_desk):
-    qid, _entry_id = ask_change(journal_path, trust="model_inferred", sensitivity="personal",
-                                source="coder's summary of the wiki")
+    qid, _entry_id = ask_change(
+        journal_path,
+        trust="model_inferred",
+        sensitivity="personal",
+        source="coder's summary of the wiki",
+    )
     window = open_desk(journal_path)
     material = open_material(qtbot, window, qid)
     assert material.current.text() == NOW  # the entry now, not the agent's stale "before"

@@ -32,8 +32,11 @@ def expected(dark: bool) -> dict[str, set[str]]:
 
 
 def pixels(image: QImage) -> set[str]:
-    return {QColor(image.pixel(x, y)).name() for x in range(image.width())
-            for y in range(image.height())}
+    return {
+        QColor(image.pixel(x, y)).name()
+        for x in range(image.width())
+        for y in range(image.height())
+    }
 
 
 @pytest.fixture
@@ -73,8 +76,15 @@ def test_over_budget_tokens_are_readable_after_a_theme_switch(qtbot, theme):
     tree = ScopeTree()
     qtbot.addWidget(tree)
     tree.show()
-    big = ScopeUsage(scope=MemoryScope.PROJECT, scope_key="shop", entries=3, removed=0,
-                     pinned=0, chars=4000, conflicts=0)
+    big = ScopeUsage(
+        scope=MemoryScope.PROJECT,
+        scope_key="shop",
+        entries=3,
+        removed=0,
+        pinned=0,
+        chars=4000,
+        conflicts=0,
+    )
     tree.set_usage([big], 100)
 
     def over_colour() -> str:  # the rows are rebuilt: find the row each time
@@ -92,8 +102,7 @@ def test_memory_conflict_in_the_dark_theme(qtbot, tmp_path: Path, open_desk, the
     path = tmp_path / "journal.db"
     with Journal.open(path, actor=Actor.agent("coder")) as agent:
         entry = agent.memory.add("project", "shop", "Deploy day", LOCAL, kind="constraint")
-        item = agent.memory.record_conflict(entry.id, INCOMING,
-                                            incoming_source="sync from laptop")
+        item = agent.memory.record_conflict(entry.id, INCOMING, incoming_source="sync from laptop")
     window = open_desk(path)
     window.resize(1280, 800)
     window.go("memory")
@@ -101,11 +110,12 @@ def test_memory_conflict_in_the_dark_theme(qtbot, tmp_path: Path, open_desk, the
     review = window.memory.review
     assert backgrounds(review.local.document()) == {DELETE: expected(False)[DELETE]}
     theme.apply(ThemeMode.DARK)
-    qtbot.waitUntil(lambda: review.local.palette().base().color().lightness() < 80,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: review.local.palette().base().color().lightness() < 80, timeout=WAIT_MS)
     for view, op in ((review.local, DELETE), (review.incoming, INSERT)):
-        qtbot.waitUntil(lambda v=view, o=op: backgrounds(v.document()) == {o: expected(True)[o]},
-                        timeout=WAIT_MS)
+        qtbot.waitUntil(
+            lambda v=view, o=op: backgrounds(v.document()) == {o: expected(True)[o]},
+            timeout=WAIT_MS,
+        )
         seen = pixels(view.viewport().grab().toImage())
         assert expected(True)[op] <= seen  # the dark highlight is what is painted
         assert not expected(False)[op] & seen  # and no light one is left

@@ -45,15 +45,23 @@ def test_one_word_changed_is_one_highlight():
 NFD = unicodedata.normalize("NFD", "café crème"), unicodedata.normalize("NFD", "café brûlée")
 
 
-@pytest.mark.parametrize(("old", "new", "expected"), [
-    ("Grüße aus Köln", "Grüße aus Zürich", [(DELETE, "Köln"), (INSERT, "Zürich")]),
-    ("会议在东京举行", "会议在京都举行", None),  # no spaces: the run is one word
-    ("status 👍 ok", "status 👍🏽 ok", [(DELETE, "👍"), (INSERT, "👍🏽")]),
-    ("dev 👩‍💻 here", "dev 👩‍🔬 here", [(DELETE, "👩‍💻"), (INSERT, "👩‍🔬")]),
-    ("שלום עולם", "שלום לכולם", [(DELETE, "עולם"), (INSERT, "לכולם")]),
-    (*NFD, [(DELETE, unicodedata.normalize("NFD", "crème")),
-            (INSERT, unicodedata.normalize("NFD", "brûlée"))]),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("Grüße aus Köln", "Grüße aus Zürich", [(DELETE, "Köln"), (INSERT, "Zürich")]),
+        ("会议在东京举行", "会议在京都举行", None),  # no spaces: the run is one word
+        ("status 👍 ok", "status 👍🏽 ok", [(DELETE, "👍"), (INSERT, "👍🏽")]),
+        ("dev 👩‍💻 here", "dev 👩‍🔬 here", [(DELETE, "👩‍💻"), (INSERT, "👩‍🔬")]),
+        ("שלום עולם", "שלום לכולם", [(DELETE, "עולם"), (INSERT, "לכולם")]),
+        (
+            *NFD,
+            [
+                (DELETE, unicodedata.normalize("NFD", "crème")),
+                (INSERT, unicodedata.normalize("NFD", "brûlée")),
+            ],
+        ),
+    ],
+)
 def test_unicode_is_diffed_by_whole_words_and_graphemes(old, new, expected):
     pieces = exact(old, new)
     if expected is not None:
@@ -66,10 +74,18 @@ def test_combining_marks_stay_on_their_letter():
     assert changes(pieces) == [(DELETE, old), (INSERT, new)]  # one word, never a lone accent
 
 
-@pytest.mark.parametrize(("old", "new"), [
-    ("a b", "a  b"), ("a b", "a\tb"), ("line\n", "line"), ("x\ny\n", "x\n\ny\n"),
-    ("trailing", "trailing   "), ("a\r\nb", "a\nb"), ("  lead", "lead"),
-])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("a b", "a  b"),
+        ("a b", "a\tb"),
+        ("line\n", "line"),
+        ("x\ny\n", "x\n\ny\n"),
+        ("trailing", "trailing   "),
+        ("a\r\nb", "a\nb"),
+        ("  lead", "lead"),
+    ],
+)
 def test_whitespace_only_changes_are_exact_and_marked(old, new):
     pieces = exact(old, new)
     assert whitespace_only(pieces)
@@ -86,8 +102,7 @@ def test_identical_and_empty_texts():
 
 def long_text(rng: random.Random, words: int, line_every: int | None) -> str:
     letters = "abcdefghijklmnopqrstuvwxyzäöü"
-    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9)))
-             for _ in range(4000)]
+    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(4000)]
     out = []
     for n in range(words):
         out.append(rng.choice(vocab))
@@ -124,8 +139,7 @@ def test_long_lines_are_cut_at_content_defined_places():
 
 def test_view_highlights_exactly_the_changed_words(qtbot):
     pieces = exact("keep this line\nold word here\n", "keep this line\nnew word here\n\n")
-    both, left, right = DiffView("both"), DiffView("old", side="old"), DiffView("new",
-                                                                               side="new")
+    both, left, right = DiffView("both"), DiffView("old", side="old"), DiffView("new", side="new")
     for view in (both, left, right):
         qtbot.addWidget(view)
         view.show_pieces(pieces)

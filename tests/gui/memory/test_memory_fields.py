@@ -23,14 +23,25 @@ def rows(model) -> dict[str, tuple[str, str, bool]]:
     return out
 
 
-def test_field_differences_show_and_take_incoming_applies_them(qtbot, journal_path,
-                                                               open_desk):
+def test_field_differences_show_and_take_incoming_applies_them(qtbot, journal_path, open_desk):
     with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
-        entry = a.memory.add("project", "shop", "Deploy day", "deploys on Tuesday",
-                             kind="fact", priority=1, trust="agent_observed")
+        entry = a.memory.add(
+            "project",
+            "shop",
+            "Deploy day",
+            "deploys on Tuesday",
+            kind="fact",
+            priority=1,
+            trust="agent_observed",
+        )
         item = a.memory.record_conflict(
-            entry.id, "deploys on Thursday", incoming_source="sync from laptop",
-            incoming_kind="decision", incoming_priority=1, incoming_trust="user_confirmed")
+            entry.id,
+            "deploys on Thursday",
+            incoming_source="sync from laptop",
+            incoming_kind="decision",
+            incoming_priority=1,
+            incoming_trust="user_confirmed",
+        )
     window = open_desk(journal_path)
     window.go("memory")
     page = window.memory
@@ -46,15 +57,21 @@ def test_field_differences_show_and_take_incoming_applies_them(qtbot, journal_pa
     with store(journal_path) as j:
         got = j.memory.get(entry.id)
         assert (got.content, got.kind, got.priority, got.trust.value, got.confirmed) == (
-            "deploys on Thursday", "decision", 1, "user_confirmed", True)
+            "deploys on Thursday",
+            "decision",
+            1,
+            "user_confirmed",
+            True,
+        )
         assert len(j.memory.history(entry.id)) == 2
 
 
 def test_an_incoming_sensitivity_masks_both_versions(qtbot, journal_path, open_desk):
     with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
         entry = a.memory.add("user", "bob", "Bob's phone", "ask bob", sensitivity="normal")
-        item = a.memory.record_conflict(entry.id, "+1 555 0199", incoming_source="sync",
-                                        incoming_sensitivity="personal")
+        item = a.memory.record_conflict(
+            entry.id, "+1 555 0199", incoming_source="sync", incoming_sensitivity="personal"
+        )
     window = open_desk(journal_path)
     window.go("memory")
     page = window.memory
@@ -76,8 +93,9 @@ def shown(page) -> list[str]:
 
 def test_last_used_sort_follows_the_agents_reads(qtbot, journal_path, open_desk):
     clock = iter(range(1_000, 10_000, 10))
-    with Journal.open(journal_path, actor=Actor.agent("coder"),
-                      clock=lambda: float(next(clock))) as a:
+    with Journal.open(
+        journal_path, actor=Actor.agent("coder"), clock=lambda: float(next(clock))
+    ) as a:
         ids = [a.memory.add("project", "shop", f"Rule {n}", f"rule {n}").id for n in range(4)]
         a.memory.mark_used([ids[2]])
         a.memory.mark_used([ids[0]])
@@ -88,10 +106,14 @@ def test_last_used_sort_follows_the_agents_reads(qtbot, journal_path, open_desk)
     expected_head = [ids[0], ids[2]]
     qtbot.waitUntil(lambda: shown(page)[:2] == expected_head, timeout=WAIT_MS)
     column = page.model.headerData  # the "Last used" column says "never" for unread ones
-    used_col = next(c for c in range(page.model.columnCount())
-                    if column(c, Qt.Orientation.Horizontal) == "Last used")
-    assert {page.model.index(page.model.row_of(i), used_col).data()
-            for i in (ids[1], ids[3])} == {"never"}
+    used_col = next(
+        c
+        for c in range(page.model.columnCount())
+        if column(c, Qt.Orientation.Horizontal) == "Last used"
+    )
+    assert {page.model.index(page.model.row_of(i), used_col).data() for i in (ids[1], ids[3])} == {
+        "never"
+    }
     with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
         a.memory.mark_used([ids[3]])  # now (real clock) is after every stamp above
     qtbot.waitUntil(lambda: shown(page)[:3] == [ids[3], *expected_head], timeout=WAIT_MS)
@@ -110,14 +132,15 @@ def test_history_names_the_run_event_of_each_change(qtbot, journal_path, open_de
     page = window.memory
     open_entry(qtbot, page, entry.id)
     history = page.entry.history
-    source = [history.index(r, history.columnCount() - 1).data()
-              for r in range(history.rowCount())]
+    source = [history.index(r, history.columnCount() - 1).data() for r in range(history.rowCount())]
     assert all(s is not None for s in sequences)
     assert source == [f"run {run.id[:12]}… · event #{s}" for s in sequences]
     assert page.entry.change_run_button.text().endswith(f"(event #{sequences[-1]})")
     qtbot.mouseClick(page.entry.change_run_button, LEFT)
     assert window.current_page_id() == "runs"  # the run opens at that change's event
     events = window.runs.detail.events_pane
-    qtbot.waitUntil(lambda: events.detail.shown is not None
-                    and events.detail.shown.sequence == sequences[-1], timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: events.detail.shown is not None and events.detail.shown.sequence == sequences[-1],
+        timeout=WAIT_MS,
+    )
     assert events.detail.shown.type == "memory.changed"

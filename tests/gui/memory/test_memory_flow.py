@@ -22,9 +22,14 @@ def agent_main(path: str) -> int:
     """Two agents write one entry; the stale writer records a conflict (as a sync would)."""
     researcher = Journal.open(path, actor=Actor.agent("researcher"))
     run = researcher.runs.start("shop", "learn the deploy rules", agent="researcher")
-    entry = researcher.memory.add("project", "shop", "Deploy window",
-                                  "Deploys happen on Tuesday.\nNever on Friday.\n",
-                                  run_id=run.id, reason="read the runbook")
+    entry = researcher.memory.add(
+        "project",
+        "shop",
+        "Deploy window",
+        "Deploys happen on Tuesday.\nNever on Friday.\n",
+        run_id=run.id,
+        reason="read the runbook",
+    )
     with Journal.open(path, actor=Actor.agent("planner")) as planner:
         planner.memory.replace(entry.id, LOCAL, expected_version=1, reason="freeze added")
     try:
@@ -32,8 +37,12 @@ def agent_main(path: str) -> int:
     except errors.StaleVersion:
         current = researcher.memory.get(entry.id)
         item = researcher.memory.record_conflict(
-            entry.id, INCOMING, incoming_source=f"researcher (run {run.id})", run_id=run.id,
-            local_version=current.version)
+            entry.id,
+            INCOMING,
+            incoming_source=f"researcher (run {run.id})",
+            run_id=run.id,
+            local_version=current.version,
+        )
         print(f"CONFLICT {item.id} {entry.id}", flush=True)
     researcher.close()
     return 0
@@ -55,8 +64,12 @@ LEFT = Qt.MouseButton.LeftButton
 
 
 def run_agent(qtbot, path: Path) -> list[str]:
-    proc = subprocess.Popen([sys.executable, __file__, str(path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     qtbot.waitUntil(lambda: proc.poll() is not None, timeout=WAIT_MS)
     out = proc.stdout.read() if proc.stdout else ""
     assert proc.returncode == 0, out
@@ -77,22 +90,26 @@ def store(path: Path) -> Journal:
 
 def facts(path: Path, entry_id: str, item_id: str) -> dict:
     with store(path) as j:
-        return {"entry": j.memory.get(entry_id), "history": j.memory.history(entry_id),
-                "audit": j.audit.count(), "item": j.memory.conflict(item_id),
-                "item_audit": j.audit.for_entity(item_id),
-                "decisions": j.approvals.decisions(item_id)}
+        return {
+            "entry": j.memory.get(entry_id),
+            "history": j.memory.history(entry_id),
+            "audit": j.audit.count(),
+            "item": j.memory.conflict(item_id),
+            "item_audit": j.audit.for_entity(item_id),
+            "decisions": j.approvals.decisions(item_id),
+        }
 
 
 def test_agent_conflict_merged_at_the_desk_and_a_stale_desk_is_refused(
-        qtbot, journal_path, open_desk):
+    qtbot, journal_path, open_desk
+):
     alice, bob = open_desk(journal_path, "alice"), open_desk(journal_path, "bob")
     for window in (alice, bob):
         window.go("memory")
     _, item_id, entry_id = run_agent(qtbot, journal_path)
     for window in (alice, bob):  # both desks were open before the agent wrote: live
         open_conflict(qtbot, window.memory, item_id)
-    qtbot.waitUntil(lambda: alice.inbox.model.row_of(f"conflict:{item_id}") >= 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: alice.inbox.model.row_of(f"conflict:{item_id}") >= 0, timeout=WAIT_MS)
     bob.services.watcher.pause()  # bob clicks before his desk has seen alice's decision
     before = facts(journal_path, entry_id, item_id)
     review = alice.memory.review
@@ -111,10 +128,13 @@ def test_agent_conflict_merged_at_the_desk_and_a_stale_desk_is_refused(
     after = facts(journal_path, entry_id, item_id)
     assert after["entry"].content == MERGED
     assert after["entry"].version == before["entry"].version + 1
-    new = after["history"][len(before["history"]):]
+    new = after["history"][len(before["history"]) :]
     assert len(new) == 1
     assert (new[0].operation, new[0].actor, new[0].version) == (
-        "reconcile_merged", "operator:alice", before["entry"].version + 1)
+        "reconcile_merged",
+        "operator:alice",
+        before["entry"].version + 1,
+    )
     assert (new[0].before_content, new[0].after_content) == (LOCAL, MERGED)
     assert new[0].reason == "Thursday is right; the freeze stays"
     assert after["audit"] == before["audit"] + 1
@@ -128,18 +148,24 @@ def test_agent_conflict_merged_at_the_desk_and_a_stale_desk_is_refused(
     assert stale.is_pending()
     qtbot.keyClicks(stale.reason, "take theirs")
     qtbot.mouseClick(stale.take_button, LEFT)
-    qtbot.waitUntil(lambda: "already merged by operator:alice" in bob.memory.message.text(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: "already merged by operator:alice" in bob.memory.message.text(), timeout=WAIT_MS
+    )
     qtbot.waitUntil(lambda: not stale.is_pending(), timeout=WAIT_MS)
     assert stale.state.text().startswith("Merged by operator:alice")
     assert not stale.take_button.isEnabled()
     again = facts(journal_path, entry_id, item_id)
     assert (again["entry"], again["history"], again["audit"], again["decisions"]) == (
-        after["entry"], after["history"], after["audit"], after["decisions"])
+        after["entry"],
+        after["history"],
+        after["audit"],
+        after["decisions"],
+    )
 
 
 def test_entry_changed_while_reviewing_is_shown_and_never_overwritten(
-        qtbot, journal_path, open_desk):
+    qtbot, journal_path, open_desk
+):
     window = open_desk(journal_path)
     window.go("memory")
     _, item_id, entry_id = run_agent(qtbot, journal_path)
@@ -155,12 +181,13 @@ def test_entry_changed_while_reviewing_is_shown_and_never_overwritten(
     assert "Hotfixes" in review.local.text()
     window.services.watcher.pause()  # the next change lands between look and click
     with Journal.open(journal_path, actor=Actor.agent("planner")) as planner:
-        planner.memory.replace(entry_id, "Rewritten by a third agent.\n",
-                               expected_version=seen + 1)
+        planner.memory.replace(entry_id, "Rewritten by a third agent.\n", expected_version=seen + 1)
     qtbot.keyClicks(review.reason, "incoming is newer")
     qtbot.mouseClick(review.take_button, LEFT)
-    qtbot.waitUntil(lambda: "you reviewed this conflict against version" in
-                    window.memory.message.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: "you reviewed this conflict against version" in window.memory.message.text(),
+        timeout=WAIT_MS,
+    )
     with store(journal_path) as j:
         assert j.memory.get(entry_id).content == "Rewritten by a third agent.\n"
         assert j.memory.conflict(item_id).status.value == "pending"
@@ -181,8 +208,9 @@ def test_edit_remove_restore_keep_every_version(qtbot, journal_path, open_desk, 
     detail.editor.setPlainText("The cache lives for 300 s.")
     qtbot.keyClicks(detail.edit_reason, "measured in prod")
     qtbot.keyClick(detail.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
-    qtbot.waitUntil(lambda: detail.data.entry.version == 2 and not detail.editing(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: detail.data.entry.version == 2 and not detail.editing(), timeout=WAIT_MS
+    )
     monkeypatch.setattr(ReasonDialog, "ask", classmethod(lambda *a, **k: "obsolete"))
     qtbot.mouseClick(detail.remove_button, LEFT)
     qtbot.waitUntil(lambda: page.model.row_of(entry.id) < 0, timeout=WAIT_MS)  # live only
@@ -190,14 +218,20 @@ def test_edit_remove_restore_keep_every_version(qtbot, journal_path, open_desk, 
     open_entry(qtbot, page, entry.id)
     assert detail.remove_button.text() == "Res&tore"
     qtbot.mouseClick(detail.remove_button, LEFT)
-    qtbot.waitUntil(lambda: detail.data.entry.version == 4 and not detail.data.entry.deleted,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: detail.data.entry.version == 4 and not detail.data.entry.deleted, timeout=WAIT_MS
+    )
     with store(journal_path) as j:
         history = j.memory.history(entry.id)
         assert [(m.version, m.operation) for m in history] == [
-            (1, "add"), (2, "replace"), (3, "remove"), (4, "restore")]
+            (1, "add"),
+            (2, "replace"),
+            (3, "remove"),
+            (4, "restore"),
+        ]
         assert [m.after_content for m in history] == [entry.content] + [
-            "The cache lives for 300 s."] * 3
+            "The cache lives for 300 s."
+        ] * 3
         assert history[1].reason == "measured in prod" and history[2].reason == "obsolete"
         assert j.memory.get(entry.id).trust.value == "operator_edited"
     assert detail.history.rowCount() == 4
@@ -221,11 +255,11 @@ def test_a_stale_edit_is_refused_and_keeps_the_text(qtbot, journal_path, open_de
     detail.editor.setPlainText("Team B owns checkout.")
     with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
         a.memory.replace(entry.id, "Team C owns checkout.", expected_version=1)
-    qtbot.waitUntil(lambda: "changed while you were editing" in detail.message.text(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: "changed while you were editing" in detail.message.text(), timeout=WAIT_MS
+    )
     qtbot.mouseClick(detail.save_button, LEFT)
-    qtbot.waitUntil(lambda: "at version 2, you saw 1" in detail.message.text(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "at version 2, you saw 1" in detail.message.text(), timeout=WAIT_MS)
     assert detail.editing() and detail.editor.toPlainText() == "Team B owns checkout."
     with store(journal_path) as j:
         assert j.memory.get(entry.id).content == "Team C owns checkout."
@@ -233,8 +267,7 @@ def test_a_stale_edit_is_refused_and_keeps_the_text(qtbot, journal_path, open_de
 
 def test_sensitive_entries_are_masked_until_an_audited_reveal(qtbot, journal_path, open_desk):
     with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
-        entry = a.memory.add("user", "bob", "Bob's phone", "+1 555 0100",
-                             sensitivity="personal")
+        entry = a.memory.add("user", "bob", "Bob's phone", "+1 555 0100", sensitivity="personal")
         item = a.memory.record_conflict(entry.id, "+1 555 0199", incoming_source="sync")
     window = open_desk(journal_path)
     window.go("memory")

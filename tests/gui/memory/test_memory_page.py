@@ -27,11 +27,18 @@ def fill(path) -> dict[str, str]:
     ids: dict[str, str] = {}
     with Journal.open(path, actor=Actor.agent("coder")) as a:
         for n in range(3):
-            e = a.memory.add("project", "shop", f"Rule {n}", f"rule {n} local text " * 20,
-                             kind="constraint" if n == 0 else "fact", priority=n)
+            e = a.memory.add(
+                "project",
+                "shop",
+                f"Rule {n}",
+                f"rule {n} local text " * 20,
+                kind="constraint" if n == 0 else "fact",
+                priority=n,
+            )
             ids[f"e{n}"] = e.id
-            ids[f"c{n}"] = a.memory.record_conflict(e.id, f"rule {n} incoming",
-                                                    incoming_source="sync from laptop").id
+            ids[f"c{n}"] = a.memory.record_conflict(
+                e.id, f"rule {n} incoming", incoming_source="sync from laptop"
+            ).id
         ids["user"] = a.memory.add("user", "bob", "Tea", "no sugar", kind="preference").id
         # this entry moves on after its conflict was recorded: bulk "take incoming" skips it
         e2 = a.memory.get(ids["e2"])
@@ -55,8 +62,7 @@ def test_scope_tree_counts_tokens_and_filters(qtbot, journal_path, open_desk, se
     window.go("memory")
     page = window.memory
     tree = page.tree
-    qtbot.waitUntil(lambda: tree.usage_of(MemoryScope.PROJECT, "shop") is not None,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: tree.usage_of(MemoryScope.PROJECT, "shop") is not None, timeout=WAIT_MS)
     index = tree._find(key_of(MemoryScope.PROJECT, "shop"))
     row = [index.siblingAtColumn(c) for c in range(3)]
     assert row[0].data().startswith("shop") and "⚠3" in row[0].data()
@@ -65,23 +71,23 @@ def test_scope_tree_counts_tokens_and_filters(qtbot, journal_path, open_desk, se
     assert usage.tokens > 100 and row[2].data().endswith("/ 100")
     assert "over the budget" in row[2].data(Qt.ItemDataRole.ToolTipRole)
     tree.choose(MemoryScope.USER, "bob")
-    qtbot.waitUntil(lambda: [e.id for e in page.model.items()] == [ids["user"]],
-                    timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: page.conflicts.has_loaded and page.conflicts.rowCount() == 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: [e.id for e in page.model.items()] == [ids["user"]], timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.conflicts.has_loaded and page.conflicts.rowCount() == 0, timeout=WAIT_MS
+    )
     tree.choose(None, None)
-    qtbot.waitUntil(lambda: page.model.rowCount() == 4 and page.conflicts.rowCount() == 3,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.model.rowCount() == 4 and page.conflicts.rowCount() == 3, timeout=WAIT_MS
+    )
     page.kind.setCurrentIndex(page.kind.findData("constraint"))
-    qtbot.waitUntil(lambda: [e.id for e in page.model.items()] == [ids["e0"]],
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: [e.id for e in page.model.items()] == [ids["e0"]], timeout=WAIT_MS)
     page.kind.setCurrentIndex(0)
     page.sort.setCurrentIndex(page.sort.findText("Highest priority"))
-    qtbot.waitUntil(lambda: [e.priority for e in page.model.items()] == [2, 1, 0, 0],
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: [e.priority for e in page.model.items()] == [2, 1, 0, 0], timeout=WAIT_MS
+    )
     page.search.setText("NO SUGAR")
-    qtbot.waitUntil(lambda: [e.id for e in page.model.items()] == [ids["user"]],
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: [e.id for e in page.model.items()] == [ids["user"]], timeout=WAIT_MS)
     assert tree.model_.index(0, 0).data(SCOPE_ROLE) == ""
 
 
@@ -97,8 +103,9 @@ def all_conflicts_selected(qtbot, window, count: int):
 
 
 def press_bulk(qtbot, page, choice: str) -> None:
-    qtbot.mouseClick(page.bulk.buttons[next(c for c in page.bulk.buttons if c.value == choice)],
-                     LEFT)
+    qtbot.mouseClick(
+        page.bulk.buttons[next(c for c in page.bulk.buttons if c.value == choice)], LEFT
+    )
 
 
 def test_bulk_take_incoming_confirms_the_count(qtbot, journal_path, open_desk, monkeypatch):
@@ -118,7 +125,10 @@ def test_bulk_take_incoming_confirms_the_count(qtbot, journal_path, open_desk, m
     qtbot.waitUntil(lambda: "for 2 of 3 conflicts" in page.message.text(), timeout=WAIT_MS)
     assert "1 refused" in page.message.text() and "Rule 2" in page.message.text()
     assert [status(journal_path, ids[f"c{n}"]) for n in range(3)] == [
-        "accepted_incoming", "accepted_incoming", "pending"]
+        "accepted_incoming",
+        "accepted_incoming",
+        "pending",
+    ]
     with Journal.open(journal_path, read_only=True) as j:
         assert j.memory.get(ids["e0"]).content == "rule 0 incoming"
         assert j.memory.get(ids["e2"]).content == "rule 2 edited later"
@@ -145,8 +155,14 @@ def open_in_inbox(qtbot, window, conflict_id: str):
     qtbot.waitUntil(lambda: model.row_of(key) >= 0, timeout=WAIT_MS)
     window.inbox.set_current_row(model.row_of(key))
     pane = window.inbox.detail
-    qtbot.waitUntil(lambda: pane.current() is not None and pane.current().entity is not None
-                    and pane.current().entity.id == conflict_id, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            pane.current() is not None
+            and pane.current().entity is not None
+            and pane.current().entity.id == conflict_id
+        ),
+        timeout=WAIT_MS,
+    )
     wait_presented(qtbot)
     return pane.current()
 
@@ -157,15 +173,16 @@ def test_inbox_conflict_detail_keeps_local(qtbot, journal_path, open_desk):
     conflict = open_in_inbox(qtbot, window, ids["c0"])
     assert conflict.local.text().startswith("rule 0 local text")
     assert conflict.incoming.text() == "rule 0 incoming"
-    fields = {conflict.review.fields.index(r, 0).data(): conflict.review.fields.index(r, 1).data()
-              for r in range(conflict.review.fields.rowCount())}
+    fields = {
+        conflict.review.fields.index(r, 0).data(): conflict.review.fields.index(r, 1).data()
+        for r in range(conflict.review.fields.rowCount())
+    }
     assert fields["Kind"] == "constraint" and fields["Priority"] == "0"
     qtbot.mouseClick(conflict.review.keep_button, LEFT)  # no reason yet: refused inline
     assert "reason" in conflict.review.notice.text()
     qtbot.keyClicks(conflict.review.reason, "local is correct")
     qtbot.mouseClick(conflict.review.keep_button, LEFT)
-    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"conflict:{ids['c0']}") < 0,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.inbox.model.row_of(f"conflict:{ids['c0']}") < 0, timeout=WAIT_MS)
     assert status(journal_path, ids["c0"]) == "accepted_local"
     with Journal.open(journal_path, read_only=True) as j:
         assert j.memory.get(ids["e0"]).version == 1  # keeping local writes no new version
@@ -188,8 +205,15 @@ def test_keyboard_reaches_the_review_and_mnemonics_resolve(qtbot, journal_path, 
         focus = QApplication.focusWidget()
         seen.add(focus)
         qtbot.keyClick(focus, Qt.Key.Key_Tab)
-    assert {review.reason, review.keep_button, review.take_button, page.table,
-            page.conflicts_table, page.tree, page.search} <= seen
+    assert {
+        review.reason,
+        review.keep_button,
+        review.take_button,
+        page.table,
+        page.conflicts_table,
+        page.tree,
+        page.search,
+    } <= seen
     page.focus_conflicts()  # the detail follows the focused list: back to the conflict
     qtbot.waitUntil(lambda: page.right.currentWidget() is page.conflict_pane)
     item_id = review.data.item.id
@@ -203,11 +227,14 @@ def test_keyboard_reaches_the_review_and_mnemonics_resolve(qtbot, journal_path, 
 def test_memory_models_pass_the_model_tester(qtbot, qtmodeltester, journal_path):
     ids = fill(journal_path)
     runner = TaskRunner()
-    journal = GuardedJournal(Journal.open(journal_path, actor=Actor.operator("alice")),
-                             ThreadGuard(strict=True))
+    journal = GuardedJournal(
+        Journal.open(journal_path, actor=Actor.operator("alice")), ThreadGuard(strict=True)
+    )
     entries, conflicts = EntriesModel(runner, RevealState()), ConflictsModel(runner)
-    for model, show in ((entries, lambda: entries.show(journal, entries.query)),
-                        (conflicts, lambda: conflicts.show(journal))):
+    for model, show in (
+        (entries, lambda: entries.show(journal, entries.query)),
+        (conflicts, lambda: conflicts.show(journal)),
+    ):
         qtmodeltester.check(model)
         show()
         loaded(qtbot, model)
@@ -227,21 +254,34 @@ def test_memory_models_pass_the_model_tester(qtbot, qtmodeltester, journal_path)
 def test_read_only_desk_shows_but_never_writes(qtbot, journal_path, open_desk):
     ids = fill(journal_path)
     with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
-        secret = a.memory.add("user", "bob", "Bob's phone", "+1 555 0100",
-                              sensitivity="personal")
+        secret = a.memory.add("user", "bob", "Bob's phone", "+1 555 0100", sensitivity="personal")
     window = open_desk(journal_path, read_only=True)
     window.go("memory")
     page = window.memory
     open_conflict(qtbot, page, ids["c0"])
     review = page.review
-    assert not any(b.isEnabled() for b in (review.keep_button, review.take_button,
-                                           review.merge_button, review.dismiss_button))
+    assert not any(
+        b.isEnabled()
+        for b in (
+            review.keep_button,
+            review.take_button,
+            review.merge_button,
+            review.dismiss_button,
+        )
+    )
     assert not review.request(ConflictStatus.ACCEPTED_LOCAL)
     open_entry(qtbot, page, secret.id)
     detail = page.entry
     assert not detail.reveal_button.isEnabled()  # a reveal must be audited: not here
-    assert not any(b.isEnabled() for b in (detail.edit_button, detail.pin_button,
-                                           detail.confirm_button, detail.remove_button))
+    assert not any(
+        b.isEnabled()
+        for b in (
+            detail.edit_button,
+            detail.pin_button,
+            detail.confirm_button,
+            detail.remove_button,
+        )
+    )
     assert "0100" not in detail.content.toPlainText()
 
 
@@ -273,24 +313,29 @@ def test_source_and_change_runs_open_in_runs(qtbot, journal_path, open_desk):
     window.go("memory")
     qtbot.mouseClick(detail.run_button, LEFT)
     assert window.current_page_id() == "runs"
-    qtbot.waitUntil(lambda: window.runs.detail.title.text() == "learn things",
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.runs.detail.title.text() == "learn things", timeout=WAIT_MS)
 
 
-def test_bulk_take_incoming_refuses_what_is_hidden(qtbot, journal_path, open_desk,
-                                                   monkeypatch):
+def test_bulk_take_incoming_refuses_what_is_hidden(qtbot, journal_path, open_desk, monkeypatch):
     """Bulk "take incoming" never applies a version nobody has seen: a conflict whose entry
     or incoming version is sensitive (hidden until an audited reveal) is refused and stays
     pending for its own review; the others are taken."""
     with Journal.open(journal_path, actor=Actor.agent("coder")) as a:
         plain = a.memory.add("project", "shop", "Deploy day", "Tuesday")
-        secret = a.memory.add("project", "shop", "Card on file", "ends 4242",
-                              sensitivity="personal")
+        secret = a.memory.add(
+            "project", "shop", "Card on file", "ends 4242", sensitivity="personal"
+        )
         claims = a.memory.add("project", "shop", "Home address", "unknown")
-        ids = {name: a.memory.record_conflict(e.id, f"{name} incoming",
-                                              incoming_source="sync", **kw).id
-               for name, e, kw in (("plain", plain, {}), ("secret", secret, {}),
-                                   ("claims", claims, {"incoming_sensitivity": "personal"}))}
+        ids = {
+            name: a.memory.record_conflict(
+                e.id, f"{name} incoming", incoming_source="sync", **kw
+            ).id
+            for name, e, kw in (
+                ("plain", plain, {}),
+                ("secret", secret, {}),
+                ("claims", claims, {"incoming_sensitivity": "personal"}),
+            )
+        }
     page = all_conflicts_selected(qtbot, open_desk(journal_path), 3)
     monkeypatch.setattr(ReasonDialog, "ask", classmethod(lambda *a, **k: "sync is newer"))
     press_bulk(qtbot, page, "accepted_incoming")
@@ -299,23 +344,26 @@ def test_bulk_take_incoming_refuses_what_is_hidden(qtbot, journal_path, open_des
     with Journal.open(journal_path, read_only=True) as j:
         status_of = {k: j.memory.conflict(v).status.value for k, v in ids.items()}
         assert j.memory.get(secret.id).content == "ends 4242"
-    assert status_of == {"plain": "accepted_incoming", "secret": "pending",
-                         "claims": "pending"}
+    assert status_of == {"plain": "accepted_incoming", "secret": "pending", "claims": "pending"}
 
 
 def test_a_slow_conflict_read_never_lets_the_last_conflict_take_the_next_ones_reason(
-        qtbot, journal_path, open_desk, monkeypatch):
+    qtbot, journal_path, open_desk, monkeypatch
+):
     """Conflict c1 asked for, its read not back yet: the review still shows c0, and
     "Keep local" must not resolve c0 with the reason typed for c1."""
     import threading
+
     ids = fill(journal_path)
     window = open_desk(journal_path)
     window.go("memory")
     page = window.memory
     qtbot.waitUntil(lambda: page.conflicts.rowCount() == 3, timeout=WAIT_MS)
     page.show_detail("conflict", ids["c0"])
-    qtbot.waitUntil(lambda: page.review.data is not None
-                    and page.review.data.item.id == ids["c0"], timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.review.data is not None and page.review.data.item.id == ids["c0"],
+        timeout=WAIT_MS,
+    )
     wait_presented(qtbot)
     service = page.journal.memory._service
     real, gate = service.conflict, threading.Event()
@@ -344,6 +392,7 @@ def test_bulk_decides_only_the_conflicts_it_lists(qtbot, journal_path, open_desk
     """More selected than the panel lists: "Keep local" applies to the listed ones; the one
     the person was never shown stays pending."""
     from proctor.gui.memory import bulk
+
     monkeypatch.setattr(bulk, "SHOWN", 2)
     ids = fill(journal_path)
     page = all_conflicts_selected(qtbot, open_desk(journal_path), 3)

@@ -17,10 +17,17 @@ def make_filled(path):
         run = a.runs.start("shop", "memory run", agent="coder")
         ids["run"] = run.id
         for n in range(9):
-            e = a.memory.add("project", "shop", f"fact {n}", "x" * (40 * n + 4),
-                             kind="lesson" if n % 3 == 0 else "fact", priority=n % 4,
-                             trust=Trust.MODEL_INFERRED if n % 2 else Trust.AGENT_OBSERVED,
-                             sensitivity="personal" if n == 5 else "normal", run_id=run.id)
+            e = a.memory.add(
+                "project",
+                "shop",
+                f"fact {n}",
+                "x" * (40 * n + 4),
+                kind="lesson" if n % 3 == 0 else "fact",
+                priority=n % 4,
+                trust=Trust.MODEL_INFERRED if n % 2 else Trust.AGENT_OBSERVED,
+                sensitivity="personal" if n == 5 else "normal",
+                run_id=run.id,
+            )
             ids[f"e{n}"] = e.id
         a.memory.add("user", "bob", "Bob likes tea", "tea, no sugar")
         a.memory.add("space", "ops", "On-call", "rota in the wiki")
@@ -54,17 +61,19 @@ def all_pages(memory, query: MemoryQuery, limit: int = 2) -> list:
         cursor = page.next_cursor
 
 
-@pytest.mark.parametrize(("sort", "descending", "key"), [
-    ("updated", True, lambda e: (-e.updated_at, e.id)),
-    ("priority", True, lambda e: (-e.priority, -e.updated_at, e.id)),
-    ("title", False, lambda e: (e.title, e.id)),
-    ("created", False, lambda e: (e.created_at, e.id)),
-])
+@pytest.mark.parametrize(
+    ("sort", "descending", "key"),
+    [
+        ("updated", True, lambda e: (-e.updated_at, e.id)),
+        ("priority", True, lambda e: (-e.priority, -e.updated_at, e.id)),
+        ("title", False, lambda e: (e.title, e.id)),
+        ("created", False, lambda e: (e.created_at, e.id)),
+    ],
+)
 def test_browse_pages_through_every_entry_in_order(shared, sort, descending, key):
     path, _ = shared
     with Journal.open(path, read_only=True) as j:
-        got = all_pages(j.memory, MemoryQuery(sort=sort, descending=descending,
-                                              deleted=None))
+        got = all_pages(j.memory, MemoryQuery(sort=sort, descending=descending, deleted=None))
         assert len(got) == 11 and len({e.id for e in got}) == 11
         if sort in ("priority", "title"):
             assert [key(e)[0] for e in got] == sorted(key(e)[0] for e in got)
@@ -87,7 +96,8 @@ def test_browse_filters(shared):
         assert titles(sensitivity="personal") == {"fact 5"}
         assert titles(scope=MemoryScope.USER) == {"Bob likes tea"}
         assert titles(scope=MemoryScope.PROJECT, scope_key="shop", confirmed=False) == {
-            f"fact {n}" for n in range(9) if n != 3}
+            f"fact {n}" for n in range(9) if n != 3
+        }
         assert titles(text="NO SUGAR") == {"Bob likes tea"}
         assert titles(text="rota") == {"On-call"}
         assert titles(text="100%_") == set()  # LIKE wildcards are literal
@@ -132,13 +142,23 @@ def test_resolve_seen_refuses_when_the_entry_moved_on(filled):
     with Journal.open(path, actor=Actor.operator("alice")) as op:
         audit = op.audit.count()
         with pytest.raises(errors.StaleVersion) as err:
-            op.memory.resolve_seen(ids["rec"], "accepted_incoming", expected_version=1,
-                                   entry_version=e1.version, reason="take it")
+            op.memory.resolve_seen(
+                ids["rec"],
+                "accepted_incoming",
+                expected_version=1,
+                entry_version=e1.version,
+                reason="take it",
+            )
         assert err.value.details["entry_version"] == e1.version + 1
         assert op.audit.count() == audit
         assert op.memory.conflict(ids["rec"]).status.value == "pending"
-        done = op.memory.resolve_seen(ids["rec"], "accepted_incoming", expected_version=1,
-                                      entry_version=e1.version + 1, reason="take it")
+        done = op.memory.resolve_seen(
+            ids["rec"],
+            "accepted_incoming",
+            expected_version=1,
+            entry_version=e1.version + 1,
+            reason="take it",
+        )
         assert done.status.value == "accepted_incoming"
         assert op.memory.get(ids["e1"]).content == "changed"
 
@@ -148,18 +168,27 @@ def test_effect_browse_and_context(tmp_path):
     clock = [1000.0]
     with Journal.open(path, actor=Actor.agent("payer"), clock=lambda: clock[0]) as a:
         run = a.runs.start("shop", "pay", agent="payer")
-        call = a.runs.record_tool_call(run.id, "pay", {"amount": 12},
-                                       safety_class="financial", idempotency_key="idem-1")
-        a.effects.reserve("pay:1", tool="pay", run_id=run.id, action={"amount": 12},
-                          safety_class="financial", idempotency_key="idem-1",
-                          lease_seconds=5, owner="w1")
+        call = a.runs.record_tool_call(
+            run.id, "pay", {"amount": 12}, safety_class="financial", idempotency_key="idem-1"
+        )
+        a.effects.reserve(
+            "pay:1",
+            tool="pay",
+            run_id=run.id,
+            action={"amount": 12},
+            safety_class="financial",
+            idempotency_key="idem-1",
+            lease_seconds=5,
+            owner="w1",
+        )
         a.effects.begin("pay:1", owner="w1")
         a.effects.reserve("mail:1", tool="mail", run_id=run.id, lease_seconds=60, owner="w1")
         clock[0] += 10  # pay:1's lease lapsed, mail:1's is live
         q = a.effects.browse(EffectQuery(lapsed=True))
         assert [e.key for e in q.items] == ["pay:1"]
-        live = a.effects.browse(EffectQuery(statuses=frozenset({EffectStatus.RESERVED,
-                                                                EffectStatus.EXECUTING})))
+        live = a.effects.browse(
+            EffectQuery(statuses=frozenset({EffectStatus.RESERVED, EffectStatus.EXECUTING}))
+        )
         assert {e.key for e in live.items} == {"pay:1", "mail:1"}
         assert [e.key for e in a.effects.browse(EffectQuery(text="MAIL")).items] == ["mail:1"]
         ctx = a.effects.context("pay:1")

@@ -35,8 +35,7 @@ def test_the_charts_show_what_core_counts(qtbot, populated, open_desk):
     assert "nothing" not in page.pending.chart.describe()
 
 
-def test_a_new_request_appears_on_the_overview_without_a_click(qtbot, populated, open_desk,
-                                                               agents):
+def test_a_new_request_appears_on_the_overview_without_a_click(qtbot, populated, open_desk, agents):
     path, _ = populated
     window = open_desk(path)
     page = show_overview(qtbot, window)
@@ -51,8 +50,9 @@ def test_filters_narrow_every_chart(qtbot, populated, open_desk):
     path, _ = populated
     with Journal.open(path, actor=Actor.agent("only-one")) as j:
         run = j.runs.start("lonely-project", "one run", agent="only-one")
-        j.approvals.request(run.id, {"tool": "fs.write", "args": {"path": "/x"}},
-                            reason="r", request_key="lonely-1")
+        j.approvals.request(
+            run.id, {"tool": "fs.write", "args": {"path": "/x"}}, reason="r", request_key="lonely-1"
+        )
     window = open_desk(path)
     page = show_overview(qtbot, window)
     index = page.project.findData("lonely-project")
@@ -65,15 +65,19 @@ def test_filters_narrow_every_chart(qtbot, populated, open_desk):
 
 def test_clicking_an_agent_opens_the_inbox_filtered_to_it(qtbot, populated, open_desk):
     path, _ = populated
-    with Journal.open(path, actor=Actor.agent(HOSTILE)) as agent, \
-            Journal.open(path, actor=Actor.operator("bob")) as operator:
+    with (
+        Journal.open(path, actor=Actor.agent(HOSTILE)) as agent,
+        Journal.open(path, actor=Actor.operator("bob")) as operator,
+    ):
         run = agent.runs.start("shop", "hostile run", agent=HOSTILE)
         for n in range(3):
-            a = agent.approvals.request(run.id, {"tool": "t", "args": {"n": n}}, reason="r",
-                                        request_key=f"h{n}")
+            a = agent.approvals.request(
+                run.id, {"tool": "t", "args": {"n": n}}, reason="r", request_key=f"h{n}"
+            )
             operator.approvals.decide(a.id, True, expected_version=a.version, reason="ok")
-        agent.approvals.request(run.id, {"tool": "t", "args": {"n": 9}}, reason="r",
-                                request_key="h9")
+        agent.approvals.request(
+            run.id, {"tool": "t", "args": {"n": 9}}, reason="r", request_key="h9"
+        )
     window = open_desk(path)
     page = show_overview(qtbot, window)
     chart = page.by_agent.chart

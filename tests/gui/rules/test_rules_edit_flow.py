@@ -27,14 +27,17 @@ def write(path):
 
 def history(journal_path):
     """Two past fs.write decisions, two pending ones and the one the operator decides."""
-    with Journal.open(journal_path, actor=Actor.agent("coder")) as a, \
-            Journal.open(journal_path, actor=Actor.operator("bob")) as bob:
+    with (
+        Journal.open(journal_path, actor=Actor.agent("coder")) as a,
+        Journal.open(journal_path, actor=Actor.operator("bob")) as bob,
+    ):
         run = a.runs.start("shop", "writes", agent="coder")
         for n in range(2):
             past = a.approvals.request(run.id, write(f"/srv/app/old{n}"), reason="r")
             bob.approvals.decide(past.id, True, expected_version=1)
-        others = [a.approvals.request(run.id, write(f"/srv/app/p{n}"), reason="r").id
-                  for n in range(2)]
+        others = [
+            a.approvals.request(run.id, write(f"/srv/app/p{n}"), reason="r").id for n in range(2)
+        ]
         current = a.approvals.request(run.id, write("/srv/app/now"), reason="r").id
     return current, others
 
@@ -45,12 +48,15 @@ def detail_of(window):
 
 def choose_scope(qtbot, detail, n):
     detail.scopes.button(n).click()
-    qtbot.waitUntil(lambda: detail.rule_panel.isVisible() and detail.rule_panel.base
-                    is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: detail.rule_panel.isVisible() and detail.rule_panel.base is not None,
+        timeout=WAIT_MS,
+    )
 
 
-def test_the_rule_is_shown_previewed_confirmed_and_applied(qtbot, journal_path, open_desk,
-                                                          monkeypatch):
+def test_the_rule_is_shown_previewed_confirmed_and_applied(
+    qtbot, journal_path, open_desk, monkeypatch
+):
     current, others = history(journal_path)
     window = open_desk(journal_path)
     select(qtbot, window, current)
@@ -62,8 +68,9 @@ def test_the_rule_is_shown_previewed_confirmed_and_applied(qtbot, journal_path, 
     assert panel.expiry.currentText() == "24 hours"  # a default expiry, not for ever
     assert "Allow fs.write on resource /srv/app/now" in panel.headline.text()
     panel.resource.setText("/srv/app/*")
-    qtbot.waitUntil(lambda: panel.preview is not None and len(panel.preview.pending) == 2,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: panel.preview is not None and len(panel.preview.pending) == 2, timeout=WAIT_MS
+    )
     assert panel.preview.past_total == 2 and "2 past request" in panel.summary.text()
     assert panel.pending.count() == 2 and panel.past.count() == 2
     with qtbot.waitSignal(detail.open_run, timeout=WAIT_MS) as opened:  # each openable
@@ -79,8 +86,7 @@ def test_the_rule_is_shown_previewed_confirmed_and_applied(qtbot, journal_path, 
         seen.update(draft=draft, text=RuleConfirmDialog.text(draft, preview, applied))
         return True
 
-    monkeypatch.setattr(RuleConfirmDialog, "ask", classmethod(
-        lambda cls, *a: confirm(*a)))
+    monkeypatch.setattr(RuleConfirmDialog, "ask", classmethod(lambda cls, *a: confirm(*a)))
     before = time.time()
     press(qtbot, window, Qt.Key.Key_A)
     with Journal.open(journal_path, read_only=True) as j:
@@ -96,16 +102,18 @@ def test_the_rule_is_shown_previewed_confirmed_and_applied(qtbot, journal_path, 
     assert "decide 2 pending request(s) now" in seen["text"]
 
 
-def test_a_cancelled_confirmation_or_a_bad_condition_decides_nothing(qtbot, journal_path,
-                                                                    open_desk, monkeypatch):
+def test_a_cancelled_confirmation_or_a_bad_condition_decides_nothing(
+    qtbot, journal_path, open_desk, monkeypatch
+):
     current, _others = history(journal_path)
     window = open_desk(journal_path)
     select(qtbot, window, current)
     detail = detail_of(window)
     choose_scope(qtbot, detail, 1)  # "Always in this run"
     asked = []
-    monkeypatch.setattr(RuleConfirmDialog, "ask",
-                        classmethod(lambda cls, *a: asked.append(a) or False))
+    monkeypatch.setattr(
+        RuleConfirmDialog, "ask", classmethod(lambda cls, *a: asked.append(a) or False)
+    )
     press(qtbot, window, Qt.Key.Key_A)
     assert len(asked) == 1
     detail.rule_panel.condition.setText("args.path = 1")
@@ -118,8 +126,9 @@ def test_a_cancelled_confirmation_or_a_bad_condition_decides_nothing(qtbot, jour
         assert j.approvals.rules() == []
 
 
-def test_edit_then_approve_reaches_the_agent_process(qtbot, journal_path, open_desk, agents,
-                                                     monkeypatch):
+def test_edit_then_approve_reaches_the_agent_process(
+    qtbot, journal_path, open_desk, agents, monkeypatch
+):
     window = open_desk(journal_path)
     agent = agents(journal_path, script=EDIT_AGENT)
     [line] = agent.wait_for(qtbot, "REQUESTED")
@@ -151,9 +160,12 @@ def test_the_editor_checks_json_and_schema_and_shows_the_diff(qtbot, journal_pat
         run = a.runs.start("shop", "refunds", agent="refund-bot")
         from ..edit_agent import SCHEMA
 
-        approval = a.approvals.request(run.id, {"tool": "payments.refund",
-                                                "args": {"amount": 400}},
-                                       reason="r", input_schema=SCHEMA)
+        approval = a.approvals.request(
+            run.id,
+            {"tool": "payments.refund", "args": {"amount": 400}},
+            reason="r",
+            input_schema=SCHEMA,
+        )
     dialog = EditActionDialog(None, approval)
     qtbot.addWidget(dialog)
     assert not dialog.ok.isEnabled() and "Unchanged" in dialog.problem.text()

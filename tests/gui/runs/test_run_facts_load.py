@@ -41,8 +41,10 @@ class Rows(list):
 
 def test_the_facts_tab_loads_one_snapshot_in_one_read(tmp_path, monkeypatch):
     path = tmp_path / "j.db"
-    with Journal.open(path, actor=Actor.agent("bot")) as agent, \
-            Journal.open(path, actor=Actor.operator("olga")) as operator:
+    with (
+        Journal.open(path, actor=Actor.agent("bot")) as agent,
+        Journal.open(path, actor=Actor.operator("olga")) as operator,
+    ):
         run = agent.runs.start("p", "t")
         approval = agent.approvals.request(run.id, ACTION, reason="needs it")
         for key in ("k1", "k2", "k3"):  # one read whatever the number of effects
@@ -53,8 +55,13 @@ def test_the_facts_tab_loads_one_snapshot_in_one_read(tmp_path, monkeypatch):
         def read(fn: Any) -> Any:
             reads.append(fn)
             if len(reads) == 1:
-                return plain(lambda conn: fn(WriteAfterFirstRead(
-                    conn, lambda: agent.approvals.withdraw(approval.id, "changed my mind"))))
+                return plain(
+                    lambda conn: fn(
+                        WriteAfterFirstRead(
+                            conn, lambda: agent.approvals.withdraw(approval.id, "changed my mind")
+                        )
+                    )
+                )
             return plain(fn)
 
         monkeypatch.setattr(operator, "read", read)

@@ -25,19 +25,20 @@ def request(path) -> tuple[str, str]:
 def shown_approval(qtbot, window, run_id: str, approval_id: str):
     window.show_run(run_id)
     detail = window.runs.detail
-    qtbot.waitUntil(lambda: detail.run is not None and detail.run.id == run_id,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: detail.run is not None and detail.run.id == run_id, timeout=WAIT_MS)
     pending = detail.pending
     qtbot.waitUntil(lambda: pending.count() == 1, timeout=WAIT_MS)
     pending.list.setCurrentIndex(pending.items.index(0, 0))
     widget = pending.detail.current()
-    qtbot.waitUntil(lambda: widget.entity is not None and widget.entity.id == approval_id,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: widget.entity is not None and widget.entity.id == approval_id, timeout=WAIT_MS
+    )
     return pending, widget
 
 
 def test_an_approval_decided_by_another_operator_cannot_be_approved_here(
-        qtbot, journal_path, open_desk):
+    qtbot, journal_path, open_desk
+):
     run_id, approval_id = request(journal_path)
     window = open_desk(journal_path)
     pending, widget = shown_approval(qtbot, window, run_id, approval_id)
@@ -63,8 +64,9 @@ def test_a_tampered_approval_cannot_be_approved_from_the_run(qtbot, journal_path
     assert not pending.registry.trigger("inbox.approve")
 
 
-def test_approve_is_off_while_the_pane_writes_the_decision(qtbot, journal_path, open_desk,
-                                                          monkeypatch):
+def test_approve_is_off_while_the_pane_writes_the_decision(
+    qtbot, journal_path, open_desk, monkeypatch
+):
     run_id, approval_id = request(journal_path)
     window = open_desk(journal_path)
     pending, widget = shown_approval(qtbot, window, run_id, approval_id)

@@ -16,33 +16,43 @@ ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 def select_effect(qtbot, pending, key: str):
-    qtbot.waitUntil(lambda: any(pending.items.item(r).data(ITEM_ROLE).id == key
-                                for r in range(pending.count())), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: any(
+            pending.items.item(r).data(ITEM_ROLE).id == key for r in range(pending.count())
+        ),
+        timeout=WAIT_MS,
+    )
     row = next(r for r in range(pending.count()) if pending.items.item(r).data(ITEM_ROLE).id == key)
     pending.list.setCurrentIndex(pending.items.index(row, 0))
     widget = pending.detail.current()
-    qtbot.waitUntil(lambda: widget.entity is not None and getattr(widget.entity, "key", "") == key,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: widget.entity is not None and getattr(widget.entity, "key", "") == key,
+        timeout=WAIT_MS,
+    )
     return widget
 
 
 def test_marking_failed_from_the_run_asks_twice_and_keeps_the_evidence(
-        qtbot, populated, open_desk, monkeypatch):
+    qtbot, populated, open_desk, monkeypatch
+):
     path, ids = populated
     window = open_desk(path)
     window.show_run(ids["run2"])
     detail = window.runs.detail
-    qtbot.waitUntil(lambda: detail.run is not None and detail.run.id == ids["run2"],
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: detail.run is not None and detail.run.id == ids["run2"], timeout=WAIT_MS
+    )
     pending = detail.pending
     widget = select_effect(qtbot, pending, ids["effect"])
     waiting = pending.count()
     assert widget.view.run_button.isHidden()  # one "Open run" (the detail's own), not two
     asked: list[str] = []
     answers = iter([False, True])
-    monkeypatch.setattr(ConfirmDialog, "ask",
-                        classmethod(lambda cls, parent, title, *a, **k:
-                                    asked.append(title) or next(answers)))
+    monkeypatch.setattr(
+        ConfirmDialog,
+        "ask",
+        classmethod(lambda cls, parent, title, *a, **k: asked.append(title) or next(answers)),
+    )
 
     assert pending.registry.trigger("inbox.effect_failed")  # no reason yet: refused
     assert not asked and "Write a reason first" in widget.form.message.text()

@@ -41,15 +41,18 @@ print("DONE", flush=True)
 
 
 def append_in_process(path, run_id: str, n: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", APPEND, str(path), run_id, str(n)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", APPEND, str(path), run_id, str(n)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def open_run(qtbot, window, run_id: str):
     window.show_run(run_id)
     detail = window.runs.detail
-    qtbot.waitUntil(lambda: detail.run is not None and detail.run.id == run_id,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: detail.run is not None and detail.run.id == run_id, timeout=WAIT_MS)
     return detail
 
 
@@ -61,16 +64,14 @@ def live_run(journal_path):
     return run.id
 
 
-def test_live_events_keep_the_scroll_unless_following(qtbot, journal_path, live_run,
-                                                      open_desk):
+def test_live_events_keep_the_scroll_unless_following(qtbot, journal_path, live_run, open_desk):
     detail = open_run(qtbot, open_desk(journal_path), live_run)
     pane, model = detail.events_pane, detail.events
     assert pane.follow.isChecked()  # a live run opens following its tail
     pane.select_sequence(40)  # the operator reads something: following stops
     assert not pane.follow.isChecked()
     bar = pane.table.verticalScrollBar()
-    qtbot.waitUntil(lambda: bar.maximum() > 0 and pane.detail.shown is not None,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and pane.detail.shown is not None, timeout=WAIT_MS)
     where, rows = bar.value(), model.rowCount()
     proc = append_in_process(journal_path, live_run, 50)
     qtbot.waitUntil(lambda: model.rowCount() == rows + 50, timeout=WAIT_MS)
@@ -87,13 +88,16 @@ def test_live_events_keep_the_scroll_unless_following(qtbot, journal_path, live_
     qtbot.waitUntil(lambda: model.is_loaded(model.rowCount() - 1), timeout=WAIT_MS)
 
 
-def test_tampered_event_shows_the_broken_link_at_its_sequence(qtbot, journal_path, live_run,
-                                                              open_desk):
+def test_tampered_event_shows_the_broken_link_at_its_sequence(
+    qtbot, journal_path, live_run, open_desk
+):
     conn = sqlite3.connect(str(journal_path), isolation_level=None)
     for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"):
         conn.execute(f'DROP TRIGGER "{name}"')
-    conn.execute("UPDATE events SET payload = '{\"n\":\"forged\"}' WHERE run_id = ? "
-                 "AND sequence = 123", (live_run,))
+    conn.execute(
+        'UPDATE events SET payload = \'{"n":"forged"}\' WHERE run_id = ? AND sequence = 123',
+        (live_run,),
+    )
     conn.close()
     detail = open_run(qtbot, open_desk(journal_path), live_run)
     detail.tabs.setCurrentWidget(detail.integrity)  # verifying starts when shown
@@ -103,12 +107,22 @@ def test_tampered_event_shows_the_broken_link_at_its_sequence(qtbot, journal_pat
     assert "broken at event #123" in pane.result.text()
     assert "#1–#122 verify" in pane.result.text()
     assert "evidence triggers are missing" in pane.result.text()
-    assert [pane.around.event_at(r).sequence for r in range(pane.around.rowCount())] == \
-        [121, 122, 123, 124, 125]
+    assert [pane.around.event_at(r).sequence for r in range(pane.around.rowCount())] == [
+        121,
+        122,
+        123,
+        124,
+        125,
+    ]
     qtbot.mouseClick(pane.show_button, Qt.MouseButton.LeftButton)
     assert detail.tabs.currentWidget() is detail.events_pane
-    qtbot.waitUntil(lambda: detail.events_pane.detail.shown is not None
-                    and detail.events_pane.detail.shown.sequence == 123, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            detail.events_pane.detail.shown is not None
+            and detail.events_pane.detail.shown.sequence == 123
+        ),
+        timeout=WAIT_MS,
+    )
     assert detail.events_pane.detail.shown.payload == {"n": "forged"}
 
 
@@ -125,15 +139,22 @@ def test_decide_the_runs_waiting_items_here(qtbot, populated, open_desk):
     detail = open_run(qtbot, open_desk(path), ids["run"])
     pending = detail.pending
     qtbot.waitUntil(lambda: pending.count() == 3, timeout=WAIT_MS)
-    assert [pending.items.item(r).data(Qt.ItemDataRole.UserRole + 1).kind
-            for r in range(3)] == [InboxKind.APPROVAL, InboxKind.APPROVAL, InboxKind.QUESTION]
+    assert [pending.items.item(r).data(Qt.ItemDataRole.UserRole + 1).kind for r in range(3)] == [
+        InboxKind.APPROVAL,
+        InboxKind.APPROVAL,
+        InboxKind.QUESTION,
+    ]
     assert "Waiting for you (3)" in detail.tabs.tabText(detail.tabs.indexOf(pending))
-    row = next(r for r in range(3)
-               if pending.items.item(r).data(Qt.ItemDataRole.UserRole + 1).id == ids["approval"])
+    row = next(
+        r
+        for r in range(3)
+        if pending.items.item(r).data(Qt.ItemDataRole.UserRole + 1).id == ids["approval"]
+    )
     pending.list.setCurrentIndex(pending.items.index(row, 0))
     widget = pending.detail.current()
-    qtbot.waitUntil(lambda: widget.entity is not None and widget.entity.id == ids["approval"],
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: widget.entity is not None and widget.entity.id == ids["approval"], timeout=WAIT_MS
+    )
     qtbot.keyClicks(widget.reason, "fix verified locally")
     assert pending.registry.trigger("inbox.approve")
     qtbot.waitUntil(lambda: pending.count() == 2, timeout=WAIT_MS)
@@ -156,8 +177,7 @@ def test_request_cancel_with_a_reason(qtbot, journal_path, live_run, open_desk, 
     with Journal.open(journal_path, actor=Actor.operator("check")) as j:
         [entry] = j.audit.list(action_prefix="run.cancel").items
         assert entry.actor == "operator:alice" and entry.reason == "wrong branch"
-        assert j.runs.events(live_run, descending=True, limit=1)[0].type == \
-            "run.cancel_requested"
+        assert j.runs.events(live_run, descending=True, limit=1)[0].type == "run.cancel_requested"
 
 
 def test_a_failed_run_says_why_and_shows_its_last_event(qtbot, journal_path, open_desk):
@@ -203,8 +223,9 @@ def test_type_filter_jump_to_time_and_find(qtbot, mid_path, open_desk):
     pane.find_box.setText("no such text anywhere")
     pane.find_next.click()
     qtbot.waitUntil(lambda: "No event contains" in pane.note.text(), timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: pane.detail.shown is not None
-                    and pane.detail.shown.sequence == 500, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: pane.detail.shown is not None and pane.detail.shown.sequence == 500, timeout=WAIT_MS
+    )
     pane.detail.copy_event.click()
     copied = json.loads(QGuiApplication.clipboard().text())
     assert copied["sequence"] == 500 and copied["payload"]["needle"] is True
@@ -227,14 +248,19 @@ def test_clicking_a_bar_selects_its_event(qtbot, journal_path, open_desk):
     with qtbot.waitSignal(detail.timeline.sequence_chosen, timeout=WAIT_MS) as chosen:
         view.click_at(point.toPointF())
     assert chosen.args == [22]  # the tool.called event
-    qtbot.waitUntil(lambda: detail.events_pane.detail.shown is not None
-                    and detail.events_pane.detail.shown.type == "tool.called", timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            detail.events_pane.detail.shown is not None
+            and detail.events_pane.detail.shown.type == "tool.called"
+        ),
+        timeout=WAIT_MS,
+    )
     assert "fs.read" in detail.timeline.info.text()
 
 
-def test_export_from_the_desk_imports_with_the_same_digests(qtbot, populated, open_desk,
-                                                            tmp_path, monkeypatch,
-                                                            template_target):
+def test_export_from_the_desk_imports_with_the_same_digests(
+    qtbot, populated, open_desk, tmp_path, monkeypatch, template_target
+):
     path, ids = populated
     out = tmp_path / "run.json"
     monkeypatch.setattr(SaveDialog, "ask", classmethod(lambda cls, *a: str(out)))
@@ -248,8 +274,9 @@ def test_export_from_the_desk_imports_with_the_same_digests(qtbot, populated, op
         assert verify(target).ok
     with Journal.open(path, actor=Actor.operator("check")) as source:
         ours = source.runs.events(ids["run2"], limit=1000)
-    assert [(e.id, e.sequence, e.digest) for e in theirs] == \
-        [(e.id, e.sequence, e.digest) for e in ours]
+    assert [(e.id, e.sequence, e.digest) for e in theirs] == [
+        (e.id, e.sequence, e.digest) for e in ours
+    ]
 
 
 @pytest.fixture
@@ -277,7 +304,8 @@ def held_first_call(monkeypatch, module, name: str):
 
 @pytest.mark.parametrize("search", ["find", "time"])
 def test_a_search_of_the_run_shown_before_is_not_delivered_to_the_next(
-        qtbot, mid_path, live_run, open_desk, monkeypatch, search):
+    qtbot, mid_path, live_run, open_desk, monkeypatch, search
+):
     window = open_desk(mid_path)
     pane = open_run(qtbot, window, MID).events_pane
     runner = pane.ctx.runner
@@ -301,7 +329,8 @@ def test_a_search_of_the_run_shown_before_is_not_delivered_to_the_next(
 
 
 def test_opening_another_run_while_one_verifies_verifies_the_new_one(
-        qtbot, mid_path, live_run, open_desk, monkeypatch):
+    qtbot, mid_path, live_run, open_desk, monkeypatch
+):
     window = open_desk(mid_path)
     detail = open_run(qtbot, window, MID)
     read, release = held_first_call(monkeypatch, timeline, "chain_status")

@@ -40,8 +40,7 @@ def journal(tmp_path, template):
     path = tmp_path / "big.db"
     shutil.copy2(template, path)
     runner = TaskRunner()
-    j = GuardedJournal(Journal.open(path, actor=Actor.operator("alice")),
-                       ThreadGuard(strict=True))
+    j = GuardedJournal(Journal.open(path, actor=Actor.operator("alice")), ThreadGuard(strict=True))
     yield j, runner
     runner.shutdown()
     j.unguarded.close()
@@ -119,8 +118,7 @@ def test_type_filter_maps_rows_to_sequences(qtbot, journal):
     assert [model.event_at(r).sequence for r in range(6)] == expected[:6]
 
 
-def test_model_tester_unfiltered_filtered_and_growing(qtbot, qtmodeltester, journal,
-                                                      monkeypatch):
+def test_model_tester_unfiltered_filtered_and_growing(qtbot, qtmodeltester, journal, monkeypatch):
     j, runner = journal
     monkeypatch.setattr(events_model, "BLOCK", 64)
     model = EventBlockModel(runner)

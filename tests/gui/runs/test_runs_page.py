@@ -31,8 +31,7 @@ def add_runs(path) -> dict[str, str]:
         done = a.runs.start("docs", "Write the changelog", agent="tester")
         a.runs.complete(done.id, {"ok": True})
         parent = a.runs.start("shop", "Release 4.2", agent="tester")
-        child = a.runs.start("shop", "Release 4.2: build", agent="tester",
-                             parent_run_id=parent.id)
+        child = a.runs.start("shop", "Release 4.2: build", agent="tester", parent_run_id=parent.id)
     return {"failed": failed.id, "done": done.id, "parent": parent.id, "child": child.id}
 
 
@@ -40,8 +39,7 @@ def open_page(qtbot, window, name: str):
     """Go to a list page (runs, audit, …) and wait for its first rows."""
     window.go(name)
     page = getattr(window, name)
-    qtbot.waitUntil(lambda: page.model.has_loaded and not page.model.is_loading(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: page.model.has_loaded and not page.model.is_loading(), timeout=WAIT_MS)
     return page
 
 
@@ -54,8 +52,9 @@ def shown_titles(page) -> list[str]:
 
 
 def wait_titles(qtbot, page, expected) -> None:
-    qtbot.waitUntil(lambda: not page.model.is_loading() and shown_titles(page) == expected,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: not page.model.is_loading() and shown_titles(page) == expected, timeout=WAIT_MS
+    )
 
 
 def test_status_is_words_and_a_shape_not_only_colour(qtbot, populated, open_desk):
@@ -69,8 +68,18 @@ def test_status_is_words_and_a_shape_not_only_colour(qtbot, populated, open_desk
     assert "failed" in index.data(Qt.ItemDataRole.AccessibleTextRole)
     waiting = page.model.index(page.model.row_of(_ids["run"]), COL_STATUS)
     assert waiting.data() == "waiting for you"
-    shapes = {STYLE[s][0] for s in ("running", "waiting_for_user", "completed", "failed",
-                                     "cancelled", "interrupted", "pending")}
+    shapes = {
+        STYLE[s][0]
+        for s in (
+            "running",
+            "waiting_for_user",
+            "completed",
+            "failed",
+            "cancelled",
+            "interrupted",
+            "pending",
+        )
+    }
     assert len(shapes) == 7  # every run status has its own shape
     assert not status_icon("unknown-status").isNull()
 
@@ -89,9 +98,14 @@ def test_filters_search_and_open_items(qtbot, populated, open_desk):
     wait_titles(qtbot, page, ["Write the changelog"])
     page.list.search.clear()
     bar.waiting.setChecked(True)
-    qtbot.waitUntil(lambda: not page.model.is_loading() and set(shown_titles(page)) ==
-                    {"Fix checkout rounding bug", "Rotate database credentials"},
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            not page.model.is_loading()
+            and set(shown_titles(page))
+            == {"Fix checkout rounding bug", "Rotate database credentials"}
+        ),
+        timeout=WAIT_MS,
+    )
     bar.waiting.setChecked(False)
     qtbot.waitUntil(lambda: bar.agent.findData("tester") >= 0, timeout=WAIT_MS)
     bar.agent.setCurrentIndex(bar.agent.findData("ops-bot"))
@@ -109,8 +123,9 @@ def test_sort_by_header_and_by_menu(qtbot, populated, open_desk):
     assert page.list.filters.sort.currentData() == "title:asc"
     bar = page.list.filters
     bar.sort.setCurrentIndex(bar.sort.findData("events:desc"))
-    qtbot.waitUntil(lambda: not page.model.is_loading() and page.model.query.sort == "events",
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: not page.model.is_loading() and page.model.query.sort == "events", timeout=WAIT_MS
+    )
     counts = [page.model.item(r).last_sequence for r in range(page.model.rowCount())]
     assert counts == sorted(counts, reverse=True)
     assert page.table.horizontalHeader().sortIndicatorSection() == 7
@@ -154,8 +169,9 @@ def test_enter_opens_the_run_and_back_returns(qtbot, populated, open_desk):
     page.table.setFocus()
     qtbot.keyClick(page.table, Qt.Key.Key_Return)
     assert page.showing_run()
-    qtbot.waitUntil(lambda: page.detail.title.text() == "Rotate database credentials",
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: page.detail.title.text() == "Rotate database credentials", timeout=WAIT_MS
+    )
     qtbot.mouseClick(page.detail.back_button, Qt.MouseButton.LeftButton)
     assert not page.showing_run()
     assert page.table.currentIndex().row() == row
@@ -192,8 +208,7 @@ def test_agent_text_is_never_markup(qtbot, journal_path, open_desk):
     assert "&lt;b&gt;bold&lt;/b&gt;" in tip and "<b>" not in tip
     page.show_run(run.id)
     detail = page.detail
-    qtbot.waitUntil(lambda: detail.run is not None and detail.run.id == run.id,
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: detail.run is not None and detail.run.id == run.id, timeout=WAIT_MS)
     for label in (detail.title, detail.ending, detail.facts_label):
         assert label.textFormat() == Qt.TextFormat.PlainText
     assert detail.title.text() == HOSTILE_REASON
@@ -239,19 +254,24 @@ def test_custom_range_shows_exactly_the_runs_started_inside_it(qtbot, populated,
 
     path, _ids = populated
     base = minute(time.time()) - 86_400  # a day back: nothing else started then
-    hours = {"five hours before": 5, "four hours before": 4, "three hours before": 3,
-             "two hours before": 2, "one hour before": 1}
+    hours = {
+        "five hours before": 5,
+        "four hours before": 4,
+        "three hours before": 3,
+        "two hours before": 2,
+        "one hour before": 1,
+    }
     for title, h in hours.items():
-        with Journal.open(path, actor=Actor.agent("dated"),
-                          clock=lambda h=h: base - h * 3600) as a:
+        with Journal.open(path, actor=Actor.agent("dated"), clock=lambda h=h: base - h * 3600) as a:
             a.runs.start("history", title, agent="dated")
     page = runs_page(qtbot, open_desk(path))
     bar = page.list.filters
     qtbot.waitUntil(page.window().isActiveWindow, timeout=WAIT_MS)
     bar.when.setFocus()
     qtbot.keyClick(bar.when, Qt.Key.Key_End)
-    qtbot.waitUntil(lambda: bar.range_dialog is not None and bar.range_dialog.isVisible(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: bar.range_dialog is not None and bar.range_dialog.isVisible(), timeout=WAIT_MS
+    )
     dialog = bar.range_dialog
     since, until = base - 4 * 3600, base - 2 * 3600  # from inclusive, to exclusive
     dialog.start.setDateTime(QDateTime.fromSecsSinceEpoch(int(until)))
@@ -269,14 +289,15 @@ def test_custom_range_shows_exactly_the_runs_started_inside_it(qtbot, populated,
     exported = bar.query(None)  # what "Export CSV…" writes uses the same range
     assert (exported.since, exported.until) == (since, until)
     bar.when.activated.emit(bar.custom_index)  # picked again from the menu: the dialog
-    qtbot.waitUntil(lambda: bar.range_dialog is not None and bar.range_dialog.isVisible(),
-                    timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: bar.range_dialog is not None and bar.range_dialog.isVisible(), timeout=WAIT_MS
+    )
     assert bar.range_dialog.value() == (since, until)  # starts from the range in use
     qtbot.keyClick(bar.range_dialog.start, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: bar.range_dialog is None, timeout=WAIT_MS)
     assert bar.when.currentText() == range_text(since, until)  # cancelling keeps it
     bar.when.setCurrentIndex(0)  # "Any time"
-    qtbot.waitUntil(lambda: not page.model.is_loading() and len(shown_titles(page)) > 5,
-                    timeout=WAIT_MS)
-    assert page.model.query.until is None and bar.when.itemText(bar.custom_index) == \
-        "Custom range…"
+    qtbot.waitUntil(
+        lambda: not page.model.is_loading() and len(shown_titles(page)) > 5, timeout=WAIT_MS
+    )
+    assert page.model.query.until is None and bar.when.itemText(bar.custom_index) == "Custom range…"

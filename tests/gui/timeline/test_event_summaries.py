@@ -12,8 +12,14 @@ def test_attempts_receipts_and_presented_questions_read_as_one_line(journal_path
         run = a.runs.start("billing", "Pay invoice 7", agent="payer")
         a.runs.finish_attempt(run.id, "failed", "rate limited")
         a.runs.start_attempt(run.id, "retry after the rate limit")
-        a.effects.reserve("pay:7", tool="pay_invoice", run_id=run.id, action={"inv": 7},
-                          safety_class="financial", owner="payer@1")
+        a.effects.reserve(
+            "pay:7",
+            tool="pay_invoice",
+            run_id=run.id,
+            action={"inv": 7},
+            safety_class="financial",
+            owner="payer@1",
+        )
         a.effects.begin("pay:7", owner="payer@1")
         a.effects.record_receipt("pay:7", external_id="req-991", owner="payer@1")
         question = a.questions.ask(run.id, "question", "Which account?")

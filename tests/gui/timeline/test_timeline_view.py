@@ -16,17 +16,29 @@ from ..data import HOSTILE_REASON
 T = 1_750_000_000.0
 
 
-def span(lane: str, sid: str, start: float, end: float | None, status: str = "succeeded",
-         **detail) -> Span:
-    return Span(lane=lane, id=sid, label=detail.pop("label", sid), status=status,
-                start=T + start, end=None if end is None else T + end, detail=detail)
+def span(
+    lane: str, sid: str, start: float, end: float | None, status: str = "succeeded", **detail
+) -> Span:
+    return Span(
+        lane=lane,
+        id=sid,
+        label=detail.pop("label", sid),
+        status=status,
+        start=T + start,
+        end=None if end is None else T + end,
+        detail=detail,
+    )
 
 
 SPANS = [
-    span("attempt", "a1", 0, 40, "interrupted"), span("attempt", "a2", 40, None, "running"),
-    span("tool", "t1", 1, 5), span("tool", "t2", 2, 3, "failed", error="boom"),
-    span("tool", "t3", 6, 9), span("approval", "p1", 10, None, "pending"),
-    span("question", "q1", 12, 20, "resolved"), span("effect", "e1", 21, 22, "ambiguous"),
+    span("attempt", "a1", 0, 40, "interrupted"),
+    span("attempt", "a2", 40, None, "running"),
+    span("tool", "t1", 1, 5),
+    span("tool", "t2", 2, 3, "failed", error="boom"),
+    span("tool", "t3", 6, 9),
+    span("approval", "p1", 10, None, "pending"),
+    span("question", "q1", 12, 20, "resolved"),
+    span("effect", "e1", 21, 22, "ambiguous"),
 ]
 
 
@@ -115,8 +127,7 @@ def test_a_real_mouse_click_and_a_drag(qtbot, view):
     with qtbot.assertNotEmitted(view.span_clicked):
         qtbot.mousePress(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
         qtbot.mouseMove(view.viewport(), point + QPoint(40, 0))
-        qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton,
-                           pos=point + QPoint(40, 0))
+        qtbot.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, pos=point + QPoint(40, 0))
 
 
 def test_same_run_keeps_zoom_new_run_is_fitted(view):
@@ -137,8 +148,9 @@ def test_density_and_cursor(view):
 
 
 def test_hover_text_is_plain_words(qtbot):
-    hostile = span("approval", "h1", 0, None, "pending", label=HOSTILE_REASON,
-                   reason=HOSTILE_REASON)
+    hostile = span(
+        "approval", "h1", 0, None, "pending", label=HOSTILE_REASON, reason=HOSTILE_REASON
+    )
     text = span_text(hostile)
     assert text.startswith("Approval: I need this <b>bold</b>")
     assert "pending" in text and "still open" in text

@@ -22,8 +22,9 @@ WAIT = 10_000
 
 
 def guarded(path) -> GuardedJournal:
-    return GuardedJournal(Journal.open(path, actor=Actor.operator("alice")),
-                          ThreadGuard(strict=True))
+    return GuardedJournal(
+        Journal.open(path, actor=Actor.operator("alice")), ThreadGuard(strict=True)
+    )
 
 
 def loaded(qtbot, model) -> None:
@@ -85,10 +86,11 @@ def test_refresh_keeps_current_row(qtbot, populated):
 def test_list_page_models(qtbot, qtmodeltester, populated):
     path, _ids = populated
     runner, journal = TaskRunner(), guarded(path)
-    cases = [(RunsModel(runner), lambda m: m.show(journal, text=None, status=None)),
-             (EffectsModel(runner), lambda m: m.show(journal, None)),
-             (AuditModel(runner), lambda m: m.show(journal, action_prefix=None,
-                                                   entity_kind=None))]
+    cases = [
+        (RunsModel(runner), lambda m: m.show(journal, text=None, status=None)),
+        (EffectsModel(runner), lambda m: m.show(journal, None)),
+        (AuditModel(runner), lambda m: m.show(journal, action_prefix=None, entity_kind=None)),
+    ]
     for model, show in cases:
         qtmodeltester.check(model)
         show(model)
@@ -115,8 +117,9 @@ def test_small_models(qtmodeltester, populated):
     qtmodeltester.check(sidebar)
     sidebar.set_count("inbox", 4)
     assert sidebar.count("inbox") == 4
-    commands = CommandsModel([Row("a.b", "Approve", "Inbox", "A", True),
-                              Row("c.d", "Deny", "Inbox", "D", False)])
+    commands = CommandsModel(
+        [Row("a.b", "Approve", "Inbox", "A", True), Row("c.d", "Deny", "Inbox", "D", False)]
+    )
     qtmodeltester.check(commands)
     commands.set_filter("appr")
     assert commands.rowCount() == 1 and commands.id_at(0) == "a.b"

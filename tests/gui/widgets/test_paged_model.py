@@ -28,17 +28,24 @@ def runner() -> Iterator[TaskRunner]:
 
 
 def make_model(runner: TaskRunner) -> PagedModel:
-    return PagedModel(runner, [Column("Key", lambda r: r.key),
-                               Column("Value", lambda r: str(r.value))],
-                      lambda r: r.key, lambda r: r.key)
+    return PagedModel(
+        runner,
+        [Column("Key", lambda r: r.key), Column("Value", lambda r: str(r.value))],
+        lambda r: r.key,
+        lambda r: r.key,
+    )
 
 
-rows = st.lists(st.tuples(st.sampled_from("abcdefghij"), st.integers(0, 2)),
-                unique_by=lambda t: t[0], max_size=10)
+rows = st.lists(
+    st.tuples(st.sampled_from("abcdefghij"), st.integers(0, 2)),
+    unique_by=lambda t: t[0],
+    max_size=10,
+)
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(before=rows, after=rows)
 def test_apply_rows_reaches_the_new_list(qtmodeltester, runner, before, after):
     model = make_model(runner)
@@ -58,8 +65,7 @@ def test_patch_rereads_only_named_rows(qtbot, qtmodeltester, runner):
     from proctor.core.models import Page
 
     truth = {k: Row(k, 0) for k in "bdfh"}  # descending by key: h f d b
-    model = PagedModel(runner, [Column("Key", lambda r: r.key)], lambda r: r.key,
-                       lambda r: r.key)
+    model = PagedModel(runner, [Column("Key", lambda r: r.key)], lambda r: r.key, lambda r: r.key)
     qtmodeltester.check(model)
     picked = []
 
@@ -67,7 +73,9 @@ def test_patch_rereads_only_named_rows(qtbot, qtmodeltester, runner):
         rows = sorted(truth.values(), key=lambda r: r.key, reverse=True)
         start = 0 if cursor is None else int(cursor)
         more = start + 2 < len(rows)
-        return Page[Row](items=rows[start:start + 2], next_cursor=str(start + 2) if more else None)
+        return Page[Row](
+            items=rows[start : start + 2], next_cursor=str(start + 2) if more else None
+        )
 
     def pick(keys):
         picked.append(set(keys))

@@ -16,8 +16,9 @@ def show_hostile(qtbot, window, ids):
     qtbot.waitUntil(lambda: model.row_of(key) >= 0)
     window.inbox.set_current_row(model.row_of(key))
     detail = window.inbox.detail
-    qtbot.waitUntil(lambda: detail.current().entity is not None
-                    and detail.current().entity.id == ids["hostile"])
+    qtbot.waitUntil(
+        lambda: detail.current().entity is not None and detail.current().entity.id == ids["hostile"]
+    )
     return detail.current()
 
 
@@ -47,8 +48,11 @@ def test_every_label_in_the_window_is_plain_text(qtbot, populated, open_desk):
     for page in ("runs", "memory", "effects", "audit"):
         window.go(page)
     window.show_shortcuts()
-    rich = [label for label in window.findChildren(QLabel)
-            if label.textFormat() != Qt.TextFormat.PlainText and label.text()]
+    rich = [
+        label
+        for label in window.findChildren(QLabel)
+        if label.textFormat() != Qt.TextFormat.PlainText and label.text()
+    ]
     assert [label.text() for label in rich] == []
 
 

@@ -28,8 +28,9 @@ def theme() -> Theme:
 def approvals(path, n: int) -> list[str]:
     with agent(path, "ops-bot") as a:
         run = a.runs.start("infra", "Tidy", agent="ops-bot")
-        return [request(a, run.id, "shell.exec", {"command": f"echo {k}"}, "needed")
-                for k in range(n)]
+        return [
+            request(a, run.id, "shell.exec", {"command": f"echo {k}"}, "needed") for k in range(n)
+        ]
 
 
 def row_color(table, image: QImage, row: int) -> QColor:
@@ -45,8 +46,7 @@ def press(qtbot, window, key: Qt.Key) -> None:
 
 
 @pytest.mark.parametrize("mode", [ThemeMode.LIGHT, ThemeMode.DARK], ids=["light", "dark"])
-def test_bulk_selection_is_not_painted_as_the_cursor(qtbot, journal_path, open_desk, theme,
-                                                     mode):
+def test_bulk_selection_is_not_painted_as_the_cursor(qtbot, journal_path, open_desk, theme, mode):
     theme.apply(mode)
     ids = approvals(journal_path, 4)
     window = open_desk(journal_path)
@@ -69,11 +69,14 @@ def test_bulk_selection_is_not_painted_as_the_cursor(qtbot, journal_path, open_d
     assert contrast(selected, unselected) > 1.1  # and still clearly selected
     # the cursor row has a frame in the highlight colour along its top edge
     rect = table.visualRect(model.index(1, 3))
-    edge = {QColor(image.pixel(x, rect.top() + 1)).name()
-            for x in range(rect.left() + 2, rect.right() - 2)}
+    edge = {
+        QColor(image.pixel(x, rect.top() + 1)).name()
+        for x in range(rect.left() + 2, rect.right() - 2)
+    }
     assert edge == {highlight.name()}
-    top_of_row0 = QColor(image.pixel(rect.center().x(), table.visualRect(
-        model.index(0, 3)).top() + 1)).name()
+    top_of_row0 = QColor(
+        image.pixel(rect.center().x(), table.visualRect(model.index(0, 3)).top() + 1)
+    ).name()
     assert top_of_row0 != highlight.name()  # a selected row that is not the cursor: no frame
 
 

@@ -10,27 +10,27 @@ run in run lists and after every decision; these indexes answer each count from 
 
 from alembic import op
 
-revision = '0002'
-down_revision = '0001'
+revision = "0002"
+down_revision = "0001"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('approvals', schema=None) as batch_op:
-        batch_op.create_index('ix_approvals_run_status', ['run_id', 'status'], unique=False)
-    with op.batch_alter_table('interactions', schema=None) as batch_op:
-        batch_op.create_index('ix_interactions_run_status', ['run_id', 'status'], unique=False)
-    with op.batch_alter_table('effects', schema=None) as batch_op:
-        batch_op.create_index('ix_effects_run_status', ['run_id', 'status'], unique=False)
-        batch_op.drop_index('ix_effects_run')
+    with op.batch_alter_table("approvals", schema=None) as batch_op:
+        batch_op.create_index("ix_approvals_run_status", ["run_id", "status"], unique=False)
+    with op.batch_alter_table("interactions", schema=None) as batch_op:
+        batch_op.create_index("ix_interactions_run_status", ["run_id", "status"], unique=False)
+    with op.batch_alter_table("effects", schema=None) as batch_op:
+        batch_op.create_index("ix_effects_run_status", ["run_id", "status"], unique=False)
+        batch_op.drop_index("ix_effects_run")
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('effects', schema=None) as batch_op:
-        batch_op.create_index('ix_effects_run', ['run_id'], unique=False)
-        batch_op.drop_index('ix_effects_run_status')
-    with op.batch_alter_table('interactions', schema=None) as batch_op:
-        batch_op.drop_index('ix_interactions_run_status')
-    with op.batch_alter_table('approvals', schema=None) as batch_op:
-        batch_op.drop_index('ix_approvals_run_status')
+    with op.batch_alter_table("effects", schema=None) as batch_op:
+        batch_op.create_index("ix_effects_run", ["run_id"], unique=False)
+        batch_op.drop_index("ix_effects_run_status")
+    with op.batch_alter_table("interactions", schema=None) as batch_op:
+        batch_op.drop_index("ix_interactions_run_status")
+    with op.batch_alter_table("approvals", schema=None) as batch_op:
+        batch_op.drop_index("ix_approvals_run_status")

@@ -13,28 +13,28 @@ created_at, id), which replace the (status|agent|project, created_at) indexes of
 
 from alembic import op
 
-revision = '0003'
-down_revision = '0002'
+revision = "0003"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 
 ADDED = [
-    ('ix_runs_status_created_id', ['status', 'created_at', 'id']),
-    ('ix_runs_agent_created_id', ['agent', 'created_at', 'id']),
-    ('ix_runs_project_created_id', ['project', 'created_at', 'id']),
-    ('ix_runs_updated', ['updated_at', 'id']),
-    ('ix_runs_title', ['title', 'id']),
-    ('ix_runs_events', ['last_sequence', 'id']),
+    ("ix_runs_status_created_id", ["status", "created_at", "id"]),
+    ("ix_runs_agent_created_id", ["agent", "created_at", "id"]),
+    ("ix_runs_project_created_id", ["project", "created_at", "id"]),
+    ("ix_runs_updated", ["updated_at", "id"]),
+    ("ix_runs_title", ["title", "id"]),
+    ("ix_runs_events", ["last_sequence", "id"]),
 ]
 REPLACED = [
-    ('ix_runs_status_created', ['status', 'created_at']),
-    ('ix_runs_agent', ['agent', 'created_at']),
-    ('ix_runs_project', ['project', 'created_at']),
+    ("ix_runs_status_created", ["status", "created_at"]),
+    ("ix_runs_agent", ["agent", "created_at"]),
+    ("ix_runs_project", ["project", "created_at"]),
 ]
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('runs', schema=None) as batch_op:
+    with op.batch_alter_table("runs", schema=None) as batch_op:
         for name, columns in ADDED:
             batch_op.create_index(name, columns, unique=False)
         for name, _columns in REPLACED:
@@ -42,7 +42,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('runs', schema=None) as batch_op:
+    with op.batch_alter_table("runs", schema=None) as batch_op:
         for name, columns in REPLACED:
             batch_op.create_index(name, columns, unique=False)
         for name, _columns in ADDED:

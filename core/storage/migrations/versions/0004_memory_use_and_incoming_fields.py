@@ -21,38 +21,43 @@ from alembic import op
 
 from proctor.core.storage.db import create_immutability_triggers
 
-revision = '0004'
-down_revision = '0003'
+revision = "0004"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
-INCOMING: list[tuple[str, sa.types.TypeEngine]] = [('incoming_kind', sa.String(length=32)), ('incoming_priority', sa.Integer()),
-            ('incoming_trust', sa.String(length=32)),
-            ('incoming_sensitivity', sa.String(length=32))]
+INCOMING: list[tuple[str, sa.types.TypeEngine]] = [
+    ("incoming_kind", sa.String(length=32)),
+    ("incoming_priority", sa.Integer()),
+    ("incoming_trust", sa.String(length=32)),
+    ("incoming_sensitivity", sa.String(length=32)),
+]
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('memory_entries', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('last_used_at', sa.Float(), nullable=False,
-                                      server_default='0'))
-        batch_op.add_column(sa.Column('use_count', sa.Integer(), nullable=False,
-                                      server_default='0'))
-        batch_op.create_index('ix_memory_last_used', ['last_used_at', 'id'], unique=False)
-    with op.batch_alter_table('memory_reconciliations', schema=None) as batch_op:
+    with op.batch_alter_table("memory_entries", schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column("last_used_at", sa.Float(), nullable=False, server_default="0")
+        )
+        batch_op.add_column(
+            sa.Column("use_count", sa.Integer(), nullable=False, server_default="0")
+        )
+        batch_op.create_index("ix_memory_last_used", ["last_used_at", "id"], unique=False)
+    with op.batch_alter_table("memory_reconciliations", schema=None) as batch_op:
         for name, type_ in INCOMING:
             batch_op.add_column(sa.Column(name, type_, nullable=True))
-    with op.batch_alter_table('memory_mutations', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('event_sequence', sa.Integer(), nullable=True))
+    with op.batch_alter_table("memory_mutations", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("event_sequence", sa.Integer(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('memory_mutations', schema=None) as batch_op:
-        batch_op.drop_column('event_sequence')
+    with op.batch_alter_table("memory_mutations", schema=None) as batch_op:
+        batch_op.drop_column("event_sequence")
     create_immutability_triggers(op.get_bind())
-    with op.batch_alter_table('memory_reconciliations', schema=None) as batch_op:
+    with op.batch_alter_table("memory_reconciliations", schema=None) as batch_op:
         for name, _type in reversed(INCOMING):
             batch_op.drop_column(name)
-    with op.batch_alter_table('memory_entries', schema=None) as batch_op:
-        batch_op.drop_index('ix_memory_last_used')
-        batch_op.drop_column('use_count')
-        batch_op.drop_column('last_used_at')
+    with op.batch_alter_table("memory_entries", schema=None) as batch_op:
+        batch_op.drop_index("ix_memory_last_used")
+        batch_op.drop_column("use_count")
+        batch_op.drop_column("last_used_at")

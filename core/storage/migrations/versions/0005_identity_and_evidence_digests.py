@@ -30,48 +30,60 @@ from proctor.core.storage.db import (
     drop_trigger,
 )
 
-revision = '0005'
-down_revision = '0004'
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
     conn = op.get_bind()
-    with op.batch_alter_table('effects', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('action_digest', sa.String(length=64), nullable=False,
-                                      server_default=''))
-    with op.batch_alter_table('memory_mutations', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('prev_digest', sa.String(length=64), nullable=True))
-        batch_op.add_column(sa.Column('digest', sa.String(length=64), nullable=True))
+    with op.batch_alter_table("effects", schema=None) as batch_op:
+        batch_op.add_column(
+            sa.Column("action_digest", sa.String(length=64), nullable=False, server_default="")
+        )
+    with op.batch_alter_table("memory_mutations", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("prev_digest", sa.String(length=64), nullable=True))
+        batch_op.add_column(sa.Column("digest", sa.String(length=64), nullable=True))
     for key, action in conn.execute(sa.text("SELECT key, action FROM effects")).all():
-        conn.execute(sa.text("UPDATE effects SET action_digest = :d WHERE key = :k"),
-                     {"d": sha256_hex(action), "k": key})
+        conn.execute(
+            sa.text("UPDATE effects SET action_digest = :d WHERE key = :k"),
+            {"d": sha256_hex(action), "k": key},
+        )
     _chain_mutations(conn)
     create_integrity_triggers(conn)
 
 
 def _chain_mutations(conn) -> None:
     drop_trigger(conn, "trg_memory_mutations_no_update", "memory_mutations")
-    rows = conn.execute(sa.text(
-        f"SELECT {', '.join(MUTATION_KEYS)} FROM memory_mutations "
-        "ORDER BY entry_id, version, created_at, id")).mappings().all()
+    rows = (
+        conn.execute(
+            sa.text(
+                f"SELECT {', '.join(MUTATION_KEYS)} FROM memory_mutations "
+                "ORDER BY entry_id, version, created_at, id"
+            )
+        )
+        .mappings()
+        .all()
+    )
     prev_entry, prev = None, ZERO_DIGEST
     for row in rows:
         if row["entry_id"] != prev_entry:
             prev_entry, prev = row["entry_id"], ZERO_DIGEST
         digest = mutation_digest(prev, dict(row))
-        conn.execute(sa.text("UPDATE memory_mutations SET prev_digest = :p, digest = :d "
-                             "WHERE id = :i"), {"p": prev, "d": digest, "i": row["id"]})
+        conn.execute(
+            sa.text("UPDATE memory_mutations SET prev_digest = :p, digest = :d WHERE id = :i"),
+            {"p": prev, "d": digest, "i": row["id"]},
+        )
         prev = digest
     create_immutability_triggers(conn)
 
 
 def downgrade() -> None:
     drop_integrity_triggers(op.get_bind())
-    with op.batch_alter_table('memory_mutations', schema=None) as batch_op:
-        batch_op.drop_column('digest')
-        batch_op.drop_column('prev_digest')
-    with op.batch_alter_table('effects', schema=None) as batch_op:
-        batch_op.drop_column('action_digest')
+    with op.batch_alter_table("memory_mutations", schema=None) as batch_op:
+        batch_op.drop_column("digest")
+        batch_op.drop_column("prev_digest")
+    with op.batch_alter_table("effects", schema=None) as batch_op:
+        batch_op.drop_column("action_digest")
     create_immutability_triggers(op.get_bind())

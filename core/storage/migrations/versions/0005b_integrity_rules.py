@@ -21,8 +21,8 @@ Columns are added with ALTER TABLE ADD COLUMN (nothing is copied, no trigger is 
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0005b'
-down_revision = '0005r'
+revision = "0005b"
+down_revision = "0005r"
 branch_labels = None
 depends_on = None
 
@@ -35,20 +35,27 @@ SUPERSEDED = (
     "WHERE newer.entry_id = memory_reconciliations.entry_id AND newer.status = 'pending' "
     "AND (newer.created_at > memory_reconciliations.created_at OR "
     "(newer.created_at = memory_reconciliations.created_at "
-    "AND newer.id > memory_reconciliations.id)))")
+    "AND newer.id > memory_reconciliations.id)))"
+)
 
 
 def upgrade() -> None:
-    op.add_column('effects', sa.Column('agent', sa.String(length=200), nullable=True))
-    op.add_column('memory_reconciliations',
-                  sa.Column('agent', sa.String(length=200), nullable=True))
+    op.add_column("effects", sa.Column("agent", sa.String(length=200), nullable=True))
+    op.add_column(
+        "memory_reconciliations", sa.Column("agent", sa.String(length=200), nullable=True)
+    )
     op.execute(SUPERSEDED)
-    op.create_index('ux_recon_entry_pending', 'memory_reconciliations', ['entry_id'],
-                    unique=True, sqlite_where=sa.text("status = 'pending'"),
-                    postgresql_where=sa.text("status = 'pending'"))
+    op.create_index(
+        "ux_recon_entry_pending",
+        "memory_reconciliations",
+        ["entry_id"],
+        unique=True,
+        sqlite_where=sa.text("status = 'pending'"),
+        postgresql_where=sa.text("status = 'pending'"),
+    )
 
 
 def downgrade() -> None:
-    op.drop_index('ux_recon_entry_pending', table_name='memory_reconciliations')
-    op.drop_column('memory_reconciliations', 'agent')
-    op.drop_column('effects', 'agent')
+    op.drop_index("ux_recon_entry_pending", table_name="memory_reconciliations")
+    op.drop_column("memory_reconciliations", "agent")
+    op.drop_column("effects", "agent")

@@ -20,29 +20,35 @@ Every column is added with ALTER TABLE ADD COLUMN (nothing is copied).
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0005r'
-down_revision = '0005s'
+revision = "0005r"
+down_revision = "0005s"
 branch_labels = None
 depends_on = None
 
-RULE_COLUMNS: list[tuple[str, sa.types.TypeEngine]] = [('predicate', sa.Text()), ('revoke_reason', sa.Text())]
-APPROVAL_COLUMNS: list[tuple[str, sa.types.TypeEngine]] = [('input_schema', sa.Text()), ('approved_action', sa.Text()),
-                    ('approved_digest', sa.String(length=64))]
+RULE_COLUMNS: list[tuple[str, sa.types.TypeEngine]] = [
+    ("predicate", sa.Text()),
+    ("revoke_reason", sa.Text()),
+]
+APPROVAL_COLUMNS: list[tuple[str, sa.types.TypeEngine]] = [
+    ("input_schema", sa.Text()),
+    ("approved_action", sa.Text()),
+    ("approved_digest", sa.String(length=64)),
+]
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('approval_rules', schema=None) as batch_op:
+    with op.batch_alter_table("approval_rules", schema=None) as batch_op:
         for name, type_ in RULE_COLUMNS:
             batch_op.add_column(sa.Column(name, type_, nullable=True))
-    with op.batch_alter_table('approvals', schema=None) as batch_op:
+    with op.batch_alter_table("approvals", schema=None) as batch_op:
         for name, type_ in APPROVAL_COLUMNS:
             batch_op.add_column(sa.Column(name, type_, nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('approvals', schema=None) as batch_op:
+    with op.batch_alter_table("approvals", schema=None) as batch_op:
         for name, _type in reversed(APPROVAL_COLUMNS):
             batch_op.drop_column(name)
-    with op.batch_alter_table('approval_rules', schema=None) as batch_op:
+    with op.batch_alter_table("approval_rules", schema=None) as batch_op:
         for name, _type in reversed(RULE_COLUMNS):
             batch_op.drop_column(name)

@@ -23,8 +23,8 @@ from alembic import op
 
 from proctor.core.storage.db import create_request_triggers, drop_request_triggers
 
-revision = '0006i'
-down_revision = '0006o'
+revision = "0006i"
+down_revision = "0006o"
 branch_labels = None
 depends_on = None
 

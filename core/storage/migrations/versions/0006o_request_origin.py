@@ -21,19 +21,19 @@ from alembic import op
 from proctor.core.storage.db import create_origin_triggers, drop_origin_triggers
 from proctor.core.storage.schema import ORIGIN_TABLES
 
-revision = '0006o'
-down_revision = '0005b'
+revision = "0006o"
+down_revision = "0005b"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
     for table in ORIGIN_TABLES:
-        op.add_column(table, sa.Column('origin', sa.Text(), nullable=True))
+        op.add_column(table, sa.Column("origin", sa.Text(), nullable=True))
     create_origin_triggers(op.get_bind())
 
 
 def downgrade() -> None:
     drop_origin_triggers(op.get_bind())
     for table in reversed(ORIGIN_TABLES):
-        op.drop_column(table, 'origin')
+        op.drop_column(table, "origin")

@@ -20,8 +20,8 @@ from alembic import op
 
 from proctor.core.storage.db import create_signed_replace_triggers, drop_signed_replace_triggers
 
-revision = '0007j'
-down_revision = '0007t'
+revision = "0007j"
+down_revision = "0007t"
 branch_labels = None
 depends_on = None
 

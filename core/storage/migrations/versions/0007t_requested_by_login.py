@@ -16,8 +16,8 @@ A no-op on SQLite: a journal file has one OS user and no logins to tell apart.
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0007t'
-down_revision = '0006i'
+revision = "0007t"
+down_revision = "0006i"
 branch_labels = None
 depends_on = None
 
@@ -32,14 +32,20 @@ def upgrade() -> None:
     for table in TABLES:
         name = f"trg_{table}_requested_by"
         bind.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS requested_by text"))
-        bind.execute(sa.text(  # search_path pinned, pg_temp last, as every trigger's (pg.py)
-            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql "
-            f'SET search_path = "{schema}", pg_catalog, pg_temp AS $fn$ '
-            "BEGIN IF TG_OP = 'INSERT' THEN NEW.requested_by := session_user; "
-            "ELSE NEW.requested_by := OLD.requested_by; END IF; RETURN NEW; END $fn$"))
-        bind.execute(sa.text(
-            f"CREATE OR REPLACE TRIGGER {name} BEFORE INSERT OR UPDATE ON {table} "
-            f"FOR EACH ROW EXECUTE FUNCTION {name}()"))
+        bind.execute(
+            sa.text(  # search_path pinned, pg_temp last, as every trigger's (pg.py)
+                f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql "
+                f'SET search_path = "{schema}", pg_catalog, pg_temp AS $fn$ '
+                "BEGIN IF TG_OP = 'INSERT' THEN NEW.requested_by := session_user; "
+                "ELSE NEW.requested_by := OLD.requested_by; END IF; RETURN NEW; END $fn$"
+            )
+        )
+        bind.execute(
+            sa.text(
+                f"CREATE OR REPLACE TRIGGER {name} BEFORE INSERT OR UPDATE ON {table} "
+                f"FOR EACH ROW EXECUTE FUNCTION {name}()"
+            )
+        )
 
 
 def downgrade() -> None:
