@@ -81,9 +81,17 @@ class Desks:
         self.wait_ms = wait_ms
         self.opened: list[tuple[Any, Any]] = []
 
-    def open(self, path: Path, *, operator: str = "alice", read_only: bool = False,
-             busy_timeout: float | None = None, exposed: bool = True,
-             activate: bool = False, signer: Any = None) -> Any:
+    def open(
+        self,
+        path: Path,
+        *,
+        operator: str = "alice",
+        read_only: bool = False,
+        busy_timeout: float | None = None,
+        exposed: bool = True,
+        activate: bool = False,
+        signer: Any = None,
+    ) -> Any:
         from proctor.core import Actor, Journal
         from proctor.gui.infra.tasks import TaskRunner
         from proctor.gui.shell.app import build_window
@@ -92,8 +100,13 @@ class Desks:
         if signer is not None:
             options["signer"] = signer
         # as the desk opens it (gui/shell/app.py open_for_desk): its watcher checkpoints the -wal
-        journal = Journal.open(path, actor=Actor.operator(operator), read_only=read_only,
-                               autocheckpoint=False, **options)
+        journal = Journal.open(
+            path,
+            actor=Actor.operator(operator),
+            read_only=read_only,
+            autocheckpoint=False,
+            **options,
+        )
         runner = TaskRunner()
         window = build_window(journal, runner=runner, settings=self.settings, strict=True)
         self.qtbot.addWidget(window)
@@ -122,8 +135,9 @@ class Desks:
         self.opened.clear()
         from proctor.gui.infra.tasks import PresentationPool
 
-        assert PresentationPool.instance().wait(RUNNER_DRAIN_MS), \
+        assert PresentationPool.instance().wait(RUNNER_DRAIN_MS), (
             "a diff was still running long after the desk closed"
+        )
         settle_qt()
         return violations
 

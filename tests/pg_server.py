@@ -33,17 +33,21 @@ PORT_TRIES = 5  # a free port taken by someone else before the server bound it: 
 
 def find_bin() -> Path | None:
     """The folder holding initdb/pg_ctl (the newest /usr/lib/postgresql/N/bin, or PATH)."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(Path(p).parent.parent.name)
-                   if Path(p).parent.parent.name.isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: (
+            int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0
+        ),
+    )
     if found:
         return Path(found[-1]).parent
     on_path = shutil.which("initdb")
     return Path(on_path).resolve().parent if on_path else None
 
 
-def make_certs(folder: Path, host: str = "127.0.0.1",
-               ca_name: str = "proctor test CA") -> tuple[Path, Path, Path]:
+def make_certs(
+    folder: Path, host: str = "127.0.0.1", ca_name: str = "proctor test CA"
+) -> tuple[Path, Path, Path]:
     """A CA of the tests' own and a server certificate it signed for ``host`` (an IP SAN):
     (CA certificate, server certificate, server key), the key 0600."""
     import datetime
@@ -61,22 +65,30 @@ def make_certs(folder: Path, host: str = "127.0.0.1",
         return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
 
     def build(subject: str, public, issuer: str, *, ca: bool):
-        b = (x509.CertificateBuilder().subject_name(name(subject)).issuer_name(name(issuer))
-             .public_key(public).serial_number(x509.random_serial_number())
-             .not_valid_before(now - datetime.timedelta(minutes=5))
-             .not_valid_after(now + datetime.timedelta(days=2))
-             .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        b = (
+            x509.CertificateBuilder()
+            .subject_name(name(subject))
+            .issuer_name(name(issuer))
+            .public_key(public)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
         if not ca:
-            b = b.add_extension(x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address(host))]), critical=False)
+            b = b.add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(host))]),
+                critical=False,
+            )
         return b.sign(ca_key, hashes.SHA256())
 
     pem = serialization.Encoding.PEM
     paths = folder / "test-ca.crt", folder / "server.crt", folder / "server.key"
     paths[0].write_bytes(build(ca_name, ca_key.public_key(), ca_name, ca=True).public_bytes(pem))
     paths[1].write_bytes(build(host, key.public_key(), ca_name, ca=False).public_bytes(pem))
-    paths[2].write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    paths[2].write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     os.chmod(paths[2], 0o600)
     return paths
 
@@ -129,8 +141,21 @@ class PgServer:
         if self.as_root:
             shutil.chown(pwfile, "postgres", "postgres")
         # C collation: text sorts by code point, as SQLite's BINARY collation does
-        self._run("initdb", "-D", str(self.data), "-U", USER, "--pwfile", str(pwfile),
-                  "-A", "scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync")
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            USER,
+            "--pwfile",
+            str(pwfile),
+            "-A",
+            "scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        )
         pwfile.unlink()
         self.ca_file, cert, key = make_certs(self.data)
         if self.as_root:
@@ -138,19 +163,30 @@ class PgServer:
                 shutil.chown(owned, "postgres", "postgres")
         # TLS on, as docs/team.md asks of a team server: clients choose with sslmode (libpq's
         # default, prefer, takes it); the tests' own CA signs a certificate for 127.0.0.1
-        conf = ("listen_addresses = '127.0.0.1'\n"
-                f"port = {self.port}\n"
-                f"unix_socket_directories = '{self.root}'\n"
-                "max_connections = 200\nshared_buffers = 32MB\n"
-                f"ssl = on\nssl_cert_file = '{cert}'\nssl_key_file = '{key}'\n")
+        conf = (
+            "listen_addresses = '127.0.0.1'\n"
+            f"port = {self.port}\n"
+            f"unix_socket_directories = '{self.root}'\n"
+            "max_connections = 200\nshared_buffers = 32MB\n"
+            f"ssl = on\nssl_cert_file = '{cert}'\nssl_key_file = '{key}'\n"
+        )
         if not self.durable:
             conf += "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
         with open(self.data / "postgresql.conf", "a") as fh:
             fh.write(conf)
         for attempt in range(PORT_TRIES):
             try:
-                self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w",
-                          "-t", "60", "start")
+                self._run(
+                    "pg_ctl",
+                    "-D",
+                    str(self.data),
+                    "-l",
+                    str(self.root / "log"),
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                )
                 break
             except subprocess.CalledProcessError:
                 # another process (another worker's server) took the free port between
@@ -182,8 +218,7 @@ class PgServer:
 
     def dsn(self, database: str) -> str:
         """A libpq connection string for raw psycopg connections."""
-        return (f"host=127.0.0.1 port={self.port} dbname={database} user={USER} "
-                f"password={PASSWORD}")
+        return f"host=127.0.0.1 port={self.port} dbname={database} user={USER} password={PASSWORD}"
 
     def admin(self):  # psycopg.Connection
         import psycopg

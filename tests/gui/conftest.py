@@ -26,6 +26,8 @@ def wait_presented(qtbot) -> None:
     from proctor.gui.infra.tasks import PresentationPool
 
     qtbot.waitUntil(lambda: PresentationPool.instance().pending() == 0, timeout=WAIT_MS)
+
+
 # The offscreen platform plugin says this whenever a dialog is shown; it is not ours.
 OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints"
 
@@ -55,8 +57,11 @@ class AgentProcess:
 
     def __init__(self, journal: Path, *args: str, script: Path = AGENT) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(script), str(journal), *args], stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True)
+            [sys.executable, str(script), str(journal), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -115,10 +120,12 @@ def open_desk(desks) -> Iterator:
     a store call on the GUI thread."""
     desks.wait_ms = WAIT_MS
 
-    def make(path: Path, operator: str = "alice", read_only: bool = False,
-             signer: Any = None) -> MainWindow:
-        return desks.open(path, operator=operator, read_only=read_only, activate=True,
-                          signer=signer)
+    def make(
+        path: Path, operator: str = "alice", read_only: bool = False, signer: Any = None
+    ) -> MainWindow:
+        return desks.open(
+            path, operator=operator, read_only=read_only, activate=True, signer=signer
+        )
 
     yield make
     for violations in desks.close_all():
