@@ -17,15 +17,31 @@ from proctor.cli import build_parser
 
 pytestmark = pytest.mark.packaging
 
-PACKAGES = (
-    "proctor",
-    "proctor/core",
-    "proctor/core/migrations",
-    "proctor/gui",
-    "proctor/gui/inbox",
-    "proctor/sim",
-    "proctor/resources",
-)
+ROOT = Path(__file__).resolve().parents[2]
+FOLDERS = {
+    "proctor": "cli",
+    "proctor.core": "core",
+    "proctor.gui": "gui",
+    "proctor.sim": "sim",
+    "proctor.resources": "resources",
+}
+
+
+def listed_packages() -> list[str]:
+    """Every package pyproject.toml lists (tests/test_contracts.py checks it lists them all)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return config["tool"]["setuptools"]["packages"]
+
+
+def source_folder(package: str) -> str:
+    """The source folder of a package (package-dir maps proctor.core to core/, ...)."""
+    top = max((k for k in FOLDERS if package == k or package.startswith(k + ".")), key=len)
+    return "/".join([FOLDERS[top], *package[len(top) :].split(".")[1:]])
+
+
+PACKAGES = tuple(p.replace(".", "/") for p in listed_packages())
 
 
 def subcommands() -> set[str]:
@@ -61,7 +77,7 @@ def test_the_sdist_holds_the_sources_the_wheel_is_built_from(dists):
     is that it holds every source and resource, which the wheel built from it shows."""
     with tarfile.open(dists["sdist"]) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-    for folder in ("cli", "core", "core/migrations", "gui", "sim", "resources"):
+    for folder in map(source_folder, listed_packages()):
         assert f"{folder}/__init__.py" in names, folder
     assert "resources/icons/proctor.svg" in names and "resources/themes/dark.json" in names
     assert "pyproject.toml" in names and "README.md" in names
