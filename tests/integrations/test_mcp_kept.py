@@ -137,8 +137,12 @@ def test_a_timed_out_blocking_call_keeps_a_keyed_request(journal_path, desk):
     async def main():
         server = ProctorMCP(journal_path, poll_s=0.02, progress_every_s=0.1).server
         async with Client(server, mode="legacy", client_info=HOST) as c:
+            # the session (its journal, its run) is opened by a first call, so the timed call's
+            # time goes to filing the request, not to opening the journal on a loaded machine:
+            # filed, then timed out (its premise), never timed out before it was filed
+            structured(await c.call_tool("submit_question", {"question": "warm up"}))
             with pytest.raises(MCPError, match=r"[Tt]imed out"):
-                await c.call_tool("request_approval", KEYED, read_timeout_seconds=0.5)
+                await c.call_tool("request_approval", KEYED, read_timeout_seconds=2.0)
             [item] = await anyio.to_thread.run_sync(desk.wait_pending, "approval")
             with anyio.fail_after(10):  # the server has seen the cancel
                 while not [
