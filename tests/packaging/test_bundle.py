@@ -54,7 +54,7 @@ def test_the_bundle_has_both_programs_and_the_resources(bundle):
     internal = bundle / "_internal"
     assert (internal / "proctor" / "resources" / "icons" / "proctor.svg").is_file()
     assert (internal / "proctor" / "resources" / "themes" / "dark.json").is_file()
-    assert (internal / "proctor" / "core" / "migrations" / "env.py").is_file()
+    assert (internal / "proctor" / "core" / "storage" / "migrations" / "env.py").is_file()
     assert not (internal / "pytest").exists() and not (internal / "hypothesis").exists()
 
 
