@@ -16,7 +16,9 @@ from proctor.core.aliases import Retiring, retired_value
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: a model's validator is built on its first use, not at import (a hook
+    # uses a few of the many models; issue 33)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 # ---------------------------------------------------------------- enums

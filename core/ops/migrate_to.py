@@ -39,7 +39,7 @@ class MigrateReport(Frozen):
 
 def copied_tables() -> list[Table]:
     """The journal's tables in an order every foreign key allows (journal_meta apart)."""
-    return [t for t in s.Base.metadata.sorted_tables if t.name != META]
+    return [t for t in s.metadata.sorted_tables if t.name != META]
 
 
 def order_of(table: Table) -> list[Any]:

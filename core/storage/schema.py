@@ -1,29 +1,31 @@
-"""The journal schema (SQLAlchemy 2 typed mapping).
+"""The journal schema: SQLAlchemy Core tables (no ORM mapping: nothing here is an ORM class,
+and importing it never loads ``sqlalchemy.orm``).
 
 Portable on purpose: no rowid ordering, per-run ``sequence`` with UNIQUE,
-idempotency keys as UNIQUE, every transition a guarded UPDATE. Queries use the
-Core tables (``Model.__table__``); ORM rows never leave core.
+idempotency keys as UNIQUE, every transition a guarded UPDATE. A column marked
+``nullable=False`` is NOT NULL; the others are nullable (Core's default), as the Optional
+annotations of the typed mapping this replaced made them: the DDL is the same statement for
+statement on SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
     Boolean,
+    Column,
     Float,
     ForeignKey,
     Index,
     Integer,
+    MetaData,
     String,
     Table,
     Text,
     UniqueConstraint,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-
-class Base(DeclarativeBase):
-    pass
+metadata = MetaData()
 
 
 def unique_where_set(table: str, column: str) -> Index:
@@ -35,420 +37,431 @@ def unique_where_set(table: str, column: str) -> Index:
     )
 
 
-class RunRow(Base):
-    __tablename__ = "runs"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    project: Mapped[str] = mapped_column(String(200))
-    space: Mapped[str] = mapped_column(String(200))
-    agent: Mapped[str] = mapped_column(String(200))
-    title: Mapped[str] = mapped_column(Text)
-    parent_run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"))
-    status: Mapped[str] = mapped_column(String(32))
-    version: Mapped[int] = mapped_column(Integer)
-    deadline: Mapped[float | None] = mapped_column(Float)
-    created_at: Mapped[float] = mapped_column(Float)
-    updated_at: Mapped[float] = mapped_column(Float)
-    finished_at: Mapped[float | None] = mapped_column(Float)
-    last_sequence: Mapped[int] = mapped_column(Integer)
-    last_digest: Mapped[str] = mapped_column(String(64))
-    current_attempt: Mapped[int] = mapped_column(Integer)
-    cancel_requested: Mapped[bool] = mapped_column(Boolean)
-    cancel_reason: Mapped[str | None] = mapped_column(Text)
-    error: Mapped[str | None] = mapped_column(Text)
-    __table_args__ = (
-        Index("ix_runs_created", "created_at", "id"),
-        # 0003: one index per run sort (the sort column, then created_at/id as tie-breaks).
-        Index("ix_runs_status_created_id", "status", "created_at", "id"),
-        Index("ix_runs_agent_created_id", "agent", "created_at", "id"),
-        Index("ix_runs_project_created_id", "project", "created_at", "id"),
-        Index("ix_runs_updated", "updated_at", "id"),
-        Index("ix_runs_title", "title", "id"),
-        Index("ix_runs_events", "last_sequence", "id"),
-        # 0008x: partial (the rows each index's reads ask for; store issue 24)
-        Index(
-            "ix_runs_parent",
-            "parent_run_id",
-            sqlite_where=text("parent_run_id IS NOT NULL"),
-            postgresql_where=text("parent_run_id IS NOT NULL"),
-        ),
-    )
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("project", String(200), nullable=False),
+    Column("space", String(200), nullable=False),
+    Column("agent", String(200), nullable=False),
+    Column("title", Text, nullable=False),
+    Column("parent_run_id", ForeignKey("runs.id")),
+    Column("status", String(32), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("deadline", Float),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("finished_at", Float),
+    Column("last_sequence", Integer, nullable=False),
+    Column("last_digest", String(64), nullable=False),
+    Column("current_attempt", Integer, nullable=False),
+    Column("cancel_requested", Boolean, nullable=False),
+    Column("cancel_reason", Text),
+    Column("error", Text),
+    Index("ix_runs_created", "created_at", "id"),
+    # 0003: one index per run sort (the sort column, then created_at/id as tie-breaks).
+    Index("ix_runs_status_created_id", "status", "created_at", "id"),
+    Index("ix_runs_agent_created_id", "agent", "created_at", "id"),
+    Index("ix_runs_project_created_id", "project", "created_at", "id"),
+    Index("ix_runs_updated", "updated_at", "id"),
+    Index("ix_runs_title", "title", "id"),
+    Index("ix_runs_events", "last_sequence", "id"),
+    # 0008x: partial (the rows each index's reads ask for; store issue 24)
+    Index(
+        "ix_runs_parent",
+        "parent_run_id",
+        sqlite_where=text("parent_run_id IS NOT NULL"),
+        postgresql_where=text("parent_run_id IS NOT NULL"),
+    ),
+)
 
 
-class AttemptRow(Base):
-    __tablename__ = "attempts"
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), primary_key=True)
-    number: Mapped[int] = mapped_column(Integer, primary_key=True)
-    status: Mapped[str] = mapped_column(String(32))
-    started_at: Mapped[float] = mapped_column(Float)
-    finished_at: Mapped[float | None] = mapped_column(Float)
-    error: Mapped[str | None] = mapped_column(Text)
+attempts = Table(
+    "attempts",
+    metadata,
+    Column("run_id", ForeignKey("runs.id"), primary_key=True),
+    Column("number", Integer, primary_key=True),
+    Column("status", String(32), nullable=False),
+    Column("started_at", Float, nullable=False),
+    Column("finished_at", Float),
+    Column("error", Text),
+)
 
 
-class EventRow(Base):
-    __tablename__ = "events"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
-    sequence: Mapped[int] = mapped_column(Integer)
-    type: Mapped[str] = mapped_column(String(100))
-    payload: Mapped[str] = mapped_column(Text)
-    run_version: Mapped[int] = mapped_column(Integer)
-    attempt: Mapped[int] = mapped_column(Integer)
-    actor: Mapped[str] = mapped_column(String(250))
-    created_at: Mapped[float] = mapped_column(Float)
-    prev_digest: Mapped[str] = mapped_column(String(64))
-    digest: Mapped[str] = mapped_column(String(64))
-    __table_args__ = (
-        UniqueConstraint("run_id", "sequence", name="uq_events_run_sequence"),
-        Index("ix_events_run_type", "run_id", "type", "sequence"),
-    )
+events = Table(
+    "events",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("run_id", ForeignKey("runs.id"), nullable=False),
+    Column("sequence", Integer, nullable=False),
+    Column("type", String(100), nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("run_version", Integer, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("actor", String(250), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("prev_digest", String(64), nullable=False),
+    Column("digest", String(64), nullable=False),
+    UniqueConstraint("run_id", "sequence", name="uq_events_run_sequence"),
+    Index("ix_events_run_type", "run_id", "type", "sequence"),
+)
 
 
-class ToolCallRow(Base):
-    __tablename__ = "tool_calls"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
-    attempt: Mapped[int] = mapped_column(Integer)
-    tool: Mapped[str] = mapped_column(String(200))
-    safety_class: Mapped[str] = mapped_column(String(32))
-    idempotency_key: Mapped[str | None] = mapped_column(String(200))
-    request: Mapped[str] = mapped_column(Text)
-    result: Mapped[str | None] = mapped_column(Text)
-    error: Mapped[str | None] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(32))
-    version: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[float] = mapped_column(Float)
-    updated_at: Mapped[float] = mapped_column(Float)
-    __table_args__ = (Index("ix_tool_calls_run", "run_id", "created_at"),)
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("run_id", ForeignKey("runs.id"), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("tool", String(200), nullable=False),
+    Column("safety_class", String(32), nullable=False),
+    Column("idempotency_key", String(200)),
+    Column("request", Text, nullable=False),
+    Column("result", Text),
+    Column("error", Text),
+    Column("status", String(32), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Index("ix_tool_calls_run", "run_id", "created_at"),
+)
 
 
-class ApprovalRow(Base):
-    __tablename__ = "approvals"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
-    attempt: Mapped[int] = mapped_column(Integer)
-    agent: Mapped[str] = mapped_column(String(200))
-    tool_call_id: Mapped[str | None] = mapped_column(ForeignKey("tool_calls.id"))
-    action: Mapped[str] = mapped_column(Text)
-    action_name: Mapped[str] = mapped_column(String(200))
-    action_digest: Mapped[str] = mapped_column(String(64))
-    safety_class: Mapped[str] = mapped_column(String(32))
-    reason: Mapped[str] = mapped_column(Text)
-    requested_scope: Mapped[str] = mapped_column(String(16))
-    status: Mapped[str] = mapped_column(String(16))
-    on_expiry: Mapped[str] = mapped_column(String(16))
-    expires_at: Mapped[float | None] = mapped_column(Float)
-    request_key: Mapped[str] = mapped_column(String(200), unique=True)
-    request_digest: Mapped[str] = mapped_column(String(64))
-    version: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[float] = mapped_column(Float)
-    decided_at: Mapped[float | None] = mapped_column(Float)
-    decided_by: Mapped[str | None] = mapped_column(String(250))
-    decision_reason: Mapped[str | None] = mapped_column(Text)
-    decision_scope: Mapped[str | None] = mapped_column(String(16))
-    rule_id: Mapped[str | None] = mapped_column(String(64))
-    consumed_at: Mapped[float | None] = mapped_column(Float)
-    consumed_effect_key: Mapped[str | None] = mapped_column(String(200))
-    snoozed_until: Mapped[float | None] = mapped_column(Float)
-    input_schema: Mapped[str | None] = mapped_column(Text)  # 0005r
-    approved_action: Mapped[str | None] = mapped_column(Text)  # 0005r: the edited action
-    approved_digest: Mapped[str | None] = mapped_column(String(64))  # 0005r
-    origin: Mapped[str | None] = mapped_column(Text)  # 0006o: as the agent reported it
-    __table_args__ = (
-        Index("ix_approvals_status_created", "status", "created_at", "id"),
-        Index("ix_approvals_run", "run_id", "created_at"),
-        # 0008x: partial (the decided ones; the ones that expire)
-        Index(
-            "ix_approvals_action",
-            "action_name",
-            "decided_at",
-            sqlite_where=text("decided_at IS NOT NULL"),
-            postgresql_where=text("decided_at IS NOT NULL"),
-        ),
-        Index(
-            "ix_approvals_expiry",
-            "status",
-            "expires_at",
-            sqlite_where=text("expires_at IS NOT NULL"),
-            postgresql_where=text("expires_at IS NOT NULL"),
-        ),
-        Index("ix_approvals_run_status", "run_id", "status"),
-    )
+approvals = Table(
+    "approvals",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("run_id", ForeignKey("runs.id"), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("agent", String(200), nullable=False),
+    Column("tool_call_id", ForeignKey("tool_calls.id")),
+    Column("action", Text, nullable=False),
+    Column("action_name", String(200), nullable=False),
+    Column("action_digest", String(64), nullable=False),
+    Column("safety_class", String(32), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("requested_scope", String(16), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("on_expiry", String(16), nullable=False),
+    Column("expires_at", Float),
+    Column("request_key", String(200), unique=True, nullable=False),
+    Column("request_digest", String(64), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("decided_at", Float),
+    Column("decided_by", String(250)),
+    Column("decision_reason", Text),
+    Column("decision_scope", String(16)),
+    Column("rule_id", String(64)),
+    Column("consumed_at", Float),
+    Column("consumed_effect_key", String(200)),
+    Column("snoozed_until", Float),
+    Column("input_schema", Text),  # 0005r
+    Column("approved_action", Text),  # 0005r: the edited action
+    Column("approved_digest", String(64)),  # 0005r
+    Column("origin", Text),  # 0006o: as the agent reported it
+    Index("ix_approvals_status_created", "status", "created_at", "id"),
+    Index("ix_approvals_run", "run_id", "created_at"),
+    # 0008x: partial (the decided ones; the ones that expire)
+    Index(
+        "ix_approvals_action",
+        "action_name",
+        "decided_at",
+        sqlite_where=text("decided_at IS NOT NULL"),
+        postgresql_where=text("decided_at IS NOT NULL"),
+    ),
+    Index(
+        "ix_approvals_expiry",
+        "status",
+        "expires_at",
+        sqlite_where=text("expires_at IS NOT NULL"),
+        postgresql_where=text("expires_at IS NOT NULL"),
+    ),
+    Index("ix_approvals_run_status", "run_id", "status"),
+)
 
 
-class ApprovalRuleRow(Base):
-    __tablename__ = "approval_rules"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    effect: Mapped[str] = mapped_column(String(16))
-    action_pattern: Mapped[str] = mapped_column(String(400))
-    resource_pattern: Mapped[str] = mapped_column(String(400))
-    scope: Mapped[str] = mapped_column(String(16))
-    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"))
-    project: Mapped[str] = mapped_column(String(200))
-    space: Mapped[str | None] = mapped_column(String(200))
-    created_by: Mapped[str] = mapped_column(String(250))
-    created_at: Mapped[float] = mapped_column(Float)
-    expires_at: Mapped[float | None] = mapped_column(Float)
-    revoked_at: Mapped[float | None] = mapped_column(Float)
-    revoked_by: Mapped[str | None] = mapped_column(String(250))
-    source_approval_id: Mapped[str | None] = mapped_column(String(64))
-    version: Mapped[int] = mapped_column(Integer)
-    predicate: Mapped[str | None] = mapped_column(Text)  # 0005r
-    revoke_reason: Mapped[str | None] = mapped_column(Text)  # 0005r
-    __table_args__ = (Index("ix_rules_lookup", "revoked_at", "project", "space"),)
+approval_rules = Table(
+    "approval_rules",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("effect", String(16), nullable=False),
+    Column("action_pattern", String(400), nullable=False),
+    Column("resource_pattern", String(400), nullable=False),
+    Column("scope", String(16), nullable=False),
+    Column("run_id", ForeignKey("runs.id")),
+    Column("project", String(200), nullable=False),
+    Column("space", String(200)),
+    Column("created_by", String(250), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("expires_at", Float),
+    Column("revoked_at", Float),
+    Column("revoked_by", String(250)),
+    Column("source_approval_id", String(64)),
+    Column("version", Integer, nullable=False),
+    Column("predicate", Text),  # 0005r
+    Column("revoke_reason", Text),  # 0005r
+    Index("ix_rules_lookup", "revoked_at", "project", "space"),
+)
 
 
-class QuestionRow(Base):
-    __tablename__ = "interactions"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"))
-    attempt: Mapped[int] = mapped_column(Integer)
-    agent: Mapped[str] = mapped_column(String(200))
-    kind: Mapped[str] = mapped_column(String(32))
-    prompt: Mapped[str] = mapped_column(Text)
-    request: Mapped[str] = mapped_column(Text)
-    response_schema: Mapped[str] = mapped_column(Text)
-    options: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(16))
-    expires_at: Mapped[float | None] = mapped_column(Float)
-    request_key: Mapped[str] = mapped_column(String(200), unique=True)
-    request_digest: Mapped[str] = mapped_column(String(64))
-    version: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[float] = mapped_column(Float)
-    resolved_at: Mapped[float | None] = mapped_column(Float)
-    resolved_by: Mapped[str | None] = mapped_column(String(250))
-    response: Mapped[str | None] = mapped_column(Text)
-    snoozed_until: Mapped[float | None] = mapped_column(Float)
-    origin: Mapped[str | None] = mapped_column(Text)  # 0006o: as the agent reported it
-    __table_args__ = (
-        Index("ix_interactions_status_created", "status", "created_at", "id"),
-        Index("ix_interactions_run", "run_id", "created_at"),
-        Index("ix_interactions_run_status", "run_id", "status"),
-    )
+questions = Table(
+    "interactions",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("run_id", ForeignKey("runs.id"), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("agent", String(200), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("prompt", Text, nullable=False),
+    Column("request", Text, nullable=False),
+    Column("response_schema", Text, nullable=False),
+    Column("options", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("expires_at", Float),
+    Column("request_key", String(200), unique=True, nullable=False),
+    Column("request_digest", String(64), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("resolved_at", Float),
+    Column("resolved_by", String(250)),
+    Column("response", Text),
+    Column("snoozed_until", Float),
+    Column("origin", Text),  # 0006o: as the agent reported it
+    Index("ix_interactions_status_created", "status", "created_at", "id"),
+    Index("ix_interactions_run", "run_id", "created_at"),
+    Index("ix_interactions_run_status", "run_id", "status"),
+)
 
 
-class DecisionRow(Base):
-    __tablename__ = "decisions"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    target_kind: Mapped[str] = mapped_column(String(32))
-    target_id: Mapped[str] = mapped_column(String(200))
-    run_id: Mapped[str | None] = mapped_column(String(64))
-    decision: Mapped[str] = mapped_column(Text)
-    actor: Mapped[str] = mapped_column(String(250))
-    source: Mapped[str] = mapped_column(String(32))
-    request_id: Mapped[str | None] = mapped_column(String(200))  # ux_decisions_request_id
-    reason: Mapped[str | None] = mapped_column(Text)
-    created_at: Mapped[float] = mapped_column(Float)
-    digest: Mapped[str] = mapped_column(String(64))
-    __table_args__ = (
-        Index("ix_decisions_target", "target_kind", "target_id"),
-        unique_where_set("decisions", "request_id"),
-    )
+decisions = Table(
+    "decisions",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("target_kind", String(32), nullable=False),
+    Column("target_id", String(200), nullable=False),
+    Column("run_id", String(64)),
+    Column("decision", Text, nullable=False),
+    Column("actor", String(250), nullable=False),
+    Column("source", String(32), nullable=False),
+    Column("request_id", String(200)),  # ux_decisions_request_id
+    Column("reason", Text),
+    Column("created_at", Float, nullable=False),
+    Column("digest", String(64), nullable=False),
+    Index("ix_decisions_target", "target_kind", "target_id"),
+    unique_where_set("decisions", "request_id"),
+)
 
 
-class MemoryEntryRow(Base):
-    __tablename__ = "memory_entries"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    scope: Mapped[str] = mapped_column(String(16))
-    scope_key: Mapped[str] = mapped_column(String(200))
-    kind: Mapped[str] = mapped_column(String(32))
-    title: Mapped[str] = mapped_column(Text)
-    content: Mapped[str] = mapped_column(Text)
-    priority: Mapped[int] = mapped_column(Integer)
-    trust: Mapped[str] = mapped_column(String(32))
-    sensitivity: Mapped[str] = mapped_column(String(32))
-    pinned: Mapped[bool] = mapped_column(Boolean)
-    confirmed: Mapped[bool] = mapped_column(Boolean)
-    deleted: Mapped[bool] = mapped_column(Boolean)
-    version: Mapped[int] = mapped_column(Integer)
-    content_hash: Mapped[str] = mapped_column(String(64))
-    source_run_id: Mapped[str | None] = mapped_column(String(64))
-    created_at: Mapped[float] = mapped_column(Float)
-    updated_at: Mapped[float] = mapped_column(Float)
-    last_used_at: Mapped[float] = mapped_column(Float, server_default="0")  # 0: never used
-    use_count: Mapped[int] = mapped_column(Integer, server_default="0")
-    __table_args__ = (
-        Index("ix_memory_scope", "scope", "scope_key", "updated_at"),
-        Index("ix_memory_last_used", "last_used_at", "id"),
-    )
+memory_entries = Table(
+    "memory_entries",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("scope", String(16), nullable=False),
+    Column("scope_key", String(200), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("title", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("priority", Integer, nullable=False),
+    Column("trust", String(32), nullable=False),
+    Column("sensitivity", String(32), nullable=False),
+    Column("pinned", Boolean, nullable=False),
+    Column("confirmed", Boolean, nullable=False),
+    Column("deleted", Boolean, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("source_run_id", String(64)),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("last_used_at", Float, server_default="0", nullable=False),  # 0: never used
+    Column("use_count", Integer, server_default="0", nullable=False),
+    Index("ix_memory_scope", "scope", "scope_key", "updated_at"),
+    Index("ix_memory_last_used", "last_used_at", "id"),
+)
 
 
-class MemoryMutationRow(Base):
-    __tablename__ = "memory_mutations"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    entry_id: Mapped[str] = mapped_column(ForeignKey("memory_entries.id"))
-    operation: Mapped[str] = mapped_column(String(32))
-    actor: Mapped[str] = mapped_column(String(250))
-    reason: Mapped[str | None] = mapped_column(Text)
-    version: Mapped[int] = mapped_column(Integer)
-    before_hash: Mapped[str | None] = mapped_column(String(64))
-    after_hash: Mapped[str | None] = mapped_column(String(64))
-    before_content: Mapped[str | None] = mapped_column(Text)
-    after_content: Mapped[str | None] = mapped_column(Text)
-    run_id: Mapped[str | None] = mapped_column(String(64))
-    idempotency_key: Mapped[str | None] = mapped_column(
-        String(200)
-    )  # ux_memory_mutations_idempotency_key
-    request_digest: Mapped[str | None] = mapped_column(String(64))
-    created_at: Mapped[float] = mapped_column(Float)
-    event_sequence: Mapped[int | None] = mapped_column(Integer)  # run_id's event, if any
+memory_mutations = Table(
+    "memory_mutations",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("entry_id", ForeignKey("memory_entries.id"), nullable=False),
+    Column("operation", String(32), nullable=False),
+    Column("actor", String(250), nullable=False),
+    Column("reason", Text),
+    Column("version", Integer, nullable=False),
+    Column("before_hash", String(64)),
+    Column("after_hash", String(64)),
+    Column("before_content", Text),
+    Column("after_content", Text),
+    Column("run_id", String(64)),
+    Column("idempotency_key", String(200)),  # ux_memory_mutations_idempotency_key
+    Column("request_digest", String(64)),
+    Column("created_at", Float, nullable=False),
+    Column("event_sequence", Integer),  # run_id's event, if any
     # 0005: a hash chain per entry, in version order (integrity.mutation_digest)
-    prev_digest: Mapped[str | None] = mapped_column(String(64))
-    digest: Mapped[str | None] = mapped_column(String(64))
-    __table_args__ = (
-        Index("ix_mutations_entry", "entry_id", "version"),
-        unique_where_set("memory_mutations", "idempotency_key"),
-    )
+    Column("prev_digest", String(64)),
+    Column("digest", String(64)),
+    Index("ix_mutations_entry", "entry_id", "version"),
+    unique_where_set("memory_mutations", "idempotency_key"),
+)
 
 
-class ConflictRow(Base):
-    __tablename__ = "memory_reconciliations"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    entry_id: Mapped[str] = mapped_column(ForeignKey("memory_entries.id"))
-    local_content: Mapped[str] = mapped_column(Text)
-    local_version: Mapped[int] = mapped_column(Integer)
-    incoming_content: Mapped[str] = mapped_column(Text)
-    incoming_source: Mapped[str] = mapped_column(String(200))
+conflicts = Table(
+    "memory_reconciliations",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("entry_id", ForeignKey("memory_entries.id"), nullable=False),
+    Column("local_content", Text, nullable=False),
+    Column("local_version", Integer, nullable=False),
+    Column("incoming_content", Text, nullable=False),
+    Column("incoming_source", String(200), nullable=False),
     # the incoming version's fields; NULL: it did not carry that field
-    incoming_kind: Mapped[str | None] = mapped_column(String(32))
-    incoming_priority: Mapped[int | None] = mapped_column(Integer)
-    incoming_trust: Mapped[str | None] = mapped_column(String(32))
-    incoming_sensitivity: Mapped[str | None] = mapped_column(String(32))
-    run_id: Mapped[str | None] = mapped_column(String(64))
-    status: Mapped[str] = mapped_column(String(32))
-    version: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[float] = mapped_column(Float)
-    resolved_at: Mapped[float | None] = mapped_column(Float)
-    resolved_by: Mapped[str | None] = mapped_column(String(250))
-    resolution_reason: Mapped[str | None] = mapped_column(Text)
-    snoozed_until: Mapped[float | None] = mapped_column(Float)
-    agent: Mapped[str | None] = mapped_column(String(200))  # who recorded it (0005b)
-    origin: Mapped[str | None] = mapped_column(Text)  # 0006o: as the agent reported it
-    __table_args__ = (
-        Index("ix_recon_status_created", "status", "created_at", "id"),
-        # at most one pending conflict per entry (0005b)
-        Index(
-            "ux_recon_entry_pending",
-            "entry_id",
-            unique=True,
-            sqlite_where=text("status = 'pending'"),
-            postgresql_where=text("status = 'pending'"),
-        ),
-    )
+    Column("incoming_kind", String(32)),
+    Column("incoming_priority", Integer),
+    Column("incoming_trust", String(32)),
+    Column("incoming_sensitivity", String(32)),
+    Column("run_id", String(64)),
+    Column("status", String(32), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("resolved_at", Float),
+    Column("resolved_by", String(250)),
+    Column("resolution_reason", Text),
+    Column("snoozed_until", Float),
+    Column("agent", String(200)),  # who recorded it (0005b)
+    Column("origin", Text),  # 0006o: as the agent reported it
+    Index("ix_recon_status_created", "status", "created_at", "id"),
+    # at most one pending conflict per entry (0005b)
+    Index(
+        "ux_recon_entry_pending",
+        "entry_id",
+        unique=True,
+        sqlite_where=text("status = 'pending'"),
+        postgresql_where=text("status = 'pending'"),
+    ),
+)
 
 
-class EffectRow(Base):
-    __tablename__ = "effects"
-    key: Mapped[str] = mapped_column(String(200), primary_key=True)
-    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"))
-    attempt: Mapped[int] = mapped_column(Integer)
-    tool: Mapped[str] = mapped_column(String(200))
-    action: Mapped[str] = mapped_column(Text)
+effects = Table(
+    "effects",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("run_id", ForeignKey("runs.id")),
+    Column("attempt", Integer, nullable=False),
+    Column("tool", String(200), nullable=False),
+    Column("action", Text, nullable=False),
     # 0005: sha256(canonical(action)); '' (the backfill's default) never matches
-    action_digest: Mapped[str] = mapped_column(String(64), server_default="")
-    safety_class: Mapped[str] = mapped_column(String(32))
-    idempotency_key: Mapped[str | None] = mapped_column(String(200))
-    status: Mapped[str] = mapped_column(String(16))
-    lease_owner: Mapped[str | None] = mapped_column(String(250))
-    lease_seconds: Mapped[float] = mapped_column(Float)
-    lease_expires_at: Mapped[float | None] = mapped_column(Float)
-    approval_id: Mapped[str | None] = mapped_column(String(64))
-    result: Mapped[str | None] = mapped_column(Text)
-    error: Mapped[str | None] = mapped_column(Text)
-    ambiguous_reason: Mapped[str | None] = mapped_column(Text)
-    resolved_by: Mapped[str | None] = mapped_column(String(250))
-    resolution_reason: Mapped[str | None] = mapped_column(Text)
-    version: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[float] = mapped_column(Float)
-    started_at: Mapped[float | None] = mapped_column(Float)
-    updated_at: Mapped[float] = mapped_column(Float)
-    snoozed_until: Mapped[float | None] = mapped_column(Float)
-    agent: Mapped[str | None] = mapped_column(String(200))  # who reserved it (0005b)
-    origin: Mapped[str | None] = mapped_column(Text)  # 0006o: as the agent reported it
-    __table_args__ = (
-        Index("ix_effects_status_created", "status", "created_at", "key"),
-        Index("ix_effects_run_status", "run_id", "status"),
-    )
+    Column("action_digest", String(64), server_default="", nullable=False),
+    Column("safety_class", String(32), nullable=False),
+    Column("idempotency_key", String(200)),
+    Column("status", String(16), nullable=False),
+    Column("lease_owner", String(250)),
+    Column("lease_seconds", Float, nullable=False),
+    Column("lease_expires_at", Float),
+    Column("approval_id", String(64)),
+    Column("result", Text),
+    Column("error", Text),
+    Column("ambiguous_reason", Text),
+    Column("resolved_by", String(250)),
+    Column("resolution_reason", Text),
+    Column("version", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("started_at", Float),
+    Column("updated_at", Float, nullable=False),
+    Column("snoozed_until", Float),
+    Column("agent", String(200)),  # who reserved it (0005b)
+    Column("origin", Text),  # 0006o: as the agent reported it
+    Index("ix_effects_status_created", "status", "created_at", "key"),
+    Index("ix_effects_run_status", "run_id", "status"),
+)
 
 
-class ReceiptRow(Base):
-    __tablename__ = "receipts"
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    effect_key: Mapped[str] = mapped_column(ForeignKey("effects.key"))
-    run_id: Mapped[str | None] = mapped_column(String(64))
-    kind: Mapped[str] = mapped_column(String(32))
-    status: Mapped[str] = mapped_column(String(32))
-    external_id: Mapped[str | None] = mapped_column(String(400))
-    evidence: Mapped[str] = mapped_column(Text)
-    digest: Mapped[str] = mapped_column(String(64))
-    actor: Mapped[str] = mapped_column(String(250))
-    created_at: Mapped[float] = mapped_column(Float)
-    __table_args__ = (Index("ix_receipts_effect", "effect_key", "created_at"),)
+receipts = Table(
+    "receipts",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("effect_key", ForeignKey("effects.key"), nullable=False),
+    Column("run_id", String(64)),
+    Column("kind", String(32), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("external_id", String(400)),
+    Column("evidence", Text, nullable=False),
+    Column("digest", String(64), nullable=False),
+    Column("actor", String(250), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Index("ix_receipts_effect", "effect_key", "created_at"),
+)
 
 
-class AuditRow(Base):
-    __tablename__ = "audit"
-    sequence: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    id: Mapped[str] = mapped_column(String(64), unique=True)
-    actor: Mapped[str] = mapped_column(String(250))
-    action: Mapped[str] = mapped_column(String(64))
-    entity_kind: Mapped[str] = mapped_column(String(32))
-    entity_id: Mapped[str] = mapped_column(String(200))
-    run_id: Mapped[str | None] = mapped_column(String(64))
-    before: Mapped[str] = mapped_column(Text)
-    after: Mapped[str] = mapped_column(Text)
-    reason: Mapped[str | None] = mapped_column(Text)
-    request_id: Mapped[str | None] = mapped_column(String(200))  # ux_audit_request_id
-    request_digest: Mapped[str | None] = mapped_column(String(64))
-    created_at: Mapped[float] = mapped_column(Float)
-    prev_digest: Mapped[str] = mapped_column(String(64))
-    digest: Mapped[str] = mapped_column(String(64))
-    __table_args__ = (
-        unique_where_set("audit", "request_id"),
-        Index("ix_audit_entity", "entity_kind", "entity_id"),
-        Index("ix_audit_run", "run_id", "sequence"),
-        Index("ix_audit_actor", "actor", "sequence"),
-    )
+audit = Table(
+    "audit",
+    metadata,
+    Column("sequence", Integer, primary_key=True, autoincrement=False),
+    Column("id", String(64), unique=True, nullable=False),
+    Column("actor", String(250), nullable=False),
+    Column("action", String(64), nullable=False),
+    Column("entity_kind", String(32), nullable=False),
+    Column("entity_id", String(200), nullable=False),
+    Column("run_id", String(64)),
+    Column("before", Text, nullable=False),
+    Column("after", Text, nullable=False),
+    Column("reason", Text),
+    Column("request_id", String(200)),  # ux_audit_request_id
+    Column("request_digest", String(64)),
+    Column("created_at", Float, nullable=False),
+    Column("prev_digest", String(64), nullable=False),
+    Column("digest", String(64), nullable=False),
+    unique_where_set("audit", "request_id"),
+    Index("ix_audit_entity", "entity_kind", "entity_id"),
+    Index("ix_audit_run", "run_id", "sequence"),
+    Index("ix_audit_actor", "actor", "sequence"),
+)
 
 
-class ChangeRow(Base):
-    __tablename__ = "changes"
-    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    entity_kind: Mapped[str] = mapped_column(String(32))
-    entity_id: Mapped[str] = mapped_column(String(200))
-    run_id: Mapped[str | None] = mapped_column(String(64))
-    created_at: Mapped[float] = mapped_column(Float)
+changes = Table(
+    "changes",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("entity_kind", String(32), nullable=False),
+    Column("entity_id", String(200), nullable=False),
+    Column("run_id", String(64)),
+    Column("created_at", Float, nullable=False),
+)
 
 
-class SignatureRow(Base):
-    """0005: an operator's Ed25519 signature over one record (a decision, a rule, a
-    rule's revocation, a snooze); see docs/signed-decisions.md. Immutable by trigger."""
-
-    __tablename__ = "signatures"
-    record_id: Mapped[str] = mapped_column(String(250), primary_key=True)
-    record_kind: Mapped[str] = mapped_column(String(32))
-    key_id: Mapped[str] = mapped_column(String(64))
-    operator: Mapped[str] = mapped_column(String(250))
-    payload: Mapped[str] = mapped_column(Text)  # the RFC 8785 bytes that were signed
-    signature: Mapped[str] = mapped_column(String(128))  # base64 of 64 bytes
-    created_at: Mapped[float] = mapped_column(Float)
-
-
-class OperatorKeyRow(Base):
-    """0005: operators' public keys, for display only (trust never comes from here)."""
-
-    __tablename__ = "operator_keys"
-    key_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    operator: Mapped[str] = mapped_column(String(250))
-    public_key: Mapped[str] = mapped_column(String(100))
-    first_seen_at: Mapped[float] = mapped_column(Float)
+# 0005: an operator's Ed25519 signature over one record (a decision, a rule, a
+#     rule's revocation, a snooze); see docs/signed-decisions.md. Immutable by trigger.
+signatures = Table(
+    "signatures",
+    metadata,
+    Column("record_id", String(250), primary_key=True),
+    Column("record_kind", String(32), nullable=False),
+    Column("key_id", String(64), nullable=False),
+    Column("operator", String(250), nullable=False),
+    Column("payload", Text, nullable=False),  # the RFC 8785 bytes that were signed
+    Column("signature", String(128), nullable=False),  # base64 of 64 bytes
+    Column("created_at", Float, nullable=False),
+)
 
 
-class JournalMetaRow(Base):
-    """0005: facts about the journal itself (``journal_id``, named by every signature)."""
+# 0005: operators' public keys, for display only (trust never comes from here).
+operator_keys = Table(
+    "operator_keys",
+    metadata,
+    Column("key_id", String(64), primary_key=True),
+    Column("operator", String(250), nullable=False),
+    Column("public_key", String(100), nullable=False),
+    Column("first_seen_at", Float, nullable=False),
+)
 
-    __tablename__ = "journal_meta"
-    key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
+
+# 0005: facts about the journal itself (``journal_id``, named by every signature).
+journal_meta = Table(
+    "journal_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
 
 
 # Immutable by their own triggers from 0005 (not in IMMUTABLE_TABLES: 0001 makes those).
@@ -541,31 +554,3 @@ UNIQUE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
     "approvals": (("id",), ("request_key",)),
     "effects": (("key",),),
 }
-
-
-def table_of(row: type[Base]) -> Table:
-    """A mapped class's Core table (typed as the Table it is, not the FromClause the ORM
-    declares)."""
-    table = row.__table__
-    assert isinstance(table, Table)
-    return table
-
-
-runs = table_of(RunRow)
-attempts = table_of(AttemptRow)
-events = table_of(EventRow)
-tool_calls = table_of(ToolCallRow)
-approvals = table_of(ApprovalRow)
-approval_rules = table_of(ApprovalRuleRow)
-questions = table_of(QuestionRow)
-decisions = table_of(DecisionRow)
-memory_entries = table_of(MemoryEntryRow)
-memory_mutations = table_of(MemoryMutationRow)
-conflicts = table_of(ConflictRow)
-effects = table_of(EffectRow)
-receipts = table_of(ReceiptRow)
-audit = table_of(AuditRow)
-changes = table_of(ChangeRow)
-signatures = table_of(SignatureRow)
-operator_keys = table_of(OperatorKeyRow)
-journal_meta = table_of(JournalMetaRow)

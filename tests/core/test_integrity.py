@@ -124,7 +124,7 @@ def forged_row(conn: sqlite3.Connection, table: str, key: tuple[str, ...]) -> di
 def conflict_where(table: str, key: tuple[str, ...]) -> str:
     """`` WHERE …`` when ``key`` is unique by a partial index (0008x: only where it is set):
     an upsert's conflict target must name its rows, or the statement is not even valid."""
-    for index in s.Base.metadata.tables[table].indexes:
+    for index in s.metadata.tables[table].indexes:
         where = index.dialect_options["sqlite"]["where"]
         if index.unique and where is not None and tuple(c.name for c in index.columns) == key:
             return f" WHERE {where}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from proctor.core.storage.schema import Base
+from proctor.core.storage.schema import metadata
 
 config = context.config
 connection = config.attributes.get("connection")
@@ -16,7 +16,7 @@ if connection is None:  # pragma: no cover - only used by `alembic revision --au
 
 context.configure(
     connection=connection,
-    target_metadata=Base.metadata,
+    target_metadata=metadata,
     render_as_batch=True,
     transaction_per_migration=False,
 )
