@@ -20,16 +20,63 @@ COMMAND_MODULES = (
     "proctor.cmd_rules",
     "proctor.cmd_team",
 )
+# Which module registers each subcommand (aliases too), so that a command imports only its
+# own module: `proctor hook ...` never loads the operator commands, `--version` none.
+# tests/cli/test_lazy_commands.py checks it against what the modules register.
+COMMANDS = {
+    **dict.fromkeys(
+        (
+            "inbox",
+            "show",
+            "approve",
+            "deny",
+            "answer",
+            "resolve-effect",
+            "resolve-conflict",
+            "resolve-memory",
+            "snooze",
+            "cancel",
+            "runs",
+            "timeline",
+            "verify",
+            "export",
+        ),
+        "proctor.cmd_ops",
+    ),
+    **dict.fromkeys(("simulate", "demo-journal"), "proctor.cmd_sim"),
+    **dict.fromkeys(("demo", "open"), "proctor.cmd_desk"),
+    **dict.fromkeys(("mcp", "hook"), "proctor.cmd_integrations"),
+    **dict.fromkeys(
+        ("export-run", "export-runs", "export-audit", "import"), "proctor.cmd_timeline"
+    ),
+    "install-desktop": "proctor.cmd_desktop",
+    "keys": "proctor.cmd_keys",
+    **dict.fromkeys(("rules", "revoke-rule", "add-rule", "approve-edited"), "proctor.cmd_rules"),
+    **dict.fromkeys(("migrate-to", "team"), "proctor.cmd_team"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def modules_for(argv: list[str]) -> tuple[str, ...]:
+    """The command modules a parse of ``argv`` needs: the one that registers its command, none
+    for a bare ``--version``, every one otherwise (help, no command, an unknown one,
+    ``completion``), so usage and errors read exactly as with the whole parser."""
+    before: list[str] = []
+    for arg in argv:
+        if not arg.startswith("-"):
+            lean = arg in COMMANDS and not {"-h", "--help"} & set(before)
+            return (COMMANDS[arg],) if lean else COMMAND_MODULES
+        before.append(arg)
+    return () if "--version" in argv and not {"-h", "--help"} & set(argv) else COMMAND_MODULES
+
+
+def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="proctor",
         description="Proctor: the operator desk for AI-agent runs.",
     )
     parser.add_argument("--version", action="version", version=f"proctor {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -37,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
-    add_completion(sub, parser)
+    if modules == COMMAND_MODULES:
+        add_completion(sub, parser)
     return parser
 
 
@@ -67,7 +115,7 @@ def print_completion(parser: argparse.ArgumentParser, shell: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(modules_for(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
