@@ -5,7 +5,8 @@ Portable on purpose: no rowid ordering, per-run ``sequence`` with UNIQUE,
 idempotency keys as UNIQUE, every transition a guarded UPDATE. A column marked
 ``nullable=False`` is NOT NULL; the others are nullable (Core's default), as the Optional
 annotations of the typed mapping this replaced made them: the DDL is the same statement for
-statement on SQLite and PostgreSQL.
+statement on SQLite and PostgreSQL. ``tests/core/test_schema_tables.py`` compares these tables
+with what the migrations build.
 """
 
 from __future__ import annotations
