@@ -44,6 +44,13 @@ if str(HERE) not in sys.path:
 from bench_common import FLOOR, PROCTOR, Figure, Measure, load  # noqa: E402
 
 TARGETS = {"hook": 4.0, "version": None, "inbox": 6.0, "show": 6.0, "approve": 6.0}
+LABELS = {
+    "hook": "hook claude-code (a rule allows)",
+    "version": "--version",
+    "inbox": "inbox",
+    "show": "show APPROVAL",
+    "approve": "approve APPROVAL",
+}
 BARE = "bare"
 # what the bare process does: open the journal, read one row, close
 BARE_CODE = (
@@ -226,7 +233,7 @@ def figures(result: dict) -> list[Figure]:
             Figure(
                 suite="bench_startup",
                 id=f"start_{r['command']}",
-                title=f"`proctor {r['command']}` process start to exit",
+                title=f"`proctor {LABELS[r['command']]}` process start to exit",
                 what="one whole process; floor: bare Python opening the journal with sqlite3",
                 unit="process",
                 procs=1,
