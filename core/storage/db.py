@@ -22,7 +22,7 @@ from sqlalchemy.pool import QueuePool
 
 from proctor.core import errors
 
-from . import pg, sql
+from . import census, pg, sql
 from .schema import (
     IDENTITY_COLUMNS,
     IMMUTABLE_TABLES,
@@ -50,6 +50,7 @@ SCHEMA_REVISIONS = (
     "0007t",
     "0007j",
     "0008x",
+    "0009b",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
@@ -642,14 +643,60 @@ def drop_integrity_triggers(conn) -> None:  # Connection
 
 
 def create_all_triggers(conn) -> None:  # Connection
-    """Every trigger of the head schema (0001's, 0005's, 0005s's, 0006o's, 0006i's and
-    0007j's)."""
+    """Every trigger of the head schema (0001's, 0005's, 0005s's, 0006o's, 0006i's, 0007j's
+    and 0009b's)."""
     create_immutability_triggers(conn)
     create_integrity_triggers(conn)
     create_signed_triggers(conn)
     create_origin_triggers(conn)
     create_request_triggers(conn)
     create_signed_replace_triggers(conn)
+    create_census_triggers(conn)
+
+
+def guarded_before_census() -> dict[str, set[str]]:
+    """The identity columns triggers older than 0009b guard (0005's, 0006i's, 0006o's)."""
+    guarded: dict[str, set[str]] = {}
+    for table, cols in (*IDENTITY_COLUMNS.items(), *REQUEST_IDENTITY_COLUMNS.items()):
+        guarded.setdefault(table, set()).update(cols)
+    for table in ORIGIN_TABLES:
+        guarded.setdefault(table, set()).add("origin")
+    return guarded
+
+
+def census_checks(*, server: bool = False) -> list[census.Check]:
+    """0009b's triggers (core/storage/census.py): every identity column older triggers left
+    out is immutable, ``once`` columns are set once and never cleared, versions never step
+    back, each status moves only along its state machine, a decision's columns are written
+    with it and never after, and the columns that go with a move change only with one."""
+    return census.checks(census.POSTGRESQL if server else census.SQLITE, guarded_before_census())
+
+
+def census_trigger_sql() -> dict[str, str]:
+    """0009b's triggers by name, in SQLite."""
+    return {
+        c.name: (
+            f"CREATE TRIGGER IF NOT EXISTS {c.name} BEFORE UPDATE ON {c.table} "
+            f"WHEN {c.refused} BEGIN SELECT RAISE(ABORT, '{c.message.replace(chr(39), chr(39) * 2)}'); END"
+        )
+        for c in census_checks()
+    }
+
+
+def create_census_triggers(conn) -> None:  # Connection
+    if _server(conn):
+        pg.execute_all(conn, pg.census_trigger_sql(census_checks(server=True)))
+        return
+    for statement in census_trigger_sql().values():
+        conn.execute(text(statement))
+
+
+def drop_census_triggers(conn) -> None:  # Connection
+    if _server(conn):
+        pg.drop_all(conn, pg.census_trigger_sql(census_checks(server=True)))
+        return
+    for name in census_trigger_sql():
+        conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
 
 
 def create_request_triggers(conn) -> None:  # Connection
@@ -733,6 +780,8 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
         names |= set(request_trigger_sql())
     if has_revision(revision, "0007j"):
         names |= set(signed_replace_trigger_sql())
+    if has_revision(revision, "0009b"):
+        names |= set(census_trigger_sql())
     return names
 
 

@@ -436,6 +436,22 @@ def origin_trigger_sql() -> dict[str, list[str]]:
     }
 
 
+def census_trigger_sql(checks: list[Any]) -> dict[str, list[str]]:
+    """0009b's triggers (db.census_checks, rendered for the server): each refuses an UPDATE
+    whose condition holds. AFTER the row is written (still inside the statement: a refusal
+    undoes it), so team mode's role checks (BEFORE) answer first and a login that may not
+    write the row is told so (``NotAllowed``)."""
+    return {
+        c.name: _trigger(
+            c.name,
+            c.table,
+            "AFTER UPDATE",
+            f"IF {c.refused} THEN {_refuse(c.message)} END IF; RETURN NULL;",
+        )
+        for c in checks
+    }
+
+
 def feed_trigger_sql() -> dict[str, list[str]]:
     """The change feed's order (each row numbered under the write lock, whoever inserts it)
     and its wake-up (NOTIFY at commit), and the run watch (runs_written)."""

@@ -8,7 +8,7 @@ import pytest
 
 from proctor.core import digest_of, errors
 
-from .helpers import delta, events_of, raw, row_counts, snapshot
+from .helpers import delta, drop_immutability_triggers, events_of, raw, row_counts, snapshot
 
 REQUESTED = {"tool": "payments.refund", "args": {"amount": 900, "account": "acct-7"}}
 EDITED = {"tool": "payments.refund", "args": {"amount": 90, "account": "acct-7"}}
@@ -71,7 +71,8 @@ def test_the_agent_gets_the_edited_action_and_only_its_digest_runs(
 def test_an_altered_edited_action_is_refused_at_consume(operator, agent, pending, journal_path):
     edit(operator, pending)
     evil = {"tool": "payments.refund", "args": {"amount": 9000, "account": "acct-666"}}
-    with raw(journal_path) as conn:
+    with raw(journal_path) as conn:  # refused by 0009b's trigger; so dropped first
+        drop_immutability_triggers(conn)
         conn.execute(
             "UPDATE approvals SET approved_action = ? WHERE id = ?",
             (__import__("json").dumps(evil), pending.id),

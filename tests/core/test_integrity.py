@@ -335,15 +335,18 @@ def test_a_deleted_memory_mutation_is_a_gap(busy_path):
 
 
 def test_a_memory_entry_rewritten_outside_its_history_is_named(busy_path):
-    """memory_entries is live state (not evidence), so no trigger: its chain's end says
-    what it must be."""
+    """An entry's fields change only with a new version (0009b's trigger); with the
+    triggers dropped, its chain's end says what it must be."""
     entry_id, _ = entry_with_history(busy_path)
-    with raw(busy_path) as conn:  # no trigger to drop: the entry itself is mutable
-        conn.execute(
-            "UPDATE memory_entries SET content = 'Sunday', content_hash = ? WHERE id = ?",
-            (sha256_hex("Sunday"), entry_id),
-        )
+    rewrite = (
+        "UPDATE memory_entries SET content = 'Sunday', content_hash = ? WHERE id = ?",
+        (sha256_hex("Sunday"), entry_id),
+    )
+    with raw(busy_path) as conn, pytest.raises(sqlite3.IntegrityError, match="new version"):
+        conn.execute(*rewrite)
+    tamper(busy_path, rewrite)
     with Journal.open(busy_path, actor=Actor.operator("auditor")) as j:
+        restore_triggers(j)
         assert problems(j) == [("memory head mismatch", f"memory entry {entry_id}")]
 
 

@@ -9,7 +9,7 @@ from proctor.core import errors
 from proctor.core.approvals.rules import DEFAULT_RULE_TTL
 from proctor.core.models import RuleDraft
 
-from .helpers import ACTION, delta, raw, row_counts, snapshot
+from .helpers import ACTION, delta, drop_immutability_triggers, raw, row_counts, snapshot
 
 
 def refund(amount, **more):
@@ -86,6 +86,7 @@ def test_an_altered_condition_fails_safe(operator, agent, run, journal_path):
         "allow", "payments.refund", run_id=run.id, predicate="args.amount <= 100"
     )
     with raw(journal_path) as conn:
+        drop_immutability_triggers(conn)  # a rule's condition is identity (0009b's trigger)
         conn.execute(
             "UPDATE approval_rules SET predicate = 'args.amount <= 100 or 1' WHERE id = ?",
             (allow.id,),

@@ -340,6 +340,7 @@ def test_edited_and_conditional_rule_decisions_verify_for_a_trusting_agent(
     later = request(trusting, run, {"tool": "deploy", "args": {"env": "staging"}})
     assert later.rule_id == made.rule.id
     with raw(journal_path) as conn:  # the condition widened by hand: not the signed rule
+        drop_immutability_triggers(conn)  # 0009b refuses it with them in place
         conn.execute(
             "UPDATE approval_rules SET predicate = 'exists args' WHERE id = ?", (made.rule.id,)
         )
@@ -365,6 +366,7 @@ def test_a_rule_forged_in_the_table_does_not_auto_approve(trusting, run, journal
 def test_a_signed_rule_widened_by_hand_does_not_auto_approve(signer, trusting, run, journal_path):
     rule = signer.approvals.add_rule("allow", "git_status", run_id=run.id)
     with raw(journal_path) as conn:
+        drop_immutability_triggers(conn)  # 0009b refuses it with them in place
         conn.execute("UPDATE approval_rules SET action_pattern='*' WHERE id=?", (rule.id,))
     approval = request(trusting, run)
     with refused("mismatch"):

@@ -446,7 +446,10 @@ def test_an_agent_login_cannot_use_an_expired_rule_by_choosing_decided_at(team, 
     waiting = agent.approvals.request(run.id, ACTION, reason="filed before the rule")
     operator.approvals.decide(first.id, True, expected_version=1, scope="run")
     rule_id = operator.approvals.get(first.id).rule_id
-    with team.owner() as conn:
+    with team.owner() as conn:  # a rule's expiry is identity (0009b): the owner lifts that
+        conn.execute(
+            "ALTER TABLE approval_rules DISABLE TRIGGER trg_approval_rules_census_identity"
+        )
         conn.execute(
             "UPDATE approval_rules SET expires_at = extract(epoch FROM now()) - 60 WHERE id = %s",
             (rule_id,),
@@ -456,6 +459,7 @@ def test_an_agent_login_cannot_use_an_expired_rule_by_choosing_decided_at(team, 
             refused(conn, FORGE_RULE, (f"rule:{rule_id}", rule_id, decided_at, waiting.id))
     with team.owner() as conn:
         conn.execute("UPDATE approval_rules SET expires_at = NULL WHERE id = %s", (rule_id,))
+        conn.execute("ALTER TABLE approval_rules ENABLE TRIGGER trg_approval_rules_census_identity")
     with team.raw("agent_a") as conn:  # a live rule, but a time far from the server's
         for decided_at in (0.0, None, time.time() + 86400):
             refused(conn, FORGE_RULE, (f"rule:{rule_id}", rule_id, decided_at, waiting.id))

@@ -1,0 +1,308 @@
+"""The census (core/storage/census.py, issue 31): every column of every table has an entry,
+and a test generated from it sends a raw UPDATE to every column of every row kind in every
+state it can be in, from a plain ``sqlite3`` connection with the triggers in place (what a
+same-user process can do). Each UPDATE must be refused by a trigger, or be named by
+``proctor verify`` once it is in, or change only a column the census calls free metadata
+(and says why)."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from proctor.core import Actor, Journal, errors
+from proctor.core.audit.verify import verify
+from proctor.core.decisions.keys import OperatorKey
+from proctor.core.storage import census
+
+from .conftest import AGENT, OPERATOR
+from .helpers import FakeClock, on_server, raw
+
+ACTION = {"tool": "shell", "args": {"command": "make"}}
+
+
+def schema_columns(path: Path | str) -> dict[str, set[str]]:
+    """Every table's columns, as the migrated journal has them (either store)."""
+    with raw(path) as conn:
+        if on_server(path):
+            rows = conn.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema()"
+            ).fetchall()
+        else:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
+            rows = [(t, r[1]) for t in tables for r in conn.execute(f'PRAGMA table_info("{t}")')]
+    found: dict[str, set[str]] = {}
+    for table, column in rows:
+        found.setdefault(table, set()).add(column)
+    return found
+
+
+def test_every_column_of_every_table_has_a_census_entry(journal_path):
+    found = schema_columns(journal_path)
+    missing = sorted(
+        f"{t}.{c}" for t, cols in found.items() for c in cols if c not in census.CENSUS.get(t, {})
+    )
+    assert not missing, f"columns without a census entry (core/storage/census.py): {missing}"
+    gone = sorted(
+        f"{t}.{c}"
+        for t, cols in census.CENSUS.items()
+        for c in cols
+        if c not in found.get(t, ())
+        and (on_server(journal_path) or (t, c) not in census.SERVER_ONLY)
+    )
+    assert not gone, f"census entries for columns the schema does not have: {gone}"
+
+
+def test_every_entry_is_complete():
+    for table, entries in census.CENSUS.items():
+        for column, entry in entries.items():
+            where = f"{table}.{column}"
+            assert entry.kind in ("identity", "state", "derived", "free"), where
+            assert (entry.kind == "state") == bool(entry.rule), where
+            if entry.kind in ("free", "derived"):
+                assert entry.why, f"{where}: say why it may change"
+            if entry.rule in ("moves", "decision", "with_move"):
+                assert table in census.MOVES, where
+            if entry.rule == "decision":
+                assert table in census.OPEN, where
+
+
+def test_a_new_column_without_an_entry_fails_the_census(journal_path, backend):
+    """The census test is not vacuous: a column added behind its back is named."""
+    with raw(journal_path) as conn:
+        conn.execute("ALTER TABLE approvals ADD COLUMN sneaky TEXT")
+    with pytest.raises(AssertionError, match=r"approvals\.sneaky"):
+        test_every_column_of_every_table_has_a_census_entry(journal_path)
+
+
+# ---------------------------------------------------------------- every row kind, every state
+
+
+def build_states(path: Path) -> None:
+    """A journal with a row of every kind in every state the API can leave it in."""
+    clock = FakeClock()
+    key = OperatorKey.generate(OPERATOR)
+    with (
+        Journal.open(path, actor=Actor.agent(AGENT), clock=clock) as agent,
+        Journal.open(path, actor=Actor.operator(OPERATOR), clock=clock, signer=key) as op,
+    ):
+        live = agent.runs.start("proj", "live")
+        done = agent.runs.start("proj", "done", parent_run_id=live.id)
+        failed = agent.runs.start("proj", "failed")
+        waiting = agent.runs.start("proj", "waiting")
+        ran = agent.runs.record_tool_call(live.id, "http.get", {"url": "https://x"})
+        agent.runs.finish_tool_call(ran.id, "succeeded", result={"status": 200})
+        agent.runs.record_tool_call(live.id, "http.post", {"url": "https://y"})
+        agent.approvals.request(live.id, ACTION, reason="pending")
+        approved = agent.approvals.request(live.id, {"tool": "a"}, reason="approved")
+        op.approvals.decide(approved.id, True, expected_version=1, scope="run")
+        consumed = agent.approvals.request(live.id, {"tool": "c"}, reason="consumed")
+        op.approvals.decide(consumed.id, True, expected_version=1)
+        agent.approvals.consume_and_reserve(consumed.id, consumed.action_digest, "fx-executing")
+        agent.effects.begin("fx-executing", owner=agent.effects.default_owner())
+        edited = agent.approvals.request(live.id, {"tool": "rm", "args": {"path": "/"}}, reason="e")
+        op.approvals.approve_edited(
+            edited.id, {"tool": "rm", "args": {"path": "/tmp/b"}}, expected_version=1
+        )
+        denied = agent.approvals.request(live.id, {"tool": "d"}, reason="denied")
+        op.approvals.decide(denied.id, False, expected_version=1, reason="no")
+        withdrawn = agent.approvals.request(live.id, {"tool": "w"}, reason="withdrawn")
+        agent.approvals.withdraw(withdrawn.id, "not needed")
+        agent.approvals.request(live.id, {"tool": "x"}, reason="expires", expires_in=5)
+        agent.questions.ask(live.id, "question", "open?")
+        shown = agent.questions.ask(live.id, "question", "shown?")
+        op.questions.mark_presented(shown.id)
+        answered = agent.questions.ask(live.id, "choice", "which?", options=["a", "b"])
+        op.questions.answer(answered.id, {"choice": "a"}, expected_version=1)
+        gone = agent.questions.ask(live.id, "question", "withdrawn?")
+        agent.questions.withdraw(gone.id, "moot")
+        agent.questions.ask(live.id, "question", "expires?", expires_in=5)
+        agent.effects.reserve("fx-reserved", tool="t", run_id=live.id, owner="w")
+        agent.effects.reserve("fx-committed", tool="t", run_id=live.id, owner="w")
+        agent.effects.begin("fx-committed", owner="w")
+        agent.effects.commit("fx-committed", {"ok": True}, owner="w", external_id="ext-1")
+        agent.effects.reserve("fx-failed", tool="t", run_id=live.id, owner="w")
+        agent.effects.begin("fx-failed", owner="w")
+        agent.effects.fail("fx-failed", "boom", owner="w")
+        agent.effects.reserve("fx-ambiguous", tool="t", run_id=live.id, owner="w", lease_seconds=5)
+        agent.effects.reserve("fx-resolved", tool="t", run_id=live.id, owner="w", lease_seconds=5)
+        entry = agent.memory.add("project", "proj", "db", "db1", run_id=live.id)
+        conflict = agent.memory.record_conflict(entry.id, "db2", incoming_source="s")
+        op.memory.resolve(conflict.id, "accepted_incoming", expected_version=1, reason="ok")
+        other = agent.memory.add("project", "proj", "cache", "c1")
+        agent.memory.record_conflict(other.id, "c2", incoming_source="s")
+        op.approvals.add_rule("allow", "git_status", run_id=live.id)
+        revoked = op.approvals.add_rule("deny", "curl", run_id=live.id)
+        op.approvals.revoke_rule(revoked.id, expected_version=revoked.version, reason="old")
+        clock.advance(10)
+        agent.approvals.expire_due()
+        agent.questions.expire_due()
+        agent.effects.sweep_expired()
+        resolved = agent.effects.get("fx-resolved")
+        op.effects.resolve(
+            "fx-resolved", "failed", reason="not sent", expected_version=resolved.version
+        )
+        agent.runs.wait_for_user(waiting.id)
+        agent.runs.complete(done.id, {"ok": True})
+        agent.runs.fail(failed.id, "crashed")
+        cancelled = agent.runs.start("proj", "cancelled")
+        op.runs.request_cancel(
+            cancelled.id, "stop", expected_version=agent.runs.get(cancelled.id).version
+        )
+        agent.runs.cancel(cancelled.id, "asked to")
+        interrupted = agent.runs.start("proj", "interrupted")
+        agent.runs.interrupt(interrupted.id, "host went away")
+
+
+@pytest.fixture(scope="session")
+def states_journal(tmp_path_factory, template_journal) -> Path:
+    path = tmp_path_factory.mktemp("states") / "states.db"
+    shutil.copy2(template_journal, path)
+    build_states(path)
+    return path
+
+
+def row_kind(table: str, row: dict) -> str:
+    """A row's kind as the census test names it: its status, and for an approval whether
+    it was consumed or edited."""
+    kind = str(row.get("status", "row"))
+    if table == "approvals":
+        kind += "+consumed" if row["consumed_at"] is not None else ""
+        kind += "+edited" if row["approved_action"] is not None else ""
+    if table == "approval_rules":
+        kind = "revoked" if row["revoked_at"] is not None else "live"
+    return kind
+
+
+def key_of(conn: sqlite3.Connection, table: str) -> list[str]:
+    keys = [
+        r[1]
+        for r in sorted(conn.execute(f'PRAGMA table_info("{table}")'), key=lambda r: r[5])
+        if r[5]
+    ]
+    return keys or ["rowid"]
+
+
+def one_row_per_kind(path: Path, table: str) -> dict[str, dict]:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.row_factory = sqlite3.Row
+        rows = [dict(r) for r in conn.execute(f'SELECT * FROM "{table}"')]
+    kinds: dict[str, dict] = {}
+    for row in rows:
+        kinds.setdefault(row_kind(table, row), row)
+    return kinds
+
+
+def new_values(table: str, column: str, value: object) -> list[tuple[str, object]]:
+    """What an adversary writes into ``column``: (a label, the value)."""
+    if column == "status" and table in census.MOVES:
+        states = {s for src, dst in census.MOVES[table].items() for s in (src, *dst)}
+        return [(f"status->{s}", s) for s in sorted(states) if s != value]
+    out: list[tuple[str, object]] = []
+    if isinstance(value, bool | int | float) and not isinstance(value, bool):
+        out += [("minus one", value - 1), ("plus one", value + 1)]
+    elif isinstance(value, str):
+        out.append(("changed", value + "x"))
+    else:
+        out.append(("set", "x" if column not in NUMERIC else 1))
+    if value is not None:
+        out.append(("cleared", None))
+    return out
+
+
+def numeric_columns() -> set[str]:
+    from proctor.core.storage import schema as s
+
+    return {
+        c.name
+        for t in s.Base.metadata.sorted_tables
+        for c in t.columns
+        if c.type.python_type in (int, float, bool)
+    }
+
+
+NUMERIC = numeric_columns()
+CASES = [
+    (t, c) for t, cols in census.CENSUS.items() for c in cols if (t, c) not in census.SERVER_ONLY
+]
+
+
+def accepted(path: Path, table: str, key: dict, column: str, value: object) -> bool:
+    """Send the UPDATE in a transaction that is rolled back: True if no trigger refused it."""
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        where = " AND ".join(f'"{k}" IS ?' for k in key)
+        conn.execute("BEGIN")
+        try:
+            conn.execute(
+                f'UPDATE "{table}" SET "{column}" = ? WHERE {where}', (value, *key.values())
+            )
+        except sqlite3.IntegrityError:
+            return False
+        except sqlite3.DatabaseError:
+            return False  # a NOT NULL / type refusal is a refusal too
+        finally:
+            conn.execute("ROLLBACK")
+        return True
+
+
+def named(path: Path, tmp: Path, table: str, key: dict, column: str, value: object) -> bool:
+    """Apply the UPDATE to a copy; True if verify names a problem (or the journal refuses
+    to open as what it is)."""
+    copy = tmp / f"copy-{table}-{column}.db"
+    shutil.copy2(path, copy)
+    with contextlib.closing(sqlite3.connect(copy, isolation_level=None)) as conn:
+        where = " AND ".join(f'"{k}" IS ?' for k in key)
+        conn.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE {where}', (value, *key.values()))
+    try:
+        with Journal.open(copy, actor=Actor.operator("auditor"), read_only=True) as j:
+            return not verify(j).ok
+    except errors.ProctorError:
+        return True
+    finally:
+        copy.unlink()
+
+
+def agent_could(table: str, column: str, old: object, new: object, label: str) -> bool:
+    """The census says this accepted UPDATE gains a same-user process nothing: free
+    metadata, a move the agent's own API makes, the agent's own first write of a set-once
+    column, a version stepped forward (the next click is stale, no more)."""
+    entry = census.CENSUS[table][column]
+    if entry.kind == "free":
+        return True  # test_every_entry_is_complete: the census says why
+    if column == "status" and (old, new) in census.AGENT_MOVES.get(table, set()):
+        return True
+    if entry.rule == "once" and old is None and (table, column) in census.AGENT_FIRST_WRITES:
+        return True
+    return entry.rule == "up" and label == "plus one"
+
+
+@pytest.mark.parametrize(("table", "column"), CASES, ids=[f"{t}.{c}" for t, c in CASES])
+def test_every_update_of_every_column_is_refused_or_named(states_journal, tmp_path, table, column):
+    entry = census.CENSUS[table][column]
+    kinds = one_row_per_kind(states_journal, table)
+    assert kinds, f"the states journal has no {table} row"
+    with contextlib.closing(sqlite3.connect(states_journal)) as conn:
+        keys = key_of(conn, table)
+    through = []
+    for kind, row in kinds.items():
+        key = {k: row[k] for k in keys} if keys != ["rowid"] else dict(row)
+        for label, value in new_values(table, column, row[column]):
+            if not accepted(states_journal, table, key, column, value):
+                continue
+            if agent_could(table, column, row[column], value, label):
+                continue
+            if named(states_journal, tmp_path, table, key, column, value):
+                continue
+            through.append(f"{kind}: {label} ({row[column]!r} -> {value!r})")
+    assert not through, f"{table}.{column} ({entry.kind} {entry.rule}) accepted: {through}"

@@ -1,0 +1,139 @@
+"""Issue 31, items 1, 2 and 6, as the adversary ran them: a same-user process with a plain
+connection (``sqlite3`` on the file; psycopg as the journal's owner on a server), every
+trigger in place, tries to erase an operator's edit, to consume one approval twice, and to
+rewrite an answered question. Schema 0009b's census triggers refuse each, on both stores,
+and the agent's next call sees the decision the operator made."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from proctor.core import digest_of, errors
+
+from .helpers import raw, snapshot
+
+REQUESTED = {"tool": "shell", "args": {"command": "rm -rf /"}}
+EDITED = {"tool": "shell", "args": {"command": "rm -rf /tmp/build"}}
+
+
+@pytest.fixture
+def edited(agent, operator, run):
+    """The agent asks for ``rm -rf /``; the operator edits it to ``rm -rf /tmp/build`` and
+    approves."""
+    asked = agent.approvals.request(run.id, REQUESTED, reason="clean up")
+    operator.approvals.approve_edited(asked.id, EDITED, expected_version=asked.version)
+    return asked
+
+
+def refused(journal_path, sql: str, params: tuple = ()) -> None:
+    before = snapshot(journal_path)
+    with raw(journal_path) as conn, pytest.raises(sqlite3.IntegrityError):
+        conn.execute(sql, params)
+    assert snapshot(journal_path) == before
+
+
+# ---------------------------------------------------------------- 1: the edit is erased
+
+
+@pytest.mark.parametrize(
+    "assignments",
+    [
+        "approved_action = NULL, approved_digest = NULL",
+        "approved_action = NULL",
+        "approved_digest = NULL",
+        "approved_action = ?, approved_digest = ?",
+    ],
+)
+def test_an_operators_edit_cannot_be_erased(agent, edited, journal_path, assignments):
+    params = (json.dumps(REQUESTED), digest_of(REQUESTED)) if "?" in assignments else ()
+    refused(journal_path, f"UPDATE approvals SET {assignments} WHERE id = ?", (*params, edited.id))
+    with pytest.raises(errors.DigestMismatch):  # the original rm -rf / is not reserved
+        agent.approvals.consume_and_reserve(edited.id, edited.action_digest, "fx-rm")
+    effect = agent.approvals.consume_and_reserve(edited.id, digest_of(EDITED), "fx-build")
+    assert effect.action == EDITED
+
+
+def test_an_edit_cannot_be_erased_by_moving_the_approval_back_to_pending(edited, journal_path):
+    refused(
+        journal_path,
+        "UPDATE approvals SET status = 'pending', approved_action = NULL, "
+        "approved_digest = NULL WHERE id = ?",
+        (edited.id,),
+    )
+    refused(journal_path, "UPDATE approvals SET status = 'pending' WHERE id = ?", (edited.id,))
+
+
+# ---------------------------------------------------------------- 2: consumed twice
+
+
+@pytest.mark.parametrize(
+    "assignments",
+    [
+        "consumed_at = NULL, consumed_effect_key = NULL, version = version - 1",
+        "consumed_at = NULL, consumed_effect_key = NULL",
+        "consumed_at = NULL",
+        "consumed_effect_key = NULL",
+        "consumed_effect_key = 'fx-other'",
+        "version = version - 1",
+    ],
+)
+def test_a_consumed_approval_cannot_be_made_unconsumed(
+    agent, operator, run, journal_path, assignments
+):
+    asked = agent.approvals.request(run.id, {"tool": "pay", "args": {"to": "x"}}, reason="pay")
+    operator.approvals.decide(asked.id, True, expected_version=asked.version)
+    agent.approvals.consume_and_reserve(asked.id, asked.action_digest, "fx-1")
+    refused(journal_path, f"UPDATE approvals SET {assignments} WHERE id = ?", (asked.id,))
+    with pytest.raises(errors.ProctorError, match="already consumed"):
+        agent.approvals.consume_and_reserve(asked.id, asked.action_digest, "fx-2")
+
+
+# ---------------------------------------------------------------- 6: an answer is rewritten
+
+
+@pytest.mark.parametrize(
+    "assignments",
+    [
+        "response = ?",
+        "response = NULL",
+        "resolved_by = 'operator:mallory'",
+        "status = 'requested', response = NULL",
+        "status = 'requested'",
+    ],
+)
+def test_an_answered_questions_response_cannot_be_rewritten(
+    agent, operator, run, journal_path, assignments
+):
+    asked = agent.questions.ask(run.id, "choice", "deploy where?", options=["staging", "prod"])
+    operator.questions.answer(asked.id, {"choice": "staging"}, expected_version=asked.version)
+    params = (json.dumps({"choice": "prod"}),) if "?" in assignments else ()
+    refused(
+        journal_path, f"UPDATE interactions SET {assignments} WHERE id = ?", (*params, asked.id)
+    )
+    assert agent.questions.get(asked.id).response == {"choice": "staging"}
+
+
+# ---------------------------------------------------------------- REPLACE of a decided row
+
+
+def test_a_decided_or_consumed_row_cannot_be_replaced(agent, operator, run, journal_path):
+    """INSERT OR REPLACE (on a server: a plain INSERT onto the key) of an approved, edited and
+    consumed row, with its edit and consumption cleared, is refused."""
+    asked = agent.approvals.request(run.id, REQUESTED, reason="clean up")
+    operator.approvals.approve_edited(asked.id, EDITED, expected_version=asked.version)
+    agent.approvals.consume_and_reserve(asked.id, digest_of(EDITED), "fx-1")
+    with raw(journal_path) as conn:
+        cursor = conn.execute("SELECT * FROM approvals WHERE id = ?", (asked.id,))
+        names = [d[0] for d in cursor.description]
+        row = dict(zip(names, cursor.fetchone(), strict=True))
+    row.update(approved_action=None, approved_digest=None, consumed_at=None)
+    row.update(consumed_effect_key=None)
+    marks = ", ".join("?" for _ in row)
+    refused(
+        journal_path,
+        f"INSERT OR REPLACE INTO approvals ({', '.join(row)}) VALUES ({marks})",
+        tuple(row.values()),
+    )
