@@ -164,7 +164,11 @@ def signature_counts(
                 )
             )
     checks = (
-        (s.approvals, ("approved", "denied"), lambda r: dc.check_approval(conn, trust, r, 0.0)),
+        (
+            s.approvals,
+            ("approved", "denied"),
+            lambda r: dc.check_approval(conn, trust, r, 0.0, acting=False),
+        ),
         (s.questions, ("resolved",), lambda r: dc.check_question(conn, trust, r)),
         (
             s.conflicts,

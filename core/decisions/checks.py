@@ -72,9 +72,13 @@ def _agree(ok: bool, what: str, field: str) -> None:
 # ---------------------------------------------------------------- approvals
 
 
-def check_approval(conn: Any, trust: Trust, row: Any, now: float) -> str | None:
+def check_approval(
+    conn: Any, trust: Trust, row: Any, now: float, *, acting: bool = True
+) -> str | None:
     """For a trusting agent: the approval row ``row`` (pending, withdrawn or expired pass;
-    approved or denied must be proven). Returns who decided it, or None."""
+    approved or denied must be proven). Returns who decided it, or None. ``acting=False``
+    (``proctor verify``, for the record): a format-1 signature, which binds no run, attempt
+    or place in the chain, passes on what it does bind."""
     what = f"approval {row.id}"
     if row.status in ("pending", "cancelled"):
         return None
@@ -106,9 +110,12 @@ def check_approval(conn: Any, trust: Trust, row: Any, now: float) -> str | None:
         version_ok=lambda v: v == row.version - (1 if consumed else 0),
         what=f"the decision on {what}",
         binding=binding_of(conn, "approval", row.id),
-        need_binding=True,
+        need_binding=acting,
     )
-    check_request_event(conn, row, payload.get("request_sequence"), payload.get("request_digest"))
+    if payload.get("proctor_signed") != 1:
+        check_request_event(
+            conn, row, payload.get("request_sequence"), payload.get("request_digest")
+        )
     return signed_by_label(key)
 
 

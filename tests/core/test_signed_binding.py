@@ -468,3 +468,34 @@ def test_the_hook_and_the_mcp_server_say_it_on_one_stderr_line(
         else _cli(["mcp", str(journal_path)], env)
     )
     assert "trusts no key" not in quiet.stderr
+
+
+# ---------------------------------------------------------------- format 1 signatures
+
+
+def test_a_format_1_signature_is_kept_for_the_record_but_not_acted_on(
+    signer, trusting, run, journal_path, key, trust_path
+):
+    """Format 1 named the approval, not its run, attempt or request event: verify still counts
+    it signed, a trusting agent does not consume on it (docs/signed-decisions.md)."""
+    import base64
+
+    from proctor.core.decisions.signing import BINDING, canonical_bytes
+
+    approval = approved(signer, trusting, run)
+    with triggers_down(journal_path) as conn:
+        record, text = conn.execute(
+            "SELECT record_id, payload FROM signatures WHERE record_kind='decision'"
+        ).fetchone()
+        payload = {k: v for k, v in json.loads(text).items() if k not in BINDING}
+        payload["proctor_signed"] = 1
+        data = canonical_bytes(payload)
+        conn.execute(
+            "UPDATE signatures SET payload=?, signature=? WHERE record_id=?",
+            (data.decode(), base64.b64encode(key.sign(data)).decode(), record),
+        )
+    with pytest.raises(errors.DecisionUnverified) as err:
+        trusting.approvals.consume_and_reserve(approval.id, approval.action_digest, "fx-1")
+    assert err.value.why == "old_format"
+    report = verify(trusting, trust=trust_path)
+    assert report.signatures["signed"] == 1 and report.ok, report.problems
