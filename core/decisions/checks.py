@@ -15,7 +15,7 @@ import fnmatch
 from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, or_, select
 
 from proctor.core import errors
 from proctor.core.kernel.canonical import digest_of, loads
@@ -109,7 +109,7 @@ def check_approval(
         expected_for_decision(conn, journal_id_in(conn), d),
         version_ok=lambda v: v == row.version - (1 if consumed else 0),
         what=f"the decision on {what}",
-        binding=binding_of(conn, "approval", row.id),
+        binding=binding_of(conn, "approval", row.id, locate=False),
         need_binding=acting,
     )
     if payload.get("proctor_signed") != 1:
@@ -165,11 +165,7 @@ def check_unconsumed(conn: Any, row: Any) -> None:
     from .signing import request_event
 
     event = request_event(conn, row.run_id, "approval.consumed", "approval_id", row.id)
-    effect = conn.execute(
-        select(s.effects.c.key).where(
-            s.effects.c.run_id == row.run_id, s.effects.c.approval_id == row.id
-        )
-    ).first()
+    effect = EFFECT_OF_APPROVAL.first(conn, run_id=row.run_id, approval_id=row.id)
     if event is not None or effect is not None:
         where = (
             f"its run's chain records approval.consumed at #{event.sequence}"
@@ -263,23 +259,16 @@ def chain_place(conn: Any, row: Any, d: Any) -> tuple[int | None, float]:
     decision row dated back does not move it (order in the chain, not a claimed time)."""
     from .signing import request_event
 
-    a = s.audit.c
-    audited = conn.execute(
-        select(a.sequence, a.created_at)
-        .where(
-            a.entity_kind == "approval",
-            a.entity_id == row.id,
-            a.action.in_(("approval.auto_approved", "approval.auto_denied")),
-        )
-        .order_by(a.sequence)
-    ).first()
+    audited = AUTO_DECISION_AUDIT.first(conn, entity_id=row.id)
     if audited is None:
         return None, d.created_at
     times = [d.created_at, audited.created_at]
-    before = conn.execute(select(a.created_at).where(a.sequence == audited.sequence - 1)).first()
+    before = AUDIT_TIME.scalar(conn, sequence=audited.sequence - 1)
     if before is not None:
-        times.append(before.created_at)
-    event = request_event(conn, row.run_id, "approval.requested", "approval_id", row.id)
+        times.append(before)
+    event = request_event(
+        conn, row.run_id, "approval.requested", "approval_id", row.id, near=row.created_at
+    )
     if event is not None:
         times.append(event.created_at)
     return audited.sequence, max(times)
@@ -288,17 +277,40 @@ def chain_place(conn: Any, row: Any, d: Any) -> tuple[int | None, float]:
 def revoked_in_chain(conn: Any, rule_id: str, place: int) -> int | None:
     """The audit sequence of ``rule_id``'s revocation, when the chain records it before
     ``place``."""
-    a = s.audit.c
-    return conn.execute(
-        select(a.sequence)
-        .where(
-            a.entity_kind == "rule",
-            a.entity_id == rule_id,
-            a.action == "rule.revoked",
-            a.sequence < place,
-        )
-        .order_by(a.sequence)
-    ).scalar()
+    return REVOKED_BEFORE.scalar(conn, entity_id=rule_id, place=place)
+
+
+_a = s.audit.c
+AUTO_DECISION_AUDIT = Prepared(
+    select(_a.sequence, _a.created_at)
+    .where(
+        _a.entity_kind == "approval",
+        _a.entity_id == bindparam("entity_id"),
+        or_(_a.action == "approval.auto_approved", _a.action == "approval.auto_denied"),
+    )
+    .order_by(_a.sequence)
+    .limit(1)
+)
+AUDIT_TIME = Prepared(select(_a.created_at).where(_a.sequence == bindparam("sequence")))
+REVOKED_BEFORE = Prepared(
+    select(_a.sequence)
+    .where(
+        _a.entity_kind == "rule",
+        _a.entity_id == bindparam("entity_id"),
+        _a.action == "rule.revoked",
+        _a.sequence < bindparam("place"),
+    )
+    .order_by(_a.sequence)
+    .limit(1)
+)
+EFFECT_OF_APPROVAL = Prepared(
+    select(s.effects.c.key)
+    .where(
+        s.effects.c.run_id == bindparam("run_id"),
+        s.effects.c.approval_id == bindparam("approval_id"),
+    )
+    .limit(1)
+)
 
 
 # ---------------------------------------------------------------- other items

@@ -14,13 +14,13 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, func, select
 
 from proctor.core import errors
 from proctor.core.kernel.canonical import digest_of, loads
 from proctor.core.models import ActorKind
 from proctor.core.storage import schema as s
-from proctor.core.storage.sql import insert_rows, row_where
+from proctor.core.storage.sql import Prepared, insert_rows, row_where
 
 if TYPE_CHECKING:
     from proctor.core.storage.tx import Tx
@@ -175,22 +175,75 @@ SUBJECT_TABLES = {
 }
 
 
-def request_event(conn: Any, run_id: str | None, type_: str, field: str, item_id: str) -> Any:
+def request_event(
+    conn: Any,
+    run_id: str | None,
+    type_: str,
+    field: str,
+    item_id: str,
+    *,
+    near: float | None = None,
+) -> Any:
     """The event of ``type_`` in ``run_id``'s chain whose payload names ``item_id`` under
-    ``field`` (the first, by sequence), or None."""
+    ``field`` (the first, by sequence), or None. ``near``: the time it was appended at (an
+    item's ``created_at``: filed in the same transaction), found by a binary search over the
+    run's sequence and a short scan from there; the whole run is scanned only when that
+    misses (clocks that disagreed along the chain)."""
     if run_id is None:
         return None
-    e = s.events.c
-    stmt = (
-        select(s.events)
-        .where(e.run_id == run_id, e.type == type_, e.payload.like(f'%"{item_id}"%'))
-        .order_by(e.sequence)
-    )
-    for row in conn.execute(stmt):
+    if near is not None:
+        found = _near(conn, run_id, type_, field, item_id, near)
+        if found is not None:
+            return found
+    rows = EVENTS_NAMING.all(conn, run_id=run_id, type=type_, pattern=f'%"{item_id}"%')
+    return _naming(rows, field, item_id)
+
+
+def _naming(rows: Any, field: str, item_id: str) -> Any:
+    for row in rows:
         payload = loads(row.payload)
         if isinstance(payload, dict) and payload.get(field) == item_id:
             return row
     return None
+
+
+_e = s.events.c
+EVENTS_NAMING = Prepared(
+    select(s.events)
+    .where(
+        _e.run_id == bindparam("run_id"),
+        _e.type == bindparam("type"),
+        _e.payload.like(bindparam("pattern")),
+    )
+    .order_by(_e.sequence)
+)
+LAST_SEQUENCE = Prepared(select(func.max(_e.sequence)).where(_e.run_id == bindparam("run_id")))
+TIME_AT = Prepared(
+    select(_e.created_at).where(_e.run_id == bindparam("run_id"), _e.sequence == bindparam("seq"))
+)
+NEAR_SCAN = 32  # events of the type looked at from where the binary search lands
+EVENTS_FROM = Prepared(
+    select(s.events)
+    .where(
+        _e.run_id == bindparam("run_id"),
+        _e.type == bindparam("type"),
+        _e.sequence >= bindparam("seq"),
+    )
+    .order_by(_e.sequence)
+    .limit(NEAR_SCAN)
+)
+
+
+def _near(conn: Any, run_id: str, type_: str, field: str, item_id: str, at: float) -> Any:
+    lo, hi = 1, int(LAST_SEQUENCE.scalar(conn, run_id=run_id) or 0)
+    while lo < hi:  # the first sequence appended at or after ``at`` (times mostly ascend)
+        mid = (lo + hi) // 2
+        created = TIME_AT.scalar(conn, run_id=run_id, seq=mid)
+        if created is not None and created < at:
+            lo = mid + 1
+        else:
+            hi = mid
+    return _naming(EVENTS_FROM.all(conn, run_id=run_id, type=type_, seq=lo), field, item_id)
 
 
 REQUEST_EVENTS = {
@@ -199,10 +252,11 @@ REQUEST_EVENTS = {
 }
 
 
-def binding_of(conn: Any, kind: str, target_id: str) -> dict:
+def binding_of(conn: Any, kind: str, target_id: str, *, locate: bool = True) -> dict:
     """Format 2's binding of the item as its rows say now: its run and attempt, an approval's
-    scope, expiry and rule (with the rule's version), and the place in its run's chain of the
-    event that filed it (sequence and digest); a rule's run, scope, expiry and version."""
+    scope, expiry and rule (with the rule's version), and (``locate``) the place in its run's
+    chain of the event that filed it (sequence and digest); a rule's run, scope, expiry and
+    version. A checker passes ``locate=False`` and checks the event the signature names."""
     table, key = SUBJECT_TABLES.get(kind, (None, None))
     row = row_where(conn, table, **{key: target_id}) if table is not None and key else None
     if row is None:
@@ -228,8 +282,10 @@ def binding_of(conn: Any, kind: str, target_id: str) -> dict:
             rule_id=row.rule_id,
             rule_version=rule.version if rule is not None else None,
         )
-    if kind in REQUEST_EVENTS:
-        event = request_event(conn, row.run_id, *REQUEST_EVENTS[kind], target_id)
+    if kind in REQUEST_EVENTS and locate:
+        event = request_event(
+            conn, row.run_id, *REQUEST_EVENTS[kind], target_id, near=row.created_at
+        )
         if event is not None:
             bound.update(request_sequence=event.sequence, request_digest=event.digest)
     return bound
