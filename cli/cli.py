@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import logging
 import sys
 
 from . import __version__
@@ -114,7 +116,29 @@ def print_completion(parser: argparse.ArgumentParser, shell: str) -> int:
     return 0
 
 
+# proctor.core.decisions.trust.LOGGER, named here so that a command that never opens a journal
+# (--version, help) imports no core module for it; tests/core/test_signed_binding.py checks the two.
+TRUST_LOGGER = "proctor.trust"
+
+
+class _StderrLine(logging.Handler):
+    """One line on the stderr of the moment (not the one at start: tests swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            print(f"proctor: warning: {record.getMessage()}", file=sys.stderr, flush=True)
+
+
+def _warnings_on_stderr() -> None:
+    """The core's warning that an agent trusts no one on a journal holding signed decisions
+    (``proctor.trust``) is one stderr line in every command: hooks and ``proctor mcp`` too."""
+    logger = logging.getLogger(TRUST_LOGGER)
+    if not any(isinstance(h, _StderrLine) for h in logger.handlers):
+        logger.addHandler(_StderrLine(logging.WARNING))
+
+
 def main(argv: list[str] | None = None) -> int:
+    _warnings_on_stderr()
     parser = build_parser(modules_for(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -59,6 +59,7 @@ class Journal(Store, RetiredAttributes):
             autocheckpoint=autocheckpoint,
         )
         self.lost_tail: Any = None  # a witness.LostTail found at open
+        self.trust_warning: str | None = None  # decisions.trust.untrusted_warning at open
         self.runs: Runs = Runs(self)
         self.approvals: Approvals = Approvals(self)
         self.questions: Questions = Questions(self)
@@ -130,7 +131,7 @@ class Journal(Store, RetiredAttributes):
                 created = db.prepare_file(path)
                 if created:
                     db.enable_wal(path, busy_timeout)
-            from proctor.core.decisions.trust import resolve_trust
+            from proctor.core.decisions.trust import resolve_trust, untrusted_warning
 
             journal = cls(
                 path,
@@ -153,6 +154,7 @@ class Journal(Store, RetiredAttributes):
 
             # changes a desk saw that the journal lost (its -wal deleted): never raises
             journal.lost_tail = check(journal)
+            journal.trust_warning = untrusted_warning(journal)
         except errors.StoreError as err:
             if isinstance(err, errors.Corrupt) and not isinstance(err, errors.NotAJournal):
                 db.check_header(path)  # SQLite refused it: is it a database file at all?
@@ -179,7 +181,7 @@ class Journal(Store, RetiredAttributes):
     ) -> Journal:
         """``open`` for a server journal: no file to check, prepare or witness (the server
         keeps its own files; a desk's witness is of a file's lost -wal)."""
-        from proctor.core.decisions.trust import resolve_trust
+        from proctor.core.decisions.trust import resolve_trust, untrusted_warning
 
         try:
             journal = cls(
@@ -197,6 +199,7 @@ class Journal(Store, RetiredAttributes):
                 if not create and not read_only:
                     journal._require_journal()
                 journal._check_schema(on_old_schema)
+                journal.trust_warning = untrusted_warning(journal)
             except BaseException:
                 journal.close()
                 raise

@@ -371,9 +371,10 @@ class Approvals:
                     )
                 )
             if self.j.trust is not None:
-                from proctor.core.decisions.checks import check_approval
+                from proctor.core.decisions.checks import check_approval, check_unconsumed
 
                 check_approval(tx.conn, self.j.trust, row, tx.now)
+                check_unconsumed(tx.conn, row)
             tx.live_run(row.run_id)  # an ended run consumes nothing (and gets no event)
             if tx.now >= consume_deadline(row):
                 self._lapse(tx, row)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
+from proctor.core import errors
 from proctor.core.kernel.canonical import ZERO_DIGEST, chain_digest, digest_of, sha256_hex
 from proctor.core.kernel.integrity import action_tampered, mutation_digest, receipt_digest_body
 from proctor.core.models import VerifyProblem, VerifyReport
@@ -43,12 +44,22 @@ def verify(
                     detail="evidence rows are no longer protected",
                 )
             )
+        for name, why in journal.altered_triggers().items():
+            problems.append(
+                VerifyProblem(
+                    what="trigger altered",
+                    where=name,
+                    detail=f"{why}: the rows it guards are no longer protected",
+                )
+            )
         _verify_tail(journal, problems)
     runs, events = _verify_runs(journal, problems, run_id)
     audits = 0 if run_id else _verify_audit(journal, problems)
     counts = None
     if run_id is None:
         _verify_decisions(journal, problems)
+        journal.read(lambda c: _verify_revocations(c, problems))
+        journal.read(lambda c: _verify_answers(c, problems))
         from proctor.core.decisions.trust import resolve_trust
 
         trusted = resolve_trust(trust) if trust is not None else journal.trust
@@ -109,7 +120,12 @@ def signature_counts(
     unsigned or invalid operator decision, each unsigned rule and each decided item whose
     row disagrees with its signed decision is a problem, oldest first."""
     from proctor.core.decisions import checks as dc
-    from proctor.core.decisions.signing import check_record, expected_for_rule, journal_id_in
+    from proctor.core.decisions.signing import (
+        binding_of,
+        check_record,
+        expected_for_rule,
+        journal_id_in,
+    )
 
     counts = {"signed": 0, "unsigned": 0, "invalid": 0, "automatic": 0}
     if trust is None and problems is not None:
@@ -132,7 +148,12 @@ def signature_counts(
     for rule in conn.execute(select(s.approval_rules).order_by(s.approval_rules.c.created_at)):
         try:
             check_record(
-                conn, trust, rule.id, expected_for_rule(conn, jid, rule), what=f"rule {rule.id}"
+                conn,
+                trust,
+                rule.id,
+                expected_for_rule(conn, jid, rule),
+                what=f"rule {rule.id}",
+                binding=binding_of(conn, "rule", rule.id),
             )
         except dc.errors.DecisionUnverified as err:
             report.append(
@@ -143,7 +164,11 @@ def signature_counts(
                 )
             )
     checks = (
-        (s.approvals, ("approved", "denied"), lambda r: dc.check_approval(conn, trust, r, 0.0)),
+        (
+            s.approvals,
+            ("approved", "denied"),
+            lambda r: dc.check_approval(conn, trust, r, 0.0, acting=False),
+        ),
         (s.questions, ("resolved",), lambda r: dc.check_question(conn, trust, r)),
         (
             s.conflicts,
@@ -387,6 +412,8 @@ def _verify_approvals(journal: Journal, problems: list[VerifyProblem], run_id: s
     a = s.approvals.c
     count, bad = 0, 0
     requested: dict[str, dict[str, dict]] = {}
+    imported = _imported_runs(journal)
+    bad += _verify_consumptions(journal, problems, run_id)
     for row in _pages(journal, select(s.approvals), a.id, [a.run_id == run_id] if run_id else []):
         count += 1
         if bad >= LIMIT:
@@ -405,9 +432,20 @@ def _verify_approvals(journal: Journal, problems: list[VerifyProblem], run_id: s
         if row.run_id not in requested:
             requested[row.run_id] = _requested_events(journal, row.run_id)
         event = requested[row.run_id].get(row.id)
+        if event is None and not imported(row.run_id):
+            bad += 1
+            problems.append(
+                VerifyProblem(
+                    what="approval without its request event",
+                    where=where,
+                    detail="its run's chain holds no approval.requested for it: it was put in "
+                    "by hand, or moved from another run",
+                )
+            )
+            continue
         differs = [
             k
-            for k in ("action_digest", "safety_class", "expires_at")
+            for k in ("action_digest", "safety_class", "expires_at", "attempt")
             if event is not None and k in event and event[k] != getattr(row, k)
         ]
         if differs:
@@ -423,14 +461,143 @@ def _verify_approvals(journal: Journal, problems: list[VerifyProblem], run_id: s
 
 
 def _requested_events(journal: Journal, run_id: str) -> dict[str, dict]:
+    """The run's chained ``approval.requested`` payloads by approval id, each with the
+    attempt the event was appended in."""
     e = s.events.c
-    stmt = select(e.payload).where(e.run_id == run_id, e.type == "approval.requested")
-    payloads = [json.loads(p) for p in journal.read(lambda c: c.execute(stmt).scalars().all())]
-    return {
-        p["approval_id"]: p
-        for p in payloads
-        if isinstance(p, dict) and isinstance(p.get("approval_id"), str)
-    }
+    stmt = select(e.payload, e.attempt).where(e.run_id == run_id, e.type == "approval.requested")
+    out: dict[str, dict] = {}
+    for payload, attempt in journal.read(lambda c: c.execute(stmt).all()):
+        p = json.loads(payload)
+        if isinstance(p, dict) and isinstance(p.get("approval_id"), str):
+            out.setdefault(p["approval_id"], {**p, "attempt": attempt})
+    return out
+
+
+def _imported_runs(journal: Journal) -> Any:
+    """A test: was run ``run_id`` imported (its events came with it, checked at the import)?"""
+    a = s.audit.c
+    stmt = select(a.entity_id).where(a.action == "run.imported")
+    runs = set(journal.read(lambda c: c.execute(stmt).scalars().all()))
+    return runs.__contains__
+
+
+def _verify_consumptions(
+    journal: Journal, problems: list[VerifyProblem], run_id: str | None
+) -> int:
+    """An approval the row says is unconsumed, though its run's chain records its
+    ``approval.consumed`` or an effect was reserved with it: its consumption was cleared."""
+    e, a, f = s.events.c, s.approvals.c, s.effects.c
+    consumed = select(e.run_id, e.payload).where(e.type == "approval.consumed")
+    if run_id:
+        consumed = consumed.where(e.run_id == run_id)
+    named: dict[str, str] = {}
+    for run, payload in journal.read(lambda c: c.execute(consumed).all()):
+        p = json.loads(payload)
+        if isinstance(p, dict) and isinstance(p.get("approval_id"), str):
+            named.setdefault(p["approval_id"], f"run {run}'s chain records approval.consumed")
+    effects = select(f.approval_id, f.key).where(f.approval_id.is_not(None))
+    if run_id:
+        effects = effects.where(f.run_id == run_id)
+    for approval_id, key in journal.read(lambda c: c.execute(effects).all()):
+        named.setdefault(approval_id, f"effect {key} was reserved with it")
+    if not named:
+        return 0
+    bad = 0
+    ids = sorted(named)
+    for start in range(0, len(ids), 500):
+        stmt = select(a.id, a.run_id).where(
+            a.id.in_(ids[start : start + 500]), a.consumed_at.is_(None)
+        )
+        for row in journal.read(all_rows(stmt)):
+            bad += 1
+            problems.append(
+                VerifyProblem(
+                    what="approval consumption cleared",
+                    where=f"approval {row.id} in run {row.run_id}",
+                    detail=f"the row says unconsumed, but {named[row.id]}",
+                )
+            )
+    return bad
+
+
+def _verify_revocations(conn: Any, problems: list[VerifyProblem]) -> None:
+    """Each ``rule.revoked`` audit row has its rule revoked, and, when the revoking operator
+    signed in this journal by then, its signed revocation (a deleted one leaves the audit row
+    behind)."""
+    a, r, k = s.audit.c, s.approval_rules.c, s.operator_keys.c
+    stmt = (
+        select(a.sequence, a.entity_id, a.actor, a.created_at, r.revoked_at, r.id.label("rule"))
+        .outerjoin(s.approval_rules, r.id == a.entity_id)
+        .where(a.action == "rule.revoked", a.entity_kind == "rule")
+        .order_by(a.sequence)
+    )
+    for row in conn.execute(stmt).all():
+        where = f"rule {row.entity_id} (audit #{row.sequence})"
+        if row.rule is None or row.revoked_at is None:
+            problems.append(
+                VerifyProblem(
+                    what="rule revocation undone",
+                    where=where,
+                    detail=f"the audit log records its revocation by {row.actor}, the rule "
+                    + ("is gone" if row.rule is None else "says it is active"),
+                )
+            )
+            continue
+        keyed = conn.execute(
+            select(k.key_id).where(k.operator == row.actor, k.first_seen_at <= row.created_at)
+        ).first()
+        signed = conn.execute(
+            select(s.signatures.c.record_id).where(
+                s.signatures.c.record_id == f"{row.entity_id}/revoked"
+            )
+        ).first()
+        if keyed is not None and signed is None:
+            problems.append(
+                VerifyProblem(
+                    what="signed revocation missing",
+                    where=where,
+                    detail=f"{row.actor} signed in this journal by then, but the revocation's "
+                    "signature is gone",
+                )
+            )
+
+
+def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
+    """Each answered question's response is its decision's answer, the digest its run's chain
+    recorded (``interaction.answered``, when the event has one), and, when signed, what the
+    signature says (checked against the keys the journal records: the bytes, not who)."""
+    from proctor.core.decisions.checks import check_question, journal_keys
+    from proctor.core.decisions.signing import request_event, same, signature_row
+
+    q, d = s.questions.c, s.decisions.c
+    stmt = (
+        select(s.questions, d.id.label("decision_id"), d.decision.label("answer"))
+        .outerjoin(s.decisions, (d.target_id == q.id) & (d.target_kind == "interaction"))
+        .where(q.status == "resolved")
+        .order_by(q.created_at, q.id)
+    )
+    keys = None
+    for row in conn.execute(stmt).all():
+        where = f"question {row.id} in run {row.run_id}"
+        response = json.loads(row.response) if row.response is not None else None
+        problem = None
+        if row.answer is not None and not same(json.loads(row.answer), response):
+            problem = "the response is not the answer its decision records"
+        else:
+            event = request_event(
+                conn, row.run_id, "interaction.answered", "interaction_id", row.id
+            )
+            recorded = json.loads(event.payload).get("response_digest") if event else None
+            if recorded is not None and recorded != digest_of(response):
+                problem = "the response is not the one its run's chain recorded"
+            elif row.decision_id is not None and signature_row(conn, row.decision_id):
+                keys = keys or journal_keys(conn)
+                try:
+                    check_question(conn, keys, row)
+                except errors.DecisionUnverified as err:
+                    problem = f"its signed answer does not match: {err.message}"
+        if problem is not None:
+            problems.append(VerifyProblem(what="answer rewritten", where=where, detail=problem))
 
 
 def _verify_effects(journal: Journal, problems: list[VerifyProblem], run_id: str | None) -> int:

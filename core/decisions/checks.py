@@ -12,10 +12,10 @@ same check for display (desk, ``proctor verify``).
 from __future__ import annotations
 
 import fnmatch
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, or_, select
 
 from proctor.core import errors
 from proctor.core.kernel.canonical import digest_of, loads
@@ -24,6 +24,7 @@ from proctor.core.storage.sql import Prepared, row_where
 
 from .signing import (
     RULE_REVOKE,
+    binding_of,
     check_record,
     expected_for_decision,
     expected_for_rule,
@@ -71,9 +72,13 @@ def _agree(ok: bool, what: str, field: str) -> None:
 # ---------------------------------------------------------------- approvals
 
 
-def check_approval(conn: Any, trust: Trust, row: Any, now: float) -> str | None:
+def check_approval(
+    conn: Any, trust: Trust, row: Any, now: float, *, acting: bool = True
+) -> str | None:
     """For a trusting agent: the approval row ``row`` (pending, withdrawn or expired pass;
-    approved or denied must be proven). Returns who decided it, or None."""
+    approved or denied must be proven). Returns who decided it, or None. ``acting=False``
+    (``proctor verify``, for the record): a format-1 signature, which binds no run, attempt
+    or place in the chain, passes on what it does bind."""
     what = f"approval {row.id}"
     if row.status in ("pending", "cancelled"):
         return None
@@ -95,16 +100,82 @@ def check_approval(conn: Any, trust: Trust, row: Any, now: float) -> str | None:
         return check_rule_decision(conn, trust, row, d)
     _agree(decision.get("rule_id") == row.rule_id, what, "rule_id")
     _agree(d.reason == row.decision_reason, what, "decision_reason")
+    _agree(decision.get("edited_action_digest") == row.approved_digest, what, "approved_digest")
     consumed = row.consumed_at is not None
-    key, _ = check_record(
+    key, payload = check_record(
         conn,
         trust,
         d.id,
         expected_for_decision(conn, journal_id_in(conn), d),
         version_ok=lambda v: v == row.version - (1 if consumed else 0),
         what=f"the decision on {what}",
+        binding=binding_of(conn, "approval", row.id, locate=False),
+        need_binding=acting,
     )
+    if payload.get("proctor_signed") != 1:
+        check_request_event(
+            conn, row, payload.get("request_sequence"), payload.get("request_digest")
+        )
     return signed_by_label(key)
+
+
+def check_request_event(conn: Any, row: Any, sequence: Any, digest: Any) -> Any:
+    """The ``approval.requested`` event at ``sequence`` of the approval's run's chain: it has
+    ``digest``, its content recomputes to it, and it names this approval, its action digest,
+    safety class and expiry. Returns the event; DecisionUnverified otherwise."""
+    from proctor.core.kernel.canonical import chain_digest
+    from proctor.core.storage.tx import event_digest_body
+
+    what = f"approval {row.id}"
+    event = (
+        row_where(conn, s.events, run_id=row.run_id, sequence=sequence)
+        if isinstance(sequence, int)
+        else None
+    )
+    payload = loads(event.payload) if event is not None else None
+    if (
+        event is None
+        or event.type != "approval.requested"
+        or event.digest != digest
+        or chain_digest(event.prev_digest, event_digest_body(event._mapping, payload)) != digest
+    ):
+        raise errors.DecisionUnverified(
+            f"{what}: its run's chain does not hold the request event the decision was signed "
+            f"for (#{sequence})",
+            why="mismatch",
+            field="request_sequence",
+        )
+    expected = {
+        "approval_id": row.id,
+        "action_digest": row.action_digest,
+        "safety_class": row.safety_class,
+        "expires_at": row.expires_at,
+    }
+    for field, value in expected.items():
+        _agree(isinstance(payload, dict) and payload.get(field) == value, what, field)
+    if event.attempt != row.attempt:
+        _agree(False, what, "attempt")
+    return event
+
+
+def check_unconsumed(conn: Any, row: Any) -> None:
+    """For a trusting agent about to consume approval ``row``: its run's chain records no
+    ``approval.consumed`` for it and no effect row names it (a consumption cleared from the
+    row by hand is still in the evidence). DecisionUnverified otherwise."""
+    from .signing import request_event
+
+    event = request_event(conn, row.run_id, "approval.consumed", "approval_id", row.id)
+    effect = EFFECT_OF_APPROVAL.first(conn, run_id=row.run_id, approval_id=row.id)
+    if event is not None or effect is not None:
+        where = (
+            f"its run's chain records approval.consumed at #{event.sequence}"
+            if event is not None
+            else f"effect {effect.key} was reserved with it"
+        )
+        raise errors.DecisionUnverified(
+            f"approval {row.id} was consumed before ({where}); the row was reset",
+            why="already_consumed",
+        )
 
 
 def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
@@ -125,6 +196,7 @@ def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
             rule.id,
             expected_for_rule(conn, journal_id_in(conn), rule),
             what=f"rule {rule.id}",
+            binding=binding_of(conn, "rule", rule.id),
         )
     except errors.DecisionUnverified as err:
         raise errors.DecisionUnverified(
@@ -132,7 +204,7 @@ def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
             why="rule_unsigned" if err.why == "unsigned" else err.why,
         ) from err
 
-    def refuse(why: str) -> None:
+    def refuse(why: str) -> NoReturn:
         raise errors.DecisionUnverified(f"{what}: rule {rule.id} {why}", why="rule_mismatch")
 
     action = loads(row.action)
@@ -149,14 +221,20 @@ def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
         "deny",
     ):
         refuse(f"is a {rule.effect} rule, the approval is {row.status}")
-    if rule.created_at > d.created_at:
+    place, at = chain_place(conn, row, d)
+    if place is None:
+        refuse("decided it, but the audit chain does not record the decision")
+    if rule.created_at > at:
         refuse("was made after the decision")
-    if rule.expires_at is not None and rule.expires_at <= d.created_at:
-        refuse("had expired")
-    if rule.revoked_at is not None and rule.revoked_at <= d.created_at:
+    if rule.expires_at is not None and rule.expires_at <= at:
+        refuse(f"had expired when the chain recorded the decision (audit #{place})")
+    revoked_at = revoked_in_chain(conn, rule.id, place)
+    if revoked_at is not None:
+        refuse(f"was revoked (audit #{revoked_at}) before the decision (audit #{place})")
+    if rule.revoked_at is not None and rule.revoked_at <= at:
         refuse("was revoked")
     revoked = signature_row(conn, f"{rule.id}/revoked")
-    if revoked is not None and revoked.created_at <= d.created_at:
+    if revoked is not None and revoked.created_at <= at:
         refuse("was revoked")
     run = row_where(conn, s.runs, id=row.run_id)
     if rule.scope == "run":
@@ -172,6 +250,67 @@ def check_rule_decision(conn: Any, trust: Trust, row: Any, d: Any) -> str:
     else:
         refuse(f"has scope {rule.scope}")
     return f"rule {rule.id} by {signed_by_label(key)}"
+
+
+def chain_place(conn: Any, row: Any, d: Any) -> tuple[int | None, float]:
+    """Where the audit chain records rule decision ``d`` on approval ``row`` (its sequence,
+    None when no audit row does) and the time the chains show there: the latest of the
+    decision's audit row, the audit row before it and the approval's request event. A
+    decision row dated back does not move it (order in the chain, not a claimed time)."""
+    from .signing import request_event
+
+    audited = AUTO_DECISION_AUDIT.first(conn, entity_id=row.id)
+    if audited is None:
+        return None, d.created_at
+    times = [d.created_at, audited.created_at]
+    before = AUDIT_TIME.scalar(conn, sequence=audited.sequence - 1)
+    if before is not None:
+        times.append(before)
+    event = request_event(
+        conn, row.run_id, "approval.requested", "approval_id", row.id, near=row.created_at
+    )
+    if event is not None:
+        times.append(event.created_at)
+    return audited.sequence, max(times)
+
+
+def revoked_in_chain(conn: Any, rule_id: str, place: int) -> int | None:
+    """The audit sequence of ``rule_id``'s revocation, when the chain records it before
+    ``place``."""
+    return REVOKED_BEFORE.scalar(conn, entity_id=rule_id, place=place)
+
+
+_a = s.audit.c
+AUTO_DECISION_AUDIT = Prepared(
+    select(_a.sequence, _a.created_at)
+    .where(
+        _a.entity_kind == "approval",
+        _a.entity_id == bindparam("entity_id"),
+        or_(_a.action == "approval.auto_approved", _a.action == "approval.auto_denied"),
+    )
+    .order_by(_a.sequence)
+    .limit(1)
+)
+AUDIT_TIME = Prepared(select(_a.created_at).where(_a.sequence == bindparam("sequence")))
+REVOKED_BEFORE = Prepared(
+    select(_a.sequence)
+    .where(
+        _a.entity_kind == "rule",
+        _a.entity_id == bindparam("entity_id"),
+        _a.action == "rule.revoked",
+        _a.sequence < bindparam("place"),
+    )
+    .order_by(_a.sequence)
+    .limit(1)
+)
+EFFECT_OF_APPROVAL = Prepared(
+    select(s.effects.c.key)
+    .where(
+        s.effects.c.run_id == bindparam("run_id"),
+        s.effects.c.approval_id == bindparam("approval_id"),
+    )
+    .limit(1)
+)
 
 
 # ---------------------------------------------------------------- other items
@@ -192,6 +331,7 @@ def check_question(conn: Any, trust: Trust, row: Any) -> str | None:
         expected_for_decision(conn, journal_id_in(conn), d),
         version_ok=lambda v: v == row.version,
         what=f"the answer to {what}",
+        binding=binding_of(conn, "interaction", row.id),
     )
     return signed_by_label(key)
 
@@ -220,6 +360,7 @@ def check_effect(conn: Any, trust: Trust, row: Any) -> str | None:
         expected_for_decision(conn, journal_id_in(conn), d),
         version_ok=lambda v: v == row.version,
         what=f"the resolution of {what}",
+        binding=binding_of(conn, d.target_kind, d.target_id),
     )
     return signed_by_label(key)
 
@@ -238,6 +379,7 @@ def check_conflict(conn: Any, trust: Trust, row: Any) -> str | None:
         expected_for_decision(conn, journal_id_in(conn), d),
         version_ok=lambda v: v == row.version,
         what=f"the resolution of {what}",
+        binding=binding_of(conn, d.target_kind, d.target_id),
     )
     return signed_by_label(key)
 
@@ -289,6 +431,7 @@ def decision_status(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
             d.id,
             expected_for_decision(conn, journal_id_in(conn), d),
             version_ok=lambda v: isinstance(v, int) and v <= _version_now(conn, d),
+            binding=binding_of(conn, d.target_kind, d.target_id),
         )
     except errors.DecisionUnverified as err:
         return SignatureState(state="invalid", why=err.why, detail=err.message)

@@ -14,18 +14,36 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import bindparam, func, select
+
 from proctor.core import errors
 from proctor.core.kernel.canonical import digest_of, loads
 from proctor.core.models import ActorKind
 from proctor.core.storage import schema as s
-from proctor.core.storage.sql import insert_rows, row_where
+from proctor.core.storage.sql import Prepared, insert_rows, row_where
 
 if TYPE_CHECKING:
     from proctor.core.storage.tx import Tx
 
     from .trust import Trust, TrustedKey
 
-FORMAT = 1
+FORMAT = 2
+# Format 1 (before 0.x of issue #31) named the item, not its run, attempt or place in the
+# chain: its signatures still verify for the record, but a trusting agent acts on none of them
+# for an approval (``why="old_format"``); docs/signed-decisions.md says why.
+FORMATS = (1, 2)
+# Format 2's binding: what the trusting agent relies on besides the item (null where it does
+# not apply)
+BINDING = (
+    "run_id",
+    "attempt",
+    "scope",
+    "expires_at",
+    "rule_id",
+    "rule_version",
+    "request_sequence",
+    "request_digest",
+)
 # Record kinds (the payload's "kind")
 DECISION, RULE, RULE_REVOKE, SNOOZE = "decision", "rule", "rule.revoke", "snooze"
 
@@ -56,9 +74,12 @@ def payload_of(
     key_id: str,
     signed_at: float,
     edited_action_digest: str | None = None,
+    binding: dict | None = None,
 ) -> dict:
     """The signed payload: every field always present (null when it does not apply)."""
+    bound = binding or {}
     return {
+        **{field: bound.get(field) for field in BINDING},
         "proctor_signed": FORMAT,
         "kind": kind,
         "journal_id": journal_id,
@@ -154,6 +175,122 @@ SUBJECT_TABLES = {
 }
 
 
+def request_event(
+    conn: Any,
+    run_id: str | None,
+    type_: str,
+    field: str,
+    item_id: str,
+    *,
+    near: float | None = None,
+) -> Any:
+    """The event of ``type_`` in ``run_id``'s chain whose payload names ``item_id`` under
+    ``field`` (the first, by sequence), or None. ``near``: the time it was appended at (an
+    item's ``created_at``: filed in the same transaction), found by a binary search over the
+    run's sequence and a short scan from there; the whole run is scanned only when that
+    misses (clocks that disagreed along the chain)."""
+    if run_id is None:
+        return None
+    if near is not None:
+        found = _near(conn, run_id, type_, field, item_id, near)
+        if found is not None:
+            return found
+    rows = EVENTS_NAMING.all(conn, run_id=run_id, type=type_, pattern=f'%"{item_id}"%')
+    return _naming(rows, field, item_id)
+
+
+def _naming(rows: Any, field: str, item_id: str) -> Any:
+    for row in rows:
+        payload = loads(row.payload)
+        if isinstance(payload, dict) and payload.get(field) == item_id:
+            return row
+    return None
+
+
+_e = s.events.c
+EVENTS_NAMING = Prepared(
+    select(s.events)
+    .where(
+        _e.run_id == bindparam("run_id"),
+        _e.type == bindparam("type"),
+        _e.payload.like(bindparam("pattern")),
+    )
+    .order_by(_e.sequence)
+)
+LAST_SEQUENCE = Prepared(select(func.max(_e.sequence)).where(_e.run_id == bindparam("run_id")))
+TIME_AT = Prepared(
+    select(_e.created_at).where(_e.run_id == bindparam("run_id"), _e.sequence == bindparam("seq"))
+)
+NEAR_SCAN = 32  # events of the type looked at from where the binary search lands
+EVENTS_FROM = Prepared(
+    select(s.events)
+    .where(
+        _e.run_id == bindparam("run_id"),
+        _e.type == bindparam("type"),
+        _e.sequence >= bindparam("seq"),
+    )
+    .order_by(_e.sequence)
+    .limit(NEAR_SCAN)
+)
+
+
+def _near(conn: Any, run_id: str, type_: str, field: str, item_id: str, at: float) -> Any:
+    lo, hi = 1, int(LAST_SEQUENCE.scalar(conn, run_id=run_id) or 0)
+    while lo < hi:  # the first sequence appended at or after ``at`` (times mostly ascend)
+        mid = (lo + hi) // 2
+        created = TIME_AT.scalar(conn, run_id=run_id, seq=mid)
+        if created is not None and created < at:
+            lo = mid + 1
+        else:
+            hi = mid
+    return _naming(EVENTS_FROM.all(conn, run_id=run_id, type=type_, seq=lo), field, item_id)
+
+
+REQUEST_EVENTS = {
+    "approval": ("approval.requested", "approval_id"),
+    "interaction": ("interaction.requested", "interaction_id"),
+}
+
+
+def binding_of(conn: Any, kind: str, target_id: str, *, locate: bool = True) -> dict:
+    """Format 2's binding of the item as its rows say now: its run and attempt, an approval's
+    scope, expiry and rule (with the rule's version), and (``locate``) the place in its run's
+    chain of the event that filed it (sequence and digest); a rule's run, scope, expiry and
+    version. A checker passes ``locate=False`` and checks the event the signature names."""
+    table, key = SUBJECT_TABLES.get(kind, (None, None))
+    row = row_where(conn, table, **{key: target_id}) if table is not None and key else None
+    if row is None:
+        return {}
+    if kind == "rule":
+        return dict(
+            run_id=row.run_id,
+            scope=row.scope,
+            expires_at=row.expires_at,
+            rule_id=row.id,
+            rule_version=row.version,
+        )
+    if kind == "run":
+        return dict(run_id=row.id)
+    bound = dict(run_id=getattr(row, "run_id", None))
+    if kind in REQUEST_EVENTS:  # an effect's attempt moves on with each retry: not bound
+        bound["attempt"] = row.attempt
+    if kind == "approval":
+        rule = row_where(conn, s.approval_rules, id=row.rule_id) if row.rule_id else None
+        bound.update(
+            scope=row.decision_scope,
+            expires_at=row.expires_at,
+            rule_id=row.rule_id,
+            rule_version=rule.version if rule is not None else None,
+        )
+    if kind in REQUEST_EVENTS and locate:
+        event = request_event(
+            conn, row.run_id, *REQUEST_EVENTS[kind], target_id, near=row.created_at
+        )
+        if event is not None:
+            bound.update(request_sequence=event.sequence, request_digest=event.digest)
+    return bound
+
+
 def journal_id_in(conn: Any) -> str | None:
     row = row_where(conn, s.journal_meta, key="journal_id")
     return row.value if row is not None else None
@@ -197,6 +334,7 @@ def sign_in(
         key_id=key.key_id,
         signed_at=tx.now if signed_at is None else signed_at,
         edited_action_digest=edited_action_digest,
+        binding=binding_of(tx.conn, target_kind, target_id),
     )
     data = canonical_bytes(payload)
     insert_rows(
@@ -281,10 +419,15 @@ def check_record(
     *,
     version_ok: Callable[[Any], bool] | None = None,
     what: str = "the decision",
+    binding: dict | None = None,
+    need_binding: bool = False,
 ) -> tuple[TrustedKey, dict]:
     """The trusted key that signed ``record_id`` and its payload, when the signature is
-    good and the payload says exactly ``expected`` (and ``version_ok(target_version)``).
-    DecisionUnverified naming why otherwise."""
+    good, the key is the named operator's, and the payload says exactly ``expected`` (and
+    ``version_ok(target_version)``; with format 2, ``binding`` too: the fields it names, a
+    ``rule_version`` no later than the rule's now). ``need_binding``: a format-1 signature
+    (which binds no run, attempt or chain place) is refused. DecisionUnverified naming why
+    otherwise."""
     row = signature_row(conn, record_id)
     if row is None:
         if trust.problem and not trust.keys:
@@ -311,6 +454,22 @@ def check_record(
             f"{key.fingerprint}",
             why="bad_signature",
         )
+    if not key_belongs_to(key, payload.get("operator")) or row.operator != payload.get("operator"):
+        raise errors.DecisionUnverified(
+            f"{what} ({record_id}) is recorded as {payload.get('operator')} but signed with "
+            f"{key.name}'s key {key.fingerprint}",
+            why="wrong_operator",
+        )
+    version = payload.get("proctor_signed")
+    if version not in FORMATS or (need_binding and version == 1):
+        raise errors.DecisionUnverified(
+            f"{what} ({record_id}) was signed in format {version}, which binds no run, "
+            "attempt or place in the chain; this agent acts only on format "
+            f"{FORMAT} (decide it again, or file the request again)",
+            why="old_format",
+        )
+    if version != 1 and binding is not None:
+        expected = {**expected, **{f: v for f, v in binding.items() if f != "rule_version"}}
     claimed = {field: payload.get(field) for field in expected}
     if not same(claimed, expected):
         field = next(f for f, v in expected.items() if not same(claimed[f], v))
@@ -327,14 +486,33 @@ def check_record(
             why="mismatch",
             field="target_version",
         )
+    if version != 1 and binding is not None and not _rule_version_ok(payload, binding):
+        raise errors.DecisionUnverified(
+            f"{what} ({record_id}) was signed by {key.name} for rule version "
+            f"{payload.get('rule_version')}, later than the rule's now",
+            why="mismatch",
+            field="rule_version",
+        )
     return key, payload
+
+
+def _rule_version_ok(payload: dict, binding: dict) -> bool:
+    signed, now = payload.get("rule_version"), binding.get("rule_version")
+    if signed is None or now is None:
+        return signed is None and now is None
+    return isinstance(signed, int) and signed <= now
+
+
+def key_belongs_to(key: TrustedKey, operator: Any) -> bool:
+    """True when ``operator`` (an actor label, ``operator:alice``) is the trusted key's
+    owner: the trust file names ``alice`` (or ``operator:alice``)."""
+    return isinstance(operator, str) and operator in (key.name, f"operator:{key.name}")
 
 
 def expected_for_decision(conn: Any, journal_id: str | None, d: Any) -> dict:
     """What the signature of decision row ``d`` must say (all from the rows)."""
     _version, subject = subject_of(conn, d.target_kind, d.target_id)
     return {
-        "proctor_signed": FORMAT,
         "kind": DECISION,
         "journal_id": journal_id,
         "record_id": d.id,
@@ -350,7 +528,6 @@ def expected_for_decision(conn: Any, journal_id: str | None, d: Any) -> dict:
 
 def expected_for_rule(conn: Any, journal_id: str | None, rule: Any) -> dict:
     return {
-        "proctor_signed": FORMAT,
         "kind": RULE,
         "journal_id": journal_id,
         "record_id": rule.id,

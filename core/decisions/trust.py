@@ -121,3 +121,45 @@ def resolve_trust(trust: Any) -> Trust | None:
     if not env.strip():
         return Trust([], ENV, f"{ENV} is set but empty")
     return Trust.load(env)
+
+
+# ---------------------------------------------------------------- no trust set
+
+LOGGER = "proctor.trust"
+_warned: set[str] = set()
+
+
+def untrusted_warning(journal: Any) -> str | None:
+    """For an agent that set no trust, on a journal that holds signed decisions: the
+    warning (logged once per process and journal, at WARNING on ``proctor.trust``) that it
+    believes every decision row, and the command that sets trust. None otherwise."""
+    from proctor.core.models import ActorKind
+
+    if journal.trust is not None or journal.actor.kind is not ActorKind.AGENT:
+        return None
+    if not journal.read(_has_signatures):
+        return None
+    where = str(journal.path)
+    text = (
+        f"{where} holds signed operator decisions, but this agent ({journal.actor.label}) "
+        "trusts no key: it believes every decision row, a forged one too. Set trust: an "
+        "operator runs `proctor keys export -o trusted.json`; the agent then runs with "
+        f"`{ENV}=trusted.json` (or `--trust trusted.json` for proctor mcp and proctor hook)"
+    )
+    if where not in _warned:
+        _warned.add(where)
+        import logging
+
+        logging.getLogger(LOGGER).warning(text)
+    return text
+
+
+def _has_signatures(conn: Any) -> bool:
+    from sqlalchemy import exc, select
+
+    from proctor.core.storage import schema as s
+
+    try:
+        return conn.execute(select(s.signatures.c.record_id).limit(1)).first() is not None
+    except exc.DBAPIError:  # a journal older than 0005s has no signatures table
+        return False

@@ -410,7 +410,11 @@ class Questions:
                 audit=("interaction.answered", {"status": row.status}, {"status": "resolved"}),
                 event=(
                     "interaction.answered",
-                    {"interaction_id": interaction_id, "by": tx.actor.label},
+                    {
+                        "interaction_id": interaction_id,
+                        "by": tx.actor.label,
+                        "response_digest": digest_of(response),
+                    },
                 ),
                 closes=True,
             )

@@ -329,6 +329,17 @@ class Store:
         expected = db.expected_trigger_names(self.schema_revision, server=self.server)
         return expected - self.read(db.trigger_names)
 
+    def altered_triggers(self) -> dict[str, str]:
+        """The triggers present under an expected name whose definition is not the one the
+        migrations install (name -> what is wrong); compared on SQLite journals (a server's
+        are by name only)."""
+        if self.server:
+            return {}
+        from . import trigger_defs
+
+        revision = self.schema_revision or db.SCHEMA_HEAD
+        return self.read(lambda conn: trigger_defs.altered(conn, revision))
+
     @property
     def verifying(self) -> bool:
         """Trust is configured and this is an agent: what it reads of a decision must be

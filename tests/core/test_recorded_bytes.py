@@ -11,8 +11,10 @@ import sqlite3
 
 from proctor.core import Actor, Journal
 
-# Written by main before record_decision (e6ada70), with the scenario below.
-RUN_HEAD = "90db9e487cf1cf4fa15bd56b5ef242c39b51b24a637a44de0cb4e9c5303f6919"
+# Written by main before record_decision (e6ada70), with the scenario below; the run head
+# since issue #31, whose interaction.answered event records the response's digest (the one
+# deliberate change: what the chain records of an answer).
+RUN_HEAD = "2c00fd610e663bf6e0d637ef7871c9cf5e8526fe04f9358a7d46f9939359b65b"
 AUDIT_HEAD = "f3f2e6464d9cd196b13cff93518de41276ae485f69f1e4ac37acb7cb99373a8b"
 DECISIONS = "e127d3544b9786839016e7d56d5f0ee48c556f3de8574b5de00b7b08768f82f0"
 

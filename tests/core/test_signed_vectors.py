@@ -21,7 +21,7 @@ DOC = json.loads(
         encoding="utf-8"
     )
 )
-FIELDS = {
+FIELDS_1 = {
     "proctor_signed",
     "kind",
     "journal_id",
@@ -37,6 +37,18 @@ FIELDS = {
     "key_id",
     "signed_at",
 }
+# format 2 (issue #31) adds what a trusting agent relies on besides the item
+FIELDS_2 = FIELDS_1 | {
+    "run_id",
+    "attempt",
+    "scope",
+    "expires_at",
+    "rule_id",
+    "rule_version",
+    "request_sequence",
+    "request_digest",
+}
+FIELDS = {1: FIELDS_1, 2: FIELDS_2}
 
 
 def test_the_vectors_key_id_is_sha256_of_the_raw_public_key():
@@ -51,7 +63,7 @@ def test_the_vectors_key_id_is_sha256_of_the_raw_public_key():
 @pytest.mark.parametrize("vector", DOC["vectors"], ids=lambda v: v["name"])
 def test_vector(vector):
     data = vector["canonical"].encode("utf-8")
-    assert set(vector["payload"]) == FIELDS
+    assert set(vector["payload"]) == FIELDS[vector["payload"]["proctor_signed"]]
     assert rfc8785.dumps(vector["payload"]) == data
     assert canonical_bytes(json.loads(data)) == data
     assert hashlib.sha256(data).hexdigest() == vector["canonical_sha256"]
@@ -60,3 +72,24 @@ def test_vector(vector):
     signer = OperatorKey.from_seed("alice", bytes.fromhex(DOC["key"]["seed_hex"]))
     assert base64.b64encode(signer.sign(data)).decode() == vector["signature"]
     assert not verify_bytes(raw, data + b" ", vector["signature"])
+
+
+def test_both_formats_have_vectors_and_the_code_signs_the_newest():
+    from proctor.core.decisions.signing import FORMAT, payload_of
+
+    assert {v["payload"]["proctor_signed"] for v in DOC["vectors"]} == {1, 2}
+    made = payload_of(
+        kind="decision",
+        journal_id="j",
+        record_id="d",
+        target_kind="approval",
+        target_id="a",
+        target_version=2,
+        subject_digest=None,
+        content=None,
+        reason=None,
+        operator="operator:alice",
+        key_id="k",
+        signed_at=1.0,
+    )
+    assert made["proctor_signed"] == FORMAT == 2 and set(made) == FIELDS_2
