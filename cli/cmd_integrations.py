@@ -153,6 +153,8 @@ def run_hook(args: argparse.Namespace) -> int:
     import os
     import signal
 
+    from proctor import hook_guard
+
     if args.agent_kind == "codex":
         from proctor.core.integrations.codex import decide
         from proctor.core.integrations.codex import refuse as fallback
@@ -165,14 +167,16 @@ def run_hook(args: argparse.Namespace) -> int:
     def stop(signum: int, _frame: object) -> None:
         raise SystemExit(128 + signum)
 
-    signal.signal(signal.SIGTERM, stop)
     kind = args.agent_kind
+    if kind != "codex" or hook_guard.phase == "off":  # codex: hook_guard's, from the start
+        signal.signal(signal.SIGTERM, stop)
     out: dict[str, Any] | None
     try:
         raw = sys.stdin.read()
     except (OSError, UnicodeDecodeError) as exc:
         out = fallback(f"stdin could not be read ({type(exc).__name__})")
     else:
+        hook_guard.enter("wait")  # a SIGTERM from here on withdraws the request, then denies
         try:
             out = decide(
                 raw,
@@ -188,6 +192,7 @@ def run_hook(args: argparse.Namespace) -> int:
             # stopped mid-wait (the request is withdrawn): Codex would run the call on a
             # silent exit, so say no first
             out = fallback("the hook was stopped before a decision")
+    hook_guard.enter("done")
     if out is not None:
         sys.stdout.write(json.dumps(out, ensure_ascii=True) + "\n")
         sys.stdout.flush()
