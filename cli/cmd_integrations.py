@@ -60,8 +60,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=300.0,
         metavar="S",
-        help="--http: a client that sends no session id (MCP 2026-07-28) has one run "
-        "per agent name, closed after S seconds without a call (default 300)",
+        help="--http: a session (or, for a client that sends no session id, MCP "
+        "2026-07-28, the one run per agent name) is closed after S seconds without a "
+        "request (default 300)",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=64,
+        metavar="N",
+        help="--http: keep at most N sessions open; one more is refused with HTTP 503 (default 64)",
     )
     p.set_defaults(func=run_mcp)
     register_hook(sub)
@@ -99,6 +107,7 @@ def run_mcp(args: argparse.Namespace) -> int:
             trust=args.trust,
             token_file=args.token_file,
             session_idle_s=args.session_idle,
+            max_sessions=args.max_sessions,
         )
     except (OSError, ValueError) as err:
         print(f"proctor mcp: error: {err}", file=sys.stderr)
