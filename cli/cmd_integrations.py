@@ -60,8 +60,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=300.0,
         metavar="S",
-        help="--http: a client that sends no session id (MCP 2026-07-28) has one run "
-        "per agent name, closed after S seconds without a call (default 300)",
+        help="--http: a session (or, for a client that sends no session id, MCP "
+        "2026-07-28, the one run per agent name) is closed after S seconds without a "
+        "request (default 300)",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=64,
+        metavar="N",
+        help="--http: keep at most N sessions open; one more is refused with HTTP 503 (default 64)",
     )
     p.set_defaults(func=run_mcp)
     register_hook(sub)
@@ -99,6 +107,7 @@ def run_mcp(args: argparse.Namespace) -> int:
             trust=args.trust,
             token_file=args.token_file,
             session_idle_s=args.session_idle,
+            max_sessions=args.max_sessions,
         )
     except (OSError, ValueError) as err:
         print(f"proctor mcp: error: {err}", file=sys.stderr)
@@ -153,6 +162,8 @@ def run_hook(args: argparse.Namespace) -> int:
     import os
     import signal
 
+    from proctor import hook_guard
+
     if args.agent_kind == "codex":
         from proctor.core.integrations.codex import decide
         from proctor.core.integrations.codex import refuse as fallback
@@ -165,14 +176,16 @@ def run_hook(args: argparse.Namespace) -> int:
     def stop(signum: int, _frame: object) -> None:
         raise SystemExit(128 + signum)
 
-    signal.signal(signal.SIGTERM, stop)
     kind = args.agent_kind
+    if kind != "codex" or hook_guard.phase == "off":  # codex: hook_guard's, from the start
+        signal.signal(signal.SIGTERM, stop)
     out: dict[str, Any] | None
     try:
         raw = sys.stdin.read()
     except (OSError, UnicodeDecodeError) as exc:
         out = fallback(f"stdin could not be read ({type(exc).__name__})")
     else:
+        hook_guard.enter("wait")  # a SIGTERM from here on withdraws the request, then denies
         try:
             out = decide(
                 raw,
@@ -188,6 +201,7 @@ def run_hook(args: argparse.Namespace) -> int:
             # stopped mid-wait (the request is withdrawn): Codex would run the call on a
             # silent exit, so say no first
             out = fallback("the hook was stopped before a decision")
+    hook_guard.enter("done")
     if out is not None:
         sys.stdout.write(json.dumps(out, ensure_ascii=True) + "\n")
         sys.stdout.flush()

@@ -125,6 +125,12 @@ class StoreBusy(StoreError):
     hint = "Another process holds the journal lock. Retry in a moment."
 
 
+class TooManySessions(ProctorError):
+    """A server (``proctor mcp --http``) has as many client sessions open as it keeps."""
+
+    hint = "Close a session you no longer use, or wait: an idle one is closed before long."
+
+
 class StoreReadOnly(StoreError):
     hint = "The journal is open read-only; reopen it writable to make changes."
 

@@ -43,6 +43,7 @@ from proctor.core.kernel.integrity import refuse_tampered
 from proctor.core.kernel.limits import check_text
 from proctor.core.kernel.origin import default_for as default_origin
 from proctor.core.models import (
+    ActorKind,
     Approval,
     ApprovalRule,
     ApprovalScope,
@@ -71,7 +72,7 @@ from proctor.core.storage.rows import (
     to_models,
     written_row,
 )
-from proctor.core.storage.sql import insert_rows, row_where, update_where
+from proctor.core.storage.sql import filed_by_this_login, insert_rows, row_where, update_where
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
@@ -631,6 +632,7 @@ class Approvals:
                     s.approvals.c.status == "pending",
                     s.approvals.c.on_expiry == "deny",
                     s.approvals.c.expires_at <= tx.now,
+                    filed_by_this_login(tx.conn, tx.actor.kind == ActorKind.AGENT),
                 )
                 .limit(500)
             ).all()

@@ -55,6 +55,7 @@ from typing import Any, Literal
 from sqlalchemy import text
 
 from proctor.core import errors
+from proctor.core.decisions.writer import CONSUME_WINDOW
 from proctor.core.journal import Journal
 from proctor.core.models import Actor, Frozen
 
@@ -265,6 +266,20 @@ RULE_DECIDES = (
     "'operator:' || session_user"
 )
 
+# what an agent login may not do to a request (approvals, questions): withdraw or expire one
+# another login filed, or expire one before its expiry by the server's clock
+OTHERS_REQUEST = "an agent login withdraws or expires only the requests its own login filed"
+NOT_DUE = (
+    "an agent login expires a request only at or after its expiry by the server's clock "
+    "(and an approval only if it expires to a denial)"
+)
+# core/decisions/writer.consume_deadline: until when an approved approval may be consumed
+CONSUME_DEADLINE = (
+    "(CASE WHEN OLD.expires_at IS NOT NULL AND coalesce(OLD.decided_at, OLD.created_at) "
+    "< OLD.expires_at THEN OLD.expires_at ELSE coalesce(OLD.decided_at, OLD.created_at) "
+    f"+ {CONSUME_WINDOW} END)"
+)
+
 APPROVAL_RULES = f"""
   IF (TG_OP = 'INSERT' AND NEW.status IN ('approved', 'denied'))
      OR (TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
@@ -305,14 +320,25 @@ APPROVAL_RULES = f"""
     END IF;
     RETURN NEW;
   END IF;
+  IF NEW.status IN ('expired', 'cancelled') AND OLD.requested_by IS DISTINCT FROM session_user
+  THEN
+    {_refuse(OTHERS_REQUEST)}
+  END IF;
   IF OLD.status = 'pending' AND NEW.status IN ('expired', 'cancelled')
      AND coalesce(NEW.decided_by, '') NOT LIKE 'rule:%' AND NEW.rule_id IS NULL THEN
+    IF NEW.status = 'expired' AND (OLD.on_expiry IS DISTINCT FROM 'deny'
+       OR OLD.expires_at IS NULL OR OLD.expires_at > proctor_now()) THEN
+      {_refuse(NOT_DUE)}
+    END IF;
     RETURN NEW;
   END IF;
   IF OLD.status = 'approved' AND NEW.status = 'expired'
      AND NEW.decided_by IS NOT DISTINCT FROM OLD.decided_by
      AND NEW.decision_scope IS NOT DISTINCT FROM OLD.decision_scope
      AND NEW.rule_id IS NOT DISTINCT FROM OLD.rule_id THEN
+    IF {CONSUME_DEADLINE} > proctor_now() THEN
+      {_refuse("an agent login lets an approval lapse only once its time to be used has passed")}
+    END IF;
     RETURN NEW;
   END IF;
   IF OLD.status = 'pending' AND NEW.status IN ('approved', 'denied')
@@ -324,15 +350,31 @@ APPROVAL_RULES = f"""
 """
 
 
-def _resolution_rules(table: str, closed: str, answer: str) -> str:
+# an agent login withdraws or expires only a question its login filed, and expires it only when due
+QUESTION_CLOSING = f"""
+  IF TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
+     AND NEW.status IN ('expired', 'cancelled') THEN
+    IF OLD.requested_by IS DISTINCT FROM session_user THEN
+      {_refuse(OTHERS_REQUEST)}
+    END IF;
+    IF NEW.status = 'expired' AND (OLD.expires_at IS NULL OR OLD.expires_at > proctor_now()) THEN
+      {_refuse(NOT_DUE)}
+    END IF;
+  END IF;
+"""
+
+
+def _resolution_rules(table: str, closed: str, answer: str, closing: str = "") -> str:
     """A question (``closed``: answered) or a memory conflict (``closed``: resolved): an
-    agent login files it open and may withdraw a question or let it expire, never close it
-    with an answer; an operator login cannot close what its own login filed."""
+    agent login files it open and may withdraw a question or let it expire (``closing``
+    says when), never close it with an answer; an operator login cannot close what its
+    own login filed."""
     return f"""
   IF TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status AND {closed} THEN
     {_decided(table, "resolved_by")}
   END IF;
   IF proctor_is_operator() THEN RETURN NEW; END IF;
+  {closing}
   IF TG_OP = 'INSERT' THEN
     IF NEW.resolved_by IS NOT NULL OR NEW.{answer} IS NOT NULL OR {closed} THEN
       {_refuse(f"an agent login files a {table} row open; only operators close it")}
@@ -414,7 +456,9 @@ def check_trigger_sql(schema: str) -> dict[str, list[str]]:
         "decisions": DECISION_RULES,
         "tool_calls": TOOL_CALL_RULES,
         "memory_entries": MEMORY_RULES,
-        "interactions": _resolution_rules("interactions", "NEW.status = 'resolved'", "response"),
+        "interactions": _resolution_rules(
+            "interactions", "NEW.status = 'resolved'", "response", QUESTION_CLOSING
+        ),
         "memory_reconciliations": _resolution_rules(
             "memory_reconciliations", "NEW.status <> 'pending'", "resolution_reason"
         ),
@@ -443,6 +487,94 @@ def check_trigger_sql(schema: str) -> dict[str, list[str]]:
     return sql
 
 
+# How long a writer waits on an agent or observer login that holds the write lock before
+# ending that login's session (a Proctor write holds it for milliseconds)
+HOLD_S = 1.0
+WAIT_STEP_MS = 100  # the lock is waited for in steps this long, the holders checked between
+# the lock every Proctor write takes first (core/storage/pg.py WRITE_LOCK), as pg_locks shows it
+LOCK_KEY = "l.classid = {k1}::oid AND l.objid = {k2}::oid AND l.objsubid = 2"
+# a backend of an agent or observer login of this database (never an operator's, the owner's
+# or a superuser's: pg_has_role makes a superuser a member of every role)
+SUSPECT = (
+    "a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.usename IS NOT NULL "
+    f"AND (pg_has_role(a.usename, '{AGENT}', 'MEMBER') "
+    f"OR pg_has_role(a.usename, '{OBSERVER}', 'MEMBER')) "
+    f"AND NOT pg_has_role(a.usename, '{OPERATOR}', 'MEMBER') "
+    "AND NOT pg_has_role(a.usename, '{owner}', 'MEMBER')"
+)
+# what an agent or observer session may be set to by default (a session can SET its own; the
+# guarantee is proctor_write_lock's, these stop a buggy client early)
+AGENT_SETTINGS = {
+    "idle_in_transaction_session_timeout": "5s",
+    "statement_timeout": "30s",
+    "lock_timeout": "5s",
+}
+
+
+def lock_sql(owner: str) -> list[str]:
+    """``proctor_write_lock(wait_ms)``: the write lock (SECURITY DEFINER, the owner's: it reads
+    every backend and ends some). It waits at most ``wait_ms``; a backend of an agent or
+    observer login that holds the lock once this writer has waited ``HOLD_S`` is ended
+    (``pg_terminate_backend``), and when an operator's write has the lock, any agent login's
+    transaction that wrote or locked rows outside it (it has a transaction id, so it can
+    block the operator's next statement) is ended too. No lock an agent login takes outside
+    Proctor's order stalls an operator for longer than ``HOLD_S``."""
+    from proctor.core.storage.pg import WRITE_LOCK
+
+    k1, k2 = WRITE_LOCK
+    path = "SET search_path = {schema}, pg_catalog, pg_temp"
+    suspect = SUSPECT.replace("{owner}", owner)
+    key = LOCK_KEY.format(k1=k1, k2=k2)
+    end = "PERFORM pg_terminate_backend(victim, 2000); ended := ended + 1;"
+    return [
+        f"""CREATE OR REPLACE FUNCTION proctor_end_lock_holders() RETURNS integer
+        LANGUAGE plpgsql SECURITY DEFINER {path} AS $fn$ DECLARE victim int; ended int := 0;
+        BEGIN
+          FOR victim IN SELECT a.pid FROM pg_stat_activity a WHERE {suspect}
+            AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid
+                        AND l.locktype = 'advisory' AND l.granted AND {key})
+          LOOP {end} END LOOP;
+          RETURN ended;
+        END $fn$""",
+        f"""CREATE OR REPLACE FUNCTION proctor_end_outside_writers() RETURNS integer
+        LANGUAGE plpgsql SECURITY DEFINER {path} AS $fn$ DECLARE victim int; ended int := 0;
+        BEGIN
+          FOR victim IN SELECT a.pid FROM pg_stat_activity a WHERE {suspect}
+            AND a.backend_xid IS NOT NULL AND pg_has_role(a.usename, '{AGENT}', 'MEMBER')
+          LOOP {end} END LOOP;
+          RETURN ended;
+        END $fn$""",
+        f"""CREATE OR REPLACE FUNCTION proctor_write_lock(wait_ms integer) RETURNS void
+        LANGUAGE plpgsql SECURITY DEFINER {path}
+        SET lock_timeout = '{WAIT_STEP_MS}ms' AS $fn$
+        DECLARE started timestamptz := clock_timestamp(); waited double precision;
+        BEGIN
+          IF NOT pg_try_advisory_xact_lock({k1}, {k2}) THEN
+            LOOP
+              waited := extract(epoch FROM clock_timestamp() - started);
+              IF waited >= {HOLD_S} THEN PERFORM proctor_end_lock_holders(); END IF;
+              IF waited * 1000 >= wait_ms THEN
+                RAISE EXCEPTION 'the write lock was held for longer than this writer waits'
+                  USING ERRCODE = 'lock_not_available';
+              END IF;
+              BEGIN
+                PERFORM pg_advisory_xact_lock({k1}, {k2});
+                EXIT;
+              EXCEPTION WHEN lock_not_available THEN NULL;
+              END;
+            END LOOP;
+          END IF;
+          IF pg_has_role(session_user, '{OPERATOR}', 'MEMBER') THEN
+            PERFORM proctor_end_outside_writers();
+          END IF;
+        END $fn$""",
+        "REVOKE ALL ON FUNCTION proctor_end_lock_holders() FROM PUBLIC",
+        "REVOKE ALL ON FUNCTION proctor_end_outside_writers() FROM PUBLIC",
+        "REVOKE ALL ON FUNCTION proctor_write_lock(integer) FROM PUBLIC",
+        f"GRANT EXECUTE ON FUNCTION proctor_write_lock(integer) TO {AGENT}, {OPERATOR}",
+    ]
+
+
 def _roles_sql() -> list[str]:
     return [
         f"DO $do$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') "
@@ -451,7 +583,7 @@ def _roles_sql() -> list[str]:
     ]
 
 
-def _grants_sql(schema: str, database: str) -> list[str]:
+def _grants_sql(schema: str, database: str, columns: dict[str, list[str]]) -> list[str]:
     everyone = ", ".join(ROLES.values())
     sql = [
         f'GRANT CONNECT ON DATABASE "{database}" TO {everyone}',
@@ -460,10 +592,51 @@ def _grants_sql(schema: str, database: str) -> list[str]:
         f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {everyone}",
         f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC",
     ]
-    for role, tables in ((AGENT, AGENT_TABLES), (OPERATOR, OPERATOR_TABLES)):
-        sql.append(f"GRANT INSERT, UPDATE ON {', '.join(tables)} TO {role}")
+    sql.append(f"GRANT INSERT, UPDATE ON {', '.join(OPERATOR_TABLES)} TO {OPERATOR}")
+    for table, names in columns.items():
+        # UPDATE of each column, not of the table: LOCK TABLE in a mode that blocks others'
+        # writes or reads (SHARE and up) needs the table's own UPDATE, DELETE or TRUNCATE
+        if table in AGENT_TABLES:
+            sql.append(f"GRANT INSERT ON {table} TO {AGENT}")
+            sql.append(f"GRANT UPDATE ({', '.join(names)}) ON {table} TO {AGENT}")
+    for role in (AGENT, OPERATOR):
         sql.append(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
     return sql
+
+
+def _columns(conn: Any, schema: str) -> dict[str, list[str]]:
+    rows = conn.execute(
+        text(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = :s ORDER BY table_name, ordinal_position"
+        ),
+        {"s": schema},
+    )
+    found: dict[str, list[str]] = {}
+    for table, column in rows:
+        found.setdefault(table, []).append(_quote_ident(column))
+    return found
+
+
+def _session_limits_sql(conn: Any) -> list[str]:
+    """Each agent or observer login's session defaults (``AGENT_SETTINGS``): set for the
+    logins there are now (``team init`` run again upgrades older ones) and by ``add-user``."""
+    logins = conn.execute(
+        text(
+            "SELECT r.rolname FROM pg_roles r WHERE r.rolcanlogin AND NOT r.rolsuper "
+            "AND (pg_has_role(r.rolname, :a, 'MEMBER') OR pg_has_role(r.rolname, :o, 'MEMBER')) "
+            "AND NOT pg_has_role(r.rolname, :op, 'MEMBER')"
+        ),
+        {"a": AGENT, "o": OBSERVER, "op": OPERATOR},
+    ).scalars()
+    return [statement for login in logins for statement in limits_sql(login)]
+
+
+def limits_sql(login: str) -> list[str]:
+    return [
+        f"ALTER ROLE {_quote_ident(login)} SET {name} = {_literal(value)}"
+        for name, value in AGENT_SETTINGS.items()
+    ]
 
 
 def init(url: str) -> TeamReport:
@@ -493,8 +666,10 @@ def init(url: str) -> TeamReport:
             created.extend(r for r in ROLES.values() if r not in have)
             for statement in (
                 _roles_sql()
-                + _grants_sql(schema, database)
+                + _grants_sql(schema, database, _columns(conn, schema))
                 + [s.replace("{schema}", schema) for s in helper_sql(owner)]
+                + [s.replace("{schema}", schema) for s in lock_sql(owner)]
+                + _session_limits_sql(conn)
             ):
                 conn.execute(text(statement))
             for statements in check_trigger_sql(schema).values():
@@ -581,6 +756,11 @@ def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
                 if other != ROLES[role]:
                     conn.exec_driver_sql(f"REVOKE {other} FROM {ident}")
             conn.exec_driver_sql(f"GRANT {ROLES[role]} TO {ident}")
+            for setting in AGENT_SETTINGS:  # an operator's sessions keep the server's defaults
+                conn.exec_driver_sql(f"ALTER ROLE {ident} RESET {setting}")
+            if role != "operator":
+                for statement in limits_sql(name):
+                    conn.exec_driver_sql(statement)
             made.append(not exists)
 
         journal.write(op)

@@ -13,12 +13,19 @@ from proctor.core.decisions.writer import record_decision, requester
 from proctor.core.kernel.canonical import canonical_json, digest_of
 from proctor.core.kernel.limits import check_text
 from proctor.core.kernel.origin import default_for as default_origin
-from proctor.core.models import ChangeKind, Origin, Question, QuestionKind, QuestionStatus
+from proctor.core.models import (
+    ActorKind,
+    ChangeKind,
+    Origin,
+    Question,
+    QuestionKind,
+    QuestionStatus,
+)
 from proctor.core.runs.facts import questions_of
 from proctor.core.storage import schema as s
 from proctor.core.storage.items import OPEN_QUESTION, status_after_closing, status_when_opening
 from proctor.core.storage.rows import by_id, fetch_prepared, question_select
-from proctor.core.storage.sql import insert_rows, row_where, update_where
+from proctor.core.storage.sql import filed_by_this_login, insert_rows, row_where, update_where
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
@@ -301,7 +308,11 @@ class Questions:
         def op(tx: Tx) -> int:
             rows = tx.conn.execute(
                 select(s.questions)
-                .where(s.questions.c.status.in_(OPEN_QUESTION), s.questions.c.expires_at <= tx.now)
+                .where(
+                    s.questions.c.status.in_(OPEN_QUESTION),
+                    s.questions.c.expires_at <= tx.now,
+                    filed_by_this_login(tx.conn, tx.actor.kind == ActorKind.AGENT),
+                )
                 .limit(500)
             ).all()
             for row in rows:

@@ -363,11 +363,12 @@ class ThreadConnections:
                 link.trans = link.conn.begin()
             else:
                 link.trans = None
+                begin_sql = link.conn.info.get("proctor_begin", self.begin_sql)  # pg.begin_of
                 try:
-                    link.driver.execute(self.begin_sql)
+                    link.driver.execute(begin_sql)
                 except self._error as err:
                     raise exc.DBAPIError.instance(
-                        self.begin_sql, (), err, self._error, dialect=link.dialect
+                        begin_sql, (), err, self._error, dialect=link.dialect
                     ) from err
         except BaseException:
             self.rollback(link)  # a BEGIN that ran and then failed leaves it aborted

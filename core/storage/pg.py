@@ -8,7 +8,9 @@ The twin of ``db.py`` for a journal on a server (``postgresql+psycopg://user:pw@
   does: one winner per reservation, gapless per-run sequences, CAS on versions. Each of its
   statements then sees everything committed before it got the lock. The busy timeout is the
   session's ``lock_timeout``; a writer that waits longer gets ``StoreBusy``, as on SQLite.
-  Reads run ``REPEATABLE READ READ ONLY``: one snapshot per read, as SQLite's deferred BEGIN.
+  On a team server (``proctor team init``) the lock is taken through ``proctor_write_lock``
+  instead (``TEAM_LOCK_SQL``, found when a connection opens), which also keeps an agent or
+  observer login from holding it hostage (core/ops/team.py). Reads run ``REPEATABLE READ READ ONLY``: one snapshot per read, as SQLite's deferred BEGIN.
 - **The change feed never skips.** A trigger on ``changes`` takes the same lock and numbers
   each row (max + 1) under it, so even a writer that bypasses the store (raw SQL) commits its
   rows in ``seq`` order: ``changes.since(seq)`` can never pass a row that commits later. A
@@ -57,6 +59,13 @@ SCHEMES = ("postgresql://", "postgresql+psycopg://", "postgres://")
 WRITE_LOCK = (0x70726F63, 0x746F7221)
 LOCK_SQL = f"SELECT pg_advisory_xact_lock({WRITE_LOCK[0]}, {WRITE_LOCK[1]})"
 WRITE_BEGIN = f"BEGIN ISOLATION LEVEL READ COMMITTED; {LOCK_SQL}"
+# a team server's (core/ops/team.py LOCK_FUNCTIONS): the lock, waited for at most N ms, with
+# an agent or observer login that keeps it from others ended
+TEAM_LOCK_SQL = "SELECT proctor_write_lock({ms})"
+TEAM_LOCK_PROBE = (
+    "SELECT p IS NOT NULL AND has_function_privilege(p, 'EXECUTE') "
+    "FROM to_regprocedure('proctor_write_lock(integer)') p"
+)
 READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 READ_ONLY_BEGIN = READ_BEGIN
 CHANNEL = "proctor_changes"
@@ -178,12 +187,25 @@ def make_engine(
     begin_sql = begin_for(read_only=read_only, immediate=immediate)
     if read_only:
         event.listen(engine, "connect", _compat_on_connect)
+    elif immediate:
+        team_begin = (
+            f"BEGIN ISOLATION LEVEL READ COMMITTED; "
+            f"{TEAM_LOCK_SQL.format(ms=max(1, int(timeout * 1000)))}"
+        )
+
+        @event.listens_for(engine, "connect")
+        def _probe_team_lock(driver: Any, record: Any) -> None:
+            row = driver.execute(TEAM_LOCK_PROBE).fetchone()
+            if not driver.autocommit:
+                driver.commit()
+            if row is not None and row[0]:
+                record.info["proctor_begin"] = team_begin
 
     @event.listens_for(engine, "begin")
     def _begin(conn):  # SQLAlchemy event signature
         if in_transaction(conn.connection.driver_connection):
             return  # ThreadConnections began it on the driver; SQLAlchemy only joins it
-        for statement in begin_sql.split("; "):  # one at a time: a listener sees each
+        for statement in begin_of(conn, begin_sql).split("; "):  # a listener sees each
             conn.exec_driver_sql(statement)
 
     return engine
@@ -229,6 +251,11 @@ def add_compat_views(driver: Any) -> list[str]:
             driver.execute(f'CREATE TEMP VIEW "{table}" AS SELECT {empty} WHERE false')
             viewed.append(table)
     return viewed
+
+
+def begin_of(conn: Any, default: str) -> str:
+    """The BEGIN a connection's write transactions send: a team server's, if it has one."""
+    return str(conn.info.get("proctor_begin", default))
 
 
 def begin_for(*, read_only: bool, immediate: bool) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -150,3 +151,95 @@ def test_the_same_call_delivered_twice_is_one_request(journal_path, desk):
 
 def test_other_events_print_nothing(journal_path, desk):
     assert result(start_hook(journal_path, {**EVENT, "hook_event_name": "PostToolUse"})) is None
+
+
+# ---- SIGTERM at every point of the hook's life (as Codex's own timeout or a supervisor
+# would send it): before its input arrives, in the middle of it, after it, while it waits.
+# Codex runs the call on a silent exit, so each must print the denial and exit 0.
+
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63}.get(platform.machine())
+SIGTERM_BIT = 1 << (signal.SIGTERM - 1)
+
+
+def spawn(journal: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "proctor", "hook", "codex", "--timeout", "60"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PROCTOR_JOURNAL": str(journal)},
+    )
+
+
+def catches_sigterm(pid: int) -> bool:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) & SIGTERM_BIT)
+    return False
+
+
+def reading_stdin(pid: int) -> bool:
+    """Blocked in read(0, ...): the hook is waiting for (the rest of) its input."""
+    fields = Path(f"/proc/{pid}/syscall").read_text().split()
+    return fields[:2] == [str(READ_SYSCALL), "0x0"]
+
+
+def wait_for(check, pid: int) -> None:
+    deadline = time.monotonic() + 30
+    while not check(pid):
+        assert time.monotonic() < deadline, f"{check.__name__} never became true"
+        time.sleep(0.005)
+
+
+def terminated(proc: subprocess.Popen) -> dict | None:
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout.read(), proc.stderr.read()  # stdin stays as it was
+    assert proc.wait(timeout=60) == 0, f"exit {proc.returncode} (Codex runs the call): {err!r}"
+    return json.loads(out) if out.strip() else None
+
+
+def test_sigterm_before_any_input_denies(journal_path):
+    proc = spawn(journal_path)
+    wait_for(catches_sigterm, proc.pid)  # the hook's first line of Proctor code ran
+    if READ_SYSCALL is not None:
+        wait_for(reading_stdin, proc.pid)
+    assert "stopped before a decision" in denied(terminated(proc))
+
+
+def test_sigterm_in_the_middle_of_the_input_denies(journal_path, desk):
+    proc = spawn(journal_path)
+    raw = json.dumps(EVENT).encode()
+    assert proc.stdin is not None
+    proc.stdin.write(raw[: len(raw) // 2])
+    proc.stdin.flush()
+    wait_for(catches_sigterm, proc.pid)
+    if READ_SYSCALL is not None:
+        wait_for(reading_stdin, proc.pid)  # it read the first half and waits for the rest
+    assert "stopped before a decision" in denied(terminated(proc))
+    assert approvals(desk) == []  # nothing was filed
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.05, 0.2, 0.5])
+def test_sigterm_at_any_moment_after_the_input_denies(journal_path, desk, delay):
+    """From the hook's first line of Proctor code (before that, Python's own start-up, no
+    handler can run: a documented limit) through imports, reading, parsing, opening the
+    journal, filing and waiting: each point denies."""
+    proc = spawn(journal_path)
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(EVENT).encode())
+    proc.stdin.close()
+    wait_for(catches_sigterm, proc.pid)
+    time.sleep(delay)
+    assert "stopped before a decision" in denied(terminated(proc))
+
+
+def test_sigterm_while_waiting_for_the_operator_denies_and_withdraws(journal_path, desk):
+    proc = spawn(journal_path)
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(EVENT).encode())
+    proc.stdin.close()
+    [item] = desk.wait_pending("approval")
+    proc.send_signal(signal.SIGTERM)  # twice: the second arrives during the withdrawal
+    assert "stopped before a decision" in denied(terminated(proc))
+    assert desk.journal.approvals.get(item.id).status == "cancelled"

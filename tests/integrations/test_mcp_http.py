@@ -192,3 +192,153 @@ def test_a_token_from_the_environment(journal_path, tmp_path, desk):
         assert anyio.run(main)["status"] == "pending"
     finally:
         assert server.stop() == 0
+
+
+# ---- a cap on sessions, and idle ones closed: a local client cannot grow the server without
+# bound (each session holds a journal handle and the SDK's state)
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "opener", "version": "1"},
+    },
+}
+
+
+def open_session(http: httpx.Client, url: str) -> httpx.Response:
+    """What an MCP 2025-11-25 client sends first: it opens a session (no Mcp-Session-Id)."""
+    return http.post(url, json=INIT, headers={"Accept": "application/json, text/event-stream"})
+
+
+def capped_server(journal_path, tmp_path, *, cap: int, idle: float) -> tuple[HttpServer, str]:
+    server = HttpServer(
+        journal_path,
+        tmp_path / "token",
+        extra=("--max-sessions", str(cap), "--session-idle", str(idle)),
+    )
+    return server, (tmp_path / "token").read_text().strip()
+
+
+def test_a_session_past_the_cap_is_refused_with_503_and_a_message(journal_path, tmp_path):
+    server, token = capped_server(journal_path, tmp_path, cap=3, idle=600)
+    try:
+        with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=20) as http:
+            opened = [open_session(http, server.url) for _ in range(3)]
+            assert [r.status_code for r in opened] == [200, 200, 200]
+            ids = [r.headers["mcp-session-id"] for r in opened]
+            for _ in range(5):  # a client retrying in a loop gets the same answer each time
+                refused = open_session(http, server.url)
+                assert refused.status_code == 503
+                assert "mcp-session-id" not in refused.headers
+                assert int(refused.headers["retry-after"]) >= 1
+                message = refused.json()["error"]["message"]
+                assert "3 sessions open" in message and "--max-sessions 3" in message
+                assert "close one" in message
+            # a session already open is unaffected by the cap
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            headers = {
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Session-Id": ids[0],
+                "Mcp-Protocol-Version": "2025-11-25",
+            }
+            assert http.post(server.url, json=ping, headers=headers).status_code == 200
+            # the client's DELETE frees a place: the next one opens
+            closed = http.delete(server.url, headers=headers)
+            assert closed.status_code == 200
+            assert open_session(http, server.url).status_code == 200
+            assert open_session(http, server.url).status_code == 503
+    finally:
+        server.stop()
+
+
+def texts(exc: BaseException) -> str:
+    """Every message in an exception, its groups and causes (what a client could show)."""
+    parts = [str(exc)]
+    for inner in getattr(exc, "exceptions", ()):
+        parts.append(texts(inner))
+    if exc.__cause__ is not None:
+        parts.append(texts(exc.__cause__))
+    return " | ".join(parts)
+
+
+def test_the_sdk_client_past_the_cap_shows_the_servers_message(journal_path, tmp_path):
+    server, token = capped_server(journal_path, tmp_path, cap=1, idle=600)
+    try:
+
+        async def main() -> str:
+            async with token_client(server.url, token, "legacy") as first:
+                await first.list_tools()
+                try:
+                    async with token_client(server.url, token, "legacy") as second:
+                        await second.list_tools()
+                except Exception as exc:  # noqa: BLE001 - whatever the SDK raises, its text
+                    return texts(exc)
+                return "opened"
+
+        shown = anyio.run(main)
+        assert "1 session open" in shown and "--max-sessions 1" in shown, shown
+    finally:
+        server.stop()
+
+
+def test_idle_sessions_are_closed_and_free_their_place(journal_path, tmp_path):
+    server, token = capped_server(journal_path, tmp_path, cap=2, idle=1)
+    try:
+        with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=20) as http:
+            ids = [open_session(http, server.url).headers["mcp-session-id"] for _ in range(2)]
+            assert open_session(http, server.url).status_code == 503
+            deadline = time.monotonic() + 30  # idle 1 s: the SDK closes both, not in 30 min
+            while (reply := open_session(http, server.url)).status_code == 503:
+                assert time.monotonic() < deadline, "idle sessions were never closed"
+                time.sleep(0.1)
+            assert reply.status_code == 200
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            for sid in ids:  # the idle ones are gone: their ids answer 404
+                answer = http.post(
+                    server.url,
+                    json=ping,
+                    headers={
+                        "Accept": "application/json, text/event-stream",
+                        "Mcp-Session-Id": sid,
+                        "Mcp-Protocol-Version": "2025-11-25",
+                    },
+                )
+                assert answer.status_code == 404
+    finally:
+        server.stop()
+
+
+def test_session_less_agents_past_the_cap_get_a_tool_error(journal_path, tmp_path, desk):
+    """MCP 2026-07-28 clients send no session id: each agent name is a session with its run;
+    a new name past the cap is refused with a tool error saying why."""
+    server, token = capped_server(journal_path, tmp_path, cap=2, idle=600)
+    try:
+
+        async def call(name: str):
+            headers = {"Authorization": f"Bearer {token}"}
+            client = Client(
+                streamable_http_client(
+                    server.url, http_client=create_mcp_http_client(headers=headers)
+                ),
+                client_info=Implementation(name=name, version="1"),
+                mode="auto",
+            )
+            async with client as c:
+                return await c.call_tool("submit_approval", {"action": REFUND, "reason": "r"})
+
+        async def main():
+            return [await call(name) for name in ("agent-one", "agent-two", "agent-three")]
+
+        one, two, three = anyio.run(main)
+        assert not one.is_error and not two.is_error
+        assert three.is_error
+        text = three.content[0].text
+        assert "TooManySessions" in text and "--max-sessions 2" in text
+        runs = {r.agent for r in desk.journal.runs.list().items}
+        assert runs == {"agent-one", "agent-two"}  # nothing was filed for the third
+    finally:
+        server.stop()

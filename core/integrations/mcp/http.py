@@ -11,12 +11,19 @@ agents in other processes and languages.
   the next session. A 2026-07-28 client sends no session id (each request stands alone): its
   calls share one run per agent name, closed the same way once it made no call for
   ``session_idle_s`` (default 300 s).
+- **Bounded.** The server keeps at most ``max_sessions`` sessions (default 64; each holds a
+  journal handle and the SDK's session state): a request that would open one more gets HTTP
+  503 with ``Retry-After`` and a JSON-RPC error whose message says why and what to do; a
+  session-less agent name past the cap gets a tool error saying the same. A session with no
+  request for ``session_idle_s`` is closed (the SDK's own idle timeout, set to it instead of
+  its 30 minutes), which frees its place.
 """
 
 from __future__ import annotations
 
 import hmac
 import logging
+import math
 import os
 import secrets
 import signal
@@ -28,12 +35,14 @@ from typing import Any
 import anyio
 
 from .server import ProctorMCP
+from .sessions import too_many
 
 log = logging.getLogger(__name__)
 
 TOKEN_ENV = "PROCTOR_MCP_TOKEN"
 MIN_TOKEN = 16
 REAP_EVERY_S = 1.0
+MAX_SESSIONS = 64
 
 
 class BearerToken:
@@ -98,11 +107,73 @@ def default_token_file(journal_path: str | os.PathLike[str]) -> Path:
     return Path(str(journal_path).removeprefix("sqlite:///") + ".mcp-token")
 
 
-def build_app(proctor: ProctorMCP, token: str, host: str) -> tuple[Any, Any]:
-    """(the ASGI app behind the token check, the SDK's session manager or None)."""
-    app = proctor.server.streamable_http_app(host=host)
+class SessionCap:
+    """ASGI middleware: a request that would open a session (no ``Mcp-Session-Id``, a
+    2025-era or absent protocol version, as the SDK routes it) while ``limit`` are open gets
+    503, ``Retry-After`` and a message a client can show; it never reaches the SDK. The SDK's
+    own ``max_sessions`` (the same number) stays behind it for a race between two openers."""
+
+    def __init__(self, app: Any, manager: Any, limit: int, idle_s: float) -> None:
+        self.app, self.manager, self.limit, self.idle_s = app, manager, limit, idle_s
+
+    def open_sessions(self) -> int:
+        return len(getattr(self.manager, "_server_instances", {}))  # mcp 2.x
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        opening = scope["type"] == "http" and scope.get("method") == "POST"
+        if opening and opens_session(scope) and self.open_sessions() >= self.limit:
+            await too_many_sessions(send, self.limit, self.idle_s)
+            return
+        await self.app(scope, receive, send)
+
+
+def opens_session(scope: dict) -> bool:
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    headers = dict(scope.get("headers", []))
+    version = headers.get(b"mcp-protocol-version")
+    return b"mcp-session-id" not in headers and (
+        version is None or version.decode("latin-1") in HANDSHAKE_PROTOCOL_VERSIONS
+    )
+
+
+async def too_many_sessions(send: Any, limit: int, idle_s: float) -> None:
+    import json
+
+    message = "Proctor: " + too_many(limit, idle_s)
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"retry-after", str(max(1, math.ceil(idle_s))).encode()),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def build_app(
+    proctor: ProctorMCP,
+    token: str,
+    host: str,
+    *,
+    max_sessions: int = MAX_SESSIONS,
+    idle_s: float = 300.0,
+) -> tuple[Any, Any]:
+    """(the ASGI app behind the token check and the session cap, the SDK's session manager
+    or None)."""
+    app = proctor.server.streamable_http_app(
+        host=host, max_sessions=max_sessions, session_idle_timeout=idle_s
+    )
     manager = getattr(proctor.server._lowlevel_server, "_session_manager", None)  # mcp 2.x
-    return BearerToken(app, token), manager
+    proctor.max_sessions, proctor.session_idle_s = max_sessions, idle_s
+    return BearerToken(SessionCap(app, manager, max_sessions, idle_s), token), manager
 
 
 async def reap_ended_sessions(proctor: ProctorMCP, manager: Any, idle_s: float) -> None:
@@ -151,8 +222,11 @@ def serve_http(
     trust: Any = None,
     token_file: str | os.PathLike[str] | None = None,
     session_idle_s: float = 300.0,
+    max_sessions: int = MAX_SESSIONS,
 ) -> None:
     """Serve until SIGTERM/SIGINT. Prints the URL (and where the token is) on stderr."""
+    if max_sessions < 1 or not math.isfinite(session_idle_s) or session_idle_s <= 0:
+        raise ValueError("--max-sessions must be at least 1 and --session-idle above 0")
     import uvicorn
 
     QuietServer = quiet_server_class()  # noqa: N806
@@ -163,7 +237,7 @@ def serve_http(
             Path(token_file) if token_file else default_token_file(journal_path)
         )
     proctor = ProctorMCP(journal_path, project=project, agent=agent, trust=trust)
-    app, manager = build_app(proctor, token, host)
+    app, manager = build_app(proctor, token, host, max_sessions=max_sessions, idle_s=session_idle_s)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -201,4 +275,4 @@ def serve_http(
         sock.close()
 
 
-__all__ = ["BearerToken", "serve_http"]
+__all__ = ["BearerToken", "SessionCap", "serve_http"]

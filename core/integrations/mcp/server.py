@@ -126,6 +126,9 @@ class ProctorMCP:
         self.poll_s = poll_s
         self.progress_every_s = progress_every_s
         self.sessions: Sessions | None = None  # while the server runs
+        # how many client sessions it keeps at once (None: no cap; serve_http sets one)
+        self.max_sessions: int | None = None
+        self.session_idle_s: float | None = None
         self.server: MCPServer = MCPServer(
             name, instructions=INSTRUCTIONS, lifespan=self._lifespan, log_level="WARNING"
         )
@@ -135,7 +138,7 @@ class ProctorMCP:
     # ------------------------------------------------------------ sessions
     @asynccontextmanager
     async def _lifespan(self, _server: MCPServer) -> AsyncIterator[Sessions]:
-        sessions = Sessions(self)
+        sessions = Sessions(self, limit=self.max_sessions, idle_s=self.session_idle_s)
         await anyio.to_thread.run_sync(self.fail_orphaned_runs)
         self.sessions = sessions
         try:

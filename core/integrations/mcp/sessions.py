@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from mcp.server.mcpserver import Context
 
+from proctor.core import errors
 from proctor.core.journal import Journal
+
+from .tools import tool_error
 
 if TYPE_CHECKING:
     from .server import ProctorMCP
@@ -37,6 +40,9 @@ class Sessions:
     server: ProctorMCP
     by_client: dict[str, Session] = field(default_factory=dict)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    # how many sessions it keeps at once (None: no cap); a new one past it is refused
+    limit: int | None = None
+    idle_s: float | None = None  # after how long without a call one is closed (for the refusal)
 
     @asynccontextmanager
     async def using(self, ctx: Context) -> AsyncIterator[Session]:
@@ -49,6 +55,7 @@ class Sessions:
         async with self.lock:
             session = self.by_client.get(key)
             if session is None:
+                self.refuse_past_limit()
                 session = await anyio.to_thread.run_sync(self.server.open_session, agent, meta)
                 session.key = key
                 self.by_client[key] = session
@@ -58,6 +65,10 @@ class Sessions:
         finally:
             session.in_flight -= 1
             session.last_seen = anyio.current_time()
+
+    def refuse_past_limit(self) -> None:
+        if self.limit is not None and len(self.by_client) >= self.limit:
+            raise tool_error(errors.TooManySessions(too_many(self.limit, self.idle_s)))
 
     async def close_idle(self, idle_s: float, reason: str) -> None:
         """Close the sessions without a session id that made no call for ``idle_s``."""
@@ -93,3 +104,13 @@ def http_session_id(ctx: Context) -> str | None:
     headers = getattr(request, "headers", None)
     sid = headers.get("mcp-session-id") if headers is not None else None
     return f"http:{sid[:100]}" if sid else None
+
+
+def too_many(limit: int, idle_s: float | None) -> str:
+    """The refusal a client shows when the server keeps ``limit`` sessions already."""
+    wait = f"; an idle one is closed after {idle_s:g} s without a call" if idle_s else ""
+    return (
+        f"the Proctor MCP server has {limit} session{'s' if limit != 1 else ''} open, as "
+        "many as it keeps "
+        f"(--max-sessions {limit}): close one (HTTP DELETE) or retry later{wait}"
+    )
