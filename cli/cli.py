@@ -7,6 +7,7 @@ import importlib
 import sys
 
 from . import __version__
+from .parsing import Parser
 
 # Each module has ``register(subparsers)``; its subcommands set ``func(args) -> int``.
 COMMAND_MODULES = (
@@ -23,7 +24,7 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="proctor",
         description="Proctor: the operator desk for AI-agent runs.",
     )

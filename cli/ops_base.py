@@ -20,6 +20,7 @@ from proctor.core import Actor, Journal, errors
 from proctor.core.kernel.safe_text import json_escaped
 
 from . import ops_render as render
+from .parsing import plain_parser
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_STORE = 0, 1, 2, 3
 
@@ -343,7 +344,7 @@ def require_kind(ident: str, wanted: str, command: str) -> None:
 
 
 def common_parser(*, journal: bool = True) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+    p = plain_parser()
     if journal:
         p.add_argument(
             "--journal",
@@ -361,7 +362,7 @@ def common_parser(*, journal: bool = True) -> argparse.ArgumentParser:
 
 
 def writer_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+    p = plain_parser()
     p.add_argument(
         "--as",
         dest="operator",

@@ -229,6 +229,7 @@ def smoke_deadline(app: QApplication) -> QTimer:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="proctor-desk",
+        allow_abbrev=False,
         description="Proctor's desk: approve, answer, resolve and audit what agents do.",
     )
     parser.add_argument(
