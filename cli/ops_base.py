@@ -52,6 +52,15 @@ class UsageError(Exception):
     """Bad arguments: exit 2."""
 
 
+class NotConfirmed(Exception):
+    """An approval the desk would confirm was not confirmed (no --yes, or answered no):
+    nothing was decided, exit 1."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
 class Unusable(Exception):
     """The journal cannot be opened: exit 3."""
 
@@ -192,6 +201,8 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
             return fail(args, str(err), "", EXIT_USAGE)
         except Unusable as err:
             return fail(args, str(err), err.hint, EXIT_STORE)
+        except NotConfirmed as err:
+            return fail(args, str(err), err.hint, EXIT_REFUSED)
         except errors.StoreError as err:
             return fail(args, err.message, err.hint, EXIT_STORE)
         except errors.ProctorError as err:
