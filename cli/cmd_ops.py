@@ -77,10 +77,25 @@ def cmd_inbox(args: argparse.Namespace) -> int:
                 }
             )
         else:
-            render.inbox(page, counts, j.now())
+            render.inbox(page, counts, j.now(), what_of(j, page.items))
         return EXIT_OK
     finally:
         j.close()
+
+
+def what_of(j: Journal, items: list[Any]) -> dict[str, str]:
+    """What each approval would do, by id: its tool and resource (a hook request's command,
+    a path, a URL), read from the approval itself (the inbox row carries its reason)."""
+    found = {}
+    for item in items:
+        if item.kind == InboxKind.APPROVAL:
+            try:
+                approval = j.approvals.get(item.id)
+            except errors.NotFound:  # decided and gone since the page was read
+                continue
+            action = approval.action if isinstance(approval.action, dict) else {}
+            found[item.id] = f"{approval.action_name} {action_resource(action)}".strip()
+    return found
 
 
 def detail_of(j: Journal, item: Any) -> Any:
@@ -270,7 +285,27 @@ def gather(j: Journal, ident: str) -> tuple[str, dict]:
 
 
 def _gather(j: Journal, ident: str) -> tuple[str, dict]:
+    """By the id's prefix; an id no item of that kind has may be a run's id the agent chose
+    (any string: ``runs.start(run_id=…)``), so a run is looked for last."""
     kind = kind_of(ident)
+    try:
+        return _gather_kind(j, kind, ident)
+    except errors.NotFound as missing:
+        if kind == "run":
+            raise
+        try:
+            return _gather_kind(j, "run", ident)
+        except errors.NotFound:
+            if kind != "effect":  # apr_…, int_…: that kind's own words
+                raise missing from None
+        raise errors.NotFound(
+            f"nothing has the id {ident}",
+            hint="Ids start with apr_, int_, rec_, run_, mem_, rule_ or tc_; anything else "
+            "is taken as an effect key or a run id the agent chose.",
+        ) from None
+
+
+def _gather_kind(j: Journal, kind: str, ident: str) -> tuple[str, dict]:
     if kind == "approval":
         return kind, {"item": j.approvals.get(ident), "decisions": j.approvals.decisions(ident)}
     if kind == "question":
@@ -301,14 +336,7 @@ def _gather(j: Journal, ident: str) -> tuple[str, dict]:
         return kind, {"item": j.approvals.rule(ident)}
     if kind == "tool_call":
         return kind, {"item": j.runs.tool_call(ident)}
-    try:
-        effect = j.effects.get(ident)
-    except errors.NotFound:
-        raise errors.NotFound(
-            f"nothing has the id {ident!r}",
-            hint="Ids start with apr_, int_, rec_, run_, mem_, rule_ or tc_; "
-            "anything else is taken as an effect key.",
-        ) from None
+    effect = j.effects.get(ident)
     return "effect", {
         "item": effect,
         "receipts": j.effects.receipts(ident),
@@ -534,7 +562,8 @@ def cmd_snooze(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    require_kind(args.run_id, "run", "cancel")
+    if kind_of(args.run_id) not in ("run", "effect"):  # a run's id may be any string
+        require_kind(args.run_id, "run", "cancel")
     j = open_journal(args, write=True)
     try:
         current = j.runs.get(args.run_id)

@@ -128,8 +128,27 @@ def journal_path(args: argparse.Namespace, positional: str | None = None) -> str
         or load_config().get("journal")
     )
     if not path:
+        path = most_recent_journal(args)
+    if not path:
         raise UsageError("which journal? Pass --journal PATH or set PROCTOR_JOURNAL")
     return str(path)
+
+
+def most_recent_journal(args: argparse.Namespace) -> str | None:
+    """As the desk does: with no journal named, the most recent one it opened (said once)."""
+    from proctor.core.ops.recent import start_journal
+
+    found = start_journal()
+    if found is None:
+        return None
+    if getattr(args, "said_recent", None) != str(found):
+        args.said_recent = str(found)
+        print(
+            f"proctor: using the most recent journal, {render.clean(found, one_line=True)} "
+            "(pass --journal PATH or set PROCTOR_JOURNAL to choose another)",
+            file=sys.stderr,
+        )
+    return str(found)
 
 
 def open_journal(

@@ -13,6 +13,7 @@ from typing import Any, cast
 from PySide6.QtCore import QByteArray, QSettings
 
 from proctor.core.approvals.confirm import DEFAULT_CONFIRM, NEAR_EXPIRY, STANDING_RULE
+from proctor.core.ops import recent
 
 from .watcher import POLL_MS
 
@@ -160,6 +161,7 @@ class DeskSettings:
         path = str(Path(path).absolute())
         items = [path] + [p for p in self.recent() if p != path]
         self.q.setValue("journals/recent", items[:MAX_RECENT])
+        recent.remember(path)  # the list the CLI falls back to as well
 
     # -- recent server connections (gui/shell/connect.py labels: never a password)
     def recent_servers(self) -> list[str]:
