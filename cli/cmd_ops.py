@@ -456,12 +456,12 @@ def cmd_resolve_effect(args: argparse.Namespace) -> int:
     evidence = parse_json(args.evidence, "--evidence") if args.evidence else None
     j = open_journal(args, write=True)
     try:
-        current = j.effects.get(args.key)
+        current, marked = lapsed_made_ambiguous(j, j.effects.get(args.key), args.expect_version)
         done = j.effects.resolve(
             args.key,
             args.outcome,
             reason=args.reason,
-            expected_version=args.expect_version or current.version,
+            expected_version=current.version if marked else args.expect_version or current.version,
             external_id=args.external_id,
             evidence=evidence,
             request_id=request_id(args),
@@ -471,6 +471,35 @@ def cmd_resolve_effect(args: argparse.Namespace) -> int:
         j.close()
     print(f"resolved {render.clean(done.key, 200, one_line=True)} as {done.status.value}")
     return EXIT_OK
+
+
+def lapsed_made_ambiguous(j: Journal, effect: Any, expected: int | None) -> tuple[Any, bool]:
+    """As the desk's "Mark ambiguous" does: an effect whose holder's lease lapsed (its agent
+    was killed mid-effect) is first marked ambiguous, then resolved; a live lease is the
+    agent's, and is refused in words that say so. Returns the effect and whether it was
+    marked here (``expected``, the version the operator saw, was checked before)."""
+    if effect.status.value not in ("reserved", "executing"):
+        return effect, False
+    if effect.lease_expires_at is None or effect.lease_expires_at > j.now():
+        raise errors.EffectBusy(
+            f"effect {effect.key} is {effect.status.value}: {effect.lease_owner} holds its "
+            f"lease until {render.when(effect.lease_expires_at)}, and may still finish it",
+            hint="Only an effect whose outcome nobody knows is resolved by hand; wait for "
+            "its agent, or for the lease to lapse.",
+        )
+    if expected is not None and expected != effect.version:
+        raise errors.StaleVersion(
+            f"effect {effect.key} is at version {effect.version}; you saw {expected}"
+        )
+    j.effects.sweep_expired(effect.key)
+    marked = j.effects.get(effect.key)
+    print(
+        f"proctor: the lease of {render.ident(effect.lease_owner)} on "
+        f"{render.ident(effect.key)} lapsed at {render.when(effect.lease_expires_at)} "
+        f"before it said what happened: marked it {marked.status.value} first",
+        file=sys.stderr,
+    )
+    return marked, True
 
 
 def inbox_kind(text: str) -> str:
