@@ -93,6 +93,9 @@ def what_of(j: Journal, items: list[Any]) -> dict[str, str]:
                 approval = j.approvals.get(item.id)
             except errors.NotFound:  # decided and gone since the page was read
                 continue
+            except errors.Damaged as err:  # listed still, and named as damaged
+                found[item.id] = f"(damaged: {err.what}; see `proctor verify`)"
+                continue
             action = approval.action if isinstance(approval.action, dict) else {}
             found[item.id] = f"{approval.action_name} {action_resource(action)}".strip()
     return found

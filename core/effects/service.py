@@ -258,7 +258,9 @@ class Effects:
         """Turn every live effect whose lease lapsed into ``ambiguous`` (``key``: only that
         one), so it reaches the inbox; how many. Reads first: nothing lapsed, nothing written
         (the desk calls it on a timer)."""
-        if not self.j.read(lambda c: lapsed_leases(c, self.j.now(), key, limit=1)):
+        if not self.j.read_only and not self.j.read(
+            lambda c: lapsed_leases(c, self.j.now(), key, limit=1)
+        ):
             return 0
         return self.j.write(lambda tx: sweep_lapsed(tx, key=key))
 
