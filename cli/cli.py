@@ -9,6 +9,7 @@ import logging
 import sys
 
 from . import __version__
+from .parsing import Parser
 
 # Each module has ``register(subparsers)``; its subcommands set ``func(args) -> int``.
 COMMAND_MODULES = (
@@ -72,7 +73,7 @@ def modules_for(argv: list[str]) -> tuple[str, ...]:
 
 
 def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="proctor",
         description="Proctor: the operator desk for AI-agent runs.",
     )

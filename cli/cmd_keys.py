@@ -17,6 +17,7 @@ from proctor.core.decisions.keys import WEAKER_NOTE, KeyStore, fingerprint
 
 from . import ops_render as render
 from .ops_base import EXIT_OK, EXIT_REFUSED, add, operator_name
+from .parsing import plain_parser
 
 
 def _describe(name: str, key: Any, created: bool) -> None:
@@ -94,7 +95,7 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     keys = p.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
-    who = argparse.ArgumentParser(add_help=False)
+    who = plain_parser()
     who.add_argument(
         "--as",
         dest="operator",

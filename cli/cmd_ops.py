@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from proctor.core import InboxFilter, InboxKind, Journal, RunStatus, errors
+from proctor.core.approvals.confirm import risks
+from proctor.core.approvals.service import action_resource
 from proctor.core.audit.verify import verify
 from proctor.core.kernel.safe_text import json_escaped
 
@@ -24,6 +26,7 @@ from .ops_base import (
     EXIT_OK,
     EXIT_REFUSED,
     RESOLUTIONS,
+    NotConfirmed,
     UsageError,
     add,
     common_parser,
@@ -74,10 +77,28 @@ def cmd_inbox(args: argparse.Namespace) -> int:
                 }
             )
         else:
-            render.inbox(page, counts, j.now())
+            render.inbox(page, counts, j.now(), what_of(j, page.items))
         return EXIT_OK
     finally:
         j.close()
+
+
+def what_of(j: Journal, items: list[Any]) -> dict[str, str]:
+    """What each approval would do, by id: its tool and resource (a hook request's command,
+    a path, a URL), read from the approval itself (the inbox row carries its reason)."""
+    found = {}
+    for item in items:
+        if item.kind == InboxKind.APPROVAL:
+            try:
+                approval = j.approvals.get(item.id)
+            except errors.NotFound:  # decided and gone since the page was read
+                continue
+            except errors.Damaged as err:  # listed still, and named as damaged
+                found[item.id] = f"(damaged: {err.what}; see `proctor verify`)"
+                continue
+            action = approval.action if isinstance(approval.action, dict) else {}
+            found[item.id] = f"{approval.action_name} {action_resource(action)}".strip()
+    return found
 
 
 def detail_of(j: Journal, item: Any) -> Any:
@@ -267,7 +288,27 @@ def gather(j: Journal, ident: str) -> tuple[str, dict]:
 
 
 def _gather(j: Journal, ident: str) -> tuple[str, dict]:
+    """By the id's prefix; an id no item of that kind has may be a run's id the agent chose
+    (any string: ``runs.start(run_id=…)``), so a run is looked for last."""
     kind = kind_of(ident)
+    try:
+        return _gather_kind(j, kind, ident)
+    except errors.NotFound as missing:
+        if kind == "run":
+            raise
+        try:
+            return _gather_kind(j, "run", ident)
+        except errors.NotFound:
+            if kind != "effect":  # apr_…, int_…: that kind's own words
+                raise missing from None
+        raise errors.NotFound(
+            f"nothing has the id {ident}",
+            hint="Ids start with apr_, int_, rec_, run_, mem_, rule_ or tc_; anything else "
+            "is taken as an effect key or a run id the agent chose.",
+        ) from None
+
+
+def _gather_kind(j: Journal, kind: str, ident: str) -> tuple[str, dict]:
     if kind == "approval":
         return kind, {"item": j.approvals.get(ident), "decisions": j.approvals.decisions(ident)}
     if kind == "question":
@@ -298,14 +339,7 @@ def _gather(j: Journal, ident: str) -> tuple[str, dict]:
         return kind, {"item": j.approvals.rule(ident)}
     if kind == "tool_call":
         return kind, {"item": j.runs.tool_call(ident)}
-    try:
-        effect = j.effects.get(ident)
-    except errors.NotFound:
-        raise errors.NotFound(
-            f"nothing has the id {ident!r}",
-            hint="Ids start with apr_, int_, rec_, run_, mem_, rule_ or tc_; "
-            "anything else is taken as an effect key.",
-        ) from None
+    effect = j.effects.get(ident)
     return "effect", {
         "item": effect,
         "receipts": j.effects.receipts(ident),
@@ -322,6 +356,8 @@ def cmd_decide(args: argparse.Namespace) -> int:
     j = open_journal(args, write=True)
     try:
         current = j.approvals.get(args.id)
+        if approve:
+            confirm_approval(args, current, j.now())
         done = j.approvals.decide(
             args.id,
             approve,
@@ -340,6 +376,46 @@ def cmd_decide(args: argparse.Namespace) -> int:
         f"scope {done.decision_scope.value if done.decision_scope else 'once'}{rule})"
     )
     return EXIT_OK
+
+
+def confirm_approval(args: argparse.Namespace, approval: Any, now: float) -> None:
+    """What the desk confirms, the CLI asks for (the core's one rule, ``risks``): on a
+    terminal it restates the action and asks, default no; in a script it needs ``--yes``.
+    Raises ``NotConfirmed`` when nothing may be approved."""
+    found = risks(approval, args.scope, now)
+    if not found or args.yes:
+        return
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise NotConfirmed(
+            f"{approval.id} was not approved: it needs a confirmation ({' '.join(found)})",
+            hint="Pass --yes to approve it from a script, or run the command in a terminal "
+            "to be asked.",
+        )
+    print(restatement(approval, args.scope, args.reason, found), file=sys.stderr)
+    sys.stderr.write("Approve it? [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise NotConfirmed(f"{approval.id} was not approved: you answered no", hint="")
+
+
+def restatement(approval: Any, scope: str, reason: str | None, found: list[str]) -> str:
+    """The action as the desk's confirmation restates it: tool and resource, why it asks,
+    the whole action and what will be recorded (agent text escaped)."""
+    resource = action_resource(approval.action) if isinstance(approval.action, dict) else ""
+    what = render.clean(f"{approval.action_name} {resource}".strip(), 200, one_line=True)
+    lines = [f"Approve {what} ({render.ident(approval.id)})?"]
+    lines += [f"  • {render.clean(r, 500, one_line=True)}" for r in found]
+    lines += ["  the whole action:", render.indent(render.pretty(approval.action, None), "    ")]
+    lines.append(
+        "  scope: once"
+        if scope == "once"
+        else f"  scope: always, for the rest of this {scope} (creates a standing rule)"
+    )
+    lines.append(
+        f"  your reason: {render.clean(reason, 500, one_line=True) if reason else '(none)'}"
+    )
+    return "\n".join(lines)
 
 
 def answer_from(args: argparse.Namespace) -> Any:
@@ -383,12 +459,12 @@ def cmd_resolve_effect(args: argparse.Namespace) -> int:
     evidence = parse_json(args.evidence, "--evidence") if args.evidence else None
     j = open_journal(args, write=True)
     try:
-        current = j.effects.get(args.key)
+        current, marked = lapsed_made_ambiguous(j, j.effects.get(args.key), args.expect_version)
         done = j.effects.resolve(
             args.key,
             args.outcome,
             reason=args.reason,
-            expected_version=args.expect_version or current.version,
+            expected_version=current.version if marked else args.expect_version or current.version,
             external_id=args.external_id,
             evidence=evidence,
             request_id=request_id(args),
@@ -398,6 +474,35 @@ def cmd_resolve_effect(args: argparse.Namespace) -> int:
         j.close()
     print(f"resolved {render.clean(done.key, 200, one_line=True)} as {done.status.value}")
     return EXIT_OK
+
+
+def lapsed_made_ambiguous(j: Journal, effect: Any, expected: int | None) -> tuple[Any, bool]:
+    """As the desk's "Mark ambiguous" does: an effect whose holder's lease lapsed (its agent
+    was killed mid-effect) is first marked ambiguous, then resolved; a live lease is the
+    agent's, and is refused in words that say so. Returns the effect and whether it was
+    marked here (``expected``, the version the operator saw, was checked before)."""
+    if effect.status.value not in ("reserved", "executing"):
+        return effect, False
+    if effect.lease_expires_at is None or effect.lease_expires_at > j.now():
+        raise errors.EffectBusy(
+            f"effect {effect.key} is {effect.status.value}: {effect.lease_owner} holds its "
+            f"lease until {render.when(effect.lease_expires_at)}, and may still finish it",
+            hint="Only an effect whose outcome nobody knows is resolved by hand; wait for "
+            "its agent, or for the lease to lapse.",
+        )
+    if expected is not None and expected != effect.version:
+        raise errors.StaleVersion(
+            f"effect {effect.key} is at version {effect.version}; you saw {expected}"
+        )
+    j.effects.sweep_expired(effect.key)
+    marked = j.effects.get(effect.key)
+    print(
+        f"proctor: the lease of {render.ident(effect.lease_owner)} on "
+        f"{render.ident(effect.key)} lapsed at {render.when(effect.lease_expires_at)} "
+        f"before it said what happened: marked it {marked.status.value} first",
+        file=sys.stderr,
+    )
+    return marked, True
 
 
 def inbox_kind(text: str) -> str:
@@ -489,7 +594,8 @@ def cmd_snooze(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    require_kind(args.run_id, "run", "cancel")
+    if kind_of(args.run_id) not in ("run", "effect"):  # a run's id may be any string
+        require_kind(args.run_id, "run", "cancel")
     j = open_journal(args, write=True)
     try:
         current = j.runs.get(args.run_id)
@@ -561,6 +667,13 @@ def register(sub: Any) -> None:
         p.add_argument("id", help="approval id (apr_…)")
         p.add_argument("--reason", required=name == "deny", help="why (required to deny)")
         if name == "approve":
+            p.add_argument(
+                "--yes",
+                action="store_true",
+                help="approve without asking, even what the desk confirms (destructive, "
+                "financial, external side effect, near or past its expiry, --scope run|space); "
+                "without a terminal such an approval needs it",
+            )
             p.add_argument(
                 "--scope",
                 choices=["once", "run", "space"],

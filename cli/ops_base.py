@@ -20,6 +20,7 @@ from proctor.core import Actor, Journal, errors
 from proctor.core.kernel.safe_text import json_escaped
 
 from . import ops_render as render
+from .parsing import plain_parser
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_STORE = 0, 1, 2, 3
 
@@ -49,6 +50,15 @@ RESOLUTIONS = {
 
 class UsageError(Exception):
     """Bad arguments: exit 2."""
+
+
+class NotConfirmed(Exception):
+    """An approval the desk would confirm was not confirmed (no --yes, or answered no):
+    nothing was decided, exit 1."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class Unusable(Exception):
@@ -118,8 +128,27 @@ def journal_path(args: argparse.Namespace, positional: str | None = None) -> str
         or load_config().get("journal")
     )
     if not path:
+        path = most_recent_journal(args)
+    if not path:
         raise UsageError("which journal? Pass --journal PATH or set PROCTOR_JOURNAL")
     return str(path)
+
+
+def most_recent_journal(args: argparse.Namespace) -> str | None:
+    """As the desk does: with no journal named, the most recent one it opened (said once)."""
+    from proctor.core.ops.recent import start_journal
+
+    found = start_journal()
+    if found is None:
+        return None
+    if getattr(args, "said_recent", None) != str(found):
+        args.said_recent = str(found)
+        print(
+            f"proctor: using the most recent journal, {render.clean(found, one_line=True)} "
+            "(pass --journal PATH or set PROCTOR_JOURNAL to choose another)",
+            file=sys.stderr,
+        )
+    return str(found)
 
 
 def open_journal(
@@ -191,6 +220,8 @@ def guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Names
             return fail(args, str(err), "", EXIT_USAGE)
         except Unusable as err:
             return fail(args, str(err), err.hint, EXIT_STORE)
+        except NotConfirmed as err:
+            return fail(args, str(err), err.hint, EXIT_REFUSED)
         except errors.StoreError as err:
             return fail(args, err.message, err.hint, EXIT_STORE)
         except errors.ProctorError as err:
@@ -343,7 +374,7 @@ def require_kind(ident: str, wanted: str, command: str) -> None:
 
 
 def common_parser(*, journal: bool = True) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+    p = plain_parser()
     if journal:
         p.add_argument(
             "--journal",
@@ -361,7 +392,7 @@ def common_parser(*, journal: bool = True) -> argparse.ArgumentParser:
 
 
 def writer_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+    p = plain_parser()
     p.add_argument(
         "--as",
         dest="operator",

@@ -131,20 +131,25 @@ def table(rows: list[list[str]], header: list[str]) -> None:
 # ---------------------------------------------------------------- lists
 
 
-def inbox(page: Any, counts: dict, now: float) -> None:
+def inbox(page: Any, counts: dict, now: float, what: dict[str, str] | None = None) -> None:
+    """The inbox as a table: each item's safety class and, for an approval, what it would
+    do (``what``: tool and resource by id, e.g. a hook request's command) before its
+    summary."""
+    what = what or {}
     rows = [
         [
             i.kind.value,
             shorten(ident(i.id), 60),
             age(i.created_at, now),
+            cell(i.safety_class or "-", 24),
             cell(i.agent, 24),
             cell(f"{i.project}/{i.space}", 32),
-            cell(i.summary, 300),
+            cell(f"{what[i.id]} — {i.summary}" if what.get(i.id) else i.summary, 400),
         ]
         for i in page.items
     ]
     if rows:
-        table(rows, ["KIND", "ID", "AGE", "AGENT", "WHERE", "SUMMARY"])
+        table(rows, ["KIND", "ID", "AGE", "SAFETY", "AGENT", "WHERE", "SUMMARY"])
     total = sum(counts.values())
     parts = ", ".join(f"{k.value} {v}" for k, v in counts.items())
     print(f"{len(rows)} shown; {total} waiting ({parts})")

@@ -156,7 +156,25 @@ class SchemaTooOld(StoreError):
 
 
 class Corrupt(StoreError):
-    hint = "Restore the journal from a backup; `proctor verify` names what is broken."
+    hint = (
+        "Run `proctor verify` to see what is broken; if it names a problem, restore the "
+        "journal from a backup taken before it."
+    )
+
+
+class Damaged(Corrupt):
+    """A stored value cannot be decoded (its text is not UTF-8, its JSON does not parse): the
+    file was damaged at that place (``details``: ``where``). Nothing is decided on a journal
+    known to be damaged."""
+
+    hint = (
+        "Nothing was changed. `proctor verify` names every damaged place; restore the journal "
+        "from a backup taken before the damage, or ask the agents to file their requests again."
+    )
+
+    def __init__(self, where: str, what: str, **details: Any) -> None:
+        super().__init__(f"the journal is damaged at {where}: {what}", where=where, **details)
+        self.where, self.what = where, what
 
 
 class Tampered(ProctorError):

@@ -357,6 +357,7 @@ def rotated(items: list[Any], by: int) -> list[Any]:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m proctor.sim.agent_process",
+        allow_abbrev=False,
         description="One simulated agent writing to a journal.",
     )
     p.add_argument("--journal", required=True)

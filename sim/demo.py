@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import json
 
-    parser = argparse.ArgumentParser(prog="python -m proctor.sim.demo")
+    parser = argparse.ArgumentParser(prog="python -m proctor.sim.demo", allow_abbrev=False)
     parser.add_argument("path", type=Path)
     parser.add_argument("--size", choices=("small", "large"), default="small")
     parser.add_argument("--seed", type=int, default=0)

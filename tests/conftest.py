@@ -149,6 +149,13 @@ def qtbot(qapp, request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture(autouse=True)
+def _own_recent_journals(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    """The journals the desk and the CLI remember (core/ops/recent.py) are each test's own:
+    never the developer's, and never one another test opened."""
+    monkeypatch.setenv("PROCTOR_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture(autouse=True)
 def _settle_qt_after_qt_tests(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if "qapp" in request.fixturenames:

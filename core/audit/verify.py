@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import LargeBinary, String, Text, cast, select
 
 from proctor.core import errors
 from proctor.core.kernel.canonical import ZERO_DIGEST, chain_digest, digest_of, sha256_hex
@@ -53,6 +53,20 @@ def verify(
                 )
             )
         _verify_tail(journal, problems)
+        _verify_decodes(journal, problems)
+    try:
+        return _verify_rows(journal, problems, run_id, trust)
+    except errors.Corrupt as err:  # a check that cannot read on: the damage is the finding
+        if not any(p.what == "damaged" for p in problems):
+            problems.append(VerifyProblem(what="damaged", where="journal", detail=err.message))
+        return VerifyReport(
+            ok=False, checked_runs=0, checked_events=0, checked_audit=0, problems=problems
+        )
+
+
+def _verify_rows(
+    journal: Journal, problems: list[VerifyProblem], run_id: str | None, trust: Any
+) -> VerifyReport:
     runs, events = _verify_runs(journal, problems, run_id)
     audits = 0 if run_id else _verify_audit(journal, problems)
     counts = None
@@ -81,6 +95,76 @@ def verify(
         signatures=counts,
         trusted=run_id is None and (trust is not None or journal.trust is not None),
     )
+
+
+# The columns that hold JSON, by table: each must parse (every text column must be UTF-8).
+JSON_COLUMNS = {
+    "events": ("payload",),
+    "tool_calls": ("request", "result"),
+    "approvals": ("action", "input_schema", "approved_action"),
+    "interactions": ("request", "response_schema", "options", "response"),
+    "decisions": ("decision",),
+    "effects": ("action", "result"),
+    "receipts": ("evidence",),
+    "audit": ("before", "after"),
+}
+
+
+def _verify_decodes(journal: Journal, problems: list[VerifyProblem]) -> None:
+    """Every stored text decodes: UTF-8 bytes, and JSON where a column holds JSON. A byte
+    flipped inside a content page passes SQLite's integrity check (the page's structure is
+    intact) yet no read of that row can succeed: such damage is named by table, row and
+    column. (A server journal validates both on every write: nothing to scan.)"""
+    if journal.server:
+        return
+    for table in s.Base.metadata.sorted_tables:
+        texts = [c for c in table.columns if isinstance(c.type, String | Text)]
+        if not texts:
+            continue
+        keys = list(table.primary_key.columns)
+        stmt = select(*keys, *(cast(c, LargeBinary) for c in texts))
+        json_names = JSON_COLUMNS.get(table.name, ())
+
+        def scan(
+            conn: Any,
+            table: Any = table,
+            texts: list = texts,
+            keys: list = keys,
+            stmt: Any = stmt,
+            json_names: tuple[str, ...] = json_names,
+        ) -> None:
+            bad = 0
+            for row in conn.execute(stmt):
+                key = "/".join(str(v) for v in row[: len(keys)])
+                for column, raw in zip(texts, row[len(keys) :], strict=True):
+                    why = _undecodable(raw, column.name in json_names)
+                    if why and bad < LIMIT:
+                        bad += 1
+                        problems.append(
+                            VerifyProblem(
+                                what="damaged",
+                                where=f"{table.name} {key}, its {column.name}",
+                                detail=why,
+                            )
+                        )
+
+        journal.read(scan)
+
+
+def _undecodable(raw: bytes | None, is_json: bool) -> str:
+    """Why a stored value cannot be read ("" when it can)."""
+    if raw is None:
+        return ""
+    try:
+        text = bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as err:
+        return f"its stored text is not valid UTF-8 ({err.reason} at byte {err.start})"
+    if is_json:
+        try:
+            json.loads(text)
+        except ValueError as err:
+            return f"the stored JSON does not parse ({err})"
+    return ""
 
 
 def _verify_tail(journal: Journal, problems: list[VerifyProblem]) -> None:

@@ -275,6 +275,13 @@ def record_decision(
     the audit row does not carry the operator's request (another row of the transaction
     does). ``closes``: the event moves the run as closing the item leaves it
     (``items.status_after_closing``). Returns the decision's id."""
+    known = getattr(tx.store, "damage", None)
+    if known is not None:
+        raise errors.Damaged(
+            getattr(known, "where", "a page of its file"),
+            f"{getattr(known, 'what', known.message)}; nothing is decided on a journal "
+            "known to be damaged",
+        )
     who = actor or tx.actor.label
     did = insert_decision_row(
         tx,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from sqlalchemy import select
+
 from proctor.core import errors
 from proctor.core.decisions.deciders import agent_name
 from proctor.core.kernel.canonical import canonical_json, digest_of, sha256_hex
@@ -141,6 +143,32 @@ def effect_in(tx: Tx, key: str, written: dict | None = None) -> Effect:
         if effect is not None:
             return effect
     return one_where(tx.conn, Effect, s.effects, f"effect {key}", key=key)
+
+
+LAPSED = "lease expired before the outcome was recorded"
+SWEEP_LIMIT = 100  # lapsed leases turned ambiguous per transaction (the rest by the next)
+
+
+def lapsed_leases(conn: Any, now: float, key: str | None = None, limit: int = SWEEP_LIMIT) -> list:
+    """Live effects (reserved, executing) whose lease ran out: their holder stopped (killed,
+    crashed, hung) before it said what happened. ``key``: only that effect."""
+    query = select(s.effects).where(
+        s.effects.c.status.in_([st.value for st in LIVE]),
+        s.effects.c.lease_expires_at <= now,
+    )
+    if key is not None:
+        query = query.where(s.effects.c.key == key)
+    return list(conn.execute(query.order_by(s.effects.c.lease_expires_at).limit(limit)).all())
+
+
+def sweep_lapsed(tx: Tx, *, skip: str | None = None, key: str | None = None) -> int:
+    """Turn lapsed leases ambiguous in ``tx`` (each with its audit row and event, by
+    ``system:recovery``), so each reaches the inbox and waits for a person. ``skip``: a key
+    the caller handles itself."""
+    rows = [r for r in lapsed_leases(tx.conn, tx.now, key) if r.key != skip]
+    for row in rows:
+        make_ambiguous(tx, row, LAPSED)
+    return len(rows)
 
 
 def make_ambiguous(tx: Tx, row: Any, reason: str, partial_result: Any = None) -> None:

@@ -28,9 +28,11 @@ from .rows import (
     default_owner,
     effect_event,
     effect_in,
+    lapsed_leases,
     make_ambiguous,
     receipt_in,
     reserve_in,
+    sweep_lapsed,
     update_effect,
     write_receipt,
 )
@@ -66,10 +68,13 @@ class Effects:
         origin: Origin | dict | None = None,
     ) -> Effect:
         """Win the reservation of ``key`` (at most one caller across processes).
-        ``origin``: where it comes from, stored when the key is new (the agent's word)."""
+        ``origin``: where it comes from, stored when the key is new (the agent's word).
+        The agents' own sweep: in the same transaction, any other effect whose holder's lease
+        lapsed (the holder was killed mid-effect) becomes ambiguous and reaches the inbox."""
         origin_text = default_origin(self.j.actor.kind, origin)
 
         def op(tx: Tx) -> dict | None:
+            sweep_lapsed(tx, skip=key)
             return self.reserve_in(
                 tx,
                 key,
@@ -249,23 +254,15 @@ class Effects:
 
         return self.j.write_then(op, lambda tx, _: self.get_in(tx, key))
 
-    def sweep_expired(self) -> int:
-        """Turn every live effect whose lease lapsed into ``ambiguous``."""
-
-        def op(tx: Tx) -> int:
-            rows = tx.conn.execute(
-                select(s.effects)
-                .where(
-                    s.effects.c.status.in_([st.value for st in LIVE]),
-                    s.effects.c.lease_expires_at <= tx.now,
-                )
-                .limit(500)
-            ).all()
-            for row in rows:
-                self._make_ambiguous(tx, row, "lease expired before the outcome was recorded")
-            return len(rows)
-
-        return self.j.write(op)
+    def sweep_expired(self, key: str | None = None) -> int:
+        """Turn every live effect whose lease lapsed into ``ambiguous`` (``key``: only that
+        one), so it reaches the inbox; how many. Reads first: nothing lapsed, nothing written
+        (the desk calls it on a timer)."""
+        if not self.j.read_only and not self.j.read(
+            lambda c: lapsed_leases(c, self.j.now(), key, limit=1)
+        ):
+            return 0
+        return self.j.write(lambda tx: sweep_lapsed(tx, key=key))
 
     # ------------------------------------------------------------ operator side
     def resolve(

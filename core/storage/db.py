@@ -515,6 +515,9 @@ def translate(err: BaseException) -> errors.ProctorError | None:
         return errors.StoreFull(f"the journal could not be written: {msg}")
     if name.startswith("SQLITE_IOERR"):
         return errors.StoreIOError(f"disk I/O error on the journal ({name}): {msg}")
+    if "Could not decode to UTF-8" in msg:  # a stored text's bytes are not UTF-8
+        column = msg.split("column '", 1)[-1].split("'", 1)[0] if "column '" in msg else "?"
+        return errors.Damaged(f"a stored row, its {column}", "its text is not valid UTF-8")
     if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or "malformed" in msg or "not a database" in msg:
         return errors.Corrupt(f"the journal file is damaged: {msg}")
     if name.startswith("SQLITE_CANTOPEN"):

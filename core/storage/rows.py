@@ -63,8 +63,20 @@ def to_model(model: type[M], row: Any) -> M:
         if name == "origin":
             data[name] = origin_from_text(data.get(name))
         else:
-            data[name] = loads(data[name])
+            data[name] = decoded(model, data, name)
     return model.model_validate(data)
+
+
+def decoded(model: type, data: dict, name: str) -> Any:
+    """A stored JSON column's value; a text that does not parse is damage, named by place."""
+    try:
+        return loads(data[name])
+    except ValueError as err:
+        ident = data.get("id") or data.get("key") or data.get("sequence") or "?"
+        raise errors.Damaged(
+            f"{model.__name__.lower()} {ident}, its {name}",
+            f"the stored JSON does not parse ({err})",
+        ) from None
 
 
 def _shape_of(model: type[BaseModel]) -> tuple[frozenset[str], tuple[str, ...], bool]:

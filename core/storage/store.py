@@ -55,6 +55,9 @@ class Store:
         # journal's operator decisions, and whom this process trusts (None: nobody asked)
         self.signer = signer
         self.trust = trust
+        # damage a read or write of this journal ran into (errors.Corrupt): once known,
+        # nothing more is decided on it (decisions/writer.py refuses)
+        self.damage: errors.Corrupt | None = None
         self.read_only = read_only
         self.clock = clock
         self.busy_timeout = busy_timeout
@@ -108,7 +111,19 @@ class Store:
         self._reads = db.ThreadConnections(self._reader, "BEGIN")
 
     def _raise_translated(self, err: BaseException) -> None:
-        (pg if self.server else db).raise_translated(err)
+        typed = (pg if self.server else db).translate(err)
+        if typed is not None:
+            self.note_damage(typed)
+            raise typed from err
+
+    def note_damage(self, err: BaseException) -> None:
+        """Remember the first damage seen (not: a file that is no journal at all)."""
+        if (
+            isinstance(err, errors.Corrupt)
+            and not isinstance(err, errors.NotAJournal)
+            and self.damage is None
+        ):
+            self.damage = err
 
     def _stale(self, err: BaseException) -> bool:
         """The connections under a call went stale (a file journal's -wal replaced, a server
@@ -239,8 +254,9 @@ class Store:
                 if self.server and link.touched is not None:  # db.watch_runs' twin
                     link.touched.update(pg.runs_written(link.conn))
                 rows = tx.flush()
-            except BaseException:
+            except BaseException as err:
                 self._writes.rollback(link)
+                self.note_damage(err)
                 raise
             self._writes.commit(link)
         except exc.DBAPIError as err:
@@ -287,6 +303,13 @@ class Store:
 
     def read(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn`` in one short read transaction (never held across an event loop)."""
+        try:
+            return self._read_fresh(fn)
+        except errors.Damaged as err:  # a stored value that does not decode
+            self.note_damage(err)
+            raise
+
+    def _read_fresh(self, fn: Callable[[Connection], T]) -> T:
         try:
             return self._read_once(fn)
         except exc.DBAPIError as err:

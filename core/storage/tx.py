@@ -49,6 +49,7 @@ class Owner(Protocol):
     path: Any  # the journal's Path, or a server journal's pg.ServerAddress
     signer: Any
     trust: Any
+    damage: Any  # the damage a read or write ran into (errors.Corrupt), or None
 
     def new_id(self, prefix: str) -> str: ...
 

@@ -1,6 +1,7 @@
 """Confirm by risk: approving a risky action takes a second, deliberate step.
 
-Which approvals ask is a preference (``DeskSettings.confirm``, tokens of
+Which approvals ask is the core's rule (``proctor.core.approvals.confirm.risks``, which
+``proctor approve`` follows too) over a preference (``DeskSettings.confirm``, tokens of
 ``settings.CONFIRM_CHOICES``): by default destructive, financial and external-side-effect
 actions, anything past or within ``NEAR_EXPIRY_S`` of its expiry, and any decision that
 creates a standing rule (scope "always in this run / space"). An action of a safety class
@@ -28,18 +29,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core.approvals.confirm import SCOPE_WORDS
+from proctor.core.approvals.confirm import risks as approval_risks
 from proctor.core.approvals.service import action_resource
 from proctor.core.models import Approval, ApprovalScope
 
 from ..infra.i18n import tr
-from ..infra.settings import CONFIRM_CHOICES, DEFAULT_CONFIRM, NEAR_EXPIRY, STANDING_RULE
+from ..infra.settings import DEFAULT_CONFIRM
 from ..widgets import fmt
 from ..widgets.action_text import BOX_CHARS
 from ..widgets.labels import plain_label, section
-
-NEAR_EXPIRY_S = 120.0  # approving this close to the expiry (or after it) asks first
-KNOWN_CLASSES = frozenset(token for token, _text in CONFIRM_CHOICES) - {NEAR_EXPIRY, STANDING_RULE}
-SCOPE_WORDS = {ApprovalScope.RUN: "the rest of this run", ApprovalScope.SPACE: "this space"}
 
 
 @dataclass(frozen=True)
@@ -64,31 +63,9 @@ def action_label(approval: Approval) -> str:
 def risks(
     approval: Approval, scope: ApprovalScope, confirm: frozenset[str], now: float
 ) -> list[str]:
-    """Why approving ``approval`` with ``scope`` needs a second step (empty: it does not)."""
-    found = []
-    safety = str(getattr(approval.safety_class, "value", approval.safety_class) or "")
-    if safety not in KNOWN_CLASSES:
-        found.append(f"Its safety class “{fmt.bounded(safety, 40)}” is not one the desk knows.")
-    elif safety in confirm:
-        found.append(f"It is a {safety.replace('_', ' ')} action.")
-    if NEAR_EXPIRY in confirm and approval.expires_at is not None:
-        left = approval.expires_at - now
-        if left <= 0:
-            found.append(f"It is past its expiry (expired {fmt.span(-left)} ago).")
-        elif left <= NEAR_EXPIRY_S:
-            found.append(f"It expires in {fmt.span(left)}.")
-    if STANDING_RULE in confirm and scope in SCOPE_WORDS:
-        found.append(
-            f"It creates a standing rule: {approval.action_name} on this resource "
-            f"is allowed without asking for {SCOPE_WORDS[scope]}."
-        )
-    size = len(fmt.pretty_json(approval.action))
-    if size > BOX_CHARS:  # always asks: the box shows only the start of such an action
-        found.append(
-            f"Its action is {size:,} characters long; the desk's boxes show the "
-            f"first {BOX_CHARS:,}. Read the rest with Show all or Copy first."
-        )
-    return found
+    """Why approving ``approval`` with ``scope`` needs a second step (empty: it does not): the
+    core's rule, the one ``proctor approve`` follows too, with the desk's box size."""
+    return approval_risks(approval, scope, now, confirm, shown_chars=BOX_CHARS)
 
 
 def restate(approval: Approval, scope: ApprovalScope, reason: str, found: list[str]) -> Restatement:

@@ -178,6 +178,7 @@ class InboxPage(QWidget):
         self._facets_timer.timeout.connect(self._load_facets)
         self._swept: frozenset[str] = frozenset()
         self._last_sweep = 0.0
+        self._last_lapsed_sweep = 0.0
         self._tick = QTimer(self)
         self._tick.setInterval(TICK_MS)
         self._resync = QTimer(self)
@@ -559,6 +560,7 @@ class InboxPage(QWidget):
         self.model.tick()
         self.detail.tick()
         self._sweep_expired()
+        self._sweep_lapsed()
 
     def _sweep_expired(self) -> None:
         """Let the store expire what is due (the agent may not be polling any more)."""
@@ -579,6 +581,21 @@ class InboxPage(QWidget):
         approvals, questions = self.journal.approvals, self.journal.questions
         self.ctx.runner.run(
             lambda: approvals.expire_due() + questions.expire_due(),
+            on_error=self._on_sweep_error,
+            owner=self,
+            write=True,
+        )
+
+    def _sweep_lapsed(self) -> None:
+        """Let the store mark effects whose lease lapsed ambiguous (their agent was killed
+        mid-effect and nobody else reserves): they reach the inbox by themselves. The core
+        reads first and writes only when a lease lapsed."""
+        now = time.time()
+        if self.read_only or now - self._last_lapsed_sweep < SWEEP_EVERY_S:
+            return
+        self._last_lapsed_sweep = now
+        self.ctx.runner.run(
+            self.journal.effects.sweep_expired,
             on_error=self._on_sweep_error,
             owner=self,
             write=True,

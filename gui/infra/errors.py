@@ -111,8 +111,8 @@ class ErrorPresenter(QObject):
             # one clear state (the status bar says "damaged"), never a traceback dialog:
             # the message replaces whatever the action showed ("Approving…")
             self.damaged.emit(exc)
-            bar = inline or self._fallback
-            bar.show_message(describe(exc), Level.ERROR)
+            if inline is not None:  # the window's notice is the damaged handler's to word
+                inline.show_message(describe(exc), Level.ERROR)
             return
         if is_expected(exc):
             bar = inline or self._fallback

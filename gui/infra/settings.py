@@ -12,6 +12,9 @@ from typing import Any, cast
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from proctor.core.approvals.confirm import DEFAULT_CONFIRM, NEAR_EXPIRY, STANDING_RULE
+from proctor.core.ops import recent
+
 from .watcher import POLL_MS
 
 MAX_RECENT = 8
@@ -23,8 +26,7 @@ TOKEN_LIMIT_KEY = "memory/token_limit_per_scope"
 DEFAULT_TOKEN_LIMIT = 8000
 TOKEN_LIMIT_RANGE = (100, 10_000_000)  # the budget the scope tree measures each scope by
 CONFIRM_KEY = "decide/confirm"
-NEAR_EXPIRY = "near_expiry"  # approving within NEAR_EXPIRY_S of the expiry, or past it
-STANDING_RULE = "standing_rule"  # a decision that also allows the action for a run/space
+# (the tokens and the default are the core's: proctor.core.approvals.confirm)
 # What can ask for a second, deliberate step before an approval: the safety classes, then
 # the two situations. (token, the preference's text)
 CONFIRM_CHOICES = (
@@ -36,9 +38,6 @@ CONFIRM_CHOICES = (
     ("destructive", "Destructive actions (delete, drop, force)"),
     (NEAR_EXPIRY, "Anything past or near its expiry"),
     (STANDING_RULE, "Any decision that creates a standing rule (always in this run/space)"),
-)
-DEFAULT_CONFIRM = frozenset(
-    {"external_side_effect", "financial", "destructive", NEAR_EXPIRY, STANDING_RULE}
 )
 NO_CONFIRM = "none"  # stored for an empty choice (QSettings cannot store an empty list)
 
@@ -162,6 +161,7 @@ class DeskSettings:
         path = str(Path(path).absolute())
         items = [path] + [p for p in self.recent() if p != path]
         self.q.setValue("journals/recent", items[:MAX_RECENT])
+        recent.remember(path)  # the list the CLI falls back to as well
 
     # -- recent server connections (gui/shell/connect.py labels: never a password)
     def recent_servers(self) -> list[str]:

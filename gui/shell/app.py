@@ -641,7 +641,9 @@ def report_paint_and_quit(window: MainWindow) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="proctor-desk", description="Proctor's desk")
+    parser = argparse.ArgumentParser(
+        prog="proctor-desk", description="Proctor's desk", allow_abbrev=False
+    )
     parser.add_argument("path", help="the journal file")
     parser.add_argument("--read-only", action="store_true", help="open for observing only")
     parser.add_argument("--as", dest="operator", help="operator name (default: your login)")

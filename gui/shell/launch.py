@@ -31,6 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core.ops import recent
+
 from ..infra.i18n import tr
 from ..infra.settings import DeskSettings
 from ..infra.tasks import TaskRunner
@@ -43,12 +45,9 @@ SMOKE_TIMEOUT_MS = 60_000
 
 
 def start_journal(settings: DeskSettings) -> Path | None:
-    """The journal to open when none was named: the default one, else the most recent."""
-    candidates = [settings.default_journal, *settings.recent()]
-    for candidate in candidates:
-        if candidate and Path(candidate).expanduser().is_file():
-            return Path(candidate).expanduser()
-    return None
+    """The journal to open when none was named: the default one, else the most recent (the
+    core's one choice, ``proctor.core.ops.recent``, which the CLI makes too)."""
+    return recent.start_journal([settings.default_journal, *settings.recent()])
 
 
 class WelcomeDialog(QDialog):
@@ -229,6 +228,7 @@ def smoke_deadline(app: QApplication) -> QTimer:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="proctor-desk",
+        allow_abbrev=False,
         description="Proctor's desk: approve, answer, resolve and audit what agents do.",
     )
     parser.add_argument(

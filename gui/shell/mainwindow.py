@@ -469,14 +469,28 @@ class MainWindow(QMainWindow):
         )
 
     def show_damage(self, why: str) -> None:
-        """The journal is damaged (quick check at open, or a failing read): say so once."""
+        """The journal is damaged (quick check at open, or a failing read): say so once. After
+        its -wal was deleted under the desk, a failing read follows from the deletion: the
+        notice keeps saying what happened, and a backup is advised only by `proctor verify`."""
         if self.status.fault is StoreState.DAMAGED:
+            return
+        if self.status.fault is StoreState.WAL_DELETED:
+            self.notice.show_message(
+                tr(
+                    "The journal's -wal file ({path}-wal) was deleted while the desk had it "
+                    "open, and reading the journal now fails: {why}. Close and reopen the "
+                    "journal, then run `proctor verify {path}`; restore it from a backup only "
+                    "if verify names a problem (a backup lacks the newest requests)."
+                ).format(why=why, path=place_of(self.journal)),
+                Level.ERROR,
+            )
             return
         self.status.set_fault(StoreState.DAMAGED)
         self.notice.show_message(
             tr(
                 "The journal file is damaged: {why}. Do not rely on what this desk shows; run "
-                "`proctor verify {path}` and restore the journal from a backup."
+                "`proctor verify {path}`, and restore the journal from a backup if it names a "
+                "problem."
             ).format(why=why, path=place_of(self.journal)),
             Level.ERROR,
         )

@@ -35,8 +35,8 @@ STATE_TIPS = {
     "(after the wait runs out, retry).",
     StoreState.READ_ONLY: "Opened read-only: you can watch but not decide.",
     StoreState.ERROR: "The last store call failed; see the message for the next step.",
-    StoreState.DAMAGED: "The journal file is damaged. Run `proctor verify` on it and restore "
-    "it from a backup.",
+    StoreState.DAMAGED: "The journal file is damaged. Run `proctor verify` on it, and restore "
+    "it from a backup if verify names a problem.",
     StoreState.WAL_DELETED: "The journal's -wal file was deleted while it was open: what it "
     "held may be lost. Close and reopen the journal, check that "
     "nothing else deletes journal files, and run `proctor verify`.",

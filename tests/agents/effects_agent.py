@@ -1,17 +1,19 @@
 """The agent process of tests/gui/effects/test_effects_flow.py (run as a script, never imported
 by the GUI test): ``python effects_agent.py JOURNAL begin KEY...`` reserves, begins and
 hangs until killed; ``python effects_agent.py JOURNAL retry RUN KEY...`` reserves again,
-polling until each dead lease has lapsed."""
+polling until each dead lease has lapsed; ``python effects_agent.py JOURNAL other KEY...``
+reserves, runs and commits other effects (tests/cli/test_lapsed_leases.py)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
 
 from proctor.core import Actor, Journal, errors
 
-LEASE_S = 1.0
+LEASE_S = float(os.environ.get("EFFECTS_AGENT_LEASE_S", "1.0"))
 
 
 def agent_main(path: str, mode: str, rest: list[str]) -> int:
@@ -34,6 +36,15 @@ def agent_main(path: str, mode: str, rest: list[str]) -> int:
             j.effects.begin(key, owner="payer@first")
         print(f"BEGUN {run.id}", flush=True)
         threading.Event().wait()  # the process is killed here, mid-flight
+    if mode == "other":  # another agent's unrelated effect, done whole
+        run = j.runs.start("billing", "another invoice", agent="payer")
+        for key in rest:
+            j.effects.reserve(key, tool="pay_invoice", run_id=run.id, owner="payer@other")
+            j.effects.begin(key, owner="payer@other")
+            j.effects.commit(key, {"paid": True}, owner="payer@other")
+            print(f"COMMITTED {key}", flush=True)
+        j.close()
+        return 0
     run_id, keys = rest[0], rest[1:]
     deadline = time.monotonic() + 30
     for key in keys:

@@ -113,12 +113,12 @@ def test_a_locked_journal_is_reported_busy(cli, journal: Path) -> None:
     holder = sqlite3.connect(journal, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        result = cli("approve", item.id, "--timeout", "0.2")
+        result = cli("approve", item.id, "--timeout", "0.2", "--yes")
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     assert result.rc == 3 and "busy" in result.err
-    assert cli("approve", item.id).rc == 0
+    assert cli("approve", item.id, "--yes").rc == 0
 
 
 def test_show_dispatches_by_id(cli, journal: Path) -> None:
@@ -196,18 +196,18 @@ def test_show_names_where_a_request_came_from_escaped(cli, journal: Path) -> Non
 
 def test_approve_then_refusals(cli, journal: Path) -> None:
     first, second = pending(journal, "approval")[:2]
-    result = cli("approve", first.id, "--reason", "looks right")
+    result = cli("approve", first.id, "--reason", "looks right", "--yes")
     assert result.rc == 0 and result.out.startswith(f"approved {first.id}")
     decided = read(journal, lambda j: j.approvals.get(first.id))
     assert decided.status.value == "approved" and decided.decided_by == f"operator:{OPERATOR}"
     assert decided.decision_reason == "looks right"
     decisions = read(journal, lambda j: j.approvals.decisions(first.id))
     assert decisions[-1].source == "cli" and decisions[-1].request_id.startswith("cli-")
-    again = cli("approve", first.id)
+    again = cli("approve", first.id, "--yes")
     assert again.rc == 1 and "already approved by operator:tester" in again.err
-    stale = cli("approve", second.id, "--expect-version", "9")
+    stale = cli("approve", second.id, "--expect-version", "9", "--yes")
     assert stale.rc == 1 and "you saw 9" in stale.err and "Reload" in stale.err
-    own = cli("approve", second.id, "--as", second.agent)
+    own = cli("approve", second.id, "--as", second.agent, "--yes")
     assert own.rc == 1 and "cannot approve it" in own.err
     wrong = cli("approve", pending(journal, "question")[0].id)
     assert wrong.rc == 1 and "is not an approval id" in wrong.err
@@ -215,7 +215,7 @@ def test_approve_then_refusals(cli, journal: Path) -> None:
 
 def test_approve_for_the_run_creates_a_rule(cli, journal: Path) -> None:
     item = pending(journal, "approval")[0]
-    result = cli("approve", item.id, "--scope", "run")
+    result = cli("approve", item.id, "--scope", "run", "--yes")
     assert result.rc == 0 and "scope run, rule rule_" in result.out
     rules = read(journal, lambda j: j.approvals.rules())
     assert any(r.source_approval_id == item.id and r.run_id == item.run_id for r in rules)
@@ -223,7 +223,15 @@ def test_approve_for_the_run_creates_a_rule(cli, journal: Path) -> None:
 
 def test_a_retried_request_id_is_safe(cli, journal: Path) -> None:
     item = pending(journal, "approval")[0]
-    args = ("approve", item.id, "--request-id", "retry-1", "--expect-version", item.version)
+    args = (
+        "approve",
+        item.id,
+        "--request-id",
+        "retry-1",
+        "--expect-version",
+        item.version,
+        "--yes",
+    )
     assert cli(*args).rc == 0
     assert cli(*args).rc == 0
     assert len(read(journal, lambda j: j.approvals.decisions(item.id))) == 1
@@ -413,8 +421,8 @@ def test_operator_name_comes_from_as_env_or_config(
     monkeypatch.setenv("PROCTOR_CONFIG", str(config))
     monkeypatch.delenv("PROCTOR_OPERATOR")
     first, second = pending(journal, "approval")[:2]
-    assert cli("approve", first.id).rc == 0
-    assert cli("approve", second.id, "--as", "dana").rc == 0
+    assert cli("approve", first.id, "--yes").rc == 0
+    assert cli("approve", second.id, "--as", "dana", "--yes").rc == 0
     assert read(journal, lambda j: j.approvals.get(first.id)).decided_by == "operator:from-config"
     assert read(journal, lambda j: j.approvals.get(second.id)).decided_by == "operator:dana"
     config.write_text("operator = [broken")

@@ -20,8 +20,8 @@ SQLITE_COUNTS = pytest.mark.sqlite_only
 
 # statements per call, BEGIN/COMMIT not counted (tests/bench/unit_costs.py measures the same)
 COUNTS = {
-    "effects.reserve": 5,  # run head with the effect?, INSERT effect, event, run head,
-    #                        changes
+    "effects.reserve": 6,  # the lapsed-lease sweep, run head with the effect?, INSERT
+    #                        effect, event, run head, changes
     "effects.begin": 5,  # effect with its run head, UPDATE effect, event, run head, changes
     "effects.commit": 6,  # ... and the receipt
     "approvals.request": 6,  # run head with the request key?, INSERT, rules, event, run
@@ -291,4 +291,5 @@ def test_a_retry_beside_its_run_reads_the_failed_effect(agent, run):
     with counting(agent) as seen:
         retried = agent.effects.reserve("k", tool="t", run_id=run.id, action={"a": 1})
     assert retried.attempt == 2 and retried.status == "reserved"
-    assert sum(s.lstrip().upper().startswith("SELECT") for s in seen) == 1
+    # the failed effect with its run head, and the lapsed-lease sweep (one indexed SELECT)
+    assert sum(s.lstrip().upper().startswith("SELECT") for s in seen) == 2

@@ -39,7 +39,7 @@ def command_for(item: dict, rng: random.Random) -> list[str]:
     if item["kind"] == "approval":
         if rng.random() < 0.15:
             return ["deny", ident, "--reason", "not with this account"]
-        return ["approve", ident, "--scope", detail["requested_scope"]]
+        return ["approve", ident, "--scope", detail["requested_scope"], "--yes"]
     if item["kind"] == "question":
         answer = answer_for(
             detail["kind"], detail["response_schema"], detail["options"], rng, detail["request"]

@@ -83,7 +83,7 @@ def test_a_trusting_agent_and_the_operators_cli_with_real_keys(tmp_path):
     try:
         first = agent.stdout.readline().split()
         assert first[0] == "requested", agent.stderr.read()
-        approved = proctor(env, "approve", first[1], "--journal", str(journal))
+        approved = proctor(env, "approve", first[1], "--journal", str(journal), "--yes")
         assert approved.returncode == 0, approved.stderr
         assert agent.stdout.readline().split() == ["consumed", "reserved"]
 

@@ -88,6 +88,7 @@ def test_a_claude_code_hook_is_allowed_by_the_cli_on_a_server_journal(pg_url, se
                 "proctor",
                 "approve",
                 item.id,
+                "--yes",
                 "--journal",
                 pg_url,
                 "--as",
