@@ -160,11 +160,10 @@ class Steps:
         why = approval.decision_reason or approval.status.value
         self.j.runs.finish_tool_call(call_id, "failed", error=f"not approved: {why}")
         self.stats["denied"] += 1
-        if approval.status == ApprovalStatus.CANCELLED or self.rng.random() < 0.65:
-            self.event("agent.adapted", {"approval_id": approval.id, "instead": spec.alternative})
-            return None
-        self.j.runs.fail(self.current_run_id, f"{spec.action['tool']} was not approved: {why}")
-        return "failed"
+        # a denial is an operator's choice the agent lives with: it takes its alternative and
+        # goes on (the demo never shows a run failed by an operator's choice)
+        self.event("agent.adapted", {"approval_id": approval.id, "instead": spec.alternative})
+        return None
 
     def execute(self, spec: content.ActionSpec, approval: Any, call_id: str) -> None:
         """Consume the approval, then reserve -> begin -> commit the effect. What runs is what

@@ -5,7 +5,8 @@ what the demo agent does with it:
     python sim_step.py JOURNAL NAME INDEX RESTART STEP
 
 STEP is ``approval`` (an action to approve; a fresh agent's first effect crashes for an
-even INDEX and hangs past its lease for an odd one; RESTART > 0: no fault), ``question``
+even INDEX and hangs past its lease for an odd one; RESTART > 0: no fault), ``approvals``
+(twelve of them in one run), ``question``
 (a memory change review) or ``recover`` (a restarted agent finishing its crashed run).
 Prints ``RUN <id> <status>`` when its run has ended.
 """
@@ -28,8 +29,9 @@ def main() -> int:
         agent.recover()
     else:
         agent.next_question_kind = lambda: QuestionKind.MEMORY_CHANGE_REVIEW  # type: ignore[method-assign]
-        chosen = agent.step_approval if step == "approval" else agent.step_question
-        agent.plan = lambda: [chosen]  # type: ignore[method-assign]
+        chosen = agent.step_question if step == "question" else agent.step_approval
+        count = 12 if step == "approvals" else 1
+        agent.plan = lambda: [chosen] * count  # type: ignore[method-assign]
         agent.one_run()
     for run in agent.j.runs.list(limit=500).items:
         if run.agent == name and (step == "recover" or run.id not in runs_before):

@@ -8,6 +8,7 @@ calls the desk's buttons make, each run ending as the desk said it would.
   lease: the agent's next attempt of the effect runs it again and the run completes.
 - "Accept the change" on a memory change review whose entry a person confirmed meanwhile:
   the agent does what the store's refusal says (records a conflict), the run completes.
+- "Deny…": the agent takes its alternative and the run completes.
 """
 
 from __future__ import annotations
@@ -199,3 +200,25 @@ def test_an_accepted_change_to_an_entry_confirmed_meanwhile_completes(journal) -
     assert runs == {run.id: "completed"}, err
     [conflict] = [c for c in op.memory.conflicts() if c.entry_id == entry.id]
     assert conflict.incoming_content == question.request["after"]
+
+
+def test_a_denied_action_is_adapted_to_and_the_run_completes(journal) -> None:
+    """Deny (the desk's Deny…, with a reason) twelve requests of one run: the agent takes its
+    alternative each time and completes the run (a denial is a choice it lives with)."""
+    op, start = journal
+    agent = start("sim-deny", 0, 1, "approvals")
+    run = run_of(op, agent.name)
+    denied: set[str] = set()
+    while agent.proc.poll() is None:
+        for a in op.approvals.for_run(run.id):
+            if a.status == ApprovalStatus.PENDING:
+                op.approvals.decide(
+                    a.id, False, expected_version=a.version, reason="not with this account"
+                )
+                denied.add(a.id)
+        time.sleep(0.05)
+    rc, runs, err = agent.finish()
+    assert rc == 0, err
+    assert len(denied) == 12 and runs == {run.id: "completed"}, (runs, err)
+    adapted = {e.payload["approval_id"] for e in op.runs.events(run.id, types=["agent.adapted"])}
+    assert adapted == denied
