@@ -295,25 +295,26 @@ class Agent(Steps):
             outcome = self.wait_for_person(effect.key)
             self.check()  # a cancel request ends the run instead
             self.j.runs.start_attempt(run.id, "agent process restarted after a crash")
-            ok = outcome.status == EffectStatus.COMMITTED
+            retried = outcome.status == EffectStatus.FAILED
+            if retried:  # "Mark failed, allow a retry": this attempt runs it again
+                outcome = self.retry(outcome, {"retried_after": "a person marked it failed"})
+            done = (
+                {"retried": True, "attempt": outcome.attempt}
+                if retried
+                else {"confirmed_by": outcome.resolved_by}
+            )
             for call in self.j.runs.tool_calls(run.id):
                 if call.status in ("running", "pending"):
-                    self.j.runs.finish_tool_call(
-                        call.id,
-                        "succeeded" if ok else "failed",
-                        result={"confirmed_by": outcome.resolved_by} if ok else None,
-                        error=None
-                        if ok
-                        else f"operator says it failed: {outcome.resolution_reason}",
-                    )
-            if ok:
-                self.j.runs.complete(
-                    run.id, {"summary": "finished after a crash", "effect": effect.key}
-                )
-                self.stats["completed"] += 1
-            else:
-                self.j.runs.fail(run.id, f"{effect.tool} did not happen (confirmed by a person)")
-                self.stats["failed"] += 1
+                    self.j.runs.finish_tool_call(call.id, "succeeded", result=done)
+            self.j.runs.complete(
+                run.id,
+                {
+                    "summary": "finished after a crash"
+                    + ("; the effect was retried" if retried else ""),
+                    "effect": effect.key,
+                },
+            )
+            self.stats["completed"] += 1
         except Cancelled as why:
             self.j.runs.cancel(run.id, f"cancelled on request: {why}")
             self.stats["cancelled"] += 1

@@ -160,20 +160,28 @@ class Steps:
         why = approval.decision_reason or approval.status.value
         self.j.runs.finish_tool_call(call_id, "failed", error=f"not approved: {why}")
         self.stats["denied"] += 1
-        if approval.status == ApprovalStatus.CANCELLED or self.rng.random() < 0.65:
-            self.event("agent.adapted", {"approval_id": approval.id, "instead": spec.alternative})
-            return None
-        self.j.runs.fail(self.current_run_id, f"{spec.action['tool']} was not approved: {why}")
-        return "failed"
+        # a denial is an operator's choice the agent lives with: it takes its alternative and
+        # goes on (the demo never shows a run failed by an operator's choice)
+        self.event("agent.adapted", {"approval_id": approval.id, "instead": spec.alternative})
+        return None
 
     def execute(self, spec: content.ActionSpec, approval: Any, call_id: str) -> None:
-        """Consume the approval, then reserve -> begin -> commit the effect."""
+        """Consume the approval, then reserve -> begin -> commit the effect. What runs is what
+        was approved: the operator's edited action when there is one ("Edit, then approve…"),
+        consumed by its own digest. An effect a person marks failed ("Mark failed, allow a
+        retry") is retried as the next attempt of the effect, as the desk says it will be."""
         fault = self.next_fault()
-        key = f"{spec.action['tool']}/{approval.id}"
+        action = approval.effective_action
+        key = f"{action['tool']}/{approval.id}"
         lease = 1.0 if fault == "lease" else 30.0
         self.j.approvals.consume_and_reserve(
-            approval.id, approval.action_digest, key, lease_seconds=lease, owner=self.owner
+            approval.id, approval.effective_digest, key, lease_seconds=lease, owner=self.owner
         )
+        if approval.edited:
+            self.event(
+                "agent.ran_edited",
+                {"approval_id": approval.id, "effect_key": key, "args": action.get("args")},
+            )
         self.j.effects.begin(key, owner=self.owner)
         self.stats["effects"] += 1
         self.pause(self.rng.uniform(0.05, 0.2))
@@ -190,23 +198,46 @@ class Steps:
                 os._exit(CRASH_EXIT)
             if fault == "lease":
                 time.sleep(lease + 0.3)  # hung past the lease: nobody knows what happened
-            effect = self.j.effects.commit(
-                key,
-                spec.result,
-                owner=self.owner,
-                external_id=str(next(iter(spec.result.values()), "")),
-                evidence={"simulated": True},
-            )
+            effect = self.commit(key, spec.result)
         except errors.EffectAmbiguous:
             self.stats["ambiguous"] += 1
             effect = self.wait_for_person(key)
-        if effect.status == EffectStatus.COMMITTED:
-            self.j.runs.finish_tool_call(call_id, "succeeded", result=spec.result)
-        else:
-            self.j.runs.finish_tool_call(
-                call_id, "failed", error=effect.resolution_reason or effect.error
-            )
-            self.event("agent.adapted", {"effect_key": key, "instead": spec.alternative})
+            if effect.status == EffectStatus.FAILED:
+                effect = self.retry(effect, spec.result)
+        self.j.runs.finish_tool_call(call_id, "succeeded", result=spec.result)
+        assert effect.status == EffectStatus.COMMITTED
+
+    def commit(self, key: str, result: dict) -> Any:
+        return self.j.effects.commit(
+            key,
+            result,
+            owner=self.owner,
+            external_id=str(next(iter(result.values()), "")),
+            evidence={"simulated": True},
+        )
+
+    def retry(self, effect: Any, result: dict) -> Any:
+        """A person said the effect did not happen: run it again as its next attempt (the
+        reservation of a failed effect is its retry), and commit it."""
+        retried = self.j.effects.reserve(
+            effect.key,
+            tool=effect.tool,
+            run_id=effect.run_id,
+            action=effect.action,
+            safety_class=effect.safety_class,
+            owner=self.owner,
+        )
+        self.event(
+            "agent.retried",
+            {
+                "effect_key": effect.key,
+                "attempt": retried.attempt,
+                "why": effect.resolution_reason or "a person marked it failed",
+            },
+        )
+        self.j.effects.begin(effect.key, owner=self.owner)
+        self.stats["retried"] += 1
+        return self.commit(effect.key, result)
 
     def note_request(self, key: str, approval_id: str, spec: content.ActionSpec) -> None:
         """The provider accepted the request (a request id came back) before the crash or
@@ -271,12 +302,20 @@ class Steps:
                 run_id=self.run_id,
             )
             self.stats["memory_writes"] += 1
-        except errors.StaleVersion:
-            self.conflict(current, text)
+        except (errors.StaleVersion, errors.NotAllowed):
+            # changed meanwhile, or confirmed by a person since the question was asked: the
+            # store's hint, a conflict with the accepted version that a person resolves
+            self.conflict(self.j.memory.get(entry.id), text)
 
     # ------------------------------------------------------------ memory
     def some_memory_entry(self) -> Any:
-        entries = self.j.memory.list(scope="project", scope_key=self.project, limit=20)
+        """An entry to propose a change to: one this agent may write once a person accepts
+        (the core says which; an entry confirmed by a person is not), else a new one."""
+        entries = [
+            e
+            for e in self.j.memory.list(scope="project", scope_key=self.project, limit=20)
+            if not self.j.memory.refusal(e, "replace")
+        ]
         if entries:
             entry = self.rng.choice(entries)
             self.j.memory.mark_used([entry.id])

@@ -111,10 +111,14 @@ def poll_decisions(
 
 
 __all__ = [
+    "Lost",
     "Verdict",
     "approved_action",
+    "claim_resume",
+    "lost_resume",
     "poll_decisions",
     "read_approval",
+    "resume_record",
     "stable_id",
     "tool_action",
     "verdict_of",
@@ -157,3 +161,55 @@ def claim_resume(
     except errors.EffectAmbiguous as exc:
         return "ambiguous", f"{exc}: a person resolves {key} on the desk"
     return None
+
+
+class Lost(BaseModel):
+    """What a resumer that lost the claim on a saved state hands back to its loop: the
+    winner's result once it finished (``done`` and the final output, or the state it stopped
+    at next), else the same state to try again with (the winner is still at work, or a person
+    resolves a crashed claim). The README's ``while not outcome.done:`` loop ends on it."""
+
+    model_config = ConfigDict(frozen=True)
+    status: ResumeRefusal
+    done: bool = False
+    state: str | None = None
+    approvals: list[str] = []
+    output: Any = None
+    detail: str | None = None
+
+
+def lost_resume(
+    journal: Journal, key: str, refused: tuple[ResumeRefusal, str | None], state: str
+) -> Lost:
+    """The outcome for the loser of ``claim_resume`` on ``key`` (the saved ``state``)."""
+    status, detail = refused
+    if status != "already_resumed":  # still at work, or a person decides: try again later
+        return Lost(status=status, state=state, detail=detail)
+    result = journal.effects.get(key).result
+    result = result if isinstance(result, dict) else {}
+    if result.get("done"):
+        return Lost(status=status, done=True, output=result.get("output"), detail=detail)
+    if isinstance(result.get("state"), str):  # the winner stopped at new interruptions
+        return Lost(
+            status=status,
+            state=result["state"],
+            approvals=list(result.get("approvals") or []),
+            detail="resumed by another process; it stopped at new approvals",
+        )
+    return Lost(  # resolved by a person: this saved state is spent and nothing came of it
+        status=status,
+        done=True,
+        detail=f"{key} was resumed elsewhere and left no result (resolved by a person): "
+        "the run's later state was lost with that process; cancel the run or start a new thread",
+    )
+
+
+def resume_record(outcome: Any, output: Any) -> dict[str, Any]:
+    """What the winner commits on the claim: enough for a loser to end as it did."""
+    return {
+        "status": outcome.status,
+        "done": bool(outcome.done),
+        "output": output,
+        "state": outcome.state,
+        "approvals": list(outcome.approvals),
+    }

@@ -34,7 +34,16 @@ from pydantic import BaseModel, ConfigDict
 from proctor.core.journal import Journal
 from proctor.core.kernel import origin as origins
 
-from .gates import Verdict, claim_resume, read_approval, stable_id, tool_action, verdict_of
+from .gates import (
+    Verdict,
+    claim_resume,
+    lost_resume,
+    read_approval,
+    resume_record,
+    stable_id,
+    tool_action,
+    verdict_of,
+)
 
 Status = Literal["done", "waiting", "resumed", "claimed_elsewhere", "already_resumed", "ambiguous"]
 
@@ -108,7 +117,7 @@ class AgentsGate:
                 approvals=[v.approval_id for v in verdicts if not v.decided],
             )
         key = f"openai-agents:{thread_id}:{hashlib.sha256(state.encode()).hexdigest()[:24]}"
-        refused = self._claim(thread_id, key)
+        refused = self._claim(thread_id, key, state)
         if refused is not None:
             return refused
         for item, v in zip(items, verdicts, strict=True):
@@ -122,9 +131,7 @@ class AgentsGate:
             )
             raise
         outcome = self._after(thread_id, result, "resumed")
-        self.j.effects.commit(
-            key, {"status": outcome.status, "approvals": outcome.approvals}, owner=self.owner
-        )
+        self.j.effects.commit(key, resume_record(outcome, outcome.final_output), owner=self.owner)
         return outcome
 
     # ------------------------------------------------------------ internals
@@ -163,7 +170,10 @@ class AgentsGate:
         )
         return approval.id
 
-    def _claim(self, thread_id: str, key: str) -> AgentsOutcome | None:
+    def _claim(self, thread_id: str, key: str, state: str) -> AgentsOutcome | None:
+        """None when this process resumes ``state``; else what the loser hands back: the
+        winner's final output once it finished, the state it stopped at next, or ``state``
+        again to retry while the winner works (never a state-less outcome that is not done)."""
         refused = claim_resume(
             self.j,
             key,
@@ -175,8 +185,16 @@ class AgentsGate:
         )
         if refused is None:
             return None
-        status, detail = refused
-        return self._outcome(thread_id, status, detail=detail)
+        lost = lost_resume(self.j, key, refused, state)
+        return self._outcome(
+            thread_id,
+            lost.status,
+            done=lost.done,
+            state=lost.state,
+            approvals=lost.approvals,
+            final_output=lost.output,
+            detail=lost.detail,
+        )
 
     def _outcome(self, thread_id: str, status: Status, **kw: Any) -> AgentsOutcome:
         return AgentsOutcome(thread_id=thread_id, run_id=run_id_for(thread_id), status=status, **kw)
@@ -188,10 +206,7 @@ def apply(run_state: Any, item: Any, v: Verdict) -> None:
         run_state.approve(item)
         return
     if v.approved:  # edited: the SDK runs only the model's own arguments
-        message = (
-            "The operator approved only an edited version of this call, which this "
-            "runtime cannot run; it was not run."
-        )
+        message = edited_message(item, v)
     else:
         message = (
             f"Denied on the Proctor desk by {v.decided_by or 'the operator'}: "
@@ -200,4 +215,17 @@ def apply(run_state: Any, item: Any, v: Verdict) -> None:
     run_state.reject(item, rejection_message=message)
 
 
-__all__ = ["AgentsGate", "AgentsOutcome", "apply", "run_id_for"]
+def edited_message(item: Any, v: Verdict, limit: int = 2000) -> str:
+    """The rejection of a call the operator approved only as edited: it was not run, and what
+    the operator wanted instead (the edited arguments), so the model can call it that way."""
+    wanted = json.dumps(v.args, ensure_ascii=False, sort_keys=True)
+    if len(wanted) > limit:
+        wanted = wanted[: limit - 1] + "…"
+    return (
+        f"Not run: the operator approved {getattr(item, 'name', None) or 'this call'} only with edited "
+        f"arguments, which this runtime cannot substitute. The operator wanted: {wanted}. "
+        "Call the tool again with exactly these arguments to run it."
+    )
+
+
+__all__ = ["AgentsGate", "AgentsOutcome", "apply", "edited_message", "run_id_for"]

@@ -32,7 +32,16 @@ from proctor.core import errors
 from proctor.core.journal import Journal
 from proctor.core.kernel import origin as origins
 
-from .gates import Verdict, claim_resume, read_approval, stable_id, tool_action, verdict_of
+from .gates import (
+    Verdict,
+    claim_resume,
+    lost_resume,
+    read_approval,
+    resume_record,
+    stable_id,
+    tool_action,
+    verdict_of,
+)
 
 Status = Literal["done", "waiting", "claimed_elsewhere", "already_resumed", "ambiguous"]
 
@@ -114,7 +123,7 @@ class DeferredGate:
                 approvals=[v.approval_id for v in verdicts.values() if not v.decided],
             )
         key = f"pydantic-ai:{thread_id}:{hashlib.sha256(state.encode()).hexdigest()[:24]}"
-        refused = self._claim(thread_id, key)
+        refused = self._claim(thread_id, key, state)
         if refused is not None:
             return refused
         results = DeferredToolResults(
@@ -132,7 +141,7 @@ class DeferredGate:
             )
             raise
         outcome = self._after(thread_id, result)
-        self.j.effects.commit(key, {"status": outcome.status}, owner=self.owner)
+        self.j.effects.commit(key, resume_record(outcome, outcome.output), owner=self.owner)
         return outcome
 
     # ------------------------------------------------------------ internals
@@ -174,7 +183,10 @@ class DeferredGate:
         )
         return approval.id
 
-    def _claim(self, thread_id: str, key: str) -> DeferredOutcome | None:
+    def _claim(self, thread_id: str, key: str, state: str) -> DeferredOutcome | None:
+        """None when this process resumes ``state``; else what the loser hands back: the
+        winner's output once it finished, the state it stopped at next, or ``state`` again
+        to retry while the winner works (never a state-less outcome that is not done)."""
         refused = claim_resume(
             self.j,
             key,
@@ -186,8 +198,16 @@ class DeferredGate:
         )
         if refused is None:
             return None
-        status, detail = refused
-        return self._outcome(thread_id, status, detail=detail)
+        lost = lost_resume(self.j, key, refused, state)
+        return self._outcome(
+            thread_id,
+            lost.status,
+            done=lost.done,
+            state=lost.state,
+            approvals=lost.approvals,
+            output=lost.output,
+            detail=lost.detail,
+        )
 
     def _outcome(self, thread_id: str, status: Status, **kw: Any) -> DeferredOutcome:
         return DeferredOutcome(

@@ -54,6 +54,19 @@ MAX_CONTENT = 200_000
 PERSON_TRUST = (Trust.USER_CONFIRMED, Trust.OPERATOR_EDITED)
 # What an agent may not do to an entry a person confirmed (it records a conflict instead).
 AGENT_BARRED = ("replace", "remove", "restore")
+AGENT_BARRED_HINT = "Record a conflict with the new version; a person reconciles it."
+
+
+def agent_barred(entry: Any, operation: str) -> str:
+    """Why an agent may not ``operation`` ("replace", "remove", "restore") ``entry`` (a
+    MemoryEntry, or its row), or "" when it may. The store's rule, asked by the store on
+    each agent write and by the desk before it offers a person a choice an agent would then
+    be refused (a memory change review's "Accept the change")."""
+    if entry.confirmed and operation in AGENT_BARRED:
+        return f"memory entry {entry.id} is confirmed by a person; an agent cannot {operation} it"
+    return ""
+
+
 USE_BATCH = 500  # ids per UPDATE in mark_used (well under SQLite's bind limit)
 
 
@@ -318,12 +331,9 @@ class Memory(RetiredAttributes):
                     verb="confirm",
                     what=f"memory entry {entry_id}",
                 )
-            if tx.actor.kind == ActorKind.AGENT and row.confirmed and operation in AGENT_BARRED:
-                raise errors.NotAllowed(
-                    f"memory entry {entry_id} is confirmed by a person; an agent cannot "
-                    f"{operation} it",
-                    hint="Record a conflict with the new version; a person reconciles it.",
-                )
+            barred = agent_barred(row, operation) if tx.actor.kind == ActorKind.AGENT else ""
+            if barred:
+                raise errors.NotAllowed(barred, hint=AGENT_BARRED_HINT)
             written = self._apply(
                 tx, row, operation, values, reason, run_id, idempotency_key, request
             )
@@ -750,6 +760,12 @@ class Memory(RetiredAttributes):
                 f"“{item.title}” is sensitive: review it on its own (its "
                 "content is hidden until you reveal it)"
             )
+
+    def refusal(self, entry: MemoryEntry, operation: str) -> str:
+        """Why this journal's actor would be refused ``operation`` on ``entry`` by the rule
+        above ("" : it would not): an agent asks before it proposes a change it could not
+        write. No read; the write itself checks again."""
+        return agent_barred(entry, operation) if self.j.actor.kind == ActorKind.AGENT else ""
 
     def mark_used(self, entry_ids: Iterable[str]) -> int:
         """An agent read these entries: stamp ``last_used_at`` and count the use, in one

@@ -91,15 +91,22 @@ def default_schema(kind: QuestionKind, options: list[Any]) -> dict:
     return {"type": "object", "additionalProperties": note, "minProperties": 1}
 
 
-def validate_response(schema: dict, response: Any) -> None:
-    """Raise ValidationError naming the first bad field."""
+def response_validator(schema: Any) -> Any:
+    """The one check of an answer against its schema: the store's at submit time, and the
+    desk's as the operator types (``proctor.gui.forms.validate``), so the desk refuses what
+    the store and the CLI refuse. Raises jsonschema's SchemaError for a broken schema."""
     import jsonschema
 
     # ``format`` (date-time, date, time, uri, email, …) is checked, not only annotated:
     # date-time through rfc3339-validator and uri through rfc3986-validator (dependencies)
-    validator = jsonschema.Draft202012Validator(
+    return jsonschema.Draft202012Validator(
         schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
     )
+
+
+def validate_response(schema: dict, response: Any) -> None:
+    """Raise ValidationError naming the first bad field."""
+    validator = response_validator(schema)
     problems = sorted(validator.iter_errors(response), key=lambda e: list(e.absolute_path))
     if problems:
         first = problems[0]

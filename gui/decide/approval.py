@@ -31,6 +31,7 @@ from ..widgets.action_text import ActionText
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, plain_tip, section
+from .confirm import confirmed
 from .detail import DetailContext, DetailWidget
 from .edit_action import EditActionDialog
 from .rule_draft import RuleDraftPanel
@@ -320,6 +321,22 @@ class ApprovalDetail(DetailWidget):
     def makes_rule(self) -> bool:
         """Approving now makes a rule (a scope other than once is chosen)."""
         return self.scope() != ApprovalScope.ONCE and self.rule_panel.isVisible()
+
+    def approve(self) -> str:
+        """Approve the approval shown, exactly as this form says: once (asking first when it
+        is risky), or with the rule the rule panel shows (its own confirmation). The one
+        approve of every page that decides (the Inbox, a run's "Waiting for you"); the
+        answer is what to tell the operator."""
+        a, item = self.entity, self.item
+        if not isinstance(a, Approval) or item is None or a.id != item.id:
+            return tr("Not approved: the action is still loading. Approve again once it is shown.")
+        reason, scope = self.reason_text(), self.scope()
+        if self.makes_rule():
+            return self.rule_panel.approve(item, reason, self)
+        if not confirmed(self, self.ctx.settings, a, scope, reason):
+            return tr("Not approved: you cancelled the confirmation.")
+        self.ctx.decider.approve(item, reason=reason, scope=scope)
+        return tr("Approving…")
 
     @Slot()
     def edit_and_approve(self) -> None:

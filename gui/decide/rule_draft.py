@@ -27,9 +27,10 @@ from PySide6.QtWidgets import (
 
 from proctor.core import errors
 from proctor.core.kernel import predicates
-from proctor.core.models import Approval, RuleDraft, RulePreview
+from proctor.core.models import Approval, InboxItem, RuleDraft, RulePreview
 
 from ..infra.i18n import tr
+from ..infra.tasks import request_id
 from ..widgets import fmt
 from ..widgets.labels import plain_label
 from .detail import DetailContext
@@ -287,6 +288,35 @@ class RuleDraftPanel(QFrame):
         if self.preview is None or not self.apply.isChecked():
             return []
         return [(h.id, h.version) for h in self.preview.pending]
+
+    def approve(self, item: InboxItem, reason: str, host: QWidget) -> str:
+        """Approve ``item`` and make the rule shown, as shown: confirm it (restated, with its
+        impact), then decide, make it and apply it to the pending requests chosen, in one
+        transaction (the decider's). Every page that decides approves through here; the
+        answer is what to tell the operator."""
+        draft = self.draft()
+        if draft is None:
+            return tr("The rule cannot be made as it stands: ") + (
+                self.problem.text() or tr("wait for its draft.")
+            )
+        apply_to = self.apply_to()
+        if not RuleConfirmDialog.ask(host, draft, self.preview, len(apply_to)):
+            return tr("Not approved: you cancelled the rule's confirmation.")
+        approvals, rid, version = self.ctx.journal.approvals, request_id(), item.version
+        self.ctx.decider.submit(
+            item,
+            lambda: (
+                approvals.decide_with_rule(
+                    item.id,
+                    draft,
+                    expected_version=version,
+                    reason=reason or None,
+                    apply_to=apply_to,
+                    request_id=rid,
+                ).approval
+            ),
+        )
+        return tr("Approving and making the rule…")
 
 
 class RuleConfirmDialog(QDialog):

@@ -14,12 +14,12 @@ from typing import Any
 from proctor.core.models import Question, QuestionKind
 
 from .credentials import CredentialStore, CredentialView
+from .memory_change import memory_material
 from .review import (
     DiffReviewView,
     MemoryReviewView,
     MergeConflictView,
     diff_material,
-    memory_material,
     merge_material,
 )
 from .views import KIND_VIEWS, AnswerView, FormView

@@ -20,7 +20,7 @@ from ..widgets.labels import plain_label
 from .containers import ObjectField, make_field
 from .fields import Field
 from .schema import MISSING, Node, plan
-from .validate import Checker, Problem
+from .validate import Checker, Problem, canonical
 
 FORM_TAB, RAW_TAB = 0, 1
 RAW_MAX = 2_000_000  # characters of raw JSON accepted from the operator
@@ -193,10 +193,37 @@ class SchemaForm(QWidget):
                 value, problem = self.raw_value()
                 if not problem:
                     self.root.set_value(value)
+                    if not self._holds(value):
+                        self._stay_raw(value)
+                    elif self.supported:
+                        self.notice.hide()
         finally:
             self._syncing = False
         self.check()
         self.edited.emit()
+
+    def _holds(self, value: Any) -> bool:
+        """Whether the form now holds exactly ``value`` (nothing typed was dropped)."""
+        assert self.root is not None
+        held = self.root.value()
+        held = {} if held is MISSING and self.node.kind in ("object", "map") else held
+        return canonical(held) == canonical(value)
+
+    def _stay_raw(self, value: Any) -> None:
+        """The form cannot hold what was typed as raw JSON (a key the schema does not allow,
+        a value no editor takes): stay on the Raw JSON tab, as typed, and say why; the
+        answer keeps the problems the core's check finds in it (never sent without the
+        key in silence)."""
+        self.tabs.blockSignals(True)
+        self.tabs.setCurrentIndex(RAW_TAB)
+        self.tabs.blockSignals(False)
+        self.notice.setText(
+            tr(
+                "Kept as raw JSON: the form cannot hold all of this answer (it would drop "
+                "what it has no field for). Fix it here; the problems are listed above."
+            )
+        )
+        self.notice.show()
 
     # ------------------------------------------------------------ for views and tests
     def field(self, *path: str) -> Field | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import errors
-from proctor.core.memory.service import Memory
+from proctor.core.memory.service import Memory, agent_barred
 from proctor.core.models import MemoryEntry, Question
 
 from ..infra.i18n import tr
@@ -46,6 +47,7 @@ class MemoryChange:
     proposed: str
     pieces: list[Piece]
     note: str = ""  # why the base is not the entry's current content, if it is not
+    barred: str = ""  # why the agent could not write the change if accepted ("" : it can)
 
 
 def load_memory_change(memory: Memory, question: Question) -> MemoryChange:
@@ -62,7 +64,10 @@ def load_memory_change(memory: Memory, question: Question) -> MemoryChange:
     else:
         note = "The agent named no entry: compared with the text it says is remembered now."
     base = entry.content if entry is not None else text_of(r.get("before", ""))
-    return MemoryChange(entry, base, proposed, word_diff(base, proposed), note)
+    # the store's own rule: accepting a change the agent may not write would offer a choice
+    # that ends in the agent's refusal (NotAllowed), so the review asks the core first
+    barred = agent_barred(entry, "replace") if entry is not None else ""
+    return MemoryChange(entry, base, proposed, word_diff(base, proposed), note, barred)
 
 
 def _value(request: dict, key: str) -> str | None:
@@ -98,7 +103,13 @@ def field_rows(question: Question, change: MemoryChange) -> list[tuple[str, str,
 
 
 class MemoryChangeMaterial(QWidget):
-    """The entry now vs the proposal (word diff, both sides), and the field table."""
+    """The entry now vs the proposal (word diff, both sides), and the field table.
+
+    Signals:
+        shown(object): the MemoryChange now on screen (the review limits its verdicts).
+    """
+
+    shown = Signal(object)
 
     def __init__(self, question: Question, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -173,6 +184,7 @@ class MemoryChangeMaterial(QWidget):
             for col, value in enumerate(row):
                 self.fields.setItem(n, col, QTableWidgetItem(fmt.visible(value)))
         self.fields.resizeRowsToContents()
+        self.shown.emit(change)
 
     def field_value(self, name: str) -> tuple[str, str]:
         def text(n: int, col: int) -> str:

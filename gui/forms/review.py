@@ -50,7 +50,7 @@ from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
 from . import diff
 from .fields import button_text
-from .memory_change import memory_material, proposed_text
+from .memory_change import MemoryChange, MemoryChangeMaterial, proposed_text
 from .schema import pretty_name
 from .validate import Problem
 from .views import AnswerView, enum_of, props, request_dict, text_of
@@ -63,6 +63,7 @@ COLORS = {
     "replace": QColor(210, 160, 30, 60),
     "hunk": QColor(80, 120, 220, 45),
 }
+WRITES = ("accept", "edit")  # the verdicts after which the agent writes the entry
 VERDICT_WORDS = {
     "approve": "Approve",
     "request_changes": "Request changes",
@@ -652,7 +653,12 @@ class MemoryReviewView(AnswerView):
     def __init__(self, question: Question, parent: QWidget | None = None) -> None:
         super().__init__(question, parent)
         self.request = request_dict(question)
-        self.material = memory_material(question, self)
+        self.material = MemoryChangeMaterial(question, self)
+        self.material.shown.connect(self._on_change_shown)
+        self.barred = ""  # why accepting cannot be offered (the core's word), "" if it can
+        self.barred_note = plain_label(parent=self, name="Muted")
+        self.barred_note.setAccessibleName(tr("Why the change cannot be accepted"))
+        self.barred_note.hide()
         self.verdicts = VerdictGroup(
             enum_of(self.schema, "verdict", ["accept", "reject", "edit"]), self
         )
@@ -664,8 +670,34 @@ class MemoryReviewView(AnswerView):
         self.layout_.addWidget(self.material)
         self.layout_.addWidget(section("Your decision", self))
         self.layout_.addWidget(self.verdicts)
+        self.layout_.addWidget(self.barred_note)
         self.layout_.addWidget(self.content)
         self.layout_.addWidget(self.problem)
+        self.check()
+
+    @Slot(object)
+    def _on_change_shown(self, change: MemoryChange) -> None:
+        """Offer only what the store accepts: when the agent may not write the entry (the
+        core's ``agent_barred``: it is confirmed by a person), accepting or editing the change
+        would end in the agent's refusal, so those verdicts are off and the reason shown."""
+        self.barred = change.barred
+        for value in WRITES:
+            if value in self.verdicts.values:
+                button = self.verdicts.button_for(value)
+                button.setEnabled(not self.barred)
+                if self.barred and button.isChecked():
+                    self.verdicts.group.setExclusive(False)
+                    button.setChecked(False)
+                    self.verdicts.group.setExclusive(True)
+        self.barred_note.setText(
+            tr(
+                "Accepting cannot be offered: {why}. Reject it; the agent can record a "
+                "conflict with its version, which a person resolves on the Memory page."
+            ).format(why=self.barred)
+            if self.barred
+            else ""
+        )
+        self.barred_note.setVisible(bool(self.barred))
         self.check()
 
     @Slot(int, bool)
@@ -689,6 +721,8 @@ class MemoryReviewView(AnswerView):
     def view_problems(self) -> list[Problem]:
         if self.verdicts.value() is None:
             return [Problem(("verdict",), "accept, reject or edit the change")]
+        if self.barred and self.verdicts.value() in WRITES:
+            return [Problem(("verdict",), self.barred)]
         if self.verdicts.value() == "edit" and not self.content.toPlainText().strip():
             return [Problem(("content",), "the edited memory text is empty")]
         return []

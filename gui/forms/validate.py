@@ -1,8 +1,9 @@
-"""Validate an answer with ``jsonschema`` and say which field each problem belongs to.
+"""Validate an answer with the core's own check and say which field each problem belongs to.
 
-The desk checks what the core checks (Draft 2020-12), plus formats (date, email ...),
-so the operator sees a problem next to its field while typing; the core's check at
-submit time stays the authority.
+The desk checks with the validator the store uses at submit time
+(``proctor.core.questions.service.response_validator``: Draft 2020-12, formats checked),
+so the operator sees a problem next to its field while typing, and the desk refuses what
+the store and the CLI refuse; the core's check at submit time stays the authority.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
+
+from proctor.core.questions.service import response_validator
 
 MAX_PROBLEMS = 50
 MESSAGE_MAX = 240
@@ -35,10 +38,7 @@ class Checker:
         self.broken = ""
         self.validator: Any = None
         try:
-            cls = jsonschema.validators.validator_for(
-                schema, default=jsonschema.Draft202012Validator
-            )
-            self.validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+            self.validator = response_validator(schema)
         except Exception as exc:  # noqa: BLE001 - the agent's schema is data: report it, never crash
             self.broken = f"the agent's schema cannot be checked: {bounded(str(exc))}"
 
@@ -49,7 +49,7 @@ class Checker:
         try:
             found: list[Problem] = []
             for error in self.validator.iter_errors(value):
-                found.append(to_problem(error))
+                found.extend(to_problems(error))
                 if len(found) >= MAX_PROBLEMS:
                     break
         except RecursionError:
@@ -61,6 +61,46 @@ class Checker:
 
 def problems(schema: Any, value: Any) -> list[Problem]:
     return Checker(schema).problems(value)
+
+
+def canonical(value: Any) -> str:
+    """``value`` as sorted JSON, to compare two answers exactly (1, 1.0 and true differ)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+def to_problems(error: jsonschema.ValidationError) -> list[Problem]:
+    """One problem per field: each key the schema does not allow is named."""
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        path = tuple(str(p) for p in error.absolute_path)
+        extra = unexpected(error.schema, error.instance)
+        if extra:
+            return [Problem((*path, name), "not expected here") for name in extra]
+    return [to_problem(error)]
+
+
+def unexpected(schema: Any, instance: dict) -> list[str]:
+    """The keys of ``instance`` an ``additionalProperties: false`` schema does not allow."""
+    import re
+
+    if not isinstance(schema, dict):
+        return []
+    properties = schema.get("properties")
+    named: dict = properties if isinstance(properties, dict) else {}
+    patterns = schema.get("patternProperties")
+    patterns = list(patterns) if isinstance(patterns, dict) else []
+
+    def allowed(key: str) -> bool:
+        if key in named:
+            return True
+        for pattern in patterns:
+            try:
+                if re.search(pattern, key):
+                    return True
+            except re.error:
+                continue
+        return False
+
+    return [str(key) for key in instance if not allowed(str(key))]
 
 
 def to_problem(error: jsonschema.ValidationError) -> Problem:

@@ -24,13 +24,12 @@ from proctor.core.models import (
 from ..decide import settle
 from ..decide.approval import ApprovalDetail
 from ..decide.commands import decision_commands
-from ..decide.confirm import action_label, confirmed
+from ..decide.confirm import action_label
 from ..decide.detail import DetailWidget
 from ..decide.effect import EffectDetail
-from ..decide.rule_draft import RuleConfirmDialog
 from ..infra.actions import ActionRegistry, ActionSpec
 from ..infra.i18n import QT_TR_NOOP, tr
-from ..infra.tasks import BUSY_AFTER_MS, request_id
+from ..infra.tasks import BUSY_AFTER_MS
 from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import BANNER_CLOSE_MS, NOTE_CLOSE_MS, Level
@@ -268,54 +267,19 @@ class InboxCommands(QObject):
             if self._held(item, "approved"):
                 return
             detail = self._detail_for(item, ApprovalDetail)
-            approval = detail.entity if detail is not None else None
-            if not isinstance(approval, Approval) or approval.id != item.id:
+            if detail is None:
                 self._note(
                     item,
                     "Not approved: the action is still loading. Approve again once it is shown.",
                 )
                 return
-            reason = detail.reason_text() if detail else ""
-            scope = detail.scope() if detail else ApprovalScope.ONCE
-            if detail is not None and detail.makes_rule():
-                # the rule's own confirmation restates the action and the rule it makes
-                self._approve_with_rule(item, detail, reason)
-                return
-            if not confirmed(self.page, self.page.ctx.settings, approval, scope, reason):
-                self._note(item, "Not approved: you cancelled the confirmation.")
-                return
-            self.decider.approve(item, reason=reason, scope=scope)  # the write goes out first
-            self._working(item, "Approving…")
-
-    def _approve_with_rule(self, item: InboxItem, detail: ApprovalDetail, reason: str) -> None:
-        """The rule shown is the rule made: confirm it (restated, with its impact), then
-        decide, make it and apply it to the pending requests chosen, in one transaction."""
-        panel = detail.rule_panel
-        draft = panel.draft()
-        if draft is None:
-            detail.message.show_message(
-                tr("The rule cannot be made as it stands: ")
-                + (panel.problem.text() or tr("wait for its draft."))
-            )
-            return
-        apply_to = panel.apply_to()
-        if not RuleConfirmDialog.ask(self.page, draft, panel.preview, len(apply_to)):
-            return
-        approvals, rid = self.page.ctx.journal.approvals, request_id()
-        self._working(item, "Approving and making the rule…")
-        self.decider.submit(
-            item,
-            lambda: (
-                approvals.decide_with_rule(
-                    item.id,
-                    draft,
-                    expected_version=item.version,
-                    reason=reason or None,
-                    apply_to=apply_to,
-                    request_id=rid,
-                ).approval
-            ),
-        )
+            # the form's own approve: once, or with the rule its panel shows (one flow,
+            # the same on every page that decides)
+            text = detail.approve()
+            if self.decider.busy(item_key(item)):
+                self._working(item, text)
+            else:
+                self._note(item, text)
 
     def deny(self) -> None:
         approvals = self._approvals()

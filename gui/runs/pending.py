@@ -23,11 +23,10 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core import errors
-from proctor.core.models import Approval, ApprovalScope, EffectStatus, InboxItem, InboxKind
+from proctor.core.models import Approval, EffectStatus, InboxItem, InboxKind
 
 from ..decide.approval import ApprovalDetail
 from ..decide.commands import decision_commands
-from ..decide.confirm import confirmed
 from ..decide.decider import Decider
 from ..decide.detail import DetailContext, DetailPane
 from ..decide.items import KIND_TITLES, item_key
@@ -103,24 +102,15 @@ class PendingCommands(QObject):
         return self.can_snooze() and item is not None and item.kind == kind
 
     def approve(self) -> None:
+        """The detail form's own approve, as in the Inbox: once, or with the rule its panel
+        shows (the resource, condition, scope, expiry and pending requests chosen there)."""
         item, widget = self.pane.current_item(), self.pane.detail.current()
         if item is None or item.kind != InboxKind.APPROVAL:
             return
-        reason = (
-            widget.reason_text() if widget is not None and hasattr(widget, "reason_text") else ""
-        )
-        scope = widget.scope() if widget is not None and hasattr(widget, "scope") else None
-        approval = getattr(widget, "entity", None)
-        if not isinstance(approval, Approval) or approval.id != item.id:
+        if not isinstance(widget, ApprovalDetail) or widget.item is None:
             self.pane.working(item, "Not approved: the action is still loading.")
             return
-        if not confirmed(
-            self.pane, self.pane.ctx.settings, approval, scope or ApprovalScope.ONCE, reason
-        ):
-            self.pane.working(item, "Not approved: you cancelled the confirmation.")
-            return
-        self.pane.working(item, "Approving…")
-        self.decider.approve(item, reason=reason, **({"scope": scope} if scope else {}))
+        self.pane.working(item, widget.approve())
         self.pane.registry.refresh()  # busy now: Approve and Deny are off
 
     def deny(self) -> None:

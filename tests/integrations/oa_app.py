@@ -1,6 +1,10 @@
 """An OpenAI Agents SDK agent with a scripted model (no network, no LLM) as a test process.
 
-    python oa_app.py JOURNAL start|resume THREAD STATEFILE
+    python oa_app.py JOURNAL start|resume|loop THREAD STATEFILE
+
+``loop`` is the README's worker loop on the saved state (``while not outcome.done:``
+resume); it prints ``STATUS <status>`` for each outcome, then the last outcome's JSON. With
+``RELEASE=FILE`` the refund waits until FILE exists (a test holds the winner there).
 
 The refund tool needs approval; each refund really made is a line in JOURNAL.refunds.log.
 The last stdout line is the AgentsOutcome JSON (its state is also written to STATEFILE).
@@ -12,6 +16,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +86,9 @@ def make_agent(log: Path) -> Agent:
         """Refund an amount (cents) to an account."""
         if os.environ.get("CRASH_IN_TOOL"):
             os._exit(17)  # the process dies inside the side effect (did it happen?)
+        release = os.environ.get("RELEASE")
+        while release and not Path(release).exists():
+            time.sleep(0.02)  # held inside the tool: its resume claim stays live
         with log.open("a") as f:
             f.write(f"{account} {amount}\n")
         return f"refunded {amount} to {account}"
@@ -98,6 +106,13 @@ async def main() -> int:
         gate = AgentsGate(journal, lease_seconds=float(os.environ.get("LEASE", "300")))
         if command == "start":
             outcome = await gate.start(agent, thread, "Refund acct-9 the 42.00 charged twice")
+        elif command == "loop":  # the README's loop, as a second worker would run it
+            outcome = await gate.resume(agent, thread, Path(state_file).read_text())
+            print(f"STATUS {outcome.status}", flush=True)
+            while not outcome.done:
+                await asyncio.sleep(0.05)
+                outcome = await gate.resume(agent, thread, outcome.state)
+                print(f"STATUS {outcome.status}", flush=True)
         else:
             outcome = await gate.resume(agent, thread, Path(state_file).read_text())
         if outcome.state is not None:

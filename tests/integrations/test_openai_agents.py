@@ -106,3 +106,20 @@ def test_a_resumer_that_crashed_mid_run_waits_for_a_person(journal_path, tmp_pat
     )
     done = run_app(journal_path, "resume", "t-5", state)
     assert done["done"] and refunds(journal_path) == ["acct-9 4200"]
+
+
+def test_the_rejection_of_an_edit_tells_the_model_what_the_operator_wanted(
+    journal_path, tmp_path, desk
+):
+    """The SDK cannot run an edited call: the model is told it was not run and the edited
+    arguments the operator approved, so it can call the tool again with them (issue 32)."""
+    state = tmp_path / "state.json"
+    run_app(journal_path, "start", "t-6", state)
+    [item] = desk.wait_pending("approval")
+    a = desk.journal.approvals.get(item.id)
+    edited = {"tool": "refund", "args": {"account": "acct-9", "amount": 100}}
+    desk.journal.approvals.approve_edited(a.id, edited, expected_version=a.version)
+    done = run_app(journal_path, "resume", "t-6", state)
+    assert done["done"] and refunds(journal_path) == []
+    told = done["final_output"]
+    assert "Not run" in told and json.dumps(edited["args"], sort_keys=True) in told

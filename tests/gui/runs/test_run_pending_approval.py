@@ -70,7 +70,7 @@ def test_approve_is_off_while_the_pane_writes_the_decision(
     run_id, approval_id = request(journal_path)
     window = open_desk(journal_path)
     pending, widget = shown_approval(qtbot, window, run_id, approval_id)
-    monkeypatch.setattr("proctor.gui.runs.pending.confirmed", lambda *a, **k: True)
+    monkeypatch.setattr("proctor.gui.decide.approval.confirmed", lambda *a, **k: True)
     service = pending.ctx.journal.approvals._service
     real, gate, entered = service.decide, threading.Event(), threading.Event()
 
