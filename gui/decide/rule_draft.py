@@ -31,6 +31,7 @@ from proctor.core.models import Approval, RuleDraft, RulePreview
 
 from ..infra.i18n import tr
 from ..widgets import fmt
+from ..widgets.dialogs import cancel_by_default
 from ..widgets.labels import plain_label
 from .detail import DetailContext
 
@@ -307,6 +308,7 @@ class RuleConfirmDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(label)
         layout.addWidget(buttons)
+        self.cancel = cancel_by_default(buttons)  # Enter makes no rule
 
     @staticmethod
     def text(draft: RuleDraft, preview: RulePreview | None, applied: int) -> str:
