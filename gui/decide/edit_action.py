@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
@@ -24,6 +24,7 @@ from ..forms.diff import unified
 from ..forms.validate import Checker
 from ..infra.i18n import tr
 from ..widgets import fmt
+from ..widgets.dialogs import cancel_by_default
 from ..widgets.labels import plain_label, section
 
 
@@ -102,6 +103,8 @@ class EditActionDialog(QDialog):
         layout.addWidget(split, 1)
         layout.addWidget(self.problem)
         layout.addWidget(buttons)
+        self.cancel = cancel_by_default(buttons, focus=False)  # the editor keeps the focus
+        self.editor.setFocus(Qt.FocusReason.OtherFocusReason)
         self.resize(860, 520)
         self.editor.textChanged.connect(self.check)
         self.check()

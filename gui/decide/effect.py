@@ -88,7 +88,7 @@ class EffectDetail(DetailWidget):
             else f"{effect.tool}: {effect.status.value}"
         )
         self.view.show_context(data)
-        self.form.set_effect(effect, writable=not self.ctx.read_only)
+        self.form.set_effect(effect, writable=not self.ctx.read_only, receipts=data.receipts)
 
     def tick(self) -> None:
         self.view.tick()

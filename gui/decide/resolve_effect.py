@@ -4,12 +4,13 @@ confirmation before a non-idempotent write is marked failed (it may then happen 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
 
-from proctor.core.models import Effect, EffectStatus, SafetyClass
+from proctor.core.models import Effect, EffectStatus, Receipt, SafetyClass
 
 from ..infra.i18n import tr
 from ..infra.tasks import request_id
@@ -49,6 +50,35 @@ def risk_text(e: Effect) -> str:
             "Its idempotency key {key} protects a retry only if the receiving system honours it."
         ).format(key=fmt.bounded(e.idempotency_key, 80))
     return text
+
+
+def strongest_receipt(receipts: Sequence[Receipt]) -> Receipt | None:
+    """What the agent recorded while the effect ran (not a person's resolution): the newest
+    receipt with an external id (a provider's request or payment id), else the newest."""
+    recorded = [r for r in receipts if r.kind != "resolution"]
+    with_id = [r for r in recorded if r.external_id]
+    chosen = with_id or recorded
+    return max(chosen, key=lambda r: r.created_at) if chosen else None
+
+
+def evidence_text(e: Effect | None, receipts: Sequence[Receipt]) -> str:
+    """One line beside the resolve buttons: the strongest evidence there is (issue 32)."""
+    if e is None:
+        return ""
+    best = strongest_receipt(receipts)
+    if best is None:
+        return tr("Evidence: none — the agent recorded no receipt before the outcome was lost.")
+    said = (
+        tr("external id {external_id}").format(external_id=fmt.bounded(best.external_id, 120))
+        if best.external_id
+        else fmt.bounded(json.dumps(best.evidence, ensure_ascii=False, default=str), 160)
+    )
+    return tr("Evidence: the agent recorded {said} at {when} ({kind}, {status}).").format(
+        said=said,
+        when=fmt.clock(best.created_at),
+        kind=fmt.bounded(best.kind, 40),
+        status=fmt.bounded(best.status, 40),
+    )
 
 
 def confirm_failed(parent: QWidget | None, e: Effect) -> bool:
@@ -108,6 +138,8 @@ class ResolveForm(QWidget):
         )
         self.url = self._line("Evidence URL", "Link to the evidence (optional, kept as text)")
         self.note = self._line("Evidence note", "Anything else worth keeping (optional)")
+        self.evidence_line = plain_label(parent=self)
+        self.evidence_line.setAccessibleName(tr("Strongest evidence"))
         self.buttons = QVBoxLayout()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 8)
@@ -122,6 +154,7 @@ class ResolveForm(QWidget):
         evidence.addWidget(self.url, 3)
         layout.addLayout(evidence)
         layout.addWidget(self.note)
+        layout.addWidget(self.evidence_line)  # right above the buttons, never below the fold
         layout.addLayout(self.buttons)
 
     def _line(self, name: str, placeholder: str) -> QLineEdit:
@@ -131,9 +164,13 @@ class ResolveForm(QWidget):
         line.setMaxLength(2000)
         return line
 
-    def set_effect(self, e: Effect | None, *, writable: bool) -> None:
+    def set_effect(
+        self, e: Effect | None, *, writable: bool, receipts: Sequence[Receipt] = ()
+    ) -> None:
         can = e is not None and e.status == EffectStatus.AMBIGUOUS and writable
         self.risk.setText(risk_text(e) if e is not None else "")
+        self.evidence_line.setText(evidence_text(e, receipts))
+        self.evidence_line.setVisible(e is not None)
         for w in (self.reason, self.external, self.url, self.note):
             w.setEnabled(can)
 

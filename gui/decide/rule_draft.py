@@ -32,6 +32,7 @@ from proctor.core.models import Approval, InboxItem, RuleDraft, RulePreview
 from ..infra.i18n import tr
 from ..infra.tasks import request_id
 from ..widgets import fmt
+from ..widgets.dialogs import cancel_by_default
 from ..widgets.labels import plain_label
 from .detail import DetailContext
 
@@ -337,6 +338,7 @@ class RuleConfirmDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(label)
         layout.addWidget(buttons)
+        self.cancel = cancel_by_default(buttons)  # Enter makes no rule
 
     @staticmethod
     def text(draft: RuleDraft, preview: RulePreview | None, applied: int) -> str:

@@ -204,7 +204,8 @@ class EffectsPage(ListPage):
         self.view.setVisible(context is not None)
         if context is not None:
             self.view.show_context(context)
-        self.form.set_effect(self.effect(), writable=not self.read_only)
+        receipts = context.receipts if context is not None else ()
+        self.form.set_effect(self.effect(), writable=not self.read_only, receipts=receipts)
         self.update_buttons()
 
     def effect(self) -> Effect | None:

@@ -43,11 +43,16 @@ from .validate import Problem
 OPTION_TEXT_MAX = 200
 
 
-def button_text(text: str, limit: int = OPTION_TEXT_MAX) -> str:
-    """Agent text for a button/check box: one line, bounded, '&' shown (not a mnemonic)."""
+def list_text(text: str, limit: int = OPTION_TEXT_MAX) -> str:
+    """Agent text for an option's line (a list row, a name): one line, bounded, control,
+    bidi and invisible characters shown as escapes (the one display function's rule)."""
     line = visible(" ".join(str(text).split()))
-    line = line if len(line) <= limit else line[: limit - 1] + "…"
-    return line.replace("&", "&&")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def button_text(text: str, limit: int = OPTION_TEXT_MAX) -> str:
+    """Agent text for a button/check box: ``list_text``, '&' shown (not a mnemonic)."""
+    return list_text(text, limit).replace("&", "&&")
 
 
 def option_label(value: Any) -> str:

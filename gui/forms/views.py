@@ -32,7 +32,7 @@ from proctor.core.models import Question, QuestionKind
 
 from ..infra.i18n import tr
 from ..widgets.labels import plain_label, section
-from .fields import button_text, filter_list, option_label
+from .fields import button_text, filter_list, list_text, option_label
 from .form import SchemaForm
 from .schema import MISSING
 from .validate import Checker, Problem
@@ -297,7 +297,7 @@ class ChoiceView(AnswerView):
             button: QRadioButton | QCheckBox = (
                 QCheckBox(text, self) if self.multi else QRadioButton(text, self)
             )
-            button.setAccessibleName(option["label"][:200])
+            button.setAccessibleName(list_text(option["label"])[:200])
             self.group.addButton(button, n)
             self.buttons.append(button)
             self.layout_.addWidget(button)
@@ -321,7 +321,7 @@ class ChoiceView(AnswerView):
         self.list.setUniformItemSizes(True)
         self.list.setMinimumHeight(200)
         for option in self.options:
-            item = QListWidgetItem(option["label"][:300])
+            item = QListWidgetItem(list_text(option["label"]))  # escaped as the buttons are
             if self.multi:
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(Qt.CheckState.Unchecked)

@@ -9,7 +9,7 @@ names each by tool and resource only."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QDialog,
@@ -24,6 +24,7 @@ from proctor.core.models import Approval, ApprovalScope
 
 from ..infra.i18n import tr
 from ..widgets.action_text import BOX_CHARS
+from ..widgets.dialogs import cancel_by_default
 from ..widgets.fmt import pretty_json, visible
 from ..widgets.labels import plain_label, section
 
@@ -155,6 +156,9 @@ class BulkDecisionDialog(QDialog):
             layout.addWidget(section("Why deny them?", self))
         layout.addWidget(self.reason)
         layout.addWidget(buttons)
+        self.cancel = cancel_by_default(buttons, focus=approve)  # Enter decides nothing
+        if not approve:
+            self.reason.setFocus(Qt.FocusReason.OtherFocusReason)
         self.resize(720, 420)
         self._update()
 

@@ -23,9 +23,23 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import shiboken6
-from PySide6.QtCore import QKeyCombination, QObject, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QMenuBar, QPushButton, QStackedWidget, QToolBar, QWidget
+from PySide6.QtCore import QEvent, QKeyCombination, QObject, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QLineEdit,
+    QMenu,
+    QMenuBar,
+    QPlainTextEdit,
+    QPushButton,
+    QStackedWidget,
+    QTextEdit,
+    QToolBar,
+    QWidget,
+)
 
 from ..widgets.icons import icon
 from .i18n import tr
@@ -72,6 +86,63 @@ def is_single_key(sequence: str) -> bool:
     return not (mods & blocked) and not named
 
 
+TYPING_BLOCKED = (
+    Qt.KeyboardModifier.ControlModifier
+    | Qt.KeyboardModifier.AltModifier
+    | Qt.KeyboardModifier.MetaModifier
+)
+
+
+def takes_typing(widget: QWidget | None) -> bool:
+    """True if a letter typed into ``widget`` is text for it, not a command: a line, an
+    editable text box, a spin box, a combo box (editable or not: a letter picks an entry)
+    or its open list, an item view whose current cell starts editing on a key."""
+    if widget is None:
+        return False
+    if isinstance(widget, QLineEdit | QAbstractSpinBox | QComboBox):
+        return True
+    if isinstance(widget, QPlainTextEdit | QTextEdit):
+        return not widget.isReadOnly()
+    if any(isinstance(w, QComboBox) for w in ancestors(widget)[1:]):
+        return True  # a combo box's open list (its popup is the combo's child)
+    if isinstance(widget, QAbstractItemView):
+        index = widget.currentIndex()
+        keyed = bool(widget.editTriggers() & QAbstractItemView.EditTrigger.AnyKeyPressed)
+        return keyed and index.isValid() and bool(index.flags() & Qt.ItemFlag.ItemIsEditable)
+    return False
+
+
+class TypingGuard(QObject):
+    """Installed on the application: a key without Ctrl/Alt/Meta that produces text is the
+    focused field's while that field takes typing (``takes_typing``), never a single-key
+    shortcut's (issue 32: S snoozed a question while its combo box had the focus)."""
+
+    def eventFilter(self, _obj: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and not (event.modifiers() & TYPING_BLOCKED)
+            and event.text().isprintable()
+            and event.text() != ""
+            and takes_typing(QApplication.focusWidget())
+        ):
+            event.accept()  # the key goes to the field as a key press; no shortcut fires
+            return True
+        return False
+
+
+_GUARD: TypingGuard | None = None
+
+
+def guard_typing() -> None:
+    """Install the one ``TypingGuard`` on the application (once per process)."""
+    global _GUARD
+    app = QApplication.instance()
+    if _GUARD is None and app is not None:
+        _GUARD = TypingGuard(app)
+        app.installEventFilter(_GUARD)
+
+
 class ActionRegistry(QObject):
     """Signals:
     triggered(str): the id of an action that just ran.
@@ -92,6 +163,7 @@ class ActionRegistry(QObject):
         self._buttons: list[ActionButton] = []
         self._memo: dict[Hashable, Any] | None = None  # ``once`` answers, during a refresh
         self.single_keys = True
+        guard_typing()
 
     # ------------------------------------------------------------ declaring
     def register(

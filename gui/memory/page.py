@@ -391,14 +391,16 @@ class MemoryPage(ListPage):
         )
 
     def _on_entry_written(self, what: str, entry: Any) -> None:
+        text = tr("{what}: “{title}” is now version {version}.").format(
+            what=what, title=entry.title, version=entry.version
+        )
+        shown = self.entry.entry()
+        if shown is None or shown.id != entry.id:  # another entry is shown now: say it here
+            self.message.show_message(text, Level.SUCCESS)
+            return
         if what == "Saved":
             self.entry.edit_saved()
-        self.entry.message.show_message(
-            tr("{what}: “{title}” is now version {version}.").format(
-                what=what, title=entry.title, version=entry.version
-            ),
-            Level.SUCCESS,
-        )
+        self.entry.message.show_message(text, Level.SUCCESS, about=entry.id)
 
     def _on_write_error(self, exc: BaseException) -> None:
         bar = self.entry.message if self.shown and self.shown[0] == "entry" else self.review.notice

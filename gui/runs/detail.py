@@ -224,6 +224,8 @@ class RunDetail(QWidget):
         for key in ("header", "facts"):  # reads of the run shown before are stale
             self.ctx.runner.drop(key, self)
         self.message.clear()
+        self.pending.run_id = run_id
+        self.pending.message.keep_only(run_id)  # its "approved." was about the run before
         self.title.setText(tr("Loading run…"))
         self.integrity.show_run(run_id)
         journal = self.ctx.journal
@@ -404,7 +406,7 @@ class RunDetail(QWidget):
             return
         runs, rid = self.ctx.journal.runs, f"desk-{uuid.uuid4().hex}"
         run_id, version = run.id, run.version
-        self.message.show_message(tr("Requesting cancel…"), Level.INFO)
+        self.message.show_message(tr("Requesting cancel…"), Level.INFO, about=run_id)
         self.ctx.runner.run(
             lambda: runs.request_cancel(
                 run_id, reason, expected_version=version, request_id=rid, source="desk"
@@ -416,8 +418,12 @@ class RunDetail(QWidget):
         )
 
     def _on_cancel_requested(self, run: Run) -> None:
+        if run.id != self.run_id:  # the operator moved on to another run meanwhile
+            return
         self.message.show_message(
-            tr("Cancel requested; the agent will stop at its next step."), Level.SUCCESS
+            tr("Cancel requested; the agent will stop at its next step."),
+            Level.SUCCESS,
+            about=run.id,
         )
         if run.id == self.run_id:  # the row the write returned (no re-read): Cancel is off
             self._show_header(run)  # at once; the rest follows from the change set

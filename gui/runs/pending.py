@@ -177,6 +177,7 @@ class PendingPane(QWidget):
         self.commands = PendingCommands(self)
         self.commands.register(self.registry)
         self.message = MessageBar(self)
+        self.run_id: str | None = None  # the run shown (set by the run detail)
         self.items = QStandardItemModel(self)
         self.list = QListView(self)
         self.list.setModel(self.items)
@@ -266,8 +267,10 @@ class PendingPane(QWidget):
             widget.forget_draft(key.split(":", 1)[1])
         if widget is not None:
             widget.message.clear()
-        status = getattr(result, "status", "")
-        self.message.show_message(f"{getattr(status, 'value', status) or 'Done'}.", Level.SUCCESS)
+        status, about = getattr(result, "status", ""), getattr(result, "run_id", None)
+        if about is None or about == self.run_id:  # said on the run it was decided for only
+            text = f"{getattr(status, 'value', status) or 'Done'}."
+            self.message.show_message(text, Level.SUCCESS, about=about or self.run_id)
         self.decided.emit()
 
     def _on_refused(self, key: str, exc: BaseException) -> None:
@@ -290,5 +293,7 @@ class PendingPane(QWidget):
         text = f"Snoozed {len(ok)} item(s)."
         if failed:
             text += f" Refused: {failed[0][1]}"
-        self.message.show_message(text, Level.WARNING if failed else Level.SUCCESS)
+        self.message.show_message(
+            text, Level.WARNING if failed else Level.SUCCESS, about=self.run_id
+        )
         self.decided.emit()

@@ -30,6 +30,7 @@ from proctor.core import Journal
 from proctor.core.journal import SCHEMA_HEAD
 
 from ..infra.i18n import tr
+from ..widgets.dialogs import cancel_by_default
 
 # What the desk does with an older journal: ask the operator, or decide up front
 # (``proctor open --migrate``; ``--read-only`` never migrates anything).
@@ -97,7 +98,7 @@ class OldSchemaDialog(QDialog):
         self.cancel_button = self._button(
             buttons, "Cancel", Choice.CANCEL, QDialogButtonBox.ButtonRole.RejectRole
         )
-        self.upgrade_button.setDefault(True)
+        cancel_by_default(buttons)  # Enter neither migrates the journal nor opens it
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
         layout.addWidget(buttons)

@@ -7,6 +7,7 @@ import time
 
 from PySide6.QtCore import QDateTime, Qt, Slot
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QDateTimeEdit,
     QDialog,
     QDialogButtonBox,
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -29,8 +31,29 @@ def _label(text: str, parent: QWidget) -> QLabel:
     return label
 
 
+def cancel_by_default(buttons: QDialogButtonBox, *, focus: bool = True) -> QAbstractButton:
+    """Enter cancels: no button that acts is the default (nor becomes it when it has the
+    focus); Cancel is, and takes the focus unless ``focus`` is False (a text box that should
+    have it keeps it). For every dialog whose OK does what cannot be undone (issue 32)."""
+    cancel = buttons.button(QDialogButtonBox.StandardButton.Cancel)
+    if cancel is None:
+        cancel = next(
+            b
+            for b in buttons.buttons()
+            if buttons.buttonRole(b) == QDialogButtonBox.ButtonRole.RejectRole
+        )
+    for button in buttons.buttons():
+        if isinstance(button, QPushButton):
+            button.setAutoDefault(button is cancel)
+            button.setDefault(button is cancel)
+    if focus:
+        cancel.setFocus(Qt.FocusReason.OtherFocusReason)
+    return cancel
+
+
 class ConfirmDialog(QDialog):
-    """Yes/no with the consequence spelled out (e.g. "Approve 3 approvals?")."""
+    """Yes/no with the consequence spelled out (e.g. "Mark failed — it may happen twice");
+    Enter cancels: the yes takes a deliberate click or its Alt letter."""
 
     def __init__(self, parent: QWidget | None, title: str, text: str, ok: str) -> None:
         super().__init__(parent)
@@ -43,7 +66,7 @@ class ConfirmDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(_label(text, self))
         layout.addWidget(buttons)
-        self.ok.setDefault(True)
+        self.cancel = cancel_by_default(buttons)
 
     @classmethod
     def ask(cls, parent: QWidget | None, title: str, text: str, ok: str = "OK") -> bool:
@@ -77,6 +100,8 @@ class ReasonDialog(QDialog):
         layout.addWidget(_label(prompt, self))
         layout.addWidget(self.box, 1)
         layout.addWidget(buttons)
+        self.cancel = cancel_by_default(buttons, focus=False)  # the reason box has the focus
+        self.box.setFocus(Qt.FocusReason.OtherFocusReason)
         self.resize(460, 220)
         self._update()
 

@@ -3,12 +3,17 @@
 Its text goes through the one display function for agent text (``PlainLabel``: plain
 text, control and invisible characters shown as escapes). A message shown with
 ``close_after_ms`` closes by itself after that long (the countdown pauses while the
-pointer is over the bar); errors and warnings stay until dismissed or replaced."""
+pointer is over the bar); a success closes by itself after ``MessageBar.success_close_ms``
+unless told otherwise (tests set it short); errors and warnings stay until dismissed or
+replaced. A message may say what it is ``about`` (a run, an entry): the host calls
+``keep_only(key)`` when it shows another item, and a message about an item no longer shown
+goes (issue 32: a run's "approved." appeared on another run)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
+from typing import ClassVar
 
 from PySide6.QtCore import QEvent, QTimer, Signal, Slot
 from PySide6.QtGui import QEnterEvent
@@ -34,6 +39,7 @@ class MessageBar(QFrame):
     """
 
     acted = Signal()
+    success_close_ms: ClassVar[int] = BANNER_CLOSE_MS  # injectable: tests make it short
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -58,6 +64,7 @@ class MessageBar(QFrame):
         layout.addWidget(self._close)
         self._callback: Callable[[], object] | None = None
         self.level = Level.INFO
+        self.about: str | None = None  # the item the shown message is about (None: the page)
         self.hide()
 
     def show_message(
@@ -68,8 +75,14 @@ class MessageBar(QFrame):
         action: str | None = None,
         on_action: Callable[[], object] | None = None,
         close_after_ms: int | None = None,
+        about: str | None = None,
     ) -> None:
-        """Show ``text``; with ``close_after_ms`` the bar closes by itself after that long."""
+        """Show ``text``; with ``close_after_ms`` the bar closes by itself after that long
+        (a success: after ``success_close_ms`` when not given). ``about``: the item it is
+        about (see ``keep_only``)."""
+        if close_after_ms is None and level == Level.SUCCESS:
+            close_after_ms = self.success_close_ms
+        self.about = about
         self.level = level
         self.setProperty("level", level.value)
         self.style().unpolish(self)
@@ -90,6 +103,11 @@ class MessageBar(QFrame):
     def closes_by_itself(self) -> bool:
         return self._close_after is not None
 
+    def keep_only(self, about: str | None) -> None:
+        """The host now shows ``about``: a message about another item goes."""
+        if self.about is not None and self.about != about:
+            self.clear()
+
     def enterEvent(self, event: QEnterEvent) -> None:
         self._closer.stop()  # the operator is reading it
         super().enterEvent(event)
@@ -109,6 +127,7 @@ class MessageBar(QFrame):
         self._closer.stop()
         self._close_after = None
         self._callback = None
+        self.about = None
         self._text.clear()
         self.hide()
 

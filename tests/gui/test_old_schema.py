@@ -223,7 +223,7 @@ def test_dialog_says_both_versions_and_where_the_backup_goes(qtbot, tmp_path):
         b.text() for b in (dialog.upgrade_button, dialog.read_only_button, dialog.cancel_button)
     ]
     assert buttons == ["&Upgrade", "Open &read-only", "Cancel"]
-    assert dialog.upgrade_button.isDefault()
+    assert dialog.cancel_button.isDefault() and not dialog.upgrade_button.isDefault()  # issue 32
     dialog.open()
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)
     assert dialog.result() == QDialog.DialogCode.Rejected and dialog.choice is Choice.CANCEL
