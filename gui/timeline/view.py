@@ -18,6 +18,7 @@ from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QBrush,
     QColor,
+    QFontMetrics,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -57,6 +58,7 @@ RIGHT_PAD = 24
 MIN_BAR = 3.0
 MAX_PPS = 50_000.0  # pixels per second at the deepest zoom (20 µs per pixel)
 CLICK_SLOP = 4
+ELIDE_STEP = 8  # a bar's text is elided again only when its width crosses a step of this
 PACK_INLINE = 1000  # spans packed on the GUI thread; more are packed on the presentation pool
 
 
@@ -85,22 +87,39 @@ class Bar:
     Qt item of its own: one ``BarsLayer`` paints the bars in sight (a scene item per bar
     made a 20 000-call run's timeline freeze the window for minutes)."""
 
-    __slots__ = ("placed", "span", "view")
+    __slots__ = ("elided", "placed", "span", "text", "view")
 
     def __init__(self, placed: Placed, view: TimelineView) -> None:
         self.placed = placed
         self.span = placed.span
         self.view = view
+        # made once (on the presentation pool for a large run), not at every paint
+        self.text = fmt.bounded(f"{self.span.label} · {words(self.span.status)}", 300)
+        self.elided: tuple[int, str] | None = None  # (width, text elided to it)
 
     def shown_text(self) -> str:
         """The bar's text as painted: agent text bounded and escaped."""
-        return fmt.bounded(f"{self.span.label} · {words(self.span.status)}", 300)
+        return self.text
+
+    def elided_text(self, metrics: QFontMetrics, width: float) -> str:
+        """The text elided to ``width``, from the bar's cache: widths are taken in steps of
+        ELIDE_STEP pixels, so a repaint (scroll, hover, another bar's update) elides nothing
+        again, and a zoom only where a bar's width crosses a step."""
+        step = int(width) // ELIDE_STEP * ELIDE_STEP
+        if self.elided is None or self.elided[0] != step:
+            self.elided = (step, elide(metrics, self.text, step))
+        return self.elided[1]
 
     def rect(self) -> QRectF:
         view, p = self.view, self.placed
         x0, x1 = view.x_of(p.span.start), view.x_of(p.end)
         y = view.lane_top(p.lane) + LANE_PAD + p.row * (ROW_H + ROW_GAP)
         return QRectF(x0, y, max(x1 - x0, MIN_BAR), ROW_H)
+
+
+def elide(metrics: QFontMetrics, text: str, width: int) -> str:
+    """``text`` elided on the right to ``width`` pixels (the one place bars are elided)."""
+    return metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
 
 
 class Row:
@@ -244,9 +263,7 @@ class BarsLayer(QGraphicsItem):
             painter.drawLine(rect.topRight(), rect.bottomRight())
         if rect.width() > 36:
             painter.setPen(text_color)
-            text = painter.fontMetrics().elidedText(
-                bar.shown_text(), Qt.TextElideMode.ElideRight, int(rect.width() - 8)
-            )
+            text = bar.elided_text(painter.fontMetrics(), rect.width() - 8)
             painter.drawText(
                 rect.adjusted(4, 0, -4, 0),
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
