@@ -153,6 +153,11 @@ class Corrupt(StoreError):
     hint = "Restore the journal from a backup; `proctor verify` names what is broken."
 
 
+class Cancelled(ProctorError):
+    """A long read stopped because its caller no longer wanted it (the desk's damage check
+    when its window closes)."""
+
+
 class Tampered(ProctorError):
     """A stored item no longer matches its own digest: its row was rewritten outside
     Proctor (``details``: ``kind``, ``id``)."""
