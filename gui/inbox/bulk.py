@@ -23,8 +23,8 @@ from proctor.core.approvals.service import action_resource, safety_counts
 from proctor.core.models import Approval, ApprovalScope
 
 from ..infra.i18n import tr
+from ..widgets import bounded_text
 from ..widgets.action_text import BOX_CHARS
-from ..widgets.bounded_text import LINE_CHARS, chunk_lines
 from ..widgets.fmt import pretty_json, visible
 from ..widgets.labels import plain_label, section
 
@@ -48,7 +48,7 @@ def item_line(a: Approval) -> str:
 
 def item_text(a: Approval, budget: int | None = None) -> str | None:
     """One approval with its whole action, as approving it will decide it, in display lines
-    of at most LINE_CHARS (one unbroken line is laid out whole); None when its action alone
+    of at most bounded_text.LINE_CHARS (one unbroken line is laid out whole); None when its action alone
     is longer than ``budget`` (it is not escaped and broken up only to be held back)."""
     safety = a.safety_class.value.replace("_", " ")
     action = pretty_json(a.action)
@@ -56,7 +56,7 @@ def item_text(a: Approval, budget: int | None = None) -> str | None:
         return None
     body = "\n".join("    " + line for line in action.split("\n"))
     head = visible(f"{a.action_name}  ({safety}; {a.agent}, {a.id})")
-    return chunk_lines(head + "\n" + visible(body), LINE_CHARS)
+    return bounded_text.chunk_lines(head + "\n" + visible(body), bounded_text.LINE_CHARS)
 
 
 def fit(

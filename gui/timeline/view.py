@@ -122,6 +122,27 @@ def elide(metrics: QFontMetrics, text: str, width: int) -> str:
     return metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
 
 
+_STYLES: dict[str, tuple[QPen, QBrush, QPen]] = {}
+NARROW = 6.0  # bars narrower than this (pixels) are plain rectangles, drawn in one call
+
+
+def bar_style(status: str) -> tuple[QPen, QBrush, QPen]:
+    """The outline, fill and open-edge pen of a bar of ``status``, made once (a 20,000-call
+    timeline made three Qt objects per bar at every paint)."""
+    style = _STYLES.get(status)
+    if style is None:
+        base = color(status)
+        fill = QColor(base)
+        fill.setAlpha(150)
+        style = (
+            QPen(base.darker(130), 0),
+            QBrush(fill),
+            QPen(base.darker(150), 1.5, Qt.PenStyle.DashLine),
+        )
+        _STYLES[status] = style
+    return style
+
+
 class Row:
     """The bars of one row of one lane, by start; ``reach[i]``: the latest end among the
     first i+1 (so the bars in a time range are found by bisection)."""
@@ -228,6 +249,7 @@ class BarsLayer(QGraphicsItem):
                     continue  # starts in the same pixel and ends inside the bar kept there
                 last = (column, x1)
                 shown.append((bar, x0, x1))
+            narrow: dict[str, list[QRectF]] = {}
             for k, (bar, x0, x1) in enumerate(shown):
                 # a later bar that starts inside this one and reaches past its end hides the
                 # rest of it: painted up to there only (a crowded row costs its width, not
@@ -235,13 +257,17 @@ class BarsLayer(QGraphicsItem):
                 nxt = shown[k + 1] if k + 1 < len(shown) else None
                 hidden = nxt is not None and nxt[1] < x1 <= nxt[2]
                 right = max(nxt[1], x0 + MIN_BAR) if hidden and nxt is not None else x1
-                self._paint_bar(
-                    painter,
-                    bar,
-                    QRectF(x0, top, right - x0, ROW_H),
-                    text_color,
-                    ends_here=not hidden,
-                )
+                rect = QRectF(x0, top, right - x0, ROW_H)
+                if right - x0 < NARROW and (bar.span.end is not None or hidden):
+                    # too narrow for rounding or text: drawn with the others of its status
+                    narrow.setdefault(bar.span.status, []).append(rect)
+                    continue
+                self._paint_bar(painter, bar, rect, text_color, ends_here=not hidden)
+            for status, rects in narrow.items():
+                pen, brush, _open = bar_style(status)
+                painter.setPen(pen)
+                painter.setBrush(brush)
+                painter.drawRects(rects)
         selected = view.item_for(view.selected_id) if view.selected_id else None
         if selected is not None:
             painter.setPen(QPen(view.palette().color(QPalette.ColorRole.Highlight), 2))
@@ -252,14 +278,12 @@ class BarsLayer(QGraphicsItem):
     def _paint_bar(
         painter: QPainter, bar: Bar, rect: QRectF, text_color: QColor, *, ends_here: bool = True
     ) -> None:
-        base = color(bar.span.status)
-        fill = QColor(base)
-        fill.setAlpha(150)
-        painter.setPen(QPen(base.darker(130), 0))
-        painter.setBrush(QBrush(fill))
+        pen, brush, open_pen = bar_style(bar.span.status)
+        painter.setPen(pen)
+        painter.setBrush(brush)
         painter.drawRoundedRect(rect, 3, 3)
         if bar.span.end is None and ends_here:  # still open: a dashed right edge
-            painter.setPen(QPen(base.darker(150), 1.5, Qt.PenStyle.DashLine))
+            painter.setPen(open_pen)
             painter.drawLine(rect.topRight(), rect.bottomRight())
         if rect.width() > 36:
             painter.setPen(text_color)

@@ -41,11 +41,13 @@ def prepare(
     owner: QObject,
     *,
     size: int,
+    inline: int = INLINE_CHARS,
 ) -> Ticket | None:
-    """``on_done(work())``: at once when ``size`` is at most INLINE_CHARS, else ``work`` on a
+    """``on_done(work())``: at once when ``size`` is at most ``inline``, else ``work`` on a
     presentation worker and ``on_done`` back on the GUI thread (while ``owner`` lives and the
-    returned ticket is not cancelled — cancel it when the view moves on)."""
-    if size <= INLINE_CHARS:
+    returned ticket is not cancelled — cancel it when the view moves on). Work that costs
+    more per character than escaping (parsing a patch) passes a smaller ``inline``."""
+    if size <= inline:
         on_done(work())
         return None
     return PresentationPool.instance().run(lambda _ticket: work(), on_done=on_done, owner=owner)

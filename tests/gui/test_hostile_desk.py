@@ -337,3 +337,33 @@ def test_timeline_bars_are_elided_once_and_painted_from_the_cache(qtbot, monkeyp
     for _ in range(3):
         view.viewport().repaint()
     assert calls["n"] == first
+
+
+def test_a_4000_line_diff_review_is_parsed_on_the_presentation_pool(qtbot, monkeypatch):
+    """unidiff parsing a 4,000-line patch took the GUI thread for up to 0.8 s: the review
+    says it is preparing, the patch is parsed on a presentation worker, then shown."""
+    from proctor.core.models import Question
+    from proctor.gui.forms import diff as diff_mod
+    from proctor.gui.forms import review
+
+    threads: list[int] = []
+    real = diff_mod.from_unified
+
+    def parse(text, path=""):
+        threads.append(threading.get_ident())
+        return real(text, path)
+
+    monkeypatch.setattr(diff_mod, "from_unified", parse)
+    patch = "--- a/big.txt\n+++ b/big.txt\n@@ -1,2000 +1,2000 @@\n" + "".join(
+        f"-old line {n}\n+new line {n}\n" for n in range(2000)
+    )
+    question = Question.model_construct(
+        id="q_big", kind="diff_review", request={"diff": patch, "path": "big.txt"}
+    )
+    view = review.diff_material(question)
+    qtbot.addWidget(view)
+    view.show()
+    wait_presented(qtbot)
+    assert threads and threading.get_ident() not in threads
+    assert view.table.rowCount() > 2000 and "−2000 +2000" in view.head.text()
+    assert "new line 1999" in view.unified.toPlainText()
