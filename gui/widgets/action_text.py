@@ -108,11 +108,13 @@ def size_note(text: str) -> str:
     if lines > 1:
         note += f" · {lines:,} lines"
     if len(text) > BOX_CHARS:
-        note += (
-            f" · the box shows the first {BOX_CHARS:,}; … {len(text) - BOX_CHARS:,} more "
-            "characters — Show all pages through the whole text"
-        )
+        note += f" · the box shows the first {BOX_CHARS:,}"
     return note
+
+
+def more_text(text: str) -> str:
+    """The Show all button of a text longer than the box: how much more there is."""
+    return tr("Show all ({more} more characters)").format(more=f"{len(text) - BOX_CHARS:,}")
 
 
 class Shown:
@@ -186,6 +188,9 @@ class ActionField(QWidget):
         self.label = plain_label(name, self, name="Mono", selectable=False)
         self.note = plain_label(shown.note, self, name="Muted", selectable=False)
         self.note.setWordWrap(False)
+        self.note.setToolTip(shown.note)
+        # the note gives way (cut at the pane's edge) before Show all and Copy do
+        self.note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.label.setWordWrap(False)
         self.copy = QPushButton(tr("Copy"), self)
         self.copy.setAccessibleName(tr("Copy {name}").format(name=name))
@@ -193,6 +198,8 @@ class ActionField(QWidget):
         self.show_all = QPushButton(tr("Show all"), self)
         self.show_all.setAccessibleName(tr("Show all of {name}").format(name=name))
         self.show_all.setVisible(len(text) > BOX_CHARS)
+        if len(text) > BOX_CHARS:
+            self.show_all.setText(more_text(text))
         self.show_all.clicked.connect(self._show_all)
         self.box = FullText(f"Action {name}", self)
         # a multi-MB text laid out in a QTextDocument froze the desk for minutes and held
@@ -201,8 +208,7 @@ class ActionField(QWidget):
         self.box.set_shown(shown.head)
         head = QHBoxLayout()
         head.addWidget(self.label)
-        head.addWidget(self.note)
-        head.addStretch(1)
+        head.addWidget(self.note, 1)
         head.addWidget(self.show_all)
         head.addWidget(self.copy)
         layout = QVBoxLayout(self)

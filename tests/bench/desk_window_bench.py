@@ -8,9 +8,10 @@ cache after one warm-up each):
 
 - bare: ``python -c`` importing PySide6, making a QApplication and a QMainWindow, showing it
   and painting it once (the floor of "a window is visible");
-- desk, small journal / big journal: ``python -m proctor.gui.shell.app PATH --bench-paint``,
-  which prints when its window is shown and painted (``shown``) and when the inbox has
-  painted its first page (``painted``).
+- desk, small journal / big journal: ``python -m proctor.gui.shell.start PATH --bench-paint``
+  (what ``proctor open`` and ``proctor demo`` run), which prints when its first window
+  ("Opening the journal…") is shown and painted (``opening``), when the main window is
+  (``shown``) and when the inbox has painted its first page (``painted``).
 
 Times are from spawn, medians of --repeat. Ratios: window visible / bare window (target 2:
 at most 2x), inbox painted big / small (flat in journal size: at most 1.2x). The big journal is
@@ -59,13 +60,13 @@ def marks(args: list[str]) -> dict[str, float]:
     found = {}
     for line in out.stdout.splitlines():
         word, _, rest = line.partition(" ")
-        if word in ("shown", "painted"):
+        if word in ("opening", "shown", "painted"):
             found[word] = float(rest.split()[0]) - t0
     return found
 
 
 def desk(path: Path) -> list[str]:
-    return ["-m", "proctor.gui.shell.app", str(path), "--bench-paint"]
+    return ["-m", "proctor.gui.shell.start", str(path), "--bench-paint"]
 
 
 def big_journal(target: Path, events: int) -> Path:
@@ -129,17 +130,23 @@ def main() -> int:
 
     bare = med("bare", "shown")
     print(f"load average (1 min) during the runs: {', '.join(f'{x:.1f}' for x in loads)}")
-    print(f"{'process':28} {'window visible':>15} {'inbox painted':>14} {'visible / bare':>15}")
-    print(f"{'bare PySide6 window':28} {bare:>13.2f} s {'':>14} {1.0:>14.2f}x")
+    print(
+        f"{'process':26} {'first window':>13} {'main window':>12} {'inbox painted':>14} "
+        f"{'first / bare':>13}"
+    )
+    print(f"{'bare PySide6 window':26} {bare:>11.2f} s {'':>12} {'':>14} {1.0:>12.2f}x")
     for name in ("small", "big"):
-        shown, painted = med(name, "shown"), med(name, "painted")
+        first, shown, painted = med(name, "opening"), med(name, "shown"), med(name, "painted")
         print(
-            f"{'desk, ' + name + ' journal':28} {shown:>13.2f} s {painted:>12.2f} s "
-            f"{shown / bare:>14.2f}x"
+            f"{'desk, ' + name + ' journal':26} {first:>11.2f} s {shown:>10.2f} s "
+            f"{painted:>12.2f} s {first / bare:>12.2f}x"
         )
     ratio = med("big", "painted") / med("small", "painted")
     print(f"inbox painted, big / small journal: {ratio:.2f}x (target at most 1.2x)")
-    print(f"window visible / bare window: {med('small', 'shown') / bare:.2f}x (target at most 2x)")
+    print(
+        f"first window visible / bare window: {med('small', 'opening') / bare:.2f}x; main "
+        f"window: {med('small', 'shown') / bare:.2f}x (target at most 2x)"
+    )
     return 0
 
 

@@ -126,27 +126,43 @@ def measure_all(journal: Path, ids: dict[str, str], many_calls: Path) -> dict[st
     _app, window, journal_, runner = open_window(fresh(journal))
     inbox = window.inbox
 
-    def select_big():
-        spin(lambda: inbox.model.row_of(f"approval:{ids['big']}") >= 0)
-        inbox.set_current_row(inbox.model.row_of(f"approval:{ids['big']}"))
-        return inbox.detail
+    def select(key: str):
+        def act():
+            spin(lambda: inbox.model.row_of(f"approval:{ids[key]}") >= 0)
+            inbox.set_current_row(inbox.model.row_of(f"approval:{ids[key]}"))
+            return inbox.detail
 
-    def big_shown(detail) -> bool:
-        c = detail.current()
-        return c is not None and c.entity is not None and c.entity.id == ids["big"]
+        return act
 
-    out["inbox: the approval selected"] = gap_of(select_big, big_shown)
+    def shown_of(key: str):
+        def shown(detail) -> bool:
+            c = detail.current()
+            return c is not None and c.entity is not None and c.entity.id == ids[key]
+
+        return shown
+
+    big_shown = shown_of("big")
+    # control rows: the same steps on a small approval (what does not depend on the data)
+    out["control: inbox, a small approval"] = gap_of(select("small"), shown_of("small"))
+    out["inbox: the approval selected"] = gap_of(select("big"), big_shown)
     approval = journal_.approvals.get(ids["big"])
+    little = journal_.approvals.get(ids["small"])
     others = [journal_.approvals.get(ids[k]) for k in ("small", "wide")]
 
-    def confirm_dialog():
-        found = confirm.risks(approval, approval.requested_scope, frozenset(), time.time())
-        what = confirm.restate(approval, approval.requested_scope, "", found)
-        dialog = confirm.ConfirmApproval(window, what)
-        dialog.show()
-        return dialog
+    def confirm_dialog(a):
+        def act():
+            found = confirm.risks(a, a.requested_scope, frozenset(), time.time())
+            what = confirm.restate(a, a.requested_scope, "", found)
+            dialog = confirm.ConfirmApproval(window, what)
+            dialog.show()
+            return dialog
 
-    out["confirmation dialog shown"] = gap_of(confirm_dialog, lambda d: d.isVisible())
+        return act
+
+    out["control: confirmation, small action"] = gap_of(
+        confirm_dialog(little), lambda d: d.isVisible()
+    )
+    out["confirmation dialog shown"] = gap_of(confirm_dialog(approval), lambda d: d.isVisible())
 
     def bulk_dialog():
         from proctor.core.models import ApprovalScope

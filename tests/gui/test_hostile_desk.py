@@ -127,7 +127,7 @@ def test_the_inbox_action_box_lays_out_a_bounded_head_in_short_lines(
     assert field is not None and field.full == COMMAND  # Copy / Show all have it whole
     shown = field.box.toPlainText().replace("\n", "")
     assert COMMAND.startswith(shown) and len(shown) <= BOX_CHARS
-    assert f"{HUGE + 5 - BOX_CHARS:,} more characters" in field.note.text()
+    assert f"{HUGE + 5 - BOX_CHARS:,} more characters" in field.show_all.text()
     assert_short_lines(window)
     assert seen.most_escaped_on_gui() <= GUI_TEXT  # never the whole 3 MB
     assert seen.escaped_elsewhere() > 0  # the box's head and the tree's cells: on the pool
