@@ -65,7 +65,9 @@ def cmd_open(args: argparse.Namespace) -> int:
     if (refused := check_or_explain("proctor open")) is not None:
         return refused
     if "://" in args.path and not args.path.startswith("sqlite:///"):
-        from proctor.gui.shell.app import run_desk  # a server: the desk connects (and says why not)
+        from proctor.gui.shell.start import (
+            run_desk,  # a server: the desk connects (or says why not)
+        )
 
         return run_desk(args.path, read_only=args.read_only, operator=args.operator)
     path = Path(args.path.removeprefix("sqlite:///")).expanduser()
@@ -81,7 +83,7 @@ def cmd_open(args: argparse.Namespace) -> int:
         print(f"proctor open: error: {refusal.message}", file=sys.stderr)
         print(f"  hint: {refusal.hint}", file=sys.stderr)
         return EXIT_STORE
-    from proctor.gui.shell.app import run_desk
+    from proctor.gui.shell.start import run_desk  # the window first, then the desk
 
     return run_desk(
         path,
@@ -169,7 +171,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             )
         fill.start()
 
-    from proctor.gui.shell.app import run_desk
+    from proctor.gui.shell.start import run_desk  # the window first, then the desk
 
     try:
         return run_desk(path, operator=operator, on_window=on_window)

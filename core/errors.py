@@ -177,6 +177,11 @@ class Damaged(Corrupt):
         self.where, self.what = where, what
 
 
+class Cancelled(ProctorError):
+    """A long read stopped because its caller no longer wanted it (the desk's damage check
+    when its window closes)."""
+
+
 class Tampered(ProctorError):
     """A stored item no longer matches its own digest: its row was rewritten outside
     Proctor (``details``: ``kind``, ``id``)."""

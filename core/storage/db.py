@@ -854,11 +854,29 @@ def current_revision(conn) -> str | None:
     return row[0] if row else None
 
 
-def integrity_check(conn, quick: bool = False) -> list[str]:
+CHECK_STEPS = 20_000  # SQLite virtual-machine steps between two looks at ``cancelled``
+
+
+def integrity_check(conn, quick: bool = False, cancelled: Any = None) -> list[str]:
+    """PRAGMA integrity_check (quick_check with ``quick``): "ok", or the problems found.
+    ``cancelled()`` (any thread may make it true) stops a long check: errors.Cancelled."""
     if _server(conn):
         return pg.integrity_check(conn, quick)
     pragma = "quick_check" if quick else "integrity_check"
-    return [r[0] for r in conn.execute(text(f"PRAGMA {pragma}"))]
+    if cancelled is None:
+        return [r[0] for r in conn.execute(text(f"PRAGMA {pragma}"))]
+    if cancelled():
+        raise errors.Cancelled("the check was cancelled")
+    driver = conn.connection.driver_connection
+    driver.set_progress_handler(lambda: 1 if cancelled() else 0, CHECK_STEPS)
+    try:
+        return [r[0] for r in conn.execute(text(f"PRAGMA {pragma}"))]
+    except exc.DBAPIError as err:
+        if cancelled():
+            raise errors.Cancelled("the check was cancelled") from err
+        raise
+    finally:
+        driver.set_progress_handler(None, 0)
 
 
 def backup_to(conn, target: Path) -> None:

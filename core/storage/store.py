@@ -343,8 +343,12 @@ class Store:
         self._writer.dispose()
         self._reader.dispose()
 
-    def integrity_check(self, quick: bool = False) -> list[str]:
-        return self.read(lambda conn: db.integrity_check(conn, quick))
+    def integrity_check(
+        self, quick: bool = False, cancelled: Callable[[], bool] | None = None
+    ) -> list[str]:
+        """The file's damage check ("ok" or the problems); ``cancelled()`` stops it
+        (errors.Cancelled)."""
+        return self.read(lambda conn: db.integrity_check(conn, quick, cancelled))
 
     def missing_triggers(self) -> set[str]:
         """The immutability triggers the schema expects but the file lacks (empty when

@@ -38,6 +38,7 @@ from ..infra.i18n import tr
 from ..infra.settings import DEFAULT_CONFIRM
 from ..widgets import fmt
 from ..widgets.action_text import BOX_CHARS
+from ..widgets.bounded_text import LINE_CHARS, preview
 from ..widgets.labels import plain_label, section
 
 
@@ -47,7 +48,7 @@ class Restatement:
 
     headline: str  # "Approve db.migrate on shop-prod: sessions"
     risks: tuple[str, ...]  # why it asks, one line each
-    action: str  # the whole action, pretty JSON (agent text: shown plain, escaped)
+    action: str  # the action, pretty JSON: a bounded, escaped head (action_preview)
     scope: str  # "Once" / "Always in this run — creates a standing rule"
     reason: str  # the operator's reason ("" for none)
 
@@ -77,10 +78,17 @@ def restate(approval: Approval, scope: ApprovalScope, reason: str, found: list[s
     return Restatement(
         headline=f"Approve {action_label(approval)}",
         risks=tuple(found),
-        action=fmt.visible(fmt.pretty_json(approval.action)),
+        action=action_preview(approval.action),
         scope=scope_text,
         reason=reason,
     )
+
+
+def action_preview(action: Any) -> str:
+    """The action as the dialog shows it: its first BOX_CHARS characters of pretty JSON,
+    escaped, in display lines of at most LINE_CHARS (a 3 MB line was laid out whole)."""
+    head, left = preview(fmt.pretty_json(action), BOX_CHARS, LINE_CHARS)
+    return head + (f"\n… {left:,} more characters — Show all in the action box" if left else "")
 
 
 class ConfirmApproval(QDialog):
@@ -98,7 +106,7 @@ class ConfirmApproval(QDialog):
         self.action.setAccessibleName(tr("The whole action"))
         self.action.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.action.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.action.setPlainText(what.action[:BOX_CHARS])  # a bounded layout (the risk says so)
+        self.action.setPlainText(what.action)  # a bounded layout (action_preview)
         self.action.setMinimumSize(520, 160)
         reason = fmt.visible(what.reason) if what.reason else "(none)"
         self.recorded = plain_label(

@@ -48,6 +48,7 @@ from ..infra.i18n import tr
 from ..infra.theme import diff_colors
 from ..widgets.fmt import visible
 from ..widgets.labels import plain_label, section
+from ..widgets.prepare import prepare
 from . import diff
 from .fields import button_text
 from .memory_change import MemoryChange, MemoryChangeMaterial, proposed_text
@@ -117,6 +118,7 @@ class UnifiedHighlighter(QSyntaxHighlighter):
 
 
 SPANS_ROLE = Qt.ItemDataRole.UserRole + 7
+DIFF_INLINE = 5_000  # characters of a patch (or of both texts) parsed on the GUI thread
 WRAP_ROWS = 600  # up to this many rows wrap to their contents; more scroll sideways
 PAD = 2  # pixels around a diff line's text
 
@@ -236,26 +238,20 @@ class DiffView(QWidget):
         titles: tuple[str, str] = ("Before", "After"),
     ) -> None:
         super().__init__(parent)
-        if before is not None and after is not None:
-            self.diff = diff.side_by_side(before, after, path)
-            text = diff.unified(before, after, path)
-        else:
-            text = unified_text or ""
-            self.diff = diff.from_unified(text, path)
+        self._path, self._titles = path, titles
+        self.diff = diff.Diff()
         self.rows = self.diff.rows
         self.files = self.diff.files
-        self.head = plain_label(self._head(path), self, name="Mono")
+        self.head = plain_label(tr("Preparing the diff…"), self, name="Mono")
         self.file_list = QComboBox(self)
         self.file_list.setAccessibleName(tr("Files in this change"))
-        for f in self.files:
-            self.file_list.addItem(visible(file_title(f)), f.first_row)
-        self.file_list.setVisible(len(self.files) > 1)
+        self.file_list.hide()
         self.file_list.activated.connect(self._on_file)
         self.tabs = QTabWidget(self)
         self.tabs.setAccessibleName(tr("Diff"))
         self.table = self._table(titles)
         self.tabs.addTab(self.table, tr("Side by side"))
-        self.unified = read_only_text(text or "(no changes)", "Unified diff", self, height=220)
+        self.unified = read_only_text("", "Unified diff", self, height=220)
         self.highlighter = UnifiedHighlighter(self.unified.document())
         self.tabs.addTab(self.unified, tr("Unified"))
         layout = QVBoxLayout(self)
@@ -269,6 +265,44 @@ class DiffView(QWidget):
         self._fit_timer.setSingleShot(True)
         self._fit_timer.setInterval(0)
         self._fit_timer.timeout.connect(self.fit_rows)
+        # parsing a big patch (unidiff) or diffing big texts took the GUI thread for up to
+        # a second: a large one is made on the presentation pool, then shown
+        size = (
+            len(before) + len(after)
+            if before is not None and after is not None
+            else len(unified_text or "")
+        )
+        self._ticket = prepare(
+            lambda: made_diff(path, before, after, unified_text),
+            self._show_diff,
+            self,
+            size=size,
+            inline=DIFF_INLINE,
+        )
+
+    def preparing(self) -> bool:
+        """The diff is still being made on the presentation pool."""
+        return self._ticket is not None
+
+    def _show_diff(self, made: tuple[diff.Diff, str]) -> None:
+        self._ticket = None
+        self.diff, text = made
+        self.rows = self.diff.rows
+        self.files = self.diff.files
+        self.head.setText(self._head(self._path))
+        for f in self.files:
+            self.file_list.addItem(visible(file_title(f)), f.first_row)
+        self.file_list.setVisible(len(self.files) > 1)
+        old, self.table = self.table, self._table(self._titles)
+        self.tabs.removeTab(0)
+        self.tabs.insertTab(0, self.table, tr("Side by side"))
+        self.tabs.setCurrentIndex(0)
+        old.deleteLater()
+        self.unified.setPlainText(text or "(no changes)")
+        if self._opened:
+            self._fits = 0
+            self.fit_rows()
+            self.show_first_change()
 
     @Slot(int, int, int)
     def _on_width(self, column: int, _old: int, _new: int) -> None:
@@ -389,6 +423,17 @@ class DiffView(QWidget):
             self.table.scrollTo(
                 self.table.model().index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop
             )
+
+
+def made_diff(
+    path: str, before: str | None, after: str | None, unified_text: str | None
+) -> tuple[diff.Diff, str]:
+    """The diff's rows and its unified text (pure Python: on the presentation pool when
+    large)."""
+    if before is not None and after is not None:
+        return diff.side_by_side(before, after, path), diff.unified(before, after, path)
+    text = unified_text or ""
+    return diff.from_unified(text, path), text
 
 
 def file_title(f: diff.FileDiff | None) -> str:

@@ -23,6 +23,7 @@ from proctor.core.approvals.service import action_resource, safety_counts
 from proctor.core.models import Approval, ApprovalScope
 
 from ..infra.i18n import tr
+from ..widgets import bounded_text
 from ..widgets.action_text import BOX_CHARS
 from ..widgets.dialogs import cancel_by_default
 from ..widgets.fmt import pretty_json, visible
@@ -46,11 +47,17 @@ def item_line(a: Approval) -> str:
     return visible(f"{a.action_name}  {resource}  ({safety}; {a.agent}, {a.id})")
 
 
-def item_text(a: Approval) -> str:
-    """One approval with its whole action, as approving it will decide it."""
+def item_text(a: Approval, budget: int | None = None) -> str | None:
+    """One approval with its whole action, as approving it will decide it, in display lines
+    of at most bounded_text.LINE_CHARS (one unbroken line is laid out whole); None when its action alone
+    is longer than ``budget`` (it is not escaped and broken up only to be held back)."""
     safety = a.safety_class.value.replace("_", " ")
-    body = "\n".join("    " + line for line in pretty_json(a.action).split("\n"))
-    return visible(f"{a.action_name}  ({safety}; {a.agent}, {a.id})") + "\n" + visible(body)
+    action = pretty_json(a.action)
+    if budget is not None and len(action) > budget:
+        return None
+    body = "\n".join("    " + line for line in action.split("\n"))
+    head = visible(f"{a.action_name}  ({safety}; {a.agent}, {a.id})")
+    return bounded_text.chunk_lines(head + "\n" + visible(body), bounded_text.LINE_CHARS)
 
 
 def fit(
@@ -62,8 +69,8 @@ def fit(
     shown: list[Approval] = []
     held: list[Approval] = []
     for a in approvals:
-        text = item_text(a)
-        if len(text) > budget:
+        text = item_text(a, budget)
+        if text is None or len(text) > budget:
             held.append(a)
             continue
         budget -= len(text) + 2

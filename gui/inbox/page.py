@@ -229,7 +229,7 @@ class InboxPage(QWidget):
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        self.detail.show_empty("Loading…")
+        self.detail.show_empty("Loading the inbox…")
         self.model.show(self.journal, self.filters.value())
         self._load_facets()
         self._tick.start()
@@ -454,7 +454,7 @@ class InboxPage(QWidget):
 
     def _empty_text(self) -> str:
         if not self.model.has_loaded:
-            return tr("Loading…")
+            return tr("Loading the inbox…")
         if self.model.rowCount():
             return tr("Select an item to see it whole.")
         f = self.model.filter

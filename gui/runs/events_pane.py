@@ -37,12 +37,24 @@ from proctor.core.models import Run, RunEvent
 
 from ..infra.context import PageContext
 from ..infra.i18n import tr
+from ..infra.tasks import Ticket
 from ..widgets import fmt
+from ..widgets.bounded_text import LINE_CHARS, preview
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label
+from ..widgets.prepare import prepare, text_size
 from .events_model import BLOCK, COL_SUMMARY, EventBlockModel, precise_clock
 
 RAW_MAX = 200_000  # characters of a payload shown raw (copy has all of it)
+
+
+def raw_text(payload: object) -> str:
+    """The payload as the Raw tab shows it: pretty JSON, its first RAW_MAX characters,
+    escaped, lines longer than LINE_CHARS broken for display (a 3 MB string is one line)."""
+    head, left = preview(fmt.pretty_json(payload), RAW_MAX, LINE_CHARS)
+    return head + (f"\n… {left:,} more characters (cut here; Copy JSON has it all)" if left else "")
+
+
 WIDTHS = (60, 100, 150, 360, 130, 56)
 
 
@@ -95,6 +107,7 @@ class EventDetail(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.shown: RunEvent | None = None
+        self._raw_ticket: Ticket | None = None
         self.facts = plain_label(parent=self, name="Muted")
         self.facts.setWordWrap(False)  # four short lines; a wrapped label can lose its height
         self.facts.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
@@ -129,6 +142,8 @@ class EventDetail(QWidget):
                 else tr("Select an event to see its payload.")
             )
             self.tree.set_value(None)
+            if self._raw_ticket is not None:
+                self._raw_ticket.cancel()
             self.raw.setPlainText("")
             return
         self.facts.setText(
@@ -148,11 +163,12 @@ class EventDetail(QWidget):
             )
         )
         self.tree.set_value(event.payload)
-        text = fmt.pretty_json(event.payload)
-        self.raw.setPlainText(
-            text
-            if len(text) <= RAW_MAX
-            else text[:RAW_MAX] + "\n… (cut here; Copy JSON has it all)"
+        payload = event.payload
+        if self._raw_ticket is not None:
+            self._raw_ticket.cancel()
+        self.raw.setPlainText("")
+        self._raw_ticket = prepare(
+            lambda: raw_text(payload), self.raw.setPlainText, self, size=text_size(payload)
         )
 
     @Slot()

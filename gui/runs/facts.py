@@ -8,7 +8,7 @@ row is shown whole as a JSON tree (with "Copy JSON": any item can be copied).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import (
@@ -81,8 +81,23 @@ def load_facts(journal: Journal, run_id: str) -> RunFacts:
 
 
 def fact_rows(facts: RunFacts) -> list[list[Row]]:
-    """Each tab's rows (pure Python: made on the worker that loaded the facts)."""
-    return [spec.rows(facts) for spec in TABS]
+    """Each tab's rows with their cells' texts and tooltips made (pure Python: on the
+    worker that loaded the facts; a tool call's 3 MB request was escaped on the GUI thread
+    at every paint of its cell)."""
+    return [[shown_row(row, spec.columns) for row in spec.rows(facts)] for spec in TABS]
+
+
+def shown_row(row: Row, columns: Sequence[Column]) -> Row:
+    texts = tuple(
+        fmt.bounded(row.note if c.text is ROW_NOTE else c.text(row.item), 200) for c in columns
+    )
+    tips = tuple(
+        (plain_tip(row.note) if row.note else None)
+        if c.text is ROW_NOTE
+        else (plain_tip(c.tip(row.item)) if c.tip else None)
+        for c in columns
+    )
+    return replace(row, texts=texts, tips=tips)
 
 
 def tab_title(spec: TabSpec, facts: RunFacts, shown: int) -> str:
@@ -104,6 +119,8 @@ class Row:
     status: str | None
     whole: Any
     note: str = ""  # what a ROW_NOTE column shows (the decisions' signature states)
+    texts: tuple[str, ...] = ()  # each cell's text, made off the GUI thread (shown_row)
+    tips: tuple[str | None, ...] = ()  # each cell's tooltip, likewise
 
 
 def ROW_NOTE(_item: Any) -> str:
@@ -121,13 +138,12 @@ class RowsModel(ListModel):
         if not index.isValid() or index.row() >= len(self._rows):
             return None
         row, column = self._rows[index.row()], self._columns[index.column()]
+        if not row.texts:  # a row not made by shown_row
+            row = self._rows[index.row()] = shown_row(row, self._columns)
         if role == Qt.ItemDataRole.DisplayRole:
-            text = row.note if column.text is ROW_NOTE else column.text(row.item)
-            return fmt.bounded(text, 200)
-        if role == Qt.ItemDataRole.ToolTipRole and column.text is ROW_NOTE:
-            return plain_tip(row.note) if row.note else None
-        if role == Qt.ItemDataRole.ToolTipRole and column.tip:
-            return plain_tip(column.tip(row.item))
+            return row.texts[index.column()]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return row.tips[index.column()]
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(column.align.value)
         if role == Qt.ItemDataRole.DecorationRole and index.column() == 0 and row.status:

@@ -244,21 +244,25 @@ def open_or_hold(
     return OlderJournal(held, head)
 
 
-def quick_check(opened: Journal | OlderJournal) -> Journal | OlderJournal:
-    """PRAGMA quick_check on a journal the desk just opened (worker thread): a damaged
-    file gets ``damaged_because`` (the first problem found), shown when the window opens.
-    Only the desk pays for this (agents and the CLI open without it)."""
-    journal = opened.journal if isinstance(opened, OlderJournal) else opened
+def damage_check(journal: Journal, cancelled: Callable[[], bool]) -> str | None:
+    """PRAGMA quick_check on the journal a window shows (task runner, after the window is
+    up: it reads the whole file, seconds on a big journal, so it is not on the start path).
+    The first problem found, or None. ``cancelled()`` stops it (errors.Cancelled) when the
+    window closes. Only the desk pays for this (agents and the CLI open without it)."""
     if server_of(journal) is not None:  # the server checks its own pages
-        return opened
+        return None
     try:
-        problems = [line for line in journal.integrity_check(quick=True) if line != "ok"]
+        problems = [
+            line
+            for line in journal.integrity_check(quick=True, cancelled=cancelled)
+            if line != "ok"
+        ]
     except errors.Corrupt as exc:
         problems = [str(exc)]
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        note_on(journal, "damaged_because", f"{problems[0]}{more}")
-    return opened
+    if not problems:
+        return None
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{problems[0]}{more}"
 
 
 def upgrade(held: OlderJournal) -> Journal:
@@ -371,7 +375,7 @@ class DeskApp(QObject):
         else:
             task = partial(open_or_hold, path, actor, read_only, old_schema)
         self.runner.run(
-            lambda: quick_check(task()),
+            task,
             on_done=self._on_opened,
             on_error=self._on_open_failed,
             owner=self,
@@ -452,15 +456,37 @@ class DeskApp(QObject):
         note = getattr(journal, "password_note", None)
         if note:
             window.notice.show_message(note, Level.WARNING)
-        damage = getattr(journal, "damaged_because", None)
-        if damage:
-            window.show_damage(damage)
+        self._check_damage(window, journal)
         if old is not None:
             old.close()
             old.deleteLater()
         if self.on_window is not None:
             self.on_window(window)
         self.window_shown.emit(window)
+
+    def _check_damage(self, window: MainWindow, journal: Journal) -> None:
+        """The damage check, after the window shows: on the task runner, its result shown
+        when it arrives, cancelled when the window closes (the desk does not wait for it)."""
+        stop = threading.Event()
+        window.closed.connect(stop.set)
+        window.status.checking(True)
+
+        def done(damage: str | None) -> None:
+            window.status.checking(False)
+            if damage:
+                window.show_damage(damage)
+
+        def failed(exc: BaseException) -> None:
+            window.status.checking(False)
+            if not isinstance(exc, errors.Cancelled):
+                log.warning("the damage check failed", exc_info=exc)
+
+        self.runner.run(
+            partial(damage_check, journal, stop.is_set),
+            on_done=done,
+            on_error=failed,
+            owner=window,
+        )
 
     def _on_window_closed(self, window: MainWindow) -> None:
         if window is self.window:  # not one that another journal's window replaced
@@ -626,7 +652,10 @@ def stop_recording_crashes(stream: TextIO | None) -> None:
 
 
 def report_paint_and_quit(window: MainWindow) -> None:
-    """Benchmark hook: print when the inbox first shows rows, then quit."""
+    """Benchmark hook: print when the window is up (shown and painted once) and when the
+    inbox first shows rows, then quit."""
+    window.repaint()
+    print(f"shown {time.time():.6f}", flush=True)
 
     def check() -> None:
         table = window.inbox.table

@@ -18,6 +18,7 @@ from PySide6.QtCore import QPointF, QRect, QRectF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QBrush,
     QColor,
+    QFontMetrics,
     QKeyEvent,
     QMouseEvent,
     QPainter,
@@ -57,6 +58,7 @@ RIGHT_PAD = 24
 MIN_BAR = 3.0
 MAX_PPS = 50_000.0  # pixels per second at the deepest zoom (20 µs per pixel)
 CLICK_SLOP = 4
+ELIDE_STEP = 8  # a bar's text is elided again only when its width crosses a step of this
 PACK_INLINE = 1000  # spans packed on the GUI thread; more are packed on the presentation pool
 
 
@@ -85,22 +87,60 @@ class Bar:
     Qt item of its own: one ``BarsLayer`` paints the bars in sight (a scene item per bar
     made a 20 000-call run's timeline freeze the window for minutes)."""
 
-    __slots__ = ("placed", "span", "view")
+    __slots__ = ("elided", "placed", "span", "text", "view")
 
     def __init__(self, placed: Placed, view: TimelineView) -> None:
         self.placed = placed
         self.span = placed.span
         self.view = view
+        # made once (on the presentation pool for a large run), not at every paint
+        self.text = fmt.bounded(f"{self.span.label} · {words(self.span.status)}", 300)
+        self.elided: tuple[int, str] | None = None  # (width, text elided to it)
 
     def shown_text(self) -> str:
         """The bar's text as painted: agent text bounded and escaped."""
-        return fmt.bounded(f"{self.span.label} · {words(self.span.status)}", 300)
+        return self.text
+
+    def elided_text(self, metrics: QFontMetrics, width: float) -> str:
+        """The text elided to ``width``, from the bar's cache: widths are taken in steps of
+        ELIDE_STEP pixels, so a repaint (scroll, hover, another bar's update) elides nothing
+        again, and a zoom only where a bar's width crosses a step."""
+        step = int(width) // ELIDE_STEP * ELIDE_STEP
+        if self.elided is None or self.elided[0] != step:
+            self.elided = (step, elide(metrics, self.text, step))
+        return self.elided[1]
 
     def rect(self) -> QRectF:
         view, p = self.view, self.placed
         x0, x1 = view.x_of(p.span.start), view.x_of(p.end)
         y = view.lane_top(p.lane) + LANE_PAD + p.row * (ROW_H + ROW_GAP)
         return QRectF(x0, y, max(x1 - x0, MIN_BAR), ROW_H)
+
+
+def elide(metrics: QFontMetrics, text: str, width: int) -> str:
+    """``text`` elided on the right to ``width`` pixels (the one place bars are elided)."""
+    return metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
+
+
+_STYLES: dict[str, tuple[QPen, QBrush, QPen]] = {}
+NARROW = 6.0  # bars narrower than this (pixels) are plain rectangles, drawn in one call
+
+
+def bar_style(status: str) -> tuple[QPen, QBrush, QPen]:
+    """The outline, fill and open-edge pen of a bar of ``status``, made once (a 20,000-call
+    timeline made three Qt objects per bar at every paint)."""
+    style = _STYLES.get(status)
+    if style is None:
+        base = color(status)
+        fill = QColor(base)
+        fill.setAlpha(150)
+        style = (
+            QPen(base.darker(130), 0),
+            QBrush(fill),
+            QPen(base.darker(150), 1.5, Qt.PenStyle.DashLine),
+        )
+        _STYLES[status] = style
+    return style
 
 
 class Row:
@@ -209,6 +249,7 @@ class BarsLayer(QGraphicsItem):
                     continue  # starts in the same pixel and ends inside the bar kept there
                 last = (column, x1)
                 shown.append((bar, x0, x1))
+            narrow: dict[str, list[QRectF]] = {}
             for k, (bar, x0, x1) in enumerate(shown):
                 # a later bar that starts inside this one and reaches past its end hides the
                 # rest of it: painted up to there only (a crowded row costs its width, not
@@ -216,13 +257,17 @@ class BarsLayer(QGraphicsItem):
                 nxt = shown[k + 1] if k + 1 < len(shown) else None
                 hidden = nxt is not None and nxt[1] < x1 <= nxt[2]
                 right = max(nxt[1], x0 + MIN_BAR) if hidden and nxt is not None else x1
-                self._paint_bar(
-                    painter,
-                    bar,
-                    QRectF(x0, top, right - x0, ROW_H),
-                    text_color,
-                    ends_here=not hidden,
-                )
+                rect = QRectF(x0, top, right - x0, ROW_H)
+                if right - x0 < NARROW and (bar.span.end is not None or hidden):
+                    # too narrow for rounding or text: drawn with the others of its status
+                    narrow.setdefault(bar.span.status, []).append(rect)
+                    continue
+                self._paint_bar(painter, bar, rect, text_color, ends_here=not hidden)
+            for status, rects in narrow.items():
+                pen, brush, _open = bar_style(status)
+                painter.setPen(pen)
+                painter.setBrush(brush)
+                painter.drawRects(rects)
         selected = view.item_for(view.selected_id) if view.selected_id else None
         if selected is not None:
             painter.setPen(QPen(view.palette().color(QPalette.ColorRole.Highlight), 2))
@@ -233,20 +278,16 @@ class BarsLayer(QGraphicsItem):
     def _paint_bar(
         painter: QPainter, bar: Bar, rect: QRectF, text_color: QColor, *, ends_here: bool = True
     ) -> None:
-        base = color(bar.span.status)
-        fill = QColor(base)
-        fill.setAlpha(150)
-        painter.setPen(QPen(base.darker(130), 0))
-        painter.setBrush(QBrush(fill))
+        pen, brush, open_pen = bar_style(bar.span.status)
+        painter.setPen(pen)
+        painter.setBrush(brush)
         painter.drawRoundedRect(rect, 3, 3)
         if bar.span.end is None and ends_here:  # still open: a dashed right edge
-            painter.setPen(QPen(base.darker(150), 1.5, Qt.PenStyle.DashLine))
+            painter.setPen(open_pen)
             painter.drawLine(rect.topRight(), rect.bottomRight())
         if rect.width() > 36:
             painter.setPen(text_color)
-            text = painter.fontMetrics().elidedText(
-                bar.shown_text(), Qt.TextElideMode.ElideRight, int(rect.width() - 8)
-            )
+            text = bar.elided_text(painter.fontMetrics(), rect.width() - 8)
             painter.drawText(
                 rect.adjusted(4, 0, -4, 0),
                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,

@@ -22,9 +22,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..infra.i18n import tr
-from .bounded_text import TextViewer
-from .fmt import visible
+from ..infra.tasks import Ticket
+from .bounded_text import LINE_CHARS, TextViewer, preview
 from .labels import plain_label, section
+from .prepare import prepare, text_size
 
 # Keys whose text is what the action does, wherever they sit in the action.
 ACTION_KEYS = (
@@ -107,14 +108,34 @@ def size_note(text: str) -> str:
     if lines > 1:
         note += f" · {lines:,} lines"
     if len(text) > BOX_CHARS:
-        note += f" · the box shows the first {BOX_CHARS:,}; Show all for the rest"
+        note += f" · the box shows the first {BOX_CHARS:,}"
     return note
+
+
+def more_text(text: str) -> str:
+    """The Show all button of a text longer than the box: how much more there is."""
+    return tr("Show all ({more} more characters)").format(more=f"{len(text) - BOX_CHARS:,}")
+
+
+class Shown:
+    """One text of the action as the box shows it (made off the GUI thread when large):
+    its name, the whole text, its size note, and the bounded, escaped head in display lines
+    of at most LINE_CHARS."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name, self.full = name, text
+        self.note = size_note(text)
+        self.head, self.left = preview(text, BOX_CHARS, LINE_CHARS)
+
+
+def shown_texts(action: Any) -> list[Shown]:
+    return [Shown(name, text) for name, text in action_texts(action)]
 
 
 class FullText(QTextEdit):
     """Read-only, monospaced, wrapped anywhere; as tall as its text up to MAX_LINES, then it
-    scrolls. Holds the whole text as plain text (never markup; control and bidi characters
-    shown visibly)."""
+    scrolls. Holds plain text (never markup; control and bidi characters shown visibly): a
+    bounded head of the text, its long lines broken into display lines (``preview``)."""
 
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -131,7 +152,12 @@ class FullText(QTextEdit):
         self._fit()
 
     def set_text(self, text: str) -> None:
-        self.setPlainText(visible(text))
+        """Agent text: its bounded, escaped head in short display lines (``preview``)."""
+        self.set_shown(preview(text, BOX_CHARS, LINE_CHARS)[0])
+
+    def set_shown(self, head: str) -> None:
+        """Text already made ready to show (escaped, bounded, in short lines)."""
+        self.setPlainText(head)
         self._fit()
 
     def text(self) -> str:
@@ -155,12 +181,16 @@ class FullText(QTextEdit):
 class ActionField(QWidget):
     """One labelled text of the action with its size note and a Copy button."""
 
-    def __init__(self, name: str, text: str, parent: QWidget | None = None) -> None:
+    def __init__(self, shown: Shown, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        name, text = shown.name, shown.full
         self.name, self.full = name, text
         self.label = plain_label(name, self, name="Mono", selectable=False)
-        self.note = plain_label(size_note(text), self, name="Muted", selectable=False)
+        self.note = plain_label(shown.note, self, name="Muted", selectable=False)
         self.note.setWordWrap(False)
+        self.note.setToolTip(shown.note)
+        # the note gives way (cut at the pane's edge) before Show all and Copy do
+        self.note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.label.setWordWrap(False)
         self.copy = QPushButton(tr("Copy"), self)
         self.copy.setAccessibleName(tr("Copy {name}").format(name=name))
@@ -168,15 +198,17 @@ class ActionField(QWidget):
         self.show_all = QPushButton(tr("Show all"), self)
         self.show_all.setAccessibleName(tr("Show all of {name}").format(name=name))
         self.show_all.setVisible(len(text) > BOX_CHARS)
+        if len(text) > BOX_CHARS:
+            self.show_all.setText(more_text(text))
         self.show_all.clicked.connect(self._show_all)
         self.box = FullText(f"Action {name}", self)
         # a multi-MB text laid out in a QTextDocument froze the desk for minutes and held
-        # gigabytes: the box holds a bounded head, the viewer (chunked lines) the whole text
-        self.box.set_text(text[:BOX_CHARS])
+        # gigabytes, one unbroken 200,000-character line for seconds: the box holds a
+        # bounded head in short display lines, the viewer pages through the whole text
+        self.box.set_shown(shown.head)
         head = QHBoxLayout()
         head.addWidget(self.label)
-        head.addWidget(self.note)
-        head.addStretch(1)
+        head.addWidget(self.note, 1)
         head.addWidget(self.show_all)
         head.addWidget(self.copy)
         layout = QVBoxLayout(self)
@@ -200,6 +232,7 @@ class ActionText(QWidget):
     def __init__(self, title: str = "What it will do", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.fields: list[ActionField] = []
+        self._ticket: Ticket | None = None
         self.title = section(title, self)
         self.empty = plain_label(
             tr("The action carries no text; see its arguments below."),
@@ -210,13 +243,35 @@ class ActionText(QWidget):
         self.layout_ = QVBoxLayout(self)
         self.layout_.setContentsMargins(0, 0, 0, 0)
         self.layout_.addWidget(self.title)
+        self.preparing = plain_label(
+            tr("Preparing the action's text…"), self, name="Muted", selectable=False
+        )
+        self.preparing.hide()
         self.layout_.addWidget(self.empty)
+        self.layout_.addWidget(self.preparing)
 
     def set_action(self, action: Any) -> None:
+        """Show ``action``'s texts; a large action is made ready on the presentation pool
+        (``is_preparing()`` until it arrives)."""
+        if self._ticket is not None:
+            self._ticket.cancel()
         for field in self.fields:
             self.layout_.removeWidget(field)
             field.deleteLater()
-        self.fields = [ActionField(name, text, self) for name, text in action_texts(action)]
+        self.fields = []
+        self.empty.hide()
+        self.preparing.show()
+        self._ticket = prepare(
+            lambda: shown_texts(action), self._fill, self, size=text_size(action)
+        )
+
+    def is_preparing(self) -> bool:
+        return not self.preparing.isHidden()
+
+    def _fill(self, shown: list[Shown]) -> None:
+        self._ticket = None
+        self.preparing.hide()
+        self.fields = [ActionField(s, self) for s in shown]
         for field in self.fields:
             self.layout_.addWidget(field)
             field.show()

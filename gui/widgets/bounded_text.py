@@ -24,6 +24,11 @@ HARD_CAP = 1_000_000  # the viewer never loads more than this
 # are shown cut into display lines of at most CHUNK characters (each laid out on its own,
 # only when scrolled into view); the text itself is unchanged.
 CHUNK = 2000
+# A box that shows agent text at once (the action box, the confirmation, the bulk list)
+# holds a bounded head whose lines are at most LINE_CHARS long: Qt lays out each display
+# line whole, and one unbroken 200,000-character line stopped the desk for seconds.
+LINE_CHARS = 400
+PAGE = HARD_CAP  # the viewer shows a text this many characters at a time
 
 
 def chunk_lines(text: str, width: int = CHUNK) -> str:
@@ -46,22 +51,73 @@ def display_text(text: str) -> str:
     return chunk_lines(visible(shown))
 
 
+def preview(text: str, limit: int, width: int = LINE_CHARS) -> tuple[str, int]:
+    """What a box shows of agent text at once: the first ``limit`` characters, escaped
+    (``fmt.visible``), every line longer than ``width`` broken into lines of ``width`` (the
+    text itself is unchanged); and how many characters were left out. Only the head is
+    looked at, so it costs the same for a 3 MB text as for a 30 KB one."""
+    head = text[:limit]
+    return chunk_lines(visible(head), width), len(text) - len(head)
+
+
+def longest_line(text: str) -> int:
+    """The longest line of ``text`` (what a text layout lays out in one piece)."""
+    return max((len(line) for line in text.split("\n")), default=0)
+
+
 class TextViewer(QDialog):
-    """The whole text in a read-only plain-text editor."""
+    """The whole text in a read-only plain-text editor, PAGE characters at a time (a
+    multi-MB action pages; Previous / Next move through it)."""
 
     def __init__(self, parent: QWidget | None, title: str, text: str) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
-        box = QPlainTextEdit(self)
-        box.setReadOnly(True)
-        box.setAccessibleName(title)
-        box.setPlainText(display_text(text))
+        self._text, self._start = text, 0
+        self.box = QPlainTextEdit(self)
+        self.box.setReadOnly(True)
+        self.box.setAccessibleName(title)
+        self.where = QLabel(self)
+        self.where.setAccessibleName(tr("Where in the text"))
+        self.previous = QPushButton(tr("Previous page"), self)
+        self.next = QPushButton(tr("Next page"), self)
+        self.previous.clicked.connect(self.previous_page)
+        self.next.clicked.connect(self.next_page)
+        pages = QHBoxLayout()
+        pages.addWidget(self.where, 1)
+        pages.addWidget(self.previous)
+        pages.addWidget(self.next)
+        for w in (self.where, self.previous, self.next):
+            w.setVisible(len(text) > PAGE)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(box, 1)
+        layout.addWidget(self.box, 1)
+        layout.addLayout(pages)
         layout.addWidget(buttons)
         self.resize(720, 480)
+        self._show_page(0)
+
+    def _show_page(self, start: int) -> None:
+        self._start = max(0, min(start, max(len(self._text) - 1, 0)))
+        page = self._text[self._start : self._start + PAGE]
+        self.box.setPlainText(chunk_lines(visible(page)))
+        end = self._start + len(page)
+        self.where.setText(
+            tr("Characters {first}–{last} of {total}").format(
+                first=f"{self._start + 1:,}", last=f"{end:,}", total=f"{len(self._text):,}"
+            )
+        )
+        self.previous.setEnabled(self._start > 0)
+        self.next.setEnabled(end < len(self._text))
+
+    @Slot()
+    def next_page(self) -> None:
+        if self._start + PAGE < len(self._text):
+            self._show_page(self._start + PAGE)
+
+    @Slot()
+    def previous_page(self) -> None:
+        self._show_page(self._start - PAGE)
 
     @classmethod
     def ask(cls, parent: QWidget | None, title: str, text: str) -> None:

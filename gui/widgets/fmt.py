@@ -22,8 +22,13 @@ def visible(text: str) -> str:
 
 
 def bounded(text: Any, limit: int = CELL_MAX) -> str:
-    """One line of at most ``limit`` characters (agent text is data, never markup)."""
-    s = visible(" ".join(str(text if text is not None else "").split()))
+    """One line of at most ``limit`` characters (agent text is data, never markup). Only a
+    head of a long text is looked at (a cell of a 3 MB argument costs what a short one does)."""
+    raw = str(text if text is not None else "")
+    head = raw[: 8 * limit + 64]
+    s = visible(" ".join(head.split()))
+    if len(head) < len(raw) and len(s) <= limit:  # a head of mostly white space: all of it
+        s = visible(" ".join(raw.split()))
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Slot
@@ -18,8 +19,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..infra.i18n import tr
+from ..infra.tasks import Ticket
 from . import fmt
 from .labels import plain_tip, section
+from .prepare import prepare, text_size
 
 MAX_CHILDREN = 500  # per object/array; the rest is summarised in one row
 VALUE_MAX = 500  # characters of a scalar shown in its cell (the tooltip/copy has more)
@@ -42,26 +45,75 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _item(text: str, value: Any = None) -> QStandardItem:
-    item = QStandardItem(fmt.bounded(text, VALUE_MAX))
+@dataclass(frozen=True)
+class Cell:
+    """One cell made ready to show: bounded, escaped text and its tooltip (pure Python, so
+    it is made on the presentation pool when the value is large)."""
+
+    text: str
+    tip: str | None
+    value: Any
+
+
+@dataclass(frozen=True)
+class TreeRow:
+    cells: tuple[Cell, Cell, Cell]
+    children: tuple[TreeRow, ...] = ()
+
+
+def cell(text: str, value: Any = None) -> Cell:
+    tip = plain_tip(text[:4000]) if len(text) > VALUE_MAX or "\n" in text[:4000] else None
+    return Cell(fmt.bounded(text, VALUE_MAX), tip, value)
+
+
+def tree_rows(value: Any) -> tuple[TreeRow, ...]:
+    """The rows of ``value``'s tree (the top level, each with its children)."""
+    if not isinstance(value, dict | list):
+        return (TreeRow((cell("(value)", value), cell(_scalar(value), value), cell(_type(value)))),)
+    pairs = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+    rows = []
+    for key, child in pairs[:MAX_CHILDREN]:
+        container = isinstance(child, dict | list)
+        rows.append(
+            TreeRow(
+                (
+                    cell(str(key) if isinstance(value, dict) else f"[{key}]", child),
+                    cell("" if container else _scalar(child), child),
+                    cell(_type(child), child),
+                ),
+                tree_rows(child) if container else (),
+            )
+        )
+    if len(pairs) > MAX_CHILDREN:
+        rows.append(TreeRow((cell(f"… {len(pairs) - MAX_CHILDREN} more"), cell(""), cell(""))))
+    return tuple(rows)
+
+
+class Held:
+    """A value kept on an item as the Python object it is (a str or dict stored as item data
+    is converted to a Qt string or map: a 3 MB argument copied at each of its cells)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _item(c: Cell) -> QStandardItem:
+    item = QStandardItem(c.text)
     item.setEditable(False)
-    item.setData(value, VALUE_ROLE)
-    if len(text) > VALUE_MAX or "\n" in text:
-        item.setToolTip(plain_tip(text[:4000]))
+    item.setData(Held(c.value), VALUE_ROLE)
+    if c.tip is not None:
+        item.setToolTip(c.tip)
     return item
 
 
-def build_rows(parent: QStandardItem, value: Any) -> None:
-    pairs = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
-    for key, child in pairs[:MAX_CHILDREN]:
-        key_item = _item(str(key) if isinstance(value, dict) else f"[{key}]", child)
-        container = isinstance(child, dict | list)
-        value_item = _item("" if container else _scalar(child), child)
-        parent.appendRow([key_item, value_item, _item(_type(child), child)])
-        if container:
-            build_rows(key_item, child)
-    if len(pairs) > MAX_CHILDREN:
-        parent.appendRow([_item(f"… {len(pairs) - MAX_CHILDREN} more"), _item(""), _item("")])
+def build_rows(parent: QStandardItem, rows: tuple[TreeRow, ...]) -> None:
+    for row in rows:
+        items = [_item(c) for c in row.cells]
+        parent.appendRow(items)
+        if row.children:
+            build_rows(items[0], row.children)
 
 
 class JsonTree(QWidget):
@@ -70,6 +122,7 @@ class JsonTree(QWidget):
     def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._value: Any = None
+        self._ticket: Ticket | None = None
         self._menu_index = QModelIndex()
         self.model = QStandardItemModel(0, 3, self)
         self.model.setHorizontalHeaderLabels([tr("Key"), tr("Value"), tr("Type")])
@@ -102,15 +155,22 @@ class JsonTree(QWidget):
         self._title.setText(title)
 
     def set_value(self, value: Any) -> None:
+        """Show ``value``; a large one's cells are made on the presentation pool (escaping and
+        bounding a multi-MB argument took the GUI thread for a second), ``is_preparing()``
+        until they arrive."""
+        if self._ticket is not None:
+            self._ticket.cancel()
         self._value = value
         self.model.removeRows(0, self.model.rowCount())
-        root = self.model.invisibleRootItem()
-        if isinstance(value, dict | list):
-            build_rows(root, value)
-        else:
-            root.appendRow(
-                [_item("(value)", value), _item(_scalar(value), value), _item(_type(value), value)]
-            )
+        self._ticket = prepare(lambda: tree_rows(value), self._fill, self, size=text_size(value))
+
+    def is_preparing(self) -> bool:
+        return self._ticket is not None
+
+    def _fill(self, rows: tuple[TreeRow, ...]) -> None:
+        self._ticket = None
+        self.model.removeRows(0, self.model.rowCount())
+        build_rows(self.model.invisibleRootItem(), rows)
         self.view.expandToDepth(1)
 
     def json_text(self) -> str:
@@ -136,6 +196,7 @@ class JsonTree(QWidget):
         self.copy_value(self._menu_index)
 
     def copy_value(self, index: QModelIndex) -> None:
-        value = index.siblingAtColumn(1).data(VALUE_ROLE)
+        held = index.siblingAtColumn(1).data(VALUE_ROLE)
+        value = held.value if isinstance(held, Held) else held
         text = value if isinstance(value, str) else fmt.pretty_json(value)
         QGuiApplication.clipboard().setText(text)

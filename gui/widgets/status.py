@@ -80,10 +80,17 @@ class DeskStatusBar(QStatusBar):
         self.exposure = _label(self, "File permissions warning")
         self.exposure.setObjectName("StatusWarning")
         self.exposure.hide()
+        self.check = _label(self, "Damage check")
+        self.check.setText(tr("checking the journal file…"))
+        self.check.setToolTip(
+            tr("The desk reads the whole journal file once to find damage; it works meanwhile.")
+        )
+        self.check.hide()
         self.path.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.path.setMinimumWidth(80)
         self.addWidget(self.path, 1)
         self.addPermanentWidget(self.exposure)
+        self.addPermanentWidget(self.check)
         for widget in (self.schema, self.state, self.operator, self.last_change):
             widget.setContentsMargins(8, 0, 8, 0)
             self.addPermanentWidget(widget)
@@ -101,6 +108,10 @@ class DeskStatusBar(QStatusBar):
         self.operator.setText(tr("operator: {operator}").format(operator=operator))
         self.read_only = read_only
         self._show_state()
+
+    def checking(self, running: bool) -> None:
+        """The damage check (after the window opened) is running / has ended."""
+        self.check.setVisible(running)
 
     def set_exposure(self, warning: str | None) -> None:
         """Show (or hide) the warning that the journal is readable by others."""

@@ -211,7 +211,11 @@ def test_a_damaged_journal_opens_in_the_desk_as_damaged(
         with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
             desk.open(path, operator="dana")
         window = desk.window
-        assert window.status.current_state() is StoreState.DAMAGED
+        # the damage check runs after the window is up; its result shows when it arrives
+        qtbot.waitUntil(
+            lambda: window.status.current_state() is StoreState.DAMAGED, timeout=WAIT_MS
+        )
+        assert window.status.check.isHidden()  # "checking the journal file…" is gone
         assert window.status.state.text() == "store: damaged"
         notice = window.notice.text()
         assert "damaged" in notice and "proctor verify" in notice and "backup" in notice
@@ -244,3 +248,85 @@ def test_approve_on_a_damaged_journal_shows_one_state_and_is_not_left_pending(
     notice = window.notice.text()
     assert "proctor verify" in notice and "backup" in notice
     assert no_dialogs == []  # no traceback dialog, not once
+
+
+# ---------------------------------------------------------------- the check leaves the start
+
+
+def test_the_damage_check_runs_after_the_window_is_up_and_off_the_gui_thread(
+    qtbot, journal_path, settings, no_dialogs, monkeypatch
+):
+    """PRAGMA quick_check reads the whole file (seconds on a big journal): the window does
+    not wait for it. It runs on the task runner once the window shows, the status bar says
+    so meanwhile, and a healthy journal ends as "store: ok"."""
+    import threading
+
+    from proctor.core.storage.store import Store
+
+    request(journal_path)
+    calls: list[tuple[int, bool]] = []
+    gate = threading.Event()
+    real = Store.integrity_check
+    desk = DeskApp(QApplication.instance(), settings, None, strict=True)
+
+    def held(self, quick=False, cancelled=None):
+        calls.append((threading.get_ident(), desk.window is not None))
+        gate.wait(WAIT_MS / 1000)
+        return real(self, quick, cancelled)
+
+    monkeypatch.setattr(Store, "integrity_check", held)
+    try:
+        with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
+            desk.open(journal_path, operator="dana")  # shown while the check is held
+        window = desk.window
+        qtbot.waitUntil(lambda: window.inbox.model.has_loaded, timeout=WAIT_MS)  # not behind it
+        qtbot.waitUntil(lambda: bool(calls), timeout=WAIT_MS)
+        assert not window.status.check.isHidden()
+        [(thread, window_was_up)] = calls
+        assert thread != threading.get_ident() and window_was_up
+        gate.set()
+        qtbot.waitUntil(window.status.check.isHidden, timeout=WAIT_MS)
+        assert window.status.current_state() is not StoreState.DAMAGED
+        assert no_dialogs == []
+    finally:
+        gate.set()
+        if desk.window is not None:
+            desk.window.close()
+        desk.shutdown()
+
+
+def test_closing_the_window_cancels_the_damage_check(
+    qtbot, journal_path, settings, no_dialogs, monkeypatch
+):
+    """A check still running when its window closes is cancelled (the real PRAGMA, stopped
+    by its progress handler), so closing the desk never waits for it."""
+    from proctor.core.storage.store import Store
+
+    request(journal_path)
+    seen: list[str] = []
+    real = Store.integrity_check
+    desk = DeskApp(QApplication.instance(), settings, None, strict=True)
+
+    def until_cancelled(self, quick=False, cancelled=None):
+        assert cancelled is not None
+        seen.append("started")
+        while not cancelled():  # held until the window closes
+            threading.Event().wait(0.01)
+        try:
+            return real(self, quick, cancelled)
+        except errors.Cancelled:
+            seen.append("cancelled")
+            raise
+
+    import threading
+
+    monkeypatch.setattr(Store, "integrity_check", until_cancelled)
+    try:
+        with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
+            desk.open(journal_path, operator="dana")
+        qtbot.waitUntil(lambda: seen == ["started"], timeout=WAIT_MS)
+        desk.window.close()
+        qtbot.waitUntil(lambda: seen == ["started", "cancelled"], timeout=WAIT_MS)
+        assert no_dialogs == []
+    finally:
+        desk.shutdown()

@@ -18,7 +18,7 @@ from proctor.gui.forms.fields import EnumField
 from proctor.gui.forms.review import DiffReviewView, MemoryReviewView
 from proctor.gui.forms.views import ChoiceView
 
-from ..conftest import WAIT_MS
+from ..conftest import WAIT_MS, wait_presented
 
 MARKUP = (
     '<b>Bold</b> <img src="http://example.invalid/x.png"> <a href="http://example.invalid">x</a>'
@@ -115,6 +115,7 @@ def test_five_megabyte_description_and_request_are_bounded(qtbot):
     diff = "".join(f"@@ -{n},1 +{n},1 @@\n-old {n}\n+new {n}\n" for n in range(1, 200_000))
     review = shown(qtbot, build_view(question("diff_review", request={"diff": diff})))
     assert isinstance(review, DiffReviewView)
+    wait_presented(qtbot)  # a big patch is parsed on the presentation pool
     assert review.material.table.rowCount() <= 5_000
     assert "first 5,000 lines shown" in review.material.head.text()
     memory = shown(

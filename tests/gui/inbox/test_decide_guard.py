@@ -369,6 +369,7 @@ def test_an_action_longer_than_the_boxes_show_always_asks(
     """The action box shows the first BOX_CHARS of a huge action; approving such an action
     asks first (whatever the confirm preference), and the dialog's own box is bounded too."""
     from proctor.gui.widgets.action_text import BOX_CHARS
+    from proctor.gui.widgets.bounded_text import LINE_CHARS, longest_line
 
     from ..data import agent, request
 
@@ -391,7 +392,7 @@ def test_an_action_longer_than_the_boxes_show_always_asks(
     def look(parent, what):
         dialog = ConfirmApproval(parent, what)
         qtbot.addWidget(dialog)
-        seen.append((what.risks, len(dialog.action.toPlainText())))
+        seen.append((what.risks, dialog.action.toPlainText()))
         dialog.reject()
         return False
 
@@ -399,6 +400,9 @@ def test_an_action_longer_than_the_boxes_show_always_asks(
     press(qtbot, window, Qt.Key.Key_A)
     [(found, shown)] = seen
     assert any(f"first {BOX_CHARS:,}" in r and "Show all or Copy" in r for r in found)
-    assert shown <= BOX_CHARS
+    head = shown.split("\n… ")[0]  # the head shown, then how many characters more
+    assert len(head.replace("\n", "")) <= BOX_CHARS
+    assert longest_line(shown) <= LINE_CHARS  # never one unbroken line laid out whole
+    assert "more characters" in shown
     idle(qtbot, window)
     assert status(journal_path, huge) == "pending"

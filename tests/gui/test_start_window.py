@@ -1,0 +1,59 @@
+"""The desk's window is up before the desk is imported (issue 33, target 2): a start shows
+"Opening the journal…" in the time a bare PySide6 window takes, then the main window, which
+says "Loading the inbox…" until the inbox is there. A real process on a real journal."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from proctor.core import Actor, Journal
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from PySide6.QtWidgets import QApplication
+    from proctor.gui.shell import start
+
+    def opening():
+        shown = [w for w in QApplication.topLevelWidgets() if w.isVisible()]
+        print("opening:", [type(w).__name__ for w in shown])
+        print("desk imported:", "proctor.gui.shell.app" in sys.modules)
+        print("core imported:", "proctor.core" in sys.modules)
+
+    def main_window(window):
+        inbox = window.inbox
+        print("loading text:", inbox._empty_text() if not inbox.model.has_loaded else "loaded")
+        shown = [type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible()]
+        print("visible:", shown)
+        QApplication.quit()
+
+    sys.exit(start.run_desk(sys.argv[1], report_opening=opening, on_window=main_window,
+                            single_instance=False))
+    """
+)
+
+
+def test_the_opening_window_shows_before_the_desk_is_imported(tmp_path):
+    path = tmp_path / "journal.db"
+    with Journal.open(path, actor=Actor.agent("bot")) as a:
+        run = a.runs.start("p", "t")
+        a.approvals.request(run.id, {"tool": "deploy"}, reason="ship")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PROCTOR_OPERATOR": "dana"}
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "opening: ['OpeningWindow']" in lines
+    assert "desk imported: False" in lines and "core imported: False" in lines
+    assert "visible: ['MainWindow']" in lines  # the opening window gave way to the desk
+    loading = next(line for line in lines if line.startswith("loading text:"))
+    assert loading in ("loading text: Loading the inbox…", "loading text: loaded")
