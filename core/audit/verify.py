@@ -117,7 +117,7 @@ def _verify_decodes(journal: Journal, problems: list[VerifyProblem]) -> None:
     column. (A server journal validates both on every write: nothing to scan.)"""
     if journal.server:
         return
-    for table in s.Base.metadata.sorted_tables:
+    for table in s.metadata.sorted_tables:
         texts = [c for c in table.columns if isinstance(c.type, String | Text)]
         if not texts:
             continue
