@@ -226,7 +226,7 @@ def numeric_columns() -> set[str]:
 
     return {
         c.name
-        for t in s.Base.metadata.sorted_tables
+        for t in s.metadata.sorted_tables
         for c in t.columns
         if c.type.python_type in (int, float, bool)
     }
