@@ -424,7 +424,7 @@ def test_an_agent_without_trust_on_a_signed_journal_warns_once(
 
 
 def test_the_cli_listens_to_the_trust_warnings_logger():
-    from proctor.cli.cli import TRUST_LOGGER
+    from proctor.cli import TRUST_LOGGER
     from proctor.core.decisions.trust import LOGGER
 
     assert TRUST_LOGGER == LOGGER
