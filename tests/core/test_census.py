@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import team_fixtures
 
-from proctor.core import Actor, Journal, errors
+from proctor.core import Actor, Journal, digest_of, errors
 from proctor.core.audit.verify import verify
 from proctor.core.decisions.keys import OperatorKey
 from proctor.core.storage import census
@@ -110,6 +110,8 @@ def fill_states(agent: Journal, op: Journal, clock: FakeClock) -> None:
     ran = agent.runs.record_tool_call(live.id, "http.get", {"url": "https://x"})
     agent.runs.finish_tool_call(ran.id, "succeeded", result={"status": 200})
     agent.runs.record_tool_call(live.id, "http.post", {"url": "https://y"})
+    broke = agent.runs.record_tool_call(live.id, "http.put", {"url": "https://z"})
+    agent.runs.finish_tool_call(broke.id, "failed", error="503")
     agent.approvals.request(live.id, ACTION, reason="pending")
     approved = agent.approvals.request(live.id, {"tool": "a"}, reason="approved")
     op.approvals.decide(approved.id, True, expected_version=1, scope="run")
@@ -120,6 +122,13 @@ def fill_states(agent: Journal, op: Journal, clock: FakeClock) -> None:
     edited = agent.approvals.request(live.id, {"tool": "rm", "args": {"path": "/"}}, reason="e")
     op.approvals.approve_edited(
         edited.id, {"tool": "rm", "args": {"path": "/tmp/b"}}, expected_version=1
+    )
+    used = agent.approvals.request(live.id, {"tool": "rm", "args": {"path": "/"}}, reason="u")
+    op.approvals.approve_edited(
+        used.id, {"tool": "rm", "args": {"path": "/tmp/c"}}, expected_version=1
+    )
+    agent.approvals.consume_and_reserve(
+        used.id, digest_of({"tool": "rm", "args": {"path": "/tmp/c"}}), "fx-edited"
     )
     denied = agent.approvals.request(live.id, {"tool": "d"}, reason="denied")
     op.approvals.decide(denied.id, False, expected_version=1, reason="no")
@@ -148,6 +157,13 @@ def fill_states(agent: Journal, op: Journal, clock: FakeClock) -> None:
     op.memory.resolve(conflict.id, "accepted_incoming", expected_version=1, reason="ok")
     other = agent.memory.add("project", "proj", "cache", "c1")
     agent.memory.record_conflict(other.id, "c2", incoming_source="s")
+    third = agent.memory.add("project", "proj", "tz", "UTC")
+    dismissed = agent.memory.record_conflict(third.id, "CET", incoming_source="s")
+    op.memory.resolve(dismissed.id, "dismissed", expected_version=1, reason="no")
+    kept = agent.memory.add("project", "proj", "owner", "ana")
+    op.memory.confirm(kept.id, expected_version=kept.version)
+    gone_entry = agent.memory.add("project", "proj", "old", "x")
+    agent.memory.remove(gone_entry.id, expected_version=gone_entry.version)
     op.approvals.add_rule("allow", "git_status", run_id=live.id)
     revoked = op.approvals.add_rule("deny", "curl", run_id=live.id)
     op.approvals.revoke_rule(revoked.id, expected_version=revoked.version, reason="old")
@@ -163,12 +179,14 @@ def fill_states(agent: Journal, op: Journal, clock: FakeClock) -> None:
     agent.runs.complete(done.id, {"ok": True})
     agent.runs.fail(failed.id, "crashed")
     cancelled = agent.runs.start("proj", "cancelled")
+    agent.runs.record_tool_call(cancelled.id, "mail.send", {"to": "x"})  # outcome unknown
     op.runs.request_cancel(
         cancelled.id, "stop", expected_version=agent.runs.get(cancelled.id).version
     )
     agent.runs.cancel(cancelled.id, "asked to")
     interrupted = agent.runs.start("proj", "interrupted")
     agent.runs.interrupt(interrupted.id, "host went away")
+    agent.runs.start("proj", "running")
 
 
 @pytest.fixture(scope="session")
@@ -186,6 +204,8 @@ def row_kind(table: str, row: dict) -> str:
     if table == "approvals":
         kind += "+consumed" if row["consumed_at"] is not None else ""
         kind += "+edited" if row["approved_action"] is not None else ""
+    if table == "memory_entries":
+        kind = "deleted" if row["deleted"] else "confirmed" if row["confirmed"] else "entry"
     if table == "approval_rules":
         kind = "revoked" if row["revoked_at"] is not None else "live"
     return kind
