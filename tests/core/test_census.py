@@ -13,8 +13,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+import team_fixtures
 
-from proctor.core import Actor, Journal, errors
+from proctor.core import Actor, Journal, digest_of, errors
 from proctor.core.audit.verify import verify
 from proctor.core.decisions.keys import OperatorKey
 from proctor.core.storage import census
@@ -23,6 +24,7 @@ from .conftest import AGENT, OPERATOR
 from .helpers import FakeClock, on_server, raw
 
 ACTION = {"tool": "shell", "args": {"command": "make"}}
+team_logins = team_fixtures.team_logins  # the fixture (logins in the three roles)
 
 
 def schema_columns(path: Path | str) -> dict[str, set[str]]:
@@ -90,79 +92,101 @@ def test_a_new_column_without_an_entry_fails_the_census(journal_path, backend):
 
 
 def build_states(path: Path) -> None:
-    """A journal with a row of every kind in every state the API can leave it in."""
     clock = FakeClock()
     key = OperatorKey.generate(OPERATOR)
     with (
         Journal.open(path, actor=Actor.agent(AGENT), clock=clock) as agent,
         Journal.open(path, actor=Actor.operator(OPERATOR), clock=clock, signer=key) as op,
     ):
-        live = agent.runs.start("proj", "live")
-        done = agent.runs.start("proj", "done", parent_run_id=live.id)
-        failed = agent.runs.start("proj", "failed")
-        waiting = agent.runs.start("proj", "waiting")
-        ran = agent.runs.record_tool_call(live.id, "http.get", {"url": "https://x"})
-        agent.runs.finish_tool_call(ran.id, "succeeded", result={"status": 200})
-        agent.runs.record_tool_call(live.id, "http.post", {"url": "https://y"})
-        agent.approvals.request(live.id, ACTION, reason="pending")
-        approved = agent.approvals.request(live.id, {"tool": "a"}, reason="approved")
-        op.approvals.decide(approved.id, True, expected_version=1, scope="run")
-        consumed = agent.approvals.request(live.id, {"tool": "c"}, reason="consumed")
-        op.approvals.decide(consumed.id, True, expected_version=1)
-        agent.approvals.consume_and_reserve(consumed.id, consumed.action_digest, "fx-executing")
-        agent.effects.begin("fx-executing", owner=agent.effects.default_owner())
-        edited = agent.approvals.request(live.id, {"tool": "rm", "args": {"path": "/"}}, reason="e")
-        op.approvals.approve_edited(
-            edited.id, {"tool": "rm", "args": {"path": "/tmp/b"}}, expected_version=1
-        )
-        denied = agent.approvals.request(live.id, {"tool": "d"}, reason="denied")
-        op.approvals.decide(denied.id, False, expected_version=1, reason="no")
-        withdrawn = agent.approvals.request(live.id, {"tool": "w"}, reason="withdrawn")
-        agent.approvals.withdraw(withdrawn.id, "not needed")
-        agent.approvals.request(live.id, {"tool": "x"}, reason="expires", expires_in=5)
-        agent.questions.ask(live.id, "question", "open?")
-        shown = agent.questions.ask(live.id, "question", "shown?")
-        op.questions.mark_presented(shown.id)
-        answered = agent.questions.ask(live.id, "choice", "which?", options=["a", "b"])
-        op.questions.answer(answered.id, {"choice": "a"}, expected_version=1)
-        gone = agent.questions.ask(live.id, "question", "withdrawn?")
-        agent.questions.withdraw(gone.id, "moot")
-        agent.questions.ask(live.id, "question", "expires?", expires_in=5)
-        agent.effects.reserve("fx-reserved", tool="t", run_id=live.id, owner="w")
-        agent.effects.reserve("fx-committed", tool="t", run_id=live.id, owner="w")
-        agent.effects.begin("fx-committed", owner="w")
-        agent.effects.commit("fx-committed", {"ok": True}, owner="w", external_id="ext-1")
-        agent.effects.reserve("fx-failed", tool="t", run_id=live.id, owner="w")
-        agent.effects.begin("fx-failed", owner="w")
-        agent.effects.fail("fx-failed", "boom", owner="w")
-        agent.effects.reserve("fx-ambiguous", tool="t", run_id=live.id, owner="w", lease_seconds=5)
-        agent.effects.reserve("fx-resolved", tool="t", run_id=live.id, owner="w", lease_seconds=5)
-        entry = agent.memory.add("project", "proj", "db", "db1", run_id=live.id)
-        conflict = agent.memory.record_conflict(entry.id, "db2", incoming_source="s")
-        op.memory.resolve(conflict.id, "accepted_incoming", expected_version=1, reason="ok")
-        other = agent.memory.add("project", "proj", "cache", "c1")
-        agent.memory.record_conflict(other.id, "c2", incoming_source="s")
-        op.approvals.add_rule("allow", "git_status", run_id=live.id)
-        revoked = op.approvals.add_rule("deny", "curl", run_id=live.id)
-        op.approvals.revoke_rule(revoked.id, expected_version=revoked.version, reason="old")
-        clock.advance(10)
-        agent.approvals.expire_due()
-        agent.questions.expire_due()
-        agent.effects.sweep_expired()
-        resolved = agent.effects.get("fx-resolved")
-        op.effects.resolve(
-            "fx-resolved", "failed", reason="not sent", expected_version=resolved.version
-        )
-        agent.runs.wait_for_user(waiting.id)
-        agent.runs.complete(done.id, {"ok": True})
-        agent.runs.fail(failed.id, "crashed")
-        cancelled = agent.runs.start("proj", "cancelled")
-        op.runs.request_cancel(
-            cancelled.id, "stop", expected_version=agent.runs.get(cancelled.id).version
-        )
-        agent.runs.cancel(cancelled.id, "asked to")
-        interrupted = agent.runs.start("proj", "interrupted")
-        agent.runs.interrupt(interrupted.id, "host went away")
+        fill_states(agent, op, clock)
+
+
+def fill_states(agent: Journal, op: Journal, clock: FakeClock) -> None:
+    """A row of every kind in every state the API can leave it in, through the API."""
+    live = agent.runs.start("proj", "live")
+    done = agent.runs.start("proj", "done", parent_run_id=live.id)
+    failed = agent.runs.start("proj", "failed")
+    waiting = agent.runs.start("proj", "waiting")
+    ran = agent.runs.record_tool_call(live.id, "http.get", {"url": "https://x"})
+    agent.runs.finish_tool_call(ran.id, "succeeded", result={"status": 200})
+    agent.runs.record_tool_call(live.id, "http.post", {"url": "https://y"})
+    broke = agent.runs.record_tool_call(live.id, "http.put", {"url": "https://z"})
+    agent.runs.finish_tool_call(broke.id, "failed", error="503")
+    agent.approvals.request(live.id, ACTION, reason="pending")
+    approved = agent.approvals.request(live.id, {"tool": "a"}, reason="approved")
+    op.approvals.decide(approved.id, True, expected_version=1, scope="run")
+    consumed = agent.approvals.request(live.id, {"tool": "c"}, reason="consumed")
+    op.approvals.decide(consumed.id, True, expected_version=1)
+    agent.approvals.consume_and_reserve(consumed.id, consumed.action_digest, "fx-executing")
+    agent.effects.begin("fx-executing", owner=agent.effects.default_owner())
+    edited = agent.approvals.request(live.id, {"tool": "rm", "args": {"path": "/"}}, reason="e")
+    op.approvals.approve_edited(
+        edited.id, {"tool": "rm", "args": {"path": "/tmp/b"}}, expected_version=1
+    )
+    used = agent.approvals.request(live.id, {"tool": "rm", "args": {"path": "/"}}, reason="u")
+    op.approvals.approve_edited(
+        used.id, {"tool": "rm", "args": {"path": "/tmp/c"}}, expected_version=1
+    )
+    agent.approvals.consume_and_reserve(
+        used.id, digest_of({"tool": "rm", "args": {"path": "/tmp/c"}}), "fx-edited"
+    )
+    denied = agent.approvals.request(live.id, {"tool": "d"}, reason="denied")
+    op.approvals.decide(denied.id, False, expected_version=1, reason="no")
+    withdrawn = agent.approvals.request(live.id, {"tool": "w"}, reason="withdrawn")
+    agent.approvals.withdraw(withdrawn.id, "not needed")
+    agent.approvals.request(live.id, {"tool": "x"}, reason="expires", expires_in=5)
+    agent.questions.ask(live.id, "question", "open?")
+    shown = agent.questions.ask(live.id, "question", "shown?")
+    op.questions.mark_presented(shown.id)
+    answered = agent.questions.ask(live.id, "choice", "which?", options=["a", "b"])
+    op.questions.answer(answered.id, {"choice": "a"}, expected_version=1)
+    gone = agent.questions.ask(live.id, "question", "withdrawn?")
+    agent.questions.withdraw(gone.id, "moot")
+    agent.questions.ask(live.id, "question", "expires?", expires_in=5)
+    agent.effects.reserve("fx-reserved", tool="t", run_id=live.id, owner="w")
+    agent.effects.reserve("fx-committed", tool="t", run_id=live.id, owner="w")
+    agent.effects.begin("fx-committed", owner="w")
+    agent.effects.commit("fx-committed", {"ok": True}, owner="w", external_id="ext-1")
+    agent.effects.reserve("fx-failed", tool="t", run_id=live.id, owner="w")
+    agent.effects.begin("fx-failed", owner="w")
+    agent.effects.fail("fx-failed", "boom", owner="w")
+    agent.effects.reserve("fx-ambiguous", tool="t", run_id=live.id, owner="w", lease_seconds=5)
+    agent.effects.reserve("fx-resolved", tool="t", run_id=live.id, owner="w", lease_seconds=5)
+    entry = agent.memory.add("project", "proj", "db", "db1", run_id=live.id)
+    conflict = agent.memory.record_conflict(entry.id, "db2", incoming_source="s")
+    op.memory.resolve(conflict.id, "accepted_incoming", expected_version=1, reason="ok")
+    other = agent.memory.add("project", "proj", "cache", "c1")
+    agent.memory.record_conflict(other.id, "c2", incoming_source="s")
+    third = agent.memory.add("project", "proj", "tz", "UTC")
+    dismissed = agent.memory.record_conflict(third.id, "CET", incoming_source="s")
+    op.memory.resolve(dismissed.id, "dismissed", expected_version=1, reason="no")
+    kept = agent.memory.add("project", "proj", "owner", "ana")
+    op.memory.confirm(kept.id, expected_version=kept.version)
+    gone_entry = agent.memory.add("project", "proj", "old", "x")
+    agent.memory.remove(gone_entry.id, expected_version=gone_entry.version)
+    op.approvals.add_rule("allow", "git_status", run_id=live.id)
+    revoked = op.approvals.add_rule("deny", "curl", run_id=live.id)
+    op.approvals.revoke_rule(revoked.id, expected_version=revoked.version, reason="old")
+    clock.advance(10)
+    agent.approvals.expire_due()
+    agent.questions.expire_due()
+    agent.effects.sweep_expired()
+    resolved = agent.effects.get("fx-resolved")
+    op.effects.resolve(
+        "fx-resolved", "failed", reason="not sent", expected_version=resolved.version
+    )
+    agent.runs.wait_for_user(waiting.id)
+    agent.runs.complete(done.id, {"ok": True})
+    agent.runs.fail(failed.id, "crashed")
+    cancelled = agent.runs.start("proj", "cancelled")
+    agent.runs.record_tool_call(cancelled.id, "mail.send", {"to": "x"})  # outcome unknown
+    op.runs.request_cancel(
+        cancelled.id, "stop", expected_version=agent.runs.get(cancelled.id).version
+    )
+    agent.runs.cancel(cancelled.id, "asked to")
+    interrupted = agent.runs.start("proj", "interrupted")
+    agent.runs.interrupt(interrupted.id, "host went away")
+    agent.runs.start("proj", "running")
 
 
 @pytest.fixture(scope="session")
@@ -180,6 +204,8 @@ def row_kind(table: str, row: dict) -> str:
     if table == "approvals":
         kind += "+consumed" if row["consumed_at"] is not None else ""
         kind += "+edited" if row["approved_action"] is not None else ""
+    if table == "memory_entries":
+        kind = "deleted" if row["deleted"] else "confirmed" if row["confirmed"] else "entry"
     if table == "approval_rules":
         kind = "revoked" if row["revoked_at"] is not None else "live"
     return kind
@@ -210,7 +236,9 @@ def new_values(table: str, column: str, value: object) -> list[tuple[str, object
         states = {s for src, dst in census.MOVES[table].items() for s in (src, *dst)}
         return [(f"status->{s}", s) for s in sorted(states) if s != value]
     out: list[tuple[str, object]] = []
-    if isinstance(value, bool | int | float) and not isinstance(value, bool):
+    if isinstance(value, bool):  # a server's boolean (SQLite's are integers)
+        out.append(("flipped", not value))
+    elif isinstance(value, int | float):
         out += [("minus one", value - 1), ("plus one", value + 1)]
     elif isinstance(value, str):
         out.append(("changed", value + "x"))
@@ -284,7 +312,7 @@ def agent_could(table: str, column: str, old: object, new: object, label: str) -
         return True
     if entry.rule == "once" and old is None and (table, column) in census.AGENT_FIRST_WRITES:
         return True
-    return entry.rule == "up" and label == "plus one"
+    return entry.rule == "up" and (label == "plus one" or (label == "flipped" and new is True))
 
 
 @pytest.mark.parametrize(("table", "column"), CASES, ids=[f"{t}.{c}" for t, c in CASES])
@@ -306,3 +334,108 @@ def test_every_update_of_every_column_is_refused_or_named(states_journal, tmp_pa
                 continue
             through.append(f"{kind}: {label} ({row[column]!r} -> {value!r})")
     assert not through, f"{table}.{column} ({entry.kind} {entry.rule}) accepted: {through}"
+
+
+# ---------------------------------------------------------------- the same, as an agent login
+
+
+@pytest.fixture(scope="module")
+def team_states(pg_server, team_logins):
+    """A team journal on a real server with a row of every kind in every state, written by
+    an agent login and an operator login (``proctor team init``'s roles and grants)."""
+    import time
+
+    from proctor.core.ops.team import init
+
+    name = pg_server.fresh_database()
+    init(pg_server.url(name))
+    team = team_fixtures.Team(pg_server, name)
+    clock = FakeClock(time.time())  # the server compares a rule's decision with its clock
+    key = OperatorKey.generate("op_dana")
+    with (
+        team.journal("agent_a", Actor.agent(AGENT), clock=clock) as agent,
+        team.journal("op_dana", Actor.operator("op_dana"), clock=clock, signer=key) as op,
+    ):
+        fill_states(agent, op, clock)
+    yield team
+    pg_server.drop_database(name)
+
+
+def server_rows(team, table: str) -> tuple[list[str], dict[str, dict]]:
+    with team.owner() as conn:
+        cursor = conn.execute(f'SELECT * FROM "{table}"')
+        names = [d.name for d in cursor.description]
+        rows = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+        keys = [
+            r[0]
+            for r in conn.execute(
+                "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
+                "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = %s::regclass AND i.indisprimary",
+                (table,),
+            )
+        ]
+    kinds: dict[str, dict] = {}
+    for row in rows:
+        kinds.setdefault(row_kind(table, row), row)
+    return keys or names, kinds
+
+
+def server_update(conn, table: str, key: dict, column: str, value: object) -> str:
+    where = " AND ".join(f'"{k}" IS NOT DISTINCT FROM %s' for k in key)
+    return conn.execute(
+        f'UPDATE "{table}" SET "{column}" = %s WHERE {where}', (value, *key.values())
+    )
+
+
+def server_refused(team, table: str, key: dict, column: str, value: object) -> bool:
+    """Send the UPDATE as the agent login in a transaction that is rolled back."""
+    import psycopg
+
+    with team.raw("agent_a") as conn:
+        conn.execute("BEGIN")
+        try:
+            server_update(conn, table, key, column, value)
+        except psycopg.errors.InsufficientPrivilege:
+            return True  # the server's grants or its role checks
+        except psycopg.IntegrityError:
+            return True  # a census trigger (or a constraint)
+        except psycopg.DataError:
+            return True  # not a value of the column's type
+        finally:
+            conn.execute("ROLLBACK")
+    return False
+
+
+def server_named(team, table: str, key: dict, column: str, old: object, value: object) -> bool:
+    """Commit the agent login's UPDATE, ask verify, then put the row back as the owner."""
+    with team.raw("agent_a") as conn:
+        server_update(conn, table, key, column, value)
+    try:
+        with team.journal("op_dana", Actor.operator("op_dana"), read_only=True) as j:
+            return not verify(j).ok
+    finally:
+        with team.owner() as conn:
+            conn.execute(f'ALTER TABLE "{table}" DISABLE TRIGGER USER')
+            server_update(conn, table, key, column, old)
+            conn.execute(f'ALTER TABLE "{table}" ENABLE TRIGGER USER')
+
+
+@pytest.mark.parametrize(("table", "column"), CASES, ids=[f"{t}.{c}" for t, c in CASES])
+def test_every_update_by_an_agent_login_is_refused_or_named(team_states, table, column):
+    """On a server, through psycopg as an agent login (the server's grants apply): refused by
+    the grants, the role checks or a census trigger, or named by verify, or the census says
+    it gains nothing."""
+    keys, kinds = server_rows(team_states, table)
+    assert kinds, f"the states journal has no {table} row"
+    through = []
+    for kind, row in kinds.items():
+        key = {k: row[k] for k in keys}
+        for label, value in new_values(table, column, row[column]):
+            if server_refused(team_states, table, key, column, value):
+                continue
+            if agent_could(table, column, row[column], value, label):
+                continue
+            if server_named(team_states, table, key, column, row[column], value):
+                continue
+            through.append(f"{kind}: {label} ({row[column]!r} -> {value!r})")
+    assert not through, f"{table}.{column} accepted from an agent login: {through}"

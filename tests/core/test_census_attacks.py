@@ -137,3 +137,50 @@ def test_a_decided_or_consumed_row_cannot_be_replaced(agent, operator, run, jour
         f"INSERT OR REPLACE INTO approvals ({', '.join(row)}) VALUES ({marks})",
         tuple(row.values()),
     )
+
+
+# ---------------------------------------------------------------- 0009b on an existing journal
+
+
+def migrate(journal_path, revision: str, *, down: bool) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    url = journal_path if isinstance(journal_path, str) else f"sqlite:///{journal_path}"
+    engine = create_engine(getattr(url, "url", url))
+    cfg = Config()
+    cfg.set_main_option("script_location", "proctor.core.storage:migrations")
+    try:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            (command.downgrade if down else command.upgrade)(cfg, revision)
+    finally:
+        engine.dispose()
+
+
+def test_an_existing_journal_gets_the_census_triggers_from_0009b(
+    agent, operator, run, journal_path
+):
+    """A journal written at 0008x (no census triggers: the edit can be erased there) is
+    upgraded by 0009b, and the erasure is refused from then on; nothing else changes."""
+    from proctor.core.storage import db
+
+    asked = agent.approvals.request(run.id, REQUESTED, reason="clean up")
+    operator.approvals.approve_edited(asked.id, EDITED, expected_version=asked.version)
+    migrate(journal_path, "0008x", down=True)
+    erase = "UPDATE approvals SET approved_action = NULL, approved_digest = NULL WHERE id = ?"
+    with raw(journal_path) as conn:  # at 0008x the erasure goes through
+        conn.execute("BEGIN")
+        conn.execute(erase, (asked.id,))
+        conn.execute("ROLLBACK")
+    before = snapshot(journal_path)
+    migrate(journal_path, "head", down=False)
+    assert snapshot(journal_path) == before
+    refused(journal_path, erase, (asked.id,))
+    with raw(journal_path) as conn:
+        if isinstance(journal_path, str):
+            names = {r[0] for r in conn.execute("SELECT tgname FROM pg_trigger").fetchall()}
+        else:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master").fetchall()}
+    assert set(db.census_trigger_sql()) <= names

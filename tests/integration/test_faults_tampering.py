@@ -109,6 +109,7 @@ def answer_by_sql(path: Path, ids: dict[str, str]) -> None:
         path,
         "UPDATE interactions SET status='resolved', response='{\"text\": \"yes\"}' "
         f"WHERE id='{ids['open_question']}'",
+        drop_triggers=True,  # an answer that names no person is refused by 0009b's trigger
     )
 
 
@@ -150,8 +151,9 @@ def rewrite_memory_history(path: Path, ids: dict[str, str]) -> None:
 
 
 def rewrite_memory_entry(path: Path, ids: dict[str, str]) -> None:
-    """The live entry is not evidence (no trigger); where its history ends says what it is."""
-    sql(path, "UPDATE memory_entries SET content = 'db9'")
+    """The live entry changes only with a new version (0009b's trigger, dropped here); where
+    its history ends says what it is."""
+    sql(path, "UPDATE memory_entries SET content = 'db9'", drop_triggers=True)
 
 
 TAMPERING: dict[str, tuple[Callable[[Path, dict], None], set[str]]] = {
