@@ -585,7 +585,12 @@ def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
             problem = "the response is not the answer its decision records"
         else:
             event = request_event(
-                conn, row.run_id, "interaction.answered", "interaction_id", row.id
+                conn,
+                row.run_id,
+                "interaction.answered",
+                "interaction_id",
+                row.id,
+                near=row.resolved_at,
             )
             recorded = json.loads(event.payload).get("response_digest") if event else None
             if recorded is not None and recorded != digest_of(response):
