@@ -182,6 +182,8 @@ class Approvals:
                 "action_digest": adigest,
                 "safety_class": safety,
                 "expires_at": exp,
+                # where the agent said it came from, fixed in the chain (verify compares it)
+                "origin_digest": None if origin_text is None else sha256_hex(origin_text),
             }
             if rule is None or rule.effect == RuleEffect.PROMPT:
                 tx.append_event(run, "approval.requested", payload, status=status_when_opening(run))

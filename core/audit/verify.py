@@ -529,8 +529,11 @@ def _verify_approvals(journal: Journal, problems: list[VerifyProblem], run_id: s
             continue
         differs = [
             k
-            for k in ("action_digest", "safety_class", "expires_at", "attempt")
-            if event is not None and k in event and event[k] != getattr(row, k)
+            for k in ("action_digest", "safety_class", "expires_at", "attempt", "origin_digest")
+            if event is not None
+            and k in event
+            and event[k] != _requested_value(row, k)
+            and (k != "origin_digest" or row.origin is not None)  # none claims nothing
         ]
         if differs:
             bad += 1
@@ -542,6 +545,15 @@ def _verify_approvals(journal: Journal, problems: list[VerifyProblem], run_id: s
                 )
             )
     return count
+
+
+def _requested_value(row: Any, key: str) -> Any:
+    """What the approval row says of ``key`` of its request event (its origin as a digest;
+    a row without one, as a downgrade below 0006o leaves it, claims no origin and is not
+    compared)."""
+    if key == "origin_digest":
+        return None if row.origin is None else sha256_hex(row.origin)
+    return getattr(row, key)
 
 
 def _requested_events(journal: Journal, run_id: str) -> dict[str, dict]:
@@ -669,7 +681,12 @@ def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
             problem = "the response is not the answer its decision records"
         else:
             event = request_event(
-                conn, row.run_id, "interaction.answered", "interaction_id", row.id
+                conn,
+                row.run_id,
+                "interaction.answered",
+                "interaction_id",
+                row.id,
+                near=row.resolved_at,
             )
             recorded = json.loads(event.payload).get("response_digest") if event else None
             if recorded is not None and recorded != digest_of(response):

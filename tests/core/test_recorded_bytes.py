@@ -12,9 +12,9 @@ import sqlite3
 from proctor.core import Actor, Journal
 
 # Written by main before record_decision (e6ada70), with the scenario below; the run head
-# since issue #31, whose interaction.answered event records the response's digest (the one
-# deliberate change: what the chain records of an answer).
-RUN_HEAD = "2c00fd610e663bf6e0d637ef7871c9cf5e8526fe04f9358a7d46f9939359b65b"
+# since issue #31, whose approval.requested event records the origin's digest and whose
+# interaction.answered event the response's (the deliberate change: what the chain records).
+RUN_HEAD = "a5cddbd4ec3b944e694c591c79f14f704155178b222224f90e2d49031149939f"
 AUDIT_HEAD = "f3f2e6464d9cd196b13cff93518de41276ae485f69f1e4ac37acb7cb99373a8b"
 DECISIONS = "e127d3544b9786839016e7d56d5f0ee48c556f3de8574b5de00b7b08768f82f0"
 
@@ -23,7 +23,11 @@ def act(name: str, **args: str) -> dict:
     return {"tool": "fs.write", "name": name, "args": {"path": f"/tmp/{name}", **args}}
 
 
-def test_every_decision_path_records_the_same_bytes(tmp_path):
+def test_every_decision_path_records_the_same_bytes(tmp_path, monkeypatch):
+    # the agent's default origin names this process (pid, host): fixed, so the chain is too
+    monkeypatch.setattr(
+        "proctor.core.kernel.origin._python_here", lambda *_: '{"runtime":"python"}'
+    )
     path = tmp_path / "j.db"
     ticks = itertools.count(1_700_000_000, 7)
 

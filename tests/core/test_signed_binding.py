@@ -378,6 +378,29 @@ def test_an_approval_put_in_by_hand_is_named(operator, signer, trusting, run, jo
     assert [p.where.split()[1] for p in named] == ["apr_forged"]
 
 
+def test_an_origin_forged_at_insert_is_named(operator, trusting, run, journal_path):
+    """The row is deleted and put back with another origin (the origin trigger only refuses an
+    UPDATE): its chained request event recorded the origin's digest."""
+    real = trusting.approvals.request(run.id, ACTION, reason="real")
+    with triggers_down(journal_path) as conn:
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(approvals)")]
+        row = dict(
+            zip(
+                columns,
+                conn.execute("SELECT * FROM approvals WHERE id=?", (real.id,)).fetchone(),
+                strict=True,
+            )
+        )
+        row["origin"] = json.dumps({"runtime": "claude-code", "tool": "Bash", "pid": 1})
+        conn.execute("DELETE FROM approvals WHERE id=?", (real.id,))
+        conn.execute(
+            f"INSERT INTO approvals ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+            tuple(row.values()),
+        )
+    (named,) = problems(verify(operator, trust=None), "approval differs from its request event")
+    assert real.id in named.where and "origin_digest" in named.detail
+
+
 @pytest.mark.parametrize("undo", [False, True], ids=["signature-deleted", "rule-reset-too"])
 def test_a_deleted_signed_revocation_is_named(
     operator, signer, trusting, run, journal_path, clock, undo
