@@ -33,11 +33,22 @@ superuser could):
   committed effect stays committed, for every login but the owner;
 - an agent login cannot write a person's trust (``user_confirmed``, ``operator_edited``)
   nor change what a person confirmed in a memory entry (``MEMORY_PROTECTED``);
+- an agent login withdraws or expires only a request (approval, question) its own login
+  filed, and expires one only at or after its expiry by the server's clock (an approval only
+  if it expires to a denial; an approved one lapses only after its time to be used);
+- no agent or observer login holds operators' writes hostage: it has UPDATE on columns, not
+  tables (so no ``LOCK TABLE`` above ROW EXCLUSIVE, which blocks no one); its writes and row
+  locks take the write lock (row-level security, ``policy_sql``); and a writer that has
+  waited ``HOLD_S`` for the write lock ends the agent or observer session holding it
+  (``proctor_write_lock``, ``lock_sql``). Agent and observer logins also get short session
+  defaults (``AGENT_SETTINGS``), which a session may change: the guarantee is the lock's;
 - ``team add-user`` never turns a role name, the owner, ``postgres``, a superuser or a
   CREATEROLE role into a team login, and sends the password only as a SCRAM verifier.
 
-Running ``proctor team init`` again replaces every function and trigger (CREATE OR
-REPLACE), so it upgrades a server an older Proctor set up.
+Running ``proctor team init`` again replaces every function, trigger, grant and policy
+(CREATE OR REPLACE), and sets the session defaults of every agent and observer login, so it
+upgrades a server an older Proctor set up. Ending a session needs an owner that is a
+superuser or a member of ``pg_signal_backend``.
 
 The owner of the tables (whoever ran ``proctor team init``; a superuser) is not checked: it
 can drop any trigger anyway. Give agents and operators their own logins, never the owner's.
@@ -542,8 +553,13 @@ def lock_sql(owner: str) -> list[str]:
             AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid
                         AND l.locktype = 'advisory' AND l.granted AND {key})
           LOOP
-            PERFORM pg_terminate_backend(victim);  -- no wait: this writer queues for the lock
-            ended := ended + 1;
+            BEGIN  -- no wait: this writer queues for the lock at once
+              PERFORM pg_terminate_backend(victim);
+              ended := ended + 1;
+            EXCEPTION WHEN insufficient_privilege THEN  -- an owner that may not signal
+              RAISE WARNING 'proctor: the owner may not end backend % (pg_signal_backend)',
+                victim;
+            END;
           END LOOP;
           RETURN ended;
         END $fn$""",
