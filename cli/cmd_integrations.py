@@ -195,6 +195,7 @@ def run_hook(args: argparse.Namespace) -> int:
                 project=args.project or kind,
                 trust=args.trust,
             )
+            hook_guard.enter("done")  # inside the try: a SIGTERM just before this still denies
         except SystemExit:
             if kind != "codex":
                 raise

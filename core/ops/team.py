@@ -33,11 +33,22 @@ superuser could):
   committed effect stays committed, for every login but the owner;
 - an agent login cannot write a person's trust (``user_confirmed``, ``operator_edited``)
   nor change what a person confirmed in a memory entry (``MEMORY_PROTECTED``);
+- an agent login withdraws or expires only a request (approval, question) its own login
+  filed, and expires one only at or after its expiry by the server's clock (an approval only
+  if it expires to a denial; an approved one lapses only after its time to be used);
+- no agent or observer login holds operators' writes hostage: it has UPDATE on columns, not
+  tables (so no ``LOCK TABLE`` above ROW EXCLUSIVE, which blocks no one); its writes and row
+  locks take the write lock (row-level security, ``policy_sql``); and a writer that has
+  waited ``HOLD_S`` for the write lock ends the agent or observer session holding it
+  (``proctor_write_lock``, ``lock_sql``). Agent and observer logins also get short session
+  defaults (``AGENT_SETTINGS``), which a session may change: the guarantee is the lock's;
 - ``team add-user`` never turns a role name, the owner, ``postgres``, a superuser or a
   CREATEROLE role into a team login, and sends the password only as a SCRAM verifier.
 
-Running ``proctor team init`` again replaces every function and trigger (CREATE OR
-REPLACE), so it upgrades a server an older Proctor set up.
+Running ``proctor team init`` again replaces every function, trigger, grant and policy
+(CREATE OR REPLACE), and sets the session defaults of every agent and observer login, so it
+upgrades a server an older Proctor set up. Ending a session needs an owner that is a
+superuser or a member of ``pg_signal_backend``.
 
 The owner of the tables (whoever ran ``proctor team init``; a superuser) is not checked: it
 can drop any trigger anyway. Give agents and operators their own logins, never the owner's.
@@ -512,36 +523,44 @@ AGENT_SETTINGS = {
 
 
 def lock_sql(owner: str) -> list[str]:
-    """``proctor_write_lock(wait_ms)``: the write lock (SECURITY DEFINER, the owner's: it reads
-    every backend and ends some). It waits at most ``wait_ms``; a backend of an agent or
-    observer login that holds the lock once this writer has waited ``HOLD_S`` is ended
-    (``pg_terminate_backend``), and when an operator's write has the lock, any agent login's
-    transaction that wrote or locked rows outside it (it has a transaction id, so it can
-    block the operator's next statement) is ended too. No lock an agent login takes outside
-    Proctor's order stalls an operator for longer than ``HOLD_S``."""
+    """The write lock on a team server, and what keeps an agent or observer login from
+    holding it (or anything an operator's write needs) hostage:
+
+    - ``proctor_write_lock(wait_ms)`` (SECURITY DEFINER, the owner's: it reads every backend
+      and ends some) takes the lock every Proctor write takes first, waiting at most
+      ``wait_ms``; once it has waited ``HOLD_S``, a backend of an agent or observer login that
+      holds the lock (in a transaction or for its session, shared or not) is ended
+      (``pg_terminate_backend``), and the writer, already queued, gets the lock next;
+    - an agent login's INSERT, UPDATE and row lock (``FOR UPDATE``/``FOR SHARE``) take the
+      same lock (row-level security: ``proctor_agent_holds_lock()`` in the policies), so no
+      agent login holds a row lock, or an uncommitted key, outside it: every hold an agent
+      login can make is one the rule above ends.
+
+    No agent or observer login stalls a write for longer than about ``HOLD_S``; an operator's
+    own hold is never ended."""
     from proctor.core.storage.pg import WRITE_LOCK
 
     k1, k2 = WRITE_LOCK
     path = "SET search_path = {schema}, pg_catalog, pg_temp"
     suspect = SUSPECT.replace("{owner}", owner)
     key = LOCK_KEY.format(k1=k1, k2=k2)
-    end = "PERFORM pg_terminate_backend(victim, 2000); ended := ended + 1;"
     return [
         f"""CREATE OR REPLACE FUNCTION proctor_end_lock_holders() RETURNS integer
         LANGUAGE plpgsql SECURITY DEFINER {path} AS $fn$ DECLARE victim int; ended int := 0;
         BEGIN
+          PERFORM pg_stat_clear_snapshot();  -- pg_stat_activity, as it is now
           FOR victim IN SELECT a.pid FROM pg_stat_activity a WHERE {suspect}
             AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid
                         AND l.locktype = 'advisory' AND l.granted AND {key})
-          LOOP {end} END LOOP;
-          RETURN ended;
-        END $fn$""",
-        f"""CREATE OR REPLACE FUNCTION proctor_end_outside_writers() RETURNS integer
-        LANGUAGE plpgsql SECURITY DEFINER {path} AS $fn$ DECLARE victim int; ended int := 0;
-        BEGIN
-          FOR victim IN SELECT a.pid FROM pg_stat_activity a WHERE {suspect}
-            AND a.backend_xid IS NOT NULL AND pg_has_role(a.usename, '{AGENT}', 'MEMBER')
-          LOOP {end} END LOOP;
+          LOOP
+            BEGIN  -- no wait: this writer queues for the lock at once
+              PERFORM pg_terminate_backend(victim);
+              ended := ended + 1;
+            EXCEPTION WHEN insufficient_privilege THEN  -- an owner that may not signal
+              RAISE WARNING 'proctor: the owner may not end backend % (pg_signal_backend)',
+                victim;
+            END;
+          END LOOP;
           RETURN ended;
         END $fn$""",
         f"""CREATE OR REPLACE FUNCTION proctor_write_lock(wait_ms integer) RETURNS void
@@ -549,30 +568,52 @@ def lock_sql(owner: str) -> list[str]:
         SET lock_timeout = '{WAIT_STEP_MS}ms' AS $fn$
         DECLARE started timestamptz := clock_timestamp(); waited double precision;
         BEGIN
-          IF NOT pg_try_advisory_xact_lock({k1}, {k2}) THEN
-            LOOP
-              waited := extract(epoch FROM clock_timestamp() - started);
-              IF waited >= {HOLD_S} THEN PERFORM proctor_end_lock_holders(); END IF;
-              IF waited * 1000 >= wait_ms THEN
-                RAISE EXCEPTION 'the write lock was held for longer than this writer waits'
-                  USING ERRCODE = 'lock_not_available';
-              END IF;
-              BEGIN
-                PERFORM pg_advisory_xact_lock({k1}, {k2});
-                EXIT;
-              EXCEPTION WHEN lock_not_available THEN NULL;
-              END;
-            END LOOP;
-          END IF;
-          IF pg_has_role(session_user, '{OPERATOR}', 'MEMBER') THEN
-            PERFORM proctor_end_outside_writers();
-          END IF;
+          IF pg_try_advisory_xact_lock({k1}, {k2}) THEN RETURN; END IF;
+          LOOP
+            waited := extract(epoch FROM clock_timestamp() - started);
+            IF waited >= {HOLD_S} THEN PERFORM proctor_end_lock_holders(); END IF;
+            IF waited * 1000 >= wait_ms THEN
+              RAISE EXCEPTION 'the write lock was held for longer than this writer waits'
+                USING ERRCODE = 'lock_not_available';
+            END IF;
+            BEGIN
+              PERFORM pg_advisory_xact_lock({k1}, {k2});
+              RETURN;
+            EXCEPTION WHEN lock_not_available THEN NULL;
+            END;
+          END LOOP;
         END $fn$""",
+        # true when this transaction holds the write lock, taking it if it is free
+        f"""CREATE OR REPLACE FUNCTION proctor_agent_holds_lock() RETURNS boolean
+        LANGUAGE sql VOLATILE {path} AS $fn$
+          SELECT pg_try_advisory_xact_lock({k1}, {k2}) $fn$""",
+        "DROP FUNCTION IF EXISTS proctor_end_outside_writers()",
         "REVOKE ALL ON FUNCTION proctor_end_lock_holders() FROM PUBLIC",
-        "REVOKE ALL ON FUNCTION proctor_end_outside_writers() FROM PUBLIC",
         "REVOKE ALL ON FUNCTION proctor_write_lock(integer) FROM PUBLIC",
         f"GRANT EXECUTE ON FUNCTION proctor_write_lock(integer) TO {AGENT}, {OPERATOR}",
     ]
+
+
+def policy_sql() -> list[str]:
+    """Row-level security on the tables agents write: everyone reads every row; an
+    operator writes as its grants and checks allow; an agent login's INSERT, UPDATE or row
+    lock holds the write lock (``proctor_agent_holds_lock``; a Proctor write holds it
+    already). The owner (and its members) is not subject to it."""
+    sql = []
+    for table in AGENT_TABLES:
+        policies = {
+            "proctor_read": "FOR SELECT USING (true)",
+            "proctor_operator_writes": f"FOR ALL TO {OPERATOR} USING (true) WITH CHECK (true)",
+            "proctor_agent_inserts": f"FOR INSERT TO {AGENT} WITH CHECK "
+            "(proctor_agent_holds_lock())",
+            "proctor_agent_updates": f"FOR UPDATE TO {AGENT} USING "
+            "(proctor_agent_holds_lock()) WITH CHECK (true)",
+        }
+        sql.append(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
+        for name, body in policies.items():
+            sql.append(f"DROP POLICY IF EXISTS {name} ON {table}")
+            sql.append(f"CREATE POLICY {name} ON {table} {body}")
+    return sql
 
 
 def _roles_sql() -> list[str]:
@@ -669,6 +710,7 @@ def init(url: str) -> TeamReport:
                 + _grants_sql(schema, database, _columns(conn, schema))
                 + [s.replace("{schema}", schema) for s in helper_sql(owner)]
                 + [s.replace("{schema}", schema) for s in lock_sql(owner)]
+                + policy_sql()
                 + _session_limits_sql(conn)
             ):
                 conn.execute(text(statement))

@@ -338,6 +338,7 @@ class ThreadConnections:
         # this process when another statement writes runs): each is read where it is needed
         self.keep_runs = keep_runs
         server = engine.dialect.name == "postgresql"
+        self._server = server
         self._error: type[Exception] = pg.dbapi_error() if server else sqlite3.Error
         self._in_transaction = pg.in_transaction if server else _sqlite_in_transaction
         self._own: dict[threading.Thread, sql.Link] = {}
@@ -363,7 +364,11 @@ class ThreadConnections:
                 link.trans = link.conn.begin()
             else:
                 link.trans = None
-                begin_sql = link.conn.info.get("proctor_begin", self.begin_sql)  # pg.begin_of
+                begin_sql = (  # a team server's, if its connection found one (pg.begin_of)
+                    link.conn.info.get("proctor_begin", self.begin_sql)
+                    if self._server
+                    else self.begin_sql
+                )
                 try:
                     link.driver.execute(begin_sql)
                 except self._error as err:

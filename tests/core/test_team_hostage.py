@@ -319,3 +319,60 @@ def test_an_agent_login_cannot_lapse_an_approval_before_its_time(team, agent, op
             (approval.id,),
         )
     assert status_of(team, "approvals", approval.id) == "approved"
+
+
+def test_an_agent_login_locks_or_writes_rows_only_under_the_write_lock(team, agent):
+    """Row-level security: an agent login's row lock or write takes the write lock; while
+    another writer holds it, the agent's FOR UPDATE locks nothing and its INSERT fails."""
+    approval = pending_approval(agent)
+    holder = team.raw("op_eli")
+    holder.execute("BEGIN")
+    holder.execute(pg.LOCK_SQL)
+    with team.raw("agent_b") as conn:
+        conn.execute("BEGIN")
+        locked = conn.execute(
+            "SELECT id FROM approvals WHERE id = %s FOR UPDATE", (approval.id,)
+        ).fetchall()
+        assert locked == []
+        conn.execute("ROLLBACK")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+            conn.execute(
+                "INSERT INTO audit (id) VALUES ('forged-outside-the-lock')",
+            )
+    holder.execute("ROLLBACK")
+    holder.close()
+
+
+def test_an_agent_that_takes_the_lock_again_each_time_it_is_ended_does_not_stop_decisions(
+    team, agent, operator
+):
+    ids = [pending_approval(agent).id for _ in range(3)]
+    stop = threading.Event()
+    taken: list[int] = []
+
+    def hostage() -> None:
+        while not stop.is_set():
+            try:
+                with team.raw("agent_b") as conn:
+                    conn.execute("SET idle_in_transaction_session_timeout = 0")
+                    conn.execute("BEGIN")
+                    conn.execute(pg.LOCK_SQL)
+                    taken.append(1)
+                    while not stop.wait(0.02):
+                        conn.execute("SELECT 1")
+            except psycopg.Error:
+                continue
+
+    thread = threading.Thread(target=hostage, daemon=True)
+    thread.start()
+    try:
+        while not taken:
+            time.sleep(0.01)
+        for approval_id in ids:
+            assert operator.approvals.decide(approval_id, True, expected_version=1).status == (
+                "approved"
+            )
+    finally:
+        stop.set()
+        thread.join(20)
+    assert len(taken) >= len(ids)  # it was ended (and came back) for each decision

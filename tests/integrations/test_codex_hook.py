@@ -243,3 +243,12 @@ def test_sigterm_while_waiting_for_the_operator_denies_and_withdraws(journal_pat
     proc.send_signal(signal.SIGTERM)  # twice: the second arrives during the withdrawal
     assert "stopped before a decision" in denied(terminated(proc))
     assert desk.journal.approvals.get(item.id).status == "cancelled"
+
+
+def test_the_early_denial_is_the_hooks_own_words():
+    """What the SIGTERM guard writes before anything is imported is the denial the hook
+    itself makes for a stop (one text, two places: the guard cannot import it)."""
+    from proctor.core.integrations.codex import refuse
+    from proctor.hook_guard import DENY
+
+    assert json.loads(DENY) == refuse("the hook was stopped before a decision")
