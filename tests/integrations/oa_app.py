@@ -33,7 +33,8 @@ from proctor.core.integrations.openai_agents import AgentsGate
 
 
 class ScriptedModel(Model):
-    """Calls refund once; after the tool's output (or its rejection) it says what happened."""
+    """Calls refund once (twice with TWO_REFUNDS, acct-9 then acct-10); after the tool's
+    output (or its rejection) it says what happened."""
 
     async def get_response(
         self,
@@ -51,14 +52,16 @@ class ScriptedModel(Model):
             if isinstance(input, list)
             else []
         )
-        if not outputs:
+        calls = 2 if os.environ.get("TWO_REFUNDS") else 1  # a second refund after the first
+        if len(outputs) < calls:
+            n = len(outputs) + 1
             out = [
                 ResponseFunctionToolCall(
                     type="function_call",
-                    id="fc_1",
-                    call_id="call_refund_1",
+                    id=f"fc_{n}",
+                    call_id=f"call_refund_{n}",
                     name="refund",
-                    arguments=json.dumps({"account": "acct-9", "amount": 4200}),
+                    arguments=json.dumps({"account": f"acct-{8 + n}", "amount": 4200}),
                     status="completed",
                 )
             ]

@@ -27,18 +27,23 @@ from proctor.core.integrations.pydanticai import DeferredGate
 
 
 def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """Call refund once; after its result (or its denial) say what came back."""
+    """Call refund once (twice with TWO_REFUNDS, acct-9 then acct-10); after its result (or
+    its denial) say what came back."""
     returned = [
         p
         for m in messages
         for p in getattr(m, "parts", [])
         if p.part_kind in ("tool-return", "retry-prompt")
     ]
-    if not returned:
+    calls = 2 if os.environ.get("TWO_REFUNDS") else 1  # a second refund after the first
+    if len(returned) < calls:
+        n = len(returned) + 1
         return ModelResponse(
             parts=[
                 ToolCallPart(
-                    "refund", {"account": "acct-9", "amount": 4200}, tool_call_id="call_refund_1"
+                    "refund",
+                    {"account": f"acct-{8 + n}", "amount": 4200},
+                    tool_call_id=f"call_refund_{n}",
                 )
             ]
         )
