@@ -28,6 +28,7 @@ EPILOG = """\
 exit status:
   0  done
   1  refused: unknown id, already decided, stale version, expired, invalid answer,
+     an approval the desk would confirm not confirmed (answer y, or pass --yes),
      or `verify` found a problem
   2  usage error (bad arguments, malformed --json)
   3  the journal cannot be used: missing, locked by another process, read-only,
@@ -38,6 +39,8 @@ environment:
   PROCTOR_OPERATOR  operator name when --as is not given (default: your OS user)
   PROCTOR_CONFIG    config file (default ~/.config/proctor/config.toml) with the
                     keys `journal = "..."` and `operator = "..."`
+  PROCTOR_STATE_DIR where the journals the desk opened are remembered; with no
+                    journal named, the most recent one is used (said on stderr)
 """
 
 RESOLUTIONS = {
