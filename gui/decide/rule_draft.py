@@ -32,7 +32,7 @@ from proctor.core.models import Approval, RuleDraft, RulePreview
 from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.dialogs import cancel_by_default
-from ..widgets.labels import plain_label
+from ..widgets.labels import plain_label, plain_tip, reserve_lines
 from .detail import DetailContext
 
 EXPIRY_CHOICES = [
@@ -79,6 +79,20 @@ def preview_text(p: RulePreview) -> str:
     return "\n".join(lines)
 
 
+SUMMARY_LINES = 5  # the preview line's height, always: its text never moves what is below
+
+
+def fit_lines(text: str, lines: int = SUMMARY_LINES) -> str:
+    """``text`` in at most ``lines`` lines: the first, then as many of the middle ones as
+    fit (the rest counted), then the last."""
+    parts = text.split("\n")
+    if len(parts) <= lines:
+        return text
+    middle = parts[1 : lines - 2]
+    cut = len(parts) - 2 - len(middle)
+    return "\n".join([parts[0], *middle, f"  … and {cut} more", parts[-1]])
+
+
 class RuleDraftPanel(QFrame):
     """Signals:
     previewed(object): a RulePreview for the draft shown.
@@ -122,6 +136,8 @@ class RuleDraftPanel(QFrame):
         self.problem.setAccessibleName(tr("Rule problem"))
         self.summary = plain_label(parent=self)
         self.summary.setAccessibleName(tr("Rule impact preview"))
+        reserve_lines(self.problem)  # a problem coming and going moves nothing below it
+        reserve_lines(self.summary, SUMMARY_LINES)  # nor does "Previewing…" → the preview
         self.past = QListWidget(self)
         self.past.setAccessibleName(tr("Past requests the rule would have decided"))
         self.past.setMaximumHeight(70)
@@ -254,7 +270,8 @@ class RuleDraftPanel(QFrame):
 
     def _on_preview(self, preview: RulePreview) -> None:
         self.preview = preview
-        self.summary.setText(preview_text(preview))
+        self.summary.setText(fit_lines(preview_text(preview)))
+        self.summary.setToolTip(plain_tip(preview_text(preview)))
         for view, hits, word in (
             (self.past, preview.past, "past"),
             (self.pending, preview.pending, "pending"),
