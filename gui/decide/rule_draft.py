@@ -73,9 +73,9 @@ def draft_text(d: RuleDraft, now: float | None = None) -> str:
 
 def preview_text(p: RulePreview) -> str:
     more = f" (of the newest {p.scanned:,} read)" if p.truncated else ""
-    lines = [f"Would have decided {p.past_total} past request(s){more}."]
+    lines = [tr("Would have decided %n past request(s)", n=p.past_total) + f"{more}."]
     lines += [f"  {n} × {agent} · {tool}" for agent, tool, n in p.by_agent_tool[:10]]
-    lines.append(f"Would decide {len(p.pending)} pending request(s) now.")
+    lines.append(tr("Would decide %n pending request(s) now.", n=len(p.pending)))
     return "\n".join(lines)
 
 
@@ -289,9 +289,7 @@ class RuleDraftPanel(QFrame):
                 item.setToolTip(tr("Enter or double-click opens its run"))
         self.apply.setEnabled(bool(preview.pending))
         self.apply.setText(
-            tr("Also decide the {pending} pending request(s) it matches").format(
-                pending=len(preview.pending)
-            )
+            tr("Also decide the %n pending request(s) it matches", n=len(preview.pending))
         )
         self.previewed.emit(preview)
 
@@ -333,7 +331,7 @@ class RuleConfirmDialog(QDialog):
         if preview is not None:
             lines.append(preview_text(preview))
         lines.append(
-            f"It will also decide {applied} pending request(s) now."
+            tr("It will also decide %n pending request(s) now.", n=applied)
             if applied
             else "It decides no pending request now; new requests it matches are "
             "decided as they arrive."

@@ -197,7 +197,7 @@ class RuleDetail(QWidget):
             f"when {r.predicate}" if r.predicate else "no condition on the arguments",
             f"scope: {r.scope_text} · expires: {expiry_text(r)} · {usage.state}",
             f"made by {made_text(r)} at {fmt.clock(r.created_at)}",
-            f"decided {usage.decided} request(s)",
+            tr("decided %n request(s)", n=usage.decided),
         ]
         if r.revoked_at:
             lines.append(

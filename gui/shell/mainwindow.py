@@ -552,7 +552,8 @@ class MainWindow(QMainWindow):
 
     def choose_journal(self) -> None:
         recent = self.settings.recent()
-        path = OpenJournalDialog.ask(self, str(Path(recent[0]).parent) if recent else "")
+        start = str(Path(recent[0]).parent) if recent else ""
+        path = OpenJournalDialog.ask(self, start, self.settings)
         if path:
             self.open_requested.emit(path)
 

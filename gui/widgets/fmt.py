@@ -63,6 +63,31 @@ def clock(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", local)
 
 
+RESOURCE_KEYS = ("path", "url", "command", "to", "table", "account")  # as the core picks one
+
+
+def readable(value: Any) -> str:
+    """A value as a person reads it: a list as "a, b" (never a Python repr), an object as
+    compact JSON, else its text."""
+    if isinstance(value, list | tuple):
+        return ", ".join(readable(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return "" if value is None else str(value)
+
+
+def resource_text(action: Any) -> str:
+    """What an action is about (its resource, or its path, url, command, recipients…),
+    readable: ``email.send jonas@…, mia@…``, not ``['jonas@…', 'mia@…']``."""
+    if not isinstance(action, dict):
+        return ""
+    if "resource" in action:
+        return readable(action["resource"])
+    args = action.get("args")
+    args = args if isinstance(args, dict) else {}
+    return next((readable(args[k]) for k in RESOURCE_KEYS if k in args), "")
+
+
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
