@@ -126,3 +126,25 @@ def test_the_shortcut_help_lists_the_triage_keys_first(qtbot, journal_path, open
         "inbox.snooze",
         "inbox.open",
     ]
+
+
+def test_memory_conflicts_show_the_entry_and_its_version(qtbot, journal_path, open_desk):
+    from .memory.test_memory_page import fill, loaded
+
+    fill(journal_path)
+    window = open_desk(journal_path)
+    window.resize(1024, 768)  # a laptop screen: the list pane is narrow
+    window.go("memory")
+    page = window.memory
+    loaded(qtbot, page.conflicts)
+    table = page.conflicts_table
+    qtbot.waitUntil(table.isVisible, timeout=WAIT_MS)
+    page.splitter.setSizes([260, 450, 610])  # the page's own split: the list pane 450 px wide
+    table.resize(450, 300)
+    qtbot.waitUntil(lambda: table.viewport().width() > 400, timeout=WAIT_MS)
+    assert table.columnWidth(0) >= 150, (
+        f"the Entry column is squeezed: {table.columnWidth(0)} of {table.viewport().width()}"
+    )
+    titles = [page.conflicts.headerData(n, Qt.Orientation.Horizontal) for n in range(5)]
+    assert "Recorded at" not in titles and titles[3] == "Entry version"
+    assert page.conflicts.index(0, 3).data() == "v1"
