@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import time
 from typing import Any
 
@@ -86,6 +88,27 @@ def resource_text(action: Any) -> str:
     args = action.get("args")
     args = args if isinstance(args, dict) else {}
     return next((readable(args[k]) for k in RESOURCE_KEYS if k in args), "")
+
+
+ESCAPED = re.compile(r"\[([*?\[])\]")  # core.approvals.rules.glob_escape's "[*]", "[?]", "[[]"
+
+
+def pattern_text(pattern: str) -> str:
+    """A rule's pattern as a person reads it: a pattern that matches one text exactly (as
+    ``glob_escape`` writes one) is that text — a Python list repr read as "a, b" — and a
+    real pattern (``*``, ``?``, ``[…]``) is shown as it is."""
+    plain = ESCAPED.split(pattern)
+    if any(c in part for part in plain[::2] for c in "*?["):
+        return pattern
+    literal = ESCAPED.sub(r"\1", pattern)
+    if literal.startswith("[") and literal.endswith("]") and len(literal) < 2_000:
+        try:
+            value = ast.literal_eval(literal)
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            value = None
+        if isinstance(value, list):
+            return readable(value)
+    return literal
 
 
 def pretty_json(value: Any) -> str:

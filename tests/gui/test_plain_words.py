@@ -148,3 +148,24 @@ def test_memory_conflicts_show_the_entry_and_its_version(qtbot, journal_path, op
     titles = [page.conflicts.headerData(n, Qt.Orientation.Horizontal) for n in range(5)]
     assert "Recorded at" not in titles and titles[3] == "Entry version"
     assert page.conflicts.index(0, 3).data() == "v1"
+
+
+def test_rule_patterns_read_as_what_they_match(qtbot, journal_path, open_desk):
+    from proctor.core.approvals.rules import glob_escape
+
+    from .rules.test_rules_page import cell, row_of
+    from .runs.test_runs_page import open_page
+
+    with Journal.open(journal_path, actor=Actor.agent("mailer")) as a:
+        run = a.runs.start("crm", "mails", agent="mailer")
+    exact = glob_escape(str(["k.watanabe@example.com", "mia@example.com"]))  # as made from
+    with Journal.open(journal_path, actor=Actor.operator("bob")) as bob:  # an approval
+        one = bob.approvals.add_rule("allow", "email.send", resource_pattern=exact, run_id=run.id)
+        many = bob.approvals.add_rule("allow", "fs.*", resource_pattern="src/*.py", run_id=run.id)
+    window = open_desk(journal_path)
+    page = open_page(qtbot, window, "rules")
+    qtbot.waitUntil(lambda: page.model.rowCount() == 2, timeout=WAIT_MS)
+    shown = cell(page, row_of(page, one.id), "Resource")
+    assert shown == "k.watanabe@example.com, mia@example.com", shown
+    assert cell(page, row_of(page, many.id), "Resource") == "src/*.py"  # a real pattern
+    assert cell(page, row_of(page, many.id), "Tool") == "fs.*"
