@@ -169,3 +169,19 @@ def test_rule_patterns_read_as_what_they_match(qtbot, journal_path, open_desk):
     assert shown == "k.watanabe@example.com, mia@example.com", shown
     assert cell(page, row_of(page, many.id), "Resource") == "src/*.py"  # a real pattern
     assert cell(page, row_of(page, many.id), "Tool") == "fs.*"
+
+
+def test_the_keyring_choice_is_off_and_says_why(qtbot, journal_path, open_desk, monkeypatch):
+    from proctor.gui.forms import credentials
+
+    monkeypatch.setattr(credentials.CredentialView, "keyring_known", None)
+    from proctor.gui.decide import question
+
+    monkeypatch.setattr(question, "keyring_status", lambda: (False, "no keyring backend"))
+    with Journal.open(journal_path, actor=Actor.agent("asker")) as a:
+        run = a.runs.start("shop", "keys", agent="asker")
+        qid = a.questions.ask(run.id, "credential_binding", "Stripe key?").id
+    window = open_desk(journal_path)
+    view = Desk(qtbot, window).open_question(qid).view
+    qtbot.waitUntil(lambda: "no keyring backend" in view.new_secret.toolTip(), timeout=WAIT_MS)
+    assert not view.new_secret.isEnabled()
