@@ -666,6 +666,10 @@ class InboxFilter(Frozen):
     text: str | None = None
     snoozed: bool = False  # False: hide snoozed items; True: show only snoozed ones
     newest_first: bool = True
+    # waiting since: created after ``created_after`` (exclusive) and at or before
+    # ``created_until`` (an Overview bar's age bucket, as of the moment it was counted)
+    created_after: float | None = None
+    created_until: float | None = None
 
 
 T = TypeVar("T")

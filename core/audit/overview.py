@@ -4,7 +4,8 @@ Everything is counted in SQL (grouped, bucketed with CASE) over indexed columns;
 row is read, so the cost follows the number of approvals, questions and runs in the window,
 not the size of the journal. The desk's Overview page draws these as charts.
 
-- ``pending``: what waits for a person now, by kind and by age bucket.
+- ``pending``: what waits for a person now (as the inbox lists it: snoozed items left out, by
+  kind and by age bucket of ``created_at``; ``age_window`` gives a bucket's times).
 - ``per_hour``: decisions in each of the last ``hours`` hours: by a person, by a rule,
   by expiry (approvals), and answers (questions).
 - ``by_agent`` / ``by_tool``: manual approval decisions in the window: how many, and the
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Float, and_, case, cast, func, literal, select
+from sqlalchemy import Float, and_, case, cast, func, literal, or_, select
 
 from proctor.core.models import Frozen
 from proctor.core.storage import schema as s
@@ -35,6 +36,15 @@ HOUR_SERIES = ("manual", "rule", "expired", "answer")
 RUN_SERIES = ("active", "completed", "failed", "cancelled")
 RUN_STATUS_SERIES = {"completed": "completed", "failed": "failed", "cancelled": "cancelled"}
 TOP = 8
+
+
+def age_window(index: int, now: float) -> tuple[float | None, float]:
+    """The times of age bucket ``index`` as counted at ``now``: created after the first
+    (None: any time before) and at or before the second (an ``InboxFilter``'s
+    ``created_after`` and ``created_until``: the inbox then lists exactly that bar)."""
+    youngest = AGE_BUCKETS[index - 1][1] if index > 0 else 0.0
+    oldest = AGE_BUCKETS[index][1]
+    return (None if oldest == float("inf") else now - oldest), now - youngest
 
 
 class Bucket(Frozen):
@@ -147,11 +157,12 @@ class Query:
                 s.questions.c.created_at,
             ),
             ("conflict", s.conflicts, s.conflicts.c.status == "pending", s.conflicts.c.created_at),
-            ("effect", s.effects, s.effects.c.status == "ambiguous", s.effects.c.updated_at),
+            ("effect", s.effects, s.effects.c.status == "ambiguous", s.effects.c.created_at),
         )
-        for kind, table, open_now, created in sources:
-            bucket = self._age_bucket(created).label("bucket")
-            stmt = self._scoped(select(bucket, func.count()).where(open_now), table)
+        for kind, table, open_now, created in sources:  # counted as the inbox lists them:
+            bucket = self._age_bucket(created).label("bucket")  # by created_at, not snoozed
+            awake = or_(table.c.snoozed_until.is_(None), table.c.snoozed_until <= self.now)
+            stmt = self._scoped(select(bucket, func.count()).where(open_now, awake), table)
             for index, n in conn.execute(stmt.group_by(bucket)):
                 counts[int(index)][kind] = int(n)
         return [

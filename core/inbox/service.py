@@ -51,6 +51,8 @@ class Inbox:
             c.agent == f.agent if f.agent else None,
             c.project == f.project if f.project else None,
             c.safety_class == f.safety_class if f.safety_class else None,
+            c.created_at > f.created_after if f.created_after is not None else None,
+            c.created_at <= f.created_until if f.created_until is not None else None,
         ]
         if f.text:
             like = f"%{escape_like(f.text)}%"

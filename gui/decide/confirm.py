@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
 
 from proctor.core.approvals.confirm import SCOPE_WORDS
 from proctor.core.approvals.confirm import risks as approval_risks
-from proctor.core.approvals.service import action_resource
 from proctor.core.models import Approval, ApprovalScope
 
 from ..infra.i18n import tr
@@ -53,10 +52,14 @@ class Restatement:
     reason: str  # the operator's reason ("" for none)
 
 
+def a_or_an(words: str) -> str:
+    """ "an external side effect", "a destructive": the article English wants."""
+    return f"an {words}" if words[:1].lower() in "aeiou" else f"a {words}"
+
+
 def action_label(approval: Approval) -> str:
     """Tool and resource, one line (agent text, bounded and escaped)."""
-    action = approval.action if isinstance(approval.action, dict) else {}
-    resource = action_resource(action) if action else ""
+    resource = fmt.resource_text(approval.action)
     text = f"{approval.action_name} {resource}".strip() if resource else approval.action_name
     return fmt.bounded(text, 120)
 

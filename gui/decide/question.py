@@ -48,7 +48,7 @@ from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
-from ..widgets.labels import plain_label, section
+from ..widgets.labels import plain_label, reserve_lines, section
 from ..widgets.message_bar import NOTE_CLOSE_MS, Level
 from .approval import action_button
 from .detail import DetailContext, DetailWidget
@@ -138,6 +138,7 @@ class QuestionDetail(DetailWidget):
         self.copy_button.clicked.connect(self.copy_typed)
         self.hint = plain_label(parent=self, name="Muted", selectable=False)
         self.hint.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        reserve_lines(self.hint)  # "Fix first: …" coming and going moves no button
         row = QHBoxLayout()
         row.addWidget(self.submit_button)
         row.addWidget(self.copy_button)

@@ -19,15 +19,12 @@ from ..widgets.dialogs import ConfirmDialog
 from ..widgets.fmt import label
 from ..widgets.labels import plain_label, section
 from ..widgets.message_bar import Level, MessageBar
+from .confirm import a_or_an
 
 NEXT_COMMITTED = "Committed: the agent treats this as done and never retries it."
 NEXT_FAILED = "Failed: the next attempt may run it again — if it did happen, it will happen twice."
 RETRY_SAFE = frozenset({SafetyClass.SAFE_READ, SafetyClass.IDEMPOTENT_WRITE})
 Draft = tuple[str, str, str, str]
-
-
-def a_or_an(word: str) -> str:
-    return f"an {word}" if word[:1].lower() in "aeiou" else f"a {word}"
 
 
 def needs_second_confirm(e: Effect) -> bool:

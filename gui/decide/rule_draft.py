@@ -33,7 +33,7 @@ from ..infra.i18n import tr
 from ..infra.tasks import request_id
 from ..widgets import fmt
 from ..widgets.dialogs import cancel_by_default
-from ..widgets.labels import plain_label
+from ..widgets.labels import plain_label, plain_tip, reserve_lines
 from .detail import DetailContext
 
 EXPIRY_CHOICES = [
@@ -74,10 +74,24 @@ def draft_text(d: RuleDraft, now: float | None = None) -> str:
 
 def preview_text(p: RulePreview) -> str:
     more = f" (of the newest {p.scanned:,} read)" if p.truncated else ""
-    lines = [f"Would have decided {p.past_total} past request(s){more}."]
+    lines = [tr("Would have decided %n past request(s)", n=p.past_total) + f"{more}."]
     lines += [f"  {n} × {agent} · {tool}" for agent, tool, n in p.by_agent_tool[:10]]
-    lines.append(f"Would decide {len(p.pending)} pending request(s) now.")
+    lines.append(tr("Would decide %n pending request(s) now.", n=len(p.pending)))
     return "\n".join(lines)
+
+
+SUMMARY_LINES = 5  # the preview line's height, always: its text never moves what is below
+
+
+def fit_lines(text: str, lines: int = SUMMARY_LINES) -> str:
+    """``text`` in at most ``lines`` lines: the first, then as many of the middle ones as
+    fit (the rest counted), then the last."""
+    parts = text.split("\n")
+    if len(parts) <= lines:
+        return text
+    middle = parts[1 : lines - 2]
+    cut = len(parts) - 2 - len(middle)
+    return "\n".join([parts[0], *middle, f"  … and {cut} more", parts[-1]])
 
 
 class RuleDraftPanel(QFrame):
@@ -123,6 +137,8 @@ class RuleDraftPanel(QFrame):
         self.problem.setAccessibleName(tr("Rule problem"))
         self.summary = plain_label(parent=self)
         self.summary.setAccessibleName(tr("Rule impact preview"))
+        reserve_lines(self.problem)  # a problem coming and going moves nothing below it
+        reserve_lines(self.summary, SUMMARY_LINES)  # nor does "Previewing…" → the preview
         self.past = QListWidget(self)
         self.past.setAccessibleName(tr("Past requests the rule would have decided"))
         self.past.setMaximumHeight(70)
@@ -255,7 +271,8 @@ class RuleDraftPanel(QFrame):
 
     def _on_preview(self, preview: RulePreview) -> None:
         self.preview = preview
-        self.summary.setText(preview_text(preview))
+        self.summary.setText(fit_lines(preview_text(preview)))
+        self.summary.setToolTip(plain_tip(preview_text(preview)))
         for view, hits, word in (
             (self.past, preview.past, "past"),
             (self.pending, preview.pending, "pending"),
@@ -273,9 +290,7 @@ class RuleDraftPanel(QFrame):
                 item.setToolTip(tr("Enter or double-click opens its run"))
         self.apply.setEnabled(bool(preview.pending))
         self.apply.setText(
-            tr("Also decide the {pending} pending request(s) it matches").format(
-                pending=len(preview.pending)
-            )
+            tr("Also decide the %n pending request(s) it matches", n=len(preview.pending))
         )
         self.previewed.emit(preview)
 
@@ -346,7 +361,7 @@ class RuleConfirmDialog(QDialog):
         if preview is not None:
             lines.append(preview_text(preview))
         lines.append(
-            f"It will also decide {applied} pending request(s) now."
+            tr("It will also decide %n pending request(s) now.", n=applied)
             if applied
             else "It decides no pending request now; new requests it matches are "
             "decided as they arrive."

@@ -201,6 +201,11 @@ class CredentialView(AnswerView):
         )
         self.keyring_note.setVisible(not usable)
         self.new_secret.setEnabled(usable)
+        self.new_secret.setToolTip(
+            ""
+            if usable
+            else tr("No OS keyring here ({why}): give a reference instead.").format(why=why)
+        )
         if not usable and self.new_secret.isChecked():
             self.use_ref.setChecked(True)
         self._on_mode(self.mode.checkedId(), True)

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from ..infra.i18n import tr
 from ..widgets.fmt import visible
-from ..widgets.labels import plain_label
+from ..widgets.labels import plain_label, plain_tip, reserve_lines
 from .schema import MISSING, RADIO_MAX, Node, describe
 from .validate import Problem
 
@@ -82,6 +82,7 @@ class Field(QWidget):
         self.node = node
         self.error = plain_label(parent=self, name="FieldError", selectable=False)
         self.error.setStyleSheet("color: #c62828;")
+        reserve_lines(self.error)  # its line is kept while hidden: no field below moves
         self.error.hide()
         self.column = QVBoxLayout(self)
         self.column.setContentsMargins(0, 0, 0, 0)
@@ -128,6 +129,7 @@ class Field(QWidget):
         if own and self.node.required and self.is_blank():
             own = ["required"]
         self.error.setText("; ".join(own))
+        self.error.setToolTip(plain_tip("; ".join(own)) if own else "")
         self.error.setVisible(bool(own))
         self.setAccessibleDescription("; ".join(own))
 

@@ -16,7 +16,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
 
 from ..infra.i18n import tr
-from ..widgets.labels import plain_label
+from ..widgets.labels import plain_label, plain_tip, reserve_lines
 from .containers import ObjectField, make_field
 from .fields import Field
 from .schema import MISSING, Node, plan
@@ -50,6 +50,7 @@ class SchemaForm(QWidget):
         self.notice.hide()
         self.summary = plain_label(parent=self, name="FieldError", selectable=False)
         self.summary.setStyleSheet("color: #c62828;")
+        reserve_lines(self.summary)  # "3 problems to fix" coming and going moves nothing
         self.summary.hide()
         self.root: Field | None = None
         if self.supported:
@@ -159,6 +160,7 @@ class SchemaForm(QWidget):
             self.root.show_problems(found)
             text = f"{len(found)} problem{'s' if len(found) != 1 else ''} to fix" if found else ""
         self.summary.setText(text)
+        self.summary.setToolTip(plain_tip(text) if text else "")
         self.summary.setVisible(bool(text))
 
     def show_server_problem(self, field: str, message: str) -> None:

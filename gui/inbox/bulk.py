@@ -19,14 +19,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.approvals.service import action_resource, safety_counts
+from proctor.core.approvals.service import safety_counts
 from proctor.core.models import Approval, ApprovalScope
 
 from ..infra.i18n import tr
 from ..widgets import bounded_text
 from ..widgets.action_text import BOX_CHARS
 from ..widgets.dialogs import cancel_by_default
-from ..widgets.fmt import pretty_json, visible
+from ..widgets.fmt import pretty_json, resource_text, visible
 from ..widgets.labels import plain_label, section
 
 RESOURCE_MAX = 2_000  # characters of one resource in the list (the detail shows it whole)
@@ -40,7 +40,7 @@ SCOPE_TEXT = {
 
 
 def item_line(a: Approval) -> str:
-    resource = action_resource(a.action) if isinstance(a.action, dict) else ""
+    resource = resource_text(a.action)
     if len(resource) > RESOURCE_MAX:
         resource = resource[:RESOURCE_MAX] + f" [+{len(resource) - RESOURCE_MAX:,} characters]"
     safety = a.safety_class.value.replace("_", " ")
@@ -106,7 +106,9 @@ def summary(
     else:
         lines.append("Each agent is told your reason.")
     if skipped:
-        lines.append(f"{skipped} selected item(s) that are not pending approvals stay as they are.")
+        lines.append(
+            tr("%n other selected item(s) left as they are (not pending approvals).", n=skipped)
+        )
     return "\n".join(lines)
 
 

@@ -444,9 +444,9 @@ class InboxCommands(QObject):
     def _on_snoozed(self, ok: list[str], failed: list) -> None:
         self.page.mark_decided(set(ok))
         text = (
-            f"Snoozed {len(ok)} item(s)."
+            tr("Snoozed %n item(s).", n=len(ok))
             if not self.page.model.filter.snoozed
-            else f"Woke {len(ok)} item(s)."
+            else tr("Woke %n item(s).", n=len(ok))
         )
         if failed:
             text += f" {len(failed)} refused: {failed[0][1]}"

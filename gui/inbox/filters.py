@@ -1,4 +1,7 @@
-"""The inbox filter bar: kind, agent, project, safety class, text, sort, snoozed."""
+"""The inbox filter bar: kind, agent, project, safety class, age, text, sort, snoozed.
+
+The age filter is set only from the Overview (a bar of "waiting, by age": exactly the items
+it counted, as of the moment it counted them); its one choice besides "Any age" says so."""
 
 from __future__ import annotations
 
@@ -47,6 +50,7 @@ class FilterBar(QWidget):
         self.agent = _combo("Agent", self, "All agents")
         self.project = _combo("Project", self, "All projects")
         self.safety = _combo("Safety class", self, "Any safety")
+        self.age = _combo("Waiting since", self, "Any age")
         self.sort = QComboBox(self)
         self.sort.setAccessibleName(tr("Sort order"))
         self.sort.addItem(tr("Newest first"), True)
@@ -62,13 +66,15 @@ class FilterBar(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.search, 1)
-        for widget in (self.kind, self.agent, self.project, self.safety, self.sort, self.snoozed):
+        for widget in (self.kind, self.agent, self.project, self.safety, self.age, self.sort):
             layout.addWidget(widget)
+        layout.addWidget(self.snoozed)
+        self.age.setVisible(False)  # until the Overview sets an age
 
     def _connect(self) -> None:
         self.search.textChanged.connect(self._on_text)
         self.search.returnPressed.connect(self._emit)
-        for combo in (self.kind, self.agent, self.project, self.safety, self.sort):
+        for combo in (self.kind, self.agent, self.project, self.safety, self.age, self.sort):
             combo.currentIndexChanged.connect(self._emit)
         self.snoozed.toggled.connect(self._emit)
 
@@ -88,6 +94,7 @@ class FilterBar(QWidget):
 
     def value(self) -> InboxFilter:
         kind = self.kind.currentData()
+        after, until = self.age.currentData() or (None, None)
         return InboxFilter(
             kinds=frozenset({InboxKind(kind)}) if kind else frozenset(),
             agent=self.agent.currentData() or None,
@@ -96,6 +103,8 @@ class FilterBar(QWidget):
             text=self.search.text().strip() or None,
             snoozed=self.snoozed.isChecked(),
             newest_first=bool(self.sort.currentData()),
+            created_after=after,
+            created_until=until,
         )
 
     def show_only(
@@ -105,9 +114,18 @@ class FilterBar(QWidget):
         agent: str | None = None,
         project: str | None = None,
         text: str | None = None,
+        age: tuple[str, float | None, float] | None = None,
     ) -> None:
-        """Select exactly these filters (None: any) and search ``text``, then apply once."""
-        for combo, value in ((self.kind, kind), (self.agent, agent), (self.project, project)):
+        """Select exactly these filters (None: any; the safety class any, snoozed items
+        hidden) and search ``text``, then apply once. ``age``: (what to call it, created
+        after, created until), as an Overview bar counted them."""
+        self._set_age(age)
+        for combo, value in (
+            (self.kind, kind),
+            (self.agent, agent),
+            (self.project, project),
+            (self.safety, None),
+        ):
             combo.blockSignals(True)
             if value is not None and combo.findData(value) < 0:
                 combo.addItem(fmt.bounded(value, 80), value)
@@ -116,7 +134,23 @@ class FilterBar(QWidget):
         self.search.blockSignals(True)
         self.search.setText(text or "")
         self.search.blockSignals(False)
+        self.snoozed.blockSignals(True)
+        self.snoozed.setChecked(False)
+        self.snoozed.blockSignals(False)
         self._emit()
+
+    def _set_age(self, age: tuple[str, float | None, float] | None) -> None:
+        self.age.blockSignals(True)
+        while self.age.count() > 1:
+            self.age.removeItem(1)
+        if age is not None:
+            name, after, until = age
+            self.age.addItem(name, (after, until))
+            self.age.setCurrentIndex(1)
+        else:
+            self.age.setCurrentIndex(0)
+        self.age.setVisible(age is not None)
+        self.age.blockSignals(False)
 
     def set_facets(self, facets: dict[str, list[str]]) -> None:
         """Refill the agent/project/safety menus, keeping the current choices."""

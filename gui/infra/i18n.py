@@ -33,8 +33,13 @@ CONTEXT = ""  # lupdate's context for a free tr() call
 
 
 def tr(text: str, disambiguation: str | None = None, n: int = -1) -> str:
-    """``text`` in the user's language (``text`` itself while no translation is loaded)."""
-    return QCoreApplication.translate(CONTEXT, text, disambiguation, n)
+    """``text`` in the user's language (``text`` itself while no translation is loaded).
+    With ``n``, Qt's plural forms: ``tr("Snoozed %n item(s).", n=3)``; a translation gives
+    its numerus form, and without one English's two: "1 item", "3 items" (never "item(s)")."""
+    out = QCoreApplication.translate(CONTEXT, text, disambiguation, n)
+    if n >= 0 and "(s)" in out:  # untranslated: the English forms
+        out = out.replace("(s)", "" if n == 1 else "s")
+    return out
 
 
 def install_translator(

@@ -46,6 +46,14 @@ class DeskSettings:
     def __init__(self, qsettings: QSettings | None = None) -> None:
         self.q = qsettings or QSettings("Proctor", "Proctor Desk")
 
+    # -- file dialogs
+    def last_folder(self, kind: str) -> str:
+        """The folder the operator last chose a ``kind`` file in ("" before the first)."""
+        return str(self.q.value(f"dialogs/last_folder/{kind}", "") or "")
+
+    def remember_folder(self, kind: str, path: str) -> None:
+        self.q.setValue(f"dialogs/last_folder/{kind}", str(Path(path).parent))
+
     # -- preferences
     @property
     def theme(self) -> str:

@@ -105,14 +105,17 @@ class ConflictsModel(PagedModel):
                 QT_TR_NOOP("From"),
                 lambda c: c.incoming_source,
                 tip=lambda c: c.incoming_source,
-                width=170,
+                width=140,
             ),
-            Column(QT_TR_NOOP("Scope"), lambda c: f"{c.scope.value}:{c.scope_key}", width=140),
+            Column(QT_TR_NOOP("Scope"), lambda c: f"{c.scope.value}:{c.scope_key}", width=120),
             Column(
-                QT_TR_NOOP("Recorded at"),
+                QT_TR_NOOP("Entry version"),  # the version the incoming change was made against
                 lambda c: tr("v{version}").format(version=c.local_version),
+                tip=lambda c: tr("The incoming change was made against version {v}").format(
+                    v=c.local_version
+                ),
                 align=RIGHT,
-                width=80,
+                width=90,
             ),
             Column(
                 QT_TR_NOOP("Waiting"),

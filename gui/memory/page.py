@@ -98,7 +98,8 @@ class MemoryPage(ListPage):
         self._sized = False
         self.shown: tuple[str, str] | None = None  # ("entry"|"conflict", id) on the right
         self.conflicts = ConflictsModel(ctx.runner, self)
-        self.conflicts_table = make_table(self.conflicts, "Pending memory conflicts", self, 0)
+        # "From" stretches: the Entry column keeps its width (it was squeezed to 20 px)
+        self.conflicts_table = make_table(self.conflicts, "Pending memory conflicts", self, 1)
         self.conflicts_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.conflicts_table.setItemDelegate(RowDelegate(self.conflicts_table))
         self.conflicts_table.selectionModel().selectionChanged.connect(self._repaint_conflicts)

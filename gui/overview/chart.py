@@ -16,6 +16,7 @@ from PySide6.QtCore import QPoint, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..widgets import fmt
 
 MARGIN = 6
@@ -64,9 +65,12 @@ class BarChart(QWidget):
         *,
         rows: bool = False,
         unit: str = "",
+        click: str = QT_TR_NOOP("Click to open these items"),
         parent: QWidget | None = None,
     ) -> None:
+        """``click``: what a click on a bar opens, said in its tooltip (and true)."""
         super().__init__(parent)
+        self.click = click
         self.series = series
         self.rows = rows
         self.unit = unit
@@ -275,7 +279,7 @@ class BarChart(QWidget):
         ]
         if bar.note:
             lines.append(bar.note)
-        lines.append("Click to open these items")
+        lines.append(tr(self.click))
         # a plain-text tooltip: Qt would render a string that looks like rich text as HTML
         return "\n".join(lines).replace("<", "‹").replace(">", "›")
 

@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QVBoxLayout, QWidget
 
-from proctor.core.audit.overview import OverviewFacts
+from proctor.core.audit.overview import OverviewFacts, age_window
 from proctor.core.models import ChangeSet
 
 from ..infra.context import PageContext
@@ -129,6 +129,13 @@ class OverviewData(QObject):
         self.loaded.emit(facts)
 
 
+# what a click on a bar of each chart opens (its tooltip says it)
+CLICK_AGENT = QT_TR_NOOP("Click to open this agent's waiting items in the inbox")
+CLICK_TOOL = QT_TR_NOOP("Click to search the inbox for this tool")
+CLICK_AUDIT = QT_TR_NOOP("Click to open the audit log")
+CLICK_RUNS = QT_TR_NOOP("Click to open the runs")
+
+
 class OverviewPage(QWidget):
     open_inbox = Signal(object)
     open_page = Signal(str)
@@ -143,17 +150,25 @@ class OverviewPage(QWidget):
         for title, hours in WINDOWS:
             self.time_window.addItem(tr(title), hours)
         self.pending = Card("Waiting for a person, by age", BarChart(KIND_SERIES), self)
-        self.per_hour = Card("Decisions per hour", BarChart(DECISION_SERIES), self)
+        self.per_hour = Card(
+            "Decisions per hour", BarChart(DECISION_SERIES, click=CLICK_AUDIT), self
+        )
         self.by_agent = Card(
-            "Time to decision, by agent", BarChart(WAIT_SERIES, rows=True, unit="s"), self
+            "Time to decision, by agent",
+            BarChart(WAIT_SERIES, rows=True, unit="s", click=CLICK_AGENT),
+            self,
         )
         self.by_tool = Card(
-            "Time to decision, by tool", BarChart(WAIT_SERIES, rows=True, unit="s"), self
+            "Time to decision, by tool",
+            BarChart(WAIT_SERIES, rows=True, unit="s", click=CLICK_TOOL),
+            self,
         )
         self.split = Card(
-            "Approvals decided by rules and by people", BarChart(SPLIT_SERIES, rows=True), self
+            "Approvals decided by rules and by people",
+            BarChart(SPLIT_SERIES, rows=True, click=CLICK_AUDIT),
+            self,
         )
-        self.runs = Card("Runs started per hour", BarChart(RUN_SERIES), self)
+        self.runs = Card("Runs started per hour", BarChart(RUN_SERIES, click=CLICK_RUNS), self)
         self._throttle = QTimer(self)
         self._throttle.setSingleShot(True)
         self._throttle.setInterval(REFRESH_MS)
@@ -272,8 +287,16 @@ class OverviewPage(QWidget):
         return {"agent": self.agent.currentData(), "project": self.project.currentData()}
 
     @Slot(int)
-    def _open_pending(self, _index: int) -> None:
-        self.open_inbox.emit(self._filters())
+    def _open_pending(self, index: int) -> None:
+        """The inbox with exactly the items of this bar: its age bucket as counted."""
+        facts = self.model.facts
+        if facts is None or index >= len(facts.pending):
+            return
+        after, until = age_window(index, facts.now)
+        name = tr("Waiting {age} (at {when})").format(
+            age=facts.pending[index].label, when=fmt.clock(facts.now)
+        )
+        self.open_inbox.emit({**self._filters(), "age": (name, after, until)})
 
     @Slot(int)
     def _open_agent(self, index: int) -> None:

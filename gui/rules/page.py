@@ -50,10 +50,14 @@ def expiry_text(rule: Any) -> str:
 COLUMNS = [
     Column(QT_TR_NOOP("State"), lambda u: u.state, width=70),
     Column(QT_TR_NOOP("Effect"), lambda u: u.rule.effect.value, width=60),
-    Column(QT_TR_NOOP("Tool"), lambda u: fmt.bounded(u.rule.action_pattern, 120), width=140),
+    Column(
+        QT_TR_NOOP("Tool"),
+        lambda u: fmt.bounded(fmt.pattern_text(u.rule.action_pattern), 120),
+        width=140,
+    ),
     Column(
         QT_TR_NOOP("Resource"),
-        lambda u: fmt.bounded(u.rule.resource_pattern, 160),
+        lambda u: fmt.bounded(fmt.pattern_text(u.rule.resource_pattern), 160),
         width=160,
         tip=lambda u: plain_tip(u.rule.resource_pattern),
     ),
@@ -197,7 +201,7 @@ class RuleDetail(QWidget):
             f"when {r.predicate}" if r.predicate else "no condition on the arguments",
             f"scope: {r.scope_text} · expires: {expiry_text(r)} · {usage.state}",
             f"made by {made_text(r)} at {fmt.clock(r.created_at)}",
-            f"decided {usage.decided} request(s)",
+            tr("decided %n request(s)", n=usage.decided),
         ]
         if r.revoked_at:
             lines.append(

@@ -73,7 +73,7 @@ def ending_line(run: Run) -> str:
     if run.status.value == "interrupted":
         return "Interrupted: the agent stopped without finishing; see the last events."
     if run.open_items:
-        return f"Waiting for you: {run.open_items} item(s) — see “Waiting for you”."
+        return tr("Waiting for you: %n item(s) — see “Waiting for you”.", n=run.open_items)
     return ""
 
 

@@ -290,7 +290,7 @@ class PendingPane(QWidget):
         self.decided.emit()
 
     def _on_snoozed(self, ok: list[str], failed: list) -> None:
-        text = f"Snoozed {len(ok)} item(s)."
+        text = tr("Snoozed %n item(s).", n=len(ok))
         if failed:
             text += f" Refused: {failed[0][1]}"
         self.message.show_message(

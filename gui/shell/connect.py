@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..forms.credentials import keyring_status
-from ..infra.i18n import tr
+from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.server_target import DEFAULT_PORT, DEFAULT_TLS, TLS_MODES, ServerTarget
 
 KEYRING_SERVICE = "proctor-server"
@@ -84,6 +84,12 @@ class ConnectRequest:
     remember: bool
 
 
+URL_WINS = QT_TR_NOOP(
+    "A URL pasted here fills the fields below; the fields are what Proctor connects with "
+    "(edit them after pasting, and they win)."
+)
+
+
 class ConnectDialog(QDialog):
     """File ▸ Connect to server."""
 
@@ -106,6 +112,12 @@ class ConnectDialog(QDialog):
         self.url.setPlaceholderText(tr("postgresql://user@host:5432/proctor"))
         self.url.setAccessibleName(tr("Server URL"))
         self.url.editingFinished.connect(self._on_url)
+        self.url.setToolTip(tr(URL_WINS))
+        self.url_note = QLabel(tr(URL_WINS), self)
+        self.url_note.setObjectName("Muted")
+        self.url_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.url_note.setWordWrap(True)
+        self.url_note.setAccessibleName(tr("Which is used: the URL or the fields"))
         self.host = QLineEdit(self)
         self.host.setAccessibleName(tr("Host"))
         self.port = QSpinBox(self)
@@ -134,6 +146,13 @@ class ConnectDialog(QDialog):
         self.remember = QCheckBox(tr("Remember the password in the OS keyring"), self)
         self.remember.setChecked(usable)
         self.remember.setEnabled(usable)
+        self.remember.setToolTip(
+            ""
+            if usable
+            else tr("No OS keyring here ({why}): the password cannot be remembered.").format(
+                why=why
+            )
+        )
         self.keyring_note = QLabel(self)
         self.keyring_note.setTextFormat(Qt.TextFormat.PlainText)
         self.keyring_note.setWordWrap(True)
@@ -161,6 +180,7 @@ class ConnectDialog(QDialog):
         form = QFormLayout()
         form.addRow(tr("Recent"), self.recent)
         form.addRow(tr("URL"), self.url)
+        form.addRow("", self.url_note)
         form.addRow(tr("Host"), self.host)
         form.addRow(tr("Port"), self.port)
         form.addRow(tr("Database"), self.database)

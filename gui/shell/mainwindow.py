@@ -229,8 +229,8 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("proctor"))
         self.setObjectName("MainWindow")
         self.registry = ActionRegistry(self, self.settings.shortcut_overrides())
-        self.banner = MessageBar(self)
-        self.notice = MessageBar(self)
+        self.banner = MessageBar(self)  # "New request waiting": its room kept, nothing moves
+        self.notice = MessageBar(self, reserve=False)  # the journal's state: rare, stays up
         self.presenter = ErrorPresenter(self, self.notice)
         services.runner.default_error = self.presenter.present
         ctx = PageContext(
@@ -566,7 +566,8 @@ class MainWindow(QMainWindow):
 
     def choose_journal(self) -> None:
         recent = self.settings.recent()
-        path = OpenJournalDialog.ask(self, str(Path(recent[0]).parent) if recent else "")
+        start = str(Path(recent[0]).parent) if recent else ""
+        path = OpenJournalDialog.ask(self, start, self.settings)
         if path:
             self.open_requested.emit(path)
 

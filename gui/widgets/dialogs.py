@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QDateTime, Qt, Slot
 from PySide6.QtWidgets import (
@@ -22,6 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from ..infra.i18n import tr
+
+DATE_TIME_FORMAT = "yyyy-MM-dd HH:mm"  # as fmt.clock writes a time not today
 
 
 def _label(text: str, parent: QWidget) -> QLabel:
@@ -158,6 +162,7 @@ class SnoozeDialog(QDialog):
         QListWidgetItem(self.CUSTOM, self.list)
         self.list.setCurrentRow(1)
         self.when = QDateTimeEdit(QDateTime.fromSecsSinceEpoch(int(now + 3600)), self)
+        self.when.setDisplayFormat(DATE_TIME_FORMAT)  # the desk's one date format
         self.when.setCalendarPopup(True)
         self.when.setAccessibleName(tr("Snooze until date and time"))
         self.when.setEnabled(False)
@@ -192,15 +197,24 @@ class SnoozeDialog(QDialog):
         return dialog.until()
 
 
+def start_folder(settings: Any, kind: str, start: str = "") -> str:
+    """Where a file dialog opens: the folder last chosen for ``kind`` (remembered in the
+    desk's settings), else ``start``, else the home folder — never the current directory."""
+    remembered = settings.last_folder(kind) if settings is not None else ""
+    return remembered or start or str(Path.home())
+
+
 class OpenJournalDialog:
-    """File ▸ Open: choose a journal file."""
+    """File ▸ Open: choose a journal file (it opens in the folder chosen last time)."""
 
     @classmethod
-    def ask(cls, parent: QWidget | None, start: str = "") -> str | None:
+    def ask(cls, parent: QWidget | None, start: str = "", settings: Any = None) -> str | None:
         path, _ = QFileDialog.getOpenFileName(
             parent,
             tr("Open journal"),
-            start,
+            start_folder(settings, "journal", start),
             tr("Proctor journals (*.db *.sqlite *.journal);;All files (*)"),
         )
+        if path and settings is not None:
+            settings.remember_folder("journal", path)
         return path or None

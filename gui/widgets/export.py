@@ -17,6 +17,7 @@ from proctor.core.ops import transfer
 
 from ..infra.context import PageContext
 from ..infra.i18n import QT_TR_NOOP, tr
+from .dialogs import start_folder
 from .message_bar import Level, MessageBar
 
 FILTERS = {
@@ -30,10 +31,19 @@ class SaveDialog:
     """File ▸ Save as: where to write an export."""
 
     @classmethod
-    def ask(cls, parent: QWidget | None, title: str, suggested: str, kind: str) -> str | None:
+    def ask(
+        cls, parent: QWidget | None, title: str, suggested: str, kind: str, settings: Any = None
+    ) -> str | None:
+        """``suggested``: the file's name; it is offered in the folder last exported to."""
+        folder = start_folder(settings, "export")
         path, _ = QFileDialog.getSaveFileName(
-            parent, title, suggested, tr("{kind};;All files (*)").format(kind=tr(FILTERS[kind]))
+            parent,
+            title,
+            str(Path(folder) / Path(suggested).name),
+            tr("{kind};;All files (*)").format(kind=tr(FILTERS[kind])),
         )
+        if path and settings is not None:
+            settings.remember_folder("export", path)
         return path or None
 
 
@@ -101,7 +111,7 @@ class Exporter:
         if self.busy:
             self.message.show_message(tr("An export is already running."), Level.INFO)
             return
-        path = SaveDialog.ask(self.parent, title, suggested, kind)
+        path = SaveDialog.ask(self.parent, title, suggested, kind, self.ctx.settings)
         if not path:
             return
         self.busy = True

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import time
 from typing import Any
 
@@ -66,6 +68,52 @@ def clock(ts: float | None) -> str:
     if time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d"):
         return time.strftime("%H:%M:%S", local)
     return time.strftime("%Y-%m-%d %H:%M", local)
+
+
+RESOURCE_KEYS = ("path", "url", "command", "to", "table", "account")  # as the core picks one
+
+
+def readable(value: Any) -> str:
+    """A value as a person reads it: a list as "a, b" (never a Python repr), an object as
+    compact JSON, else its text."""
+    if isinstance(value, list | tuple):
+        return ", ".join(readable(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return "" if value is None else str(value)
+
+
+def resource_text(action: Any) -> str:
+    """What an action is about (its resource, or its path, url, command, recipients…),
+    readable: ``email.send jonas@…, mia@…``, not ``['jonas@…', 'mia@…']``."""
+    if not isinstance(action, dict):
+        return ""
+    if "resource" in action:
+        return readable(action["resource"])
+    args = action.get("args")
+    args = args if isinstance(args, dict) else {}
+    return next((readable(args[k]) for k in RESOURCE_KEYS if k in args), "")
+
+
+ESCAPED = re.compile(r"\[([*?\[])\]")  # core.approvals.rules.glob_escape's "[*]", "[?]", "[[]"
+
+
+def pattern_text(pattern: str) -> str:
+    """A rule's pattern as a person reads it: a pattern that matches one text exactly (as
+    ``glob_escape`` writes one) is that text — a Python list repr read as "a, b" — and a
+    real pattern (``*``, ``?``, ``[…]``) is shown as it is."""
+    plain = ESCAPED.split(pattern)
+    if any(c in part for part in plain[::2] for c in "*?["):
+        return pattern
+    literal = ESCAPED.sub(r"\1", pattern)
+    if literal.startswith("[") and literal.endswith("]") and len(literal) < 2_000:
+        try:
+            value = ast.literal_eval(literal)
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            value = None
+        if isinstance(value, list):
+            return readable(value)
+    return literal
 
 
 def pretty_json(value: Any) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 
 class PlainLabel(QLabel):
@@ -27,6 +27,21 @@ def plain_label(
         label.setObjectName(name)
     if selectable:
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def reserve_lines(label: QLabel, lines: int = 1) -> QLabel:
+    """``label`` always takes the height of ``lines`` lines, shown or hidden, empty or not,
+    so what sits below it never moves when it appears, changes or goes (issue 32: a form's
+    "3 problems to fix" moved the buttons under the pointer). One line does not wrap (the
+    rest is cut; the host puts the whole text in the tooltip); the width never grows."""
+    metrics = label.fontMetrics()
+    label.setWordWrap(lines > 1)
+    label.setFixedHeight(lines * metrics.lineSpacing() + 2)
+    policy = label.sizePolicy()
+    policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+    policy.setRetainSizeWhenHidden(True)
+    label.setSizePolicy(policy)
     return label
 
 

@@ -41,7 +41,10 @@ class MessageBar(QFrame):
     acted = Signal()
     success_close_ms: ClassVar[int] = BANNER_CLOSE_MS  # injectable: tests make it short
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, reserve: bool = True) -> None:
+        """``reserve``: the bar keeps its one-line height while hidden, so nothing below it
+        moves when a message comes or goes (issue 32); the window's notice of the journal's
+        state (rare, and it stays until the state changes) does not."""
         super().__init__(parent)
         self.setObjectName("MessageBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -63,6 +66,8 @@ class MessageBar(QFrame):
         layout.addWidget(self._button)
         layout.addWidget(self._close)
         self._callback: Callable[[], object] | None = None
+        if reserve:
+            self._reserve(layout)
         self.level = Level.INFO
         self.about: str | None = None  # the item the shown message is about (None: the page)
         self.hide()
@@ -99,6 +104,19 @@ class MessageBar(QFrame):
         if close_after_ms is not None and not self.underMouse():
             self._closer.start(close_after_ms)
         self.show()
+
+    def _reserve(self, layout: QHBoxLayout) -> None:
+        """Hold the height of a one-line message with its action button, shown or not."""
+        margins = layout.contentsMargins()
+        inner = max(
+            self._button.sizeHint().height(),
+            self._close.sizeHint().height(),
+            self._text.fontMetrics().lineSpacing(),
+        )
+        self.setMinimumHeight(inner + margins.top() + margins.bottom() + 2 * self.frameWidth())
+        policy = self.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.setSizePolicy(policy)
 
     def closes_by_itself(self) -> bool:
         return self._close_after is not None

@@ -159,15 +159,24 @@ class CommandPalette(QDialog):
         self.run_current()
 
 
+TRIAGE = ("inbox.next", "inbox.prev", "inbox.approve", "inbox.deny", "inbox.snooze", "inbox.open")
+
+
+def help_order(row: Row) -> tuple:
+    """The triage keys first (j/k, a, d, s), then by menu, keyed commands first."""
+    triage = TRIAGE.index(row.id) if row.id in TRIAGE else len(TRIAGE)
+    return (triage, row.menu, not row.keys, row.text)
+
+
 class ShortcutHelp(QDialog):
-    """Every command and its shortcut, grouped by menu."""
+    """Every command and its shortcut: the triage keys first, then grouped by menu."""
 
     def __init__(self, registry: ActionRegistry, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(tr("Keyboard shortcuts"))
         rows = sorted(
             (r for r in rows_of(registry) if r.keys or r.menu),
-            key=lambda r: (r.menu, not r.keys, r.text),
+            key=help_order,
         )
         self.model = CommandsModel([Row(r.id, r.text, r.menu, r.keys, True) for r in rows], self)
         view = _table(self.model, "Keyboard shortcuts", self)

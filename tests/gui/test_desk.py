@@ -439,7 +439,7 @@ def test_preferences_and_file_open_go_through_their_dialogs(
     assert window.settings.theme == "dark" and window.settings.notifications is False
     assert window.notifier.enabled is False
     other = str(tmp_path / "other.db")
-    monkeypatch.setattr(OpenJournalDialog, "ask", lambda parent, start="": other)
+    monkeypatch.setattr(OpenJournalDialog, "ask", lambda parent, start="", settings=None: other)
     with qtbot.waitSignal(window.open_requested) as blocker:
         assert window.registry.trigger("app.open")
     assert blocker.args == [other]

@@ -99,7 +99,7 @@ def test_the_rule_is_shown_previewed_confirmed_and_applied(
             a = j.approvals.get(other)
             assert (a.status, a.decided_by) == ("approved", f"rule:{rule.id}")
     assert "/srv/app/*" in seen["text"] and "2 past request" in seen["text"]
-    assert "decide 2 pending request(s) now" in seen["text"]
+    assert "decide 2 pending requests now" in seen["text"]
 
 
 def test_a_cancelled_confirmation_or_a_bad_condition_decides_nothing(
