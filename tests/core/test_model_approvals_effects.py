@@ -160,6 +160,20 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         effect.approval_id = approval_id
         return None
 
+    def agent_reservation(self, key: str, owner: str, lease: float):
+        """Model of Effects.reserve: the agents' own sweep (every other lapsed lease turns
+        ambiguous), kept unless the reservation is refused without writing (rolled back)."""
+        effect = self.model.effects.get(key)
+        refused_unwritten = effect is not None and (
+            effect.status in ("committed", "ambiguous")
+            or (effect.status in LIVE and effect.lease_until > self.now())
+        )
+        if not refused_unwritten:
+            for other_key, other in self.model.effects.items():
+                if other_key != key and other.status in LIVE and other.lease_until <= self.now():
+                    other.status, other.lease_until = "ambiguous", None
+        return self.reservation(key, owner, lease, None)
+
     def owned(self, key: str, owner: str, allowed: tuple[str, ...]):
         """Model of Effects._owned: (expected error, the effect when the caller may go on)."""
         effect = self.model.effects.get(key)
@@ -280,7 +294,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
         approved = self.new_approval(None, "deny")
         self.do_decide(approved, approve=True, stale=False)
         self.expect(
-            self.reservation("k0", "w1", 5.0, None),
+            self.agent_reservation("k0", "w1", 5.0),
             lambda: self.agent.effects.reserve(
                 "k0", tool="deploy", run_id=self.run_id, owner="w1", lease_seconds=5.0
             ),
@@ -371,7 +385,7 @@ class ApprovalEffectMachine(RuleBasedStateMachine):
 
     @rule(key=KEYS, owner=OWNERS, lease=st.sampled_from([5.0, 20.0]))
     def reserve(self, key, owner, lease):
-        error = self.reservation(key, owner, lease, None)
+        error = self.agent_reservation(key, owner, lease)
         self.expect(
             error,
             lambda: self.agent.effects.reserve(
