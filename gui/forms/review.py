@@ -90,14 +90,20 @@ def read_only_text(
     box.setFont(mono())
     box.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
     box.setAccessibleName(name)
+    box.setPlainText(material_text(text, limit))
+    box.setMinimumHeight(height)
+    return box
+
+
+def material_text(text: str, limit: int = UNIFIED_MAX) -> str:
+    """Agent material as a read-only box shows it: cut at ``limit`` characters (said so),
+    controls and bidi overrides shown escaped."""
     shown = (
         text
         if len(text) <= limit
         else text[:limit] + f"\n… cut: {len(text) - limit:,} more characters (the request has all)"
     )
-    box.setPlainText(visible(shown))  # controls and bidi overrides shown escaped
-    box.setMinimumHeight(height)
-    return box
+    return visible(shown)
 
 
 class UnifiedHighlighter(QSyntaxHighlighter):
@@ -298,7 +304,7 @@ class DiffView(QWidget):
         self.tabs.insertTab(0, self.table, tr("Side by side"))
         self.tabs.setCurrentIndex(0)
         old.deleteLater()
-        self.unified.setPlainText(text or "(no changes)")
+        self.unified.setPlainText(text)
         if self._opened:
             self._fits = 0
             self.fit_rows()
@@ -428,12 +434,14 @@ class DiffView(QWidget):
 def made_diff(
     path: str, before: str | None, after: str | None, unified_text: str | None
 ) -> tuple[diff.Diff, str]:
-    """The diff's rows and its unified text (pure Python: on the presentation pool when
-    large)."""
+    """The diff's rows and its unified text as the Unified tab shows it (pure Python: on
+    the presentation pool when large)."""
     if before is not None and after is not None:
-        return diff.side_by_side(before, after, path), diff.unified(before, after, path)
-    text = unified_text or ""
-    return diff.from_unified(text, path), text
+        made, text = diff.side_by_side(before, after, path), diff.unified(before, after, path)
+    else:
+        text = unified_text or ""
+        made = diff.from_unified(text, path)
+    return made, material_text(text or "(no changes)")
 
 
 def file_title(f: diff.FileDiff | None) -> str:
