@@ -554,5 +554,7 @@ def test_a_format_1_signature_is_kept_for_the_record_but_not_acted_on(
     with pytest.raises(errors.DecisionUnverified) as err:
         trusting.approvals.consume_and_reserve(approval.id, approval.action_digest, "fx-1")
     assert err.value.why == "old_format"
+    assert "ask the agent to file the request again" in err.value.message
+    assert "decide it again" not in err.value.message + err.value.hint  # it cannot be
     report = verify(trusting, trust=trust_path)
     assert report.signatures["signed"] == 1 and report.ok, report.problems
