@@ -1,5 +1,9 @@
-import sys
+from proctor.hook_guard import install_if_codex_hook
 
-from proctor.cli import main
+install_if_codex_hook()  # `python -m proctor hook codex`: a SIGTERM from here on denies
+
+import sys  # noqa: E402
+
+from proctor.cli import main  # noqa: E402
 
 sys.exit(main())

@@ -1,6 +1,16 @@
 """`proctor` command line: every subcommand is registered by one module."""
 
+# ruff: noqa: E402 (the codex hook guard is installed before the imports)
+
 from __future__ import annotations
+
+# The console script's entry module (``proctor = "proctor.cli:main"``; __main__.py installs it
+# before importing this): `proctor hook codex` fails closed on SIGTERM from here on
+# (hook_guard). Here, not in proctor/__init__.py: importing proctor.core from an agent's own
+# program must leave its SIGTERM alone.
+from .hook_guard import install_if_codex_hook
+
+install_if_codex_hook()
 
 import argparse
 import contextlib
@@ -126,8 +136,14 @@ class _StderrLine(logging.Handler):
     """One line on the stderr of the moment (not the one at start: tests swap it)."""
 
     def emit(self, record: logging.LogRecord) -> None:
+        # the message holds agent data (the agent's label, under MCP the client's name, and
+        # the journal's path): printed through the CLI's one escaping function, imported here
+        # so that a command that never warns never imports it
+        from .ops_render import clean
+
         with contextlib.suppress(OSError, ValueError):
-            print(f"proctor: warning: {record.getMessage()}", file=sys.stderr, flush=True)
+            line = clean(record.getMessage(), one_line=True)
+            print(f"proctor: warning: {line}", file=sys.stderr, flush=True)
 
 
 def _warnings_on_stderr() -> None:

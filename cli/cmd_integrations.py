@@ -86,7 +86,9 @@ def run_mcp(args: argparse.Namespace) -> int:
     from proctor.core import Actor, Journal, errors
 
     try:  # refuse a path that cannot be a journal before any host connects
-        Journal.open(args.journal, actor=Actor.agent(args.agent or "mcp")).close()
+        # with the server's own trust: a probe without it would warn "trusts no key" on every
+        # start on a signed journal, and (the warning is said once per path) hide the real state
+        Journal.open(args.journal, actor=Actor.agent(args.agent or "mcp"), trust=args.trust).close()
     except errors.StoreError as err:
         print(f"proctor mcp: error: {err.message}", file=sys.stderr)
         if err.hint:

@@ -1,9 +1,10 @@
 """`proctor hook codex` fails closed on SIGTERM from the first line of Proctor's code.
 
 Codex runs the tool call when its ``PreToolUse`` hook exits without a denial, and a process
-killed by SIGTERM exits without one. So the hook's SIGTERM handler is installed by
-``proctor/__init__.py`` before anything else is imported (``install_if_codex_hook``), and
-answers by phase:
+killed by SIGTERM exits without one. So the hook's SIGTERM handler is installed by the
+entry, before anything else is imported (``install_if_codex_hook``: the first lines of
+``proctor/__main__.py`` and of ``proctor/cli.py``, the console script's module; never on
+importing the package, which an agent's own program does), and answers by phase:
 
 - ``start`` (imports, reading stdin, parsing): write the denial to fd 1 and ``_exit(0)`` at
   once: nothing is filed yet, nothing needs undoing;

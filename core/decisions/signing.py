@@ -465,8 +465,11 @@ def check_record(
         raise errors.DecisionUnverified(
             f"{what} ({record_id}) was signed in format {version}, which binds no run, "
             "attempt or place in the chain; this agent acts only on format "
-            f"{FORMAT} (decide it again, or file the request again)",
+            f"{FORMAT}; a decided approval cannot be decided again: ask the agent to file the "
+            "request again",
             why="old_format",
+            hint="Nothing was done. Ask the agent to file the request again; a trusted "
+            "operator then decides the new approval.",
         )
     if version != 1 and binding is not None:
         expected = {**expected, **{f: v for f, v in binding.items() if f != "rule_version"}}

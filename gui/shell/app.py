@@ -7,7 +7,6 @@ it directly); ``DeskApp`` opens journals on the task runner and swaps windows;
 
 from __future__ import annotations
 
-import argparse
 import faulthandler
 import logging
 import os
@@ -670,18 +669,9 @@ def report_paint_and_quit(window: MainWindow) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="proctor-desk", description="Proctor's desk", allow_abbrev=False
-    )
-    parser.add_argument("path", help="the journal file")
-    parser.add_argument("--read-only", action="store_true", help="open for observing only")
-    parser.add_argument("--as", dest="operator", help="operator name (default: your login)")
-    parser.add_argument(
-        "--migrate",
-        action="store_true",
-        help="upgrade an older journal without asking (a backup is made first)",
-    )
-    parser.add_argument("--bench-paint", action="store_true", help=argparse.SUPPRESS)
+    from .desk_args import direct_parser
+
+    parser = direct_parser()
     args = parser.parse_args(argv)
     hook = report_paint_and_quit if args.bench_paint else None
     return run_desk(

@@ -40,6 +40,7 @@ from ..widgets.dialogs import OpenJournalDialog
 from ..widgets.icons import icon
 from ..widgets.labels import plain_label
 from .about import proctor_version, versions
+from .desk_args import desk_parser
 
 SMOKE_TIMEOUT_MS = 60_000
 
@@ -226,29 +227,9 @@ def smoke_deadline(app: QApplication) -> QTimer:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="proctor-desk",
-        allow_abbrev=False,
-        description="Proctor's desk: approve, answer, resolve and audit what agents do.",
-    )
-    parser.add_argument(
-        "path",
-        nargs="?",
-        type=Path,
-        help="the journal file (default: the default journal set in "
-        "Preferences, else the most recent one, else ask)",
-    )
-    parser.add_argument("--read-only", action="store_true", help="open for observing only")
-    parser.add_argument(
-        "--as",
-        dest="operator",
-        help="operator name recorded on decisions (default: Preferences, else your login)",
-    )
-    parser.add_argument(
-        "--migrate",
-        action="store_true",
-        help="upgrade an older journal without asking (a backup is made "
-        "first); without it the desk asks",
+    parser = desk_parser(
+        "Proctor's desk: approve, answer, resolve and audit what agents do.",
+        path_optional=True,
     )
     parser.add_argument("--version", action="version", version=f"proctor {proctor_version()}")
     parser.add_argument(

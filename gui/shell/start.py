@@ -11,7 +11,6 @@ This module imports PySide6 and nothing of Proctor's at its top: keep it so.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -83,16 +82,9 @@ def run_desk(path: str | Path, **options: Any) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="proctor-desk", description="Proctor's desk")
-    parser.add_argument("path", help="the journal file")
-    parser.add_argument("--read-only", action="store_true", help="open for observing only")
-    parser.add_argument("--as", dest="operator", help="operator name (default: your login)")
-    parser.add_argument(
-        "--migrate",
-        action="store_true",
-        help="upgrade an older journal without asking (a backup is made first)",
-    )
-    parser.add_argument("--bench-paint", action="store_true", help=argparse.SUPPRESS)
+    from .desk_args import direct_parser
+
+    parser = direct_parser()
     args = parser.parse_args(argv)
     options: dict[str, Any] = {}
     if args.bench_paint:

@@ -500,6 +500,33 @@ def test_the_hook_and_the_mcp_server_say_it_on_one_stderr_line(
     assert "trusts no key" not in quiet.stderr
 
 
+def test_the_mcp_server_with_trust_on_a_signed_journal_says_no_warning(
+    signer, trusting, run, journal_path, trust_path
+):
+    """``proctor mcp JOURNAL --trust FILE`` trusts FILE from the first open: the path probe
+    before the server starts opens the journal with it, so no "trusts no key" line."""
+    approved(signer, trusting, run)
+    env = {k: v for k, v in os.environ.items() if k != "PROCTOR_TRUSTED_OPERATORS"}
+    done = _cli(["mcp", str(journal_path), "--trust", str(trust_path)], env)
+    assert done.returncode == 0, done.stderr
+    assert "trusts no key" not in done.stderr
+    assert "warning" not in done.stderr
+
+
+def test_the_trust_warning_escapes_the_agents_name(signer, trusting, run, journal_path):
+    """The agent's name (under MCP the client's own) is agent data: the warning line shows an
+    ESC sequence or a bidi override as a visible escape, never as the character itself."""
+    approved(signer, trusting, run)
+    env = {k: v for k, v in os.environ.items() if k != "PROCTOR_TRUSTED_OPERATORS"}
+    name = "evil\x1b]0;pwned\x07\x1b[2J\u202etxt.exe"
+    done = _cli(["mcp", str(journal_path), "--agent", name], env)
+    lines = [line for line in done.stderr.splitlines() if "trusts no key" in line]
+    assert len(lines) == 1, done.stderr
+    for raw_char in ("\x1b", "\x07", "\u202e"):
+        assert raw_char not in lines[0]
+    assert "evil" in lines[0] and "txt.exe" in lines[0]
+
+
 # ---------------------------------------------------------------- format 1 signatures
 
 
@@ -527,5 +554,7 @@ def test_a_format_1_signature_is_kept_for_the_record_but_not_acted_on(
     with pytest.raises(errors.DecisionUnverified) as err:
         trusting.approvals.consume_and_reserve(approval.id, approval.action_digest, "fx-1")
     assert err.value.why == "old_format"
+    assert "ask the agent to file the request again" in err.value.message
+    assert "decide it again" not in err.value.message + err.value.hint  # it cannot be
     report = verify(trusting, trust=trust_path)
     assert report.signatures["signed"] == 1 and report.ok, report.problems

@@ -252,3 +252,29 @@ def test_the_early_denial_is_the_hooks_own_words():
     from proctor.hook_guard import DENY
 
     assert json.loads(DENY) == refuse("the hook was stopped before a decision")
+
+
+@pytest.mark.parametrize("where", ["__init__", "__main__"])
+def test_importing_proctor_from_a_program_run_like_the_hook_leaves_sigterm_alone(tmp_path, where):
+    """An agent's own program ``python -m x hook codex`` (its argv looks like the hook's, both
+    while its package is imported and once __main__.py runs) imports proctor.core: its SIGTERM
+    stays the default one; only Proctor's own entry installs the guard."""
+    pkg = tmp_path / "x"
+    pkg.mkdir()
+    probe = (
+        "import signal, sys\n"
+        "import proctor, proctor.core\n"
+        "print(sys.argv[1:3], signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)\n"
+    )
+    (pkg / "__init__.py").write_text(probe if where == "__init__" else "")
+    (pkg / "__main__.py").write_text(probe if where == "__main__" else "")
+    done = subprocess.run(
+        [sys.executable, "-m", "x", "hook", "codex"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "['hook', 'codex'] True", done.stdout

@@ -200,8 +200,8 @@ class ProctorMCP:
         the runs failed; a journal that cannot be written is left alone (logged)."""
         failed: list[str] = []
         try:
-            with Journal.open(
-                self.journal_path, actor=Actor.agent(self.agent or "proctor-mcp")
+            with Journal.open(  # with the server's trust: else it warns "trusts no key"
+                self.journal_path, actor=Actor.agent(self.agent or "proctor-mcp"), trust=self.trust
             ) as journal:
                 for run_id, pid in orphaned_runs(journal, self.project):
                     if is_detached(journal, run_id):
