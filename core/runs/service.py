@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,6 +63,29 @@ FINISHED_ATTEMPT = (AttemptStatus.COMPLETED, AttemptStatus.FAILED, AttemptStatus
 def run_in(tx: Tx, run_id: str) -> Run:
     """The run as this transaction sees it (what a write returns)."""
     return fetch_prepared(tx.conn, Run, RUN_BY_ID, f"run {run_id}", key=run_id)
+
+
+def cancel_asked_already(tx: Tx, run: Any) -> errors.AlreadyDecided:
+    """The refusal of a second cancel request: who asked first, when, and why (the cancel
+    reason is set once; a second request would rewrite what the agent was told)."""
+    first = tx.conn.execute(
+        select(s.decisions.c.actor, s.decisions.c.created_at)
+        .where(s.decisions.c.target_kind == "run", s.decisions.c.target_id == run.id)
+        .order_by(s.decisions.c.created_at, s.decisions.c.id)
+        .limit(1)
+    ).first()
+    by = f" by {first.actor}" if first is not None else ""
+    at = (
+        time.strftime(" at %Y-%m-%d %H:%M:%S UTC", time.gmtime(first.created_at))
+        if first is not None
+        else ""
+    )
+    return errors.AlreadyDecided(
+        f"a cancel of run {run.id} was already requested{at}{by}: {run.cancel_reason}",
+        hint="Nothing was changed: the agent has been asked to stop and ends the run at its "
+        "next step.",
+        run_id=run.id,
+    )
 
 
 class Runs:
@@ -751,6 +775,8 @@ class Runs:
                 raise errors.StaleVersion(
                     f"run {run_id} is at version {run.version}, you saw {expected_version}"
                 )
+            if run.cancel_requested:  # the reason is set once (census): refused, not rewritten
+                raise cancel_asked_already(tx, run)
             update_where(
                 tx.conn, s.runs, dict(cancel_requested=True, cancel_reason=reason), id=run_id
             )

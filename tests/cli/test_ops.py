@@ -368,6 +368,17 @@ def test_cancel_asks_the_agent_to_stop(cli, journal: Path) -> None:
     assert finished.rc == 1 and "completed" in finished.err
 
 
+def test_a_second_cancel_is_refused_with_who_asked_first(cli, journal: Path) -> None:
+    run_id = pending(journal, "approval")[0].run_id
+    assert cli("cancel", run_id, "--reason", "wrong customer").rc == 0
+    again = cli("cancel", run_id, "--reason", "changed my mind")
+    assert again.rc == 1, again.err
+    assert "already requested" in again.err and OPERATOR in again.err
+    assert "wrong customer" in again.err and "bug in Proctor" not in again.err
+    run = read(journal, lambda j: j.runs.get(run_id))
+    assert run.cancel_reason == "wrong customer"  # what the agent was told stays
+
+
 def test_runs_lists_and_filters(cli, journal: Path) -> None:
     result = cli("runs", "--limit", "5")
     assert result.rc == 0 and result.out.startswith("ID") and "more: --cursor" in result.out

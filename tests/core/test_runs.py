@@ -409,6 +409,19 @@ def test_request_cancel_writes_event_and_audit_in_one_go(agent, operator, run, j
     assert agent.runs.cancel(run.id, "operator asked").status == "cancelled"
 
 
+def test_a_second_cancel_request_is_refused_and_writes_nothing(agent, operator, run, journal_path):
+    first = operator.runs.request_cancel(
+        run.id, "wrong repo", expected_version=agent.runs.get(run.id).version
+    )
+    before = snapshot(journal_path)
+    with pytest.raises(errors.AlreadyDecided) as refused:
+        operator.runs.request_cancel(run.id, "another reason", expected_version=first.version)
+    assert "already requested" in refused.value.message
+    assert "wrong repo" in refused.value.message
+    assert snapshot(journal_path) == before
+    assert operator.runs.get(run.id).cancel_reason == "wrong repo"
+
+
 def test_request_cancel_checks_version_reason_and_actor(agent, operator, run, journal_path):
     current = agent.runs.get(run.id)
     before = snapshot(journal_path)
