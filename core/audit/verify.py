@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import LargeBinary, String, Text, cast, select
+from sqlalchemy import LargeBinary, String, Text, cast, select, tuple_
 
 from proctor.core import errors
 from proctor.core.kernel.canonical import ZERO_DIGEST, chain_digest, digest_of, sha256_hex
@@ -122,33 +122,39 @@ def _verify_decodes(journal: Journal, problems: list[VerifyProblem]) -> None:
         if not texts:
             continue
         keys = list(table.primary_key.columns)
-        stmt = select(*keys, *(cast(c, LargeBinary) for c in texts))
         json_names = JSON_COLUMNS.get(table.name, ())
-
-        def scan(
-            conn: Any,
-            table: Any = table,
-            texts: list = texts,
-            keys: list = keys,
-            stmt: Any = stmt,
-            json_names: tuple[str, ...] = json_names,
-        ) -> None:
-            bad = 0
-            for row in conn.execute(stmt):
-                key = "/".join(str(v) for v in row[: len(keys)])
-                for column, raw in zip(texts, row[len(keys) :], strict=True):
-                    why = _undecodable(raw, column.name in json_names)
-                    if why and bad < LIMIT:
-                        bad += 1
-                        problems.append(
-                            VerifyProblem(
-                                what="damaged",
-                                where=f"{table.name} {key}, its {column.name}",
-                                detail=why,
-                            )
+        bad = 0
+        for row in _key_pages(journal, select(*keys, *(cast(c, LargeBinary) for c in texts)), keys):
+            key = "/".join(str(v) for v in row[: len(keys)])
+            for column, raw in zip(texts, row[len(keys) :], strict=True):
+                why = _undecodable(raw, column.name in json_names)
+                if why and bad < LIMIT:
+                    bad += 1
+                    problems.append(
+                        VerifyProblem(
+                            what="damaged",
+                            where=f"{table.name} {key}, its {column.name}",
+                            detail=why,
                         )
+                    )
 
-        journal.read(scan)
+
+def _key_pages(journal: Journal, base: Any, keys: list[Any]) -> Any:
+    """The rows of ``base`` (which selects ``keys`` first) in key order, ``BATCH`` a read
+    (keyset: no read holds a snapshot for a whole table)."""
+    after: tuple | None = None
+    order = tuple_(*keys) if len(keys) > 1 else keys[0]
+    while True:
+        stmt = (
+            base
+            if after is None
+            else base.where(order > (tuple_(*after) if len(keys) > 1 else after[0]))
+        )
+        rows = journal.read(all_rows(stmt.order_by(*keys).limit(BATCH)))
+        yield from rows
+        if len(rows) < BATCH:
+            return
+        after = tuple(rows[-1][: len(keys)])
 
 
 def _undecodable(raw: bytes | None, is_json: bool) -> str:

@@ -95,3 +95,29 @@ def test_nothing_is_decided_on_a_journal_known_damaged(damaged: tuple[Path, str,
             j.approvals.decide(good, False, expected_version=healthy.version, reason="no")
         assert "nothing is decided on a journal known to be damaged" in str(refused.value)
     assert decisions_in(path) == 0
+
+
+def test_the_decode_scan_reads_a_page_at_a_time(
+    damaged: tuple[Path, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No read of verify's decode scan holds a snapshot for a whole table (issue 33 review,
+    17): with a page of one row, every table is read a row per read, and the damage in a
+    later page is still named."""
+    from proctor.core.audit import verify as verify_module
+
+    path, bad, _good = damaged
+    monkeypatch.setattr(verify_module, "BATCH", 1)
+    with Journal.open(path, actor=Actor.operator("dana")) as j:
+        reads: list[int] = []
+        real_read = j.read
+
+        def read(fn):  # counts the rows each read returns (a scan that streams returns none)
+            out = real_read(fn)
+            reads.append(len(out) if isinstance(out, list) else 10**9)
+            return out
+
+        monkeypatch.setattr(j, "read", read)
+        problems: list = []
+        verify_module._verify_decodes(j, problems)
+    assert [p.where for p in problems] == [f"approvals {bad}, its action"]
+    assert reads and max(reads) <= 1, reads
