@@ -52,6 +52,7 @@ from .schema import (
     REQUEST_UNIQUE_KEYS,
     SIGNED_TABLES,
     UNIQUE_KEYS,
+    for_postgresql,
 )
 
 SCHEMES = ("postgresql://", "postgresql+psycopg://", "postgres://")
@@ -170,6 +171,7 @@ def make_engine(
     given = url.query.get("options")  # the URL's own (?options=-csearch_path%3Dteam) first
     if given:
         options = f"{given if isinstance(given, str) else ' '.join(given)} {options}"
+    for_postgresql()  # the partial indexes' WHERE, before any DDL or comparison
     engine = create_engine(
         url,
         poolclass=QueuePool,

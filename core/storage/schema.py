@@ -29,13 +29,32 @@ from sqlalchemy import (
 metadata = MetaData()
 
 
+# The partial indexes, whose WHERE PostgreSQL is given only when a server journal's engine is
+# made (for_postgresql): naming ``postgresql_where`` here would load SQLAlchemy's PostgreSQL
+# dialect (and asyncio, through its asyncpg module) in every process that imports the schema.
+PARTIAL_INDEXES: list[Index] = []
+
+
+def partial_index(name: str, *columns: str, where: str, unique: bool = False) -> Index:
+    """An index over the rows ``where`` holds for, the same clause on SQLite and PostgreSQL."""
+    index = Index(name, *columns, unique=unique, sqlite_where=text(where))
+    PARTIAL_INDEXES.append(index)
+    return index
+
+
+def for_postgresql() -> None:
+    """Give each partial index its ``postgresql_where`` (the SQLite clause), once: the DDL and
+    Alembic's comparison on a server are then what they were with both options written out."""
+    for index in PARTIAL_INDEXES:
+        server = index.dialect_options["postgresql"]
+        if server["where"] is None:
+            server["where"] = index.dialect_options["sqlite"]["where"]
+
+
 def unique_where_set(table: str, column: str) -> Index:
     """0008x: UNIQUE over the rows whose ``column`` is set (NULLs never collide, as under a
     UNIQUE constraint, and a row without one writes no index entry)."""
-    where = text(f"{column} IS NOT NULL")
-    return Index(
-        f"ux_{table}_{column}", column, unique=True, sqlite_where=where, postgresql_where=where
-    )
+    return partial_index(f"ux_{table}_{column}", column, unique=True, where=f"{column} IS NOT NULL")
 
 
 runs = Table(
@@ -68,11 +87,10 @@ runs = Table(
     Index("ix_runs_title", "title", "id"),
     Index("ix_runs_events", "last_sequence", "id"),
     # 0008x: partial (the rows each index's reads ask for; store issue 24)
-    Index(
+    partial_index(
         "ix_runs_parent",
         "parent_run_id",
-        sqlite_where=text("parent_run_id IS NOT NULL"),
-        postgresql_where=text("parent_run_id IS NOT NULL"),
+        where="parent_run_id IS NOT NULL",
     ),
 )
 
@@ -164,19 +182,17 @@ approvals = Table(
     Index("ix_approvals_status_created", "status", "created_at", "id"),
     Index("ix_approvals_run", "run_id", "created_at"),
     # 0008x: partial (the decided ones; the ones that expire)
-    Index(
+    partial_index(
         "ix_approvals_action",
         "action_name",
         "decided_at",
-        sqlite_where=text("decided_at IS NOT NULL"),
-        postgresql_where=text("decided_at IS NOT NULL"),
+        where="decided_at IS NOT NULL",
     ),
-    Index(
+    partial_index(
         "ix_approvals_expiry",
         "status",
         "expires_at",
-        sqlite_where=text("expires_at IS NOT NULL"),
-        postgresql_where=text("expires_at IS NOT NULL"),
+        where="expires_at IS NOT NULL",
     ),
     Index("ix_approvals_run_status", "run_id", "status"),
 )
@@ -333,12 +349,11 @@ conflicts = Table(
     Column("origin", Text),  # 0006o: as the agent reported it
     Index("ix_recon_status_created", "status", "created_at", "id"),
     # at most one pending conflict per entry (0005b)
-    Index(
+    partial_index(
         "ux_recon_entry_pending",
         "entry_id",
         unique=True,
-        sqlite_where=text("status = 'pending'"),
-        postgresql_where=text("status = 'pending'"),
+        where="status = 'pending'",
     ),
 )
 

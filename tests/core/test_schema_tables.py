@@ -83,3 +83,38 @@ def test_a_dropped_index_or_constraint_is_reported(tmp_path: Path, table: str) -
     target.indexes.discard(sorted(target.indexes, key=lambda i: str(i.name))[0])
     kinds = {d[0] for d in differences(new_sqlite_journal(tmp_path), copy) if isinstance(d, tuple)}
     assert "remove_index" in kinds
+
+
+SERVER_DDL = """
+import json
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.schema import CreateIndex
+from proctor.core.storage import pg, schema
+pg.make_engine(pg.address("postgresql+psycopg://nobody@127.0.0.1:1/none"), read_only=False,
+               immediate=True, timeout=1.0)  # what opening a server journal does; no connection
+out = {}
+for table in schema.metadata.sorted_tables:
+    for index in table.indexes:
+        out[index.name] = [str(CreateIndex(index).compile(dialect=d())).partition(" WHERE ")[2]
+                           for d in (sqlite.dialect, postgresql.dialect)]
+print(json.dumps(out))
+"""
+
+
+def test_a_server_engine_gives_every_partial_index_the_same_where_as_sqlite() -> None:
+    """The schema names only ``sqlite_where`` (so importing it never loads SQLAlchemy's
+    PostgreSQL dialect); a server journal's engine gives each partial index the same clause
+    for PostgreSQL, in a fresh process where nothing else has done it."""
+    import json
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", SERVER_DDL], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    wheres = json.loads(run.stdout)
+    partial = {name: w for name, w in wheres.items() if w[0]}
+    assert "ux_recon_entry_pending" in partial and "ix_runs_parent" in partial
+    assert {name: w[1] for name, w in partial.items()} == {n: w[0] for n, w in partial.items()}
+    assert all(not w[1] for name, w in wheres.items() if name not in partial)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from proctor.core.storage.schema import metadata
+from proctor.core.storage.schema import for_postgresql, metadata
 
 config = context.config
 connection = config.attributes.get("connection")
@@ -14,6 +14,8 @@ if connection is None:  # pragma: no cover - only used by `alembic revision --au
     engine = create_engine(config.get_main_option("sqlalchemy.url") or "sqlite://")
     connection = engine.connect()
 
+if connection.dialect.name == "postgresql":
+    for_postgresql()
 context.configure(
     connection=connection,
     target_metadata=metadata,
