@@ -11,9 +11,13 @@ import random
 from typing import Any
 
 from proctor.core import Actor, Journal, errors
-from proctor.core.models import ApprovalStatus, QuestionKind, SafetyClass
+from proctor.core.models import ApprovalStatus, Origin, QuestionKind, SafetyClass
 
 from . import content
+
+# Where the seeded requests say they come from: the same in every build with one seed (the
+# default names this process's pid, and the request event binds its digest).
+DEMO_ORIGIN = Origin(runtime="python", process="proctor demo-journal")
 
 DEMO_AGENTS = [
     "claude-billing",
@@ -150,6 +154,7 @@ class DemoWriter:
             safety_class=spec.safety_class,
             requested_scope=scope,
             tool_call_id=call.id,
+            origin=DEMO_ORIGIN,
             **extra,
         )
         return approval, call.id
