@@ -13,10 +13,8 @@ bounded and its invisible characters are shown as escapes.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from proctor.core.kernel.safe_text import visible
+from proctor.core.kernel.canonical import pretty_json
+from proctor.core.kernel.safe_text import bounded, span
 from proctor.core.models import Approval, ApprovalScope, SafetyClass
 
 NEAR_EXPIRY = "near_expiry"  # approving within NEAR_EXPIRY_S of the expiry, or past it
@@ -76,31 +74,6 @@ def risks(
                 f"first {shown_chars:,}. Read the rest with Show all or Copy first."
             )
     return found
-
-
-def pretty_json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def bounded(text: Any, limit: int) -> str:
-    """One line of at most ``limit`` characters, invisible characters as escapes."""
-    s = visible(" ".join(str(text if text is not None else "").split()))
-    return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-def span(seconds: float) -> str:
-    """A short duration: 45s, 12m, 3h 05m, 2d 4h."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, sec = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m {sec:02d}s" if minutes < 10 else f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours}h {minutes:02d}m"
-    days, hours = divmod(hours, 24)
-    return f"{days}d {hours}h"
 
 
 __all__ = ["CONFIRM_TOKENS", "DEFAULT_CONFIRM", "NEAR_EXPIRY", "NEAR_EXPIRY_S", "risks"]

@@ -48,6 +48,11 @@ def scalar_json(obj: Any) -> str:
         raise ValidationError(f"not valid JSON data: {exc}", field="") from exc
 
 
+def pretty_json(value: Any) -> str:
+    """JSON for people to read: indented, keys sorted, non-ASCII kept."""
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
 def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

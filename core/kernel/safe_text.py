@@ -13,6 +13,7 @@ carriage return, which each caller handles for its format.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 # Every character of the Unicode categories Cc, Cf, Zl and Zp except tab, newline, carriage
 # return and U+200D (a test checks this against ``unicodedata``).
@@ -71,3 +72,29 @@ def csv_text(value: str) -> str:
     """A CSV cell's text with invisible characters shown as escapes (the csv module quotes
     tab, newline and carriage return itself)."""
     return INVISIBLE.sub(_visible, value)
+
+
+def bounded(text: Any, limit: int) -> str:
+    """One line of at most ``limit`` characters, invisible characters shown as escapes. Only a
+    head of a long text is looked at (a 3 MB argument costs what a short one does)."""
+    raw = str(text if text is not None else "")
+    head = raw[: 8 * limit + 64]
+    s = visible(" ".join(head.split()))
+    if len(head) < len(raw) and len(s) <= limit:  # a head of mostly white space: all of it
+        s = visible(" ".join(raw.split()))
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def span(seconds: float) -> str:
+    """A short duration for people: 45s, 12m, 3h 05m, 2d 4h."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m {sec:02d}s" if minutes < 10 else f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h {minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d {hours}h"

@@ -8,7 +8,7 @@ import re
 import time
 from typing import Any
 
-from proctor.core.kernel import safe_text
+from proctor.core.kernel import canonical, safe_text
 
 CELL_MAX = 300  # characters shown in one table cell (agent text is bounded on display)
 # Control characters (ANSI escapes start with ESC) and invisible format characters (bidi
@@ -24,29 +24,11 @@ def visible(text: str) -> str:
 
 
 def bounded(text: Any, limit: int = CELL_MAX) -> str:
-    """One line of at most ``limit`` characters (agent text is data, never markup). Only a
-    head of a long text is looked at (a cell of a 3 MB argument costs what a short one does)."""
-    raw = str(text if text is not None else "")
-    head = raw[: 8 * limit + 64]
-    s = visible(" ".join(head.split()))
-    if len(head) < len(raw) and len(s) <= limit:  # a head of mostly white space: all of it
-        s = visible(" ".join(raw.split()))
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    """One line of at most ``limit`` characters (agent text is data, never markup)."""
+    return safe_text.bounded(text, limit)
 
 
-def span(seconds: float) -> str:
-    """A short human duration: 45s, 12m, 3h 05m, 2d 4h."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, sec = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m {sec:02d}s" if minutes < 10 else f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours}h {minutes:02d}m"
-    days, hours = divmod(hours, 24)
-    return f"{days}d {hours}h"
+span = safe_text.span  # a short human duration: 45s, 12m, 3h 05m, 2d 4h
 
 
 def age(created_at: float, now: float | None = None) -> str:
@@ -116,8 +98,7 @@ def pattern_text(pattern: str) -> str:
     return literal
 
 
-def pretty_json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+pretty_json = canonical.pretty_json
 
 
 def short(text: str | None, keep: int = 12) -> str:
