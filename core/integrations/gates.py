@@ -114,6 +114,7 @@ __all__ = [
     "Lost",
     "Verdict",
     "approved_action",
+    "claim_or_lose",
     "claim_resume",
     "lost_resume",
     "poll_decisions",
@@ -176,6 +177,23 @@ class Lost(BaseModel):
     approvals: list[str] = []
     output: Any = None
     detail: str | None = None
+
+    def outcome_fields(self, output_name: str) -> dict[str, Any]:
+        """The fields of the runtime's outcome (its final output under ``output_name``)."""
+        return {
+            "done": self.done,
+            "state": self.state,
+            "approvals": self.approvals,
+            output_name: self.output,
+            "detail": self.detail,
+        }
+
+
+def claim_or_lose(journal: Journal, key: str, state: str, **claim: Any) -> Lost | None:
+    """``claim_resume`` (``claim``: its keyword arguments); None when this process resumes
+    ``state``, else what the loser hands back (``lost_resume``)."""
+    refused = claim_resume(journal, key, **claim)
+    return None if refused is None else lost_resume(journal, key, refused, state)
 
 
 def lost_resume(

@@ -36,8 +36,7 @@ from proctor.core.kernel import origin as origins
 
 from .gates import (
     Verdict,
-    claim_resume,
-    lost_resume,
+    claim_or_lose,
     read_approval,
     resume_record,
     stable_id,
@@ -174,27 +173,19 @@ class AgentsGate:
         """None when this process resumes ``state``; else what the loser hands back: the
         winner's final output once it finished, the state it stopped at next, or ``state``
         again to retry while the winner works (never a state-less outcome that is not done)."""
-        refused = claim_resume(
+        lost = claim_or_lose(
             self.j,
             key,
+            state,
             runtime="openai-agents",
             run_id=run_id_for(thread_id),
             thread_id=thread_id,
             lease_seconds=self.lease_seconds,
             owner=self.owner,
         )
-        if refused is None:
+        if lost is None:
             return None
-        lost = lost_resume(self.j, key, refused, state)
-        return self._outcome(
-            thread_id,
-            lost.status,
-            done=lost.done,
-            state=lost.state,
-            approvals=lost.approvals,
-            final_output=lost.output,
-            detail=lost.detail,
-        )
+        return self._outcome(thread_id, lost.status, **lost.outcome_fields("final_output"))
 
     def _outcome(self, thread_id: str, status: Status, **kw: Any) -> AgentsOutcome:
         return AgentsOutcome(thread_id=thread_id, run_id=run_id_for(thread_id), status=status, **kw)
