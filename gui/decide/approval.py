@@ -272,7 +272,7 @@ class ApprovalDetail(DetailWidget):
 
     def _set_decidable(self, pending: bool) -> None:
         """Decided (here or elsewhere): the form stays readable, its controls are off."""
-        for button in self.scopes.buttons():
+        for button in (*self.scopes.buttons(), self.edit_button):
             button.setEnabled(pending and not self.ctx.read_only)
         self.reason.setReadOnly(not pending)
 

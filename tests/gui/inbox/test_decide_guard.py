@@ -306,6 +306,7 @@ def test_decided_by_the_cli_in_another_process_disables_the_controls_at_once(
     approve = window.registry.action("inbox.approve")
     deny = window.registry.action("inbox.deny")
     assert approve.isEnabled() and deny.isEnabled() and detail.approve_button.isEnabled()
+    assert detail.edit_button.isEnabled()
     done = subprocess.run(
         [
             sys.executable,
@@ -329,6 +330,7 @@ def test_decided_by_the_cli_in_another_process_disables_the_controls_at_once(
     qtbot.waitUntil(lambda: not approve.isEnabled(), timeout=WAIT_MS)
     assert not deny.isEnabled() and not detail.approve_button.isEnabled()
     assert not any(b.isEnabled() for b in detail.scopes.buttons())
+    assert not detail.edit_button.isEnabled()  # "Edit, then approve…" is no way around it
     qtbot.waitUntil(lambda: "Approved by operator:bob at" in detail.state.text(), timeout=WAIT_MS)
     assert "done from the terminal" in detail.state.text()
     assert window.inbox.detail.current_item().id == approval_id  # still shown, not replaced
