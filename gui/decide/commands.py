@@ -9,10 +9,12 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from proctor.core.models import ConflictStatus, EffectStatus
+from proctor.core.models import Approval, ConflictStatus, EffectStatus, Question
 
 from ..infra.actions import ActionSpec
 from ..infra.i18n import QT_TR_NOOP
+from ..widgets import fmt
+from .confirm import action_label
 
 if TYPE_CHECKING:
     from .conflict_view import ConflictReview
@@ -195,3 +197,23 @@ def resolve_commands(
             no_icon="an audited look; an eye icon would make it look casual",
         ),
     ]
+
+
+def decided_text(result: object) -> str:
+    """What was decided, by name: "Approved payments.refund acct_9", "Answered “Which
+    currency?”" (agent text, bounded and escaped; never an id alone when a name exists)."""
+    if isinstance(result, Approval):
+        verb = {"approved": "Approved", "denied": "Denied"}.get(
+            result.status.value, result.status.value.capitalize()
+        )
+        return f"{verb} {action_label(result)}"
+    if isinstance(result, Question):
+        first = next((line for line in result.prompt.splitlines() if line.strip()), "")
+        return f"Answered “{fmt.bounded(first or result.kind.value, 80)}”"
+    status = getattr(result, "status", "")
+    verb = str(getattr(status, "value", status) or "done").replace("_", " ").capitalize()
+    for attr in ("tool", "action_name", "title", "key", "id"):
+        value = getattr(result, attr, None)
+        if value:
+            return f"{verb}: {fmt.bounded(value, 80)}"
+    return verb

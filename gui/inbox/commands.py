@@ -18,19 +18,16 @@ from proctor.core.models import (
     EffectStatus,
     InboxItem,
     InboxKind,
-    Question,
 )
 
 from ..decide import settle
 from ..decide.approval import ApprovalDetail
-from ..decide.commands import decision_commands
-from ..decide.confirm import action_label
+from ..decide.commands import decided_text, decision_commands
 from ..decide.detail import DetailWidget
 from ..decide.effect import EffectDetail
 from ..infra.actions import ActionRegistry, ActionSpec
 from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import BUSY_AFTER_MS
-from ..widgets import fmt
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import BANNER_CLOSE_MS, NOTE_CLOSE_MS, Level
 from .bulk import BulkDecisionDialog
@@ -489,23 +486,3 @@ class InboxCommands(QObject):
         widget = self.page.detail.current()
         if widget is not None and widget.item is not None and widget.item.id == item_id:
             widget.message.show_message(text, Level.INFO)
-
-
-def decided_text(result: object) -> str:
-    """What was decided, by name: "Approved payments.refund acct_9", "Answered “Which
-    currency?”" (agent text, bounded and escaped; never an id alone when a name exists)."""
-    if isinstance(result, Approval):
-        verb = {"approved": "Approved", "denied": "Denied"}.get(
-            result.status.value, result.status.value.capitalize()
-        )
-        return f"{verb} {action_label(result)}"
-    if isinstance(result, Question):
-        first = next((line for line in result.prompt.splitlines() if line.strip()), "")
-        return f"Answered “{fmt.bounded(first or result.kind.value, 80)}”"
-    status = getattr(result, "status", "")
-    verb = str(getattr(status, "value", status) or "done").capitalize()
-    for attr in ("tool", "action_name", "title", "key", "id"):
-        value = getattr(result, attr, None)
-        if value:
-            return f"{verb}: {fmt.bounded(value, 80)}"
-    return verb

@@ -26,7 +26,7 @@ from proctor.core import errors
 from proctor.core.models import Approval, EffectStatus, InboxItem, InboxKind
 
 from ..decide.approval import ApprovalDetail
-from ..decide.commands import decision_commands
+from ..decide.commands import decided_text, decision_commands
 from ..decide.decider import Decider
 from ..decide.detail import DetailContext, DetailPane
 from ..decide.items import KIND_TITLES, item_key
@@ -267,9 +267,9 @@ class PendingPane(QWidget):
             widget.forget_draft(key.split(":", 1)[1])
         if widget is not None:
             widget.message.clear()
-        status, about = getattr(result, "status", ""), getattr(result, "run_id", None)
+        about = getattr(result, "run_id", None)
         if about is None or about == self.run_id:  # said on the run it was decided for only
-            text = f"{getattr(status, 'value', status) or 'Done'}."
+            text = decided_text(result)
             self.message.show_message(text, Level.SUCCESS, about=about or self.run_id)
         self.decided.emit()
 
