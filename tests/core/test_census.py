@@ -101,8 +101,12 @@ def build_states(path: Path) -> None:
         fill_states(agent, op, clock)
 
 
-def fill_states(agent: Journal, op: Journal, clock: FakeClock) -> None:
-    """A row of every kind in every state the API can leave it in, through the API."""
+def fill_states(
+    agent: Journal, op: Journal, clock: FakeClock, sweeper: Journal | None = None
+) -> None:
+    """A row of every kind in every state the API can leave it in, through the API.
+    ``sweeper``: who expires what is due once ``clock`` moved on (the agent by default; on a
+    server, where an agent login expires only by the server's clock, an operator's desk)."""
     live = agent.runs.start("proj", "live")
     done = agent.runs.start("proj", "done", parent_run_id=live.id)
     failed = agent.runs.start("proj", "failed")
@@ -168,9 +172,10 @@ def fill_states(agent: Journal, op: Journal, clock: FakeClock) -> None:
     revoked = op.approvals.add_rule("deny", "curl", run_id=live.id)
     op.approvals.revoke_rule(revoked.id, expected_version=revoked.version, reason="old")
     clock.advance(10)
-    agent.approvals.expire_due()
-    agent.questions.expire_due()
-    agent.effects.sweep_expired()
+    sweeper = sweeper or agent
+    sweeper.approvals.expire_due()
+    sweeper.questions.expire_due()
+    sweeper.effects.sweep_expired()
     resolved = agent.effects.get("fx-resolved")
     op.effects.resolve(
         "fx-resolved", "failed", reason="not sent", expected_version=resolved.version
@@ -356,7 +361,7 @@ def team_states(pg_server, team_logins):
         team.journal("agent_a", Actor.agent(AGENT), clock=clock) as agent,
         team.journal("op_dana", Actor.operator("op_dana"), clock=clock, signer=key) as op,
     ):
-        fill_states(agent, op, clock)
+        fill_states(agent, op, clock, sweeper=op)
     yield team
     pg_server.drop_database(name)
 
