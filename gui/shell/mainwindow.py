@@ -323,6 +323,7 @@ class MainWindow(QMainWindow):
         self.counts.counted.connect(self._on_counts)
         self.inbox.counts_stale.connect(self.counts.schedule)
         self.arrivals.arrived.connect(self.notifier.notify)
+        self.arrivals.left.connect(self.notifier.on_left)
         self.inbox.open_run.connect(self.show_run)
         self.audit.open_run.connect(self.show_run)
         self.rules.open_run.connect(self.show_run)

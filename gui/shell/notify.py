@@ -70,6 +70,7 @@ class Notifier(QObject):
         self._banner = banner
         self.enabled = enabled
         self._tray: QSystemTrayIcon | None = None
+        self._banner_ids: set[str] = set()  # the items the banner names, while it shows
         self.desktop: DesktopNotifications | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
             self._tray = QSystemTrayIcon(icon("proctor"), self)
@@ -116,7 +117,17 @@ class Notifier(QObject):
         self._banner.show_message(
             f"{title} — {body}", Level.INFO, action="Show", on_action=self.show_requested.emit
         )
+        self._banner_ids = {i.id for i in items}
         self.notified.emit("banner", f"{title}: {body}")
+
+    def on_left(self, ids: set[str]) -> None:
+        """Items that no longer wait (decided, answered, withdrawn, expired): a banner that
+        names only such items goes (it would announce what nobody waits for any more)."""
+        if not self._banner_ids:
+            return
+        self._banner_ids -= ids
+        if not self._banner_ids:
+            self._banner.clear()
 
     def hide_tray(self) -> None:
         """The window closes: the tray icon goes and the D-Bus worker stops."""
@@ -132,9 +143,11 @@ class Arrivals(QObject):
 
     Signals:
         arrived(list): the new InboxItems, oldest first.
+        left(set): the ids of touched items that no longer wait for a person.
     """
 
     arrived = Signal(list)
+    left = Signal(set)
 
     def __init__(self, journal: Journal, runner: TaskRunner, parent: QObject, since: float) -> None:
         super().__init__(parent)
@@ -148,11 +161,18 @@ class Arrivals(QObject):
         if ids:
             inbox = self.journal.inbox
             self.runner.run(
-                lambda: inbox.pick(None, ids),
-                on_done=self._on_picked,
+                lambda: (ids, inbox.pick(None, ids)),
+                on_done=self._on_read,
                 on_error=self._on_failed,
                 owner=self,
             )
+
+    def _on_read(self, read: tuple[list[str], list[InboxItem]]) -> None:
+        ids, items = read
+        gone = set(ids) - {i.id for i in items}
+        if gone:
+            self.left.emit(gone)
+        self._on_picked(items)
 
     def _on_picked(self, items: list[InboxItem]) -> None:
         new = sorted(

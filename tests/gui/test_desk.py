@@ -295,6 +295,23 @@ def test_banner_when_a_request_arrives_in_the_background(qtbot, populated, open_
     assert "deploy: release 4.2" in window.banner.text()
 
 
+def test_the_banner_goes_once_what_it_announced_waits_no_more(qtbot, populated, open_desk):
+    """Decided elsewhere (the CLI, another desk): "New request waiting" would announce what
+    nobody waits for any more."""
+    path, ids = populated
+    window = open_desk(path)
+    put_in_background(qtbot, window)
+    with (
+        qtbot.waitSignal(window.notifier.notified, timeout=WAIT_MS),
+        agent(path, "coder") as a,
+    ):
+        approval_id = request(a, ids["run"], "deploy", {"to": "prod"}, "release 4.2")
+    assert window.banner.isVisible()
+    with Journal.open(path, actor=Actor.operator("bob")) as op:
+        op.approvals.decide(approval_id, False, expected_version=1, reason="no")
+    qtbot.waitUntil(lambda: not window.banner.isVisible(), timeout=WAIT_MS)
+
+
 # ---------------------------------------------------------------- guard, a11y, theme
 
 
