@@ -353,7 +353,12 @@ class ApprovalDetail(DetailWidget):
         action = EditActionDialog.ask(self, a)
         if action is None:
             return
-        approvals, rid, reason = self.ctx.journal.approvals, request_id(), self.reason_text()
+        reason = self.reason_text()
+        edited = a.model_copy(update={"action": action})  # what the confirmation restates
+        if not confirmed(self, self.ctx.settings, edited, ApprovalScope.ONCE, reason):
+            self.message.show_message(tr("Not approved: you cancelled the confirmation."))
+            return
+        approvals, rid = self.ctx.journal.approvals, request_id()
         version = a.version
         self.message.show_message(tr("Approving the edited action…"))
         self.ctx.decider.submit(

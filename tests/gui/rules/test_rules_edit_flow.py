@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 
 from proctor.core import Actor, Journal
 from proctor.core.approvals.rules import DEFAULT_RULE_TTL
+from proctor.gui.decide.confirm import ConfirmApproval
 from proctor.gui.decide.edit_action import EditActionDialog
 from proctor.gui.decide.rule_draft import RuleConfirmDialog
 
@@ -153,6 +154,42 @@ def test_edit_then_approve_reaches_the_agent_process(
 
     assert "edited before approval: args.amount: 400 → 40" in outcome_text(a)
     assert "approved as edited by operator:alice — args.amount: 400 → 40" in event_summary(ev)
+
+
+def test_edit_then_approve_of_a_destructive_action_asks_as_approve_does(
+    qtbot, journal_path, open_desk, monkeypatch
+):
+    with Journal.open(journal_path, actor=Actor.agent("ops")) as a:
+        run = a.runs.start("infra", "clean up", agent="ops")
+        asked = a.approvals.request(
+            run.id,
+            {"tool": "shell.exec", "args": {"command": "rm -rf /srv/cache"}},
+            reason="free space",
+            safety_class="destructive",
+        )
+    window = open_desk(journal_path)
+    select(qtbot, window, asked.id)
+    detail = detail_of(window)
+    edited = {"tool": "shell.exec", "args": {"command": "rm -rf /srv/cache/tmp"}}
+    monkeypatch.setattr(EditActionDialog, "ask", classmethod(lambda cls, *a: edited))
+    restated: list = []
+    answer = [False]
+    monkeypatch.setattr(
+        ConfirmApproval, "ask", classmethod(lambda cls, _p, r: restated.append(r) or answer[0])
+    )
+    detail.edit_button.click()
+    assert len(restated) == 1 and "/srv/cache/tmp" in restated[0].action  # the edit, restated
+    with Journal.open(journal_path, read_only=True) as j:
+        assert j.approvals.get(asked.id).status.value == "pending"  # cancelled: nothing
+    answer[0] = True
+    detail.edit_button.click()
+    qtbot.waitUntil(
+        lambda: (
+            Journal.open(journal_path, read_only=True).approvals.get(asked.id).status.value
+            == "approved"
+        ),
+        timeout=WAIT_MS,
+    )
 
 
 def test_the_editor_checks_json_and_schema_and_shows_the_diff(qtbot, journal_path):
