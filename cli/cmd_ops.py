@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from proctor.core import InboxFilter, InboxKind, Journal, RunStatus, errors
-from proctor.core.approvals.confirm import risks
 from proctor.core.approvals.service import action_resource
 from proctor.core.audit.verify import verify
 from proctor.core.kernel.safe_text import json_escaped
@@ -26,10 +25,10 @@ from .ops_base import (
     EXIT_OK,
     EXIT_REFUSED,
     RESOLUTIONS,
-    NotConfirmed,
     UsageError,
     add,
     common_parser,
+    confirm_approval,
     dump,
     emit_json,
     kind_of,
@@ -376,46 +375,6 @@ def cmd_decide(args: argparse.Namespace) -> int:
         f"scope {done.decision_scope.value if done.decision_scope else 'once'}{rule})"
     )
     return EXIT_OK
-
-
-def confirm_approval(args: argparse.Namespace, approval: Any, now: float) -> None:
-    """What the desk confirms, the CLI asks for (the core's one rule, ``risks``): on a
-    terminal it restates the action and asks, default no; in a script it needs ``--yes``.
-    Raises ``NotConfirmed`` when nothing may be approved."""
-    found = risks(approval, args.scope, now)
-    if not found or args.yes:
-        return
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        raise NotConfirmed(
-            f"{approval.id} was not approved: it needs a confirmation ({' '.join(found)})",
-            hint="Pass --yes to approve it from a script, or run the command in a terminal "
-            "to be asked.",
-        )
-    print(restatement(approval, args.scope, args.reason, found), file=sys.stderr)
-    sys.stderr.write("Approve it? [y/N] ")
-    sys.stderr.flush()
-    answer = sys.stdin.readline().strip().lower()
-    if answer not in ("y", "yes"):
-        raise NotConfirmed(f"{approval.id} was not approved: you answered no", hint="")
-
-
-def restatement(approval: Any, scope: str, reason: str | None, found: list[str]) -> str:
-    """The action as the desk's confirmation restates it: tool and resource, why it asks,
-    the whole action and what will be recorded (agent text escaped)."""
-    resource = action_resource(approval.action) if isinstance(approval.action, dict) else ""
-    what = render.clean(f"{approval.action_name} {resource}".strip(), 200, one_line=True)
-    lines = [f"Approve {what} ({render.ident(approval.id)})?"]
-    lines += [f"  • {render.clean(r, 500, one_line=True)}" for r in found]
-    lines += ["  the whole action:", render.indent(render.pretty(approval.action, None), "    ")]
-    lines.append(
-        "  scope: once"
-        if scope == "once"
-        else f"  scope: always, for the rest of this {scope} (creates a standing rule)"
-    )
-    lines.append(
-        f"  your reason: {render.clean(reason, 500, one_line=True) if reason else '(none)'}"
-    )
-    return "\n".join(lines)
 
 
 def answer_from(args: argparse.Namespace) -> Any:

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from proctor.core import errors
+from proctor.core.decisions.writer import check_edit
 from proctor.core.models import RuleDraft, RulePreview, RuleUsage
 
 from . import ops_render as render
@@ -22,6 +23,7 @@ from .ops_base import (
     UsageError,
     add,
     common_parser,
+    confirm_approval,
     dump,
     emit_json,
     open_journal,
@@ -246,6 +248,10 @@ def cmd_approve_edited(args: argparse.Namespace) -> int:
             edited_args = parse_json(args.args, "--args")
             action = {**current.action, "args": edited_args}
         try:
+            check_edit(current.action, current.input_schema, action)  # before asking
+            # asked as approving asks, restating what will run: the edited action
+            once = argparse.Namespace(scope="once", yes=args.yes, reason=args.reason)
+            confirm_approval(once, current.model_copy(update={"action": action}), j.now())
             done = j.approvals.approve_edited(
                 args.id,
                 action,
@@ -339,6 +345,11 @@ def register(sub: Any) -> None:
     what.add_argument("--args", metavar="JSON", help="the new arguments (@FILE, - for stdin)")
     what.add_argument("--action", metavar="JSON", help="the whole edited action (@FILE, -)")
     p.add_argument("--reason")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve without asking, even what the desk confirms (as for approve)",
+    )
 
 
 __all__ = ["register"]

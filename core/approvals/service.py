@@ -27,7 +27,7 @@ from proctor.core.decisions.writer import (
     approval_in,
     approved_action_of,
     canonical_json_loads,
-    check_against_schema,
+    check_edit,
     check_input_schema,
     consume_deadline,
     decisions_for,
@@ -699,7 +699,6 @@ class Approvals:
         reason = (reason or "").strip() or None
         if reason and len(reason) > MAX_REASON:
             raise errors.ValidationError("the reason is too long", field="reason")
-        edited_name = action_name(action)
         edited_text = canonical_json(action)
         edited_digest = digest_of(action)
         request = {
@@ -717,22 +716,8 @@ class Approvals:
             if row is None:
                 return None
             original = canonical_json_loads(row.action)
-            if (
-                edited_name != row.action_name
-                or action.get("tool") != original.get("tool")
-                or action.get("name") != original.get("name")
-            ):
-                raise errors.ValidationError(
-                    f"an edit keeps the tool ({row.action_name}); change only its arguments",
-                    field="action.tool",
-                )
-            if edited_digest == row.action_digest:
-                raise errors.ValidationError(
-                    "the action is unchanged; approve it as it is", field="action"
-                )
-            check_against_schema(
-                action, canonical_json_loads(row.input_schema) if row.input_schema else None
-            )
+            schema = canonical_json_loads(row.input_schema) if row.input_schema else None
+            check_edit(original, schema, action)
             changes = json_changes(original, action)
             written = self._close(
                 tx,

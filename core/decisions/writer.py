@@ -156,6 +156,25 @@ def check_against_schema(action: dict, schema: Any) -> None:
         )
 
 
+def check_edit(original: dict, schema: Any, action: dict) -> None:
+    """Raises ``ValidationError`` unless ``action`` is an edit an operator may approve in place
+    of ``original``: the same tool, other arguments, valid against the tool's ``schema``."""
+    name = action_name(original)
+    if not isinstance(action, dict):
+        raise errors.ValidationError("an edited action is a JSON object", field="action")
+    if (
+        action_name(action) != name
+        or action.get("tool") != original.get("tool")
+        or action.get("name") != original.get("name")
+    ):
+        raise errors.ValidationError(
+            f"an edit keeps the tool ({name}); change only its arguments", field="action.tool"
+        )
+    if digest_of(action) == digest_of(original):
+        raise errors.ValidationError("the action is unchanged; approve it as it is", field="action")
+    check_against_schema(action, schema)
+
+
 MAX_CHANGES = 50
 
 

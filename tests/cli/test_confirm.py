@@ -157,3 +157,17 @@ def test_the_desk_confirms_by_the_same_rule(fresh: Path) -> None:
         now = j.now()
     for scope in ("once", "run", "space"):
         assert desk.risks(approval, scope, DEFAULT_CONFIRM, now) == risks(approval, scope, now)
+
+
+def test_approve_edited_asks_as_approve_does_restating_the_edit(fresh: Path) -> None:
+    ident = request(fresh, "destructive")
+    edit = ("approve-edited", ident, "--args", '{"table": "only_this_one"}')
+    refused = script(*edit)
+    assert refused.returncode == 1 and "--yes" in refused.stderr, refused.stderr
+    assert status(fresh, ident) == "pending"
+    code, seen = on_terminal(b"n\n", *edit)
+    assert code == 1 and "only_this_one" in seen and "It is a destructive action." in seen
+    assert status(fresh, ident) == "pending"
+    done = script(*edit, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert status(fresh, ident) == "approved"

@@ -91,7 +91,9 @@ def test_approve_edited_hands_the_agent_a_new_digest(cli, journal: Path) -> None
     item = pending(journal, "approval")[0]
     approval = read(journal, lambda j: j.approvals.get(item.id))
     new_args = {**(approval.action.get("args") or {}), "edited_by_test": True}
-    result = cli("approve-edited", item.id, "--args", json.dumps(new_args), "--reason", "narrowed")
+    result = cli(
+        "approve-edited", item.id, "--args", json.dumps(new_args), "--reason", "narrowed", "--yes"
+    )
     assert result.rc == 0, result.err
     edited = {**approval.action, "args": new_args}
     assert digest_of(edited) in result.out

@@ -120,14 +120,21 @@ def check_questions(j: Journal, runs: list) -> None:
 
 
 def check_effects(j: Journal, runs: list) -> None:
+    """Every effect ended; both faults (a crash, a lapsed lease) made one ambiguous, and the
+    agent saw each one resolved by the operator. Read from the runs' history, not the effect
+    rows: an effect a person marked failed is retried, and its row holds the retry's."""
     effects = j.effects.list(limit=1000).items
     assert effects and all(e.status.value in ("committed", "failed") for e in effects)
-    resolved = [e for e in effects if e.resolved_by == OPERATOR]
-    reasons = " | ".join(e.ambiguous_reason or "" for e in resolved)
+    ambiguous: dict[str, str] = {}
+    seen: set[str] = set()
+    for run in runs:
+        for payload in event_payloads(j, run.id, "effect.ambiguous"):
+            ambiguous[payload["effect_key"]] = payload["reason"]
+        resolutions = event_payloads(j, run.id, "agent.effect_resolution_seen")
+        seen |= {p["effect_key"] for p in resolutions if p["by"] == OPERATOR}
+    reasons = " | ".join(ambiguous.values())
     assert "restarted mid-effect" in reasons and "lease expired" in reasons, reasons
-    for effect in resolved:
-        seen = event_payloads(j, effect.run_id, "agent.effect_resolution_seen")
-        assert effect.key in {p["effect_key"] for p in seen}, effect.key
+    assert set(ambiguous) <= seen, set(ambiguous) - seen
 
 
 @pytest.mark.slow
