@@ -12,14 +12,13 @@ from .hook_guard import install_if_codex_hook
 
 install_if_codex_hook()
 
-import argparse
-import contextlib
-import importlib
-import logging
 import sys
+from typing import TYPE_CHECKING
 
 from . import __version__
-from .parsing import Parser
+
+if TYPE_CHECKING:
+    import argparse
 
 # Each module has ``register(subparsers)``; its subcommands set ``func(args) -> int``.
 COMMAND_MODULES = (
@@ -83,6 +82,10 @@ def modules_for(argv: list[str]) -> tuple[str, ...]:
 
 
 def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.ArgumentParser:
+    import importlib
+
+    from .parsing import Parser
+
     parser = Parser(
         prog="proctor",
         description="Proctor: the operator desk for AI-agent runs.",
@@ -132,29 +135,25 @@ def print_completion(parser: argparse.ArgumentParser, shell: str) -> int:
 TRUST_LOGGER = "proctor.trust"
 
 
-class _StderrLine(logging.Handler):
-    """One line on the stderr of the moment (not the one at start: tests swap it)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        # the message holds agent data (the agent's label, under MCP the client's name, and
-        # the journal's path): printed through the CLI's one escaping function, imported here
-        # so that a command that never warns never imports it
-        from .ops_render import clean
-
-        with contextlib.suppress(OSError, ValueError):
-            line = clean(record.getMessage(), one_line=True)
-            print(f"proctor: warning: {line}", file=sys.stderr, flush=True)
-
-
 def _warnings_on_stderr() -> None:
     """The core's warning that an agent trusts no one on a journal holding signed decisions
     (``proctor.trust``) is one stderr line in every command: hooks and ``proctor mcp`` too."""
+    import logging
+
+    from .stderr_line import StderrLine
+
     logger = logging.getLogger(TRUST_LOGGER)
-    if not any(isinstance(h, _StderrLine) for h in logger.handlers):
-        logger.addHandler(_StderrLine(logging.WARNING))
+    if not any(isinstance(h, StderrLine) for h in logger.handlers):
+        logger.addHandler(StderrLine(logging.WARNING))
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the console script: a short command may run in a warm process
+        from . import warm
+
+        code = warm.run(sys.argv)
+        if code is not None:
+            return code
     _warnings_on_stderr()
     parser = build_parser(modules_for(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)

@@ -14,7 +14,6 @@ import re
 from typing import Any
 
 from proctor.core import errors
-from proctor.core.decisions.writer import check_edit
 from proctor.core.models import RuleDraft, RulePreview, RuleUsage
 
 from . import ops_render as render
@@ -248,7 +247,7 @@ def cmd_approve_edited(args: argparse.Namespace) -> int:
             edited_args = parse_json(args.args, "--args")
             action = {**current.action, "args": edited_args}
         try:
-            check_edit(current.action, current.input_schema, action)  # before asking
+            j.approvals.check_edit(current, action)  # before asking
             # asked as approving asks, restating what will run: the edited action
             once = argparse.Namespace(scope="once", yes=args.yes, reason=args.reason)
             confirm_approval(once, current.model_copy(update={"action": action}), j.now())

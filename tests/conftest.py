@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Every `proctor` process a test starts runs its command itself: no warm server outlives a
+# test or serves another's code (tests/cli/test_warm.py starts its own, in its own folder).
+os.environ["PROCTOR_WARM"] = "0"
 
 
 def _cache_bytecode() -> None:

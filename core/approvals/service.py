@@ -681,6 +681,12 @@ class Approvals:
         return written_row(row, values)
 
     # ------------------------------------------------------------ rules
+    def check_edit(self, approval: Approval, action: Any) -> None:
+        """Raises ``ValidationError`` unless ``action`` may be approved in place of the
+        requested one (``approve_edited`` checks the same in its transaction): a caller can
+        refuse a bad edit before asking anyone to confirm it."""
+        check_edit(approval.action, approval.input_schema, action)
+
     def approve_edited(
         self,
         approval_id: str,
