@@ -7,7 +7,9 @@ opens the same journal with sqlite3 (issue 33).
 Commands: a `proctor hook claude-code` call that a standing rule allows (a new tool call each
 round: the hook starts its run, files the approval, the rule decides it, the hook prints
 ``allow``), `proctor --version`, `proctor inbox`, `proctor show APPROVAL`, `proctor approve
-APPROVAL` (a different pending approval each round), on a small demo journal. Each round runs
+APPROVAL` (a different pending approval each round), on a small demo journal; the hook,
+inbox, show and approve again with the warm start (``… warm``: through the warm server,
+``proctor/warm.py``; the others run with ``PROCTOR_WARM=0``). Each round runs
 every command once, the bare process first, so a change in load hits all of them; a ratio is
 the median over rounds of (command / bare process in the same round). Wall and CPU time
 (the child's user+sys: less skewed by other work on the machine) are both printed, with the
@@ -24,11 +26,13 @@ Not run by pytest; tests never assert these numbers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -51,6 +55,10 @@ LABELS = {
     "show": "show APPROVAL",
     "approve": "approve APPROVAL",
 }
+WARM = ("hook", "inbox", "show", "approve")  # also measured through the warm server
+for _name in WARM:
+    TARGETS[f"{_name} warm"] = TARGETS[_name]
+    LABELS[f"{_name} warm"] = f"{LABELS[_name]}, warm start"
 BARE = "bare"
 # what the bare process does: open the journal, read one row, close
 BARE_CODE = (
@@ -67,13 +75,46 @@ def proctor_argv() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "proctor"]
 
 
-def child_env(workdir: Path) -> dict[str, str]:
+def child_env(workdir: Path, warm: bool = False) -> dict[str, str]:
+    """A command's environment: in its own process (``PROCTOR_WARM=0``), or warm, with a
+    runtime folder of this bench's own (its warm server serves this bench only)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROCTOR_")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
     env["HOME"] = str(workdir / "home")  # the operator key `approve` makes on first use
     env["PROCTOR_OPERATOR"] = "bench-operator"
+    env["PROCTOR_WARM"] = "1" if warm else "0"
+    runtime = workdir / "run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    env["XDG_RUNTIME_DIR"] = str(runtime)
     return env
+
+
+def warm_server(workdir: Path) -> tuple[Path, int | None]:
+    """The bench's warm server: its socket, and its pid once it listens."""
+    sock = next((workdir / "run" / "proctor").glob("warm-*.sock"), None)
+    lock = next((workdir / "run" / "proctor").glob("warm-*.lock"), None)
+    text = lock.read_text().strip() if lock else ""
+    return (sock or workdir / "run" / "none"), (int(text) if text.isdigit() else None)
+
+
+def wait_warm(workdir: Path) -> int:
+    deadline = time.monotonic() + 120
+    while True:
+        sock, pid = warm_server(workdir)
+        if sock.exists() and pid is not None:
+            return pid
+        if time.monotonic() > deadline:
+            raise RuntimeError("the warm server never listened")
+        time.sleep(0.05)
+
+
+def children_cpu(pid: int | None) -> float:
+    """CPU seconds of ``pid``'s reaped children (the warm server's: the commands it ran)."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
 
 
 def hook_event(i: int) -> str:
@@ -123,6 +164,9 @@ def timed(argv: list[str], env: dict[str, str], stdin: str = "") -> tuple[float,
     return wall, cpu
 
 
+RESERVED = 100  # pending approvals `approve` may use before `approve warm`'s
+
+
 def commands(path: Path, pending: list[str]) -> dict[str, Callable[[int], tuple[list[str], str]]]:
     """name -> (round -> argv, stdin)."""
     base = proctor_argv()
@@ -137,6 +181,13 @@ def commands(path: Path, pending: list[str]) -> dict[str, Callable[[int], tuple[
         "inbox": lambda i: ([*base, "inbox", *j], ""),
         "show": lambda i: ([*base, "show", pending[0], *j], ""),
         "approve": lambda i: ([*base, "approve", pending[i + 1], *j], ""),
+        "hook warm": lambda i: (
+            [*base, "hook", "claude-code", *j, "--timeout", "10"],
+            hook_event(100_000 + i),
+        ),
+        "inbox warm": lambda i: ([*base, "inbox", *j], ""),
+        "show warm": lambda i: ([*base, "show", pending[0], *j], ""),
+        "approve warm": lambda i: ([*base, "approve", pending[i + 2 + RESERVED], *j], ""),
     }
 
 
@@ -161,23 +212,36 @@ def importtime_top(path: Path, env: dict[str, str], n: int = 10) -> list[tuple[s
 
 
 def measure(rounds: int, workdir: Path) -> dict:
-    path, pending = prepare(workdir, rounds + 2)
-    env = child_env(workdir)
+    """Every command once a round, in its own process and (``… warm``) through the warm
+    server; a warm command's CPU is the client's plus what the server's child spent."""
+    path, pending = prepare(workdir, rounds + 3 + RESERVED)
+    cold, warm = child_env(workdir), child_env(workdir, warm=True)
     cmds = commands(path, pending)
     load_before = load()
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cmds}
-    for i in range(-1, rounds):  # round -1: warm-up (writes the bytecode caches)
-        for name, make in cmds.items():
-            argv, stdin = make(i)
-            result = timed(argv, env, stdin)
-            if i >= 0:
-                samples[name].append(result)
+    server: int | None = None
+    try:
+        for i in range(-1, rounds):  # round -1: warm-up (bytecode caches, the warm server)
+            for name, make in cmds.items():
+                argv, stdin = make(i)
+                before = children_cpu(server)
+                wall, cpu = timed(argv, warm if name.endswith(" warm") else cold, stdin)
+                cpu += children_cpu(server) - before
+                if i >= 0:
+                    samples[name].append((wall, cpu))
+            if i == -1:
+                server = wait_warm(workdir)
+    finally:
+        _, pid = warm_server(workdir)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
     return {
         "rounds": rounds,
         "load_before": load_before,
         "load_after": load(),
         "samples": samples,
-        "importtime": importtime_top(path, env),
+        "importtime": importtime_top(path, cold),
     }
 
 
