@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "proctor.cmd_keys",
     "proctor.cmd_rules",
     "proctor.cmd_team",
+    "proctor.cmd_warm",
 )
 # Which module registers each subcommand (aliases too), so that a command imports only its
 # own module: `proctor hook ...` never loads the operator commands, `--version` none.
@@ -63,6 +64,7 @@ COMMANDS = {
     ),
     "install-desktop": "proctor.cmd_desktop",
     "keys": "proctor.cmd_keys",
+    "warm": "proctor.cmd_warm",
     **dict.fromkeys(("rules", "revoke-rule", "add-rule", "approve-edited"), "proctor.cmd_rules"),
     **dict.fromkeys(("migrate-to", "team"), "proctor.cmd_team"),
 }

@@ -430,3 +430,14 @@ def test_an_idle_server_goes_away(journal: Path) -> None:
         assert not w.socket().exists()
     finally:
         w.stop()
+
+
+def test_warm_status_names_the_server_and_stop_ends_it(served: Warm) -> None:
+    pid = served.server_pid()
+    status = served.run("warm", "status")
+    assert status.returncode == 0 and f"running, pid {pid}" in status.stdout, status.stdout
+    stopped = served.run("warm", "stop")
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout, stopped.stderr
+    wait_gone(pid or 0)
+    assert "not running" in served.run("warm").stdout
+    assert "off" in served.run("warm", PROCTOR_WARM="0").stdout
