@@ -47,6 +47,7 @@ from proctor.core import errors
 from .schema import (
     IDENTITY_COLUMNS,
     IMMUTABLE_TABLES,
+    KEY_KEYS,
     ORIGIN_TABLES,
     REQUEST_IDENTITY_COLUMNS,
     REQUEST_UNIQUE_KEYS,
@@ -462,6 +463,22 @@ def origin_trigger_sql() -> dict[str, list[str]]:
             f"{_refuse(f'{table} origin is immutable')} END IF; RETURN NEW;",
         )
         for table in ORIGIN_TABLES
+    }
+
+
+def key_trigger_sql() -> dict[str, list[str]]:
+    """db.key_trigger_sql's rules for the server: a recorded key is never deleted (nor
+    truncated away) nor put again under its id (an upsert's DO UPDATE meets 0009b's)."""
+    table = "operator_keys"
+    refuse = _refuse(f"{table} rows are immutable")
+    return {
+        f"trg_{table}_no_delete": _trigger(
+            f"trg_{table}_no_delete", table, "BEFORE DELETE", refuse
+        ),
+        f"trg_{table}_no_truncate": _trigger(
+            f"trg_{table}_no_truncate", table, "BEFORE TRUNCATE", refuse, row=False
+        ),
+        **identity_trigger_sql({}, KEY_KEYS),
     }
 
 
