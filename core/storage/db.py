@@ -494,12 +494,15 @@ def enable_wal(path: Path, timeout: float = BUSY_TIMEOUT_S) -> None:
 
 
 def translate(err: BaseException) -> errors.ProctorError | None:
-    """Map a DBAPI error to a typed Proctor error, or None if it is not a store fault."""
+    """Map a DBAPI error to a typed Proctor error, or None if it is not a store fault (a
+    trigger's refusal is ``Refused``; a constraint's stays the driver's IntegrityError)."""
     orig = getattr(err, "orig", err)
     if not isinstance(orig, sqlite3.Error):
         return None
     name = getattr(orig, "sqlite_errorname", "") or ""
     msg = str(orig)
+    if name == "SQLITE_CONSTRAINT_TRIGGER":  # a trigger's RAISE(ABORT, ...)
+        return errors.Refused(msg)
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in msg:
         return errors.StoreBusy(
             "the journal is busy: another process held its write lock "
