@@ -688,7 +688,8 @@ def census_checks(*, server: bool = False) -> list[census.Check]:
 
 
 def census_trigger_sql() -> dict[str, str]:
-    """0009b's triggers by name, in SQLite."""
+    """The census's triggers by name, in SQLite, as the census builds them now (0009b
+    installs a frozen copy of them; tests/core/test_census.py keeps the two equal)."""
     return {
         c.name: (
             f"CREATE TRIGGER IF NOT EXISTS {c.name} BEFORE UPDATE ON {c.table} "
