@@ -824,14 +824,6 @@ def create_key_triggers(conn) -> None:  # Connection
         conn.execute(text(statement))
 
 
-def drop_key_triggers(conn) -> None:  # Connection
-    if _server(conn):
-        pg.drop_all(conn, pg.key_trigger_sql())
-        return
-    for name in key_trigger_sql():
-        conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
-
-
 # 0007j: the keys an INSERT OR REPLACE could swap a signature or the journal's id through
 SIGNED_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
     "signatures": (("record_id",),),

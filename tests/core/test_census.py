@@ -80,10 +80,10 @@ def test_every_entry_is_complete():
                 assert table in census.OPEN, where
 
 
-def frozen_0009b():
+def frozen(name: str):
     import importlib
 
-    return importlib.import_module("proctor.core.storage.migrations.versions.0009b_census_triggers")
+    return importlib.import_module(f"proctor.core.storage.migrations.versions.{name}")
 
 
 def installed_at(revision: str) -> dict[str, str]:
@@ -121,16 +121,20 @@ def test_a_later_census_change_does_not_change_what_0009b_installs(monkeypatch):
     assert {n: installed.get(n) for n in written} == written
 
 
-def test_0009bs_frozen_sql_is_what_the_census_builds_now():
-    """0009b installs a frozen copy of the census's triggers; the head (``create_all_triggers``,
-    ``expected_trigger_names``) builds them from the census. When this fails the census
-    changed: leave 0009b's copy as it is, add a revision that installs the new triggers (and
-    drops what they replace), and compare the head with that revision's copy here instead."""
+def test_the_frozen_trigger_sql_of_0009b_and_0010k_is_what_the_head_builds_now():
+    """0009b and 0010k install a frozen copy of their triggers; the head (``create_all_
+    triggers``, ``expected_trigger_names``) builds them from the census and db's definitions.
+    When this fails those changed: leave the old revision's copy as it is, add a revision that
+    installs the new triggers (and drops what they replace), and compare the head with that
+    revision's copy here instead."""
     from proctor.core.storage import db, pg
 
-    frozen = frozen_0009b()
-    assert db.census_trigger_sql() == frozen.SQLITE
-    assert pg.census_trigger_sql(db.census_checks(server=True)) == frozen.SERVER
+    census_sql = frozen("0009b_census_triggers")
+    assert db.census_trigger_sql() == census_sql.SQLITE
+    assert pg.census_trigger_sql(db.census_checks(server=True)) == census_sql.SERVER
+    key_sql = frozen("0010k_operator_keys_kept")
+    assert db.key_trigger_sql() == key_sql.SQLITE
+    assert pg.key_trigger_sql() == key_sql.SERVER
 
 
 def test_a_new_column_without_an_entry_fails_the_census(journal_path, backend):
