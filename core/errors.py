@@ -117,6 +117,21 @@ class ValidationError(ProctorError):
         self.field = field
 
 
+class Refused(ProctorError):
+    """One of the journal's own rules (a trigger, on either store) refused the write: what
+    it would have written breaks a rule of the schema's (``rule``: the trigger's words),
+    most often because a row was changed outside Proctor before. Nothing was written."""
+
+    hint = (
+        "Nothing was written. A row was likely changed outside Proctor: run `proctor verify` "
+        "to see which; if it finds nothing, this is a bug in Proctor: report it."
+    )
+
+    def __init__(self, rule: str, **details: Any) -> None:
+        super().__init__(f"the journal refused this write: {rule}", rule=rule, **details)
+        self.rule = rule
+
+
 class StoreError(ProctorError):
     """The journal file itself could not be used."""
 

@@ -588,9 +588,9 @@ def import_run(j: Journal, bundle: dict, *, verify: bool = True, source: str = "
 
     try:
         j.write(op)
-    except exc.IntegrityError as err:
+    except (exc.IntegrityError, errors.Refused) as err:
         raise errors.NotAllowed(
-            f"the export conflicts with rows already in this journal: {err.orig}",
+            f"the export conflicts with rows already in this journal: {getattr(err, 'orig', err)}",
             hint="Nothing was imported.",
         ) from err
     report = None

@@ -26,6 +26,7 @@ from . import census, pg, sql
 from .schema import (
     IDENTITY_COLUMNS,
     IMMUTABLE_TABLES,
+    KEY_KEYS,
     ORIGIN_TABLES,
     REQUEST_IDENTITY_COLUMNS,
     REQUEST_UNIQUE_KEYS,
@@ -51,6 +52,7 @@ SCHEMA_REVISIONS = (
     "0007j",
     "0008x",
     "0009b",
+    "0010k",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
@@ -492,12 +494,15 @@ def enable_wal(path: Path, timeout: float = BUSY_TIMEOUT_S) -> None:
 
 
 def translate(err: BaseException) -> errors.ProctorError | None:
-    """Map a DBAPI error to a typed Proctor error, or None if it is not a store fault."""
+    """Map a DBAPI error to a typed Proctor error, or None if it is not a store fault (a
+    trigger's refusal is ``Refused``; a constraint's stays the driver's IntegrityError)."""
     orig = getattr(err, "orig", err)
     if not isinstance(orig, sqlite3.Error):
         return None
     name = getattr(orig, "sqlite_errorname", "") or ""
     msg = str(orig)
+    if name == "SQLITE_CONSTRAINT_TRIGGER":  # a trigger's RAISE(ABORT, ...)
+        return errors.Refused(msg)
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in msg:
         return errors.StoreBusy(
             "the journal is busy: another process held its write lock "
@@ -652,8 +657,8 @@ def drop_integrity_triggers(conn) -> None:  # Connection
 
 
 def create_all_triggers(conn) -> None:  # Connection
-    """Every trigger of the head schema (0001's, 0005's, 0005s's, 0006o's, 0006i's, 0007j's
-    and 0009b's)."""
+    """Every trigger of the head schema (0001's, 0005's, 0005s's, 0006o's, 0006i's, 0007j's,
+    0009b's and 0010k's)."""
     create_immutability_triggers(conn)
     create_integrity_triggers(conn)
     create_signed_triggers(conn)
@@ -661,6 +666,7 @@ def create_all_triggers(conn) -> None:  # Connection
     create_request_triggers(conn)
     create_signed_replace_triggers(conn)
     create_census_triggers(conn)
+    create_key_triggers(conn)
 
 
 def guarded_before_census() -> dict[str, set[str]]:
@@ -682,7 +688,8 @@ def census_checks(*, server: bool = False) -> list[census.Check]:
 
 
 def census_trigger_sql() -> dict[str, str]:
-    """0009b's triggers by name, in SQLite."""
+    """The census's triggers by name, in SQLite, as the census builds them now (0009b
+    installs a frozen copy of them; tests/core/test_census.py keeps the two equal)."""
     return {
         c.name: (
             f"CREATE TRIGGER IF NOT EXISTS {c.name} BEFORE UPDATE ON {c.table} "
@@ -791,7 +798,30 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
         names |= set(signed_replace_trigger_sql())
     if has_revision(revision, "0009b"):
         names |= set(census_trigger_sql())
+    if has_revision(revision, "0010k"):
+        names |= set(pg.key_trigger_sql() if server else key_trigger_sql())
     return names
+
+
+def key_trigger_sql() -> dict[str, str]:
+    """0010k's triggers by name: a recorded key is never deleted, nor replaced (INSERT OR
+    REPLACE deletes without firing DELETE triggers); 0009b already refuses an UPDATE of it."""
+    table = "operator_keys"
+    return {
+        f"trg_{table}_no_delete": (
+            f"CREATE TRIGGER IF NOT EXISTS trg_{table}_no_delete BEFORE DELETE ON {table} BEGIN "
+            f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
+        ),
+        **identity_trigger_sql({}, KEY_KEYS),
+    }
+
+
+def create_key_triggers(conn) -> None:  # Connection
+    if _server(conn):
+        pg.execute_all(conn, pg.key_trigger_sql())
+        return
+    for statement in key_trigger_sql().values():
+        conn.execute(text(statement))
 
 
 # 0007j: the keys an INSERT OR REPLACE could swap a signature or the journal's id through

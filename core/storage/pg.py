@@ -18,8 +18,9 @@ The twin of ``db.py`` for a journal on a server (``postgresql+psycopg://user:pw@
   delivered at commit (``Listener``).
 - **Triggers.** The immutability / identity / no-replace / origin triggers are rendered in
   PL/pgSQL from the same definitions as SQLite's (``core/storage/schema.py``), with the same names and
-  messages; a refusal raises SQLSTATE 23000 (``integrity_constraint_violation``), so it
-  surfaces as ``sqlalchemy.exc.IntegrityError``, the class SQLite's ``RAISE(ABORT)`` gives.
+  messages; a refusal raises SQLSTATE 23000 (``integrity_constraint_violation``), which a
+  store call turns into ``errors.Refused`` with the trigger's words, as it does SQLite's
+  ``RAISE(ABORT)``.
   Evidence tables also refuse TRUNCATE.
 - **Errors.** Every psycopg error a store call can meet is translated into the typed errors
   of ``core/errors.py`` (``translate``); a connection that cannot be made says why in a
@@ -47,6 +48,7 @@ from proctor.core import errors
 from .schema import (
     IDENTITY_COLUMNS,
     IMMUTABLE_TABLES,
+    KEY_KEYS,
     ORIGIN_TABLES,
     REQUEST_IDENTITY_COLUMNS,
     REQUEST_UNIQUE_KEYS,
@@ -370,6 +372,9 @@ def _function(name: str, body: str) -> str:
     )
 
 
+REFUSED = "23000"  # integrity_constraint_violation: only the journal's triggers raise it bare
+
+
 def _refuse(message: str) -> str:
     quoted = message.replace("'", "''")
     return f"RAISE EXCEPTION '{quoted}' USING ERRCODE = 'integrity_constraint_violation';"
@@ -465,6 +470,22 @@ def origin_trigger_sql() -> dict[str, list[str]]:
     }
 
 
+def key_trigger_sql() -> dict[str, list[str]]:
+    """db.key_trigger_sql's rules for the server: a recorded key is never deleted (nor
+    truncated away) nor put again under its id (an upsert's DO UPDATE meets 0009b's)."""
+    table = "operator_keys"
+    refuse = _refuse(f"{table} rows are immutable")
+    return {
+        f"trg_{table}_no_delete": _trigger(
+            f"trg_{table}_no_delete", table, "BEFORE DELETE", refuse
+        ),
+        f"trg_{table}_no_truncate": _trigger(
+            f"trg_{table}_no_truncate", table, "BEFORE TRUNCATE", refuse, row=False
+        ),
+        **identity_trigger_sql({}, KEY_KEYS),
+    }
+
+
 def census_trigger_sql(checks: list[Any]) -> dict[str, list[str]]:
     """0009b's triggers (db.census_checks, rendered for the server): each refuses an UPDATE
     whose condition holds. AFTER the row is written (still inside the statement: a refusal
@@ -536,7 +557,8 @@ def drop_trigger(conn: Any, name: str, table: str) -> None:
 # ---------------------------------------------------------------- errors
 def translate(err: BaseException) -> errors.ProctorError | None:
     """Map a psycopg error to a typed Proctor error, or None when it is not a store fault
-    (an integrity refusal stays ``sqlalchemy.exc.IntegrityError``, as on SQLite)."""
+    (a trigger's refusal is ``Refused``; a constraint's stays ``sqlalchemy.exc.IntegrityError``,
+    as on SQLite)."""
     try:
         import psycopg
         from psycopg import errors as pe
@@ -548,6 +570,8 @@ def translate(err: BaseException) -> errors.ProctorError | None:
     msg = (getattr(orig.diag, "message_primary", None) if hasattr(orig, "diag") else None) or str(
         orig
     ).strip()
+    if getattr(orig, "sqlstate", None) == REFUSED:  # one of the journal's triggers (_refuse)
+        return errors.Refused(msg)
     if isinstance(orig, pe.IntegrityError):
         return None
     if isinstance(orig, pe.LockNotAvailable | pe.DeadlockDetected | pe.SerializationFailure):

@@ -471,6 +471,11 @@ operator_keys = Table(
 )
 
 
+# 0010k: a recorded key is never deleted nor put again under its id (``proctor verify`` and the
+# desk, without a trust file, check signatures against the name recorded with it).
+KEY_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {"operator_keys": (("key_id",),)}
+
+
 # 0005: facts about the journal itself (``journal_id``, named by every signature).
 journal_meta = Table(
     "journal_meta",

@@ -80,6 +80,63 @@ def test_every_entry_is_complete():
                 assert table in census.OPEN, where
 
 
+def frozen(name: str):
+    import importlib
+
+    return importlib.import_module(f"proctor.core.storage.migrations.versions.{name}")
+
+
+def installed_at(revision: str) -> dict[str, str]:
+    """Name -> normalised SQL of the triggers a fresh SQLite database migrated to ``revision``
+    has (made now, not cached: trigger_defs.installed_by_code keeps one per process)."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    from proctor.core.storage import trigger_defs
+
+    engine = create_engine("sqlite://")
+    try:
+        with engine.connect() as conn:
+            cfg = Config()
+            cfg.set_main_option("script_location", "proctor.core.storage:migrations")
+            cfg.attributes["connection"] = conn
+            with conn.begin():
+                command.upgrade(cfg, revision)
+            return trigger_defs.triggers_in(conn)
+    finally:
+        engine.dispose()
+
+
+def test_a_later_census_change_does_not_change_what_0009b_installs(monkeypatch):
+    """A run's title made free metadata by some later change of the census: a journal
+    upgraded to 0009b still gets the triggers 0009b was written with (its identity trigger
+    still guards the title), not the census of the day."""
+    from proctor.core.storage import db, trigger_defs
+
+    written = {n: trigger_defs.normalised(sql) for n, sql in db.census_trigger_sql().items()}
+    monkeypatch.setitem(census.CENSUS["runs"], "title", census.free("a later change"))
+    assert "NEW.title" not in db.census_trigger_sql()["trg_runs_census_identity"]
+    installed = installed_at("0009b")
+    assert {n: installed.get(n) for n in written} == written
+
+
+def test_the_frozen_trigger_sql_of_0009b_and_0010k_is_what_the_head_builds_now():
+    """0009b and 0010k install a frozen copy of their triggers; the head (``create_all_
+    triggers``, ``expected_trigger_names``) builds them from the census and db's definitions.
+    When this fails those changed: leave the old revision's copy as it is, add a revision that
+    installs the new triggers (and drops what they replace), and compare the head with that
+    revision's copy here instead."""
+    from proctor.core.storage import db, pg
+
+    census_sql = frozen("0009b_census_triggers")
+    assert db.census_trigger_sql() == census_sql.SQLITE
+    assert pg.census_trigger_sql(db.census_checks(server=True)) == census_sql.SERVER
+    key_sql = frozen("0010k_operator_keys_kept")
+    assert db.key_trigger_sql() == key_sql.SQLITE
+    assert pg.key_trigger_sql() == key_sql.SERVER
+
+
 def test_a_new_column_without_an_entry_fails_the_census(journal_path, backend):
     """The census test is not vacuous: a column added behind its back is named."""
     with raw(journal_path) as conn:

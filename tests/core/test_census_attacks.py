@@ -184,3 +184,69 @@ def test_an_existing_journal_gets_the_census_triggers_from_0009b(
         else:
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master").fetchall()}
     assert set(db.census_trigger_sql()) <= names
+
+
+# ---------------------------------------------------------------- an operator's recorded key
+
+
+@pytest.fixture
+def alice_signed(open_journal, agent, run):
+    """Alice, signing, approves a request: her key is recorded in ``operator_keys``."""
+    from proctor.core import Actor
+    from proctor.core.decisions.keys import OperatorKey
+
+    key = OperatorKey.generate("alice")
+    alice = open_journal(Actor.operator("alice"), signer=key)
+    asked = agent.approvals.request(run.id, {"tool": "pay", "args": {"to": "x"}}, reason="pay")
+    alice.approvals.decide(asked.id, True, expected_version=asked.version)
+    return key
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "DELETE FROM operator_keys",
+        "DELETE FROM operator_keys WHERE key_id = ?",
+        "INSERT OR REPLACE INTO operator_keys (key_id, operator, public_key, first_seen_at) "
+        "SELECT key_id, 'operator:bob', public_key, first_seen_at + 100 FROM operator_keys "
+        "WHERE key_id = ?",
+        "UPDATE operator_keys SET operator = 'operator:bob' WHERE key_id = ?",
+        "UPDATE operator_keys SET first_seen_at = first_seen_at + 100 WHERE key_id = ?",
+    ],
+    ids=["delete-all", "delete-one", "replace", "rename", "first-seen-later"],
+)
+def test_an_operators_recorded_key_cannot_be_deleted_or_renamed(
+    operator, alice_signed, journal_path, statement
+):
+    """Deleted (and put back under bob's name, or as first seen later) with every trigger in
+    place, alice's key would make the desk and ``proctor verify`` without a trust file call her
+    signed decisions invalid, and verify stop expecting her signed revocations."""
+    from proctor.core.audit.verify import verify
+
+    params = (alice_signed.key_id,) if "?" in statement else ()
+    refused(journal_path, statement, params)
+    assert verify(operator, trust=None).ok
+
+
+def test_the_recorded_keys_cannot_be_truncated_on_a_server(alice_signed, journal_path):
+    if not isinstance(journal_path, str):
+        pytest.skip("TRUNCATE is a server's statement")
+    refused(journal_path, "TRUNCATE operator_keys")
+
+
+@pytest.mark.parametrize("name", ["trg_operator_keys_no_delete", "trg_operator_keys_no_replace"])
+def test_verify_names_a_missing_or_altered_key_trigger(operator, alice_signed, journal_path, name):
+    from proctor.core.audit.verify import verify
+
+    server = isinstance(journal_path, str)
+    with raw(journal_path) as conn:
+        conn.execute(f"DROP TRIGGER {name}" + (" ON operator_keys" if server else ""))
+    report = verify(operator, trust=None)
+    assert [(p.what, p.where) for p in report.problems] == [("trigger missing", name)]
+    if server:
+        return  # a server's trigger functions are compared by name (a team login cannot swap them)
+    with raw(journal_path) as conn:
+        event = "DELETE" if name.endswith("delete") else "INSERT"
+        conn.execute(f"CREATE TRIGGER {name} BEFORE {event} ON operator_keys BEGIN SELECT 1; END")
+    report = verify(operator, trust=None)
+    assert [(p.what, p.where) for p in report.problems] == [("trigger altered", name)]

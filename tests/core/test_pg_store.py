@@ -12,7 +12,6 @@ import time
 
 import psycopg
 import pytest
-from sqlalchemy import exc
 
 from proctor.core import Actor, Journal, errors
 from proctor.core.audit.verify import verify
@@ -102,7 +101,7 @@ def test_the_server_refuses_what_the_sqlite_triggers_refuse(pair, raw, sql, para
     assert verify(operator).ok
 
 
-def test_a_refusal_is_the_integrity_error_sqlite_gives_and_the_trigger_set_is_complete(pair):
+def test_a_refusal_is_refused_with_sqlites_words_and_the_trigger_set_is_complete(pair):
     agent, operator = pair
     _run, approval = decided(agent, operator)
 
@@ -113,8 +112,9 @@ def test_a_refusal_is_the_integrity_error_sqlite_gives_and_the_trigger_set_is_co
             text("UPDATE approvals SET action = '{}' WHERE id = :i"), {"i": approval.id}
         )
 
-    with pytest.raises(exc.IntegrityError, match="identity columns are immutable"):
+    with pytest.raises(errors.Refused, match="identity columns are immutable") as refused:
         operator.write(forge)
+    assert refused.value.rule == "approvals identity columns are immutable"  # SQLite's words
     assert operator.missing_triggers() == set()
     names = operator.read(lambda c: pg.trigger_names(c))
     assert {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import event, exc
 
+from proctor.core import errors
 from proctor.core.storage import pg
 from proctor.core.storage import schema as s
 from proctor.core.storage.sql import insert_rows, row_where, update_where
@@ -45,7 +46,7 @@ def test_driver_errors_come_back_as_sqlalchemy_errors(agent, run):
     row = {"run_id": run.id, "number": 1, "status": "running", "started_at": 0.0}
     with pytest.raises(exc.IntegrityError):
         in_write(agent, lambda c: insert_rows(c, s.attempts, [row]))  # attempt 1 exists
-    with pytest.raises(exc.IntegrityError, match="immutable"):  # the trigger still fires
+    with pytest.raises(errors.Refused, match="immutable"):  # the trigger still fires: typed
         in_write(agent, lambda c: update_where(c, s.events, {"type": "x"}, run_id=run.id))
 
 

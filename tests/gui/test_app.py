@@ -68,3 +68,28 @@ def test_expected_errors_are_inline_with_the_next_step(qtbot, populated, open_de
     window = open_desk(path)
     window.presenter.present(errors.StoreBusy("the journal is busy"))
     assert window.notice.text().startswith("the journal is busy. Another process holds")
+
+
+def test_a_write_the_journal_refuses_is_inline_not_a_bug(qtbot, populated, open_desk, monkeypatch):
+    """A row put in by hand makes the operator's approval hit a trigger: the desk says so
+    where the operator acted, with the next step, not as a bug's details dialog."""
+    from adversary import squat_next_event
+
+    path, ids = populated
+    squat_next_event(path, ids["run"])
+    window = open_desk(path)
+    shown = []
+    monkeypatch.setattr(ErrorDialog, "ask", lambda *a: shown.append(a))
+    approvals = window.journal.approvals
+
+    def approve() -> None:
+        asked = approvals.get(ids["approval"])
+        approvals.decide(asked.id, True, expected_version=asked.version)
+
+    with qtbot.waitSignal(window.presenter.presented, timeout=WAIT_MS):
+        window.services.runner.run(approve)
+    assert not shown
+    assert window.notice.text().startswith(
+        "the journal refused this write: events rows are immutable"
+    )
+    assert "proctor verify" in window.notice.text()
