@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from proctor.core.models import Question, QuestionKind
 
 from ..infra.i18n import tr
-from ..widgets.labels import plain_label, section
+from ..widgets.labels import plain_label, plain_tip, reserve_lines, section
 from .fields import button_text, filter_list, list_text, option_label
 from .form import SchemaForm
 from .schema import MISSING
@@ -73,7 +73,9 @@ def text_of(value: Any, limit: int = 2_000_000) -> str:
 
 
 def problem_line(parent: QWidget) -> QLabel:
-    label = plain_label(parent=parent, name="FieldError", selectable=False)
+    """The view's problem line: its room kept, shown or not (the fields and buttons below
+    never move when a problem comes or goes); one line, the whole text in its tooltip."""
+    label = reserve_lines(plain_label(parent=parent, name="FieldError", selectable=False))
     label.setStyleSheet("color: #c62828;")
     label.hide()
     return label
@@ -159,6 +161,7 @@ class AnswerView(QWidget):
         shown = found if self.touched or self._server else []
         text = "; ".join(f"{p.where}: {p.message}" if p.path else p.message for p in shown[:6])
         self.problem.setText(text)
+        self.problem.setToolTip(plain_tip(text))
         self.problem.setVisible(bool(text))
         if (not found) != self._valid:
             self._valid = not found
