@@ -45,6 +45,7 @@ from ..forms import AnswerView, build_view
 from ..forms.credentials import CredentialView, keyring_status
 from ..forms.memory_change import MemoryChange, MemoryChangeMaterial, load_memory_change
 from ..forms.schema import MISSING
+from ..forms.views import ChoiceView
 from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
@@ -197,6 +198,9 @@ class QuestionDetail(DetailWidget):
             self._views.move_to_end(q.id)
             return view
         view = build_view(q, self.ctx.settings)
+        if isinstance(view, ChoiceView):
+            registry = self.ctx.registry
+            view.number_keys = lambda: registry.single_keys  # switched off with the letters
         view.setParent(self)
         view.hide()
         if q.id in self._saved:

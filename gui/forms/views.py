@@ -264,7 +264,9 @@ def choice_options(question: Question) -> list[dict]:
 
 
 class ChoiceView(AnswerView):
-    """Options with labels and descriptions, one or several; keys 1-9 pick."""
+    """Options with labels and descriptions, one or several; keys 1-9 pick, wherever the
+    focus is in the window while the view is shown, except in a field that takes typing
+    (the application's ``TypingGuard``), and while the host's ``number_keys`` says so."""
 
     KEYS = frozenset({"choice", "note"})
     MAIN = "choice"
@@ -278,6 +280,7 @@ class ChoiceView(AnswerView):
         self.group = QButtonGroup(self)
         self.group.setExclusive(not self.multi)
         self.list: QListWidget | None = None
+        self.number_keys: Callable[[], bool] = lambda: True  # the host's single-key switch
         hint = "Pick any that apply" if self.multi else "Pick one"
         keys = "  (keys 1–9 pick)" if self.options else ""
         self.layout_.addWidget(section(f"{hint}{keys}", self))
@@ -287,10 +290,10 @@ class ChoiceView(AnswerView):
             self._build_list()
         self.note = self.add_note()
         self.layout_.addWidget(self.problem)
-        for n in range(1, 10):
-            key = QShortcut(QKeySequence(str(n)), self)
-            key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            key.activated.connect(partial(self.pick, n - 1))
+        for n in range(1, 10):  # anywhere in the window while shown (the list just clicked)
+            key = QShortcut(QKeySequence(str(n)), self)  # never in a field: TypingGuard
+            key.setContext(Qt.ShortcutContext.WindowShortcut)
+            key.activated.connect(partial(self._on_number, n - 1))
         self.check()
 
     def _build_buttons(self) -> None:
@@ -342,6 +345,10 @@ class ChoiceView(AnswerView):
     @Slot(int, bool)
     def _on_toggled(self, _id: int, _checked: bool) -> None:
         self.changed()
+
+    def _on_number(self, n: int) -> None:
+        if self.number_keys():
+            self.pick(n)
 
     def pick(self, n: int) -> None:
         """Choose option n (toggle it when several may be chosen)."""
