@@ -347,8 +347,13 @@ class Store:
         self, quick: bool = False, cancelled: Callable[[], bool] | None = None
     ) -> list[str]:
         """The file's damage check ("ok" or the problems); ``cancelled()`` stops it
-        (errors.Cancelled)."""
-        return self.read(lambda conn: db.integrity_check(conn, quick, cancelled))
+        (errors.Cancelled). A problem found is remembered as damage seen: nothing more is
+        decided on this journal (as after a read that ran into it)."""
+        lines = self.read(lambda conn: db.integrity_check(conn, quick, cancelled))
+        problems = [line for line in lines if line != "ok"]
+        if problems:
+            self.note_damage(errors.Corrupt(f"the journal file is damaged: {problems[0]}"))
+        return lines
 
     def missing_triggers(self) -> set[str]:
         """The immutability triggers the schema expects but the file lacks (empty when

@@ -47,7 +47,7 @@ def decision_commands(d: Decisions) -> list[ActionSpec]:
             "inbox.approve",
             QT_TR_NOOP("Approve"),
             QT_TR_NOOP("Inbox"),
-            QT_TR_NOOP("Approve the approval(s)"),
+            QT_TR_NOOP("Approve each selected approval"),
             handler=d.approve,
             enabled=d.can_decide,
             shortcut="A; Ctrl+Return",
@@ -58,7 +58,7 @@ def decision_commands(d: Decisions) -> list[ActionSpec]:
             "inbox.deny",
             QT_TR_NOOP("Deny…"),
             QT_TR_NOOP("Inbox"),
-            QT_TR_NOOP("Deny the approval(s) with a reason"),
+            QT_TR_NOOP("Deny each selected approval, with a reason"),
             handler=d.deny,
             enabled=d.can_decide,
             shortcut="D; Ctrl+Shift+Return",
@@ -69,7 +69,7 @@ def decision_commands(d: Decisions) -> list[ActionSpec]:
             "inbox.snooze",
             QT_TR_NOOP("Snooze…"),
             QT_TR_NOOP("Inbox"),
-            QT_TR_NOOP("Hide the item(s) until later"),
+            QT_TR_NOOP("Hide each selected item until later"),
             handler=d.snooze,
             enabled=d.can_snooze,
             shortcut="S",
@@ -144,7 +144,9 @@ def resolve_commands(
             f"{prefix}.keep",
             QT_TR_NOOP("Keep local"),
             QT_TR_NOOP("Memory"),
-            QT_TR_NOOP("Resolve the conflict(s): keep the entry as it is (a reason is required)"),
+            QT_TR_NOOP(
+                "Resolve each selected conflict: keep the entry as it is (a reason is required)"
+            ),
             handler=partial(choose, KEEP),
             enabled=partial(can_choose, KEEP),
             icon="status-done",
@@ -155,7 +157,7 @@ def resolve_commands(
             QT_TR_NOOP("Take incoming"),
             QT_TR_NOOP("Memory"),
             QT_TR_NOOP(
-                "Resolve the conflict(s): the incoming text becomes the entry's next version"
+                "Resolve each selected conflict: the incoming text becomes the entry's next version"
             ),
             handler=partial(choose, TAKE),
             enabled=partial(can_choose, TAKE),
@@ -178,7 +180,7 @@ def resolve_commands(
             f"{prefix}.dismiss",
             QT_TR_NOOP("Dismiss the incoming version"),
             QT_TR_NOOP("Memory"),
-            QT_TR_NOOP("Resolve the conflict(s): drop the incoming version"),
+            QT_TR_NOOP("Resolve each selected conflict: drop the incoming version"),
             handler=partial(choose, DISMISS),
             enabled=partial(can_choose, DISMISS),
             icon="action-deny",

@@ -14,8 +14,9 @@ Presented: once an open question has been on screen for PRESENT_AFTER_MS (shown,
 still ``requested``, and still the one shown when the time is up), the desk records it
 with ``interactions.mark_presented`` (once per question and widget; never on a read-only
 journal; a refusal is logged, not shown). A question crossed with j/k, advanced to and
-left, or shown as the top search hit for a moment is not "seen". The facts line then says
-who saw it first ("seen by operator:x at HH:MM").
+left, or shown as the top search hit for a moment is not "seen". A line of its own (kept
+empty until then, so nothing below moves) then says who saw it first ("Seen by
+operator:x at HH:MM").
 """
 
 from __future__ import annotations
@@ -44,11 +45,12 @@ from ..forms import AnswerView, build_view
 from ..forms.credentials import CredentialView, keyring_status
 from ..forms.memory_change import MemoryChange, MemoryChangeMaterial, load_memory_change
 from ..forms.schema import MISSING
+from ..forms.views import ChoiceView
 from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
-from ..widgets.labels import plain_label, reserve_lines, section
+from ..widgets.labels import plain_label, plain_tip, reserve_lines, section
 from ..widgets.message_bar import NOTE_CLOSE_MS, Level
 from .approval import action_button
 from .detail import DetailContext, DetailWidget
@@ -102,6 +104,8 @@ class QuestionDetail(DetailWidget):
         self.state.setAccessibleName(tr("Question state"))
         self.facts = plain_label(parent=self, name="Muted")
         self.facts.setAccessibleName(tr("Who asked, in which run"))
+        self.seen = reserve_lines(plain_label(parent=self, name="Muted"))  # comes a second late
+        self.seen.setAccessibleName(tr("Who saw it first"))
         self.closed = plain_label(parent=self)
         self.closed.setObjectName("ClosedNotice")
         self.closed.setStyleSheet("color: #b26a00; font-weight: 600;")
@@ -114,6 +118,7 @@ class QuestionDetail(DetailWidget):
         self.request.setMinimumHeight(120)
         self.body.addWidget(self.state)
         self.body.addWidget(self.facts)
+        self.body.addWidget(self.seen)
         self.body.addWidget(self.closed)
         self.body.addWidget(section("Question", self))
         self.body.addWidget(self.prompt)
@@ -157,6 +162,7 @@ class QuestionDetail(DetailWidget):
         self.prompt.set_text("")
         self.request.set_value(None)
         self.facts.setText("")
+        self.seen.setText("")
         self.closed.hide()
         self._show_view(self._views.get(item.id))
 
@@ -192,6 +198,9 @@ class QuestionDetail(DetailWidget):
             self._views.move_to_end(q.id)
             return view
         view = build_view(q, self.ctx.settings)
+        if isinstance(view, ChoiceView):
+            registry = self.ctx.registry
+            view.number_keys = lambda: registry.single_keys  # switched off with the letters
         view.setParent(self)
         view.hide()
         if q.id in self._saved:
@@ -254,11 +263,15 @@ class QuestionDetail(DetailWidget):
     def _show_facts(self, q: Question) -> None:
         seen = ""
         if self._seen is not None:
-            seen = f" · seen by {fmt.bounded(self._seen[0], 80)} at {fmt.clock(self._seen[1])}"
+            seen = tr("Seen by {who} at {when}").format(
+                who=fmt.bounded(self._seen[0], 80), when=fmt.clock(self._seen[1])
+            )
+        self.seen.setText(seen)  # on a line of its own, kept: nothing below moves when it comes
+        self.seen.setToolTip(plain_tip(seen))
         self.facts.setText(
             tr(
                 "Asked by {agent} at {created_at} · run “{run_title}” (attempt {attempt}) · "
-                "{project}/{space}{seen}"
+                "{project}/{space}"
             ).format(
                 agent=fmt.bounded(q.agent, 80),
                 created_at=fmt.clock(q.created_at),
@@ -266,7 +279,6 @@ class QuestionDetail(DetailWidget):
                 attempt=q.attempt,
                 project=fmt.bounded(q.project, 60),
                 space=fmt.bounded(q.space, 60),
-                seen=seen,
             )
         )
 

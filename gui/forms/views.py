@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from proctor.core.models import Question, QuestionKind
 
 from ..infra.i18n import tr
-from ..widgets.labels import plain_label, section
+from ..widgets.labels import plain_label, plain_tip, reserve_lines, section
 from .fields import button_text, filter_list, list_text, option_label
 from .form import SchemaForm
 from .schema import MISSING
@@ -73,7 +73,9 @@ def text_of(value: Any, limit: int = 2_000_000) -> str:
 
 
 def problem_line(parent: QWidget) -> QLabel:
-    label = plain_label(parent=parent, name="FieldError", selectable=False)
+    """The view's problem line: its room kept, shown or not (the fields and buttons below
+    never move when a problem comes or goes); one line, the whole text in its tooltip."""
+    label = reserve_lines(plain_label(parent=parent, name="FieldError", selectable=False))
     label.setStyleSheet("color: #c62828;")
     label.hide()
     return label
@@ -159,6 +161,7 @@ class AnswerView(QWidget):
         shown = found if self.touched or self._server else []
         text = "; ".join(f"{p.where}: {p.message}" if p.path else p.message for p in shown[:6])
         self.problem.setText(text)
+        self.problem.setToolTip(plain_tip(text))
         self.problem.setVisible(bool(text))
         if (not found) != self._valid:
             self._valid = not found
@@ -261,7 +264,9 @@ def choice_options(question: Question) -> list[dict]:
 
 
 class ChoiceView(AnswerView):
-    """Options with labels and descriptions, one or several; keys 1-9 pick."""
+    """Options with labels and descriptions, one or several; keys 1-9 pick, wherever the
+    focus is in the window while the view is shown, except in a field that takes typing
+    (the application's ``TypingGuard``), and while the host's ``number_keys`` says so."""
 
     KEYS = frozenset({"choice", "note"})
     MAIN = "choice"
@@ -275,6 +280,7 @@ class ChoiceView(AnswerView):
         self.group = QButtonGroup(self)
         self.group.setExclusive(not self.multi)
         self.list: QListWidget | None = None
+        self.number_keys: Callable[[], bool] = lambda: True  # the host's single-key switch
         hint = "Pick any that apply" if self.multi else "Pick one"
         keys = "  (keys 1–9 pick)" if self.options else ""
         self.layout_.addWidget(section(f"{hint}{keys}", self))
@@ -284,10 +290,10 @@ class ChoiceView(AnswerView):
             self._build_list()
         self.note = self.add_note()
         self.layout_.addWidget(self.problem)
-        for n in range(1, 10):
-            key = QShortcut(QKeySequence(str(n)), self)
-            key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            key.activated.connect(partial(self.pick, n - 1))
+        for n in range(1, 10):  # anywhere in the window while shown (the list just clicked)
+            key = QShortcut(QKeySequence(str(n)), self)  # never in a field: TypingGuard
+            key.setContext(Qt.ShortcutContext.WindowShortcut)
+            key.activated.connect(partial(self._on_number, n - 1))
         self.check()
 
     def _build_buttons(self) -> None:
@@ -339,6 +345,10 @@ class ChoiceView(AnswerView):
     @Slot(int, bool)
     def _on_toggled(self, _id: int, _checked: bool) -> None:
         self.changed()
+
+    def _on_number(self, n: int) -> None:
+        if self.number_keys():
+            self.pick(n)
 
     def pick(self, n: int) -> None:
         """Choose option n (toggle it when several may be chosen)."""

@@ -50,7 +50,7 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
             "inbox.wake",
             QT_TR_NOOP("Wake now"),
             QT_TR_NOOP("Inbox"),
-            QT_TR_NOOP("Bring snoozed item(s) back now"),
+            QT_TR_NOOP("Bring each selected snoozed item back now"),
             handler=c.wake,
             enabled=c.can_wake,
             icon="action-wake",

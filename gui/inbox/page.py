@@ -44,7 +44,7 @@ from ..decide.settle import InputWatch, Settle
 from ..infra.context import PageContext
 from ..infra.i18n import tr
 from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
-from ..widgets.labels import plain_label
+from ..widgets.labels import plain_label, plain_tip, reserve_lines
 from ..widgets.message_bar import Level, MessageBar
 from .filters import FilterBar
 from .model import COL_AGE, COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
@@ -96,6 +96,8 @@ class InboxTable(QTableView):
 
 class NewBar(QFrame):
     """ "3 new requests — Show them (N)": arrivals held while the operator works the list.
+    Its room above the list is kept while it is hidden, so the rows stay under the pointer
+    when it comes and goes (issue 32 item 14).
 
     Signals:
         show_requested(): the operator asked to see them.
@@ -107,7 +109,7 @@ class NewBar(QFrame):
         super().__init__(parent)
         self.setObjectName("NewBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.label = plain_label(parent=self, selectable=False)
+        self.label = reserve_lines(plain_label(parent=self, selectable=False))  # never wraps
         self.button = QPushButton(tr("Show them (N)"), self)
         self.button.setAccessibleName(tr("Show the new requests"))
         self.button.clicked.connect(self.show_requested)
@@ -115,6 +117,9 @@ class NewBar(QFrame):
         layout.setContentsMargins(10, 2, 6, 2)
         layout.addWidget(self.label, 1)
         layout.addWidget(self.button)
+        policy = self.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # its room is kept: the list never moves for it
+        self.setSizePolicy(policy)
         self.hide()
 
     def set_count(self, count: int) -> None:
@@ -124,6 +129,7 @@ class NewBar(QFrame):
                 count=count, noun=noun
             )
         )
+        self.label.setToolTip(plain_tip(self.label.text()))
         self.setAccessibleName(tr("{count} new {noun}").format(count=count, noun=noun))
         self.setVisible(count > 0)
 

@@ -346,7 +346,9 @@ class DeskApp(QObject):
         password: str | None = None,
         remember: bool = False,
     ) -> None:
-        """Open ``path`` in this desk, unless a desk already has it open: then focus that.
+        """Open ``path`` in this desk, unless a desk already has it open: then focus that
+        (unless this window found it damaged or its -wal lost: then it is read afresh, so a
+        journal restored from a backup in its place is seen as it is now).
 
         ``path``: a journal file, or a server (a ``ServerTarget`` or its URL, whose
         ``password`` — None: the OS keyring's — is kept there when ``remember``).
@@ -510,6 +512,8 @@ class DeskApp(QObject):
             return False
         journal = window.journal
         if same_journal(path, place_of(journal)):
+            if window.status.fault is not None:
+                return False  # damaged, -wal lost: read afresh (a restored backup, say)
             if bool(journal.read_only) == read_only and operator in (None, journal.actor.name):
                 bring_to_front(window)
                 return True

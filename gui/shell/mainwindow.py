@@ -431,8 +431,14 @@ class MainWindow(QMainWindow):
     @Slot(dict)
     def _on_counts(self, counts: dict[str, int]) -> None:
         hints = {
-            "inbox": f"{counts['approvals']} approvals, {counts['questions']} questions, "
-            f"{counts['memory']} memory conflicts, {counts['effects']} effects",
+            "inbox": ", ".join(
+                [
+                    tr("%n approval(s)", n=counts["approvals"]),
+                    tr("%n question(s)", n=counts["questions"]),
+                    tr("%n memory conflict(s)", n=counts["memory"]),
+                    tr("%n effect(s)", n=counts["effects"]),
+                ]
+            ),
             "runs": "active runs",
             "memory": "pending conflicts",
             "effects": "ambiguous effects",

@@ -245,7 +245,7 @@ def test_the_documented_command_makes_one_template_with_the_screens_words(tmp_pa
         "run detail": "← Runs",
         "overview": "{waiting} waiting now",
         "audit": "Export CSV…",
-        "menus and palette": "Approve the approval(s)",
+        "menus and palette": "Approve each selected approval",
         "sidebar": "Overview",
     }
     missing = {screen: word for screen, word in by_screen.items() if word not in sources}

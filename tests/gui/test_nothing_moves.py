@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit, QWidget
 
 from proctor.core import Actor, Journal
 from proctor.gui.widgets.message_bar import MessageBar
@@ -143,3 +143,95 @@ def test_the_arrivals_banner_above_every_page_moves_nothing(qtbot, journal_path,
     assert where(watched) == before, "the arrivals banner pushed the page down"
     window.banner.clear()
     assert where(watched) == before, "its closing pulled the page up"
+
+
+def labels_saying(root: QWidget, words: str) -> list[QLabel]:
+    words = words.casefold()
+    return [w for w in root.findChildren(QLabel) if words in w.text().casefold() and w.isVisible()]
+
+
+def fill_the_line(qtbot, window, label: QLabel) -> None:
+    """Narrow the inbox's detail until ``label``'s text just fits on its line."""
+    split = window.inbox.splitter
+    for _ in range(8):
+        qtbot.wait(50)
+        spare = label.width() - label.fontMetrics().horizontalAdvance(label.text())
+        if 4 <= spare <= 30:
+            return
+        left, right = split.sizes()
+        split.setSizes([left + spare - 15, right - spare + 15])
+    raise AssertionError(f"could not fit {label.text()!r} in {label.width()} px")
+
+
+def test_seen_by_coming_moves_nothing_below_it(qtbot, journal_path, open_desk, monkeypatch):
+    """The facts line gains "seen by operator:alice at HH:MM" a second after the question
+    is shown (it is marked presented): the prompt, the form and the buttons stay put."""
+    from proctor.gui.decide import question
+
+    monkeypatch.setattr(question, "PRESENT_AFTER_MS", 2500)  # time to lay the form out first
+    with agent(journal_path, "asker") as a:
+        run = a.runs.start("shop", "A form whose title fills the line", agent="asker")
+        qid = a.questions.ask(run.id, "form", "Details?", response_schema=SCHEMA).id
+    window = open_desk(journal_path)
+    detail = Desk(qtbot, window).open_question(qid)
+    fields = [
+        w
+        for w in detail.view.findChildren(QWidget)
+        if isinstance(w, QLineEdit | QPlainTextEdit) and w.accessibleName()
+    ]
+    watched = [detail.submit_button, detail.prompt, detail.request, *fields]
+    window.resize(1400, 900)
+    fill_the_line(qtbot, window, detail.facts)  # what comes next must wrap, if it can
+    qtbot.wait(300)  # laid out, the request's tree filled in
+    assert not labels_saying(detail, "seen by")
+    before = where(watched)
+    qtbot.waitUntil(lambda: bool(labels_saying(detail, "seen by operator:alice")), timeout=WAIT_MS)
+    assert where(watched) == before, "the 'seen by' line pushed the form down"
+
+
+def test_a_credential_problem_moves_nothing(qtbot, journal_path, open_desk, monkeypatch):
+    from proctor.gui.forms.credentials import CredentialView
+
+    monkeypatch.setattr(CredentialView, "keyring_known", (False, "no keyring in this test"))
+    with agent(journal_path, "ops") as a:
+        run = a.runs.start("infra", "Keys", agent="ops")
+        qid = a.questions.ask(run.id, "credential_binding", "Stripe key?").id
+    window = open_desk(journal_path)
+    detail = Desk(qtbot, window).open_question(qid)
+    view = detail.view
+    assert isinstance(view, CredentialView)
+    watched = [detail.submit_button, detail.request, view.refs, view.name, view.secret]
+    if view.note is not None:
+        watched.append(view.note)
+    before = where(watched)
+    qtbot.mouseClick(view.refs.lineEdit(), LEFT)
+    qtbot.keyClicks(view.refs.lineEdit(), "not a reference")
+    qtbot.waitUntil(lambda: bool(view.problem.text()) and view.problem.isVisible(), timeout=WAIT_MS)
+    assert where(watched) == before, "the problem line pushed what is below it"
+    view.refs.lineEdit().clear()
+    qtbot.keyClicks(view.refs.lineEdit(), "vault://team/stripe")
+    qtbot.waitUntil(lambda: not view.problem.isVisible(), timeout=WAIT_MS)
+    assert where(watched) == before, "the problem line's going pulled them up"
+
+
+def test_the_held_arrivals_bar_moves_no_row(qtbot, journal_path, open_desk):
+    from PySide6.QtTest import QTest
+
+    with agent(journal_path, "coder") as a:
+        run = a.runs.start("shop", "arrivals", agent="coder")
+        first = request(a, run.id, "fs.write", {"path": "f"}, "write it")
+    window = open_desk(journal_path)
+    inbox = window.inbox
+    Desk(qtbot, window).open_inbox_item(f"approval:{first}")
+    watched = [inbox.table, inbox.table.viewport(), inbox.detail]
+    before = where(watched)
+    QTest.mouseMove(inbox.table.viewport(), QPoint(40, 10))  # the operator works the list
+    qtbot.waitUntil(inbox.pointer_on_list, timeout=WAIT_MS)
+    with agent(journal_path, "late") as late:
+        run = late.runs.start("shop", "late", agent="late")
+        request(late, run.id, "fs.write", {"path": "g"}, "write it too")
+    qtbot.waitUntil(lambda: "1 new request arrived" in inbox.new_bar.text(), timeout=WAIT_MS)
+    assert where(watched) == before, "the 'N new requests' bar pushed the list down"
+    qtbot.mouseClick(inbox.new_bar.button, LEFT)
+    qtbot.waitUntil(lambda: not inbox.new_bar.text(), timeout=WAIT_MS)
+    assert where(watched) == before, "its going pulled the list up"

@@ -28,6 +28,9 @@ from .driver import Desk
 
 LEFT = Qt.MouseButton.LeftButton
 TO = ["jonas@example.com", "mia@example.com"]
+PLURAL_OF_ONE = (  # "approval(s)", or "1 approvals"
+    r"\w\(s\)|\b1 (?:memory )?(?:approvals|questions|conflicts|effects|items|requests|entries)\b"
+)
 
 
 def banners(window) -> list[str]:
@@ -185,3 +188,32 @@ def test_the_keyring_choice_is_off_and_says_why(qtbot, journal_path, open_desk, 
     view = Desk(qtbot, window).open_question(qid).view
     qtbot.waitUntil(lambda: "no keyring backend" in view.new_secret.toolTip(), timeout=WAIT_MS)
     assert not view.new_secret.isEnabled()
+
+
+def test_no_tip_or_status_line_says_s_in_brackets(qtbot, populated, open_desk):
+    """Every command's tooltip, and what the status bar says while the pointer is on it
+    (its status tip), reads as words: "each selected approval", never "approval(s)"; so do
+    the tooltips of the widgets on every page."""
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QWidget
+
+    path, ids = populated
+    window = open_desk(path)
+    Desk(qtbot, window).open_inbox_item(f"approval:{ids['approval']}")
+    said = []
+    for action in window.findChildren(QAction):
+        window.statusBar().clearMessage()
+        action.hover()  # the status bar shows its status tip, as under the pointer
+        said += [action.text(), action.toolTip(), action.statusTip()]
+        said.append(window.statusBar().currentMessage())
+    for page in ("inbox", "runs", "effects", "memory", "rules", "audit"):
+        window.go(page)
+        said += [w.toolTip() for w in window.findChildren(QWidget) if w.isVisible()]
+    sidebar = window.sidebar_model
+    qtbot.waitUntil(lambda: bool(sidebar.count("inbox")), timeout=WAIT_MS)
+    said += [
+        str(sidebar.index(row).data(Qt.ItemDataRole.ToolTipRole) or "")
+        for row in range(sidebar.rowCount())
+    ]
+    bracketed = sorted({s for s in said if re.search(PLURAL_OF_ONE, s)})
+    assert bracketed == []

@@ -58,7 +58,7 @@ def test_opening_a_question_in_the_inbox_marks_it_presented_once(qtbot, populate
     qtbot.waitUntil(lambda: status(path, qid) == "presented", timeout=WAIT_MS)
     qtbot.waitUntil(
         lambda: (
-            "seen by operator:alice at" in detail.facts.text()
+            "Seen by operator:alice at" in detail.seen.text()
             and detail.entity.status.value == "presented"
         ),
         timeout=WAIT_MS,
@@ -74,7 +74,7 @@ def test_opening_a_question_in_the_inbox_marks_it_presented_once(qtbot, populate
         timeout=WAIT_MS,
     )
     detail = open_in_inbox(qtbot, window, qid)
-    qtbot.waitUntil(lambda: "seen by operator:alice" in detail.facts.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "Seen by operator:alice" in detail.seen.text(), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
     assert len(presented_events(path, ids["run"], qid)) == 1
     # the answer passes the version this desk loaded: being seen did not make it stale
@@ -105,7 +105,7 @@ def test_the_runs_waiting_tab_marks_it_only_when_the_question_is_shown(qtbot, po
     assert status(path, qid) == "requested"  # loaded on a hidden tab: nobody saw it
     detail.tabs.setCurrentWidget(pending)
     qtbot.waitUntil(lambda: status(path, qid) == "presented", timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: "seen by operator:alice" in widget.facts.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "Seen by operator:alice" in widget.seen.text(), timeout=WAIT_MS)
     assert len(presented_events(path, ids["run"], qid)) == 1
 
 
@@ -117,5 +117,5 @@ def test_a_read_only_desk_does_not_mark_it(qtbot, populated, open_desk):
     qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
     assert status(path, qid) == "requested"
     assert presented_events(path, ids["run"], qid) == []
-    assert "seen by" not in detail.facts.text()
+    assert "Seen by" not in detail.seen.text()
     assert detail.message.text() == ""  # nothing refused was shown to the operator
