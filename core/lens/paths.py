@@ -40,7 +40,8 @@ def is_broad(path: str) -> bool:
         p in BROAD
         or p.rstrip("/") in BROAD
         or p.startswith("$")
-        or (system_folder(p) is not None and p.rstrip("/").count("/") <= 2)
+        or system_folder(p) is not None
+        or (p.startswith("/") and has_wildcard(p) and p.count("/") <= 3)
     )
 
 
@@ -63,7 +64,10 @@ def path_facts(path: str, field: str, cwd: str | None, writes: bool, offset: int
     implies = "unsafe_write" if writes else None
     span = (offset, offset + len(path))
     facts = []
-    folder = system_folder(path)
+    resolved = path
+    if cwd and not path.startswith(("/", "~", "$")):
+        resolved = posixpath.normpath(posixpath.join(cwd, path))
+    folder = system_folder(resolved)
     if folder:
         facts.append(
             Fact(

@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from proctor.core.lens.facts import Fact, Reading, reading_of
+from proctor.core.lens.facts import Fact, Reading, rank, reading_of
 
 MAX_DEPTH = 64  # nested objects/arrays read below args
 MAX_VALUES = 100_000  # values walked in one action
-BUDGET = 1_000_000  # characters parsed in one action, all fields together
+BUDGET = 300_000  # characters parsed in one action, all fields together
+MAX_FACTS = 100  # facts kept from one field (the most severe)
 
 SQL_KEYS = {"query", "sql", "statement", "statements", "stmt", "sql_query"}
 SHELL_KEYS = {"command", "cmd", "script", "shell", "commandline", "command_line", "bash"}
@@ -126,14 +127,14 @@ class Walk:
             from proctor.core.lens.sql import dialect_for, read_sql
 
             facts, why = read_sql(text, field, 0, dialect_for(self.tool))
-            self.facts += facts
+            self.add(field, facts)
             if why:
                 self.unread.append(why)
         elif kind == "shell":
             from proctor.core.lens.shell import read_shell
 
             facts, unread = read_shell(text, field)
-            self.facts += facts
+            self.add(field, facts)
             self.unread += unread
         elif kind == "path":
             from proctor.core.lens.paths import path_facts
@@ -143,9 +144,17 @@ class Walk:
             from proctor.core.lens.diff import read_diff
 
             facts, why = read_diff(text, field, self.cwd)
-            self.facts += facts
+            self.add(field, facts)
             if why:
                 self.unread.append(why)
+
+    def add(self, field: str, facts: list[Fact]) -> None:
+        """The field's facts, at most MAX_FACTS of them (the most severe, in text order)."""
+        if len(facts) > MAX_FACTS:
+            kept = set(sorted(range(len(facts)), key=lambda i: -rank(facts[i].implies))[:MAX_FACTS])
+            self.unread.append(f"{field}: {len(facts) - MAX_FACTS} more facts not listed")
+            facts = [f for i, f in enumerate(facts) if i in kept]
+        self.facts += facts
 
     def request(self, field: str, obj: dict[Any, Any]) -> None:
         """An object with a URL key: one HTTP request with its sibling method and body."""
@@ -165,23 +174,18 @@ class Walk:
         )
         method = obj[method_key].strip().upper() if method_key else "GET"
         body_key = next((k for k in obj if str(k).lower() in BODY_KEYS), None)
-        body = (
-            0
-            if body_key is None
-            else len(obj[body_key])
-            if isinstance(obj[body_key], str)
-            else size(obj[body_key])
-        )
-        body_span = (
-            (0, len(obj[body_key]))
-            if body_key is not None and isinstance(obj[body_key], str)
-            else (0, 0)
-        )
+        body_value = obj[body_key] if body_key is not None else ""
+        if isinstance(body_value, str):
+            body = len(body_value)
+            body_field, body_span = f"{field}.{body_key}", (0, body)
+        else:  # an object or array: the fact points at the URL it is sent to
+            body = size(body_value)
+            body_field, body_span = f"{field}.{url_key}", (0, len(url))
         self.facts += request_facts(
             f"{field}.{url_key}", url, (0, len(url)), method,
             (0, len(obj[method_key])) if method_key else (0, 0), body,
             method_field=f"{field}.{method_key}" if method_key else None,
-            body_field=f"{field}.{body_key}" if body_key is not None else None, body_span=body_span,
+            body_field=body_field, body_span=body_span,
         )  # fmt: skip
 
 

@@ -145,6 +145,8 @@ class ShellReader:
                 self.redirect(node)
             elif kind == "variable_assignment":
                 self.assignment(node)
+            elif kind in {"declaration_command", "unset_command"} and node.children:
+                self.commands.append(self.src.text[slice(*self.src.span(node.children[0]))])
             stack.extend(reversed(node.children))
 
     def finish(self) -> list[Fact]:

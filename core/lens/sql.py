@@ -11,6 +11,7 @@ from proctor.core.lens.facts import Fact, quoted
 
 DESTRUCTIVE = "destructive"
 UNSAFE_WRITE = "unsafe_write"
+MAX_STATEMENTS = 100  # statements parsed in one string (all are counted)
 # tool-name words that pick a dialect (the first that matches)
 DIALECTS = (
     ("psql", "postgres"),
@@ -70,7 +71,7 @@ def read_sql(text: str, field: str, offset: int, dialect: str | None) -> tuple[l
         return [], f"could not read {field} as SQL"
     facts: list[Fact] = []
     failed = 0
-    for start, end in spans:
+    for start, end in spans[:MAX_STATEMENTS]:
         try:
             tree = sqlglot.parse_one(text[start:end], dialect=dialect)
         except SqlglotError:
@@ -89,6 +90,11 @@ def read_sql(text: str, field: str, offset: int, dialect: str | None) -> tuple[l
                 offset + spans[-1][1],
                 None,
             )
+        )
+    if len(spans) > MAX_STATEMENTS:
+        return (
+            facts,
+            f"only the first {MAX_STATEMENTS} of {len(spans)} statements in {field} were read",
         )
     if failed or not spans:
         return facts, f"could not read {field} as SQL" + (
