@@ -11,7 +11,8 @@ from proctor.core.lens.facts import Fact, Reading, rank, reading_of
 MAX_DEPTH = 64  # nested objects/arrays read below args
 MAX_VALUES = 100_000  # values walked in one action
 BUDGET = 300_000  # characters parsed in one action, all fields together
-MAX_FACTS = 100  # facts kept from one field (the most severe)
+MAX_FACTS = 100  # facts kept from one field: the overviews, then the most severe
+OVERVIEWS = {"shell.commands", "sql.many_statements", "diff.files"}
 
 SQL_KEYS = {"query", "sql", "statement", "statements", "stmt", "sql_query"}
 SHELL_KEYS = {"command", "cmd", "script", "shell", "commandline", "command_line", "bash"}
@@ -149,9 +150,13 @@ class Walk:
                 self.unread.append(why)
 
     def add(self, field: str, facts: list[Fact]) -> None:
-        """The field's facts, at most MAX_FACTS of them (the most severe, in text order)."""
+        """The field's facts, at most MAX_FACTS of them (in text order)."""
         if len(facts) > MAX_FACTS:
-            kept = set(sorted(range(len(facts)), key=lambda i: -rank(facts[i].implies))[:MAX_FACTS])
+            order = sorted(
+                range(len(facts)),
+                key=lambda i: (facts[i].code not in OVERVIEWS, -rank(facts[i].implies)),
+            )
+            kept = set(order[:MAX_FACTS])
             self.unread.append(f"{field}: {len(facts) - MAX_FACTS} more facts not listed")
             facts = [f for i, f in enumerate(facts) if i in kept]
         self.facts += facts
