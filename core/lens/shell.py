@@ -50,6 +50,21 @@ KNOWN: dict[tuple[str, ...], tuple[str, str, str]] = {
     ("dd",): ("shell.discard", "dd writes raw blocks", DESTRUCTIVE),
     ("shred",): ("shell.discard", "shred destroys files", DESTRUCTIVE),
 }  # fmt: skip
+MAX_NESTED = 3
+INTERPRETERS = {"sh", "bash", "zsh", "dash", "ksh"}
+SSH_VALUES = {f"-{c}" for c in "bcDEeFIiJLlmOopQRSWw"}  # ssh options that take a value
+EXEC_VALUES = {
+    "-e",
+    "--env",
+    "-u",
+    "--user",
+    "-w",
+    "--workdir",
+    "-c",
+    "--container",
+    "-n",
+    "--namespace",
+}
 SQL_FLAGS = {"psql": ("-c", "--command"), "mysql": ("-e", "--execute")}
 
 
@@ -111,21 +126,41 @@ def word_of(node: Any, src: Source) -> Word:
 
 
 def read_shell(text: str, field: str) -> tuple[list[Fact], list[str]]:
-    src = Source(text)
-    tree = parser().parse(src.data)
-    reader = ShellReader(src, field)
-    reader.walk(tree.root_node)
-    unread = [f"could not read all of {field} as shell"] if tree.root_node.has_error else []
-    return reader.finish(), unread + reader.unread
+    reader = ShellReader(Source(text), field)
+    reader.read()
+    return reader.finish(), reader.unread
 
 
 class ShellReader:
-    def __init__(self, src: Source, field: str) -> None:
+    def __init__(self, src: Source, field: str, depth: int = 0) -> None:
         self.src = src
         self.field = field
+        self.depth = depth  # scripts inside scripts (bash -c, ssh HOST CMD) read so far
         self.facts: list[Fact] = []
         self.unread: list[str] = []
         self.commands: list[str] = []
+
+    def read(self) -> None:
+        tree = parser().parse(self.src.data)
+        self.walk(tree.root_node)
+        if tree.root_node.has_error:
+            self.unread.insert(0, f"could not read all of {self.field} as shell")
+
+    def nested(self, word: Word) -> None:
+        """The script in ``word`` (bash -c SCRIPT, ssh HOST SCRIPT), read as shell; its facts
+        point into ``word``."""
+        if self.depth >= MAX_NESTED:
+            self.unread.append(f"{self.field} runs scripts nested too deep to read")
+            return
+        inner = ShellReader(Source(word.value), self.field, self.depth + 1)
+        inner.read()
+        for f in inner.facts:
+            start, end = (
+                (word.inner + f.start, word.inner + f.end) if word.exact else (word.start, word.end)
+            )
+            self.facts.append(Fact(f.code, f.text, f.field, start, end, f.implies))
+        self.commands += inner.commands
+        self.unread += inner.unread
 
     def fact(self, code: str, text: str, span: tuple[int, int], implies: str | None) -> None:
         self.facts.append(Fact(code, text, self.field, span[0], span[1], implies))
@@ -186,7 +221,9 @@ class ShellReader:
         ]
 
     def command(self, node: Any) -> None:
-        words = self.words(node)
+        self.command_words(self.words(node))
+
+    def command_words(self, words: list[Word]) -> None:
         while words:
             name = words[0].value.rsplit("/", 1)[-1]
             self.commands.append(name)
@@ -218,7 +255,16 @@ class ShellReader:
 
     def run(self, name: str, words: list[Word]) -> None:
         args = [w.value for w in words[1:]]
-        if name == "rm":
+        inner = remote(name, words)
+        if inner is not None:
+            if len(inner) == 1 and " " in inner[0].value:
+                self.nested(inner[0])
+            elif inner:
+                self.command_words(inner)
+            return
+        if name in INTERPRETERS and "-c" in args[:-1]:
+            self.nested(words[2 + args.index("-c")])
+        elif name == "rm":
             self.delete(words)
         elif name == "find" and "-delete" in args:
             w = words[1 + args.index("-delete")]
@@ -415,6 +461,32 @@ class ShellReader:
                 self.src.span(node),
                 UNSAFE_WRITE,
             )
+
+
+def remote(name: str, words: list[Word]) -> list[Word] | None:
+    """The command words ``ssh HOST ...``, ``docker exec CONTAINER ...`` and ``kubectl exec
+    POD -- ...`` run elsewhere, or None for any other command."""
+    args = words[1:]
+    if name == "ssh":
+        return after_operand(args, SSH_VALUES)
+    if name in {"docker", "podman"} and args[:1] and args[0].value == "exec":
+        return after_operand(args[1:], EXEC_VALUES)
+    if name in {"kubectl", "oc"} and args[:1] and args[0].value == "exec":
+        values = [w.value for w in args]
+        return (
+            args[values.index("--") + 1 :]
+            if "--" in values
+            else after_operand(args[1:], EXEC_VALUES)
+        )
+    return None
+
+
+def after_operand(words: list[Word], takes_value: set[str]) -> list[Word]:
+    """The words after the first operand (a host, a container), skipping options."""
+    i = 0
+    while i < len(words) and words[i].value.startswith("-"):
+        i += 2 if words[i].value in takes_value else 1
+    return words[i + 1 :]
 
 
 def unwrap(words: list[Word]) -> list[Word]:
