@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from proctor.core.kernel.safe_text import visible
 from proctor.core.lens.facts import Fact, Reading, rank, reading_of
 
 MAX_DEPTH = 64  # nested objects/arrays read below args
@@ -25,7 +26,7 @@ DIFF_KEYS = {"patch", "diff", "unified_diff"}
 URL_KEYS = {"url", "uri", "endpoint", "href"}
 METHOD_KEYS = {"method", "http_method", "verb"}
 BODY_KEYS = {"body", "data", "json", "payload"}
-DB_TOOL = re.compile(r"sql|psql|mysql|sqlite|db|database|query|postgres", re.IGNORECASE)
+DB_TOOL = re.compile(r"sql|database|query|postgres|(?<![a-z])db", re.IGNORECASE)
 SHELL_TOOL = re.compile(r"bash|shell|exec|terminal|run_command|command|console", re.IGNORECASE)
 WRITE_TOOL = re.compile(
     r"write|edit|delete|remove|move|rename|create|save|put|upload|patch|apply|rm|mv|cp|copy",
@@ -223,4 +224,6 @@ def read_action(action: Any, *, cwd: str | None = None, max_chars: int = 100_000
     )
     if "args" in action:
         walk.run(action["args"])
-    return reading_of(walk.facts, list(dict.fromkeys(walk.unread)))
+    # the sentences name fields by the agent's keys: invisible characters shown as escapes
+    unread = [visible(u, breaks=True) for u in dict.fromkeys(walk.unread)]
+    return reading_of(walk.facts, unread)

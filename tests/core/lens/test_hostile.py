@@ -168,3 +168,22 @@ def test_thousands_of_statements_are_counted_but_only_the_first_are_parsed() -> 
     assert many.text.startswith("6000 SQL statements in one string")
     assert "only the first 100 of 6000 statements in args.query were read" in reading.unread
     assert len(reading.facts) <= 100
+
+
+def test_unread_sentences_escape_the_agents_keys() -> None:
+    key = f"x{BIDI}"
+    reading = read_action(
+        {"tool": "run_sql", "args": {key: {"query": "SELEC ((", "command": "x" * 200_000}}}
+    )
+    assert len(reading.unread) == 2
+    for sentence in reading.unread:
+        assert is_printable(sentence), sentence
+        assert "\\u202e" in sentence
+
+
+def test_a_db_in_the_middle_of_a_word_is_no_database_tool() -> None:
+    reading = read_action({"tool": "feedback_form", "args": {"text": "DROP TABLE users"}})
+    assert reading.facts == ()
+    assert read_action({"tool": "my_db", "args": {"text": "DROP TABLE users"}}).detected == (
+        "destructive"
+    )
