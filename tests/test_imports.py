@@ -1,6 +1,6 @@
 """A process imports what it uses (issue 33): `import proctor.core`, opening an up-to-date
 journal and reading it never load the PostgreSQL driver, SQLAlchemy's ORM, Alembic,
-jsonschema, cryptography, the diff parser, D-Bus, Qt or SQLAlchemy's PostgreSQL dialect (the
+jsonschema, cryptography, the diff parser, the lens's SQL and shell parsers, D-Bus, Qt or SQLAlchemy's PostgreSQL dialect (the
 partial indexes get their ``postgresql_where`` when a server journal's engine is made); an
 older journal still loads Alembic and is migrated. Each check runs in a fresh interpreter, so
 nothing this test process imported counts."""
@@ -26,6 +26,9 @@ HEAVY = (
     "jsonschema",
     "cryptography",
     "unidiff",
+    "sqlglot",
+    "tree_sitter",
+    "tree_sitter_bash",
     "jeepney",
     "PySide6",
 )
