@@ -309,7 +309,14 @@ def _gather(j: Journal, ident: str) -> tuple[str, dict]:
 
 def _gather_kind(j: Journal, kind: str, ident: str) -> tuple[str, dict]:
     if kind == "approval":
-        return kind, {"item": j.approvals.get(ident), "decisions": j.approvals.decisions(ident)}
+        from proctor.core.lens import lens_of
+
+        approval = j.approvals.get(ident)
+        return kind, {
+            "item": approval,
+            "decisions": j.approvals.decisions(ident),
+            "lens": lens_of(approval, j.approvals.similar(ident, limit=20)),
+        }
     if kind == "question":
         return kind, {"item": j.questions.get(ident), "decisions": j.approvals.decisions(ident)}
     if kind == "conflict":

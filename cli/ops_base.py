@@ -331,6 +331,8 @@ def dump(model: Any) -> Any:
         return [dump(m) for m in model]
     if isinstance(model, dict):
         return {k: dump(v) for k, v in model.items()}
+    if hasattr(model, "as_dict"):  # the risk lens's Lens
+        return model.as_dict()
     return model.model_dump(mode="json") if hasattr(model, "model_dump") else model
 
 
@@ -448,7 +450,9 @@ def confirm_approval(args: argparse.Namespace, approval: Any, now: float) -> Non
     """What the desk confirms, the CLI asks for (the core's one rule, ``risks``): on a
     terminal it restates the action and asks, default no; in a script it needs ``--yes``.
     Raises ``NotConfirmed`` when nothing may be approved."""
-    found = risks(approval, args.scope, now)
+    from proctor.core.lens import lens_of
+
+    found = risks(approval, args.scope, now, detected=lens_of(approval).detected())
     if not found or args.yes:
         return
     if not (sys.stdin.isatty() and sys.stderr.isatty()):

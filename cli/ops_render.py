@@ -287,6 +287,8 @@ def show_approval(data: dict, limit: int | None) -> None:
     if a.consumed_at:
         field("consumed", f"{when(a.consumed_at)} for effect {ident(a.consumed_effect_key)}")
     section("action", pretty(a.action, limit))
+    if data.get("lens") is not None:
+        show_lens(data["lens"], limit)
     show_decisions(data["decisions"], limit, data.get("signatures"))
     if a.status.value == "pending":
         print()
@@ -295,6 +297,25 @@ def show_approval(data: dict, limit: int | None) -> None:
             "or add --scope run / --scope space to allow it again",
         )
         suggest(f"proctor deny {shell_word(a.id)} --reason TEXT")
+
+
+def show_lens(lens: Any, limit: int | None) -> None:
+    """What the risk lens reads in the action (proctor.core.lens): a fact a line, most severe
+    first, with the field it comes from; what it could not read; the declared class against
+    the detected one; what is new against the approved precedent."""
+    lines = []
+    if lens.declared:
+        lines.append(f"! {clean(lens.declared, limit, one_line=True)}")
+    for fact in lens.reading.ranked():
+        implies = f"  [{fact.implies.replace('_', ' ')}]" if fact.implies else ""
+        lines.append(
+            f"• {clean(fact.text, limit, one_line=True)}{implies}  "
+            f"({clean(fact.field, 80, one_line=True)} {fact.start}–{fact.end})"
+        )
+    lines += [f"? {clean(text, limit, one_line=True)}" for text in lens.reading.unread]
+    if lens.new_line():
+        lines.append(clean(lens.new_line(), limit, one_line=True))
+    section("reads as", "\n".join(lines) if lines else "nothing the lens reads")
 
 
 def show_question(data: dict, limit: int | None) -> None:

@@ -77,6 +77,10 @@ def preload() -> None:
             importlib.import_module(info.name)
     with contextlib.suppress(Exception):
         importlib.import_module("sqlalchemy.dialects.sqlite.pysqlite")
+    with contextlib.suppress(Exception):  # the risk lens's parsers and grammars
+        from proctor.core.lens import read_action
+
+        read_action({"tool": "Bash", "args": {"command": "psql -c 'DELETE FROM t WHERE a=1'"}})
 
 
 def code_marks() -> tuple[tuple[str, int], ...]:

@@ -43,18 +43,24 @@ def risks(
     now: float,
     confirm: frozenset[str] = DEFAULT_CONFIRM,
     shown_chars: int | None = None,
+    detected: tuple[str, str] | None = None,
 ) -> list[str]:
     """Why approving ``approval`` with ``scope`` at ``now`` needs a second step, one sentence
-    each (empty: it does not). ``confirm`` holds the tokens that ask (``CONFIRM_TOKENS``)."""
+    each (empty: it does not). ``confirm`` holds the tokens that ask (``CONFIRM_TOKENS``).
+    ``detected``: (class, sentence) when the risk lens reads the action as a stronger class
+    than the agent declared (``proctor.core.lens.Lens``): it is confirmed as that class is."""
     scope = ApprovalScope(scope)
     found = []
     safety = str(getattr(approval.safety_class, "value", approval.safety_class) or "")
     if safety not in SAFETY_CLASSES:
         found.append(f"Its safety class “{bounded(safety, 40)}” is not one Proctor knows.")
     elif safety in confirm:
-        words = safety.replace("_", " ")
-        article = "an" if words.startswith(ARTICLE_AN) else "a"
-        found.append(f"It is {article} {words} action.")
+        found.append(f"It is {a_or_an(safety)} action.")
+    if detected is not None and detected[0] in confirm and detected[0] != safety:
+        found.append(
+            f"The agent declared it {a_or_an(safety)} action, but it reads as "
+            f"{a_or_an(detected[0])} one: {bounded(detected[1], 200)}."
+        )
     if NEAR_EXPIRY in confirm and approval.expires_at is not None:
         left = approval.expires_at - now
         if left <= 0:
@@ -74,6 +80,12 @@ def risks(
                 f"first {shown_chars:,}. Read the rest with Show all or Copy first."
             )
     return found
+
+
+def a_or_an(safety: str) -> str:
+    """ "a destructive", "an external side effect": a safety class in words, with its article."""
+    words = safety.replace("_", " ")
+    return f"{'an' if words.startswith(ARTICLE_AN) else 'a'} {words}"
 
 
 __all__ = ["CONFIRM_TOKENS", "DEFAULT_CONFIRM", "NEAR_EXPIRY", "NEAR_EXPIRY_S", "risks"]

@@ -3,7 +3,16 @@ shell with tree-sitter's bash grammar, HTTP requests, file paths, unified diffs)
 facts, each with the span of the action text it comes from, and the strongest safety class
 they imply. The parsers are imported on the first read, never by ``import proctor.core``."""
 
+from proctor.core.lens.approval import Lens, lens_of, new_this_time
 from proctor.core.lens.facts import Fact, Reading, stronger_than_declared
 from proctor.core.lens.read import read_action
 
-__all__ = ["Fact", "Reading", "read_action", "stronger_than_declared"]
+__all__ = [
+    "Fact",
+    "Lens",
+    "Reading",
+    "lens_of",
+    "new_this_time",
+    "read_action",
+    "stronger_than_declared",
+]

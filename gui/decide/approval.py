@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from proctor.core.approvals.service import json_changes
+from proctor.core.lens import Lens, lens_of
 from proctor.core.models import Approval, ApprovalScope, ApprovalStatus, InboxItem, InboxKind
 
 from ..infra.i18n import tr
@@ -34,6 +35,7 @@ from ..widgets.labels import plain_label, plain_tip, section
 from .confirm import confirmed
 from .detail import DetailContext, DetailWidget
 from .edit_action import EditActionDialog
+from .lens_line import LensLine
 from .rule_draft import RuleDraftPanel
 from .similar import SimilarModel
 
@@ -119,6 +121,7 @@ class ApprovalDetail(DetailWidget):
         self.copy_digest = QPushButton(tr("Copy"), self)
         self.copy_digest.setAccessibleName(tr("Copy the action digest"))
         self.copy_digest.clicked.connect(self._copy_digest)
+        self.lens: Lens | None = None  # what the risk lens reads, loaded with the entity
         self.similar = SimilarModel(self)
         self.similar_view = self._similar_view()
         self._build_body()
@@ -197,8 +200,11 @@ class ApprovalDetail(DetailWidget):
         buttons.addWidget(self.decision_buttons)
         buttons.addWidget(action_button(registry, "inbox.snooze", self))
         buttons.addStretch(1)
+        self.lens_line = LensLine(self)
         form = QVBoxLayout()
         form.setContentsMargins(8, 4, 8, 8)
+        form.addWidget(self.lens_line.read)
+        form.addWidget(self.lens_line.new)
         form.addWidget(self.reason)
         form.addLayout(scope_row)
         form.addWidget(self.rule_panel)
@@ -219,6 +225,8 @@ class ApprovalDetail(DetailWidget):
 
     def enter_item(self, item: InboxItem) -> None:
         self.tampered.hide()
+        self.lens = None
+        self.lens_line.set_lens(None)
         self.decision_buttons.setEnabled(True)
         self.reason.setPlainText(self._drafts.pop(item.id, ""))
         self.scopes.button(0).setChecked(True)
@@ -240,11 +248,17 @@ class ApprovalDetail(DetailWidget):
 
     def fetcher(self, item: InboxItem) -> Any:
         approvals, item_id = self.ctx.journal.approvals, item.id
-        return lambda: (approvals.get(item_id), approvals.similar(item_id, limit=10))
 
-    def show_entity(self, data: tuple[Approval, list[Approval]]) -> None:
-        approval, similar = data
-        self.entity = approval
+        def fetch() -> tuple[Approval, list[Approval], Lens]:
+            approval, similar = approvals.get(item_id), approvals.similar(item_id, limit=10)
+            return approval, similar, lens_of(approval, similar)  # parsed here, off the GUI
+
+        return fetch
+
+    def show_entity(self, data: tuple[Approval, list[Approval], Lens]) -> None:
+        approval, similar, lens = data
+        self.entity, self.lens = approval, lens
+        self.lens_line.set_lens(lens)
         self.title.setText(approval.action_name)
         self.args.set_value(approval.action)
         self.action_text.set_action(approval.action)
@@ -333,7 +347,7 @@ class ApprovalDetail(DetailWidget):
         reason, scope = self.reason_text(), self.scope()
         if self.makes_rule():
             return self.rule_panel.approve(item, reason, self)
-        if not confirmed(self, self.ctx.settings, a, scope, reason):
+        if not confirmed(self, self.ctx.settings, a, scope, reason, self.lens):
             return tr("Not approved: you cancelled the confirmation.")
         self.ctx.decider.approve(item, reason=reason, scope=scope)
         return tr("Approving…")
@@ -355,7 +369,8 @@ class ApprovalDetail(DetailWidget):
             return
         reason = self.reason_text()
         edited = a.model_copy(update={"action": action})  # what the confirmation restates
-        if not confirmed(self, self.ctx.settings, edited, ApprovalScope.ONCE, reason):
+        lens = lens_of(a, action=action)  # the edit, read as the requested action was
+        if not confirmed(self, self.ctx.settings, edited, ApprovalScope.ONCE, reason, lens):
             self.message.show_message(tr("Not approved: you cancelled the confirmation."))
             return
         approvals, rid = self.ctx.journal.approvals, request_id()

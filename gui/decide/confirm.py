@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from proctor.core.approvals.confirm import SCOPE_WORDS
 from proctor.core.approvals.confirm import risks as approval_risks
+from proctor.core.lens import Lens
 from proctor.core.models import Approval, ApprovalScope
 
 from ..infra.i18n import tr
@@ -65,11 +66,17 @@ def action_label(approval: Approval) -> str:
 
 
 def risks(
-    approval: Approval, scope: ApprovalScope, confirm: frozenset[str], now: float
+    approval: Approval,
+    scope: ApprovalScope,
+    confirm: frozenset[str],
+    now: float,
+    lens: Lens | None = None,
 ) -> list[str]:
     """Why approving ``approval`` with ``scope`` needs a second step (empty: it does not): the
-    core's rule, the one ``proctor approve`` follows too, with the desk's box size."""
-    return approval_risks(approval, scope, now, confirm, shown_chars=BOX_CHARS)
+    core's rule, the one ``proctor approve`` follows too, with the desk's box size and what
+    the risk lens read (an action that reads stronger than declared asks as that class)."""
+    detected = lens.detected() if lens is not None else None
+    return approval_risks(approval, scope, now, confirm, shown_chars=BOX_CHARS, detected=detected)
 
 
 def restate(approval: Approval, scope: ApprovalScope, reason: str, found: list[str]) -> Restatement:
@@ -140,9 +147,14 @@ class ConfirmApproval(QDialog):
 
 
 def confirmed(
-    parent: QWidget | None, settings: Any, approval: Approval, scope: ApprovalScope, reason: str
+    parent: QWidget | None,
+    settings: Any,
+    approval: Approval,
+    scope: ApprovalScope,
+    reason: str,
+    lens: Lens | None = None,
 ) -> bool:
     """True when approving may go ahead: nothing risky, or the operator confirmed it."""
     chosen = settings.confirm if settings is not None else DEFAULT_CONFIRM
-    found = risks(approval, scope, chosen, time.time())
+    found = risks(approval, scope, chosen, time.time(), lens)
     return not found or ConfirmApproval.ask(parent, restate(approval, scope, reason, found))
