@@ -264,6 +264,14 @@ def damage_check(journal: Journal, cancelled: Callable[[], bool]) -> str | None:
     return f"{problems[0]}{more}"
 
 
+def warm_lens() -> None:
+    """Import the risk lens's parsers and load their grammars (task runner, after the window
+    is up), so that the first approval's detail does not pay for them (~150 ms)."""
+    from proctor.core.lens import read_action
+
+    read_action({"tool": "Bash", "args": {"command": "psql -c 'DELETE FROM t WHERE a = 1'"}})
+
+
 def upgrade(held: OlderJournal) -> Journal:
     """Close the held read-only journal, then open it again migrating (worker thread):
     core writes the backup first."""
@@ -457,6 +465,7 @@ class DeskApp(QObject):
         note = getattr(journal, "password_note", None)
         if note:
             window.notice.show_message(note, Level.WARNING)
+        self.runner.run(warm_lens, owner=window)  # the first approval shown reads at once
         self._check_damage(window, journal)
         if old is not None:
             old.close()
