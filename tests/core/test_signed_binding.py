@@ -33,6 +33,7 @@ from proctor.core import Actor, errors
 from proctor.core.audit.verify import verify
 from proctor.core.decisions.keys import OperatorKey, trust_file
 from proctor.core.kernel.canonical import chain_digest, digest_of
+from proctor.core.storage import census
 from proctor.core.storage.tx import audit_digest_body
 
 from .conftest import AGENT, OPERATOR
@@ -558,3 +559,72 @@ def test_a_format_1_signature_is_kept_for_the_record_but_not_acted_on(
     assert "decide it again" not in err.value.message + err.value.hint  # it cannot be
     report = verify(trusting, trust=trust_path)
     assert report.signatures["signed"] == 1 and report.ok, report.problems
+
+
+# ---------------------------------------------------------------- every column, generated
+
+SIGNED_COLUMNS = [
+    column
+    for column, entry in census.CENSUS["approvals"].items()
+    if entry.kind != "free" and column != "requested_by"  # a server journal's column only
+]
+
+
+def tampered(value: object) -> object:
+    """Another value of the same kind: what a same-user process writes instead."""
+    if value is None:
+        return "tampered"
+    if isinstance(value, bool):
+        return int(not value)
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value + 1.5
+    text = str(value)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text + "-tampered"
+    return json.dumps({"tampered": parsed}) if isinstance(parsed, (dict, list)) else text + "0"
+
+
+@pytest.mark.parametrize("column", SIGNED_COLUMNS)
+def test_every_column_of_a_signed_edited_approval_changed_by_hand_is_refused_or_named(
+    operator, signer, trusting, run, journal_path, column
+):
+    """Generated from the census: for each column of ``approvals`` that is not free metadata,
+    rewritten with every trigger dropped (then put back), the trusting agent refuses to act on
+    the approval, or ``proctor verify`` (no trust file: the chain alone) names it."""
+    approval = trusting.approvals.request(run.id, ACTION, reason="clean up")
+    signer.approvals.approve_edited(
+        approval.id, EDITED, expected_version=approval.version, reason="narrower"
+    )
+    done = trusting.approvals.get(approval.id)
+    with triggers_down(journal_path) as conn:
+        (value,) = conn.execute(
+            f'SELECT "{column}" FROM approvals WHERE id=?', (approval.id,)
+        ).fetchone()
+        conn.execute(
+            f'UPDATE approvals SET "{column}"=? WHERE id=?', (tampered(value), approval.id)
+        )
+    refused = None
+    try:
+        trusting.approvals.consume_and_reserve(approval.id, done.effective_digest, "fx-1")
+    except errors.ProctorError as err:
+        refused = err
+    report = verify(operator, trust=None)
+    named = [p for p in report.problems if approval.id in p.where or approval.id in p.detail]
+    assert refused is not None or named, f"{column}: the agent acted and verify said nothing"
+
+
+def test_a_free_column_changed_by_hand_is_neither_refused_nor_named(
+    operator, signer, trusting, run, journal_path
+):
+    """The generated test's control: what the census calls free (a snooze) changes nothing
+    a decision relies on, so the same harness sees the agent act and verify stay quiet."""
+    approval = approved(signer, trusting, run)
+    with triggers_down(journal_path) as conn:
+        conn.execute("UPDATE approvals SET snoozed_until=? WHERE id=?", (1e12, approval.id))
+    trusting.approvals.consume_and_reserve(approval.id, approval.action_digest, "fx-1")
+    report = verify(operator, trust=None)
+    assert not [p for p in report.problems if approval.id in p.where or approval.id in p.detail]
