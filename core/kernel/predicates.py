@@ -24,7 +24,8 @@ reads of the action::
     exists risk.sql.unbounded_write          a fact with that code (docs/lens.md lists them)
     risk.shell.recursive_delete >= 2         how many facts with that code (absent: none)
     exists risk.shell                        any fact of that family (shell.*)
-    risk.detected == "destructive"           the strongest class the facts imply (null: none)
+    risk.detected == "destructive"           the strongest class the facts imply (null: none;
+                                             compare with == or in: < and > order its text)
     risk.unread > 0                          how many texts the lens could not read
 
 The codes are checked when the rule is made (a misspelt code is refused). The action is read
