@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from proctor.core import aliases
+from proctor.core import aliases, lens  # noqa: F401 - lens: rule conditions read it (risk.)
 from proctor.core.audit.verify import verify
 from proctor.core.kernel.canonical import canonical_json, digest_of
 

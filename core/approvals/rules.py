@@ -91,7 +91,8 @@ def rule_order(row: Any) -> tuple:
 
 def pick(rows: list[Any], name: str, resource: str, action: Any) -> Any:
     """The rule that decides, from the live rules in scope (see the module's order)."""
-    hits = [row for row in rows if rule_matches(row, name, resource, action)]
+    subject = predicates.Subject(action)  # the lens reads the action once for all the rules
+    hits = [row for row in rows if rule_matches(row, name, resource, subject)]
     hits.sort(key=rule_order)
     return hits[0] if hits else None
 

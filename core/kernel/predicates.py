@@ -17,7 +17,22 @@ Grammar (keywords are lower case; whitespace is free)::
     value      := number | string | true | false | null | "[" [value ("," value)*] "]"
     path       := name ("." (name | index))*      name: [A-Za-z_][A-Za-z0-9_-]*
 
-A path starts at the action object (``tool``, ``args.amount``, ``args.items.0.sku``).
+A path starts at the action object (``tool``, ``args.amount``, ``args.items.0.sku``),
+except one that starts with ``risk``: it reads what the risk lens (``proctor.core.lens``)
+reads of the action::
+
+    exists risk.sql.unbounded_write          a fact with that code (docs/lens.md lists them)
+    risk.shell.recursive_delete >= 2         how many facts with that code (absent: none)
+    exists risk.shell                        any fact of that family (shell.*)
+    risk.detected == "destructive"           the strongest class the facts imply (null: none;
+                                             compare with == or in: < and > order its text)
+    risk.unread > 0                          how many texts the lens could not read
+
+The codes are checked when the rule is made (a misspelt code is refused). The action is read
+only when a condition names ``risk`` (once per request, for all the rules: ``Subject``). The
+lens registers itself as ``risk_reader`` when ``proctor.core`` is imported; a condition naming
+``risk`` where it is not registered, or naming a code it does not know (a newer Proctor's),
+fails safe as a condition that does not parse (``condition_holds``).
 Strings are JSON strings in double quotes (JSON escapes). Semantics, chosen so that a
 condition never matches by accident:
 
@@ -42,7 +57,8 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -56,6 +72,26 @@ MAX_REGEX = 200
 OPERATORS = ("==", "!=", "<=", ">=", "<", ">", "glob", "regex", "in")
 KEYWORDS = {"and", "or", "not", "exists", "glob", "regex", "in", "true", "false", "null"}
 MISSING = object()
+RISK = "risk"
+
+
+@dataclass(frozen=True)
+class RiskReader:
+    """What ``risk`` paths read: ``read(action)`` gives ``{"detected": class or None,
+    "unread": n, "<family>": {"<name>": count}}``; ``names`` the paths below ``risk`` a
+    condition may name ("detected", "unread", "sql", "sql.write" …)."""
+
+    read: Callable[[Any], dict[str, Any]]
+    names: frozenset[str]
+
+
+risk_reader: RiskReader | None = None  # set by proctor.core.lens on import
+
+
+def use_risk_reader(reader: RiskReader | None) -> None:
+    global risk_reader
+    risk_reader = reader
+
 
 TOKEN = re.compile(
     r"""
@@ -217,6 +253,10 @@ class _Parser:
                 parts.append(int(seg.text))
             else:
                 raise _fail(f"expected a name or an index after '.', found {seg.text!r}", seg.pos)
+        if parts[0] == RISK and not (
+            2 <= len(parts) <= 3 and all(isinstance(p, str) for p in parts)
+        ):
+            raise _fail("a risk path is risk.detected, risk.unread or risk.<code>", tok.pos)
         return tuple(parts)
 
     def value(self) -> Any:
@@ -287,15 +327,55 @@ def _compile_regex(pattern: str, pos: int) -> re.Pattern:
         raise _fail(f"bad regex: {exc}", pos) from exc
 
 
+class Subject:
+    """An action conditions are evaluated on; what the risk lens reads of it is read once,
+    when a condition first names ``risk``."""
+
+    def __init__(self, action: Any) -> None:
+        self.action = action
+        self.view: dict[str, Any] | None = None
+
+    def risk(self) -> dict[str, Any]:
+        if self.view is None:
+            reader = risk_reader
+            if reader is None:
+                raise _fail("risk paths need the risk lens, which is not loaded")
+            try:
+                self.view = {RISK: reader.read(self.action)}
+            except Exception as exc:
+                raise _fail(f"the risk lens could not read the action: {exc}") from exc
+        return self.view
+
+
+def subject_of(action: Any) -> Subject:
+    return action if isinstance(action, Subject) else Subject(action)
+
+
 @dataclass(frozen=True)
 class Predicate:
-    """A parsed condition. ``text`` is what the operator wrote (stored with the rule)."""
+    """A parsed condition. ``text`` is what the operator wrote (stored with the rule);
+    ``risk`` the ``risk`` paths it names."""
 
     text: str
     tree: tuple
+    risk: tuple[tuple, ...] = field(default=())
 
     def matches(self, action: Any) -> bool:
-        return _eval(self.tree, action)
+        """Whether ``action`` (or a ``Subject``) satisfies it; ``ValidationError`` when it names
+        ``risk`` paths the lens cannot answer (see ``check_risk``)."""
+        if self.risk:
+            self.check_risk()
+        return _eval(self.tree, subject_of(action))
+
+    def check_risk(self) -> None:
+        """Refuses ``risk`` paths when the lens is not loaded or does not know them."""
+        reader = risk_reader
+        if reader is None:
+            raise _fail("risk paths need the risk lens, which is not loaded")
+        for path in self.risk:
+            name = ".".join(str(p) for p in path[1:])
+            if name not in reader.names:
+                raise _fail(f"the risk lens reads no {'.'.join(map(str, path))}")
 
 
 @lru_cache(maxsize=512)
@@ -305,14 +385,28 @@ def parse(text: str) -> Predicate:
         raise _fail("the condition must be text")
     if len(text) > MAX_TEXT:
         raise _fail(f"the condition is longer than {MAX_TEXT} characters")
-    return Predicate(text, _Parser(text).parse())
+    tree = _Parser(text).parse()
+    return Predicate(text, tree, tuple(dict.fromkeys(risk_paths(tree))))
+
+
+def risk_paths(node: tuple) -> list[tuple]:
+    """The ``risk`` paths of a parsed tree, in order."""
+    kind = node[0]
+    if kind in ("or", "and"):
+        return [p for part in node[1] for p in risk_paths(part)]
+    if kind == "not":
+        return risk_paths(node[1])
+    path = node[1] if kind == "exists" else node[2]
+    return [path] if path[0] == RISK else []
 
 
 def normalized(text: str | None) -> str | None:
     """``text`` stripped and checked, or None for no condition (empty text)."""
     if text is None or not text.strip():
         return None
-    parse(text.strip())
+    predicate = parse(text.strip())
+    if predicate.risk:
+        predicate.check_risk()
     return text.strip()
 
 
@@ -379,27 +473,42 @@ def _compare(op: str, subject: Any, operand: Any) -> bool:
     }[op]
 
 
-def _eval(node: tuple, action: Any) -> bool:
+def _value(subject: Subject, path: tuple) -> Any:
+    return resolve(subject.risk() if path[0] == RISK else subject.action, path)
+
+
+def _eval(node: tuple, subject: Subject) -> bool:
     kind = node[0]
     if kind == "or":
-        return any(_eval(part, action) for part in node[1])
+        return any(_eval(part, subject) for part in node[1])
     if kind == "and":
-        return all(_eval(part, action) for part in node[1])
+        return all(_eval(part, subject) for part in node[1])
     if kind == "not":
-        return not _eval(node[1], action)
+        return not _eval(node[1], subject)
     if kind == "exists":
-        return resolve(action, node[1]) is not MISSING
+        return _value(subject, node[1]) is not MISSING
     _cmp, op, path, operand = node
-    return _compare(op, resolve(action, path), operand)
+    return _compare(op, _value(subject, path), operand)
 
 
-__all__ = ["Predicate", "matches", "normalized", "parse", "same"]
+__all__ = [
+    "Predicate",
+    "RiskReader",
+    "Subject",
+    "condition_holds",
+    "matches",
+    "normalized",
+    "parse",
+    "same",
+    "use_risk_reader",
+]
 
 
 def condition_holds(row: Any, action: Any) -> bool:
-    """A stored rule's condition on ``action``. A condition that no longer parses (written
-    by a newer Proctor, or altered) fails safe: a deny or prompt rule still applies, an
-    allow rule does not."""
+    """A stored rule's condition on ``action`` (or a ``Subject``, shared by the rules tried on
+    one request). A condition that no longer parses (written by a newer Proctor, or altered),
+    or names ``risk`` paths the lens cannot answer, fails safe: a deny or prompt rule still
+    applies, an allow rule does not."""
     text = getattr(row, "predicate", None)
     if text is None:
         return True

@@ -17,6 +17,19 @@ ORDER: tuple[str, ...] = (
     SafetyClass.FINANCIAL.value,
     SafetyClass.DESTRUCTIVE.value,
 )
+# every code a fact may carry (docs/lens.md's table); rule conditions may name these
+CODES: frozenset[str] = frozenset(
+    {
+        "sql.unbounded_write", "sql.drop", "sql.truncate", "sql.alter", "sql.write",
+        "sql.many_statements",
+        "shell.commands", "shell.sudo", "shell.recursive_delete", "shell.forced_delete",
+        "shell.pipe_to_shell", "shell.env_hijack", "shell.system_redirect", "shell.background",
+        "shell.chained", "shell.publish", "shell.discard",
+        "http.write_method", "http.production", "http.payment", "http.large_body",
+        "path.outside_cwd", "path.system", "path.wildcard",
+        "diff.files", "diff.deleted_file",
+    }
+)  # fmt: skip
 SNIPPET = 60  # characters of agent text quoted in a sentence
 
 

@@ -261,7 +261,7 @@ class ApprovalDetail(DetailWidget):
         self.lens_line.set_lens(lens)
         self.title.setText(approval.action_name)
         self.args.set_value(approval.action)
-        self.action_text.set_action(approval.action)
+        self.action_text.set_action(approval.action, lens.reading.facts)  # highlights its facts
         self.agent_reason.set_text(approval.reason)
         self.digest.setText(approval.action_digest)
         self.digest.setCursorPosition(0)

@@ -51,6 +51,8 @@ KIND = {"approval": "#2f6fdf", "question": "#8053df", "conflict": "#138a7a", "ef
 # more strongly on a dark Base, so the palette's Text stays readable on them (diff_colors).
 DIFF_ACCENT = {"delete": "#e5534b", "insert": "#3fb950"}
 DIFF_MIX = (0.3, 0.35)  # (light, dark) share of the accent
+LENS_ACCENT = "#e3a008"  # the spans the risk lens read a fact from
+LENS_MIX = (0.35, 0.4)  # (light, dark) share of the accent
 OVER_BUDGET = ("#b42318", "#ff7b72")  # (light, dark) text of a number over its budget
 LEVEL = {
     "info": ("#e3ecfb", "#1f2f4d"),
@@ -255,6 +257,12 @@ def diff_colors(palette: QPalette) -> dict[str, QColor]:
     base = palette.color(QPalette.ColorRole.Base)
     share = DIFF_MIX[1 if palette_is_dark(palette) else 0]
     return {op: mix(base, QColor(accent), share) for op, accent in DIFF_ACCENT.items()}
+
+
+def highlight_color(palette: QPalette) -> QColor:
+    """The background of a span the risk lens read a fact from, on ``palette``."""
+    base = palette.color(QPalette.ColorRole.Base)
+    return mix(base, QColor(LENS_ACCENT), LENS_MIX[1 if palette_is_dark(palette) else 0])
 
 
 def over_budget_color(palette: QPalette) -> QColor:

@@ -6,25 +6,38 @@ in the JSON tree beside it; this shows the text an approval would act on.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import Slot
-from PySide6.QtGui import QFontDatabase, QGuiApplication, QResizeEvent, QTextOption
+from PySide6.QtCore import QEvent, QObject, Slot
+from PySide6.QtGui import (
+    QFontDatabase,
+    QGuiApplication,
+    QHelpEvent,
+    QResizeEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QPushButton,
     QSizePolicy,
     QTextEdit,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
+from proctor.core.lens import Fact
+
 from ..infra.i18n import tr
 from ..infra.tasks import Ticket
-from .bounded_text import LINE_CHARS, TextViewer, preview
-from .labels import plain_label, section
+from ..infra.theme import highlight_color
+from .bounded_text import LINE_CHARS, PreviewMap, TextViewer, preview
+from .labels import plain_label, plain_tip, section
 from .prepare import prepare, text_size
 
 # Keys whose text is what the action does, wherever they sit in the action.
@@ -59,17 +72,40 @@ LONG = 60  # any other text longer than this (or with a line break) is shown who
 MAX_LINES = 14  # a box grows to this many lines, then scrolls
 MAX_FIELDS = 40  # texts shown; the tree has the rest
 BOX_CHARS = 200_000  # a box holds at most this much of a text; "Show all" opens the rest
+MAX_MARKS = 300  # lens highlights drawn in one box
 
 
-def _leaves(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+def _leaves(
+    value: Any, path: tuple[str, ...] = (), field: str | None = None
+) -> Iterator[tuple[tuple[str, ...], str | None, Any]]:
+    """(path, the lens's name of it or None, value) of every leaf; the lens names the
+    places under ``args`` as ``args.steps[1].command`` (``Fact.field``)."""
     if isinstance(value, dict):
         for key, child in value.items():
-            yield from _leaves(child, (*path, str(key)))
+            if field is not None:
+                sub: str | None = f"{field}.{key}"
+            else:
+                sub = "args" if not path and key == "args" else None
+            yield from _leaves(child, (*path, str(key)), sub)
     elif isinstance(value, list) and not all(isinstance(v, str) for v in value):
         for n, child in enumerate(value):
-            yield from _leaves(child, (*path, f"[{n}]"))
+            yield from _leaves(child, (*path, f"[{n}]"), None if field is None else f"{field}[{n}]")
     else:
-        yield path, value
+        yield path, field, value
+
+
+def places_of(field: str | None, value: Any) -> dict[str, int]:
+    """The lens's fields whose text makes up a shown text, each with where it starts in it
+    (a list of strings is shown one element a line)."""
+    if field is None:
+        return {}
+    if isinstance(value, str):
+        return {field: 0}
+    places, at = {}, 0
+    for n, item in enumerate(value):
+        places[f"{field}[{n}]"] = at
+        at += len(item) + 1
+    return places
 
 
 def _text(value: Any) -> str | None:
@@ -80,26 +116,41 @@ def _text(value: Any) -> str | None:
     return None
 
 
-def action_texts(action: Any) -> list[tuple[str, str]]:
-    """(label, whole text) of every text in ``action`` that says what it does: the known
-    action keys first (command, sql, url, path, body …), then any other long text."""
+@dataclass(frozen=True)
+class Found:
+    """One text of the action: its label, the whole text, and the lens's fields in it."""
+
+    name: str
+    text: str
+    places: dict[str, int]
+
+
+def found_texts(action: Any) -> list[Found]:
+    """Every text in ``action`` that says what it does: the known action keys first
+    (command, sql, url, path, body …), then any other long text."""
     if not isinstance(action, dict):
         text = _text(action)
-        return [("action", text)] if text else []
-    known: list[tuple[int, str, str]] = []
-    other: list[tuple[str, str]] = []
-    for path, value in _leaves(action):
+        return [Found("action", text, {})] if text else []
+    known: list[tuple[int, Found]] = []
+    other: list[Found] = []
+    for path, field, value in _leaves(action):
         text = _text(value)
         if text is None or not path or path == ("tool",) or path == ("name",):
             continue
         key = path[-1].lower()
         name = ".".join(p for p in path if p != "args") or path[-1]
+        found = Found(name, text, places_of(field, value))
         if key in ACTION_KEYS:
-            known.append((ACTION_KEYS.index(key), name, text))
+            known.append((ACTION_KEYS.index(key), found))
         elif len(text) > LONG or "\n" in text:
-            other.append((name, text))
-    ordered = [(name, text) for _rank, name, text in sorted(known, key=lambda k: k[0])]
+            other.append(found)
+    ordered = [found for _rank, found in sorted(known, key=lambda k: k[0])]
     return (ordered + other)[:MAX_FIELDS]
+
+
+def action_texts(action: Any) -> list[tuple[str, str]]:
+    """(label, whole text) of every text in ``action`` that says what it does."""
+    return [(f.name, f.text) for f in found_texts(action)]
 
 
 def size_note(text: str) -> str:
@@ -117,19 +168,45 @@ def more_text(text: str) -> str:
     return tr("Show all ({more} more characters)").format(more=f"{len(text) - BOX_CHARS:,}")
 
 
+@dataclass(frozen=True)
+class Mark:
+    """A span of the box's text a lens fact comes from, and the fact's sentence."""
+
+    start: int
+    end: int
+    tip: str
+
+
+def marks_of(found: Found, facts: Sequence[Fact]) -> list[Mark]:
+    """Where ``facts`` sit in the box that shows ``found`` (the preview's offsets), at most
+    MAX_MARKS; the escapes and breaks are mapped only for a text that has facts."""
+    here = [f for f in facts if f.field in found.places][:MAX_MARKS]
+    if not here:
+        return []
+    where = PreviewMap(found.text, BOX_CHARS, LINE_CHARS)
+    marks = []
+    for fact in here:
+        at = found.places[fact.field]
+        span = where.span(at + fact.start, at + fact.end)
+        if span is not None:
+            marks.append(Mark(*span, fact.text))
+    return marks
+
+
 class Shown:
     """One text of the action as the box shows it (made off the GUI thread when large):
-    its name, the whole text, its size note, and the bounded, escaped head in display lines
-    of at most LINE_CHARS."""
+    its name, the whole text, its size note, the bounded, escaped head in display lines
+    of at most LINE_CHARS, and where the lens's facts sit in that head."""
 
-    def __init__(self, name: str, text: str) -> None:
-        self.name, self.full = name, text
-        self.note = size_note(text)
-        self.head, self.left = preview(text, BOX_CHARS, LINE_CHARS)
+    def __init__(self, found: Found, facts: Sequence[Fact] = ()) -> None:
+        self.name, self.full = found.name, found.text
+        self.note = size_note(found.text)
+        self.head, self.left = preview(found.text, BOX_CHARS, LINE_CHARS)
+        self.marks = marks_of(found, facts)
 
 
-def shown_texts(action: Any) -> list[Shown]:
-    return [Shown(name, text) for name, text in action_texts(action)]
+def shown_texts(action: Any, facts: Sequence[Fact] = ()) -> list[Shown]:
+    return [Shown(found, facts) for found in found_texts(action)]
 
 
 class FullText(QTextEdit):
@@ -149,7 +226,41 @@ class FullText(QTextEdit):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
+        self.marks: list[Mark] = []
+        self.viewport().installEventFilter(self)
         self._fit()
+
+    def set_marks(self, marks: list[Mark]) -> None:
+        """Highlight the spans the lens's facts come from (the theme's highlight colour);
+        hovering one shows its facts' sentences."""
+        self.marks = marks
+        colour = highlight_color(self.palette())
+        selections = []
+        for mark in marks:
+            selection = QTextEdit.ExtraSelection()
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(mark.start)
+            cursor.setPosition(mark.end, QTextCursor.MoveMode.KeepAnchor)
+            look = QTextCharFormat()
+            look.setBackground(colour)
+            selection.cursor, selection.format = cursor, look
+            selections.append(selection)
+        self.setExtraSelections(selections)
+
+    def tip_at(self, position: int) -> str:
+        """The sentences of the facts whose spans hold the character at ``position``."""
+        return "\n".join(dict.fromkeys(m.tip for m in self.marks if m.start <= position < m.end))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.viewport() and event.type() == QEvent.Type.ToolTip and self.marks:
+            assert isinstance(event, QHelpEvent)
+            tip = self.tip_at(self.cursorForPosition(event.pos()).position())
+            if tip:
+                QToolTip.showText(event.globalPos(), plain_tip(tip), self.viewport())
+            else:
+                QToolTip.hideText()
+            return True
+        return super().eventFilter(watched, event)
 
     def set_text(self, text: str) -> None:
         """Agent text: its bounded, escaped head in short display lines (``preview``)."""
@@ -184,6 +295,7 @@ class ActionField(QWidget):
     def __init__(self, shown: Shown, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         name, text = shown.name, shown.full
+        self.marks = shown.marks
         self.name, self.full = name, text
         self.label = plain_label(name, self, name="Mono", selectable=False)
         self.note = plain_label(shown.note, self, name="Muted", selectable=False)
@@ -206,6 +318,7 @@ class ActionField(QWidget):
         # gigabytes, one unbroken 200,000-character line for seconds: the box holds a
         # bounded head in short display lines, the viewer pages through the whole text
         self.box.set_shown(shown.head)
+        self.box.set_marks(shown.marks)
         head = QHBoxLayout()
         head.addWidget(self.label)
         head.addWidget(self.note, 1)
@@ -250,9 +363,10 @@ class ActionText(QWidget):
         self.layout_.addWidget(self.empty)
         self.layout_.addWidget(self.preparing)
 
-    def set_action(self, action: Any) -> None:
-        """Show ``action``'s texts; a large action is made ready on the presentation pool
-        (``is_preparing()`` until it arrives)."""
+    def set_action(self, action: Any, facts: Sequence[Fact] = ()) -> None:
+        """Show ``action``'s texts, the spans ``facts`` (what the lens read of it) come from
+        highlighted; a large action is made ready on the presentation pool (``is_preparing()``
+        until it arrives)."""
         if self._ticket is not None:
             self._ticket.cancel()
         for field in self.fields:
@@ -262,7 +376,7 @@ class ActionText(QWidget):
         self.empty.hide()
         self.preparing.show()
         self._ticket = prepare(
-            lambda: shown_texts(action), self._fill, self, size=text_size(action)
+            lambda: shown_texts(action, facts), self._fill, self, size=text_size(action)
         )
 
     def is_preparing(self) -> bool:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
+
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
@@ -14,6 +17,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from proctor.core.kernel.safe_text import INVISIBLE
 
 from ..infra.i18n import tr
 from .fmt import visible
@@ -58,6 +63,67 @@ def preview(text: str, limit: int, width: int = LINE_CHARS) -> tuple[str, int]:
     looked at, so it costs the same for a 3 MB text as for a 30 KB one."""
     head = text[:limit]
     return chunk_lines(visible(head), width), len(text) - len(head)
+
+
+def escape_width(ch: str) -> int:
+    """How many characters ``visible`` shows an invisible character as (\\xhh, \\uhhhh …)."""
+    code = ord(ch)
+    return 4 if code < 0x100 else 6 if code < 0x10000 else 10
+
+
+class PreviewMap:
+    """Where characters of agent text sit in its ``preview(text, limit, width)``: each
+    escaped character widens to its escape, each line of the escaped head longer than
+    ``width`` gets a newline every ``width`` characters. Built in one pass over the head
+    (off the GUI thread for a large text, as the preview is); a lookup is a bisection."""
+
+    def __init__(self, text: str, limit: int, width: int = LINE_CHARS) -> None:
+        head = text[:limit]
+        self.size, self.width = len(head), width
+        self.escaped = [m.start() for m in INVISIBLE.finditer(head)]
+        self.extra = list(accumulate(escape_width(head[p]) - 1 for p in self.escaped))
+        shown = self.size + (self.extra[-1] if self.extra else 0)
+        # display lines: the escaped head's line starts, and the breaks inserted before each
+        self.starts = [0] + [self.widened(m) + 1 for m in _newlines(head)]
+        self.broken = shown > width
+        self.inside: list[int] = []  # breaks inside each line
+        self.breaks: list[int] = []  # breaks before each line
+        if self.broken:
+            ends = [s - 1 for s in self.starts[1:]] + [shown]
+            self.inside = [
+                max(end - start - 1, 0) // width
+                for start, end in zip(self.starts, ends, strict=True)
+            ]
+            self.breaks = [0, *accumulate(self.inside[:-1])]
+
+    def widened(self, offset: int) -> int:
+        """``offset`` in the escaped head (before display breaks)."""
+        n = bisect_left(self.escaped, offset)
+        return offset + (self.extra[n - 1] if n else 0)
+
+    def broken_at(self, offset: int) -> int:
+        """An offset of the escaped head in the preview (display breaks inserted)."""
+        if not self.broken:
+            return offset
+        line = bisect_right(self.starts, offset) - 1
+        within = min((offset - self.starts[line]) // self.width, self.inside[line])
+        return offset + self.breaks[line] + within
+
+    def span(self, start: int, end: int) -> tuple[int, int] | None:
+        """``[start, end)`` of the text as ``[start, end)`` of its preview; cut at the head,
+        None when nothing of it is shown."""
+        end = min(end, self.size)
+        if start < 0 or start >= end:
+            return None
+        return self.broken_at(self.widened(start)), self.broken_at(self.widened(end) - 1) + 1
+
+
+def _newlines(text: str) -> list[int]:
+    out, at = [], text.find("\n")
+    while at != -1:
+        out.append(at)
+        at = text.find("\n", at + 1)
+    return out
 
 
 def longest_line(text: str) -> int:

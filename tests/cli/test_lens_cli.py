@@ -44,3 +44,24 @@ def test_approve_asks_for_what_reads_stronger_than_declared(fresh: Path) -> None
     assert status(fresh, ident) == "approved"
     plain = asked(fresh, "ls -la /srv")  # reads as nothing stronger: no question
     assert script("approve", plain).returncode == 0, status(fresh, plain)
+
+
+def test_add_rule_on_a_fact_previews_then_makes_it(fresh: Path) -> None:  # noqa: F811
+    """`--when 'exists risk.sql.unbounded_write'`: the preview lists the unbounded DELETE
+    waiting, not the bounded one; with --yes --apply-pending the rule denies it."""
+    unbounded = asked(fresh, 'psql -c "DELETE FROM t"')
+    bounded = asked(fresh, 'psql -c "DELETE FROM t WHERE id = 7"')
+    when = ("--when", "exists risk.sql.unbounded_write")
+    shown = script("add-rule", "deny", "Bash", "--project", "shop", *when, "--json")
+    assert shown.returncode == 0, shown.stderr
+    preview = json.loads(shown.stdout)["preview"]
+    assert [h["id"] for h in preview["pending"]] == [unbounded]
+    assert json.loads(shown.stdout)["made"] is None
+    made = script(
+        "add-rule", "deny", "Bash", "--project", "shop", *when, "--yes", "--apply-pending"
+    )
+    assert made.returncode == 0, made.stderr
+    assert "made rule_" in made.stdout and unbounded in made.stdout
+    assert (status(fresh, unbounded), status(fresh, bounded)) == ("denied", "pending")
+    typo = script("add-rule", "deny", "Bash", "--project", "shop", "--when", "exists risk.sql.x")
+    assert typo.returncode == 1 and "risk lens reads no risk.sql.x" in typo.stderr

@@ -40,3 +40,12 @@ def test_each_case_reads_as_its_expected_facts(case: dict) -> None:
         assert reading.detected == case["detected"], reading
     for fact in reading.facts:
         assert 0 <= fact.start <= fact.end <= len(field_text(case["action"], fact.field))
+
+
+def test_rule_conditions_know_every_code_the_corpus_reads() -> None:
+    """A code a rule cannot name (``CODES``, checked when a rule is made) would make a rule
+    on it impossible: every code the corpus reads is one of them, and every one is read."""
+    from proctor.core.lens.facts import CODES
+
+    read = {f.code for case in CASES for f in read_action(case["action"], cwd="/w").facts}
+    assert read == CODES
