@@ -304,12 +304,14 @@ def small_disk(tmp_path) -> Iterator[Path]:
 
 
 def fill(folder: Path) -> Path:
+    """Fill ``folder``'s file system. Unbuffered: a buffered writer keeps the part of the last
+    write the disk did not take and raises ENOSPC again on close (whether it does depended on
+    how the free space fell against the 64 KB writes, i.e. on the journal's size)."""
     filler = folder / "filler"
-    with open(filler, "wb") as out:
+    with open(filler, "wb", buffering=0) as out:
         try:
             while True:
                 out.write(b"\0" * 65536)
-                out.flush()
         except OSError:
             pass
     return filler
