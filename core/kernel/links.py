@@ -49,6 +49,15 @@ def link_url(target: str, ident: str) -> str:
     return f"{SCHEME}://{target}/{quote(ident, safe='')}"
 
 
+def linkable(ident: str) -> bool:
+    """Whether a link can be made to ``ident`` (the desk's Copy link is off when not)."""
+    try:
+        check_id(ident)
+    except BadLink:
+        return False
+    return True
+
+
 def parse_link(text: str) -> Link:
     """The item or run ``text`` links to; ``BadLink`` saying why when it is no such link."""
     if len(text) > MAX_LINK:

@@ -61,6 +61,12 @@ class RunList(ListPage):
         super().start()
         self.load_facets()
 
+    def current_run_id(self) -> str:
+        """The id of the run under the cursor ("" when none is)."""
+        index = self.table.currentIndex()
+        key = index.siblingAtColumn(COL_STATUS).data(KEY_ROLE) if index.isValid() else None
+        return str(key) if key else ""
+
     def load_facets(self) -> None:
         runs = self.journal.runs
         self.ctx.runner.coalesce(

@@ -102,3 +102,97 @@ def test_a_desk_opened_for_a_link_shows_it_once_its_window_is_up(qtbot, populate
         if desk.window is not None:
             desk.window.close()
         desk.shutdown()
+
+
+POPUP = pytest.mark.qt_log_ignore("does not support (grabbing|raise)")  # offscreen popups
+
+
+def context_menu_at(qtbot, view, row: int):
+    """A right click on ``row`` of ``view``: the row becomes current, the menu pops up."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QContextMenuEvent
+    from PySide6.QtWidgets import QMenu
+
+    index = view.model().index(row, 0)
+    view.scrollTo(index)
+    at = view.visualRect(index).center()
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.RightButton, pos=at)
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, at, view.viewport().mapToGlobal(at))
+    QApplication.sendEvent(view.viewport(), event)
+    qtbot.waitUntil(lambda: view.findChild(QMenu) is not None, timeout=WAIT_MS)
+    return view.findChild(QMenu)
+
+
+def click_entry(qtbot, menu, text: str) -> None:
+    from PySide6.QtCore import Qt
+
+    action = next(a for a in menu.actions() if a.text() == text)
+    assert action.isEnabled()
+    qtbot.waitUntil(menu.isVisible, timeout=WAIT_MS)
+    qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(action).center())
+
+
+@POPUP
+def test_copy_link_on_an_inbox_row_gives_a_link_that_opens_it(qtbot, populated, open_desk):
+    from PySide6.QtGui import QGuiApplication
+
+    from .driver import Desk
+
+    path, ids = populated
+    window = open_desk(path)
+    desk = Desk(qtbot, window)
+    row = desk.inbox_row(f"effect:{ids['effect']}")
+    menu = context_menu_at(qtbot, window.inbox.table, row)
+    click_entry(qtbot, menu, "Copy link")
+    copied = QGuiApplication.clipboard().text()
+    assert copied == "proctor://item/email%3Awelcome%3A42"
+    window.go("runs")
+    window.follow_link(copied)
+    qtbot.waitUntil(lambda: shown_key(window) == f"effect:{ids['effect']}", timeout=WAIT_MS)
+
+
+@POPUP
+def test_copy_link_on_a_run_row_and_on_the_run_shown(qtbot, populated, open_desk):
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QGuiApplication
+
+    from .driver import Desk
+
+    path, ids = populated
+    window = open_desk(path)
+    window.go("runs")
+    desk = Desk(qtbot, window)
+    row = desk.wait_row(window.runs.model, ids["run2"])
+    menu = context_menu_at(qtbot, window.runs.table, row)
+    click_entry(qtbot, menu, "Copy link")
+    assert QGuiApplication.clipboard().text() == f"proctor://run/{ids['run2']}"
+    window.show_run(ids["run"])
+    qtbot.waitUntil(lambda: window.runs.detail.run is not None, timeout=WAIT_MS)
+    window.registry.refresh()
+    window.activateWindow()  # the menu had it
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT_MS)
+    qtbot.keyClick(
+        window.runs.detail.events_pane.table,
+        Qt.Key.Key_L,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert QGuiApplication.clipboard().text() == f"proctor://run/{ids['run']}"
+
+
+def test_no_link_is_offered_for_an_id_that_would_not_show_as_itself(qtbot, populated, open_desk):
+    from proctor.core import Actor, Journal
+
+    from .driver import Desk
+
+    path, ids = populated
+    key = "email:12\u202e345"
+    with Journal.open(path, actor=Actor.agent("bot")) as j:
+        j.effects.reserve(key, tool="send_email", run_id=ids["run"], action={})
+        j.effects.begin(key)
+        j.effects.mark_ambiguous(key, "timed out")
+    window = open_desk(path)
+    desk = Desk(qtbot, window)
+    desk.select_inbox_item(f"effect:{key}")
+    window.registry.refresh()
+    assert not window.registry.action("inbox.copy_link").isEnabled()
+    assert window.registry.action("inbox.copy_id").isEnabled()
