@@ -8,10 +8,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .ops_base import guarded
+from .ops_base import UsageError, guarded
 
 if TYPE_CHECKING:
     from proctor.core.errors import ProctorError
+    from proctor.core.kernel.links import Link
     from proctor.gui.shell.mainwindow import MainWindow
 
 EXIT_OK, EXIT_USAGE, EXIT_STORE = 0, 2, 3
@@ -40,13 +41,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.set_defaults(func=guarded(cmd_demo))
 
     opener = sub.add_parser(
-        "open", help="open a journal in the desk", description="Open a journal in the desk."
+        "open",
+        help="open a journal in the desk, or a link to an item or a run",
+        description="Open a journal in the desk, or follow a link "
+        "(proctor://item/ID, proctor://run/ID: the desk's Copy link) to that item or run. "
+        "A link's journal is --journal, else $PROCTOR_JOURNAL, else the config's, else "
+        "the most recent journal the desk opened; a desk that has it open already shows "
+        "the link, else a new desk opens on it.",
     )
     opener.add_argument(
         "path",
-        help="the journal file, or a team journal's server URL "
+        help="the journal file, a team journal's server URL "
         "(postgresql+psycopg://LOGIN@HOST:PORT/DATABASE; the "
-        "password from the URL or the OS keyring)",
+        "password from the URL or the OS keyring), or a link proctor://item/ID or "
+        "proctor://run/ID",
+    )
+    opener.add_argument(
+        "--journal",
+        metavar="PATH",
+        help="for a link: the journal it is in (default: $PROCTOR_JOURNAL, the config, "
+        "else the most recent one)",
     )
     opener.add_argument("--read-only", action="store_true", help="watch only; decide nothing")
     opener.add_argument("--as", dest="operator", help="operator name (default: your login)")
@@ -60,16 +74,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_open(args: argparse.Namespace) -> int:
+    link = link_of(args)  # before anything of Qt: a bad link is a usage error
+    if link is not None:
+        from .ops_base import journal_path
+
+        args.path = journal_path(args)
+    elif args.journal:
+        raise UsageError("--journal goes with a link (proctor://item/ID or proctor://run/ID)")
     from proctor.gui.shell.preflight import check_or_explain
 
     if (refused := check_or_explain("proctor open")) is not None:
         return refused
+    desk = {"link": link.url()} if link is not None else {}
     if "://" in args.path and not args.path.startswith("sqlite:///"):
         from proctor.gui.shell.start import (
             run_desk,  # a server: the desk connects (or says why not)
         )
 
-        return run_desk(args.path, read_only=args.read_only, operator=args.operator)
+        return run_desk(args.path, read_only=args.read_only, operator=args.operator, **desk)
     path = Path(args.path.removeprefix("sqlite:///")).expanduser()
     if not path.exists() and (args.read_only or not args.create):
         print(f"proctor open: error: no journal at {path}", file=sys.stderr)
@@ -90,7 +112,20 @@ def cmd_open(args: argparse.Namespace) -> int:
         read_only=args.read_only,
         operator=args.operator,
         old_schema="migrate" if args.migrate else "ask",
+        **desk,
     )
+
+
+def link_of(args: argparse.Namespace) -> Link | None:
+    """The link ``proctor open`` was given (None: a journal); UsageError for a malformed one."""
+    from proctor.core.kernel.links import BadLink, is_link, parse_link
+
+    if not is_link(args.path):
+        return None
+    try:
+        return parse_link(args.path)
+    except BadLink as exc:
+        raise UsageError(str(exc)) from None
 
 
 def not_a_journal(path: Path) -> ProctorError | None:

@@ -53,7 +53,7 @@ def desktop_entry(executable: Path) -> str:
     lines = []
     for line in resources.read_text("linux", f"{resources.APP_ID}.desktop").splitlines():
         if line.startswith("Exec="):
-            line = f"Exec={exec_quote(executable)} %f"
+            line = f"Exec={exec_quote(executable)} %u"
         elif line.startswith("TryExec="):
             line = f"TryExec={executable}"
         lines.append(line)

@@ -52,7 +52,7 @@ if [ "$(uname -s)" = "Linux" ]; then
   echo "== 4/4 desktop files and tarball"
   SHARE="$BUNDLE/share"
   mkdir -p "$SHARE/applications" "$SHARE/metainfo"
-  sed -e 's|^Exec=.*|Exec=proctor-desk %f|' -e 's|^TryExec=.*|TryExec=proctor-desk|' \
+  sed -e 's|^Exec=.*|Exec=proctor-desk %u|' -e 's|^TryExec=.*|TryExec=proctor-desk|' \
     resources/linux/$APP_ID.desktop > "$SHARE/applications/$APP_ID.desktop"
   for png in resources/icons/app/proctor-*.png; do
     size="$(basename "$png" .png)"; size="${size#proctor-}"

@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 
 from proctor.core import errors
+from proctor.core.kernel.links import link_url, linkable
 from proctor.core.models import (
     Approval,
     ApprovalScope,
@@ -107,6 +108,20 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
             no_icon="clipboard copy; nothing to show",
         ),
         ActionSpec(
+            "inbox.copy_link",
+            QT_TR_NOOP("Copy link"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP(
+                "A proctor://item/… link to the item shown, to the clipboard "
+                "(`proctor open LINK` shows it)"
+            ),
+            handler=c.copy_link,
+            enabled=c.can_link,
+            shortcut="Ctrl+Shift+L",
+            section=1,
+            no_icon="clipboard copy; nothing to show",
+        ),
+        ActionSpec(
             "inbox.next",
             QT_TR_NOOP("Next item"),
             QT_TR_NOOP("Inbox"),
@@ -180,6 +195,9 @@ class InboxCommands(QObject):
         for spec in commands(self):
             self.registry.register(spec, page=self.page)
         self.registry.attach("inbox.open", self.page.table)
+        self.registry.context_menu(
+            self.page.table, ("inbox.copy_link", "inbox.copy_id", "inbox.open_run")
+        )
 
     def _connect(self) -> None:
         self.decider.done.connect(self._on_done)
@@ -233,6 +251,13 @@ class InboxCommands(QObject):
     def can_resolve(self) -> bool:
         targets = self.targets()
         return self.writable() and len(targets) == 1 and targets[0].kind == InboxKind.EFFECT
+
+    def can_link(self) -> bool:
+        items = self.targets()
+        return len(items) == 1 and linkable(items[0].id)
+
+    def copy_link(self) -> None:
+        QGuiApplication.clipboard().setText(link_url("item", self.targets()[0].id))
 
     def has_run(self) -> bool:
         targets = self.targets()

@@ -5,6 +5,8 @@ it counted, as of the moment it counted them); its one choice besides "Any age" 
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QWidget
 
@@ -63,7 +65,7 @@ class FilterBar(QWidget):
         self._debounce.setInterval(SEARCH_DEBOUNCE_MS)
         self._debounce.timeout.connect(self._emit)
         self._connect()
-        layout = QHBoxLayout(self)
+        layout = self.row = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.search, 1)
         for widget in (self.kind, self.agent, self.project, self.safety, self.age, self.sort):
@@ -107,6 +109,37 @@ class FilterBar(QWidget):
             created_until=until,
         )
 
+    def state(self) -> dict[str, Any]:
+        """The filters as a saved view keeps them (not the age: the Overview's alone)."""
+        return {
+            "text": self.search.text().strip(),
+            "kind": self.kind.currentData() or "",
+            "agent": self.agent.currentData() or "",
+            "project": self.project.currentData() or "",
+            "safety": self.safety.currentData() or "",
+            "snoozed": self.snoozed.isChecked(),
+            "newest_first": bool(self.sort.currentData()),
+        }
+
+    def apply_state(self, view: dict[str, Any]) -> None:
+        """Select the filters of a saved view, then apply once (a value of the wrong type
+        reads as "any"; a kind the desk does not know as all kinds)."""
+
+        def text(key: str) -> str | None:
+            value = view.get(key)
+            return value if isinstance(value, str) and value else None
+
+        kind = text("kind")
+        self.show_only(
+            kind=kind if kind in {k.value for k in InboxKind} else None,
+            agent=text("agent"),
+            project=text("project"),
+            text=text("text"),
+            safety=text("safety"),
+            snoozed=view.get("snoozed") is True,
+            newest_first=view.get("newest_first") is not False,
+        )
+
     def show_only(
         self,
         *,
@@ -115,16 +148,20 @@ class FilterBar(QWidget):
         project: str | None = None,
         text: str | None = None,
         age: tuple[str, float | None, float] | None = None,
+        safety: str | None = None,
+        snoozed: bool = False,
+        newest_first: bool | None = None,
     ) -> None:
-        """Select exactly these filters (None: any; the safety class any, snoozed items
-        hidden) and search ``text``, then apply once. ``age``: (what to call it, created
-        after, created until), as an Overview bar counted them."""
+        """Select exactly these filters (None: any; by default the safety class any,
+        snoozed items hidden, the sort as it is) and search ``text``, then apply once.
+        ``age``: (what to call it, created after, created until), as an Overview bar
+        counted them."""
         self._set_age(age)
         for combo, value in (
             (self.kind, kind),
             (self.agent, agent),
             (self.project, project),
-            (self.safety, None),
+            (self.safety, safety),
         ):
             combo.blockSignals(True)
             if value is not None and combo.findData(value) < 0:
@@ -135,8 +172,12 @@ class FilterBar(QWidget):
         self.search.setText(text or "")
         self.search.blockSignals(False)
         self.snoozed.blockSignals(True)
-        self.snoozed.setChecked(False)
+        self.snoozed.setChecked(snoozed)
         self.snoozed.blockSignals(False)
+        if newest_first is not None:
+            self.sort.blockSignals(True)
+            self.sort.setCurrentIndex(max(0, self.sort.findData(newest_first)))
+            self.sort.blockSignals(False)
         self._emit()
 
     def _set_age(self, age: tuple[str, float | None, float] | None) -> None:

@@ -46,6 +46,7 @@ from ..infra.i18n import tr
 from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
 from ..widgets.labels import plain_label, plain_tip, reserve_lines
 from ..widgets.message_bar import Level, MessageBar
+from ..widgets.saved_views import SavedViews
 from .filters import FilterBar
 from .model import COL_AGE, COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
 
@@ -154,6 +155,15 @@ class InboxPage(QWidget):
         self.decider = Decider(ctx.journal, ctx.runner, self)
         self.model = InboxModel(ctx.runner, self)
         self.filters = FilterBar(self)
+        self.views = SavedViews(
+            ctx.settings,
+            "inbox",
+            self.filters.state,
+            self.filters.apply_state,
+            lambda text: self.message.show_message(text, Level.WARNING),
+            self.filters,
+        )
+        self.filters.row.addWidget(self.views)
         self.table = InboxTable(self.model, self)
         self.new_bar = NewBar(self)
         self.message = MessageBar(self)

@@ -20,10 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import shiboken6
-from PySide6.QtCore import QEvent, QKeyCombination, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QKeyCombination, QObject, QPoint, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -346,6 +347,21 @@ class ActionRegistry(QObject):
                 menu.addAction(self._actions[spec.id])
             menus[title] = menu
         return menus
+
+    def context_menu(self, widget: QWidget, ids: Sequence[str]) -> None:
+        """A right click on ``widget`` (or the menu key) shows these commands, enabled as
+        they are now (a click on a row makes it current first)."""
+        widget.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        widget.customContextMenuRequested.connect(partial(self._show_menu, widget, tuple(ids)))
+
+    def _show_menu(self, widget: QWidget, ids: tuple[str, ...], pos: QPoint) -> None:
+        self.refresh()
+        menu = QMenu(widget)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        for action_id in ids:
+            menu.addAction(self._actions[action_id])
+        at = widget.viewport() if isinstance(widget, QAbstractItemView) else widget
+        menu.popup(at.mapToGlobal(pos))
 
     def build_toolbar(self, toolbar: QToolBar) -> None:
         """Every command declared with a ``toolbar`` group, by group then declaration, with

@@ -1,11 +1,12 @@
 """What the desk remembers between sessions (QSettings): theme, single-key shortcuts,
 notifications, the operator name, the default journal, the refresh fallback interval,
-the memory token budget per scope, which approvals ask for confirmation, recent journals and server connections (never a password), window geometry and splitter
-positions. Every part of the desk reads and writes them through one ``DeskSettings``
+the memory token budget per scope, which approvals ask for confirmation, recent journals and server connections (never a password), the lists' saved views (named
+filters), window geometry and splitter positions. Every part of the desk reads and writes them through one ``DeskSettings``
 (tests give it a QSettings over a temporary file)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any, cast
@@ -39,6 +40,9 @@ CONFIRM_CHOICES = (
     (NEAR_EXPIRY, "Anything past or near its expiry"),
     (STANDING_RULE, "Any decision that creates a standing rule (always in this run/space)"),
 )
+VIEWS_KEY = "views/{page}"  # one JSON object a page: {name: {filter: value}}
+MAX_VIEWS = 50  # a page's saved views
+MAX_VIEW_NAME = 80  # characters
 NO_CONFIRM = "none"  # stored for an empty choice (QSettings cannot store an empty list)
 
 
@@ -180,6 +184,39 @@ class DeskSettings:
             raise ValueError("a recent connection is kept without its password")
         items = [label] + [s for s in self.recent_servers() if s != label]
         self.q.setValue(RECENT_SERVERS_KEY, items[:MAX_RECENT])
+
+    # -- saved views: named filters of a list (gui/widgets/saved_views.py)
+    def views(self, page: str) -> dict[str, dict[str, Any]]:
+        """``page``'s saved views by name, in the order they were saved (unreadable: none)."""
+        try:
+            data = json.loads(str(self.q.value(VIEWS_KEY.format(page=page), "") or "{}"))
+        except ValueError:
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {
+            str(name): value
+            for name, value in list(data.items())[:MAX_VIEWS]
+            if isinstance(value, dict)
+        }
+
+    def save_view(self, page: str, name: str, filters: dict[str, Any]) -> None:
+        """Keep ``filters`` as ``page``'s view ``name`` (replacing one of that name)."""
+        name = " ".join(name.split())[:MAX_VIEW_NAME]
+        if not name:
+            raise ValueError("a view needs a name")
+        views = {k: v for k, v in self.views(page).items() if k != name}
+        if len(views) >= MAX_VIEWS:
+            raise ValueError(f"at most {MAX_VIEWS} views are kept; delete one first")
+        views[name] = dict(filters)
+        self._set_views(page, views)
+
+    def delete_view(self, page: str, name: str) -> None:
+        self._set_views(page, {k: v for k, v in self.views(page).items() if k != name})
+
+    def _set_views(self, page: str, views: dict[str, dict[str, Any]]) -> None:
+        self.q.setValue(VIEWS_KEY.format(page=page), json.dumps(views, ensure_ascii=False))
+        self.q.sync()
 
     # -- window state
     def save_state(self, key: str, state: QByteArray) -> None:

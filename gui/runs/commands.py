@@ -1,8 +1,13 @@
 """Runs commands, each declared once (menu "Runs", the Ctrl+K palette, ? help): the run
-list's export, and for the run on screen: back to the list, exports, request cancel. The
+list's export and Copy link, and for the run on screen: back to the list, exports, Copy link,
+request cancel. The
 list's commands are enabled only while the list is shown, the run's only while a run is."""
 
 from __future__ import annotations
+
+from PySide6.QtGui import QGuiApplication
+
+from proctor.core.kernel.links import link_url, linkable
 
 from ..infra.actions import ActionRegistry, ActionSpec
 from ..infra.i18n import QT_TR_NOOP
@@ -21,7 +26,25 @@ def list_commands(page: RunsPage) -> list[ActionSpec]:
             section=1,
             no_icon="file export; the dialog that follows says where",
         ),
+        ActionSpec(
+            "runs.copy_row_link",
+            QT_TR_NOOP("Copy link"),
+            QT_TR_NOOP("Runs"),
+            QT_TR_NOOP(
+                "A proctor://run/… link to the run under the cursor, to the clipboard "
+                "(`proctor open LINK` shows it)"
+            ),
+            handler=lambda: copy_link(page.list.current_run_id()),
+            enabled=lambda: linkable(page.list.current_run_id()),
+            shortcut="Ctrl+Shift+L",
+            section=1,
+            no_icon="clipboard copy; nothing to show",
+        ),
     ]
+
+
+def copy_link(run_id: str) -> None:
+    QGuiApplication.clipboard().setText(link_url("run", run_id))
 
 
 def run_commands(page: RunsPage) -> list[ActionSpec]:
@@ -72,6 +95,20 @@ def run_commands(page: RunsPage) -> list[ActionSpec]:
             no_icon="clipboard copy; nothing to show",
         ),
         ActionSpec(
+            "runs.copy_link",
+            QT_TR_NOOP("Copy link"),
+            QT_TR_NOOP("Runs"),
+            QT_TR_NOOP(
+                "A proctor://run/… link to the run shown, to the clipboard "
+                "(`proctor open LINK` shows it)"
+            ),
+            handler=lambda: copy_link(detail.run_id or ""),
+            enabled=lambda: linkable(detail.run_id or ""),
+            shortcut="Ctrl+Shift+L",
+            section=1,
+            no_icon="clipboard copy; nothing to show",
+        ),
+        ActionSpec(
             "runs.cancel",
             QT_TR_NOOP("Request cancel…"),
             QT_TR_NOOP("Runs"),
@@ -90,3 +127,5 @@ def register(page: RunsPage, registry: ActionRegistry) -> None:
     for spec in run_commands(page):
         registry.register(spec, page=page.detail)
     page.detail.use_commands(registry)
+    registry.context_menu(page.list.table, ("runs.copy_row_link",))
+    page.list.table.selectionModel().currentChanged.connect(lambda *_: registry.refresh())

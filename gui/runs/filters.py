@@ -12,12 +12,13 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QTimer, Signal, Slot
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QWidget
 
 from proctor.core.audit.timeline import RunQuery
 from proctor.core.models import RunStatus
 
 from ..infra.i18n import tr
+from ..widgets import fmt
 from ..widgets.list_page import choice_combo, fill_combo
 from .range_dialog import RangeDialog, initial_range, range_text
 
@@ -170,6 +171,54 @@ class RunFilterBar(QWidget):
         self.sort.setCurrentIndex(found)
         self.sort.blockSignals(False)
 
+    # ------------------------------------------------------------ saved views
+    def state(self) -> dict[str, Any]:
+        """The filters and the sort as a saved view keeps them (a custom range as it is)."""
+        within = self.when.currentData()
+        return {
+            "status": list(self.status.currentData() or ()),
+            "agent": self.agent.currentData() or "",
+            "project": self.project.currentData() or "",
+            "within": within,
+            "range": list(self.range) if within == CUSTOM and self.range else None,
+            "waiting": self.waiting.isChecked(),
+            "sort": self.sort.currentData(),
+        }
+
+    def apply_state(self, view: dict[str, Any]) -> None:
+        """Select a saved view's filters without emitting (the page queries once after).
+        A value the menus do not offer reads as the menu's first choice; an agent or a
+        project as saved, even when no run of it is listed now."""
+        statuses = view.get("status")
+        wanted = tuple(statuses) if isinstance(statuses, list) else ()
+        with_status = [tuple(self.status.itemData(i) or ()) for i in range(self.status.count())]
+        within, span = view.get("within"), view.get("range")
+        custom = (
+            within == CUSTOM
+            and isinstance(span, list)
+            and len(span) == 2
+            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in span)
+            and span[0] < span[1]
+        )
+        self.range = (float(span[0]), float(span[1])) if custom else None  # type: ignore[index]
+        found = self.when.findData(within) if within != CUSTOM else -1
+        when = self.custom_index if custom else max(found, 0)
+        for widget in (self.status, self.agent, self.project, self.when, self.sort, self.waiting):
+            widget.blockSignals(True)
+        try:
+            self.status.setCurrentIndex(with_status.index(wanted) if wanted in with_status else 0)
+            for combo, key in ((self.agent, "agent"), (self.project, "project")):
+                _choose(combo, view.get(key))
+            self.when.setCurrentIndex(when)
+            self._before_custom = 0 if custom else self.when.currentIndex()
+            self._show_custom_text()
+            self.sort.setCurrentIndex(max(0, self.sort.findData(view.get("sort"))))
+            self.waiting.setChecked(view.get("waiting") is True)
+        finally:
+            for widget in (self.status, self.agent, self.project, self.when, self.sort):
+                widget.blockSignals(False)
+            self.waiting.blockSignals(False)
+
     def time_range(self, now: float | None = None) -> tuple[float | None, float | None]:
         """``(since, until)`` of the time menu's choice (None: open-ended)."""
         window = self.when.currentData()
@@ -192,3 +241,14 @@ class RunFilterBar(QWidget):
             sort=key,
             descending=descending,
         )
+
+
+def _choose(combo: QComboBox, value: Any) -> None:
+    """Make ``value`` (a string; anything else: the first choice) current, adding it when
+    the menu lacks it."""
+    if not isinstance(value, str) or not value:
+        combo.setCurrentIndex(0)
+        return
+    if combo.findData(value) < 0:
+        combo.addItem(fmt.bounded(value, 80), value)
+    combo.setCurrentIndex(combo.findData(value))

@@ -6,6 +6,8 @@ selection and scroll position.
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Slot
 from PySide6.QtWidgets import QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
@@ -15,7 +17,9 @@ from ..infra.context import PageContext
 from ..infra.i18n import tr
 from ..widgets.export import Exporter
 from ..widgets.list_page import ListPage
+from ..widgets.message_bar import Level
 from ..widgets.paged_model import KEY_ROLE
+from ..widgets.saved_views import SavedViews
 from .detail import RunDetail
 from .filters import RunFilterBar
 from .model import COL_STATUS, SORT_OF, RunsModel
@@ -40,6 +44,15 @@ class RunList(ListPage):
         self.export_button = QPushButton(tr("Export CSV…"), self)
         self.export_button.setAccessibleName(tr("Export the filtered run list as CSV"))
         self.exporter = Exporter(ctx, self, self.message)
+        self.views = SavedViews(
+            ctx.settings,
+            "runs",
+            self.view_state,
+            self.apply_view,
+            lambda text: self.message.show_message(text, Level.WARNING),
+            self,
+        )
+        self.layout_top.addWidget(self.views)
         self.layout_top.addWidget(self.export_button)
         self.body.insertWidget(1, self.filters)
         self.add_main(self.table)
@@ -60,6 +73,24 @@ class RunList(ListPage):
     def start(self) -> None:
         super().start()
         self.load_facets()
+
+    def view_state(self) -> dict[str, Any]:
+        return {**self.filters.state(), "text": self.search.text().strip()}
+
+    def apply_view(self, view: dict[str, Any]) -> None:
+        """Show the runs a saved view selects (one query)."""
+        text = view.get("text")
+        self.search.blockSignals(True)
+        self.search.setText(text if isinstance(text, str) else "")
+        self.search.blockSignals(False)
+        self.filters.apply_state(view)
+        self.apply_query()
+
+    def current_run_id(self) -> str:
+        """The id of the run under the cursor ("" when none is)."""
+        index = self.table.currentIndex()
+        key = index.siblingAtColumn(COL_STATUS).data(KEY_ROLE) if index.isValid() else None
+        return str(key) if key else ""
 
     def load_facets(self) -> None:
         runs = self.journal.runs

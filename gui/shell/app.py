@@ -343,6 +343,8 @@ class DeskApp(QObject):
         self.on_window: Callable[[MainWindow], None] | None = None
         self.instances = JournalServer(self)
         self.instances.focus_requested.connect(self._on_focus_requested)
+        self.instances.link_requested.connect(self.follow_link)
+        self.link: str | None = None  # a proctor:// link to show once the window is up
 
     def open(
         self,
@@ -466,6 +468,9 @@ class DeskApp(QObject):
         if note:
             window.notice.show_message(note, Level.WARNING)
         self.runner.run(warm_lens, owner=window)  # the first approval shown reads at once
+        if self.link is not None:
+            window.follow_link(self.link)
+            self.link = None
         self._check_damage(window, journal)
         if old is not None:
             old.close()
@@ -542,6 +547,15 @@ class DeskApp(QObject):
         if self.window is not None:
             bring_to_front(self.window)
 
+    @Slot(str)
+    def follow_link(self, link: str) -> None:
+        """Show what ``link`` (proctor://item/ID, proctor://run/ID) names: in the window, or
+        in the one to come when none is up yet."""
+        if self.window is None:
+            self.link = link
+        else:
+            self.window.follow_link(link)
+
     def _on_open_failed(self, exc: BaseException) -> None:
         self.open_failed.emit(exc)
         store_fault = isinstance(exc, errors.ProctorError)  # damaged, too new ...: + next step
@@ -566,12 +580,14 @@ def run_desk(
     on_window: Callable[[MainWindow], None] | None = None,
     single_instance: bool = True,
     old_schema: OldSchema = "ask",
+    link: str | None = None,
 ) -> int:
-    """Open ``path`` in the desk and run the event loop until the window closes.
+    """Open ``path`` in the desk and run the event loop until the window closes; with
+    ``link`` (proctor://item/ID, proctor://run/ID) show what it names.
 
-    When another desk already has ``path`` open, that window is brought to the front
-    and this returns 0 at once (unless ``single_instance`` is False). ``old_schema``: see
-    ``DeskApp.open`` (``proctor open --migrate`` passes "migrate").
+    When another desk already has ``path`` open, that window is brought to the front (and
+    shows ``link``) and this returns 0 at once (unless ``single_instance`` is False).
+    ``old_schema``: see ``DeskApp.open`` (``proctor open --migrate`` passes "migrate").
     """
     app = make_app()
     if isinstance(path, str) and is_server(path):
@@ -581,10 +597,10 @@ def run_desk(
             place = visible_url(path)
     else:
         place = path
-    if single_instance and focus_running(place):
+    if single_instance and focus_running(place, link=link):
         print(
             f"{visible_url(str(place))} is already open in a desk; brought that window to "
-            "the front.",
+            "the front" + (" with the link." if link else "."),
             file=sys.stderr,
         )
         return 0
@@ -597,6 +613,7 @@ def run_desk(
     app.setQuitOnLastWindowClosed(False)
     desk.last_window_closed.connect(app.quit)
     desk.on_window = on_window
+    desk.link = link
     install_excepthook(desk)
     crash_log = record_native_crashes()
     restore_interrupt = quit_on_interrupt(app)

@@ -8,7 +8,6 @@ Imports only the standard library: start.py builds it before anything of the des
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 
 def desk_parser(description: str, *, path_optional: bool = False) -> argparse.ArgumentParser:
@@ -21,9 +20,9 @@ def desk_parser(description: str, *, path_optional: bool = False) -> argparse.Ar
         parser.add_argument(
             "path",
             nargs="?",
-            type=Path,
             help="the journal file (default: the default journal set in "
-            "Preferences, else the most recent one, else ask)",
+            "Preferences, else the most recent one, else ask), or a link proctor://item/ID "
+            "or proctor://run/ID to show in that journal",
         )
     else:
         parser.add_argument("path", help="the journal file")

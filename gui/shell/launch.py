@@ -1,12 +1,14 @@
 """The desk's launcher: ``proctor-desk`` (the desktop menu entry), ``python -m proctor.gui``
 and the bundle's ``proctor-desk`` executable all start here.
 
-    proctor-desk [JOURNAL] [--read-only] [--as NAME]
+    proctor-desk [JOURNAL | LINK] [--read-only] [--as NAME]
     proctor-desk --version
     proctor-desk JOURNAL --smoke-test OUT.png
 
 Without JOURNAL it opens the default journal (Preferences), else the most recent one,
-else it asks: open a journal, create one, or build a demo journal. ``--smoke-test`` is
+else it asks: open a journal, create one, or build a demo journal. JOURNAL may be a file: URL
+and LINK a proctor:// link, which opens that same journal at the item or run (the desktop
+entry's ``%u``: the desktop hands over a file or a link). ``--smoke-test`` is
 for packaging checks: open the journal, wait until the inbox has loaded, save a
 screenshot, print one line and exit 0 (1 if anything is missing after a minute).
 """
@@ -17,6 +19,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import platformdirs
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -31,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from proctor.core.kernel.links import BadLink, is_link, parse_link
 from proctor.core.ops import recent
 
 from ..infra.i18n import tr
@@ -241,23 +245,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def named(text: str | None) -> tuple[Path | None, str | None]:
+    """What proctor-desk was given: (the journal named, the link to show). A file: URL names
+    its file; a link names no journal (the one opened without a name is its journal)."""
+    if text is None:
+        return None, None
+    if is_link(text):
+        return None, parse_link(text).url()
+    parts = urlsplit(text)
+    if parts.scheme == "file" and parts.netloc in ("", "localhost"):
+        return Path(unquote(parts.path)), None
+    return Path(text).expanduser(), None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        journal, link = named(args.path)
+    except BadLink as exc:
+        print(f"proctor-desk: {exc}", file=sys.stderr)
+        return 2
     from .preflight import check_or_explain
 
     if (refused := check_or_explain("proctor-desk")) is not None:
         return refused
     from .app import make_app, run_desk
 
-    if args.path is not None and not args.path.expanduser().exists():
+    if journal is not None and not journal.exists():
         print(
-            f"proctor-desk: no journal at {args.path} (create one with `proctor open "
-            f"{args.path} --create`, or start proctor-desk without a path)",
+            f"proctor-desk: no journal at {journal} (create one with `proctor open "
+            f"{journal} --create`, or start proctor-desk without a path)",
             file=sys.stderr,
         )
         return 3
     app = make_app()
-    path = args.path.expanduser() if args.path else start_journal(DeskSettings())
+    path = journal or start_journal(DeskSettings())
     if args.smoke_test is not None:
         if path is None or not path.is_file():
             print("smoke-test: name an existing journal", file=sys.stderr)
@@ -280,4 +302,5 @@ def main(argv: list[str] | None = None) -> int:
         read_only=args.read_only,
         operator=args.operator,
         old_schema="migrate" if args.migrate else "ask",
+        link=link,
     )

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
 from proctor.core import Journal
 from proctor.core.audit.witness import LostTail
 from proctor.core.errors import StoreBusy
-from proctor.core.models import ChangeSet, InboxItem
+from proctor.core.kernel.links import BadLink, parse_link
+from proctor.core.models import ChangeSet, InboxFilter, InboxItem
 
 from ..audit.page import AuditPage
 from ..effects.page import EffectsPage
@@ -40,6 +41,7 @@ from ..overview.page import OverviewPage
 from ..rules.page import RulesPage
 from ..runs import commands as runs_commands
 from ..runs.page import RunsPage
+from ..widgets import fmt
 from ..widgets.dialogs import OpenJournalDialog
 from ..widgets.icons import icon
 from ..widgets.message_bar import Level, MessageBar
@@ -206,6 +208,16 @@ def write_lock_free(journal: Journal) -> bool:
     except StoreBusy:
         return False
     return True
+
+
+def waiting_item(journal: Journal, ident: str) -> InboxItem | None:
+    """The inbox item ``ident`` while it waits (snoozed or not); None when nothing waits as
+    ``ident`` (worker thread)."""
+    for f in (InboxFilter(), InboxFilter(snoozed=True)):
+        found = journal.inbox.pick(f, [ident])
+        if found:
+            return found[0]
+    return None
 
 
 class MainWindow(QMainWindow):
@@ -419,6 +431,42 @@ class MainWindow(QMainWindow):
         """The window comes forward with ``item`` shown in the inbox (a notification)."""
         self._on_show_requested()
         self.inbox.open_item(item)
+
+    @Slot(str)
+    def follow_link(self, text: str) -> None:
+        """Show what a proctor:// link names: the run, or the inbox item while it waits
+        (``proctor open URL``, the desktop's URL handler, a notification)."""
+        try:
+            link = parse_link(text)
+        except BadLink as exc:
+            self.notice.show_message(
+                tr("Could not follow the link: {why}").format(why=exc), Level.WARNING
+            )
+            return
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+        if link.target == "run":
+            self.show_run(link.id)
+            return
+        self.services.runner.run(
+            partial(waiting_item, self.journal, link.id),
+            on_done=partial(self._on_linked_item, link.id),
+            owner=self,
+        )
+
+    def _on_linked_item(self, ident: str, item: InboxItem | None) -> None:
+        if item is not None:
+            self.show_item(item)
+            return
+        self.go("inbox")
+        self.notice.show_message(
+            tr(
+                "Nothing waits in the inbox as {id}: it was decided or expired, or it is in "
+                "another journal."
+            ).format(id=fmt.bounded(ident, 80)),
+            Level.INFO,
+        )
 
     # ------------------------------------------------------------ live data
     @Slot(object)

@@ -4,8 +4,9 @@ that window instead of starting a second one.
 Each desk listens on a local socket (QLocalServer: a Unix socket, a named pipe on
 Windows) whose name is a hash of the user and the journal's resolved path (a server
 journal's connection label). A second
-``proctor open J`` connects, says ``focus``, waits for ``ok`` and exits; the first desk
-brings its window to the front. A socket file left by a desk that crashed answers
+``proctor open J`` connects, says ``focus`` (``open LINK`` for ``proctor open
+proctor://…``), waits for ``ok`` and exits; the first desk brings its window to the front
+(and shows what the link names: it reads the link again itself). A socket file left by a desk that crashed answers
 nobody and is replaced.
 """
 
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import QWidget
 
 CONNECT_MS = 1000
 REPLY_MS = 3000
+MAX_REQUEST = 8192  # bytes of one request line: ``open`` and the longest link
 
 
 def journal_key(path: str | Path) -> str:
@@ -46,8 +48,9 @@ def _place(path: str | Path) -> str:
     return str(Path(path).expanduser().resolve())
 
 
-def focus_running(path: str | Path, *, reply_ms: int = REPLY_MS) -> bool:
-    """Ask the desk that has ``path`` open (in another process) to focus its window.
+def focus_running(path: str | Path, *, link: str | None = None, reply_ms: int = REPLY_MS) -> bool:
+    """Ask the desk that has ``path`` open (in another process) to focus its window (and
+    show ``link``, a proctor:// link, there).
 
     True when a desk answered; False when none has it open (or it did not answer).
     Blocks for at most about ``CONNECT_MS + reply_ms`` (a local socket; normally < 10 ms).
@@ -57,7 +60,7 @@ def focus_running(path: str | Path, *, reply_ms: int = REPLY_MS) -> bool:
     if not socket.waitForConnected(CONNECT_MS):
         return False
     try:
-        socket.write(b"focus\n")
+        socket.write(b"open " + link.encode("ascii") + b"\n" if link else b"focus\n")
         socket.flush()
         reply = b""
         while b"\n" not in reply and socket.waitForReadyRead(reply_ms):
@@ -80,9 +83,11 @@ class JournalServer(QObject):
 
     Signals:
         focus_requested(): another ``proctor open`` asked for this journal's window.
+        link_requested(str): ... and to show this link there (as sent: unchecked).
     """
 
     focus_requested = Signal()
+    link_requested = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -128,10 +133,15 @@ class JournalServer(QObject):
 
     def _on_ready(self, socket: QLocalSocket) -> None:
         if not socket.canReadLine():
+            if socket.bytesAvailable() > MAX_REQUEST:
+                socket.abort()
             return
-        request = bytes(socket.readLine().data()).strip()
-        if request == b"focus":
+        request = bytes(socket.readLine(MAX_REQUEST).data()).strip()
+        link = request.removeprefix(b"open ") if request.startswith(b"open ") else None
+        if request == b"focus" or link:
             socket.write(b"ok\n")
             socket.flush()
             self.focus_requested.emit()
+            if link:
+                self.link_requested.emit(link.decode("ascii", "replace"))
         socket.disconnectFromServer()

@@ -25,6 +25,24 @@ def test_open_passes_read_only_and_operator(tmp_path, monkeypatch):
     assert seen["old_schema"] == "migrate" and seen["read_only"] is False
 
 
+def test_a_link_opens_the_desk_on_the_journal_with_the_link(tmp_path, monkeypatch):
+    path = tmp_path / "j.db"
+    Journal.open(path).close()
+    seen: dict = {}
+    monkeypatch.setattr(
+        "proctor.gui.shell.app.run_desk", lambda p, **kw: seen.update(path=p, **kw) or 0
+    )
+    monkeypatch.setenv("PROCTOR_JOURNAL", str(path))
+    assert cli.main(["open", "proctor://item/deploy%20prod%3B%20x"]) == 0
+    assert seen["path"] == path
+    assert seen["link"] == "proctor://item/deploy%20prod%3B%20x"
+    assert cli.main(["open", "PROCTOR://run/run_9", "--journal", str(path)]) == 0
+    assert seen["link"] == "proctor://run/run_9"
+    seen.clear()
+    assert cli.main(["open", str(path)]) == 0  # a journal still opens as it did
+    assert seen["path"] == path and "link" not in seen
+
+
 class FakeAgents:
     stopped = False
 

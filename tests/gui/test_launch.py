@@ -123,3 +123,31 @@ def test_an_older_journal_is_asked_about_unless_the_command_line_decides(
         assert launch.main([str(journal_path), *argv]) == 0
     # the smoke test never waits for an answer: an older journal is observed, not upgraded
     assert [kw["old_schema"] for kw in seen] == ["ask", "migrate", "read_only", "migrate"]
+
+
+def test_the_desktop_hands_over_a_link_or_a_file_url(qapp, settings, journal_path, monkeypatch):
+    """The desktop entry's Exec is `proctor-desk %u`: a proctor:// link opens the journal
+    proctor-desk opens by itself, at the link; a file: URL opens that file."""
+    settings.add_recent(journal_path)
+    monkeypatch.setattr(launch, "DeskSettings", lambda: settings)
+    opened = []
+    monkeypatch.setattr(
+        "proctor.gui.shell.app.run_desk",
+        lambda path, **kw: opened.append((path, kw.get("link"))) or 0,
+    )
+    assert launch.main(["proctor://item/email%3Awelcome%3A42"]) == 0
+    assert launch.main([journal_path.as_uri()]) == 0
+    assert opened == [
+        (journal_path, "proctor://item/email%3Awelcome%3A42"),
+        (journal_path, None),
+    ]
+
+
+@pytest.mark.parametrize("url", ["proctor://item/a;b", "proctor://item/%E2%80%AE", "proctor://x/1"])
+def test_a_bad_link_from_the_desktop_is_refused_before_the_desk_starts(url, monkeypatch, capsys):
+    monkeypatch.setattr(
+        "proctor.gui.shell.preflight.check_or_explain", lambda *a: pytest.fail("started")
+    )
+    assert launch.main([url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("proctor-desk: ") and "\u202e" not in err

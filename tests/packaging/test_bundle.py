@@ -96,4 +96,4 @@ def test_the_bundle_ships_valid_desktop_files_and_installs_its_menu_entry(bundle
     env = isolated_env(tmp_path)
     run([bundle / "proctor", "install-desktop"], env=env)
     entry = (tmp_path / "data" / "applications" / desktop.name).read_text(encoding="utf-8")
-    assert f"Exec={bundle / 'proctor-desk'} %f" in entry
+    assert f"Exec={bundle / 'proctor-desk'} %u" in entry

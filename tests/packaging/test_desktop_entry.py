@@ -30,7 +30,12 @@ def test_the_shipped_entry_names_the_app_and_its_icon():
     entry = entry_of(resources.path("linux", f"{resources.APP_ID}.desktop"))
     assert entry["Type"] == "Application" and entry["Name"] == "Proctor"
     assert entry["Icon"] == resources.APP_ID and entry["Terminal"] == "false"
-    assert entry["Exec"] == "proctor-desk %f"
+    # %u: a journal file (a path or a file: URL) or a proctor:// link the desktop hands over
+    assert entry["Exec"] == "proctor-desk %u"
+    assert "x-scheme-handler/proctor" in entry["MimeType"].split(";")
+    if shutil.which("desktop-file-validate"):
+        shipped = resources.path("linux", f"{resources.APP_ID}.desktop")
+        subprocess.run(["desktop-file-validate", str(shipped)], check=True)
 
 
 def test_install_and_uninstall(tmp_path, capsys):
@@ -44,7 +49,8 @@ def test_install_and_uninstall(tmp_path, capsys):
     )
     desktop = data / "applications" / f"{resources.APP_ID}.desktop"
     entry = entry_of(desktop)
-    assert entry["Exec"] == f'"{launcher}" %f'
+    assert entry["Exec"] == f'"{launcher}" %u'
+    assert "x-scheme-handler/proctor" in entry["MimeType"].split(";")
     assert entry["TryExec"] == str(launcher)
     for size in resources.APP_ICON_SIZES:
         icon = data / "icons" / "hicolor" / f"{size}x{size}" / "apps" / f"{resources.APP_ID}.png"

@@ -135,7 +135,7 @@ def test_the_installed_wheel_puts_itself_in_the_menu(wheel_venv, tmp_path):
     run([wheel_venv / "proctor", "install-desktop"], env=env)
     entry = tmp_path / "data" / "applications" / f"{resources.APP_ID}.desktop"
     text = entry.read_text(encoding="utf-8")
-    assert f"Exec={wheel_venv / 'proctor-desk'} %f" in text
+    assert f"Exec={wheel_venv / 'proctor-desk'} %u" in text
     assert (
         tmp_path / "data" / "icons" / "hicolor" / "256x256" / "apps" / f"{resources.APP_ID}.png"
     ).is_file()
