@@ -203,11 +203,11 @@ def commands(journal: Path) -> list[tuple[str, ...]]:
 
 
 def said(done: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
-    """Exit status and output, with ages ("21s") read as one (the two runs are a second
-    apart)."""
+    """Exit status and output, with ages ("21s", "1m 05s") read as one (the two runs are a
+    second apart, and may fall on either side of a minute)."""
 
     def aged(text: str) -> str:
-        return re.sub(r"\b\d+[smhd]\b", "<age>", text)
+        return re.sub(r"\b\d+[smhd](?: \d+[smhd])?\b", "<age>", text)  # "59s", "1m 05s"
 
     return done.returncode, aged(done.stdout), aged(done.stderr)
 
