@@ -118,6 +118,7 @@ class QuestionStatus(StrEnum):
     RESOLVED = "resolved"
     EXPIRED = "expired"
     CANCELLED = "cancelled"
+    DISMISSED = "dismissed"  # an operator closed it without answering (with a reason)
 
 
 class MemoryScope(StrEnum):
@@ -461,6 +462,13 @@ class Question(Frozen):
     response: Any
     snoozed_until: float | None
     origin: Origin | None = None  # as the agent reported it when asking (never verified)
+
+    @property
+    def dismiss_reason(self) -> str | None:
+        """Why the operator dismissed the question (None unless it is dismissed)."""
+        if self.status != QuestionStatus.DISMISSED or not isinstance(self.response, dict):
+            return None
+        return str(self.response.get("reason") or "")
 
 
 class Decision(Frozen):
