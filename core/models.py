@@ -470,6 +470,13 @@ class Question(Frozen):
             return None
         return str(self.response.get("reason") or "")
 
+    @property
+    def dismissal(self) -> str | None:
+        """What an agent is told of a dismissed question (None unless it is dismissed):
+        ``dismissed by the operator: <reason>``."""
+        why = self.dismiss_reason
+        return None if why is None else f"dismissed by the operator: {why or 'no reason given'}"
+
 
 class Decision(Frozen):
     id: str
