@@ -472,7 +472,12 @@ class Questions:
                 audit=("interaction.dismissed", {"status": row.status}, {"status": "dismissed"}),
                 event=(
                     "interaction.dismissed",
-                    {"interaction_id": interaction_id, "by": tx.actor.label, "reason": reason},
+                    {
+                        "interaction_id": interaction_id,
+                        "by": tx.actor.label,
+                        "reason": reason,
+                        "response_digest": digest_of(decision),
+                    },
                 ),
                 closes=True,
             )
