@@ -208,6 +208,8 @@ def fill_states(
     op.questions.answer(answered.id, {"choice": "a"}, expected_version=1)
     gone = agent.questions.ask(live.id, "question", "withdrawn?")
     agent.questions.withdraw(gone.id, "moot")
+    dismissed = agent.questions.ask(live.id, "question", "dismissed?")
+    op.questions.dismiss(dismissed.id, "not needed", expected_version=1)
     agent.questions.ask(live.id, "question", "expires?", expires_in=5)
     agent.effects.reserve("fx-reserved", tool="t", run_id=live.id, owner="w")
     agent.effects.reserve("fx-committed", tool="t", run_id=live.id, owner="w")
