@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 from proctor.core import Actor, Journal
 from proctor.gui.widgets.dialogs import ReasonDialog
 
 from ..conftest import WAIT_MS, settled
 from ..driver import LEFT, Desk
+from ..runs.test_runs_detail import open_run
+
+ITEM_ROLE = Qt.ItemDataRole.UserRole + 1
 
 QUESTION_AGENT = Path(__file__).parents[1] / "question_agent.py"
 
@@ -62,3 +67,25 @@ def test_the_dismiss_command_asks_a_reason_and_is_off_for_a_closed_question(
     qtbot.waitUntil(lambda: "Dismissed by operator:bob" in detail.state.text(), timeout=WAIT_MS)
     assert "bob took it" in detail.closed.text()
     qtbot.waitUntil(lambda: not detail.dismiss_button.isEnabled(), timeout=WAIT_MS)
+
+
+def test_dismiss_from_the_runs_waiting_tab(qtbot, populated, open_desk, monkeypatch):
+    path, ids = populated
+    qid = ids["question"]
+    monkeypatch.setattr(ReasonDialog, "ask", lambda *a, **k: "handled on the phone")
+    window = open_desk(path)
+    window.go("runs")
+    detail = open_run(qtbot, window, ids["run"])
+    pending = detail.pending
+    detail.tabs.setCurrentWidget(pending)
+    qtbot.waitUntil(lambda: pending.count() == 3, timeout=WAIT_MS)
+    row = next(r for r in range(3) if pending.items.item(r).data(ITEM_ROLE).id == qid)
+    pending.list.setCurrentIndex(pending.items.index(row, 0))
+    widget = pending.detail.current()
+    qtbot.waitUntil(lambda: widget.entity is not None and widget.entity.id == qid, timeout=WAIT_MS)
+    qtbot.waitUntil(widget.dismiss_button.isEnabled, timeout=WAIT_MS)
+    settled(qtbot, widget)
+    qtbot.mouseClick(widget.dismiss_button, LEFT)
+    with Journal.open(path, actor=Actor.operator("check"), read_only=True) as j:
+        qtbot.waitUntil(lambda: j.questions.get(qid).status.value == "dismissed", timeout=WAIT_MS)
+        assert j.questions.get(qid).dismissal == "dismissed by the operator: handled on the phone"
