@@ -441,7 +441,7 @@ def _verify_decisions(journal: Journal, problems: list[VerifyProblem]) -> None:
         )
     for table, statuses in (
         (s.approvals, ("approved", "denied", "expired")),
-        (s.questions, ("resolved",)),
+        (s.questions, ("resolved", "dismissed")),
         (s.conflicts, ("accepted_local", "accepted_incoming", "merged", "dismissed")),
     ):
         decided = select(d.c.id).where(d.c.target_id == table.c.id)

@@ -156,3 +156,22 @@ def test_a_signed_dismissal_is_read_and_a_forged_one_refused(
         )
     with pytest.raises(errors.DecisionUnverified):
         trusting.questions.get(forged.id)
+
+
+def test_a_dismissal_without_a_decision_is_named_by_verify(agent, operator, run, journal_path):
+    """A same-user process writes the dismissed state by hand, naming an operator, with no
+    decision row: the triggers let the move through (it names its decider), verify names it."""
+    from proctor.core.audit.verify import verify
+
+    item = agent.questions.ask(run.id, "question", "which DB?")
+    assert verify(operator).ok
+    with raw(journal_path) as conn:
+        conn.execute(
+            "UPDATE interactions SET status='dismissed', response=?, resolved_by='operator:alice',"
+            " resolved_at=1, version=2 WHERE id=?",
+            ('{"dismissed":true,"reason":"x"}', item.id),
+        )
+    report = verify(operator)
+    assert any(
+        p.what == "decided without a decision" and item.id in p.where for p in report.problems
+    )
