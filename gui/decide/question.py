@@ -86,7 +86,7 @@ def closed_text(q: Question) -> str:
         return tr("This question expired before an answer was sent.")
     who = q.resolved_by or tr("someone")
     if q.status == QuestionStatus.DISMISSED:
-        return tr("Dismissed by {who} at {when} without an answer: {reason}").format(
+        return tr("Dismissed by {who} at {when} without an answer (“{reason}”).").format(
             who=who, when=when, reason=fmt.bounded(q.dismiss_reason or "", 200)
         )
     if when:
@@ -156,10 +156,11 @@ class QuestionDetail(DetailWidget):
         self.dismiss_button = self.ctx.registry.button("inbox.dismiss", self)
         self.dismiss_button.setObjectName("DismissQuestion")
         row.addWidget(self.dismiss_button)
-        row.addWidget(self.hint, 1)
+        row.addStretch(1)
         form = QVBoxLayout()
         form.setContentsMargins(8, 4, 8, 8)
         form.addLayout(row)
+        form.addWidget(self.hint)  # its own line: four buttons leave it no room beside them
         return form
 
     # ------------------------------------------------------------ items and drafts
