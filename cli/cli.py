@@ -44,6 +44,7 @@ COMMANDS = {
             "approve",
             "deny",
             "answer",
+            "dismiss",
             "resolve-effect",
             "resolve-conflict",
             "resolve-memory",

@@ -421,6 +421,24 @@ def cmd_answer(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_dismiss(args: argparse.Namespace) -> int:
+    require_kind(args.id, "question", "dismiss")
+    j = open_journal(args, write=True)
+    try:
+        current = j.questions.get(args.id)
+        done = j.questions.dismiss(
+            args.id,
+            args.reason,
+            expected_version=args.expect_version or current.version,
+            request_id=request_id(args),
+            source="cli",
+        )
+    finally:
+        j.close()
+    print(f"dismissed {render.ident(done.id)}")
+    return EXIT_OK
+
+
 def cmd_resolve_effect(args: argparse.Namespace) -> int:
     evidence = parse_json(args.evidence, "--evidence") if args.evidence else None
     j = open_journal(args, write=True)
@@ -665,6 +683,18 @@ def register(sub: Any) -> None:
     how.add_argument("--confirm", action="store_true", help='shortcut for {"confirmed": true}')
     how.add_argument("--decline", action="store_true", help='shortcut for {"confirmed": false}')
     p.add_argument("--reason")
+
+    p = add(
+        sub,
+        "dismiss",
+        cmd_dismiss,
+        "close an open question without answering it",
+        [common, writer],
+        "Dismiss a question: the asking agent sees it dismissed, with your reason, "
+        "and takes another way; nothing answers it afterwards.",
+    )
+    p.add_argument("id", help="question id (int_…)")
+    p.add_argument("--reason", required=True, help="why (the agent is told; kept as evidence)")
 
     p = add(
         sub,

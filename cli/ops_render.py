@@ -356,7 +356,10 @@ def show_question(data: dict, limit: int | None) -> None:
             ),
         )
     section("answer schema", pretty(q.response_schema, limit))
-    if q.resolved_at:
+    if q.dismiss_reason is not None:
+        field("\ndismissed", f"{when(q.resolved_at)} by {ident(q.resolved_by)}")
+        section("reason", clean(q.dismiss_reason, limit))
+    elif q.resolved_at:
         field("\nresolved", f"{when(q.resolved_at)} by {ident(q.resolved_by)}")
         section("answer", pretty(q.response, limit))
     show_decisions(data["decisions"], limit, data.get("signatures"))

@@ -39,6 +39,7 @@ ROUTED = frozenset(
         "approve",
         "deny",
         "answer",
+        "dismiss",
         "approve-edited",
         "resolve-effect",
         "resolve-conflict",

@@ -118,6 +118,7 @@ class QuestionStatus(StrEnum):
     RESOLVED = "resolved"
     EXPIRED = "expired"
     CANCELLED = "cancelled"
+    DISMISSED = "dismissed"  # an operator closed it without answering (with a reason)
 
 
 class MemoryScope(StrEnum):
@@ -461,6 +462,20 @@ class Question(Frozen):
     response: Any
     snoozed_until: float | None
     origin: Origin | None = None  # as the agent reported it when asking (never verified)
+
+    @property
+    def dismiss_reason(self) -> str | None:
+        """Why the operator dismissed the question (None unless it is dismissed)."""
+        if self.status != QuestionStatus.DISMISSED or not isinstance(self.response, dict):
+            return None
+        return str(self.response.get("reason") or "")
+
+    @property
+    def dismissal(self) -> str | None:
+        """What an agent is told of a dismissed question (None unless it is dismissed):
+        ``dismissed by the operator: <reason>``."""
+        why = self.dismiss_reason
+        return None if why is None else f"dismissed by the operator: {why or 'no reason given'}"
 
 
 class Decision(Frozen):

@@ -272,9 +272,15 @@ class Steps:
         self.stats["questions"] += 1
         item = self.wait_answer(item.id)
         if item.status != QuestionStatus.RESOLVED:
+            # withdrawn, expired or dismissed by the operator: go on without the answer
+            because = {"because": item.dismissal} if item.dismissal else {}
             self.event(
                 "agent.adapted",
-                {"interaction_id": item.id, "instead": "continue with the safest default"},
+                {
+                    "interaction_id": item.id,
+                    "instead": "continue with the safest default",
+                    **because,
+                },
             )
             return None
         self.event(

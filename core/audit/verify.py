@@ -259,7 +259,7 @@ def signature_counts(
             ("approved", "denied"),
             lambda r: dc.check_approval(conn, trust, r, 0.0, acting=False),
         ),
-        (s.questions, ("resolved",), lambda r: dc.check_question(conn, trust, r)),
+        (s.questions, ("resolved", "dismissed"), lambda r: dc.check_question(conn, trust, r)),
         (
             s.conflicts,
             ("accepted_local", "accepted_incoming", "merged", "dismissed"),
@@ -441,7 +441,7 @@ def _verify_decisions(journal: Journal, problems: list[VerifyProblem]) -> None:
         )
     for table, statuses in (
         (s.approvals, ("approved", "denied", "expired")),
-        (s.questions, ("resolved",)),
+        (s.questions, ("resolved", "dismissed")),
         (s.conflicts, ("accepted_local", "accepted_incoming", "merged", "dismissed")),
     ):
         decided = select(d.c.id).where(d.c.target_id == table.c.id)
@@ -665,9 +665,10 @@ def _verify_revocations(conn: Any, problems: list[VerifyProblem]) -> None:
 
 
 def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
-    """Each answered question's response is its decision's answer, the digest its run's chain
-    recorded (``interaction.answered``, when the event has one), and, when signed, what the
-    signature says (checked against the keys the journal records: the bytes, not who)."""
+    """Each answered (or dismissed) question's response is its decision's answer (or
+    dismissal), the digest its run's chain recorded (``interaction.answered``, when the event
+    has one), and, when signed, what the signature says (checked against the keys the journal
+    records: the bytes, not who)."""
     from proctor.core.decisions.checks import check_question, journal_keys
     from proctor.core.decisions.signing import request_event, same, signature_row
 
@@ -675,7 +676,7 @@ def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
     stmt = (
         select(s.questions, d.id.label("decision_id"), d.decision.label("answer"))
         .outerjoin(s.decisions, (d.target_id == q.id) & (d.target_kind == "interaction"))
-        .where(q.status == "resolved")
+        .where(q.status.in_(("resolved", "dismissed")))
         .order_by(q.created_at, q.id)
     )
     keys = None
@@ -689,7 +690,7 @@ def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
             event = request_event(
                 conn,
                 row.run_id,
-                "interaction.answered",
+                "interaction.dismissed" if row.status == "dismissed" else "interaction.answered",
                 "interaction_id",
                 row.id,
                 near=row.resolved_at,

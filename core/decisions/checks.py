@@ -317,8 +317,9 @@ EFFECT_OF_APPROVAL = Prepared(
 
 
 def check_question(conn: Any, trust: Trust, row: Any) -> str | None:
-    """An answered question must carry a trusted operator's signed answer."""
-    if row.status != "resolved":
+    """An answered (or dismissed) question must carry a trusted operator's signed answer
+    (or dismissal, recorded as its response)."""
+    if row.status not in ("resolved", "dismissed"):
         return None
     what = f"question {row.id}"
     d = _only_decision(conn, "interaction", row.id, what)

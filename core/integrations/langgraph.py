@@ -581,7 +581,7 @@ class LangGraphBridge:
                 ApprovalStatus.DENIED,
                 ApprovalStatus.EXPIRED,
             )
-        return self.j.questions.get(item["id"]).status == QuestionStatus.RESOLVED
+        return self.j.questions.get(item["id"]).status in QUESTION_DONE
 
     def _file(self, thread_id: str, intr: Interrupt, attempt: int, refused: dict | None) -> Pending:
         rid = run_id_for(thread_id)
@@ -734,7 +734,7 @@ class LangGraphBridge:
                 ApprovalStatus.DENIED,
                 ApprovalStatus.EXPIRED,
             )
-        return p.status == QuestionStatus.RESOLVED
+        return p.status in QUESTION_DONE
 
     def _resume_map(self, answers: dict[str, Pending], values: Mapping[str, Any]) -> dict[str, Any]:
         return {iid: self._resume_value(p, values.get(iid)) for iid, p in answers.items()}
@@ -761,6 +761,8 @@ class LangGraphBridge:
                 "requested_digest": a.action_digest,
             }
         q = self.j.questions.get(p.item_id)
+        if q.status == QuestionStatus.DISMISSED:
+            return dismissed_value(q)
         meta = q.request.get("langgraph", {}) if isinstance(q.request, dict) else {}
         field = ANSWER_KEYS.get(q.kind)
         if meta.get("schema_given") or field is None or not isinstance(q.response, dict):
@@ -775,6 +777,9 @@ class LangGraphBridge:
                 pairs.append((r, verdict_of(read_approval(self.j, item["id"]))))
             else:
                 q = self.j.questions.get(item["id"])
+                if q.status == QuestionStatus.DISMISSED:
+                    pairs.append((r, q.dismissal or ""))
+                    continue
                 resp = q.response.get("text") if isinstance(q.response, dict) else q.response
                 pairs.append((r, str(resp if resp is not None else "")))
         return review.answer(shape, pairs)
@@ -793,6 +798,22 @@ class LangGraphBridge:
             pending=pending,
             **extra,
         )
+
+
+# A question the graph resumes from: answered, or dismissed by the operator.
+QUESTION_DONE = (QuestionStatus.RESOLVED, QuestionStatus.DISMISSED)
+
+
+def dismissed_value(q: Question) -> dict[str, Any]:
+    """What the graph resumes with for a question the operator dismissed: never an answer,
+    a value the node tells apart (``dismissed``) and a sentence to show or log."""
+    return {
+        "dismissed": True,
+        "reason": q.dismiss_reason,
+        "message": q.dismissal,
+        "decided_by": q.resolved_by,
+        "question_id": q.id,
+    }
 
 
 def is_invalid_resume(exc: BaseException) -> bool:

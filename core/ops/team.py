@@ -376,7 +376,7 @@ QUESTION_CLOSING = f"""
 
 
 def _resolution_rules(table: str, closed: str, answer: str, closing: str = "") -> str:
-    """A question (``closed``: answered) or a memory conflict (``closed``: resolved): an
+    """A question (``closed``: answered or dismissed) or a memory conflict (``closed``: resolved): an
     agent login files it open and may withdraw a question or let it expire (``closing``
     says when), never close it with an answer; an operator login cannot close what its
     own login filed."""
@@ -468,7 +468,10 @@ def check_trigger_sql(schema: str) -> dict[str, list[str]]:
         "tool_calls": TOOL_CALL_RULES,
         "memory_entries": MEMORY_RULES,
         "interactions": _resolution_rules(
-            "interactions", "NEW.status = 'resolved'", "response", QUESTION_CLOSING
+            "interactions",
+            "NEW.status IN ('resolved', 'dismissed')",
+            "response",
+            QUESTION_CLOSING,
         ),
         "memory_reconciliations": _resolution_rules(
             "memory_reconciliations", "NEW.status <> 'pending'", "resolution_reason"

@@ -375,31 +375,9 @@ class Questions:
         def op(tx: Tx) -> None:
             if tx.replayed(request_id, request):
                 return
-            row = self._row(tx, interaction_id)
-            if row.status == QuestionStatus.EXPIRED:
-                raise errors.Expired(f"question {interaction_id} expired before the answer")
-            if row.status == QuestionStatus.CANCELLED:
-                raise errors.Withdrawn(
-                    f"question {interaction_id} was withdrawn by the agent", status=row.status
-                )
-            if row.status not in OPEN_QUESTION:
-                raise errors.AlreadyDecided(
-                    f"question {interaction_id} is already {row.status}"
-                    + (f" by {row.resolved_by}" if row.resolved_by else ""),
-                    status=row.status,
-                    decided_by=row.resolved_by,
-                )
-            if row.expires_at is not None and tx.now >= row.expires_at:
-                self._expire(tx, row)
-                tx.raise_after_commit(
-                    errors.Expired(f"question {interaction_id} expired before the answer")
-                )
+            row = self._decidable(tx, interaction_id, expected_version, "answer")
+            if row is None:
                 return
-            if row.version != expected_version:
-                raise errors.StaleVersion(f"question {interaction_id} changed since you looked")
-            refuse_requester(
-                tx, (row.agent, tx.run_row(row.run_id).agent), verb="answer", what="this question"
-            )
             validate_response(_loads(row.response_schema), response)
             if row.kind == QuestionKind.CREDENTIAL_BINDING.value:
                 check_credential(response)
@@ -438,6 +416,103 @@ class Questions:
             )
 
         return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
+
+    def dismiss(
+        self,
+        interaction_id: str,
+        reason: str,
+        *,
+        expected_version: int,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Question:
+        """Close the question without answering it (``dismissed``), with the operator's
+        reason: a decision like an answer (signed, audited, one run event). The asking agent
+        reads the question ``dismissed`` and the reason as ``Question.dismiss_reason``."""
+        self.j.require_operator()
+        reason = (reason or "").strip()
+        if not reason:
+            raise errors.ValidationError("a dismissal needs a reason", field="reason")
+        check_text(reason, "the reason", "reason", MAX_PROMPT)
+        decision = {"dismissed": True, "reason": reason}
+        request = {
+            "op": "interaction.dismiss",
+            "id": interaction_id,
+            "reason": reason,
+            "expected_version": expected_version,
+            "source": source,
+        }
+
+        def op(tx: Tx) -> None:
+            if tx.replayed(request_id, request):
+                return
+            row = self._decidable(tx, interaction_id, expected_version, "dismiss")
+            if row is None:
+                return
+            self._close(
+                tx,
+                row,
+                QuestionStatus.DISMISSED,
+                {
+                    "resolved_at": tx.now,
+                    "resolved_by": tx.actor.label,
+                    "response": canonical_json(decision),
+                },
+            )
+            record_decision(
+                tx,
+                "interaction",
+                interaction_id,
+                row.run_id,
+                decision,
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                request=request,
+                audit=("interaction.dismissed", {"status": row.status}, {"status": "dismissed"}),
+                event=(
+                    "interaction.dismissed",
+                    {
+                        "interaction_id": interaction_id,
+                        "by": tx.actor.label,
+                        "reason": reason,
+                        "response_digest": digest_of(decision),
+                    },
+                ),
+                closes=True,
+            )
+
+        return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
+
+    def _decidable(self, tx: Tx, interaction_id: str, expected_version: int, verb: str) -> Any:
+        """The open question's row an operator may ``verb`` (answer, dismiss) now, or None
+        when it was found past its expiry (expired here; Expired raised after the commit)."""
+        row = self._row(tx, interaction_id)
+        if row.status == QuestionStatus.EXPIRED:
+            raise errors.Expired(f"question {interaction_id} expired before the {verb}")
+        if row.status == QuestionStatus.CANCELLED:
+            raise errors.Withdrawn(
+                f"question {interaction_id} was withdrawn by the agent", status=row.status
+            )
+        if row.status not in OPEN_QUESTION:
+            raise errors.AlreadyDecided(
+                f"question {interaction_id} is already {row.status}"
+                + (f" by {row.resolved_by}" if row.resolved_by else ""),
+                status=row.status,
+                decided_by=row.resolved_by,
+            )
+        if row.expires_at is not None and tx.now >= row.expires_at:
+            self._expire(tx, row)
+            tx.raise_after_commit(
+                errors.Expired(f"question {interaction_id} expired before the {verb}")
+            )
+            return None
+        if row.version != expected_version:
+            raise errors.StaleVersion(f"question {interaction_id} changed since you looked")
+        refuse_requester(
+            tx, (row.agent, tx.run_row(row.run_id).agent), verb=verb, what="this question"
+        )
+        return row
 
     def mark_presented(self, interaction_id: str) -> Question:
         """The desk showed an open question to an operator: ``requested → presented``, once.

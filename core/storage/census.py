@@ -90,8 +90,8 @@ MOVES: dict[str, dict[str, tuple[str, ...]]] = {
         "approved": ("expired",),  # a grant not used by its deadline lapses
     },
     "interactions": {
-        "requested": ("presented", "resolved", "expired", "cancelled"),
-        "presented": ("resolved", "expired", "cancelled"),
+        "requested": ("presented", "resolved", "expired", "cancelled", "dismissed"),
+        "presented": ("resolved", "expired", "cancelled", "dismissed"),
     },
     "memory_reconciliations": {
         "pending": ("accepted_local", "accepted_incoming", "merged", "dismissed"),

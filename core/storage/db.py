@@ -53,6 +53,7 @@ SCHEMA_REVISIONS = (
     "0008x",
     "0009b",
     "0010k",
+    "0011d",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from proctor.core.models import Approval, ConflictStatus, EffectStatus, Question
+from proctor.core.models import Approval, ConflictStatus, EffectStatus, Question, QuestionStatus
 
 from ..infra.actions import ActionSpec
 from ..infra.i18n import QT_TR_NOOP
@@ -34,14 +34,17 @@ class Decisions(Protocol):
     def approve(self) -> None: ...
     def deny(self) -> None: ...
     def snooze(self) -> None: ...
+    def dismiss(self) -> None: ...
     def resolve_effect(self, outcome: EffectStatus) -> None: ...
     def can_decide(self) -> bool: ...
+    def can_dismiss(self) -> bool: ...
     def can_snooze(self) -> bool: ...
     def can_resolve(self) -> bool: ...
 
 
 def decision_commands(d: Decisions) -> list[ActionSpec]:
-    """Approve, deny, snooze and resolve an effect: the inbox's, and a run's pending pane's."""
+    """Approve, deny, snooze, dismiss a question and resolve an effect: the inbox's, and a
+    run's pending pane's."""
     return [
         ActionSpec(
             "inbox.approve",
@@ -75,6 +78,16 @@ def decision_commands(d: Decisions) -> list[ActionSpec]:
             shortcut="S",
             icon="action-snooze",
             toolbar=2,
+        ),
+        ActionSpec(
+            "inbox.dismiss",
+            QT_TR_NOOP("Dismiss question…"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP("Close the question without answering; the agent is told your reason"),
+            handler=d.dismiss,
+            enabled=d.can_dismiss,
+            icon="status-cancelled",
+            button=QT_TR_NOOP("Dis&miss…"),
         ),
         ActionSpec(
             "inbox.effect_committed",
@@ -211,7 +224,8 @@ def decided_text(result: object) -> str:
         return f"{verb} {action_label(result)}"
     if isinstance(result, Question):
         first = next((line for line in result.prompt.splitlines() if line.strip()), "")
-        return f"Answered “{fmt.bounded(first or result.kind.value, 80)}”"
+        verb = "Dismissed" if result.status == QuestionStatus.DISMISSED else "Answered"
+        return f"{verb} “{fmt.bounded(first or result.kind.value, 80)}”"
     status = getattr(result, "status", "")
     verb = str(getattr(status, "value", status) or "done").replace("_", " ").capitalize()
     for attr in ("tool", "action_name", "title", "key", "id"):

@@ -1,4 +1,5 @@
-"""Operator writes from the inbox: approve, deny, snooze, bulk, resolve an effect.
+"""Operator writes from the inbox: approve, deny, answer, dismiss, snooze, bulk, resolve an
+effect.
 
 Each click is one core call on the task runner with its own request id, so a retry
 after "store busy" is idempotent. Results come back as signals on the GUI thread.
@@ -71,6 +72,16 @@ class Decider(QObject):
             item,
             lambda: questions.answer(
                 item.id, response, expected_version=expected_version, request_id=rid
+            ),
+        )
+
+    def dismiss(self, item: InboxItem, reason: str, *, expected_version: int) -> None:
+        """Close a question without answering it; the agent is told ``reason``."""
+        questions, rid = self._journal.questions, request_id()
+        self._submit(
+            item,
+            lambda: questions.dismiss(
+                item.id, reason, expected_version=expected_version, request_id=rid
             ),
         )
 

@@ -49,6 +49,7 @@ from ..forms.views import ChoiceView
 from ..infra.i18n import tr
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
+from ..widgets.dialogs import ReasonDialog
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, plain_tip, reserve_lines, section
 from ..widgets.message_bar import NOTE_CLOSE_MS, Level
@@ -84,6 +85,10 @@ def closed_text(q: Question) -> str:
             )
         return tr("This question expired before an answer was sent.")
     who = q.resolved_by or tr("someone")
+    if q.status == QuestionStatus.DISMISSED:
+        return tr("Dismissed by {who} at {when} without an answer (“{reason}”).").format(
+            who=who, when=when, reason=fmt.bounded(q.dismiss_reason or "", 200)
+        )
     if when:
         return tr("Answered by {who} at {when}.").format(who=who, when=when)
     return tr("Answered by {who}.").format(who=who)
@@ -148,10 +153,14 @@ class QuestionDetail(DetailWidget):
         row.addWidget(self.submit_button)
         row.addWidget(self.copy_button)
         row.addWidget(action_button(self.ctx.registry, "inbox.snooze", self))
-        row.addWidget(self.hint, 1)
+        self.dismiss_button = self.ctx.registry.button("inbox.dismiss", self)
+        self.dismiss_button.setObjectName("DismissQuestion")
+        row.addWidget(self.dismiss_button)
+        row.addStretch(1)
         form = QVBoxLayout()
         form.setContentsMargins(8, 4, 8, 8)
         form.addLayout(row)
+        form.addWidget(self.hint)  # its own line: four buttons leave it no room beside them
         return form
 
     # ------------------------------------------------------------ items and drafts
@@ -258,6 +267,7 @@ class QuestionDetail(DetailWidget):
         if change is not None and isinstance(material, MemoryChangeMaterial):
             material.show_change(change)
         self._update_state()
+        self.ctx.registry.refresh()  # Dismiss follows (can_dismiss)
         self._present_later()
 
     def _show_facts(self, q: Question) -> None:
@@ -462,6 +472,42 @@ class QuestionDetail(DetailWidget):
             owner=self,
         )
 
+    def can_dismiss(self) -> bool:
+        return (
+            self.is_open()
+            and not self.past_expiry()
+            and not self.ctx.read_only
+            and self._sending is None
+        )
+
+    def dismiss(self) -> None:
+        """Close the question without answering: ask why (the agent is told), then one
+        ``questions.dismiss`` call through the Decider."""
+        q, item = self.entity, self.item
+        if not self.can_dismiss() or item is None or not isinstance(q, Question):
+            return
+        settle = self.ctx.settle
+        if settle is not None and settle.too_soon(item_key(item)):
+            self.message.show_message(
+                tr("Not dismissed: this question has only just come on screen. Read it first."),
+                Level.INFO,
+                close_after_ms=NOTE_CLOSE_MS,
+            )
+            return
+        reason = ReasonDialog.ask(
+            self,
+            tr("Dismiss question"),
+            tr("Why close this question without an answer? The agent is told your reason."),
+            ok=tr("Dismiss"),
+            required=True,
+        )
+        if not reason or self.entity is not q:
+            return
+        self._sending = item_key(item)
+        self.message.show_message(tr("Dismissing the question…"), Level.INFO)
+        self._update_submit()
+        self.ctx.decider.dismiss(item, reason, expected_version=q.version)
+
     def _prepared(self, item: InboxItem, value: Any, version: int, _result: Any) -> None:
         self.ctx.decider.answer(item, value, expected_version=version)
 
@@ -476,6 +522,7 @@ class QuestionDetail(DetailWidget):
         if key == self._sending:
             self._sending = None
             self._update_submit()
+            self.ctx.registry.refresh()
 
     def _on_refused(self, key: str, exc: BaseException) -> None:
         if key != self._sending:
@@ -486,6 +533,7 @@ class QuestionDetail(DetailWidget):
         if isinstance(exc, errors.ValidationError) and view is not None:
             view.show_server_problem(exc.field, str(exc))
         self._update_submit()
+        self.ctx.registry.refresh()
 
     @Slot()
     def copy_typed(self) -> None:

@@ -26,6 +26,7 @@ from ..decide.approval import ApprovalDetail
 from ..decide.commands import decided_text, decision_commands
 from ..decide.detail import DetailWidget
 from ..decide.effect import EffectDetail
+from ..decide.question import QuestionDetail
 from ..infra.actions import ActionRegistry, ActionSpec
 from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import BUSY_AFTER_MS
@@ -247,6 +248,20 @@ class InboxCommands(QObject):
 
     def can_wake(self) -> bool:
         return self.can_snooze() and self.page.model.filter.snoozed
+
+    def can_dismiss(self) -> bool:
+        targets = self.targets()
+        if not self.writable() or len(targets) != 1 or targets[0].kind != InboxKind.QUESTION:
+            return False
+        detail = self._detail_for(targets[0], QuestionDetail)
+        return detail is not None and detail.can_dismiss()
+
+    def dismiss(self) -> None:
+        targets = self.targets()
+        if self.can_dismiss():
+            detail = self._detail_for(targets[0], QuestionDetail)
+            if detail is not None:
+                detail.dismiss()  # asks the reason, then submits (as the detail's button)
 
     def can_resolve(self) -> bool:
         targets = self.targets()

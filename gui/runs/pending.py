@@ -31,6 +31,7 @@ from ..decide.decider import Decider
 from ..decide.detail import DetailContext, DetailPane
 from ..decide.items import KIND_TITLES, item_key
 from ..decide.kinds import DETAIL_WIDGETS
+from ..decide.question import QuestionDetail
 from ..infra.actions import ActionRegistry
 from ..infra.context import PageContext
 from ..infra.i18n import tr
@@ -45,6 +46,7 @@ ACTION_IDS = (
     "inbox.approve",
     "inbox.deny",
     "inbox.snooze",
+    "inbox.dismiss",
     "inbox.effect_committed",
     "inbox.effect_failed",
 )
@@ -96,6 +98,19 @@ class PendingCommands(QObject):
 
     def can_resolve(self) -> bool:
         return self._is(InboxKind.EFFECT)
+
+    def can_dismiss(self) -> bool:
+        widget = self.pane.detail.current()
+        return (
+            self._is(InboxKind.QUESTION)
+            and isinstance(widget, QuestionDetail)
+            and widget.can_dismiss()
+        )
+
+    def dismiss(self) -> None:
+        widget = self.pane.detail.current()
+        if self.can_dismiss() and isinstance(widget, QuestionDetail):
+            widget.dismiss()
 
     def _is(self, kind: InboxKind) -> bool:
         item = self.pane.current_item()

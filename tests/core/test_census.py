@@ -114,24 +114,29 @@ def test_a_later_census_change_does_not_change_what_0009b_installs(monkeypatch):
     still guards the title), not the census of the day."""
     from proctor.core.storage import db, trigger_defs
 
-    written = {n: trigger_defs.normalised(sql) for n, sql in db.census_trigger_sql().items()}
+    written = {
+        n: trigger_defs.normalised(sql) for n, sql in frozen("0009b_census_triggers").SQLITE.items()
+    }
     monkeypatch.setitem(census.CENSUS["runs"], "title", census.free("a later change"))
     assert "NEW.title" not in db.census_trigger_sql()["trg_runs_census_identity"]
     installed = installed_at("0009b")
     assert {n: installed.get(n) for n in written} == written
 
 
-def test_the_frozen_trigger_sql_of_0009b_and_0010k_is_what_the_head_builds_now():
-    """0009b and 0010k install a frozen copy of their triggers; the head (``create_all_
+def test_the_frozen_trigger_sql_of_0009b_0010k_and_0011d_is_what_the_head_builds_now():
+    """0009b, 0010k and 0011d install a frozen copy of their triggers; the head (``create_all_
     triggers``, ``expected_trigger_names``) builds them from the census and db's definitions.
     When this fails those changed: leave the old revision's copy as it is, add a revision that
     installs the new triggers (and drops what they replace), and compare the head with that
     revision's copy here instead."""
     from proctor.core.storage import db, pg
 
-    census_sql = frozen("0009b_census_triggers")
-    assert db.census_trigger_sql() == census_sql.SQLITE
-    assert pg.census_trigger_sql(db.census_checks(server=True)) == census_sql.SERVER
+    census_sql, dismissed = frozen("0009b_census_triggers"), frozen("0011d_questions_dismissed")
+    assert db.census_trigger_sql() == {**census_sql.SQLITE, **dismissed.SQLITE}
+    assert pg.census_trigger_sql(db.census_checks(server=True)) == {
+        **census_sql.SERVER,
+        **dismissed.SERVER,
+    }
     key_sql = frozen("0010k_operator_keys_kept")
     assert db.key_trigger_sql() == key_sql.SQLITE
     assert pg.key_trigger_sql() == key_sql.SERVER
@@ -203,6 +208,8 @@ def fill_states(
     op.questions.answer(answered.id, {"choice": "a"}, expected_version=1)
     gone = agent.questions.ask(live.id, "question", "withdrawn?")
     agent.questions.withdraw(gone.id, "moot")
+    dismissed = agent.questions.ask(live.id, "question", "dismissed?")
+    op.questions.dismiss(dismissed.id, "not needed", expected_version=1)
     agent.questions.ask(live.id, "question", "expires?", expires_in=5)
     agent.effects.reserve("fx-reserved", tool="t", run_id=live.id, owner="w")
     agent.effects.reserve("fx-committed", tool="t", run_id=live.id, owner="w")

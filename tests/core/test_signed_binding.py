@@ -311,6 +311,22 @@ def test_a_rewritten_answer_is_named_by_verify_without_trust(
     assert question.id in named.where
 
 
+def test_a_rewritten_dismissal_is_named_by_verify(operator, signer, trusting, run, journal_path):
+    """Issue 37: a dismissal is a decision like an answer; its reason rewritten by hand (the
+    agent was told another thing) is named, with and without a trust file."""
+    question = trusting.questions.ask(run.id, "question", "Which region?")
+    signer.questions.dismiss(question.id, "not this quarter", expected_version=question.version)
+    assert verify(operator, trust=None).ok and verify(operator, trust=trusting.trust).ok
+    with triggers_down(journal_path) as conn:
+        conn.execute(
+            "UPDATE interactions SET response=? WHERE id=?",
+            (json.dumps({"dismissed": True, "reason": "ship it to prod"}), question.id),
+        )
+    (named,) = problems(verify(operator, trust=None), "answer rewritten")
+    assert question.id in named.where
+    assert problems(verify(operator, trust=trusting.trust), "decision does not match its item")
+
+
 # ---------------------------------------------------------------- item 7: verify fooled
 
 

@@ -186,6 +186,33 @@ def test_an_agent_login_cannot_answer_a_question(team, agent, pending):
     assert agent.questions.get(question.id).status == "requested"
 
 
+def test_an_agent_login_cannot_dismiss_a_question_and_an_operator_can(
+    team, agent, operator, pending
+):
+    """Issue 37: a dismissal is an operator's decision, never an agent login's (even one
+    naming an operator as its decider); the operator's goes through."""
+    run, _approval = pending
+    question = agent.questions.ask(run.id, "question", "which?")
+    with team.raw("agent_a") as conn:
+        refused(
+            conn,
+            "UPDATE interactions SET status = 'dismissed', resolved_by = 'operator:op_a', "
+            'resolved_at = 1, response = \'{"dismissed": true, "reason": "x"}\', '
+            "version = version + 1 WHERE id = %s",
+            (question.id,),
+        )
+        refused(  # no reason written: only the move, with an operator named as its decider
+            conn,
+            "UPDATE interactions SET status = 'dismissed', resolved_by = 'operator:op_a', "
+            "resolved_at = 1, version = version + 1 WHERE id = %s",
+            (question.id,),
+        )
+    assert agent.questions.get(question.id).status == "requested"
+    done = operator.questions.dismiss(question.id, "not needed", expected_version=1)
+    assert agent.questions.get(question.id).dismissal == "dismissed by the operator: not needed"
+    assert done.resolved_by == operator.actor.label
+
+
 def test_an_agent_login_cannot_resolve_an_unknown_outcome_or_confirm_memory(
     team, agent, operator, pending
 ):
@@ -408,6 +435,20 @@ def test_an_operator_cannot_decide_what_its_own_login_filed(team):
         assert decider.approvals.get(mine.id).status == "pending"
     with team.journal("op_eli", Actor.operator("op_eli")) as other:
         assert other.approvals.decide(mine.id, True, expected_version=1).status == "approved"
+
+
+def test_an_operator_cannot_dismiss_what_its_own_login_asked(team):
+    with (
+        team.journal("op_dana", Actor.agent("dana-script")) as filer,
+        team.journal("op_dana", Actor.operator("op_dana")) as decider,
+    ):
+        run = filer.runs.start("proj", "self-serve")
+        mine = filer.questions.ask(run.id, "question", "may I?")
+        with pytest.raises(errors.NotAllowed, match="cannot decide it"):
+            decider.questions.dismiss(mine.id, "sure", expected_version=1)
+        assert decider.questions.get(mine.id).status == "requested"
+    with team.journal("op_eli", Actor.operator("op_eli")) as other:
+        assert other.questions.dismiss(mine.id, "no", expected_version=1).status == "dismissed"
 
 
 def test_a_busy_journal_is_built_by_an_agent_login_and_an_operator_login(team):

@@ -222,3 +222,26 @@ def test_a_denied_action_is_adapted_to_and_the_run_completes(journal) -> None:
     assert len(denied) == 12 and runs == {run.id: "completed"}, (runs, err)
     adapted = {e.payload["approval_id"] for e in op.runs.events(run.id, types=["agent.adapted"])}
     assert adapted == denied
+
+
+def test_a_dismissed_question_is_adapted_to_and_the_run_completes(journal) -> None:
+    """Dismiss (the desk's "Dismiss question…", with a reason) the agent's question: it goes
+    on without an answer, says why in its run (the operator's words), and completes."""
+    op, start = journal
+    agent = start("sim-dismiss", 0, 1, "question")
+    run = run_of(op, agent.name)
+    question = until(
+        lambda: next(
+            (q for q in op.questions.for_run(run.id) if q.status == QuestionStatus.REQUESTED),
+            None,
+        ),
+        "the agent's question",
+    )
+    op.questions.dismiss(question.id, "no review this week", expected_version=question.version)
+    rc, runs, err = agent.finish()
+    assert rc == 0, err
+    assert runs == {run.id: "completed"}, err
+    [adapted] = op.runs.events(run.id, types=["agent.adapted"])
+    assert adapted.payload["interaction_id"] == question.id
+    assert adapted.payload["because"] == "dismissed by the operator: no review this week"
+    assert not op.runs.events(run.id, types=["agent.answer_used"])

@@ -247,6 +247,27 @@ def test_interrupt_shapes_become_questions_and_resume_plain_values(journal_path,
     journal.close()
 
 
+def test_a_dismissed_question_resumes_the_graph_with_a_dismissal_not_an_answer(
+    journal_path, tmp_path, desk
+):
+    def name(s: Bag) -> Bag:
+        got = interrupt("What is the customer's name?")
+        if isinstance(got, dict) and got.get("dismissed"):
+            return {"name": "(unknown)", "result": got["message"]}
+        return {"name": got}
+
+    bridge, journal = bridge_for(journal_path, tmp_path, lambda fx: chain(name))
+    [p] = bridge.start("t-dismiss", {}).pending
+    q = desk.journal.questions.get(p.item_id)
+    desk.journal.questions.dismiss(q.id, "ask the CRM instead", expected_version=q.version)
+    outcome = bridge.resume("t-dismiss")
+    assert outcome.done and outcome.values == {
+        "name": "(unknown)",
+        "result": "dismissed by the operator: ask the CRM instead",
+    }
+    journal.close()
+
+
 def test_effect_helper_runs_once_and_tells_failed_from_ambiguous(journal_path, tmp_path, desk):
     calls = {"pay": 0, "mail": 0}
     mail_fails = {"times": 1}

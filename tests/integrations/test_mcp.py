@@ -133,6 +133,26 @@ def test_schema_question_invalid_answer_refused_then_answered(journal_path, desk
     assert desk.journal.questions.get(out["id"]).kind == "form"
 
 
+def test_a_dismissed_question_is_told_as_such_never_as_an_empty_answer(journal_path, desk):
+    async def desk_side():
+        [item] = await desk_do(desk.wait_pending, "question")
+        await desk_do(
+            lambda: desk.journal.questions.dismiss(
+                item.id, "out of scope", expected_version=item.version
+            )
+        )
+
+    async def main():
+        async with client(journal_path) as c, anyio.create_task_group() as tg:
+            tg.start_soon(desk_side)
+            return structured(await c.call_tool("ask_human", {"question": "Which color?"}))
+
+    out = anyio.run(main)
+    assert out["status"] == "dismissed" and out["answer"] is None
+    assert out["reason"] == "dismissed by the operator: out of scope"
+    assert out["decided_by"] == desk.journal.actor.label
+
+
 def test_bad_requests_are_tool_errors(journal_path):
     async def main():
         async with client(journal_path) as c:

@@ -9,7 +9,9 @@ from pydantic import BaseModel, Field
 
 from proctor.core.models import Approval, ApprovalStatus, Question, QuestionStatus
 
-StatusName = Literal["pending", "approved", "denied", "answered", "expired", "withdrawn"]
+StatusName = Literal[
+    "pending", "approved", "denied", "answered", "dismissed", "expired", "withdrawn"
+]
 
 
 class Outcome(BaseModel):
@@ -19,8 +21,14 @@ class Outcome(BaseModel):
     kind: Literal["approval", "question"]
     status: StatusName
     approved: bool | None = Field(None, description="approvals: True only when approved")
-    answer: Any = Field(None, description="questions: the person's answer (JSON)")
-    reason: str | None = Field(None, description="the person's reason, if given")
+    answer: Any = Field(
+        None, description="questions: the person's answer (JSON); none when dismissed"
+    )
+    reason: str | None = Field(
+        None,
+        description="the person's reason, if given; when dismissed: 'dismissed by the "
+        "operator: <why>' (no answer is coming: go another way)",
+    )
     decided_by: str | None = None
     scope: str | None = Field(None, description="approvals: once, run or space")
     run_id: str
@@ -57,6 +65,7 @@ QUESTION_STATUS: dict[QuestionStatus, StatusName] = {
     QuestionStatus.REQUESTED: "pending",
     QuestionStatus.PRESENTED: "pending",
     QuestionStatus.RESOLVED: "answered",
+    QuestionStatus.DISMISSED: "dismissed",
     QuestionStatus.EXPIRED: "expired",
     QuestionStatus.CANCELLED: "withdrawn",
 }
@@ -82,11 +91,13 @@ def approval_outcome(a: Approval) -> Outcome:
 
 
 def question_outcome(q: Question) -> Outcome:
+    dismissed = q.status == QuestionStatus.DISMISSED
     return Outcome(
         id=q.id,
         kind="question",
         status=QUESTION_STATUS[q.status],
-        answer=q.response,
+        answer=None if dismissed else q.response,
+        reason=q.dismissal,
         decided_by=q.resolved_by,
         run_id=q.run_id,
     )
