@@ -180,7 +180,9 @@ class Mark:
 def marks_of(found: Found, facts: Sequence[Fact]) -> list[Mark]:
     """Where ``facts`` sit in the box that shows ``found`` (the preview's offsets), at most
     MAX_MARKS; the escapes and breaks are mapped only for a text that has facts."""
-    here = [f for f in facts if f.field in found.places][:MAX_MARKS]
+    # the facts that say a risk (an overview such as "runs psql, rm" spans the whole line:
+    # marking it would mark everything, and show nothing)
+    here = [f for f in facts if f.field in found.places and f.implies][:MAX_MARKS]
     if not here:
         return []
     where = PreviewMap(found.text, BOX_CHARS, LINE_CHARS)
