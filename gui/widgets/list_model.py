@@ -20,6 +20,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont
 
 from ..infra.i18n import tr
+from ..infra.time_mode import time_mode
 from . import fmt
 from .labels import plain_tip
 
@@ -33,6 +34,16 @@ class TableModel(QAbstractTableModel):
         super().__init__(parent)
         self._titles = list(titles)
         self._rows: list[Any] = []
+        time_mode().changed.connect(self._on_time_mode)
+
+    def _on_time_mode(self) -> None:
+        """Times switched between relative and absolute: repaint every cell, reload nothing."""
+        if self._rows and self._titles:
+            self.dataChanged.emit(
+                self.index(0, 0),
+                self.index(len(self._rows) - 1, len(self._titles) - 1),
+                [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole],
+            )
 
     def item(self, row: int) -> Any:
         return self._rows[row] if 0 <= row < len(self._rows) else None
