@@ -55,6 +55,7 @@ from .connect import ConnectDialog
 from .counts import Counts
 from .drop import JournalDrop
 from .notify import Arrivals, Notifier
+from .notify_decide import NotifyDecide
 from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
 
 PAGES = (
@@ -283,6 +284,9 @@ class MainWindow(QMainWindow):
         self.status = DeskStatusBar(self)
         self.counts = Counts(self.journal, services.runner, self)
         self.notifier = Notifier(self, self.banner, self.settings.notifications)
+        self.notify_decide = NotifyDecide(
+            self.journal, services.runner, self.settings, self.inbox.decider, self.notifier
+        )
         self.journal_drop = JournalDrop(self)  # a journal file dropped on the window opens
         self.journal_drop.dropped.connect(self.open_requested)
         self.arrivals = Arrivals(self.journal, services.runner, self, since=time.time())
