@@ -361,6 +361,10 @@ class PagedModel(TableModel):
     def column_widths(self) -> list[int]:
         return [c.width for c in self._columns]
 
+    def time_columns(self) -> list[int]:
+        """The columns that show times (they widen for absolute ones)."""
+        return [n for n, c in enumerate(self._columns) if c.live]
+
 
 def tip_text(tip: str) -> str:
     """A cell's tooltip as plain text (agent text is never markup), bounded on display."""

@@ -40,6 +40,9 @@ def test_the_toggle_switches_every_time_live_and_is_remembered(qtbot, populated,
         assert window.registry.trigger("app.absolute_times")
         assert changed and not resets  # repainted, not reloaded
         assert cell(inbox, 0, COL_AGE) == fmt.clock(item.created_at)
+        header = window.inbox.table.horizontalHeader()
+        shown = window.inbox.table.fontMetrics().horizontalAdvance(fmt.clock(item.created_at))
+        assert header.sectionSize(COL_AGE) > shown  # widened: the time is not elided
         tip = cell(inbox, 0, COL_AGE, Qt.ItemDataRole.ToolTipRole)
         assert "ago" in tip
         assert "requested " + fmt.clock(item.created_at) in detail.subtitle.text()
@@ -54,6 +57,7 @@ def test_the_toggle_switches_every_time_live_and_is_remembered(qtbot, populated,
         assert window.registry.trigger("app.absolute_times")
         assert cell(runs, 0, col).endswith(" ago")
         assert cell(inbox, 0, COL_AGE) == fmt.age(item.created_at)
+        assert header.sectionSize(COL_AGE) == 64  # and narrow again
         assert window.settings.absolute_times is False
     finally:
         fmt.set_absolute(False)
