@@ -609,8 +609,8 @@ class TimelineView(QGraphicsView):
         painter.save()
         painter.resetTransform()  # from here on: viewport coordinates
         self._paint_cursor(painter)
-        self._paint_now(painter)
         self._paint_axis(painter)
+        self._paint_now(painter)
         self._paint_labels(painter)
         painter.restore()
 
@@ -628,15 +628,18 @@ class TimelineView(QGraphicsView):
         painter.drawLine(QPointF(x, AXIS_H), QPointF(x, self.viewport().height()))
 
     def _paint_now(self, painter: QPainter) -> None:
-        """The "now" marker: a dashed line where the open bars end, labelled under the axis."""
+        """The "now" marker: a dashed line where the open bars end, labelled in the axis."""
         if self.now_time is None:
             return
         x = self._vx(self.now_time)
         color = self.palette().color(QPalette.ColorRole.Link)
         painter.setPen(QPen(color, 1.5, Qt.PenStyle.DashLine))
-        painter.drawLine(QPointF(x, AXIS_H), QPointF(x, self.viewport().height()))
+        painter.drawLine(QPointF(x, AXIS_H - 6), QPointF(x, self.viewport().height()))
         painter.setPen(color)
-        painter.drawText(QPointF(x + 3, AXIS_H + 12), tr("now"))
+        text = tr("now")
+        width = painter.fontMetrics().horizontalAdvance(text)
+        left = x + 3 if x + 3 + width <= self.viewport().width() else x - 3 - width  # in sight
+        painter.drawText(QPointF(left, AXIS_H - 8), text)
 
     def _paint_axis(self, painter: QPainter) -> None:
         pal = self.palette()
