@@ -57,6 +57,7 @@ EMPTY_LANE_H = 18
 DENSITY_H = 34
 RIGHT_PAD = 24
 MIN_BAR = 3.0
+NOW_MS = 5000  # how often "now" (and the open bars up to it) moves on a run that still waits
 MAX_PPS = 50_000.0  # pixels per second at the deepest zoom (20 µs per pixel)
 CLICK_SLOP = 4
 ELIDE_STEP = 8  # a bar's text is elided again only when its width crosses a step of this
@@ -362,6 +363,9 @@ class TimelineView(QGraphicsView):
         self.cursor_time: float | None = None
         self.now_time: float | None = None  # "now" when the run was read, if it still waits
         self.clock = time.time  # what "now" is (tests fix it)
+        self.now_timer = QTimer(self)
+        self.now_timer.setInterval(NOW_MS)
+        self.now_timer.timeout.connect(self._on_now)
         self.selected_id: str | None = None
         self.hovered_span: Span | None = None
         self._density: tuple[float, float, list[int]] | None = None
@@ -393,6 +397,12 @@ class TimelineView(QGraphicsView):
             owner=self,
         )
 
+    @Slot()
+    def _on_now(self) -> None:
+        """Time passed: the open bars reach the new "now" (the same run keeps its zoom)."""
+        if self.timeline is not None and self.now_time is not None and self.isVisible():
+            self.set_timeline(self.timeline)
+
     def packing(self) -> bool:
         """A run's bars are still being packed off the GUI thread."""
         return self._packing is not None
@@ -406,6 +416,10 @@ class TimelineView(QGraphicsView):
         keep_scroll = self.horizontalScrollBar().value()
         self.timeline = tl
         self.t0, self.t1, self.now_time = tl.start, reach(tl, now or tl.end)[0], now
+        if now is None:
+            self.now_timer.stop()
+        elif not self.now_timer.isActive():
+            self.now_timer.start()
         self.packed, self.bars, self.rows = layout, layout.bars, layout.rows
         if self._density_item.scene() is None:
             self.scene().addItem(self._density_item)

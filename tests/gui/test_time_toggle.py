@@ -117,3 +117,9 @@ def test_the_timeline_marks_now_and_draws_what_waits_up_to_it(qtbot):
     )
     assert reach(done) == (start + 20, None)  # nothing waits: no marker
     view.grab()  # the marker paints
+    later = view.now_time + 30
+    view.clock = lambda: later
+    view.now_timer.timeout.emit()  # as the timer does every few seconds
+    assert view.now_time == later and view.item_for("p1").placed.end == later
+    view.set_timeline(done)
+    assert view.now_time is None and not view.now_timer.isActive()
