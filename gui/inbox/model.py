@@ -64,6 +64,7 @@ COLUMNS = [
         align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
         width=64,
         live=True,
+        absolute_title=QT_TR_NOOP("Requested"),
     ),
     Column(
         QT_TR_NOOP("Expires"),

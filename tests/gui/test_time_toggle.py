@@ -39,6 +39,7 @@ def test_the_toggle_switches_every_time_live_and_is_remembered(qtbot, populated,
     try:
         assert window.registry.trigger("app.absolute_times")
         assert changed and not resets  # repainted, not reloaded
+        assert inbox.headerData(COL_AGE, Qt.Orientation.Horizontal) == "Requested"
         assert cell(inbox, 0, COL_AGE) == fmt.clock(item.created_at)
         header = window.inbox.table.horizontalHeader()
         shown = window.inbox.table.fontMetrics().horizontalAdvance(fmt.clock(item.created_at))
@@ -58,6 +59,7 @@ def test_the_toggle_switches_every_time_live_and_is_remembered(qtbot, populated,
         assert cell(runs, 0, col).endswith(" ago")
         assert cell(inbox, 0, COL_AGE) == fmt.age(item.created_at)
         assert header.sectionSize(COL_AGE) == 64  # and narrow again
+        assert inbox.headerData(COL_AGE, Qt.Orientation.Horizontal) == "Age"
         assert window.settings.absolute_times is False
     finally:
         fmt.set_absolute(False)
