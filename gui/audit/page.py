@@ -71,7 +71,14 @@ def entry_json(a: AuditEntry) -> str:
 
 COLUMNS = [
     Column("#", lambda a: str(a.sequence), align=RIGHT, width=64),
-    Column(QT_TR_NOOP("When"), lambda a: fmt.clock(a.created_at), align=RIGHT, width=130),
+    Column(
+        QT_TR_NOOP("When"),
+        lambda a: fmt.when(a.created_at),
+        tip=lambda a: fmt.other(a.created_at),
+        align=RIGHT,
+        width=130,
+        live=True,
+    ),
     Column(QT_TR_NOOP("Actor"), lambda a: a.actor, width=160),
     Column(
         QT_TR_NOOP("Source"),

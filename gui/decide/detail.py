@@ -30,6 +30,7 @@ from ..infra.errors import ErrorPresenter
 from ..infra.i18n import tr
 from ..infra.settings import DeskSettings
 from ..infra.tasks import TaskRunner
+from ..infra.time_mode import time_mode
 from ..widgets import fmt
 from ..widgets.icons import kind_icon
 from ..widgets.labels import plain_label
@@ -87,6 +88,7 @@ class DetailWidget(QWidget):
         self.run_button = QPushButton(tr("Open run"), self)
         self.run_button.setAccessibleName(tr("Open the run this item belongs to"))
         self.run_button.clicked.connect(self._on_open_run)
+        time_mode().changed.connect(self._on_time_mode)
         self.body = QVBoxLayout()
         self._build_frame()
 
@@ -127,14 +129,7 @@ class DetailWidget(QWidget):
             self.entity = None
         self.item = item
         self.icon.setPixmap(kind_icon(item.kind.value).pixmap(28, 28))
-        self.subtitle.setText(
-            tr("{agent} · {project}/{space} · requested {created_at}").format(
-                agent=item.agent,
-                project=item.project,
-                space=item.space,
-                created_at=fmt.clock(item.created_at),
-            )
-        )
+        self.show_requested()
         self.origin.setText(origin_text(item))
         self.origin.setToolTip(fmt.bounded(describe(item.origin), 1000) if item.origin else "")
         self.run_button.setVisible(bool(item.run_id))
@@ -183,6 +178,26 @@ class DetailWidget(QWidget):
 
     def leave_item(self) -> None:
         """Save drafts of the item being left."""
+
+    def show_requested(self) -> None:
+        """Who asked and when (relative or absolute, as chosen; the tooltip: the other)."""
+        item = self.item
+        if item is None:
+            return
+        self.subtitle.setText(
+            tr("{agent} · {project}/{space} · requested {created_at}").format(
+                agent=item.agent,
+                project=item.project,
+                space=item.space,
+                created_at=fmt.when(item.created_at),
+            )
+        )
+        self.subtitle.setToolTip(tr("requested {when}").format(when=fmt.other(item.created_at)))
+
+    @Slot()
+    def _on_time_mode(self) -> None:
+        self.show_requested()
+        self.tick()
 
     def tick(self) -> None:
         """Once a second: refresh countdowns."""

@@ -53,7 +53,14 @@ COLUMNS = [
     ),
     Column(QT_TR_NOOP("Lease"), lease_cell, align=RIGHT, width=96, live=True),
     Column(QT_TR_NOOP("Why / outcome"), note, tip=note, width=240),
-    Column(QT_TR_NOOP("Updated"), lambda e: fmt.clock(e.updated_at), align=RIGHT, width=120),
+    Column(
+        QT_TR_NOOP("Updated"),
+        lambda e: fmt.when(e.updated_at),
+        tip=lambda e: fmt.other(e.updated_at),
+        align=RIGHT,
+        width=120,
+        live=True,
+    ),
 ]
 
 

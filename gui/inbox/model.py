@@ -44,7 +44,7 @@ def tooltip(item: InboxItem) -> str:
 def expires_text(item: InboxItem) -> str:
     if item.snoozed_until and item.snoozed_until > time.time():
         return tr("snoozed {countdown}").format(countdown=fmt.countdown(item.snoozed_until))
-    return fmt.countdown(item.expires_at)
+    return fmt.until(item.expires_at)
 
 
 COLUMNS = [
@@ -59,17 +59,18 @@ COLUMNS = [
     Column(QT_TR_NOOP("Safety"), lambda i: (i.safety_class or "").replace("_", " "), width=136),
     Column(
         QT_TR_NOOP("Age"),
-        lambda i: fmt.age(i.created_at),
-        tip=lambda i: tr("requested {clock}").format(clock=fmt.clock(i.created_at)),
+        lambda i: fmt.since(i.created_at),
+        tip=lambda i: tr("requested {when}").format(when=fmt.other(i.created_at)),
         align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
         width=64,
         live=True,
+        absolute_title=QT_TR_NOOP("Requested"),
     ),
     Column(
         QT_TR_NOOP("Expires"),
         expires_text,
         tip=lambda i: (
-            tr("expires {clock}").format(clock=fmt.clock(i.expires_at))
+            tr("expires {when}").format(when=fmt.other(i.expires_at))
             if i.expires_at
             else tr("no expiry")
         ),

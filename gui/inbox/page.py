@@ -47,6 +47,7 @@ from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
 from ..widgets.labels import plain_label, plain_tip, reserve_lines
 from ..widgets.message_bar import Level, MessageBar
 from ..widgets.saved_views import SavedViews
+from ..widgets.tables import TimeColumns
 from .filters import FilterBar
 from .model import COL_AGE, COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
 
@@ -89,6 +90,7 @@ class InboxTable(QTableView):
         for col, width in enumerate(model.column_widths()):
             header.resizeSection(col, width)
         header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+        self.time_columns = TimeColumns(self, model.time_columns())
         header.setSortIndicator(COL_AGE, Qt.SortOrder.AscendingOrder)  # youngest first
         header.setSortIndicatorShown(True)
         header.setSectionsClickable(True)

@@ -77,6 +77,15 @@ class DeskSettings:
         self.q.setValue("ui/single_key_shortcuts", bool(value))
 
     @property
+    def absolute_times(self) -> bool:
+        """Times shown as wall times ("14:42:37") rather than relative ("12m ago")."""
+        return self._bool("ui/absolute_times", False)
+
+    @absolute_times.setter
+    def absolute_times(self, value: bool) -> None:
+        self.q.setValue("ui/absolute_times", bool(value))
+
+    @property
     def notifications(self) -> bool:
         return self._bool("ui/notifications", True)
 

@@ -30,7 +30,7 @@ def flags_text(e: MemoryEntry) -> str:
 
 
 def last_used_text(e: MemoryEntry) -> str:
-    return fmt.clock(e.last_used_at) if e.use_count else tr("never")
+    return fmt.when(e.last_used_at) if e.use_count else tr("never")
 
 
 def used_tip(e: MemoryEntry) -> str:
@@ -59,7 +59,12 @@ class EntriesModel(PagedModel):
             Column(QT_TR_NOOP("Flags"), flags_text, width=110),
             Column(QT_TR_NOOP("Ver."), lambda e: str(e.version), align=RIGHT, width=44),
             Column(
-                QT_TR_NOOP("Updated"), lambda e: fmt.clock(e.updated_at), align=RIGHT, width=120
+                QT_TR_NOOP("Updated"),
+                lambda e: fmt.when(e.updated_at),
+                tip=lambda e: fmt.other(e.updated_at),
+                align=RIGHT,
+                width=120,
+                live=True,
             ),
             Column(QT_TR_NOOP("Last used"), last_used_text, tip=used_tip, align=RIGHT, width=120),
         ]
@@ -119,7 +124,8 @@ class ConflictsModel(PagedModel):
             ),
             Column(
                 QT_TR_NOOP("Waiting"),
-                lambda c: fmt.age(c.created_at),
+                lambda c: fmt.since(c.created_at),
+                tip=lambda c: fmt.other(c.created_at),
                 align=RIGHT,
                 width=80,
                 live=True,

@@ -134,6 +134,11 @@ class RowsModel(ListModel):
         super().__init__([c.title for c in columns], parent)
         self._columns = list(columns)
 
+    def _on_time_mode(self) -> None:
+        """The texts made ahead hold times in the old form: made again when next shown."""
+        self._rows = [replace(r, texts=(), tips=()) for r in self._rows]
+        super()._on_time_mode()
+
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._rows):
             return None
@@ -226,14 +231,28 @@ def _span(start: float, end: float | None) -> str:
 
 ATTEMPT_COLUMNS = [
     Column(QT_TR_NOOP("Attempt"), lambda a: f"{a.number} · {words(a.status.value)}", width=170),
-    Column(QT_TR_NOOP("Started"), lambda a: fmt.clock(a.started_at), align=RIGHT, width=130),
+    Column(
+        QT_TR_NOOP("Started"),
+        lambda a: fmt.when(a.started_at),
+        tip=lambda a: fmt.other(a.started_at),
+        align=RIGHT,
+        width=130,
+        live=True,
+    ),
     Column(QT_TR_NOOP("Took"), lambda a: _span(a.started_at, a.finished_at), align=RIGHT, width=80),
     Column(QT_TR_NOOP("Error"), lambda a: a.error or "", tip=lambda a: a.error or "", width=300),
 ]
 TOOL_COLUMNS = [
     Column(QT_TR_NOOP("Tool"), lambda t: f"{t.tool} · {words(t.status.value)}", width=230),
     Column(QT_TR_NOOP("Safety"), lambda t: t.safety_class.value.replace("_", " "), width=140),
-    Column(QT_TR_NOOP("Called"), lambda t: fmt.clock(t.created_at), align=RIGHT, width=100),
+    Column(
+        QT_TR_NOOP("Called"),
+        lambda t: fmt.when(t.created_at),
+        tip=lambda t: fmt.other(t.created_at),
+        align=RIGHT,
+        width=100,
+        live=True,
+    ),
     Column(
         QT_TR_NOOP("Took"),
         lambda t: (
@@ -279,7 +298,14 @@ def _decided_text(item: Any) -> str:
 ASK_COLUMNS = [
     Column(QT_TR_NOOP("Status"), lambda i: words(i.status.value), width=140),
     Column(QT_TR_NOOP("What was asked"), _asked_text, tip=_asked_text, width=320),
-    Column(QT_TR_NOOP("Asked"), lambda i: fmt.clock(i.created_at), align=RIGHT, width=100),
+    Column(
+        QT_TR_NOOP("Asked"),
+        lambda i: fmt.when(i.created_at),
+        tip=lambda i: fmt.other(i.created_at),
+        align=RIGHT,
+        width=100,
+        live=True,
+    ),
     Column(QT_TR_NOOP("Decided by / answer"), _decided_text, tip=_decided_text, width=320),
     Column(QT_TR_NOOP("Signature"), ROW_NOTE, width=220),
 ]
@@ -287,7 +313,14 @@ EFFECT_COLUMNS = [
     Column(QT_TR_NOOP("Status"), lambda e: words(e.status.value), width=140),
     Column(QT_TR_NOOP("Key"), lambda e: e.key, tip=lambda e: e.key, width=220),
     Column(QT_TR_NOOP("Tool"), lambda e: e.tool, width=140),
-    Column(QT_TR_NOOP("Updated"), lambda e: fmt.clock(e.updated_at), align=RIGHT, width=100),
+    Column(
+        QT_TR_NOOP("Updated"),
+        lambda e: fmt.when(e.updated_at),
+        tip=lambda e: fmt.other(e.updated_at),
+        align=RIGHT,
+        width=100,
+        live=True,
+    ),
     Column(
         QT_TR_NOOP("Note"),
         lambda e: e.resolution_reason or e.ambiguous_reason or e.error or "",
@@ -301,7 +334,14 @@ MEMORY_COLUMNS = [
         lambda m: tr("{operation} · v{version}").format(operation=m.operation, version=m.version),
         width=150,
     ),
-    Column(QT_TR_NOOP("When"), lambda m: fmt.clock(m.created_at), align=RIGHT, width=100),
+    Column(
+        QT_TR_NOOP("When"),
+        lambda m: fmt.when(m.created_at),
+        tip=lambda m: fmt.other(m.created_at),
+        align=RIGHT,
+        width=100,
+        live=True,
+    ),
     Column(QT_TR_NOOP("By"), lambda m: m.actor, width=150),
     Column(QT_TR_NOOP("Entry"), lambda m: m.entry_id, width=200),
     Column(
@@ -317,7 +357,14 @@ RUN_LINK_COLUMNS = [
     Column(QT_TR_NOOP("Status"), lambda r: words(r.status.value), width=150),
     Column(QT_TR_NOOP("Title"), lambda r: r.title, tip=lambda r: f"{r.title}\n{r.id}", width=320),
     Column(QT_TR_NOOP("Agent"), lambda r: r.agent, width=120),
-    Column(QT_TR_NOOP("Started"), lambda r: fmt.clock(r.created_at), align=RIGHT, width=120),
+    Column(
+        QT_TR_NOOP("Started"),
+        lambda r: fmt.when(r.created_at),
+        tip=lambda r: fmt.other(r.created_at),
+        align=RIGHT,
+        width=120,
+        live=True,
+    ),
 ]
 
 

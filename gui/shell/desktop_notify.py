@@ -35,13 +35,15 @@ REMEMBERED = 64  # notifications whose click still opens their item
 
 @dataclass(frozen=True)
 class Notice:
-    """One notification to send; ``payload`` comes back to ``on_invoked`` when it is clicked,
-    and ``on_sent`` is given the notice once the server took it."""
+    """One notification to send; ``payload`` comes back to ``on_invoked`` with the action
+    chosen ("default": a click; else one of ``actions``), and ``on_sent`` is given the
+    notice once the server took it."""
 
     summary: str
     body: str
     payload: Any
     text: str = ""  # what the desk says it told (its own words, for its notified signal)
+    actions: tuple[tuple[str, str], ...] = ()  # (key, label) buttons besides the click
 
 
 def available() -> bool:
@@ -55,15 +57,21 @@ def available() -> bool:
     return True
 
 
+def action_list(notice: Notice) -> list[str]:
+    """Notify's ``actions``: key, label, key, label… (the click first)."""
+    pairs = (("default", "Open"), *notice.actions)
+    return [text for pair in pairs for text in pair]
+
+
 class DesktopNotifications:
     """A freedesktop notification client on its own thread.
 
-    ``on_invoked(payload)``, ``on_sent(notice)`` and ``on_failed(reason)`` are called on the
+    ``on_invoked(payload, action)``, ``on_sent(notice)`` and ``on_failed(reason)`` are called on the
     worker thread: the caller hands them on to its own thread (e.g. by emitting a Qt signal)."""
 
     def __init__(
         self,
-        on_invoked: Callable[[Any], None],
+        on_invoked: Callable[[Any, str], None],
         on_sent: Callable[[Notice], None] | None = None,
         on_failed: Callable[[str], None] | None = None,
         bus: str = "SESSION",
@@ -75,7 +83,7 @@ class DesktopNotifications:
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
         self.failed = False  # read on the GUI thread: once set, nothing more is sent
-        self._sent: OrderedDict[int, Any] = OrderedDict()
+        self._sent: OrderedDict[int, Notice] = OrderedDict()
         self._server: str | None = None  # the unique bus name that answered Notify
 
     # ------------------------------------------------------------ the GUI thread's side
@@ -137,7 +145,7 @@ class DesktopNotifications:
             address,
             "Notify",
             NOTIFY_SIGNATURE,
-            (APP_NAME, 0, APP_ICON, notice.summary, notice.body, ["default", "Show"], hints, -1),
+            (APP_NAME, 0, APP_ICON, notice.summary, notice.body, action_list(notice), hints, -1),
         )
         reply = router.send_and_get_reply(msg, timeout=CALL_TIMEOUT_S)
         if reply.header.message_type is MessageType.error:
@@ -145,7 +153,7 @@ class DesktopNotifications:
             return
         (notification_id,) = reply.body
         self._server = reply.header.fields.get(HeaderFields.sender)
-        self._sent[int(notification_id)] = notice.payload
+        self._sent[int(notification_id)] = notice
         while len(self._sent) > REMEMBERED:
             self._sent.popitem(last=False)
         if self._on_sent is not None:
@@ -160,8 +168,12 @@ class DesktopNotifications:
         member = fields.get(HeaderFields.member)
         if member == "ActionInvoked" and len(msg.body) == 2:
             notification_id, action = msg.body
-            if action == "default" and notification_id in self._sent:
-                self._on_invoked(self._sent[notification_id])
+            notice = self._sent.get(notification_id)
+            if notice is None or action not in ("default", *(k for k, _ in notice.actions)):
+                return
+            if action != "default":  # a decision is taken once: its buttons go
+                self._sent.pop(notification_id)
+            self._on_invoked(notice.payload, action)
         elif member == "NotificationClosed" and msg.body:
             self._sent.pop(msg.body[0], None)
 

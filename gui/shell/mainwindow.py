@@ -36,6 +36,7 @@ from ..infra.errors import ErrorPresenter, is_damage
 from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.server_target import place_of, server_of, short_name
 from ..infra.theme import ThemeMode
+from ..infra.time_mode import time_mode
 from ..memory.page import MemoryPage
 from ..overview.page import OverviewPage
 from ..rules.page import RulesPage
@@ -54,6 +55,7 @@ from .connect import ConnectDialog
 from .counts import Counts
 from .drop import JournalDrop
 from .notify import Arrivals, Notifier
+from .notify_decide import NotifyDecide
 from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
 
 PAGES = (
@@ -151,6 +153,17 @@ def window_commands(w: MainWindow) -> list[ActionSpec]:
             shortcut="Ctrl+K",
             icon="action-palette",
             toolbar=3,
+        ),
+        ActionSpec(
+            "app.absolute_times",
+            QT_TR_NOOP("Absolute times"),
+            QT_TR_NOOP("View"),
+            QT_TR_NOOP("Show times as wall times (14:42:37) instead of relative (12m ago)"),
+            handler=w.toggle_absolute_times,
+            checkable=True,
+            shortcut="Ctrl+Shift+T",
+            no_icon="a checkable preference; the menu shows its check mark",
+            section=1,
         ),
         ActionSpec(
             "app.shortcuts",
@@ -271,6 +284,9 @@ class MainWindow(QMainWindow):
         self.status = DeskStatusBar(self)
         self.counts = Counts(self.journal, services.runner, self)
         self.notifier = Notifier(self, self.banner, self.settings.notifications)
+        self.notify_decide = NotifyDecide(
+            self.journal, services.runner, self.settings, self.inbox.decider, self.notifier
+        )
         self.journal_drop = JournalDrop(self)  # a journal file dropped on the window opens
         self.journal_drop.dropped.connect(self.open_requested)
         self.arrivals = Arrivals(self.journal, services.runner, self, since=time.time())
@@ -311,6 +327,8 @@ class MainWindow(QMainWindow):
         self.inbox_commands.register()
         runs_commands.register(self.runs, self.registry)
         self.registry.set_single_keys(self.settings.single_keys)
+        self.registry.action("app.absolute_times").setChecked(self.settings.absolute_times)
+        time_mode().set_absolute(self.settings.absolute_times)
         menus = self.registry.build_menus(self.menuBar(), MENUS)
         self.recent_menu = QMenu(tr("Open &recent"), self)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
@@ -662,6 +680,12 @@ class MainWindow(QMainWindow):
         path = action.data() if isinstance(action, QAction) else None
         if path:
             self.open_requested.emit(str(path))
+
+    def toggle_absolute_times(self) -> None:
+        """View > Absolute times: every page repaints its times, nothing is re-read."""
+        on = self.registry.action("app.absolute_times").isChecked()
+        self.settings.absolute_times = on
+        time_mode().set_absolute(on)
 
     def edit_preferences(self) -> None:
         prefs = PreferencesDialog.ask(self, prefs_from(self.settings))

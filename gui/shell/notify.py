@@ -1,7 +1,9 @@
 """Tell the operator about new inbox items while the window is not focused:
 a tray message where a system tray exists; otherwise a freedesktop desktop notification over
 the session D-Bus (Linux; see desktop_notify) and an in-app banner. The taskbar entry asks for
-attention (``QApplication.alert``) either way. Clicking a desktop notification opens its item.
+attention (``QApplication.alert``) either way. Clicking a desktop notification opens its item;
+one about a single approval that needs no confirmation also offers Approve and Deny
+(``NotifyDecide`` says whether, and commits the choice through the desk's decider).
 
 What is new comes from the change feed (``Arrivals``), not from the inbox's table: an item
 the inbox's filters hide, or one beyond its loaded page, is still news."""
@@ -9,6 +11,8 @@ the inbox's filters hide, or one beyond its loaded page, is still news."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import replace
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
@@ -30,6 +34,8 @@ TRAY_MS = 8000
 # Desktop notification servers may render markup in the body (freedesktop "body-markup":
 # <b>, <a href>, <img>), so tray text carries look-alikes instead of the markup characters.
 TRAY_SAFE = str.maketrans({"<": "‹", ">": "›", "&": "＆"})
+DECIDE_ACTIONS = (("approve", "Approve"), ("deny", "Deny"))
+Offer = Callable[[InboxItem, Callable[[bool], None]], None]  # item, then tell(decidable)
 
 
 def tray_safe(text: str) -> str:
@@ -55,13 +61,16 @@ class Notifier(QObject):
     show_requested(): the operator clicked the tray notification or the banner's Show.
     item_requested(object): the operator clicked the desktop notification about this
         InboxItem (the first of its batch).
+    decision_requested(object, str): the operator chose "approve" or "deny" on the desktop
+        notification about this InboxItem (as it was when notified).
     """
 
     notified = Signal(str, str)
     show_requested = Signal()
     item_requested = Signal(object)
+    decision_requested = Signal(object, str)
     # emitted on the D-Bus worker thread: queued to this object's thread
-    _desktop_invoked = Signal(object)
+    _desktop_invoked = Signal(object, str)
     _desktop_sent = Signal(object)
 
     def __init__(self, window: QWidget, banner: MessageBar, enabled: bool = True) -> None:
@@ -72,6 +81,7 @@ class Notifier(QObject):
         self._tray: QSystemTrayIcon | None = None
         self._banner_ids: set[str] = set()  # the items the banner names, while it shows
         self.desktop: DesktopNotifications | None = None
+        self.offer: Offer | None = None  # may a notification about one item decide it?
         if QSystemTrayIcon.isSystemTrayAvailable():
             self._tray = QSystemTrayIcon(icon("proctor"), self)
             self._tray.setToolTip(tr("Proctor Desk"))
@@ -91,9 +101,12 @@ class Notifier(QObject):
             self.desktop.stop()
         self.desktop = desktop
 
-    @Slot(object)
-    def _on_desktop_invoked(self, item: InboxItem) -> None:
-        self.item_requested.emit(item)
+    @Slot(object, str)
+    def _on_desktop_invoked(self, item: InboxItem, action: str) -> None:
+        if action == "default":
+            self.item_requested.emit(item)
+        else:
+            self.decision_requested.emit(item, action)
 
     @Slot(object)
     def _on_desktop_sent(self, notice: Notice) -> None:
@@ -111,14 +124,27 @@ class Notifier(QObject):
             self.notified.emit("tray", f"{title}: {body}")
             return
         if self.desktop is not None:
-            self.desktop.send(
-                Notice(tray_safe(title), tray_safe(body), items[0], f"{title}: {body}")
-            )
+            notice = Notice(tray_safe(title), tray_safe(body), items[0], f"{title}: {body}")
+            if len(items) == 1 and self.offer is not None:
+                self.offer(items[0], lambda decidable: self._send(notice, decidable))
+            else:
+                self.desktop.send(notice)
         self._banner.show_message(
             f"{title} — {body}", Level.INFO, action="Show", on_action=self.show_requested.emit
         )
         self._banner_ids = {i.id for i in items}
         self.notified.emit("banner", f"{title}: {body}")
+
+    def _send(self, notice: Notice, decidable: bool) -> None:
+        if self.desktop is not None:
+            self.desktop.send(replace(notice, actions=DECIDE_ACTIONS) if decidable else notice)
+
+    def tell(self, item: InboxItem, text: str, level: Level = Level.INFO) -> None:
+        """What became of a decision taken on a notification: in the window's banner, and
+        as a desktop notification (the operator is not looking at the window)."""
+        self._banner.show_message(text, level)
+        if self.desktop is not None and not self._window.isActiveWindow():
+            self.desktop.send(Notice(tray_safe(tr("Proctor")), tray_safe(text), item, text))
 
     def on_left(self, ids: set[str]) -> None:
         """Items that no longer wait (decided, answered, withdrawn, expired): a banner that

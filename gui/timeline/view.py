@@ -11,6 +11,7 @@ a bar (or a point of the event lane) asks for the event at that time.
 from __future__ import annotations
 
 import math
+import time
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
 
@@ -56,10 +57,21 @@ EMPTY_LANE_H = 18
 DENSITY_H = 34
 RIGHT_PAD = 24
 MIN_BAR = 3.0
+NOW_MS = 5000  # how often "now" (and the open bars up to it) moves on a run that still waits
 MAX_PPS = 50_000.0  # pixels per second at the deepest zoom (20 µs per pixel)
 CLICK_SLOP = 4
 ELIDE_STEP = 8  # a bar's text is elided again only when its width crosses a step of this
 PACK_INLINE = 1000  # spans packed on the GUI thread; more are packed on the presentation pool
+
+
+def reach(tl: RunTimeline, now: float | None = None) -> tuple[float, float | None]:
+    """Where the timeline ends, and "now" when something in it still runs or waits: then
+    the open bars are drawn up to now (the time of this read), which the marker shows."""
+    end = max(tl.end, tl.start + 1e-3)
+    if not tl.live and all(s.end is not None for s in tl.spans):
+        return end, None
+    now = time.time() if now is None else now
+    return max(end, now), now
 
 
 def span_text(span: Span) -> str:
@@ -349,6 +361,11 @@ class TimelineView(QGraphicsView):
         self.pps = 1.0
         self.fitted = True
         self.cursor_time: float | None = None
+        self.now_time: float | None = None  # "now" when the run was read, if it still waits
+        self.clock = time.time  # what "now" is (tests fix it)
+        self.now_timer = QTimer(self)
+        self.now_timer.setInterval(NOW_MS)
+        self.now_timer.timeout.connect(self._on_now)
         self.selected_id: str | None = None
         self.hovered_span: Span | None = None
         self._density: tuple[float, float, list[int]] | None = None
@@ -369,30 +386,40 @@ class TimelineView(QGraphicsView):
         if self._packing is not None:
             self._packing.cancel()
             self._packing = None
-        until = max(tl.end, tl.start + 1e-3)
+        until, now = reach(tl, self.clock())
         if len(tl.spans) <= PACK_INLINE:
-            self._show(tl, lay_out(tl.spans, until, self))
+            self._show(tl, lay_out(tl.spans, until, self), now)
             return
         spans = tl.spans
         self._packing = PresentationPool.instance().run(
-            lambda ticket: (tl, lay_out(spans, until, self, ticket)),
+            lambda ticket: (tl, lay_out(spans, until, self, ticket), now),
             on_done=self._on_packed,
             owner=self,
         )
+
+    @Slot()
+    def _on_now(self) -> None:
+        """Time passed: the open bars reach the new "now" (the same run keeps its zoom)."""
+        if self.timeline is not None and self.now_time is not None and self.isVisible():
+            self.set_timeline(self.timeline)
 
     def packing(self) -> bool:
         """A run's bars are still being packed off the GUI thread."""
         return self._packing is not None
 
-    def _on_packed(self, result: tuple[RunTimeline, Layout]) -> None:
+    def _on_packed(self, result: tuple[RunTimeline, Layout, float | None]) -> None:
         self._packing = None
         self._show(*result)
 
-    def _show(self, tl: RunTimeline, layout: Layout) -> None:
+    def _show(self, tl: RunTimeline, layout: Layout, now: float | None) -> None:
         same = self.timeline is not None and self.timeline.run_id == tl.run_id
         keep_scroll = self.horizontalScrollBar().value()
         self.timeline = tl
-        self.t0, self.t1 = tl.start, max(tl.end, tl.start + 1e-3)
+        self.t0, self.t1, self.now_time = tl.start, reach(tl, now or tl.end)[0], now
+        if now is None:
+            self.now_timer.stop()
+        elif not self.now_timer.isActive():
+            self.now_timer.start()
         self.packed, self.bars, self.rows = layout, layout.bars, layout.rows
         if self._density_item.scene() is None:
             self.scene().addItem(self._density_item)
@@ -597,6 +624,7 @@ class TimelineView(QGraphicsView):
         painter.resetTransform()  # from here on: viewport coordinates
         self._paint_cursor(painter)
         self._paint_axis(painter)
+        self._paint_now(painter)
         self._paint_labels(painter)
         painter.restore()
 
@@ -612,6 +640,20 @@ class TimelineView(QGraphicsView):
         x = self._vx(self.cursor_time)
         painter.setPen(QPen(self.palette().color(QPalette.ColorRole.Highlight), 1.5))
         painter.drawLine(QPointF(x, AXIS_H), QPointF(x, self.viewport().height()))
+
+    def _paint_now(self, painter: QPainter) -> None:
+        """The "now" marker: a dashed line where the open bars end, labelled in the axis."""
+        if self.now_time is None:
+            return
+        x = self._vx(self.now_time)
+        color = self.palette().color(QPalette.ColorRole.Link)
+        painter.setPen(QPen(color, 1.5, Qt.PenStyle.DashLine))
+        painter.drawLine(QPointF(x, AXIS_H - 6), QPointF(x, self.viewport().height()))
+        painter.setPen(color)
+        text = tr("now")
+        width = painter.fontMetrics().horizontalAdvance(text)
+        left = x + 3 if x + 3 + width <= self.viewport().width() else x - 3 - width  # in sight
+        painter.drawText(QPointF(left, AXIS_H - 8), text)
 
     def _paint_axis(self, painter: QPainter) -> None:
         pal = self.palette()

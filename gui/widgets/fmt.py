@@ -52,6 +52,46 @@ def clock(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", local)
 
 
+_absolute = [False]  # the View menu's "Absolute times" (gui/infra/time_mode.py switches it)
+
+
+def set_absolute(on: bool) -> None:
+    _absolute[0] = bool(on)
+
+
+def absolute() -> bool:
+    """Times are shown as wall times (else relative: "12m ago", "in 5m")."""
+    return _absolute[0]
+
+
+def relative(ts: float | None, now: float | None = None) -> str:
+    """``ts`` from now: "12m ago", "in 5m"."""
+    if ts is None:
+        return "—"
+    delta = (now or time.time()) - ts
+    return f"{span(delta)} ago" if delta >= 0 else f"in {span(-delta)}"
+
+
+def when(ts: float | None, now: float | None = None) -> str:
+    """A moment in the form the operator chose (absolute or relative)."""
+    return clock(ts) if absolute() else relative(ts, now)
+
+
+def other(ts: float | None, now: float | None = None) -> str:
+    """The form ``when`` does not show (for tooltips)."""
+    return relative(ts, now) if absolute() else clock(ts)
+
+
+def since(ts: float, now: float | None = None) -> str:
+    """An Age cell: how long ago, or (absolute times) when."""
+    return clock(ts) if absolute() else age(ts, now)
+
+
+def until(ts: float | None, now: float | None = None) -> str:
+    """An Expires cell: how long is left, or (absolute times) until when."""
+    return clock(ts) if absolute() and ts is not None else countdown(ts, now)
+
+
 RESOURCE_KEYS = ("path", "url", "command", "to", "table", "account")  # as the core picks one
 
 

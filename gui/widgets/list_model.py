@@ -20,6 +20,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont
 
 from ..infra.i18n import tr
+from ..infra.time_mode import time_mode
 from . import fmt
 from .labels import plain_tip
 
@@ -33,6 +34,19 @@ class TableModel(QAbstractTableModel):
         super().__init__(parent)
         self._titles = list(titles)
         self._rows: list[Any] = []
+        self.absolute_titles: dict[int, str] = {}  # a column's title while times are absolute
+        time_mode().changed.connect(self._on_time_mode)
+
+    def _on_time_mode(self) -> None:
+        """Times switched between relative and absolute: repaint every cell, reload nothing."""
+        if self.absolute_titles:
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(self._titles) - 1)
+        if self._rows and self._titles:
+            self.dataChanged.emit(
+                self.index(0, 0),
+                self.index(len(self._rows) - 1, len(self._titles) - 1),
+                [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole],
+            )
 
     def item(self, row: int) -> Any:
         return self._rows[row] if 0 <= row < len(self._rows) else None
@@ -51,7 +65,8 @@ class TableModel(QAbstractTableModel):
             and role == Qt.ItemDataRole.DisplayRole
             and 0 <= section < len(self._titles)
         ):
-            return tr(self._titles[section])  # titles are marked QT_TR_NOOP where declared
+            title = self.absolute_titles.get(section) if fmt.absolute() else None
+            return tr(title or self._titles[section])  # marked QT_TR_NOOP where declared
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:

@@ -28,7 +28,7 @@ from . import fmt
 from .labels import plain_label
 from .message_bar import MessageBar
 from .paged_model import PagedModel
-from .tables import row_table
+from .tables import TimeColumns, row_table
 
 REFRESH_THROTTLE_MS = 300
 SEARCH_DEBOUNCE_MS = 250
@@ -43,6 +43,7 @@ def make_table(model: PagedModel, name: str, parent: QWidget, stretch: int) -> Q
     header = view.horizontalHeader()
     header.setHighlightSections(False)
     header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+    TimeColumns(view, model.time_columns())  # a child of the view: lives as long
     return view
 
 

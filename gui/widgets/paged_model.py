@@ -47,6 +47,7 @@ class Column:
     align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
     width: int = 120
     live: bool = False  # the text depends on the clock (ages, countdowns)
+    absolute_title: str = ""  # the title while times are absolute ("Age" -> "Requested")
 
 
 class PagedModel(TableModel):
@@ -73,6 +74,9 @@ class PagedModel(TableModel):
         parent: QObject | None = None,
     ) -> None:
         super().__init__([c.title for c in columns], parent)
+        self.absolute_titles = {
+            n: c.absolute_title for n, c in enumerate(columns) if c.absolute_title
+        }
         self._runner = runner
         self._columns = list(columns)
         self._key = key
@@ -360,6 +364,10 @@ class PagedModel(TableModel):
 
     def column_widths(self) -> list[int]:
         return [c.width for c in self._columns]
+
+    def time_columns(self) -> list[int]:
+        """The columns that show times (they widen for absolute ones)."""
+        return [n for n, c in enumerate(self._columns) if c.live]
 
 
 def tip_text(tip: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import queue
 import shutil
+import sqlite3
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -216,3 +217,117 @@ def test_no_session_bus_at_all_falls_back_to_the_banner(qtbot, populated, open_d
     request_late(path, ids["run"], "first")
     qtbot.waitUntil(lambda: "banner" in shown, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.notifier.desktop.failed, timeout=WAIT_MS)
+
+
+# ---------------------------------------------------------------- deciding from the notification
+SAFE = {"tool": "fs.write", "args": {"path": "notes/today.md"}}
+RISKY = {"tool": "payments.refund", "args": {"amount": 120, "to": "cus_42"}}
+
+
+def request_action(path: Path, run_id: str, action: dict, safety: str) -> str:
+    with Journal.open(path, actor=Actor.agent("late")) as a:
+        return a.approvals.request(run_id, action, reason="please", safety_class=safety).id
+
+
+def decision_of(path: Path, approval_id: str) -> tuple[str, str | None, str | None]:
+    with sqlite3.connect(path) as db:  # the store itself, not the desk's reading of it
+        return db.execute(
+            "SELECT status, decided_by, decision_reason FROM approvals WHERE id = ?", (approval_id,)
+        ).fetchone()
+
+
+def notified_actions(server: NotificationServer, n: int = 0) -> list[str]:
+    return list(server.calls[n][5][::2])
+
+
+@NO_RAISE
+def test_a_safe_approval_is_approved_from_its_notification(
+    qtbot, populated, open_desk, monkeypatch, private_bus, server
+):
+    path, ids = populated
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", private_bus)
+    window = background_desk(open_desk, path, monkeypatch)
+    told: list[str] = []
+    window.notify_decide.told.connect(told.append)
+    approval = request_action(path, ids["run"], SAFE, "idempotent_write")
+    qtbot.waitUntil(lambda: len(server.calls) == 1, timeout=WAIT_MS)
+    assert notified_actions(server) == ["default", "approve", "deny"]
+    assert server.calls[0][5][1::2] == ["Open", "Approve", "Deny"]
+    server.invoke(41, "approve")
+    qtbot.waitUntil(lambda: bool(told), timeout=WAIT_MS)
+    status, by, _reason = decision_of(path, approval)
+    assert status == "approved" and by == "operator:alice"
+    assert told[0].startswith("Approved")
+    qtbot.waitUntil(lambda: len(server.calls) == 2, timeout=WAIT_MS)  # the outcome, told
+    assert notified_actions(server, 1) == ["default"]
+    server.invoke(41, "approve")  # the same button again: taken once, nothing more
+    qtbot.wait(300)
+    assert told == told[:1]
+
+
+@NO_RAISE
+def test_deny_from_the_notification_records_why(
+    qtbot, populated, open_desk, monkeypatch, private_bus, server
+):
+    path, ids = populated
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", private_bus)
+    window = background_desk(open_desk, path, monkeypatch)
+    told: list[str] = []
+    window.notify_decide.told.connect(told.append)
+    approval = request_action(path, ids["run"], SAFE, "idempotent_write")
+    qtbot.waitUntil(lambda: len(server.calls) == 1, timeout=WAIT_MS)
+    server.invoke(41, "deny")
+    qtbot.waitUntil(lambda: bool(told), timeout=WAIT_MS)
+    status, by, reason = decision_of(path, approval)
+    assert (status, by) == ("denied", "operator:alice") and "notification" in reason
+
+
+@NO_RAISE
+def test_an_approval_that_asks_for_confirmation_only_opens(
+    qtbot, populated, open_desk, monkeypatch, private_bus, server
+):
+    path, ids = populated
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", private_bus)
+    window = background_desk(open_desk, path, monkeypatch)
+    opened: list[Any] = []
+    window.notifier.item_requested.connect(opened.append)
+    approval = request_action(path, ids["run"], RISKY, "financial")
+    qtbot.waitUntil(lambda: len(server.calls) == 1, timeout=WAIT_MS)
+    assert notified_actions(server) == ["default"]
+    server.invoke(41, "approve")  # a server that sends what it was not offered: ignored
+    server.invoke(41)
+    qtbot.waitUntil(lambda: bool(opened), timeout=WAIT_MS)
+    assert decision_of(path, approval)[0] == "pending"
+
+
+@NO_RAISE
+def test_a_decision_made_elsewhere_meanwhile_is_said_and_nothing_is_written(
+    qtbot, populated, open_desk, monkeypatch, private_bus, server
+):
+    path, ids = populated
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", private_bus)
+    window = background_desk(open_desk, path, monkeypatch)
+    told: list[str] = []
+    window.notify_decide.told.connect(told.append)
+    approval = request_action(path, ids["run"], SAFE, "idempotent_write")
+    qtbot.waitUntil(lambda: len(server.calls) == 1, timeout=WAIT_MS)
+    assert "approve" in notified_actions(server)
+    with Journal.open(path, actor=Actor.operator("bob")) as bob:
+        bob.approvals.decide(approval, False, expected_version=1, reason="not today")
+    server.invoke(41, "approve")
+    qtbot.waitUntil(lambda: bool(told), timeout=WAIT_MS)
+    assert "decided elsewhere" in told[0] and "nothing was written" in told[0]
+    assert decision_of(path, approval) == ("denied", "operator:bob", "not today")
+
+
+@NO_RAISE
+def test_a_read_only_desk_offers_no_decision(
+    qtbot, populated, open_desk, monkeypatch, private_bus, server
+):
+    path, ids = populated
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", private_bus)
+    window = open_desk(path, read_only=True)
+    monkeypatch.setattr(window, "isActiveWindow", lambda: False)
+    request_action(path, ids["run"], SAFE, "idempotent_write")
+    qtbot.waitUntil(lambda: len(server.calls) == 1, timeout=WAIT_MS)
+    assert notified_actions(server) == ["default"]

@@ -66,6 +66,7 @@ def test_ticks_are_round_and_labelled():
 @pytest.fixture
 def view(qtbot):
     view = TimelineView()
+    view.clock = lambda: T + 60  # "now": the run's newest event
     qtbot.addWidget(view)
     view.resize(800, 300)
     with qtbot.waitExposed(view):
