@@ -1,0 +1,73 @@
+"""Is anyone waiting? A request's ``waiter_seen_at`` (schema 0012w): the requesting agent's
+``wait`` stamps it at most every ``STAMP_S`` seconds, one UPDATE of that one column (a
+lease-like timestamp, not an event per look); a reader calls the request waited for while
+the stamp is younger than ``FRESH_S``."""
+
+from __future__ import annotations
+
+import time
+
+from sqlalchemy import Table
+
+from proctor.core import errors
+from proctor.core.models import ActorKind
+
+from .sql import filed_by_this_login
+from .store import Store
+from .tx import Tx
+
+STAMP_S = 5.0
+FRESH_S = 2 * STAMP_S
+
+
+def stamp(store: Store, table: Table, item_id: str, open_states: tuple[str, ...]) -> None:
+    """Stamp ``waiter_seen_at`` on the open request ``item_id`` (on a server journal only a
+    row this login filed). Nothing else of the row changes: no version step, no change row."""
+
+    def op(tx: Tx) -> None:
+        agent = tx.actor.kind == ActorKind.AGENT
+        tx.conn.execute(
+            table.update()
+            .where(table.c.id == item_id, table.c.status.in_(open_states))
+            .where(filed_by_this_login(tx.conn, agent))
+            .values(waiter_seen_at=tx.now)
+        )
+
+    store.write(op)
+
+
+def stamp_due(
+    store: Store, table: Table, item_id: str, open_states: tuple[str, ...], last: float | None
+) -> float | None:
+    """``stamp`` when the last one (``last``, monotonic; None: none yet) is ``STAMP_S`` old,
+    and the monotonic time of the latest stamp. Best effort: a read-only or busy journal
+    leaves the stamp as it was, and the wait goes on."""
+    if store.read_only or (last is not None and time.monotonic() - last < STAMP_S):
+        return last
+    try:
+        stamp(store, table, item_id, open_states)
+    except errors.StoreError:
+        return last
+    return time.monotonic()
+
+
+def waiting_now(seen_at: float | None, now: float) -> bool:
+    return seen_at is not None and now - seen_at <= FRESH_S
+
+
+def waiter_words(seen_at: float | None, now: float) -> str:
+    """What the desk and the CLI say of a request's waiter."""
+    if seen_at is None:
+        return "nobody waited"
+    if waiting_now(seen_at, now):
+        return "agent waiting now"
+    return f"no agent has looked for {_age(now - seen_at)}"
+
+
+def _age(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return f"{int(seconds)} s"
+    if minutes < 120:
+        return f"{minutes} min"
+    return f"{minutes // 60} h"
