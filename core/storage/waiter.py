@@ -1,7 +1,7 @@
 """Is anyone waiting? A request's ``waiter_seen_at`` (schema 0012w): the requesting agent's
 ``wait`` stamps it at most every ``STAMP_S`` seconds, one UPDATE of that one column (a
 lease-like timestamp, not an event per look); a reader calls the request waited for while
-the stamp is younger than ``FRESH_S``."""
+the stamp is younger than ``FRESH_S`` (core/kernel/waiting.py)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,12 @@ import time
 from sqlalchemy import Table
 
 from proctor.core import errors
+from proctor.core.kernel.waiting import STAMP_S
 from proctor.core.models import ActorKind
 
 from .sql import filed_by_this_login
 from .store import Store
 from .tx import Tx
-
-STAMP_S = 5.0
-FRESH_S = 2 * STAMP_S
 
 
 def stamp(store: Store, table: Table, item_id: str, open_states: tuple[str, ...]) -> None:
@@ -49,25 +47,3 @@ def stamp_due(
     except errors.StoreError:
         return last
     return time.monotonic()
-
-
-def waiting_now(seen_at: float | None, now: float) -> bool:
-    return seen_at is not None and now - seen_at <= FRESH_S
-
-
-def waiter_words(seen_at: float | None, now: float) -> str:
-    """What the desk and the CLI say of a request's waiter."""
-    if seen_at is None:
-        return "nobody waited"
-    if waiting_now(seen_at, now):
-        return "agent waiting now"
-    return f"no agent has looked for {_age(now - seen_at)}"
-
-
-def _age(seconds: float) -> str:
-    minutes = int(seconds // 60)
-    if minutes < 1:
-        return f"{int(seconds)} s"
-    if minutes < 120:
-        return f"{minutes} min"
-    return f"{minutes // 60} h"

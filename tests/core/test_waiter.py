@@ -15,7 +15,7 @@ import pytest
 import team_fixtures
 
 from proctor.core import Actor
-from proctor.core.storage import waiter
+from proctor.core.kernel import waiting
 
 from .helpers import delta, row_counts
 
@@ -26,6 +26,7 @@ ACTION = {"tool": "shell", "args": {"command": "make build"}}
 WAITING_AGENT = """
 import sys
 from proctor.core import Actor, Journal
+from proctor.core.kernel import waiting
 from proctor.core.storage import waiter
 waiter.STAMP_S = 0.1
 with Journal.open(sys.argv[1], actor=Actor.agent("builder")) as j:
@@ -63,19 +64,19 @@ def test_a_waiting_agent_process_stamps_and_stops_when_it_exits(
         item = agent.questions.ask(run.id, "question", "which DB?")
         read = lambda: operator.questions.get(item.id)  # noqa: E731
     assert read().waiter_seen_at is None
-    assert waiter.waiter_words(None, time.time()) == "nobody waited"
+    assert waiting.waiter_words(None, time.time()) == "nobody waited"
     process = agent_process(journal_path, kind, item.id, 1.5)
     seen = stamps_seen(read, process)
     assert process.returncode == 0, process.stderr.read()
     assert len(seen) >= 3  # it stamped again and again while it waited
     last = read().waiter_seen_at
     assert last == max(seen) and abs(last - time.time()) < 5
-    assert waiter.waiter_words(last, last + 1) == "agent waiting now"
+    assert waiting.waiter_words(last, last + 1) == "agent waiting now"
     time.sleep(0.4)  # the process is gone: nothing stamps any more
     assert read().waiter_seen_at == last and read().version == item.version
-    later = last + waiter.FRESH_S + 12 * 60
-    assert not waiter.waiting_now(last, later)
-    assert waiter.waiter_words(last, later) == "no agent has looked for 12 min"
+    later = last + waiting.FRESH_S + 12 * 60
+    assert not waiting.waiting_now(last, later)
+    assert waiting.waiter_words(last, later) == "no agent has looked for 12 min"
 
 
 def test_a_stamp_is_one_column_and_at_most_one_per_interval(
@@ -88,8 +89,8 @@ def test_a_stamp_is_one_column_and_at_most_one_per_interval(
     assert first.waiter_seen_at == clock() and first.version == item.version
     assert not any(delta(before, row_counts(journal_path)).values())  # no event, no change row
     assert operator.inbox.list().items[0].waiter_seen_at == clock()
-    clock.advance(waiter.FRESH_S + 1)
-    assert not waiter.waiting_now(first.waiter_seen_at, clock())
+    clock.advance(waiting.FRESH_S + 1)
+    assert not waiting.waiting_now(first.waiter_seen_at, clock())
     decided = operator.approvals.decide(item.id, True, expected_version=item.version)
     agent.approvals.wait(item.id, timeout=0)  # a closed request is not stamped
     assert operator.approvals.get(item.id).waiter_seen_at == first.waiter_seen_at
