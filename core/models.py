@@ -684,6 +684,8 @@ class InboxFilter(Frozen):
     safety_class: str | None = None
     text: str | None = None
     snoozed: bool = False  # False: hide snoozed items; True: show only snoozed ones
+    # True: only the requests an agent waits for now (a fresh waiter_seen_at, 0012w)
+    waited: bool = False
     newest_first: bool = True
     # waiting since: created after ``created_after`` (exclusive) and at or before
     # ``created_until`` (an Overview bar's age bucket, as of the moment it was counted)

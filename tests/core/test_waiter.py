@@ -144,3 +144,17 @@ def test_an_agent_login_stamps_only_its_own_requests_and_only_that_column(team):
             "SELECT status, snoozed_until, waiter_seen_at FROM interactions"
         ).fetchall()
     assert sorted(rows) == [("pending", None, 98.0), ("requested", None, 98.0)]
+
+
+def test_the_inbox_filters_the_requests_an_agent_waits_for(agent, operator, run, clock):
+    from proctor.core.models import InboxFilter
+
+    waited = agent.approvals.request(run.id, ACTION, reason="build it")
+    agent.approvals.request(run.id, {"tool": "deploy"}, reason="nobody waits")
+    agent.questions.ask(run.id, "question", "which DB?")
+    agent.approvals.wait(waited.id, timeout=0)
+    only = InboxFilter(waited=True)
+    assert [i.id for i in operator.inbox.list(only).items] == [waited.id]
+    assert operator.inbox.count(only) == 1 and operator.inbox.count() == 3
+    clock.advance(waiting.FRESH_S + 1)
+    assert operator.inbox.list(only).items == [] and operator.inbox.count(only) == 0
