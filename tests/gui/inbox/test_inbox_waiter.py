@@ -78,3 +78,20 @@ def test_the_desk_says_whether_an_agent_waits(qtbot, journal_path, open_desk):
     qtbot.waitUntil(lambda: detail.waiter.text() == "no agent has looked for 12m", timeout=WAIT_MS)
     qtbot.mouseClick(filters.waited, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 0, timeout=WAIT_MS)
+
+
+def test_a_new_stamp_updates_the_line_without_reloading_the_detail(
+    qtbot, journal_path, open_desk, monkeypatch
+):
+    """A waiting agent stamps every few seconds; the detail the operator reads (and may be
+    typing an answer in) is not reloaded for it: only its waiter line changes."""
+    waited, _left = file_two(journal_path)
+    window = open_desk(journal_path)
+    detail = show(qtbot, window, "approval", waited)
+    reloads: list[int] = []
+    monkeypatch.setattr(detail, "reload", lambda: reloads.append(1))
+    with sqlite3.connect(journal_path) as conn:  # the agent's stamp (core/storage/waiter.py)
+        conn.execute("UPDATE approvals SET waiter_seen_at = ? WHERE id = ?", (time.time(), waited))
+    window.inbox.model.refresh()
+    qtbot.waitUntil(lambda: detail.waiter.text() == "agent waiting now", timeout=WAIT_MS)
+    assert detail.item.waiter_seen_at is not None and reloads == []
