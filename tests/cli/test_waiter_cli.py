@@ -56,6 +56,8 @@ def test_the_inbox_and_show_say_whether_an_agent_waits(tmp_path: Path) -> None:
         listed = proctor("inbox", "--journal", path)
         assert listed.returncode == 0, listed.stderr
         assert waiter_cells(listed.stdout) == {"approval": "now", "question": "never"}
+        waited = proctor("inbox", "--waited", "--journal", path)
+        assert waiter_cells(waited.stdout) == {"approval": "now"}
         shown = proctor("show", aid, "--journal", path)
         assert "waiter      agent waiting now" in shown.stdout.splitlines()
         asked = proctor("show", qid, "--journal", path)
@@ -71,3 +73,4 @@ def test_the_inbox_and_show_say_whether_an_agent_waits(tmp_path: Path) -> None:
     shown = proctor("show", aid, "--journal", path)
     assert "waiter      no agent has looked for 12 min" in shown.stdout.splitlines()
     assert waiter_cells(proctor("inbox", "--journal", path).stdout)["approval"] == "12m ago"
+    assert "0 shown" in proctor("inbox", "--waited", "--journal", path).stdout
