@@ -23,11 +23,10 @@ def stamp(store: Store, table: Table, item_id: str, open_states: tuple[str, ...]
     row this login filed). Nothing else of the row changes: no version step, no change row."""
 
     def op(tx: Tx) -> None:
-        agent = tx.actor.kind == ActorKind.AGENT
         tx.conn.execute(
             table.update()
             .where(table.c.id == item_id, table.c.status.in_(open_states))
-            .where(filed_by_this_login(tx.conn, agent))
+            .where(filed_by_this_login(tx.conn, agent=True))
             .values(waiter_seen_at=tx.now)
         )
 
@@ -38,9 +37,12 @@ def stamp_due(
     store: Store, table: Table, item_id: str, open_states: tuple[str, ...], last: float | None
 ) -> float | None:
     """``stamp`` when the last one (``last``, monotonic; None: none yet) is ``STAMP_S`` old,
-    and the monotonic time of the latest stamp. Best effort: a read-only or busy journal
-    leaves the stamp as it was, and the wait goes on."""
-    if store.read_only or (last is not None and time.monotonic() - last < STAMP_S):
+    and the monotonic time of the latest stamp. Only an agent stamps (an operator's wait
+    says nothing of the requester). Best effort: a read-only or busy journal leaves the
+    stamp as it was, and the wait goes on."""
+    if store.read_only or store.actor.kind != ActorKind.AGENT:
+        return last
+    if last is not None and time.monotonic() - last < STAMP_S:
         return last
     try:
         stamp(store, table, item_id, open_states)

@@ -97,10 +97,13 @@ def test_a_stamp_is_one_column_and_at_most_one_per_interval(
     assert decided.status == "approved"
 
 
-def test_a_read_only_journal_waits_without_stamping(agent, open_journal, run):
+def test_a_read_only_journal_or_an_operator_waits_without_stamping(
+    agent, operator, open_journal, run
+):
     item = agent.questions.ask(run.id, "question", "which DB?")
     reader = open_journal(Actor.agent("builder"), read_only=True)
     assert reader.questions.wait(item.id, timeout=0).waiter_seen_at is None
+    assert operator.questions.wait(item.id, timeout=0).waiter_seen_at is None
 
 
 # ---------------------------------------------------------------- a team server
