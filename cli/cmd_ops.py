@@ -55,6 +55,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
             safety_class=args.safety,
             text=args.text,
             snoozed=args.snoozed,
+            waited=args.waited,
             newest_first=not args.oldest_first,
         )
         page = j.inbox.list(f, cursor=args.cursor, limit=args.limit)
@@ -613,6 +614,9 @@ def register(sub: Any) -> None:
     p.add_argument("--safety", metavar="CLASS", help="only approvals of this safety class")
     p.add_argument("--text", help="search titles, summaries and ids")
     p.add_argument("--snoozed", action="store_true", help="show only snoozed items")
+    p.add_argument(
+        "--waited", action="store_true", help="show only requests an agent waits for now"
+    )
     p.add_argument("--oldest-first", action="store_true")
     p.add_argument("--limit", type=positive, default=50)
     p.add_argument("--cursor", help="continue after the previous page")

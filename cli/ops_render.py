@@ -17,6 +17,7 @@ import sys
 import time
 from typing import Any
 
+from proctor.core.kernel import waiting
 from proctor.core.kernel.safe_text import INVISIBLE_OR_BREAK, is_printable, json_escaped, visible
 
 ID_HELP = {
@@ -144,17 +145,35 @@ def inbox(page: Any, counts: dict, now: float, what: dict[str, str] | None = Non
             cell(i.safety_class or "-", 24),
             cell(i.agent, 24),
             cell(f"{i.project}/{i.space}", 32),
+            waiter_cell(i, now),
             cell(f"{what[i.id]} — {i.summary}" if what.get(i.id) else i.summary, 400),
         ]
         for i in page.items
     ]
     if rows:
-        table(rows, ["KIND", "ID", "AGE", "SAFETY", "AGENT", "WHERE", "SUMMARY"])
+        table(rows, ["KIND", "ID", "AGE", "SAFETY", "AGENT", "WHERE", "WAITER", "SUMMARY"])
     total = sum(counts.values())
     parts = ", ".join(f"{k.value} {v}" for k, v in counts.items())
     print(f"{len(rows)} shown; {total} waiting ({parts})")
     if page.next_cursor:
         print(f"more: --cursor {shell_word(page.next_cursor)}")
+
+
+def waiter_cell(item: Any, now: float) -> str:
+    """Whether the requesting agent waits for an approval or a question: ``now`` (it looked
+    within ``waiting.FRESH_S``), when it last looked, or ``never``; ``-`` for other kinds."""
+    if item.kind.value not in ("approval", "question"):
+        return "-"
+    if item.waiter_seen_at is None:
+        return "never"
+    if waiting.waiting_now(item.waiter_seen_at, now):
+        return "now"
+    return f"{age(item.waiter_seen_at, now)} ago"
+
+
+def waiter_line(item: Any, now: float) -> None:
+    """``show``'s line on whether the requesting agent waits for its open request."""
+    field("waiter", waiting.waiter_words(item.waiter_seen_at, now))
 
 
 def runs(page: Any, now: float) -> None:
@@ -219,7 +238,7 @@ def show(kind: str, data: dict, *, full: bool, now: float) -> None:
         "entry": show_entry,
         "rule": show_generic,
         "tool_call": show_generic,
-    }[kind](data, limit)
+    }[kind]({**data, "now": now}, limit)
 
 
 def cell(text: Any, limit: int) -> str:
@@ -276,6 +295,8 @@ def show_approval(data: dict, limit: int | None) -> None:
     )
     field("reason", a.reason, limit)
     field("created", when(a.created_at))
+    if a.status.value == "pending":
+        waiter_line(a, data["now"])
     if a.expires_at:
         field("expires", f"{when(a.expires_at)} (then {a.on_expiry.value.replace('_', ' ')})")
     if a.decided_at:
@@ -328,6 +349,8 @@ def show_question(data: dict, limit: int | None) -> None:
     field("created", when(q.created_at))
     if q.expires_at:
         field("expires", when(q.expires_at))
+    if q.status.value in ("requested", "presented"):
+        waiter_line(q, data["now"])
     section("prompt", clean(q.prompt, limit))
     request = q.request
     if isinstance(request, dict) and q.kind.value == "merge_conflict":

@@ -321,6 +321,7 @@ class Approval(Frozen):
     approved_action: Any = None  # the action as the operator edited and approved it
     approved_digest: str | None = None
     origin: Origin | None = None  # as the agent reported it when filing (never verified)
+    waiter_seen_at: float | None = None  # when the waiting agent last looked (Approvals.wait)
 
     @property
     def edited(self) -> bool:
@@ -462,6 +463,7 @@ class Question(Frozen):
     response: Any
     snoozed_until: float | None
     origin: Origin | None = None  # as the agent reported it when asking (never verified)
+    waiter_seen_at: float | None = None  # when the waiting agent last looked (Questions.wait)
 
     @property
     def dismiss_reason(self) -> str | None:
@@ -671,6 +673,8 @@ class InboxItem(Frozen):
     snoozed_until: float | None
     version: int
     origin: Origin | None = None  # as the agent reported it (never verified)
+    # when the requesting agent's wait last looked (approvals and questions; None: never)
+    waiter_seen_at: float | None = None
 
 
 class InboxFilter(Frozen):
@@ -680,6 +684,8 @@ class InboxFilter(Frozen):
     safety_class: str | None = None
     text: str | None = None
     snoozed: bool = False  # False: hide snoozed items; True: show only snoozed ones
+    # True: only the requests an agent waits for now (a fresh waiter_seen_at, 0012w)
+    waited: bool = False
     newest_first: bool = True
     # waiting since: created after ``created_after`` (exclusive) and at or before
     # ``created_until`` (an Overview bar's age bucket, as of the moment it was counted)

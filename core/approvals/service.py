@@ -63,6 +63,7 @@ from proctor.core.models import (
 )
 from proctor.core.runs.facts import approvals_of
 from proctor.core.storage import schema as s
+from proctor.core.storage import waiter
 from proctor.core.storage.items import status_after_closing, status_when_opening
 from proctor.core.storage.rows import (
     approval_select,
@@ -269,8 +270,9 @@ class Approvals:
     def wait(self, approval_id: str, timeout: float, poll: float = 0.05) -> Approval:
         """Block until the approval leaves ``pending`` (or ``timeout``); applies a due expiry
         (a read-only journal only reports what is stored)."""
-        deadline = time.monotonic() + timeout
+        deadline, stamped = time.monotonic() + timeout, None
         while True:
+            stamped = waiter.stamp_due(self.j, s.approvals, approval_id, ("pending",), stamped)
             approval = self.get(approval_id)
             if (
                 approval.status == ApprovalStatus.PENDING

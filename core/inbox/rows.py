@@ -41,6 +41,7 @@ def _approvals() -> Any:
             a.snoozed_until.label("snoozed_until"),
             a.version.label("version"),
             a.origin.label("origin"),
+            a.waiter_seen_at.label("waiter_seen_at"),
         )
         .join(s.runs, r.id == a.run_id)
         .where(a.status == "pending")
@@ -63,6 +64,7 @@ COLUMNS = (
     "snoozed_until",
     "version",
     "origin",
+    "waiter_seen_at",
 )
 
 
@@ -92,6 +94,7 @@ def _questions() -> Any:
                 i.snoozed_until,
                 i.version,
                 i.origin,
+                i.waiter_seen_at,
             )
         )
         .join(s.runs, r.id == i.run_id)
@@ -119,6 +122,7 @@ def _memory() -> Any:
                 m.snoozed_until,
                 m.version,
                 m.origin,
+                cast(literal(None), s.questions.c.waiter_seen_at.type),
             )
         )
         .join(s.memory_entries, e.id == m.entry_id)
@@ -147,6 +151,7 @@ def _effects() -> Any:
                 f.snoozed_until,
                 f.version,
                 f.origin,
+                cast(literal(None), s.questions.c.waiter_seen_at.type),
             )
         )
         .outerjoin(s.runs, r.id == f.run_id)
@@ -190,4 +195,5 @@ def inbox_item(r: Any) -> InboxItem:
         snoozed_until=r.snoozed_until,
         version=r.version,
         origin=origin_from_text(r.origin),
+        waiter_seen_at=r.waiter_seen_at,
     )

@@ -10,6 +10,7 @@ from sqlalchemy import func, or_, select, union_all
 
 from proctor.core import errors
 from proctor.core.decisions.signing import SNOOZE, sign_in
+from proctor.core.kernel import waiting
 from proctor.core.models import (
     BulkResult,
     InboxFilter,
@@ -53,6 +54,7 @@ class Inbox:
             c.safety_class == f.safety_class if f.safety_class else None,
             c.created_at > f.created_after if f.created_after is not None else None,
             c.created_at <= f.created_until if f.created_until is not None else None,
+            c.waiter_seen_at >= now - waiting.FRESH_S if f.waited else None,
         ]
         if f.text:
             like = f"%{escape_like(f.text)}%"

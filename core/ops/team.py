@@ -284,6 +284,13 @@ NOT_DUE = (
     "an agent login expires a request only at or after its expiry by the server's clock "
     "(and an approval only if it expires to a denial)"
 )
+# core/storage/waiter.py: only the login that filed a request stamps that it waits for it
+WAITER_STAMP = f"""
+  IF TG_OP = 'UPDATE' AND NEW.waiter_seen_at IS DISTINCT FROM OLD.waiter_seen_at
+     AND OLD.requested_by IS DISTINCT FROM session_user THEN
+    {_refuse("an agent login stamps that it waits only on the requests its own login filed")}
+  END IF;
+"""
 # core/decisions/writer.consume_deadline: until when an approved approval may be consumed
 CONSUME_DEADLINE = (
     "(CASE WHEN OLD.expires_at IS NOT NULL AND coalesce(OLD.decided_at, OLD.created_at) "
@@ -316,6 +323,7 @@ APPROVAL_RULES = f"""
     END IF;
     RETURN NEW;
   END IF;
+  {WAITER_STAMP}
   IF NEW.approved_action IS DISTINCT FROM OLD.approved_action
      OR NEW.approved_digest IS DISTINCT FROM OLD.approved_digest
      OR NEW.snoozed_until IS DISTINCT FROM OLD.snoozed_until THEN
@@ -363,6 +371,7 @@ APPROVAL_RULES = f"""
 
 # an agent login withdraws or expires only a question its login filed, and expires it only when due
 QUESTION_CLOSING = f"""
+  {WAITER_STAMP}
   IF TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
      AND NEW.status IN ('expired', 'cancelled') THEN
     IF OLD.requested_by IS DISTINCT FROM session_user THEN

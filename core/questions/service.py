@@ -23,6 +23,7 @@ from proctor.core.models import (
 )
 from proctor.core.runs.facts import questions_of
 from proctor.core.storage import schema as s
+from proctor.core.storage import waiter
 from proctor.core.storage.items import OPEN_QUESTION, status_after_closing, status_when_opening
 from proctor.core.storage.rows import by_id, fetch_prepared, question_select
 from proctor.core.storage.sql import filed_by_this_login, insert_rows, row_where, update_where
@@ -272,8 +273,9 @@ class Questions:
         return self.j.write_then(op, lambda tx, iid: question_in(tx.conn, iid))
 
     def wait(self, interaction_id: str, timeout: float, poll: float = 0.05) -> Question:
-        deadline = time.monotonic() + timeout
+        deadline, stamped = time.monotonic() + timeout, None
         while True:
+            stamped = waiter.stamp_due(self.j, s.questions, interaction_id, OPEN_QUESTION, stamped)
             item = self.get(interaction_id)
             if (
                 item.status in (QuestionStatus.REQUESTED, QuestionStatus.PRESENTED)

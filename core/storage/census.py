@@ -59,6 +59,7 @@ def _evidence(*columns: str) -> dict[str, Entry]:
 
 SNOOZE = free("when the desk shows the item again; no decision reads it")
 TOUCHED = free("the time of the row's last write, for display and sorting")
+WAITER = free("when a waiting agent last looked; no decision reads it")
 
 # Each entity's status moves: from -> the states it may move to (a state not listed as a key
 # is final: it never moves again).
@@ -265,6 +266,7 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "approved_digest": DECISION,
         "origin": ID,
         "requested_by": ID,  # a server journal's only (0007t): the login that filed it
+        "waiter_seen_at": WAITER,
     },
     "approval_rules": {
         "id": ID,
@@ -307,6 +309,7 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "snoozed_until": SNOOZE,
         "origin": ID,
         "requested_by": ID,
+        "waiter_seen_at": WAITER,
     },
     "memory_entries": {
         "id": ID,

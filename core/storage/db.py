@@ -54,6 +54,7 @@ SCHEMA_REVISIONS = (
     "0009b",
     "0010k",
     "0011d",
+    "0012w",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
@@ -187,6 +188,7 @@ Synchronous = Literal["FULL", "NORMAL"]
 # Columns later revisions added to existing tables, with what an older journal means by their
 # absence. A read-only connection to an older journal (the operator chose not to upgrade it)
 # sees them through TEMP views, so every read works on any revision without writing a byte.
+NO_TIME = "CAST(NULL AS DOUBLE PRECISION)"  # typed: a UNION of it and a REAL column works
 ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value when absent
     "memory_entries": {"last_used_at": "0", "use_count": "0"},  # 0004
     "memory_reconciliations": {
@@ -197,7 +199,7 @@ ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value whe
         "agent": "NULL",
         "origin": "NULL",
     },  # 0004, agent: 0005b
-    "interactions": {"origin": "NULL"},  # 0006o
+    "interactions": {"origin": "NULL", "waiter_seen_at": NO_TIME},  # 0006o, 0012w
     "memory_mutations": {
         "event_sequence": "NULL",  # 0004
         "prev_digest": "NULL",
@@ -214,7 +216,8 @@ ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value whe
         "approved_action": "NULL",
         "approved_digest": "NULL",
         "origin": "NULL",
-    },  # 0005r, origin: 0006o
+        "waiter_seen_at": NO_TIME,
+    },  # 0005r, origin: 0006o, waiter_seen_at: 0012w
 }
 
 

@@ -179,6 +179,7 @@ approvals = Table(
     Column("approved_action", Text),  # 0005r: the edited action
     Column("approved_digest", String(64)),  # 0005r
     Column("origin", Text),  # 0006o: as the agent reported it
+    Column("waiter_seen_at", Float),  # 0012w: when the waiting agent last looked
     Index("ix_approvals_status_created", "status", "created_at", "id"),
     Index("ix_approvals_run", "run_id", "created_at"),
     # 0008x: partial (the decided ones; the ones that expire)
@@ -245,6 +246,7 @@ questions = Table(
     Column("response", Text),
     Column("snoozed_until", Float),
     Column("origin", Text),  # 0006o: as the agent reported it
+    Column("waiter_seen_at", Float),  # 0012w: when the waiting agent last looked
     Index("ix_interactions_status_created", "status", "created_at", "id"),
     Index("ix_interactions_run", "run_id", "created_at"),
     Index("ix_interactions_run_status", "run_id", "status"),

@@ -7,6 +7,7 @@ click never loses it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -36,6 +37,7 @@ from ..widgets.icons import kind_icon
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import MessageBar
 from .decider import Decider
+from .items import waiter_text
 from .settle import Settle
 
 
@@ -85,6 +87,8 @@ class DetailWidget(QWidget):
         self.subtitle = plain_label(parent=self, name="Muted")
         self.origin = plain_label(parent=self, name="Muted")
         self.origin.setAccessibleName(tr("Where the request came from, as the agent reports it"))
+        self.waiter = plain_label(parent=self, name="Muted")
+        self.waiter.setAccessibleName(tr("Whether the requesting agent waits for an answer"))
         self.run_button = QPushButton(tr("Open run"), self)
         self.run_button.setAccessibleName(tr("Open the run this item belongs to"))
         self.run_button.clicked.connect(self._on_open_run)
@@ -102,6 +106,7 @@ class DetailWidget(QWidget):
         inner.addLayout(head)
         inner.addWidget(self.subtitle)
         inner.addWidget(self.origin)
+        inner.addWidget(self.waiter)
         inner.addLayout(self.body)
         inner.addStretch(1)
         scroll = QScrollArea(self)
@@ -133,10 +138,17 @@ class DetailWidget(QWidget):
         self.origin.setText(origin_text(item))
         self.origin.setToolTip(fmt.bounded(describe(item.origin), 1000) if item.origin else "")
         self.run_button.setVisible(bool(item.run_id))
+        self.show_waiter()
         self.show_row(item)
         if not same:
             self.enter_item(item)
         self.reload()
+
+    def show_waiter(self) -> None:
+        """Whether the requesting agent waits for the item now (approvals and questions)."""
+        text = "" if self.item is None else waiter_text(self.item, time.time())
+        self.waiter.setText(text)
+        self.waiter.setVisible(bool(text))
 
     def reload(self) -> None:
         if self.item is None:
@@ -281,3 +293,11 @@ class DetailPane(QStackedWidget):
         widget = self.current()
         if widget is not None:
             widget.tick()
+            widget.show_waiter()
+
+    def show_waiter_of(self, item: InboxItem) -> None:
+        """The shown item's row changed only in its agent's last look: say so, no reload."""
+        widget = self.current()
+        if widget is not None and widget.item is not None and widget.item.id == item.id:
+            widget.item = item
+            widget.show_waiter()

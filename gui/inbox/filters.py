@@ -1,4 +1,5 @@
-"""The inbox filter bar: kind, agent, project, safety class, age, text, sort, snoozed.
+"""The inbox filter bar: kind, agent, project, safety class, age, text, sort, waited for,
+snoozed.
 
 The age filter is set only from the Overview (a bar of "waiting, by age": exactly the items
 it counted, as of the moment it counted them); its one choice besides "Any age" says so."""
@@ -57,6 +58,11 @@ class FilterBar(QWidget):
         self.sort.setAccessibleName(tr("Sort order"))
         self.sort.addItem(tr("Newest first"), True)
         self.sort.addItem(tr("Oldest first"), False)
+        self.waited = QCheckBox(tr("Agent waiting"), self)
+        self.waited.setAccessibleName(tr("Show only requests an agent waits for now"))
+        self.waited.setToolTip(
+            tr("Show only the approvals and questions whose agent is waiting for them now")
+        )
         self.snoozed = QCheckBox(tr("Snoozed"), self)
         self.snoozed.setAccessibleName(tr("Show snoozed items only"))
         self.snoozed.setToolTip(tr("Show only snoozed items (they are hidden otherwise)"))
@@ -70,6 +76,7 @@ class FilterBar(QWidget):
         layout.addWidget(self.search, 1)
         for widget in (self.kind, self.agent, self.project, self.safety, self.age, self.sort):
             layout.addWidget(widget)
+        layout.addWidget(self.waited)
         layout.addWidget(self.snoozed)
         self.age.setVisible(False)  # until the Overview sets an age
 
@@ -79,6 +86,7 @@ class FilterBar(QWidget):
         for combo in (self.kind, self.agent, self.project, self.safety, self.age, self.sort):
             combo.currentIndexChanged.connect(self._emit)
         self.snoozed.toggled.connect(self._emit)
+        self.waited.toggled.connect(self._emit)
 
     @Slot(str)
     def _on_text(self, _text: str) -> None:
@@ -104,6 +112,7 @@ class FilterBar(QWidget):
             safety_class=self.safety.currentData() or None,
             text=self.search.text().strip() or None,
             snoozed=self.snoozed.isChecked(),
+            waited=self.waited.isChecked(),
             newest_first=bool(self.sort.currentData()),
             created_after=after,
             created_until=until,

@@ -14,6 +14,7 @@ from proctor.core.kernel.origin import describe, short
 from proctor.core.models import InboxFilter, InboxItem
 
 from ..decide.items import KIND_TITLES as KIND_TITLES
+from ..decide.items import RESYNC_S, waiter_cell, waiter_text
 from ..decide.items import item_key as item_key
 from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import TaskRunner
@@ -25,7 +26,9 @@ from ..widgets.paged_model import Column, PagedModel
 SAFETY_ROLE = Qt.ItemDataRole.UserRole + 10
 URGENT_S = 60  # countdowns under a minute are shown in red
 
-COL_KIND, COL_SUMMARY, COL_SAFETY, COL_AGE, COL_EXPIRES = range(5)
+COL_KIND, COL_SUMMARY, COL_SAFETY, COL_AGE, COL_EXPIRES, COL_WAITER = range(6)
+# a full reload now and then: snoozed items wake up, and agents' waits show, without a change
+RESYNC_MS = RESYNC_S * 1000
 
 
 def second_line(item: InboxItem) -> str:
@@ -76,6 +79,14 @@ COLUMNS = [
         ),
         align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
         width=92,
+        live=True,
+    ),
+    Column(
+        QT_TR_NOOP("Waiter"),
+        lambda i: waiter_cell(i, time.time()),
+        tip=lambda i: waiter_text(i, time.time()),
+        align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+        width=80,
         live=True,
     ),
 ]

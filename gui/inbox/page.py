@@ -39,6 +39,7 @@ from proctor.core.models import ChangeSet, InboxItem, InboxKind
 
 from ..decide.decider import Decider
 from ..decide.detail import DetailContext, DetailPane
+from ..decide.items import only_waiter_differs
 from ..decide.kinds import DETAIL_WIDGETS
 from ..decide.settle import InputWatch, Settle
 from ..infra.context import PageContext
@@ -49,13 +50,20 @@ from ..widgets.message_bar import Level, MessageBar
 from ..widgets.saved_views import SavedViews
 from ..widgets.tables import TimeColumns
 from .filters import FilterBar
-from .model import COL_AGE, COL_SAFETY, COL_SUMMARY, SAFETY_ROLE, InboxModel, item_key
+from .model import (
+    COL_AGE,
+    COL_SAFETY,
+    COL_SUMMARY,
+    RESYNC_MS,
+    SAFETY_ROLE,
+    InboxModel,
+    item_key,
+)
 
 TICK_MS = 1000
 SWEEP_EVERY_S = 3.0
 FACETS_AFTER_MS = 1000
 PATCH_MAX = 200  # more changed items than this: reload the page instead
-RESYNC_MS = 15_000  # a full reload now and then: snoozed items wake up without a change
 Flag = QItemSelectionModel.SelectionFlag
 SEARCH_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Down, Qt.Key.Key_Escape)
 
@@ -478,7 +486,7 @@ class InboxPage(QWidget):
         f = self.model.filter
         if f.snoozed:
             return tr("Nothing is snoozed.")
-        if f.kinds or f.agent or f.project or f.safety_class or f.text:
+        if f.kinds or f.agent or f.project or f.safety_class or f.text or f.waited:
             return tr("No waiting item matches these filters.")
         return tr("Nothing waits for you. New requests appear here as agents make them.")
 
@@ -514,6 +522,9 @@ class InboxPage(QWidget):
             and self.model.rowCount()
         ):
             self.set_current_row(0)  # the first item of a list (not an advance)
+        elif only_waiter_differs(row := self.current_item(), self.detail.current_item()):
+            assert row is not None
+            self.detail.show_waiter_of(row)  # an agent's stamp: no reload
         elif self.current_item() != self.detail.current_item() or self.current_item() is None:
             self._by_desk = True  # a new row, or the row's snapshot (version, snooze) changed
             try:

@@ -1,0 +1,97 @@
+"""Issue 37, "is anyone waiting?": the inbox row and the detail say whether the requesting
+agent waits for the request now, while a real agent process waits on one approval and
+nobody on the other; the "Agent waiting" checkbox hides what nobody waits for; once the
+agent's last look is old, the row and the detail say how long no agent has looked."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+from PySide6.QtCore import Qt
+
+from proctor.core import Actor, Journal
+from proctor.gui.inbox.model import COL_WAITER
+
+from ..conftest import WAIT_MS
+from .test_inbox_origin import show
+
+AGENT = textwrap.dedent(
+    """
+    import sys
+    from proctor.core import Actor, Journal
+    from proctor.core.storage import waiter
+
+    waiter.STAMP_S = 0.2
+    with Journal.open(sys.argv[1], actor=Actor.agent("bot")) as j:
+        j.approvals.wait(sys.argv[2], timeout=120)
+    """
+)
+
+
+def file_two(path) -> tuple[str, str]:
+    with Journal.open(path, actor=Actor.agent("bot")) as agent:
+        run = agent.runs.start("shop", "two requests")
+        waited = agent.approvals.request(run.id, {"tool": "deploy"}, reason="ship it")
+        left = agent.approvals.request(run.id, {"tool": "refund"}, reason="nobody waits")
+    return waited.id, left.id
+
+
+def cell(window, approval_id: str) -> str:
+    model = window.inbox.model
+    row = model.row_of(f"approval:{approval_id}")
+    return "" if row < 0 else model.data(model.index(row, COL_WAITER))
+
+
+def test_the_desk_says_whether_an_agent_waits(qtbot, journal_path, open_desk):
+    waited, left = file_two(journal_path)
+    agent = subprocess.Popen([sys.executable, "-c", AGENT, str(journal_path), waited])
+    try:
+        with sqlite3.connect(journal_path) as conn:
+            stamped = lambda: conn.execute(  # noqa: E731
+                "SELECT waiter_seen_at FROM approvals WHERE id = ?", (waited,)
+            ).fetchone()[0]
+            deadline = time.monotonic() + 30
+            while stamped() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+        window = open_desk(journal_path)
+        detail = show(qtbot, window, "approval", waited)
+        assert cell(window, waited) == "now" and cell(window, left) == "never"
+        assert detail.waiter.text() == "agent waiting now" and detail.waiter.isVisibleTo(detail)
+        assert show(qtbot, window, "approval", left).waiter.text() == "nobody waited"
+        filters = window.inbox.filters
+        qtbot.mouseClick(filters.waited, Qt.MouseButton.LeftButton)
+        assert filters.waited.isChecked()
+        qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 1, timeout=WAIT_MS)
+        assert cell(window, waited) == "now" and cell(window, left) == ""
+    finally:
+        agent.kill()
+        agent.wait()
+    with sqlite3.connect(journal_path) as conn:  # the agent's last look, 12 minutes ago
+        conn.execute("UPDATE approvals SET waiter_seen_at = ?", (time.time() - 12 * 60 - 5,))
+    qtbot.mouseClick(filters.waited, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: cell(window, left) == "12m ago", timeout=WAIT_MS)
+    detail = show(qtbot, window, "approval", waited)
+    qtbot.waitUntil(lambda: detail.waiter.text() == "no agent has looked for 12m", timeout=WAIT_MS)
+    qtbot.mouseClick(filters.waited, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.inbox.model.rowCount() == 0, timeout=WAIT_MS)
+
+
+def test_a_new_stamp_updates_the_line_without_reloading_the_detail(
+    qtbot, journal_path, open_desk, monkeypatch
+):
+    """A waiting agent stamps every few seconds; the detail the operator reads (and may be
+    typing an answer in) is not reloaded for it: only its waiter line changes."""
+    waited, _left = file_two(journal_path)
+    window = open_desk(journal_path)
+    detail = show(qtbot, window, "approval", waited)
+    reloads: list[int] = []
+    monkeypatch.setattr(detail, "reload", lambda: reloads.append(1))
+    with sqlite3.connect(journal_path) as conn:  # the agent's stamp (core/storage/waiter.py)
+        conn.execute("UPDATE approvals SET waiter_seen_at = ? WHERE id = ?", (time.time(), waited))
+    window.inbox.model.refresh()
+    qtbot.waitUntil(lambda: detail.waiter.text() == "agent waiting now", timeout=WAIT_MS)
+    assert detail.item.waiter_seen_at is not None and reloads == []
