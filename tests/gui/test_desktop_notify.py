@@ -124,8 +124,13 @@ def request_late(path: Path, run_id: str, reason: str) -> str:
 
 
 def background_desk(open_desk, path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A desk behind other windows, the operator elsewhere: its list is not under the pointer
+    (the offscreen cursor sits where an earlier test of this process left it, and over the
+    list arrivals are held behind the "N new" bar) and no key was just pressed."""
     window = open_desk(path)
     monkeypatch.setattr(window, "isActiveWindow", lambda: False)  # the desk is behind
+    monkeypatch.setattr(window.inbox, "pointer_on_list", lambda: False)
+    monkeypatch.setattr(window.inbox.watch, "typing", lambda: False)
     return window
 
 
