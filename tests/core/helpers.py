@@ -152,12 +152,31 @@ def row_counts(path: Path) -> dict[str, int]:
 
 
 def snapshot(path: Path) -> dict[str, list[tuple]]:
-    """Every row of every table (sorted): equality proves nothing changed at all."""
+    """Every row of every table (sorted), each as its (column, value) pairs: equality proves
+    nothing changed at all."""
+    out: dict[str, list[tuple]] = {}
     with raw(path) as conn:
-        return {
-            t: sorted(conn.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr)
-            for t in table_names(path)
-        }
+        for t in table_names(path):
+            cur = conn.execute(f'SELECT * FROM "{t}"')
+            names = [d[0] for d in cur.description]
+            pairs = (
+                sorted(zip(names, row, strict=True), key=lambda p: p[0]) for row in cur.fetchall()
+            )
+            rows = (tuple(pair) for pair in pairs)
+            out[t] = sorted(rows, key=repr)
+    return out
+
+
+def as_downgraded(before: dict[str, list[tuple]], after: dict[str, list[tuple]]) -> dict:
+    """``before`` with only the columns ``after`` has, table by table (a downgrade drops the
+    columns later revisions added: the rest must be as it was)."""
+    out = {}
+    for t, rows in before.items():
+        kept = {c for c, _ in after[t][0]} if after.get(t) else None
+        out[t] = sorted(
+            (tuple(p for p in row if kept is None or p[0] in kept) for row in rows), key=repr
+        )
+    return out
 
 
 def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
