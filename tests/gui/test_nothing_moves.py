@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtWidgets import QLabel, QLineEdit, QPlainTextEdit, QWidget
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtWidgets import QApplication, QLabel, QLineEdit, QPlainTextEdit, QWidget
 
 from proctor.core import Actor, Journal
 from proctor.gui.widgets.message_bar import MessageBar
@@ -150,11 +150,17 @@ def labels_saying(root: QWidget, words: str) -> list[QLabel]:
     return [w for w in root.findChildren(QLabel) if words in w.text().casefold() and w.isVisible()]
 
 
+def laid_out() -> None:
+    """Every pending layout done now (the splitter's and the labels' resizes are posted)."""
+    QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)
+    QApplication.sendPostedEvents()
+
+
 def fill_the_line(qtbot, window, label: QLabel) -> None:
     """Narrow the inbox's detail until ``label``'s text just fits on its line."""
     split = window.inbox.splitter
     for _ in range(8):
-        qtbot.wait(50)
+        laid_out()
         spare = label.width() - label.fontMetrics().horizontalAdvance(label.text())
         if 4 <= spare <= 30:
             return
@@ -182,7 +188,8 @@ def test_seen_by_coming_moves_nothing_below_it(qtbot, journal_path, open_desk, m
     watched = [detail.submit_button, detail.prompt, detail.request, *fields]
     window.resize(1400, 900)
     fill_the_line(qtbot, window, detail.facts)  # what comes next must wrap, if it can
-    qtbot.wait(300)  # laid out, the request's tree filled in
+    qtbot.waitUntil(lambda: not detail.request.is_preparing(), timeout=WAIT_MS)
+    laid_out()  # the request's tree filled in and laid out
     assert not labels_saying(detail, "seen by")
     before = where(watched)
     qtbot.waitUntil(lambda: bool(labels_saying(detail, "seen by operator:alice")), timeout=WAIT_MS)

@@ -54,9 +54,7 @@ def test_the_desk_says_whether_an_agent_waits(qtbot, journal_path, open_desk):
             stamped = lambda: conn.execute(  # noqa: E731
                 "SELECT waiter_seen_at FROM approvals WHERE id = ?", (waited,)
             ).fetchone()[0]
-            deadline = time.monotonic() + 30
-            while stamped() is None and time.monotonic() < deadline:
-                time.sleep(0.05)
+            qtbot.waitUntil(lambda: stamped() is not None, timeout=WAIT_MS)
         window = open_desk(journal_path)
         detail = show(qtbot, window, "approval", waited)
         assert cell(window, waited) == "now" and cell(window, left) == "never"
