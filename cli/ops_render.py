@@ -160,15 +160,11 @@ def inbox(page: Any, counts: dict, now: float, what: dict[str, str] | None = Non
 
 
 def waiter_cell(item: Any, now: float) -> str:
-    """Whether the requesting agent waits for an approval or a question: ``now`` (it looked
-    within ``waiting.FRESH_S``), when it last looked, or ``never``; ``-`` for other kinds."""
-    if item.kind.value not in ("approval", "question"):
+    """Whether the requesting agent waits for an approval or a question, in core's words
+    (``waiting.waiter_cell``: now, 12m ago, nobody waited); ``-`` for other kinds."""
+    if item.kind.value not in waiting.WAITED_KINDS:
         return "-"
-    if item.waiter_seen_at is None:
-        return "never"
-    if waiting.waiting_now(item.waiter_seen_at, now):
-        return "now"
-    return f"{age(item.waiter_seen_at, now)} ago"
+    return waiting.waiter_cell(item.waiter_seen_at, now)
 
 
 def waiter_line(item: Any, now: float) -> None:

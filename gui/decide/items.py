@@ -7,9 +7,8 @@ from proctor.core.kernel import waiting
 from proctor.core.models import InboxItem, InboxKind
 
 from ..infra.i18n import tr
-from ..widgets import fmt
 
-WAITED_FOR = (InboxKind.APPROVAL, InboxKind.QUESTION)  # the kinds an agent's wait stamps
+WAITED_FOR = tuple(InboxKind(k) for k in waiting.WAITED_KINDS)  # the kinds a wait stamps
 # the inbox re-reads all its rows this often (inbox.model.RESYNC_MS); an agent's stamp writes
 # no change row, so a row's waiter_seen_at on screen may be that much older than the store's
 RESYNC_S = 15
@@ -37,25 +36,15 @@ def only_waiter_differs(a: InboxItem | None, b: InboxItem | None) -> bool:
 
 def waiter_text(item: InboxItem, now: float, slack: float = RESYNC_S) -> str:
     """Whether the requesting agent waits for the item (an approval or a question; "" for
-    the others): "agent waiting now" while its last look is fresh (``slack``: how old the
-    desk's copy of the row may be), else how long no agent has looked, or "nobody waited"."""
-    seen = item.waiter_seen_at
+    the others), in core's words (``waiting.waiter_words``; ``slack``: how old the desk's
+    copy of the row may be)."""
     if item.kind not in WAITED_FOR:
         return ""
-    if seen is None:
-        return tr("nobody waited")
-    if waiting.waiting_now(seen, now - slack):
-        return tr("agent waiting now")
-    return tr("no agent has looked for {age}").format(age=fmt.span(now - seen))
+    return waiting.waiter_words(item.waiter_seen_at, now, slack, translate=tr)
 
 
 def waiter_cell(item: InboxItem, now: float, slack: float = RESYNC_S) -> str:
-    """``waiter_text`` in a table cell's few words: now, 12m ago, never."""
-    seen = item.waiter_seen_at
+    """``waiter_text`` in a table cell's few words (``waiting.waiter_cell``)."""
     if item.kind not in WAITED_FOR:
         return ""
-    if seen is None:
-        return tr("never")
-    if waiting.waiting_now(seen, now - slack):
-        return tr("now")
-    return tr("{age} ago").format(age=fmt.span(now - seen))
+    return waiting.waiter_cell(item.waiter_seen_at, now, slack, translate=tr)

@@ -55,7 +55,7 @@ def test_the_inbox_and_show_say_whether_an_agent_waits(tmp_path: Path) -> None:
         time.sleep(0.5)
         listed = proctor("inbox", "--journal", path)
         assert listed.returncode == 0, listed.stderr
-        assert waiter_cells(listed.stdout) == {"approval": "now", "question": "never"}
+        assert waiter_cells(listed.stdout) == {"approval": "now", "question": "nobody waited"}
         waited = proctor("inbox", "--waited", "--journal", path)
         assert waiter_cells(waited.stdout) == {"approval": "now"}
         shown = proctor("show", aid, "--journal", path)
@@ -71,6 +71,6 @@ def test_the_inbox_and_show_say_whether_an_agent_waits(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:  # the agent's last look, 12 minutes ago
         conn.execute("UPDATE approvals SET waiter_seen_at = ?", (time.time() - 12 * 60 - 5,))
     shown = proctor("show", aid, "--journal", path)
-    assert "waiter      no agent has looked for 12 min" in shown.stdout.splitlines()
+    assert "waiter      no agent has looked for 12m" in shown.stdout.splitlines()
     assert waiter_cells(proctor("inbox", "--journal", path).stdout)["approval"] == "12m ago"
     assert "0 shown" in proctor("inbox", "--waited", "--journal", path).stdout

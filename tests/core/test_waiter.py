@@ -76,7 +76,7 @@ def test_a_waiting_agent_process_stamps_and_stops_when_it_exits(
     assert read().waiter_seen_at == last and read().version == item.version
     later = last + waiting.FRESH_S + 12 * 60
     assert not waiting.waiting_now(last, later)
-    assert waiting.waiter_words(last, later) == "no agent has looked for 12 min"
+    assert waiting.waiter_words(last, later) == "no agent has looked for 12m"
 
 
 def test_a_stamp_is_one_column_and_at_most_one_per_interval(

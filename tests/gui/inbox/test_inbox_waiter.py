@@ -57,7 +57,7 @@ def test_the_desk_says_whether_an_agent_waits(qtbot, journal_path, open_desk):
             qtbot.waitUntil(lambda: stamped() is not None, timeout=WAIT_MS)
         window = open_desk(journal_path)
         detail = show(qtbot, window, "approval", waited)
-        assert cell(window, waited) == "now" and cell(window, left) == "never"
+        assert cell(window, waited) == "now" and cell(window, left) == "nobody waited"
         assert detail.waiter.text() == "agent waiting now" and detail.waiter.isVisibleTo(detail)
         assert show(qtbot, window, "approval", left).waiter.text() == "nobody waited"
         filters = window.inbox.filters
@@ -93,3 +93,22 @@ def test_a_new_stamp_updates_the_line_without_reloading_the_detail(
     window.inbox.model.refresh()
     qtbot.waitUntil(lambda: detail.waiter.text() == "agent waiting now", timeout=WAIT_MS)
     assert detail.item.waiter_seen_at is not None and reloads == []
+
+
+def test_the_desk_and_the_cli_say_the_same_words(capsys):
+    """One definition (core/kernel/waiting.py): the desk's cell and line and the CLI's cell
+    and ``show`` line say the same words for the same last look, whatever its age."""
+    from proctor import ops_render
+    from proctor.core.models import InboxItem, InboxKind
+    from proctor.gui.decide.items import waiter_cell, waiter_text
+
+    now = time.time()
+    for seen in (None, now - 1, now - 3 * 60 - 5, now - 12 * 60 - 5, now - 5 * 3600):
+        item = InboxItem.model_construct(kind=InboxKind.APPROVAL, id="apr_1", waiter_seen_at=seen)
+        ops_render.waiter_line(item, now)
+        line = capsys.readouterr().out.removeprefix("waiter").strip()
+        assert waiter_text(item, now, slack=0) == line
+        assert waiter_cell(item, now, slack=0) == ops_render.waiter_cell(item, now)
+    assert waiter_text(item, now) != waiter_cell(item, now)  # a line and a cell
+    item = item.model_copy(update={"waiter_seen_at": None})
+    assert waiter_text(item, now) == waiter_cell(item, now) == "nobody waited"  # one phrase
