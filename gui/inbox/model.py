@@ -86,7 +86,7 @@ COLUMNS = [
         lambda i: waiter_cell(i, time.time()),
         tip=lambda i: waiter_text(i, time.time()),
         align=Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-        width=80,
+        width=104,  # "nobody waited" whole
         live=True,
     ),
 ]

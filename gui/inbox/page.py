@@ -107,8 +107,9 @@ class InboxTable(QTableView):
 
 class NewBar(QFrame):
     """ "3 new requests — Show them (N)": arrivals held while the operator works the list.
-    Its room above the list is kept while it is hidden, so the rows stay under the pointer
-    when it comes and goes (issue 32 item 14).
+    It sits in the message bar's row (whose height is kept, shown or not), on its left: no
+    band of its own is kept above the list, and neither the rows nor the message bar's
+    buttons move when it comes and goes (issue 32 item 14).
 
     Signals:
         show_requested(): the operator asked to see them.
@@ -128,9 +129,6 @@ class NewBar(QFrame):
         layout.setContentsMargins(10, 2, 6, 2)
         layout.addWidget(self.label, 1)
         layout.addWidget(self.button)
-        policy = self.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)  # its room is kept: the list never moves for it
-        self.setSizePolicy(policy)
         self.hide()
 
     def set_count(self, count: int) -> None:
@@ -219,7 +217,6 @@ class InboxPage(QWidget):
         column = QVBoxLayout(left)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(2)
-        column.addWidget(self.new_bar)
         column.addWidget(self.table, 1)
         split.addWidget(left)
         split.addWidget(self.detail)
@@ -231,7 +228,11 @@ class InboxPage(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 0)
         layout.addWidget(self.filters)
-        layout.addWidget(self.message)
+        notes = QHBoxLayout()  # the held bar beside the message bar, in the bar's kept row
+        notes.setSpacing(6)
+        notes.addWidget(self.new_bar, 1)
+        notes.addWidget(self.message, 1)
+        layout.addLayout(notes)
         layout.addWidget(split, 1)
 
     def _connect(self) -> None:

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import Slot
-from PySide6.QtWidgets import QInputDialog, QMenu, QToolButton, QWidget
+from PySide6.QtCore import QSize, Slot
+from PySide6.QtWidgets import QInputDialog, QMenu, QSizePolicy, QStyle, QToolButton, QWidget
 
 from ..infra.i18n import tr
 from ..infra.settings import MAX_VIEW_NAME, DeskSettings
@@ -43,7 +43,20 @@ class SavedViews(QToolButton):
         self.menu_ = QMenu(self)
         self.menu_.aboutToShow.connect(self._fill)
         self.setMenu(self.menu_)
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)  # never squeezed
         self._fill()
+
+    def sizeHint(self) -> QSize:
+        """Room for the text and the menu arrow: Fusion centres the text and draws the arrow
+        in the right-hand corner without counting it, so the arrow sat on the text's last
+        letter; an arrow's width on either side of the text clears it."""
+        hint = super().sizeHint()
+        arrow = self.style().pixelMetric(QStyle.PixelMetric.PM_MenuButtonIndicator, None, self)
+        text = self.fontMetrics().horizontalAdvance(self.text())
+        return QSize(max(hint.width(), text + 2 * arrow), hint.height())
+
+    def minimumSizeHint(self) -> QSize:
+        return self.sizeHint()
 
     def names(self) -> list[str]:
         return list(self.settings.views(self.page))
