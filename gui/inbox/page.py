@@ -107,9 +107,9 @@ class InboxTable(QTableView):
 
 class NewBar(QFrame):
     """ "3 new requests — Show them (N)": arrivals held while the operator works the list.
-    It sits in the message bar's row (whose height is kept, shown or not), on its left: no
-    band of its own is kept above the list, and neither the rows nor the message bar's
-    buttons move when it comes and goes (issue 32 item 14).
+    It sits in the message bar's row (whose height is kept, shown or not), on its left, its
+    room there kept while it is hidden: no band of its own is kept above the list, and
+    neither the rows nor the message bar move when it comes and goes (issue 32 item 14).
 
     Signals:
         show_requested(): the operator asked to see them.
@@ -129,6 +129,9 @@ class NewBar(QFrame):
         layout.setContentsMargins(10, 2, 6, 2)
         layout.addWidget(self.label, 1)
         layout.addWidget(self.button)
+        policy = self.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # laid out while hidden: the row never reflows
+        self.setSizePolicy(policy)
         self.hide()
 
     def set_count(self, count: int) -> None:
@@ -230,8 +233,8 @@ class InboxPage(QWidget):
         layout.addWidget(self.filters)
         notes = QHBoxLayout()  # the held bar beside the message bar, in the bar's kept row
         notes.setSpacing(6)
-        notes.addWidget(self.new_bar, 1)
-        notes.addWidget(self.message, 1)
+        notes.addWidget(self.new_bar, 2)
+        notes.addWidget(self.message, 3)
         layout.addLayout(notes)
         layout.addWidget(split, 1)
 

@@ -70,7 +70,13 @@ def test_no_band_is_kept_for_the_held_bar_and_nothing_moves_when_it_comes(
     gap = top(inbox.table, window) - bottom(inbox.filters, window)
     assert gap <= inbox.message.height() + 3 * 8, f"a blank band of {gap} px above the list"
     assert not inbox.new_bar.text()
-    watched = [inbox.filters.search, inbox.views, inbox.table.viewport(), inbox.detail]
+    watched = [
+        inbox.filters.search,
+        inbox.views,
+        inbox.message,
+        inbox.table.viewport(),
+        inbox.detail,
+    ]
     before = where(watched)
     QTest.mouseMove(inbox.table.viewport(), QPoint(40, 10))  # the operator works the list
     qtbot.waitUntil(inbox.pointer_on_list, timeout=WAIT_MS)
