@@ -85,19 +85,17 @@ def cmd_inbox(args: argparse.Namespace) -> int:
 
 def what_of(j: Journal, items: list[Any]) -> dict[str, str]:
     """What each approval would do, by id: its tool and resource (a hook request's command,
-    a path, a URL), read from the approval itself (the inbox row carries its reason)."""
+    a path, a URL), read from the approvals themselves in one read (``Approvals.found``; the
+    inbox row carries only the reason). One decided and gone since the page was read says
+    nothing; a damaged one is named as such."""
+    ids = [item.id for item in items if item.kind == InboxKind.APPROVAL]
     found = {}
-    for item in items:
-        if item.kind == InboxKind.APPROVAL:
-            try:
-                approval = j.approvals.get(item.id)
-            except errors.NotFound:  # decided and gone since the page was read
-                continue
-            except errors.Damaged as err:  # listed still, and named as damaged
-                found[item.id] = f"(damaged: {err.what}; see `proctor verify`)"
-                continue
-            action = approval.action if isinstance(approval.action, dict) else {}
-            found[item.id] = f"{approval.action_name} {action_resource(action)}".strip()
+    for approval_id, approval in j.approvals.found(ids).items():
+        if isinstance(approval, errors.Damaged):  # listed still, and named as damaged
+            found[approval_id] = f"(damaged: {approval.what}; see `proctor verify`)"
+            continue
+        action = approval.action if isinstance(approval.action, dict) else {}
+        found[approval_id] = f"{approval.action_name} {action_resource(action)}".strip()
     return found
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select
@@ -78,6 +79,18 @@ from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
 from . import rules as rules_mod
+
+FOUND_CHUNK = 500  # ids per read in ``Approvals.found`` (well under SQLite's bound variables)
+
+
+def _found_in(conn: Any, *, ids: list[str]) -> dict[str, Approval | errors.Damaged]:
+    out: dict[str, Approval | errors.Damaged] = {}
+    for row in conn.execute(approval_select().where(s.approvals.c.id.in_(ids))):
+        try:
+            out[row.id] = to_model(Approval, row)
+        except errors.Damaged as err:  # its JSON does not parse: this row alone
+            out[row.id] = err
+    return out
 
 
 class Approvals:
@@ -256,6 +269,30 @@ class Approvals:
 
     def get(self, approval_id: str) -> Approval:
         return self.j.read(lambda c: approval_in(c, approval_id))
+
+    def found(self, approval_ids: Sequence[str]) -> dict[str, Approval | errors.Damaged]:
+        """The approvals of ``approval_ids`` that are there, by id, in one read per
+        ``FOUND_CHUNK`` ids (a list's rows, not one read each): one decided and gone since
+        is left out; one whose stored row does not decode is its ``Damaged`` (noted as the
+        journal's damage), the others read all the same."""
+        ids = list(dict.fromkeys(approval_ids))
+        out: dict[str, Approval | errors.Damaged] = {}
+        for start in range(0, len(ids), FOUND_CHUNK):
+            chunk = ids[start : start + FOUND_CHUNK]
+            try:
+                out.update(self.j.read(partial(_found_in, ids=chunk)))
+            except errors.Damaged:  # a row's text is not even text: each on its own
+                for approval_id in chunk:
+                    try:
+                        out[approval_id] = self.get(approval_id)
+                    except errors.NotFound:
+                        continue
+                    except errors.Damaged as err:
+                        out[approval_id] = err
+        for value in out.values():
+            if isinstance(value, errors.Damaged):
+                self.j.note_damage(value)
+        return out
 
     def filed_under(self, request_key: str) -> Approval | None:
         """The approval requested with ``request_key``, if there is one (an integration that
