@@ -57,6 +57,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
             snoozed=args.snoozed,
             waited=args.waited,
             newest_first=not args.oldest_first,
+            sort=args.sort,
         )
         page = j.inbox.list(f, cursor=args.cursor, limit=args.limit)
         deadline = time.monotonic() + (args.wait or 0)
@@ -616,6 +617,12 @@ def register(sub: Any) -> None:
         "--waited", action="store_true", help="show only requests an agent waits for now"
     )
     p.add_argument("--oldest-first", action="store_true")
+    p.add_argument(
+        "--sort",
+        default="age",
+        choices=["age", "waiter"],
+        help="waiter: the requests an agent waits for now first (each group by age)",
+    )
     p.add_argument("--limit", type=positive, default=50)
     p.add_argument("--cursor", help="continue after the previous page")
     p.add_argument("--json", action="store_true", help="machine-readable output")

@@ -7,7 +7,7 @@ values (dict/list/str/...), already parsed.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -687,6 +687,9 @@ class InboxFilter(Frozen):
     # True: only the requests an agent waits for now (a fresh waiter_seen_at, 0012w)
     waited: bool = False
     newest_first: bool = True
+    # "waiter": the requests an agent waits for now first (core/kernel/waiting.py's
+    # ``waiter_rank``), each group by age as ``newest_first`` says; "age": by age alone
+    sort: Literal["age", "waiter"] = "age"
     # waiting since: created after ``created_after`` (exclusive) and at or before
     # ``created_until`` (an Overview bar's age bucket, as of the moment it was counted)
     created_after: float | None = None

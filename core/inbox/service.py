@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, or_, select, union_all
+from sqlalchemy import case, func, or_, select, union_all
 
 from proctor.core import errors
 from proctor.core.decisions.signing import SNOOZE, sign_in
@@ -32,6 +32,22 @@ from .rows import (  # noqa: F401 - PARTS, summary: re-exported
 )
 
 INBOX_PAGE = Page[InboxItem]  # parametrised once (pydantic's lookup costs per call)
+
+
+def waiter_rank_sql(c: Any, now: float, newest_first: bool) -> Any:
+    """``waiting.waiter_rank`` in SQL: 1 for a request an agent waits for now when the
+    newest come first (descending), 0 when the oldest do; the other rows the other."""
+    fresh = c.waiter_seen_at >= now - waiting.FRESH_S
+    first, rest = (1, 0) if newest_first else (0, 1)
+    return case((fresh, first), else_=rest).label("waiter_rank")
+
+
+KEY_OF = {"age": ("created_at", "id"), "waiter": ("waiter_rank", "created_at", "id")}
+
+
+def order_key(c: Any, f: InboxFilter) -> tuple[Any, ...]:
+    """The columns an inbox page is ordered and paged by (its cursor's, ``KEY_OF``)."""
+    return tuple(getattr(c, name) for name in KEY_OF[f.sort])
 
 
 class Inbox:
@@ -71,25 +87,30 @@ class Inbox:
     def _page(self, f: InboxFilter, now: float, cursor: str | None, size: int) -> Any:
         """One page: each kind's part filtered, ordered and cut to ``size`` on its own (its
         (status, created_at, id) index walks it in order and stops), then the parts merged,
-        ordered and cut again. Sorting the whole union first would sort every waiting item."""
+        ordered and cut again. Sorting the whole union first would sort every waiting item.
+        Sorted by waiter, each part is ranked first (``waiter_rank_sql``) and the key is
+        (rank, created_at, id)."""
         kinds = f.kinds or frozenset(InboxKind)
         parts = []
         for kind in (k for k in InboxKind if k in kinds):
-            part = PARTS[kind]().subquery(f"{kind.value}s")
-            c = part.c
+            ranked = part = PARTS[kind]().subquery(f"{kind.value}s")
+            if f.sort == "waiter":  # (by age alone, the part is walked in its index's order)
+                rank = waiter_rank_sql(part.c, now, f.newest_first)
+                ranked = select(part, rank).subquery(f"{kind.value}s_ranked")
+            c = ranked.c
             conds = self._conds(c, f, now)
-            after = seek((c.created_at, c.id), cursor, f.newest_first)
+            after = seek(order_key(c, f), cursor, f.newest_first)
             if after is not None:
                 conds.append(after)
             cut = (
-                select(part)
+                select(ranked)
                 .where(*conds)
-                .order_by(*ordered((c.created_at, c.id), f.newest_first))
+                .order_by(*ordered(order_key(c, f), f.newest_first))
                 .limit(size)
             )
             parts.append(select(cut.subquery(f"{kind.value}_page")))
         u = union_all(*parts).subquery("inbox")
-        return select(u).order_by(*ordered((u.c.created_at, u.c.id), f.newest_first)).limit(size)
+        return select(u).order_by(*ordered(order_key(u.c, f), f.newest_first)).limit(size)
 
     def list(
         self, f: InboxFilter | None = None, *, cursor: str | None = None, limit: int = 200
@@ -99,7 +120,7 @@ class Inbox:
         rows = self.j.read(lambda c: c.execute(stmt).all())
         return INBOX_PAGE(
             items=[self._item(r) for r in rows[:limit]],
-            next_cursor=cursor_after(rows, limit, ("created_at", "id")),
+            next_cursor=cursor_after(rows, limit, KEY_OF[f.sort]),
         )
 
     def pick(self, f: InboxFilter | None, ids: builtins.list[str]) -> builtins.list[InboxItem]:

@@ -29,6 +29,13 @@ def waiting_now(seen_at: float | None, now: float) -> bool:
     return seen_at is not None and now - seen_at <= FRESH_S
 
 
+def waiter_rank(seen_at: float | None, now: float, newest_first: bool) -> int:
+    """An inbox sorted by waiter orders by this first (then by age, all one direction, as
+    its keyset pages need): a request an agent waits for now comes first whichever way the
+    ages run (core/inbox/service.py says the same in SQL, ``waiter_rank_sql``)."""
+    return int(waiting_now(seen_at, now) == newest_first)
+
+
 def _same(text: str) -> str:
     return text
 

@@ -18,6 +18,7 @@ from ..widgets import fmt
 
 SEARCH_DEBOUNCE_MS = 250
 ANY = ""
+WAITER = "waiter"  # the sort menu's "Agent waiting first" (its others: newest first or not)
 
 
 def _combo(name: str, parent: QWidget, any_text: str) -> QComboBox:
@@ -58,6 +59,7 @@ class FilterBar(QWidget):
         self.sort.setAccessibleName(tr("Sort order"))
         self.sort.addItem(tr("Newest first"), True)
         self.sort.addItem(tr("Oldest first"), False)
+        self.sort.addItem(tr("Agent waiting first"), WAITER)  # then newest first
         self.waited = QCheckBox(tr("Agent waiting"), self)
         self.waited.setAccessibleName(tr("Show only requests an agent waits for now"))
         self.waited.setToolTip(
@@ -113,7 +115,8 @@ class FilterBar(QWidget):
             text=self.search.text().strip() or None,
             snoozed=self.snoozed.isChecked(),
             waited=self.waited.isChecked(),
-            newest_first=bool(self.sort.currentData()),
+            newest_first=self.sort.currentData() is not False,
+            sort="waiter" if self.sort.currentData() == WAITER else "age",
             created_after=after,
             created_until=until,
         )
@@ -127,7 +130,8 @@ class FilterBar(QWidget):
             "project": self.project.currentData() or "",
             "safety": self.safety.currentData() or "",
             "snoozed": self.snoozed.isChecked(),
-            "newest_first": bool(self.sort.currentData()),
+            "newest_first": self.sort.currentData() is not False,
+            "sort": "waiter" if self.sort.currentData() == WAITER else "age",
         }
 
     def apply_state(self, view: dict[str, Any]) -> None:
@@ -147,6 +151,7 @@ class FilterBar(QWidget):
             safety=text("safety"),
             snoozed=view.get("snoozed") is True,
             newest_first=view.get("newest_first") is not False,
+            waiter_first=view.get("sort") == "waiter",
         )
 
     def show_only(
@@ -160,9 +165,12 @@ class FilterBar(QWidget):
         safety: str | None = None,
         snoozed: bool = False,
         newest_first: bool | None = None,
+        waiter_first: bool = False,
     ) -> None:
         """Select exactly these filters (None: any; by default the safety class any,
         snoozed items hidden, the sort as it is) and search ``text``, then apply once.
+        ``waiter_first``: sort the requests an agent waits for now first (with
+        ``newest_first``).
         ``age``: (what to call it, created after, created until), as an Overview bar
         counted them."""
         self._set_age(age)
@@ -183,9 +191,10 @@ class FilterBar(QWidget):
         self.snoozed.blockSignals(True)
         self.snoozed.setChecked(snoozed)
         self.snoozed.blockSignals(False)
-        if newest_first is not None:
+        if waiter_first or newest_first is not None:
             self.sort.blockSignals(True)
-            self.sort.setCurrentIndex(max(0, self.sort.findData(newest_first)))
+            wanted: object = WAITER if waiter_first else newest_first
+            self.sort.setCurrentIndex(max(0, self.sort.findData(wanted)))
             self.sort.blockSignals(False)
         self._emit()
 

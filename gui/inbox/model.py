@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 
 from proctor.core import Journal
+from proctor.core.kernel import waiting
 from proctor.core.kernel.origin import describe, short
 from proctor.core.models import InboxFilter, InboxItem
 
@@ -117,7 +118,7 @@ class InboxModel(PagedModel):
     held_changed = Signal(int)
 
     def __init__(self, runner: TaskRunner, parent: QObject | None = None) -> None:
-        super().__init__(runner, COLUMNS, item_key, lambda i: (i.created_at, i.id), parent)
+        super().__init__(runner, COLUMNS, item_key, self._order_of, parent)
         self.filter = InboxFilter()
         self.hold: Callable[[], bool] | None = None
         self.held: dict[str, InboxItem] = {}
@@ -133,6 +134,14 @@ class InboxModel(PagedModel):
             descending=f.newest_first,
             pick=lambda keys: inbox.pick(f, [k.split(":", 1)[1] for k in keys]),
         )
+
+    def _order_of(self, item: InboxItem) -> tuple:
+        """Where a row read on its own goes (the core's page order, core/inbox/service.py):
+        by age, or sorted by waiter the agents waiting now first, then by age."""
+        if self.filter.sort != "waiter":
+            return (item.created_at, item.id)
+        rank = waiting.waiter_rank(item.waiter_seen_at, time.time(), self.filter.newest_first)
+        return (rank, item.created_at, item.id)
 
     # ------------------------------------------------------------ held arrivals
     def apply_rows(self, fresh: list[Any]) -> tuple[list[str], list[str]]:

@@ -49,11 +49,12 @@ from ..widgets.labels import plain_label, plain_tip, reserve_lines
 from ..widgets.message_bar import Level, MessageBar
 from ..widgets.saved_views import SavedViews
 from ..widgets.tables import TimeColumns
-from .filters import FilterBar
+from .filters import WAITER, FilterBar
 from .model import (
     COL_AGE,
     COL_SAFETY,
     COL_SUMMARY,
+    COL_WAITER,
     RESYNC_MS,
     SAFETY_ROLE,
     InboxModel,
@@ -497,16 +498,20 @@ class InboxPage(QWidget):
     # ------------------------------------------------------------ model events
     @Slot(int)
     def _on_header_clicked(self, section: int) -> None:
-        """Age is the one sortable column (the store orders by time, never a proxy)."""
+        """Age and Waiter are the sortable columns (the store orders, never a proxy): Age
+        switches newest and oldest first, Waiter puts the agents waiting now first."""
         sort = self.filters.sort
         if section == COL_AGE:
-            sort.setCurrentIndex(1 - sort.currentIndex())
+            sort.setCurrentIndex(1 if sort.currentIndex() == 0 else 0)
+        elif section == COL_WAITER:
+            sort.setCurrentIndex(max(0, sort.findData(WAITER)))
         self._show_sort()
 
     def _show_sort(self) -> None:
-        newest = bool(self.filters.sort.currentData())
+        data = self.filters.sort.currentData()
         self.table.horizontalHeader().setSortIndicator(
-            COL_AGE, Qt.SortOrder.AscendingOrder if newest else Qt.SortOrder.DescendingOrder
+            COL_WAITER if data == WAITER else COL_AGE,
+            Qt.SortOrder.DescendingOrder if data is False else Qt.SortOrder.AscendingOrder,
         )
 
     @Slot(object)

@@ -112,3 +112,33 @@ def test_the_desk_and_the_cli_say_the_same_words(capsys):
     assert waiter_text(item, now) != waiter_cell(item, now)  # a line and a cell
     item = item.model_copy(update={"waiter_seen_at": None})
     assert waiter_text(item, now) == waiter_cell(item, now) == "nobody waited"  # one phrase
+
+
+def test_the_inbox_sorts_by_waiter(qtbot, journal_path, open_desk):
+    """Issue 37: a click on the Waiter column (or "Agent waiting first" in the sort menu)
+    lists the requests an agent waits for now first, each group newest first; Age goes
+    back to the age sort."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtTest import QTest
+
+    waited, left = file_two(journal_path)  # waited is the older
+    with sqlite3.connect(journal_path) as conn:
+        conn.execute("UPDATE approvals SET waiter_seen_at = ? WHERE id = ?", (time.time(), waited))
+    window = open_desk(journal_path)
+    model, header = window.inbox.model, window.inbox.table.horizontalHeader()
+    order = lambda: [model.item(r).id for r in range(model.rowCount())]  # noqa: E731
+    qtbot.waitUntil(lambda: order() == [left, waited], timeout=WAIT_MS)  # newest first
+
+    def click(column: int) -> None:
+        x = header.sectionViewportPosition(column) + header.sectionSize(column) // 2
+        QTest.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, 5))
+
+    click(COL_WAITER)
+    qtbot.waitUntil(lambda: order() == [waited, left], timeout=WAIT_MS)
+    assert window.inbox.filters.sort.currentText() == "Agent waiting first"
+    assert window.inbox.filters.value().sort == "waiter"
+    from proctor.gui.inbox.model import COL_AGE
+
+    click(COL_AGE)
+    qtbot.waitUntil(lambda: order() == [left, waited], timeout=WAIT_MS)
+    assert window.inbox.filters.value().sort == "age"
