@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from proctor.core import Journal
 from proctor.core.audit.witness import LostTail
 from proctor.core.errors import StoreBusy
-from proctor.core.kernel.links import BadLink, parse_link
+from proctor.core.kernel.links import BadLink, link_url, linkable, parse_link
 from proctor.core.models import ChangeSet, InboxFilter, InboxItem
 
 from ..audit.page import AuditPage
@@ -363,7 +363,7 @@ class MainWindow(QMainWindow):
         self.overview.open_page.connect(self.go)
         self.overview.open_inbox.connect(self.show_inbox_filtered)
         self.notifier.show_requested.connect(self._on_show_requested)
-        self.notifier.item_requested.connect(self.show_item)
+        self.notifier.item_requested.connect(self.open_notified)
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -449,6 +449,16 @@ class MainWindow(QMainWindow):
         """The window comes forward with ``item`` shown in the inbox (a notification)."""
         self._on_show_requested()
         self.inbox.open_item(item)
+
+    @Slot(object)
+    def open_notified(self, item: InboxItem) -> None:
+        """A click on a notification about ``item`` follows its link, the path of ``proctor
+        open proctor://item/ID`` (the item is read again: one decided since is said to wait
+        no more, not shown as it was); an id no link can carry is shown as notified."""
+        if linkable(item.id):
+            self.follow_link(link_url("item", item.id))
+        else:
+            self.show_item(item)
 
     @Slot(str)
     def follow_link(self, text: str) -> None:

@@ -336,3 +336,34 @@ def test_a_read_only_desk_offers_no_decision(
     request_action(path, ids["run"], SAFE, "idempotent_write")
     qtbot.waitUntil(lambda: len(server.calls) == 1, timeout=WAIT_MS)
     assert notified_actions(server) == ["default"]
+
+
+@NO_RAISE
+def test_a_click_follows_the_items_link_as_proctor_open_does(
+    qtbot, populated, open_desk, monkeypatch, private_bus, server
+):
+    """Issue 37: a notification's click opens its item through the deep-link path of
+    `proctor open proctor://item/ID` (MainWindow.follow_link): the item is read again, so a
+    request withdrawn since the notification is said to wait no more instead of being shown
+    as it was notified."""
+    from proctor.core.kernel.links import link_url
+
+    path, ids = populated
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", private_bus)
+    window = background_desk(open_desk, path, monkeypatch)
+    followed: list[str] = []
+    follow = window.follow_link
+    monkeypatch.setattr(window, "follow_link", lambda url: (followed.append(url), follow(url)))
+    approval = request_late(path, ids["run"], "withdrawn before the click")
+    qtbot.waitUntil(lambda: len(server.calls) == 1, timeout=WAIT_MS)
+    with Journal.open(path, actor=Actor.agent("late")) as a:
+        a.approvals.withdraw(approval, "not needed any more")
+    window.go("runs")  # the operator is elsewhere
+    server.invoke(41)
+    qtbot.waitUntil(
+        lambda: "Nothing waits in the inbox as" in window.notice.text(), timeout=WAIT_MS
+    )
+    assert followed == [link_url("item", approval)]
+    assert window.current_page_id() == "inbox"
+    current = window.inbox.detail.current_item()
+    assert current is None or current.id != approval
