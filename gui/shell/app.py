@@ -345,6 +345,9 @@ class DeskApp(QObject):
         self.instances.focus_requested.connect(self._on_focus_requested)
         self.instances.link_requested.connect(self.follow_link)
         self.link: str | None = None  # a proctor:// link to show once the window is up
+        # the window shown before the desk was imported (start.py's DeskFrame): the first
+        # main window goes inside it instead of opening a window of its own
+        self.frame: Any = None
 
     def open(
         self,
@@ -459,6 +462,9 @@ class DeskApp(QObject):
         else:
             self.settings.add_recent(journal.path)
         self.instances.listen(place_of(journal))
+        if self.frame is not None and old is None:
+            self.frame.adopt(window)
+            self.frame = None
         window.show()
         window.start()
         why = getattr(journal, "read_only_because", None)
@@ -581,6 +587,7 @@ def run_desk(
     single_instance: bool = True,
     old_schema: OldSchema = "ask",
     link: str | None = None,
+    frame: Any = None,
 ) -> int:
     """Open ``path`` in the desk and run the event loop until the window closes; with
     ``link`` (proctor://item/ID, proctor://run/ID) show what it names.
@@ -588,6 +595,7 @@ def run_desk(
     When another desk already has ``path`` open, that window is brought to the front (and
     shows ``link``) and this returns 0 at once (unless ``single_instance`` is False).
     ``old_schema``: see ``DeskApp.open`` (``proctor open --migrate`` passes "migrate").
+    ``frame``: the window already shown (start.py's ``DeskFrame``) the main window goes in.
     """
     app = make_app()
     if isinstance(path, str) and is_server(path):
@@ -614,6 +622,7 @@ def run_desk(
     desk.last_window_closed.connect(app.quit)
     desk.on_window = on_window
     desk.link = link
+    desk.frame = frame
     install_excepthook(desk)
     crash_log = record_native_crashes()
     restore_interrupt = quit_on_interrupt(app)

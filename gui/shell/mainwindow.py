@@ -57,6 +57,7 @@ from .drop import JournalDrop
 from .notify import Arrivals, Notifier
 from .notify_decide import NotifyDecide
 from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
+from .single_instance import bring_to_front
 
 PAGES = (
     ("inbox", QT_TR_NOOP("Inbox")),
@@ -439,9 +440,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_show_requested(self) -> None:
         self.banner.clear()
-        self.showNormal()
-        self.raise_()
-        self.activateWindow()
+        bring_to_front(self)
         self.go("inbox")
 
     @Slot(object)
@@ -461,9 +460,7 @@ class MainWindow(QMainWindow):
                 tr("Could not follow the link: {why}").format(why=exc), Level.WARNING
             )
             return
-        self.showNormal()
-        self.raise_()
-        self.activateWindow()
+        bring_to_front(self)
         if link.target == "run":
             self.show_run(link.id)
             return
@@ -730,7 +727,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ window state
     def _save_state(self) -> None:
         s = self.settings
-        s.save_state("geometry", self.saveGeometry())
+        s.save_state("geometry", self.window().saveGeometry())  # the frame's, when in one
         s.save_state("state", self.saveState())
         s.save_state("inbox_splitter", self.inbox.splitter.saveState())
         s.sync()
