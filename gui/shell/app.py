@@ -315,12 +315,15 @@ class DeskApp(QObject):
 
     Signals:
         window_shown(object): a new MainWindow is on screen.
+        damage_check_started(object): the damage check of that window's journal started
+            (after its inbox arrived: never on the start path).
         open_failed(object): a journal could not be opened (the exception).
         open_cancelled(str): the operator chose not to open an older journal (its path).
         last_window_closed(): the desk's window closed (not replaced by another journal's).
     """
 
     window_shown = Signal(object)
+    damage_check_started = Signal(object)
     last_window_closed = Signal()
     open_failed = Signal(object)
     open_cancelled = Signal(str)
@@ -473,11 +476,12 @@ class DeskApp(QObject):
         note = getattr(journal, "password_note", None)
         if note:
             window.notice.show_message(note, Level.WARNING)
-        self.runner.run(warm_lens, owner=window)  # the first approval shown reads at once
         if self.link is not None:
             window.follow_link(self.link)
             self.link = None
-        self._check_damage(window, journal)
+        # after the inbox: the lens warm-up (so that the next approval shown reads at once)
+        # and the damage check (seconds on a big journal) would take the CPU it needs
+        window.inbox_arrived.connect(partial(self._after_inbox, window, journal))
         if old is not None:
             old.close()
             old.deleteLater()
@@ -485,12 +489,18 @@ class DeskApp(QObject):
             self.on_window(window)
         self.window_shown.emit(window)
 
+    def _after_inbox(self, window: MainWindow, journal: Journal) -> None:
+        self.runner.run(warm_lens, owner=window)
+        self._check_damage(window, journal)
+
     def _check_damage(self, window: MainWindow, journal: Journal) -> None:
-        """The damage check, after the window shows: on the task runner, its result shown
-        when it arrives, cancelled when the window closes (the desk does not wait for it)."""
+        """The damage check, after the window shows and the inbox is there: on the task
+        runner's long lane, its result shown when it arrives, cancelled when the window
+        closes (the desk does not wait for it)."""
         stop = threading.Event()
         window.closed.connect(stop.set)
         window.status.checking(True)
+        self.damage_check_started.emit(window)
 
         def done(damage: str | None) -> None:
             window.status.checking(False)
@@ -507,6 +517,7 @@ class DeskApp(QObject):
             on_done=done,
             on_error=failed,
             owner=window,
+            long=True,
         )
 
     def _on_window_closed(self, window: MainWindow) -> None:
@@ -691,20 +702,17 @@ def stop_recording_crashes(stream: TextIO | None) -> None:
 
 def report_paint_and_quit(window: MainWindow) -> None:
     """Benchmark hook: print when the window is up (shown and painted once) and when the
-    inbox first shows rows, then quit."""
+    inbox has painted its first page (``inbox_arrived``), then quit."""
     window.repaint()
     print(f"shown {time.time():.6f}", flush=True)
 
-    def check() -> None:
+    def arrived() -> None:
         table = window.inbox.table
-        if window.inbox.model.has_loaded:
-            table.viewport().repaint()
-            print(f"painted {time.time():.6f} rows {window.inbox.model.rowCount()}", flush=True)
-            QApplication.quit()
-        else:
-            QTimer.singleShot(1, check)
+        table.viewport().repaint()  # painted already (inbox_arrived): at once
+        print(f"painted {time.time():.6f} rows {window.inbox.model.rowCount()}", flush=True)
+        QApplication.quit()
 
-    QTimer.singleShot(0, check)
+    window.inbox_arrived.connect(arrived)
 
 
 def main(argv: list[str] | None = None) -> int:
