@@ -27,6 +27,8 @@ SCRIPT = textwrap.dedent(
         print("saying:", [[t.text() for t in w.findChildren(QLabel)][-1] for w in shown])
         print("desk imported:", "proctor.gui.shell.app" in sys.modules)
         print("core imported:", "proctor.core" in sys.modules)
+        heavy = ("sqlalchemy", "pydantic", "jsonschema", "cryptography", "alembic")
+        print("heavy imported:", sorted(m for m in heavy if m in sys.modules))
 
     def main_window(window):
         inbox = window.inbox
@@ -62,6 +64,7 @@ def test_the_window_shows_before_the_desk_is_imported_and_becomes_the_desk(tmp_p
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "desk imported: False" in lines and "core imported: False" in lines
+    assert "heavy imported: []" in lines
     assert "the first window: True" in lines  # the main window is in the one shown first
     assert "visible: ['DeskFrame']" in lines  # one window throughout
     assert "opening: ['DeskFrame']" in lines
