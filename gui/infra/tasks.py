@@ -76,6 +76,7 @@ class Task:
     write: bool
     started: float = field(default_factory=time.monotonic)
     key: Hashable | None = None  # a keyed read (latest / coalesce); scoped by owner
+    long: bool = False  # on the long lane (TaskRunner.run)
 
 
 @dataclass
@@ -254,6 +255,11 @@ class TaskRunner(QObject):
         self._writer = QThreadPool(self)
         self._writer.setMaxThreadCount(1)
         self._writer.setExpiryTimeout(-1)
+        # the long lane: a read of the whole file (the damage check) runs on a thread of
+        # its own, so it never holds one of the reads' threads for seconds
+        self._long = QThreadPool(self)
+        self._long.setMaxThreadCount(1)
+        self._long.setExpiryTimeout(-1)
         self._relay = _Relay(self)
         self._relay.finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
         self._relay.finished_now.connect(self._deliver, Qt.ConnectionType.DirectConnection)
@@ -283,11 +289,15 @@ class TaskRunner(QObject):
         on_error: Callable[[BaseException], None] | None = None,
         owner: QObject | None = None,
         write: bool = False,
+        long: bool = False,
     ) -> int:
-        """Queue ``fn`` on a worker thread; returns the task id."""
+        """Queue ``fn`` on a worker thread; returns the task id. ``long``: a read that takes
+        seconds (the damage check) runs on its own lane, one at a time, never in the way
+        of the other reads."""
         if self._closed:
             return 0
-        return self._start(Task(next(self._ids), fn, on_done, on_error, owner, write))
+        task = Task(next(self._ids), fn, on_done, on_error, owner, write, long=long)
+        return self._start(task)
 
     def latest(
         self,
@@ -349,7 +359,7 @@ class TaskRunner(QObject):
         self._tasks[task.id] = task
         if task.write and not self._busy_timer.isActive():
             self._busy_timer.start()
-        pool = self._writer if task.write else self._pool
+        pool = self._writer if task.write else self._long if task.long else self._pool
         pool.start(_Job(task.id, task.fn, self._relay, urgent=task.write))
         return task.id
 
@@ -369,6 +379,10 @@ class TaskRunner(QObject):
             -1 if timeout_ms < 0 else max(0, timeout_ms - int((time.monotonic() - started) * 1000))
         )
         done = self._pool.waitForDone(left) and done
+        left = (
+            -1 if timeout_ms < 0 else max(0, timeout_ms - int((time.monotonic() - started) * 1000))
+        )
+        done = self._long.waitForDone(left) and done
         if done:
             self._tasks.clear()
             self._latest.clear()

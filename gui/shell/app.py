@@ -315,12 +315,15 @@ class DeskApp(QObject):
 
     Signals:
         window_shown(object): a new MainWindow is on screen.
+        damage_check_started(object): the damage check of that window's journal started
+            (after its inbox arrived: never on the start path).
         open_failed(object): a journal could not be opened (the exception).
         open_cancelled(str): the operator chose not to open an older journal (its path).
         last_window_closed(): the desk's window closed (not replaced by another journal's).
     """
 
     window_shown = Signal(object)
+    damage_check_started = Signal(object)
     last_window_closed = Signal()
     open_failed = Signal(object)
     open_cancelled = Signal(str)
@@ -345,6 +348,9 @@ class DeskApp(QObject):
         self.instances.focus_requested.connect(self._on_focus_requested)
         self.instances.link_requested.connect(self.follow_link)
         self.link: str | None = None  # a proctor:// link to show once the window is up
+        # the window shown before the desk was imported (start.py's DeskFrame): the first
+        # main window goes inside it instead of opening a window of its own
+        self.frame: Any = None
 
     def open(
         self,
@@ -459,6 +465,9 @@ class DeskApp(QObject):
         else:
             self.settings.add_recent(journal.path)
         self.instances.listen(place_of(journal))
+        if self.frame is not None and old is None:
+            self.frame.adopt(window)
+            self.frame = None
         window.show()
         window.start()
         why = getattr(journal, "read_only_because", None)
@@ -467,11 +476,12 @@ class DeskApp(QObject):
         note = getattr(journal, "password_note", None)
         if note:
             window.notice.show_message(note, Level.WARNING)
-        self.runner.run(warm_lens, owner=window)  # the first approval shown reads at once
         if self.link is not None:
             window.follow_link(self.link)
             self.link = None
-        self._check_damage(window, journal)
+        # after the inbox: the lens warm-up (so that the next approval shown reads at once)
+        # and the damage check (seconds on a big journal) would take the CPU it needs
+        window.inbox_arrived.connect(partial(self._after_inbox, window, journal))
         if old is not None:
             old.close()
             old.deleteLater()
@@ -479,12 +489,18 @@ class DeskApp(QObject):
             self.on_window(window)
         self.window_shown.emit(window)
 
+    def _after_inbox(self, window: MainWindow, journal: Journal) -> None:
+        self.runner.run(warm_lens, owner=window)
+        self._check_damage(window, journal)
+
     def _check_damage(self, window: MainWindow, journal: Journal) -> None:
-        """The damage check, after the window shows: on the task runner, its result shown
-        when it arrives, cancelled when the window closes (the desk does not wait for it)."""
+        """The damage check, after the window shows and the inbox is there: on the task
+        runner's long lane, its result shown when it arrives, cancelled when the window
+        closes (the desk does not wait for it)."""
         stop = threading.Event()
         window.closed.connect(stop.set)
         window.status.checking(True)
+        self.damage_check_started.emit(window)
 
         def done(damage: str | None) -> None:
             window.status.checking(False)
@@ -501,6 +517,7 @@ class DeskApp(QObject):
             on_done=done,
             on_error=failed,
             owner=window,
+            long=True,
         )
 
     def _on_window_closed(self, window: MainWindow) -> None:
@@ -581,6 +598,7 @@ def run_desk(
     single_instance: bool = True,
     old_schema: OldSchema = "ask",
     link: str | None = None,
+    frame: Any = None,
 ) -> int:
     """Open ``path`` in the desk and run the event loop until the window closes; with
     ``link`` (proctor://item/ID, proctor://run/ID) show what it names.
@@ -588,6 +606,7 @@ def run_desk(
     When another desk already has ``path`` open, that window is brought to the front (and
     shows ``link``) and this returns 0 at once (unless ``single_instance`` is False).
     ``old_schema``: see ``DeskApp.open`` (``proctor open --migrate`` passes "migrate").
+    ``frame``: the window already shown (start.py's ``DeskFrame``) the main window goes in.
     """
     app = make_app()
     if isinstance(path, str) and is_server(path):
@@ -614,6 +633,7 @@ def run_desk(
     desk.last_window_closed.connect(app.quit)
     desk.on_window = on_window
     desk.link = link
+    desk.frame = frame
     install_excepthook(desk)
     crash_log = record_native_crashes()
     restore_interrupt = quit_on_interrupt(app)
@@ -682,20 +702,17 @@ def stop_recording_crashes(stream: TextIO | None) -> None:
 
 def report_paint_and_quit(window: MainWindow) -> None:
     """Benchmark hook: print when the window is up (shown and painted once) and when the
-    inbox first shows rows, then quit."""
+    inbox has painted its first page (``inbox_arrived``), then quit."""
     window.repaint()
     print(f"shown {time.time():.6f}", flush=True)
 
-    def check() -> None:
+    def arrived() -> None:
         table = window.inbox.table
-        if window.inbox.model.has_loaded:
-            table.viewport().repaint()
-            print(f"painted {time.time():.6f} rows {window.inbox.model.rowCount()}", flush=True)
-            QApplication.quit()
-        else:
-            QTimer.singleShot(1, check)
+        table.viewport().repaint()  # painted already (inbox_arrived): at once
+        print(f"painted {time.time():.6f} rows {window.inbox.model.rowCount()}", flush=True)
+        QApplication.quit()
 
-    QTimer.singleShot(0, check)
+    window.inbox_arrived.connect(arrived)
 
 
 def main(argv: list[str] | None = None) -> int:

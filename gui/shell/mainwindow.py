@@ -57,6 +57,7 @@ from .drop import JournalDrop
 from .notify import Arrivals, Notifier
 from .notify_decide import NotifyDecide
 from .preferences import PreferencesDialog, Prefs, prefs_from, save_prefs
+from .single_instance import bring_to_front
 
 PAGES = (
     ("inbox", QT_TR_NOOP("Inbox")),
@@ -236,6 +237,8 @@ def waiting_item(journal: Journal, ident: str) -> InboxItem | None:
 class MainWindow(QMainWindow):
     """Signals:
     closed(): the window closed (its watcher stopped, its journal closing).
+    inbox_arrived(): the inbox's first page is there (or its first reads failed), once:
+        the other pages start then, and so may the desk's checks (app.py's damage check).
     open_requested(str): the operator chose another journal to open (a file's path, or
         a server connection's label).
     connect_requested(object): the operator asked to connect to a server
@@ -243,6 +246,7 @@ class MainWindow(QMainWindow):
     """
 
     closed = Signal()
+    inbox_arrived = Signal()
     open_requested = Signal(str)
     connect_requested = Signal(object)
 
@@ -293,6 +297,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._lock_busy = False  # a store call found the write lock held; not yet seen free
         self._checking_lock = False
+        self._inbox_there = False  # inbox_arrived was emitted
         self._build()
         self._register_actions()
         self._connect()
@@ -375,19 +380,43 @@ class MainWindow(QMainWindow):
         lost = getattr(j, "lost_tail", None)
         if lost is not None:
             self.show_lost_tail(lost)
-        self.services.runner.run(j.changes.latest, on_done=self._on_latest, owner=self)
+        self.services.runner.run(
+            j.changes.latest,
+            on_done=self._on_latest,
+            on_error=self._on_latest_failed,
+            owner=self,
+        )
 
     def _on_latest(self, seq: int) -> None:
+        """The inbox first: its first page is what the window is opened for, so the other
+        pages' first reads wait for it (they would queue before it on the read threads and
+        take the CPU it needs, the more so the bigger the journal)."""
         self.services.watcher.start(seq)
         if seq:
             changes = self.journal.changes
             self.services.runner.run(
                 lambda: changes.since(seq - 1, limit=1), on_done=self._on_last_change, owner=self
             )
-        for page in self.pages.values():
-            page.start()
+        self.inbox.model.loaded.connect(self._on_inbox_arrived)
+        self.inbox.model.failed.connect(self._on_inbox_arrived)
+        self.inbox.start()
         self.counts.read()
         self.inbox.focus_list()
+
+    def _on_latest_failed(self, exc: BaseException) -> None:
+        self.presenter.present(exc)
+        self._on_inbox_arrived()  # nothing waits for an inbox that cannot come
+
+    def _on_inbox_arrived(self, *_: object) -> None:
+        if self._inbox_there or self._closing:
+            return
+        self._inbox_there = True
+        if self.isVisible():  # its rows on screen before anything else takes the CPU
+            self.inbox.table.viewport().repaint()
+        for page in self.pages.values():
+            if page is not self.inbox:
+                page.start()
+        self.inbox_arrived.emit()
 
     def _on_last_change(self, cs: ChangeSet) -> None:
         if cs.changes:
@@ -439,9 +468,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_show_requested(self) -> None:
         self.banner.clear()
-        self.showNormal()
-        self.raise_()
-        self.activateWindow()
+        bring_to_front(self)
         self.go("inbox")
 
     @Slot(object)
@@ -471,9 +498,7 @@ class MainWindow(QMainWindow):
                 tr("Could not follow the link: {why}").format(why=exc), Level.WARNING
             )
             return
-        self.showNormal()
-        self.raise_()
-        self.activateWindow()
+        bring_to_front(self)
         if link.target == "run":
             self.show_run(link.id)
             return
@@ -740,7 +765,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------ window state
     def _save_state(self) -> None:
         s = self.settings
-        s.save_state("geometry", self.saveGeometry())
+        s.save_state("geometry", self.window().saveGeometry())  # the frame's, when in one
         s.save_state("state", self.saveState())
         s.save_state("inbox_splitter", self.inbox.splitter.saveState())
         s.sync()

@@ -70,7 +70,10 @@ def focus_running(path: str | Path, *, link: str | None = None, reply_ms: int = 
         socket.abort()
 
 
-def bring_to_front(window: QWidget) -> None:
+def bring_to_front(widget: QWidget) -> None:
+    """The window ``widget`` is (or is in: the desk's frame, start.py) comes forward."""
+    widget.show()
+    window = widget.window()
     if window.isMinimized():
         window.showNormal()
     window.show()

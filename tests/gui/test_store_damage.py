@@ -330,3 +330,51 @@ def test_closing_the_window_cancels_the_damage_check(
         assert no_dialogs == []
     finally:
         desk.shutdown()
+
+
+def test_the_damage_check_waits_for_the_inbox_and_holds_no_read_thread(
+    qtbot, journal_path, settings, no_dialogs, monkeypatch
+):
+    """The check is no part of the start (issue 33, target 2): it starts once the inbox's
+    first page is there (by order, not by time: the inbox has loaded when the check is
+    called), and while it runs, as many reads as the runner has threads run side by side
+    (it never holds one of them for the seconds a big journal's check takes)."""
+    import threading
+
+    from proctor.core.storage.store import Store
+
+    request(journal_path)
+    at_check: list[bool] = []
+    gate = threading.Event()
+    real = Store.integrity_check
+    desk = DeskApp(QApplication.instance(), settings, None, strict=True)
+
+    def held(self, quick=False, cancelled=None):
+        window = desk.window
+        at_check.append(window is not None and window.inbox.model.has_loaded)
+        gate.wait(WAIT_MS / 1000)
+        return real(self, quick, cancelled)
+
+    monkeypatch.setattr(Store, "integrity_check", held)
+    try:
+        with qtbot.waitSignal(desk.window_shown, timeout=WAIT_MS):
+            desk.open(journal_path, operator="dana")
+        window = desk.window
+        qtbot.waitUntil(lambda: bool(at_check), timeout=WAIT_MS)
+        assert at_check == [True]  # the inbox had its first page before the check began
+        threads = desk.runner._pool.maxThreadCount()
+        together = threading.Barrier(threads, timeout=WAIT_MS / 1000 / 3)
+        met: list[object] = []
+        for _ in range(threads):  # each waits for all the others: only side by side
+            desk.runner.run(together.wait, on_done=met.append, on_error=met.append)
+        qtbot.waitUntil(lambda: len(met) == threads, timeout=WAIT_MS)
+        assert all(isinstance(m, int) for m in met), met  # not BrokenBarrierError
+        assert not window.status.check.isHidden()  # still checking, and saying so
+        gate.set()
+        qtbot.waitUntil(window.status.check.isHidden, timeout=WAIT_MS)
+        assert no_dialogs == []
+    finally:
+        gate.set()
+        if desk.window is not None:
+            desk.window.close()
+        desk.shutdown()
