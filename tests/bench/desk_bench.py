@@ -203,12 +203,19 @@ def open_desk(path: Path, before_start=None):  # (app, window, runner)
     from proctor.core import Actor, Journal
     from proctor.gui.infra.settings import DeskSettings
     from proctor.gui.infra.tasks import TaskRunner
-    from proctor.gui.shell.app import build_window, make_app
+    from proctor.gui.shell.app import LOCK_POLL_S, build_window, make_app
 
     app = make_app()
     settings = DeskSettings(QSettings(str(path) + ".ini", QSettings.Format.IniFormat))
     runner = TaskRunner()
-    journal = Journal.open(path, actor=Actor.operator("bench-operator"))
+    # as the desk opens it (gui/shell/app.py open_for_desk, without the signing key): its
+    # watcher checkpoints the -wal, and its writes poll for an agent's write lock
+    journal = Journal.open(
+        path,
+        actor=Actor.operator("bench-operator"),
+        autocheckpoint=False,
+        lock_poll=LOCK_POLL_S,
+    )
     window = build_window(journal, runner=runner, settings=settings, strict=False)
     window.resize(1400, 900)
     window.show()
