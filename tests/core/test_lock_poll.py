@@ -78,9 +78,7 @@ def test_a_write_waiting_for_the_lock_tries_again_each_poll_and_takes_it_when_fr
         tries = len(slept)
         # after the BEGIN the connection has its busy timeout back, and a free lock is
         # taken at the first try (no sleep)
-        timeout = journal.write(
-            lambda tx: tx.conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
-        )
+        timeout = journal.write(lambda tx: tx.conn.exec_driver_sql("PRAGMA busy_timeout").scalar())
         assert timeout == int(db.BUSY_TIMEOUT_S * 1000) and len(slept) == tries
         assert [e.sequence for e in journal.runs.events(run.id)][-1] == 2
 
@@ -104,4 +102,3 @@ def test_a_write_that_never_gets_the_lock_is_busy_after_the_timeout_and_writes_n
         assert j.runs.get(run.id).last_sequence == 1  # the run's start only
         j.runs.append_event(run.id, "note", {"n": 2})  # the lock is free: it writes
         assert j.runs.get(run.id).last_sequence == 2
-
