@@ -97,7 +97,7 @@ class Desks:
     ) -> Any:
         from proctor.core import Actor, Journal
         from proctor.gui.infra.tasks import TaskRunner
-        from proctor.gui.shell.app import build_window
+        from proctor.gui.shell.app import LOCK_POLL_S, build_window
 
         options: dict[str, Any] = {} if busy_timeout is None else {"busy_timeout": busy_timeout}
         if signer is not None:
@@ -108,6 +108,7 @@ class Desks:
             actor=Actor.operator(operator),
             read_only=read_only,
             autocheckpoint=False,
+            lock_poll=LOCK_POLL_S,
             **options,
         )
         runner = TaskRunner()

@@ -44,9 +44,12 @@ class Store:
         signer: Any = None,
         trust: Any = None,
         autocheckpoint: bool = True,
+        lock_poll: float | None = None,
     ) -> None:
         self.path = path
         self.autocheckpoint = autocheckpoint
+        # a write waiting for the write lock tries again this often (Journal.open's doc)
+        self.lock_poll = lock_poll
         # a journal on a PostgreSQL server (``path`` is its pg.ServerAddress), not a file
         self.server = db.on_server(path)
         self.synchronous = synchronous
@@ -83,6 +86,7 @@ class Store:
             timeout=self.busy_timeout,
             synchronous=self.synchronous,
             autocheckpoint=self.autocheckpoint,
+            **({} if self.server or self.read_only else {"lock_poll": self.lock_poll}),
         )
         self._reader = make(
             self.path,
@@ -107,6 +111,8 @@ class Store:
             self._writer,
             "BEGIN" if self.read_only else "BEGIN IMMEDIATE",
             watch_runs=not self.read_only,
+            lock_poll=None if self.read_only else self.lock_poll,
+            busy_timeout=self.busy_timeout,
         )
         self._reads = db.ThreadConnections(self._reader, "BEGIN")
 

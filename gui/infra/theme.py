@@ -122,18 +122,6 @@ class DeskStyle(QProxyStyle):
             self._named(target, target.objectName())
         return result
 
-    def drawPrimitive(self, element, option, painter, widget=None):
-        """On the dark palette Fusion outlines radio buttons and check boxes in a shade of
-        the window colour (nearly invisible): draw them with a visible ring instead."""
-        indicators = (
-            QStyle.PrimitiveElement.PE_IndicatorRadioButton,
-            QStyle.PrimitiveElement.PE_IndicatorCheckBox,
-        )
-        if self.dark and element in indicators:
-            draw_indicator(element == indicators[0], option, painter, self.c)
-            return
-        super().drawPrimitive(element, option, painter, widget)
-
     def _named(self, w: QWidget, name: str) -> None:
         c = self.c
         if name == "Muted":
@@ -153,6 +141,30 @@ class DeskStyle(QProxyStyle):
             level = str(w.property("level") or "info")
             w.setAutoFillBackground(True)
             _recolour(w, {ROLE.Window: LEVEL.get(level, LEVEL["info"])[1 if self.dark else 0]})
+
+
+class DarkDeskStyle(DeskStyle):
+    """DeskStyle on the dark palette. Only this one overrides ``drawPrimitive`` in Python:
+    Qt calls it for every primitive of every cell painted (a timeline page: ~200 calls),
+    and on the light palette it had nothing to change."""
+
+    def drawPrimitive(self, element, option, painter, widget=None):
+        """On the dark palette Fusion outlines radio buttons and check boxes in a shade of
+        the window colour (nearly invisible): draw them with a visible ring instead."""
+        if element in INDICATORS:
+            draw_indicator(element == INDICATORS[0], option, painter, self.c)
+            return
+        super().drawPrimitive(element, option, painter, widget)
+
+
+INDICATORS = (
+    QStyle.PrimitiveElement.PE_IndicatorRadioButton,
+    QStyle.PrimitiveElement.PE_IndicatorCheckBox,
+)
+
+
+def desk_style(dark: bool) -> DeskStyle:
+    return DarkDeskStyle(dark) if dark else DeskStyle(dark)
 
 
 def draw_indicator(radio: bool, option: QStyleOption, painter: QPainter, c: dict) -> None:
@@ -219,7 +231,7 @@ class Theme(QObject):
     def apply(self, mode: ThemeMode) -> None:
         self.mode = ThemeMode(mode)
         self.dark = is_dark(self.mode)
-        self._app.setStyle(DeskStyle(self.dark))
+        self._app.setStyle(desk_style(self.dark))
         self._app.setPalette(palette_for(self.dark))
 
     @Slot(Qt.ColorScheme)

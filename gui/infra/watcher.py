@@ -19,7 +19,11 @@ SQLite writes the WAL frames (the file events) before the commit becomes visible
 readers (the wal-index in ``-shm`` is updated after the fsync, through mmap: no event).
 A read woken by the frames can therefore find nothing yet; it is then retried after
 FOLLOW_UP_MS delays until the commit shows up (measured: without this, one new request
-in ten waited for the next unrelated write or the poll, ~140 ms).
+in ten waited for the next unrelated write or the poll, ~140 ms). The commit shows up
+when the agent's fsync returns, a few to tens of ms after the frames: the retries are at
+most FOLLOW_UP_STEP_MS apart for the first FOLLOW_UP_FINE_MS (a 2, 8, 25 ms schedule
+found a commit visible at 11 ms at 35 ms: request → painted p95 48 ms), then sparser.
+An empty read costs one indexed SELECT on a worker.
 """
 
 from __future__ import annotations
@@ -42,7 +46,9 @@ MAX_BATCH = 5000
 READ, POLL = "read", "poll"  # the runner keys of the feed reads and the data-version polls
 CHECKPOINT = "checkpoint"  # the runner key of the desk's own -wal checkpoints
 CHECKPOINT_MS = 1000  # after a desk write, its -wal pages are copied into the file this late
-FOLLOW_UP_MS = (2, 8, 25, 80)
+FOLLOW_UP_STEP_MS = 4  # the most a commit becoming visible early is read late
+FOLLOW_UP_FINE_MS = 60  # ... while it is this fresh
+FOLLOW_UP_MS = (2,) + (FOLLOW_UP_STEP_MS,) * 15 + (20, 40, 80)  # 2, 6, ... 62, 82, 122, 202
 WITNESS_MS = 1000  # the head witness is written at most this often (core/audit/witness.py)
 NOTIFY_WAIT_S = 0.5  # a server journal's listener checks for stop this often
 

@@ -13,6 +13,7 @@ model first reads the matching sequences (an index-only scan) and maps rows thro
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -36,8 +37,12 @@ from ..infra.tasks import TaskRunner
 from ..widgets import fmt
 from ..widgets.event_summary import event_summary, plain_tip
 
-BLOCK = 200
-CACHE_BLOCKS = 48
+# a block is about a screen of rows: a scroll position reads the one or two blocks it shows
+# (200-row blocks read 400 rows to show 25; each row is a model and a summary made on the
+# worker, so the drag waited for 16x the work it showed)
+BLOCK = 32
+CACHE_BLOCKS = 256  # 8,192 rows
+TAIL_BLOCKS = 2  # opening a run reads its last two blocks (a screen, however the run ends)
 IN_FLIGHT = 2
 MAX_WANTED = 6
 EVENT_ROLE = int(Qt.ItemDataRole.UserRole) + 1
@@ -187,10 +192,12 @@ class EventBlockModel(QAbstractTableModel):
         self.endInsertRows()
 
     def put_block(self, block: int, events: list[RunEvent]) -> None:
-        """Store a block read together with the run (the newest events, when opening)."""
+        """Store blocks read together with the run (the newest events, when opening):
+        ``events`` start at block ``block`` and may fill the blocks after it."""
         if self.types or not events or events[0].sequence != block * BLOCK + 1:
             return
-        self._blocks[block] = make_block(events)
+        for n in range(0, len(events), BLOCK):
+            self._blocks[block + n // BLOCK] = make_block(events[n : n + BLOCK])
         self.fetched_rows += len(events)
         first = block * BLOCK
         last = min(first + len(events), self._count) - 1
@@ -382,11 +389,14 @@ def make_block(events: list[RunEvent]) -> Block:
 
 
 def read_tail(journal: Journal, run_id: str) -> tuple[Any, int, list[RunEvent]]:
-    """The run and its last block of events, in one task (opening shows the end)."""
+    """The run and its last TAIL_BLOCKS blocks of events (the first block's number and
+    the events), in one task (opening shows the end)."""
     run = journal.runs.get(run_id)
-    block = max(run.last_sequence - 1, 0) // BLOCK
+    block = max(max(run.last_sequence - 1, 0) // BLOCK - (TAIL_BLOCKS - 1), 0)
     events = (
-        journal.runs.events(run_id, after=block * BLOCK, limit=BLOCK) if run.last_sequence else []
+        journal.runs.events(run_id, after=block * BLOCK, limit=TAIL_BLOCKS * BLOCK)
+        if run.last_sequence
+        else []
     )
     return run, block, events
 
@@ -394,8 +404,6 @@ def read_tail(journal: Journal, run_id: str) -> tuple[Any, int, list[RunEvent]]:
 def precise_clock(ts: float, *, date: bool = True) -> str:
     """Local time with milliseconds (events of one run are often within one second);
     with ``date``, the day too when it is not today."""
-    import time
-
     local = time.localtime(ts)
     millis = int((ts - int(ts)) * 1000)
     day = (

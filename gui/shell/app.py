@@ -100,6 +100,11 @@ def note_on(journal: Journal, name: str, value: object) -> None:
     setattr(journal, name, value)
 
 
+# the desk's writes wait for another process's write lock by trying again this often, not in
+# SQLite's 1-25 ms busy-handler steps (core Journal.open ``lock_poll``)
+LOCK_POLL_S = 0.0005
+
+
 def open_for_desk(
     path: str | Path,
     actor: Actor | None,
@@ -118,8 +123,9 @@ def open_for_desk(
             create=create,
             on_old_schema=on_old_schema,
             signer=None if read_only else desk_signer(actor),
-            autocheckpoint=False,
-        )  # the watcher checkpoints after its writes
+            autocheckpoint=False,  # the watcher checkpoints after its writes
+            lock_poll=LOCK_POLL_S,  # a click takes the write lock as soon as it is free
+        )
     except errors.StoreReadOnly as exc:
         if read_only:
             raise

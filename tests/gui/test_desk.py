@@ -517,3 +517,46 @@ def test_a_request_the_inbox_filter_hides_is_still_news(qtbot, populated, open_d
         request(a, ids["run"], "deploy", {"to": "prod"}, "release 4.3")
     assert "deploy: release 4.3" in blocker.args[1]
     assert window.inbox.model.row_of(f"approval:{ids['approval']}") < 0  # still filtered
+
+
+def test_a_commit_not_visible_yet_is_retried_often_while_fresh(
+    qtbot, populated, open_desk, monkeypatch
+):
+    """The commit becomes visible when the agent's fsync returns, a few to tens of ms
+    after its frames' file event: the follow-ups are never more than FOLLOW_UP_STEP_MS
+    apart for the first FOLLOW_UP_FINE_MS, and go on for a while after (a commit seen late
+    by a whole step was the request → painted p95). Here it stays hidden for 8 reads."""
+    from proctor.core.models import ChangeSet
+    from proctor.gui.infra import watcher as watcher_mod
+
+    path, ids = populated
+    window = open_desk(path)
+    watcher = window.services.watcher
+    watcher.pause()  # no file events, no poll: only the follow-ups can find the change
+    Desk(qtbot, window).watcher_settled()
+    changes = window.journal.changes
+    real_since = changes.since
+    hidden = []
+
+    def not_yet_visible(seq, limit=5000):
+        if len(hidden) < 8:
+            hidden.append(seq)
+            return ChangeSet(since=seq, until=seq, changes=[])
+        return real_since(seq, limit=limit)
+
+    monkeypatch.setattr(changes, "since", not_yet_visible, raising=False)
+    with agent(path, "coder") as a:
+        approval_id = request(a, ids["run"], "late", {}, "seen by the 9th read")
+    watcher.wal_written()
+    schedule = list(watcher._follow_ups)  # the delays still to come, in order
+    qtbot.waitUntil(
+        lambda: window.inbox.model.row_of(f"approval:{approval_id}") >= 0, timeout=WAIT_MS
+    )
+    assert len(hidden) == 8 and watcher.wakeups["follow_up"] >= 8
+    at, fresh = 0, []
+    for delay in schedule:
+        if at < watcher_mod.FOLLOW_UP_FINE_MS:
+            fresh.append(delay)
+        at += delay
+    assert max(fresh) <= watcher_mod.FOLLOW_UP_STEP_MS <= 5, schedule
+    assert at >= 150, schedule  # and it keeps looking past the fine part

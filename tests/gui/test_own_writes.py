@@ -153,3 +153,14 @@ def test_a_desk_write_is_checkpointed_after_its_commit_not_in_it(
     qtbot.waitUntil(lambda: watcher.checkpoints > 0, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.services.runner.pending() == 0, timeout=WAIT_MS)
     assert status_in_the_file_alone(path, ids["approval"], tmp_path) == "denied"
+
+
+def test_the_desk_waits_for_an_agents_write_lock_by_polling(tmp_path):
+    """The desk's journal waits for another process's write lock by trying again every
+    LOCK_POLL_S, not in SQLite's 1-25 ms busy-handler steps (tests/core/test_lock_poll.py
+    has the rule): a click commits as soon as the agent holding the lock has."""
+    from proctor.gui.shell.app import LOCK_POLL_S, open_for_desk
+
+    with open_for_desk(tmp_path / "j.db", Actor.operator("carol"), False) as desk_journal:
+        assert desk_journal.lock_poll == LOCK_POLL_S and desk_journal._writes.lock_poll
+        assert LOCK_POLL_S < 0.001  # below SQLite's first busy-handler step

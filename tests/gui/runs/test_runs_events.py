@@ -180,3 +180,31 @@ def test_a_tail_asked_for_during_a_tail_read_is_shown(qtbot, journal, monkeypatc
     qtbot.waitUntil(lambda: model.rowCount() == before + 2, timeout=WAIT)
     assert model.sequence_at(before) == N_MID + 1
     assert model.sequence_at(before + 1) == N_MID + 2
+
+
+def visible_rows(table) -> range:
+    top = table.rowAt(0)
+    bottom = table.rowAt(table.viewport().height() - 1)
+    bottom = table.model().rowCount() - 1 if bottom < 0 else bottom
+    return range(top, bottom + 1)
+
+
+def test_each_scroll_position_reads_about_what_it_shows(qtbot, journal):
+    """Dragging the scroll bar across a 100 000-event run: the rows read for each position
+    are bounded by the rows it shows (a block is a small multiple of a screen: a position
+    reads at most two), not by a fixed 200-row block (400 rows read for 25 shown)."""
+    j, runner = journal
+    model = EventBlockModel(runner)
+    table = shown_table(qtbot, model)
+    model.set_run(j, BIG, N_BIG)
+    bar = table.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=WAIT)
+    qtbot.waitUntil(lambda: all(model.is_loaded(r) for r in visible_rows(table)), timeout=WAIT)
+    positions, shown = 40, len(visible_rows(table))
+    before = model.fetched_rows
+    for n in range(1, positions + 1):
+        bar.setValue(round(bar.maximum() * n / positions))
+        rows = visible_rows(table)
+        qtbot.waitUntil(lambda r=rows: all(model.is_loaded(x) for x in r), timeout=WAIT)
+    read = model.fetched_rows - before
+    assert shown >= 10 and read <= 3 * shown * positions, (read, shown)

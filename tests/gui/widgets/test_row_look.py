@@ -107,3 +107,15 @@ def test_dark_radio_buttons_and_check_boxes_are_clearly_visible(qtbot, theme):
     window = palette_for(True).color(palette_for(True).ColorRole.Window)
     for widget in (off, on, check):
         assert indicator_contrast(widget, window) >= NON_TEXT, widget.text()
+
+
+def test_the_light_style_paints_primitives_without_calling_python(qtbot, theme):
+    """Qt calls the style's drawPrimitive for every primitive of every cell it paints (a
+    timeline page: ~200 calls): on the light palette, where the desk changes nothing, no
+    Python override sits in that path; the dark one keeps its visible indicator rings."""
+    from PySide6.QtWidgets import QProxyStyle
+
+    theme.apply(ThemeMode.LIGHT)
+    assert type(QApplication.style()).drawPrimitive is QProxyStyle.drawPrimitive
+    theme.apply(ThemeMode.DARK)
+    assert type(QApplication.style()).drawPrimitive is not QProxyStyle.drawPrimitive
