@@ -293,3 +293,46 @@ def test_a_retry_beside_its_run_reads_the_failed_effect(agent, run):
     assert retried.attempt == 2 and retried.status == "reserved"
     # the failed effect with its run head, and the lapsed-lease sweep (one indexed SELECT)
     assert sum(s.lstrip().upper().startswith("SELECT") for s in seen) == 2
+
+
+# ------------------------------------------------------------------ compiled once
+@contextmanager
+def built(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The Core constructs (select(), insert(), ...) executed through SQLAlchemy meanwhile:
+    each one is coerced, keyed and looked up in the compiled cache per call (~0.3 ms a
+    statement on a loaded machine), where a ``sql.Prepared`` statement is one driver call."""
+    from sqlalchemy.engine.base import Connection
+
+    seen: list[str] = []
+    real = Connection._execute_clauseelement
+
+    def note(self: Any, elem: Any, *args: Any, **kw: Any) -> Any:
+        seen.append(str(elem))
+        return real(self, elem, *args, **kw)
+
+    monkeypatch.setattr(Connection, "_execute_clauseelement", note)
+    yield seen
+
+
+@SQLITE_COUNTS
+def test_the_hot_write_paths_execute_only_prepared_statements(agent, operator, run, monkeypatch):
+    fx = agent.effects
+    action = {"tool": "http.post", "args": {"n": 1}}
+    entry = agent.memory.add("project", "proj", "fact", "initial", run_id=run.id)
+
+    def units(n: int) -> None:
+        nonlocal entry
+        fx.reserve(f"k{n}", tool="http.post", run_id=run.id, action=action, lease_seconds=60)
+        fx.begin(f"k{n}")
+        fx.commit(f"k{n}", {"status": 201}, external_id=f"ord-{n}")
+        approval = agent.approvals.request(run.id, action, reason="send")
+        operator.approvals.decide(approval.id, True, expected_version=approval.version)
+        agent.approvals.consume_and_reserve(approval.id, approval.action_digest, f"a{n}")
+        agent.runs.append_event(run.id, "tool.output", {"n": n})
+        agent.runs.append_events(run.id, [("tool.output", {"n": n}), ("tool.output", {})])
+        entry = agent.memory.replace(entry.id, f"v{n}", expected_version=entry.version)
+
+    units(0)  # warm: the first unit compiles what it sends
+    with built(monkeypatch) as seen:
+        units(1)
+    assert seen == []
