@@ -14,6 +14,8 @@ from sqlalchemy import event
 
 from proctor.core import Actor, Journal, errors
 
+from .helpers import raw
+
 # The counts are SQLite's: a server journal sends more by design (its write lock is a
 # statement, it keeps no run head between statements, it reads which runs a write touched).
 SQLITE_COUNTS = pytest.mark.sqlite_only
@@ -32,8 +34,8 @@ COUNTS = {
     #                         effect, both events in one INSERT, run head once, UPDATE
     #                         approval, changes
     "runs.append_event": 4,  # run head, event, run head, changes
-    "memory.replace": 7,  # entry with the run head, UPDATE entry, event, run head, chain
-    #                       head, mutation, changes
+    "memory.replace": 6,  # entry with its chain head and the run head, UPDATE entry,
+    #                       event, run head, mutation, changes
 }
 
 
@@ -336,3 +338,31 @@ def test_the_hot_write_paths_execute_only_prepared_statements(agent, operator, r
     with built(monkeypatch) as seen:
         units(1)
     assert seen == []
+
+
+def test_a_change_links_its_mutation_to_the_head_read_beside_the_entry(
+    journal_path, agent, operator, run
+):
+    """The chain head comes with the entry's read (with and without a run, its head kept or
+    not): each mutation still follows the one before it, and the journal verifies."""
+    from proctor.core.audit.verify import verify
+
+    entry = agent.memory.add("project", "proj", "fact", "v0")
+    other = agent.memory.add("project", "proj", "other", "w0", run_id=run.id)
+    for n in range(3):
+        entry = agent.memory.replace(
+            entry.id, f"v{n + 1}", expected_version=entry.version, run_id=run.id if n else None
+        )
+        other = agent.memory.replace(other.id, f"w{n + 1}", expected_version=other.version)
+    agent.runs.append_event(run.id, "tool.output", {})  # the run head moved meanwhile
+    entry = agent.memory.replace(entry.id, "v4", expected_version=entry.version, run_id=run.id)
+    entry = operator.memory.pin(entry.id, expected_version=entry.version)
+    with raw(journal_path) as conn:
+        for found in (entry, other):
+            chain = conn.execute(
+                "SELECT version, prev_digest, digest FROM memory_mutations "
+                f"WHERE entry_id = '{found.id}' ORDER BY version"
+            ).fetchall()
+            assert [m[0] for m in chain] == list(range(1, found.version + 1))
+            assert [m[1] for m in chain] == ["0" * 64] + [m[2] for m in chain[:-1]]
+    assert verify(agent).ok
