@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, or_, select
 
 from proctor.core import errors
 from proctor.core.decisions.deciders import agent_name
@@ -15,7 +15,7 @@ from proctor.core.kernel.integrity import receipt_digest_body, refuse_tampered
 from proctor.core.models import Actor, ChangeKind, Effect, EffectStatus, Receipt, SafetyClass
 from proctor.core.storage import schema as s
 from proctor.core.storage.rows import as_written, inserted_row, one_where, written_row
-from proctor.core.storage.sql import insert_rows, update_where
+from proctor.core.storage.sql import Prepared, insert_rows, update_where
 from proctor.core.storage.tx import Tx
 
 LIVE = (EffectStatus.RESERVED, EffectStatus.EXECUTING)
@@ -149,16 +149,29 @@ LAPSED = "lease expired before the outcome was recorded"
 SWEEP_LIMIT = 100  # lapsed leases turned ambiguous per transaction (the rest by the next)
 
 
+def _lapsed(one: bool) -> Prepared:
+    """The live effects whose lease ran out, soonest lapsed first (``one``: of one key),
+    compiled once: ``effects.reserve`` sends it in every reservation."""
+    e = s.effects.c
+    query = select(s.effects).where(
+        or_(*(e.status == bindparam(f"live_{i}") for i in range(len(LIVE)))),
+        e.lease_expires_at <= bindparam("now"),
+    )
+    if one:
+        query = query.where(e.key == bindparam("key"))
+    return Prepared(query.order_by(e.lease_expires_at).limit(bindparam("limit")))
+
+
+LAPSED_ANY, LAPSED_ONE = _lapsed(False), _lapsed(True)
+_LIVE_VALUES = {f"live_{i}": st.value for i, st in enumerate(LIVE)}
+
+
 def lapsed_leases(conn: Any, now: float, key: str | None = None, limit: int = SWEEP_LIMIT) -> list:
     """Live effects (reserved, executing) whose lease ran out: their holder stopped (killed,
     crashed, hung) before it said what happened. ``key``: only that effect."""
-    query = select(s.effects).where(
-        s.effects.c.status.in_([st.value for st in LIVE]),
-        s.effects.c.lease_expires_at <= now,
-    )
-    if key is not None:
-        query = query.where(s.effects.c.key == key)
-    return list(conn.execute(query.order_by(s.effects.c.lease_expires_at).limit(limit)).all())
+    if key is None:
+        return LAPSED_ANY.all(conn, now=now, limit=limit, **_LIVE_VALUES)
+    return LAPSED_ONE.all(conn, now=now, key=key, limit=limit, **_LIVE_VALUES)
 
 
 def sweep_lapsed(tx: Tx, *, skip: str | None = None, key: str | None = None) -> int:

@@ -45,7 +45,13 @@ from proctor.core.storage.rows import (
     to_models,
     written_row,
 )
-from proctor.core.storage.sql import Prepared, insert_rows, row_where, update_where
+from proctor.core.storage.sql import (
+    Prepared,
+    insert_rows,
+    row_class,
+    row_where,
+    update_where,
+)
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
@@ -81,6 +87,51 @@ LAST_MUTATION = Prepared(
     .order_by(s.memory_mutations.c.version.desc())
     .limit(bindparam("one", 1))
 )
+
+
+# The entry with its chain head (the digest ``LAST_MUTATION`` reads) in the same statement,
+# alone or beside its run's head: a change reads what it links its mutation to once.
+_HEAD = (
+    select(s.memory_mutations.c.digest)
+    .where(s.memory_mutations.c.entry_id == s.memory_entries.c.id)
+    .order_by(s.memory_mutations.c.version.desc())
+    .limit(bindparam("one", 1))
+    .scalar_subquery()
+)
+ENTRY_WITH_HEAD = Prepared(
+    select(s.memory_entries, _HEAD.label("chain_head")).where(
+        s.memory_entries.c.id == bindparam("entry_id")
+    )
+)
+RUN_AND_ENTRY_WITH_HEAD = Prepared(
+    select(
+        s.runs,
+        *(c.label(f"row_{c.name}") for c in s.memory_entries.columns),
+        _HEAD.label("row_chain_head"),
+    )
+    .select_from(s.runs.outerjoin(s.memory_entries, s.memory_entries.c.id == bindparam("entry_id")))
+    .where(s.runs.c.id == bindparam("run_id"))
+)
+_RUN_ROW = row_class([c.name for c in s.runs.columns])
+_ENTRY_ROW = row_class([*(c.name for c in s.memory_entries.columns), "chain_head"])
+
+
+_UNREAD = object()  # no chain head was read beside the entry: _mutation reads it
+
+
+def entry_with_head(tx: Tx, entry_id: str, run_id: str | None) -> Any:
+    """The entry's row (None if there is none) with its mutation chain head (``chain_head``,
+    None before its first mutation), and, when ``run_id`` names a run this transaction does
+    not keep yet, that run's head read in the same statement and kept (``Tx.row_beside_run``
+    for this one table)."""
+    if run_id is None or not tx.may_keep_run(run_id):
+        return ENTRY_WITH_HEAD.first(tx.conn, entry_id=entry_id)
+    found = RUN_AND_ENTRY_WITH_HEAD.first(tx.conn, entry_id=entry_id, run_id=run_id)
+    if found is None:  # no such run: whoever needs it says so
+        return ENTRY_WITH_HEAD.first(tx.conn, entry_id=entry_id)
+    n = len(s.runs.columns)
+    tx.keep_run(_RUN_ROW._new(found[:n]))
+    return _ENTRY_ROW._new(found[n:]) if found[n] is not None else None
 
 
 # Sensitivities shown as they are; every other value (personal, secret, credential ...)
@@ -314,7 +365,9 @@ class Memory(RetiredAttributes):
         def op(tx: Tx) -> dict | None:
             if self._replayed(tx, idempotency_key, request):
                 return None
-            row = self._entry_row(tx, entry_id, run_id)
+            row = entry_with_head(tx, entry_id, run_id)
+            if row is None:
+                raise errors.NotFound(f"memory entry {entry_id} does not exist")
             if row.version != expected_version:
                 raise errors.StaleVersion(
                     f"memory entry {entry_id} is at version {row.version}, "
@@ -387,6 +440,7 @@ class Memory(RetiredAttributes):
             request,
             event=event,
             event_sequence=event_sequence,
+            chain_head=getattr(row, "chain_head", _UNREAD),
         )
         return written_row(row, values)
 
@@ -406,9 +460,12 @@ class Memory(RetiredAttributes):
         request: Any,
         event: bool = True,
         event_sequence: int | None = None,
+        chain_head: Any = _UNREAD,
     ) -> None:
         """The mutation row, and (``event``) a ``memory.changed`` event on its live run, whose
-        sequence the row keeps (``event_sequence``: the caller's own event instead)."""
+        sequence the row keeps (``event_sequence``: the caller's own event instead).
+        ``chain_head``: the entry's last mutation digest as read beside it in this
+        transaction (None: it has none), else it is read here."""
         if event:
             event_sequence = _run_event(
                 tx,
@@ -434,8 +491,10 @@ class Memory(RetiredAttributes):
             created_at=tx.now,
             event_sequence=event_sequence,
         )
-        last = LAST_MUTATION.first(tx.conn, entry_id=entry_id)
-        prev = last.digest if last is not None and last.digest else ZERO_DIGEST
+        if chain_head is _UNREAD:
+            last = LAST_MUTATION.first(tx.conn, entry_id=entry_id)
+            chain_head = last.digest if last is not None else None
+        prev = chain_head or ZERO_DIGEST
         row.update(prev_digest=prev, digest=mutation_digest(prev, row))
         insert_rows(tx.conn, s.memory_mutations, [row])
         tx.changed(ChangeKind.MEMORY, entry_id, run_id)

@@ -219,7 +219,7 @@ class _Plan:
 
     def make_rows(self, fields: list[str], raw: list[tuple]) -> list[Any]:
         if self.row is None:
-            self.row = _row_class(fields)
+            self.row = row_class(fields)
         make = self.row._new
         if self.results is None:
             return list(map(make, raw))
@@ -488,8 +488,8 @@ def _splitter(first: Table, second: Table) -> Any:
     """Cut a joined row into ``first``'s row and ``second``'s (None when the outer join found
     none: its key is NULL), each of its own row class."""
     n = len(first.columns)
-    make = _row_class([c.name for c in first.columns])._new
-    make_second = _row_class([c.name for c in second.columns])._new
+    make = row_class([c.name for c in first.columns])._new
+    make_second = row_class([c.name for c in second.columns])._new
     key = next(iter(second.primary_key.columns))
     at = n + [c.name for c in second.columns].index(key.name)
 
@@ -499,7 +499,7 @@ def _splitter(first: Table, second: Table) -> Any:
     return split
 
 
-def _row_class(fields: list[str]) -> Any:
+def row_class(fields: list[str]) -> Any:
     """A named tuple class with ``_mapping``; ``_new(values)`` makes one in C (``_make``
     checks the length in Python: a driver row always has the statement's columns)."""
     cls: Any = type(

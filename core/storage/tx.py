@@ -212,6 +212,17 @@ class Tx:
         runs[run_id] = run
         return row
 
+    def may_keep_run(self, run_id: str) -> bool:
+        """True if reading ``run_id``'s head beside another row would be kept (this
+        transaction keeps run heads and does not keep that one yet): what ``row_beside_run``
+        asks before it joins the run in."""
+        return self._runs is not None and run_id not in self._runs
+
+    def keep_run(self, run: Any) -> None:
+        """Keep ``run`` (its head, as read in this transaction beside another row)."""
+        if self._runs is not None and run.id not in self._runs:
+            self._runs[run.id] = run
+
     def _moved(self, run: Any, kept: bool, touched: bool, values: dict[str, Any]) -> None:
         """After this transaction's UPDATE of ``run``'s head: the new head is kept (if the
         old one was), and moving the head is not counted as another change to its row."""
