@@ -344,6 +344,25 @@ class Approval(Frozen):
             and now < self.hold_until
         )
 
+    def as_agent_sees(self, now: float) -> Approval:
+        """The approval as its agent may act on it at ``now``: while the decision is held
+        (the operator may still undo it) it is still pending, with no decision; otherwise as
+        stored. Every adapter's wait reads approvals through this (``Approvals.wait``)."""
+        if not self.held(now):
+            return self
+        return self.model_copy(
+            update={
+                "status": ApprovalStatus.PENDING,
+                "decided_at": None,
+                "decided_by": None,
+                "decision_reason": None,
+                "decision_scope": None,
+                "rule_id": None,
+                "approved_action": None,
+                "approved_digest": None,
+            }
+        )
+
     @property
     def edited(self) -> bool:
         """The operator edited the action before approving it."""

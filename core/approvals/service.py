@@ -79,6 +79,8 @@ from proctor.core.storage.tx import Tx
 
 from . import rules as rules_mod
 
+# what an agent's wait stamps that it waits for: a pending request, or a decision still held
+WAITED = ("pending", "approved", "denied")
 MAX_HOLD = 60.0  # seconds: an undo window, not a second queue
 
 
@@ -285,11 +287,11 @@ class Approvals:
         """Block until the approval leaves ``pending`` (or ``timeout``); applies a due expiry
         (a read-only journal only reports what is stored). A decision still within its hold
         (``Approval.held``: the operator may undo it) counts as pending: the wait goes on
-        until the hold passes; at ``timeout`` the approval is returned as it is (consuming it
-        then raises ``Held``)."""
+        until the hold passes; at ``timeout`` a held approval is returned as its agent sees it:
+        pending, without its decision (``Approval.as_agent_sees``)."""
         deadline, stamped = time.monotonic() + timeout, None
         while True:
-            stamped = waiter.stamp_due(self.j, s.approvals, approval_id, ("pending",), stamped)
+            stamped = waiter.stamp_due(self.j, s.approvals, approval_id, WAITED, stamped)
             approval = self.get(approval_id)
             if (
                 approval.status == ApprovalStatus.PENDING
@@ -304,7 +306,7 @@ class Approvals:
                 self._check_trusted(approval_id)
                 return approval
             if time.monotonic() >= deadline:
-                return approval
+                return approval.as_agent_sees(self.j.now())
             time.sleep(poll)
 
     def _check_trusted(self, approval_id: str) -> None:

@@ -34,7 +34,8 @@ def test_a_held_approval_is_not_consumed_until_its_hold_passes(agent, operator, 
     with pytest.raises(errors.Held):
         agent.approvals.consume_and_reserve(a.id, digest_of(ACTION), "fx-1")
     assert agent.approvals.get(a.id).consumed_at is None
-    assert agent.approvals.wait(a.id, timeout=0).held(clock.t)  # still held: not final yet
+    seen = agent.approvals.wait(a.id, timeout=0)  # held: the agent sees it pending
+    assert (seen.status, seen.decided_by) == ("pending", None)
     clock.advance(5)
     effect = agent.approvals.consume_and_reserve(a.id, digest_of(ACTION), "fx-1")
     assert effect.key == "fx-1" and agent.approvals.get(a.id).consumed_at == clock.t
@@ -99,9 +100,7 @@ def test_undo_after_the_hold_after_the_consume_or_without_a_hold_is_refused(
 
 def test_a_standing_rule_decision_has_no_hold(agent, operator, run):
     a = agent.approvals.request(run.id, ACTION, reason="deploy")
-    made = operator.approvals.decide(
-        a.id, True, expected_version=a.version, scope="run", hold=5
-    )
+    made = operator.approvals.decide(a.id, True, expected_version=a.version, scope="run", hold=5)
     assert made.hold_until is None
     with pytest.raises(errors.ValidationError):
         held(agent, operator, run, hold=-1)
@@ -167,9 +166,7 @@ def key() -> OperatorKey:
     return OperatorKey.generate("alice")
 
 
-def test_a_trusting_agent_reads_the_decision_made_after_an_undo(
-    open_journal, tmp_path, key, clock
-):
+def test_a_trusting_agent_reads_the_decision_made_after_an_undo(open_journal, tmp_path, key, clock):
     path = tmp_path / "trusted.json"
     path.write_text(json.dumps(trust_file([{"name": "alice", "public_key": key.public_key}])))
     agent = open_journal(Actor.agent("agent-1"), trust=path)
