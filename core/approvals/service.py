@@ -383,12 +383,6 @@ class Approvals:
                 raise errors.NotConsumable(
                     f"approval {approval_id} was already consumed for {row.consumed_effect_key}"
                 )
-            if row.hold_until is not None and tx.now < row.hold_until:
-                raise errors.Held(
-                    f"approval {approval_id} may still be undone by the operator for "
-                    f"{row.hold_until - tx.now:.1f} s; wait, then consume it",
-                    hold_until=row.hold_until,
-                )
             approved_digest, approved = approved_action_of(row, tx.conn)
             if approved_digest != action_digest:
                 raise errors.DigestMismatch(
@@ -405,6 +399,12 @@ class Approvals:
 
                 check_approval(tx.conn, self.j.trust, row, tx.now)
                 check_unconsumed(tx.conn, row)
+            if row.hold_until is not None and tx.now < row.hold_until:
+                raise errors.Held(
+                    f"approval {approval_id} may still be undone by the operator for "
+                    f"{row.hold_until - tx.now:.1f} s; wait, then consume it",
+                    hold_until=row.hold_until,
+                )
             tx.live_run(row.run_id)  # an ended run consumes nothing (and gets no event)
             if tx.now >= consume_deadline(row):
                 self._lapse(tx, row)
@@ -538,6 +538,7 @@ class Approvals:
             rule_id = None
             if approve and scope != ApprovalScope.ONCE:
                 rule_id = self._rule_from(tx, row, scope)
+            hold_until = tx.now + hold if hold else None
             written = self._close(
                 tx,
                 row,
@@ -548,7 +549,7 @@ class Approvals:
                     "decision_reason": reason,
                     "decision_scope": scope_text,
                     "rule_id": rule_id,
-                    "hold_until": tx.now + hold if hold else None,
+                    "hold_until": hold_until,
                 },
             )
             record_decision(
@@ -556,7 +557,8 @@ class Approvals:
                 "approval",
                 approval_id,
                 row.run_id,
-                {"approved": approve, "scope": scope_text, "rule_id": rule_id},
+                {"approved": approve, "scope": scope_text, "rule_id": rule_id}
+                | ({"hold_until": hold_until} if hold_until is not None else {}),  # signed
                 source=source,
                 reason=reason,
                 request_id=request_id,

@@ -108,6 +108,7 @@ def check_approval(
     _agree(d.actor == row.decided_by, what, "decided_by")
     _agree(decision.get("scope") == row.decision_scope, what, "decision_scope")
     _agree(digest_of(loads(row.action)) == row.action_digest, what, "action")
+    _agree(decision.get("hold_until") == row.hold_until, what, "hold_until")  # 0013u
     if d.source == "rule" or d.actor.startswith("rule:"):
         return check_rule_decision(conn, trust, row, d)
     _agree(decision.get("rule_id") == row.rule_id, what, "rule_id")
