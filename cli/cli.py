@@ -45,6 +45,8 @@ COMMANDS = {
             "deny",
             "answer",
             "dismiss",
+            "undo",
+            "retry",
             "resolve-effect",
             "resolve-conflict",
             "resolve-memory",

@@ -39,6 +39,7 @@ from .ops_base import (
     positive,
     request_id,
     require_kind,
+    seconds,
     writer_parser,
 )
 
@@ -372,10 +373,16 @@ def cmd_decide(args: argparse.Namespace) -> int:
             scope=args.scope if approve else "once",
             request_id=request_id(args),
             source="cli",
+            hold=args.hold,
         )
     finally:
         j.close()
     rule = f", rule {done.rule_id}" if done.rule_id else ""
+    if done.hold_until is not None:
+        rule += (
+            f"; the agent acts on it after {args.hold:g} s: "
+            f"`proctor undo {render.last_word(done.id)}` takes it back until then"
+        )
     print(
         f"{done.status.value} {render.ident(done.id)} "
         f"({render.clean(done.action_name, 80, one_line=True)}, "
@@ -418,6 +425,46 @@ def cmd_answer(args: argparse.Namespace) -> int:
     finally:
         j.close()
     print(f"answered {render.ident(done.id)} ({done.kind.value})")
+    return EXIT_OK
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    require_kind(args.id, "approval", "undo")
+    j = open_journal(args, write=True)
+    try:
+        current = j.approvals.get(args.id)
+        done = j.approvals.undo(
+            args.id,
+            expected_version=args.expect_version or current.version,
+            reason=args.reason,
+            request_id=request_id(args),
+            source="cli",
+        )
+    finally:
+        j.close()
+    print(f"undid the decision on {render.ident(done.id)}; it is pending again")
+    return EXIT_OK
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    if kind_of(args.run_id) not in ("run", "effect"):  # a run's id may be any string
+        require_kind(args.run_id, "run", "retry")
+    j = open_journal(args, write=True)
+    try:
+        current = j.runs.get(args.run_id)
+        done = j.runs.request_retry(
+            args.run_id,
+            args.reason,
+            expected_version=args.expect_version or current.version,
+            request_id=request_id(args),
+            source="cli",
+        )
+    finally:
+        j.close()
+    print(
+        f"asked {render.ident(args.run_id)} to try again as attempt {done.retry_requested}; "
+        "its agent starts it when it next looks"
+    )
     return EXIT_OK
 
 
@@ -659,6 +706,14 @@ def register(sub: Any) -> None:
         p = add(sub, name, cmd_decide, help_, [common, writer])
         p.add_argument("id", help="approval id (apr_…)")
         p.add_argument("--reason", required=name == "deny", help="why (required to deny)")
+        p.add_argument(
+            "--hold",
+            type=seconds,
+            default=0.0,
+            metavar="SECONDS",
+            help="the agent may act on the decision only after this long; until then "
+            "`proctor undo ID` takes it back (0, the default: at once; at most 60)",
+        )
         if name == "approve":
             p.add_argument(
                 "--yes",
@@ -744,6 +799,32 @@ def register(sub: Any) -> None:
     when = p.add_mutually_exclusive_group(required=True)
     when.add_argument("--minutes", type=float, help="hide them for this many minutes")
     when.add_argument("--wake", action="store_true", help="bring them back now")
+
+    p = add(
+        sub,
+        "undo",
+        cmd_undo,
+        "take back an approval's decision within its hold",
+        [common, writer],
+        "Undo an approve or deny made with a hold (approve/deny --hold, or the desk's "
+        "undo preference) before the hold ends and before the agent uses it: the approval "
+        "is pending again; the undo is recorded as a decision of its own.",
+    )
+    p.add_argument("id", help="approval id (apr_…)")
+    p.add_argument("--reason", help="why (kept as evidence)")
+
+    p = add(
+        sub,
+        "retry",
+        cmd_retry,
+        "ask the agent of a failed run to try again",
+        [common, writer],
+        "Retry a failed run: its agent starts a new attempt of the same run when it next "
+        "looks (the run goes from failed back to running); the request and its reason are "
+        "kept as evidence.",
+    )
+    p.add_argument("run_id")
+    p.add_argument("--reason", required=True, help="why (the agent is told; kept as evidence)")
 
     p = add(sub, "cancel", cmd_cancel, "ask an agent to stop a run", [common, writer])
     p.add_argument("run_id")

@@ -40,6 +40,8 @@ ROUTED = frozenset(
         "deny",
         "answer",
         "dismiss",
+        "undo",
+        "retry",
         "approve-edited",
         "resolve-effect",
         "resolve-conflict",

@@ -93,6 +93,19 @@ class NotConsumable(ProctorError):
     hint = "Only an approved, unconsumed approval can be consumed."
 
 
+class Held(NotConsumable):
+    """The decision may still be undone (its hold has not passed): wait, then consume."""
+
+    hint = "The operator may still undo the decision; wait a few seconds and try again."
+
+
+class NotUndoable(ProctorError):
+    """Undo came too late: the hold passed, the agent consumed the approval, or the
+    decision had no hold (a rule's, or the hold was off)."""
+
+    hint = "The decision stands; the agent may already act on it. Decide anew if needed."
+
+
 class ApprovalLapsed(NotConsumable):
     hint = "The approval lapsed before it was used (it is now expired); request a new one."
 

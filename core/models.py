@@ -230,6 +230,17 @@ class Run(Frozen):
     cancel_reason: str | None
     error: str | None
     open_items: int = 0
+    retry_requested: int | None = None  # the attempt an operator asked a retry as (0013u)
+    retry_reason: str | None = None
+
+    @property
+    def retry_pending(self) -> bool:
+        """A retry was asked of this failed run and its agent has not started it yet."""
+        return (
+            self.status == RunStatus.FAILED
+            and self.retry_requested is not None
+            and self.retry_requested > self.current_attempt
+        )
 
 
 class Attempt(Frozen):
@@ -322,6 +333,35 @@ class Approval(Frozen):
     approved_digest: str | None = None
     origin: Origin | None = None  # as the agent reported it when filing (never verified)
     waiter_seen_at: float | None = None  # when the waiting agent last looked (Approvals.wait)
+    hold_until: float | None = None  # a person's decision may be undone until then (0013u)
+
+    def held(self, now: float) -> bool:
+        """Decided, but the decision may still be undone: the agent may not act on it yet."""
+        return (
+            self.status in (ApprovalStatus.APPROVED, ApprovalStatus.DENIED)
+            and self.hold_until is not None
+            and self.consumed_at is None
+            and now < self.hold_until
+        )
+
+    def as_agent_sees(self, now: float) -> Approval:
+        """The approval as its agent may act on it at ``now``: while the decision is held
+        (the operator may still undo it) it is still pending, with no decision; otherwise as
+        stored. Every adapter's wait reads approvals through this (``Approvals.wait``)."""
+        if not self.held(now):
+            return self
+        return self.model_copy(
+            update={
+                "status": ApprovalStatus.PENDING,
+                "decided_at": None,
+                "decided_by": None,
+                "decision_reason": None,
+                "decision_scope": None,
+                "rule_id": None,
+                "approved_action": None,
+                "approved_digest": None,
+            }
+        )
 
     @property
     def edited(self) -> bool:

@@ -128,6 +128,10 @@ class Agent(Steps):
 
     # ------------------------------------------------------------ one run
     def one_run(self) -> None:
+        for failed in self.j.runs.list(status=["failed"], agent=self.name, limit=50).items:
+            if failed.retry_pending:  # an operator asked us to try it again: that comes first
+                self.retry_run(failed)
+                return
         project, space = content.pick_place(self.rng)
         title = content.maybe_hostile(self.rng, content.run_title(self.rng, project), 0.06)
         self.model = self.rng.choice(content.MODELS)
@@ -158,6 +162,48 @@ class Agent(Steps):
         except errors.ProctorError as err:
             with contextlib.suppress(errors.ProctorError):
                 self.j.runs.fail(run.id, f"agent error: {type(err).__name__}: {err}")
+            self.stats["failed"] += 1
+            raise
+        finally:
+            self.run_id, self.waiting_on = None, None
+
+    def retry_run(self, failed: Any) -> None:
+        """Start the attempt the operator asked for (``Runs.retry``: the run is running
+        again), do the work once more and complete it, or fail it again as a run does."""
+        attempt = self.j.runs.retry(failed.id)
+        self.run_id, self.project, self.space, self.step_no = (
+            failed.id,
+            failed.project,
+            failed.space,
+            0,
+        )
+        self.model = self.rng.choice(content.MODELS)
+        self.stats["retried"] += 1
+        try:
+            self.j.runs.append_event(
+                failed.id,
+                "agent.retrying",
+                {"attempt": attempt.number, "because": failed.retry_reason},
+            )
+            for step in (self.step_model, self.step_model):
+                self.check()
+                step()
+                self.think()
+            self.check()
+            self.j.runs.complete(
+                failed.id,
+                {"summary": f"retried as attempt {attempt.number}: done", "steps": self.step_no},
+            )
+            self.stats["completed"] += 1
+        except Cancelled as why:
+            self.j.runs.cancel(failed.id, f"cancelled on request: {why}")
+            self.stats["cancelled"] += 1
+        except Stop:
+            self.leave(failed.id)
+            raise
+        except errors.ProctorError as err:
+            with contextlib.suppress(errors.ProctorError):
+                self.j.runs.fail(failed.id, f"agent error: {type(err).__name__}: {err}")
             self.stats["failed"] += 1
             raise
         finally:

@@ -230,7 +230,11 @@ def settings(tmp_path: Path) -> Any:
 
     from proctor.gui.infra.settings import DeskSettings
 
-    return DeskSettings(QSettings(str(tmp_path / "desk.ini"), QSettings.Format.IniFormat))
+    desk = DeskSettings(QSettings(str(tmp_path / "desk.ini"), QSettings.Format.IniFormat))
+    # the undo window (default 5 s) off: an agent waiting in a test acts on a click at once;
+    # tests/gui/inbox/test_undo_decision.py turns it on
+    desk.undo_seconds = 0
+    return desk
 
 
 @pytest.fixture

@@ -93,6 +93,23 @@ def _found_in(conn: Any, *, ids: list[str]) -> dict[str, Approval | errors.Damag
     return out
 
 
+# what an agent's wait stamps that it waits for: a pending request, or a decision still held
+WAITED = ("pending", "approved", "denied")
+MAX_HOLD = 60.0  # seconds: an undo window, not a second queue
+
+
+def _hold_seconds(hold: float) -> float:
+    try:
+        value = float(hold)
+    except (TypeError, ValueError):
+        raise errors.ValidationError("the hold is a number of seconds", field="hold") from None
+    if not 0 <= value <= MAX_HOLD:
+        raise errors.ValidationError(
+            f"the hold is 0 to {MAX_HOLD:.0f} seconds", field="hold", hold=value
+        )
+    return value
+
+
 class Approvals:
     def __init__(self, store: Store) -> None:
         self.j = store
@@ -306,10 +323,13 @@ class Approvals:
 
     def wait(self, approval_id: str, timeout: float, poll: float = 0.05) -> Approval:
         """Block until the approval leaves ``pending`` (or ``timeout``); applies a due expiry
-        (a read-only journal only reports what is stored)."""
+        (a read-only journal only reports what is stored). A decision still within its hold
+        (``Approval.held``: the operator may undo it) counts as pending: the wait goes on
+        until the hold passes; at ``timeout`` a held approval is returned as its agent sees it:
+        pending, without its decision (``Approval.as_agent_sees``)."""
         deadline, stamped = time.monotonic() + timeout, None
         while True:
-            stamped = waiter.stamp_due(self.j, s.approvals, approval_id, ("pending",), stamped)
+            stamped = waiter.stamp_due(self.j, s.approvals, approval_id, WAITED, stamped)
             approval = self.get(approval_id)
             if (
                 approval.status == ApprovalStatus.PENDING
@@ -320,11 +340,11 @@ class Approvals:
             ):
                 self.expire_due()
                 approval = self.get(approval_id)
-            if approval.status != ApprovalStatus.PENDING:
+            if approval.status != ApprovalStatus.PENDING and not approval.held(self.j.now()):
                 self._check_trusted(approval_id)
                 return approval
             if time.monotonic() >= deadline:
-                return approval
+                return approval.as_agent_sees(self.j.now())
             time.sleep(poll)
 
     def _check_trusted(self, approval_id: str) -> None:
@@ -417,6 +437,12 @@ class Approvals:
 
                 check_approval(tx.conn, self.j.trust, row, tx.now)
                 check_unconsumed(tx.conn, row)
+            if row.hold_until is not None and tx.now < row.hold_until:
+                raise errors.Held(
+                    f"approval {approval_id} may still be undone by the operator for "
+                    f"{row.hold_until - tx.now:.1f} s; wait, then consume it",
+                    hold_until=row.hold_until,
+                )
             tx.live_run(row.run_id)  # an ended run consumes nothing (and gets no event)
             if tx.now >= consume_deadline(row):
                 self._lapse(tx, row)
@@ -514,10 +540,15 @@ class Approvals:
         scope: ApprovalScope | str = ApprovalScope.ONCE,
         request_id: str | None = None,
         source: str = "desk",
+        hold: float = 0.0,
     ) -> Approval:
-        """Approve or deny. One decision row, one audit row, one run event, one transaction."""
+        """Approve or deny. One decision row, one audit row, one run event, one transaction.
+        ``hold`` (seconds, > 0): the decision may be undone (:meth:`undo`) for that long,
+        and the agent may not act on it before (a decision that makes a standing rule has
+        no hold: undoing it would leave the rule)."""
         self.j.require_operator()
         scope = ApprovalScope(scope)
+        hold = _hold_seconds(hold) if scope == ApprovalScope.ONCE else 0.0
         scope_text = scope.value
         reason = (reason or "").strip() or None
         if not approve and not reason:
@@ -532,6 +563,7 @@ class Approvals:
             "scope": scope_text,
             "expected_version": expected_version,
             "source": source,
+            **({"hold": hold} if hold else {}),
         }
 
         def op(tx: Tx) -> dict | None:
@@ -544,6 +576,7 @@ class Approvals:
             rule_id = None
             if approve and scope != ApprovalScope.ONCE:
                 rule_id = self._rule_from(tx, row, scope)
+            hold_until = tx.now + hold if hold else None
             written = self._close(
                 tx,
                 row,
@@ -554,6 +587,7 @@ class Approvals:
                     "decision_reason": reason,
                     "decision_scope": scope_text,
                     "rule_id": rule_id,
+                    "hold_until": hold_until,
                 },
             )
             record_decision(
@@ -561,7 +595,8 @@ class Approvals:
                 "approval",
                 approval_id,
                 row.run_id,
-                {"approved": approve, "scope": scope_text, "rule_id": rule_id},
+                {"approved": approve, "scope": scope_text, "rule_id": rule_id}
+                | ({"hold_until": hold_until} if hold_until is not None else {}),  # signed
                 source=source,
                 reason=reason,
                 request_id=request_id,
@@ -583,6 +618,113 @@ class Approvals:
                 closes=True,
             )
             return written
+
+        return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
+
+    def undo(
+        self,
+        approval_id: str,
+        *,
+        expected_version: int,
+        reason: str | None = None,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Approval:
+        """Take back a person's decision within its hold: the approval is pending again (its
+        decision columns cleared, version + 1), the run waits for a person again, and an
+        undo decision (signed like any other), an audit row and a run event record it.
+        ``NotUndoable`` after the hold, once consumed, or for a decision made without a
+        hold (a rule's, or with the hold off)."""
+        self.j.require_operator()
+        reason = (reason or "").strip() or None
+        if reason:
+            check_text(reason, "the reason", "reason", MAX_REASON)
+        request = {
+            "op": "approval.undo",
+            "id": approval_id,
+            "reason": reason,
+            "expected_version": expected_version,
+            "source": source,
+        }
+
+        def op(tx: Tx) -> dict | None:
+            if tx.replayed(request_id, request):
+                return None
+            row = self._row(tx, approval_id)
+            if row.status not in (ApprovalStatus.APPROVED, ApprovalStatus.DENIED):
+                raise errors.NotUndoable(
+                    f"approval {approval_id} is {row.status}: there is no decision to undo"
+                )
+            if row.consumed_at is not None:
+                raise errors.NotUndoable(
+                    f"approval {approval_id} was already used by the agent "
+                    f"({row.consumed_effect_key}); the decision stands"
+                )
+            if row.hold_until is None:
+                raise errors.NotUndoable(
+                    f"approval {approval_id} was {row.status} by {row.decided_by} without a "
+                    "hold; it cannot be undone"
+                )
+            if tx.now >= row.hold_until:
+                raise errors.NotUndoable(
+                    f"the hold on approval {approval_id} ended {tx.now - row.hold_until:.1f} s "
+                    f"ago; the agent may already act on it ({row.status})",
+                    hold_until=row.hold_until,
+                )
+            if row.version != expected_version:
+                raise errors.StaleVersion(
+                    f"approval {approval_id} is at version {row.version}, you saw "
+                    f"{expected_version}"
+                )
+            run = tx.live_run(row.run_id)
+            was = row.status
+            values = dict(
+                status="pending",
+                version=row.version + 1,
+                decided_at=None,
+                decided_by=None,
+                decision_reason=None,
+                decision_scope=None,
+                rule_id=None,
+                approved_action=None,
+                approved_digest=None,
+                hold_until=None,
+            )
+            done = update_where(
+                tx.conn,
+                s.approvals,
+                values,
+                id=approval_id,
+                version=row.version,
+                status=was,
+                consumed_at=None,
+            )
+            if done != 1:
+                raise errors.StaleVersion(f"approval {approval_id} changed meanwhile")
+            tx.changed(ChangeKind.APPROVAL, approval_id, row.run_id)
+            record_decision(
+                tx,
+                "approval",
+                approval_id,
+                row.run_id,
+                {"undone": True, "was": was, "by": row.decided_by},
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                request=request,
+                audit=(
+                    "approval.undone",
+                    {"status": was, "version": row.version, "decided_by": row.decided_by},
+                    {"status": "pending"},
+                ),
+            )
+            tx.append_event(
+                tx.run_row(row.run_id),
+                "approval.undone",
+                {"approval_id": approval_id, "was": was, "by": tx.actor.label, "reason": reason},
+                status=status_when_opening(run),
+            )
+            return written_row(row, values)
 
         return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
 

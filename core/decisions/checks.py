@@ -51,8 +51,20 @@ def decision_rows(conn: Any, kind: str, target_id: str) -> list[Any]:
     return DECISIONS_OF.all(conn, kind=kind, target=target_id)
 
 
+def undone(decision_text: str) -> bool:
+    """The decision row records an undo (0013u): the decisions before it no longer stand."""
+    decision = loads(decision_text)
+    return isinstance(decision, dict) and decision.get("undone") is True
+
+
+def standing(rows: list[Any]) -> list[Any]:
+    """The decision rows after the last undo (all of them when nothing was undone)."""
+    last = max((i for i, r in enumerate(rows) if undone(r.decision)), default=-1)
+    return rows[last + 1 :]
+
+
 def _only_decision(conn: Any, kind: str, target_id: str, what: str) -> Any:
-    rows = decision_rows(conn, kind, target_id)
+    rows = standing(decision_rows(conn, kind, target_id))
     if not rows:
         raise errors.DecisionUnverified(f"{what} is closed but has no decision row", why="unsigned")
     if len(rows) > 1:
@@ -96,6 +108,7 @@ def check_approval(
     _agree(d.actor == row.decided_by, what, "decided_by")
     _agree(decision.get("scope") == row.decision_scope, what, "decision_scope")
     _agree(digest_of(loads(row.action)) == row.action_digest, what, "action")
+    _agree(decision.get("hold_until") == row.hold_until, what, "hold_until")  # 0013u
     if d.source == "rule" or d.actor.startswith("rule:"):
         return check_rule_decision(conn, trust, row, d)
     _agree(decision.get("rule_id") == row.rule_id, what, "rule_id")

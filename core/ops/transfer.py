@@ -408,6 +408,7 @@ RUN_STATUS_OF = {
     "run.waiting": "waiting_for_user",
     "run.resumed": "running",
     "attempt.started": "running",
+    "run.retried": "running",  # 0013u: the operator's retry, started
 }
 
 
@@ -421,14 +422,19 @@ def bundle_from_events(events: list[dict]) -> dict:
         )
     started = first["payload"] or {}
     status, finished_at, error, cancel = "running", None, None, None
+    retry: tuple[Any, Any] = (None, None)
     for e in events:
         status = RUN_STATUS_OF.get(e["type"], status)
         if e["type"] in ("run.completed", "run.failed", "run.cancelled"):
             finished_at = e["created_at"]
-        if e["type"] == "run.failed":
+        if e["type"] == "run.failed" and error is None:  # set once: a retried run keeps its first
             error = (e["payload"] or {}).get("error")
         if e["type"] == "run.cancel_requested":
             cancel = (e["payload"] or {}).get("reason") or ""
+        if e["type"] == "run.retry_requested":  # 0013u
+            retry = (e["payload"] or {}).get("attempt"), (e["payload"] or {}).get("reason")
+        if e["type"] == "run.retried":
+            finished_at = None
     run = {
         "id": first["run_id"],
         "project": started.get("project", ""),
@@ -448,6 +454,8 @@ def bundle_from_events(events: list[dict]) -> dict:
         "cancel_requested": cancel is not None,
         "cancel_reason": cancel,
         "error": error,
+        "retry_requested": retry[0],
+        "retry_reason": retry[1],
     }
     rows = [{k: e[k] for k in (c.name for c in s.events.columns)} for e in events]
     return {

@@ -11,8 +11,9 @@ from sqlalchemy import func, select, update
 
 from proctor.core import errors
 from proctor.core.decisions.deciders import refuse_requester, run_agent
-from proctor.core.decisions.writer import insert_decision_row, record_decision
+from proctor.core.decisions.writer import MAX_REASON, insert_decision_row, record_decision
 from proctor.core.kernel.canonical import ZERO_DIGEST, canonical_json, loads
+from proctor.core.kernel.limits import check_text
 from proctor.core.models import (
     Attempt,
     AttemptStatus,
@@ -639,7 +640,7 @@ class Runs:
                 run_id=run_id,
                 finished_at=None,
             )
-            if error:
+            if error and run.error is None:  # set once: a retried run keeps its first
                 update_where(tx.conn, s.runs, {"error": error}, id=run_id)
             tx.append_event(tx.run_row(run_id), type_, body, status=status)
             del run
@@ -743,7 +744,122 @@ class Runs:
             )
             tx.changed(ChangeKind.QUESTION, iid, run_id)
 
+    def retry(self, run_id: str) -> Attempt:
+        """Agent side: start the retry an operator asked of this failed run
+        (:meth:`request_retry`): attempt N opens and the run moves from ``failed`` to
+        ``running`` in one UPDATE, with a ``run.retried`` event. The run's ``error`` keeps
+        the first failure (it is set once); each attempt keeps its own. ``InvalidTransition``
+        unless a retry is asked and not yet started."""
+
+        def op(tx: Tx) -> int:
+            run = tx.run_row(run_id)
+            if run.status != RunStatus.FAILED or not (
+                run.retry_requested is not None and run.retry_requested > run.current_attempt
+            ):
+                raise errors.InvalidTransition(
+                    f"run {run_id} is {run.status} and no retry of it is waiting to start"
+                )
+            number = run.retry_requested
+            insert_rows(
+                tx.conn,
+                s.attempts,
+                [
+                    dict(
+                        run_id=run_id,
+                        number=number,
+                        status=AttemptStatus.RUNNING.value,
+                        started_at=tx.now,
+                    )
+                ],
+            )
+            tx.append_event(
+                run,
+                "run.retried",
+                {"attempt": number, "reason": run.retry_reason},
+                status=RunStatus.RUNNING,
+                also={"current_attempt": number, "finished_at": None},
+            )
+            return number
+
+        number = self.j.write(op)
+        return self.attempts(run_id)[number - 1]
+
     # ------------------------------------------------------------ operator side
+    def request_retry(
+        self,
+        run_id: str,
+        reason: str,
+        *,
+        expected_version: int,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Run:
+        """Operator asks the agent of a failed run to try again: the run records the attempt
+        to start (``retry_requested`` = the current attempt + 1) and the reason; the agent's
+        adapter sees it (``Run.retry_pending``) and starts it (:meth:`retry`). A decision row,
+        an audit row and a ``run.retry_requested`` event record who asked, why and from
+        where. Only a failed run is retried; a second request before the agent started the
+        first is ``AlreadyDecided``."""
+        self.j.require_operator()
+        reason = reason.strip()
+        if not reason:
+            raise errors.ValidationError("a reason is required to retry a run", field="reason")
+        check_text(reason, "the reason", "reason", MAX_REASON)
+        request = {
+            "op": "run.request_retry",
+            "run_id": run_id,
+            "reason": reason,
+            "expected_version": expected_version,
+            "source": source,
+        }
+
+        def op(tx: Tx) -> None:
+            if tx.replayed(request_id, request):
+                return
+            run = tx.run_row(run_id)
+            if run.status != RunStatus.FAILED:
+                raise errors.InvalidTransition(
+                    f"run {run_id} is {run.status}; only a failed run is retried",
+                    status=run.status,
+                )
+            if run.retry_requested is not None and run.retry_requested > run.current_attempt:
+                raise errors.AlreadyDecided(
+                    f"a retry of run {run_id} as attempt {run.retry_requested} was already "
+                    f"requested: {run.retry_reason}",
+                    hint="Nothing was changed: the agent starts it when it next looks.",
+                    run_id=run_id,
+                )
+            if run.version != expected_version:
+                raise errors.StaleVersion(
+                    f"run {run_id} is at version {run.version}, you saw {expected_version}"
+                )
+            number = run.current_attempt + 1
+            update_where(
+                tx.conn,
+                s.runs,
+                dict(retry_requested=number, retry_reason=reason),
+                id=run_id,
+            )
+            tx.append_event(run, "run.retry_requested", {"attempt": number, "reason": reason})
+            record_decision(
+                tx,
+                "run",
+                run_id,
+                run_id,
+                {"retry_requested": number},
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                request=request,
+                audit=(
+                    "run.retry_requested",
+                    {"status": "failed", "attempt": run.current_attempt},
+                    {"retry_requested": number},
+                ),
+            )
+
+        return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
+
     def request_cancel(
         self,
         run_id: str,

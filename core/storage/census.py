@@ -76,6 +76,7 @@ MOVES: dict[str, dict[str, tuple[str, ...]]] = {
         "running": ("waiting_for_user", "interrupted", "completed", "failed", "cancelled"),
         "waiting_for_user": ("running", "interrupted", "completed", "failed", "cancelled"),
         "interrupted": ("running", "waiting_for_user", "completed", "failed", "cancelled"),
+        "failed": ("running",),  # a retry an operator asked for (RETRY, 0013u)
     },
     "attempts": {
         "running": ("waiting_for_user", "completed", "failed", "interrupted"),
@@ -88,7 +89,8 @@ MOVES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "approvals": {
         "pending": ("approved", "denied", "expired", "cancelled"),
-        "approved": ("expired",),  # a grant not used by its deadline lapses
+        "approved": ("expired", "pending"),  # lapses; or undone within its hold (UNDO)
+        "denied": ("pending",),  # undone within its hold (UNDO, 0013u)
     },
     "interactions": {
         "requested": ("presented", "resolved", "expired", "cancelled", "dismissed"),
@@ -167,8 +169,25 @@ ALONG: dict[str, tuple[tuple[str, str], ...]] = {
         ("revoked_by", "revoked_at"),
         ("revoke_reason", "revoked_at"),
     ),
-    "runs": (("cancel_reason", "cancel_requested"),),
+    "runs": (("cancel_reason", "cancel_requested"), ("retry_reason", "retry_requested")),
 }
+
+# A person's decision taken back within its hold (0013u): the move from a decided state back
+# to the open one, allowed only while the row is unconsumed and was decided with a hold, and
+# only clearing every ``decision`` column (the undo's own decision row is the evidence).
+UNDO: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "approvals": (("approved", "denied"), "pending", "hold_until"),
+}
+
+# A run that failed moves again only as the retry an operator asked for (0013u): to the
+# attempt it names, in the UPDATE that starts that attempt; once per request.
+RETRY: dict[str, tuple[str, str, str]] = {
+    "runs": ("failed", "retry_requested", "current_attempt"),
+}
+
+# An approval is consumed only once its hold has passed (0013u): the consume's time is
+# compared with the hold.
+HELD: dict[str, tuple[str, str]] = {"approvals": ("consumed_at", "hold_until")}
 
 # The first write of a ``once`` column that the agent's own API makes (the agent consumes its
 # approval, fails its run with its own words): by hand it gains the agent nothing.
@@ -209,7 +228,12 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "current_attempt": UP,
         "cancel_requested": UP,  # false -> true, never back
         "cancel_reason": ONCE,
-        "error": ONCE,  # written just after the move that ends the run
+        "error": ONCE,  # written just after the move that ends the run (the first failure's)
+        "retry_requested": UP,  # the attempt an operator asked a retry as (RETRY)
+        "retry_reason": free(
+            "the last retry request's reason, for display; its decision row and run event "
+            "are the evidence, and it changes only with the request (ALONG)"
+        ),
     },
     "attempts": {
         "run_id": ID,
@@ -267,6 +291,7 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "origin": ID,
         "requested_by": ID,  # a server journal's only (0007t): the login that filed it
         "waiter_seen_at": WAITER,
+        "hold_until": DECISION,  # until when the decision may be undone (0013u)
     },
     "approval_rules": {
         "id": ID,
@@ -604,10 +629,13 @@ def checks(d: Dialect, already: dict[str, set[str]] | None = None) -> list[Check
                 )
             )
         if table in DECIDER:
+            undo = (
+                [(a, UNDO[table][1]) for a in UNDO[table][0]] if table in UNDO else []
+            )  # an undo clears the decider: its own decision row names who undid it
             agent_moves = (
                 " OR ".join(
                     f"(OLD.status = '{a}' AND NEW.status = '{b}')"
-                    for a, b in sorted(AGENT_MOVES[table])
+                    for a, b in sorted(AGENT_MOVES[table]) + undo
                 )
                 or d.false
             )
@@ -641,12 +669,57 @@ def checks(d: Dialect, already: dict[str, set[str]] | None = None) -> list[Check
                     f"{table} status moves only with its event",
                 )
             )
+        if table in UNDO:
+            sources, to, hold = UNDO[table]
+            cleared = " AND ".join(f"NEW.{c} IS NULL" for c in columns(table, rule="decision"))
+            out.append(
+                Check(
+                    f"trg_{table}_undo",
+                    table,
+                    f"COALESCE(OLD.status IN ({_quoted(sources)}) AND NEW.status = '{to}', "
+                    f"{d.false}) AND NOT COALESCE(OLD.consumed_at IS NULL AND OLD.{hold} IS "
+                    f"NOT NULL AND {cleared}, {d.false})",
+                    f"{table}: a decision is undone only within its hold, before it is "
+                    "consumed, clearing the decision",
+                )
+            )
+        if table in HELD:
+            used, hold = HELD[table]
+            out.append(
+                Check(
+                    f"trg_{table}_held",
+                    table,
+                    f"OLD.{used} IS NULL AND NEW.{used} IS NOT NULL AND OLD.{hold} IS NOT NULL "
+                    f"AND NOT COALESCE(NEW.{used} >= OLD.{hold}, {d.false})",
+                    f"{table}: a decision is not consumed before its hold ends ({hold})",
+                )
+            )
+        if table in RETRY:
+            final, asked, attempt = RETRY[table]
+            out.append(
+                Check(
+                    f"trg_{table}_retry",
+                    table,
+                    f"OLD.status = '{final}' AND NEW.status {d.differs} OLD.status AND NOT "
+                    f"COALESCE(OLD.{asked} > OLD.{attempt} AND NEW.{attempt} = OLD.{asked}, "
+                    f"{d.false})",
+                    f"{table}: a {final} run moves again only as the retry an operator asked "
+                    f"for, starting the attempt it names ({asked})",
+                )
+            )
         decided = columns(table, rule="decision")
         if decided:
             opened = _quoted(OPEN[table])
             leaves = (
                 f"COALESCE(OLD.status IN ({opened}) AND NEW.status NOT IN ({opened}), {d.false})"
             )
+            if table in UNDO:  # the undo clears them (trg_*_undo checks the rest)
+                sources, to, _hold = UNDO[table]
+                cleared = " AND ".join(f"NEW.{c} IS NULL" for c in decided)
+                leaves = (
+                    f"({leaves} OR COALESCE(OLD.status IN ({_quoted(sources)}) AND "
+                    f"NEW.status = '{to}' AND {cleared}, {d.false}))"
+                )
             out.append(
                 Check(
                     f"trg_{table}_decision",
@@ -688,9 +761,12 @@ __all__ = [
     "ALONG",
     "CENSUS",
     "DECIDER",
+    "HELD",
     "MOVES",
     "OPEN",
+    "RETRY",
     "SERVER_ONLY",
+    "UNDO",
     "WITH_EVENT",
     "Entry",
     "checks",

@@ -56,6 +56,7 @@ SCHEMA_REVISIONS = (
     "0010k",
     "0011d",
     "0012w",
+    "0013u",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
@@ -218,7 +219,9 @@ ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value whe
         "approved_digest": "NULL",
         "origin": "NULL",
         "waiter_seen_at": NO_TIME,
-    },  # 0005r, origin: 0006o, waiter_seen_at: 0012w
+        "hold_until": NO_TIME,
+    },  # 0005r, origin: 0006o, waiter_seen_at: 0012w, hold_until: 0013u
+    "runs": {"retry_requested": "NULL", "retry_reason": "NULL"},  # 0013u
 }
 
 
@@ -754,6 +757,15 @@ def census_checks(*, server: bool = False) -> list[census.Check]:
     return census.checks(census.POSTGRESQL if server else census.SQLITE, guarded_before_census())
 
 
+# The census's triggers 0013u added (undo within a hold, a failed run's retry).
+CENSUS_0013U = (
+    "trg_approvals_undo",
+    "trg_approvals_held",
+    "trg_runs_retry",
+    "trg_runs_retry_reason_along",
+)
+
+
 def census_trigger_sql() -> dict[str, str]:
     """The census's triggers by name, in SQLite, as the census builds them now (0009b
     installs a frozen copy of them; tests/core/test_census.py keeps the two equal)."""
@@ -865,6 +877,8 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
         names |= set(signed_replace_trigger_sql())
     if has_revision(revision, "0009b"):
         names |= set(census_trigger_sql())
+        if not has_revision(revision, "0013u"):
+            names -= set(CENSUS_0013U)
     if has_revision(revision, "0010k"):
         names |= set(pg.key_trigger_sql() if server else key_trigger_sql())
     return names

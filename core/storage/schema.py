@@ -78,6 +78,8 @@ runs = Table(
     Column("cancel_requested", Boolean, nullable=False),
     Column("cancel_reason", Text),
     Column("error", Text),
+    Column("retry_requested", Integer),  # 0013u: the attempt an operator asked a retry as
+    Column("retry_reason", Text),  # 0013u
     Index("ix_runs_created", "created_at", "id"),
     # 0003: one index per run sort (the sort column, then created_at/id as tie-breaks).
     Index("ix_runs_status_created_id", "status", "created_at", "id"),
@@ -180,6 +182,7 @@ approvals = Table(
     Column("approved_digest", String(64)),  # 0005r
     Column("origin", Text),  # 0006o: as the agent reported it
     Column("waiter_seen_at", Float),  # 0012w: when the waiting agent last looked
+    Column("hold_until", Float),  # 0013u: a person's decision may be undone until then
     Index("ix_approvals_status_created", "status", "created_at", "id"),
     Index("ix_approvals_run", "run_id", "created_at"),
     # 0008x: partial (the decided ones; the ones that expire)

@@ -256,8 +256,11 @@ class Tx:
         event_id: str | None = None,
         status: RunStatus | None = None,
         actor: str | None = None,
+        also: dict[str, Any] | None = None,
     ) -> dict:
-        """Append one event to ``run``'s chain, optionally moving its status (never without one)."""
+        """Append one event to ``run``'s chain, optionally moving its status (never without one).
+        ``also``: more of the run's columns written in the same UPDATE (a retry starts its
+        attempt in the UPDATE that moves the run, as the census's trigger requires)."""
         sequence = run.last_sequence + 1
         version = run.version + 1
         text = canonical_json(payload)
@@ -287,6 +290,7 @@ class Tx:
             values["status"] = status.value
             if status.terminal:
                 values["finished_at"] = self.now
+        values.update(also or {})
         done = update_where(self.conn, s.runs, values, id=run.id, last_sequence=run.last_sequence)
         if done != 1:
             raise errors.StaleVersion(f"run {run.id} changed while appending an event")

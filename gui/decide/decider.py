@@ -38,12 +38,14 @@ class Decider(QObject):
         self._runner = runner
         self._retry: dict[str, Callable[[], Any]] = {}
         self.in_flight: set[str] = set()
+        # seconds an Approve or Deny may be undone (the "Undo window" preference; 0: off)
+        self.hold: Callable[[], float] = lambda: 0.0
 
     # ------------------------------------------------------------ single items
     def approve(
         self, item: InboxItem, *, reason: str = "", scope: ApprovalScope = ApprovalScope.ONCE
     ) -> None:
-        approvals, rid = self._journal.approvals, request_id()
+        approvals, rid, hold = self._journal.approvals, request_id(), self.hold()
         self._submit(
             item,
             lambda: approvals.decide(
@@ -53,15 +55,21 @@ class Decider(QObject):
                 reason=reason or None,
                 scope=scope,
                 request_id=rid,
+                hold=hold,
             ),
         )
 
     def deny(self, item: InboxItem, *, reason: str) -> None:
-        approvals, rid = self._journal.approvals, request_id()
+        approvals, rid, hold = self._journal.approvals, request_id(), self.hold()
         self._submit(
             item,
             lambda: approvals.decide(
-                item.id, False, expected_version=item.version, reason=reason, request_id=rid
+                item.id,
+                False,
+                expected_version=item.version,
+                reason=reason,
+                request_id=rid,
+                hold=hold,
             ),
         )
 

@@ -24,6 +24,7 @@ from proctor.core.models import (
 from ..decide import settle
 from ..decide.approval import ApprovalDetail
 from ..decide.commands import decided_text, decision_commands
+from ..decide.confirm import action_label
 from ..decide.detail import DetailWidget
 from ..decide.effect import EffectDetail
 from ..decide.question import QuestionDetail
@@ -48,6 +49,20 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
     page = c.page
     return [
         *decision_commands(c),
+        ActionSpec(
+            "inbox.undo",
+            QT_TR_NOOP("Undo the decision"),
+            QT_TR_NOOP("Inbox"),
+            QT_TR_NOOP(
+                "Take back the approval or denial just made, while its undo window lasts "
+                "(the agent has not acted on it)"
+            ),
+            handler=page.undo_bar.undo,
+            enabled=page.undo_bar.active,
+            shortcut="Ctrl+Z",
+            section=1,
+            no_icon="the undo bar's button is the affordance",
+        ),
         ActionSpec(
             "inbox.wake",
             QT_TR_NOOP("Wake now"),
@@ -205,6 +220,8 @@ class InboxCommands(QObject):
         self.decider.refused.connect(self._on_refused)
         self.decider.bulk_done.connect(self._on_bulk_done)
         self.decider.snoozed.connect(self._on_snoozed)
+        self.page.undo_bar.changed.connect(self.registry.refresh)
+        self.page.undo_bar.undone.connect(self._on_undone)
 
     # ------------------------------------------------------------ enablement
     def targets(self) -> list[InboxItem]:
@@ -429,6 +446,7 @@ class InboxCommands(QObject):
 
     # ------------------------------------------------------------ outcomes
     def _on_done(self, key: str, result: object) -> None:
+        self.page.undo_bar.offer(result)  # "Undo (5 s)" while the decision is held
         self.page.mark_decided({key})
         self.page.advance_from(key)
         item_id = key.split(":", 1)[1]
@@ -440,6 +458,15 @@ class InboxCommands(QObject):
             widget.message.clear()
         if self.page.isVisible():
             self.page.focus_list()  # the next key is a command, never typed into a field
+
+    def _on_undone(self, result: object) -> None:
+        self.page.message.show_message(
+            tr("Undone: {what} is pending again; the agent was not told").format(
+                what=action_label(result) if isinstance(result, Approval) else ""
+            ),
+            Level.SUCCESS,
+            close_after_ms=BANNER_CLOSE_MS,
+        )
 
     def _recent_decision(self, text: str) -> None:
         """The banner names every item decided in the last RECENT_S seconds (a second

@@ -42,6 +42,7 @@ from ..decide.detail import DetailContext, DetailPane
 from ..decide.items import only_waiter_differs
 from ..decide.kinds import DETAIL_WIDGETS
 from ..decide.settle import InputWatch, Settle
+from ..decide.undo_bar import UndoBar
 from ..infra.context import PageContext
 from ..infra.i18n import tr
 from ..widgets.delegates import ChipDelegate, RowDelegate, TwoLineDelegate
@@ -165,6 +166,8 @@ class InboxPage(QWidget):
         self.journal = ctx.journal
         self.read_only = bool(ctx.journal.read_only)
         self.decider = Decider(ctx.journal, ctx.runner, self)
+        self.decider.hold = lambda: float(ctx.settings.undo_seconds)
+        self.undo_bar = UndoBar(ctx.journal, ctx.runner, ctx.presenter, self)
         self.model = InboxModel(ctx.runner, self)
         self.filters = FilterBar(self)
         self.views = SavedViews(
@@ -238,6 +241,7 @@ class InboxPage(QWidget):
         notes.addWidget(self.message, 3)
         layout.addLayout(notes)
         layout.addWidget(split, 1)
+        layout.addWidget(self.undo_bar)  # its room is kept: the list never moves for it
 
     def _connect(self) -> None:
         self.filters.search.installEventFilter(self)

@@ -27,6 +27,9 @@ TOKEN_LIMIT_KEY = "memory/token_limit_per_scope"
 DEFAULT_TOKEN_LIMIT = 8000
 TOKEN_LIMIT_RANGE = (100, 10_000_000)  # the budget the scope tree measures each scope by
 CONFIRM_KEY = "decide/confirm"
+UNDO_KEY = "decide/undo_seconds"
+DEFAULT_UNDO_S = 5  # the "Undo (5 s)" window after Approve or Deny; 0: off
+UNDO_RANGE_S = (0, 60)  # the core's longest hold (Approvals.MAX_HOLD)
 # (the tokens and the default are the core's: proctor.core.approvals.confirm)
 # What can ask for a second, deliberate step before an approval: the safety classes, then
 # the two situations. (token, the preference's text)
@@ -140,6 +143,21 @@ class DeskSettings:
     @memory_token_limit.setter
     def memory_token_limit(self, value: int) -> None:
         self.q.setValue(TOKEN_LIMIT_KEY, int(value))
+
+    @property
+    def undo_seconds(self) -> int:
+        """How long a decision may be undone (the agent acts on it only after): whole
+        seconds, 0 = off (issue 37). Unset or unreadable: DEFAULT_UNDO_S."""
+        try:
+            value = int(cast(Any, self.q.value(UNDO_KEY, DEFAULT_UNDO_S)))  # int() checks
+        except (TypeError, ValueError):
+            return DEFAULT_UNDO_S
+        low, high = UNDO_RANGE_S
+        return min(max(value, low), high)
+
+    @undo_seconds.setter
+    def undo_seconds(self, value: int) -> None:
+        self.q.setValue(UNDO_KEY, int(value))
 
     @property
     def confirm(self) -> frozenset[str]:

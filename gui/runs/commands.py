@@ -109,6 +109,20 @@ def run_commands(page: RunsPage) -> list[ActionSpec]:
             no_icon="clipboard copy; nothing to show",
         ),
         ActionSpec(
+            "runs.retry",
+            QT_TR_NOOP("Retry run…"),
+            QT_TR_NOOP("Runs"),
+            QT_TR_NOOP(
+                "Ask the agent of the failed run shown to try again as a new attempt "
+                "(a reason is required)"
+            ),
+            handler=detail.request_retry,
+            enabled=lambda: has_run() and detail.can_retry(),
+            visible=detail.is_failed,
+            icon="status-running",
+            section=2,
+        ),
+        ActionSpec(
             "runs.cancel",
             QT_TR_NOOP("Request cancel…"),
             QT_TR_NOOP("Runs"),

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.models import ChangeSet, Run, RunEvent
+from proctor.core.models import ChangeSet, Run, RunEvent, RunStatus
 
 from ..infra.actions import ActionRegistry
 from ..infra.context import PageContext
@@ -66,6 +66,10 @@ def facts_line(run: Run) -> str:
 
 def ending_line(run: Run) -> str:
     """Why the run ended (or what stops it), in words; empty while nothing is wrong."""
+    if run.retry_pending:
+        return tr("Retry requested as attempt {n}: {reason}").format(
+            n=run.retry_requested, reason=fmt.bounded(run.retry_reason or "", 300)
+        )
     if run.error:
         return f"Failed: {fmt.bounded(run.error, 400)}"
     if run.cancel_requested:
@@ -156,7 +160,7 @@ class RunDetail(QWidget):
     def use_commands(self, registry: ActionRegistry) -> None:
         """The header's Request cancel button and Export menu, built from the registered
         commands: enabled as the commands are, and a click runs the command."""
-        button = registry.button("runs.cancel", self)
+        button = registry.button(("runs.retry", "runs.cancel"), self)  # a failed run: Retry
         self._top.replaceWidget(self.cancel_button, button)
         self.cancel_button.deleteLater()
         self.cancel_button = button
@@ -336,7 +340,11 @@ class RunDetail(QWidget):
         self.show_end.setVisible(run.status.terminal or bool(run.error))
         self.ctx.registry.refresh()  # Request cancel follows the run read
         self.cancel_button.setToolTip(
-            tr("The run has ended")
+            tr("A retry was asked; the agent starts it when it next looks")
+            if run.retry_pending
+            else tr("Ask the agent to try again as a new attempt of this run")
+            if run.status == RunStatus.FAILED
+            else tr("The run has ended")
             if run.status.terminal
             else tr("Cancel was already requested")
             if run.cancel_requested
@@ -432,6 +440,68 @@ class RunDetail(QWidget):
     def _on_cancel_refused(self, exc: BaseException) -> None:
         self.ctx.presenter.present(exc, inline=self.message)
         self.reload_header()
+
+    @Slot()
+    def request_retry(self) -> None:
+        run = self.run
+        if run is None or not self.can_retry():
+            return
+        reason = ReasonDialog.ask(
+            self,
+            tr("Retry run"),
+            tr(
+                "Retry “{title}”? Its agent starts attempt {n} of this same run when it next "
+                "looks: the run goes from failed back to running. Attempt {last} and its "
+                "error stay as they are, and your reason is told to the agent and kept as "
+                "evidence. An agent that is gone does not retry; the run then stays failed."
+            ).format(
+                title=fmt.bounded(run.title, 80),
+                n=run.current_attempt + 1,
+                last=run.current_attempt,
+            ),
+            ok=tr("Retry run"),
+            required=True,
+        )
+        if not reason:
+            return
+        runs, rid = self.ctx.journal.runs, f"desk-{uuid.uuid4().hex}"
+        run_id, version = run.id, run.version
+        self.message.show_message(tr("Requesting a retry…"), Level.INFO, about=run_id)
+        self.ctx.runner.run(
+            lambda: runs.request_retry(
+                run_id, reason, expected_version=version, request_id=rid, source="desk"
+            ),
+            on_done=self._on_retry_requested,
+            on_error=self._on_cancel_refused,
+            owner=self,
+            write=True,
+        )
+
+    def _on_retry_requested(self, run: Run) -> None:
+        if run.id != self.run_id:
+            return
+        self.message.show_message(
+            tr("Retry requested; the agent starts attempt {n} when it next looks.").format(
+                n=run.retry_requested
+            ),
+            Level.SUCCESS,
+            about=run.id,
+        )
+        self._show_header(run)
+        self.events_pane.grow(run)
+
+    def is_failed(self) -> bool:
+        return self.run is not None and self.run.status == RunStatus.FAILED
+
+    def can_retry(self) -> bool:
+        """A failed run shown, no retry of it waiting to start, on a writable desk."""
+        run = self.run
+        return (
+            run is not None
+            and not self.ctx.journal.read_only
+            and run.status == RunStatus.FAILED
+            and not run.retry_pending
+        )
 
     def can_cancel(self) -> bool:
         """A run shown, still going, not asked to cancel yet, on a writable desk."""

@@ -32,8 +32,10 @@ from ..infra.settings import (
     CONFIRM_CHOICES,
     DEFAULT_CONFIRM,
     DEFAULT_TOKEN_LIMIT,
+    DEFAULT_UNDO_S,
     POLL_RANGE_MS,
     TOKEN_LIMIT_RANGE,
+    UNDO_RANGE_S,
     DeskSettings,
 )
 from ..infra.watcher import POLL_MS
@@ -56,6 +58,7 @@ class Prefs:
     poll_ms: int = POLL_MS
     memory_tokens: int = DEFAULT_TOKEN_LIMIT  # the budget of every memory scope
     confirm: frozenset[str] = DEFAULT_CONFIRM  # what asks before an approval (settings.py)
+    undo_seconds: int = DEFAULT_UNDO_S  # how long Approve or Deny may be undone (0: off)
 
 
 def prefs_from(settings: DeskSettings) -> Prefs:
@@ -68,6 +71,7 @@ def prefs_from(settings: DeskSettings) -> Prefs:
         settings.poll_ms,
         settings.memory_token_limit,
         settings.confirm,
+        settings.undo_seconds,
     )
 
 
@@ -80,6 +84,7 @@ def save_prefs(settings: DeskSettings, prefs: Prefs) -> None:
     settings.poll_ms = prefs.poll_ms
     settings.memory_token_limit = prefs.memory_tokens
     settings.confirm = prefs.confirm
+    settings.undo_seconds = prefs.undo_seconds
     settings.sync()
 
 
@@ -167,6 +172,19 @@ class PreferencesDialog(QDialog):
                 "user) against this budget and marks those over it."
             )
         )
+        self.undo_seconds = QSpinBox(self)
+        self.undo_seconds.setAccessibleName(tr("Undo window"))
+        self.undo_seconds.setRange(*UNDO_RANGE_S)
+        self.undo_seconds.setSuffix(" s")
+        self.undo_seconds.setSpecialValueText(tr("Off"))
+        self.undo_seconds.setValue(prefs.undo_seconds)
+        self.undo_seconds.setToolTip(
+            tr(
+                "After Approve or Deny, Undo (or Ctrl+Z) takes the decision back for this "
+                "long; the agent acts on it only afterwards. A decision that makes a "
+                "standing rule, and a rule's own, have none. 0: off."
+            )
+        )
         self.confirm = self._confirm_box(prefs.confirm)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
@@ -181,6 +199,7 @@ class PreferencesDialog(QDialog):
         form.addRow(tr("Default journal"), journal_row)
         form.addRow(tr("Refresh fallback"), self.poll_ms)
         form.addRow(tr("Memory token budget per scope"), self.memory_tokens)
+        form.addRow(tr("Undo window after a decision"), self.undo_seconds)
         self.key = QLabel(key_text(key), self)
         self.key.setObjectName("OperatorKey")
         self.key.setAccessibleName(tr("Operator key fingerprint"))
@@ -226,6 +245,7 @@ class PreferencesDialog(QDialog):
             self.poll_ms.value(),
             self.memory_tokens.value(),
             frozenset(t for t, check in self.confirm_checks.items() if check.isChecked()),
+            self.undo_seconds.value(),
         )
 
     @classmethod

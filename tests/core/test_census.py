@@ -123,7 +123,7 @@ def test_a_later_census_change_does_not_change_what_0009b_installs(monkeypatch):
     assert {n: installed.get(n) for n in written} == written
 
 
-def test_the_frozen_trigger_sql_of_0009b_0010k_and_0011d_is_what_the_head_builds_now():
+def test_the_frozen_trigger_sql_of_0009b_0010k_0011d_and_0013u_is_what_the_head_builds_now():
     """0009b, 0010k and 0011d install a frozen copy of their triggers; the head (``create_all_
     triggers``, ``expected_trigger_names``) builds them from the census and db's definitions.
     When this fails those changed: leave the old revision's copy as it is, add a revision that
@@ -132,10 +132,12 @@ def test_the_frozen_trigger_sql_of_0009b_0010k_and_0011d_is_what_the_head_builds
     from proctor.core.storage import db, pg
 
     census_sql, dismissed = frozen("0009b_census_triggers"), frozen("0011d_questions_dismissed")
-    assert db.census_trigger_sql() == {**census_sql.SQLITE, **dismissed.SQLITE}
+    undo = frozen("0013u_undo_retry")
+    assert db.census_trigger_sql() == {**census_sql.SQLITE, **dismissed.SQLITE, **undo.SQLITE}
     assert pg.census_trigger_sql(db.census_checks(server=True)) == {
         **census_sql.SERVER,
         **dismissed.SERVER,
+        **undo.SERVER,
     }
     key_sql = frozen("0010k_operator_keys_kept")
     assert db.key_trigger_sql() == key_sql.SQLITE

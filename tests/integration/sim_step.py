@@ -7,7 +7,8 @@ what the demo agent does with it:
 STEP is ``approval`` (an action to approve; a fresh agent's first effect crashes for an
 even INDEX and hangs past its lease for an odd one; RESTART > 0: no fault), ``approvals``
 (twelve of them in one run), ``question``
-(a memory change review) or ``recover`` (a restarted agent finishing its crashed run).
+(a memory change review), ``recover`` (a restarted agent finishing its crashed run) or
+``retry`` (an agent looking for work: a failed run of its own an operator asked to retry).
 Prints ``RUN <id> <status>`` when its run has ended.
 """
 
@@ -27,6 +28,9 @@ def main() -> int:
     runs_before = {r.id for r in agent.j.runs.list(limit=500).items}
     if step == "recover":
         agent.recover()
+    elif step == "retry":
+        agent.plan = list  # type: ignore[method-assign]
+        agent.one_run()
     else:
         agent.next_question_kind = lambda: QuestionKind.MEMORY_CHANGE_REVIEW  # type: ignore[method-assign]
         chosen = agent.step_question if step == "question" else agent.step_approval
@@ -34,7 +38,7 @@ def main() -> int:
         agent.plan = lambda: [chosen] * count  # type: ignore[method-assign]
         agent.one_run()
     for run in agent.j.runs.list(limit=500).items:
-        if run.agent == name and (step == "recover" or run.id not in runs_before):
+        if run.agent == name and (step in ("recover", "retry") or run.id not in runs_before):
             print(f"RUN {run.id} {run.status.value}", flush=True)
     agent.j.close()
     return 0

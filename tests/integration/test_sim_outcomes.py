@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -245,3 +246,22 @@ def test_a_dismissed_question_is_adapted_to_and_the_run_completes(journal) -> No
     assert adapted.payload["interaction_id"] == question.id
     assert adapted.payload["because"] == "dismissed by the operator: no review this week"
     assert not op.runs.events(run.id, types=["agent.answer_used"])
+
+
+def test_a_failed_run_retried_by_the_operator_is_run_again_and_completes(journal) -> None:
+    """ "Retry run…" (``runs.request_retry``) on a failed run: the demo agent that owns it
+    starts the attempt asked for, before any new run of its own, and completes the run."""
+    op, start = journal
+    with Journal.open(cast(Path, op.path), actor=Actor.agent("sim-retry")) as own:
+        run = own.runs.start("shop", "a run that failed")
+        own.runs.fail(run.id, "agent error: the API was down")
+    failed = op.runs.get(run.id)
+    op.runs.request_retry(run.id, "the API is back", expected_version=failed.version)
+    code, runs, err = start("sim-retry", 0, 1, "retry").finish()
+    assert code == 0, err
+    assert runs == {run.id: "completed"}
+    done = op.runs.get(run.id)
+    assert (done.current_attempt, done.retry_pending) == (2, False)
+    types = [e.type for e in op.runs.events(run.id)]
+    assert types.index("run.retry_requested") < types.index("run.retried")
+    assert types.index("agent.retrying") < types.index("run.completed")

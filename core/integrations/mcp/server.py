@@ -512,7 +512,7 @@ class ProctorMCP:
             return approval_outcome(
                 j.approvals.wait(item_id, wait, poll=self.poll_s)
                 if wait > 0 or j.trust is not None
-                else j.approvals.get(item_id)
+                else j.approvals.get(item_id).as_agent_sees(j.now())  # a held decision: pending
             )
         if item_id.startswith("int_"):
             outcome = question_outcome(

@@ -1,0 +1,153 @@
+"""Undo a decision for a few seconds (issue 37): after Approve or Deny with a hold (the
+"Undo window" preference), a bar says what was decided and offers "Undo (5 s)", counting
+down; the button or Ctrl+Z takes the decision back (``Approvals.undo``: the approval is
+pending again, the undo recorded as a decision of its own). The agent acts on the decision
+only once the hold has passed, so an undo in time reaches no agent.
+
+The bar's room is kept while it is hidden (like the inbox's "new requests" bar), so
+nothing moves under the pointer when it comes and goes.
+
+Signals:
+    undone(object): the approval, pending again.
+    changed(): an undo came on offer or went (what Ctrl+Z does changed).
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QWidget
+
+from proctor.core import Journal
+from proctor.core.models import Approval
+
+from ..infra.errors import ErrorPresenter
+from ..infra.i18n import tr
+from ..infra.tasks import TaskRunner, request_id
+from ..widgets.labels import plain_label, plain_tip, reserve_lines
+from .commands import decided_text
+
+TICK_MS = 200  # the countdown's step (it shows whole seconds)
+
+
+class UndoBar(QFrame):
+    undone = Signal(object)
+    changed = Signal()
+
+    def __init__(
+        self,
+        journal: Journal,
+        runner: TaskRunner,
+        presenter: ErrorPresenter | None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("UndoBar")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self._journal, self._runner, self._presenter = journal, runner, presenter
+        self._approval: Approval | None = None
+        self._ends = 0.0  # monotonic: when the hold ends (no store call to count down)
+        self._busy = False
+        self.label = reserve_lines(plain_label(parent=self, selectable=False))
+        self.button = QPushButton(tr("Undo (5 s)"), self)
+        self.button.setAccessibleName(tr("Undo the decision"))
+        self.button.setToolTip(tr("Take the decision back (Ctrl+Z); the agent has not acted"))
+        self.button.clicked.connect(self.undo)
+        # the widest the button's text gets: its width never changes while it counts down
+        self.button.setMinimumWidth(
+            self.button.fontMetrics().horizontalAdvance(tr("Undo ({seconds} s)").format(seconds=60))
+            + 24
+        )
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 2, 6, 2)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.button)
+        policy = self.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # its room is kept: nothing moves for it
+        self.setSizePolicy(policy)
+        self._tick = QTimer(self)
+        self._tick.setInterval(TICK_MS)
+        self._tick.timeout.connect(self._update)
+        self.hide()
+
+    # ------------------------------------------------------------ state
+    def offer(self, result: object) -> None:
+        """After a decision: offer its undo while its hold lasts (nothing without a hold)."""
+        if not isinstance(result, Approval) or result.hold_until is None:
+            return
+        if result.decided_at is None or result.hold_until <= result.decided_at:
+            return
+        self._approval = result
+        self._ends = time.monotonic() + (result.hold_until - result.decided_at)
+        self._busy = False
+        self._tick.start()
+        self._update()
+        self.show()
+        self.changed.emit()
+
+    def active(self) -> bool:
+        """An undo is on offer now (Ctrl+Z would take it back)."""
+        return self._approval is not None and not self._busy and self.remaining() > 0
+
+    def remaining(self) -> float:
+        return max(0.0, self._ends - time.monotonic())
+
+    def approval(self) -> Approval | None:
+        return self._approval
+
+    def text(self) -> str:
+        return self.label.text() if self.isVisible() else ""
+
+    def _update(self) -> None:
+        a = self._approval
+        left = self.remaining()
+        if a is None or left <= 0:
+            self._close()
+            return
+        seconds = max(1, int(left + 0.999))
+        self.label.setText(
+            tr("{what} — the agent acts on it in {seconds} s").format(
+                what=decided_text(a), seconds=seconds
+            )
+        )
+        self.label.setToolTip(plain_tip(self.label.text()))
+        self.button.setText(tr("Undo ({seconds} s)").format(seconds=seconds))
+        self.button.setEnabled(not self._busy)
+
+    def _close(self) -> None:
+        was = self._approval is not None
+        self._tick.stop()
+        self._approval = None
+        self._busy = False
+        self.hide()
+        if was:
+            self.changed.emit()
+
+    # ------------------------------------------------------------ the undo
+    def undo(self) -> bool:
+        """Take the offered decision back (one store call on the task runner). False when
+        nothing is on offer (the hold passed, or it is on its way already)."""
+        a = self._approval
+        if a is None or not self.active():
+            return False
+        self._busy = True
+        self.button.setEnabled(False)
+        approvals, rid, version = self._journal.approvals, request_id(), a.version
+        self._runner.run(
+            lambda: approvals.undo(a.id, expected_version=version, request_id=rid),
+            on_done=self._on_undone,
+            on_error=self._on_refused,
+            owner=self,
+            write=True,
+        )
+        return True
+
+    def _on_undone(self, result: object) -> None:
+        self._close()
+        self.undone.emit(result)
+
+    def _on_refused(self, exc: BaseException) -> None:
+        self._close()
+        if self._presenter is not None:
+            self._presenter.present(exc, action=tr("Undo"))

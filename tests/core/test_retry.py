@@ -1,0 +1,109 @@
+"""Issue 37: an operator asks a failed run to try again. ``request_retry`` records the attempt
+to start (a decision row, an audit row, a ``run.retry_requested`` event); the agent sees
+``Run.retry_pending`` and ``retry`` starts that attempt, moving the run from ``failed`` back
+to ``running`` in one UPDATE. ``failed`` is otherwise final: raw SQL cannot move a failed
+run without a request, nor twice on one request, nor to an attempt other than the one asked
+(both stores), and the request's reason changes only with a new request."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from proctor.core import errors
+
+from .helpers import delta, raw, row_counts, snapshot
+
+
+def failed(agent, run, error="rate limited"):
+    agent.runs.fail(run.id, error)
+    return agent.runs.get(run.id)
+
+
+def test_a_retry_is_asked_seen_and_started_as_the_next_attempt(agent, operator, run, journal_path):
+    f = failed(agent, run)
+    assert not f.retry_pending
+    before = row_counts(journal_path)
+    asked = operator.runs.request_retry(run.id, "the API is back", expected_version=f.version)
+    changed = delta(before, row_counts(journal_path))
+    assert (changed["decisions"], changed["audit"], changed["events"]) == (1, 1, 1)
+    assert asked.status == "failed" and asked.retry_pending
+    assert (asked.retry_requested, asked.retry_reason) == (2, "the API is back")
+    [d] = operator.approvals.decisions(run.id)
+    assert d.decision == {"retry_requested": 2} and d.reason == "the API is back"
+    attempt = agent.runs.retry(run.id)
+    assert (attempt.number, attempt.status) == (2, "running")
+    now = agent.runs.get(run.id)
+    assert (now.status, now.current_attempt, now.finished_at) == ("running", 2, None)
+    assert not now.retry_pending and now.error == "rate limited"
+    assert [e.type for e in agent.runs.events(run.id)][-2:] == [
+        "run.retry_requested",
+        "run.retried",
+    ]
+    with pytest.raises(errors.InvalidTransition):
+        agent.runs.retry(run.id)  # once per request
+    agent.runs.fail(run.id, "still down")  # a second failure: the attempt keeps its own words
+    assert agent.runs.attempts(run.id)[1].error == "still down"
+    again = operator.runs.request_retry(
+        run.id, "try once more", expected_version=agent.runs.get(run.id).version
+    )
+    assert again.retry_requested == 3
+    agent.runs.retry(run.id)
+    agent.runs.complete(run.id, {"ok": True})
+    assert agent.runs.get(run.id).status == "completed"
+
+
+def test_only_a_failed_run_is_retried_once_per_request_by_an_operator(
+    agent, operator, run, journal_path
+):
+    before = snapshot(journal_path)
+    with pytest.raises(errors.InvalidTransition):
+        operator.runs.request_retry(run.id, "why", expected_version=run.version)
+    f = failed(agent, run)
+    with pytest.raises(errors.NotAllowed):
+        agent.runs.request_retry(run.id, "myself", expected_version=f.version)
+    with pytest.raises(errors.ValidationError):
+        operator.runs.request_retry(run.id, "  ", expected_version=f.version)
+    with pytest.raises(errors.StaleVersion):
+        operator.runs.request_retry(run.id, "why", expected_version=f.version - 1)
+    with pytest.raises(errors.InvalidTransition):
+        agent.runs.retry(run.id)  # nobody asked
+    asked = operator.runs.request_retry(run.id, "why", expected_version=f.version)
+    with pytest.raises(errors.AlreadyDecided):
+        operator.runs.request_retry(run.id, "again", expected_version=asked.version)
+    assert snapshot(journal_path) != before
+
+
+def refused(journal_path, sql: str, params: tuple = ()) -> None:
+    before = snapshot(journal_path)
+    with raw(journal_path) as conn, pytest.raises(sqlite3.IntegrityError):
+        conn.execute(sql, params)
+    assert snapshot(journal_path) == before
+
+
+MOVE = (
+    "UPDATE runs SET status = 'running', current_attempt = ?, last_sequence = last_sequence + 1"
+    " WHERE id = ?"
+)
+
+
+def test_raw_sql_cannot_move_a_failed_run_without_a_request(agent, run, journal_path):
+    failed(agent, run)
+    refused(journal_path, MOVE, (2, run.id))
+    refused(
+        journal_path, MOVE.replace("current_attempt = ?", "current_attempt = ? + 0"), (1, run.id)
+    )
+
+
+def test_raw_sql_moves_a_failed_run_only_to_the_attempt_asked_and_once(
+    agent, operator, run, journal_path
+):
+    f = failed(agent, run)
+    operator.runs.request_retry(run.id, "why", expected_version=f.version)
+    refused(journal_path, MOVE, (3, run.id))  # not the attempt asked
+    refused(journal_path, "UPDATE runs SET retry_reason = 'rewritten' WHERE id = ?", (run.id,))
+    refused(journal_path, "UPDATE runs SET retry_requested = 1 WHERE id = ?", (run.id,))
+    agent.runs.retry(run.id)
+    agent.runs.fail(run.id, "again")
+    refused(journal_path, MOVE, (2, run.id))  # the request was used

@@ -1,0 +1,181 @@
+"""Issue 37: a person's decision can be taken back for a few seconds. A decision made with a
+hold (``decide(hold=5)``) is not consumed before the hold passes (the service says ``Held``;
+raw SQL that consumes it early is refused by a trigger on both stores), an agent's ``wait``
+goes on while it is held, and ``undo`` within the hold puts the approval back to pending as
+a decision of its own (decision row, audit row, run event, signed when the operator signs).
+After the hold, after the consume, or without a hold, undo is refused with ``NotUndoable``;
+raw SQL cannot undo a consumed or hold-less decision, nor leave a decision half cleared."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from proctor.core import Actor, digest_of, errors
+from proctor.core.decisions.keys import OperatorKey, trust_file
+
+from .helpers import delta, raw, row_counts, snapshot
+
+ACTION = {"tool": "shell", "args": {"command": "make deploy"}}
+
+
+def held(agent, operator, run, approve=True, hold=5.0):
+    a = agent.approvals.request(run.id, ACTION, reason="deploy")
+    return operator.approvals.decide(
+        a.id, approve, expected_version=a.version, reason=None if approve else "no", hold=hold
+    )
+
+
+def test_a_held_approval_is_not_consumed_until_its_hold_passes(agent, operator, run, clock):
+    a = held(agent, operator, run)
+    assert a.status == "approved" and a.hold_until == clock.t + 5
+    with pytest.raises(errors.Held):
+        agent.approvals.consume_and_reserve(a.id, digest_of(ACTION), "fx-1")
+    assert agent.approvals.get(a.id).consumed_at is None
+    seen = agent.approvals.wait(a.id, timeout=0)  # held: the agent sees it pending
+    assert (seen.status, seen.decided_by) == ("pending", None)
+    clock.advance(5)
+    effect = agent.approvals.consume_and_reserve(a.id, digest_of(ACTION), "fx-1")
+    assert effect.key == "fx-1" and agent.approvals.get(a.id).consumed_at == clock.t
+
+
+def test_undo_within_the_hold_puts_the_request_back_and_is_recorded(
+    agent, operator, run, clock, journal_path
+):
+    a = held(agent, operator, run)
+    assert agent.runs.get(run.id).status == "running"
+    before = row_counts(journal_path)
+    clock.advance(4.9)
+    back = operator.approvals.undo(a.id, expected_version=a.version, reason="misclick")
+    changed = delta(before, row_counts(journal_path))
+    assert (changed["decisions"], changed["audit"], changed["events"]) == (1, 1, 1)
+    assert back.status == "pending" and back.version == a.version + 1
+    assert (back.decided_by, back.decided_at, back.hold_until) == (None, None, None)
+    assert agent.runs.get(run.id).status == "waiting_for_user"
+    decisions = operator.approvals.decisions(a.id)
+    assert [d.decision.get("undone", False) for d in decisions] == [False, True]
+    assert decisions[1].decision == {"undone": True, "was": "approved", "by": "operator:alice"}
+    assert [e.type for e in agent.runs.events(run.id)][-2:] == [
+        "approval.approved",
+        "approval.undone",
+    ]
+    with pytest.raises(errors.NotConsumable):
+        agent.approvals.consume_and_reserve(a.id, digest_of(ACTION), "fx-1")
+    # decided again, without a hold this time: the agent may act at once
+    again = operator.approvals.decide(a.id, False, expected_version=back.version, reason="no")
+    assert again.status == "denied" and again.hold_until is None
+    assert agent.approvals.wait(a.id, timeout=0).status == "denied"
+
+
+def test_a_denial_is_held_too_and_undone(agent, operator, run, clock):
+    d = held(agent, operator, run, approve=False)
+    assert d.held(clock.t)
+    back = operator.approvals.undo(d.id, expected_version=d.version)
+    assert back.status == "pending"
+
+
+def test_undo_after_the_hold_after_the_consume_or_without_a_hold_is_refused(
+    agent, operator, run, clock, journal_path
+):
+    late = held(agent, operator, run)
+    clock.advance(5)
+    before = snapshot(journal_path)
+    with pytest.raises(errors.NotUndoable, match="hold"):
+        operator.approvals.undo(late.id, expected_version=late.version)
+    agent.approvals.consume_and_reserve(late.id, digest_of(ACTION), "fx-late")
+    with pytest.raises(errors.NotUndoable, match="used"):
+        operator.approvals.undo(late.id, expected_version=late.version + 1)
+    assert snapshot(journal_path) != before  # (the consume)
+    a = agent.approvals.request(run.id, ACTION, reason="again")
+    plain = operator.approvals.decide(a.id, True, expected_version=a.version)
+    mid = snapshot(journal_path)
+    with pytest.raises(errors.NotUndoable, match="without a hold"):
+        operator.approvals.undo(plain.id, expected_version=plain.version)
+    with pytest.raises(errors.NotAllowed):
+        agent.approvals.undo(plain.id, expected_version=plain.version)
+    assert snapshot(journal_path) == mid
+
+
+def test_a_standing_rule_decision_has_no_hold(agent, operator, run):
+    a = agent.approvals.request(run.id, ACTION, reason="deploy")
+    made = operator.approvals.decide(a.id, True, expected_version=a.version, scope="run", hold=5)
+    assert made.hold_until is None
+    with pytest.raises(errors.ValidationError):
+        held(agent, operator, run, hold=-1)
+
+
+def refused(journal_path, sql: str, params: tuple = ()) -> None:
+    before = snapshot(journal_path)
+    with raw(journal_path) as conn, pytest.raises(sqlite3.IntegrityError):
+        conn.execute(sql, params)
+    assert snapshot(journal_path) == before
+
+
+def test_raw_sql_cannot_consume_before_the_hold(agent, operator, run, clock, journal_path):
+    a = held(agent, operator, run)
+    refused(
+        journal_path,
+        "UPDATE approvals SET consumed_at = ?, consumed_effect_key = 'fx' WHERE id = ?",
+        (clock.t + 1, a.id),
+    )
+    with raw(journal_path) as conn:  # at or after the hold it is the agent's own first write
+        conn.execute(
+            "UPDATE approvals SET consumed_at = ?, consumed_effect_key = 'fx' WHERE id = ?",
+            (clock.t + 5, a.id),
+        )
+
+
+CLEAR = (
+    "status = 'pending', decided_at = NULL, decided_by = NULL, decision_reason = NULL, "
+    "decision_scope = NULL, rule_id = NULL, hold_until = NULL"
+)
+
+
+@pytest.mark.parametrize(
+    "assignments",
+    [
+        "status = 'pending'",  # the decision left in place
+        "status = 'pending', hold_until = NULL",
+        "hold_until = NULL",  # the hold taken away after the decision
+        "hold_until = hold_until - 10",
+    ],
+)
+def test_raw_sql_cannot_undo_halfway_or_move_the_hold(
+    agent, operator, run, journal_path, assignments
+):
+    a = held(agent, operator, run)
+    refused(journal_path, f"UPDATE approvals SET {assignments} WHERE id = ?", (a.id,))
+
+
+def test_raw_sql_cannot_undo_a_consumed_or_hold_less_decision(
+    agent, operator, run, clock, journal_path
+):
+    a = held(agent, operator, run)
+    clock.advance(5)
+    agent.approvals.consume_and_reserve(a.id, digest_of(ACTION), "fx-1")
+    refused(journal_path, f"UPDATE approvals SET {CLEAR} WHERE id = ?", (a.id,))
+    b = agent.approvals.request(run.id, ACTION, reason="again")
+    operator.approvals.decide(b.id, True, expected_version=b.version)
+    refused(journal_path, f"UPDATE approvals SET {CLEAR} WHERE id = ?", (b.id,))
+
+
+@pytest.fixture
+def key() -> OperatorKey:
+    return OperatorKey.generate("alice")
+
+
+def test_a_trusting_agent_reads_the_decision_made_after_an_undo(open_journal, tmp_path, key, clock):
+    path = tmp_path / "trusted.json"
+    path.write_text(json.dumps(trust_file([{"name": "alice", "public_key": key.public_key}])))
+    agent = open_journal(Actor.agent("agent-1"), trust=path)
+    signer = open_journal(Actor.operator("alice"), signer=key)
+    run = agent.runs.start("proj", "signed run")
+    a = held(agent, signer, run)
+    clock.advance(1)
+    back = signer.approvals.undo(a.id, expected_version=a.version)
+    clock.advance(1)
+    denied = signer.approvals.decide(a.id, False, expected_version=back.version, reason="no")
+    assert agent.approvals.wait(a.id, timeout=0).status == "denied"
+    assert denied.decided_by == "operator:alice"
