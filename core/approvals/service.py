@@ -93,8 +93,8 @@ def _found_in(conn: Any, *, ids: list[str]) -> dict[str, Approval | errors.Damag
     return out
 
 
-# what an agent's wait stamps that it waits for: a pending request, or a decision still held
-WAITED = ("pending", "approved", "denied")
+# what an agent's wait stamps (core/storage/waiter.py adds a decision still in its hold)
+WAITED = ("pending",)
 MAX_HOLD = 60.0  # seconds: an undo window, not a second queue
 
 

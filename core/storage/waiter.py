@@ -6,8 +6,9 @@ the stamp is younger than ``FRESH_S`` (core/kernel/waiting.py)."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import Table, or_
 
 from proctor.core import errors
 from proctor.core.kernel.waiting import STAMP_S
@@ -25,12 +26,19 @@ def stamp(store: Store, table: Table, item_id: str, open_states: tuple[str, ...]
     def op(tx: Tx) -> None:
         tx.conn.execute(
             table.update()
-            .where(table.c.id == item_id, table.c.status.in_(open_states))
+            .where(table.c.id == item_id, _waited(table, open_states, tx.now))
             .where(filed_by_this_login(tx.conn, agent=True))
             .values(waiter_seen_at=tx.now)
         )
 
     store.write(op)
+
+
+def _waited(table: Table, open_states: tuple[str, ...], now: float) -> Any:
+    """The rows an agent still waits on: open ones, and (approvals) a decision still held."""
+    if "hold_until" not in table.c:
+        return table.c.status.in_(open_states)
+    return or_(table.c.status.in_(open_states), table.c.hold_until > now)
 
 
 def stamp_due(
