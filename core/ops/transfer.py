@@ -98,22 +98,21 @@ def row_to_json(table: str, row: Any) -> dict:
 
 
 # Columns a later revision added, made from the rest of the row when an older export lacks
-# them (0005: an effect's action digest is the digest of the action it carries).
+# them (0005: an effect's action digest is the digest of the action it carries; 0013u: a run
+# exported before retries has none asked). A filler returns UNFILLED when it cannot.
+UNFILLED = object()
 FILLED: dict[str, dict[str, Callable[[dict], Any]]] = {
-    "effects": {"action_digest": lambda row: digest_of(row["action"])},
+    "effects": {
+        "action_digest": lambda row: digest_of(row["action"]) if "action" in row else UNFILLED
+    },
+    "runs": {"retry_requested": lambda row: None, "retry_reason": lambda row: None},
 }
 
 
 def row_from_json(table: Table, data: dict) -> dict:
     names = {c.name for c in table.columns}
-    data = {
-        **{
-            col: fill(data)
-            for col, fill in FILLED.get(table.name, {}).items()
-            if col not in data and "action" in data
-        },
-        **data,
-    }
+    filled = {col: fill(data) for col, fill in FILLED.get(table.name, {}).items()}
+    data = {**{c: v for c, v in filled.items() if v is not UNFILLED}, **data}
     given = set(data) - {"_null"}
     if given != names:
         missing, unknown = sorted(names - given), sorted(given - names)
