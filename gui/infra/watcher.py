@@ -23,7 +23,7 @@ in ten waited for the next unrelated write or the poll, ~140 ms). The commit sho
 when the agent's fsync returns, a few to tens of ms after the frames: the retries are at
 most FOLLOW_UP_STEP_MS apart for the first FOLLOW_UP_FINE_MS (a 2, 8, 25 ms schedule
 found a commit visible at 11 ms at 35 ms: request → painted p95 48 ms), then sparser.
-An empty read costs one indexed SELECT on a worker.
+An empty read costs one indexed read on a worker.
 """
 
 from __future__ import annotations

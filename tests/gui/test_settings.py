@@ -36,7 +36,8 @@ def reopen_settings(tmp_path: Path) -> DeskSettings:
     return DeskSettings(QSettings(str(tmp_path / "desk.ini"), QSettings.Format.IniFormat))
 
 
-def test_defaults_on_a_first_start(settings):
+def test_defaults_on_a_first_start(tmp_path):
+    settings = reopen_settings(tmp_path)  # not the fixture's: it turns the undo window off
     assert prefs_from(settings) == Prefs("system", True, True, "", "", POLL_MS)
 
 

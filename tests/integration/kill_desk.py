@@ -80,6 +80,7 @@ def main() -> None:
     app = QApplication([sys.argv[0]])
     journal = Journal.open(path, actor=Actor.operator("alice"))
     settings = DeskSettings(QSettings(settings_file, QSettings.Format.IniFormat))
+    settings.undo_seconds = 0  # the click is replayed without a hold (tests/conftest.py's desk)
     window = build_window(journal, runner=TaskRunner(), settings=settings)
     window.show()
     window.start()

@@ -192,7 +192,8 @@ def test_a_failed_run_says_why_and_shows_its_last_event(qtbot, journal_path, ope
     qtbot.waitUntil(lambda: detail.events_pane.detail.shown is not None, timeout=WAIT_MS)
     shown = detail.events_pane.detail.shown
     assert shown.type == "run.failed" and shown.sequence == 42
-    assert not detail.cancel_button.isEnabled()
+    # a failed run cannot be cancelled: the header's button is its Retry (0013u), not a cancel
+    assert not detail.can_cancel() and detail.can_retry()
 
 
 @pytest.fixture
