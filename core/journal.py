@@ -90,7 +90,7 @@ class Journal(Store, RetiredAttributes):
         signer: Any = None,
         trust: Any = None,
         autocheckpoint: bool = True,
-        lock_poll: float | None = None,
+        lock_poll: float | None = db.LOCK_POLL_S,
     ) -> Journal:
         """Open (or create) the journal at ``url_or_path``: a file's path (or sqlite:///
         URL), or a PostgreSQL server journal, ``postgresql+psycopg://user:pw@host:port/db``
@@ -111,10 +111,12 @@ class Journal(Store, RetiredAttributes):
         runs ``checkpoint()`` when it suits it. The desk does, off the path of a click.
 
         ``lock_poll`` (seconds): a write waiting for another process's write lock tries again
-        this often, instead of in SQLite's busy-handler steps (it sleeps 1, 2, 5, 10, 15, 20,
-        25, ... ms, so a lock freed just after a try is seen up to 25 ms late, and the
-        processes waiting so take it first). The desk passes 0.0005: an operator's click gets
-        the lock as soon as the agent holding it commits. A file journal only.
+        this often (four times as often once it has waited 0.1 s), instead of in SQLite's
+        busy-handler steps (it sleeps 1, 2, 5, 10, 15, 20, 25, ... 100 ms, so a lock freed
+        just after a try is seen that late, and behind writers that never pause one waiter
+        can lose every turn until its busy timeout). The default is 0.002; the desk passes
+        0.0005, so an operator's click gets the lock as soon as the agent holding it
+        commits; None keeps SQLite's busy handler. A file journal only.
         """
         path = db.location_from_url(url_or_path)
         if isinstance(actor, str):

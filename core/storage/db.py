@@ -36,6 +36,11 @@ from .schema import (
 )
 
 BUSY_TIMEOUT_S = 5.0
+# A write waiting for another process's write lock tries its BEGIN IMMEDIATE again this
+# often (begin_polling; Journal.open's ``lock_poll`` default), four times as often once it
+# has waited LONG_WAIT_S.
+LOCK_POLL_S = 0.002
+LONG_WAIT_S = 0.1
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
 SCHEMA_REVISIONS = (
@@ -359,15 +364,18 @@ def begin_polling(
         return
     driver.execute("PRAGMA busy_timeout = 0")
     try:
-        deadline = time.monotonic() + timeout
+        start = time.monotonic()
         while True:
             try:
                 begin()
                 return
             except Exception as err:
-                if not _busy(err) or time.monotonic() >= deadline:
+                waited = time.monotonic() - start
+                if not _busy(err) or waited >= timeout:
                     raise
-            time.sleep(poll)
+            # a write that has waited long tries more often than those that just came:
+            # under writers that never pause, no one waits for its turn indefinitely
+            time.sleep(poll if waited < LONG_WAIT_S else poll / 4)
     finally:
         driver.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
 

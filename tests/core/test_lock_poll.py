@@ -69,7 +69,7 @@ def test_a_write_waiting_for_the_lock_tries_again_each_poll_and_takes_it_when_fr
         try:
             # SQLite's own busy handler would wait inside the driver without these sleeps
             assert until(lambda: len(slept) >= 5), "the write did not try again by itself"
-            assert not wrote.is_set() and set(slept) == {0.001}
+            assert not wrote.is_set() and set(slept) <= {0.001, 0.001 / 4}
         finally:
             holder.execute("COMMIT")
             holder.close()
@@ -102,3 +102,31 @@ def test_a_write_that_never_gets_the_lock_is_busy_after_the_timeout_and_writes_n
         assert j.runs.get(run.id).last_sequence == 1  # the run's start only
         j.runs.append_event(run.id, "note", {"n": 2})  # the lock is free: it writes
         assert j.runs.get(run.id).last_sequence == 2
+
+
+def test_by_default_a_write_polls_and_one_that_waited_long_polls_four_times_as_often(
+    template_journal: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every process polls (Journal.open's default, db.LOCK_POLL_S): behind agents whose
+    writes never pause, SQLite's busy handler lets one waiter sleep its 25-100 ms steps
+    while the others take turns, until its busy timeout (tests/integration/test_contention.py
+    saw StoreBusy so under load). A waiter past db.LONG_WAIT_S tries four times as often."""
+    path = copy_of(template_journal, tmp_path)
+    slept = counted_sleeps(monkeypatch)
+    with Journal.open(path, actor=Actor.agent("a")) as journal:
+        run = journal.runs.start("p", "lock poll", agent="a")
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        worker = threading.Thread(target=lambda: journal.runs.append_event(run.id, "n", {}))
+        worker.start()
+        try:
+            start = time.monotonic()
+            assert until(lambda: db.LOCK_POLL_S / 4 in slept), "a long wait polled no faster"
+            assert time.monotonic() - start >= db.LONG_WAIT_S
+        finally:
+            holder.execute("COMMIT")
+            holder.close()
+        worker.join(20)
+        first = slept.index(db.LOCK_POLL_S / 4)
+        assert first > 0 and set(slept[:first]) == {db.LOCK_POLL_S}
+        assert journal.runs.get(run.id).last_sequence == 2
