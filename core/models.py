@@ -504,6 +504,34 @@ class Question(Frozen):
     snoozed_until: float | None
     origin: Origin | None = None  # as the agent reported it when asking (never verified)
     waiter_seen_at: float | None = None  # when the waiting agent last looked (Questions.wait)
+    hold_until: float | None = None  # the answer may be undone until then (Questions.undo)
+    taken_at: float | None = None  # when the agent took the held answer (never undone after)
+
+    def held(self, now: float) -> bool:
+        """Answered or dismissed, but the decision may still be undone: the agent may not
+        see it yet."""
+        return (
+            self.status in (QuestionStatus.RESOLVED, QuestionStatus.DISMISSED)
+            and self.hold_until is not None
+            and self.taken_at is None
+            and now < self.hold_until
+        )
+
+    def as_agent_sees(self, now: float) -> Question:
+        """The question as its agent may read it at ``now``: while the answer (or dismissal)
+        is held it is still open (``presented``), with no answer; otherwise as stored. Every
+        agent-side read goes through this (``Questions.wait``, ``Questions.take``, MCP, the
+        adapters), as ``Approval.as_agent_sees`` for approvals."""
+        if not self.held(now):
+            return self
+        return self.model_copy(
+            update={
+                "status": QuestionStatus.PRESENTED,
+                "resolved_at": None,
+                "resolved_by": None,
+                "response": None,
+            }
+        )
 
     @property
     def dismiss_reason(self) -> str | None:

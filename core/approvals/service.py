@@ -41,7 +41,7 @@ from proctor.core.decisions.writer import (
 from proctor.core.effects.rows import effect_in, reserve_in
 from proctor.core.kernel.canonical import canonical_json, digest_of, sha256_hex
 from proctor.core.kernel.integrity import refuse_tampered
-from proctor.core.kernel.limits import check_text
+from proctor.core.kernel.limits import check_text, hold_seconds
 from proctor.core.kernel.origin import default_for as default_origin
 from proctor.core.models import (
     ActorKind,
@@ -95,19 +95,6 @@ def _found_in(conn: Any, *, ids: list[str]) -> dict[str, Approval | errors.Damag
 
 # what an agent's wait stamps (core/storage/waiter.py adds a decision still in its hold)
 WAITED = ("pending",)
-MAX_HOLD = 60.0  # seconds: an undo window, not a second queue
-
-
-def _hold_seconds(hold: float) -> float:
-    try:
-        value = float(hold)
-    except (TypeError, ValueError):
-        raise errors.ValidationError("the hold is a number of seconds", field="hold") from None
-    if not 0 <= value <= MAX_HOLD:
-        raise errors.ValidationError(
-            f"the hold is 0 to {MAX_HOLD:.0f} seconds", field="hold", hold=value
-        )
-    return value
 
 
 class Approvals:
@@ -548,7 +535,7 @@ class Approvals:
         no hold: undoing it would leave the rule)."""
         self.j.require_operator()
         scope = ApprovalScope(scope)
-        hold = _hold_seconds(hold) if scope == ApprovalScope.ONCE else 0.0
+        hold = hold_seconds(hold) if scope == ApprovalScope.ONCE else 0.0
         scope_text = scope.value
         reason = (reason or "").strip() or None
         if not approve and not reason:
@@ -877,12 +864,15 @@ class Approvals:
         reason: str | None = None,
         request_id: str | None = None,
         source: str = "desk",
+        hold: float = 0.0,
     ) -> Approval:
         """Approve ``action``, the operator's edit of the requested action (same tool, other
         arguments): it gets its own digest, which ``consume_and_reserve`` then requires;
         the requested action stays as evidence. One decision (recording both digests and the
-        changes), one audit row, one run event, one transaction."""
+        changes), one audit row, one run event, one transaction. ``hold``: as for
+        :meth:`decide` (the edited approval may be undone for that long)."""
         self.j.require_operator()
+        hold = hold_seconds(hold)
         reason = (reason or "").strip() or None
         if reason and len(reason) > MAX_REASON:
             raise errors.ValidationError("the reason is too long", field="reason")
@@ -894,6 +884,7 @@ class Approvals:
             "approved_digest": edited_digest,
             "reason": reason,
             "expected_version": expected_version,
+            **({"hold": hold} if hold else {}),
         }
 
         def op(tx: Tx) -> dict | None:
@@ -906,6 +897,7 @@ class Approvals:
             schema = canonical_json_loads(row.input_schema) if row.input_schema else None
             check_edit(original, schema, action)
             changes = json_changes(original, action)
+            hold_until = tx.now + hold if hold else None
             written = self._close(
                 tx,
                 row,
@@ -917,6 +909,7 @@ class Approvals:
                     "decision_scope": "once",
                     "approved_action": edited_text,
                     "approved_digest": edited_digest,
+                    "hold_until": hold_until,
                 },
             )
             record_decision(
@@ -932,7 +925,8 @@ class Approvals:
                     "approved_digest": edited_digest,
                     "approved_action": action,
                     "edited_action_digest": edited_digest,
-                },
+                }
+                | ({"hold_until": hold_until} if hold_until is not None else {}),  # signed
                 source=source,
                 reason=reason,
                 request_id=request_id,

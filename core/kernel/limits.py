@@ -125,3 +125,18 @@ def check_text(value: Any, what: str, field: str, limit: int, *, required: bool 
             size=len(value),
             limit=limit,
         )
+
+
+MAX_HOLD = 60.0  # seconds a decision may be held for its undo: an undo window, not a queue
+
+
+def hold_seconds(hold: Any) -> float:
+    """A decision's hold (the seconds it may be undone, approvals and questions alike),
+    checked: 0 (none) to ``MAX_HOLD``."""
+    try:
+        value = float(hold)
+    except (TypeError, ValueError):
+        raise ValidationError("the hold is a number of seconds", field="hold") from None
+    if not 0 <= value <= MAX_HOLD:
+        raise ValidationError(f"the hold is 0 to {MAX_HOLD:.0f} seconds", field="hold", hold=value)
+    return value

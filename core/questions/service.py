@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -11,7 +12,7 @@ from proctor.core import errors
 from proctor.core.decisions.deciders import refuse_requester
 from proctor.core.decisions.writer import record_decision, requester
 from proctor.core.kernel.canonical import canonical_json, digest_of
-from proctor.core.kernel.limits import check_text
+from proctor.core.kernel.limits import check_text, hold_seconds
 from proctor.core.kernel.origin import default_for as default_origin
 from proctor.core.models import (
     ActorKind,
@@ -273,6 +274,9 @@ class Questions:
         return self.j.write_then(op, lambda tx, iid: question_in(tx.conn, iid))
 
     def wait(self, interaction_id: str, timeout: float, poll: float = 0.05) -> Question:
+        """Block until the question is answered, dismissed or closed (or ``timeout``),
+        applying a due expiry. For an agent an answer still within its hold (the operator
+        may undo it) is not there yet: the wait goes on until the hold passes (``get``)."""
         deadline, stamped = time.monotonic() + timeout, None
         while True:
             stamped = waiter.stamp_due(self.j, s.questions, interaction_id, OPEN_QUESTION, stamped)
@@ -361,9 +365,13 @@ class Questions:
         reason: str | None = None,
         request_id: str | None = None,
         source: str = "desk",
+        hold: float = 0.0,
     ) -> Question:
-        """Answer, validated against the question's schema. One transaction."""
+        """Answer, validated against the question's schema. One transaction. ``hold``
+        (seconds, > 0): the answer may be undone (:meth:`undo`) for that long, and the
+        asking agent does not see it before (``Question.as_agent_sees``)."""
         self.j.require_operator()
+        hold = hold_seconds(hold)
         canonical_json(response)
         request = {
             "op": "interaction.answer",
@@ -372,6 +380,7 @@ class Questions:
             "expected_version": expected_version,
             "reason": reason,
             "source": source,
+            **({"hold": hold} if hold else {}),
         }
 
         def op(tx: Tx) -> None:
@@ -393,6 +402,7 @@ class Questions:
                     "resolved_at": tx.now,
                     "resolved_by": tx.actor.label,
                     "response": canonical_json(response),
+                    "hold_until": tx.now + hold if hold else None,
                 },
             )
             record_decision(
@@ -427,11 +437,14 @@ class Questions:
         expected_version: int,
         request_id: str | None = None,
         source: str = "desk",
+        hold: float = 0.0,
     ) -> Question:
         """Close the question without answering it (``dismissed``), with the operator's
         reason: a decision like an answer (signed, audited, one run event). The asking agent
-        reads the question ``dismissed`` and the reason as ``Question.dismiss_reason``."""
+        reads the question ``dismissed`` and the reason as ``Question.dismiss_reason``.
+        ``hold``: as for :meth:`answer`."""
         self.j.require_operator()
+        hold = hold_seconds(hold)
         reason = (reason or "").strip()
         if not reason:
             raise errors.ValidationError("a dismissal needs a reason", field="reason")
@@ -443,6 +456,7 @@ class Questions:
             "reason": reason,
             "expected_version": expected_version,
             "source": source,
+            **({"hold": hold} if hold else {}),
         }
 
         def op(tx: Tx) -> None:
@@ -459,6 +473,7 @@ class Questions:
                     "resolved_at": tx.now,
                     "resolved_by": tx.actor.label,
                     "response": canonical_json(decision),
+                    "hold_until": tx.now + hold if hold else None,
                 },
             )
             record_decision(
@@ -485,6 +500,141 @@ class Questions:
             )
 
         return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
+
+    def undo(
+        self,
+        interaction_id: str,
+        *,
+        expected_version: int,
+        reason: str | None = None,
+        request_id: str | None = None,
+        source: str = "desk",
+    ) -> Question:
+        """Take back a person's answer or dismissal within its hold: the question is open
+        again (``presented``, its decision columns cleared, version + 1), the run waits for
+        a person again, and an undo decision (signed like any other), an audit row and a
+        run event record it. ``NotUndoable`` after the hold, once the agent took the answer,
+        or for one given without a hold (the store's trigger refuses the same)."""
+        self.j.require_operator()
+        reason = (reason or "").strip() or None
+        if reason:
+            check_text(reason, "the reason", "reason", MAX_PROMPT)
+        request = {
+            "op": "interaction.undo",
+            "id": interaction_id,
+            "reason": reason,
+            "expected_version": expected_version,
+            "source": source,
+        }
+
+        def op(tx: Tx) -> None:
+            if tx.replayed(request_id, request):
+                return
+            row = self._row(tx, interaction_id)
+            self._undoable(tx, row, expected_version)
+            run = tx.live_run(row.run_id)
+            was = row.status
+            done = update_where(
+                tx.conn,
+                s.questions,
+                dict(
+                    status=QuestionStatus.PRESENTED.value,
+                    version=row.version + 1,
+                    resolved_at=None,
+                    resolved_by=None,
+                    response=None,
+                    hold_until=None,
+                ),
+                id=row.id,
+                version=row.version,
+                status=was,
+                taken_at=None,
+            )
+            if done != 1:
+                raise errors.StaleVersion(f"question {interaction_id} changed meanwhile")
+            tx.changed(ChangeKind.QUESTION, row.id, row.run_id)
+            record_decision(
+                tx,
+                "interaction",
+                interaction_id,
+                row.run_id,
+                {"undone": True, "was": was, "by": row.resolved_by},
+                source=source,
+                reason=reason,
+                request_id=request_id,
+                request=request,
+                audit=(
+                    "interaction.undone",
+                    {"status": was, "version": row.version, "resolved_by": row.resolved_by},
+                    {"status": QuestionStatus.PRESENTED.value},
+                ),
+            )
+            tx.append_event(
+                tx.run_row(row.run_id),
+                "interaction.undone",
+                {
+                    "interaction_id": interaction_id,
+                    "was": was,
+                    "by": tx.actor.label,
+                    "reason": reason,
+                },
+                status=status_when_opening(run),
+            )
+
+        return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
+
+    @staticmethod
+    def _undoable(tx: Tx, row: Any, expected_version: int) -> None:
+        what = f"question {row.id}"
+        if row.status not in (QuestionStatus.RESOLVED, QuestionStatus.DISMISSED):
+            raise errors.NotUndoable(f"{what} is {row.status}: there is no answer to undo")
+        if row.taken_at is not None:
+            raise errors.NotUndoable(
+                f"the agent took the answer to {what}; the decision stands", status=row.status
+            )
+        if row.hold_until is None:
+            raise errors.NotUndoable(
+                f"{what} was {row.status} by {row.resolved_by} without a hold; it cannot be undone"
+            )
+        if tx.now >= row.hold_until:
+            raise errors.NotUndoable(
+                f"the hold on {what} ended {tx.now - row.hold_until:.1f} s ago; the agent may "
+                f"already have read it ({row.status})",
+                hold_until=row.hold_until,
+            )
+        if row.version != expected_version:
+            raise errors.StaleVersion(
+                f"{what} is at version {row.version}, you saw {expected_version}"
+            )
+
+    def _take(self, interaction_id: str) -> float | None:
+        """The asking agent takes its answer once the hold passed: ``taken_at``, once (the
+        answer is never undone after it; ``trg_interactions_held``). Nothing else of the row
+        changes: no version step, no change row. Best effort: a read-only or busy journal
+        leaves it unset (the store's clock refuses a late undo anyway). Returns the time it
+        was taken at (None: not now)."""
+        q = s.questions.c
+
+        def op(tx: Tx) -> float | None:
+            done = tx.conn.execute(
+                s.questions.update()
+                .where(
+                    q.id == interaction_id,
+                    q.taken_at.is_(None),
+                    q.hold_until.is_not(None),
+                    q.hold_until <= tx.now,
+                    q.status.in_((QuestionStatus.RESOLVED.value, QuestionStatus.DISMISSED.value)),
+                )
+                .where(filed_by_this_login(tx.conn, agent=True))
+                .values(taken_at=tx.now)
+            )
+            return tx.now if done.rowcount == 1 else None
+
+        if self.j.read_only:
+            return None
+        with contextlib.suppress(errors.StoreError):
+            return self.j.write(op)
+        return None
 
     def _decidable(self, tx: Tx, interaction_id: str, expected_version: int, verb: str) -> Any:
         """The open question's row an operator may ``verb`` (answer, dismiss) now, or None
@@ -577,18 +727,39 @@ class Questions:
 
     def get(self, interaction_id: str) -> Question:
         """The question; for a trusting agent an answer must be a trusted operator's
-        (DecisionUnverified otherwise)."""
+        (DecisionUnverified otherwise). An agent reads it as it may act on it
+        (``Question.as_agent_sees``: an answer within its hold is not there yet), and its
+        first read of a held answer after the hold takes it (``taken_at``)."""
         if not self.j.verifying:
-            return self.j.read(lambda c: question_in(c, interaction_id))
+            item = self.j.read(lambda c: question_in(c, interaction_id))
+        else:
 
-        def read(conn: Any) -> Question:
-            from proctor.core.decisions.checks import check_question
+            def read(conn: Any) -> Question:
+                from proctor.core.decisions.checks import check_question
 
-            item = question_in(conn, interaction_id)
-            check_question(conn, self.j.trust, row_where(conn, s.questions, id=interaction_id))
+                found = question_in(conn, interaction_id)
+                check_question(conn, self.j.trust, row_where(conn, s.questions, id=interaction_id))
+                return found
+
+            item = self.j.read(read)
+        return self._as_agent_sees(item)
+
+    def _as_agent_sees(self, item: Question) -> Question:
+        """``item`` as this journal's actor may see it: an operator sees what is stored; an
+        agent does not see a held answer, and takes one whose hold passed."""
+        if self.j.actor.kind != ActorKind.AGENT or item.hold_until is None:
             return item
-
-        return self.j.read(read)
+        now = self.j.now()
+        if item.held(now):
+            return item.as_agent_sees(now)
+        if item.taken_at is None and item.status in (
+            QuestionStatus.RESOLVED,
+            QuestionStatus.DISMISSED,
+        ):
+            taken = self._take(item.id)
+            if taken is not None:
+                return item.model_copy(update={"taken_at": taken})
+        return item
 
     def filed_under(self, request_key: str) -> Question | None:
         """The question asked with ``request_key``, if there is one (its answer is not
@@ -598,10 +769,19 @@ class Questions:
             row = row_where(c, s.questions, request_key=request_key)
             return None if row is None else question_in(c, row.id)
 
-        return self.j.read(read)
+        found = self.j.read(read)
+        return None if found is None else self._held_back(found)
 
     def for_run(self, run_id: str) -> list[Question]:
-        return self.j.read(lambda c: questions_of(c, run_id))
+        """The run's questions (for an agent, a held answer not there yet, as ``get``)."""
+        return [self._held_back(q) for q in self.j.read(lambda c: questions_of(c, run_id))]
+
+    def _held_back(self, item: Question) -> Question:
+        """For an agent: ``item`` without an answer still within its hold (no take: the
+        answer is taken by ``get`` and ``wait``)."""
+        if self.j.actor.kind != ActorKind.AGENT:
+            return item
+        return item.as_agent_sees(self.j.now())
 
     @staticmethod
     def _row(tx: Tx, interaction_id: str) -> Any:

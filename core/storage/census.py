@@ -95,6 +95,8 @@ MOVES: dict[str, dict[str, tuple[str, ...]]] = {
     "interactions": {
         "requested": ("presented", "resolved", "expired", "cancelled", "dismissed"),
         "presented": ("resolved", "expired", "cancelled", "dismissed"),
+        "resolved": ("presented",),  # undone within its hold (UNDO, 0014u)
+        "dismissed": ("presented",),  # undone within its hold (UNDO, 0014u)
     },
     "memory_reconciliations": {
         "pending": ("accepted_local", "accepted_incoming", "merged", "dismissed"),
@@ -177,7 +179,14 @@ ALONG: dict[str, tuple[tuple[str, str], ...]] = {
 # only clearing every ``decision`` column (the undo's own decision row is the evidence).
 UNDO: dict[str, tuple[tuple[str, ...], str, str]] = {
     "approvals": (("approved", "denied"), "pending", "hold_until"),
+    # an answer or a dismissal, back to open (0014u): it was shown to the operator who
+    # answered it, so it is ``presented``
+    "interactions": (("resolved", "dismissed"), "presented", "hold_until"),
 }
+
+# Undone only while the store's own clock is within the hold (0014u): an UPDATE by hand
+# that takes an answer back after its hold is refused, whatever clock the writer keeps.
+UNDO_BY_CLOCK: set[str] = {"interactions"}
 
 # A run that failed moves again only as the retry an operator asked for (0013u): to the
 # attempt it names, in the UPDATE that starts that attempt; once per request.
@@ -187,13 +196,18 @@ RETRY: dict[str, tuple[str, str, str]] = {
 
 # An approval is consumed only once its hold has passed (0013u): the consume's time is
 # compared with the hold.
-HELD: dict[str, tuple[str, str]] = {"approvals": ("consumed_at", "hold_until")}
+HELD: dict[str, tuple[str, str]] = {
+    "approvals": ("consumed_at", "hold_until"),
+    # the agent took the answer (0014u): only after the hold, and it is never undone then
+    "interactions": ("taken_at", "hold_until"),
+}
 
 # The first write of a ``once`` column that the agent's own API makes (the agent consumes its
 # approval, fails its run with its own words): by hand it gains the agent nothing.
 AGENT_FIRST_WRITES: set[tuple[str, str]] = {
     ("approvals", "consumed_at"),
     ("approvals", "consumed_effect_key"),
+    ("interactions", "taken_at"),
     ("runs", "error"),
 }
 
@@ -335,6 +349,8 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "origin": ID,
         "requested_by": ID,
         "waiter_seen_at": WAITER,
+        "hold_until": DECISION,  # until when the answer may be undone (0014u)
+        "taken_at": ONCE,  # when the agent took the held answer (HELD, 0014u)
     },
     "memory_entries": {
         "id": ID,
@@ -540,10 +556,13 @@ class Dialect:
 
     differs: str
     false: str
+    now: str  # the store's clock, in seconds since the epoch (UNDO_BY_CLOCK)
 
 
-SQLITE = Dialect("IS NOT", "0")
-POSTGRESQL = Dialect("IS DISTINCT FROM", "false")
+SQLITE = Dialect("IS NOT", "0", "((julianday('now') - 2440587.5) * 86400.0)")
+POSTGRESQL = Dialect(
+    "IS DISTINCT FROM", "false", "(extract(epoch from clock_timestamp())::double precision)"
+)
 
 
 @dataclass(frozen=True)
@@ -672,15 +691,18 @@ def checks(d: Dialect, already: dict[str, set[str]] | None = None) -> list[Check
         if table in UNDO:
             sources, to, hold = UNDO[table]
             cleared = " AND ".join(f"NEW.{c} IS NULL" for c in columns(table, rule="decision"))
+            used = HELD[table][0]
+            clock = f" AND OLD.{hold} > {d.now}" if table in UNDO_BY_CLOCK else ""
             out.append(
                 Check(
                     f"trg_{table}_undo",
                     table,
                     f"COALESCE(OLD.status IN ({_quoted(sources)}) AND NEW.status = '{to}', "
-                    f"{d.false}) AND NOT COALESCE(OLD.consumed_at IS NULL AND OLD.{hold} IS "
-                    f"NOT NULL AND {cleared}, {d.false})",
+                    f"{d.false}) AND NOT COALESCE(OLD.{used} IS NULL AND OLD.{hold} IS "
+                    f"NOT NULL{clock} AND {cleared}, {d.false})",
                     f"{table}: a decision is undone only within its hold, before it is "
-                    "consumed, clearing the decision",
+                    + ("taken" if used == "taken_at" else "consumed")
+                    + ", clearing the decision",
                 )
             )
         if table in HELD:
@@ -691,7 +713,9 @@ def checks(d: Dialect, already: dict[str, set[str]] | None = None) -> list[Check
                     table,
                     f"OLD.{used} IS NULL AND NEW.{used} IS NOT NULL AND OLD.{hold} IS NOT NULL "
                     f"AND NOT COALESCE(NEW.{used} >= OLD.{hold}, {d.false})",
-                    f"{table}: a decision is not consumed before its hold ends ({hold})",
+                    f"{table}: a decision is not "
+                    + ("taken" if used == "taken_at" else "consumed")
+                    + f" before its hold ends ({hold})",
                 )
             )
         if table in RETRY:
@@ -767,6 +791,7 @@ __all__ = [
     "RETRY",
     "SERVER_ONLY",
     "UNDO",
+    "UNDO_BY_CLOCK",
     "WITH_EVENT",
     "Entry",
     "checks",

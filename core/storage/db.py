@@ -62,6 +62,7 @@ SCHEMA_REVISIONS = (
     "0011d",
     "0012w",
     "0013u",
+    "0014u",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
@@ -206,7 +207,12 @@ ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value whe
         "agent": "NULL",
         "origin": "NULL",
     },  # 0004, agent: 0005b
-    "interactions": {"origin": "NULL", "waiter_seen_at": NO_TIME},  # 0006o, 0012w
+    "interactions": {
+        "origin": "NULL",
+        "waiter_seen_at": NO_TIME,
+        "hold_until": NO_TIME,
+        "taken_at": NO_TIME,
+    },  # 0006o, 0012w, hold_until and taken_at: 0014u
     "memory_mutations": {
         "event_sequence": "NULL",  # 0004
         "prev_digest": "NULL",
@@ -772,6 +778,8 @@ CENSUS_0013U = (
     "trg_runs_retry",
     "trg_runs_retry_reason_along",
 )
+# The census's triggers 0014u added (an answer or a dismissal undone within its hold).
+CENSUS_0014U = ("trg_interactions_undo", "trg_interactions_held", "trg_interactions_once")
 
 
 def census_trigger_sql() -> dict[str, str]:
@@ -887,6 +895,8 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
         names |= set(census_trigger_sql())
         if not has_revision(revision, "0013u"):
             names -= set(CENSUS_0013U)
+        if not has_revision(revision, "0014u"):
+            names -= set(CENSUS_0014U)
     if has_revision(revision, "0010k"):
         names |= set(pg.key_trigger_sql() if server else key_trigger_sql())
     return names

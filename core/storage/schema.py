@@ -250,6 +250,8 @@ questions = Table(
     Column("snoozed_until", Float),
     Column("origin", Text),  # 0006o: as the agent reported it
     Column("waiter_seen_at", Float),  # 0012w: when the waiting agent last looked
+    Column("hold_until", Float),  # 0014u: a person's answer may be undone until then
+    Column("taken_at", Float),  # 0014u: when the agent took the held answer
     Index("ix_interactions_status_created", "status", "created_at", "id"),
     Index("ix_interactions_run", "run_id", "created_at"),
     Index("ix_interactions_run_status", "run_id", "status"),

@@ -26,7 +26,6 @@ from proctor.core.lens import Lens, lens_of
 from proctor.core.models import Approval, ApprovalScope, ApprovalStatus, InboxItem, InboxKind
 
 from ..infra.i18n import tr
-from ..infra.tasks import request_id
 from ..widgets import fmt
 from ..widgets.action_text import ActionText
 from ..widgets.bounded_text import BoundedText
@@ -373,15 +372,8 @@ class ApprovalDetail(DetailWidget):
         if not confirmed(self, self.ctx.settings, edited, ApprovalScope.ONCE, reason, lens):
             self.message.show_message(tr("Not approved: you cancelled the confirmation."))
             return
-        approvals, rid = self.ctx.journal.approvals, request_id()
-        version = a.version
         self.message.show_message(tr("Approving the edited action…"))
-        self.ctx.decider.submit(
-            item,
-            lambda: approvals.approve_edited(
-                a.id, action, expected_version=version, reason=reason or None, request_id=rid
-            ),
-        )
+        self.ctx.decider.approve_edited(item, action, expected_version=a.version, reason=reason)
 
     @Slot()
     def _copy_digest(self) -> None:

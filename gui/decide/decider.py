@@ -32,14 +32,25 @@ class Decider(QObject):
     bulk_done = Signal(list, bool)
     snoozed = Signal(list, list)
 
-    def __init__(self, journal: Journal, runner: TaskRunner, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        runner: TaskRunner,
+        parent: QObject | None = None,
+        settings: Any = None,
+    ) -> None:
         super().__init__(parent)
         self._journal = journal
         self._runner = runner
+        self._settings = settings
         self._retry: dict[str, Callable[[], Any]] = {}
         self.in_flight: set[str] = set()
-        # seconds an Approve or Deny may be undone (the "Undo window" preference; 0: off)
-        self.hold: Callable[[], float] = lambda: 0.0
+
+    def hold(self) -> float:
+        """Seconds a decision made here may be undone: the "Undo window" preference, read at
+        each click (0: off, and without settings). Every page that decides (the Inbox, a
+        run's "Waiting for you") decides through a Decider, so every one holds alike."""
+        return float(self._settings.undo_seconds) if self._settings is not None else 0.0
 
     # ------------------------------------------------------------ single items
     def approve(
@@ -73,23 +84,40 @@ class Decider(QObject):
             ),
         )
 
+    def approve_edited(
+        self, item: InboxItem, action: dict, *, expected_version: int, reason: str = ""
+    ) -> None:
+        """Approve ``action``, the operator's edit of the requested one (held like Approve)."""
+        approvals, rid, hold = self._journal.approvals, request_id(), self.hold()
+        self._submit(
+            item,
+            lambda: approvals.approve_edited(
+                item.id,
+                action,
+                expected_version=expected_version,
+                reason=reason or None,
+                request_id=rid,
+                hold=hold,
+            ),
+        )
+
     def answer(self, item: InboxItem, response: Any, *, expected_version: int) -> None:
         """Answer a question (interaction) with ``response``, as the operator saw it."""
-        questions, rid = self._journal.questions, request_id()
+        questions, rid, hold = self._journal.questions, request_id(), self.hold()
         self._submit(
             item,
             lambda: questions.answer(
-                item.id, response, expected_version=expected_version, request_id=rid
+                item.id, response, expected_version=expected_version, request_id=rid, hold=hold
             ),
         )
 
     def dismiss(self, item: InboxItem, reason: str, *, expected_version: int) -> None:
         """Close a question without answering it; the agent is told ``reason``."""
-        questions, rid = self._journal.questions, request_id()
+        questions, rid, hold = self._journal.questions, request_id(), self.hold()
         self._submit(
             item,
             lambda: questions.dismiss(
-                item.id, reason, expected_version=expected_version, request_id=rid
+                item.id, reason, expected_version=expected_version, request_id=rid, hold=hold
             ),
         )
 

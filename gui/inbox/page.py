@@ -165,8 +165,7 @@ class InboxPage(QWidget):
         self.ctx = ctx
         self.journal = ctx.journal
         self.read_only = bool(ctx.journal.read_only)
-        self.decider = Decider(ctx.journal, ctx.runner, self)
-        self.decider.hold = lambda: float(ctx.settings.undo_seconds)
+        self.decider = Decider(ctx.journal, ctx.runner, self, ctx.settings)
         self.undo_bar = UndoBar(ctx.journal, ctx.runner, ctx.presenter, self)
         self.model = InboxModel(ctx.runner, self)
         self.filters = FilterBar(self)

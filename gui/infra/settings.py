@@ -29,7 +29,7 @@ TOKEN_LIMIT_RANGE = (100, 10_000_000)  # the budget the scope tree measures each
 CONFIRM_KEY = "decide/confirm"
 UNDO_KEY = "decide/undo_seconds"
 DEFAULT_UNDO_S = 5  # the "Undo (5 s)" window after Approve or Deny; 0: off
-UNDO_RANGE_S = (0, 60)  # the core's longest hold (Approvals.MAX_HOLD)
+UNDO_RANGE_S = (0, 60)  # the core's longest hold (core.kernel.limits.MAX_HOLD)
 # (the tokens and the default are the core's: proctor.core.approvals.confirm)
 # What can ask for a second, deliberate step before an approval: the safety classes, then
 # the two situations. (token, the preference's text)
