@@ -1,14 +1,16 @@
-"""Undo a decision for a few seconds (issue 37): after Approve or Deny with a hold (the
-"Undo window" preference), a bar says what was decided and offers "Undo (5 s)", counting
-down; the button or Ctrl+Z takes the decision back (``Approvals.undo``: the approval is
-pending again, the undo recorded as a decision of its own). The agent acts on the decision
-only once the hold has passed, so an undo in time reaches no agent.
+"""Undo a decision for a few seconds (issue 37): after Approve, Deny, an edited approval,
+an answer or a dismissal with a hold (the "Undo window" preference), a bar says what was
+decided and offers "Undo (5 s)", counting down; the button or Ctrl+Z takes the decision
+back (``Approvals.undo``, ``Questions.undo``: the item is open again, the undo recorded as
+a decision of its own). The agent acts on the decision only once the hold has passed, so
+an undo in time reaches no agent. Every page that decides (the Inbox, a run's "Waiting for
+you") has one.
 
 The bar's room is kept while it is hidden (like the inbox's "new requests" bar), so
 nothing moves under the pointer when it comes and goes.
 
 Signals:
-    undone(object): the approval, pending again.
+    undone(object): the approval or question, open again.
     changed(): an undo came on offer or went (what Ctrl+Z does changed).
 """
 
@@ -20,13 +22,15 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QWidget
 
 from proctor.core import Journal
-from proctor.core.models import Approval
+from proctor.core.models import Approval, Question
 
 from ..infra.errors import ErrorPresenter
 from ..infra.i18n import tr
 from ..infra.tasks import TaskRunner, request_id
+from ..widgets import fmt
 from ..widgets.labels import plain_label, plain_tip, reserve_lines
 from .commands import decided_text
+from .confirm import action_label
 
 TICK_MS = 200  # the countdown's step (it shows whole seconds)
 
@@ -46,7 +50,7 @@ class UndoBar(QFrame):
         self.setObjectName("UndoBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self._journal, self._runner, self._presenter = journal, runner, presenter
-        self._approval: Approval | None = None
+        self._approval: Approval | Question | None = None
         self._ends = 0.0  # monotonic: when the hold ends (no store call to count down)
         self._busy = False
         self.label = reserve_lines(plain_label(parent=self, selectable=False))
@@ -74,12 +78,13 @@ class UndoBar(QFrame):
     # ------------------------------------------------------------ state
     def offer(self, result: object) -> None:
         """After a decision: offer its undo while its hold lasts (nothing without a hold)."""
-        if not isinstance(result, Approval) or result.hold_until is None:
+        at = decided_at(result)
+        if not isinstance(result, Approval | Question) or at is None:
             return
-        if result.decided_at is None or result.hold_until <= result.decided_at:
+        if result.hold_until is None or result.hold_until <= at:
             return
         self._approval = result
-        self._ends = time.monotonic() + (result.hold_until - result.decided_at)
+        self._ends = time.monotonic() + (result.hold_until - at)
         self._busy = False
         self._tick.start()
         self._update()
@@ -93,7 +98,8 @@ class UndoBar(QFrame):
     def remaining(self) -> float:
         return max(0.0, self._ends - time.monotonic())
 
-    def approval(self) -> Approval | None:
+    def approval(self) -> Approval | Question | None:
+        """What the bar offers to undo (an approval or a question)."""
         return self._approval
 
     def text(self) -> str:
@@ -133,9 +139,10 @@ class UndoBar(QFrame):
             return False
         self._busy = True
         self.button.setEnabled(False)
-        approvals, rid, version = self._journal.approvals, request_id(), a.version
+        rid, version = request_id(), a.version
+        service = self._journal.approvals if isinstance(a, Approval) else self._journal.questions
         self._runner.run(
-            lambda: approvals.undo(a.id, expected_version=version, request_id=rid),
+            lambda: service.undo(a.id, expected_version=version, request_id=rid),
             on_done=self._on_undone,
             on_error=self._on_refused,
             owner=self,
@@ -151,3 +158,27 @@ class UndoBar(QFrame):
         self._close()
         if self._presenter is not None:
             self._presenter.present(exc, action=tr("Undo"))
+
+
+def decided_at(result: object) -> float | None:
+    """When ``result`` (a decision's outcome) was decided: an approval's ``decided_at``, a
+    question's ``resolved_at``; None for anything else."""
+    if isinstance(result, Approval):
+        return result.decided_at
+    if isinstance(result, Question):
+        return result.resolved_at
+    return None
+
+
+def undone_text(result: object) -> str:
+    """What the page says once an undo is through: the item is open again, by name."""
+    if isinstance(result, Approval):
+        return tr("Undone: {what} is pending again; the agent was not told").format(
+            what=action_label(result)
+        )
+    if isinstance(result, Question):
+        first = next((line for line in result.prompt.splitlines() if line.strip()), "")
+        return tr("Undone: “{what}” is open again; the agent was not told").format(
+            what=fmt.bounded(first or result.kind.value, 80)
+        )
+    return tr("Undone; the agent was not told")

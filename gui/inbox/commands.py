@@ -24,10 +24,10 @@ from proctor.core.models import (
 from ..decide import settle
 from ..decide.approval import ApprovalDetail
 from ..decide.commands import decided_text, decision_commands
-from ..decide.confirm import action_label
 from ..decide.detail import DetailWidget
 from ..decide.effect import EffectDetail
 from ..decide.question import QuestionDetail
+from ..decide.undo_bar import undone_text
 from ..infra.actions import ActionRegistry, ActionSpec
 from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import BUSY_AFTER_MS
@@ -54,8 +54,8 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
             QT_TR_NOOP("Undo the decision"),
             QT_TR_NOOP("Inbox"),
             QT_TR_NOOP(
-                "Take back the approval or denial just made, while its undo window lasts "
-                "(the agent has not acted on it)"
+                "Take back the decision just made (an approval, a denial, an answer or a "
+                "dismissal) while its undo window lasts (the agent has not acted on it)"
             ),
             handler=page.undo_bar.undo,
             enabled=page.undo_bar.active,
@@ -461,9 +461,7 @@ class InboxCommands(QObject):
 
     def _on_undone(self, result: object) -> None:
         self.page.message.show_message(
-            tr("Undone: {what} is pending again; the agent was not told").format(
-                what=action_label(result) if isinstance(result, Approval) else ""
-            ),
+            undone_text(result),
             Level.SUCCESS,
             close_after_ms=BANNER_CLOSE_MS,
         )

@@ -32,6 +32,7 @@ from ..decide.detail import DetailContext, DetailPane
 from ..decide.items import KIND_TITLES, item_key
 from ..decide.kinds import DETAIL_WIDGETS
 from ..decide.question import QuestionDetail
+from ..decide.undo_bar import UndoBar, undone_text
 from ..infra.actions import ActionRegistry
 from ..infra.context import PageContext
 from ..infra.i18n import tr
@@ -186,7 +187,9 @@ class PendingPane(QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.read_only = bool(ctx.journal.read_only)
-        self.decider = Decider(ctx.journal, ctx.runner, self)
+        self.decider = Decider(ctx.journal, ctx.runner, self, ctx.settings)
+        # "Undo (N s)" after a decision made here, as in the Inbox (the same bar and hold)
+        self.undo_bar = UndoBar(ctx.journal, ctx.runner, ctx.presenter, self)
         self.decided_keys: set[str] = set()  # keys decided here (gone with the next refresh)
         self.registry = private_registry(self)
         self.commands = PendingCommands(self)
@@ -224,10 +227,12 @@ class PendingPane(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(self.empty)
         layout.addWidget(split, 1)
+        layout.addWidget(self.undo_bar)  # its room is kept: the list never moves for it
         self.list.selectionModel().currentChanged.connect(self._on_current)
         self.decider.done.connect(self._on_done)
         self.decider.refused.connect(self._on_refused)
         self.decider.snoozed.connect(self._on_snoozed)
+        self.undo_bar.undone.connect(self._on_undone)
         self.detail.open_run.connect(self.open_run)
 
     # ------------------------------------------------------------ items
@@ -275,6 +280,7 @@ class PendingPane(QWidget):
 
     # ------------------------------------------------------------ outcomes
     def _on_done(self, key: str, result: object) -> None:
+        self.undo_bar.offer(result)  # "Undo (5 s)" while the decision is held
         self.decided_keys.add(key)
         self.registry.refresh()
         widget = self.detail.current()
@@ -286,6 +292,14 @@ class PendingPane(QWidget):
         if about is None or about == self.run_id:  # said on the run it was decided for only
             text = decided_text(result)
             self.message.show_message(text, Level.SUCCESS, about=about or self.run_id)
+        self.decided.emit()
+
+    def _on_undone(self, result: object) -> None:
+        """The decision is taken back: the item is open again here (the run refreshes)."""
+        key = item_key_of(result)
+        self.decided_keys.discard(key)
+        self.message.show_message(undone_text(result), Level.SUCCESS, about=self.run_id)
+        self.registry.refresh()
         self.decided.emit()
 
     def _on_refused(self, key: str, exc: BaseException) -> None:
@@ -312,3 +326,9 @@ class PendingPane(QWidget):
             text, Level.WARNING if failed else Level.SUCCESS, about=self.run_id
         )
         self.decided.emit()
+
+
+def item_key_of(result: object) -> str:
+    """The inbox key of a decided approval or question (``approval:ID``, ``question:ID``)."""
+    kind = "approval" if isinstance(result, Approval) else "question"
+    return f"{kind}:{getattr(result, 'id', '')}"
