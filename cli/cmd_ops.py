@@ -379,16 +379,33 @@ def cmd_decide(args: argparse.Namespace) -> int:
         j.close()
     rule = f", rule {done.rule_id}" if done.rule_id else ""
     if done.hold_until is not None:
-        rule += (
-            f"; the agent acts on it after {args.hold:g} s: "
-            f"`proctor undo {render.last_word(done.id)}` takes it back until then"
-        )
+        rule += "; " + held_note(done.id, args.hold)
     print(
         f"{done.status.value} {render.ident(done.id)} "
         f"({render.clean(done.action_name, 80, one_line=True)}, "
         f"scope {done.decision_scope.value if done.decision_scope else 'once'}{rule})"
     )
     return EXIT_OK
+
+
+def held_note(item_id: str, hold: float) -> str:
+    """What a decision made with ``--hold`` tells the operator: when the agent acts on it,
+    and how to take it back until then."""
+    return (
+        f"the agent acts on it after {hold:g} s: "
+        f"`proctor undo {render.last_word(item_id)}` takes it back until then"
+    )
+
+
+def hold_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--hold",
+        type=seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="the agent may act on the decision only after this long; until then "
+        "`proctor undo ID` takes it back (0, the default: at once; at most 60)",
+    )
 
 
 def answer_from(args: argparse.Namespace) -> Any:
@@ -415,6 +432,7 @@ def cmd_answer(args: argparse.Namespace) -> int:
                 reason=args.reason,
                 request_id=request_id(args),
                 source="cli",
+                hold=args.hold,
             )
         except errors.ValidationError as err:
             raise errors.ValidationError(
@@ -424,16 +442,19 @@ def cmd_answer(args: argparse.Namespace) -> int:
             ) from err
     finally:
         j.close()
-    print(f"answered {render.ident(done.id)} ({done.kind.value})")
+    held = f"; {held_note(done.id, args.hold)}" if done.hold_until is not None else ""
+    print(f"answered {render.ident(done.id)} ({done.kind.value}{held})")
     return EXIT_OK
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
-    require_kind(args.id, "approval", "undo")
+    if kind_of(args.id) != "question":
+        require_kind(args.id, "approval", "undo")
     j = open_journal(args, write=True)
     try:
-        current = j.approvals.get(args.id)
-        done = j.approvals.undo(
+        service = j.questions if kind_of(args.id) == "question" else j.approvals
+        current = service.get(args.id)
+        done = service.undo(
             args.id,
             expected_version=args.expect_version or current.version,
             reason=args.reason,
@@ -442,7 +463,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
         )
     finally:
         j.close()
-    print(f"undid the decision on {render.ident(done.id)}; it is pending again")
+    again = "open" if kind_of(args.id) == "question" else "pending"
+    print(f"undid the decision on {render.ident(done.id)}; it is {again} again")
     return EXIT_OK
 
 
@@ -479,10 +501,12 @@ def cmd_dismiss(args: argparse.Namespace) -> int:
             expected_version=args.expect_version or current.version,
             request_id=request_id(args),
             source="cli",
+            hold=args.hold,
         )
     finally:
         j.close()
-    print(f"dismissed {render.ident(done.id)}")
+    held = f" ({held_note(done.id, args.hold)})" if done.hold_until is not None else ""
+    print(f"dismissed {render.ident(done.id)}{held}")
     return EXIT_OK
 
 
@@ -706,14 +730,7 @@ def register(sub: Any) -> None:
         p = add(sub, name, cmd_decide, help_, [common, writer])
         p.add_argument("id", help="approval id (apr_…)")
         p.add_argument("--reason", required=name == "deny", help="why (required to deny)")
-        p.add_argument(
-            "--hold",
-            type=seconds,
-            default=0.0,
-            metavar="SECONDS",
-            help="the agent may act on the decision only after this long; until then "
-            "`proctor undo ID` takes it back (0, the default: at once; at most 60)",
-        )
+        hold_option(p)
         if name == "approve":
             p.add_argument(
                 "--yes",
@@ -747,6 +764,7 @@ def register(sub: Any) -> None:
     how.add_argument("--confirm", action="store_true", help='shortcut for {"confirmed": true}')
     how.add_argument("--decline", action="store_true", help='shortcut for {"confirmed": false}')
     p.add_argument("--reason")
+    hold_option(p)
 
     p = add(
         sub,
@@ -759,6 +777,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("id", help="question id (int_…)")
     p.add_argument("--reason", required=True, help="why (the agent is told; kept as evidence)")
+    hold_option(p)
 
     p = add(
         sub,
@@ -804,13 +823,14 @@ def register(sub: Any) -> None:
         sub,
         "undo",
         cmd_undo,
-        "take back an approval's decision within its hold",
+        "take back a decision (approval, answer, dismissal) within its hold",
         [common, writer],
-        "Undo an approve or deny made with a hold (approve/deny --hold, or the desk's "
+        "Undo an approve, deny, answer or dismiss made with a hold (--hold, or the desk's "
         "undo preference) before the hold ends and before the agent uses it: the approval "
-        "is pending again; the undo is recorded as a decision of its own.",
+        "is pending again, the question open again; the undo is recorded as a decision of "
+        "its own.",
     )
-    p.add_argument("id", help="approval id (apr_…)")
+    p.add_argument("id", help="approval id (apr_…) or question id (int_…)")
     p.add_argument("--reason", help="why (kept as evidence)")
 
     p = add(
