@@ -84,3 +84,51 @@ def test_retry_asks_a_failed_run_once(tmp_path: Path) -> None:
         [decision] = j.approvals.decisions(run.id)
     assert seen.retry_pending and seen.retry_reason == "the API is back"
     assert decision.source == "cli" and decision.actor == f"operator:{OPERATOR}"
+
+
+ASKER = textwrap.dedent(
+    """
+    import json, sys
+    from proctor.core import Actor, Journal
+
+    with Journal.open(sys.argv[1], actor=Actor.agent("bot")) as j:
+        run = j.runs.start("shop", "asks first")
+        q = j.questions.ask(run.id, "question", "Which warehouse?")
+        print(q.id, flush=True)
+        got = j.questions.wait(q.id, timeout=90)
+        told = got.dismissal if got.dismissal is not None else json.dumps(got.response)
+        print(got.status.value, told, flush=True)
+    """
+)
+
+
+def test_a_waiting_agent_sees_the_answer_given_after_a_cli_undo_of_a_held_answer(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.db"
+    Journal.open(path, actor=Actor.operator(OPERATOR)).close()
+    agent = subprocess.Popen(
+        [sys.executable, "-c", ASKER, str(path)], env=env(), stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert agent.stdout is not None
+        qid = agent.stdout.readline().strip()
+        assert qid.startswith("int_")
+        held = proctor("answer", qid, "--text", "north", "--hold", "60", "--journal", path)
+        assert held.returncode == 0, held.stderr
+        assert f"proctor undo {qid}" in held.stdout
+        undone = proctor("undo", qid, "--reason", "wrong one", "--journal", path)
+        assert undone.returncode == 0, undone.stderr
+        assert undone.stdout.strip() == f"undid the decision on {qid}; it is open again"
+        dismissed = proctor("dismiss", qid, "--reason", "asked on the phone", "--journal", path)
+        assert dismissed.returncode == 0, dismissed.stderr
+        out, _ = agent.communicate(timeout=60)
+    finally:
+        agent.kill()
+    assert out.strip() == "dismissed dismissed by the operator: asked on the phone"
+    with Journal.open(path, actor=Actor.operator("check"), read_only=True) as j:
+        decisions = j.approvals.decisions(qid)
+    assert [d.decision.get("undone", False) for d in decisions] == [False, True, False]
+    assert [d.source for d in decisions] == ["cli", "cli", "cli"]
+    late = proctor("undo", qid, "--journal", path)
+    assert late.returncode != 0 and "without a hold" in late.stderr
