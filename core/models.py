@@ -703,6 +703,11 @@ class ChangeSet(Frozen):
     since: int
     until: int
     changes: list[Change]
+    # an agent's look (``waiter_seen_at``, written without a change row): the newest look
+    # when this was read, and the requests looked at since the reader's last (``Changes.since``
+    # with ``looks_after``) as (approval | question, id)
+    looked_at: float | None = None
+    looks: list[tuple[ChangeKind, str]] = []
 
     def kinds(self) -> set[ChangeKind]:
         """The kinds that changed; an appended event ('event') changed its run ('run') too

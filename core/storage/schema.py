@@ -183,6 +183,8 @@ approvals = Table(
     Column("origin", Text),  # 0006o: as the agent reported it
     Column("waiter_seen_at", Float),  # 0012w: when the waiting agent last looked
     Column("hold_until", Float),  # 0013u: a person's decision may be undone until then
+    # 0014u: the rows an agent has looked at, newest look last (the desk's probe for new looks)
+    partial_index("ix_approvals_waiter", "waiter_seen_at", where="waiter_seen_at IS NOT NULL"),
     Index("ix_approvals_status_created", "status", "created_at", "id"),
     Index("ix_approvals_run", "run_id", "created_at"),
     # 0008x: partial (the decided ones; the ones that expire)
@@ -252,6 +254,8 @@ questions = Table(
     Column("waiter_seen_at", Float),  # 0012w: when the waiting agent last looked
     Column("hold_until", Float),  # 0014u: a person's answer may be undone until then
     Column("taken_at", Float),  # 0014u: when the agent took the held answer
+    # 0014u: the rows an agent has looked at, newest look last (the desk's probe for new looks)
+    partial_index("ix_interactions_waiter", "waiter_seen_at", where="waiter_seen_at IS NOT NULL"),
     Index("ix_interactions_status_created", "status", "created_at", "id"),
     Index("ix_interactions_run", "run_id", "created_at"),
     Index("ix_interactions_run_status", "run_id", "status"),

@@ -291,6 +291,15 @@ class InboxPage(QWidget):
         if widget is not None and item is not None and item.id in cs.ids(item.kind.change_kind):
             widget.reload()
 
+    def on_looked(self, looks: list) -> None:
+        """Agents looked at these requests (their wait's stamp, no change row): re-read
+        their rows, so "agent waiting now" shows at once (the detail is not reloaded: only
+        its waiter line changes)."""
+        kinds = {kind.change_kind: kind for kind in InboxKind}
+        keys = {f"{kinds[kind].value}:{item_id}" for kind, item_id in looks if kind in kinds}
+        if keys:
+            self.model.patch(keys)
+
     # ------------------------------------------------------------ arrivals
     def pointer_on_list(self) -> bool:
         viewport = self.table.viewport()

@@ -24,6 +24,11 @@ when the agent's fsync returns, a few to tens of ms after the frames: the retrie
 most FOLLOW_UP_STEP_MS apart for the first FOLLOW_UP_FINE_MS (a 2, 8, 25 ms schedule
 found a commit visible at 11 ms at 35 ms: request → painted p95 48 ms), then sparser.
 An empty read costs one indexed read on a worker.
+
+An agent's wait stamps its request's ``waiter_seen_at`` (core/storage/waiter.py) without a
+change row: the same read also asks for the looks since the last one it saw (two seeks on
+the waiter indexes, ``Changes.since(looks=True)``), and ``looked`` says which requests an
+agent looked at, at once, not at the inbox's 15 s reload.
 """
 
 from __future__ import annotations
@@ -59,9 +64,12 @@ class JournalWatcher(QObject):
     seen_at(float): wall time of the newest change seen (for the status bar).
     wal_lost(): the ``-wal`` this desk's open connections use vanished or was replaced
         (deleted by something else: un-checkpointed commits in it may be lost). Once.
+    looked(list): (ChangeKind, id) of the requests an agent looked at (its wait's stamp)
+        since the last read that saw one.
     """
 
     changed = Signal(object)
+    looked = Signal(list)
     seen_at = Signal(float)
     wal_lost = Signal()
     _written = Signal(object)  # from any thread: the ChangeSet a desk write committed
@@ -77,6 +85,7 @@ class JournalWatcher(QObject):
         self._path = Path(str(journal.path))
         self._wal = Path(f"{self._path}-wal")
         self.last_seq = 0
+        self.looked_at: float | None = None  # the newest agent look seen (None: not read yet)
         self._ahead: set[int] = set()  # seqs past last_seq already reported (own writes)
         self._data_version: int | None = None
         self._stopped = True  # until start(); after stop() nothing is read or emitted
@@ -336,7 +345,9 @@ class JournalWatcher(QObject):
     def _read_past_last(self) -> ChangeSet:
         """(worker) The changes after ``last_seq``, as it stands when the read starts: the
         GUI thread set it before starting this read, and does not move it while it runs."""
-        return self._journal.changes.since(self.last_seq, limit=MAX_BATCH)
+        return self._journal.changes.since(
+            self.last_seq, limit=MAX_BATCH, looks=True, looks_after=self.looked_at
+        )
 
     def reading(self) -> bool:
         """A read of the feed or a poll is in flight or waiting (for tests: settled?)."""
@@ -356,6 +367,7 @@ class JournalWatcher(QObject):
     def _on_changes(self, cs: ChangeSet) -> None:
         if self._stopped:
             return
+        self._on_looks(cs)
         if cs.changes:
             self._follow_ups = []
             self._follow_up.stop()
@@ -363,10 +375,25 @@ class JournalWatcher(QObject):
             self._observe(cs)
             self.seen_at.emit(max(c.created_at for c in cs.changes))
             self._emit_unseen(cs)
+        elif cs.looks:
+            self._follow_ups = []  # the commit that woke the read was a look: it is seen
+            self._follow_up.stop()
         elif self._follow_ups and not self._runner.waiting(READ, self):
             self._follow_up.start(self._follow_ups.pop(0))  # the commit may not be visible yet
         if len(cs.changes) >= MAX_BATCH:
             self._read()
+
+    def _on_looks(self, cs: ChangeSet) -> None:
+        """Agents' looks in ``cs``: the newest is the next read's baseline (the first read
+        only sets it), and ``looked`` names the requests looked at since the last one."""
+        if self.looked_at is None:  # the first read: the baseline (0: no look yet)
+            self.looked_at = cs.looked_at or 0.0
+            return
+        if cs.looked_at is None or cs.looked_at <= self.looked_at:
+            return
+        self.looked_at = cs.looked_at
+        if cs.looks:
+            self.looked.emit(list(cs.looks))
 
     # ------------------------------------------------------------ head witness
     def _observe(self, cs: ChangeSet) -> None:

@@ -348,6 +348,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         watcher, runner = self.services.watcher, self.services.runner
         watcher.changed.connect(self._on_changes)
+        watcher.looked.connect(self.inbox.on_looked)
         watcher.seen_at.connect(self.status.set_last_change)
         runner.busy_changed.connect(self.status.set_busy)
         runner.store_failed.connect(self._on_store_failed)

@@ -14,6 +14,11 @@ Revises: 0013u
   answer once its hold passed; not before the hold ends (``trg_interactions_held``), and
   the answer is never undone after it.
 
+- ``ix_approvals_waiter``, ``ix_interactions_waiter`` (waiter_seen_at) WHERE waiter_seen_at
+  IS NOT NULL: an agent's wait stamps ``waiter_seen_at`` without a change row, so the desk's
+  feed read also asks for the rows stamped since its last look (``Changes.since(...,
+  looks_after=)``), a seek on these, not a scan; a request nobody waited on has no entry.
+
 The replaced triggers (``trg_interactions_moves``, ``_decider``, ``_decision``) and the new
 ones are frozen here (``SQLITE``, ``SERVER``) as the census builds them at this revision; the
 downgrade puts the earlier copies back and drops the new triggers and columns.
@@ -72,6 +77,9 @@ SERVER: dict[str, list[str]] = {
 
 NEW = ("trg_interactions_once", "trg_interactions_undo", "trg_interactions_held")
 COLUMNS = ("hold_until", "taken_at")
+# (name, table): the looks the desk probes for (partial: only rows an agent looked at)
+WAITER_INDEXES = (("ix_approvals_waiter", "approvals"), ("ix_interactions_waiter", "interactions"))
+LOOKED = "waiter_seen_at IS NOT NULL"
 
 
 def _install(conn, sqlite: dict[str, str], server: dict[str, list[str]]) -> None:
@@ -96,10 +104,20 @@ def upgrade() -> None:
     for column in COLUMNS:
         op.add_column("interactions", sa.Column(column, sa.Float(), nullable=True))
     _install(op.get_bind(), SQLITE, SERVER)
+    for name, table in WAITER_INDEXES:
+        op.create_index(
+            name,
+            table,
+            ["waiter_seen_at"],
+            sqlite_where=sa.text(LOOKED),
+            postgresql_where=sa.text(LOOKED),
+        )
 
 
 def downgrade() -> None:
     conn = op.get_bind()
+    for name, table in WAITER_INDEXES:
+        op.drop_index(name, table_name=table)
     if conn.dialect.name == "postgresql":
         pg.drop_all(conn, {n: SERVER[n] for n in NEW})
         pg.execute_all(conn, _before("postgresql"))
