@@ -85,3 +85,43 @@ def test_the_mcp_server_process_waits_over_a_held_approval(journal_path, desk):
     out = anyio.run(main)
     assert out["status"] == "denied" and out["reason"] == "not on Fridays"
     assert out["action"] is None
+
+
+def test_the_mcp_server_process_waits_over_a_held_answer_and_tells_the_later_one(
+    journal_path, desk
+):
+    """A question's answer given with a hold: the ``proctor mcp`` process's ``ask_human``
+    keeps waiting over it (its wait looks at it after the answer), the operator undoes it
+    and answers anew, and the host is told the later answer only."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "proctor", "mcp", str(journal_path)]
+    )
+    questions = desk.journal.questions
+
+    def answer_held() -> tuple[str, float]:
+        [item] = desk.wait_pending("question")
+        done = questions.answer(item.id, {"text": "blue"}, expected_version=item.version, hold=60)
+        return item.id, done.resolved_at
+
+    def looked(qid: str, at: float) -> None:
+        deadline = time.monotonic() + 30
+        while (questions.get(qid).waiter_seen_at or 0) <= at:
+            assert time.monotonic() < deadline, "the agent did not look after the answer"
+            time.sleep(0.05)
+
+    def undo_then_answer(qid: str) -> None:
+        back = questions.undo(qid, expected_version=questions.get(qid).version, reason="misclick")
+        questions.answer(qid, {"text": "green"}, expected_version=back.version)
+
+    async def desk_side():
+        qid, at = await desk_do(answer_held)
+        await desk_do(looked, qid, at)
+        await desk_do(undo_then_answer, qid)
+
+    async def main():
+        async with Client(params, client_info=HOST) as c, anyio.create_task_group() as tg:
+            tg.start_soon(desk_side)
+            return structured(await c.call_tool("ask_human", {"question": "Which color?"}))
+
+    out = anyio.run(main)
+    assert out["status"] == "answered" and out["answer"] == {"text": "green"}
