@@ -672,15 +672,14 @@ def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
     from proctor.core.decisions.checks import check_question, journal_keys
     from proctor.core.decisions.signing import request_event, same, signature_row
 
-    q, d = s.questions.c, s.decisions.c
+    q = s.questions.c
     stmt = (
-        select(s.questions, d.id.label("decision_id"), d.decision.label("answer"))
-        .outerjoin(s.decisions, (d.target_id == q.id) & (d.target_kind == "interaction"))
+        select(s.questions)
         .where(q.status.in_(("resolved", "dismissed")))
         .order_by(q.created_at, q.id)
     )
     keys = None
-    for row in conn.execute(stmt).all():
+    for row in _with_standing_answers(conn, conn.execute(stmt).all()):
         where = f"question {row.id} in run {row.run_id}"
         response = json.loads(row.response) if row.response is not None else None
         problem = None
@@ -706,6 +705,28 @@ def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
                     problem = f"its signed answer does not match: {err.message}"
         if problem is not None:
             problems.append(VerifyProblem(what="answer rewritten", where=where, detail=problem))
+
+
+class _Answered:
+    """A question's row with one of its standing decisions (``decision_id``, ``answer``)."""
+
+    def __init__(self, row: Any, decision: Any) -> None:
+        self._row = row
+        self.decision_id = None if decision is None else decision.id
+        self.answer = None if decision is None else decision.decision
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._row, name)
+
+
+def _with_standing_answers(conn: Any, rows: list[Any]) -> Any:
+    """Each answered question with each decision that stands for it: those after its last
+    undo (0014u: an answer taken back within its hold no longer stands), or none."""
+    from proctor.core.decisions.checks import decision_rows, standing
+
+    for row in rows:
+        for decision in standing(decision_rows(conn, "interaction", row.id)) or [None]:
+            yield _Answered(row, decision)
 
 
 def _verify_effects(journal: Journal, problems: list[VerifyProblem], run_id: str | None) -> int:

@@ -99,13 +99,15 @@ def row_to_json(table: str, row: Any) -> dict:
 
 # Columns a later revision added, made from the rest of the row when an older export lacks
 # them (0005: an effect's action digest is the digest of the action it carries; 0013u: a run
-# exported before retries has none asked). A filler returns UNFILLED when it cannot.
+# exported before retries has none asked; 0014u: an answer exported before holds has none). A filler returns UNFILLED when it cannot.
 UNFILLED = object()
 FILLED: dict[str, dict[str, Callable[[dict], Any]]] = {
     "effects": {
         "action_digest": lambda row: digest_of(row["action"]) if "action" in row else UNFILLED
     },
     "runs": {"retry_requested": lambda row: None, "retry_reason": lambda row: None},
+    # 0014u: a question exported before holds had none, and nobody took a held answer
+    "interactions": {"hold_until": lambda row: None, "taken_at": lambda row: None},
 }
 
 

@@ -289,3 +289,18 @@ def test_jsonl_rebuilds_attempts_the_agent_finished_and_a_cancel(
     rebuilt = [(a.status, a.error) for a in fresh.runs.attempts(run.id)]
     assert rebuilt == [("failed", "rate limited"), ("failed", "cancelled: operator asked")]
     assert rows_of(fresh.path, run.id)["attempts"] == rows_of(journal_path, run.id)["attempts"]
+
+
+def test_an_export_from_before_answer_holds_still_imports_and_verifies(
+    operator, busy, journal_path, fresh
+):
+    """A bundle written before 0014u has no ``interactions.hold_until`` nor ``taken_at``:
+    its questions had no hold, and the imported run is the original."""
+    bundles = [export_run(operator, run_id) for run_id in busy["runs"]]
+    [bundle, *_] = [b for b in bundles if b["tables"].get("interactions")]
+    for question in bundle["tables"]["interactions"]:
+        del question["hold_until"], question["taken_at"]
+    report = import_run(fresh, bundle)
+    assert report.verify.ok, report.verify.problems
+    run_id = bundle["run"]["id"]
+    assert rows_of(fresh.path, run_id) == rows_of(journal_path, run_id)
