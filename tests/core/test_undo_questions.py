@@ -257,13 +257,11 @@ def test_a_waiting_agent_process_sees_a_held_answer_once_its_hold_passes(live, j
     assert operator.questions.get(qid).status == QuestionStatus.RESOLVED
 
 
-def test_verify_passes_a_question_answered_undone_and_answered_again(
-    live, journal_path
-):
+def test_verify_passes_a_question_answered_undone_and_answered_again(live, journal_path):
     from proctor.core.audit.verify import verify
 
     agent, operator = live
-    run, q = asked(agent)
+    _run, q = asked(agent)
     done = decide(operator, q, "answer", 30)
     back = operator.questions.undo(q.id, expected_version=done.version)
     operator.questions.answer(q.id, {"text": "south"}, expected_version=back.version)
