@@ -144,3 +144,19 @@ def test_every_deciding_path_on_every_page_is_held_and_undone_from_its_bar(
     assert back.hold_until is None
     assert [d.decision.get("undone", False) for d in decisions] == [False, True]
     assert decisions[1].actor == "operator:alice"
+    back_on_page[page](qtbot, window, key)  # the page lists it again, to decide anew
+
+
+def back_in_inbox(qtbot, window, key: str) -> None:
+    Desk(qtbot, window).wait_row(window.inbox.model, key)
+    assert "the agent was not told" in window.inbox.message.text()
+
+
+def back_on_run(qtbot, window, key: str) -> None:
+    pending = window.runs.detail.pending
+    qtbot.waitUntil(lambda: pending.count() == 1, timeout=WAIT_MS)
+    assert pending.items.item(0).data(ITEM_ROLE).id == key.split(":", 1)[1]
+    assert "the agent was not told" in pending.message.text()
+
+
+back_on_page = {"inbox": back_in_inbox, "run": back_on_run}
