@@ -478,11 +478,11 @@ def test_a_read_before_the_commit_is_visible_is_followed_up(
     real_since = changes.since
     early = []
 
-    def not_yet_visible(seq, limit=5000):
+    def not_yet_visible(seq, limit=5000, **looks):
         if not early:
             early.append(seq)
             return ChangeSet(since=seq, until=seq, changes=[])
-        return real_since(seq, limit=limit)
+        return real_since(seq, limit=limit, **looks)
 
     monkeypatch.setattr(changes, "since", not_yet_visible, raising=False)
     with agent(path, "coder") as a:
@@ -538,11 +538,11 @@ def test_a_commit_not_visible_yet_is_retried_often_while_fresh(
     real_since = changes.since
     hidden = []
 
-    def not_yet_visible(seq, limit=5000):
+    def not_yet_visible(seq, limit=5000, **looks):
         if len(hidden) < 8:
             hidden.append(seq)
             return ChangeSet(since=seq, until=seq, changes=[])
-        return real_since(seq, limit=limit)
+        return real_since(seq, limit=limit, **looks)
 
     monkeypatch.setattr(changes, "since", not_yet_visible, raising=False)
     with agent(path, "coder") as a:
