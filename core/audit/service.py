@@ -165,9 +165,11 @@ class Changes:
     def data_version(self) -> int:
         """SQLite's PRAGMA data_version on one long-lived probe connection (no open
         transaction, so it never pins a WAL snapshot). Changes when another connection commits.
-        On a server journal: the newest change seq (every write adds change rows)."""
+        On a server journal: made of the newest change seq (every write adds change rows)
+        and the newest agent look (a wait's stamp adds none, and sends no notification), so it
+        changes on either; compare it for equality only."""
         if self.j.server:
-            return self.latest()
+            return self.j.read(_server_version)
         with self._lock:
             return self._probe_version()
 
@@ -261,3 +263,10 @@ def _looks(conn: Any, after: float | None) -> tuple[float | None, list[tuple[Cha
             ).scalars()
             looks.extend((kind, i) for i in ids)
     return newest, looks
+
+
+def _server_version(conn: Any) -> int:
+    """A server journal's data version: its newest change seq and newest look, as one int."""
+    seq = int(conn.execute(select(func.max(s.changes.c.seq))).scalar() or 0)
+    newest, _ = _looks(conn, None)
+    return seq if newest is None else hash((seq, newest))

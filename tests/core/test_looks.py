@@ -43,3 +43,14 @@ def test_the_look_probe_seeks_the_waiter_index(journal_path, table):
         ):
             plan = " ".join(str(r[-1]) for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
             assert f"ix_{table}_waiter" in plan and "SCAN " + table not in plan, plan
+
+
+def test_the_data_version_moves_on_a_look_alone(agent, operator, run, clock):
+    """The watcher's poll (on a server journal the newest change seq, as NOTIFY follows
+    change rows) must move when an agent only looks: a look writes no change row."""
+    a = agent.approvals.request(run.id, ACTION, reason="tidy")
+    before, seq = operator.changes.data_version(), operator.changes.latest()
+    clock.advance(1)
+    agent.approvals.wait(a.id, timeout=0)  # a stamp, nothing else
+    assert operator.changes.latest() == seq  # no change row...
+    assert operator.changes.data_version() != before  # ...and yet the poll sees it
