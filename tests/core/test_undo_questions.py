@@ -267,3 +267,22 @@ def test_verify_passes_a_question_answered_undone_and_answered_again(live, journ
     operator.questions.answer(q.id, {"text": "south"}, expected_version=back.version)
     report = verify(operator)
     assert report.ok, report.problems
+
+
+def test_a_trusting_agent_reads_the_answer_given_after_an_undo(open_journal, tmp_path):
+    import json
+
+    from proctor.core.decisions.keys import OperatorKey, trust_file
+
+    key = OperatorKey.generate("alice")
+    path = tmp_path / "trusted.json"
+    path.write_text(json.dumps(trust_file([{"name": "alice", "public_key": key.public_key}])))
+    agent = open_journal(Actor.agent("agent-1"), trust=path, clock=time.time)
+    signer = open_journal(Actor.operator("alice"), signer=key, clock=time.time)
+    _run, q = asked(agent)
+    done = decide(signer, q, "answer", 30)
+    assert agent.questions.get(q.id).status == "presented"  # held, and checked: no error
+    back = signer.questions.undo(q.id, expected_version=done.version)
+    signer.questions.answer(q.id, {"text": "south"}, expected_version=back.version)
+    got = agent.questions.wait(q.id, timeout=0)
+    assert (got.status, got.response) == ("resolved", {"text": "south"})
