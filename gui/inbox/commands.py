@@ -27,7 +27,7 @@ from ..decide.commands import decided_text, decision_commands
 from ..decide.detail import DetailWidget
 from ..decide.effect import EffectDetail
 from ..decide.question import QuestionDetail
-from ..decide.undo_bar import undone_text
+from ..decide.undo_bar import UndoBar, undone_text
 from ..infra.actions import ActionRegistry, ActionSpec
 from ..infra.i18n import QT_TR_NOOP, tr
 from ..infra.tasks import BUSY_AFTER_MS
@@ -40,6 +40,7 @@ from .page import InboxPage
 WIDGET = Qt.ShortcutContext.WidgetShortcut
 WORKING_AFTER_MS = BUSY_AFTER_MS  # a write still on its way after this says so in the detail
 RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
+UNDO = "inbox.undo"  # the one command that is not the inbox's alone (add_undo_bar)
 D = TypeVar("D", bound=DetailWidget)
 
 
@@ -57,8 +58,8 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
                 "Take back the decision just made (an approval, a denial, an answer or a "
                 "dismissal) while its undo window lasts (the agent has not acted on it)"
             ),
-            handler=page.undo_bar.undo,
-            enabled=page.undo_bar.active,
+            handler=c.undo_shown,
+            enabled=c.can_undo_shown,
             shortcut="Ctrl+Z",
             section=1,
             no_icon="the undo bar's button is the affordance",
@@ -203,13 +204,15 @@ class InboxCommands(QObject):
         self.registry = registry
         self.decider = page.decider
         self._recent: list[tuple[float, str]] = []  # (when, what) this desk decided lately
+        self._undo_bars: list[UndoBar] = []  # every page's undo bar (add_undo_bar)
         self._connect()
 
     def register(self) -> None:
         # every inbox command acts on the inbox's items: only while the inbox is on screen
         # (a key pressed on another page must not approve or move what nobody sees)
         for spec in commands(self):
-            self.registry.register(spec, page=self.page)
+            # Undo acts on the bar on screen, on whichever page decided (add_undo_bar)
+            self.registry.register(spec, page=None if spec.id == UNDO else self.page)
         self.registry.attach("inbox.open", self.page.table)
         self.registry.context_menu(
             self.page.table, ("inbox.copy_link", "inbox.copy_id", "inbox.open_run")
@@ -220,8 +223,27 @@ class InboxCommands(QObject):
         self.decider.refused.connect(self._on_refused)
         self.decider.bulk_done.connect(self._on_bulk_done)
         self.decider.snoozed.connect(self._on_snoozed)
-        self.page.undo_bar.changed.connect(self.registry.refresh)
         self.page.undo_bar.undone.connect(self._on_undone)
+        self.add_undo_bar(self.page.undo_bar)
+
+    # ------------------------------------------------------------ undo
+    def add_undo_bar(self, bar: UndoBar) -> None:
+        """Another page's undo bar (a run's "Waiting for you"): Ctrl+Z takes back the
+        decision of the bar on screen, whichever page made it."""
+        self._undo_bars.append(bar)
+        bar.changed.connect(self.registry.refresh)
+
+    def _shown_bar(self) -> UndoBar | None:
+        """The undo bar on screen with an undo on offer (a bar on a page not shown is not:
+        a key pressed on one page never takes back what another shows)."""
+        return next((b for b in self._undo_bars if b.isVisible() and b.active()), None)
+
+    def can_undo_shown(self) -> bool:
+        return self._shown_bar() is not None
+
+    def undo_shown(self) -> bool:
+        bar = self._shown_bar()
+        return bar is not None and bar.undo()
 
     # ------------------------------------------------------------ enablement
     def targets(self) -> list[InboxItem]:

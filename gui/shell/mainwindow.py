@@ -268,6 +268,7 @@ class MainWindow(QMainWindow):
         self.inbox = InboxPage(ctx, self)
         self.inbox_commands = InboxCommands(self.inbox, self.registry)
         self.runs = RunsPage(ctx, self)
+        self.inbox_commands.add_undo_bar(self.runs.detail.pending.undo_bar)  # Ctrl+Z there too
         self.memory = MemoryPage(ctx, self)
         self.effects = EffectsPage(ctx, self)
         self.audit = AuditPage(ctx, self)

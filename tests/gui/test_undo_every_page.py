@@ -160,3 +160,31 @@ def back_on_run(qtbot, window, key: str) -> None:
 
 
 back_on_page = {"inbox": back_in_inbox, "run": back_on_run}
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_ctrl_z_takes_back_the_decision_of_the_bar_on_screen(
+    qtbot, journal_path, open_desk, settings, monkeypatch, page
+):
+    """Ctrl+Z is the Undo of whichever page's bar is on screen; a held decision of a page
+    not shown is not taken back by a key pressed on another."""
+    settings.undo_seconds = 30
+    monkeypatch.setattr("proctor.gui.decide.approval.confirmed", lambda *a, **k: True)
+    run_id, key = filed(journal_path, False)
+    window = open_desk(journal_path)
+    shown = PAGES[page](qtbot, window, run_id, key)
+    approve(qtbot, shown)
+    qtbot.waitUntil(shown.bar.isVisible, timeout=WAIT_MS)
+    undo = window.registry.action("inbox.undo")
+    qtbot.waitUntil(undo.isEnabled, timeout=WAIT_MS)
+    window.go("memory")  # another page: its key must not take back what is not shown
+    qtbot.waitUntil(lambda: not undo.isEnabled(), timeout=WAIT_MS)
+    assert not window.registry.trigger("inbox.undo")
+    window.go("inbox" if page == "inbox" else "runs")  # back where it was decided
+    qtbot.waitUntil(undo.isEnabled, timeout=WAIT_MS)
+    focus = window.inbox.table if page == "inbox" else window.runs.detail.pending.list
+    focus.setFocus()
+    qtbot.keyClick(focus, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not shown.bar.isVisible(), timeout=WAIT_MS)
+    with Journal.open(journal_path, actor=Actor.operator("check"), read_only=True) as j:
+        assert j.approvals.get(key.split(":", 1)[1]).status == ApprovalStatus.PENDING
