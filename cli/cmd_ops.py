@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from proctor.core import InboxFilter, InboxKind, Journal, RunStatus, errors
-from proctor.core.approvals.service import action_resource
 from proctor.core.audit.verify import verify
+from proctor.core.kernel import resource
 from proctor.core.kernel.safe_text import json_escaped
 
 from . import ops_render as render
@@ -97,7 +97,7 @@ def what_of(j: Journal, items: list[Any]) -> dict[str, str]:
             found[approval_id] = f"(damaged: {approval.what}; see `proctor verify`)"
             continue
         action = approval.action if isinstance(approval.action, dict) else {}
-        found[approval_id] = f"{approval.action_name} {action_resource(action)}".strip()
+        found[approval_id] = f"{approval.action_name} {resource.words(action)}".strip()
     return found
 
 

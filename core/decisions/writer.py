@@ -10,6 +10,7 @@ from sqlalchemy import bindparam, or_, select
 
 from proctor.core import errors
 from proctor.core.kernel.canonical import canonical_json, digest_of
+from proctor.core.kernel.resource import resource_value
 from proctor.core.models import (
     ActorKind,
     Approval,
@@ -72,15 +73,10 @@ def safety_counts(approvals: list[Approval]) -> dict[str, int]:
 
 
 def action_resource(action: dict) -> str:
-    if "resource" in action:
-        return str(action["resource"])
-    args = action.get("args")
-    if not isinstance(args, dict):
-        args = {}
-    for key in ("path", "url", "command", "to", "table", "account"):
-        if key in args:
-            return str(args[key])
-    return ""
+    """The action's resource as rules match it (``str()`` of it; the desk and the CLI show
+    core.kernel.resource.words instead)."""
+    found, value = resource_value(action)
+    return str(value) if found else ""
 
 
 def _live_rules() -> Any:
