@@ -206,11 +206,17 @@ CONSUME_WINDOW = 3600.0
 
 def consume_deadline(row: Any) -> float:
     """Until when an approved approval may be consumed: its ``expires_at`` when it was
-    decided before that, else ``CONSUME_WINDOW`` after the decision."""
+    decided before that, else ``CONSUME_WINDOW`` after the decision; a hold (the
+    operator's undo window, during which the agent may not consume it) moves it later by
+    the hold's length, so the hold never eats the agent's time (approved 2 s before its
+    expiry with a 5 s hold, the agent still has 2 s once the hold ends)."""
     decided = row.decided_at if row.decided_at is not None else row.created_at
     if row.expires_at is not None and decided < row.expires_at:
-        return row.expires_at
-    return decided + CONSUME_WINDOW
+        deadline = row.expires_at
+    else:
+        deadline = decided + CONSUME_WINDOW
+    hold = getattr(row, "hold_until", None)
+    return deadline + max(hold - decided, 0.0) if hold is not None else deadline
 
 
 def requester(tx: Tx, run: Any) -> str:

@@ -295,7 +295,8 @@ WAITER_STAMP = f"""
 CONSUME_DEADLINE = (
     "(CASE WHEN OLD.expires_at IS NOT NULL AND coalesce(OLD.decided_at, OLD.created_at) "
     "< OLD.expires_at THEN OLD.expires_at ELSE coalesce(OLD.decided_at, OLD.created_at) "
-    f"+ {CONSUME_WINDOW} END)"
+    f"+ {CONSUME_WINDOW} END"
+    " + GREATEST(coalesce(OLD.hold_until - coalesce(OLD.decided_at, OLD.created_at), 0), 0))"
 )
 
 APPROVAL_RULES = f"""

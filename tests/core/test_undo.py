@@ -41,6 +41,25 @@ def test_a_held_approval_is_not_consumed_until_its_hold_passes(agent, operator, 
     assert effect.key == "fx-1" and agent.approvals.get(a.id).consumed_at == clock.t
 
 
+def test_a_hold_never_eats_the_agents_time_to_use_an_approval_near_its_expiry(
+    agent, operator, run, clock
+):
+    """Approved 2 s before its request expires, with the desk's 5 s hold: once the hold
+    ends the agent still has those 2 s (its deadline moves by the hold), not a lapse."""
+    a = agent.approvals.request(run.id, ACTION, reason="deploy", expires_in=60)
+    clock.advance(58)
+    a = operator.approvals.decide(a.id, True, expected_version=a.version, hold=5)
+    clock.advance(5.5)  # the hold is over; without it the request expired 3.5 s ago
+    effect = agent.approvals.consume_and_reserve(a.id, digest_of(ACTION), "fx-near")
+    assert effect.key == "fx-near" and agent.approvals.get(a.id).status == "approved"
+    b = agent.approvals.request(run.id, ACTION, reason="deploy", expires_in=60)
+    clock.advance(58)
+    b = operator.approvals.decide(b.id, True, expected_version=b.version, hold=5)
+    clock.advance(7.01)  # past the moved deadline: it lapses as before
+    with pytest.raises(errors.ApprovalLapsed):
+        agent.approvals.consume_and_reserve(b.id, digest_of(ACTION), "fx-late")
+
+
 def test_undo_within_the_hold_puts_the_request_back_and_is_recorded(
     agent, operator, run, clock, journal_path
 ):
