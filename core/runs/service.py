@@ -179,13 +179,7 @@ class Runs:
 
         def op(tx: Tx) -> int:
             run = tx.live_run(run_id)
-            blockers = resume_blockers(tx.conn, run)
-            if blockers:
-                listed = ", ".join(f"{kind} {bid}" for kind, bid in blockers)
-                raise errors.ResumeBlocked(
-                    f"run {run_id} cannot start a new attempt while it waits on: {listed}",
-                    blockers=blockers,
-                )
+            check_resume(tx, run)
             number = run.current_attempt + 1
             update_where(
                 tx.conn,
@@ -759,6 +753,7 @@ class Runs:
                 raise errors.InvalidTransition(
                     f"run {run_id} is {run.status} and no retry of it is waiting to start"
                 )
+            check_resume(tx, run)  # a retry is a new attempt: the same gate
             number = run.retry_requested
             insert_rows(
                 tx.conn,
@@ -833,6 +828,7 @@ class Runs:
                 raise errors.StaleVersion(
                     f"run {run_id} is at version {run.version}, you saw {expected_version}"
                 )
+            check_resume(tx, run)  # asked now, refused at the agent's start otherwise
             number = run.current_attempt + 1
             update_where(
                 tx.conn,
@@ -1022,6 +1018,18 @@ class Runs:
     def projects(self) -> builtins.list[str]:
         stmt = select(s.runs.c.project).distinct().order_by(s.runs.c.project)
         return self.j.read(lambda c: list(c.execute(stmt).scalars()))
+
+
+def check_resume(tx: Tx, run: Any) -> None:
+    """The resume gate before a new attempt (a retry's too): ``ResumeBlocked``, naming
+    each blocker, while ``resume_blockers`` finds any."""
+    blockers = resume_blockers(tx.conn, run)
+    if blockers:
+        listed = ", ".join(f"{kind} {bid}" for kind, bid in blockers)
+        raise errors.ResumeBlocked(
+            f"run {run.id} cannot start a new attempt while it waits on: {listed}",
+            blockers=blockers,
+        )
 
 
 def resume_blockers(conn: Any, run: Any) -> list[tuple[str, str]]:

@@ -107,3 +107,30 @@ def test_raw_sql_moves_a_failed_run_only_to_the_attempt_asked_and_once(
     agent.runs.retry(run.id)
     agent.runs.fail(run.id, "again")
     refused(journal_path, MOVE, (2, run.id))  # the request was used
+
+
+def test_a_retry_passes_the_resume_gate_when_asked_and_when_started(agent, operator, run, clock):
+    """A retry is a new attempt: while the failed run has an effect of unknown outcome (a
+    payment that may have gone through), neither the operator's request nor the agent's
+    start goes ahead (``ResumeBlocked`` naming it); resolved, the retry goes on."""
+    agent.effects.reserve("charge-1", tool="pay", run_id=run.id, action={"amount": 5})
+    agent.effects.mark_ambiguous("charge-1", "timeout")
+    agent.effects.reserve("mail-1", tool="email", run_id=run.id, lease_seconds=60, owner="w")
+    agent.effects.begin("mail-1", owner="w")  # still running when the run fails
+    f = failed(agent, run)
+    with pytest.raises(errors.ResumeBlocked) as refused_now:
+        operator.runs.request_retry(run.id, "again", expected_version=f.version)
+    assert refused_now.value.blockers == [("effect", "charge-1")]
+    assert not agent.runs.get(run.id).retry_pending  # nothing was written
+    effect = operator.effects.get("charge-1")
+    operator.effects.resolve(
+        "charge-1", "failed", reason="not on the statement", expected_version=effect.version
+    )
+    f = agent.runs.get(run.id)
+    operator.runs.request_retry(run.id, "again", expected_version=f.version)
+    clock.advance(120)  # asked with nothing in the way; then mail-1's lease lapses
+    agent.effects.sweep_expired()
+    assert agent.effects.get("mail-1").status == "ambiguous"
+    with pytest.raises(errors.ResumeBlocked):
+        agent.runs.retry(run.id)
+    assert agent.runs.get(run.id).status == "failed"
