@@ -134,3 +134,14 @@ def test_a_retry_passes_the_resume_gate_when_asked_and_when_started(agent, opera
     with pytest.raises(errors.ResumeBlocked):
         agent.runs.retry(run.id)
     assert agent.runs.get(run.id).status == "failed"
+
+
+def test_the_retried_event_belongs_to_the_attempt_it_opens(agent, operator, run):
+    """``run.retried`` carries attempt 2, as ``attempt.started`` of a new attempt does: a
+    rebuild from the events (JSONL import) takes the run's attempt from its last event."""
+    f = failed(agent, run)
+    operator.runs.request_retry(run.id, "again", expected_version=f.version)
+    agent.runs.retry(run.id)
+    last = agent.runs.events(run.id)[-1]
+    assert (last.type, last.attempt) == ("run.retried", 2)
+    assert agent.runs.get(run.id).current_attempt == 2
