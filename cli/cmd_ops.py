@@ -360,6 +360,11 @@ def _gather_kind(j: Journal, kind: str, ident: str) -> tuple[str, dict]:
 def cmd_decide(args: argparse.Namespace) -> int:
     approve = args.command == "approve"
     require_kind(args.id, "approval", args.command)
+    if approve and args.hold and args.scope != "once":
+        raise UsageError(
+            f"--hold is for a one-time decision: --scope {args.scope} makes a standing rule, "
+            "which decides at once and is revoked (proctor revoke-rule), not undone"
+        )
     j = open_journal(args, write=True)
     try:
         current = j.approvals.get(args.id)

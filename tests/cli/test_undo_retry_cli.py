@@ -84,3 +84,17 @@ def test_retry_asks_a_failed_run_once(tmp_path: Path) -> None:
         [decision] = j.approvals.decisions(run.id)
     assert seen.retry_pending and seen.retry_reason == "the API is back"
     assert decision.source == "cli" and decision.actor == f"operator:{OPERATOR}"
+
+
+def test_a_hold_on_a_standing_rule_is_refused_not_dropped(tmp_path: Path) -> None:
+    """`approve --hold 10 --scope run` made the rule and applied no hold, saying nothing:
+    now it is a usage error (exit 2) and nothing is written."""
+    path = tmp_path / "journal.db"
+    with Journal.open(path, actor=Actor.agent("bot")) as j:
+        run = j.runs.start("shop", "rule")
+        aid = j.approvals.request(run.id, {"tool": "fs.read", "args": {"path": "a"}}, reason="r").id
+    done = proctor("approve", aid, "--hold", "10", "--scope", "run", "--yes", "--journal", path)
+    assert done.returncode == 2 and "--hold is for a one-time decision" in done.stderr
+    with Journal.open(path, read_only=True) as j:
+        assert j.approvals.get(aid).status.value == "pending"
+        assert j.approvals.rules() == []
