@@ -123,14 +123,14 @@ class Blame:
         while True:
             time.sleep(0.01)
             beat = self.beat
-            if beat is None or not beat.timer.isActive():
+            if beat is None or not beat.running:
                 continue
             if time.monotonic() - beat.last < BLAME_MS / 1000:
                 continue
             frame = sys._current_frames().get(self.gui)
             if frame is None:
                 continue
-            stack = traceback.extract_stack(frame)[-8:]
+            stack = traceback.extract_stack(frame)[-6:]
             self.samples[" <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(stack))] += 1
 
     def report(self) -> None:
@@ -151,6 +151,7 @@ class Heartbeat:
         if BLAME is not None:
             BLAME.beat = self
         self.longest, self.last = 0.0, time.monotonic()
+        self.running = False  # (read by Blame's thread, which never touches Qt)
         self.timer = QTimer()
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self.tick)
@@ -162,9 +163,11 @@ class Heartbeat:
     def __enter__(self) -> Heartbeat:
         self.last = time.monotonic()
         self.timer.start()
+        self.running = True
         return self
 
     def __exit__(self, *_: object) -> None:
+        self.running = False
         self.tick()
         self.timer.stop()
 

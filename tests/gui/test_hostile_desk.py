@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QDialog, QLabel, QPlainTextEdit, QTextEdit, QWidget
 
@@ -367,3 +367,60 @@ def test_a_4000_line_diff_review_is_parsed_on_the_presentation_pool(qtbot, monke
     assert threads and threading.get_ident() not in threads
     assert view.table.rowCount() > 2000 and "−2000 +2000" in view.head.text()
     assert "new line 1999" in view.unified.toPlainText()
+
+
+def test_a_timeline_paint_touches_the_bars_in_sight_not_the_runs(qtbot, monkeypatch):
+    """Each row is planned once per zoom (its bars walked once); a scroll or a repaint at
+    that zoom reads the bars in sight from the plan. The old paint walked each row's bars,
+    and from the first still-open bar of a crowded row on it walked all the rest, at every
+    paint: 1.4 s on a 20,000-call run (tests/bench/freeze_bench.py)."""
+    from proctor.core.audit.timeline import RunTimeline, Span
+    from proctor.gui.timeline import view as view_mod
+
+    t, calls = 1_750_000_000.0, 6000
+    spans = [
+        Span(
+            lane="tool",
+            id=f"t{n:05d}",
+            label=f"call {n}",
+            status="running" if n % 3 == 0 else "succeeded",
+            start=t + n,
+            end=None if n % 3 == 0 else t + n + 0.9,  # every third still open: to the end
+            detail={},
+        )
+        for n in range(calls)
+    ]
+    touched = {"n": 0}
+    slot = view_mod.Bar.placed  # the slot every walk over a row's bars reads
+
+    def get(bar):
+        touched["n"] += 1
+        return slot.__get__(bar)
+
+    monkeypatch.setattr(view_mod.Bar, "placed", property(get, slot.__set__))
+    view = view_mod.TimelineView()
+    view.clock = lambda: t + calls + 10
+    qtbot.addWidget(view)
+    view.resize(1200, 300)
+    view.show()
+    view.set_timeline(RunTimeline(run_id="r", start=t, end=t + calls, live=True, spans=spans))
+    qtbot.waitUntil(lambda: not view.packing() and len(view.bars) == calls, timeout=WAIT_MS)
+    view.zoom(200.0)  # about 40 s in sight: a few dozen bars
+    view.viewport().repaint()  # the zoom's plan: every bar once
+    bar = view.horizontalScrollBar()
+    assert bar.maximum() > 0
+    touched["n"] = 0
+    for at in (0.2, 0.5, 0.8):  # scrolled, repainted, hovered
+        bar.setValue(round(bar.maximum() * at))
+        view.viewport().repaint()
+        view.viewport().repaint()
+    assert touched["n"] < 300, f"{touched['n']:,} bar reads for 6 paints of ~40 bars each"
+    middle = view.item_for("t03001")  # the bar under a point is still found
+    assert middle is not None
+    view.center_on_time(middle.span.start + 0.5)
+    point = view.mapFromScene(
+        QPointF(view.x_of(middle.span.start + 0.5), middle.rect().center().y())
+    )
+    with qtbot.waitSignal(view.span_clicked) as clicked:
+        view.click_at(QPointF(point))
+    assert clicked.args[0].id == "t03001"
