@@ -365,7 +365,7 @@ def test_a_4000_line_diff_review_is_parsed_on_the_presentation_pool(qtbot, monke
     view.show()
     wait_presented(qtbot)
     assert threads and threading.get_ident() not in threads
-    assert view.table.rowCount() > 2000 and "−2000 +2000" in view.head.text()
+    assert view.table.model().rowCount() > 2000 and "−2000 +2000" in view.head.text()
     assert "new line 1999" in view.unified.toPlainText()
 
 
@@ -424,3 +424,48 @@ def test_a_timeline_paint_touches_the_bars_in_sight_not_the_runs(qtbot, monkeypa
     with qtbot.waitSignal(view.span_clicked) as clicked:
         view.click_at(QPointF(point))
     assert clicked.args[0].id == "t03001"
+
+
+def test_a_4000_line_diff_review_makes_no_cell_per_line_on_the_gui_thread(qtbot, monkeypatch):
+    """The side by side reads its cells from the parsed rows as they are painted: the old
+    view made a table item per cell (8,000 for this patch) on the GUI thread, and sized
+    the line-number columns by asking every row (0.1-0.3 s when the review was shown)."""
+    from proctor.core.models import Question
+    from proctor.gui.forms import review
+
+    cells = {"n": 0}
+    real_item = getattr(review, "QTableWidgetItem", None)  # (the old view's cells)
+    if real_item is not None:
+
+        class Counted(real_item):
+            def __init__(self, *args):
+                cells["n"] += 1
+                super().__init__(*args)
+
+        monkeypatch.setattr(review, "QTableWidgetItem", Counted)
+    model = getattr(review, "DiffModel", None)
+    if model is not None:
+        real_data = model.data
+
+        def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+            cells["n"] += 1
+            return real_data(self, index, role)
+
+        monkeypatch.setattr(model, "data", data)
+    patch = "--- a/big.txt\n+++ b/big.txt\n@@ -1,2000 +1,2000 @@\n" + "".join(
+        f"-old line {n}\n+new line {n}\n" for n in range(2000)
+    )
+    question = Question.model_construct(
+        id="q_big", kind="diff_review", request={"diff": patch, "path": "big.txt"}
+    )
+    view = review.diff_material(question)
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    wait_presented(qtbot)
+    view.repaint()
+    rows = view.table.model().rowCount()
+    assert rows > 2000
+    assert cells["n"] < 2000, f"{cells['n']:,} cells made or read for {rows:,} rows"
+    last = view.table.model().index(rows - 1, 3)
+    assert last.data() == "new line 1999"  # every row is there, read when asked
