@@ -156,12 +156,17 @@ def bar_style(status: str) -> tuple[QPen, QBrush, QPen]:
 
 
 class Row:
-    """The bars of one row of one lane, by start (each zoom paints them from a ``Plan``)."""
+    """The bars of one row of one lane, by start, with their starts, drawing ends and
+    whether each is still open (made with the layout, on the presentation pool for a large
+    run; each zoom paints them from a ``Plan``)."""
 
-    __slots__ = ("bars",)
+    __slots__ = ("bars", "ends", "open", "starts")
 
     def __init__(self, bars: list[Bar]) -> None:
         self.bars = bars
+        self.starts = [b.span.start for b in bars]
+        self.ends = [b.placed.end for b in bars]
+        self.open = [b.span.end is None for b in bars]
 
 
 class Layout:
@@ -189,53 +194,67 @@ def lay_out(
 
 
 class Plan:
-    """What one row paints at one zoom, in scene coordinates, made in one pass over its
-    bars and kept until the zoom changes: a scroll, a hover or a repaint reads the bars in
-    sight from it by bisection (the row's bars were walked at every paint, and an open bar
-    early in a crowded row made every paint walk the rest of the row).
+    """What one row paints at one zoom, in scene coordinates, made in one pass over the
+    row's numbers and kept until the zoom changes: a scroll, a hover or a repaint reads the
+    bars in sight from it by bisection (the row's bars were walked at every paint, and an
+    open bar early in a crowded row made every paint walk the rest of the row).
 
     A bar that starts in the pixel column of the bar kept just before and ends inside it is
     left out (at most a few bars per pixel column); each kept bar is painted up to where the
-    first later bar that reaches at least as far starts (that bar covers the rest of it)."""
+    first later bar that reaches at least as far starts (that bar covers the rest of it).
+    Rectangles are made when first painted."""
 
-    __slots__ = ("bars", "ends", "narrow", "reach", "rects", "starts")
+    __slots__ = ("bars", "ends", "narrow", "reach", "rects", "right", "starts", "top")
 
     def __init__(self, row: Row, pps: float, left: float, top: float) -> None:
-        kept: list[tuple[Bar, float, float]] = []
-        last = (-1, -1.0)  # the pixel column and right edge of the bar kept last
-        for bar in row.bars:
-            x0 = left + bar.span.start * pps
-            x1 = max(left + bar.placed.end * pps, x0 + MIN_BAR)
+        kept: list[int] = []
+        xs0: list[float] = []
+        xs1: list[float] = []
+        last_column, last_x1 = -1, -1.0  # the pixel column and right edge of the bar kept last
+        for i, (start, end) in enumerate(zip(row.starts, row.ends, strict=True)):
+            x0 = left + start * pps
+            x1 = max(left + end * pps, x0 + MIN_BAR)
             column = int(x0)
-            if column == last[0] and x1 <= last[1]:
+            if column == last_column and x1 <= last_x1:
                 continue  # starts in the same pixel and ends inside the bar kept there
-            last = (column, x1)
-            kept.append((bar, x0, x1))
-        cover: list[int | None] = [None] * len(kept)  # the first later bar reaching as far
-        later: list[int] = []
-        for i in range(len(kept) - 1, -1, -1):
-            while later and kept[later[-1]][2] < kept[i][2]:
+            last_column, last_x1 = column, x1
+            kept.append(i)
+            xs0.append(x0)
+            xs1.append(x1)
+        right = list(xs1)
+        ends = [True] * len(kept)  # the bar's own right edge shows (not covered)
+        later: list[int] = []  # kept bars after k, each reaching further than the next
+        for k in range(len(kept) - 1, -1, -1):
+            while later and xs1[later[-1]] < xs1[k]:
                 later.pop()
-            cover[i] = later[-1] if later else None
-            later.append(i)
-        self.bars: list[Bar] = []
-        self.rects: list[QRectF] = []
-        self.ends: list[bool] = []  # the bar's own right edge shows (not covered)
-        self.narrow: list[bool] = []  # drawn as a plain rectangle with others of its status
-        for i, (bar, x0, x1) in enumerate(kept):
-            j = cover[i]
-            hidden = j is not None and kept[j][1] < x1
-            right = max(kept[j][1], x0 + MIN_BAR) if hidden and j is not None else x1
-            self.bars.append(bar)
-            self.rects.append(QRectF(x0, top, right - x0, ROW_H))
-            self.ends.append(not hidden)
-            self.narrow.append(right - x0 < NARROW and (bar.span.end is not None or hidden))
-        self.starts = [r.left() for r in self.rects]
-        self.reach = list(accumulate((r.right() for r in self.rects), max))
+            if later and xs0[later[-1]] < xs1[k]:  # covered from where that bar starts
+                right[k] = max(xs0[later[-1]], xs0[k] + MIN_BAR)
+                ends[k] = False
+            later.append(k)
+        is_open = row.open
+        self.bars = [row.bars[i] for i in kept]
+        self.starts = xs0
+        self.right = right
+        self.ends = ends
+        # too narrow for rounding or text: drawn as plain rectangles with others of its status
+        self.narrow = [
+            r - x0 < NARROW and (not is_open[i] or not e)
+            for i, x0, r, e in zip(kept, xs0, right, ends, strict=True)
+        ]
+        self.reach = list(accumulate(right, max))
+        self.rects: list[QRectF | None] = [None] * len(kept)
+        self.top = top
 
     def between(self, x0: float, x1: float) -> range:
         """Indexes of the kept bars painted between scene x0 and x1."""
         return range(bisect_left(self.reach, x0), bisect_right(self.starts, x1))
+
+    def rect(self, k: int) -> QRectF:
+        rect = self.rects[k]
+        if rect is None:
+            x0 = self.starts[k]
+            rect = self.rects[k] = QRectF(x0, self.top, self.right[k] - x0, ROW_H)
+        return rect
 
 
 class BarsLayer(QGraphicsItem):
@@ -287,9 +306,7 @@ class BarsLayer(QGraphicsItem):
                 continue
             plan = self.plan((lane, n))
             x = pos.x()
-            hits = [
-                i for i in plan.between(x, x) if plan.rects[i].left() <= x <= plan.rects[i].right()
-            ]
+            hits = [i for i in plan.between(x, x) if plan.starts[i] <= x <= plan.right[i]]
             return plan.bars[hits[-1]] if hits else None
         return None
 
@@ -306,7 +323,7 @@ class BarsLayer(QGraphicsItem):
             plan = self.plan(key)
             narrow: dict[str, list[QRectF]] = {}
             for i in plan.between(exposed.left(), exposed.right()):
-                bar, rect = plan.bars[i], plan.rects[i]
+                bar, rect = plan.bars[i], plan.rect(i)
                 if plan.narrow[i]:  # too narrow for rounding or text
                     narrow.setdefault(bar.span.status, []).append(rect)
                 else:
