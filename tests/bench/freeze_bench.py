@@ -1,7 +1,7 @@
 """No event-loop gap over 100 ms on any agent data (issue 33, target 3): every case the issue
 names, in one offscreen desk, each row the longest time the GUI thread stood still.
 
-    uv run python tests/bench/freeze_bench.py [--repeat 3] [--only WORD]
+    uv run python tests/bench/freeze_bench.py [--repeat 3] [--only WORD] [--before COMMIT]
 
 A QTimer heartbeat ticks every 5 ms on the GUI thread; the longest interval between two
 ticks while an item is opened, shown, painted (and the presentation pool has delivered) is
@@ -20,17 +20,24 @@ the longest the window stood still. The rows, each on its own copy of one journa
 - bidi: an approval whose command is one 3 MB line of mixed left-to-right and right-to-left
   text (Latin, Hebrew, CJK) with bidi overrides, selected, then its confirmation shown.
 
-Prints per row the median over --repeat of the longest gap, its ratio to 100 ms (the
-target: <= 1.00), and the machine's load average (os.getloadavg) before each round. A
-benchmark, not a test: it asserts nothing.
+Prints per row the median over --repeat of the longest gap and its ratio to 100 ms (the
+target: <= 1.00), the most CPU time the GUI thread used within one gap (on a loaded machine
+a wall gap also holds the time the thread waited for a core: the control row shows how
+much), and the machine's load average (os.getloadavg) before each run. ``--before COMMIT``
+measures that commit's desk too (``git archive`` into a temporary folder, first on the
+import path of a child process; this tree in another), the runs interleaved. ``--blame``
+samples the GUI thread's stack while the heartbeat is late. A benchmark, not a test: it
+asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +46,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
 
 HUGE = 3_000_000
 COMMAND = "echo " + "A" * HUGE
@@ -421,12 +429,68 @@ ROWS: list[tuple[str, str, Callable[[Desk, dict[str, str]], Gap]]] = [
 ]
 
 
+def measure(journal: Path, many: Path, ids: dict[str, str], keys: list[str]) -> dict[str, Gap]:
+    out: dict[str, Gap] = {}
+    for key, _name, row in ROWS:
+        if key not in keys:
+            continue
+        desk = Desk(many if key == "timeline" else journal)
+        try:
+            out[key] = row(desk, ids)
+        finally:
+            desk.close()
+    return out
+
+
+def child(tree: Path, journal: Path, many: Path, ids: dict[str, str], keys: list[str]) -> dict:
+    """The rows measured in a fresh offscreen process whose ``proctor`` is ``tree``."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "QT_QPA_PLATFORM": "offscreen"}
+    args = [str(journal), str(many), json.dumps(ids), ",".join(keys)]
+    out = subprocess.run(
+        [sys.executable, __file__, "--measure", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-3000:])
+    return json.loads(next(x for x in out.stdout.splitlines() if x.startswith("{")))
+
+
+def print_table(names: dict[str, str], seen: dict[str, dict[str, list[Gap]]], repeat: int) -> None:
+    print(f"longest event-loop gap, ms (median of {repeat}; heartbeat every {TICK_MS} ms);")
+    print("cpu: the most GUI-thread CPU time within one gap (its own work, whatever the load)")
+    trees = list(seen)
+    head = "".join(f" {t + ' gap':>11} {'/100ms':>6} {'cpu':>5} {'/100ms':>6}" for t in trees)
+    print(f"{'case':44}{head}")
+    for key, name in names.items():
+        cells = ""
+        for tree in trees:
+            gap = statistics.median(g for g, _ in seen[tree][key])
+            cpu = statistics.median(c for _, c in seen[tree][key])
+            cells += f" {gap:>11.0f} {gap / TARGET_MS:>6.2f} {cpu:>5.0f} {cpu / TARGET_MS:>6.2f}"
+        print(f"{name:44}{cells}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--only", help="rows whose key or name contains this")
     p.add_argument("--blame", action="store_true", help="sample the GUI thread in long gaps")
+    p.add_argument(
+        "--before",
+        metavar="COMMIT",
+        help="also measure the desk of COMMIT (git archive), interleaved with this tree's, "
+        "each in fresh processes",
+    )
+    p.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
     a = p.parse_args()
+    if a.measure:
+        journal, many, ids_text, keys = a.measure
+        gaps = measure(Path(journal), Path(many), json.loads(ids_text), keys.split(","))
+        print(json.dumps(gaps))
+        return 0
     global BLAME
     if a.blame:
         BLAME = Blame()
@@ -436,34 +500,34 @@ def main() -> int:
     journal = work / "journal.db"
     ids = build(journal)
     rows = [r for r in ROWS if not a.only or a.only in r[0] or a.only in r[1]]
+    keys = [key for key, _, _ in rows]
     many = work / "many.db"
-    if any(key == "timeline" for key, _, _ in rows):
+    if "timeline" in keys:
         big_run_with_tool_calls(many, "run_many_calls", TIMELINE_EVENTS, TIMELINE_CALLS)
     ids["timeline"] = "run_many_calls"
-    seen: dict[str, list[Gap]] = {key: [] for key, _, _ in rows}
+    trees: dict[str, Path | None] = {"now": None}
+    if a.before:
+        from tests.bench.hostile_desk_bench import before_tree, tree_of
+
+        trees = {"before": before_tree(a.before, work), "after": tree_of(ROOT, work / "after")}
+    seen: dict[str, dict[str, list[Gap]]] = {t: {key: [] for key in keys} for t in trees}
     loads: list[tuple[float, float, float]] = []
-    for _ in range(a.repeat):
-        loads.append(os.getloadavg())
-        for key, _name, row in rows:
-            desk = Desk(many if key == "timeline" else journal)
-            try:
-                seen[key].append(row(desk, ids))
-            finally:
-                desk.close()
+    for _ in range(a.repeat):  # interleaved: before, after, before, after …
+        for name, tree in trees.items():
+            loads.append(os.getloadavg())
+            gaps = (
+                measure(journal, many, ids, keys)
+                if tree is None
+                else child(tree, journal, many, ids, keys)
+            )
+            for key in keys:
+                seen[name][key].append(tuple(gaps[key]))
     loads.append(os.getloadavg())
-    print("load average (1, 5, 15 min) before each round and at the end: ", end="")
+    print("load average (1, 5, 15 min) before each run and at the end: ", end="")
     print(", ".join("/".join(f"{x:.2f}" for x in load) for load in loads))
-    print(f"longest event-loop gap, ms (median of {a.repeat}; heartbeat every {TICK_MS} ms);")
-    print("cpu: the most GUI-thread CPU time within one gap (its own work, whatever the load)")
-    print(f"{'case':44} {'gap ms':>7} {'/100ms':>7} {'cpu ms':>7} {'/100ms':>7}  gaps (all runs)")
-    for key, name, _ in rows:
-        gap = statistics.median(g for g, _ in seen[key])
-        cpu = statistics.median(c for _, c in seen[key])
-        every = " ".join(f"{g:.0f}" for g, _ in seen[key])
-        print(
-            f"{name:44} {gap:>7.0f} {gap / TARGET_MS:>7.2f} {cpu:>7.0f} {cpu / TARGET_MS:>7.2f}"
-            f"  {every}"
-        )
+    if a.before:
+        print(f"before = {a.before}, after = this worktree")
+    print_table({key: name for key, name, _ in rows}, seen, a.repeat)
     if BLAME is not None:
         print(f"the GUI thread's stack in gaps over {BLAME_MS} ms (10 ms samples):")
         BLAME.report()
