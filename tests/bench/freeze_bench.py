@@ -138,7 +138,7 @@ class Blame:
             frame = sys._current_frames().get(self.gui)
             if frame is None:
                 continue
-            stack = traceback.extract_stack(frame)[-6:]
+            stack = traceback.extract_stack(frame)[-9:]
             self.samples[
                 " <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(stack))
             ] += 1

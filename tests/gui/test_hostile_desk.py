@@ -236,6 +236,34 @@ def test_the_confirmation_restates_the_huge_action_in_short_lines(
     assert seen.most_escaped_on_gui() <= GUI_TEXT
 
 
+def test_the_confirmation_of_a_huge_action_escapes_nothing_large_on_the_gui_thread(
+    qtbot, journal_path, huge, open_desk, monkeypatch
+):
+    """The restated action (its pretty JSON's head, escaped, in display lines) is made on
+    the presentation pool when the approval is shown: the click that opens the confirmation
+    dumps and escapes none of the 3 MB (it escaped a 200,000-character head there)."""
+    seen = Recorder(monkeypatch)
+    window = open_desk(journal_path)
+    Desk(qtbot, window).open_inbox_item(f"approval:{huge['big']}", presented=True)
+    seen.escaped.clear()
+    seen.dumped.clear()
+    dialogs: list[QDialog] = []
+
+    def look(parent, what):
+        dialog = confirm_mod.ConfirmApproval(parent, what)
+        qtbot.addWidget(dialog)
+        dialog.show()
+        dialogs.append(dialog)
+        return False
+
+    monkeypatch.setattr(confirm_mod.ConfirmApproval, "ask", look)
+    assert window.registry.trigger("inbox.approve")
+    qtbot.waitUntil(lambda: bool(dialogs), timeout=WAIT_MS)
+    assert "echo AAAA" in dialogs[0].action.toPlainText()
+    assert seen.most_escaped_on_gui() < 10_000  # short texts only, not the 200,000-char head
+    assert seen.most_dumped_on_gui() < INLINE_CHARS
+
+
 def test_the_bulk_list_never_lays_out_an_action_as_one_line(qtbot, journal_path, huge):
     """A 3 MB action is held back (not escaped only to be held back); one that fits the
     box but is one 150,000-character line is listed whole, in display lines."""
