@@ -44,6 +44,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[2]
@@ -254,18 +255,29 @@ class Desk:
         spin(shown)
         inbox.detail.repaint()
 
-    def confirm(self, approval_id: str) -> None:
+    def confirm(self) -> None:
+        """Approve pressed on the approval shown: the desk's own path to its confirmation
+        (the dialog shown without a nested event loop, then cancelled), painted, closed."""
         from proctor.gui.decide import confirm
 
-        a = self.journal.approvals.get(approval_id)
-        found = confirm.risks(a, a.requested_scope, frozenset(), time.time())
-        dialog = confirm.ConfirmApproval(
-            self.window, confirm.restate(a, a.requested_scope, "", found)
-        )
-        dialog.show()
-        spin(dialog.isVisible)
-        dialog.repaint()
-        dialog.close()
+        shown: list[Any] = []
+
+        def look(parent: Any, what: Any) -> bool:
+            dialog = confirm.ConfirmApproval(parent, what)
+            dialog.show()
+            shown.append(dialog)
+            return False  # cancelled: nothing is approved
+
+        real = confirm.ConfirmApproval.__dict__["ask"]
+        confirm.ConfirmApproval.ask = look  # type: ignore[method-assign,assignment]
+        try:
+            self.window.registry.trigger("inbox.approve")
+            spin(lambda: bool(shown) and shown[0].isVisible())
+            shown[0].repaint()
+            turn()
+            shown[0].close()
+        finally:
+            confirm.ConfirmApproval.ask = real  # type: ignore[method-assign]
 
 
 def control_row(d: Desk, _ids: dict[str, str]) -> Gap:
@@ -308,7 +320,9 @@ def waiting_row(d: Desk, ids: dict[str, str]) -> Gap:
 
 
 def confirmation_row(d: Desk, ids: dict[str, str]) -> Gap:
-    return d.gap(lambda: d.confirm(ids["big"]))
+    d.select("approval", ids["big"])
+    spin(idle)
+    return d.gap(d.confirm)
 
 
 def bulk_row(d: Desk, ids: dict[str, str]) -> Gap:
@@ -410,7 +424,7 @@ def bidi_row(d: Desk, ids: dict[str, str]) -> Gap:
     def steps() -> None:
         d.select("approval", ids["bidi"])
         spin(idle)
-        d.confirm(ids["bidi"])
+        d.confirm()
 
     return d.gap(steps)
 
