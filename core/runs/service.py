@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from proctor.core import errors
+from proctor.core.decisions.checks import check_retry
 from proctor.core.decisions.deciders import refuse_requester, run_agent
 from proctor.core.decisions.writer import MAX_REASON, insert_decision_row, record_decision
 from proctor.core.kernel.canonical import ZERO_DIGEST, canonical_json, loads
@@ -743,7 +744,9 @@ class Runs:
         (:meth:`request_retry`): attempt N opens and the run moves from ``failed`` to
         ``running`` in one UPDATE, with a ``run.retried`` event. The run's ``error`` keeps
         the first failure (it is set once); each attempt keeps its own. ``InvalidTransition``
-        unless a retry is asked and not yet started."""
+        unless a retry is asked and not yet started; ``DecisionUnverified`` unless an
+        operator's decision row asks it (signed by a trusted operator, for a trusting
+        agent): ``retry_requested`` written by hand starts nothing."""
 
         def op(tx: Tx) -> int:
             run = tx.run_row(run_id)
@@ -753,6 +756,7 @@ class Runs:
                 raise errors.InvalidTransition(
                     f"run {run_id} is {run.status} and no retry of it is waiting to start"
                 )
+            check_retry(tx.conn, self.j.trust, run)  # an operator's (a trusted one's) request
             check_resume(tx, run)  # a retry is a new attempt: the same gate
             number = run.retry_requested
             insert_rows(

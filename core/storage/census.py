@@ -678,9 +678,9 @@ def checks(d: Dialect, already: dict[str, set[str]] | None = None) -> list[Check
                     table,
                     f"COALESCE(OLD.status IN ({_quoted(sources)}) AND NEW.status = '{to}', "
                     f"{d.false}) AND NOT COALESCE(OLD.consumed_at IS NULL AND OLD.{hold} IS "
-                    f"NOT NULL AND {cleared}, {d.false})",
+                    f"NOT NULL AND NEW.version = OLD.version + 1 AND {cleared}, {d.false})",
                     f"{table}: a decision is undone only within its hold, before it is "
-                    "consumed, clearing the decision",
+                    "consumed, clearing the decision, as a version of its own",
                 )
             )
         if table in HELD:

@@ -145,3 +145,90 @@ def test_the_retried_event_belongs_to_the_attempt_it_opens(agent, operator, run)
     last = agent.runs.events(run.id)[-1]
     assert (last.type, last.attempt) == ("run.retried", 2)
     assert agent.runs.get(run.id).current_attempt == 2
+
+
+# ---------------------------------------------------------------- a retry asked by hand
+
+FORGE = (
+    "UPDATE runs SET retry_requested = current_attempt + 1, "
+    "retry_reason = 'operator alice: go again' WHERE id = ?"
+)
+
+
+def problems_of(journal, **kwargs) -> list[tuple[str, str]]:
+    from proctor.core.audit.verify import verify
+
+    return [(p.what, p.where) for p in verify(journal, **kwargs).problems]
+
+
+def test_a_retry_asked_by_raw_sql_is_refused_by_the_agent_and_named_by_verify(
+    agent, operator, run, journal_path
+):
+    failed(agent, run)
+    with raw(journal_path) as conn:  # the store lets it through: no trigger knows who asked
+        conn.execute(FORGE, (run.id,))
+    assert agent.runs.get(run.id).retry_pending
+    before = snapshot(journal_path)
+    with pytest.raises(errors.DecisionUnverified, match="no operator's decision row"):
+        agent.runs.retry(run.id)
+    assert snapshot(journal_path) == before and agent.runs.get(run.id).status == "failed"
+    assert problems_of(operator) == [("retry without a decision", f"run {run.id}")]
+
+
+def test_verify_names_a_retry_started_without_a_decision_though_a_later_one_has_one(
+    agent, operator, run, journal_path, monkeypatch
+):
+    """An agent that does not check (one built before the check) started the forged retry;
+    the honest request after it does not hide it: the run.retried event stays."""
+    failed(agent, run)
+    with raw(journal_path) as conn:
+        conn.execute(FORGE, (run.id,))
+    import proctor.core.runs.service as runs_service
+
+    with monkeypatch.context() as m:
+        m.setattr(runs_service, "check_retry", lambda *a: None)
+        agent.runs.retry(run.id)
+    f = failed(agent, run, "down again")
+    operator.runs.request_retry(run.id, "now really", expected_version=f.version)
+    agent.runs.retry(run.id)
+    assert problems_of(operator) == [("retry without a decision", f"run {run.id}")]
+
+
+@pytest.fixture
+def signed(open_journal, tmp_path):
+    import json
+
+    from proctor.core import Actor
+    from proctor.core.decisions.keys import OperatorKey, trust_file
+
+    key = OperatorKey.generate("alice")
+    path = tmp_path / "trusted.json"
+    path.write_text(json.dumps(trust_file([{"name": "alice", "public_key": key.public_key}])))
+    agent = open_journal(Actor.agent("agent-1"), trust=path)
+    return agent, open_journal(Actor.operator("alice"), signer=key), path
+
+
+def test_a_trusting_agent_retries_only_as_a_trusted_operator_asked(signed, journal_path):
+    agent, alice, trust = signed
+    run = agent.runs.start("proj", "signed run")
+    f = failed(agent, run)
+    with raw(journal_path) as conn:
+        conn.execute(FORGE, (run.id,))
+    with pytest.raises(errors.DecisionUnverified):
+        agent.runs.retry(run.id)
+    assert ("retry without a decision", f"run {run.id}") in problems_of(alice, trust=trust)
+    other = agent.runs.start("proj", "honest run")
+    g = failed(agent, other)
+    alice.runs.request_retry(other.id, "the API is back", expected_version=g.version)
+    assert agent.runs.retry(other.id).number == 2  # signed by alice, whom the agent trusts
+    assert agent.runs.get(run.id).status == f.status == "failed"
+    assert [p for p in problems_of(alice, trust=trust) if other.id in p[1]] == []
+
+
+def test_an_honest_retry_verifies(agent, operator, run):
+    f = failed(agent, run)
+    operator.runs.request_retry(run.id, "the API is back", expected_version=f.version)
+    agent.runs.retry(run.id)
+    g = failed(agent, run, "still down")
+    operator.runs.request_retry(run.id, "once more", expected_version=g.version)
+    assert problems_of(operator) == []

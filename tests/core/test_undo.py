@@ -198,3 +198,68 @@ def test_a_trusting_agent_reads_the_decision_made_after_an_undo(open_journal, tm
     denied = signer.approvals.decide(a.id, False, expected_version=back.version, reason="no")
     assert agent.approvals.wait(a.id, timeout=0).status == "denied"
     assert denied.decided_by == "operator:alice"
+    assert problems_of(signer, trust=path) == []  # the undone decision and the undo still sign
+
+
+# ---------------------------------------------------------------- a decision cleared by hand
+
+FORGED_UNDO = f"{CLEAR}, approved_action = NULL, approved_digest = NULL, version = version + 1"
+
+
+def problems_of(journal, **kwargs) -> list[tuple[str, str]]:
+    from proctor.core.audit.verify import verify
+
+    return [(p.what, p.where) for p in verify(journal, **kwargs).problems]
+
+
+def test_raw_sql_cannot_undo_without_a_version_of_its_own(agent, operator, run, journal_path):
+    a = held(agent, operator, run, approve=False)
+    cleared = FORGED_UNDO.removesuffix(", version = version + 1")
+    refused(journal_path, f"UPDATE approvals SET {cleared} WHERE id = ?", (a.id,))
+
+
+def test_verify_names_a_held_denial_cleared_by_raw_sql(agent, operator, run, clock, journal_path):
+    a = held(agent, operator, run, approve=False)
+    clock.advance(3600)  # long after the hold: the trigger cannot tell the time, verify can
+    with raw(journal_path) as conn:
+        conn.execute(f"UPDATE approvals SET {FORGED_UNDO} WHERE id = ?", (a.id,))
+    assert agent.approvals.get(a.id).status == "pending"
+    assert problems_of(operator) == [("decision cleared without an undo", f"approval {a.id}")]
+
+
+def test_verify_names_an_undo_recorded_after_the_hold(agent, operator, run, clock, journal_path):
+    """The forger writes the undo's decision row too (with its digest), dated after the
+    hold: verify names the undo as late, and the audit log that does not record it."""
+    a = held(agent, operator, run)
+    clock.advance(6)
+    undo = {"undone": True, "was": "approved", "by": "operator:alice"}
+    body = {
+        "target_kind": "approval",
+        "target_id": a.id,
+        "decision": undo,
+        "actor": "operator:alice",
+        "reason": None,
+        "created_at": clock.t,
+    }
+    with raw(journal_path) as conn:
+        conn.execute(f"UPDATE approvals SET {FORGED_UNDO} WHERE id = ?", (a.id,))
+        conn.execute(
+            "INSERT INTO decisions (id, target_kind, target_id, run_id, decision, actor, "
+            "source, reason, created_at, digest) VALUES (?, 'approval', ?, ?, ?, "
+            "'operator:alice', 'desk', NULL, ?, ?)",
+            ("dec_forged", a.id, run.id, json.dumps(undo), clock.t, digest_of(body)),
+        )
+    problems = problems_of(operator)
+    assert ("undone after its hold", f"approval {a.id}") in problems
+    assert ("decision cleared without an undo", f"approval {a.id}") not in problems
+
+
+def test_an_honest_undo_verifies(agent, operator, run, clock):
+    a = held(agent, operator, run, approve=False)
+    clock.advance(1)
+    operator.approvals.undo(a.id, expected_version=a.version, reason="misclick")
+    b = held(agent, operator, run)
+    clock.advance(1)
+    back = operator.approvals.undo(b.id, expected_version=b.version)
+    operator.approvals.decide(b.id, False, expected_version=back.version, reason="no")
+    assert problems_of(operator) == []
