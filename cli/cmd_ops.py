@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from proctor.core import InboxFilter, InboxKind, Journal, RunStatus, errors
-from proctor.core.approvals.service import action_resource
 from proctor.core.audit.verify import verify
+from proctor.core.kernel import resource
 from proctor.core.kernel.safe_text import json_escaped
 
 from . import ops_render as render
@@ -97,7 +97,7 @@ def what_of(j: Journal, items: list[Any]) -> dict[str, str]:
             found[approval_id] = f"(damaged: {approval.what}; see `proctor verify`)"
             continue
         action = approval.action if isinstance(approval.action, dict) else {}
-        found[approval_id] = f"{approval.action_name} {action_resource(action)}".strip()
+        found[approval_id] = f"{approval.action_name} {resource.words(action)}".strip()
     return found
 
 
@@ -360,6 +360,11 @@ def _gather_kind(j: Journal, kind: str, ident: str) -> tuple[str, dict]:
 def cmd_decide(args: argparse.Namespace) -> int:
     approve = args.command == "approve"
     require_kind(args.id, "approval", args.command)
+    if approve and args.hold and args.scope != "once":
+        raise UsageError(
+            f"--hold is for a one-time decision: --scope {args.scope} makes a standing rule, "
+            "which decides at once and is revoked (proctor revoke-rule), not undone"
+        )
     j = open_journal(args, write=True)
     try:
         current = j.approvals.get(args.id)

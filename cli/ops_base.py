@@ -18,7 +18,7 @@ from typing import Any
 
 from proctor.core import Actor, Journal, errors
 from proctor.core.approvals.confirm import risks
-from proctor.core.approvals.service import action_resource
+from proctor.core.kernel import resource
 from proctor.core.kernel.safe_text import json_escaped
 
 from . import ops_render as render
@@ -472,8 +472,8 @@ def confirm_approval(args: argparse.Namespace, approval: Any, now: float) -> Non
 def restatement(approval: Any, scope: str, reason: str | None, found: list[str]) -> str:
     """The action as the desk's confirmation restates it: tool and resource, why it asks,
     the whole action and what will be recorded (agent text escaped)."""
-    resource = action_resource(approval.action) if isinstance(approval.action, dict) else ""
-    what = render.clean(f"{approval.action_name} {resource}".strip(), 200, one_line=True)
+    about = resource.words(approval.action)
+    what = render.clean(f"{approval.action_name} {about}".strip(), 200, one_line=True)
     lines = [f"Approve {what} ({render.ident(approval.id)})?"]
     lines += [f"  • {render.clean(r, 500, one_line=True)}" for r in found]
     lines += ["  the whole action:", render.indent(render.pretty(approval.action, None), "    ")]

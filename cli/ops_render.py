@@ -507,8 +507,8 @@ def show_run(data: dict, limit: int | None) -> None:
     field("events", r.last_sequence)
     if r.cancel_requested:
         field("cancel", f"requested: {clean(r.cancel_reason, limit)}")
-    if r.error:
-        field("error", r.error, limit)
+    if r.error:  # the first failure; each attempt's own is in "attempts"
+        field("error" if r.current_attempt <= 1 else "first error", r.error, limit)
     section(
         "attempts",
         "\n".join(

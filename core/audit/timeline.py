@@ -191,6 +191,8 @@ def timeline(j: Journal, run_id: str) -> RunTimeline:
             + _question_spans(conn, run_id)
             + _effect_spans(conn, run_id)
         )
+        if run.finished_at is not None:
+            spans = [ended_with_run(sp, run.finished_at) for sp in spans]
         end = run.finished_at or max(
             [newest, run.updated_at] + [sp.end for sp in spans if sp.end is not None]
         )
@@ -203,6 +205,20 @@ def timeline(j: Journal, run_id: str) -> RunTimeline:
         )
 
     return j.read(q)
+
+
+# Lanes whose open bars end with their run: nothing runs in a finished run (a pending
+# approval or question of a failed run still waits in the inbox, so those stay open).
+ENDS_WITH_RUN = ("attempt", "tool")
+
+
+def ended_with_run(span: Span, finished_at: float) -> Span:
+    """A tool call (or attempt) the run never finished: its bar ends where the run did and
+    says so ("unfinished"), not "running" up to now with an open end."""
+    if span.end is not None or span.lane not in ENDS_WITH_RUN:
+        return span
+    detail = {**span.detail, "status": "unfinished", "was": span.status}
+    return span.model_copy(update={"status": "unfinished", "end": finished_at, "detail": detail})
 
 
 def _run_rows(conn: Any, table: Any, run_id: str, *order: str) -> Any:

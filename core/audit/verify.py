@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import LargeBinary, String, Text, cast, select, tuple_
+from sqlalchemy import LargeBinary, String, Text, and_, cast, or_, select, tuple_
 
 from proctor.core import errors
 from proctor.core.kernel.canonical import ZERO_DIGEST, chain_digest, digest_of, sha256_hex
@@ -74,6 +74,8 @@ def _verify_rows(
         _verify_decisions(journal, problems)
         journal.read(lambda c: _verify_revocations(c, problems))
         journal.read(lambda c: _verify_answers(c, problems))
+        journal.read(lambda c: _verify_retries(c, problems))
+        journal.read(lambda c: _verify_undos(c, problems))
         from proctor.core.decisions.trust import resolve_trust
 
         trusted = resolve_trust(trust) if trust is not None else journal.trust
@@ -662,6 +664,88 @@ def _verify_revocations(conn: Any, problems: list[VerifyProblem]) -> None:
                     "signature is gone",
                 )
             )
+
+
+def _verify_retries(conn: Any, problems: list[VerifyProblem]) -> None:
+    """Each retry a run was asked (its ``retry_requested``) and each one it started (its
+    ``run.retried`` events) has an operator's decision row asking it (``request_retry``):
+    a retry asked by hand has none (0013u)."""
+    from proctor.core.decisions.checks import retry_decision
+
+    r, e = s.runs.c, s.events.c
+    for run in conn.execute(
+        select(r.id, r.retry_requested).where(r.retry_requested.is_not(None)).order_by(r.id)
+    ).all():
+        asked = {run.retry_requested}
+        for (payload,) in conn.execute(
+            select(e.payload).where(e.run_id == run.id, e.type == "run.retried")
+        ):
+            attempt = _loaded(payload).get("attempt")
+            asked.add(attempt)
+        for attempt in sorted(asked, key=str):
+            if retry_decision(conn, run.id, attempt) is None:
+                problems.append(
+                    VerifyProblem(
+                        what="retry without a decision",
+                        where=f"run {run.id}",
+                        detail=f"attempt {attempt} was asked as a retry, but no operator's "
+                        "decision row asks for it (retry_requested written by hand)",
+                    )
+                )
+
+
+def _verify_undos(conn: Any, problems: list[VerifyProblem]) -> None:
+    """Each pending approval with a decision has an undo decision row after its last one,
+    and each undo came before the hold of the decision it undid ended (0013u): a decision
+    cleared by hand, or undone after its hold, is named."""
+    from proctor.core.decisions.checks import decision_rows, undone
+
+    a, d = s.approvals.c, s.decisions.c
+    decided = select(d.id).where(d.target_kind == "approval", d.target_id == a.id)
+    undid = decided.where(d.decision.like('%"undone"%'))
+    stmt = (
+        select(a.id, a.status)
+        .where(or_(and_(a.status == "pending", decided.exists()), undid.exists()))
+        .order_by(a.id)
+    )
+    for row in conn.execute(stmt).all():
+        standing = None
+        for r in decision_rows(conn, "approval", row.id):
+            if not undone(r.decision):
+                standing = r
+                continue
+            hold = _loaded(standing.decision).get("hold_until") if standing else None
+            if not isinstance(hold, int | float) or r.created_at >= hold:
+                problems.append(
+                    VerifyProblem(
+                        what="undone after its hold",
+                        where=f"approval {row.id}",
+                        detail=f"{r.actor}'s undo (decision {r.id}) came "
+                        + (
+                            "after the hold of the decision it undid had ended"
+                            if standing is not None and isinstance(hold, int | float)
+                            else "with no held decision to undo"
+                        ),
+                    )
+                )
+            standing = None
+        if row.status == "pending" and standing is not None:
+            problems.append(
+                VerifyProblem(
+                    what="decision cleared without an undo",
+                    where=f"approval {row.id}",
+                    detail=f"it is pending, but {standing.actor}'s decision (decision "
+                    f"{standing.id}) stands: no undo decision row follows it",
+                )
+            )
+
+
+def _loaded(text_: str | None) -> dict:
+    try:
+        value = json.loads(text_) if text_ else None
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:

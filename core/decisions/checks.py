@@ -48,7 +48,28 @@ DECISIONS_OF = Prepared(
 
 
 def decision_rows(conn: Any, kind: str, target_id: str) -> list[Any]:
-    return DECISIONS_OF.all(conn, kind=kind, target=target_id)
+    return in_turn(DECISIONS_OF.all(conn, kind=kind, target=target_id))
+
+
+def in_turn(rows: list[Any]) -> list[Any]:
+    """``rows`` (by time) in the order they were made: of rows made at one instant (a
+    test's clock; a decision and its undo), a decision first when none stands, an undo
+    first when one does (a decision and its undo alternate)."""
+    out: list[Any] = []
+    i = 0
+    while i < len(rows):
+        j = i + 1
+        while j < len(rows) and rows[j].created_at == rows[i].created_at:
+            j += 1
+        group = rows[i:j]
+        while len(group) > 1:
+            opened = not out or undone(out[-1].decision)  # nothing stands
+            pick = next((r for r in group if undone(r.decision) != opened), group[0])
+            group.remove(pick)
+            out.append(pick)
+        out.extend(group)
+        i = j
+    return out
 
 
 def undone(decision_text: str) -> bool:
@@ -398,6 +419,43 @@ def check_conflict(conn: Any, trust: Trust, row: Any) -> str | None:
     return signed_by_label(key)
 
 
+def retry_decision(conn: Any, run_id: str, attempt: Any) -> Any:
+    """The operator's decision row asking run ``run_id`` to retry as ``attempt``
+    (``Runs.request_retry``: ``{"retry_requested": N}``), the latest; None when none does."""
+    asked = [
+        d
+        for d in decision_rows(conn, "run", run_id)
+        if d.actor.startswith("operator:") and loads(d.decision) == {"retry_requested": attempt}
+    ]
+    return asked[-1] if asked else None
+
+
+def check_retry(conn: Any, trust: Trust | None, row: Any) -> str:
+    """The retry run ``row`` asks for (``retry_requested``) is an operator's decision: a
+    decision row says so (a value written by hand has none), and, for a trusting agent, it
+    is signed by a trusted operator. Returns who asked; DecisionUnverified otherwise."""
+    what = f"the retry of run {row.id} as attempt {row.retry_requested}"
+    d = retry_decision(conn, row.id, row.retry_requested)
+    if d is None:
+        raise errors.DecisionUnverified(
+            f"{what} has no operator's decision row: nobody asked for it (retry_requested "
+            "was written by hand)",
+            why="unsigned",
+        )
+    if trust is None:
+        return d.actor
+    key, _ = check_record(
+        conn,
+        trust,
+        d.id,
+        expected_for_decision(conn, journal_id_in(conn), d),
+        version_ok=lambda v: isinstance(v, int) and v <= row.version,
+        what=what,
+        binding=binding_of(conn, "run", row.id),
+    )
+    return signed_by_label(key)
+
+
 def _same_json(a_text: str, b_text: str) -> bool:
     from .signing import same
 
@@ -445,7 +503,7 @@ def decision_status(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
             d.id,
             expected_for_decision(conn, journal_id_in(conn), d),
             version_ok=lambda v: isinstance(v, int) and v <= _version_now(conn, d),
-            binding=binding_of(conn, d.target_kind, d.target_id),
+            binding=binding_of(conn, d.target_kind, d.target_id) if _latest(conn, d) else None,
         )
     except errors.DecisionUnverified as err:
         return SignatureState(state="invalid", why=err.why, detail=err.message)
@@ -453,6 +511,16 @@ def decision_status(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
         state="signed",
         signer=key.name if trust else f"{key.name} (key from the journal, no trust file)",
     )
+
+
+def _latest(conn: Any, d: Any) -> bool:
+    """``d`` is its approval's latest decision row, or nothing was undone there: the rows
+    now show what it was signed for. (An undo clears what the decision it undid bound, and
+    a decision after it binds anew: the earlier ones are checked on what they signed.)"""
+    if d.target_kind != "approval":
+        return True
+    rows = decision_rows(conn, "approval", d.target_id)
+    return rows[-1].id == d.id or not any(undone(r.decision) for r in rows)
 
 
 def _version_now(conn: Any, d: Any) -> int:
@@ -497,5 +565,6 @@ __all__ = [
     "check_conflict",
     "check_effect",
     "check_question",
+    "check_retry",
     "decision_status",
 ]

@@ -10,6 +10,7 @@ from sqlalchemy import bindparam, or_, select
 
 from proctor.core import errors
 from proctor.core.kernel.canonical import canonical_json, digest_of
+from proctor.core.kernel.resource import resource_value
 from proctor.core.models import (
     ActorKind,
     Approval,
@@ -72,15 +73,10 @@ def safety_counts(approvals: list[Approval]) -> dict[str, int]:
 
 
 def action_resource(action: dict) -> str:
-    if "resource" in action:
-        return str(action["resource"])
-    args = action.get("args")
-    if not isinstance(args, dict):
-        args = {}
-    for key in ("path", "url", "command", "to", "table", "account"):
-        if key in args:
-            return str(args[key])
-    return ""
+    """The action's resource as rules match it (``str()`` of it; the desk and the CLI show
+    core.kernel.resource.words instead)."""
+    found, value = resource_value(action)
+    return str(value) if found else ""
 
 
 def _live_rules() -> Any:
@@ -210,11 +206,17 @@ CONSUME_WINDOW = 3600.0
 
 def consume_deadline(row: Any) -> float:
     """Until when an approved approval may be consumed: its ``expires_at`` when it was
-    decided before that, else ``CONSUME_WINDOW`` after the decision."""
+    decided before that, else ``CONSUME_WINDOW`` after the decision; a hold (the
+    operator's undo window, during which the agent may not consume it) moves it later by
+    the hold's length, so the hold never eats the agent's time (approved 2 s before its
+    expiry with a 5 s hold, the agent still has 2 s once the hold ends)."""
     decided = row.decided_at if row.decided_at is not None else row.created_at
     if row.expires_at is not None and decided < row.expires_at:
-        return row.expires_at
-    return decided + CONSUME_WINDOW
+        deadline = row.expires_at
+    else:
+        deadline = decided + CONSUME_WINDOW
+    hold = getattr(row, "hold_until", None)
+    return deadline + max(hold - decided, 0.0) if hold is not None else deadline
 
 
 def requester(tx: Tx, run: Any) -> str:

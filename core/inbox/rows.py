@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import String, cast, func, literal, select
+from sqlalchemy import String, case, cast, func, literal, select
 
 from proctor.core.kernel.origin import from_text as origin_from_text
 from proctor.core.models import InboxItem, InboxKind
@@ -167,15 +167,34 @@ PARTS = {
 }
 
 
+# A row's summary by kind: (before s1, between s1 and s2, after s2). The list shows it and
+# the search box matches it (summary_sql), so what a row says is what finds it.
+SUMMARY_WORDS = {
+    "approval": ("", ": ", ""),
+    "question": ("[", "] ", ""),
+    "conflict": ("conflict in “", "” from ", ""),
+    "effect": ("", ": outcome unknown (", ")"),
+}
+
+
 def summary(kind: str, s1: str | None, s2: str | None) -> str:
     s1, s2 = (s1 or "").strip(), " ".join((s2 or "").split())
-    text = {
-        "approval": f"{s1}: {s2}",
-        "question": f"[{s1}] {s2}",
-        "conflict": f"conflict in “{s1}” from {s2}",
-        "effect": f"{s1}: outcome unknown ({s2})",
-    }[kind]
+    before, between, after = SUMMARY_WORDS[kind]
+    text = f"{before}{s1}{between}{s2}{after}"
     return text if len(text) <= SUMMARY_LEN else text[: SUMMARY_LEN - 1] + "…"
+
+
+def summary_sql(c: Any) -> Any:
+    """The row's summary (``summary``, uncut) as SQL over a part's columns."""
+
+    def words(before: str, between: str, after: str) -> Any:
+        s1, s2 = func.coalesce(c.s1, ""), func.coalesce(c.s2, "")
+        return literal(before) + s1 + literal(between) + s2 + literal(after)
+
+    return case(
+        *((c.kind == kind, words(*parts)) for kind, parts in SUMMARY_WORDS.items()),
+        else_=func.coalesce(c.s1, ""),
+    )
 
 
 def inbox_item(r: Any) -> InboxItem:

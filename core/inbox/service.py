@@ -29,6 +29,7 @@ from .rows import (  # noqa: F401 - PARTS, summary: re-exported
     TABLE_OF,
     inbox_item,
     summary,
+    summary_sql,
 )
 
 INBOX_PAGE = Page[InboxItem]  # parametrised once (pydantic's lookup costs per call)
@@ -78,7 +79,7 @@ class Inbox:
                 or_(
                     *(
                         col.ilike(like, escape="\\")
-                        for col in (c.run_title, c.agent, c.s1, c.s2, c.id)
+                        for col in (c.run_title, c.agent, summary_sql(c), c.id)
                     )
                 )
             )

@@ -295,7 +295,8 @@ WAITER_STAMP = f"""
 CONSUME_DEADLINE = (
     "(CASE WHEN OLD.expires_at IS NOT NULL AND coalesce(OLD.decided_at, OLD.created_at) "
     "< OLD.expires_at THEN OLD.expires_at ELSE coalesce(OLD.decided_at, OLD.created_at) "
-    f"+ {CONSUME_WINDOW} END)"
+    f"+ {CONSUME_WINDOW} END"
+    " + GREATEST(coalesce(OLD.hold_until - coalesce(OLD.decided_at, OLD.created_at), 0), 0))"
 )
 
 APPROVAL_RULES = f"""
@@ -444,6 +445,18 @@ DECISION_RULES = f"""
 """
 
 
+# core/runs/service.request_retry: only an operator asks a failed run to try again (0013u)
+RETRY_COLUMNS = ("retry_requested", "retry_reason")
+RUN_RULES = f"""
+  IF proctor_is_operator() THEN RETURN NEW; END IF;
+  IF (TG_OP = 'INSERT' AND (NEW.retry_requested IS NOT NULL OR NEW.retry_reason IS NOT NULL))
+     OR (TG_OP = 'UPDATE' AND (NEW.retry_requested IS DISTINCT FROM OLD.retry_requested
+         OR NEW.retry_reason IS DISTINCT FROM OLD.retry_reason)) THEN
+    {_refuse("only an operator login asks a run to retry (retry_requested, retry_reason)")}
+  END IF;
+  RETURN NEW;
+"""
+
 TOOL_CALL_RULES = f"""
   IF proctor_is_operator() THEN RETURN NEW; END IF;
   IF TG_OP = 'UPDATE' AND OLD.status = 'outcome_unknown'
@@ -475,6 +488,7 @@ def check_trigger_sql(schema: str) -> dict[str, list[str]]:
         "effects": EFFECT_RULES,
         "decisions": DECISION_RULES,
         "tool_calls": TOOL_CALL_RULES,
+        "runs": RUN_RULES,
         "memory_entries": MEMORY_RULES,
         "interactions": _resolution_rules(
             "interactions",
@@ -651,7 +665,8 @@ def _grants_sql(schema: str, database: str, columns: dict[str, list[str]]) -> li
         # writes or reads (SHARE and up) needs the table's own UPDATE, DELETE or TRUNCATE
         if table in AGENT_TABLES:
             sql.append(f"GRANT INSERT ON {table} TO {AGENT}")
-            sql.append(f"GRANT UPDATE ({', '.join(names)}) ON {table} TO {AGENT}")
+            kept = [n for n in names if table != "runs" or n.strip('"') not in RETRY_COLUMNS]
+            sql.append(f"GRANT UPDATE ({', '.join(kept)}) ON {table} TO {AGENT}")
     for role in (AGENT, OPERATOR):
         sql.append(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {role}")
     return sql

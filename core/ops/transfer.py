@@ -25,6 +25,7 @@ from proctor.core.journal import Journal
 from proctor.core.kernel.canonical import ZERO_DIGEST, canonical_json, chain_digest, digest_of
 from proctor.core.kernel.safe_text import csv_text, json_escaped
 from proctor.core.models import AuditEntry, ChangeKind, Frozen, Run, VerifyReport
+from proctor.core.storage import db
 from proctor.core.storage import schema as s
 from proctor.core.storage.paging import RunQuery
 from proctor.core.storage.rows import all_rows
@@ -98,23 +99,32 @@ def row_to_json(table: str, row: Any) -> dict:
 
 
 # Columns a later revision added, made from the rest of the row when an older export lacks
-# them (0005: an effect's action digest is the digest of the action it carries; 0013u: a run
-# exported before retries has none asked; 0014u: an answer exported before holds has none). A filler returns UNFILLED when it cannot.
+# them (0005: an effect's action digest is the digest of the action it carries). A filler
+# returns UNFILLED when it cannot. Every other added column an older export lacks means what
+# an older journal means by its absence (db.ADDED_COLUMNS: NULL, or 0): a run exported
+# before 0013u has no retry asked, its approvals no hold; one before 0014u, its questions none.
 UNFILLED = object()
 FILLED: dict[str, dict[str, Callable[[dict], Any]]] = {
     "effects": {
         "action_digest": lambda row: digest_of(row["action"]) if "action" in row else UNFILLED
     },
-    "runs": {"retry_requested": lambda row: None, "retry_reason": lambda row: None},
-    # 0014u: a question exported before holds had none, and nobody took a held answer
-    "interactions": {"hold_until": lambda row: None, "taken_at": lambda row: None},
 }
+ABSENT = {"NULL": None, db.NO_TIME: None, "0": 0}  # db.ADDED_COLUMNS' SQL -> the value
+
+
+def absent_values(table: str) -> dict[str, Any]:
+    """The added columns of ``table`` an older export may lack, with what their absence
+    means (the ones FILLED makes from the row are not among them)."""
+    made = FILLED.get(table, {})
+    added = db.ADDED_COLUMNS.get(table, {})
+    return {col: ABSENT[sql] for col, sql in added.items() if col not in made}
 
 
 def row_from_json(table: Table, data: dict) -> dict:
     names = {c.name for c in table.columns}
     filled = {col: fill(data) for col, fill in FILLED.get(table.name, {}).items()}
-    data = {**{c: v for c, v in filled.items() if v is not UNFILLED}, **data}
+    made = {c: v for c, v in filled.items() if v is not UNFILLED}
+    data = {**absent_values(table.name), **made, **data}
     given = set(data) - {"_null"}
     if given != names:
         missing, unknown = sorted(names - given), sorted(given - names)

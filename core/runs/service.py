@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from proctor.core import errors
+from proctor.core.decisions.checks import check_retry
 from proctor.core.decisions.deciders import refuse_requester, run_agent
 from proctor.core.decisions.writer import MAX_REASON, insert_decision_row, record_decision
 from proctor.core.kernel.canonical import ZERO_DIGEST, canonical_json, loads
@@ -179,13 +180,7 @@ class Runs:
 
         def op(tx: Tx) -> int:
             run = tx.live_run(run_id)
-            blockers = resume_blockers(tx.conn, run)
-            if blockers:
-                listed = ", ".join(f"{kind} {bid}" for kind, bid in blockers)
-                raise errors.ResumeBlocked(
-                    f"run {run_id} cannot start a new attempt while it waits on: {listed}",
-                    blockers=blockers,
-                )
+            check_resume(tx, run)
             number = run.current_attempt + 1
             update_where(
                 tx.conn,
@@ -749,7 +744,9 @@ class Runs:
         (:meth:`request_retry`): attempt N opens and the run moves from ``failed`` to
         ``running`` in one UPDATE, with a ``run.retried`` event. The run's ``error`` keeps
         the first failure (it is set once); each attempt keeps its own. ``InvalidTransition``
-        unless a retry is asked and not yet started."""
+        unless a retry is asked and not yet started; ``DecisionUnverified`` unless an
+        operator's decision row asks it (signed by a trusted operator, for a trusting
+        agent): ``retry_requested`` written by hand starts nothing."""
 
         def op(tx: Tx) -> int:
             run = tx.run_row(run_id)
@@ -759,6 +756,8 @@ class Runs:
                 raise errors.InvalidTransition(
                     f"run {run_id} is {run.status} and no retry of it is waiting to start"
                 )
+            check_retry(tx.conn, self.j.trust, run)  # an operator's (a trusted one's) request
+            check_resume(tx, run)  # a retry is a new attempt: the same gate
             number = run.retry_requested
             insert_rows(
                 tx.conn,
@@ -833,6 +832,7 @@ class Runs:
                 raise errors.StaleVersion(
                     f"run {run_id} is at version {run.version}, you saw {expected_version}"
                 )
+            check_resume(tx, run)  # asked now, refused at the agent's start otherwise
             number = run.current_attempt + 1
             update_where(
                 tx.conn,
@@ -1022,6 +1022,18 @@ class Runs:
     def projects(self) -> builtins.list[str]:
         stmt = select(s.runs.c.project).distinct().order_by(s.runs.c.project)
         return self.j.read(lambda c: list(c.execute(stmt).scalars()))
+
+
+def check_resume(tx: Tx, run: Any) -> None:
+    """The resume gate before a new attempt (a retry's too): ``ResumeBlocked``, naming
+    each blocker, while ``resume_blockers`` finds any."""
+    blockers = resume_blockers(tx.conn, run)
+    if blockers:
+        listed = ", ".join(f"{kind} {bid}" for kind, bid in blockers)
+        raise errors.ResumeBlocked(
+            f"run {run.id} cannot start a new attempt while it waits on: {listed}",
+            blockers=blockers,
+        )
 
 
 def resume_blockers(conn: Any, run: Any) -> list[tuple[str, str]]:

@@ -699,10 +699,11 @@ def checks(d: Dialect, already: dict[str, set[str]] | None = None) -> list[Check
                     table,
                     f"COALESCE(OLD.status IN ({_quoted(sources)}) AND NEW.status = '{to}', "
                     f"{d.false}) AND NOT COALESCE(OLD.{used} IS NULL AND OLD.{hold} IS "
-                    f"NOT NULL{clock} AND {cleared}, {d.false})",
+                    f"NOT NULL{clock} AND NEW.version = OLD.version + 1 AND {cleared}, "
+                    f"{d.false})",
                     f"{table}: a decision is undone only within its hold, before it is "
                     + ("taken" if used == "taken_at" else "consumed")
-                    + ", clearing the decision",
+                    + ", clearing the decision, as a version of its own",
                 )
             )
         if table in HELD:

@@ -271,7 +271,8 @@ class Tx:
             "type": type_,
             "payload": text,
             "run_version": version,
-            "attempt": run.current_attempt,
+            # the attempt this UPDATE makes current (a retry's run.retried opens it)
+            "attempt": (also or {}).get("current_attempt", run.current_attempt),
             "actor": actor or self.actor.label,
             "created_at": self.now,
             "prev_digest": run.last_digest,

@@ -162,8 +162,8 @@ class AuditDetail(QWidget):
         self.run_button.setVisible(a is not None and bool(a.run_id))
         if a is None:
             self.facts.setText(tr("Select an entry to see it whole."))
-            self.before.set_value(None)
-            self.after.set_value(None)
+            self.before.clear()
+            self.after.clear()
             return
         lines = [
             f"#{a.sequence} · {fmt.clock(a.created_at)} · {a.actor}"

@@ -26,12 +26,14 @@ from proctor.core.lens import Lens, lens_of
 from proctor.core.models import Approval, ApprovalScope, ApprovalStatus, InboxItem, InboxKind
 
 from ..infra.i18n import tr
+from ..infra.tasks import PresentationPool
 from ..widgets import fmt
 from ..widgets.action_text import ActionText
 from ..widgets.bounded_text import BoundedText
 from ..widgets.json_tree import JsonTree
 from ..widgets.labels import plain_label, plain_tip, section
-from .confirm import confirmed
+from ..widgets.prepare import INLINE_CHARS, text_size
+from .confirm import confirmed, restated_action
 from .detail import DetailContext, DetailWidget
 from .edit_action import EditActionDialog
 from .lens_line import LensLine
@@ -261,6 +263,8 @@ class ApprovalDetail(DetailWidget):
         self.title.setText(approval.action_name)
         self.args.set_value(approval.action)
         self.action_text.set_action(approval.action, lens.reading.facts)  # highlights its facts
+        if text_size(approval.action) > INLINE_CHARS:  # its confirmation's text, made ready
+            PresentationPool.instance().run(lambda _ticket: restated_action(approval), owner=self)
         self.agent_reason.set_text(approval.reason)
         self.digest.setText(approval.action_digest)
         self.digest.setCursorPosition(0)

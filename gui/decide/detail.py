@@ -293,6 +293,7 @@ class DetailPane(QStackedWidget):
         widget = self.current()
         if widget is not None:
             widget.tick()
+            widget.show_requested()  # "requested 12m ago" keeps the age the list shows
             widget.show_waiter()
 
     def show_waiter_of(self, item: InboxItem) -> None:

@@ -169,7 +169,7 @@ class QuestionDetail(DetailWidget):
 
     def enter_item(self, item: InboxItem) -> None:
         self.prompt.set_text("")
-        self.request.set_value(None)
+        self.request.clear()
         self.facts.setText("")
         self.seen.setText("")
         self.closed.hide()

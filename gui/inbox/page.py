@@ -139,9 +139,7 @@ class NewBar(QFrame):
     def set_count(self, count: int) -> None:
         noun = "request" if count == 1 else "requests"
         self.label.setText(
-            tr("{count} new {noun} arrived — held so the list does not move under you.").format(
-                count=count, noun=noun
-            )
+            tr("{count} new {noun} held — the list stays put").format(count=count, noun=noun)
         )
         self.label.setToolTip(plain_tip(self.label.text()))
         self.setAccessibleName(tr("{count} new {noun}").format(count=count, noun=noun))

@@ -70,14 +70,27 @@ def ending_line(run: Run) -> str:
         return tr("Retry requested as attempt {n}: {reason}").format(
             n=run.retry_requested, reason=fmt.bounded(run.retry_reason or "", 300)
         )
-    if run.error:
-        return f"Failed: {fmt.bounded(run.error, 400)}"
+    error = fmt.bounded(run.error or "", 400)
+    if run.status == RunStatus.FAILED and run.current_attempt > 1:  # ``error`` is the first
+        return tr(
+            "Failed again, on attempt {n}: the Attempts tab has each attempt's error "
+            "(the first: {error})"
+        ).format(n=run.current_attempt, error=error)
+    if run.status == RunStatus.FAILED:
+        return tr("Failed: {error}").format(error=error)
     if run.cancel_requested:
         return f"Cancel requested: {fmt.bounded(run.cancel_reason or '', 300)}"
     if run.status.value == "interrupted":
         return "Interrupted: the agent stopped without finishing; see the last events."
     if run.open_items:
-        return tr("Waiting for you: %n item(s) — see “Waiting for you”.", n=run.open_items)
+        noun = tr("item") if run.open_items == 1 else tr("items")
+        return tr("Waiting for you: {n} {noun} — see “Waiting for you”.").format(
+            n=run.open_items, noun=noun
+        )
+    if run.error:  # retried: it runs (or ended) again after that failure
+        return tr("Retried as attempt {n} after: {error}").format(
+            n=run.current_attempt, error=error
+        )
     return ""
 
 
@@ -335,7 +348,9 @@ class RunDetail(QWidget):
         self.ending.setText(ending)
         self.ending.setVisible(bool(ending))
         self.ending.setStyleSheet(
-            "font-weight: 600; color: #cc3333;" if run.error else "font-weight: 600;"
+            "font-weight: 600; color: #cc3333;"
+            if run.status == RunStatus.FAILED
+            else "font-weight: 600;"
         )
         self.show_end.setVisible(run.status.terminal or bool(run.error))
         self.ctx.registry.refresh()  # Request cancel follows the run read

@@ -141,7 +141,7 @@ class EventDetail(QWidget):
                 if loading
                 else tr("Select an event to see its payload.")
             )
-            self.tree.set_value(None)
+            self.tree.clear()
             if self._raw_ticket is not None:
                 self._raw_ticket.cancel()
             self.raw.setPlainText("")

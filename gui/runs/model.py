@@ -37,6 +37,11 @@ def open_text(run: Run) -> str:
     return tr("{count} waiting").format(count=run.open_items) if run.open_items else ""
 
 
+def error_label(run: Run) -> str:
+    """A run's ``error`` is its first failure: once retried, it is said so."""
+    return "error" if run.current_attempt <= 1 else "first failure"
+
+
 RUN_COLUMNS = [
     Column(
         QT_TR_NOOP("Status"),
@@ -44,7 +49,7 @@ RUN_COLUMNS = [
         width=150,
         tip=lambda r: plain_tip(
             f"{words(r.status.value)}"
-            + (f" · error: {fmt.bounded(r.error, 400)}" if r.error else "")
+            + (f" · {error_label(r)}: {fmt.bounded(r.error, 400)}" if r.error else "")
             + (" · cancel requested" if r.cancel_requested else "")
         ),
     ),

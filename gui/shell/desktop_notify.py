@@ -66,8 +66,11 @@ def action_list(notice: Notice) -> list[str]:
 class DesktopNotifications:
     """A freedesktop notification client on its own thread.
 
-    ``on_invoked(payload, action)``, ``on_sent(notice)`` and ``on_failed(reason)`` are called on the
-    worker thread: the caller hands them on to its own thread (e.g. by emitting a Qt signal)."""
+    ``on_invoked(payload, action)``, ``on_sent(notice)``, ``on_failed(reason)`` and
+    ``on_dropped(notification_id, action)`` (an action the server reported that is not taken:
+    a notification this client does not know or no longer offers it on, e.g. a decision's
+    button pressed again) are called on the worker thread: the caller hands them on to its
+    own thread (e.g. by emitting a Qt signal)."""
 
     def __init__(
         self,
@@ -75,10 +78,12 @@ class DesktopNotifications:
         on_sent: Callable[[Notice], None] | None = None,
         on_failed: Callable[[str], None] | None = None,
         bus: str = "SESSION",
+        on_dropped: Callable[[int, str], None] | None = None,
     ) -> None:
         self._on_invoked = on_invoked
         self._on_sent = on_sent
         self._on_failed = on_failed
+        self._on_dropped = on_dropped
         self._bus = bus
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
@@ -170,6 +175,8 @@ class DesktopNotifications:
             notification_id, action = msg.body
             notice = self._sent.get(notification_id)
             if notice is None or action not in ("default", *(k for k, _ in notice.actions)):
+                if self._on_dropped is not None:
+                    self._on_dropped(int(notification_id), str(action))
                 return
             if action != "default":  # a decision is taken once: its buttons go
                 self._sent.pop(notification_id)

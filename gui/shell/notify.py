@@ -63,15 +63,19 @@ class Notifier(QObject):
         InboxItem (the first of its batch).
     decision_requested(object, str): the operator chose "approve" or "deny" on the desktop
         notification about this InboxItem (as it was when notified).
+    desktop_dropped(int, str): the notification server reported an action that was not
+        taken (notification id, action): a decision's button pressed again, an unknown id.
     """
 
     notified = Signal(str, str)
     show_requested = Signal()
     item_requested = Signal(object)
     decision_requested = Signal(object, str)
+    desktop_dropped = Signal(int, str)
     # emitted on the D-Bus worker thread: queued to this object's thread
     _desktop_invoked = Signal(object, str)
     _desktop_sent = Signal(object)
+    _desktop_dropped = Signal(int, str)
 
     def __init__(self, window: QWidget, banner: MessageBar, enabled: bool = True) -> None:
         super().__init__(window)
@@ -90,10 +94,15 @@ class Notifier(QObject):
             self._tray.show()
         elif desktop_notify.available():
             self.use_desktop(
-                DesktopNotifications(self._desktop_invoked.emit, self._desktop_sent.emit)
+                DesktopNotifications(
+                    self._desktop_invoked.emit,
+                    self._desktop_sent.emit,
+                    on_dropped=self._desktop_dropped.emit,
+                )
             )
         self._desktop_invoked.connect(self._on_desktop_invoked)
         self._desktop_sent.connect(self._on_desktop_sent)
+        self._desktop_dropped.connect(self.desktop_dropped)  # (queued to this thread)
 
     def use_desktop(self, desktop: DesktopNotifications | None) -> None:
         """Send desktop notifications through ``desktop`` (None: none)."""

@@ -156,19 +156,17 @@ def bar_style(status: str) -> tuple[QPen, QBrush, QPen]:
 
 
 class Row:
-    """The bars of one row of one lane, by start; ``reach[i]``: the latest end among the
-    first i+1 (so the bars in a time range are found by bisection)."""
+    """The bars of one row of one lane, by start, with their starts, drawing ends and
+    whether each is still open (made with the layout, on the presentation pool for a large
+    run; each zoom paints them from a ``Plan``)."""
 
-    __slots__ = ("bars", "reach", "starts")
+    __slots__ = ("bars", "ends", "open", "starts")
 
     def __init__(self, bars: list[Bar]) -> None:
         self.bars = bars
         self.starts = [b.span.start for b in bars]
-        self.reach = list(accumulate((b.placed.end for b in bars), max))
-
-    def between(self, t0: float, t1: float) -> range:
-        """Indexes of the bars that may show between times t0 and t1."""
-        return range(bisect_left(self.reach, t0), bisect_right(self.starts, t1))
+        self.ends = [b.placed.end for b in bars]
+        self.open = [b.span.end is None for b in bars]
 
 
 class Layout:
@@ -195,16 +193,81 @@ def lay_out(
     return Layout([Bar(p, view) for p in placed], rows)
 
 
+class Plan:
+    """What one row paints at one zoom, in scene coordinates, made in one pass over the
+    row's numbers and kept until the zoom changes: a scroll, a hover or a repaint reads the
+    bars in sight from it by bisection (the row's bars were walked at every paint, and an
+    open bar early in a crowded row made every paint walk the rest of the row).
+
+    A bar that starts in the pixel column of the bar kept just before and ends inside it is
+    left out (at most a few bars per pixel column); each kept bar is painted up to where the
+    first later bar that reaches at least as far starts (that bar covers the rest of it).
+    Rectangles are made when first painted."""
+
+    __slots__ = ("bars", "ends", "narrow", "reach", "rects", "right", "starts", "top")
+
+    def __init__(self, row: Row, pps: float, left: float, top: float) -> None:
+        kept: list[int] = []
+        xs0: list[float] = []
+        xs1: list[float] = []
+        last_column, last_x1 = -1, -1.0  # the pixel column and right edge of the bar kept last
+        for i, (start, end) in enumerate(zip(row.starts, row.ends, strict=True)):
+            x0 = left + start * pps
+            x1 = max(left + end * pps, x0 + MIN_BAR)
+            column = int(x0)
+            if column == last_column and x1 <= last_x1:
+                continue  # starts in the same pixel and ends inside the bar kept there
+            last_column, last_x1 = column, x1
+            kept.append(i)
+            xs0.append(x0)
+            xs1.append(x1)
+        right = list(xs1)
+        ends = [True] * len(kept)  # the bar's own right edge shows (not covered)
+        later: list[int] = []  # kept bars after k, each reaching further than the next
+        for k in range(len(kept) - 1, -1, -1):
+            while later and xs1[later[-1]] < xs1[k]:
+                later.pop()
+            if later and xs0[later[-1]] < xs1[k]:  # covered from where that bar starts
+                right[k] = max(xs0[later[-1]], xs0[k] + MIN_BAR)
+                ends[k] = False
+            later.append(k)
+        is_open = row.open
+        self.bars = [row.bars[i] for i in kept]
+        self.starts = xs0
+        self.right = right
+        self.ends = ends
+        # too narrow for rounding or text: drawn as plain rectangles with others of its status
+        self.narrow = [
+            r - x0 < NARROW and (not is_open[i] or not e)
+            for i, x0, r, e in zip(kept, xs0, right, ends, strict=True)
+        ]
+        self.reach = list(accumulate(right, max))
+        self.rects: list[QRectF | None] = [None] * len(kept)
+        self.top = top
+
+    def between(self, x0: float, x1: float) -> range:
+        """Indexes of the kept bars painted between scene x0 and x1."""
+        return range(bisect_left(self.reach, x0), bisect_right(self.starts, x1))
+
+    def rect(self, k: int) -> QRectF:
+        rect = self.rects[k]
+        if rect is None:
+            x0 = self.starts[k]
+            rect = self.rects[k] = QRectF(x0, self.top, self.right[k] - x0, ROW_H)
+        return rect
+
+
 class BarsLayer(QGraphicsItem):
-    """Paints the bars in the exposed area, later ones over earlier ones, at most one per
-    pixel column of a row (a bar that starts in the pixel of the bar drawn just before and
-    ends inside it is not drawn again), and finds the bar under a point (the latest)."""
+    """Paints the bars in the exposed area from each row's ``Plan`` (later ones over
+    earlier ones), and finds the bar under a point (the latest painted there)."""
 
     def __init__(self, view: TimelineView) -> None:
         super().__init__()
         self._view = view
         self._hover: Bar | None = None
         self._rect = QRectF()
+        self._plans: dict[tuple[int, int], Plan] = {}
+        self._planned: tuple[float, float, Layout] | None = None  # (pps, t0, layout)
         self.setAcceptHoverEvents(True)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)  # exposedRect
 
@@ -222,20 +285,29 @@ class BarsLayer(QGraphicsItem):
     def _row_top(self, lane: int, row: int) -> float:
         return self._view.lane_top(lane) + LANE_PAD + row * (ROW_H + ROW_GAP)
 
-    def bar_at(self, pos: QPointF) -> Bar | None:
+    def plan(self, key: tuple[int, int]) -> Plan:
+        """The row's plan at the view's zoom (made on first use after a zoom or a new run)."""
         view = self._view
-        for (lane, n), row in view.packed.groups.items():
+        planned = (view.pps, view.t0, view.packed)
+        if planned != self._planned:  # (a Layout compares by identity)
+            self._plans.clear()
+            self._planned = planned
+        plan = self._plans.get(key)
+        if plan is None:
+            left = LABEL_W - view.t0 * view.pps
+            plan = Plan(view.packed.groups[key], view.pps, left, self._row_top(*key))
+            self._plans[key] = plan
+        return plan
+
+    def bar_at(self, pos: QPointF) -> Bar | None:
+        for lane, n in self._view.packed.groups:
             top = self._row_top(lane, n)
             if not top <= pos.y() <= top + ROW_H:
                 continue
-            slop = MIN_BAR / view.pps
-            at = view.t_of(pos.x())
-            hits = [
-                i
-                for i in row.between(at - slop, at)
-                if row.bars[i].rect().contains(QPointF(pos.x(), top + 1))
-            ]
-            return row.bars[hits[-1]] if hits else None
+            plan = self.plan((lane, n))
+            x = pos.x()
+            hits = [i for i in plan.between(x, x) if plan.starts[i] <= x <= plan.right[i]]
+            return plan.bars[hits[-1]] if hits else None
         return None
 
     def paint(
@@ -243,38 +315,19 @@ class BarsLayer(QGraphicsItem):
     ) -> None:
         view = self._view
         exposed = option.exposedRect
-        t0, t1 = view.t_of(exposed.left() - MIN_BAR), view.t_of(exposed.right())
         text_color = view.palette().color(QPalette.ColorRole.Text)
-        for (lane, n), row in view.packed.groups.items():
-            top = self._row_top(lane, n)
+        for key in view.packed.groups:
+            top = self._row_top(*key)
             if top > exposed.bottom() or top + ROW_H < exposed.top():
                 continue
-            shown: list[tuple[Bar, float, float]] = []
-            last = (-1, -1.0)  # the pixel column and right edge of the bar kept last
-            pps, left = view.pps, LABEL_W - view.t0 * view.pps
-            for i in row.between(t0, t1):
-                bar = row.bars[i]
-                x0 = left + bar.span.start * pps
-                x1 = max(left + bar.placed.end * pps, x0 + MIN_BAR)
-                column = int(x0)
-                if column == last[0] and x1 <= last[1]:
-                    continue  # starts in the same pixel and ends inside the bar kept there
-                last = (column, x1)
-                shown.append((bar, x0, x1))
+            plan = self.plan(key)
             narrow: dict[str, list[QRectF]] = {}
-            for k, (bar, x0, x1) in enumerate(shown):
-                # a later bar that starts inside this one and reaches past its end hides the
-                # rest of it: painted up to there only (a crowded row costs its width, not
-                # the sum of every bar's)
-                nxt = shown[k + 1] if k + 1 < len(shown) else None
-                hidden = nxt is not None and nxt[1] < x1 <= nxt[2]
-                right = max(nxt[1], x0 + MIN_BAR) if hidden and nxt is not None else x1
-                rect = QRectF(x0, top, right - x0, ROW_H)
-                if right - x0 < NARROW and (bar.span.end is not None or hidden):
-                    # too narrow for rounding or text: drawn with the others of its status
+            for i in plan.between(exposed.left(), exposed.right()):
+                bar, rect = plan.bars[i], plan.rect(i)
+                if plan.narrow[i]:  # too narrow for rounding or text
                     narrow.setdefault(bar.span.status, []).append(rect)
-                    continue
-                self._paint_bar(painter, bar, rect, text_color, ends_here=not hidden)
+                else:
+                    self._paint_bar(painter, bar, rect, text_color, ends_here=plan.ends[i])
             for status, rects in narrow.items():
                 pen, brush, _open = bar_style(status)
                 painter.setPen(pen)

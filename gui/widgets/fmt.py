@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-import json
 import re
 import time
 from typing import Any
 
-from proctor.core.kernel import canonical, safe_text
+from proctor.core.kernel import canonical, resource, safe_text
+from proctor.core.kernel.resource import readable
 
 CELL_MAX = 300  # characters shown in one table cell (agent text is bounded on display)
 # Control characters (ANSI escapes start with ESC) and invisible format characters (bidi
@@ -92,29 +92,10 @@ def until(ts: float | None, now: float | None = None) -> str:
     return clock(ts) if absolute() and ts is not None else countdown(ts, now)
 
 
-RESOURCE_KEYS = ("path", "url", "command", "to", "table", "account")  # as the core picks one
-
-
-def readable(value: Any) -> str:
-    """A value as a person reads it: a list as "a, b" (never a Python repr), an object as
-    compact JSON, else its text."""
-    if isinstance(value, list | tuple):
-        return ", ".join(readable(v) for v in value)
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return "" if value is None else str(value)
-
-
 def resource_text(action: Any) -> str:
     """What an action is about (its resource, or its path, url, command, recipients…),
     readable: ``email.send jonas@…, mia@…``, not ``['jonas@…', 'mia@…']``."""
-    if not isinstance(action, dict):
-        return ""
-    if "resource" in action:
-        return readable(action["resource"])
-    args = action.get("args")
-    args = args if isinstance(args, dict) else {}
-    return next((readable(args[k]) for k in RESOURCE_KEYS if k in args), "")
+    return resource.words(action)
 
 
 ESCAPED = re.compile(r"\[([*?\[])\]")  # core.approvals.rules.glob_escape's "[*]", "[?]", "[[]"

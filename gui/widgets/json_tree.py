@@ -164,6 +164,15 @@ class JsonTree(QWidget):
         self.model.removeRows(0, self.model.rowCount())
         self._ticket = prepare(lambda: tree_rows(value), self._fill, self, size=text_size(value))
 
+    def clear(self) -> None:
+        """Show nothing (no item is selected): not a ``null`` row, which a value of None
+        shows."""
+        if self._ticket is not None:
+            self._ticket.cancel()
+            self._ticket = None
+        self._value = None
+        self.model.removeRows(0, self.model.rowCount())
+
     def is_preparing(self) -> bool:
         return self._ticket is not None
 

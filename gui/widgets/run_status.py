@@ -36,8 +36,13 @@ STYLE: dict[str, tuple[str, str]] = {
     "accepted_incoming": ("check", "#1e8a4c"),
     "merged": ("check", "#1e8a4c"),
     "dismissed": ("slash", "#6b6f7a"),
+    "unfinished": ("warn", "#c2561b"),  # a tool call its run ended without finishing
 }
-WORDS = {"waiting_for_user": "waiting for you", "outcome_unknown": "outcome unknown"}
+WORDS = {
+    "waiting_for_user": "waiting for you",
+    "outcome_unknown": "outcome unknown",
+    "unfinished": "unfinished when the run ended",
+}
 
 
 def words(status: str) -> str:

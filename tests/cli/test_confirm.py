@@ -171,3 +171,21 @@ def test_approve_edited_asks_as_approve_does_restating_the_edit(fresh: Path) -> 
     done = script(*edit, "--yes")
     assert done.returncode == 0, done.stderr
     assert status(fresh, ident) == "approved"
+
+
+def test_recipients_read_as_a_list_of_names_not_a_python_repr(fresh: Path) -> None:
+    """An email's recipients in the restatement and in `proctor inbox`: "a@x, b@y", never
+    "['a@x', 'b@y']" (issue 32 item 17; the demo's inbox said email.send ['k.watanabe@…'])."""
+    with Journal.open(fresh, actor=Actor.agent(AGENT)) as agent:
+        run = agent.runs.start("shop", "mail")
+        action = {"tool": "email.send", "args": {"to": ["kenji@example.jp", "mia@example.org"]}}
+        ident = agent.approvals.request(
+            run.id, action, reason="reply", safety_class="external_side_effect"
+        ).id
+    listed = script("inbox")
+    assert listed.returncode == 0, listed.stderr
+    assert "email.send kenji@example.jp, mia@example.org" in listed.stdout
+    code, seen = on_terminal(b"n\n", "approve", ident)
+    assert "Approve email.send kenji@example.jp, mia@example.org" in seen
+    assert "['" not in listed.stdout and "['kenji" not in seen
+    assert code != 0 and status(fresh, ident) == "pending"

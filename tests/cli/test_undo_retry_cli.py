@@ -132,3 +132,17 @@ def test_a_waiting_agent_sees_the_answer_given_after_a_cli_undo_of_a_held_answer
     assert [d.source for d in decisions] == ["cli", "cli", "cli"]
     late = proctor("undo", qid, "--journal", path)
     assert late.returncode != 0 and "without a hold" in late.stderr
+
+
+def test_a_hold_on_a_standing_rule_is_refused_not_dropped(tmp_path: Path) -> None:
+    """`approve --hold 10 --scope run` made the rule and applied no hold, saying nothing:
+    now it is a usage error (exit 2) and nothing is written."""
+    path = tmp_path / "journal.db"
+    with Journal.open(path, actor=Actor.agent("bot")) as j:
+        run = j.runs.start("shop", "rule")
+        aid = j.approvals.request(run.id, {"tool": "fs.read", "args": {"path": "a"}}, reason="r").id
+    done = proctor("approve", aid, "--hold", "10", "--scope", "run", "--yes", "--journal", path)
+    assert done.returncode == 2 and "--hold is for a one-time decision" in done.stderr
+    with Journal.open(path, read_only=True) as j:
+        assert j.approvals.get(aid).status.value == "pending"
+        assert j.approvals.rules() == []

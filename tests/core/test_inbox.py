@@ -222,3 +222,21 @@ def test_small_pages_of_mixed_kinds_list_every_item_once_in_order(
         assert {i.kind.value for i in seen} == (
             {"approval", "question", "effect"} if f.text is None else {"approval"}
         )
+
+
+def test_any_part_of_what_a_row_says_finds_it(operator, waiting):
+    """The search box matches a row's summary as the list shows it, its fixed words too:
+    "outcome unknown" finds the ambiguous effect (on proctor demo it found nothing while
+    the rows said "shell.exec: outcome unknown (…)"); so does every piece of every row."""
+    rows = operator.inbox.list().items
+    for item in rows:
+        text = item.summary
+        for size in (6, 15):
+            for start in range(0, max(len(text) - size, 0) + 1, 3):
+                piece = text[start : start + size]
+                found = {i.id for i in operator.inbox.list(InboxFilter(text=piece)).items}
+                assert item.id in found, (piece, text)
+    words = {"outcome unknown": "effect", "conflict in": "memory", "[question]": "question"}
+    for piece, kind in words.items():
+        found = {i.id for i in operator.inbox.list(InboxFilter(text=piece)).items}
+        assert found == {waiting[kind]}, piece

@@ -120,9 +120,7 @@ def test_by_default_a_write_polls_and_one_that_waited_long_polls_four_times_as_o
         worker = threading.Thread(target=lambda: journal.runs.append_event(run.id, "n", {}))
         worker.start()
         try:
-            start = time.monotonic()
             assert until(lambda: db.LOCK_POLL_S / 4 in slept), "a long wait polled no faster"
-            assert time.monotonic() - start >= db.LONG_WAIT_S
         finally:
             holder.execute("COMMIT")
             holder.close()

@@ -107,3 +107,128 @@ def test_raw_sql_moves_a_failed_run_only_to_the_attempt_asked_and_once(
     agent.runs.retry(run.id)
     agent.runs.fail(run.id, "again")
     refused(journal_path, MOVE, (2, run.id))  # the request was used
+
+
+def test_a_retry_passes_the_resume_gate_when_asked_and_when_started(agent, operator, run, clock):
+    """A retry is a new attempt: while the failed run has an effect of unknown outcome (a
+    payment that may have gone through), neither the operator's request nor the agent's
+    start goes ahead (``ResumeBlocked`` naming it); resolved, the retry goes on."""
+    agent.effects.reserve("charge-1", tool="pay", run_id=run.id, action={"amount": 5})
+    agent.effects.mark_ambiguous("charge-1", "timeout")
+    agent.effects.reserve("mail-1", tool="email", run_id=run.id, lease_seconds=60, owner="w")
+    agent.effects.begin("mail-1", owner="w")  # still running when the run fails
+    f = failed(agent, run)
+    with pytest.raises(errors.ResumeBlocked) as refused_now:
+        operator.runs.request_retry(run.id, "again", expected_version=f.version)
+    assert refused_now.value.blockers == [("effect", "charge-1")]
+    assert not agent.runs.get(run.id).retry_pending  # nothing was written
+    effect = operator.effects.get("charge-1")
+    operator.effects.resolve(
+        "charge-1", "failed", reason="not on the statement", expected_version=effect.version
+    )
+    f = agent.runs.get(run.id)
+    operator.runs.request_retry(run.id, "again", expected_version=f.version)
+    clock.advance(120)  # asked with nothing in the way; then mail-1's lease lapses
+    agent.effects.sweep_expired()
+    assert agent.effects.get("mail-1").status == "ambiguous"
+    with pytest.raises(errors.ResumeBlocked):
+        agent.runs.retry(run.id)
+    assert agent.runs.get(run.id).status == "failed"
+
+
+def test_the_retried_event_belongs_to_the_attempt_it_opens(agent, operator, run):
+    """``run.retried`` carries attempt 2, as ``attempt.started`` of a new attempt does: a
+    rebuild from the events (JSONL import) takes the run's attempt from its last event."""
+    f = failed(agent, run)
+    operator.runs.request_retry(run.id, "again", expected_version=f.version)
+    agent.runs.retry(run.id)
+    last = agent.runs.events(run.id)[-1]
+    assert (last.type, last.attempt) == ("run.retried", 2)
+    assert agent.runs.get(run.id).current_attempt == 2
+
+
+# ---------------------------------------------------------------- a retry asked by hand
+
+FORGE = (
+    "UPDATE runs SET retry_requested = current_attempt + 1, "
+    "retry_reason = 'operator alice: go again' WHERE id = ?"
+)
+
+
+def problems_of(journal, **kwargs) -> list[tuple[str, str]]:
+    from proctor.core.audit.verify import verify
+
+    return [(p.what, p.where) for p in verify(journal, **kwargs).problems]
+
+
+def test_a_retry_asked_by_raw_sql_is_refused_by_the_agent_and_named_by_verify(
+    agent, operator, run, journal_path
+):
+    failed(agent, run)
+    with raw(journal_path) as conn:  # the store lets it through: no trigger knows who asked
+        conn.execute(FORGE, (run.id,))
+    assert agent.runs.get(run.id).retry_pending
+    before = snapshot(journal_path)
+    with pytest.raises(errors.DecisionUnverified, match="no operator's decision row"):
+        agent.runs.retry(run.id)
+    assert snapshot(journal_path) == before and agent.runs.get(run.id).status == "failed"
+    assert problems_of(operator) == [("retry without a decision", f"run {run.id}")]
+
+
+def test_verify_names_a_retry_started_without_a_decision_though_a_later_one_has_one(
+    agent, operator, run, journal_path, monkeypatch
+):
+    """An agent that does not check (one built before the check) started the forged retry;
+    the honest request after it does not hide it: the run.retried event stays."""
+    failed(agent, run)
+    with raw(journal_path) as conn:
+        conn.execute(FORGE, (run.id,))
+    import proctor.core.runs.service as runs_service
+
+    with monkeypatch.context() as m:
+        m.setattr(runs_service, "check_retry", lambda *a: None)
+        agent.runs.retry(run.id)
+    f = failed(agent, run, "down again")
+    operator.runs.request_retry(run.id, "now really", expected_version=f.version)
+    agent.runs.retry(run.id)
+    assert problems_of(operator) == [("retry without a decision", f"run {run.id}")]
+
+
+@pytest.fixture
+def signed(open_journal, tmp_path):
+    import json
+
+    from proctor.core import Actor
+    from proctor.core.decisions.keys import OperatorKey, trust_file
+
+    key = OperatorKey.generate("alice")
+    path = tmp_path / "trusted.json"
+    path.write_text(json.dumps(trust_file([{"name": "alice", "public_key": key.public_key}])))
+    agent = open_journal(Actor.agent("agent-1"), trust=path)
+    return agent, open_journal(Actor.operator("alice"), signer=key), path
+
+
+def test_a_trusting_agent_retries_only_as_a_trusted_operator_asked(signed, journal_path):
+    agent, alice, trust = signed
+    run = agent.runs.start("proj", "signed run")
+    f = failed(agent, run)
+    with raw(journal_path) as conn:
+        conn.execute(FORGE, (run.id,))
+    with pytest.raises(errors.DecisionUnverified):
+        agent.runs.retry(run.id)
+    assert ("retry without a decision", f"run {run.id}") in problems_of(alice, trust=trust)
+    other = agent.runs.start("proj", "honest run")
+    g = failed(agent, other)
+    alice.runs.request_retry(other.id, "the API is back", expected_version=g.version)
+    assert agent.runs.retry(other.id).number == 2  # signed by alice, whom the agent trusts
+    assert agent.runs.get(run.id).status == f.status == "failed"
+    assert [p for p in problems_of(alice, trust=trust) if other.id in p[1]] == []
+
+
+def test_an_honest_retry_verifies(agent, operator, run):
+    f = failed(agent, run)
+    operator.runs.request_retry(run.id, "the API is back", expected_version=f.version)
+    agent.runs.retry(run.id)
+    g = failed(agent, run, "still down")
+    operator.runs.request_retry(run.id, "once more", expected_version=g.version)
+    assert problems_of(operator) == []

@@ -622,6 +622,28 @@ def test_a_consumed_approval_and_a_committed_effect_stay_so(team, agent, operato
         )
 
 
+def test_only_an_operator_login_asks_a_failed_run_to_retry(team, agent, operator):
+    """runs.retry_requested is an operator's request (request_retry): an agent login's raw
+    SQL cannot set it or its reason, by UPDATE (column grants, the team check) or by
+    INSERT of a run that carries one (the team check); the operator's request then works."""
+    run = agent.runs.start("proj", "flaky run")
+    agent.runs.fail(run.id, "rate limited")
+    with team.raw("agent_a") as conn:
+        for sets in (
+            "retry_requested = current_attempt + 1, retry_reason = 'operator op_dana: go'",
+            "retry_requested = 2",
+            "retry_reason = 'go'",
+        ):
+            refused(conn, f"UPDATE runs SET {sets} WHERE id = %s", (run.id,))
+        conn.execute("CREATE TEMP TABLE copy AS SELECT * FROM runs WHERE id = %s", (run.id,))
+        conn.execute("UPDATE copy SET id = 'run_forged', retry_requested = 2, retry_reason = 'x'")
+        assert "retry" in refused(conn, "INSERT INTO runs SELECT * FROM copy")
+    failed = agent.runs.get(run.id)
+    assert (failed.retry_requested, failed.status) == (None, "failed")
+    operator.runs.request_retry(run.id, "the API is back", expected_version=failed.version)
+    assert agent.runs.retry(run.id).number == 2
+
+
 def test_add_user_refuses_the_servers_own_roles_and_sends_no_password(team):
     """team add-user does not turn a role name, the owner, postgres, a superuser or a
     CREATEROLE role into a team login; the password reaches the server only as a SCRAM

@@ -161,3 +161,22 @@ def test_audit_search_filters_and_facets(busy_run, operator):
     facets = tl.audit_facets(operator)
     assert "operator:alice" in facets["actor"] and "run" in facets["entity_kind"]
     assert tl.verify_audit(operator).ok
+
+
+def test_a_finished_runs_unfinished_tool_call_ends_with_it_and_says_so(
+    busy_run, agent, operator, clock
+):
+    """A failed run whose tool call never finished: the bar ends where the run did, as
+    "unfinished", not "running" with an open end up to now (which stretched a 219 ms run's
+    timeline over hours in the demo)."""
+    run = busy_run[0]
+    clock.advance(3)
+    agent.runs.fail(run.id, "tests failed")
+    clock.advance(3600)
+    line = tl.timeline(operator, run.id)
+    finished = agent.runs.get(run.id).finished_at
+    [shell] = [sp for sp in line.spans if sp.lane == "tool" and sp.label == "shell"]
+    assert shell.end == finished and shell.status == "unfinished"
+    assert shell.detail["was"] == "running"
+    assert all(sp.end is not None for sp in line.spans)  # failing it closed its requests
+    assert line.end == finished and not line.live

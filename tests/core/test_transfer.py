@@ -106,6 +106,36 @@ def test_an_export_from_before_effect_digests_still_imports_and_verifies(
     assert not fresh.effects.get("fx-1").tampered
 
 
+def test_an_export_from_before_any_added_column_imports_with_its_absence(operator, busy, fresh):
+    """Generated over db.ADDED_COLUMNS: a bundle whose rows lack every column a later
+    revision added (what an older Proctor wrote: no hold, no retry asked, no waiter stamp)
+    imports, each such column holding what an older journal means by its absence."""
+    from proctor.core.storage import db
+
+    run_id = busy["runs"][0]
+    bundle = export_run(operator, run_id)
+    stripped = set()
+    for table, rows in [("runs", [bundle["run"]]), *bundle["tables"].items()]:
+        added = set(db.ADDED_COLUMNS.get(table, {})) - {"action_digest"}  # made from the row
+        for row in rows:
+            for col in added & set(row):
+                del row[col]
+                stripped.add((table, col))
+    assert {("approvals", "hold_until"), ("runs", "retry_requested")} <= stripped
+    report = import_run(fresh, bundle)
+    assert report.verify.ok, report.verify.problems
+    with raw(fresh.path) as conn:
+        for table, col in stripped:
+            key = "id" if table == "runs" else "run_id"
+            values = {
+                v
+                for (v,) in conn.execute(
+                    f'SELECT "{col}" FROM "{table}" WHERE {key} = ?', (run_id,)
+                )
+            }
+            assert values <= {None, 0}, (table, col, values)
+
+
 def test_streamed_json_equals_the_in_memory_export(operator, busy):
     run_id = busy["runs"][0]
     buf = io.StringIO()

@@ -41,6 +41,25 @@ def test_a_held_approval_is_not_consumed_until_its_hold_passes(agent, operator, 
     assert effect.key == "fx-1" and agent.approvals.get(a.id).consumed_at == clock.t
 
 
+def test_a_hold_never_eats_the_agents_time_to_use_an_approval_near_its_expiry(
+    agent, operator, run, clock
+):
+    """Approved 2 s before its request expires, with the desk's 5 s hold: once the hold
+    ends the agent still has those 2 s (its deadline moves by the hold), not a lapse."""
+    a = agent.approvals.request(run.id, ACTION, reason="deploy", expires_in=60)
+    clock.advance(58)
+    a = operator.approvals.decide(a.id, True, expected_version=a.version, hold=5)
+    clock.advance(5.5)  # the hold is over; without it the request expired 3.5 s ago
+    effect = agent.approvals.consume_and_reserve(a.id, digest_of(ACTION), "fx-near")
+    assert effect.key == "fx-near" and agent.approvals.get(a.id).status == "approved"
+    b = agent.approvals.request(run.id, ACTION, reason="deploy", expires_in=60)
+    clock.advance(58)
+    b = operator.approvals.decide(b.id, True, expected_version=b.version, hold=5)
+    clock.advance(7.01)  # past the moved deadline: it lapses as before
+    with pytest.raises(errors.ApprovalLapsed):
+        agent.approvals.consume_and_reserve(b.id, digest_of(ACTION), "fx-late")
+
+
 def test_undo_within_the_hold_puts_the_request_back_and_is_recorded(
     agent, operator, run, clock, journal_path
 ):
@@ -179,3 +198,68 @@ def test_a_trusting_agent_reads_the_decision_made_after_an_undo(open_journal, tm
     denied = signer.approvals.decide(a.id, False, expected_version=back.version, reason="no")
     assert agent.approvals.wait(a.id, timeout=0).status == "denied"
     assert denied.decided_by == "operator:alice"
+    assert problems_of(signer, trust=path) == []  # the undone decision and the undo still sign
+
+
+# ---------------------------------------------------------------- a decision cleared by hand
+
+FORGED_UNDO = f"{CLEAR}, approved_action = NULL, approved_digest = NULL, version = version + 1"
+
+
+def problems_of(journal, **kwargs) -> list[tuple[str, str]]:
+    from proctor.core.audit.verify import verify
+
+    return [(p.what, p.where) for p in verify(journal, **kwargs).problems]
+
+
+def test_raw_sql_cannot_undo_without_a_version_of_its_own(agent, operator, run, journal_path):
+    a = held(agent, operator, run, approve=False)
+    cleared = FORGED_UNDO.removesuffix(", version = version + 1")
+    refused(journal_path, f"UPDATE approvals SET {cleared} WHERE id = ?", (a.id,))
+
+
+def test_verify_names_a_held_denial_cleared_by_raw_sql(agent, operator, run, clock, journal_path):
+    a = held(agent, operator, run, approve=False)
+    clock.advance(3600)  # long after the hold: the trigger cannot tell the time, verify can
+    with raw(journal_path) as conn:
+        conn.execute(f"UPDATE approvals SET {FORGED_UNDO} WHERE id = ?", (a.id,))
+    assert agent.approvals.get(a.id).status == "pending"
+    assert problems_of(operator) == [("decision cleared without an undo", f"approval {a.id}")]
+
+
+def test_verify_names_an_undo_recorded_after_the_hold(agent, operator, run, clock, journal_path):
+    """The forger writes the undo's decision row too (with its digest), dated after the
+    hold: verify names the undo as late, and the audit log that does not record it."""
+    a = held(agent, operator, run)
+    clock.advance(6)
+    undo = {"undone": True, "was": "approved", "by": "operator:alice"}
+    body = {
+        "target_kind": "approval",
+        "target_id": a.id,
+        "decision": undo,
+        "actor": "operator:alice",
+        "reason": None,
+        "created_at": clock.t,
+    }
+    with raw(journal_path) as conn:
+        conn.execute(f"UPDATE approvals SET {FORGED_UNDO} WHERE id = ?", (a.id,))
+        conn.execute(
+            "INSERT INTO decisions (id, target_kind, target_id, run_id, decision, actor, "
+            "source, reason, created_at, digest) VALUES (?, 'approval', ?, ?, ?, "
+            "'operator:alice', 'desk', NULL, ?, ?)",
+            ("dec_forged", a.id, run.id, json.dumps(undo), clock.t, digest_of(body)),
+        )
+    problems = problems_of(operator)
+    assert ("undone after its hold", f"approval {a.id}") in problems
+    assert ("decision cleared without an undo", f"approval {a.id}") not in problems
+
+
+def test_an_honest_undo_verifies(agent, operator, run, clock):
+    a = held(agent, operator, run, approve=False)
+    clock.advance(1)
+    operator.approvals.undo(a.id, expected_version=a.version, reason="misclick")
+    b = held(agent, operator, run)
+    clock.advance(1)
+    back = operator.approvals.undo(b.id, expected_version=b.version)
+    operator.approvals.decide(b.id, False, expected_version=back.version, reason="no")
+    assert problems_of(operator) == []

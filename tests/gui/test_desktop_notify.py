@@ -186,6 +186,8 @@ def test_a_click_on_an_unknown_or_other_action_opens_nothing(
     window = background_desk(open_desk, path, monkeypatch)
     opened: list[Any] = []
     window.notifier.item_requested.connect(opened.append)
+    dropped: list[tuple[int, str]] = []
+    window.notifier.desktop_dropped.connect(lambda n, action: dropped.append((n, action)))
     request_late(path, ids["run"], "first")
     qtbot.waitUntil(lambda: len(server.calls) == 1, timeout=WAIT_MS)
     server.invoke(41, "dismiss")  # not the default action
@@ -194,6 +196,7 @@ def test_a_click_on_an_unknown_or_other_action_opens_nothing(
     qtbot.waitUntil(lambda: bool(opened), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.current_page_id() == "inbox", timeout=WAIT_MS)
     assert len(opened) == 1
+    assert dropped == [(41, "dismiss"), (7, "default")]  # in order, before the click opened
 
 
 def test_a_bus_without_a_notification_service_falls_back_to_the_banner_logged_once(
@@ -265,9 +268,12 @@ def test_a_safe_approval_is_approved_from_its_notification(
     assert told[0].startswith("Approved")
     qtbot.waitUntil(lambda: len(server.calls) == 2, timeout=WAIT_MS)  # the outcome, told
     assert notified_actions(server, 1) == ["default"]
-    server.invoke(41, "approve")  # the same button again: taken once, nothing more
-    qtbot.wait(300)
+    # the same button again: the D-Bus thread drops it (says so), nothing more is done
+    with qtbot.waitSignal(window.notifier.desktop_dropped, timeout=WAIT_MS) as dropped:
+        server.invoke(41, "approve")
+    assert dropped.args == [41, "approve"]
     assert told == told[:1]
+    assert decision_of(path, approval)[0] == "approved"
 
 
 @NO_RAISE

@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QDialog, QLabel, QPlainTextEdit, QTextEdit, QWidget
 
@@ -236,6 +236,34 @@ def test_the_confirmation_restates_the_huge_action_in_short_lines(
     assert seen.most_escaped_on_gui() <= GUI_TEXT
 
 
+def test_the_confirmation_of_a_huge_action_escapes_nothing_large_on_the_gui_thread(
+    qtbot, journal_path, huge, open_desk, monkeypatch
+):
+    """The restated action (its pretty JSON's head, escaped, in display lines) is made on
+    the presentation pool when the approval is shown: the click that opens the confirmation
+    dumps and escapes none of the 3 MB (it escaped a 200,000-character head there)."""
+    seen = Recorder(monkeypatch)
+    window = open_desk(journal_path)
+    Desk(qtbot, window).open_inbox_item(f"approval:{huge['big']}", presented=True)
+    seen.escaped.clear()
+    seen.dumped.clear()
+    dialogs: list[QDialog] = []
+
+    def look(parent, what):
+        dialog = confirm_mod.ConfirmApproval(parent, what)
+        qtbot.addWidget(dialog)
+        dialog.show()
+        dialogs.append(dialog)
+        return False
+
+    monkeypatch.setattr(confirm_mod.ConfirmApproval, "ask", look)
+    assert window.registry.trigger("inbox.approve")
+    qtbot.waitUntil(lambda: bool(dialogs), timeout=WAIT_MS)
+    assert "echo AAAA" in dialogs[0].action.toPlainText()
+    assert seen.most_escaped_on_gui() < 10_000  # short texts only, not the 200,000-char head
+    assert seen.most_dumped_on_gui() < INLINE_CHARS
+
+
 def test_the_bulk_list_never_lays_out_an_action_as_one_line(qtbot, journal_path, huge):
     """A 3 MB action is held back (not escaped only to be held back); one that fits the
     box but is one 150,000-character line is listed whole, in display lines."""
@@ -365,5 +393,108 @@ def test_a_4000_line_diff_review_is_parsed_on_the_presentation_pool(qtbot, monke
     view.show()
     wait_presented(qtbot)
     assert threads and threading.get_ident() not in threads
-    assert view.table.rowCount() > 2000 and "−2000 +2000" in view.head.text()
+    assert view.table.model().rowCount() > 2000 and "−2000 +2000" in view.head.text()
     assert "new line 1999" in view.unified.toPlainText()
+
+
+def test_a_timeline_paint_touches_the_bars_in_sight_not_the_runs(qtbot, monkeypatch):
+    """Each row is planned once per zoom (its bars walked once); a scroll or a repaint at
+    that zoom reads the bars in sight from the plan. The old paint walked each row's bars,
+    and from the first still-open bar of a crowded row on it walked all the rest, at every
+    paint: 1.4 s on a 20,000-call run (tests/bench/freeze_bench.py)."""
+    from proctor.core.audit.timeline import RunTimeline, Span
+    from proctor.gui.timeline import view as view_mod
+
+    t, calls = 1_750_000_000.0, 6000
+    spans = [
+        Span(
+            lane="tool",
+            id=f"t{n:05d}",
+            label=f"call {n}",
+            status="running" if n % 3 == 0 else "succeeded",
+            start=t + n,
+            end=None if n % 3 == 0 else t + n + 0.9,  # every third still open: to the end
+            detail={},
+        )
+        for n in range(calls)
+    ]
+    touched = {"n": 0}
+    slot = view_mod.Bar.span  # the slot a walk over a row's bars reads
+
+    def get(bar):
+        touched["n"] += 1
+        return slot.__get__(bar)
+
+    monkeypatch.setattr(view_mod.Bar, "span", property(get, slot.__set__))
+    view = view_mod.TimelineView()
+    view.clock = lambda: t + calls + 10
+    qtbot.addWidget(view)
+    view.resize(1200, 300)
+    view.show()
+    view.set_timeline(RunTimeline(run_id="r", start=t, end=t + calls, live=True, spans=spans))
+    qtbot.waitUntil(lambda: not view.packing() and len(view.bars) == calls, timeout=WAIT_MS)
+    view.zoom(200.0)  # about 40 s in sight: a few dozen bars
+    view.viewport().repaint()  # the zoom's plan: every bar once
+    bar = view.horizontalScrollBar()
+    assert bar.maximum() > 0
+    touched["n"] = 0
+    for at in (0.2, 0.5, 0.8):  # scrolled, repainted, hovered
+        bar.setValue(round(bar.maximum() * at))
+        view.viewport().repaint()
+        view.viewport().repaint()
+    # a few reads per bar painted (~40 in sight), not one per bar of the run per paint
+    assert touched["n"] < 6 * calls // 20, f"{touched['n']:,} bar reads in 6 paints"
+    middle = view.item_for("t03001")  # the bar under a point is still found
+    assert middle is not None
+    view.center_on_time(middle.span.start + 0.5)
+    point = view.mapFromScene(
+        QPointF(view.x_of(middle.span.start + 0.5), middle.rect().center().y())
+    )
+    with qtbot.waitSignal(view.span_clicked) as clicked:
+        view.click_at(QPointF(point))
+    assert clicked.args[0].id == "t03001"
+
+
+def test_a_4000_line_diff_review_makes_no_cell_per_line_on_the_gui_thread(qtbot, monkeypatch):
+    """The side by side reads its cells from the parsed rows as they are painted: the old
+    view made a table item per cell (8,000 for this patch) on the GUI thread, and sized
+    the line-number columns by asking every row (0.1-0.3 s when the review was shown)."""
+    from proctor.core.models import Question
+    from proctor.gui.forms import review
+
+    cells = {"n": 0}
+    real_item = getattr(review, "QTableWidgetItem", None)  # (the old view's cells)
+    if real_item is not None:
+
+        class Counted(real_item):
+            def __init__(self, *args):
+                cells["n"] += 1
+                super().__init__(*args)
+
+        monkeypatch.setattr(review, "QTableWidgetItem", Counted)
+    model = getattr(review, "DiffModel", None)
+    if model is not None:
+        real_data = model.data
+
+        def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+            cells["n"] += 1
+            return real_data(self, index, role)
+
+        monkeypatch.setattr(model, "data", data)
+    patch = "--- a/big.txt\n+++ b/big.txt\n@@ -1,2000 +1,2000 @@\n" + "".join(
+        f"-old line {n}\n+new line {n}\n" for n in range(2000)
+    )
+    question = Question.model_construct(
+        id="q_big", kind="diff_review", request={"diff": patch, "path": "big.txt"}
+    )
+    view = review.diff_material(question)
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    wait_presented(qtbot)
+    view.repaint()
+    rows = view.table.model().rowCount()
+    assert rows > 2000
+    assert cells["n"] < 2000, f"{cells['n']:,} cells made or read for {rows:,} rows"
+    last = view.table.model().index(rows - 1, 3)
+    assert last.data() == "new line 1999"  # every row is there, read when asked

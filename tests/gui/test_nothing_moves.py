@@ -237,7 +237,7 @@ def test_the_held_arrivals_bar_moves_no_row(qtbot, journal_path, open_desk):
     with agent(journal_path, "late") as late:
         run = late.runs.start("shop", "late", agent="late")
         request(late, run.id, "fs.write", {"path": "g"}, "write it too")
-    qtbot.waitUntil(lambda: "1 new request arrived" in inbox.new_bar.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "1 new request held" in inbox.new_bar.text(), timeout=WAIT_MS)
     assert where(watched) == before, "the 'N new requests' bar pushed the list down"
     qtbot.mouseClick(inbox.new_bar.button, LEFT)
     qtbot.waitUntil(lambda: not inbox.new_bar.text(), timeout=WAIT_MS)

@@ -82,8 +82,8 @@ def test_side_by_side_wraps_and_opens_at_the_change(qtbot, journal_path, open_de
     view = open_review(qtbot, window, qid)
     table = view.table
     [changed] = [n for n, r in enumerate(view.rows) if r.tag == "replace"]
-    assert table.item(changed, 3).text() == f"{LONG_SQL} DESC;"
-    assert "…" not in table.item(changed, 3).text()
+    assert table.model().index(changed, 3).data() == f"{LONG_SQL} DESC;"
+    assert "…" not in table.model().index(changed, 3).data()
     # the change is on screen without scrolling: the row is inside the viewport
     qtbot.waitUntil(
         lambda: (
@@ -111,7 +111,7 @@ def test_multi_file_patch_has_a_section_per_file_with_its_counts(qtbot, journal_
         ("legacy.txt", "removed", 2, 0),
     ]
     assert view.head.text().startswith("3 files  ·  −4 +5")
-    headers = [view.table.item(f.first_row, 0).text() for f in view.files]
+    headers = [view.table.model().index(f.first_row, 0).data() for f in view.files]
     assert headers == [
         "src/cart.py  ·  −2 +2",
         "docs/new.md (added)  ·  −0 +3",

@@ -300,7 +300,8 @@ def test_diff_review_request_changes_needs_comment(qtbot, ask):
     )
     view = detail.view
     table = view.material.table
-    texts = [table.item(r, 3).text() for r in range(table.rowCount())]
+    model = table.model()
+    texts = [model.index(r, 3).data() for r in range(model.rowCount())]
     assert "    pipx install acme" in texts
     assert "+    pipx install acme" in view.material.unified.toPlainText()
     view.material.tabs.setCurrentIndex(1)  # the unified tab

@@ -83,10 +83,14 @@ def test_no_band_is_kept_for_the_held_bar_and_nothing_moves_when_it_comes(
     with agent(journal_path, "late") as late:
         run = late.runs.start("shop", "late", agent="late")
         request(late, run.id, "fs.write", {"path": "g"}, "write it too")
-    qtbot.waitUntil(lambda: "1 new request arrived" in inbox.new_bar.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "1 new request held" in inbox.new_bar.text(), timeout=WAIT_MS)
     laid_out()
     assert inbox.new_bar.isVisible() and inbox.new_bar.button.isVisible()
     assert where(watched) == before, "the held bar moved the page"
+    label = inbox.new_bar.label
+    inbox.new_bar.set_count(999)  # its longest words fit its share of the row at 1400 px
+    assert label.fontMetrics().horizontalAdvance(label.text()) <= label.contentsRect().width()
+    inbox.new_bar.set_count(1)
     # a banner while the bar shows: both are seen, and still nothing moves
     inbox.message.show_message("Approved fs.write f.")
     laid_out()

@@ -134,3 +134,21 @@ def test_json_tree_model(qtbot, qtmodeltester):
     tree.set_value({"a": [1, 2, {"b": None}], "long": "x" * 5000, "n": 1.5})
     tree.set_value(list(range(600)))  # over MAX_CHILDREN: summarised
     assert tree.model.rowCount() == 501
+
+
+def test_a_tree_with_nothing_selected_shows_no_row_and_a_null_value_one(qtbot):
+    """The run's event pane and the audit page show nothing before a selection: no "(value)
+    null" row, which an event whose payload is null does show."""
+    from proctor.gui.runs.events_pane import EventDetail
+
+    detail = EventDetail()
+    qtbot.addWidget(detail)
+    assert detail.tree.model.rowCount() == 0 and not detail.tree.is_preparing()
+    tree = JsonTree("Payload")
+    qtbot.addWidget(tree)
+    tree.set_value({"big": "x" * 300_000})  # prepared on the pool: cleared before it lands
+    tree.clear()
+    qtbot.waitUntil(lambda: not tree.is_preparing())
+    assert tree.model.rowCount() == 0
+    tree.set_value(None)
+    qtbot.waitUntil(lambda: tree.model.rowCount() == 1)
