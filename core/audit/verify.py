@@ -76,6 +76,7 @@ def _verify_rows(
         journal.read(lambda c: _verify_answers(c, problems))
         journal.read(lambda c: _verify_retries(c, problems))
         journal.read(lambda c: _verify_undos(c, problems))
+        journal.read(lambda c: _verify_question_undos(c, problems))
         from proctor.core.decisions.trust import resolve_trust
 
         trusted = resolve_trust(trust) if trust is not None else journal.trust
@@ -736,6 +737,33 @@ def _verify_undos(conn: Any, problems: list[VerifyProblem]) -> None:
                     where=f"approval {row.id}",
                     detail=f"it is pending, but {standing.actor}'s decision (decision "
                     f"{standing.id}) stands: no undo decision row follows it",
+                )
+            )
+
+
+def _verify_question_undos(conn: Any, problems: list[VerifyProblem]) -> None:
+    """Each open question with a decision has an undo decision row after its last one
+    (0014u): an answer cleared by hand within its hold (the store's triggers refuse it after
+    the hold or once taken, not before) is named. (An undo's time against the hold is the
+    store's own clock's business: its trigger refuses a late one.)"""
+    from proctor.core.decisions.checks import decision_rows, standing
+
+    q, d = s.questions.c, s.decisions.c
+    decided = select(d.id).where(d.target_kind == "interaction", d.target_id == q.id)
+    stmt = (
+        select(q.id)
+        .where(q.status.in_(("requested", "presented")), decided.exists())
+        .order_by(q.id)
+    )
+    for row in conn.execute(stmt).all():
+        stands = standing(decision_rows(conn, "interaction", row.id))
+        if stands:
+            problems.append(
+                VerifyProblem(
+                    what="answer cleared without an undo",
+                    where=f"question {row.id}",
+                    detail=f"it is open, but {stands[-1].actor}'s answer (decision "
+                    f"{stands[-1].id}) stands: no undo decision row follows it",
                 )
             )
 

@@ -286,3 +286,24 @@ def test_a_trusting_agent_reads_the_answer_given_after_an_undo(open_journal, tmp
     signer.questions.answer(q.id, {"text": "south"}, expected_version=back.version)
     got = agent.questions.wait(q.id, timeout=0)
     assert (got.status, got.response) == ("resolved", {"text": "south"})
+
+
+def test_verify_names_an_answer_cleared_by_hand_within_its_hold(live, journal_path):
+    """Within the hold the store lets an UPDATE take the answer back (it is the undo's own
+    move); one made by hand has no undo decision row, and verify names it. A real undo,
+    leaving the question open, passes."""
+    from proctor.core.audit.verify import verify
+
+    agent, operator = live
+    _run, q = asked(agent)
+    done = decide(operator, q, "answer", 30)
+    with raw(journal_path) as conn:
+        conn.execute(
+            f"UPDATE interactions SET {CLEAR}, version = version + 1 WHERE id = ?", (q.id,)
+        )
+    [problem] = [p for p in verify(operator).problems if p.what == "answer cleared without an undo"]
+    assert problem.where == f"question {q.id}"
+    _run, q2 = asked(agent)
+    done = decide(operator, q2, "dismiss", 30)
+    operator.questions.undo(q2.id, expected_version=done.version)
+    assert not [p for p in verify(operator).problems if q2.id in p.where]
