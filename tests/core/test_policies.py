@@ -1,0 +1,240 @@
+"""Approval policies (issue 35) on both stores: groups in the journal, a two-person quorum,
+a sequence (ops, then finance), a deny by a required approver, and the store's refusals of
+what a same-user process tries by hand (raw SQL on the file; psycopg as the journal's owner
+on a server): a partly approved request marked approved, a quorum of one person, a step by
+the requester, a step out of sequence. What verify names when the triggers are gone."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from proctor.core import Actor, errors
+from proctor.core.audit.verify import verify
+from proctor.core.policies.models import PolicyDraft, PolicyStage
+
+from .helpers import raw, snapshot
+
+PAY = {"tool": "pay", "args": {"account": "acme", "amount": 9000}}
+
+
+@pytest.fixture
+def people(open_journal):
+    """Operators alice (ops), bob (ops), carol (finance) and dave (in no group)."""
+    names = ("alice", "bob", "carol", "dave")
+    journals = {n: open_journal(Actor.operator(n)) for n in names}
+    admin = journals["alice"]
+    admin.policies.add_member("ops", "alice", reason="on call")
+    admin.policies.add_member("ops", "bob")
+    admin.policies.add_member("finance", "carol")
+    return journals
+
+
+def two_of_ops(journal):
+    return journal.policies.add(
+        PolicyDraft(
+            name="two of ops", action_pattern="pay", stages=[PolicyStage(groups=["ops"], need=2)]
+        )
+    )
+
+
+def ops_then_finance(journal):
+    return journal.policies.add(
+        PolicyDraft(
+            name="ops then finance",
+            action_pattern="pay",
+            mode="sequence",
+            stages=[PolicyStage(groups=["ops"], need=1), PolicyStage(groups=["finance"], need=1)],
+        )
+    )
+
+
+def approve(journal, approval_id, reason=None):
+    current = journal.approvals.get(approval_id)
+    return journal.approvals.decide(
+        approval_id, True, expected_version=current.version, reason=reason
+    )
+
+
+def test_groups_are_kept_in_the_journal_as_decisions(people):
+    alice = people["alice"]
+    assert alice.policies.groups() == {"finance": ["carol"], "ops": ["alice", "bob"]}
+    alice.policies.remove_member("ops", "bob", reason="left the team")
+    assert alice.policies.groups()["ops"] == ["alice"]
+    with pytest.raises(errors.InvalidTransition):
+        alice.policies.remove_member("ops", "bob")
+    kinds = [d.target_kind for d in alice.approvals.decisions("ops")]
+    assert kinds == ["group", "group", "group"]
+
+
+def test_two_of_ops_waits_for_the_second_person(people, agent, run):
+    policy = two_of_ops(people["alice"])
+    asked = agent.approvals.request(run.id, PAY, reason="invoice 7")
+    first = approve(people["alice"], asked.id, reason="looks right")
+    assert first.status == "pending"
+    progress = people["bob"].policies.progress(asked.id)
+    assert progress.policy.id == policy.id
+    assert progress.summary() == "1 of 2 approvals; waiting for ops"
+    assert [(s.operator, s.reason) for s in progress.steps] == [("alice", "looks right")]
+    # the agent sees only the final decision
+    assert agent.approvals.get(asked.id).status == "pending"
+    with pytest.raises(errors.NotConsumable):
+        agent.approvals.consume_and_reserve(asked.id, asked.action_digest, "pay-7")
+    # the same person cannot approve twice; one outside the group cannot approve
+    with pytest.raises(errors.AlreadyDecided):
+        approve(people["alice"], asked.id)
+    with pytest.raises(errors.NotAllowed):
+        approve(people["dave"], asked.id)
+    done = approve(people["bob"], asked.id)
+    assert done.status == "approved" and done.decided_by == "operator:bob"
+    agent.approvals.consume_and_reserve(asked.id, asked.action_digest, "pay-7")
+    assert verify(people["alice"]).ok
+
+
+def test_a_sequence_goes_in_order_and_a_deny_denies(people, agent, run):
+    ops_then_finance(people["alice"])
+    asked = agent.approvals.request(run.id, PAY, reason="invoice 8")
+    with pytest.raises(errors.NotAllowed):
+        approve(people["carol"], asked.id)  # finance before ops
+    approve(people["bob"], asked.id)
+    assert people["bob"].policies.progress(asked.id).summary() == (
+        "1 of 2 approvals; waiting for finance"
+    )
+    done = approve(people["carol"], asked.id)
+    assert done.status == "approved"
+
+    again = agent.approvals.request(run.id, PAY, reason="invoice 9")
+    current = people["carol"].approvals.get(again.id)
+    denied = people["carol"].approvals.decide(
+        again.id, False, expected_version=current.version, reason="no budget"
+    )
+    assert denied.status == "denied"
+    assert verify(people["alice"]).ok
+
+
+def test_an_allow_rule_does_not_decide_a_request_under_a_policy(people, agent, run):
+    from proctor.core.models import RuleDraft
+
+    two_of_ops(people["alice"])
+    people["dave"].approvals.make_rule(
+        RuleDraft(
+            effect="allow",
+            action_pattern="pay",
+            resource_pattern="*",
+            scope="project",
+            project="proj",
+        )
+    )
+    asked = agent.approvals.request(run.id, PAY, reason="invoice 10")
+    assert asked.status == "pending"
+    with pytest.raises(errors.NotAllowed):
+        people["dave"].approvals.approve_edited(
+            asked.id,
+            {"tool": "pay", "args": {"account": "acme", "amount": 1}},
+            expected_version=asked.version,
+        )
+
+
+def test_the_requester_is_never_an_approver(people, open_journal, run, agent):
+    two_of_ops(people["alice"])
+    people["alice"].policies.add_member("ops", "agent-1")
+    asked = agent.approvals.request(run.id, PAY, reason="invoice 11")
+    as_operator = open_journal(Actor.operator("agent-1"))
+    with pytest.raises(errors.NotAllowed):
+        approve(as_operator, asked.id)
+
+
+# ---------------------------------------------------------------- by hand
+
+
+def refused(journal_path, sql: str, params: tuple = ()) -> None:
+    before = snapshot(journal_path)
+    with raw(journal_path) as conn, pytest.raises(sqlite3.IntegrityError):
+        conn.execute(sql, params)
+    assert snapshot(journal_path) == before
+
+
+def step_sql(
+    journal_path, approval_id, operator, *, stage=0, group="ops", approve=1, decision=None
+):
+    with raw(journal_path) as conn:
+        row = conn.execute(
+            "SELECT policy_id FROM policy_bindings WHERE approval_id = ?", (approval_id,)
+        ).fetchone()
+        if decision is None:
+            decision = conn.execute(
+                "SELECT id FROM decisions WHERE target_kind = 'approval_step' AND target_id = ?",
+                (approval_id,),
+            ).fetchone()[0]
+    return (
+        "INSERT INTO approval_steps (id, approval_id, policy_id, stage, group_name, operator, "
+        "approve, reason, decision_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, 1.0)",
+        (f"stp_{operator}_{stage}", approval_id, row[0], stage, group, operator, approve, decision),
+    )
+
+
+@pytest.fixture
+def half(people, agent, run):
+    """Two of ops; alice approved, bob has not."""
+    two_of_ops(people["alice"])
+    asked = agent.approvals.request(run.id, PAY, reason="invoice 12")
+    approve(people["alice"], asked.id)
+    return asked
+
+
+def test_a_partly_approved_request_cannot_be_marked_approved(half, journal_path, agent):
+    refused(
+        journal_path,
+        "UPDATE approvals SET status = 'approved', decided_by = 'operator:alice', "
+        "decided_at = 2.0, version = version + 1 WHERE id = ?",
+        (half.id,),
+    )
+    assert agent.approvals.get(half.id).status == "pending"
+
+
+def test_a_quorum_cannot_be_met_by_one_person_twice(half, journal_path):
+    sql, params = step_sql(journal_path, half.id, "alice")
+    refused(journal_path, sql, params)
+
+
+def test_a_step_by_the_requester_or_an_outsider_is_refused(half, journal_path, people):
+    people["alice"].policies.add_member("ops", "agent-1")
+    for who in ("agent-1", "dave"):
+        sql, params = step_sql(journal_path, half.id, who)
+        refused(journal_path, sql, params)
+
+
+def test_a_step_out_of_sequence_is_refused(people, agent, run, journal_path):
+    ops_then_finance(people["alice"])
+    asked = agent.approvals.request(run.id, PAY, reason="invoice 13")
+    with pytest.raises(errors.NotAllowed):
+        approve(people["carol"], asked.id)
+    # a decision row for the step, so only the order is wrong
+    people["alice"].approvals.decide  # noqa: B018 (the service refuses it; now by hand)
+    with raw(journal_path) as conn:
+        conn.execute(
+            "INSERT INTO decisions (id, target_kind, target_id, run_id, decision, actor, source, "
+            "reason, created_at, digest) VALUES ('dec_forged', 'approval_step', ?, ?, '{}', "
+            "'operator:carol', 'cli', NULL, 1.0, 'x')",
+            (asked.id, run.id),
+        )
+    sql, params = step_sql(
+        journal_path, asked.id, "carol", stage=1, group="finance", decision="dec_forged"
+    )
+    refused(journal_path, sql, params)
+
+
+@pytest.mark.sqlite_only
+def test_verify_names_a_quorum_forced_past_dropped_triggers(half, journal_path, people):
+    with raw(journal_path) as conn:
+        conn.execute("DROP TRIGGER trg_approvals_policy")
+        conn.execute(
+            "UPDATE approvals SET status = 'approved', decided_by = 'operator:alice', "
+            "decided_at = 2.0, version = version + 1 WHERE id = ?",
+            (half.id,),
+        )
+    report = verify(people["bob"])
+    whats = {p.what for p in report.problems}
+    assert "trigger missing" in whats
+    assert "approved short of its policy" in whats
