@@ -444,7 +444,7 @@ def decision_status(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
             trust or journal_keys(conn),
             d.id,
             expected_for_decision(conn, journal_id_in(conn), d),
-            version_ok=lambda v: isinstance(v, int) and v <= _version_now(conn, d),
+            version_ok=lambda v: _version_fits(conn, d, v),
             binding=binding_of(conn, d.target_kind, d.target_id),
         )
     except errors.DecisionUnverified as err:
@@ -453,6 +453,16 @@ def decision_status(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
         state="signed",
         signer=key.name if trust else f"{key.name} (key from the journal, no trust file)",
     )
+
+
+def _version_fits(conn: Any, d: Any, signed: Any) -> bool:
+    """A signature names the item's version then: at most its version now; none for a
+    decision whose target has no versioned row (a group's change, a policy: 0014p)."""
+    from .signing import SUBJECT_TABLES
+
+    if d.target_kind not in SUBJECT_TABLES:
+        return signed is None
+    return isinstance(signed, int) and signed <= _version_now(conn, d)
 
 
 def _version_now(conn: Any, d: Any) -> int:

@@ -238,3 +238,34 @@ def test_verify_names_a_quorum_forced_past_dropped_triggers(half, journal_path, 
     whats = {p.what for p in report.problems}
     assert "trigger missing" in whats
     assert "approved short of its policy" in whats
+
+
+# ---------------------------------------------------------------- signed
+
+
+def test_every_step_and_group_change_is_signed_and_a_trusting_agent_acts(
+    open_journal, tmp_path, run
+):
+    import json
+
+    from proctor.core.decisions.keys import OperatorKey, trust_file
+
+    keys = {n: OperatorKey.generate(n) for n in ("alice", "bob")}
+    trust = tmp_path / "trusted.json"
+    trust.write_text(
+        json.dumps(trust_file([{"name": n, "public_key": k.public_key} for n, k in keys.items()]))
+    )
+    alice, bob = (open_journal(Actor.operator(n), signer=keys[n]) for n in ("alice", "bob"))
+    alice.policies.add_member("ops", "alice")
+    alice.policies.add_member("ops", "bob")
+    two_of_ops(alice)
+    trusting = open_journal(Actor.agent("agent-1"), trust=trust)
+    asked = trusting.approvals.request(run.id, PAY, reason="invoice 14")
+    approve(alice, asked.id, reason="fine")
+    assert trusting.approvals.wait(asked.id, timeout=0).status == "pending"
+    approve(bob, asked.id)
+    assert trusting.approvals.wait(asked.id, timeout=0).status == "approved"
+    trusting.approvals.consume_and_reserve(asked.id, asked.action_digest, "pay-14")
+    report = verify(alice, trust=trust)
+    assert report.ok, report.problems
+    assert report.signatures["unsigned"] == 0 and report.signatures["invalid"] == 0
