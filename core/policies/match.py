@@ -13,12 +13,13 @@ import fnmatch
 import json
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from proctor.core import errors
 from proctor.core.kernel import predicates
 from proctor.core.models import RuleHit
 from proctor.core.storage import schema as s
+from proctor.core.storage.sql import Prepared
 
 from .models import Policy, PolicyDraft, PolicyPreview, PolicyStage
 
@@ -106,15 +107,21 @@ def governs(row: Any, name: str, resource: str, safety: str, subject: Any) -> bo
     )
 
 
+def _in_scope() -> Any:
+    p = s.policies.c
+    return _live().where(
+        (p.project == "*") | (p.project == bindparam("project")),
+        p.space.is_(None) | (p.space == bindparam("space")),
+    )
+
+
+# The live policies that may govern a request in a run (then matched in Python).
+LIVE_POLICIES = Prepared(_in_scope())
+
+
 def pick_in(conn: Any, *, name: str, resource: str, safety: str, action: Any, run: Any) -> Any:
     """The live policy row that governs a request of ``run``, or None."""
-    p = s.policies.c
-    rows = conn.execute(
-        _live().where(
-            (p.project == "*") | (p.project == run.project),
-            p.space.is_(None) | (p.space == run.space),
-        )
-    ).all()
+    rows = LIVE_POLICIES.all(conn, project=run.project, space=run.space)
     if not rows:
         return None
     subject = predicates.Subject(action)

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from proctor.core import errors
 from proctor.core.decisions.writer import action_resource, record_decision
 from proctor.core.models import ChangeKind
 from proctor.core.storage import schema as s
-from proctor.core.storage.sql import insert_rows, update_where
+from proctor.core.storage.sql import Prepared, insert_rows, update_where
 from proctor.core.storage.tx import Tx
 
 from . import groups as groups_mod
@@ -48,9 +48,15 @@ def bind_in(tx: Tx, approval_id: str, action: dict, run: Any, safety: str) -> st
     return row.id
 
 
+BOUND = Prepared(
+    select(s.policy_bindings.c.policy_id).where(
+        s.policy_bindings.c.approval_id == bindparam("approval_id")
+    )
+)
+
+
 def bound_policy(conn: Any, approval_id: str) -> str | None:
-    b = s.policy_bindings.c
-    row = conn.execute(select(b.policy_id).where(b.approval_id == approval_id)).first()
+    row = BOUND.first(conn, approval_id=approval_id)
     return None if row is None else row.policy_id
 
 
