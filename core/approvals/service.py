@@ -63,6 +63,7 @@ from proctor.core.models import (
     SafetyClass,
 )
 from proctor.core.policies import steps as policy_steps
+from proctor.core.policies.trust import check_quorum
 from proctor.core.runs.facts import approvals_of
 from proctor.core.storage import schema as s
 from proctor.core.storage import waiter
@@ -356,11 +357,12 @@ class Approvals:
         if self.j.trust is not None:
             from proctor.core.decisions.checks import check_approval
 
-            self.j.read(
-                lambda c: check_approval(
-                    c, self.j.trust, row_where(c, s.approvals, id=approval_id), self.j.now()
-                )
-            )
+            def check(c: Any) -> None:
+                row = row_where(c, s.approvals, id=approval_id)
+                check_approval(c, self.j.trust, row, self.j.now())
+                check_quorum(c, self.j.trust, row)
+
+            self.j.read(check)
 
     def withdraw(self, approval_id: str, reason: str) -> Approval:
         """Agent side: nobody waits for this any more (cancelled, with an audit row)."""
@@ -439,6 +441,7 @@ class Approvals:
                 from proctor.core.decisions.checks import check_approval, check_unconsumed
 
                 check_approval(tx.conn, self.j.trust, row, tx.now)
+                check_quorum(tx.conn, self.j.trust, row)
                 check_unconsumed(tx.conn, row)
             if row.hold_until is not None and tx.now < row.hold_until:
                 raise errors.Held(

@@ -21,7 +21,7 @@ LIMIT = 100  # problems of one kind listed
 
 def problems_in(conn: Any) -> list[VerifyProblem]:
     out: list[VerifyProblem] = []
-    history = _history(conn)
+    history = history_in(conn)
     decisions = {
         row.id: row
         for row in conn.execute(
@@ -37,7 +37,7 @@ def problems_in(conn: Any) -> list[VerifyProblem]:
     return out
 
 
-def _history(conn: Any) -> dict[tuple[str, str], list[tuple[float, str]]]:
+def history_in(conn: Any) -> dict[tuple[str, str], list[tuple[float, str]]]:
     g = s.group_changes.c
     out: dict[tuple[str, str], list[tuple[float, str]]] = {}
     for row in conn.execute(select(s.group_changes).order_by(g.seq)).all():
@@ -130,7 +130,7 @@ def _approved_in_full(conn: Any, history: dict) -> list[VerifyProblem]:
     ).all()
     out = []
     for row in rows:
-        why = _short(conn, row, history)
+        why = short_of(conn, row.id, row.policy_id, {row.agent, row.run_agent}, history)
         if why:
             out.append(
                 VerifyProblem(
@@ -142,17 +142,19 @@ def _approved_in_full(conn: Any, history: dict) -> list[VerifyProblem]:
     return out[:LIMIT]
 
 
-def _short(conn: Any, row: Any, history: dict) -> str | None:
-    """Why approval ``row`` does not satisfy its policy (None: it does)."""
-    policy = match.policy_in(conn, row.policy_id)
+def short_of(
+    conn: Any, approval_id: str, policy_id: str, requesters: set, history: dict
+) -> str | None:
+    """Why approval ``approval_id`` does not satisfy its policy (None: it does)."""
+    policy = match.policy_in(conn, policy_id)
     st = s.approval_steps.c
     steps = conn.execute(
-        select(s.approval_steps).where(st.approval_id == row.id).order_by(st.created_at)
+        select(s.approval_steps).where(st.approval_id == approval_id).order_by(st.created_at)
     ).all()
     people = [x.operator for x in steps]
     if len(set(people)) != len(people):
         return "one person took more than one step"
-    if {row.agent, row.run_agent} & set(people):
+    if requesters & set(people):
         return "the agent that asked took a step"
     if any(not x.approve for x in steps):
         return "a required approver denied it"

@@ -269,3 +269,38 @@ def test_every_step_and_group_change_is_signed_and_a_trusting_agent_acts(
     report = verify(alice, trust=trust)
     assert report.ok, report.problems
     assert report.signatures["unsigned"] == 0 and report.signatures["invalid"] == 0
+
+
+def test_a_trusting_agent_refuses_a_quorum_met_through_a_forged_membership(
+    open_journal, tmp_path, run, journal_path
+):
+    """dave holds a trusted key but is not in ops; a same-user process puts him in ops by
+    hand (a group change no one signed). His approval through the API is genuinely his, and
+    completes the quorum as the service sees it: the trusting agent still refuses to act."""
+    import json
+
+    from proctor.core.decisions.keys import OperatorKey, trust_file
+
+    keys = {n: OperatorKey.generate(n) for n in ("alice", "dave")}
+    trust = tmp_path / "trusted.json"
+    trust.write_text(
+        json.dumps(trust_file([{"name": n, "public_key": k.public_key} for n, k in keys.items()]))
+    )
+    alice, dave = (open_journal(Actor.operator(n), signer=keys[n]) for n in ("alice", "dave"))
+    alice.policies.add_member("ops", "alice")
+    two_of_ops(alice)
+    trusting = open_journal(Actor.agent("agent-1"), trust=trust)
+    asked = trusting.approvals.request(run.id, PAY, reason="invoice 15")
+    approve(alice, asked.id)
+    with raw(journal_path) as conn:
+        conn.execute(
+            "INSERT INTO group_changes (id, group_name, operator, seq, change, decision_id, "
+            "actor, created_at) VALUES ('grp_forged', 'ops', 'dave', 1, 'add', 'dec_forged', "
+            "'operator:alice', 1.0)"
+        )
+    assert approve(dave, asked.id).status == "approved"
+    with pytest.raises(errors.DecisionUnverified, match="put dave in ops"):
+        trusting.approvals.wait(asked.id, timeout=0)
+    with pytest.raises(errors.DecisionUnverified):
+        trusting.approvals.consume_and_reserve(asked.id, asked.action_digest, "pay-15")
+    assert "group change without its decision" in {p.what for p in verify(alice).problems}
