@@ -234,13 +234,8 @@ def step_in(
 def _place(tx_conn: Any, policy: Policy, now: Progress, me: str, approve: bool) -> tuple[int, str]:
     """(stage, group) of ``me``'s step: approving, a group of the stage the request waits
     for; denying, any group of the policy (the first such stage from the waiting one)."""
-    order = range(len(policy.stages))
-    if approve:
-        assert now.stage is not None  # a satisfied request is approved already
-        order = range(now.stage, now.stage + 1)
-    else:
-        start = now.stage or 0
-        order = [*range(start, len(policy.stages)), *range(start)]
+    start = now.stage or 0  # a satisfied request is approved already: it waits for one
+    order = [start] if approve else [*range(start, len(policy.stages)), *range(start)]
     for number in order:
         for group in policy.stages[number].groups:
             if groups_mod.is_member(tx_conn, group, me):
