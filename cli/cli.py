@@ -72,7 +72,8 @@ COMMANDS = {
     **dict.fromkeys(("rules", "revoke-rule", "add-rule", "approve-edited"), "proctor.cmd_rules"),
     **dict.fromkeys(("migrate-to", "team"), "proctor.cmd_team"),
     **dict.fromkeys(
-        ("policies", "add-policy", "revoke-policy", "groups", "group"), "proctor.cmd_policies"
+        ("policies", "add-policy", "revoke-policy", "groups", "group", "delegate", "delegations"),
+        "proctor.cmd_policies",
     ),
 }
 

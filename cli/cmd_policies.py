@@ -214,6 +214,69 @@ def cmd_group(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def until_of(args: argparse.Namespace, now: float) -> float:
+    """``--for 3d`` (from now) or ``--until 2026-12-08T09:00`` (local time)."""
+    import datetime as dt
+
+    from .cmd_rules import seconds
+
+    if args.for_:
+        return now + seconds(args.for_)
+    try:
+        return dt.datetime.fromisoformat(args.until).timestamp()
+    except ValueError:
+        raise UsageError(
+            f"{args.until!r} is not a date and time: use e.g. 2026-12-08T09:00"
+        ) from None
+
+
+def cmd_delegate(args: argparse.Namespace) -> int:
+    j = open_journal(args, write=True)
+    try:
+        made = j.policies.delegate(
+            args.delegate,
+            until=until_of(args, j.now()),
+            reason=args.reason,
+            request_id=request_id(args),
+        )
+    finally:
+        j.close()
+    print(
+        f"{render.ident(made.delegate)} takes {render.ident(made.operator)}'s part in every "
+        f"policy until {render.when(made.ends_at)} ({made.id})"
+    )
+    return EXIT_OK
+
+
+def cmd_delegations(args: argparse.Namespace) -> int:
+    j = open_journal(args, write=False)
+    try:
+        found = j.policies.delegations(current_only=not args.all)
+    finally:
+        j.close()
+    if args.json:
+        emit_json([dump(d) for d in found])
+        return EXIT_OK
+    if not found:
+        print("no delegations" + ("" if args.all else " running or to come (--all: past ones too)"))
+        return EXIT_OK
+    render.table(
+        [
+            [
+                d.id,
+                render.clean(d.operator, 40, one_line=True),
+                render.clean(d.delegate, 40, one_line=True),
+                render.when(d.starts_at),
+                render.when(d.ends_at),
+                render.clean(d.reason or "-", 80, one_line=True),
+            ]
+            for d in found
+        ],
+        ["ID", "FROM", "TO", "STARTS", "ENDS", "REASON"],
+    )
+    return EXIT_OK
+
+
 def register(sub: Any) -> None:
     common, writer = common_parser(), writer_parser()
 
@@ -283,6 +346,27 @@ def register(sub: Any) -> None:
     p.add_argument("group", help="the group (lower-case letters, digits, . _ -)")
     p.add_argument("member", help="the operator's name")
     p.add_argument("--reason", help="why (kept in the audit log)")
+
+    p = add(
+        sub,
+        "delegate",
+        cmd_delegate,
+        "hand your part in every policy to another operator for a while",
+        [common, writer],
+        "While you are away, DELEGATE may take the step a policy asks of you (counted as "
+        "yours: one step per person). A signed, audited decision; it ends at its end.",
+    )
+    p.add_argument("delegate", help="the operator who takes your part")
+    until = p.add_mutually_exclusive_group(required=True)
+    until.add_argument("--for", dest="for_", metavar="DURATION", help="30m, 8h, 3d …")
+    until.add_argument(
+        "--until", metavar="WHEN", help="a local date and time, e.g. 2026-12-08T09:00"
+    )
+    p.add_argument("--reason", help="why (kept in the audit log)")
+
+    p = add(sub, "delegations", cmd_delegations, "list who takes whose part", [common])
+    p.add_argument("--all", action="store_true", help="past delegations too")
+    p.add_argument("--json", action="store_true")
 
 
 __all__ = ["register"]

@@ -332,6 +332,7 @@ def show_policy(progress: Any, limit: int | None) -> None:
         field(
             "approved" if st.approve else "denied",
             f"{when(st.created_at)} by {ident(st.operator)} for {ident(st.group)}"
+            + (f" (taking {ident(st.for_operator)}'s part)" if st.for_operator else "")
             + (f": {clean(st.reason, limit)}" if st.reason else ""),
         )
     field("progress", clean(progress.summary(), 400, one_line=True))

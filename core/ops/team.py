@@ -101,6 +101,7 @@ OPERATOR_TABLES = (
     "operator_keys",
     # 0014p: groups, policies and each approver's step
     "group_changes",
+    "delegations",
     "policies",
     "policy_stages",
     "policy_revocations",

@@ -64,8 +64,23 @@ class PolicyPreview(Frozen):
     truncated: bool
 
 
-class Step(Frozen):
+class Delegation(Frozen):
+    """``operator`` hands their part to ``delegate`` from ``starts_at`` until ``ends_at``."""
+
+    id: str
     operator: str
+    delegate: str
+    starts_at: float
+    ends_at: float
+    reason: str | None = None
+    created_at: float
+
+
+class Step(Frozen):
+    """One person's step. ``for_operator``: the member whose part a delegate took."""
+
+    operator: str
+    for_operator: str | None = None
     group: str
     stage: int
     approve: bool

@@ -11,9 +11,9 @@ from proctor.core.storage.sql import insert_rows
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
+from . import delegations, match, steps
 from . import groups as groups_mod
-from . import match, steps
-from .models import Policy, PolicyDraft, PolicyPreview, Progress
+from .models import Delegation, Policy, PolicyDraft, PolicyPreview, Progress
 
 
 def _reason(reason: str | None, *, required: bool) -> str | None:
@@ -52,6 +52,35 @@ class Policies:
         self.j.write(
             lambda tx: groups_mod.change_in(tx, group, operator, change, reason, request_id)
         )
+
+    # ------------------------------------------------------------ delegation
+    def delegate(
+        self,
+        delegate: str,
+        *,
+        until: float,
+        starts_at: float | None = None,
+        reason: str | None = None,
+        request_id: str | None = None,
+    ) -> Delegation:
+        """Hand this operator's part in every policy to ``delegate`` from ``starts_at``
+        (default: now) until ``until``: within it, ``delegate`` may take the step a policy
+        asks of this operator (counted as theirs)."""
+        self.j.require_operator()
+        text = _reason(reason, required=False)
+        return self.j.write_then(
+            lambda tx: delegations.delegate_in(
+                tx, delegate, starts_at=starts_at, ends_at=until, reason=text, request_id=request_id
+            ),
+            lambda tx, lid: next(
+                d for d in delegations.delegations_in(tx.conn, now=None) if d.id == lid
+            ),
+        )
+
+    def delegations(self, *, current_only: bool = True) -> list[Delegation]:
+        """The delegations (``current_only``: those running or still to come)."""
+        now = self.j.now() if current_only else None
+        return self.j.read(lambda c: delegations.delegations_in(c, now=now))
 
     # ------------------------------------------------------------ policies
     def preview(self, draft: PolicyDraft) -> PolicyPreview:

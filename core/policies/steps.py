@@ -23,6 +23,7 @@ from proctor.core.storage.tx import Tx
 
 from . import groups as groups_mod
 from . import match
+from .delegations import delegators_of
 from .models import Policy, Progress, Step
 
 
@@ -68,6 +69,7 @@ def steps_in(conn: Any, approval_id: str) -> list[Step]:
     return [
         Step(
             operator=r.operator,
+            for_operator=r.for_operator,
             group=r.group_name,
             stage=r.stage,
             approve=bool(r.approve),
@@ -152,16 +154,18 @@ def step_in(
     policy = match.policy_in(tx.conn, policy_id)
     steps = steps_in(tx.conn, row.id)
     me = tx.actor.name
-    mine = next((st for st in steps if st.operator == me), None)
+    mine = next((st for st in steps if me in (st.operator, st.for_operator)), None)
     if mine is not None:
+        took = "you" if mine.operator == me else f"{mine.operator} (your delegate)"
         raise errors.AlreadyDecided(
-            f"you already {'approved' if mine.approve else 'denied'} approval {row.id}; "
+            f"{took} already {'approved' if mine.approve else 'denied'} approval {row.id}; "
             f"it waits for {', '.join(progress_of(row.id, policy, steps).waiting_for) or 'no one'}",
             status="pending",
-            decided_by=me,
+            decided_by=mine.operator,
         )
     before = progress_of(row.id, policy, steps)
-    stage, group = _place(tx.conn, policy, before, me, approve)
+    taken = {p for st in steps for p in (st.operator, st.for_operator) if p}
+    stage, group, for_operator = _place(tx, policy, before, me, approve, taken)
     payload = {
         "approval_id": row.id,
         "action_digest": row.action_digest,
@@ -169,13 +173,21 @@ def step_in(
         "stage": stage,
         "group": group,
         "approved": approve,
+        **({"for_operator": for_operator} if for_operator else {}),
     }
     after = progress_of(
         row.id,
         policy,
         [
             *steps,
-            Step(operator=me, group=group, stage=stage, approve=approve, created_at=tx.now),
+            Step(
+                operator=me,
+                for_operator=for_operator,
+                group=group,
+                stage=stage,
+                approve=approve,
+                created_at=tx.now,
+            ),
         ],
     )
     final = after.satisfied or after.denied
@@ -210,6 +222,7 @@ def step_in(
                 stage=stage,
                 group_name=group,
                 operator=me,
+                for_operator=for_operator,
                 approve=1 if approve else 0,
                 reason=reason,
                 decision_id=did,
@@ -231,22 +244,29 @@ def step_in(
     return Stepped(final=False, written=written_row(row, values))
 
 
-def _place(tx_conn: Any, policy: Policy, now: Progress, me: str, approve: bool) -> tuple[int, str]:
-    """(stage, group) of ``me``'s step: approving, a group of the stage the request waits
-    for; denying, any group of the policy (the first such stage from the waiting one)."""
+def _place(
+    tx: Tx, policy: Policy, now: Progress, me: str, approve: bool, taken: set[str]
+) -> tuple[int, str, str | None]:
+    """(stage, group, for whom) of ``me``'s step: approving, a group of the stage the request
+    waits for; denying, any group of the policy (the first such stage from the waiting one).
+    A member steps for themselves; else, within a delegation to ``me``, for the delegator
+    (one whose part nobody has taken yet)."""
     start = now.stage or 0  # a satisfied request is approved already: it waits for one
     order = [start] if approve else [*range(start, len(policy.stages)), *range(start)]
-    for number in order:
-        for group in policy.stages[number].groups:
-            if groups_mod.is_member(tx_conn, group, me):
-                return number, group
+    people: list[str | None] = [None]
+    people += [p for p in delegators_of(tx.conn, me, tx.now) if p not in taken]
+    for person in people:
+        for number in order:
+            for group in policy.stages[number].groups:
+                if groups_mod.is_member(tx.conn, group, person or me):
+                    return number, group, person
     wanted = (
         " or ".join(now.waiting_for)
         if approve
         else ", ".join(g for st in policy.stages for g in st.groups)
     )
     raise errors.NotAllowed(
-        f"{me} is not in {wanted}: approval {now.approval_id} "
+        f"{me} is not in {wanted} (nor anyone's delegate there): approval {now.approval_id} "
         + (f"waits for {wanted}" if approve else "is denied only by a required approver"),
         groups=now.waiting_for,
     )

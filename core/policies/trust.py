@@ -1,6 +1,7 @@
 """A trusting agent verifies the whole quorum before it acts on an approval under a policy:
-each approving step signed by a trusted key of the operator it names, that operator a member
-of the step's group by a group change a trusted operator signed, distinct people, none the
+each approving step signed by a trusted key of the operator it names, that operator (or the
+member whose part they took, by a delegation that member signed) a member of the step's group
+by a group change a trusted operator signed, distinct people, none the
 agent that asked, stage after stage, none denying, and every stage complete. The final
 approval's own decision is checked as any approval's is (``decisions.checks``)."""
 
@@ -20,6 +21,7 @@ from proctor.core.decisions.signing import (
 from proctor.core.storage import schema as s
 
 from . import steps as steps_mod
+from .delegations import delegation_at
 from .verify import history_in, short_of
 
 
@@ -60,11 +62,24 @@ def check_quorum(conn: Any, trust: Any, row: Any) -> None:
             raise errors.DecisionUnverified(
                 f"{what}: {step.operator}'s step was signed by {signer}", why="wrong_operator"
             )
+        person = step.for_operator or step.operator
+        if step.for_operator:
+            handed = delegation_at(conn, step.for_operator, step.operator, step.created_at)
+            if handed is None:
+                raise errors.DecisionUnverified(
+                    f"{what}: {step.operator} stepped for {person} without a delegation",
+                    why="policy",
+                )
+            by = _signed(conn, trust, handed.decision_id, f"{person}'s delegation", False)
+            if by != person:
+                raise errors.DecisionUnverified(
+                    f"{what}: {person}'s delegation was signed by {by}", why="wrong_operator"
+                )
         change = conn.execute(
             select(s.group_changes)
             .where(
                 g.group_name == step.group_name,
-                g.operator == step.operator,
+                g.operator == person,
                 g.created_at <= step.created_at,
             )
             .order_by(g.seq.desc())
@@ -72,12 +87,12 @@ def check_quorum(conn: Any, trust: Any, row: Any) -> None:
         ).first()
         if change is None or change.change != "add":
             raise errors.DecisionUnverified(
-                f"{what}: {step.operator} was not in {step.group_name}", why="policy"
+                f"{what}: {person} was not in {step.group_name}", why="policy"
             )
         _signed(
             conn,
             trust,
             change.decision_id,
-            f"the change that put {step.operator} in {step.group_name}",
+            f"the change that put {person} in {step.group_name}",
             False,
         )

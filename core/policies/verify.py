@@ -26,13 +26,14 @@ def problems_in(conn: Any) -> list[VerifyProblem]:
         row.id: row
         for row in conn.execute(
             select(s.decisions).where(
-                s.decisions.c.target_kind.in_(("approval_step", "group", "policy"))
+                s.decisions.c.target_kind.in_(("approval_step", "group", "policy", "delegation"))
             )
         ).all()
     }
     out += _changes_decided(conn, decisions)
     out += _policies_decided(conn, decisions)
     out += _steps_decided(conn, decisions)
+    out += _delegations_decided(conn, decisions)
     out += _approved_in_full(conn, history)
     return out
 
@@ -109,6 +110,7 @@ def _steps_decided(conn: Any, decisions: dict) -> list[VerifyProblem]:
             stage=row.stage,
             group=row.group_name,
             approved=bool(row.approve),
+            for_operator=row.for_operator,
         ):
             out.append(
                 VerifyProblem(
@@ -118,6 +120,43 @@ def _steps_decided(conn: Any, decisions: dict) -> list[VerifyProblem]:
                 )
             )
     return out[:LIMIT]
+
+
+def _delegations_decided(conn: Any, decisions: dict) -> list[VerifyProblem]:
+    out = []
+    for row in conn.execute(select(s.delegations)).all():
+        if not _says(
+            decisions.get(row.decision_id),
+            "delegation",
+            row.operator,
+            f"operator:{row.operator}",
+            delegate=row.delegate,
+            starts_at=row.starts_at,
+            ends_at=row.ends_at,
+        ):
+            out.append(
+                VerifyProblem(
+                    what="delegation without its decision",
+                    where=f"delegation {row.id} ({row.operator} to {row.delegate})",
+                    detail="no decision row of the delegator records it as it is stored",
+                )
+            )
+    return out[:LIMIT]
+
+
+def _delegated(conn: Any, step: Any) -> bool:
+    d = s.delegations.c
+    return (
+        conn.execute(
+            select(d.id).where(
+                d.operator == step.for_operator,
+                d.delegate == step.operator,
+                d.starts_at <= step.created_at,
+                d.ends_at > step.created_at,
+            )
+        ).first()
+        is not None
+    )
 
 
 def _approved_in_full(conn: Any, history: dict) -> list[VerifyProblem]:
@@ -151,10 +190,11 @@ def short_of(
     steps = conn.execute(
         select(s.approval_steps).where(st.approval_id == approval_id).order_by(st.created_at)
     ).all()
-    people = [x.operator for x in steps]
-    if len(set(people)) != len(people):
+    people = [x.for_operator or x.operator for x in steps]
+    hands = [x.operator for x in steps]
+    if len(set(people)) != len(people) or len(set(hands)) != len(hands):
         return "one person took more than one step"
-    if requesters & set(people):
+    if requesters & (set(people) | set(hands)):
         return "the agent that asked took a step"
     if any(not x.approve for x in steps):
         return "a required approver denied it"
@@ -164,8 +204,11 @@ def short_of(
         for x in mine:
             if x.group_name not in stage.groups:
                 return f"{x.operator}'s step is for {x.group_name}, not a group of its stage"
-            if not _member_at(history, x.group_name, x.operator, x.created_at):
-                return f"{x.operator} was not in {x.group_name} when they stepped"
+            person = x.for_operator or x.operator
+            if not _member_at(history, x.group_name, person, x.created_at):
+                return f"{person} was not in {x.group_name} when they stepped"
+            if x.for_operator and not _delegated(conn, x):
+                return f"{x.operator} stepped for {x.for_operator} without their delegation"
             if done_at and x.created_at < done_at[-1]:
                 return f"{x.operator} approved before the stage before it was complete"
         if len(mine) < stage.need:

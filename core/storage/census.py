@@ -512,6 +512,16 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "created_by",
         "created_at",
     ),
+    "delegations": _evidence(
+        "id",
+        "operator",
+        "delegate",
+        "starts_at",
+        "ends_at",
+        "reason",
+        "decision_id",
+        "created_at",
+    ),
     "policy_stages": _evidence("policy_id", "stage", "group_name", "need"),
     "policy_revocations": _evidence(
         "policy_id", "reason", "decision_id", "revoked_by", "revoked_at"
@@ -524,6 +534,7 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "stage",
         "group_name",
         "operator",
+        "for_operator",
         "approve",
         "reason",
         "decision_id",

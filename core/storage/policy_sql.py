@@ -3,7 +3,8 @@
 The policy tables are evidence: rows are inserted, never updated, deleted or put again over
 their key. An approver's step is refused unless it is on a pending request, follows the
 policy the request was bound to when it was filed, is by a member of a group of its stage
-(by the group's journal: its last change for that person adds them), is not by the agent
+(by the group's journal: its last change for that person adds them) — or by their
+delegate within the delegation's period, taking that member's part — is not by the agent
 that asked, is that person's only step on the request, comes after every earlier stage is
 complete (an approving step) and has its decision row. An approval bound to a policy moves
 to ``approved`` only when every stage has its number of approving steps and no step denies.
@@ -70,7 +71,8 @@ GUARDS = (
         "approval_steps",
         "INSERT",
         "EXISTS (SELECT 1 FROM approvals a JOIN runs r ON r.id = a.run_id WHERE a.id = "
-        "NEW.approval_id AND (a.agent = NEW.operator OR r.agent = NEW.operator))",
+        "NEW.approval_id AND (a.agent IN (NEW.operator, NEW.for_operator) OR r.agent IN "
+        "(NEW.operator, NEW.for_operator)))",
         "approval_steps: the agent that asked never approves its own request",
     ),
     Guard(
@@ -78,8 +80,19 @@ GUARDS = (
         "approval_steps",
         "INSERT",
         "EXISTS (SELECT 1 FROM approval_steps o WHERE o.approval_id = NEW.approval_id "
-        "AND o.operator = NEW.operator)",
+        "AND (o.operator = NEW.operator OR COALESCE(o.for_operator, o.operator) = "
+        "COALESCE(NEW.for_operator, NEW.operator)))",
         "approval_steps: each person takes one step on a request",
+    ),
+    Guard(
+        "trg_approval_steps_delegated",
+        "approval_steps",
+        "INSERT",
+        "NEW.for_operator IS NOT NULL AND NOT EXISTS (SELECT 1 FROM delegations d WHERE "
+        "d.operator = NEW.for_operator AND d.delegate = NEW.operator AND d.starts_at <= "
+        "NEW.created_at AND NEW.created_at < d.ends_at)",
+        "approval_steps: a step for another person is taken only by their delegate, "
+        "within the delegation's period",
     ),
     Guard(
         "trg_approval_steps_group",
@@ -94,8 +107,8 @@ GUARDS = (
         "approval_steps",
         "INSERT",
         "COALESCE((SELECT gc.change FROM group_changes gc WHERE gc.group_name = "
-        "NEW.group_name AND gc.operator = NEW.operator ORDER BY gc.seq DESC LIMIT 1), 'none') "
-        "<> 'add'",
+        "NEW.group_name AND gc.operator = COALESCE(NEW.for_operator, NEW.operator) ORDER BY "
+        "gc.seq DESC LIMIT 1), 'none') <> 'add'",
         "approval_steps: only a member of the group takes its step",
     ),
     Guard(

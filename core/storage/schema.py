@@ -546,6 +546,7 @@ approval_steps = Table(
     Column("stage", Integer, nullable=False),
     Column("group_name", String(200), nullable=False),
     Column("operator", String(200), nullable=False),
+    Column("for_operator", String(200)),  # whose part, by their delegation (NULL: their own)
     Column("approve", Integer, nullable=False),  # 1 approves, 0 denies
     Column("reason", Text),
     Column("decision_id", String(64), nullable=False),
@@ -553,8 +554,22 @@ approval_steps = Table(
     UniqueConstraint("approval_id", "operator", name="uq_approval_steps_once_each"),
 )
 
+delegations = Table(
+    "delegations",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("operator", String(200), nullable=False),  # who hands their part on
+    Column("delegate", String(200), nullable=False),  # to whom
+    Column("starts_at", Float, nullable=False),
+    Column("ends_at", Float, nullable=False),
+    Column("reason", Text),
+    Column("decision_id", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
 POLICY_TABLES = (
     "group_changes",
+    "delegations",
     "policies",
     "policy_stages",
     "policy_revocations",
@@ -563,6 +578,7 @@ POLICY_TABLES = (
 )
 POLICY_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
     "group_changes": (("id",), ("group_name", "operator", "seq")),
+    "delegations": (("id",),),
     "policies": (("id",),),
     "policy_stages": (("policy_id", "stage", "group_name"),),
     "policy_revocations": (("policy_id",),),

@@ -89,3 +89,21 @@ def test_policies_lists_and_revoke_keeps_history(cli, journal: Path) -> None:
 def test_a_bad_stage_is_a_usage_error(cli, journal: Path) -> None:
     bad = cli("add-policy", "p", "x", "--stage", "ops")
     assert bad.rc == 2 and "GROUP[,GROUP...]:N" in bad.err
+
+
+def test_a_delegate_completes_the_approval_for_an_away_member(cli, journal: Path) -> None:
+    for who in ("alice", "bob"):
+        assert cli("group", "add", "ops", who, "--as", "alice").rc == 0
+    assert cli("add-policy", "two", "payments.*", "--stage", "ops:2", "--yes").rc == 0
+    handed = cli("delegate", "carol", "--for", "3d", "--as", "bob", "--reason", "away")
+    assert handed.rc == 0, handed.err
+    assert "carol takes bob's part" in handed.out
+    assert json.loads(cli("delegations", "--json").out)[0]["delegate"] == "carol"
+    approval = ask(journal)
+    assert cli("approve", approval, "--as", "alice", "--yes").rc == 0
+    done = cli("approve", approval, "--as", "carol", "--yes")
+    assert done.rc == 0, done.err
+    assert "taking bob's part" in cli("show", approval).out
+    assert read(journal, lambda j: j.approvals.get(approval).status.value) == "approved"
+    bad = cli("delegate", "carol", "--until", "monday")
+    assert bad.rc == 2

@@ -272,6 +272,7 @@ def fill_policies(agent: Journal, op: Journal, run_id: str) -> None:
     op.policies.add(PolicyDraft(name="two", action_pattern="pay", stages=[stage]))
     old = op.policies.add(PolicyDraft(name="old", action_pattern="old", stages=[stage]))
     op.policies.revoke(old.id, "replaced")
+    op.policies.delegate("carol", until=op.now() + 3600, reason="away")
     asked = agent.approvals.request(run_id, {"tool": "pay"}, reason="governed")
     op.approvals.decide(asked.id, True, expected_version=asked.version)
 

@@ -148,9 +148,9 @@ def test_the_requester_is_never_an_approver(people, open_journal, run, agent):
 # ---------------------------------------------------------------- by hand
 
 
-def refused(journal_path, sql: str, params: tuple = ()) -> None:
+def refused(journal_path, sql: str, params: tuple = (), match: str | None = None) -> None:
     before = snapshot(journal_path)
-    with raw(journal_path) as conn, pytest.raises(sqlite3.IntegrityError):
+    with raw(journal_path) as conn, pytest.raises(sqlite3.IntegrityError, match=match):
         conn.execute(sql, params)
     assert snapshot(journal_path) == before
 
@@ -189,13 +189,14 @@ def test_a_partly_approved_request_cannot_be_marked_approved(half, journal_path,
         "UPDATE approvals SET status = 'approved', decided_by = 'operator:alice', "
         "decided_at = 2.0, version = version + 1 WHERE id = ?",
         (half.id,),
+        match="only when its policy is satisfied",
     )
     assert agent.approvals.get(half.id).status == "pending"
 
 
 def test_a_quorum_cannot_be_met_by_one_person_twice(half, journal_path):
     sql, params = step_sql(journal_path, half.id, "alice")
-    refused(journal_path, sql, params)
+    refused(journal_path, sql, params, match="one step on a request|that key exists|UNIQUE|unique")
 
 
 def test_a_step_by_the_requester_or_an_outsider_is_refused(half, journal_path, people):
@@ -222,7 +223,7 @@ def test_a_step_out_of_sequence_is_refused(people, agent, run, journal_path):
     sql, params = step_sql(
         journal_path, asked.id, "carol", stage=1, group="finance", decision="dec_forged"
     )
-    refused(journal_path, sql, params)
+    refused(journal_path, sql, params, match="after every earlier stage is complete")
 
 
 @pytest.mark.sqlite_only
@@ -304,3 +305,39 @@ def test_a_trusting_agent_refuses_a_quorum_met_through_a_forged_membership(
     with pytest.raises(errors.DecisionUnverified):
         trusting.approvals.consume_and_reserve(asked.id, asked.action_digest, "pay-15")
     assert "group change without its decision" in {p.what for p in verify(alice).problems}
+
+
+# ---------------------------------------------------------------- delegation
+
+
+def test_a_delegate_takes_the_away_members_part_for_the_period(people, agent, run, clock):
+    alice, bob, carol = people["alice"], people["bob"], people["carol"]
+    two_of_ops(alice)
+    handed = bob.policies.delegate("carol", until=clock() + 86400, reason="away until Monday")
+    assert [d.delegate for d in alice.policies.delegations()] == ["carol"] and handed.id
+    asked = agent.approvals.request(run.id, PAY, reason="invoice 16")
+    approve(alice, asked.id)
+    done = approve(carol, asked.id, reason="for bob")
+    assert done.status == "approved"
+    steps = alice.policies.progress(asked.id).steps
+    assert [(s.operator, s.for_operator) for s in steps] == [("alice", None), ("carol", "bob")]
+    assert verify(alice).ok
+    # bob's part was taken: he cannot add a step of his own to another request's count twice
+    again = agent.approvals.request(run.id, PAY, reason="invoice 17")
+    approve(carol, again.id)
+    with pytest.raises(errors.AlreadyDecided, match="your delegate"):
+        approve(bob, again.id)
+    # after the period carol has no part
+    later = agent.approvals.request(run.id, PAY, reason="invoice 18")
+    clock.advance(86400 + 1)
+    with pytest.raises(errors.NotAllowed):
+        approve(carol, later.id)
+
+
+def test_a_step_for_another_without_their_delegation_is_refused(half, journal_path):
+    sql, params = step_sql(journal_path, half.id, "dave")
+    sql = sql.replace("operator, approve", "operator, for_operator, approve").replace(
+        "?, ?, NULL", "?, ?, ?, NULL"
+    )
+    params = (*params[:6], "bob", *params[6:])
+    refused(journal_path, sql, params, match="only by their delegate")
