@@ -80,7 +80,13 @@ def draft_from_args(args: argparse.Namespace) -> PolicyDraft:
         raise UsageError("--space takes PROJECT/SPACE")
     project, space = args.space.split("/", 1) if args.space else (args.project or "*", None)
     stages = [stage_of(t) for t in args.stage]
+    if bool(args.escalate_after) != bool(args.escalate_to):
+        raise UsageError("an escalation takes both --escalate-after and --escalate-to")
+    from .cmd_rules import seconds
+
     return PolicyDraft(
+        escalate_after=seconds(args.escalate_after) if args.escalate_after else None,
+        escalate_to=args.escalate_to,
         name=args.name,
         action_pattern=args.tool,
         resource_pattern=args.resource,
@@ -105,6 +111,8 @@ def print_draft(d: PolicyDraft) -> None:
         + f", in {render.clean(where, 200)}"
     )
     needs = ", then ".join(f"{st.need} of {' or '.join(st.groups)}" for st in d.stages)
+    if d.escalate_to:
+        needs += f"; undecided after {d.escalate_after:g} s, also {d.escalate_to}"
     print(f"needs: {render.clean(needs, 400, one_line=True)} (distinct people, never the agent)")
 
 
@@ -317,6 +325,12 @@ def register(sub: Any) -> None:
     p.add_argument("--when", metavar="CONDITION", help="a condition on the action's JSON")
     p.add_argument("--project", metavar="PROJECT", help="only this project (default: every)")
     p.add_argument("--space", metavar="PROJECT/SPACE", help="only this space")
+    p.add_argument(
+        "--escalate-after",
+        metavar="DURATION",
+        help="undecided this long (30m, 4h, 1d …), the request is routed to --escalate-to too",
+    )
+    p.add_argument("--escalate-to", metavar="GROUP", help="who may also approve it then")
     p.add_argument("--reason", help="why (kept in the audit log)")
     p.add_argument("--yes", action="store_true", help="make the policy as shown")
     p.add_argument("--json", action="store_true")

@@ -61,6 +61,13 @@ def checked(draft: PolicyDraft) -> PolicyDraft:
         raise errors.ValidationError(
             "a quorum has one stage (M of its groups); use a sequence for more", field="stages"
         )
+    if (draft.escalate_after is None) != (draft.escalate_to is None):
+        raise errors.ValidationError(
+            "an escalation names both how long to wait and the group to route to",
+            field="escalate_to",
+        )
+    if draft.escalate_to is not None:
+        check_group(draft.escalate_to)
     for stage in draft.stages:
         for group in stage.groups:
             check_group(group)
@@ -165,6 +172,8 @@ def _model(conn: Any, row: Any) -> Policy:
         space=row.space,
         mode=row.mode,
         stages=stages_in(conn, row.id),
+        escalate_after=row.escalate_after,
+        escalate_to=row.escalate_to,
         created_by=row.created_by,
         created_at=row.created_at,
         revoked_at=gone.revoked_at if gone else None,

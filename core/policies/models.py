@@ -33,6 +33,10 @@ class PolicyDraft(Frozen):
     space: str | None = None
     mode: Mode = "quorum"
     stages: list[PolicyStage] = Field(min_length=1, max_length=10)
+    # escalation: after ``escalate_after`` seconds undecided, members of ``escalate_to`` may
+    # also take the steps of the stage the request waits for
+    escalate_after: float | None = Field(default=None, gt=0)
+    escalate_to: str | None = None
 
 
 class Policy(PolicyDraft):
@@ -50,7 +54,23 @@ class Policy(PolicyDraft):
     def needs(self) -> str:
         """``2 of ops`` / ``1 of ops, then 1 of finance``."""
         parts = [f"{st.need} of {' or '.join(st.groups)}" for st in self.stages]
-        return ", then ".join(parts)
+        text = ", then ".join(parts)
+        if self.escalate_to and self.escalate_after:
+            text += f"; after {_span(self.escalate_after)} also {self.escalate_to}"
+        return text
+
+    def escalated(self, created_at: float, now: float) -> bool:
+        """Whether a request filed at ``created_at`` is escalated at ``now``."""
+        return bool(self.escalate_to and self.escalate_after) and now >= created_at + (
+            self.escalate_after or 0
+        )
+
+
+def _span(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
 
 
 class PolicyPreview(Frozen):

@@ -126,6 +126,8 @@ class Policies:
                         project=draft.project,
                         space=draft.space,
                         mode=draft.mode,
+                        escalate_after=draft.escalate_after,
+                        escalate_to=draft.escalate_to,
                         decision_id=did,
                         created_by=tx.actor.label,
                         created_at=tx.now,
@@ -194,4 +196,4 @@ class Policies:
     # ------------------------------------------------------------ requests
     def progress(self, approval_id: str) -> Progress | None:
         """Where ``approval_id`` stands under its policy (None: no policy governs it)."""
-        return self.j.read(lambda c: steps.progress_in(c, approval_id))
+        return self.j.read(lambda c: steps.progress_in(c, approval_id, self.j.now()))

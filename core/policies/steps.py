@@ -80,7 +80,9 @@ def steps_in(conn: Any, approval_id: str) -> list[Step]:
     ]
 
 
-def progress_of(approval_id: str, policy: Policy, steps: list[Step]) -> Progress:
+def progress_of(
+    approval_id: str, policy: Policy, steps: list[Step], escalated: bool = False
+) -> Progress:
     denied = any(not st.approve for st in steps)
     waiting: int | None = None
     for number, stage in enumerate(policy.stages):
@@ -95,18 +97,28 @@ def progress_of(approval_id: str, policy: Policy, steps: list[Step]) -> Progress
         stage=None if denied else waiting,
         approvals=sum(1 for st in steps if st.approve),
         needed=sum(stage.need for stage in policy.stages),
-        waiting_for=[] if denied or waiting is None else policy.stages[waiting].groups,
+        waiting_for=[]
+        if denied or waiting is None
+        else [
+            *policy.stages[waiting].groups,
+            *([policy.escalate_to] if escalated and policy.escalate_to else []),
+        ],
         satisfied=not denied and waiting is None,
         denied=denied,
     )
 
 
-def progress_in(conn: Any, approval_id: str) -> Progress | None:
+def progress_in(conn: Any, approval_id: str, now: float) -> Progress | None:
     policy_id = bound_policy(conn, approval_id)
     if policy_id is None:
         return None
     policy = match.policy_in(conn, policy_id)
-    return progress_of(approval_id, policy, steps_in(conn, approval_id))
+    filed = conn.execute(
+        select(s.approvals.c.created_at).where(s.approvals.c.id == approval_id)
+    ).scalar_one()
+    return progress_of(
+        approval_id, policy, steps_in(conn, approval_id), policy.escalated(filed, now)
+    )
 
 
 def refuse_governed(conn: Any, approval_id: str, what: str) -> None:
@@ -154,18 +166,19 @@ def step_in(
     policy = match.policy_in(tx.conn, policy_id)
     steps = steps_in(tx.conn, row.id)
     me = tx.actor.name
+    escalated = policy.escalated(row.created_at, tx.now)
     mine = next((st for st in steps if me in (st.operator, st.for_operator)), None)
     if mine is not None:
         took = "you" if mine.operator == me else f"{mine.operator} (your delegate)"
         raise errors.AlreadyDecided(
             f"{took} already {'approved' if mine.approve else 'denied'} approval {row.id}; "
-            f"it waits for {', '.join(progress_of(row.id, policy, steps).waiting_for) or 'no one'}",
+            f"it waits for {', '.join(progress_of(row.id, policy, steps, escalated).waiting_for) or 'no one'}",
             status="pending",
             decided_by=mine.operator,
         )
-    before = progress_of(row.id, policy, steps)
+    before = progress_of(row.id, policy, steps, escalated)
     taken = {p for st in steps for p in (st.operator, st.for_operator) if p}
-    stage, group, for_operator = _place(tx, policy, before, me, approve, taken)
+    stage, group, for_operator = _place(tx, policy, before, me, approve, taken, escalated)
     payload = {
         "approval_id": row.id,
         "action_digest": row.action_digest,
@@ -245,7 +258,13 @@ def step_in(
 
 
 def _place(
-    tx: Tx, policy: Policy, now: Progress, me: str, approve: bool, taken: set[str]
+    tx: Tx,
+    policy: Policy,
+    now: Progress,
+    me: str,
+    approve: bool,
+    taken: set[str],
+    escalated: bool,
 ) -> tuple[int, str, str | None]:
     """(stage, group, for whom) of ``me``'s step: approving, a group of the stage the request
     waits for; denying, any group of the policy (the first such stage from the waiting one).
@@ -255,15 +274,16 @@ def _place(
     order = [start] if approve else [*range(start, len(policy.stages)), *range(start)]
     people: list[str | None] = [None]
     people += [p for p in delegators_of(tx.conn, me, tx.now) if p not in taken]
+    extra = [policy.escalate_to] if escalated and policy.escalate_to else []
     for person in people:
         for number in order:
-            for group in policy.stages[number].groups:
+            for group in [*policy.stages[number].groups, *(extra if number == start else [])]:
                 if groups_mod.is_member(tx.conn, group, person or me):
                     return number, group, person
     wanted = (
         " or ".join(now.waiting_for)
         if approve
-        else ", ".join(g for st in policy.stages for g in st.groups)
+        else ", ".join([*(g for st in policy.stages for g in st.groups), *extra])
     )
     raise errors.NotAllowed(
         f"{me} is not in {wanted} (nor anyone's delegate there): approval {now.approval_id} "

@@ -52,7 +52,8 @@ def check_quorum(conn: Any, trust: Any, row: Any) -> None:
     what = f"approval {row.id} (policy {policy_id})"
     run = conn.execute(select(s.runs.c.agent).where(s.runs.c.id == row.run_id)).first()
     history = history_in(conn)
-    why = short_of(conn, row.id, policy_id, {row.agent, run.agent if run else None}, history)
+    requesters = {row.agent, run.agent if run else None}
+    why = short_of(conn, row.id, policy_id, requesters, history, row.created_at)
     if why:
         raise errors.DecisionUnverified(f"{what}: {why}", why="policy")
     st, g = s.approval_steps.c, s.group_changes.c

@@ -162,14 +162,18 @@ def _delegated(conn: Any, step: Any) -> bool:
 def _approved_in_full(conn: Any, history: dict) -> list[VerifyProblem]:
     a, b = s.approvals.c, s.policy_bindings.c
     rows = conn.execute(
-        select(a.id, a.agent, a.status, s.runs.c.agent.label("run_agent"), b.policy_id)
+        select(
+            a.id, a.agent, a.status, a.created_at, s.runs.c.agent.label("run_agent"), b.policy_id
+        )
         .join(s.policy_bindings, b.approval_id == a.id)
         .join(s.runs, s.runs.c.id == a.run_id)
         .where(a.status == "approved")
     ).all()
     out = []
     for row in rows:
-        why = short_of(conn, row.id, row.policy_id, {row.agent, row.run_agent}, history)
+        why = short_of(
+            conn, row.id, row.policy_id, {row.agent, row.run_agent}, history, row.created_at
+        )
         if why:
             out.append(
                 VerifyProblem(
@@ -182,7 +186,12 @@ def _approved_in_full(conn: Any, history: dict) -> list[VerifyProblem]:
 
 
 def short_of(
-    conn: Any, approval_id: str, policy_id: str, requesters: set, history: dict
+    conn: Any,
+    approval_id: str,
+    policy_id: str,
+    requesters: set,
+    history: dict,
+    filed_at: float,
 ) -> str | None:
     """Why approval ``approval_id`` does not satisfy its policy (None: it does)."""
     policy = match.policy_in(conn, policy_id)
@@ -202,7 +211,8 @@ def short_of(
     for number, stage in enumerate(policy.stages):
         mine = [x for x in steps if x.stage == number]
         for x in mine:
-            if x.group_name not in stage.groups:
+            routed = x.group_name == policy.escalate_to and policy.escalated(filed_at, x.created_at)
+            if x.group_name not in stage.groups and not routed:
                 return f"{x.operator}'s step is for {x.group_name}, not a group of its stage"
             person = x.for_operator or x.operator
             if not _member_at(history, x.group_name, person, x.created_at):

@@ -508,6 +508,8 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "project",
         "space",
         "mode",
+        "escalate_after",
+        "escalate_to",
         "decision_id",
         "created_by",
         "created_at",

@@ -6,7 +6,9 @@ policy the request was bound to when it was filed, is by a member of a group of 
 (by the group's journal: its last change for that person adds them) — or by their
 delegate within the delegation's period, taking that member's part — is not by the agent
 that asked, is that person's only step on the request, comes after every earlier stage is
-complete (an approving step) and has its decision row. An approval bound to a policy moves
+complete (an approving step) and has its decision row. A policy that escalates lets the
+group it names step for the stage a request waits for, once the request has waited that
+long. An approval bound to a policy moves
 to ``approved`` only when every stage has its number of approving steps and no step denies.
 """
 
@@ -99,8 +101,12 @@ GUARDS = (
         "approval_steps",
         "INSERT",
         "NOT EXISTS (SELECT 1 FROM policy_stages ps WHERE ps.policy_id = NEW.policy_id "
-        "AND ps.stage = NEW.stage AND ps.group_name = NEW.group_name)",
-        "approval_steps: a step is taken for a group of its stage",
+        "AND ps.stage = NEW.stage AND ps.group_name = NEW.group_name) AND NOT EXISTS (SELECT "
+        "1 FROM policies p JOIN approvals a ON a.id = NEW.approval_id WHERE p.id = "
+        "NEW.policy_id AND p.escalate_to = NEW.group_name AND NEW.created_at >= a.created_at "
+        "+ p.escalate_after)",
+        "approval_steps: a step is taken for a group of its stage (or the group the policy "
+        "escalates to, once the request has waited that long)",
     ),
     Guard(
         "trg_approval_steps_member",

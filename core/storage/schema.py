@@ -505,6 +505,8 @@ policies = Table(
     Column("project", String(200), nullable=False),  # "*": every project
     Column("space", String(200)),  # NULL: every space
     Column("mode", String(16), nullable=False),  # quorum / sequence
+    Column("escalate_after", Float),  # seconds undecided, then escalate_to may step too
+    Column("escalate_to", String(200)),
     Column("decision_id", String(64), nullable=False),
     Column("created_by", String(250), nullable=False),
     Column("created_at", Float, nullable=False),

@@ -86,6 +86,28 @@ def test_policies_lists_and_revoke_keeps_history(cli, journal: Path) -> None:
     assert plain.rc == 0 and plain.out.startswith("approved ")
 
 
+def test_add_policy_with_an_escalation(cli, journal: Path) -> None:
+    made = cli(
+        "add-policy",
+        "p",
+        "payments.*",
+        "--stage",
+        "ops:2",
+        "--escalate-after",
+        "4h",
+        "--escalate-to",
+        "managers",
+        "--yes",
+        "--json",
+    )
+    assert made.rc == 0, made.err
+    policy = json.loads(made.out)["made"]
+    assert policy["escalate_after"] == 4 * 3600 and policy["escalate_to"] == "managers"
+    assert "after 4h also managers" in cli("policies").out
+    half = cli("add-policy", "p", "x", "--stage", "ops:1", "--escalate-to", "managers")
+    assert half.rc == 2 and "both" in half.err
+
+
 def test_a_bad_stage_is_a_usage_error(cli, journal: Path) -> None:
     bad = cli("add-policy", "p", "x", "--stage", "ops")
     assert bad.rc == 2 and "GROUP[,GROUP...]:N" in bad.err

@@ -341,3 +341,54 @@ def test_a_step_for_another_without_their_delegation_is_refused(half, journal_pa
     )
     params = (*params[:6], "bob", *params[6:])
     refused(journal_path, sql, params, match="only by their delegate")
+
+
+# ---------------------------------------------------------------- escalation
+
+
+def escalating(journal):
+    return journal.policies.add(
+        PolicyDraft(
+            name="two of ops, then managers",
+            action_pattern="pay",
+            stages=[PolicyStage(groups=["ops"], need=2)],
+            escalate_after=3600,
+            escalate_to="managers",
+        )
+    )
+
+
+def test_after_an_hour_undecided_the_request_is_routed_to_managers(people, agent, run, clock):
+    alice, carol = people["alice"], people["carol"]
+    alice.policies.add_member("managers", "carol")
+    policy = escalating(alice)
+    assert policy.needs() == "2 of ops; after 1h also managers"
+    asked = agent.approvals.request(run.id, PAY, reason="invoice 19")
+    approve(alice, asked.id)
+    with pytest.raises(errors.NotAllowed):
+        approve(carol, asked.id)  # finance's carol is a manager, but not yet
+    assert alice.policies.progress(asked.id).waiting_for == ["ops"]
+    clock.advance(3600)
+    assert alice.policies.progress(asked.id).summary() == (
+        "1 of 2 approvals; waiting for ops or managers"
+    )
+    done = approve(carol, asked.id)
+    assert done.status == "approved"
+    assert [s.group for s in alice.policies.progress(asked.id).steps] == ["ops", "managers"]
+    assert verify(alice).ok
+
+
+def test_a_step_for_the_escalation_group_before_its_time_is_refused(
+    people, agent, run, journal_path
+):
+    people["alice"].policies.add_member("managers", "carol")
+    escalating(people["alice"])
+    asked = agent.approvals.request(run.id, PAY, reason="invoice 20")
+    approve(people["alice"], asked.id)
+    sql, params = step_sql(journal_path, asked.id, "carol", group="managers")
+    with raw(journal_path) as conn:
+        filed = conn.execute(
+            "SELECT created_at FROM approvals WHERE id = ?", (asked.id,)
+        ).fetchone()
+    sql = sql.replace("NULL, ?, 1.0)", "NULL, ?, ?)")
+    refused(journal_path, sql, (*params, filed[0] + 60), match="group of its stage")
