@@ -586,15 +586,16 @@ class Approvals:
                 source=source,
                 request_id=request_id,
                 request=request,
-                once=scope == ApprovalScope.ONCE and not hold,
+                once=scope == ApprovalScope.ONCE,
             )
             if stepped is not None and not stepped.final:
                 return stepped.written  # still pending: its policy waits for more
+            held = 0.0 if stepped is not None else hold  # a policy's steps have no undo
             status = "approved" if approve else "denied"
             rule_id = None
             if approve and scope != ApprovalScope.ONCE:
                 rule_id = self._rule_from(tx, row, scope)
-            hold_until = tx.now + hold if hold else None
+            hold_until = tx.now + held if held else None
             written = self._close(
                 tx,
                 row,

@@ -159,8 +159,7 @@ def step_in(
         return None
     if not once:
         raise errors.ValidationError(
-            "a request under a policy is approved once, without a hold: no rule is made "
-            "from it and no undo window applies",
+            "a request under a policy is approved once: no rule is made from it",
             field="scope",
         )
     policy = match.policy_in(tx.conn, policy_id)

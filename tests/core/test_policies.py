@@ -392,3 +392,23 @@ def test_a_step_for_the_escalation_group_before_its_time_is_refused(
         ).fetchone()
     sql = sql.replace("NULL, ?, 1.0)", "NULL, ?, ?)")
     refused(journal_path, sql, (*params, filed[0] + 60), match="group of its stage")
+
+
+def test_a_desks_undo_window_does_not_hold_a_step(people, agent, run):
+    """The desk passes its Undo window as ``hold``: under a policy a step is final (there is
+    no decision to undo until the last one, and that one is not held either)."""
+    two_of_ops(people["alice"])
+    asked = agent.approvals.request(run.id, PAY, reason="invoice 21")
+    for who in ("alice", "bob"):
+        current = people[who].approvals.get(asked.id)
+        done = people[who].approvals.decide(
+            asked.id, True, expected_version=current.version, hold=5
+        )
+    assert done.status == "approved" and done.hold_until is None
+    with pytest.raises(errors.ValidationError):
+        people["alice"].approvals.decide(
+            agent.approvals.request(run.id, PAY, reason="invoice 22").id,
+            True,
+            expected_version=1,
+            scope="run",
+        )
