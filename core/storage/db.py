@@ -24,11 +24,13 @@ from sqlalchemy.pool import QueuePool
 from proctor.core import errors
 
 from . import census, pg, sql
+from . import schema as _schema
 from .schema import (
     IDENTITY_COLUMNS,
     IMMUTABLE_TABLES,
     KEY_KEYS,
     ORIGIN_TABLES,
+    POLICY_TABLES,
     REQUEST_IDENTITY_COLUMNS,
     REQUEST_UNIQUE_KEYS,
     SIGNED_TABLES,
@@ -266,6 +268,10 @@ ADDED_TABLES: dict[str, tuple[str, ...]] = {
     ),
     "operator_keys": ("key_id", "operator", "public_key", "first_seen_at"),
     "journal_meta": ("key", "value"),
+    # 0014p: the policy tables (core/storage/schema.py, POLICY_TABLES)
+    **{
+        name: tuple(c.name for c in _schema.metadata.tables[name].columns) for name in POLICY_TABLES
+    },
 }
 
 
