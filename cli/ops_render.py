@@ -336,6 +336,13 @@ def show_policy(progress: Any, limit: int | None) -> None:
             + (f": {clean(st.reason, limit)}" if st.reason else ""),
         )
     field("progress", clean(progress.summary(), 400, one_line=True))
+    if progress.still_needed():
+        taken = ", ".join(ident(s.operator) for s in progress.steps)
+        field(
+            "needed",
+            clean(progress.still_needed(), 400, one_line=True)
+            + (f" (not {taken} again)" if taken else ""),
+        )
 
 
 def show_lens(lens: Any, limit: int | None) -> None:

@@ -122,6 +122,19 @@ class Progress(Frozen):
     satisfied: bool
     denied: bool
 
+    def still_needed(self) -> str | None:
+        """``1 more of ops, then 1 of finance`` (None once satisfied or denied)."""
+        if self.stage is None:
+            return None
+        parts = []
+        for number in range(self.stage, len(self.policy.stages)):
+            stage = self.policy.stages[number]
+            got = sum(1 for s in self.steps if s.stage == number and s.approve)
+            groups = self.waiting_for if number == self.stage else stage.groups
+            more = "more " if got else ""
+            parts.append(f"{stage.need - got} {more}of {' or '.join(groups)}")
+        return ", then ".join(parts)
+
     def summary(self) -> str:
         """``1 of 2 approvals; waiting for ops``."""
         if self.denied:

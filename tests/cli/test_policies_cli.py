@@ -36,6 +36,7 @@ def test_two_operators_complete_a_two_person_approval(cli, journal: Path) -> Non
     shown = cli("show", approval).out
     assert "by alice for ops: invoice checked" in shown
     assert "progress    1 of 2 approvals; waiting for ops" in shown
+    assert "needed      1 more of ops (not alice again)" in shown
 
     again = cli("approve", approval, "--as", "alice", "--yes")
     assert again.rc == 1 and "you already approved" in again.err
