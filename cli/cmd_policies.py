@@ -157,7 +157,7 @@ def cmd_add_policy(args: argparse.Namespace) -> int:
         if not args.yes:
             print("nothing was made: pass --yes to make this policy")
             return EXIT_OK
-        made = j.policies.add(draft, reason=args.reason, request_id=request_id(args))
+        made = j.policies.add(draft, reason=args.reason, request_id=request_id(args), source="cli")
     finally:
         j.close()
     if args.json:
@@ -173,7 +173,7 @@ def cmd_revoke_policy(args: argparse.Namespace) -> int:
         raise UsageError("say why with --reason (it is kept in the audit log)")
     j = open_journal(args, write=True)
     try:
-        done = j.policies.revoke(args.id, args.reason, request_id=request_id(args))
+        done = j.policies.revoke(args.id, args.reason, request_id=request_id(args), source="cli")
     finally:
         j.close()
     print(
@@ -205,7 +205,13 @@ def cmd_group(args: argparse.Namespace) -> int:
     try:
         change = j.policies.add_member if args.change == "add" else j.policies.remove_member
         try:
-            change(args.group, args.member, reason=args.reason, request_id=request_id(args))
+            change(
+                args.group,
+                args.member,
+                reason=args.reason,
+                request_id=request_id(args),
+                source="cli",
+            )
         except errors.InvalidTransition as err:
             raise errors.InvalidTransition(
                 err.message, hint="See them with `proctor groups`."
@@ -246,6 +252,7 @@ def cmd_delegate(args: argparse.Namespace) -> int:
             until=until_of(args, j.now()),
             reason=args.reason,
             request_id=request_id(args),
+            source="cli",
         )
     finally:
         j.close()

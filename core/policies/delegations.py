@@ -29,6 +29,7 @@ def delegate_in(
     ends_at: float,
     reason: str | None,
     request_id: str | None,
+    source: str = "api",
 ) -> str:
     me = tx.actor.name
     start = tx.now if starts_at is None else float(starts_at)
@@ -49,7 +50,7 @@ def delegate_in(
         me,
         None,
         content,
-        source="api",
+        source=source,
         reason=reason,
         request_id=request_id,
         request={"op": "delegation.add", **content, "reason": reason},

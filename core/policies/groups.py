@@ -59,7 +59,13 @@ def is_member(conn: Any, group: str, operator: str) -> bool:
 
 
 def change_in(
-    tx: Tx, group: str, operator: str, change: str, reason: str | None, request_id: str | None
+    tx: Tx,
+    group: str,
+    operator: str,
+    change: str,
+    reason: str | None,
+    request_id: str | None,
+    source: str = "api",
 ) -> str:
     """Add (``change="add"``) or remove ``operator`` in ``group``; the change's id."""
     check_group(group)
@@ -79,7 +85,7 @@ def change_in(
         group,
         None,
         decision,
-        source="cli" if request_id else "api",
+        source=source,
         reason=reason,
         request_id=request_id,
         request=request,

@@ -35,22 +35,40 @@ class Policies:
         return self.j.read(groups_mod.members_in)
 
     def add_member(
-        self, group: str, operator: str, *, reason: str | None = None, request_id: str | None = None
+        self,
+        group: str,
+        operator: str,
+        *,
+        reason: str | None = None,
+        request_id: str | None = None,
+        source: str = "api",
     ) -> None:
-        self._change(group, operator, "add", reason, request_id)
+        self._change(group, operator, "add", reason, request_id, source)
 
     def remove_member(
-        self, group: str, operator: str, *, reason: str | None = None, request_id: str | None = None
+        self,
+        group: str,
+        operator: str,
+        *,
+        reason: str | None = None,
+        request_id: str | None = None,
+        source: str = "api",
     ) -> None:
-        self._change(group, operator, "remove", reason, request_id)
+        self._change(group, operator, "remove", reason, request_id, source)
 
     def _change(
-        self, group: str, operator: str, change: str, reason: str | None, request_id: str | None
+        self,
+        group: str,
+        operator: str,
+        change: str,
+        reason: str | None,
+        request_id: str | None,
+        source: str,
     ) -> None:
         self.j.require_operator()
-        reason = _reason(reason, required=False)
+        text = _reason(reason, required=False)
         self.j.write(
-            lambda tx: groups_mod.change_in(tx, group, operator, change, reason, request_id)
+            lambda tx: groups_mod.change_in(tx, group, operator, change, text, request_id, source)
         )
 
     # ------------------------------------------------------------ delegation
@@ -62,6 +80,7 @@ class Policies:
         starts_at: float | None = None,
         reason: str | None = None,
         request_id: str | None = None,
+        source: str = "api",
     ) -> Delegation:
         """Hand this operator's part in every policy to ``delegate`` from ``starts_at``
         (default: now) until ``until``: within it, ``delegate`` may take the step a policy
@@ -70,7 +89,13 @@ class Policies:
         text = _reason(reason, required=False)
         return self.j.write_then(
             lambda tx: delegations.delegate_in(
-                tx, delegate, starts_at=starts_at, ends_at=until, reason=text, request_id=request_id
+                tx,
+                delegate,
+                starts_at=starts_at,
+                ends_at=until,
+                reason=text,
+                request_id=request_id,
+                source=source,
             ),
             lambda tx, lid: next(
                 d for d in delegations.delegations_in(tx.conn, now=None) if d.id == lid
@@ -89,7 +114,12 @@ class Policies:
         return self.j.read(lambda c: match.preview_in(c, draft))
 
     def add(
-        self, draft: PolicyDraft, *, reason: str | None = None, request_id: str | None = None
+        self,
+        draft: PolicyDraft,
+        *,
+        reason: str | None = None,
+        request_id: str | None = None,
+        source: str = "api",
     ) -> Policy:
         """Make a policy (a signed decision with its audit row). It governs the requests filed
         from now on; the pending ones keep the way they were filed."""
@@ -106,7 +136,7 @@ class Policies:
                 pid,
                 None,
                 content,
-                source="api",
+                source=source,
                 reason=reason,
                 request_id=request_id,
                 request={"op": "policy.add", **content},
@@ -147,7 +177,9 @@ class Policies:
 
         return self.j.write_then(op, lambda tx, pid: match.policy_in(tx.conn, pid))
 
-    def revoke(self, policy_id: str, reason: str, *, request_id: str | None = None) -> Policy:
+    def revoke(
+        self, policy_id: str, reason: str, *, request_id: str | None = None, source: str = "api"
+    ) -> Policy:
         """Revoke a policy with a reason: requests filed from now on are not governed by it
         (those already bound keep it)."""
         self.j.require_operator()
@@ -165,7 +197,7 @@ class Policies:
                 policy_id,
                 None,
                 {"revoked": True},
-                source="api",
+                source=source,
                 reason=text,
                 request_id=request_id,
                 request={"op": "policy.revoke", "id": policy_id, "reason": text},
