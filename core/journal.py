@@ -18,6 +18,7 @@ from proctor.core.decisions.views import Signatures
 from proctor.core.effects.service import Effects
 from proctor.core.inbox.service import Inbox
 from proctor.core.memory.service import Memory
+from proctor.core.policies.service import Policies
 from proctor.core.questions.service import Questions
 from proctor.core.runs.service import Runs
 from proctor.core.storage import db, pg
@@ -72,6 +73,7 @@ class Journal(Store, RetiredAttributes):
         self.changes: Changes = Changes(self)
         self.overview: Overview = Overview(self)
         self.signatures: Signatures = Signatures(self)
+        self.policies: Policies = Policies(self)
 
     # ------------------------------------------------------------ opening
     @classmethod

@@ -25,11 +25,13 @@ from sqlalchemy.pool import QueuePool
 from proctor.core import errors
 
 from . import census, pg, sql
+from . import schema as _schema
 from .schema import (
     IDENTITY_COLUMNS,
     IMMUTABLE_TABLES,
     KEY_KEYS,
     ORIGIN_TABLES,
+    POLICY_TABLES,
     REQUEST_IDENTITY_COLUMNS,
     REQUEST_UNIQUE_KEYS,
     SIGNED_TABLES,
@@ -73,6 +75,7 @@ SCHEMA_REVISIONS = (
     "0011d",
     "0012w",
     "0013u",
+    "0014p",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
@@ -276,6 +279,10 @@ ADDED_TABLES: dict[str, tuple[str, ...]] = {
     ),
     "operator_keys": ("key_id", "operator", "public_key", "first_seen_at"),
     "journal_meta": ("key", "value"),
+    # 0014p: the policy tables (core/storage/schema.py, POLICY_TABLES)
+    **{
+        name: tuple(c.name for c in _schema.metadata.tables[name].columns) for name in POLICY_TABLES
+    },
 }
 
 
@@ -766,6 +773,18 @@ def create_all_triggers(conn) -> None:  # Connection
     create_signed_replace_triggers(conn)
     create_census_triggers(conn)
     create_key_triggers(conn)
+    create_policy_triggers(conn)
+
+
+def create_policy_triggers(conn) -> None:  # Connection
+    """0014p's (core/storage/policy_sql.py)."""
+    from . import policy_sql
+
+    if _server(conn):
+        pg.execute_all(conn, policy_sql.server_sql())
+        return
+    for statement in policy_sql.sqlite_sql().values():
+        conn.execute(text(statement))
 
 
 def guarded_before_census() -> dict[str, set[str]]:
@@ -910,6 +929,10 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
             names -= set(CENSUS_0013U)
     if has_revision(revision, "0010k"):
         names |= set(pg.key_trigger_sql() if server else key_trigger_sql())
+    if has_revision(revision, "0014p"):
+        from . import policy_sql
+
+        names |= set(policy_sql.server_sql() if server else policy_sql.sqlite_sql())
     return names
 
 
