@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "proctor.cmd_desktop",
     "proctor.cmd_keys",
     "proctor.cmd_rules",
+    "proctor.cmd_policies",
     "proctor.cmd_team",
     "proctor.cmd_warm",
 )
@@ -70,6 +71,10 @@ COMMANDS = {
     "warm": "proctor.cmd_warm",
     **dict.fromkeys(("rules", "revoke-rule", "add-rule", "approve-edited"), "proctor.cmd_rules"),
     **dict.fromkeys(("migrate-to", "team"), "proctor.cmd_team"),
+    **dict.fromkeys(
+        ("policies", "add-policy", "revoke-policy", "groups", "group", "delegate", "delegations"),
+        "proctor.cmd_policies",
+    ),
 }
 
 

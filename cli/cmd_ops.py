@@ -317,6 +317,7 @@ def _gather_kind(j: Journal, kind: str, ident: str) -> tuple[str, dict]:
             "item": approval,
             "decisions": j.approvals.decisions(ident),
             "lens": lens_of(approval, j.approvals.similar(ident, limit=20)),
+            "policy": j.policies.progress(ident),
         }
     if kind == "question":
         return kind, {"item": j.questions.get(ident), "decisions": j.approvals.decisions(ident)}
@@ -344,6 +345,8 @@ def _gather_kind(j: Journal, kind: str, ident: str) -> tuple[str, dict]:
         return kind, {"item": j.memory.get(ident), "history": j.memory.history(ident)}
     if kind == "rule":
         return kind, {"item": j.approvals.rule(ident)}
+    if kind == "policy":
+        return kind, {"item": j.policies.get(ident)}
     if kind == "tool_call":
         return kind, {"item": j.runs.tool_call(ident)}
     effect = j.effects.get(ident)
@@ -380,8 +383,16 @@ def cmd_decide(args: argparse.Namespace) -> int:
             source="cli",
             hold=args.hold,
         )
+        progress = j.policies.progress(args.id)
     finally:
         j.close()
+    if progress is not None and done.status.value == "pending":
+        print(
+            f"{'approved' if approve else 'denied'} (your step) {render.ident(done.id)} "
+            f"({render.clean(done.action_name, 80, one_line=True)}): "
+            f"{render.clean(progress.summary(), 400, one_line=True)}"
+        )
+        return EXIT_OK
     rule = f", rule {done.rule_id}" if done.rule_id else ""
     if done.hold_until is not None:
         rule += "; " + held_note(done.id, args.hold)

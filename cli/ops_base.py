@@ -363,6 +363,7 @@ def kind_of(ident: str) -> str:
         "run": "run",
         "mem": "entry",
         "rule": "rule",
+        "pol": "policy",
         "tc": "tool_call",
     }.get(prefix, "effect")
 

@@ -27,6 +27,7 @@ ID_HELP = {
     "run": "a run id (run_…)",
     "effect": "an effect key",
     "rule": "a rule id (rule_…)",
+    "policy": "a policy id (pol_…)",
 }
 LIMIT = 2000  # characters per field unless --full
 FULL = "use --full"  # how to see the rest, where the command has --full
@@ -233,6 +234,7 @@ def show(kind: str, data: dict, *, full: bool, now: float) -> None:
         "run": show_run,
         "entry": show_entry,
         "rule": show_generic,
+        "policy": show_generic,
         "tool_call": show_generic,
     }[kind]({**data, "now": now}, limit)
 
@@ -303,6 +305,8 @@ def show_approval(data: dict, limit: int | None) -> None:
         )
     if a.consumed_at:
         field("consumed", f"{when(a.consumed_at)} for effect {ident(a.consumed_effect_key)}")
+    if data.get("policy") is not None:
+        show_policy(data["policy"], limit)
     section("action", pretty(a.action, limit))
     if data.get("lens") is not None:
         show_lens(data["lens"], limit)
@@ -314,6 +318,31 @@ def show_approval(data: dict, limit: int | None) -> None:
             "or add --scope run / --scope space to allow it again",
         )
         suggest(f"proctor deny {shell_word(a.id)} --reason TEXT")
+
+
+def show_policy(progress: Any, limit: int | None) -> None:
+    """Who approved a request under a policy, and who it still waits for."""
+    policy = progress.policy
+    field(
+        "policy",
+        f"{clean(policy.name, 200, one_line=True)} ({ident(policy.id)}): needs "
+        f"{clean(policy.needs(), 400, one_line=True)}",
+    )
+    for st in progress.steps:
+        field(
+            "approved" if st.approve else "denied",
+            f"{when(st.created_at)} by {ident(st.operator)} for {ident(st.group)}"
+            + (f" (taking {ident(st.for_operator)}'s part)" if st.for_operator else "")
+            + (f": {clean(st.reason, limit)}" if st.reason else ""),
+        )
+    field("progress", clean(progress.summary(), 400, one_line=True))
+    if progress.still_needed():
+        taken = ", ".join(ident(s.operator) for s in progress.steps)
+        field(
+            "needed",
+            clean(progress.still_needed(), 400, one_line=True)
+            + (f" (not {taken} again)" if taken else ""),
+        )
 
 
 def show_lens(lens: Any, limit: int | None) -> None:

@@ -18,6 +18,7 @@ from proctor.core.decisions.views import Signatures
 from proctor.core.effects.service import Effects
 from proctor.core.inbox.service import Inbox
 from proctor.core.memory.service import Memory
+from proctor.core.policies.service import Policies
 from proctor.core.questions.service import Questions
 from proctor.core.runs.service import Runs
 from proctor.core.storage import db, pg
@@ -45,7 +46,7 @@ class Journal(Store, RetiredAttributes):
         signer: Any = None,
         trust: Any = None,
         autocheckpoint: bool = True,
-        lock_poll: float | None = None,
+        lock_wait: db.LockWait | None = None,
     ) -> None:
         super().__init__(
             path,
@@ -58,7 +59,7 @@ class Journal(Store, RetiredAttributes):
             signer=signer,
             trust=trust,
             autocheckpoint=autocheckpoint,
-            lock_poll=lock_poll,
+            lock_wait=lock_wait,
         )
         self.lost_tail: Any = None  # a witness.LostTail found at open
         self.trust_warning: str | None = None  # decisions.trust.untrusted_warning at open
@@ -72,6 +73,7 @@ class Journal(Store, RetiredAttributes):
         self.changes: Changes = Changes(self)
         self.overview: Overview = Overview(self)
         self.signatures: Signatures = Signatures(self)
+        self.policies: Policies = Policies(self)
 
     # ------------------------------------------------------------ opening
     @classmethod
@@ -91,6 +93,7 @@ class Journal(Store, RetiredAttributes):
         trust: Any = None,
         autocheckpoint: bool = True,
         lock_poll: float | None = db.LOCK_POLL_S,
+        lock_patience: float = db.LOCK_PATIENCE_S,
     ) -> Journal:
         """Open (or create) the journal at ``url_or_path``: a file's path (or sqlite:///
         URL), or a PostgreSQL server journal, ``postgresql+psycopg://user:pw@host:port/db``
@@ -110,13 +113,14 @@ class Journal(Store, RetiredAttributes):
         (SQLite does that inside whichever commit takes the -wal past 1,000 pages); the caller
         runs ``checkpoint()`` when it suits it. The desk does, off the path of a click.
 
-        ``lock_poll`` (seconds): a write waiting for another process's write lock tries again
-        this often (four times as often once it has waited 0.1 s), instead of in SQLite's
-        busy-handler steps (it sleeps 1, 2, 5, 10, 15, 20, 25, ... 100 ms, so a lock freed
-        just after a try is seen that late, and behind writers that never pause one waiter
-        can lose every turn until its busy timeout). The default is 0.002; the desk passes
-        0.0005, so an operator's click gets the lock as soon as the agent holding it
-        commits; None keeps SQLite's busy handler. A file journal only.
+        ``lock_poll``, ``lock_patience`` (seconds): how a write waits for another process's
+        write lock. It first sleeps ``lock_patience`` in SQLite's busy handler (which sleeps
+        1, 2, 5, 10, 15, 20, 25, ... 100 ms between tries: cheap, but a lock freed just
+        after a try is seen that late, and behind writers that never pause one waiter can
+        lose every turn until its busy timeout), then tries every ``lock_poll``, so a long
+        waiter gets its turn. Defaults 0.0005 and 0.1; the desk passes 0.0005 and 0: an
+        operator's click gets the lock as soon as the agent holding it commits.
+        ``lock_poll=None`` keeps SQLite's busy handler only. A file journal only.
         """
         path = db.location_from_url(url_or_path)
         if isinstance(actor, str):
@@ -155,7 +159,7 @@ class Journal(Store, RetiredAttributes):
                 signer=signer,
                 trust=resolve_trust(trust),
                 autocheckpoint=autocheckpoint,
-                lock_poll=lock_poll,
+                lock_wait=None if lock_poll is None else db.LockWait(lock_poll, lock_patience),
             )
             try:
                 journal._check_schema(on_old_schema)

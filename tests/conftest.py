@@ -109,6 +109,7 @@ class Desks:
             read_only=read_only,
             autocheckpoint=False,
             lock_poll=LOCK_POLL_S,
+            lock_patience=0.0,
             **options,
         )
         runner = TaskRunner()

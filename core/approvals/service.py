@@ -62,6 +62,8 @@ from proctor.core.models import (
     RuleUsage,
     SafetyClass,
 )
+from proctor.core.policies import steps as policy_steps
+from proctor.core.policies.trust import check_quorum
 from proctor.core.runs.facts import approvals_of
 from proctor.core.storage import schema as s
 from proctor.core.storage import waiter
@@ -194,6 +196,8 @@ class Approvals:
             insert_rows(tx.conn, s.approvals, [new])
             tx.changed(ChangeKind.APPROVAL, aid, run_id)
             rule = self._matching_rule(tx, action, run)
+            if policy_steps.bind_in(tx, aid, action, run, safety) and rule is not None:
+                rule = rule if rule.effect == RuleEffect.DENY else None  # the policy decides
             payload = {
                 "approval_id": aid,
                 "action": name,
@@ -340,11 +344,12 @@ class Approvals:
         if self.j.trust is not None:
             from proctor.core.decisions.checks import check_approval
 
-            self.j.read(
-                lambda c: check_approval(
-                    c, self.j.trust, row_where(c, s.approvals, id=approval_id), self.j.now()
-                )
-            )
+            def check(c: Any) -> None:
+                row = row_where(c, s.approvals, id=approval_id)
+                check_approval(c, self.j.trust, row, self.j.now())
+                check_quorum(c, self.j.trust, row)
+
+            self.j.read(check)
 
     def withdraw(self, approval_id: str, reason: str) -> Approval:
         """Agent side: nobody waits for this any more (cancelled, with an audit row)."""
@@ -423,6 +428,7 @@ class Approvals:
                 from proctor.core.decisions.checks import check_approval, check_unconsumed
 
                 check_approval(tx.conn, self.j.trust, row, tx.now)
+                check_quorum(tx.conn, self.j.trust, row)
                 check_unconsumed(tx.conn, row)
             if row.hold_until is not None and tx.now < row.hold_until:
                 raise errors.Held(
@@ -556,14 +562,27 @@ class Approvals:
         def op(tx: Tx) -> dict | None:
             if tx.replayed(request_id, request):
                 return None
-            row = self._decidable(tx, approval_id, expected_version)
+            row = self._decidable(tx, approval_id, expected_version, stepping=True)
             if row is None:
                 return None
+            stepped = policy_steps.step_in(
+                tx,
+                row,
+                approve,
+                reason=reason,
+                source=source,
+                request_id=request_id,
+                request=request,
+                once=scope == ApprovalScope.ONCE,
+            )
+            if stepped is not None and not stepped.final:
+                return stepped.written  # still pending: its policy waits for more
+            held = 0.0 if stepped is not None else hold  # a policy's steps have no undo
             status = "approved" if approve else "denied"
             rule_id = None
             if approve and scope != ApprovalScope.ONCE:
                 rule_id = self._rule_from(tx, row, scope)
-            hold_until = tx.now + hold if hold else None
+            hold_until = tx.now + held if held else None
             written = self._close(
                 tx,
                 row,
@@ -715,11 +734,14 @@ class Approvals:
 
         return self.j.write_then(op, lambda tx, row: approval_after(tx, approval_id, row))
 
-    def _decidable(self, tx: Tx, approval_id: str, expected_version: int) -> Any:
+    def _decidable(
+        self, tx: Tx, approval_id: str, expected_version: int, *, stepping: bool = False
+    ) -> Any:
         """The approval's row (read once in ``tx``) when the operator may decide it at
         ``expected_version``: untampered, pending, not expired (else its expiry is written and
         None returned, with ``Expired`` to raise after the commit), its run not ended, and
-        not requested by the operator deciding."""
+        not requested by the operator deciding. Under a policy only ``decide`` (``stepping``)
+        decides it, step by step (core/policies/steps.py)."""
         row = self._row(tx, approval_id)
         refuse_tampered("approval", approval_id, row)
         if row.status == ApprovalStatus.EXPIRED:
@@ -758,6 +780,8 @@ class Approvals:
         refuse_requester(tx, (row.agent, run.agent), verb="approve")
         if run.status in ("completed", "failed", "cancelled"):
             raise errors.RunTerminal(f"run {row.run_id} is {run.status}")
+        if not stepping:
+            policy_steps.refuse_governed(tx.conn, approval_id, "this decision")
         return row
 
     def bulk_decide(

@@ -77,6 +77,10 @@ def _verify_rows(
         journal.read(lambda c: _verify_retries(c, problems))
         journal.read(lambda c: _verify_undos(c, problems))
         journal.read(lambda c: _verify_question_undos(c, problems))
+        if db.has_revision(journal.read(db.current_revision), "0014p"):
+            from proctor.core.policies.verify import problems_in
+
+            problems.extend(journal.read(problems_in))
         from proctor.core.decisions.trust import resolve_trust
 
         trusted = resolve_trust(trust) if trust is not None else journal.trust

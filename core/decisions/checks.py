@@ -502,7 +502,7 @@ def decision_status(conn: Any, trust: Trust | None, d: Any) -> SignatureState:
             trust or journal_keys(conn),
             d.id,
             expected_for_decision(conn, journal_id_in(conn), d),
-            version_ok=lambda v: isinstance(v, int) and v <= _version_now(conn, d),
+            version_ok=lambda v: _version_fits(conn, d, v),
             binding=binding_of(conn, d.target_kind, d.target_id) if _latest(conn, d) else None,
         )
     except errors.DecisionUnverified as err:
@@ -521,6 +521,16 @@ def _latest(conn: Any, d: Any) -> bool:
         return True
     rows = decision_rows(conn, "approval", d.target_id)
     return rows[-1].id == d.id or not any(undone(r.decision) for r in rows)
+
+
+def _version_fits(conn: Any, d: Any, signed: Any) -> bool:
+    """A signature names the item's version then: at most its version now; none for a
+    decision whose target has no versioned row (a group's change, a policy: 0014p)."""
+    from .signing import SUBJECT_TABLES
+
+    if d.target_kind not in SUBJECT_TABLES:
+        return signed is None
+    return isinstance(signed, int) and signed <= _version_now(conn, d)
 
 
 def _version_now(conn: Any, d: Any) -> int:

@@ -152,7 +152,7 @@ def subject_of(conn: Any, kind: str, target_id: str) -> tuple[int | None, str | 
     row = row_where(conn, table, **{key: target_id}) if table is not None and key else None
     if row is None:
         return None, None
-    if kind == "approval":
+    if kind in ("approval", "approval_step"):  # a step of a policy (core/policies/steps.py)
         return row.version, row.action_digest
     if kind == "interaction":
         return row.version, row.request_digest
@@ -167,6 +167,7 @@ def subject_of(conn: Any, kind: str, target_id: str) -> tuple[int | None, str | 
 
 SUBJECT_TABLES = {
     "approval": (s.approvals, "id"),
+    "approval_step": (s.approvals, "id"),
     "interaction": (s.questions, "id"),
     "effect": (s.effects, "key"),
     "reconciliation": (s.conflicts, "id"),

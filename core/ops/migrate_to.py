@@ -102,8 +102,18 @@ def refuse_non_empty(conn: Any) -> None:
 
 
 def _copy(src: Any, dst: Any, counts: dict[str, int], journal_id: list[str | None]) -> None:
+    from proctor.core.storage import policy_sql
+
+    guarded = any(
+        src.execute(select(t).limit(1)).first() is not None
+        for t in (s.approval_steps, s.group_changes)
+    )
+    if guarded:  # a copy inserts decided steps: the guards are made again below, in this tx
+        policy_sql.drop_copy_guards(dst)
     for table in copied_tables():
         counts[table.name] = _copy_table(src, dst, table)
+    if guarded:
+        policy_sql.create_copy_guards(dst)
     meta = {r.key: r.value for r in src.execute(select(s.journal_meta))}
     journal_id[0] = meta.pop("journal_id", None)
     if journal_id[0] is not None:

@@ -92,8 +92,21 @@ AGENT_TABLES = (
     "receipts",
     "audit",
     "changes",
+    "policy_bindings",  # 0014p: the policy a request is bound to as it is filed
 )
-OPERATOR_TABLES = (*AGENT_TABLES, "approval_rules", "signatures", "operator_keys")
+OPERATOR_TABLES = (
+    *AGENT_TABLES,
+    "approval_rules",
+    "signatures",
+    "operator_keys",
+    # 0014p: groups, policies and each approver's step
+    "group_changes",
+    "delegations",
+    "policies",
+    "policy_stages",
+    "policy_revocations",
+    "approval_steps",
+)
 
 # table -> columns that name an operator as "operator:NAME"
 OPERATOR_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -110,6 +123,9 @@ OPERATOR_COLUMNS: dict[str, tuple[str, ...]] = {
     "tool_calls": (),
     "signatures": ("operator",),
     "operator_keys": ("operator",),
+    "group_changes": ("actor",),
+    "policies": ("created_by",),
+    "policy_revocations": ("revoked_by",),
 }
 STRICT_TABLES = ("signatures", "operator_keys")
 # how far (seconds) a rule decision's decided_at may be from the server's clock

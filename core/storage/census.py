@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .schema import POLICY_TABLES
+
 Kind = Literal["identity", "state", "derived", "free"]
 Rule = Literal["", "moves", "once", "up", "decision", "with_move", "with_version"]
 
@@ -508,6 +510,54 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "public_key": ID,
         "first_seen_at": ID,
     },
+    # 0014p: approval policies, evidence (core/storage/policy_sql.py refuses the rest)
+    "group_changes": _evidence(
+        "id", "group_name", "operator", "seq", "change", "decision_id", "actor", "created_at"
+    ),
+    "policies": _evidence(
+        "id",
+        "name",
+        "action_pattern",
+        "resource_pattern",
+        "safety_class",
+        "predicate",
+        "project",
+        "space",
+        "mode",
+        "escalate_after",
+        "escalate_to",
+        "decision_id",
+        "created_by",
+        "created_at",
+    ),
+    "delegations": _evidence(
+        "id",
+        "operator",
+        "delegate",
+        "starts_at",
+        "ends_at",
+        "reason",
+        "decision_id",
+        "created_at",
+    ),
+    "policy_stages": _evidence("policy_id", "stage", "group_name", "need"),
+    "policy_revocations": _evidence(
+        "policy_id", "reason", "decision_id", "revoked_by", "revoked_at"
+    ),
+    "policy_bindings": _evidence("approval_id", "policy_id", "created_at"),
+    "approval_steps": _evidence(
+        "id",
+        "approval_id",
+        "policy_id",
+        "stage",
+        "group_name",
+        "operator",
+        "for_operator",
+        "approve",
+        "reason",
+        "decision_id",
+        "created_at",
+    ),
     "alembic_version": {
         "version_num": derived(
             "the schema's revision, written by migrations; an unknown one is refused at open"
@@ -536,6 +586,7 @@ WHOLE_ROW = (
     "changes",
     "signatures",
     "journal_meta",
+    *POLICY_TABLES,
 )
 # Columns only a server journal has (0007t: set by the server at INSERT, kept on UPDATE by
 # its own trigger).

@@ -14,6 +14,7 @@ import os
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
@@ -24,11 +25,13 @@ from sqlalchemy.pool import QueuePool
 from proctor.core import errors
 
 from . import census, pg, sql
+from . import schema as _schema
 from .schema import (
     IDENTITY_COLUMNS,
     IMMUTABLE_TABLES,
     KEY_KEYS,
     ORIGIN_TABLES,
+    POLICY_TABLES,
     REQUEST_IDENTITY_COLUMNS,
     REQUEST_UNIQUE_KEYS,
     SIGNED_TABLES,
@@ -36,11 +39,21 @@ from .schema import (
 )
 
 BUSY_TIMEOUT_S = 5.0
-# A write waiting for another process's write lock tries its BEGIN IMMEDIATE again this
-# often (begin_polling; Journal.open's ``lock_poll`` default), four times as often once it
-# has waited LONG_WAIT_S.
-LOCK_POLL_S = 0.002
-LONG_WAIT_S = 0.1
+# A write waiting for another process's write lock (begin_polling; Journal.open's defaults)
+# first sleeps in SQLite's busy handler for LOCK_PATIENCE_S, then tries its BEGIN IMMEDIATE
+# every LOCK_POLL_S: a long waiter tries far more often than those that just came.
+LOCK_POLL_S = 0.0005
+LOCK_PATIENCE_S = 0.1
+
+
+@dataclass(frozen=True)
+class LockWait:
+    """How a BEGIN IMMEDIATE waits for another process's write lock (begin_polling):
+    ``patience`` seconds in SQLite's busy handler, then a try every ``poll`` seconds."""
+
+    poll: float
+    patience: float = 0.0
+
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
 SCHEMA_REVISIONS = (
@@ -62,6 +75,7 @@ SCHEMA_REVISIONS = (
     "0011d",
     "0012w",
     "0013u",
+    "0014p",
     "0014u",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
@@ -271,6 +285,10 @@ ADDED_TABLES: dict[str, tuple[str, ...]] = {
     ),
     "operator_keys": ("key_id", "operator", "public_key", "first_seen_at"),
     "journal_meta": ("key", "value"),
+    # 0014p: the policy tables (core/storage/schema.py, POLICY_TABLES)
+    **{
+        name: tuple(c.name for c in _schema.metadata.tables[name].columns) for name in POLICY_TABLES
+    },
 }
 
 
@@ -308,11 +326,11 @@ def make_engine(
     timeout: float = BUSY_TIMEOUT_S,
     synchronous: Synchronous = "FULL",
     autocheckpoint: bool = True,
-    lock_poll: float | None = None,
+    lock_wait: LockWait | None = None,
 ) -> Engine:
     """An engine whose transactions start with BEGIN IMMEDIATE (writes) or BEGIN (reads).
-    ``lock_poll``: a BEGIN IMMEDIATE waiting for the write lock tries again this often
-    (``begin_polling``) instead of in SQLite's busy-handler steps."""
+    ``lock_wait``: how a BEGIN IMMEDIATE waits for the write lock (``begin_polling``);
+    None: in SQLite's busy handler only."""
     engine = create_engine(
         "sqlite://",
         creator=lambda: _connect(path, read_only, timeout, synchronous, autocheckpoint),
@@ -322,7 +340,7 @@ def make_engine(
         pool_reset_on_return="rollback",
     )
     begin_sql = "BEGIN IMMEDIATE" if immediate and not read_only else "BEGIN"
-    poll = lock_poll if begin_sql == "BEGIN IMMEDIATE" else None
+    poll = lock_wait if begin_sql == "BEGIN IMMEDIATE" else None
 
     @event.listens_for(engine, "begin")
     def _begin(conn):  # SQLAlchemy event signature
@@ -354,23 +372,35 @@ def _busy(err: BaseException) -> bool:
 
 
 def begin_polling(
-    driver: sqlite3.Connection, begin: Any, poll: float | None, timeout: float
+    driver: sqlite3.Connection, begin: Any, wait: LockWait | None, timeout: float
 ) -> None:
-    """Run ``begin()`` (a BEGIN IMMEDIATE on ``driver``); with ``poll``, while another
-    process holds the write lock, try again every ``poll`` seconds for up to ``timeout``.
+    """Run ``begin()`` (a BEGIN IMMEDIATE on ``driver``); with ``wait``, while another
+    process holds the write lock: first ``wait.patience`` seconds in SQLite's busy handler,
+    then a try every ``wait.poll`` seconds, for up to ``timeout`` in all.
 
     SQLite's own busy handler (``busy_timeout``) sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25,
-    50, ... ms between tries: behind agents committing a few ms apart, a write so waits
+    50, ... 100 ms between tries. Behind agents committing a few ms apart, a write so waits
     for whole steps after the lock was freed (click → committed p95 35 ms in the desk
-    bench, its BEGIN most of it), and each waiting process's next try is as likely to
-    win. Here the handler is off (``busy_timeout = 0``) for the BEGIN only; every
-    statement after it keeps the connection's busy timeout."""
-    if poll is None:
+    bench: the desk polls at once), and under writers that never pause one waiter can lose
+    every turn until its timeout (StoreBusy in test_contention): past its patience, a
+    waiter polls, far more often than those that just came. The handler is off
+    (``busy_timeout = 0``) while polling; every statement after the BEGIN keeps the
+    connection's busy timeout."""
+    if wait is None:
         begin()
         return
-    driver.execute("PRAGMA busy_timeout = 0")
+    start = time.monotonic()
     try:
-        start = time.monotonic()
+        patience = min(wait.patience, timeout)
+        if patience > 0:
+            driver.execute(f"PRAGMA busy_timeout = {max(1, int(patience * 1000))}")
+            try:
+                begin()
+                return
+            except Exception as err:
+                if not _busy(err):
+                    raise
+        driver.execute("PRAGMA busy_timeout = 0")
         while True:
             try:
                 begin()
@@ -379,9 +409,7 @@ def begin_polling(
                 waited = time.monotonic() - start
                 if not _busy(err) or waited >= timeout:
                     raise
-            # a write that has waited long tries more often than those that just came:
-            # under writers that never pause, no one waits for its turn indefinitely
-            time.sleep(poll if waited < LONG_WAIT_S else poll / 4)
+            time.sleep(wait.poll)
     finally:
         driver.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
 
@@ -402,15 +430,15 @@ class ThreadConnections:
         *,
         watch_runs: bool = False,
         keep_runs: bool = True,
-        lock_poll: float | None = None,
+        lock_wait: LockWait | None = None,
         busy_timeout: float = BUSY_TIMEOUT_S,
     ) -> None:
         self.engine = engine
         self.busy_timeout = busy_timeout
         self.begin_sql = begin_sql
         self.watch_runs = watch_runs
-        # a BEGIN IMMEDIATE waiting for the write lock tries again this often (begin_polling)
-        self.lock_poll = lock_poll if begin_sql == "BEGIN IMMEDIATE" else None
+        # how a BEGIN IMMEDIATE waits for the write lock (begin_polling)
+        self.lock_wait = lock_wait if begin_sql == "BEGIN IMMEDIATE" else None
         # a server journal keeps no run heads between statements (nothing calls back into
         # this process when another statement writes runs): each is read where it is needed
         self.keep_runs = keep_runs
@@ -447,14 +475,14 @@ class ThreadConnections:
                     else self.begin_sql
                 )
                 try:
-                    if self.lock_poll is None or self._server:
+                    if self.lock_wait is None or self._server:
                         link.driver.execute(begin_sql)
                     else:
                         driver = link.driver
                         begin_polling(
                             driver,
                             lambda: driver.execute(begin_sql),
-                            self.lock_poll,
+                            self.lock_wait,
                             self.busy_timeout,
                         )
                 except self._error as err:
@@ -751,6 +779,18 @@ def create_all_triggers(conn) -> None:  # Connection
     create_signed_replace_triggers(conn)
     create_census_triggers(conn)
     create_key_triggers(conn)
+    create_policy_triggers(conn)
+
+
+def create_policy_triggers(conn) -> None:  # Connection
+    """0014p's (core/storage/policy_sql.py)."""
+    from . import policy_sql
+
+    if _server(conn):
+        pg.execute_all(conn, policy_sql.server_sql())
+        return
+    for statement in policy_sql.sqlite_sql().values():
+        conn.execute(text(statement))
 
 
 def guarded_before_census() -> dict[str, set[str]]:
@@ -899,6 +939,10 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
             names -= set(CENSUS_0014U)
     if has_revision(revision, "0010k"):
         names |= set(pg.key_trigger_sql() if server else key_trigger_sql())
+    if has_revision(revision, "0014p"):
+        from . import policy_sql
+
+        names |= set(policy_sql.server_sql() if server else policy_sql.sqlite_sql())
     return names
 
 

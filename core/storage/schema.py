@@ -482,6 +482,119 @@ operator_keys = Table(
 )
 
 
+# 0014p: approval policies (docs/policies.md). Every table is evidence: rows are only
+# inserted (a group change, a policy, its stages, its revocation, the policy a request is
+# bound to, each approver's step); core/storage/policy_sql.py refuses the rest.
+group_changes = Table(
+    "group_changes",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("group_name", String(200), nullable=False),
+    Column("operator", String(200), nullable=False),
+    Column("seq", Integer, nullable=False),  # 1, 2, ... per group and person
+    Column("change", String(16), nullable=False),  # add / remove
+    Column("decision_id", String(64), nullable=False),
+    Column("actor", String(250), nullable=False),
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("group_name", "operator", "seq", name="uq_group_changes_seq"),
+)
+
+policies = Table(
+    "policies",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("action_pattern", String(400), nullable=False),
+    Column("resource_pattern", String(400), nullable=False),
+    Column("safety_class", String(32)),  # NULL: any
+    Column("predicate", Text),
+    Column("project", String(200), nullable=False),  # "*": every project
+    Column("space", String(200)),  # NULL: every space
+    Column("mode", String(16), nullable=False),  # quorum / sequence
+    Column("escalate_after", Float),  # seconds undecided, then escalate_to may step too
+    Column("escalate_to", String(200)),
+    Column("decision_id", String(64), nullable=False),
+    Column("created_by", String(250), nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
+policy_stages = Table(
+    "policy_stages",
+    metadata,
+    Column("policy_id", ForeignKey("policies.id"), primary_key=True),
+    Column("stage", Integer, primary_key=True),
+    Column("group_name", String(200), primary_key=True),
+    Column("need", Integer, nullable=False),
+)
+
+policy_revocations = Table(
+    "policy_revocations",
+    metadata,
+    Column("policy_id", ForeignKey("policies.id"), primary_key=True),
+    Column("reason", Text, nullable=False),
+    Column("decision_id", String(64), nullable=False),
+    Column("revoked_by", String(250), nullable=False),
+    Column("revoked_at", Float, nullable=False),
+)
+
+policy_bindings = Table(
+    "policy_bindings",
+    metadata,
+    Column("approval_id", ForeignKey("approvals.id"), primary_key=True),
+    Column("policy_id", ForeignKey("policies.id"), nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
+approval_steps = Table(
+    "approval_steps",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("approval_id", ForeignKey("approvals.id"), nullable=False),
+    Column("policy_id", ForeignKey("policies.id"), nullable=False),
+    Column("stage", Integer, nullable=False),
+    Column("group_name", String(200), nullable=False),
+    Column("operator", String(200), nullable=False),
+    Column("for_operator", String(200)),  # whose part, by their delegation (NULL: their own)
+    Column("approve", Integer, nullable=False),  # 1 approves, 0 denies
+    Column("reason", Text),
+    Column("decision_id", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("approval_id", "operator", name="uq_approval_steps_once_each"),
+)
+
+delegations = Table(
+    "delegations",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("operator", String(200), nullable=False),  # who hands their part on
+    Column("delegate", String(200), nullable=False),  # to whom
+    Column("starts_at", Float, nullable=False),
+    Column("ends_at", Float, nullable=False),
+    Column("reason", Text),
+    Column("decision_id", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
+POLICY_TABLES = (
+    "group_changes",
+    "delegations",
+    "policies",
+    "policy_stages",
+    "policy_revocations",
+    "policy_bindings",
+    "approval_steps",
+)
+POLICY_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "group_changes": (("id",), ("group_name", "operator", "seq")),
+    "delegations": (("id",),),
+    "policies": (("id",),),
+    "policy_stages": (("policy_id", "stage", "group_name"),),
+    "policy_revocations": (("policy_id",),),
+    "policy_bindings": (("approval_id",),),
+    "approval_steps": (("id",), ("approval_id", "operator")),
+}
+
+
 # 0010k: a recorded key is never deleted nor put again under its id (``proctor verify`` and the
 # desk, without a trust file, check signatures against the name recorded with it).
 KEY_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {"operator_keys": (("key_id",),)}

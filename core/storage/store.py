@@ -44,12 +44,12 @@ class Store:
         signer: Any = None,
         trust: Any = None,
         autocheckpoint: bool = True,
-        lock_poll: float | None = None,
+        lock_wait: db.LockWait | None = None,
     ) -> None:
         self.path = path
         self.autocheckpoint = autocheckpoint
-        # a write waiting for the write lock tries again this often (Journal.open's doc)
-        self.lock_poll = lock_poll
+        # how a write waits for another process's write lock (Journal.open's doc)
+        self.lock_wait = lock_wait
         # a journal on a PostgreSQL server (``path`` is its pg.ServerAddress), not a file
         self.server = db.on_server(path)
         self.synchronous = synchronous
@@ -86,7 +86,7 @@ class Store:
             timeout=self.busy_timeout,
             synchronous=self.synchronous,
             autocheckpoint=self.autocheckpoint,
-            **({} if self.server or self.read_only else {"lock_poll": self.lock_poll}),
+            **({} if self.server or self.read_only else {"lock_wait": self.lock_wait}),
         )
         self._reader = make(
             self.path,
@@ -111,7 +111,7 @@ class Store:
             self._writer,
             "BEGIN" if self.read_only else "BEGIN IMMEDIATE",
             watch_runs=not self.read_only,
-            lock_poll=None if self.read_only else self.lock_poll,
+            lock_wait=None if self.read_only else self.lock_wait,
             busy_timeout=self.busy_timeout,
         )
         self._reads = db.ThreadConnections(self._reader, "BEGIN")

@@ -100,8 +100,9 @@ def note_on(journal: Journal, name: str, value: object) -> None:
     setattr(journal, name, value)
 
 
-# the desk's writes wait for another process's write lock by trying again this often, not in
-# SQLite's 1-25 ms busy-handler steps (core Journal.open ``lock_poll``)
+# the desk's writes wait for another process's write lock by trying again this often from
+# the start, not in SQLite's 1-25 ms busy-handler steps (core Journal.open ``lock_poll``,
+# ``lock_patience``)
 LOCK_POLL_S = 0.0005
 
 
@@ -125,6 +126,7 @@ def open_for_desk(
             signer=None if read_only else desk_signer(actor),
             autocheckpoint=False,  # the watcher checkpoints after its writes
             lock_poll=LOCK_POLL_S,  # a click takes the write lock as soon as it is free
+            lock_patience=0.0,
         )
     except errors.StoreReadOnly as exc:
         if read_only:

@@ -215,6 +215,7 @@ def open_desk(path: Path, before_start=None):  # (app, window, runner)
         actor=Actor.operator("bench-operator"),
         autocheckpoint=False,
         lock_poll=LOCK_POLL_S,
+        lock_patience=0.0,
     )
     window = build_window(journal, runner=runner, settings=settings, strict=False)
     window.resize(1400, 900)

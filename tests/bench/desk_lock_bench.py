@@ -66,9 +66,12 @@ def main() -> int:
     )
     assert child.stdin is not None and child.stdout is not None
     journals = {
-        "sqlite busy handler": Journal.open(path, actor=Actor.operator("a")),
-        f"lock_poll {LOCK_POLL_S * 1000:g} ms": Journal.open(
-            path, actor=Actor.operator("b"), lock_poll=LOCK_POLL_S
+        "sqlite busy handler": Journal.open(path, actor=Actor.operator("a"), lock_poll=None),
+        "core default (0.1 s in the handler, then a poll)": Journal.open(
+            path, actor=Actor.operator("c")
+        ),
+        f"desk: lock_poll {LOCK_POLL_S * 1000:g} ms": Journal.open(
+            path, actor=Actor.operator("b"), lock_poll=LOCK_POLL_S, lock_patience=0.0
         ),
     }
     lags: dict[str, list[float]] = {name: [] for name in journals}

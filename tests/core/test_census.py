@@ -263,7 +263,24 @@ def fill_states(
     agent.runs.cancel(cancelled.id, "asked to")
     interrupted = agent.runs.start("proj", "interrupted")
     agent.runs.interrupt(interrupted.id, "host went away")
-    agent.runs.start("proj", "running")
+    running = agent.runs.start("proj", "running")
+    fill_policies(agent, op, running.id)
+
+
+def fill_policies(agent: Journal, op: Journal, run_id: str) -> None:
+    """0014p's rows: a group change, a policy with its stage, a revoked one, a request bound
+    to a policy with one of its two steps."""
+    from proctor.core.policies.models import PolicyDraft, PolicyStage
+
+    me = op.actor.name
+    op.policies.add_member("ops", me, reason="on call")
+    stage = PolicyStage(groups=["ops"], need=2)
+    op.policies.add(PolicyDraft(name="two", action_pattern="pay", stages=[stage]))
+    old = op.policies.add(PolicyDraft(name="old", action_pattern="old", stages=[stage]))
+    op.policies.revoke(old.id, "replaced")
+    op.policies.delegate("carol", until=op.now() + 3600, reason="away")
+    asked = agent.approvals.request(run_id, {"tool": "pay"}, reason="governed")
+    op.approvals.decide(asked.id, True, expected_version=asked.version)
 
 
 @pytest.fixture(scope="session")

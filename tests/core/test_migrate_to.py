@@ -48,7 +48,24 @@ def source(tmp_path, busy_template, key) -> Path:
             signer.approvals.decide(
                 approval.id, n != 1, expected_version=1, reason=None if n != 1 else "no"
             )
+        fill_policies(agent, Journal.open(path, actor=Actor.operator("bob")), run.id)
     return path
+
+
+def fill_policies(agent: Journal, op: Journal, run_id: str) -> None:
+    """0014p's tables filled (unsigned, as the busy journal's are): a group, a policy and a
+    revoked one, a request under a policy with one of its two steps."""
+    from proctor.core.policies.models import PolicyDraft, PolicyStage
+
+    with op:
+        op.policies.add_member("ops", "bob")
+        stage = PolicyStage(groups=["ops"], need=2)
+        op.policies.add(PolicyDraft(name="two", action_pattern="pay", stages=[stage]))
+        old = op.policies.add(PolicyDraft(name="old", action_pattern="old", stages=[stage]))
+        op.policies.revoke(old.id, "replaced")
+        op.policies.delegate("carol", until=op.now() + 3600, reason="away")
+        asked = agent.approvals.request(run_id, {"tool": "pay"}, reason="governed")
+        op.approvals.decide(asked.id, True, expected_version=asked.version)
 
 
 def every_row(journal: Journal) -> dict[str, list[tuple]]:

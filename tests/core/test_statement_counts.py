@@ -26,10 +26,11 @@ COUNTS = {
     #                        effect, event, run head, changes
     "effects.begin": 5,  # effect with its run head, UPDATE effect, event, run head, changes
     "effects.commit": 6,  # ... and the receipt
-    "approvals.request": 6,  # run head with the request key?, INSERT, rules, event, run
-    #                          head, changes
-    "approvals.decide": 9,  # approval with its run head (once), UPDATE, decision, audit
-    #                         head, audit, open items, event, run head, changes
+    "approvals.request": 7,  # run head with the request key?, INSERT, rules, policies
+    #                          (0014p), event, run head, changes
+    "approvals.decide": 10,  # approval with its run head (once), its policy? (0014p),
+    #                         UPDATE, decision, audit head, audit, open items, event, run
+    #                         head, changes
     "approvals.consume_and_reserve": 7,  # approval with its run head, effect?, INSERT
     #                         effect, both events in one INSERT, run head once, UPDATE
     #                         approval, changes

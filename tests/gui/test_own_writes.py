@@ -162,5 +162,7 @@ def test_the_desk_waits_for_an_agents_write_lock_by_polling(tmp_path):
     from proctor.gui.shell.app import LOCK_POLL_S, open_for_desk
 
     with open_for_desk(tmp_path / "j.db", Actor.operator("carol"), False) as desk_journal:
-        assert desk_journal.lock_poll == LOCK_POLL_S and desk_journal._writes.lock_poll
+        from proctor.core.storage.db import LockWait
+
+        assert desk_journal.lock_wait == desk_journal._writes.lock_wait == LockWait(LOCK_POLL_S)
         assert LOCK_POLL_S < 0.001  # below SQLite's first busy-handler step

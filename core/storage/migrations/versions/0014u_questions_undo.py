@@ -1,7 +1,7 @@
 """interactions: an answer or a dismissal undone within its hold
 
 Revision ID: 0014u
-Revises: 0013u
+Revises: 0014p (chained after it at the merge; written on 0013u)
 
 - ``interactions.hold_until`` (REAL, NULL): a person's answer (or dismissal) may be undone
   until then (``Questions.undo``); the asking agent does not see it before
@@ -33,7 +33,7 @@ from sqlalchemy import text
 from proctor.core.storage import pg
 
 revision = "0014u"
-down_revision = "0013u"
+down_revision = "0014p"
 branch_labels = None
 depends_on = None
 
