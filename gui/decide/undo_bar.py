@@ -81,10 +81,11 @@ class UndoBar(QFrame):
         at = decided_at(result)
         if not isinstance(result, Approval | Question) or at is None:
             return
-        if result.hold_until is None or result.hold_until <= at:
-            return
+        left = None if result.hold_until is None else result.hold_until - self._journal.now()
+        if left is None or left <= 0:
+            return  # no hold, or it ended before the result came: the store refuses an undo
         self._approval = result
-        self._ends = time.monotonic() + (result.hold_until - at)
+        self._ends = time.monotonic() + left  # the store's hold, not one counted from here
         self._busy = False
         self._tick.start()
         self._update()

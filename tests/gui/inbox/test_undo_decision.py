@@ -84,3 +84,24 @@ def test_the_undo_window_is_a_preference(qtbot, settings):
     assert dialog.value().undo_seconds == 0
     settings.q.remove("decide/undo_seconds")
     assert settings.undo_seconds == 5  # the default when nothing is stored
+
+
+def test_the_bar_counts_to_the_stores_hold_not_from_when_the_result_arrived(
+    qtbot, journal_path, open_desk
+):
+    """A result that reaches the bar late (a loaded desk, a slow write lane) offers only
+    the hold that is left: the store refuses an undo after ``hold_until``, so the bar must
+    not count past it (it counted the whole hold from the result's arrival)."""
+    import time
+
+    window = open_desk(journal_path)
+    with Journal.open(journal_path, actor=Actor.agent("bot")) as a:
+        run = a.runs.start("shop", "late result")
+        pending = a.approvals.request(run.id, {"tool": "deploy"}, reason="ship")
+    late = Journal.open(journal_path, actor=Actor.operator("alice"), clock=lambda: time.time() - 20)
+    with late:  # decided 20 s ago with a 30 s hold: 10 s are left
+        decided = late.approvals.decide(pending.id, True, expected_version=pending.version, hold=30)
+    bar = window.inbox.undo_bar
+    bar.offer(decided)
+    assert bar.isVisible() and 0 < bar.remaining() <= 10.5
+    assert bar.button.text() in ("Undo (10 s)", "Undo (9 s)")
