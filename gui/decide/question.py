@@ -212,6 +212,7 @@ class QuestionDetail(DetailWidget):
             view.number_keys = lambda: registry.single_keys  # switched off with the letters
         view.setParent(self)
         view.hide()
+        view.setProperty("blank", repr(view.value()))  # the form as nobody typed it
         if q.id in self._saved:
             view.restore(self._saved.pop(q.id))
         view.valid_changed.connect(self._on_valid)
@@ -397,8 +398,12 @@ class QuestionDetail(DetailWidget):
         return str(getattr(actor, "label", "") or "")
 
     def _has_typed(self) -> bool:
+        """The operator typed or chose something: the form is not as it was built (a text
+        question's empty form is ``{"text": ""}``, which is not nothing)."""
         value = self.view.value() if self.view is not None else MISSING
-        return value not in (MISSING, None, {}, [], "")
+        if value in (MISSING, None, {}, [], ""):
+            return False
+        return self.view is None or repr(value) != self.view.property("blank")
 
     def can_submit(self) -> bool:
         return (

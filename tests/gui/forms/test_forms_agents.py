@@ -436,6 +436,19 @@ def test_pasting_a_secret_as_reference_is_refused(qtbot, desk):
 # ---------------------------------------------------------------- lifecycle
 
 
+def test_closed_before_anything_was_typed_does_not_speak_of_what_you_typed(
+    qtbot, ask, journal_path
+):
+    """An untouched text form is ``{"text": ""}``: withdrawn (or answered elsewhere) then,
+    the line says so without "What you typed is kept below" (seen on proctor demo)."""
+    agent, _window, detail = ask({"kind": "question", "prompt": "Which region?"})
+    qid = detail.entity.id
+    with Journal.open(journal_path, actor=Actor.agent("asker")) as j:
+        j.questions.withdraw(qid, "found it myself")
+    qtbot.waitUntil(lambda: detail.entity.status.value == "cancelled", timeout=WAIT_MS)
+    assert "withdrew" in detail.closed.text() and "What you typed" not in detail.closed.text()
+
+
 def test_withdrawn_while_typing_keeps_the_text(qtbot, ask, journal_path):
     agent, _window, detail = ask({"kind": "question", "prompt": "Which region?"})
     qtbot.keyClicks(detail.view.edit, "eu-west-1, because of GDPR")
