@@ -441,7 +441,7 @@ def test_closed_before_anything_was_typed_does_not_speak_of_what_you_typed(
 ):
     """An untouched text form is ``{"text": ""}``: withdrawn (or answered elsewhere) then,
     the line says so without "What you typed is kept below" (seen on proctor demo)."""
-    agent, _window, detail = ask({"kind": "question", "prompt": "Which region?"})
+    _agent, _window, detail = ask({"kind": "question", "prompt": "Which region?"})
     qid = detail.entity.id
     with Journal.open(journal_path, actor=Actor.agent("asker")) as j:
         j.questions.withdraw(qid, "found it myself")
