@@ -349,7 +349,7 @@ class RunDetail(QWidget):
         self.ending.setVisible(bool(ending))
         self.ending.setStyleSheet(
             "font-weight: 600; color: #cc3333;"
-            if run.status == RunStatus.FAILED
+            if run.status == RunStatus.FAILED and not run.retry_pending  # asked: not an alarm
             else "font-weight: 600;"
         )
         self.show_end.setVisible(run.status.terminal or bool(run.error))
