@@ -89,6 +89,10 @@ def type_into(widget: Any, text: str) -> None:
     QTest.keyClicks(widget, text)
 
 
+def editable(edit: Any) -> bool:
+    return bool(edit.isVisible() and edit.isEnabled() and not edit.isReadOnly())
+
+
 def visible_buttons(widget: Any) -> list[Any]:
     from PySide6.QtWidgets import QAbstractButton
 
@@ -165,13 +169,11 @@ class DialogAnswerer:
             edit_arguments(w)
         elif not isinstance(w, QMessageBox):
             for edit in w.findChildren(QPlainTextEdit):
-                if edit.isVisible() and edit.isEnabled() and not edit.isReadOnly():
-                    if not edit.toPlainText().strip():
-                        type_into(edit, REASON)
+                if editable(edit) and not edit.toPlainText().strip():
+                    type_into(edit, REASON)
             for line in w.findChildren(QLineEdit):
-                if line.isVisible() and line.isEnabled() and not line.isReadOnly():
-                    if not line.text().strip() and line.parent() is not None:
-                        type_into(line, REASON)
+                if editable(line) and not line.text().strip():
+                    type_into(line, REASON)
             for lst in w.findChildren(QListWidget):  # the snooze presets: the first (soonest)
                 if lst.isVisible() and lst.count():
                     rect = lst.visualItemRect(lst.item(0))
@@ -186,10 +188,14 @@ class DialogAnswerer:
             boxes = w.findChildren(QDialogButtonBox)
             for box in boxes:
                 for b in box.buttons():
-                    if box.buttonRole(b) in (
-                        QDialogButtonBox.ButtonRole.AcceptRole,
-                        QDialogButtonBox.ButtonRole.YesRole,
-                    ) and b.isVisible():
+                    if (
+                        box.buttonRole(b)
+                        in (
+                            QDialogButtonBox.ButtonRole.AcceptRole,
+                            QDialogButtonBox.ButtonRole.YesRole,
+                        )
+                        and b.isVisible()
+                    ):
                         target = b
         if target is None:
             raise RuntimeError(f"no button to answer dialog {title!r}")
@@ -241,7 +247,6 @@ def fill_form(view: Any, rng: random.Random, choice: int) -> None:
         QComboBox,
         QLineEdit,
         QPlainTextEdit,
-        QRadioButton,
         QTextEdit,
     )
 
@@ -255,16 +260,18 @@ def fill_form(view: Any, rng: random.Random, choice: int) -> None:
         shown = [b for b in g.buttons() if b.isVisible() and b.isEnabled()]
         if shown and (g.checkedButton() is None or len(groups) == 1):
             click(shown[choice % len(shown)])
-    for radio in view.findChildren(QRadioButton):
-        if radio.group() is None and radio.isVisible():
-            pass  # stand-alone radios are grouped by their parent: handled by exclusivity
     for combo in view.findChildren(QComboBox):
         if combo.isVisible() and combo.isEnabled() and combo.count() > 1 and not combo.isEditable():
             click(combo)
             QTest.keyClick(combo.view() if combo.view().isVisible() else combo, Qt.Key.Key_Down)
             QTest.keyClick(combo.view() if combo.view().isVisible() else combo, Qt.Key.Key_Return)
     for combo in view.findChildren(QComboBox):
-        if combo.isVisible() and combo.isEnabled() and combo.isEditable() and not combo.currentText():
+        if (
+            combo.isVisible()
+            and combo.isEnabled()
+            and combo.isEditable()
+            and not combo.currentText()
+        ):
             if combo.count():  # a suggestion, picked from the list
                 click(combo)
                 QTest.keyClick(combo, Qt.Key.Key_Down)
@@ -279,11 +286,9 @@ def fill_form(view: Any, rng: random.Random, choice: int) -> None:
             and not isinstance(line.parent(), (QComboBox, QAbstractSpinBox))
         ):
             type_into(line, text_for(line, rng))
-            continue
     for edit in view.findChildren(QPlainTextEdit) + view.findChildren(QTextEdit):
-        if edit.isVisible() and edit.isEnabled() and not edit.isReadOnly():
-            if not edit.toPlainText().strip():
-                type_into(edit, "answered by the scripted operator")
+        if editable(edit) and not edit.toPlainText().strip():
+            type_into(edit, "answered by the scripted operator")
     for box in view.findChildren(QCheckBox):
         if box.isVisible() and box.isEnabled() and not box.isChecked() and rng.random() < 0.5:
             click(box)
@@ -317,6 +322,7 @@ class Tally:
     skipped: Counter[str] = field(default_factory=Counter)
     refused: list[str] = field(default_factory=list)  # a choice the desk refused, and why
     stuck: list[str] = field(default_factory=list)  # a choice that could not be made
+    stale: int = 0  # inbox rows picked that the journal no longer had waiting
 
     def made(self, kind: str) -> None:
         self.choices[kind] += 1
@@ -371,7 +377,9 @@ class Demo:
         self.window.resize(1400, 860)
         wait_until(lambda: self.window.inbox.model.has_loaded, "the inbox", 120)
         wait_until(lambda: self.filled, "the demo journal filled", 600)
-        self.reader = Journal.open(self.path, actor=Actor.operator("session-reader"), read_only=True)
+        self.reader = Journal.open(
+            self.path, actor=Actor.operator("session-reader"), read_only=True
+        )
 
     def stop(self) -> None:
         if self.agents is not None:
@@ -424,6 +432,12 @@ class Operator:
     def inbox_items(self) -> list[Any]:
         return list(self.window.inbox.model.items())
 
+    def waiting(self, item: Any) -> bool:
+        """The journal has ``item`` waiting for a person now (the inbox may lag behind)."""
+        from proctor.core.models import InboxFilter
+
+        return bool(self.demo.reader.inbox.pick(InboxFilter(), [item.id]))
+
     def live(self, item: Any) -> bool:
         return str(item.agent).startswith(LIVE_PREFIX)
 
@@ -431,12 +445,18 @@ class Operator:
         """A waiting item of one of ``kinds``: a live agent's first, else any."""
         forced, self.forced = self.forced, None
         if forced is not None and forced.kind.value in kinds:
+            if not self.waiting(forced):
+                self.tally.stale += 1
+                return None
             self.acted_live = True
             return forced
         items = [i for i in self.inbox_items() if i.kind.value in kinds and test(i)]
         live = [i for i in items if self.live(i)]
         pool = live or items
         chosen = self.rng.choice(pool) if pool else None
+        if chosen is not None and not self.waiting(chosen):
+            self.tally.stale += 1  # the inbox still lists what the journal has closed
+            chosen = None
         self.acted_live = chosen is not None and self.live(chosen)
         return chosen
 
@@ -572,7 +592,11 @@ class Operator:
             self.tally.stuck.append(f"{kind}: timed out waiting for {exc}")
             made = None
         if self.log is not None:
-            print(f"{time.strftime('%H:%M:%S')} {kind}: {made or 'skipped'}", file=self.log, flush=True)
+            print(
+                f"{time.strftime('%H:%M:%S')} {kind}: {made or 'skipped'}",
+                file=self.log,
+                flush=True,
+            )
         if made:
             self.tally.made(made)
             if self.acted_live:
@@ -675,7 +699,8 @@ class Operator:
         kind = getattr(kind, "value", kind)
         for attempt in range(3):
             fill_form(view, self.rng, self.rng.randrange(4) + attempt)
-            if widget.submit_button.isEnabled() and view.is_valid():
+            with contextlib.suppress(TimedOut):
+                wait_until(lambda: widget.submit_button.isEnabled() and view.is_valid(), "Send", 3)
                 break
         if not (widget.submit_button.isEnabled() and view.is_valid()):
             self.tally.stuck.append(
@@ -817,7 +842,10 @@ class Operator:
         self.acted_live = True
         self.dialogs.plan("Request cancel")
         click(button)
-        wait_until(lambda: reader.runs.get(run.id).cancel_requested, "the cancel asked")
+        wait_until(
+            lambda: (now := reader.runs.get(run.id)).cancel_requested or now.status.terminal,
+            "the cancel asked",
+        )
         return "request cancel of a run"
 
     def screenshot(self) -> None:
@@ -885,6 +913,7 @@ def summary(demo: Demo, op: Operator, since: float) -> dict:
         "on_live_items": dict(sorted(op.tally.live.items())),
         "skipped": dict(sorted(op.tally.skipped.items())),
         "stuck": op.tally.stuck,
+        "stale_inbox_rows": op.tally.stale,
         "dialogs": dict(op.dialogs.answered),
         "dialogs_unanswered": op.dialogs.unanswered,
         "live_runs": dict(by_status),

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from operator_session import Operator, run_session
 
 # made at least once on an item a live agent waits on, before the session ends (the other
