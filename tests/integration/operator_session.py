@@ -425,6 +425,7 @@ class Operator:
         self.conflict_turn = 0
         self.forced: Any = None
         self.acted_live = False
+        self.last_total = 0
         self.log: Any = sys.stderr if os.environ.get("OPERATOR_SESSION_LOG") else None
         self.live_turns: Counter[str] = Counter()
 
@@ -573,7 +574,29 @@ class Operator:
         "conflict": ("conflict",),
     }
 
+    def pause(self) -> None:
+        """Between two choices the desk runs on (a person reads the screen): a moment, and
+        longer when nothing could be chosen (new requests come in meanwhile)."""
+        from PySide6.QtTest import QTest
+
+        QTest.qWait(100 if self.tally.choices.total() > self.last_total else 1000)
+        self.last_total = self.tally.choices.total()
+
+    def let_in_arrivals(self) -> None:
+        """New requests held behind "N new requests arrived" (so the list does not move under
+        the pointer): the operator clicks its Show them."""
+        inbox = self.window.inbox
+        if inbox.model.held and self.window.current_page_id() == "inbox":
+            show = button_named(inbox, "Show them")
+            if show is not None and show.isEnabled():
+                click(show)
+            else:
+                inbox.show_new()
+        elif inbox.model.held:
+            inbox.show_new()
+
     def one(self) -> None:
+        self.let_in_arrivals()
         live = [i for i in self.inbox_items() if self.live(i)]
         self.forced = None
         if live and self.turn % 3 != 2:
@@ -947,7 +970,7 @@ def run_session(
             if time.monotonic() >= next_shot:
                 op.screenshot()
                 next_shot = time.monotonic() + shot_every_s
-            wait_until(lambda: True, "events")  # let the desk breathe between choices
+            op.pause()
         drain(demo, op, drain_s)
         op.screenshot()
         return summary(demo, op, since)
@@ -963,9 +986,11 @@ def drain(demo: Demo, op: Operator, seconds: float) -> None:
         live = [i for i in op.inbox_items() if op.live(i)]
         if not live:
             break
+        op.let_in_arrivals()
         for kind in ("approve", "answer", "effect_committed", "conflict"):
             with contextlib.suppress(TimedOut):
                 getattr(op, "do_" + kind)()
+        op.pause()
     reader = demo.reader
     with contextlib.suppress(TimedOut):
         wait_until(
