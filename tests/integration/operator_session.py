@@ -979,25 +979,22 @@ def run_session(
 
 
 def drain(demo: Demo, op: Operator, seconds: float) -> None:
-    """Decide what still waits from the live agents (approve, answer, resolve committed)
-    so their runs can end, for up to ``seconds``; then give retries time to start."""
+    """Decide what the live agents still wait on (approve, answer, resolve committed,
+    keep) so that their runs end and the retries asked start (an agent starts one when it
+    begins its next run), for up to ``seconds``."""
+    reader = demo.reader
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        live = [i for i in op.inbox_items() if op.live(i)]
-        if not live:
-            break
+
+    def done() -> bool:
+        retrying = any(reader.runs.get(r).retry_pending for r in op.retried)
+        return not retrying and not any(op.live(i) for i in op.inbox_items())
+
+    while time.monotonic() < end and not done():
         op.let_in_arrivals()
         for kind in ("approve", "answer", "effect_committed", "conflict"):
             with contextlib.suppress(TimedOut):
                 getattr(op, "do_" + kind)()
         op.pause()
-    reader = demo.reader
-    with contextlib.suppress(TimedOut):
-        wait_until(
-            lambda: not any(reader.runs.get(r).retry_pending for r in op.retried),
-            "the retries started",
-            min(30.0, max(1.0, end - time.monotonic())),
-        )
 
 
 def main(argv: list[str] | None = None) -> int:
