@@ -567,9 +567,8 @@ class Operator:
             "deny",
             "undo",
             "deny_asked",
-            "snooze",
         ),
-        "question": ("answer", "answer", "dismiss", "answer", "snooze"),
+        "question": ("answer", "answer", "dismiss", "answer"),
         "effect": ("effect_failed", "effect_committed"),
         "conflict": ("conflict",),
     }
@@ -749,7 +748,10 @@ class Operator:
         return f"dismiss a question ({where})"
 
     def do_snooze(self) -> str | None:
-        item = self.pick({"approval", "question", "effect", "conflict"})
+        # a demo item: a live agent's request snoozed for 15 minutes stops that agent for
+        # as long (it waits, as it should), and the session would watch idle agents
+        self.forced = None
+        item = self.pick({"approval", "question", "effect", "conflict"}, lambda i: not self.live(i))
         if item is None:
             return None
         widget, where = self.open_item(item)
