@@ -911,10 +911,13 @@ def failures(reader: Any, since: float, retried: dict[str, float]) -> dict[str, 
                 and e.type != "interaction.presented"  # shown, not chosen
             ]
             line = f"{run.id} {run.agent} attempt {event.attempt}: {why}"
-            if chose:
-                found["operator"].append(f"{line} (after {', '.join(dict.fromkeys(chose))})")
+            cause = choice_behind(reader, why, since)
+            if cause is None and chose:
+                cause = f"after {', '.join(dict.fromkeys(chose))}"
+            if cause is not None and not cause.startswith("not "):
+                found["operator"].append(f"{line} ({cause})")
             else:
-                found["other"].append(line)
+                found["other"].append(f"{line} ({cause or 'no choice of a person before it'})")
     for run_id, asked in retried.items():
         run = reader.runs.get(run_id)
         if run.retry_pending:
@@ -922,6 +925,25 @@ def failures(reader: Any, since: float, retried: dict[str, float]) -> dict[str, 
                 f"{run_id} {run.agent}: retry asked {time.time() - asked:.0f} s ago, not started"
             )
     return found
+
+
+def choice_behind(reader: Any, why: str, since: float) -> str | None:
+    """Whose choice the failure names: an approval a person decided (or a rule a person
+    made in this session) is an operator's choice; a rule of the demo journal's own
+    history is not ("not ..."). None when the failure names no approval."""
+    import re
+
+    found = re.search(r"approval (apr_[0-9a-f]+)", why)
+    if found is None:
+        return None
+    approval = reader.approvals.get(found.group(1))
+    by = str(approval.decided_by or "")
+    if by.startswith("rule:") and approval.rule_id:
+        rule = reader.approvals.rule(approval.rule_id)
+        if rule.created_at < since:
+            return f"not a choice: a rule of the demo's history by {rule.created_by}"
+        return f"a rule {rule.created_by} made in the session"
+    return f"decided by {by}" if by else None
 
 
 def summary(demo: Demo, op: Operator, since: float) -> dict:
@@ -1009,7 +1031,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shots", default=None, help="screenshot prefix, e.g. /tmp/session")
     parser.add_argument("--shot-every", type=float, default=300.0)
     parser.add_argument("--json", type=Path, default=None, help="write the summary here")
+    parser.add_argument(
+        "--read",
+        nargs=2,
+        metavar=("JOURNAL", "SINCE"),
+        help="only read a session's journal (its failures since epoch SINCE) again",
+    )
     args = parser.parse_args(argv)
+    if args.read:
+        from proctor.core import Journal
+
+        with Journal.open(args.read[0], read_only=True) as reader:
+            found = failures(reader, float(args.read[1]), {})
+        print(json.dumps(found, indent=2))
+        return 1 if found["operator"] else 0
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # kill -USR1: where it is
     folder = args.dir or Path(tempfile.mkdtemp(prefix="operator-session-"))
     os.environ.setdefault("PROCTOR_KEYS_DIR", str(folder / "keys"))
