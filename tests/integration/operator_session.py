@@ -205,8 +205,8 @@ class DialogAnswerer:
 
 
 def edit_arguments(dialog: Any) -> None:
-    """Edit the first string argument in the dialog's JSON editor by typing at its end."""
-    from PySide6.QtGui import QTextCursor
+    """Edit the first string argument in the dialog's JSON editor: the cursor put before
+    the closing quote of its line (a JSON string is one line), " (edited)" typed there."""
     from PySide6.QtTest import QTest
 
     editor = dialog.editor
@@ -214,23 +214,21 @@ def edit_arguments(dialog: Any) -> None:
     args = json.loads(text)
     name = next((k for k, v in args.items() if isinstance(v, str) and v), None)
     if name is None:
-        name = next(iter(args))
-    needle = json.dumps(name) + ": "
-    at = text.index(needle) + len(needle)
-    if isinstance(args[name], str):
-        end = at + len(json.dumps(args[name], indent=2)) - 1  # before the closing quote
-        insert = " (edited)"
+        raise RuntimeError("no text argument to edit")
+    start = 0
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith(json.dumps(name) + ': "'):
+            body = line.rstrip("\n").rstrip(",")
+            end = start + len(body) - 1  # before the closing quote
+            break
+        start += len(line)
     else:
-        end = at + len(json.dumps(args[name]))
-        insert = ""
+        raise RuntimeError(f"argument {name!r} not found in the editor")
     click(editor)
     cursor = editor.textCursor()
     cursor.setPosition(end)
     editor.setTextCursor(cursor)
-    if insert:
-        QTest.keyClicks(editor, insert)
-    else:
-        cursor.movePosition(QTextCursor.MoveOperation.End)
+    QTest.keyClicks(editor, " (edited)")
     wait_until(dialog.ok.isEnabled, "an edit the dialog accepts", 10)
 
 
