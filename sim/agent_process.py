@@ -32,6 +32,7 @@ from proctor.core.models import (
 )
 
 from . import content
+from .demo_runs import DEMO_AGENTS
 from .steps import CRASH_EXIT, Cancelled, Steps, Stop
 
 POLL_S = 0.1
@@ -128,10 +129,10 @@ class Agent(Steps):
 
     # ------------------------------------------------------------ one run
     def one_run(self) -> None:
-        for failed in self.j.runs.list(status=["failed"], agent=self.name, limit=50).items:
-            if failed.retry_pending:  # an operator asked us to try it again: that comes first
-                self.retry_run(failed)
-                return
+        failed = self.retry_asked()
+        if failed is not None:  # an operator asked us to try it again: that comes first
+            self.retry_run(failed)
+            return
         project, space = content.pick_place(self.rng)
         title = content.maybe_hostile(self.rng, content.run_title(self.rng, project), 0.06)
         self.model = self.rng.choice(content.MODELS)
@@ -167,10 +168,26 @@ class Agent(Steps):
         finally:
             self.run_id, self.waiting_on = None, None
 
+    def retry_asked(self) -> Any:
+        """A failed run an operator asked to retry: one of ours, else one of the demo
+        journal's (its agents live only in the journal; in ``proctor demo`` these agents
+        stand in for them, so that "Retry run…" on a failed demo run is carried out as the
+        desk says, not left failed)."""
+        for agent in (self.name, *DEMO_AGENTS):
+            for run in self.j.runs.list(status=["failed"], agent=agent, limit=50).items:
+                if run.retry_pending:
+                    return run
+        return None
+
     def retry_run(self, failed: Any) -> None:
         """Start the attempt the operator asked for (``Runs.retry``: the run is running
-        again), do the work once more and complete it, or fail it again as a run does."""
-        attempt = self.j.runs.retry(failed.id)
+        again), do the work once more and complete it, or fail it again as a run does.
+        Another agent that started it first (a demo run: any of us may) leaves it to that
+        one."""
+        try:
+            attempt = self.j.runs.retry(failed.id)
+        except errors.InvalidTransition:
+            return
         self.run_id, self.project, self.space, self.step_no = (
             failed.id,
             failed.project,

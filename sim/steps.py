@@ -41,6 +41,7 @@ class Steps:
     index: int
     owner: str
     run_id: str | None
+    waiting_on: tuple[str, str] | None
     project: str
     space: str
     model: str
@@ -124,13 +125,19 @@ class Steps:
             **expiry,
         )
         self.stats["approvals"] += 1
-        if approval.status == ApprovalStatus.PENDING:
-            approval = self.wait_approval(approval.id)
-        elif approval.rule_id:
-            self.stats["auto_decided"] += 1
-            self.event(
-                "agent.rule_applied", {"approval_id": approval.id, "rule_id": approval.rule_id}
-            )
+        try:
+            if approval.status == ApprovalStatus.PENDING:
+                approval = self.wait_approval(approval.id)
+            elif approval.rule_id:
+                self.stats["auto_decided"] += 1
+                self.event(
+                    "agent.rule_applied", {"approval_id": approval.id, "rule_id": approval.rule_id}
+                )
+                # trusting only signed decisions, the agent checks who made the rule first
+                self.j.approvals.wait(approval.id, timeout=0)
+        except errors.DecisionUnverified as exc:
+            self.unverified(spec, approval, call.id, exc)
+            return None
         self.event(
             "agent.decision_seen",
             {
@@ -164,6 +171,20 @@ class Steps:
         # goes on (the demo never shows a run failed by an operator's choice)
         self.event("agent.adapted", {"approval_id": approval.id, "instead": spec.alternative})
         return None
+
+    def unverified(
+        self, spec: content.ActionSpec, approval: Any, call_id: str, exc: errors.ProctorError
+    ) -> None:
+        """A decision no trusted operator signed (in ``proctor demo``: a rule the demo's
+        history made, when the agents trust only the operator's key): not acted on, as a
+        denial is not; the agent takes its alternative and goes on, the run does not fail."""
+        self.waiting_on = None
+        self.j.runs.finish_tool_call(call_id, "failed", error=f"not carried out: {exc}")
+        self.stats["unverified"] += 1
+        self.event(
+            "agent.decision_unverified",
+            {"approval_id": approval.id, "why": str(exc), "instead": spec.alternative},
+        )
 
     def execute(self, spec: content.ActionSpec, approval: Any, call_id: str) -> None:
         """Consume the approval, then reserve -> begin -> commit the effect. What runs is what

@@ -32,13 +32,22 @@ OPERATOR = "dana"
 class SimAgent:
     """``sim_step.py``: one proctor.sim agent process running one step."""
 
-    def __init__(self, journal: Path, name: str, index: int, restart: int, step: str) -> None:
+    def __init__(
+        self,
+        journal: Path,
+        name: str,
+        index: int,
+        restart: int,
+        step: str,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.name = name
         self.proc = subprocess.Popen(
             [sys.executable, str(STEP), str(journal), name, str(index), str(restart), step],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=env,
         )
 
     def finish(self) -> tuple[int, dict[str, str], str]:
@@ -265,3 +274,34 @@ def test_a_failed_run_retried_by_the_operator_is_run_again_and_completes(journal
     types = [e.type for e in op.runs.events(run.id)]
     assert types.index("run.retry_requested") < types.index("run.retried")
     assert types.index("agent.retrying") < types.index("run.completed")
+
+
+def test_a_rule_no_trusted_operator_signed_fails_no_run(tmp_path: Path) -> None:
+    """``proctor demo``'s agents trust only the operator's key, and the demo journal's
+    history holds rules its seeded operators made unsigned: an action such a rule approves
+    is not acted on (the decision cannot be verified), as a denial is not, and the run goes
+    on to complete instead of failing with DecisionUnverified (seen in the scripted
+    operator session: a run failed right after a rule of the demo's approved its request)."""
+    import os
+
+    from proctor.cmd_desk import demo_trust
+
+    path = tmp_path / "demo.db"
+    trust = demo_trust(tmp_path, OPERATOR)  # the operator's key, as proctor demo writes it
+    with Journal.open(path, actor=Actor.operator("alice")) as j:  # no key: an unsigned rule
+        rule = j.approvals.add_rule("allow", "*", scope="space", project="*")
+    env = {**os.environ, "PROCTOR_TRUSTED_OPERATORS": str(trust["path"])}
+    agent = SimAgent(path, "sim-agent-1", 0, 1, "approval", env=env)
+    try:
+        code, runs, err = agent.finish()
+    finally:
+        agent.kill()
+    assert code == 0, err
+    [(run_id, status)] = runs.items()
+    with Journal.open(path, read_only=True) as j:
+        events = j.runs.events(run_id, limit=500)
+    assert status == "completed", [(e.type, e.payload) for e in events if "fail" in e.type]
+    applied = [e.payload for e in events if e.type == "agent.rule_applied"]
+    assert applied and applied[0]["rule_id"] == rule.id
+    assert [e for e in events if e.type == "agent.decision_unverified"]
+    assert not [e for e in events if e.type.startswith("effect.")]  # nothing was done
