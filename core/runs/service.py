@@ -865,13 +865,16 @@ class Runs:
         run_id: str,
         reason: str,
         *,
-        expected_version: int,
+        expected_version: int | None,
         request_id: str | None = None,
         source: str = "desk",
     ) -> Run:
         """Operator asks the agent to stop; the agent completes the cancel. A decision row
         (target "run") records who asked and from where (``source``: desk, cli…), as the
-        other operator decisions do; the Audit page reads its source from it."""
+        other operator decisions do; the Audit page reads its source from it.
+        ``expected_version=None``: whatever the agent appended since the operator looked
+        (every event steps the run's version, so a reason typed beside a busy agent was
+        always stale); the run must still be live and not asked already."""
         self.j.require_operator()
         if not reason.strip():
             raise errors.ValidationError("a reason is required to cancel a run", field="reason")
@@ -887,7 +890,7 @@ class Runs:
             if tx.replayed(request_id, request):
                 return
             run = tx.live_run(run_id)
-            if run.version != expected_version:
+            if expected_version is not None and run.version != expected_version:
                 raise errors.StaleVersion(
                     f"run {run_id} is at version {run.version}, you saw {expected_version}"
                 )

@@ -428,11 +428,11 @@ class RunDetail(QWidget):
         if not reason:
             return
         runs, rid = self.ctx.journal.runs, f"desk-{uuid.uuid4().hex}"
-        run_id, version = run.id, run.version
+        run_id = run.id
         self.message.show_message(tr("Requesting cancel…"), Level.INFO, about=run_id)
         self.ctx.runner.run(
-            lambda: runs.request_cancel(
-                run_id, reason, expected_version=version, request_id=rid, source="desk"
+            lambda: runs.request_cancel(  # events the agent wrote meanwhile do not matter
+                run_id, reason, expected_version=None, request_id=rid, source="desk"
             ),
             on_done=self._on_cancel_requested,
             on_error=self._on_cancel_refused,
