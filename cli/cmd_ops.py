@@ -463,23 +463,36 @@ def cmd_answer(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def written(args: argparse.Namespace, version_of: Any, write: Any) -> Any:
+    """One operator write from the CLI: the journal opened for writing, the item's version
+    from ``--expect-version`` or ``version_of(journal)``, then ``write(journal, version)``."""
+    j = open_journal(args, write=True)
+    try:
+        return write(j, args.expect_version or version_of(j))
+    finally:
+        j.close()
+
+
 def cmd_undo(args: argparse.Namespace) -> int:
     if kind_of(args.id) != "question":
         require_kind(args.id, "approval", "undo")
-    j = open_journal(args, write=True)
-    try:
-        service = j.questions if kind_of(args.id) == "question" else j.approvals
-        current = service.get(args.id)
-        done = service.undo(
+    question = kind_of(args.id) == "question"
+
+    def service(j: Journal) -> Any:
+        return j.questions if question else j.approvals
+
+    done = written(
+        args,
+        lambda j: service(j).get(args.id).version,
+        lambda j, version: service(j).undo(
             args.id,
-            expected_version=args.expect_version or current.version,
+            expected_version=version,
             reason=args.reason,
             request_id=request_id(args),
             source="cli",
-        )
-    finally:
-        j.close()
-    again = "open" if kind_of(args.id) == "question" else "pending"
+        ),
+    )
+    again = "open" if question else "pending"
     print(f"undid the decision on {render.ident(done.id)}; it is {again} again")
     return EXIT_OK
 
@@ -487,18 +500,17 @@ def cmd_undo(args: argparse.Namespace) -> int:
 def cmd_retry(args: argparse.Namespace) -> int:
     if kind_of(args.run_id) not in ("run", "effect"):  # a run's id may be any string
         require_kind(args.run_id, "run", "retry")
-    j = open_journal(args, write=True)
-    try:
-        current = j.runs.get(args.run_id)
-        done = j.runs.request_retry(
+    done = written(
+        args,
+        lambda j: j.runs.get(args.run_id).version,
+        lambda j, version: j.runs.request_retry(
             args.run_id,
             args.reason,
-            expected_version=args.expect_version or current.version,
+            expected_version=version,
             request_id=request_id(args),
             source="cli",
-        )
-    finally:
-        j.close()
+        ),
+    )
     print(
         f"asked {render.ident(args.run_id)} to try again as attempt {done.retry_requested}; "
         "its agent starts it when it next looks"
@@ -508,19 +520,18 @@ def cmd_retry(args: argparse.Namespace) -> int:
 
 def cmd_dismiss(args: argparse.Namespace) -> int:
     require_kind(args.id, "question", "dismiss")
-    j = open_journal(args, write=True)
-    try:
-        current = j.questions.get(args.id)
-        done = j.questions.dismiss(
+    done = written(
+        args,
+        lambda j: j.questions.get(args.id).version,
+        lambda j, version: j.questions.dismiss(
             args.id,
             args.reason,
-            expected_version=args.expect_version or current.version,
+            expected_version=version,
             request_id=request_id(args),
             source="cli",
             hold=args.hold,
-        )
-    finally:
-        j.close()
+        ),
+    )
     held = f" ({held_note(done.id, args.hold)})" if done.hold_until is not None else ""
     print(f"dismissed {render.ident(done.id)}{held}")
     return EXIT_OK
