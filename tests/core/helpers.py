@@ -169,9 +169,12 @@ def snapshot(path: Path) -> dict[str, list[tuple]]:
 
 def as_downgraded(before: dict[str, list[tuple]], after: dict[str, list[tuple]]) -> dict:
     """``before`` with only the columns ``after`` has, table by table (a downgrade drops the
-    columns later revisions added: the rest must be as it was)."""
+    columns later revisions added: the rest must be as it was), and without the empty tables
+    ``after`` lacks (a later revision's tables, dropped with it; a table with rows must stay)."""
     out = {}
     for t, rows in before.items():
+        if t not in after and not rows:
+            continue
         kept = {c for c, _ in after[t][0]} if after.get(t) else None
         out[t] = sorted(
             (tuple(p for p in row if kept is None or p[0] in kept) for row in rows), key=repr
