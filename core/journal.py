@@ -14,6 +14,7 @@ from proctor.core.aliases import RetiredAttributes
 from proctor.core.approvals.service import Approvals
 from proctor.core.audit.overview import Overview
 from proctor.core.audit.service import Audit, Changes
+from proctor.core.comments.service import Comments
 from proctor.core.decisions.views import Signatures
 from proctor.core.effects.service import Effects
 from proctor.core.inbox.service import Inbox
@@ -74,6 +75,7 @@ class Journal(Store, RetiredAttributes):
         self.overview: Overview = Overview(self)
         self.signatures: Signatures = Signatures(self)
         self.policies: Policies = Policies(self)
+        self.comments: Comments = Comments(self)
 
     # ------------------------------------------------------------ opening
     @classmethod

@@ -184,6 +184,7 @@ class ChangeKind(StrEnum, metaclass=Retiring):
     TOOL_CALL = "tool_call"
     RULE = "rule"
     DECISION = "decision"
+    COMMENT = "comment"  # a comment on an inbox item (entity_id: the item's id)
 
 
 # ---------------------------------------------------------------- inputs

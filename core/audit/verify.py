@@ -81,6 +81,10 @@ def _verify_rows(
             from proctor.core.policies.verify import problems_in
 
             problems.extend(journal.read(problems_in))
+        if db.has_revision(journal.read(db.current_revision), "0017c"):
+            from proctor.core.comments.verify import problems_in as comment_problems
+
+            problems.extend(journal.read(comment_problems))
         from proctor.core.decisions.trust import resolve_trust
 
         trusted = resolve_trust(trust) if trust is not None else journal.trust

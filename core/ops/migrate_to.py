@@ -46,6 +46,8 @@ def order_of(table: Table) -> list[Any]:
     """A stable order for paging (runs: then put parents first, _copy_runs)."""
     if table.name == "runs":
         return [table.c.created_at, table.c.id]
+    if table.name == "comments":  # each item's in its order: the next one names the last
+        return [table.c.item_kind, table.c.item_id, table.c.seq]
     return list(table.primary_key.columns)
 
 

@@ -106,6 +106,7 @@ OPERATOR_TABLES = (
     "policy_stages",
     "policy_revocations",
     "approval_steps",
+    "comments",  # 0017c: an operator's comment on an item (an agent login writes none)
 )
 
 # table -> columns that name an operator as "operator:NAME"
@@ -126,6 +127,7 @@ OPERATOR_COLUMNS: dict[str, tuple[str, ...]] = {
     "group_changes": ("actor",),
     "policies": ("created_by",),
     "policy_revocations": ("revoked_by",),
+    "comments": ("author",),
 }
 STRICT_TABLES = ("signatures", "operator_keys")
 # how far (seconds) a rule decision's decided_at may be from the server's clock

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .schema import POLICY_TABLES
+from .schema import COMMENT_TABLES, POLICY_TABLES
 
 Kind = Literal["identity", "state", "derived", "free"]
 Rule = Literal["", "moves", "once", "up", "decision", "with_move", "with_version"]
@@ -558,6 +558,19 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "decision_id",
         "created_at",
     ),
+    # 0017c: comments on inbox items, evidence (core/storage/comment_sql.py refuses the rest)
+    "comments": _evidence(
+        "id",
+        "item_kind",
+        "item_id",
+        "seq",
+        "author",
+        "body",
+        "decision_id",
+        "created_at",
+        "prev_digest",
+        "digest",
+    ),
     "alembic_version": {
         "version_num": derived(
             "the schema's revision, written by migrations; an unknown one is refused at open"
@@ -587,6 +600,7 @@ WHOLE_ROW = (
     "signatures",
     "journal_meta",
     *POLICY_TABLES,
+    *COMMENT_TABLES,
 )
 # Columns only a server journal has (0007t: set by the server at INSERT, kept on UPDATE by
 # its own trigger).

@@ -77,6 +77,7 @@ SCHEMA_REVISIONS = (
     "0013u",
     "0014p",
     "0014u",
+    "0017c",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
@@ -287,7 +288,8 @@ ADDED_TABLES: dict[str, tuple[str, ...]] = {
     "journal_meta": ("key", "value"),
     # 0014p: the policy tables (core/storage/schema.py, POLICY_TABLES)
     **{
-        name: tuple(c.name for c in _schema.metadata.tables[name].columns) for name in POLICY_TABLES
+        name: tuple(c.name for c in _schema.metadata.tables[name].columns)
+        for name in (*POLICY_TABLES, *_schema.COMMENT_TABLES)  # 0017c: comments
     },
 }
 
@@ -780,6 +782,9 @@ def create_all_triggers(conn) -> None:  # Connection
     create_census_triggers(conn)
     create_key_triggers(conn)
     create_policy_triggers(conn)
+    from . import comment_sql  # 0017c's
+
+    comment_sql.create_triggers(conn)
 
 
 def create_policy_triggers(conn) -> None:  # Connection
@@ -943,6 +948,10 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
         from . import policy_sql
 
         names |= set(policy_sql.server_sql() if server else policy_sql.sqlite_sql())
+    if has_revision(revision, "0017c"):
+        from . import comment_sql
+
+        names |= set(comment_sql.server_sql() if server else comment_sql.sqlite_sql())
     return names
 
 

@@ -595,6 +595,30 @@ POLICY_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 
 
+# 0017c: comments on inbox items (core/comments; docs/policies.md). Evidence: each row is
+# inserted with its decision (signed when the operator has a key) and audit row, chained per
+# item (``prev_digest``: the item's previous comment's ``digest``); core/storage/comment_sql.py
+# refuses the rest.
+comments = Table(
+    "comments",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("item_kind", String(32), nullable=False),  # approval / question / conflict / effect
+    Column("item_id", String(200), nullable=False),
+    Column("seq", Integer, nullable=False),  # 1, 2, ... per item
+    Column("author", String(250), nullable=False),  # operator:NAME
+    Column("body", Text, nullable=False),
+    Column("decision_id", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("prev_digest", String(64), nullable=False),
+    Column("digest", String(64), nullable=False),
+    UniqueConstraint("item_kind", "item_id", "seq", name="uq_comments_seq"),
+)
+COMMENT_TABLES = ("comments",)
+COMMENT_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "comments": (("id",), ("item_kind", "item_id", "seq"))
+}
+
 # 0010k: a recorded key is never deleted nor put again under its id (``proctor verify`` and the
 # desk, without a trust file, check signatures against the name recorded with it).
 KEY_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {"operator_keys": (("key_id",),)}

@@ -281,6 +281,7 @@ def fill_policies(agent: Journal, op: Journal, run_id: str) -> None:
     op.policies.delegate("carol", until=op.now() + 3600, reason="away")
     asked = agent.approvals.request(run_id, {"tool": "pay"}, reason="governed")
     op.approvals.decide(asked.id, True, expected_version=asked.version)
+    op.comments.add(asked.id, "checked the invoice")  # 0017c
 
 
 @pytest.fixture(scope="session")
