@@ -38,8 +38,10 @@ class MigrateReport(Frozen):
 
 
 def copied_tables() -> list[Table]:
-    """The journal's tables in an order every foreign key allows (journal_meta apart)."""
-    return [t for t in s.metadata.sorted_tables if t.name != META]
+    """The journal's tables in an order every foreign key allows (journal_meta apart), and
+    comments last: each names its item and its decision by trigger, not by foreign key."""
+    tables = [t for t in s.metadata.sorted_tables if t.name != META]
+    return sorted(tables, key=lambda t: t.name == "comments")
 
 
 def order_of(table: Table) -> list[Any]:
