@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "proctor.cmd_keys",
     "proctor.cmd_rules",
     "proctor.cmd_policies",
+    "proctor.cmd_comments",
     "proctor.cmd_team",
     "proctor.cmd_warm",
 )
@@ -75,6 +76,7 @@ COMMANDS = {
         ("policies", "add-policy", "revoke-policy", "groups", "group", "delegate", "delegations"),
         "proctor.cmd_policies",
     ),
+    **dict.fromkeys(("comment", "comments"), "proctor.cmd_comments"),
 }
 
 

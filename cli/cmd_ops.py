@@ -273,6 +273,10 @@ def cmd_show(args: argparse.Namespace) -> int:
             emit_json({"kind": kind, **{k: dump(v) for k, v in data.items()}})
         else:
             render.show(kind, data, full=args.full, now=j.now())
+            if "comments" in data:
+                from .cmd_comments import show_comments
+
+                show_comments(data["comments"], None if args.full else render.LIMIT)
         return EXIT_OK
     finally:
         j.close()
@@ -282,6 +286,8 @@ def gather(j: Journal, ident: str) -> tuple[str, dict]:
     """Everything `show` prints about one id, by its prefix (decisions with their
     signature states)."""
     kind, data = _gather(j, ident)
+    if kind in ("approval", "question", "conflict", "effect"):  # the item's thread
+        data["comments"] = j.comments.thread(ident, kind=kind)
     if "decisions" in data:
         data["signatures"] = j.signatures.states([d.id for d in data["decisions"]])
     return kind, data
