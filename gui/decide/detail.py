@@ -36,6 +36,7 @@ from ..widgets import fmt
 from ..widgets.icons import kind_icon
 from ..widgets.labels import plain_label
 from ..widgets.message_bar import MessageBar
+from .comments import CommentsPanel
 from .decider import Decider
 from .items import waiter_text
 from .settle import Settle
@@ -94,6 +95,7 @@ class DetailWidget(QWidget):
         self.run_button.clicked.connect(self._on_open_run)
         time_mode().changed.connect(self._on_time_mode)
         self.body = QVBoxLayout()
+        self.comments = CommentsPanel(ctx, self)  # the item's thread, under its body
         self._build_frame()
 
     def _build_frame(self) -> None:
@@ -108,6 +110,7 @@ class DetailWidget(QWidget):
         inner.addWidget(self.origin)
         inner.addWidget(self.waiter)
         inner.addLayout(self.body)
+        inner.addWidget(self.comments)
         inner.addStretch(1)
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
@@ -142,6 +145,7 @@ class DetailWidget(QWidget):
         self.show_row(item)
         if not same:
             self.enter_item(item)
+        self.comments.show_item(item)
         self.reload()
 
     def show_waiter(self) -> None:

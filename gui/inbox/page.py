@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from proctor.core.models import ChangeSet, InboxItem, InboxKind
+from proctor.core.models import ChangeKind, ChangeSet, InboxItem, InboxKind
 
 from ..decide.decider import Decider
 from ..decide.detail import DetailContext, DetailPane
@@ -288,6 +288,8 @@ class InboxPage(QWidget):
         item = widget.item if widget is not None else None
         if widget is not None and item is not None and item.id in cs.ids(item.kind.change_kind):
             widget.reload()
+        if widget is not None and item is not None and item.id in cs.ids(ChangeKind.COMMENT):
+            widget.comments.reload()  # a comment on it, by this desk or another operator
 
     def on_looked(self, looks: list) -> None:
         """Agents looked at these requests (their wait's stamp, no change row): re-read

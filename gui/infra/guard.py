@@ -41,6 +41,7 @@ SERVICES = frozenset(
         "changes",
         "overview",
         "signatures",
+        "comments",
     }
 )
 # Journal methods that never touch the file.
