@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QPlainTextEdit,
     QPushButton,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -29,7 +30,7 @@ from ..infra.i18n import tr
 from ..infra.tasks import request_id
 from ..widgets import fmt
 from ..widgets.bounded_text import BoundedText
-from ..widgets.labels import plain_label, section
+from ..widgets.labels import plain_label
 from ..widgets.message_bar import MessageBar
 
 SHOWN = 200  # the newest comments listed; older ones are counted
@@ -82,35 +83,49 @@ class CommentsPanel(QWidget):
         self.comments: list[Any] = []
         self._drafts: dict[str, str] = {}
         self._posting = False
-        self.title = section(tr("Comments"), self)
-        self.empty = plain_label(tr("No comments yet."), self, name="Muted", selectable=False)
-        self.older = plain_label("", self, name="Muted", selectable=False)
+        # one line until opened: the thread never takes room from the item's own form
+        self.toggle = QToolButton(self)
+        self.toggle.setObjectName("CommentsToggle")
+        self.toggle.setCheckable(True)
+        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.toggle.setAccessibleName(tr("Show or hide the comments"))
+        self.toggle.toggled.connect(self._on_toggled)
+        self.area = QWidget(self)
+        self.empty = plain_label(tr("No comments yet."), self.area, name="Muted", selectable=False)
+        self.older = plain_label("", self.area, name="Muted", selectable=False)
+        self.older.hide()
         self.list = QVBoxLayout()
         self.list.setContentsMargins(0, 0, 0, 0)
-        self.message = MessageBar(self)
-        self.box = QPlainTextEdit(self)
+        self.message = MessageBar(self.area)
+        self.box = QPlainTextEdit(self.area)
         self.box.setObjectName("CommentBox")
         self.box.setAccessibleName(tr("New comment"))
         self.box.setPlaceholderText(tr("Add a comment for the other operators (Ctrl+Enter posts)"))
         self.box.setTabChangesFocus(True)
         self.box.setFixedHeight(self.box.fontMetrics().lineSpacing() * 4 + 12)
         self.box.textChanged.connect(self._on_typed)
-        self.post_button = QPushButton(tr("Post comment"), self)
+        self.box.installEventFilter(self)  # Ctrl+Enter posts (never the window's approve)
+        self.post_button = QPushButton(tr("Post comment"), self.area)
         self.post_button.setAccessibleName(tr("Post the comment"))
         self.post_button.clicked.connect(self.post)
-        self.box.installEventFilter(self)  # Ctrl+Enter posts (never the window's approve)
         row = QHBoxLayout()
         row.addStretch(1)
         row.addWidget(self.post_button)
+        inner = QVBoxLayout(self.area)
+        inner.setContentsMargins(0, 0, 0, 0)
+        inner.addWidget(self.older)
+        inner.addLayout(self.list)
+        inner.addWidget(self.empty)
+        inner.addWidget(self.message)
+        inner.addWidget(self.box)
+        inner.addLayout(row)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 8, 0, 0)
-        layout.addWidget(self.title)
-        layout.addWidget(self.older)
-        layout.addLayout(self.list)
-        layout.addWidget(self.empty)
-        layout.addWidget(self.message)
-        layout.addWidget(self.box)
-        layout.addLayout(row)
+        layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.area)
+        self.area.hide()
+        self._count()
         writable = not ctx.read_only
         self.box.setVisible(writable)
         self.post_button.setVisible(writable)
@@ -163,6 +178,21 @@ class CommentsPanel(QWidget):
         self.older.setText(tr("{n} earlier comments not shown").format(n=hidden))
         self.older.setVisible(hidden > 0)
         self.empty.setVisible(not comments)
+        self._count()
+
+    def _count(self) -> None:
+        self.toggle.setText(tr("Comments ({n})").format(n=len(self.comments)))
+
+    def open_thread(self, shown: bool = True) -> None:
+        """Show (or hide) the thread and the box; it stays so from item to item."""
+        self.toggle.setChecked(shown)
+
+    @Slot(bool)
+    def _on_toggled(self, shown: bool) -> None:
+        self.area.setVisible(shown)
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        if shown and not self.ctx.read_only:
+            self.box.setFocus()
 
     def views(self) -> list[CommentView]:
         return [

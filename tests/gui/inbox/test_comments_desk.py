@@ -24,7 +24,10 @@ def test_type_post_see_it_and_another_operators_comment_arrives(qtbot, populated
     window = open_desk(path)
     detail = Desk(qtbot, window).open_inbox_item(f"approval:{ids['approval']}")
     panel = detail.comments
+    assert not panel.area.isVisible()  # one line until opened: the item's form keeps its room
+    qtbot.mouseClick(panel.toggle, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.empty.isVisible(), timeout=WAIT_MS)
+    assert panel.toggle.text() == "Comments (0)"
     assert not panel.post_button.isEnabled()  # nothing typed: nothing to post
 
     qtbot.keyClicks(panel.box, "who is acme?")
@@ -46,6 +49,7 @@ def test_type_post_see_it_and_another_operators_comment_arrives(qtbot, populated
         timeout=WAIT_MS,
     )
     assert panel.views()[1].head.text().startswith("operator:bob · ")
+    assert panel.toggle.text() == "Comments (2)"
     with Journal.open(path, actor=Actor.operator("bob"), read_only=True) as j:
         assert j.approvals.get(ids["approval"]).status.value == "pending"
 
@@ -55,6 +59,7 @@ def test_a_hostile_comment_is_shown_bounded_and_escaped(qtbot, populated, open_d
     window = open_desk(path)
     detail = Desk(qtbot, window).open_inbox_item(f"approval:{ids['approval']}")
     panel = detail.comments
+    panel.open_thread()
     hostile = "<b>bold</b> \u202eevil\u202c \x1b[31m" + "A" * 3_000_000
     with Journal.open(path, actor=Actor.operator("mallory")) as mallory:
         # a same-user writer past the service's bound (the store's triggers keep no size)
@@ -74,6 +79,7 @@ def test_a_refused_post_keeps_the_text(qtbot, populated, open_desk, monkeypatch)
     window = open_desk(path)
     detail = Desk(qtbot, window).open_inbox_item(f"approval:{ids['approval']}")
     panel = detail.comments
+    panel.open_thread()
     qtbot.keyClicks(panel.box, "x" * 10)
     panel.box.insertPlainText("y" * 20_000)  # over the limit: the core refuses it
     panel.post()
