@@ -105,9 +105,14 @@ def _writer() -> argparse.ArgumentParser:
     return p
 
 
+def kind_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--kind", choices=KINDS, help="the item's kind, when an effect key looks like an id"
+    )
+
+
 def register(sub: Any) -> None:
     common = common_parser()
-    kind = {"choices": KINDS, "help": "the item's kind, when an effect key looks like an id"}
 
     p = add(
         sub,
@@ -121,12 +126,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("id", help="apr_…, int_…, rec_… or an effect key")
     p.add_argument("text", help="the comment (- : read standard input)")
-    p.add_argument("--kind", **kind)
+    kind_option(p)
     p.add_argument("--json", action="store_true")
 
     p = add(sub, "comments", cmd_comments, "list the comments on an item", [common])
     p.add_argument("id", help="apr_…, int_…, rec_… or an effect key")
-    p.add_argument("--kind", **kind)
+    kind_option(p)
     p.add_argument("--json", action="store_true")
     p.add_argument("--full", action="store_true", help="do not shorten long comments")
 

@@ -81,6 +81,7 @@ class CommentsPanel(QWidget):
         self.ctx = ctx  # the detail's DetailContext
         self.item: InboxItem | None = None
         self.comments: list[Any] = []
+        self._views: list[CommentView] = []
         self._drafts: dict[str, str] = {}
         self._posting = False
         # one line until opened: the thread never takes room from the item's own form
@@ -167,13 +168,13 @@ class CommentsPanel(QWidget):
         if [c.id for c in comments] == [c.id for c in self.comments]:
             return  # nothing new: nothing laid out again
         self.comments = comments
-        while self.list.count():
-            widget = self.list.takeAt(0).widget()
-            if widget is not None:
-                widget.deleteLater()
+        for view in self._views:
+            self.list.removeWidget(view)
+            view.deleteLater()
         shown = comments[-SHOWN:]
-        for comment in shown:
-            self.list.addWidget(CommentView(comment, self))
+        self._views = [CommentView(comment, self.area) for comment in shown]
+        for view in self._views:
+            self.list.addWidget(view)
         hidden = len(comments) - len(shown)
         self.older.setText(tr("{n} earlier comments not shown").format(n=hidden))
         self.older.setVisible(hidden > 0)
@@ -195,11 +196,8 @@ class CommentsPanel(QWidget):
             self.box.setFocus()
 
     def views(self) -> list[CommentView]:
-        return [
-            w
-            for w in (self.list.itemAt(i).widget() for i in range(self.list.count()))
-            if isinstance(w, CommentView)
-        ]
+        """The comments shown, oldest first."""
+        return list(self._views)
 
     # ------------------------------------------------------------ posting
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:

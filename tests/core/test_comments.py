@@ -343,9 +343,9 @@ def test_verify_names_a_forged_comment_that_keeps_the_chain(
     trust = tmp_path / "trusted.json"
     trust.write_text(json.dumps(trust_file([{"name": "bob", "public_key": key.public_key}])))
     problems = verify(operator, trust=trust).problems
-    assert any(
-        p.what == "decision unsigned" and "cmt_forged" in p.where for p in problems
-    ), problems
+    assert any(p.what == "decision unsigned" and "cmt_forged" in p.where for p in problems), (
+        problems
+    )
 
 
 @pytest.mark.sqlite_only

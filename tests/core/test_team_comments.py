@@ -76,9 +76,7 @@ def test_an_operator_login_comments_only_as_itself(team, commented):
                 "'cmt_f', NULL, '{}', 'operator:op_dana', 'cli', NULL, NULL, 1.0, 'x')"
             )
         with pytest.raises(psycopg.Error):  # the comment as dana (no decision of hers names it)
-            conn.execute(
-                INSERT, ("cmt_f", asked.id, 2, "operator:op_dana", "dec_f", posted.digest)
-            )
+            conn.execute(INSERT, ("cmt_f", asked.id, 2, "operator:op_dana", "dec_f", posted.digest))
     assert comments_of(team) == before
     with team.journal("op_eli", Actor.operator("op_eli")) as eli:
         assert eli.comments.add(asked.id, "agreed").author == "operator:op_eli"

@@ -44,8 +44,9 @@ def test_type_post_see_it_and_another_operators_comment_arrives(qtbot, populated
     with Journal.open(path, actor=Actor.operator("bob")) as bob:
         bob.comments.add(ids["approval"], "our cloud vendor; the amount matches the PO")
     qtbot.waitUntil(
-        lambda: thread_texts(panel)
-        == ["who is acme?", "our cloud vendor; the amount matches the PO"],
+        lambda: (
+            thread_texts(panel) == ["who is acme?", "our cloud vendor; the amount matches the PO"]
+        ),
         timeout=WAIT_MS,
     )
     assert panel.views()[1].head.text().startswith("operator:bob · ")
