@@ -84,12 +84,11 @@ class CommentsPanel(QWidget):
         self._views: list[CommentView] = []
         self._drafts: dict[str, str] = {}
         self._posting = False
-        # one line until opened: the thread never takes room from the item's own form
-        self.toggle = QToolButton(self)
+        # the toggle sits in the detail's head row (``DetailWidget``): closed, the thread
+        # takes no room from the item's own form
+        self.toggle = QToolButton(parent)
         self.toggle.setObjectName("CommentsToggle")
         self.toggle.setCheckable(True)
-        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.toggle.setAccessibleName(tr("Show or hide the comments"))
         self.toggle.toggled.connect(self._on_toggled)
         self.area = QWidget(self)
@@ -123,9 +122,8 @@ class CommentsPanel(QWidget):
         inner.addLayout(row)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 8, 0, 0)
-        layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.area)
-        self.area.hide()
+        self.hide()
         self._count()
         writable = not ctx.read_only
         self.box.setVisible(writable)
@@ -183,6 +181,9 @@ class CommentsPanel(QWidget):
 
     def _count(self) -> None:
         self.toggle.setText(tr("Comments ({n})").format(n=len(self.comments)))
+        self.toggle.setToolTip(
+            tr("Hide the comments") if self.toggle.isChecked() else tr("Show the comments")
+        )
 
     def open_thread(self, shown: bool = True) -> None:
         """Show (or hide) the thread and the box; it stays so from item to item."""
@@ -190,8 +191,8 @@ class CommentsPanel(QWidget):
 
     @Slot(bool)
     def _on_toggled(self, shown: bool) -> None:
-        self.area.setVisible(shown)
-        self.toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.setVisible(shown)
+        self._count()
         if shown and not self.ctx.read_only:
             self.box.setFocus()
 

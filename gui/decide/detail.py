@@ -102,6 +102,7 @@ class DetailWidget(QWidget):
         head = QHBoxLayout()
         head.addWidget(self.icon)
         head.addWidget(self.title, 1)
+        head.addWidget(self.comments.toggle)
         head.addWidget(self.run_button)
         content = QWidget(self)
         inner = QVBoxLayout(content)

@@ -24,7 +24,7 @@ def test_type_post_see_it_and_another_operators_comment_arrives(qtbot, populated
     window = open_desk(path)
     detail = Desk(qtbot, window).open_inbox_item(f"approval:{ids['approval']}")
     panel = detail.comments
-    assert not panel.area.isVisible()  # one line until opened: the item's form keeps its room
+    assert not panel.isVisible()  # closed until opened: the item's form keeps its room
     qtbot.mouseClick(panel.toggle, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.empty.isVisible(), timeout=WAIT_MS)
     assert panel.toggle.text() == "Comments (0)"
