@@ -12,6 +12,7 @@ from typing import Any
 
 from proctor.core.aliases import RetiredAttributes
 from proctor.core.approvals.service import Approvals
+from proctor.core.assignments.service import Assignments
 from proctor.core.audit.overview import Overview
 from proctor.core.audit.service import Audit, Changes
 from proctor.core.decisions.views import Signatures
@@ -74,6 +75,7 @@ class Journal(Store, RetiredAttributes):
         self.overview: Overview = Overview(self)
         self.signatures: Signatures = Signatures(self)
         self.policies: Policies = Policies(self)
+        self.assignments: Assignments = Assignments(self)
 
     # ------------------------------------------------------------ opening
     @classmethod

@@ -106,6 +106,7 @@ OPERATOR_TABLES = (
     "policy_stages",
     "policy_revocations",
     "approval_steps",
+    "assignments",  # 0016a: "assign to me"
 )
 
 # table -> columns that name an operator as "operator:NAME"

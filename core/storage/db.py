@@ -77,6 +77,7 @@ SCHEMA_REVISIONS = (
     "0013u",
     "0014p",
     "0014u",
+    "0016a",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
@@ -289,6 +290,8 @@ ADDED_TABLES: dict[str, tuple[str, ...]] = {
     **{
         name: tuple(c.name for c in _schema.metadata.tables[name].columns) for name in POLICY_TABLES
     },
+    # 0016a: who took an item on (core/storage/assign_sql.py)
+    "assignments": tuple(c.name for c in _schema.assignments.columns),
 }
 
 
@@ -780,6 +783,18 @@ def create_all_triggers(conn) -> None:  # Connection
     create_census_triggers(conn)
     create_key_triggers(conn)
     create_policy_triggers(conn)
+    create_assign_triggers(conn)
+
+
+def create_assign_triggers(conn) -> None:  # Connection
+    """0016a's (core/storage/assign_sql.py)."""
+    from . import assign_sql
+
+    if _server(conn):
+        pg.execute_all(conn, assign_sql.server_sql())
+        return
+    for statement in assign_sql.sqlite_sql().values():
+        conn.execute(text(statement))
 
 
 def create_policy_triggers(conn) -> None:  # Connection
@@ -943,6 +958,10 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
         from . import policy_sql
 
         names |= set(policy_sql.server_sql() if server else policy_sql.sqlite_sql())
+    if has_revision(revision, "0016a"):
+        from . import assign_sql
+
+        names |= set(assign_sql.server_sql() if server else assign_sql.sqlite_sql())
     return names
 
 
