@@ -19,6 +19,7 @@ from proctor.core.decisions.views import Signatures
 from proctor.core.effects.service import Effects
 from proctor.core.inbox.service import Inbox
 from proctor.core.memory.service import Memory
+from proctor.core.policies import views as policy_views
 from proctor.core.policies.service import Policies
 from proctor.core.questions.service import Questions
 from proctor.core.runs.service import Runs
@@ -69,7 +70,7 @@ class Journal(Store, RetiredAttributes):
         self.questions: Questions = Questions(self)
         self.memory: Memory = Memory(self)
         self.effects: Effects = Effects(self)
-        self.inbox: Inbox = Inbox(self)
+        self.inbox: Inbox = Inbox(self, views=policy_views)
         self.audit: Audit = Audit(self)
         self.changes: Changes = Changes(self)
         self.overview: Overview = Overview(self)

@@ -23,7 +23,6 @@ from proctor.core.storage.sql import row_where, update_where
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
-from . import mine
 from .rows import (  # noqa: F401 - PARTS, summary: re-exported
     PARTS,
     SUMMARY_LEN,
@@ -53,8 +52,17 @@ def order_key(c: Any, f: InboxFilter) -> tuple[Any, ...]:
 
 
 class Inbox:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, views: Any = None) -> None:
+        """``views``: the operator views' reads (``only_in``, ``marked_in``:
+        core/policies/views.py, handed over by the facade: the policies sit above the inbox)."""
         self.j = store
+        self.views = views
+
+    def _only(self, conn: Any, f: InboxFilter, now: float) -> set[str] | None:
+        return self.views.only_in(conn, f, now) if self.views is not None else None
+
+    def _marked(self, conn: Any, items: builtins.list[InboxItem], now: float) -> Any:
+        return self.views.marked_in(conn, items, now) if self.views is not None else items
 
     def _union(self, f: InboxFilter, now: float, only: set[str] | None = None) -> Any:
         kinds = f.kinds or frozenset(InboxKind)
@@ -66,7 +74,7 @@ class Inbox:
         c: Any, f: InboxFilter, now: float, only: set[str] | None = None
     ) -> builtins.list[Any]:
         """The filter's conditions on a part's (or the union's) columns; ``only``: the ids
-        its operator views keep (``mine.only_in``)."""
+        its operator views keep (``views.only_in``)."""
         snoozed = c.snoozed_until > now
         conds = [
             c.id.in_(sorted(only)) if only is not None else None,
@@ -132,9 +140,9 @@ class Inbox:
         now = self.j.now()
 
         def read(conn: Any) -> tuple[Any, builtins.list[InboxItem]]:
-            page = self._page(f, now, cursor, limit + 1, mine.only_in(conn, f, now))
+            page = self._page(f, now, cursor, limit + 1, self._only(conn, f, now))
             rows = conn.execute(page).all()
-            return rows, mine.marked_in(conn, [self._item(r) for r in rows[:limit]], now)
+            return rows, self._marked(conn, [self._item(r) for r in rows[:limit]], now)
 
         rows, items = self.j.read(read)
         return INBOX_PAGE(items=items, next_cursor=cursor_after(rows, limit, KEY_OF[f.sort]))
@@ -147,9 +155,9 @@ class Inbox:
         f, now = f or InboxFilter(), self.j.now()
 
         def read(conn: Any) -> builtins.list[InboxItem]:
-            u, conds = self._union(f, now, mine.only_in(conn, f, now))
+            u, conds = self._union(f, now, self._only(conn, f, now))
             rows = conn.execute(select(u).where(*conds, u.c.id.in_(sorted(set(ids))))).all()
-            return mine.marked_in(conn, [self._item(r) for r in rows], now)
+            return self._marked(conn, [self._item(r) for r in rows], now)
 
         return self.j.read(read)
 
@@ -159,7 +167,7 @@ class Inbox:
         f, now = f or InboxFilter(), self.j.now()
 
         def read(conn: Any) -> int:
-            u, conds = self._union(f, now, mine.only_in(conn, f, now))
+            u, conds = self._union(f, now, self._only(conn, f, now))
             return int(conn.execute(select(func.count()).select_from(u).where(*conds)).scalar_one())
 
         return self.j.read(read)

@@ -1,6 +1,8 @@
 """The inbox's views of one operator — "Waiting for me", "Waiting for my groups", "Assigned
 to me" (``InboxFilter.waiting_for``, ``for_groups_of``, ``assigned_to``) — as the set of
-ids they keep, read in the list's own transaction; and each row's assignee and "1 of 2"."""
+ids they keep, read in the list's own transaction; and each row's assignee and "1 of 2".
+The facade hands this module to the inbox (``Inbox(views=...)``), which sits below the
+policies."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from typing import Any
 
 from proctor.core.assignments.service import assigned_ids_in, assignees_in
 from proctor.core.models import InboxFilter, InboxItem, InboxKind
-from proctor.core.policies.waiting import counts_in, waiting_ids_in
+
+from .waiting import counts_in, waiting_ids_in
 
 
 def only_in(conn: Any, f: InboxFilter, now: float) -> set[str] | None:
