@@ -44,6 +44,7 @@ class FilterBar(QWidget):
         self.search.setPlaceholderText(tr("Search the inbox  ( / )"))
         self.search.setAccessibleName(tr("Search the inbox"))
         self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(160)  # never squeezed to nothing by the menus
         self.kind = _combo("Kind", self, "All kinds")
         for kind, title in (
             (InboxKind.APPROVAL, "Approvals"),

@@ -94,9 +94,7 @@ def test_two_desks_complete_a_two_person_approval(qtbot, journal_path, open_desk
     Desk(qtbot, second).wait_gone(second.inbox.model, key)
 
 
-def test_a_second_approve_that_races_the_button_is_refused_clearly(
-    qtbot, journal_path, open_desk
-):
+def test_a_second_approve_that_races_the_button_is_refused_clearly(qtbot, journal_path, open_desk):
     two_of_ops(journal_path)
     first = open_desk(journal_path, operator="alice")
     approval_id = ask(journal_path)
@@ -140,9 +138,7 @@ def test_waiting_for_me_and_assign_to_me(qtbot, journal_path, open_desk):
     desk.wait_row(inbox.model, f"approval:{plain}")
     assert inbox.model.row_of(f"approval:{governed}") < 0
     with Journal.open(journal_path, actor=Actor.operator("bob")) as bob:
-        [decision] = [
-            d for d in bob.approvals.decisions(plain) if d.target_kind == "assignment"
-        ]
+        [decision] = [d for d in bob.approvals.decisions(plain) if d.target_kind == "assignment"]
         assert decision.actor == "operator:alice"
 
 
