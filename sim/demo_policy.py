@@ -9,6 +9,8 @@ from typing import Any
 
 from proctor.core.policies.models import PolicyDraft, PolicyStage
 
+from .demo_runs import DEMO_ORIGIN
+
 TOOL = "deploy.release"
 ACTION = {
     "tool": TOOL,
@@ -45,6 +47,7 @@ def add_policy_run(writer: Any, desk_operator: str | None = None) -> str:
         ACTION,
         reason="release 2.14.0: fixes the invoice rounding bug (ticket BILL-2231)",
         safety_class="external_side_effect",
+        origin=DEMO_ORIGIN,  # not this process's: the same seed gives the same journal
     )
     writer.clock.advance(95)
     alice.approvals.decide(

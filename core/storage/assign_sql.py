@@ -6,6 +6,10 @@ their key, and each item's rows are numbered 1, 2, ... (``seq``). A row is refus
 
 from __future__ import annotations
 
+from typing import Any
+
+from sqlalchemy import text
+
 from . import pg
 from .schema import ASSIGN_KEYS
 
@@ -65,3 +69,28 @@ def server_sql() -> dict[str, list[str]]:
             f"IF {refused} THEN {pg._refuse(message)} END IF; RETURN NEW;",
         )
     return sql
+
+
+# A copy of a whole journal (core/ops/migrate_to.py) inserts the rows table by table in key
+# order: an assignment may arrive before its decision, and an item's assignments out of
+# number. The copy drops these guards for its own transaction and makes them again before it
+# commits; ``proctor verify`` then checks every assignment's decision on arrival.
+COPY_GUARDS = (DECIDED, IN_ORDER)
+
+
+def drop_copy_guards(conn: Any) -> None:  # Connection
+    for name in COPY_GUARDS:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text(f"DROP TRIGGER IF EXISTS {name} ON assignments"))
+        else:
+            conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
+
+
+def create_copy_guards(conn: Any) -> None:  # Connection
+    if conn.dialect.name == "postgresql":
+        server = server_sql()
+        pg.execute_all(conn, {n: server[n] for n in COPY_GUARDS})
+        return
+    sqlite = sqlite_sql()
+    for name in COPY_GUARDS:
+        conn.execute(text(sqlite[name]))
