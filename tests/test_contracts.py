@@ -27,7 +27,7 @@ WRONG = {
         "import proctor.core.storage.schema",
     ),
     "proctor (the CLI) goes through the public core API": (
-        "cli/cmd_ops.py",
+        "cli/ops_decisions.py",
         "import proctor.core.storage.tx",
     ),
     "proctor.sim uses the public core API only": (
