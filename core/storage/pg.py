@@ -226,7 +226,7 @@ def _compat_on_connect(driver: Any, _record: Any) -> None:
 
 
 def add_compat_views(driver: Any) -> list[str]:
-    from .db import ADDED_COLUMNS, ADDED_TABLES
+    from .revisions import ADDED_COLUMNS, ADDED_TABLES
 
     schema = driver.execute("SELECT current_schema()").fetchone()[0]
     rows = driver.execute(
