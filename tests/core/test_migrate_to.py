@@ -66,6 +66,7 @@ def fill_policies(agent: Journal, op: Journal, run_id: str) -> None:
         op.policies.delegate("carol", until=op.now() + 3600, reason="away")
         asked = agent.approvals.request(run_id, {"tool": "pay"}, reason="governed")
         op.approvals.decide(asked.id, True, expected_version=asked.version)
+        op.assignments.assign_to_me("approval", asked.id)  # 0016a's row
         for text in ("first", "second", "third"):  # 0017c: copied in each thread's order
             op.comments.add(asked.id, text)
 
