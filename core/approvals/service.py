@@ -96,6 +96,7 @@ HELD = Held(
     reopened=ApprovalStatus.PENDING.value,
     by="decided_by",
     used="consumed_at",
+    used_for="consumed_effect_key",
     cleared=(
         "decided_at",
         "decided_by",
@@ -704,10 +705,29 @@ class Approvals:
         return self.j.read(lambda c: decisions_for(c, target_id))
 
 
+# the names the module had before its rules moved to standing.py (``proctor.core.approval_rules``)
+from proctor.core.decisions.signing import RULE, RULE_REVOKE, rule_content, sign_in  # noqa: E402
+from proctor.core.decisions.writer import LIVE_RULES  # noqa: E402
+from proctor.core.models import (  # noqa: E402
+    ApprovalRule,
+    RuleDraft,
+    RuleMade,
+    RulePreview,
+    RuleUsage,
+)
+
 __all__ = [
     "CONSUME_WINDOW",
+    "LIVE_RULES",
     "MAX_REASON",
+    "RULE",
+    "RULE_REVOKE",
+    "ApprovalRule",
     "Approvals",
+    "RuleDraft",
+    "RuleMade",
+    "RulePreview",
+    "RuleUsage",
     "action_name",
     "action_resource",
     "approval_in",
@@ -717,6 +737,8 @@ __all__ = [
     "insert_decision_row",
     "json_changes",
     "requester",
+    "rule_content",
     "safety_counts",
+    "sign_in",
     "to_model",
 ]

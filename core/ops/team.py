@@ -227,15 +227,42 @@ def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
         journal.close()
 
 
+# the names the module had before its access and checks moved out
+from .team_access import OPERATOR_COLUMNS, STRICT_TABLES  # noqa: E402
+from .team_checks import (  # noqa: E402
+    APPROVAL_RULES,
+    CHECKED,
+    CLOCK_SKEW,
+    DECISION_RULES,
+    EFFECT_RULES,
+    MEMORY_PROTECTED,
+    MEMORY_RULES,
+    PERSON_TRUST_SQL,
+    RULE_DECIDES,
+    TOOL_CALL_RULES,
+)
+
 __all__ = [
     "AGENT",
     "AGENT_SETTINGS",
     "AGENT_TABLES",
+    "APPROVAL_RULES",
+    "CHECKED",
+    "CLOCK_SKEW",
+    "DECISION_RULES",
+    "EFFECT_RULES",
     "HOLD_S",
+    "MEMORY_PROTECTED",
+    "MEMORY_RULES",
     "OBSERVER",
     "OPERATOR",
+    "OPERATOR_COLUMNS",
     "OPERATOR_TABLES",
+    "PERSON_TRUST_SQL",
     "ROLES",
+    "RULE_DECIDES",
+    "STRICT_TABLES",
+    "TOOL_CALL_RULES",
     "RoleName",
     "TeamReport",
     "add_user",
