@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .schema import POLICY_TABLES
+from .schema import DEADLINE_TABLES, POLICY_TABLES
 
 Kind = Literal["identity", "state", "derived", "free"]
 Rule = Literal["", "moves", "once", "up", "decision", "with_move", "with_version"]
@@ -529,7 +529,11 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "decision_id",
         "created_by",
         "created_at",
+        "at_deadline",
+        "deadline",
     ),
+    # 0018e: a delegation ended early (evidence)
+    "delegation_ends": _evidence("delegation_id", "reason", "decision_id", "ended_by", "ended_at"),
     "delegations": _evidence(
         "id",
         "operator",
@@ -587,6 +591,7 @@ WHOLE_ROW = (
     "signatures",
     "journal_meta",
     *POLICY_TABLES,
+    *DEADLINE_TABLES,
 )
 # Columns only a server journal has (0007t: set by the server at INSERT, kept on UPDATE by
 # its own trigger).

@@ -27,6 +27,7 @@ from proctor.core import errors
 from . import census, pg, sql
 from . import schema as _schema
 from .schema import (
+    DEADLINE_TABLES,
     IDENTITY_COLUMNS,
     IMMUTABLE_TABLES,
     KEY_KEYS,
@@ -77,6 +78,7 @@ SCHEMA_REVISIONS = (
     "0013u",
     "0014p",
     "0014u",
+    "0018e",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
@@ -247,6 +249,7 @@ ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value whe
         "hold_until": NO_TIME,
     },  # 0005r, origin: 0006o, waiter_seen_at: 0012w, hold_until: 0013u
     "runs": {"retry_requested": "NULL", "retry_reason": "NULL"},  # 0013u
+    "policies": {"at_deadline": "NULL", "deadline": NO_TIME},  # 0018e
 }
 
 
@@ -287,7 +290,8 @@ ADDED_TABLES: dict[str, tuple[str, ...]] = {
     "journal_meta": ("key", "value"),
     # 0014p: the policy tables (core/storage/schema.py, POLICY_TABLES)
     **{
-        name: tuple(c.name for c in _schema.metadata.tables[name].columns) for name in POLICY_TABLES
+        name: tuple(c.name for c in _schema.metadata.tables[name].columns)
+        for name in (*POLICY_TABLES, *DEADLINE_TABLES)
     },
 }
 
@@ -780,6 +784,18 @@ def create_all_triggers(conn) -> None:  # Connection
     create_census_triggers(conn)
     create_key_triggers(conn)
     create_policy_triggers(conn)
+    create_deadline_triggers(conn)
+
+
+def create_deadline_triggers(conn) -> None:  # Connection
+    """0018e's (core/storage/deadline_sql.py)."""
+    from . import deadline_sql
+
+    if _server(conn):
+        pg.execute_all(conn, deadline_sql.server_sql())
+        return
+    for statement in deadline_sql.sqlite_sql().values():
+        conn.execute(text(statement))
 
 
 def create_policy_triggers(conn) -> None:  # Connection
@@ -943,6 +959,10 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
         from . import policy_sql
 
         names |= set(policy_sql.server_sql() if server else policy_sql.sqlite_sql())
+    if has_revision(revision, "0018e"):
+        from . import deadline_sql
+
+        names |= set(deadline_sql.server_sql() if server else deadline_sql.sqlite_sql())
     return names
 
 
