@@ -14,9 +14,19 @@ from proctor.core.audit.verify import verify
 from proctor.core.policies.models import PolicyDraft, PolicyStage
 
 from .helpers import raw
-from .test_policies import PAY, approve, people, refused, step_sql, two_of_ops  # noqa: F401
+from .test_policies import PAY, approve, refused, step_sql, two_of_ops
 
 HOUR = 3600.0
+
+
+@pytest.fixture
+def people(open_journal):
+    """Operators alice (ops), bob (ops), carol (finance) and dave (in no group)."""
+    journals = {n: open_journal(Actor.operator(n)) for n in ("alice", "bob", "carol", "dave")}
+    journals["alice"].policies.add_member("ops", "alice", reason="on call")
+    journals["alice"].policies.add_member("ops", "bob")
+    journals["alice"].policies.add_member("finance", "carol")
+    return journals
 
 
 def denying(journal, at_deadline="deny", deadline=8 * HOUR):
