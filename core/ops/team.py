@@ -70,6 +70,8 @@ from proctor.core.decisions.writer import CONSUME_WINDOW
 from proctor.core.journal import Journal
 from proctor.core.models import Actor, Frozen
 
+from . import team_groups
+
 AGENT, OPERATOR, OBSERVER = "proctor_agent", "proctor_operator", "proctor_observer"
 ROLES = {"agent": AGENT, "operator": OPERATOR, "observer": OBSERVER}
 RoleName = Literal["agent", "operator", "observer"]
@@ -106,6 +108,7 @@ OPERATOR_TABLES = (
     "policy_stages",
     "policy_revocations",
     "approval_steps",
+    "delegation_ends",  # 0018e: a delegation ended early
 )
 
 # table -> columns that name an operator as "operator:NAME"
@@ -126,6 +129,7 @@ OPERATOR_COLUMNS: dict[str, tuple[str, ...]] = {
     "group_changes": ("actor",),
     "policies": ("created_by",),
     "policy_revocations": ("revoked_by",),
+    "delegation_ends": ("ended_by",),
 }
 STRICT_TABLES = ("signatures", "operator_keys")
 # how far (seconds) a rule decision's decided_at may be from the server's clock
@@ -307,6 +311,24 @@ WAITER_STAMP = f"""
     {_refuse("an agent login stamps that it waits only on the requests its own login filed")}
   END IF;
 """
+# 0018e (core/policies/escalation.py): the policy the request is bound to denies it at its
+# deadline, by the server's clock (any login may sweep it, as an expiry)
+POLICY_DENIES = (
+    "NEW.status = 'denied' AND NEW.decided_by LIKE 'policy:%' AND EXISTS (SELECT 1 FROM "
+    "policy_bindings b JOIN policies p ON p.id = b.policy_id WHERE b.approval_id = NEW.id "
+    "AND NEW.decided_by = 'policy:' || p.id AND p.at_deadline = 'deny' "
+    "AND OLD.created_at + p.deadline <= proctor_now()) AND NEW.rule_id IS NULL "
+    "AND NEW.approved_action IS NOT DISTINCT FROM OLD.approved_action "
+    "AND NEW.approved_digest IS NOT DISTINCT FROM OLD.approved_digest "
+    "AND NEW.snoozed_until IS NOT DISTINCT FROM OLD.snoozed_until AND NEW.consumed_at IS NULL"
+)
+# 0014p: a step names the login that takes it
+STEP_RULES = f"""
+  IF NEW.operator IS DISTINCT FROM session_user::text THEN
+    {_refuse("a step is the login's own (approval_steps.operator is the login)")}
+  END IF;
+  RETURN NEW;
+"""
 # core/decisions/writer.consume_deadline: until when an approved approval may be consumed
 CONSUME_DEADLINE = (
     "(CASE WHEN OLD.expires_at IS NOT NULL AND coalesce(OLD.decided_at, OLD.created_at) "
@@ -316,6 +338,9 @@ CONSUME_DEADLINE = (
 )
 
 APPROVAL_RULES = f"""
+  IF TG_OP = 'UPDATE' AND OLD.status = 'pending' AND coalesce({POLICY_DENIES}, false) THEN
+    RETURN NEW;
+  END IF;
   IF (TG_OP = 'INSERT' AND NEW.status IN ('approved', 'denied'))
      OR (TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
          AND OLD.status = 'pending' AND NEW.status IN ('approved', 'denied')) THEN
@@ -454,7 +479,8 @@ EFFECT_RULES = f"""
 
 DECISION_RULES = f"""
   IF NOT proctor_is_operator() AND NEW.actor NOT LIKE 'rule:%' AND NEW.actor NOT LIKE
-     'system:%' THEN
+     'system:%' AND NOT (NEW.actor LIKE 'policy:%' AND NEW.source = 'deadline'
+     AND NEW.target_kind = 'approval') THEN
     {_refuse("an agent login records no decisions (only a rule's or the system's)")}
   END IF;
   RETURN NEW;
@@ -503,6 +529,7 @@ def check_trigger_sql(schema: str) -> dict[str, list[str]]:
         "approvals": APPROVAL_RULES,
         "effects": EFFECT_RULES,
         "decisions": DECISION_RULES,
+        "approval_steps": STEP_RULES,
         "tool_calls": TOOL_CALL_RULES,
         "runs": RUN_RULES,
         "memory_entries": MEMORY_RULES,
@@ -760,6 +787,7 @@ def init(url: str) -> TeamReport:
             for statements in check_trigger_sql(schema).values():
                 for statement in statements:
                     conn.execute(text(statement))
+            conn.execute(text(team_groups.member_function_sql(schema, team=True)))
 
         journal.write(op)
         return TeamReport(
@@ -792,9 +820,12 @@ def _scram(conn: Any, name: str, password: str) -> str:
     return text_
 
 
-def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
-    """A login ``name`` in ``role`` (created, or its password and role set if it exists).
-    True when created. Run it as a role that may create roles (the owner)."""
+def add_user(
+    url: str, name: str, role: RoleName, password: str, groups: tuple[str, ...] = ()
+) -> bool:
+    """A login ``name`` in ``role`` (created, or its password and role set if it exists),
+    an operator in ``groups`` (their server roles, core/ops/team_groups.py). True when
+    created. Run it as a role that may create roles (the owner)."""
     if not LOGIN.fullmatch(name):
         raise errors.ValidationError(
             f"{name!r} is not a login name Proctor makes (lower-case "
@@ -805,6 +836,10 @@ def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
         raise errors.ValidationError(
             f"unknown role {role!r} (agent, operator or observer)", field="role"
         )
+    if groups and role != "operator":
+        raise errors.ValidationError("only an operator login is put in groups", field="group")
+    for group in groups:
+        team_groups.role_of(group)
     if not password or "\x00" in password:
         raise errors.ValidationError("a login needs a password", field="password")
     if name in ROLES.values() or name == "postgres" or name.startswith("pg_"):
@@ -846,9 +881,11 @@ def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
             if role != "operator":
                 for statement in limits_sql(name):
                     conn.exec_driver_sql(statement)
+            team_groups.grant_groups(conn, name, list(groups))
             made.append(not exists)
 
         journal.write(op)
+        team_groups.record_groups(journal, name, list(groups))
         return made[0]
     finally:
         journal.close()

@@ -17,6 +17,14 @@ from . import pg
 from .policy_sql import Guard, _quoted
 from .schema import DEADLINE_KEYS, DEADLINE_TABLES
 
+GROUP_ROLE = "proctor_group_"  # a group's server role in team mode (core/ops/team_groups.py)
+# the journal's part: the person's last change in the group adds them
+JOURNAL_MEMBER = (
+    "COALESCE((SELECT gc.change FROM group_changes gc WHERE gc.group_name = grp AND "
+    "gc.operator = person ORDER BY gc.seq DESC LIMIT 1), 'none') = 'add'"
+)
+
+
 DENY_AT = "p.at_deadline = 'deny' AND p.deadline IS NOT NULL"
 
 GUARDS = (
@@ -101,3 +109,23 @@ def server_sql() -> dict[str, list[str]]:
             f"IF {g.refused} THEN {pg._refuse(g.message)} END IF; RETURN {back};",
         )
     return sql
+
+
+def member_function_sql(schema: str, *, team: bool) -> str:
+    """``proctor_group_member(grp, person)``: the journal's membership (``team``: and the
+    server role's)."""
+    path = f"SET search_path = {schema}, pg_catalog, pg_temp"
+    if not team:
+        return (
+            "CREATE OR REPLACE FUNCTION proctor_group_member(grp text, person text) RETURNS "
+            f"boolean LANGUAGE sql STABLE {path} AS $fn$ SELECT {JOURNAL_MEMBER} $fn$"
+        )
+    return f"""CREATE OR REPLACE FUNCTION proctor_group_member(grp text, person text)
+        RETURNS boolean LANGUAGE plpgsql STABLE {path} AS $fn$ BEGIN
+          IF NOT ({JOURNAL_MEMBER}) THEN RETURN false; END IF;
+          IF NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = person AND NOT r.rolsuper)
+             OR NOT EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname = '{GROUP_ROLE}' || grp) THEN
+            RETURN false;
+          END IF;
+          RETURN pg_has_role(person, '{GROUP_ROLE}' || grp, 'MEMBER');
+        END $fn$"""

@@ -194,7 +194,30 @@ def server_sql() -> dict[str, list[str]]:
                 "BEFORE INSERT",
                 f"IF {g.refused} THEN {pg._refuse(g.message)} END IF; RETURN NEW;",
             )
+    sql[MEMBER] = member_server_sql()
     return sql
+
+
+MEMBER = "trg_approval_steps_member"
+
+
+def member_server_sql() -> list[str]:
+    """0018e's step membership check on a server: ``proctor_group_member`` (the journal's
+    groups; ``proctor team init`` replaces it with one that also asks the server's roles,
+    core/ops/team_groups.py)."""
+    from .deadline_sql import member_function_sql
+
+    g = next(g for g in GUARDS if g.name == MEMBER)
+    refused = "NOT proctor_group_member(NEW.group_name, COALESCE(NEW.for_operator, NEW.operator))"
+    return [
+        member_function_sql(pg.SCHEMA, team=False),
+        *pg._trigger(
+            g.name,
+            g.table,
+            "BEFORE INSERT",
+            f"IF {refused} THEN {pg._refuse(g.message)} END IF; RETURN NEW;",
+        ),
+    ]
 
 
 # The guards a copy of a whole journal (core/ops/migrate_to.py) cannot meet row by row: it

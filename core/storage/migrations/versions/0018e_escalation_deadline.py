@@ -13,10 +13,14 @@ Revises: 0014u
   deleted or put again; by the delegator, before the delegation's end, with its decision
   row). 0014p's ``trg_approval_steps_delegated`` is replaced: a step for another person is
   refused once the delegation is ended.
+- On a server, 0014p's ``trg_approval_steps_member`` asks ``proctor_group_member(group,
+  person)`` (made here: the journal's groups); ``proctor team init`` replaces that function
+  with one that also asks the group's server role (core/ops/team_groups.py).
 
 The triggers are frozen here (``SQLITE``, ``SERVER``) as core/storage/deadline_sql.py and
 policy_sql.py build them at this revision; the downgrade puts 0014p's
-``trg_approval_steps_delegated`` back and drops the rest, the table and the columns.
+``trg_approval_steps_delegated`` and ``trg_approval_steps_member`` back and drops the rest,
+the table and the columns.
 """
 
 from importlib import import_module
@@ -32,7 +36,7 @@ down_revision = "0014u"
 branch_labels = None
 depends_on = None
 
-REPLACED = ("trg_approval_steps_delegated",)
+REPLACED = ("trg_approval_steps_delegated", "trg_approval_steps_member")
 
 # name -> the CREATE TRIGGER statement (SQLite)
 SQLITE: dict[str, str] = {
@@ -45,6 +49,7 @@ SQLITE: dict[str, str] = {
     "trg_approvals_deadline": "CREATE TRIGGER IF NOT EXISTS trg_approvals_deadline BEFORE UPDATE ON approvals WHEN OLD.status = 'pending' AND NEW.status = 'approved' AND EXISTS (SELECT 1 FROM policy_bindings b JOIN policies p ON p.id = b.policy_id WHERE b.approval_id = NEW.id AND p.at_deadline = 'deny' AND p.deadline IS NOT NULL AND NEW.decided_at >= NEW.created_at + p.deadline) BEGIN SELECT RAISE(ABORT, 'approvals: a request is not approved at or after its policy''s deadline (it is denied)'); END",
     "trg_approvals_policy_denies": "CREATE TRIGGER IF NOT EXISTS trg_approvals_policy_denies BEFORE UPDATE ON approvals WHEN OLD.status = 'pending' AND NEW.status <> 'pending' AND NEW.decided_by LIKE 'policy:%' AND NOT EXISTS (SELECT 1 FROM policy_bindings b JOIN policies p ON p.id = b.policy_id WHERE b.approval_id = NEW.id AND NEW.decided_by = 'policy:' || p.id AND p.at_deadline = 'deny' AND p.deadline IS NOT NULL AND NEW.status = 'denied' AND NEW.decided_at >= NEW.created_at + p.deadline) BEGIN SELECT RAISE(ABORT, 'approvals: a policy denies only the requests bound to it, at its deadline'); END",
     "trg_approval_steps_delegated": "CREATE TRIGGER IF NOT EXISTS trg_approval_steps_delegated BEFORE INSERT ON approval_steps WHEN NEW.for_operator IS NOT NULL AND NOT EXISTS (SELECT 1 FROM delegations d WHERE d.operator = NEW.for_operator AND d.delegate = NEW.operator AND d.starts_at <= NEW.created_at AND NEW.created_at < d.ends_at AND NOT EXISTS (SELECT 1 FROM delegation_ends e WHERE e.delegation_id = d.id AND e.ended_at <= NEW.created_at)) BEGIN SELECT RAISE(ABORT, 'approval_steps: a step for another person is taken only by their delegate, within the delegation''s period (0018e: and before its delegator ended it)'); END",
+    "trg_approval_steps_member": "CREATE TRIGGER IF NOT EXISTS trg_approval_steps_member BEFORE INSERT ON approval_steps WHEN COALESCE((SELECT gc.change FROM group_changes gc WHERE gc.group_name = NEW.group_name AND gc.operator = COALESCE(NEW.for_operator, NEW.operator) ORDER BY gc.seq DESC LIMIT 1), 'none') <> 'add' BEGIN SELECT RAISE(ABORT, 'approval_steps: only a member of the group takes its step'); END",
 }
 
 # name -> its function and its trigger (PostgreSQL; pg.execute_all fills in the schema)
@@ -89,6 +94,11 @@ SERVER: dict[str, list[str]] = {
         "CREATE OR REPLACE FUNCTION trg_approval_steps_delegated() RETURNS trigger LANGUAGE plpgsql SET search_path = @journal_schema@, pg_catalog, pg_temp AS $fn$ BEGIN IF NEW.for_operator IS NOT NULL AND NOT EXISTS (SELECT 1 FROM delegations d WHERE d.operator = NEW.for_operator AND d.delegate = NEW.operator AND d.starts_at <= NEW.created_at AND NEW.created_at < d.ends_at AND NOT EXISTS (SELECT 1 FROM delegation_ends e WHERE e.delegation_id = d.id AND e.ended_at <= NEW.created_at)) THEN RAISE EXCEPTION 'approval_steps: a step for another person is taken only by their delegate, within the delegation''s period (0018e: and before its delegator ended it)' USING ERRCODE = 'integrity_constraint_violation'; END IF; RETURN NEW; END $fn$",
         "CREATE OR REPLACE TRIGGER trg_approval_steps_delegated BEFORE INSERT ON approval_steps FOR EACH ROW EXECUTE FUNCTION trg_approval_steps_delegated()",
     ],
+    "trg_approval_steps_member": [
+        "CREATE OR REPLACE FUNCTION proctor_group_member(grp text, person text) RETURNS boolean LANGUAGE sql STABLE SET search_path = @journal_schema@, pg_catalog, pg_temp AS $fn$ SELECT COALESCE((SELECT gc.change FROM group_changes gc WHERE gc.group_name = grp AND gc.operator = person ORDER BY gc.seq DESC LIMIT 1), 'none') = 'add' $fn$",
+        "CREATE OR REPLACE FUNCTION trg_approval_steps_member() RETURNS trigger LANGUAGE plpgsql SET search_path = @journal_schema@, pg_catalog, pg_temp AS $fn$ BEGIN IF NOT proctor_group_member(NEW.group_name, COALESCE(NEW.for_operator, NEW.operator)) THEN RAISE EXCEPTION 'approval_steps: only a member of the group takes its step' USING ERRCODE = 'integrity_constraint_violation'; END IF; RETURN NEW; END $fn$",
+        "CREATE OR REPLACE TRIGGER trg_approval_steps_member BEFORE INSERT ON approval_steps FOR EACH ROW EXECUTE FUNCTION trg_approval_steps_member()",
+    ],
 }
 
 
@@ -126,6 +136,7 @@ def downgrade() -> None:
     if conn.dialect.name == "postgresql":
         pg.drop_all(conn, {n: v for n, v in SERVER.items() if n not in REPLACED})
         pg.execute_all(conn, _before("postgresql"))
+        conn.execute(text("DROP FUNCTION IF EXISTS proctor_group_member(text, text)"))
     else:
         for name in SQLITE:
             conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
