@@ -272,3 +272,19 @@ def test_verify_names_a_step_under_an_ended_delegation(people, agent, run, clock
         conn.execute(sql, (*params[:6], "bob", *params[6:], clock() + 1))
     whats = {p.what for p in verify(alice).problems}
     assert "step under an ended delegation" in whats
+
+
+def test_an_end_is_signed_by_the_delegator(open_journal, run, clock, tmp_path):
+    import json
+
+    from proctor.core.decisions.keys import OperatorKey, trust_file
+
+    key = OperatorKey.generate("bob")
+    trust = tmp_path / "trusted.json"
+    trust.write_text(json.dumps(trust_file([{"name": "bob", "public_key": key.public_key}])))
+    bob = open_journal(Actor.operator("bob"), signer=key)
+    handed = bob.policies.delegate("carol", until=clock() + 86400, reason="away")
+    bob.policies.end_delegation(handed.id, reason="back early")
+    report = verify(bob, trust=trust)
+    assert report.ok, report.problems
+    assert report.signatures["signed"] == 2 and report.signatures["invalid"] == 0
