@@ -193,7 +193,7 @@ def read_password(args: argparse.Namespace) -> str:
 
 
 def cmd_team_add_user(args: argparse.Namespace) -> int:
-    from proctor.core.ops.team import ROLES, add_user
+    from proctor.core.ops.team import ROLES, RoleName, add_user
 
     url = journal_path(args)
     if not is_url(url):
@@ -202,7 +202,7 @@ def cmd_team_add_user(args: argparse.Namespace) -> int:
             "(--journal postgresql+psycopg://OWNER@HOST:PORT/DATABASE)"
         )
     groups = tuple(args.group or ())
-    role = args.role or ("operator" if groups else None)
+    role: RoleName | None = args.role or ("operator" if groups else None)
     if role is None:
         raise UsageError("name the login's role with --role agent|operator|observer")
     password = read_password(args)

@@ -133,7 +133,7 @@ def check_approval(
     if d.source == "rule" or d.actor.startswith("rule:"):
         return check_rule_decision(conn, trust, row, d)
     if d.source == "deadline" or d.actor.startswith("policy:"):
-        from proctor.core.policies.escalation import check_denial
+        from .deadline import check_denial
 
         return check_denial(conn, row, d)
     _agree(decision.get("rule_id") == row.rule_id, what, "rule_id")

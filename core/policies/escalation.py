@@ -16,15 +16,17 @@ from typing import Any
 from sqlalchemy import select
 
 from proctor.core import errors
+from proctor.core.decisions.deadline import PREFIX, deny_at_in
 from proctor.core.decisions.writer import record_decision
-from proctor.core.models import VerifyProblem
+from proctor.core.models import ChangeKind, VerifyProblem
 from proctor.core.storage import schema as s
-from proctor.core.storage.sql import filed_by_this_login
+from proctor.core.storage.sql import filed_by_this_login, update_where
+
+__all__ = ["check_deadline", "deny_at_in", "deny_due_in", "due", "problems_in"]
 
 from .models import PolicyDraft
 
 SOURCE = "deadline"
-PREFIX = "policy:"
 SWEEP_LIMIT = 500
 
 
@@ -60,18 +62,6 @@ def _due() -> Any:
     )
 
 
-def deny_at_in(conn: Any, approval_id: str) -> float | None:
-    """When the policy ``approval_id`` is bound to denies it (None: it never does)."""
-    a, b, p = s.approvals.c, s.policy_bindings.c, s.policies.c
-    row = conn.execute(
-        select(a.created_at, p.deadline)
-        .join(s.policy_bindings, b.approval_id == a.id)
-        .join(s.policies, p.id == b.policy_id)
-        .where(a.id == approval_id, p.at_deadline == "deny", p.deadline.is_not(None))
-    ).first()
-    return None if row is None else row.created_at + row.deadline
-
-
 def due(denied_at: float | None, now: float, read_only: bool) -> bool:
     """Whether an agent's wait should sweep: the request's policy denies it by ``now``."""
     return denied_at is not None and not read_only and now >= denied_at
@@ -92,17 +82,22 @@ def deny_due_in(tx: Any, *, agent: bool) -> int:
 
 
 def _deny(tx: Any, row: Any) -> None:
-    from proctor.core.approvals.service import Approvals
-
     who = PREFIX + row.policy_id
     at = row.created_at + row.policy_deadline
     reason = "undecided at its policy's deadline"
-    Approvals._close(
-        tx,
-        row,
-        "denied",
-        {"decided_at": tx.now, "decided_by": who, "decision_reason": reason},
+    values = dict(
+        status="denied",
+        version=row.version + 1,
+        decided_at=tx.now,
+        decided_by=who,
+        decision_reason=reason,
     )
+    done = update_where(
+        tx.conn, s.approvals, values, id=row.id, version=row.version, status="pending"
+    )
+    if done != 1:
+        raise errors.StaleVersion(f"approval {row.id} changed meanwhile")
+    tx.changed(ChangeKind.APPROVAL, row.id, row.run_id)
     record_decision(
         tx,
         "approval",
@@ -116,31 +111,6 @@ def _deny(tx: Any, row: Any) -> None:
         event=("approval.denied", {"approval_id": row.id, "by": who, "reason": reason}),
         closes=True,
     )
-
-
-def check_denial(conn: Any, row: Any, d: Any) -> str:
-    """For a trusting agent: the denial ``d`` of approval ``row`` by its policy at the
-    deadline is what the policy says (the policy it was bound to, its deadline come)."""
-    at = deny_at_in(conn, row.id)
-    what = f"approval {row.id}"
-    if (
-        at is None
-        or d.actor != row.decided_by
-        or row.decided_by != PREFIX + _bound(conn, row.id)
-        or row.status != "denied"
-        or row.decided_at < at
-    ):
-        raise errors.DecisionUnverified(
-            f"{what} says its policy denied it at its deadline, which the policy does not say",
-            why="mismatch",
-        )
-    return d.actor
-
-
-def _bound(conn: Any, approval_id: str) -> str:
-    b = s.policy_bindings.c
-    got = conn.execute(select(b.policy_id).where(b.approval_id == approval_id)).first()
-    return "" if got is None else got.policy_id
 
 
 def problems_in(conn: Any) -> list[VerifyProblem]:

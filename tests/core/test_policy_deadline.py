@@ -288,3 +288,22 @@ def test_an_end_is_signed_by_the_delegator(open_journal, run, clock, tmp_path):
     report = verify(bob, trust=trust)
     assert report.ok, report.problems
     assert report.signatures["signed"] == 2 and report.signatures["invalid"] == 0
+
+
+def test_0018e_installs_what_the_head_builds():
+    """0018e's frozen triggers are the ones core/storage/deadline_sql.py and policy_sql.py
+    build now (a later change to them needs a revision of its own)."""
+    from importlib import import_module
+
+    from proctor.core.storage import deadline_sql, policy_sql
+
+    frozen = import_module("proctor.core.storage.migrations.versions.0018e_escalation_deadline")
+    replaced = frozen.REPLACED
+    assert {
+        **deadline_sql.sqlite_sql(),
+        **{n: policy_sql.sqlite_sql()[n] for n in replaced},
+    } == frozen.SQLITE
+    assert {
+        **deadline_sql.server_sql(),
+        **{n: policy_sql.server_sql()[n] for n in replaced},
+    } == frozen.SERVER
