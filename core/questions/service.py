@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from proctor.core import errors
 from proctor.core.decisions.deciders import refuse_requester
+from proctor.core.decisions.undo import Held, undo
 from proctor.core.decisions.writer import record_decision, requester
 from proctor.core.kernel.canonical import canonical_json, digest_of
 from proctor.core.kernel.limits import check_text, hold_seconds
@@ -34,6 +35,21 @@ from proctor.core.storage.tx import Tx
 from .credentials import reference_problem
 
 MAX_PROMPT = 100_000
+
+# a question's answer or dismissal, as an undo takes it back
+HELD = Held(
+    kind="interaction",
+    noun="question",
+    table=s.questions,
+    change=ChangeKind.QUESTION,
+    decided=(QuestionStatus.RESOLVED.value, QuestionStatus.DISMISSED.value),
+    reopened=QuestionStatus.PRESENTED.value,
+    by="resolved_by",
+    used="taken_at",
+    cleared=("resolved_at", "resolved_by", "response", "hold_until"),
+    what="answer",
+    max_reason=MAX_PROMPT,
+)
 
 
 def option_values(options: list[Any]) -> list[Any]:
@@ -510,102 +526,20 @@ class Questions:
         request_id: str | None = None,
         source: str = "desk",
     ) -> Question:
-        """Take back a person's answer or dismissal within its hold: the question is open
-        again (``presented``, its decision columns cleared, version + 1), the run waits for
-        a person again, and an undo decision (signed like any other), an audit row and a
-        run event record it. ``NotUndoable`` after the hold, once the agent took the answer,
-        or for one given without a hold (the store's trigger refuses the same)."""
-        self.j.require_operator()
-        reason = (reason or "").strip() or None
-        if reason:
-            check_text(reason, "the reason", "reason", MAX_PROMPT)
-        request = {
-            "op": "interaction.undo",
-            "id": interaction_id,
-            "reason": reason,
-            "expected_version": expected_version,
-            "source": source,
-        }
-
-        def op(tx: Tx) -> None:
-            if tx.replayed(request_id, request):
-                return
-            row = self._row(tx, interaction_id)
-            self._undoable(tx, row, expected_version)
-            run = tx.live_run(row.run_id)
-            was = row.status
-            done = update_where(
-                tx.conn,
-                s.questions,
-                dict(
-                    status=QuestionStatus.PRESENTED.value,
-                    version=row.version + 1,
-                    resolved_at=None,
-                    resolved_by=None,
-                    response=None,
-                    hold_until=None,
-                ),
-                id=row.id,
-                version=row.version,
-                status=was,
-                taken_at=None,
-            )
-            if done != 1:
-                raise errors.StaleVersion(f"question {interaction_id} changed meanwhile")
-            tx.changed(ChangeKind.QUESTION, row.id, row.run_id)
-            record_decision(
-                tx,
-                "interaction",
-                interaction_id,
-                row.run_id,
-                {"undone": True, "was": was, "by": row.resolved_by},
-                source=source,
-                reason=reason,
-                request_id=request_id,
-                request=request,
-                audit=(
-                    "interaction.undone",
-                    {"status": was, "version": row.version, "resolved_by": row.resolved_by},
-                    {"status": QuestionStatus.PRESENTED.value},
-                ),
-            )
-            tx.append_event(
-                tx.run_row(row.run_id),
-                "interaction.undone",
-                {
-                    "interaction_id": interaction_id,
-                    "was": was,
-                    "by": tx.actor.label,
-                    "reason": reason,
-                },
-                status=status_when_opening(run),
-            )
-
-        return self.j.write_then(op, lambda tx, _: question_in(tx.conn, interaction_id))
-
-    @staticmethod
-    def _undoable(tx: Tx, row: Any, expected_version: int) -> None:
-        what = f"question {row.id}"
-        if row.status not in (QuestionStatus.RESOLVED, QuestionStatus.DISMISSED):
-            raise errors.NotUndoable(f"{what} is {row.status}: there is no answer to undo")
-        if row.taken_at is not None:
-            raise errors.NotUndoable(
-                f"the agent took the answer to {what}; the decision stands", status=row.status
-            )
-        if row.hold_until is None:
-            raise errors.NotUndoable(
-                f"{what} was {row.status} by {row.resolved_by} without a hold; it cannot be undone"
-            )
-        if tx.now >= row.hold_until:
-            raise errors.NotUndoable(
-                f"the hold on {what} ended {tx.now - row.hold_until:.1f} s ago; the agent may "
-                f"already have read it ({row.status})",
-                hold_until=row.hold_until,
-            )
-        if row.version != expected_version:
-            raise errors.StaleVersion(
-                f"{what} is at version {row.version}, you saw {expected_version}"
-            )
+        """Take back a person's answer or dismissal within its hold (``decisions/undo.py``):
+        the question is open again (``presented``) and the run waits for a person again.
+        ``NotUndoable`` after the hold, once the agent took the answer, or for one given
+        without a hold (the store's trigger refuses the same)."""
+        return undo(
+            self.j,
+            HELD,
+            interaction_id,
+            expected_version=expected_version,
+            reason=reason,
+            request_id=request_id,
+            source=source,
+            after=lambda tx, qid, _: question_in(tx.conn, qid),
+        )
 
     def _take(self, interaction_id: str) -> float | None:
         """The asking agent takes its answer once the hold passed: ``taken_at``, once (the

@@ -39,7 +39,8 @@ from .page import InboxPage
 
 WIDGET = Qt.ShortcutContext.WidgetShortcut
 WORKING_AFTER_MS = BUSY_AFTER_MS  # a write still on its way after this says so in the detail
-RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
+RECENT_S = 8.0  # the banner tells of every item this desk decided within this many seconds
+RECENT_NAMED = 2  # ... naming them all up to this many
 UNDO = "inbox.undo"  # the one command that is not the inbox's alone (add_undo_bar)
 D = TypeVar("D", bound=DetailWidget)
 
@@ -195,6 +196,20 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
             also=("Go",),
         ),
     ]
+
+
+def recent_summary(texts: list[str]) -> str:
+    """One line for the decisions of the last RECENT_S seconds, oldest first: two are named
+    both; more name the newest and count the others by what was done ("Approved fs.write;
+    also 2 approved, 1 denied"), so a quick run of decisions never makes a line that is cut."""
+    if len(texts) <= RECENT_NAMED:
+        return "; ".join(texts)
+    counts: dict[str, int] = {}
+    for text in texts[:-1]:
+        verb = text.split(" ", 1)[0].rstrip(":").lower()
+        counts[verb] = counts.get(verb, 0) + 1
+    earlier = ", ".join(f"{n} {verb}" for verb, n in counts.items())
+    return f"{texts[-1]}; also {earlier} just before"
 
 
 class InboxCommands(QObject):
@@ -495,7 +510,9 @@ class InboxCommands(QObject):
         self._recent = [(t, s) for t, s in self._recent if now - t < RECENT_S]
         self._recent.append((now, text))
         self.page.message.show_message(
-            "; ".join(s for _t, s in self._recent), Level.SUCCESS, close_after_ms=BANNER_CLOSE_MS
+            recent_summary([s for _t, s in self._recent]),
+            Level.SUCCESS,
+            close_after_ms=BANNER_CLOSE_MS,
         )
 
     def _on_refused(self, key: str, exc: BaseException) -> None:

@@ -55,7 +55,7 @@ def test_every_column_of_every_table_has_a_census_entry(journal_path):
     missing = sorted(
         f"{t}.{c}" for t, cols in found.items() for c in cols if c not in census.CENSUS.get(t, {})
     )
-    assert not missing, f"columns without a census entry (core/storage/census.py): {missing}"
+    assert not missing, f"columns without a census entry (core/storage/census_table.py): {missing}"
     gone = sorted(
         f"{t}.{c}"
         for t, cols in census.CENSUS.items()

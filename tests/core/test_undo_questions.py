@@ -112,7 +112,7 @@ def test_undo_after_the_hold_after_the_take_or_without_a_hold_is_refused(
     with pytest.raises(errors.NotUndoable, match="ended"):
         operator.questions.undo(q.id, expected_version=done.version)
     agent.questions.get(q.id)  # taken
-    with pytest.raises(errors.NotUndoable, match="took the answer"):
+    with pytest.raises(errors.NotUndoable, match="already used the answer"):
         operator.questions.undo(q.id, expected_version=done.version)
     _run, q2 = asked(agent)
     plain = decide(operator, q2, "dismiss", 0)
