@@ -94,6 +94,10 @@ def _verify_rows(
             from proctor.core.policies.verify import problems_in
 
             problems.extend(journal.read(problems_in))
+        if db.has_revision(journal.read(db.current_revision), "0016a"):
+            from proctor.core.assignments.verify import problems_in as assigned
+
+            problems.extend(journal.read(assigned))
         from proctor.core.decisions.trust import resolve_trust
 
         trusted = resolve_trust(trust) if trust is not None else journal.trust

@@ -52,19 +52,32 @@ def order_key(c: Any, f: InboxFilter) -> tuple[Any, ...]:
 
 
 class Inbox:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, views: Any = None) -> None:
+        """``views``: the operator views' reads (``only_in``, ``marked_in``:
+        core/policies/views.py, handed over by the facade: the policies sit above the inbox)."""
         self.j = store
+        self.views = views
 
-    def _union(self, f: InboxFilter, now: float) -> Any:
+    def _only(self, conn: Any, f: InboxFilter, now: float) -> set[str] | None:
+        return self.views.only_in(conn, f, now) if self.views is not None else None
+
+    def _marked(self, conn: Any, items: builtins.list[InboxItem], now: float) -> Any:
+        return self.views.marked_in(conn, items, now) if self.views is not None else items
+
+    def _union(self, f: InboxFilter, now: float, only: set[str] | None = None) -> Any:
         kinds = f.kinds or frozenset(InboxKind)
         u = union_all(*(PARTS[k]() for k in InboxKind if k in kinds)).subquery("inbox")
-        return u, self._conds(u.c, f, now)
+        return u, self._conds(u.c, f, now, only)
 
     @staticmethod
-    def _conds(c: Any, f: InboxFilter, now: float) -> builtins.list[Any]:
-        """The filter's conditions on a part's (or the union's) columns."""
+    def _conds(
+        c: Any, f: InboxFilter, now: float, only: set[str] | None = None
+    ) -> builtins.list[Any]:
+        """The filter's conditions on a part's (or the union's) columns; ``only``: the ids
+        its operator views keep (``views.only_in``)."""
         snoozed = c.snoozed_until > now
         conds = [
+            c.id.in_(sorted(only)) if only is not None else None,
             snoozed if f.snoozed else or_(c.snoozed_until.is_(None), c.snoozed_until <= now),
             c.agent == f.agent if f.agent else None,
             c.project == f.project if f.project else None,
@@ -85,7 +98,14 @@ class Inbox:
             )
         return [x for x in conds if x is not None]
 
-    def _page(self, f: InboxFilter, now: float, cursor: str | None, size: int) -> Any:
+    def _page(
+        self,
+        f: InboxFilter,
+        now: float,
+        cursor: str | None,
+        size: int,
+        only: set[str] | None = None,
+    ) -> Any:
         """One page: each kind's part filtered, ordered and cut to ``size`` on its own (its
         (status, created_at, id) index walks it in order and stops), then the parts merged,
         ordered and cut again. Sorting the whole union first would sort every waiting item.
@@ -99,7 +119,7 @@ class Inbox:
                 rank = waiter_rank_sql(part.c, now, f.newest_first)
                 ranked = select(part, rank).subquery(f"{kind.value}s_ranked")
             c = ranked.c
-            conds = self._conds(c, f, now)
+            conds = self._conds(c, f, now, only)
             after = seek(order_key(c, f), cursor, f.newest_first)
             if after is not None:
                 conds.append(after)
@@ -117,29 +137,40 @@ class Inbox:
         self, f: InboxFilter | None = None, *, cursor: str | None = None, limit: int = 200
     ) -> Page[InboxItem]:
         f = f or InboxFilter()
-        stmt = self._page(f, self.j.now(), cursor, limit + 1)
-        rows = self.j.read(lambda c: c.execute(stmt).all())
-        return INBOX_PAGE(
-            items=[self._item(r) for r in rows[:limit]],
-            next_cursor=cursor_after(rows, limit, KEY_OF[f.sort]),
-        )
+        now = self.j.now()
+
+        def read(conn: Any) -> tuple[Any, builtins.list[InboxItem]]:
+            page = self._page(f, now, cursor, limit + 1, self._only(conn, f, now))
+            rows = conn.execute(page).all()
+            return rows, self._marked(conn, [self._item(r) for r in rows[:limit]], now)
+
+        rows, items = self.j.read(read)
+        return INBOX_PAGE(items=items, next_cursor=cursor_after(rows, limit, KEY_OF[f.sort]))
 
     def pick(self, f: InboxFilter | None, ids: builtins.list[str]) -> builtins.list[InboxItem]:
         """Those of ``ids`` that are in the inbox under ``f`` now (unordered): a live view
         re-reads just the items a change touched instead of a whole page."""
         if not ids:
             return []
-        u, conds = self._union(f or InboxFilter(), self.j.now())
-        stmt = select(u).where(*conds, u.c.id.in_(sorted(set(ids))))
-        rows = self.j.read(lambda c: c.execute(stmt).all())
-        return [self._item(r) for r in rows]
+        f, now = f or InboxFilter(), self.j.now()
+
+        def read(conn: Any) -> builtins.list[InboxItem]:
+            u, conds = self._union(f, now, self._only(conn, f, now))
+            rows = conn.execute(select(u).where(*conds, u.c.id.in_(sorted(set(ids))))).all()
+            return self._marked(conn, [self._item(r) for r in rows], now)
+
+        return self.j.read(read)
 
     _item = staticmethod(inbox_item)
 
     def count(self, f: InboxFilter | None = None) -> int:
-        u, conds = self._union(f or InboxFilter(), self.j.now())
-        stmt = select(func.count()).select_from(u).where(*conds)
-        return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
+        f, now = f or InboxFilter(), self.j.now()
+
+        def read(conn: Any) -> int:
+            u, conds = self._union(f, now, self._only(conn, f, now))
+            return int(conn.execute(select(func.count()).select_from(u).where(*conds)).scalar_one())
+
+        return self.j.read(read)
 
     def counts(self) -> dict[InboxKind, int]:
         """Waiting items per kind (snoozed ones excluded): the sidebar badges."""

@@ -89,6 +89,9 @@ class InboxItem(Frozen):
     origin: Origin | None = None  # as the agent reported it (never verified)
     # when the requesting agent's wait last looked (approvals and questions; None: never)
     waiter_seen_at: float | None = None
+    # who took it on ("assign to me", 0016a; None: nobody) and, under a policy, "1 of 2"
+    assignee: str | None = None
+    progress: str | None = None
 
 
 class InboxFilter(Frozen):
@@ -108,6 +111,12 @@ class InboxFilter(Frozen):
     # ``created_until`` (an Overview bar's age bucket, as of the moment it was counted)
     created_after: float | None = None
     created_until: float | None = None
+    # an operator's name: the requests under a policy waiting for them to step
+    # ("waiting for me"), waiting for a group of theirs, and the items assigned to them
+    # (core/policies/views.py)
+    waiting_for: str | None = None
+    for_groups_of: str | None = None
+    assigned_to: str | None = None
 
 
 T = TypeVar("T")

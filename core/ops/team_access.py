@@ -46,6 +46,7 @@ OPERATOR_TABLES = (
     "policy_stages",
     "policy_revocations",
     "approval_steps",
+    "assignments",  # 0016a: "assign to me"
     "delegation_ends",  # 0018e: a delegation ended early
 )
 

@@ -360,6 +360,10 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "decision_id",
         "created_at",
     ),
+    # 0016a: who took an item on, evidence (core/storage/assign_sql.py)
+    "assignments": _evidence(
+        "id", "item_kind", "item_id", "seq", "assignee", "decision_id", "created_at"
+    ),
     "alembic_version": {
         "version_num": derived(
             "the schema's revision, written by migrations; an unknown one is refused at open"
@@ -389,6 +393,7 @@ WHOLE_ROW = (
     "signatures",
     "journal_meta",
     *POLICY_TABLES,
+    "assignments",
     *DEADLINE_TABLES,
 )
 

@@ -35,6 +35,7 @@ SCHEMA_REVISIONS = (
     "0013u",
     "0014p",
     "0014u",
+    "0016a",
     "0018e",
 )
 
@@ -139,6 +140,8 @@ ADDED_TABLES: dict[str, tuple[str, ...]] = {
         name: tuple(c.name for c in _schema.metadata.tables[name].columns)
         for name in (*POLICY_TABLES, *DEADLINE_TABLES)
     },
+    # 0016a: who took an item on (core/storage/assign_sql.py)
+    "assignments": tuple(c.name for c in _schema.assignments.columns),
 }
 
 

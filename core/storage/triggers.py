@@ -133,7 +133,19 @@ def create_all_triggers(conn) -> None:  # Connection
     create_census_triggers(conn)
     create_key_triggers(conn)
     create_policy_triggers(conn)
+    create_assign_triggers(conn)
     create_deadline_triggers(conn)
+
+
+def create_assign_triggers(conn) -> None:  # Connection
+    """0016a's (core/storage/assign_sql.py)."""
+    from . import assign_sql
+
+    if _server(conn):
+        pg.execute_all(conn, assign_sql.server_sql())
+        return
+    for statement in assign_sql.sqlite_sql().values():
+        conn.execute(text(statement))
 
 
 def create_deadline_triggers(conn) -> None:  # Connection
@@ -296,6 +308,10 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
         from . import policy_sql
 
         names |= set(policy_sql.server_sql() if server else policy_sql.sqlite_sql())
+    if has_revision(revision, "0016a"):
+        from . import assign_sql
+
+        names |= set(assign_sql.server_sql() if server else assign_sql.sqlite_sql())
     if has_revision(revision, "0018e"):
         from . import deadline_sql
 

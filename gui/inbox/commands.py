@@ -34,6 +34,7 @@ from ..infra.tasks import BUSY_AFTER_MS
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import BANNER_CLOSE_MS, NOTE_CLOSE_MS, Level
 from .bulk import BulkDecisionDialog
+from .mine import AssignCommand, Assigned, assign_commands
 from .model import item_key
 from .page import InboxPage
 
@@ -45,12 +46,20 @@ UNDO = "inbox.undo"  # the one command that is not the inbox's alone (add_undo_b
 D = TypeVar("D", bound=DetailWidget)
 
 
+def still_waits(result: object) -> bool:
+    """A write that leaves its item waiting: a step under a policy (the approval waits for
+    the others), an assignment."""
+    pending = isinstance(result, Approval) and result.status == ApprovalStatus.PENDING
+    return pending or isinstance(result, Assigned)
+
+
 def commands(c: InboxCommands) -> list[ActionSpec]:
     """Every inbox command: what it says, where it shows, its key and icon, when it is
     enabled and what it does."""
     page = c.page
     return [
         *decision_commands(c),
+        *assign_commands(c.assigning),
         ActionSpec(
             "inbox.undo",
             QT_TR_NOOP("Undo the decision"),
@@ -218,6 +227,7 @@ class InboxCommands(QObject):
         self.page = page
         self.registry = registry
         self.decider = page.decider
+        self.assigning = AssignCommand(page)
         self._recent: list[tuple[float, str]] = []  # (when, what) this desk decided lately
         self._undo_bars: list[UndoBar] = []  # every page's undo bar (add_undo_bar)
         self._connect()
@@ -230,7 +240,8 @@ class InboxCommands(QObject):
             self.registry.register(spec, page=None if spec.id == UNDO else self.page)
         self.registry.attach("inbox.open", self.page.table)
         self.registry.context_menu(
-            self.page.table, ("inbox.copy_link", "inbox.copy_id", "inbox.open_run")
+            self.page.table,
+            ("inbox.assign", "inbox.copy_link", "inbox.copy_id", "inbox.open_run"),
         )
 
     def _connect(self) -> None:
@@ -294,7 +305,7 @@ class InboxCommands(QObject):
             and isinstance(detail.entity, Approval)
             and detail.entity.id == item.id
         ):
-            return detail.is_pending()
+            return detail.decidable()
         return True
 
     def can_snooze(self) -> bool:
@@ -483,6 +494,9 @@ class InboxCommands(QObject):
 
     # ------------------------------------------------------------ outcomes
     def _on_done(self, key: str, result: object) -> None:
+        if still_waits(result):  # the row stays: say so, and stay on it
+            self._recent_decision(decided_text(result))
+            return
         self.page.undo_bar.offer(result)  # "Undo (5 s)" while the decision is held
         self.page.mark_decided({key})
         self.page.advance_from(key)

@@ -1,7 +1,7 @@
 """an escalation's deadline (deny, or keep waiting) and a delegation ended early
 
 Revision ID: 0018e
-Revises: 0014u
+Revises: 0016a (written on 0014u)
 
 - ``policies.at_deadline`` (``deny`` / ``wait``, NULL: wait) and ``policies.deadline``
   (seconds after a request was filed): a policy whose escalation denies at its deadline.
@@ -32,7 +32,7 @@ from sqlalchemy import text
 from proctor.core.storage import pg
 
 revision = "0018e"
-down_revision = "0014u"
+down_revision = "0016a"
 branch_labels = None
 depends_on = None
 
