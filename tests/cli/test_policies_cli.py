@@ -5,13 +5,29 @@ printing who approved and who is still needed at each step."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from proctor.core import Actor, Journal
 
+from .conftest import OPERATOR
 from .test_ops import read
 
 PAY = {"tool": "payments.send", "args": {"account": "acme", "amount": 9000}}
+
+
+@pytest.fixture
+def journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A journal with no policy or group yet (the demo's has an ``ops`` group and a policy
+    of its own), named by PROCTOR_JOURNAL as the demo copy is."""
+    path = tmp_path / "journal.db"
+    Journal.open(path).close()
+    monkeypatch.setenv("PROCTOR_JOURNAL", str(path))
+    monkeypatch.setenv("PROCTOR_OPERATOR", OPERATOR)
+    monkeypatch.setenv("PROCTOR_CONFIG", os.devnull)
+    return path
 
 
 def ask(journal: Path, action: dict = PAY) -> str:
