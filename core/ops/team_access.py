@@ -47,6 +47,7 @@ OPERATOR_TABLES = (
     "policy_revocations",
     "approval_steps",
     "assignments",  # 0016a: "assign to me"
+    "delegation_ends",  # 0018e: a delegation ended early
     "comments",  # 0017c: an operator's comment on an item (an agent login writes none)
 )
 
@@ -68,6 +69,7 @@ OPERATOR_COLUMNS: dict[str, tuple[str, ...]] = {
     "group_changes": ("actor",),
     "policies": ("created_by",),
     "policy_revocations": ("revoked_by",),
+    "delegation_ends": ("ended_by",),
     "comments": ("author",),
 }
 STRICT_TABLES = ("signatures", "operator_keys")

@@ -21,6 +21,7 @@ from .census_rules import (
     derived,
     free,
 )
+from .schema import DEADLINE_TABLES, POLICY_TABLES
 from .schema import COMMENT_TABLES, POLICY_TABLES
 
 CENSUS: dict[str, dict[str, Entry]] = {
@@ -327,7 +328,11 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "decision_id",
         "created_by",
         "created_at",
+        "at_deadline",
+        "deadline",
     ),
+    # 0018e: a delegation ended early (evidence)
+    "delegation_ends": _evidence("delegation_id", "reason", "decision_id", "ended_by", "ended_at"),
     "delegations": _evidence(
         "id",
         "operator",
@@ -403,6 +408,7 @@ WHOLE_ROW = (
     "journal_meta",
     *POLICY_TABLES,
     "assignments",
+    *DEADLINE_TABLES,
     *COMMENT_TABLES,
 )
 
