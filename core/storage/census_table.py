@@ -21,8 +21,7 @@ from .census_rules import (
     derived,
     free,
 )
-from .schema import DEADLINE_TABLES, POLICY_TABLES
-from .schema import COMMENT_TABLES, POLICY_TABLES
+from .schema import COMMENT_TABLES, DEADLINE_TABLES, POLICY_TABLES
 
 CENSUS: dict[str, dict[str, Entry]] = {
     "runs": {
