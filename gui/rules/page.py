@@ -211,7 +211,7 @@ class RuleDetail(QWidget):
                 f"revoked by {r.revoked_by} at {fmt.clock(r.revoked_at)}"
                 + (f": {r.revoke_reason}" if r.revoke_reason else "")
             )
-        self.facts.setText(fmt.bounded("\n".join(lines), 4000))
+        self.facts.setText("\n".join(fmt.bounded(line, 800) for line in lines))  # line by line
 
     @Slot(QModelIndex)
     def _open_decided(self, index: QModelIndex) -> None:

@@ -47,7 +47,7 @@ HIT_TITLES = (
 
 
 def policy_facts(p: Policy) -> str:
-    """The policy in plain lines (agent-free text, but bounded all the same)."""
+    """The policy in plain lines (operators' text, bounded all the same)."""
     where = f"in {p.project}" if p.project != "*" else "in every project"
     lines = [
         f"{p.name}",
@@ -63,7 +63,7 @@ def policy_facts(p: Policy) -> str:
             f"revoked by {p.revoked_by} at {fmt.clock(p.revoked_at)}"
             + (f": {p.revoke_reason}" if p.revoke_reason else "")
         )
-    return fmt.bounded("\n".join(lines), 4000)
+    return "\n".join(fmt.bounded(line, 800) for line in lines)  # each line bounded, kept a line
 
 
 def draft_of(p: Policy) -> PolicyDraft:

@@ -49,7 +49,9 @@ def test_policies_are_listed_previewed_and_revoked_with_a_reason(
     assert panel.model.data(panel.model.index(0, 4)) == "2 of ops"
     shown = {panel.hits.item(r).id for r in range(panel.hits.rowCount())}
     assert {before, under} <= shown
-    assert "needs 2 of ops" in panel.facts.text() and "made by operator:bob" in panel.facts.text()
+    lines = panel.facts.text().splitlines()  # one fact a line, not one run-on paragraph
+    assert "needs 2 of ops (distinct people, never the requester)" in lines
+    assert any(line.startswith("made by operator:bob at ") for line in lines)
     assert panel.facts.textFormat() == Qt.TextFormat.PlainText  # agent-free, still never markup
 
     monkeypatch.setattr(ReasonDialog, "ask", classmethod(lambda *a, **k: None))
