@@ -186,9 +186,10 @@ UNDO: dict[str, tuple[tuple[str, ...], str, str]] = {
     "interactions": (("resolved", "dismissed"), "presented", "hold_until"),
 }
 
-# Undone only while the store's own clock is within the hold (0014u): an UPDATE by hand
-# that takes an answer back after its hold is refused, whatever clock the writer keeps.
-UNDO_BY_CLOCK: set[str] = {"interactions"}
+# Undone only while the store's own clock is within the hold (0014u; approvals 0015u): an
+# UPDATE by hand that takes a decision back after its hold is refused, whatever clock the
+# writer keeps.
+UNDO_BY_CLOCK: set[str] = {"interactions", "approvals"}
 
 # A run that failed moves again only as the retry an operator asked for (0013u): to the
 # attempt it names, in the UPDATE that starts that attempt; once per request.
@@ -203,6 +204,11 @@ HELD: dict[str, tuple[str, str]] = {
     # the agent took the answer (0014u): only after the hold, and it is never undone then
     "interactions": ("taken_at", "hold_until"),
 }
+
+# ... and only once the store's own clock has passed the hold too (0015u): a consume (or a
+# take) written by hand with a time of the writer's choosing past the hold is refused while
+# the hold lasts.
+HELD_BY_CLOCK: set[str] = {"approvals", "interactions"}
 
 # The first write of a ``once`` column that the agent's own API makes (the agent consumes its
 # approval, fails its run with its own words): by hand it gains the agent nothing.
@@ -759,12 +765,13 @@ def checks(d: Dialect, already: dict[str, set[str]] | None = None) -> list[Check
             )
         if table in HELD:
             used, hold = HELD[table]
+            passed = f" AND {d.now} >= OLD.{hold}" if table in HELD_BY_CLOCK else ""
             out.append(
                 Check(
                     f"trg_{table}_held",
                     table,
                     f"OLD.{used} IS NULL AND NEW.{used} IS NOT NULL AND OLD.{hold} IS NOT NULL "
-                    f"AND NOT COALESCE(NEW.{used} >= OLD.{hold}, {d.false})",
+                    f"AND NOT COALESCE(NEW.{used} >= OLD.{hold}{passed}, {d.false})",
                     f"{table}: a decision is not "
                     + ("taken" if used == "taken_at" else "consumed")
                     + f" before its hold ends ({hold})",
@@ -838,6 +845,7 @@ __all__ = [
     "CENSUS",
     "DECIDER",
     "HELD",
+    "HELD_BY_CLOCK",
     "MOVES",
     "OPEN",
     "RETRY",

@@ -77,6 +77,7 @@ SCHEMA_REVISIONS = (
     "0013u",
     "0014p",
     "0014u",
+    "0015u",
 )
 SCHEMA_HEAD = SCHEMA_REVISIONS[-1]
 # The revision that added the identity/no-replace triggers and the effect and memory digests.
