@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import LargeBinary, String, Text, and_, cast, or_, select, tuple_
 
 from proctor.core import errors
+from proctor.core.audit.undos import undone_by_another
 from proctor.core.kernel.canonical import ZERO_DIGEST, chain_digest, digest_of, sha256_hex
 from proctor.core.kernel.integrity import action_tampered, mutation_digest, receipt_digest_body
 from proctor.core.models import VerifyProblem, VerifyReport
@@ -77,6 +78,7 @@ def _verify_rows(
         journal.read(lambda c: _verify_retries(c, problems))
         journal.read(lambda c: _verify_undos(c, problems))
         journal.read(lambda c: _verify_question_undos(c, problems))
+        problems.extend(journal.read(undone_by_another))
         if db.has_revision(journal.read(db.current_revision), "0014p"):
             from proctor.core.policies.verify import problems_in
 
