@@ -15,6 +15,7 @@ from proctor.core.audit.undos import undone_by_another
 from proctor.core.kernel.canonical import ZERO_DIGEST, chain_digest, digest_of, sha256_hex
 from proctor.core.kernel.integrity import action_tampered, mutation_digest, receipt_digest_body
 from proctor.core.models import VerifyProblem, VerifyReport
+from proctor.core.questions.recorded import disagrees
 from proctor.core.storage import db
 from proctor.core.storage import schema as s
 from proctor.core.storage.rows import all_rows
@@ -788,7 +789,7 @@ def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
     has one), and, when signed, what the signature says (checked against the keys the journal
     records: the bytes, not who)."""
     from proctor.core.decisions.checks import check_question, journal_keys
-    from proctor.core.decisions.signing import request_event, same, signature_row
+    from proctor.core.decisions.signing import request_event, signature_row
 
     q = s.questions.c
     stmt = (
@@ -801,8 +802,15 @@ def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
         where = f"question {row.id} in run {row.run_id}"
         response = json.loads(row.response) if row.response is not None else None
         problem = None
-        if row.answer is not None and not same(json.loads(row.answer), response):
+        wrong = (
+            None
+            if row.answer is None
+            else disagrees(json.loads(row.answer), response, row.hold_until)
+        )
+        if wrong == "response":
             problem = "the response is not the answer its decision records"
+        elif wrong == "hold_until":
+            problem = "its hold (hold_until) is not the one its decision records"
         else:
             event = request_event(
                 conn,

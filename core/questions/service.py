@@ -33,6 +33,7 @@ from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
 from .credentials import reference_problem
+from .recorded import answer_decision, dismissal_decision
 
 MAX_PROMPT = 100_000
 
@@ -410,6 +411,7 @@ class Questions:
                 check_credential(response)
             if row.kind == QuestionKind.CHOICE.value:
                 check_choice(_loads(row.options) or [], response)
+            hold_until = tx.now + hold if hold else None
             self._close(
                 tx,
                 row,
@@ -418,7 +420,7 @@ class Questions:
                     "resolved_at": tx.now,
                     "resolved_by": tx.actor.label,
                     "response": canonical_json(response),
-                    "hold_until": tx.now + hold if hold else None,
+                    "hold_until": hold_until,
                 },
             )
             record_decision(
@@ -426,7 +428,7 @@ class Questions:
                 "interaction",
                 interaction_id,
                 row.run_id,
-                response,
+                answer_decision(response, hold_until),
                 source=source,
                 reason=reason,
                 request_id=request_id,
@@ -481,6 +483,7 @@ class Questions:
             row = self._decidable(tx, interaction_id, expected_version, "dismiss")
             if row is None:
                 return
+            hold_until = tx.now + hold if hold else None
             self._close(
                 tx,
                 row,
@@ -489,7 +492,7 @@ class Questions:
                     "resolved_at": tx.now,
                     "resolved_by": tx.actor.label,
                     "response": canonical_json(decision),
-                    "hold_until": tx.now + hold if hold else None,
+                    "hold_until": hold_until,
                 },
             )
             record_decision(
@@ -497,7 +500,7 @@ class Questions:
                 "interaction",
                 interaction_id,
                 row.run_id,
-                decision,
+                dismissal_decision(decision, hold_until),
                 source=source,
                 reason=reason,
                 request_id=request_id,
