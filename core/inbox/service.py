@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import case, func, or_, select, union_all
+from sqlalchemy import func, or_, select, union_all
 
 from proctor.core import errors
 from proctor.core.decisions.signing import SNOOZE, sign_in
@@ -23,6 +23,7 @@ from proctor.core.storage.sql import row_where, update_where
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
+from . import waiter_order
 from .rows import (  # noqa: F401 - PARTS, summary: re-exported
     PARTS,
     SUMMARY_LEN,
@@ -33,14 +34,6 @@ from .rows import (  # noqa: F401 - PARTS, summary: re-exported
 )
 
 INBOX_PAGE = Page[InboxItem]  # parametrised once (pydantic's lookup costs per call)
-
-
-def waiter_rank_sql(c: Any, now: float, newest_first: bool) -> Any:
-    """``waiting.waiter_rank`` in SQL: 1 for a request an agent waits for now when the
-    newest come first (descending), 0 when the oldest do; the other rows the other."""
-    fresh = c.waiter_seen_at >= now - waiting.FRESH_S
-    first, rest = (1, 0) if newest_first else (0, 1)
-    return case((fresh, first), else_=rest).label("waiter_rank")
 
 
 KEY_OF = {"age": ("created_at", "id"), "waiter": ("waiter_rank", "created_at", "id")}
@@ -85,18 +78,20 @@ class Inbox:
             )
         return [x for x in conds if x is not None]
 
-    def _page(self, f: InboxFilter, now: float, cursor: str | None, size: int) -> Any:
+    def _page(
+        self, f: InboxFilter, now: float, cursor: str | None, size: int, as_of: float
+    ) -> Any:
         """One page: each kind's part filtered, ordered and cut to ``size`` on its own (its
         (status, created_at, id) index walks it in order and stops), then the parts merged,
         ordered and cut again. Sorting the whole union first would sort every waiting item.
         Sorted by waiter, each part is ranked first (``waiter_rank_sql``) and the key is
-        (rank, created_at, id)."""
+        (rank, created_at, id), ranked ``as_of`` the first page's time (waiter_order.py)."""
         kinds = f.kinds or frozenset(InboxKind)
         parts = []
         for kind in (k for k in InboxKind if k in kinds):
             ranked = part = PARTS[kind]().subquery(f"{kind.value}s")
             if f.sort == "waiter":  # (by age alone, the part is walked in its index's order)
-                rank = waiter_rank_sql(part.c, now, f.newest_first)
+                rank = waiter_order.waiter_rank_sql(part.c, as_of, f.newest_first)
                 ranked = select(part, rank).subquery(f"{kind.value}s_ranked")
             c = ranked.c
             conds = self._conds(c, f, now)
@@ -117,11 +112,16 @@ class Inbox:
         self, f: InboxFilter | None = None, *, cursor: str | None = None, limit: int = 200
     ) -> Page[InboxItem]:
         f = f or InboxFilter()
-        stmt = self._page(f, self.j.now(), cursor, limit + 1)
+        now = self.j.now()
+        as_of = now
+        if f.sort == "waiter":  # every page ranks at the first one's time
+            as_of, cursor = waiter_order.split(cursor, now)
+        stmt = self._page(f, now, cursor, limit + 1, as_of)
         rows = self.j.read(lambda c: c.execute(stmt).all())
+        after = cursor_after(rows, limit, KEY_OF[f.sort])
         return INBOX_PAGE(
             items=[self._item(r) for r in rows[:limit]],
-            next_cursor=cursor_after(rows, limit, KEY_OF[f.sort]),
+            next_cursor=waiter_order.joined(as_of, after) if f.sort == "waiter" else after,
         )
 
     def pick(self, f: InboxFilter | None, ids: builtins.list[str]) -> builtins.list[InboxItem]:
