@@ -12,10 +12,10 @@ from sqlalchemy import LargeBinary, String, Text, and_, cast, or_, select, tuple
 
 from proctor.core import errors
 from proctor.core.audit.undos import undone_by_another
+from proctor.core.decisions.answers import disagrees
 from proctor.core.kernel.canonical import ZERO_DIGEST, chain_digest, digest_of, sha256_hex
 from proctor.core.kernel.integrity import action_tampered, mutation_digest, receipt_digest_body
 from proctor.core.models import VerifyProblem, VerifyReport
-from proctor.core.questions.recorded import disagrees
 from proctor.core.storage import db
 from proctor.core.storage import schema as s
 from proctor.core.storage.rows import all_rows

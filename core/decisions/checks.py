@@ -80,7 +80,7 @@ def undone(decision_text: str) -> bool:
     """The decision row records an undo (0013u): the decisions before it no longer stand.
     Exactly ``decisions/undo.py``'s payload, ``{"undone": true, "was": <a decided status>,
     "by": <who>}``: an answer is never read as one (it records ``{"answer": ...}``;
-    questions/recorded.py), nor one of an older journal that merely says ``"undone"``."""
+    decisions/answers.py), nor one of an older journal that merely says ``"undone"``."""
     decision = loads(decision_text)
     return (
         isinstance(decision, dict)
@@ -371,7 +371,7 @@ def check_question(conn: Any, trust: Trust, row: Any) -> str | None:
     what = f"question {row.id}"
     d = _only_decision(conn, "interaction", row.id, what)
     _agree(d.actor == row.resolved_by, what, "resolved_by")
-    from proctor.core.questions.recorded import disagrees
+    from proctor.core.decisions.answers import disagrees
 
     wrong = (
         "response"

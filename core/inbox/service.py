@@ -78,9 +78,7 @@ class Inbox:
             )
         return [x for x in conds if x is not None]
 
-    def _page(
-        self, f: InboxFilter, now: float, cursor: str | None, size: int, as_of: float
-    ) -> Any:
+    def _page(self, f: InboxFilter, now: float, cursor: str | None, size: int, as_of: float) -> Any:
         """One page: each kind's part filtered, ordered and cut to ``size`` on its own (its
         (status, created_at, id) index walks it in order and stops), then the parts merged,
         ordered and cut again. Sorting the whole union first would sort every waiting item.

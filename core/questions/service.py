@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import select
 
 from proctor.core import errors
+from proctor.core.decisions.answers import answer_decision, dismissal_decision
 from proctor.core.decisions.deciders import refuse_requester
 from proctor.core.decisions.undo import Held, undo
 from proctor.core.decisions.writer import record_decision, requester
@@ -33,7 +34,6 @@ from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
 from .credentials import reference_problem
-from .recorded import answer_decision, dismissal_decision
 
 MAX_PROMPT = 100_000
 

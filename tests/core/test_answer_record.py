@@ -13,9 +13,9 @@ import time
 import pytest
 
 from proctor.core import Actor, errors
+from proctor.core.decisions.answers import said
 from proctor.core.decisions.checks import undone
 from proctor.core.decisions.keys import OperatorKey, trust_file
-from proctor.core.questions.recorded import said
 
 from .helpers import raw
 
