@@ -196,7 +196,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     def on_window(window: MainWindow) -> None:
         from proctor.gui.shell.demo_fill import DemoFill
 
-        fill = DemoFill(window, path, seed=args.seed, start_time=recent_start())
+        fill = DemoFill(window, path, seed=args.seed, start_time=recent_start(), operator=operator)
         inbox = getattr(window, "inbox", None)
         if inbox is not None:  # the demo's own fill is no arrival to hold behind "N new"
             fill.filled.connect(inbox.show_new)

@@ -1,6 +1,7 @@
 """What every operator command shares: exit codes, the journal it opens (config, login,
 signer), turning expected failures into a sentence and an exit code, argparse types and the
-common parsers, JSON output and id checks. The commands themselves are in cmd_ops."""
+common parsers, JSON output and id checks. The commands themselves are in ops_listing and
+ops_decisions; cmd_ops registers them."""
 
 from __future__ import annotations
 

@@ -12,12 +12,14 @@ from typing import Any
 
 from proctor.core.aliases import RetiredAttributes
 from proctor.core.approvals.service import Approvals
+from proctor.core.assignments.service import Assignments
 from proctor.core.audit.overview import Overview
 from proctor.core.audit.service import Audit, Changes
 from proctor.core.decisions.views import Signatures
 from proctor.core.effects.service import Effects
 from proctor.core.inbox.service import Inbox
 from proctor.core.memory.service import Memory
+from proctor.core.policies import views as policy_views
 from proctor.core.policies.service import Policies
 from proctor.core.questions.service import Questions
 from proctor.core.runs.service import Runs
@@ -68,12 +70,13 @@ class Journal(Store, RetiredAttributes):
         self.questions: Questions = Questions(self)
         self.memory: Memory = Memory(self)
         self.effects: Effects = Effects(self)
-        self.inbox: Inbox = Inbox(self)
+        self.inbox: Inbox = Inbox(self, views=policy_views)
         self.audit: Audit = Audit(self)
         self.changes: Changes = Changes(self)
         self.overview: Overview = Overview(self)
         self.signatures: Signatures = Signatures(self)
         self.policies: Policies = Policies(self)
+        self.assignments: Assignments = Assignments(self)
 
     # ------------------------------------------------------------ opening
     @classmethod

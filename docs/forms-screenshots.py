@@ -110,7 +110,7 @@ def main() -> int:
             "Deploys happen on Tuesdays and Thursdays after 10:00 UTC.",
         )
         asked = {}
-        for kind in content.INTERACTION_KINDS:
+        for kind in content.QUESTION_KINDS:
             spec = content.make_question(kind, random.Random(rng.random()), "webshop", entry)
             asked[kind.value] = agent.questions.ask(
                 run.id,

@@ -18,6 +18,7 @@ from typing import Any
 from proctor.core import InboxKind
 
 from . import content
+from .demo_policy import add_policy_run
 from .demo_runs import BASE_TIME, DemoClock, DemoWriter
 
 Progress = Callable[[int, int, str], None]
@@ -56,7 +57,7 @@ KIND_METHOD = {
 }
 
 
-SMALL_SPAN_S = 21 * 3600  # the small demo's history spans about 20 hours of clock time
+SMALL_SPAN_S = 27 * 3600  # the small demo's history spans about 27 hours of clock time
 
 
 def recent_start(now: float | None = None) -> float:
@@ -72,6 +73,7 @@ def build_demo_journal(
     start_time: float | None = None,
     *,
     fill: bool = False,
+    operator: str | None = None,
 ) -> dict:
     """Write a new demo journal at ``path`` and return its summary counts.
 
@@ -81,7 +83,8 @@ def build_demo_journal(
     recent one (see ``recent_start``) so ages in the desk look like a live morning.
     Raises FileExistsError if ``path`` already holds something; with ``fill`` it may hold
     a journal without runs (``proctor demo`` opens the desk on it first and fills it in
-    behind the window).
+    behind the window). ``operator``: the desk's, put in the demo's ``ops`` group so the
+    request halfway through its policy waits for them (sim/demo_policy.py).
     """
     if size not in ("small", "large"):
         raise ValueError("size must be 'small' or 'large'")
@@ -111,6 +114,7 @@ def build_demo_journal(
             total += 1
             if progress:
                 progress(total, total, f"{writer.events:,} events")
+        add_policy_run(writer, operator)
         summary = summarize(writer, target, size, seed)
     finally:
         writer.close()
@@ -150,13 +154,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fill", action="store_true", help="the path may hold a journal without runs: fill it in"
     )
+    parser.add_argument("--operator", help="the desk's operator: one of the demo's ops group")
     args = parser.parse_args(argv)
 
     def report(done: int, total: int, _message: str) -> None:
         print(f"progress {done} {total}", flush=True)
 
     summary = build_demo_journal(
-        args.path, args.size, args.seed, progress=report, start_time=args.start_time, fill=args.fill
+        args.path,
+        args.size,
+        args.seed,
+        progress=report,
+        start_time=args.start_time,
+        fill=args.fill,
+        operator=args.operator,
     )
     print("done " + json.dumps(summary), flush=True)
     return 0

@@ -51,6 +51,8 @@ class DemoWriter:
 
     def __init__(self, path: str, seed: int, clock: DemoClock) -> None:
         self.rng = random.Random(f"demo:{seed}")
+        # how long a person takes to decide: its own sequence, so the content stays as seeded
+        self.pace = random.Random(f"demo-pace:{seed}")
         self.clock = clock
         # a demo journal is rebuilt, not recovered: its commits skip the per-commit fsync
         self.agents = [
@@ -217,6 +219,11 @@ class DemoWriter:
             self.memory_history(aj, run)
         return self.finish(aj, run)
 
+    def person_thinks(self) -> None:
+        """The time a person takes to read a request and decide: mostly a minute or two,
+        sometimes half an hour (the Overview's "Time to decision" reads it)."""
+        self.clock.advance(min(1800.0, max(5.0, self.pace.lognormvariate(4.5, 0.9))))
+
     def decided_approval(self, aj: Journal, run: Any) -> None:
         spec = self.next_action(run.project)
         scope = "run" if self.rng.random() < 0.15 else "once"
@@ -227,6 +234,7 @@ class DemoWriter:
                 aj.runs.finish_tool_call(call_id, "failed", error="no decision in time")
                 return
             op = self.operator()
+            self.person_thinks()
             approve = self.rng.random() < 0.8
             approval = op.approvals.decide(
                 approval.id,
@@ -281,6 +289,7 @@ class DemoWriter:
             item.kind, item.response_schema, item.options, self.rng, item.request
         )
         op = self.operator()
+        self.person_thinks()
         op.questions.answer(item.id, answer, expected_version=item.version)
         aj.runs.append_event(
             run.id, "agent.answer_used", {"interaction_id": item.id, "kind": kind.value}

@@ -27,7 +27,7 @@ WRONG = {
         "import proctor.core.storage.schema",
     ),
     "proctor (the CLI) goes through the public core API": (
-        "cli/cmd_ops.py",
+        "cli/ops_decisions.py",
         "import proctor.core.storage.tx",
     ),
     "proctor.sim uses the public core API only": (
@@ -156,3 +156,19 @@ def test_schema_revisions_match_alembic():
     assert script.get_current_head() == db.SCHEMA_HEAD
     revisions = [r.revision for r in script.walk_revisions()][::-1]
     assert tuple(revisions) == db.SCHEMA_REVISIONS
+
+
+MAX_LINES = 800  # a module longer than this is split by what it does (house style)
+
+
+def test_no_python_file_is_longer_than_the_house_limit():
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    long = {
+        name: n
+        for name in tracked
+        if (path := ROOT / name).exists()
+        and (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}, f"split these (over {MAX_LINES} lines): {long}"

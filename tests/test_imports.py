@@ -69,6 +69,17 @@ def test_opening_and_reading_an_up_to_date_journal_loads_no_heavy_module(tmp_pat
     assert heavy_in(modules) == []
 
 
+def test_building_the_desk_loads_no_module_a_page_loads_when_used() -> None:
+    """The desk's window imports its pages, not what a page needs only once it is used:
+    jsonschema (a form checked), unidiff (a diff reviewed), the lens's parsers (an action
+    read), cryptography (a decision signed), D-Bus (a notification sent), PostgreSQL."""
+    modules = loaded_after(
+        "import os\nos.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+        "import proctor.gui.shell.mainwindow"
+    )
+    assert heavy_in(modules - {m for m in modules if m.startswith("PySide6")}) == []
+
+
 def test_an_older_journal_still_loads_alembic_and_is_migrated(tmp_path: Path, downgrade) -> None:
     path = tmp_path / "journal.db"
     Journal.open(path, actor=Actor.operator("setup")).close()

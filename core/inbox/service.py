@@ -45,19 +45,32 @@ def order_key(c: Any, f: InboxFilter) -> tuple[Any, ...]:
 
 
 class Inbox:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, views: Any = None) -> None:
+        """``views``: the operator views' reads (``only_in``, ``marked_in``:
+        core/policies/views.py, handed over by the facade: the policies sit above the inbox)."""
         self.j = store
+        self.views = views
 
-    def _union(self, f: InboxFilter, now: float) -> Any:
+    def _only(self, conn: Any, f: InboxFilter, now: float) -> set[str] | None:
+        return self.views.only_in(conn, f, now) if self.views is not None else None
+
+    def _marked(self, conn: Any, items: builtins.list[InboxItem], now: float) -> Any:
+        return self.views.marked_in(conn, items, now) if self.views is not None else items
+
+    def _union(self, f: InboxFilter, now: float, only: set[str] | None = None) -> Any:
         kinds = f.kinds or frozenset(InboxKind)
         u = union_all(*(PARTS[k]() for k in InboxKind if k in kinds)).subquery("inbox")
-        return u, self._conds(u.c, f, now)
+        return u, self._conds(u.c, f, now, only)
 
     @staticmethod
-    def _conds(c: Any, f: InboxFilter, now: float) -> builtins.list[Any]:
-        """The filter's conditions on a part's (or the union's) columns."""
+    def _conds(
+        c: Any, f: InboxFilter, now: float, only: set[str] | None = None
+    ) -> builtins.list[Any]:
+        """The filter's conditions on a part's (or the union's) columns; ``only``: the ids
+        its operator views keep (``views.only_in``)."""
         snoozed = c.snoozed_until > now
         conds = [
+            c.id.in_(sorted(only)) if only is not None else None,
             snoozed if f.snoozed else or_(c.snoozed_until.is_(None), c.snoozed_until <= now),
             c.agent == f.agent if f.agent else None,
             c.project == f.project if f.project else None,
@@ -78,7 +91,15 @@ class Inbox:
             )
         return [x for x in conds if x is not None]
 
-    def _page(self, f: InboxFilter, now: float, cursor: str | None, size: int, as_of: float) -> Any:
+    def _page(
+        self,
+        f: InboxFilter,
+        now: float,
+        cursor: str | None,
+        size: int,
+        only: set[str] | None = None,
+        as_of: float | None = None,
+    ) -> Any:
         """One page: each kind's part filtered, ordered and cut to ``size`` on its own (its
         (status, created_at, id) index walks it in order and stops), then the parts merged,
         ordered and cut again. Sorting the whole union first would sort every waiting item.
@@ -89,10 +110,11 @@ class Inbox:
         for kind in (k for k in InboxKind if k in kinds):
             ranked = part = PARTS[kind]().subquery(f"{kind.value}s")
             if f.sort == "waiter":  # (by age alone, the part is walked in its index's order)
-                rank = waiter_order.waiter_rank_sql(part.c, as_of, f.newest_first)
+                at = now if as_of is None else as_of
+                rank = waiter_order.waiter_rank_sql(part.c, at, f.newest_first)
                 ranked = select(part, rank).subquery(f"{kind.value}s_ranked")
             c = ranked.c
-            conds = self._conds(c, f, now)
+            conds = self._conds(c, f, now, only)
             after = seek(order_key(c, f), cursor, f.newest_first)
             if after is not None:
                 conds.append(after)
@@ -114,11 +136,16 @@ class Inbox:
         as_of = now
         if f.sort == "waiter":  # every page ranks at the first one's time
             as_of, cursor = waiter_order.split(cursor, now)
-        stmt = self._page(f, now, cursor, limit + 1, as_of)
-        rows = self.j.read(lambda c: c.execute(stmt).all())
+
+        def read(conn: Any) -> tuple[Any, builtins.list[InboxItem]]:
+            page = self._page(f, now, cursor, limit + 1, self._only(conn, f, now), as_of)
+            rows = conn.execute(page).all()
+            return rows, self._marked(conn, [self._item(r) for r in rows[:limit]], now)
+
+        rows, items = self.j.read(read)
         after = cursor_after(rows, limit, KEY_OF[f.sort])
         return INBOX_PAGE(
-            items=[self._item(r) for r in rows[:limit]],
+            items=items,
             next_cursor=waiter_order.joined(as_of, after) if f.sort == "waiter" else after,
         )
 
@@ -127,17 +154,25 @@ class Inbox:
         re-reads just the items a change touched instead of a whole page."""
         if not ids:
             return []
-        u, conds = self._union(f or InboxFilter(), self.j.now())
-        stmt = select(u).where(*conds, u.c.id.in_(sorted(set(ids))))
-        rows = self.j.read(lambda c: c.execute(stmt).all())
-        return [self._item(r) for r in rows]
+        f, now = f or InboxFilter(), self.j.now()
+
+        def read(conn: Any) -> builtins.list[InboxItem]:
+            u, conds = self._union(f, now, self._only(conn, f, now))
+            rows = conn.execute(select(u).where(*conds, u.c.id.in_(sorted(set(ids))))).all()
+            return self._marked(conn, [self._item(r) for r in rows], now)
+
+        return self.j.read(read)
 
     _item = staticmethod(inbox_item)
 
     def count(self, f: InboxFilter | None = None) -> int:
-        u, conds = self._union(f or InboxFilter(), self.j.now())
-        stmt = select(func.count()).select_from(u).where(*conds)
-        return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
+        f, now = f or InboxFilter(), self.j.now()
+
+        def read(conn: Any) -> int:
+            u, conds = self._union(f, now, self._only(conn, f, now))
+            return int(conn.execute(select(func.count()).select_from(u).where(*conds)).scalar_one())
+
+        return self.j.read(read)
 
     def counts(self) -> dict[InboxKind, int]:
         """Waiting items per kind (snoozed ones excluded): the sidebar badges."""

@@ -1,4 +1,7 @@
-"""Agent memory: scoped entries, every change a mutation row, conflicts reconciled by a person."""
+"""Agent memory: scoped entries, every change a mutation row, conflicts reconciled by a person.
+
+The service; an entry's row update and its mutation chain are core/memory/chain.py, recording
+and resolving a conflict core/memory/conflicts.py."""
 
 from __future__ import annotations
 
@@ -11,16 +14,9 @@ from sqlalchemy import bindparam, func, select, update
 from proctor.core import errors
 from proctor.core.aliases import RetiredAttributes
 from proctor.core.decisions.deciders import (
-    agent_name,
     refuse_requester,
-    requesters_of_conflict,
     requesters_of_entry,
 )
-from proctor.core.decisions.writer import record_decision
-from proctor.core.kernel.canonical import ZERO_DIGEST, digest_of, sha256_hex
-from proctor.core.kernel.integrity import mutation_digest
-from proctor.core.kernel.limits import check_text
-from proctor.core.kernel.origin import default_for as default_origin
 from proctor.core.models import (
     ActorKind,
     BulkResult,
@@ -32,7 +28,6 @@ from proctor.core.models import (
     MemoryScope,
     Origin,
     Page,
-    RunStatus,
     Trust,
 )
 from proctor.core.storage import schema as s
@@ -43,19 +38,26 @@ from proctor.core.storage.rows import (
     one_where,
     to_model,
     to_models,
-    written_row,
 )
 from proctor.core.storage.sql import (
     Prepared,
     insert_rows,
     row_class,
-    row_where,
-    update_where,
 )
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
-MAX_CONTENT = 200_000
+from . import conflicts
+from .chain import (  # noqa: F401 - MAX_CONTENT, content_hash: re-exported (defined here before)
+    MAX_CONTENT,
+    apply,
+    check_content,
+    content_hash,
+    entry_row,
+    replayed,
+    write_mutation,
+)
+
 # Trust only a person gives: an agent never adds an entry with it.
 PERSON_TRUST = (Trust.USER_CONFIRMED, Trust.OPERATOR_EDITED)
 # What an agent may not do to an entry a person confirmed (it records a conflict instead).
@@ -74,19 +76,6 @@ def agent_barred(entry: Any, operation: str) -> str:
 
 
 USE_BATCH = 500  # ids per UPDATE in mark_used (well under SQLite's bind limit)
-
-
-def content_hash(text: str) -> str:
-    return sha256_hex(text)
-
-
-# The head of an entry's mutation chain (the link a new mutation follows).
-LAST_MUTATION = Prepared(
-    select(s.memory_mutations.c.digest)
-    .where(s.memory_mutations.c.entry_id == bindparam("entry_id"))
-    .order_by(s.memory_mutations.c.version.desc())
-    .limit(bindparam("one", 1))
-)
 
 
 # The entry with its chain head (the digest ``LAST_MUTATION`` reads) in the same statement,
@@ -114,9 +103,6 @@ RUN_AND_ENTRY_WITH_HEAD = Prepared(
 )
 _RUN_ROW = row_class([c.name for c in s.runs.columns])
 _ENTRY_ROW = row_class([*(c.name for c in s.memory_entries.columns), "chain_head"])
-
-
-_UNREAD = object()  # no chain head was read beside the entry: _mutation reads it
 
 
 def entry_with_head(tx: Tx, entry_id: str, run_id: str | None) -> Any:
@@ -175,7 +161,7 @@ class Memory(RetiredAttributes):
         entry_id: str | None = None,
     ) -> MemoryEntry:
         scope, trust = MemoryScope(scope), Trust(trust)
-        _check_content(content)
+        check_content(content)
         if self.j.actor.kind == ActorKind.AGENT and trust in PERSON_TRUST:
             raise errors.NotAllowed(
                 f"{self.j.actor.label} is an agent; only an operator may add memory as "
@@ -198,7 +184,7 @@ class Memory(RetiredAttributes):
         }
 
         def op(tx: Tx) -> str:
-            prior = self._replayed(tx, idempotency_key, request)
+            prior = replayed(tx, idempotency_key, request)
             if prior:
                 return prior
             eid = entry_id or tx.new_id("mem")
@@ -228,7 +214,7 @@ class Memory(RetiredAttributes):
                     )
                 ],
             )
-            self._mutation(
+            write_mutation(
                 tx, eid, "add", 1, None, None, h, content, reason, run_id, idempotency_key, request
             )
             return eid
@@ -246,7 +232,7 @@ class Memory(RetiredAttributes):
         run_id: str | None = None,
         idempotency_key: str | None = None,
     ) -> MemoryEntry:
-        _check_content(content)
+        check_content(content)
         trust = Trust.OPERATOR_EDITED if self.j.actor.kind == "operator" else None
         values: dict[str, Any] = {"content": content, "content_hash": content_hash(content)}
         if title is not None:
@@ -363,7 +349,7 @@ class Memory(RetiredAttributes):
         }
 
         def op(tx: Tx) -> dict | None:
-            if self._replayed(tx, idempotency_key, request):
+            if replayed(tx, idempotency_key, request):
                 return None
             row = entry_with_head(tx, entry_id, run_id)
             if row is None:
@@ -387,9 +373,7 @@ class Memory(RetiredAttributes):
             barred = agent_barred(row, operation) if tx.actor.kind == ActorKind.AGENT else ""
             if barred:
                 raise errors.NotAllowed(barred, hint=AGENT_BARRED_HINT)
-            written = self._apply(
-                tx, row, operation, values, reason, run_id, idempotency_key, request
-            )
+            written = apply(tx, row, operation, values, reason, run_id, idempotency_key, request)
             if tx.actor.kind == "operator":
                 tx.audit(
                     f"memory.{operation}",
@@ -403,120 +387,6 @@ class Memory(RetiredAttributes):
             return written
 
         return self.j.write_then(op, lambda tx, row: entry_in(tx.conn, entry_id, row))
-
-    def _apply(
-        self,
-        tx: Tx,
-        row: Any,
-        operation: str,
-        values: dict,
-        reason: str | None,
-        run_id: str | None,
-        idempotency_key: str | None,
-        request: Any,
-        event: bool = True,
-        event_sequence: int | None = None,
-    ) -> dict:
-        """UPDATE the entry ``row`` (as read in ``tx``) and write its mutation; the entry's
-        row as now stored."""
-        version = row.version + 1
-        values = dict(version=version, updated_at=tx.now, **values)
-        done = update_where(tx.conn, s.memory_entries, values, id=row.id, version=row.version)
-        if done != 1:
-            raise errors.StaleVersion(f"memory entry {row.id} changed meanwhile")
-        after = values.get("content", row.content)
-        self._mutation(
-            tx,
-            row.id,
-            operation,
-            version,
-            row.content_hash,
-            row.content,
-            content_hash(after),
-            after,
-            reason,
-            run_id,
-            idempotency_key,
-            request,
-            event=event,
-            event_sequence=event_sequence,
-            chain_head=getattr(row, "chain_head", _UNREAD),
-        )
-        return written_row(row, values)
-
-    def _mutation(
-        self,
-        tx: Tx,
-        entry_id: str,
-        operation: str,
-        version: int,
-        before_hash: str | None,
-        before: str | None,
-        after_hash: str,
-        after: str,
-        reason: str | None,
-        run_id: str | None,
-        idempotency_key: str | None,
-        request: Any,
-        event: bool = True,
-        event_sequence: int | None = None,
-        chain_head: Any = _UNREAD,
-    ) -> None:
-        """The mutation row, and (``event``) a ``memory.changed`` event on its live run, whose
-        sequence the row keeps (``event_sequence``: the caller's own event instead).
-        ``chain_head``: the entry's last mutation digest as read beside it in this
-        transaction (None: it has none), else it is read here."""
-        if event:
-            event_sequence = _run_event(
-                tx,
-                run_id,
-                "memory.changed",
-                {"entry_id": entry_id, "operation": operation, "version": version},
-            )
-        mid = tx.new_id("mut")
-        row = dict(
-            id=mid,
-            entry_id=entry_id,
-            operation=operation,
-            actor=tx.actor.label,
-            reason=reason,
-            version=version,
-            before_hash=before_hash,
-            after_hash=after_hash,
-            before_content=before,
-            after_content=after,
-            run_id=run_id,
-            idempotency_key=idempotency_key,
-            request_digest=digest_of(request) if idempotency_key else None,
-            created_at=tx.now,
-            event_sequence=event_sequence,
-        )
-        if chain_head is _UNREAD:
-            last = LAST_MUTATION.first(tx.conn, entry_id=entry_id)
-            chain_head = last.digest if last is not None else None
-        prev = chain_head or ZERO_DIGEST
-        row.update(prev_digest=prev, digest=mutation_digest(prev, row))
-        insert_rows(tx.conn, s.memory_mutations, [row])
-        tx.changed(ChangeKind.MEMORY, entry_id, run_id)
-
-    @staticmethod
-    def _replayed(tx: Tx, key: str | None, request: Any) -> str | None:
-        if key is None:
-            return None
-        row = row_where(tx.conn, s.memory_mutations, idempotency_key=key)
-        if row is None:
-            return None
-        if row.request_digest != digest_of(request):
-            raise errors.IdempotencyConflict(f"memory change {key!r} was made with other content")
-        return row.entry_id
-
-    @staticmethod
-    def _entry_row(tx: Tx, entry_id: str, run_id: str | None = None) -> Any:
-        """The entry's row (with ``run_id``: that run's head read in the same statement)."""
-        row = tx.row_beside_run(s.memory_entries, run_id, id=entry_id)
-        if row is None:
-            raise errors.NotFound(f"memory entry {entry_id} does not exist")
-        return row
 
     # ------------------------------------------------------------ conflicts
     def record_conflict(
@@ -537,58 +407,21 @@ class Memory(RetiredAttributes):
         ``incoming_*`` fields are what the incoming version says about them (None: it does
         not carry that field); taking the incoming version applies them with its content.
         ``origin``: where the incoming version comes from (the agent's word)."""
-        origin_text = default_origin(self.j.actor.kind, origin)
-        _check_content(incoming_content)
-        trust = _incoming_trust(incoming_trust)
-        for name, value in (
-            ("incoming_kind", incoming_kind),
-            ("incoming_sensitivity", incoming_sensitivity),
-        ):
-            if value is not None and not (isinstance(value, str) and value.strip()):
-                raise errors.ValidationError(f"{name} must be non-empty text", field=name)
-
-        def op(tx: Tx) -> str:
-            row = self._entry_row(tx, entry_id)
-            pending = row_where(tx.conn, s.conflicts, entry_id=entry_id, status="pending")
-            waiting = pending.id if pending is not None else None
-            if waiting is not None:
-                raise errors.ConflictPending(
-                    f"memory entry {entry_id} already has a pending conflict ({waiting}); "
-                    "one waits for a person at a time",
-                    reconciliation_id=waiting,
-                )
-            rid = tx.new_id("rec")
-            insert_rows(
-                tx.conn,
-                s.conflicts,
-                [
-                    dict(
-                        agent=agent_name(tx),
-                        id=rid,
-                        entry_id=entry_id,
-                        local_content=row.content,
-                        local_version=local_version or row.version,
-                        incoming_content=incoming_content,
-                        incoming_source=incoming_source,
-                        incoming_kind=incoming_kind,
-                        incoming_priority=incoming_priority,
-                        incoming_trust=trust,
-                        incoming_sensitivity=incoming_sensitivity,
-                        run_id=run_id,
-                        status="pending",
-                        version=1,
-                        created_at=tx.now,
-                        origin=origin_text,
-                    )
-                ],
+        return self.conflict(
+            conflicts.record(
+                self.j,
+                entry_id,
+                incoming_content,
+                incoming_source=incoming_source,
+                run_id=run_id,
+                local_version=local_version,
+                incoming_kind=incoming_kind,
+                incoming_priority=incoming_priority,
+                incoming_trust=incoming_trust,
+                incoming_sensitivity=incoming_sensitivity,
+                origin=origin,
             )
-            tx.changed(ChangeKind.CONFLICT, rid, run_id)
-            _run_event(
-                tx, run_id, "memory.conflict", {"reconciliation_id": rid, "entry_id": entry_id}
-            )
-            return rid
-
-        return self.conflict(self.j.write(op))
+        )
 
     def resolve(
         self,
@@ -652,114 +485,17 @@ class Memory(RetiredAttributes):
         entry_version: int | None,
         source: str,
     ) -> Conflict:
-        self.j.require_operator()
-        choice = ConflictStatus(choice)
-        if choice == ConflictStatus.PENDING:
-            raise errors.ValidationError("choose how to resolve the conflict", field="choice")
-        reason = (reason or "").strip() or None
-        if reason is None:  # the desk and the CLI both ask for one: the rule lives here
-            raise errors.ValidationError(
-                "a reason is required to resolve a memory conflict", field="reason"
-            )
-        if choice == ConflictStatus.MERGED:
-            if not merged_content:
-                raise errors.ValidationError("merged content is required", field="merged")
-            _check_content(merged_content)
-        request = {
-            "op": "memory.resolve",
-            "id": item_id,
-            "choice": choice.value,
-            "merged": merged_content,
-            "expected_version": expected_version,
-            "reason": reason,
-            "source": source,
-        }
-        if entry_version is not None:
-            request["entry_version"] = entry_version
-
-        def op(tx: Tx) -> None:
-            if tx.replayed(request_id, request):
-                return
-            item = row_where(tx.conn, s.conflicts, id=item_id)
-            if item is None:
-                raise errors.NotFound(f"memory conflict {item_id} does not exist")
-            if item.status != "pending":
-                raise errors.AlreadyDecided(
-                    f"memory conflict {item_id} is already {item.status} by {item.resolved_by}",
-                    status=item.status,
-                    decided_by=item.resolved_by,
-                )
-            if item.version != expected_version:
-                raise errors.StaleVersion(f"memory conflict {item_id} changed since you looked")
-            refuse_requester(
-                tx,
-                requesters_of_conflict(tx.conn, item),
-                verb="resolve",
-                what=f"memory conflict {item_id}",
-            )
-            entry = self._entry_row(tx, item.entry_id)
-            if entry_version is not None and entry.version != entry_version:
-                raise errors.StaleVersion(
-                    f"memory entry {entry.id} is now at version {entry.version}; you reviewed "
-                    f"this conflict against version {entry_version}",
-                    entry_version=entry.version,
-                )
-            sequence = _run_event(
-                tx,
-                item.run_id,
-                "memory.conflict_resolved",
-                {"reconciliation_id": item_id, "choice": choice.value, "entry_id": item.entry_id},
-            )
-            values = _resolution_values(choice, item, entry, merged_content)
-            if values:
-                self._apply(
-                    tx,
-                    entry,
-                    f"reconcile_{choice.value}",
-                    values,
-                    reason,
-                    item.run_id,
-                    None,
-                    request,
-                    event=False,
-                    event_sequence=sequence,
-                )
-            update_where(
-                tx.conn,
-                s.conflicts,
-                dict(
-                    status=choice.value,
-                    version=item.version + 1,
-                    resolved_at=tx.now,
-                    resolved_by=tx.actor.label,
-                    resolution_reason=reason,
-                ),
-                id=item_id,
-            )
-            tx.changed(ChangeKind.CONFLICT, item_id, item.run_id)
-            fields = {k: v for k, v in values.items() if k in INCOMING_FIELDS}
-            record_decision(
-                tx,
-                "reconciliation",
-                item_id,
-                item.run_id,
-                {"choice": choice.value},
-                source=source,
-                reason=reason,
-                request_id=request_id,
-                request=request,
-                audit=(
-                    f"memory.conflict_{choice.value}",
-                    {"status": "pending"},
-                    {
-                        "status": choice.value,
-                        "entry_id": item.entry_id,
-                        **({"fields": fields} if fields else {}),
-                    },
-                ),
-            )
-
-        self.j.write(op)
+        conflicts.resolve(
+            self.j,
+            item_id,
+            choice,
+            expected_version=expected_version,
+            merged_content=merged_content,
+            reason=reason,
+            request_id=request_id,
+            entry_version=entry_version,
+            source=source,
+        )
         return self.conflict(item_id)
 
     def bulk_resolve(
@@ -860,7 +596,7 @@ class Memory(RetiredAttributes):
         self.j.require_operator()
 
         def op(tx: Tx) -> None:
-            row = self._entry_row(tx, entry_id)
+            row = entry_row(tx, entry_id)
             tx.audit(
                 "memory.reveal",
                 "memory",
@@ -966,58 +702,6 @@ class Memory(RetiredAttributes):
             .where(s.memory_entries.c.deleted.is_(False))
         )
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
-
-
-def _run_event(tx: Tx, run_id: str | None, type_: str, payload: Any) -> int | None:
-    """An event on the linked run, unless it has ended (a terminal run never changes): its
-    sequence, or None when nothing was appended."""
-    if not run_id:
-        return None
-    run = tx.run_row(run_id)
-    if RunStatus(run.status).terminal:
-        return None
-    return int(tx.append_event(run, type_, payload)["sequence"])
-
-
-INCOMING_FIELDS = ("kind", "priority", "trust", "sensitivity")
-
-
-def _resolution_values(
-    choice: ConflictStatus, item: Any, entry: Any, merged: str | None
-) -> dict[str, Any]:
-    """What resolving with ``choice`` changes on the entry (empty: nothing). Taking incoming
-    takes its content and every field it carries; trust decides ``confirmed`` with it."""
-    if choice == ConflictStatus.MERGED:
-        return _content_values(merged, entry) if merged is not None else {}
-    if choice != ConflictStatus.ACCEPTED_INCOMING:
-        return {}
-    values = _content_values(item.incoming_content, entry)
-    for name in INCOMING_FIELDS:
-        value = getattr(item, f"incoming_{name}")
-        if value is not None and value != getattr(entry, name):
-            values[name] = value
-    if "trust" in values:
-        values["confirmed"] = values["trust"] == Trust.USER_CONFIRMED.value
-    return values
-
-
-def _content_values(text: str, entry: Any) -> dict[str, Any]:
-    return {} if text == entry.content else {"content": text, "content_hash": content_hash(text)}
-
-
-def _incoming_trust(trust: Trust | str | None) -> str | None:
-    if trust is None:
-        return None
-    try:
-        return Trust(trust).value
-    except ValueError:
-        raise errors.ValidationError(
-            f"unknown trust level {trust!r}", field="incoming_trust"
-        ) from None
-
-
-def _check_content(content: Any) -> None:
-    check_text(content, "memory content", "content", MAX_CONTENT)
 
 
 __all__ = ["Memory", "to_model"]

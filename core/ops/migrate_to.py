@@ -102,7 +102,7 @@ def refuse_non_empty(conn: Any) -> None:
 
 
 def _copy(src: Any, dst: Any, counts: dict[str, int], journal_id: list[str | None]) -> None:
-    from proctor.core.storage import policy_sql
+    from proctor.core.storage import assign_sql, policy_sql
 
     guarded = any(
         src.execute(select(t).limit(1)).first() is not None
@@ -110,10 +110,15 @@ def _copy(src: Any, dst: Any, counts: dict[str, int], journal_id: list[str | Non
     )
     if guarded:  # a copy inserts decided steps: the guards are made again below, in this tx
         policy_sql.drop_copy_guards(dst)
+    assigned = src.execute(select(s.assignments).limit(1)).first() is not None
+    if assigned:  # likewise an assignment before its decision (0016a)
+        assign_sql.drop_copy_guards(dst)
     for table in copied_tables():
         counts[table.name] = _copy_table(src, dst, table)
     if guarded:
         policy_sql.create_copy_guards(dst)
+    if assigned:
+        assign_sql.create_copy_guards(dst)
     meta = {r.key: r.value for r in src.execute(select(s.journal_meta))}
     journal_id[0] = meta.pop("journal_id", None)
     if journal_id[0] is not None:

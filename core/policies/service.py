@@ -11,7 +11,7 @@ from proctor.core.storage.sql import insert_rows
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
-from . import delegations, match, steps
+from . import delegations, match, steps, waiting
 from . import groups as groups_mod
 from .models import Delegation, Policy, PolicyDraft, PolicyPreview, Progress
 
@@ -229,3 +229,10 @@ class Policies:
     def progress(self, approval_id: str) -> Progress | None:
         """Where ``approval_id`` stands under its policy (None: no policy governs it)."""
         return self.j.read(lambda c: steps.progress_in(c, approval_id, self.j.now()))
+
+    def why_not(self, approval_id: str, operator: str | None = None) -> str | None:
+        """Why ``operator`` (default: this journal's) cannot approve ``approval_id`` now: they
+        already took a step, or the stage it waits for is not theirs (None: they can, or no
+        policy governs it). The store refuses the same when they try."""
+        name = operator or self.j.actor.name
+        return self.j.read(lambda c: waiting.why_not_in(c, approval_id, name, self.j.now()))

@@ -1,24 +1,24 @@
-"""Runs, attempts, events and tool calls."""
+"""Runs, attempts, events and tool calls.
+
+The service; its tool-call writes are core/runs/tool_calls.py, what a run's end closes
+core/runs/ending.py, the resume gate core/runs/blockers.py."""
 
 from __future__ import annotations
 
 import builtins
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 
 from proctor.core import errors
 from proctor.core.decisions.checks import check_retry
-from proctor.core.decisions.deciders import refuse_requester, run_agent
-from proctor.core.decisions.writer import MAX_REASON, insert_decision_row, record_decision
+from proctor.core.decisions.writer import MAX_REASON, record_decision
 from proctor.core.kernel.canonical import ZERO_DIGEST, canonical_json, loads
 from proctor.core.kernel.limits import check_text
 from proctor.core.models import (
     Attempt,
     AttemptStatus,
-    ChangeKind,
     Page,
     Run,
     RunEvent,
@@ -29,8 +29,6 @@ from proctor.core.models import (
 )
 from proctor.core.storage import schema as s
 from proctor.core.storage.items import (
-    OPEN_QUESTION,
-    is_open_question,
     status_after_closing,
 )
 from proctor.core.storage.paging import (  # noqa: F401 - re-exported: the run sorts were defined here
@@ -49,7 +47,6 @@ from proctor.core.storage.paging import (  # noqa: F401 - re-exported: the run s
 from proctor.core.storage.rows import (
     decode_cursor,
     fetch_prepared,
-    one_where,
     to_model,
     to_models,
 )
@@ -57,7 +54,11 @@ from proctor.core.storage.sql import insert_rows, row_where, update_where
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
+from . import tool_calls
+from .blockers import cancel_asked_already, check_resume, resume_blockers
+from .ending import close_open_items, outcomes_now_unknown
 from .facts import RUN_BY_ID, RunFacts, attempts_of, run_facts, tool_calls_of
+from .tool_calls import tool_call_in  # noqa: F401 - re-exported (defined here before)
 
 FINISHED_ATTEMPT = (AttemptStatus.COMPLETED, AttemptStatus.FAILED, AttemptStatus.INTERRUPTED)
 
@@ -65,29 +66,6 @@ FINISHED_ATTEMPT = (AttemptStatus.COMPLETED, AttemptStatus.FAILED, AttemptStatus
 def run_in(tx: Tx, run_id: str) -> Run:
     """The run as this transaction sees it (what a write returns)."""
     return fetch_prepared(tx.conn, Run, RUN_BY_ID, f"run {run_id}", key=run_id)
-
-
-def cancel_asked_already(tx: Tx, run: Any) -> errors.AlreadyDecided:
-    """The refusal of a second cancel request: who asked first, when, and why (the cancel
-    reason is set once; a second request would rewrite what the agent was told)."""
-    first = tx.conn.execute(
-        select(s.decisions.c.actor, s.decisions.c.created_at)
-        .where(s.decisions.c.target_kind == "run", s.decisions.c.target_id == run.id)
-        .order_by(s.decisions.c.created_at, s.decisions.c.id)
-        .limit(1)
-    ).first()
-    by = f" by {first.actor}" if first is not None else ""
-    at = (
-        time.strftime(" at %Y-%m-%d %H:%M:%S UTC", time.gmtime(first.created_at))
-        if first is not None
-        else ""
-    )
-    return errors.AlreadyDecided(
-        f"a cancel of run {run.id} was already requested{at}{by}: {run.cancel_reason}",
-        hint="Nothing was changed: the agent has been asked to stop and ends the run at its "
-        "next step.",
-        run_id=run.id,
-    )
 
 
 class Runs:
@@ -331,58 +309,15 @@ class Runs:
         idempotency_key: str | None = None,
         tool_call_id: str | None = None,
     ) -> ToolCall:
-        safety = SafetyClass(safety_class)
-        body = canonical_json(request)
-
-        def op(tx: Tx) -> str:
-            tid = tool_call_id or tx.new_id("tc")
-            row = row_where(tx.conn, s.tool_calls, id=tid)
-            if row is not None:
-                if (row.run_id, row.tool, row.request, row.safety_class, row.idempotency_key) != (
-                    run_id,
-                    tool,
-                    body,
-                    safety.value,
-                    idempotency_key,
-                ):
-                    raise errors.IdempotencyConflict(f"tool call {tid} exists with other content")
-                return tid
-            run = tx.live_run(run_id)
-            insert_rows(
-                tx.conn,
-                s.tool_calls,
-                [
-                    dict(
-                        id=tid,
-                        run_id=run_id,
-                        attempt=run.current_attempt,
-                        tool=tool,
-                        safety_class=safety.value,
-                        idempotency_key=idempotency_key,
-                        request=body,
-                        result=None,
-                        error=None,
-                        status=ToolCallStatus.RUNNING.value,
-                        version=1,
-                        created_at=tx.now,
-                        updated_at=tx.now,
-                    )
-                ],
-            )
-            tx.append_event(
-                run,
-                "tool.called",
-                {
-                    "tool_call_id": tid,
-                    "tool": tool,
-                    "safety_class": safety.value,
-                    "request": request,
-                },
-            )
-            tx.changed(ChangeKind.TOOL_CALL, tid, run_id)
-            return tid
-
-        return self.j.write_then(op, tool_call_in)
+        return tool_calls.record(
+            self.j,
+            run_id,
+            tool,
+            request,
+            safety_class=safety_class,
+            idempotency_key=idempotency_key,
+            tool_call_id=tool_call_id,
+        )
 
     def finish_tool_call(
         self,
@@ -396,45 +331,7 @@ class Runs:
         a cancel completed while it ran) is settled by a person only, ``succeeded`` or
         ``failed`` (``resolve_tool_call``); finishing it here raises ``InvalidTransition``
         and writes nothing."""
-        status = ToolCallStatus(status)
-
-        def op(tx: Tx) -> None:
-            row = row_where(tx.conn, s.tool_calls, id=tool_call_id)
-            if row is None:
-                raise errors.NotFound(f"tool call {tool_call_id} does not exist")
-            if row.status == ToolCallStatus.OUTCOME_UNKNOWN:
-                raise errors.InvalidTransition(
-                    f"tool call {tool_call_id} is outcome_unknown; a person resolves it "
-                    "(succeeded or failed), with what you know as their evidence"
-                )
-            if row.status not in (ToolCallStatus.RUNNING, ToolCallStatus.PENDING):
-                raise errors.InvalidTransition(f"tool call {tool_call_id} is already {row.status}")
-            run = tx.live_run(row.run_id)
-            update_where(
-                tx.conn,
-                s.tool_calls,
-                dict(
-                    status=status.value,
-                    result=canonical_json(result),
-                    error=error,
-                    version=row.version + 1,
-                    updated_at=tx.now,
-                ),
-                id=tool_call_id,
-            )
-            tx.append_event(
-                run,
-                "tool.finished",
-                {
-                    "tool_call_id": tool_call_id,
-                    "status": status.value,
-                    "result": result,
-                    "error": error,
-                },
-            )
-            tx.changed(ChangeKind.TOOL_CALL, tool_call_id, row.run_id)
-
-        return self.j.write_then(op, lambda tx, _: tool_call_in(tx, tool_call_id))
+        return tool_calls.finish(self.j, tool_call_id, status, result=result, error=error)
 
     def resolve_tool_call(
         self,
@@ -449,112 +346,15 @@ class Runs:
         """A person says what became of a tool call of unknown outcome: ``succeeded`` or
         ``failed``. A decision row, an audit row (and a run event if the run is live), one
         transaction; the requester rule applies (``core.deciders``)."""
-        self.j.require_operator()
-        status = ToolCallStatus(status)
-        if not reason or not reason.strip():
-            raise errors.ValidationError(
-                "a reason is required to resolve an outcome", field="reason"
-            )
-        request = {
-            "op": "tool_call.resolve",
-            "id": tool_call_id,
-            "status": status.value,
-            "reason": reason,
-            "expected_version": expected_version,
-            "source": source,
-        }
-
-        def op(tx: Tx) -> None:
-            if tx.replayed(request_id, request):
-                return
-            row = row_where(tx.conn, s.tool_calls, id=tool_call_id)
-            if row is None:
-                raise errors.NotFound(f"tool call {tool_call_id} does not exist")
-            if row.status != ToolCallStatus.OUTCOME_UNKNOWN:
-                raise errors.AlreadyDecided(
-                    f"tool call {tool_call_id} is {row.status}", status=row.status
-                )
-            if row.version != expected_version:
-                raise errors.StaleVersion(f"tool call {tool_call_id} changed since you looked")
-            refuse_requester(
-                tx,
-                (run_agent(tx.conn, row.run_id),),
-                verb="resolve",
-                what=f"tool call {tool_call_id}",
-            )
-            self._settle_unknown(
-                tx, row, status, None, None, reason=reason, request_id=request_id, request=request
-            )
-            insert_decision_row(
-                tx,
-                "tool_call",
-                tool_call_id,
-                row.run_id,
-                {"status": status.value},
-                actor=tx.actor.label,
-                source=source,
-                reason=reason,
-                request_id=request_id,
-            )
-
-        return self.j.write_then(op, lambda tx, _: tool_call_in(tx, tool_call_id))
-
-    @staticmethod
-    def _settle_unknown(
-        tx: Tx,
-        row: Any,
-        status: ToolCallStatus,
-        result: Any,
-        error: str | None,
-        *,
-        reason: str,
-        request_id: str | None,
-        request: Any,
-    ) -> None:
-        if status not in (ToolCallStatus.SUCCEEDED, ToolCallStatus.FAILED):
-            raise errors.InvalidTransition(
-                f"tool call {row.id} is outcome_unknown; it can only become succeeded or failed"
-            )
-        done = update_where(
-            tx.conn,
-            s.tool_calls,
-            dict(
-                status=status.value,
-                result=canonical_json(result),
-                error=error,
-                version=row.version + 1,
-                updated_at=tx.now,
-            ),
-            id=row.id,
-            version=row.version,
-        )
-        if done != 1:
-            raise errors.StaleVersion(f"tool call {row.id} changed meanwhile")
-        tx.audit(
-            "tool_call.outcome_settled",
-            "tool_call",
-            row.id,
-            run_id=row.run_id,
-            before={"status": row.status},
-            after={"status": status.value, "error": error},
+        return tool_calls.resolve(
+            self.j,
+            tool_call_id,
+            status,
             reason=reason,
+            expected_version=expected_version,
             request_id=request_id,
-            request=request,
+            source=source,
         )
-        run = tx.run_row(row.run_id)
-        if not RunStatus(run.status).terminal:
-            tx.append_event(
-                run,
-                "tool.finished",
-                {
-                    "tool_call_id": row.id,
-                    "status": status.value,
-                    "result": result,
-                    "error": error,
-                    "was": "outcome_unknown",
-                },
-            )
-        tx.changed(ChangeKind.TOOL_CALL, row.id, row.run_id)
 
     def unknown_outcomes(
         self, *, run_id: str | None = None, limit: int = 200
@@ -619,10 +419,10 @@ class Runs:
 
         def op(tx: Tx) -> None:
             run = tx.live_run(run_id)
-            self._close_open_items(tx, run_id, status)
+            close_open_items(tx, run_id, status)
             body = dict(payload)
             if status == RunStatus.CANCELLED:
-                unknown = self._outcomes_now_unknown(tx, run_id)
+                unknown = outcomes_now_unknown(tx, run_id)
                 if unknown:
                     body["outcome_unknown"] = unknown
             attempt_status = (
@@ -641,103 +441,6 @@ class Runs:
             del run
 
         return self.j.write_then(op, lambda tx, _: run_in(tx, run_id))
-
-    @staticmethod
-    def _outcomes_now_unknown(tx: Tx, run_id: str) -> builtins.list[str]:
-        """Completing a cancel: the run's dispatched tool calls without an outcome become
-        ``outcome_unknown`` (seed rule), each with an audit row; returns their ids."""
-        t = s.tool_calls.c
-        rows = tx.conn.execute(
-            select(s.tool_calls)
-            .where(t.run_id == run_id, t.status == ToolCallStatus.RUNNING.value)
-            .order_by(t.created_at, t.id)
-        ).all()
-        for row in rows:
-            done = update_where(
-                tx.conn,
-                s.tool_calls,
-                dict(
-                    status=ToolCallStatus.OUTCOME_UNKNOWN.value,
-                    version=row.version + 1,
-                    updated_at=tx.now,
-                ),
-                id=row.id,
-                version=row.version,
-            )
-            if done != 1:
-                raise errors.StaleVersion(f"tool call {row.id} changed meanwhile")
-            tx.audit(
-                "tool_call.outcome_unknown",
-                "tool_call",
-                row.id,
-                run_id=run_id,
-                actor="system:cancel",
-                before={"status": row.status},
-                after={"status": ToolCallStatus.OUTCOME_UNKNOWN.value},
-                reason="the run was cancelled while the call was running",
-            )
-            tx.changed(ChangeKind.TOOL_CALL, row.id, run_id)
-        return [row.id for row in rows]
-
-    @staticmethod
-    def _close_open_items(tx: Tx, run_id: str, status: RunStatus) -> None:
-        """A run that ends withdraws what it still asked for (nobody waits for it any more)."""
-        reason = f"run {status.value}"
-        pending = (
-            tx.conn.execute(
-                select(s.approvals.c.id).where(
-                    s.approvals.c.run_id == run_id, s.approvals.c.status == "pending"
-                )
-            )
-            .scalars()
-            .all()
-        )
-        for aid in pending:
-            tx.conn.execute(
-                update(s.approvals)
-                .where(s.approvals.c.id == aid)
-                .values(
-                    status="cancelled",
-                    version=s.approvals.c.version + 1,
-                    decided_at=tx.now,
-                    decision_reason=reason,
-                )
-            )
-            tx.audit(
-                "approval.withdrawn",
-                "approval",
-                aid,
-                run_id=run_id,
-                reason=reason,
-                before={"status": "pending"},
-                after={"status": "cancelled"},
-            )
-            tx.changed(ChangeKind.APPROVAL, aid, run_id)
-        asked = (
-            tx.conn.execute(
-                select(s.questions.c.id).where(
-                    s.questions.c.run_id == run_id, s.questions.c.status.in_(OPEN_QUESTION)
-                )
-            )
-            .scalars()
-            .all()
-        )
-        for iid in asked:
-            tx.conn.execute(
-                update(s.questions)
-                .where(s.questions.c.id == iid)
-                .values(status="cancelled", version=s.questions.c.version + 1)
-            )
-            tx.audit(
-                "interaction.withdrawn",
-                "interaction",
-                iid,
-                run_id=run_id,
-                reason=reason,
-                before={"status": "open"},
-                after={"status": "cancelled"},
-            )
-            tx.changed(ChangeKind.QUESTION, iid, run_id)
 
     def retry(self, run_id: str) -> Attempt:
         """Agent side: start the retry an operator asked of this failed run
@@ -1027,57 +730,4 @@ class Runs:
         return self.j.read(lambda c: list(c.execute(stmt).scalars()))
 
 
-def check_resume(tx: Tx, run: Any) -> None:
-    """The resume gate before a new attempt (a retry's too): ``ResumeBlocked``, naming
-    each blocker, while ``resume_blockers`` finds any."""
-    blockers = resume_blockers(tx.conn, run)
-    if blockers:
-        listed = ", ".join(f"{kind} {bid}" for kind, bid in blockers)
-        raise errors.ResumeBlocked(
-            f"run {run.id} cannot start a new attempt while it waits on: {listed}",
-            blockers=blockers,
-        )
-
-
-def resume_blockers(conn: Any, run: Any) -> list[tuple[str, str]]:
-    """The resume gate (seed invariant 17): pending approvals, open questions, ambiguous
-    effects and tool calls of unknown outcome of ``run``, and its cancel request."""
-    a, i, e, t = s.approvals.c, s.questions.c, s.effects.c, s.tool_calls.c
-    found: list[tuple[str, str]] = []
-    for kind, stmt in (
-        (
-            "approval",
-            select(a.id)
-            .where(a.run_id == run.id, a.status == "pending")
-            .order_by(a.created_at, a.id),
-        ),
-        (
-            "question",
-            select(i.id)
-            .where(i.run_id == run.id, is_open_question(i.status))
-            .order_by(i.created_at, i.id),
-        ),
-        (
-            "effect",
-            select(e.key)
-            .where(e.run_id == run.id, e.status == "ambiguous")
-            .order_by(e.created_at, e.key),
-        ),
-        (
-            "tool_call",
-            select(t.id)
-            .where(t.run_id == run.id, t.status == ToolCallStatus.OUTCOME_UNKNOWN.value)
-            .order_by(t.created_at, t.id),
-        ),
-    ):
-        found += [(kind, ident) for ident in conn.execute(stmt).scalars()]
-    if run.cancel_requested:
-        found.append(("cancel", run.id))
-    return found
-
-
 __all__ = ["Runs", "decode_cursor", "loads", "status_after_closing"]
-
-
-def tool_call_in(tx: Tx, tool_call_id: str) -> ToolCall:
-    return one_where(tx.conn, ToolCall, s.tool_calls, f"tool call {tool_call_id}", id=tool_call_id)

@@ -10,7 +10,7 @@ The twin of ``db.py`` for a journal on a server (``postgresql+psycopg://user:pw@
   session's ``lock_timeout``; a writer that waits longer gets ``StoreBusy``, as on SQLite.
   On a team server (``proctor team init``) the lock is taken through ``proctor_write_lock``
   instead (``TEAM_LOCK_SQL``, found when a connection opens), which also keeps an agent or
-  observer login from holding it hostage (core/ops/team.py). Reads run ``REPEATABLE READ READ ONLY``: one snapshot per read, as SQLite's deferred BEGIN.
+  observer login from holding it hostage (core/ops/team_access.py). Reads run ``REPEATABLE READ READ ONLY``: one snapshot per read, as SQLite's deferred BEGIN.
 - **The change feed never skips.** A trigger on ``changes`` takes the same lock and numbers
   each row (max + 1) under it, so even a writer that bypasses the store (raw SQL) commits its
   rows in ``seq`` order: ``changes.since(seq)`` can never pass a row that commits later. A
@@ -62,7 +62,7 @@ SCHEMES = ("postgresql://", "postgresql+psycopg://", "postgres://")
 WRITE_LOCK = (0x70726F63, 0x746F7221)
 LOCK_SQL = f"SELECT pg_advisory_xact_lock({WRITE_LOCK[0]}, {WRITE_LOCK[1]})"
 WRITE_BEGIN = f"BEGIN ISOLATION LEVEL READ COMMITTED; {LOCK_SQL}"
-# a team server's (core/ops/team.py LOCK_FUNCTIONS): the lock, waited for at most N ms, with
+# a team server's (core/ops/team_access.py lock_sql): the lock, waited for at most N ms, with
 # an agent or observer login that keeps it from others ended
 TEAM_LOCK_SQL = "SELECT proctor_write_lock({ms})"
 TEAM_LOCK_PROBE = (
@@ -226,7 +226,7 @@ def _compat_on_connect(driver: Any, _record: Any) -> None:
 
 
 def add_compat_views(driver: Any) -> list[str]:
-    from .db import ADDED_COLUMNS, ADDED_TABLES
+    from .revisions import ADDED_COLUMNS, ADDED_TABLES
 
     schema = driver.execute("SELECT current_schema()").fetchone()[0]
     rows = driver.execute(

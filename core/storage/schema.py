@@ -595,6 +595,24 @@ POLICY_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 
 
+# 0016a: "assign to me" (docs/policies.md): who took an inbox item on, each with its signed
+# decision; evidence like the policy tables (core/storage/assign_sql.py refuses the rest).
+# An item's assignee is its last row's (``seq``: 1, 2, ... per item).
+assignments = Table(
+    "assignments",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("item_kind", String(16), nullable=False),  # approval / question / conflict / effect
+    Column("item_id", String(200), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("assignee", String(200), nullable=False),  # the operator's name
+    Column("decision_id", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("item_id", "seq", name="uq_assignments_seq"),
+)
+ASSIGN_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {"assignments": (("id",), ("item_id", "seq"))}
+
+
 # 0010k: a recorded key is never deleted nor put again under its id (``proctor verify`` and the
 # desk, without a trust file, check signatures against the name recorded with it).
 KEY_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {"operator_keys": (("key_id",),)}

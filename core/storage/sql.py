@@ -556,7 +556,7 @@ def _whole_on_server(element: Any, compiler: Any, **kw: Any) -> str:
 def filed_by_this_login(conn: Connection, agent: bool) -> Any:
     """A WHERE clause for a sweep an agent makes over requests (expiry): on a server journal,
     the rows its own database login filed (``requested_by``, revision 0007t), the only ones a
-    team server lets an agent login expire (core/ops/team.py); elsewhere every row."""
+    team server lets an agent login expire (core/ops/team_checks.py); elsewhere every row."""
     from sqlalchemy import text, true
 
     if agent and conn.dialect.name == "postgresql":

@@ -37,6 +37,7 @@ from .confirm import confirmed, restated_action
 from .detail import DetailContext, DetailWidget
 from .edit_action import EditActionDialog
 from .lens_line import LensLine
+from .policy_line import PolicyView, policy_head, policy_view, progress_text
 from .rule_draft import RuleDraftPanel
 from .similar import SimilarModel
 
@@ -110,6 +111,11 @@ class ApprovalDetail(DetailWidget):
         self.tampered.setAccessibleName(TAMPERED)
         self.tampered.hide()
         self.facts = plain_label(parent=self)
+        # under a policy: its progress ("1 of 2 approvals — alice approved at 10:02 …")
+        self.policy_line = plain_label(parent=self, name="PolicyProgress")
+        self.policy_line.setAccessibleName(tr("Approval policy progress"))
+        self.policy_line.hide()
+        self.policy = PolicyView(None, None, None)
         self.agent_reason = BoundedText("Agent's reason", self)
         self.action_text = ActionText("What it will do", self)
         self.args = JsonTree("Action and arguments", self)
@@ -147,6 +153,7 @@ class ApprovalDetail(DetailWidget):
     def _build_body(self) -> None:
         self.body.addWidget(self.tampered)
         self.body.addWidget(self.state)
+        self.body.addWidget(self.policy_line)
         self.body.addWidget(self.facts)
         self.body.addWidget(section("Agent's reason", self))
         self.body.addWidget(self.agent_reason)
@@ -202,6 +209,10 @@ class ApprovalDetail(DetailWidget):
         buttons.addWidget(action_button(registry, "inbox.snooze", self))
         buttons.addStretch(1)
         self.lens_line = LensLine(self)
+        # why this operator cannot approve now (a step already taken; not their stage)
+        self.turn_note = plain_label(parent=self, name="TurnNote")
+        self.turn_note.setProperty("level", "warning")
+        self.turn_note.hide()
         form = QVBoxLayout()
         form.setContentsMargins(8, 4, 8, 8)
         form.addWidget(self.lens_line.read)
@@ -209,6 +220,7 @@ class ApprovalDetail(DetailWidget):
         form.addWidget(self.reason)
         form.addLayout(scope_row)
         form.addWidget(self.rule_panel)
+        form.addWidget(self.turn_note)
         form.addLayout(buttons)
         return form
 
@@ -227,6 +239,7 @@ class ApprovalDetail(DetailWidget):
     def enter_item(self, item: InboxItem) -> None:
         self.tampered.hide()
         self.lens = None
+        self._show_policy(PolicyView(None, None, None))
         self.lens_line.set_lens(None)
         self.decision_buttons.setEnabled(True)
         self.reason.setPlainText(self._drafts.pop(item.id, ""))
@@ -248,17 +261,20 @@ class ApprovalDetail(DetailWidget):
         self.title.setToolTip(plain_tip(item.summary))
 
     def fetcher(self, item: InboxItem) -> Any:
-        approvals, item_id = self.ctx.journal.approvals, item.id
+        journal, item_id = self.ctx.journal, item.id
+        approvals = journal.approvals
 
-        def fetch() -> tuple[Approval, list[Approval], Lens]:
+        def fetch() -> tuple[Approval, list[Approval], Lens, PolicyView]:
             approval, similar = approvals.get(item_id), approvals.similar(item_id, limit=10)
-            return approval, similar, lens_of(approval, similar)  # parsed here, off the GUI
+            lens = lens_of(approval, similar)  # parsed here, off the GUI
+            return approval, similar, lens, policy_view(journal, item_id)
 
         return fetch
 
-    def show_entity(self, data: tuple[Approval, list[Approval], Lens]) -> None:
-        approval, similar, lens = data
+    def show_entity(self, data: tuple[Approval, list[Approval], Lens, PolicyView]) -> None:
+        approval, similar, lens, policy = data
         self.entity, self.lens = approval, lens
+        self._show_policy(policy)
         self.lens_line.set_lens(lens)
         self.title.setText(approval.action_name)
         self.args.set_value(approval.action)
@@ -288,10 +304,28 @@ class ApprovalDetail(DetailWidget):
         self._set_decidable(approval.status == ApprovalStatus.PENDING)
 
     def _set_decidable(self, pending: bool) -> None:
-        """Decided (here or elsewhere): the form stays readable, its controls are off."""
+        """Decided (here or elsewhere): the form stays readable, its controls are off. Under
+        a policy a request is approved once, as it was asked (no scope, no edit)."""
+        governed = self.policy.progress is not None
         for button in (*self.scopes.buttons(), self.edit_button):
-            button.setEnabled(pending and not self.ctx.read_only)
+            button.setEnabled(pending and not self.ctx.read_only and not governed)
         self.reason.setReadOnly(not pending)
+
+    def _show_policy(self, policy: PolicyView) -> None:
+        self.policy = policy
+        p = policy.progress
+        lines = [] if p is None else [policy_head(p), progress_text(p)]
+        if policy.assignee:
+            lines.append(tr("Assigned to {name}").format(name=fmt.bounded(policy.assignee, 80)))
+        self.policy_line.setText("\n".join(lines))
+        self.policy_line.setVisible(bool(lines))
+        self.turn_note.setText(policy.why_not or "")
+        self.turn_note.setVisible(bool(policy.why_not) and self.is_pending())
+
+    def decidable(self) -> bool:
+        """Pending, and this operator may take its step (under a policy: not taken yet, and
+        the stage it waits for is theirs; the core refuses the same)."""
+        return self.is_pending() and self.policy.why_not is None
 
     def tick(self) -> None:
         a = self.entity

@@ -217,6 +217,11 @@ def resolve_commands(
 def decided_text(result: object) -> str:
     """What was decided, by name: "Approved payments.refund acct_9", "Answered “Which
     currency?”" (agent text, bounded and escaped; never an id alone when a name exists)."""
+    told = getattr(result, "told", None)
+    if callable(told):  # an assignment says what it did itself
+        return str(told())
+    if isinstance(result, Approval) and result.status.value == "pending":  # a policy's step
+        return f"Your step on {action_label(result)} is recorded; it waits for more approvers"
     if isinstance(result, Approval):
         verb = {"approved": "Approved", "denied": "Denied"}.get(
             result.status.value, result.status.value.capitalize()

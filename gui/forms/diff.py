@@ -10,9 +10,6 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from unidiff import PatchSet
-from unidiff.errors import UnidiffParseError
-
 from ..widgets.fmt import visible
 
 MAX_ROWS = 5_000
@@ -244,6 +241,9 @@ def hunk_rows(hunk: object, budget: Budget | None = None) -> list[Row]:
 def from_unified(text: str, path: str = "") -> Diff:
     """Side-by-side rows from a unified patch: one "file" header row per file, a "hunk"
     row per hunk, its lines paired (removed against added) in between."""
+    from unidiff import PatchSet  # loaded by the first diff review, not with the desk
+    from unidiff.errors import UnidiffParseError
+
     out, budget = Diff(), Budget()
     try:
         patch = PatchSet(_with_headers(text[:MAX_INPUT], path))

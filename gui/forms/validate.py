@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from proctor.core.questions.service import response_validator
+
+if TYPE_CHECKING:  # jsonschema loads when a form is first checked, not with the desk
+    import jsonschema
 
 MAX_PROBLEMS = 50
 MESSAGE_MAX = 240

@@ -34,14 +34,23 @@ from ..infra.tasks import BUSY_AFTER_MS
 from ..widgets.dialogs import ReasonDialog, SnoozeDialog
 from ..widgets.message_bar import BANNER_CLOSE_MS, NOTE_CLOSE_MS, Level
 from .bulk import BulkDecisionDialog
+from .mine import AssignCommand, Assigned, assign_commands
 from .model import item_key
 from .page import InboxPage
 
 WIDGET = Qt.ShortcutContext.WidgetShortcut
 WORKING_AFTER_MS = BUSY_AFTER_MS  # a write still on its way after this says so in the detail
-RECENT_S = 8.0  # the banner names every item this desk decided within this many seconds
+RECENT_S = 8.0  # the banner tells of every item this desk decided within this many seconds
+RECENT_NAMED = 2  # ... naming them all up to this many
 UNDO = "inbox.undo"  # the one command that is not the inbox's alone (add_undo_bar)
 D = TypeVar("D", bound=DetailWidget)
+
+
+def still_waits(result: object) -> bool:
+    """A write that leaves its item waiting: a step under a policy (the approval waits for
+    the others), an assignment."""
+    pending = isinstance(result, Approval) and result.status == ApprovalStatus.PENDING
+    return pending or isinstance(result, Assigned)
 
 
 def commands(c: InboxCommands) -> list[ActionSpec]:
@@ -50,6 +59,7 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
     page = c.page
     return [
         *decision_commands(c),
+        *assign_commands(c.assigning),
         ActionSpec(
             "inbox.undo",
             QT_TR_NOOP("Undo the decision"),
@@ -197,12 +207,27 @@ def commands(c: InboxCommands) -> list[ActionSpec]:
     ]
 
 
+def recent_summary(texts: list[str]) -> str:
+    """One line for the decisions of the last RECENT_S seconds, oldest first: two are named
+    both; more name the newest and count the others by what was done ("Approved fs.write;
+    also 2 approved, 1 denied"), so a quick run of decisions never makes a line that is cut."""
+    if len(texts) <= RECENT_NAMED:
+        return "; ".join(texts)
+    counts: dict[str, int] = {}
+    for text in texts[:-1]:
+        verb = text.split(" ", 1)[0].rstrip(":").lower()
+        counts[verb] = counts.get(verb, 0) + 1
+    earlier = ", ".join(f"{n} {verb}" for verb, n in counts.items())
+    return f"{texts[-1]}; also {earlier} just before"
+
+
 class InboxCommands(QObject):
     def __init__(self, page: InboxPage, registry: ActionRegistry) -> None:
         super().__init__(page)
         self.page = page
         self.registry = registry
         self.decider = page.decider
+        self.assigning = AssignCommand(page)
         self._recent: list[tuple[float, str]] = []  # (when, what) this desk decided lately
         self._undo_bars: list[UndoBar] = []  # every page's undo bar (add_undo_bar)
         self._connect()
@@ -215,7 +240,8 @@ class InboxCommands(QObject):
             self.registry.register(spec, page=None if spec.id == UNDO else self.page)
         self.registry.attach("inbox.open", self.page.table)
         self.registry.context_menu(
-            self.page.table, ("inbox.copy_link", "inbox.copy_id", "inbox.open_run")
+            self.page.table,
+            ("inbox.assign", "inbox.copy_link", "inbox.copy_id", "inbox.open_run"),
         )
 
     def _connect(self) -> None:
@@ -279,7 +305,7 @@ class InboxCommands(QObject):
             and isinstance(detail.entity, Approval)
             and detail.entity.id == item.id
         ):
-            return detail.is_pending()
+            return detail.decidable()
         return True
 
     def can_snooze(self) -> bool:
@@ -468,6 +494,9 @@ class InboxCommands(QObject):
 
     # ------------------------------------------------------------ outcomes
     def _on_done(self, key: str, result: object) -> None:
+        if still_waits(result):  # the row stays: say so, and stay on it
+            self._recent_decision(decided_text(result))
+            return
         self.page.undo_bar.offer(result)  # "Undo (5 s)" while the decision is held
         self.page.mark_decided({key})
         self.page.advance_from(key)
@@ -495,7 +524,9 @@ class InboxCommands(QObject):
         self._recent = [(t, s) for t, s in self._recent if now - t < RECENT_S]
         self._recent.append((now, text))
         self.page.message.show_message(
-            "; ".join(s for _t, s in self._recent), Level.SUCCESS, close_after_ms=BANNER_CLOSE_MS
+            recent_summary([s for _t, s in self._recent]),
+            Level.SUCCESS,
+            close_after_ms=BANNER_CLOSE_MS,
         )
 
     def _on_refused(self, key: str, exc: BaseException) -> None:

@@ -15,6 +15,7 @@ from proctor.core.models import InboxFilter, InboxKind
 
 from ..infra.i18n import tr
 from ..widgets import fmt
+from .mine import mine_combo, mine_filter, select_mine
 
 SEARCH_DEBOUNCE_MS = 250
 ANY = ""
@@ -43,6 +44,7 @@ class FilterBar(QWidget):
         self.search.setPlaceholderText(tr("Search the inbox  ( / )"))
         self.search.setAccessibleName(tr("Search the inbox"))
         self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(160)  # never squeezed to nothing by the menus
         self.kind = _combo("Kind", self, "All kinds")
         for kind, title in (
             (InboxKind.APPROVAL, "Approvals"),
@@ -55,6 +57,8 @@ class FilterBar(QWidget):
         self.project = _combo("Project", self, "All projects")
         self.safety = _combo("Safety class", self, "Any safety")
         self.age = _combo("Waiting since", self, "Any age")
+        self.mine = mine_combo(self)  # whose: everyone's, waiting for me, ...
+        self.operator = ""  # the desk's operator (the page sets it): whom "me" names
         self.sort = QComboBox(self)
         self.sort.setAccessibleName(tr("Sort order"))
         self.sort.addItem(tr("Newest first"), True)
@@ -76,6 +80,7 @@ class FilterBar(QWidget):
         layout = self.row = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.search, 1)
+        layout.addWidget(self.mine)
         for widget in (self.kind, self.agent, self.project, self.safety, self.age, self.sort):
             layout.addWidget(widget)
         layout.addWidget(self.waited)
@@ -85,7 +90,15 @@ class FilterBar(QWidget):
     def _connect(self) -> None:
         self.search.textChanged.connect(self._on_text)
         self.search.returnPressed.connect(self._emit)
-        for combo in (self.kind, self.agent, self.project, self.safety, self.age, self.sort):
+        for combo in (
+            self.mine,
+            self.kind,
+            self.agent,
+            self.project,
+            self.safety,
+            self.age,
+            self.sort,
+        ):
             combo.currentIndexChanged.connect(self._emit)
         self.snoozed.toggled.connect(self._emit)
         self.waited.toggled.connect(self._emit)
@@ -119,6 +132,7 @@ class FilterBar(QWidget):
             sort="waiter" if self.sort.currentData() == WAITER else "age",
             created_after=after,
             created_until=until,
+            **mine_filter(self.mine.currentData(), self.operator),
         )
 
     def state(self) -> dict[str, Any]:
@@ -132,6 +146,7 @@ class FilterBar(QWidget):
             "snoozed": self.snoozed.isChecked(),
             "newest_first": self.sort.currentData() is not False,
             "sort": "waiter" if self.sort.currentData() == WAITER else "age",
+            "mine": self.mine.currentData() or "",
         }
 
     def apply_state(self, view: dict[str, Any]) -> None:
@@ -152,6 +167,7 @@ class FilterBar(QWidget):
             snoozed=view.get("snoozed") is True,
             newest_first=view.get("newest_first") is not False,
             waiter_first=view.get("sort") == "waiter",
+            mine=view.get("mine"),
         )
 
     def show_only(
@@ -166,14 +182,17 @@ class FilterBar(QWidget):
         snoozed: bool = False,
         newest_first: bool | None = None,
         waiter_first: bool = False,
+        mine: object = None,
     ) -> None:
         """Select exactly these filters (None: any; by default the safety class any,
         snoozed items hidden, the sort as it is) and search ``text``, then apply once.
         ``waiter_first``: sort the requests an agent waits for now first (with
-        ``newest_first``).
+        ``newest_first``). ``mine``: whose items ("waiting_for", "for_groups_of",
+        "assigned_to"; else everyone's).
         ``age``: (what to call it, created after, created until), as an Overview bar
         counted them."""
         self._set_age(age)
+        select_mine(self.mine, mine)
         for combo, value in (
             (self.kind, kind),
             (self.agent, agent),

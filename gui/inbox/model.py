@@ -37,7 +37,16 @@ def second_line(item: InboxItem) -> str:
     origin in its compact form, "via mcp/refund_agent", as the agent reports it)."""
     run = f" · {item.run_title}" if item.run_title else ""
     via = f" {short(item.origin)}" if item.origin is not None else ""
-    return f"{KIND_TITLES.get(item.kind.value, '')} · {item.agent}{via}{run} · {item.project}"
+    line = f"{KIND_TITLES.get(item.kind.value, '')} · {item.agent}{via}{run} · {item.project}"
+    return f"{marks}  ·  {line}" if (marks := marks_text(item)) else line
+
+
+def marks_text(item: InboxItem) -> str:
+    """``1 of 2 · assigned to alice``: a request under a policy, and who took the item on."""
+    parts = [item.progress] if item.progress else []
+    if item.assignee:
+        parts.append(tr("assigned to {name}").format(name=item.assignee))
+    return " · ".join(parts)
 
 
 def tooltip(item: InboxItem) -> str:

@@ -51,6 +51,7 @@ from ..widgets.message_bar import Level, MessageBar
 from ..widgets.saved_views import SavedViews
 from ..widgets.tables import TimeColumns
 from .filters import WAITER, FilterBar
+from .mine import is_mine as mine
 from .model import (
     COL_AGE,
     COL_SAFETY,
@@ -167,6 +168,7 @@ class InboxPage(QWidget):
         self.undo_bar = UndoBar(ctx.journal, ctx.runner, ctx.presenter, self)
         self.model = InboxModel(ctx.runner, self)
         self.filters = FilterBar(self)
+        self.filters.operator = ctx.journal.actor.name  # whom "Waiting for me" names
         self.views = SavedViews(
             ctx.settings,
             "inbox",
@@ -501,7 +503,7 @@ class InboxPage(QWidget):
         f = self.model.filter
         if f.snoozed:
             return tr("Nothing is snoozed.")
-        if f.kinds or f.agent or f.project or f.safety_class or f.text or f.waited:
+        if f.kinds or f.agent or f.project or f.safety_class or f.text or f.waited or mine(f):
             return tr("No waiting item matches these filters.")
         return tr("Nothing waits for you. New requests appear here as agents make them.")
 

@@ -170,9 +170,10 @@ class MemoryPage(ListPage):
         split.addWidget(middle)
         split.addWidget(self.right)
         split.setChildrenCollapsible(False)
-        split.setSizes([260, 450, 610])
-        split.setStretchFactor(1, 2)
-        split.setStretchFactor(2, 3)
+        # the lists are what one reads first: they get the most room, the detail the rest
+        split.setSizes([240, 620, 460])
+        split.setStretchFactor(1, 3)
+        split.setStretchFactor(2, 2)
         self.splitter = split
         self.add_main(split)
 

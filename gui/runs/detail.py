@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -214,6 +214,7 @@ class RunDetail(QWidget):
         self.back_button.clicked.connect(self.back)
         self.splitter.splitterMoved.connect(self._on_split_moved)
         self.timeline.view.shaped.connect(self._fit_timeline)
+        self.splitter.installEventFilter(self)  # its height changes: the fit is made again
         self.show_end.clicked.connect(self.show_last_event)
         self.parent_button.clicked.connect(self._open_parent)
         self.timeline.sequence_chosen.connect(self.show_sequence)
@@ -365,6 +366,13 @@ class RunDetail(QWidget):
             if run.cancel_requested
             else tr("Ask the agent to stop; it finishes the cancel itself")
         )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.splitter and event.type() == QEvent.Type.Resize:
+            # a message came or went, the window grew: the lanes fit again, once the splitter
+            # has shared out its new height (its own handler runs after this filter)
+            QTimer.singleShot(0, self, self._fit_timeline)
+        return super().eventFilter(watched, event)
 
     @Slot()
     def _on_split_moved(self) -> None:

@@ -93,9 +93,7 @@ class PendingCommands(QObject):
         if widget.is_tampered():
             return False
         entity = widget.entity
-        return (
-            widget.is_pending() if isinstance(entity, Approval) and entity.id == item.id else True
-        )
+        return widget.decidable() if isinstance(entity, Approval) and entity.id == item.id else True
 
     def can_resolve(self) -> bool:
         return self._is(InboxKind.EFFECT)

@@ -31,7 +31,15 @@ class DemoFill(QObject):
     filled = Signal()
     failed = Signal(str)
 
-    def __init__(self, window: QMainWindow, path: Path, *, seed: int, start_time: float) -> None:
+    def __init__(
+        self,
+        window: QMainWindow,
+        path: Path,
+        *,
+        seed: int,
+        start_time: float,
+        operator: str | None = None,
+    ) -> None:
         super().__init__(window)
         self.window = window
         self.bar = QProgressBar(window)
@@ -52,6 +60,7 @@ class DemoFill(QObject):
                 str(seed),
                 "--start-time",
                 repr(start_time),
+                *(["--operator", operator] if operator else []),
             ]
         )
         self.process.readyReadStandardOutput.connect(self._on_output)

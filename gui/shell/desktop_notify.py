@@ -33,6 +33,13 @@ CALL_TIMEOUT_S = 5.0
 REMEMBERED = 64  # notifications whose click still opens their item
 
 
+class BusLost:
+    """A job for the worker: the bus connection broke under jeepney's reader."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class Notice:
     """One notification to send; ``payload`` comes back to ``on_invoked`` with the action
@@ -115,6 +122,7 @@ class DesktopNotifications:
             from jeepney.io.threading import DBusRouter, Proxy, open_dbus_connection
 
             conn = open_dbus_connection(bus=self._bus)
+            self._guard_receive(conn)
         except Exception as exc:  # noqa: BLE001 - no bus address, no socket, refused: the same to us
             self._fail(f"no session bus ({exc.__class__.__name__}: {exc})")
             return
@@ -129,12 +137,32 @@ class DesktopNotifications:
         finally:
             conn.close()
 
+    def _guard_receive(self, conn: Any) -> None:
+        """jeepney's router reads in a thread of its own through ``conn.receive``: the bus
+        going away there (ECONNRESET, EOF) becomes this channel's failure, said at once,
+        not an unhandled exception in that thread and a channel that waits forever."""
+        from jeepney.io.threading import ReceiveStopped
+
+        receive = conn.receive
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return receive(*args, **kwargs)
+            except OSError as exc:
+                self._jobs.put(BusLost(f"the session bus went away ({exc.__class__.__name__})"))
+                raise ReceiveStopped(str(exc)) from exc
+
+        conn.receive = guarded
+
     def _serve(self, router: Any) -> None:
         from jeepney import Message
 
         while True:
             job = self._jobs.get()
             if job is None:
+                return
+            if isinstance(job, BusLost):
+                self._fail(job.reason)
                 return
             if isinstance(job, Message):
                 self._on_signal(job)

@@ -6,7 +6,8 @@ one about a single approval that needs no confirmation also offers Approve and D
 (``NotifyDecide`` says whether, and commits the choice through the desk's decider).
 
 What is new comes from the change feed (``Arrivals``), not from the inbox's table: an item
-the inbox's filters hide, or one beyond its loaded page, is still news."""
+the inbox's filters hide, or one beyond its loaded page, is still news. A request under an
+approval policy is news only to the operators it waits for (docs/policies.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from proctor.core import Journal
-from proctor.core.models import ChangeSet, InboxItem
+from proctor.core.models import ChangeSet, InboxFilter, InboxItem
 
 from ..decide.kinds import INBOX_CHANGE_KINDS
 from ..infra.i18n import tr
@@ -194,27 +195,36 @@ class Arrivals(QObject):
     def on_changes(self, cs: ChangeSet) -> None:
         ids = sorted({c.entity_id for c in cs.changes if c.entity_kind in INBOX_CHANGE_KINDS})
         if ids:
-            inbox = self.journal.inbox
+            inbox, mine = self.journal.inbox, InboxFilter(waiting_for=self.journal.actor.name)
+
+            def read() -> tuple[list[str], list[InboxItem], set[str]]:
+                items = inbox.pick(None, ids)
+                governed = [i.id for i in items if i.progress is not None]
+                return ids, items, {i.id for i in inbox.pick(mine, governed)} if governed else set()
+
             self.runner.run(
-                lambda: (ids, inbox.pick(None, ids)),
+                read,
                 on_done=self._on_read,
                 on_error=self._on_failed,
                 owner=self,
             )
 
-    def _on_read(self, read: tuple[list[str], list[InboxItem]]) -> None:
-        ids, items = read
+    def _on_read(self, read: tuple[list[str], list[InboxItem], set[str]]) -> None:
+        ids, items, waits_for_me = read
         gone = set(ids) - {i.id for i in items}
         if gone:
             self.left.emit(gone)
-        self._on_picked(items)
+        self._on_picked(items, waits_for_me)
 
-    def _on_picked(self, items: list[InboxItem]) -> None:
+    def _on_picked(self, items: list[InboxItem], waits_for_me: set[str]) -> None:
+        """A request under a policy is news only to the operators it waits for: when it
+        starts waiting for this one (filed, or its stage moved to them), once."""
         new = sorted(
             (
                 i
                 for i in items
-                if i.created_at >= self.since and f"{i.kind.value}:{i.id}" not in self._told
+                if (i.id in waits_for_me if i.progress is not None else i.created_at >= self.since)
+                and f"{i.kind.value}:{i.id}" not in self._told
             ),
             key=lambda i: (i.created_at, i.id),
         )

@@ -703,10 +703,36 @@ class TimelineView(QGraphicsView):
         painter.setPen(QPen(color, 1.5, Qt.PenStyle.DashLine))
         painter.drawLine(QPointF(x, AXIS_H - 6), QPointF(x, self.viewport().height()))
         painter.setPen(color)
+        label = self._now_label(painter.fontMetrics())
+        if label is not None:
+            painter.drawText(QPointF(label[0], AXIS_H - 8), label[2])
+
+    def _now_label(self, metrics: QFontMetrics) -> tuple[float, float, str] | None:
+        """Where "now" is written in the axis (left, right, text): beside its line, in sight."""
+        if self.now_time is None:
+            return None
+        x = self._vx(self.now_time)
         text = tr("now")
-        width = painter.fontMetrics().horizontalAdvance(text)
-        left = x + 3 if x + 3 + width <= self.viewport().width() else x - 3 - width  # in sight
-        painter.drawText(QPointF(left, AXIS_H - 8), text)
+        width = metrics.horizontalAdvance(text)
+        left = x + 3 if x + 3 + width <= self.viewport().width() else x - 3 - width
+        return left, left + width, text
+
+    def tick_labels(self, metrics: QFontMetrics) -> list[tuple[float, float, str]]:
+        """The ticks' times as written in the axis (left, right, text); one that would run
+        into "now" is not written (its tick mark stays)."""
+        if self.timeline is None:
+            return []
+        start, end = self.visible_times()
+        step = tick_step(1 / self.pps)
+        now = self._now_label(metrics)
+        out = []
+        for t in ticks(start, end, step):
+            text = tick_label(t, step)
+            left = self._vx(t) + 3
+            right = left + metrics.horizontalAdvance(text)
+            if now is None or right + 4 <= now[0] or left >= now[1] + 4:
+                out.append((left, right, text))
+        return out
 
     def _paint_axis(self, painter: QPainter) -> None:
         pal = self.palette()
@@ -717,15 +743,15 @@ class TimelineView(QGraphicsView):
         if self.timeline is None:
             return
         start, end = self.visible_times()
-        step = tick_step(1 / self.pps)
         painter.setPen(pal.color(QPalette.ColorRole.PlaceholderText))
-        for t in ticks(start, end, step):
+        for t in ticks(start, end, tick_step(1 / self.pps)):
             x = self._vx(t)
             painter.drawLine(QPointF(x, AXIS_H - 6), QPointF(x, AXIS_H))
+        for left, _right, text in self.tick_labels(painter.fontMetrics()):
             painter.drawText(
-                QRectF(x + 3, 0, 120, AXIS_H - 4),
+                QRectF(left, 0, 120, AXIS_H - 4),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom,
-                tick_label(t, step),
+                text,
             )
 
     def _paint_labels(self, painter: QPainter) -> None:

@@ -225,6 +225,12 @@ class Boom(RuntimeError):
     """Raised by an injected fault in the middle of a write."""
 
 
+def executing(agent, key="fx-1", lease=5.0, owner="w1", run_id=None):  # an agent's Journal
+    """An effect reserved and begun under a lease: executing."""
+    agent.effects.reserve(key, tool="pay", owner=owner, lease_seconds=lease, run_id=run_id)
+    return agent.effects.begin(key, owner=owner)
+
+
 def boom(*_args, **_kwargs):
     raise Boom("injected fault mid-transaction")
 

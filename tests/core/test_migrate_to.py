@@ -66,6 +66,7 @@ def fill_policies(agent: Journal, op: Journal, run_id: str) -> None:
         op.policies.delegate("carol", until=op.now() + 3600, reason="away")
         asked = agent.approvals.request(run_id, {"tool": "pay"}, reason="governed")
         op.approvals.decide(asked.id, True, expected_version=asked.version)
+        op.assignments.assign_to_me("approval", asked.id)  # 0016a's row
 
 
 def every_row(journal: Journal) -> dict[str, list[tuple]]:

@@ -148,6 +148,25 @@ def test_own_decision_moves_to_the_next_item(qtbot, populated, open_desk):
     assert window.inbox.detail.current_item().id == current.id
 
 
+def test_a_quick_run_of_decisions_is_told_in_one_line_that_is_not_cut(qtbot, populated, open_desk):
+    """Five approvals decided one after another within seconds: the banner names the
+    newest and counts the rest ("also 4 approved"), never five names in a row."""
+    path, ids = populated
+    with agent(path, "coder") as a:
+        keys = [
+            "approval:" + request(a, ids["run"], f"fs.write{n}", {"path": f"f{n}"}, "tidy")
+            for n in range(5)
+        ]
+    window = open_desk(path)
+    for n, key in enumerate(keys):
+        select_key(qtbot, window, key)
+        key_on_table(qtbot, window, Qt.Key.Key_A)
+        qtbot.waitUntil(lambda key=key: window.inbox.model.row_of(key) < 0, timeout=WAIT_MS)
+        told = window.inbox.message.text()
+        assert f"Approved fs.write{n}" in told, told
+    assert told.count("fs.write") == 1 and "also 4 approved" in told, told
+
+
 def test_inbox_keys_do_nothing_on_another_page(qtbot, populated, open_desk):
     path, ids = populated
     window = open_desk(path)

@@ -49,8 +49,8 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
 
 
 @pytest.fixture
-def private_bus(tmp_path: Path) -> Iterator[str]:
-    """The address of a session bus of this test's own."""
+def bus_daemon(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A session bus of this test's own: its address and its dbus-daemon process."""
     sock_dir = tmp_path / "bus"
     sock_dir.mkdir()
     config = tmp_path / "bus.conf"
@@ -65,10 +65,16 @@ def private_bus(tmp_path: Path) -> Iterator[str]:
         assert proc.stdout is not None
         address = proc.stdout.readline().strip()
         assert address.startswith("unix:"), address
-        yield address
+        yield address, proc
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture
+def private_bus(bus_daemon: tuple[str, subprocess.Popen]) -> str:
+    """The address of a session bus of this test's own."""
+    return bus_daemon[0]
 
 
 class NotificationServer:
@@ -175,6 +181,31 @@ def test_a_new_request_sends_one_desktop_notification_and_its_click_opens_it(
         timeout=WAIT_MS,
     )
     assert window.inbox.detail.current_item().kind is InboxKind.APPROVAL
+
+
+@NO_RAISE
+def test_the_bus_going_away_turns_the_channel_off_at_once_and_raises_in_no_thread(
+    qtbot, populated, open_desk, monkeypatch, bus_daemon
+):
+    address, daemon = bus_daemon
+    server = NotificationServer(address)
+    path, ids = populated
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+    unhandled: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: unhandled.append(args.exc_value))
+    window = background_desk(open_desk, path, monkeypatch)
+    shown: list[str] = []
+    window.notifier.notified.connect(lambda channel, _text: shown.append(channel))
+    request_late(path, ids["run"], "first")
+    qtbot.waitUntil(lambda: "desktop" in shown, timeout=WAIT_MS)
+    server.close()  # the test's own server leaves first: only the desk's reader is left
+    daemon.kill()  # the session ends under the desk
+    daemon.wait(10)
+    qtbot.waitUntil(lambda: window.notifier.desktop.failed, timeout=WAIT_MS)  # no send needed
+    request_late(path, ids["run"], "second")
+    qtbot.waitUntil(lambda: shown.count("banner") == 2, timeout=WAIT_MS)
+    assert shown.count("desktop") == 1
+    assert unhandled == []
 
 
 @NO_RAISE

@@ -10,6 +10,7 @@ from PySide6.QtCore import QModelIndex, Qt
 
 from proctor.core.audit.timeline import RunTimeline, Span
 from proctor.gui.inbox.model import COL_AGE
+from proctor.gui.timeline.layout import tick_step, ticks
 from proctor.gui.timeline.view import TimelineView, reach
 from proctor.gui.widgets import fmt
 
@@ -125,3 +126,42 @@ def test_the_timeline_marks_now_and_draws_what_waits_up_to_it(qtbot):
     assert view.now_time == later and view.item_for("p1").placed.end == later
     view.set_timeline(done)
     assert view.now_time is None and not view.now_timer.isActive()
+
+
+def test_no_tick_time_is_written_over_now(qtbot):
+    """At any width and age the axis's "now" (written left of its line at the right edge)
+    and the ticks' times never overlap: a tick that would run into it keeps its mark, not
+    its time."""
+    view = TimelineView()
+    qtbot.addWidget(view)
+    with qtbot.waitExposed(view):
+        view.show()
+    crowded = 0
+    for elapsed in (33.0, 61.0, 600.0, 7_300.0):
+        start = time.time() - elapsed
+        spans = [
+            Span(
+                lane="attempt",
+                id="a",
+                label="a",
+                status="running",
+                start=start,
+                end=None,
+                detail={},
+            )
+        ]
+        tl = RunTimeline(run_id=f"r{elapsed}", start=start, end=start + 1, live=True, spans=spans)
+        for width in range(420, 1320, 23):
+            view.resize(width, 300)
+            view.set_timeline(tl)
+            view.fit()
+            metrics = view.fontMetrics()
+            now = view._now_label(metrics)
+            assert now is not None
+            labels = view.tick_labels(metrics)
+            crowded += len(list(ticks(*view.visible_times(), tick_step(1 / view.pps)))) - len(
+                labels
+            )
+            for left, right, text in labels:
+                assert right + 4 <= now[0] or left >= now[1] + 4, (elapsed, width, text, now)
+    assert crowded > 0  # the case arose: some tick's time was left out for "now"

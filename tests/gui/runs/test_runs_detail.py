@@ -215,6 +215,30 @@ def test_a_failed_run_says_why_and_shows_its_last_event(qtbot, journal_path, ope
     assert not detail.can_cancel() and detail.can_retry()
 
 
+def test_the_timeline_keeps_its_lanes_when_the_page_changes_height(qtbot, journal_path, open_desk):
+    """The timeline gets the height its lanes need (up to half the page) whenever the
+    page's height changes — a first fit made while the window was small, or a message
+    shown above it, never leaves it squeezed to one lane."""
+    with agent(journal_path, "tester") as a:
+        run = a.runs.start("shop", "A run with every lane", agent="tester")
+        a.approvals.request(run.id, {"tool": "deploy", "args": {}}, reason="ship it")
+        a.runs.append_events(run.id, [("step", {"n": n}) for n in range(10)])
+    window = open_desk(journal_path)
+    window.resize(900, 420)  # small while the timeline is first fitted
+    detail = open_run(qtbot, window, run.id)
+    qtbot.waitUntil(lambda: detail.timeline.view.timeline is not None, timeout=WAIT_MS)
+    window.resize(1300, 1000)
+    detail.message.show_message("one message")  # and a second line above the split
+
+    def fitted() -> bool:
+        top, bottom = detail.splitter.sizes()
+        want = min(detail.timeline.preferred_height(), (top + bottom) // 2)
+        return abs(top - want) <= 2
+
+    qtbot.waitUntil(fitted, timeout=WAIT_MS)
+    assert detail.splitter.sizes()[0] >= detail.timeline.preferred_height() - 2
+
+
 @pytest.fixture
 def mid_path(journal_path):
     add_big_run(journal_path, MID, 1_000, title="A middling run")

@@ -1,0 +1,406 @@
+"""The census itself (core/storage/census.py): every column of every journal table with its
+entry (core/storage/census_rules.py), and the tables the triggers treat whole or leave alone."""
+
+from __future__ import annotations
+
+from .census_rules import (
+    DECISION,
+    ID,
+    MOVES_,
+    ONCE,
+    SNOOZE,
+    TOUCHED,
+    UP,
+    WAITER,
+    WITH_MOVE,
+    WITH_VERSION,
+    Entry,
+    Kind,
+    Rule,
+    _evidence,
+    derived,
+    free,
+)
+from .schema import POLICY_TABLES
+
+CENSUS: dict[str, dict[str, Entry]] = {
+    "runs": {
+        "id": ID,
+        "project": ID,
+        "space": ID,
+        "agent": ID,
+        "title": ID,
+        "parent_run_id": ID,
+        "status": MOVES_,
+        "version": UP,
+        "deadline": ID,
+        "created_at": ID,
+        "updated_at": TOUCHED,
+        "finished_at": WITH_MOVE,
+        "last_sequence": derived("the run's head: verify recomputes it from the event chain"),
+        "last_digest": derived("the run's head: verify recomputes it from the event chain"),
+        "current_attempt": UP,
+        "cancel_requested": UP,  # false -> true, never back
+        "cancel_reason": ONCE,
+        "error": ONCE,  # written just after the move that ends the run (the first failure's)
+        "retry_requested": UP,  # the attempt an operator asked a retry as (RETRY)
+        "retry_reason": free(
+            "the last retry request's reason, for display; its decision row and run event "
+            "are the evidence, and it changes only with the request (ALONG)"
+        ),
+    },
+    "attempts": {
+        "run_id": ID,
+        "number": ID,
+        "status": MOVES_,
+        "started_at": ID,
+        "finished_at": WITH_MOVE,
+        "error": WITH_MOVE,
+    },
+    "tool_calls": {
+        "id": ID,
+        "run_id": ID,
+        "attempt": ID,
+        "tool": ID,
+        "safety_class": ID,
+        "idempotency_key": ID,
+        "request": ID,
+        "result": WITH_MOVE,
+        "error": WITH_MOVE,
+        "status": MOVES_,
+        "version": UP,
+        "created_at": ID,
+        "updated_at": TOUCHED,
+    },
+    "approvals": {
+        "id": ID,
+        "run_id": ID,
+        "attempt": ID,
+        "agent": ID,
+        "tool_call_id": ID,
+        "action": ID,
+        "action_name": ID,
+        "action_digest": ID,
+        "safety_class": ID,
+        "reason": ID,
+        "requested_scope": ID,
+        "status": MOVES_,
+        "on_expiry": ID,
+        "expires_at": ID,
+        "request_key": ID,
+        "request_digest": ID,
+        "version": UP,
+        "created_at": ID,
+        "decided_at": DECISION,
+        "decided_by": DECISION,
+        "decision_reason": DECISION,
+        "decision_scope": DECISION,
+        "rule_id": DECISION,
+        "consumed_at": ONCE,
+        "consumed_effect_key": ONCE,
+        "snoozed_until": SNOOZE,
+        "input_schema": ID,
+        "approved_action": DECISION,  # the operator's edit, set with the approval
+        "approved_digest": DECISION,
+        "origin": ID,
+        "requested_by": ID,  # a server journal's only (0007t): the login that filed it
+        "waiter_seen_at": WAITER,
+        "hold_until": DECISION,  # until when the decision may be undone (0013u)
+    },
+    "approval_rules": {
+        "id": ID,
+        "effect": ID,
+        "action_pattern": ID,
+        "resource_pattern": ID,
+        "scope": ID,
+        "run_id": ID,
+        "project": ID,
+        "space": ID,
+        "created_by": ID,
+        "created_at": ID,
+        "expires_at": ID,
+        "revoked_at": ONCE,
+        "revoked_by": ONCE,
+        "source_approval_id": ID,
+        "version": UP,
+        "predicate": ID,
+        "revoke_reason": ONCE,
+    },
+    "interactions": {
+        "id": ID,
+        "run_id": ID,
+        "attempt": ID,
+        "agent": ID,
+        "kind": ID,
+        "prompt": ID,
+        "request": ID,
+        "response_schema": ID,
+        "options": ID,
+        "status": MOVES_,
+        "expires_at": ID,
+        "request_key": ID,
+        "request_digest": ID,
+        "version": UP,
+        "created_at": ID,
+        "resolved_at": DECISION,
+        "resolved_by": DECISION,
+        "response": DECISION,  # the answer: written once, with it
+        "snoozed_until": SNOOZE,
+        "origin": ID,
+        "requested_by": ID,
+        "waiter_seen_at": WAITER,
+        "hold_until": DECISION,  # until when the answer may be undone (0014u)
+        "taken_at": ONCE,  # when the agent took the held answer (HELD, 0014u)
+    },
+    "memory_entries": {
+        "id": ID,
+        "scope": WITH_VERSION,
+        "scope_key": WITH_VERSION,
+        "kind": WITH_VERSION,
+        "title": WITH_VERSION,
+        "content": WITH_VERSION,
+        "priority": WITH_VERSION,
+        "trust": WITH_VERSION,
+        "sensitivity": WITH_VERSION,
+        "pinned": WITH_VERSION,
+        "confirmed": WITH_VERSION,
+        "deleted": WITH_VERSION,
+        "version": UP,
+        "content_hash": WITH_VERSION,
+        "source_run_id": ID,
+        "created_at": ID,
+        "updated_at": TOUCHED,
+        "last_used_at": free("when an agent last read the entry (ordering of recall)"),
+        "use_count": free("how often agents read the entry (ordering of recall)"),
+    },
+    "memory_reconciliations": {
+        "id": ID,
+        "entry_id": ID,
+        "local_content": ID,
+        "local_version": ID,
+        "incoming_content": ID,
+        "incoming_source": ID,
+        "incoming_kind": ID,
+        "incoming_priority": ID,
+        "incoming_trust": ID,
+        "incoming_sensitivity": ID,
+        "run_id": ID,
+        "status": MOVES_,
+        "version": UP,
+        "created_at": ID,
+        "resolved_at": DECISION,
+        "resolved_by": DECISION,
+        "resolution_reason": DECISION,
+        "snoozed_until": SNOOZE,
+        "agent": ID,
+        "origin": ID,
+        "requested_by": ID,
+    },
+    "effects": {
+        "key": ID,
+        "run_id": ID,
+        "attempt": UP,
+        "tool": ID,
+        "action": ID,
+        "action_digest": ID,
+        "safety_class": ID,
+        "idempotency_key": ID,
+        "status": MOVES_,
+        "lease_owner": free("the process holding the lease; a lapsed lease makes it ambiguous"),
+        "lease_seconds": free("the lease's length, renewed by its holder"),
+        "lease_expires_at": free("the lease's end, renewed by its holder"),
+        "approval_id": WITH_MOVE,  # set with the reservation (a retry may name another)
+        "result": WITH_MOVE,
+        "error": WITH_MOVE,
+        "ambiguous_reason": WITH_MOVE,
+        "resolved_by": WITH_MOVE,
+        "resolution_reason": WITH_MOVE,
+        "version": UP,
+        "created_at": ID,
+        "started_at": WITH_MOVE,
+        "updated_at": TOUCHED,
+        "snoozed_until": SNOOZE,
+        "agent": ID,
+        "origin": ID,
+    },
+    "events": _evidence(
+        "id",
+        "run_id",
+        "sequence",
+        "type",
+        "payload",
+        "run_version",
+        "attempt",
+        "actor",
+        "created_at",
+        "prev_digest",
+        "digest",
+    ),
+    "receipts": _evidence(
+        "id",
+        "effect_key",
+        "run_id",
+        "kind",
+        "status",
+        "external_id",
+        "evidence",
+        "digest",
+        "actor",
+        "created_at",
+    ),
+    "decisions": _evidence(
+        "id",
+        "target_kind",
+        "target_id",
+        "run_id",
+        "decision",
+        "actor",
+        "source",
+        "request_id",
+        "reason",
+        "created_at",
+        "digest",
+    ),
+    "audit": _evidence(
+        "sequence",
+        "id",
+        "actor",
+        "action",
+        "entity_kind",
+        "entity_id",
+        "run_id",
+        "before",
+        "after",
+        "reason",
+        "request_id",
+        "request_digest",
+        "created_at",
+        "prev_digest",
+        "digest",
+    ),
+    "memory_mutations": _evidence(
+        "id",
+        "entry_id",
+        "operation",
+        "actor",
+        "reason",
+        "version",
+        "before_hash",
+        "after_hash",
+        "before_content",
+        "after_content",
+        "run_id",
+        "idempotency_key",
+        "request_digest",
+        "created_at",
+        "event_sequence",
+        "prev_digest",
+        "digest",
+    ),
+    "changes": _evidence("seq", "entity_kind", "entity_id", "run_id", "created_at"),
+    "signatures": _evidence(
+        "record_id", "record_kind", "key_id", "operator", "payload", "signature", "created_at"
+    ),
+    "journal_meta": _evidence("key", "value"),
+    "operator_keys": {
+        "key_id": ID,
+        "operator": ID,
+        "public_key": ID,
+        "first_seen_at": ID,
+    },
+    # 0014p: approval policies, evidence (core/storage/policy_sql.py refuses the rest)
+    "group_changes": _evidence(
+        "id", "group_name", "operator", "seq", "change", "decision_id", "actor", "created_at"
+    ),
+    "policies": _evidence(
+        "id",
+        "name",
+        "action_pattern",
+        "resource_pattern",
+        "safety_class",
+        "predicate",
+        "project",
+        "space",
+        "mode",
+        "escalate_after",
+        "escalate_to",
+        "decision_id",
+        "created_by",
+        "created_at",
+    ),
+    "delegations": _evidence(
+        "id",
+        "operator",
+        "delegate",
+        "starts_at",
+        "ends_at",
+        "reason",
+        "decision_id",
+        "created_at",
+    ),
+    "policy_stages": _evidence("policy_id", "stage", "group_name", "need"),
+    "policy_revocations": _evidence(
+        "policy_id", "reason", "decision_id", "revoked_by", "revoked_at"
+    ),
+    "policy_bindings": _evidence("approval_id", "policy_id", "created_at"),
+    "approval_steps": _evidence(
+        "id",
+        "approval_id",
+        "policy_id",
+        "stage",
+        "group_name",
+        "operator",
+        "for_operator",
+        "approve",
+        "reason",
+        "decision_id",
+        "created_at",
+    ),
+    # 0016a: who took an item on, evidence (core/storage/assign_sql.py)
+    "assignments": _evidence(
+        "id", "item_kind", "item_id", "seq", "assignee", "decision_id", "created_at"
+    ),
+    "alembic_version": {
+        "version_num": derived(
+            "the schema's revision, written by migrations; an unknown one is refused at open"
+        ),
+    },
+}
+
+
+def columns(table: str, *, kind: Kind | None = None, rule: Rule | None = None) -> list[str]:
+    """``table``'s columns in census order, of ``kind`` and ``rule`` if given."""
+    return [
+        c
+        for c, e in CENSUS[table].items()
+        if (kind is None or e.kind == kind) and (rule is None or e.rule == rule)
+    ]
+
+
+# ---------------------------------------------------------------- the rules as SQL
+# Tables whose rows refuse UPDATE whole (their own triggers; every column is identity).
+WHOLE_ROW = (
+    "events",
+    "receipts",
+    "decisions",
+    "audit",
+    "memory_mutations",
+    "changes",
+    "signatures",
+    "journal_meta",
+    *POLICY_TABLES,
+    "assignments",
+)
+
+
+# Columns only a server journal has (0007t: set by the server at INSERT, kept on UPDATE by
+# its own trigger).
+SERVER_ONLY: set[tuple[str, str]] = {
+    ("approvals", "requested_by"),
+    ("interactions", "requested_by"),
+    ("memory_reconciliations", "requested_by"),
+}
+
+
+# Written only by migrations (a trigger would stop the next one).
+UNGUARDED = ("alembic_version",)
