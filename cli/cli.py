@@ -72,7 +72,16 @@ COMMANDS = {
     **dict.fromkeys(("rules", "revoke-rule", "add-rule", "approve-edited"), "proctor.cmd_rules"),
     **dict.fromkeys(("migrate-to", "team"), "proctor.cmd_team"),
     **dict.fromkeys(
-        ("policies", "add-policy", "revoke-policy", "groups", "group", "delegate", "delegations"),
+        (
+            "policies",
+            "add-policy",
+            "revoke-policy",
+            "groups",
+            "group",
+            "delegate",
+            "delegation",
+            "delegations",
+        ),
         "proctor.cmd_policies",
     ),
 }

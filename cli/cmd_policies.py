@@ -1,7 +1,8 @@
 """Approval policies from a shell (docs/policies.md): `proctor policies`, `proctor
 add-policy` (with its preview of the requests it would have governed; `--yes` makes it),
 `proctor revoke-policy`, and the groups of operators a policy names: `proctor groups`,
-`proctor group add|remove GROUP OPERATOR`.
+`proctor group add|remove GROUP OPERATOR`, and delegation: `proctor delegate`, `proctor
+delegations`, `proctor delegation end ID --reason …`.
 
 A request under a policy is approved with `proctor approve ID` by each required person in
 turn; `proctor show ID` prints who approved and who it still waits for.
@@ -82,11 +83,17 @@ def draft_from_args(args: argparse.Namespace) -> PolicyDraft:
     stages = [stage_of(t) for t in args.stage]
     if bool(args.escalate_after) != bool(args.escalate_to):
         raise UsageError("an escalation takes both --escalate-after and --escalate-to")
+    if (args.at_deadline == "deny") != bool(args.deadline):
+        raise UsageError("denying at a deadline takes both --at-deadline deny and --deadline")
+    if args.at_deadline == "deny" and not args.escalate_to:
+        raise UsageError("a deadline is an escalation's: give --escalate-after and --escalate-to")
     from .cmd_rules import seconds
 
     return PolicyDraft(
         escalate_after=seconds(args.escalate_after) if args.escalate_after else None,
         escalate_to=args.escalate_to,
+        at_deadline=args.at_deadline,
+        deadline=seconds(args.deadline) if args.deadline else None,
         name=args.name,
         action_pattern=args.tool,
         resource_pattern=args.resource,
@@ -113,6 +120,10 @@ def print_draft(d: PolicyDraft) -> None:
     needs = ", then ".join(f"{st.need} of {' or '.join(st.groups)}" for st in d.stages)
     if d.escalate_to:
         needs += f"; undecided after {d.escalate_after:g} s, also {d.escalate_to}"
+    if d.at_deadline == "deny" and d.deadline:
+        needs += f"; denied if still undecided {d.deadline:g} s after it was filed"
+    elif d.escalate_to:
+        needs += "; then it waits until its own expiry"
     print(f"needs: {render.clean(needs, 400, one_line=True)} (distinct people, never the agent)")
 
 
@@ -263,6 +274,23 @@ def cmd_delegate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_delegation(args: argparse.Namespace) -> int:
+    if not args.reason.strip():
+        raise UsageError("say why with --reason (it is kept in the audit log)")
+    j = open_journal(args, write=True)
+    try:
+        done = j.policies.end_delegation(
+            args.id, reason=args.reason, request_id=request_id(args), source="cli"
+        )
+    finally:
+        j.close()
+    print(
+        f"ended {done.id}: {render.ident(done.delegate)} no longer takes "
+        f"{render.ident(done.operator)}'s part (a step from now on is their own)"
+    )
+    return EXIT_OK
+
+
 def cmd_delegations(args: argparse.Namespace) -> int:
     j = open_journal(args, write=False)
     try:
@@ -283,11 +311,12 @@ def cmd_delegations(args: argparse.Namespace) -> int:
                 render.clean(d.delegate, 40, one_line=True),
                 render.when(d.starts_at),
                 render.when(d.ends_at),
+                render.when(d.ended_at) if d.ended_at is not None else "-",
                 render.clean(d.reason or "-", 80, one_line=True),
             ]
             for d in found
         ],
-        ["ID", "FROM", "TO", "STARTS", "ENDS", "REASON"],
+        ["ID", "FROM", "TO", "STARTS", "ENDS", "ENDED", "REASON"],
     )
     return EXIT_OK
 
@@ -338,6 +367,18 @@ def register(sub: Any) -> None:
         help="undecided this long (30m, 4h, 1d …), the request is routed to --escalate-to too",
     )
     p.add_argument("--escalate-to", metavar="GROUP", help="who may also approve it then")
+    p.add_argument(
+        "--at-deadline",
+        choices=["deny", "wait"],
+        default="wait",
+        help="at the escalation's deadline: deny the request, or wait (default) until its "
+        "own expiry",
+    )
+    p.add_argument(
+        "--deadline",
+        metavar="DURATION",
+        help="with --at-deadline deny: how long after it was filed (8h, 1d …) it is denied",
+    )
     p.add_argument("--reason", help="why (kept in the audit log)")
     p.add_argument("--yes", action="store_true", help="make the policy as shown")
     p.add_argument("--json", action="store_true")
@@ -384,6 +425,19 @@ def register(sub: Any) -> None:
         "--until", metavar="WHEN", help="a local date and time, e.g. 2026-12-08T09:00"
     )
     p.add_argument("--reason", help="why (kept in the audit log)")
+
+    p = add(
+        sub,
+        "delegation",
+        cmd_delegation,
+        "end your delegation early",
+        [common, writer],
+        "Only the delegator ends a delegation: a signed, audited decision; a step the delegate "
+        "takes after it no longer counts as yours.",
+    )
+    p.add_argument("action", choices=["end"])
+    p.add_argument("id", help="delegation id (dlg_…)")
+    p.add_argument("--reason", required=True, help="why (kept in the audit log)")
 
     p = add(sub, "delegations", cmd_delegations, "list who takes whose part", [common])
     p.add_argument("--all", action="store_true", help="past delegations too")

@@ -193,7 +193,7 @@ def read_password(args: argparse.Namespace) -> str:
 
 
 def cmd_team_add_user(args: argparse.Namespace) -> int:
-    from proctor.core.ops.team import ROLES, add_user
+    from proctor.core.ops.team import ROLES, RoleName, add_user
 
     url = journal_path(args)
     if not is_url(url):
@@ -201,11 +201,17 @@ def cmd_team_add_user(args: argparse.Namespace) -> int:
             f"{url} is a journal file: logins and roles need a server journal "
             "(--journal postgresql+psycopg://OWNER@HOST:PORT/DATABASE)"
         )
+    groups = tuple(args.group or ())
+    role: RoleName | None = args.role or ("operator" if groups else None)
+    if role is None:
+        raise UsageError("name the login's role with --role agent|operator|observer")
     password = read_password(args)
     with no_password_shown(url):
-        created = add_user(url, args.name, args.role, password)
+        created = add_user(url, args.name, role, password, groups)
     verb = "created" if created else "updated"
-    print(f"{verb} login {args.name} in {ROLES[args.role]} on {clean(hidden(url), one_line=True)}")
+    print(f"{verb} login {args.name} in {ROLES[role]} on {clean(hidden(url), one_line=True)}")
+    for group in groups:
+        print(f"  in group {clean(group, one_line=True)} (server role proctor_group_{group})")
     return EXIT_OK
 
 
@@ -267,7 +273,15 @@ def register(sub: Any) -> None:
         "$PROCTOR_JOURNAL), connecting as its owner.",
     )
     p.add_argument("name", metavar="NAME", help="the login (lower-case letters, digits, _)")
-    p.add_argument("--role", required=True, choices=["agent", "operator", "observer"])
+    p.add_argument("--role", choices=["agent", "operator", "observer"])
+    p.add_argument(
+        "--group",
+        action="append",
+        metavar="GROUP",
+        help="an operator's group (repeat for more): granted its server role "
+        "proctor_group_GROUP, made if missing, and recorded in the journal; --role "
+        "defaults to operator",
+    )
     p.add_argument(
         "--password-file",
         metavar="FILE",

@@ -72,3 +72,14 @@ def team(pg_server, team_logins) -> Iterator[Team]:
     init(pg_server.url(name))
     yield Team(pg_server, name)
     pg_server.drop_database(name)
+
+
+def grant_group(team: Team, login: str, group: str) -> None:
+    """Put ``login`` in ``group``'s server role (0018e: on a team server a step needs it, as
+    well as the journal's group change), as ``team add-user --group`` does, without writing
+    the journal's change (the test writes that itself)."""
+    role = f"proctor_group_{group}"
+    with team.owner() as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
+            conn.execute(f'CREATE ROLE "{role}" NOLOGIN NOINHERIT')
+        conn.execute(f'GRANT "{role}" TO "{login}"')

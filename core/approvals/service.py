@@ -54,6 +54,7 @@ from proctor.core.models import (
     RuleEffect,
     SafetyClass,
 )
+from proctor.core.policies import escalation
 from proctor.core.policies import steps as policy_steps
 from proctor.core.policies.trust import check_quorum
 from proctor.core.runs.facts import approvals_of
@@ -97,6 +98,7 @@ HELD = Held(
     reopened=ApprovalStatus.PENDING.value,
     by="decided_by",
     used="consumed_at",
+    used_for="consumed_effect_key",
     cleared=(
         "decided_at",
         "decided_by",
@@ -295,6 +297,7 @@ class Approvals:
         until the hold passes; at ``timeout`` a held approval is returned as its agent sees it:
         pending, without its decision (``Approval.as_agent_sees``)."""
         deadline, stamped = time.monotonic() + timeout, None
+        denied_at = self.j.read(lambda c: escalation.deny_at_in(c, approval_id))
         while True:
             stamped = waiter.stamp_due(self.j, s.approvals, approval_id, WAITED, stamped)
             approval = self.get(approval_id)
@@ -304,6 +307,11 @@ class Approvals:
                 and approval.on_expiry == OnExpiry.DENY
                 and not self.j.read_only
                 and self.j.now() >= approval.expires_at
+            ):
+                self.expire_due()
+                approval = self.get(approval_id)
+            if approval.status == ApprovalStatus.PENDING and escalation.due(
+                denied_at, self.j.now(), self.j.read_only
             ):
                 self.expire_due()
                 approval = self.get(approval_id)
@@ -562,9 +570,12 @@ class Approvals:
         )
 
     def expire_due(self) -> int:
-        """Expire every pending approval past its expiry whose policy is ``deny``."""
+        """Expire every pending approval past its expiry whose policy is ``deny``, and deny
+        every one whose approval policy's deadline has come (0018e, core/policies/escalation)."""
 
         def op(tx: Tx) -> int:
+            agent = tx.actor.kind == ActorKind.AGENT
+            denied = escalation.deny_due_in(tx, agent=agent)
             rows = tx.conn.execute(
                 select(s.approvals)
                 .where(
@@ -577,7 +588,7 @@ class Approvals:
             ).all()
             for row in rows:
                 expire(tx, row)
-            return len(rows)
+            return len(rows) + denied
 
         return self.j.write(op)
 
@@ -716,10 +727,29 @@ class Approvals:
         return self.j.read(lambda c: decisions_for(c, target_id))
 
 
+# the names the module had before its rules moved to standing.py (``proctor.core.approval_rules``)
+from proctor.core.decisions.signing import RULE, RULE_REVOKE, rule_content, sign_in  # noqa: E402
+from proctor.core.decisions.writer import LIVE_RULES  # noqa: E402
+from proctor.core.models import (  # noqa: E402
+    ApprovalRule,
+    RuleDraft,
+    RuleMade,
+    RulePreview,
+    RuleUsage,
+)
+
 __all__ = [
     "CONSUME_WINDOW",
+    "LIVE_RULES",
     "MAX_REASON",
+    "RULE",
+    "RULE_REVOKE",
+    "ApprovalRule",
     "Approvals",
+    "RuleDraft",
+    "RuleMade",
+    "RulePreview",
+    "RuleUsage",
     "action_name",
     "action_resource",
     "approval_in",
@@ -729,6 +759,8 @@ __all__ = [
     "insert_decision_row",
     "json_changes",
     "requester",
+    "rule_content",
     "safety_counts",
+    "sign_in",
     "to_model",
 ]

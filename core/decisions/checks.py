@@ -34,7 +34,7 @@ from .signing import (
 )
 from .trust import Trust
 
-AUTOMATIC_SOURCES = ("rule", "expiry")
+AUTOMATIC_SOURCES = ("rule", "expiry", "deadline")  # deadline: 0018e, a policy's
 
 
 DECISIONS_OF = Prepared(
@@ -145,6 +145,10 @@ def check_approval(
     _agree(decision.get("hold_until") == row.hold_until, what, "hold_until")  # 0013u
     if d.source == "rule" or d.actor.startswith("rule:"):
         return check_rule_decision(conn, trust, row, d)
+    if d.source == "deadline" or d.actor.startswith("policy:"):
+        from .deadline import check_denial
+
+        return check_denial(conn, row, d)
     _agree(decision.get("rule_id") == row.rule_id, what, "rule_id")
     _agree(d.reason == row.decision_reason, what, "decision_reason")
     _agree(decision.get("edited_action_digest") == row.approved_digest, what, "approved_digest")

@@ -41,6 +41,7 @@ class Held:
     reopened: str  # the status an undo puts back
     by: str  # the column naming who decided
     used: str  # the column the agent's use of the decision sets
+    used_for: str | None  # the column naming what it was used for (an effect's key), if any
     cleared: tuple[str, ...]  # the decision's columns, cleared by an undo
     what: str  # what was decided: "decision", "answer"
     max_reason: int
@@ -97,8 +98,12 @@ def _check_undoable(tx: Tx, held: Held, row: Any, expected_version: int) -> None
             decided_by=decided_by,
         )
     if getattr(row, held.used) is not None:
+        used_for = getattr(row, held.used_for, None) if held.used_for else None
         raise errors.NotUndoable(
-            f"the agent already used the {held.what} on {what}; it stands", status=row.status
+            f"the agent already used the {held.what} on {what}"
+            + (f" ({used_for})" if used_for else "")
+            + "; it stands",
+            status=row.status,
         )
     if row.hold_until is None:
         raise errors.NotUndoable(

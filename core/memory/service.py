@@ -704,4 +704,8 @@ class Memory(RetiredAttributes):
         return self.j.read(lambda c: int(c.execute(stmt).scalar_one()))
 
 
-__all__ = ["Memory", "to_model"]
+# the names the module had before the chain and conflicts moved out
+from .chain import LAST_MUTATION  # noqa: E402
+from .conflicts import INCOMING_FIELDS  # noqa: E402
+
+__all__ = ["INCOMING_FIELDS", "LAST_MUTATION", "Memory", "to_model"]

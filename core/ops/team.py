@@ -72,6 +72,7 @@ from proctor.core import errors
 from proctor.core.journal import Journal
 from proctor.core.models import Actor, Frozen
 
+from . import team_groups
 from .team_access import (
     AGENT,
     AGENT_SETTINGS,
@@ -141,6 +142,7 @@ def init(url: str) -> TeamReport:
             for statements in check_trigger_sql(schema).values():
                 for statement in statements:
                     conn.execute(text(statement))
+            conn.execute(text(team_groups.member_function_sql(schema, team=True)))
 
         journal.write(op)
         return TeamReport(
@@ -165,9 +167,12 @@ def _scram(conn: Any, name: str, password: str) -> str:
     return text_
 
 
-def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
-    """A login ``name`` in ``role`` (created, or its password and role set if it exists).
-    True when created. Run it as a role that may create roles (the owner)."""
+def add_user(
+    url: str, name: str, role: RoleName, password: str, groups: tuple[str, ...] = ()
+) -> bool:
+    """A login ``name`` in ``role`` (created, or its password and role set if it exists),
+    an operator in ``groups`` (their server roles, core/ops/team_groups.py). True when
+    created. Run it as a role that may create roles (the owner)."""
     if not LOGIN.fullmatch(name):
         raise errors.ValidationError(
             f"{name!r} is not a login name Proctor makes (lower-case "
@@ -178,6 +183,10 @@ def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
         raise errors.ValidationError(
             f"unknown role {role!r} (agent, operator or observer)", field="role"
         )
+    if groups and role != "operator":
+        raise errors.ValidationError("only an operator login is put in groups", field="group")
+    for group in groups:
+        team_groups.role_of(group)
     if not password or "\x00" in password:
         raise errors.ValidationError("a login needs a password", field="password")
     if name in ROLES.values() or name == "postgres" or name.startswith("pg_"):
@@ -219,23 +228,52 @@ def add_user(url: str, name: str, role: RoleName, password: str) -> bool:
             if role != "operator":
                 for statement in limits_sql(name):
                     conn.exec_driver_sql(statement)
+            team_groups.grant_groups(conn, name, list(groups))
             made.append(not exists)
 
         journal.write(op)
+        team_groups.record_groups(journal, name, list(groups))
         return made[0]
     finally:
         journal.close()
 
 
+# the names the module had before its access and checks moved out
+from .team_access import OPERATOR_COLUMNS, STRICT_TABLES  # noqa: E402
+from .team_checks import (  # noqa: E402
+    APPROVAL_RULES,
+    CHECKED,
+    CLOCK_SKEW,
+    DECISION_RULES,
+    EFFECT_RULES,
+    MEMORY_PROTECTED,
+    MEMORY_RULES,
+    PERSON_TRUST_SQL,
+    RULE_DECIDES,
+    TOOL_CALL_RULES,
+)
+
 __all__ = [
     "AGENT",
     "AGENT_SETTINGS",
     "AGENT_TABLES",
+    "APPROVAL_RULES",
+    "CHECKED",
+    "CLOCK_SKEW",
+    "DECISION_RULES",
+    "EFFECT_RULES",
     "HOLD_S",
+    "MEMORY_PROTECTED",
+    "MEMORY_RULES",
     "OBSERVER",
     "OPERATOR",
+    "OPERATOR_COLUMNS",
     "OPERATOR_TABLES",
+    "PERSON_TRUST_SQL",
     "ROLES",
+    "RULE_DECIDES",
+    "STRICT_TABLES",
+    "TOOL_CALL_RULES",
     "RoleName",
     "TeamReport",
     "add_user",

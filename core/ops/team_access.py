@@ -47,6 +47,7 @@ OPERATOR_TABLES = (
     "policy_revocations",
     "approval_steps",
     "assignments",  # 0016a: "assign to me"
+    "delegation_ends",  # 0018e: a delegation ended early
 )
 
 # table -> columns that name an operator as "operator:NAME"
@@ -67,6 +68,7 @@ OPERATOR_COLUMNS: dict[str, tuple[str, ...]] = {
     "group_changes": ("actor",),
     "policies": ("created_by",),
     "policy_revocations": ("revoked_by",),
+    "delegation_ends": ("ended_by",),
 }
 STRICT_TABLES = ("signatures", "operator_keys")
 # core/runs/service.request_retry: only an operator asks a failed run to try again (0013u)

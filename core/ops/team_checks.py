@@ -186,6 +186,24 @@ WAITER_STAMP = f"""
     {_refuse("an agent login stamps that it waits only on the requests its own login filed")}
   END IF;
 """
+# 0018e (core/policies/escalation.py): the policy the request is bound to denies it at its
+# deadline, by the server's clock (any login may sweep it, as an expiry)
+POLICY_DENIES = (
+    "NEW.status = 'denied' AND NEW.decided_by LIKE 'policy:%' AND EXISTS (SELECT 1 FROM "
+    "policy_bindings b JOIN policies p ON p.id = b.policy_id WHERE b.approval_id = NEW.id "
+    "AND NEW.decided_by = 'policy:' || p.id AND p.at_deadline = 'deny' "
+    "AND OLD.created_at + p.deadline <= proctor_now()) AND NEW.rule_id IS NULL "
+    "AND NEW.approved_action IS NOT DISTINCT FROM OLD.approved_action "
+    "AND NEW.approved_digest IS NOT DISTINCT FROM OLD.approved_digest "
+    "AND NEW.snoozed_until IS NOT DISTINCT FROM OLD.snoozed_until AND NEW.consumed_at IS NULL"
+)
+# 0014p: a step names the login that takes it
+STEP_RULES = f"""
+  IF NEW.operator IS DISTINCT FROM session_user::text THEN
+    {_refuse("a step is the login's own (approval_steps.operator is the login)")}
+  END IF;
+  RETURN NEW;
+"""
 # core/decisions/writer.consume_deadline: until when an approved approval may be consumed
 CONSUME_DEADLINE = (
     "(CASE WHEN OLD.expires_at IS NOT NULL AND coalesce(OLD.decided_at, OLD.created_at) "
@@ -195,6 +213,9 @@ CONSUME_DEADLINE = (
 )
 
 APPROVAL_RULES = f"""
+  IF TG_OP = 'UPDATE' AND OLD.status = 'pending' AND coalesce({POLICY_DENIES}, false) THEN
+    RETURN NEW;
+  END IF;
   IF (TG_OP = 'INSERT' AND NEW.status IN ('approved', 'denied'))
      OR (TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status
          AND OLD.status = 'pending' AND NEW.status IN ('approved', 'denied')) THEN
@@ -337,7 +358,8 @@ EFFECT_RULES = f"""
 
 DECISION_RULES = f"""
   IF NOT proctor_is_operator() AND NEW.actor NOT LIKE 'rule:%' AND NEW.actor NOT LIKE
-     'system:%' THEN
+     'system:%' AND NOT (NEW.actor LIKE 'policy:%' AND NEW.source = 'deadline'
+     AND NEW.target_kind = 'approval') THEN
     {_refuse("an agent login records no decisions (only a rule's or the system's)")}
   END IF;
   RETURN NEW;
@@ -382,6 +404,7 @@ def check_trigger_sql(schema: str) -> dict[str, list[str]]:
         "approvals": APPROVAL_RULES,
         "effects": EFFECT_RULES,
         "decisions": DECISION_RULES,
+        "approval_steps": STEP_RULES,
         "tool_calls": TOOL_CALL_RULES,
         "runs": RUN_RULES,
         "memory_entries": MEMORY_RULES,

@@ -68,6 +68,9 @@ def checked(draft: PolicyDraft) -> PolicyDraft:
         )
     if draft.escalate_to is not None:
         check_group(draft.escalate_to)
+    from .escalation import check_deadline
+
+    check_deadline(draft)
     for stage in draft.stages:
         for group in stage.groups:
             check_group(group)
@@ -174,6 +177,8 @@ def _model(conn: Any, row: Any) -> Policy:
         stages=stages_in(conn, row.id),
         escalate_after=row.escalate_after,
         escalate_to=row.escalate_to,
+        at_deadline=row.at_deadline or "wait",
+        deadline=row.deadline,
         created_by=row.created_by,
         created_at=row.created_at,
         revoked_at=gone.revoked_at if gone else None,

@@ -10,6 +10,7 @@ from pydantic import Field
 from proctor.core.models import Frozen, RuleHit, SafetyClass
 
 Mode = Literal["quorum", "sequence"]
+AtDeadline = Literal["deny", "wait"]
 
 
 class PolicyStage(Frozen):
@@ -37,6 +38,10 @@ class PolicyDraft(Frozen):
     # also take the steps of the stage the request waits for
     escalate_after: float | None = Field(default=None, gt=0)
     escalate_to: str | None = None
+    # 0018e, at the escalation's deadline (``deadline`` seconds after the request was filed):
+    # "deny" (the policy denies the request), or "wait" (it waits until its own expiry)
+    at_deadline: AtDeadline = "wait"
+    deadline: float | None = Field(default=None, gt=0)
 
 
 class Policy(PolicyDraft):
@@ -57,7 +62,15 @@ class Policy(PolicyDraft):
         text = ", then ".join(parts)
         if self.escalate_to and self.escalate_after:
             text += f"; after {_span(self.escalate_after)} also {self.escalate_to}"
+        if self.at_deadline == "deny" and self.deadline:
+            text += f"; denied after {_span(self.deadline)}"
         return text
+
+    def denies_at(self, created_at: float) -> float | None:
+        """When a request filed at ``created_at`` is denied by this policy (None: never)."""
+        if self.at_deadline != "deny" or not self.deadline:
+            return None
+        return created_at + self.deadline
 
     def escalated(self, created_at: float, now: float) -> bool:
         """Whether a request filed at ``created_at`` is escalated at ``now``."""
@@ -94,6 +107,12 @@ class Delegation(Frozen):
     ends_at: float
     reason: str | None = None
     created_at: float
+    ended_at: float | None = None  # 0018e: when its delegator ended it early
+
+    def running(self, now: float) -> bool:
+        return self.starts_at <= now < self.ends_at and (
+            self.ended_at is None or now < self.ended_at
+        )
 
 
 class Step(Frozen):
@@ -138,8 +157,8 @@ class Progress(Frozen):
     def summary(self) -> str:
         """``1 of 2 approvals; waiting for ops``."""
         if self.denied:
-            by = next(s.operator for s in self.steps if not s.approve)
-            return f"denied by {by}"
+            by = next((s.operator for s in self.steps if not s.approve), None)
+            return f"denied by {by}" if by else "denied at its policy's deadline"
         head = f"{self.approvals} of {self.needed} approvals"
         if self.satisfied:
             return head + "; the policy is satisfied"

@@ -102,6 +102,27 @@ class Policies:
             ),
         )
 
+    def end_delegation(
+        self,
+        delegation_id: str,
+        *,
+        reason: str,
+        request_id: str | None = None,
+        source: str = "api",
+    ) -> Delegation:
+        """End this operator's delegation ``delegation_id`` now, with a reason (a decision
+        with its audit row): a step its delegate takes from now on is not this operator's."""
+        self.j.require_operator()
+        text = _reason(reason, required=True) or ""
+        return self.j.write_then(
+            lambda tx: delegations.end_in(
+                tx, delegation_id, reason=text, request_id=request_id, source=source
+            ),
+            lambda tx, _none: next(
+                d for d in delegations.delegations_in(tx.conn, now=None) if d.id == delegation_id
+            ),
+        )
+
     def delegations(self, *, current_only: bool = True) -> list[Delegation]:
         """The delegations (``current_only``: those running or still to come)."""
         now = self.j.now() if current_only else None
@@ -158,6 +179,8 @@ class Policies:
                         mode=draft.mode,
                         escalate_after=draft.escalate_after,
                         escalate_to=draft.escalate_to,
+                        at_deadline=draft.at_deadline if draft.escalate_to else None,
+                        deadline=draft.deadline,
                         decision_id=did,
                         created_by=tx.actor.label,
                         created_at=tx.now,

@@ -113,12 +113,14 @@ def progress_in(conn: Any, approval_id: str, now: float) -> Progress | None:
     if policy_id is None:
         return None
     policy = match.policy_in(conn, policy_id)
-    filed = conn.execute(
-        select(s.approvals.c.created_at).where(s.approvals.c.id == approval_id)
-    ).scalar_one()
-    return progress_of(
+    a = s.approvals.c
+    filed, by = conn.execute(select(a.created_at, a.decided_by).where(a.id == approval_id)).one()
+    out = progress_of(
         approval_id, policy, steps_in(conn, approval_id), policy.escalated(filed, now)
     )
+    if (by or "").startswith("policy:"):  # 0018e: denied at the policy's deadline
+        return out.model_copy(update={"denied": True, "stage": None, "waiting_for": []})
+    return out
 
 
 def refuse_governed(conn: Any, approval_id: str, what: str) -> None:
@@ -166,6 +168,13 @@ def step_in(
     steps = steps_in(tx.conn, row.id)
     me = tx.actor.name
     escalated = policy.escalated(row.created_at, tx.now)
+    denies_at = policy.denies_at(row.created_at)
+    if denies_at is not None and tx.now >= denies_at:
+        raise errors.NotAllowed(
+            f"approval {row.id} is past its policy's deadline: the policy denies it; no step "
+            "is taken now",
+            policy_id=policy_id,
+        )
     mine = next((st for st in steps if me in (st.operator, st.for_operator)), None)
     if mine is not None:
         took = "you" if mine.operator == me else f"{mine.operator} (your delegate)"

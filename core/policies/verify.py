@@ -35,6 +35,9 @@ def problems_in(conn: Any) -> list[VerifyProblem]:
     out += _steps_decided(conn, decisions)
     out += _delegations_decided(conn, decisions)
     out += _approved_in_full(conn, history)
+    from . import ended, escalation
+
+    out += escalation.problems_in(conn) + ended.problems_in(conn)  # 0018e
     return out
 
 

@@ -47,6 +47,7 @@ HELD = Held(
     reopened=QuestionStatus.PRESENTED.value,
     by="resolved_by",
     used="taken_at",
+    used_for=None,
     cleared=("resolved_at", "resolved_by", "response", "hold_until"),
     what="answer",
     max_reason=MAX_PROMPT,

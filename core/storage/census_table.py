@@ -21,7 +21,7 @@ from .census_rules import (
     derived,
     free,
 )
-from .schema import POLICY_TABLES
+from .schema import DEADLINE_TABLES, POLICY_TABLES
 
 CENSUS: dict[str, dict[str, Entry]] = {
     "runs": {
@@ -327,7 +327,11 @@ CENSUS: dict[str, dict[str, Entry]] = {
         "decision_id",
         "created_by",
         "created_at",
+        "at_deadline",
+        "deadline",
     ),
+    # 0018e: a delegation ended early (evidence)
+    "delegation_ends": _evidence("delegation_id", "reason", "decision_id", "ended_by", "ended_at"),
     "delegations": _evidence(
         "id",
         "operator",
@@ -390,6 +394,7 @@ WHOLE_ROW = (
     "journal_meta",
     *POLICY_TABLES,
     "assignments",
+    *DEADLINE_TABLES,
 )
 
 

@@ -92,9 +92,10 @@ GUARDS = (
         "INSERT",
         "NEW.for_operator IS NOT NULL AND NOT EXISTS (SELECT 1 FROM delegations d WHERE "
         "d.operator = NEW.for_operator AND d.delegate = NEW.operator AND d.starts_at <= "
-        "NEW.created_at AND NEW.created_at < d.ends_at)",
+        "NEW.created_at AND NEW.created_at < d.ends_at AND NOT EXISTS (SELECT 1 FROM "
+        "delegation_ends e WHERE e.delegation_id = d.id AND e.ended_at <= NEW.created_at))",
         "approval_steps: a step for another person is taken only by their delegate, "
-        "within the delegation's period",
+        "within the delegation's period (0018e: and before its delegator ended it)",
     ),
     Guard(
         "trg_approval_steps_group",
@@ -193,30 +194,58 @@ def server_sql() -> dict[str, list[str]]:
                 "BEFORE INSERT",
                 f"IF {g.refused} THEN {pg._refuse(g.message)} END IF; RETURN NEW;",
             )
+    sql[MEMBER] = member_server_sql()
     return sql
+
+
+MEMBER = "trg_approval_steps_member"
+
+
+def member_server_sql() -> list[str]:
+    """0018e's step membership check on a server: ``proctor_group_member`` (the journal's
+    groups; ``proctor team init`` replaces it with one that also asks the server's roles,
+    core/ops/team_groups.py)."""
+    from .deadline_sql import member_function_sql
+
+    g = next(g for g in GUARDS if g.name == MEMBER)
+    refused = "NOT proctor_group_member(NEW.group_name, COALESCE(NEW.for_operator, NEW.operator))"
+    return [
+        member_function_sql(pg.SCHEMA, team=False),
+        *pg._trigger(
+            g.name,
+            g.table,
+            "BEFORE INSERT",
+            f"IF {refused} THEN {pg._refuse(g.message)} END IF; RETURN NEW;",
+        ),
+    ]
 
 
 # The guards a copy of a whole journal (core/ops/migrate_to.py) cannot meet row by row: it
 # inserts every step of an approval already decided, in key order, not in the order they
 # were taken. The copy drops them for its own transaction and makes them again before it
 # commits; ``proctor verify`` then checks every approval under a policy on arrival.
-COPY_GUARDS = tuple(g.name for g in GUARDS if g.when == "INSERT")
+def _copy_guards() -> list[Guard]:
+    from . import deadline_sql
+
+    return [g for g in (*GUARDS, *deadline_sql.GUARDS) if g.when == "INSERT"]
 
 
 def drop_copy_guards(conn: Any) -> None:  # Connection
-    for g in GUARDS:
-        if g.name in COPY_GUARDS:
-            if conn.dialect.name == "postgresql":
-                conn.execute(text(f"DROP TRIGGER IF EXISTS {g.name} ON {g.table}"))
-            else:
-                conn.execute(text(f"DROP TRIGGER IF EXISTS {g.name}"))
+    for g in _copy_guards():
+        if conn.dialect.name == "postgresql":
+            conn.execute(text(f"DROP TRIGGER IF EXISTS {g.name} ON {g.table}"))
+        else:
+            conn.execute(text(f"DROP TRIGGER IF EXISTS {g.name}"))
 
 
 def create_copy_guards(conn: Any) -> None:  # Connection
+    from . import deadline_sql
+
+    names = [g.name for g in _copy_guards()]
     if conn.dialect.name == "postgresql":
-        server = server_sql()
-        pg.execute_all(conn, {n: server[n] for n in COPY_GUARDS})
+        server = {**server_sql(), **deadline_sql.server_sql()}
+        pg.execute_all(conn, {n: server[n] for n in names})
         return
-    sqlite = sqlite_sql()
-    for name in COPY_GUARDS:
+    sqlite = {**sqlite_sql(), **deadline_sql.sqlite_sql()}
+    for name in names:
         conn.execute(text(sqlite[name]))

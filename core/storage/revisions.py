@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from . import pg
 from . import schema as _schema
-from .schema import POLICY_TABLES
+from .schema import DEADLINE_TABLES, POLICY_TABLES
 
 # Every revision this code knows, oldest first. A test checks it against Alembic.
 SCHEMA_REVISIONS = (
@@ -36,6 +36,7 @@ SCHEMA_REVISIONS = (
     "0014p",
     "0014u",
     "0016a",
+    "0018e",
     "0015u",
 )
 
@@ -96,6 +97,7 @@ ADDED_COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> SQL value whe
         "hold_until": NO_TIME,
     },  # 0005r, origin: 0006o, waiter_seen_at: 0012w, hold_until: 0013u
     "runs": {"retry_requested": "NULL", "retry_reason": "NULL"},  # 0013u
+    "policies": {"at_deadline": "NULL", "deadline": NO_TIME},  # 0018e
 }
 
 
@@ -136,7 +138,8 @@ ADDED_TABLES: dict[str, tuple[str, ...]] = {
     "journal_meta": ("key", "value"),
     # 0014p: the policy tables (core/storage/schema.py, POLICY_TABLES)
     **{
-        name: tuple(c.name for c in _schema.metadata.tables[name].columns) for name in POLICY_TABLES
+        name: tuple(c.name for c in _schema.metadata.tables[name].columns)
+        for name in (*POLICY_TABLES, *DEADLINE_TABLES)
     },
     # 0016a: who took an item on (core/storage/assign_sql.py)
     "assignments": tuple(c.name for c in _schema.assignments.columns),

@@ -516,6 +516,10 @@ policies = Table(
     Column("decision_id", String(64), nullable=False),
     Column("created_by", String(250), nullable=False),
     Column("created_at", Float, nullable=False),
+    # 0018e: what the escalation's deadline does ("deny": the policy denies the request
+    # ``deadline`` seconds after it was filed; NULL or "wait": it waits for its own expiry)
+    Column("at_deadline", String(16)),
+    Column("deadline", Float),
 )
 
 policy_stages = Table(
@@ -574,6 +578,20 @@ delegations = Table(
     Column("decision_id", String(64), nullable=False),
     Column("created_at", Float, nullable=False),
 )
+
+# 0018e: a delegation ended early by its delegator, with the decision that ends it (evidence,
+# like the 0014p tables; core/storage/deadline_sql.py refuses the rest).
+delegation_ends = Table(
+    "delegation_ends",
+    metadata,
+    Column("delegation_id", ForeignKey("delegations.id"), primary_key=True),
+    Column("reason", Text, nullable=False),
+    Column("decision_id", String(64), nullable=False),
+    Column("ended_by", String(250), nullable=False),  # operator:NAME, the delegator
+    Column("ended_at", Float, nullable=False),
+)
+DEADLINE_TABLES = ("delegation_ends",)
+DEADLINE_KEYS: dict[str, tuple[tuple[str, ...], ...]] = {"delegation_ends": (("delegation_id",),)}
 
 POLICY_TABLES = (
     "group_changes",

@@ -134,6 +134,7 @@ def create_all_triggers(conn) -> None:  # Connection
     create_key_triggers(conn)
     create_policy_triggers(conn)
     create_assign_triggers(conn)
+    create_deadline_triggers(conn)
 
 
 def create_assign_triggers(conn) -> None:  # Connection
@@ -144,6 +145,17 @@ def create_assign_triggers(conn) -> None:  # Connection
         pg.execute_all(conn, assign_sql.server_sql())
         return
     for statement in assign_sql.sqlite_sql().values():
+        conn.execute(text(statement))
+
+
+def create_deadline_triggers(conn) -> None:  # Connection
+    """0018e's (core/storage/deadline_sql.py)."""
+    from . import deadline_sql
+
+    if _server(conn):
+        pg.execute_all(conn, deadline_sql.server_sql())
+        return
+    for statement in deadline_sql.sqlite_sql().values():
         conn.execute(text(statement))
 
 
@@ -300,6 +312,10 @@ def expected_trigger_names(revision: str | None = None, *, server: bool = False)
         from . import assign_sql
 
         names |= set(assign_sql.server_sql() if server else assign_sql.sqlite_sql())
+    if has_revision(revision, "0018e"):
+        from . import deadline_sql
+
+        names |= set(deadline_sql.server_sql() if server else deadline_sql.sqlite_sql())
     return names
 
 

@@ -5,13 +5,29 @@ printing who approved and who is still needed at each step."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from proctor.core import Actor, Journal
 
+from .conftest import OPERATOR
 from .test_ops import read
 
 PAY = {"tool": "payments.send", "args": {"account": "acme", "amount": 9000}}
+
+
+@pytest.fixture
+def journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A journal with no policy or group yet (the demo's has an ``ops`` group and a policy
+    of its own), named by PROCTOR_JOURNAL as the demo copy is."""
+    path = tmp_path / "journal.db"
+    Journal.open(path).close()
+    monkeypatch.setenv("PROCTOR_JOURNAL", str(path))
+    monkeypatch.setenv("PROCTOR_OPERATOR", OPERATOR)
+    monkeypatch.setenv("PROCTOR_CONFIG", os.devnull)
+    return path
 
 
 def ask(journal: Path, action: dict = PAY) -> str:
@@ -130,3 +146,31 @@ def test_a_delegate_completes_the_approval_for_an_away_member(cli, journal: Path
     assert read(journal, lambda j: j.approvals.get(approval).status.value) == "approved"
     bad = cli("delegate", "carol", "--until", "monday")
     assert bad.rc == 2
+
+
+def test_a_policy_that_denies_at_its_deadline_and_a_delegation_ended(cli, journal: Path) -> None:
+    """0018e from a shell: `add-policy --escalate-after 2h --escalate-to finance --at-deadline
+    deny --deadline 8h`, and `proctor delegation end ID --reason …` by the delegator."""
+    bad = cli("add-policy", "p", "payments.*", "--stage", "ops:1", "--deadline", "8h", "--yes")
+    assert bad.rc != 0 and "--at-deadline deny" in bad.err
+    made = cli(
+        "add-policy", "payments", "payments.*", "--stage", "ops:1",
+        "--escalate-after", "2h", "--escalate-to", "finance",
+        "--at-deadline", "deny", "--deadline", "8h", "--yes",
+    )  # fmt: skip
+    assert made.rc == 0, made.err
+    assert "after 2h also finance; denied after 8h" in made.out
+    listed = json.loads(cli("policies", "--json").out)
+    assert listed[0]["at_deadline"] == "deny" and listed[0]["deadline"] == 8 * 3600
+
+    handed = cli("delegate", "carol", "--for", "3d", "--as", "bob", "--reason", "away")
+    assert handed.rc == 0, handed.err
+    lid = json.loads(cli("delegations", "--json").out)[0]["id"]
+    not_hers = cli("delegation", "end", lid, "--as", "carol", "--reason", "mine now")
+    assert not_hers.rc != 0 and "only they end it" in not_hers.err
+    ended = cli("delegation", "end", lid, "--as", "bob", "--reason", "back early")
+    assert ended.rc == 0, ended.err
+    assert "carol no longer takes bob's part" in ended.out
+    assert json.loads(cli("delegations", "--json").out) == []
+    assert json.loads(cli("delegations", "--all", "--json").out)[0]["ended_at"] is not None
+    assert cli("verify").rc == 0

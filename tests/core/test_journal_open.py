@@ -15,6 +15,7 @@ import pytest
 from proctor.core import Actor, ActorKind, Journal, errors
 from proctor.core.audit.verify import verify
 from proctor.core.storage import db as core_db
+from proctor.core.storage import revisions as core_revisions
 
 from .helpers import ACTION, raw, snapshot
 
@@ -282,8 +283,9 @@ def test_newer_schema_is_refused(journal_path, read_only):
 @pytest.fixture
 def code_knows_newer_schema(monkeypatch):
     """Pretend this code knows a revision after its real head, so the stored journal is 'old'."""
-    monkeypatch.setattr(core_db, "SCHEMA_REVISIONS", (*core_db.SCHEMA_REVISIONS, "9000"))
-    monkeypatch.setattr(core_db, "SCHEMA_HEAD", "9000")
+    for module in (core_db, core_revisions):  # db re-exports what revisions defines
+        monkeypatch.setattr(module, "SCHEMA_REVISIONS", (*core_db.SCHEMA_REVISIONS, "9000"))
+        monkeypatch.setattr(module, "SCHEMA_HEAD", "9000")
 
 
 @pytest.mark.sqlite_only

@@ -64,6 +64,10 @@ def fill_policies(agent: Journal, op: Journal, run_id: str) -> None:
         old = op.policies.add(PolicyDraft(name="old", action_pattern="old", stages=[stage]))
         op.policies.revoke(old.id, "replaced")
         op.policies.delegate("carol", until=op.now() + 3600, reason="away")
+        ended = op.policies.delegate("dave", until=op.now() + 3600, reason="away")
+        op.policies.end_delegation(ended.id, reason="back early")  # 0018e
+        late = dict(escalate_after=60, escalate_to="managers", at_deadline="deny", deadline=3600)
+        op.policies.add(PolicyDraft(name="late", action_pattern="late", stages=[stage], **late))
         asked = agent.approvals.request(run_id, {"tool": "pay"}, reason="governed")
         op.approvals.decide(asked.id, True, expected_version=asked.version)
         op.assignments.assign_to_me("approval", asked.id)  # 0016a's row

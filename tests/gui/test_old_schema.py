@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication, QDialog
 
 from proctor.core import Actor, Journal
 from proctor.core.storage import db as core_db
+from proctor.core.storage import revisions as core_revisions
 from proctor.gui.infra.errors import ErrorDialog
 from proctor.gui.shell import old_schema
 from proctor.gui.shell.app import DeskApp
@@ -69,8 +70,9 @@ def older(tmp_path: Path, monkeypatch) -> tuple[Path, str, str]:
     (scripts / "versions" / f"{NEXT}.py").write_text(
         textwrap.dedent(REVISION.format(next=NEXT, head=old))
     )
-    monkeypatch.setattr(core_db, "SCHEMA_REVISIONS", (*core_db.SCHEMA_REVISIONS, NEXT))
-    monkeypatch.setattr(core_db, "SCHEMA_HEAD", NEXT)
+    for module in (core_db, core_revisions):  # db re-exports what revisions defines
+        monkeypatch.setattr(module, "SCHEMA_REVISIONS", (*core_db.SCHEMA_REVISIONS, NEXT))
+        monkeypatch.setattr(module, "SCHEMA_HEAD", NEXT)
     monkeypatch.setattr(old_schema, "SCHEMA_HEAD", NEXT)  # the desk's copy (app_schema)
     plain = alembic.config.Config.set_main_option
 

@@ -24,6 +24,7 @@ from proctor import cli
 from proctor.core import Actor, Journal, errors
 from proctor.core.audit.verify import verify
 from proctor.core.storage import db as core_db
+from proctor.core.storage import revisions as core_revisions
 
 TIMEOUT = 60
 
@@ -130,10 +131,12 @@ def downgrade() -> None:
 
 KNOW_0002 = """
 import alembic.config
-from proctor.core.storage import db
+from proctor.core.storage import db, revisions
 
 def know_0002(scripts):
-    db.SCHEMA_REVISIONS, db.SCHEMA_HEAD = (*db.SCHEMA_REVISIONS, "test_probe"), "test_probe"
+    for module in (db, revisions):  # db re-exports what revisions defines
+        module.SCHEMA_REVISIONS = (*db.SCHEMA_REVISIONS, "test_probe")
+        module.SCHEMA_HEAD = "test_probe"
     plain = alembic.config.Config.set_main_option
 
     def set_main_option(self, name, value):
@@ -160,8 +163,9 @@ def code_knows_0002(scripts_with_0002, monkeypatch) -> None:
     exec(KNOW_0002, namespace)  # the same patch the child process applies
     import alembic.config
 
-    monkeypatch.setattr(core_db, "SCHEMA_REVISIONS", core_db.SCHEMA_REVISIONS)
-    monkeypatch.setattr(core_db, "SCHEMA_HEAD", core_db.SCHEMA_HEAD)
+    for module in (core_db, core_revisions):
+        monkeypatch.setattr(module, "SCHEMA_REVISIONS", core_db.SCHEMA_REVISIONS)
+        monkeypatch.setattr(module, "SCHEMA_HEAD", core_db.SCHEMA_HEAD)
     monkeypatch.setattr(
         alembic.config.Config, "set_main_option", alembic.config.Config.set_main_option
     )

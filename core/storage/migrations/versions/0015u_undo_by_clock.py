@@ -1,7 +1,7 @@
 """approvals: undone and consumed by the store's own clock; questions: taken by it too
 
 Revision ID: 0015u
-Revises: 0016a (chained after it at the merge; written on 0014u)
+Revises: 0018e (chained after it at the merge; written on 0014u)
 
 - ``trg_approvals_undo`` also requires the store's own clock to be within the hold (as
   0014u's ``trg_interactions_undo`` does): an undo written by hand after the hold is refused,
@@ -23,7 +23,7 @@ from sqlalchemy import text
 from proctor.core.storage import pg
 
 revision = "0015u"
-down_revision = "0016a"
+down_revision = "0018e"
 branch_labels = None
 depends_on = None
 
