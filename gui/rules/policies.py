@@ -1,7 +1,8 @@
 """The Rules page's approval policies (docs/policies.md): who must approve what. Each policy
 whole — what it matches, what it needs (its stages, escalation and deadline), who made it —
 the requests it would have governed and the pending ones it matches (its preview, as a
-rule draft's), and Revoke… with a reason (a revoked policy stays listed as history)."""
+rule draft's), New policy… (drafted and previewed first, ``new_policy.py``) and Revoke…
+with a reason (a revoked policy stays listed as history)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from PySide6.QtCore import QModelIndex, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QDialog,
     QHBoxLayout,
     QPushButton,
     QSplitter,
@@ -28,6 +30,7 @@ from ..widgets.dialogs import ReasonDialog
 from ..widgets.labels import plain_label, section
 from ..widgets.list_model import Index, ListModel
 from ..widgets.message_bar import Level, MessageBar
+from .new_policy import NewPolicyDialog
 
 POLICY_TITLES = (
     QT_TR_NOOP("State"),
@@ -150,6 +153,10 @@ class PoliciesPanel(QWidget):
         self.revoke_button.setObjectName("RevokePolicyButton")
         self.revoke_button.setAccessibleName(tr("Revoke this policy"))
         self.revoke_button.clicked.connect(self.revoke)
+        self.new_button = QPushButton(tr("New policy…"), self)
+        self.new_button.setAccessibleName(tr("Draft a new approval policy, previewed first"))
+        self.new_button.setEnabled(self.writable)
+        self.new_button.clicked.connect(self.new_policy)
         self.message = MessageBar(self)
         self._build()
         self.show_policy(None, None)
@@ -171,7 +178,11 @@ class PoliciesPanel(QWidget):
         split.setSizes([300, 420])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.active_only)
+        bar = QHBoxLayout()
+        bar.addWidget(self.active_only)
+        bar.addStretch(1)
+        bar.addWidget(self.new_button)
+        layout.addLayout(bar)
         layout.addWidget(split, 1)
 
     # ------------------------------------------------------------ loading
@@ -238,7 +249,31 @@ class PoliciesPanel(QWidget):
         if hit is not None:
             self.open_run.emit(hit.run_id)
 
-    # ------------------------------------------------------------ revoke
+    # ------------------------------------------------------------ new, revoke
+    @Slot()
+    def new_policy(self) -> None:
+        dialog = NewPolicyDialog(self.ctx, self)
+        if dialog.exec() != QDialog.DialogCode.Accepted or dialog.draft is None:
+            return
+        draft, reason, policies = dialog.draft, dialog.reason or None, self.ctx.journal.policies
+        self.ctx.runner.run(
+            lambda: policies.add(draft, reason=reason, source="desk"),
+            on_done=self._on_made,
+            on_error=self._on_error,
+            owner=self,
+            write=True,
+        )
+
+    def _on_made(self, policy: Policy) -> None:
+        self.message.show_message(
+            tr("Made the policy “{name}”: it governs the requests filed from now on.").format(
+                name=fmt.bounded(policy.name, 200)
+            ),
+            Level.SUCCESS,
+        )
+        self.policy = policy
+        self.reload()
+
     @Slot()
     def revoke(self) -> None:
         policy = self.policy

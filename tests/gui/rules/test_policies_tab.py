@@ -6,7 +6,7 @@ another operator makes appears when the page refreshes."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 
 from proctor.core import Actor, Journal
 from proctor.core.policies.models import PolicyDraft, PolicyStage
@@ -81,3 +81,46 @@ def test_a_read_only_desk_lists_policies_but_cannot_revoke(qtbot, populated, ope
     panel = page.policies
     qtbot.waitUntil(lambda: panel.policy is not None, timeout=WAIT_MS)
     assert not panel.revoke_button.isEnabled()
+
+
+def test_a_policy_drafted_in_the_desk_is_previewed_then_made(qtbot, populated, open_desk):
+    """New policy…: the fields typed are previewed off the GUI thread (a bad stage is said,
+    and Make policy stays off); Make policy commits a signed policy that governs the next
+    request, which then needs two people."""
+    from proctor.gui.rules.new_policy import NewPolicyDialog
+
+    path, ids = populated
+    with Journal.open(path, actor=Actor.operator("bob")) as bob:
+        bob.policies.add_member("ops", "alice", reason="rota")
+        bob.policies.add_member("ops", "bob", reason="rota")
+    window = open_desk(path)
+    page = open_page(qtbot, window, "rules")
+    panel = page.policies
+    made: list[NewPolicyDialog] = []
+
+    def fill(dialog: NewPolicyDialog) -> None:
+        made.append(dialog)
+        qtbot.keyClicks(dialog.fields["name"], "deploys: two of ops")
+        qtbot.keyClicks(dialog.fields["tool"], "deploy*")
+        qtbot.keyClicks(dialog.fields["stages"], "ops:two")
+        qtbot.waitUntil(lambda: "is not a stage" in dialog.preview.text(), timeout=WAIT_MS)
+        assert not dialog.make_button.isEnabled()
+        dialog.fields["stages"].clear()
+        qtbot.keyClicks(dialog.fields["stages"], "ops:2")
+        qtbot.keyClicks(dialog.fields["reason"], "no release on one say")
+        qtbot.waitUntil(dialog.make_button.isEnabled, timeout=WAIT_MS)
+        assert "Needs 2 of ops" in dialog.preview.text()
+        dialog.make_button.click()
+
+    QTimer.singleShot(0, lambda: fill(panel.findChild(NewPolicyDialog)))
+    qtbot.mouseClick(panel.new_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Made the policy" in panel.message.text(), timeout=WAIT_MS)
+    assert made
+    with Journal.open(path) as j:
+        [policy] = j.policies.list()
+        assert policy.name == "deploys: two of ops" and policy.created_by == "operator:alice"
+    with Journal.open(path, actor=Actor.agent("coder")) as a:
+        asked = a.approvals.request(ids["run"], {"tool": "deploy", "args": {}}, reason="go")
+    with Journal.open(path) as j:
+        assert j.policies.progress(asked.id).needed == 2
+    qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=WAIT_MS)
