@@ -15,6 +15,7 @@ from typing import Any
 
 from proctor.core import errors
 from proctor.core.models import SafetyClass
+from proctor.core.policies import models as policy_models
 from proctor.core.policies.models import Policy, PolicyDraft, PolicyPreview, PolicyStage
 
 from . import ops_render as render
@@ -70,10 +71,10 @@ def cmd_policies(args: argparse.Namespace) -> int:
 
 def stage_of(text: str) -> PolicyStage:
     """``ops:2`` or ``ops,sre:2`` (M of the named groups)."""
-    groups, sep, need = text.rpartition(":")
-    if not sep or not groups or not need.isdigit() or int(need) < 1:
-        raise UsageError(f"{text!r} is not a stage: use GROUP[,GROUP...]:N, e.g. ops:2")
-    return PolicyStage(groups=[g.strip() for g in groups.split(",") if g.strip()], need=int(need))
+    try:
+        return policy_models.stage_of(text)
+    except errors.ValidationError as err:
+        raise UsageError(str(err)) from err
 
 
 def draft_from_args(args: argparse.Namespace) -> PolicyDraft:

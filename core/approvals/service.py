@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import select
 
 from proctor.core import errors
+from proctor.core.decisions.bulk import each
 from proctor.core.decisions.undo import Held, undo
 from proctor.core.decisions.writer import (
     CONSUME_WINDOW,
@@ -533,29 +534,40 @@ class Approvals:
         reason: str | None = None,
         scope: ApprovalScope | str = ApprovalScope.ONCE,
         request_id: str | None = None,
+        hold: float = 0.0,
     ) -> list[BulkResult]:
-        """Decide N approvals, each in its own transaction; a per-item result for each."""
+        """Decide N approvals, each in its own transaction; a per-item result for each (with
+        the version and the hold each decision got: ``hold`` as for :meth:`decide`, so the
+        batch may be undone with :meth:`bulk_undo` while it is held)."""
         self.j.require_operator()
-        results = []
-        for approval_id, version in items:
-            rid = f"{request_id}:{approval_id}" if request_id else None
-            try:
-                self.decide(
-                    approval_id,
-                    approve,
-                    expected_version=version,
-                    reason=reason,
-                    scope=scope,
-                    request_id=rid,
-                )
-                results.append(BulkResult(id=approval_id, ok=True))
-            except errors.ProctorError as err:
-                results.append(
-                    BulkResult(
-                        id=approval_id, ok=False, error=str(err), error_type=type(err).__name__
-                    )
-                )
-        return results
+        return each(
+            items,
+            request_id,
+            lambda approval_id, version, rid: self.decide(
+                approval_id,
+                approve,
+                expected_version=version,
+                reason=reason,
+                scope=scope,
+                request_id=rid,
+                hold=hold,
+            ),
+        )
+
+    def bulk_undo(
+        self, items: list[tuple[str, int]], *, request_id: str | None = None, source: str = "desk"
+    ) -> list[BulkResult]:
+        """Undo each held decision of a batch (id, version it was decided at), each in its
+        own transaction (:meth:`undo`); one the agent already used, or whose hold passed, is
+        a refused result naming why."""
+        self.j.require_operator()
+        return each(
+            items,
+            request_id,
+            lambda approval_id, version, rid: self.undo(
+                approval_id, expected_version=version, request_id=rid, source=source
+            ),
+        )
 
     def expire_due(self) -> int:
         """Expire every pending approval past its expiry whose policy is ``deny``, and deny

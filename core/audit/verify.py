@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import LargeBinary, String, Text, cast, select, tuple_
 
 from proctor.core import errors
+from proctor.core.audit.undos import undone_by_another
 from proctor.core.models import VerifyProblem, VerifyReport
 from proctor.core.storage import db
 from proctor.core.storage import schema as s
@@ -90,6 +91,7 @@ def _verify_rows(
         journal.read(lambda c: _verify_retries(c, problems))
         journal.read(lambda c: _verify_undos(c, problems))
         journal.read(lambda c: _verify_question_undos(c, problems))
+        problems.extend(journal.read(undone_by_another))
         if db.has_revision(journal.read(db.current_revision), "0014p"):
             from proctor.core.policies.verify import problems_in
 

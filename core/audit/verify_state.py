@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, or_, select
 
 from proctor.core import errors
+from proctor.core.decisions.answers import disagrees
 from proctor.core.kernel.canonical import digest_of
 from proctor.core.models import VerifyProblem
 from proctor.core.storage import schema as s
@@ -174,7 +175,7 @@ def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
     has one), and, when signed, what the signature says (checked against the keys the journal
     records: the bytes, not who)."""
     from proctor.core.decisions.checks import check_question, journal_keys
-    from proctor.core.decisions.signing import request_event, same, signature_row
+    from proctor.core.decisions.signing import request_event, signature_row
 
     q = s.questions.c
     stmt = (
@@ -187,8 +188,15 @@ def _verify_answers(conn: Any, problems: list[VerifyProblem]) -> None:
         where = f"question {row.id} in run {row.run_id}"
         response = json.loads(row.response) if row.response is not None else None
         problem = None
-        if row.answer is not None and not same(json.loads(row.answer), response):
+        wrong = (
+            None
+            if row.answer is None
+            else disagrees(json.loads(row.answer), response, row.hold_until)
+        )
+        if wrong == "response":
             problem = "the response is not the answer its decision records"
+        elif wrong == "hold_until":
+            problem = "its hold (hold_until) is not the one its decision records"
         else:
             event = request_event(
                 conn,

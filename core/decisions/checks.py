@@ -72,10 +72,23 @@ def in_turn(rows: list[Any]) -> list[Any]:
     return out
 
 
+UNDO_KEYS = {"undone", "was", "by"}
+UNDONE_FROM = ("approved", "denied", "resolved", "dismissed")
+
+
 def undone(decision_text: str) -> bool:
-    """The decision row records an undo (0013u): the decisions before it no longer stand."""
+    """The decision row records an undo (0013u): the decisions before it no longer stand.
+    Exactly ``decisions/undo.py``'s payload, ``{"undone": true, "was": <a decided status>,
+    "by": <who>}``: an answer is never read as one (it records ``{"answer": ...}``;
+    decisions/answers.py), nor one of an older journal that merely says ``"undone"``."""
     decision = loads(decision_text)
-    return isinstance(decision, dict) and decision.get("undone") is True
+    return (
+        isinstance(decision, dict)
+        and set(decision) == UNDO_KEYS
+        and decision["undone"] is True
+        and decision["was"] in UNDONE_FROM
+        and isinstance(decision["by"], str)
+    )
 
 
 def standing(rows: list[Any]) -> list[Any]:
@@ -362,7 +375,14 @@ def check_question(conn: Any, trust: Trust, row: Any) -> str | None:
     what = f"question {row.id}"
     d = _only_decision(conn, "interaction", row.id, what)
     _agree(d.actor == row.resolved_by, what, "resolved_by")
-    _agree(row.response is not None and _same_json(d.decision, row.response), what, "response")
+    from proctor.core.decisions.answers import disagrees
+
+    wrong = (
+        "response"
+        if row.response is None
+        else disagrees(loads(d.decision), loads(row.response), row.hold_until)
+    )
+    _agree(wrong is None, what, wrong or "response")  # the hold too (issue 37)
     key, _ = check_record(
         conn,
         trust,

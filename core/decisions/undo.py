@@ -3,8 +3,10 @@
 One step for every kind of held decision (an approval's approve or deny, a question's answer
 or dismissal): the item is open again (its decision columns cleared, version + 1), the run
 waits for a person again, and an undo decision (signed like any other), an audit row and a
-run event record it. ``NotUndoable`` after the hold, once the agent acted on the decision, or
-for a decision made without a hold (the store's triggers refuse the same for raw SQL)."""
+run event record it. ``NotUndoable`` after the hold, once the agent acted on the decision, for
+a decision made without a hold (the store's triggers refuse the same for raw SQL), or by
+anyone but the person who decided (a team server's login check refuses that too; ``verify``
+names an undo by another operator)."""
 
 from __future__ import annotations
 
@@ -88,6 +90,13 @@ def _check_undoable(tx: Tx, held: Held, row: Any, expected_version: int) -> None
     decided_by = getattr(row, held.by)
     if row.status not in held.decided:
         raise errors.NotUndoable(f"{what} is {row.status}: there is no {held.what} to undo")
+    if decided_by != tx.actor.label:
+        raise errors.NotUndoable(
+            f"{what} was {row.status} by {decided_by}; only {decided_by} may undo it",
+            hint=f"Ask {decided_by}, or decide anew once the {held.what} can be changed.",
+            status=row.status,
+            decided_by=decided_by,
+        )
     if getattr(row, held.used) is not None:
         used_for = getattr(row, held.used_for, None) if held.used_for else None
         raise errors.NotUndoable(

@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import case, func, or_, select, union_all
+from sqlalchemy import func, or_, select, union_all
 
 from proctor.core import errors
 from proctor.core.decisions.signing import SNOOZE, sign_in
@@ -23,6 +23,7 @@ from proctor.core.storage.sql import row_where, update_where
 from proctor.core.storage.store import Store
 from proctor.core.storage.tx import Tx
 
+from . import waiter_order
 from .rows import (  # noqa: F401 - PARTS, summary: re-exported
     PARTS,
     SUMMARY_LEN,
@@ -33,14 +34,6 @@ from .rows import (  # noqa: F401 - PARTS, summary: re-exported
 )
 
 INBOX_PAGE = Page[InboxItem]  # parametrised once (pydantic's lookup costs per call)
-
-
-def waiter_rank_sql(c: Any, now: float, newest_first: bool) -> Any:
-    """``waiting.waiter_rank`` in SQL: 1 for a request an agent waits for now when the
-    newest come first (descending), 0 when the oldest do; the other rows the other."""
-    fresh = c.waiter_seen_at >= now - waiting.FRESH_S
-    first, rest = (1, 0) if newest_first else (0, 1)
-    return case((fresh, first), else_=rest).label("waiter_rank")
 
 
 KEY_OF = {"age": ("created_at", "id"), "waiter": ("waiter_rank", "created_at", "id")}
@@ -105,18 +98,20 @@ class Inbox:
         cursor: str | None,
         size: int,
         only: set[str] | None = None,
+        as_of: float | None = None,
     ) -> Any:
         """One page: each kind's part filtered, ordered and cut to ``size`` on its own (its
         (status, created_at, id) index walks it in order and stops), then the parts merged,
         ordered and cut again. Sorting the whole union first would sort every waiting item.
         Sorted by waiter, each part is ranked first (``waiter_rank_sql``) and the key is
-        (rank, created_at, id)."""
+        (rank, created_at, id), ranked ``as_of`` the first page's time (waiter_order.py)."""
         kinds = f.kinds or frozenset(InboxKind)
         parts = []
         for kind in (k for k in InboxKind if k in kinds):
             ranked = part = PARTS[kind]().subquery(f"{kind.value}s")
             if f.sort == "waiter":  # (by age alone, the part is walked in its index's order)
-                rank = waiter_rank_sql(part.c, now, f.newest_first)
+                at = now if as_of is None else as_of
+                rank = waiter_order.waiter_rank_sql(part.c, at, f.newest_first)
                 ranked = select(part, rank).subquery(f"{kind.value}s_ranked")
             c = ranked.c
             conds = self._conds(c, f, now, only)
@@ -138,14 +133,21 @@ class Inbox:
     ) -> Page[InboxItem]:
         f = f or InboxFilter()
         now = self.j.now()
+        as_of = now
+        if f.sort == "waiter":  # every page ranks at the first one's time
+            as_of, cursor = waiter_order.split(cursor, now)
 
         def read(conn: Any) -> tuple[Any, builtins.list[InboxItem]]:
-            page = self._page(f, now, cursor, limit + 1, self._only(conn, f, now))
+            page = self._page(f, now, cursor, limit + 1, self._only(conn, f, now), as_of)
             rows = conn.execute(page).all()
             return rows, self._marked(conn, [self._item(r) for r in rows[:limit]], now)
 
         rows, items = self.j.read(read)
-        return INBOX_PAGE(items=items, next_cursor=cursor_after(rows, limit, KEY_OF[f.sort]))
+        after = cursor_after(rows, limit, KEY_OF[f.sort])
+        return INBOX_PAGE(
+            items=items,
+            next_cursor=waiter_order.joined(as_of, after) if f.sort == "waiter" else after,
+        )
 
     def pick(self, f: InboxFilter | None, ids: builtins.list[str]) -> builtins.list[InboxItem]:
         """Those of ``ids`` that are in the inbox under ``f`` now (unordered): a live view

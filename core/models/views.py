@@ -132,6 +132,8 @@ class BulkResult(Frozen):
     ok: bool
     error: str | None = None
     error_type: str | None = None
+    version: int | None = None  # the item's version after the write (what an undo expects)
+    hold_until: float | None = None  # a held decision may be undone until then
 
 
 class VerifyProblem(Frozen):

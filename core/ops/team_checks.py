@@ -5,6 +5,7 @@ per written table, and the helper functions they use. What they refuse is listed
 from __future__ import annotations
 
 from proctor.core.decisions.writer import CONSUME_WINDOW
+from proctor.core.ops.team_undo import APPROVAL_UNDO, QUESTION_UNDO
 
 from .team_access import (
     AGENT_TABLES,
@@ -231,6 +232,7 @@ APPROVAL_RULES = f"""
           OR NEW.consumed_effect_key IS DISTINCT FROM OLD.consumed_effect_key) THEN
     {_refuse("an approval once consumed stays consumed (it gates one effect)")}
   END IF;
+  {APPROVAL_UNDO}
   IF proctor_is_operator() THEN RETURN NEW; END IF;
   IF TG_OP = 'INSERT' THEN
     IF NEW.status <> 'pending' OR NEW.decided_by IS NOT NULL OR NEW.approved_action IS NOT NULL
@@ -300,7 +302,9 @@ QUESTION_CLOSING = f"""
 """
 
 
-def _resolution_rules(table: str, closed: str, answer: str, closing: str = "") -> str:
+def _resolution_rules(
+    table: str, closed: str, answer: str, closing: str = "", undo: str = ""
+) -> str:
     """A question (``closed``: answered or dismissed) or a memory conflict (``closed``: resolved): an
     agent login files it open and may withdraw a question or let it expire (``closing``
     says when), never close it with an answer; an operator login cannot close what its
@@ -309,6 +313,7 @@ def _resolution_rules(table: str, closed: str, answer: str, closing: str = "") -
   IF TG_OP = 'UPDATE' AND NEW.status IS DISTINCT FROM OLD.status AND {closed} THEN
     {_decided(table, "resolved_by")}
   END IF;
+  {undo}
   IF proctor_is_operator() THEN RETURN NEW; END IF;
   {closing}
   IF TG_OP = 'INSERT' THEN
@@ -408,6 +413,7 @@ def check_trigger_sql(schema: str) -> dict[str, list[str]]:
             "NEW.status IN ('resolved', 'dismissed')",
             "response",
             QUESTION_CLOSING,
+            QUESTION_UNDO,
         ),
         "memory_reconciliations": _resolution_rules(
             "memory_reconciliations", "NEW.status <> 'pending'", "resolution_reason"

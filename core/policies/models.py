@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from proctor.core import errors
 from proctor.core.models import Frozen, RuleHit, SafetyClass
 
 Mode = Literal["quorum", "sequence"]
@@ -18,6 +19,18 @@ class PolicyStage(Frozen):
 
     groups: list[str] = Field(min_length=1)
     need: int = Field(ge=1, le=50)
+
+
+def stage_of(text: str) -> PolicyStage:
+    """``ops:2`` or ``ops,sre:2`` (M of the named groups): a stage as people write it (the
+    CLI's ``--stage``, the desk's "New policy…")."""
+    groups, sep, need = text.strip().rpartition(":")
+    need = need.strip()
+    if not sep or not groups.strip() or not need.isdigit() or int(need) < 1:
+        raise errors.ValidationError(
+            f"{text.strip()!r} is not a stage: use GROUP[,GROUP...]:N, e.g. ops:2", field="stages"
+        )
+    return PolicyStage(groups=[g.strip() for g in groups.split(",") if g.strip()], need=int(need))
 
 
 class PolicyDraft(Frozen):
@@ -43,6 +56,16 @@ class PolicyDraft(Frozen):
     at_deadline: AtDeadline = "wait"
     deadline: float | None = Field(default=None, gt=0)
 
+    def needs(self) -> str:
+        """``2 of ops`` / ``1 of ops, then 1 of finance``."""
+        parts = [f"{st.need} of {' or '.join(st.groups)}" for st in self.stages]
+        text = ", then ".join(parts)
+        if self.escalate_to and self.escalate_after:
+            text += f"; after {_span(self.escalate_after)} also {self.escalate_to}"
+        if self.at_deadline == "deny" and self.deadline:
+            text += f"; denied after {_span(self.deadline)}"
+        return text
+
 
 class Policy(PolicyDraft):
     id: str
@@ -55,16 +78,6 @@ class Policy(PolicyDraft):
     @property
     def active(self) -> bool:
         return self.revoked_at is None
-
-    def needs(self) -> str:
-        """``2 of ops`` / ``1 of ops, then 1 of finance``."""
-        parts = [f"{st.need} of {' or '.join(st.groups)}" for st in self.stages]
-        text = ", then ".join(parts)
-        if self.escalate_to and self.escalate_after:
-            text += f"; after {_span(self.escalate_after)} also {self.escalate_to}"
-        if self.at_deadline == "deny" and self.deadline:
-            text += f"; denied after {_span(self.deadline)}"
-        return text
 
     def denies_at(self, created_at: float) -> float | None:
         """When a request filed at ``created_at`` is denied by this policy (None: never)."""

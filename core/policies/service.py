@@ -249,6 +249,12 @@ class Policies:
         return self.j.read(lambda c: match.policies_in(c, active_only=active_only))
 
     # ------------------------------------------------------------ requests
+    def waiting_for_me(self) -> set[str]:
+        """The pending requests under a policy that wait for this operator now: their own
+        part or a delegator's, and an escalation's group once the escalation is due."""
+        who = self.j.actor.name
+        return self.j.read(lambda c: waiting.waiting_ids_in(c, who, self.j.now(), groups=False))
+
     def progress(self, approval_id: str) -> Progress | None:
         """Where ``approval_id`` stands under its policy (None: no policy governs it)."""
         return self.j.read(lambda c: steps.progress_in(c, approval_id, self.j.now()))

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import select
 
 from proctor.core import errors
+from proctor.core.decisions.answers import answer_decision, dismissal_decision
 from proctor.core.decisions.deciders import refuse_requester
 from proctor.core.decisions.undo import Held, undo
 from proctor.core.decisions.writer import record_decision, requester
@@ -411,6 +412,7 @@ class Questions:
                 check_credential(response)
             if row.kind == QuestionKind.CHOICE.value:
                 check_choice(_loads(row.options) or [], response)
+            hold_until = tx.now + hold if hold else None
             self._close(
                 tx,
                 row,
@@ -419,7 +421,7 @@ class Questions:
                     "resolved_at": tx.now,
                     "resolved_by": tx.actor.label,
                     "response": canonical_json(response),
-                    "hold_until": tx.now + hold if hold else None,
+                    "hold_until": hold_until,
                 },
             )
             record_decision(
@@ -427,7 +429,7 @@ class Questions:
                 "interaction",
                 interaction_id,
                 row.run_id,
-                response,
+                answer_decision(response, hold_until),
                 source=source,
                 reason=reason,
                 request_id=request_id,
@@ -482,6 +484,7 @@ class Questions:
             row = self._decidable(tx, interaction_id, expected_version, "dismiss")
             if row is None:
                 return
+            hold_until = tx.now + hold if hold else None
             self._close(
                 tx,
                 row,
@@ -490,7 +493,7 @@ class Questions:
                     "resolved_at": tx.now,
                     "resolved_by": tx.actor.label,
                     "response": canonical_json(decision),
-                    "hold_until": tx.now + hold if hold else None,
+                    "hold_until": hold_until,
                 },
             )
             record_decision(
@@ -498,7 +501,7 @@ class Questions:
                 "interaction",
                 interaction_id,
                 row.run_id,
-                decision,
+                dismissal_decision(decision, hold_until),
                 source=source,
                 reason=reason,
                 request_id=request_id,

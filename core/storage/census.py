@@ -32,6 +32,7 @@ from .census_rules import (  # noqa: F401 - re-exported: callers import these fr
     DECIDER,
     DECISION,
     HELD,
+    HELD_BY_CLOCK,
     ID,
     MOVES,
     MOVES_,
@@ -221,12 +222,13 @@ def checks(d: Dialect, already: dict[str, set[str]] | None = None) -> list[Check
             )
         if table in HELD:
             used, hold = HELD[table]
+            passed = f" AND {d.now} >= OLD.{hold}" if table in HELD_BY_CLOCK else ""
             out.append(
                 Check(
                     f"trg_{table}_held",
                     table,
                     f"OLD.{used} IS NULL AND NEW.{used} IS NOT NULL AND OLD.{hold} IS NOT NULL "
-                    f"AND NOT COALESCE(NEW.{used} >= OLD.{hold}, {d.false})",
+                    f"AND NOT COALESCE(NEW.{used} >= OLD.{hold}{passed}, {d.false})",
                     f"{table}: a decision is not "
                     + ("taken" if used == "taken_at" else "consumed")
                     + f" before its hold ends ({hold})",
@@ -300,6 +302,7 @@ __all__ = [
     "CENSUS",
     "DECIDER",
     "HELD",
+    "HELD_BY_CLOCK",
     "MOVES",
     "OPEN",
     "RETRY",

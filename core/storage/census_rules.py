@@ -191,9 +191,10 @@ UNDO: dict[str, tuple[tuple[str, ...], str, str]] = {
 }
 
 
-# Undone only while the store's own clock is within the hold (0014u): an UPDATE by hand
-# that takes an answer back after its hold is refused, whatever clock the writer keeps.
-UNDO_BY_CLOCK: set[str] = {"interactions"}
+# Undone only while the store's own clock is within the hold (0014u; approvals 0015u): an
+# UPDATE by hand that takes a decision back after its hold is refused, whatever clock the
+# writer keeps.
+UNDO_BY_CLOCK: set[str] = {"interactions", "approvals"}
 
 
 # A run that failed moves again only as the retry an operator asked for (0013u): to the
@@ -210,6 +211,11 @@ HELD: dict[str, tuple[str, str]] = {
     # the agent took the answer (0014u): only after the hold, and it is never undone then
     "interactions": ("taken_at", "hold_until"),
 }
+
+# ... and only once the store's own clock has passed the hold too (0015u): a consume (or a
+# take) written by hand with a time of the writer's choosing past the hold is refused while
+# the hold lasts.
+HELD_BY_CLOCK: set[str] = {"approvals", "interactions"}
 
 
 # The first write of a ``once`` column that the agent's own API makes (the agent consumes its

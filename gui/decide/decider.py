@@ -190,13 +190,14 @@ class Decider(QObject):
         scope: ApprovalScope = ApprovalScope.ONCE,
     ) -> None:
         """Decide each (approval id, version shown) with the same reason and scope: the
-        core's bulk decision, one transaction per approval."""
-        approvals, rid = self._journal.approvals, request_id()
+        core's bulk decision, one transaction per approval, each held like one decision
+        (the "Undo window" preference), so the batch may be undone while it is held."""
+        approvals, rid, hold = self._journal.approvals, request_id(), self.hold()
         keys = {f"approval:{item_id}" for item_id, _version in pairs}
         self.in_flight |= keys
         self._runner.run(
             lambda: approvals.bulk_decide(
-                pairs, approve, reason=reason or None, scope=scope, request_id=rid
+                pairs, approve, reason=reason or None, scope=scope, request_id=rid, hold=hold
             ),
             on_done=lambda results: self._on_bulk(keys, results, approve),
             on_error=lambda exc: self._on_bulk_error(keys, exc),

@@ -10,7 +10,7 @@ The bar's room is kept while it is hidden (like the inbox's "new requests" bar),
 nothing moves under the pointer when it comes and goes.
 
 Signals:
-    undone(object): the approval or question, open again.
+    undone(object): the approval or question, open again (a batch's: its BulkResults).
     changed(): an undo came on offer or went (what Ctrl+Z does changed).
 """
 
@@ -31,6 +31,7 @@ from ..widgets import fmt
 from ..widgets.labels import plain_label, plain_tip, reserve_lines
 from .commands import decided_text
 from .confirm import action_label
+from .undo_batch import Batch, batch_text, batch_undone_text, held_batch
 
 TICK_MS = 200  # the countdown's step (it shows whole seconds)
 
@@ -50,7 +51,7 @@ class UndoBar(QFrame):
         self.setObjectName("UndoBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self._journal, self._runner, self._presenter = journal, runner, presenter
-        self._approval: Approval | Question | None = None
+        self._approval: Approval | Question | Batch | None = None
         self._ends = 0.0  # monotonic: when the hold ends (no store call to count down)
         self._busy = False
         self.label = reserve_lines(plain_label(parent=self, selectable=False))
@@ -92,6 +93,19 @@ class UndoBar(QFrame):
         self.show()
         self.changed.emit()
 
+    def offer_batch(self, results: list, approve: bool) -> None:
+        """After a bulk approve or deny: offer to undo the whole batch while it is held."""
+        batch = held_batch(results, approve, self._journal.now())
+        if batch is None:
+            return
+        self._approval = batch
+        self._ends = time.monotonic() + (batch.hold_until - self._journal.now())
+        self._busy = False
+        self._tick.start()
+        self._update()
+        self.show()
+        self.changed.emit()
+
     def active(self) -> bool:
         """An undo is on offer now (Ctrl+Z would take it back)."""
         return self._approval is not None and not self._busy and self.remaining() > 0
@@ -99,8 +113,8 @@ class UndoBar(QFrame):
     def remaining(self) -> float:
         return max(0.0, self._ends - time.monotonic())
 
-    def approval(self) -> Approval | Question | None:
-        """What the bar offers to undo (an approval or a question)."""
+    def approval(self) -> Approval | Question | Batch | None:
+        """What the bar offers to undo (an approval, a question or a bulk decision's batch)."""
         return self._approval
 
     def text(self) -> str:
@@ -114,8 +128,12 @@ class UndoBar(QFrame):
             return
         seconds = max(1, int(left + 0.999))
         self.label.setText(
-            tr("{what} — the agent acts on it in {seconds} s").format(
-                what=decided_text(a), seconds=seconds
+            (
+                tr("{what} — the agent acts on them in {seconds} s")
+                if isinstance(a, Batch)
+                else tr("{what} — the agent acts on it in {seconds} s")
+            ).format(
+                what=batch_text(a) if isinstance(a, Batch) else decided_text(a), seconds=seconds
             )
         )
         self.label.setToolTip(plain_tip(self.label.text()))
@@ -140,7 +158,18 @@ class UndoBar(QFrame):
             return False
         self._busy = True
         self.button.setEnabled(False)
-        rid, version = request_id(), a.version
+        rid = request_id()
+        if isinstance(a, Batch):
+            approvals, items = self._journal.approvals, list(a.items)
+            self._runner.run(
+                lambda: approvals.bulk_undo(items, request_id=rid),
+                on_done=self._on_undone,
+                on_error=self._on_refused,
+                owner=self,
+                write=True,
+            )
+            return True
+        version = a.version
         service = self._journal.approvals if isinstance(a, Approval) else self._journal.questions
         self._runner.run(
             lambda: service.undo(a.id, expected_version=version, request_id=rid),
@@ -172,7 +201,10 @@ def decided_at(result: object) -> float | None:
 
 
 def undone_text(result: object) -> str:
-    """What the page says once an undo is through: the item is open again, by name."""
+    """What the page says once an undo is through: the item is open again, by name (a
+    batch's: how many, and any that stands)."""
+    if isinstance(result, list):
+        return batch_undone_text(result)
     if isinstance(result, Approval):
         return tr("Undone: {what} is pending again; the agent was not told").format(
             what=action_label(result)

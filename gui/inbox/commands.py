@@ -546,6 +546,7 @@ class InboxCommands(QObject):
             self.page.model.patch({key})
 
     def _on_bulk_done(self, results: list[BulkResult], approve: bool) -> None:
+        self.page.undo_bar.offer_batch(results, approve)  # the batch's "Undo (5 s)"
         ok = [r for r in results if r.ok]
         bad = [r for r in results if not r.ok]
         self.page.mark_decided({f"approval:{r.id}" for r in ok})

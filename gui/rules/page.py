@@ -1,7 +1,8 @@
-"""The Rules page: every approval rule — effect, what it matches (tool, resource,
-condition), scope (run / space / project), who made it from which decision, expiry, how
-many requests it decided (each openable: its run opens) — and Revoke (an audited
-transaction with a reason; revoked rules stay listed as history)."""
+"""The Rules page, in two tabs. Standing rules: every approval rule — effect, what it
+matches (tool, resource, condition), scope (run / space / project), who made it from which
+decision, expiry, how many requests it decided (each openable: its run opens) — and Revoke
+(an audited transaction with a reason; revoked rules stay listed as history). Approval
+policies: who must approve what (``policies.py``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -33,6 +35,7 @@ from ..widgets.list_model import Index, ListModel
 from ..widgets.list_page import ListPage
 from ..widgets.message_bar import Level, MessageBar
 from ..widgets.paged_model import Column, PagedModel
+from .policies import PoliciesPanel
 
 
 def made_text(rule: Any) -> str:
@@ -208,7 +211,7 @@ class RuleDetail(QWidget):
                 f"revoked by {r.revoked_by} at {fmt.clock(r.revoked_at)}"
                 + (f": {r.revoke_reason}" if r.revoke_reason else "")
             )
-        self.facts.setText(fmt.bounded("\n".join(lines), 4000))
+        self.facts.setText("\n".join(fmt.bounded(line, 800) for line in lines))  # line by line
 
     @Slot(QModelIndex)
     def _open_decided(self, index: QModelIndex) -> None:
@@ -259,7 +262,15 @@ class RulesPage(ListPage):
         split.addWidget(self.table)
         split.addWidget(side)
         split.setSizes([420, 300])
-        self.add_main(split)
+        # who must approve what: the approval policies, beside the rules that decide alone
+        self.policies = PoliciesPanel(ctx, self)
+        self.policies.open_run.connect(self.open_run)
+        self.tabs = QTabWidget(self)
+        self.tabs.setAccessibleName(tr("Standing rules or approval policies"))
+        self.tabs.addTab(split, tr("Standing rules"))
+        self.tabs.addTab(self.policies, tr("Approval policies"))
+        self.add_main(self.tabs)
+        self.policies.reload()
         self.rule_id: str | None = None
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
         self.model.loaded.connect(self._select_first)
@@ -275,6 +286,7 @@ class RulesPage(ListPage):
 
     def refreshed(self) -> None:
         self.reload_detail()
+        self.policies.reload()
 
     @Slot()
     def _select_first(self) -> None:

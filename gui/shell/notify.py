@@ -14,12 +14,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
+from typing import ClassVar
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
 from proctor.core import Journal
-from proctor.core.models import ChangeSet, InboxFilter, InboxItem
+from proctor.core.models import ActorKind, ChangeSet, InboxFilter, InboxItem
 
 from ..decide.kinds import INBOX_CHANGE_KINDS
 from ..infra.i18n import tr
@@ -184,6 +185,8 @@ class Arrivals(QObject):
 
     arrived = Signal(list)
     left = Signal(set)
+    # a request escalates when time passes, with no write to hear: how often it is looked for
+    escalation_tick_ms: ClassVar[int] = 30_000
 
     def __init__(self, journal: Journal, runner: TaskRunner, parent: QObject, since: float) -> None:
         super().__init__(parent)
@@ -191,6 +194,34 @@ class Arrivals(QObject):
         self.runner = runner
         self.since = since
         self._told: set[str] = set()
+        self._waiting: set[str] | None = None  # what waited for me at the last look
+        self._tick = QTimer(self)
+        self._tick.timeout.connect(self.look_for_escalations)
+        if getattr(journal.actor, "kind", None) == ActorKind.OPERATOR:
+            self._tick.start(self.escalation_tick_ms)
+            self.look_for_escalations()  # what waits already is not news: the first look
+
+    @Slot()
+    def look_for_escalations(self) -> None:
+        """Requests that came to wait for me by time alone (an escalation to my group fell
+        due) are news as a new request is; those waiting when the desk opened are not."""
+        policies, inbox = self.journal.policies, self.journal.inbox
+
+        def read() -> tuple[set[str], list[InboxItem]]:
+            waiting = policies.waiting_for_me()
+            new = sorted(waiting - self._waiting) if self._waiting is not None else []
+            return waiting, inbox.pick(None, new) if new else []
+
+        self.runner.latest(
+            "escalations", read, on_done=self._on_escalations, on_error=self._on_failed, owner=self
+        )
+
+    def _on_escalations(self, read: tuple[set[str], list[InboxItem]]) -> None:
+        waiting, items = read
+        first = self._waiting is None
+        self._waiting = waiting
+        if not first:
+            self._on_picked(items, waiting)
 
     def on_changes(self, cs: ChangeSet) -> None:
         ids = sorted({c.entity_id for c in cs.changes if c.entity_kind in INBOX_CHANGE_KINDS})

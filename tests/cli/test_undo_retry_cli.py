@@ -146,3 +146,28 @@ def test_a_hold_on_a_standing_rule_is_refused_not_dropped(tmp_path: Path) -> Non
     with Journal.open(path, read_only=True) as j:
         assert j.approvals.get(aid).status.value == "pending"
         assert j.approvals.rules() == []
+
+
+def test_undo_by_another_operator_is_refused_naming_who_decided(tmp_path: Path) -> None:
+    """Issue 37: only the person who decided takes it back: `proctor undo` as another
+    operator exits 1 (as other refusals) naming who decided; nothing is written."""
+    path = tmp_path / "journal.db"
+    with Journal.open(path, actor=Actor.agent("bot")) as j:
+        run = j.runs.start("shop", "asks")
+        aid = j.approvals.request(
+            run.id, {"tool": "shell", "args": {"command": "make"}}, reason="b"
+        ).id
+    held = proctor("approve", aid, "--hold", "60", "--journal", path)
+    assert held.returncode == 0, held.stderr
+    other = subprocess.run(
+        [sys.executable, "-m", "proctor", "undo", aid, "--journal", str(path)],
+        env={**env(), "PROCTOR_OPERATOR": "someone-else"},
+        capture_output=True,
+        text=True,
+    )
+    assert other.returncode == 1, other.stderr
+    assert f"by operator:{OPERATOR}; only operator:{OPERATOR} may undo it" in other.stderr
+    with Journal.open(path, read_only=True) as j:
+        assert j.approvals.get(aid).status == "approved"
+    mine = proctor("undo", aid, "--journal", path)
+    assert mine.returncode == 0, mine.stderr

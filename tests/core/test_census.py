@@ -123,7 +123,7 @@ def test_a_later_census_change_does_not_change_what_0009b_installs(monkeypatch):
     assert {n: installed.get(n) for n in written} == written
 
 
-def test_the_frozen_trigger_sql_of_0009b_0010k_0011d_0013u_and_0014u_is_what_the_head_builds_now():
+def test_the_frozen_trigger_sql_of_0009b_0010k_0011d_0013u_0014u_and_0015u_is_what_the_head_builds_now():
     """0009b, 0010k and 0011d install a frozen copy of their triggers; the head (``create_all_
     triggers``, ``expected_trigger_names``) builds them from the census and db's definitions.
     When this fails those changed: leave the old revision's copy as it is, add a revision that
@@ -133,17 +133,20 @@ def test_the_frozen_trigger_sql_of_0009b_0010k_0011d_0013u_and_0014u_is_what_the
 
     census_sql, dismissed = frozen("0009b_census_triggers"), frozen("0011d_questions_dismissed")
     undo, answers = frozen("0013u_undo_retry"), frozen("0014u_questions_undo")
+    by_clock = frozen("0015u_undo_by_clock")
     assert db.census_trigger_sql() == {
         **census_sql.SQLITE,
         **dismissed.SQLITE,
         **undo.SQLITE,
         **answers.SQLITE,
+        **by_clock.SQLITE,
     }
     assert pg.census_trigger_sql(db.census_checks(server=True)) == {
         **census_sql.SERVER,
         **dismissed.SERVER,
         **undo.SERVER,
         **answers.SERVER,
+        **by_clock.SERVER,
     }
     key_sql = frozen("0010k_operator_keys_kept")
     assert db.key_trigger_sql() == key_sql.SQLITE

@@ -33,7 +33,11 @@ def test_a_dismissal_is_one_decision_and_the_agent_sees_it_dismissed(
     assert (changed["decisions"], changed["audit"], changed["events"]) == (1, 1, 1)
     assert done.status == "dismissed" and done.resolved_by == "operator:alice"
     [decision] = operator.approvals.decisions(item.id)
-    assert decision.decision == {"dismissed": True, "reason": "the task was dropped"}
+    assert decision.decision == {
+        "dismissed": True,
+        "reason": "the task was dropped",
+        "hold_until": None,  # signed with it (issue 37)
+    }
     assert decision.reason == "the task was dropped"
     assert [a.action for a in operator.audit.for_entity(item.id)] == ["interaction.dismissed"]
     assert agent.runs.get(run.id).status == "running"

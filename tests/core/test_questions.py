@@ -129,7 +129,8 @@ def test_answer_writes_one_decision_one_audit_one_event(agent, operator, run, jo
     assert (changed["decisions"], changed["audit"], changed["events"]) == (1, 1, 1)
     assert done.resolved_by == "operator:alice" and done.version == item.version + 1
     [decision] = operator.approvals.decisions(item.id)
-    assert decision.decision == {"text": "staging"} and decision.reason == "safer"
+    assert decision.decision == {"answer": {"text": "staging"}, "hold_until": None}
+    assert decision.reason == "safer"
     assert [a.action for a in operator.audit.for_entity(item.id)] == ["interaction.answered"]
     assert agent.runs.get(run.id).status == "running"
     assert agent.questions.wait(item.id, timeout=0).response == {"text": "staging"}

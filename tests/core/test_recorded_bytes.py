@@ -14,9 +14,11 @@ from proctor.core import Actor, Journal
 # Written by main before record_decision (e6ada70), with the scenario below; the run head
 # since issue #31, whose approval.requested event records the origin's digest and whose
 # interaction.answered event the response's (the deliberate change: what the chain records).
+# DECISIONS since issue 37: an answer's decision records {"answer": ..., "hold_until": ...}
+# (the hold signed with it; no answer reads as an undo), the one deliberate change there.
 RUN_HEAD = "a5cddbd4ec3b944e694c591c79f14f704155178b222224f90e2d49031149939f"
 AUDIT_HEAD = "f3f2e6464d9cd196b13cff93518de41276ae485f69f1e4ac37acb7cb99373a8b"
-DECISIONS = "e127d3544b9786839016e7d56d5f0ee48c556f3de8574b5de00b7b08768f82f0"
+DECISIONS = "ad2e2237eabcb5f7f88321838998ede7245d08bf1ea90b6ceb832a5bf8b6ceac"
 
 
 def act(name: str, **args: str) -> dict:

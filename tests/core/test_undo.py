@@ -10,15 +10,34 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 
 import pytest
 
 from proctor.core import Actor, digest_of, errors
 from proctor.core.decisions.keys import OperatorKey, trust_file
 
-from .helpers import delta, raw, row_counts, snapshot
+from .helpers import T0, FakeClock, delta, raw, row_counts, snapshot
 
 ACTION = {"tool": "shell", "args": {"command": "make deploy"}}
+
+# Tests whose undo succeeds: the store's trigger compares an undo with the store's own clock
+# (0015u), so their clock starts at the wall clock's now. The others start long past (T0):
+# a consume after ``clock.advance`` past the hold is past it by the store's clock too.
+UNDOES = {
+    "test_undo_within_the_hold_puts_the_request_back_and_is_recorded",
+    "test_a_denial_is_held_too_and_undone",
+    "test_a_trusting_agent_reads_the_decision_made_after_an_undo",
+    "test_verify_names_a_held_denial_cleared_by_raw_sql",
+    "test_verify_names_an_undo_recorded_after_the_hold",
+    "test_an_honest_undo_verifies",
+    "test_raw_sql_cannot_consume_within_the_hold_by_the_stores_clock",
+}
+
+
+@pytest.fixture
+def clock(request) -> FakeClock:
+    return FakeClock(time.time() if request.node.originalname in UNDOES else T0)
 
 
 def held(agent, operator, run, approve=True, hold=5.0):
@@ -152,6 +171,32 @@ CLEAR = (
 )
 
 
+def test_raw_sql_cannot_consume_within_the_hold_by_the_stores_clock(
+    agent, operator, run, clock, journal_path
+):
+    """Issue 37: the agent's own UPDATE that consumes a held approval while the hold lasts,
+    with a ``consumed_at`` of its choosing past the hold, is refused (0015u: the store's own
+    clock, not the writer's); an undo by hand after the hold by the store's clock too."""
+    a = held(agent, operator, run, hold=30)
+    refused(
+        journal_path,
+        "UPDATE approvals SET consumed_at = ?, consumed_effect_key = 'fx' WHERE id = ?",
+        (a.hold_until + 60, a.id),
+    )
+    assert operator.approvals.undo(a.id, expected_version=a.version).status == "pending"
+    late = held(agent, operator, run, hold=0.3)
+    while time.time() <= late.hold_until + 0.05:
+        time.sleep(0.02)
+    refused(journal_path, f"UPDATE approvals SET {FORGED_UNDO} WHERE id = ?", (late.id,))
+
+
+def test_raw_sql_cannot_undo_after_the_hold_by_the_stores_clock(
+    agent, operator, run, clock, journal_path
+):
+    a = held(agent, operator, run, approve=False)  # hold_until is long past for the store
+    refused(journal_path, f"UPDATE approvals SET {FORGED_UNDO} WHERE id = ?", (a.id,))
+
+
 @pytest.mark.parametrize(
     "assignments",
     [
@@ -219,8 +264,8 @@ def test_raw_sql_cannot_undo_without_a_version_of_its_own(agent, operator, run, 
 
 
 def test_verify_names_a_held_denial_cleared_by_raw_sql(agent, operator, run, clock, journal_path):
-    a = held(agent, operator, run, approve=False)
-    clock.advance(3600)  # long after the hold: the trigger cannot tell the time, verify can
+    a = held(agent, operator, run, approve=False, hold=30)
+    clock.advance(3600)  # the writer says "long after the hold"; the store's clock is within it
     with raw(journal_path) as conn:
         conn.execute(f"UPDATE approvals SET {FORGED_UNDO} WHERE id = ?", (a.id,))
     assert agent.approvals.get(a.id).status == "pending"
@@ -230,8 +275,8 @@ def test_verify_names_a_held_denial_cleared_by_raw_sql(agent, operator, run, clo
 def test_verify_names_an_undo_recorded_after_the_hold(agent, operator, run, clock, journal_path):
     """The forger writes the undo's decision row too (with its digest), dated after the
     hold: verify names the undo as late, and the audit log that does not record it."""
-    a = held(agent, operator, run)
-    clock.advance(6)
+    a = held(agent, operator, run, hold=30)
+    clock.advance(31)  # by the writer's clock; the store's is still within the hold
     undo = {"undone": True, "was": "approved", "by": "operator:alice"}
     body = {
         "target_kind": "approval",

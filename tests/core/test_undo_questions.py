@@ -307,3 +307,18 @@ def test_verify_names_an_answer_cleared_by_hand_within_its_hold(live, journal_pa
     done = decide(operator, q2, "dismiss", 30)
     operator.questions.undo(q2.id, expected_version=done.version)
     assert not [p for p in verify(operator).problems if q2.id in p.where]
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_raw_sql_cannot_take_within_the_hold_by_the_stores_clock(live, journal_path, how):
+    """The agent's own UPDATE that takes a held answer while the hold lasts, with a
+    ``taken_at`` of its choosing past the hold, is refused (0015u: the store's own clock)."""
+    agent, operator = live
+    _run, q = asked(agent)
+    done = decide(operator, q, how, 30)
+    refused(
+        journal_path,
+        "UPDATE interactions SET taken_at = ? WHERE id = ?",
+        (done.hold_until + 60, q.id),
+    )
+    assert operator.questions.undo(q.id, expected_version=done.version).status == "presented"

@@ -158,3 +158,42 @@ def test_notifications_go_only_to_whom_the_request_waits_for(qtbot, journal_path
     qtbot.waitUntil(lambda: plain_id in told["dave"] and plain_id in told["alice"], timeout=WAIT_MS)
     assert governed in told["alice"]
     assert governed not in told["dave"]  # dave is in no group of its policy
+
+
+def test_an_escalation_is_news_to_the_group_it_reaches(qtbot, journal_path, open_desk, monkeypatch):
+    """A request escalates by time alone — nothing is written then — yet the escalation's
+    group hears of it as of a new request (once); what waited before the desk opened is not
+    news, and someone the request never waits for hears nothing."""
+    from proctor.gui.shell.notify import Arrivals
+
+    monkeypatch.setattr(Arrivals, "escalation_tick_ms", 200)
+    with Journal.open(journal_path, actor=Actor.operator("alice")) as admin:
+        admin.policies.add_member("ops", "alice", reason="on call")
+        admin.policies.add_member("ops", "bob", reason="on call")
+        admin.policies.add_member("managers", "carol", reason="escalations")
+        admin.policies.add(
+            PolicyDraft(
+                name="two of ops, then managers",
+                action_pattern="deploy",
+                stages=[PolicyStage(groups=["ops"], need=2)],
+                escalate_after=2.0,
+                escalate_to="managers",
+            )
+        )
+    desks = {name: open_desk(journal_path, operator=name) for name in ("carol", "dave")}
+    told: dict[str, list[str]] = {name: [] for name in desks}
+    for name, window in desks.items():
+        window.arrivals.arrived.connect(
+            lambda items, name=name: told[name].extend(i.id for i in items)
+        )
+    governed = ask(journal_path, "ship it")
+    with Journal.open(journal_path) as j:
+        assert j.policies.progress(governed).waiting_for == ["ops"]  # not carol's yet
+    qtbot.waitUntil(lambda: governed in told["carol"], timeout=WAIT_MS)
+    with Journal.open(journal_path) as j:
+        assert "managers" in j.policies.progress(governed).waiting_for
+    for _ in range(3):  # a few more looks: told once
+        with qtbot.waitSignal(desks["carol"].arrivals._tick.timeout, timeout=WAIT_MS):
+            pass
+    assert told["carol"].count(governed) == 1
+    assert governed not in told["dave"]

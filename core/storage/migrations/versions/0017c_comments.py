@@ -1,7 +1,7 @@
 """comments on inbox items: one evidence table, chained per item
 
 Revision ID: 0017c
-Revises: 0018e
+Revises: 0015u
 
 ``comments``: an operator's comment on an approval, a question, a memory conflict or an
 effect (core/comments, docs/policies.md). Rows are only inserted, each with its decision
@@ -21,7 +21,7 @@ from sqlalchemy import text
 from proctor.core.storage import pg
 
 revision = "0017c"
-down_revision = "0018e"
+down_revision = "0015u"
 branch_labels = None
 depends_on = None
 
