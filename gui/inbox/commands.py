@@ -227,7 +227,7 @@ class InboxCommands(QObject):
         self.page = page
         self.registry = registry
         self.decider = page.decider
-        self.assigning = AssignCommand(page)
+        self.assigning = AssignCommand(page, self.targets)
         self._recent: list[tuple[float, str]] = []  # (when, what) this desk decided lately
         self._undo_bars: list[UndoBar] = []  # every page's undo bar (add_undo_bar)
         self._connect()

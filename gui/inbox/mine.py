@@ -4,6 +4,7 @@ my groups", "Assigned to me" (core/policies/views.py keeps the ids), and "Assign
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,11 +61,9 @@ class AssignCommand:
     """ "Assign to me" on the current item: one core call (a decision and its audit row)
     through the page's decider, so its outcome is told like a decision's."""
 
-    def __init__(self, page: Any) -> None:
+    def __init__(self, page: Any, targets: Callable[[], list[InboxItem]]) -> None:
         self.page = page
-
-    def targets(self) -> list[InboxItem]:
-        return self.page.targets() if self.page.isVisible() else []
+        self.targets = targets  # the commands' own: read once per enablement refresh
 
     def can_assign(self) -> bool:
         targets = self.targets()
