@@ -32,26 +32,19 @@ ORDER_MESSAGE = "assignments: the assignments of an item are numbered one after 
 
 def sqlite_sql() -> dict[str, str]:
     """Name -> CREATE TRIGGER (SQLite) of every 0016a trigger."""
-    from .db import identity_trigger_sql
+    from .policy_sql import Guard, evidence_sqlite_sql
 
-    sql: dict[str, str] = {}
-    for table in TABLES:
-        for op in ("UPDATE", "DELETE"):
-            name = f"trg_{table}_no_{op.lower()}"
-            sql[name] = (
-                f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE {op} ON {table} BEGIN "
-                f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
+    return evidence_sqlite_sql(
+        TABLES,
+        ASSIGN_KEYS,
+        [
+            Guard(name, "assignments", "INSERT", refused, message)
+            for name, refused, message in (
+                (DECIDED, REFUSED, MESSAGE),
+                (IN_ORDER, OUT_OF_ORDER, ORDER_MESSAGE),
             )
-    sql.update(identity_trigger_sql({}, ASSIGN_KEYS))
-    for name, refused, message in (
-        (DECIDED, REFUSED, MESSAGE),
-        (IN_ORDER, OUT_OF_ORDER, ORDER_MESSAGE),
-    ):
-        sql[name] = (
-            f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE INSERT ON assignments "
-            f"WHEN {refused} BEGIN SELECT RAISE(ABORT, '{message}'); END"
-        )
-    return sql
+        ],
+    )
 
 
 def server_sql() -> dict[str, list[str]]:

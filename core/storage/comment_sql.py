@@ -18,7 +18,7 @@ from sqlalchemy import text
 from proctor.core.kernel.canonical import ZERO_DIGEST
 
 from . import pg
-from .policy_sql import Guard, _quoted
+from .policy_sql import Guard, evidence_sqlite_sql
 from .schema import COMMENT_KEYS, COMMENT_TABLES
 
 # item kind -> (table, key column) of the inbox item a comment is on
@@ -78,23 +78,7 @@ GUARDS = (
 
 def sqlite_sql() -> dict[str, str]:
     """Name -> CREATE TRIGGER (SQLite) of every 0017c trigger."""
-    from .db import identity_trigger_sql
-
-    sql: dict[str, str] = {}
-    for table in COMMENT_TABLES:
-        for op in ("UPDATE", "DELETE"):
-            name = f"trg_{table}_no_{op.lower()}"
-            sql[name] = (
-                f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE {op} ON {table} BEGIN "
-                f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
-            )
-    sql.update(identity_trigger_sql({}, COMMENT_KEYS))
-    for g in GUARDS:
-        sql[g.name] = (
-            f"CREATE TRIGGER IF NOT EXISTS {g.name} BEFORE {g.when} ON {g.table} "
-            f"WHEN {g.refused} BEGIN SELECT RAISE(ABORT, '{_quoted(g.message)}'); END"
-        )
-    return sql
+    return evidence_sqlite_sql(COMMENT_TABLES, COMMENT_KEYS, GUARDS)
 
 
 def server_sql() -> dict[str, list[str]]:

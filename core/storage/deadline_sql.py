@@ -14,7 +14,7 @@ delegate's step after the end is refused by 0014p's ``trg_approval_steps_delegat
 from __future__ import annotations
 
 from . import pg
-from .policy_sql import Guard, _quoted
+from .policy_sql import Guard, evidence_sqlite_sql
 from .schema import DEADLINE_KEYS, DEADLINE_TABLES
 
 GROUP_ROLE = "proctor_group_"  # a group's server role in team mode (core/ops/team_groups.py)
@@ -77,23 +77,7 @@ GUARDS = (
 
 def sqlite_sql() -> dict[str, str]:
     """Name -> CREATE TRIGGER (SQLite) of every trigger 0018e adds."""
-    sql: dict[str, str] = {}
-    for table in DEADLINE_TABLES:
-        for op in ("UPDATE", "DELETE"):
-            name = f"trg_{table}_no_{op.lower()}"
-            sql[name] = (
-                f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE {op} ON {table} BEGIN "
-                f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
-            )
-    from .db import identity_trigger_sql
-
-    sql.update(identity_trigger_sql({}, DEADLINE_KEYS))
-    for g in GUARDS:
-        sql[g.name] = (
-            f"CREATE TRIGGER IF NOT EXISTS {g.name} BEFORE {g.when} ON {g.table} "
-            f"WHEN {g.refused} BEGIN SELECT RAISE(ABORT, '{_quoted(g.message)}'); END"
-        )
-    return sql
+    return evidence_sqlite_sql(DEADLINE_TABLES, DEADLINE_KEYS, GUARDS)
 
 
 def server_sql() -> dict[str, list[str]]:

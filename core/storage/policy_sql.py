@@ -153,25 +153,34 @@ def _quoted(message: str) -> str:
     return message.replace("'", "''")
 
 
-def sqlite_sql() -> dict[str, str]:
-    """Name -> CREATE TRIGGER (SQLite) of every 0014p trigger."""
+def evidence_sqlite_sql(
+    tables: tuple[str, ...], keys: dict, guards: tuple[Guard, ...] | list[Guard]
+) -> dict[str, str]:
+    """Name -> CREATE TRIGGER (SQLite) for evidence tables: their rows never change or go,
+    their keys are never put over, and each ``Guard`` refuses what it names (0014p's and the
+    later evidence tables' one shape)."""
+    from .db import identity_trigger_sql
+
     sql: dict[str, str] = {}
-    for table in POLICY_TABLES:
+    for table in tables:
         for op in ("UPDATE", "DELETE"):
             name = f"trg_{table}_no_{op.lower()}"
             sql[name] = (
                 f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE {op} ON {table} BEGIN "
                 f"SELECT RAISE(ABORT, '{table} rows are immutable'); END"
             )
-    from .db import identity_trigger_sql
-
-    sql.update(identity_trigger_sql({}, POLICY_KEYS))
-    for g in GUARDS:
+    sql.update(identity_trigger_sql({}, keys))
+    for g in guards:
         sql[g.name] = (
             f"CREATE TRIGGER IF NOT EXISTS {g.name} BEFORE {g.when} ON {g.table} "
             f"WHEN {g.refused} BEGIN SELECT RAISE(ABORT, '{_quoted(g.message)}'); END"
         )
     return sql
+
+
+def sqlite_sql() -> dict[str, str]:
+    """Name -> CREATE TRIGGER (SQLite) of every 0014p trigger."""
+    return evidence_sqlite_sql(POLICY_TABLES, POLICY_KEYS, GUARDS)
 
 
 def server_sql() -> dict[str, list[str]]:

@@ -144,32 +144,28 @@ def create_assign_triggers(conn) -> None:  # Connection
     """0016a's (core/storage/assign_sql.py)."""
     from . import assign_sql
 
-    if _server(conn):
-        pg.execute_all(conn, assign_sql.server_sql())
-        return
-    for statement in assign_sql.sqlite_sql().values():
-        conn.execute(text(statement))
+    _create_evidence_triggers(conn, assign_sql)
 
 
 def create_deadline_triggers(conn) -> None:  # Connection
     """0018e's (core/storage/deadline_sql.py)."""
     from . import deadline_sql
 
-    if _server(conn):
-        pg.execute_all(conn, deadline_sql.server_sql())
-        return
-    for statement in deadline_sql.sqlite_sql().values():
-        conn.execute(text(statement))
+    _create_evidence_triggers(conn, deadline_sql)
 
 
 def create_policy_triggers(conn) -> None:  # Connection
     """0014p's (core/storage/policy_sql.py)."""
     from . import policy_sql
 
+    _create_evidence_triggers(conn, policy_sql)
+
+
+def _create_evidence_triggers(conn, module) -> None:  # Connection, a *_sql module
     if _server(conn):
-        pg.execute_all(conn, policy_sql.server_sql())
+        pg.execute_all(conn, module.server_sql())
         return
-    for statement in policy_sql.sqlite_sql().values():
+    for statement in module.sqlite_sql().values():
         conn.execute(text(statement))
 
 
