@@ -57,7 +57,7 @@ KIND_METHOD = {
 }
 
 
-SMALL_SPAN_S = 27 * 3600  # the small demo's history spans about 27 hours of clock time
+SMALL_SPAN_S = 28 * 3600  # the small demo's history spans about 27 hours of clock time
 
 
 def recent_start(now: float | None = None) -> float:

@@ -32,9 +32,11 @@ COMMANDS = [
 
 
 def pending(path: Path, kind: str, **filters: object) -> list:
+    """The open items of ``kind``, newest first, but for those under an approval policy (the
+    demo's deploy needs two people of ops: one operator alone does not decide it)."""
     with Journal.open(path, read_only=True) as j:
         f = InboxFilter(kinds=frozenset({InboxKind(kind)}), **filters)
-        return j.inbox.list(f, limit=500).items
+        return [i for i in j.inbox.list(f, limit=500).items if i.progress is None]
 
 
 def question_of(path: Path, kind: str) -> str:

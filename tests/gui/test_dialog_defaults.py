@@ -114,6 +114,17 @@ def build_old_schema(path: Path) -> QDialog:
     return OldSchemaDialog(None, path, "0001", "0008x")
 
 
+def build_new_policy(path: Path) -> QDialog:
+    from types import SimpleNamespace
+
+    from proctor.gui.rules.new_policy import NewPolicyDialog
+
+    ctx = SimpleNamespace(journal=Journal.open(path, read_only=True), runner=None)
+    dialog = NewPolicyDialog(ctx, None)  # type: ignore[arg-type] - only its journal is read
+    dialog.destroyed.connect(ctx.journal.close)
+    return dialog
+
+
 # Dialogs whose accept cannot be undone (decides, makes a rule, migrates, marks failed).
 IRREVERSIBLE: dict[str, list[Callable[[Path], QDialog]]] = {
     "ConfirmDialog": [build_confirm_dialog],
@@ -123,6 +134,7 @@ IRREVERSIBLE: dict[str, list[Callable[[Path], QDialog]]] = {
     "BulkDecisionDialog": [build_bulk_approve, build_bulk_deny],
     "EditActionDialog": [build_edit_action],
     "OldSchemaDialog": [build_old_schema],
+    "NewPolicyDialog": [build_new_policy],  # makes a policy
 }
 BUILDERS = [b for builders in IRREVERSIBLE.values() for b in builders]
 
